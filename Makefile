@@ -1,0 +1,28 @@
+# The project's commands. `make test` is what CI runs (.ci/run).
+SHELL := bash
+MVN ?= mvn -B
+# Where the Kubernetes binaries are built and cached (outside the repo); see hack/build-k8s.sh.
+export K8S_BIN_CACHE ?= $(HOME)/.cache/capk-vmi-eviction/k8s-bin
+
+.PHONY: test unit binaries package demo e2e bench clean
+
+## binaries: build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok
+binaries:
+	bash hack/build-k8s.sh
+
+## test: unit, integration and end-to-end tests against real local control planes
+test: binaries
+	rm -f e2e/target/clusters/started-pids.txt
+	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" $(MVN) verify; rc=$$?; \
+	  bash hack/check-no-leftovers.sh || rc=1; exit $$rc
+
+## unit: the fast tier alone (no control plane)
+unit:
+	$(MVN) test -pl api,controllers -am
+
+## package: the controller's runnable jar (controllers/target/vmi-eviction-controller.jar)
+package:
+	$(MVN) -q package -DskipTests -pl controllers -am
+
+clean:
+	$(MVN) -q clean

@@ -1,0 +1,39 @@
+package dev.capk.vmieviction.e2e.harness;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+
+/**
+ * Clusters shared by every test class of one JVM, started on first use: starting a control plane costs
+ * seconds, so test classes share them and keep their data apart by namespace and node names.
+ */
+public final class SharedClusters {
+    private record Entry(String shape, LocalCluster cluster) {}
+
+    private static final Map<String, Entry> CLUSTERS = new HashMap<>();
+
+    private SharedClusters() {}
+
+    /** The shared cluster called {@code name}, started with {@code shape} on first use. */
+    public static synchronized LocalCluster get(String name, UnaryOperator<LocalCluster.Builder> shape) {
+        LocalCluster.Builder builder = shape.apply(LocalCluster.builder(name));
+        Entry entry = CLUSTERS.get(name);
+        if (entry == null) {
+            entry = new Entry(builder.shape(), builder.start());
+            CLUSTERS.put(name, entry);
+        } else if (!entry.shape().equals(builder.shape())) {
+            throw new IllegalStateException("shared cluster " + name + " was started as " + entry.shape()
+                    + " but is now requested as " + builder.shape() + ": give the other shape another name");
+        }
+        return entry.cluster();
+    }
+
+    /** Stops every shared cluster (JUnit calls this when the test run ends). */
+    public static synchronized void stopAll() {
+        for (Entry e : CLUSTERS.values()) {
+            e.cluster().close();
+        }
+        CLUSTERS.clear();
+    }
+}

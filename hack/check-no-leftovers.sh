@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# After the test suite: proves, by PID, that no process the harness started is still running.
+# The harness appends "PID COMPONENT EXECUTABLE" for each process it starts to the ledger below;
+# a PID counts as left over only if it still runs that same executable (PIDs get reused).
+set -euo pipefail
+ledger="${1:-$(dirname "$0")/../e2e/target/clusters/started-pids.txt}"
+[ -f "$ledger" ] || { echo "check-no-leftovers: no ledger at $ledger (no harness process was started)"; exit 0; }
+left=0
+while read -r pid component executable; do
+  [ -n "${pid:-}" ] || continue
+  exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
+  if [ -n "$exe" ] && [ "$exe" = "$executable" -o "$(basename "$exe")" = "$(basename "$executable")" ]; then
+    echo "check-no-leftovers: $component (PID $pid, $executable) is still running"
+    left=$((left + 1))
+  fi
+done <"$ledger"
+total=$(grep -c . "$ledger" || true)
+if [ "$left" -gt 0 ]; then
+  echo "check-no-leftovers: $left of $total started processes are still running"
+  exit 1
+fi
+echo "check-no-leftovers: all $total processes the tests started are gone"
