@@ -45,6 +45,13 @@ public final class KwokNodes {
         return names;
     }
 
+    /** Creates one node called {@code name} (e.g. a guest node named like its VM) and waits until it is Ready. */
+    public String createNamed(String name, Map<String, String> labels) {
+        createOne(name, labels);
+        awaitReady(name, Duration.ofSeconds(60));
+        return name;
+    }
+
     private void createOne(String name, Map<String, String> extraLabels) {
         Map<String, String> labels = new java.util.HashMap<>(Map.of(
                 "kubernetes.io/hostname", name,

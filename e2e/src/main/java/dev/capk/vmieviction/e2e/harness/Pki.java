@@ -118,6 +118,29 @@ public final class Pki {
         }
     }
 
+    /** A TLS server context that serves {@code serving} (for HTTPS servers the tests run, e.g. webhooks). */
+    public static javax.net.ssl.SSLContext serverContext(Issued serving) {
+        try {
+            java.security.cert.CertificateFactory factory = java.security.cert.CertificateFactory.getInstance("X.509");
+            java.security.cert.Certificate cert = factory.generateCertificate(
+                    new java.io.ByteArrayInputStream(serving.certificatePem().getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+            String body = serving.privateKeyPem().replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
+            java.security.PrivateKey key = java.security.KeyFactory.getInstance("EC")
+                    .generatePrivate(new java.security.spec.PKCS8EncodedKeySpec(java.util.Base64.getDecoder().decode(body)));
+            java.security.KeyStore store = java.security.KeyStore.getInstance("PKCS12");
+            store.load(null, null);
+            char[] password = new char[0];
+            store.setKeyEntry("serving", key, password, new java.security.cert.Certificate[] {cert});
+            javax.net.ssl.KeyManagerFactory kmf = javax.net.ssl.KeyManagerFactory.getInstance(javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+            kmf.init(store, password);
+            javax.net.ssl.SSLContext context = javax.net.ssl.SSLContext.getInstance("TLS");
+            context.init(kmf.getKeyManagers(), null, null);
+            return context;
+        } catch (GeneralSecurityException | IOException e) {
+            throw new IllegalStateException("cannot build a TLS server context: " + e.getMessage(), e);
+        }
+    }
+
     public static void write(Path file, String content) throws IOException {
         Files.writeString(file, content);
         // Keys are test-only, but still readable by the owner alone.

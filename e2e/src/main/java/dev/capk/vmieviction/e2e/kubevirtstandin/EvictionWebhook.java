@@ -1,0 +1,168 @@
+package dev.capk.vmieviction.e2e.kubevirtstandin;
+
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1OwnerReference;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import javax.net.ssl.SSLContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Stand-in for KubeVirt's virt-launcher eviction admission webhook (HTTPS on loopback). For the
+ * eviction of a VMI's current virt-launcher pod: External marks the VMI for evacuation
+ * ({@code status.evacuationNodeName}) and answers 429; LiveMigrate does the same and starts a migration;
+ * None (or an unknown strategy) lets the eviction through.
+ */
+final class EvictionWebhook implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(EvictionWebhook.class);
+    static final String PATH = "/pods/eviction";
+
+    private final CoreV1Api core;
+    private final KubeVirtObjects kubevirt;
+    private final Migrator migrator;
+    private final HttpsServer server;
+    private final ExecutorService executor = Executors.newFixedThreadPool(4, r -> {
+        Thread t = new Thread(r, "standin-webhook");
+        t.setDaemon(true);
+        return t;
+    });
+
+    EvictionWebhook(CoreV1Api core, KubeVirtObjects kubevirt, Migrator migrator, SSLContext tls) throws IOException {
+        this.core = core;
+        this.kubevirt = kubevirt;
+        this.migrator = migrator;
+        this.server = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
+        server.setHttpsConfigurator(new HttpsConfigurator(tls));
+        server.createContext(PATH, this::handle);
+        server.setExecutor(executor);
+        server.start();
+    }
+
+    int port() {
+        return server.getAddress().getPort();
+    }
+
+    private void handle(HttpExchange exchange) throws IOException {
+        JsonObject review = JsonParser.parseString(
+                new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8)).getAsJsonObject();
+        JsonObject request = review.getAsJsonObject("request");
+        JsonObject response = new JsonObject();
+        response.addProperty("uid", request.get("uid").getAsString());
+        try {
+            Optional<String> denial = decide(request);
+            response.addProperty("allowed", denial.isEmpty());
+            denial.ifPresent(message -> {
+                JsonObject status = new JsonObject();
+                status.addProperty("code", 429);
+                status.addProperty("reason", "TooManyRequests");
+                status.addProperty("message", message);
+                response.add("status", status);
+            });
+        } catch (ApiException | RuntimeException e) {
+            LOG.warn("stand-in webhook failed: {}", e.toString());
+            response.addProperty("allowed", false);
+            JsonObject status = new JsonObject();
+            status.addProperty("code", 500);
+            status.addProperty("message", "KubeVirt stand-in webhook error: " + e.getMessage());
+            response.add("status", status);
+        }
+        JsonObject out = new JsonObject();
+        out.addProperty("apiVersion", "admission.k8s.io/v1");
+        out.addProperty("kind", "AdmissionReview");
+        out.add("response", response);
+        byte[] body = out.toString().getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().add("Content-Type", "application/json");
+        exchange.sendResponseHeaders(200, body.length);
+        try (OutputStream os = exchange.getResponseBody()) {
+            os.write(body);
+        }
+    }
+
+    /** Empty: allow. A message: deny with 429. */
+    private Optional<String> decide(JsonObject request) throws ApiException {
+        String namespace = request.get("namespace").getAsString();
+        String podName = request.get("name").getAsString();
+        boolean dryRun = request.has("dryRun") && request.get("dryRun").getAsBoolean();
+        V1Pod pod;
+        try {
+            pod = core.readNamespacedPod(podName, namespace).execute();
+        } catch (ApiException e) {
+            if (e.getCode() == 404) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+        if (!LauncherPods.LAUNCHER_VALUE.equals(label(pod, LauncherPods.LAUNCHER_LABEL))) {
+            return Optional.empty();
+        }
+        Optional<V1OwnerReference> owner = pod.getMetadata().getOwnerReferences() == null ? Optional.empty()
+                : pod.getMetadata().getOwnerReferences().stream().filter(o -> "VirtualMachineInstance".equals(o.getKind())).findFirst();
+        if (owner.isEmpty()) {
+            return Optional.empty();
+        }
+        Optional<DynamicKubernetesObject> found = kubevirt.vmi(namespace, owner.get().getName());
+        if (found.isEmpty() || !found.get().getMetadata().getUid().equals(owner.get().getUid())
+                || found.get().getMetadata().getDeletionTimestamp() != null) {
+            return Optional.empty();
+        }
+        DynamicKubernetesObject vmi = found.get();
+        String node = pod.getSpec().getNodeName();
+        boolean currentPod = node != null && node.equals(Vmi.string(vmi.getRaw(), "status", "nodeName").orElse(null));
+        String strategy = Vmi.effectiveEvictionStrategy(vmi.getRaw(), kubevirt.clusterEvictionStrategy());
+        if (!currentPod) {
+            return Optional.empty();
+        }
+        switch (strategy) {
+            case "External":
+                if (!dryRun) {
+                    markForEvacuation(vmi, node);
+                }
+                return Optional.of("Eviction triggered evacuation of VMI " + namespace + "/" + vmi.getMetadata().getName());
+            case "LiveMigrate":
+            case "LiveMigrateIfPossible":
+                if (!dryRun) {
+                    markForEvacuation(vmi, node);
+                    migrator.migrate(vmi, pod);
+                }
+                return Optional.of("Eviction triggered evacuation of VMI " + namespace + "/" + vmi.getMetadata().getName());
+            default:
+                return Optional.empty();
+        }
+    }
+
+    private void markForEvacuation(DynamicKubernetesObject vmi, String node) throws ApiException {
+        if (node.equals(Vmi.string(vmi.getRaw(), "status", "evacuationNodeName").orElse(null))) {
+            return;
+        }
+        JsonObject status = new JsonObject();
+        status.addProperty("evacuationNodeName", node);
+        kubevirt.patchVmiStatus(vmi.getMetadata().getNamespace(), vmi.getMetadata().getName(), status);
+        LOG.info("stand-in: VMI {}/{} marked for evacuation from {}", vmi.getMetadata().getNamespace(),
+                vmi.getMetadata().getName(), node);
+    }
+
+    private static String label(V1Pod pod, String key) {
+        return pod.getMetadata().getLabels() == null ? null : pod.getMetadata().getLabels().get(key);
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+        executor.shutdownNow();
+    }
+}

@@ -1,0 +1,84 @@
+package dev.capk.vmieviction.e2e.kubevirtstandin;
+
+import com.google.gson.JsonObject;
+import io.kubernetes.client.custom.V1Patch;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CustomObjectsApi;
+import io.kubernetes.client.util.PatchUtils;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
+import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
+import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
+import java.util.List;
+import java.util.Optional;
+
+/** The kubevirt.io/v1 objects the stand-in reads and writes, through the infra API server. */
+final class KubeVirtObjects {
+    static final String GROUP = "kubevirt.io";
+    static final String VERSION = "v1";
+
+    private final ApiClient client;
+    final DynamicKubernetesApi vmis;
+    final DynamicKubernetesApi vms;
+    private final DynamicKubernetesApi kubevirts;
+
+    KubeVirtObjects(ApiClient client) {
+        this.client = client;
+        this.vmis = new DynamicKubernetesApi(GROUP, VERSION, "virtualmachineinstances", client);
+        this.vms = new DynamicKubernetesApi(GROUP, VERSION, "virtualmachines", client);
+        this.kubevirts = new DynamicKubernetesApi(GROUP, VERSION, "kubevirts", client);
+    }
+
+    Optional<DynamicKubernetesObject> vmi(String namespace, String name) throws ApiException {
+        KubernetesApiResponse<DynamicKubernetesObject> r = vmis.get(namespace, name);
+        if (r.getHttpStatusCode() == 404) {
+            return Optional.empty();
+        }
+        return Optional.of(r.throwsApiException().getObject());
+    }
+
+    List<DynamicKubernetesObject> allVmis() throws ApiException {
+        return vmis.list().throwsApiException().getObject().getItems();
+    }
+
+    List<DynamicKubernetesObject> allVms() throws ApiException {
+        return vms.list().throwsApiException().getObject().getItems();
+    }
+
+    /** The cluster-wide eviction strategy of the KubeVirt CR, if one is installed and sets it. */
+    Optional<String> clusterEvictionStrategy() throws ApiException {
+        KubernetesApiResponse<io.kubernetes.client.util.generic.dynamic.DynamicKubernetesListObject> list = kubevirts.list();
+        // A resource whose watch cache is still filling answers 429 "storage is (re)initializing": wait it out.
+        for (int attempt = 0; list.getHttpStatusCode() == 429 && attempt < 50; attempt++) {
+            sleep();
+            list = kubevirts.list();
+        }
+        for (DynamicKubernetesObject kv : list.throwsApiException().getObject().getItems()) {
+            Optional<String> s = Vmi.string(kv.getRaw(), "spec", "configuration", "evictionStrategy");
+            if (s.isPresent()) {
+                return s;
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static void sleep() throws ApiException {
+        try {
+            Thread.sleep(100);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiException(e);
+        }
+    }
+
+    /** A JSON merge patch of the VMI's status subresource, as virt-controller and virt-handler write it. */
+    void patchVmiStatus(String namespace, String name, JsonObject status) throws ApiException {
+        JsonObject patch = new JsonObject();
+        patch.add("status", status);
+        CustomObjectsApi api = new CustomObjectsApi(client);
+        PatchUtils.patch(Object.class,
+                () -> api.patchNamespacedCustomObjectStatus(GROUP, VERSION, namespace, "virtualmachineinstances", name,
+                        new V1Patch(patch.toString())).buildCall(null),
+                V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH, client);
+    }
+}

@@ -1,0 +1,143 @@
+package dev.capk.vmieviction.e2e.scenario;
+
+import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One tenant ("guest") cluster as CAPK lays it out on the infra cluster: a Cluster API Cluster, its
+ * kubeconfig Secret {@code <cluster>-kubeconfig} (key {@code value}), and one VirtualMachine per guest
+ * node, labelled as CAPK labels them. The guest cluster itself is a real local control plane whose kwok
+ * nodes are named like the VMs, as a VM's hostname names its node.
+ */
+public final class TenantCluster {
+    private final LocalCluster infra;
+    private final LocalCluster guest;
+    private final String name;
+    private final String namespace;
+    private final List<String> vms = new ArrayList<>();
+
+    private TenantCluster(LocalCluster infra, LocalCluster guest, String name, String namespace) {
+        this.infra = infra;
+        this.guest = guest;
+        this.name = name;
+        this.namespace = namespace;
+    }
+
+    /** Creates the namespace, the Cluster and the kubeconfig Secret in the infra cluster. */
+    public static TenantCluster create(LocalCluster infra, LocalCluster guest, String name, String namespace) {
+        TenantCluster t = new TenantCluster(infra, guest, name, namespace);
+        String kubeconfig = Base64.getEncoder().encodeToString(guest.adminKubeconfigYaml().getBytes(StandardCharsets.UTF_8));
+        infra.kubectl().apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: %2$s}
+                ---
+                apiVersion: cluster.x-k8s.io/v1beta1
+                kind: Cluster
+                metadata: {name: %1$s, namespace: %2$s}
+                spec:
+                  infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: KubevirtCluster, name: %1$s}
+                ---
+                apiVersion: v1
+                kind: Secret
+                metadata:
+                  name: %1$s-kubeconfig
+                  namespace: %2$s
+                  labels: {cluster.x-k8s.io/cluster-name: %1$s}
+                type: cluster.x-k8s.io/secret
+                data:
+                  value: %3$s
+                """.formatted(name, namespace, kubeconfig));
+        return t;
+    }
+
+    /**
+     * Adds a guest node: a VirtualMachine (eviction strategy {@code strategy}, or the cluster default
+     * when null) in the infra cluster, and a kwok node of the same name in the guest cluster.
+     */
+    public String addVm(String vmName, String strategy) {
+        String strategyLine = strategy == null ? "" : "evictionStrategy: " + strategy;
+        infra.kubectl().apply("""
+                apiVersion: kubevirt.io/v1
+                kind: VirtualMachine
+                metadata:
+                  name: %1$s
+                  namespace: %2$s
+                  labels: {cluster.x-k8s.io/cluster-name: %3$s}
+                spec:
+                  running: true
+                  template:
+                    metadata:
+                      labels:
+                        kubevirt.io/vm: %1$s
+                        cluster.x-k8s.io/cluster-name: %3$s
+                        capk.cluster.x-k8s.io/kubevirt-machine-name: %1$s
+                        capk.cluster.x-k8s.io/kubevirt-machine-namespace: %2$s
+                    spec:
+                      %4$s
+                      domain:
+                        cpu: {cores: 2}
+                        memory: {guest: 4Gi}
+                        devices:
+                          disks: [{name: root, disk: {bus: virtio}}]
+                          interfaces: [{name: default, masquerade: {}}]
+                      networks: [{name: default, pod: {}}]
+                      volumes: [{name: root, containerDisk: {image: quay.io/capk/ubuntu-2204-container-disk:v1.33}}]
+                """.formatted(vmName, namespace, name, strategyLine));
+        guest.kwokNodes().createNamed(vmName, Map.of("node-role.kubernetes.io/worker", ""));
+        vms.add(vmName);
+        return vmName;
+    }
+
+    /** A Deployment of {@code replicas} pods with a PodDisruptionBudget of {@code minAvailable}, in the guest. */
+    public void deployProtectedWorkload(String ns, String app, int replicas, int minAvailable) {
+        guest.kubectl().apply("""
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: %1$s}
+                ---
+                apiVersion: apps/v1
+                kind: Deployment
+                metadata: {name: %2$s, namespace: %1$s}
+                spec:
+                  replicas: %3$d
+                  selector: {matchLabels: {app: %2$s}}
+                  template:
+                    metadata: {labels: {app: %2$s}}
+                    spec:
+                      terminationGracePeriodSeconds: 1
+                      containers: [{name: main, image: %2$s:fake}]
+                ---
+                apiVersion: policy/v1
+                kind: PodDisruptionBudget
+                metadata: {name: %2$s, namespace: %1$s}
+                spec:
+                  minAvailable: %4$d
+                  selector: {matchLabels: {app: %2$s}}
+                """.formatted(ns, app, replicas, minAvailable));
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public String namespace() {
+        return namespace;
+    }
+
+    public LocalCluster guest() {
+        return guest;
+    }
+
+    public List<String> vms() {
+        return List.copyOf(vms);
+    }
+
+    public Map<String, String> labels() {
+        return Map.of("cluster.x-k8s.io/cluster-name", name);
+    }
+}
