@@ -448,6 +448,17 @@ public final class LocalCluster implements AutoCloseable {
         return client;
     }
 
+    /** A new admin client without a read timeout, as the client's informers require for their watches. */
+    public ApiClient informerClient() {
+        try {
+            ApiClient c = ClientBuilder.kubeconfig(KubeConfig.loadKubeConfig(new StringReader(adminKubeconfigYaml()))).build();
+            c.setHttpClient(c.getHttpClient().newBuilder().readTimeout(0, TimeUnit.MILLISECONDS).build());
+            return c;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot build a client for cluster " + name, e);
+        }
+    }
+
     /** PIDs of every process this cluster runs now. */
     public List<Long> pids() {
         return processes.stream().filter(ManagedProcess::isAlive).map(ManagedProcess::pid).toList();

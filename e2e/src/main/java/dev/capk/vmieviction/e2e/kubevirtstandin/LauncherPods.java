@@ -35,15 +35,17 @@ final class LauncherPods {
         String affinity = avoidNode == null ? "" : """
                 ,"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
                 {"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"NotIn","values":["%s"]}]}]}}}""".formatted(avoidNode);
+        // KubeVirt copies the VMI's nodeSelector to its launcher pod.
+        String nodeSelector = Vmi.object(vmi.getRaw(), "spec", "nodeSelector").map(o -> ",\"nodeSelector\":" + o).orElse("");
         String json = """
                 {"apiVersion":"v1","kind":"Pod","metadata":{"name":"virt-launcher-%1$s-%2$s","namespace":"%3$s",
                  "labels":{"%4$s":"%5$s","%6$s":"%7$s","vm.kubevirt.io/name":"%1$s"},
                  "ownerReferences":[{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance","name":"%1$s",
                    "uid":"%7$s","controller":true,"blockOwnerDeletion":true}]},
                  "spec":{"terminationGracePeriodSeconds":30,
-                   "containers":[{"name":"compute","image":"virt-launcher:stand-in"}]%8$s}}""".formatted(
+                   "containers":[{"name":"compute","image":"virt-launcher:stand-in"}]%8$s%9$s}}""".formatted(
                 vmiMeta.getName(), suffix, vmiMeta.getNamespace(), LAUNCHER_LABEL, LAUNCHER_VALUE, CREATED_BY,
-                vmiMeta.getUid(), affinity);
+                vmiMeta.getUid(), affinity, nodeSelector);
         DynamicKubernetesObject created = pods.create(new DynamicKubernetesObject(JsonParser.parseString(json).getAsJsonObject()))
                 .throwsApiException().getObject();
         return core.readNamespacedPod(created.getMetadata().getName(), vmiMeta.getNamespace()).execute();

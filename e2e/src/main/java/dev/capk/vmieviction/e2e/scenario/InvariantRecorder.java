@@ -42,6 +42,7 @@ public final class InvariantRecorder implements AutoCloseable {
     private final Map<String, DrainCheck> drainCheckByUid = new ConcurrentHashMap<>();
     private final Map<String, String> uidToVmi = new ConcurrentHashMap<>();
     private final Map<String, Integer> deletionsByUid = new ConcurrentHashMap<>();
+    private final Map<String, String> lastUidByVmi = new ConcurrentHashMap<>();
     private final Map<String, Set<String>> drainStartsByVmi = new ConcurrentHashMap<>();
     private final Map<String, Integer> minAvailable = new ConcurrentHashMap<>();
     private final Map<String, Long> cordonSeenAt = new ConcurrentHashMap<>();
@@ -60,8 +61,9 @@ public final class InvariantRecorder implements AutoCloseable {
     }
 
     private void watchVmis(LocalCluster infra) {
-        SharedInformerFactory factory = new SharedInformerFactory(infra.client());
-        DynamicKubernetesApi api = new DynamicKubernetesApi("kubevirt.io", "v1", "virtualmachineinstances", infra.client());
+        var client = infra.informerClient();
+        SharedInformerFactory factory = new SharedInformerFactory(client);
+        DynamicKubernetesApi api = new DynamicKubernetesApi("kubevirt.io", "v1", "virtualmachineinstances", client);
         SharedIndexInformer<DynamicKubernetesObject> informer = factory.sharedIndexInformerFor(
                 (GenericKubernetesApi<DynamicKubernetesObject, io.kubernetes.client.util.generic.dynamic.DynamicKubernetesListObject>) api,
                 DynamicKubernetesObject.class, 0);
@@ -83,8 +85,22 @@ public final class InvariantRecorder implements AutoCloseable {
         }
         if (deleted) {
             deletionsByUid.merge(uid, 1, Integer::sum);
+        } else {
+            // After a relist the informer reports a VMI recreated under the same name as an update, not
+            // as a delete and an add: a new UID under a known name is the old one's deletion.
+            String previous = lastUidByVmi.put(key, uid);
+            if (previous != null && !previous.equals(uid) && !deletionsByUid.containsKey(previous)) {
+                deletionsByUid.merge(previous, 1, Integer::sum);
+                deletionObserved(previous, vmi);
+            }
         }
-        if ((deleted || vmi.getMetadata().getDeletionTimestamp() != null) && vmiDeletionSeenAt.putIfAbsent(uid, System.nanoTime()) == null) {
+        if (deleted || vmi.getMetadata().getDeletionTimestamp() != null) {
+            deletionObserved(uid, vmi);
+        }
+    }
+
+    private void deletionObserved(String uid, DynamicKubernetesObject vmi) {
+        if (vmiDeletionSeenAt.putIfAbsent(uid, System.nanoTime()) == null) {
             TenantCluster tenant = tenantByNamespace.get(vmi.getMetadata().getNamespace());
             if (tenant != null) {
                 checks.submit(() -> drainCheckByUid.put(uid, readGuestNode(tenant, vmi.getMetadata().getName())));
@@ -123,8 +139,9 @@ public final class InvariantRecorder implements AutoCloseable {
     }
 
     private void watchGuest(TenantCluster tenant) {
-        SharedInformerFactory factory = new SharedInformerFactory(tenant.guest().client());
-        CoreV1Api core = new CoreV1Api(tenant.guest().client());
+        var client = tenant.guest().informerClient();
+        SharedInformerFactory factory = new SharedInformerFactory(client);
+        CoreV1Api core = new CoreV1Api(client);
         SharedIndexInformer<V1Pod> pods = factory.sharedIndexInformerFor(
                 params -> core.listPodForAllNamespaces().resourceVersion(params.resourceVersion)
                         .watch(params.watch).timeoutSeconds(params.timeoutSeconds).buildCall(null),
@@ -154,7 +171,8 @@ public final class InvariantRecorder implements AutoCloseable {
 
     /** Counts available (Running, not terminating) pods per app label; keeps each app's minimum. */
     private void recount(TenantCluster tenant, SharedIndexInformer<V1Pod> pods) {
-        if (!trackingAvailability) {
+        // During the initial list pods arrive one by one: counting then would record false minima.
+        if (!trackingAvailability || !pods.hasSynced()) {
             return;
         }
         Map<String, Integer> counts = new java.util.HashMap<>();
@@ -190,7 +208,7 @@ public final class InvariantRecorder implements AutoCloseable {
         return drainCheckByUid.get(uid);
     }
 
-    /** How many times a DELETED event was seen for VMI {@code uid}. */
+    /** How many times VMI {@code uid} was seen deleted (a DELETED event, or its name taken by a new UID). */
     public int deletions(String uid) {
         return deletionsByUid.getOrDefault(uid, 0);
     }

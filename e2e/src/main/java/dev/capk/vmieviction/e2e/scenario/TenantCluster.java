@@ -60,7 +60,14 @@ public final class TenantCluster {
      * when null) in the infra cluster, and a kwok node of the same name in the guest cluster.
      */
     public String addVm(String vmName, String strategy) {
+        return addVm(vmName, strategy, Map.of());
+    }
+
+    /** As {@link #addVm(String, String)}, with a VMI nodeSelector (KubeVirt copies it to the launcher pod). */
+    public String addVm(String vmName, String strategy, Map<String, String> nodeSelector) {
         String strategyLine = strategy == null ? "" : "evictionStrategy: " + strategy;
+        StringBuilder selector = new StringBuilder();
+        nodeSelector.forEach((k, v) -> selector.append(selector.length() == 0 ? "" : ", ").append(k).append(": ").append(v));
         infra.kubectl().apply("""
                 apiVersion: kubevirt.io/v1
                 kind: VirtualMachine
@@ -79,6 +86,7 @@ public final class TenantCluster {
                         capk.cluster.x-k8s.io/kubevirt-machine-namespace: %2$s
                     spec:
                       %4$s
+                      nodeSelector: {%5$s}
                       domain:
                         cpu: {cores: 2}
                         memory: {guest: 4Gi}
@@ -87,7 +95,7 @@ public final class TenantCluster {
                           interfaces: [{name: default, masquerade: {}}]
                       networks: [{name: default, pod: {}}]
                       volumes: [{name: root, containerDisk: {image: quay.io/capk/ubuntu-2204-container-disk:v1.33}}]
-                """.formatted(vmName, namespace, name, strategyLine));
+                """.formatted(vmName, namespace, name, strategyLine, selector));
         guest.kwokNodes().createNamed(vmName, Map.of("node-role.kubernetes.io/worker", ""));
         vms.add(vmName);
         return vmName;

@@ -1,0 +1,304 @@
+package dev.capk.vmieviction.e2e.integration.eviction;
+
+import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.harness.RepoPaths;
+import io.kubernetes.client.custom.V1Patch;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.apis.CustomObjectsApi;
+import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
+import io.kubernetes.client.openapi.models.CoreV1Event;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
+import io.kubernetes.client.util.PatchUtils;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What the eviction ITs do to the clusters: CAPK-shaped objects in the infra cluster (Cluster,
+ * kubeconfig Secret, VMIs whose status KubeVirt would write), workloads and nodes in guest
+ * clusters, and the controller's identity: the ServiceAccount and RBAC of {@code config/rbac}.
+ */
+final class EvictionFixture {
+  private EvictionFixture() {}
+
+  static final String CONTROLLER_NAMESPACE = "capk-vmi-eviction-system";
+  static final String CONTROLLER_SA = "capk-vmi-eviction-controller";
+  static final Duration WAIT = Duration.ofSeconds(90);
+
+  // -----------------------------------------------------------------------------------------------
+  // The controller's identity, exactly as config/ defines it.
+
+  /**
+   * Applies {@code config/rbac} (through a kustomize overlay that sets the namespace and prefix the
+   * way {@code config/default} does) and returns a kubeconfig file holding a token of its
+   * ServiceAccount: the controller runs with nothing but that RBAC.
+   */
+  static Path controllerKubeconfig(LocalCluster infra, Path dir) throws Exception {
+    infra.kubectl().apply("""
+        apiVersion: v1
+        kind: Namespace
+        metadata: {name: %s}
+        """.formatted(CONTROLLER_NAMESPACE));
+    Path overlay = Files.createDirectories(dir.resolve("rbac-overlay"));
+    Files.writeString(overlay.resolve("kustomization.yaml"), """
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+        namespace: %s
+        namePrefix: capk-
+        resources:
+        - %s
+        """.formatted(CONTROLLER_NAMESPACE,
+            // kustomize takes bases by relative path only
+            overlay.toAbsolutePath().relativize(RepoPaths.root().resolve("config/rbac").toAbsolutePath().normalize())));
+    infra.kubectl().runOrFail(null, "apply", "-k", overlay.toString());
+    AuthenticationV1TokenRequest request = new AuthenticationV1TokenRequest()
+        .spec(new V1TokenRequestSpec().expirationSeconds(3600L).audiences(List.of()));
+    AuthenticationV1TokenRequest issued = new CoreV1Api(infra.client())
+        .createNamespacedServiceAccountToken(CONTROLLER_SA, CONTROLLER_NAMESPACE, request).execute();
+    Path kubeconfig = dir.resolve("controller.kubeconfig");
+    Files.writeString(kubeconfig, infra.kubeconfigWithToken("vmi-eviction-controller", issued.getStatus().getToken()));
+    return kubeconfig;
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Infra: namespaces, Clusters, Secrets, VMIs.
+
+  static void namespace(LocalCluster c, String name) {
+    c.kubectl().apply("""
+        apiVersion: v1
+        kind: Namespace
+        metadata: {name: %s}
+        """.formatted(name));
+  }
+
+  static void cluster(LocalCluster infra, String ns, String name) {
+    infra.kubectl().apply("""
+        apiVersion: cluster.x-k8s.io/v1beta1
+        kind: Cluster
+        metadata: {name: %s, namespace: %s}
+        spec:
+          infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: KubevirtCluster, name: %1$s}
+        """.formatted(name, ns));
+  }
+
+  /** Creates or replaces the kubeconfig Secret {@code <cluster>-kubeconfig} with {@code value}. */
+  static void kubeconfigSecret(LocalCluster infra, String ns, String cluster, String value) {
+    String encoded = Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8));
+    infra.kubectl().apply("""
+        apiVersion: v1
+        kind: Secret
+        metadata:
+          name: %s-kubeconfig
+          namespace: %s
+          labels: {cluster.x-k8s.io/cluster-name: %1$s}
+        type: cluster.x-k8s.io/secret
+        data:
+          value: %s
+        """.formatted(cluster, ns, encoded));
+  }
+
+  /** A CAPK-labelled VMI; {@code strategy} null leaves spec.evictionStrategy unset. Returns its UID. */
+  static String vmi(LocalCluster infra, String ns, String name, String cluster, String strategy) throws ApiException {
+    infra.kubectl().apply("""
+        apiVersion: kubevirt.io/v1
+        kind: VirtualMachineInstance
+        metadata:
+          name: %1$s
+          namespace: %2$s
+          labels:
+            kubevirt.io/vm: %1$s
+            cluster.x-k8s.io/cluster-name: %3$s
+            capk.cluster.x-k8s.io/kubevirt-machine-name: %1$s
+            capk.cluster.x-k8s.io/kubevirt-machine-namespace: %2$s
+        spec:
+          %4$s
+          domain:
+            cpu: {cores: 2}
+            devices: {disks: [{name: root, disk: {bus: virtio}}]}
+            resources: {requests: {memory: 2Gi}}
+        """.formatted(name, ns, cluster, strategy == null ? "" : "evictionStrategy: " + strategy));
+    return uid(get(infra, ns, name).orElseThrow());
+  }
+
+  /** What KubeVirt writes: the VMI runs on {@code infraNode}. */
+  static void running(LocalCluster infra, String ns, String name, String infraNode) throws ApiException {
+    patchStatus(infra, ns, name, "{\"status\":{\"phase\":\"Running\",\"nodeName\":\"" + infraNode + "\"}}");
+  }
+
+  /** What KubeVirt writes when it refuses the eviction of an External VMI's pod. */
+  static void evacuate(LocalCluster infra, String ns, String name, String infraNode) throws ApiException {
+    patchStatus(infra, ns, name, "{\"status\":{\"phase\":\"Running\",\"nodeName\":\"" + infraNode
+        + "\",\"evacuationNodeName\":\"" + infraNode + "\"}}");
+  }
+
+  private static void patchStatus(LocalCluster infra, String ns, String name, String patch) throws ApiException {
+    CustomObjectsApi custom = new CustomObjectsApi(infra.client());
+    PatchUtils.patch(Object.class,
+        () -> custom.patchNamespacedCustomObjectStatus("kubevirt.io", "v1", ns, "virtualmachineinstances", name,
+            new V1Patch(patch)).buildCall(null),
+        V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH, infra.client());
+  }
+
+  @SuppressWarnings("unchecked")
+  static Optional<Map<String, Object>> get(LocalCluster infra, String ns, String name) throws ApiException {
+    try {
+      return Optional.of((Map<String, Object>) new CustomObjectsApi(infra.client())
+          .getNamespacedCustomObject("kubevirt.io", "v1", ns, "virtualmachineinstances", name).execute());
+    } catch (ApiException e) {
+      if (e.getCode() == 404) {
+        return Optional.empty();
+      }
+      throw e;
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  static String uid(Map<String, Object> vmi) {
+    return (String) ((Map<String, Object>) vmi.get("metadata")).get("uid");
+  }
+
+  @SuppressWarnings("unchecked")
+  static Optional<String> annotation(Map<String, Object> vmi, String key) {
+    Map<String, Object> meta = (Map<String, Object>) vmi.get("metadata");
+    Map<String, String> annotations = (Map<String, String>) meta.get("annotations");
+    return Optional.ofNullable(annotations == null ? null : annotations.get(key));
+  }
+
+  @SuppressWarnings("unchecked")
+  static boolean deleting(Map<String, Object> vmi) {
+    return ((Map<String, Object>) vmi.get("metadata")).get("deletionTimestamp") != null;
+  }
+
+  /** The VMI with this UID is gone or being deleted. */
+  static boolean deletedOrDeleting(LocalCluster infra, String ns, String name, String uid) throws ApiException {
+    Optional<Map<String, Object>> v = get(infra, ns, name);
+    return v.isEmpty() || !uid(v.get()).equals(uid) || deleting(v.get());
+  }
+
+  static void awaitDeleted(LocalCluster infra, String ns, String name, String uid) {
+    Await.until("VMI " + ns + "/" + name + " (uid " + uid + ") deleted", WAIT, () -> deletedOrDeleting(infra, ns, name, uid));
+  }
+
+  /** Waits until no object of that name exists at all (Foreground deletion finished). */
+  static void awaitGone(LocalCluster infra, String ns, String name) {
+    Await.until("VMI " + ns + "/" + name + " gone", WAIT, () -> get(infra, ns, name).isEmpty());
+  }
+
+  /** Events about the object named {@code name} in {@code ns}. */
+  static List<CoreV1Event> events(LocalCluster c, String ns, String name) throws ApiException {
+    return new CoreV1Api(c.client()).listNamespacedEvent(ns)
+        .fieldSelector("involvedObject.name=" + name).execute().getItems();
+  }
+
+  static Optional<CoreV1Event> event(LocalCluster c, String ns, String name, String reason) throws ApiException {
+    return events(c, ns, name).stream().filter(e -> reason.equals(e.getReason())).findFirst();
+  }
+
+  static CoreV1Event awaitEvent(LocalCluster c, String ns, String name, String reason) {
+    Await.until("event " + reason + " on " + ns + "/" + name, WAIT, () -> event(c, ns, name, reason).isPresent());
+    try {
+      return event(c, ns, name, reason).orElseThrow();
+    } catch (ApiException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Guest: nodes and workloads.
+
+  static V1Node node(LocalCluster guest, String name) throws ApiException {
+    return new CoreV1Api(guest.client()).readNode(name).execute();
+  }
+
+  static boolean unschedulable(V1Node n) {
+    return n.getSpec() != null && Boolean.TRUE.equals(n.getSpec().getUnschedulable());
+  }
+
+  static Optional<String> nodeAnnotation(V1Node n, String key) {
+    Map<String, String> a = n.getMetadata().getAnnotations();
+    return Optional.ofNullable(a == null ? null : a.get(key));
+  }
+
+  static void cordon(LocalCluster guest, String node, boolean cordoned) {
+    guest.kubectl().runOrFail(null, cordoned ? "cordon" : "uncordon", node);
+  }
+
+  /**
+   * A Deployment of {@code replicas} pods that may run on {@code nodes} only, protected by a
+   * PodDisruptionBudget of {@code minAvailable}. Waits until all replicas run.
+   */
+  static void workload(LocalCluster guest, String ns, String app, int replicas, int minAvailable, List<String> nodes) {
+    guest.kubectl().apply("""
+        apiVersion: v1
+        kind: Namespace
+        metadata: {name: %1$s}
+        ---
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: %2$s, namespace: %1$s}
+        spec:
+          replicas: %3$d
+          selector: {matchLabels: {app: %2$s}}
+          template:
+            metadata: {labels: {app: %2$s}}
+            spec:
+              terminationGracePeriodSeconds: 1
+              affinity:
+                nodeAffinity:
+                  requiredDuringSchedulingIgnoredDuringExecution:
+                    nodeSelectorTerms:
+                    - matchExpressions:
+                      - {key: kubernetes.io/hostname, operator: In, values: [%5$s]}
+              containers: [{name: main, image: %2$s:fake}]
+        ---
+        apiVersion: policy/v1
+        kind: PodDisruptionBudget
+        metadata: {name: %2$s-pdb, namespace: %1$s}
+        spec:
+          minAvailable: %4$d
+          selector: {matchLabels: {app: %2$s}}
+        """.formatted(ns, app, replicas, minAvailable, String.join(", ", nodes)));
+    Await.until(replicas + " running pods of " + ns + "/" + app, WAIT, () -> running(guest, ns, app).size() == replicas);
+    Await.until("budget " + ns + "/" + app + "-pdb computed", WAIT, () -> {
+      var pdb = new io.kubernetes.client.openapi.apis.PolicyV1Api(guest.client())
+          .readNamespacedPodDisruptionBudget(app + "-pdb", ns).execute();
+      return pdb.getStatus() != null && pdb.getStatus().getCurrentHealthy() != null
+          && pdb.getStatus().getCurrentHealthy() == replicas;
+    });
+  }
+
+  static List<V1Pod> running(LocalCluster guest, String ns, String app) throws ApiException {
+    return new CoreV1Api(guest.client()).listNamespacedPod(ns).labelSelector("app=" + app).execute().getItems().stream()
+        .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+        .filter(p -> p.getStatus() != null && "Running".equals(p.getStatus().getPhase()))
+        .toList();
+  }
+
+  static List<V1Pod> podsOn(LocalCluster guest, String ns, String node) throws ApiException {
+    return new CoreV1Api(guest.client()).listNamespacedPod(ns).fieldSelector("spec.nodeName=" + node)
+        .execute().getItems();
+  }
+
+  static String unique(String prefix) {
+    return prefix + "-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36);
+  }
+
+  static Path tempDir(String prefix) {
+    try {
+      return Files.createTempDirectory(prefix);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,417 @@
+package dev.capk.vmieviction.e2e.integration.eviction;
+
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.WAIT;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.annotation;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitDeleted;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitEvent;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitGone;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.event;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evacuate;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.get;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.node;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.nodeAnnotation;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.podsOn;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.running;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unique;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unschedulable;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.workload;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Crds;
+import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import dev.capk.vmieviction.manager.Manager;
+import dev.capk.vmieviction.manager.Main;
+import io.kubernetes.client.custom.V1Patch;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.CoreV1Event;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.util.PatchUtils;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The VMI eviction controller against real control planes: an infra cluster holding the VMIs, the
+ * Cluster API Clusters and kubeconfig Secrets, and guest clusters whose nodes run inside those VMIs.
+ * The controller runs through its Main with flags and a kubeconfig holding a ServiceAccount token
+ * bound only to the RBAC in {@code config/rbac}.
+ */
+class VmiEvictionControllerIT {
+
+  @RegisterExtension
+  static final LocalClusterExtension infraExt = LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+
+  @RegisterExtension
+  static final LocalClusterExtension guestExt = LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+
+  /** Short, so the deadline paths run in seconds. Normal drains here finish well within it. */
+  static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(30);
+
+  static final String NS = "ev-tenants";
+  static final String BROKEN_NS = "ev-broken";
+  static final String TENANT = "tenant-a";
+  static final String INFRA_NODE = "infra-node-7";
+  static final String KUBEVIRT_NS = "ev-kubevirt";
+
+  static LocalCluster infra;
+  static LocalCluster guest;
+  static Path kubeconfig;
+  static Manager manager;
+
+  @BeforeAll
+  static void start() throws Exception {
+    infra = infraExt.cluster();
+    guest = guestExt.cluster();
+    Crds.installTestCrds(infra);
+    kubeconfig = EvictionFixture.controllerKubeconfig(infra, EvictionFixture.tempDir("vmi-eviction-it"));
+    EvictionFixture.namespace(infra, NS);
+    EvictionFixture.namespace(infra, BROKEN_NS);
+    EvictionFixture.cluster(infra, NS, TENANT);
+    EvictionFixture.kubeconfigSecret(infra, NS, TENANT, guest.adminKubeconfigYaml());
+    // KubeVirt's cluster-wide default, for VMIs that set no strategy of their own.
+    EvictionFixture.namespace(infra, KUBEVIRT_NS);
+    infra.kubectl().apply("""
+        apiVersion: kubevirt.io/v1
+        kind: KubeVirt
+        metadata: {name: kubevirt, namespace: %s}
+        spec:
+          configuration: {evictionStrategy: External}
+        """.formatted(KUBEVIRT_NS));
+    manager = startController();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (manager != null) {
+      manager.close();
+    }
+    // Other test classes share the infra cluster: leave KubeVirt's default as it was.
+    infra.kubectl().run(null, Duration.ofSeconds(30), "delete", "namespace", KUBEVIRT_NS, "--wait=false");
+  }
+
+  static Manager startController() throws IOException {
+    Manager m = Main.start(
+        "--kubeconfig", kubeconfig.toString(),
+        "--leader-elect",
+        "--leader-election-namespace", EvictionFixture.CONTROLLER_NAMESPACE,
+        "--leader-election-id", "vmi-eviction-it",
+        "--leader-election-lease-duration", "4s",
+        "--leader-election-renew-deadline", "3s",
+        "--leader-election-retry-period", "500ms",
+        "--metrics-bind-address", "127.0.0.1:0",
+        "--health-probe-bind-address", "127.0.0.1:0",
+        "--namespace", NS,
+        "--namespace", BROKEN_NS,
+        "--drain-timeout", DRAIN_TIMEOUT.toSeconds() + "s",
+        "--drain-retry-interval", "1s",
+        "--drain-attempt-timeout", "3s",
+        "--workers", "4");
+    Await.until("controller ready", WAIT, m::ready);
+    return m;
+  }
+
+  /** A guest node named like the VM, and a spare node its pods can move to. */
+  static List<String> guestNodes(String vm) {
+    String spare = "spare-" + vm;
+    guest.kwokNodes().createNamed(vm, Map.of());
+    guest.kwokNodes().createNamed(spare, Map.of());
+    return List.of(vm, spare);
+  }
+
+  // -----------------------------------------------------------------------------------------------
+
+  @Test
+  void externalVmiMarkedForEvacuationHasItsGuestNodeCordonedDrainedThenIsDeletedAndLaterUncordoned() throws Exception {
+    String vm = unique("vm-drain");
+    List<String> nodes = guestNodes(vm);
+    String spare = nodes.get(1);
+    // All pods start on the VM's node (the spare is cordoned), and may move to the spare later.
+    EvictionFixture.cordon(guest, spare, true);
+    String guestNs = unique("shop");
+    workload(guest, guestNs, "web", 2, 1, nodes);
+    assertEquals(2, podsOn(guest, guestNs, vm).size());
+    EvictionFixture.cordon(guest, spare, false);
+
+    String uid = vmi(infra, NS, vm, TENANT, "External");
+    // The infra node being drained is not the guest node's name: the normal case.
+    evacuate(infra, NS, vm, INFRA_NODE);
+
+    awaitDeleted(infra, NS, vm, uid);
+    V1Node n = node(guest, vm);
+    assertTrue(unschedulable(n), "guest node cordoned");
+    assertEquals(Optional.of(uid), nodeAnnotation(n, EvictionAnnotations.CORDONED_BY), "cordon recorded for the VMI");
+    assertTrue(podsOn(guest, guestNs, vm).stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() != null),
+        "no pod left running on the drained node");
+    Await.until("both replicas running on the spare node", WAIT,
+        () -> running(guest, guestNs, "web").stream().filter(p -> spare.equals(p.getSpec().getNodeName())).count() == 2);
+    awaitEvent(infra, NS, vm, "DrainSucceeded");
+    awaitEvent(infra, NS, vm, "VMIDeleted");
+    assertTrue(event(infra, NS, vm, "DrainDeadlinePassed").isEmpty(), "deleted because drained, not at the deadline");
+    // The guest cluster's users see it on their Node too.
+    awaitEvent(guest, "default", vm, "GuestNodeCordoned");
+    awaitEvent(guest, "default", vm, "DrainSucceeded");
+    assertFalse(nodes.contains(INFRA_NODE));
+
+    // KubeVirt recreates the VMI (new UID) elsewhere; once it runs and the guest node is Ready, the
+    // node the controller cordoned is uncordoned and the mark removed.
+    awaitGone(infra, NS, vm);
+    String newUid = vmi(infra, NS, vm, TENANT, "External");
+    assertNotEquals(uid, newUid);
+    EvictionFixture.running(infra, NS, vm, "infra-node-8");
+    Await.until("guest node " + vm + " uncordoned", WAIT, () -> !unschedulable(node(guest, vm)));
+    assertEquals(Optional.empty(), nodeAnnotation(node(guest, vm), EvictionAnnotations.CORDONED_BY));
+    awaitEvent(infra, NS, vm, "GuestNodeUncordoned");
+  }
+
+  @Test
+  void budgetThatNeverAllowsDisruptionDelaysDeletionToTheDeadlineWhichSurvivesARestart() throws Exception {
+    String vm = unique("vm-pdb");
+    guest.kwokNodes().createNamed(vm, Map.of());
+    String guestNs = unique("db");
+    workload(guest, guestNs, "db", 1, 1, List.of(vm));
+
+    String uid = vmi(infra, NS, vm, TENANT, "External");
+    evacuate(infra, NS, vm, INFRA_NODE);
+    awaitEvent(infra, NS, vm, "DrainBlocked");
+    String start = annotation(get(infra, NS, vm).orElseThrow(), EvictionAnnotations.DRAIN_START_TIME).orElseThrow();
+    assertFalse(EvictionFixture.deletedOrDeleting(infra, NS, vm, uid), "blocked drain: VMI kept before the deadline");
+
+    // Restart the controller mid-drain: the recorded start, and so the deadline, stay.
+    manager.close();
+    manager = startController();
+    Await.until("VMI deleted at the deadline", WAIT, () -> {
+      Optional<Map<String, Object>> v = get(infra, NS, vm);
+      if (v.isPresent() && EvictionFixture.uid(v.get()).equals(uid)) {
+        assertEquals(Optional.of(start), annotation(v.get(), EvictionAnnotations.DRAIN_START_TIME), "start kept");
+      }
+      return EvictionFixture.deletedOrDeleting(infra, NS, vm, uid);
+    });
+    CoreV1Event warning = awaitEvent(infra, NS, vm, "DrainDeadlinePassed");
+    assertTrue(warning.getMessage().contains(guestNs + "/db-pdb"), "names the blocking budget: " + warning.getMessage());
+    assertEquals("Warning", warning.getType());
+    CoreV1Event deleted = awaitEvent(infra, NS, vm, "VMIDeleted");
+    Instant deadline = OffsetDateTime.parse(start).toInstant().plus(DRAIN_TIMEOUT);
+    assertFalse(deleted.getFirstTimestamp().toInstant().isBefore(deadline.minusSeconds(1)),
+        "not deleted before the deadline " + deadline + ": " + deleted.getFirstTimestamp());
+    assertEquals(1, running(guest, guestNs, "db").size(), "the budget was honoured: the pod was never evicted");
+  }
+
+  @Test
+  void vmisThatAreNotExternalNotEvacuatingOrAlreadyDeletingAreLeftUntouched() throws Exception {
+    String liveMigrate = unique("vm-lm");
+    String quiet = unique("vm-quiet");
+    String dying = unique("vm-dying");
+    for (String vm : List.of(liveMigrate, quiet, dying)) {
+      guest.kwokNodes().createNamed(vm, Map.of());
+    }
+    String lmUid = vmi(infra, NS, liveMigrate, TENANT, "LiveMigrate");
+    evacuate(infra, NS, liveMigrate, INFRA_NODE);
+    String quietUid = vmi(infra, NS, quiet, TENANT, "External");
+    EvictionFixture.running(infra, NS, quiet, INFRA_NODE);
+    String dyingUid = vmi(infra, NS, dying, TENANT, "External");
+    infra.kubectl().runOrFail(null, "-n", NS, "patch", "vmi", dying, "--type=merge",
+        "-p", "{\"metadata\":{\"finalizers\":[\"test.capk.dev/hold\"]}}");
+    infra.kubectl().runOrFail(null, "-n", NS, "delete", "vmi", dying, "--wait=false");
+    evacuate(infra, NS, dying, INFRA_NODE);
+
+    // Not CAPK's (no kubevirt-machine-name label): outside the informer's label selector.
+    String foreign = unique("vm-foreign");
+    guest.kwokNodes().createNamed(foreign, Map.of());
+    infra.kubectl().apply("""
+        apiVersion: kubevirt.io/v1
+        kind: VirtualMachineInstance
+        metadata:
+          name: %s
+          namespace: %s
+          labels: {cluster.x-k8s.io/cluster-name: %s}
+        spec:
+          evictionStrategy: External
+          domain: {devices: {}}
+        """.formatted(foreign, NS, TENANT));
+    evacuate(infra, NS, foreign, INFRA_NODE);
+
+    // A VMI that must be processed, queued after the others: once it is gone, they have been seen.
+    String barrier = unique("vm-barrier");
+    String barrierUid = vmi(infra, NS, barrier, TENANT, "External");
+    evacuate(infra, NS, barrier, INFRA_NODE);
+    awaitDeleted(infra, NS, barrier, barrierUid);
+    awaitEvent(infra, NS, barrier, "GuestNodeNotFound");
+    Thread.sleep(1000);
+
+    for (String vm : List.of(liveMigrate, quiet, dying, foreign)) {
+      Map<String, Object> v = get(infra, NS, vm).orElseThrow();
+      assertEquals(Optional.empty(), annotation(v, EvictionAnnotations.DRAIN_START_TIME), vm + " not annotated");
+      assertFalse(unschedulable(node(guest, vm)), vm + "'s guest node not cordoned");
+      assertTrue(EvictionFixture.events(infra, NS, vm).isEmpty(), vm + " has no events");
+    }
+    assertEquals(lmUid, EvictionFixture.uid(get(infra, NS, liveMigrate).orElseThrow()));
+    assertFalse(EvictionFixture.deleting(get(infra, NS, liveMigrate).orElseThrow()));
+    assertFalse(EvictionFixture.deleting(get(infra, NS, quiet).orElseThrow()));
+    assertEquals(quietUid, EvictionFixture.uid(get(infra, NS, quiet).orElseThrow()));
+    assertEquals(dyingUid, EvictionFixture.uid(get(infra, NS, dying).orElseThrow()));
+    infra.kubectl().runOrFail(null, "-n", NS, "patch", "vmi", dying, "--type=merge", "-p", "{\"metadata\":{\"finalizers\":null}}");
+  }
+
+  @Test
+  void vmiWithoutAStrategyFollowsKubeVirtsClusterDefault() throws Exception {
+    String vm = unique("vm-default");
+    guest.kwokNodes().createNamed(vm, Map.of());
+    String uid = vmi(infra, NS, vm, TENANT, null);
+    evacuate(infra, NS, vm, INFRA_NODE);
+
+    awaitDeleted(infra, NS, vm, uid);
+    assertTrue(unschedulable(node(guest, vm)));
+    awaitEvent(infra, NS, vm, "DrainSucceeded");
+  }
+
+  @Test
+  void guestNodeFoundByProviderIdWhenNotNamedLikeTheVmi() throws Exception {
+    String vm = unique("vm-pid");
+    String nodeName = unique("guest-worker");
+    guest.kwokNodes().createNamed(nodeName, Map.of());
+    PatchUtils.patch(V1Node.class,
+        () -> new CoreV1Api(guest.client()).patchNode(nodeName,
+            new V1Patch("{\"spec\":{\"providerID\":\"kubevirt://" + vm + "\"}}")).buildCall(null),
+        V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH, guest.client());
+
+    String uid = vmi(infra, NS, vm, TENANT, "External");
+    evacuate(infra, NS, vm, INFRA_NODE);
+
+    awaitDeleted(infra, NS, vm, uid);
+    V1Node n = node(guest, nodeName);
+    assertTrue(unschedulable(n));
+    assertEquals(Optional.of(uid), nodeAnnotation(n, EvictionAnnotations.CORDONED_BY));
+    awaitEvent(infra, NS, vm, "DrainSucceeded");
+  }
+
+  @Test
+  void nodeAnAdminCordonedIsDrainedButStaysCordonedAfterTheVmiComesBack() throws Exception {
+    String vm = unique("vm-admin");
+    guest.kwokNodes().createNamed(vm, Map.of());
+    EvictionFixture.cordon(guest, vm, true);
+
+    String uid = vmi(infra, NS, vm, TENANT, "External");
+    evacuate(infra, NS, vm, INFRA_NODE);
+    awaitDeleted(infra, NS, vm, uid);
+    assertEquals(Optional.empty(), nodeAnnotation(node(guest, vm), EvictionAnnotations.CORDONED_BY), "not ours");
+
+    awaitGone(infra, NS, vm);
+    vmi(infra, NS, vm, TENANT, "External");
+    EvictionFixture.running(infra, NS, vm, "infra-node-8");
+    // The uncordon check of the new VMI finds no mark: the controller records that and stops.
+    String barrier = unique("vm-barrier");
+    String barrierUid = vmi(infra, NS, barrier, TENANT, "External");
+    evacuate(infra, NS, barrier, INFRA_NODE);
+    awaitDeleted(infra, NS, barrier, barrierUid);
+    Thread.sleep(1000);
+    assertTrue(unschedulable(node(guest, vm)), "an admin's cordon is never lifted by the controller");
+    assertTrue(event(infra, NS, vm, "GuestNodeUncordoned").isEmpty());
+  }
+
+  @Test
+  void missingClusterMissingSecretAndBadKubeconfigAreEventedAndTheDeadlineStillFires() throws Exception {
+    // No Cluster at all.
+    String noCluster = unique("vm-nocluster");
+    String noClusterUid = vmi(infra, BROKEN_NS, noCluster, "no-such-cluster", "External");
+    evacuate(infra, BROKEN_NS, noCluster, INFRA_NODE);
+    // A Cluster whose kubeconfig Secret holds no usable kubeconfig.
+    String badConfig = unique("vm-badcfg");
+    EvictionFixture.cluster(infra, BROKEN_NS, "garbled");
+    String secretLooking = "c2VjcmV0LXRva2VuLXNob3VsZC1uZXZlci1sZWFr";
+    EvictionFixture.kubeconfigSecret(infra, BROKEN_NS, "garbled", "token: " + secretLooking + "\n: not yaml [");
+    String badConfigUid = vmi(infra, BROKEN_NS, badConfig, "garbled", "External");
+    evacuate(infra, BROKEN_NS, badConfig, INFRA_NODE);
+    // A Cluster whose Secret appears later: the controller recovers and drains.
+    String late = unique("vm-late");
+    guest.kwokNodes().createNamed(late, Map.of());
+    EvictionFixture.cluster(infra, BROKEN_NS, "late-secret");
+    String lateUid = vmi(infra, BROKEN_NS, late, "late-secret", "External");
+    evacuate(infra, BROKEN_NS, late, INFRA_NODE);
+
+    awaitEvent(infra, BROKEN_NS, noCluster, "ClusterNotFound");
+    CoreV1Event invalid = awaitEvent(infra, BROKEN_NS, badConfig, "KubeconfigInvalid");
+    assertFalse(invalid.getMessage().contains(secretLooking), "no secret content in events: " + invalid.getMessage());
+    awaitEvent(infra, BROKEN_NS, late, "KubeconfigSecretNotFound");
+    assertFalse(EvictionFixture.deletedOrDeleting(infra, BROKEN_NS, late, lateUid));
+
+    EvictionFixture.kubeconfigSecret(infra, BROKEN_NS, "late-secret", guest.adminKubeconfigYaml());
+    awaitDeleted(infra, BROKEN_NS, late, lateUid);
+    assertTrue(unschedulable(node(guest, late)), "recovered: the guest node was drained");
+    awaitEvent(infra, BROKEN_NS, late, "DrainSucceeded");
+
+    awaitDeleted(infra, BROKEN_NS, noCluster, noClusterUid);
+    awaitDeleted(infra, BROKEN_NS, badConfig, badConfigUid);
+    for (String vm : List.of(noCluster, badConfig)) {
+      CoreV1Event deadline = awaitEvent(infra, BROKEN_NS, vm, "DrainDeadlinePassed");
+      assertFalse(deadline.getMessage().contains(secretLooking));
+    }
+    assertTrue(awaitEvent(infra, BROKEN_NS, noCluster, "DrainDeadlinePassed").getMessage().contains("not found"));
+  }
+
+  @Test
+  void rotatedKubeconfigSecretIsPickedUp() throws Exception {
+    String cluster = "rotating";
+    EvictionFixture.cluster(infra, BROKEN_NS, cluster);
+    EvictionFixture.kubeconfigSecret(infra, BROKEN_NS, cluster, guest.adminKubeconfigYaml());
+    String vm = unique("vm-rot");
+    guest.kwokNodes().createNamed(vm, Map.of());
+    String guestNs = unique("rot");
+    workload(guest, guestNs, "keep", 1, 1, List.of(vm));
+
+    String uid = vmi(infra, BROKEN_NS, vm, cluster, "External");
+    evacuate(infra, BROKEN_NS, vm, INFRA_NODE);
+    awaitEvent(infra, BROKEN_NS, vm, "DrainBlocked");
+
+    // A kubeconfig whose identity the guest does not authorise: the new client is used at once.
+    EvictionFixture.kubeconfigSecret(infra, BROKEN_NS, cluster, guest.kubeconfigFor("nobody", "nobody-group"));
+    awaitEvent(infra, BROKEN_NS, vm, "GuestAPIForbidden");
+
+    EvictionFixture.kubeconfigSecret(infra, BROKEN_NS, cluster, guest.adminKubeconfigYaml());
+    guest.kubectl().runOrFail(null, "-n", guestNs, "delete", "pdb", "keep-pdb");
+    awaitDeleted(infra, BROKEN_NS, vm, uid);
+    awaitEvent(infra, BROKEN_NS, vm, "DrainSucceeded");
+  }
+
+  @Test
+  void probesAndMetricsAreServed() throws Exception {
+    HttpClient http = HttpClient.newHttpClient();
+    var probes = manager.probesAddress();
+    for (String path : List.of("/healthz", "/readyz")) {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(
+          URI.create("http://127.0.0.1:" + probes.getPort() + path)).build(), HttpResponse.BodyHandlers.ofString());
+      assertEquals(200, r.statusCode(), path);
+    }
+    HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(
+        URI.create("http://127.0.0.1:" + manager.metricsAddress().getPort() + "/metrics")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, metrics.statusCode());
+    List<String> expected = new ArrayList<>(List.of(
+        "vmi_eviction_evacuations_in_progress", "vmi_eviction_evacuation_duration_seconds",
+        "vmi_eviction_guest_clients_cached", "vmi_eviction_evacuations_started",
+        "vmi_eviction_drain_pass_duration_seconds"));
+    for (String name : expected) {
+      assertTrue(metrics.body().contains(name), name + " exported");
+    }
+  }
+}
