@@ -4,7 +4,7 @@ MVN ?= mvn -B
 # Where the Kubernetes binaries are built and cached (outside the repo); see hack/build-k8s.sh.
 export K8S_BIN_CACHE ?= $(HOME)/.cache/capk-vmi-eviction/k8s-bin
 
-.PHONY: test unit binaries package demo e2e bench clean
+.PHONY: test unit binaries package demo bench clean
 
 ## binaries: build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok
 binaries:
@@ -19,6 +19,14 @@ test: binaries
 ## unit: the fast tier alone (no control plane)
 unit:
 	$(MVN) test -pl api,controllers -am
+
+## demo: an infra node drain that drains tenant nodes first, on local clusters, narrated
+demo: binaries
+	$(MVN) -q -pl e2e -am package dependency:build-classpath -DskipTests -Dmdep.outputFile=target/classpath.txt
+	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" java -Xmx1g \
+	  -Dcapk.repoRoot="$(CURDIR)" -Dcapk.workDir="$(CURDIR)/e2e/target/demo" \
+	  -Dlogback.configurationFile="$(CURDIR)/e2e/src/main/resources/demo-logback.xml" \
+	  -cp "e2e/target/classes:$$(cat e2e/target/classpath.txt)" dev.capk.vmieviction.e2e.demo.DemoMain
 
 ## package: the controller's runnable jar (controllers/target/vmi-eviction-controller.jar)
 package:

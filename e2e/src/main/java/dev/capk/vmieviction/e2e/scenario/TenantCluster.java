@@ -129,6 +129,13 @@ public final class TenantCluster {
                 """.formatted(ns, app, replicas, minAvailable));
     }
 
+    /** Waits until {@code app} in guest namespace {@code ns} has {@code count} available replicas. */
+    public void awaitAvailable(String ns, String app, int count) {
+        dev.capk.vmieviction.e2e.harness.Await.until(count + " available " + app + " pods in " + name, java.time.Duration.ofSeconds(90),
+                () -> guest.kubectl().run(null, java.time.Duration.ofSeconds(10), "-n", ns, "get", "deploy", app,
+                        "-o", "jsonpath={.status.availableReplicas}").stdout().equals(Integer.toString(count)));
+    }
+
     public String name() {
         return name;
     }

@@ -39,7 +39,7 @@ class BlockingBudgetE2EIT {
         world.addVmsOn(world.infraNodes().get(1), tenant, "External", "block-a-1");
         // Every replica is required: this budget never allows a disruption.
         tenant.deployProtectedWorkload("vault", "vault", 2, 2);
-        InfraDrainE2EIT.awaitAvailable(tenant, "vault", "vault", 2);
+        tenant.awaitAvailable("vault", "vault", 2);
         uidBefore = world.vmiUid(tenant, "block-a-0");
         podUidsBefore = podUids();
 

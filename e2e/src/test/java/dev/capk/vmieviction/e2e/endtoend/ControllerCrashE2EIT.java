@@ -43,7 +43,7 @@ class ControllerCrashE2EIT {
         world.addVmsOn(world.infraNodes().get(1), tenant, "External", "crash-b-2");
         // One disruption at a time over many pods: the drain takes long enough to be interrupted.
         tenant.deployProtectedWorkload("batch", "worker", 12, 11);
-        InfraDrainE2EIT.awaitAvailable(tenant, "batch", "worker", 12);
+        tenant.awaitAvailable("batch", "worker", 12);
         for (String vmi : EVACUATED) uidBefore.put(vmi, world.vmiUid(tenant, vmi));
         recorder = new InvariantRecorder(infra.cluster(), List.of(tenant));
         recorder.startTrackingAvailability();

@@ -54,8 +54,8 @@ class InfraDrainE2EIT {
         world.addVmsOn(world.infraNodes().get(2), tenantB, "External", "flow-b-1");
         tenantA.deployProtectedWorkload("shop", "web", 6, 4);
         tenantB.deployProtectedWorkload("data", "db", 4, 3);
-        awaitAvailable(tenantA, "shop", "web", 6);
-        awaitAvailable(tenantB, "data", "db", 4);
+        tenantA.awaitAvailable("shop", "web", 6);
+        tenantB.awaitAvailable("data", "db", 4);
         for (String vmi : List.of("flow-a-0", "flow-a-1")) uidBefore.put(vmi, world.vmiUid(tenantA, vmi));
         for (String vmi : List.of("flow-b-0", "flow-b-lm", "flow-b-none")) uidBefore.put(vmi, world.vmiUid(tenantB, vmi));
 
@@ -154,11 +154,5 @@ class InfraDrainE2EIT {
             assertTrue(recorder.drainStarts(tenantA.namespace(), vmi).size() <= 1, vmi + ": " + recorder.drainStarts(tenantA.namespace(), vmi));
         }
         assertTrue(recorder.drainStarts(tenantB.namespace(), "flow-b-0").size() <= 1);
-    }
-
-    static void awaitAvailable(TenantCluster t, String ns, String app, int count) {
-        Await.until(count + " available " + app + " pods", Duration.ofSeconds(90), () -> t.guest().kubectl()
-                .run(null, Duration.ofSeconds(10), "-n", ns, "get", "deploy", app, "-o", "jsonpath={.status.availableReplicas}")
-                .stdout().equals(Integer.toString(count)));
     }
 }
