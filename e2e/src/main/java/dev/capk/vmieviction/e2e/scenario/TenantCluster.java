@@ -14,6 +14,9 @@ import java.util.Map;
  * nodes are named like the VMs, as a VM's hostname names its node.
  */
 public final class TenantCluster {
+    /** On each guest node: the tenant it belongs to, so that tenants sharing a guest cluster keep their pods apart. */
+    public static final String TENANT_LABEL = "e2e.capk.dev/tenant";
+
     private final LocalCluster infra;
     private final LocalCluster guest;
     private final String name;
@@ -96,12 +99,15 @@ public final class TenantCluster {
                       networks: [{name: default, pod: {}}]
                       volumes: [{name: root, containerDisk: {image: quay.io/capk/ubuntu-2204-container-disk:v1.33}}]
                 """.formatted(vmName, namespace, name, strategyLine, selector));
-        guest.kwokNodes().createNamed(vmName, Map.of("node-role.kubernetes.io/worker", ""));
+        guest.kwokNodes().createNamed(vmName, Map.of("node-role.kubernetes.io/worker", "", TENANT_LABEL, name));
         vms.add(vmName);
         return vmName;
     }
 
-    /** A Deployment of {@code replicas} pods with a PodDisruptionBudget of {@code minAvailable}, in the guest. */
+    /**
+     * A Deployment of {@code replicas} pods with a PodDisruptionBudget of {@code minAvailable}, in the
+     * guest, on this tenant's guest nodes only.
+     */
     public void deployProtectedWorkload(String ns, String app, int replicas, int minAvailable) {
         guest.kubectl().apply("""
                 apiVersion: v1
@@ -118,6 +124,7 @@ public final class TenantCluster {
                     metadata: {labels: {app: %2$s}}
                     spec:
                       terminationGracePeriodSeconds: 1
+                      nodeSelector: {%5$s: %6$s}
                       containers: [{name: main, image: %2$s:fake}]
                 ---
                 apiVersion: policy/v1
@@ -126,7 +133,7 @@ public final class TenantCluster {
                 spec:
                   minAvailable: %4$d
                   selector: {matchLabels: {app: %2$s}}
-                """.formatted(ns, app, replicas, minAvailable));
+                """.formatted(ns, app, replicas, minAvailable, TENANT_LABEL, name));
     }
 
     /** Waits until {@code app} in guest namespace {@code ns} has {@code count} available replicas. */

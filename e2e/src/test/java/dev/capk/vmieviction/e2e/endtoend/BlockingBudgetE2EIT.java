@@ -36,10 +36,11 @@ class BlockingBudgetE2EIT {
         drained = world.infraNodes().get(0);
         tenant = world.addTenant("a", guestA.cluster());
         world.addVmsOn(drained, tenant, "External", "block-a-0");
-        world.addVmsOn(world.infraNodes().get(1), tenant, "External", "block-a-1");
-        // Every replica is required: this budget never allows a disruption.
+        // Every replica is required: this budget never allows a disruption. Both pods land on
+        // block-a-0, the tenant's only node yet, so its drain must meet the budget.
         tenant.deployProtectedWorkload("vault", "vault", 2, 2);
         tenant.awaitAvailable("vault", "vault", 2);
+        world.addVmsOn(world.infraNodes().get(1), tenant, "External", "block-a-1");
         uidBefore = world.vmiUid(tenant, "block-a-0");
         podUidsBefore = podUids();
 

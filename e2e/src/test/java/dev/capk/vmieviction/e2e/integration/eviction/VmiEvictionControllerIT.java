@@ -29,6 +29,7 @@ import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.manager.Manager;
 import dev.capk.vmieviction.manager.Main;
 import io.kubernetes.client.custom.V1Patch;
+import io.kubernetes.client.openapi.apis.CoordinationV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1Node;
@@ -199,6 +200,10 @@ class VmiEvictionControllerIT {
 
     // Restart the controller mid-drain: the recorded start, and so the deadline, stay.
     manager.close();
+    assertEquals(null, new CoordinationV1Api(infra.client())
+            .readNamespacedLease("vmi-eviction-it", EvictionFixture.CONTROLLER_NAMESPACE).execute()
+            .getSpec().getHolderIdentity(),
+        "a cleanly stopped controller releases its lease");
     manager = startController();
     Await.until("VMI deleted at the deadline", WAIT, () -> {
       Optional<Map<String, Object>> v = get(infra, NS, vm);
@@ -391,6 +396,24 @@ class VmiEvictionControllerIT {
     guest.kubectl().runOrFail(null, "-n", guestNs, "delete", "pdb", "keep-pdb");
     awaitDeleted(infra, BROKEN_NS, vm, uid);
     awaitEvent(infra, BROKEN_NS, vm, "DrainSucceeded");
+  }
+
+  @Test
+  void aSecondReplicaStandsByWhileTheLeaderHoldsTheLease() throws Exception {
+    CoordinationV1Api coordination = new CoordinationV1Api(infra.client());
+    Await.until("the running controller holds the lease", WAIT, () -> manager.identity().equals(
+        coordination.readNamespacedLease("vmi-eviction-it", EvictionFixture.CONTROLLER_NAMESPACE).execute()
+            .getSpec().getHolderIdentity()));
+    Manager standby = startController();
+    try {
+      // Longer than the lease duration (4s): an expired or ignored lease would have changed hands.
+      Thread.sleep(6000);
+      assertEquals(manager.identity(), coordination
+          .readNamespacedLease("vmi-eviction-it", EvictionFixture.CONTROLLER_NAMESPACE).execute()
+          .getSpec().getHolderIdentity(), "the leader keeps the lease; the standby waits");
+    } finally {
+      standby.close();
+    }
   }
 
   @Test

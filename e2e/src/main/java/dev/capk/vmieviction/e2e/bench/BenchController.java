@@ -1,0 +1,172 @@
+package dev.capk.vmieviction.e2e.bench;
+
+import dev.capk.vmieviction.e2e.harness.FreePorts;
+import dev.capk.vmieviction.e2e.harness.ManagedProcess;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
+import java.io.IOException;
+import java.net.HttpURLConnection;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The controller jar in its own JVM, sized as the Deployment in config/manager runs it: a 512 MiB
+ * memory limit with -XX:MaxRAMPercentage=75 gives a 384 MiB heap, and under 1,792 MB the JVM picks the
+ * serial collector. Measures the time from process start to /readyz 200, RSS and heap.
+ */
+final class BenchController implements AutoCloseable {
+    /** The JVM flags a container with a 512 MiB limit ends up with (see config/manager/manager.yaml). */
+    static final List<String> JVM = List.of("-Xmx384m", "-XX:+UseSerialGC");
+
+    private final ManagedProcess process;
+    private final int healthPort;
+    private final int metricsPort;
+    private final long startNanos;
+    private long readyNanos = -1;
+
+    private BenchController(ManagedProcess process, int healthPort, int metricsPort, long startNanos) {
+        this.process = process;
+        this.healthPort = healthPort;
+        this.metricsPort = metricsPort;
+        this.startNanos = startNanos;
+    }
+
+    /** Starts the jar with {@code flags} and waits (polling every 10 ms) until /readyz answers 200. */
+    static BenchController start(String name, Path logDir, List<String> flags, Duration timeout) {
+        int health = FreePorts.next();
+        int metrics = FreePorts.next();
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(JVM);
+        command.addAll(List.of("-jar", ControllerProcess.jar().toString(),
+                "--health-probe-bind-address=127.0.0.1:" + health,
+                "--metrics-bind-address=127.0.0.1:" + metrics));
+        command.addAll(flags);
+        long t0 = System.nanoTime();
+        ManagedProcess p = ManagedProcess.start("controller-" + name, command, logDir.resolve("controller-" + name + ".log"), Map.of());
+        BenchController c = new BenchController(p, health, metrics, t0);
+        long deadline = t0 + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!p.isAlive()) {
+                throw new IllegalStateException(p.describe("exited during start-up"));
+            }
+            if (c.status("/readyz") == 200) {
+                c.readyNanos = System.nanoTime();
+                return c;
+            }
+            sleep(10);
+        }
+        c.close();
+        throw new IllegalStateException(p.describe("not ready within " + timeout.toSeconds() + "s"));
+    }
+
+    /** Milliseconds from process start to the first /readyz 200. */
+    double startupMs() {
+        return (readyNanos - startNanos) / 1e6;
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    Path log() {
+        return process.log();
+    }
+
+    long rssKb() {
+        return Machine.rssKb(pid());
+    }
+
+    String metrics() throws IOException {
+        HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + metricsPort + "/metrics").toURL().openConnection();
+        try (var in = c.getInputStream()) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } finally {
+            c.disconnect();
+        }
+    }
+
+    /** Heap in use, in KiB: the JVM's own metrics if /metrics exports them, else jcmd GC.heap_info. */
+    HeapReading heapUsedKb() {
+        try {
+            String m = metrics();
+            Matcher jvm = Pattern.compile("(?m)^jvm_memory_(?:bytes_)?used(?:_bytes)?\\{area=\"heap\"[^}]*} ([0-9.eE+]+)").matcher(m);
+            if (jvm.find()) {
+                return new HeapReading((long) (Double.parseDouble(jvm.group(1)) / 1024), "/metrics jvm_memory_used{area=heap}");
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // fall back to jcmd
+        }
+        return new HeapReading(jcmdHeapUsedKb(), "jcmd GC.heap_info");
+    }
+
+    record HeapReading(long kb, String source) {}
+
+    /** Sum of "used" over the generations jcmd GC.heap_info prints (Metaspace excluded). */
+    long jcmdHeapUsedKb() {
+        String out = jcmd("GC.heap_info");
+        long used = 0;
+        Matcher m = Pattern.compile("(?m)^\\s*(?!Metaspace|class space)[A-Za-z][\\w -]*?\\s+total \\d+K, used (\\d+)K").matcher(out);
+        while (m.find()) {
+            used += Long.parseLong(m.group(1));
+        }
+        return used;
+    }
+
+    /** A full collection (jcmd GC.run), then the heap still in use: the live set. */
+    long liveHeapKb() {
+        jcmd("GC.run");
+        return jcmdHeapUsedKb();
+    }
+
+    private String jcmd(String command) {
+        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        try {
+            Process p = new ProcessBuilder(jcmd.toString(), Long.toString(pid()), command).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor(30, TimeUnit.SECONDS);
+            return out;
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot run jcmd: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    int status(String path) {
+        try {
+            HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + healthPort + path).toURL().openConnection();
+            c.setConnectTimeout(500);
+            c.setReadTimeout(2000);
+            try {
+                return c.getResponseCode();
+            } finally {
+                c.disconnect();
+            }
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    @Override
+    public void close() {
+        process.stop(Duration.ofSeconds(10));
+    }
+
+    static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+}

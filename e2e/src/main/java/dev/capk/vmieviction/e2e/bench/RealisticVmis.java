@@ -1,0 +1,96 @@
+package dev.capk.vmieviction.e2e.bench;
+
+import java.util.UUID;
+
+/**
+ * VirtualMachineInstances shaped like the ones CAPK creates through KubeVirt: the labels, annotations,
+ * owner reference and finalizers KubeVirt sets, a full domain spec (CPU, memory, disks, interfaces,
+ * features, firmware), a cloud-init volume carrying a kubeadm bootstrap script, and the status
+ * virt-controller and virt-handler write (conditions, interfaces, guest OS, volume status, topology).
+ * About 6 KB of JSON as the API server returns it, managedFields included.
+ */
+final class RealisticVmis {
+    private RealisticVmis() {}
+
+    static final String VERSION_LABEL_NOTE = "objects shaped like CAPK's KubeVirt VMIs";
+
+    /** The object to POST (status is a subresource: it is written separately, see {@link #status}). */
+    static String vmi(String namespace, String name, String cluster) {
+        String uid = UUID.nameUUIDFromBytes((namespace + "/" + name).getBytes()).toString();
+        String serial = uid.substring(0, 8);
+        String userData = bootstrapScript(name, cluster);
+        return """
+                {"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
+                 "metadata":{"name":"%1$s","namespace":"%2$s",
+                  "labels":{"kubevirt.io/vm":"%1$s","kubevirt.io/nodeName":"infra-worker-07","kubevirt.io/size":"large",
+                   "cluster.x-k8s.io/cluster-name":"%3$s","cluster.x-k8s.io/role":"worker",
+                   "capk.cluster.x-k8s.io/kubevirt-machine-name":"%1$s","capk.cluster.x-k8s.io/kubevirt-machine-namespace":"%2$s",
+                   "name":"%1$s"},
+                  "annotations":{"kubevirt.io/latest-observed-api-version":"v1","kubevirt.io/storage-observed-api-version":"v1",
+                   "kubevirt.io/vm-generation":"1","capk.cluster.x-k8s.io/kubevirt-machine-uid":"%4$s",
+                   "kubevirt.io/cluster-instancetype-name":"","kubevirt.io/cluster-preference-name":""},
+                  "finalizers":["kubevirt.io/virtualMachineControllerFinalize","foregroundDeleteVirtualMachine"],
+                  "ownerReferences":[{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","name":"%1$s",
+                   "uid":"%4$s","controller":true,"blockOwnerDeletion":true}]},
+                 "spec":{"evictionStrategy":"External","terminationGracePeriodSeconds":600,
+                  "nodeSelector":{"kubevirt.io/schedulable":"true","node-role.kubernetes.io/worker":""},
+                  "affinity":{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":100,
+                   "podAffinityTerm":{"topologyKey":"kubernetes.io/hostname","labelSelector":{"matchLabels":{"cluster.x-k8s.io/cluster-name":"%3$s"}}}}]}},
+                  "domain":{"cpu":{"cores":4,"sockets":1,"threads":1,"model":"host-model","maxSockets":4},
+                   "memory":{"guest":"16Gi","maxGuest":"16Gi"},
+                   "resources":{"requests":{"cpu":"4","memory":"16Gi"},"limits":{"cpu":"4","memory":"16Gi"}},
+                   "machine":{"type":"q35"},
+                   "firmware":{"uuid":"%4$s","serial":"%5$s","bootloader":{"efi":{"secureBoot":false}}},
+                   "features":{"acpi":{"enabled":true},"apic":{"enabled":true},"smm":{"enabled":true}},
+                   "devices":{"disks":[{"name":"containervolume","disk":{"bus":"virtio"},"bootOrder":1},
+                     {"name":"cloudinitvolume","disk":{"bus":"virtio"}},
+                     {"name":"data","disk":{"bus":"virtio"},"cache":"none"}],
+                    "interfaces":[{"name":"default","masquerade":{},"model":"virtio"}],
+                    "rng":{},"networkInterfaceMultiqueue":true,"autoattachGraphicsDevice":false}},
+                  "networks":[{"name":"default","pod":{}}],
+                  "volumes":[{"name":"containervolume","containerDisk":{"image":"quay.io/capk/ubuntu-2204-container-disk:v1.30.1","imagePullPolicy":"IfNotPresent"}},
+                   {"name":"data","dataVolume":{"name":"%1$s-data"}},
+                   {"name":"cloudinitvolume","cloudInitNoCloud":{"userData":"%6$s"}}]}}
+                """.formatted(name, namespace, cluster, uid, serial, userData);
+    }
+
+    /** The status subresource as virt-controller and virt-handler fill it for a running VMI on {@code node}. */
+    static String status(String name, String node, String podIp) {
+        return """
+                {"status":{"phase":"Running","nodeName":"%2$s","qosClass":"Guaranteed","launcherContainerImageVersion":"quay.io/kubevirt/virt-launcher:v1.4.0",
+                 "migrationMethod":"BlockMigration","migrationTransport":"Unix","runtimeUser":107,"selinuxContext":"none",
+                 "virtualMachineRevisionName":"revision-start-vm-%1$s-1",
+                 "activePods":{"5c0f3d2a-9e1b-4d57-8a44-%3$s":"%2$s"},
+                 "conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-10T09:14:02Z"},
+                  {"type":"LiveMigratable","status":"False","reason":"DisksNotLiveMigratable","message":"cannot migrate VMI: PVC data is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)"},
+                  {"type":"AgentConnected","status":"True","lastTransitionTime":"2026-01-10T09:14:31Z"}],
+                 "interfaces":[{"name":"default","interfaceName":"enp1s0","ipAddress":"%4$s","ipAddresses":["%4$s","fd10:0:2::2"],
+                  "mac":"52:54:00:6e:1f:2b","infoSource":"domain, guest-agent","queueCount":4,"linkState":"up"}],
+                 "guestOSInfo":{"id":"ubuntu","name":"Ubuntu","prettyName":"Ubuntu 22.04.4 LTS","version":"22.04.4 LTS (Jammy Jellyfish)",
+                  "versionId":"22.04","kernelRelease":"5.15.0-113-generic","kernelVersion":"#123-Ubuntu SMP Mon Jun 10 08:16:17 UTC 2024","machine":"x86_64"},
+                 "machine":{"type":"pc-q35-rhel9.4.0"},"memory":{"guestAtBoot":"16Gi","guestCurrent":"16Gi","guestRequested":"16Gi"},
+                 "currentCPUTopology":{"cores":4,"sockets":1,"threads":1},
+                 "phaseTransitionTimestamps":[{"phase":"Pending","phaseTransitionTimestamp":"2026-01-10T09:13:40Z"},
+                  {"phase":"Scheduling","phaseTransitionTimestamp":"2026-01-10T09:13:41Z"},
+                  {"phase":"Scheduled","phaseTransitionTimestamp":"2026-01-10T09:13:55Z"},
+                  {"phase":"Running","phaseTransitionTimestamp":"2026-01-10T09:14:02Z"}],
+                 "volumeStatus":[{"name":"cloudinitvolume","target":"vdb","size":1048576},
+                  {"name":"containervolume","target":"vda"},
+                  {"name":"data","target":"vdc","persistentVolumeClaimInfo":{"claimName":"%1$s-data","accessModes":["ReadWriteOnce"],
+                   "volumeMode":"Filesystem","capacity":{"storage":"50Gi"},"requests":{"storage":"50Gi"},"filesystemOverhead":"0.055"}}]}}
+                """.formatted(name, node, Integer.toHexString(name.hashCode() & 0xfffff), podIp);
+    }
+
+    /** A kubeadm join script as CAPK's bootstrap data carries it (base64 is not used in NoCloud userData). */
+    private static String bootstrapScript(String name, String cluster) {
+        return ("#cloud-config\\nhostname: " + name + "\\nfqdn: " + name + "\\nwrite_files:\\n"
+                + "- path: /run/kubeadm/kubeadm-join-config.yaml\\n  owner: root:root\\n  permissions: '0640'\\n  content: |\\n"
+                + "    apiVersion: kubeadm.k8s.io/v1beta3\\n    kind: JoinConfiguration\\n    discovery:\\n      bootstrapToken:\\n"
+                + "        apiServerEndpoint: " + cluster + "-lb.tenants.svc:6443\\n        caCertHashes:\\n"
+                + "        - sha256:4f6a2c8e1d0b9a7f3e5c2d1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f\\n"
+                + "        token: abcdef.0123456789abcdef\\n    nodeRegistration:\\n      kubeletExtraArgs:\\n"
+                + "        provider-id: kubevirt://" + name + "\\n      name: '{{ ds.meta_data.local_hostname }}'\\n"
+                + "runcmd:\\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml && echo success > /run/cluster-api/bootstrap-success.complete\\n"
+                + "- mkdir -p /run/cluster-api\\n");
+    }
+}
