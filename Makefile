@@ -4,7 +4,7 @@ MVN ?= mvn -B
 # Where the Kubernetes binaries are built and cached (outside the repo); see hack/build-k8s.sh.
 export K8S_BIN_CACHE ?= $(HOME)/.cache/capk-vmi-eviction/k8s-bin
 
-.PHONY: test unit binaries package demo bench clean
+.PHONY: test unit binaries package demo soak bench clean
 
 ## binaries: build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok
 binaries:
@@ -15,6 +15,11 @@ test: binaries
 	rm -f e2e/target/clusters/started-pids.txt
 	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" $(MVN) verify; rc=$$?; \
 	  bash hack/check-no-leftovers.sh || rc=1; exit $$rc
+
+## soak: 20 seeded crash trials (the controller SIGKILLed at random moments of an evacuation)
+soak: binaries
+	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" $(MVN) verify -pl e2e -am -Dtest=none \
+	  -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=CrashTrialsE2EIT -Dcapk.crashTrials=$${TRIALS:-20}
 
 ## unit: the fast tier alone (no control plane)
 unit:
@@ -27,6 +32,14 @@ demo: binaries
 	  -Dcapk.repoRoot="$(CURDIR)" -Dcapk.workDir="$(CURDIR)/e2e/target/demo" \
 	  -Dlogback.configurationFile="$(CURDIR)/e2e/src/main/resources/demo-logback.xml" \
 	  -cp "e2e/target/classes:$$(cat e2e/target/classpath.txt)" dev.capk.vmieviction.e2e.demo.DemoMain
+
+## bench: speed, scale and cost against peers measured in the same run (never part of test); report: target/bench/report.md
+bench: binaries
+	$(MVN) -q -pl e2e -am package dependency:build-classpath -DskipTests -Dmdep.outputFile=target/classpath.txt
+	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" java -Xmx2g $(BENCH_OPTS) \
+	  -Dcapk.repoRoot="$(CURDIR)" -Dcapk.workDir="$(CURDIR)/e2e/target/bench" \
+	  -Dlogback.configurationFile="$(CURDIR)/e2e/src/main/resources/demo-logback.xml" \
+	  -cp "e2e/target/classes:$$(cat e2e/target/classpath.txt)" dev.capk.vmieviction.e2e.bench.BenchMain
 
 ## package: the controller's runnable jar (controllers/target/vmi-eviction-controller.jar)
 package:
