@@ -22,34 +22,29 @@ final class RealisticVmis {
         return """
                 {"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
                  "metadata":{"name":"%1$s","namespace":"%2$s",
-                  "labels":{"kubevirt.io/vm":"%1$s","kubevirt.io/nodeName":"infra-worker-07","kubevirt.io/size":"large",
+                  "labels":{"kubevirt.io/vm":"%1$s",
                    "cluster.x-k8s.io/cluster-name":"%3$s","cluster.x-k8s.io/role":"worker",
-                   "capk.cluster.x-k8s.io/kubevirt-machine-name":"%1$s","capk.cluster.x-k8s.io/kubevirt-machine-namespace":"%2$s",
-                   "name":"%1$s"},
+                   "capk.cluster.x-k8s.io/kubevirt-machine-name":"%1$s","capk.cluster.x-k8s.io/kubevirt-machine-namespace":"%2$s"},
                   "annotations":{"kubevirt.io/latest-observed-api-version":"v1","kubevirt.io/storage-observed-api-version":"v1",
                    "kubevirt.io/vm-generation":"1","capk.cluster.x-k8s.io/kubevirt-machine-uid":"%4$s",
-                   "kubevirt.io/cluster-instancetype-name":"","kubevirt.io/cluster-preference-name":""},
+                    "kubevirt.io/cluster-preference-name":""},
                   "finalizers":["kubevirt.io/virtualMachineControllerFinalize","foregroundDeleteVirtualMachine"],
                   "ownerReferences":[{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","name":"%1$s",
                    "uid":"%4$s","controller":true,"blockOwnerDeletion":true}]},
                  "spec":{"evictionStrategy":"External","terminationGracePeriodSeconds":600,
                   "nodeSelector":{"kubevirt.io/schedulable":"true","node-role.kubernetes.io/worker":""},
-                  "affinity":{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":100,
-                   "podAffinityTerm":{"topologyKey":"kubernetes.io/hostname","labelSelector":{"matchLabels":{"cluster.x-k8s.io/cluster-name":"%3$s"}}}}]}},
                   "domain":{"cpu":{"cores":4,"sockets":1,"threads":1,"model":"host-model","maxSockets":4},
                    "memory":{"guest":"16Gi","maxGuest":"16Gi"},
                    "resources":{"requests":{"cpu":"4","memory":"16Gi"},"limits":{"cpu":"4","memory":"16Gi"}},
                    "machine":{"type":"q35"},
                    "firmware":{"uuid":"%4$s","serial":"%5$s","bootloader":{"efi":{"secureBoot":false}}},
-                   "features":{"acpi":{"enabled":true},"apic":{"enabled":true},"smm":{"enabled":true}},
+                   "features":{"acpi":{"enabled":true},"apic":{"enabled":true}},
                    "devices":{"disks":[{"name":"containervolume","disk":{"bus":"virtio"},"bootOrder":1},
-                     {"name":"cloudinitvolume","disk":{"bus":"virtio"}},
-                     {"name":"data","disk":{"bus":"virtio"},"cache":"none"}],
+                     {"name":"cloudinitvolume","disk":{"bus":"virtio"}}],
                     "interfaces":[{"name":"default","masquerade":{},"model":"virtio"}],
                     "rng":{},"networkInterfaceMultiqueue":true,"autoattachGraphicsDevice":false}},
                   "networks":[{"name":"default","pod":{}}],
                   "volumes":[{"name":"containervolume","containerDisk":{"image":"quay.io/capk/ubuntu-2204-container-disk:v1.30.1","imagePullPolicy":"IfNotPresent"}},
-                   {"name":"data","dataVolume":{"name":"%1$s-data"}},
                    {"name":"cloudinitvolume","cloudInitNoCloud":{"userData":"%6$s"}}]}}
                 """.formatted(name, namespace, cluster, uid, serial, userData);
     }
@@ -58,26 +53,21 @@ final class RealisticVmis {
     static String status(String name, String node, String podIp) {
         return """
                 {"status":{"phase":"Running","nodeName":"%2$s","qosClass":"Guaranteed","launcherContainerImageVersion":"quay.io/kubevirt/virt-launcher:v1.4.0",
-                 "migrationMethod":"BlockMigration","migrationTransport":"Unix","runtimeUser":107,"selinuxContext":"none",
                  "virtualMachineRevisionName":"revision-start-vm-%1$s-1",
                  "activePods":{"5c0f3d2a-9e1b-4d57-8a44-%3$s":"%2$s"},
                  "conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-01-10T09:14:02Z"},
-                  {"type":"LiveMigratable","status":"False","reason":"DisksNotLiveMigratable","message":"cannot migrate VMI: PVC data is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)"},
+                  {"type":"LiveMigratable","status":"True"},
                   {"type":"AgentConnected","status":"True","lastTransitionTime":"2026-01-10T09:14:31Z"}],
                  "interfaces":[{"name":"default","interfaceName":"enp1s0","ipAddress":"%4$s","ipAddresses":["%4$s","fd10:0:2::2"],
                   "mac":"52:54:00:6e:1f:2b","infoSource":"domain, guest-agent","queueCount":4,"linkState":"up"}],
                  "guestOSInfo":{"id":"ubuntu","name":"Ubuntu","prettyName":"Ubuntu 22.04.4 LTS","version":"22.04.4 LTS (Jammy Jellyfish)",
-                  "versionId":"22.04","kernelRelease":"5.15.0-113-generic","kernelVersion":"#123-Ubuntu SMP Mon Jun 10 08:16:17 UTC 2024","machine":"x86_64"},
-                 "machine":{"type":"pc-q35-rhel9.4.0"},"memory":{"guestAtBoot":"16Gi","guestCurrent":"16Gi","guestRequested":"16Gi"},
+                  "versionId":"22.04","kernelRelease":"5.15.0-113-generic","machine":"x86_64"},
                  "currentCPUTopology":{"cores":4,"sockets":1,"threads":1},
                  "phaseTransitionTimestamps":[{"phase":"Pending","phaseTransitionTimestamp":"2026-01-10T09:13:40Z"},
-                  {"phase":"Scheduling","phaseTransitionTimestamp":"2026-01-10T09:13:41Z"},
                   {"phase":"Scheduled","phaseTransitionTimestamp":"2026-01-10T09:13:55Z"},
                   {"phase":"Running","phaseTransitionTimestamp":"2026-01-10T09:14:02Z"}],
                  "volumeStatus":[{"name":"cloudinitvolume","target":"vdb","size":1048576},
-                  {"name":"containervolume","target":"vda"},
-                  {"name":"data","target":"vdc","persistentVolumeClaimInfo":{"claimName":"%1$s-data","accessModes":["ReadWriteOnce"],
-                   "volumeMode":"Filesystem","capacity":{"storage":"50Gi"},"requests":{"storage":"50Gi"},"filesystemOverhead":"0.055"}}]}}
+                  {"name":"containervolume","target":"vda"}]}}
                 """.formatted(name, node, Integer.toHexString(name.hashCode() & 0xfffff), podIp);
     }
 
@@ -90,7 +80,7 @@ final class RealisticVmis {
                 + "        - sha256:4f6a2c8e1d0b9a7f3e5c2d1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f\\n"
                 + "        token: abcdef.0123456789abcdef\\n    nodeRegistration:\\n      kubeletExtraArgs:\\n"
                 + "        provider-id: kubevirt://" + name + "\\n      name: '{{ ds.meta_data.local_hostname }}'\\n"
-                + "runcmd:\\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml && echo success > /run/cluster-api/bootstrap-success.complete\\n"
-                + "- mkdir -p /run/cluster-api\\n");
+                + "runcmd:\\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\\n"
+                + "");
     }
 }
