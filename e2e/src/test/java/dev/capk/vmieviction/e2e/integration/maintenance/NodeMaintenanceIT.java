@@ -333,6 +333,9 @@ class NodeMaintenanceIT {
     assertEquals(4, intField(st, "evictionPods"), st.toString());
     assertEquals(75, intField(st, "drainProgress"), st.toString());
     assertEquals(List.of(ns + "/db-0"), podsOn(cluster, node));
+    String wide = cluster.kubectl().runOrFail(null, "get", "nm", nm, "-o", "wide");
+    assertTrue(wide.lines().findFirst().orElseThrow().contains("PODS TO EVICT"), wide);
+    assertTrue(wide.contains("db-0") && wide.contains("Running") && wide.contains(ns + "/db"), wide);
     // It stays so: a blocked drain is retried, never declared done.
     Thread.sleep(1500);
     assertEquals("Running", phase(cluster, nm));
