@@ -1,0 +1,22 @@
+package dev.capk.vmieviction.api;
+
+/** Annotations this controller (and CAPK before it) writes. */
+public final class EvictionAnnotations {
+  private EvictionAnnotations() {}
+
+  /** On the VMI: when the drain of its guest node started, RFC 3339 in UTC. */
+  public static final String DRAIN_START_TIME = "capk.cluster.x-k8s.io/vmi-drain-start-time";
+
+  /**
+   * On the VMI, written by CAPK's own controller: the deadline (RFC 3339) after which the VMI is
+   * deleted whatever the drain state. Honoured so clusters migrating from CAPK keep their deadline.
+   */
+  public static final String CAPK_DELETION_GRACE_TIME =
+      "capk.cluster.x-k8s.io/vmi-deletion-grace-time";
+
+  /**
+   * On the guest Node: this controller cordoned it, for the VMI with the given UID. Its presence is
+   * what allows us to uncordon; a node cordoned by anyone else never carries it.
+   */
+  public static final String CORDONED_BY = "capk.cluster.x-k8s.io/vmi-eviction-cordoned-for";
+}

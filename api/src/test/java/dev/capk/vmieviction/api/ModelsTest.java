@@ -1,0 +1,54 @@
+package dev.capk.vmieviction.api;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import dev.capk.vmieviction.api.capi.ClusterApi;
+import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import io.kubernetes.client.openapi.JSON;
+import org.junit.jupiter.api.Test;
+
+/** The partial models read what we need from real-shaped JSON and ignore the rest. */
+class ModelsTest {
+
+  static final String VMI = """
+      {"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
+       "metadata":{"name":"vm-1","namespace":"ns","uid":"u-1",
+                   "labels":{"capk.cluster.x-k8s.io/kubevirt-machine-name":"vm-1"}},
+       "spec":{"evictionStrategy":"External","domain":{"cpu":{"cores":2}},"someFutureField":{"x":1}},
+       "status":{"phase":"Running","nodeName":"infra-1","evacuationNodeName":"infra-1",
+                 "interfaces":[{"ipAddress":"10.0.0.1"}],"migrationState":{"completed":false}}}
+      """;
+
+  @Test
+  void vmiReadsTheFieldsTheControllerUsesAndIgnoresTheRest() {
+    VirtualMachineInstance vmi = new JSON().deserialize(VMI, VirtualMachineInstance.class);
+    assertEquals("vm-1", vmi.getMetadata().getName());
+    assertEquals("External", vmi.getSpec().getEvictionStrategy());
+    assertEquals("infra-1", vmi.getStatus().getEvacuationNodeName());
+    assertEquals("Running", vmi.getStatus().getPhase());
+  }
+
+  @Test
+  void missingApiVersionAndKindDefaultToTheVmis() {
+    VirtualMachineInstance vmi = new JSON().deserialize("{\"metadata\":{\"name\":\"a\"}}", VirtualMachineInstance.class);
+    assertEquals("kubevirt.io/v1", vmi.getApiVersion());
+    assertEquals("VirtualMachineInstance", vmi.getKind());
+    assertNull(vmi.getStatus());
+  }
+
+  @Test
+  void kubeVirtCrGivesTheClusterWideEvictionStrategy() {
+    KubeVirtList list = new JSON().deserialize("""
+        {"items":[{"metadata":{"name":"kubevirt","namespace":"kubevirt"},
+                   "spec":{"configuration":{"evictionStrategy":"External","developerConfiguration":{}}}}]}
+        """, KubeVirtList.class);
+    assertEquals("External", list.getItems().get(0).getSpec().getConfiguration().getEvictionStrategy());
+  }
+
+  @Test
+  void kubeconfigSecretIsNamedAfterTheCluster() {
+    assertEquals("tenant-a-kubeconfig", ClusterApi.kubeconfigSecretName("tenant-a"));
+  }
+}

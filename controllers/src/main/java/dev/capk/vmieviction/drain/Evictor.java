@@ -1,0 +1,74 @@
+package dev.capk.vmieviction.drain;
+
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1DeleteOptions;
+import io.kubernetes.client.openapi.models.V1Eviction;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Preconditions;
+import java.util.List;
+
+/**
+ * Sends one eviction (policy group/version as discovered) or, when evictions are off, one deletion, and
+ * classifies the answer. Both carry the pod's UID as a precondition, so a pod recreated under the same
+ * name (StatefulSet) is never hit by a request meant for its predecessor.
+ */
+final class Evictor {
+    private final RawApi api;
+    private final CoreV1Api core;
+    private final DrainOptions options;
+    /** "policy/v1", or null to delete instead of evicting. */
+    private final String evictionGroupVersion;
+
+    Evictor(RawApi api, DrainOptions options, String evictionGroupVersion) {
+        this.api = api;
+        this.core = new CoreV1Api(api.client());
+        this.options = options;
+        this.evictionGroupVersion = evictionGroupVersion;
+    }
+
+    boolean usingEviction() {
+        return evictionGroupVersion != null;
+    }
+
+    EvictionOutcome evictOrDelete(PodRef pod) {
+        try {
+            RawApi.Answer answer = api.execute(usingEviction() ? evictionCall(pod) : deletionCall(pod));
+            return EvictionOutcome.classify(answer.code(), answer.body(), answer.headers());
+        } catch (ApiException e) {
+            return EvictionOutcome.unreachable(ApiStatus.describe(e));
+        }
+    }
+
+    V1DeleteOptions deleteOptions(PodRef pod) {
+        V1DeleteOptions o = new V1DeleteOptions();
+        if (options.gracePeriodSeconds() >= 0) {
+            o.setGracePeriodSeconds((long) options.gracePeriodSeconds());
+        }
+        if (pod.uid() != null) {
+            o.setPreconditions(new V1Preconditions().uid(pod.uid()));
+        }
+        if (options.dryRun() == DryRun.SERVER) {
+            o.setDryRun(List.of("All"));
+        }
+        return o;
+    }
+
+    private okhttp3.Call evictionCall(PodRef pod) throws ApiException {
+        V1Eviction eviction = new V1Eviction()
+                .apiVersion(evictionGroupVersion)
+                .kind("Eviction")
+                .metadata(new V1ObjectMeta().name(pod.name()).namespace(pod.namespace()))
+                .deleteOptions(deleteOptions(pod));
+        return core.createNamespacedPodEviction(pod.name(), pod.namespace(), eviction).buildCall(null);
+    }
+
+    private okhttp3.Call deletionCall(PodRef pod) throws ApiException {
+        CoreV1Api.APIdeleteNamespacedPodRequest req = core.deleteNamespacedPod(pod.name(), pod.namespace())
+                .body(deleteOptions(pod));
+        if (options.dryRun() == DryRun.SERVER) {
+            req = req.dryRun("All");
+        }
+        return req.buildCall(null);
+    }
+}

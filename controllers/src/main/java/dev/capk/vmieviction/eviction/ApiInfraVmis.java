@@ -1,0 +1,112 @@
+package dev.capk.vmieviction.eviction;
+
+import com.google.gson.JsonObject;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
+import io.kubernetes.client.custom.V1Patch;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1Preconditions;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
+import io.kubernetes.client.util.generic.options.DeleteOptions;
+import io.kubernetes.client.util.generic.options.PatchOptions;
+import java.util.Optional;
+import java.util.function.BiFunction;
+
+/**
+ * VMIs read from the shared informer's cache and written with narrow requests: a JSON merge patch
+ * of one annotation (guarded by resourceVersion) and a delete with UID precondition. Never a PUT:
+ * our VMI model is partial and an update would erase what it does not model.
+ */
+public final class ApiInfraVmis implements InfraVmis {
+
+  /** Appears in managedFields: who set the annotation. */
+  public static final String FIELD_MANAGER = "capk-vmi-eviction-controller";
+
+  /** (namespace, name) to the cached VMI or null: one informer cache per watched namespace. */
+  private final BiFunction<String, String, VirtualMachineInstance> cache;
+  private final GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api;
+
+  public ApiInfraVmis(
+      BiFunction<String, String, VirtualMachineInstance> cache,
+      GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api) {
+    this.cache = cache;
+    this.api = api;
+  }
+
+  @Override
+  public Optional<VirtualMachineInstance> get(String namespace, String name) {
+    return Optional.ofNullable(cache.apply(namespace, name));
+  }
+
+  @Override
+  public VirtualMachineInstance annotate(VirtualMachineInstance vmi, String key, String value)
+      throws ApiException {
+    String ns = vmi.getMetadata().getNamespace();
+    String name = vmi.getMetadata().getName();
+    KubernetesApiResponse<VirtualMachineInstance> r =
+        call(() -> api.patch(ns, name, V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH,
+            new V1Patch(annotationPatch(vmi.getMetadata().getResourceVersion(), key, value)),
+            patchOptions()));
+    return r.throwsApiException().getObject();
+  }
+
+  /** {@code {"metadata":{"resourceVersion":rv,"annotations":{key:value}}}}: exactly one field. */
+  static String annotationPatch(String resourceVersion, String key, String value) {
+    JsonObject annotations = new JsonObject();
+    annotations.addProperty(key, value);
+    JsonObject metadata = new JsonObject();
+    if (resourceVersion != null) {
+      // A resourceVersion in a patch is a precondition: 409 if the object changed since we read it.
+      metadata.addProperty("resourceVersion", resourceVersion);
+    }
+    metadata.add("annotations", annotations);
+    JsonObject patch = new JsonObject();
+    patch.add("metadata", metadata);
+    return patch.toString();
+  }
+
+  @Override
+  public DeleteOutcome deleteExact(VirtualMachineInstance vmi) throws ApiException {
+    DeleteOptions options = new DeleteOptions();
+    options.setPropagationPolicy("Foreground");
+    options.setPreconditions(new V1Preconditions().uid(vmi.getMetadata().getUid()));
+    KubernetesApiResponse<VirtualMachineInstance> r =
+        call(() -> api.delete(vmi.getMetadata().getNamespace(), vmi.getMetadata().getName(), options));
+    if (r.isSuccess()) {
+      return DeleteOutcome.DELETED;
+    }
+    if (r.getHttpStatusCode() == 404) {
+      return DeleteOutcome.GONE;
+    }
+    if (r.getHttpStatusCode() == 409) {
+      return DeleteOutcome.REPLACED;
+    }
+    r.throwsApiException();
+    throw new ApiException(r.getHttpStatusCode(), "delete failed");
+  }
+
+  /**
+   * GenericKubernetesApi reports an I/O failure as an IllegalStateException, not an ApiException,
+   * and a response without HTTP status would count as success: turn both into ApiException(0).
+   */
+  static <T extends io.kubernetes.client.common.KubernetesType> KubernetesApiResponse<T> call(
+      java.util.function.Supplier<KubernetesApiResponse<T>> request) throws ApiException {
+    KubernetesApiResponse<T> r;
+    try {
+      r = request.get();
+    } catch (IllegalStateException e) {
+      throw new ApiException(e.getCause() != null ? e.getCause() : e);
+    }
+    if (r.getHttpStatusCode() == 0) {
+      throw new ApiException(0, "no HTTP response");
+    }
+    return r;
+  }
+
+  private static PatchOptions patchOptions() {
+    PatchOptions o = new PatchOptions();
+    o.setFieldManager(FIELD_MANAGER);
+    return o;
+  }
+}

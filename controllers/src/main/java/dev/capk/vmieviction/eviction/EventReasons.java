@@ -1,0 +1,18 @@
+package dev.capk.vmieviction.eviction;
+
+/** Reasons of the Kubernetes Events the controller emits (besides {@code GuestAccessException.Reason}). */
+public final class EventReasons {
+  private EventReasons() {}
+
+  public static final String DRAIN_STARTED = "DrainStarted";
+  public static final String DRAIN_START_TIME_INVALID = "DrainStartTimeInvalid";
+  public static final String CORDONED = "GuestNodeCordoned";
+  public static final String DRAIN_BLOCKED = "DrainBlocked";
+  public static final String DRAIN_REFUSED = "DrainRefused";
+  public static final String DRAIN_SUCCEEDED = "DrainSucceeded";
+  public static final String GUEST_NODE_NOT_FOUND = "GuestNodeNotFound";
+  public static final String DEADLINE_PASSED = "DrainDeadlinePassed";
+  public static final String VMI_DELETED = "VMIDeleted";
+  public static final String UNCORDONED = "GuestNodeUncordoned";
+  public static final String INFRA_API_ERROR = "InfraAPIError";
+}

@@ -1,0 +1,98 @@
+package dev.capk.vmieviction.eviction;
+
+import io.prometheus.client.CollectorRegistry;
+import io.prometheus.client.Counter;
+import io.prometheus.client.Gauge;
+import io.prometheus.client.Histogram;
+import java.time.Duration;
+
+/** The controller's Prometheus metrics. One instance per registry. */
+public final class EvictionMetrics {
+
+  /** How an evacuation ended. */
+  public enum Outcome {
+    DRAINED("drained"),
+    DEADLINE("deadline"),
+    NODE_MISSING("node_missing");
+
+    final String label;
+
+    Outcome(String label) {
+      this.label = label;
+    }
+  }
+
+  /** What one pod eviction came to, as reported by a drain pass. */
+  public enum EvictionResult {
+    EVICTED("evicted"),
+    BLOCKED_BY_BUDGET("blocked_by_budget"),
+    ERROR("error");
+
+    final String label;
+
+    EvictionResult(String label) {
+      this.label = label;
+    }
+  }
+
+  private final Gauge inProgress;
+  private final Counter started;
+  private final Histogram duration;
+  private final Counter evictions;
+  private final Counter reconcileErrors;
+  private final Histogram drainPassSeconds;
+
+  public EvictionMetrics(CollectorRegistry registry) {
+    inProgress =
+        Gauge.build("vmi_eviction_evacuations_in_progress", "VMIs being evacuated right now.")
+            .register(registry);
+    started =
+        Counter.build("vmi_eviction_evacuations_started_total", "Evacuations started.")
+            .register(registry);
+    duration =
+        Histogram.build(
+                "vmi_eviction_evacuation_duration_seconds",
+                "From drain start to VMI deletion, by outcome (drained, deadline, node_missing).")
+            .labelNames("outcome")
+            .buckets(5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)
+            .register(registry);
+    evictions =
+        Counter.build("vmi_eviction_pod_evictions_total", "Guest pod evictions by result.")
+            .labelNames("result")
+            .register(registry);
+    reconcileErrors =
+        Counter.build("vmi_eviction_reconcile_errors_total", "Reconciles that failed, by reason.")
+            .labelNames("reason")
+            .register(registry);
+    drainPassSeconds =
+        Histogram.build("vmi_eviction_drain_pass_duration_seconds", "Duration of one drain pass.")
+            .buckets(0.1, 0.5, 1, 2, 5, 10, 20, 30, 60)
+            .register(registry);
+  }
+
+  public void evacuationStarted() {
+    started.inc();
+  }
+
+  public void setInProgress(int n) {
+    inProgress.set(n);
+  }
+
+  public void evacuationEnded(Outcome outcome, Duration sinceStart) {
+    duration.labels(outcome.label).observe(Math.max(0, sinceStart.toMillis()) / 1000.0);
+  }
+
+  public void evictions(EvictionResult result, int count) {
+    if (count > 0) {
+      evictions.labels(result.label).inc(count);
+    }
+  }
+
+  public void reconcileError(String reason) {
+    reconcileErrors.labels(reason).inc();
+  }
+
+  public void drainPass(Duration d) {
+    drainPassSeconds.observe(d.toMillis() / 1000.0);
+  }
+}

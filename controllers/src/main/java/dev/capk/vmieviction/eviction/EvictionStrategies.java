@@ -1,0 +1,29 @@
+package dev.capk.vmieviction.eviction;
+
+import dev.capk.vmieviction.api.kubevirt.EvictionStrategy;
+import java.util.Optional;
+
+/** Which eviction strategy applies to a VMI. Pure. */
+public final class EvictionStrategies {
+  private EvictionStrategies() {}
+
+  /**
+   * The strategy KubeVirt applies: the VMI's own when set, else the cluster-wide default from the
+   * KubeVirt CR when it could be read and is set, else the operator-given fallback.
+   */
+  public static String effective(
+      String vmiStrategy, Optional<String> clusterDefault, String fallback) {
+    if (!isBlank(vmiStrategy)) {
+      return vmiStrategy.trim();
+    }
+    return clusterDefault.filter(s -> !isBlank(s)).map(String::trim).orElse(fallback);
+  }
+
+  public static boolean isExternal(String strategy) {
+    return EvictionStrategy.EXTERNAL.equals(strategy);
+  }
+
+  private static boolean isBlank(String s) {
+    return s == null || s.isBlank();
+  }
+}

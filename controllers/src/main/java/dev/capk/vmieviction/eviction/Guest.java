@@ -1,0 +1,42 @@
+package dev.capk.vmieviction.eviction;
+
+import dev.capk.vmieviction.workload.GuestAccessException;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1Node;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * The guest cluster of one VMI, as the reconciler uses it. Every call is bounded in time; an
+ * unreachable or failing guest API shows as a {@link GuestAccessException} with a specific reason.
+ */
+public interface Guest {
+
+  /** {@code namespace/name} of the Cluster, for logs and events. */
+  String cluster();
+
+  /**
+   * The guest Node running in the VMI: named like the VMI, else with providerID
+   * {@code kubevirt://<vmi>}.
+   */
+  Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException;
+
+  /**
+   * Cordons the node and marks it as cordoned by us for the VMI, in one patch guarded by the node's
+   * resourceVersion (409 if someone changed the node since it was read).
+   */
+  void cordonAndMark(V1Node node, String vmiUid) throws GuestAccessException, ApiException;
+
+  /** One drain pass, never longer than {@code timeout}. */
+  DrainPass drain(String nodeName, Duration timeout, boolean nodeUnreachable)
+      throws GuestAccessException, ApiException;
+
+  /** Uncordons the node and removes our mark, in one guarded patch. */
+  void uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException;
+
+  /** Removes our mark only (the node is already schedulable). */
+  void removeMark(V1Node node) throws GuestAccessException, ApiException;
+
+  /** Best effort: an Event on the guest Node. Never throws. */
+  void nodeEvent(V1Node node, boolean warning, String reason, String message);
+}

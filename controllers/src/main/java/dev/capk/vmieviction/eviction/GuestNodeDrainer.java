@@ -1,0 +1,228 @@
+package dev.capk.vmieviction.eviction;
+
+import com.google.gson.JsonNull;
+import com.google.gson.JsonObject;
+import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.drain.DrainOptions;
+import dev.capk.vmieviction.drain.DrainRefusedException;
+import dev.capk.vmieviction.drain.DrainResult;
+import dev.capk.vmieviction.drain.NodeDrainer;
+import dev.capk.vmieviction.workload.GuestAccessException;
+import dev.capk.vmieviction.workload.GuestCalls;
+import dev.capk.vmieviction.workload.GuestClient;
+import io.kubernetes.client.custom.V1Patch;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.CoreV1Event;
+import io.kubernetes.client.openapi.models.V1EventSource;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1ObjectReference;
+import io.kubernetes.client.util.PatchUtils;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A guest cluster as the reconciler needs it: find the VMI's node, cordon it with our mark, run a
+ * bounded drain pass with the drain engine, uncordon. Node writes are JSON merge patches of exactly
+ * the fields we change, guarded by the node's resourceVersion.
+ */
+public final class GuestNodeDrainer implements Guest {
+
+  private static final Logger log = LoggerFactory.getLogger(GuestNodeDrainer.class);
+
+  /** kubectl drain flags the controller uses (CAPK's choice) and the unreachable-node rule. */
+  public record Settings(int maxConcurrentEvictions, Duration skipWaitWhenUnreachable) {
+    public static Settings defaults() {
+      return new Settings(DrainOptions.DEFAULT_MAX_CONCURRENT_EVICTIONS, Duration.ofMinutes(5));
+    }
+  }
+
+  static final String EVENT_SOURCE = "capk-vmi-eviction-controller";
+
+  private final GuestClient client;
+  private final CoreV1Api core;
+  private final Settings settings;
+
+  public GuestNodeDrainer(GuestClient client, Settings settings) {
+    this.client = client;
+    this.core = client.core();
+    this.settings = settings;
+  }
+
+  @Override
+  public String cluster() {
+    return client.cluster().toString();
+  }
+
+  @Override
+  public Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException {
+    try {
+      return Optional.of(client.call("reading node " + vmiName, () -> core.readNode(vmiName).execute()));
+    } catch (ApiException e) {
+      if (e.getCode() != 404) {
+        throw e;
+      }
+    }
+    // Not named like the VMI: look for the providerID the KubeVirt cloud provider sets.
+    List<V1Node> nodes = client.call("listing nodes", () -> core.listNode().execute().getItems());
+    return GuestNodeMatch.choose(vmiName, nodes);
+  }
+
+  @Override
+  public void cordonAndMark(V1Node node, String vmiUid) throws GuestAccessException, ApiException {
+    patchNode(node, nodePatch(node.getMetadata().getResourceVersion(), true, vmiUid), "cordoning node");
+  }
+
+  @Override
+  public void uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException {
+    patchNode(node, nodePatch(node.getMetadata().getResourceVersion(), false, null), "uncordoning node");
+  }
+
+  @Override
+  public void removeMark(V1Node node) throws GuestAccessException, ApiException {
+    JsonObject annotations = new JsonObject();
+    annotations.add(EvictionAnnotations.CORDONED_BY, JsonNull.INSTANCE);
+    JsonObject metadata = new JsonObject();
+    metadata.addProperty("resourceVersion", node.getMetadata().getResourceVersion());
+    metadata.add("annotations", annotations);
+    JsonObject patch = new JsonObject();
+    patch.add("metadata", metadata);
+    patchNode(node, patch.toString(), "removing cordon mark");
+  }
+
+  /**
+   * Cordon: {@code unschedulable: true} and our mark; uncordon: {@code unschedulable: null} (the
+   * default, false) and the mark removed. One patch, so the mark and the cordon never disagree.
+   */
+  static String nodePatch(String resourceVersion, boolean cordon, String vmiUid) {
+    JsonObject annotations = new JsonObject();
+    if (cordon) {
+      annotations.addProperty(EvictionAnnotations.CORDONED_BY, vmiUid);
+    } else {
+      annotations.add(EvictionAnnotations.CORDONED_BY, JsonNull.INSTANCE);
+    }
+    JsonObject metadata = new JsonObject();
+    if (resourceVersion != null) {
+      metadata.addProperty("resourceVersion", resourceVersion);
+    }
+    metadata.add("annotations", annotations);
+    JsonObject spec = new JsonObject();
+    if (cordon) {
+      spec.addProperty("unschedulable", true);
+    } else {
+      spec.add("unschedulable", JsonNull.INSTANCE);
+    }
+    JsonObject patch = new JsonObject();
+    patch.add("metadata", metadata);
+    patch.add("spec", spec);
+    return patch.toString();
+  }
+
+  private void patchNode(V1Node node, String patch, String what) throws GuestAccessException, ApiException {
+    String name = node.getMetadata().getName();
+    client.call(
+        what + " " + name,
+        () ->
+            PatchUtils.patch(
+                V1Node.class,
+                () -> core.patchNode(name, new V1Patch(patch)).buildCall(null),
+                V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH,
+                client.apiClient()));
+  }
+
+  @Override
+  public DrainPass drain(String nodeName, Duration timeout, boolean nodeUnreachable)
+      throws GuestAccessException, ApiException {
+    DrainOptions options =
+        DrainOptions.builder()
+            .force(true)
+            .ignoreAllDaemonSets(true)
+            .deleteEmptyDirData(true)
+            .gracePeriodSeconds(-1)
+            .timeout(timeout)
+            // An unreachable kubelet never confirms deletions: do not wait for pods deleted long ago.
+            .skipWaitForDeleteTimeout(nodeUnreachable ? settings.skipWaitWhenUnreachable() : Duration.ZERO)
+            .maxConcurrentEvictions(settings.maxConcurrentEvictions())
+            .build();
+    try {
+      DrainResult result =
+          client.guarded("draining node " + nodeName, () -> new NodeDrainer(client.apiClient()).drain(nodeName, options));
+      List<String> failures = new ArrayList<>();
+      result.failed().forEach((pod, reason) -> failures.add(pod + ": " + reason));
+      result.interruption().ifPresent(why -> failures.add("drain interrupted: " + why));
+      Map<String, Set<String>> budgets = new LinkedHashMap<>();
+      // A budget lives in its pod's namespace: name it namespace/name, as kubectl users know it.
+      result.blockingBudgets().forEach((pod, b) -> budgets.put(pod.toString(),
+          b.stream().map(name -> name.contains("/") ? name : pod.namespace() + "/" + name)
+              .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new))));
+      return new DrainPass(
+          result.isComplete(),
+          result.evicted().size(),
+          result.pending().size(),
+          budgets,
+          failures,
+          List.of(),
+          result.summary());
+    } catch (DrainRefusedException e) {
+      List<String> refusals = new ArrayList<>();
+      e.refusals().forEach((reason, pods) -> refusals.add(reason + ": " + pods));
+      return new DrainPass(false, 0, e.refusedPods().size(), Map.of(), List.of(), refusals, e.getMessage());
+    } catch (GuestAccessException e) {
+      throw e;
+    } catch (ApiException e) {
+      // The drain engine calls the guest API itself: classify its failures like ours.
+      if (GuestCalls.isForbidden(e)) {
+        throw new GuestAccessException(GuestAccessException.Reason.GuestAPIForbidden,
+            "guest cluster " + cluster() + ": draining node " + nodeName + " denied (" + GuestCalls.describe(e) + ")");
+      }
+      if (GuestCalls.isTransient(e)) {
+        throw new GuestAccessException(GuestAccessException.Reason.GuestAPIUnavailable,
+            "guest cluster " + cluster() + ": draining node " + nodeName + " failed: " + GuestCalls.describe(e));
+      }
+      throw e;
+    } catch (Exception e) {
+      if (GuestCalls.isForbidden(e)) {
+        throw new GuestAccessException(GuestAccessException.Reason.GuestAPIForbidden,
+            "guest cluster " + cluster() + ": draining node " + nodeName + " denied (" + GuestCalls.describe(e) + ")");
+      }
+      throw new GuestAccessException(GuestAccessException.Reason.GuestAPIUnavailable,
+          "guest cluster " + cluster() + ": draining node " + nodeName + " failed: " + GuestCalls.describe(e));
+    }
+  }
+
+  @Override
+  public void nodeEvent(V1Node node, boolean warning, String reason, String message) {
+    String name = node.getMetadata().getName();
+    OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
+    CoreV1Event event =
+        new CoreV1Event()
+            .metadata(new V1ObjectMeta().name(name + "." + UUID.randomUUID().toString().substring(0, 8)).namespace("default"))
+            .involvedObject(
+                new V1ObjectReference().kind("Node").apiVersion("v1").name(name).uid(node.getMetadata().getUid()))
+            .type(warning ? "Warning" : "Normal")
+            .reason(reason)
+            .message(RecorderVmiEvents.truncate(message))
+            .source(new V1EventSource().component(EVENT_SOURCE))
+            .firstTimestamp(now)
+            .lastTimestamp(now)
+            .count(1);
+    try {
+      // One attempt, through the breaker: an event is not worth slowing an evacuation down.
+      client.guarded("recording event", () -> core.createNamespacedEvent("default", event).execute());
+    } catch (Exception e) {
+      log.debug("guest node event not recorded cluster={} node={} reason={} error={}",
+          cluster(), name, reason, GuestCalls.describe(e));
+    }
+  }
+}

@@ -1,0 +1,34 @@
+package dev.capk.vmieviction.eviction;
+
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import io.kubernetes.client.openapi.ApiException;
+import java.util.Optional;
+
+/** The reconciler's view of VMIs in the infra cluster: reads from the cache, writes narrowly. */
+public interface InfraVmis {
+
+  /** The cached VMI, if the informer knows it. */
+  Optional<VirtualMachineInstance> get(String namespace, String name);
+
+  /**
+   * Sets (or, with a null value, removes) one annotation with a JSON merge patch guarded by the object's resourceVersion, so a stale
+   * cache can never overwrite a newer value.
+   *
+   * @return the VMI as the server has it after the patch
+   * @throws ApiException 409 when the object changed since it was read, 404 when it is gone
+   */
+  VirtualMachineInstance annotate(VirtualMachineInstance vmi, String key, String value)
+      throws ApiException;
+
+  /** What a delete came to. */
+  enum DeleteOutcome {
+    DELETED,
+    /** Already gone. */
+    GONE,
+    /** The UID precondition failed: a new VMI of that name exists; it is not ours to delete. */
+    REPLACED
+  }
+
+  /** Deletes exactly this VMI: UID precondition, Foreground propagation. */
+  DeleteOutcome deleteExact(VirtualMachineInstance vmi) throws ApiException;
+}

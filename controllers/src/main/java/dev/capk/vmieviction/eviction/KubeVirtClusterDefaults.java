@@ -1,0 +1,79 @@
+package dev.capk.vmieviction.eviction;
+
+import dev.capk.vmieviction.api.kubevirt.KubeVirt;
+import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The cluster-wide eviction strategy from the KubeVirt CR, read at most once per refresh interval.
+ * Unreadable (no CRD, no CR, RBAC) means "not known": the operator's fallback applies.
+ */
+public final class KubeVirtClusterDefaults implements ClusterDefaults {
+
+  private static final Logger log = LoggerFactory.getLogger(KubeVirtClusterDefaults.class);
+
+  private final GenericKubernetesApi<KubeVirt, KubeVirtList> api;
+  private final Duration refresh;
+  private final Clock clock;
+  private volatile Instant readAt = Instant.MIN;
+  private volatile Optional<String> cached = Optional.empty();
+  private volatile String lastProblem;
+
+  public KubeVirtClusterDefaults(GenericKubernetesApi<KubeVirt, KubeVirtList> api, Duration refresh, Clock clock) {
+    this.api = api;
+    this.refresh = refresh;
+    this.clock = clock;
+  }
+
+  @Override
+  public Optional<String> evictionStrategy() {
+    Instant now = clock.instant();
+    if (readAt != Instant.MIN && Duration.between(readAt, now).compareTo(refresh) < 0) {
+      return cached;
+    }
+    synchronized (this) {
+      if (readAt != Instant.MIN && Duration.between(readAt, clock.instant()).compareTo(refresh) < 0) {
+        return cached;
+      }
+      cached = read();
+      readAt = clock.instant();
+      return cached;
+    }
+  }
+
+  private Optional<String> read() {
+    KubernetesApiResponse<KubeVirtList> r;
+    try {
+      r = api.list();
+    } catch (RuntimeException e) {
+      report("listing KubeVirt CRs failed: " + e.getClass().getSimpleName());
+      return cached;
+    }
+    if (!r.isSuccess()) {
+      report("listing KubeVirt CRs failed: HTTP " + r.getHttpStatusCode());
+      // 404: no KubeVirt CRD; 403: not allowed. Keep what we knew, if anything.
+      return r.getHttpStatusCode() == 404 ? Optional.empty() : cached;
+    }
+    return r.getObject().getItems().stream()
+        .filter(kv -> kv.getMetadata() == null || kv.getMetadata().getDeletionTimestamp() == null)
+        .map(KubeVirt::getSpec)
+        .filter(s -> s != null && s.getConfiguration() != null)
+        .map(s -> s.getConfiguration().getEvictionStrategy())
+        .filter(s -> s != null && !s.isBlank())
+        .findFirst();
+  }
+
+  private void report(String problem) {
+    if (!problem.equals(lastProblem)) {
+      log.info("cluster default eviction strategy unknown, using the fallback detail=\"{}\"", problem);
+      lastProblem = problem;
+    }
+  }
+}

@@ -1,0 +1,35 @@
+package dev.capk.vmieviction.maintenance;
+
+import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
+import io.kubernetes.client.openapi.ApiException;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The reads and writes maintenance makes in the cluster: live reads (never the cache) wherever a
+ * decision or a precondition depends on them, and merge patches of exactly what changes.
+ */
+public interface MaintenanceCluster {
+
+  /** The node as it is now, or empty if there is no such node. */
+  Optional<NodeView> readNode(String name) throws ApiException;
+
+  /** Applies a JSON merge patch to the node; a stale resourceVersion in it answers 409. */
+  void patchNode(String name, String mergePatch) throws ApiException;
+
+  /** Every NodeMaintenance, read from the API server (not a cache): admission depends on it. */
+  List<NodeMaintenance> listMaintenances() throws ApiException;
+
+  /** Adds our finalizer (resourceVersion precondition); false if the object is gone or being deleted. */
+  boolean addFinalizer(String name) throws ApiException;
+
+  /**
+   * Removes our finalizer (resourceVersion precondition).
+   *
+   * @return true if this call removed it; false if it was not there or the object is gone
+   */
+  boolean removeFinalizer(String name) throws ApiException;
+
+  /** Applies a JSON merge patch to the status subresource. */
+  void patchStatus(String name, String mergePatch) throws ApiException;
+}

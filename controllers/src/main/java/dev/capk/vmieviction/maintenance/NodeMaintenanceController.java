@@ -1,0 +1,288 @@
+package dev.capk.vmieviction.maintenance;
+
+import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
+import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
+import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
+import dev.capk.vmieviction.drain.NodeDrainer;
+import io.kubernetes.client.extended.controller.Controller;
+import io.kubernetes.client.extended.controller.ControllerWatch;
+import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
+import io.kubernetes.client.extended.controller.reconciler.Request;
+import io.kubernetes.client.extended.event.legacy.LegacyEventBroadcaster;
+import io.kubernetes.client.extended.workqueue.DefaultRateLimitingQueue;
+import io.kubernetes.client.extended.workqueue.RateLimitingQueue;
+import io.kubernetes.client.informer.ResourceEventHandler;
+import io.kubernetes.client.informer.SharedIndexInformer;
+import io.kubernetes.client.informer.SharedInformerFactory;
+import io.kubernetes.client.informer.cache.Lister;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1EventSource;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The NodeMaintenance controller, self-contained: its informers (NodeMaintenances; Nodes, to notice
+ * a node that goes, comes back or is uncordoned behind our back), its rate-limited work queue and
+ * workers, its event recorder. Two ways to run it:
+ *
+ * <ul>
+ *   <li>inside a manager: {@link #controller()} (or {@link #alongside(Controller)}) under the
+ *       manager's leader election; everything starts in {@code run()} and stops in {@code
+ *       shutdown()};
+ *   <li>alone: {@link #start()} and {@link #close()}.
+ * </ul>
+ */
+public final class NodeMaintenanceController implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(NodeMaintenanceController.class);
+
+  public static final String NAME = "node-maintenance";
+  static final String BY_NODE = "nodeName";
+
+  private final NodeMaintenanceSettings settings;
+  private final SharedInformerFactory factory;
+  private final SharedIndexInformer<NodeMaintenance> maintenances;
+  private final SharedIndexInformer<WatchedNode> nodes;
+  private final RateLimitingQueue<Request> queue;
+  private final LegacyEventBroadcaster broadcaster;
+  private final ScheduledExecutorService statusExecutor;
+  private final DrainPasses passes;
+  private final Controller workers;
+  private final Controller controller;
+  private final AtomicBoolean shutDown = new AtomicBoolean();
+  private Thread runner;
+
+  /**
+   * @param requestClient for reads, patches, drains and events (a read timeout is fine)
+   * @param watchClient for the informers: its read timeout must be zero (watches are long requests)
+   */
+  public NodeMaintenanceController(ApiClient requestClient, ApiClient watchClient, NodeMaintenanceSettings settings) {
+    this.settings = settings;
+    this.factory = new SharedInformerFactory(watchClient);
+    this.maintenances = factory.sharedIndexInformerFor(
+        new GenericKubernetesApi<>(NodeMaintenance.class, NodeMaintenanceList.class, NodeMaintenanceApi.GROUP,
+            NodeMaintenanceApi.VERSION, NodeMaintenanceApi.PLURAL, watchClient),
+        NodeMaintenance.class, settings.resync().toMillis());
+    maintenances.addIndexers(Map.of(BY_NODE, nm -> List.of(nm.nodeName() == null ? "" : nm.nodeName())));
+    // No resync for nodes: the maintenances' resync already looks at every maintained node.
+    this.nodes = factory.sharedIndexInformerFor(
+        new GenericKubernetesApi<>(WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient),
+        WatchedNode.class, 0);
+
+    this.queue = new DefaultRateLimitingQueue<>(Executors.newSingleThreadExecutor(daemon("node-maintenance-queue")));
+    this.broadcaster = new LegacyEventBroadcaster(new CoreV1Api(requestClient));
+    var recorder = broadcaster.newRecorder(new V1EventSource().component("node-maintenance-controller"));
+    this.statusExecutor = Executors.newSingleThreadScheduledExecutor(daemon("node-maintenance-status"));
+    NodeDrainer drainer = new NodeDrainer(requestClient);
+    this.passes = new DrainPasses(drainer::drain);
+    Lister<NodeMaintenance> lister = new Lister<>(maintenances.getIndexer());
+    NodeMaintenanceReconciler reconciler = new NodeMaintenanceReconciler(
+        lister::get, new ApiMaintenanceCluster(requestClient), passes, new RecorderMaintenanceEvents(recorder),
+        settings, statusExecutor, Clock.systemUTC());
+
+    ControllerWatch<NodeMaintenance> watch = ControllerBuilder.controllerWatchBuilder(NodeMaintenance.class, queue)
+        .withWorkQueueKeyFunc(nm -> new Request(nm.getMetadata().getName()))
+        // Our own status writes must not wake us up again (each would start another drain attempt).
+        .withOnUpdateFilter(NodeMaintenanceController::worthReconciling)
+        .withResyncPeriod(settings.resync())
+        .build();
+    maintenances.addEventHandlerWithResyncPeriod(cancelOnDeletion(watch.getResourceEventHandler()),
+        settings.resync().toMillis());
+    nodes.addEventHandler(new NodeEvents());
+
+    this.workers = ControllerBuilder.defaultBuilder(factory)
+        .withName(NAME)
+        .withWorkQueue(queue)
+        .withReconciler(reconciler)
+        .withWorkerCount(settings.workers())
+        .withReadyFunc(this::hasSynced)
+        .withReadyTimeout(Duration.ofMinutes(5))
+        .build();
+    this.controller = new Lifecycle();
+  }
+
+  /** Runs everything in {@code run()} (blocking until shutdown), stops everything in {@code shutdown()}. */
+  public Controller controller() {
+    return controller;
+  }
+
+  /**
+   * This controller and {@code other} as one: both run, both stop. For a manager that holds one
+   * controller under its leader election.
+   */
+  public Controller alongside(Controller other) {
+    return new Controller() {
+      @Override
+      public void run() {
+        Thread t = new Thread(other::run, "controller-" + NAME + "-peer");
+        t.setDaemon(true);
+        t.start();
+        try {
+          controller.run();
+        } finally {
+          try {
+            t.join();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+
+      @Override
+      public void shutdown() {
+        controller.shutdown();
+        other.shutdown();
+      }
+    };
+  }
+
+  /** Starts on a thread of its own; returns at once. */
+  public synchronized NodeMaintenanceController start() {
+    if (runner == null) {
+      runner = new Thread(controller::run, "controller-" + NAME);
+      runner.setDaemon(true);
+      runner.start();
+    }
+    return this;
+  }
+
+  public boolean hasSynced() {
+    return maintenances.hasSynced() && nodes.hasSynced();
+  }
+
+  @Override
+  public void close() {
+    controller.shutdown();
+    Thread t;
+    synchronized (this) {
+      t = runner;
+    }
+    if (t != null) {
+      try {
+        t.join(Duration.ofSeconds(10).toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private final class Lifecycle implements Controller {
+    private final CountDownLatch stopped = new CountDownLatch(1);
+
+    @Override
+    public void run() {
+      if (shutDown.get()) {
+        return;
+      }
+      log.info("node maintenance controller started taints={} passTimeout={} retryInterval={} workers={}",
+          settings.taints(), settings.passTimeout(), settings.retryInterval(), settings.workers());
+      broadcaster.startRecording();
+      factory.startAllRegisteredInformers();
+      try {
+        workers.run();
+      } finally {
+        stopped.countDown();
+      }
+    }
+
+    @Override
+    public void shutdown() {
+      if (!shutDown.compareAndSet(false, true)) {
+        return;
+      }
+      log.info("node maintenance controller stopping");
+      // Drain attempts first: a pass must not outlive the lease that allowed it.
+      passes.close();
+      workers.shutdown();
+      factory.stopAllRegisteredInformers(true);
+      broadcaster.shutdown();
+      statusExecutor.shutdownNow();
+    }
+  }
+
+  /**
+   * An update worth a reconcile: a resync (same version), a spec change (the generation), deletion
+   * starting, or a finalizer change. Not a status-only change: those are our own writes.
+   */
+  static boolean worthReconciling(NodeMaintenance oldNm, NodeMaintenance newNm) {
+    var o = oldNm.getMetadata();
+    var n = newNm.getMetadata();
+    return java.util.Objects.equals(o.getResourceVersion(), n.getResourceVersion())
+        || !java.util.Objects.equals(o.getGeneration(), n.getGeneration())
+        || !java.util.Objects.equals(o.getDeletionTimestamp(), n.getDeletionTimestamp())
+        || !java.util.Objects.equals(o.getFinalizers(), n.getFinalizers());
+  }
+
+  /** The framework's handler, plus: a maintenance being deleted stops its drain attempt at once. */
+  private ResourceEventHandler<NodeMaintenance> cancelOnDeletion(ResourceEventHandler<NodeMaintenance> delegate) {
+    return new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(NodeMaintenance obj) {
+        delegate.onAdd(obj);
+      }
+
+      @Override
+      public void onUpdate(NodeMaintenance oldObj, NodeMaintenance newObj) {
+        if (newObj.getMetadata().getDeletionTimestamp() != null) {
+          passes.cancel(newObj.getMetadata().getUid());
+        }
+        delegate.onUpdate(oldObj, newObj);
+      }
+
+      @Override
+      public void onDelete(NodeMaintenance obj, boolean deletedFinalStateUnknown) {
+        if (obj != null && obj.getMetadata() != null) {
+          passes.cancel(obj.getMetadata().getUid());
+        }
+        delegate.onDelete(obj, deletedFinalStateUnknown);
+      }
+    };
+  }
+
+  /** A node that appears, goes, or changes its spec or our mark: look at its maintenances again. */
+  private final class NodeEvents implements ResourceEventHandler<WatchedNode> {
+    @Override
+    public void onAdd(WatchedNode node) {
+      enqueueFor(node);
+    }
+
+    @Override
+    public void onUpdate(WatchedNode oldNode, WatchedNode newNode) {
+      if (newNode.maintenanceRelevantChange(oldNode)) {
+        enqueueFor(newNode);
+      }
+    }
+
+    @Override
+    public void onDelete(WatchedNode node, boolean deletedFinalStateUnknown) {
+      enqueueFor(node);
+    }
+
+    private void enqueueFor(WatchedNode node) {
+      if (node == null || node.getMetadata() == null || node.getMetadata().getName() == null) {
+        return;
+      }
+      for (NodeMaintenance nm : maintenances.getIndexer().byIndex(BY_NODE, node.getMetadata().getName())) {
+        queue.add(new Request(nm.getMetadata().getName()));
+      }
+    }
+  }
+
+  private static ThreadFactory daemon(String name) {
+    return r -> {
+      Thread t = new Thread(r, name);
+      t.setDaemon(true);
+      return t;
+    };
+  }
+}

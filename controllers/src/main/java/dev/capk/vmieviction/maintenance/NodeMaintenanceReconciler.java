@@ -1,0 +1,396 @@
+package dev.capk.vmieviction.maintenance;
+
+import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_FAILED;
+import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_RUNNING;
+import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_SUCCEEDED;
+
+import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
+import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
+import dev.capk.vmieviction.drain.DrainOptions;
+import dev.capk.vmieviction.drain.DrainRefusedException;
+import dev.capk.vmieviction.drain.DrainResult;
+import dev.capk.vmieviction.drain.NodeNotFoundException;
+import dev.capk.vmieviction.drain.cli.GoDuration;
+import io.kubernetes.client.extended.controller.reconciler.Reconciler;
+import io.kubernetes.client.extended.controller.reconciler.Request;
+import io.kubernetes.client.extended.controller.reconciler.Result;
+import io.kubernetes.client.extended.workqueue.ratelimiter.ItemExponentialFailureRateLimiter;
+import io.kubernetes.client.openapi.ApiException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Puts nodes into maintenance as NodeMaintenance objects ask, the way the Node Maintenance
+ * Operator does: validate (the node exists, no other maintenance owns it) before changing
+ * anything; add the finalizer; taint and cordon the node, recording on it what was changed; drain
+ * it with the drain engine in bounded attempts, writing progress to the status as pods go; phase
+ * Succeeded when no evictable pod is left. On deletion: remove exactly the taints it added,
+ * uncordon only a node it cordoned, drop the finalizer.
+ *
+ * <p>Level-triggered and restart-safe: what was changed lives on the node (written in the same
+ * patch as the change) and the progress counts live in the status; nothing in memory matters
+ * beyond the failure backoff.
+ */
+public final class NodeMaintenanceReconciler implements Reconciler {
+  private static final Logger log = LoggerFactory.getLogger(NodeMaintenanceReconciler.class);
+
+  static final Result DONE = new Result(false);
+  /** After a 409 (the object changed under us), look again almost at once. */
+  static final Duration CONFLICT_RETRY = Duration.ofMillis(500);
+
+  private final Function<String, NodeMaintenance> cache;
+  private final MaintenanceCluster cluster;
+  private final DrainPasses passes;
+  private final MaintenanceEvents events;
+  private final NodeMaintenanceSettings settings;
+  private final ScheduledExecutorService statusExecutor;
+  private final Clock clock;
+  private final ItemExponentialFailureRateLimiter<String> failures;
+
+  /**
+   * @param cache the NodeMaintenance by name from the informer, or null
+   * @param statusExecutor where progress writes run (one thread is enough)
+   */
+  public NodeMaintenanceReconciler(Function<String, NodeMaintenance> cache, MaintenanceCluster cluster,
+                                   DrainPasses passes, MaintenanceEvents events, NodeMaintenanceSettings settings,
+                                   ScheduledExecutorService statusExecutor, Clock clock) {
+    this.cache = cache;
+    this.cluster = cluster;
+    this.passes = passes;
+    this.events = events;
+    this.settings = settings;
+    this.statusExecutor = statusExecutor;
+    this.clock = clock;
+    this.failures = new ItemExponentialFailureRateLimiter<>(Duration.ofSeconds(1), settings.maxBackoff());
+  }
+
+  @Override
+  public Result reconcile(Request request) {
+    String name = request.getName();
+    NodeMaintenance nm = cache.apply(name);
+    if (nm == null) {
+      failures.forget(name);
+      return DONE;
+    }
+    try {
+      if (nm.getMetadata().getDeletionTimestamp() != null) {
+        return end(nm);
+      }
+      String phase = nm.phase();
+      if (!Admission.accepted(nm)) {
+        if (Admission.inert(nm)) {
+          return DONE;
+        }
+        Optional<NodeMaintenance> admitted = admit(nm);
+        if (admitted.isEmpty()) {
+          return DONE;
+        }
+        nm = admitted.get();
+        phase = PHASE_RUNNING;
+      }
+      return maintain(nm, phase);
+    } catch (ApiException e) {
+      if (e.getCode() == 409) {
+        log.info("conflict, retrying nodeMaintenance={} error=\"{}\"", name, e.getMessage());
+        return new Result(true, CONFLICT_RETRY);
+      }
+      return failure(nm, "API request failed: " + describe(e));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new Result(true, CONFLICT_RETRY);
+    } catch (RuntimeException e) {
+      log.error("unexpected failure nodeMaintenance={}", name, e);
+      return failure(nm, "unexpected " + e.getClass().getSimpleName() + " (see controller log)");
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Admission: nothing changes before the maintenance is known to be valid and the node's only one.
+
+  /** The accepted maintenance (with our finalizer), or empty when refused or gone. */
+  private Optional<NodeMaintenance> admit(NodeMaintenance nm) throws ApiException {
+    String name = nm.getMetadata().getName();
+    String node = nm.nodeName();
+    if (node == null || node.isBlank()) {
+      refuse(nm, MaintenanceEventReasons.NODE_NOT_FOUND, "invalid nodeName: spec.nodeName is empty");
+      return Optional.empty();
+    }
+    // The API server's list, not the cache: a maintenance accepted (or refused) a moment ago must
+    // be seen as such, and the cache may lag behind our own writes.
+    List<NodeMaintenance> all = cluster.listMaintenances();
+    String uid = nm.getMetadata().getUid();
+    Optional<NodeMaintenance> live = all.stream().filter(o -> uid.equals(o.getMetadata().getUid())).findFirst();
+    if (live.isEmpty() || live.get().getMetadata().getDeletionTimestamp() != null) {
+      return Optional.empty();
+    }
+    if (Admission.accepted(live.get())) {
+      return live;
+    }
+    if (Admission.inert(live.get())) {
+      return Optional.empty();
+    }
+    if (cluster.readNode(node).isEmpty()) {
+      refuse(nm, MaintenanceEventReasons.NODE_NOT_FOUND, "invalid nodeName, no node with name " + node
+          + " found; nothing was changed: delete this NodeMaintenance and create one for an existing node");
+      return Optional.empty();
+    }
+    Optional<NodeMaintenance> first = Admission.precedence(live.get(), all);
+    if (first.isPresent()) {
+      NodeMaintenance owner = first.get();
+      refuse(nm, MaintenanceEventReasons.DUPLICATE_MAINTENANCE, "invalid nodeName, a NodeMaintenance for node "
+          + node + " already exists: " + owner.getMetadata().getName()
+          + (owner.getMetadata().getCreationTimestamp() == null ? ""
+              : " (created " + StatusPatch.rfc3339(owner.getMetadata().getCreationTimestamp().toInstant()) + ")")
+          + "; this one changed nothing: delete it");
+      return Optional.empty();
+    }
+    if (!cluster.addFinalizer(name)) {
+      return Optional.empty();
+    }
+    log.info("maintenance accepted nodeMaintenance={} node={} reason=\"{}\"", name, node, reason(nm));
+    events.onMaintenance(nm, false, MaintenanceEventReasons.BEGIN_MAINTENANCE,
+        "Begin a node maintenance of node " + node + (reason(nm).isEmpty() ? "" : ": " + reason(nm)));
+    cluster.patchStatus(name, StatusPatch.of().phase(PHASE_RUNNING).lastError(null)
+        .lastUpdate(clock.instant()).toJson());
+    return live;
+  }
+
+  private void refuse(NodeMaintenance nm, String reason, String message) throws ApiException {
+    String name = nm.getMetadata().getName();
+    log.warn("maintenance refused nodeMaintenance={} node={} reason={} message=\"{}\"", name, nm.nodeName(), reason,
+        message);
+    cluster.patchStatus(name, StatusPatch.of().phase(PHASE_FAILED).lastError(message)
+        .lastUpdate(clock.instant()).toJson());
+    events.onMaintenance(nm, true, reason, message);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Maintenance: taint, cordon, drain in bounded attempts.
+
+  /** @param phase the phase when this reconcile began */
+  private Result maintain(NodeMaintenance nm, String phase) throws ApiException, InterruptedException {
+    String name = nm.getMetadata().getName();
+    String uid = nm.getMetadata().getUid();
+    String node = nm.nodeName();
+    Optional<NodeView> found = cluster.readNode(node);
+    if (found.isEmpty()) {
+      return nodeGone(nm);
+    }
+    NodeView view = found.get();
+    if (!PHASE_RUNNING.equals(phase) && !PHASE_SUCCEEDED.equals(phase)) {
+      // First look after acceptance by an older release, or the node is back after it was gone.
+      cluster.patchStatus(name, StatusPatch.of().phase(PHASE_RUNNING).lastError(null)
+          .lastUpdate(clock.instant()).toJson());
+    }
+    Optional<NodePatches.Entering> entering = NodePatches.enter(view, settings.taints(), name, uid);
+    if (entering.isPresent()) {
+      NodePatches.Entering e = entering.get();
+      cluster.patchNode(node, e.patch());
+      log.info("node tainted and cordoned nodeMaintenance={} node={} taintsAdded={} cordoned={}",
+          name, node, e.taintsAdded(), e.cordonedNow());
+      if (!e.taintsAdded().isEmpty() || e.cordonedNow()) {
+        String msg = describeEntering(name, e, view);
+        events.onNode(node, view.uid(), false, MaintenanceEventReasons.CORDON_NODE, msg);
+        events.onMaintenance(nm, false, MaintenanceEventReasons.CORDON_NODE, msg);
+      }
+    }
+
+    NodeMaintenanceStatus status = nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus();
+    DrainProgress progress = new DrainProgress(orZero(status.getEvictionPods()), orZero(status.getTotalpods()));
+    DrainResult result;
+    ProgressWriter writer =
+        new ProgressWriter(name, progress, cluster, statusExecutor, settings.progressInterval(), clock);
+    try {
+      DrainOptions options = DrainOptions.builder()
+          // The Node Maintenance Operator's drain: pods without a controller (VM pods) and emptyDir
+          // data go; DaemonSet pods stay (virt-handler must keep running).
+          .force(true)
+          .ignoreAllDaemonSets(true)
+          .deleteEmptyDirData(true)
+          .timeout(passTimeout(nm, settings))
+          .progressListener(writer)
+          .build();
+      result = passes.run(uid, node, options);
+    } catch (DrainPasses.Cancelled c) {
+      log.info("drain attempt stopped nodeMaintenance={} node={}: maintenance deleted or controller stopping",
+          name, node);
+      return new Result(true, CONFLICT_RETRY);
+    } catch (NodeNotFoundException gone) {
+      writer.close();
+      return nodeGone(nm);
+    } catch (DrainRefusedException refused) {
+      writer.close();
+      log.warn("drain refused nodeMaintenance={} node={} error=\"{}\"", name, node, refused.getMessage());
+      cluster.patchStatus(name, StatusPatch.of().phase(PHASE_RUNNING).lastError(refused.getMessage())
+          .lastUpdate(clock.instant()).toJson());
+      events.onMaintenance(nm, true, MaintenanceEventReasons.DRAIN_REFUSED, refused.getMessage());
+      return backoff(name);
+    } finally {
+      writer.close();
+    }
+
+    progress.finished(result);
+    DrainProgress.Snapshot s = progress.snapshot();
+    if (result.isComplete()) {
+      if (!alreadySucceeded(phase, status, s)) {
+        cluster.patchStatus(name, StatusPatch.of().phase(PHASE_SUCCEEDED).progress(s).drainProgress(100)
+            .pendingPods(List.of()).lastError(null).lastUpdate(clock.instant()).toJson());
+      }
+      failures.forget(name);
+      if (!PHASE_SUCCEEDED.equals(phase)) {
+        log.info("maintenance succeeded nodeMaintenance={} node={} summary=\"{}\"", name, node, result.summary());
+        events.onMaintenance(nm, false, MaintenanceEventReasons.SUCCEED_MAINTENANCE,
+            "Node maintenance was succeeded: node " + node + " is cordoned and drained (" + result.evicted().size()
+                + " pod(s) evicted in the last attempt, " + result.skipped().size() + " left in place)");
+        events.onNode(node, view.uid(), false, MaintenanceEventReasons.SUCCEED_MAINTENANCE,
+            "Node is in maintenance (NodeMaintenance " + name + "): cordoned and drained");
+      }
+      return DONE;
+    }
+    cluster.patchStatus(name, StatusPatch.of().phase(PHASE_RUNNING).progress(s).lastError(s.lastError())
+        .lastUpdate(clock.instant()).toJson());
+    log.info("node not drained yet nodeMaintenance={} node={} pending={} progress={}% lastError=\"{}\"",
+        name, node, s.pendingPods().size(), s.percent(), s.lastError());
+    events.onMaintenance(nm, true, MaintenanceEventReasons.DRAIN_BLOCKED,
+        "Node " + node + " not drained yet, retrying: " + s.lastError());
+    if (result.interruption().isPresent()) {
+      return backoff(name);
+    }
+    failures.forget(name);
+    return new Result(true, settings.retryInterval());
+  }
+
+  /** A later attempt found the node as empty as before: no write, lastUpdate keeps the time of success. */
+  static boolean alreadySucceeded(String phase, NodeMaintenanceStatus status, DrainProgress.Snapshot s) {
+    return PHASE_SUCCEEDED.equals(phase)
+        && Integer.valueOf(100).equals(status.getDrainProgress())
+        && Integer.valueOf(s.evictionPods()).equals(status.getEvictionPods())
+        && Integer.valueOf(s.totalPods()).equals(status.getTotalpods())
+        && (status.getPendingPods() == null || status.getPendingPods().isEmpty())
+        && status.getLastError() == null;
+  }
+
+  private Result nodeGone(NodeMaintenance nm) throws ApiException {
+    String name = nm.getMetadata().getName();
+    String message = "node " + nm.nodeName() + " not found: it was deleted during maintenance; delete this"
+        + " NodeMaintenance (maintenance resumes if the node comes back)";
+    NodeMaintenanceStatus st = nm.getStatus();
+    boolean already = st != null && PHASE_FAILED.equals(st.getPhase()) && message.equals(st.getLastError());
+    if (!already) {
+      log.warn("node gone nodeMaintenance={} node={}", name, nm.nodeName());
+      cluster.patchStatus(name, StatusPatch.of().phase(PHASE_FAILED).lastError(message).pendingPods(List.of())
+          .lastUpdate(clock.instant()).toJson());
+      events.onMaintenance(nm, true, MaintenanceEventReasons.FAILED_MAINTENANCE, message);
+    }
+    failures.forget(name);
+    // The node informer brings us back if a node of that name appears again.
+    return DONE;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // End of maintenance: restore exactly what we changed, then let the object go.
+
+  private Result end(NodeMaintenance nm) throws ApiException {
+    if (!Admission.accepted(nm)) {
+      return DONE;
+    }
+    String name = nm.getMetadata().getName();
+    String uid = nm.getMetadata().getUid();
+    String node = nm.nodeName();
+    passes.cancel(uid);
+    Optional<NodeView> found = cluster.readNode(node);
+    if (found.isPresent()) {
+      Optional<NodePatches.Leaving> leaving = NodePatches.leave(found.get(), uid);
+      if (leaving.isPresent()) {
+        NodePatches.Leaving l = leaving.get();
+        cluster.patchNode(node, l.patch());
+        String msg = "Maintenance " + name + " ended: "
+            + (l.taintsRemoved().isEmpty() ? "no taints to remove"
+                : "removed taints " + l.taintsRemoved().stream().map(Taint::toString).collect(Collectors.joining(", ")))
+            + (l.uncordons() ? "; uncordoned" : "; left cordoned as it was before maintenance");
+        log.info("node restored nodeMaintenance={} node={} taintsRemoved={} uncordoned={}", name, node,
+            l.taintsRemoved(), l.uncordons());
+        events.onNode(node, found.get().uid(), false, MaintenanceEventReasons.UNCORDON_NODE, msg);
+      }
+    } else {
+      log.info("node gone, nothing to restore nodeMaintenance={} node={}", name, node);
+    }
+    failures.forget(name);
+    if (cluster.removeFinalizer(name)) {
+      log.info("maintenance removed nodeMaintenance={} node={}", name, node);
+      events.onMaintenance(nm, false, MaintenanceEventReasons.REMOVED_MAINTENANCE,
+          "Removed a node maintenance of node " + node);
+    }
+    return DONE;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private Result failure(NodeMaintenance nm, String message) {
+    String name = nm.getMetadata().getName();
+    log.warn("reconcile failed nodeMaintenance={} node={} error=\"{}\"", name, nm.nodeName(), message);
+    if (nm.getMetadata().getDeletionTimestamp() == null && Admission.accepted(nm)) {
+      try {
+        cluster.patchStatus(name, StatusPatch.of().lastError(message).lastUpdate(clock.instant()).toJson());
+      } catch (ApiException e) {
+        log.debug("status not written nodeMaintenance={} code={}", name, e.getCode());
+      }
+    }
+    return backoff(name);
+  }
+
+  private Result backoff(String name) {
+    return new Result(true, failures.when(name));
+  }
+
+  /** spec.evictionTimeout when set and positive (capped), else the controller's pass timeout. */
+  static Duration passTimeout(NodeMaintenance nm, NodeMaintenanceSettings settings) {
+    String spec = nm.getSpec() == null ? null : nm.getSpec().getEvictionTimeout();
+    if (spec != null && !spec.isBlank()) {
+      try {
+        Duration d = GoDuration.parse(spec.strip());
+        if (!d.isZero() && !d.isNegative()) {
+          return d.compareTo(NodeMaintenanceSettings.MAX_PASS_TIMEOUT) > 0 ? NodeMaintenanceSettings.MAX_PASS_TIMEOUT : d;
+        }
+      } catch (IllegalArgumentException e) {
+        // The CRD's pattern keeps bad values out; an old object may still carry one: use the default.
+      }
+    }
+    return settings.passTimeout();
+  }
+
+  static String describeEntering(String name, NodePatches.Entering e, NodeView before) {
+    StringBuilder s = new StringBuilder("Maintenance ").append(name).append(": ");
+    if (!e.taintsAdded().isEmpty()) {
+      s.append("tainted ").append(e.taintsAdded().stream().map(Taint::toString).collect(Collectors.joining(", ")));
+    }
+    if (e.cordonedNow()) {
+      s.append(e.taintsAdded().isEmpty() ? "" : " and ").append("cordoned");
+    } else if (before.unschedulable() && !e.mark().cordoned()) {
+      s.append(e.taintsAdded().isEmpty() ? "" : "; ").append("already cordoned, stays cordoned when maintenance ends");
+    }
+    return s.toString();
+  }
+
+  private static String reason(NodeMaintenance nm) {
+    return nm.getSpec() == null || nm.getSpec().getReason() == null ? "" : nm.getSpec().getReason();
+  }
+
+  private static int orZero(Integer i) {
+    return i == null ? 0 : i;
+  }
+
+  private static String describe(ApiException e) {
+    String m = e.getMessage();
+    return e.getCode() == 0 ? "no answer from the API server (" + Objects.toString(m, "") + ")"
+        : "HTTP " + e.getCode() + ": " + Objects.toString(m, "");
+  }
+}

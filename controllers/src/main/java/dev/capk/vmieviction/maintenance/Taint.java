@@ -1,0 +1,123 @@
+package dev.capk.vmieviction.maintenance;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * A node taint, written {@code key[=value]:Effect} as in {@code kubectl taint}. Two taints are the
+ * same taint when key and effect match (the API server's own rule; the value does not count).
+ */
+public record Taint(String key, String value, String effect) {
+
+  /** Added by the API's own cordon semantics; the node lifecycle controller keeps it on cordoned nodes. */
+  public static final Taint UNSCHEDULABLE = new Taint("node.kubernetes.io/unschedulable", null, "NoSchedule");
+  /** The Node Maintenance Operator's drain taint. */
+  public static final Taint MEDIK8S_DRAIN = new Taint("medik8s.io/drain", null, "NoSchedule");
+  /** The taint older KubeVirt releases look for on nodes being drained. */
+  public static final Taint KUBEVIRT_DRAIN = new Taint("kubevirt.io/drain", null, "NoSchedule");
+
+  private static final Set<String> EFFECTS = Set.of("NoSchedule", "PreferNoSchedule", "NoExecute");
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?");
+  private static final Pattern DNS_SUBDOMAIN = Pattern.compile("[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?");
+  private static final Pattern VALUE = Pattern.compile("([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?");
+
+  public Taint {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(effect, "effect");
+    value = value == null || value.isEmpty() ? null : value;
+  }
+
+  /**
+   * Parses {@code key[=value]:Effect}.
+   *
+   * @throws IllegalArgumentException naming what is wrong
+   */
+  public static Taint parse(String text) {
+    if (text == null || text.isBlank()) {
+      throw new IllegalArgumentException("a taint must be key[=value]:Effect, got nothing");
+    }
+    String t = text.strip();
+    int colon = t.lastIndexOf(':');
+    if (colon <= 0 || colon == t.length() - 1) {
+      throw new IllegalArgumentException("a taint must be key[=value]:Effect, got \"" + t + "\"");
+    }
+    String effect = t.substring(colon + 1);
+    if (!EFFECTS.contains(effect)) {
+      throw new IllegalArgumentException("taint effect must be NoSchedule, PreferNoSchedule or NoExecute, got \""
+          + effect + "\" in \"" + t + "\"");
+    }
+    String kv = t.substring(0, colon);
+    int eq = kv.indexOf('=');
+    String key = eq < 0 ? kv : kv.substring(0, eq);
+    String value = eq < 0 ? null : kv.substring(eq + 1);
+    if (!validKey(key)) {
+      throw new IllegalArgumentException("taint key must be a qualified name ([prefix/]name), got \"" + key
+          + "\" in \"" + t + "\"");
+    }
+    if (value != null && !VALUE.matcher(value).matches()) {
+      throw new IllegalArgumentException("taint value must be a label value (at most 63 characters), got \""
+          + value + "\" in \"" + t + "\"");
+    }
+    return new Taint(key, value, effect);
+  }
+
+  private static boolean validKey(String key) {
+    int slash = key.indexOf('/');
+    if (slash < 0) {
+      return NAME.matcher(key).matches();
+    }
+    String prefix = key.substring(0, slash);
+    String name = key.substring(slash + 1);
+    return DNS_SUBDOMAIN.matcher(prefix).matches() && NAME.matcher(name).matches();
+  }
+
+  /** True when the node's taint (as the API returns it) has this key and effect. */
+  public boolean sameAs(JsonElement nodeTaint) {
+    if (nodeTaint == null || !nodeTaint.isJsonObject()) {
+      return false;
+    }
+    JsonObject o = nodeTaint.getAsJsonObject();
+    return key.equals(text(o, "key")) && effect.equals(text(o, "effect"));
+  }
+
+  public boolean sameAs(Taint other) {
+    return other != null && key.equals(other.key) && effect.equals(other.effect);
+  }
+
+  /** The taint as the Node API writes it. */
+  public JsonObject toJson() {
+    JsonObject o = new JsonObject();
+    o.addProperty("key", key);
+    if (value != null) {
+      o.addProperty("value", value);
+    }
+    o.addProperty("effect", effect);
+    return o;
+  }
+
+  static Taint fromJson(JsonElement e) {
+    if (e == null || !e.isJsonObject()) {
+      throw new IllegalArgumentException("a taint must be an object");
+    }
+    JsonObject o = e.getAsJsonObject();
+    String key = text(o, "key");
+    String effect = text(o, "effect");
+    if (key == null || effect == null) {
+      throw new IllegalArgumentException("a taint needs a key and an effect");
+    }
+    return new Taint(key, text(o, "value"), effect);
+  }
+
+  private static String text(JsonObject o, String field) {
+    JsonElement e = o.get(field);
+    return e != null && e.isJsonPrimitive() ? e.getAsString() : null;
+  }
+
+  @Override
+  public String toString() {
+    return key + (value == null ? "" : "=" + value) + ":" + effect;
+  }
+}

@@ -1,0 +1,15 @@
+/**
+ * NodeMaintenance ({@code nodemaintenance.medik8s.io/v1beta1}): declarative infra node maintenance,
+ * API-compatible with the Node Maintenance Operator, served in the same manager as the VMI eviction
+ * controller (flag {@code --enable-node-maintenance}).
+ *
+ * <p>Entry point: {@link dev.capk.vmieviction.maintenance.NodeMaintenanceController} (informers,
+ * queue, workers, events). The reconciler ({@link dev.capk.vmieviction.maintenance.NodeMaintenanceReconciler})
+ * admits a maintenance ({@link dev.capk.vmieviction.maintenance.Admission}: the node exists, one
+ * maintenance per node), taints and cordons the node recording what it changed
+ * ({@link dev.capk.vmieviction.maintenance.NodePatches}, {@link dev.capk.vmieviction.maintenance.MaintenanceMark}),
+ * drains it with the drain engine in bounded attempts ({@link dev.capk.vmieviction.maintenance.DrainPasses})
+ * while progress goes to the status ({@link dev.capk.vmieviction.maintenance.DrainProgress},
+ * {@link dev.capk.vmieviction.maintenance.StatusPatch}), and on deletion restores exactly what it changed.
+ */
+package dev.capk.vmieviction.maintenance;

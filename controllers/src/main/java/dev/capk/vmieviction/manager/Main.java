@@ -1,0 +1,96 @@
+package dev.capk.vmieviction.manager;
+
+import java.io.PrintWriter;
+import java.util.Arrays;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+
+/**
+ * Entry point of the runnable jar. {@code drain NODE ...} runs the drain CLI; anything else starts
+ * the controller manager with controller-runtime style flags.
+ */
+public final class Main {
+
+  private static final Logger log = LoggerFactory.getLogger(Main.class);
+
+  private Main() {}
+
+  public static void main(String[] args) {
+    System.exit(run(args));
+  }
+
+  /** Runs to completion and returns the exit code. */
+  public static int run(String... args) {
+    if (args.length > 0 && "drain".equals(args[0])) {
+      return runDrain(Arrays.copyOfRange(args, 1, args.length));
+    }
+    ManagerOptions options = new ManagerOptions();
+    CommandLine cli = new CommandLine(options);
+    try {
+      CommandLine.ParseResult parsed = cli.parseArgs(args);
+      if (cli.isUsageHelpRequested()) {
+        cli.usage(new PrintWriter(System.out, true));
+        return 0;
+      }
+      if (cli.isVersionHelpRequested()) {
+        cli.printVersionHelp(new PrintWriter(System.out, true));
+        return 0;
+      }
+      List<String> problems = options.validate();
+      if (!problems.isEmpty()) {
+        problems.forEach(p -> System.err.println("error: " + p));
+        return 2;
+      }
+      if (!parsed.unmatched().isEmpty()) {
+        System.err.println("error: unknown arguments " + parsed.unmatched());
+        return 2;
+      }
+    } catch (CommandLine.ParameterException e) {
+      System.err.println("error: " + e.getMessage());
+      System.err.println("Try --help.");
+      return 2;
+    }
+    Manager manager = new Manager(options);
+    Runtime.getRuntime().addShutdownHook(new Thread(manager::close, "shutdown"));
+    try {
+      manager.start();
+      boolean leaseLost = manager.awaitTermination();
+      manager.close();
+      return leaseLost ? 1 : 0;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      manager.close();
+      return 1;
+    } catch (Exception e) {
+      // Messages of startup failures name files and flags, never their content.
+      log.error("manager failed to start error=\"{}\"", e.toString());
+      manager.close();
+      return 1;
+    }
+  }
+
+  /**
+   * Starts a manager and returns it running, for callers that stop it themselves (tests, embedding).
+   *
+   * @throws IllegalArgumentException on bad flags, with picocli's or our message
+   */
+  public static Manager start(String... args) throws java.io.IOException {
+    ManagerOptions options = new ManagerOptions();
+    try {
+      new CommandLine(options).parseArgs(args);
+    } catch (CommandLine.ParameterException e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
+    }
+    List<String> problems = options.validate();
+    if (!problems.isEmpty()) {
+      throw new IllegalArgumentException(String.join("; ", problems));
+    }
+    return new Manager(options).start();
+  }
+
+  private static int runDrain(String[] args) {
+    return dev.capk.vmieviction.drain.cli.DrainCommand.run(args);
+  }
+}

@@ -1,0 +1,386 @@
+package dev.capk.vmieviction.manager;
+
+import dev.capk.vmieviction.api.kubevirt.KubeVirt;
+import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
+import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
+import dev.capk.vmieviction.eviction.ApiInfraVmis;
+import dev.capk.vmieviction.eviction.ClusterGuestConnector;
+import dev.capk.vmieviction.eviction.EvictionMetrics;
+import dev.capk.vmieviction.eviction.EvictionSettings;
+import dev.capk.vmieviction.eviction.GuestNodeDrainer;
+import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
+import dev.capk.vmieviction.eviction.RecorderVmiEvents;
+import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
+import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
+import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
+import dev.capk.vmieviction.workload.GuestClients;
+import io.kubernetes.client.extended.controller.Controller;
+import io.kubernetes.client.extended.controller.ControllerWatch;
+import io.kubernetes.client.extended.controller.DefaultController;
+import io.kubernetes.client.extended.controller.LeaderElectingController;
+import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
+import io.kubernetes.client.extended.controller.reconciler.Request;
+import io.kubernetes.client.extended.event.legacy.LegacyEventBroadcaster;
+import io.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
+import io.kubernetes.client.extended.leaderelection.LeaderElectionRecord;
+import io.kubernetes.client.extended.leaderelection.LeaderElector;
+import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
+import io.kubernetes.client.extended.workqueue.DefaultRateLimitingQueue;
+import io.kubernetes.client.extended.workqueue.RateLimitingQueue;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1EventSource;
+import io.kubernetes.client.util.ClientBuilder;
+import io.kubernetes.client.util.KubeConfig;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.prometheus.client.CollectorRegistry;
+import java.io.IOException;
+import java.io.Reader;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Wires the controller: infra clients, VMI informers, the rate-limited work queue and its workers,
+ * the reconciler, events, leader election, metrics and probes. {@link #start()} returns at once;
+ * {@link #awaitTermination()} blocks until the controller stops (shutdown or lost lease).
+ */
+public final class Manager implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(Manager.class);
+
+  static final String CONTROLLER_NAME = "vmi-eviction";
+  static final Duration RESYNC = Duration.ofMinutes(10);
+  static final Duration REQUEST_READ_TIMEOUT = Duration.ofSeconds(15);
+  static final Duration REQUEST_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+
+  private final ManagerOptions options;
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+  private final CountDownLatch stopped = new CountDownLatch(1);
+  private final AtomicBoolean closing = new AtomicBoolean();
+  private volatile boolean leaseLost;
+  private VmiInformers informers;
+  private Controller controller;
+  private Controller workers;
+  private volatile String identity;
+  private LegacyEventBroadcaster broadcaster;
+  private HttpEndpoints metricsEndpoint;
+  private HttpEndpoints probesEndpoint;
+
+  public Manager(ManagerOptions options) {
+    this.options = options;
+  }
+
+  public Manager start() throws IOException {
+    LenientJson.install();
+    ApiClient watchClient = infraClient(options.kubeconfig);
+    watchClient.setReadTimeout(0);
+    ApiClient requestClient = infraClient(options.kubeconfig);
+    requestClient.setReadTimeout((int) REQUEST_READ_TIMEOUT.toMillis());
+    requestClient.setConnectTimeout((int) REQUEST_CONNECT_TIMEOUT.toMillis());
+
+    // Own registry: several managers can live in one JVM (tests); the framework's controller
+    // metrics register in the default registry, so /metrics serves both.
+    CollectorRegistry registry = new CollectorRegistry(true);
+    EvictionMetrics metrics = new EvictionMetrics(registry);
+
+    GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiWatchApi =
+        vmiApi(watchClient);
+    GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi = vmiApi(requestClient);
+    informers =
+        new VmiInformers(watchClient, vmiWatchApi, options.namespaces, options.vmiLabelSelector, RESYNC);
+
+    broadcaster = new LegacyEventBroadcaster(new CoreV1Api(requestClient));
+    var recorder = broadcaster.newRecorder(new V1EventSource().component("capk-vmi-eviction-controller"));
+
+    GuestClients guestClients =
+        new GuestClients(
+            requestClient,
+            options.clusterApiVersion,
+            GuestClients.Settings.defaults().withIdleTtl(options.guestClientIdleTimeout),
+            registry);
+    closeables.add(guestClients);
+    ScheduledExecutorService janitor =
+        Executors.newSingleThreadScheduledExecutor(daemon("guest-client-janitor"));
+    janitor.scheduleWithFixedDelay(guestClients::cleanUp, 1, 1, TimeUnit.MINUTES);
+    closeables.add(janitor::shutdownNow);
+
+    GenericKubernetesApi<KubeVirt, KubeVirtList> kubevirtApi =
+        new GenericKubernetesApi<>(
+            KubeVirt.class, KubeVirtList.class, KubeVirtApi.GROUP, KubeVirtApi.VERSION,
+            KubeVirtApi.KUBEVIRT_PLURAL, requestClient);
+
+    EvictionSettings settings =
+        new EvictionSettings(
+            options.drainTimeout,
+            options.drainRetryInterval,
+            options.drainAttemptTimeout,
+            options.defaultEvictionStrategy,
+            min(Duration.ofMinutes(1), options.drainTimeout));
+    VmiEvictionReconciler reconciler =
+        new VmiEvictionReconciler(
+            new ApiInfraVmis(informers::get, vmiApi),
+            new KubeVirtClusterDefaults(kubevirtApi, Duration.ofMinutes(1), Clock.systemUTC()),
+            new ClusterGuestConnector(guestClients, GuestNodeDrainer.Settings.defaults()),
+            new RecorderVmiEvents(recorder),
+            metrics,
+            settings,
+            Clock.systemUTC());
+
+    // Per-item exponential backoff for unexpected reconcile failures (the framework's default
+    // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
+    RateLimitingQueue<Request> queue =
+        new DefaultRateLimitingQueue<>(Executors.newSingleThreadExecutor(daemon("vmi-workqueue")));
+    ControllerWatch<VirtualMachineInstance> watch =
+        ControllerBuilder.controllerWatchBuilder(VirtualMachineInstance.class, queue)
+            .withResyncPeriod(RESYNC)
+            .build();
+    // Registered here rather than with ControllerBuilder.watch(): that only sees one factory's
+    // informer, and there is one factory per watched namespace.
+    informers.addEventHandler(watch.getResourceEventHandler(), RESYNC);
+    workers =
+        ControllerBuilder.defaultBuilder(informers.anyFactory())
+            .withName(CONTROLLER_NAME)
+            .withWorkQueue(queue)
+            .withReconciler(reconciler)
+            .withWorkerCount(options.workers)
+            .withReadyFunc(informers::hasSynced)
+            .withReadyTimeout(Duration.ofMinutes(5))
+            .build();
+
+    // --enable-node-maintenance: NodeMaintenance runs beside the VMI workers, under the same lease.
+    Controller managed = workers;
+    if (options.enableNodeMaintenance) {
+      managed = new NodeMaintenanceController(requestClient, watchClient, NodeMaintenanceSettings.defaults()
+          .withTaints(NodeMaintenanceSettings.taints(
+              options.nodeMaintenanceDrainTaint, options.nodeMaintenanceKubevirtDrainTaint)))
+          .alongside(workers);
+    }
+
+    if (options.leaderElect) {
+      String namespace = leaderElectionNamespace();
+      identity = newIdentity();
+      LeaseLock lock = new LeaseLock(namespace, options.leaderElectionId, identity, requestClient);
+      LeaderElectionConfig config =
+          new LeaderElectionConfig(lock, options.leaseDuration, options.renewDeadline, options.retryPeriod);
+      LeaderElector elector = new LeaderElector(config);
+      closeables.add(elector);
+      // Where the client falls short: LeaderElector never releases its lease, so a standby would
+      // wait a whole lease duration after a clean shutdown. Release it, as controller-runtime's
+      // LeaderElectionReleaseOnCancel does (after the elector stopped renewing).
+      closeables.add(() -> releaseLease(lock, identity));
+      log.info("leader election enabled lease={}/{} identity={}", namespace, options.leaderElectionId, identity);
+      controller = new LeaderElectingController(elector, managed);
+    } else {
+      controller = managed;
+    }
+
+    if (!BindAddress.disabled(options.metricsBindAddress)) {
+      metricsEndpoint =
+          HttpEndpoints.metrics(
+              BindAddress.parse(options.metricsBindAddress),
+              List.of(CollectorRegistry.defaultRegistry, registry));
+    }
+    if (!BindAddress.disabled(options.healthProbeBindAddress)) {
+      probesEndpoint =
+          HttpEndpoints.probes(BindAddress.parse(options.healthProbeBindAddress), informers::hasSynced);
+    }
+
+    broadcaster.startRecording();
+    informers.start();
+    Thread runner =
+        new Thread(
+            () -> {
+              try {
+                controller.run();
+              } catch (Throwable t) {
+                log.error("controller stopped unexpectedly", t);
+              } finally {
+                if (options.leaderElect && !closing.get()) {
+                  // LeaderElector does not re-acquire: like controller-runtime, exit and restart.
+                  leaseLost = true;
+                  log.error("leader election lost, stopping");
+                }
+                stopped.countDown();
+              }
+            },
+            "controller");
+    runner.start();
+    log.info(
+        "manager started namespaces={} selector=\"{}\" drainTimeout={} retryInterval={} attemptTimeout={} workers={} defaultStrategy={}",
+        options.namespaces.isEmpty() ? "all" : options.namespaces, options.vmiLabelSelector,
+        GoDurations.format(options.drainTimeout), GoDurations.format(options.drainRetryInterval),
+        GoDurations.format(options.drainAttemptTimeout), options.workers, options.defaultEvictionStrategy);
+    return this;
+  }
+
+  /** Blocks until the controller stops; true when it stopped because the lease was lost. */
+  public boolean awaitTermination() throws InterruptedException {
+    stopped.await();
+    return leaseLost;
+  }
+
+  /** The bound metrics address, when serving (port 0 in tests picks a free one). */
+  public java.net.InetSocketAddress metricsAddress() {
+    return metricsEndpoint == null ? null : metricsEndpoint.address();
+  }
+
+  public java.net.InetSocketAddress probesAddress() {
+    return probesEndpoint == null ? null : probesEndpoint.address();
+  }
+
+  /** This replica's leader election identity (null without --leader-elect). */
+  public String identity() {
+    return identity;
+  }
+
+  public boolean ready() {
+    return informers != null && informers.hasSynced();
+  }
+
+  @Override
+  public void close() {
+    if (!closing.compareAndSet(false, true)) {
+      return;
+    }
+    log.info("manager stopping");
+    if (controller != null) {
+      controller.shutdown();
+      awaitWorkers();
+    }
+    if (informers != null) {
+      informers.stop();
+    }
+    if (broadcaster != null) {
+      broadcaster.shutdown();
+    }
+    if (metricsEndpoint != null) {
+      metricsEndpoint.close();
+    }
+    if (probesEndpoint != null) {
+      probesEndpoint.close();
+    }
+    for (AutoCloseable c : closeables) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        log.debug("close failed", e);
+      }
+    }
+    stopped.countDown();
+  }
+
+  private static GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi(ApiClient c) {
+    return new GenericKubernetesApi<>(
+        VirtualMachineInstance.class, VirtualMachineInstanceList.class, KubeVirtApi.GROUP,
+        KubeVirtApi.VERSION, KubeVirtApi.VMI_PLURAL, c);
+  }
+
+  /** --kubeconfig, else in-cluster, else $KUBECONFIG / ~/.kube/config. */
+  static ApiClient infraClient(Path kubeconfig) throws IOException {
+    if (kubeconfig != null) {
+      try (Reader r = Files.newBufferedReader(kubeconfig, StandardCharsets.UTF_8)) {
+        KubeConfig kc = KubeConfig.loadKubeConfig(r);
+        kc.setFile(kubeconfig.toAbsolutePath().toFile());
+        return ClientBuilder.kubeconfig(kc).build();
+      }
+    }
+    if (System.getenv("KUBERNETES_SERVICE_HOST") != null) {
+      return ClientBuilder.cluster().build();
+    }
+    return ClientBuilder.standard().build();
+  }
+
+  /**
+   * Where the client falls short: DefaultController.shutdown() does not wait for reconciles in
+   * flight, so a drain pass could still run after a successor took over. Wait (bounded by one
+   * pass plus guest call timeouts) before giving up leadership.
+   */
+  private void awaitWorkers() {
+    if (workers instanceof DefaultController dc && dc.getWorkerThreadPool() != null) {
+      try {
+        if (!dc.getWorkerThreadPool().awaitTermination(
+            options.drainAttemptTimeout.plusSeconds(15).toMillis(), TimeUnit.MILLISECONDS)) {
+          log.warn("reconciles still running at shutdown, leaving them");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private static void releaseLease(LeaseLock lock, String identity) {
+    try {
+      LeaderElectionRecord record = lock.get();
+      if (record.getHolderIdentity() == null) {
+        log.debug("lease already free lease={}", lock.describe());
+        return;
+      }
+      if (!identity.equals(record.getHolderIdentity())) {
+        log.info("lease held by another replica, left alone lease={} holder={}", lock.describe(), record.getHolderIdentity());
+        return;
+      }
+      // No holder: client-go and client-java electors both take the lease at once.
+      record.setHolderIdentity(null);
+      record.setLeaseDurationSeconds(1);
+      record.setRenewTime(new java.util.Date());
+      if (lock.update(record)) {
+        log.info("lease released lease={}", lock.describe());
+      }
+    } catch (Exception e) {
+      log.info("lease not released lease={} error={}", lock.describe(), e.getClass().getSimpleName());
+    }
+  }
+
+  private String leaderElectionNamespace() {
+    if (options.leaderElectionNamespace != null && !options.leaderElectionNamespace.isBlank()) {
+      return options.leaderElectionNamespace;
+    }
+    Path podNamespace = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+    try {
+      if (Files.isReadable(podNamespace)) {
+        return Files.readString(podNamespace, StandardCharsets.UTF_8).trim();
+      }
+    } catch (IOException e) {
+      log.debug("pod namespace not readable", e);
+    }
+    return "kube-system";
+  }
+
+  private static String newIdentity() {
+    String host;
+    try {
+      host = InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      host = "unknown";
+    }
+    return host + "_" + UUID.randomUUID();
+  }
+
+  private static Duration min(Duration a, Duration b) {
+    return a.compareTo(b) <= 0 ? a : b;
+  }
+
+  private static java.util.concurrent.ThreadFactory daemon(String name) {
+    return r -> {
+      Thread t = new Thread(r, name);
+      t.setDaemon(true);
+      return t;
+    };
+  }
+}

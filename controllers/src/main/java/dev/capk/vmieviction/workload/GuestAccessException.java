@@ -1,0 +1,32 @@
+package dev.capk.vmieviction.workload;
+
+/**
+ * Why the guest cluster (or what leads to it) cannot be used right now. Messages are safe to log
+ * and to put in Events: they never contain kubeconfig content, tokens or keys.
+ */
+public class GuestAccessException extends Exception {
+
+  /** A specific cause; its name is the Kubernetes Event reason. */
+  public enum Reason {
+    MissingClusterLabel,
+    ClusterNotFound,
+    KubeconfigSecretNotFound,
+    KubeconfigSecretMissingValue,
+    KubeconfigInvalid,
+    InfraAPIError,
+    GuestAPIForbidden,
+    GuestAPIUnavailable,
+    GuestAPIError
+  }
+
+  private final Reason reason;
+
+  public GuestAccessException(Reason reason, String message) {
+    super(message, null, false, false);
+    this.reason = reason;
+  }
+
+  public Reason reason() {
+    return reason;
+  }
+}

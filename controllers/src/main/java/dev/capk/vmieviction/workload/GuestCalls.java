@@ -1,0 +1,53 @@
+package dev.capk.vmieviction.workload;
+
+import io.kubernetes.client.openapi.ApiException;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+
+/** Classifies guest API failures: which are worth a retry and count against the circuit breaker. */
+public final class GuestCalls {
+  private GuestCalls() {}
+
+  /**
+   * Transient: the guest API server could not be reached, was too slow, or said it is overloaded
+   * or failing (0 = no HTTP response, 429, 500, 502, 503, 504). A 404, 409 or 422 means the server
+   * works and answered; retrying would not change the answer.
+   */
+  public static boolean isTransient(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof ApiException e) {
+        int code = e.getCode();
+        if (code == 0) {
+          return true; // no HTTP response at all: connection refused, reset, timed out
+        }
+        return code == 429 || code == 500 || code == 502 || code == 503 || code == 504;
+      }
+      if (c instanceof IOException || c instanceof InterruptedIOException) {
+        return true;
+      }
+      if (c == c.getCause()) {
+        break;
+      }
+    }
+    return false;
+  }
+
+  /** 401 or 403: the kubeconfig's identity is not (or no longer) allowed. */
+  public static boolean isForbidden(Throwable t) {
+    return t instanceof ApiException e && (e.getCode() == 401 || e.getCode() == 403);
+  }
+
+  /**
+   * A description safe for logs and events: the HTTP status or the kind of I/O failure, never a
+   * response body (which may echo request content) or a URL with credentials.
+   */
+  public static String describe(Throwable t) {
+    if (t instanceof ApiException e) {
+      if (e.getCode() != 0) {
+        return "HTTP " + e.getCode();
+      }
+      return e.getCause() == null ? "no response" : e.getCause().getClass().getSimpleName();
+    }
+    return t.getClass().getSimpleName();
+  }
+}

@@ -1,0 +1,116 @@
+package dev.capk.vmieviction.workload;
+
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.retry.Retry;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import java.util.concurrent.Callable;
+
+/**
+ * A client for one guest cluster, built from one version of its kubeconfig Secret. Every call goes
+ * through a retry (transient errors) inside the cluster's circuit breaker, so a dead guest API
+ * fails fast instead of holding workers.
+ */
+public final class GuestClient implements AutoCloseable {
+
+  /** A call against the guest API. */
+  @FunctionalInterface
+  public interface GuestCall<T> {
+    T call() throws ApiException;
+  }
+
+  private final GuestClusterRef cluster;
+  private final ApiClient apiClient;
+  private final String secretVersion;
+  private final CircuitBreaker circuitBreaker;
+  private final Retry retry;
+
+  GuestClient(
+      GuestClusterRef cluster,
+      ApiClient apiClient,
+      String secretVersion,
+      CircuitBreaker circuitBreaker,
+      Retry retry) {
+    this.cluster = cluster;
+    this.apiClient = apiClient;
+    this.secretVersion = secretVersion;
+    this.circuitBreaker = circuitBreaker;
+    this.retry = retry;
+  }
+
+  public GuestClusterRef cluster() {
+    return cluster;
+  }
+
+  /** For components that make their own calls (the drain engine). */
+  public ApiClient apiClient() {
+    return apiClient;
+  }
+
+  public CoreV1Api core() {
+    return new CoreV1Api(apiClient);
+  }
+
+  String secretVersion() {
+    return secretVersion;
+  }
+
+  /**
+   * Runs one guest API call with retry and circuit breaker. A non-transient API answer (404, 409,
+   * 422) comes back as the {@link ApiException}; 401/403 and exhausted transient failures become a
+   * {@link GuestAccessException} with a specific reason.
+   */
+  public <T> T call(String what, GuestCall<T> call) throws ApiException, GuestAccessException {
+    Callable<T> guarded =
+        Retry.decorateCallable(retry, CircuitBreaker.decorateCallable(circuitBreaker, call::call));
+    try {
+      return guarded.call();
+    } catch (CallNotPermittedException e) {
+      throw new GuestAccessException(
+          GuestAccessException.Reason.GuestAPIUnavailable,
+          "guest cluster " + cluster + ": API server failing, calls paused (circuit open) while " + what);
+    } catch (ApiException e) {
+      throw translate(what, e);
+    } catch (Exception e) {
+      throw new GuestAccessException(
+          GuestAccessException.Reason.GuestAPIUnavailable,
+          "guest cluster " + cluster + ": " + what + " failed: " + GuestCalls.describe(e));
+    }
+  }
+
+  /**
+   * Runs a long guest operation (a drain pass) inside the circuit breaker, without retry: the
+   * operation handles its own retries and timeouts.
+   */
+  public <T> T guarded(String what, Callable<T> op) throws Exception {
+    try {
+      return circuitBreaker.executeCallable(op);
+    } catch (CallNotPermittedException e) {
+      throw new GuestAccessException(
+          GuestAccessException.Reason.GuestAPIUnavailable,
+          "guest cluster " + cluster + ": API server failing, calls paused (circuit open) while " + what);
+    }
+  }
+
+  private ApiException translate(String what, ApiException e) throws GuestAccessException {
+    if (GuestCalls.isForbidden(e)) {
+      throw new GuestAccessException(
+          GuestAccessException.Reason.GuestAPIForbidden,
+          "guest cluster " + cluster + ": " + what + " denied (" + GuestCalls.describe(e) + ")");
+    }
+    if (GuestCalls.isTransient(e)) {
+      throw new GuestAccessException(
+          GuestAccessException.Reason.GuestAPIUnavailable,
+          "guest cluster " + cluster + ": " + what + " failed: " + GuestCalls.describe(e));
+    }
+    return e;
+  }
+
+  @Override
+  public void close() {
+    // Only idle connections are dropped: a worker may still be using this client.
+    apiClient.getHttpClient().connectionPool().evictAll();
+  }
+}

@@ -1,0 +1,261 @@
+package dev.capk.vmieviction.workload;
+
+import com.google.common.cache.Cache;
+import com.google.common.cache.CacheBuilder;
+import com.google.common.cache.RemovalListener;
+import dev.capk.vmieviction.api.capi.Cluster;
+import dev.capk.vmieviction.api.capi.ClusterApi;
+import dev.capk.vmieviction.api.capi.ClusterList;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import io.github.resilience4j.core.IntervalFunction;
+import io.github.resilience4j.retry.Retry;
+import io.github.resilience4j.retry.RetryConfig;
+import io.github.resilience4j.retry.RetryRegistry;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1Secret;
+import io.kubernetes.client.util.ClientBuilder;
+import io.kubernetes.client.util.KubeConfig;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
+import io.prometheus.client.CollectorRegistry;
+import io.prometheus.client.Gauge;
+import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One cached client per guest cluster. The kubeconfig comes from the infra Secret
+ * {@code <cluster>-kubeconfig} (key {@code value}), read on each lookup; a client is rebuilt when
+ * the Secret's UID or resourceVersion changes and dropped when unused for a while. The circuit
+ * breaker of a cluster outlives its clients, so a rotated Secret does not reset a dead API's state.
+ */
+public final class GuestClients implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(GuestClients.class);
+
+  /** Timeouts and resilience settings of guest clients. */
+  public record Settings(
+      Duration connectTimeout,
+      Duration readTimeout,
+      Duration idleTtl,
+      int retryAttempts,
+      Duration retryWait,
+      Duration circuitOpenFor) {
+
+    /**
+     * Short timeouts and few retries: a stalled guest API server must cost a worker seconds, not
+     * minutes (worst case per call: attempts x (connect or read timeout) + waits).
+     */
+    public static Settings defaults() {
+      return new Settings(
+          Duration.ofSeconds(3),
+          Duration.ofSeconds(5),
+          Duration.ofMinutes(15),
+          2,
+          Duration.ofMillis(250),
+          Duration.ofSeconds(20));
+    }
+
+    public Settings withIdleTtl(Duration idle) {
+      return new Settings(connectTimeout, readTimeout, idle, retryAttempts, retryWait, circuitOpenFor);
+    }
+  }
+
+  private final CoreV1Api infraCore;
+  private final GenericKubernetesApi<Cluster, ClusterList> clusters;
+  private final Settings settings;
+  private final Cache<GuestClusterRef, GuestClient> cache;
+  private final Map<GuestClusterRef, Object> buildLocks = new java.util.concurrent.ConcurrentHashMap<>();
+  private final CircuitBreakerRegistry breakers;
+  private final RetryRegistry retries;
+
+  public GuestClients(
+      ApiClient infra, String clusterApiVersion, Settings settings, CollectorRegistry registry) {
+    this.infraCore = new CoreV1Api(infra);
+    this.clusters =
+        new GenericKubernetesApi<>(
+            Cluster.class,
+            ClusterList.class,
+            ClusterApi.GROUP,
+            clusterApiVersion,
+            ClusterApi.CLUSTER_PLURAL,
+            infra);
+    this.settings = settings;
+    RemovalListener<GuestClusterRef, GuestClient> onRemoval =
+        n -> {
+          log.info("guest client dropped cluster={} cause={}", n.getKey(), n.getCause());
+          if (n.getValue() != null) {
+            n.getValue().close();
+          }
+        };
+    this.cache =
+        CacheBuilder.newBuilder().expireAfterAccess(settings.idleTtl()).removalListener(onRemoval).build();
+    this.breakers = CircuitBreakerRegistry.of(breakerConfig(settings));
+    this.retries = RetryRegistry.of(retryConfig(settings));
+    if (registry != null) {
+      Gauge.build("vmi_eviction_guest_clients_cached", "Guest cluster clients currently cached.")
+          .create()
+          .setChild(
+              new Gauge.Child() {
+                @Override
+                public double get() {
+                  return cache.size();
+                }
+              })
+          .register(registry);
+    }
+  }
+
+  /**
+   * The breaker opens when most of the last calls to a guest API failed transiently (no answer,
+   * 5xx, 429); while open, calls fail at once. Answers like 404 or 403 mean the API works.
+   */
+  static CircuitBreakerConfig breakerConfig(Settings settings) {
+    return CircuitBreakerConfig.custom()
+        .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+        .slidingWindowSize(10)
+        .minimumNumberOfCalls(5)
+        .failureRateThreshold(60)
+        .waitDurationInOpenState(settings.circuitOpenFor())
+        .permittedNumberOfCallsInHalfOpenState(2)
+        .automaticTransitionFromOpenToHalfOpenEnabled(false)
+        .recordException(GuestCalls::isTransient)
+        .build();
+  }
+
+  static RetryConfig retryConfig(Settings settings) {
+    return RetryConfig.custom()
+        .maxAttempts(Math.max(1, settings.retryAttempts()))
+        .intervalFunction(IntervalFunction.ofExponentialBackoff(settings.retryWait().toMillis(), 2.0))
+        .retryOnException(GuestCalls::isTransient)
+        .build();
+  }
+
+  /**
+   * The client for a guest cluster. Checks that the Cluster exists and reads its kubeconfig Secret.
+   *
+   * @throws GuestAccessException with a specific reason; its message is safe to publish
+   */
+  public GuestClient get(GuestClusterRef ref) throws GuestAccessException {
+    requireCluster(ref);
+    V1Secret secret = readSecret(ref);
+    String version = versionOf(secret);
+    GuestClient cached = cache.getIfPresent(ref);
+    if (cached != null && cached.secretVersion().equals(version)) {
+      return cached;
+    }
+    // Several workers may miss at once for VMIs of one cluster: build its client once.
+    synchronized (buildLocks.computeIfAbsent(ref, k -> new Object())) {
+      cached = cache.getIfPresent(ref);
+      if (cached != null && cached.secretVersion().equals(version)) {
+        return cached;
+      }
+      GuestClient fresh = build(ref, secret, version);
+      if (cached != null) {
+        log.info("guest client rebuilt cluster={} reason=kubeconfig Secret changed", ref);
+      } else {
+        log.info("guest client created cluster={}", ref);
+      }
+      cache.put(ref, fresh);
+      return fresh;
+    }
+  }
+
+  /** Drops clients unused for longer than the idle time (the cache also does it on access). */
+  public void cleanUp() {
+    cache.cleanUp();
+  }
+
+  public long size() {
+    return cache.size();
+  }
+
+  private void requireCluster(GuestClusterRef ref) throws GuestAccessException {
+    KubernetesApiResponse<Cluster> r;
+    try {
+      r = clusters.get(ref.namespace(), ref.name());
+    } catch (IllegalStateException e) {
+      // GenericKubernetesApi's way of saying "I/O failure".
+      throw new GuestAccessException(
+          GuestAccessException.Reason.InfraAPIError, "reading Cluster " + ref + " failed: no response");
+    }
+    int code = r.getHttpStatusCode();
+    if (code >= 200 && code < 300) {
+      return;
+    }
+    if (code == 404) {
+      throw new GuestAccessException(
+          GuestAccessException.Reason.ClusterNotFound, "Cluster " + ref + " not found");
+    }
+    throw new GuestAccessException(
+        GuestAccessException.Reason.InfraAPIError,
+        "reading Cluster " + ref + " failed: HTTP " + code);
+  }
+
+  private V1Secret readSecret(GuestClusterRef ref) throws GuestAccessException {
+    String name = ClusterApi.kubeconfigSecretName(ref.name());
+    try {
+      return infraCore.readNamespacedSecret(name, ref.namespace()).execute();
+    } catch (ApiException e) {
+      if (e.getCode() == 404) {
+        throw new GuestAccessException(
+            GuestAccessException.Reason.KubeconfigSecretNotFound,
+            "kubeconfig Secret " + ref.namespace() + "/" + name + " not found");
+      }
+      throw new GuestAccessException(
+          GuestAccessException.Reason.InfraAPIError,
+          "reading Secret " + ref.namespace() + "/" + name + " failed: " + GuestCalls.describe(e));
+    }
+  }
+
+  private static String versionOf(V1Secret secret) {
+    return secret.getMetadata().getUid() + "/" + secret.getMetadata().getResourceVersion();
+  }
+
+  private GuestClient build(GuestClusterRef ref, V1Secret secret, String version)
+      throws GuestAccessException {
+    String secretName = ref.namespace() + "/" + secret.getMetadata().getName();
+    Map<String, byte[]> data = secret.getData();
+    byte[] raw = data == null ? null : data.get(ClusterApi.KUBECONFIG_SECRET_KEY);
+    if (raw == null || raw.length == 0) {
+      throw new GuestAccessException(
+          GuestAccessException.Reason.KubeconfigSecretMissingValue,
+          "kubeconfig Secret " + secretName + " has no '" + ClusterApi.KUBECONFIG_SECRET_KEY + "' key");
+    }
+    String yaml = new String(raw, StandardCharsets.UTF_8);
+    List<String> problems = KubeconfigPolicy.violations(yaml);
+    if (!problems.isEmpty()) {
+      throw new GuestAccessException(
+          GuestAccessException.Reason.KubeconfigInvalid,
+          "kubeconfig in Secret " + secretName + " refused: " + String.join("; ", problems));
+    }
+    ApiClient client;
+    try {
+      KubeConfig kc = KubeConfig.loadKubeConfig(new StringReader(yaml));
+      client = ClientBuilder.kubeconfig(kc).setReadTimeout(settings.readTimeout()).build();
+    } catch (Exception e) {
+      // The parser's and builder's messages may quote the content: name the failure kind only.
+      throw new GuestAccessException(
+          GuestAccessException.Reason.KubeconfigInvalid,
+          "kubeconfig in Secret " + secretName + " unusable (" + e.getClass().getSimpleName() + ")");
+    }
+    client.setConnectTimeout((int) settings.connectTimeout().toMillis());
+    client.setWriteTimeout((int) settings.readTimeout().toMillis());
+    CircuitBreaker breaker = breakers.circuitBreaker(ref.toString());
+    Retry retry = retries.retry(ref.toString());
+    return new GuestClient(ref, client, version, breaker, retry);
+  }
+
+  @Override
+  public void close() {
+    cache.invalidateAll();
+  }
+}

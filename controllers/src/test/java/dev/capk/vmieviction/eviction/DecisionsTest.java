@@ -1,0 +1,162 @@
+package dev.capk.vmieviction.eviction;
+
+import static dev.capk.vmieviction.eviction.TestVmis.deleting;
+import static dev.capk.vmieviction.eviction.TestVmis.node;
+import static dev.capk.vmieviction.eviction.TestVmis.vmi;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.capk.vmieviction.api.EvictionAnnotations;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeStatus;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+class DecisionsTest {
+
+  @Nested
+  class EffectiveStrategy {
+    @Test
+    void vmisOwnStrategyWinsOverClusterDefaultAndFallback() {
+      assertEquals("External", EvictionStrategies.effective("External", Optional.of("LiveMigrate"), "None"));
+      assertEquals("None", EvictionStrategies.effective("None", Optional.of("External"), "External"));
+    }
+
+    @Test
+    void unsetStrategyTakesTheKubeVirtClusterDefault() {
+      assertEquals("External", EvictionStrategies.effective(null, Optional.of("External"), "None"));
+      assertEquals("External", EvictionStrategies.effective("  ", Optional.of(" External "), "None"));
+    }
+
+    @Test
+    void unreadableOrUnsetClusterDefaultFallsBackToTheFlag() {
+      assertEquals("External", EvictionStrategies.effective(null, Optional.empty(), "External"));
+      assertEquals("None", EvictionStrategies.effective(null, Optional.of(""), "None"));
+    }
+
+    @Test
+    void onlyExactExternalIsExternal() {
+      assertTrue(EvictionStrategies.isExternal("External"));
+      assertFalse(EvictionStrategies.isExternal("external"));
+      assertFalse(EvictionStrategies.isExternal("LiveMigrate"));
+      assertFalse(EvictionStrategies.isExternal(null));
+    }
+  }
+
+  @Nested
+  class ShouldAct {
+    @Test
+    void externalWithEvacuationNodeIsEvacuated() {
+      assertEquals(Eligibility.EVACUATE, Eligibility.of(vmi("vm", "External", "infra-1"), "External"));
+    }
+
+    @Test
+    void vmiBeingDeletedIsLeftAloneWhateverElseItSays() {
+      assertEquals(Eligibility.DELETING, Eligibility.of(deleting(vmi("vm", "External", "infra-1")), "External"));
+    }
+
+    @Test
+    void nonExternalStrategiesAreNeverTouched() {
+      for (String s : List.of("None", "LiveMigrate", "LiveMigrateIfPossible")) {
+        assertEquals(Eligibility.NOT_EXTERNAL, Eligibility.of(vmi("vm", s, "infra-1"), s), s);
+      }
+    }
+
+    @Test
+    void externalWithoutEvacuationNodeIsNotEvacuating() {
+      assertEquals(Eligibility.NOT_EVACUATING, Eligibility.of(vmi("vm", "External", null), "External"));
+      assertEquals(Eligibility.NOT_EVACUATING, Eligibility.of(vmi("vm", "External", ""), "External"));
+      var noStatus = vmi("vm", "External", null).status(null);
+      assertEquals(Eligibility.NOT_EVACUATING, Eligibility.of(noStatus, "External"));
+    }
+  }
+
+  @Nested
+  class GuestNodeLookup {
+    @Test
+    void nodeNamedLikeTheVmiIsChosenFirst() {
+      V1Node byName = node("vm-1", "kubevirt://other", false, "True");
+      V1Node byProvider = node("guest-node-x", "kubevirt://vm-1", false, "True");
+      assertEquals(Optional.of(byName), GuestNodeMatch.choose("vm-1", List.of(byProvider, byName)));
+    }
+
+    @Test
+    void otherwiseTheNodeWhoseProviderIdNamesTheVmi() {
+      V1Node byProvider = node("guest-node-x", "kubevirt://vm-1", false, "True");
+      V1Node other = node("guest-node-y", "kubevirt://vm-2", false, "True");
+      assertEquals(Optional.of(byProvider), GuestNodeMatch.choose("vm-1", List.of(other, byProvider)));
+    }
+
+    @Test
+    void noMatchMeansNoNode() {
+      assertEquals(Optional.empty(), GuestNodeMatch.choose("vm-1", List.of(node("a", null, false, "True"))));
+      assertEquals(Optional.empty(), GuestNodeMatch.choose("vm-1", List.of()));
+    }
+
+    @Test
+    void providerIdMustMatchExactlyNotByPrefix() {
+      assertEquals(Optional.empty(),
+          GuestNodeMatch.choose("vm-1", List.of(node("x", "kubevirt://vm-10", false, "True"))));
+    }
+  }
+
+  @Nested
+  class Readiness {
+    @Test
+    void readyConditionMapsToReadiness() {
+      assertEquals(NodeReadiness.READY, NodeReadiness.of(node("n", null, false, "True")));
+      assertEquals(NodeReadiness.NOT_READY, NodeReadiness.of(node("n", null, false, "False")));
+      assertEquals(NodeReadiness.UNREACHABLE, NodeReadiness.of(node("n", null, false, "Unknown")));
+    }
+
+    @Test
+    void missingReadyConditionCountsAsUnreachable() {
+      assertEquals(NodeReadiness.UNREACHABLE, NodeReadiness.of(node("n", null, false, null)));
+      assertEquals(NodeReadiness.UNREACHABLE,
+          NodeReadiness.of(node("n", null, false, null).status(new V1NodeStatus())));
+    }
+  }
+
+  @Nested
+  class Uncordon {
+    private V1Node marked(boolean unschedulable, String ready) {
+      V1Node n = node("vm-1", null, unschedulable, ready);
+      n.getMetadata().getAnnotations().put(EvictionAnnotations.CORDONED_BY, "old-uid");
+      return n;
+    }
+
+    @Test
+    void nodeWithoutOurMarkIsNeverOurs_evenIfCordoned() {
+      assertEquals(UncordonDecision.NOT_OURS, UncordonDecision.of(node("vm-1", null, true, "True"), vmi("vm-1", "External", null)));
+    }
+
+    @Test
+    void markedCordonedReadyNodeOfARunningRecreatedVmiIsUncordoned() {
+      assertEquals(UncordonDecision.UNCORDON, UncordonDecision.of(marked(true, "True"), vmi("vm-1", "External", null)));
+    }
+
+    @Test
+    void waitsWhileTheVmiStillEvacuatesOrIsNotRunningOrIsDeleted() {
+      assertEquals(UncordonDecision.WAIT, UncordonDecision.of(marked(true, "True"), vmi("vm-1", "External", "infra-1")));
+      var pending = vmi("vm-1", "External", null);
+      pending.getStatus().setPhase("Scheduling");
+      assertEquals(UncordonDecision.WAIT, UncordonDecision.of(marked(true, "True"), pending));
+      assertEquals(UncordonDecision.WAIT, UncordonDecision.of(marked(true, "True"), deleting(vmi("vm-1", "External", null))));
+      assertEquals(UncordonDecision.WAIT, UncordonDecision.of(marked(true, "True"), null));
+    }
+
+    @Test
+    void waitsUntilTheGuestNodeIsReadyAgain() {
+      assertEquals(UncordonDecision.WAIT, UncordonDecision.of(marked(true, "False"), vmi("vm-1", "External", null)));
+      assertEquals(UncordonDecision.WAIT, UncordonDecision.of(marked(true, "Unknown"), vmi("vm-1", "External", null)));
+    }
+
+    @Test
+    void markOnAnAlreadySchedulableNodeIsOnlyRemoved() {
+      assertEquals(UncordonDecision.REMOVE_MARK, UncordonDecision.of(marked(false, "True"), vmi("vm-1", "External", "infra-1")));
+    }
+  }
+}

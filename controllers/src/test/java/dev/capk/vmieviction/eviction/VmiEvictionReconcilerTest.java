@@ -1,0 +1,507 @@
+package dev.capk.vmieviction.eviction;
+
+import static dev.capk.vmieviction.eviction.TestVmis.node;
+import static dev.capk.vmieviction.eviction.TestVmis.vmi;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.workload.GuestAccessException;
+import io.kubernetes.client.extended.controller.reconciler.Request;
+import io.kubernetes.client.extended.controller.reconciler.Result;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.prometheus.client.CollectorRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The reconciler's orchestration against in-memory fakes: no network, no real time. */
+class VmiEvictionReconcilerTest {
+
+  static final Instant T0 = Instant.parse("2025-03-01T12:00:00Z");
+  static final Duration TIMEOUT = Duration.ofMinutes(10);
+  static final Duration RETRY = Duration.ofSeconds(20);
+
+  MutableClock clock;
+  FakeVmis vmis;
+  FakeGuest guest;
+  FakeEvents events;
+  List<String> connects;
+  GuestAccessException connectFailure;
+  Optional<String> clusterDefault;
+  VmiEvictionReconciler reconciler;
+
+  @BeforeEach
+  void setUp() {
+    clock = new MutableClock(T0);
+    vmis = new FakeVmis();
+    guest = new FakeGuest();
+    events = new FakeEvents();
+    connects = new ArrayList<>();
+    clusterDefault = Optional.empty();
+    GuestConnector connector =
+        vmi -> {
+          connects.add(vmi.getMetadata().getName());
+          if (connectFailure != null) {
+            throw connectFailure;
+          }
+          return guest;
+        };
+    reconciler =
+        new VmiEvictionReconciler(
+            vmis,
+            () -> clusterDefault,
+            connector,
+            events,
+            new EvictionMetrics(new CollectorRegistry()),
+            new EvictionSettings(TIMEOUT, RETRY, Duration.ofSeconds(20), "None", Duration.ofMinutes(1)),
+            clock);
+  }
+
+  Result reconcile(String name) {
+    return reconciler.reconcile(new Request("tenant-a", name));
+  }
+
+  VirtualMachineInstance evacuating(String name) {
+    return vmis.put(vmi(name, "External", "infra-1"));
+  }
+
+  static void assertRequeueWithin(Result r, Duration max) {
+    assertTrue(r.isRequeue(), "requeue expected: " + r);
+    assertTrue(r.getRequeueAfter() != null && r.getRequeueAfter().compareTo(max) <= 0, "requeue " + r + " later than " + max);
+  }
+
+  @Test
+  void drainedGuestNodeLeadsToCordonDrainAndVmiDeletionWithUidPrecondition() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", "kubevirt://vm-1", false, "True"));
+    guest.passes.add(complete());
+
+    Result r = reconcile("vm-1");
+
+    assertFalse(r.isRequeue());
+    assertEquals("2025-03-01T12:00:00Z", vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME));
+    assertEquals(List.of("cordon vm-1 for uid-vm-1", "drain vm-1"), guest.calls);
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+    assertTrue(events.reasons().containsAll(List.of(EventReasons.DRAIN_STARTED, EventReasons.DRAIN_SUCCEEDED, EventReasons.VMI_DELETED)));
+  }
+
+  @Test
+  void pastTheDeadlineTheVmiIsDeletedBeforeAnyGuestAccess() {
+    VirtualMachineInstance v = evacuating("vm-1");
+    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:49:00Z");
+
+    Result r = reconcile("vm-1");
+
+    assertFalse(r.isRequeue());
+    assertEquals(List.of(), connects, "no guest access once the deadline passed");
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+    assertTrue(events.has("Warning", EventReasons.DEADLINE_PASSED));
+  }
+
+  @Test
+  void blockedDrainRequeuesAtTheRetryIntervalThenTheDeadlineDeletesAndNamesTheBudget() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
+
+    Result first = reconcile("vm-1");
+    assertEquals(new Result(true, RETRY), first);
+    assertTrue(vmis.deletedUids.isEmpty());
+    assertTrue(events.has("Warning", EventReasons.DRAIN_BLOCKED));
+
+    // Near the deadline the requeue is cut to it.
+    clock.now = T0.plus(TIMEOUT).minusSeconds(5);
+    guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
+    Result second = reconcile("vm-1");
+    assertRequeueWithin(second, Duration.ofSeconds(5).plus(Deadline.DEADLINE_MARGIN));
+    assertTrue(vmis.deletedUids.isEmpty(), "not deleted before the deadline");
+
+    clock.now = T0.plus(TIMEOUT);
+    int connectsBefore = connects.size();
+    Result third = reconcile("vm-1");
+    assertFalse(third.isRequeue());
+    assertEquals(connectsBefore, connects.size());
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+    String warning = events.message("Warning", EventReasons.DEADLINE_PASSED);
+    assertTrue(warning.contains("guest-ns/db-pdb"), warning);
+  }
+
+  @Test
+  void missingClusterIsEventedAndRequeuedButTheDeadlineStillFires() {
+    evacuating("vm-1");
+    connectFailure = new GuestAccessException(GuestAccessException.Reason.ClusterNotFound, "Cluster tenant-a/guest not found");
+
+    Result r = reconcile("vm-1");
+    assertRequeueWithin(r, TIMEOUT);
+    assertTrue(events.has("Warning", "ClusterNotFound"));
+
+    clock.now = T0.plus(TIMEOUT).minusSeconds(2);
+    Result capped = reconcile("vm-1");
+    assertRequeueWithin(capped, Duration.ofSeconds(2).plus(Deadline.DEADLINE_MARGIN));
+
+    clock.now = T0.plus(TIMEOUT).plusMillis(1);
+    assertFalse(reconcile("vm-1").isRequeue());
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+    assertTrue(events.message("Warning", EventReasons.DEADLINE_PASSED).contains("not found"));
+  }
+
+  @Test
+  void failureBackoffGrowsButNeverPassesTheDeadline() {
+    evacuating("vm-1");
+    connectFailure = new GuestAccessException(GuestAccessException.Reason.GuestAPIUnavailable, "guest down");
+    List<Duration> delays = new ArrayList<>();
+    while (vmis.deletedUids.isEmpty()) {
+      Result r = reconcile("vm-1");
+      if (!r.isRequeue()) {
+        break;
+      }
+      assertRequeueWithin(r, Duration.between(clock.now, T0.plus(TIMEOUT)).plus(Deadline.DEADLINE_MARGIN));
+      delays.add(r.getRequeueAfter());
+      clock.now = clock.now.plus(r.getRequeueAfter());
+    }
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+    assertTrue(delays.get(1).compareTo(delays.get(0)) > 0, "backoff grows: " + delays);
+    assertTrue(delays.stream().allMatch(d -> d.compareTo(Duration.ofMinutes(1)) <= 0), "backoff bounded: " + delays);
+  }
+
+  @Test
+  void recordedStartTimeIsKeptAcrossRestarts() {
+    VirtualMachineInstance v = evacuating("vm-1");
+    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:55:00Z");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("ns/p", "ns/pdb"));
+
+    reconcile("vm-1");
+
+    assertEquals(0, vmis.patches, "a valid start time is never rewritten");
+    assertFalse(events.has("Normal", EventReasons.DRAIN_STARTED));
+  }
+
+  @Test
+  void malformedStartTimeIsReplacedWithAWarning() {
+    VirtualMachineInstance v = evacuating("vm-1");
+    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "not-a-time");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("ns/p", "ns/pdb"));
+
+    reconcile("vm-1");
+
+    assertEquals("2025-03-01T12:00:00Z", vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME));
+    assertTrue(events.message("Warning", EventReasons.DRAIN_START_TIME_INVALID).contains("not-a-time"));
+  }
+
+  @Test
+  void missingGuestNodeCountsAsDrained() {
+    evacuating("vm-1");
+    guest.node = Optional.empty();
+
+    assertFalse(reconcile("vm-1").isRequeue());
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+    assertTrue(events.has("Normal", EventReasons.GUEST_NODE_NOT_FOUND));
+    assertFalse(guest.calls.stream().anyMatch(c -> c.startsWith("drain")));
+  }
+
+  @Test
+  void nodeAnAdminCordonedIsDrainedButNotMarkedAsOurs() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, true, "True"));
+    guest.passes.add(complete());
+
+    reconcile("vm-1");
+
+    assertEquals(List.of("drain vm-1"), guest.calls);
+  }
+
+  @Test
+  void unreachableGuestNodeIsDrainedWithSkipWaitForDeletedPods() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "Unknown"));
+    guest.passes.add(complete());
+
+    reconcile("vm-1");
+
+    assertTrue(guest.lastUnreachable);
+  }
+
+  @Test
+  void drainPassNeverRunsPastTheDeadline() {
+    VirtualMachineInstance v = evacuating("vm-1");
+    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:50:03Z");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("ns/p", "ns/pdb"));
+
+    reconcile("vm-1");
+
+    assertEquals(Duration.ofSeconds(3), guest.lastTimeout);
+  }
+
+  @Test
+  void otherStrategiesAndQuietVmisAreUntouched() {
+    vmis.put(vmi("lm", "LiveMigrate", "infra-1"));
+    vmis.put(vmi("none", "None", "infra-1"));
+    vmis.put(TestVmis.deleting(vmi("gone", "External", "infra-1")));
+
+    for (String name : List.of("lm", "none", "gone", "absent")) {
+      assertEquals(VmiEvictionReconciler.DONE, reconcile(name), name);
+    }
+    assertEquals(List.of(), connects);
+    assertEquals(0, vmis.patches);
+    assertTrue(vmis.deletedUids.isEmpty());
+    assertTrue(events.list.isEmpty());
+  }
+
+  @Test
+  void clusterDefaultExternalAppliesToVmisWithoutAStrategy() {
+    vmis.put(vmi("vm-1", null, "infra-1"));
+    clusterDefault = Optional.of("External");
+    guest.node = Optional.empty();
+
+    reconcile("vm-1");
+
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+  }
+
+  @Test
+  void conflictWhileCordoningRetriesSoon() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.cordonConflict = true;
+
+    Result r = reconcile("vm-1");
+
+    assertEquals(new Result(true, VmiEvictionReconciler.CONFLICT_RETRY), r);
+    assertTrue(vmis.deletedUids.isEmpty());
+  }
+
+  @Test
+  void refusedDrainIsWarnedAndRetried() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(new DrainPass(false, 0, 1, Map.of(), List.of(), List.of("cannot delete x: ns/p"), "refused"));
+
+    Result r = reconcile("vm-1");
+
+    assertEquals(new Result(true, RETRY), r);
+    assertTrue(events.has("Warning", EventReasons.DRAIN_REFUSED));
+  }
+
+  @Test
+  void recreatedRunningVmiUncordonsTheNodeWeMarked() {
+    vmis.put(vmi("vm-1", "External", null));
+    V1Node n = node("vm-1", null, true, "True");
+    n.getMetadata().getAnnotations().put(EvictionAnnotations.CORDONED_BY, "uid-of-the-old-vmi");
+    guest.node = Optional.of(n);
+
+    assertFalse(reconcile("vm-1").isRequeue());
+
+    assertEquals(List.of("uncordon vm-1"), guest.calls);
+    assertTrue(events.has("Normal", EventReasons.UNCORDONED));
+  }
+
+  @Test
+  void nodeCordonedBySomeoneElseStaysCordonedAndIsNotAskedAgain() {
+    vmis.put(vmi("vm-1", "External", null));
+    guest.node = Optional.of(node("vm-1", null, true, "True"));
+
+    reconcile("vm-1");
+    reconcile("vm-1");
+
+    assertEquals(List.of(), guest.calls);
+    assertEquals(1, connects.size(), "the clean state is remembered per VMI UID");
+  }
+
+  @Test
+  void calledOffEvacuationClearsTheDrainStartSoALaterOneStartsAfresh() {
+    VirtualMachineInstance v = vmis.put(vmi("vm-1", "External", null));
+    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:00:00Z");
+    guest.node = Optional.empty();
+
+    reconcile("vm-1");
+    assertTrue(vmis.annotations.containsKey(EvictionAnnotations.DRAIN_START_TIME));
+    assertEquals(null, vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME), "removed");
+
+    // Evacuated again an hour later: a new start, not an instant deadline.
+    clock.now = T0.plus(Duration.ofHours(1));
+    v.getStatus().setEvacuationNodeName("infra-2");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("ns/p", "ns/pdb"));
+    assertEquals(new Result(true, RETRY), reconcile("vm-1"));
+    assertTrue(vmis.deletedUids.isEmpty());
+  }
+
+  @Test
+  void uncordonWaitsForTheGuestNodeToBeReady() {
+    vmis.put(vmi("vm-1", "External", null));
+    V1Node n = node("vm-1", null, true, "False");
+    n.getMetadata().getAnnotations().put(EvictionAnnotations.CORDONED_BY, "old");
+    guest.node = Optional.of(n);
+
+    assertEquals(new Result(true, RETRY), reconcile("vm-1"));
+    assertEquals(List.of(), guest.calls);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  static DrainPass complete() {
+    return new DrainPass(true, 3, 0, Map.of(), List.of(), List.of(), "3 evicted");
+  }
+
+  static DrainPass blocked(String pod, String budget) {
+    return new DrainPass(false, 0, 1, Map.of(pod, Set.of(budget)), List.of(), List.of(), "1 pending");
+  }
+
+  static final class MutableClock extends Clock {
+    Instant now;
+
+    MutableClock(Instant now) {
+      this.now = now;
+    }
+
+    @Override
+    public ZoneId getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(ZoneId zone) {
+      return this;
+    }
+
+    @Override
+    public Instant instant() {
+      return now;
+    }
+  }
+
+  static final class FakeVmis implements InfraVmis {
+    final Map<String, VirtualMachineInstance> byName = new HashMap<>();
+    final Map<String, String> annotations = new HashMap<>();
+    final List<String> deletedUids = new ArrayList<>();
+    int patches;
+
+    VirtualMachineInstance put(VirtualMachineInstance v) {
+      byName.put(v.getMetadata().getName(), v);
+      return v;
+    }
+
+    @Override
+    public Optional<VirtualMachineInstance> get(String namespace, String name) {
+      return Optional.ofNullable(byName.get(name));
+    }
+
+    @Override
+    public VirtualMachineInstance annotate(VirtualMachineInstance vmi, String key, String value) {
+      patches++;
+      annotations.put(key, value);
+      if (value == null) {
+        vmi.getMetadata().getAnnotations().remove(key);
+      } else {
+        vmi.getMetadata().getAnnotations().put(key, value);
+      }
+      return vmi;
+    }
+
+    @Override
+    public DeleteOutcome deleteExact(VirtualMachineInstance vmi) {
+      deletedUids.add(vmi.getMetadata().getUid());
+      byName.remove(vmi.getMetadata().getName());
+      return DeleteOutcome.DELETED;
+    }
+  }
+
+  static final class FakeGuest implements Guest {
+    Optional<V1Node> node = Optional.empty();
+    final Deque<DrainPass> passes = new ArrayDeque<>();
+    final List<String> calls = new ArrayList<>();
+    boolean cordonConflict;
+    Duration lastTimeout;
+    boolean lastUnreachable;
+
+    @Override
+    public String cluster() {
+      return "tenant-a/guest";
+    }
+
+    @Override
+    public Optional<V1Node> findNode(String vmiName) {
+      return node;
+    }
+
+    @Override
+    public void cordonAndMark(V1Node n, String vmiUid) throws ApiException {
+      if (cordonConflict) {
+        throw new ApiException(409, "conflict");
+      }
+      calls.add("cordon " + n.getMetadata().getName() + " for " + vmiUid);
+    }
+
+    @Override
+    public DrainPass drain(String nodeName, Duration timeout, boolean unreachable) {
+      calls.add("drain " + nodeName);
+      lastTimeout = timeout;
+      lastUnreachable = unreachable;
+      return passes.removeFirst();
+    }
+
+    @Override
+    public void uncordonAndUnmark(V1Node n) {
+      calls.add("uncordon " + n.getMetadata().getName());
+    }
+
+    @Override
+    public void removeMark(V1Node n) {
+      calls.add("unmark " + n.getMetadata().getName());
+    }
+
+    @Override
+    public void nodeEvent(V1Node n, boolean warning, String reason, String message) {}
+  }
+
+  record Event(String type, String reason, String message) {}
+
+  static final class FakeEvents implements VmiEvents {
+    final List<Event> list = new ArrayList<>();
+
+    @Override
+    public void normal(VirtualMachineInstance vmi, String reason, String message) {
+      list.add(new Event("Normal", reason, message));
+    }
+
+    @Override
+    public void warning(VirtualMachineInstance vmi, String reason, String message) {
+      list.add(new Event("Warning", reason, message));
+    }
+
+    List<String> reasons() {
+      return list.stream().map(Event::reason).toList();
+    }
+
+    boolean has(String type, String reason) {
+      return list.stream().anyMatch(e -> e.type().equals(type) && e.reason().equals(reason));
+    }
+
+    String message(String type, String reason) {
+      return list.stream()
+          .filter(e -> e.type().equals(type) && e.reason().equals(reason))
+          .reduce((a, b) -> b)
+          .map(Event::message)
+          .orElseThrow(() -> new AssertionError("no " + type + " " + reason + " in " + list));
+    }
+  }
+}

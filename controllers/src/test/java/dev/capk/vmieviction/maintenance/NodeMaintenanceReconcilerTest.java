@@ -1,0 +1,350 @@
+package dev.capk.vmieviction.maintenance;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
+import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
+import dev.capk.vmieviction.api.maintenance.NodeMaintenanceSpec;
+import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
+import dev.capk.vmieviction.drain.DrainOptions;
+import dev.capk.vmieviction.drain.DrainResult;
+import dev.capk.vmieviction.drain.PodRef;
+import io.kubernetes.client.extended.controller.reconciler.Request;
+import io.kubernetes.client.extended.controller.reconciler.Result;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The reconciler's decisions against an in-memory cluster and a scripted drain: no network. */
+class NodeMaintenanceReconcilerTest {
+  static final OffsetDateTime T0 = OffsetDateTime.of(2025, 1, 1, 12, 0, 0, 0, ZoneOffset.UTC);
+  static final PodRef A = new PodRef("ns", "a", "1");
+  static final PodRef B = new PodRef("ns", "b", "2");
+
+  final FakeCluster cluster = new FakeCluster();
+  final List<String> events = new ArrayList<>();
+  final List<Function<DrainOptions, DrainResult>> script = new ArrayList<>();
+  final List<DrainOptions> drains = new ArrayList<>();
+  final ScheduledExecutorService statusExecutor = Executors.newSingleThreadScheduledExecutor();
+  final DrainPasses passes = new DrainPasses((node, options) -> {
+    drains.add(options);
+    return script.remove(0).apply(options);
+  });
+  final NodeMaintenanceSettings settings = NodeMaintenanceSettings.defaults();
+  final NodeMaintenanceReconciler reconciler = new NodeMaintenanceReconciler(cluster.maintenances::get, cluster,
+      passes, new MaintenanceEvents() {
+        @Override
+        public void onMaintenance(NodeMaintenance nm, boolean warning, String reason, String message) {
+          events.add("nm/" + nm.getMetadata().getName() + " " + (warning ? "Warning " : "Normal ") + reason + ": " + message);
+        }
+
+        @Override
+        public void onNode(String nodeName, String nodeUid, boolean warning, String reason, String message) {
+          events.add("node/" + nodeName + " " + (warning ? "Warning " : "Normal ") + reason + ": " + message);
+        }
+      }, settings, statusExecutor, Clock.fixed(Instant.parse("2025-01-01T13:00:00Z"), ZoneOffset.UTC));
+
+  @AfterEach
+  void stop() {
+    passes.close();
+    statusExecutor.shutdownNow();
+  }
+
+  Result reconcile(String name) {
+    return reconciler.reconcile(new Request(name));
+  }
+
+  @Test
+  void aMaintenanceOfAnUnknownNodeIsRefusedAndChangesNothing() {
+    cluster.create("nm-x", "no-such-node", 0);
+    assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-x"));
+    NodeMaintenance nm = cluster.maintenances.get("nm-x");
+    assertEquals("Failed", nm.phase());
+    assertEquals("invalid nodeName, no node with name no-such-node found; nothing was changed: delete this"
+        + " NodeMaintenance and create one for an existing node", nm.getStatus().getLastError());
+    assertFalse(Admission.accepted(nm));
+    assertTrue(events.get(0).startsWith("nm/nm-x Warning NodeNotFound: invalid nodeName"), events.toString());
+    // Refused for good: a node of that name appearing later does not start it.
+    cluster.addNode("no-such-node", false);
+    assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-x"));
+    assertEquals(List.of(), cluster.nodePatches);
+    assertTrue(drains.isEmpty());
+  }
+
+  @Test
+  void aSecondMaintenanceOfTheSameNodeIsRefusedAndTheFirstOneGoesOn() {
+    cluster.addNode("n1", false);
+    cluster.create("first", "n1", 0);
+    cluster.create("second", "n1", 5);
+    script.add(o -> DrainResult.builder("n1").evicted(List.of(A)).build());
+    reconcile("second");
+    assertEquals("Failed", cluster.maintenances.get("second").phase());
+    assertTrue(cluster.maintenances.get("second").getStatus().getLastError()
+        .startsWith("invalid nodeName, a NodeMaintenance for node n1 already exists: first (created 2025-01-01T12:00:00Z)"));
+    assertEquals(List.of(), cluster.nodePatches, "the refused one changed nothing");
+    assertTrue(events.stream().anyMatch(e -> e.startsWith("nm/second Warning DuplicateMaintenance")));
+
+    assertEquals(NodeMaintenanceReconciler.DONE, reconcile("first"));
+    assertEquals("Succeeded", cluster.maintenances.get("first").phase());
+    // Deleting the refused one changes nothing either.
+    cluster.delete("second");
+    assertEquals(NodeMaintenanceReconciler.DONE, reconcile("second"));
+    assertEquals(1, cluster.nodePatches.size());
+  }
+
+  @Test
+  void anAcceptedMaintenanceTaintsCordonsDrainsWithTheOperatorsOptionsAndSucceeds() {
+    cluster.addNode("n1", false);
+    cluster.create("nm-a", "n1", 0);
+    script.add(o -> {
+      o.progressListener().planned(List.of(A, B), List.of(), List.of());
+      o.progressListener().evicted(A);
+      o.progressListener().evicted(B);
+      return DrainResult.builder("n1").evicted(List.of(A, B)).build();
+    });
+    assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
+    NodeMaintenance nm = cluster.maintenances.get("nm-a");
+    assertTrue(Admission.accepted(nm));
+    assertEquals("Succeeded", nm.phase());
+    assertEquals(100, nm.getStatus().getDrainProgress());
+    assertEquals(2, nm.getStatus().getEvictionPods());
+    assertEquals(2, nm.getStatus().getTotalpods());
+    assertEquals(null, nm.getStatus().getPendingPods());
+    NodeView node = cluster.node("n1");
+    assertTrue(node.unschedulable());
+    assertEquals(List.of("node.kubernetes.io/unschedulable:NoSchedule", "medik8s.io/drain:NoSchedule"),
+        node.taintStrings());
+    DrainOptions o = drains.get(0);
+    assertTrue(o.force() && o.ignoreAllDaemonSets() && o.deleteEmptyDirData());
+    assertEquals(Duration.ofSeconds(30), o.timeout());
+    assertTrue(events.stream().anyMatch(e -> e.startsWith("nm/nm-a Normal BeginMaintenance")));
+    assertTrue(events.stream().anyMatch(e -> e.startsWith("node/n1 Normal CordonNode")));
+    assertTrue(events.stream().anyMatch(e -> e.startsWith("nm/nm-a Normal SucceedMaintenance")));
+  }
+
+  @Test
+  void laterAttemptsOnASucceededMaintenanceDoNotRewriteItsStatusWhenNothingChanged() {
+    cluster.addNode("n1", false);
+    cluster.create("nm-a", "n1", 0);
+    script.add(o -> {
+      o.progressListener().planned(List.of(A), List.of(), List.of());
+      return DrainResult.builder("n1").evicted(List.of(A)).build();
+    });
+    reconcile("nm-a");
+    int writes = cluster.statusPatches.size();
+    script.add(o -> {
+      o.progressListener().planned(List.of(), List.of(), List.of());
+      return DrainResult.builder("n1").build();
+    });
+    assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
+    assertEquals(writes, cluster.statusPatches.size(), cluster.statusPatches.toString());
+    assertEquals(1, events.stream().filter(e -> e.startsWith("nm/nm-a Normal SucceedMaintenance")).count());
+    assertEquals(1, events.stream().filter(e -> e.startsWith("node/n1 Normal SucceedMaintenance")).count());
+  }
+
+  @Test
+  void onlyUpdatesThatAreNotOurOwnStatusWritesWakeTheController() {
+    NodeMaintenance a = new NodeMaintenance().metadata(new V1ObjectMeta().name("a").resourceVersion("1").generation(1L));
+    NodeMaintenance statusOnly = new NodeMaintenance().metadata(new V1ObjectMeta().name("a").resourceVersion("2").generation(1L));
+    NodeMaintenance specChanged = new NodeMaintenance().metadata(new V1ObjectMeta().name("a").resourceVersion("3").generation(2L));
+    NodeMaintenance deleting = new NodeMaintenance().metadata(new V1ObjectMeta().name("a").resourceVersion("4").generation(1L)
+        .deletionTimestamp(T0));
+    assertFalse(NodeMaintenanceController.worthReconciling(a, statusOnly));
+    assertTrue(NodeMaintenanceController.worthReconciling(a, a), "resync");
+    assertTrue(NodeMaintenanceController.worthReconciling(a, specChanged));
+    assertTrue(NodeMaintenanceController.worthReconciling(a, deleting));
+  }
+
+  @Test
+  void aBlockedDrainStaysRunningWithThePendingPodsAndTheBudgetThenSucceeds() {
+    cluster.addNode("n1", false);
+    cluster.create("nm-a", "n1", 0);
+    script.add(o -> {
+      o.progressListener().planned(List.of(A, B), List.of(), List.of());
+      o.progressListener().evicted(A);
+      o.progressListener().blocked(B, Set.of("db"), "429");
+      return DrainResult.builder("n1").evicted(List.of(A)).pending(List.of(B))
+          .blockingBudgets(Map.of(B, Set.of("db"))).timedOut(true).build();
+    });
+    Result r = reconcile("nm-a");
+    assertEquals(new Result(true, settings.retryInterval()), r);
+    NodeMaintenanceStatus st = cluster.maintenances.get("nm-a").getStatus();
+    assertEquals("Running", st.getPhase());
+    assertEquals(List.of("b"), st.getPendingPods());
+    assertEquals(50, st.getDrainProgress());
+    assertTrue(st.getLastError().contains("PodDisruptionBudget ns/db"), st.getLastError());
+
+    script.add(o -> {
+      o.progressListener().planned(List.of(B), List.of(), List.of());
+      o.progressListener().evicted(B);
+      return DrainResult.builder("n1").evicted(List.of(B)).build();
+    });
+    assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
+    st = cluster.maintenances.get("nm-a").getStatus();
+    assertEquals("Succeeded", st.getPhase());
+    assertEquals(2, st.getEvictionPods(), "counted once, at the start");
+    assertEquals(null, st.getLastError());
+  }
+
+  @Test
+  void deletionRestoresTheNodeAndReleasesTheObject() {
+    cluster.addNode("n1", false);
+    JsonObject before = cluster.nodes.get("n1").deepCopy();
+    cluster.create("nm-a", "n1", 0);
+    script.add(o -> DrainResult.builder("n1").build());
+    reconcile("nm-a");
+    cluster.delete("nm-a");
+    assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
+    assertFalse(cluster.maintenances.containsKey("nm-a"), "finalizer removed, object gone");
+    assertEquals(before.get("spec"), cluster.nodes.get("n1").get("spec"));
+    assertEquals(Optional.empty(), cluster.node("n1").mark());
+    assertTrue(events.stream().anyMatch(e -> e.startsWith("node/n1 Normal UncordonNode")), events.toString());
+  }
+
+  @Test
+  void aNodeThatDisappearsFailsTheMaintenanceWhichCanStillBeDeleted() {
+    cluster.addNode("n1", false);
+    cluster.create("nm-a", "n1", 0);
+    script.add(o -> DrainResult.builder("n1").build());
+    reconcile("nm-a");
+    cluster.nodes.remove("n1");
+    assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
+    NodeMaintenanceStatus st = cluster.maintenances.get("nm-a").getStatus();
+    assertEquals("Failed", st.getPhase());
+    assertTrue(st.getLastError().startsWith("node n1 not found: it was deleted during maintenance"));
+    cluster.delete("nm-a");
+    reconcile("nm-a");
+    assertFalse(cluster.maintenances.containsKey("nm-a"));
+  }
+
+  @Test
+  void theDrainAttemptLastsTheSpecsEvictionTimeoutCappedElseTheDefault() {
+    NodeMaintenance nm = new NodeMaintenance().spec(new NodeMaintenanceSpec().evictionTimeout("90s"));
+    assertEquals(Duration.ofSeconds(90), NodeMaintenanceReconciler.passTimeout(nm, settings));
+    nm.getSpec().setEvictionTimeout("5h");
+    assertEquals(NodeMaintenanceSettings.MAX_PASS_TIMEOUT, NodeMaintenanceReconciler.passTimeout(nm, settings));
+    nm.getSpec().setEvictionTimeout("0");
+    assertEquals(settings.passTimeout(), NodeMaintenanceReconciler.passTimeout(nm, settings));
+    nm.getSpec().setEvictionTimeout("soon");
+    assertEquals(settings.passTimeout(), NodeMaintenanceReconciler.passTimeout(nm, settings));
+  }
+
+  /** Nodes as JSON with merge-patch semantics and resourceVersion checks; maintenances as objects. */
+  static final class FakeCluster implements MaintenanceCluster {
+    final Map<String, JsonObject> nodes = new LinkedHashMap<>();
+    final Map<String, NodeMaintenance> maintenances = new LinkedHashMap<>();
+    final List<String> nodePatches = new ArrayList<>();
+    final List<String> statusPatches = new ArrayList<>();
+    int rv = 100;
+
+    void addNode(String name, boolean unschedulable) {
+      JsonObject n = NodePatchesTest.node(unschedulable, null, null);
+      n.getAsJsonObject("metadata").addProperty("name", name);
+      n.getAsJsonObject("metadata").addProperty("resourceVersion", String.valueOf(rv++));
+      nodes.put(name, n);
+    }
+
+    NodeView node(String name) {
+      return NodeView.of(nodes.get(name));
+    }
+
+    void create(String name, String node, int second) {
+      maintenances.put(name, new NodeMaintenance()
+          .metadata(new V1ObjectMeta().name(name).uid("uid-" + name).creationTimestamp(T0.plusSeconds(second)))
+          .spec(new NodeMaintenanceSpec().nodeName(node)));
+    }
+
+    void delete(String name) {
+      NodeMaintenance nm = maintenances.get(name);
+      if (nm.getMetadata().getFinalizers() == null || nm.getMetadata().getFinalizers().isEmpty()) {
+        maintenances.remove(name);
+      } else {
+        nm.getMetadata().setDeletionTimestamp(T0.plusHours(1));
+      }
+    }
+
+    @Override
+    public Optional<NodeView> readNode(String name) {
+      return Optional.ofNullable(nodes.get(name)).map(NodeView::of);
+    }
+
+    @Override
+    public void patchNode(String name, String mergePatch) throws ApiException {
+      JsonObject n = nodes.get(name);
+      if (n == null) {
+        throw new ApiException(404, "not found");
+      }
+      String want = JsonParser.parseString(mergePatch).getAsJsonObject().getAsJsonObject("metadata")
+          .get("resourceVersion").getAsString();
+      if (!want.equals(n.getAsJsonObject("metadata").get("resourceVersion").getAsString())) {
+        throw new ApiException(409, "conflict");
+      }
+      JsonObject after = NodePatchesTest.apply(n, mergePatch);
+      after.getAsJsonObject("metadata").addProperty("resourceVersion", String.valueOf(rv++));
+      nodes.put(name, after);
+      nodePatches.add(mergePatch);
+    }
+
+    @Override
+    public List<NodeMaintenance> listMaintenances() {
+      return new ArrayList<>(maintenances.values());
+    }
+
+    @Override
+    public boolean addFinalizer(String name) {
+      NodeMaintenance nm = maintenances.get(name);
+      if (nm == null || nm.getMetadata().getDeletionTimestamp() != null) {
+        return false;
+      }
+      List<String> f = new ArrayList<>(nm.getMetadata().getFinalizers() == null ? List.of() : nm.getMetadata().getFinalizers());
+      f.add(NodeMaintenanceApi.FINALIZER);
+      nm.getMetadata().setFinalizers(f);
+      return true;
+    }
+
+    @Override
+    public boolean removeFinalizer(String name) {
+      NodeMaintenance nm = maintenances.get(name);
+      if (nm == null || !nm.getMetadata().getFinalizers().remove(NodeMaintenanceApi.FINALIZER)) {
+        return false;
+      }
+      if (nm.getMetadata().getFinalizers().isEmpty() && nm.getMetadata().getDeletionTimestamp() != null) {
+        maintenances.remove(name);
+      }
+      return true;
+    }
+
+    @Override
+    public synchronized void patchStatus(String name, String mergePatch) throws ApiException {
+      NodeMaintenance nm = maintenances.get(name);
+      if (nm == null) {
+        throw new ApiException(404, "not found");
+      }
+      statusPatches.add(mergePatch);
+      JsonObject current = JsonParser.parseString(ApiMaintenanceCluster.LENIENT.toJson(
+          nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus())).getAsJsonObject();
+      JsonObject patched = NodePatchesTest.apply(current,
+          JsonParser.parseString(mergePatch).getAsJsonObject().getAsJsonObject("status").toString());
+      nm.setStatus(ApiMaintenanceCluster.LENIENT.fromJson(patched, NodeMaintenanceStatus.class));
+    }
+  }
+}

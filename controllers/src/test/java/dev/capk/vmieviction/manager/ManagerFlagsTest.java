@@ -1,0 +1,80 @@
+package dev.capk.vmieviction.manager;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class ManagerFlagsTest {
+
+  static ManagerOptions parse(String... args) {
+    ManagerOptions o = new ManagerOptions();
+    new CommandLine(o).parseArgs(args);
+    return o;
+  }
+
+  @Test
+  void defaultsFollowTheIssue() {
+    ManagerOptions o = parse();
+    assertEquals(Duration.ofMinutes(10), o.drainTimeout);
+    assertEquals(Duration.ofSeconds(20), o.drainRetryInterval);
+    assertEquals(Duration.ofSeconds(20), o.drainAttemptTimeout);
+    assertEquals("capk.cluster.x-k8s.io/kubevirt-machine-name", o.vmiLabelSelector);
+    assertEquals(List.of(), o.namespaces);
+    assertEquals(":8080", o.metricsBindAddress);
+    assertEquals(":8081", o.healthProbeBindAddress);
+    assertEquals(List.of(), o.validate());
+  }
+
+  @Test
+  void controllerRuntimeFlagNamesAndRepeatableNamespace() {
+    ManagerOptions o = parse("--kubeconfig", "/tmp/k", "--leader-elect", "--leader-election-namespace", "ns",
+        "--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:0",
+        "--drain-timeout", "1m30s", "--workers", "8", "--namespace", "a", "--namespace", "b",
+        "--default-eviction-strategy", "External");
+    assertTrue(o.leaderElect);
+    assertEquals(Duration.ofSeconds(90), o.drainTimeout);
+    assertEquals(List.of("a", "b"), o.namespaces);
+    assertEquals(List.of(), o.validate());
+  }
+
+  @Test
+  void badValuesGetSpecificMessages() {
+    ManagerOptions o = parse("--drain-timeout", "0s", "--workers", "0", "--default-eviction-strategy", "Sometimes",
+        "--metrics-bind-address", "8080");
+    List<String> problems = o.validate();
+    assertEquals(4, problems.size(), problems.toString());
+    assertTrue(problems.get(0).startsWith("--drain-timeout"));
+    assertThrows(CommandLine.ParameterException.class, () -> parse("--drain-timeout", "ten minutes"));
+  }
+
+  @Test
+  void goDurationsParseAndFormat() {
+    assertEquals(Duration.ofMinutes(10), GoDurations.parse("10m"));
+    assertEquals(Duration.ofMinutes(90), GoDurations.parse("1h30m"));
+    assertEquals(Duration.ofMillis(500), GoDurations.parse("500ms"));
+    assertEquals(Duration.ofMillis(1500), GoDurations.parse("1.5s"));
+    assertEquals(Duration.ofMinutes(10), GoDurations.parse("PT10M"));
+    assertThrows(IllegalArgumentException.class, () -> GoDurations.parse("10"));
+    assertThrows(IllegalArgumentException.class, () -> GoDurations.parse("10x"));
+    assertThrows(IllegalArgumentException.class, () -> GoDurations.parse("m10"));
+    assertEquals("10m", GoDurations.format(Duration.ofMinutes(10)));
+    assertEquals("1h30m", GoDurations.format(Duration.ofMinutes(90)));
+    assertEquals("500ms", GoDurations.format(Duration.ofMillis(500)));
+    assertEquals("1.5s", GoDurations.format(Duration.ofMillis(1500)));
+  }
+
+  @Test
+  void bindAddressesAsControllerRuntimeWritesThem() {
+    assertEquals(new InetSocketAddress(8080), BindAddress.parse(":8080"));
+    assertEquals(new InetSocketAddress("127.0.0.1", 9000), BindAddress.parse("127.0.0.1:9000"));
+    assertTrue(BindAddress.disabled("0"));
+    assertThrows(IllegalArgumentException.class, () -> BindAddress.parse("8080"));
+    assertThrows(IllegalArgumentException.class, () -> BindAddress.parse(":99999"));
+  }
+}

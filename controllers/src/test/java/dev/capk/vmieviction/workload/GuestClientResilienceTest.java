@@ -1,0 +1,91 @@
+package dev.capk.vmieviction.workload;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.retry.Retry;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** Retry and circuit breaker around guest calls; the calls are lambdas, nothing goes on the network. */
+class GuestClientResilienceTest {
+
+  static final GuestClients.Settings SETTINGS = new GuestClients.Settings(
+      Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofMinutes(1), 3, Duration.ofMillis(1), Duration.ofMinutes(5));
+
+  static GuestClient client() {
+    GuestClusterRef ref = new GuestClusterRef("ns", "c");
+    return new GuestClient(ref, new ApiClient(), "uid/1",
+        CircuitBreaker.of("ns/c", GuestClients.breakerConfig(SETTINGS)),
+        Retry.of("ns/c", GuestClients.retryConfig(SETTINGS)));
+  }
+
+  @Test
+  void transientFailuresAreRetriedThenReportedAsGuestApiUnavailable() {
+    GuestClient c = client();
+    AtomicInteger calls = new AtomicInteger();
+    GuestAccessException e = assertThrows(GuestAccessException.class, () -> c.call("reading node n", () -> {
+      calls.incrementAndGet();
+      throw new ApiException(new IOException("connection refused"));
+    }));
+    assertEquals(3, calls.get());
+    assertEquals(GuestAccessException.Reason.GuestAPIUnavailable, e.reason());
+  }
+
+  @Test
+  void aTransientFailureFollowedBySuccessIsInvisible() throws Exception {
+    GuestClient c = client();
+    AtomicInteger calls = new AtomicInteger();
+    String r = c.call("x", () -> {
+      if (calls.incrementAndGet() == 1) {
+        throw new ApiException(503, "unavailable");
+      }
+      return "ok";
+    });
+    assertEquals("ok", r);
+    assertEquals(2, calls.get());
+  }
+
+  @Test
+  void definiteAnswersAreNotRetriedAndComeBackAsTheyAre() {
+    GuestClient c = client();
+    AtomicInteger calls = new AtomicInteger();
+    ApiException e = assertThrows(ApiException.class, () -> c.call("x", () -> {
+      calls.incrementAndGet();
+      throw new ApiException(404, "not found");
+    }));
+    assertEquals(404, e.getCode());
+    assertEquals(1, calls.get());
+  }
+
+  @Test
+  void forbiddenBecomesASpecificReason() {
+    GuestAccessException e = assertThrows(GuestAccessException.class,
+        () -> client().call("x", () -> { throw new ApiException(403, "forbidden"); }));
+    assertEquals(GuestAccessException.Reason.GuestAPIForbidden, e.reason());
+  }
+
+  @Test
+  void aDeadGuestApiOpensTheCircuitAndLaterCallsFailWithoutTrying() {
+    GuestClient c = client();
+    AtomicInteger calls = new AtomicInteger();
+    for (int i = 0; i < 2; i++) {
+      assertThrows(GuestAccessException.class, () -> c.call("x", () -> {
+        calls.incrementAndGet();
+        throw new ApiException(0, "no response");
+      }));
+    }
+    int before = calls.get();
+    GuestAccessException e = assertThrows(GuestAccessException.class, () -> c.call("x", () -> {
+      calls.incrementAndGet();
+      return "never";
+    }));
+    assertEquals(before, calls.get(), "no call while the circuit is open");
+    assertEquals(GuestAccessException.Reason.GuestAPIUnavailable, e.reason());
+  }
+}

@@ -1,0 +1,139 @@
+package dev.capk.vmieviction.workload;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.capk.vmieviction.api.CapkLabels;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import java.io.IOException;
+import java.net.SocketTimeoutException;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+class WorkloadTest {
+
+  @Nested
+  class ClusterOfAVmi {
+    VirtualMachineInstance vmi(Map<String, String> labels) {
+      return new VirtualMachineInstance().metadata(new V1ObjectMeta().namespace("vmi-ns").name("vm").labels(labels));
+    }
+
+    @Test
+    void nameFromClusterLabelNamespaceFromMachineNamespaceLabel() {
+      assertEquals(Optional.of(new GuestClusterRef("capi-ns", "guest")),
+          GuestClusterRef.of(vmi(Map.of(CapkLabels.CLUSTER_NAME, "guest", CapkLabels.KUBEVIRT_MACHINE_NAMESPACE, "capi-ns"))));
+    }
+
+    @Test
+    void namespaceDefaultsToTheVmis() {
+      assertEquals(Optional.of(new GuestClusterRef("vmi-ns", "guest")),
+          GuestClusterRef.of(vmi(Map.of(CapkLabels.CLUSTER_NAME, "guest"))));
+    }
+
+    @Test
+    void noClusterLabelNoCluster() {
+      assertEquals(Optional.empty(), GuestClusterRef.of(vmi(Map.of())));
+      assertEquals(Optional.empty(), GuestClusterRef.of(vmi(null)));
+      assertEquals(Optional.empty(), GuestClusterRef.of(vmi(Map.of(CapkLabels.CLUSTER_NAME, " "))));
+    }
+  }
+
+  @Nested
+  class KubeconfigContent {
+    static final String GOOD = """
+        apiVersion: v1
+        kind: Config
+        clusters:
+        - name: c
+          cluster:
+            server: https://10.0.0.1:6443
+            certificate-authority-data: Q0EK
+        users:
+        - name: u
+          user:
+            client-certificate-data: Q0VSVAo=
+            client-key-data: S0VZCg==
+        contexts:
+        - name: x
+          context: {cluster: c, user: u}
+        current-context: x
+        """;
+
+    @Test
+    void embeddedCredentialsAreAccepted() {
+      assertEquals(List.of(), KubeconfigPolicy.violations(GOOD));
+    }
+
+    @Test
+    void fileReferencesAndExecPluginsAreRefused() {
+      String bad = GOOD.replace("client-key-data: S0VZCg==", "tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token")
+          .replace("certificate-authority-data: Q0EK", "certificate-authority: /etc/ca.crt");
+      List<String> problems = KubeconfigPolicy.violations(bad);
+      assertEquals(2, problems.size(), problems.toString());
+      String exec = GOOD.replace("client-key-data: S0VZCg==", "exec: {command: /bin/sh}");
+      assertFalse(KubeconfigPolicy.violations(exec).isEmpty());
+    }
+
+    @Test
+    void plainHttpServerIsRefused() {
+      assertFalse(KubeconfigPolicy.violations(GOOD.replace("https://", "http://")).isEmpty());
+    }
+
+    @Test
+    void messagesNeverQuoteTheContent() {
+      String secretish = "c2VjcmV0LXRva2VuLXZhbHVl";
+      String notYaml = "clusters: [ {" + secretish;
+      List<String> problems = KubeconfigPolicy.violations(notYaml);
+      assertFalse(problems.isEmpty());
+      assertTrue(problems.stream().noneMatch(p -> p.contains(secretish)), problems.toString());
+      List<String> bad = KubeconfigPolicy.violations(GOOD.replace("client-key-data: S0VZCg==", "tokenFile: " + secretish));
+      assertTrue(bad.stream().noneMatch(p -> p.contains(secretish)), bad.toString());
+    }
+
+    @Test
+    void notAKubeconfigIsRefused() {
+      assertFalse(KubeconfigPolicy.violations("just a string").isEmpty());
+      assertFalse(KubeconfigPolicy.violations("apiVersion: v1\nclusters: []\n").isEmpty());
+    }
+  }
+
+  @Nested
+  class FailureClassification {
+    @Test
+    void noResponseAndServerOverloadAreTransient() {
+      assertTrue(GuestCalls.isTransient(new ApiException(new IOException("connection refused"))));
+      assertTrue(GuestCalls.isTransient(new SocketTimeoutException()));
+      for (int code : new int[] {429, 500, 502, 503, 504}) {
+        assertTrue(GuestCalls.isTransient(new ApiException(code, "x")), "" + code);
+      }
+    }
+
+    @Test
+    void answersThatWouldNotChangeAreNotRetried() {
+      for (int code : new int[] {400, 401, 403, 404, 409, 422}) {
+        assertFalse(GuestCalls.isTransient(new ApiException(code, "x")), "" + code);
+      }
+      assertFalse(GuestCalls.isTransient(new IllegalArgumentException()));
+    }
+
+    @Test
+    void forbiddenIsRecognised() {
+      assertTrue(GuestCalls.isForbidden(new ApiException(403, "x")));
+      assertTrue(GuestCalls.isForbidden(new ApiException(401, "x")));
+      assertFalse(GuestCalls.isForbidden(new ApiException(404, "x")));
+    }
+
+    @Test
+    void descriptionsNeverIncludeResponseBodies() {
+      ApiException e = new ApiException("m", 500, Map.of(), "{\"token\":\"s3cr3t\"}");
+      assertEquals("HTTP 500", GuestCalls.describe(e));
+      assertEquals("IOException", GuestCalls.describe(new ApiException(new IOException("https://user:pw@host"))));
+    }
+  }
+}
