@@ -14,7 +14,7 @@ binaries:
 test: binaries
 	rm -f e2e/target/clusters/started-pids.txt
 	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" $(MVN) verify; rc=$$?; \
-	  bash hack/check-no-leftovers.sh || rc=1; exit $$rc
+	  bash hack/check-no-leftovers.sh || rc=1; bash hack/check-no-secret-leaks.sh || rc=1; exit $$rc
 
 ## soak: 20 seeded crash trials (the controller SIGKILLed at random moments of an evacuation)
 soak: binaries

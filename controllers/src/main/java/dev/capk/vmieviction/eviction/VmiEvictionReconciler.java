@@ -5,6 +5,7 @@ import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
+import dev.capk.vmieviction.drain.ApiStatus;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestCalls;
@@ -268,8 +269,10 @@ public final class VmiEvictionReconciler implements Reconciler {
       result = vmis.deleteExact(vmi);
     } catch (ApiException e) {
       metrics.reconcileError(EventReasons.INFRA_API_ERROR);
-      String msg = "deleting the VMI failed: HTTP " + e.getCode();
-      log.warn("vmi delete failed vmi={} code={}", key, e.getCode());
+      // The infra API server's own message says what was refused (verb, resource, user); it holds no
+      // credentials, unlike a guest kubeconfig.
+      String msg = "deleting the VMI failed: " + ApiStatus.describe(e);
+      log.warn("vmi delete failed vmi={} code={} error=\"{}\"", key, e.getCode(), ApiStatus.describe(e));
       events.warning(vmi, EventReasons.INFRA_API_ERROR, msg);
       // Past the deadline there is nothing to cap at: plain backoff, bounded.
       return new Result(true, failures.when(key));
@@ -402,8 +405,8 @@ public final class VmiEvictionReconciler implements Reconciler {
       return new Result(true, CONFLICT_RETRY); // our cache was stale: read again
     }
     metrics.reconcileError(EventReasons.INFRA_API_ERROR);
-    log.warn("infra API call failed vmi={} step=\"{}\" code={}", key, what, e.getCode());
-    events.warning(vmi, EventReasons.INFRA_API_ERROR, what + " failed: HTTP " + e.getCode());
+    log.warn("infra API call failed vmi={} step=\"{}\" code={} error=\"{}\"", key, what, e.getCode(), ApiStatus.describe(e));
+    events.warning(vmi, EventReasons.INFRA_API_ERROR, what + " failed: " + ApiStatus.describe(e));
     // Without a recorded start there is no deadline yet: plain bounded backoff.
     return new Result(true, failures.when(key));
   }

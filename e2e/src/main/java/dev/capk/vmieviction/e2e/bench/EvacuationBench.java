@@ -94,6 +94,7 @@ final class EvacuationBench {
                             flags.add("--workers=" + workers);
                         }
                         try (BenchController c = BenchController.start("evac-" + w.size + "-w" + workers, work, flags, Duration.ofMinutes(2))) {
+                            awaitControllerQuiet(clusters);
                             for (int r = 0; r < runs; r++) {
                                 Run run = w.runOnce(tracker, workers, infra, guests);
                                 results.add(run);
@@ -115,6 +116,28 @@ final class EvacuationBench {
             }
             EvacuationWorld.stopStandIn(infra);
             clusters.forEach(LocalCluster::close);
+        }
+    }
+
+    /**
+     * After a start the controller checks every Running VMI once (the uncordon check): those requests are
+     * no evacuation's, so runs start when its audit logs have not grown for 3 s.
+     */
+    private void awaitControllerQuiet(List<LocalCluster> clusters) throws Exception {
+        long quietSince = System.nanoTime();
+        long last = -1;
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while (System.nanoTime() < deadline && System.nanoTime() - quietSince < 3_000_000_000L) {
+            long size = 0;
+            for (LocalCluster c : clusters) {
+                Path log = AuditLog.logOf(auditDir, c.name());
+                size += Files.exists(log) ? Files.size(log) : 0;
+            }
+            if (size != last) {
+                quietSince = System.nanoTime();
+                last = size;
+            }
+            Thread.sleep(250);
         }
     }
 

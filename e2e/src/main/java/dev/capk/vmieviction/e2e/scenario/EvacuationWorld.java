@@ -105,6 +105,19 @@ public final class EvacuationWorld implements AutoCloseable {
                 "-o", "jsonpath={" + jsonPath + "}").stdout();
     }
 
+    private void dumpEvents() {
+        StringBuilder dump = new StringBuilder();
+        for (TenantCluster t : tenants.values()) {
+            dump.append(infra.kubectl().run(null, Duration.ofSeconds(30), "-n", t.namespace(), "get", "events", "-o", "yaml").stdout());
+            dump.append(t.guest().kubectl().run(null, Duration.ofSeconds(30), "get", "events", "-A", "-o", "yaml").stdout());
+        }
+        try {
+            java.nio.file.Files.writeString(dev.capk.vmieviction.e2e.harness.RepoPaths.workDir().resolve("events-" + prefix + ".yaml"), dump);
+        } catch (java.io.IOException e) {
+            System.out.println("could not keep the events of world " + prefix + ": " + e.getMessage());
+        }
+    }
+
     public LocalCluster infra() {
         return infra;
     }
@@ -126,9 +139,13 @@ public final class EvacuationWorld implements AutoCloseable {
         return tenants.values().stream().map(t -> "--namespace=" + t.namespace()).toList();
     }
 
-    /** Removes the world's VMs so its VM controller stops acting on them; the shared stand-in stays. */
+    /**
+     * Keeps the tenants' events (infra and guest) in a file for the suite's secret-leak check, then removes
+     * the world's VMs so the shared stand-in stops acting on them.
+     */
     @Override
     public void close() {
+        dumpEvents();
         for (TenantCluster t : tenants.values()) {
             infra.kubectl().run(null, Duration.ofSeconds(60), "-n", t.namespace(), "delete", "vm", "--all", "--wait=false");
         }
