@@ -48,6 +48,20 @@ class ModelsTest {
   }
 
   @Test
+  void aVmiListReadsTypedItemsThroughTheGenericListBase() {
+    dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList list = new JSON().deserialize("""
+        {"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstanceList","metadata":{"resourceVersion":"42"},
+         "items":[{"metadata":{"name":"a"},"status":{"evacuationNodeName":"infra-1"}},{"metadata":{"name":"b"}}]}
+        """, dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList.class);
+    assertEquals("42", list.getMetadata().getResourceVersion());
+    assertEquals(2, list.getItems().size());
+    VirtualMachineInstance first = list.getItems().get(0);
+    assertEquals("a", first.getMetadata().getName());
+    assertEquals("infra-1", first.getStatus().getEvacuationNodeName());
+    assertEquals("VirtualMachineInstanceList", new dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList().getKind());
+  }
+
+  @Test
   void kubeconfigSecretIsNamedAfterTheCluster() {
     assertEquals("tenant-a-kubeconfig", ClusterApi.kubeconfigSecretName("tenant-a"));
   }

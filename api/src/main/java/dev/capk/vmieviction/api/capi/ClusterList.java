@@ -1,59 +1,11 @@
 package dev.capk.vmieviction.api.capi;
 
-import com.google.gson.annotations.SerializedName;
-import io.kubernetes.client.common.KubernetesListObject;
-import io.kubernetes.client.openapi.models.V1ListMeta;
-import java.util.ArrayList;
-import java.util.List;
+import dev.capk.vmieviction.api.ApiObjectList;
 
 /** A list of partial {@link Cluster} objects. */
-public class ClusterList implements KubernetesListObject {
+public class ClusterList extends ApiObjectList<Cluster> {
 
-  @SerializedName("apiVersion")
-  private String apiVersion;
-
-  @SerializedName("kind")
-  private String kind = "ClusterList";
-
-  @SerializedName("metadata")
-  private V1ListMeta metadata;
-
-  @SerializedName("items")
-  private List<Cluster> items = new ArrayList<>();
-
-  @Override
-  public V1ListMeta getMetadata() {
-    return metadata;
-  }
-
-  public void setMetadata(V1ListMeta metadata) {
-    this.metadata = metadata;
-  }
-
-  @Override
-  public List<Cluster> getItems() {
-    return items;
-  }
-
-  public void setItems(List<Cluster> items) {
-    this.items = items;
-  }
-
-  @Override
-  public String getApiVersion() {
-    return apiVersion;
-  }
-
-  public void setApiVersion(String apiVersion) {
-    this.apiVersion = apiVersion;
-  }
-
-  @Override
-  public String getKind() {
-    return kind;
-  }
-
-  public void setKind(String kind) {
-    this.kind = kind;
+  public ClusterList() {
+    super("ClusterList");
   }
 }
