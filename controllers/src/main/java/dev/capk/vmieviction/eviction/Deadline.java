@@ -20,14 +20,16 @@ public record Deadline(Instant at, Source source) {
    * @param start the recorded drain start
    * @param timeout the global drain timeout
    * @param capkGraceTime the raw value of CAPK's {@code vmi-deletion-grace-time} annotation, if any;
-   *     ignored when unparsable
+   *     ignored when unparsable, and honoured only when earlier than start + timeout: a grace time
+   *     far in the future must not lift the global timeout
    */
   public static Deadline of(Instant start, Duration timeout, String capkGraceTime) {
+    Instant ours = start.plus(timeout);
     Optional<Instant> capk = DrainStartTime.parseRfc3339(capkGraceTime);
-    if (capk.isPresent()) {
+    if (capk.isPresent() && capk.get().isBefore(ours)) {
       return new Deadline(capk.get(), Source.CAPK_GRACE_TIME);
     }
-    return new Deadline(start.plus(timeout), Source.DRAIN_TIMEOUT);
+    return new Deadline(ours, Source.DRAIN_TIMEOUT);
   }
 
   /** True at and after the deadline. */

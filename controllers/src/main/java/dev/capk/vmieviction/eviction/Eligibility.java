@@ -27,6 +27,12 @@ public enum Eligibility {
     return EVACUATE;
   }
 
+  /** KubeVirt asked for this VMI to leave its infra node ({@code status.evacuationNodeName} set). */
+  static boolean evacuationRequested(VirtualMachineInstance vmi) {
+    String target = evacuationNodeName(vmi);
+    return target != null && !target.isBlank();
+  }
+
   static String evacuationNodeName(VirtualMachineInstance vmi) {
     return vmi.getStatus() == null ? null : vmi.getStatus().getEvacuationNodeName();
   }

@@ -15,4 +15,5 @@ public final class EventReasons {
   public static final String VMI_DELETED = "VMIDeleted";
   public static final String UNCORDONED = "GuestNodeUncordoned";
   public static final String INFRA_API_ERROR = "InfraAPIError";
+  public static final String EVICTION_STRATEGY_UNKNOWN = "EvictionStrategyUnknown";
 }

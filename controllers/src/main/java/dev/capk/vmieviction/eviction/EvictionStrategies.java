@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.kubevirt.EvictionStrategy;
+import java.util.List;
 import java.util.Optional;
 
 /** Which eviction strategy applies to a VMI. Pure. */
@@ -17,6 +18,18 @@ public final class EvictionStrategies {
       return vmiStrategy.trim();
     }
     return clusterDefault.filter(s -> !isBlank(s)).map(String::trim).orElse(fallback);
+  }
+
+  /** The values KubeVirt accepts, in its API's spelling (case-sensitive, as KubeVirt compares them). */
+  public static final List<String> KNOWN =
+      List.of(
+          EvictionStrategy.NONE,
+          EvictionStrategy.LIVE_MIGRATE,
+          EvictionStrategy.LIVE_MIGRATE_IF_POSSIBLE,
+          EvictionStrategy.EXTERNAL);
+
+  public static boolean isKnown(String strategy) {
+    return strategy != null && KNOWN.contains(strategy);
   }
 
   public static boolean isExternal(String strategy) {

@@ -108,8 +108,20 @@ public final class VmiEvictionReconciler implements Reconciler {
         return evacuate(key, vmi);
       case NOT_EVACUATING:
         return afterEvacuation(key, vmi);
-      case DELETING:
       case NOT_EXTERNAL:
+        if (strategy != null && !EvictionStrategies.isKnown(strategy) && Eligibility.evacuationRequested(vmi)) {
+          // Left to KubeVirt, as for any non-External strategy; but an admin waiting for the drain of
+          // the infra node must learn why this VMI is not being evacuated.
+          String shown = strategy.length() > 64 ? strategy.substring(0, 64) + "..." : strategy;
+          log.warn("unknown eviction strategy, not evacuating vmi={} strategy=\"{}\"", key, shown);
+          events.warning(vmi, EventReasons.EVICTION_STRATEGY_UNKNOWN,
+              "Eviction strategy \"" + shown + "\" is not one of " + String.join(", ", EvictionStrategies.KNOWN)
+                  + ": not evacuating this VMI, it is left to KubeVirt");
+        }
+        forgetEvacuation(vmi);
+        failures.forget(key);
+        return DONE;
+      case DELETING:
       default:
         forgetEvacuation(vmi);
         failures.forget(key);

@@ -16,6 +16,11 @@ public class GuestAccessException extends Exception {
     InfraAPIError,
     GuestAPIForbidden,
     GuestAPIUnavailable,
+    /**
+     * The guest API server's certificate is not signed by the kubeconfig's CA, or does not name the
+     * server: the connection is refused (never retried insecurely).
+     */
+    GuestAPICertificateRejected,
     GuestAPIError
   }
 

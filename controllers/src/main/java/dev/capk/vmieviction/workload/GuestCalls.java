@@ -3,6 +3,8 @@ package dev.capk.vmieviction.workload;
 import io.kubernetes.client.openapi.ApiException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.security.cert.CertificateException;
+import javax.net.ssl.SSLPeerUnverifiedException;
 
 /** Classifies guest API failures: which are worth a retry and count against the circuit breaker. */
 public final class GuestCalls {
@@ -14,6 +16,9 @@ public final class GuestCalls {
    * works and answered; retrying would not change the answer.
    */
   public static boolean isTransient(Throwable t) {
+    if (isCertificateRejected(t)) {
+      return false; // the same certificate will be presented again: retrying cannot help
+    }
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (c instanceof ApiException e) {
         int code = e.getCode();
@@ -23,6 +28,24 @@ public final class GuestCalls {
         return code == 429 || code == 500 || code == 502 || code == 503 || code == 504;
       }
       if (c instanceof IOException || c instanceof InterruptedIOException) {
+        return true;
+      }
+      if (c == c.getCause()) {
+        break;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The TLS handshake failed on the server's certificate: not signed by the kubeconfig's CA
+   * (a {@link CertificateException} below the handshake failure), or not naming the server (OkHttp's
+   * {@link SSLPeerUnverifiedException}). Other handshake failures (the peer closing the connection
+   * mid-handshake, as a restarting server does) stay transient.
+   */
+  public static boolean isCertificateRejected(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof CertificateException || c instanceof SSLPeerUnverifiedException) {
         return true;
       }
       if (c == c.getCause()) {

@@ -74,6 +74,9 @@ public final class GuestClient implements AutoCloseable {
     } catch (ApiException e) {
       throw translate(what, e);
     } catch (Exception e) {
+      if (GuestCalls.isCertificateRejected(e)) {
+        throw certificateRejected(what, e);
+      }
       throw new GuestAccessException(
           GuestAccessException.Reason.GuestAPIUnavailable,
           "guest cluster " + cluster + ": " + what + " failed: " + GuestCalls.describe(e));
@@ -95,6 +98,9 @@ public final class GuestClient implements AutoCloseable {
   }
 
   private ApiException translate(String what, ApiException e) throws GuestAccessException {
+    if (GuestCalls.isCertificateRejected(e)) {
+      throw certificateRejected(what, e);
+    }
     if (GuestCalls.isForbidden(e)) {
       throw new GuestAccessException(
           GuestAccessException.Reason.GuestAPIForbidden,
@@ -106,6 +112,18 @@ public final class GuestClient implements AutoCloseable {
           "guest cluster " + cluster + ": " + what + " failed: " + GuestCalls.describe(e));
     }
     return e;
+  }
+
+  /** The server's certificate does not match the kubeconfig: refused, never retried without checks. */
+  public static GuestAccessException certificateRejected(GuestClusterRef cluster, String what, Throwable e) {
+    return new GuestAccessException(
+        GuestAccessException.Reason.GuestAPICertificateRejected,
+        "guest cluster " + cluster + ": " + what + " refused: the API server's TLS certificate does not match"
+            + " the kubeconfig's certificate-authority-data or server (" + GuestCalls.describe(e) + ")");
+  }
+
+  private GuestAccessException certificateRejected(String what, Throwable e) {
+    return certificateRejected(cluster, what, e);
   }
 
   @Override

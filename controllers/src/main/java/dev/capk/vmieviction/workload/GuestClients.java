@@ -22,6 +22,7 @@ import io.kubernetes.client.util.KubeConfig;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import io.prometheus.client.CollectorRegistry;
+import io.prometheus.client.Counter;
 import io.prometheus.client.Gauge;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
@@ -100,7 +101,39 @@ public final class GuestClients implements AutoCloseable {
         CacheBuilder.newBuilder().expireAfterAccess(settings.idleTtl()).removalListener(onRemoval).build();
     this.breakers = CircuitBreakerRegistry.of(breakerConfig(settings));
     this.retries = RetryRegistry.of(retryConfig(settings));
+    Counter opened =
+        registry == null
+            ? null
+            : Counter.build(
+                    "vmi_eviction_guest_circuit_opened_total",
+                    "Times a guest cluster's circuit breaker opened (its API server kept failing).")
+                .register(registry);
+    // One line per state change: an operator sees when a tenant's API server was given up on, and when
+    // it is tried again.
+    breakers.getEventPublisher().onEntryAdded(added -> added.getAddedEntry().getEventPublisher().onStateTransition(t -> {
+      CircuitBreaker.State to = t.getStateTransition().getToState();
+      if (to == CircuitBreaker.State.OPEN) {
+        log.warn("guest circuit opened cluster={} openFor={}", t.getCircuitBreakerName(), settings.circuitOpenFor());
+        if (opened != null) {
+          opened.inc();
+        }
+      } else {
+        log.info("guest circuit {} cluster={}", to.name().toLowerCase(), t.getCircuitBreakerName());
+      }
+    }));
     if (registry != null) {
+      Gauge.build("vmi_eviction_guest_circuits_open", "Guest clusters whose circuit breaker is open now.")
+          .create()
+          .setChild(
+              new Gauge.Child() {
+                @Override
+                public double get() {
+                  return breakers.getAllCircuitBreakers().stream()
+                      .filter(b -> b.getState() == CircuitBreaker.State.OPEN)
+                      .count();
+                }
+              })
+          .register(registry);
       Gauge.build("vmi_eviction_guest_clients_cached", "Guest cluster clients currently cached.")
           .create()
           .setChild(
@@ -249,9 +282,14 @@ public final class GuestClients implements AutoCloseable {
     }
     client.setConnectTimeout((int) settings.connectTimeout().toMillis());
     client.setWriteTimeout((int) settings.readTimeout().toMillis());
-    CircuitBreaker breaker = breakers.circuitBreaker(ref.toString());
+    CircuitBreaker breaker = breaker(ref);
     Retry retry = retries.retry(ref.toString());
     return new GuestClient(ref, client, version, breaker, retry);
+  }
+
+  /** The circuit breaker of a guest cluster: one per cluster, kept across its clients. */
+  CircuitBreaker breaker(GuestClusterRef ref) {
+    return breakers.circuitBreaker(ref.toString());
   }
 
   @Override

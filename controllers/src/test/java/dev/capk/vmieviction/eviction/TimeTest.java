@@ -78,6 +78,13 @@ class TimeTest {
     }
 
     @Test
+    void capkGraceTimeLaterThanTheDrainTimeoutNeverLiftsTheGlobalTimeout() {
+      Deadline d = Deadline.of(NOW, Duration.ofMinutes(10), "9999-12-31T23:59:59Z");
+      assertEquals(NOW.plus(Duration.ofMinutes(10)), d.at());
+      assertEquals(Deadline.Source.DRAIN_TIMEOUT, d.source());
+    }
+
+    @Test
     void unparsableCapkGraceTimeIsIgnored() {
       assertEquals(Deadline.Source.DRAIN_TIMEOUT, Deadline.of(NOW, Duration.ofMinutes(10), "soon").source());
     }

@@ -267,6 +267,24 @@ class VmiEvictionReconcilerTest {
   }
 
   @Test
+  void unknownStrategyOfAnEvacuatingVmiIsWarnedAboutAndLeftAlone() {
+    vmis.put(vmi("odd", "Exterminate", "infra-1"));
+    vmis.put(vmi("lower", "external", "infra-1"));
+    vmis.put(vmi("odd-quiet", "Exterminate", null));
+
+    for (String name : List.of("odd", "lower", "odd-quiet")) {
+      assertEquals(VmiEvictionReconciler.DONE, reconcile(name), name);
+    }
+    assertEquals(List.of(), connects, "no guest access");
+    assertEquals(0, vmis.patches, "no annotation written");
+    assertTrue(vmis.deletedUids.isEmpty());
+    assertEquals(List.of(EventReasons.EVICTION_STRATEGY_UNKNOWN, EventReasons.EVICTION_STRATEGY_UNKNOWN), events.reasons(),
+        "one warning per evacuating VMI, none for the quiet one");
+    assertTrue(events.list.get(0).message().contains("\"Exterminate\""), events.list.get(0).message());
+    assertEquals("Warning", events.list.get(0).type());
+  }
+
+  @Test
   void clusterDefaultExternalAppliesToVmisWithoutAStrategy() {
     vmis.put(vmi("vm-1", null, "infra-1"));
     clusterDefault = Optional.of("External");

@@ -2,14 +2,20 @@ package dev.capk.vmieviction.workload;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.retry.Retry;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
+import io.prometheus.client.CollectorRegistry;
+import java.io.EOFException;
 import java.io.IOException;
+import java.security.cert.CertificateException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLPeerUnverifiedException;
 import org.junit.jupiter.api.Test;
 
 /** Retry and circuit breaker around guest calls; the calls are lambdas, nothing goes on the network. */
@@ -87,5 +93,59 @@ class GuestClientResilienceTest {
     }));
     assertEquals(before, calls.get(), "no call while the circuit is open");
     assertEquals(GuestAccessException.Reason.GuestAPIUnavailable, e.reason());
+  }
+  static ApiException handshakeFailure(Throwable cause) {
+    SSLHandshakeException h = new SSLHandshakeException("PKIX path building failed");
+    if (cause != null) {
+      h.initCause(cause);
+    }
+    return new ApiException(h);
+  }
+
+  @Test
+  void aServerCertificateTheKubeconfigsCaDidNotSignIsRefusedAtOnceWithItsOwnReason() {
+    GuestClient c = client();
+    AtomicInteger calls = new AtomicInteger();
+    GuestAccessException e = assertThrows(GuestAccessException.class, () -> c.call("reading node n", () -> {
+      calls.incrementAndGet();
+      throw handshakeFailure(new CertificateException("unable to find valid certification path"));
+    }));
+    assertEquals(GuestAccessException.Reason.GuestAPICertificateRejected, e.reason());
+    assertEquals(1, calls.get(), "not retried: the same certificate would come back");
+    assertTrue(e.getMessage().contains("certificate"), e.getMessage());
+  }
+
+  @Test
+  void aServerCertificateNotNamingTheServerIsRefused() {
+    GuestAccessException e = assertThrows(GuestAccessException.class, () -> client().call("x", () -> {
+      throw new ApiException(new SSLPeerUnverifiedException("Hostname 127.0.0.1 not verified"));
+    }));
+    assertEquals(GuestAccessException.Reason.GuestAPICertificateRejected, e.reason());
+  }
+
+  @Test
+  void aHandshakeCutShortByTheServerStaysTransient() {
+    GuestClient c = client();
+    AtomicInteger calls = new AtomicInteger();
+    GuestAccessException e = assertThrows(GuestAccessException.class, () -> c.call("x", () -> {
+      calls.incrementAndGet();
+      throw handshakeFailure(new EOFException("SSL peer shut down incorrectly"));
+    }));
+    assertEquals(GuestAccessException.Reason.GuestAPIUnavailable, e.reason());
+    assertEquals(3, calls.get());
+  }
+
+  @Test
+  void anOpenedCircuitIsCountedAndShownInTheMetrics() {
+    CollectorRegistry registry = new CollectorRegistry();
+    GuestClients clients = new GuestClients(new ApiClient(), "v1beta1", SETTINGS, registry);
+    CircuitBreaker breaker = clients.breaker(new GuestClusterRef("ns", "c"));
+    assertEquals(0.0, registry.getSampleValue("vmi_eviction_guest_circuits_open"));
+    breaker.transitionToOpenState();
+    assertEquals(1.0, registry.getSampleValue("vmi_eviction_guest_circuit_opened_total"));
+    assertEquals(1.0, registry.getSampleValue("vmi_eviction_guest_circuits_open"));
+    breaker.transitionToHalfOpenState();
+    assertEquals(0.0, registry.getSampleValue("vmi_eviction_guest_circuits_open"));
+    assertEquals(1.0, registry.getSampleValue("vmi_eviction_guest_circuit_opened_total"));
   }
 }

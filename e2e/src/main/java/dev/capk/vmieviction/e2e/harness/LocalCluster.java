@@ -486,6 +486,28 @@ public final class LocalCluster implements AutoCloseable {
         awaitHealthy(apiServer, this::apiServerReady);
     }
 
+    /**
+     * Stops kube-apiserver only (etcd and the other components keep running): the cluster's API is dead
+     * until {@link #startApiServer()}.
+     */
+    public synchronized void stopApiServer() {
+        if (apiServer == null) {
+            return;
+        }
+        apiServer.stop(Duration.ofSeconds(10));
+        processes.remove(apiServer);
+        apiServer = null;
+    }
+
+    /** Starts kube-apiserver again after {@link #stopApiServer()}, on the same port and etcd, and waits until it is ready. */
+    public synchronized void startApiServer() {
+        if (apiServer != null && apiServer.isAlive()) {
+            return;
+        }
+        apiServer = launch("kube-apiserver", apiServerCommand);
+        awaitHealthy(apiServer, this::apiServerReady);
+    }
+
     /** Stops every process this cluster started, newest first, and waits until each is gone. */
     @Override
     public void close() {
