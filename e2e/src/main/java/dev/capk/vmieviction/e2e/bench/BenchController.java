@@ -2,6 +2,7 @@ package dev.capk.vmieviction.e2e.bench;
 
 import dev.capk.vmieviction.e2e.harness.FreePorts;
 import dev.capk.vmieviction.e2e.harness.ManagedProcess;
+import dev.capk.vmieviction.e2e.harness.ProcessLogs;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.io.IOException;
 import java.net.HttpURLConnection;
@@ -40,31 +41,81 @@ final class BenchController implements AutoCloseable {
 
     /** Starts the jar with {@code flags} and waits (polling every 10 ms) until /readyz answers 200. */
     static BenchController start(String name, Path logDir, List<String> flags, Duration timeout) {
+        return start(name, logDir, JVM, flags, timeout);
+    }
+
+    /**
+     * As {@link #start(String, Path, List, Duration)} with other JVM flags. Gives up early, with
+     * {@link NotReady}, when the process dies or its log shows an OutOfMemoryError; tracks the peak RSS
+     * meanwhile.
+     */
+    static BenchController start(String name, Path logDir, List<String> jvm, List<String> flags, Duration timeout) {
         int health = FreePorts.next();
         int metrics = FreePorts.next();
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.addAll(JVM);
+        command.addAll(jvm);
         command.addAll(List.of("-jar", ControllerProcess.jar().toString(),
                 "--health-probe-bind-address=127.0.0.1:" + health,
                 "--metrics-bind-address=127.0.0.1:" + metrics));
         command.addAll(flags);
+        try {
+            java.nio.file.Files.deleteIfExists(logDir.resolve("controller-" + name + ".log")); // one run's log, not every run's
+        } catch (java.io.IOException ignored) {
+            // appended to instead
+        }
         long t0 = System.nanoTime();
         ManagedProcess p = ManagedProcess.start("controller-" + name, command, logDir.resolve("controller-" + name + ".log"), Map.of());
         BenchController c = new BenchController(p, health, metrics, t0);
         long deadline = t0 + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
+        long peakRss = 0;
+        long oomSeen = -1;
+        for (int i = 0; System.nanoTime() < deadline; i++) {
             if (!p.isAlive()) {
-                throw new IllegalStateException(p.describe("exited during start-up"));
+                throw new NotReady(p.describe("exited during start-up"), peakRss, false, (System.nanoTime() - t0) / 1e9);
             }
             if (c.status("/readyz") == 200) {
                 c.readyNanos = System.nanoTime();
+                c.peakRssKb = Math.max(peakRss, c.rssKb());
                 return c;
+            }
+            if (i % 10 == 0) {
+                peakRss = Math.max(peakRss, c.rssKb());
+            }
+            if (i % 100 == 0 && oomSeen < 0 && ProcessLogs.contains(p.log(), "OutOfMemoryError")) {
+                oomSeen = System.nanoTime();
+            }
+            if (oomSeen > 0 && System.nanoTime() - oomSeen > 10_000_000_000L) {
+                break; // out of memory and still not ready 10 s later: it will not get there
             }
             sleep(10);
         }
+        double waited = (System.nanoTime() - t0) / 1e9;
+        boolean oom = ProcessLogs.contains(p.log(), "OutOfMemoryError");
         c.close();
-        throw new IllegalStateException(p.describe("not ready within " + timeout.toSeconds() + "s"));
+        throw new NotReady(p.describe(Report.f("not ready after %.0f s%s", waited, oom ? " (OutOfMemoryError in its log)" : "")),
+                peakRss, oom, waited);
+    }
+
+    /** The controller never answered /readyz 200: how long we waited, its peak RSS, whether it ran out of heap. */
+    static final class NotReady extends IllegalStateException {
+        final long peakRssKb;
+        final boolean outOfMemory;
+        final double waitedSeconds;
+
+        NotReady(String message, long peakRssKb, boolean outOfMemory, double waitedSeconds) {
+            super(message);
+            this.peakRssKb = peakRssKb;
+            this.outOfMemory = outOfMemory;
+            this.waitedSeconds = waitedSeconds;
+        }
+    }
+
+    private long peakRssKb;
+
+    /** Highest RSS seen while waiting for /readyz. */
+    long peakRssKb() {
+        return peakRssKb;
     }
 
     /** Milliseconds from process start to the first /readyz 200. */

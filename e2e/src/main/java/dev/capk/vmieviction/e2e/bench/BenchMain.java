@@ -46,8 +46,8 @@ public final class BenchMain {
             }
         }
         double minutes = (System.nanoTime() - STARTED) / 60e9;
-        report.footer(Report.f("---\n`make bench` took %.1f minutes (benchmarks only, after the build); logs of every process "
-                + "under `%s`.", minutes, root.relativize(work.toAbsolutePath())));
+        report.footer(Report.f("---\nThe benchmarks took %.1f minutes (after the build); load average at the end %s. Logs of "
+                + "every process under `%s`.", minutes, Machine.loadAverage(), root.relativize(work.toAbsolutePath())));
         System.out.println();
         System.out.println(report.render());
         System.out.println("bench: report written to " + out);

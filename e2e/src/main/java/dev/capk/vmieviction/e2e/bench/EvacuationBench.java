@@ -27,7 +27,7 @@ import java.util.concurrent.Executors;
  * Benchmarks 2 and 5. One infra cluster (with the KubeVirt stand-in from the e2e suite) and five guest
  * clusters. For each size N (1, 10, 50 External VMIs) a world of two infra nodes A and B: the N VMIs run
  * on A, spread over up to five tenants (one guest cluster each), each guest node carrying its own
- * Deployment of P pods pinned to it (nodeSelector) with a PodDisruptionBudget of minAvailable 0. A run
+ * Deployment of P pods pinned to it (nodeSelector), without a PodDisruptionBudget (see {@link #write}). A run
  * is the real `kubectl drain` of the node holding the VMIs: KubeVirt (stand-in) refuses each launcher
  * eviction and marks the VMI, the controller drains each guest node and deletes the VMI, the VM comes
  * back on the other node, the guest node is uncordoned and the pinned pods return. The next run drains
@@ -87,8 +87,15 @@ final class EvacuationBench {
             List<Run> results = new ArrayList<>();
             try (VmiTracker tracker = new VmiTracker(new RawKube(infra))) {
                 for (World w : worlds) {
-                    for (String workers : List.of("default", "1")) {
-                        int runs = opts.runs("bench.evac.runs." + w.size, 5);
+                    // One VMI is one reconcile whatever the worker count: --workers=1 only matters from two VMIs on.
+                    for (String workers : w.size == 1 ? List.of("default") : List.of("default", "1")) {
+                        int runs = opts.runs("bench.evac.runs." + w.size, w.size >= 50 ? 3 : 5);
+                        if (runs < 5) {
+                            report.note(Report.f("Evacuation, %d VMIs, workers %s: %d runs, not 5: a run of %d VMIs (drain, then "
+                                    + "recovery of every VM, guest node and pod) takes 1–3 minutes on 2 cores, and 5 would not fit "
+                                    + "`make bench` in 30 minutes. `BENCH_OPTS=-Dbench.evac.runs.%d=5` runs 5.", w.size, workers, runs,
+                                    w.size, w.size));
+                        }
                         List<String> flags = new ArrayList<>(List.of("--kubeconfig=" + controllerKubeconfig));
                         if (!workers.equals("default")) {
                             flags.add("--workers=" + workers);
@@ -226,9 +233,6 @@ final class EvacuationBench {
                          "template":{"metadata":{"labels":{"app":"w-%1$s"}},"spec":{"nodeSelector":{"kubernetes.io/hostname":"%1$s"},
                           "terminationGracePeriodSeconds":1,"containers":[{"name":"main","image":"registry.example/app:1"}]}}}}"""
                         .formatted(node, pods));
-                guest.post("/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets", """
-                        {"metadata":{"name":"w-%1$s"},"spec":{"minAvailable":0,"selector":{"matchLabels":{"app":"w-%1$s"}}}}"""
-                        .formatted(node));
             }
         }
 
@@ -247,7 +251,7 @@ final class EvacuationBench {
 
         /**
          * Waits until every VMI runs on {@code node} (with a new UID where {@code previous} names one), every
-         * guest node is schedulable without our mark, every pinned pod runs and every budget counts them.
+         * guest node is schedulable without our mark and every pinned pod runs.
          */
         void awaitSettled(String node, Map<String, String> previous, Duration timeout) {
             Await.until("world of " + size + " VMIs settled on " + node, timeout, () -> settled(node, previous));
@@ -292,14 +296,6 @@ final class EvacuationBench {
                 }
                 for (String name : names) {
                     if (running.getOrDefault(name, 0) != pods) {
-                        return false;
-                    }
-                }
-                for (JsonElement e : g.getJson("/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets").getAsJsonArray("items")) {
-                    JsonObject st = e.getAsJsonObject().getAsJsonObject("status");
-                    String pdb = RawKube.str(e.getAsJsonObject(), "metadata", "name");
-                    if (names.contains(pdb.substring(2)) && (st == null || !st.has("disruptionsAllowed")
-                            || st.get("disruptionsAllowed").getAsInt() != pods)) {
                         return false;
                     }
                 }
@@ -352,9 +348,14 @@ final class EvacuationBench {
         StringBuilder s = new StringBuilder("## 2. Evacuation throughput\n\n");
         s.append(Report.f("The real `kubectl drain --ignore-daemonsets --delete-emptydir-data --force` of an infra node holding N "
                 + "External VMIs of up to %d tenant clusters (one local guest cluster each), with the KubeVirt stand-in "
-                + "refusing the launcher evictions; %d pods per guest node (a Deployment pinned to the node with a "
-                + "PodDisruptionBudget of minAvailable 0: every eviction is checked against a budget, none is refused, and "
-                + "the replacements wait Pending until the node is uncordoned). Drain: kubectl's start to its exit. Per VMI: "
+                + "refusing the launcher evictions; %d pods per guest node (a Deployment pinned to the node by nodeSelector: "
+                + "the replacements wait Pending until the node is uncordoned, then come back, ready for the next run). The "
+                + "guest pods have no PodDisruptionBudget: with pinned replacements a budget that limits anything holds the "
+                + "drain until the deadline; and with budgets of minAvailable 0 (allow everything) a loaded machine showed "
+                + "evictions taking longer than the controller's 5 s guest read timeout: the client gave up (HTTP 504, "
+                + "context canceled) after kube-apiserver had recorded the pod in the budget's disruptedPods but before it "
+                + "deleted the pod, so the budget refused that pod for 2 minutes (event NotDeleted) and the run stalled. "
+                + "Budgets are covered by benchmark 1. Drain: kubectl's start to its exit. Per VMI: "
                 + "from `status.evacuationNodeName` set to the VMI's deletion, as a watch on the infra API server sees them, "
                 + "pooled over the runs. Recovery (not a target): from the drain's end until every VM runs again on the other "
                 + "node, its guest node is uncordoned and its pods run again. Controller: the jar, `%s`, default `--workers` "

@@ -53,7 +53,7 @@ final class VmController implements AutoCloseable {
         try {
             sync();
         } catch (Exception e) {
-            LOG.warn("stand-in VM controller pass failed (retrying): {}", e.toString());
+            LOG.warn("stand-in VM controller pass failed (retrying): {}", e.toString(), e instanceof RuntimeException ? e : null);
         }
     }
 
@@ -64,25 +64,29 @@ final class VmController implements AutoCloseable {
         }
         Map<String, V1Pod> podByVmiUid = new HashMap<>();
         for (V1Pod pod : launchers.all()) {
-            String uid = LauncherPods.vmiUid(pod);
-            if (uid != null && pod.getMetadata().getDeletionTimestamp() == null) {
-                // During a migration two pods exist: the one on the VMI's node counts.
-                podByVmiUid.merge(uid, pod, (a, b) -> LauncherPods.isRunning(a) ? a : b);
-            }
+            attempt("index launcher pod " + pod.getMetadata().getName(), () -> {
+                String uid = LauncherPods.vmiUid(pod);
+                if (uid != null && pod.getMetadata().getDeletionTimestamp() == null) {
+                    // During a migration two pods exist: the one on the VMI's node counts.
+                    podByVmiUid.merge(uid, pod, (a, b) -> LauncherPods.isRunning(a) ? a : b);
+                }
+            });
         }
+        // One VM or VMI that cannot be handled (say, its namespace is being deleted) must not stall the
+        // others: each is tried on its own, and retried on the next pass.
         for (DynamicKubernetesObject vm : kubevirt.allVms()) {
             if (shouldRun(vm) && !vmis.containsKey(key(vm)) && vm.getMetadata().getDeletionTimestamp() == null) {
-                createVmi(vm);
+                attempt("start a VMI for VM " + key(vm), () -> createVmi(vm));
             }
         }
         for (DynamicKubernetesObject vmi : vmis.values()) {
-            syncVmi(vmi, Optional.ofNullable(podByVmiUid.get(vmi.getMetadata().getUid())));
+            attempt("sync VMI " + key(vmi), () -> syncVmi(vmi, Optional.ofNullable(podByVmiUid.get(vmi.getMetadata().getUid()))));
         }
         for (String k : List.copyOf(runningUid.keySet())) {
             if (!vmis.containsKey(k)) {
                 runningUid.remove(k);
                 String[] nsName = k.split("/", 2);
-                guestHook.vmStopped(nsName[0], nsName[1]);
+                attempt("report VM " + k + " stopped", () -> guestHook.vmStopped(nsName[0], nsName[1]));
             }
         }
     }
@@ -119,6 +123,19 @@ final class VmController implements AutoCloseable {
             kubevirt.patchVmiStatus(namespace, name, status);
             kubevirt.vmis.delete(namespace, name, new DeleteOptions());
             LOG.info("stand-in: VMI {}/{} lost its launcher pod: Failed and deleted", namespace, name);
+        }
+    }
+
+    private interface Step {
+        void run() throws ApiException;
+    }
+
+    private void attempt(String what, Step step) {
+        try {
+            step.run();
+        } catch (ApiException | RuntimeException e) {
+            String detail = e instanceof ApiException api ? "HTTP " + api.getCode() : e.toString();
+            LOG.warn("stand-in VM controller could not {} (retrying): {}", what, detail, e instanceof RuntimeException ? e : null);
         }
     }
 

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class NodeMaintenanceEvacuationE2EIT {
   @RegisterExtension
-  static final LocalClusterExtension infra = LocalClusterExtension.shared("e2e-infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infra = LocalClusterExtension.shared("nmflow-infra", LocalCluster.Builder::withAll);
   @RegisterExtension
   static final LocalClusterExtension guestA = LocalClusterExtension.shared("e2e-guest-a", LocalCluster.Builder::withAll);
   @RegisterExtension
