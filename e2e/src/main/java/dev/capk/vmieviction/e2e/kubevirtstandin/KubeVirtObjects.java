@@ -38,11 +38,22 @@ final class KubeVirtObjects {
     }
 
     List<DynamicKubernetesObject> allVmis() throws ApiException {
-        return vmis.list().throwsApiException().getObject().getItems();
+        return items(vmis.list(), "virtualmachineinstances");
     }
 
     List<DynamicKubernetesObject> allVms() throws ApiException {
-        return vms.list().throwsApiException().getObject().getItems();
+        return items(vms.list(), "virtualmachines");
+    }
+
+    /** The client's generic API reports a failed connection as a success without an object: say so instead. */
+    private static List<DynamicKubernetesObject> items(
+            KubernetesApiResponse<io.kubernetes.client.util.generic.dynamic.DynamicKubernetesListObject> r, String what)
+            throws ApiException {
+        r.throwsApiException();
+        if (r.getObject() == null) {
+            throw new ApiException("listing " + what + " returned nothing (API server unreachable?)");
+        }
+        return r.getObject().getItems();
     }
 
     /** The cluster-wide eviction strategy of the KubeVirt CR, if one is installed and sets it. */
