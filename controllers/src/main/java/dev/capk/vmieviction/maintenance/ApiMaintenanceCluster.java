@@ -68,6 +68,15 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
   }
 
   @Override
+  public Optional<NodeMaintenance> readMaintenance(String name) throws ApiException {
+    Answer a = execute(getCall(name));
+    if (a.code == 404) {
+      return Optional.empty();
+    }
+    return Optional.ofNullable(LENIENT.fromJson(a.orThrow().body, NodeMaintenance.class));
+  }
+
+  @Override
   public List<NodeMaintenance> listMaintenances() throws ApiException {
     Answer a = execute(custom.listClusterCustomObject(NodeMaintenanceApi.GROUP, NodeMaintenanceApi.VERSION,
         NodeMaintenanceApi.PLURAL).buildCall(null)).orThrow();

@@ -17,6 +17,9 @@ public interface MaintenanceCluster {
   /** Applies a JSON merge patch to the node; a stale resourceVersion in it answers 409. */
   void patchNode(String name, String mergePatch) throws ApiException;
 
+  /** The NodeMaintenance as it is now, or empty if it is gone. */
+  Optional<NodeMaintenance> readMaintenance(String name) throws ApiException;
+
   /** Every NodeMaintenance, read from the API server (not a cache): admission depends on it. */
   List<NodeMaintenance> listMaintenances() throws ApiException;
 

@@ -84,7 +84,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       if (nm.getMetadata().getDeletionTimestamp() != null) {
         return end(nm);
       }
-      String phase = nm.phase();
       if (!Admission.accepted(nm)) {
         if (Admission.inert(nm)) {
           return DONE;
@@ -93,10 +92,24 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         if (admitted.isEmpty()) {
           return DONE;
         }
-        nm = admitted.get();
-        phase = PHASE_RUNNING;
       }
-      return maintain(nm, phase);
+      // The cache can lag behind our own status writes (a node event may arrive before our last
+      // Succeeded patch does): counts and phase read from it could overwrite what is already
+      // recorded. Maintenance decides on the object as the API server has it now.
+      Optional<NodeMaintenance> live = cluster.readMaintenance(name);
+      if (live.isEmpty()) {
+        failures.forget(name);
+        return DONE;
+      }
+      nm = live.get();
+      if (nm.getMetadata().getDeletionTimestamp() != null) {
+        return end(nm);
+      }
+      if (!Admission.accepted(nm)) {
+        // Replaced by a new object of the same name: its own watch event brings it here.
+        return DONE;
+      }
+      return maintain(nm, nm.phase());
     } catch (ApiException e) {
       if (e.getCode() == 409) {
         log.info("conflict, retrying nodeMaintenance={} error=\"{}\"", name, e.getMessage());

@@ -50,18 +50,19 @@ class NodeMaintenanceReconcilerTest {
     return script.remove(0).apply(options);
   });
   final NodeMaintenanceSettings settings = NodeMaintenanceSettings.defaults();
-  final NodeMaintenanceReconciler reconciler = new NodeMaintenanceReconciler(cluster.maintenances::get, cluster,
-      passes, new MaintenanceEvents() {
-        @Override
-        public void onMaintenance(NodeMaintenance nm, boolean warning, String reason, String message) {
-          events.add("nm/" + nm.getMetadata().getName() + " " + (warning ? "Warning " : "Normal ") + reason + ": " + message);
-        }
+  final MaintenanceEvents recordedEvents = new MaintenanceEvents() {
+    @Override
+    public void onMaintenance(NodeMaintenance nm, boolean warning, String reason, String message) {
+      events.add("nm/" + nm.getMetadata().getName() + " " + (warning ? "Warning " : "Normal ") + reason + ": " + message);
+    }
 
-        @Override
-        public void onNode(String nodeName, String nodeUid, boolean warning, String reason, String message) {
-          events.add("node/" + nodeName + " " + (warning ? "Warning " : "Normal ") + reason + ": " + message);
-        }
-      }, settings, statusExecutor, Clock.fixed(Instant.parse("2025-01-01T13:00:00Z"), ZoneOffset.UTC));
+    @Override
+    public void onNode(String nodeName, String nodeUid, boolean warning, String reason, String message) {
+      events.add("node/" + nodeName + " " + (warning ? "Warning " : "Normal ") + reason + ": " + message);
+    }
+  };
+  final NodeMaintenanceReconciler reconciler = new NodeMaintenanceReconciler(cluster.maintenances::get, cluster,
+      passes, recordedEvents, settings, statusExecutor, Clock.fixed(Instant.parse("2025-01-01T13:00:00Z"), ZoneOffset.UTC));
 
   @AfterEach
   void stop() {
@@ -248,6 +249,43 @@ class NodeMaintenanceReconcilerTest {
     assertEquals(settings.passTimeout(), NodeMaintenanceReconciler.passTimeout(nm, settings));
   }
 
+  @Test
+  void aCacheThatLagsBehindTheSucceededStatusCannotOverwriteItsCounts() {
+    cluster.addNode("n1", false);
+    cluster.create("nm-s", "n1", 0);
+    List<NodeMaintenance> seenDuringDrain = new ArrayList<>();
+    script.add(o -> {
+      seenDuringDrain.add(FakeCluster.copy(cluster.maintenances.get("nm-s")));
+      o.progressListener().planned(List.of(A, B), List.of(), List.of());
+      o.progressListener().evicted(A);
+      o.progressListener().evicted(B);
+      return DrainResult.builder("n1").evicted(List.of(A, B)).build();
+    });
+    assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-s"));
+    assertEquals(2, cluster.maintenances.get("nm-s").getStatus().getEvictionPods());
+    int patches = cluster.statusPatches.size();
+    int eventsBefore = events.size();
+
+    // A node event is handled while the informer still holds the object from before success:
+    // accepted, Running, nothing counted. The node is empty now.
+    NodeMaintenance stale = seenDuringDrain.get(0);
+    assertEquals("Running", stale.phase());
+    NodeMaintenanceReconciler lagging = new NodeMaintenanceReconciler(n -> stale, cluster, passes,
+        recordedEvents, settings, statusExecutor, Clock.systemUTC());
+    script.add(o -> {
+      o.progressListener().planned(List.of(), List.of(), List.of());
+      return DrainResult.builder("n1").build();
+    });
+    assertEquals(NodeMaintenanceReconciler.DONE, lagging.reconcile(new Request("nm-s")));
+
+    NodeMaintenance after = cluster.maintenances.get("nm-s");
+    assertEquals("Succeeded", after.phase());
+    assertEquals(2, after.getStatus().getEvictionPods(), "the counts of the drain that did the work stay");
+    assertEquals(2, after.getStatus().getTotalpods());
+    assertEquals(patches, cluster.statusPatches.size(), "nothing to write: it already says so");
+    assertEquals(eventsBefore, events.size(), "no second SucceedMaintenance");
+  }
+
   /** Nodes as JSON with merge-patch semantics and resourceVersion checks; maintenances as objects. */
   static final class FakeCluster implements MaintenanceCluster {
     final Map<String, JsonObject> nodes = new LinkedHashMap<>();
@@ -302,6 +340,15 @@ class NodeMaintenanceReconcilerTest {
       after.getAsJsonObject("metadata").addProperty("resourceVersion", String.valueOf(rv++));
       nodes.put(name, after);
       nodePatches.add(mergePatch);
+    }
+
+    @Override
+    public Optional<NodeMaintenance> readMaintenance(String name) {
+      return Optional.ofNullable(maintenances.get(name)).map(FakeCluster::copy);
+    }
+
+    static NodeMaintenance copy(NodeMaintenance nm) {
+      return ApiMaintenanceCluster.LENIENT.fromJson(ApiMaintenanceCluster.LENIENT.toJson(nm), NodeMaintenance.class);
     }
 
     @Override
