@@ -14,6 +14,7 @@ import io.kubernetes.client.util.Watchable;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,11 +27,19 @@ import java.util.Map;
  * GenericKubernetesApi, ...)} has no label selector, and a factory holds one informer per type.
  * So the list/watch is our own small {@link ListerWatcher} (adding the selector) and each
  * namespace gets its own factory; all informers feed the same work queue.
+ *
+ * <p>Memory: an infra cluster may hold ten thousand VMIs. The first list is read in pages, and
+ * every VMI is trimmed before it is kept (see {@link #trim}): one unpaginated list of real VMIs is
+ * tens of megabytes of JSON decoded at once, and their managedFields alone outweigh the rest of
+ * what the cache holds.
  */
 public final class VmiInformers {
 
   /** All namespaces. */
   public static final String ALL = "";
+
+  /** VMIs per list page: a few megabytes of JSON at a time. */
+  static final int LIST_PAGE_SIZE = 500;
 
   private final Map<String, SharedInformerFactory> factories = new LinkedHashMap<>();
   private final Map<String, SharedIndexInformer<VirtualMachineInstance>> informers = new LinkedHashMap<>();
@@ -51,6 +60,7 @@ public final class VmiInformers {
       SharedIndexInformer<VirtualMachineInstance> informer =
           factory.sharedIndexInformerFor(
               listerWatcher(api, ns, labelSelector), VirtualMachineInstance.class, resync.toMillis());
+      informer.setTransform(o -> o instanceof VirtualMachineInstance vmi ? trim(vmi) : o);
       factories.put(ns, factory);
       informers.put(ns, informer);
     }
@@ -61,14 +71,37 @@ public final class VmiInformers {
       String namespace,
       String labelSelector) {
     return new ListerWatcher<>() {
+      /**
+       * All pages of one consistent list. The requested resourceVersion is dropped: with "0" the
+       * API server answers from its cache in one piece, ignoring the page size, and a consistent
+       * list is never older than what was asked for.
+       */
       @Override
       public VirtualMachineInstanceList list(CallGeneratorParams params) throws ApiException {
-        ListOptions o = options(params);
-        var r = namespace.isEmpty() ? api.list(o) : api.list(namespace, o);
-        if (r.getHttpStatusCode() == 0) {
-          throw new ApiException(0, "no HTTP response listing VMIs");
-        }
-        return r.throwsApiException().getObject();
+        VirtualMachineInstanceList all = null;
+        String continueToken = null;
+        do {
+          ListOptions o = options(params);
+          o.setResourceVersion(null);
+          o.setLimit(LIST_PAGE_SIZE);
+          o.setContinue(continueToken);
+          var r = namespace.isEmpty() ? api.list(o) : api.list(namespace, o);
+          if (r.getHttpStatusCode() == 0) {
+            throw new ApiException(0, "no HTTP response listing VMIs");
+          }
+          VirtualMachineInstanceList page = r.throwsApiException().getObject();
+          List<VirtualMachineInstance> items = page.getItems() == null ? List.of() : page.getItems();
+          items.forEach(VmiInformers::trim);
+          if (all == null) {
+            all = page;
+            all.setItems(new ArrayList<>(items));
+          } else {
+            all.getItems().addAll(items);
+            all.setMetadata(page.getMetadata());
+          }
+          continueToken = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+        } while (continueToken != null && !continueToken.isEmpty());
+        return all;
       }
 
       @Override
@@ -87,6 +120,14 @@ public final class VmiInformers {
         return o;
       }
     };
+  }
+
+  /** Drops what the controller never reads and costs the most memory: managedFields. */
+  static VirtualMachineInstance trim(VirtualMachineInstance vmi) {
+    if (vmi.getMetadata() != null) {
+      vmi.getMetadata().setManagedFields(null);
+    }
+    return vmi;
   }
 
   public void addEventHandler(ResourceEventHandler<VirtualMachineInstance> handler, Duration resync) {
