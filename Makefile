@@ -4,7 +4,7 @@ MVN ?= mvn -B
 # Where the Kubernetes binaries are built and cached (outside the repo); see hack/build-k8s.sh.
 export K8S_BIN_CACHE ?= $(HOME)/.cache/capk-vmi-eviction/k8s-bin
 
-.PHONY: test unit binaries package demo soak bench clean
+.PHONY: test unit binaries package demo soak e2e bench clean
 
 ## binaries: build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok
 binaries:
@@ -20,6 +20,17 @@ test: binaries
 soak: binaries
 	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" $(MVN) verify -pl e2e -am -Dtest=none \
 	  -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=CrashTrialsE2EIT -Dcapk.crashTrials=$${TRIALS:-20}
+
+## e2e: the four end-to-end scenarios alone, on BACKEND=local (default), k3s (needs Docker) or kubeconfig
+##      (INFRA_KUBECONFIG, GUEST_A_KUBECONFIG, GUEST_B_KUBECONFIG; WEBHOOK_HOST: how those API servers reach this machine)
+BACKEND ?= local
+e2e: binaries
+	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" $(MVN) verify -pl e2e -am -Dtest=none \
+	  -Dsurefire.failIfNoSpecifiedTests=false -Dit.test='InfraDrainE2EIT,BlockingBudgetE2EIT,ControllerCrashE2EIT' \
+	  -Dcapk.e2e.backend=$(BACKEND) -Dcapk.e2e.webhookHost=$(or $(WEBHOOK_HOST),127.0.0.1) \
+	  -Dcapk.e2e.kubeconfig.e2e-infra=$(if $(INFRA_KUBECONFIG),$(abspath $(INFRA_KUBECONFIG))) \
+	  -Dcapk.e2e.kubeconfig.e2e-guest-a=$(if $(GUEST_A_KUBECONFIG),$(abspath $(GUEST_A_KUBECONFIG))) \
+	  -Dcapk.e2e.kubeconfig.e2e-guest-b=$(if $(GUEST_B_KUBECONFIG),$(abspath $(GUEST_B_KUBECONFIG)))
 
 ## unit: the fast tier alone (no control plane)
 unit:

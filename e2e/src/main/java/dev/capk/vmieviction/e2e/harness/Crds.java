@@ -16,7 +16,7 @@ public final class Crds {
     }
 
     /** Applies every YAML file in {@code dir} and waits until each CRD is Established. */
-    public static void install(LocalCluster cluster, Path dir) {
+    public static void install(KubeCluster cluster, Path dir) {
         try (Stream<Path> files = Files.list(dir)) {
             for (Path file : files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList()) {
                 Kubectl kubectl = cluster.kubectl();
@@ -28,7 +28,7 @@ public final class Crds {
         }
     }
 
-    public static void installTestCrds(LocalCluster cluster) {
+    public static void installTestCrds(KubeCluster cluster) {
         install(cluster, testCrdDir());
     }
 }

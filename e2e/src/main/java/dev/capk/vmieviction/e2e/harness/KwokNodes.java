@@ -17,13 +17,17 @@ import java.util.Map;
 public final class KwokNodes {
     /** The annotation kwok is started to select its nodes by. */
     public static final String MANAGED_ANNOTATION = "kwok.x-k8s.io/node";
+    /** The annotation's value that a local cluster's own kwok selects (kwok's conventional "fake"). */
+    static final String LOCAL_KWOK = "fake";
     /** Room for the large-node drain scenarios (1,000 pods on one node). */
     private static final String MAX_PODS = "2000";
 
     private final CoreV1Api core;
+    private final String annotationValue;
 
-    KwokNodes(ApiClient client) {
+    KwokNodes(ApiClient client, String annotationValue) {
         this.core = new CoreV1Api(client);
+        this.annotationValue = annotationValue;
     }
 
     /** Creates nodes {@code prefix-0 .. prefix-(count-1)} and waits until kwok reports each Ready. */
@@ -65,7 +69,7 @@ public final class KwokNodes {
                 "pods", Quantity.fromString(MAX_PODS));
         V1Node node = new V1Node()
                 .metadata(new V1ObjectMeta().name(name).labels(labels)
-                        .annotations(Map.of(MANAGED_ANNOTATION, "fake", "node.alpha.kubernetes.io/ttl", "0")))
+                        .annotations(Map.of(MANAGED_ANNOTATION, annotationValue, "node.alpha.kubernetes.io/ttl", "0")))
                 .status(new V1NodeStatus().capacity(capacity).allocatable(capacity));
         try {
             core.createNode(node).execute();

@@ -30,7 +30,7 @@ import okhttp3.Response;
  * kube-scheduler and kwok (which plays the kubelets). Several can run side by side; each has its own
  * ports, data, logs and kubeconfig under {@link RepoPaths#workDir()}.
  */
-public final class LocalCluster implements AutoCloseable {
+public final class LocalCluster implements KubeCluster {
     private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
     private static final int START_ATTEMPTS = 3;
 
@@ -150,14 +150,14 @@ public final class LocalCluster implements AutoCloseable {
             apiServerPort = FreePorts.next();
             etcd = launch("etcd", etcdCommand(peerPort));
             try {
-                awaitHealthy(etcd, () -> httpOk("http://127.0.0.1:" + etcdPort + "/health"));
+                ComponentHealth.await(etcd, () -> ComponentHealth.httpOk("http://127.0.0.1:" + etcdPort + "/health"));
                 writeAdminKubeconfig();
                 apiServerCommand = apiServerCommand();
                 apiServer = launch("kube-apiserver", apiServerCommand);
-                awaitHealthy(apiServer, this::apiServerReady);
+                ComponentHealth.await(apiServer, this::apiServerReady);
                 return;
             } catch (IllegalStateException e) {
-                boolean collision = portCollision(etcd) || (apiServer != null && portCollision(apiServer));
+                boolean collision = ComponentHealth.portCollision(etcd) || (apiServer != null && ComponentHealth.portCollision(apiServer));
                 stopProcesses();
                 if (!collision || attempt == START_ATTEMPTS) {
                     throw e;
@@ -254,32 +254,16 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     private void startKwok() {
-        for (int attempt = 1; ; attempt++) {
-            int port = FreePorts.next();
-            ManagedProcess p = launch("kwok", List.of(
-                    binaries.path("kwok").toString(),
-                    "--kubeconfig=" + files.adminKubeconfig(),
-                    "--manage-all-nodes=false",
-                    "--manage-nodes-with-annotation-selector=" + KwokNodes.MANAGED_ANNOTATION + "=fake",
-                    "--manage-nodes-with-label-selector=",
-                    "--manage-single-node=",
-                    "--cidr=10.0.0.0/16",
-                    "--node-ip=10.0.0.1",
-                    "--node-lease-duration-seconds=40",
-                    "--server-address=127.0.0.1:" + port));
-            if (startComponent(p, "http://127.0.0.1:" + port + "/healthz", attempt)) {
-                return;
-            }
-        }
+        processes.add(KwokProcess.start(binaries, files.adminKubeconfig(), KwokNodes.LOCAL_KWOK, files.log("kwok")));
     }
 
     /** Waits for a component's health endpoint; false means a port collision worth retrying. */
     private boolean startComponent(ManagedProcess p, String healthUrl, int attempt) {
         try {
-            awaitHealthy(p, () -> httpOk(healthUrl));
+            ComponentHealth.await(p, () -> ComponentHealth.httpOk(healthUrl));
             return true;
         } catch (IllegalStateException e) {
-            boolean retry = portCollision(p) && attempt < START_ATTEMPTS;
+            boolean retry = ComponentHealth.portCollision(p) && attempt < START_ATTEMPTS;
             p.stop(Duration.ofSeconds(5));
             processes.remove(p);
             if (!retry) {
@@ -295,74 +279,10 @@ public final class LocalCluster implements AutoCloseable {
         return p;
     }
 
-    private interface Probe {
-        boolean ok() throws Exception;
-    }
-
-    /** Polls {@code probe}; fails fast, with the log's tail, if the process dies or never gets healthy. */
-    private static void awaitHealthy(ManagedProcess p, Probe probe) {
-        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (!p.isAlive()) {
-                throw new IllegalStateException(p.describe("exited during start-up"));
-            }
-            try {
-                if (probe.ok()) {
-                    return;
-                }
-            } catch (Exception ignored) {
-                // not serving yet
-            }
-            sleep(Duration.ofMillis(100));
-        }
-        throw new IllegalStateException(p.describe("did not become healthy within " + START_TIMEOUT.toSeconds() + "s"));
-    }
-
-    private static boolean portCollision(ManagedProcess p) {
-        return ProcessLogs.contains(p.log(), "address already in use");
-    }
-
     private boolean apiServerReady() throws IOException {
         Request request = new Request.Builder().url(serverUrl() + "/readyz").get().build();
         try (Response response = client().getHttpClient().newCall(request).execute()) {
             return response.code() == 200;
-        }
-    }
-
-    private static final SSLContext TRUST_ALL = trustAll();
-
-    /**
-     * GET on a loopback health endpoint of a component we started. Components serve self-signed
-     * certificates they generate themselves, so neither chain nor host name can be checked here.
-     */
-    private static boolean httpOk(String url) throws IOException {
-        HttpURLConnection connection = (HttpURLConnection) URI.create(url).toURL().openConnection();
-        if (connection instanceof HttpsURLConnection https) {
-            https.setSSLSocketFactory(TRUST_ALL.getSocketFactory());
-            https.setHostnameVerifier((host, session) -> true);
-        }
-        connection.setConnectTimeout(2000);
-        connection.setReadTimeout(2000);
-        try {
-            return connection.getResponseCode() == 200;
-        } finally {
-            connection.disconnect();
-        }
-    }
-
-    private static SSLContext trustAll() {
-        try {
-            // Only for health probes of loopback processes this harness started itself.
-            X509TrustManager all = new X509TrustManager() {
-                @Override public void checkClientTrusted(X509Certificate[] chain, String authType) {}
-                @Override public void checkServerTrusted(X509Certificate[] chain, String authType) {}
-                @Override public X509Certificate[] getAcceptedIssuers() { return new X509Certificate[0]; }
-            };
-            SSLContext context = SSLContext.getInstance("TLS");
-            context.init(null, new TrustManager[] {all}, null);
-            return context;
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
         }
     }
 
@@ -378,6 +298,7 @@ public final class LocalCluster implements AutoCloseable {
     private String cachedAdminKubeconfig;
 
     /** The admin kubeconfig (user "admin" in group system:masters), credentials embedded. */
+    @Override
     public synchronized String adminKubeconfigYaml() {
         if (cachedAdminKubeconfig == null || !cachedAdminKubeconfig.contains(serverUrl())) {
             cachedAdminKubeconfig = Kubeconfigs.withClientCertificate(name, serverUrl(), pki.caCertificatePem(),
@@ -392,26 +313,32 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     /** A kubeconfig that authenticates with a bearer token, e.g. a ServiceAccount's. */
+    @Override
     public String kubeconfigWithToken(String user, String token) {
         return Kubeconfigs.withToken(name, serverUrl(), pki.caCertificatePem(), token, user);
     }
 
+    @Override
     public String name() {
         return name;
     }
 
+    @Override
     public String serverUrl() {
         return "https://127.0.0.1:" + apiServerPort;
     }
 
+    @Override
     public String caCertificatePem() {
         return pki.caCertificatePem();
     }
 
+    @Override
     public Path kubeconfig() {
         return files.adminKubeconfig();
     }
 
+    @Override
     public Path dir() {
         return files.dir();
     }
@@ -420,15 +347,22 @@ public final class LocalCluster implements AutoCloseable {
         return binaries;
     }
 
+    @Override
     public Kubectl kubectl() {
         return new Kubectl(binaries.kubectl(), kubeconfig());
     }
 
+    @Override
     public KwokNodes kwokNodes() {
         if (!kwok) {
             throw new IllegalStateException("cluster " + name + " runs without kwok: build it withKwok()");
         }
-        return new KwokNodes(client());
+        return new KwokNodes(client(), KwokNodes.LOCAL_KWOK);
+    }
+
+    @Override
+    public String callbackHost() {
+        return "127.0.0.1";
     }
 
     public Optional<Duration> startDuration() {
@@ -436,6 +370,7 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     /** An admin client of the official Java client (read timeout long enough for watches). */
+    @Override
     public synchronized ApiClient client() {
         if (client == null) {
             try {
@@ -449,6 +384,7 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     /** A new admin client without a read timeout, as the client's informers require for their watches. */
+    @Override
     public ApiClient informerClient() {
         try {
             ApiClient c = ClientBuilder.kubeconfig(KubeConfig.loadKubeConfig(new StringReader(adminKubeconfigYaml()))).build();
@@ -483,7 +419,7 @@ public final class LocalCluster implements AutoCloseable {
         processes.remove(apiServer);
         sleep(downtime);
         apiServer = launch("kube-apiserver", apiServerCommand);
-        awaitHealthy(apiServer, this::apiServerReady);
+        ComponentHealth.await(apiServer, this::apiServerReady);
     }
 
     /**
@@ -505,7 +441,7 @@ public final class LocalCluster implements AutoCloseable {
             return;
         }
         apiServer = launch("kube-apiserver", apiServerCommand);
-        awaitHealthy(apiServer, this::apiServerReady);
+        ComponentHealth.await(apiServer, this::apiServerReady);
     }
 
     /** Stops every process this cluster started, newest first, and waits until each is gone. */

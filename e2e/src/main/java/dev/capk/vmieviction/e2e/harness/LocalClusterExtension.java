@@ -41,7 +41,7 @@ public final class LocalClusterExtension implements BeforeAllCallback {
         return cluster;
     }
 
-    private static final class SharedClustersCloser implements ExtensionContext.Store.CloseableResource {
+    static final class SharedClustersCloser implements ExtensionContext.Store.CloseableResource {
         @Override
         public void close() {
             SharedClusters.stopAll();

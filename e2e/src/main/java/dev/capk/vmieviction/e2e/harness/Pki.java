@@ -72,7 +72,11 @@ public final class Pki {
         return pem(caCert);
     }
 
-    /** A TLS serving certificate for loopback (127.0.0.1, ::1, localhost) and the given extra DNS names. */
+    private static boolean isIpLiteral(String name) {
+        return name.matches("[0-9.]+") || name.contains(":");
+    }
+
+    /** A TLS serving certificate for loopback (127.0.0.1, ::1, localhost) and the given extra DNS names or IP literals. */
     public Issued serving(String commonName, List<String> dnsNames) {
         try {
             KeyPair key = newKeyPair();
@@ -80,7 +84,7 @@ public final class Pki {
             List<GeneralName> names = new ArrayList<>();
             names.add(new GeneralName(GeneralName.dNSName, "localhost"));
             for (String dns : dnsNames) {
-                names.add(new GeneralName(GeneralName.dNSName, dns));
+                names.add(new GeneralName(isIpLiteral(dns) ? GeneralName.iPAddress : GeneralName.dNSName, dns));
             }
             names.add(new GeneralName(GeneralName.iPAddress, "127.0.0.1"));
             names.add(new GeneralName(GeneralName.iPAddress, InetAddress.getByName("::1").getHostAddress()));

@@ -12,6 +12,8 @@ public final class SharedClusters {
     private record Entry(String shape, LocalCluster cluster) {}
 
     private static final Map<String, Entry> CLUSTERS = new HashMap<>();
+    /** Clusters of the other backends (k3s containers, clusters given by kubeconfig), by name. */
+    private static final Map<String, KubeCluster> OTHERS = new HashMap<>();
 
     private SharedClusters() {}
 
@@ -29,11 +31,23 @@ public final class SharedClusters {
         return entry.cluster();
     }
 
+    /** The shared cluster called {@code name} from {@code backend}; a local one is shaped by {@code shape}. */
+    public static synchronized KubeCluster get(String name, ClusterBackend backend, UnaryOperator<LocalCluster.Builder> shape) {
+        if (backend == ClusterBackend.LOCAL) {
+            return get(name, shape);
+        }
+        return OTHERS.computeIfAbsent(name, n -> backend.start(n, shape));
+    }
+
     /** Stops every shared cluster (JUnit calls this when the test run ends). */
     public static synchronized void stopAll() {
         for (Entry e : CLUSTERS.values()) {
             e.cluster().close();
         }
         CLUSTERS.clear();
+        for (KubeCluster c : OTHERS.values()) {
+            c.close();
+        }
+        OTHERS.clear();
     }
 }

@@ -42,11 +42,13 @@ final class EvictionWebhook implements AutoCloseable {
         return t;
     });
 
-    EvictionWebhook(CoreV1Api core, KubeVirtObjects kubevirt, Migrator migrator, SSLContext tls) throws IOException {
+    /** @param bind where to listen: loopback, or every interface when the API server calls from another host */
+    EvictionWebhook(CoreV1Api core, KubeVirtObjects kubevirt, Migrator migrator, SSLContext tls, InetAddress bind)
+            throws IOException {
         this.core = core;
         this.kubevirt = kubevirt;
         this.migrator = migrator;
-        this.server = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
+        this.server = HttpsServer.create(new InetSocketAddress(bind, 0), 64);
         server.setHttpsConfigurator(new HttpsConfigurator(tls));
         server.createContext(PATH, this::handle);
         server.setExecutor(executor);

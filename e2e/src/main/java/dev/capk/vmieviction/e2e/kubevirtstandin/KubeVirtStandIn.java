@@ -1,10 +1,12 @@
 package dev.capk.vmieviction.e2e.kubevirtstandin;
 
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import dev.capk.vmieviction.e2e.harness.Pki;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
@@ -17,27 +19,30 @@ import java.util.List;
 public final class KubeVirtStandIn implements AutoCloseable {
     static final String WEBHOOK_CONFIGURATION = "kubevirt-standin-eviction";
 
-    private final LocalCluster infra;
+    private final KubeCluster infra;
     private final EvictionWebhook webhook;
     private final Migrator migrator;
     private final VmController vmController;
 
-    private KubeVirtStandIn(LocalCluster infra, GuestNodeHook guestHook) throws IOException {
+    private KubeVirtStandIn(KubeCluster infra, GuestNodeHook guestHook) throws IOException {
         this.infra = infra;
         CoreV1Api core = new CoreV1Api(infra.client());
         KubeVirtObjects kubevirt = new KubeVirtObjects(infra.client());
         LauncherPods launchers = new LauncherPods(core);
         Pki pki = Pki.newAuthority("kubevirt-standin-webhook-ca");
         this.migrator = new Migrator(core, kubevirt, launchers);
+        InetAddress bind = infra.callbacksArriveOnLoopback()
+                ? InetAddress.getLoopbackAddress() : new InetSocketAddress(0).getAddress();
         this.webhook = new EvictionWebhook(core, kubevirt, migrator,
-                Pki.serverContext(pki.serving("kubevirt-standin-webhook", List.of())));
+                Pki.serverContext(pki.serving("kubevirt-standin-webhook", List.of(infra.callbackHost()))), bind);
+        infra.exposeLocalPort(webhook.port());
         this.vmController = new VmController(kubevirt, launchers, migrator, guestHook);
         register(pki.caCertificatePem());
         vmController.start();
     }
 
     /** Starts the stand-in against {@code infra} (which must have the test CRDs installed). */
-    public static KubeVirtStandIn start(LocalCluster infra, GuestNodeHook guestHook) {
+    public static KubeVirtStandIn start(KubeCluster infra, GuestNodeHook guestHook) {
         try {
             return new KubeVirtStandIn(infra, guestHook);
         } catch (IOException e) {
@@ -59,7 +64,7 @@ public final class KubeVirtStandIn implements AutoCloseable {
                   failurePolicy: Fail
                   timeoutSeconds: 10
                   clientConfig:
-                    url: https://127.0.0.1:%d%s
+                    url: https://%s%s
                     caBundle: %s
                   rules:
                   - operations: [CREATE]
@@ -67,7 +72,12 @@ public final class KubeVirtStandIn implements AutoCloseable {
                     apiVersions: [v1]
                     resources: [pods/eviction]
                     scope: Namespaced
-                """.formatted(WEBHOOK_CONFIGURATION, webhook.port(), EvictionWebhook.PATH, caBundle));
+                """.formatted(WEBHOOK_CONFIGURATION, hostPort(infra.callbackHost(), webhook.port()), EvictionWebhook.PATH,
+                        caBundle));
+    }
+
+    private static String hostPort(String host, int port) {
+        return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
     }
 
     @Override

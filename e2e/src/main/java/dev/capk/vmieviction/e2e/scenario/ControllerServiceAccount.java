@@ -1,6 +1,6 @@
 package dev.capk.vmieviction.e2e.scenario;
 
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import dev.capk.vmieviction.e2e.harness.Pki;
 import dev.capk.vmieviction.e2e.harness.RepoPaths;
 import java.io.IOException;
@@ -22,7 +22,7 @@ public final class ControllerServiceAccount {
     private ControllerServiceAccount() {}
 
     /** Installs config/default's RBAC into {@code infra} and returns a kubeconfig file authenticating as the ServiceAccount. */
-    public static Path install(LocalCluster infra) {
+    public static Path install(KubeCluster infra) {
         String rendered = infra.kubectl().runOrFail(null, "kustomize", RepoPaths.root().resolve("config/default").toString());
         String withoutWorkloads = Arrays.stream(rendered.split("(?m)^---\\s*$"))
                 .filter(doc -> !doc.contains("\nkind: Deployment") && !doc.startsWith("kind: Deployment")

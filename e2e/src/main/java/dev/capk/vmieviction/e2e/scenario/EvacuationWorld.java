@@ -3,7 +3,7 @@ package dev.capk.vmieviction.e2e.scenario;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import dev.capk.vmieviction.e2e.kubevirtstandin.KubeVirtStandIn;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,7 +17,7 @@ import java.util.Map;
  * prefixed, and a world's VMs select only its own infra nodes.
  */
 public final class EvacuationWorld implements AutoCloseable {
-    private final LocalCluster infra;
+    private final KubeCluster infra;
     private final String prefix;
     private final List<String> infraNodes;
     private final Map<String, TenantCluster> tenants = new LinkedHashMap<>();
@@ -28,7 +28,7 @@ public final class EvacuationWorld implements AutoCloseable {
 
     private static final Map<String, SharedStandIn> STAND_INS = new java.util.HashMap<>();
 
-    private EvacuationWorld(LocalCluster infra, String prefix, int infraNodeCount) {
+    private EvacuationWorld(KubeCluster infra, String prefix, int infraNodeCount) {
         this.infra = infra;
         this.prefix = prefix;
         Crds.installTestCrds(infra);
@@ -36,23 +36,23 @@ public final class EvacuationWorld implements AutoCloseable {
         this.reboots = standInFor(infra).reboots();
     }
 
-    private static synchronized SharedStandIn standInFor(LocalCluster infra) {
-        return STAND_INS.computeIfAbsent(infra.name() + "@" + infra.serverUrl(), k -> {
+    private static synchronized SharedStandIn standInFor(KubeCluster infra) {
+        return STAND_INS.computeIfAbsent(infra.serverUrl(), k -> {
             GuestReboots reboots = new GuestReboots();
             return new SharedStandIn(KubeVirtStandIn.start(infra, reboots), reboots);
         });
     }
 
     /** Stops the stand-in of {@code infra} (and unregisters its webhook), when no world needs it any more. */
-    public static synchronized void stopStandIn(LocalCluster infra) {
-        SharedStandIn s = STAND_INS.remove(infra.name() + "@" + infra.serverUrl());
+    public static synchronized void stopStandIn(KubeCluster infra) {
+        SharedStandIn s = STAND_INS.remove(infra.serverUrl());
         if (s != null) {
             s.standIn().close();
         }
     }
 
     /** Starts a world of {@code infraNodeCount} kwok infra nodes on {@code infra}; all its names start with {@code prefix}. */
-    public static EvacuationWorld start(LocalCluster infra, String prefix, int infraNodeCount) {
+    public static EvacuationWorld start(KubeCluster infra, String prefix, int infraNodeCount) {
         return new EvacuationWorld(infra, prefix, infraNodeCount);
     }
 
@@ -60,7 +60,7 @@ public final class EvacuationWorld implements AutoCloseable {
         return "e2e.capk.dev/world";
     }
 
-    public TenantCluster addTenant(String shortName, LocalCluster guest) {
+    public TenantCluster addTenant(String shortName, KubeCluster guest) {
         TenantCluster t = TenantCluster.create(infra, guest, prefix + "-" + shortName, prefix + "-" + shortName);
         tenants.put(shortName, t);
         return t;
@@ -118,7 +118,7 @@ public final class EvacuationWorld implements AutoCloseable {
         }
     }
 
-    public LocalCluster infra() {
+    public KubeCluster infra() {
         return infra;
     }
 

@@ -1,6 +1,6 @@
 package dev.capk.vmieviction.e2e.scenario;
 
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
@@ -51,7 +51,7 @@ public final class InvariantRecorder implements AutoCloseable {
     private final ExecutorService checks = Executors.newFixedThreadPool(4);
     private volatile boolean trackingAvailability;
 
-    public InvariantRecorder(LocalCluster infra, List<TenantCluster> tenants) {
+    public InvariantRecorder(KubeCluster infra, List<TenantCluster> tenants) {
         for (TenantCluster t : tenants) {
             tenantByNamespace.put(t.namespace(), t);
             watchGuest(t);
@@ -60,7 +60,7 @@ public final class InvariantRecorder implements AutoCloseable {
         factories.forEach(SharedInformerFactory::startAllRegisteredInformers);
     }
 
-    private void watchVmis(LocalCluster infra) {
+    private void watchVmis(KubeCluster infra) {
         var client = infra.informerClient();
         SharedInformerFactory factory = new SharedInformerFactory(client);
         DynamicKubernetesApi api = new DynamicKubernetesApi("kubevirt.io", "v1", "virtualmachineinstances", client);

@@ -1,6 +1,6 @@
 package dev.capk.vmieviction.e2e.scenario;
 
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -17,13 +17,13 @@ public final class TenantCluster {
     /** On each guest node: the tenant it belongs to, so that tenants sharing a guest cluster keep their pods apart. */
     public static final String TENANT_LABEL = "e2e.capk.dev/tenant";
 
-    private final LocalCluster infra;
-    private final LocalCluster guest;
+    private final KubeCluster infra;
+    private final KubeCluster guest;
     private final String name;
     private final String namespace;
     private final List<String> vms = new ArrayList<>();
 
-    private TenantCluster(LocalCluster infra, LocalCluster guest, String name, String namespace) {
+    private TenantCluster(KubeCluster infra, KubeCluster guest, String name, String namespace) {
         this.infra = infra;
         this.guest = guest;
         this.name = name;
@@ -31,7 +31,7 @@ public final class TenantCluster {
     }
 
     /** Creates the namespace, the Cluster and the kubeconfig Secret in the infra cluster. */
-    public static TenantCluster create(LocalCluster infra, LocalCluster guest, String name, String namespace) {
+    public static TenantCluster create(KubeCluster infra, KubeCluster guest, String name, String namespace) {
         TenantCluster t = new TenantCluster(infra, guest, name, namespace);
         String kubeconfig = Base64.getEncoder().encodeToString(guest.adminKubeconfigYaml().getBytes(StandardCharsets.UTF_8));
         infra.kubectl().apply("""
@@ -151,7 +151,7 @@ public final class TenantCluster {
         return namespace;
     }
 
-    public LocalCluster guest() {
+    public KubeCluster guest() {
         return guest;
     }
 

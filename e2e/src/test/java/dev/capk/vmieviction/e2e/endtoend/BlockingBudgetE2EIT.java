@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import dev.capk.vmieviction.e2e.harness.ScenarioClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
@@ -19,8 +19,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** No tenant can hold an infra drain forever: a budget that never allows disruption yields to the deadline. */
 class BlockingBudgetE2EIT {
-    @RegisterExtension static final LocalClusterExtension infra = E2EClusters.infra();
-    @RegisterExtension static final LocalClusterExtension guestA = E2EClusters.guestA();
+    @RegisterExtension static final ScenarioClusterExtension infra = E2EClusters.infra();
+    @RegisterExtension static final ScenarioClusterExtension guestA = E2EClusters.guestA();
 
     private static EvacuationWorld world;
     private static TenantCluster tenant;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import dev.capk.vmieviction.e2e.harness.ScenarioClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import dev.capk.vmieviction.e2e.scenario.InvariantRecorder;
@@ -22,8 +22,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The controller is SIGKILLed mid-evacuation and started again: every evacuation completes, with its original start time. */
 class ControllerCrashE2EIT {
-    @RegisterExtension static final LocalClusterExtension infra = E2EClusters.infra();
-    @RegisterExtension static final LocalClusterExtension guestB = E2EClusters.guestB();
+    @RegisterExtension static final ScenarioClusterExtension infra = E2EClusters.infra();
+    @RegisterExtension static final ScenarioClusterExtension guestB = E2EClusters.guestB();
 
     private static final List<String> EVACUATED = List.of("crash-b-0", "crash-b-1");
     private static EvacuationWorld world;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import dev.capk.vmieviction.e2e.harness.ScenarioClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import dev.capk.vmieviction.e2e.scenario.InvariantRecorder;
@@ -27,9 +27,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * KubeVirt stand-in answering for KubeVirt.
  */
 class InfraDrainE2EIT {
-    @RegisterExtension static final LocalClusterExtension infra = E2EClusters.infra();
-    @RegisterExtension static final LocalClusterExtension guestA = E2EClusters.guestA();
-    @RegisterExtension static final LocalClusterExtension guestB = E2EClusters.guestB();
+    @RegisterExtension static final ScenarioClusterExtension infra = E2EClusters.infra();
+    @RegisterExtension static final ScenarioClusterExtension guestA = E2EClusters.guestA();
+    @RegisterExtension static final ScenarioClusterExtension guestB = E2EClusters.guestB();
 
     private static EvacuationWorld world;
     private static TenantCluster tenantA;
