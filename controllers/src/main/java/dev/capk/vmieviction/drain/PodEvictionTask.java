@@ -64,7 +64,7 @@ final class PodEvictionTask implements Runnable {
                 tracker.evicting(ref);
                 announced = true;
             }
-            EvictionOutcome o = evictor.evictOrDelete(ref);
+            EvictionOutcome o = evictor.evictOrDelete(ref, deadline);
             if (o.kind() != EvictionOutcome.Kind.TRANSIENT) {
                 transientFailures = 0;
             }
