@@ -21,6 +21,9 @@ public interface Guest {
    */
   Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException;
 
+  /** The nodes that carry our cordon mark now (one list of the cluster's nodes). */
+  MarkedNodes markedNodes() throws GuestAccessException, ApiException;
+
   /**
    * Cordons the node and marks it as cordoned by us for the VMI, in one patch guarded by the node's
    * resourceVersion (409 if someone changed the node since it was read).

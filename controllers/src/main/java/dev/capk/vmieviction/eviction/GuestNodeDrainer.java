@@ -80,6 +80,11 @@ public final class GuestNodeDrainer implements Guest {
   }
 
   @Override
+  public MarkedNodes markedNodes() throws GuestAccessException, ApiException {
+    return MarkedNodes.of(client.call("listing nodes", () -> core.listNode().execute().getItems()));
+  }
+
+  @Override
   public void cordonAndMark(V1Node node, String vmiUid) throws GuestAccessException, ApiException {
     patchNode(node, nodePatch(node.getMetadata().getResourceVersion(), true, vmiUid), "cordoning node");
   }

@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,6 +63,16 @@ public final class VmiEvictionReconciler implements Reconciler {
   /** VMI UIDs whose guest node is known to carry no mark of ours: no guest call needed. */
   private final Cache<String, Boolean> noMark =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(6, TimeUnit.HOURS).build();
+  /**
+   * Per guest cluster, the nodes carrying our mark, read with one list and shared by the uncordon
+   * checks of all its Running VMIs (after a restart: every VMI), instead of a node read per VMI.
+   * Only this controller adds marks, and it forgets a cluster's entry whenever it changes a mark
+   * there, so an entry is never missing a mark; it expires to notice marks removed by others.
+   */
+  private final Cache<String, MarkedNodes> markedByCluster =
+      CacheBuilder.newBuilder().maximumSize(10_000).expireAfterWrite(30, TimeUnit.SECONDS).build();
+  /** Per guest cluster, how often our marks there changed: a list that raced a change is not kept. */
+  private final Map<String, AtomicLong> markChanges = new ConcurrentHashMap<>();
 
   public VmiEvictionReconciler(
       InfraVmis vmis,
@@ -203,7 +214,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       boolean unschedulable =
           node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
       if (!unschedulable) {
-        guest.cordonAndMark(node, uid);
+        changingMarks(guest, () -> guest.cordonAndMark(node, uid));
         log.info("guest node cordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
         events.normal(vmi, EventReasons.CORDONED, "Cordoned guest node " + nodeName + " in cluster " + guest.cluster());
         guest.nodeEvent(node, false, EventReasons.CORDONED,
@@ -346,6 +357,11 @@ public final class VmiEvictionReconciler implements Reconciler {
       }
     }
     try {
+      if (!markedNodes(guest).mayHoldNodeOf(vmi.getMetadata().getName())) {
+        noMark.put(uid, Boolean.TRUE);
+        failures.forget(key);
+        return DONE;
+      }
       Optional<V1Node> found = guest.findNode(vmi.getMetadata().getName());
       if (found.isEmpty()) {
         noMark.put(uid, Boolean.TRUE);
@@ -361,7 +377,7 @@ public final class VmiEvictionReconciler implements Reconciler {
           return DONE;
         }
         case REMOVE_MARK -> {
-          guest.removeMark(node);
+          changingMarks(guest, () -> guest.removeMark(node));
           log.info("guest node already schedulable, mark removed vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
           noMark.put(uid, Boolean.TRUE);
           failures.forget(key);
@@ -372,7 +388,7 @@ public final class VmiEvictionReconciler implements Reconciler {
           return new Result(true, settings.retryInterval());
         }
         case UNCORDON -> {
-          guest.uncordonAndUnmark(node);
+          changingMarks(guest, () -> guest.uncordonAndUnmark(node));
           log.info("guest node uncordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
           events.normal(vmi, EventReasons.UNCORDONED,
               "Uncordoned guest node " + nodeName + " in cluster " + guest.cluster() + ": the VMI runs again");
@@ -391,6 +407,36 @@ public final class VmiEvictionReconciler implements Reconciler {
     } catch (ApiException e) {
       log.info("uncordon check postponed vmi={} code={}", key, e.getCode());
       return new Result(true, e.getCode() == 409 ? CONFLICT_RETRY : failures.when(key));
+    }
+  }
+
+  private MarkedNodes markedNodes(Guest guest) throws GuestAccessException, ApiException {
+    MarkedNodes known = markedByCluster.getIfPresent(guest.cluster());
+    if (known == null) {
+      AtomicLong changes = markChanges.computeIfAbsent(guest.cluster(), c -> new AtomicLong());
+      long before = changes.get();
+      known = guest.markedNodes();
+      if (changes.get() == before) {
+        markedByCluster.put(guest.cluster(), known);
+      }
+    }
+    return known;
+  }
+
+  private interface MarkChange {
+    void run() throws GuestAccessException, ApiException;
+  }
+
+  /** Runs a patch that adds or removes our mark; lists of the cluster's marks taken meanwhile are not kept. */
+  private void changingMarks(Guest guest, MarkChange change) throws GuestAccessException, ApiException {
+    AtomicLong changes = markChanges.computeIfAbsent(guest.cluster(), c -> new AtomicLong());
+    changes.incrementAndGet();
+    markedByCluster.invalidate(guest.cluster());
+    try {
+      change.run();
+    } finally {
+      changes.incrementAndGet();
+      markedByCluster.invalidate(guest.cluster());
     }
   }
 

@@ -333,6 +333,44 @@ class VmiEvictionReconcilerTest {
   }
 
   @Test
+  void runningVmisOfOneClusterShareOneListOfMarkedNodesAndOnlyAMarkedNodeIsRead() {
+    for (int i = 0; i < 50; i++) {
+      vmis.put(vmi("vm-" + i, "External", null));
+    }
+    V1Node marked = node("node-of-vm-7", "kubevirt://vm-7", true, "True");
+    marked.getMetadata().getAnnotations().put(EvictionAnnotations.CORDONED_BY, "uid-of-the-old-vm-7");
+    guest.node = Optional.of(marked);
+
+    for (int i = 0; i < 50; i++) {
+      assertFalse(reconcile("vm-" + i).isRequeue());
+    }
+
+    assertEquals(List.of("uncordon node-of-vm-7"), guest.calls);
+    assertEquals(1, guest.nodeReads, "only the VMI whose node (by providerID) carries our mark reads its node");
+    assertEquals(2, guest.markedNodeLists, "one list, and one more after our uncordon changed the marks");
+  }
+
+  @Test
+  void aMarkWeJustSetIsSeenByTheUncordonCheckOfTheRecreatedVmi() {
+    vmis.put(vmi("vm-2", "External", null));
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    reconcile("vm-2"); // lists the cluster's marks: none yet
+    assertEquals(1, guest.markedNodeLists);
+
+    evacuating("vm-1");
+    guest.passes.add(complete());
+    reconcile("vm-1"); // cordons and marks vm-1, drains, deletes the VMI
+    assertEquals("uid-vm-1", guest.node.get().getMetadata().getAnnotations().get(EvictionAnnotations.CORDONED_BY));
+
+    // KubeVirt recreates vm-1 (a new UID); it runs again: its node is uncordoned, not skipped.
+    VirtualMachineInstance again = vmi("vm-1", "External", null);
+    again.getMetadata().setUid("uid-vm-1-new");
+    vmis.put(again);
+    reconcile("vm-1");
+    assertEquals(List.of("cordon vm-1 for uid-vm-1", "drain vm-1", "uncordon vm-1"), guest.calls);
+  }
+
+  @Test
   void nodeCordonedBySomeoneElseStaysCordonedAndIsNotAskedAgain() {
     vmis.put(vmi("vm-1", "External", null));
     guest.node = Optional.of(node("vm-1", null, true, "True"));
@@ -456,9 +494,19 @@ class VmiEvictionReconcilerTest {
       return "tenant-a/guest";
     }
 
+    int nodeReads;
+    int markedNodeLists;
+
     @Override
     public Optional<V1Node> findNode(String vmiName) {
+      nodeReads++;
       return node;
+    }
+
+    @Override
+    public MarkedNodes markedNodes() {
+      markedNodeLists++;
+      return MarkedNodes.of(node.map(List::of).orElse(List.of()));
     }
 
     @Override
@@ -467,6 +515,8 @@ class VmiEvictionReconcilerTest {
         throw new ApiException(409, "conflict");
       }
       calls.add("cordon " + n.getMetadata().getName() + " for " + vmiUid);
+      n.getMetadata().getAnnotations().put(EvictionAnnotations.CORDONED_BY, vmiUid);
+      n.getSpec().setUnschedulable(true);
     }
 
     @Override
