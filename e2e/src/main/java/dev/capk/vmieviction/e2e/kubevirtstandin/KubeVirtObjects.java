@@ -53,6 +53,12 @@ final class KubeVirtObjects {
         if (r.getObject() == null) {
             throw new ApiException("listing " + what + " returned nothing (API server unreachable?)");
         }
+        // An empty list of custom resources may come without "items" at all (the API server's
+        // streaming list encoder), which the client's list object turns into a NullPointerException.
+        com.google.gson.JsonElement items = r.getObject().getRaw().get("items");
+        if (items == null || items.isJsonNull()) {
+            return List.of();
+        }
         return r.getObject().getItems();
     }
 
