@@ -73,8 +73,10 @@ public final class ManagerOptions {
       description = "Longest one drain pass may take (default: ${DEFAULT-VALUE}).")
   Duration drainAttemptTimeout;
 
-  @Option(names = "--workers", paramLabel = "N", defaultValue = "4",
-      description = "Concurrent reconciles (default: ${DEFAULT-VALUE}).")
+  // A reconcile holds its worker through a drain pass (up to --drain-attempt-timeout): evacuating
+  // dozens of VMIs at once takes as many workers. They wait on guest API servers, not on CPU.
+  @Option(names = "--workers", paramLabel = "N", defaultValue = "16",
+      description = "Concurrent reconciles, i.e. guest node drains in progress at once (default: ${DEFAULT-VALUE}).")
   int workers;
 
   @Option(names = "--namespace", paramLabel = "NS",

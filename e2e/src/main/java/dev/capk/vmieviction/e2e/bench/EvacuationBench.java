@@ -359,7 +359,7 @@ final class EvacuationBench {
                 + "from `status.evacuationNodeName` set to the VMI's deletion, as a watch on the infra API server sees them, "
                 + "pooled over the runs. Recovery (not a target): from the drain's end until every VM runs again on the other "
                 + "node, its guest node is uncordoned and its pods run again. Controller: the jar, `%s`, default `--workers` "
-                + "(4) or `--workers=1`.\n\n", guestCount, pods, String.join(" ", BenchController.JVM)));
+                + "(16) or `--workers=1`.\n\n", guestCount, pods, String.join(" ", BenchController.JVM)));
         List<List<String>> rows = new ArrayList<>();
         Map<String, Stats> drainBy = new LinkedHashMap<>();
         for (int size : sizes) {
@@ -371,7 +371,7 @@ final class EvacuationBench {
                 Stats drain = Stats.of(rs.stream().map(Run::drainSeconds).toList());
                 drainBy.put(size + "/" + workers, drain);
                 Stats per = Stats.of(rs.stream().flatMap(r -> r.perVmiSeconds().stream()).toList());
-                rows.add(List.of(Integer.toString(size), workers.equals("default") ? "default (4)" : "1",
+                rows.add(List.of(Integer.toString(size), workers.equals("default") ? "default (16)" : "1",
                         Integer.toString(rs.size()), drain.medianMinMax(1), Report.f("%.1f", per.percentile(50)),
                         Report.f("%.1f", per.percentile(99)), Integer.toString(per.n()),
                         Stats.of(rs.stream().map(Run::recoverySeconds).toList()).medianMinMax(0)));
@@ -422,7 +422,7 @@ final class EvacuationBench {
                 }
                 Stats infra = Stats.of(rs.stream().map(r -> AuditLog.total(r.infraCalls()) / (double) size).toList());
                 Stats guest = Stats.of(rs.stream().map(r -> AuditLog.total(r.guestCalls()) / (double) size).toList());
-                rows.add(List.of(Integer.toString(size), workers.equals("default") ? "default (4)" : "1", Integer.toString(rs.size()),
+                rows.add(List.of(Integer.toString(size), workers.equals("default") ? "default (16)" : "1", Integer.toString(rs.size()),
                         infra.medianMinMax(1), guest.medianMinMax(1), Integer.toString(target),
                         Stats.of(rs.stream().map(r -> r.infraAll() / size).toList()).medianMinMax(0),
                         Stats.of(rs.stream().map(r -> r.guestAll() / size).toList()).medianMinMax(0)));
