@@ -3,7 +3,6 @@ package dev.capk.vmieviction.e2e.harness;
 import java.util.Optional;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
@@ -12,14 +11,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * backend cannot run (no Docker engine for k3s, no kubeconfig given), the class is skipped and the
  * reason is printed, never failed.
  */
-public final class ScenarioClusterExtension implements BeforeAllCallback {
-    private final String role;
-    private final UnaryOperator<LocalCluster.Builder> localShape;
-    private KubeCluster cluster;
-
+public final class ScenarioClusterExtension extends SharedClusterExtension<KubeCluster> {
     private ScenarioClusterExtension(String role, UnaryOperator<LocalCluster.Builder> localShape) {
-        this.role = role;
-        this.localShape = localShape;
+        super(role, localShape);
     }
 
     /** The cluster of {@code role} (e.g. "e2e-infra"); a local one is shaped by {@code localShape}. */
@@ -28,23 +22,13 @@ public final class ScenarioClusterExtension implements BeforeAllCallback {
     }
 
     @Override
-    public void beforeAll(ExtensionContext context) {
+    KubeCluster obtain(ExtensionContext context) {
         ClusterBackend backend = ClusterBackend.selected();
-        Optional<String> unavailable = backend.unavailableReason(role);
+        Optional<String> unavailable = backend.unavailableReason(name);
         if (unavailable.isPresent()) {
             System.out.printf("harness: skipping %s: %s%n", context.getDisplayName(), unavailable.get());
             Assumptions.abort(unavailable.get());
         }
-        cluster = SharedClusters.get(role, backend, localShape);
-        context.getRoot().getStore(ExtensionContext.Namespace.GLOBAL)
-                .getOrComputeIfAbsent(LocalClusterExtension.SharedClustersCloser.class,
-                        k -> new LocalClusterExtension.SharedClustersCloser(), LocalClusterExtension.SharedClustersCloser.class);
-    }
-
-    public KubeCluster cluster() {
-        if (cluster == null) {
-            throw new IllegalStateException("cluster " + role + " is not started yet: use it from a test or @BeforeAll");
-        }
-        return cluster;
+        return SharedClusters.get(name, backend, localShape);
     }
 }

@@ -1,20 +1,18 @@
 package dev.capk.vmieviction.e2e.kubevirtstandin;
 
 import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
+import dev.capk.vmieviction.e2e.harness.AdmissionReviews;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -60,39 +58,30 @@ final class EvictionWebhook implements AutoCloseable {
     }
 
     private void handle(HttpExchange exchange) throws IOException {
-        JsonObject review = JsonParser.parseString(
-                new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8)).getAsJsonObject();
-        JsonObject request = review.getAsJsonObject("request");
-        JsonObject response = new JsonObject();
-        response.addProperty("uid", request.get("uid").getAsString());
+        JsonObject request = AdmissionReviews.request(exchange);
+        JsonObject response;
         try {
             Optional<String> denial = decide(request);
-            response.addProperty("allowed", denial.isEmpty());
-            denial.ifPresent(message -> {
-                JsonObject status = new JsonObject();
-                status.addProperty("code", 429);
-                status.addProperty("reason", "TooManyRequests");
-                status.addProperty("message", message);
-                response.add("status", status);
-            });
+            response = AdmissionReviews.response(request, denial.isEmpty());
+            if (denial.isPresent()) {
+                response.add("status", status(429, "TooManyRequests", denial.get()));
+            }
         } catch (ApiException | RuntimeException e) {
             LOG.warn("stand-in webhook failed: {}", e.toString());
-            response.addProperty("allowed", false);
-            JsonObject status = new JsonObject();
-            status.addProperty("code", 500);
-            status.addProperty("message", "KubeVirt stand-in webhook error: " + e.getMessage());
-            response.add("status", status);
+            response = AdmissionReviews.response(request, false);
+            response.add("status", status(500, null, "KubeVirt stand-in webhook error: " + e.getMessage()));
         }
-        JsonObject out = new JsonObject();
-        out.addProperty("apiVersion", "admission.k8s.io/v1");
-        out.addProperty("kind", "AdmissionReview");
-        out.add("response", response);
-        byte[] body = out.toString().getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().add("Content-Type", "application/json");
-        exchange.sendResponseHeaders(200, body.length);
-        try (OutputStream os = exchange.getResponseBody()) {
-            os.write(body);
+        AdmissionReviews.answer(exchange, response);
+    }
+
+    private static JsonObject status(int code, String reason, String message) {
+        JsonObject status = new JsonObject();
+        status.addProperty("code", code);
+        if (reason != null) {
+            status.addProperty("reason", reason);
         }
+        status.addProperty("message", message);
+        return status;
     }
 
     /** Empty: allow. A message: deny with 429. */

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
@@ -14,13 +13,13 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainResult;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.PodRef;
+import dev.capk.vmieviction.e2e.harness.AdmissionReviews;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.harness.Pki;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
-import java.io.OutputStream;
 import java.io.StringReader;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -86,27 +85,14 @@ class SlowEvictionIT {
     }
 
     private static void allowAfterHold(HttpExchange exchange) throws java.io.IOException {
-        JsonObject request = JsonParser.parseString(new String(exchange.getRequestBody().readAllBytes(),
-                StandardCharsets.UTF_8)).getAsJsonObject().getAsJsonObject("request");
+        JsonObject request = AdmissionReviews.request(exchange);
         held.incrementAndGet();
         try {
             Thread.sleep(HOLD.toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        JsonObject response = new JsonObject();
-        response.addProperty("uid", request.get("uid").getAsString());
-        response.addProperty("allowed", true);
-        JsonObject review = new JsonObject();
-        review.addProperty("apiVersion", "admission.k8s.io/v1");
-        review.addProperty("kind", "AdmissionReview");
-        review.add("response", response);
-        byte[] body = review.toString().getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().add("Content-Type", "application/json");
-        exchange.sendResponseHeaders(200, body.length);
-        try (OutputStream os = exchange.getResponseBody()) {
-            os.write(body);
-        }
+        AdmissionReviews.answer(exchange, AdmissionReviews.response(request, true));
     }
 
     @Test
