@@ -1,5 +1,7 @@
 package dev.capk.vmieviction.manager;
 
+import dev.capk.vmieviction.api.CapkLabels;
+import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
 import io.kubernetes.client.informer.ListerWatcher;
@@ -9,12 +11,14 @@ import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.util.CallGeneratorParams;
 import io.kubernetes.client.util.Watchable;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,8 +34,8 @@ import java.util.Map;
  *
  * <p>Memory: an infra cluster may hold ten thousand VMIs. The first list is read in pages, and
  * every VMI is trimmed before it is kept (see {@link #trim}): one unpaginated list of real VMIs is
- * tens of megabytes of JSON decoded at once, and their managedFields alone outweigh the rest of
- * what the cache holds.
+ * tens of megabytes of JSON decoded at once, and a cached VMI's managedFields, owner references,
+ * finalizers and foreign labels and annotations outweigh what the controller reads of it.
  */
 public final class VmiInformers {
 
@@ -122,12 +126,57 @@ public final class VmiInformers {
     };
   }
 
-  /** Drops what the controller never reads and costs the most memory: managedFields. */
+  /** The VMI labels the controller reads (which guest cluster a VMI belongs to). */
+  private static final List<String> KEPT_LABELS =
+      List.of(CapkLabels.CLUSTER_NAME, CapkLabels.KUBEVIRT_MACHINE_NAMESPACE);
+  /** The VMI annotations the controller reads. */
+  private static final List<String> KEPT_ANNOTATIONS =
+      List.of(EvictionAnnotations.DRAIN_START_TIME, EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
+
+  /**
+   * The cache keeps only the metadata the controller reads: identity (name, namespace, uid), the
+   * resourceVersion its patches are guarded by, deletionTimestamp, and the labels and annotations
+   * above (the model keeps only the spec and status fields it reads). Everything else, managedFields
+   * first, would cost several kilobytes per VMI. Code that needs more must read the VMI from the API.
+   * Label keys are the shared constants and their values interned: thousands of VMIs name a handful
+   * of clusters.
+   */
   static VirtualMachineInstance trim(VirtualMachineInstance vmi) {
-    if (vmi.getMetadata() != null) {
-      vmi.getMetadata().setManagedFields(null);
+    V1ObjectMeta m = vmi.getMetadata();
+    if (m == null) {
+      return vmi;
     }
+    V1ObjectMeta kept = new V1ObjectMeta()
+        .name(m.getName())
+        .namespace(m.getNamespace())
+        .uid(m.getUid())
+        .resourceVersion(m.getResourceVersion())
+        .deletionTimestamp(m.getDeletionTimestamp())
+        .labels(keep(m.getLabels(), KEPT_LABELS, true))
+        .annotations(keep(m.getAnnotations(), KEPT_ANNOTATIONS, false))
+        // The model starts every list empty: null costs nothing per VMI.
+        .managedFields(null)
+        .finalizers(null)
+        .ownerReferences(null);
+    vmi.setMetadata(kept);
     return vmi;
+  }
+
+  private static Map<String, String> keep(Map<String, String> all, List<String> keys, boolean internValues) {
+    if (all == null) {
+      return null;
+    }
+    Map<String, String> kept = null;
+    for (String key : keys) {
+      String value = all.get(key);
+      if (value != null) {
+        if (kept == null) {
+          kept = new HashMap<>(4);
+        }
+        kept.put(key, internValues ? value.intern() : value);
+      }
+    }
+    return kept;
   }
 
   public void addEventHandler(ResourceEventHandler<VirtualMachineInstance> handler, Duration resync) {
