@@ -187,28 +187,9 @@ public final class GuestNodeDrainer implements Guest {
       throw e;
     } catch (ApiException e) {
       // The drain engine calls the guest API itself: classify its failures like ours.
-      if (GuestCalls.isCertificateRejected(e)) {
-        throw GuestClient.certificateRejected(client.cluster(), "draining node " + nodeName, e);
-      }
-      if (GuestCalls.isForbidden(e)) {
-        throw new GuestAccessException(GuestAccessException.Reason.GuestAPIForbidden,
-            "guest cluster " + cluster() + ": draining node " + nodeName + " denied (" + GuestCalls.describe(e) + ")");
-      }
-      if (GuestCalls.isTransient(e)) {
-        throw new GuestAccessException(GuestAccessException.Reason.GuestAPIUnavailable,
-            "guest cluster " + cluster() + ": draining node " + nodeName + " failed: " + GuestCalls.describe(e));
-      }
-      throw e;
+      throw client.translate("draining node " + nodeName, e);
     } catch (Exception e) {
-      if (GuestCalls.isCertificateRejected(e)) {
-        throw GuestClient.certificateRejected(client.cluster(), "draining node " + nodeName, e);
-      }
-      if (GuestCalls.isForbidden(e)) {
-        throw new GuestAccessException(GuestAccessException.Reason.GuestAPIForbidden,
-            "guest cluster " + cluster() + ": draining node " + nodeName + " denied (" + GuestCalls.describe(e) + ")");
-      }
-      throw new GuestAccessException(GuestAccessException.Reason.GuestAPIUnavailable,
-          "guest cluster " + cluster() + ": draining node " + nodeName + " failed: " + GuestCalls.describe(e));
+      throw client.failed("draining node " + nodeName, e);
     }
   }
 

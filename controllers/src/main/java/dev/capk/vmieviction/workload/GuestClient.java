@@ -74,12 +74,7 @@ public final class GuestClient implements AutoCloseable {
     } catch (ApiException e) {
       throw translate(what, e);
     } catch (Exception e) {
-      if (GuestCalls.isCertificateRejected(e)) {
-        throw certificateRejected(what, e);
-      }
-      throw new GuestAccessException(
-          GuestAccessException.Reason.GuestAPIUnavailable,
-          "guest cluster " + cluster + ": " + what + " failed: " + GuestCalls.describe(e));
+      throw failed(what, e);
     }
   }
 
@@ -97,7 +92,12 @@ public final class GuestClient implements AutoCloseable {
     }
   }
 
-  private ApiException translate(String what, ApiException e) throws GuestAccessException {
+  /**
+   * An API answer of a guest call (ours, or the drain engine's), as the reconciler sees it: a
+   * rejected certificate, 401/403 and transient failures become a {@link GuestAccessException};
+   * any other answer (404, 409, 422) comes back to be rethrown.
+   */
+  public ApiException translate(String what, ApiException e) throws GuestAccessException {
     if (GuestCalls.isCertificateRejected(e)) {
       throw certificateRejected(what, e);
     }
@@ -114,16 +114,22 @@ public final class GuestClient implements AutoCloseable {
     return e;
   }
 
+  /** A guest call that got no API answer: a rejected certificate, else the API server is unavailable. */
+  public GuestAccessException failed(String what, Exception e) {
+    if (GuestCalls.isCertificateRejected(e)) {
+      return certificateRejected(what, e);
+    }
+    return new GuestAccessException(
+        GuestAccessException.Reason.GuestAPIUnavailable,
+        "guest cluster " + cluster + ": " + what + " failed: " + GuestCalls.describe(e));
+  }
+
   /** The server's certificate does not match the kubeconfig: refused, never retried without checks. */
-  public static GuestAccessException certificateRejected(GuestClusterRef cluster, String what, Throwable e) {
+  private GuestAccessException certificateRejected(String what, Throwable e) {
     return new GuestAccessException(
         GuestAccessException.Reason.GuestAPICertificateRejected,
         "guest cluster " + cluster + ": " + what + " refused: the API server's TLS certificate does not match"
             + " the kubeconfig's certificate-authority-data or server (" + GuestCalls.describe(e) + ")");
-  }
-
-  private GuestAccessException certificateRejected(String what, Throwable e) {
-    return certificateRejected(cluster, what, e);
   }
 
   @Override
