@@ -25,6 +25,7 @@ public final class DrainResult {
     private final List<PodRef> pending;
     private final List<PodRef> pendingTerminating;
     private final Map<PodRef, String> failed;
+    private final Set<PodRef> denied;
     private final Map<PodRef, Set<String>> blockingBudgets;
     private final List<String> warnings;
     private final boolean timedOut;
@@ -41,6 +42,7 @@ public final class DrainResult {
         this.pending = sortedCopy(b.pending);
         this.pendingTerminating = sortedCopy(b.pendingTerminating);
         this.failed = Collections.unmodifiableMap(new TreeMap<>(b.failed));
+        this.denied = Collections.unmodifiableSet(new java.util.TreeSet<>(b.denied));
         Map<PodRef, Set<String>> blocking = new TreeMap<>();
         b.blockingBudgets.forEach((k, v) -> blocking.put(k, Set.copyOf(v)));
         this.blockingBudgets = Collections.unmodifiableMap(blocking);
@@ -75,6 +77,8 @@ public final class DrainResult {
     public List<PodRef> pendingTerminating() { return pendingTerminating; }
     /** Pods whose eviction failed for good, with the reason (e.g. several budgets select the pod). */
     public Map<PodRef, String> failed() { return failed; }
+    /** The failed pods whose eviction (or deletion) the API server refused to our identity (401/403). */
+    public Set<PodRef> denied() { return denied; }
     /** For each pending pod a PodDisruptionBudget last refused to evict: the budget names (empty if unknown). */
     public Map<PodRef, Set<String>> blockingBudgets() { return blockingBudgets; }
     /** kubectl-style warnings of the plan ("deleting Pods that declare no controller: ns/a"). */
@@ -155,6 +159,7 @@ public final class DrainResult {
         private List<PodRef> pending = List.of();
         private List<PodRef> pendingTerminating = List.of();
         private Map<PodRef, String> failed = Map.of();
+        private Set<PodRef> denied = Set.of();
         private Map<PodRef, Set<String>> blockingBudgets = Map.of();
         private List<String> warnings = List.of();
         private boolean timedOut;
@@ -173,6 +178,7 @@ public final class DrainResult {
         public Builder pending(List<PodRef> v) { pending = v; return this; }
         public Builder pendingTerminating(List<PodRef> v) { pendingTerminating = v; return this; }
         public Builder failed(Map<PodRef, String> v) { failed = v; return this; }
+        public Builder denied(Set<PodRef> v) { denied = v; return this; }
         public Builder blockingBudgets(Map<PodRef, Set<String>> v) { blockingBudgets = v; return this; }
         public Builder warnings(List<String> v) { warnings = v; return this; }
         public Builder timedOut(boolean v) { timedOut = v; return this; }

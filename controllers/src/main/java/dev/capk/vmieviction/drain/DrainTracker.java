@@ -36,6 +36,8 @@ final class DrainTracker implements DeletionWaiter.Events {
         State state = State.QUEUED;
         Set<String> budgets = Set.of();
         String failure;
+        /** The failure is the API server's refusal (401/403) of our request, not the pod's state. */
+        boolean denied;
 
         Entry(V1Pod pod) {
             this.ref = PodRef.of(pod);
@@ -45,7 +47,8 @@ final class DrainTracker implements DeletionWaiter.Events {
 
     /** What the result reports. */
     record Snapshot(List<PodRef> gone, List<PodRef> accepted, List<PodRef> pending, List<PodRef> pendingTerminating,
-                    Map<PodRef, String> failed, List<SkippedPod> notWaited, Map<PodRef, Set<String>> blockingBudgets) {}
+                    Map<PodRef, String> failed, Set<PodRef> denied, List<SkippedPod> notWaited,
+                    Map<PodRef, Set<String>> blockingBudgets) {}
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
@@ -115,6 +118,20 @@ final class DrainTracker implements DeletionWaiter.Events {
 
     void blocked(PodRef ref, Set<String> budgets) {
         transition(ref, State.BLOCKED, budgets, null);
+    }
+
+    /** The API server refused our request for the pod (RBAC): failed, and marked as a permission problem. */
+    void denied(PodRef ref, String reason) {
+        lock.lock();
+        try {
+            Entry e = entries.get(key(ref));
+            if (e != null && !done(e)) {
+                e.denied = true;
+            }
+            failed(ref, reason);
+        } finally {
+            lock.unlock();
+        }
     }
 
     void failed(PodRef ref, String reason) {
@@ -316,12 +333,18 @@ final class DrainTracker implements DeletionWaiter.Events {
             List<PodRef> pending = new ArrayList<>();
             List<PodRef> terminating = new ArrayList<>();
             Map<PodRef, String> failed = new TreeMap<>();
+            Set<PodRef> denied = new java.util.TreeSet<>();
             List<SkippedPod> notWaited = new ArrayList<>();
             Map<PodRef, Set<String>> blocking = new TreeMap<>();
             for (Entry e : entries.values()) {
                 switch (e.state) {
                     case GONE -> gone.add(e.ref);
-                    case FAILED -> failed.put(e.ref, e.failure);
+                    case FAILED -> {
+                        failed.put(e.ref, e.failure);
+                        if (e.denied) {
+                            denied.add(e.ref);
+                        }
+                    }
                     case NOT_WAITED -> notWaited.add(new SkippedPod(e.ref, notWaitedReason(skipWait)));
                     case ACCEPTED -> {
                         if (acceptedIsDone) {
@@ -338,7 +361,7 @@ final class DrainTracker implements DeletionWaiter.Events {
                     default -> pending.add(e.ref);
                 }
             }
-            return new Snapshot(gone, accepted, pending, terminating, failed, notWaited, blocking);
+            return new Snapshot(gone, accepted, pending, terminating, failed, denied, notWaited, blocking);
         } finally {
             lock.unlock();
         }

@@ -27,7 +27,9 @@ public record EvictionOutcome(Kind kind, String message, Set<String> budgets, lo
         MULTIPLE_BUDGETS,
         /** Connection failure, timeout, or a 5xx: worth a few retries. */
         TRANSIENT,
-        /** Anything else (forbidden, invalid...): retrying cannot help. */
+        /** 401/403 other than NamespaceTerminating: our identity may not evict (or delete) the pod. */
+        FORBIDDEN,
+        /** Anything else (invalid, unexpected...): retrying cannot help. */
         FAILED
     }
 
@@ -85,7 +87,9 @@ public record EvictionOutcome(Kind kind, String message, Set<String> budgets, lo
                 if (status.hasCause(NAMESPACE_TERMINATING_CAUSE)) {
                     return of(Kind.NAMESPACE_TERMINATING, msg);
                 }
-                return of(Kind.FAILED, msg);
+                return of(Kind.FORBIDDEN, msg);
+            case 401:
+                return of(Kind.FORBIDDEN, msg);
             case 500:
                 if (lower.contains("more than one poddisruptionbudget") || lower.contains("multiple poddisruptionbudgets")) {
                     return of(Kind.MULTIPLE_BUDGETS, msg);

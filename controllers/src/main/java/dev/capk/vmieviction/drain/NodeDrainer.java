@@ -190,6 +190,7 @@ public final class NodeDrainer {
                 .pending(s.pending())
                 .pendingTerminating(s.pendingTerminating())
                 .failed(s.failed())
+                .denied(s.denied())
                 .blockingBudgets(s.blockingBudgets())
                 .timedOut(timedOut && !s.pending().isEmpty())
                 .interruption(interruption)

@@ -118,6 +118,12 @@ final class PodEvictionTask implements Runnable {
                         return;
                     }
                 }
+                case FORBIDDEN -> {
+                    // The server's message names the user; ours names what was refused.
+                    String request = evictor.usingEviction() ? "create pods/eviction" : "delete pods";
+                    tracker.denied(ref, request + " denied: " + o.message());
+                    return;
+                }
                 case FAILED -> {
                     tracker.failed(ref, o.message());
                     return;

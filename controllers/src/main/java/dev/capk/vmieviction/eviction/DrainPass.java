@@ -10,7 +10,7 @@ import java.util.TreeMap;
  *
  * @param complete every pod that had to go is gone
  * @param evicted pods evicted or deleted during this pass
- * @param pending pods still on the node that have to go
+ * @param pending pods still on the node that have to go, failed ones included
  * @param blockingBudgets for each blocked pod ({@code namespace/name}), the budgets that refused it
  * @param failures pods that cannot be evicted at all, with why
  * @param refusals non-empty when the drain engine refused to start (kubectl's "cannot delete")

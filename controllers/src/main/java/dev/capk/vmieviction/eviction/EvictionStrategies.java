@@ -20,6 +20,11 @@ public final class EvictionStrategies {
     return clusterDefault.filter(s -> !isBlank(s)).map(String::trim).orElse(fallback);
   }
 
+  /** True when neither the VMI nor the KubeVirt CR says, so the operator's fallback decides. */
+  public static boolean isFallback(String vmiStrategy, Optional<String> clusterDefault) {
+    return isBlank(vmiStrategy) && clusterDefault.filter(s -> !isBlank(s)).isEmpty();
+  }
+
   /** The values KubeVirt accepts, in its API's spelling (case-sensitive, as KubeVirt compares them). */
   public static final List<String> KNOWN =
       List.of(

@@ -7,6 +7,7 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainResult;
 import dev.capk.vmieviction.drain.NodeDrainer;
+import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestCalls;
 import dev.capk.vmieviction.workload.GuestClient;
@@ -163,6 +164,15 @@ public final class GuestNodeDrainer implements Guest {
     try {
       DrainResult result =
           client.guarded("draining node " + nodeName, () -> new NodeDrainer(client.apiClient()).drain(nodeName, options));
+      if (!result.denied().isEmpty()) {
+        // The tenant's RBAC refused us: no retry of this pass can help, and it is not a budget's doing.
+        PodRef first = result.denied().iterator().next();
+        int others = result.denied().size() - 1;
+        throw new GuestAccessException(
+            GuestAccessException.Reason.GuestAPIForbidden,
+            "guest cluster " + cluster() + ": draining node " + nodeName + ": pod " + first + ": "
+                + result.failed().get(first) + (others > 0 ? " (and " + others + " more pod(s))" : ""));
+      }
       List<String> failures = new ArrayList<>();
       result.failed().forEach((pod, reason) -> failures.add(pod + ": " + reason));
       result.interruption().ifPresent(why -> failures.add("drain interrupted: " + why));
@@ -174,7 +184,8 @@ public final class GuestNodeDrainer implements Guest {
       return new DrainPass(
           result.isComplete(),
           result.evicted().size(),
-          result.pending().size(),
+          // Every pod still on the node counts, failed ones too: they have not left.
+          result.pending().size() + result.failed().size(),
           budgets,
           failures,
           List.of(),

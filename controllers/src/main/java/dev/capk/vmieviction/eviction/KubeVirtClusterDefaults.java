@@ -61,6 +61,11 @@ public final class KubeVirtClusterDefaults implements ClusterDefaults {
       // 404: no KubeVirt CRD; 403: not allowed. Keep what we knew, if anything.
       return r.getHttpStatusCode() == 404 ? Optional.empty() : cached;
     }
+    if (r.getObject() == null || r.getObject().getItems() == null) {
+      // GenericKubernetesApi reports a failed connection as a success without an object.
+      report("listing KubeVirt CRs failed: no response from the API server");
+      return cached;
+    }
     return r.getObject().getItems().stream()
         .filter(kv -> kv.getMetadata() == null || kv.getMetadata().getDeletionTimestamp() == null)
         .map(KubeVirt::getSpec)

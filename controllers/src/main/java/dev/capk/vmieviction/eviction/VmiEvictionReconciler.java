@@ -73,6 +73,24 @@ public final class VmiEvictionReconciler implements Reconciler {
       CacheBuilder.newBuilder().maximumSize(10_000).expireAfterWrite(30, TimeUnit.SECONDS).build();
   /** Per guest cluster, how often our marks there changed: a list that raced a change is not kept. */
   private final Map<String, AtomicLong> markChanges = new ConcurrentHashMap<>();
+  /**
+   * Per VMI ({@code namespace/name}), the earliest drain start seen or written for its UID: the
+   * annotation can be rewritten by anyone, this record cannot, so the deadline only moves earlier.
+   * After a restart the annotation is the record again.
+   */
+  private final Map<String, KnownStart> knownStarts = new ConcurrentHashMap<>();
+  /** VMI UIDs already told that the fallback strategy leaves their evacuation to KubeVirt. */
+  private final Cache<String, Boolean> toldLeftToKubeVirt =
+      CacheBuilder.newBuilder().maximumSize(100_000).build();
+
+  private record KnownStart(String uid, Instant start) {
+    KnownStart earlier(KnownStart other) {
+      if (!uid.equals(other.uid)) {
+        return other; // a new VMI under the same name: its own evacuation
+      }
+      return other.start.isBefore(start) ? other : this;
+    }
+  }
 
   public VmiEvictionReconciler(
       InfraVmis vmis,
@@ -100,6 +118,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     if (found.isEmpty()) {
       // Deleted (by us or anyone): forget what we knew about it.
       failures.forget(key);
+      knownStarts.remove(key);
       String uid = inProgress.remove(key);
       if (uid != null) {
         blockers.remove(uid);
@@ -108,11 +127,9 @@ public final class VmiEvictionReconciler implements Reconciler {
       return DONE;
     }
     VirtualMachineInstance vmi = found.get();
-    String strategy =
-        EvictionStrategies.effective(
-            vmi.getSpec() == null ? null : vmi.getSpec().getEvictionStrategy(),
-            clusterDefaults.evictionStrategy(),
-            settings.fallbackStrategy());
+    String vmiStrategy = vmi.getSpec() == null ? null : vmi.getSpec().getEvictionStrategy();
+    Optional<String> clusterDefault = clusterDefaults.evictionStrategy();
+    String strategy = EvictionStrategies.effective(vmiStrategy, clusterDefault, settings.fallbackStrategy());
     Eligibility eligibility = Eligibility.of(vmi, strategy);
     switch (eligibility) {
       case EVACUATE:
@@ -129,11 +146,15 @@ public final class VmiEvictionReconciler implements Reconciler {
               "Eviction strategy \"" + shown + "\" is not one of " + String.join(", ", EvictionStrategies.KNOWN)
                   + ": not evacuating this VMI, it is left to KubeVirt");
         }
+        if (EvictionStrategies.isFallback(vmiStrategy, clusterDefault) && Eligibility.evacuationRequested(vmi)) {
+          tellLeftToKubeVirt(key, vmi, strategy);
+        }
         forgetEvacuation(vmi);
         failures.forget(key);
         return DONE;
       case DELETING:
       default:
+        knownStarts.remove(key);
         forgetEvacuation(vmi);
         failures.forget(key);
         return DONE;
@@ -150,42 +171,55 @@ public final class VmiEvictionReconciler implements Reconciler {
     String recorded = annotations == null ? null : annotations.get(EvictionAnnotations.DRAIN_START_TIME);
     String capkGrace =
         annotations == null ? null : annotations.get(EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
-    Instant start;
-    DrainStartTime.Parsed parsed = DrainStartTime.parse(recorded, now, MAX_CLOCK_SKEW);
-    if (parsed instanceof DrainStartTime.Valid valid) {
-      start = valid.start();
-    } else {
-      start = now;
+    DrainStartDecision decision =
+        DrainStartDecision.decide(
+            DrainStartTime.parse(recorded, now, MAX_CLOCK_SKEW), knownStart(key, uid), now);
+    Instant start = decision.start();
+    if (!(decision instanceof DrainStartDecision.Keep)) {
       try {
-        vmi = vmis.annotate(vmi, EvictionAnnotations.DRAIN_START_TIME, DrainStartTime.format(now));
+        vmi = vmis.annotate(vmi, EvictionAnnotations.DRAIN_START_TIME, DrainStartTime.format(start));
       } catch (ApiException e) {
-        return infraFailure(key, vmi, "recording the drain start", e);
+        // A 409 here is usually our own stale cache (the write before this one not seen yet): look
+        // again at once. A known start keeps its deadline while the annotation cannot be fixed.
+        return infraFailure(key, vmi, "recording the drain start", e,
+            decision instanceof DrainStartDecision.Restore ? Deadline.of(start, settings.drainTimeout(), capkGrace) : null);
       }
-      Deadline d = Deadline.of(start, settings.drainTimeout(), capkGrace);
-      if (parsed instanceof DrainStartTime.Malformed malformed) {
-        String shown = malformed.raw().length() > 64 ? malformed.raw().substring(0, 64) + "..." : malformed.raw();
-        log.warn("drain start annotation malformed, replaced vmi={} value=\"{}\" start={}", key, shown, DrainStartTime.format(now));
-        events.warning(
-            vmi,
-            EventReasons.DRAIN_START_TIME_INVALID,
-            "Annotation " + EvictionAnnotations.DRAIN_START_TIME + " value \"" + shown
-                + "\" is not an RFC 3339 time in the past; drain start reset to " + DrainStartTime.format(now));
-      }
+    }
+    knownStarts.merge(key, new KnownStart(uid, start), KnownStart::earlier);
+    Deadline deadline = Deadline.of(start, settings.drainTimeout(), capkGrace);
+    if (decision instanceof DrainStartDecision.Restore restore) {
+      String was = restore.raw() == null ? "" : " (to \"" + shorten(restore.raw()) + "\")";
+      log.warn("drain start annotation {} mid-drain, restored vmi={} start={} deadline={}",
+          restore.tampering().phrase, key, DrainStartTime.format(start), DrainStartTime.format(deadline.at()));
+      events.warning(vmi, EventReasons.DRAIN_START_TIME_RESTORED,
+          "Annotation " + EvictionAnnotations.DRAIN_START_TIME + " " + restore.tampering().phrase + was
+              + " during the drain; restored to the earliest start " + DrainStartTime.format(start)
+              + ": the deadline " + DrainStartTime.format(deadline.at()) + " never moves later");
+    }
+    if (decision instanceof DrainStartDecision.ReplaceMalformed malformed) {
+      String shown = shorten(malformed.raw());
+      log.warn("drain start annotation malformed, replaced vmi={} value=\"{}\" start={}", key, shown, DrainStartTime.format(start));
+      events.warning(
+          vmi,
+          EventReasons.DRAIN_START_TIME_INVALID,
+          "Annotation " + EvictionAnnotations.DRAIN_START_TIME + " value \"" + shown
+              + "\" is not an RFC 3339 time in the past; drain start reset to " + DrainStartTime.format(start));
+    }
+    if (decision instanceof DrainStartDecision.Begin || decision instanceof DrainStartDecision.ReplaceMalformed) {
       metrics.evacuationStarted();
       log.info(
           "evacuation started vmi={} infraNode={} start={} deadline={}",
-          key, Eligibility.evacuationNodeName(vmi), DrainStartTime.format(now), DrainStartTime.format(d.at()));
+          key, Eligibility.evacuationNodeName(vmi), DrainStartTime.format(start), DrainStartTime.format(deadline.at()));
       events.normal(
           vmi,
           EventReasons.DRAIN_STARTED,
           "Infra node " + Eligibility.evacuationNodeName(vmi) + " is being drained: draining the guest node, "
-              + "then deleting this VMI; deadline " + DrainStartTime.format(d.at()));
+              + "then deleting this VMI; deadline " + DrainStartTime.format(deadline.at()));
     }
     inProgress.put(key, uid);
     metrics.setInProgress(inProgress.size());
 
     // The deadline is checked before anything touches the guest cluster.
-    Deadline deadline = Deadline.of(start, settings.drainTimeout(), capkGrace);
     if (deadline.passed(now)) {
       return deadlineReached(key, vmi, start, deadline);
     }
@@ -230,7 +264,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       metrics.evictions(EvictionMetrics.EvictionResult.ERROR, pass.failures().size());
       failures.forget(key);
       if (pass.refused()) {
-        blockers.put(uid, pass.blockers());
+        blockers.put(uid, pass.pending() + " pod(s) left: " + pass.blockers());
         log.warn("drain refused vmi={} cluster={} node={} refusals={}", key, guest.cluster(), nodeName, pass.refusals());
         events.warning(vmi, EventReasons.DRAIN_REFUSED,
             "Drain of guest node " + nodeName + " refused: " + String.join("; ", pass.refusals()));
@@ -242,7 +276,7 @@ public final class VmiEvictionReconciler implements Reconciler {
         guest.nodeEvent(node, false, EventReasons.DRAIN_SUCCEEDED, "Drained for the evacuation of infra VMI " + key);
         return delete(key, vmi, start, Outcome.DRAINED);
       }
-      blockers.put(uid, pass.blockers());
+      blockers.put(uid, pass.pending() + " pod(s) left: " + pass.blockers());
       log.info(
           "guest node not drained yet vmi={} cluster={} node={} pending={} blockers=\"{}\" deadline={}",
           key, guest.cluster(), nodeName, pass.pending(), pass.blockers(), DrainStartTime.format(deadline.at()));
@@ -266,7 +300,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     } catch (RuntimeException e) {
       // A bug or an unexpected answer: still capped at the deadline, never a hot loop.
       log.error("unexpected failure vmi={} cluster={} error={}", key, guest.cluster(), e.getClass().getName(), e);
-      return guestFailure(key, vmi, deadline, "ReconcileError",
+      return guestFailure(key, vmi, deadline, EventReasons.RECONCILE_ERROR,
           "unexpected " + e.getClass().getSimpleName() + " while draining (see controller log)", true);
     }
   }
@@ -301,6 +335,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       return new Result(true, failures.when(key));
     }
     failures.forget(key);
+    knownStarts.remove(key);
     String uid = vmi.getMetadata().getUid();
     switch (result) {
       case DELETED -> {
@@ -322,6 +357,7 @@ public final class VmiEvictionReconciler implements Reconciler {
   private Result afterEvacuation(String key, VirtualMachineInstance vmi) {
     String uid = vmi.getMetadata().getUid();
     forgetEvacuation(vmi);
+    knownStarts.remove(key);
     Map<String, String> annotations = vmi.getMetadata().getAnnotations();
     if (annotations != null && annotations.containsKey(EvictionAnnotations.DRAIN_START_TIME)) {
       // The evacuation was called off (KubeVirt cleared evacuationNodeName): a later one must get
@@ -345,7 +381,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       guest = guests.connect(vmi);
     } catch (GuestAccessException e) {
       switch (e.reason()) {
-        case MissingClusterLabel, ClusterNotFound, KubeconfigSecretNotFound -> {
+        case MissingClusterLabel, ClusterNamespaceRefused, ClusterNotFound, KubeconfigSecretNotFound -> {
           // No guest cluster to go to: nothing of ours can be there. Not an error for this VMI.
           noMark.put(uid, Boolean.TRUE);
           return DONE;
@@ -456,6 +492,12 @@ public final class VmiEvictionReconciler implements Reconciler {
   }
 
   private Result infraFailure(String key, VirtualMachineInstance vmi, String what, ApiException e) {
+    return infraFailure(key, vmi, what, e, null);
+  }
+
+  /** As above; with a known deadline, the retry never comes later than it. */
+  private Result infraFailure(
+      String key, VirtualMachineInstance vmi, String what, ApiException e, Deadline deadline) {
     if (e.getCode() == 404) {
       return DONE; // the VMI is gone
     }
@@ -466,7 +508,35 @@ public final class VmiEvictionReconciler implements Reconciler {
     log.warn("infra API call failed vmi={} step=\"{}\" code={} error=\"{}\"", key, what, e.getCode(), ApiStatus.describe(e));
     events.warning(vmi, EventReasons.INFRA_API_ERROR, what + " failed: " + ApiStatus.describe(e));
     // Without a recorded start there is no deadline yet: plain bounded backoff.
-    return new Result(true, failures.when(key));
+    Duration delay = failures.when(key);
+    return new Result(true, deadline == null ? delay : deadline.cap(clock.instant(), delay));
+  }
+
+  /**
+   * A VMI marked for evacuation whose strategy is only the operator's fallback (neither the VMI nor
+   * the KubeVirt CR sets one) is left to KubeVirt; the admin draining the infra node learns why, once
+   * per VMI, and how to opt in.
+   */
+  private void tellLeftToKubeVirt(String key, VirtualMachineInstance vmi, String strategy) {
+    String uid = vmi.getMetadata().getUid();
+    if (uid == null || toldLeftToKubeVirt.asMap().putIfAbsent(uid, Boolean.TRUE) != null) {
+      return;
+    }
+    log.info("evacuation left to KubeVirt, no eviction strategy set vmi={} fallback={}", key, strategy);
+    events.normal(vmi, EventReasons.EVACUATION_LEFT_TO_KUBEVIRT,
+        "Infra node " + Eligibility.evacuationNodeName(vmi) + " is being drained, but neither this VMI nor the"
+            + " KubeVirt CR sets an evictionStrategy, so the controller's fallback (--default-eviction-strategy="
+            + strategy + ") applies and KubeVirt handles this VMI itself. To have its guest node drained first, set"
+            + " evictionStrategy: External on the VMI (CAPK's VM template) or in the KubeVirt CR.");
+  }
+
+  private static String shorten(String raw) {
+    return raw.length() > 64 ? raw.substring(0, 64) + "..." : raw;
+  }
+
+  private Optional<Instant> knownStart(String key, String uid) {
+    KnownStart known = knownStarts.get(key);
+    return known != null && known.uid().equals(uid) ? Optional.of(known.start()) : Optional.empty();
   }
 
   private Result requeue(Deadline deadline, Duration wanted) {

@@ -136,7 +136,8 @@ public final class Manager implements AutoCloseable {
         new VmiEvictionReconciler(
             new ApiInfraVmis(informers::get, vmiApi),
             new KubeVirtClusterDefaults(kubevirtApi, Duration.ofMinutes(1), Clock.systemUTC()),
-            new ClusterGuestConnector(guestClients, GuestNodeDrainer.Settings.defaults()),
+            new ClusterGuestConnector(
+                guestClients, options.clusterNamespacePolicy(), GuestNodeDrainer.Settings.defaults()),
             new RecorderVmiEvents(recorder),
             metrics,
             settings,

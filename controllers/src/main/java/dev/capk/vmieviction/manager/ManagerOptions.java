@@ -3,6 +3,7 @@ package dev.capk.vmieviction.manager;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.EvictionStrategy;
+import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -100,6 +101,17 @@ public final class ManagerOptions {
       description = "Drop a guest cluster client unused this long (default: ${DEFAULT-VALUE}).")
   Duration guestClientIdleTimeout;
 
+  @Option(names = "--allow-cross-namespace-clusters",
+      description = "Let a VMI name its Cluster (and kubeconfig Secret) in another namespace through the label"
+          + " capk.cluster.x-k8s.io/kubevirt-machine-namespace. Off: a VMI's Cluster is read from the VMI's own"
+          + " namespace only, so a VMI cannot reach another tenant's credentials.")
+  boolean allowCrossNamespaceClusters;
+
+  @Option(names = "--cross-namespace-cluster", paramLabel = "VMI_NS=CLUSTER_NS",
+      description = "Let VMIs in VMI_NS name Clusters in CLUSTER_NS (repeatable); narrower than"
+          + " --allow-cross-namespace-clusters.")
+  List<String> crossNamespaceClusters = new ArrayList<>();
+
   @Option(names = "--enable-node-maintenance",
       description = "Also serve NodeMaintenance objects (nodemaintenance.medik8s.io/v1beta1, as the Node Maintenance"
           + " Operator): taint, cordon and drain nodes declaratively.")
@@ -137,11 +149,21 @@ public final class ManagerOptions {
         problems.add("--namespace must not be empty");
       }
     }
+    try {
+      clusterNamespacePolicy();
+    } catch (IllegalArgumentException e) {
+      problems.add("--cross-namespace-cluster: " + e.getMessage());
+    }
     BindAddress.problem("--metrics-bind-address", metricsBindAddress).ifPresent(problems::add);
     BindAddress.problem("--health-probe-bind-address", healthProbeBindAddress).ifPresent(problems::add);
     dev.capk.vmieviction.maintenance.NodeMaintenanceSettings
         .taintProblem("--node-maintenance-drain-taint", nodeMaintenanceDrainTaint).ifPresent(problems::add);
     return problems;
+  }
+
+  /** Which namespaces a VMI's Cluster may be read from. */
+  ClusterNamespacePolicy clusterNamespacePolicy() {
+    return ClusterNamespacePolicy.of(allowCrossNamespaceClusters, crossNamespaceClusters);
   }
 
   private static void positive(String flag, Duration d, List<String> problems) {

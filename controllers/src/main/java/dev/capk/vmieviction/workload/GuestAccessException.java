@@ -9,6 +9,8 @@ public class GuestAccessException extends Exception {
   /** A specific cause; its name is the Kubernetes Event reason. */
   public enum Reason {
     MissingClusterLabel,
+    /** The VMI names a Cluster in a namespace it may not reach (see ClusterNamespacePolicy). */
+    ClusterNamespaceRefused,
     ClusterNotFound,
     KubeconfigSecretNotFound,
     KubeconfigSecretMissingValue,

@@ -76,7 +76,7 @@ class EvictionOutcomeTest {
                 "pods \\\"web-1\\\" is forbidden: unable to create new content in namespace t because it is being terminated",
                 "{\"reason\":\"NamespaceTerminating\",\"message\":\"namespace t is being terminated\",\"field\":\"metadata.namespace\"}"));
         assertEquals(EvictionOutcome.Kind.NAMESPACE_TERMINATING, o.kind());
-        assertEquals(EvictionOutcome.Kind.FAILED, classify(403, status(403, "Forbidden", "RBAC says no", "")).kind());
+        assertEquals(EvictionOutcome.Kind.FORBIDDEN, classify(403, status(403, "Forbidden", "RBAC says no", "")).kind());
     }
 
     @Test
@@ -92,7 +92,7 @@ class EvictionOutcomeTest {
         assertEquals(EvictionOutcome.Kind.TRANSIENT, classify(503, "service unavailable").kind());
         assertEquals(EvictionOutcome.Kind.TRANSIENT, classify(504, "").kind());
         assertEquals(EvictionOutcome.Kind.FAILED, classify(422, status(422, "Invalid", "bad", "")).kind());
-        assertEquals(EvictionOutcome.Kind.FAILED, classify(401, "").kind());
+        assertEquals(EvictionOutcome.Kind.FORBIDDEN, classify(401, "").kind());
         assertEquals(EvictionOutcome.Kind.TRANSIENT, EvictionOutcome.unreachable("connection refused").kind());
     }
 

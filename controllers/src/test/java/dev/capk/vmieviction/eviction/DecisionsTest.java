@@ -18,6 +18,41 @@ import org.junit.jupiter.api.Test;
 class DecisionsTest {
 
   @Nested
+  class DrainStart {
+    final java.time.Instant now = java.time.Instant.parse("2025-03-01T12:00:30.700Z");
+    final java.time.Instant earliest = java.time.Instant.parse("2025-03-01T12:00:00Z");
+
+    DrainStartDecision decide(String annotation, java.time.Instant known) {
+      return DrainStartDecision.decide(
+          DrainStartTime.parse(annotation, now, java.time.Duration.ofMinutes(1)), Optional.ofNullable(known), now);
+    }
+
+    @Test
+    void withoutAKnownStartTheAnnotationIsTheRecord() {
+      assertEquals(new DrainStartDecision.Keep(java.time.Instant.parse("2025-03-01T11:00:00Z")),
+          decide("2025-03-01T11:00:00Z", null));
+      assertEquals(new DrainStartDecision.Begin(java.time.Instant.parse("2025-03-01T12:00:30Z")), decide(null, null),
+          "a new evacuation starts now, at second precision as written");
+      assertEquals(new DrainStartDecision.ReplaceMalformed(java.time.Instant.parse("2025-03-01T12:00:30Z"), "garbage"),
+          decide("garbage", null));
+    }
+
+    @Test
+    void withAKnownStartTheDeadlineOnlyMovesEarlier() {
+      assertEquals(new DrainStartDecision.Keep(earliest), decide("2025-03-01T12:00:00Z", earliest));
+      assertEquals(new DrainStartDecision.Keep(java.time.Instant.parse("2025-03-01T11:50:00Z")),
+          decide("2025-03-01T11:50:00Z", earliest), "earlier: accepted");
+      assertEquals(new DrainStartDecision.Restore(earliest, DrainStartDecision.Tampering.MOVED_LATER, "2025-03-01T12:00:20Z"),
+          decide("2025-03-01T12:00:20Z", earliest));
+      assertEquals(new DrainStartDecision.Restore(earliest, DrainStartDecision.Tampering.REMOVED, null), decide(null, earliest));
+      assertEquals(new DrainStartDecision.Restore(earliest, DrainStartDecision.Tampering.MALFORMED, "soon"),
+          decide("soon", earliest));
+      assertEquals(new DrainStartDecision.Restore(earliest, DrainStartDecision.Tampering.MALFORMED, "2030-01-01T00:00:00Z"),
+          decide("2030-01-01T00:00:00Z", earliest), "a future start is malformed");
+    }
+  }
+
+  @Nested
   class EffectiveStrategy {
     @Test
     void vmisOwnStrategyWinsOverClusterDefaultAndFallback() {
@@ -29,6 +64,14 @@ class DecisionsTest {
     void unsetStrategyTakesTheKubeVirtClusterDefault() {
       assertEquals("External", EvictionStrategies.effective(null, Optional.of("External"), "None"));
       assertEquals("External", EvictionStrategies.effective("  ", Optional.of(" External "), "None"));
+    }
+
+    @Test
+    void theFallbackDecidesOnlyWhenNeitherTheVmiNorTheClusterSays() {
+      assertTrue(EvictionStrategies.isFallback(null, Optional.empty()));
+      assertTrue(EvictionStrategies.isFallback(" ", Optional.of("")));
+      assertFalse(EvictionStrategies.isFallback("None", Optional.empty()));
+      assertFalse(EvictionStrategies.isFallback(null, Optional.of("LiveMigrate")));
     }
 
     @Test

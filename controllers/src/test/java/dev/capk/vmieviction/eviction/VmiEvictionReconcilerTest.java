@@ -206,6 +206,105 @@ class VmiEvictionReconcilerTest {
     assertTrue(events.message("Warning", EventReasons.DRAIN_START_TIME_INVALID).contains("not-a-time"));
   }
 
+  /** Evacuation of vm-1 under way since T0, its drain blocked; then someone edits the annotation. */
+  VirtualMachineInstance blockedSinceT0() {
+    VirtualMachineInstance v = evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    for (int i = 0; i < 5; i++) {
+      guest.passes.add(blocked("ns/p", "ns/pdb"));
+    }
+    reconcile("vm-1");
+    assertEquals("2025-03-01T12:00:00Z", v.getMetadata().getAnnotations().get(EvictionAnnotations.DRAIN_START_TIME));
+    return v;
+  }
+
+  void assertRestoredAndDeletedAtTheOriginalDeadline(VirtualMachineInstance v, String tamperingPhrase) {
+    clock.now = T0.plusSeconds(90);
+    reconcile("vm-1");
+    assertEquals("2025-03-01T12:00:00Z", v.getMetadata().getAnnotations().get(EvictionAnnotations.DRAIN_START_TIME),
+        "the earliest start is written back");
+    String warning = events.message("Warning", EventReasons.DRAIN_START_TIME_RESTORED);
+    assertTrue(warning.contains(tamperingPhrase) && warning.contains("2025-03-01T12:10:00Z"), warning);
+    assertFalse(events.has("Warning", EventReasons.DRAIN_START_TIME_INVALID), "not a new evacuation");
+
+    clock.now = T0.plus(TIMEOUT).minusSeconds(1);
+    reconcile("vm-1");
+    assertTrue(vmis.deletedUids.isEmpty(), "not before the original deadline");
+    clock.now = T0.plus(TIMEOUT);
+    reconcile("vm-1");
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids, "deleted at the original deadline, not a later one");
+  }
+
+  @Test
+  void drainStartMovedLaterMidDrainIsRestoredAndTheOriginalDeadlineHolds() {
+    VirtualMachineInstance v = blockedSinceT0();
+    clock.now = T0.plusSeconds(60);
+    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T12:01:00Z");
+    assertRestoredAndDeletedAtTheOriginalDeadline(v, "was moved later (to \"2025-03-01T12:01:00Z\")");
+  }
+
+  @Test
+  void drainStartRemovedMidDrainIsRestoredAndTheOriginalDeadlineHolds() {
+    VirtualMachineInstance v = blockedSinceT0();
+    v.getMetadata().getAnnotations().remove(EvictionAnnotations.DRAIN_START_TIME);
+    assertRestoredAndDeletedAtTheOriginalDeadline(v, "was removed");
+  }
+
+  @Test
+  void drainStartMadeMalformedMidDrainIsRestoredAndTheOriginalDeadlineHolds() {
+    VirtualMachineInstance v = blockedSinceT0();
+    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2099-01-01T00:00:00Z");
+    assertRestoredAndDeletedAtTheOriginalDeadline(v, "was made unusable");
+  }
+
+  @Test
+  void anEarlierDrainStartMidDrainIsAcceptedAndBringsTheDeadlineForward() {
+    VirtualMachineInstance v = blockedSinceT0();
+    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:55:00Z");
+    int patches = vmis.patches;
+
+    clock.now = T0.plus(TIMEOUT).minusSeconds(300);
+    reconcile("vm-1");
+
+    assertEquals(patches, vmis.patches, "an earlier start is kept as it is");
+    assertFalse(events.has("Warning", EventReasons.DRAIN_START_TIME_RESTORED));
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids, "deleted at the earlier deadline");
+  }
+
+  @Test
+  void aRestoreThatConflictsIsRetriedSoonWithoutAWarning() {
+    VirtualMachineInstance v = blockedSinceT0();
+    v.getMetadata().getAnnotations().remove(EvictionAnnotations.DRAIN_START_TIME);
+    vmis.conflictsLeft = 1;
+
+    assertEquals(new Result(true, VmiEvictionReconciler.CONFLICT_RETRY), reconcile("vm-1"));
+    assertFalse(events.has("Warning", EventReasons.DRAIN_START_TIME_RESTORED),
+        "a 409 means our cache was stale: nothing to warn about yet");
+  }
+
+  @Test
+  void aVmiLeftToKubeVirtByTheFallbackStrategyIsToldOnceWhyAndHowToOptIn() {
+    vmis.put(vmi("vm-1", null, "infra-1"));
+    vmis.put(vmi("vm-quiet", null, null));
+
+    for (int i = 0; i < 3; i++) {
+      assertEquals(VmiEvictionReconciler.DONE, reconcile("vm-1"));
+      assertEquals(VmiEvictionReconciler.DONE, reconcile("vm-quiet"));
+    }
+
+    assertEquals(List.of(EventReasons.EVACUATION_LEFT_TO_KUBEVIRT), events.reasons(), "one event per VMI UID, none when not marked");
+    Event told = events.list.get(0);
+    assertEquals("Normal", told.type());
+    assertTrue(told.message().contains("--default-eviction-strategy=None") && told.message().contains("evictionStrategy: External"),
+        told.message());
+    assertEquals(List.of(), connects);
+
+    // A VMI whose own strategy says None chose it: nothing to explain.
+    vmis.put(vmi("vm-none", "None", "infra-1"));
+    reconcile("vm-none");
+    assertEquals(1, events.list.size());
+  }
+
   @Test
   void missingGuestNodeCountsAsDrained() {
     evacuating("vm-1");
@@ -450,6 +549,7 @@ class VmiEvictionReconcilerTest {
     final Map<String, String> annotations = new HashMap<>();
     final List<String> deletedUids = new ArrayList<>();
     int patches;
+    int conflictsLeft;
 
     VirtualMachineInstance put(VirtualMachineInstance v) {
       byName.put(v.getMetadata().getName(), v);
@@ -462,7 +562,11 @@ class VmiEvictionReconcilerTest {
     }
 
     @Override
-    public VirtualMachineInstance annotate(VirtualMachineInstance vmi, String key, String value) {
+    public VirtualMachineInstance annotate(VirtualMachineInstance vmi, String key, String value) throws ApiException {
+      if (conflictsLeft > 0) {
+        conflictsLeft--;
+        throw new ApiException(409, "the object has been modified");
+      }
       patches++;
       annotations.put(key, value);
       if (value == null) {

@@ -2,6 +2,7 @@ package dev.capk.vmieviction.workload;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.CapkLabels;
@@ -24,23 +25,57 @@ class WorkloadTest {
       return new VirtualMachineInstance().metadata(new V1ObjectMeta().namespace("vmi-ns").name("vm").labels(labels));
     }
 
-    @Test
-    void nameFromClusterLabelNamespaceFromMachineNamespaceLabel() {
-      assertEquals(Optional.of(new GuestClusterRef("capi-ns", "guest")),
-          GuestClusterRef.of(vmi(Map.of(CapkLabels.CLUSTER_NAME, "guest", CapkLabels.KUBEVIRT_MACHINE_NAMESPACE, "capi-ns"))));
+    GuestClusterRef resolve(ClusterNamespacePolicy policy, Map<String, String> labels) throws GuestAccessException {
+      return policy.clusterOf(vmi(labels));
+    }
+
+    GuestAccessException.Reason refusal(ClusterNamespacePolicy policy, Map<String, String> labels) {
+      return assertThrows(GuestAccessException.class, () -> resolve(policy, labels)).reason();
     }
 
     @Test
-    void namespaceDefaultsToTheVmis() {
-      assertEquals(Optional.of(new GuestClusterRef("vmi-ns", "guest")),
-          GuestClusterRef.of(vmi(Map.of(CapkLabels.CLUSTER_NAME, "guest"))));
+    void byDefaultTheClusterIsTheOneInTheVmisOwnNamespace() throws Exception {
+      ClusterNamespacePolicy policy = ClusterNamespacePolicy.sameNamespaceOnly();
+      assertEquals(new GuestClusterRef("vmi-ns", "guest"), resolve(policy, Map.of(CapkLabels.CLUSTER_NAME, "guest")));
+      assertEquals(new GuestClusterRef("vmi-ns", "guest"), resolve(policy,
+          Map.of(CapkLabels.CLUSTER_NAME, "guest", CapkLabels.KUBEVIRT_MACHINE_NAMESPACE, "vmi-ns")));
+    }
+
+    @Test
+    void aMachineNamespaceLabelNamingAnotherNamespaceIsRefusedUnlessAllowed() throws Exception {
+      Map<String, String> crossing = Map.of(CapkLabels.CLUSTER_NAME, "guest", CapkLabels.KUBEVIRT_MACHINE_NAMESPACE, "other-tenant");
+      assertEquals(GuestAccessException.Reason.ClusterNamespaceRefused,
+          refusal(ClusterNamespacePolicy.sameNamespaceOnly(), crossing));
+      assertEquals(GuestAccessException.Reason.ClusterNamespaceRefused,
+          refusal(ClusterNamespacePolicy.of(false, List.of("vmi-ns=capi-ns", "elsewhere=other-tenant")), crossing),
+          "a pair for another namespace does not allow this one");
+      assertEquals(new GuestClusterRef("other-tenant", "guest"),
+          resolve(ClusterNamespacePolicy.of(false, List.of("vmi-ns=other-tenant")), crossing));
+      assertEquals(new GuestClusterRef("other-tenant", "guest"), resolve(ClusterNamespacePolicy.of(true, List.of()), crossing));
+    }
+
+    @Test
+    void theRefusalNamesBothNamespacesAndHowToAllowIt() {
+      GuestAccessException e = assertThrows(GuestAccessException.class, () -> resolve(ClusterNamespacePolicy.sameNamespaceOnly(),
+          Map.of(CapkLabels.CLUSTER_NAME, "guest", CapkLabels.KUBEVIRT_MACHINE_NAMESPACE, "other-tenant")));
+      assertTrue(e.getMessage().contains("vmi-ns") && e.getMessage().contains("other-tenant/guest"), e.getMessage());
+      assertTrue(e.getMessage().contains("--cross-namespace-cluster=vmi-ns=other-tenant"), e.getMessage());
+    }
+
+    @Test
+    void malformedMappingsAreRefusedByName() {
+      for (String bad : List.of("no-equals", "=x", "x=", "a=b=c")) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ClusterNamespacePolicy.of(false, List.of(bad)));
+        assertTrue(e.getMessage().contains(bad), e.getMessage());
+      }
     }
 
     @Test
     void noClusterLabelNoCluster() {
-      assertEquals(Optional.empty(), GuestClusterRef.of(vmi(Map.of())));
-      assertEquals(Optional.empty(), GuestClusterRef.of(vmi(null)));
-      assertEquals(Optional.empty(), GuestClusterRef.of(vmi(Map.of(CapkLabels.CLUSTER_NAME, " "))));
+      ClusterNamespacePolicy policy = ClusterNamespacePolicy.of(true, List.of());
+      assertEquals(GuestAccessException.Reason.MissingClusterLabel, refusal(policy, Map.of()));
+      assertEquals(GuestAccessException.Reason.MissingClusterLabel, refusal(policy, null));
+      assertEquals(GuestAccessException.Reason.MissingClusterLabel, refusal(policy, Map.of(CapkLabels.CLUSTER_NAME, " ")));
     }
   }
 
