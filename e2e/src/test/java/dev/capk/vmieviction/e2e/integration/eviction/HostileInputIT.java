@@ -150,6 +150,11 @@ class HostileInputIT {
         drainStartAnnotationGarbage(),
         drainStartAnnotationInTheFuture(),
         drainStartAnnotationFarInThePast(),
+        drainStartRemovedMidDrain(),
+        drainStartMovedLaterMidDrain(),
+        clusterInAnotherNamespace(),
+        evictionForbiddenByTheGuestsRbac(),
+        noStrategyAnywhereLeavesTheVmiToKubeVirt(),
         capkGraceTimeFarInTheFuture(),
         guestNodeMissing(),
         unknownEvictionStrategy(),
@@ -582,7 +587,13 @@ class HostileInputIT {
         () -> {
           Await.until("a DrainBlocked naming the budgets", WAIT, () -> events(infra, vm.ns, vm.name).stream()
               .anyMatch(e -> "DrainBlocked".equals(e.getReason()) && e.getMessage().contains("more than one PodDisruptionBudget")));
+          // The failed pods have not left the node: they are counted.
+          CoreV1Event blocked = events(infra, vm.ns, vm.name).stream().filter(e -> "DrainBlocked".equals(e.getReason()))
+              .findFirst().orElseThrow();
+          assertTrue(blocked.getMessage().contains("(2 pod(s) left)"), blocked.getMessage());
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
+          CoreV1Event passed = awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed");
+          assertTrue(passed.getMessage().contains("2 pod(s) left"), passed.getMessage());
           assertEquals(uids.stream().sorted().toList(),
               running(guest, ns, "web").stream().map(p -> p.getMetadata().getUid()).sorted().toList(),
               "no pod evicted: the eviction API cannot honour two budgets");
@@ -607,6 +618,186 @@ class HostileInputIT {
           assertEquals(0, new CoreV1Api(guest.client()).listNamespacedPod(ns).execute().getItems().stream()
               .filter(p -> p.getMetadata().getDeletionTimestamp() == null).count(), "no pod left on the node");
           assertTrue(unschedulable(node(guest, vm.name)));
+        });
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Tampering mid-drain, other tenants' credentials, the guest's own refusals (issue 12).
+
+  /**
+   * Once the case's drain is blocked (its first DrainBlocked), runs {@code tamper} with the start
+   * recorded at that moment, and yields that start. Started while arranging: the cases are verified
+   * one after another, and by a later case's turn its VMI's deadline would have passed.
+   */
+  static CompletableFuture<Instant> whenBlocked(Vm vm, java.util.function.Function<Instant, Step> tamper) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        awaitEvent(infra, vm.ns, vm.name, "DrainBlocked");
+        Instant start = startOf(vm);
+        tamper.apply(start).run();
+        return start;
+      } catch (Exception e) {
+        throw new IllegalStateException("tampering with " + vm.name + " failed: " + e, e);
+      }
+    }, pool);
+  }
+
+  /** Removing the drain start mid-drain would restart the clock: it is written back, the deadline holds. */
+  static Case drainStartRemovedMidDrain() {
+    Vm vm = new Vm(NS, "vm-start-removed");
+    List<CompletableFuture<Instant>> tampered = new ArrayList<>();
+    return new Case("drain start removed mid-drain: DrainStartTimeRestored, the original deadline holds",
+        () -> {
+          blockedGuestNode(vm.name);
+          create(vm, TENANT, "External", Map.of());
+          tampered.add(whenBlocked(vm, start -> () -> infra.kubectl().runOrFail(null,
+              "-n", vm.ns, "annotate", "vmi", vm.name, EvictionAnnotations.DRAIN_START_TIME + "-")));
+        },
+        () -> {
+          Instant start = tampered.get(0).get(2, TimeUnit.MINUTES);
+          CoreV1Event restored = awaitEvent(infra, vm.ns, vm.name, "DrainStartTimeRestored");
+          assertEquals("Warning", restored.getType());
+          assertTrue(restored.getMessage().contains("was removed"), restored.getMessage());
+          assertEquals(start, startOf(vm), "the earliest start is written back");
+          assertDeletedAtTheDeadline(vm, start, DRAIN_TIMEOUT);
+          assertTrue(event(infra, vm.ns, vm.name, "DrainStartTimeInvalid").isEmpty(), "not taken for a new evacuation");
+        });
+  }
+
+  /** A later drain start mid-drain would push the deadline out: the earliest is written back. */
+  static Case drainStartMovedLaterMidDrain() {
+    Vm vm = new Vm(NS, "vm-start-later");
+    List<CompletableFuture<Instant>> tampered = new ArrayList<>();
+    // Later than the start, and no later than now + a few seconds: a valid time in every other respect.
+    java.util.function.Function<Instant, String> later = start -> DateTimeFormatter.ISO_INSTANT.format(start.plusSeconds(10));
+    return new Case("drain start moved later mid-drain: DrainStartTimeRestored, the original deadline holds",
+        () -> {
+          blockedGuestNode(vm.name);
+          create(vm, TENANT, "External", Map.of());
+          tampered.add(whenBlocked(vm, start -> () -> infra.kubectl().runOrFail(null, "-n", vm.ns, "annotate",
+              "--overwrite", "vmi", vm.name, EvictionAnnotations.DRAIN_START_TIME + "=" + later.apply(start))));
+        },
+        () -> {
+          Instant start = tampered.get(0).get(2, TimeUnit.MINUTES);
+          CoreV1Event restored = awaitEvent(infra, vm.ns, vm.name, "DrainStartTimeRestored");
+          assertTrue(restored.getMessage().contains("was moved later")
+              && restored.getMessage().contains(later.apply(start)), restored.getMessage());
+          assertEquals(start, startOf(vm), "the earliest start is written back");
+          assertDeletedAtTheDeadline(vm, start, DRAIN_TIMEOUT);
+        });
+  }
+
+  /**
+   * A VMI whose machine-namespace label names another tenant's namespace: the Cluster there (with a
+   * working kubeconfig) must not be used. Were it used, the other tenant's node would be cordoned.
+   */
+  static Case clusterInAnotherNamespace() {
+    Vm vm = new Vm(NS, "vm-crossns");
+    String victim = "victim-tenant";
+    return new Case("a VMI naming a Cluster in another namespace: ClusterNamespaceRefused, that tenant untouched",
+        () -> {
+          guest.kwokNodes().createNamed(vm.name, Map.of());
+          EvictionFixture.cluster(infra, LARGE_NS, victim);
+          EvictionFixture.kubeconfigSecret(infra, LARGE_NS, victim, guest.adminKubeconfigYaml());
+          vm.uid = createVmi(vm.ns, vm.name, victim, "External", Map.of(), true);
+          infra.kubectl().runOrFail(null, "-n", vm.ns, "label", "--overwrite", "vmi", vm.name,
+              "capk.cluster.x-k8s.io/kubevirt-machine-namespace=" + LARGE_NS);
+          EvictionFixture.evacuate(infra, vm.ns, vm.name, INFRA_NODE);
+        },
+        () -> {
+          CoreV1Event refused = awaitEvent(infra, vm.ns, vm.name, "ClusterNamespaceRefused");
+          assertEquals("Warning", refused.getType());
+          assertTrue(refused.getMessage().contains(LARGE_NS + "/" + victim), refused.getMessage());
+          assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
+          assertFalse(unschedulable(node(guest, vm.name)), "the other tenant's node was never cordoned");
+          assertTrue(event(infra, vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
+        });
+  }
+
+  /** The tenant's RBAC lets us cordon but not evict: GuestAPIForbidden naming the request, not DrainBlocked. */
+  static Case evictionForbiddenByTheGuestsRbac() {
+    Vm vm = new Vm(NS, "vm-noevict");
+    String cluster = "hostile-no-evict";
+    String ns = guestNamespace("noevict");
+    return new Case("the guest's RBAC refuses evictions: GuestAPIForbidden naming pods/eviction, deleted at the deadline",
+        () -> {
+          guest.kwokNodes().createNamed(vm.name, Map.of());
+          EvictionFixture.workload(guest, ns, "web", 1, 0, List.of(vm.name));
+          EvictionFixture.cluster(infra, NS, cluster);
+          EvictionFixture.kubeconfigSecret(infra, NS, cluster, guestKubeconfigThatMayNotEvict());
+          create(vm, cluster, "External", Map.of());
+        },
+        () -> {
+          CoreV1Event forbidden = awaitEvent(infra, vm.ns, vm.name, "GuestAPIForbidden");
+          assertEquals("Warning", forbidden.getType());
+          assertTrue(forbidden.getMessage().contains("create pods/eviction denied"), forbidden.getMessage());
+          assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
+          assertTrue(event(infra, vm.ns, vm.name, "DrainBlocked").isEmpty(), "a refusal by RBAC is not a budget's block");
+          assertTrue(unschedulable(node(guest, vm.name)), "cordoning was allowed");
+          assertEquals(1, running(guest, ns, "web").size(), "the pod was never evicted");
+        });
+  }
+
+  /** A guest identity that may read and cordon nodes and read pods, but not create evictions. */
+  static String guestKubeconfigThatMayNotEvict() throws ApiException {
+    String sa = "drainer-without-evictions";
+    guest.kubectl().apply("""
+        apiVersion: v1
+        kind: ServiceAccount
+        metadata: {name: %1$s, namespace: default}
+        ---
+        apiVersion: rbac.authorization.k8s.io/v1
+        kind: ClusterRole
+        metadata: {name: %1$s}
+        rules:
+        - {apiGroups: [""], resources: [nodes], verbs: [get, list, watch, patch]}
+        - {apiGroups: [""], resources: [pods], verbs: [get, list, watch]}
+        - {apiGroups: [apps], resources: [daemonsets], verbs: [get]}
+        - {apiGroups: [policy], resources: [poddisruptionbudgets], verbs: [get, list]}
+        - {apiGroups: [""], resources: [events], verbs: [create, patch]}
+        ---
+        apiVersion: rbac.authorization.k8s.io/v1
+        kind: ClusterRoleBinding
+        metadata: {name: %1$s}
+        roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %1$s}
+        subjects: [{kind: ServiceAccount, name: %1$s, namespace: default}]
+        """.formatted(sa));
+    io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest issued = new CoreV1Api(guest.client())
+        .createNamespacedServiceAccountToken(sa, "default", new io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest()
+            .spec(new io.kubernetes.client.openapi.models.V1TokenRequestSpec().expirationSeconds(3600L).audiences(List.of())))
+        .execute();
+    return guest.kubeconfigWithToken(sa, issued.getStatus().getToken());
+  }
+
+  /**
+   * Neither the VMI nor a KubeVirt CR sets a strategy: the controller's fallback (None) leaves the VMI
+   * to KubeVirt. The admin learns it once, however often the VMI changes.
+   */
+  static Case noStrategyAnywhereLeavesTheVmiToKubeVirt() {
+    Vm vm = new Vm(NS, "vm-nostrategy");
+    return new Case("no eviction strategy anywhere: one EvacuationLeftToKubeVirt event, the VMI left alone",
+        () -> {
+          guest.kwokNodes().createNamed(vm.name, Map.of());
+          create(vm, TENANT, null, Map.of());
+        },
+        () -> {
+          CoreV1Event told = awaitEvent(infra, vm.ns, vm.name, "EvacuationLeftToKubeVirt");
+          assertEquals("Normal", told.getType());
+          assertTrue(told.getMessage().contains("evictionStrategy: External"), told.getMessage());
+          // More updates of the marked VMI: each is reconciled, none repeats the explanation.
+          for (int i = 0; i < 2; i++) {
+            infra.kubectl().runOrFail(null, "-n", vm.ns, "annotate", "--overwrite", "vmi", vm.name,
+                "example.com/touched=" + System.nanoTime());
+          }
+          sleepUntil(controllerStarted.plus(DRAIN_TIMEOUT).plusSeconds(3));
+          List<CoreV1Event> all = events(infra, vm.ns, vm.name).stream()
+              .filter(e -> "EvacuationLeftToKubeVirt".equals(e.getReason())).toList();
+          assertEquals(1, all.size());
+          assertEquals(1, all.get(0).getCount() == null ? 1 : all.get(0).getCount(), "said once, not per update");
+          Map<String, Object> v = get(infra, vm.ns, vm.name).orElseThrow();
+          assertFalse(deleting(v), "left to KubeVirt, not deleted");
+          assertEquals(Optional.empty(), annotation(v, EvictionAnnotations.DRAIN_START_TIME));
+          assertFalse(unschedulable(node(guest, vm.name)));
         });
   }
 
@@ -643,14 +834,17 @@ class HostileInputIT {
     if (hold) {
       metadata.put("finalizers", List.of(HOLD));
     }
+    Map<String, Object> spec = new LinkedHashMap<>();
+    if (strategy != null) {
+      spec.put("evictionStrategy", strategy);
+    }
+    spec.put("domain", Map.of("cpu", Map.of("cores", 2), "devices", Map.of(), "resources",
+        Map.of("requests", Map.of("memory", "2Gi"))));
     Map<String, Object> vmi = Map.of(
         "apiVersion", "kubevirt.io/v1",
         "kind", "VirtualMachineInstance",
         "metadata", metadata,
-        "spec", Map.of(
-            "evictionStrategy", strategy,
-            "domain", Map.of("cpu", Map.of("cores", 2), "devices", Map.of(), "resources",
-                Map.of("requests", Map.of("memory", "2Gi")))));
+        "spec", spec);
     // create, not apply: no last-applied annotation, the object holds exactly what the case wrote.
     infra.kubectl().runOrFail(GSON.toJson(vmi), "create", "-f", "-");
     return EvictionFixture.uid(get(infra, ns, name).orElseThrow());
