@@ -2,8 +2,11 @@ package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.workload.GuestAccessException;
+import dev.capk.vmieviction.workload.GuestClient;
 import dev.capk.vmieviction.workload.GuestClients;
 import dev.capk.vmieviction.workload.GuestClusterRef;
+import java.time.Duration;
+import java.util.Optional;
 
 /** Connects a VMI to its guest cluster through the cached guest clients. */
 public final class ClusterGuestConnector implements GuestConnector {
@@ -17,7 +20,7 @@ public final class ClusterGuestConnector implements GuestConnector {
   }
 
   @Override
-  public Guest connect(VirtualMachineInstance vmi) throws GuestAccessException {
+  public Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft) throws GuestAccessException {
     GuestClusterRef ref =
         GuestClusterRef.of(vmi)
             .orElseThrow(
@@ -26,6 +29,7 @@ public final class ClusterGuestConnector implements GuestConnector {
                         GuestAccessException.Reason.MissingClusterLabel,
                         "VMI has no label " + dev.capk.vmieviction.api.CapkLabels.CLUSTER_NAME
                             + ": its guest cluster is unknown"));
-    return new GuestNodeDrainer(clients.get(ref), drainSettings);
+    GuestClient client = clients.get(ref);
+    return new GuestNodeDrainer(timeLeft.map(client::until).orElse(client), drainSettings);
   }
 }

@@ -55,7 +55,7 @@ class VmiEvictionReconcilerTest {
     connects = new ArrayList<>();
     clusterDefault = Optional.empty();
     GuestConnector connector =
-        vmi -> {
+        (vmi, timeLeft) -> {
           connects.add(vmi.getMetadata().getName());
           if (connectFailure != null) {
             throw connectFailure;
