@@ -12,11 +12,17 @@ final class Deadline {
         this.none = none;
     }
 
+    static final Deadline NONE = new Deadline(0, true);
+
     static Deadline after(Duration timeout) {
         if (timeout.isZero()) {
             return new Deadline(0, true);
         }
         return new Deadline(System.nanoTime() + timeout.toNanos(), false);
+    }
+
+    boolean none() {
+        return none;
     }
 
     boolean passed() {

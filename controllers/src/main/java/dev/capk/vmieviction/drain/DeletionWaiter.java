@@ -66,10 +66,12 @@ final class DeletionWaiter implements AutoCloseable {
         this.node = node;
         this.events = events;
         this.resourceVersion = resourceVersion;
-        // Same connection pool, auth interceptors and TLS as the caller's client; only the read timeout
-        // differs, since a watch is silent until something happens.
+        // Same connection pool, auth interceptors and TLS as the caller's client; only the timeouts differ:
+        // a watch is silent until something happens, and it lives as long as the drain, so it is bounded
+        // by the drain's deadline (through the api) rather than by the client's short call timeout.
         this.watchHttp = api.client().getHttpClient().newBuilder()
                 .readTimeout(Duration.ofSeconds(WATCH_SECONDS + 30))
+                .callTimeout(Duration.ZERO)
                 .build();
         this.thread = new Thread(this::run, "drain-watch-" + node);
         this.thread.setDaemon(true);
@@ -139,6 +141,7 @@ final class DeletionWaiter implements AutoCloseable {
                 .timeoutSeconds(WATCH_SECONDS)
                 .buildCall(null);
         Call call = watchHttp.newCall(built.request());
+        api.bound(call);
         current = call;
         if (closed) {
             return false;

@@ -82,11 +82,13 @@ public final class NodeDrainer {
         Objects.requireNonNull(options, "options");
         long started = System.nanoTime();
         Deadline deadline = Deadline.after(options.timeout());
+        // Every request of this drain ends by its deadline, however slowly the server answers.
+        RawApi api = this.api.until(deadline);
         SafeListener listener = new SafeListener(options.progressListener());
         try {
             LOG.info("drain started node={} options={}", nodeName, options);
             // Cordon first, as kubectl does, so nothing new lands on the node while it is emptied.
-            boolean cordoned = cordoner.setUnschedulable(nodeName, true, options.dryRun());
+            boolean cordoned = new Cordoner(api).setUnschedulable(nodeName, true, options.dryRun());
             listener.cordoned(nodeName, cordoned);
 
             PodLister lister = new PodLister(api);
@@ -123,7 +125,8 @@ public final class NodeDrainer {
                 } catch (ApiException e) {
                     throw afterCordon(nodeName, cordoned, "discovering eviction support", e);
                 }
-                done = evictAll(nodeName, options, plan, listing, lister, deadline, listener, result, started, evictionVersion);
+                done = evictAll(api, nodeName, options, plan, listing, lister, deadline, listener, result, started,
+                        evictionVersion);
             }
             LOG.info("drain finished node={} complete={} summary={}", nodeName, done.isComplete(), done.summary());
             return done;
@@ -132,7 +135,7 @@ public final class NodeDrainer {
         }
     }
 
-    private DrainResult evictAll(String node, DrainOptions options, DrainPlan plan, PodLister.Listing listing,
+    private DrainResult evictAll(RawApi api, String node, DrainOptions options, DrainPlan plan, PodLister.Listing listing,
                                  PodLister lister, Deadline deadline, SafeListener listener,
                                  DrainResult.Builder result, long started, Optional<String> evictionVersion) {
         Evictor evictor = new Evictor(api, options, evictionVersion.orElse(null));

@@ -6,10 +6,12 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.JSON;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.time.LocalDate;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import okhttp3.Call;
 import okhttp3.Response;
 import okhttp3.ResponseBody;
@@ -19,6 +21,10 @@ import okhttp3.ResponseBody;
  * and reads answers with a lenient Gson. Why: the generated models reject any field they do not know, so
  * a newer API server (a field added to Pod or Node) would break a drain; and an eviction's answer is a
  * Status the drain does not need to parse at all.
+ *
+ * <p>A drain's requests go through an instance {@linkplain #until bound to the drain's deadline}: each
+ * request's total time (connect, send, read the whole answer) is then cut to what is left, so a server
+ * that answers slowly, a byte at a time, cannot hold the caller past the deadline.
  */
 final class RawApi {
     /** The client's Gson setup (dates, quantities, int-or-string) without its strict per-model validators. */
@@ -42,9 +48,38 @@ final class RawApi {
     }
 
     private final ApiClient client;
+    private final Deadline deadline;
 
     RawApi(ApiClient client) {
+        this(client, Deadline.NONE);
+    }
+
+    private RawApi(ApiClient client, Deadline deadline) {
         this.client = client;
+        this.deadline = deadline;
+    }
+
+    /** The same client, with every request ending by {@code deadline}. */
+    RawApi until(Deadline deadline) {
+        return new RawApi(client, deadline);
+    }
+
+    /**
+     * Cuts the call's total timeout (the client's call timeout, or one the caller set; 0 = none) to the
+     * time left before the deadline. Must be called before the call is executed.
+     *
+     * @throws ApiException with code 0, as for a request that got no answer, if no time is left
+     */
+    void bound(Call call) throws ApiException {
+        if (deadline.none()) {
+            return;
+        }
+        long left = deadline.remainingNanos();
+        if (left <= 0) {
+            throw new ApiException(new InterruptedIOException("the drain's deadline passed before the request"));
+        }
+        long own = call.timeout().timeoutNanos();
+        call.timeout().timeout(own == 0 ? left : Math.min(own, left), TimeUnit.NANOSECONDS);
     }
 
     ApiClient client() {
@@ -53,6 +88,7 @@ final class RawApi {
 
     /** Executes the call; a transport failure becomes an ApiException with code 0, as the client reports it. */
     Answer execute(Call call) throws ApiException {
+        bound(call);
         try (Response response = call.execute()) {
             ResponseBody body = response.body();
             return new Answer(response.code(), body == null ? "" : body.string(), response.headers().toMultimap());

@@ -3,7 +3,10 @@ package dev.capk.vmieviction.eviction;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
 import dev.capk.vmieviction.workload.GuestAccessException;
+import dev.capk.vmieviction.workload.GuestClient;
 import dev.capk.vmieviction.workload.GuestClients;
+import java.time.Duration;
+import java.util.Optional;
 
 /**
  * Connects a VMI to its guest cluster through the cached guest clients, reaching only the Cluster
@@ -23,7 +26,8 @@ public final class ClusterGuestConnector implements GuestConnector {
   }
 
   @Override
-  public Guest connect(VirtualMachineInstance vmi) throws GuestAccessException {
-    return new GuestNodeDrainer(clients.get(namespaces.clusterOf(vmi)), drainSettings);
+  public Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft) throws GuestAccessException {
+    GuestClient client = clients.get(namespaces.clusterOf(vmi));
+    return new GuestNodeDrainer(timeLeft.map(client::until).orElse(client), drainSettings);
   }
 }

@@ -2,8 +2,14 @@ package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.workload.GuestAccessException;
+import java.time.Duration;
+import java.util.Optional;
 
 /** Finds a VMI's guest cluster (Cluster, kubeconfig Secret) and gives access to it. */
 public interface GuestConnector {
-  Guest connect(VirtualMachineInstance vmi) throws GuestAccessException;
+  /**
+   * @param timeLeft the time left before the VMI's deadline: no guest request of the returned
+   *     {@link Guest} runs past it; empty when no deadline runs (each request still has its own bound)
+   */
+  Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft) throws GuestAccessException;
 }

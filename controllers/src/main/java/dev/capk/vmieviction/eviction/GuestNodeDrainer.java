@@ -17,9 +17,10 @@ import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1EventSource;
 import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
-import io.kubernetes.client.util.PatchUtils;
+import io.kubernetes.client.util.ProxyContentTypeRequestBody;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -69,20 +70,24 @@ public final class GuestNodeDrainer implements Guest {
   @Override
   public Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException {
     try {
-      return Optional.of(client.call("reading node " + vmiName, () -> core.readNode(vmiName).execute()));
+      return Optional.of(client.call("reading node " + vmiName, () -> core.readNode(vmiName).buildCall(null), V1Node.class));
     } catch (ApiException e) {
       if (e.getCode() != 404) {
         throw e;
       }
     }
     // Not named like the VMI: look for the providerID the KubeVirt cloud provider sets.
-    List<V1Node> nodes = client.call("listing nodes", () -> core.listNode().execute().getItems());
-    return GuestNodeMatch.choose(vmiName, nodes);
+    return GuestNodeMatch.choose(vmiName, listNodes());
   }
 
   @Override
   public MarkedNodes markedNodes() throws GuestAccessException, ApiException {
-    return MarkedNodes.of(client.call("listing nodes", () -> core.listNode().execute().getItems()));
+    return MarkedNodes.of(listNodes());
+  }
+
+  private List<V1Node> listNodes() throws GuestAccessException, ApiException {
+    V1NodeList list = client.call("listing nodes", () -> core.listNode().buildCall(null), V1NodeList.class);
+    return list.getItems();
   }
 
   @Override
@@ -137,14 +142,16 @@ public final class GuestNodeDrainer implements Guest {
 
   private void patchNode(V1Node node, String patch, String what) throws GuestAccessException, ApiException {
     String name = node.getMetadata().getName();
-    client.call(
-        what + " " + name,
-        () ->
-            PatchUtils.patch(
-                V1Node.class,
-                () -> core.patchNode(name, new V1Patch(patch)).buildCall(null),
-                V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH,
-                client.apiClient()));
+    client.call(what + " " + name, () -> asMergePatch(core.patchNode(name, new V1Patch(patch)).buildCall(null)),
+        V1Node.class);
+  }
+
+  /** The generated request offers JSON Patch; ours is a merge patch, so say so (as PatchUtils does). */
+  private okhttp3.Call asMergePatch(okhttp3.Call built) {
+    okhttp3.Request request = built.request();
+    return client.apiClient().getHttpClient().newCall(request.newBuilder()
+        .patch(new ProxyContentTypeRequestBody(request.body(), V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH))
+        .build());
   }
 
   @Override
@@ -222,7 +229,7 @@ public final class GuestNodeDrainer implements Guest {
             .count(1);
     try {
       // One attempt, through the breaker: an event is not worth slowing an evacuation down.
-      client.guarded("recording event", () -> core.createNamespacedEvent("default", event).execute());
+      client.callOnce("recording event", () -> core.createNamespacedEvent("default", event).buildCall(null), null);
     } catch (Exception e) {
       log.debug("guest node event not recorded cluster={} node={} reason={} error={}",
           cluster(), name, reason, GuestCalls.describe(e));

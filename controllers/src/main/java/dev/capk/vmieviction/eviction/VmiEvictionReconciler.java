@@ -226,7 +226,8 @@ public final class VmiEvictionReconciler implements Reconciler {
 
     Guest guest;
     try {
-      guest = guests.connect(vmi);
+      // From here on no guest request may run past the deadline.
+      guest = guests.connect(vmi, Optional.of(deadline.remaining(clock.instant())));
     } catch (GuestAccessException e) {
       return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
     }
@@ -378,7 +379,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     }
     Guest guest;
     try {
-      guest = guests.connect(vmi);
+      guest = guests.connect(vmi, Optional.empty());
     } catch (GuestAccessException e) {
       switch (e.reason()) {
         case MissingClusterLabel, ClusterNamespaceRefused, ClusterNotFound, KubeconfigSecretNotFound -> {

@@ -112,7 +112,9 @@ public final class Manager implements AutoCloseable {
         new GuestClients(
             requestClient,
             options.clusterApiVersion,
-            GuestClients.Settings.defaults().withIdleTtl(options.guestClientIdleTimeout),
+            GuestClients.Settings.defaults()
+                .withIdleTtl(options.guestClientIdleTimeout)
+                .withAllowInsecureTls(options.allowInsecureGuestTls),
             registry);
     closeables.add(guestClients);
     ScheduledExecutorService janitor =

@@ -112,6 +112,12 @@ public final class ManagerOptions {
           + " --allow-cross-namespace-clusters.")
   List<String> crossNamespaceClusters = new ArrayList<>();
 
+  @Option(names = "--allow-insecure-guest-tls",
+      description = "Accept guest kubeconfigs that relax TLS (insecure-skip-tls-verify: true, tls-server-name,"
+          + " proxy-url). Off by default: such a kubeconfig is refused with the event KubeconfigInvalid, since"
+          + " whoever sits between the controller and the guest API server would get the tenant's credentials.")
+  boolean allowInsecureGuestTls;
+
   @Option(names = "--enable-node-maintenance",
       description = "Also serve NodeMaintenance objects (nodemaintenance.medik8s.io/v1beta1, as the Node Maintenance"
           + " Operator): taint, cordon and drain nodes declaratively.")

@@ -6,12 +6,18 @@ import io.github.resilience4j.retry.Retry;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import java.io.InterruptedIOException;
+import java.lang.reflect.Type;
+import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A client for one guest cluster, built from one version of its kubeconfig Secret. Every call goes
  * through a retry (transient errors) inside the cluster's circuit breaker, so a dead guest API
- * fails fast instead of holding workers.
+ * fails fast instead of holding workers. Each request has a total time bound (the HTTP client's call
+ * timeout), and a client {@linkplain #until bound to a VMI's deadline} never lets one run past it.
  */
 public final class GuestClient implements AutoCloseable {
 
@@ -21,11 +27,19 @@ public final class GuestClient implements AutoCloseable {
     T call() throws ApiException;
   }
 
+  /** A request built by the official client's API classes, not yet sent ({@code buildCall(null)}). */
+  @FunctionalInterface
+  public interface Request {
+    okhttp3.Call build() throws ApiException;
+  }
+
   private final GuestClusterRef cluster;
   private final ApiClient apiClient;
   private final String secretVersion;
   private final CircuitBreaker circuitBreaker;
   private final Retry retry;
+  /** {@link System#nanoTime()} by which every request must have ended; absent: the call timeout alone. */
+  private final Optional<Long> endNanos;
 
   GuestClient(
       GuestClusterRef cluster,
@@ -33,11 +47,33 @@ public final class GuestClient implements AutoCloseable {
       String secretVersion,
       CircuitBreaker circuitBreaker,
       Retry retry) {
+    this(cluster, apiClient, secretVersion, circuitBreaker, retry, Optional.empty());
+  }
+
+  private GuestClient(
+      GuestClusterRef cluster,
+      ApiClient apiClient,
+      String secretVersion,
+      CircuitBreaker circuitBreaker,
+      Retry retry,
+      Optional<Long> endNanos) {
     this.cluster = cluster;
     this.apiClient = apiClient;
     this.secretVersion = secretVersion;
     this.circuitBreaker = circuitBreaker;
     this.retry = retry;
+    this.endNanos = endNanos;
+  }
+
+  /**
+   * This client, for one reconcile of a VMI: every request sent through {@link #call(String,
+   * Request, Type)} also ends within {@code timeLeft} from now (the VMI's deadline), so a slow guest
+   * cannot push the VMI's deletion back. Shares connections, breaker and retry with this client.
+   */
+  public GuestClient until(Duration timeLeft) {
+    long left = Math.max(0, timeLeft.toNanos());
+    return new GuestClient(
+        cluster, apiClient, secretVersion, circuitBreaker, retry, Optional.of(System.nanoTime() + left));
   }
 
   public GuestClusterRef cluster() {
@@ -76,6 +112,50 @@ public final class GuestClient implements AutoCloseable {
     } catch (Exception e) {
       throw failed(what, e);
     }
+  }
+
+  /**
+   * Sends one request with retry and circuit breaker, as {@link #call(String, GuestCall)}, each
+   * attempt bounded by the call timeout cut to what is left before this client's deadline.
+   *
+   * @param returnType the answer's model type, or null to ignore the answer
+   */
+  public <T> T call(String what, Request request, Type returnType) throws ApiException, GuestAccessException {
+    if (timeLeftNanos().orElse(1L) <= 0) {
+      throw deadlineReached(what);
+    }
+    return call(what, () -> this.<T>send(request.build(), returnType));
+  }
+
+  /** One attempt through the breaker, bounded like {@link #call(String, Request, Type)}: for best-effort requests. */
+  public <T> T callOnce(String what, Request request, Type returnType) throws Exception {
+    if (timeLeftNanos().orElse(1L) <= 0) {
+      throw deadlineReached(what);
+    }
+    return guarded(what, () -> this.<T>send(request.build(), returnType));
+  }
+
+  private <T> T send(okhttp3.Call call, Type returnType) throws ApiException {
+    Optional<Long> left = timeLeftNanos();
+    if (left.isPresent()) {
+      if (left.get() <= 0) {
+        // Code 0, like any request that got no answer: not sent at all.
+        throw new ApiException(new InterruptedIOException("the VMI's deadline came first"));
+      }
+      long own = call.timeout().timeoutNanos(); // the client's call timeout; 0 = none
+      call.timeout().timeout(own == 0 ? left.get() : Math.min(own, left.get()), TimeUnit.NANOSECONDS);
+    }
+    return apiClient.<T>execute(call, returnType).getData();
+  }
+
+  private Optional<Long> timeLeftNanos() {
+    return endNanos.map(end -> end - System.nanoTime());
+  }
+
+  private GuestAccessException deadlineReached(String what) {
+    return new GuestAccessException(
+        GuestAccessException.Reason.GuestAPIUnavailable,
+        "guest cluster " + cluster + ": no time left before the VMI's deadline for " + what);
   }
 
   /**

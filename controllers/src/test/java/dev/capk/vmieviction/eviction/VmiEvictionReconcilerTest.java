@@ -42,6 +42,7 @@ class VmiEvictionReconcilerTest {
   FakeGuest guest;
   FakeEvents events;
   List<String> connects;
+  List<Optional<Duration>> connectBounds;
   GuestAccessException connectFailure;
   Optional<String> clusterDefault;
   VmiEvictionReconciler reconciler;
@@ -53,10 +54,12 @@ class VmiEvictionReconcilerTest {
     guest = new FakeGuest();
     events = new FakeEvents();
     connects = new ArrayList<>();
+    connectBounds = new ArrayList<>();
     clusterDefault = Optional.empty();
     GuestConnector connector =
-        vmi -> {
+        (vmi, timeLeft) -> {
           connects.add(vmi.getMetadata().getName());
+          connectBounds.add(timeLeft);
           if (connectFailure != null) {
             throw connectFailure;
           }
@@ -99,6 +102,18 @@ class VmiEvictionReconcilerTest {
     assertEquals(List.of("cordon vm-1 for uid-vm-1", "drain vm-1"), guest.calls);
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
     assertTrue(events.reasons().containsAll(List.of(EventReasons.DRAIN_STARTED, EventReasons.DRAIN_SUCCEEDED, EventReasons.VMI_DELETED)));
+  }
+
+  @Test
+  void guestRequestsOfAnEvacuationAreBoundedByTheTimeLeftBeforeTheDeadline() {
+    VirtualMachineInstance v = evacuating("vm-1");
+    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:58:00Z");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
+
+    reconcile("vm-1");
+
+    assertEquals(List.of(Optional.of(TIMEOUT.minusMinutes(2))), connectBounds);
   }
 
   @Test

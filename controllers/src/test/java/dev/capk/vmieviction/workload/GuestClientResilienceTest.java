@@ -148,4 +148,24 @@ class GuestClientResilienceTest {
     assertEquals(0.0, registry.getSampleValue("vmi_eviction_guest_circuits_open"));
     assertEquals(1.0, registry.getSampleValue("vmi_eviction_guest_circuit_opened_total"));
   }
+
+  @Test
+  void aClientBoundToAPassedVmiDeadlineSendsNothingAndSaysWhy() {
+    GuestClient c = client().until(Duration.ZERO);
+    AtomicInteger built = new AtomicInteger();
+    GuestAccessException e = assertThrows(GuestAccessException.class, () -> c.call("reading node n", () -> {
+      built.incrementAndGet();
+      throw new AssertionError("no request may be built past the deadline");
+    }, null));
+    assertEquals(GuestAccessException.Reason.GuestAPIUnavailable, e.reason());
+    assertEquals(0, built.get());
+    assertTrue(e.getMessage().contains("deadline"), e.getMessage());
+  }
+
+  @Test
+  void theCallTimeoutBoundsTheWholeRequestAndDerivesFromConnectAndReadTimeouts() {
+    GuestClients.Settings s = GuestClients.Settings.defaults();
+    assertEquals(s.connectTimeout().plus(s.readTimeout()), s.callTimeout());
+    assertTrue(s.callTimeout().compareTo(Duration.ofSeconds(10)) <= 0, "a few seconds: " + s.callTimeout());
+  }
 }

@@ -165,6 +165,10 @@ class HostileInputIT {
         kubeconfigThatDoesNotParse(),
         kubeconfigPointingAtAClosedPort(),
         kubeconfigWithAWrongCa(),
+        kubeconfigRelaxingTls("insecure-skip-tls-verify", "insecure-skip-tls-verify: true"),
+        kubeconfigRelaxingTls("tls-server-name", "tls-server-name: kubernetes.default.svc"),
+        kubeconfigRelaxingTls("proxy-url", "proxy-url: http://127.0.0.1:3128"),
+        kubeconfigWithoutCaData(),
         podsWithFinalizersThatNeverFinish(),
         severalBudgetsMatchingOnePod(),
         guestNodeWithTwoThousandPods())) {
@@ -454,6 +458,66 @@ class HostileInputIT {
             assertFalse(each.getMessage().contains(wrongCa.substring(0, 40)), "CA data in an event");
           }
         });
+  }
+
+  /**
+   * Issue 12 item 4: the guest's real API server and working credentials, but a cluster field that
+   * relaxes TLS. Refused by name before any request (so the node stays untouched, where the
+   * credentials alone would have cordoned and drained it), and the VMI still goes at its deadline.
+   */
+  static Case kubeconfigRelaxingTls(String field, String line) {
+    Vm vm = new Vm(NS, "vm-tls-" + field.substring(0, 5));
+    String cluster = "hostile-tls-" + field;
+    return new Case("a kubeconfig with " + field + ": KubeconfigInvalid naming it, guest untouched, deleted at the deadline",
+        () -> {
+          guest.kwokNodes().createNamed(vm.name, Map.of());
+          EvictionFixture.cluster(infra, NS, cluster);
+          EvictionFixture.kubeconfigSecret(infra, NS, cluster, withClusterField(guest.adminKubeconfigYaml(), line));
+          create(vm, cluster, "External", Map.of());
+        },
+        () -> {
+          CoreV1Event refused = awaitEvent(infra, vm.ns, vm.name, "KubeconfigInvalid");
+          assertEquals("Warning", refused.getType());
+          assertTrue(refused.getMessage().contains("'" + field + "'"), refused.getMessage());
+          String value = line.substring(line.indexOf(':') + 1).trim();
+          for (CoreV1Event each : events(infra, vm.ns, vm.name)) {
+            assertFalse(each.getMessage().contains(value), "the field's value quoted in " + each.getReason());
+          }
+          assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
+          assertFalse(unschedulable(node(guest, vm.name)), "the guest was never reached");
+          assertEquals(Optional.empty(), nodeAnnotation(node(guest, vm.name), EvictionAnnotations.CORDONED_BY));
+          assertTrue(event(infra, vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
+        });
+  }
+
+  /**
+   * No CA data: client-java then verifies against the JVM's default trust store (never trust-all),
+   * which does not know the harness's CA: refused like a wrong CA, the guest untouched.
+   */
+  static Case kubeconfigWithoutCaData() {
+    Vm vm = new Vm(NS, "vm-noca");
+    String cluster = "hostile-no-ca";
+    return new Case("a kubeconfig without CA data: verified against the system trust store, GuestAPICertificateRejected",
+        () -> {
+          guest.kwokNodes().createNamed(vm.name, Map.of());
+          EvictionFixture.cluster(infra, NS, cluster);
+          String kc = guest.adminKubeconfigYaml().replaceFirst("(?m)^\\s*certificate-authority-data: \\S+\\n", "");
+          assertFalse(kc.contains("certificate-authority"), "CA data removed");
+          EvictionFixture.kubeconfigSecret(infra, NS, cluster, kc);
+          create(vm, cluster, "External", Map.of());
+        },
+        () -> {
+          awaitEvent(infra, vm.ns, vm.name, "GuestAPICertificateRejected");
+          assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
+          assertFalse(unschedulable(node(guest, vm.name)), "the guest was never reached");
+        });
+  }
+
+  /** {@code line} added to the kubeconfig's cluster entry, beside its certificate-authority-data. */
+  static String withClusterField(String kubeconfig, String line) {
+    String changed = kubeconfig.replaceFirst("(?m)^(\\s*)(certificate-authority-data: \\S+)$", "$1$2\n$1" + line);
+    assertNotEquals(kubeconfig, changed);
+    return changed;
   }
 
   // -----------------------------------------------------------------------------------------------
