@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClients;
 import dev.capk.vmieviction.workload.GuestClusterRef;
@@ -10,6 +11,7 @@ public final class ClusterGuestConnector implements GuestConnector {
 
   private final GuestClients clients;
   private final GuestNodeDrainer.Settings drainSettings;
+  private final EventSeriesBook nodeEventSeries = new EventSeriesBook();
 
   public ClusterGuestConnector(GuestClients clients, GuestNodeDrainer.Settings drainSettings) {
     this.clients = clients;
@@ -26,6 +28,6 @@ public final class ClusterGuestConnector implements GuestConnector {
                         GuestAccessException.Reason.MissingClusterLabel,
                         "VMI has no label " + dev.capk.vmieviction.api.CapkLabels.CLUSTER_NAME
                             + ": its guest cluster is unknown"));
-    return new GuestNodeDrainer(clients.get(ref), drainSettings);
+    return new GuestNodeDrainer(clients.get(ref), drainSettings, nodeEventSeries);
   }
 }
