@@ -2,6 +2,7 @@ package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
+import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClient;
 import dev.capk.vmieviction.workload.GuestClients;
@@ -17,6 +18,7 @@ public final class ClusterGuestConnector implements GuestConnector {
   private final GuestClients clients;
   private final ClusterNamespacePolicy namespaces;
   private final GuestNodeDrainer.Settings drainSettings;
+  private final EventSeriesBook nodeEventSeries = new EventSeriesBook();
 
   public ClusterGuestConnector(
       GuestClients clients, ClusterNamespacePolicy namespaces, GuestNodeDrainer.Settings drainSettings) {
@@ -28,6 +30,6 @@ public final class ClusterGuestConnector implements GuestConnector {
   @Override
   public Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft) throws GuestAccessException {
     GuestClient client = clients.get(namespaces.clusterOf(vmi));
-    return new GuestNodeDrainer(timeLeft.map(client::until).orElse(client), drainSettings);
+    return new GuestNodeDrainer(timeLeft.map(client::until).orElse(client), drainSettings, nodeEventSeries);
   }
 }

@@ -8,6 +8,9 @@ import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainResult;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.PodRef;
+import dev.capk.vmieviction.events.EventSeriesBook;
+import dev.capk.vmieviction.events.EventSeriesRecorder;
+import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestCalls;
 import dev.capk.vmieviction.workload.GuestClient;
@@ -15,24 +18,18 @@ import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
-import io.kubernetes.client.openapi.models.V1EventSource;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeList;
-import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.util.ProxyContentTypeRequestBody;
+import java.time.Clock;
 import java.time.Duration;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A guest cluster as the reconciler needs it: find the VMI's node, cordon it with our mark, run a
@@ -40,8 +37,6 @@ import org.slf4j.LoggerFactory;
  * the fields we change, guarded by the node's resourceVersion.
  */
 public final class GuestNodeDrainer implements Guest {
-
-  private static final Logger log = LoggerFactory.getLogger(GuestNodeDrainer.class);
 
   /** kubectl drain flags the controller uses (CAPK's choice) and the unreachable-node rule. */
   public record Settings(int maxConcurrentEvictions, Duration skipWaitWhenUnreachable) {
@@ -52,14 +47,20 @@ public final class GuestNodeDrainer implements Guest {
 
   static final String EVENT_SOURCE = "capk-vmi-eviction-controller";
 
+  /** What an evacuation did to the node: written at every occurrence, never capped. */
+  static final Set<String> NODE_OUTCOMES = Set.of(EventReasons.DRAIN_SUCCEEDED, EventReasons.UNCORDONED);
+
   private final GuestClient client;
   private final CoreV1Api core;
   private final Settings settings;
+  private final EventSeriesRecorder nodeEvents;
 
-  public GuestNodeDrainer(GuestClient client, Settings settings) {
+  /** {@code nodeEventSeries} outlives this drainer: shared by every guest cluster's node events. */
+  public GuestNodeDrainer(GuestClient client, Settings settings, EventSeriesBook nodeEventSeries) {
     this.client = client;
     this.core = client.core();
     this.settings = settings;
+    this.nodeEvents = nodeEvents(nodeEventSeries);
   }
 
   @Override
@@ -213,26 +214,41 @@ public final class GuestNodeDrainer implements Guest {
 
   @Override
   public void nodeEvent(V1Node node, boolean warning, String reason, String message) {
-    String name = node.getMetadata().getName();
-    OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
-    CoreV1Event event =
-        new CoreV1Event()
-            .metadata(new V1ObjectMeta().name(name + "." + UUID.randomUUID().toString().substring(0, 8)).namespace("default"))
-            .involvedObject(
-                new V1ObjectReference().kind("Node").apiVersion("v1").name(name).uid(node.getMetadata().getUid()))
-            .type(warning ? "Warning" : "Normal")
-            .reason(reason)
-            .message(RecorderVmiEvents.truncate(message))
-            .source(new V1EventSource().component(EVENT_SOURCE))
-            .firstTimestamp(now)
-            .lastTimestamp(now)
-            .count(1);
-    try {
-      // One attempt, through the breaker: an event is not worth slowing an evacuation down.
-      client.callOnce("recording event", () -> core.createNamespacedEvent("default", event).buildCall(null), null);
-    } catch (Exception e) {
-      log.debug("guest node event not recorded cluster={} node={} reason={} error={}",
-          cluster(), name, reason, GuestCalls.describe(e));
-    }
+    V1ObjectReference ref = new V1ObjectReference()
+        .kind("Node").apiVersion("v1").name(node.getMetadata().getName()).uid(node.getMetadata().getUid());
+    nodeEvents.record(ref, "", warning, reason, message);
+  }
+
+  /**
+   * Guest node events as series, like the VMI's: one Event object per node and reason. One attempt
+   * per call, through the circuit breaker and within the client's short timeouts: an event is not
+   * worth slowing an evacuation down.
+   */
+  private EventSeriesRecorder nodeEvents(EventSeriesBook book) {
+    EventStore store = new EventStore() {
+      @Override
+      public void create(CoreV1Event event) throws Exception {
+        client.callOnce("recording event",
+            () -> core.createNamespacedEvent(event.getMetadata().getNamespace(), event).buildCall(null), null);
+      }
+
+      @Override
+      public void mergePatch(String namespace, String name, String patch) throws Exception {
+        client.callOnce("recording event",
+            () -> asMergePatch(core.patchNamespacedEvent(name, namespace, new V1Patch(patch)).buildCall(null)), null);
+      }
+
+      @Override
+      public CoreV1Event read(String namespace, String name) throws Exception {
+        return client.callOnce("reading event",
+            () -> core.readNamespacedEvent(name, namespace).buildCall(null), CoreV1Event.class);
+      }
+
+      @Override
+      public String describe(Exception e) {
+        return "cluster " + cluster() + ": " + GuestCalls.describe(e);
+      }
+    };
+    return new EventSeriesRecorder(book, store, EVENT_SOURCE, NODE_OUTCOMES, Clock.systemUTC());
   }
 }

@@ -5,13 +5,16 @@ import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
+import dev.capk.vmieviction.events.EventSeriesBook;
+import dev.capk.vmieviction.events.EventSeriesRecorder;
+import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.eviction.ApiInfraVmis;
 import dev.capk.vmieviction.eviction.ClusterGuestConnector;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.GuestNodeDrainer;
 import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
-import dev.capk.vmieviction.eviction.RecorderVmiEvents;
+import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
@@ -22,7 +25,6 @@ import io.kubernetes.client.extended.controller.DefaultController;
 import io.kubernetes.client.extended.controller.LeaderElectingController;
 import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
 import io.kubernetes.client.extended.controller.reconciler.Request;
-import io.kubernetes.client.extended.event.legacy.LegacyEventBroadcaster;
 import io.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
 import io.kubernetes.client.extended.leaderelection.LeaderElectionRecord;
 import io.kubernetes.client.extended.leaderelection.LeaderElector;
@@ -31,7 +33,6 @@ import io.kubernetes.client.extended.workqueue.DefaultRateLimitingQueue;
 import io.kubernetes.client.extended.workqueue.RateLimitingQueue;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.openapi.models.V1EventSource;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
@@ -78,7 +79,6 @@ public final class Manager implements AutoCloseable {
   private Controller controller;
   private Controller workers;
   private volatile String identity;
-  private LegacyEventBroadcaster broadcaster;
   private HttpEndpoints metricsEndpoint;
   private HttpEndpoints probesEndpoint;
 
@@ -105,8 +105,10 @@ public final class Manager implements AutoCloseable {
     informers =
         new VmiInformers(watchClient, vmiWatchApi, options.namespaces, options.vmiLabelSelector, RESYNC);
 
-    broadcaster = new LegacyEventBroadcaster(new CoreV1Api(requestClient));
-    var recorder = broadcaster.newRecorder(new V1EventSource().component("capk-vmi-eviction-controller"));
+    // Our own series recorder, not client-java's legacy broadcaster: see EventSeriesRecorder.
+    EventSeriesRecorder vmiEvents =
+        new EventSeriesRecorder(new EventSeriesBook(), EventStore.of(new CoreV1Api(requestClient)),
+            "capk-vmi-eviction-controller", SeriesVmiEvents.OUTCOMES, Clock.systemUTC());
 
     GuestClients guestClients =
         new GuestClients(
@@ -140,7 +142,7 @@ public final class Manager implements AutoCloseable {
             new KubeVirtClusterDefaults(kubevirtApi, Duration.ofMinutes(1), Clock.systemUTC()),
             new ClusterGuestConnector(
                 guestClients, options.clusterNamespacePolicy(), GuestNodeDrainer.Settings.defaults()),
-            new RecorderVmiEvents(recorder),
+            new SeriesVmiEvents(vmiEvents),
             metrics,
             settings,
             Clock.systemUTC());
@@ -204,7 +206,6 @@ public final class Manager implements AutoCloseable {
           HttpEndpoints.probes(BindAddress.parse(options.healthProbeBindAddress), informers::hasSynced);
     }
 
-    broadcaster.startRecording();
     informers.start();
     Thread runner =
         new Thread(
@@ -268,9 +269,6 @@ public final class Manager implements AutoCloseable {
     }
     if (informers != null) {
       informers.stop();
-    }
-    if (broadcaster != null) {
-      broadcaster.shutdown();
     }
     if (metricsEndpoint != null) {
       metricsEndpoint.close();

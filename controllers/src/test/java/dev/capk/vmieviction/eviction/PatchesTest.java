@@ -3,6 +3,7 @@ package dev.capk.vmieviction.eviction;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.events.EventSeriesRecorder;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -52,6 +53,6 @@ class PatchesTest {
   @Test
   void eventMessagesAreCutToTheApiLimit() {
     String longMessage = "x".repeat(5000);
-    assertEquals(RecorderVmiEvents.MAX_MESSAGE, RecorderVmiEvents.truncate(longMessage).length());
+    assertEquals(EventSeriesRecorder.MAX_MESSAGE, EventSeriesRecorder.truncate(longMessage).length());
   }
 }

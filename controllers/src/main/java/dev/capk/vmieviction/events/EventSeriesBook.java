@@ -1,0 +1,166 @@
+package dev.capk.vmieviction.events;
+
+import com.google.common.base.Ticker;
+import com.google.common.cache.Cache;
+import com.google.common.cache.CacheBuilder;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Decides, with no I/O, what each occurrence of an event does to the API: create its series' Event
+ * object, update that object's count and message, fold into the next update, or nothing (cap).
+ *
+ * <p>A series is one (object, scope, type, reason): repeats update one Event object whatever their
+ * message says, as the core/v1 {@code count}/{@code lastTimestamp} model does. A scope is one
+ * evacuation of a VMI (or one guest node). Rules, per scope:
+ *
+ * <ul>
+ *   <li>outcome reasons are written at every occurrence: no cap, no interval ever applies to them;
+ *   <li>at most {@link #MAX_SERIES_PER_SCOPE} other series: an event of a further reason is dropped
+ *       (the log still has it);
+ *   <li>a repeat is written at most once per {@link #UPDATE_INTERVAL}; repeats in between are
+ *       counted and go out with the next update, so count and message lag by at most that long.
+ * </ul>
+ *
+ * <p>Series names are derived from their key, so a restarted controller finds its series again
+ * instead of creating new objects.
+ */
+public final class EventSeriesBook {
+
+  /** Series of non-outcome reasons per scope (an evacuation has fewer than this in practice). */
+  public static final int MAX_SERIES_PER_SCOPE = 10;
+
+  /** Repeats of a series update the API at most this often. */
+  public static final Duration UPDATE_INTERVAL = Duration.ofSeconds(30);
+
+  /** Longer than the API server's default event TTL (1 h): the object is gone by then anyway. */
+  static final Duration FORGET_AFTER = Duration.ofMinutes(70);
+
+  /** One series: an event of {@code reason} and {@code type} about one object in one scope. */
+  public record Series(String objectName, String objectUid, String scope, String type, String reason) {
+
+    /** A valid, stable Event name: the object's name, a dot, a digest of the key. */
+    public String eventName() {
+      String prefix = objectName.length() > 200 ? objectName.substring(0, 200) : objectName;
+      return prefix + "." + digest(objectUid + "\n" + scope + "\n" + type + "\n" + reason);
+    }
+
+    String scopeKey() {
+      return objectUid + "\n" + scope;
+    }
+  }
+
+  /** What to do with an occurrence. */
+  public sealed interface Decision {}
+
+  /** Create the series' Event object with this count. */
+  public record Create(int count) implements Decision {}
+
+  /** Set the existing object's count (and message, last timestamp) to this. */
+  public record Update(int count) implements Decision {}
+
+  /** Counted; goes out with the series' next update. */
+  public record Fold(int count) implements Decision {}
+
+  /** Not written: the scope already has its cap of non-outcome series. */
+  public record Capped() implements Decision {}
+
+  private static final class SeriesState {
+    int occurred;
+    int written; // 0: no object known to exist
+    long writtenAtNanos;
+  }
+
+  private static final class Scope {
+    final Map<Series, SeriesState> series = new HashMap<>();
+    int capped; // non-outcome series admitted
+  }
+
+  private final Cache<String, Scope> scopes;
+  private final Ticker ticker;
+  private final Duration updateInterval;
+  private final int maxSeries;
+
+  public EventSeriesBook() {
+    this(Ticker.systemTicker(), UPDATE_INTERVAL, MAX_SERIES_PER_SCOPE);
+  }
+
+  EventSeriesBook(Ticker ticker, Duration updateInterval, int maxSeries) {
+    this.ticker = ticker;
+    this.updateInterval = updateInterval;
+    this.maxSeries = maxSeries;
+    this.scopes =
+        CacheBuilder.newBuilder()
+            .maximumSize(50_000)
+            .expireAfterAccess(FORGET_AFTER.toNanos(), TimeUnit.NANOSECONDS)
+            .ticker(ticker)
+            .build();
+  }
+
+  /** One more occurrence of {@code series}. */
+  public synchronized Decision occurred(Series series, boolean outcome) {
+    Scope scope = scope(series);
+    SeriesState state = scope.series.get(series);
+    if (state == null) {
+      if (!outcome) {
+        if (scope.capped >= maxSeries) {
+          return new Capped();
+        }
+        scope.capped++;
+      }
+      state = new SeriesState();
+      scope.series.put(series, state);
+    }
+    state.occurred++;
+    if (state.written == 0) {
+      return new Create(state.occurred);
+    }
+    if (outcome || ticker.read() - state.writtenAtNanos >= updateInterval.toNanos()) {
+      return new Update(state.occurred);
+    }
+    return new Fold(state.occurred);
+  }
+
+  /**
+   * The API now holds {@code count} for the series (more than we counted when an object from an
+   * earlier run was found and added to).
+   */
+  public synchronized void written(Series series, int count) {
+    SeriesState state = scope(series).series.computeIfAbsent(series, s -> new SeriesState());
+    state.occurred = Math.max(state.occurred, count);
+    state.written = count;
+    state.writtenAtNanos = ticker.read();
+  }
+
+  /** The series' object is gone (expired or deleted): the next occurrence creates it again. */
+  public synchronized void vanished(Series series) {
+    SeriesState state = scope(series).series.get(series);
+    if (state != null) {
+      state.written = 0;
+    }
+  }
+
+  private Scope scope(Series series) {
+    try {
+      return scopes.get(series.scopeKey(), Scope::new);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static String digest(String key) {
+    try {
+      byte[] hash = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(hash, 0, 8);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

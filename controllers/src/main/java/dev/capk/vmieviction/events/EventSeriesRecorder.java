@@ -1,0 +1,146 @@
+package dev.capk.vmieviction.events;
+
+import com.google.gson.JsonObject;
+import dev.capk.vmieviction.events.EventSeriesBook.Capped;
+import dev.capk.vmieviction.events.EventSeriesBook.Create;
+import dev.capk.vmieviction.events.EventSeriesBook.Decision;
+import dev.capk.vmieviction.events.EventSeriesBook.Fold;
+import dev.capk.vmieviction.events.EventSeriesBook.Series;
+import dev.capk.vmieviction.events.EventSeriesBook.Update;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.CoreV1Event;
+import io.kubernetes.client.openapi.models.V1EventSource;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1ObjectReference;
+import java.time.Clock;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes core/v1 Events as series (one object per object, scope, type and reason, its count and
+ * message updated), as {@link EventSeriesBook} decides. Synchronous and best effort: one attempt per
+ * call, never throws, failures logged (never as errors) and retried by the series' next occurrence.
+ *
+ * <p>Where client-java falls short, and why this is not its {@code LegacyEventBroadcaster}: its spam
+ * filter drops every event of an object beyond 25 (outcomes included); once ten messages of a reason
+ * differ it creates the combined event twice (the second answered 409, logged as an ERROR); its
+ * update patch embeds the message in JSON unescaped; and it has no events.k8s.io series recorder.
+ */
+public final class EventSeriesRecorder {
+
+  private static final Logger log = LoggerFactory.getLogger(EventSeriesRecorder.class);
+
+  /** The API server refuses event messages longer than this. */
+  public static final int MAX_MESSAGE = 1024;
+
+  private final EventSeriesBook book;
+  private final EventStore store;
+  private final String component;
+  private final Set<String> outcomeReasons;
+  private final Clock clock;
+
+  /**
+   * @param outcomeReasons reasons written at every occurrence, never capped nor delayed
+   */
+  public EventSeriesRecorder(
+      EventSeriesBook book, EventStore store, String component, Set<String> outcomeReasons, Clock clock) {
+    this.book = book;
+    this.store = store;
+    this.component = component;
+    this.outcomeReasons = Set.copyOf(outcomeReasons);
+    this.clock = clock;
+  }
+
+  /**
+   * One occurrence of an event about {@code involved} (its name, uid, kind, apiVersion and, when
+   * namespaced, namespace). {@code scope} separates series of the same object, e.g. one evacuation.
+   */
+  public void record(V1ObjectReference involved, String scope, boolean warning, String reason, String message) {
+    String type = warning ? "Warning" : "Normal";
+    Series series = new Series(involved.getName(), String.valueOf(involved.getUid()), scope, type, reason);
+    Decision decision = book.occurred(series, outcomeReasons.contains(reason));
+    String namespace = involved.getNamespace() == null || involved.getNamespace().isEmpty()
+        ? "default" // cluster-scoped objects (Nodes): where the kubelet's events go
+        : involved.getNamespace();
+    String text = truncate(message);
+    try {
+      if (decision instanceof Create c) {
+        create(series, namespace, involved, type, reason, text, c.count());
+      } else if (decision instanceof Update u) {
+        update(series, namespace, involved, type, reason, text, u.count());
+      } else if (decision instanceof Capped) {
+        log.debug("event not recorded, series cap reached object={}/{} reason={}", namespace, involved.getName(), reason);
+      }
+      // Fold: counted, written with the next update.
+    } catch (Exception e) {
+      log.info("event not recorded object={}/{} kind={} reason={} error=\"{}\"",
+          namespace, involved.getName(), involved.getKind(), reason, store.describe(e));
+    }
+  }
+
+  private void create(Series series, String namespace, V1ObjectReference involved, String type, String reason,
+      String message, int count) throws Exception {
+    OffsetDateTime now = now();
+    CoreV1Event event =
+        new CoreV1Event()
+            .metadata(new V1ObjectMeta().name(series.eventName()).namespace(namespace))
+            .involvedObject(involved)
+            .type(type)
+            .reason(reason)
+            .message(message)
+            .source(new V1EventSource().component(component))
+            .reportingComponent(component)
+            .firstTimestamp(now)
+            .lastTimestamp(now)
+            .count(count);
+    try {
+      store.create(event);
+      book.written(series, count);
+    } catch (ApiException e) {
+      if (e.getCode() != 409) {
+        throw e;
+      }
+      // Written by an earlier run of the controller (names are stable): add to its count.
+      CoreV1Event existing = store.read(namespace, series.eventName());
+      int total = (existing.getCount() == null ? 1 : existing.getCount()) + count;
+      store.mergePatch(namespace, series.eventName(), updatePatch(message, total, now));
+      book.written(series, total);
+    }
+  }
+
+  private void update(Series series, String namespace, V1ObjectReference involved, String type, String reason,
+      String message, int count) throws Exception {
+    try {
+      store.mergePatch(namespace, series.eventName(), updatePatch(message, count, now()));
+      book.written(series, count);
+    } catch (ApiException e) {
+      if (e.getCode() != 404) {
+        throw e;
+      }
+      // Expired (the API server keeps events for an hour) or deleted: start the object again.
+      book.vanished(series);
+      create(series, namespace, involved, type, reason, message, count);
+    }
+  }
+
+  /** Exactly the fields an update changes, JSON-escaped by Gson. */
+  static String updatePatch(String message, int count, OffsetDateTime now) {
+    JsonObject patch = new JsonObject();
+    patch.addProperty("count", count);
+    patch.addProperty("message", message);
+    patch.addProperty("lastTimestamp", now.toInstant().toString());
+    return patch.toString();
+  }
+
+  private OffsetDateTime now() {
+    return OffsetDateTime.ofInstant(clock.instant().truncatedTo(ChronoUnit.SECONDS), ZoneOffset.UTC);
+  }
+
+  public static String truncate(String message) {
+    return message.length() <= MAX_MESSAGE ? message : message.substring(0, MAX_MESSAGE - 3) + "...";
+  }
+}

@@ -1,0 +1,139 @@
+package dev.capk.vmieviction.events;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.common.base.Ticker;
+import dev.capk.vmieviction.events.EventSeriesBook.Capped;
+import dev.capk.vmieviction.events.EventSeriesBook.Create;
+import dev.capk.vmieviction.events.EventSeriesBook.Decision;
+import dev.capk.vmieviction.events.EventSeriesBook.Fold;
+import dev.capk.vmieviction.events.EventSeriesBook.Series;
+import dev.capk.vmieviction.events.EventSeriesBook.Update;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** What each occurrence of an event does, as a table of occurrences and the decisions they get. */
+class EventSeriesBookTest {
+
+  static final Duration INTERVAL = Duration.ofSeconds(30);
+  static final int CAP = 3;
+
+  final AtomicLong nanos = new AtomicLong();
+  final EventSeriesBook book = new EventSeriesBook(new Ticker() {
+    @Override
+    public long read() {
+      return nanos.get();
+    }
+  }, INTERVAL, CAP);
+
+  /** An occurrence: after {@code afterSeconds}, {@code reason} in {@code scope}; outcome or not. */
+  record Occurrence(int afterSeconds, String scope, String reason, boolean outcome) {}
+
+  static Occurrence at(int afterSeconds, String reason) {
+    return new Occurrence(afterSeconds, "evacuation-1", reason, false);
+  }
+
+  static Occurrence outcome(int afterSeconds, String reason) {
+    return new Occurrence(afterSeconds, "evacuation-1", reason, true);
+  }
+
+  static Occurrence in(String scope, String reason) {
+    return new Occurrence(0, scope, reason, false);
+  }
+
+  static Stream<Arguments> table() {
+    return Stream.of(
+        Arguments.of("the first occurrence creates the series",
+            List.of(at(0, "DrainBlocked")),
+            List.of(new Create(1))),
+        Arguments.of("repeats within the interval are counted and go out with the next update",
+            List.of(at(0, "DrainBlocked"), at(1, "DrainBlocked"), at(1, "DrainBlocked"), at(30, "DrainBlocked"),
+                at(1, "DrainBlocked")),
+            List.of(new Create(1), new Fold(2), new Fold(3), new Update(4), new Fold(5))),
+        Arguments.of("non-outcome series beyond the cap are dropped, their repeats too; earlier series still update",
+            List.of(at(0, "A"), at(0, "B"), at(0, "C"), at(0, "D"), at(60, "D"), at(0, "A")),
+            List.of(new Create(1), new Create(1), new Create(1), new Capped(), new Capped(), new Update(2))),
+        Arguments.of("outcomes are written past the cap, and every repeat at once",
+            List.of(at(0, "A"), at(0, "B"), at(0, "C"), outcome(0, "DrainSucceeded"), outcome(0, "VMIDeleted"),
+                outcome(1, "VMIDeleted")),
+            List.of(new Create(1), new Create(1), new Create(1), new Create(1), new Create(1), new Update(2))),
+        Arguments.of("another evacuation has its own series and its own cap",
+            List.of(in("evacuation-1", "A"), in("evacuation-1", "B"), in("evacuation-1", "C"),
+                in("evacuation-1", "DrainBlocked"), in("evacuation-2", "DrainBlocked"),
+                in("evacuation-2", "DrainBlocked")),
+            List.of(new Create(1), new Create(1), new Create(1), new Capped(), new Create(1), new Fold(2))));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("table")
+  void eachOccurrenceGetsItsDecision(String behaviour, List<Occurrence> occurrences, List<Decision> expected) {
+    List<Decision> got = new ArrayList<>();
+    for (Occurrence o : occurrences) {
+      nanos.addAndGet(Duration.ofSeconds(o.afterSeconds()).toNanos());
+      Series s = series(o.scope(), o.reason());
+      Decision d = book.occurred(s, o.outcome());
+      got.add(d);
+      // The API took every write.
+      if (d instanceof Create c) {
+        book.written(s, c.count());
+      } else if (d instanceof Update u) {
+        book.written(s, u.count());
+      }
+    }
+    assertEquals(expected, got, behaviour);
+  }
+
+  @Test
+  void aWriteThatFailedIsRetriedByTheNextOccurrenceWithEverythingCounted() {
+    Series s = series("evacuation-1", "DrainBlocked");
+    assertEquals(new Create(1), book.occurred(s, false)); // the API did not take it
+    assertEquals(new Create(2), book.occurred(s, false));
+    book.written(s, 2);
+    nanos.addAndGet(INTERVAL.toNanos());
+    assertEquals(new Update(3), book.occurred(s, false)); // not taken either
+    assertEquals(new Update(4), book.occurred(s, false), "still due: the last write is older than the interval");
+  }
+
+  @Test
+  void aSeriesWhoseObjectVanishedIsCreatedAgainWithItsCount() {
+    Series s = series("evacuation-1", "DrainBlocked");
+    book.written(s, 1);
+    book.vanished(s);
+    assertEquals(new Create(2), book.occurred(s, false));
+  }
+
+  @Test
+  void aSeriesFoundFromAnEarlierRunContinuesItsCount() {
+    Series s = series("evacuation-1", "DrainBlocked");
+    assertEquals(new Create(1), book.occurred(s, false));
+    book.written(s, 7); // the object existed with 6
+    nanos.addAndGet(INTERVAL.toNanos());
+    assertEquals(new Update(8), book.occurred(s, false));
+  }
+
+  @Test
+  void eventNamesAreStablePerSeriesDistinctAcrossSeriesAndValid() {
+    Series a = series("evacuation-1", "DrainBlocked");
+    assertEquals(a.eventName(), series("evacuation-1", "DrainBlocked").eventName());
+    assertNotEquals(a.eventName(), series("evacuation-2", "DrainBlocked").eventName());
+    assertNotEquals(a.eventName(), series("evacuation-1", "DrainSucceeded").eventName());
+    assertNotEquals(a.eventName(),
+        new Series("vm-1", "uid-1", "evacuation-1", "Normal", "DrainBlocked").eventName());
+    String longName = "n".repeat(253);
+    String name = new Series(longName, "uid", "", "Normal", "GuestNodeCordoned").eventName();
+    assertTrue(name.length() <= 253 && name.matches("[a-z0-9]([-a-z0-9.]*[a-z0-9])?"), name);
+  }
+
+  static Series series(String scope, String reason) {
+    return new Series("vm-1", "uid-1", scope, "Warning", reason);
+  }
+}
