@@ -1,0 +1,109 @@
+package dev.capk.vmieviction.eviction;
+
+import io.kubernetes.client.extended.workqueue.ratelimiter.ItemExponentialFailureRateLimiter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * What this process remembers about the evacuations under way, keyed by VMI ({@code namespace/name})
+ * and checked against its UID. Nothing here is needed for correctness after a restart (the API holds
+ * the drain start and our cordon marks); it keeps the deadline from moving later within a run, the
+ * backoff after failures, the last obstacle for the deadline warning, and the in-progress gauge.
+ *
+ * <p>The framework's {@code Result(true, delay)} requeues with {@code addAfter} and does not touch
+ * the work queue's per-item failure counter, so the backoff is kept here, where it can be capped at
+ * the deadline.
+ */
+final class EvacuationMemory {
+
+  private record KnownStart(String uid, Instant start) {
+    KnownStart earlier(KnownStart other) {
+      if (!uid.equals(other.uid)) {
+        return other; // a new VMI under the same name: its own evacuation
+      }
+      return other.start.isBefore(start) ? other : this;
+    }
+  }
+
+  private final EvictionMetrics metrics;
+  private final ItemExponentialFailureRateLimiter<String> failures;
+  /** Last known obstacle per VMI UID, named in the deadline warning. */
+  private final Map<String, String> blockers = new ConcurrentHashMap<>();
+  /** VMI key to UID of the VMIs being evacuated, for the in-progress gauge. */
+  private final Map<String, String> inProgress = new ConcurrentHashMap<>();
+  /**
+   * The earliest drain start seen or written per VMI: the annotation can be rewritten by anyone,
+   * this record cannot, so the deadline only moves earlier. After a restart the annotation is the
+   * record again.
+   */
+  private final Map<String, KnownStart> knownStarts = new ConcurrentHashMap<>();
+
+  EvacuationMemory(EvictionMetrics metrics, Duration maxFailureBackoff) {
+    this.metrics = metrics;
+    this.failures = new ItemExponentialFailureRateLimiter<>(Duration.ofSeconds(1), maxFailureBackoff);
+  }
+
+  /** The next delay after one more failure of this VMI's step (exponential, bounded). */
+  Duration backoff(String key) {
+    return failures.when(key);
+  }
+
+  /** The step succeeded: the next failure starts the backoff afresh. */
+  void succeeded(String key) {
+    failures.forget(key);
+  }
+
+  Optional<Instant> knownStart(String key, String uid) {
+    KnownStart known = knownStarts.get(key);
+    return known != null && known.uid().equals(uid) ? Optional.of(known.start()) : Optional.empty();
+  }
+
+  void recordStart(String key, String uid, Instant start) {
+    knownStarts.merge(key, new KnownStart(uid, start), KnownStart::earlier);
+  }
+
+  void underWay(String key, String uid) {
+    if (inProgress.put(key, uid) == null) {
+      metrics.setInProgress(inProgress.size());
+    }
+  }
+
+  void blockedBy(String uid, String obstacle) {
+    blockers.put(uid, obstacle);
+  }
+
+  Optional<String> blocker(String uid) {
+    return Optional.ofNullable(blockers.get(uid));
+  }
+
+  /**
+   * The evacuation of this VMI is over (deleted, called off, left to KubeVirt). With {@code
+   * keepStart} the earliest start is kept: a VMI whose strategy flips away from External and back
+   * must not get a later deadline.
+   */
+  void ended(String key, String uid, boolean keepStart) {
+    if (!keepStart) {
+      knownStarts.remove(key);
+    }
+    if (uid != null) {
+      blockers.remove(uid);
+    }
+    if (inProgress.remove(key) != null) {
+      metrics.setInProgress(inProgress.size());
+    }
+  }
+
+  /** The VMI is gone: forget everything about it. */
+  void gone(String key) {
+    failures.forget(key);
+    knownStarts.remove(key);
+    String uid = inProgress.remove(key);
+    if (uid != null) {
+      blockers.remove(uid);
+      metrics.setInProgress(inProgress.size());
+    }
+  }
+}

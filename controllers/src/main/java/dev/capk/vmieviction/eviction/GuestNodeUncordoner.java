@@ -1,0 +1,116 @@
+package dev.capk.vmieviction.eviction;
+
+import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.CONFLICT_RETRY;
+import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.DONE;
+
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
+import dev.capk.vmieviction.workload.GuestAccessException;
+import io.kubernetes.client.extended.controller.reconciler.Result;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1Node;
+import java.time.Duration;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * After an evacuation: once the recreated VMI runs and its guest node is Ready, uncordon the node
+ * this controller cordoned (and only such a node: the mark says whose cordon it is). {@link
+ * UncordonDecision} decides; this class carries the decision out.
+ */
+final class GuestNodeUncordoner {
+
+  private static final Logger log = LoggerFactory.getLogger(GuestNodeUncordoner.class);
+
+  private final GuestConnector guests;
+  private final VmiEvents events;
+  private final CordonMarks marks;
+  private final EvacuationMemory memory;
+  private final Duration retryInterval;
+
+  GuestNodeUncordoner(
+      GuestConnector guests, VmiEvents events, CordonMarks marks, EvacuationMemory memory, Duration retryInterval) {
+    this.guests = guests;
+    this.events = events;
+    this.marks = marks;
+    this.memory = memory;
+    this.retryInterval = retryInterval;
+  }
+
+  Result check(String key, VirtualMachineInstance vmi) {
+    String uid = vmi.getMetadata().getUid();
+    if (vmi.getStatus() == null
+        || !VirtualMachineInstanceStatus.PHASE_RUNNING.equals(vmi.getStatus().getPhase())) {
+      return DONE; // an update will come when it runs
+    }
+    if (marks.knownUnmarked(uid)) {
+      return DONE;
+    }
+    Guest guest;
+    try {
+      guest = guests.connect(vmi, Optional.empty());
+    } catch (GuestAccessException e) {
+      switch (e.reason()) {
+        case MissingClusterLabel, ClusterNamespaceRefused, ClusterNotFound, KubeconfigSecretNotFound -> {
+          // No guest cluster to go to: nothing of ours can be there. Not an error for this VMI.
+          marks.noteUnmarked(uid);
+          return DONE;
+        }
+        default -> {
+          log.info("uncordon check postponed vmi={} reason={} detail=\"{}\"", key, e.reason(), e.getMessage());
+          return new Result(true, memory.backoff(key));
+        }
+      }
+    }
+    try {
+      if (!marks.markedNodes(guest).mayHoldNodeOf(vmi.getMetadata().getName())) {
+        return noMark(key, uid);
+      }
+      Optional<V1Node> found = guest.findNode(vmi.getMetadata().getName());
+      if (found.isEmpty()) {
+        return noMark(key, uid);
+      }
+      V1Node node = found.get();
+      String nodeName = node.getMetadata().getName();
+      switch (UncordonDecision.of(node, vmi)) {
+        case NOT_OURS -> {
+          return noMark(key, uid);
+        }
+        case REMOVE_MARK -> {
+          marks.changing(guest, () -> guest.removeMark(node));
+          log.info("guest node already schedulable, mark removed vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
+          return noMark(key, uid);
+        }
+        case WAIT -> {
+          log.debug("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
+          return new Result(true, retryInterval);
+        }
+        case UNCORDON -> {
+          marks.changing(guest, () -> guest.uncordonAndUnmark(node));
+          log.info("guest node uncordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
+          events.normal(vmi, EventReasons.UNCORDONED,
+              "Uncordoned guest node " + nodeName + " in cluster " + guest.cluster() + ": the VMI runs again");
+          guest.nodeEvent(node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
+          return noMark(key, uid);
+        }
+        default -> {
+          return DONE;
+        }
+      }
+    } catch (GuestAccessException e) {
+      log.info("uncordon check postponed vmi={} reason={} detail=\"{}\"", key, e.reason(), e.getMessage());
+      return new Result(true, memory.backoff(key));
+    } catch (ApiException e) {
+      log.info("uncordon check postponed vmi={} code={}", key, e.getCode());
+      return new Result(true, e.getCode() == 409 ? CONFLICT_RETRY : memory.backoff(key));
+    }
+  }
+
+  /** Nothing (more) of ours on this VMI's node: no need to look again. */
+  private Result noMark(String key, String uid) {
+    marks.noteUnmarked(uid);
+    memory.succeeded(key);
+    return DONE;
+  }
+}
