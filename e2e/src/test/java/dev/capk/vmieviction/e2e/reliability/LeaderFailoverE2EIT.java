@@ -28,8 +28,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Two replicas with leader election: the leader is SIGKILLed mid-evacuation; the standby takes the
- * Lease once it expires (judged by the Lease's own timestamps) and finishes every evacuation; no VMI
- * is deleted twice.
+ * Lease only once it has expired (judged by the Lease's own timestamps) and finishes every
+ * evacuation; no VMI is deleted twice.
  */
 class LeaderFailoverE2EIT {
     @RegisterExtension static final LocalClusterExtension infra = LocalClusterExtension.shared("e2e-infra", LocalCluster.Builder::withAll);
@@ -62,7 +62,7 @@ class LeaderFailoverE2EIT {
                 "--leader-elect", "--leader-election-namespace=default", "--leader-election-id=" + LEASE,
                 "--leader-election-lease-duration=" + LEASE_DURATION.toSeconds() + "s",
                 // A standby notices an expired lease within about 2.2 retry periods (the elector's
-                // jitter): 1 s keeps that inside the 5 s the takeover may take beyond the lease.
+                // jitter): 1 s keeps the takeover, and so the test, short.
                 "--leader-election-retry-period=1s"));
         flags.addAll(world.controllerNamespaceFlags());
         for (String name : List.of("ha-1", "ha-2")) {
@@ -89,7 +89,8 @@ class LeaderFailoverE2EIT {
             Duration gap = Duration.between(renewed, acquired);
             System.out.printf("leader failover: lease taken %d ms after the dead leader's last renewal (lease %ds)%n",
                     gap.toMillis(), LEASE_DURATION.toSeconds());
-            assertTrue(gap.compareTo(LEASE_DURATION.plusSeconds(5)) <= 0,
+            // Never a live lease: the standby waits for the dead leader's lease to expire.
+            assertTrue(gap.compareTo(LEASE_DURATION) >= 0,
                     "the standby took the lease " + gap + " after the last renewal, lease duration " + LEASE_DURATION);
 
             Kubectl.Result result = drain.get();

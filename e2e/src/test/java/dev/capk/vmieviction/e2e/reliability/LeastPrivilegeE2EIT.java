@@ -27,7 +27,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * The controller needs no more than the RBAC in config/: the whole evacuation runs with it
  * authenticated as its ServiceAccount (with leader election); without one permission it says clearly
- * what it was refused.
+ * what it was refused. config/default grants nothing on infra Nodes and Pods: that comes only with
+ * the opt-in NodeMaintenance component.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class LeastPrivilegeE2EIT {
@@ -63,6 +64,22 @@ class LeastPrivilegeE2EIT {
 
     @Test
     @Order(1)
+    void withoutTheNodeMaintenanceComponentTheControllerMayNotTouchInfraNodesOrPods() {
+        Kubectl k = infra.cluster().kubectl();
+        String as = "--as=system:serviceaccount:" + ControllerServiceAccount.NAMESPACE + ":" + ControllerServiceAccount.NAME;
+        for (List<String> request : List.of(List.of("patch", "nodes"), List.of("create", "pods/eviction"),
+                List.of("delete", "pods"), List.of("list", "nodemaintenances.nodemaintenance.medik8s.io"))) {
+            // kubectl auth can-i prints "no" and exits 1 when the request would be refused.
+            Kubectl.Result r = k.run(null, Duration.ofSeconds(10), "auth", "can-i", request.get(0), request.get(1), "--all-namespaces", as);
+            assertEquals("no", r.stdout().strip(), String.join(" ", request) + ": " + r.stderr());
+        }
+        Kubectl.Result allowed = k.run(null, Duration.ofSeconds(10), "auth", "can-i", "delete",
+                "virtualmachineinstances.kubevirt.io", "--all-namespaces", as);
+        assertEquals("yes", allowed.stdout().strip(), "the check itself works: " + allowed.stderr());
+    }
+
+    @Test
+    @Order(2)
     void theWholeEvacuationRunsWithTheShippedRbac() {
         String uid = world.vmiUid(tenant, "rbac-a-0");
         Kubectl.Result drain = world.drainInfraNode(world.infraNodes().get(0), Duration.ofMinutes(3));
@@ -78,7 +95,7 @@ class LeastPrivilegeE2EIT {
     }
 
     @Test
-    @Order(2)
+    @Order(3)
     void withoutPermissionToDeleteVmisTheRefusalIsReportedClearly() {
         Kubectl k = infra.cluster().kubectl();
         // The shipped role, less "delete" on virtualmachineinstances.

@@ -390,12 +390,19 @@ class VmiEvictionControllerIT {
 
     // A kubeconfig whose identity the guest does not authorise: the new client is used at once.
     EvictionFixture.kubeconfigSecret(infra, BROKEN_NS, cluster, guest.kubeconfigFor("nobody", "nobody-group"));
-    awaitEvent(infra, BROKEN_NS, vm, "GuestAPIForbidden");
+    CoreV1Event forbidden = awaitEvent(infra, BROKEN_NS, vm, "GuestAPIForbidden");
+    assertEquals("Warning", forbidden.getType());
+    assertEquals(1, podsOn(guest, guestNs, vm).size(), "nothing evicted with an identity the guest refuses");
 
+    // Back to an authorised identity: the drain goes on through the newest Secret.
     EvictionFixture.kubeconfigSecret(infra, BROKEN_NS, cluster, guest.adminKubeconfigYaml());
     guest.kubectl().runOrFail(null, "-n", guestNs, "delete", "pdb", "keep-pdb");
     awaitDeleted(infra, BROKEN_NS, vm, uid);
-    awaitEvent(infra, BROKEN_NS, vm, "DrainSucceeded");
+    CoreV1Event drained = awaitEvent(infra, BROKEN_NS, vm, "DrainSucceeded");
+    assertEquals("Normal", drained.getType());
+    assertTrue(podsOn(guest, guestNs, vm).stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() != null),
+        "the pod was evicted from the guest node");
+    assertTrue(event(infra, BROKEN_NS, vm, "DrainDeadlinePassed").isEmpty(), "drained, not timed out");
   }
 
   @Test

@@ -29,8 +29,9 @@ import java.util.Optional;
 
 /**
  * Builds NodeMaintenance scenarios on a local cluster: the CRD from {@code config/crd}, the
- * controller running as a ServiceAccount bound only to {@code config/rbac/nodemaintenance_role.yaml}
- * (so a missing permission fails the tests), kwok nodes, pods bound straight to a node.
+ * controller running as a ServiceAccount bound only to the RBAC of the opt-in component
+ * {@code config/components/node-maintenance} (so a missing permission fails the tests), kwok nodes,
+ * pods bound straight to a node.
  */
 final class MaintenanceFixture {
   static final Duration WAIT = Duration.ofSeconds(90);
@@ -46,7 +47,11 @@ final class MaintenanceFixture {
     c.kubectl().runOrFail(null, "wait", "--for=condition=Established", "--timeout=60s", "-f", crd.toString());
   }
 
-  /** A kubeconfig holding a token of a ServiceAccount with exactly the NodeMaintenance RBAC. */
+  /**
+   * Applies the component {@code config/components/node-maintenance} (CRD, role and binding) beside
+   * the controller's ServiceAccount, and returns a kubeconfig holding a token of that ServiceAccount:
+   * exactly the NodeMaintenance RBAC, as a deployment with the component enabled grants it.
+   */
   static String controllerKubeconfig(LocalCluster c) throws Exception {
     c.kubectl().apply("""
         apiVersion: v1
@@ -54,9 +59,8 @@ final class MaintenanceFixture {
         metadata: {name: %s}
         """.formatted(CONTROLLER_NS));
     Path dir = Files.createTempDirectory("nm-rbac");
-    Path rbac = RepoPaths.root().resolve("config/rbac");
-    Files.copy(rbac.resolve("service_account.yaml"), dir.resolve("service_account.yaml"));
-    Files.copy(rbac.resolve("nodemaintenance_role.yaml"), dir.resolve("nodemaintenance_role.yaml"));
+    Files.copy(RepoPaths.root().resolve("config/rbac/service_account.yaml"), dir.resolve("service_account.yaml"));
+    Path component = RepoPaths.root().resolve("config/components/node-maintenance").toAbsolutePath().normalize();
     Files.writeString(dir.resolve("kustomization.yaml"), """
         apiVersion: kustomize.config.k8s.io/v1beta1
         kind: Kustomization
@@ -64,8 +68,11 @@ final class MaintenanceFixture {
         namePrefix: %s
         resources:
         - service_account.yaml
-        - nodemaintenance_role.yaml
-        """.formatted(CONTROLLER_NS, PREFIX));
+        components:
+        - %s
+        """.formatted(CONTROLLER_NS, PREFIX,
+            // kustomize takes components by relative path only
+            dir.toAbsolutePath().relativize(component)));
     c.kubectl().runOrFail(null, "apply", "-k", dir.toString());
     AuthenticationV1TokenRequest issued = new CoreV1Api(c.client())
         .createNamespacedServiceAccountToken(PREFIX + "vmi-eviction-controller", CONTROLLER_NS,

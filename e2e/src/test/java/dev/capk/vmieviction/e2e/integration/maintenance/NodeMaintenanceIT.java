@@ -45,7 +45,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * NodeMaintenance against a real control plane (kube-apiserver, kube-controller-manager computing
  * PDB status and node taints, kwok running the pods): the controller runs in this JVM as a
- * ServiceAccount bound only to config/rbac/nodemaintenance_role.yaml.
+ * ServiceAccount bound only to the RBAC of the component config/components/node-maintenance.
  */
 class NodeMaintenanceIT {
 

@@ -71,8 +71,15 @@ class KubeVirtStandInIT {
             return !now.isBlank() && !now.equals(uid);
         });
         awaitRunning(k, ns, "vm-re");
+        String newUid = k.runOrFail(null, "-n", ns, "get", "vmi", "vm-re", "-o", "jsonpath={.metadata.uid}");
+        assertNotEquals(uid, newUid);
+        assertEquals("VirtualMachine/vm-re", k.runOrFail(null, "-n", ns, "get", "vmi", "vm-re",
+                "-o", "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}"), "the VM owns its new VMI");
         Await.until("guest hook told of the restart", Duration.ofSeconds(30),
-                () -> hookCalls.contains("stopped " + ns + "/vm-re") && hookCalls.stream().filter(("running " + ns + "/vm-re")::equals).count() == 2);
+                () -> hookCalls.stream().filter(("running " + ns + "/vm-re")::equals).count() == 2);
+        List<String> calls = hookCalls.stream().filter(c -> c.endsWith(" " + ns + "/vm-re")).toList();
+        assertEquals(List.of("running " + ns + "/vm-re", "stopped " + ns + "/vm-re", "running " + ns + "/vm-re"), calls,
+                "the guest node stops with the old VMI and runs again with the new one");
     }
 
     @Test
