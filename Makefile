@@ -21,7 +21,7 @@ soak: binaries
 	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" $(MVN) verify -pl e2e -am -Dtest=none \
 	  -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=CrashTrialsE2EIT -Dcapk.crashTrials=$${TRIALS:-20}
 
-## e2e: the four end-to-end scenarios alone, on BACKEND=local (default), k3s (needs Docker) or kubeconfig
+## e2e: the three end-to-end scenarios alone, on BACKEND=local (default), k3s (needs Docker) or kubeconfig
 ##      (INFRA_KUBECONFIG, GUEST_A_KUBECONFIG, GUEST_B_KUBECONFIG; WEBHOOK_HOST: how those API servers reach this machine)
 BACKEND ?= local
 e2e: binaries
