@@ -7,6 +7,7 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
 import dev.capk.vmieviction.drain.ApiStatus;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
+import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestCalls;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
@@ -312,7 +313,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     String origin =
         deadline.source() == Deadline.Source.CAPK_GRACE_TIME
             ? "annotation " + EvictionAnnotations.CAPK_DELETION_GRACE_TIME
-            : "drain timeout " + settings.drainTimeout().toString().substring(2).toLowerCase() + " from start " + DrainStartTime.format(start);
+            : "drain timeout " + GoDuration.format(settings.drainTimeout()) + " from start " + DrainStartTime.format(start);
     log.warn("drain deadline passed, deleting vmi={} deadline={} origin=\"{}\" blockers=\"{}\"",
         key, DrainStartTime.format(deadline.at()), origin, blocking);
     events.warning(vmi, EventReasons.DEADLINE_PASSED,

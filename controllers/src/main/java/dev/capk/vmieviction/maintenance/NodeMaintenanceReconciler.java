@@ -10,7 +10,7 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainResult;
 import dev.capk.vmieviction.drain.NodeNotFoundException;
-import dev.capk.vmieviction.drain.cli.GoDuration;
+import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;

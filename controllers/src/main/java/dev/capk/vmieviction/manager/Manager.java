@@ -15,6 +15,7 @@ import dev.capk.vmieviction.eviction.RecorderVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
+import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestClients;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.ControllerWatch;
@@ -227,8 +228,8 @@ public final class Manager implements AutoCloseable {
     log.info(
         "manager started namespaces={} selector=\"{}\" drainTimeout={} retryInterval={} attemptTimeout={} workers={} defaultStrategy={}",
         options.namespaces.isEmpty() ? "all" : options.namespaces, options.vmiLabelSelector,
-        GoDurations.format(options.drainTimeout), GoDurations.format(options.drainRetryInterval),
-        GoDurations.format(options.drainAttemptTimeout), options.workers, options.defaultEvictionStrategy);
+        GoDuration.format(options.drainTimeout), GoDuration.format(options.drainRetryInterval),
+        GoDuration.format(options.drainAttemptTimeout), options.workers, options.defaultEvictionStrategy);
     return this;
   }
 
