@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.drain;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Pod;
@@ -11,9 +12,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -146,7 +145,8 @@ public final class NodeDrainer {
         DeletionWaiter waiter = serverDryRun ? null
                 : new DeletionWaiter(api, lister, node, listing.resourceVersion(), tracker).start();
         int threads = Math.min(options.maxConcurrentEvictions(), plan.toEvict().size());
-        ExecutorService pool = Executors.newFixedThreadPool(threads, daemonThreads("drain-" + node + "-evict-"));
+        ExecutorService pool = Executors.newFixedThreadPool(threads, new ThreadFactoryBuilder()
+                .setNameFormat("drain-" + node.replace("%", "%%") + "-evict-%d").setDaemon(true).build());
         BudgetResolver budgets = new BudgetResolver(api);
         PodReader reader = new PodReader(api);
         boolean timedOut = false;
@@ -215,14 +215,5 @@ public final class NodeDrainer {
             throw new IllegalArgumentException("node name must not be empty");
         }
         return nodeName;
-    }
-
-    private static ThreadFactory daemonThreads(String prefix) {
-        AtomicInteger n = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, prefix + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
     }
 }

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.manager;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.api.kubevirt.KubeVirt;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
@@ -119,7 +120,7 @@ public final class Manager implements AutoCloseable {
             registry);
     closeables.add(guestClients);
     ScheduledExecutorService janitor =
-        Executors.newSingleThreadScheduledExecutor(daemon("guest-client-janitor"));
+        Executors.newSingleThreadScheduledExecutor(new ThreadFactoryBuilder().setNameFormat("guest-client-janitor").setDaemon(true).build());
     janitor.scheduleWithFixedDelay(guestClients::cleanUp, 1, 1, TimeUnit.MINUTES);
     closeables.add(janitor::shutdownNow);
 
@@ -149,7 +150,7 @@ public final class Manager implements AutoCloseable {
     // Per-item exponential backoff for unexpected reconcile failures (the framework's default
     // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
     RateLimitingQueue<Request> queue =
-        new DefaultRateLimitingQueue<>(Executors.newSingleThreadExecutor(daemon("vmi-workqueue")));
+        new DefaultRateLimitingQueue<>(Executors.newSingleThreadExecutor(new ThreadFactoryBuilder().setNameFormat("vmi-workqueue").setDaemon(true).build()));
     ControllerWatch<VirtualMachineInstance> watch =
         ControllerBuilder.controllerWatchBuilder(VirtualMachineInstance.class, queue)
             .withResyncPeriod(RESYNC)
@@ -378,13 +379,5 @@ public final class Manager implements AutoCloseable {
 
   private static Duration min(Duration a, Duration b) {
     return a.compareTo(b) <= 0 ? a : b;
-  }
-
-  private static java.util.concurrent.ThreadFactory daemon(String name) {
-    return r -> {
-      Thread t = new Thread(r, name);
-      t.setDaemon(true);
-      return t;
-    };
   }
 }
