@@ -1,6 +1,9 @@
 package dev.capk.vmieviction.drain;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
+import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Pod;
@@ -80,7 +83,8 @@ public final class NodeDrainer {
         requireNode(nodeName);
         Objects.requireNonNull(options, "options");
         long started = System.nanoTime();
-        Deadline deadline = Deadline.after(options.timeout());
+        // As kubectl's --timeout: zero means no timeout.
+        Deadline deadline = options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
         // Every request of this drain ends by its deadline, however slowly the server answers.
         RawApi api = this.api.until(deadline);
         SafeListener listener = new SafeListener(options.progressListener());

@@ -8,6 +8,7 @@ import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainResult;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.PodRef;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestCalls;
 import dev.capk.vmieviction.workload.GuestClient;
@@ -20,7 +21,6 @@ import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
-import io.kubernetes.client.util.ProxyContentTypeRequestBody;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -142,16 +142,8 @@ public final class GuestNodeDrainer implements Guest {
 
   private void patchNode(V1Node node, String patch, String what) throws GuestAccessException, ApiException {
     String name = node.getMetadata().getName();
-    client.call(what + " " + name, () -> asMergePatch(core.patchNode(name, new V1Patch(patch)).buildCall(null)),
+    client.call(what + " " + name, () -> RawApi.asMergePatch(client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
         V1Node.class);
-  }
-
-  /** The generated request offers JSON Patch; ours is a merge patch, so say so (as PatchUtils does). */
-  private okhttp3.Call asMergePatch(okhttp3.Call built) {
-    okhttp3.Request request = built.request();
-    return client.apiClient().getHttpClient().newCall(request.newBuilder()
-        .patch(new ProxyContentTypeRequestBody(request.body(), V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH))
-        .build());
   }
 
   @Override

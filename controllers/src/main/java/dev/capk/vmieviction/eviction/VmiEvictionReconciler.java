@@ -5,11 +5,11 @@ import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
-import dev.capk.vmieviction.drain.ApiStatus;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
-import dev.capk.vmieviction.workload.GuestCalls;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
@@ -183,11 +183,11 @@ public final class VmiEvictionReconciler implements Reconciler {
         // A 409 here is usually our own stale cache (the write before this one not seen yet): look
         // again at once. A known start keeps its deadline while the annotation cannot be fixed.
         return infraFailure(key, vmi, "recording the drain start", e,
-            decision instanceof DrainStartDecision.Restore ? Deadline.of(start, settings.drainTimeout(), capkGrace) : null);
+            decision instanceof DrainStartDecision.Restore ? EvacuationDeadline.of(start, settings.drainTimeout(), capkGrace, clock) : null);
       }
     }
     knownStarts.merge(key, new KnownStart(uid, start), KnownStart::earlier);
-    Deadline deadline = Deadline.of(start, settings.drainTimeout(), capkGrace);
+    Deadline deadline = EvacuationDeadline.of(start, settings.drainTimeout(), capkGrace, clock);
     if (decision instanceof DrainStartDecision.Restore restore) {
       String was = restore.raw() == null ? "" : " (to \"" + shorten(restore.raw()) + "\")";
       log.warn("drain start annotation {} mid-drain, restored vmi={} start={} deadline={}",
@@ -221,14 +221,14 @@ public final class VmiEvictionReconciler implements Reconciler {
     metrics.setInProgress(inProgress.size());
 
     // The deadline is checked before anything touches the guest cluster.
-    if (deadline.passed(now)) {
+    if (deadline.passed()) {
       return deadlineReached(key, vmi, start, deadline);
     }
 
     Guest guest;
     try {
       // From here on no guest request may run past the deadline.
-      guest = guests.connect(vmi, Optional.of(deadline.remaining(clock.instant())));
+      guest = guests.connect(vmi, Optional.of(deadline.remaining()));
     } catch (GuestAccessException e) {
       return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
     }
@@ -257,7 +257,7 @@ public final class VmiEvictionReconciler implements Reconciler {
             "Cordoned: infra VMI " + key + " is being evacuated from node " + Eligibility.evacuationNodeName(vmi));
       }
       boolean unreachable = NodeReadiness.of(node) == NodeReadiness.UNREACHABLE;
-      Duration passTimeout = deadline.passTimeout(clock.instant(), settings.attemptTimeout());
+      Duration passTimeout = EvacuationDeadline.passTimeout(deadline, settings.attemptTimeout());
       Instant passStart = clock.instant();
       DrainPass pass = guest.drain(nodeName, passTimeout, unreachable);
       metrics.drainPass(Duration.between(passStart, clock.instant()));
@@ -298,7 +298,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       }
       return guestFailure(key, vmi, deadline, GuestAccessException.Reason.GuestAPIError.name(),
           "guest cluster " + guest.cluster() + ": request failed: "
-              + GuestCalls.describe(e), true);
+              + ApiStatus.describeWithoutServerText(e), true);
     } catch (RuntimeException e) {
       // A bug or an unexpected answer: still capped at the deadline, never a hot loop.
       log.error("unexpected failure vmi={} cluster={} error={}", key, guest.cluster(), e.getClass().getName(), e);
@@ -311,7 +311,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     String uid = vmi.getMetadata().getUid();
     String blocking = blockers.getOrDefault(uid, "unknown (no drain pass seen by this controller instance)");
     String origin =
-        deadline.source() == Deadline.Source.CAPK_GRACE_TIME
+        EvacuationDeadline.fromCapkGraceTime(deadline, start, settings.drainTimeout())
             ? "annotation " + EvictionAnnotations.CAPK_DELETION_GRACE_TIME
             : "drain timeout " + GoDuration.format(settings.drainTimeout()) + " from start " + DrainStartTime.format(start);
     log.warn("drain deadline passed, deleting vmi={} deadline={} origin=\"{}\" blockers=\"{}\"",
@@ -484,7 +484,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       String key, VirtualMachineInstance vmi, Deadline deadline, String reason, String message, boolean event) {
     metrics.reconcileError(reason);
     blockers.put(vmi.getMetadata().getUid(), message);
-    Duration delay = deadline.cap(clock.instant(), failures.when(key));
+    Duration delay = EvacuationDeadline.requeueDelay(deadline, failures.when(key));
     log.warn("evacuation step failed vmi={} reason={} detail=\"{}\" retryIn={} deadline={}",
         key, reason, message, delay, DrainStartTime.format(deadline.at()));
     if (event) {
@@ -511,7 +511,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     events.warning(vmi, EventReasons.INFRA_API_ERROR, what + " failed: " + ApiStatus.describe(e));
     // Without a recorded start there is no deadline yet: plain bounded backoff.
     Duration delay = failures.when(key);
-    return new Result(true, deadline == null ? delay : deadline.cap(clock.instant(), delay));
+    return new Result(true, deadline == null ? delay : EvacuationDeadline.requeueDelay(deadline, delay));
   }
 
   /**
@@ -542,7 +542,7 @@ public final class VmiEvictionReconciler implements Reconciler {
   }
 
   private Result requeue(Deadline deadline, Duration wanted) {
-    return new Result(true, deadline.cap(clock.instant(), wanted));
+    return new Result(true, EvacuationDeadline.requeueDelay(deadline, wanted));
   }
 
   private void forgetEvacuation(VirtualMachineInstance vmi) {

@@ -14,6 +14,7 @@ import dev.capk.vmieviction.eviction.GuestNodeDrainer;
 import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
 import dev.capk.vmieviction.eviction.RecorderVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
 import dev.capk.vmieviction.time.GoDuration;
