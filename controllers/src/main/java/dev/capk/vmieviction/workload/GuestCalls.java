@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.workload;
 
+import dev.capk.vmieviction.kube.ApiStatus;
 import io.kubernetes.client.openapi.ApiException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -60,17 +61,8 @@ public final class GuestCalls {
     return t instanceof ApiException e && (e.getCode() == 401 || e.getCode() == 403);
   }
 
-  /**
-   * A description safe for logs and events: the HTTP status or the kind of I/O failure, never a
-   * response body (which may echo request content) or a URL with credentials.
-   */
+  /** {@link ApiStatus#describeWithoutServerText}; kept for GuestNodeDrainer's event code, which another change rewrites. */
   public static String describe(Throwable t) {
-    if (t instanceof ApiException e) {
-      if (e.getCode() != 0) {
-        return "HTTP " + e.getCode();
-      }
-      return e.getCause() == null ? "no response" : e.getCause().getClass().getSimpleName();
-    }
-    return t.getClass().getSimpleName();
+    return ApiStatus.describeWithoutServerText(t);
   }
 }
