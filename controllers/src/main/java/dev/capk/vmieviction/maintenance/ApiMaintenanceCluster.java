@@ -71,34 +71,20 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
 
   @Override
   public boolean addFinalizer(String name) throws ApiException {
-    for (int attempt = 1; ; attempt++) {
-      Answer read = api.execute(getCall(name));
-      if (read.code() == 404) {
-        return false;
-      }
-      JsonObject meta = json(read.orThrow()).getAsJsonObject("metadata");
-      if (meta.has("deletionTimestamp") && !meta.get("deletionTimestamp").isJsonNull()) {
-        return false;
-      }
-      List<String> finalizers = finalizers(meta);
-      if (finalizers.contains(NodeMaintenanceApi.FINALIZER)) {
-        return true;
-      }
-      finalizers.add(NodeMaintenanceApi.FINALIZER);
-      Answer a = api.execute(patchCall(name, finalizerPatch(meta, finalizers)));
-      if (a.code() == 409 && attempt < MAX_CONFLICTS) {
-        continue;
-      }
-      if (a.code() == 404) {
-        return false;
-      }
-      a.orThrow();
-      return true;
-    }
+    return changeFinalizer(name, true);
   }
 
   @Override
   public boolean removeFinalizer(String name) throws ApiException {
+    return changeFinalizer(name, false);
+  }
+
+  /**
+   * Adds or removes our finalizer, reading the object again after a conflict.
+   *
+   * @return false when the object is gone, being deleted (adding) or without our finalizer (removing)
+   */
+  private boolean changeFinalizer(String name, boolean add) throws ApiException {
     for (int attempt = 1; ; attempt++) {
       Answer read = api.execute(getCall(name));
       if (read.code() == 404) {
@@ -106,7 +92,15 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
       }
       JsonObject meta = json(read.orThrow()).getAsJsonObject("metadata");
       List<String> finalizers = finalizers(meta);
-      if (!finalizers.remove(NodeMaintenanceApi.FINALIZER)) {
+      if (add) {
+        if (meta.has("deletionTimestamp") && !meta.get("deletionTimestamp").isJsonNull()) {
+          return false;
+        }
+        if (finalizers.contains(NodeMaintenanceApi.FINALIZER)) {
+          return true;
+        }
+        finalizers.add(NodeMaintenanceApi.FINALIZER);
+      } else if (!finalizers.remove(NodeMaintenanceApi.FINALIZER)) {
         return false;
       }
       Answer a = api.execute(patchCall(name, finalizerPatch(meta, finalizers)));
