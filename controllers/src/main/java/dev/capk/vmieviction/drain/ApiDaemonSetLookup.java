@@ -1,5 +1,7 @@
 package dev.capk.vmieviction.drain;
 
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.AppsV1Api;
 import java.util.HashMap;

@@ -3,6 +3,7 @@ package dev.capk.vmieviction.drain;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
@@ -53,13 +54,7 @@ final class Cordoner {
             if (dryRun == DryRun.SERVER) {
                 req = req.dryRun("All");
             }
-            okhttp3.Call call = req.buildCall(null);
-            // The generated client picks the content type from the patch; state it: this is a merge patch.
-            okhttp3.Request request = call.request().newBuilder()
-                    .method("PATCH", okhttp3.RequestBody.create(patch.toString(),
-                            okhttp3.MediaType.get(V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH)))
-                    .build();
-            RawApi.Answer answer = api.execute(api.client().getHttpClient().newCall(request));
+            RawApi.Answer answer = api.execute(RawApi.asMergePatch(api.client(), req.buildCall(null)));
             if (answer.ok()) {
                 return true;
             }

@@ -3,6 +3,9 @@ package dev.capk.vmieviction.drain;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.LenientJson;
+import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Pod;
@@ -184,7 +187,7 @@ final class DeletionWaiter implements AutoCloseable {
             resourceVersion = object.getAsJsonObject().getAsJsonObject("metadata").get("resourceVersion").getAsString();
             return;
         }
-        V1Pod pod = RawApi.parse(object, V1Pod.class);
+        V1Pod pod = LenientJson.parse(object, V1Pod.class);
         if (pod.getMetadata() != null && pod.getMetadata().getResourceVersion() != null) {
             resourceVersion = pod.getMetadata().getResourceVersion();
         }

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.drain;
 
+import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Clock;
 import java.time.Duration;
@@ -229,7 +230,7 @@ final class DrainTracker implements DeletionWaiter.Events {
             if (deadline.passed()) {
                 return Step.TIMED_OUT;
             }
-            changed.awaitNanos(Math.min(tickNanos, deadline.remainingNanos()));
+            changed.awaitNanos(Math.min(tickNanos, deadline.remaining().toNanos()));
             return Step.CONTINUE;
         } finally {
             lock.unlock();

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.drain;
 
+import dev.capk.vmieviction.kube.ApiStatus;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;

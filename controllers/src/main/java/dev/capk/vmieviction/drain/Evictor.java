@@ -1,5 +1,8 @@
 package dev.capk.vmieviction.drain;
 
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
+import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1DeleteOptions;
@@ -53,7 +56,7 @@ final class Evictor {
         try {
             okhttp3.Call built = usingEviction() ? evictionCall(pod) : deletionCall(pod);
             okhttp3.Call call = evictionHttp.newCall(built.request());
-            call.timeout().timeout(Math.max(MIN_EVICTION_TIMEOUT.toNanos(), deadline.capNanos(EVICTION_TIMEOUT)),
+            call.timeout().timeout(Math.max(MIN_EVICTION_TIMEOUT.toNanos(), deadline.cap(EVICTION_TIMEOUT).toNanos()),
                     TimeUnit.NANOSECONDS);
             RawApi.Answer answer = api.execute(call);
             return EvictionOutcome.classify(answer.code(), answer.body(), answer.headers());

@@ -1,7 +1,7 @@
 package dev.capk.vmieviction.drain;
 
 import io.kubernetes.client.openapi.models.V1LabelSelector;
-import io.kubernetes.client.openapi.models.V1LabelSelectorRequirement;
+import io.kubernetes.client.util.labels.LabelSelector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +12,9 @@ import java.util.regex.Pattern;
 /**
  * Label selectors: the string form kubectl's {@code --pod-selector} takes (parsed here so a bad one is
  * refused before the drain changes anything), and the structured form PodDisruptionBudgets use.
+ *
+ * <p>The structured form is matched by the official client. The string form is not: client-java has
+ * no parser for it, and its matchers know neither {@code <} nor {@code >}, which kubectl accepts.
  */
 public final class LabelSelectors {
     private static final Pattern NAME = Pattern.compile("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]");
@@ -81,38 +84,20 @@ public final class LabelSelectors {
     }
 
     /**
-     * Whether a structured selector (a PodDisruptionBudget's) selects a pod with these labels. As for
-     * policy/v1 budgets: a null selector selects nothing, an empty one selects every pod.
+     * Whether a structured selector (a PodDisruptionBudget's) selects a pod with these labels: the
+     * official client's matcher (matchLabels; In, NotIn, Exists, DoesNotExist as Kubernetes reads
+     * them), and as for policy/v1 budgets, a null selector selects nothing, an empty one every pod.
      */
     public static boolean matches(V1LabelSelector selector, Map<String, String> labels) {
         if (selector == null) {
             return false;
         }
-        Map<String, String> l = labels == null ? Map.of() : labels;
-        if (selector.getMatchLabels() != null) {
-            for (Map.Entry<String, String> e : selector.getMatchLabels().entrySet()) {
-                if (!e.getValue().equals(l.get(e.getKey()))) {
-                    return false;
-                }
-            }
+        try {
+            return LabelSelector.parse(selector).test(labels == null ? Map.of() : labels);
+        } catch (IllegalArgumentException unknownOperator) {
+            // An operator the client does not know cannot be proven to match.
+            return false;
         }
-        if (selector.getMatchExpressions() != null) {
-            for (V1LabelSelectorRequirement r : selector.getMatchExpressions()) {
-                Set<String> values = r.getValues() == null ? Set.of() : Set.copyOf(r.getValues());
-                Operator op = switch (r.getOperator()) {
-                    case "In" -> Operator.IN;
-                    case "NotIn" -> Operator.NOT_IN;
-                    case "Exists" -> Operator.EXISTS;
-                    case "DoesNotExist" -> Operator.DOES_NOT_EXIST;
-                    // An operator this code does not know cannot be proven to match.
-                    default -> null;
-                };
-                if (op == null || !new Requirement(r.getKey(), op, values).matches(l)) {
-                    return false;
-                }
-            }
-        }
-        return true;
     }
 
     static void validateKey(String key) {

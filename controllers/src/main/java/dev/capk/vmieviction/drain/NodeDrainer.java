@@ -1,5 +1,9 @@
 package dev.capk.vmieviction.drain;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
+import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Pod;
@@ -11,9 +15,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -81,7 +83,8 @@ public final class NodeDrainer {
         requireNode(nodeName);
         Objects.requireNonNull(options, "options");
         long started = System.nanoTime();
-        Deadline deadline = Deadline.after(options.timeout());
+        // As kubectl's --timeout: zero means no timeout.
+        Deadline deadline = options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
         // Every request of this drain ends by its deadline, however slowly the server answers.
         RawApi api = this.api.until(deadline);
         SafeListener listener = new SafeListener(options.progressListener());
@@ -146,7 +149,8 @@ public final class NodeDrainer {
         DeletionWaiter waiter = serverDryRun ? null
                 : new DeletionWaiter(api, lister, node, listing.resourceVersion(), tracker).start();
         int threads = Math.min(options.maxConcurrentEvictions(), plan.toEvict().size());
-        ExecutorService pool = Executors.newFixedThreadPool(threads, daemonThreads("drain-" + node + "-evict-"));
+        ExecutorService pool = Executors.newFixedThreadPool(threads, new ThreadFactoryBuilder()
+                .setNameFormat("drain-" + node.replace("%", "%%") + "-evict-%d").setDaemon(true).build());
         BudgetResolver budgets = new BudgetResolver(api);
         PodReader reader = new PodReader(api);
         boolean timedOut = false;
@@ -215,14 +219,5 @@ public final class NodeDrainer {
             throw new IllegalArgumentException("node name must not be empty");
         }
         return nodeName;
-    }
-
-    private static ThreadFactory daemonThreads(String prefix) {
-        AtomicInteger n = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, prefix + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
     }
 }

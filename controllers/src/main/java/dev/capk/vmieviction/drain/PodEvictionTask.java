@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.drain;
 
+import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Duration;
@@ -134,7 +135,7 @@ final class PodEvictionTask implements Runnable {
 
     /** Waits {@code d} (less if the deadline comes first). @return true if the task should stop */
     private boolean pause(Duration d) throws InterruptedException {
-        if (tracker.awaitDone(ref, deadline.capNanos(d))) {
+        if (tracker.awaitDone(ref, deadline.cap(d).toNanos())) {
             return true;
         }
         return deadline.passed();

@@ -1,5 +1,7 @@
 package dev.capk.vmieviction.drain;
 
+import dev.capk.vmieviction.kube.LenientJson;
+import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Pod;
@@ -24,6 +26,6 @@ final class PodReader {
         if (!a.ok()) {
             throw a.toException();
         }
-        return Optional.of(RawApi.parse(a.body(), V1Pod.class));
+        return Optional.of(LenientJson.parse(a.body(), V1Pod.class));
     }
 }

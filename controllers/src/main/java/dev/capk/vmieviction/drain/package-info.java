@@ -15,6 +15,7 @@
  * {@link dev.capk.vmieviction.drain.DrainProgressListener}.
  *
  * <p>Requests are built by the official client's API classes; answers are read leniently
- * ({@link dev.capk.vmieviction.drain.RawApi}) so a newer API server's extra fields cannot break a drain.
+ * ({@link dev.capk.vmieviction.kube.RawApi}) so a newer API server's extra fields cannot break a drain.
  */
 package dev.capk.vmieviction.drain;
+import dev.capk.vmieviction.kube.RawApi;

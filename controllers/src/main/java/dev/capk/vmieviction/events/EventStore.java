@@ -1,6 +1,6 @@
 package dev.capk.vmieviction.events;
 
-import dev.capk.vmieviction.drain.ApiStatus;
+import dev.capk.vmieviction.kube.ApiStatus;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;

@@ -6,10 +6,11 @@ import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.MAX_CLOCK_SKEW
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.drain.ApiStatus;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.time.Deadline;
+import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
-import dev.capk.vmieviction.workload.GuestCalls;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
@@ -25,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * Carries an evacuation forward by one step: record (or restore) the drain start, check the
  * deadline first, cordon the guest node with our mark, run one bounded drain pass, and delete the
  * VMI once drained or at the deadline. The pure decisions live in {@link DrainStartDecision},
- * {@link Deadline} and {@link DrainPass}; this class does their I/O, events and logs.
+ * {@link EvacuationDeadline} and {@link DrainPass}; this class does their I/O, events and logs.
  */
 final class Evacuator {
 
@@ -78,11 +79,11 @@ final class Evacuator {
         // A 409 here is usually our own stale cache (the write before this one not seen yet): look
         // again at once. A known start keeps its deadline while the annotation cannot be fixed.
         return infraFailure(key, vmi, "recording the drain start", e,
-            decision instanceof DrainStartDecision.Restore ? Deadline.of(start, settings.drainTimeout(), capkGrace) : null);
+            decision instanceof DrainStartDecision.Restore ? EvacuationDeadline.of(start, settings.drainTimeout(), capkGrace, clock) : null);
       }
     }
     memory.recordStart(key, uid, start);
-    Deadline deadline = Deadline.of(start, settings.drainTimeout(), capkGrace);
+    Deadline deadline = EvacuationDeadline.of(start, settings.drainTimeout(), capkGrace, clock);
     if (decision instanceof DrainStartDecision.Restore restore) {
       String was = restore.raw() == null ? "" : " (to \"" + NotEvacuatedNotices.shorten(restore.raw()) + "\")";
       log.warn("drain start annotation {} mid-drain, restored vmi={} start={} deadline={}",
@@ -115,14 +116,14 @@ final class Evacuator {
     memory.underWay(key, uid);
 
     // The deadline is checked before anything touches the guest cluster.
-    if (deadline.passed(now)) {
+    if (deadline.passed()) {
       return deadlineReached(key, vmi, start, deadline);
     }
 
     Guest guest;
     try {
       // From here on no guest request may run past the deadline.
-      guest = guests.connect(vmi, Optional.of(deadline.remaining(clock.instant())));
+      guest = guests.connect(vmi, Optional.of(deadline.remaining()));
     } catch (GuestAccessException e) {
       return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
     }
@@ -151,7 +152,7 @@ final class Evacuator {
             "Cordoned: infra VMI " + key + " is being evacuated from node " + Eligibility.evacuationNodeName(vmi));
       }
       boolean unreachable = NodeReadiness.of(node) == NodeReadiness.UNREACHABLE;
-      Duration passTimeout = deadline.passTimeout(clock.instant(), settings.attemptTimeout());
+      Duration passTimeout = EvacuationDeadline.passTimeout(deadline, settings.attemptTimeout());
       Instant passStart = clock.instant();
       DrainPass pass = guest.drain(nodeName, passTimeout, unreachable);
       metrics.drainPass(Duration.between(passStart, clock.instant()));
@@ -192,7 +193,7 @@ final class Evacuator {
       }
       return guestFailure(key, vmi, deadline, GuestAccessException.Reason.GuestAPIError.name(),
           "guest cluster " + guest.cluster() + ": request failed: "
-              + GuestCalls.describe(e), true);
+              + ApiStatus.describeWithoutServerText(e), true);
     } catch (RuntimeException e) {
       // A bug or an unexpected answer: still capped at the deadline, never a hot loop.
       log.error("unexpected failure vmi={} cluster={} error={}", key, guest.cluster(), e.getClass().getName(), e);
@@ -205,9 +206,9 @@ final class Evacuator {
     String uid = vmi.getMetadata().getUid();
     String blocking = memory.blocker(uid).orElse("unknown (no drain pass seen by this controller instance)");
     String origin =
-        deadline.source() == Deadline.Source.CAPK_GRACE_TIME
+        EvacuationDeadline.fromCapkGraceTime(deadline, start, settings.drainTimeout())
             ? "annotation " + EvictionAnnotations.CAPK_DELETION_GRACE_TIME
-            : "drain timeout " + settings.drainTimeout().toString().substring(2).toLowerCase() + " from start " + DrainStartTime.format(start);
+            : "drain timeout " + GoDuration.format(settings.drainTimeout()) + " from start " + DrainStartTime.format(start);
     log.warn("drain deadline passed, deleting vmi={} deadline={} origin=\"{}\" blockers=\"{}\"",
         key, DrainStartTime.format(deadline.at()), origin, blocking);
     events.warning(vmi, EventReasons.DEADLINE_PASSED,
@@ -271,7 +272,7 @@ final class Evacuator {
       String key, VirtualMachineInstance vmi, Deadline deadline, String reason, String message, boolean event) {
     metrics.reconcileError(reason);
     memory.blockedBy(vmi.getMetadata().getUid(), message);
-    Duration delay = deadline.cap(clock.instant(), memory.backoff(key));
+    Duration delay = EvacuationDeadline.requeueDelay(deadline, memory.backoff(key));
     log.warn("evacuation step failed vmi={} reason={} detail=\"{}\" retryIn={} deadline={}",
         key, reason, message, delay, DrainStartTime.format(deadline.at()));
     if (event) {
@@ -294,10 +295,10 @@ final class Evacuator {
     events.warning(vmi, EventReasons.INFRA_API_ERROR, what + " failed: " + ApiStatus.describe(e));
     // Without a recorded start there is no deadline yet: plain bounded backoff.
     Duration delay = memory.backoff(key);
-    return new Result(true, deadline == null ? delay : deadline.cap(clock.instant(), delay));
+    return new Result(true, deadline == null ? delay : EvacuationDeadline.requeueDelay(deadline, delay));
   }
 
   private Result requeue(Deadline deadline, Duration wanted) {
-    return new Result(true, deadline.cap(clock.instant(), wanted));
+    return new Result(true, EvacuationDeadline.requeueDelay(deadline, wanted));
   }
 }

@@ -11,8 +11,9 @@ import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.workload.GuestAccessException;
-import dev.capk.vmieviction.workload.GuestCalls;
 import dev.capk.vmieviction.workload.GuestClient;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiException;
@@ -21,7 +22,6 @@ import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
-import io.kubernetes.client.util.ProxyContentTypeRequestBody;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -143,16 +143,8 @@ public final class GuestNodeDrainer implements Guest {
 
   private void patchNode(V1Node node, String patch, String what) throws GuestAccessException, ApiException {
     String name = node.getMetadata().getName();
-    client.call(what + " " + name, () -> asMergePatch(core.patchNode(name, new V1Patch(patch)).buildCall(null)),
+    client.call(what + " " + name, () -> RawApi.asMergePatch(client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
         V1Node.class);
-  }
-
-  /** The generated request offers JSON Patch; ours is a merge patch, so say so (as PatchUtils does). */
-  private okhttp3.Call asMergePatch(okhttp3.Call built) {
-    okhttp3.Request request = built.request();
-    return client.apiClient().getHttpClient().newCall(request.newBuilder()
-        .patch(new ProxyContentTypeRequestBody(request.body(), V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH))
-        .build());
   }
 
   @Override
@@ -235,7 +227,7 @@ public final class GuestNodeDrainer implements Guest {
       @Override
       public void mergePatch(String namespace, String name, String patch) throws Exception {
         client.callOnce("recording event",
-            () -> asMergePatch(core.patchNamespacedEvent(name, namespace, new V1Patch(patch)).buildCall(null)), null);
+            () -> RawApi.asMergePatch(client.apiClient(), core.patchNamespacedEvent(name, namespace, new V1Patch(patch)).buildCall(null)), null);
       }
 
       @Override
@@ -246,7 +238,7 @@ public final class GuestNodeDrainer implements Guest {
 
       @Override
       public String describe(Exception e) {
-        return "cluster " + cluster() + ": " + GuestCalls.describe(e);
+        return "cluster " + cluster() + ": " + ApiStatus.describeWithoutServerText(e);
       }
     };
     return new EventSeriesRecorder(book, store, EVENT_SOURCE, NODE_OUTCOMES, Clock.systemUTC());

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.maintenance;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainResult;
@@ -14,7 +15,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Runs drain passes on threads of their own, so one can be stopped at once when its maintenance is
@@ -44,12 +44,8 @@ public final class DrainPasses implements AutoCloseable {
 
   public DrainPasses(NodeDrain drain) {
     this.drain = drain;
-    AtomicInteger n = new AtomicInteger();
-    this.pool = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "node-maintenance-drain-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
+    this.pool = Executors.newCachedThreadPool(
+        new ThreadFactoryBuilder().setNameFormat("node-maintenance-drain-%d").setDaemon(true).build());
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.maintenance;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
@@ -26,7 +27,6 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,10 +79,10 @@ public final class NodeMaintenanceController implements AutoCloseable {
         new GenericKubernetesApi<>(WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient),
         WatchedNode.class, 0);
 
-    this.queue = new DefaultRateLimitingQueue<>(Executors.newSingleThreadExecutor(daemon("node-maintenance-queue")));
+    this.queue = new DefaultRateLimitingQueue<>(Executors.newSingleThreadExecutor(new ThreadFactoryBuilder().setNameFormat("node-maintenance-queue").setDaemon(true).build()));
     this.broadcaster = new LegacyEventBroadcaster(new CoreV1Api(requestClient));
     var recorder = broadcaster.newRecorder(new V1EventSource().component("node-maintenance-controller"));
-    this.statusExecutor = Executors.newSingleThreadScheduledExecutor(daemon("node-maintenance-status"));
+    this.statusExecutor = Executors.newSingleThreadScheduledExecutor(new ThreadFactoryBuilder().setNameFormat("node-maintenance-status").setDaemon(true).build());
     NodeDrainer drainer = new NodeDrainer(requestClient);
     this.passes = new DrainPasses(drainer::drain);
     Lister<NodeMaintenance> lister = new Lister<>(maintenances.getIndexer());
@@ -276,13 +276,5 @@ public final class NodeMaintenanceController implements AutoCloseable {
         queue.add(new Request(nm.getMetadata().getName()));
       }
     }
-  }
-
-  private static ThreadFactory daemon(String name) {
-    return r -> {
-      Thread t = new Thread(r, name);
-      t.setDaemon(true);
-      return t;
-    };
   }
 }

@@ -10,7 +10,8 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainResult;
 import dev.capk.vmieviction.drain.NodeNotFoundException;
-import dev.capk.vmieviction.drain.cli.GoDuration;
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
@@ -19,7 +20,6 @@ import io.kubernetes.client.openapi.ApiException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;
@@ -115,7 +115,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         log.info("conflict, retrying nodeMaintenance={} error=\"{}\"", name, e.getMessage());
         return new Result(true, CONFLICT_RETRY);
       }
-      return failure(nm, "API request failed: " + describe(e));
+      return failure(nm, "API request failed: " + ApiStatus.describe(e));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return new Result(true, CONFLICT_RETRY);
@@ -399,11 +399,5 @@ public final class NodeMaintenanceReconciler implements Reconciler {
 
   private static int orZero(Integer i) {
     return i == null ? 0 : i;
-  }
-
-  private static String describe(ApiException e) {
-    String m = e.getMessage();
-    return e.getCode() == 0 ? "no answer from the API server (" + Objects.toString(m, "") + ")"
-        : "HTTP " + e.getCode() + ": " + Objects.toString(m, "");
   }
 }

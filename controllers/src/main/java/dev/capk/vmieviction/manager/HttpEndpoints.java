@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.manager;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.prometheus.client.CollectorRegistry;
@@ -65,11 +66,8 @@ public final class HttpEndpoints implements AutoCloseable {
   }
 
   private static HttpEndpoints start(HttpServer s, String what) {
-    s.setExecutor(Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "http-" + what.replace(' ', '-'));
-      t.setDaemon(true);
-      return t;
-    }));
+    s.setExecutor(Executors.newSingleThreadExecutor(
+        new ThreadFactoryBuilder().setNameFormat("http-" + what.replace(' ', '-')).setDaemon(true).build()));
     s.start();
     log.info("serving {} address={}", what, s.getAddress());
     return new HttpEndpoints(s);

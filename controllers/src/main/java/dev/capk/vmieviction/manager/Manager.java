@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.manager;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.api.kubevirt.KubeVirt;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
@@ -16,8 +17,10 @@ import dev.capk.vmieviction.eviction.GuestNodeDrainer;
 import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
+import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestClients;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.ControllerWatch;
@@ -120,7 +123,7 @@ public final class Manager implements AutoCloseable {
             registry);
     closeables.add(guestClients);
     ScheduledExecutorService janitor =
-        Executors.newSingleThreadScheduledExecutor(daemon("guest-client-janitor"));
+        Executors.newSingleThreadScheduledExecutor(new ThreadFactoryBuilder().setNameFormat("guest-client-janitor").setDaemon(true).build());
     janitor.scheduleWithFixedDelay(guestClients::cleanUp, 1, 1, TimeUnit.MINUTES);
     closeables.add(janitor::shutdownNow);
 
@@ -150,7 +153,7 @@ public final class Manager implements AutoCloseable {
     // Per-item exponential backoff for unexpected reconcile failures (the framework's default
     // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
     RateLimitingQueue<Request> queue =
-        new DefaultRateLimitingQueue<>(Executors.newSingleThreadExecutor(daemon("vmi-workqueue")));
+        new DefaultRateLimitingQueue<>(Executors.newSingleThreadExecutor(new ThreadFactoryBuilder().setNameFormat("vmi-workqueue").setDaemon(true).build()));
     ControllerWatch<VirtualMachineInstance> watch =
         ControllerBuilder.controllerWatchBuilder(VirtualMachineInstance.class, queue)
             .withResyncPeriod(RESYNC)
@@ -228,8 +231,8 @@ public final class Manager implements AutoCloseable {
     log.info(
         "manager started namespaces={} selector=\"{}\" drainTimeout={} retryInterval={} attemptTimeout={} workers={} defaultStrategy={}",
         options.namespaces.isEmpty() ? "all" : options.namespaces, options.vmiLabelSelector,
-        GoDurations.format(options.drainTimeout), GoDurations.format(options.drainRetryInterval),
-        GoDurations.format(options.drainAttemptTimeout), options.workers, options.defaultEvictionStrategy);
+        GoDuration.format(options.drainTimeout), GoDuration.format(options.drainRetryInterval),
+        GoDuration.format(options.drainAttemptTimeout), options.workers, options.defaultEvictionStrategy);
     return this;
   }
 
@@ -375,13 +378,5 @@ public final class Manager implements AutoCloseable {
 
   private static Duration min(Duration a, Duration b) {
     return a.compareTo(b) <= 0 ? a : b;
-  }
-
-  private static java.util.concurrent.ThreadFactory daemon(String name) {
-    return r -> {
-      Thread t = new Thread(r, name);
-      t.setDaemon(true);
-      return t;
-    };
   }
 }

@@ -3,9 +3,11 @@ package dev.capk.vmieviction.manager;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.EvictionStrategy;
+import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Command;
@@ -174,7 +176,7 @@ public final class ManagerOptions {
 
   private static void positive(String flag, Duration d, List<String> problems) {
     if (d == null || d.isZero() || d.isNegative()) {
-      problems.add(flag + " must be positive, got " + (d == null ? "nothing" : GoDurations.format(d)));
+      problems.add(flag + " must be positive, got " + (d == null ? "nothing" : GoDuration.format(d)));
     }
   }
 
@@ -182,7 +184,15 @@ public final class ManagerOptions {
   public static final class DurationConverter implements ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {
-      return GoDurations.parse(value);
+      String v = value == null ? "" : value.strip();
+      if (v.startsWith("P") || v.startsWith("p")) {
+        try {
+          return Duration.parse(v);
+        } catch (DateTimeParseException e) {
+          throw new IllegalArgumentException("invalid duration \"" + value + "\"");
+        }
+      }
+      return GoDuration.parse(v);
     }
   }
 }

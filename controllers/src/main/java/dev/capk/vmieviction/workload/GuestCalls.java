@@ -60,17 +60,4 @@ public final class GuestCalls {
     return t instanceof ApiException e && (e.getCode() == 401 || e.getCode() == 403);
   }
 
-  /**
-   * A description safe for logs and events: the HTTP status or the kind of I/O failure, never a
-   * response body (which may echo request content) or a URL with credentials.
-   */
-  public static String describe(Throwable t) {
-    if (t instanceof ApiException e) {
-      if (e.getCode() != 0) {
-        return "HTTP " + e.getCode();
-      }
-      return e.getCause() == null ? "no response" : e.getCause().getClass().getSimpleName();
-    }
-    return t.getClass().getSimpleName();
-  }
 }

@@ -1,17 +1,17 @@
 package dev.capk.vmieviction.workload;
 
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
+import dev.capk.vmieviction.time.Deadline;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.retry.Retry;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
-import java.io.InterruptedIOException;
 import java.lang.reflect.Type;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A client for one guest cluster, built from one version of its kubeconfig Secret. Every call goes
@@ -38,8 +38,8 @@ public final class GuestClient implements AutoCloseable {
   private final String secretVersion;
   private final CircuitBreaker circuitBreaker;
   private final Retry retry;
-  /** {@link System#nanoTime()} by which every request must have ended; absent: the call timeout alone. */
-  private final Optional<Long> endNanos;
+  /** By when every request must have ended; {@link Deadline#NONE}: the call timeout alone. */
+  private final Deadline deadline;
 
   GuestClient(
       GuestClusterRef cluster,
@@ -47,7 +47,7 @@ public final class GuestClient implements AutoCloseable {
       String secretVersion,
       CircuitBreaker circuitBreaker,
       Retry retry) {
-    this(cluster, apiClient, secretVersion, circuitBreaker, retry, Optional.empty());
+    this(cluster, apiClient, secretVersion, circuitBreaker, retry, Deadline.NONE);
   }
 
   private GuestClient(
@@ -56,13 +56,13 @@ public final class GuestClient implements AutoCloseable {
       String secretVersion,
       CircuitBreaker circuitBreaker,
       Retry retry,
-      Optional<Long> endNanos) {
+      Deadline deadline) {
     this.cluster = cluster;
     this.apiClient = apiClient;
     this.secretVersion = secretVersion;
     this.circuitBreaker = circuitBreaker;
     this.retry = retry;
-    this.endNanos = endNanos;
+    this.deadline = deadline;
   }
 
   /**
@@ -71,9 +71,7 @@ public final class GuestClient implements AutoCloseable {
    * cannot push the VMI's deletion back. Shares connections, breaker and retry with this client.
    */
   public GuestClient until(Duration timeLeft) {
-    long left = Math.max(0, timeLeft.toNanos());
-    return new GuestClient(
-        cluster, apiClient, secretVersion, circuitBreaker, retry, Optional.of(System.nanoTime() + left));
+    return new GuestClient(cluster, apiClient, secretVersion, circuitBreaker, retry, Deadline.after(timeLeft));
   }
 
   public GuestClusterRef cluster() {
@@ -121,7 +119,7 @@ public final class GuestClient implements AutoCloseable {
    * @param returnType the answer's model type, or null to ignore the answer
    */
   public <T> T call(String what, Request request, Type returnType) throws ApiException, GuestAccessException {
-    if (timeLeftNanos().orElse(1L) <= 0) {
+    if (deadline.passed()) {
       throw deadlineReached(what);
     }
     return call(what, () -> this.<T>send(request.build(), returnType));
@@ -129,27 +127,15 @@ public final class GuestClient implements AutoCloseable {
 
   /** One attempt through the breaker, bounded like {@link #call(String, Request, Type)}: for best-effort requests. */
   public <T> T callOnce(String what, Request request, Type returnType) throws Exception {
-    if (timeLeftNanos().orElse(1L) <= 0) {
+    if (deadline.passed()) {
       throw deadlineReached(what);
     }
     return guarded(what, () -> this.<T>send(request.build(), returnType));
   }
 
   private <T> T send(okhttp3.Call call, Type returnType) throws ApiException {
-    Optional<Long> left = timeLeftNanos();
-    if (left.isPresent()) {
-      if (left.get() <= 0) {
-        // Code 0, like any request that got no answer: not sent at all.
-        throw new ApiException(new InterruptedIOException("the VMI's deadline came first"));
-      }
-      long own = call.timeout().timeoutNanos(); // the client's call timeout; 0 = none
-      call.timeout().timeout(own == 0 ? left.get() : Math.min(own, left.get()), TimeUnit.NANOSECONDS);
-    }
+    RawApi.bound(call, deadline);
     return apiClient.<T>execute(call, returnType).getData();
-  }
-
-  private Optional<Long> timeLeftNanos() {
-    return endNanos.map(end -> end - System.nanoTime());
   }
 
   private GuestAccessException deadlineReached(String what) {
@@ -184,12 +170,12 @@ public final class GuestClient implements AutoCloseable {
     if (GuestCalls.isForbidden(e)) {
       throw new GuestAccessException(
           GuestAccessException.Reason.GuestAPIForbidden,
-          "guest cluster " + cluster + ": " + what + " denied (" + GuestCalls.describe(e) + ")");
+          "guest cluster " + cluster + ": " + what + " denied (" + ApiStatus.describeWithoutServerText(e) + ")");
     }
     if (GuestCalls.isTransient(e)) {
       throw new GuestAccessException(
           GuestAccessException.Reason.GuestAPIUnavailable,
-          "guest cluster " + cluster + ": " + what + " failed: " + GuestCalls.describe(e));
+          "guest cluster " + cluster + ": " + what + " failed: " + ApiStatus.describeWithoutServerText(e));
     }
     return e;
   }
@@ -201,7 +187,7 @@ public final class GuestClient implements AutoCloseable {
     }
     return new GuestAccessException(
         GuestAccessException.Reason.GuestAPIUnavailable,
-        "guest cluster " + cluster + ": " + what + " failed: " + GuestCalls.describe(e));
+        "guest cluster " + cluster + ": " + what + " failed: " + ApiStatus.describeWithoutServerText(e));
   }
 
   /** The server's certificate does not match the kubeconfig: refused, never retried without checks. */
@@ -209,7 +195,7 @@ public final class GuestClient implements AutoCloseable {
     return new GuestAccessException(
         GuestAccessException.Reason.GuestAPICertificateRejected,
         "guest cluster " + cluster + ": " + what + " refused: the API server's TLS certificate does not match"
-            + " the kubeconfig's certificate-authority-data or server (" + GuestCalls.describe(e) + ")");
+            + " the kubeconfig's certificate-authority-data or server (" + ApiStatus.describeWithoutServerText(e) + ")");
   }
 
   @Override

@@ -6,6 +6,7 @@ import com.google.common.cache.RemovalListener;
 import dev.capk.vmieviction.api.capi.Cluster;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capi.ClusterList;
+import dev.capk.vmieviction.kube.ApiStatus;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
@@ -277,7 +278,7 @@ public final class GuestClients implements AutoCloseable {
       }
       throw new GuestAccessException(
           GuestAccessException.Reason.InfraAPIError,
-          "reading Secret " + ref.namespace() + "/" + name + " failed: " + GuestCalls.describe(e));
+          "reading Secret " + ref.namespace() + "/" + name + " failed: " + ApiStatus.describeWithoutServerText(e));
     }
   }
 

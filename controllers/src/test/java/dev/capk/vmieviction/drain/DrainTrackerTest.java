@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Clock;
 import java.time.Duration;
@@ -40,7 +41,7 @@ class DrainTrackerTest {
         DrainTracker t = tracker(false, true);
         t.accepted(PodRef.of(a));
         t.accepted(PodRef.of(b));
-        assertEquals(DrainTracker.Step.CONTINUE, t.awaitStep(Deadline.after(Duration.ZERO), TimeUnit.MILLISECONDS.toNanos(1)));
+        assertEquals(DrainTracker.Step.CONTINUE, t.awaitStep(Deadline.NONE, TimeUnit.MILLISECONDS.toNanos(1)));
         t.podDeleted(a);
         t.podDeleted(a); // a repeated event changes nothing
         DrainTracker.Snapshot s = t.snapshot(Duration.ZERO);
@@ -48,7 +49,7 @@ class DrainTrackerTest {
         assertEquals(List.of(PodRef.of(b)), s.pending());
         assertEquals(List.of(PodRef.of(b)), s.pendingTerminating());
         t.podDeleted(b);
-        assertEquals(DrainTracker.Step.COMPLETE, t.awaitStep(Deadline.after(Duration.ZERO), 1));
+        assertEquals(DrainTracker.Step.COMPLETE, t.awaitStep(Deadline.NONE, 1));
         assertEquals(List.of("evicted ns/a", "evicted ns/b"), calls);
     }
 
@@ -80,7 +81,7 @@ class DrainTrackerTest {
         DrainTracker t = tracker(true, true);
         t.accepted(PodRef.of(a));
         t.failed(PodRef.of(b), "boom");
-        assertEquals(DrainTracker.Step.COMPLETE, t.awaitStep(Deadline.after(Duration.ZERO), 1));
+        assertEquals(DrainTracker.Step.COMPLETE, t.awaitStep(Deadline.NONE, 1));
         DrainTracker.Snapshot s = t.snapshot(Duration.ZERO);
         assertEquals(List.of(PodRef.of(a)), s.accepted());
         assertEquals("boom", s.failed().get(PodRef.of(b)));
@@ -122,7 +123,7 @@ class DrainTrackerTest {
     void aLostWatchEndsTheWaitWithItsReason() throws Exception {
         DrainTracker t = tracker(false, true);
         t.watchFailed("lost the watch");
-        assertEquals(DrainTracker.Step.WATCH_FAILED, t.awaitStep(Deadline.after(Duration.ZERO), 1));
+        assertEquals(DrainTracker.Step.WATCH_FAILED, t.awaitStep(Deadline.NONE, 1));
         assertEquals("lost the watch", t.watchFailure());
     }
 

@@ -5,8 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.time.Deadline;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -63,78 +66,86 @@ class TimeTest {
 
   @Nested
   class DeadlineArithmetic {
+    private static final Duration TEN_MINUTES = Duration.ofMinutes(10);
+
+    /** The evacuation deadline for a drain started at NOW, read at {@code now}. */
+    private Deadline deadline(Duration timeout, String capkGrace, Instant now) {
+      return EvacuationDeadline.of(NOW, timeout, capkGrace, Clock.fixed(now, ZoneOffset.UTC));
+    }
+
     @Test
     void deadlineIsStartPlusTimeout() {
-      Deadline d = Deadline.of(NOW, Duration.ofMinutes(10), null);
-      assertEquals(NOW.plus(Duration.ofMinutes(10)), d.at());
-      assertEquals(Deadline.Source.DRAIN_TIMEOUT, d.source());
+      Deadline d = deadline(TEN_MINUTES, null, NOW);
+      assertEquals(NOW.plus(TEN_MINUTES), d.at());
+      assertFalse(EvacuationDeadline.fromCapkGraceTime(d, NOW, TEN_MINUTES));
     }
 
     @Test
     void capksGraceTimeAnnotationIsHonouredAsTheDeadline() {
-      Deadline d = Deadline.of(NOW, Duration.ofMinutes(10), "2025-03-01T12:03:00Z");
+      Deadline d = deadline(TEN_MINUTES, "2025-03-01T12:03:00Z", NOW);
       assertEquals(Instant.parse("2025-03-01T12:03:00Z"), d.at());
-      assertEquals(Deadline.Source.CAPK_GRACE_TIME, d.source());
+      assertTrue(EvacuationDeadline.fromCapkGraceTime(d, NOW, TEN_MINUTES));
     }
 
     @Test
     void capkGraceTimeLaterThanTheDrainTimeoutNeverLiftsTheGlobalTimeout() {
-      Deadline d = Deadline.of(NOW, Duration.ofMinutes(10), "9999-12-31T23:59:59Z");
-      assertEquals(NOW.plus(Duration.ofMinutes(10)), d.at());
-      assertEquals(Deadline.Source.DRAIN_TIMEOUT, d.source());
+      Deadline d = deadline(TEN_MINUTES, "9999-12-31T23:59:59Z", NOW);
+      assertEquals(NOW.plus(TEN_MINUTES), d.at());
+      assertFalse(EvacuationDeadline.fromCapkGraceTime(d, NOW, TEN_MINUTES));
     }
 
     @Test
     void unparsableCapkGraceTimeIsIgnored() {
-      assertEquals(Deadline.Source.DRAIN_TIMEOUT, Deadline.of(NOW, Duration.ofMinutes(10), "soon").source());
+      Deadline d = deadline(TEN_MINUTES, "soon", NOW);
+      assertEquals(NOW.plus(TEN_MINUTES), d.at());
+      assertFalse(EvacuationDeadline.fromCapkGraceTime(d, NOW, TEN_MINUTES));
     }
 
     @Test
     void passedAtAndAfterTheDeadlineNotBefore() {
-      Deadline d = Deadline.of(NOW, Duration.ofMinutes(10), null);
-      assertFalse(d.passed(NOW.plus(Duration.ofMinutes(10)).minusMillis(1)));
-      assertTrue(d.passed(NOW.plus(Duration.ofMinutes(10))));
-      assertTrue(d.passed(NOW.plus(Duration.ofHours(1))));
+      assertFalse(deadline(TEN_MINUTES, null, NOW.plus(TEN_MINUTES).minusMillis(1)).passed());
+      assertTrue(deadline(TEN_MINUTES, null, NOW.plus(TEN_MINUTES)).passed());
+      assertTrue(deadline(TEN_MINUTES, null, NOW.plus(Duration.ofHours(1))).passed());
     }
 
     @Test
     void remainingNeverNegative() {
-      Deadline d = Deadline.of(NOW, Duration.ofMinutes(1), null);
-      assertEquals(Duration.ofSeconds(40), d.remaining(NOW.plusSeconds(20)));
-      assertEquals(Duration.ZERO, d.remaining(NOW.plusSeconds(120)));
+      assertEquals(Duration.ofSeconds(40), deadline(Duration.ofMinutes(1), null, NOW.plusSeconds(20)).remaining());
+      assertEquals(Duration.ZERO, deadline(Duration.ofMinutes(1), null, NOW.plusSeconds(120)).remaining());
     }
 
     @Test
     void requeueIsTheWantedDelayWhenTheDeadlineIsFar() {
-      Deadline d = Deadline.of(NOW, Duration.ofMinutes(10), null);
-      assertEquals(Duration.ofSeconds(20), d.cap(NOW, Duration.ofSeconds(20)));
+      Deadline d = deadline(TEN_MINUTES, null, NOW);
+      assertEquals(Duration.ofSeconds(20), EvacuationDeadline.requeueDelay(d, Duration.ofSeconds(20)));
     }
 
     @Test
     void requeueIsNeverLaterThanTheDeadline() {
-      Deadline d = Deadline.of(NOW, Duration.ofSeconds(30), null);
-      Duration delay = d.cap(NOW.plusSeconds(25), Duration.ofMinutes(5));
-      assertEquals(Duration.ofSeconds(5).plus(Deadline.DEADLINE_MARGIN), delay);
+      Deadline d = deadline(Duration.ofSeconds(30), null, NOW.plusSeconds(25));
+      Duration delay = EvacuationDeadline.requeueDelay(d, Duration.ofMinutes(5));
+      assertEquals(Duration.ofSeconds(5).plus(EvacuationDeadline.DEADLINE_MARGIN), delay);
       assertTrue(NOW.plusSeconds(25).plus(delay).isAfter(d.at()), "the requeue must see the deadline passed");
     }
 
     @Test
     void negativeWantedDelayBecomesImmediate() {
-      Deadline d = Deadline.of(NOW, Duration.ofMinutes(10), null);
-      assertEquals(Duration.ZERO, d.cap(NOW, Duration.ofSeconds(-1)));
+      Deadline d = deadline(TEN_MINUTES, null, NOW);
+      assertEquals(Duration.ZERO, EvacuationDeadline.requeueDelay(d, Duration.ofSeconds(-1)));
     }
 
     @Test
     void drainPassIsTheAttemptTimeoutCutToWhatIsLeft() {
-      Deadline d = Deadline.of(NOW, Duration.ofMinutes(10), null);
-      assertEquals(Duration.ofSeconds(20), d.passTimeout(NOW, Duration.ofSeconds(20)));
-      assertEquals(Duration.ofSeconds(3), d.passTimeout(NOW.plus(Duration.ofMinutes(10)).minusSeconds(3), Duration.ofSeconds(20)));
+      assertEquals(Duration.ofSeconds(20),
+          EvacuationDeadline.passTimeout(deadline(TEN_MINUTES, null, NOW), Duration.ofSeconds(20)));
+      assertEquals(Duration.ofSeconds(3), EvacuationDeadline.passTimeout(
+          deadline(TEN_MINUTES, null, NOW.plus(TEN_MINUTES).minusSeconds(3)), Duration.ofSeconds(20)));
     }
 
     @Test
     void drainPassGetsAtLeastASecond() {
-      Deadline d = Deadline.of(NOW, Duration.ofMinutes(10), null);
-      assertEquals(Deadline.MIN_PASS, d.passTimeout(NOW.plus(Duration.ofMinutes(10)).minusMillis(10), Duration.ofSeconds(20)));
+      Deadline d = deadline(TEN_MINUTES, null, NOW.plus(TEN_MINUTES).minusMillis(10));
+      assertEquals(EvacuationDeadline.MIN_PASS, EvacuationDeadline.passTimeout(d, Duration.ofSeconds(20)));
     }
   }
 }

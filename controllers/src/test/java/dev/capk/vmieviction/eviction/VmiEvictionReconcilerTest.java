@@ -144,7 +144,7 @@ class VmiEvictionReconcilerTest {
     clock.now = T0.plus(TIMEOUT).minusSeconds(5);
     guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
     Result second = reconcile("vm-1");
-    assertRequeueWithin(second, Duration.ofSeconds(5).plus(Deadline.DEADLINE_MARGIN));
+    assertRequeueWithin(second, Duration.ofSeconds(5).plus(EvacuationDeadline.DEADLINE_MARGIN));
     assertTrue(vmis.deletedUids.isEmpty(), "not deleted before the deadline");
 
     clock.now = T0.plus(TIMEOUT);
@@ -168,7 +168,7 @@ class VmiEvictionReconcilerTest {
 
     clock.now = T0.plus(TIMEOUT).minusSeconds(2);
     Result capped = reconcile("vm-1");
-    assertRequeueWithin(capped, Duration.ofSeconds(2).plus(Deadline.DEADLINE_MARGIN));
+    assertRequeueWithin(capped, Duration.ofSeconds(2).plus(EvacuationDeadline.DEADLINE_MARGIN));
 
     clock.now = T0.plus(TIMEOUT).plusMillis(1);
     assertFalse(reconcile("vm-1").isRequeue());
@@ -186,7 +186,7 @@ class VmiEvictionReconcilerTest {
       if (!r.isRequeue()) {
         break;
       }
-      assertRequeueWithin(r, Duration.between(clock.now, T0.plus(TIMEOUT)).plus(Deadline.DEADLINE_MARGIN));
+      assertRequeueWithin(r, Duration.between(clock.now, T0.plus(TIMEOUT)).plus(EvacuationDeadline.DEADLINE_MARGIN));
       delays.add(r.getRequeueAfter());
       clock.now = clock.now.plus(r.getRequeueAfter());
     }

@@ -13,6 +13,7 @@ import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainResult;
 import dev.capk.vmieviction.drain.PodRef;
+import dev.capk.vmieviction.kube.LenientJson;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.openapi.ApiException;
@@ -348,7 +349,7 @@ class NodeMaintenanceReconcilerTest {
     }
 
     static NodeMaintenance copy(NodeMaintenance nm) {
-      return ApiMaintenanceCluster.LENIENT.fromJson(ApiMaintenanceCluster.LENIENT.toJson(nm), NodeMaintenance.class);
+      return LenientJson.GSON.fromJson(LenientJson.GSON.toJson(nm), NodeMaintenance.class);
     }
 
     @Override
@@ -387,11 +388,11 @@ class NodeMaintenanceReconcilerTest {
         throw new ApiException(404, "not found");
       }
       statusPatches.add(mergePatch);
-      JsonObject current = JsonParser.parseString(ApiMaintenanceCluster.LENIENT.toJson(
+      JsonObject current = JsonParser.parseString(LenientJson.GSON.toJson(
           nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus())).getAsJsonObject();
       JsonObject patched = NodePatchesTest.apply(current,
           JsonParser.parseString(mergePatch).getAsJsonObject().getAsJsonObject("status").toString());
-      nm.setStatus(ApiMaintenanceCluster.LENIENT.fromJson(patched, NodeMaintenanceStatus.class));
+      nm.setStatus(LenientJson.GSON.fromJson(patched, NodeMaintenanceStatus.class));
     }
   }
 }

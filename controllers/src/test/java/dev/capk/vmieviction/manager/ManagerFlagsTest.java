@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.time.GoDuration;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -55,18 +56,18 @@ class ManagerFlagsTest {
 
   @Test
   void goDurationsParseAndFormat() {
-    assertEquals(Duration.ofMinutes(10), GoDurations.parse("10m"));
-    assertEquals(Duration.ofMinutes(90), GoDurations.parse("1h30m"));
-    assertEquals(Duration.ofMillis(500), GoDurations.parse("500ms"));
-    assertEquals(Duration.ofMillis(1500), GoDurations.parse("1.5s"));
-    assertEquals(Duration.ofMinutes(10), GoDurations.parse("PT10M"));
-    assertThrows(IllegalArgumentException.class, () -> GoDurations.parse("10"));
-    assertThrows(IllegalArgumentException.class, () -> GoDurations.parse("10x"));
-    assertThrows(IllegalArgumentException.class, () -> GoDurations.parse("m10"));
-    assertEquals("10m", GoDurations.format(Duration.ofMinutes(10)));
-    assertEquals("1h30m", GoDurations.format(Duration.ofMinutes(90)));
-    assertEquals("500ms", GoDurations.format(Duration.ofMillis(500)));
-    assertEquals("1.5s", GoDurations.format(Duration.ofMillis(1500)));
+    assertEquals(Duration.ofMinutes(10), GoDuration.parse("10m"));
+    assertEquals(Duration.ofMinutes(90), GoDuration.parse("1h30m"));
+    assertEquals(Duration.ofMillis(500), GoDuration.parse("500ms"));
+    assertEquals(Duration.ofMillis(1500), GoDuration.parse("1.5s"));
+    assertEquals(Duration.ofMinutes(10), new ManagerOptions.DurationConverter().convert("PT10M"));
+    assertThrows(IllegalArgumentException.class, () -> GoDuration.parse("10"));
+    assertThrows(IllegalArgumentException.class, () -> GoDuration.parse("10x"));
+    assertThrows(IllegalArgumentException.class, () -> GoDuration.parse("m10"));
+    assertEquals("10m0s", GoDuration.format(Duration.ofMinutes(10)));
+    assertEquals("1h30m0s", GoDuration.format(Duration.ofMinutes(90)));
+    assertEquals("500ms", GoDuration.format(Duration.ofMillis(500)));
+    assertEquals("1.5s", GoDuration.format(Duration.ofMillis(1500)));
   }
 
   @Test

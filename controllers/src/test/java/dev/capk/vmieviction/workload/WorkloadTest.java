@@ -167,8 +167,8 @@ class WorkloadTest {
     @Test
     void descriptionsNeverIncludeResponseBodies() {
       ApiException e = new ApiException("m", 500, Map.of(), "{\"token\":\"s3cr3t\"}");
-      assertEquals("HTTP 500", GuestCalls.describe(e));
-      assertEquals("IOException", GuestCalls.describe(new ApiException(new IOException("https://user:pw@host"))));
+      assertEquals("HTTP 500", dev.capk.vmieviction.kube.ApiStatus.describeWithoutServerText(e));
+      assertEquals("IOException", dev.capk.vmieviction.kube.ApiStatus.describeWithoutServerText(new ApiException(new IOException("https://user:pw@host"))));
     }
   }
 }

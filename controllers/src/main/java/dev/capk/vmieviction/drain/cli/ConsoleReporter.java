@@ -4,6 +4,7 @@ import dev.capk.vmieviction.drain.DrainProgressListener;
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SkippedPod;
+import dev.capk.vmieviction.time.GoDuration;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;

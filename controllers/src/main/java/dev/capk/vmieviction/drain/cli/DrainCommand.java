@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.drain.cli;
 
-import dev.capk.vmieviction.drain.ApiStatus;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainProgressListener;
 import dev.capk.vmieviction.drain.DrainRefusedException;
@@ -9,6 +8,8 @@ import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.NodeNotFoundException;
 import dev.capk.vmieviction.drain.PodRef;
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import java.io.PrintStream;

@@ -1,4 +1,4 @@
-package dev.capk.vmieviction.drain.cli;
+package dev.capk.vmieviction.time;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

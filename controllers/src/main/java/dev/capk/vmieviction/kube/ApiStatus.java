@@ -1,4 +1,4 @@
-package dev.capk.vmieviction.drain;
+package dev.capk.vmieviction.kube;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
@@ -66,8 +66,9 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
     }
 
     /**
-     * One line describing an API failure for logs and messages. Built from the status code and the
-     * server's message only: never request headers, so never credentials.
+     * One line describing an API failure for logs and messages, with the server's own words: built
+     * from the status code, reason and the server's message only, never request headers, so never
+     * credentials. For servers we trust to say nothing secret; else {@link #describeWithoutServerText}.
      */
     public static String describe(ApiException e) {
         if (e.getCode() == 0) {
@@ -82,5 +83,20 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
         String text = !s.message().isEmpty() ? s.message()
                 : e.getMessage() != null && !e.getMessage().isBlank() ? e.getMessage() : "no message";
         return "HTTP " + e.getCode() + (s.reason().isEmpty() ? "" : " " + s.reason()) + ": " + text;
+    }
+
+    /**
+     * One line describing a failed call to a server whose answers may echo what it was sent (a guest
+     * cluster, a Secret read): the HTTP status, or the kind of failure when there was no answer. Never
+     * any text of the response body, nor an exception message (which may hold a URL with credentials).
+     */
+    public static String describeWithoutServerText(Throwable t) {
+        if (t instanceof ApiException e) {
+            if (e.getCode() != 0) {
+                return "HTTP " + e.getCode();
+            }
+            return e.getCause() == null ? "no response" : e.getCause().getClass().getSimpleName();
+        }
+        return t.getClass().getSimpleName();
     }
 }

@@ -1,0 +1,64 @@
+package dev.capk.vmieviction.kube;
+
+import com.google.gson.Gson;
+import com.google.gson.JsonElement;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.JSON;
+import java.time.LocalDate;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeFormatterBuilder;
+import java.time.temporal.ChronoField;
+
+/**
+ * Where the client falls short: its generated models reject any field they do not know, so one
+ * field added to Node or Pod by a newer API server (or a guest cluster of another version) would
+ * make every read fail. The controllers read partial objects by design: {@link #GSON} is the
+ * client's own Gson setup (dates, quantities, int-or-string) without the strict per-model
+ * validators, used by our own reads and installed, once per process, into the client.
+ */
+public final class LenientJson {
+  private LenientJson() {}
+
+  /** RFC 3339 with microseconds, as the API server writes timestamps. */
+  private static final DateTimeFormatter RFC3339_MICRO =
+      new DateTimeFormatterBuilder()
+          .parseDefaulting(ChronoField.OFFSET_SECONDS, 0)
+          .append(DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss"))
+          .optionalStart()
+          .appendFraction(ChronoField.NANO_OF_SECOND, 6, 6, true)
+          .optionalEnd()
+          .appendLiteral("Z")
+          .toFormatter();
+
+  public static final Gson GSON =
+      JSON.createGson()
+          .registerTypeAdapter(OffsetDateTime.class, new JSON.OffsetDateTimeTypeAdapter(RFC3339_MICRO))
+          .registerTypeAdapter(LocalDate.class, new JSON.LocalDateTypeAdapter())
+          .registerTypeAdapter(byte[].class, new JSON.ByteArrayAdapter())
+          .create();
+
+  private static volatile boolean installed;
+
+  /** Makes the client's own (typed) calls read leniently too. */
+  public static synchronized void install() {
+    if (installed) {
+      return;
+    }
+    JSON.setGson(GSON);
+    installed = true;
+  }
+
+  /** {@code json} as {@code type}; an unreadable answer becomes an ApiException that says so. */
+  public static <T> T parse(String json, Class<T> type) throws ApiException {
+    try {
+      return GSON.fromJson(json, type);
+    } catch (RuntimeException e) {
+      throw new ApiException("cannot parse the API server's answer as " + type.getSimpleName() + ": " + e.getMessage());
+    }
+  }
+
+  public static <T> T parse(JsonElement json, Class<T> type) {
+    return GSON.fromJson(json, type);
+  }
+}

@@ -1,0 +1,101 @@
+package dev.capk.vmieviction.time;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+
+/**
+ * A moment by which work must end, read on a clock: has it passed, how long is left, how long may a
+ * wait or a request last. {@link #NONE} never passes.
+ *
+ * <p>A deadline this process sets for its own work ({@link #after}) runs on the monotonic clock, so a
+ * step of the wall clock neither shortens nor stretches it; one recorded in the API ({@link #at})
+ * runs on the wall clock that wrote it.
+ */
+public final class Deadline {
+  /** {@link System#nanoTime()} as a clock: steps of the wall clock do not move it. */
+  private static final Clock MONOTONIC = new Clock() {
+    private final Instant base = Instant.now();
+    private final long baseNanos = System.nanoTime();
+
+    @Override
+    public Instant instant() {
+      return base.plusNanos(System.nanoTime() - baseNanos);
+    }
+
+    @Override
+    public ZoneId getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(ZoneId zone) {
+      throw new UnsupportedOperationException("the monotonic clock has no zone");
+    }
+  };
+
+  /** Stands for "no time left to count" where a duration must be given. */
+  private static final Duration FOREVER = Duration.ofNanos(Long.MAX_VALUE);
+
+  /** No deadline: never passes, always leaves all the time wanted. */
+  public static final Deadline NONE = new Deadline(null, MONOTONIC);
+
+  private final Instant at;
+  private final Clock clock;
+
+  private Deadline(Instant at, Clock clock) {
+    this.at = at;
+    this.clock = clock;
+  }
+
+  /** {@code timeout} from now on the monotonic clock; zero or negative: already passed. */
+  public static Deadline after(Duration timeout) {
+    Duration t = timeout.isNegative() ? Duration.ZERO : timeout;
+    return new Deadline(MONOTONIC.instant().plus(t), MONOTONIC);
+  }
+
+  /** The instant {@code at}, read on {@code clock}. */
+  public static Deadline at(Instant at, Clock clock) {
+    return new Deadline(at, clock);
+  }
+
+  public boolean none() {
+    return at == null;
+  }
+
+  /** The instant itself; not for {@link #NONE}. */
+  public Instant at() {
+    if (at == null) {
+      throw new IllegalStateException("no deadline");
+    }
+    return at;
+  }
+
+  /** True at and after the deadline. */
+  public boolean passed() {
+    return at != null && !clock.instant().isBefore(at);
+  }
+
+  /** Time left, never negative. */
+  public Duration remaining() {
+    if (at == null) {
+      return FOREVER;
+    }
+    Duration d = Duration.between(clock.instant(), at);
+    return d.isNegative() ? Duration.ZERO : d;
+  }
+
+  /** {@code wanted}, or less if the deadline comes first; never negative. */
+  public Duration cap(Duration wanted) {
+    Duration w = wanted.isNegative() ? Duration.ZERO : wanted;
+    Duration left = remaining();
+    return w.compareTo(left) < 0 ? w : left;
+  }
+
+  @Override
+  public String toString() {
+    return at == null ? "none" : at.toString();
+  }
+}
