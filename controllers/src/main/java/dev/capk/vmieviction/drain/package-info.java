@@ -16,6 +16,7 @@
  *
  * <p>Requests are built by the official client's API classes; answers are read leniently
  * ({@link dev.capk.vmieviction.kube.RawApi}) so a newer API server's extra fields cannot break a drain.
+ *
+ * <p>May import only {@code kube} and {@code time}.
  */
 package dev.capk.vmieviction.drain;
-import dev.capk.vmieviction.kube.RawApi;

@@ -11,5 +11,7 @@
  * drains it with the drain engine in bounded attempts ({@link dev.capk.vmieviction.maintenance.DrainPasses})
  * while progress goes to the status ({@link dev.capk.vmieviction.maintenance.DrainProgress},
  * {@link dev.capk.vmieviction.maintenance.StatusPatch}), and on deletion restores exactly what it changed.
+ *
+ * <p>May import {@code api}, {@code drain}, {@code kube} and {@code time}; never {@code drain.cli}.
  */
 package dev.capk.vmieviction.maintenance;
