@@ -4,6 +4,8 @@ import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
 import dev.capk.vmieviction.drain.NodeDrainer;
+import dev.capk.vmieviction.runtime.ControllerRuntime;
+import dev.capk.vmieviction.runtime.ManagedController;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.ControllerWatch;
 import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
@@ -23,27 +25,18 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The NodeMaintenance controller, self-contained: its informers (NodeMaintenances; Nodes, to notice
- * a node that goes, comes back or is uncordoned behind our back), its rate-limited work queue and
- * workers, its event recorder. Two ways to run it:
- *
- * <ul>
- *   <li>inside a manager: {@link #controller()} (or {@link #alongside(Controller)}) under the
- *       manager's leader election; everything starts in {@code run()} and stops in {@code
- *       shutdown()};
- *   <li>alone: {@link #start()} and {@link #close()}.
- * </ul>
+ * The NodeMaintenance controller's parts, for {@link ControllerRuntime}: its informers
+ * (NodeMaintenances; Nodes, to notice a node that goes, comes back or is uncordoned behind our
+ * back), its rate-limited work queue and workers, its event recorder.
  */
-public final class NodeMaintenanceController implements AutoCloseable {
+public final class NodeMaintenanceController implements ManagedController {
   private static final Logger log = LoggerFactory.getLogger(NodeMaintenanceController.class);
 
   public static final String NAME = "node-maintenance";
@@ -58,9 +51,6 @@ public final class NodeMaintenanceController implements AutoCloseable {
   private final ScheduledExecutorService statusExecutor;
   private final DrainPasses passes;
   private final Controller workers;
-  private final Controller controller;
-  private final AtomicBoolean shutDown = new AtomicBoolean();
-  private Thread runner;
 
   /**
    * @param requestClient for reads, patches, drains and events (a read timeout is fine)
@@ -108,106 +98,46 @@ public final class NodeMaintenanceController implements AutoCloseable {
         .withReadyFunc(this::hasSynced)
         .withReadyTimeout(Duration.ofMinutes(5))
         .build();
-    this.controller = new Lifecycle();
   }
 
-  /** Runs everything in {@code run()} (blocking until shutdown), stops everything in {@code shutdown()}. */
-  public Controller controller() {
-    return controller;
+  @Override
+  public String name() {
+    return NAME;
   }
 
-  /**
-   * This controller and {@code other} as one: both run, both stop. For a manager that holds one
-   * controller under its leader election.
-   */
-  public Controller alongside(Controller other) {
-    return new Controller() {
-      @Override
-      public void run() {
-        Thread t = new Thread(other::run, "controller-" + NAME + "-peer");
-        t.setDaemon(true);
-        t.start();
-        try {
-          controller.run();
-        } finally {
-          try {
-            t.join();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        }
-      }
-
-      @Override
-      public void shutdown() {
-        controller.shutdown();
-        other.shutdown();
-      }
-    };
+  @Override
+  public List<SharedInformerFactory> informerFactories() {
+    return List.of(factory);
   }
 
-  /** Starts on a thread of its own; returns at once. */
-  public synchronized NodeMaintenanceController start() {
-    if (runner == null) {
-      runner = new Thread(controller::run, "controller-" + NAME);
-      runner.setDaemon(true);
-      runner.start();
-    }
-    return this;
-  }
-
+  @Override
   public boolean hasSynced() {
     return maintenances.hasSynced() && nodes.hasSynced();
   }
 
   @Override
-  public void close() {
-    controller.shutdown();
-    Thread t;
-    synchronized (this) {
-      t = runner;
-    }
-    if (t != null) {
-      try {
-        t.join(Duration.ofSeconds(10).toMillis());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
+  public Controller workers() {
+    return workers;
   }
 
-  private final class Lifecycle implements Controller {
-    private final CountDownLatch stopped = new CountDownLatch(1);
+  @Override
+  public void start() {
+    log.info("node maintenance controller started taints={} passTimeout={} retryInterval={} workers={}",
+        settings.taints(), settings.passTimeout(), settings.retryInterval(), settings.workers());
+    broadcaster.startRecording();
+  }
 
-    @Override
-    public void run() {
-      if (shutDown.get()) {
-        return;
-      }
-      log.info("node maintenance controller started taints={} passTimeout={} retryInterval={} workers={}",
-          settings.taints(), settings.passTimeout(), settings.retryInterval(), settings.workers());
-      broadcaster.startRecording();
-      factory.startAllRegisteredInformers();
-      try {
-        workers.run();
-      } finally {
-        stopped.countDown();
-      }
-    }
+  /** Drain attempts first: a pass must not outlive the lease that allowed it. */
+  @Override
+  public void stopping() {
+    log.info("node maintenance controller stopping");
+    passes.close();
+  }
 
-    @Override
-    public void shutdown() {
-      if (!shutDown.compareAndSet(false, true)) {
-        return;
-      }
-      log.info("node maintenance controller stopping");
-      // Drain attempts first: a pass must not outlive the lease that allowed it.
-      passes.close();
-      workers.shutdown();
-      factory.stopAllRegisteredInformers(true);
-      broadcaster.shutdown();
-      statusExecutor.shutdownNow();
-    }
+  @Override
+  public void close() {
+    broadcaster.shutdown();
+    statusExecutor.shutdownNow();
   }
 
   /**
