@@ -5,11 +5,15 @@ import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
 import dev.capk.vmieviction.drain.NodeDrainer;
+import dev.capk.vmieviction.events.EventSeriesBook;
+import dev.capk.vmieviction.events.EventSeriesRecorder;
+import dev.capk.vmieviction.events.EventStore;
+import dev.capk.vmieviction.runtime.ControllerRuntime;
+import dev.capk.vmieviction.runtime.ManagedController;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.ControllerWatch;
 import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
 import io.kubernetes.client.extended.controller.reconciler.Request;
-import io.kubernetes.client.extended.event.legacy.LegacyEventBroadcaster;
 import io.kubernetes.client.extended.workqueue.DefaultRateLimitingQueue;
 import io.kubernetes.client.extended.workqueue.RateLimitingQueue;
 import io.kubernetes.client.informer.ResourceEventHandler;
@@ -18,32 +22,22 @@ import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.openapi.models.V1EventSource;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The NodeMaintenance controller, self-contained: its informers (NodeMaintenances; Nodes, to notice
- * a node that goes, comes back or is uncordoned behind our back), its rate-limited work queue and
- * workers, its event recorder. Two ways to run it:
- *
- * <ul>
- *   <li>inside a manager: {@link #controller()} (or {@link #alongside(Controller)}) under the
- *       manager's leader election; everything starts in {@code run()} and stops in {@code
- *       shutdown()};
- *   <li>alone: {@link #start()} and {@link #close()}.
- * </ul>
+ * The NodeMaintenance controller's parts, for {@link ControllerRuntime}: its informers
+ * (NodeMaintenances; Nodes, to notice a node that goes, comes back or is uncordoned behind our
+ * back), its rate-limited work queue and workers, its event recorder.
  */
-public final class NodeMaintenanceController implements AutoCloseable {
+public final class NodeMaintenanceController implements ManagedController {
   private static final Logger log = LoggerFactory.getLogger(NodeMaintenanceController.class);
 
   public static final String NAME = "node-maintenance";
@@ -54,13 +48,9 @@ public final class NodeMaintenanceController implements AutoCloseable {
   private final SharedIndexInformer<NodeMaintenance> maintenances;
   private final SharedIndexInformer<WatchedNode> nodes;
   private final RateLimitingQueue<Request> queue;
-  private final LegacyEventBroadcaster broadcaster;
   private final ScheduledExecutorService statusExecutor;
   private final DrainPasses passes;
   private final Controller workers;
-  private final Controller controller;
-  private final AtomicBoolean shutDown = new AtomicBoolean();
-  private Thread runner;
 
   /**
    * @param requestClient for reads, patches, drains and events (a read timeout is fine)
@@ -80,14 +70,16 @@ public final class NodeMaintenanceController implements AutoCloseable {
         WatchedNode.class, 0);
 
     this.queue = new DefaultRateLimitingQueue<>(Executors.newSingleThreadExecutor(new ThreadFactoryBuilder().setNameFormat("node-maintenance-queue").setDaemon(true).build()));
-    this.broadcaster = new LegacyEventBroadcaster(new CoreV1Api(requestClient));
-    var recorder = broadcaster.newRecorder(new V1EventSource().component("node-maintenance-controller"));
+    // Series, as for VMI events: client-java's legacy recorder drops events past its spam budget.
+    EventSeriesRecorder recorder = new EventSeriesRecorder(new EventSeriesBook(),
+        EventStore.of(new CoreV1Api(requestClient)), "node-maintenance-controller",
+        SeriesMaintenanceEvents.OUTCOMES, Clock.systemUTC());
     this.statusExecutor = Executors.newSingleThreadScheduledExecutor(new ThreadFactoryBuilder().setNameFormat("node-maintenance-status").setDaemon(true).build());
     NodeDrainer drainer = new NodeDrainer(requestClient);
     this.passes = new DrainPasses(drainer::drain);
     Lister<NodeMaintenance> lister = new Lister<>(maintenances.getIndexer());
     NodeMaintenanceReconciler reconciler = new NodeMaintenanceReconciler(
-        lister::get, new ApiMaintenanceCluster(requestClient), passes, new RecorderMaintenanceEvents(recorder),
+        lister::get, new ApiMaintenanceCluster(requestClient), passes, new SeriesMaintenanceEvents(recorder),
         settings, statusExecutor, Clock.systemUTC());
 
     ControllerWatch<NodeMaintenance> watch = ControllerBuilder.controllerWatchBuilder(NodeMaintenance.class, queue)
@@ -108,106 +100,44 @@ public final class NodeMaintenanceController implements AutoCloseable {
         .withReadyFunc(this::hasSynced)
         .withReadyTimeout(Duration.ofMinutes(5))
         .build();
-    this.controller = new Lifecycle();
   }
 
-  /** Runs everything in {@code run()} (blocking until shutdown), stops everything in {@code shutdown()}. */
-  public Controller controller() {
-    return controller;
+  @Override
+  public String name() {
+    return NAME;
   }
 
-  /**
-   * This controller and {@code other} as one: both run, both stop. For a manager that holds one
-   * controller under its leader election.
-   */
-  public Controller alongside(Controller other) {
-    return new Controller() {
-      @Override
-      public void run() {
-        Thread t = new Thread(other::run, "controller-" + NAME + "-peer");
-        t.setDaemon(true);
-        t.start();
-        try {
-          controller.run();
-        } finally {
-          try {
-            t.join();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        }
-      }
-
-      @Override
-      public void shutdown() {
-        controller.shutdown();
-        other.shutdown();
-      }
-    };
+  @Override
+  public List<SharedInformerFactory> informerFactories() {
+    return List.of(factory);
   }
 
-  /** Starts on a thread of its own; returns at once. */
-  public synchronized NodeMaintenanceController start() {
-    if (runner == null) {
-      runner = new Thread(controller::run, "controller-" + NAME);
-      runner.setDaemon(true);
-      runner.start();
-    }
-    return this;
-  }
-
+  @Override
   public boolean hasSynced() {
     return maintenances.hasSynced() && nodes.hasSynced();
   }
 
   @Override
-  public void close() {
-    controller.shutdown();
-    Thread t;
-    synchronized (this) {
-      t = runner;
-    }
-    if (t != null) {
-      try {
-        t.join(Duration.ofSeconds(10).toMillis());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
+  public Controller workers() {
+    return workers;
   }
 
-  private final class Lifecycle implements Controller {
-    private final CountDownLatch stopped = new CountDownLatch(1);
+  @Override
+  public void start() {
+    log.info("node maintenance controller started taints={} passTimeout={} retryInterval={} workers={}",
+        settings.taints(), settings.passTimeout(), settings.retryInterval(), settings.workers());
+  }
 
-    @Override
-    public void run() {
-      if (shutDown.get()) {
-        return;
-      }
-      log.info("node maintenance controller started taints={} passTimeout={} retryInterval={} workers={}",
-          settings.taints(), settings.passTimeout(), settings.retryInterval(), settings.workers());
-      broadcaster.startRecording();
-      factory.startAllRegisteredInformers();
-      try {
-        workers.run();
-      } finally {
-        stopped.countDown();
-      }
-    }
+  /** Drain attempts first: a pass must not outlive the lease that allowed it. */
+  @Override
+  public void stopping() {
+    log.info("node maintenance controller stopping");
+    passes.close();
+  }
 
-    @Override
-    public void shutdown() {
-      if (!shutDown.compareAndSet(false, true)) {
-        return;
-      }
-      log.info("node maintenance controller stopping");
-      // Drain attempts first: a pass must not outlive the lease that allowed it.
-      passes.close();
-      workers.shutdown();
-      factory.stopAllRegisteredInformers(true);
-      broadcaster.shutdown();
-      statusExecutor.shutdownNow();
-    }
+  @Override
+  public void close() {
+    statusExecutor.shutdownNow();
   }
 
   /**

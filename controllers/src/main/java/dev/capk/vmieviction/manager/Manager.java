@@ -21,11 +21,11 @@ import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
 import dev.capk.vmieviction.time.GoDuration;
+import dev.capk.vmieviction.runtime.ControllerRuntime;
+import dev.capk.vmieviction.runtime.ManagedController;
 import dev.capk.vmieviction.workload.GuestClients;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.ControllerWatch;
-import io.kubernetes.client.extended.controller.DefaultController;
-import io.kubernetes.client.extended.controller.LeaderElectingController;
 import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
@@ -51,7 +51,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -60,9 +59,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Wires the controller: infra clients, VMI informers, the rate-limited work queue and its workers,
- * the reconciler, events, leader election, metrics and probes. {@link #start()} returns at once;
- * {@link #awaitTermination()} blocks until the controller stops (shutdown or lost lease).
+ * Wires the process: infra clients, the VMI eviction controller (informers, rate-limited work
+ * queue, workers, reconciler, events) and, with --enable-node-maintenance, the NodeMaintenance
+ * controller, both run by one {@link ControllerRuntime} under one leader election; metrics and
+ * probes. {@link #start()} returns at once; {@link #awaitTermination()} blocks until the
+ * controllers stop (shutdown or lost lease).
  */
 public final class Manager implements AutoCloseable {
 
@@ -75,12 +76,8 @@ public final class Manager implements AutoCloseable {
 
   private final ManagerOptions options;
   private final List<AutoCloseable> closeables = new ArrayList<>();
-  private final CountDownLatch stopped = new CountDownLatch(1);
   private final AtomicBoolean closing = new AtomicBoolean();
-  private volatile boolean leaseLost;
-  private VmiInformers informers;
-  private Controller controller;
-  private Controller workers;
+  private ControllerRuntime runtime;
   private volatile String identity;
   private HttpEndpoints metricsEndpoint;
   private HttpEndpoints probesEndpoint;
@@ -105,7 +102,7 @@ public final class Manager implements AutoCloseable {
     GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiWatchApi =
         vmiApi(watchClient);
     GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi = vmiApi(requestClient);
-    informers =
+    VmiInformers informers =
         new VmiInformers(watchClient, vmiWatchApi, options.namespaces, options.vmiLabelSelector, RESYNC);
 
     // Our own series recorder, not client-java's legacy broadcaster: see EventSeriesRecorder.
@@ -161,7 +158,7 @@ public final class Manager implements AutoCloseable {
     // Registered here rather than with ControllerBuilder.watch(): that only sees one factory's
     // informer, and there is one factory per watched namespace.
     informers.addEventHandler(watch.getResourceEventHandler(), RESYNC);
-    workers =
+    Controller workers =
         ControllerBuilder.defaultBuilder(informers.anyFactory())
             .withName(CONTROLLER_NAME)
             .withWorkQueue(queue)
@@ -171,32 +168,30 @@ public final class Manager implements AutoCloseable {
             .withReadyTimeout(Duration.ofMinutes(5))
             .build();
 
+    List<ManagedController> controllers = new ArrayList<>();
+    controllers.add(ManagedController.of(CONTROLLER_NAME, informers.factories(), informers::hasSynced, workers));
     // --enable-node-maintenance: NodeMaintenance runs beside the VMI workers, under the same lease.
-    Controller managed = workers;
     if (options.enableNodeMaintenance) {
-      managed = new NodeMaintenanceController(requestClient, watchClient, NodeMaintenanceSettings.defaults()
+      controllers.add(new NodeMaintenanceController(requestClient, watchClient, NodeMaintenanceSettings.defaults()
           .withTaints(NodeMaintenanceSettings.taints(
-              options.nodeMaintenanceDrainTaint, options.nodeMaintenanceKubevirtDrainTaint)))
-          .alongside(workers);
+              options.nodeMaintenanceDrainTaint, options.nodeMaintenanceKubevirtDrainTaint))));
     }
 
+    LeaderElector elector = null;
     if (options.leaderElect) {
       String namespace = leaderElectionNamespace();
       identity = newIdentity();
       LeaseLock lock = new LeaseLock(namespace, options.leaderElectionId, identity, requestClient);
-      LeaderElectionConfig config =
-          new LeaderElectionConfig(lock, options.leaseDuration, options.renewDeadline, options.retryPeriod);
-      LeaderElector elector = new LeaderElector(config);
-      closeables.add(elector);
+      elector = new LeaderElector(
+          new LeaderElectionConfig(lock, options.leaseDuration, options.renewDeadline, options.retryPeriod));
       // Where the client falls short: LeaderElector never releases its lease, so a standby would
       // wait a whole lease duration after a clean shutdown. Release it, as controller-runtime's
-      // LeaderElectionReleaseOnCancel does (after the elector stopped renewing).
+      // LeaderElectionReleaseOnCancel does (after the runtime closed the elector).
       closeables.add(() -> releaseLease(lock, identity));
       log.info("leader election enabled lease={}/{} identity={}", namespace, options.leaderElectionId, identity);
-      controller = new LeaderElectingController(elector, managed);
-    } else {
-      controller = managed;
     }
+    // Reconciles in flight get one drain pass plus guest call timeouts to finish at shutdown.
+    runtime = new ControllerRuntime(controllers, elector, options.drainAttemptTimeout.plusSeconds(15));
 
     if (!BindAddress.disabled(options.metricsBindAddress)) {
       metricsEndpoint =
@@ -206,28 +201,10 @@ public final class Manager implements AutoCloseable {
     }
     if (!BindAddress.disabled(options.healthProbeBindAddress)) {
       probesEndpoint =
-          HttpEndpoints.probes(BindAddress.parse(options.healthProbeBindAddress), informers::hasSynced);
+          HttpEndpoints.probes(BindAddress.parse(options.healthProbeBindAddress), runtime::ready);
     }
 
-    informers.start();
-    Thread runner =
-        new Thread(
-            () -> {
-              try {
-                controller.run();
-              } catch (Throwable t) {
-                log.error("controller stopped unexpectedly", t);
-              } finally {
-                if (options.leaderElect && !closing.get()) {
-                  // LeaderElector does not re-acquire: like controller-runtime, exit and restart.
-                  leaseLost = true;
-                  log.error("leader election lost, stopping");
-                }
-                stopped.countDown();
-              }
-            },
-            "controller");
-    runner.start();
+    runtime.start();
     log.info(
         "manager started namespaces={} selector=\"{}\" drainTimeout={} retryInterval={} attemptTimeout={} workers={} defaultStrategy={}",
         options.namespaces.isEmpty() ? "all" : options.namespaces, options.vmiLabelSelector,
@@ -238,8 +215,10 @@ public final class Manager implements AutoCloseable {
 
   /** Blocks until the controller stops; true when it stopped because the lease was lost. */
   public boolean awaitTermination() throws InterruptedException {
-    stopped.await();
-    return leaseLost;
+    if (runtime == null) {
+      throw new IllegalStateException("manager not started");
+    }
+    return runtime.awaitTermination();
   }
 
   /** The bound metrics address, when serving (port 0 in tests picks a free one). */
@@ -257,7 +236,7 @@ public final class Manager implements AutoCloseable {
   }
 
   public boolean ready() {
-    return informers != null && informers.hasSynced();
+    return runtime != null && runtime.ready();
   }
 
   @Override
@@ -266,12 +245,8 @@ public final class Manager implements AutoCloseable {
       return;
     }
     log.info("manager stopping");
-    if (controller != null) {
-      controller.shutdown();
-      awaitWorkers();
-    }
-    if (informers != null) {
-      informers.stop();
+    if (runtime != null) {
+      runtime.close();
     }
     if (metricsEndpoint != null) {
       metricsEndpoint.close();
@@ -286,7 +261,6 @@ public final class Manager implements AutoCloseable {
         log.debug("close failed", e);
       }
     }
-    stopped.countDown();
   }
 
   private static GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi(ApiClient c) {
@@ -308,24 +282,6 @@ public final class Manager implements AutoCloseable {
       return ClientBuilder.cluster().build();
     }
     return ClientBuilder.standard().build();
-  }
-
-  /**
-   * Where the client falls short: DefaultController.shutdown() does not wait for reconciles in
-   * flight, so a drain pass could still run after a successor took over. Wait (bounded by one
-   * pass plus guest call timeouts) before giving up leadership.
-   */
-  private void awaitWorkers() {
-    if (workers instanceof DefaultController dc && dc.getWorkerThreadPool() != null) {
-      try {
-        if (!dc.getWorkerThreadPool().awaitTermination(
-            options.drainAttemptTimeout.plusSeconds(15).toMillis(), TimeUnit.MILLISECONDS)) {
-          log.warn("reconciles still running at shutdown, leaving them");
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
   }
 
   private static void releaseLease(LeaseLock lock, String identity) {

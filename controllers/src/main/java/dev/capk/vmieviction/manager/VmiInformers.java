@@ -204,11 +204,8 @@ public final class VmiInformers {
     return factories.values().iterator().next();
   }
 
-  public void start() {
-    factories.values().forEach(SharedInformerFactory::startAllRegisteredInformers);
-  }
-
-  public void stop() {
-    factories.values().forEach(f -> f.stopAllRegisteredInformers(true));
+  /** Every factory, for the runtime to start and stop. */
+  public List<SharedInformerFactory> factories() {
+    return List.copyOf(factories.values());
   }
 }

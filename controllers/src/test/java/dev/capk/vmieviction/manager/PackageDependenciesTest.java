@@ -21,13 +21,14 @@ class PackageDependenciesTest {
   /** Package (below dev.capk.vmieviction) to the packages of this project it may import. */
   static final Map<String, Set<String>> ALLOWED = Map.of(
       "time", Set.of(),
+      "runtime", Set.of(),
       "kube", Set.of("time"),
       "drain", Set.of("kube", "time"),
       "drain.cli", Set.of("drain", "kube", "time"),
       "events", Set.of("kube"),
       "workload", Set.of("api", "kube", "time"),
       "eviction", Set.of("api", "drain", "events", "kube", "time", "workload"),
-      "maintenance", Set.of("api", "drain", "kube", "time"));
+      "maintenance", Set.of("api", "drain", "events", "kube", "runtime", "time"));
 
   static final Pattern IMPORT = Pattern.compile("(?m)^import (?:static )?dev\\.capk\\.vmieviction\\.([a-z]+(?:\\.cli)?)\\.");
 

@@ -6,6 +6,7 @@ import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.RepoPaths;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
+import dev.capk.vmieviction.runtime.ControllerRuntime;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
@@ -91,16 +92,20 @@ final class MaintenanceFixture {
     }
   }
 
-  /** The controller with short drain attempts, so blocked drains are retried within seconds. */
-  static NodeMaintenanceController startController(String kubeconfig) {
+  /**
+   * The controller alone, on the manager's runtime without leader election, with short drain
+   * attempts, so blocked drains are retried within seconds.
+   */
+  static ControllerRuntime startController(String kubeconfig) {
     NodeMaintenanceSettings settings = NodeMaintenanceSettings.defaults()
         .withPassTimeout(Duration.ofSeconds(3))
         .withRetryInterval(Duration.ofSeconds(1))
         .withWorkers(3);
     NodeMaintenanceController c = new NodeMaintenanceController(
-        client(kubeconfig, Duration.ofSeconds(15)), client(kubeconfig, Duration.ZERO), settings).start();
-    Await.until("node maintenance controller synced", WAIT, c::hasSynced);
-    return c;
+        client(kubeconfig, Duration.ofSeconds(15)), client(kubeconfig, Duration.ZERO), settings);
+    ControllerRuntime runtime = new ControllerRuntime(List.of(c), null, Duration.ofSeconds(10)).start();
+    Await.until("node maintenance controller synced", WAIT, runtime::ready);
+    return runtime;
   }
 
   static String unique(String prefix) {

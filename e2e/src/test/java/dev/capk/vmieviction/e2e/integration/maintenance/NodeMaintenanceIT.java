@@ -30,7 +30,7 @@ import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.integration.maintenance.MaintenanceFixture.NodeState;
-import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
+import dev.capk.vmieviction.runtime.ControllerRuntime;
 import io.kubernetes.client.openapi.apis.PolicyV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import java.time.Duration;
@@ -54,7 +54,7 @@ class NodeMaintenanceIT {
 
   static LocalCluster cluster;
   static String kubeconfig;
-  static NodeMaintenanceController controller;
+  static ControllerRuntime controller;
 
   @BeforeAll
   static void start() throws Exception {

@@ -72,6 +72,35 @@ class NodeMaintenanceInManagerIT {
   }
 
   @Test
+  void aStandbyIsReadyButServesNoNodeMaintenanceUntilItHoldsTheLease() throws Exception {
+    String node = unique("nm-standby");
+    cluster.kwokNodes().createNamed(node, Map.of());
+    NodeState before = awaitSettled(cluster, node);
+    String lease = unique("nm-standby");
+    // Another replica holds the lease: this manager, started now, is the standby.
+    cluster.kubectl().apply("""
+        apiVersion: coordination.k8s.io/v1
+        kind: Lease
+        metadata: {name: %s, namespace: default}
+        spec: {holderIdentity: another-replica, leaseDurationSeconds: 60}
+        """.formatted(lease));
+    try (Manager m = manager("--enable-node-maintenance", "--leader-elect", "--leader-election-namespace=default",
+        "--leader-election-id=" + lease, "--leader-election-lease-duration=60s", "--leader-election-retry-period=1s")) {
+      String nm = unique("nm-standby");
+      create(cluster, nm, node, "served by the leader only");
+      Thread.sleep(3000);
+      assertEquals(Map.of(), status(cluster, nm), "the standby reconciled a NodeMaintenance");
+      assertEquals(before, nodeState(cluster, node));
+
+      cluster.kubectl().runOrFail(null, "-n", "default", "delete", "lease", lease);
+      awaitPhase(cluster, nm, "Succeeded");
+      delete(cluster, nm);
+      awaitGone(cluster, nm);
+      assertEquals(before, awaitSettled(cluster, node));
+    }
+  }
+
+  @Test
   void withoutTheFlagNodeMaintenancesAreLeftAlone() throws Exception {
     String node = unique("nm-off");
     cluster.kwokNodes().createNamed(node, Map.of());

@@ -1,0 +1,210 @@
+package dev.capk.vmieviction.runtime;
+
+import io.kubernetes.client.extended.controller.Controller;
+import io.kubernetes.client.extended.controller.ControllerManager;
+import io.kubernetes.client.extended.controller.DefaultController;
+import io.kubernetes.client.extended.controller.LeaderElectingController;
+import io.kubernetes.client.extended.leaderelection.LeaderElector;
+import io.kubernetes.client.informer.SharedInformerFactory;
+import io.kubernetes.client.openapi.ApiClient;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs every controller of the process the way controller-runtime's manager does, on the official
+ * client's pieces: the workers of all controllers in one {@link ControllerManager}, under one
+ * {@link LeaderElectingController} when leader election is on. Informers start at once, so a
+ * standby's caches are warm and {@link #ready()} means every controller's caches synced; workers
+ * reconcile only while this replica holds the lease.
+ *
+ * <p>Where the client falls short, and what this class adds:
+ *
+ * <ul>
+ *   <li>{@code ControllerManager} manages one {@code SharedInformerFactory}, but a factory holds one
+ *       informer per type (VMIs are watched with one factory per namespace) and each controller has
+ *       its own: {@link AllFactories} presents them all as one;
+ *   <li>{@code ControllerManager} starts informers only inside {@code run()}, i.e. under the lease:
+ *       they are started here first (starting again is a no-op);
+ *   <li>{@code DefaultController.shutdown()} does not wait for reconciles in flight, so a drain pass
+ *       could still run after a successor took over: {@link #close()} waits, bounded;
+ *   <li>{@code LeaderElector} does not re-acquire a lost lease: the runtime stops and {@link
+ *       #awaitTermination()} says so, for the process to exit and be restarted (as controller-runtime
+ *       does).
+ * </ul>
+ */
+public final class ControllerRuntime implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(ControllerRuntime.class);
+
+  private final List<ManagedController> controllers;
+  private final LeaderElector elector;
+  private final Duration shutdownGrace;
+  private final CountDownLatch stopped = new CountDownLatch(1);
+  private final AtomicBoolean closing = new AtomicBoolean();
+  private volatile boolean leaseLost;
+  private Controller root;
+
+  /**
+   * @param elector gates the workers of every controller; null runs them at once
+   * @param shutdownGrace how long {@link #close()} waits for reconciles in flight, in all
+   */
+  public ControllerRuntime(List<ManagedController> controllers, LeaderElector elector, Duration shutdownGrace) {
+    if (controllers.isEmpty()) {
+      throw new IllegalArgumentException("no controllers to run");
+    }
+    this.controllers = List.copyOf(controllers);
+    this.elector = elector;
+    this.shutdownGrace = shutdownGrace;
+  }
+
+  /** Starts informers and, on a thread of its own, the workers (once leading); returns at once. */
+  public synchronized ControllerRuntime start() {
+    if (root != null || closing.get()) {
+      return this;
+    }
+    AllFactories factories = new AllFactories(controllers);
+    Controller workers =
+        new ControllerManager(factories, controllers.stream().map(Workers::new).toArray(Controller[]::new));
+    root = elector == null ? workers : new LeaderElectingController(elector, workers);
+    controllers.forEach(ManagedController::start);
+    factories.startAllRegisteredInformers();
+    Thread runner = new Thread(this::run, "controllers");
+    runner.start();
+    log.info("controllers started names={} leaderElection={}",
+        controllers.stream().map(ManagedController::name).toList(), elector != null);
+    return this;
+  }
+
+  private void run() {
+    try {
+      root.run();
+    } catch (Throwable t) {
+      log.error("controllers stopped unexpectedly", t);
+    } finally {
+      if (elector != null && !closing.get()) {
+        leaseLost = true;
+        log.error("leader election lost, stopping");
+      }
+      stopped.countDown();
+    }
+  }
+
+  /** Every controller's informers have synced (a standby's too): what /readyz reports. */
+  public boolean ready() {
+    return controllers.stream().allMatch(ManagedController::hasSynced);
+  }
+
+  /** Blocks until the controllers stop; true when they stopped because the lease was lost. */
+  public boolean awaitTermination() throws InterruptedException {
+    stopped.await();
+    return leaseLost;
+  }
+
+  /**
+   * Stops the workers (each controller's {@link ManagedController#stopping()} first), waits for
+   * reconciles in flight, stops the informers, gives the lease up to the elector's end, and closes
+   * the controllers.
+   */
+  @Override
+  public void close() {
+    if (!closing.compareAndSet(false, true)) {
+      return;
+    }
+    Controller r;
+    synchronized (this) {
+      r = root;
+    }
+    if (r != null) {
+      r.shutdown();
+      awaitReconciles();
+    }
+    if (elector != null) {
+      elector.close();
+    }
+    for (ManagedController c : controllers) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        log.debug("close failed controller={}", c.name(), e);
+      }
+    }
+    stopped.countDown();
+  }
+
+  private void awaitReconciles() {
+    long deadline = System.nanoTime() + shutdownGrace.toNanos();
+    for (ManagedController c : controllers) {
+      if (c.workers() instanceof DefaultController dc && dc.getWorkerThreadPool() != null) {
+        ExecutorService pool = dc.getWorkerThreadPool();
+        try {
+          if (!pool.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+            log.warn("reconciles still running at shutdown, leaving them controller={}", c.name());
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+  }
+
+  /** One controller's workers, as the ControllerManager runs them; stopping lets it cancel first. */
+  private static final class Workers implements Controller {
+    private final ManagedController controller;
+    private final AtomicBoolean stopping = new AtomicBoolean();
+
+    Workers(ManagedController controller) {
+      this.controller = controller;
+    }
+
+    @Override
+    public void run() {
+      if (!stopping.get()) {
+        controller.workers().run();
+      }
+    }
+
+    @Override
+    public void shutdown() {
+      if (stopping.compareAndSet(false, true)) {
+        controller.stopping();
+      }
+      controller.workers().shutdown();
+    }
+  }
+
+  /**
+   * Every controller's informer factories as the one factory {@code ControllerManager} starts and
+   * stops. It registers no informer of its own (its client is never used).
+   */
+  private static final class AllFactories extends SharedInformerFactory {
+    private final List<SharedInformerFactory> factories;
+
+    AllFactories(List<ManagedController> controllers) {
+      super(new ApiClient().setReadTimeout(0));
+      this.factories =
+          controllers.stream().flatMap(c -> c.informerFactories().stream()).distinct().toList();
+    }
+
+    @Override
+    public synchronized void startAllRegisteredInformers() {
+      factories.forEach(SharedInformerFactory::startAllRegisteredInformers);
+    }
+
+    @Override
+    public synchronized void stopAllRegisteredInformers() {
+      stopAllRegisteredInformers(true);
+    }
+
+    @Override
+    public synchronized void stopAllRegisteredInformers(boolean shutdownExecutor) {
+      factories.forEach(f -> f.stopAllRegisteredInformers(shutdownExecutor));
+    }
+  }
+}

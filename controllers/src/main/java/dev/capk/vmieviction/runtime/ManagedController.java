@@ -1,0 +1,67 @@
+package dev.capk.vmieviction.runtime;
+
+import io.kubernetes.client.extended.controller.Controller;
+import io.kubernetes.client.informer.SharedInformerFactory;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+
+/**
+ * One controller as {@link ControllerRuntime} runs it: informers that fill its caches (started at
+ * once, also on a standby replica) and workers built with the client's {@code ControllerBuilder}
+ * (run only while this replica leads).
+ */
+public interface ManagedController extends AutoCloseable {
+
+  String name();
+
+  /** Every factory holding this controller's informers; the runtime starts and stops them. */
+  List<SharedInformerFactory> informerFactories();
+
+  /** All of this controller's informers have listed once. */
+  boolean hasSynced();
+
+  /**
+   * The workers (the client's {@code DefaultController}, so the runtime can wait for reconciles in
+   * flight at shutdown). They run only under the lease.
+   */
+  Controller workers();
+
+  /** Once, before the informers start: starts what else the controller owns (its event recorder). */
+  default void start() {}
+
+  /**
+   * The workers are about to stop (shutdown or lost lease): cancel work that must not outlive the
+   * lease that allowed it.
+   */
+  default void stopping() {}
+
+  /** After everything stopped: releases what the controller owns. */
+  @Override
+  default void close() {}
+
+  /** A controller whose parts were built elsewhere and that owns nothing else. */
+  static ManagedController of(
+      String name, List<SharedInformerFactory> factories, BooleanSupplier synced, Controller workers) {
+    return new ManagedController() {
+      @Override
+      public String name() {
+        return name;
+      }
+
+      @Override
+      public List<SharedInformerFactory> informerFactories() {
+        return factories;
+      }
+
+      @Override
+      public boolean hasSynced() {
+        return synced.getAsBoolean();
+      }
+
+      @Override
+      public Controller workers() {
+        return workers;
+      }
+    };
+  }
+}
