@@ -4,7 +4,7 @@ MVN ?= mvn -B
 # Where the Kubernetes binaries are built and cached (outside the repo); see hack/build-k8s.sh.
 export K8S_BIN_CACHE ?= $(HOME)/.cache/capk-vmi-eviction/k8s-bin
 
-.PHONY: test unit binaries package demo soak e2e bench clean
+.PHONY: test unit fmt binaries package demo soak e2e bench clean
 
 ## binaries: build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok
 binaries:
@@ -31,6 +31,10 @@ e2e: binaries
 	  -Dcapk.e2e.kubeconfig.e2e-infra=$(if $(INFRA_KUBECONFIG),$(abspath $(INFRA_KUBECONFIG))) \
 	  -Dcapk.e2e.kubeconfig.e2e-guest-a=$(if $(GUEST_A_KUBECONFIG),$(abspath $(GUEST_A_KUBECONFIG))) \
 	  -Dcapk.e2e.kubeconfig.e2e-guest-b=$(if $(GUEST_B_KUBECONFIG),$(abspath $(GUEST_B_KUBECONFIG)))
+
+## fmt: format all Java sources (google-java-format, through Spotless); make test fails on unformatted code
+fmt:
+	$(MVN) -q spotless:apply
 
 ## unit: the fast tier alone (no control plane)
 unit:
