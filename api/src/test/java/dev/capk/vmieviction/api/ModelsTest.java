@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 /** The partial models read what we need from real-shaped JSON and ignore the rest. */
 class ModelsTest {
 
-  static final String VMI = """
+  static final String VMI =
+      """
       {"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
        "metadata":{"name":"vm-1","namespace":"ns","uid":"u-1",
                    "labels":{"capk.cluster.x-k8s.io/kubevirt-machine-name":"vm-1"}},
@@ -32,7 +33,8 @@ class ModelsTest {
 
   @Test
   void missingApiVersionAndKindDefaultToTheVmis() {
-    VirtualMachineInstance vmi = new JSON().deserialize("{\"metadata\":{\"name\":\"a\"}}", VirtualMachineInstance.class);
+    VirtualMachineInstance vmi =
+        new JSON().deserialize("{\"metadata\":{\"name\":\"a\"}}", VirtualMachineInstance.class);
     assertEquals("kubevirt.io/v1", vmi.getApiVersion());
     assertEquals("VirtualMachineInstance", vmi.getKind());
     assertNull(vmi.getStatus());
@@ -40,25 +42,36 @@ class ModelsTest {
 
   @Test
   void kubeVirtCrGivesTheClusterWideEvictionStrategy() {
-    KubeVirtList list = new JSON().deserialize("""
+    KubeVirtList list =
+        new JSON()
+            .deserialize(
+                """
         {"items":[{"metadata":{"name":"kubevirt","namespace":"kubevirt"},
                    "spec":{"configuration":{"evictionStrategy":"External","developerConfiguration":{}}}}]}
-        """, KubeVirtList.class);
-    assertEquals("External", list.getItems().get(0).getSpec().getConfiguration().getEvictionStrategy());
+        """,
+                KubeVirtList.class);
+    assertEquals(
+        "External", list.getItems().get(0).getSpec().getConfiguration().getEvictionStrategy());
   }
 
   @Test
   void aVmiListReadsTypedItemsThroughTheGenericListBase() {
-    dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList list = new JSON().deserialize("""
+    dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList list =
+        new JSON()
+            .deserialize(
+                """
         {"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstanceList","metadata":{"resourceVersion":"42"},
          "items":[{"metadata":{"name":"a"},"status":{"evacuationNodeName":"infra-1"}},{"metadata":{"name":"b"}}]}
-        """, dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList.class);
+        """,
+                dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList.class);
     assertEquals("42", list.getMetadata().getResourceVersion());
     assertEquals(2, list.getItems().size());
     VirtualMachineInstance first = list.getItems().get(0);
     assertEquals("a", first.getMetadata().getName());
     assertEquals("infra-1", first.getStatus().getEvacuationNodeName());
-    assertEquals("VirtualMachineInstanceList", new dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList().getKind());
+    assertEquals(
+        "VirtualMachineInstanceList",
+        new dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList().getKind());
   }
 
   @Test

@@ -8,63 +8,67 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * The drain cannot proceed: some pods may not be deleted with the given options (DaemonSet pods without
- * ignoreAllDaemonSets, emptyDir without deleteEmptyDirData, pods without a controller without force...).
- * Nothing was evicted. As with kubectl, the node stays cordoned; {@link #cordonedByThisDrain()} says
- * whether this drain cordoned it.
+ * The drain cannot proceed: some pods may not be deleted with the given options (DaemonSet pods
+ * without ignoreAllDaemonSets, emptyDir without deleteEmptyDirData, pods without a controller
+ * without force...). Nothing was evicted. As with kubectl, the node stays cordoned; {@link
+ * #cordonedByThisDrain()} says whether this drain cordoned it.
  */
 public class DrainRefusedException extends Exception {
-    private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 1L;
 
-    private final String node;
-    private final transient Map<String, List<PodRef>> refusals;
-    private final boolean cordonedByThisDrain;
+  private final String node;
+  private final transient Map<String, List<PodRef>> refusals;
+  private final boolean cordonedByThisDrain;
 
-    public DrainRefusedException(String node, Map<String, List<PodRef>> refusals, boolean cordonedByThisDrain) {
-        super(message(node, refusals));
-        this.node = node;
-        Map<String, List<PodRef>> copy = new LinkedHashMap<>();
-        refusals.forEach((k, v) -> copy.put(k, List.copyOf(v)));
-        this.refusals = Collections.unmodifiableMap(copy);
-        this.cordonedByThisDrain = cordonedByThisDrain;
-    }
+  public DrainRefusedException(
+      String node, Map<String, List<PodRef>> refusals, boolean cordonedByThisDrain) {
+    super(message(node, refusals));
+    this.node = node;
+    Map<String, List<PodRef>> copy = new LinkedHashMap<>();
+    refusals.forEach((k, v) -> copy.put(k, List.copyOf(v)));
+    this.refusals = Collections.unmodifiableMap(copy);
+    this.cordonedByThisDrain = cordonedByThisDrain;
+  }
 
-    public String node() {
-        return node;
-    }
+  public String node() {
+    return node;
+  }
 
-    /** Reason (kubectl's wording, "cannot delete ...") to the refused pods, in filter order. */
-    public Map<String, List<PodRef>> refusals() {
-        return refusals;
-    }
+  /** Reason (kubectl's wording, "cannot delete ...") to the refused pods, in filter order. */
+  public Map<String, List<PodRef>> refusals() {
+    return refusals;
+  }
 
-    public boolean cordonedByThisDrain() {
-        return cordonedByThisDrain;
-    }
+  public boolean cordonedByThisDrain() {
+    return cordonedByThisDrain;
+  }
 
-    /** Every refused pod, in reason order. */
-    public List<PodRef> refusedPods() {
-        return refusals.values().stream().flatMap(List::stream).toList();
-    }
+  /** Every refused pod, in reason order. */
+  public List<PodRef> refusedPods() {
+    return refusals.values().stream().flatMap(List::stream).toList();
+  }
 
-    /**
-     * One line, kubectl-style: {@code cannot drain node "n": cannot delete <reason>: ns/a, ns/b; cannot
-     * delete <reason>: ns/c}.
-     */
-    static String message(String node, Map<String, List<PodRef>> refusals) {
-        String groups = refusals.entrySet().stream()
-                .map(e -> e.getKey() + ": " + join(e.getValue()))
-                .collect(Collectors.joining("; "));
-        return "cannot drain node \"" + node + "\": " + groups;
-    }
+  /**
+   * One line, kubectl-style: {@code cannot drain node "n": cannot delete <reason>: ns/a, ns/b;
+   * cannot delete <reason>: ns/c}.
+   */
+  static String message(String node, Map<String, List<PodRef>> refusals) {
+    String groups =
+        refusals.entrySet().stream()
+            .map(e -> e.getKey() + ": " + join(e.getValue()))
+            .collect(Collectors.joining("; "));
+    return "cannot drain node \"" + node + "\": " + groups;
+  }
 
-    /** kubectl's rule: a reason reads "cannot delete ..." whether or not its filter wrote that prefix. */
-    static String kubectlReason(String reason) {
-        String r = reason == null || reason.isBlank() ? "unexpected error" : reason;
-        return r.toLowerCase(Locale.ROOT).startsWith("cannot delete") ? r : "cannot delete " + r;
-    }
+  /**
+   * kubectl's rule: a reason reads "cannot delete ..." whether or not its filter wrote that prefix.
+   */
+  static String kubectlReason(String reason) {
+    String r = reason == null || reason.isBlank() ? "unexpected error" : reason;
+    return r.toLowerCase(Locale.ROOT).startsWith("cannot delete") ? r : "cannot delete " + r;
+  }
 
-    static String join(List<PodRef> pods) {
-        return pods.stream().map(PodRef::toString).collect(Collectors.joining(", "));
-    }
+  static String join(List<PodRef> pods) {
+    return pods.stream().map(PodRef::toString).collect(Collectors.joining(", "));
+  }
 }

@@ -13,39 +13,42 @@ import java.util.Optional;
  * group/version, as kubectl does from discovery. A server without it gets deletions instead.
  */
 final class EvictionSupport {
-    private final RawApi api;
+  private final RawApi api;
 
-    EvictionSupport(RawApi api) {
-        this.api = api;
-    }
+  EvictionSupport(RawApi api) {
+    this.api = api;
+  }
 
-    /** The Eviction group/version ("policy/v1"), or empty when evictions are not served. */
-    Optional<String> discover() throws ApiException {
-        RawApi.Answer answer = api.execute(new CoreV1Api(api.client()).getAPIResources().buildCall(null));
-        if (!answer.ok()) {
-            throw answer.toException();
-        }
-        return parse(answer.body());
+  /** The Eviction group/version ("policy/v1"), or empty when evictions are not served. */
+  Optional<String> discover() throws ApiException {
+    RawApi.Answer answer =
+        api.execute(new CoreV1Api(api.client()).getAPIResources().buildCall(null));
+    if (!answer.ok()) {
+      throw answer.toException();
     }
+    return parse(answer.body());
+  }
 
-    static Optional<String> parse(String apiResourceListJson) {
-        JsonObject list = JsonParser.parseString(apiResourceListJson).getAsJsonObject();
-        JsonElement resources = list.get("resources");
-        if (resources == null || !resources.isJsonArray()) {
-            return Optional.empty();
-        }
-        for (JsonElement e : resources.getAsJsonArray()) {
-            JsonObject r = e.getAsJsonObject();
-            if ("pods/eviction".equals(text(r, "name")) && "Eviction".equals(text(r, "kind"))
-                    && !text(r, "group").isEmpty() && !text(r, "version").isEmpty()) {
-                return Optional.of(text(r, "group") + "/" + text(r, "version"));
-            }
-        }
-        return Optional.empty();
+  static Optional<String> parse(String apiResourceListJson) {
+    JsonObject list = JsonParser.parseString(apiResourceListJson).getAsJsonObject();
+    JsonElement resources = list.get("resources");
+    if (resources == null || !resources.isJsonArray()) {
+      return Optional.empty();
     }
+    for (JsonElement e : resources.getAsJsonArray()) {
+      JsonObject r = e.getAsJsonObject();
+      if ("pods/eviction".equals(text(r, "name"))
+          && "Eviction".equals(text(r, "kind"))
+          && !text(r, "group").isEmpty()
+          && !text(r, "version").isEmpty()) {
+        return Optional.of(text(r, "group") + "/" + text(r, "version"));
+      }
+    }
+    return Optional.empty();
+  }
 
-    private static String text(JsonObject o, String key) {
-        JsonElement e = o.get(key);
-        return e != null && e.isJsonPrimitive() ? e.getAsString() : "";
-    }
+  private static String text(JsonObject o, String key) {
+    JsonElement e = o.get(key);
+    return e != null && e.isJsonPrimitive() ? e.getAsString() : "";
+  }
 }

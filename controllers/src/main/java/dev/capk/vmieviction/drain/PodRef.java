@@ -10,28 +10,29 @@ import java.util.Objects;
  * new one is a different pod.
  */
 public record PodRef(String namespace, String name, String uid) implements Comparable<PodRef> {
-    private static final Comparator<PodRef> ORDER = Comparator.comparing(PodRef::namespace)
-            .thenComparing(PodRef::name)
-            .thenComparing(PodRef::uid, Comparator.nullsFirst(Comparator.naturalOrder()));
+  private static final Comparator<PodRef> ORDER =
+      Comparator.comparing(PodRef::namespace)
+          .thenComparing(PodRef::name)
+          .thenComparing(PodRef::uid, Comparator.nullsFirst(Comparator.naturalOrder()));
 
-    public PodRef {
-        Objects.requireNonNull(namespace, "namespace");
-        Objects.requireNonNull(name, "name");
-    }
+  public PodRef {
+    Objects.requireNonNull(namespace, "namespace");
+    Objects.requireNonNull(name, "name");
+  }
 
-    public static PodRef of(V1Pod pod) {
-        V1ObjectMeta m = Objects.requireNonNull(pod.getMetadata(), "pod metadata");
-        return new PodRef(m.getNamespace() == null ? "" : m.getNamespace(), m.getName(), m.getUid());
-    }
+  public static PodRef of(V1Pod pod) {
+    V1ObjectMeta m = Objects.requireNonNull(pod.getMetadata(), "pod metadata");
+    return new PodRef(m.getNamespace() == null ? "" : m.getNamespace(), m.getName(), m.getUid());
+  }
 
-    /** {@code namespace/name}, the way kubectl names pods in its messages. */
-    @Override
-    public String toString() {
-        return namespace + "/" + name;
-    }
+  /** {@code namespace/name}, the way kubectl names pods in its messages. */
+  @Override
+  public String toString() {
+    return namespace + "/" + name;
+  }
 
-    @Override
-    public int compareTo(PodRef o) {
-        return ORDER.compare(this, o);
-    }
+  @Override
+  public int compareTo(PodRef o) {
+    return ORDER.compare(this, o);
+  }
 }

@@ -1,21 +1,21 @@
 /**
- * The drain engine: {@code kubectl drain} semantics, from Java, faster than kubectl. It knows nothing about
- * VMIs; the eviction controller and the {@code drain} CLI ({@link dev.capk.vmieviction.drain.cli.DrainCommand})
- * both use it.
+ * The drain engine: {@code kubectl drain} semantics, from Java, faster than kubectl. It knows
+ * nothing about VMIs; the eviction controller and the {@code drain} CLI ({@link
+ * dev.capk.vmieviction.drain.cli.DrainCommand}) both use it.
  *
  * <p>Entry point: {@link dev.capk.vmieviction.drain.NodeDrainer} ({@code cordon}, {@code uncordon},
- * {@code drain}) with {@link dev.capk.vmieviction.drain.DrainOptions}. A drain cordons the node, lists its
- * pods ({@link dev.capk.vmieviction.drain.PodLister}, paginated), gives each a
- * {@link dev.capk.vmieviction.drain.PodVerdict} through {@link dev.capk.vmieviction.drain.PodFilters} in
- * kubectl's order ({@link dev.capk.vmieviction.drain.DrainPlanner}), refuses as a whole
- * ({@link dev.capk.vmieviction.drain.DrainRefusedException}) or evicts concurrently
- * ({@link dev.capk.vmieviction.drain.PodEvictionTask}, {@link dev.capk.vmieviction.drain.Evictor}) while one
- * watch ({@link dev.capk.vmieviction.drain.DeletionWaiter}) reports pods leaving, and answers with a
- * {@link dev.capk.vmieviction.drain.DrainResult}. Per-pod progress goes to a
- * {@link dev.capk.vmieviction.drain.DrainProgressListener}.
+ * {@code drain}) with {@link dev.capk.vmieviction.drain.DrainOptions}. A drain cordons the node,
+ * lists its pods ({@link dev.capk.vmieviction.drain.PodLister}, paginated), gives each a {@link
+ * dev.capk.vmieviction.drain.PodVerdict} through {@link dev.capk.vmieviction.drain.PodFilters} in
+ * kubectl's order ({@link dev.capk.vmieviction.drain.DrainPlanner}), refuses as a whole ({@link
+ * dev.capk.vmieviction.drain.DrainRefusedException}) or evicts concurrently ({@link
+ * dev.capk.vmieviction.drain.PodEvictionTask}, {@link dev.capk.vmieviction.drain.Evictor}) while
+ * one watch ({@link dev.capk.vmieviction.drain.DeletionWaiter}) reports pods leaving, and answers
+ * with a {@link dev.capk.vmieviction.drain.DrainResult}. Per-pod progress goes to a {@link
+ * dev.capk.vmieviction.drain.DrainProgressListener}.
  *
- * <p>Requests are built by the official client's API classes; answers are read leniently
- * ({@link dev.capk.vmieviction.kube.RawApi}) so a newer API server's extra fields cannot break a drain.
+ * <p>Requests are built by the official client's API classes; answers are read leniently ({@link
+ * dev.capk.vmieviction.kube.RawApi}) so a newer API server's extra fields cannot break a drain.
  *
  * <p>May import only {@code kube} and {@code time}.
  */

@@ -44,7 +44,8 @@ public final class EventSeriesBook {
   static final Duration FORGET_AFTER = Duration.ofMinutes(70);
 
   /** One series: an event of {@code reason} and {@code type} about one object in one scope. */
-  public record Series(String objectName, String objectUid, String scope, String type, String reason) {
+  public record Series(
+      String objectName, String objectUid, String scope, String type, String reason) {
 
     /** A valid, stable Event name: the object's name, a dot, a digest of the key. */
     public String eventName() {
@@ -157,7 +158,8 @@ public final class EventSeriesBook {
 
   static String digest(String key) {
     try {
-      byte[] hash = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+      byte[] hash =
+          MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
       return HexFormat.of().formatHex(hash, 0, 8);
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);

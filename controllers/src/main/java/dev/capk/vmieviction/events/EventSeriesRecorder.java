@@ -4,7 +4,6 @@ import com.google.gson.JsonObject;
 import dev.capk.vmieviction.events.EventSeriesBook.Capped;
 import dev.capk.vmieviction.events.EventSeriesBook.Create;
 import dev.capk.vmieviction.events.EventSeriesBook.Decision;
-import dev.capk.vmieviction.events.EventSeriesBook.Fold;
 import dev.capk.vmieviction.events.EventSeriesBook.Series;
 import dev.capk.vmieviction.events.EventSeriesBook.Update;
 import io.kubernetes.client.openapi.ApiException;
@@ -22,13 +21,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes core/v1 Events as series (one object per object, scope, type and reason, its count and
- * message updated), as {@link EventSeriesBook} decides. Synchronous and best effort: one attempt per
- * call, never throws, failures logged (never as errors) and retried by the series' next occurrence.
+ * message updated), as {@link EventSeriesBook} decides. Synchronous and best effort: one attempt
+ * per call, never throws, failures logged (never as errors) and retried by the series' next
+ * occurrence.
  *
- * <p>Where client-java falls short, and why this is not its {@code LegacyEventBroadcaster}: its spam
- * filter drops every event of an object beyond 25 (outcomes included); once ten messages of a reason
- * differ it creates the combined event twice (the second answered 409, logged as an ERROR); its
- * update patch embeds the message in JSON unescaped; and it has no events.k8s.io series recorder.
+ * <p>Where client-java falls short, and why this is not its {@code LegacyEventBroadcaster}: its
+ * spam filter drops every event of an object beyond 25 (outcomes included); once ten messages of a
+ * reason differ it creates the combined event twice (the second answered 409, logged as an ERROR);
+ * its update patch embeds the message in JSON unescaped; and it has no events.k8s.io series
+ * recorder.
  */
 public final class EventSeriesRecorder {
 
@@ -47,7 +48,11 @@ public final class EventSeriesRecorder {
    * @param outcomeReasons reasons written at every occurrence, never capped nor delayed
    */
   public EventSeriesRecorder(
-      EventSeriesBook book, EventStore store, String component, Set<String> outcomeReasons, Clock clock) {
+      EventSeriesBook book,
+      EventStore store,
+      String component,
+      Set<String> outcomeReasons,
+      Clock clock) {
     this.book = book;
     this.store = store;
     this.component = component;
@@ -59,13 +64,16 @@ public final class EventSeriesRecorder {
    * One occurrence of an event about {@code involved} (its name, uid, kind, apiVersion and, when
    * namespaced, namespace). {@code scope} separates series of the same object, e.g. one evacuation.
    */
-  public void record(V1ObjectReference involved, String scope, boolean warning, String reason, String message) {
+  public void record(
+      V1ObjectReference involved, String scope, boolean warning, String reason, String message) {
     String type = warning ? "Warning" : "Normal";
-    Series series = new Series(involved.getName(), String.valueOf(involved.getUid()), scope, type, reason);
+    Series series =
+        new Series(involved.getName(), String.valueOf(involved.getUid()), scope, type, reason);
     Decision decision = book.occurred(series, outcomeReasons.contains(reason));
-    String namespace = involved.getNamespace() == null || involved.getNamespace().isEmpty()
-        ? "default" // cluster-scoped objects (Nodes): where the kubelet's events go
-        : involved.getNamespace();
+    String namespace =
+        involved.getNamespace() == null || involved.getNamespace().isEmpty()
+            ? "default" // cluster-scoped objects (Nodes): where the kubelet's events go
+            : involved.getNamespace();
     String text = truncate(message);
     try {
       if (decision instanceof Create c) {
@@ -73,17 +81,33 @@ public final class EventSeriesRecorder {
       } else if (decision instanceof Update u) {
         update(series, namespace, involved, type, reason, text, u.count());
       } else if (decision instanceof Capped) {
-        log.debug("event not recorded, series cap reached object={}/{} reason={}", namespace, involved.getName(), reason);
+        log.debug(
+            "event not recorded, series cap reached object={}/{} reason={}",
+            namespace,
+            involved.getName(),
+            reason);
       }
       // Fold: counted, written with the next update.
     } catch (Exception e) {
-      log.info("event not recorded object={}/{} kind={} reason={} error=\"{}\"",
-          namespace, involved.getName(), involved.getKind(), reason, store.describe(e));
+      log.info(
+          "event not recorded object={}/{} kind={} reason={} error=\"{}\"",
+          namespace,
+          involved.getName(),
+          involved.getKind(),
+          reason,
+          store.describe(e));
     }
   }
 
-  private void create(Series series, String namespace, V1ObjectReference involved, String type, String reason,
-      String message, int count) throws Exception {
+  private void create(
+      Series series,
+      String namespace,
+      V1ObjectReference involved,
+      String type,
+      String reason,
+      String message,
+      int count)
+      throws Exception {
     OffsetDateTime now = now();
     CoreV1Event event =
         new CoreV1Event()
@@ -112,8 +136,15 @@ public final class EventSeriesRecorder {
     }
   }
 
-  private void update(Series series, String namespace, V1ObjectReference involved, String type, String reason,
-      String message, int count) throws Exception {
+  private void update(
+      Series series,
+      String namespace,
+      V1ObjectReference involved,
+      String type,
+      String reason,
+      String message,
+      int count)
+      throws Exception {
     try {
       store.mergePatch(namespace, series.eventName(), updatePatch(message, count, now()));
       book.written(series, count);
@@ -137,10 +168,13 @@ public final class EventSeriesRecorder {
   }
 
   private OffsetDateTime now() {
-    return OffsetDateTime.ofInstant(clock.instant().truncatedTo(ChronoUnit.SECONDS), ZoneOffset.UTC);
+    return OffsetDateTime.ofInstant(
+        clock.instant().truncatedTo(ChronoUnit.SECONDS), ZoneOffset.UTC);
   }
 
   public static String truncate(String message) {
-    return message.length() <= MAX_MESSAGE ? message : message.substring(0, MAX_MESSAGE - 3) + "...";
+    return message.length() <= MAX_MESSAGE
+        ? message
+        : message.substring(0, MAX_MESSAGE - 3) + "...";
   }
 }

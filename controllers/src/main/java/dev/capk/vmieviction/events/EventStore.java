@@ -44,9 +44,7 @@ public interface EventStore {
 
       @Override
       public String describe(Exception e) {
-        return e instanceof ApiException a
-            ? ApiStatus.describe(a)
-            : e.getClass().getSimpleName();
+        return e instanceof ApiException a ? ApiStatus.describe(a) : e.getClass().getSimpleName();
       }
     };
   }

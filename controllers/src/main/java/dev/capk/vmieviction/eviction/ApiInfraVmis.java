@@ -25,6 +25,7 @@ public final class ApiInfraVmis implements InfraVmis {
 
   /** (namespace, name) to the cached VMI or null: one informer cache per watched namespace. */
   private final BiFunction<String, String, VirtualMachineInstance> cache;
+
   private final GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api;
 
   public ApiInfraVmis(
@@ -45,9 +46,15 @@ public final class ApiInfraVmis implements InfraVmis {
     String ns = vmi.getMetadata().getNamespace();
     String name = vmi.getMetadata().getName();
     KubernetesApiResponse<VirtualMachineInstance> r =
-        call(() -> api.patch(ns, name, V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH,
-            new V1Patch(annotationPatch(vmi.getMetadata().getResourceVersion(), key, value)),
-            patchOptions()));
+        call(
+            () ->
+                api.patch(
+                    ns,
+                    name,
+                    V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH,
+                    new V1Patch(
+                        annotationPatch(vmi.getMetadata().getResourceVersion(), key, value)),
+                    patchOptions()));
     return r.throwsApiException().getObject();
   }
 
@@ -72,7 +79,9 @@ public final class ApiInfraVmis implements InfraVmis {
     options.setPropagationPolicy("Foreground");
     options.setPreconditions(new V1Preconditions().uid(vmi.getMetadata().getUid()));
     KubernetesApiResponse<VirtualMachineInstance> r =
-        call(() -> api.delete(vmi.getMetadata().getNamespace(), vmi.getMetadata().getName(), options));
+        call(
+            () ->
+                api.delete(vmi.getMetadata().getNamespace(), vmi.getMetadata().getName(), options));
     if (r.isSuccess()) {
       return DeleteOutcome.DELETED;
     }

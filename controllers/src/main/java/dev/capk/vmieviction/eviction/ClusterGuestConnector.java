@@ -1,8 +1,8 @@
 package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
 import dev.capk.vmieviction.events.EventSeriesBook;
+import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClient;
 import dev.capk.vmieviction.workload.GuestClients;
@@ -21,15 +21,19 @@ public final class ClusterGuestConnector implements GuestConnector {
   private final EventSeriesBook nodeEventSeries = new EventSeriesBook();
 
   public ClusterGuestConnector(
-      GuestClients clients, ClusterNamespacePolicy namespaces, GuestNodeDrainer.Settings drainSettings) {
+      GuestClients clients,
+      ClusterNamespacePolicy namespaces,
+      GuestNodeDrainer.Settings drainSettings) {
     this.clients = clients;
     this.namespaces = namespaces;
     this.drainSettings = drainSettings;
   }
 
   @Override
-  public Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft) throws GuestAccessException {
+  public Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft)
+      throws GuestAccessException {
     GuestClient client = clients.get(namespaces.clusterOf(vmi));
-    return new GuestNodeDrainer(timeLeft.map(client::until).orElse(client), drainSettings, nodeEventSeries);
+    return new GuestNodeDrainer(
+        timeLeft.map(client::until).orElse(client), drainSettings, nodeEventSeries);
   }
 }

@@ -11,10 +11,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What this process knows about the cordon marks it puts on guest nodes, so that the uncordon
- * checks of Running VMIs (after a restart: every VMI) cost one node list per guest cluster, and none
- * for a VMI known to have no mark. Only this controller adds marks, and every mark it changes goes
- * through {@link #changing}, so a cached list is never missing a mark; lists expire to notice marks
- * removed by others.
+ * checks of Running VMIs (after a restart: every VMI) cost one node list per guest cluster, and
+ * none for a VMI known to have no mark. Only this controller adds marks, and every mark it changes
+ * goes through {@link #changing}, so a cached list is never missing a mark; lists expire to notice
+ * marks removed by others.
  */
 final class CordonMarks {
 
@@ -26,10 +26,14 @@ final class CordonMarks {
   /** VMI UIDs whose guest node is known to carry no mark of ours: no guest call needed. */
   private final Cache<String, Boolean> unmarked =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(6, TimeUnit.HOURS).build();
+
   /** Per guest cluster, the nodes carrying our mark, read with one list. */
   private final Cache<String, MarkedNodes> markedByCluster =
       CacheBuilder.newBuilder().maximumSize(10_000).expireAfterWrite(30, TimeUnit.SECONDS).build();
-  /** Per guest cluster, how often our marks there changed: a list that raced a change is not kept. */
+
+  /**
+   * Per guest cluster, how often our marks there changed: a list that raced a change is not kept.
+   */
   private final Map<String, AtomicLong> changes = new ConcurrentHashMap<>();
 
   boolean knownUnmarked(String vmiUid) {
@@ -59,7 +63,10 @@ final class CordonMarks {
     return known;
   }
 
-  /** Runs a patch that adds or removes our mark; lists of the cluster's marks taken meanwhile are not kept. */
+  /**
+   * Runs a patch that adds or removes our mark; lists of the cluster's marks taken meanwhile are
+   * not kept.
+   */
   void changing(Guest guest, MarkChange change) throws GuestAccessException, ApiException {
     AtomicLong counter = changes.computeIfAbsent(guest.cluster(), c -> new AtomicLong());
     counter.incrementAndGet();

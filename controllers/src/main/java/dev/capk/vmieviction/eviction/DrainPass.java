@@ -44,7 +44,8 @@ public record DrainPass(
     if (!blockingBudgets.isEmpty()) {
       sb.append("PodDisruptionBudgets ");
       blockingBudgets.forEach(
-          (pod, budgets) -> sb.append(String.join(",", budgets)).append(" (pod ").append(pod).append(") "));
+          (pod, budgets) ->
+              sb.append(String.join(",", budgets)).append(" (pod ").append(pod).append(") "));
     }
     if (!failures.isEmpty()) {
       sb.append("failed pods: ").append(String.join("; ", failures)).append(' ');

@@ -24,7 +24,9 @@ public sealed interface DrainStartDecision {
   /** No start known and the annotation is unusable: replace it by now, with a warning. */
   record ReplaceMalformed(Instant start, String raw) implements DrainStartDecision {}
 
-  /** Mid-drain, the annotation no longer holds the earliest start: write that back, with a warning. */
+  /**
+   * Mid-drain, the annotation no longer holds the earliest start: write that back, with a warning.
+   */
   record Restore(Instant start, Tampering tampering, String raw) implements DrainStartDecision {}
 
   /** How the annotation was changed after we knew an earlier start. */
@@ -44,7 +46,8 @@ public sealed interface DrainStartDecision {
    * @param annotation what the annotation says now (parsed against the same {@code now})
    * @param earliestKnown the earliest start seen or written for this VMI's UID by this process
    */
-  static DrainStartDecision decide(DrainStartTime.Parsed annotation, Optional<Instant> earliestKnown, Instant now) {
+  static DrainStartDecision decide(
+      DrainStartTime.Parsed annotation, Optional<Instant> earliestKnown, Instant now) {
     // Second precision, as the annotation is written: what we remember equals what we wrote.
     Instant begin = now.truncatedTo(ChronoUnit.SECONDS);
     if (earliestKnown.isEmpty()) {

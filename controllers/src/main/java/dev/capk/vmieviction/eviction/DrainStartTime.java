@@ -9,8 +9,8 @@ import java.time.temporal.ChronoUnit;
 import java.util.Optional;
 
 /**
- * The drain start annotation's value: RFC 3339 in UTC, second precision (what Kubernetes writes
- * for its own timestamps). Pure.
+ * The drain start annotation's value: RFC 3339 in UTC, second precision (what Kubernetes writes for
+ * its own timestamps). Pure.
  */
 public final class DrainStartTime {
   private DrainStartTime() {}
@@ -24,7 +24,9 @@ public final class DrainStartTime {
   /** A usable start time. */
   public record Valid(Instant start) implements Parsed {}
 
-  /** Present but unusable: replaced by now (with a Warning). The raw value is kept for the message. */
+  /**
+   * Present but unusable: replaced by now (with a Warning). The raw value is kept for the message.
+   */
   public record Malformed(String raw) implements Parsed {}
 
   public static String format(Instant instant) {
@@ -49,7 +51,9 @@ public final class DrainStartTime {
     return new Valid(instant.get());
   }
 
-  /** RFC 3339 (an ISO 8601 profile): {@code 2024-05-01T10:00:00Z}, fractions and offsets allowed. */
+  /**
+   * RFC 3339 (an ISO 8601 profile): {@code 2024-05-01T10:00:00Z}, fractions and offsets allowed.
+   */
   public static Optional<Instant> parseRfc3339(String raw) {
     if (raw == null) {
       return Optional.empty();
@@ -59,7 +63,8 @@ public final class DrainStartTime {
       return Optional.empty();
     }
     try {
-      return Optional.of(OffsetDateTime.parse(s, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant());
+      return Optional.of(
+          OffsetDateTime.parse(s, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant());
     } catch (DateTimeParseException e) {
       return Optional.empty();
     }

@@ -27,7 +27,9 @@ public enum Eligibility {
     return EVACUATE;
   }
 
-  /** KubeVirt asked for this VMI to leave its infra node ({@code status.evacuationNodeName} set). */
+  /**
+   * KubeVirt asked for this VMI to leave its infra node ({@code status.evacuationNodeName} set).
+   */
   static boolean evacuationRequested(VirtualMachineInstance vmi) {
     String target = evacuationNodeName(vmi);
     return target != null && !target.isBlank();

@@ -23,9 +23,9 @@ final class EvacuationDeadline {
   /**
    * @param start the recorded drain start
    * @param timeout the global drain timeout
-   * @param capkGraceTime the raw value of CAPK's {@code vmi-deletion-grace-time} annotation, if any;
-   *     ignored when unparsable, and honoured only when earlier than start + timeout: a grace time
-   *     far in the future must not lift the global timeout
+   * @param capkGraceTime the raw value of CAPK's {@code vmi-deletion-grace-time} annotation, if
+   *     any; ignored when unparsable, and honoured only when earlier than start + timeout: a grace
+   *     time far in the future must not lift the global timeout
    */
   static Deadline of(Instant start, Duration timeout, String capkGraceTime, Clock clock) {
     Instant ours = start.plus(timeout);
@@ -33,7 +33,9 @@ final class EvacuationDeadline {
     return Deadline.at(capk.isPresent() && capk.get().isBefore(ours) ? capk.get() : ours, clock);
   }
 
-  /** True when CAPK's grace time, not start + timeout, set {@code deadline}: it can only be earlier. */
+  /**
+   * True when CAPK's grace time, not start + timeout, set {@code deadline}: it can only be earlier.
+   */
   static boolean fromCapkGraceTime(Deadline deadline, Instant start, Duration timeout) {
     return deadline.at().isBefore(start.plus(timeout));
   }

@@ -8,10 +8,11 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * What this process remembers about the evacuations under way, keyed by VMI ({@code namespace/name})
- * and checked against its UID. Nothing here is needed for correctness after a restart (the API holds
- * the drain start and our cordon marks); it keeps the deadline from moving later within a run, the
- * backoff after failures, the last obstacle for the deadline warning, and the in-progress gauge.
+ * What this process remembers about the evacuations under way, keyed by VMI ({@code
+ * namespace/name}) and checked against its UID. Nothing here is needed for correctness after a
+ * restart (the API holds the drain start and our cordon marks); it keeps the deadline from moving
+ * later within a run, the backoff after failures, the last obstacle for the deadline warning, and
+ * the in-progress gauge.
  *
  * <p>The framework's {@code Result(true, delay)} requeues with {@code addAfter} and does not touch
  * the work queue's per-item failure counter, so the backoff is kept here, where it can be capped at
@@ -30,10 +31,13 @@ final class EvacuationMemory {
 
   private final EvictionMetrics metrics;
   private final ItemExponentialFailureRateLimiter<String> failures;
+
   /** Last known obstacle per VMI UID, named in the deadline warning. */
   private final Map<String, String> blockers = new ConcurrentHashMap<>();
+
   /** VMI key to UID of the VMIs being evacuated, for the in-progress gauge. */
   private final Map<String, String> inProgress = new ConcurrentHashMap<>();
+
   /**
    * The earliest drain start seen or written per VMI: the annotation can be rewritten by anyone,
    * this record cannot, so the deadline only moves earlier. After a restart the annotation is the
@@ -43,7 +47,8 @@ final class EvacuationMemory {
 
   EvacuationMemory(EvictionMetrics metrics, Duration maxFailureBackoff) {
     this.metrics = metrics;
-    this.failures = new ItemExponentialFailureRateLimiter<>(Duration.ofSeconds(1), maxFailureBackoff);
+    this.failures =
+        new ItemExponentialFailureRateLimiter<>(Duration.ofSeconds(1), maxFailureBackoff);
   }
 
   /** The next delay after one more failure of this VMI's step (exponential, bounded). */

@@ -65,7 +65,8 @@ final class Evacuator {
     Instant now = clock.instant();
     String uid = vmi.getMetadata().getUid();
     Map<String, String> annotations = vmi.getMetadata().getAnnotations();
-    String recorded = annotations == null ? null : annotations.get(EvictionAnnotations.DRAIN_START_TIME);
+    String recorded =
+        annotations == null ? null : annotations.get(EvictionAnnotations.DRAIN_START_TIME);
     String capkGrace =
         annotations == null ? null : annotations.get(EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
     DrainStartDecision decision =
@@ -74,44 +75,82 @@ final class Evacuator {
     Instant start = decision.start();
     if (!(decision instanceof DrainStartDecision.Keep)) {
       try {
-        vmi = vmis.annotate(vmi, EvictionAnnotations.DRAIN_START_TIME, DrainStartTime.format(start));
+        vmi =
+            vmis.annotate(vmi, EvictionAnnotations.DRAIN_START_TIME, DrainStartTime.format(start));
       } catch (ApiException e) {
         // A 409 here is usually our own stale cache (the write before this one not seen yet): look
         // again at once. A known start keeps its deadline while the annotation cannot be fixed.
-        return infraFailure(key, vmi, "recording the drain start", e,
-            decision instanceof DrainStartDecision.Restore ? EvacuationDeadline.of(start, settings.drainTimeout(), capkGrace, clock) : null);
+        return infraFailure(
+            key,
+            vmi,
+            "recording the drain start",
+            e,
+            decision instanceof DrainStartDecision.Restore
+                ? EvacuationDeadline.of(start, settings.drainTimeout(), capkGrace, clock)
+                : null);
       }
     }
     memory.recordStart(key, uid, start);
     Deadline deadline = EvacuationDeadline.of(start, settings.drainTimeout(), capkGrace, clock);
     if (decision instanceof DrainStartDecision.Restore restore) {
-      String was = restore.raw() == null ? "" : " (to \"" + NotEvacuatedNotices.shorten(restore.raw()) + "\")";
-      log.warn("drain start annotation {} mid-drain, restored vmi={} start={} deadline={}",
-          restore.tampering().phrase, key, DrainStartTime.format(start), DrainStartTime.format(deadline.at()));
-      events.warning(vmi, EventReasons.DRAIN_START_TIME_RESTORED,
-          "Annotation " + EvictionAnnotations.DRAIN_START_TIME + " " + restore.tampering().phrase + was
-              + " during the drain; restored to the earliest start " + DrainStartTime.format(start)
-              + ": the deadline " + DrainStartTime.format(deadline.at()) + " never moves later");
+      String was =
+          restore.raw() == null
+              ? ""
+              : " (to \"" + NotEvacuatedNotices.shorten(restore.raw()) + "\")";
+      log.warn(
+          "drain start annotation {} mid-drain, restored vmi={} start={} deadline={}",
+          restore.tampering().phrase,
+          key,
+          DrainStartTime.format(start),
+          DrainStartTime.format(deadline.at()));
+      events.warning(
+          vmi,
+          EventReasons.DRAIN_START_TIME_RESTORED,
+          "Annotation "
+              + EvictionAnnotations.DRAIN_START_TIME
+              + " "
+              + restore.tampering().phrase
+              + was
+              + " during the drain; restored to the earliest start "
+              + DrainStartTime.format(start)
+              + ": the deadline "
+              + DrainStartTime.format(deadline.at())
+              + " never moves later");
     }
     if (decision instanceof DrainStartDecision.ReplaceMalformed malformed) {
       String shown = NotEvacuatedNotices.shorten(malformed.raw());
-      log.warn("drain start annotation malformed, replaced vmi={} value=\"{}\" start={}", key, shown, DrainStartTime.format(start));
+      log.warn(
+          "drain start annotation malformed, replaced vmi={} value=\"{}\" start={}",
+          key,
+          shown,
+          DrainStartTime.format(start));
       events.warning(
           vmi,
           EventReasons.DRAIN_START_TIME_INVALID,
-          "Annotation " + EvictionAnnotations.DRAIN_START_TIME + " value \"" + shown
-              + "\" is not an RFC 3339 time in the past; drain start reset to " + DrainStartTime.format(start));
+          "Annotation "
+              + EvictionAnnotations.DRAIN_START_TIME
+              + " value \""
+              + shown
+              + "\" is not an RFC 3339 time in the past; drain start reset to "
+              + DrainStartTime.format(start));
     }
-    if (decision instanceof DrainStartDecision.Begin || decision instanceof DrainStartDecision.ReplaceMalformed) {
+    if (decision instanceof DrainStartDecision.Begin
+        || decision instanceof DrainStartDecision.ReplaceMalformed) {
       metrics.evacuationStarted();
       log.info(
           "evacuation started vmi={} infraNode={} start={} deadline={}",
-          key, Eligibility.evacuationNodeName(vmi), DrainStartTime.format(start), DrainStartTime.format(deadline.at()));
+          key,
+          Eligibility.evacuationNodeName(vmi),
+          DrainStartTime.format(start),
+          DrainStartTime.format(deadline.at()));
       events.normal(
           vmi,
           EventReasons.DRAIN_STARTED,
-          "Infra node " + Eligibility.evacuationNodeName(vmi) + " is being drained: draining the guest node, "
-              + "then deleting this VMI; deadline " + DrainStartTime.format(deadline.at()));
+          "Infra node "
+              + Eligibility.evacuationNodeName(vmi)
+              + " is being drained: draining the guest node, "
+              + "then deleting this VMI; deadline "
+              + DrainStartTime.format(deadline.at()));
     }
     memory.underWay(key, uid);
 
@@ -134,8 +173,13 @@ final class Evacuator {
       Optional<V1Node> found = guest.findNode(vmiName);
       if (found.isEmpty()) {
         String msg =
-            "No guest node named " + vmiName + " or with providerID " + GuestNodeMatch.providerIdFor(vmiName)
-                + " in cluster " + guest.cluster() + ": nothing to drain";
+            "No guest node named "
+                + vmiName
+                + " or with providerID "
+                + GuestNodeMatch.providerIdFor(vmiName)
+                + " in cluster "
+                + guest.cluster()
+                + ": nothing to drain";
         log.info("guest node not found vmi={} cluster={}", key, guest.cluster());
         events.normal(vmi, EventReasons.GUEST_NODE_NOT_FOUND, msg);
         return delete(key, vmi, start, Outcome.NODE_MISSING);
@@ -147,9 +191,18 @@ final class Evacuator {
       if (!unschedulable) {
         marks.changing(guest, () -> guest.cordonAndMark(node, uid));
         log.info("guest node cordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
-        events.normal(vmi, EventReasons.CORDONED, "Cordoned guest node " + nodeName + " in cluster " + guest.cluster());
-        guest.nodeEvent(node, false, EventReasons.CORDONED,
-            "Cordoned: infra VMI " + key + " is being evacuated from node " + Eligibility.evacuationNodeName(vmi));
+        events.normal(
+            vmi,
+            EventReasons.CORDONED,
+            "Cordoned guest node " + nodeName + " in cluster " + guest.cluster());
+        guest.nodeEvent(
+            node,
+            false,
+            EventReasons.CORDONED,
+            "Cordoned: infra VMI "
+                + key
+                + " is being evacuated from node "
+                + Eligibility.evacuationNodeName(vmi));
       }
       boolean unreachable = NodeReadiness.of(node) == NodeReadiness.UNREACHABLE;
       Duration passTimeout = EvacuationDeadline.passTimeout(deadline, settings.attemptTimeout());
@@ -157,63 +210,130 @@ final class Evacuator {
       DrainPass pass = guest.drain(nodeName, passTimeout, unreachable);
       metrics.drainPass(Duration.between(passStart, clock.instant()));
       metrics.evictions(EvictionMetrics.EvictionResult.EVICTED, pass.evicted());
-      metrics.evictions(EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.blockingBudgets().size());
+      metrics.evictions(
+          EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.blockingBudgets().size());
       metrics.evictions(EvictionMetrics.EvictionResult.ERROR, pass.failures().size());
       memory.succeeded(key);
       if (pass.refused()) {
         memory.blockedBy(uid, pass.pending() + " pod(s) left: " + pass.blockers());
-        log.warn("drain refused vmi={} cluster={} node={} refusals={}", key, guest.cluster(), nodeName, pass.refusals());
-        events.warning(vmi, EventReasons.DRAIN_REFUSED,
+        log.warn(
+            "drain refused vmi={} cluster={} node={} refusals={}",
+            key,
+            guest.cluster(),
+            nodeName,
+            pass.refusals());
+        events.warning(
+            vmi,
+            EventReasons.DRAIN_REFUSED,
             "Drain of guest node " + nodeName + " refused: " + String.join("; ", pass.refusals()));
         return requeue(deadline, settings.retryInterval());
       }
       if (pass.complete()) {
-        log.info("guest node drained vmi={} cluster={} node={} summary=\"{}\"", key, guest.cluster(), nodeName, pass.summary());
-        events.normal(vmi, EventReasons.DRAIN_SUCCEEDED, "Guest node " + nodeName + " drained: " + pass.summary());
-        guest.nodeEvent(node, false, EventReasons.DRAIN_SUCCEEDED, "Drained for the evacuation of infra VMI " + key);
+        log.info(
+            "guest node drained vmi={} cluster={} node={} summary=\"{}\"",
+            key,
+            guest.cluster(),
+            nodeName,
+            pass.summary());
+        events.normal(
+            vmi,
+            EventReasons.DRAIN_SUCCEEDED,
+            "Guest node " + nodeName + " drained: " + pass.summary());
+        guest.nodeEvent(
+            node,
+            false,
+            EventReasons.DRAIN_SUCCEEDED,
+            "Drained for the evacuation of infra VMI " + key);
         return delete(key, vmi, start, Outcome.DRAINED);
       }
       memory.blockedBy(uid, pass.pending() + " pod(s) left: " + pass.blockers());
       log.info(
           "guest node not drained yet vmi={} cluster={} node={} pending={} blockers=\"{}\" deadline={}",
-          key, guest.cluster(), nodeName, pass.pending(), pass.blockers(), DrainStartTime.format(deadline.at()));
-      events.warning(vmi, EventReasons.DRAIN_BLOCKED,
-          "Guest node " + nodeName + " not drained yet (" + pass.pending() + " pod(s) left): " + pass.blockers()
-              + "; VMI deleted anyway at " + DrainStartTime.format(deadline.at()));
+          key,
+          guest.cluster(),
+          nodeName,
+          pass.pending(),
+          pass.blockers(),
+          DrainStartTime.format(deadline.at()));
+      events.warning(
+          vmi,
+          EventReasons.DRAIN_BLOCKED,
+          "Guest node "
+              + nodeName
+              + " not drained yet ("
+              + pass.pending()
+              + " pod(s) left): "
+              + pass.blockers()
+              + "; VMI deleted anyway at "
+              + DrainStartTime.format(deadline.at()));
       if (!pass.blockingBudgets().isEmpty()) {
-        guest.nodeEvent(node, true, EventReasons.DRAIN_BLOCKED, "Drain blocked: " + pass.blockers());
+        guest.nodeEvent(
+            node, true, EventReasons.DRAIN_BLOCKED, "Drain blocked: " + pass.blockers());
       }
       return requeue(deadline, settings.retryInterval());
     } catch (GuestAccessException e) {
       return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
     } catch (ApiException e) {
       if (e.getCode() == 409) {
-        log.info("guest node changed while cordoning, retrying vmi={} cluster={}", key, guest.cluster());
+        log.info(
+            "guest node changed while cordoning, retrying vmi={} cluster={}", key, guest.cluster());
         return requeue(deadline, CONFLICT_RETRY);
       }
-      return guestFailure(key, vmi, deadline, GuestAccessException.Reason.GuestAPIError.name(),
-          "guest cluster " + guest.cluster() + ": request failed: "
-              + ApiStatus.describeWithoutServerText(e), true);
+      return guestFailure(
+          key,
+          vmi,
+          deadline,
+          GuestAccessException.Reason.GuestAPIError.name(),
+          "guest cluster "
+              + guest.cluster()
+              + ": request failed: "
+              + ApiStatus.describeWithoutServerText(e),
+          true);
     } catch (RuntimeException e) {
       // A bug or an unexpected answer: still capped at the deadline, never a hot loop.
-      log.error("unexpected failure vmi={} cluster={} error={}", key, guest.cluster(), e.getClass().getName(), e);
-      return guestFailure(key, vmi, deadline, EventReasons.RECONCILE_ERROR,
-          "unexpected " + e.getClass().getSimpleName() + " while draining (see controller log)", true);
+      log.error(
+          "unexpected failure vmi={} cluster={} error={}",
+          key,
+          guest.cluster(),
+          e.getClass().getName(),
+          e);
+      return guestFailure(
+          key,
+          vmi,
+          deadline,
+          EventReasons.RECONCILE_ERROR,
+          "unexpected " + e.getClass().getSimpleName() + " while draining (see controller log)",
+          true);
     }
   }
 
-  private Result deadlineReached(String key, VirtualMachineInstance vmi, Instant start, Deadline deadline) {
+  private Result deadlineReached(
+      String key, VirtualMachineInstance vmi, Instant start, Deadline deadline) {
     String uid = vmi.getMetadata().getUid();
-    String blocking = memory.blocker(uid).orElse("unknown (no drain pass seen by this controller instance)");
+    String blocking =
+        memory.blocker(uid).orElse("unknown (no drain pass seen by this controller instance)");
     String origin =
         EvacuationDeadline.fromCapkGraceTime(deadline, start, settings.drainTimeout())
             ? "annotation " + EvictionAnnotations.CAPK_DELETION_GRACE_TIME
-            : "drain timeout " + GoDuration.format(settings.drainTimeout()) + " from start " + DrainStartTime.format(start);
-    log.warn("drain deadline passed, deleting vmi={} deadline={} origin=\"{}\" blockers=\"{}\"",
-        key, DrainStartTime.format(deadline.at()), origin, blocking);
-    events.warning(vmi, EventReasons.DEADLINE_PASSED,
-        "Guest node not drained by " + DrainStartTime.format(deadline.at()) + " (" + origin
-            + "); deleting the VMI anyway. Still blocking: " + blocking);
+            : "drain timeout "
+                + GoDuration.format(settings.drainTimeout())
+                + " from start "
+                + DrainStartTime.format(start);
+    log.warn(
+        "drain deadline passed, deleting vmi={} deadline={} origin=\"{}\" blockers=\"{}\"",
+        key,
+        DrainStartTime.format(deadline.at()),
+        origin,
+        blocking);
+    events.warning(
+        vmi,
+        EventReasons.DEADLINE_PASSED,
+        "Guest node not drained by "
+            + DrainStartTime.format(deadline.at())
+            + " ("
+            + origin
+            + "); deleting the VMI anyway. Still blocking: "
+            + blocking);
     return delete(key, vmi, start, Outcome.DEADLINE);
   }
 
@@ -223,10 +343,12 @@ final class Evacuator {
       result = vmis.deleteExact(vmi);
     } catch (ApiException e) {
       metrics.reconcileError(EventReasons.INFRA_API_ERROR);
-      // The infra API server's own message says what was refused (verb, resource, user); it holds no
+      // The infra API server's own message says what was refused (verb, resource, user); it holds
+      // no
       // credentials, unlike a guest kubeconfig.
       String msg = "deleting the VMI failed: " + ApiStatus.describe(e);
-      log.warn("vmi delete failed vmi={} code={} error=\"{}\"", key, e.getCode(), ApiStatus.describe(e));
+      log.warn(
+          "vmi delete failed vmi={} code={} error=\"{}\"", key, e.getCode(), ApiStatus.describe(e));
       events.warning(vmi, EventReasons.INFRA_API_ERROR, msg);
       // Past the deadline there is nothing to cap at: plain backoff, bounded.
       return new Result(true, memory.backoff(key));
@@ -236,11 +358,14 @@ final class Evacuator {
     switch (result) {
       case DELETED -> {
         log.info("vmi deleted vmi={} uid={} outcome={}", key, uid, outcome.label);
-        events.normal(vmi, EventReasons.VMI_DELETED,
+        events.normal(
+            vmi,
+            EventReasons.VMI_DELETED,
             "Deleted (" + outcome.label + ") so that KubeVirt recreates it on another node");
         metrics.evacuationEnded(outcome, Duration.between(start, clock.instant()));
       }
-      case REPLACED -> log.info("vmi replaced before delete, nothing to do vmi={} uid={}", key, uid);
+      case REPLACED ->
+          log.info("vmi replaced before delete, nothing to do vmi={} uid={}", key, uid);
       case GONE -> log.info("vmi already gone vmi={} uid={}", key, uid);
     }
     memory.ended(key, uid, false);
@@ -248,8 +373,8 @@ final class Evacuator {
   }
 
   /**
-   * KubeVirt cleared {@code evacuationNodeName}: the evacuation was called off, and a later one must
-   * get a fresh start and deadline, not this stale one.
+   * KubeVirt cleared {@code evacuationNodeName}: the evacuation was called off, and a later one
+   * must get a fresh start and deadline, not this stale one.
    *
    * @return empty when done, else the retry after a failed write
    */
@@ -269,14 +394,27 @@ final class Evacuator {
   }
 
   private Result guestFailure(
-      String key, VirtualMachineInstance vmi, Deadline deadline, String reason, String message, boolean event) {
+      String key,
+      VirtualMachineInstance vmi,
+      Deadline deadline,
+      String reason,
+      String message,
+      boolean event) {
     metrics.reconcileError(reason);
     memory.blockedBy(vmi.getMetadata().getUid(), message);
     Duration delay = EvacuationDeadline.requeueDelay(deadline, memory.backoff(key));
-    log.warn("evacuation step failed vmi={} reason={} detail=\"{}\" retryIn={} deadline={}",
-        key, reason, message, delay, DrainStartTime.format(deadline.at()));
+    log.warn(
+        "evacuation step failed vmi={} reason={} detail=\"{}\" retryIn={} deadline={}",
+        key,
+        reason,
+        message,
+        delay,
+        DrainStartTime.format(deadline.at()));
     if (event) {
-      events.warning(vmi, reason, message + "; retrying, VMI deleted anyway at " + DrainStartTime.format(deadline.at()));
+      events.warning(
+          vmi,
+          reason,
+          message + "; retrying, VMI deleted anyway at " + DrainStartTime.format(deadline.at()));
     }
     return new Result(true, delay);
   }
@@ -291,11 +429,17 @@ final class Evacuator {
       return new Result(true, CONFLICT_RETRY); // our cache was stale: read again
     }
     metrics.reconcileError(EventReasons.INFRA_API_ERROR);
-    log.warn("infra API call failed vmi={} step=\"{}\" code={} error=\"{}\"", key, what, e.getCode(), ApiStatus.describe(e));
+    log.warn(
+        "infra API call failed vmi={} step=\"{}\" code={} error=\"{}\"",
+        key,
+        what,
+        e.getCode(),
+        ApiStatus.describe(e));
     events.warning(vmi, EventReasons.INFRA_API_ERROR, what + " failed: " + ApiStatus.describe(e));
     // Without a recorded start there is no deadline yet: plain bounded backoff.
     Duration delay = memory.backoff(key);
-    return new Result(true, deadline == null ? delay : EvacuationDeadline.requeueDelay(deadline, delay));
+    return new Result(
+        true, deadline == null ? delay : EvacuationDeadline.requeueDelay(deadline, delay));
   }
 
   private Result requeue(Deadline deadline, Duration wanted) {

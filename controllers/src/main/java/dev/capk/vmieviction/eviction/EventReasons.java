@@ -1,17 +1,24 @@
 package dev.capk.vmieviction.eviction;
 
-/** Reasons of the Kubernetes Events the controller emits (besides {@code GuestAccessException.Reason}). */
+/**
+ * Reasons of the Kubernetes Events the controller emits (besides {@code
+ * GuestAccessException.Reason}).
+ */
 public final class EventReasons {
   private EventReasons() {}
 
   public static final String DRAIN_STARTED = "DrainStarted";
   public static final String DRAIN_START_TIME_INVALID = "DrainStartTimeInvalid";
+
   /** The drain start was removed, moved later or broken mid-drain and has been put back. */
   public static final String DRAIN_START_TIME_RESTORED = "DrainStartTimeRestored";
+
   /** Marked for evacuation, but only the fallback strategy applies, which is not External. */
   public static final String EVACUATION_LEFT_TO_KUBEVIRT = "EvacuationLeftToKubeVirt";
+
   /** A bug or an unexpected answer while draining (details in the controller log). */
   public static final String RECONCILE_ERROR = "ReconcileError";
+
   public static final String CORDONED = "GuestNodeCordoned";
   public static final String DRAIN_BLOCKED = "DrainBlocked";
   public static final String DRAIN_REFUSED = "DrainRefused";

@@ -25,7 +25,9 @@ public final class EvictionStrategies {
     return isBlank(vmiStrategy) && clusterDefault.filter(s -> !isBlank(s)).isEmpty();
   }
 
-  /** The values KubeVirt accepts, in its API's spelling (case-sensitive, as KubeVirt compares them). */
+  /**
+   * The values KubeVirt accepts, in its API's spelling (case-sensitive, as KubeVirt compares them).
+   */
   public static final List<String> KNOWN =
       List.of(
           EvictionStrategy.NONE,

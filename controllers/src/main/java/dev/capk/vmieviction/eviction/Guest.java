@@ -16,8 +16,8 @@ public interface Guest {
   String cluster();
 
   /**
-   * The guest Node running in the VMI: named like the VMI, else with providerID
-   * {@code kubevirt://<vmi>}.
+   * The guest Node running in the VMI: named like the VMI, else with providerID {@code
+   * kubevirt://<vmi>}.
    */
   Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException;
 

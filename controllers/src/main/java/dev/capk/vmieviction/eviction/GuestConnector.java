@@ -9,7 +9,9 @@ import java.util.Optional;
 public interface GuestConnector {
   /**
    * @param timeLeft the time left before the VMI's deadline: no guest request of the returned
-   *     {@link Guest} runs past it; empty when no deadline runs (each request still has its own bound)
+   *     {@link Guest} runs past it; empty when no deadline runs (each request still has its own
+   *     bound)
    */
-  Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft) throws GuestAccessException;
+  Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft)
+      throws GuestAccessException;
 }

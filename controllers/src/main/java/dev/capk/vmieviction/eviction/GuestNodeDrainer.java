@@ -48,7 +48,8 @@ public final class GuestNodeDrainer implements Guest {
   static final String EVENT_SOURCE = "capk-vmi-eviction-controller";
 
   /** What an evacuation did to the node: written at every occurrence, never capped. */
-  static final Set<String> NODE_OUTCOMES = Set.of(EventReasons.DRAIN_SUCCEEDED, EventReasons.UNCORDONED);
+  static final Set<String> NODE_OUTCOMES =
+      Set.of(EventReasons.DRAIN_SUCCEEDED, EventReasons.UNCORDONED);
 
   private final GuestClient client;
   private final CoreV1Api core;
@@ -71,7 +72,11 @@ public final class GuestNodeDrainer implements Guest {
   @Override
   public Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException {
     try {
-      return Optional.of(client.call("reading node " + vmiName, () -> core.readNode(vmiName).buildCall(null), V1Node.class));
+      return Optional.of(
+          client.call(
+              "reading node " + vmiName,
+              () -> core.readNode(vmiName).buildCall(null),
+              V1Node.class));
     } catch (ApiException e) {
       if (e.getCode() != 404) {
         throw e;
@@ -87,18 +92,21 @@ public final class GuestNodeDrainer implements Guest {
   }
 
   private List<V1Node> listNodes() throws GuestAccessException, ApiException {
-    V1NodeList list = client.call("listing nodes", () -> core.listNode().buildCall(null), V1NodeList.class);
+    V1NodeList list =
+        client.call("listing nodes", () -> core.listNode().buildCall(null), V1NodeList.class);
     return list.getItems();
   }
 
   @Override
   public void cordonAndMark(V1Node node, String vmiUid) throws GuestAccessException, ApiException {
-    patchNode(node, nodePatch(node.getMetadata().getResourceVersion(), true, vmiUid), "cordoning node");
+    patchNode(
+        node, nodePatch(node.getMetadata().getResourceVersion(), true, vmiUid), "cordoning node");
   }
 
   @Override
   public void uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException {
-    patchNode(node, nodePatch(node.getMetadata().getResourceVersion(), false, null), "uncordoning node");
+    patchNode(
+        node, nodePatch(node.getMetadata().getResourceVersion(), false, null), "uncordoning node");
   }
 
   @Override
@@ -141,9 +149,14 @@ public final class GuestNodeDrainer implements Guest {
     return patch.toString();
   }
 
-  private void patchNode(V1Node node, String patch, String what) throws GuestAccessException, ApiException {
+  private void patchNode(V1Node node, String patch, String what)
+      throws GuestAccessException, ApiException {
     String name = node.getMetadata().getName();
-    client.call(what + " " + name, () -> RawApi.asMergePatch(client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
+    client.call(
+        what + " " + name,
+        () ->
+            RawApi.asMergePatch(
+                client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
         V1Node.class);
   }
 
@@ -157,30 +170,49 @@ public final class GuestNodeDrainer implements Guest {
             .deleteEmptyDirData(true)
             .gracePeriodSeconds(-1)
             .timeout(timeout)
-            // An unreachable kubelet never confirms deletions: do not wait for pods deleted long ago.
-            .skipWaitForDeleteTimeout(nodeUnreachable ? settings.skipWaitWhenUnreachable() : Duration.ZERO)
+            // An unreachable kubelet never confirms deletions: do not wait for pods deleted long
+            // ago.
+            .skipWaitForDeleteTimeout(
+                nodeUnreachable ? settings.skipWaitWhenUnreachable() : Duration.ZERO)
             .maxConcurrentEvictions(settings.maxConcurrentEvictions())
             .build();
     try {
       DrainResult result =
-          client.guarded("draining node " + nodeName, () -> new NodeDrainer(client.apiClient()).drain(nodeName, options));
+          client.guarded(
+              "draining node " + nodeName,
+              () -> new NodeDrainer(client.apiClient()).drain(nodeName, options));
       if (!result.denied().isEmpty()) {
-        // The tenant's RBAC refused us: no retry of this pass can help, and it is not a budget's doing.
+        // The tenant's RBAC refused us: no retry of this pass can help, and it is not a budget's
+        // doing.
         PodRef first = result.denied().iterator().next();
         int others = result.denied().size() - 1;
         throw new GuestAccessException(
             GuestAccessException.Reason.GuestAPIForbidden,
-            "guest cluster " + cluster() + ": draining node " + nodeName + ": pod " + first + ": "
-                + result.failed().get(first) + (others > 0 ? " (and " + others + " more pod(s))" : ""));
+            "guest cluster "
+                + cluster()
+                + ": draining node "
+                + nodeName
+                + ": pod "
+                + first
+                + ": "
+                + result.failed().get(first)
+                + (others > 0 ? " (and " + others + " more pod(s))" : ""));
       }
       List<String> failures = new ArrayList<>();
       result.failed().forEach((pod, reason) -> failures.add(pod + ": " + reason));
       result.interruption().ifPresent(why -> failures.add("drain interrupted: " + why));
       Map<String, Set<String>> budgets = new LinkedHashMap<>();
       // A budget lives in its pod's namespace: name it namespace/name, as kubectl users know it.
-      result.blockingBudgets().forEach((pod, b) -> budgets.put(pod.toString(),
-          b.stream().map(name -> name.contains("/") ? name : pod.namespace() + "/" + name)
-              .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new))));
+      result
+          .blockingBudgets()
+          .forEach(
+              (pod, b) ->
+                  budgets.put(
+                      pod.toString(),
+                      b.stream()
+                          .map(name -> name.contains("/") ? name : pod.namespace() + "/" + name)
+                          .collect(
+                              java.util.stream.Collectors.toCollection(java.util.TreeSet::new))));
       return new DrainPass(
           result.isComplete(),
           result.evicted().size(),
@@ -193,7 +225,8 @@ public final class GuestNodeDrainer implements Guest {
     } catch (DrainRefusedException e) {
       List<String> refusals = new ArrayList<>();
       e.refusals().forEach((reason, pods) -> refusals.add(reason + ": " + pods));
-      return new DrainPass(false, 0, e.refusedPods().size(), Map.of(), List.of(), refusals, e.getMessage());
+      return new DrainPass(
+          false, 0, e.refusedPods().size(), Map.of(), List.of(), refusals, e.getMessage());
     } catch (GuestAccessException e) {
       throw e;
     } catch (ApiException e) {
@@ -206,8 +239,12 @@ public final class GuestNodeDrainer implements Guest {
 
   @Override
   public void nodeEvent(V1Node node, boolean warning, String reason, String message) {
-    V1ObjectReference ref = new V1ObjectReference()
-        .kind("Node").apiVersion("v1").name(node.getMetadata().getName()).uid(node.getMetadata().getUid());
+    V1ObjectReference ref =
+        new V1ObjectReference()
+            .kind("Node")
+            .apiVersion("v1")
+            .name(node.getMetadata().getName())
+            .uid(node.getMetadata().getUid());
     nodeEvents.record(ref, "", warning, reason, message);
   }
 
@@ -217,30 +254,43 @@ public final class GuestNodeDrainer implements Guest {
    * worth slowing an evacuation down.
    */
   private EventSeriesRecorder nodeEvents(EventSeriesBook book) {
-    EventStore store = new EventStore() {
-      @Override
-      public void create(CoreV1Event event) throws Exception {
-        client.callOnce("recording event",
-            () -> core.createNamespacedEvent(event.getMetadata().getNamespace(), event).buildCall(null), null);
-      }
+    EventStore store =
+        new EventStore() {
+          @Override
+          public void create(CoreV1Event event) throws Exception {
+            client.callOnce(
+                "recording event",
+                () ->
+                    core.createNamespacedEvent(event.getMetadata().getNamespace(), event)
+                        .buildCall(null),
+                null);
+          }
 
-      @Override
-      public void mergePatch(String namespace, String name, String patch) throws Exception {
-        client.callOnce("recording event",
-            () -> RawApi.asMergePatch(client.apiClient(), core.patchNamespacedEvent(name, namespace, new V1Patch(patch)).buildCall(null)), null);
-      }
+          @Override
+          public void mergePatch(String namespace, String name, String patch) throws Exception {
+            client.callOnce(
+                "recording event",
+                () ->
+                    RawApi.asMergePatch(
+                        client.apiClient(),
+                        core.patchNamespacedEvent(name, namespace, new V1Patch(patch))
+                            .buildCall(null)),
+                null);
+          }
 
-      @Override
-      public CoreV1Event read(String namespace, String name) throws Exception {
-        return client.callOnce("reading event",
-            () -> core.readNamespacedEvent(name, namespace).buildCall(null), CoreV1Event.class);
-      }
+          @Override
+          public CoreV1Event read(String namespace, String name) throws Exception {
+            return client.callOnce(
+                "reading event",
+                () -> core.readNamespacedEvent(name, namespace).buildCall(null),
+                CoreV1Event.class);
+          }
 
-      @Override
-      public String describe(Exception e) {
-        return "cluster " + cluster() + ": " + ApiStatus.describeWithoutServerText(e);
-      }
-    };
+          @Override
+          public String describe(Exception e) {
+            return "cluster " + cluster() + ": " + ApiStatus.describeWithoutServerText(e);
+          }
+        };
     return new EventSeriesRecorder(book, store, EVENT_SOURCE, NODE_OUTCOMES, Clock.systemUTC());
   }
 }

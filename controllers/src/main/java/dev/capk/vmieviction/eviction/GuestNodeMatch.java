@@ -22,8 +22,7 @@ public final class GuestNodeMatch {
 
   /** The Node named like the VMI; else the Node whose providerID names the VMI; else none. */
   public static Optional<V1Node> choose(String vmiName, Collection<V1Node> nodes) {
-    Optional<V1Node> byName =
-        nodes.stream().filter(n -> vmiName.equals(nameOf(n))).findFirst();
+    Optional<V1Node> byName = nodes.stream().filter(n -> vmiName.equals(nameOf(n))).findFirst();
     if (byName.isPresent()) {
       return byName;
     }

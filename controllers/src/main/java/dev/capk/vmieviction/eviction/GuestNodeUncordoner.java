@@ -30,7 +30,11 @@ final class GuestNodeUncordoner {
   private final Duration retryInterval;
 
   GuestNodeUncordoner(
-      GuestConnector guests, VmiEvents events, CordonMarks marks, EvacuationMemory memory, Duration retryInterval) {
+      GuestConnector guests,
+      VmiEvents events,
+      CordonMarks marks,
+      EvacuationMemory memory,
+      Duration retryInterval) {
     this.guests = guests;
     this.events = events;
     this.marks = marks;
@@ -52,13 +56,20 @@ final class GuestNodeUncordoner {
       guest = guests.connect(vmi, Optional.empty());
     } catch (GuestAccessException e) {
       switch (e.reason()) {
-        case MissingClusterLabel, ClusterNamespaceRefused, ClusterNotFound, KubeconfigSecretNotFound -> {
+        case MissingClusterLabel,
+            ClusterNamespaceRefused,
+            ClusterNotFound,
+            KubeconfigSecretNotFound -> {
           // No guest cluster to go to: nothing of ours can be there. Not an error for this VMI.
           marks.noteUnmarked(uid);
           return DONE;
         }
         default -> {
-          log.info("uncordon check postponed vmi={} reason={} detail=\"{}\"", key, e.reason(), e.getMessage());
+          log.info(
+              "uncordon check postponed vmi={} reason={} detail=\"{}\"",
+              key,
+              e.reason(),
+              e.getMessage());
           return new Result(true, memory.backoff(key));
         }
       }
@@ -79,7 +90,11 @@ final class GuestNodeUncordoner {
         }
         case REMOVE_MARK -> {
           marks.changing(guest, () -> guest.removeMark(node));
-          log.info("guest node already schedulable, mark removed vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
+          log.info(
+              "guest node already schedulable, mark removed vmi={} cluster={} node={}",
+              key,
+              guest.cluster(),
+              nodeName);
           return noMark(key, uid);
         }
         case WAIT -> {
@@ -88,10 +103,18 @@ final class GuestNodeUncordoner {
         }
         case UNCORDON -> {
           marks.changing(guest, () -> guest.uncordonAndUnmark(node));
-          log.info("guest node uncordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
-          events.normal(vmi, EventReasons.UNCORDONED,
-              "Uncordoned guest node " + nodeName + " in cluster " + guest.cluster() + ": the VMI runs again");
-          guest.nodeEvent(node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
+          log.info(
+              "guest node uncordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
+          events.normal(
+              vmi,
+              EventReasons.UNCORDONED,
+              "Uncordoned guest node "
+                  + nodeName
+                  + " in cluster "
+                  + guest.cluster()
+                  + ": the VMI runs again");
+          guest.nodeEvent(
+              node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
           return noMark(key, uid);
         }
         default -> {
@@ -99,7 +122,11 @@ final class GuestNodeUncordoner {
         }
       }
     } catch (GuestAccessException e) {
-      log.info("uncordon check postponed vmi={} reason={} detail=\"{}\"", key, e.reason(), e.getMessage());
+      log.info(
+          "uncordon check postponed vmi={} reason={} detail=\"{}\"",
+          key,
+          e.reason(),
+          e.getMessage());
       return new Result(true, memory.backoff(key));
     } catch (ApiException e) {
       log.info("uncordon check postponed vmi={} code={}", key, e.getCode());

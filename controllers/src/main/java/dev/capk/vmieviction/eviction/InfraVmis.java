@@ -11,8 +11,8 @@ public interface InfraVmis {
   Optional<VirtualMachineInstance> get(String namespace, String name);
 
   /**
-   * Sets (or, with a null value, removes) one annotation with a JSON merge patch guarded by the object's resourceVersion, so a stale
-   * cache can never overwrite a newer value.
+   * Sets (or, with a null value, removes) one annotation with a JSON merge patch guarded by the
+   * object's resourceVersion, so a stale cache can never overwrite a newer value.
    *
    * @return the VMI as the server has it after the patch
    * @throws ApiException 409 when the object changed since it was read, 404 when it is gone

@@ -26,7 +26,8 @@ public final class KubeVirtClusterDefaults implements ClusterDefaults {
   private volatile Optional<String> cached = Optional.empty();
   private volatile String lastProblem;
 
-  public KubeVirtClusterDefaults(GenericKubernetesApi<KubeVirt, KubeVirtList> api, Duration refresh, Clock clock) {
+  public KubeVirtClusterDefaults(
+      GenericKubernetesApi<KubeVirt, KubeVirtList> api, Duration refresh, Clock clock) {
     this.api = api;
     this.refresh = refresh;
     this.clock = clock;
@@ -39,7 +40,8 @@ public final class KubeVirtClusterDefaults implements ClusterDefaults {
       return cached;
     }
     synchronized (this) {
-      if (readAt != Instant.MIN && Duration.between(readAt, clock.instant()).compareTo(refresh) < 0) {
+      if (readAt != Instant.MIN
+          && Duration.between(readAt, clock.instant()).compareTo(refresh) < 0) {
         return cached;
       }
       cached = read();
@@ -77,7 +79,8 @@ public final class KubeVirtClusterDefaults implements ClusterDefaults {
 
   private void report(String problem) {
     if (!problem.equals(lastProblem)) {
-      log.info("cluster default eviction strategy unknown, using the fallback detail=\"{}\"", problem);
+      log.info(
+          "cluster default eviction strategy unknown, using the fallback detail=\"{}\"", problem);
       lastProblem = problem;
     }
   }

@@ -14,11 +14,17 @@ import java.util.stream.Collectors;
 public record MarkedNodes(Set<String> names, Set<String> providerIds) {
 
   public static MarkedNodes of(Collection<V1Node> nodes) {
-    Set<String> marked = nodes.stream().filter(MarkedNodes::carriesMark).map(n -> n.getMetadata().getName())
-        .collect(Collectors.toUnmodifiableSet());
-    Set<String> providerIds = nodes.stream().filter(MarkedNodes::carriesMark)
-        .filter(n -> n.getSpec() != null && n.getSpec().getProviderID() != null)
-        .map(n -> n.getSpec().getProviderID()).collect(Collectors.toUnmodifiableSet());
+    Set<String> marked =
+        nodes.stream()
+            .filter(MarkedNodes::carriesMark)
+            .map(n -> n.getMetadata().getName())
+            .collect(Collectors.toUnmodifiableSet());
+    Set<String> providerIds =
+        nodes.stream()
+            .filter(MarkedNodes::carriesMark)
+            .filter(n -> n.getSpec() != null && n.getSpec().getProviderID() != null)
+            .map(n -> n.getSpec().getProviderID())
+            .collect(Collectors.toUnmodifiableSet());
     return new MarkedNodes(marked, providerIds);
   }
 

@@ -17,7 +17,10 @@ public final class SeriesVmiEvents implements VmiEvents {
 
   /** What an evacuation came to: never capped, never delayed. */
   public static final Set<String> OUTCOMES =
-      Set.of(EventReasons.DRAIN_SUCCEEDED, EventReasons.VMI_DELETED, EventReasons.DEADLINE_PASSED,
+      Set.of(
+          EventReasons.DRAIN_SUCCEEDED,
+          EventReasons.VMI_DELETED,
+          EventReasons.DEADLINE_PASSED,
           EventReasons.UNCORDONED);
 
   private final EventSeriesRecorder recorder;
@@ -48,10 +51,14 @@ public final class SeriesVmiEvents implements VmiEvents {
         .resourceVersion(meta.getResourceVersion());
   }
 
-  /** An evacuation is known by its recorded start: a later evacuation of the same VMI starts new series. */
+  /**
+   * An evacuation is known by its recorded start: a later evacuation of the same VMI starts new
+   * series.
+   */
   private static String evacuation(VirtualMachineInstance vmi) {
     Map<String, String> annotations = vmi.getMetadata().getAnnotations();
-    String start = annotations == null ? null : annotations.get(EvictionAnnotations.DRAIN_START_TIME);
+    String start =
+        annotations == null ? null : annotations.get(EvictionAnnotations.DRAIN_START_TIME);
     return start == null ? "" : start;
   }
 }

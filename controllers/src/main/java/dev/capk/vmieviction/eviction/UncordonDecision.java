@@ -29,7 +29,9 @@ public enum UncordonDecision {
     if (!unschedulable) {
       return REMOVE_MARK;
     }
-    if (vmi == null || vmi.getMetadata() == null || vmi.getMetadata().getDeletionTimestamp() != null) {
+    if (vmi == null
+        || vmi.getMetadata() == null
+        || vmi.getMetadata().getDeletionTimestamp() != null) {
       return WAIT;
     }
     VirtualMachineInstanceStatus status = vmi.getStatus();

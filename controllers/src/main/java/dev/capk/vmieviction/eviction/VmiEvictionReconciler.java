@@ -19,8 +19,10 @@ import java.util.Optional;
 public final class VmiEvictionReconciler implements Reconciler {
 
   static final Result DONE = new Result(false);
+
   /** How far in the future a recorded drain start may be before it counts as malformed. */
   static final Duration MAX_CLOCK_SKEW = Duration.ofMinutes(1);
+
   /** After a 409 (the object changed under us), look again almost at once. */
   static final Duration CONFLICT_RETRY = Duration.ofMillis(500);
 
@@ -46,7 +48,8 @@ public final class VmiEvictionReconciler implements Reconciler {
     this.memory = new EvacuationMemory(metrics, settings.maxFailureBackoff());
     CordonMarks marks = new CordonMarks();
     this.evacuator = new Evacuator(vmis, guests, events, metrics, settings, clock, memory, marks);
-    this.uncordoner = new GuestNodeUncordoner(guests, events, marks, memory, settings.retryInterval());
+    this.uncordoner =
+        new GuestNodeUncordoner(guests, events, marks, memory, settings.retryInterval());
     this.notices = new NotEvacuatedNotices(events);
   }
 
@@ -62,15 +65,18 @@ public final class VmiEvictionReconciler implements Reconciler {
     String uid = vmi.getMetadata().getUid();
     String vmiStrategy = vmi.getSpec() == null ? null : vmi.getSpec().getEvictionStrategy();
     Optional<String> clusterDefault = clusterDefaults.evictionStrategy();
-    String strategy = EvictionStrategies.effective(vmiStrategy, clusterDefault, settings.fallbackStrategy());
+    String strategy =
+        EvictionStrategies.effective(vmiStrategy, clusterDefault, settings.fallbackStrategy());
     switch (Eligibility.of(vmi, strategy)) {
       case EVACUATE:
         return evacuator.evacuate(key, vmi);
       case NOT_EVACUATING:
         return evacuator.callOff(key, vmi).orElseGet(() -> uncordoner.check(key, vmi));
       case NOT_EXTERNAL:
-        notices.leftToKubeVirt(key, vmi, strategy, EvictionStrategies.isFallback(vmiStrategy, clusterDefault));
-        // The earliest start is kept: flipping the strategy away and back must not buy a later deadline.
+        notices.leftToKubeVirt(
+            key, vmi, strategy, EvictionStrategies.isFallback(vmiStrategy, clusterDefault));
+        // The earliest start is kept: flipping the strategy away and back must not buy a later
+        // deadline.
         memory.ended(key, uid, true);
         memory.succeeded(key);
         return DONE;

@@ -8,95 +8,101 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The metav1.Status an API error carries (reason, message, causes), read leniently: error bodies are
- * parsed by hand, since the generated models reject fields they do not know.
+ * The metav1.Status an API error carries (reason, message, causes), read leniently: error bodies
+ * are parsed by hand, since the generated models reject fields they do not know.
  */
 public record ApiStatus(int code, String reason, String message, List<Cause> causes) {
-    public record Cause(String reason, String message, String field) {}
+  public record Cause(String reason, String message, String field) {}
 
-    public ApiStatus {
-        reason = reason == null ? "" : reason;
-        message = message == null ? "" : message;
-        causes = List.copyOf(causes);
-    }
+  public ApiStatus {
+    reason = reason == null ? "" : reason;
+    message = message == null ? "" : message;
+    causes = List.copyOf(causes);
+  }
 
-    public static ApiStatus of(ApiException e) {
-        return parse(e.getCode(), e.getResponseBody());
-    }
+  public static ApiStatus of(ApiException e) {
+    return parse(e.getCode(), e.getResponseBody());
+  }
 
-    public static ApiStatus parse(int code, String body) {
-        String reason = "";
-        String message = "";
-        List<Cause> causes = new ArrayList<>();
-        if (body != null && !body.isBlank()) {
-            try {
-                JsonElement root = JsonParser.parseString(body);
-                if (root.isJsonObject()) {
-                    JsonObject o = root.getAsJsonObject();
-                    reason = string(o, "reason");
-                    message = string(o, "message");
-                    JsonElement details = o.get("details");
-                    if (details != null && details.isJsonObject()) {
-                        JsonElement cs = details.getAsJsonObject().get("causes");
-                        if (cs != null && cs.isJsonArray()) {
-                            for (JsonElement c : cs.getAsJsonArray()) {
-                                if (c.isJsonObject()) {
-                                    JsonObject co = c.getAsJsonObject();
-                                    causes.add(new Cause(string(co, "reason"), string(co, "message"), string(co, "field")));
-                                }
-                            }
-                        }
-                    }
+  public static ApiStatus parse(int code, String body) {
+    String reason = "";
+    String message = "";
+    List<Cause> causes = new ArrayList<>();
+    if (body != null && !body.isBlank()) {
+      try {
+        JsonElement root = JsonParser.parseString(body);
+        if (root.isJsonObject()) {
+          JsonObject o = root.getAsJsonObject();
+          reason = string(o, "reason");
+          message = string(o, "message");
+          JsonElement details = o.get("details");
+          if (details != null && details.isJsonObject()) {
+            JsonElement cs = details.getAsJsonObject().get("causes");
+            if (cs != null && cs.isJsonArray()) {
+              for (JsonElement c : cs.getAsJsonArray()) {
+                if (c.isJsonObject()) {
+                  JsonObject co = c.getAsJsonObject();
+                  causes.add(
+                      new Cause(string(co, "reason"), string(co, "message"), string(co, "field")));
                 }
-            } catch (RuntimeException notJson) {
-                // A proxy's HTML page or plain text: keep it, shortened, as the message.
-                message = body.strip().length() > 200 ? body.strip().substring(0, 200) + "..." : body.strip();
+              }
             }
+          }
         }
-        return new ApiStatus(code, reason, message, causes);
+      } catch (RuntimeException notJson) {
+        // A proxy's HTML page or plain text: keep it, shortened, as the message.
+        message =
+            body.strip().length() > 200 ? body.strip().substring(0, 200) + "..." : body.strip();
+      }
     }
+    return new ApiStatus(code, reason, message, causes);
+  }
 
-    public boolean hasCause(String causeReason) {
-        return causes.stream().anyMatch(c -> causeReason.equals(c.reason()));
-    }
+  public boolean hasCause(String causeReason) {
+    return causes.stream().anyMatch(c -> causeReason.equals(c.reason()));
+  }
 
-    private static String string(JsonObject o, String key) {
-        JsonElement e = o.get(key);
-        return e != null && e.isJsonPrimitive() ? e.getAsString() : "";
-    }
+  private static String string(JsonObject o, String key) {
+    JsonElement e = o.get(key);
+    return e != null && e.isJsonPrimitive() ? e.getAsString() : "";
+  }
 
-    /**
-     * One line describing an API failure for logs and messages, with the server's own words: built
-     * from the status code, reason and the server's message only, never request headers, so never
-     * credentials. For servers we trust to say nothing secret; else {@link #describeWithoutServerText}.
-     */
-    public static String describe(ApiException e) {
-        if (e.getCode() == 0) {
-            Throwable root = e;
-            while (root.getCause() != null && root.getCause() != root) {
-                root = root.getCause();
-            }
-            String what = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
-            return "cannot reach the API server: " + what;
-        }
-        ApiStatus s = of(e);
-        String text = !s.message().isEmpty() ? s.message()
-                : e.getMessage() != null && !e.getMessage().isBlank() ? e.getMessage() : "no message";
-        return "HTTP " + e.getCode() + (s.reason().isEmpty() ? "" : " " + s.reason()) + ": " + text;
+  /**
+   * One line describing an API failure for logs and messages, with the server's own words: built
+   * from the status code, reason and the server's message only, never request headers, so never
+   * credentials. For servers we trust to say nothing secret; else {@link
+   * #describeWithoutServerText}.
+   */
+  public static String describe(ApiException e) {
+    if (e.getCode() == 0) {
+      Throwable root = e;
+      while (root.getCause() != null && root.getCause() != root) {
+        root = root.getCause();
+      }
+      String what = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+      return "cannot reach the API server: " + what;
     }
+    ApiStatus s = of(e);
+    String text =
+        !s.message().isEmpty()
+            ? s.message()
+            : e.getMessage() != null && !e.getMessage().isBlank() ? e.getMessage() : "no message";
+    return "HTTP " + e.getCode() + (s.reason().isEmpty() ? "" : " " + s.reason()) + ": " + text;
+  }
 
-    /**
-     * One line describing a failed call to a server whose answers may echo what it was sent (a guest
-     * cluster, a Secret read): the HTTP status, or the kind of failure when there was no answer. Never
-     * any text of the response body, nor an exception message (which may hold a URL with credentials).
-     */
-    public static String describeWithoutServerText(Throwable t) {
-        if (t instanceof ApiException e) {
-            if (e.getCode() != 0) {
-                return "HTTP " + e.getCode();
-            }
-            return e.getCause() == null ? "no response" : e.getCause().getClass().getSimpleName();
-        }
-        return t.getClass().getSimpleName();
+  /**
+   * One line describing a failed call to a server whose answers may echo what it was sent (a guest
+   * cluster, a Secret read): the HTTP status, or the kind of failure when there was no answer.
+   * Never any text of the response body, nor an exception message (which may hold a URL with
+   * credentials).
+   */
+  public static String describeWithoutServerText(Throwable t) {
+    if (t instanceof ApiException e) {
+      if (e.getCode() != 0) {
+        return "HTTP " + e.getCode();
+      }
+      return e.getCause() == null ? "no response" : e.getCause().getClass().getSimpleName();
     }
+    return t.getClass().getSimpleName();
+  }
 }

@@ -33,7 +33,8 @@ public final class LenientJson {
 
   public static final Gson GSON =
       JSON.createGson()
-          .registerTypeAdapter(OffsetDateTime.class, new JSON.OffsetDateTimeTypeAdapter(RFC3339_MICRO))
+          .registerTypeAdapter(
+              OffsetDateTime.class, new JSON.OffsetDateTimeTypeAdapter(RFC3339_MICRO))
           .registerTypeAdapter(LocalDate.class, new JSON.LocalDateTypeAdapter())
           .registerTypeAdapter(byte[].class, new JSON.ByteArrayAdapter())
           .create();
@@ -54,7 +55,11 @@ public final class LenientJson {
     try {
       return GSON.fromJson(json, type);
     } catch (RuntimeException e) {
-      throw new ApiException("cannot parse the API server's answer as " + type.getSimpleName() + ": " + e.getMessage());
+      throw new ApiException(
+          "cannot parse the API server's answer as "
+              + type.getSimpleName()
+              + ": "
+              + e.getMessage());
     }
   }
 

@@ -16,10 +16,11 @@ import okhttp3.Response;
 import okhttp3.ResponseBody;
 
 /**
- * Sends requests built by the official client's API classes (so paths, auth and TLS are the client's)
- * and hands back the raw answer, to be read with {@link LenientJson}. Why: the generated models reject
- * any field they do not know, so a newer API server (a field added to Pod or Node) would break a drain;
- * and an error's answer is a Status to be read for its reason, not thrown away.
+ * Sends requests built by the official client's API classes (so paths, auth and TLS are the
+ * client's) and hands back the raw answer, to be read with {@link LenientJson}. Why: the generated
+ * models reject any field they do not know, so a newer API server (a field added to Pod or Node)
+ * would break a drain; and an error's answer is a Status to be read for its reason, not thrown
+ * away.
  *
  * <p>Requests go through an instance {@linkplain #until bound to a deadline}: each request's total
  * time (connect, send, read the whole answer) is then cut to what is left, so a server that answers
@@ -70,8 +71,8 @@ public final class RawApi {
   }
 
   /**
-   * Cuts the call's total timeout (the client's call timeout, or one the caller set; 0 = none) to the
-   * time left before {@code deadline}. Must be called before the call is executed.
+   * Cuts the call's total timeout (the client's call timeout, or one the caller set; 0 = none) to
+   * the time left before {@code deadline}. Must be called before the call is executed.
    *
    * @throws ApiException with code 0, as for a request that got no answer, if no time is left
    */
@@ -92,26 +93,42 @@ public final class RawApi {
     bound(call, deadline);
   }
 
-  /** The generated request guesses a patch's content type from its text; ours is a merge patch: say so. */
+  /**
+   * The generated request guesses a patch's content type from its text; ours is a merge patch: say
+   * so.
+   */
   public static Call asMergePatch(ApiClient client, Call built) {
     Request request = built.request();
-    return client.getHttpClient().newCall(request.newBuilder()
-        .patch(new ProxyContentTypeRequestBody(request.body(), V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH))
-        .build());
+    return client
+        .getHttpClient()
+        .newCall(
+            request
+                .newBuilder()
+                .patch(
+                    new ProxyContentTypeRequestBody(
+                        request.body(), V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH))
+                .build());
   }
 
-  /** Executes the call; a transport failure becomes an ApiException with code 0, as the client reports it. */
+  /**
+   * Executes the call; a transport failure becomes an ApiException with code 0, as the client
+   * reports it.
+   */
   public Answer execute(Call call) throws ApiException {
     bound(call, deadline);
     try (Response response = call.execute()) {
       ResponseBody body = response.body();
-      return new Answer(response.code(), body == null ? "" : body.string(), response.headers().toMultimap());
+      return new Answer(
+          response.code(), body == null ? "" : body.string(), response.headers().toMultimap());
     } catch (IOException e) {
       throw new ApiException(e);
     }
   }
 
-  /** Executes the call and parses a 2xx body as {@code type}; any other status becomes an ApiException. */
+  /**
+   * Executes the call and parses a 2xx body as {@code type}; any other status becomes an
+   * ApiException.
+   */
   public <T> T get(Call call, Class<T> type) throws ApiException {
     return LenientJson.parse(execute(call).orThrow().body(), type);
   }

@@ -20,9 +20,11 @@ public final class Admission {
   private Admission() {}
 
   /** Oldest first; same second: by name, so every reader agrees. */
-  static final Comparator<NodeMaintenance> AGE = Comparator
-      .comparing((NodeMaintenance nm) -> created(nm), Comparator.nullsLast(Comparator.naturalOrder()))
-      .thenComparing(nm -> nm.getMetadata().getName(), Comparator.nullsLast(Comparator.naturalOrder()));
+  static final Comparator<NodeMaintenance> AGE =
+      Comparator.comparing(
+              (NodeMaintenance nm) -> created(nm), Comparator.nullsLast(Comparator.naturalOrder()))
+          .thenComparing(
+              nm -> nm.getMetadata().getName(), Comparator.nullsLast(Comparator.naturalOrder()));
 
   public static boolean accepted(NodeMaintenance nm) {
     List<String> f = nm.getMetadata() == null ? null : nm.getMetadata().getFinalizers();
@@ -32,22 +34,25 @@ public final class Admission {
   /** Refused before, or being deleted before it was accepted: it will never act. */
   public static boolean inert(NodeMaintenance nm) {
     return !accepted(nm)
-        && (NodeMaintenanceApi.PHASE_FAILED.equals(nm.phase()) || nm.getMetadata().getDeletionTimestamp() != null);
+        && (NodeMaintenanceApi.PHASE_FAILED.equals(nm.phase())
+            || nm.getMetadata().getDeletionTimestamp() != null);
   }
 
   /**
    * The maintenance that takes precedence over {@code candidate} on its node, if any: an accepted
    * one, else an older one not yet decided.
    */
-  public static Optional<NodeMaintenance> precedence(NodeMaintenance candidate, Collection<NodeMaintenance> all) {
+  public static Optional<NodeMaintenance> precedence(
+      NodeMaintenance candidate, Collection<NodeMaintenance> all) {
     String node = candidate.nodeName();
     String uid = candidate.getMetadata().getUid();
-    List<NodeMaintenance> rivals = all.stream()
-        .filter(nm -> nm.getMetadata() != null && Objects.equals(node, nm.nodeName()))
-        .filter(nm -> !Objects.equals(uid, nm.getMetadata().getUid()))
-        .filter(nm -> !inert(nm))
-        .sorted(AGE)
-        .toList();
+    List<NodeMaintenance> rivals =
+        all.stream()
+            .filter(nm -> nm.getMetadata() != null && Objects.equals(node, nm.nodeName()))
+            .filter(nm -> !Objects.equals(uid, nm.getMetadata().getUid()))
+            .filter(nm -> !inert(nm))
+            .sorted(AGE)
+            .toList();
     Optional<NodeMaintenance> owner = rivals.stream().filter(Admission::accepted).findFirst();
     if (owner.isPresent()) {
       return owner;

@@ -22,9 +22,10 @@ import java.util.Optional;
 import okhttp3.Call;
 
 /**
- * {@link MaintenanceCluster} over the official client: requests are built by its API classes (paths,
- * auth, TLS are the client's), answers read leniently ({@link RawApi}), so a field a newer API server adds to Node
- * cannot break maintenance. Patches state their content type (JSON merge patch) explicitly.
+ * {@link MaintenanceCluster} over the official client: requests are built by its API classes
+ * (paths, auth, TLS are the client's), answers read leniently ({@link RawApi}), so a field a newer
+ * API server adds to Node cannot break maintenance. Patches state their content type (JSON merge
+ * patch) explicitly.
  */
 public final class ApiMaintenanceCluster implements MaintenanceCluster {
   private static final int MAX_CONFLICTS = 5;
@@ -50,7 +51,10 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
 
   @Override
   public void patchNode(String name, String mergePatch) throws ApiException {
-    api.execute(RawApi.asMergePatch(api.client(), core.patchNode(name, new V1Patch(mergePatch)).buildCall(null))).orThrow();
+    api.execute(
+            RawApi.asMergePatch(
+                api.client(), core.patchNode(name, new V1Patch(mergePatch)).buildCall(null)))
+        .orThrow();
   }
 
   @Override
@@ -64,8 +68,13 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
 
   @Override
   public List<NodeMaintenance> listMaintenances() throws ApiException {
-    NodeMaintenanceList list = api.get(custom.listClusterCustomObject(NodeMaintenanceApi.GROUP,
-        NodeMaintenanceApi.VERSION, NodeMaintenanceApi.PLURAL).buildCall(null), NodeMaintenanceList.class);
+    NodeMaintenanceList list =
+        api.get(
+            custom
+                .listClusterCustomObject(
+                    NodeMaintenanceApi.GROUP, NodeMaintenanceApi.VERSION, NodeMaintenanceApi.PLURAL)
+                .buildCall(null),
+            NodeMaintenanceList.class);
     return list == null || list.getItems() == null ? List.of() : list.getItems();
   }
 
@@ -82,7 +91,8 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
   /**
    * Adds or removes our finalizer, reading the object again after a conflict.
    *
-   * @return false when the object is gone, being deleted (adding) or without our finalizer (removing)
+   * @return false when the object is gone, being deleted (adding) or without our finalizer
+   *     (removing)
    */
   private boolean changeFinalizer(String name, boolean add) throws ApiException {
     for (int attempt = 1; ; attempt++) {
@@ -117,22 +127,41 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
 
   @Override
   public void patchStatus(String name, String mergePatch) throws ApiException {
-    Call call = custom.patchClusterCustomObjectStatus(NodeMaintenanceApi.GROUP, NodeMaintenanceApi.VERSION,
-        NodeMaintenanceApi.PLURAL, name, new V1Patch(mergePatch)).buildCall(null);
+    Call call =
+        custom
+            .patchClusterCustomObjectStatus(
+                NodeMaintenanceApi.GROUP,
+                NodeMaintenanceApi.VERSION,
+                NodeMaintenanceApi.PLURAL,
+                name,
+                new V1Patch(mergePatch))
+            .buildCall(null);
     api.execute(RawApi.asMergePatch(api.client(), call)).orThrow();
   }
 
   private Call getCall(String name) throws ApiException {
-    return custom.getClusterCustomObject(NodeMaintenanceApi.GROUP, NodeMaintenanceApi.VERSION,
-        NodeMaintenanceApi.PLURAL, name).buildCall(null);
+    return custom
+        .getClusterCustomObject(
+            NodeMaintenanceApi.GROUP, NodeMaintenanceApi.VERSION, NodeMaintenanceApi.PLURAL, name)
+        .buildCall(null);
   }
 
   private Call patchCall(String name, String mergePatch) throws ApiException {
-    return RawApi.asMergePatch(api.client(), custom.patchClusterCustomObject(NodeMaintenanceApi.GROUP, NodeMaintenanceApi.VERSION,
-        NodeMaintenanceApi.PLURAL, name, new V1Patch(mergePatch)).buildCall(null));
+    return RawApi.asMergePatch(
+        api.client(),
+        custom
+            .patchClusterCustomObject(
+                NodeMaintenanceApi.GROUP,
+                NodeMaintenanceApi.VERSION,
+                NodeMaintenanceApi.PLURAL,
+                name,
+                new V1Patch(mergePatch))
+            .buildCall(null));
   }
 
-  /** The finalizer list is replaced whole, so the patch carries the resourceVersion it was read at. */
+  /**
+   * The finalizer list is replaced whole, so the patch carries the resourceVersion it was read at.
+   */
   static String finalizerPatch(JsonObject meta, List<String> finalizers) {
     JsonObject m = new JsonObject();
     m.addProperty("resourceVersion", meta.get("resourceVersion").getAsString());

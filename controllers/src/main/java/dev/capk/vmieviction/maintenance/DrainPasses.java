@@ -19,8 +19,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Runs drain passes on threads of their own, so one can be stopped at once when its maintenance is
  * deleted: the reconcile worker waits for the pass, the informer's handler cancels it. A cancelled
- * pass is waited for (briefly) until its evictions stopped, so restoring the node never races
- * with an eviction still in flight.
+ * pass is waited for (briefly) until its evictions stopped, so restoring the node never races with
+ * an eviction still in flight.
  */
 public final class DrainPasses implements AutoCloseable {
 
@@ -44,8 +44,12 @@ public final class DrainPasses implements AutoCloseable {
 
   public DrainPasses(NodeDrain drain) {
     this.drain = drain;
-    this.pool = Executors.newCachedThreadPool(
-        new ThreadFactoryBuilder().setNameFormat("node-maintenance-drain-%d").setDaemon(true).build());
+    this.pool =
+        Executors.newCachedThreadPool(
+            new ThreadFactoryBuilder()
+                .setNameFormat("node-maintenance-drain-%d")
+                .setDaemon(true)
+                .build());
   }
 
   /**
@@ -56,13 +60,15 @@ public final class DrainPasses implements AutoCloseable {
   public DrainResult run(String key, String node, DrainOptions options)
       throws ApiException, DrainRefusedException, Cancelled, InterruptedException {
     CountDownLatch finished = new CountDownLatch(1);
-    Future<DrainResult> future = pool.submit(() -> {
-      try {
-        return drain.drain(node, options);
-      } finally {
-        finished.countDown();
-      }
-    });
+    Future<DrainResult> future =
+        pool.submit(
+            () -> {
+              try {
+                return drain.drain(node, options);
+              } finally {
+                finished.countDown();
+              }
+            });
     running.put(key, new Running(future, finished));
     try {
       return future.get();

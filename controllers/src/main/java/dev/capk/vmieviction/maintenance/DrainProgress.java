@@ -21,7 +21,8 @@ import java.util.stream.Collectors;
 public final class DrainProgress {
 
   /** What the status shows at one moment. */
-  public record Snapshot(int evictionPods, int totalPods, List<String> pendingPods, int percent, String lastError) {}
+  public record Snapshot(
+      int evictionPods, int totalPods, List<String> pendingPods, int percent, String lastError) {}
 
   private int evictionPods;
   private int totalPods;
@@ -69,7 +70,8 @@ public final class DrainProgress {
 
   public synchronized Snapshot snapshot() {
     List<String> names = pending.stream().map(PodRef::name).toList();
-    return new Snapshot(evictionPods, totalPods, names, percent(evictionPods, pending.size()), lastError);
+    return new Snapshot(
+        evictionPods, totalPods, names, percent(evictionPods, pending.size()), lastError);
   }
 
   /**
@@ -97,7 +99,10 @@ public final class DrainProgress {
       return "a PodDisruptionBudget (or an eviction webhook)";
     }
     return (budgets.size() == 1 ? "PodDisruptionBudget " : "PodDisruptionBudgets ")
-        + budgets.stream().sorted().map(b -> pod.namespace() + "/" + b).collect(Collectors.joining(", "));
+        + budgets.stream()
+            .sorted()
+            .map(b -> pod.namespace() + "/" + b)
+            .collect(Collectors.joining(", "));
   }
 
   /**

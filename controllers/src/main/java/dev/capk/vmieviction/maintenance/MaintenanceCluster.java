@@ -23,7 +23,10 @@ public interface MaintenanceCluster {
   /** Every NodeMaintenance, read from the API server (not a cache): admission depends on it. */
   List<NodeMaintenance> listMaintenances() throws ApiException;
 
-  /** Adds our finalizer (resourceVersion precondition); false if the object is gone or being deleted. */
+  /**
+   * Adds our finalizer (resourceVersion precondition); false if the object is gone or being
+   * deleted.
+   */
   boolean addFinalizer(String name) throws ApiException;
 
   /**

@@ -15,12 +15,16 @@ public final class MaintenanceEventReasons {
 
   /** The node was tainted and cordoned. */
   public static final String CORDON_NODE = "CordonNode";
+
   /** A drain attempt ended with pods left (a budget, a slow pod); it is retried. */
   public static final String DRAIN_BLOCKED = "DrainBlocked";
+
   /** Some pod may not be deleted at all; retried with backoff. */
   public static final String DRAIN_REFUSED = "DrainRefused";
+
   /** Refused: spec.nodeName names no node. */
   public static final String NODE_NOT_FOUND = "NodeNotFound";
+
   /** Refused: another NodeMaintenance already targets the node. */
   public static final String DUPLICATE_MAINTENANCE = "DuplicateMaintenance";
 }

@@ -12,14 +12,15 @@ import java.util.Optional;
 /**
  * What a maintenance changed on a node, kept on the node itself (annotation {@link
  * dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi#NODE_STATE_ANNOTATION}) and written in
- * the same patch as the change, so it can never disagree with the node: the taints it added
- * (taints the node already had are not listed, so they stay) and whether it cordoned the node (a
- * node cordoned before stays cordoned afterwards).
+ * the same patch as the change, so it can never disagree with the node: the taints it added (taints
+ * the node already had are not listed, so they stay) and whether it cordoned the node (a node
+ * cordoned before stays cordoned afterwards).
  *
  * @param owner the NodeMaintenance's name
  * @param ownerUid the NodeMaintenance's UID: a namesake created later is another maintenance
  */
-public record MaintenanceMark(String owner, String ownerUid, List<Taint> addedTaints, boolean cordoned) {
+public record MaintenanceMark(
+    String owner, String ownerUid, List<Taint> addedTaints, boolean cordoned) {
 
   public MaintenanceMark {
     Objects.requireNonNull(owner, "owner");
@@ -42,7 +43,9 @@ public record MaintenanceMark(String owner, String ownerUid, List<Taint> addedTa
     return o.toString();
   }
 
-  /** The mark, or empty when the annotation is absent or not ours to understand (edited by hand). */
+  /**
+   * The mark, or empty when the annotation is absent or not ours to understand (edited by hand).
+   */
   public static Optional<MaintenanceMark> parse(String json) {
     if (json == null || json.isBlank()) {
       return Optional.empty();

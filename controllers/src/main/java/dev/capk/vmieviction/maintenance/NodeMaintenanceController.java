@@ -56,50 +56,86 @@ public final class NodeMaintenanceController implements ManagedController {
    * @param requestClient for reads, patches, drains and events (a read timeout is fine)
    * @param watchClient for the informers: its read timeout must be zero (watches are long requests)
    */
-  public NodeMaintenanceController(ApiClient requestClient, ApiClient watchClient, NodeMaintenanceSettings settings) {
+  public NodeMaintenanceController(
+      ApiClient requestClient, ApiClient watchClient, NodeMaintenanceSettings settings) {
     this.settings = settings;
     this.factory = new SharedInformerFactory(watchClient);
-    this.maintenances = factory.sharedIndexInformerFor(
-        new GenericKubernetesApi<>(NodeMaintenance.class, NodeMaintenanceList.class, NodeMaintenanceApi.GROUP,
-            NodeMaintenanceApi.VERSION, NodeMaintenanceApi.PLURAL, watchClient),
-        NodeMaintenance.class, settings.resync().toMillis());
-    maintenances.addIndexers(Map.of(BY_NODE, nm -> List.of(nm.nodeName() == null ? "" : nm.nodeName())));
+    this.maintenances =
+        factory.sharedIndexInformerFor(
+            new GenericKubernetesApi<>(
+                NodeMaintenance.class,
+                NodeMaintenanceList.class,
+                NodeMaintenanceApi.GROUP,
+                NodeMaintenanceApi.VERSION,
+                NodeMaintenanceApi.PLURAL,
+                watchClient),
+            NodeMaintenance.class,
+            settings.resync().toMillis());
+    maintenances.addIndexers(
+        Map.of(BY_NODE, nm -> List.of(nm.nodeName() == null ? "" : nm.nodeName())));
     // No resync for nodes: the maintenances' resync already looks at every maintained node.
-    this.nodes = factory.sharedIndexInformerFor(
-        new GenericKubernetesApi<>(WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient),
-        WatchedNode.class, 0);
+    this.nodes =
+        factory.sharedIndexInformerFor(
+            new GenericKubernetesApi<>(
+                WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient),
+            WatchedNode.class,
+            0);
 
-    this.queue = new DefaultRateLimitingQueue<>(Executors.newSingleThreadExecutor(new ThreadFactoryBuilder().setNameFormat("node-maintenance-queue").setDaemon(true).build()));
+    this.queue =
+        new DefaultRateLimitingQueue<>(
+            Executors.newSingleThreadExecutor(
+                new ThreadFactoryBuilder()
+                    .setNameFormat("node-maintenance-queue")
+                    .setDaemon(true)
+                    .build()));
     // Series, as for VMI events: client-java's legacy recorder drops events past its spam budget.
-    EventSeriesRecorder recorder = new EventSeriesRecorder(new EventSeriesBook(),
-        EventStore.of(new CoreV1Api(requestClient)), "node-maintenance-controller",
-        SeriesMaintenanceEvents.OUTCOMES, Clock.systemUTC());
-    this.statusExecutor = Executors.newSingleThreadScheduledExecutor(new ThreadFactoryBuilder().setNameFormat("node-maintenance-status").setDaemon(true).build());
+    EventSeriesRecorder recorder =
+        new EventSeriesRecorder(
+            new EventSeriesBook(),
+            EventStore.of(new CoreV1Api(requestClient)),
+            "node-maintenance-controller",
+            SeriesMaintenanceEvents.OUTCOMES,
+            Clock.systemUTC());
+    this.statusExecutor =
+        Executors.newSingleThreadScheduledExecutor(
+            new ThreadFactoryBuilder()
+                .setNameFormat("node-maintenance-status")
+                .setDaemon(true)
+                .build());
     NodeDrainer drainer = new NodeDrainer(requestClient);
     this.passes = new DrainPasses(drainer::drain);
     Lister<NodeMaintenance> lister = new Lister<>(maintenances.getIndexer());
-    NodeMaintenanceReconciler reconciler = new NodeMaintenanceReconciler(
-        lister::get, new ApiMaintenanceCluster(requestClient), passes, new SeriesMaintenanceEvents(recorder),
-        settings, statusExecutor, Clock.systemUTC());
+    NodeMaintenanceReconciler reconciler =
+        new NodeMaintenanceReconciler(
+            lister::get,
+            new ApiMaintenanceCluster(requestClient),
+            passes,
+            new SeriesMaintenanceEvents(recorder),
+            settings,
+            statusExecutor,
+            Clock.systemUTC());
 
-    ControllerWatch<NodeMaintenance> watch = ControllerBuilder.controllerWatchBuilder(NodeMaintenance.class, queue)
-        .withWorkQueueKeyFunc(nm -> new Request(nm.getMetadata().getName()))
-        // Our own status writes must not wake us up again (each would start another drain attempt).
-        .withOnUpdateFilter(NodeMaintenanceController::worthReconciling)
-        .withResyncPeriod(settings.resync())
-        .build();
-    maintenances.addEventHandlerWithResyncPeriod(cancelOnDeletion(watch.getResourceEventHandler()),
-        settings.resync().toMillis());
+    ControllerWatch<NodeMaintenance> watch =
+        ControllerBuilder.controllerWatchBuilder(NodeMaintenance.class, queue)
+            .withWorkQueueKeyFunc(nm -> new Request(nm.getMetadata().getName()))
+            // Our own status writes must not wake us up again (each would start another drain
+            // attempt).
+            .withOnUpdateFilter(NodeMaintenanceController::worthReconciling)
+            .withResyncPeriod(settings.resync())
+            .build();
+    maintenances.addEventHandlerWithResyncPeriod(
+        cancelOnDeletion(watch.getResourceEventHandler()), settings.resync().toMillis());
     nodes.addEventHandler(new NodeEvents());
 
-    this.workers = ControllerBuilder.defaultBuilder(factory)
-        .withName(NAME)
-        .withWorkQueue(queue)
-        .withReconciler(reconciler)
-        .withWorkerCount(settings.workers())
-        .withReadyFunc(this::hasSynced)
-        .withReadyTimeout(Duration.ofMinutes(5))
-        .build();
+    this.workers =
+        ControllerBuilder.defaultBuilder(factory)
+            .withName(NAME)
+            .withWorkQueue(queue)
+            .withReconciler(reconciler)
+            .withWorkerCount(settings.workers())
+            .withReadyFunc(this::hasSynced)
+            .withReadyTimeout(Duration.ofMinutes(5))
+            .build();
   }
 
   @Override
@@ -124,8 +160,12 @@ public final class NodeMaintenanceController implements ManagedController {
 
   @Override
   public void start() {
-    log.info("node maintenance controller started taints={} passTimeout={} retryInterval={} workers={}",
-        settings.taints(), settings.passTimeout(), settings.retryInterval(), settings.workers());
+    log.info(
+        "node maintenance controller started taints={} passTimeout={} retryInterval={} workers={}",
+        settings.taints(),
+        settings.passTimeout(),
+        settings.retryInterval(),
+        settings.workers());
   }
 
   /** Drain attempts first: a pass must not outlive the lease that allowed it. */
@@ -154,7 +194,8 @@ public final class NodeMaintenanceController implements ManagedController {
   }
 
   /** The framework's handler, plus: a maintenance being deleted stops its drain attempt at once. */
-  private ResourceEventHandler<NodeMaintenance> cancelOnDeletion(ResourceEventHandler<NodeMaintenance> delegate) {
+  private ResourceEventHandler<NodeMaintenance> cancelOnDeletion(
+      ResourceEventHandler<NodeMaintenance> delegate) {
     return new ResourceEventHandler<>() {
       @Override
       public void onAdd(NodeMaintenance obj) {
@@ -202,7 +243,8 @@ public final class NodeMaintenanceController implements ManagedController {
       if (node == null || node.getMetadata() == null || node.getMetadata().getName() == null) {
         return;
       }
-      for (NodeMaintenance nm : maintenances.getIndexer().byIndex(BY_NODE, node.getMetadata().getName())) {
+      for (NodeMaintenance nm :
+          maintenances.getIndexer().byIndex(BY_NODE, node.getMetadata().getName())) {
         queue.add(new Request(nm.getMetadata().getName()));
       }
     }

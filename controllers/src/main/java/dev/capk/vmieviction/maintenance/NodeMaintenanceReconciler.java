@@ -28,21 +28,22 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Puts nodes into maintenance as NodeMaintenance objects ask, the way the Node Maintenance
- * Operator does: validate (the node exists, no other maintenance owns it) before changing
- * anything; add the finalizer; taint and cordon the node, recording on it what was changed; drain
- * it with the drain engine in bounded attempts, writing progress to the status as pods go; phase
- * Succeeded when no evictable pod is left. On deletion: remove exactly the taints it added,
- * uncordon only a node it cordoned, drop the finalizer.
+ * Puts nodes into maintenance as NodeMaintenance objects ask, the way the Node Maintenance Operator
+ * does: validate (the node exists, no other maintenance owns it) before changing anything; add the
+ * finalizer; taint and cordon the node, recording on it what was changed; drain it with the drain
+ * engine in bounded attempts, writing progress to the status as pods go; phase Succeeded when no
+ * evictable pod is left. On deletion: remove exactly the taints it added, uncordon only a node it
+ * cordoned, drop the finalizer.
  *
  * <p>Level-triggered and restart-safe: what was changed lives on the node (written in the same
- * patch as the change) and the progress counts live in the status; nothing in memory matters
- * beyond the failure backoff.
+ * patch as the change) and the progress counts live in the status; nothing in memory matters beyond
+ * the failure backoff.
  */
 public final class NodeMaintenanceReconciler implements Reconciler {
   private static final Logger log = LoggerFactory.getLogger(NodeMaintenanceReconciler.class);
 
   static final Result DONE = new Result(false);
+
   /** After a 409 (the object changed under us), look again almost at once. */
   static final Duration CONFLICT_RETRY = Duration.ofMillis(500);
 
@@ -59,9 +60,14 @@ public final class NodeMaintenanceReconciler implements Reconciler {
    * @param cache the NodeMaintenance by name from the informer, or null
    * @param statusExecutor where progress writes run (one thread is enough)
    */
-  public NodeMaintenanceReconciler(Function<String, NodeMaintenance> cache, MaintenanceCluster cluster,
-                                   DrainPasses passes, MaintenanceEvents events, NodeMaintenanceSettings settings,
-                                   ScheduledExecutorService statusExecutor, Clock clock) {
+  public NodeMaintenanceReconciler(
+      Function<String, NodeMaintenance> cache,
+      MaintenanceCluster cluster,
+      DrainPasses passes,
+      MaintenanceEvents events,
+      NodeMaintenanceSettings settings,
+      ScheduledExecutorService statusExecutor,
+      Clock clock) {
     this.cache = cache;
     this.cluster = cluster;
     this.passes = passes;
@@ -69,7 +75,8 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     this.settings = settings;
     this.statusExecutor = statusExecutor;
     this.clock = clock;
-    this.failures = new ItemExponentialFailureRateLimiter<>(Duration.ofSeconds(1), settings.maxBackoff());
+    this.failures =
+        new ItemExponentialFailureRateLimiter<>(Duration.ofSeconds(1), settings.maxBackoff());
   }
 
   @Override
@@ -133,14 +140,16 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     String name = nm.getMetadata().getName();
     String node = nm.nodeName();
     if (node == null || node.isBlank()) {
-      refuse(nm, MaintenanceEventReasons.NODE_NOT_FOUND, "invalid nodeName: spec.nodeName is empty");
+      refuse(
+          nm, MaintenanceEventReasons.NODE_NOT_FOUND, "invalid nodeName: spec.nodeName is empty");
       return Optional.empty();
     }
     // The API server's list, not the cache: a maintenance accepted (or refused) a moment ago must
     // be seen as such, and the cache may lag behind our own writes.
     List<NodeMaintenance> all = cluster.listMaintenances();
     String uid = nm.getMetadata().getUid();
-    Optional<NodeMaintenance> live = all.stream().filter(o -> uid.equals(o.getMetadata().getUid())).findFirst();
+    Optional<NodeMaintenance> live =
+        all.stream().filter(o -> uid.equals(o.getMetadata().getUid())).findFirst();
     if (live.isEmpty() || live.get().getMetadata().getDeletionTimestamp() != null) {
       return Optional.empty();
     }
@@ -151,45 +160,76 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       return Optional.empty();
     }
     if (cluster.readNode(node).isEmpty()) {
-      refuse(nm, MaintenanceEventReasons.NODE_NOT_FOUND, "invalid nodeName, no node with name " + node
-          + " found; nothing was changed: delete this NodeMaintenance and create one for an existing node");
+      refuse(
+          nm,
+          MaintenanceEventReasons.NODE_NOT_FOUND,
+          "invalid nodeName, no node with name "
+              + node
+              + " found; nothing was changed: delete this NodeMaintenance and create one for an existing node");
       return Optional.empty();
     }
     Optional<NodeMaintenance> first = Admission.precedence(live.get(), all);
     if (first.isPresent()) {
       NodeMaintenance owner = first.get();
-      refuse(nm, MaintenanceEventReasons.DUPLICATE_MAINTENANCE, "invalid nodeName, a NodeMaintenance for node "
-          + node + " already exists: " + owner.getMetadata().getName()
-          + (owner.getMetadata().getCreationTimestamp() == null ? ""
-              : " (created " + StatusPatch.rfc3339(owner.getMetadata().getCreationTimestamp().toInstant()) + ")")
-          + "; this one changed nothing: delete it");
+      refuse(
+          nm,
+          MaintenanceEventReasons.DUPLICATE_MAINTENANCE,
+          "invalid nodeName, a NodeMaintenance for node "
+              + node
+              + " already exists: "
+              + owner.getMetadata().getName()
+              + (owner.getMetadata().getCreationTimestamp() == null
+                  ? ""
+                  : " (created "
+                      + StatusPatch.rfc3339(owner.getMetadata().getCreationTimestamp().toInstant())
+                      + ")")
+              + "; this one changed nothing: delete it");
       return Optional.empty();
     }
     if (!cluster.addFinalizer(name)) {
       return Optional.empty();
     }
-    log.info("maintenance accepted nodeMaintenance={} node={} reason=\"{}\"", name, node, reason(nm));
-    events.onMaintenance(nm, false, MaintenanceEventReasons.BEGIN_MAINTENANCE,
-        "Begin a node maintenance of node " + node + (reason(nm).isEmpty() ? "" : ": " + reason(nm)));
-    cluster.patchStatus(name, StatusPatch.of().phase(PHASE_RUNNING).lastError(null)
-        .lastUpdate(clock.instant()).toJson());
+    log.info(
+        "maintenance accepted nodeMaintenance={} node={} reason=\"{}\"", name, node, reason(nm));
+    events.onMaintenance(
+        nm,
+        false,
+        MaintenanceEventReasons.BEGIN_MAINTENANCE,
+        "Begin a node maintenance of node "
+            + node
+            + (reason(nm).isEmpty() ? "" : ": " + reason(nm)));
+    cluster.patchStatus(
+        name,
+        StatusPatch.of().phase(PHASE_RUNNING).lastError(null).lastUpdate(clock.instant()).toJson());
     return live;
   }
 
   private void refuse(NodeMaintenance nm, String reason, String message) throws ApiException {
     String name = nm.getMetadata().getName();
-    log.warn("maintenance refused nodeMaintenance={} node={} reason={} message=\"{}\"", name, nm.nodeName(), reason,
+    log.warn(
+        "maintenance refused nodeMaintenance={} node={} reason={} message=\"{}\"",
+        name,
+        nm.nodeName(),
+        reason,
         message);
-    cluster.patchStatus(name, StatusPatch.of().phase(PHASE_FAILED).lastError(message)
-        .lastUpdate(clock.instant()).toJson());
+    cluster.patchStatus(
+        name,
+        StatusPatch.of()
+            .phase(PHASE_FAILED)
+            .lastError(message)
+            .lastUpdate(clock.instant())
+            .toJson());
     events.onMaintenance(nm, true, reason, message);
   }
 
   // ---------------------------------------------------------------------------------------------
   // Maintenance: taint, cordon, drain in bounded attempts.
 
-  /** @param phase the phase when this reconcile began */
-  private Result maintain(NodeMaintenance nm, String phase) throws ApiException, InterruptedException {
+  /**
+   * @param phase the phase when this reconcile began
+   */
+  private Result maintain(NodeMaintenance nm, String phase)
+      throws ApiException, InterruptedException {
     String name = nm.getMetadata().getName();
     String uid = nm.getMetadata().getUid();
     String node = nm.nodeName();
@@ -200,15 +240,24 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     NodeView view = found.get();
     if (!PHASE_RUNNING.equals(phase) && !PHASE_SUCCEEDED.equals(phase)) {
       // First look after acceptance by an older release, or the node is back after it was gone.
-      cluster.patchStatus(name, StatusPatch.of().phase(PHASE_RUNNING).lastError(null)
-          .lastUpdate(clock.instant()).toJson());
+      cluster.patchStatus(
+          name,
+          StatusPatch.of()
+              .phase(PHASE_RUNNING)
+              .lastError(null)
+              .lastUpdate(clock.instant())
+              .toJson());
     }
     Optional<NodePatches.Entering> entering = NodePatches.enter(view, settings.taints(), name, uid);
     if (entering.isPresent()) {
       NodePatches.Entering e = entering.get();
       cluster.patchNode(node, e.patch());
-      log.info("node tainted and cordoned nodeMaintenance={} node={} taintsAdded={} cordoned={}",
-          name, node, e.taintsAdded(), e.cordonedNow());
+      log.info(
+          "node tainted and cordoned nodeMaintenance={} node={} taintsAdded={} cordoned={}",
+          name,
+          node,
+          e.taintsAdded(),
+          e.cordonedNow());
       if (!e.taintsAdded().isEmpty() || e.cordonedNow()) {
         String msg = describeEntering(name, e, view);
         events.onNode(node, view.uid(), false, MaintenanceEventReasons.CORDON_NODE, msg);
@@ -216,34 +265,50 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       }
     }
 
-    NodeMaintenanceStatus status = nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus();
-    DrainProgress progress = new DrainProgress(orZero(status.getEvictionPods()), orZero(status.getTotalpods()));
+    NodeMaintenanceStatus status =
+        nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus();
+    DrainProgress progress =
+        new DrainProgress(orZero(status.getEvictionPods()), orZero(status.getTotalpods()));
     DrainResult result;
     ProgressWriter writer =
-        new ProgressWriter(name, progress, cluster, statusExecutor, settings.progressInterval(), clock);
+        new ProgressWriter(
+            name, progress, cluster, statusExecutor, settings.progressInterval(), clock);
     try {
-      DrainOptions options = DrainOptions.builder()
-          // The Node Maintenance Operator's drain: pods without a controller (VM pods) and emptyDir
-          // data go; DaemonSet pods stay (virt-handler must keep running).
-          .force(true)
-          .ignoreAllDaemonSets(true)
-          .deleteEmptyDirData(true)
-          .timeout(passTimeout(nm, settings))
-          .progressListener(writer)
-          .build();
+      DrainOptions options =
+          DrainOptions.builder()
+              // The Node Maintenance Operator's drain: pods without a controller (VM pods) and
+              // emptyDir
+              // data go; DaemonSet pods stay (virt-handler must keep running).
+              .force(true)
+              .ignoreAllDaemonSets(true)
+              .deleteEmptyDirData(true)
+              .timeout(passTimeout(nm, settings))
+              .progressListener(writer)
+              .build();
       result = passes.run(uid, node, options);
     } catch (DrainPasses.Cancelled c) {
-      log.info("drain attempt stopped nodeMaintenance={} node={}: maintenance deleted or controller stopping",
-          name, node);
+      log.info(
+          "drain attempt stopped nodeMaintenance={} node={}: maintenance deleted or controller stopping",
+          name,
+          node);
       return new Result(true, CONFLICT_RETRY);
     } catch (NodeNotFoundException gone) {
       writer.close();
       return nodeGone(nm);
     } catch (DrainRefusedException refused) {
       writer.close();
-      log.warn("drain refused nodeMaintenance={} node={} error=\"{}\"", name, node, refused.getMessage());
-      cluster.patchStatus(name, StatusPatch.of().phase(PHASE_RUNNING).lastError(refused.getMessage())
-          .lastUpdate(clock.instant()).toJson());
+      log.warn(
+          "drain refused nodeMaintenance={} node={} error=\"{}\"",
+          name,
+          node,
+          refused.getMessage());
+      cluster.patchStatus(
+          name,
+          StatusPatch.of()
+              .phase(PHASE_RUNNING)
+              .lastError(refused.getMessage())
+              .lastUpdate(clock.instant())
+              .toJson());
       events.onMaintenance(nm, true, MaintenanceEventReasons.DRAIN_REFUSED, refused.getMessage());
       return backoff(name);
     } finally {
@@ -254,25 +319,59 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     DrainProgress.Snapshot s = progress.snapshot();
     if (result.isComplete()) {
       if (!alreadySucceeded(phase, status, s)) {
-        cluster.patchStatus(name, StatusPatch.of().phase(PHASE_SUCCEEDED).progress(s).drainProgress(100)
-            .pendingPods(List.of()).lastError(null).lastUpdate(clock.instant()).toJson());
+        cluster.patchStatus(
+            name,
+            StatusPatch.of()
+                .phase(PHASE_SUCCEEDED)
+                .progress(s)
+                .drainProgress(100)
+                .pendingPods(List.of())
+                .lastError(null)
+                .lastUpdate(clock.instant())
+                .toJson());
       }
       failures.forget(name);
       if (!PHASE_SUCCEEDED.equals(phase)) {
-        log.info("maintenance succeeded nodeMaintenance={} node={} summary=\"{}\"", name, node, result.summary());
-        events.onMaintenance(nm, false, MaintenanceEventReasons.SUCCEED_MAINTENANCE,
-            "Node maintenance was succeeded: node " + node + " is cordoned and drained (" + result.evicted().size()
-                + " pod(s) evicted in the last attempt, " + result.skipped().size() + " left in place)");
-        events.onNode(node, view.uid(), false, MaintenanceEventReasons.SUCCEED_MAINTENANCE,
+        log.info(
+            "maintenance succeeded nodeMaintenance={} node={} summary=\"{}\"",
+            name,
+            node,
+            result.summary());
+        events.onMaintenance(
+            nm,
+            false,
+            MaintenanceEventReasons.SUCCEED_MAINTENANCE,
+            "Node maintenance was succeeded: node "
+                + node
+                + " is cordoned and drained ("
+                + result.evicted().size()
+                + " pod(s) evicted in the last attempt, "
+                + result.skipped().size()
+                + " left in place)");
+        events.onNode(
+            node,
+            view.uid(),
+            false,
+            MaintenanceEventReasons.SUCCEED_MAINTENANCE,
             "Node is in maintenance (NodeMaintenance " + name + "): cordoned and drained");
       }
       return DONE;
     }
-    cluster.patchStatus(name, StatusPatch.of().phase(PHASE_RUNNING).progress(s).lastError(s.lastError())
-        .lastUpdate(clock.instant()).toJson());
-    log.info("node not drained yet nodeMaintenance={} node={} pending={} progress={}% lastError=\"{}\"",
+    cluster.patchStatus(
+        name,
+        StatusPatch.of()
+            .phase(PHASE_RUNNING)
+            .progress(s)
+            .lastError(s.lastError())
+            .lastUpdate(clock.instant())
+            .toJson());
+    log.info(
+        "node not drained yet nodeMaintenance={} node={} pending={} progress={}% lastError=\"{}\"",
         name, node, s.pendingPods().size(), s.percent(), s.lastError());
-    events.onMaintenance(nm, true, MaintenanceEventReasons.DRAIN_BLOCKED,
+    events.onMaintenance(
+        nm,
+        true,
+        MaintenanceEventReasons.DRAIN_BLOCKED,
         "Node " + node + " not drained yet, retrying: " + s.lastError());
     if (result.interruption().isPresent()) {
       return backoff(name);
@@ -281,8 +380,12 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return new Result(true, settings.retryInterval());
   }
 
-  /** A later attempt found the node as empty as before: no write, lastUpdate keeps the time of success. */
-  static boolean alreadySucceeded(String phase, NodeMaintenanceStatus status, DrainProgress.Snapshot s) {
+  /**
+   * A later attempt found the node as empty as before: no write, lastUpdate keeps the time of
+   * success.
+   */
+  static boolean alreadySucceeded(
+      String phase, NodeMaintenanceStatus status, DrainProgress.Snapshot s) {
     return PHASE_SUCCEEDED.equals(phase)
         && Integer.valueOf(100).equals(status.getDrainProgress())
         && Integer.valueOf(s.evictionPods()).equals(status.getEvictionPods())
@@ -293,14 +396,24 @@ public final class NodeMaintenanceReconciler implements Reconciler {
 
   private Result nodeGone(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
-    String message = "node " + nm.nodeName() + " not found: it was deleted during maintenance; delete this"
-        + " NodeMaintenance (maintenance resumes if the node comes back)";
+    String message =
+        "node "
+            + nm.nodeName()
+            + " not found: it was deleted during maintenance; delete this"
+            + " NodeMaintenance (maintenance resumes if the node comes back)";
     NodeMaintenanceStatus st = nm.getStatus();
-    boolean already = st != null && PHASE_FAILED.equals(st.getPhase()) && message.equals(st.getLastError());
+    boolean already =
+        st != null && PHASE_FAILED.equals(st.getPhase()) && message.equals(st.getLastError());
     if (!already) {
       log.warn("node gone nodeMaintenance={} node={}", name, nm.nodeName());
-      cluster.patchStatus(name, StatusPatch.of().phase(PHASE_FAILED).lastError(message).pendingPods(List.of())
-          .lastUpdate(clock.instant()).toJson());
+      cluster.patchStatus(
+          name,
+          StatusPatch.of()
+              .phase(PHASE_FAILED)
+              .lastError(message)
+              .pendingPods(List.of())
+              .lastUpdate(clock.instant())
+              .toJson());
       events.onMaintenance(nm, true, MaintenanceEventReasons.FAILED_MAINTENANCE, message);
     }
     failures.forget(name);
@@ -325,12 +438,23 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       if (leaving.isPresent()) {
         NodePatches.Leaving l = leaving.get();
         cluster.patchNode(node, l.patch());
-        String msg = "Maintenance " + name + " ended: "
-            + (l.taintsRemoved().isEmpty() ? "no taints to remove"
-                : "removed taints " + l.taintsRemoved().stream().map(Taint::toString).collect(Collectors.joining(", ")))
-            + (l.uncordons() ? "; uncordoned" : "; left cordoned as it was before maintenance");
-        log.info("node restored nodeMaintenance={} node={} taintsRemoved={} uncordoned={}", name, node,
-            l.taintsRemoved(), l.uncordons());
+        String msg =
+            "Maintenance "
+                + name
+                + " ended: "
+                + (l.taintsRemoved().isEmpty()
+                    ? "no taints to remove"
+                    : "removed taints "
+                        + l.taintsRemoved().stream()
+                            .map(Taint::toString)
+                            .collect(Collectors.joining(", ")))
+                + (l.uncordons() ? "; uncordoned" : "; left cordoned as it was before maintenance");
+        log.info(
+            "node restored nodeMaintenance={} node={} taintsRemoved={} uncordoned={}",
+            name,
+            node,
+            l.taintsRemoved(),
+            l.uncordons());
         events.onNode(node, found.get().uid(), false, MaintenanceEventReasons.UNCORDON_NODE, msg);
       }
     } else {
@@ -339,7 +463,10 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     failures.forget(name);
     if (cluster.removeFinalizer(name)) {
       log.info("maintenance removed nodeMaintenance={} node={}", name, node);
-      events.onMaintenance(nm, false, MaintenanceEventReasons.REMOVED_MAINTENANCE,
+      events.onMaintenance(
+          nm,
+          false,
+          MaintenanceEventReasons.REMOVED_MAINTENANCE,
           "Removed a node maintenance of node " + node);
     }
     return DONE;
@@ -349,10 +476,12 @@ public final class NodeMaintenanceReconciler implements Reconciler {
 
   private Result failure(NodeMaintenance nm, String message) {
     String name = nm.getMetadata().getName();
-    log.warn("reconcile failed nodeMaintenance={} node={} error=\"{}\"", name, nm.nodeName(), message);
+    log.warn(
+        "reconcile failed nodeMaintenance={} node={} error=\"{}\"", name, nm.nodeName(), message);
     if (nm.getMetadata().getDeletionTimestamp() == null && Admission.accepted(nm)) {
       try {
-        cluster.patchStatus(name, StatusPatch.of().lastError(message).lastUpdate(clock.instant()).toJson());
+        cluster.patchStatus(
+            name, StatusPatch.of().lastError(message).lastUpdate(clock.instant()).toJson());
       } catch (ApiException e) {
         log.debug("status not written nodeMaintenance={} code={}", name, e.getCode());
       }
@@ -371,10 +500,13 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       try {
         Duration d = GoDuration.parse(spec.strip());
         if (!d.isZero() && !d.isNegative()) {
-          return d.compareTo(NodeMaintenanceSettings.MAX_PASS_TIMEOUT) > 0 ? NodeMaintenanceSettings.MAX_PASS_TIMEOUT : d;
+          return d.compareTo(NodeMaintenanceSettings.MAX_PASS_TIMEOUT) > 0
+              ? NodeMaintenanceSettings.MAX_PASS_TIMEOUT
+              : d;
         }
       } catch (IllegalArgumentException e) {
-        // The CRD's pattern keeps bad values out; an old object may still carry one: use the default.
+        // The CRD's pattern keeps bad values out; an old object may still carry one: use the
+        // default.
       }
     }
     return settings.passTimeout();
@@ -383,12 +515,14 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   static String describeEntering(String name, NodePatches.Entering e, NodeView before) {
     StringBuilder s = new StringBuilder("Maintenance ").append(name).append(": ");
     if (!e.taintsAdded().isEmpty()) {
-      s.append("tainted ").append(e.taintsAdded().stream().map(Taint::toString).collect(Collectors.joining(", ")));
+      s.append("tainted ")
+          .append(e.taintsAdded().stream().map(Taint::toString).collect(Collectors.joining(", ")));
     }
     if (e.cordonedNow()) {
       s.append(e.taintsAdded().isEmpty() ? "" : " and ").append("cordoned");
     } else if (before.unschedulable() && !e.mark().cordoned()) {
-      s.append(e.taintsAdded().isEmpty() ? "" : "; ").append("already cordoned, stays cordoned when maintenance ends");
+      s.append(e.taintsAdded().isEmpty() ? "" : "; ")
+          .append("already cordoned, stays cordoned when maintenance ends");
     }
     return s.toString();
   }

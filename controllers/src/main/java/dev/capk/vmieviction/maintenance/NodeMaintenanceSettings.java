@@ -17,9 +17,14 @@ import java.util.Objects;
  * @param workers concurrent reconciles (maintenances drained at once)
  * @param resync how often every maintenance is looked at again regardless of events
  */
-public record NodeMaintenanceSettings(List<Taint> taints, Duration passTimeout, Duration retryInterval,
-                                      Duration maxBackoff, Duration progressInterval, int workers,
-                                      Duration resync) {
+public record NodeMaintenanceSettings(
+    List<Taint> taints,
+    Duration passTimeout,
+    Duration retryInterval,
+    Duration maxBackoff,
+    Duration progressInterval,
+    int workers,
+    Duration resync) {
 
   public static final Duration MAX_PASS_TIMEOUT = Duration.ofMinutes(10);
 
@@ -67,23 +72,33 @@ public record NodeMaintenanceSettings(List<Taint> taints, Duration passTimeout, 
 
   /** The Node Maintenance Operator's behaviour: 30 s drain attempts, 5 s apart. */
   public static NodeMaintenanceSettings defaults() {
-    return new NodeMaintenanceSettings(taints(Taint.MEDIK8S_DRAIN.toString(), false), Duration.ofSeconds(30),
-        Duration.ofSeconds(5), Duration.ofMinutes(2), Duration.ofMillis(500), 2, Duration.ofMinutes(10));
+    return new NodeMaintenanceSettings(
+        taints(Taint.MEDIK8S_DRAIN.toString(), false),
+        Duration.ofSeconds(30),
+        Duration.ofSeconds(5),
+        Duration.ofMinutes(2),
+        Duration.ofMillis(500),
+        2,
+        Duration.ofMinutes(10));
   }
 
   public NodeMaintenanceSettings withTaints(List<Taint> t) {
-    return new NodeMaintenanceSettings(t, passTimeout, retryInterval, maxBackoff, progressInterval, workers, resync);
+    return new NodeMaintenanceSettings(
+        t, passTimeout, retryInterval, maxBackoff, progressInterval, workers, resync);
   }
 
   public NodeMaintenanceSettings withPassTimeout(Duration d) {
-    return new NodeMaintenanceSettings(taints, d, retryInterval, maxBackoff, progressInterval, workers, resync);
+    return new NodeMaintenanceSettings(
+        taints, d, retryInterval, maxBackoff, progressInterval, workers, resync);
   }
 
   public NodeMaintenanceSettings withRetryInterval(Duration d) {
-    return new NodeMaintenanceSettings(taints, passTimeout, d, maxBackoff, progressInterval, workers, resync);
+    return new NodeMaintenanceSettings(
+        taints, passTimeout, d, maxBackoff, progressInterval, workers, resync);
   }
 
   public NodeMaintenanceSettings withWorkers(int n) {
-    return new NodeMaintenanceSettings(taints, passTimeout, retryInterval, maxBackoff, progressInterval, n, resync);
+    return new NodeMaintenanceSettings(
+        taints, passTimeout, retryInterval, maxBackoff, progressInterval, n, resync);
   }
 }

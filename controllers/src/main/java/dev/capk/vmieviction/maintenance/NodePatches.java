@@ -23,7 +23,8 @@ public final class NodePatches {
   private NodePatches() {}
 
   /** Entering maintenance: the patch, and the mark it writes. */
-  public record Entering(String patch, MaintenanceMark mark, List<Taint> taintsAdded, boolean cordonedNow) {}
+  public record Entering(
+      String patch, MaintenanceMark mark, List<Taint> taintsAdded, boolean cordonedNow) {}
 
   /** Leaving maintenance: the patch, what it removes, and whether it uncordons. */
   public record Leaving(String patch, List<Taint> taintsRemoved, boolean uncordons) {}
@@ -33,11 +34,12 @@ public final class NodePatches {
    * node already is as wanted.
    *
    * <p>What counts as "added by maintenance" survives restarts and reads again: a taint listed in
-   * the node's mark stays listed; a taint the node had before the mark existed is the node's own.
-   * A mark left by another maintenance (the node was never restored, e.g. its annotation edited)
-   * is taken over, so the node still returns to its state before any maintenance.
+   * the node's mark stays listed; a taint the node had before the mark existed is the node's own. A
+   * mark left by another maintenance (the node was never restored, e.g. its annotation edited) is
+   * taken over, so the node still returns to its state before any maintenance.
    */
-  public static Optional<Entering> enter(NodeView node, List<Taint> wanted, String owner, String ownerUid) {
+  public static Optional<Entering> enter(
+      NodeView node, List<Taint> wanted, String owner, String ownerUid) {
     Optional<MaintenanceMark> previous = node.mark();
     Set<Taint> added = new LinkedHashSet<>();
     previous.ifPresent(m -> added.addAll(m.addedTaints()));
@@ -51,7 +53,8 @@ public final class NodePatches {
         added.add(t);
       }
     }
-    // Once recorded, "the node was cordoned before us" is kept even if someone uncordons it meanwhile.
+    // Once recorded, "the node was cordoned before us" is kept even if someone uncordons it
+    // meanwhile.
     boolean cordoned = previous.map(MaintenanceMark::cordoned).orElse(!node.unschedulable());
     MaintenanceMark mark = new MaintenanceMark(owner, ownerUid, new ArrayList<>(added), cordoned);
     boolean cordonNow = !node.unschedulable();

@@ -10,8 +10,13 @@ import java.util.Optional;
  * The parts of a Node that maintenance reads, from the API's JSON as is: taints stay raw JSON so
  * fields we do not model (timeAdded, future ones) are written back untouched.
  */
-public record NodeView(String name, String uid, String resourceVersion, boolean unschedulable, JsonArray taints,
-                       String rawMark) {
+public record NodeView(
+    String name,
+    String uid,
+    String resourceVersion,
+    boolean unschedulable,
+    JsonArray taints,
+    String rawMark) {
 
   public NodeView {
     taints = taints == null ? new JsonArray() : taints.deepCopy();
@@ -32,7 +37,9 @@ public record NodeView(String name, String uid, String resourceVersion, boolean 
         text(annotations, NodeMaintenanceApi.NODE_STATE_ANNOTATION));
   }
 
-  /** What a maintenance recorded on this node, if anything (a malformed annotation reads as none). */
+  /**
+   * What a maintenance recorded on this node, if anything (a malformed annotation reads as none).
+   */
   public Optional<MaintenanceMark> mark() {
     return MaintenanceMark.parse(rawMark);
   }

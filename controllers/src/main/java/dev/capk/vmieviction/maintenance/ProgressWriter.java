@@ -17,9 +17,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Writes a maintenance's progress to its status while a drain pass runs: after each pod that goes
  * (or is blocked), coalesced so a node with hundreds of pods costs a few writes a second, never one
- * per pod in a burst. Writes run on the status thread, never on the drain's threads. After
- * {@link #close()} returns nothing more is written, so the pass's final status cannot be
- * overwritten by a late progress write.
+ * per pod in a burst. Writes run on the status thread, never on the drain's threads. After {@link
+ * #close()} returns nothing more is written, so the pass's final status cannot be overwritten by a
+ * late progress write.
  */
 final class ProgressWriter implements DrainProgressListener, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ProgressWriter.class);
@@ -30,15 +30,23 @@ final class ProgressWriter implements DrainProgressListener, AutoCloseable {
   private final ScheduledExecutorService executor;
   private final Duration interval;
   private final Clock clock;
+
   /** Guards the flags; held only briefly, so the drain's callbacks never wait for a write. */
   private final Object lock = new Object();
+
   /** Held while a write is in flight, so close() can wait for it. */
   private final Object writing = new Object();
+
   private boolean scheduled;
   private boolean closed;
 
-  ProgressWriter(String name, DrainProgress progress, MaintenanceCluster cluster,
-                 ScheduledExecutorService executor, Duration interval, Clock clock) {
+  ProgressWriter(
+      String name,
+      DrainProgress progress,
+      MaintenanceCluster cluster,
+      ScheduledExecutorService executor,
+      Duration interval,
+      Clock clock) {
     this.name = name;
     this.progress = progress;
     this.cluster = cluster;
@@ -102,8 +110,11 @@ final class ProgressWriter implements DrainProgressListener, AutoCloseable {
         }
       }
       DrainProgress.Snapshot s = progress.snapshot();
-      StatusPatch patch = StatusPatch.of().phase(NodeMaintenanceApi.PHASE_RUNNING).progress(s)
-          .lastUpdate(clock.instant());
+      StatusPatch patch =
+          StatusPatch.of()
+              .phase(NodeMaintenanceApi.PHASE_RUNNING)
+              .progress(s)
+              .lastUpdate(clock.instant());
       if (s.lastError() != null) {
         // Only set, never cleared here: the pass's outcome decides whether the error is over.
         patch.lastError(s.lastError());
@@ -111,7 +122,11 @@ final class ProgressWriter implements DrainProgressListener, AutoCloseable {
       try {
         cluster.patchStatus(name, patch.toJson());
       } catch (ApiException e) {
-        log.debug("progress not written nodeMaintenance={} code={} error={}", name, e.getCode(), e.getMessage());
+        log.debug(
+            "progress not written nodeMaintenance={} code={} error={}",
+            name,
+            e.getCode(),
+            e.getMessage());
       }
     }
   }

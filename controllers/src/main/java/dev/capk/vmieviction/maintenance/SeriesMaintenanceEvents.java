@@ -42,8 +42,10 @@ public final class SeriesMaintenanceEvents implements MaintenanceEvents {
   }
 
   @Override
-  public void onNode(String nodeName, String nodeUid, boolean warning, String reason, String message) {
-    V1ObjectReference ref = new V1ObjectReference().apiVersion("v1").kind("Node").name(nodeName).uid(nodeUid);
+  public void onNode(
+      String nodeName, String nodeUid, boolean warning, String reason, String message) {
+    V1ObjectReference ref =
+        new V1ObjectReference().apiVersion("v1").kind("Node").name(nodeName).uid(nodeUid);
     recorder.record(ref, "", warning, reason, message);
   }
 }

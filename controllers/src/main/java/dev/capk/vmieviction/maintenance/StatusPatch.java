@@ -10,8 +10,8 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 
 /**
- * A JSON merge patch of a NodeMaintenance's status subresource: only the fields set here change;
- * a field cleared here is removed. Built fluently, one per write.
+ * A JSON merge patch of a NodeMaintenance's status subresource: only the fields set here change; a
+ * field cleared here is removed. Built fluently, one per write.
  */
 public final class StatusPatch {
   private final JsonObject status = new JsonObject();
@@ -77,7 +77,8 @@ public final class StatusPatch {
 
   /** RFC 3339 in UTC, whole seconds, as Kubernetes writes metav1.Time. */
   static String rfc3339(Instant t) {
-    return DateTimeFormatter.ISO_OFFSET_DATE_TIME.format(t.truncatedTo(ChronoUnit.SECONDS).atOffset(ZoneOffset.UTC))
+    return DateTimeFormatter.ISO_OFFSET_DATE_TIME
+        .format(t.truncatedTo(ChronoUnit.SECONDS).atOffset(ZoneOffset.UTC))
         .replace("+00:00", "Z");
   }
 

@@ -12,17 +12,26 @@ import java.util.regex.Pattern;
  */
 public record Taint(String key, String value, String effect) {
 
-  /** Added by the API's own cordon semantics; the node lifecycle controller keeps it on cordoned nodes. */
-  public static final Taint UNSCHEDULABLE = new Taint("node.kubernetes.io/unschedulable", null, "NoSchedule");
+  /**
+   * Added by the API's own cordon semantics; the node lifecycle controller keeps it on cordoned
+   * nodes.
+   */
+  public static final Taint UNSCHEDULABLE =
+      new Taint("node.kubernetes.io/unschedulable", null, "NoSchedule");
+
   /** The Node Maintenance Operator's drain taint. */
   public static final Taint MEDIK8S_DRAIN = new Taint("medik8s.io/drain", null, "NoSchedule");
+
   /** The taint older KubeVirt releases look for on nodes being drained. */
   public static final Taint KUBEVIRT_DRAIN = new Taint("kubevirt.io/drain", null, "NoSchedule");
 
   private static final Set<String> EFFECTS = Set.of("NoSchedule", "PreferNoSchedule", "NoExecute");
-  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?");
-  private static final Pattern DNS_SUBDOMAIN = Pattern.compile("[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?");
-  private static final Pattern VALUE = Pattern.compile("([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?");
+  private static final Pattern NAME =
+      Pattern.compile("[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?");
+  private static final Pattern DNS_SUBDOMAIN =
+      Pattern.compile("[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?");
+  private static final Pattern VALUE =
+      Pattern.compile("([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?");
 
   public Taint {
     Objects.requireNonNull(key, "key");
@@ -46,20 +55,32 @@ public record Taint(String key, String value, String effect) {
     }
     String effect = t.substring(colon + 1);
     if (!EFFECTS.contains(effect)) {
-      throw new IllegalArgumentException("taint effect must be NoSchedule, PreferNoSchedule or NoExecute, got \""
-          + effect + "\" in \"" + t + "\"");
+      throw new IllegalArgumentException(
+          "taint effect must be NoSchedule, PreferNoSchedule or NoExecute, got \""
+              + effect
+              + "\" in \""
+              + t
+              + "\"");
     }
     String kv = t.substring(0, colon);
     int eq = kv.indexOf('=');
     String key = eq < 0 ? kv : kv.substring(0, eq);
     String value = eq < 0 ? null : kv.substring(eq + 1);
     if (!validKey(key)) {
-      throw new IllegalArgumentException("taint key must be a qualified name ([prefix/]name), got \"" + key
-          + "\" in \"" + t + "\"");
+      throw new IllegalArgumentException(
+          "taint key must be a qualified name ([prefix/]name), got \""
+              + key
+              + "\" in \""
+              + t
+              + "\"");
     }
     if (value != null && !VALUE.matcher(value).matches()) {
-      throw new IllegalArgumentException("taint value must be a label value (at most 63 characters), got \""
-          + value + "\" in \"" + t + "\"");
+      throw new IllegalArgumentException(
+          "taint value must be a label value (at most 63 characters), got \""
+              + value
+              + "\" in \""
+              + t
+              + "\"");
     }
     return new Taint(key, value, effect);
   }

@@ -51,7 +51,10 @@ public class WatchedNode implements KubernetesObject {
     this.spec = spec;
   }
 
-  /** Whether a change from {@code old} to this matters to maintenance: spec (cordon, taints) or our mark. */
+  /**
+   * Whether a change from {@code old} to this matters to maintenance: spec (cordon, taints) or our
+   * mark.
+   */
   boolean maintenanceRelevantChange(WatchedNode old) {
     if (old == null) {
       return true;
@@ -63,6 +66,8 @@ public class WatchedNode implements KubernetesObject {
     if (n.metadata == null || n.metadata.getAnnotations() == null) {
       return null;
     }
-    return n.metadata.getAnnotations().get(dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.NODE_STATE_ANNOTATION);
+    return n.metadata
+        .getAnnotations()
+        .get(dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.NODE_STATE_ANNOTATION);
   }
 }

@@ -4,15 +4,17 @@
  * controller (flag {@code --enable-node-maintenance}).
  *
  * <p>Entry point: {@link dev.capk.vmieviction.maintenance.NodeMaintenanceController} (informers,
- * queue, workers, events), run by the manager's controller runtime. The reconciler ({@link dev.capk.vmieviction.maintenance.NodeMaintenanceReconciler})
- * admits a maintenance ({@link dev.capk.vmieviction.maintenance.Admission}: the node exists, one
- * maintenance per node), taints and cordons the node recording what it changed
- * ({@link dev.capk.vmieviction.maintenance.NodePatches}, {@link dev.capk.vmieviction.maintenance.MaintenanceMark}),
- * drains it with the drain engine in bounded attempts ({@link dev.capk.vmieviction.maintenance.DrainPasses})
- * while progress goes to the status ({@link dev.capk.vmieviction.maintenance.DrainProgress},
- * {@link dev.capk.vmieviction.maintenance.StatusPatch}), and on deletion restores exactly what it changed.
+ * queue, workers, events), run by the manager's controller runtime. The reconciler ({@link
+ * dev.capk.vmieviction.maintenance.NodeMaintenanceReconciler}) admits a maintenance ({@link
+ * dev.capk.vmieviction.maintenance.Admission}: the node exists, one maintenance per node), taints
+ * and cordons the node recording what it changed ({@link
+ * dev.capk.vmieviction.maintenance.NodePatches}, {@link
+ * dev.capk.vmieviction.maintenance.MaintenanceMark}), drains it with the drain engine in bounded
+ * attempts ({@link dev.capk.vmieviction.maintenance.DrainPasses}) while progress goes to the status
+ * ({@link dev.capk.vmieviction.maintenance.DrainProgress}, {@link
+ * dev.capk.vmieviction.maintenance.StatusPatch}), and on deletion restores exactly what it changed.
  *
- * <p>May import {@code api}, {@code drain}, {@code events}, {@code kube}, {@code runtime} and {@code time}; never
- * {@code drain.cli}.
+ * <p>May import {@code api}, {@code drain}, {@code events}, {@code kube}, {@code runtime} and
+ * {@code time}; never {@code drain.cli}.
  */
 package dev.capk.vmieviction.maintenance;

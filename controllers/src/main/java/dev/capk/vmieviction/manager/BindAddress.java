@@ -3,7 +3,10 @@ package dev.capk.vmieviction.manager;
 import java.net.InetSocketAddress;
 import java.util.Optional;
 
-/** controller-runtime style bind addresses: {@code :8080}, {@code 127.0.0.1:8080}, {@code 0} (disabled). */
+/**
+ * controller-runtime style bind addresses: {@code :8080}, {@code 127.0.0.1:8080}, {@code 0}
+ * (disabled).
+ */
 public final class BindAddress {
   private BindAddress() {}
 
@@ -15,7 +18,8 @@ public final class BindAddress {
   public static InetSocketAddress parse(String address) {
     int colon = address.lastIndexOf(':');
     if (colon < 0) {
-      throw new IllegalArgumentException("bind address \"" + address + "\" has no port (e.g. :8080)");
+      throw new IllegalArgumentException(
+          "bind address \"" + address + "\" has no port (e.g. :8080)");
     }
     String host = address.substring(0, colon);
     if (host.startsWith("[") && host.endsWith("]")) {

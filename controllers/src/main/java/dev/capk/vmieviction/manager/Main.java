@@ -72,7 +72,8 @@ public final class Main {
   }
 
   /**
-   * Starts a manager and returns it running, for callers that stop it themselves (tests, embedding).
+   * Starts a manager and returns it running, for callers that stop it themselves (tests,
+   * embedding).
    *
    * @throws IllegalArgumentException on bad flags, with picocli's or our message
    */

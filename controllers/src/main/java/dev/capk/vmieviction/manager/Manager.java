@@ -20,9 +20,9 @@ import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
-import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
+import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestClients;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.ControllerWatch;
@@ -101,14 +101,20 @@ public final class Manager implements AutoCloseable {
 
     GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiWatchApi =
         vmiApi(watchClient);
-    GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi = vmiApi(requestClient);
+    GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi =
+        vmiApi(requestClient);
     VmiInformers informers =
-        new VmiInformers(watchClient, vmiWatchApi, options.namespaces, options.vmiLabelSelector, RESYNC);
+        new VmiInformers(
+            watchClient, vmiWatchApi, options.namespaces, options.vmiLabelSelector, RESYNC);
 
     // Our own series recorder, not client-java's legacy broadcaster: see EventSeriesRecorder.
     EventSeriesRecorder vmiEvents =
-        new EventSeriesRecorder(new EventSeriesBook(), EventStore.of(new CoreV1Api(requestClient)),
-            "capk-vmi-eviction-controller", SeriesVmiEvents.OUTCOMES, Clock.systemUTC());
+        new EventSeriesRecorder(
+            new EventSeriesBook(),
+            EventStore.of(new CoreV1Api(requestClient)),
+            "capk-vmi-eviction-controller",
+            SeriesVmiEvents.OUTCOMES,
+            Clock.systemUTC());
 
     GuestClients guestClients =
         new GuestClients(
@@ -120,14 +126,22 @@ public final class Manager implements AutoCloseable {
             registry);
     closeables.add(guestClients);
     ScheduledExecutorService janitor =
-        Executors.newSingleThreadScheduledExecutor(new ThreadFactoryBuilder().setNameFormat("guest-client-janitor").setDaemon(true).build());
+        Executors.newSingleThreadScheduledExecutor(
+            new ThreadFactoryBuilder()
+                .setNameFormat("guest-client-janitor")
+                .setDaemon(true)
+                .build());
     janitor.scheduleWithFixedDelay(guestClients::cleanUp, 1, 1, TimeUnit.MINUTES);
     closeables.add(janitor::shutdownNow);
 
     GenericKubernetesApi<KubeVirt, KubeVirtList> kubevirtApi =
         new GenericKubernetesApi<>(
-            KubeVirt.class, KubeVirtList.class, KubeVirtApi.GROUP, KubeVirtApi.VERSION,
-            KubeVirtApi.KUBEVIRT_PLURAL, requestClient);
+            KubeVirt.class,
+            KubeVirtList.class,
+            KubeVirtApi.GROUP,
+            KubeVirtApi.VERSION,
+            KubeVirtApi.KUBEVIRT_PLURAL,
+            requestClient);
 
     EvictionSettings settings =
         new EvictionSettings(
@@ -141,7 +155,9 @@ public final class Manager implements AutoCloseable {
             new ApiInfraVmis(informers::get, vmiApi),
             new KubeVirtClusterDefaults(kubevirtApi, Duration.ofMinutes(1), Clock.systemUTC()),
             new ClusterGuestConnector(
-                guestClients, options.clusterNamespacePolicy(), GuestNodeDrainer.Settings.defaults()),
+                guestClients,
+                options.clusterNamespacePolicy(),
+                GuestNodeDrainer.Settings.defaults()),
             new SeriesVmiEvents(vmiEvents),
             metrics,
             settings,
@@ -150,7 +166,9 @@ public final class Manager implements AutoCloseable {
     // Per-item exponential backoff for unexpected reconcile failures (the framework's default
     // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
     RateLimitingQueue<Request> queue =
-        new DefaultRateLimitingQueue<>(Executors.newSingleThreadExecutor(new ThreadFactoryBuilder().setNameFormat("vmi-workqueue").setDaemon(true).build()));
+        new DefaultRateLimitingQueue<>(
+            Executors.newSingleThreadExecutor(
+                new ThreadFactoryBuilder().setNameFormat("vmi-workqueue").setDaemon(true).build()));
     ControllerWatch<VirtualMachineInstance> watch =
         ControllerBuilder.controllerWatchBuilder(VirtualMachineInstance.class, queue)
             .withResyncPeriod(RESYNC)
@@ -169,12 +187,20 @@ public final class Manager implements AutoCloseable {
             .build();
 
     List<ManagedController> controllers = new ArrayList<>();
-    controllers.add(ManagedController.of(CONTROLLER_NAME, informers.factories(), informers::hasSynced, workers));
+    controllers.add(
+        ManagedController.of(
+            CONTROLLER_NAME, informers.factories(), informers::hasSynced, workers));
     // --enable-node-maintenance: NodeMaintenance runs beside the VMI workers, under the same lease.
     if (options.enableNodeMaintenance) {
-      controllers.add(new NodeMaintenanceController(requestClient, watchClient, NodeMaintenanceSettings.defaults()
-          .withTaints(NodeMaintenanceSettings.taints(
-              options.nodeMaintenanceDrainTaint, options.nodeMaintenanceKubevirtDrainTaint))));
+      controllers.add(
+          new NodeMaintenanceController(
+              requestClient,
+              watchClient,
+              NodeMaintenanceSettings.defaults()
+                  .withTaints(
+                      NodeMaintenanceSettings.taints(
+                          options.nodeMaintenanceDrainTaint,
+                          options.nodeMaintenanceKubevirtDrainTaint))));
     }
 
     LeaderElector elector = null;
@@ -182,16 +208,23 @@ public final class Manager implements AutoCloseable {
       String namespace = leaderElectionNamespace();
       identity = newIdentity();
       LeaseLock lock = new LeaseLock(namespace, options.leaderElectionId, identity, requestClient);
-      elector = new LeaderElector(
-          new LeaderElectionConfig(lock, options.leaseDuration, options.renewDeadline, options.retryPeriod));
+      elector =
+          new LeaderElector(
+              new LeaderElectionConfig(
+                  lock, options.leaseDuration, options.renewDeadline, options.retryPeriod));
       // Where the client falls short: LeaderElector never releases its lease, so a standby would
       // wait a whole lease duration after a clean shutdown. Release it, as controller-runtime's
       // LeaderElectionReleaseOnCancel does (after the runtime closed the elector).
       closeables.add(() -> releaseLease(lock, identity));
-      log.info("leader election enabled lease={}/{} identity={}", namespace, options.leaderElectionId, identity);
+      log.info(
+          "leader election enabled lease={}/{} identity={}",
+          namespace,
+          options.leaderElectionId,
+          identity);
     }
     // Reconciles in flight get one drain pass plus guest call timeouts to finish at shutdown.
-    runtime = new ControllerRuntime(controllers, elector, options.drainAttemptTimeout.plusSeconds(15));
+    runtime =
+        new ControllerRuntime(controllers, elector, options.drainAttemptTimeout.plusSeconds(15));
 
     if (!BindAddress.disabled(options.metricsBindAddress)) {
       metricsEndpoint =
@@ -207,9 +240,13 @@ public final class Manager implements AutoCloseable {
     runtime.start();
     log.info(
         "manager started namespaces={} selector=\"{}\" drainTimeout={} retryInterval={} attemptTimeout={} workers={} defaultStrategy={}",
-        options.namespaces.isEmpty() ? "all" : options.namespaces, options.vmiLabelSelector,
-        GoDuration.format(options.drainTimeout), GoDuration.format(options.drainRetryInterval),
-        GoDuration.format(options.drainAttemptTimeout), options.workers, options.defaultEvictionStrategy);
+        options.namespaces.isEmpty() ? "all" : options.namespaces,
+        options.vmiLabelSelector,
+        GoDuration.format(options.drainTimeout),
+        GoDuration.format(options.drainRetryInterval),
+        GoDuration.format(options.drainAttemptTimeout),
+        options.workers,
+        options.defaultEvictionStrategy);
     return this;
   }
 
@@ -263,10 +300,15 @@ public final class Manager implements AutoCloseable {
     }
   }
 
-  private static GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi(ApiClient c) {
+  private static GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi(
+      ApiClient c) {
     return new GenericKubernetesApi<>(
-        VirtualMachineInstance.class, VirtualMachineInstanceList.class, KubeVirtApi.GROUP,
-        KubeVirtApi.VERSION, KubeVirtApi.VMI_PLURAL, c);
+        VirtualMachineInstance.class,
+        VirtualMachineInstanceList.class,
+        KubeVirtApi.GROUP,
+        KubeVirtApi.VERSION,
+        KubeVirtApi.VMI_PLURAL,
+        c);
   }
 
   /** --kubeconfig, else in-cluster, else $KUBECONFIG / ~/.kube/config. */
@@ -292,7 +334,10 @@ public final class Manager implements AutoCloseable {
         return;
       }
       if (!identity.equals(record.getHolderIdentity())) {
-        log.info("lease held by another replica, left alone lease={} holder={}", lock.describe(), record.getHolderIdentity());
+        log.info(
+            "lease held by another replica, left alone lease={} holder={}",
+            lock.describe(),
+            record.getHolderIdentity());
         return;
       }
       // No holder: client-go and client-java electors both take the lease at once.
@@ -303,7 +348,8 @@ public final class Manager implements AutoCloseable {
         log.info("lease released lease={}", lock.describe());
       }
     } catch (Exception e) {
-      log.info("lease not released lease={} error={}", lock.describe(), e.getClass().getSimpleName());
+      log.info(
+          "lease not released lease={} error={}", lock.describe(), e.getClass().getSimpleName());
     }
   }
 

@@ -26,112 +26,180 @@ import picocli.CommandLine.Option;
     })
 public final class ManagerOptions {
 
-  @Option(names = "--kubeconfig", paramLabel = "FILE",
-      description = "Infra cluster kubeconfig; default: in-cluster config (else $KUBECONFIG, ~/.kube/config).")
+  @Option(
+      names = "--kubeconfig",
+      paramLabel = "FILE",
+      description =
+          "Infra cluster kubeconfig; default: in-cluster config (else $KUBECONFIG, ~/.kube/config).")
   Path kubeconfig;
 
   @Option(names = "--leader-elect", description = "Elect a leader with a Lease before reconciling.")
   boolean leaderElect;
 
-  @Option(names = "--leader-election-namespace", paramLabel = "NS",
+  @Option(
+      names = "--leader-election-namespace",
+      paramLabel = "NS",
       description = "Namespace of the Lease; default: the pod's namespace, else kube-system.")
   String leaderElectionNamespace;
 
-  @Option(names = "--leader-election-id", paramLabel = "NAME", defaultValue = "capk-vmi-eviction-controller",
+  @Option(
+      names = "--leader-election-id",
+      paramLabel = "NAME",
+      defaultValue = "capk-vmi-eviction-controller",
       description = "Name of the Lease (default: ${DEFAULT-VALUE}).")
   String leaderElectionId;
 
-  @Option(names = "--leader-election-lease-duration", paramLabel = "DURATION", defaultValue = "15s",
-      converter = DurationConverter.class, description = "Lease duration (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--leader-election-lease-duration",
+      paramLabel = "DURATION",
+      defaultValue = "15s",
+      converter = DurationConverter.class,
+      description = "Lease duration (default: ${DEFAULT-VALUE}).")
   Duration leaseDuration;
 
-  @Option(names = "--leader-election-renew-deadline", paramLabel = "DURATION", defaultValue = "10s",
-      converter = DurationConverter.class, description = "Renew deadline (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--leader-election-renew-deadline",
+      paramLabel = "DURATION",
+      defaultValue = "10s",
+      converter = DurationConverter.class,
+      description = "Renew deadline (default: ${DEFAULT-VALUE}).")
   Duration renewDeadline;
 
-  @Option(names = "--leader-election-retry-period", paramLabel = "DURATION", defaultValue = "2s",
-      converter = DurationConverter.class, description = "Retry period (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--leader-election-retry-period",
+      paramLabel = "DURATION",
+      defaultValue = "2s",
+      converter = DurationConverter.class,
+      description = "Retry period (default: ${DEFAULT-VALUE}).")
   Duration retryPeriod;
 
-  @Option(names = "--metrics-bind-address", paramLabel = "ADDR", defaultValue = ":8080",
+  @Option(
+      names = "--metrics-bind-address",
+      paramLabel = "ADDR",
+      defaultValue = ":8080",
       description = "Prometheus metrics at /metrics; \"0\" disables (default: ${DEFAULT-VALUE}).")
   String metricsBindAddress;
 
-  @Option(names = "--health-probe-bind-address", paramLabel = "ADDR", defaultValue = ":8081",
+  @Option(
+      names = "--health-probe-bind-address",
+      paramLabel = "ADDR",
+      defaultValue = ":8081",
       description = "/healthz and /readyz; \"0\" disables (default: ${DEFAULT-VALUE}).")
   String healthProbeBindAddress;
 
-  @Option(names = "--drain-timeout", paramLabel = "DURATION", defaultValue = "10m",
+  @Option(
+      names = "--drain-timeout",
+      paramLabel = "DURATION",
+      defaultValue = "10m",
       converter = DurationConverter.class,
       description = "Global deadline from drain start to VMI deletion (default: ${DEFAULT-VALUE}).")
   Duration drainTimeout;
 
-  @Option(names = "--drain-retry-interval", paramLabel = "DURATION", defaultValue = "20s",
+  @Option(
+      names = "--drain-retry-interval",
+      paramLabel = "DURATION",
+      defaultValue = "20s",
       converter = DurationConverter.class,
       description = "Wait between drain passes of an unfinished drain (default: ${DEFAULT-VALUE}).")
   Duration drainRetryInterval;
 
-  @Option(names = "--drain-attempt-timeout", paramLabel = "DURATION", defaultValue = "20s",
+  @Option(
+      names = "--drain-attempt-timeout",
+      paramLabel = "DURATION",
+      defaultValue = "20s",
       converter = DurationConverter.class,
       description = "Longest one drain pass may take (default: ${DEFAULT-VALUE}).")
   Duration drainAttemptTimeout;
 
   // A reconcile holds its worker through a drain pass (up to --drain-attempt-timeout): evacuating
   // dozens of VMIs at once takes as many workers. They wait on guest API servers, not on CPU.
-  @Option(names = "--workers", paramLabel = "N", defaultValue = "16",
-      description = "Concurrent reconciles, i.e. guest node drains in progress at once (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--workers",
+      paramLabel = "N",
+      defaultValue = "16",
+      description =
+          "Concurrent reconciles, i.e. guest node drains in progress at once (default: ${DEFAULT-VALUE}).")
   int workers;
 
-  @Option(names = "--namespace", paramLabel = "NS",
+  @Option(
+      names = "--namespace",
+      paramLabel = "NS",
       description = "Watch VMIs in this namespace; repeatable; default: all namespaces.")
   List<String> namespaces = new ArrayList<>();
 
-  @Option(names = "--vmi-label-selector", paramLabel = "SELECTOR", defaultValue = CapkLabels.DEFAULT_VMI_SELECTOR,
+  @Option(
+      names = "--vmi-label-selector",
+      paramLabel = "SELECTOR",
+      defaultValue = CapkLabels.DEFAULT_VMI_SELECTOR,
       description = "Server-side label selector of the VMIs to watch (default: ${DEFAULT-VALUE}).")
   String vmiLabelSelector;
 
-  @Option(names = "--default-eviction-strategy", paramLabel = "STRATEGY", defaultValue = EvictionStrategy.NONE,
-      description = "Strategy assumed when neither the VMI nor the KubeVirt CR sets one (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--default-eviction-strategy",
+      paramLabel = "STRATEGY",
+      defaultValue = EvictionStrategy.NONE,
+      description =
+          "Strategy assumed when neither the VMI nor the KubeVirt CR sets one (default: ${DEFAULT-VALUE}).")
   String defaultEvictionStrategy;
 
-  @Option(names = "--cluster-api-version", paramLabel = "VERSION", defaultValue = ClusterApi.DEFAULT_VERSION,
+  @Option(
+      names = "--cluster-api-version",
+      paramLabel = "VERSION",
+      defaultValue = ClusterApi.DEFAULT_VERSION,
       description = "Version of cluster.x-k8s.io Clusters to read (default: ${DEFAULT-VALUE}).")
   String clusterApiVersion;
 
-  @Option(names = "--guest-client-idle-timeout", paramLabel = "DURATION", defaultValue = "15m",
+  @Option(
+      names = "--guest-client-idle-timeout",
+      paramLabel = "DURATION",
+      defaultValue = "15m",
       converter = DurationConverter.class,
       description = "Drop a guest cluster client unused this long (default: ${DEFAULT-VALUE}).")
   Duration guestClientIdleTimeout;
 
-  @Option(names = "--allow-cross-namespace-clusters",
-      description = "Let a VMI name its Cluster (and kubeconfig Secret) in another namespace through the label"
-          + " capk.cluster.x-k8s.io/kubevirt-machine-namespace. Off: a VMI's Cluster is read from the VMI's own"
-          + " namespace only, so a VMI cannot reach another tenant's credentials.")
+  @Option(
+      names = "--allow-cross-namespace-clusters",
+      description =
+          "Let a VMI name its Cluster (and kubeconfig Secret) in another namespace through the label"
+              + " capk.cluster.x-k8s.io/kubevirt-machine-namespace. Off: a VMI's Cluster is read from the VMI's own"
+              + " namespace only, so a VMI cannot reach another tenant's credentials.")
   boolean allowCrossNamespaceClusters;
 
-  @Option(names = "--cross-namespace-cluster", paramLabel = "VMI_NS=CLUSTER_NS",
-      description = "Let VMIs in VMI_NS name Clusters in CLUSTER_NS (repeatable); narrower than"
-          + " --allow-cross-namespace-clusters.")
+  @Option(
+      names = "--cross-namespace-cluster",
+      paramLabel = "VMI_NS=CLUSTER_NS",
+      description =
+          "Let VMIs in VMI_NS name Clusters in CLUSTER_NS (repeatable); narrower than"
+              + " --allow-cross-namespace-clusters.")
   List<String> crossNamespaceClusters = new ArrayList<>();
 
-  @Option(names = "--allow-insecure-guest-tls",
-      description = "Accept guest kubeconfigs that relax TLS (insecure-skip-tls-verify: true, tls-server-name,"
-          + " proxy-url). Off by default: such a kubeconfig is refused with the event KubeconfigInvalid, since"
-          + " whoever sits between the controller and the guest API server would get the tenant's credentials.")
+  @Option(
+      names = "--allow-insecure-guest-tls",
+      description =
+          "Accept guest kubeconfigs that relax TLS (insecure-skip-tls-verify: true, tls-server-name,"
+              + " proxy-url). Off by default: such a kubeconfig is refused with the event KubeconfigInvalid, since"
+              + " whoever sits between the controller and the guest API server would get the tenant's credentials.")
   boolean allowInsecureGuestTls;
 
-  @Option(names = "--enable-node-maintenance",
-      description = "Also serve NodeMaintenance objects (nodemaintenance.medik8s.io/v1beta1, as the Node Maintenance"
-          + " Operator): taint, cordon and drain nodes declaratively.")
+  @Option(
+      names = "--enable-node-maintenance",
+      description =
+          "Also serve NodeMaintenance objects (nodemaintenance.medik8s.io/v1beta1, as the Node Maintenance"
+              + " Operator): taint, cordon and drain nodes declaratively.")
   boolean enableNodeMaintenance;
 
-  @Option(names = "--node-maintenance-drain-taint", paramLabel = "KEY[=VALUE]:EFFECT",
+  @Option(
+      names = "--node-maintenance-drain-taint",
+      paramLabel = "KEY[=VALUE]:EFFECT",
       defaultValue = "medik8s.io/drain:NoSchedule",
-      description = "Taint of nodes in maintenance, besides node.kubernetes.io/unschedulable (default: ${DEFAULT-VALUE}).")
+      description =
+          "Taint of nodes in maintenance, besides node.kubernetes.io/unschedulable (default: ${DEFAULT-VALUE}).")
   String nodeMaintenanceDrainTaint;
 
-  @Option(names = "--node-maintenance-kubevirt-drain-taint",
-      description = "Also taint nodes in maintenance kubevirt.io/drain:NoSchedule, as older KubeVirt releases expect.")
+  @Option(
+      names = "--node-maintenance-kubevirt-drain-taint",
+      description =
+          "Also taint nodes in maintenance kubevirt.io/drain:NoSchedule, as older KubeVirt releases expect.")
   boolean nodeMaintenanceKubevirtDrainTaint;
 
   /** Checks values picocli cannot; returns the problems, empty when all is well. */
@@ -144,13 +212,20 @@ public final class ManagerOptions {
     if (workers < 1) {
       problems.add("--workers must be at least 1, got " + workers);
     }
-    if (!List.of(EvictionStrategy.NONE, EvictionStrategy.LIVE_MIGRATE,
-        EvictionStrategy.LIVE_MIGRATE_IF_POSSIBLE, EvictionStrategy.EXTERNAL).contains(defaultEvictionStrategy)) {
-      problems.add("--default-eviction-strategy must be one of None, LiveMigrate, LiveMigrateIfPossible, External; got \""
-          + defaultEvictionStrategy + "\"");
+    if (!List.of(
+            EvictionStrategy.NONE,
+            EvictionStrategy.LIVE_MIGRATE,
+            EvictionStrategy.LIVE_MIGRATE_IF_POSSIBLE,
+            EvictionStrategy.EXTERNAL)
+        .contains(defaultEvictionStrategy)) {
+      problems.add(
+          "--default-eviction-strategy must be one of None, LiveMigrate, LiveMigrateIfPossible, External; got \""
+              + defaultEvictionStrategy
+              + "\"");
     }
     if (!renewDeadline.minus(leaseDuration).isNegative()) {
-      problems.add("--leader-election-renew-deadline must be shorter than --leader-election-lease-duration");
+      problems.add(
+          "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration");
     }
     for (String ns : namespaces) {
       if (ns.isBlank()) {
@@ -163,9 +238,11 @@ public final class ManagerOptions {
       problems.add("--cross-namespace-cluster: " + e.getMessage());
     }
     BindAddress.problem("--metrics-bind-address", metricsBindAddress).ifPresent(problems::add);
-    BindAddress.problem("--health-probe-bind-address", healthProbeBindAddress).ifPresent(problems::add);
-    dev.capk.vmieviction.maintenance.NodeMaintenanceSettings
-        .taintProblem("--node-maintenance-drain-taint", nodeMaintenanceDrainTaint).ifPresent(problems::add);
+    BindAddress.problem("--health-probe-bind-address", healthProbeBindAddress)
+        .ifPresent(problems::add);
+    dev.capk.vmieviction.maintenance.NodeMaintenanceSettings.taintProblem(
+            "--node-maintenance-drain-taint", nodeMaintenanceDrainTaint)
+        .ifPresent(problems::add);
     return problems;
   }
 
@@ -176,11 +253,15 @@ public final class ManagerOptions {
 
   private static void positive(String flag, Duration d, List<String> problems) {
     if (d == null || d.isZero() || d.isNegative()) {
-      problems.add(flag + " must be positive, got " + (d == null ? "nothing" : GoDuration.format(d)));
+      problems.add(
+          flag + " must be positive, got " + (d == null ? "nothing" : GoDuration.format(d)));
     }
   }
 
-  /** Parses Go-style durations ({@code 10m}, {@code 1h30m}, {@code 500ms}) and ISO-8601 ({@code PT10M}). */
+  /**
+   * Parses Go-style durations ({@code 10m}, {@code 1h30m}, {@code 500ms}) and ISO-8601 ({@code
+   * PT10M}).
+   */
   public static final class DurationConverter implements ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {

@@ -24,13 +24,13 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Shared informers on VMIs, filtered on the server by label selector, one per watched namespace
- * (or one for all namespaces).
+ * Shared informers on VMIs, filtered on the server by label selector, one per watched namespace (or
+ * one for all namespaces).
  *
  * <p>Where the client falls short: {@code SharedInformerFactory.sharedIndexInformerFor(
- * GenericKubernetesApi, ...)} has no label selector, and a factory holds one informer per type.
- * So the list/watch is our own small {@link ListerWatcher} (adding the selector) and each
- * namespace gets its own factory; all informers feed the same work queue.
+ * GenericKubernetesApi, ...)} has no label selector, and a factory holds one informer per type. So
+ * the list/watch is our own small {@link ListerWatcher} (adding the selector) and each namespace
+ * gets its own factory; all informers feed the same work queue.
  *
  * <p>Memory: an infra cluster may hold ten thousand VMIs. The first list is read in pages, and
  * every VMI is trimmed before it is kept (see {@link #trim}): one unpaginated list of real VMIs is
@@ -46,7 +46,8 @@ public final class VmiInformers {
   static final int LIST_PAGE_SIZE = 500;
 
   private final Map<String, SharedInformerFactory> factories = new LinkedHashMap<>();
-  private final Map<String, SharedIndexInformer<VirtualMachineInstance>> informers = new LinkedHashMap<>();
+  private final Map<String, SharedIndexInformer<VirtualMachineInstance>> informers =
+      new LinkedHashMap<>();
 
   /**
    * @param watchClient an ApiClient whose read timeout is zero (watches are long requests)
@@ -63,7 +64,9 @@ public final class VmiInformers {
       SharedInformerFactory factory = new SharedInformerFactory(watchClient);
       SharedIndexInformer<VirtualMachineInstance> informer =
           factory.sharedIndexInformerFor(
-              listerWatcher(api, ns, labelSelector), VirtualMachineInstance.class, resync.toMillis());
+              listerWatcher(api, ns, labelSelector),
+              VirtualMachineInstance.class,
+              resync.toMillis());
       informer.setTransform(o -> o instanceof VirtualMachineInstance vmi ? trim(vmi) : o);
       factories.put(ns, factory);
       informers.put(ns, informer);
@@ -94,7 +97,8 @@ public final class VmiInformers {
             throw new ApiException(0, "no HTTP response listing VMIs");
           }
           VirtualMachineInstanceList page = r.throwsApiException().getObject();
-          List<VirtualMachineInstance> items = page.getItems() == null ? List.of() : page.getItems();
+          List<VirtualMachineInstance> items =
+              page.getItems() == null ? List.of() : page.getItems();
           items.forEach(VmiInformers::trim);
           if (all == null) {
             all = page;
@@ -109,7 +113,8 @@ public final class VmiInformers {
       }
 
       @Override
-      public Watchable<VirtualMachineInstance> watch(CallGeneratorParams params) throws ApiException {
+      public Watchable<VirtualMachineInstance> watch(CallGeneratorParams params)
+          throws ApiException {
         ListOptions o = options(params);
         return namespace.isEmpty() ? api.watch(o) : api.watch(namespace, o);
       }
@@ -129,6 +134,7 @@ public final class VmiInformers {
   /** The VMI labels the controller reads (which guest cluster a VMI belongs to). */
   private static final List<String> KEPT_LABELS =
       List.of(CapkLabels.CLUSTER_NAME, CapkLabels.KUBEVIRT_MACHINE_NAMESPACE);
+
   /** The VMI annotations the controller reads. */
   private static final List<String> KEPT_ANNOTATIONS =
       List.of(EvictionAnnotations.DRAIN_START_TIME, EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
@@ -136,33 +142,35 @@ public final class VmiInformers {
   /**
    * The cache keeps only the metadata the controller reads: identity (name, namespace, uid), the
    * resourceVersion its patches are guarded by, deletionTimestamp, and the labels and annotations
-   * above (the model keeps only the spec and status fields it reads). Everything else, managedFields
-   * first, would cost several kilobytes per VMI. Code that needs more must read the VMI from the API.
-   * Label keys are the shared constants and their values interned: thousands of VMIs name a handful
-   * of clusters.
+   * above (the model keeps only the spec and status fields it reads). Everything else,
+   * managedFields first, would cost several kilobytes per VMI. Code that needs more must read the
+   * VMI from the API. Label keys are the shared constants and their values interned: thousands of
+   * VMIs name a handful of clusters.
    */
   static VirtualMachineInstance trim(VirtualMachineInstance vmi) {
     V1ObjectMeta m = vmi.getMetadata();
     if (m == null) {
       return vmi;
     }
-    V1ObjectMeta kept = new V1ObjectMeta()
-        .name(m.getName())
-        .namespace(m.getNamespace())
-        .uid(m.getUid())
-        .resourceVersion(m.getResourceVersion())
-        .deletionTimestamp(m.getDeletionTimestamp())
-        .labels(keep(m.getLabels(), KEPT_LABELS, true))
-        .annotations(keep(m.getAnnotations(), KEPT_ANNOTATIONS, false))
-        // The model starts every list empty: null costs nothing per VMI.
-        .managedFields(null)
-        .finalizers(null)
-        .ownerReferences(null);
+    V1ObjectMeta kept =
+        new V1ObjectMeta()
+            .name(m.getName())
+            .namespace(m.getNamespace())
+            .uid(m.getUid())
+            .resourceVersion(m.getResourceVersion())
+            .deletionTimestamp(m.getDeletionTimestamp())
+            .labels(keep(m.getLabels(), KEPT_LABELS, true))
+            .annotations(keep(m.getAnnotations(), KEPT_ANNOTATIONS, false))
+            // The model starts every list empty: null costs nothing per VMI.
+            .managedFields(null)
+            .finalizers(null)
+            .ownerReferences(null);
     vmi.setMetadata(kept);
     return vmi;
   }
 
-  private static Map<String, String> keep(Map<String, String> all, List<String> keys, boolean internValues) {
+  private static Map<String, String> keep(
+      Map<String, String> all, List<String> keys, boolean internValues) {
     if (all == null) {
       return null;
     }
@@ -179,7 +187,8 @@ public final class VmiInformers {
     return kept;
   }
 
-  public void addEventHandler(ResourceEventHandler<VirtualMachineInstance> handler, Duration resync) {
+  public void addEventHandler(
+      ResourceEventHandler<VirtualMachineInstance> handler, Duration resync) {
     informers.values().forEach(i -> i.addEventHandlerWithResyncPeriod(handler, resync.toMillis()));
   }
 

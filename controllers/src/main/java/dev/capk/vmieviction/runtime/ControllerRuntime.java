@@ -26,16 +26,16 @@ import org.slf4j.LoggerFactory;
  * <p>Where the client falls short, and what this class adds:
  *
  * <ul>
- *   <li>{@code ControllerManager} manages one {@code SharedInformerFactory}, but a factory holds one
- *       informer per type (VMIs are watched with one factory per namespace) and each controller has
- *       its own: {@link AllFactories} presents them all as one;
+ *   <li>{@code ControllerManager} manages one {@code SharedInformerFactory}, but a factory holds
+ *       one informer per type (VMIs are watched with one factory per namespace) and each controller
+ *       has its own: {@link AllFactories} presents them all as one;
  *   <li>{@code ControllerManager} starts informers only inside {@code run()}, i.e. under the lease:
  *       they are started here first (starting again is a no-op);
- *   <li>{@code DefaultController.shutdown()} does not wait for reconciles in flight, so a drain pass
- *       could still run after a successor took over: {@link #close()} waits, bounded;
+ *   <li>{@code DefaultController.shutdown()} does not wait for reconciles in flight, so a drain
+ *       pass could still run after a successor took over: {@link #close()} waits, bounded;
  *   <li>{@code LeaderElector} does not re-acquire a lost lease: the runtime stops and {@link
- *       #awaitTermination()} says so, for the process to exit and be restarted (as controller-runtime
- *       does).
+ *       #awaitTermination()} says so, for the process to exit and be restarted (as
+ *       controller-runtime does).
  * </ul>
  */
 public final class ControllerRuntime implements AutoCloseable {
@@ -54,7 +54,8 @@ public final class ControllerRuntime implements AutoCloseable {
    * @param elector gates the workers of every controller; null runs them at once
    * @param shutdownGrace how long {@link #close()} waits for reconciles in flight, in all
    */
-  public ControllerRuntime(List<ManagedController> controllers, LeaderElector elector, Duration shutdownGrace) {
+  public ControllerRuntime(
+      List<ManagedController> controllers, LeaderElector elector, Duration shutdownGrace) {
     if (controllers.isEmpty()) {
       throw new IllegalArgumentException("no controllers to run");
     }
@@ -70,14 +71,17 @@ public final class ControllerRuntime implements AutoCloseable {
     }
     AllFactories factories = new AllFactories(controllers);
     Controller workers =
-        new ControllerManager(factories, controllers.stream().map(Workers::new).toArray(Controller[]::new));
+        new ControllerManager(
+            factories, controllers.stream().map(Workers::new).toArray(Controller[]::new));
     root = elector == null ? workers : new LeaderElectingController(elector, workers);
     controllers.forEach(ManagedController::start);
     factories.startAllRegisteredInformers();
     Thread runner = new Thread(this::run, "controllers");
     runner.start();
-    log.info("controllers started names={} leaderElection={}",
-        controllers.stream().map(ManagedController::name).toList(), elector != null);
+    log.info(
+        "controllers started names={} leaderElection={}",
+        controllers.stream().map(ManagedController::name).toList(),
+        elector != null);
     return this;
   }
 
@@ -143,7 +147,8 @@ public final class ControllerRuntime implements AutoCloseable {
       if (c.workers() instanceof DefaultController dc && dc.getWorkerThreadPool() != null) {
         ExecutorService pool = dc.getWorkerThreadPool();
         try {
-          if (!pool.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+          if (!pool.awaitTermination(
+              Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
             log.warn("reconciles still running at shutdown, leaving them controller={}", c.name());
           }
         } catch (InterruptedException e) {
@@ -154,7 +159,9 @@ public final class ControllerRuntime implements AutoCloseable {
     }
   }
 
-  /** One controller's workers, as the ControllerManager runs them; stopping lets it cancel first. */
+  /**
+   * One controller's workers, as the ControllerManager runs them; stopping lets it cancel first.
+   */
   private static final class Workers implements Controller {
     private final ManagedController controller;
     private final AtomicBoolean stopping = new AtomicBoolean();

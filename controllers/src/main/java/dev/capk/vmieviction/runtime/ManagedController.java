@@ -26,7 +26,9 @@ public interface ManagedController extends AutoCloseable {
    */
   Controller workers();
 
-  /** Once, before the informers start: starts what else the controller owns (its event recorder). */
+  /**
+   * Once, before the informers start: starts what else the controller owns (its event recorder).
+   */
   default void start() {}
 
   /**
@@ -41,7 +43,10 @@ public interface ManagedController extends AutoCloseable {
 
   /** A controller whose parts were built elsewhere and that owns nothing else. */
   static ManagedController of(
-      String name, List<SharedInformerFactory> factories, BooleanSupplier synced, Controller workers) {
+      String name,
+      List<SharedInformerFactory> factories,
+      BooleanSupplier synced,
+      Controller workers) {
     return new ManagedController() {
       @Override
       public String name() {

@@ -10,31 +10,32 @@ import java.time.ZoneOffset;
  * A moment by which work must end, read on a clock: has it passed, how long is left, how long may a
  * wait or a request last. {@link #NONE} never passes.
  *
- * <p>A deadline this process sets for its own work ({@link #after}) runs on the monotonic clock, so a
- * step of the wall clock neither shortens nor stretches it; one recorded in the API ({@link #at})
+ * <p>A deadline this process sets for its own work ({@link #after}) runs on the monotonic clock, so
+ * a step of the wall clock neither shortens nor stretches it; one recorded in the API ({@link #at})
  * runs on the wall clock that wrote it.
  */
 public final class Deadline {
   /** {@link System#nanoTime()} as a clock: steps of the wall clock do not move it. */
-  private static final Clock MONOTONIC = new Clock() {
-    private final Instant base = Instant.now();
-    private final long baseNanos = System.nanoTime();
+  private static final Clock MONOTONIC =
+      new Clock() {
+        private final Instant base = Instant.now();
+        private final long baseNanos = System.nanoTime();
 
-    @Override
-    public Instant instant() {
-      return base.plusNanos(System.nanoTime() - baseNanos);
-    }
+        @Override
+        public Instant instant() {
+          return base.plusNanos(System.nanoTime() - baseNanos);
+        }
 
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
+        @Override
+        public ZoneId getZone() {
+          return ZoneOffset.UTC;
+        }
 
-    @Override
-    public Clock withZone(ZoneId zone) {
-      throw new UnsupportedOperationException("the monotonic clock has no zone");
-    }
-  };
+        @Override
+        public Clock withZone(ZoneId zone) {
+          throw new UnsupportedOperationException("the monotonic clock has no zone");
+        }
+      };
 
   /** Stands for "no time left to count" where a duration must be given. */
   private static final Duration FOREVER = Duration.ofNanos(Long.MAX_VALUE);

@@ -15,7 +15,9 @@ public final class GoDuration {
 
   private GoDuration() {}
 
-  /** @throws IllegalArgumentException saying what is wrong with {@code text} */
+  /**
+   * @throws IllegalArgumentException saying what is wrong with {@code text}
+   */
   public static Duration parse(String text) {
     if (text == null || text.isBlank()) {
       throw new IllegalArgumentException("invalid duration \"\": empty");
@@ -35,8 +37,10 @@ public final class GoDuration {
     BigDecimal nanos = BigDecimal.ZERO;
     while (pos < s.length()) {
       if (!m.find(pos) || m.start() != pos || m.group(1).isEmpty() || m.group(1).equals(".")) {
-        String why = s.chars().allMatch(c -> Character.isDigit(c) || c == '.')
-            ? "missing unit (e.g. s, m, h)" : "not a duration (e.g. 10m, 1h30m, 20s, 500ms)";
+        String why =
+            s.chars().allMatch(c -> Character.isDigit(c) || c == '.')
+                ? "missing unit (e.g. s, m, h)"
+                : "not a duration (e.g. 10m, 1h30m, 20s, 500ms)";
         throw new IllegalArgumentException("invalid duration \"" + text + "\": " + why);
       }
       BigDecimal value = new BigDecimal(m.group(1).startsWith(".") ? "0" + m.group(1) : m.group(1));
@@ -58,7 +62,10 @@ public final class GoDuration {
     };
   }
 
-  /** Go's way of printing a duration (kubectl's messages print it so): "20s", "1m30s", "1h0m0s", "250ms". */
+  /**
+   * Go's way of printing a duration (kubectl's messages print it so): "20s", "1m30s", "1h0m0s",
+   * "250ms".
+   */
   public static String format(Duration d) {
     if (d.isZero()) {
       return "0s";

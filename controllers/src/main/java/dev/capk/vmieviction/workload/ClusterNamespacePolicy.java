@@ -15,8 +15,10 @@ import java.util.TreeSet;
  * named by {@code cluster.x-k8s.io/cluster-name} in the VMI's own namespace; another namespace is
  * honoured only when the operator allowed it, for all VMIs or for named pairs. Pure.
  *
- * @param allowAny every VMI may name a Cluster in any namespace ({@code --allow-cross-namespace-clusters})
- * @param allowed VMI namespace to the Cluster namespaces its VMIs may name ({@code --cross-namespace-cluster})
+ * @param allowAny every VMI may name a Cluster in any namespace ({@code
+ *     --allow-cross-namespace-clusters})
+ * @param allowed VMI namespace to the Cluster namespaces its VMIs may name ({@code
+ *     --cross-namespace-cluster})
  */
 public record ClusterNamespacePolicy(boolean allowAny, Map<String, Set<String>> allowed) {
 
@@ -74,9 +76,19 @@ public record ClusterNamespacePolicy(boolean allowAny, Map<String, Set<String>> 
     }
     throw new GuestAccessException(
         GuestAccessException.Reason.ClusterNamespaceRefused,
-        "VMI in namespace " + own + " names Cluster " + named + "/" + name + " through label "
-            + CapkLabels.KUBEVIRT_MACHINE_NAMESPACE + ": a Cluster in another namespace is not used unless the"
-            + " operator allows it (--cross-namespace-cluster=" + own + "=" + named
+        "VMI in namespace "
+            + own
+            + " names Cluster "
+            + named
+            + "/"
+            + name
+            + " through label "
+            + CapkLabels.KUBEVIRT_MACHINE_NAMESPACE
+            + ": a Cluster in another namespace is not used unless the"
+            + " operator allows it (--cross-namespace-cluster="
+            + own
+            + "="
+            + named
             + " or --allow-cross-namespace-clusters)");
   }
 }

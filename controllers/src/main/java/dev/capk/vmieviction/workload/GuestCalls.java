@@ -11,8 +11,8 @@ public final class GuestCalls {
   private GuestCalls() {}
 
   /**
-   * Transient: the guest API server could not be reached, was too slow, or said it is overloaded
-   * or failing (0 = no HTTP response, 429, 500, 502, 503, 504). A 404, 409 or 422 means the server
+   * Transient: the guest API server could not be reached, was too slow, or said it is overloaded or
+   * failing (0 = no HTTP response, 429, 500, 502, 503, 504). A 404, 409 or 422 means the server
    * works and answered; retrying would not change the answer.
    */
   public static boolean isTransient(Throwable t) {
@@ -38,8 +38,8 @@ public final class GuestCalls {
   }
 
   /**
-   * The TLS handshake failed on the server's certificate: not signed by the kubeconfig's CA
-   * (a {@link CertificateException} below the handshake failure), or not naming the server (OkHttp's
+   * The TLS handshake failed on the server's certificate: not signed by the kubeconfig's CA (a
+   * {@link CertificateException} below the handshake failure), or not naming the server (OkHttp's
    * {@link SSLPeerUnverifiedException}). Other handshake failures (the peer closing the connection
    * mid-handshake, as a restarting server does) stay transient.
    */
@@ -59,5 +59,4 @@ public final class GuestCalls {
   public static boolean isForbidden(Throwable t) {
     return t instanceof ApiException e && (e.getCode() == 401 || e.getCode() == 403);
   }
-
 }

@@ -16,8 +16,9 @@ import java.util.concurrent.Callable;
 /**
  * A client for one guest cluster, built from one version of its kubeconfig Secret. Every call goes
  * through a retry (transient errors) inside the cluster's circuit breaker, so a dead guest API
- * fails fast instead of holding workers. Each request has a total time bound (the HTTP client's call
- * timeout), and a client {@linkplain #until bound to a VMI's deadline} never lets one run past it.
+ * fails fast instead of holding workers. Each request has a total time bound (the HTTP client's
+ * call timeout), and a client {@linkplain #until bound to a VMI's deadline} never lets one run past
+ * it.
  */
 public final class GuestClient implements AutoCloseable {
 
@@ -27,7 +28,9 @@ public final class GuestClient implements AutoCloseable {
     T call() throws ApiException;
   }
 
-  /** A request built by the official client's API classes, not yet sent ({@code buildCall(null)}). */
+  /**
+   * A request built by the official client's API classes, not yet sent ({@code buildCall(null)}).
+   */
   @FunctionalInterface
   public interface Request {
     okhttp3.Call build() throws ApiException;
@@ -38,6 +41,7 @@ public final class GuestClient implements AutoCloseable {
   private final String secretVersion;
   private final CircuitBreaker circuitBreaker;
   private final Retry retry;
+
   /** By when every request must have ended; {@link Deadline#NONE}: the call timeout alone. */
   private final Deadline deadline;
 
@@ -67,11 +71,13 @@ public final class GuestClient implements AutoCloseable {
 
   /**
    * This client, for one reconcile of a VMI: every request sent through {@link #call(String,
-   * Request, Type)} also ends within {@code timeLeft} from now (the VMI's deadline), so a slow guest
-   * cannot push the VMI's deletion back. Shares connections, breaker and retry with this client.
+   * Request, Type)} also ends within {@code timeLeft} from now (the VMI's deadline), so a slow
+   * guest cannot push the VMI's deletion back. Shares connections, breaker and retry with this
+   * client.
    */
   public GuestClient until(Duration timeLeft) {
-    return new GuestClient(cluster, apiClient, secretVersion, circuitBreaker, retry, Deadline.after(timeLeft));
+    return new GuestClient(
+        cluster, apiClient, secretVersion, circuitBreaker, retry, Deadline.after(timeLeft));
   }
 
   public GuestClusterRef cluster() {
@@ -104,7 +110,10 @@ public final class GuestClient implements AutoCloseable {
     } catch (CallNotPermittedException e) {
       throw new GuestAccessException(
           GuestAccessException.Reason.GuestAPIUnavailable,
-          "guest cluster " + cluster + ": API server failing, calls paused (circuit open) while " + what);
+          "guest cluster "
+              + cluster
+              + ": API server failing, calls paused (circuit open) while "
+              + what);
     } catch (ApiException e) {
       throw translate(what, e);
     } catch (Exception e) {
@@ -118,14 +127,18 @@ public final class GuestClient implements AutoCloseable {
    *
    * @param returnType the answer's model type, or null to ignore the answer
    */
-  public <T> T call(String what, Request request, Type returnType) throws ApiException, GuestAccessException {
+  public <T> T call(String what, Request request, Type returnType)
+      throws ApiException, GuestAccessException {
     if (deadline.passed()) {
       throw deadlineReached(what);
     }
     return call(what, () -> this.<T>send(request.build(), returnType));
   }
 
-  /** One attempt through the breaker, bounded like {@link #call(String, Request, Type)}: for best-effort requests. */
+  /**
+   * One attempt through the breaker, bounded like {@link #call(String, Request, Type)}: for
+   * best-effort requests.
+   */
   public <T> T callOnce(String what, Request request, Type returnType) throws Exception {
     if (deadline.passed()) {
       throw deadlineReached(what);
@@ -154,14 +167,17 @@ public final class GuestClient implements AutoCloseable {
     } catch (CallNotPermittedException e) {
       throw new GuestAccessException(
           GuestAccessException.Reason.GuestAPIUnavailable,
-          "guest cluster " + cluster + ": API server failing, calls paused (circuit open) while " + what);
+          "guest cluster "
+              + cluster
+              + ": API server failing, calls paused (circuit open) while "
+              + what);
     }
   }
 
   /**
    * An API answer of a guest call (ours, or the drain engine's), as the reconciler sees it: a
-   * rejected certificate, 401/403 and transient failures become a {@link GuestAccessException};
-   * any other answer (404, 409, 422) comes back to be rethrown.
+   * rejected certificate, 401/403 and transient failures become a {@link GuestAccessException}; any
+   * other answer (404, 409, 422) comes back to be rethrown.
    */
   public ApiException translate(String what, ApiException e) throws GuestAccessException {
     if (GuestCalls.isCertificateRejected(e)) {
@@ -170,32 +186,59 @@ public final class GuestClient implements AutoCloseable {
     if (GuestCalls.isForbidden(e)) {
       throw new GuestAccessException(
           GuestAccessException.Reason.GuestAPIForbidden,
-          "guest cluster " + cluster + ": " + what + " denied (" + ApiStatus.describeWithoutServerText(e) + ")");
+          "guest cluster "
+              + cluster
+              + ": "
+              + what
+              + " denied ("
+              + ApiStatus.describeWithoutServerText(e)
+              + ")");
     }
     if (GuestCalls.isTransient(e)) {
       throw new GuestAccessException(
           GuestAccessException.Reason.GuestAPIUnavailable,
-          "guest cluster " + cluster + ": " + what + " failed: " + ApiStatus.describeWithoutServerText(e));
+          "guest cluster "
+              + cluster
+              + ": "
+              + what
+              + " failed: "
+              + ApiStatus.describeWithoutServerText(e));
     }
     return e;
   }
 
-  /** A guest call that got no API answer: a rejected certificate, else the API server is unavailable. */
+  /**
+   * A guest call that got no API answer: a rejected certificate, else the API server is
+   * unavailable.
+   */
   public GuestAccessException failed(String what, Exception e) {
     if (GuestCalls.isCertificateRejected(e)) {
       return certificateRejected(what, e);
     }
     return new GuestAccessException(
         GuestAccessException.Reason.GuestAPIUnavailable,
-        "guest cluster " + cluster + ": " + what + " failed: " + ApiStatus.describeWithoutServerText(e));
+        "guest cluster "
+            + cluster
+            + ": "
+            + what
+            + " failed: "
+            + ApiStatus.describeWithoutServerText(e));
   }
 
-  /** The server's certificate does not match the kubeconfig: refused, never retried without checks. */
+  /**
+   * The server's certificate does not match the kubeconfig: refused, never retried without checks.
+   */
   private GuestAccessException certificateRejected(String what, Throwable e) {
     return new GuestAccessException(
         GuestAccessException.Reason.GuestAPICertificateRejected,
-        "guest cluster " + cluster + ": " + what + " refused: the API server's TLS certificate does not match"
-            + " the kubeconfig's certificate-authority-data or server (" + ApiStatus.describeWithoutServerText(e) + ")");
+        "guest cluster "
+            + cluster
+            + ": "
+            + what
+            + " refused: the API server's TLS certificate does not match"
+            + " the kubeconfig's certificate-authority-data or server ("
+            + ApiStatus.describeWithoutServerText(e)
+            + ")");
   }
 
   @Override

@@ -34,10 +34,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One cached client per guest cluster. The kubeconfig comes from the infra Secret
- * {@code <cluster>-kubeconfig} (key {@code value}), read on each lookup; a client is rebuilt when
- * the Secret's UID or resourceVersion changes and dropped when unused for a while. The circuit
- * breaker of a cluster outlives its clients, so a rotated Secret does not reset a dead API's state.
+ * One cached client per guest cluster. The kubeconfig comes from the infra Secret {@code
+ * <cluster>-kubeconfig} (key {@code value}), read on each lookup; a client is rebuilt when the
+ * Secret's UID or resourceVersion changes and dropped when unused for a while. The circuit breaker
+ * of a cluster outlives its clients, so a rotated Secret does not reset a dead API's state.
  */
 public final class GuestClients implements AutoCloseable {
 
@@ -94,7 +94,13 @@ public final class GuestClients implements AutoCloseable {
 
     public Settings withIdleTtl(Duration idle) {
       return new Settings(
-          connectTimeout, readTimeout, idle, retryAttempts, retryWait, circuitOpenFor, allowInsecureTls);
+          connectTimeout,
+          readTimeout,
+          idle,
+          retryAttempts,
+          retryWait,
+          circuitOpenFor,
+          allowInsecureTls);
     }
 
     public Settings withAllowInsecureTls(boolean allow) {
@@ -107,7 +113,8 @@ public final class GuestClients implements AutoCloseable {
   private final GenericKubernetesApi<Cluster, ClusterList> clusters;
   private final Settings settings;
   private final Cache<GuestClusterRef, GuestClient> cache;
-  private final Map<GuestClusterRef, Object> buildLocks = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<GuestClusterRef, Object> buildLocks =
+      new java.util.concurrent.ConcurrentHashMap<>();
   private final CircuitBreakerRegistry breakers;
   private final RetryRegistry retries;
 
@@ -131,7 +138,10 @@ public final class GuestClients implements AutoCloseable {
           }
         };
     this.cache =
-        CacheBuilder.newBuilder().expireAfterAccess(settings.idleTtl()).removalListener(onRemoval).build();
+        CacheBuilder.newBuilder()
+            .expireAfterAccess(settings.idleTtl())
+            .removalListener(onRemoval)
+            .build();
     this.breakers = CircuitBreakerRegistry.of(breakerConfig(settings));
     this.retries = RetryRegistry.of(retryConfig(settings));
     Counter opened =
@@ -141,21 +151,38 @@ public final class GuestClients implements AutoCloseable {
                     "vmi_eviction_guest_circuit_opened_total",
                     "Times a guest cluster's circuit breaker opened (its API server kept failing).")
                 .register(registry);
-    // One line per state change: an operator sees when a tenant's API server was given up on, and when
+    // One line per state change: an operator sees when a tenant's API server was given up on, and
+    // when
     // it is tried again.
-    breakers.getEventPublisher().onEntryAdded(added -> added.getAddedEntry().getEventPublisher().onStateTransition(t -> {
-      CircuitBreaker.State to = t.getStateTransition().getToState();
-      if (to == CircuitBreaker.State.OPEN) {
-        log.warn("guest circuit opened cluster={} openFor={}", t.getCircuitBreakerName(), settings.circuitOpenFor());
-        if (opened != null) {
-          opened.inc();
-        }
-      } else {
-        log.info("guest circuit {} cluster={}", to.name().toLowerCase(), t.getCircuitBreakerName());
-      }
-    }));
+    breakers
+        .getEventPublisher()
+        .onEntryAdded(
+            added ->
+                added
+                    .getAddedEntry()
+                    .getEventPublisher()
+                    .onStateTransition(
+                        t -> {
+                          CircuitBreaker.State to = t.getStateTransition().getToState();
+                          if (to == CircuitBreaker.State.OPEN) {
+                            log.warn(
+                                "guest circuit opened cluster={} openFor={}",
+                                t.getCircuitBreakerName(),
+                                settings.circuitOpenFor());
+                            if (opened != null) {
+                              opened.inc();
+                            }
+                          } else {
+                            log.info(
+                                "guest circuit {} cluster={}",
+                                to.name().toLowerCase(),
+                                t.getCircuitBreakerName());
+                          }
+                        }));
     if (registry != null) {
-      Gauge.build("vmi_eviction_guest_circuits_open", "Guest clusters whose circuit breaker is open now.")
+      Gauge.build(
+              "vmi_eviction_guest_circuits_open",
+              "Guest clusters whose circuit breaker is open now.")
           .create()
           .setChild(
               new Gauge.Child() {
@@ -200,7 +227,8 @@ public final class GuestClients implements AutoCloseable {
   static RetryConfig retryConfig(Settings settings) {
     return RetryConfig.custom()
         .maxAttempts(Math.max(1, settings.retryAttempts()))
-        .intervalFunction(IntervalFunction.ofExponentialBackoff(settings.retryWait().toMillis(), 2.0))
+        .intervalFunction(
+            IntervalFunction.ofExponentialBackoff(settings.retryWait().toMillis(), 2.0))
         .retryOnException(GuestCalls::isTransient)
         .build();
   }
@@ -251,7 +279,8 @@ public final class GuestClients implements AutoCloseable {
     } catch (IllegalStateException e) {
       // GenericKubernetesApi's way of saying "I/O failure".
       throw new GuestAccessException(
-          GuestAccessException.Reason.InfraAPIError, "reading Cluster " + ref + " failed: no response");
+          GuestAccessException.Reason.InfraAPIError,
+          "reading Cluster " + ref + " failed: no response");
     }
     int code = r.getHttpStatusCode();
     if (code >= 200 && code < 300) {
@@ -278,7 +307,12 @@ public final class GuestClients implements AutoCloseable {
       }
       throw new GuestAccessException(
           GuestAccessException.Reason.InfraAPIError,
-          "reading Secret " + ref.namespace() + "/" + name + " failed: " + ApiStatus.describeWithoutServerText(e));
+          "reading Secret "
+              + ref.namespace()
+              + "/"
+              + name
+              + " failed: "
+              + ApiStatus.describeWithoutServerText(e));
     }
   }
 
@@ -294,7 +328,11 @@ public final class GuestClients implements AutoCloseable {
     if (raw == null || raw.length == 0) {
       throw new GuestAccessException(
           GuestAccessException.Reason.KubeconfigSecretMissingValue,
-          "kubeconfig Secret " + secretName + " has no '" + ClusterApi.KUBECONFIG_SECRET_KEY + "' key");
+          "kubeconfig Secret "
+              + secretName
+              + " has no '"
+              + ClusterApi.KUBECONFIG_SECRET_KEY
+              + "' key");
     }
     String yaml = new String(raw, StandardCharsets.UTF_8);
     List<String> problems = KubeconfigPolicy.violations(yaml, settings.allowInsecureTls());
@@ -304,7 +342,8 @@ public final class GuestClients implements AutoCloseable {
           "kubeconfig in Secret " + secretName + " refused: " + String.join("; ", problems));
     }
     if (settings.allowInsecureTls() && !KubeconfigPolicy.violations(yaml, false).isEmpty()) {
-      log.warn("guest kubeconfig relaxes TLS, accepted (--allow-insecure-guest-tls) cluster={}", ref);
+      log.warn(
+          "guest kubeconfig relaxes TLS, accepted (--allow-insecure-guest-tls) cluster={}", ref);
     }
     ApiClient client;
     try {
@@ -314,14 +353,19 @@ public final class GuestClients implements AutoCloseable {
       // The parser's and builder's messages may quote the content: name the failure kind only.
       throw new GuestAccessException(
           GuestAccessException.Reason.KubeconfigInvalid,
-          "kubeconfig in Secret " + secretName + " unusable (" + e.getClass().getSimpleName() + ")");
+          "kubeconfig in Secret "
+              + secretName
+              + " unusable ("
+              + e.getClass().getSimpleName()
+              + ")");
     }
     client.setConnectTimeout((int) settings.connectTimeout().toMillis());
     client.setWriteTimeout((int) settings.readTimeout().toMillis());
     // Last, so that it is not lost: each setter above rebuilds the HTTP client. With no CA data,
     // client-java verifies against the JVM's default trust store (never trust-all) and checks the
     // host name; only insecure-skip-tls-verify turns both off, which the policy above refuses.
-    client.setHttpClient(client.getHttpClient().newBuilder().callTimeout(settings.callTimeout()).build());
+    client.setHttpClient(
+        client.getHttpClient().newBuilder().callTimeout(settings.callTimeout()).build());
     CircuitBreaker breaker = breaker(ref);
     Retry retry = retries.retry(ref.toString());
     return new GuestClient(ref, client, version, breaker, retry);

@@ -14,8 +14,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * send our own service account token or keys to a tenant's server), exec plugins (which would run
  * commands in our process) and auth providers are refused. TLS is never relaxed: a cluster that
  * skips certificate verification, names another TLS server or goes through a proxy is refused too,
- * unless the operator explicitly allows it ({@code --allow-insecure-guest-tls}). Pure; messages name
- * the field and never quote values.
+ * unless the operator explicitly allows it ({@code --allow-insecure-guest-tls}). Pure; messages
+ * name the field and never quote values.
  */
 public final class KubeconfigPolicy {
   private KubeconfigPolicy() {}
@@ -71,7 +71,8 @@ public final class KubeconfigPolicy {
       for (Object entry : clusters) {
         if (entry instanceof Map<?, ?> named && named.get("cluster") instanceof Map<?, ?> c) {
           Object server = c.get("server");
-          // Without a scheme client-java falls back to plain http and would send credentials in clear.
+          // Without a scheme client-java falls back to plain http and would send credentials in
+          // clear.
           if (!(server instanceof String s) || !s.startsWith("https://")) {
             problems.add("cluster server is not an https:// URL");
           }
@@ -85,14 +86,20 @@ public final class KubeconfigPolicy {
     for (Map<?, ?> cluster : bodies(clusters, "cluster")) {
       for (String key : TLS_RELAXING_CLUSTER_KEYS) {
         if (relaxes(key, cluster.get(key))) {
-          out.add("cluster uses '" + key + "', which relaxes TLS and is not allowed in a guest kubeconfig"
-              + " (unless the controller runs with --allow-insecure-guest-tls)");
+          out.add(
+              "cluster uses '"
+                  + key
+                  + "', which relaxes TLS and is not allowed in a guest kubeconfig"
+                  + " (unless the controller runs with --allow-insecure-guest-tls)");
         }
       }
     }
   }
 
-  /** Whether a TLS field's value changes anything: {@code insecure-skip-tls-verify: false} or an empty value does not. */
+  /**
+   * Whether a TLS field's value changes anything: {@code insecure-skip-tls-verify: false} or an
+   * empty value does not.
+   */
   private static boolean relaxes(String key, Object value) {
     if (value == null) {
       return false;
@@ -103,7 +110,9 @@ public final class KubeconfigPolicy {
     return !String.valueOf(value).isBlank();
   }
 
-  /** The {@code kind} mappings of a named list ({@code clusters[].cluster}, {@code users[].user}). */
+  /**
+   * The {@code kind} mappings of a named list ({@code clusters[].cluster}, {@code users[].user}).
+   */
   private static List<Map<?, ?>> bodies(Object entries, String kind) {
     List<Map<?, ?>> out = new ArrayList<>();
     if (entries instanceof List<?> list) {

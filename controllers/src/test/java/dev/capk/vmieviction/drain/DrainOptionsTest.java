@@ -11,68 +11,86 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 class DrainOptionsTest {
-    @Test
-    void defaultsAreKubectlDefaults() {
-        DrainOptions o = DrainOptions.defaults();
-        assertFalse(o.force());
-        assertFalse(o.ignoreAllDaemonSets());
-        assertFalse(o.deleteEmptyDirData());
-        assertEquals(-1, o.gracePeriodSeconds());
-        assertEquals(Duration.ZERO, o.timeout());
-        assertEquals("", o.podSelector());
-        assertFalse(o.disableEviction());
-        assertEquals(Duration.ZERO, o.skipWaitForDeleteTimeout());
-        assertEquals(500, o.chunkSize());
-        assertEquals(DryRun.NONE, o.dryRun());
-        assertEquals(Duration.ofSeconds(5), o.evictionRetryInterval());
-        assertTrue(o.maxConcurrentEvictions() >= 1);
-        assertSame(DrainProgressListener.NONE, o.progressListener());
-    }
+  @Test
+  void defaultsAreKubectlDefaults() {
+    DrainOptions o = DrainOptions.defaults();
+    assertFalse(o.force());
+    assertFalse(o.ignoreAllDaemonSets());
+    assertFalse(o.deleteEmptyDirData());
+    assertEquals(-1, o.gracePeriodSeconds());
+    assertEquals(Duration.ZERO, o.timeout());
+    assertEquals("", o.podSelector());
+    assertFalse(o.disableEviction());
+    assertEquals(Duration.ZERO, o.skipWaitForDeleteTimeout());
+    assertEquals(500, o.chunkSize());
+    assertEquals(DryRun.NONE, o.dryRun());
+    assertEquals(Duration.ofSeconds(5), o.evictionRetryInterval());
+    assertTrue(o.maxConcurrentEvictions() >= 1);
+    assertSame(DrainProgressListener.NONE, o.progressListener());
+  }
 
-    private static String rejected(UnaryOperator<DrainOptions.Builder> bad) {
-        return assertThrows(IllegalArgumentException.class, () -> bad.apply(DrainOptions.builder()).build()).getMessage();
-    }
+  private static String rejected(UnaryOperator<DrainOptions.Builder> bad) {
+    return assertThrows(
+            IllegalArgumentException.class, () -> bad.apply(DrainOptions.builder()).build())
+        .getMessage();
+  }
 
-    @Test
-    void badValuesAreRejectedWithAMessageNamingTheOption() {
-        assertTrue(rejected(b -> b.gracePeriodSeconds(-2)).contains("gracePeriodSeconds"));
-        assertTrue(rejected(b -> b.timeout(Duration.ofSeconds(-1))).contains("timeout"));
-        assertTrue(rejected(b -> b.timeout(null)).contains("timeout"));
-        assertTrue(rejected(b -> b.skipWaitForDeleteTimeout(Duration.ofSeconds(-1))).contains("skipWaitForDeleteTimeout"));
-        assertTrue(rejected(b -> b.chunkSize(-1)).contains("chunkSize"));
-        assertTrue(rejected(b -> b.dryRun(null)).contains("dryRun"));
-        assertTrue(rejected(b -> b.maxConcurrentEvictions(0)).contains("maxConcurrentEvictions"));
-        assertTrue(rejected(b -> b.evictionRetryInterval(Duration.ZERO)).contains("evictionRetryInterval"));
-        assertTrue(rejected(b -> b.progressListener(null)).contains("progressListener"));
-    }
+  @Test
+  void badValuesAreRejectedWithAMessageNamingTheOption() {
+    assertTrue(rejected(b -> b.gracePeriodSeconds(-2)).contains("gracePeriodSeconds"));
+    assertTrue(rejected(b -> b.timeout(Duration.ofSeconds(-1))).contains("timeout"));
+    assertTrue(rejected(b -> b.timeout(null)).contains("timeout"));
+    assertTrue(
+        rejected(b -> b.skipWaitForDeleteTimeout(Duration.ofSeconds(-1)))
+            .contains("skipWaitForDeleteTimeout"));
+    assertTrue(rejected(b -> b.chunkSize(-1)).contains("chunkSize"));
+    assertTrue(rejected(b -> b.dryRun(null)).contains("dryRun"));
+    assertTrue(rejected(b -> b.maxConcurrentEvictions(0)).contains("maxConcurrentEvictions"));
+    assertTrue(
+        rejected(b -> b.evictionRetryInterval(Duration.ZERO)).contains("evictionRetryInterval"));
+    assertTrue(rejected(b -> b.progressListener(null)).contains("progressListener"));
+  }
 
-    @Test
-    void anInvalidPodSelectorIsRejectedAtBuildTime() {
-        String msg = rejected(b -> b.podSelector("app in (web"));
-        assertTrue(msg.startsWith("invalid label selector \"app in (web\""), msg);
-    }
+  @Test
+  void anInvalidPodSelectorIsRejectedAtBuildTime() {
+    String msg = rejected(b -> b.podSelector("app in (web"));
+    assertTrue(msg.startsWith("invalid label selector \"app in (web\""), msg);
+  }
 
-    @Test
-    void selectorIsTrimmedAndParsed() {
-        DrainOptions o = DrainOptions.builder().podSelector("  app=web ").build();
-        assertEquals("app=web", o.podSelector());
-        assertEquals(1, o.podSelectorRequirements().size());
-    }
+  @Test
+  void selectorIsTrimmedAndParsed() {
+    DrainOptions o = DrainOptions.builder().podSelector("  app=web ").build();
+    assertEquals("app=web", o.podSelector());
+    assertEquals(1, o.podSelectorRequirements().size());
+  }
 
-    @Test
-    void toBuilderKeepsEveryValue() {
-        PodFilter f = pod -> PodVerdict.delete();
-        DrainOptions o = DrainOptions.builder().force(true).ignoreAllDaemonSets(true).deleteEmptyDirData(true)
-                .gracePeriodSeconds(0).timeout(Duration.ofMinutes(2)).podSelector("a=b").disableEviction(true)
-                .skipWaitForDeleteTimeout(Duration.ofSeconds(30)).chunkSize(0).dryRun(DryRun.SERVER)
-                .maxConcurrentEvictions(3).evictionRetryInterval(Duration.ofMillis(100)).addFilter(f).build();
-        assertEquals(o.toString(), o.toBuilder().build().toString());
-        assertEquals(1, o.toBuilder().build().filters().size());
-    }
+  @Test
+  void toBuilderKeepsEveryValue() {
+    PodFilter f = pod -> PodVerdict.delete();
+    DrainOptions o =
+        DrainOptions.builder()
+            .force(true)
+            .ignoreAllDaemonSets(true)
+            .deleteEmptyDirData(true)
+            .gracePeriodSeconds(0)
+            .timeout(Duration.ofMinutes(2))
+            .podSelector("a=b")
+            .disableEviction(true)
+            .skipWaitForDeleteTimeout(Duration.ofSeconds(30))
+            .chunkSize(0)
+            .dryRun(DryRun.SERVER)
+            .maxConcurrentEvictions(3)
+            .evictionRetryInterval(Duration.ofMillis(100))
+            .addFilter(f)
+            .build();
+    assertEquals(o.toString(), o.toBuilder().build().toString());
+    assertEquals(1, o.toBuilder().build().filters().size());
+  }
 
-    @Test
-    void filtersListIsImmutable() {
-        DrainOptions o = DrainOptions.builder().addFilter(p -> PodVerdict.delete()).build();
-        assertThrows(UnsupportedOperationException.class, () -> o.filters().add(p -> PodVerdict.delete()));
-    }
+  @Test
+  void filtersListIsImmutable() {
+    DrainOptions o = DrainOptions.builder().addFilter(p -> PodVerdict.delete()).build();
+    assertThrows(
+        UnsupportedOperationException.class, () -> o.filters().add(p -> PodVerdict.delete()));
+  }
 }

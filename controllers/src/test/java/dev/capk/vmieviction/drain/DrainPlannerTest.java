@@ -14,97 +14,125 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 class DrainPlannerTest {
-    private static DrainPlan plan(UnaryOperator<DrainOptions.Builder> opts, V1Pod... pods) {
-        DrainOptions o = opts.apply(DrainOptions.builder()).build();
-        PodFilters f = new PodFilters(o, (ns, n) -> DaemonSetLookup.Answer.exists(), Clock.systemUTC());
-        return new DrainPlanner(f.inOrder()).plan(List.of(pods));
-    }
+  private static DrainPlan plan(UnaryOperator<DrainOptions.Builder> opts, V1Pod... pods) {
+    DrainOptions o = opts.apply(DrainOptions.builder()).build();
+    PodFilters f = new PodFilters(o, (ns, n) -> DaemonSetLookup.Answer.exists(), Clock.systemUTC());
+    return new DrainPlanner(f.inOrder()).plan(List.of(pods));
+  }
 
-    private static List<String> names(List<PodRef> refs) {
-        return refs.stream().map(PodRef::toString).toList();
-    }
+  private static List<String> names(List<PodRef> refs) {
+    return refs.stream().map(PodRef::toString).toList();
+  }
 
-    @Test
-    void podsAreSortedAndSplitIntoEvictAndSkip() {
-        DrainPlan p = plan(b -> b.ignoreAllDaemonSets(true),
-                pod("b", "web-2").ownedBy("ReplicaSet", "web").build(),
-                pod("a", "web-1").ownedBy("ReplicaSet", "web").build(),
-                pod("kube-system", "proxy").ownedBy("DaemonSet", "proxy").build(),
-                pod("kube-system", "etcd").mirror().build());
-        assertFalse(p.refused());
-        assertEquals(List.of("a/web-1", "b/web-2"), names(p.toEvictRefs()));
-        assertEquals(List.of("kube-system/etcd", "kube-system/proxy"), p.skipped().stream().map(s -> s.pod().toString()).toList());
-        assertEquals(List.of("ignoring DaemonSet-managed Pods: kube-system/proxy"), p.warningLines());
-    }
+  @Test
+  void podsAreSortedAndSplitIntoEvictAndSkip() {
+    DrainPlan p =
+        plan(
+            b -> b.ignoreAllDaemonSets(true),
+            pod("b", "web-2").ownedBy("ReplicaSet", "web").build(),
+            pod("a", "web-1").ownedBy("ReplicaSet", "web").build(),
+            pod("kube-system", "proxy").ownedBy("DaemonSet", "proxy").build(),
+            pod("kube-system", "etcd").mirror().build());
+    assertFalse(p.refused());
+    assertEquals(List.of("a/web-1", "b/web-2"), names(p.toEvictRefs()));
+    assertEquals(
+        List.of("kube-system/etcd", "kube-system/proxy"),
+        p.skipped().stream().map(s -> s.pod().toString()).toList());
+    assertEquals(List.of("ignoring DaemonSet-managed Pods: kube-system/proxy"), p.warningLines());
+  }
 
-    @Test
-    void refusalsAreGroupedByReasonInFilterOrderWithSortedPods() {
-        DrainPlan p = plan(b -> b,
-                pod("z", "bare-2").build(),
-                pod("a", "cache").ownedBy("ReplicaSet", "c").emptyDir().build(),
-                pod("a", "bare-1").build(),
-                pod("kube-system", "proxy").ownedBy("DaemonSet", "proxy").build(),
-                pod("a", "fine").ownedBy("ReplicaSet", "r").build());
-        assertTrue(p.refused());
-        assertEquals(List.of(
-                        "cannot delete " + PodFilters.DAEMONSET_FATAL,
-                        "cannot delete " + PodFilters.LOCAL_STORAGE_FATAL,
-                        PodFilters.UNMANAGED_FATAL),
-                List.copyOf(p.refusals().keySet()));
-        assertEquals(List.of("a/bare-1", "z/bare-2"), names(p.refusals().get(PodFilters.UNMANAGED_FATAL)));
-    }
+  @Test
+  void refusalsAreGroupedByReasonInFilterOrderWithSortedPods() {
+    DrainPlan p =
+        plan(
+            b -> b,
+            pod("z", "bare-2").build(),
+            pod("a", "cache").ownedBy("ReplicaSet", "c").emptyDir().build(),
+            pod("a", "bare-1").build(),
+            pod("kube-system", "proxy").ownedBy("DaemonSet", "proxy").build(),
+            pod("a", "fine").ownedBy("ReplicaSet", "r").build());
+    assertTrue(p.refused());
+    assertEquals(
+        List.of(
+            "cannot delete " + PodFilters.DAEMONSET_FATAL,
+            "cannot delete " + PodFilters.LOCAL_STORAGE_FATAL,
+            PodFilters.UNMANAGED_FATAL),
+        List.copyOf(p.refusals().keySet()));
+    assertEquals(
+        List.of("a/bare-1", "z/bare-2"), names(p.refusals().get(PodFilters.UNMANAGED_FATAL)));
+  }
 
-    @Test
-    void refusedExceptionListsEveryRefusedPodKubectlStyle() {
-        DrainPlan p = plan(b -> b, pod("a", "bare-1").build(), pod("a", "bare-2").build(),
-                pod("a", "cache").ownedBy("ReplicaSet", "c").emptyDir().build());
-        DrainRefusedException e = new DrainRefusedException("node-1", p.refusals(), true);
-        assertEquals("cannot drain node \"node-1\": "
-                + "cannot delete Pods with local storage (use --delete-emptydir-data to override): a/cache; "
-                + "cannot delete Pods that declare no controller (use --force to override): a/bare-1, a/bare-2",
-                e.getMessage());
-        assertEquals(3, e.refusedPods().size());
-        assertTrue(e.cordonedByThisDrain());
-        assertThrows(UnsupportedOperationException.class, () -> e.refusals().clear());
-    }
+  @Test
+  void refusedExceptionListsEveryRefusedPodKubectlStyle() {
+    DrainPlan p =
+        plan(
+            b -> b,
+            pod("a", "bare-1").build(),
+            pod("a", "bare-2").build(),
+            pod("a", "cache").ownedBy("ReplicaSet", "c").emptyDir().build());
+    DrainRefusedException e = new DrainRefusedException("node-1", p.refusals(), true);
+    assertEquals(
+        "cannot drain node \"node-1\": "
+            + "cannot delete Pods with local storage (use --delete-emptydir-data to override): a/cache; "
+            + "cannot delete Pods that declare no controller (use --force to override): a/bare-1, a/bare-2",
+        e.getMessage());
+    assertEquals(3, e.refusedPods().size());
+    assertTrue(e.cordonedByThisDrain());
+    assertThrows(UnsupportedOperationException.class, () -> e.refusals().clear());
+  }
 
-    @Test
-    void kubectlReasonPrefixRule() {
-        assertEquals("cannot delete daemonsets.apps \"x\" not found", DrainRefusedException.kubectlReason("daemonsets.apps \"x\" not found"));
-        assertEquals("Cannot delete this", DrainRefusedException.kubectlReason("Cannot delete this"));
-        assertEquals("cannot delete unexpected error", DrainRefusedException.kubectlReason(""));
-    }
+  @Test
+  void kubectlReasonPrefixRule() {
+    assertEquals(
+        "cannot delete daemonsets.apps \"x\" not found",
+        DrainRefusedException.kubectlReason("daemonsets.apps \"x\" not found"));
+    assertEquals("Cannot delete this", DrainRefusedException.kubectlReason("Cannot delete this"));
+    assertEquals("cannot delete unexpected error", DrainRefusedException.kubectlReason(""));
+  }
 
-    @Test
-    void everyWarningIsKeptNotOnlyTheLast() {
-        DrainPlan p = plan(b -> b.force(true).deleteEmptyDirData(true), pod("a", "scratch").emptyDir().build());
-        assertEquals(List.of("a/scratch"), names(p.toEvictRefs()));
-        assertEquals(Map.of(
-                PodFilters.LOCAL_STORAGE_WARNING, List.of(new PodRef("a", "scratch", p.toEvictRefs().get(0).uid())),
-                PodFilters.UNMANAGED_WARNING, List.of(new PodRef("a", "scratch", p.toEvictRefs().get(0).uid()))), p.warnings());
-    }
+  @Test
+  void everyWarningIsKeptNotOnlyTheLast() {
+    DrainPlan p =
+        plan(b -> b.force(true).deleteEmptyDirData(true), pod("a", "scratch").emptyDir().build());
+    assertEquals(List.of("a/scratch"), names(p.toEvictRefs()));
+    assertEquals(
+        Map.of(
+            PodFilters.LOCAL_STORAGE_WARNING,
+                List.of(new PodRef("a", "scratch", p.toEvictRefs().get(0).uid())),
+            PodFilters.UNMANAGED_WARNING,
+                List.of(new PodRef("a", "scratch", p.toEvictRefs().get(0).uid()))),
+        p.warnings());
+  }
 
-    @Test
-    void aRefusingCallerFilterRefusesTheDrain() {
-        DrainPlan p = plan(b -> b.addFilter(x -> PodVerdict.refuse("Pods the operator pinned")),
-                pod("a", "web").ownedBy("ReplicaSet", "r").build());
-        assertEquals(List.of("cannot delete Pods the operator pinned"), List.copyOf(p.refusals().keySet()));
-    }
+  @Test
+  void aRefusingCallerFilterRefusesTheDrain() {
+    DrainPlan p =
+        plan(
+            b -> b.addFilter(x -> PodVerdict.refuse("Pods the operator pinned")),
+            pod("a", "web").ownedBy("ReplicaSet", "r").build());
+    assertEquals(
+        List.of("cannot delete Pods the operator pinned"), List.copyOf(p.refusals().keySet()));
+  }
 
-    @Test
-    void aFilterReturningNullIsABugReportedWithThePod() {
-        DrainOptions o = DrainOptions.builder().addFilter(x -> null).build();
-        DrainPlanner planner = new DrainPlanner(new PodFilters(o, (ns, n) -> DaemonSetLookup.Answer.exists(), Clock.systemUTC()).inOrder());
-        IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> planner.plan(List.of(pod("a", "web").ownedBy("ReplicaSet", "r").build())));
-        assertTrue(e.getMessage().contains("a/web"));
-    }
+  @Test
+  void aFilterReturningNullIsABugReportedWithThePod() {
+    DrainOptions o = DrainOptions.builder().addFilter(x -> null).build();
+    DrainPlanner planner =
+        new DrainPlanner(
+            new PodFilters(o, (ns, n) -> DaemonSetLookup.Answer.exists(), Clock.systemUTC())
+                .inOrder());
+    IllegalStateException e =
+        assertThrows(
+            IllegalStateException.class,
+            () -> planner.plan(List.of(pod("a", "web").ownedBy("ReplicaSet", "r").build())));
+    assertTrue(e.getMessage().contains("a/web"));
+  }
 
-    @Test
-    void emptyNodeHasAnEmptyPlan() {
-        DrainPlan p = plan(b -> b);
-        assertFalse(p.refused());
-        assertTrue(p.toEvict().isEmpty());
-        assertTrue(p.skipped().isEmpty());
-    }
+  @Test
+  void emptyNodeHasAnEmptyPlan() {
+    DrainPlan p = plan(b -> b);
+    assertFalse(p.refused());
+    assertTrue(p.toEvict().isEmpty());
+    assertTrue(p.skipped().isEmpty());
+  }
 }

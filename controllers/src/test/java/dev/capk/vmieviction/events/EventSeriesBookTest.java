@@ -28,12 +28,16 @@ class EventSeriesBookTest {
   static final int CAP = 3;
 
   final AtomicLong nanos = new AtomicLong();
-  final EventSeriesBook book = new EventSeriesBook(new Ticker() {
-    @Override
-    public long read() {
-      return nanos.get();
-    }
-  }, INTERVAL, CAP);
+  final EventSeriesBook book =
+      new EventSeriesBook(
+          new Ticker() {
+            @Override
+            public long read() {
+              return nanos.get();
+            }
+          },
+          INTERVAL,
+          CAP);
 
   /** An occurrence: after {@code afterSeconds}, {@code reason} in {@code scope}; outcome or not. */
   record Occurrence(int afterSeconds, String scope, String reason, boolean outcome) {}
@@ -52,30 +56,67 @@ class EventSeriesBookTest {
 
   static Stream<Arguments> table() {
     return Stream.of(
-        Arguments.of("the first occurrence creates the series",
+        Arguments.of(
+            "the first occurrence creates the series",
             List.of(at(0, "DrainBlocked")),
             List.of(new Create(1))),
-        Arguments.of("repeats within the interval are counted and go out with the next update",
-            List.of(at(0, "DrainBlocked"), at(1, "DrainBlocked"), at(1, "DrainBlocked"), at(30, "DrainBlocked"),
+        Arguments.of(
+            "repeats within the interval are counted and go out with the next update",
+            List.of(
+                at(0, "DrainBlocked"),
+                at(1, "DrainBlocked"),
+                at(1, "DrainBlocked"),
+                at(30, "DrainBlocked"),
                 at(1, "DrainBlocked")),
             List.of(new Create(1), new Fold(2), new Fold(3), new Update(4), new Fold(5))),
-        Arguments.of("non-outcome series beyond the cap are dropped, their repeats too; earlier series still update",
+        Arguments.of(
+            "non-outcome series beyond the cap are dropped, their repeats too; earlier series still update",
             List.of(at(0, "A"), at(0, "B"), at(0, "C"), at(0, "D"), at(60, "D"), at(0, "A")),
-            List.of(new Create(1), new Create(1), new Create(1), new Capped(), new Capped(), new Update(2))),
-        Arguments.of("outcomes are written past the cap, and every repeat at once",
-            List.of(at(0, "A"), at(0, "B"), at(0, "C"), outcome(0, "DrainSucceeded"), outcome(0, "VMIDeleted"),
+            List.of(
+                new Create(1),
+                new Create(1),
+                new Create(1),
+                new Capped(),
+                new Capped(),
+                new Update(2))),
+        Arguments.of(
+            "outcomes are written past the cap, and every repeat at once",
+            List.of(
+                at(0, "A"),
+                at(0, "B"),
+                at(0, "C"),
+                outcome(0, "DrainSucceeded"),
+                outcome(0, "VMIDeleted"),
                 outcome(1, "VMIDeleted")),
-            List.of(new Create(1), new Create(1), new Create(1), new Create(1), new Create(1), new Update(2))),
-        Arguments.of("another evacuation has its own series and its own cap",
-            List.of(in("evacuation-1", "A"), in("evacuation-1", "B"), in("evacuation-1", "C"),
-                in("evacuation-1", "DrainBlocked"), in("evacuation-2", "DrainBlocked"),
+            List.of(
+                new Create(1),
+                new Create(1),
+                new Create(1),
+                new Create(1),
+                new Create(1),
+                new Update(2))),
+        Arguments.of(
+            "another evacuation has its own series and its own cap",
+            List.of(
+                in("evacuation-1", "A"),
+                in("evacuation-1", "B"),
+                in("evacuation-1", "C"),
+                in("evacuation-1", "DrainBlocked"),
+                in("evacuation-2", "DrainBlocked"),
                 in("evacuation-2", "DrainBlocked")),
-            List.of(new Create(1), new Create(1), new Create(1), new Capped(), new Create(1), new Fold(2))));
+            List.of(
+                new Create(1),
+                new Create(1),
+                new Create(1),
+                new Capped(),
+                new Create(1),
+                new Fold(2))));
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("table")
-  void eachOccurrenceGetsItsDecision(String behaviour, List<Occurrence> occurrences, List<Decision> expected) {
+  void eachOccurrenceGetsItsDecision(
+      String behaviour, List<Occurrence> occurrences, List<Decision> expected) {
     List<Decision> got = new ArrayList<>();
     for (Occurrence o : occurrences) {
       nanos.addAndGet(Duration.ofSeconds(o.afterSeconds()).toNanos());
@@ -100,7 +141,10 @@ class EventSeriesBookTest {
     book.written(s, 2);
     nanos.addAndGet(INTERVAL.toNanos());
     assertEquals(new Update(3), book.occurred(s, false)); // not taken either
-    assertEquals(new Update(4), book.occurred(s, false), "still due: the last write is older than the interval");
+    assertEquals(
+        new Update(4),
+        book.occurred(s, false),
+        "still due: the last write is older than the interval");
   }
 
   @Test
@@ -126,7 +170,8 @@ class EventSeriesBookTest {
     assertEquals(a.eventName(), series("evacuation-1", "DrainBlocked").eventName());
     assertNotEquals(a.eventName(), series("evacuation-2", "DrainBlocked").eventName());
     assertNotEquals(a.eventName(), series("evacuation-1", "DrainSucceeded").eventName());
-    assertNotEquals(a.eventName(),
+    assertNotEquals(
+        a.eventName(),
         new Series("vm-1", "uid-1", "evacuation-1", "Normal", "DrainBlocked").eventName());
     String longName = "n".repeat(253);
     String name = new Series(longName, "uid", "", "Normal", "GuestNodeCordoned").eventName();

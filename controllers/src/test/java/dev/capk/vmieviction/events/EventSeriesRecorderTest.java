@@ -24,18 +24,32 @@ class EventSeriesRecorderTest {
 
   final AtomicLong nanos = new AtomicLong();
   final InMemoryStore store = new InMemoryStore();
-  final EventSeriesRecorder recorder = recorder(new EventSeriesBook(new Ticker() {
-    @Override
-    public long read() {
-      return nanos.get();
-    }
-  }, EventSeriesBook.UPDATE_INTERVAL, EventSeriesBook.MAX_SERIES_PER_SCOPE));
+  final EventSeriesRecorder recorder =
+      recorder(
+          new EventSeriesBook(
+              new Ticker() {
+                @Override
+                public long read() {
+                  return nanos.get();
+                }
+              },
+              EventSeriesBook.UPDATE_INTERVAL,
+              EventSeriesBook.MAX_SERIES_PER_SCOPE));
 
-  final V1ObjectReference vmi = new V1ObjectReference()
-      .apiVersion("kubevirt.io/v1").kind("VirtualMachineInstance").namespace("tenants").name("vm-1").uid("uid-1");
+  final V1ObjectReference vmi =
+      new V1ObjectReference()
+          .apiVersion("kubevirt.io/v1")
+          .kind("VirtualMachineInstance")
+          .namespace("tenants")
+          .name("vm-1")
+          .uid("uid-1");
 
   EventSeriesRecorder recorder(EventSeriesBook book) {
-    return new EventSeriesRecorder(book, store, "test", Set.of("DrainSucceeded", "VMIDeleted"),
+    return new EventSeriesRecorder(
+        book,
+        store,
+        "test",
+        Set.of("DrainSucceeded", "VMIDeleted"),
         Clock.fixed(Instant.parse("2025-01-01T12:00:00Z"), ZoneOffset.UTC));
   }
 
@@ -43,18 +57,26 @@ class EventSeriesRecorderTest {
   void aDrainBlockedWithEverChangingMessagesIsOneSeriesAndEveryOutcomeIsWritten() {
     recorder.record(vmi, "start-1", false, "DrainStarted", "started");
     for (int pass = 1; pass <= 100; pass++) {
-      recorder.record(vmi, "start-1", true, "DrainBlocked", "pod p-" + pass + " refused by \"pdb-" + pass + "\"");
+      recorder.record(
+          vmi,
+          "start-1",
+          true,
+          "DrainBlocked",
+          "pod p-" + pass + " refused by \"pdb-" + pass + "\"");
       nanos.addAndGet(Duration.ofSeconds(2).toNanos());
     }
     recorder.record(vmi, "start-1", false, "DrainSucceeded", "drained");
     recorder.record(vmi, "start-1", false, "VMIDeleted", "deleted");
 
-    assertEquals(Set.of("DrainStarted", "DrainBlocked", "DrainSucceeded", "VMIDeleted"), store.reasons(),
+    assertEquals(
+        Set.of("DrainStarted", "DrainBlocked", "DrainSucceeded", "VMIDeleted"),
+        store.reasons(),
         "one object per reason, not one per message: " + store.events.keySet());
     CoreV1Event blocked = store.byReason("DrainBlocked");
     assertTrue(blocked.getCount() > 90, "count of the series: " + blocked.getCount());
     assertTrue(blocked.getMessage().startsWith("pod p-"), blocked.getMessage());
-    assertTrue(store.writes < 20, "repeats are written at most every 30 s: " + store.writes + " writes");
+    assertTrue(
+        store.writes < 20, "repeats are written at most every 30 s: " + store.writes + " writes");
   }
 
   @Test
@@ -89,8 +111,13 @@ class EventSeriesRecorderTest {
 
   @Test
   void updatesAreJsonWithTheMessageEscaped() {
-    JsonObject patch = JsonParser.parseString(EventSeriesRecorder.updatePatch(
-        "pdb \"a\\b\"\n", 3, Instant.parse("2025-01-01T12:00:00Z").atOffset(ZoneOffset.UTC))).getAsJsonObject();
+    JsonObject patch =
+        JsonParser.parseString(
+                EventSeriesRecorder.updatePatch(
+                    "pdb \"a\\b\"\n",
+                    3,
+                    Instant.parse("2025-01-01T12:00:00Z").atOffset(ZoneOffset.UTC)))
+            .getAsJsonObject();
     assertEquals("pdb \"a\\b\"\n", patch.get("message").getAsString());
     assertEquals(3, patch.get("count").getAsInt());
     assertEquals("2025-01-01T12:00:00Z", patch.get("lastTimestamp").getAsString());
@@ -148,12 +175,16 @@ class EventSeriesRecorderTest {
     }
 
     Set<String> reasons() {
-      return events.values().stream().map(CoreV1Event::getReason)
+      return events.values().stream()
+          .map(CoreV1Event::getReason)
           .collect(java.util.stream.Collectors.toCollection(java.util.LinkedHashSet::new));
     }
 
     CoreV1Event byReason(String reason) {
-      return events.values().stream().filter(e -> reason.equals(e.getReason())).findFirst().orElseThrow();
+      return events.values().stream()
+          .filter(e -> reason.equals(e.getReason()))
+          .findFirst()
+          .orElseThrow();
     }
   }
 }

@@ -24,31 +24,48 @@ class DecisionsTest {
 
     DrainStartDecision decide(String annotation, java.time.Instant known) {
       return DrainStartDecision.decide(
-          DrainStartTime.parse(annotation, now, java.time.Duration.ofMinutes(1)), Optional.ofNullable(known), now);
+          DrainStartTime.parse(annotation, now, java.time.Duration.ofMinutes(1)),
+          Optional.ofNullable(known),
+          now);
     }
 
     @Test
     void withoutAKnownStartTheAnnotationIsTheRecord() {
-      assertEquals(new DrainStartDecision.Keep(java.time.Instant.parse("2025-03-01T11:00:00Z")),
+      assertEquals(
+          new DrainStartDecision.Keep(java.time.Instant.parse("2025-03-01T11:00:00Z")),
           decide("2025-03-01T11:00:00Z", null));
-      assertEquals(new DrainStartDecision.Begin(java.time.Instant.parse("2025-03-01T12:00:30Z")), decide(null, null),
+      assertEquals(
+          new DrainStartDecision.Begin(java.time.Instant.parse("2025-03-01T12:00:30Z")),
+          decide(null, null),
           "a new evacuation starts now, at second precision as written");
-      assertEquals(new DrainStartDecision.ReplaceMalformed(java.time.Instant.parse("2025-03-01T12:00:30Z"), "garbage"),
+      assertEquals(
+          new DrainStartDecision.ReplaceMalformed(
+              java.time.Instant.parse("2025-03-01T12:00:30Z"), "garbage"),
           decide("garbage", null));
     }
 
     @Test
     void withAKnownStartTheDeadlineOnlyMovesEarlier() {
       assertEquals(new DrainStartDecision.Keep(earliest), decide("2025-03-01T12:00:00Z", earliest));
-      assertEquals(new DrainStartDecision.Keep(java.time.Instant.parse("2025-03-01T11:50:00Z")),
-          decide("2025-03-01T11:50:00Z", earliest), "earlier: accepted");
-      assertEquals(new DrainStartDecision.Restore(earliest, DrainStartDecision.Tampering.MOVED_LATER, "2025-03-01T12:00:20Z"),
+      assertEquals(
+          new DrainStartDecision.Keep(java.time.Instant.parse("2025-03-01T11:50:00Z")),
+          decide("2025-03-01T11:50:00Z", earliest),
+          "earlier: accepted");
+      assertEquals(
+          new DrainStartDecision.Restore(
+              earliest, DrainStartDecision.Tampering.MOVED_LATER, "2025-03-01T12:00:20Z"),
           decide("2025-03-01T12:00:20Z", earliest));
-      assertEquals(new DrainStartDecision.Restore(earliest, DrainStartDecision.Tampering.REMOVED, null), decide(null, earliest));
-      assertEquals(new DrainStartDecision.Restore(earliest, DrainStartDecision.Tampering.MALFORMED, "soon"),
+      assertEquals(
+          new DrainStartDecision.Restore(earliest, DrainStartDecision.Tampering.REMOVED, null),
+          decide(null, earliest));
+      assertEquals(
+          new DrainStartDecision.Restore(earliest, DrainStartDecision.Tampering.MALFORMED, "soon"),
           decide("soon", earliest));
-      assertEquals(new DrainStartDecision.Restore(earliest, DrainStartDecision.Tampering.MALFORMED, "2030-01-01T00:00:00Z"),
-          decide("2030-01-01T00:00:00Z", earliest), "a future start is malformed");
+      assertEquals(
+          new DrainStartDecision.Restore(
+              earliest, DrainStartDecision.Tampering.MALFORMED, "2030-01-01T00:00:00Z"),
+          decide("2030-01-01T00:00:00Z", earliest),
+          "a future start is malformed");
     }
   }
 
@@ -56,14 +73,17 @@ class DecisionsTest {
   class EffectiveStrategy {
     @Test
     void vmisOwnStrategyWinsOverClusterDefaultAndFallback() {
-      assertEquals("External", EvictionStrategies.effective("External", Optional.of("LiveMigrate"), "None"));
-      assertEquals("None", EvictionStrategies.effective("None", Optional.of("External"), "External"));
+      assertEquals(
+          "External", EvictionStrategies.effective("External", Optional.of("LiveMigrate"), "None"));
+      assertEquals(
+          "None", EvictionStrategies.effective("None", Optional.of("External"), "External"));
     }
 
     @Test
     void unsetStrategyTakesTheKubeVirtClusterDefault() {
       assertEquals("External", EvictionStrategies.effective(null, Optional.of("External"), "None"));
-      assertEquals("External", EvictionStrategies.effective("  ", Optional.of(" External "), "None"));
+      assertEquals(
+          "External", EvictionStrategies.effective("  ", Optional.of(" External "), "None"));
     }
 
     @Test
@@ -93,12 +113,15 @@ class DecisionsTest {
   class ShouldAct {
     @Test
     void externalWithEvacuationNodeIsEvacuated() {
-      assertEquals(Eligibility.EVACUATE, Eligibility.of(vmi("vm", "External", "infra-1"), "External"));
+      assertEquals(
+          Eligibility.EVACUATE, Eligibility.of(vmi("vm", "External", "infra-1"), "External"));
     }
 
     @Test
     void vmiBeingDeletedIsLeftAloneWhateverElseItSays() {
-      assertEquals(Eligibility.DELETING, Eligibility.of(deleting(vmi("vm", "External", "infra-1")), "External"));
+      assertEquals(
+          Eligibility.DELETING,
+          Eligibility.of(deleting(vmi("vm", "External", "infra-1")), "External"));
     }
 
     @Test
@@ -110,8 +133,10 @@ class DecisionsTest {
 
     @Test
     void externalWithoutEvacuationNodeIsNotEvacuating() {
-      assertEquals(Eligibility.NOT_EVACUATING, Eligibility.of(vmi("vm", "External", null), "External"));
-      assertEquals(Eligibility.NOT_EVACUATING, Eligibility.of(vmi("vm", "External", ""), "External"));
+      assertEquals(
+          Eligibility.NOT_EVACUATING, Eligibility.of(vmi("vm", "External", null), "External"));
+      assertEquals(
+          Eligibility.NOT_EVACUATING, Eligibility.of(vmi("vm", "External", ""), "External"));
       var noStatus = vmi("vm", "External", null).status(null);
       assertEquals(Eligibility.NOT_EVACUATING, Eligibility.of(noStatus, "External"));
     }
@@ -130,18 +155,21 @@ class DecisionsTest {
     void otherwiseTheNodeWhoseProviderIdNamesTheVmi() {
       V1Node byProvider = node("guest-node-x", "kubevirt://vm-1", false, "True");
       V1Node other = node("guest-node-y", "kubevirt://vm-2", false, "True");
-      assertEquals(Optional.of(byProvider), GuestNodeMatch.choose("vm-1", List.of(other, byProvider)));
+      assertEquals(
+          Optional.of(byProvider), GuestNodeMatch.choose("vm-1", List.of(other, byProvider)));
     }
 
     @Test
     void noMatchMeansNoNode() {
-      assertEquals(Optional.empty(), GuestNodeMatch.choose("vm-1", List.of(node("a", null, false, "True"))));
+      assertEquals(
+          Optional.empty(), GuestNodeMatch.choose("vm-1", List.of(node("a", null, false, "True"))));
       assertEquals(Optional.empty(), GuestNodeMatch.choose("vm-1", List.of()));
     }
 
     @Test
     void providerIdMustMatchExactlyNotByPrefix() {
-      assertEquals(Optional.empty(),
+      assertEquals(
+          Optional.empty(),
           GuestNodeMatch.choose("vm-1", List.of(node("x", "kubevirt://vm-10", false, "True"))));
     }
   }
@@ -158,7 +186,8 @@ class DecisionsTest {
     @Test
     void missingReadyConditionCountsAsUnreachable() {
       assertEquals(NodeReadiness.UNREACHABLE, NodeReadiness.of(node("n", null, false, null)));
-      assertEquals(NodeReadiness.UNREACHABLE,
+      assertEquals(
+          NodeReadiness.UNREACHABLE,
           NodeReadiness.of(node("n", null, false, null).status(new V1NodeStatus())));
     }
   }
@@ -173,33 +202,47 @@ class DecisionsTest {
 
     @Test
     void nodeWithoutOurMarkIsNeverOurs_evenIfCordoned() {
-      assertEquals(UncordonDecision.NOT_OURS, UncordonDecision.of(node("vm-1", null, true, "True"), vmi("vm-1", "External", null)));
+      assertEquals(
+          UncordonDecision.NOT_OURS,
+          UncordonDecision.of(node("vm-1", null, true, "True"), vmi("vm-1", "External", null)));
     }
 
     @Test
     void markedCordonedReadyNodeOfARunningRecreatedVmiIsUncordoned() {
-      assertEquals(UncordonDecision.UNCORDON, UncordonDecision.of(marked(true, "True"), vmi("vm-1", "External", null)));
+      assertEquals(
+          UncordonDecision.UNCORDON,
+          UncordonDecision.of(marked(true, "True"), vmi("vm-1", "External", null)));
     }
 
     @Test
     void waitsWhileTheVmiStillEvacuatesOrIsNotRunningOrIsDeleted() {
-      assertEquals(UncordonDecision.WAIT, UncordonDecision.of(marked(true, "True"), vmi("vm-1", "External", "infra-1")));
+      assertEquals(
+          UncordonDecision.WAIT,
+          UncordonDecision.of(marked(true, "True"), vmi("vm-1", "External", "infra-1")));
       var pending = vmi("vm-1", "External", null);
       pending.getStatus().setPhase("Scheduling");
       assertEquals(UncordonDecision.WAIT, UncordonDecision.of(marked(true, "True"), pending));
-      assertEquals(UncordonDecision.WAIT, UncordonDecision.of(marked(true, "True"), deleting(vmi("vm-1", "External", null))));
+      assertEquals(
+          UncordonDecision.WAIT,
+          UncordonDecision.of(marked(true, "True"), deleting(vmi("vm-1", "External", null))));
       assertEquals(UncordonDecision.WAIT, UncordonDecision.of(marked(true, "True"), null));
     }
 
     @Test
     void waitsUntilTheGuestNodeIsReadyAgain() {
-      assertEquals(UncordonDecision.WAIT, UncordonDecision.of(marked(true, "False"), vmi("vm-1", "External", null)));
-      assertEquals(UncordonDecision.WAIT, UncordonDecision.of(marked(true, "Unknown"), vmi("vm-1", "External", null)));
+      assertEquals(
+          UncordonDecision.WAIT,
+          UncordonDecision.of(marked(true, "False"), vmi("vm-1", "External", null)));
+      assertEquals(
+          UncordonDecision.WAIT,
+          UncordonDecision.of(marked(true, "Unknown"), vmi("vm-1", "External", null)));
     }
 
     @Test
     void markOnAnAlreadySchedulableNodeIsOnlyRemoved() {
-      assertEquals(UncordonDecision.REMOVE_MARK, UncordonDecision.of(marked(false, "True"), vmi("vm-1", "External", "infra-1")));
+      assertEquals(
+          UncordonDecision.REMOVE_MARK,
+          UncordonDecision.of(marked(false, "True"), vmi("vm-1", "External", "infra-1")));
     }
   }
 }

@@ -32,7 +32,9 @@ class DocumentedEventReasonsTest {
     int start = doc.indexOf("### On VMIs");
     int end = doc.indexOf("### ", start + 4);
     Set<String> documented = new TreeSet<>();
-    Matcher row = Pattern.compile("(?m)^\\| `([A-Za-z]+)` \\| (Normal|Warning) \\|").matcher(doc.substring(start, end));
+    Matcher row =
+        Pattern.compile("(?m)^\\| `([A-Za-z]+)` \\| (Normal|Warning) \\|")
+            .matcher(doc.substring(start, end));
     while (row.find()) {
       documented.add(row.group(1));
     }

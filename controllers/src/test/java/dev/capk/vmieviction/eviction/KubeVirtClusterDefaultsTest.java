@@ -25,10 +25,16 @@ class KubeVirtClusterDefaultsTest {
     ApiClient client = new ApiClient().setBasePath("http://127.0.0.1:" + closedPort);
     client.setConnectTimeout(1000);
     GenericKubernetesApi<KubeVirt, KubeVirtList> api =
-        new GenericKubernetesApi<>(KubeVirt.class, KubeVirtList.class, KubeVirtApi.GROUP, KubeVirtApi.VERSION,
-            KubeVirtApi.KUBEVIRT_PLURAL, client);
+        new GenericKubernetesApi<>(
+            KubeVirt.class,
+            KubeVirtList.class,
+            KubeVirtApi.GROUP,
+            KubeVirtApi.VERSION,
+            KubeVirtApi.KUBEVIRT_PLURAL,
+            client);
 
-    KubeVirtClusterDefaults defaults = new KubeVirtClusterDefaults(api, Duration.ofMinutes(1), Clock.systemUTC());
+    KubeVirtClusterDefaults defaults =
+        new KubeVirtClusterDefaults(api, Duration.ofMinutes(1), Clock.systemUTC());
 
     assertEquals(Optional.empty(), defaults.evictionStrategy());
   }
@@ -40,30 +46,44 @@ class KubeVirtClusterDefaultsTest {
   @Test
   void aSuccessWithoutABodyMeansUnknownNotAnException() throws Exception {
     try (ServerSocket server = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
-      Thread answering = new Thread(() -> {
-        while (!server.isClosed()) {
-          try (java.net.Socket s = server.accept()) {
-            java.io.BufferedReader in = new java.io.BufferedReader(
-                new java.io.InputStreamReader(s.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII));
-            for (String line = in.readLine(); line != null && !line.isEmpty(); line = in.readLine()) {
-              // the request's head; it has no body
-            }
-            s.getOutputStream().write(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-          } catch (java.io.IOException e) {
-            return;
-          }
-        }
-      }, "empty-200");
+      Thread answering =
+          new Thread(
+              () -> {
+                while (!server.isClosed()) {
+                  try (java.net.Socket s = server.accept()) {
+                    java.io.BufferedReader in =
+                        new java.io.BufferedReader(
+                            new java.io.InputStreamReader(
+                                s.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII));
+                    for (String line = in.readLine();
+                        line != null && !line.isEmpty();
+                        line = in.readLine()) {
+                      // the request's head; it has no body
+                    }
+                    s.getOutputStream()
+                        .write(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                                .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                  } catch (java.io.IOException e) {
+                    return;
+                  }
+                }
+              },
+              "empty-200");
       answering.setDaemon(true);
       answering.start();
       ApiClient client = new ApiClient().setBasePath("http://127.0.0.1:" + server.getLocalPort());
       GenericKubernetesApi<KubeVirt, KubeVirtList> api =
-          new GenericKubernetesApi<>(KubeVirt.class, KubeVirtList.class, KubeVirtApi.GROUP, KubeVirtApi.VERSION,
-              KubeVirtApi.KUBEVIRT_PLURAL, client);
+          new GenericKubernetesApi<>(
+              KubeVirt.class,
+              KubeVirtList.class,
+              KubeVirtApi.GROUP,
+              KubeVirtApi.VERSION,
+              KubeVirtApi.KUBEVIRT_PLURAL,
+              client);
 
-      KubeVirtClusterDefaults defaults = new KubeVirtClusterDefaults(api, Duration.ofMinutes(1), Clock.systemUTC());
+      KubeVirtClusterDefaults defaults =
+          new KubeVirtClusterDefaults(api, Duration.ofMinutes(1), Clock.systemUTC());
 
       assertEquals(Optional.empty(), defaults.evictionStrategy());
     }

@@ -44,15 +44,20 @@ class PatchesTest {
 
   @Test
   void blockersNameTheBudgetsAndPods() {
-    DrainPass p = new DrainPass(false, 0, 2, Map.of("ns/db-0", Set.of("ns/db-pdb")), List.of(), List.of(), "s");
+    DrainPass p =
+        new DrainPass(
+            false, 0, 2, Map.of("ns/db-0", Set.of("ns/db-pdb")), List.of(), List.of(), "s");
     assertTrue(p.blockers().contains("ns/db-pdb"), p.blockers());
     assertTrue(p.blockers().contains("ns/db-0"), p.blockers());
-    assertEquals("2 pod(s) still terminating", new DrainPass(false, 0, 2, Map.of(), List.of(), List.of(), "s").blockers());
+    assertEquals(
+        "2 pod(s) still terminating",
+        new DrainPass(false, 0, 2, Map.of(), List.of(), List.of(), "s").blockers());
   }
 
   @Test
   void eventMessagesAreCutToTheApiLimit() {
     String longMessage = "x".repeat(5000);
-    assertEquals(EventSeriesRecorder.MAX_MESSAGE, EventSeriesRecorder.truncate(longMessage).length());
+    assertEquals(
+        EventSeriesRecorder.MAX_MESSAGE, EventSeriesRecorder.truncate(longMessage).length());
   }
 }

@@ -24,14 +24,19 @@ final class TestVmis {
             .name(name)
             .uid("uid-" + name)
             .resourceVersion("1")
-            .labels(new HashMap<>(java.util.Map.of(
-                CapkLabels.KUBEVIRT_MACHINE_NAME, name,
-                CapkLabels.CLUSTER_NAME, "guest")))
+            .labels(
+                new HashMap<>(
+                    java.util.Map.of(
+                        CapkLabels.KUBEVIRT_MACHINE_NAME, name, CapkLabels.CLUSTER_NAME, "guest")))
             .annotations(new HashMap<>());
     return new VirtualMachineInstance()
         .metadata(meta)
         .spec(new VirtualMachineInstanceSpec().evictionStrategy(strategy))
-        .status(new VirtualMachineInstanceStatus().evacuationNodeName(evacuationNode).phase("Running").nodeName("infra-1"));
+        .status(
+            new VirtualMachineInstanceStatus()
+                .evacuationNodeName(evacuationNode)
+                .phase("Running")
+                .nodeName("infra-1"));
   }
 
   static VirtualMachineInstance deleting(VirtualMachineInstance vmi) {
@@ -42,10 +47,20 @@ final class TestVmis {
   static V1Node node(String name, String providerId, boolean unschedulable, String ready) {
     V1Node n =
         new V1Node()
-            .metadata(new V1ObjectMeta().name(name).uid("node-uid-" + name).resourceVersion("7").annotations(new HashMap<>()))
-            .spec(new V1NodeSpec().providerID(providerId).unschedulable(unschedulable ? Boolean.TRUE : null));
+            .metadata(
+                new V1ObjectMeta()
+                    .name(name)
+                    .uid("node-uid-" + name)
+                    .resourceVersion("7")
+                    .annotations(new HashMap<>()))
+            .spec(
+                new V1NodeSpec()
+                    .providerID(providerId)
+                    .unschedulable(unschedulable ? Boolean.TRUE : null));
     if (ready != null) {
-      n.status(new V1NodeStatus().conditions(List.of(new V1NodeCondition().type("Ready").status(ready))));
+      n.status(
+          new V1NodeStatus()
+              .conditions(List.of(new V1NodeCondition().type("Ready").status(ready))));
     }
     return n;
   }

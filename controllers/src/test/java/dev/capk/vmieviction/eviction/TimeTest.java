@@ -40,14 +40,25 @@ class TimeTest {
 
     @Test
     void offsetsAndFractionsAreAcceptedAndNormalisedToUtc() {
-      assertEquals(new DrainStartTime.Valid(Instant.parse("2025-03-01T11:00:00Z")),
+      assertEquals(
+          new DrainStartTime.Valid(Instant.parse("2025-03-01T11:00:00Z")),
           DrainStartTime.parse("2025-03-01T13:00:00+02:00", NOW, SKEW));
-      assertEquals(new DrainStartTime.Valid(Instant.parse("2025-03-01T11:59:59.5Z")),
+      assertEquals(
+          new DrainStartTime.Valid(Instant.parse("2025-03-01T11:59:59.5Z")),
           DrainStartTime.parse("2025-03-01T11:59:59.5Z", NOW, SKEW));
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", " ", "yesterday", "2025-03-01", "2025-03-01 11:00:00", "1700000000", "2025-13-01T00:00:00Z"})
+    @ValueSource(
+        strings = {
+          "",
+          " ",
+          "yesterday",
+          "2025-03-01",
+          "2025-03-01 11:00:00",
+          "1700000000",
+          "2025-13-01T00:00:00Z"
+        })
     void garbageIsMalformedAndKeptForTheMessage(String raw) {
       var p = DrainStartTime.parse(raw, NOW, SKEW);
       assertEquals(new DrainStartTime.Malformed(raw), p);
@@ -55,12 +66,14 @@ class TimeTest {
 
     @Test
     void aStartFarInTheFutureIsMalformed_itWouldPostponeTheDeadline() {
-      assertInstanceOf(DrainStartTime.Malformed.class, DrainStartTime.parse("2025-03-01T13:00:00Z", NOW, SKEW));
+      assertInstanceOf(
+          DrainStartTime.Malformed.class, DrainStartTime.parse("2025-03-01T13:00:00Z", NOW, SKEW));
     }
 
     @Test
     void aStartSlightlyInTheFutureIsToleratedAsClockSkew() {
-      assertInstanceOf(DrainStartTime.Valid.class, DrainStartTime.parse("2025-03-01T12:00:30Z", NOW, SKEW));
+      assertInstanceOf(
+          DrainStartTime.Valid.class, DrainStartTime.parse("2025-03-01T12:00:30Z", NOW, SKEW));
     }
   }
 
@@ -110,14 +123,18 @@ class TimeTest {
 
     @Test
     void remainingNeverNegative() {
-      assertEquals(Duration.ofSeconds(40), deadline(Duration.ofMinutes(1), null, NOW.plusSeconds(20)).remaining());
-      assertEquals(Duration.ZERO, deadline(Duration.ofMinutes(1), null, NOW.plusSeconds(120)).remaining());
+      assertEquals(
+          Duration.ofSeconds(40),
+          deadline(Duration.ofMinutes(1), null, NOW.plusSeconds(20)).remaining());
+      assertEquals(
+          Duration.ZERO, deadline(Duration.ofMinutes(1), null, NOW.plusSeconds(120)).remaining());
     }
 
     @Test
     void requeueIsTheWantedDelayWhenTheDeadlineIsFar() {
       Deadline d = deadline(TEN_MINUTES, null, NOW);
-      assertEquals(Duration.ofSeconds(20), EvacuationDeadline.requeueDelay(d, Duration.ofSeconds(20)));
+      assertEquals(
+          Duration.ofSeconds(20), EvacuationDeadline.requeueDelay(d, Duration.ofSeconds(20)));
     }
 
     @Test
@@ -125,7 +142,9 @@ class TimeTest {
       Deadline d = deadline(Duration.ofSeconds(30), null, NOW.plusSeconds(25));
       Duration delay = EvacuationDeadline.requeueDelay(d, Duration.ofMinutes(5));
       assertEquals(Duration.ofSeconds(5).plus(EvacuationDeadline.DEADLINE_MARGIN), delay);
-      assertTrue(NOW.plusSeconds(25).plus(delay).isAfter(d.at()), "the requeue must see the deadline passed");
+      assertTrue(
+          NOW.plusSeconds(25).plus(delay).isAfter(d.at()),
+          "the requeue must see the deadline passed");
     }
 
     @Test
@@ -136,16 +155,21 @@ class TimeTest {
 
     @Test
     void drainPassIsTheAttemptTimeoutCutToWhatIsLeft() {
-      assertEquals(Duration.ofSeconds(20),
+      assertEquals(
+          Duration.ofSeconds(20),
           EvacuationDeadline.passTimeout(deadline(TEN_MINUTES, null, NOW), Duration.ofSeconds(20)));
-      assertEquals(Duration.ofSeconds(3), EvacuationDeadline.passTimeout(
-          deadline(TEN_MINUTES, null, NOW.plus(TEN_MINUTES).minusSeconds(3)), Duration.ofSeconds(20)));
+      assertEquals(
+          Duration.ofSeconds(3),
+          EvacuationDeadline.passTimeout(
+              deadline(TEN_MINUTES, null, NOW.plus(TEN_MINUTES).minusSeconds(3)),
+              Duration.ofSeconds(20)));
     }
 
     @Test
     void drainPassGetsAtLeastASecond() {
       Deadline d = deadline(TEN_MINUTES, null, NOW.plus(TEN_MINUTES).minusMillis(10));
-      assertEquals(EvacuationDeadline.MIN_PASS, EvacuationDeadline.passTimeout(d, Duration.ofSeconds(20)));
+      assertEquals(
+          EvacuationDeadline.MIN_PASS, EvacuationDeadline.passTimeout(d, Duration.ofSeconds(20)));
     }
   }
 }

@@ -72,7 +72,8 @@ class VmiEvictionReconcilerTest {
             connector,
             events,
             new EvictionMetrics(new CollectorRegistry()),
-            new EvictionSettings(TIMEOUT, RETRY, Duration.ofSeconds(20), "None", Duration.ofMinutes(1)),
+            new EvictionSettings(
+                TIMEOUT, RETRY, Duration.ofSeconds(20), "None", Duration.ofMinutes(1)),
             clock);
   }
 
@@ -86,7 +87,9 @@ class VmiEvictionReconcilerTest {
 
   static void assertRequeueWithin(Result r, Duration max) {
     assertTrue(r.isRequeue(), "requeue expected: " + r);
-    assertTrue(r.getRequeueAfter() != null && r.getRequeueAfter().compareTo(max) <= 0, "requeue " + r + " later than " + max);
+    assertTrue(
+        r.getRequeueAfter() != null && r.getRequeueAfter().compareTo(max) <= 0,
+        "requeue " + r + " later than " + max);
   }
 
   @Test
@@ -98,16 +101,26 @@ class VmiEvictionReconcilerTest {
     Result r = reconcile("vm-1");
 
     assertFalse(r.isRequeue());
-    assertEquals("2025-03-01T12:00:00Z", vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME));
+    assertEquals(
+        "2025-03-01T12:00:00Z", vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME));
     assertEquals(List.of("cordon vm-1 for uid-vm-1", "drain vm-1"), guest.calls);
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
-    assertTrue(events.reasons().containsAll(List.of(EventReasons.DRAIN_STARTED, EventReasons.DRAIN_SUCCEEDED, EventReasons.VMI_DELETED)));
+    assertTrue(
+        events
+            .reasons()
+            .containsAll(
+                List.of(
+                    EventReasons.DRAIN_STARTED,
+                    EventReasons.DRAIN_SUCCEEDED,
+                    EventReasons.VMI_DELETED)));
   }
 
   @Test
   void guestRequestsOfAnEvacuationAreBoundedByTheTimeLeftBeforeTheDeadline() {
     VirtualMachineInstance v = evacuating("vm-1");
-    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:58:00Z");
+    v.getMetadata()
+        .getAnnotations()
+        .put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:58:00Z");
     guest.node = Optional.of(node("vm-1", null, false, "True"));
     guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
 
@@ -119,7 +132,9 @@ class VmiEvictionReconcilerTest {
   @Test
   void pastTheDeadlineTheVmiIsDeletedBeforeAnyGuestAccess() {
     VirtualMachineInstance v = evacuating("vm-1");
-    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:49:00Z");
+    v.getMetadata()
+        .getAnnotations()
+        .put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:49:00Z");
 
     Result r = reconcile("vm-1");
 
@@ -160,7 +175,9 @@ class VmiEvictionReconcilerTest {
   @Test
   void missingClusterIsEventedAndRequeuedButTheDeadlineStillFires() {
     evacuating("vm-1");
-    connectFailure = new GuestAccessException(GuestAccessException.Reason.ClusterNotFound, "Cluster tenant-a/guest not found");
+    connectFailure =
+        new GuestAccessException(
+            GuestAccessException.Reason.ClusterNotFound, "Cluster tenant-a/guest not found");
 
     Result r = reconcile("vm-1");
     assertRequeueWithin(r, TIMEOUT);
@@ -179,26 +196,33 @@ class VmiEvictionReconcilerTest {
   @Test
   void failureBackoffGrowsButNeverPassesTheDeadline() {
     evacuating("vm-1");
-    connectFailure = new GuestAccessException(GuestAccessException.Reason.GuestAPIUnavailable, "guest down");
+    connectFailure =
+        new GuestAccessException(GuestAccessException.Reason.GuestAPIUnavailable, "guest down");
     List<Duration> delays = new ArrayList<>();
     while (vmis.deletedUids.isEmpty()) {
       Result r = reconcile("vm-1");
       if (!r.isRequeue()) {
         break;
       }
-      assertRequeueWithin(r, Duration.between(clock.now, T0.plus(TIMEOUT)).plus(EvacuationDeadline.DEADLINE_MARGIN));
+      assertRequeueWithin(
+          r,
+          Duration.between(clock.now, T0.plus(TIMEOUT)).plus(EvacuationDeadline.DEADLINE_MARGIN));
       delays.add(r.getRequeueAfter());
       clock.now = clock.now.plus(r.getRequeueAfter());
     }
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
     assertTrue(delays.get(1).compareTo(delays.get(0)) > 0, "backoff grows: " + delays);
-    assertTrue(delays.stream().allMatch(d -> d.compareTo(Duration.ofMinutes(1)) <= 0), "backoff bounded: " + delays);
+    assertTrue(
+        delays.stream().allMatch(d -> d.compareTo(Duration.ofMinutes(1)) <= 0),
+        "backoff bounded: " + delays);
   }
 
   @Test
   void recordedStartTimeIsKeptAcrossRestarts() {
     VirtualMachineInstance v = evacuating("vm-1");
-    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:55:00Z");
+    v.getMetadata()
+        .getAnnotations()
+        .put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:55:00Z");
     guest.node = Optional.of(node("vm-1", null, false, "True"));
     guest.passes.add(blocked("ns/p", "ns/pdb"));
 
@@ -217,11 +241,15 @@ class VmiEvictionReconcilerTest {
 
     reconcile("vm-1");
 
-    assertEquals("2025-03-01T12:00:00Z", vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME));
-    assertTrue(events.message("Warning", EventReasons.DRAIN_START_TIME_INVALID).contains("not-a-time"));
+    assertEquals(
+        "2025-03-01T12:00:00Z", vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME));
+    assertTrue(
+        events.message("Warning", EventReasons.DRAIN_START_TIME_INVALID).contains("not-a-time"));
   }
 
-  /** Evacuation of vm-1 under way since T0, its drain blocked; then someone edits the annotation. */
+  /**
+   * Evacuation of vm-1 under way since T0, its drain blocked; then someone edits the annotation.
+   */
   VirtualMachineInstance blockedSinceT0() {
     VirtualMachineInstance v = evacuating("vm-1");
     guest.node = Optional.of(node("vm-1", null, false, "True"));
@@ -229,33 +257,44 @@ class VmiEvictionReconcilerTest {
       guest.passes.add(blocked("ns/p", "ns/pdb"));
     }
     reconcile("vm-1");
-    assertEquals("2025-03-01T12:00:00Z", v.getMetadata().getAnnotations().get(EvictionAnnotations.DRAIN_START_TIME));
+    assertEquals(
+        "2025-03-01T12:00:00Z",
+        v.getMetadata().getAnnotations().get(EvictionAnnotations.DRAIN_START_TIME));
     return v;
   }
 
-  void assertRestoredAndDeletedAtTheOriginalDeadline(VirtualMachineInstance v, String tamperingPhrase) {
+  void assertRestoredAndDeletedAtTheOriginalDeadline(
+      VirtualMachineInstance v, String tamperingPhrase) {
     clock.now = T0.plusSeconds(90);
     reconcile("vm-1");
-    assertEquals("2025-03-01T12:00:00Z", v.getMetadata().getAnnotations().get(EvictionAnnotations.DRAIN_START_TIME),
+    assertEquals(
+        "2025-03-01T12:00:00Z",
+        v.getMetadata().getAnnotations().get(EvictionAnnotations.DRAIN_START_TIME),
         "the earliest start is written back");
     String warning = events.message("Warning", EventReasons.DRAIN_START_TIME_RESTORED);
-    assertTrue(warning.contains(tamperingPhrase) && warning.contains("2025-03-01T12:10:00Z"), warning);
-    assertFalse(events.has("Warning", EventReasons.DRAIN_START_TIME_INVALID), "not a new evacuation");
+    assertTrue(
+        warning.contains(tamperingPhrase) && warning.contains("2025-03-01T12:10:00Z"), warning);
+    assertFalse(
+        events.has("Warning", EventReasons.DRAIN_START_TIME_INVALID), "not a new evacuation");
 
     clock.now = T0.plus(TIMEOUT).minusSeconds(1);
     reconcile("vm-1");
     assertTrue(vmis.deletedUids.isEmpty(), "not before the original deadline");
     clock.now = T0.plus(TIMEOUT);
     reconcile("vm-1");
-    assertEquals(List.of("uid-vm-1"), vmis.deletedUids, "deleted at the original deadline, not a later one");
+    assertEquals(
+        List.of("uid-vm-1"), vmis.deletedUids, "deleted at the original deadline, not a later one");
   }
 
   @Test
   void drainStartMovedLaterMidDrainIsRestoredAndTheOriginalDeadlineHolds() {
     VirtualMachineInstance v = blockedSinceT0();
     clock.now = T0.plusSeconds(60);
-    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T12:01:00Z");
-    assertRestoredAndDeletedAtTheOriginalDeadline(v, "was moved later (to \"2025-03-01T12:01:00Z\")");
+    v.getMetadata()
+        .getAnnotations()
+        .put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T12:01:00Z");
+    assertRestoredAndDeletedAtTheOriginalDeadline(
+        v, "was moved later (to \"2025-03-01T12:01:00Z\")");
   }
 
   @Test
@@ -268,14 +307,18 @@ class VmiEvictionReconcilerTest {
   @Test
   void drainStartMadeMalformedMidDrainIsRestoredAndTheOriginalDeadlineHolds() {
     VirtualMachineInstance v = blockedSinceT0();
-    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2099-01-01T00:00:00Z");
+    v.getMetadata()
+        .getAnnotations()
+        .put(EvictionAnnotations.DRAIN_START_TIME, "2099-01-01T00:00:00Z");
     assertRestoredAndDeletedAtTheOriginalDeadline(v, "was made unusable");
   }
 
   @Test
   void anEarlierDrainStartMidDrainIsAcceptedAndBringsTheDeadlineForward() {
     VirtualMachineInstance v = blockedSinceT0();
-    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:55:00Z");
+    v.getMetadata()
+        .getAnnotations()
+        .put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:55:00Z");
     int patches = vmis.patches;
 
     clock.now = T0.plus(TIMEOUT).minusSeconds(300);
@@ -293,7 +336,8 @@ class VmiEvictionReconcilerTest {
     vmis.conflictsLeft = 1;
 
     assertEquals(new Result(true, VmiEvictionReconciler.CONFLICT_RETRY), reconcile("vm-1"));
-    assertFalse(events.has("Warning", EventReasons.DRAIN_START_TIME_RESTORED),
+    assertFalse(
+        events.has("Warning", EventReasons.DRAIN_START_TIME_RESTORED),
         "a 409 means our cache was stale: nothing to warn about yet");
   }
 
@@ -307,10 +351,15 @@ class VmiEvictionReconcilerTest {
       assertEquals(VmiEvictionReconciler.DONE, reconcile("vm-quiet"));
     }
 
-    assertEquals(List.of(EventReasons.EVACUATION_LEFT_TO_KUBEVIRT), events.reasons(), "one event per VMI UID, none when not marked");
+    assertEquals(
+        List.of(EventReasons.EVACUATION_LEFT_TO_KUBEVIRT),
+        events.reasons(),
+        "one event per VMI UID, none when not marked");
     Event told = events.list.get(0);
     assertEquals("Normal", told.type());
-    assertTrue(told.message().contains("--default-eviction-strategy=None") && told.message().contains("evictionStrategy: External"),
+    assertTrue(
+        told.message().contains("--default-eviction-strategy=None")
+            && told.message().contains("evictionStrategy: External"),
         told.message());
     assertEquals(List.of(), connects);
 
@@ -356,7 +405,9 @@ class VmiEvictionReconcilerTest {
   @Test
   void drainPassNeverRunsPastTheDeadline() {
     VirtualMachineInstance v = evacuating("vm-1");
-    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:50:03Z");
+    v.getMetadata()
+        .getAnnotations()
+        .put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:50:03Z");
     guest.node = Optional.of(node("vm-1", null, false, "True"));
     guest.passes.add(blocked("ns/p", "ns/pdb"));
 
@@ -392,9 +443,12 @@ class VmiEvictionReconcilerTest {
     assertEquals(List.of(), connects, "no guest access");
     assertEquals(0, vmis.patches, "no annotation written");
     assertTrue(vmis.deletedUids.isEmpty());
-    assertEquals(List.of(EventReasons.EVICTION_STRATEGY_UNKNOWN, EventReasons.EVICTION_STRATEGY_UNKNOWN), events.reasons(),
+    assertEquals(
+        List.of(EventReasons.EVICTION_STRATEGY_UNKNOWN, EventReasons.EVICTION_STRATEGY_UNKNOWN),
+        events.reasons(),
         "one warning per evacuating VMI, none for the quiet one");
-    assertTrue(events.list.get(0).message().contains("\"Exterminate\""), events.list.get(0).message());
+    assertTrue(
+        events.list.get(0).message().contains("\"Exterminate\""), events.list.get(0).message());
     assertEquals("Warning", events.list.get(0).type());
   }
 
@@ -425,7 +479,9 @@ class VmiEvictionReconcilerTest {
   void refusedDrainIsWarnedAndRetried() {
     evacuating("vm-1");
     guest.node = Optional.of(node("vm-1", null, false, "True"));
-    guest.passes.add(new DrainPass(false, 0, 1, Map.of(), List.of(), List.of("cannot delete x: ns/p"), "refused"));
+    guest.passes.add(
+        new DrainPass(
+            false, 0, 1, Map.of(), List.of(), List.of("cannot delete x: ns/p"), "refused"));
 
     Result r = reconcile("vm-1");
 
@@ -452,7 +508,10 @@ class VmiEvictionReconcilerTest {
       vmis.put(vmi("vm-" + i, "External", null));
     }
     V1Node marked = node("node-of-vm-7", "kubevirt://vm-7", true, "True");
-    marked.getMetadata().getAnnotations().put(EvictionAnnotations.CORDONED_BY, "uid-of-the-old-vm-7");
+    marked
+        .getMetadata()
+        .getAnnotations()
+        .put(EvictionAnnotations.CORDONED_BY, "uid-of-the-old-vm-7");
     guest.node = Optional.of(marked);
 
     for (int i = 0; i < 50; i++) {
@@ -460,8 +519,12 @@ class VmiEvictionReconcilerTest {
     }
 
     assertEquals(List.of("uncordon node-of-vm-7"), guest.calls);
-    assertEquals(1, guest.nodeReads, "only the VMI whose node (by providerID) carries our mark reads its node");
-    assertEquals(2, guest.markedNodeLists, "one list, and one more after our uncordon changed the marks");
+    assertEquals(
+        1,
+        guest.nodeReads,
+        "only the VMI whose node (by providerID) carries our mark reads its node");
+    assertEquals(
+        2, guest.markedNodeLists, "one list, and one more after our uncordon changed the marks");
   }
 
   @Test
@@ -474,7 +537,9 @@ class VmiEvictionReconcilerTest {
     evacuating("vm-1");
     guest.passes.add(complete());
     reconcile("vm-1"); // cordons and marks vm-1, drains, deletes the VMI
-    assertEquals("uid-vm-1", guest.node.get().getMetadata().getAnnotations().get(EvictionAnnotations.CORDONED_BY));
+    assertEquals(
+        "uid-vm-1",
+        guest.node.get().getMetadata().getAnnotations().get(EvictionAnnotations.CORDONED_BY));
 
     // KubeVirt recreates vm-1 (a new UID); it runs again: its node is uncordoned, not skipped.
     VirtualMachineInstance again = vmi("vm-1", "External", null);
@@ -499,7 +564,9 @@ class VmiEvictionReconcilerTest {
   @Test
   void calledOffEvacuationClearsTheDrainStartSoALaterOneStartsAfresh() {
     VirtualMachineInstance v = vmis.put(vmi("vm-1", "External", null));
-    v.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:00:00Z");
+    v.getMetadata()
+        .getAnnotations()
+        .put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:00:00Z");
     guest.node = Optional.empty();
 
     reconcile("vm-1");
@@ -533,7 +600,8 @@ class VmiEvictionReconcilerTest {
   }
 
   static DrainPass blocked(String pod, String budget) {
-    return new DrainPass(false, 0, 1, Map.of(pod, Set.of(budget)), List.of(), List.of(), "1 pending");
+    return new DrainPass(
+        false, 0, 1, Map.of(pod, Set.of(budget)), List.of(), List.of(), "1 pending");
   }
 
   static final class MutableClock extends Clock {
@@ -577,7 +645,8 @@ class VmiEvictionReconcilerTest {
     }
 
     @Override
-    public VirtualMachineInstance annotate(VirtualMachineInstance vmi, String key, String value) throws ApiException {
+    public VirtualMachineInstance annotate(VirtualMachineInstance vmi, String key, String value)
+        throws ApiException {
       if (conflictsLeft > 0) {
         conflictsLeft--;
         throw new ApiException(409, "the object has been modified");

@@ -21,7 +21,11 @@ class AdmissionTest {
 
   static NodeMaintenance nm(String name, String node, int createdSecond) {
     return new NodeMaintenance()
-        .metadata(new V1ObjectMeta().name(name).uid("uid-" + name).creationTimestamp(T0.plusSeconds(createdSecond)))
+        .metadata(
+            new V1ObjectMeta()
+                .name(name)
+                .uid("uid-" + name)
+                .creationTimestamp(T0.plusSeconds(createdSecond)))
         .spec(new NodeMaintenanceSpec().nodeName(node));
   }
 
@@ -80,7 +84,9 @@ class AdmissionTest {
     assertEquals(Optional.empty(), Admission.precedence(fresh, List.of(deleting, fresh)));
     NodeMaintenance ending = accepted(nm("ending", "n1", 0));
     ending.getMetadata().setDeletionTimestamp(T0.plusSeconds(20));
-    assertEquals(Optional.of(ending), Admission.precedence(fresh, List.of(ending, fresh)),
+    assertEquals(
+        Optional.of(ending),
+        Admission.precedence(fresh, List.of(ending, fresh)),
         "its cleanup still runs: the node is not free yet");
   }
 }

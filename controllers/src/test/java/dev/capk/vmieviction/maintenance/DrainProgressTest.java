@@ -60,7 +60,9 @@ class DrainProgressTest {
     DrainProgress p = new DrainProgress(0, 0);
     p.planned(List.of(A), List.of());
     p.blocked(A, Set.of("db-pdb"));
-    assertEquals("cannot evict pod ns/a: blocked by PodDisruptionBudget ns/db-pdb", p.snapshot().lastError());
+    assertEquals(
+        "cannot evict pod ns/a: blocked by PodDisruptionBudget ns/db-pdb",
+        p.snapshot().lastError());
     p.blocked(A, Set.of());
     assertTrue(p.snapshot().lastError().contains("a PodDisruptionBudget"));
   }
@@ -70,14 +72,22 @@ class DrainProgressTest {
     DrainProgress p = new DrainProgress(0, 0);
     p.planned(List.of(A, B, C), List.of());
     p.gone(A);
-    DrainResult incomplete = DrainResult.builder("n1").evicted(List.of(A)).pending(List.of(B, C))
-        .pendingTerminating(List.of(C)).blockingBudgets(Map.of(B, Set.of("db"))).timedOut(true).build();
+    DrainResult incomplete =
+        DrainResult.builder("n1")
+            .evicted(List.of(A))
+            .pending(List.of(B, C))
+            .pendingTerminating(List.of(C))
+            .blockingBudgets(Map.of(B, Set.of("db")))
+            .timedOut(true)
+            .build();
     p.finished(incomplete);
     DrainProgress.Snapshot s = p.snapshot();
     assertEquals(List.of("b", "c"), s.pendingPods());
     assertEquals(33, s.percent());
-    assertEquals("not all pods evicted: 2 left (ns/b blocked by PodDisruptionBudget ns/db; ns/c still terminating);"
-        + " retrying", s.lastError());
+    assertEquals(
+        "not all pods evicted: 2 left (ns/b blocked by PodDisruptionBudget ns/db; ns/c still terminating);"
+            + " retrying",
+        s.lastError());
 
     p.finished(DrainResult.builder("n1").evicted(List.of(B, C)).build());
     assertEquals(List.of(), p.snapshot().pendingPods());
@@ -86,17 +96,30 @@ class DrainProgressTest {
 
   @Test
   void failuresAndInterruptionsAreNamedToo() {
-    DrainResult r = DrainResult.builder("n1").failed(Map.of(A, "more than one PodDisruptionBudget"))
-        .interruption("lost the API server").build();
-    assertEquals("not all pods evicted: 1 left (ns/a cannot be evicted: more than one PodDisruptionBudget);"
-        + " drain attempt stopped: lost the API server", DrainProgress.incompleteMessage(r));
+    DrainResult r =
+        DrainResult.builder("n1")
+            .failed(Map.of(A, "more than one PodDisruptionBudget"))
+            .interruption("lost the API server")
+            .build();
+    assertEquals(
+        "not all pods evicted: 1 left (ns/a cannot be evicted: more than one PodDisruptionBudget);"
+            + " drain attempt stopped: lost the API server",
+        DrainProgress.incompleteMessage(r));
   }
 
   @Test
   void theStatusPatchSetsWhatChangesAndRemovesWhatIsOver() {
     DrainProgress.Snapshot s = new DrainProgress.Snapshot(3, 4, List.of("b"), 66, "x");
-    JsonObject status = JsonParser.parseString(StatusPatch.of().phase("Running").progress(s).lastError(null)
-        .lastUpdate(Instant.parse("2025-01-02T03:04:05.678Z")).toJson()).getAsJsonObject().getAsJsonObject("status");
+    JsonObject status =
+        JsonParser.parseString(
+                StatusPatch.of()
+                    .phase("Running")
+                    .progress(s)
+                    .lastError(null)
+                    .lastUpdate(Instant.parse("2025-01-02T03:04:05.678Z"))
+                    .toJson())
+            .getAsJsonObject()
+            .getAsJsonObject("status");
     assertEquals("Running", status.get("phase").getAsString());
     assertEquals(66, status.get("drainProgress").getAsInt());
     assertEquals(3, status.get("evictionPods").getAsInt());
@@ -104,7 +127,8 @@ class DrainProgressTest {
     assertEquals("[\"b\"]", status.get("pendingPods").toString());
     assertTrue(status.get("lastError").isJsonNull());
     assertEquals("2025-01-02T03:04:05Z", status.get("lastUpdate").getAsString());
-    JsonObject done = JsonParser.parseString(StatusPatch.of().pendingPods(List.of()).toJson()).getAsJsonObject();
+    JsonObject done =
+        JsonParser.parseString(StatusPatch.of().pendingPods(List.of()).toJson()).getAsJsonObject();
     assertTrue(done.getAsJsonObject("status").get("pendingPods").isJsonNull());
   }
 }

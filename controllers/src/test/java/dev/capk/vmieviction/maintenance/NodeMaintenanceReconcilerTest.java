@@ -46,24 +46,50 @@ class NodeMaintenanceReconcilerTest {
   final List<Function<DrainOptions, DrainResult>> script = new ArrayList<>();
   final List<DrainOptions> drains = new ArrayList<>();
   final ScheduledExecutorService statusExecutor = Executors.newSingleThreadScheduledExecutor();
-  final DrainPasses passes = new DrainPasses((node, options) -> {
-    drains.add(options);
-    return script.remove(0).apply(options);
-  });
+  final DrainPasses passes =
+      new DrainPasses(
+          (node, options) -> {
+            drains.add(options);
+            return script.remove(0).apply(options);
+          });
   final NodeMaintenanceSettings settings = NodeMaintenanceSettings.defaults();
-  final MaintenanceEvents recordedEvents = new MaintenanceEvents() {
-    @Override
-    public void onMaintenance(NodeMaintenance nm, boolean warning, String reason, String message) {
-      events.add("nm/" + nm.getMetadata().getName() + " " + (warning ? "Warning " : "Normal ") + reason + ": " + message);
-    }
+  final MaintenanceEvents recordedEvents =
+      new MaintenanceEvents() {
+        @Override
+        public void onMaintenance(
+            NodeMaintenance nm, boolean warning, String reason, String message) {
+          events.add(
+              "nm/"
+                  + nm.getMetadata().getName()
+                  + " "
+                  + (warning ? "Warning " : "Normal ")
+                  + reason
+                  + ": "
+                  + message);
+        }
 
-    @Override
-    public void onNode(String nodeName, String nodeUid, boolean warning, String reason, String message) {
-      events.add("node/" + nodeName + " " + (warning ? "Warning " : "Normal ") + reason + ": " + message);
-    }
-  };
-  final NodeMaintenanceReconciler reconciler = new NodeMaintenanceReconciler(cluster.maintenances::get, cluster,
-      passes, recordedEvents, settings, statusExecutor, Clock.fixed(Instant.parse("2025-01-01T13:00:00Z"), ZoneOffset.UTC));
+        @Override
+        public void onNode(
+            String nodeName, String nodeUid, boolean warning, String reason, String message) {
+          events.add(
+              "node/"
+                  + nodeName
+                  + " "
+                  + (warning ? "Warning " : "Normal ")
+                  + reason
+                  + ": "
+                  + message);
+        }
+      };
+  final NodeMaintenanceReconciler reconciler =
+      new NodeMaintenanceReconciler(
+          cluster.maintenances::get,
+          cluster,
+          passes,
+          recordedEvents,
+          settings,
+          statusExecutor,
+          Clock.fixed(Instant.parse("2025-01-01T13:00:00Z"), ZoneOffset.UTC));
 
   @AfterEach
   void stop() {
@@ -81,10 +107,14 @@ class NodeMaintenanceReconcilerTest {
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-x"));
     NodeMaintenance nm = cluster.maintenances.get("nm-x");
     assertEquals("Failed", nm.phase());
-    assertEquals("invalid nodeName, no node with name no-such-node found; nothing was changed: delete this"
-        + " NodeMaintenance and create one for an existing node", nm.getStatus().getLastError());
+    assertEquals(
+        "invalid nodeName, no node with name no-such-node found; nothing was changed: delete this"
+            + " NodeMaintenance and create one for an existing node",
+        nm.getStatus().getLastError());
     assertFalse(Admission.accepted(nm));
-    assertTrue(events.get(0).startsWith("nm/nm-x Warning NodeNotFound: invalid nodeName"), events.toString());
+    assertTrue(
+        events.get(0).startsWith("nm/nm-x Warning NodeNotFound: invalid nodeName"),
+        events.toString());
     // Refused for good: a node of that name appearing later does not start it.
     cluster.addNode("no-such-node", false);
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-x"));
@@ -100,10 +130,17 @@ class NodeMaintenanceReconcilerTest {
     script.add(o -> DrainResult.builder("n1").evicted(List.of(A)).build());
     reconcile("second");
     assertEquals("Failed", cluster.maintenances.get("second").phase());
-    assertTrue(cluster.maintenances.get("second").getStatus().getLastError()
-        .startsWith("invalid nodeName, a NodeMaintenance for node n1 already exists: first (created 2025-01-01T12:00:00Z)"));
+    assertTrue(
+        cluster
+            .maintenances
+            .get("second")
+            .getStatus()
+            .getLastError()
+            .startsWith(
+                "invalid nodeName, a NodeMaintenance for node n1 already exists: first (created 2025-01-01T12:00:00Z)"));
     assertEquals(List.of(), cluster.nodePatches, "the refused one changed nothing");
-    assertTrue(events.stream().anyMatch(e -> e.startsWith("nm/second Warning DuplicateMaintenance")));
+    assertTrue(
+        events.stream().anyMatch(e -> e.startsWith("nm/second Warning DuplicateMaintenance")));
 
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("first"));
     assertEquals("Succeeded", cluster.maintenances.get("first").phase());
@@ -117,12 +154,13 @@ class NodeMaintenanceReconcilerTest {
   void anAcceptedMaintenanceTaintsCordonsDrainsWithTheOperatorsOptionsAndSucceeds() {
     cluster.addNode("n1", false);
     cluster.create("nm-a", "n1", 0);
-    script.add(o -> {
-      o.progressListener().planned(List.of(A, B), List.of(), List.of());
-      o.progressListener().evicted(A);
-      o.progressListener().evicted(B);
-      return DrainResult.builder("n1").evicted(List.of(A, B)).build();
-    });
+    script.add(
+        o -> {
+          o.progressListener().planned(List.of(A, B), List.of(), List.of());
+          o.progressListener().evicted(A);
+          o.progressListener().evicted(B);
+          return DrainResult.builder("n1").evicted(List.of(A, B)).build();
+        });
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
     NodeMaintenance nm = cluster.maintenances.get("nm-a");
     assertTrue(Admission.accepted(nm));
@@ -133,7 +171,8 @@ class NodeMaintenanceReconcilerTest {
     assertEquals(null, nm.getStatus().getPendingPods());
     NodeView node = cluster.node("n1");
     assertTrue(node.unschedulable());
-    assertEquals(List.of("node.kubernetes.io/unschedulable:NoSchedule", "medik8s.io/drain:NoSchedule"),
+    assertEquals(
+        List.of("node.kubernetes.io/unschedulable:NoSchedule", "medik8s.io/drain:NoSchedule"),
         node.taintStrings());
     DrainOptions o = drains.get(0);
     assertTrue(o.force() && o.ignoreAllDaemonSets() && o.deleteEmptyDirData());
@@ -147,29 +186,45 @@ class NodeMaintenanceReconcilerTest {
   void laterAttemptsOnASucceededMaintenanceDoNotRewriteItsStatusWhenNothingChanged() {
     cluster.addNode("n1", false);
     cluster.create("nm-a", "n1", 0);
-    script.add(o -> {
-      o.progressListener().planned(List.of(A), List.of(), List.of());
-      return DrainResult.builder("n1").evicted(List.of(A)).build();
-    });
+    script.add(
+        o -> {
+          o.progressListener().planned(List.of(A), List.of(), List.of());
+          return DrainResult.builder("n1").evicted(List.of(A)).build();
+        });
     reconcile("nm-a");
     int writes = cluster.statusPatches.size();
-    script.add(o -> {
-      o.progressListener().planned(List.of(), List.of(), List.of());
-      return DrainResult.builder("n1").build();
-    });
+    script.add(
+        o -> {
+          o.progressListener().planned(List.of(), List.of(), List.of());
+          return DrainResult.builder("n1").build();
+        });
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
     assertEquals(writes, cluster.statusPatches.size(), cluster.statusPatches.toString());
-    assertEquals(1, events.stream().filter(e -> e.startsWith("nm/nm-a Normal SucceedMaintenance")).count());
-    assertEquals(1, events.stream().filter(e -> e.startsWith("node/n1 Normal SucceedMaintenance")).count());
+    assertEquals(
+        1, events.stream().filter(e -> e.startsWith("nm/nm-a Normal SucceedMaintenance")).count());
+    assertEquals(
+        1, events.stream().filter(e -> e.startsWith("node/n1 Normal SucceedMaintenance")).count());
   }
 
   @Test
   void onlyUpdatesThatAreNotOurOwnStatusWritesWakeTheController() {
-    NodeMaintenance a = new NodeMaintenance().metadata(new V1ObjectMeta().name("a").resourceVersion("1").generation(1L));
-    NodeMaintenance statusOnly = new NodeMaintenance().metadata(new V1ObjectMeta().name("a").resourceVersion("2").generation(1L));
-    NodeMaintenance specChanged = new NodeMaintenance().metadata(new V1ObjectMeta().name("a").resourceVersion("3").generation(2L));
-    NodeMaintenance deleting = new NodeMaintenance().metadata(new V1ObjectMeta().name("a").resourceVersion("4").generation(1L)
-        .deletionTimestamp(T0));
+    NodeMaintenance a =
+        new NodeMaintenance()
+            .metadata(new V1ObjectMeta().name("a").resourceVersion("1").generation(1L));
+    NodeMaintenance statusOnly =
+        new NodeMaintenance()
+            .metadata(new V1ObjectMeta().name("a").resourceVersion("2").generation(1L));
+    NodeMaintenance specChanged =
+        new NodeMaintenance()
+            .metadata(new V1ObjectMeta().name("a").resourceVersion("3").generation(2L));
+    NodeMaintenance deleting =
+        new NodeMaintenance()
+            .metadata(
+                new V1ObjectMeta()
+                    .name("a")
+                    .resourceVersion("4")
+                    .generation(1L)
+                    .deletionTimestamp(T0));
     assertFalse(NodeMaintenanceController.worthReconciling(a, statusOnly));
     assertTrue(NodeMaintenanceController.worthReconciling(a, a), "resync");
     assertTrue(NodeMaintenanceController.worthReconciling(a, specChanged));
@@ -180,13 +235,18 @@ class NodeMaintenanceReconcilerTest {
   void aBlockedDrainStaysRunningWithThePendingPodsAndTheBudgetThenSucceeds() {
     cluster.addNode("n1", false);
     cluster.create("nm-a", "n1", 0);
-    script.add(o -> {
-      o.progressListener().planned(List.of(A, B), List.of(), List.of());
-      o.progressListener().evicted(A);
-      o.progressListener().blocked(B, Set.of("db"), "429");
-      return DrainResult.builder("n1").evicted(List.of(A)).pending(List.of(B))
-          .blockingBudgets(Map.of(B, Set.of("db"))).timedOut(true).build();
-    });
+    script.add(
+        o -> {
+          o.progressListener().planned(List.of(A, B), List.of(), List.of());
+          o.progressListener().evicted(A);
+          o.progressListener().blocked(B, Set.of("db"), "429");
+          return DrainResult.builder("n1")
+              .evicted(List.of(A))
+              .pending(List.of(B))
+              .blockingBudgets(Map.of(B, Set.of("db")))
+              .timedOut(true)
+              .build();
+        });
     Result r = reconcile("nm-a");
     assertEquals(new Result(true, settings.retryInterval()), r);
     NodeMaintenanceStatus st = cluster.maintenances.get("nm-a").getStatus();
@@ -195,11 +255,12 @@ class NodeMaintenanceReconcilerTest {
     assertEquals(50, st.getDrainProgress());
     assertTrue(st.getLastError().contains("PodDisruptionBudget ns/db"), st.getLastError());
 
-    script.add(o -> {
-      o.progressListener().planned(List.of(B), List.of(), List.of());
-      o.progressListener().evicted(B);
-      return DrainResult.builder("n1").evicted(List.of(B)).build();
-    });
+    script.add(
+        o -> {
+          o.progressListener().planned(List.of(B), List.of(), List.of());
+          o.progressListener().evicted(B);
+          return DrainResult.builder("n1").evicted(List.of(B)).build();
+        });
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
     st = cluster.maintenances.get("nm-a").getStatus();
     assertEquals("Succeeded", st.getPhase());
@@ -219,7 +280,9 @@ class NodeMaintenanceReconcilerTest {
     assertFalse(cluster.maintenances.containsKey("nm-a"), "finalizer removed, object gone");
     assertEquals(before.get("spec"), cluster.nodes.get("n1").get("spec"));
     assertEquals(Optional.empty(), cluster.node("n1").mark());
-    assertTrue(events.stream().anyMatch(e -> e.startsWith("node/n1 Normal UncordonNode")), events.toString());
+    assertTrue(
+        events.stream().anyMatch(e -> e.startsWith("node/n1 Normal UncordonNode")),
+        events.toString());
   }
 
   @Test
@@ -232,7 +295,8 @@ class NodeMaintenanceReconcilerTest {
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
     NodeMaintenanceStatus st = cluster.maintenances.get("nm-a").getStatus();
     assertEquals("Failed", st.getPhase());
-    assertTrue(st.getLastError().startsWith("node n1 not found: it was deleted during maintenance"));
+    assertTrue(
+        st.getLastError().startsWith("node n1 not found: it was deleted during maintenance"));
     cluster.delete("nm-a");
     reconcile("nm-a");
     assertFalse(cluster.maintenances.containsKey("nm-a"));
@@ -240,10 +304,13 @@ class NodeMaintenanceReconcilerTest {
 
   @Test
   void theDrainAttemptLastsTheSpecsEvictionTimeoutCappedElseTheDefault() {
-    NodeMaintenance nm = new NodeMaintenance().spec(new NodeMaintenanceSpec().evictionTimeout("90s"));
+    NodeMaintenance nm =
+        new NodeMaintenance().spec(new NodeMaintenanceSpec().evictionTimeout("90s"));
     assertEquals(Duration.ofSeconds(90), NodeMaintenanceReconciler.passTimeout(nm, settings));
     nm.getSpec().setEvictionTimeout("5h");
-    assertEquals(NodeMaintenanceSettings.MAX_PASS_TIMEOUT, NodeMaintenanceReconciler.passTimeout(nm, settings));
+    assertEquals(
+        NodeMaintenanceSettings.MAX_PASS_TIMEOUT,
+        NodeMaintenanceReconciler.passTimeout(nm, settings));
     nm.getSpec().setEvictionTimeout("0");
     assertEquals(settings.passTimeout(), NodeMaintenanceReconciler.passTimeout(nm, settings));
     nm.getSpec().setEvictionTimeout("soon");
@@ -255,13 +322,14 @@ class NodeMaintenanceReconcilerTest {
     cluster.addNode("n1", false);
     cluster.create("nm-s", "n1", 0);
     List<NodeMaintenance> seenDuringDrain = new ArrayList<>();
-    script.add(o -> {
-      seenDuringDrain.add(FakeCluster.copy(cluster.maintenances.get("nm-s")));
-      o.progressListener().planned(List.of(A, B), List.of(), List.of());
-      o.progressListener().evicted(A);
-      o.progressListener().evicted(B);
-      return DrainResult.builder("n1").evicted(List.of(A, B)).build();
-    });
+    script.add(
+        o -> {
+          seenDuringDrain.add(FakeCluster.copy(cluster.maintenances.get("nm-s")));
+          o.progressListener().planned(List.of(A, B), List.of(), List.of());
+          o.progressListener().evicted(A);
+          o.progressListener().evicted(B);
+          return DrainResult.builder("n1").evicted(List.of(A, B)).build();
+        });
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-s"));
     assertEquals(2, cluster.maintenances.get("nm-s").getStatus().getEvictionPods());
     int patches = cluster.statusPatches.size();
@@ -271,23 +339,34 @@ class NodeMaintenanceReconcilerTest {
     // accepted, Running, nothing counted. The node is empty now.
     NodeMaintenance stale = seenDuringDrain.get(0);
     assertEquals("Running", stale.phase());
-    NodeMaintenanceReconciler lagging = new NodeMaintenanceReconciler(n -> stale, cluster, passes,
-        recordedEvents, settings, statusExecutor, Clock.systemUTC());
-    script.add(o -> {
-      o.progressListener().planned(List.of(), List.of(), List.of());
-      return DrainResult.builder("n1").build();
-    });
+    NodeMaintenanceReconciler lagging =
+        new NodeMaintenanceReconciler(
+            n -> stale,
+            cluster,
+            passes,
+            recordedEvents,
+            settings,
+            statusExecutor,
+            Clock.systemUTC());
+    script.add(
+        o -> {
+          o.progressListener().planned(List.of(), List.of(), List.of());
+          return DrainResult.builder("n1").build();
+        });
     assertEquals(NodeMaintenanceReconciler.DONE, lagging.reconcile(new Request("nm-s")));
 
     NodeMaintenance after = cluster.maintenances.get("nm-s");
     assertEquals("Succeeded", after.phase());
-    assertEquals(2, after.getStatus().getEvictionPods(), "the counts of the drain that did the work stay");
+    assertEquals(
+        2, after.getStatus().getEvictionPods(), "the counts of the drain that did the work stay");
     assertEquals(2, after.getStatus().getTotalpods());
     assertEquals(patches, cluster.statusPatches.size(), "nothing to write: it already says so");
     assertEquals(eventsBefore, events.size(), "no second SucceedMaintenance");
   }
 
-  /** Nodes as JSON with merge-patch semantics and resourceVersion checks; maintenances as objects. */
+  /**
+   * Nodes as JSON with merge-patch semantics and resourceVersion checks; maintenances as objects.
+   */
   static final class FakeCluster implements MaintenanceCluster {
     final Map<String, JsonObject> nodes = new LinkedHashMap<>();
     final Map<String, NodeMaintenance> maintenances = new LinkedHashMap<>();
@@ -307,9 +386,15 @@ class NodeMaintenanceReconcilerTest {
     }
 
     void create(String name, String node, int second) {
-      maintenances.put(name, new NodeMaintenance()
-          .metadata(new V1ObjectMeta().name(name).uid("uid-" + name).creationTimestamp(T0.plusSeconds(second)))
-          .spec(new NodeMaintenanceSpec().nodeName(node)));
+      maintenances.put(
+          name,
+          new NodeMaintenance()
+              .metadata(
+                  new V1ObjectMeta()
+                      .name(name)
+                      .uid("uid-" + name)
+                      .creationTimestamp(T0.plusSeconds(second)))
+              .spec(new NodeMaintenanceSpec().nodeName(node)));
     }
 
     void delete(String name) {
@@ -332,8 +417,12 @@ class NodeMaintenanceReconcilerTest {
       if (n == null) {
         throw new ApiException(404, "not found");
       }
-      String want = JsonParser.parseString(mergePatch).getAsJsonObject().getAsJsonObject("metadata")
-          .get("resourceVersion").getAsString();
+      String want =
+          JsonParser.parseString(mergePatch)
+              .getAsJsonObject()
+              .getAsJsonObject("metadata")
+              .get("resourceVersion")
+              .getAsString();
       if (!want.equals(n.getAsJsonObject("metadata").get("resourceVersion").getAsString())) {
         throw new ApiException(409, "conflict");
       }
@@ -363,7 +452,11 @@ class NodeMaintenanceReconcilerTest {
       if (nm == null || nm.getMetadata().getDeletionTimestamp() != null) {
         return false;
       }
-      List<String> f = new ArrayList<>(nm.getMetadata().getFinalizers() == null ? List.of() : nm.getMetadata().getFinalizers());
+      List<String> f =
+          new ArrayList<>(
+              nm.getMetadata().getFinalizers() == null
+                  ? List.of()
+                  : nm.getMetadata().getFinalizers());
       f.add(NodeMaintenanceApi.FINALIZER);
       nm.getMetadata().setFinalizers(f);
       return true;
@@ -375,7 +468,8 @@ class NodeMaintenanceReconcilerTest {
       if (nm == null || !nm.getMetadata().getFinalizers().remove(NodeMaintenanceApi.FINALIZER)) {
         return false;
       }
-      if (nm.getMetadata().getFinalizers().isEmpty() && nm.getMetadata().getDeletionTimestamp() != null) {
+      if (nm.getMetadata().getFinalizers().isEmpty()
+          && nm.getMetadata().getDeletionTimestamp() != null) {
         maintenances.remove(name);
       }
       return true;
@@ -388,10 +482,18 @@ class NodeMaintenanceReconcilerTest {
         throw new ApiException(404, "not found");
       }
       statusPatches.add(mergePatch);
-      JsonObject current = JsonParser.parseString(LenientJson.GSON.toJson(
-          nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus())).getAsJsonObject();
-      JsonObject patched = NodePatchesTest.apply(current,
-          JsonParser.parseString(mergePatch).getAsJsonObject().getAsJsonObject("status").toString());
+      JsonObject current =
+          JsonParser.parseString(
+                  LenientJson.GSON.toJson(
+                      nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus()))
+              .getAsJsonObject();
+      JsonObject patched =
+          NodePatchesTest.apply(
+              current,
+              JsonParser.parseString(mergePatch)
+                  .getAsJsonObject()
+                  .getAsJsonObject("status")
+                  .toString());
       nm.setStatus(LenientJson.GSON.fromJson(patched, NodeMaintenanceStatus.class));
     }
   }

@@ -34,10 +34,27 @@ class ManagerFlagsTest {
 
   @Test
   void controllerRuntimeFlagNamesAndRepeatableNamespace() {
-    ManagerOptions o = parse("--kubeconfig", "/tmp/k", "--leader-elect", "--leader-election-namespace", "ns",
-        "--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:0",
-        "--drain-timeout", "1m30s", "--workers", "8", "--namespace", "a", "--namespace", "b",
-        "--default-eviction-strategy", "External");
+    ManagerOptions o =
+        parse(
+            "--kubeconfig",
+            "/tmp/k",
+            "--leader-elect",
+            "--leader-election-namespace",
+            "ns",
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            "--drain-timeout",
+            "1m30s",
+            "--workers",
+            "8",
+            "--namespace",
+            "a",
+            "--namespace",
+            "b",
+            "--default-eviction-strategy",
+            "External");
     assertTrue(o.leaderElect);
     assertEquals(Duration.ofSeconds(90), o.drainTimeout);
     assertEquals(List.of("a", "b"), o.namespaces);
@@ -46,12 +63,21 @@ class ManagerFlagsTest {
 
   @Test
   void badValuesGetSpecificMessages() {
-    ManagerOptions o = parse("--drain-timeout", "0s", "--workers", "0", "--default-eviction-strategy", "Sometimes",
-        "--metrics-bind-address", "8080");
+    ManagerOptions o =
+        parse(
+            "--drain-timeout",
+            "0s",
+            "--workers",
+            "0",
+            "--default-eviction-strategy",
+            "Sometimes",
+            "--metrics-bind-address",
+            "8080");
     List<String> problems = o.validate();
     assertEquals(4, problems.size(), problems.toString());
     assertTrue(problems.get(0).startsWith("--drain-timeout"));
-    assertThrows(CommandLine.ParameterException.class, () -> parse("--drain-timeout", "ten minutes"));
+    assertThrows(
+        CommandLine.ParameterException.class, () -> parse("--drain-timeout", "ten minutes"));
   }
 
   @Test

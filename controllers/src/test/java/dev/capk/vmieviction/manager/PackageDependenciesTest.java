@@ -19,18 +19,20 @@ import org.junit.jupiter.api.Test;
 class PackageDependenciesTest {
 
   /** Package (below dev.capk.vmieviction) to the packages of this project it may import. */
-  static final Map<String, Set<String>> ALLOWED = Map.of(
-      "time", Set.of(),
-      "runtime", Set.of(),
-      "kube", Set.of("time"),
-      "drain", Set.of("kube", "time"),
-      "drain.cli", Set.of("drain", "kube", "time"),
-      "events", Set.of("kube"),
-      "workload", Set.of("api", "kube", "time"),
-      "eviction", Set.of("api", "drain", "events", "kube", "time", "workload"),
-      "maintenance", Set.of("api", "drain", "events", "kube", "runtime", "time"));
+  static final Map<String, Set<String>> ALLOWED =
+      Map.of(
+          "time", Set.of(),
+          "runtime", Set.of(),
+          "kube", Set.of("time"),
+          "drain", Set.of("kube", "time"),
+          "drain.cli", Set.of("drain", "kube", "time"),
+          "events", Set.of("kube"),
+          "workload", Set.of("api", "kube", "time"),
+          "eviction", Set.of("api", "drain", "events", "kube", "time", "workload"),
+          "maintenance", Set.of("api", "drain", "events", "kube", "runtime", "time"));
 
-  static final Pattern IMPORT = Pattern.compile("(?m)^import (?:static )?dev\\.capk\\.vmieviction\\.([a-z]+(?:\\.cli)?)\\.");
+  static final Pattern IMPORT =
+      Pattern.compile("(?m)^import (?:static )?dev\\.capk\\.vmieviction\\.([a-z]+(?:\\.cli)?)\\.");
 
   @Test
   void eachPackageImportsOnlyWhatItsPackageInfoAllows() throws IOException {
@@ -50,7 +52,9 @@ class PackageDependenciesTest {
       while (m.find()) {
         String imported = m.group(1);
         if (!imported.equals(pkg) && !allowed.contains(imported)) {
-          violations.computeIfAbsent(source.getFileName().toString(), k -> new TreeSet<>()).add(imported);
+          violations
+              .computeIfAbsent(source.getFileName().toString(), k -> new TreeSet<>())
+              .add(imported);
         }
       }
     }

@@ -30,24 +30,25 @@ class ControllerRuntimeTest {
     final AtomicBoolean synced = new AtomicBoolean();
     final CountDownLatch running = new CountDownLatch(1);
     final CountDownLatch stop = new CountDownLatch(1);
-    final Controller workers = new Controller() {
-      @Override
-      public void run() {
-        calls.add(name + ".run");
-        running.countDown();
-        try {
-          stop.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
+    final Controller workers =
+        new Controller() {
+          @Override
+          public void run() {
+            calls.add(name + ".run");
+            running.countDown();
+            try {
+              stop.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
 
-      @Override
-      public void shutdown() {
-        calls.add(name + ".shutdown");
-        stop.countDown();
-      }
-    };
+          @Override
+          public void shutdown() {
+            calls.add(name + ".shutdown");
+            stop.countDown();
+          }
+        };
 
     FakeController(String name, List<String> calls) {
       this.name = name;
@@ -110,7 +111,8 @@ class ControllerRuntimeTest {
     List<String> calls = new CopyOnWriteArrayList<>();
     FakeController vmis = new FakeController("vmis", calls);
     FakeController maintenances = new FakeController("maintenances", calls);
-    ControllerRuntime runtime = new ControllerRuntime(List.of(vmis, maintenances), null, Duration.ofSeconds(5));
+    ControllerRuntime runtime =
+        new ControllerRuntime(List.of(vmis, maintenances), null, Duration.ofSeconds(5));
     runtime.start();
     assertTrue(vmis.running.await(10, TimeUnit.SECONDS));
     assertTrue(maintenances.running.await(10, TimeUnit.SECONDS));
@@ -120,7 +122,8 @@ class ControllerRuntimeTest {
     assertFalse(runtime.awaitTermination(), "closed, not a lost lease");
     for (String c : List.of("vmis", "maintenances")) {
       List<String> own = calls.stream().filter(s -> s.startsWith(c + ".")).toList();
-      assertEquals(List.of(c + ".start", c + ".run", c + ".stopping", c + ".shutdown", c + ".close"), own);
+      assertEquals(
+          List.of(c + ".start", c + ".run", c + ".stopping", c + ".shutdown", c + ".close"), own);
     }
   }
 
@@ -129,24 +132,30 @@ class ControllerRuntimeTest {
     CountDownLatch reconciling = new CountDownLatch(1);
     AtomicBoolean finished = new AtomicBoolean();
     RateLimitingQueue<Request> queue = new DefaultRateLimitingQueue<>();
-    Controller workers = ControllerBuilder.defaultBuilder(new SharedInformerFactory(new ApiClient().setReadTimeout(0)))
-        .withName("slow")
-        .withWorkQueue(queue)
-        .withWorkerCount(1)
-        .withReconciler(request -> {
-          reconciling.countDown();
-          try {
-            Thread.sleep(500); // a drain pass still talking to a guest
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return new Result(false);
-          }
-          finished.set(true);
-          return new Result(false);
-        })
-        .build();
-    ControllerRuntime runtime = new ControllerRuntime(
-        List.of(ManagedController.of("slow", List.of(), () -> true, workers)), null, Duration.ofSeconds(30));
+    Controller workers =
+        ControllerBuilder.defaultBuilder(
+                new SharedInformerFactory(new ApiClient().setReadTimeout(0)))
+            .withName("slow")
+            .withWorkQueue(queue)
+            .withWorkerCount(1)
+            .withReconciler(
+                request -> {
+                  reconciling.countDown();
+                  try {
+                    Thread.sleep(500); // a drain pass still talking to a guest
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return new Result(false);
+                  }
+                  finished.set(true);
+                  return new Result(false);
+                })
+            .build();
+    ControllerRuntime runtime =
+        new ControllerRuntime(
+            List.of(ManagedController.of("slow", List.of(), () -> true, workers)),
+            null,
+            Duration.ofSeconds(30));
     runtime.start();
     queue.add(new Request("ns", "vmi"));
     assertTrue(reconciling.await(10, TimeUnit.SECONDS));

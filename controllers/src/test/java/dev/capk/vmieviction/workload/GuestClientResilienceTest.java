@@ -18,15 +18,26 @@ import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import org.junit.jupiter.api.Test;
 
-/** Retry and circuit breaker around guest calls; the calls are lambdas, nothing goes on the network. */
+/**
+ * Retry and circuit breaker around guest calls; the calls are lambdas, nothing goes on the network.
+ */
 class GuestClientResilienceTest {
 
-  static final GuestClients.Settings SETTINGS = new GuestClients.Settings(
-      Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofMinutes(1), 3, Duration.ofMillis(1), Duration.ofMinutes(5));
+  static final GuestClients.Settings SETTINGS =
+      new GuestClients.Settings(
+          Duration.ofSeconds(1),
+          Duration.ofSeconds(1),
+          Duration.ofMinutes(1),
+          3,
+          Duration.ofMillis(1),
+          Duration.ofMinutes(5));
 
   static GuestClient client() {
     GuestClusterRef ref = new GuestClusterRef("ns", "c");
-    return new GuestClient(ref, new ApiClient(), "uid/1",
+    return new GuestClient(
+        ref,
+        new ApiClient(),
+        "uid/1",
         CircuitBreaker.of("ns/c", GuestClients.breakerConfig(SETTINGS)),
         Retry.of("ns/c", GuestClients.retryConfig(SETTINGS)));
   }
@@ -35,10 +46,16 @@ class GuestClientResilienceTest {
   void transientFailuresAreRetriedThenReportedAsGuestApiUnavailable() {
     GuestClient c = client();
     AtomicInteger calls = new AtomicInteger();
-    GuestAccessException e = assertThrows(GuestAccessException.class, () -> c.call("reading node n", () -> {
-      calls.incrementAndGet();
-      throw new ApiException(new IOException("connection refused"));
-    }));
+    GuestAccessException e =
+        assertThrows(
+            GuestAccessException.class,
+            () ->
+                c.call(
+                    "reading node n",
+                    () -> {
+                      calls.incrementAndGet();
+                      throw new ApiException(new IOException("connection refused"));
+                    }));
     assertEquals(3, calls.get());
     assertEquals(GuestAccessException.Reason.GuestAPIUnavailable, e.reason());
   }
@@ -47,12 +64,15 @@ class GuestClientResilienceTest {
   void aTransientFailureFollowedBySuccessIsInvisible() throws Exception {
     GuestClient c = client();
     AtomicInteger calls = new AtomicInteger();
-    String r = c.call("x", () -> {
-      if (calls.incrementAndGet() == 1) {
-        throw new ApiException(503, "unavailable");
-      }
-      return "ok";
-    });
+    String r =
+        c.call(
+            "x",
+            () -> {
+              if (calls.incrementAndGet() == 1) {
+                throw new ApiException(503, "unavailable");
+              }
+              return "ok";
+            });
     assertEquals("ok", r);
     assertEquals(2, calls.get());
   }
@@ -61,18 +81,32 @@ class GuestClientResilienceTest {
   void definiteAnswersAreNotRetriedAndComeBackAsTheyAre() {
     GuestClient c = client();
     AtomicInteger calls = new AtomicInteger();
-    ApiException e = assertThrows(ApiException.class, () -> c.call("x", () -> {
-      calls.incrementAndGet();
-      throw new ApiException(404, "not found");
-    }));
+    ApiException e =
+        assertThrows(
+            ApiException.class,
+            () ->
+                c.call(
+                    "x",
+                    () -> {
+                      calls.incrementAndGet();
+                      throw new ApiException(404, "not found");
+                    }));
     assertEquals(404, e.getCode());
     assertEquals(1, calls.get());
   }
 
   @Test
   void forbiddenBecomesASpecificReason() {
-    GuestAccessException e = assertThrows(GuestAccessException.class,
-        () -> client().call("x", () -> { throw new ApiException(403, "forbidden"); }));
+    GuestAccessException e =
+        assertThrows(
+            GuestAccessException.class,
+            () ->
+                client()
+                    .call(
+                        "x",
+                        () -> {
+                          throw new ApiException(403, "forbidden");
+                        }));
     assertEquals(GuestAccessException.Reason.GuestAPIForbidden, e.reason());
   }
 
@@ -81,19 +115,31 @@ class GuestClientResilienceTest {
     GuestClient c = client();
     AtomicInteger calls = new AtomicInteger();
     for (int i = 0; i < 2; i++) {
-      assertThrows(GuestAccessException.class, () -> c.call("x", () -> {
-        calls.incrementAndGet();
-        throw new ApiException(0, "no response");
-      }));
+      assertThrows(
+          GuestAccessException.class,
+          () ->
+              c.call(
+                  "x",
+                  () -> {
+                    calls.incrementAndGet();
+                    throw new ApiException(0, "no response");
+                  }));
     }
     int before = calls.get();
-    GuestAccessException e = assertThrows(GuestAccessException.class, () -> c.call("x", () -> {
-      calls.incrementAndGet();
-      return "never";
-    }));
+    GuestAccessException e =
+        assertThrows(
+            GuestAccessException.class,
+            () ->
+                c.call(
+                    "x",
+                    () -> {
+                      calls.incrementAndGet();
+                      return "never";
+                    }));
     assertEquals(before, calls.get(), "no call while the circuit is open");
     assertEquals(GuestAccessException.Reason.GuestAPIUnavailable, e.reason());
   }
+
   static ApiException handshakeFailure(Throwable cause) {
     SSLHandshakeException h = new SSLHandshakeException("PKIX path building failed");
     if (cause != null) {
@@ -106,10 +152,17 @@ class GuestClientResilienceTest {
   void aServerCertificateTheKubeconfigsCaDidNotSignIsRefusedAtOnceWithItsOwnReason() {
     GuestClient c = client();
     AtomicInteger calls = new AtomicInteger();
-    GuestAccessException e = assertThrows(GuestAccessException.class, () -> c.call("reading node n", () -> {
-      calls.incrementAndGet();
-      throw handshakeFailure(new CertificateException("unable to find valid certification path"));
-    }));
+    GuestAccessException e =
+        assertThrows(
+            GuestAccessException.class,
+            () ->
+                c.call(
+                    "reading node n",
+                    () -> {
+                      calls.incrementAndGet();
+                      throw handshakeFailure(
+                          new CertificateException("unable to find valid certification path"));
+                    }));
     assertEquals(GuestAccessException.Reason.GuestAPICertificateRejected, e.reason());
     assertEquals(1, calls.get(), "not retried: the same certificate would come back");
     assertTrue(e.getMessage().contains("certificate"), e.getMessage());
@@ -117,9 +170,17 @@ class GuestClientResilienceTest {
 
   @Test
   void aServerCertificateNotNamingTheServerIsRefused() {
-    GuestAccessException e = assertThrows(GuestAccessException.class, () -> client().call("x", () -> {
-      throw new ApiException(new SSLPeerUnverifiedException("Hostname 127.0.0.1 not verified"));
-    }));
+    GuestAccessException e =
+        assertThrows(
+            GuestAccessException.class,
+            () ->
+                client()
+                    .call(
+                        "x",
+                        () -> {
+                          throw new ApiException(
+                              new SSLPeerUnverifiedException("Hostname 127.0.0.1 not verified"));
+                        }));
     assertEquals(GuestAccessException.Reason.GuestAPICertificateRejected, e.reason());
   }
 
@@ -127,10 +188,16 @@ class GuestClientResilienceTest {
   void aHandshakeCutShortByTheServerStaysTransient() {
     GuestClient c = client();
     AtomicInteger calls = new AtomicInteger();
-    GuestAccessException e = assertThrows(GuestAccessException.class, () -> c.call("x", () -> {
-      calls.incrementAndGet();
-      throw handshakeFailure(new EOFException("SSL peer shut down incorrectly"));
-    }));
+    GuestAccessException e =
+        assertThrows(
+            GuestAccessException.class,
+            () ->
+                c.call(
+                    "x",
+                    () -> {
+                      calls.incrementAndGet();
+                      throw handshakeFailure(new EOFException("SSL peer shut down incorrectly"));
+                    }));
     assertEquals(GuestAccessException.Reason.GuestAPIUnavailable, e.reason());
     assertEquals(3, calls.get());
   }
@@ -153,10 +220,17 @@ class GuestClientResilienceTest {
   void aClientBoundToAPassedVmiDeadlineSendsNothingAndSaysWhy() {
     GuestClient c = client().until(Duration.ZERO);
     AtomicInteger built = new AtomicInteger();
-    GuestAccessException e = assertThrows(GuestAccessException.class, () -> c.call("reading node n", () -> {
-      built.incrementAndGet();
-      throw new AssertionError("no request may be built past the deadline");
-    }, null));
+    GuestAccessException e =
+        assertThrows(
+            GuestAccessException.class,
+            () ->
+                c.call(
+                    "reading node n",
+                    () -> {
+                      built.incrementAndGet();
+                      throw new AssertionError("no request may be built past the deadline");
+                    },
+                    null));
     assertEquals(GuestAccessException.Reason.GuestAPIUnavailable, e.reason());
     assertEquals(0, built.get());
     assertTrue(e.getMessage().contains("deadline"), e.getMessage());
@@ -166,6 +240,8 @@ class GuestClientResilienceTest {
   void theCallTimeoutBoundsTheWholeRequestAndDerivesFromConnectAndReadTimeouts() {
     GuestClients.Settings s = GuestClients.Settings.defaults();
     assertEquals(s.connectTimeout().plus(s.readTimeout()), s.callTimeout());
-    assertTrue(s.callTimeout().compareTo(Duration.ofSeconds(10)) <= 0, "a few seconds: " + s.callTimeout());
+    assertTrue(
+        s.callTimeout().compareTo(Duration.ofSeconds(10)) <= 0,
+        "a few seconds: " + s.callTimeout());
   }
 }

@@ -10,10 +10,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** TLS is never relaxed by a guest kubeconfig, unless the operator allows it: one row per cluster field. */
+/**
+ * TLS is never relaxed by a guest kubeconfig, unless the operator allows it: one row per cluster
+ * field.
+ */
 class KubeconfigPolicyTest {
 
-  static final String KUBECONFIG = """
+  static final String KUBECONFIG =
+      """
       apiVersion: v1
       kind: Config
       clusters:
@@ -31,7 +35,10 @@ class KubeconfigPolicyTest {
       current-context: x
       """;
 
-  /** Row: the cluster field as written, the field a refusal must name (null: accepted), a value never to be quoted. */
+  /**
+   * Row: the cluster field as written, the field a refusal must name (null: accepted), a value
+   * never to be quoted.
+   */
   static Stream<Arguments> tlsFields() {
     return Stream.of(
         Arguments.of("insecure-skip-tls-verify: true", "insecure-skip-tls-verify", null),
@@ -39,14 +46,17 @@ class KubeconfigPolicyTest {
         Arguments.of("insecure-skip-tls-verify: false", null, null),
         Arguments.of("tls-server-name: evil-name.example", "tls-server-name", "evil-name.example"),
         Arguments.of("tls-server-name: \"\"", null, null),
-        Arguments.of("proxy-url: http://evil-proxy.example:3128", "proxy-url", "evil-proxy.example"),
-        Arguments.of("proxy-url: socks5://evil-socks.example:1080", "proxy-url", "evil-socks.example"),
+        Arguments.of(
+            "proxy-url: http://evil-proxy.example:3128", "proxy-url", "evil-proxy.example"),
+        Arguments.of(
+            "proxy-url: socks5://evil-socks.example:1080", "proxy-url", "evil-socks.example"),
         Arguments.of("# nothing relaxed", null, null));
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("tlsFields")
-  void aFieldThatRelaxesTlsIsRefusedByNameUnlessTheOperatorAllowsIt(String field, String refusedName, String value) {
+  void aFieldThatRelaxesTlsIsRefusedByNameUnlessTheOperatorAllowsIt(
+      String field, String refusedName, String value) {
     String kubeconfig = KUBECONFIG.formatted(field);
     List<String> strict = KubeconfigPolicy.violations(kubeconfig);
     if (refusedName == null) {
@@ -59,16 +69,25 @@ class KubeconfigPolicyTest {
     if (value != null) {
       assertTrue(strict.stream().noneMatch(p -> p.contains(value)), "value quoted: " + strict);
     }
-    assertEquals(List.of(), KubeconfigPolicy.violations(kubeconfig, true), "allowed by --allow-insecure-guest-tls");
+    assertEquals(
+        List.of(),
+        KubeconfigPolicy.violations(kubeconfig, true),
+        "allowed by --allow-insecure-guest-tls");
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("tlsFields")
   void allowingInsecureTlsAllowsNothingElse(String field, String refusedName, String value) {
-    String withExec = KUBECONFIG.formatted(field).replace("user: {token: dG9rZW4K}", "user: {exec: {command: /bin/sh}}");
+    String withExec =
+        KUBECONFIG
+            .formatted(field)
+            .replace("user: {token: dG9rZW4K}", "user: {exec: {command: /bin/sh}}");
     List<String> problems = KubeconfigPolicy.violations(withExec, true);
     assertEquals(1, problems.size(), problems.toString());
     assertTrue(problems.get(0).contains("'exec'"), problems.get(0));
-    assertFalse(KubeconfigPolicy.violations(KUBECONFIG.formatted(field).replace("https://", "http://"), true).isEmpty());
+    assertFalse(
+        KubeconfigPolicy.violations(
+                KUBECONFIG.formatted(field).replace("https://", "http://"), true)
+            .isEmpty());
   }
 }

@@ -13,7 +13,6 @@ import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
@@ -22,10 +21,12 @@ class WorkloadTest {
   @Nested
   class ClusterOfAVmi {
     VirtualMachineInstance vmi(Map<String, String> labels) {
-      return new VirtualMachineInstance().metadata(new V1ObjectMeta().namespace("vmi-ns").name("vm").labels(labels));
+      return new VirtualMachineInstance()
+          .metadata(new V1ObjectMeta().namespace("vmi-ns").name("vm").labels(labels));
     }
 
-    GuestClusterRef resolve(ClusterNamespacePolicy policy, Map<String, String> labels) throws GuestAccessException {
+    GuestClusterRef resolve(ClusterNamespacePolicy policy, Map<String, String> labels)
+        throws GuestAccessException {
       return policy.clusterOf(vmi(labels));
     }
 
@@ -36,36 +37,72 @@ class WorkloadTest {
     @Test
     void byDefaultTheClusterIsTheOneInTheVmisOwnNamespace() throws Exception {
       ClusterNamespacePolicy policy = ClusterNamespacePolicy.sameNamespaceOnly();
-      assertEquals(new GuestClusterRef("vmi-ns", "guest"), resolve(policy, Map.of(CapkLabels.CLUSTER_NAME, "guest")));
-      assertEquals(new GuestClusterRef("vmi-ns", "guest"), resolve(policy,
-          Map.of(CapkLabels.CLUSTER_NAME, "guest", CapkLabels.KUBEVIRT_MACHINE_NAMESPACE, "vmi-ns")));
+      assertEquals(
+          new GuestClusterRef("vmi-ns", "guest"),
+          resolve(policy, Map.of(CapkLabels.CLUSTER_NAME, "guest")));
+      assertEquals(
+          new GuestClusterRef("vmi-ns", "guest"),
+          resolve(
+              policy,
+              Map.of(
+                  CapkLabels.CLUSTER_NAME,
+                  "guest",
+                  CapkLabels.KUBEVIRT_MACHINE_NAMESPACE,
+                  "vmi-ns")));
     }
 
     @Test
     void aMachineNamespaceLabelNamingAnotherNamespaceIsRefusedUnlessAllowed() throws Exception {
-      Map<String, String> crossing = Map.of(CapkLabels.CLUSTER_NAME, "guest", CapkLabels.KUBEVIRT_MACHINE_NAMESPACE, "other-tenant");
-      assertEquals(GuestAccessException.Reason.ClusterNamespaceRefused,
+      Map<String, String> crossing =
+          Map.of(
+              CapkLabels.CLUSTER_NAME,
+              "guest",
+              CapkLabels.KUBEVIRT_MACHINE_NAMESPACE,
+              "other-tenant");
+      assertEquals(
+          GuestAccessException.Reason.ClusterNamespaceRefused,
           refusal(ClusterNamespacePolicy.sameNamespaceOnly(), crossing));
-      assertEquals(GuestAccessException.Reason.ClusterNamespaceRefused,
-          refusal(ClusterNamespacePolicy.of(false, List.of("vmi-ns=capi-ns", "elsewhere=other-tenant")), crossing),
+      assertEquals(
+          GuestAccessException.Reason.ClusterNamespaceRefused,
+          refusal(
+              ClusterNamespacePolicy.of(false, List.of("vmi-ns=capi-ns", "elsewhere=other-tenant")),
+              crossing),
           "a pair for another namespace does not allow this one");
-      assertEquals(new GuestClusterRef("other-tenant", "guest"),
+      assertEquals(
+          new GuestClusterRef("other-tenant", "guest"),
           resolve(ClusterNamespacePolicy.of(false, List.of("vmi-ns=other-tenant")), crossing));
-      assertEquals(new GuestClusterRef("other-tenant", "guest"), resolve(ClusterNamespacePolicy.of(true, List.of()), crossing));
+      assertEquals(
+          new GuestClusterRef("other-tenant", "guest"),
+          resolve(ClusterNamespacePolicy.of(true, List.of()), crossing));
     }
 
     @Test
     void theRefusalNamesBothNamespacesAndHowToAllowIt() {
-      GuestAccessException e = assertThrows(GuestAccessException.class, () -> resolve(ClusterNamespacePolicy.sameNamespaceOnly(),
-          Map.of(CapkLabels.CLUSTER_NAME, "guest", CapkLabels.KUBEVIRT_MACHINE_NAMESPACE, "other-tenant")));
-      assertTrue(e.getMessage().contains("vmi-ns") && e.getMessage().contains("other-tenant/guest"), e.getMessage());
-      assertTrue(e.getMessage().contains("--cross-namespace-cluster=vmi-ns=other-tenant"), e.getMessage());
+      GuestAccessException e =
+          assertThrows(
+              GuestAccessException.class,
+              () ->
+                  resolve(
+                      ClusterNamespacePolicy.sameNamespaceOnly(),
+                      Map.of(
+                          CapkLabels.CLUSTER_NAME,
+                          "guest",
+                          CapkLabels.KUBEVIRT_MACHINE_NAMESPACE,
+                          "other-tenant")));
+      assertTrue(
+          e.getMessage().contains("vmi-ns") && e.getMessage().contains("other-tenant/guest"),
+          e.getMessage());
+      assertTrue(
+          e.getMessage().contains("--cross-namespace-cluster=vmi-ns=other-tenant"), e.getMessage());
     }
 
     @Test
     void malformedMappingsAreRefusedByName() {
       for (String bad : List.of("no-equals", "=x", "x=", "a=b=c")) {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ClusterNamespacePolicy.of(false, List.of(bad)));
+        IllegalArgumentException e =
+            assertThrows(
+                IllegalArgumentException.class,
+                () -> ClusterNamespacePolicy.of(false, List.of(bad)));
         assertTrue(e.getMessage().contains(bad), e.getMessage());
       }
     }
@@ -75,13 +112,16 @@ class WorkloadTest {
       ClusterNamespacePolicy policy = ClusterNamespacePolicy.of(true, List.of());
       assertEquals(GuestAccessException.Reason.MissingClusterLabel, refusal(policy, Map.of()));
       assertEquals(GuestAccessException.Reason.MissingClusterLabel, refusal(policy, null));
-      assertEquals(GuestAccessException.Reason.MissingClusterLabel, refusal(policy, Map.of(CapkLabels.CLUSTER_NAME, " ")));
+      assertEquals(
+          GuestAccessException.Reason.MissingClusterLabel,
+          refusal(policy, Map.of(CapkLabels.CLUSTER_NAME, " ")));
     }
   }
 
   @Nested
   class KubeconfigContent {
-    static final String GOOD = """
+    static final String GOOD =
+        """
         apiVersion: v1
         kind: Config
         clusters:
@@ -107,8 +147,11 @@ class WorkloadTest {
 
     @Test
     void fileReferencesAndExecPluginsAreRefused() {
-      String bad = GOOD.replace("client-key-data: S0VZCg==", "tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token")
-          .replace("certificate-authority-data: Q0EK", "certificate-authority: /etc/ca.crt");
+      String bad =
+          GOOD.replace(
+                  "client-key-data: S0VZCg==",
+                  "tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token")
+              .replace("certificate-authority-data: Q0EK", "certificate-authority: /etc/ca.crt");
       List<String> problems = KubeconfigPolicy.violations(bad);
       assertEquals(2, problems.size(), problems.toString());
       String exec = GOOD.replace("client-key-data: S0VZCg==", "exec: {command: /bin/sh}");
@@ -127,7 +170,9 @@ class WorkloadTest {
       List<String> problems = KubeconfigPolicy.violations(notYaml);
       assertFalse(problems.isEmpty());
       assertTrue(problems.stream().noneMatch(p -> p.contains(secretish)), problems.toString());
-      List<String> bad = KubeconfigPolicy.violations(GOOD.replace("client-key-data: S0VZCg==", "tokenFile: " + secretish));
+      List<String> bad =
+          KubeconfigPolicy.violations(
+              GOOD.replace("client-key-data: S0VZCg==", "tokenFile: " + secretish));
       assertTrue(bad.stream().noneMatch(p -> p.contains(secretish)), bad.toString());
     }
 
@@ -168,7 +213,10 @@ class WorkloadTest {
     void descriptionsNeverIncludeResponseBodies() {
       ApiException e = new ApiException("m", 500, Map.of(), "{\"token\":\"s3cr3t\"}");
       assertEquals("HTTP 500", dev.capk.vmieviction.kube.ApiStatus.describeWithoutServerText(e));
-      assertEquals("IOException", dev.capk.vmieviction.kube.ApiStatus.describeWithoutServerText(new ApiException(new IOException("https://user:pw@host"))));
+      assertEquals(
+          "IOException",
+          dev.capk.vmieviction.kube.ApiStatus.describeWithoutServerText(
+              new ApiException(new IOException("https://user:pw@host"))));
     }
   }
 }

@@ -5,8 +5,10 @@ public final class ClusterApi {
   private ClusterApi() {}
 
   public static final String GROUP = "cluster.x-k8s.io";
+
   /** The version read by default; CAPI serves v1beta1 and v1beta2 with conversion. */
   public static final String DEFAULT_VERSION = "v1beta1";
+
   public static final String CLUSTER_PLURAL = "clusters";
   public static final String CLUSTER_KIND = "Cluster";
 

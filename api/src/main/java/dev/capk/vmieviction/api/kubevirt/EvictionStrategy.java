@@ -7,6 +7,7 @@ public final class EvictionStrategy {
   public static final String NONE = "None";
   public static final String LIVE_MIGRATE = "LiveMigrate";
   public static final String LIVE_MIGRATE_IF_POSSIBLE = "LiveMigrateIfPossible";
+
   /** KubeVirt refuses the eviction and leaves the VMI to an external controller: this one. */
   public static final String EXTERNAL = "External";
 }

@@ -5,8 +5,8 @@ import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 
 /**
- * A partial {@code kubevirt.io/v1} KubeVirt custom resource: only the cluster-wide default
- * eviction strategy. Read-only for us.
+ * A partial {@code kubevirt.io/v1} KubeVirt custom resource: only the cluster-wide default eviction
+ * strategy. Read-only for us.
  */
 public class KubeVirt implements KubernetesObject {
 

@@ -6,8 +6,8 @@ import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import java.util.Objects;
 
 /**
- * A partial {@code kubevirt.io/v1} VirtualMachineInstance: only what the eviction controller
- * reads. Never send it back with PUT: fields not modelled here would be erased.
+ * A partial {@code kubevirt.io/v1} VirtualMachineInstance: only what the eviction controller reads.
+ * Never send it back with PUT: fields not modelled here would be erased.
  */
 public class VirtualMachineInstance implements KubernetesObject {
 
@@ -114,6 +114,14 @@ public class VirtualMachineInstance implements KubernetesObject {
   public String toString() {
     String ns = metadata == null ? null : metadata.getNamespace();
     String name = metadata == null ? null : metadata.getName();
-    return "VirtualMachineInstance{" + ns + "/" + name + ", spec=" + spec + ", status=" + status + "}";
+    return "VirtualMachineInstance{"
+        + ns
+        + "/"
+        + name
+        + ", spec="
+        + spec
+        + ", status="
+        + status
+        + "}";
   }
 }

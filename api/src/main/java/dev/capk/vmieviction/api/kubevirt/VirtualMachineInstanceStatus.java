@@ -77,6 +77,12 @@ public class VirtualMachineInstanceStatus {
 
   @Override
   public String toString() {
-    return "{evacuationNodeName=" + evacuationNodeName + ", nodeName=" + nodeName + ", phase=" + phase + "}";
+    return "{evacuationNodeName="
+        + evacuationNodeName
+        + ", nodeName="
+        + nodeName
+        + ", phase="
+        + phase
+        + "}";
   }
 }

@@ -22,8 +22,10 @@ public final class NodeMaintenanceApi {
 
   /** status.phase: maintenance started, the node is being drained. */
   public static final String PHASE_RUNNING = "Running";
+
   /** status.phase: the node is tainted, cordoned and empty of evictable pods. */
   public static final String PHASE_SUCCEEDED = "Succeeded";
+
   /** status.phase: refused (unknown node, another maintenance for the node) or the node is gone. */
   public static final String PHASE_FAILED = "Failed";
 

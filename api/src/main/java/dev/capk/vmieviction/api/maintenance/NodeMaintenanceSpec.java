@@ -75,6 +75,12 @@ public class NodeMaintenanceSpec {
 
   @Override
   public String toString() {
-    return "{nodeName=" + nodeName + ", reason=" + reason + ", evictionTimeout=" + evictionTimeout + "}";
+    return "{nodeName="
+        + nodeName
+        + ", reason="
+        + reason
+        + ", evictionTimeout="
+        + evictionTimeout
+        + "}";
   }
 }

@@ -40,7 +40,9 @@ public class NodeMaintenanceStatus {
   @SerializedName("evictionPods")
   private Integer evictionPods;
 
-  /** Kept for compatibility with the Node Maintenance Operator (its node lease errors); unused here. */
+  /**
+   * Kept for compatibility with the Node Maintenance Operator (its node lease errors); unused here.
+   */
   @SerializedName("errorOnLeaseCount")
   private Integer errorOnLeaseCount;
 
@@ -158,14 +160,33 @@ public class NodeMaintenanceStatus {
 
   @Override
   public int hashCode() {
-    return Objects.hash(phase, drainProgress, lastUpdate, lastError, pendingPods, totalpods, evictionPods,
+    return Objects.hash(
+        phase,
+        drainProgress,
+        lastUpdate,
+        lastError,
+        pendingPods,
+        totalpods,
+        evictionPods,
         errorOnLeaseCount);
   }
 
   @Override
   public String toString() {
-    return "{phase=" + phase + ", drainProgress=" + drainProgress + ", totalpods=" + totalpods
-        + ", evictionPods=" + evictionPods + ", pendingPods=" + pendingPods + ", lastError=" + lastError
-        + ", lastUpdate=" + lastUpdate + "}";
+    return "{phase="
+        + phase
+        + ", drainProgress="
+        + drainProgress
+        + ", totalpods="
+        + totalpods
+        + ", evictionPods="
+        + evictionPods
+        + ", pendingPods="
+        + pendingPods
+        + ", lastError="
+        + lastError
+        + ", lastUpdate="
+        + lastUpdate
+        + "}";
   }
 }

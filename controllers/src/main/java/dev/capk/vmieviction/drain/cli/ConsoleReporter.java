@@ -12,72 +12,97 @@ import java.util.Set;
 
 /** Prints a drain's progress the way kubectl does, so operators and scripts read familiar lines. */
 final class ConsoleReporter implements DrainProgressListener {
-    private final PrintStream out;
-    private final PrintStream err;
-    private final String suffix;
-    private final Duration retryInterval;
+  private final PrintStream out;
+  private final PrintStream err;
+  private final String suffix;
+  private final Duration retryInterval;
 
-    ConsoleReporter(PrintStream out, PrintStream err, DryRun dryRun, Duration retryInterval) {
-        this.out = out;
-        this.err = err;
-        this.suffix = suffix(dryRun);
-        this.retryInterval = retryInterval;
-    }
+  ConsoleReporter(PrintStream out, PrintStream err, DryRun dryRun, Duration retryInterval) {
+    this.out = out;
+    this.err = err;
+    this.suffix = suffix(dryRun);
+    this.retryInterval = retryInterval;
+  }
 
-    static String suffix(DryRun dryRun) {
-        return switch (dryRun) {
-            case NONE -> "";
-            case CLIENT -> " (dry run)";
-            case SERVER -> " (server dry run)";
-        };
-    }
+  static String suffix(DryRun dryRun) {
+    return switch (dryRun) {
+      case NONE -> "";
+      case CLIENT -> " (dry run)";
+      case SERVER -> " (server dry run)";
+    };
+  }
 
-    @Override
-    public void cordoned(String node, boolean changed) {
-        out.println("node/" + node + (changed ? " cordoned" : " already cordoned") + suffix);
-    }
+  @Override
+  public void cordoned(String node, boolean changed) {
+    out.println("node/" + node + (changed ? " cordoned" : " already cordoned") + suffix);
+  }
 
-    @Override
-    public void planned(List<PodRef> toEvict, List<SkippedPod> skipped, List<String> warnings) {
-        for (String w : warnings) {
-            err.println("Warning: " + w);
-        }
+  @Override
+  public void planned(List<PodRef> toEvict, List<SkippedPod> skipped, List<String> warnings) {
+    for (String w : warnings) {
+      err.println("Warning: " + w);
     }
+  }
 
-    @Override
-    public void evicting(PodRef pod, boolean usingEviction) {
-        out.println((usingEviction ? "evicting pod " : "deleting pod ") + pod + suffix);
-    }
+  @Override
+  public void evicting(PodRef pod, boolean usingEviction) {
+    out.println((usingEviction ? "evicting pod " : "deleting pod ") + pod + suffix);
+  }
 
-    @Override
-    public void blocked(PodRef pod, Set<String> budgets, String message) {
-        String names = budgets.isEmpty() ? "" : " [PodDisruptionBudget " + String.join(", ", budgets.stream().sorted().toList()) + "]";
-        err.println("error when evicting pods/\"" + pod.name() + "\" -n \"" + pod.namespace() + "\" (will retry after "
-                + GoDuration.format(retryInterval) + "): " + message + names);
-    }
+  @Override
+  public void blocked(PodRef pod, Set<String> budgets, String message) {
+    String names =
+        budgets.isEmpty()
+            ? ""
+            : " [PodDisruptionBudget "
+                + String.join(", ", budgets.stream().sorted().toList())
+                + "]";
+    err.println(
+        "error when evicting pods/\""
+            + pod.name()
+            + "\" -n \""
+            + pod.namespace()
+            + "\" (will retry after "
+            + GoDuration.format(retryInterval)
+            + "): "
+            + message
+            + names);
+  }
 
-    @Override
-    public void retrying(PodRef pod, String reason) {
-        err.println("error when evicting pods/\"" + pod.name() + "\" -n \"" + pod.namespace() + "\" (will retry): " + reason);
-    }
+  @Override
+  public void retrying(PodRef pod, String reason) {
+    err.println(
+        "error when evicting pods/\""
+            + pod.name()
+            + "\" -n \""
+            + pod.namespace()
+            + "\" (will retry): "
+            + reason);
+  }
 
-    @Override
-    public void evicted(PodRef pod) {
-        out.println("pod/" + pod.name() + " evicted");
-    }
+  @Override
+  public void evicted(PodRef pod) {
+    out.println("pod/" + pod.name() + " evicted");
+  }
 
-    @Override
-    public void deleted(PodRef pod) {
-        out.println("pod/" + pod.name() + " deleted");
-    }
+  @Override
+  public void deleted(PodRef pod) {
+    out.println("pod/" + pod.name() + " deleted");
+  }
 
-    @Override
-    public void notWaitedFor(PodRef pod, String reason) {
-        out.println("pod \"" + pod.name() + "\" " + reason + ", skipping");
-    }
+  @Override
+  public void notWaitedFor(PodRef pod, String reason) {
+    out.println("pod \"" + pod.name() + "\" " + reason + ", skipping");
+  }
 
-    @Override
-    public void failed(PodRef pod, String reason) {
-        err.println("error when evicting pods/\"" + pod.name() + "\" -n \"" + pod.namespace() + "\": " + reason);
-    }
+  @Override
+  public void failed(PodRef pod, String reason) {
+    err.println(
+        "error when evicting pods/\""
+            + pod.name()
+            + "\" -n \""
+            + pod.namespace()
+            + "\": "
+            + reason);
+  }
 }

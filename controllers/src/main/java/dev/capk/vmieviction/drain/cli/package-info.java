@@ -1,6 +1,6 @@
 /**
- * The {@code drain NODE [flags]} command: the drain engine behind {@code kubectl drain}'s flags, output
- * lines and exit codes, with its own kubeconfig loading. May import {@code drain}, {@code kube} and
- * {@code time}; nothing else of this project imports it but the manager's {@code Main}.
+ * The {@code drain NODE [flags]} command: the drain engine behind {@code kubectl drain}'s flags,
+ * output lines and exit codes, with its own kubeconfig loading. May import {@code drain}, {@code
+ * kube} and {@code time}; nothing else of this project imports it but the manager's {@code Main}.
  */
 package dev.capk.vmieviction.drain.cli;

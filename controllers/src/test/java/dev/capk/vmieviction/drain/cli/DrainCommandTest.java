@@ -21,148 +21,189 @@ import picocli.CommandLine;
 
 /** Flag parsing and error output of the drain CLI; nothing here talks to a cluster. */
 class DrainCommandTest {
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
-    private static DrainCommand parsed(String... args) {
-        DrainCommand c = new DrainCommand(System.out, System.err, null);
-        new CommandLine(c).parseArgs(args);
-        return c;
-    }
+  private static DrainCommand parsed(String... args) {
+    DrainCommand c = new DrainCommand(System.out, System.err, null);
+    new CommandLine(c).parseArgs(args);
+    return c;
+  }
 
-    private static DrainOptions options(String... args) {
-        return parsed(args).toOptions(DrainProgressListener.NONE);
-    }
+  private static DrainOptions options(String... args) {
+    return parsed(args).toOptions(DrainProgressListener.NONE);
+  }
 
-    private int run(String... args) {
-        return DrainCommand.run(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), args);
-    }
+  private int run(String... args) {
+    return DrainCommand.run(
+        new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8),
+        args);
+  }
 
-    private String stderr() {
-        return err.toString(StandardCharsets.UTF_8);
-    }
+  private String stderr() {
+    return err.toString(StandardCharsets.UTF_8);
+  }
 
-    @Test
-    void noFlagsMeansKubectlDefaults() {
-        DrainCommand c = parsed("node-1");
-        assertEquals("node-1", c.node);
-        DrainOptions o = c.toOptions(DrainProgressListener.NONE);
-        assertEquals(DrainOptions.defaults().toString(), o.toString());
-    }
+  @Test
+  void noFlagsMeansKubectlDefaults() {
+    DrainCommand c = parsed("node-1");
+    assertEquals("node-1", c.node);
+    DrainOptions o = c.toOptions(DrainProgressListener.NONE);
+    assertEquals(DrainOptions.defaults().toString(), o.toString());
+  }
 
-    @Test
-    void kubectlFlagNamesMapToTheEngineOptions() {
-        DrainOptions o = options("node-1", "--force", "--ignore-daemonsets", "--delete-emptydir-data", "--grace-period=30",
-                "--timeout=1m30s", "--pod-selector", "app=web,tier!=db", "--disable-eviction",
-                "--skip-wait-for-delete-timeout=20", "--dry-run=server", "--chunk-size=50");
-        assertTrue(o.force());
-        assertTrue(o.ignoreAllDaemonSets());
-        assertTrue(o.deleteEmptyDirData());
-        assertEquals(30, o.gracePeriodSeconds());
-        assertEquals(Duration.ofSeconds(90), o.timeout());
-        assertEquals("app=web,tier!=db", o.podSelector());
-        assertTrue(o.disableEviction());
-        assertEquals(Duration.ofSeconds(20), o.skipWaitForDeleteTimeout());
-        assertEquals(DryRun.SERVER, o.dryRun());
-        assertEquals(50, o.chunkSize());
-    }
+  @Test
+  void kubectlFlagNamesMapToTheEngineOptions() {
+    DrainOptions o =
+        options(
+            "node-1",
+            "--force",
+            "--ignore-daemonsets",
+            "--delete-emptydir-data",
+            "--grace-period=30",
+            "--timeout=1m30s",
+            "--pod-selector",
+            "app=web,tier!=db",
+            "--disable-eviction",
+            "--skip-wait-for-delete-timeout=20",
+            "--dry-run=server",
+            "--chunk-size=50");
+    assertTrue(o.force());
+    assertTrue(o.ignoreAllDaemonSets());
+    assertTrue(o.deleteEmptyDirData());
+    assertEquals(30, o.gracePeriodSeconds());
+    assertEquals(Duration.ofSeconds(90), o.timeout());
+    assertEquals("app=web,tier!=db", o.podSelector());
+    assertTrue(o.disableEviction());
+    assertEquals(Duration.ofSeconds(20), o.skipWaitForDeleteTimeout());
+    assertEquals(DryRun.SERVER, o.dryRun());
+    assertEquals(50, o.chunkSize());
+  }
 
-    @Test
-    void booleanFlagsTakeOptionalValuesLikePflagWithoutSwallowingTheNode() {
-        DrainCommand c = parsed("--force", "node-1");
-        assertEquals("node-1", c.node);
-        assertTrue(c.force);
-        assertFalse(options("node-1", "--force=false").force());
-        assertTrue(options("node-1", "--ignore-daemonsets=true").ignoreAllDaemonSets());
-        assertTrue(options("node-1", "--delete-local-data").deleteEmptyDirData(), "kubectl's deprecated alias");
-    }
+  @Test
+  void booleanFlagsTakeOptionalValuesLikePflagWithoutSwallowingTheNode() {
+    DrainCommand c = parsed("--force", "node-1");
+    assertEquals("node-1", c.node);
+    assertTrue(c.force);
+    assertFalse(options("node-1", "--force=false").force());
+    assertTrue(options("node-1", "--ignore-daemonsets=true").ignoreAllDaemonSets());
+    assertTrue(
+        options("node-1", "--delete-local-data").deleteEmptyDirData(),
+        "kubectl's deprecated alias");
+  }
 
-    @Test
-    void negativeValuesMeanWhatKubectlMeans() {
-        assertEquals(-1, options("n", "--grace-period=-5").gracePeriodSeconds());
-        assertEquals(Duration.ZERO, options("n", "--skip-wait-for-delete-timeout=-3").skipWaitForDeleteTimeout());
-        assertEquals(0, options("n", "--chunk-size=0").chunkSize());
-    }
+  @Test
+  void negativeValuesMeanWhatKubectlMeans() {
+    assertEquals(-1, options("n", "--grace-period=-5").gracePeriodSeconds());
+    assertEquals(
+        Duration.ZERO,
+        options("n", "--skip-wait-for-delete-timeout=-3").skipWaitForDeleteTimeout());
+    assertEquals(0, options("n", "--chunk-size=0").chunkSize());
+  }
 
-    @Test
-    void dryRunValues() {
-        assertEquals(DryRun.NONE, options("n", "--dry-run=none").dryRun());
-        assertEquals(DryRun.CLIENT, options("n", "--dry-run=client").dryRun());
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> options("n", "--dry-run=maybe"));
-        assertEquals("Invalid dry-run value (maybe). Must be \"none\", \"server\", or \"client\".", e.getMessage());
-    }
+  @Test
+  void dryRunValues() {
+    assertEquals(DryRun.NONE, options("n", "--dry-run=none").dryRun());
+    assertEquals(DryRun.CLIENT, options("n", "--dry-run=client").dryRun());
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> options("n", "--dry-run=maybe"));
+    assertEquals(
+        "Invalid dry-run value (maybe). Must be \"none\", \"server\", or \"client\".",
+        e.getMessage());
+  }
 
-    @Test
-    void invalidSelectorIsAOneLineErrorBeforeAnythingHappens() {
-        int code = run("node-1", "--pod-selector", "app in (web", "--kubeconfig", "/nonexistent/never-read");
-        assertEquals(1, code);
-        String e = stderr();
-        assertTrue(e.startsWith("error: --pod-selector=app in (web must be a valid label selector"), e);
-        assertEquals(1, e.strip().lines().count(), e);
-        assertFalse(e.contains("kubeconfig"), "the selector is checked before the kubeconfig is read: " + e);
-    }
+  @Test
+  void invalidSelectorIsAOneLineErrorBeforeAnythingHappens() {
+    int code =
+        run("node-1", "--pod-selector", "app in (web", "--kubeconfig", "/nonexistent/never-read");
+    assertEquals(1, code);
+    String e = stderr();
+    assertTrue(e.startsWith("error: --pod-selector=app in (web must be a valid label selector"), e);
+    assertEquals(1, e.strip().lines().count(), e);
+    assertFalse(
+        e.contains("kubeconfig"), "the selector is checked before the kubeconfig is read: " + e);
+  }
 
-    @Test
-    void invalidDryRunIsAnError() {
-        assertEquals(1, run("node-1", "--dry-run=maybe"));
-        assertTrue(stderr().contains("Invalid dry-run value (maybe)"));
-    }
+  @Test
+  void invalidDryRunIsAnError() {
+    assertEquals(1, run("node-1", "--dry-run=maybe"));
+    assertTrue(stderr().contains("Invalid dry-run value (maybe)"));
+  }
 
-    @Test
-    void badTimeoutAndMissingNodeAreUsageErrors() {
-        assertEquals(2, run("node-1", "--timeout=30"));
-        assertTrue(stderr().contains("missing unit"), stderr());
-        assertEquals(2, run());
-        assertTrue(stderr().contains("NODE"), stderr());
-        assertEquals(2, run("node-1", "--no-such-flag"));
-    }
+  @Test
+  void badTimeoutAndMissingNodeAreUsageErrors() {
+    assertEquals(2, run("node-1", "--timeout=30"));
+    assertTrue(stderr().contains("missing unit"), stderr());
+    assertEquals(2, run());
+    assertTrue(stderr().contains("NODE"), stderr());
+    assertEquals(2, run("node-1", "--no-such-flag"));
+  }
 
-    @Test
-    void missingKubeconfigIsAOneLineError(@TempDir Path dir) {
-        Path missing = dir.resolve("nope.yaml");
-        assertEquals(1, run("node-1", "--kubeconfig", missing.toString()));
-        assertEquals("error: kubeconfig " + missing + " does not exist", stderr().strip());
-    }
+  @Test
+  void missingKubeconfigIsAOneLineError(@TempDir Path dir) {
+    Path missing = dir.resolve("nope.yaml");
+    assertEquals(1, run("node-1", "--kubeconfig", missing.toString()));
+    assertEquals("error: kubeconfig " + missing + " does not exist", stderr().strip());
+  }
 
-    @Test
-    void brokenKubeconfigNeverEchoesItsContent(@TempDir Path dir) throws IOException {
-        String token = "s3cr3t-token-abcdefghijklmnopqrstuvwxyz0123456789";
-        Path broken = dir.resolve("broken.yaml");
-        Files.writeString(broken, "apiVersion: v1\nusers:\n- name: admin\n  user:\n    token: " + token + "\n   bad: [indent\n");
-        assertEquals(1, run("node-1", "--kubeconfig", broken.toString()));
-        String all = stderr() + out.toString(StandardCharsets.UTF_8);
-        assertTrue(all.startsWith("error: kubeconfig " + broken), all);
-        assertFalse(all.contains(token), all);
-        assertFalse(all.contains("Exception"), all);
-    }
+  @Test
+  void brokenKubeconfigNeverEchoesItsContent(@TempDir Path dir) throws IOException {
+    String token = "s3cr3t-token-abcdefghijklmnopqrstuvwxyz0123456789";
+    Path broken = dir.resolve("broken.yaml");
+    Files.writeString(
+        broken,
+        "apiVersion: v1\nusers:\n- name: admin\n  user:\n    token: "
+            + token
+            + "\n   bad: [indent\n");
+    assertEquals(1, run("node-1", "--kubeconfig", broken.toString()));
+    String all = stderr() + out.toString(StandardCharsets.UTF_8);
+    assertTrue(all.startsWith("error: kubeconfig " + broken), all);
+    assertFalse(all.contains(token), all);
+    assertFalse(all.contains("Exception"), all);
+  }
 
-    @Test
-    void kubeconfigWithoutContextOrServerIsRefusedClearly(@TempDir Path dir) throws IOException {
-        Path noCtx = dir.resolve("noctx.yaml");
-        Files.writeString(noCtx, "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n");
-        assertEquals(1, run("node-1", "--kubeconfig", noCtx.toString()));
-        assertTrue(stderr().contains("has no contexts"), stderr());
-    }
+  @Test
+  void kubeconfigWithoutContextOrServerIsRefusedClearly(@TempDir Path dir) throws IOException {
+    Path noCtx = dir.resolve("noctx.yaml");
+    Files.writeString(
+        noCtx, "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n");
+    assertEquals(1, run("node-1", "--kubeconfig", noCtx.toString()));
+    assertTrue(stderr().contains("has no contexts"), stderr());
+  }
 
-    @Test
-    void unknownContextIsRefusedClearly(@TempDir Path dir) throws IOException {
-        Path kc = dir.resolve("kc.yaml");
-        Files.writeString(kc, "apiVersion: v1\nkind: Config\ncurrent-context: a\n"
-                + "clusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n"
-                + "contexts:\n- name: a\n  context:\n    cluster: c\n    user: u\n"
-                + "users:\n- name: u\n  user:\n    token: t0ken\n");
-        assertEquals(1, run("node-1", "--kubeconfig", kc.toString(), "--context", "b"));
-        assertEquals("error: context \"b\" not found in kubeconfig " + kc, stderr().strip());
-    }
+  @Test
+  void unknownContextIsRefusedClearly(@TempDir Path dir) throws IOException {
+    Path kc = dir.resolve("kc.yaml");
+    Files.writeString(
+        kc,
+        "apiVersion: v1\nkind: Config\ncurrent-context: a\n"
+            + "clusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n"
+            + "contexts:\n- name: a\n  context:\n    cluster: c\n    user: u\n"
+            + "users:\n- name: u\n  user:\n    token: t0ken\n");
+    assertEquals(1, run("node-1", "--kubeconfig", kc.toString(), "--context", "b"));
+    assertEquals("error: context \"b\" not found in kubeconfig " + kc, stderr().strip());
+  }
 
-    @Test
-    void helpPrintsKubectlFlagNames() {
-        assertEquals(0, run("--help"));
-        String help = out.toString(StandardCharsets.UTF_8);
-        for (String flag : new String[] {"--kubeconfig", "--force", "--ignore-daemonsets", "--delete-emptydir-data",
-                "--grace-period", "--timeout", "--pod-selector", "--disable-eviction", "--skip-wait-for-delete-timeout",
-                "--dry-run", "--chunk-size"}) {
-            assertTrue(help.contains(flag), flag);
-        }
+  @Test
+  void helpPrintsKubectlFlagNames() {
+    assertEquals(0, run("--help"));
+    String help = out.toString(StandardCharsets.UTF_8);
+    for (String flag :
+        new String[] {
+          "--kubeconfig",
+          "--force",
+          "--ignore-daemonsets",
+          "--delete-emptydir-data",
+          "--grace-period",
+          "--timeout",
+          "--pod-selector",
+          "--disable-eviction",
+          "--skip-wait-for-delete-timeout",
+          "--dry-run",
+          "--chunk-size"
+        }) {
+      assertTrue(help.contains(flag), flag);
     }
+  }
 }

@@ -4,26 +4,32 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Knobs, as system properties (make bench passes BENCH_OPTS through): which benchmarks, sizes and run
- * counts. Defaults are what `make bench` measures; smaller values are for developing a benchmark.
+ * Knobs, as system properties (make bench passes BENCH_OPTS through): which benchmarks, sizes and
+ * run counts. Defaults are what `make bench` measures; smaller values are for developing a
+ * benchmark.
  */
 final class BenchOptions {
-    List<String> only() {
-        return Arrays.stream(System.getProperty("bench.only", "drain,evacuation,scale").split(","))
-                .map(String::strip).filter(s -> !s.isEmpty()).toList();
-    }
+  List<String> only() {
+    return Arrays.stream(System.getProperty("bench.only", "drain,evacuation,scale").split(","))
+        .map(String::strip)
+        .filter(s -> !s.isEmpty())
+        .toList();
+  }
 
-    List<Integer> ints(String key, String defaults) {
-        return Arrays.stream(System.getProperty(key, defaults).split(",")).map(String::strip).filter(s -> !s.isEmpty())
-                .map(Integer::parseInt).toList();
-    }
+  List<Integer> ints(String key, String defaults) {
+    return Arrays.stream(System.getProperty(key, defaults).split(","))
+        .map(String::strip)
+        .filter(s -> !s.isEmpty())
+        .map(Integer::parseInt)
+        .toList();
+  }
 
-    int integer(String key, int def) {
-        return Integer.getInteger(key, def);
-    }
+  int integer(String key, int def) {
+    return Integer.getInteger(key, def);
+  }
 
-    /** Runs for one configuration: its own property, else bench.runs, else {@code def}. */
-    int runs(String key, int def) {
-        return Integer.getInteger(key, Integer.getInteger("bench.runs", def));
-    }
+  /** Runs for one configuration: its own property, else bench.runs, else {@code def}. */
+  int runs(String key, int def) {
+    return Integer.getInteger(key, Integer.getInteger("bench.runs", def));
+  }
 }

@@ -14,97 +14,115 @@ import okhttp3.Request;
 import okhttp3.RequestBody;
 import okhttp3.Response;
 
-/** Plain JSON requests to a local cluster's API server with its admin client: fast set-up of many objects. */
+/**
+ * Plain JSON requests to a local cluster's API server with its admin client: fast set-up of many
+ * objects.
+ */
 final class RawKube {
-    static final MediaType JSON = MediaType.get("application/json");
-    static final MediaType MERGE = MediaType.get("application/merge-patch+json");
+  static final MediaType JSON = MediaType.get("application/json");
+  static final MediaType MERGE = MediaType.get("application/merge-patch+json");
 
-    private final String server;
-    private final OkHttpClient http;
-    private final OkHttpClient streaming;
+  private final String server;
+  private final OkHttpClient http;
+  private final OkHttpClient streaming;
 
-    RawKube(LocalCluster cluster) {
-        this.server = cluster.serverUrl();
-        this.http = cluster.client().getHttpClient().newBuilder().readTimeout(60, TimeUnit.SECONDS).build();
-        this.streaming = http.newBuilder().readTimeout(0, TimeUnit.MILLISECONDS).build();
-    }
+  RawKube(LocalCluster cluster) {
+    this.server = cluster.serverUrl();
+    this.http =
+        cluster.client().getHttpClient().newBuilder().readTimeout(60, TimeUnit.SECONDS).build();
+    this.streaming = http.newBuilder().readTimeout(0, TimeUnit.MILLISECONDS).build();
+  }
 
-    /** The body of a successful request; anything else throws with the status and the start of the body. */
-    String call(String method, String path, MediaType type, String body) throws IOException {
-        Request.Builder b = new Request.Builder().url(server + path);
-        b.method(method, body == null ? null : RequestBody.create(body, type));
-        for (int attempt = 1; ; attempt++) {
-            try (Response r = http.newCall(b.build()).execute()) {
-                String text = r.body() == null ? "" : r.body().string();
-                if (r.isSuccessful()) {
-                    return text;
-                }
-                // A CRD's storage still initialising answers 429; the server asks us to come back.
-                if ((r.code() == 429 || r.code() >= 500) && attempt < 20) {
-                    BenchController.sleep(250L * attempt);
-                    continue;
-                }
-                throw new IOException(method + " " + path + ": HTTP " + r.code() + " " + text.substring(0, Math.min(300, text.length())));
-            }
+  /**
+   * The body of a successful request; anything else throws with the status and the start of the
+   * body.
+   */
+  String call(String method, String path, MediaType type, String body) throws IOException {
+    Request.Builder b = new Request.Builder().url(server + path);
+    b.method(method, body == null ? null : RequestBody.create(body, type));
+    for (int attempt = 1; ; attempt++) {
+      try (Response r = http.newCall(b.build()).execute()) {
+        String text = r.body() == null ? "" : r.body().string();
+        if (r.isSuccessful()) {
+          return text;
         }
+        // A CRD's storage still initialising answers 429; the server asks us to come back.
+        if ((r.code() == 429 || r.code() >= 500) && attempt < 20) {
+          BenchController.sleep(250L * attempt);
+          continue;
+        }
+        throw new IOException(
+            method
+                + " "
+                + path
+                + ": HTTP "
+                + r.code()
+                + " "
+                + text.substring(0, Math.min(300, text.length())));
+      }
     }
+  }
 
-    String get(String path) throws IOException {
-        return call("GET", path, null, null);
-    }
+  String get(String path) throws IOException {
+    return call("GET", path, null, null);
+  }
 
-    JsonObject getJson(String path) throws IOException {
-        return JsonParser.parseString(get(path)).getAsJsonObject();
-    }
+  JsonObject getJson(String path) throws IOException {
+    return JsonParser.parseString(get(path)).getAsJsonObject();
+  }
 
-    String post(String path, String json) throws IOException {
-        return call("POST", path, JSON, json);
-    }
+  String post(String path, String json) throws IOException {
+    return call("POST", path, JSON, json);
+  }
 
-    String mergePatch(String path, String json) throws IOException {
-        return call("PATCH", path, MERGE, json);
-    }
+  String mergePatch(String path, String json) throws IOException {
+    return call("PATCH", path, MERGE, json);
+  }
 
-    /**
-     * Streams a watch ({@code path} must carry {@code watch=1}) on a daemon thread, handing each event
-     * (type, object) to {@code onEvent} with the local receive time in nanoseconds. Closing the returned
-     * handle stops it.
-     */
-    AutoCloseable watch(String path, WatchListener onEvent) {
-        okhttp3.Call call = streaming.newCall(new Request.Builder().url(server + path).build());
-        Thread t = new Thread(() -> {
-            try (Response r = call.execute();
-                 BufferedReader in = new BufferedReader(new InputStreamReader(r.body().byteStream(), StandardCharsets.UTF_8))) {
+  /**
+   * Streams a watch ({@code path} must carry {@code watch=1}) on a daemon thread, handing each
+   * event (type, object) to {@code onEvent} with the local receive time in nanoseconds. Closing the
+   * returned handle stops it.
+   */
+  AutoCloseable watch(String path, WatchListener onEvent) {
+    okhttp3.Call call = streaming.newCall(new Request.Builder().url(server + path).build());
+    Thread t =
+        new Thread(
+            () -> {
+              try (Response r = call.execute();
+                  BufferedReader in =
+                      new BufferedReader(
+                          new InputStreamReader(r.body().byteStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = in.readLine()) != null) {
-                    long now = System.nanoTime();
-                    JsonObject e = JsonParser.parseString(line).getAsJsonObject();
-                    onEvent.event(e.get("type").getAsString(), e.getAsJsonObject("object"), now);
+                  long now = System.nanoTime();
+                  JsonObject e = JsonParser.parseString(line).getAsJsonObject();
+                  onEvent.event(e.get("type").getAsString(), e.getAsJsonObject("object"), now);
                 }
-            } catch (IOException | RuntimeException e) {
+              } catch (IOException | RuntimeException e) {
                 if (!call.isCanceled()) {
-                    System.out.println("bench: watch " + path + " ended: " + e);
+                  System.out.println("bench: watch " + path + " ended: " + e);
                 }
-            }
-        }, "bench-watch");
-        t.setDaemon(true);
-        t.start();
-        return call::cancel;
-    }
+              }
+            },
+            "bench-watch");
+    t.setDaemon(true);
+    t.start();
+    return call::cancel;
+  }
 
-    interface WatchListener {
-        void event(String type, JsonObject object, long receivedNanos);
-    }
+  interface WatchListener {
+    void event(String type, JsonObject object, long receivedNanos);
+  }
 
-    static String str(JsonObject o, String... path) {
-        com.google.gson.JsonElement e = o;
-        for (String k : path) {
-            if (e == null || !e.isJsonObject()) {
-                return null;
-            }
-            e = e.getAsJsonObject().get(k);
-        }
-        return e == null || e.isJsonNull() || !e.isJsonPrimitive() ? null : e.getAsString();
+  static String str(JsonObject o, String... path) {
+    com.google.gson.JsonElement e = o;
+    for (String k : path) {
+      if (e == null || !e.isJsonObject()) {
+        return null;
+      }
+      e = e.getAsJsonObject().get(k);
     }
-
+    return e == null || e.isJsonNull() || !e.isJsonPrimitive() ? null : e.getAsString();
+  }
 }

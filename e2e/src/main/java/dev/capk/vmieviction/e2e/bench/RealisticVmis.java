@@ -3,23 +3,25 @@ package dev.capk.vmieviction.e2e.bench;
 import java.util.UUID;
 
 /**
- * VirtualMachineInstances shaped like the ones CAPK creates through KubeVirt: the labels, annotations,
- * owner reference and finalizers KubeVirt sets, a full domain spec (CPU, memory, disks, interfaces,
- * features, firmware), a cloud-init volume carrying a kubeadm bootstrap script, and the status
- * virt-controller and virt-handler write (conditions, interfaces, guest OS, volume status, topology).
- * About 6 KB of JSON as the API server returns it, managedFields included.
+ * VirtualMachineInstances shaped like the ones CAPK creates through KubeVirt: the labels,
+ * annotations, owner reference and finalizers KubeVirt sets, a full domain spec (CPU, memory,
+ * disks, interfaces, features, firmware), a cloud-init volume carrying a kubeadm bootstrap script,
+ * and the status virt-controller and virt-handler write (conditions, interfaces, guest OS, volume
+ * status, topology). About 6 KB of JSON as the API server returns it, managedFields included.
  */
 final class RealisticVmis {
-    private RealisticVmis() {}
+  private RealisticVmis() {}
 
-    static final String VERSION_LABEL_NOTE = "objects shaped like CAPK's KubeVirt VMIs";
+  static final String VERSION_LABEL_NOTE = "objects shaped like CAPK's KubeVirt VMIs";
 
-    /** The object to POST (status is a subresource: it is written separately, see {@link #status}). */
-    static String vmi(String namespace, String name, String cluster) {
-        String uid = UUID.nameUUIDFromBytes((namespace + "/" + name).getBytes()).toString();
-        String serial = uid.substring(0, 8);
-        String userData = bootstrapScript(name, cluster);
-        return """
+  /**
+   * The object to POST (status is a subresource: it is written separately, see {@link #status}).
+   */
+  static String vmi(String namespace, String name, String cluster) {
+    String uid = UUID.nameUUIDFromBytes((namespace + "/" + name).getBytes()).toString();
+    String serial = uid.substring(0, 8);
+    String userData = bootstrapScript(name, cluster);
+    return """
                 {"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
                  "metadata":{"name":"%1$s","namespace":"%2$s",
                   "labels":{"kubevirt.io/vm":"%1$s",
@@ -46,12 +48,16 @@ final class RealisticVmis {
                   "networks":[{"name":"default","pod":{}}],
                   "volumes":[{"name":"containervolume","containerDisk":{"image":"quay.io/capk/ubuntu-2204-container-disk:v1.30.1","imagePullPolicy":"IfNotPresent"}},
                    {"name":"cloudinitvolume","cloudInitNoCloud":{"userData":"%6$s"}}]}}
-                """.formatted(name, namespace, cluster, uid, serial, userData);
-    }
+                """
+        .formatted(name, namespace, cluster, uid, serial, userData);
+  }
 
-    /** The status subresource as virt-controller and virt-handler fill it for a running VMI on {@code node}. */
-    static String status(String name, String node, String podIp) {
-        return """
+  /**
+   * The status subresource as virt-controller and virt-handler fill it for a running VMI on {@code
+   * node}.
+   */
+  static String status(String name, String node, String podIp) {
+    return """
                 {"status":{"phase":"Running","nodeName":"%2$s","qosClass":"Guaranteed","launcherContainerImageVersion":"quay.io/kubevirt/virt-launcher:v1.4.0",
                  "virtualMachineRevisionName":"revision-start-vm-%1$s-1",
                  "activePods":{"5c0f3d2a-9e1b-4d57-8a44-%3$s":"%2$s"},
@@ -68,19 +74,31 @@ final class RealisticVmis {
                   {"phase":"Running","phaseTransitionTimestamp":"2026-01-10T09:14:02Z"}],
                  "volumeStatus":[{"name":"cloudinitvolume","target":"vdb","size":1048576},
                   {"name":"containervolume","target":"vda"}]}}
-                """.formatted(name, node, Integer.toHexString(name.hashCode() & 0xfffff), podIp);
-    }
+                """
+        .formatted(name, node, Integer.toHexString(name.hashCode() & 0xfffff), podIp);
+  }
 
-    /** A kubeadm join script as CAPK's bootstrap data carries it (base64 is not used in NoCloud userData). */
-    private static String bootstrapScript(String name, String cluster) {
-        return ("#cloud-config\\nhostname: " + name + "\\nfqdn: " + name + "\\nwrite_files:\\n"
-                + "- path: /run/kubeadm/kubeadm-join-config.yaml\\n  owner: root:root\\n  permissions: '0640'\\n  content: |\\n"
-                + "    apiVersion: kubeadm.k8s.io/v1beta3\\n    kind: JoinConfiguration\\n    discovery:\\n      bootstrapToken:\\n"
-                + "        apiServerEndpoint: " + cluster + "-lb.tenants.svc:6443\\n        caCertHashes:\\n"
-                + "        - sha256:4f6a2c8e1d0b9a7f3e5c2d1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f\\n"
-                + "        token: abcdef.0123456789abcdef\\n    nodeRegistration:\\n      kubeletExtraArgs:\\n"
-                + "        provider-id: kubevirt://" + name + "\\n      name: '{{ ds.meta_data.local_hostname }}'\\n"
-                + "runcmd:\\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\\n"
-                + "");
-    }
+  /**
+   * A kubeadm join script as CAPK's bootstrap data carries it (base64 is not used in NoCloud
+   * userData).
+   */
+  private static String bootstrapScript(String name, String cluster) {
+    return ("#cloud-config\\nhostname: "
+        + name
+        + "\\nfqdn: "
+        + name
+        + "\\nwrite_files:\\n"
+        + "- path: /run/kubeadm/kubeadm-join-config.yaml\\n  owner: root:root\\n  permissions: '0640'\\n  content: |\\n"
+        + "    apiVersion: kubeadm.k8s.io/v1beta3\\n    kind: JoinConfiguration\\n    discovery:\\n      bootstrapToken:\\n"
+        + "        apiServerEndpoint: "
+        + cluster
+        + "-lb.tenants.svc:6443\\n        caCertHashes:\\n"
+        + "        - sha256:4f6a2c8e1d0b9a7f3e5c2d1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f\\n"
+        + "        token: abcdef.0123456789abcdef\\n    nodeRegistration:\\n      kubeletExtraArgs:\\n"
+        + "        provider-id: kubevirt://"
+        + name
+        + "\\n      name: '{{ ds.meta_data.local_hostname }}'\\n"
+        + "runcmd:\\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\\n"
+        + "");
+  }
 }

@@ -6,7 +6,6 @@ import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,248 +18,354 @@ import java.util.concurrent.Future;
 
 /**
  * Benchmarks 3, 4 and 6 on one infra API server holding many VMIs (no KubeVirt needed: the VMIs are
- * written directly, their status through the status subresource as KubeVirt writes it) and one guest
- * cluster whose kwok nodes are named like some of the VMIs:
- * start-up (process start to /readyz 200), memory after the informer synced, and reaction latency
- * (status.evacuationNodeName set by us, to the guest node cordoned, seen by a watch on guest nodes).
+ * written directly, their status through the status subresource as KubeVirt writes it) and one
+ * guest cluster whose kwok nodes are named like some of the VMIs: start-up (process start to
+ * /readyz 200), memory after the informer synced, and reaction latency (status.evacuationNodeName
+ * set by us, to the guest node cordoned, seen by a watch on guest nodes).
  */
 final class ScaleBench {
-    static final String NAMESPACE = "scale";
-    static final String CLUSTER = "scale-tenant";
-    static final String INFRA_NODE = "scale-infra-0";
+  static final String NAMESPACE = "scale";
+  static final String CLUSTER = "scale-tenant";
+  static final String INFRA_NODE = "scale-infra-0";
 
-    private final Report report;
-    private final BenchOptions opts;
-    private final Path work;
-    private int vmiBytesWithoutManagedFields;
+  private final Report report;
+  private final BenchOptions opts;
+  private final Path work;
+  private int vmiBytesWithoutManagedFields;
 
-    ScaleBench(Report report, BenchOptions opts, Path work) {
-        this.report = report;
-        this.opts = opts;
-        this.work = work;
-    }
+  ScaleBench(Report report, BenchOptions opts, Path work) {
+    this.report = report;
+    this.opts = opts;
+    this.work = work;
+  }
 
-    record MemoryRun(int vmis, String jvm, double startupMs, long rssKb, long heapKb, String heapSource, long liveHeapKb,
-                     double wave, double waveSeconds) {}
+  record MemoryRun(
+      int vmis,
+      String jvm,
+      double startupMs,
+      long rssKb,
+      long heapKb,
+      String heapSource,
+      long liveHeapKb,
+      double wave,
+      double waveSeconds) {}
 
-    /** A start that never reached /readyz. */
-    record Failure(int vmis, String jvm, String why, long peakRssKb) {}
+  /** A start that never reached /readyz. */
+  record Failure(int vmis, String jvm, String why, long peakRssKb) {}
 
-    /** A larger heap, to learn what the controller needs when the Deployment's sizing is not enough. */
-    static final List<String> BIG_HEAP = List.of("-Xmx1g", "-XX:+UseSerialGC");
+  /**
+   * A larger heap, to learn what the controller needs when the Deployment's sizing is not enough.
+   */
+  static final List<String> BIG_HEAP = List.of("-Xmx1g", "-XX:+UseSerialGC");
 
-    private final List<Failure> failures = new ArrayList<>();
+  private final List<Failure> failures = new ArrayList<>();
 
-    void run() throws Exception {
-        List<Integer> counts = opts.ints("bench.scale.counts", "1000,10000");
-        int samples = opts.integer("bench.latency.samples", 100);
-        int warmup = 3;
-        BenchMain.progress("scale: starting an infra API server and a guest cluster (kwok)");
-        List<LocalCluster> clusters = BenchMain.startAll(List.of(LocalCluster.builder("bench-scale-infra"),
+  void run() throws Exception {
+    List<Integer> counts = opts.ints("bench.scale.counts", "1000,10000");
+    int samples = opts.integer("bench.latency.samples", 100);
+    int warmup = 3;
+    BenchMain.progress("scale: starting an infra API server and a guest cluster (kwok)");
+    List<LocalCluster> clusters =
+        BenchMain.startAll(
+            List.of(
+                LocalCluster.builder("bench-scale-infra"),
                 LocalCluster.builder("bench-scale-guest").withKwok()));
-        try (LocalCluster infra = clusters.get(0); LocalCluster guest = clusters.get(1)) {
-            Crds.installTestCrds(infra);
-            TenantCluster.create(infra, guest, CLUSTER, NAMESPACE);
-            RawKube infraApi = new RawKube(infra);
-            RawKube guestApi = new RawKube(guest);
+    try (LocalCluster infra = clusters.get(0);
+        LocalCluster guest = clusters.get(1)) {
+      Crds.installTestCrds(infra);
+      TenantCluster.create(infra, guest, CLUSTER, NAMESPACE);
+      RawKube infraApi = new RawKube(infra);
+      RawKube guestApi = new RawKube(guest);
 
-            int guestNodes = samples + warmup;
-            BenchMain.progress("scale: " + guestNodes + " kwok guest nodes named like VMIs");
-            parallel(guestNodes, 8, i -> guest.kwokNodes().createNamed(vmiName(i), Map.of("node-role.kubernetes.io/worker", "")));
+      int guestNodes = samples + warmup;
+      BenchMain.progress("scale: " + guestNodes + " kwok guest nodes named like VMIs");
+      parallel(
+          guestNodes,
+          8,
+          i ->
+              guest
+                  .kwokNodes()
+                  .createNamed(vmiName(i), Map.of("node-role.kubernetes.io/worker", "")));
 
-            List<MemoryRun> memory = new ArrayList<>();
-            List<Double> latenciesMs = new ArrayList<>();
-            int created = 0;
-            int vmiBytes = 0;
+      List<MemoryRun> memory = new ArrayList<>();
+      List<Double> latenciesMs = new ArrayList<>();
+      int created = 0;
+      int vmiBytes = 0;
+      try {
+        for (int idx = 0; idx < counts.size(); idx++) {
+          int target = counts.get(idx);
+          BenchMain.progress("scale: creating VMIs " + created + ".." + (target - 1));
+          long t0 = System.nanoTime();
+          int from = created;
+          parallel(target - from, 16, i -> createVmi(infraApi, from + i));
+          created = target;
+          BenchMain.progress(
+              Report.f(
+                  "scale: %d VMIs in the API server (created in %.0f s)",
+                  created, (System.nanoTime() - t0) / 1e9));
+          String one =
+              infraApi.get(
+                  "/apis/kubevirt.io/v1/namespaces/"
+                      + NAMESPACE
+                      + "/virtualmachineinstances/"
+                      + vmiName(created - 1));
+          vmiBytes = one.getBytes(StandardCharsets.UTF_8).length;
+          JsonObject trimmed = JsonParser.parseString(one).getAsJsonObject();
+          trimmed.getAsJsonObject("metadata").remove("managedFields");
+          vmiBytesWithoutManagedFields = trimmed.toString().getBytes(StandardCharsets.UTF_8).length;
+
+          int runs = opts.runs("bench.scale.runs." + target, target >= 10_000 ? 3 : 5);
+          boolean latencyHere = idx == 0;
+          for (int r = 0; r < runs; r++) {
+            double baseline = baselineRate(guest);
+            BenchController c;
             try {
-                for (int idx = 0; idx < counts.size(); idx++) {
-                    int target = counts.get(idx);
-                    BenchMain.progress("scale: creating VMIs " + created + ".." + (target - 1));
-                    long t0 = System.nanoTime();
-                    int from = created;
-                    parallel(target - from, 16, i -> createVmi(infraApi, from + i));
-                    created = target;
-                    BenchMain.progress(Report.f("scale: %d VMIs in the API server (created in %.0f s)", created, (System.nanoTime() - t0) / 1e9));
-                    String one = infraApi.get("/apis/kubevirt.io/v1/namespaces/" + NAMESPACE + "/virtualmachineinstances/" + vmiName(created - 1));
-                    vmiBytes = one.getBytes(StandardCharsets.UTF_8).length;
-                    JsonObject trimmed = JsonParser.parseString(one).getAsJsonObject();
-                    trimmed.getAsJsonObject("metadata").remove("managedFields");
-                    vmiBytesWithoutManagedFields = trimmed.toString().getBytes(StandardCharsets.UTF_8).length;
-
-                    int runs = opts.runs("bench.scale.runs." + target, target >= 10_000 ? 3 : 5);
-                    boolean latencyHere = idx == 0;
-                    for (int r = 0; r < runs; r++) {
-                        double baseline = baselineRate(guest);
-                        BenchController c;
-                        try {
-                            c = start(infra, "scale-" + target + "-" + r, BenchController.JVM);
-                        } catch (BenchController.NotReady e) {
-                            failures.add(new Failure(target, String.join(" ", BenchController.JVM), e.outOfMemory
-                                    ? Report.f("OutOfMemoryError (Java heap space); not ready after %.0f s", e.waitedSeconds)
-                                    : Report.f("not ready after %.0f s", e.waitedSeconds), e.peakRssKb));
-                            BenchMain.progress(Report.f("scale: %d VMIs: controller never ready%s; peak RSS %d MiB; "
-                                    + "one more start with %s to see what it needs", target, e.outOfMemory ? " (out of heap)" : "",
-                                    e.peakRssKb / 1024, String.join(" ", BIG_HEAP)));
-                            try (BenchController big = start(infra, "scale-" + target + "-bigheap", BIG_HEAP)) {
-                                memory.add(measureMemory(big, guest, target, baseline, String.join(" ", BIG_HEAP)));
-                            } catch (BenchController.NotReady e2) {
-                                failures.add(new Failure(target, String.join(" ", BIG_HEAP), Report.f("not ready after %.0f s%s",
-                                        e2.waitedSeconds, e2.outOfMemory ? " (OutOfMemoryError)" : ""), e2.peakRssKb));
-                            }
-                            break;
-                        }
-                        boolean keep = latencyHere && r == runs - 1;
-                        try {
-                            memory.add(measureMemory(c, guest, target, baseline, String.join(" ", BenchController.JVM)));
-                            MemoryRun m = memory.get(memory.size() - 1);
-                            BenchMain.progress(Report.f("scale: %d VMIs run %d: ready in %.0f ms, RSS %d MiB, heap %d MiB (live %d MiB)",
-                                    target, r + 1, m.startupMs(), m.rssKb() / 1024, m.heapKb() / 1024, m.liveHeapKb() / 1024));
-                            if (keep) {
-                                latenciesMs.addAll(latency(infraApi, guestApi, warmup, samples));
-                            }
-                        } finally {
-                            c.close();
-                        }
-                    }
-                }
+              c = start(infra, "scale-" + target + "-" + r, BenchController.JVM);
+            } catch (BenchController.NotReady e) {
+              failures.add(
+                  new Failure(
+                      target,
+                      String.join(" ", BenchController.JVM),
+                      e.outOfMemory
+                          ? Report.f(
+                              "OutOfMemoryError (Java heap space); not ready after %.0f s",
+                              e.waitedSeconds)
+                          : Report.f("not ready after %.0f s", e.waitedSeconds),
+                      e.peakRssKb));
+              BenchMain.progress(
+                  Report.f(
+                      "scale: %d VMIs: controller never ready%s; peak RSS %d MiB; "
+                          + "one more start with %s to see what it needs",
+                      target,
+                      e.outOfMemory ? " (out of heap)" : "",
+                      e.peakRssKb / 1024,
+                      String.join(" ", BIG_HEAP)));
+              try (BenchController big = start(infra, "scale-" + target + "-bigheap", BIG_HEAP)) {
+                memory.add(measureMemory(big, guest, target, baseline, String.join(" ", BIG_HEAP)));
+              } catch (BenchController.NotReady e2) {
+                failures.add(
+                    new Failure(
+                        target,
+                        String.join(" ", BIG_HEAP),
+                        Report.f(
+                            "not ready after %.0f s%s",
+                            e2.waitedSeconds, e2.outOfMemory ? " (OutOfMemoryError)" : ""),
+                        e2.peakRssKb));
+              }
+              break;
+            }
+            boolean keep = latencyHere && r == runs - 1;
+            try {
+              memory.add(
+                  measureMemory(c, guest, target, baseline, String.join(" ", BenchController.JVM)));
+              MemoryRun m = memory.get(memory.size() - 1);
+              BenchMain.progress(
+                  Report.f(
+                      "scale: %d VMIs run %d: ready in %.0f ms, RSS %d MiB, heap %d MiB (live %d MiB)",
+                      target,
+                      r + 1,
+                      m.startupMs(),
+                      m.rssKb() / 1024,
+                      m.heapKb() / 1024,
+                      m.liveHeapKb() / 1024));
+              if (keep) {
+                latenciesMs.addAll(latency(infraApi, guestApi, warmup, samples));
+              }
             } finally {
-                write(memory, latenciesMs, samples, vmiBytes, counts);
+              c.close();
             }
+          }
         }
+      } finally {
+        write(memory, latenciesMs, samples, vmiBytes, counts);
+      }
     }
+  }
 
-    private BenchController start(LocalCluster infra, String name, List<String> jvm) {
-        return BenchController.start(name, work, jvm, List.of("--kubeconfig=" + infra.kubeconfig()), Duration.ofMinutes(3));
+  private BenchController start(LocalCluster infra, String name, List<String> jvm) {
+    return BenchController.start(
+        name, work, jvm, List.of("--kubeconfig=" + infra.kubeconfig()), Duration.ofMinutes(3));
+  }
+
+  /**
+   * RSS and heap once the informer has synced and the start-up wave of reconciles (one per cached
+   * VMI) has passed: the steady state the controller then lives in. The wave is watched on the
+   * guest API server, the only one it talks to besides the infra server.
+   */
+  /**
+   * Requests per second the guest API server gets without the controller (kwok's heartbeats and
+   * leases).
+   */
+  private static double baselineRate(LocalCluster guest) {
+    double a = ApiServerMetrics.nonWatch(ApiServerMetrics.byVerb(guest));
+    long t = System.nanoTime();
+    BenchController.sleep(3000);
+    double b = ApiServerMetrics.nonWatch(ApiServerMetrics.byVerb(guest));
+    return Math.max(0, (b - a - 1) / ((System.nanoTime() - t) / 1e9));
+  }
+
+  private MemoryRun measureMemory(
+      BenchController c, LocalCluster guest, int vmis, double baselinePerSecond, String jvm) {
+    double startup = c.startupMs();
+    long t0 = System.nanoTime();
+    double before = ApiServerMetrics.nonWatch(ApiServerMetrics.byVerb(guest));
+    double last = before;
+    long quietSince = System.nanoTime();
+    long cap = Duration.ofSeconds(opts.integer("bench.scale.settleCapSeconds", 30)).toNanos();
+    while (System.nanoTime() - t0 < cap) {
+      BenchController.sleep(1000);
+      double now = ApiServerMetrics.nonWatch(ApiServerMetrics.byVerb(guest));
+      if (now - last - 1 > baselinePerSecond + 5) {
+        quietSince = System.nanoTime();
+      }
+      last = now;
+      // Quiet for 3 s, and at least 10 s after /readyz: the wave may start a moment after the cache
+      // synced.
+      if (System.nanoTime() - quietSince > 3_000_000_000L
+          && System.nanoTime() - t0 > 10_000_000_000L) {
+        break;
+      }
     }
+    double waveSeconds = (quietSince - t0) / 1e9;
+    long rss = c.rssKb();
+    BenchController.HeapReading heap = c.heapUsedKb();
+    long live = c.liveHeapKb();
+    double elapsed = (System.nanoTime() - t0) / 1e9;
+    double wave = Math.max(0, last - before - elapsed - baselinePerSecond * elapsed);
+    return new MemoryRun(
+        vmis, jvm, startup, rss, heap.kb(), heap.source(), live, wave, waveSeconds);
+  }
 
-    /**
-     * RSS and heap once the informer has synced and the start-up wave of reconciles (one per cached VMI)
-     * has passed: the steady state the controller then lives in. The wave is watched on the guest API
-     * server, the only one it talks to besides the infra server.
-     */
-    /** Requests per second the guest API server gets without the controller (kwok's heartbeats and leases). */
-    private static double baselineRate(LocalCluster guest) {
-        double a = ApiServerMetrics.nonWatch(ApiServerMetrics.byVerb(guest));
-        long t = System.nanoTime();
-        BenchController.sleep(3000);
-        double b = ApiServerMetrics.nonWatch(ApiServerMetrics.byVerb(guest));
-        return Math.max(0, (b - a - 1) / ((System.nanoTime() - t) / 1e9));
-    }
-
-    private MemoryRun measureMemory(BenchController c, LocalCluster guest, int vmis, double baselinePerSecond, String jvm) {
-        double startup = c.startupMs();
-        long t0 = System.nanoTime();
-        double before = ApiServerMetrics.nonWatch(ApiServerMetrics.byVerb(guest));
-        double last = before;
-        long quietSince = System.nanoTime();
-        long cap = Duration.ofSeconds(opts.integer("bench.scale.settleCapSeconds", 30)).toNanos();
-        while (System.nanoTime() - t0 < cap) {
-            BenchController.sleep(1000);
-            double now = ApiServerMetrics.nonWatch(ApiServerMetrics.byVerb(guest));
-            if (now - last - 1 > baselinePerSecond + 5) {
-                quietSince = System.nanoTime();
-            }
-            last = now;
-            // Quiet for 3 s, and at least 10 s after /readyz: the wave may start a moment after the cache synced.
-            if (System.nanoTime() - quietSince > 3_000_000_000L && System.nanoTime() - t0 > 10_000_000_000L) {
-                break;
-            }
-        }
-        double waveSeconds = (quietSince - t0) / 1e9;
-        long rss = c.rssKb();
-        BenchController.HeapReading heap = c.heapUsedKb();
-        long live = c.liveHeapKb();
-        double elapsed = (System.nanoTime() - t0) / 1e9;
-        double wave = Math.max(0, last - before - elapsed - baselinePerSecond * elapsed);
-        return new MemoryRun(vmis, jvm, startup, rss, heap.kb(), heap.source(), live, wave, waveSeconds);
-    }
-
-    /** Sets status.evacuationNodeName on one VMI at a time and times until its guest node is cordoned. */
-    private List<Double> latency(RawKube infraApi, RawKube guestApi, int warmup, int samples) throws Exception {
-        Map<String, Long> cordonedAt = new ConcurrentHashMap<>();
-        JsonObject list = guestApi.getJson("/api/v1/nodes?limit=1");
-        String rv = list.getAsJsonObject("metadata").get("resourceVersion").getAsString();
-        List<Double> out = new ArrayList<>();
-        try (AutoCloseable w = guestApi.watch("/api/v1/nodes?watch=1&resourceVersion=" + rv, (type, node, at) -> {
-            JsonObject spec = node.getAsJsonObject("spec");
-            if (spec != null && spec.has("unschedulable") && spec.get("unschedulable").getAsBoolean()) {
+  /**
+   * Sets status.evacuationNodeName on one VMI at a time and times until its guest node is cordoned.
+   */
+  private List<Double> latency(RawKube infraApi, RawKube guestApi, int warmup, int samples)
+      throws Exception {
+    Map<String, Long> cordonedAt = new ConcurrentHashMap<>();
+    JsonObject list = guestApi.getJson("/api/v1/nodes?limit=1");
+    String rv = list.getAsJsonObject("metadata").get("resourceVersion").getAsString();
+    List<Double> out = new ArrayList<>();
+    try (AutoCloseable w =
+        guestApi.watch(
+            "/api/v1/nodes?watch=1&resourceVersion=" + rv,
+            (type, node, at) -> {
+              JsonObject spec = node.getAsJsonObject("spec");
+              if (spec != null
+                  && spec.has("unschedulable")
+                  && spec.get("unschedulable").getAsBoolean()) {
                 cordonedAt.putIfAbsent(RawKube.str(node, "metadata", "name"), at);
-            }
-        })) {
-            BenchMain.progress("scale: reaction latency, " + samples + " samples (after " + warmup + " untimed)");
-            for (int i = 0; i < warmup + samples; i++) {
-                String name = vmiName(i);
-                long t0 = System.nanoTime();
-                infraApi.mergePatch("/apis/kubevirt.io/v1/namespaces/" + NAMESPACE + "/virtualmachineinstances/" + name + "/status",
-                        "{\"status\":{\"evacuationNodeName\":\"" + INFRA_NODE + "\"}}");
-                long deadline = t0 + 30_000_000_000L;
-                while (!cordonedAt.containsKey(name) && System.nanoTime() < deadline) {
-                    Thread.sleep(1);
-                }
-                Long at = cordonedAt.get(name);
-                if (at == null) {
-                    throw new IllegalStateException("guest node " + name + " not cordoned within 30 s of evacuationNodeName being set");
-                }
-                if (i >= warmup) {
-                    out.add((at - t0) / 1e6);
-                }
-                Thread.sleep(200); // one evacuation at a time: the next starts after this one's drain and delete
-            }
-        }
-        Stats s = Stats.of(out);
-        BenchMain.progress(Report.f("scale: reaction latency p50 %.0f ms, p99 %.0f ms, max %.0f ms", s.percentile(50), s.percentile(99), s.max()));
-        return out;
-    }
-
-    private void createVmi(RawKube api, int i) throws Exception {
+              }
+            })) {
+      BenchMain.progress(
+          "scale: reaction latency, " + samples + " samples (after " + warmup + " untimed)");
+      for (int i = 0; i < warmup + samples; i++) {
         String name = vmiName(i);
-        String base = "/apis/kubevirt.io/v1/namespaces/" + NAMESPACE + "/virtualmachineinstances";
-        api.post(base, RealisticVmis.vmi(NAMESPACE, name, CLUSTER));
-        api.mergePatch(base + "/" + name + "/status", RealisticVmis.status(name, INFRA_NODE, "10.244." + (i / 250 % 250) + "." + (i % 250 + 2)));
-    }
-
-    static String vmiName(int i) {
-        return String.format("%s-md-%05d", CLUSTER, i);
-    }
-
-    interface IntTask {
-        void run(int i) throws Exception;
-    }
-
-    static void parallel(int n, int threads, IntTask task) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            List<Future<?>> fs = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                int k = i;
-                fs.add(pool.submit(() -> {
-                    task.run(k);
-                    return null;
-                }));
-            }
-            for (Future<?> f : fs) {
-                f.get();
-            }
-        } finally {
-            pool.shutdownNow();
+        long t0 = System.nanoTime();
+        infraApi.mergePatch(
+            "/apis/kubevirt.io/v1/namespaces/"
+                + NAMESPACE
+                + "/virtualmachineinstances/"
+                + name
+                + "/status",
+            "{\"status\":{\"evacuationNodeName\":\"" + INFRA_NODE + "\"}}");
+        long deadline = t0 + 30_000_000_000L;
+        while (!cordonedAt.containsKey(name) && System.nanoTime() < deadline) {
+          Thread.sleep(1);
         }
+        Long at = cordonedAt.get(name);
+        if (at == null) {
+          throw new IllegalStateException(
+              "guest node " + name + " not cordoned within 30 s of evacuationNodeName being set");
+        }
+        if (i >= warmup) {
+          out.add((at - t0) / 1e6);
+        }
+        Thread.sleep(
+            200); // one evacuation at a time: the next starts after this one's drain and delete
+      }
     }
+    Stats s = Stats.of(out);
+    BenchMain.progress(
+        Report.f(
+            "scale: reaction latency p50 %.0f ms, p99 %.0f ms, max %.0f ms",
+            s.percentile(50), s.percentile(99), s.max()));
+    return out;
+  }
 
-    private void write(List<MemoryRun> memory, List<Double> latencies, int samples, int vmiBytes, List<Integer> counts) {
-        StringBuilder s = new StringBuilder();
-        Stats lat = Stats.of(latencies);
-        s.append(Report.f("## 3. Reaction latency (%,d watched VMIs)\n\n", counts.get(0)));
-        s.append("From our PATCH of `status.evacuationNodeName` on one VMI (infra API server) to the guest node's "
-                + "`spec.unschedulable` turning true, as seen by a watch on the guest API server's nodes; one evacuation "
-                + "at a time, " + Report.f("%d", lat.n()) + " samples after 3 untimed ones, controller started from its jar.\n\n");
-        s.append(Report.table(List.of("watched VMIs", "samples", "p50 ms", "p99 ms", "min ms", "max ms"),
-                List.of(List.of(Report.f("%,d", counts.get(0)), Integer.toString(lat.n()), Report.f("%.0f", lat.percentile(50)),
-                        Report.f("%.0f", lat.percentile(99)), Report.f("%.0f", lat.min()), Report.f("%.0f", lat.max())))));
-        report.verdict("3. reaction latency p99, 1,000 VMIs", Report.f("%.0f ms", lat.percentile(99)), "≤ 200 ms",
-                lat.isEmpty() ? null : lat.percentile(99) <= 200);
+  private void createVmi(RawKube api, int i) throws Exception {
+    String name = vmiName(i);
+    String base = "/apis/kubevirt.io/v1/namespaces/" + NAMESPACE + "/virtualmachineinstances";
+    api.post(base, RealisticVmis.vmi(NAMESPACE, name, CLUSTER));
+    api.mergePatch(
+        base + "/" + name + "/status",
+        RealisticVmis.status(name, INFRA_NODE, "10.244." + (i / 250 % 250) + "." + (i % 250 + 2)));
+  }
 
-        s.append("\n## 4. Memory and 6. start-up\n\n");
-        s.append(Report.f("VMIs of %,d bytes of JSON each as the API server returns them (%,d without managedFields; full "
+  static String vmiName(int i) {
+    return String.format("%s-md-%05d", CLUSTER, i);
+  }
+
+  interface IntTask {
+    void run(int i) throws Exception;
+  }
+
+  static void parallel(int n, int threads, IntTask task) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> fs = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        int k = i;
+        fs.add(
+            pool.submit(
+                () -> {
+                  task.run(k);
+                  return null;
+                }));
+      }
+      for (Future<?> f : fs) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private void write(
+      List<MemoryRun> memory,
+      List<Double> latencies,
+      int samples,
+      int vmiBytes,
+      List<Integer> counts) {
+    StringBuilder s = new StringBuilder();
+    Stats lat = Stats.of(latencies);
+    s.append(Report.f("## 3. Reaction latency (%,d watched VMIs)\n\n", counts.get(0)));
+    s.append(
+        "From our PATCH of `status.evacuationNodeName` on one VMI (infra API server) to the guest node's "
+            + "`spec.unschedulable` turning true, as seen by a watch on the guest API server's nodes; one evacuation "
+            + "at a time, "
+            + Report.f("%d", lat.n())
+            + " samples after 3 untimed ones, controller started from its jar.\n\n");
+    s.append(
+        Report.table(
+            List.of("watched VMIs", "samples", "p50 ms", "p99 ms", "min ms", "max ms"),
+            List.of(
+                List.of(
+                    Report.f("%,d", counts.get(0)),
+                    Integer.toString(lat.n()),
+                    Report.f("%.0f", lat.percentile(50)),
+                    Report.f("%.0f", lat.percentile(99)),
+                    Report.f("%.0f", lat.min()),
+                    Report.f("%.0f", lat.max())))));
+    report.verdict(
+        "3. reaction latency p99, 1,000 VMIs",
+        Report.f("%.0f ms", lat.percentile(99)),
+        "≤ 200 ms",
+        lat.isEmpty() ? null : lat.percentile(99) <= 200);
+
+    s.append("\n## 4. Memory and 6. start-up\n\n");
+    s.append(
+        Report.f(
+            "VMIs of %,d bytes of JSON each as the API server returns them (%,d without managedFields; full "
                 + "spec, status as virt-controller and virt-handler write it, labels, annotations, owner, finalizers), one "
                 + "namespace, all matching the controller's label selector. Controller JVM: `%s` (what a 512 MiB container "
                 + "limit with `-XX:MaxRAMPercentage=75` gives); where it never got ready with that heap, one more start with `-Xmx1g` "
@@ -268,51 +373,103 @@ final class ScaleBench {
                 + "(polled every 10 ms). Memory: after `/readyz` and after the start-up wave of reconciles (one uncordon "
                 + "check per Running VMI) went quiet, or 30 s after `/readyz` if it had not; RSS from `/proc/PID/status` VmRSS, heap in use as measured, live heap "
                 + "after a full GC (`jcmd GC.run`). Each cell: median (min–max) of the runs.\n\n",
-                vmiBytes, vmiBytesWithoutManagedFields, String.join(" ", BenchController.JVM)));
-        List<List<String>> rows = new ArrayList<>();
-        String deployed = String.join(" ", BenchController.JVM);
-        for (int count : counts) {
-            for (String jvm : List.of(deployed, String.join(" ", BIG_HEAP))) {
-                List<MemoryRun> runs = memory.stream().filter(m -> m.vmis() == count && m.jvm().equals(jvm)).toList();
-                for (Failure f : failures.stream().filter(f -> f.vmis() == count && f.jvm().equals(jvm)).toList()) {
-                    rows.add(List.of(Report.f("%,d", count), "`" + jvm + "`", "1", "**never ready**: " + f.why(),
-                            Report.f("peak %d", f.peakRssKb() / 1024), "", "", "", ""));
-                }
-                if (runs.isEmpty()) {
-                    continue;
-                }
-                rows.add(List.of(Report.f("%,d", count), "`" + jvm + "`", Integer.toString(runs.size()),
-                        Stats.of(runs.stream().map(MemoryRun::startupMs).toList()).medianMinMax(0),
-                        Stats.of(runs.stream().map(m -> m.rssKb() / 1024.0).toList()).medianMinMax(0),
-                        Stats.of(runs.stream().map(m -> m.heapKb() / 1024.0).toList()).medianMinMax(0),
-                        Stats.of(runs.stream().map(m -> m.liveHeapKb() / 1024.0).toList()).medianMinMax(0),
-                        Stats.of(runs.stream().map(MemoryRun::wave).toList()).medianMinMax(0),
-                        Stats.of(runs.stream().map(MemoryRun::waveSeconds).toList()).medianMinMax(0)));
-            }
-            List<MemoryRun> deployedRuns = memory.stream().filter(m -> m.vmis() == count && m.jvm().equals(deployed)).toList();
-            Stats rss = Stats.of(deployedRuns.stream().map(m -> m.rssKb() / 1024.0).toList());
-            Stats start = Stats.of(deployedRuns.stream().map(MemoryRun::startupMs).toList());
-            boolean failed = failures.stream().anyMatch(f -> f.vmis() == count && f.jvm().equals(deployed));
-            if (count == 10_000) {
-                if (failed) {
-                    Failure f = failures.stream().filter(x -> x.vmis() == count && x.jvm().equals(deployed)).findFirst().get();
-                    MemoryRun big = memory.stream().filter(m -> m.vmis() == count && !m.jvm().equals(deployed)).findFirst().orElse(null);
-                    report.verdict("4. RSS with 10,000 VMIs", "never ready with the Deployment's 384 MiB heap: " + f.why()
-                            + (big == null ? "" : Report.f("; with `%s`: %d MiB RSS", big.jvm(), big.rssKb() / 1024)), "≤ 256 MiB", false);
-                } else {
-                    report.verdict("4. RSS with 10,000 VMIs", Report.f("%.0f MiB", rss.median()), "≤ 256 MiB", rss.median() <= 256);
-                }
-            }
-            if (count == 1_000) {
-                report.verdict("6. start-up to /readyz, 1,000 VMIs", Report.f("%.2f s", start.median() / 1000), "≤ 3 s",
-                        start.isEmpty() ? null : start.median() <= 3000);
-            }
+            vmiBytes, vmiBytesWithoutManagedFields, String.join(" ", BenchController.JVM)));
+    List<List<String>> rows = new ArrayList<>();
+    String deployed = String.join(" ", BenchController.JVM);
+    for (int count : counts) {
+      for (String jvm : List.of(deployed, String.join(" ", BIG_HEAP))) {
+        List<MemoryRun> runs =
+            memory.stream().filter(m -> m.vmis() == count && m.jvm().equals(jvm)).toList();
+        for (Failure f :
+            failures.stream().filter(f -> f.vmis() == count && f.jvm().equals(jvm)).toList()) {
+          rows.add(
+              List.of(
+                  Report.f("%,d", count),
+                  "`" + jvm + "`",
+                  "1",
+                  "**never ready**: " + f.why(),
+                  Report.f("peak %d", f.peakRssKb() / 1024),
+                  "",
+                  "",
+                  "",
+                  ""));
         }
-        String heapSource = memory.isEmpty() ? "" : memory.get(0).heapSource();
-        s.append(Report.table(List.of("VMIs", "controller JVM", "runs", "start-up ms", "RSS MiB", "heap used MiB", "live heap MiB",
-                "start-up wave: guest API requests", "wave s"), rows));
-        s.append("\nHeap used read from ").append(heapSource).append(
-                ". The start-up wave is counted on the guest API server (`apiserver_request_total`, WATCH excluded, minus the rate kwok's heartbeats made in 3 s measured just before each start).\n");
-        report.section(s.toString());
+        if (runs.isEmpty()) {
+          continue;
+        }
+        rows.add(
+            List.of(
+                Report.f("%,d", count),
+                "`" + jvm + "`",
+                Integer.toString(runs.size()),
+                Stats.of(runs.stream().map(MemoryRun::startupMs).toList()).medianMinMax(0),
+                Stats.of(runs.stream().map(m -> m.rssKb() / 1024.0).toList()).medianMinMax(0),
+                Stats.of(runs.stream().map(m -> m.heapKb() / 1024.0).toList()).medianMinMax(0),
+                Stats.of(runs.stream().map(m -> m.liveHeapKb() / 1024.0).toList()).medianMinMax(0),
+                Stats.of(runs.stream().map(MemoryRun::wave).toList()).medianMinMax(0),
+                Stats.of(runs.stream().map(MemoryRun::waveSeconds).toList()).medianMinMax(0)));
+      }
+      List<MemoryRun> deployedRuns =
+          memory.stream().filter(m -> m.vmis() == count && m.jvm().equals(deployed)).toList();
+      Stats rss = Stats.of(deployedRuns.stream().map(m -> m.rssKb() / 1024.0).toList());
+      Stats start = Stats.of(deployedRuns.stream().map(MemoryRun::startupMs).toList());
+      boolean failed =
+          failures.stream().anyMatch(f -> f.vmis() == count && f.jvm().equals(deployed));
+      if (count == 10_000) {
+        if (failed) {
+          Failure f =
+              failures.stream()
+                  .filter(x -> x.vmis() == count && x.jvm().equals(deployed))
+                  .findFirst()
+                  .get();
+          MemoryRun big =
+              memory.stream()
+                  .filter(m -> m.vmis() == count && !m.jvm().equals(deployed))
+                  .findFirst()
+                  .orElse(null);
+          report.verdict(
+              "4. RSS with 10,000 VMIs",
+              "never ready with the Deployment's 384 MiB heap: "
+                  + f.why()
+                  + (big == null
+                      ? ""
+                      : Report.f("; with `%s`: %d MiB RSS", big.jvm(), big.rssKb() / 1024)),
+              "≤ 256 MiB",
+              false);
+        } else {
+          report.verdict(
+              "4. RSS with 10,000 VMIs",
+              Report.f("%.0f MiB", rss.median()),
+              "≤ 256 MiB",
+              rss.median() <= 256);
+        }
+      }
+      if (count == 1_000) {
+        report.verdict(
+            "6. start-up to /readyz, 1,000 VMIs",
+            Report.f("%.2f s", start.median() / 1000),
+            "≤ 3 s",
+            start.isEmpty() ? null : start.median() <= 3000);
+      }
     }
+    String heapSource = memory.isEmpty() ? "" : memory.get(0).heapSource();
+    s.append(
+        Report.table(
+            List.of(
+                "VMIs",
+                "controller JVM",
+                "runs",
+                "start-up ms",
+                "RSS MiB",
+                "heap used MiB",
+                "live heap MiB",
+                "start-up wave: guest API requests",
+                "wave s"),
+            rows));
+    s.append("\nHeap used read from ")
+        .append(heapSource)
+        .append(
+            ". The start-up wave is counted on the guest API server (`apiserver_request_total`, WATCH excluded, minus the rate kwok's heartbeats made in 3 s measured just before each start).\n");
+    report.section(s.toString());
+  }
 }

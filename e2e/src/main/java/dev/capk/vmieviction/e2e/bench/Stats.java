@@ -5,53 +5,56 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 
-/** Order statistics of a sample: median (min/max) for timings of a few runs, percentiles for many samples. */
+/**
+ * Order statistics of a sample: median (min/max) for timings of a few runs, percentiles for many
+ * samples.
+ */
 public record Stats(List<Double> sorted) {
-    public static Stats of(Collection<Double> values) {
-        List<Double> s = new ArrayList<>(values);
-        s.sort(Double::compare);
-        return new Stats(List.copyOf(s));
-    }
+  public static Stats of(Collection<Double> values) {
+    List<Double> s = new ArrayList<>(values);
+    s.sort(Double::compare);
+    return new Stats(List.copyOf(s));
+  }
 
-    public int n() {
-        return sorted.size();
-    }
+  public int n() {
+    return sorted.size();
+  }
 
-    public boolean isEmpty() {
-        return sorted.isEmpty();
-    }
+  public boolean isEmpty() {
+    return sorted.isEmpty();
+  }
 
-    public double median() {
-        int n = sorted.size();
-        if (n == 0) {
-            return Double.NaN;
-        }
-        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+  public double median() {
+    int n = sorted.size();
+    if (n == 0) {
+      return Double.NaN;
     }
+    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+  }
 
-    public double min() {
-        return sorted.isEmpty() ? Double.NaN : sorted.get(0);
-    }
+  public double min() {
+    return sorted.isEmpty() ? Double.NaN : sorted.get(0);
+  }
 
-    public double max() {
-        return sorted.isEmpty() ? Double.NaN : sorted.get(sorted.size() - 1);
-    }
+  public double max() {
+    return sorted.isEmpty() ? Double.NaN : sorted.get(sorted.size() - 1);
+  }
 
-    /** Nearest-rank percentile (p in 0..100): with 100 samples p99 is the 99th smallest. */
-    public double percentile(double p) {
-        if (sorted.isEmpty()) {
-            return Double.NaN;
-        }
-        int rank = (int) Math.ceil(p / 100.0 * sorted.size());
-        return sorted.get(Math.min(sorted.size(), Math.max(1, rank)) - 1);
+  /** Nearest-rank percentile (p in 0..100): with 100 samples p99 is the 99th smallest. */
+  public double percentile(double p) {
+    if (sorted.isEmpty()) {
+      return Double.NaN;
     }
+    int rank = (int) Math.ceil(p / 100.0 * sorted.size());
+    return sorted.get(Math.min(sorted.size(), Math.max(1, rank)) - 1);
+  }
 
-    /** "12.3 (11.9–14.0)": median (min–max), with {@code decimals} decimals. */
-    public String medianMinMax(int decimals) {
-        if (sorted.isEmpty()) {
-            return "n/a";
-        }
-        String f = "%." + decimals + "f";
-        return String.format(Locale.ROOT, f + " (" + f + "–" + f + ")", median(), min(), max());
+  /** "12.3 (11.9–14.0)": median (min–max), with {@code decimals} decimals. */
+  public String medianMinMax(int decimals) {
+    if (sorted.isEmpty()) {
+      return "n/a";
     }
+    String f = "%." + decimals + "f";
+    return String.format(Locale.ROOT, f + " (" + f + "–" + f + ")", median(), min(), max());
+  }
 }

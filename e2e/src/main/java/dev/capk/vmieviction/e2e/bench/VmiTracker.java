@@ -5,45 +5,52 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Watches every VMI of the infra cluster and notes, per UID, when {@code status.evacuationNodeName} was
- * first seen set and when the VMI was first seen being deleted: one evacuation's duration, as the API
- * shows it.
+ * Watches every VMI of the infra cluster and notes, per UID, when {@code status.evacuationNodeName}
+ * was first seen set and when the VMI was first seen being deleted: one evacuation's duration, as
+ * the API shows it.
  */
 final class VmiTracker implements AutoCloseable {
-    private final Map<String, Long> evacuationSetAt = new ConcurrentHashMap<>();
-    private final Map<String, Long> deletedAt = new ConcurrentHashMap<>();
-    private final AutoCloseable watch;
+  private final Map<String, Long> evacuationSetAt = new ConcurrentHashMap<>();
+  private final Map<String, Long> deletedAt = new ConcurrentHashMap<>();
+  private final AutoCloseable watch;
 
-    VmiTracker(RawKube infra) throws Exception {
-        String rv = infra.getJson("/apis/kubevirt.io/v1/virtualmachineinstances?limit=1")
-                .getAsJsonObject("metadata").get("resourceVersion").getAsString();
-        watch = infra.watch("/apis/kubevirt.io/v1/virtualmachineinstances?watch=1&timeoutSeconds=7200&resourceVersion=" + rv,
-                this::event);
-    }
+  VmiTracker(RawKube infra) throws Exception {
+    String rv =
+        infra
+            .getJson("/apis/kubevirt.io/v1/virtualmachineinstances?limit=1")
+            .getAsJsonObject("metadata")
+            .get("resourceVersion")
+            .getAsString();
+    watch =
+        infra.watch(
+            "/apis/kubevirt.io/v1/virtualmachineinstances?watch=1&timeoutSeconds=7200&resourceVersion="
+                + rv,
+            this::event);
+  }
 
-    private void event(String type, JsonObject vmi, long at) {
-        String uid = RawKube.str(vmi, "metadata", "uid");
-        if (uid == null) {
-            return;
-        }
-        String evac = RawKube.str(vmi, "status", "evacuationNodeName");
-        if (evac != null && !evac.isBlank()) {
-            evacuationSetAt.putIfAbsent(uid, at);
-        }
-        if ("DELETED".equals(type) || RawKube.str(vmi, "metadata", "deletionTimestamp") != null) {
-            deletedAt.putIfAbsent(uid, at);
-        }
+  private void event(String type, JsonObject vmi, long at) {
+    String uid = RawKube.str(vmi, "metadata", "uid");
+    if (uid == null) {
+      return;
     }
+    String evac = RawKube.str(vmi, "status", "evacuationNodeName");
+    if (evac != null && !evac.isBlank()) {
+      evacuationSetAt.putIfAbsent(uid, at);
+    }
+    if ("DELETED".equals(type) || RawKube.str(vmi, "metadata", "deletionTimestamp") != null) {
+      deletedAt.putIfAbsent(uid, at);
+    }
+  }
 
-    /** Seconds from evacuationNodeName set to deletion, or null when either was not seen. */
-    Double evacuationSeconds(String uid) {
-        Long a = evacuationSetAt.get(uid);
-        Long b = deletedAt.get(uid);
-        return a == null || b == null ? null : (b - a) / 1e9;
-    }
+  /** Seconds from evacuationNodeName set to deletion, or null when either was not seen. */
+  Double evacuationSeconds(String uid) {
+    Long a = evacuationSetAt.get(uid);
+    Long b = deletedAt.get(uid);
+    return a == null || b == null ? null : (b - a) / 1e9;
+  }
 
-    @Override
-    public void close() throws Exception {
-        watch.close();
-    }
+  @Override
+  public void close() throws Exception {
+    watch.close();
+  }
 }

@@ -18,86 +18,108 @@ import java.util.concurrent.TimeUnit;
  * nodes, and prints one line for each change a person would want to see.
  */
 final class Narrator implements AutoCloseable {
-    private final DynamicKubernetesApi vmis;
-    private final List<TenantCluster> tenants;
-    private final long start = System.nanoTime();
-    private final Map<String, String> last = new HashMap<>();
-    private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "demo-narrator");
-        t.setDaemon(true);
-        return t;
-    });
+  private final DynamicKubernetesApi vmis;
+  private final List<TenantCluster> tenants;
+  private final long start = System.nanoTime();
+  private final Map<String, String> last = new HashMap<>();
+  private final ScheduledExecutorService loop =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "demo-narrator");
+            t.setDaemon(true);
+            return t;
+          });
 
-    Narrator(io.kubernetes.client.openapi.ApiClient infra, List<TenantCluster> tenants) {
-        this.vmis = new DynamicKubernetesApi("kubevirt.io", "v1", "virtualmachineinstances", infra);
-        this.tenants = tenants;
-    }
+  Narrator(io.kubernetes.client.openapi.ApiClient infra, List<TenantCluster> tenants) {
+    this.vmis = new DynamicKubernetesApi("kubevirt.io", "v1", "virtualmachineinstances", infra);
+    this.tenants = tenants;
+  }
 
-    void start() {
-        loop.scheduleWithFixedDelay(this::look, 0, 200, TimeUnit.MILLISECONDS);
-    }
+  void start() {
+    loop.scheduleWithFixedDelay(this::look, 0, 200, TimeUnit.MILLISECONDS);
+  }
 
-    synchronized void say(String who, String what) {
-        System.out.printf("[%6.1fs] %-10s %s%n", (System.nanoTime() - start) / 1e9, who, what);
-    }
+  synchronized void say(String who, String what) {
+    System.out.printf("[%6.1fs] %-10s %s%n", (System.nanoTime() - start) / 1e9, who, what);
+  }
 
-    private void look() {
-        try {
-            for (TenantCluster t : tenants) {
-                for (String vm : t.vms()) {
-                    lookAtVmi(t, vm);
-                    lookAtGuestNode(t, vm);
-                }
-            }
-        } catch (Exception e) {
-            // A transient read error: the next look catches up.
+  private void look() {
+    try {
+      for (TenantCluster t : tenants) {
+        for (String vm : t.vms()) {
+          lookAtVmi(t, vm);
+          lookAtGuestNode(t, vm);
         }
+      }
+    } catch (Exception e) {
+      // A transient read error: the next look catches up.
     }
+  }
 
-    private void lookAtVmi(TenantCluster t, String vm) {
-        var r = vmis.get(t.namespace(), vm);
-        String key = "vmi " + t.namespace() + "/" + vm;
-        String state;
-        if (!r.isSuccess()) {
-            state = "gone";
-        } else {
-            DynamicKubernetesObject o = r.getObject();
-            var status = o.getRaw().getAsJsonObject("status");
-            String phase = status != null && status.has("phase") ? status.get("phase").getAsString() : "Pending";
-            String node = status != null && status.has("nodeName") ? status.get("nodeName").getAsString() : "-";
-            String evac = status != null && status.has("evacuationNodeName") && !status.get("evacuationNodeName").isJsonNull()
-                    ? status.get("evacuationNodeName").getAsString() : null;
-            String uid = o.getMetadata().getUid().substring(0, 8);
-            if (o.getMetadata().getDeletionTimestamp() != null) {
-                state = "deleting uid " + uid;
-            } else if (evac != null) {
-                state = "evacuating from " + evac + " (uid " + uid + ")";
-            } else {
-                state = phase + " on " + node + " (uid " + uid + ")";
-            }
-        }
-        if (!Objects.equals(last.put(key, state), state)) {
-            say("infra", "VMI " + t.namespace() + "/" + vm + ": " + state);
-        }
+  private void lookAtVmi(TenantCluster t, String vm) {
+    var r = vmis.get(t.namespace(), vm);
+    String key = "vmi " + t.namespace() + "/" + vm;
+    String state;
+    if (!r.isSuccess()) {
+      state = "gone";
+    } else {
+      DynamicKubernetesObject o = r.getObject();
+      var status = o.getRaw().getAsJsonObject("status");
+      String phase =
+          status != null && status.has("phase") ? status.get("phase").getAsString() : "Pending";
+      String node =
+          status != null && status.has("nodeName") ? status.get("nodeName").getAsString() : "-";
+      String evac =
+          status != null
+                  && status.has("evacuationNodeName")
+                  && !status.get("evacuationNodeName").isJsonNull()
+              ? status.get("evacuationNodeName").getAsString()
+              : null;
+      String uid = o.getMetadata().getUid().substring(0, 8);
+      if (o.getMetadata().getDeletionTimestamp() != null) {
+        state = "deleting uid " + uid;
+      } else if (evac != null) {
+        state = "evacuating from " + evac + " (uid " + uid + ")";
+      } else {
+        state = phase + " on " + node + " (uid " + uid + ")";
+      }
     }
+    if (!Objects.equals(last.put(key, state), state)) {
+      say("infra", "VMI " + t.namespace() + "/" + vm + ": " + state);
+    }
+  }
 
-    private void lookAtGuestNode(TenantCluster t, String vm) throws Exception {
-        CoreV1Api core = new CoreV1Api(t.guest().client());
-        V1Node node = core.readNode(vm).execute();
-        boolean cordoned = Boolean.TRUE.equals(node.getSpec().getUnschedulable());
-        boolean ready = node.getStatus().getConditions().stream()
-                .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
-        long pods = core.listPodForAllNamespaces().fieldSelector("spec.nodeName=" + vm).execute().getItems().stream()
-                .filter(p -> p.getMetadata().getDeletionTimestamp() == null).count();
-        String state = (cordoned ? "cordoned" : "schedulable") + ", " + (ready ? "Ready" : "NotReady") + ", " + pods + " pods";
-        String key = "node " + t.name() + "/" + vm;
-        if (!Objects.equals(last.put(key, state), state)) {
-            say(t.name(), "guest node " + vm + ": " + state);
-        }
+  private void lookAtGuestNode(TenantCluster t, String vm) throws Exception {
+    CoreV1Api core = new CoreV1Api(t.guest().client());
+    V1Node node = core.readNode(vm).execute();
+    boolean cordoned = Boolean.TRUE.equals(node.getSpec().getUnschedulable());
+    boolean ready =
+        node.getStatus().getConditions().stream()
+            .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+    long pods =
+        core
+            .listPodForAllNamespaces()
+            .fieldSelector("spec.nodeName=" + vm)
+            .execute()
+            .getItems()
+            .stream()
+            .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+            .count();
+    String state =
+        (cordoned ? "cordoned" : "schedulable")
+            + ", "
+            + (ready ? "Ready" : "NotReady")
+            + ", "
+            + pods
+            + " pods";
+    String key = "node " + t.name() + "/" + vm;
+    if (!Objects.equals(last.put(key, state), state)) {
+      say(t.name(), "guest node " + vm + ": " + state);
     }
+  }
 
-    @Override
-    public void close() {
-        loop.shutdownNow();
-    }
+  @Override
+  public void close() {
+    loop.shutdownNow();
+  }
 }

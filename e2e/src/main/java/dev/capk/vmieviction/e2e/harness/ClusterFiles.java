@@ -9,41 +9,64 @@ import java.util.stream.Stream;
 
 /** The on-disk layout of one local cluster: PKI, etcd data, kubeconfig, one log per component. */
 record ClusterFiles(Path dir) {
-    Path etcdData() { return dir.resolve("etcd-data"); }
-    Path caCert() { return dir.resolve("pki/ca.crt"); }
-    Path servingCert() { return dir.resolve("pki/apiserver.crt"); }
-    Path servingKey() { return dir.resolve("pki/apiserver.key"); }
-    Path serviceAccountPublicKey() { return dir.resolve("pki/sa.pub"); }
-    Path serviceAccountPrivateKey() { return dir.resolve("pki/sa.key"); }
-    Path adminKubeconfig() { return dir.resolve("admin.kubeconfig"); }
-    Path log(String component) { return dir.resolve("logs/" + component + ".log"); }
+  Path etcdData() {
+    return dir.resolve("etcd-data");
+  }
 
-    /** Creates a fresh, empty layout (a previous run's data under the same name is removed). */
-    static ClusterFiles fresh(Path dir) {
-        try {
-            deleteRecursively(dir);
-            Files.createDirectories(dir.resolve("pki"));
-            Files.createDirectories(dir.resolve("logs"));
-            return new ClusterFiles(dir);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot prepare " + dir, e);
-        }
-    }
+  Path caCert() {
+    return dir.resolve("pki/ca.crt");
+  }
 
-    /** Empties etcd's data directory, for a fresh start after a failed one. */
-    void resetEtcdData() {
-        try {
-            deleteRecursively(etcdData());
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot remove " + etcdData(), e);
-        }
-    }
+  Path servingCert() {
+    return dir.resolve("pki/apiserver.crt");
+  }
 
-    private static void deleteRecursively(Path dir) throws IOException {
-        if (Files.exists(dir)) {
-            try (Stream<Path> walk = Files.walk(dir)) {
-                walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
-        }
+  Path servingKey() {
+    return dir.resolve("pki/apiserver.key");
+  }
+
+  Path serviceAccountPublicKey() {
+    return dir.resolve("pki/sa.pub");
+  }
+
+  Path serviceAccountPrivateKey() {
+    return dir.resolve("pki/sa.key");
+  }
+
+  Path adminKubeconfig() {
+    return dir.resolve("admin.kubeconfig");
+  }
+
+  Path log(String component) {
+    return dir.resolve("logs/" + component + ".log");
+  }
+
+  /** Creates a fresh, empty layout (a previous run's data under the same name is removed). */
+  static ClusterFiles fresh(Path dir) {
+    try {
+      deleteRecursively(dir);
+      Files.createDirectories(dir.resolve("pki"));
+      Files.createDirectories(dir.resolve("logs"));
+      return new ClusterFiles(dir);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot prepare " + dir, e);
     }
+  }
+
+  /** Empties etcd's data directory, for a fresh start after a failed one. */
+  void resetEtcdData() {
+    try {
+      deleteRecursively(etcdData());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot remove " + etcdData(), e);
+    }
+  }
+
+  private static void deleteRecursively(Path dir) throws IOException {
+    if (Files.exists(dir)) {
+      try (Stream<Path> walk = Files.walk(dir)) {
+        walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+  }
 }

@@ -5,23 +5,27 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Hands a shared local cluster to a test class:
+ *
  * <pre>
  * &#64;RegisterExtension
  * static final LocalClusterExtension infra = LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
  * </pre>
- * The cluster starts before the first test class that needs it and stops when the whole test run ends.
+ *
+ * The cluster starts before the first test class that needs it and stops when the whole test run
+ * ends.
  */
 public final class LocalClusterExtension extends SharedClusterExtension<LocalCluster> {
-    private LocalClusterExtension(String name, UnaryOperator<LocalCluster.Builder> shape) {
-        super(name, shape);
-    }
+  private LocalClusterExtension(String name, UnaryOperator<LocalCluster.Builder> shape) {
+    super(name, shape);
+  }
 
-    public static LocalClusterExtension shared(String name, UnaryOperator<LocalCluster.Builder> shape) {
-        return new LocalClusterExtension(name, shape);
-    }
+  public static LocalClusterExtension shared(
+      String name, UnaryOperator<LocalCluster.Builder> shape) {
+    return new LocalClusterExtension(name, shape);
+  }
 
-    @Override
-    LocalCluster obtain(ExtensionContext context) {
-        return SharedClusters.get(name, localShape);
-    }
+  @Override
+  LocalCluster obtain(ExtensionContext context) {
+    return SharedClusters.get(name, localShape);
+  }
 }

@@ -8,23 +8,24 @@ import java.util.List;
 
 /** Reads the end of a process log, for error messages that explain a failed start. */
 public final class ProcessLogs {
-    private ProcessLogs() {}
+  private ProcessLogs() {}
 
-    public static String tail(Path log, int lines) {
-        try {
-            // Decoding bytes (not readAllLines) tolerates a log cut mid-character.
-            List<String> all = new String(Files.readAllBytes(log), StandardCharsets.UTF_8).lines().toList();
-            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
-        } catch (IOException e) {
-            return "(cannot read " + log + ": " + e.getMessage() + ")";
-        }
+  public static String tail(Path log, int lines) {
+    try {
+      // Decoding bytes (not readAllLines) tolerates a log cut mid-character.
+      List<String> all =
+          new String(Files.readAllBytes(log), StandardCharsets.UTF_8).lines().toList();
+      return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+    } catch (IOException e) {
+      return "(cannot read " + log + ": " + e.getMessage() + ")";
     }
+  }
 
-    public static boolean contains(Path log, String text) {
-        try {
-            return new String(Files.readAllBytes(log), StandardCharsets.UTF_8).contains(text);
-        } catch (IOException e) {
-            return false;
-        }
+  public static boolean contains(Path log, String text) {
+    try {
+      return new String(Files.readAllBytes(log), StandardCharsets.UTF_8).contains(text);
+    } catch (IOException e) {
+      return false;
     }
+  }
 }

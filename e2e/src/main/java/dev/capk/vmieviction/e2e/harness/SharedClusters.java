@@ -5,49 +5,61 @@ import java.util.Map;
 import java.util.function.UnaryOperator;
 
 /**
- * Clusters shared by every test class of one JVM, started on first use: starting a control plane costs
- * seconds, so test classes share them and keep their data apart by namespace and node names.
+ * Clusters shared by every test class of one JVM, started on first use: starting a control plane
+ * costs seconds, so test classes share them and keep their data apart by namespace and node names.
  */
 public final class SharedClusters {
-    private record Entry(String shape, LocalCluster cluster) {}
+  private record Entry(String shape, LocalCluster cluster) {}
 
-    private static final Map<String, Entry> CLUSTERS = new HashMap<>();
-    /** Clusters of the other backends (k3s containers, clusters given by kubeconfig), by name. */
-    private static final Map<String, KubeCluster> OTHERS = new HashMap<>();
+  private static final Map<String, Entry> CLUSTERS = new HashMap<>();
 
-    private SharedClusters() {}
+  /** Clusters of the other backends (k3s containers, clusters given by kubeconfig), by name. */
+  private static final Map<String, KubeCluster> OTHERS = new HashMap<>();
 
-    /** The shared cluster called {@code name}, started with {@code shape} on first use. */
-    public static synchronized LocalCluster get(String name, UnaryOperator<LocalCluster.Builder> shape) {
-        LocalCluster.Builder builder = shape.apply(LocalCluster.builder(name));
-        Entry entry = CLUSTERS.get(name);
-        if (entry == null) {
-            entry = new Entry(builder.shape(), builder.start());
-            CLUSTERS.put(name, entry);
-        } else if (!entry.shape().equals(builder.shape())) {
-            throw new IllegalStateException("shared cluster " + name + " was started as " + entry.shape()
-                    + " but is now requested as " + builder.shape() + ": give the other shape another name");
-        }
-        return entry.cluster();
+  private SharedClusters() {}
+
+  /** The shared cluster called {@code name}, started with {@code shape} on first use. */
+  public static synchronized LocalCluster get(
+      String name, UnaryOperator<LocalCluster.Builder> shape) {
+    LocalCluster.Builder builder = shape.apply(LocalCluster.builder(name));
+    Entry entry = CLUSTERS.get(name);
+    if (entry == null) {
+      entry = new Entry(builder.shape(), builder.start());
+      CLUSTERS.put(name, entry);
+    } else if (!entry.shape().equals(builder.shape())) {
+      throw new IllegalStateException(
+          "shared cluster "
+              + name
+              + " was started as "
+              + entry.shape()
+              + " but is now requested as "
+              + builder.shape()
+              + ": give the other shape another name");
     }
+    return entry.cluster();
+  }
 
-    /** The shared cluster called {@code name} from {@code backend}; a local one is shaped by {@code shape}. */
-    public static synchronized KubeCluster get(String name, ClusterBackend backend, UnaryOperator<LocalCluster.Builder> shape) {
-        if (backend == ClusterBackend.LOCAL) {
-            return get(name, shape);
-        }
-        return OTHERS.computeIfAbsent(name, n -> backend.start(n, shape));
+  /**
+   * The shared cluster called {@code name} from {@code backend}; a local one is shaped by {@code
+   * shape}.
+   */
+  public static synchronized KubeCluster get(
+      String name, ClusterBackend backend, UnaryOperator<LocalCluster.Builder> shape) {
+    if (backend == ClusterBackend.LOCAL) {
+      return get(name, shape);
     }
+    return OTHERS.computeIfAbsent(name, n -> backend.start(n, shape));
+  }
 
-    /** Stops every shared cluster (JUnit calls this when the test run ends). */
-    public static synchronized void stopAll() {
-        for (Entry e : CLUSTERS.values()) {
-            e.cluster().close();
-        }
-        CLUSTERS.clear();
-        for (KubeCluster c : OTHERS.values()) {
-            c.close();
-        }
-        OTHERS.clear();
+  /** Stops every shared cluster (JUnit calls this when the test run ends). */
+  public static synchronized void stopAll() {
+    for (Entry e : CLUSTERS.values()) {
+      e.cluster().close();
     }
+    CLUSTERS.clear();
+    for (KubeCluster c : OTHERS.values()) {
+      c.close();
+    }
+    OTHERS.clear();
+  }
 }

@@ -15,10 +15,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A TCP proxy on 127.0.0.1 in front of a real API server: it forwards the TLS bytes both ways, and
- * once {@linkplain #arm() armed} it passes the server's bytes on one at a time, one every
- * {@code interval}. Each read of the client then succeeds within any read timeout, yet a whole
- * answer (or handshake) takes hours: only a total call bound ends such a request. The slow cousin of
- * {@link StallingProxy}, which never answers at all.
+ * once {@linkplain #arm() armed} it passes the server's bytes on one at a time, one every {@code
+ * interval}. Each read of the client then succeeds within any read timeout, yet a whole answer (or
+ * handshake) takes hours: only a total call bound ends such a request. The slow cousin of {@link
+ * StallingProxy}, which never answers at all.
  */
 public final class TricklingProxy implements AutoCloseable {
   private final ServerSocket server;
@@ -40,7 +40,8 @@ public final class TricklingProxy implements AutoCloseable {
     try {
       ServerSocket s = new ServerSocket();
       s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
-      return new TricklingProxy(s, new InetSocketAddress(InetAddress.getLoopbackAddress(), upstreamPort), interval);
+      return new TricklingProxy(
+          s, new InetSocketAddress(InetAddress.getLoopbackAddress(), upstreamPort), interval);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot listen on a loopback port", e);
     }
@@ -51,7 +52,10 @@ public final class TricklingProxy implements AutoCloseable {
     armed = true;
   }
 
-  /** {@code https://127.0.0.1:<port>}: a server URL for a kubeconfig (the server's certificate names 127.0.0.1). */
+  /**
+   * {@code https://127.0.0.1:<port>}: a server URL for a kubeconfig (the server's certificate names
+   * 127.0.0.1).
+   */
   public String url() {
     return "https://127.0.0.1:" + server.getLocalPort();
   }
@@ -80,10 +84,13 @@ public final class TricklingProxy implements AutoCloseable {
     }
   }
 
-  /** Copies {@code from} to {@code to}; the server's side ({@code fromServer}) trickles once armed. */
+  /**
+   * Copies {@code from} to {@code to}; the server's side ({@code fromServer}) trickles once armed.
+   */
   private void pump(Socket from, Socket to, boolean fromServer) {
     byte[] buffer = new byte[16 * 1024];
-    try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+    try (InputStream in = from.getInputStream();
+        OutputStream out = to.getOutputStream()) {
       int n;
       while ((n = in.read(buffer)) >= 0) {
         if (fromServer && armed) {

@@ -15,113 +15,132 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The controller as users run it: the built jar in its own JVM, with its flags and an infra kubeconfig.
- * It can be killed (SIGKILL) and started again with the same flags, as a crash and a restart would.
+ * The controller as users run it: the built jar in its own JVM, with its flags and an infra
+ * kubeconfig. It can be killed (SIGKILL) and started again with the same flags, as a crash and a
+ * restart would.
  */
 public final class ControllerProcess implements AutoCloseable {
-    private final String name;
-    private final List<String> flags;
-    private final Path logDir;
-    private ManagedProcess process;
-    private int healthPort;
-    private int metricsPort;
-    private int starts;
+  private final String name;
+  private final List<String> flags;
+  private final Path logDir;
+  private ManagedProcess process;
+  private int healthPort;
+  private int metricsPort;
+  private int starts;
 
-    private ControllerProcess(String name, List<String> flags, Path logDir) {
-        this.name = name;
-        this.flags = List.copyOf(flags);
-        this.logDir = logDir;
+  private ControllerProcess(String name, List<String> flags, Path logDir) {
+    this.name = name;
+    this.flags = List.copyOf(flags);
+    this.logDir = logDir;
+  }
+
+  /** The runnable jar `mvn package` builds. */
+  public static Path jar() {
+    Path jar = RepoPaths.root().resolve("controllers/target/vmi-eviction-controller.jar");
+    if (!Files.isRegularFile(jar)) {
+      throw new IllegalStateException(
+          "no controller jar at " + jar + ": run `mvn -B package -DskipTests -pl controllers -am`");
     }
+    return jar;
+  }
 
-    /** The runnable jar `mvn package` builds. */
-    public static Path jar() {
-        Path jar = RepoPaths.root().resolve("controllers/target/vmi-eviction-controller.jar");
-        if (!Files.isRegularFile(jar)) {
-            throw new IllegalStateException("no controller jar at " + jar + ": run `mvn -B package -DskipTests -pl controllers -am`");
-        }
-        return jar;
+  /**
+   * Starts the controller with {@code flags} (besides the health and metrics addresses) and waits
+   * for /readyz.
+   */
+  public static ControllerProcess start(String name, Path logDir, List<String> flags) {
+    ControllerProcess p = new ControllerProcess(name, flags, logDir);
+    p.startAgain();
+    return p;
+  }
+
+  public void startAgain() {
+    if (process != null && process.isAlive()) {
+      throw new IllegalStateException(
+          "controller " + name + " is already running (PID " + process.pid() + ")");
     }
-
-    /** Starts the controller with {@code flags} (besides the health and metrics addresses) and waits for /readyz. */
-    public static ControllerProcess start(String name, Path logDir, List<String> flags) {
-        ControllerProcess p = new ControllerProcess(name, flags, logDir);
-        p.startAgain();
-        return p;
-    }
-
-    public void startAgain() {
-        if (process != null && process.isAlive()) {
-            throw new IllegalStateException("controller " + name + " is already running (PID " + process.pid() + ")");
-        }
-        healthPort = FreePorts.next();
-        metricsPort = FreePorts.next();
-        starts++;
-        List<String> command = new ArrayList<>(List.of(
+    healthPort = FreePorts.next();
+    metricsPort = FreePorts.next();
+    starts++;
+    List<String> command =
+        new ArrayList<>(
+            List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m", "-XX:+UseSerialGC",
-                "-jar", jar().toString(),
+                "-Xmx512m",
+                "-XX:+UseSerialGC",
+                "-jar",
+                jar().toString(),
                 "--health-probe-bind-address=127.0.0.1:" + healthPort,
                 "--metrics-bind-address=127.0.0.1:" + metricsPort));
-        command.addAll(flags);
-        process = ManagedProcess.start("controller-" + name, command, logDir.resolve("controller-" + name + ".log"), Map.of());
-        Await.until("controller " + name + " /readyz", Duration.ofSeconds(60), () -> {
-            if (!process.isAlive()) {
-                throw new IllegalStateException(process.describe("exited during start-up"));
-            }
-            return httpStatus("/readyz") == 200;
+    command.addAll(flags);
+    process =
+        ManagedProcess.start(
+            "controller-" + name, command, logDir.resolve("controller-" + name + ".log"), Map.of());
+    Await.until(
+        "controller " + name + " /readyz",
+        Duration.ofSeconds(60),
+        () -> {
+          if (!process.isAlive()) {
+            throw new IllegalStateException(process.describe("exited during start-up"));
+          }
+          return httpStatus("/readyz") == 200;
         });
-    }
+  }
 
-    /** SIGKILL: no shutdown hook, no cleanup, as a node crash or an OOM kill. */
-    public void kill() {
-        process.kill();
-    }
+  /** SIGKILL: no shutdown hook, no cleanup, as a node crash or an OOM kill. */
+  public void kill() {
+    process.kill();
+  }
 
-    public boolean isAlive() {
-        return process != null && process.isAlive();
-    }
+  public boolean isAlive() {
+    return process != null && process.isAlive();
+  }
 
-    public long pid() {
-        return process.pid();
-    }
+  public long pid() {
+    return process.pid();
+  }
 
-    public Path log() {
-        return process.log();
-    }
+  public Path log() {
+    return process.log();
+  }
 
-    public int starts() {
-        return starts;
-    }
+  public int starts() {
+    return starts;
+  }
 
-    /** The Prometheus text the controller serves at /metrics. */
-    public String metrics() throws IOException {
-        HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + metricsPort + "/metrics").toURL().openConnection();
-        try (var in = c.getInputStream()) {
-            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        } finally {
-            c.disconnect();
-        }
+  /** The Prometheus text the controller serves at /metrics. */
+  public String metrics() throws IOException {
+    HttpURLConnection c =
+        (HttpURLConnection)
+            URI.create("http://127.0.0.1:" + metricsPort + "/metrics").toURL().openConnection();
+    try (var in = c.getInputStream()) {
+      return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    } finally {
+      c.disconnect();
     }
+  }
 
-    private int httpStatus(String path) {
-        try {
-            HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + healthPort + path).toURL().openConnection();
-            c.setConnectTimeout(1000);
-            c.setReadTimeout(2000);
-            try {
-                return c.getResponseCode();
-            } finally {
-                c.disconnect();
-            }
-        } catch (IOException e) {
-            return -1;
-        }
+  private int httpStatus(String path) {
+    try {
+      HttpURLConnection c =
+          (HttpURLConnection)
+              URI.create("http://127.0.0.1:" + healthPort + path).toURL().openConnection();
+      c.setConnectTimeout(1000);
+      c.setReadTimeout(2000);
+      try {
+        return c.getResponseCode();
+      } finally {
+        c.disconnect();
+      }
+    } catch (IOException e) {
+      return -1;
     }
+  }
 
-    @Override
-    public void close() {
-        if (process != null) {
-            process.stop(Duration.ofSeconds(10));
-        }
+  @Override
+  public void close() {
+    if (process != null) {
+      process.stop(Duration.ofSeconds(10));
     }
+  }
 }

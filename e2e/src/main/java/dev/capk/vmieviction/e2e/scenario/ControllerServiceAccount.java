@@ -10,32 +10,49 @@ import java.util.Arrays;
 import java.util.stream.Collectors;
 
 /**
- * The controller's own identity, as deployed: the ServiceAccount and RBAC of config/default (rendered
- * with the real kubectl's kustomize; the Deployment and Service are left out, the controller runs
- * from its jar here), and a kubeconfig with a token of that ServiceAccount.
+ * The controller's own identity, as deployed: the ServiceAccount and RBAC of config/default
+ * (rendered with the real kubectl's kustomize; the Deployment and Service are left out, the
+ * controller runs from its jar here), and a kubeconfig with a token of that ServiceAccount.
  */
 public final class ControllerServiceAccount {
-    public static final String NAMESPACE = "capk-vmi-eviction-system";
-    public static final String NAME = "capk-vmi-eviction-controller";
-    public static final String CLUSTER_ROLE = "capk-vmi-eviction-controller";
+  public static final String NAMESPACE = "capk-vmi-eviction-system";
+  public static final String NAME = "capk-vmi-eviction-controller";
+  public static final String CLUSTER_ROLE = "capk-vmi-eviction-controller";
 
-    private ControllerServiceAccount() {}
+  private ControllerServiceAccount() {}
 
-    /** Installs config/default's RBAC into {@code infra} and returns a kubeconfig file authenticating as the ServiceAccount. */
-    public static Path install(KubeCluster infra) {
-        String rendered = infra.kubectl().runOrFail(null, "kustomize", RepoPaths.root().resolve("config/default").toString());
-        String withoutWorkloads = Arrays.stream(rendered.split("(?m)^---\\s*$"))
-                .filter(doc -> !doc.contains("\nkind: Deployment") && !doc.startsWith("kind: Deployment")
-                        && !doc.contains("\nkind: Service\n") && !doc.startsWith("kind: Service\n"))
-                .collect(Collectors.joining("\n---\n"));
-        infra.kubectl().apply(withoutWorkloads);
-        String token = infra.kubectl().runOrFail(null, "-n", NAMESPACE, "create", "token", NAME, "--duration=2h").strip();
-        Path file = infra.dir().resolve("controller-sa.kubeconfig");
-        try {
-            Pki.write(file, infra.kubeconfigWithToken("system:serviceaccount:" + NAMESPACE + ":" + NAME, token));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + file, e);
-        }
-        return file;
+  /**
+   * Installs config/default's RBAC into {@code infra} and returns a kubeconfig file authenticating
+   * as the ServiceAccount.
+   */
+  public static Path install(KubeCluster infra) {
+    String rendered =
+        infra
+            .kubectl()
+            .runOrFail(null, "kustomize", RepoPaths.root().resolve("config/default").toString());
+    String withoutWorkloads =
+        Arrays.stream(rendered.split("(?m)^---\\s*$"))
+            .filter(
+                doc ->
+                    !doc.contains("\nkind: Deployment")
+                        && !doc.startsWith("kind: Deployment")
+                        && !doc.contains("\nkind: Service\n")
+                        && !doc.startsWith("kind: Service\n"))
+            .collect(Collectors.joining("\n---\n"));
+    infra.kubectl().apply(withoutWorkloads);
+    String token =
+        infra
+            .kubectl()
+            .runOrFail(null, "-n", NAMESPACE, "create", "token", NAME, "--duration=2h")
+            .strip();
+    Path file = infra.dir().resolve("controller-sa.kubeconfig");
+    try {
+      Pki.write(
+          file,
+          infra.kubeconfigWithToken("system:serviceaccount:" + NAMESPACE + ":" + NAME, token));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write " + file, e);
     }
+    return file;
+  }
 }

@@ -9,32 +9,41 @@ import java.util.Map;
 
 /**
  * One tenant ("guest") cluster as CAPK lays it out on the infra cluster: a Cluster API Cluster, its
- * kubeconfig Secret {@code <cluster>-kubeconfig} (key {@code value}), and one VirtualMachine per guest
- * node, labelled as CAPK labels them. The guest cluster itself is a real local control plane whose kwok
- * nodes are named like the VMs, as a VM's hostname names its node.
+ * kubeconfig Secret {@code <cluster>-kubeconfig} (key {@code value}), and one VirtualMachine per
+ * guest node, labelled as CAPK labels them. The guest cluster itself is a real local control plane
+ * whose kwok nodes are named like the VMs, as a VM's hostname names its node.
  */
 public final class TenantCluster {
-    /** On each guest node: the tenant it belongs to, so that tenants sharing a guest cluster keep their pods apart. */
-    public static final String TENANT_LABEL = "e2e.capk.dev/tenant";
+  /**
+   * On each guest node: the tenant it belongs to, so that tenants sharing a guest cluster keep
+   * their pods apart.
+   */
+  public static final String TENANT_LABEL = "e2e.capk.dev/tenant";
 
-    private final KubeCluster infra;
-    private final KubeCluster guest;
-    private final String name;
-    private final String namespace;
-    private final List<String> vms = new ArrayList<>();
+  private final KubeCluster infra;
+  private final KubeCluster guest;
+  private final String name;
+  private final String namespace;
+  private final List<String> vms = new ArrayList<>();
 
-    private TenantCluster(KubeCluster infra, KubeCluster guest, String name, String namespace) {
-        this.infra = infra;
-        this.guest = guest;
-        this.name = name;
-        this.namespace = namespace;
-    }
+  private TenantCluster(KubeCluster infra, KubeCluster guest, String name, String namespace) {
+    this.infra = infra;
+    this.guest = guest;
+    this.name = name;
+    this.namespace = namespace;
+  }
 
-    /** Creates the namespace, the Cluster and the kubeconfig Secret in the infra cluster. */
-    public static TenantCluster create(KubeCluster infra, KubeCluster guest, String name, String namespace) {
-        TenantCluster t = new TenantCluster(infra, guest, name, namespace);
-        String kubeconfig = Base64.getEncoder().encodeToString(guest.adminKubeconfigYaml().getBytes(StandardCharsets.UTF_8));
-        infra.kubectl().apply("""
+  /** Creates the namespace, the Cluster and the kubeconfig Secret in the infra cluster. */
+  public static TenantCluster create(
+      KubeCluster infra, KubeCluster guest, String name, String namespace) {
+    TenantCluster t = new TenantCluster(infra, guest, name, namespace);
+    String kubeconfig =
+        Base64.getEncoder()
+            .encodeToString(guest.adminKubeconfigYaml().getBytes(StandardCharsets.UTF_8));
+    infra
+        .kubectl()
+        .apply(
+            """
                 apiVersion: v1
                 kind: Namespace
                 metadata: {name: %2$s}
@@ -54,24 +63,33 @@ public final class TenantCluster {
                 type: cluster.x-k8s.io/secret
                 data:
                   value: %3$s
-                """.formatted(name, namespace, kubeconfig));
-        return t;
-    }
+                """
+                .formatted(name, namespace, kubeconfig));
+    return t;
+  }
 
-    /**
-     * Adds a guest node: a VirtualMachine (eviction strategy {@code strategy}, or the cluster default
-     * when null) in the infra cluster, and a kwok node of the same name in the guest cluster.
-     */
-    public String addVm(String vmName, String strategy) {
-        return addVm(vmName, strategy, Map.of());
-    }
+  /**
+   * Adds a guest node: a VirtualMachine (eviction strategy {@code strategy}, or the cluster default
+   * when null) in the infra cluster, and a kwok node of the same name in the guest cluster.
+   */
+  public String addVm(String vmName, String strategy) {
+    return addVm(vmName, strategy, Map.of());
+  }
 
-    /** As {@link #addVm(String, String)}, with a VMI nodeSelector (KubeVirt copies it to the launcher pod). */
-    public String addVm(String vmName, String strategy, Map<String, String> nodeSelector) {
-        String strategyLine = strategy == null ? "" : "evictionStrategy: " + strategy;
-        StringBuilder selector = new StringBuilder();
-        nodeSelector.forEach((k, v) -> selector.append(selector.length() == 0 ? "" : ", ").append(k).append(": ").append(v));
-        infra.kubectl().apply("""
+  /**
+   * As {@link #addVm(String, String)}, with a VMI nodeSelector (KubeVirt copies it to the launcher
+   * pod).
+   */
+  public String addVm(String vmName, String strategy, Map<String, String> nodeSelector) {
+    String strategyLine = strategy == null ? "" : "evictionStrategy: " + strategy;
+    StringBuilder selector = new StringBuilder();
+    nodeSelector.forEach(
+        (k, v) ->
+            selector.append(selector.length() == 0 ? "" : ", ").append(k).append(": ").append(v));
+    infra
+        .kubectl()
+        .apply(
+            """
                 apiVersion: kubevirt.io/v1
                 kind: VirtualMachine
                 metadata:
@@ -98,18 +116,24 @@ public final class TenantCluster {
                           interfaces: [{name: default, masquerade: {}}]
                       networks: [{name: default, pod: {}}]
                       volumes: [{name: root, containerDisk: {image: quay.io/capk/ubuntu-2204-container-disk:v1.33}}]
-                """.formatted(vmName, namespace, name, strategyLine, selector));
-        guest.kwokNodes().createNamed(vmName, Map.of("node-role.kubernetes.io/worker", "", TENANT_LABEL, name));
-        vms.add(vmName);
-        return vmName;
-    }
+                """
+                .formatted(vmName, namespace, name, strategyLine, selector));
+    guest
+        .kwokNodes()
+        .createNamed(vmName, Map.of("node-role.kubernetes.io/worker", "", TENANT_LABEL, name));
+    vms.add(vmName);
+    return vmName;
+  }
 
-    /**
-     * A Deployment of {@code replicas} pods with a PodDisruptionBudget of {@code minAvailable}, in the
-     * guest, on this tenant's guest nodes only.
-     */
-    public void deployProtectedWorkload(String ns, String app, int replicas, int minAvailable) {
-        guest.kubectl().apply("""
+  /**
+   * A Deployment of {@code replicas} pods with a PodDisruptionBudget of {@code minAvailable}, in
+   * the guest, on this tenant's guest nodes only.
+   */
+  public void deployProtectedWorkload(String ns, String app, int replicas, int minAvailable) {
+    guest
+        .kubectl()
+        .apply(
+            """
                 apiVersion: v1
                 kind: Namespace
                 metadata: {name: %1$s}
@@ -133,33 +157,49 @@ public final class TenantCluster {
                 spec:
                   minAvailable: %4$d
                   selector: {matchLabels: {app: %2$s}}
-                """.formatted(ns, app, replicas, minAvailable, TENANT_LABEL, name));
-    }
+                """
+                .formatted(ns, app, replicas, minAvailable, TENANT_LABEL, name));
+  }
 
-    /** Waits until {@code app} in guest namespace {@code ns} has {@code count} available replicas. */
-    public void awaitAvailable(String ns, String app, int count) {
-        dev.capk.vmieviction.e2e.harness.Await.until(count + " available " + app + " pods in " + name, java.time.Duration.ofSeconds(90),
-                () -> guest.kubectl().run(null, java.time.Duration.ofSeconds(10), "-n", ns, "get", "deploy", app,
-                        "-o", "jsonpath={.status.availableReplicas}").stdout().equals(Integer.toString(count)));
-    }
+  /** Waits until {@code app} in guest namespace {@code ns} has {@code count} available replicas. */
+  public void awaitAvailable(String ns, String app, int count) {
+    dev.capk.vmieviction.e2e.harness.Await.until(
+        count + " available " + app + " pods in " + name,
+        java.time.Duration.ofSeconds(90),
+        () ->
+            guest
+                .kubectl()
+                .run(
+                    null,
+                    java.time.Duration.ofSeconds(10),
+                    "-n",
+                    ns,
+                    "get",
+                    "deploy",
+                    app,
+                    "-o",
+                    "jsonpath={.status.availableReplicas}")
+                .stdout()
+                .equals(Integer.toString(count)));
+  }
 
-    public String name() {
-        return name;
-    }
+  public String name() {
+    return name;
+  }
 
-    public String namespace() {
-        return namespace;
-    }
+  public String namespace() {
+    return namespace;
+  }
 
-    public KubeCluster guest() {
-        return guest;
-    }
+  public KubeCluster guest() {
+    return guest;
+  }
 
-    public List<String> vms() {
-        return List.copyOf(vms);
-    }
+  public List<String> vms() {
+    return List.copyOf(vms);
+  }
 
-    public Map<String, String> labels() {
-        return Map.of("cluster.x-k8s.io/cluster-name", name);
-    }
+  public Map<String, String> labels() {
+    return Map.of("cluster.x-k8s.io/cluster-name", name);
+  }
 }

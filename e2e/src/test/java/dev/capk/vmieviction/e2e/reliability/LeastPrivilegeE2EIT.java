@@ -26,93 +26,164 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The controller needs no more than the RBAC in config/: the whole evacuation runs with it
- * authenticated as its ServiceAccount (with leader election); without one permission it says clearly
- * what it was refused. config/default grants nothing on infra Nodes and Pods: that comes only with
- * the opt-in NodeMaintenance component.
+ * authenticated as its ServiceAccount (with leader election); without one permission it says
+ * clearly what it was refused. config/default grants nothing on infra Nodes and Pods: that comes
+ * only with the opt-in NodeMaintenance component.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class LeastPrivilegeE2EIT {
-    // Its own infra cluster: this test changes cluster-wide RBAC.
-    @RegisterExtension static final LocalClusterExtension infra = LocalClusterExtension.shared("rbac-infra", LocalCluster.Builder::withAll);
-    @RegisterExtension static final LocalClusterExtension guestA = LocalClusterExtension.shared("e2e-guest-a", LocalCluster.Builder::withAll);
+  // Its own infra cluster: this test changes cluster-wide RBAC.
+  @RegisterExtension
+  static final LocalClusterExtension infra =
+      LocalClusterExtension.shared("rbac-infra", LocalCluster.Builder::withAll);
 
-    private static EvacuationWorld world;
-    private static TenantCluster tenant;
-    private static ControllerProcess controller;
+  @RegisterExtension
+  static final LocalClusterExtension guestA =
+      LocalClusterExtension.shared("e2e-guest-a", LocalCluster.Builder::withAll);
 
-    @BeforeAll
-    static void controllerAsItsServiceAccount() {
-        world = EvacuationWorld.start(infra.cluster(), "rbac", 3);
-        tenant = world.addTenant("a", guestA.cluster());
-        world.addVmsOn(world.infraNodes().get(0), tenant, "External", "rbac-a-0");
-        world.addVmsOn(world.infraNodes().get(1), tenant, "External", "rbac-a-1");
-        world.addVmsOn(world.infraNodes().get(2), tenant, "External", "rbac-a-2");
-        tenant.deployProtectedWorkload("app", "svc", 3, 2);
-        tenant.awaitAvailable("app", "svc", 3);
-        Path kubeconfig = ControllerServiceAccount.install(infra.cluster());
-        List<String> flags = new ArrayList<>(List.of("--kubeconfig=" + kubeconfig, "--drain-timeout=5m", "--leader-elect",
+  private static EvacuationWorld world;
+  private static TenantCluster tenant;
+  private static ControllerProcess controller;
+
+  @BeforeAll
+  static void controllerAsItsServiceAccount() {
+    world = EvacuationWorld.start(infra.cluster(), "rbac", 3);
+    tenant = world.addTenant("a", guestA.cluster());
+    world.addVmsOn(world.infraNodes().get(0), tenant, "External", "rbac-a-0");
+    world.addVmsOn(world.infraNodes().get(1), tenant, "External", "rbac-a-1");
+    world.addVmsOn(world.infraNodes().get(2), tenant, "External", "rbac-a-2");
+    tenant.deployProtectedWorkload("app", "svc", 3, 2);
+    tenant.awaitAvailable("app", "svc", 3);
+    Path kubeconfig = ControllerServiceAccount.install(infra.cluster());
+    List<String> flags =
+        new ArrayList<>(
+            List.of(
+                "--kubeconfig=" + kubeconfig,
+                "--drain-timeout=5m",
+                "--leader-elect",
                 "--leader-election-namespace=" + ControllerServiceAccount.NAMESPACE));
-        controller = ControllerProcess.start("rbac", infra.cluster().dir(), flags);
-    }
+    controller = ControllerProcess.start("rbac", infra.cluster().dir(), flags);
+  }
 
-    @AfterAll
-    static void stop() {
-        if (controller != null) controller.close();
-        if (world != null) world.close();
-        EvacuationWorld.stopStandIn(infra.cluster());
-    }
+  @AfterAll
+  static void stop() {
+    if (controller != null) controller.close();
+    if (world != null) world.close();
+    EvacuationWorld.stopStandIn(infra.cluster());
+  }
 
-    @Test
-    @Order(1)
-    void withoutTheNodeMaintenanceComponentTheControllerMayNotTouchInfraNodesOrPods() {
-        Kubectl k = infra.cluster().kubectl();
-        String as = "--as=system:serviceaccount:" + ControllerServiceAccount.NAMESPACE + ":" + ControllerServiceAccount.NAME;
-        for (List<String> request : List.of(List.of("patch", "nodes"), List.of("create", "pods/eviction"),
-                List.of("delete", "pods"), List.of("list", "nodemaintenances.nodemaintenance.medik8s.io"))) {
-            // kubectl auth can-i prints "no" and exits 1 when the request would be refused.
-            Kubectl.Result r = k.run(null, Duration.ofSeconds(10), "auth", "can-i", request.get(0), request.get(1), "--all-namespaces", as);
-            assertEquals("no", r.stdout().strip(), String.join(" ", request) + ": " + r.stderr());
-        }
-        Kubectl.Result allowed = k.run(null, Duration.ofSeconds(10), "auth", "can-i", "delete",
-                "virtualmachineinstances.kubevirt.io", "--all-namespaces", as);
-        assertEquals("yes", allowed.stdout().strip(), "the check itself works: " + allowed.stderr());
+  @Test
+  @Order(1)
+  void withoutTheNodeMaintenanceComponentTheControllerMayNotTouchInfraNodesOrPods() {
+    Kubectl k = infra.cluster().kubectl();
+    String as =
+        "--as=system:serviceaccount:"
+            + ControllerServiceAccount.NAMESPACE
+            + ":"
+            + ControllerServiceAccount.NAME;
+    for (List<String> request :
+        List.of(
+            List.of("patch", "nodes"),
+            List.of("create", "pods/eviction"),
+            List.of("delete", "pods"),
+            List.of("list", "nodemaintenances.nodemaintenance.medik8s.io"))) {
+      // kubectl auth can-i prints "no" and exits 1 when the request would be refused.
+      Kubectl.Result r =
+          k.run(
+              null,
+              Duration.ofSeconds(10),
+              "auth",
+              "can-i",
+              request.get(0),
+              request.get(1),
+              "--all-namespaces",
+              as);
+      assertEquals("no", r.stdout().strip(), String.join(" ", request) + ": " + r.stderr());
     }
+    Kubectl.Result allowed =
+        k.run(
+            null,
+            Duration.ofSeconds(10),
+            "auth",
+            "can-i",
+            "delete",
+            "virtualmachineinstances.kubevirt.io",
+            "--all-namespaces",
+            as);
+    assertEquals("yes", allowed.stdout().strip(), "the check itself works: " + allowed.stderr());
+  }
 
-    @Test
-    @Order(2)
-    void theWholeEvacuationRunsWithTheShippedRbac() {
-        String uid = world.vmiUid(tenant, "rbac-a-0");
-        Kubectl.Result drain = world.drainInfraNode(world.infraNodes().get(0), Duration.ofMinutes(3));
-        assertEquals(0, drain.exitCode(), drain.stderr());
-        Await.until("rbac-a-0 recreated", Duration.ofSeconds(60), () -> {
-            String now = world.vmiUid(tenant, "rbac-a-0");
-            return !now.isBlank() && !now.equals(uid);
+  @Test
+  @Order(2)
+  void theWholeEvacuationRunsWithTheShippedRbac() {
+    String uid = world.vmiUid(tenant, "rbac-a-0");
+    Kubectl.Result drain = world.drainInfraNode(world.infraNodes().get(0), Duration.ofMinutes(3));
+    assertEquals(0, drain.exitCode(), drain.stderr());
+    Await.until(
+        "rbac-a-0 recreated",
+        Duration.ofSeconds(60),
+        () -> {
+          String now = world.vmiUid(tenant, "rbac-a-0");
+          return !now.isBlank() && !now.equals(uid);
         });
-        String log = ProcessLogs.tail(controller.log(), 2000);
-        assertTrue(!log.contains("forbidden") && !log.contains("Forbidden"), "no permission was refused:\n" + log);
-        String lease = infra.cluster().kubectl().runOrFail(null, "-n", ControllerServiceAccount.NAMESPACE, "get", "lease", "-o", "name");
-        assertTrue(!lease.isBlank(), "leader election took a Lease");
-    }
+    String log = ProcessLogs.tail(controller.log(), 2000);
+    assertTrue(
+        !log.contains("forbidden") && !log.contains("Forbidden"),
+        "no permission was refused:\n" + log);
+    String lease =
+        infra
+            .cluster()
+            .kubectl()
+            .runOrFail(
+                null, "-n", ControllerServiceAccount.NAMESPACE, "get", "lease", "-o", "name");
+    assertTrue(!lease.isBlank(), "leader election took a Lease");
+  }
 
-    @Test
-    @Order(3)
-    void withoutPermissionToDeleteVmisTheRefusalIsReportedClearly() {
-        Kubectl k = infra.cluster().kubectl();
-        // The shipped role, less "delete" on virtualmachineinstances.
-        String verbs = k.runOrFail(null, "get", "clusterrole", ControllerServiceAccount.CLUSTER_ROLE, "-o",
-                "jsonpath={range .rules[*]}{.resources}{.verbs}{\"\\n\"}{end}");
-        assertTrue(verbs.contains("delete"), verbs);
-        String rules = k.runOrFail(null, "get", "clusterrole", ControllerServiceAccount.CLUSTER_ROLE, "-o", "json");
-        String reduced = rules.replaceFirst("(\"virtualmachineinstances\"\\s*\\]\\s*,\\s*\"verbs\"\\s*:\\s*\\[[^\\]]*?),?\\s*\"delete\"", "$1");
-        assertTrue(!reduced.equals(rules), "the role was reduced");
-        k.runOrFail(reduced, "replace", "-f", "-");
+  @Test
+  @Order(3)
+  void withoutPermissionToDeleteVmisTheRefusalIsReportedClearly() {
+    Kubectl k = infra.cluster().kubectl();
+    // The shipped role, less "delete" on virtualmachineinstances.
+    String verbs =
+        k.runOrFail(
+            null,
+            "get",
+            "clusterrole",
+            ControllerServiceAccount.CLUSTER_ROLE,
+            "-o",
+            "jsonpath={range .rules[*]}{.resources}{.verbs}{\"\\n\"}{end}");
+    assertTrue(verbs.contains("delete"), verbs);
+    String rules =
+        k.runOrFail(
+            null, "get", "clusterrole", ControllerServiceAccount.CLUSTER_ROLE, "-o", "json");
+    String reduced =
+        rules.replaceFirst(
+            "(\"virtualmachineinstances\"\\s*\\]\\s*,\\s*\"verbs\"\\s*:\\s*\\[[^\\]]*?),?\\s*\"delete\"",
+            "$1");
+    assertTrue(!reduced.equals(rules), "the role was reduced");
+    k.runOrFail(reduced, "replace", "-f", "-");
 
-        world.drainInfraNode(world.infraNodes().get(1), Duration.ofSeconds(20));
-        Await.until("a warning about the refused delete of rbac-a-1", Duration.ofSeconds(60), () -> {
-            String events = k.runOrFail(null, "-n", tenant.namespace(), "get", "events", "--field-selector",
-                    "involvedObject.name=rbac-a-1,type=Warning", "-o", "jsonpath={range .items[*]}{.reason}: {.message}{\"\\n\"}{end}");
-            return events.toLowerCase().contains("forbidden") && events.contains("delete");
+    world.drainInfraNode(world.infraNodes().get(1), Duration.ofSeconds(20));
+    Await.until(
+        "a warning about the refused delete of rbac-a-1",
+        Duration.ofSeconds(60),
+        () -> {
+          String events =
+              k.runOrFail(
+                  null,
+                  "-n",
+                  tenant.namespace(),
+                  "get",
+                  "events",
+                  "--field-selector",
+                  "involvedObject.name=rbac-a-1,type=Warning",
+                  "-o",
+                  "jsonpath={range .items[*]}{.reason}: {.message}{\"\\n\"}{end}");
+          return events.toLowerCase().contains("forbidden") && events.contains("delete");
         });
-        assertEquals("", world.vmiField(tenant, "rbac-a-1", ".metadata.deletionTimestamp"), "nothing was deleted");
-    }
+    assertEquals(
+        "",
+        world.vmiField(tenant, "rbac-a-1", ".metadata.deletionTimestamp"),
+        "nothing was deleted");
+  }
 }

@@ -31,218 +31,353 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Parity with the real kubectl drain: for each scenario two identical fresh setups (own node, own
- * namespace), one drained by kubectl with the flags, one by the engine with the same options. Both must
- * evict the same pods, leave the same pods, refuse the same pods (and the same scenarios as a whole),
- * succeed or fail alike, and leave the node cordoned alike. Pods are compared by their role label.
+ * namespace), one drained by kubectl with the flags, one by the engine with the same options. Both
+ * must evict the same pods, leave the same pods, refuse the same pods (and the same scenarios as a
+ * whole), succeed or fail alike, and leave the node cordoned alike. Pods are compared by their role
+ * label.
  */
 class KubectlParityIT {
-    @RegisterExtension
-    static final LocalClusterExtension DRAIN = LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
+  @RegisterExtension
+  static final LocalClusterExtension DRAIN =
+      LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
 
-    private static DrainFixture fx;
-    private static NodeDrainer drainer;
+  private static DrainFixture fx;
+  private static NodeDrainer drainer;
 
-    @BeforeAll
-    static void setUp() {
-        fx = new DrainFixture(DRAIN.cluster());
-        drainer = new NodeDrainer(DRAIN.cluster().client());
+  @BeforeAll
+  static void setUp() {
+    fx = new DrainFixture(DRAIN.cluster());
+    drainer = new NodeDrainer(DRAIN.cluster().client());
+  }
+
+  /** Builds one setup on a node in a namespace. */
+  @FunctionalInterface
+  interface Builder {
+    void build(String ns, String node, V1OwnerReference owner) throws Exception;
+  }
+
+  private static Arguments scenario(
+      String name,
+      boolean ghostNode,
+      Builder builder,
+      List<String> flags,
+      UnaryOperator<DrainOptions.Builder> options) {
+    return Arguments.of(name, ghostNode, builder, flags, options);
+  }
+
+  static Stream<Arguments> scenarios() {
+    return Stream.of(
+        scenario(
+            "managed pods, no flags",
+            false,
+            (ns, node, o) -> {
+              fx.pods(ns, node, "web", 3, ownedBy(o));
+              fx.awaitRunning(ns, 3);
+            },
+            List.of(),
+            b -> b),
+        scenario(
+            "DaemonSet pod, no flags: refused",
+            false,
+            (ns, node, o) -> {
+              fx.pod(ns, node, "web", ownedBy(o));
+              fx.daemonSet(ns, "agent", node);
+            },
+            List.of(),
+            b -> b),
+        scenario(
+            "DaemonSet pod ignored",
+            false,
+            (ns, node, o) -> {
+              fx.pod(ns, node, "web", ownedBy(o));
+              fx.daemonSet(ns, "agent", node);
+            },
+            List.of("--ignore-daemonsets"),
+            b -> b.ignoreAllDaemonSets(true)),
+        scenario(
+            "emptyDir, no flags: refused",
+            false,
+            (ns, node, o) -> {
+              fx.pod(ns, node, "web", ownedBy(o));
+              fx.pod(ns, node, "cache", ownedBy(o), withEmptyDir());
+            },
+            List.of(),
+            b -> b),
+        scenario(
+            "emptyDir allowed",
+            false,
+            (ns, node, o) -> {
+              fx.pod(ns, node, "web", ownedBy(o));
+              fx.pod(ns, node, "cache", ownedBy(o), withEmptyDir());
+            },
+            List.of("--delete-emptydir-data"),
+            b -> b.deleteEmptyDirData(true)),
+        scenario(
+            "no controller, no flags: refused",
+            false,
+            (ns, node, o) -> {
+              fx.pod(ns, node, "web", ownedBy(o));
+              fx.pod(ns, node, "bare-1");
+              fx.pod(ns, node, "bare-2");
+            },
+            List.of(),
+            b -> b),
+        scenario(
+            "no controller, forced",
+            false,
+            (ns, node, o) -> {
+              fx.pod(ns, node, "web", ownedBy(o));
+              fx.pod(ns, node, "bare-1");
+            },
+            List.of("--force"),
+            b -> b.force(true)),
+        scenario(
+            "every kind, every flag",
+            false,
+            DrainFixtureScenarios::everything,
+            List.of("--force", "--ignore-daemonsets", "--delete-emptydir-data"),
+            b -> b.force(true).ignoreAllDaemonSets(true).deleteEmptyDirData(true)),
+        scenario(
+            "every kind, --force only: refused",
+            false,
+            DrainFixtureScenarios::everything,
+            List.of("--force"),
+            b -> b.force(true)),
+        scenario(
+            "mirror pod skipped",
+            false,
+            (ns, node, o) -> {
+              fx.pod(ns, node, "web", ownedBy(o));
+              fx.pod(ns, node, "static", mirror());
+            },
+            List.of(),
+            b -> b),
+        scenario(
+            "pod selector",
+            false,
+            (ns, node, o) -> {
+              fx.pod(ns, node, "front", ownedBy(o), label("tier", "front"));
+              fx.pod(ns, node, "back", ownedBy(o), label("tier", "back"));
+              fx.pod(ns, node, "bare");
+            },
+            List.of("--pod-selector=tier=front"),
+            b -> b.podSelector("tier=front")),
+        scenario(
+            "finished pod without controller",
+            false,
+            (ns, node, o) -> {
+              fx.pod(ns, node, "web", ownedBy(o));
+              fx.pod(ns, node, "done", withEmptyDir());
+              fx.awaitRunning(ns, 2);
+              fx.finish(ns, "done", "Succeeded");
+            },
+            List.of(),
+            b -> b),
+        scenario(
+            "eviction disabled bypasses a budget",
+            false,
+            (ns, node, o) -> {
+              fx.pods(ns, node, "db", 2, ownedBy(o), label("app", "db"));
+              fx.awaitRunning(ns, 2);
+              fx.budget(ns, "db", 2, Map.of("app", "db"), 2);
+            },
+            List.of("--disable-eviction"),
+            b -> b.disableEviction(true)),
+        scenario(
+            "budget blocks until the timeout",
+            false,
+            (ns, node, o) -> {
+              fx.pod(ns, node, "db", ownedBy(o), label("app", "db"));
+              fx.pod(ns, node, "web", ownedBy(o));
+              fx.awaitRunning(ns, 2);
+              fx.budget(ns, "db", 1, Map.of("app", "db"), 1);
+            },
+            List.of("--timeout=3s"),
+            b -> b.timeout(Duration.ofSeconds(3))),
+        scenario(
+            "server dry run",
+            false,
+            (ns, node, o) -> {
+              fx.pod(ns, node, "web", ownedBy(o));
+              fx.pod(ns, node, "bare");
+              fx.awaitRunning(ns, 2);
+            },
+            List.of("--force", "--dry-run=server"),
+            b -> b.force(true).dryRun(dev.capk.vmieviction.drain.DryRun.SERVER)),
+        scenario(
+            "client dry run",
+            false,
+            (ns, node, o) -> {
+              fx.pod(ns, node, "web", ownedBy(o));
+              fx.pod(ns, node, "bare");
+            },
+            List.of("--force", "--dry-run=client"),
+            b -> b.force(true).dryRun(dev.capk.vmieviction.drain.DryRun.CLIENT)),
+        scenario(
+            "skip waiting for pods deleted long ago",
+            true,
+            (ns, node, o) -> {
+              fx.pod(ns, node, "old", ownedBy(o));
+              fx.pod(ns, node, "fresh", ownedBy(o));
+              fx.deleteGracefully(ns, "old", 1);
+              Await.until(
+                  "old's deletion 2s overdue",
+                  Duration.ofSeconds(30),
+                  () ->
+                      fx.core
+                          .readNamespacedPod("old", ns)
+                          .execute()
+                          .getMetadata()
+                          .getDeletionTimestamp()
+                          .toInstant()
+                          .plusSeconds(2)
+                          .isBefore(Instant.now()));
+            },
+            List.of("--skip-wait-for-delete-timeout=1"),
+            b -> b.skipWaitForDeleteTimeout(Duration.ofSeconds(1))));
+  }
+
+  /** What one side (kubectl or engine) did. */
+  private record Outcome(
+      boolean refused,
+      Set<String> refusedRoles,
+      boolean succeeded,
+      Set<String> evicted,
+      Set<String> remaining,
+      boolean cordoned,
+      String detail) {}
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("scenarios")
+  void kubectlAndTheEngineAgree(
+      String name,
+      boolean ghostNode,
+      Builder builder,
+      List<String> flags,
+      UnaryOperator<DrainOptions.Builder> options)
+      throws Exception {
+    String base = unique("par");
+    String kNode = ghostNode ? fx.ghostNode(base + "-k") : fx.nodes(base + "-k", 1).get(0);
+    String eNode = ghostNode ? fx.ghostNode(base + "-e") : fx.nodes(base + "-e", 1).get(0);
+    String kNs = fx.namespace(base + "-k");
+    String eNs = fx.namespace(base + "-e");
+    builder.build(kNs, kNode, fx.owner(kNs));
+    builder.build(eNs, eNode, fx.owner(eNs));
+
+    Outcome kubectl = byKubectl(kNode, kNs, flags);
+    Outcome engine = byEngine(eNode, options.apply(DrainOptions.builder()).build());
+
+    String both = "\nkubectl: " + kubectl + "\nengine:  " + engine;
+    System.out.printf("parity: %s:%s%n", name, both);
+    assertEquals(kubectl.refused, engine.refused, "refused as a whole" + both);
+    assertEquals(kubectl.refusedRoles, engine.refusedRoles, "refused pods" + both);
+    assertEquals(kubectl.succeeded, engine.succeeded, "drained" + both);
+    assertEquals(kubectl.evicted, engine.evicted, "evicted pods" + both);
+    assertEquals(kubectl.remaining, engine.remaining, "pods left on the node" + both);
+    assertEquals(kubectl.cordoned, engine.cordoned, "node cordoned" + both);
+  }
+
+  private Outcome byKubectl(String node, String ns, List<String> flags) throws Exception {
+    Map<String, V1Pod> before = fx.podsOn(node);
+    List<String> args = new ArrayList<>(List.of("drain", node));
+    args.addAll(flags);
+    Kubectl.Result r =
+        fx.cluster.kubectl().run(null, Duration.ofMinutes(2), args.toArray(String[]::new));
+    Map<String, V1Pod> after = fx.podsOn(node);
+    boolean refused = !r.ok() && r.stderr().contains("cannot delete");
+    Set<String> refusedRoles = new TreeSet<>();
+    if (refused) {
+      Map<String, String> roleByName = new HashMap<>();
+      before
+          .values()
+          .forEach(
+              p ->
+                  roleByName.put(
+                      p.getMetadata().getName(),
+                      p.getMetadata().getLabels().get(DrainFixture.ROLE)));
+      Matcher m =
+          Pattern.compile(Pattern.quote(ns) + "/([a-z0-9][-a-z0-9.]*[a-z0-9])").matcher(r.stderr());
+      while (m.find()) {
+        refusedRoles.add(roleByName.getOrDefault(m.group(1), "?" + m.group(1)));
+      }
     }
+    return new Outcome(
+        refused,
+        refusedRoles,
+        r.ok(),
+        gone(before, after),
+        DrainFixture.roles(after.values()),
+        fx.unschedulable(node),
+        "exit " + r.exitCode() + ", stderr: " + r.stderr().strip());
+  }
 
-    /** Builds one setup on a node in a namespace. */
-    @FunctionalInterface
-    interface Builder {
-        void build(String ns, String node, V1OwnerReference owner) throws Exception;
-    }
-
-    private static Arguments scenario(String name, boolean ghostNode, Builder builder, List<String> flags,
-                                      UnaryOperator<DrainOptions.Builder> options) {
-        return Arguments.of(name, ghostNode, builder, flags, options);
-    }
-
-    static Stream<Arguments> scenarios() {
-        return Stream.of(
-                scenario("managed pods, no flags", false, (ns, node, o) -> {
-                    fx.pods(ns, node, "web", 3, ownedBy(o));
-                    fx.awaitRunning(ns, 3);
-                }, List.of(), b -> b),
-                scenario("DaemonSet pod, no flags: refused", false, (ns, node, o) -> {
-                    fx.pod(ns, node, "web", ownedBy(o));
-                    fx.daemonSet(ns, "agent", node);
-                }, List.of(), b -> b),
-                scenario("DaemonSet pod ignored", false, (ns, node, o) -> {
-                    fx.pod(ns, node, "web", ownedBy(o));
-                    fx.daemonSet(ns, "agent", node);
-                }, List.of("--ignore-daemonsets"), b -> b.ignoreAllDaemonSets(true)),
-                scenario("emptyDir, no flags: refused", false, (ns, node, o) -> {
-                    fx.pod(ns, node, "web", ownedBy(o));
-                    fx.pod(ns, node, "cache", ownedBy(o), withEmptyDir());
-                }, List.of(), b -> b),
-                scenario("emptyDir allowed", false, (ns, node, o) -> {
-                    fx.pod(ns, node, "web", ownedBy(o));
-                    fx.pod(ns, node, "cache", ownedBy(o), withEmptyDir());
-                }, List.of("--delete-emptydir-data"), b -> b.deleteEmptyDirData(true)),
-                scenario("no controller, no flags: refused", false, (ns, node, o) -> {
-                    fx.pod(ns, node, "web", ownedBy(o));
-                    fx.pod(ns, node, "bare-1");
-                    fx.pod(ns, node, "bare-2");
-                }, List.of(), b -> b),
-                scenario("no controller, forced", false, (ns, node, o) -> {
-                    fx.pod(ns, node, "web", ownedBy(o));
-                    fx.pod(ns, node, "bare-1");
-                }, List.of("--force"), b -> b.force(true)),
-                scenario("every kind, every flag", false, DrainFixtureScenarios::everything,
-                        List.of("--force", "--ignore-daemonsets", "--delete-emptydir-data"),
-                        b -> b.force(true).ignoreAllDaemonSets(true).deleteEmptyDirData(true)),
-                scenario("every kind, --force only: refused", false, DrainFixtureScenarios::everything,
-                        List.of("--force"), b -> b.force(true)),
-                scenario("mirror pod skipped", false, (ns, node, o) -> {
-                    fx.pod(ns, node, "web", ownedBy(o));
-                    fx.pod(ns, node, "static", mirror());
-                }, List.of(), b -> b),
-                scenario("pod selector", false, (ns, node, o) -> {
-                    fx.pod(ns, node, "front", ownedBy(o), label("tier", "front"));
-                    fx.pod(ns, node, "back", ownedBy(o), label("tier", "back"));
-                    fx.pod(ns, node, "bare");
-                }, List.of("--pod-selector=tier=front"), b -> b.podSelector("tier=front")),
-                scenario("finished pod without controller", false, (ns, node, o) -> {
-                    fx.pod(ns, node, "web", ownedBy(o));
-                    fx.pod(ns, node, "done", withEmptyDir());
-                    fx.awaitRunning(ns, 2);
-                    fx.finish(ns, "done", "Succeeded");
-                }, List.of(), b -> b),
-                scenario("eviction disabled bypasses a budget", false, (ns, node, o) -> {
-                    fx.pods(ns, node, "db", 2, ownedBy(o), label("app", "db"));
-                    fx.awaitRunning(ns, 2);
-                    fx.budget(ns, "db", 2, Map.of("app", "db"), 2);
-                }, List.of("--disable-eviction"), b -> b.disableEviction(true)),
-                scenario("budget blocks until the timeout", false, (ns, node, o) -> {
-                    fx.pod(ns, node, "db", ownedBy(o), label("app", "db"));
-                    fx.pod(ns, node, "web", ownedBy(o));
-                    fx.awaitRunning(ns, 2);
-                    fx.budget(ns, "db", 1, Map.of("app", "db"), 1);
-                }, List.of("--timeout=3s"), b -> b.timeout(Duration.ofSeconds(3))),
-                scenario("server dry run", false, (ns, node, o) -> {
-                    fx.pod(ns, node, "web", ownedBy(o));
-                    fx.pod(ns, node, "bare");
-                    fx.awaitRunning(ns, 2);
-                }, List.of("--force", "--dry-run=server"), b -> b.force(true).dryRun(dev.capk.vmieviction.drain.DryRun.SERVER)),
-                scenario("client dry run", false, (ns, node, o) -> {
-                    fx.pod(ns, node, "web", ownedBy(o));
-                    fx.pod(ns, node, "bare");
-                }, List.of("--force", "--dry-run=client"), b -> b.force(true).dryRun(dev.capk.vmieviction.drain.DryRun.CLIENT)),
-                scenario("skip waiting for pods deleted long ago", true, (ns, node, o) -> {
-                    fx.pod(ns, node, "old", ownedBy(o));
-                    fx.pod(ns, node, "fresh", ownedBy(o));
-                    fx.deleteGracefully(ns, "old", 1);
-                    Await.until("old's deletion 2s overdue", Duration.ofSeconds(30), () -> fx.core.readNamespacedPod("old", ns)
-                            .execute().getMetadata().getDeletionTimestamp().toInstant().plusSeconds(2).isBefore(Instant.now()));
-                }, List.of("--skip-wait-for-delete-timeout=1"), b -> b.skipWaitForDeleteTimeout(Duration.ofSeconds(1))));
-    }
-
-    /** What one side (kubectl or engine) did. */
-    private record Outcome(boolean refused, Set<String> refusedRoles, boolean succeeded, Set<String> evicted,
-                           Set<String> remaining, boolean cordoned, String detail) {}
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("scenarios")
-    void kubectlAndTheEngineAgree(String name, boolean ghostNode, Builder builder, List<String> flags,
-                                  UnaryOperator<DrainOptions.Builder> options) throws Exception {
-        String base = unique("par");
-        String kNode = ghostNode ? fx.ghostNode(base + "-k") : fx.nodes(base + "-k", 1).get(0);
-        String eNode = ghostNode ? fx.ghostNode(base + "-e") : fx.nodes(base + "-e", 1).get(0);
-        String kNs = fx.namespace(base + "-k");
-        String eNs = fx.namespace(base + "-e");
-        builder.build(kNs, kNode, fx.owner(kNs));
-        builder.build(eNs, eNode, fx.owner(eNs));
-
-        Outcome kubectl = byKubectl(kNode, kNs, flags);
-        Outcome engine = byEngine(eNode, options.apply(DrainOptions.builder()).build());
-
-        String both = "\nkubectl: " + kubectl + "\nengine:  " + engine;
-        System.out.printf("parity: %s:%s%n", name, both);
-        assertEquals(kubectl.refused, engine.refused, "refused as a whole" + both);
-        assertEquals(kubectl.refusedRoles, engine.refusedRoles, "refused pods" + both);
-        assertEquals(kubectl.succeeded, engine.succeeded, "drained" + both);
-        assertEquals(kubectl.evicted, engine.evicted, "evicted pods" + both);
-        assertEquals(kubectl.remaining, engine.remaining, "pods left on the node" + both);
-        assertEquals(kubectl.cordoned, engine.cordoned, "node cordoned" + both);
-    }
-
-    private Outcome byKubectl(String node, String ns, List<String> flags) throws Exception {
-        Map<String, V1Pod> before = fx.podsOn(node);
-        List<String> args = new ArrayList<>(List.of("drain", node));
-        args.addAll(flags);
-        Kubectl.Result r = fx.cluster.kubectl().run(null, Duration.ofMinutes(2), args.toArray(String[]::new));
-        Map<String, V1Pod> after = fx.podsOn(node);
-        boolean refused = !r.ok() && r.stderr().contains("cannot delete");
-        Set<String> refusedRoles = new TreeSet<>();
-        if (refused) {
-            Map<String, String> roleByName = new HashMap<>();
-            before.values().forEach(p -> roleByName.put(p.getMetadata().getName(), p.getMetadata().getLabels().get(DrainFixture.ROLE)));
-            Matcher m = Pattern.compile(Pattern.quote(ns) + "/([a-z0-9][-a-z0-9.]*[a-z0-9])").matcher(r.stderr());
-            while (m.find()) {
-                refusedRoles.add(roleByName.getOrDefault(m.group(1), "?" + m.group(1)));
-            }
+  private Outcome byEngine(String node, DrainOptions options) throws Exception {
+    Map<String, V1Pod> before = fx.podsOn(node);
+    boolean refused = false;
+    Set<String> refusedRoles = new TreeSet<>();
+    boolean succeeded;
+    String detail;
+    try {
+      DrainResult r =
+          drainer.drain(
+              node, options.toBuilder().evictionRetryInterval(Duration.ofSeconds(1)).build());
+      succeeded = r.isComplete();
+      detail = r.summary();
+      Map<String, V1Pod> afterDrain = fx.podsOn(node);
+      if (options.dryRun() == dev.capk.vmieviction.drain.DryRun.NONE) {
+        // The engine's own account agrees with what happened to the node.
+        Set<String> reported = new TreeSet<>();
+        for (PodRef p : r.evicted()) {
+          reported.add(before.get(p.uid()).getMetadata().getLabels().get(DrainFixture.ROLE));
         }
-        return new Outcome(refused, refusedRoles, r.ok(), gone(before, after), DrainFixture.roles(after.values()),
-                fx.unschedulable(node), "exit " + r.exitCode() + ", stderr: " + r.stderr().strip());
+        assertEquals(gone(before, afterDrain), reported, "engine result vs node: " + detail);
+      }
+    } catch (DrainRefusedException e) {
+      refused = true;
+      succeeded = false;
+      detail = e.getMessage();
+      for (PodRef p : e.refusedPods()) {
+        refusedRoles.add(before.get(p.uid()).getMetadata().getLabels().get(DrainFixture.ROLE));
+      }
     }
+    Map<String, V1Pod> after = fx.podsOn(node);
+    return new Outcome(
+        refused,
+        refusedRoles,
+        succeeded,
+        gone(before, after),
+        DrainFixture.roles(after.values()),
+        fx.unschedulable(node),
+        detail);
+  }
 
-    private Outcome byEngine(String node, DrainOptions options) throws Exception {
-        Map<String, V1Pod> before = fx.podsOn(node);
-        boolean refused = false;
-        Set<String> refusedRoles = new TreeSet<>();
-        boolean succeeded;
-        String detail;
-        try {
-            DrainResult r = drainer.drain(node, options.toBuilder().evictionRetryInterval(Duration.ofSeconds(1)).build());
-            succeeded = r.isComplete();
-            detail = r.summary();
-            Map<String, V1Pod> afterDrain = fx.podsOn(node);
-            if (options.dryRun() == dev.capk.vmieviction.drain.DryRun.NONE) {
-                // The engine's own account agrees with what happened to the node.
-                Set<String> reported = new TreeSet<>();
-                for (PodRef p : r.evicted()) {
-                    reported.add(before.get(p.uid()).getMetadata().getLabels().get(DrainFixture.ROLE));
-                }
-                assertEquals(gone(before, afterDrain), reported, "engine result vs node: " + detail);
-            }
-        } catch (DrainRefusedException e) {
-            refused = true;
-            succeeded = false;
-            detail = e.getMessage();
-            for (PodRef p : e.refusedPods()) {
-                refusedRoles.add(before.get(p.uid()).getMetadata().getLabels().get(DrainFixture.ROLE));
-            }
-        }
-        Map<String, V1Pod> after = fx.podsOn(node);
-        return new Outcome(refused, refusedRoles, succeeded, gone(before, after), DrainFixture.roles(after.values()),
-                fx.unschedulable(node), detail);
+  /** Roles of the pods present before and gone (by UID) after. */
+  private static Set<String> gone(Map<String, V1Pod> before, Map<String, V1Pod> after) {
+    List<V1Pod> gone =
+        before.entrySet().stream()
+            .filter(e -> !after.containsKey(e.getKey()))
+            .map(Map.Entry::getValue)
+            .toList();
+    return DrainFixture.roles(gone);
+  }
+
+  /** Builders shared by several scenarios. */
+  static final class DrainFixtureScenarios {
+    private DrainFixtureScenarios() {}
+
+    static void everything(String ns, String node, V1OwnerReference o) throws Exception {
+      fx.pod(ns, node, "web", ownedBy(o));
+      fx.pod(ns, node, "cache", ownedBy(o), withEmptyDir());
+      fx.pod(ns, node, "bare");
+      fx.pod(ns, node, "static", mirror());
+      fx.daemonSet(ns, "agent", node);
     }
-
-    /** Roles of the pods present before and gone (by UID) after. */
-    private static Set<String> gone(Map<String, V1Pod> before, Map<String, V1Pod> after) {
-        List<V1Pod> gone = before.entrySet().stream().filter(e -> !after.containsKey(e.getKey())).map(Map.Entry::getValue).toList();
-        return DrainFixture.roles(gone);
-    }
-
-    /** Builders shared by several scenarios. */
-    static final class DrainFixtureScenarios {
-        private DrainFixtureScenarios() {}
-
-        static void everything(String ns, String node, V1OwnerReference o) throws Exception {
-            fx.pod(ns, node, "web", ownedBy(o));
-            fx.pod(ns, node, "cache", ownedBy(o), withEmptyDir());
-            fx.pod(ns, node, "bare");
-            fx.pod(ns, node, "static", mirror());
-            fx.daemonSet(ns, "agent", node);
-        }
-    }
+  }
 }

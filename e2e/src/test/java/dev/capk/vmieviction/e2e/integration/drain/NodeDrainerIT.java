@@ -36,374 +36,423 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The drain engine against a real control plane: each verdict, budgets, timeouts, dry runs, a large node. */
+/**
+ * The drain engine against a real control plane: each verdict, budgets, timeouts, dry runs, a large
+ * node.
+ */
 class NodeDrainerIT {
-    @RegisterExtension
-    static final LocalClusterExtension DRAIN = LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
+  @RegisterExtension
+  static final LocalClusterExtension DRAIN =
+      LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
 
-    private static DrainFixture fx;
-    private static NodeDrainer drainer;
+  private static DrainFixture fx;
+  private static NodeDrainer drainer;
 
-    @BeforeAll
-    static void setUp() {
-        fx = new DrainFixture(DRAIN.cluster());
-        drainer = new NodeDrainer(DRAIN.cluster().client());
+  @BeforeAll
+  static void setUp() {
+    fx = new DrainFixture(DRAIN.cluster());
+    drainer = new NodeDrainer(DRAIN.cluster().client());
+  }
+
+  /** Short retries keep budget tests quick; a timeout keeps a broken test from hanging. */
+  private static DrainOptions.Builder opts() {
+    return DrainOptions.builder()
+        .evictionRetryInterval(Duration.ofMillis(200))
+        .timeout(Duration.ofSeconds(90));
+  }
+
+  private record Setup(String node, String ns, V1OwnerReference owner) {}
+
+  private static Setup setup(String prefix) throws ApiException {
+    String name = unique(prefix);
+    String node = fx.nodes(name, 1).get(0);
+    String ns = fx.namespace(name);
+    return new Setup(node, ns, fx.owner(ns));
+  }
+
+  private static PodRef ref(V1Pod p) {
+    return PodRef.of(p);
+  }
+
+  @Test
+  void cordonAndUncordonTwiceChangeTheNodeOnlyTheFirstTime() throws Exception {
+    String node = fx.nodes(unique("cordon"), 1).get(0);
+    assertTrue(drainer.cordon(node));
+    assertTrue(fx.unschedulable(node));
+    assertFalse(drainer.cordon(node));
+    assertTrue(fx.unschedulable(node));
+    assertTrue(drainer.uncordon(node));
+    assertFalse(fx.unschedulable(node));
+    assertFalse(drainer.uncordon(node));
+    assertFalse(fx.unschedulable(node));
+    // Nothing but spec.unschedulable changed: kwok still keeps the node Ready with its labels.
+    assertEquals(
+        node,
+        fx.core.readNode(node).execute().getMetadata().getLabels().get("kubernetes.io/hostname"));
+  }
+
+  @Test
+  void anUnknownNodeIsAClearError() {
+    for (ThrowingCall call :
+        List.<ThrowingCall>of(
+            () -> drainer.cordon("no-such-node"),
+            () -> drainer.uncordon("no-such-node"),
+            () -> drainer.drain("no-such-node", DrainOptions.defaults()))) {
+      NodeNotFoundException e = assertThrows(NodeNotFoundException.class, call::run);
+      assertEquals("node \"no-such-node\" not found", e.getMessage());
+      assertEquals(404, e.getCode());
     }
+  }
 
-    /** Short retries keep budget tests quick; a timeout keeps a broken test from hanging. */
-    private static DrainOptions.Builder opts() {
-        return DrainOptions.builder().evictionRetryInterval(Duration.ofMillis(200)).timeout(Duration.ofSeconds(90));
+  private interface ThrowingCall {
+    void run() throws Exception;
+  }
+
+  @Test
+  void managedPodsAreEvictedAndTheNodeIsLeftCordonedAndEmpty() throws Exception {
+    Setup s = setup("managed");
+    fx.pods(s.ns, s.node, "web", 3, ownedBy(s.owner));
+    fx.awaitRunning(s.ns, 3);
+    RecordingListener rec = new RecordingListener();
+    DrainResult r = drainer.drain(s.node, opts().progressListener(rec).build());
+    assertTrue(r.isComplete(), r.summary());
+    assertTrue(r.cordonedByThisDrain());
+    assertTrue(r.usedEviction());
+    assertEquals(3, r.evicted().size());
+    assertTrue(fx.podsOn(s.node).isEmpty());
+    assertTrue(fx.unschedulable(s.node));
+    for (PodRef p : r.evicted()) {
+      assertEquals(List.of("evicting", "evicted"), rec.eventsFor(p), "callbacks of " + p);
     }
+    assertEquals("cordoned " + s.node + " true", rec.events().get(0));
+  }
 
-    private record Setup(String node, String ns, V1OwnerReference owner) {}
+  @Test
+  void daemonSetPodsRefuseTheDrainUnlessIgnoredThenStay() throws Exception {
+    Setup s = setup("ds");
+    fx.daemonSet(s.ns, "agent", s.node);
+    V1Pod web = fx.pod(s.ns, s.node, "web", ownedBy(s.owner));
+    DrainRefusedException refused =
+        assertThrows(DrainRefusedException.class, () -> drainer.drain(s.node, opts().build()));
+    assertEquals(
+        Set.of("cannot delete " + PodFilters.DAEMONSET_FATAL), refused.refusals().keySet());
+    assertEquals(1, refused.refusedPods().size());
+    assertTrue(refused.refusedPods().get(0).name().startsWith("agent-"));
+    assertTrue(
+        fx.podsOn(s.node).containsKey(web.getMetadata().getUid()), "nothing evicted when refused");
+    assertTrue(fx.unschedulable(s.node), "kubectl leaves a refused node cordoned too");
+    assertTrue(refused.cordonedByThisDrain());
 
-    private static Setup setup(String prefix) throws ApiException {
-        String name = unique(prefix);
-        String node = fx.nodes(name, 1).get(0);
-        String ns = fx.namespace(name);
-        return new Setup(node, ns, fx.owner(ns));
-    }
+    DrainResult r = drainer.drain(s.node, opts().ignoreAllDaemonSets(true).build());
+    assertTrue(r.isComplete(), r.summary());
+    assertEquals(List.of(ref(web)), r.evicted());
+    assertEquals(1, r.skipped().size());
+    assertEquals(PodFilters.DAEMONSET_WARNING, r.skipped().get(0).reason());
+    assertTrue(
+        r.warnings().get(0).startsWith("ignoring DaemonSet-managed Pods: " + s.ns + "/agent-"),
+        r.warnings().toString());
+    assertEquals(Set.of("agent"), DrainFixture.roles(fx.podsOn(s.node).values()));
+    assertFalse(r.cordonedByThisDrain(), "already cordoned by the refused attempt");
+  }
 
-    private static PodRef ref(V1Pod p) {
-        return PodRef.of(p);
-    }
+  @Test
+  void mirrorPodsAreSkipped() throws Exception {
+    Setup s = setup("mirror");
+    V1Pod staticPod = fx.pod(s.ns, s.node, "static", mirror());
+    V1Pod web = fx.pod(s.ns, s.node, "web", ownedBy(s.owner));
+    DrainResult r = drainer.drain(s.node, opts().build());
+    assertTrue(r.isComplete(), r.summary());
+    assertEquals(List.of(ref(web)), r.evicted());
+    assertEquals(List.of(new SkippedPod(ref(staticPod), PodFilters.MIRROR_POD)), r.skipped());
+    assertEquals(Set.of("static"), DrainFixture.roles(fx.podsOn(s.node).values()));
+  }
 
-    @Test
-    void cordonAndUncordonTwiceChangeTheNodeOnlyTheFirstTime() throws Exception {
-        String node = fx.nodes(unique("cordon"), 1).get(0);
-        assertTrue(drainer.cordon(node));
-        assertTrue(fx.unschedulable(node));
-        assertFalse(drainer.cordon(node));
-        assertTrue(fx.unschedulable(node));
-        assertTrue(drainer.uncordon(node));
-        assertFalse(fx.unschedulable(node));
-        assertFalse(drainer.uncordon(node));
-        assertFalse(fx.unschedulable(node));
-        // Nothing but spec.unschedulable changed: kwok still keeps the node Ready with its labels.
-        assertEquals(node, fx.core.readNode(node).execute().getMetadata().getLabels().get("kubernetes.io/hostname"));
-    }
+  @Test
+  void emptyDirPodsRefuseUnlessTheirDataMayBeDeleted() throws Exception {
+    Setup s = setup("emptydir");
+    V1Pod cache = fx.pod(s.ns, s.node, "cache", ownedBy(s.owner), withEmptyDir());
+    DrainRefusedException refused =
+        assertThrows(DrainRefusedException.class, () -> drainer.drain(s.node, opts().build()));
+    assertEquals(
+        Map.of("cannot delete " + PodFilters.LOCAL_STORAGE_FATAL, List.of(ref(cache))),
+        refused.refusals());
+    assertEquals(1, fx.podsOn(s.node).size());
 
-    @Test
-    void anUnknownNodeIsAClearError() {
-        for (ThrowingCall call : List.<ThrowingCall>of(
-                () -> drainer.cordon("no-such-node"),
-                () -> drainer.uncordon("no-such-node"),
-                () -> drainer.drain("no-such-node", DrainOptions.defaults()))) {
-            NodeNotFoundException e = assertThrows(NodeNotFoundException.class, call::run);
-            assertEquals("node \"no-such-node\" not found", e.getMessage());
-            assertEquals(404, e.getCode());
-        }
-    }
+    DrainResult r = drainer.drain(s.node, opts().deleteEmptyDirData(true).build());
+    assertTrue(r.isComplete(), r.summary());
+    assertEquals(List.of(ref(cache)), r.evicted());
+    assertEquals(List.of(PodFilters.LOCAL_STORAGE_WARNING + ": " + ref(cache)), r.warnings());
+  }
 
-    private interface ThrowingCall {
-        void run() throws Exception;
-    }
+  @Test
+  void podsWithoutAControllerRefuseUnlessForced() throws Exception {
+    Setup s = setup("bare");
+    V1Pod bare = fx.pod(s.ns, s.node, "bare");
+    DrainRefusedException refused =
+        assertThrows(DrainRefusedException.class, () -> drainer.drain(s.node, opts().build()));
+    assertEquals(Map.of(PodFilters.UNMANAGED_FATAL, List.of(ref(bare))), refused.refusals());
+    assertTrue(refused.getMessage().contains(s.ns + "/bare"), refused.getMessage());
 
-    @Test
-    void managedPodsAreEvictedAndTheNodeIsLeftCordonedAndEmpty() throws Exception {
-        Setup s = setup("managed");
-        fx.pods(s.ns, s.node, "web", 3, ownedBy(s.owner));
-        fx.awaitRunning(s.ns, 3);
-        RecordingListener rec = new RecordingListener();
-        DrainResult r = drainer.drain(s.node, opts().progressListener(rec).build());
-        assertTrue(r.isComplete(), r.summary());
-        assertTrue(r.cordonedByThisDrain());
-        assertTrue(r.usedEviction());
-        assertEquals(3, r.evicted().size());
-        assertTrue(fx.podsOn(s.node).isEmpty());
-        assertTrue(fx.unschedulable(s.node));
-        for (PodRef p : r.evicted()) {
-            assertEquals(List.of("evicting", "evicted"), rec.eventsFor(p), "callbacks of " + p);
-        }
-        assertEquals("cordoned " + s.node + " true", rec.events().get(0));
-    }
+    DrainResult r = drainer.drain(s.node, opts().force(true).build());
+    assertTrue(r.isComplete(), r.summary());
+    assertEquals(List.of(ref(bare)), r.evicted());
+  }
 
-    @Test
-    void daemonSetPodsRefuseTheDrainUnlessIgnoredThenStay() throws Exception {
-        Setup s = setup("ds");
-        fx.daemonSet(s.ns, "agent", s.node);
-        V1Pod web = fx.pod(s.ns, s.node, "web", ownedBy(s.owner));
-        DrainRefusedException refused = assertThrows(DrainRefusedException.class,
-                () -> drainer.drain(s.node, opts().build()));
-        assertEquals(Set.of("cannot delete " + PodFilters.DAEMONSET_FATAL), refused.refusals().keySet());
-        assertEquals(1, refused.refusedPods().size());
-        assertTrue(refused.refusedPods().get(0).name().startsWith("agent-"));
-        assertTrue(fx.podsOn(s.node).containsKey(web.getMetadata().getUid()), "nothing evicted when refused");
-        assertTrue(fx.unschedulable(s.node), "kubectl leaves a refused node cordoned too");
-        assertTrue(refused.cordonedByThisDrain());
+  @Test
+  void finishedPodsAreDeletedWithoutAnyFlag() throws Exception {
+    Setup s = setup("finished");
+    V1Pod done = fx.pod(s.ns, s.node, "done", withEmptyDir());
+    fx.awaitRunning(s.ns, 1);
+    fx.finish(s.ns, "done", "Succeeded");
+    DrainResult r = drainer.drain(s.node, opts().build());
+    assertTrue(r.isComplete(), r.summary());
+    assertEquals(List.of(ref(done)), r.evicted());
+    assertTrue(r.warnings().isEmpty(), r.warnings().toString());
+  }
 
-        DrainResult r = drainer.drain(s.node, opts().ignoreAllDaemonSets(true).build());
-        assertTrue(r.isComplete(), r.summary());
-        assertEquals(List.of(ref(web)), r.evicted());
-        assertEquals(1, r.skipped().size());
-        assertEquals(PodFilters.DAEMONSET_WARNING, r.skipped().get(0).reason());
-        assertTrue(r.warnings().get(0).startsWith("ignoring DaemonSet-managed Pods: " + s.ns + "/agent-"), r.warnings().toString());
-        assertEquals(Set.of("agent"), DrainFixture.roles(fx.podsOn(s.node).values()));
-        assertFalse(r.cordonedByThisDrain(), "already cordoned by the refused attempt");
-    }
-
-    @Test
-    void mirrorPodsAreSkipped() throws Exception {
-        Setup s = setup("mirror");
-        V1Pod staticPod = fx.pod(s.ns, s.node, "static", mirror());
-        V1Pod web = fx.pod(s.ns, s.node, "web", ownedBy(s.owner));
-        DrainResult r = drainer.drain(s.node, opts().build());
-        assertTrue(r.isComplete(), r.summary());
-        assertEquals(List.of(ref(web)), r.evicted());
-        assertEquals(List.of(new SkippedPod(ref(staticPod), PodFilters.MIRROR_POD)), r.skipped());
-        assertEquals(Set.of("static"), DrainFixture.roles(fx.podsOn(s.node).values()));
-    }
-
-    @Test
-    void emptyDirPodsRefuseUnlessTheirDataMayBeDeleted() throws Exception {
-        Setup s = setup("emptydir");
-        V1Pod cache = fx.pod(s.ns, s.node, "cache", ownedBy(s.owner), withEmptyDir());
-        DrainRefusedException refused = assertThrows(DrainRefusedException.class, () -> drainer.drain(s.node, opts().build()));
-        assertEquals(Map.of("cannot delete " + PodFilters.LOCAL_STORAGE_FATAL, List.of(ref(cache))), refused.refusals());
-        assertEquals(1, fx.podsOn(s.node).size());
-
-        DrainResult r = drainer.drain(s.node, opts().deleteEmptyDirData(true).build());
-        assertTrue(r.isComplete(), r.summary());
-        assertEquals(List.of(ref(cache)), r.evicted());
-        assertEquals(List.of(PodFilters.LOCAL_STORAGE_WARNING + ": " + ref(cache)), r.warnings());
-    }
-
-    @Test
-    void podsWithoutAControllerRefuseUnlessForced() throws Exception {
-        Setup s = setup("bare");
-        V1Pod bare = fx.pod(s.ns, s.node, "bare");
-        DrainRefusedException refused = assertThrows(DrainRefusedException.class, () -> drainer.drain(s.node, opts().build()));
-        assertEquals(Map.of(PodFilters.UNMANAGED_FATAL, List.of(ref(bare))), refused.refusals());
-        assertTrue(refused.getMessage().contains(s.ns + "/bare"), refused.getMessage());
-
-        DrainResult r = drainer.drain(s.node, opts().force(true).build());
-        assertTrue(r.isComplete(), r.summary());
-        assertEquals(List.of(ref(bare)), r.evicted());
-    }
-
-    @Test
-    void finishedPodsAreDeletedWithoutAnyFlag() throws Exception {
-        Setup s = setup("finished");
-        V1Pod done = fx.pod(s.ns, s.node, "done", withEmptyDir());
-        fx.awaitRunning(s.ns, 1);
-        fx.finish(s.ns, "done", "Succeeded");
-        DrainResult r = drainer.drain(s.node, opts().build());
-        assertTrue(r.isComplete(), r.summary());
-        assertEquals(List.of(ref(done)), r.evicted());
-        assertTrue(r.warnings().isEmpty(), r.warnings().toString());
-    }
-
-    @Test
-    void podsBeingDeletedForLongerThanSkipWaitAreSkippedAndNotWaitedFor() throws Exception {
-        String name = unique("ghost");
-        String node = fx.ghostNode(name);
-        String ns = fx.namespace(name);
-        V1OwnerReference owner = fx.owner(ns);
-        V1Pod old = fx.pod(ns, node, "old", ownedBy(owner));
-        V1Pod fresh = fx.pod(ns, node, "fresh", ownedBy(owner));
-        // No kubelet serves this node: a graceful deletion starts and never completes.
-        fx.deleteGracefully(ns, "old", 1);
-        Await.until("old's deletion to be over 1s past its deadline", Duration.ofSeconds(30), () -> {
-            V1Pod p = fx.core.readNamespacedPod("old", ns).execute();
-            return p.getMetadata().getDeletionTimestamp().toInstant().plusSeconds(2).isBefore(java.time.Instant.now());
+  @Test
+  void podsBeingDeletedForLongerThanSkipWaitAreSkippedAndNotWaitedFor() throws Exception {
+    String name = unique("ghost");
+    String node = fx.ghostNode(name);
+    String ns = fx.namespace(name);
+    V1OwnerReference owner = fx.owner(ns);
+    V1Pod old = fx.pod(ns, node, "old", ownedBy(owner));
+    V1Pod fresh = fx.pod(ns, node, "fresh", ownedBy(owner));
+    // No kubelet serves this node: a graceful deletion starts and never completes.
+    fx.deleteGracefully(ns, "old", 1);
+    Await.until(
+        "old's deletion to be over 1s past its deadline",
+        Duration.ofSeconds(30),
+        () -> {
+          V1Pod p = fx.core.readNamespacedPod("old", ns).execute();
+          return p.getMetadata()
+              .getDeletionTimestamp()
+              .toInstant()
+              .plusSeconds(2)
+              .isBefore(java.time.Instant.now());
         });
-        DrainResult r = drainer.drain(node, opts().skipWaitForDeleteTimeout(Duration.ofSeconds(1)).build());
-        assertTrue(r.isComplete(), r.summary());
-        assertTrue(r.evicted().isEmpty(), "nothing actually went: " + r.summary());
-        assertEquals(2, r.skipped().size(), r.skipped().toString());
-        SkippedPod oldSkip = r.skipped().stream().filter(p -> p.pod().equals(ref(old))).findFirst().orElseThrow();
-        assertEquals("deletion timestamp older than 1 seconds", oldSkip.reason());
-        SkippedPod freshSkip = r.skipped().stream().filter(p -> p.pod().equals(ref(fresh))).findFirst().orElseThrow();
-        assertTrue(freshSkip.reason().contains("not waited for"), freshSkip.reason());
-    }
+    DrainResult r =
+        drainer.drain(node, opts().skipWaitForDeleteTimeout(Duration.ofSeconds(1)).build());
+    assertTrue(r.isComplete(), r.summary());
+    assertTrue(r.evicted().isEmpty(), "nothing actually went: " + r.summary());
+    assertEquals(2, r.skipped().size(), r.skipped().toString());
+    SkippedPod oldSkip =
+        r.skipped().stream().filter(p -> p.pod().equals(ref(old))).findFirst().orElseThrow();
+    assertEquals("deletion timestamp older than 1 seconds", oldSkip.reason());
+    SkippedPod freshSkip =
+        r.skipped().stream().filter(p -> p.pod().equals(ref(fresh))).findFirst().orElseThrow();
+    assertTrue(freshSkip.reason().contains("not waited for"), freshSkip.reason());
+  }
 
-    @Test
-    void thePodSelectorLimitsTheDrainToMatchingPods() throws Exception {
-        Setup s = setup("selector");
-        V1Pod a = fx.pod(s.ns, s.node, "a", ownedBy(s.owner), label("tier", "front"));
-        fx.pod(s.ns, s.node, "b", ownedBy(s.owner), label("tier", "back"));
-        fx.pod(s.ns, s.node, "c");
-        DrainResult r = drainer.drain(s.node, opts().podSelector("tier in (front)").build());
-        assertTrue(r.isComplete(), r.summary());
-        assertEquals(List.of(ref(a)), r.evicted());
-        assertTrue(r.skipped().isEmpty(), "unselected pods are not the drain's business");
-        assertEquals(Set.of("b", "c"), DrainFixture.roles(fx.podsOn(s.node).values()));
-    }
+  @Test
+  void thePodSelectorLimitsTheDrainToMatchingPods() throws Exception {
+    Setup s = setup("selector");
+    V1Pod a = fx.pod(s.ns, s.node, "a", ownedBy(s.owner), label("tier", "front"));
+    fx.pod(s.ns, s.node, "b", ownedBy(s.owner), label("tier", "back"));
+    fx.pod(s.ns, s.node, "c");
+    DrainResult r = drainer.drain(s.node, opts().podSelector("tier in (front)").build());
+    assertTrue(r.isComplete(), r.summary());
+    assertEquals(List.of(ref(a)), r.evicted());
+    assertTrue(r.skipped().isEmpty(), "unselected pods are not the drain's business");
+    assertEquals(Set.of("b", "c"), DrainFixture.roles(fx.podsOn(s.node).values()));
+  }
 
-    @Test
-    void anInvalidSelectorIsRefusedBeforeAnythingChanges() throws Exception {
-        String node = fx.nodes(unique("badsel"), 1).get(0);
-        assertThrows(IllegalArgumentException.class, () -> drainer.drain(node, opts().podSelector("tier in (front").build()));
-        assertFalse(fx.unschedulable(node));
-    }
+  @Test
+  void anInvalidSelectorIsRefusedBeforeAnythingChanges() throws Exception {
+    String node = fx.nodes(unique("badsel"), 1).get(0);
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> drainer.drain(node, opts().podSelector("tier in (front").build()));
+    assertFalse(fx.unschedulable(node));
+  }
 
-    @Test
-    void aBudgetBlocksUntilTheDeploymentIsScaledUpThenTheDrainCompletes() throws Exception {
-        String name = unique("pdb");
-        List<String> nodes = fx.nodes(name, 2);
-        String x = nodes.get(0);
-        String y = nodes.get(1);
-        String ns = fx.namespace(name);
-        // Both replicas on x: keep y cordoned while the Deployment starts.
-        drainer.cordon(y);
-        fx.cluster.kubectl().apply(deployment(ns, "web", 2, y.replaceAll("-[0-9]+$", "")));
-        fx.awaitRunning(ns, 2);
-        drainer.uncordon(y);
-        fx.budget(ns, "web", 2, Map.of("app", "web"), 2);
-        Map<String, V1Pod> before = fx.podsOn(x);
-        assertEquals(2, before.size());
+  @Test
+  void aBudgetBlocksUntilTheDeploymentIsScaledUpThenTheDrainCompletes() throws Exception {
+    String name = unique("pdb");
+    List<String> nodes = fx.nodes(name, 2);
+    String x = nodes.get(0);
+    String y = nodes.get(1);
+    String ns = fx.namespace(name);
+    // Both replicas on x: keep y cordoned while the Deployment starts.
+    drainer.cordon(y);
+    fx.cluster.kubectl().apply(deployment(ns, "web", 2, y.replaceAll("-[0-9]+$", "")));
+    fx.awaitRunning(ns, 2);
+    drainer.uncordon(y);
+    fx.budget(ns, "web", 2, Map.of("app", "web"), 2);
+    Map<String, V1Pod> before = fx.podsOn(x);
+    assertEquals(2, before.size());
 
-        RecordingListener rec = new RecordingListener();
-        CompletableFuture<DrainResult> drain = CompletableFuture.supplyAsync(() -> {
-            try {
+    RecordingListener rec = new RecordingListener();
+    CompletableFuture<DrainResult> drain =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
                 return drainer.drain(x, opts().progressListener(rec).build());
-            } catch (Exception e) {
+              } catch (Exception e) {
                 throw new IllegalStateException(e);
-            }
+              }
+            });
+    assertTrue(
+        rec.firstBlock.await(60, TimeUnit.SECONDS), "an eviction was blocked: " + rec.events());
+    assertEquals(Set.of("web"), rec.lastBudgets);
+    assertFalse(drain.isDone());
+
+    fx.cluster.kubectl().runOrFail(null, "-n", ns, "scale", "deployment", "web", "--replicas=3");
+    DrainResult r = drain.get(90, TimeUnit.SECONDS);
+    assertTrue(r.isComplete(), r.summary());
+    assertEquals(before.values().stream().map(PodRef::of).sorted().toList(), r.evicted());
+    assertTrue(r.blockingBudgets().isEmpty());
+    assertTrue(fx.podsOn(x).isEmpty());
+  }
+
+  @Test
+  void aTimeoutReportsThePendingPodsAndTheBudgetsThatBlockThem() throws Exception {
+    Setup s = setup("timeout");
+    V1Pod db = fx.pod(s.ns, s.node, "db", ownedBy(s.owner), label("app", "db"));
+    V1Pod web = fx.pod(s.ns, s.node, "web", ownedBy(s.owner));
+    fx.awaitRunning(s.ns, 2);
+    fx.budget(s.ns, "db-budget", 1, Map.of("app", "db"), 1);
+    DrainResult r = drainer.drain(s.node, opts().timeout(Duration.ofSeconds(3)).build());
+    assertFalse(r.isComplete());
+    assertTrue(r.timedOut());
+    assertEquals(List.of(ref(web)), r.evicted());
+    assertEquals(List.of(ref(db)), r.pending());
+    assertEquals(Map.of(ref(db), Set.of("db-budget")), r.blockingBudgets());
+    assertTrue(r.summary().contains("blocked by PodDisruptionBudget db-budget"), r.summary());
+    assertTrue(fx.podsOn(s.node).containsKey(db.getMetadata().getUid()));
+  }
+
+  @Test
+  void aStatefulSetPodRecreatedUnderTheSameNameCountsAsEvicted() throws Exception {
+    String name = unique("sts");
+    List<String> nodes = fx.nodes(name, 2);
+    String x = nodes.get(0);
+    String y = nodes.get(1);
+    String ns = fx.namespace(name);
+    drainer.cordon(y);
+    fx.cluster.kubectl().apply(statefulSet(ns, "db", name));
+    fx.awaitRunning(ns, 1);
+    drainer.uncordon(y);
+    V1Pod original = fx.core.readNamespacedPod("db-0", ns).execute();
+    assertEquals(x, original.getSpec().getNodeName());
+
+    DrainResult r = drainer.drain(x, opts().build());
+    assertTrue(r.isComplete(), r.summary());
+    assertEquals(List.of(ref(original)), r.evicted());
+    Await.until(
+        "db-0 recreated",
+        Duration.ofSeconds(60),
+        () -> {
+          try {
+            return !fx.core
+                .readNamespacedPod("db-0", ns)
+                .execute()
+                .getMetadata()
+                .getUid()
+                .equals(original.getMetadata().getUid());
+          } catch (ApiException e) {
+            return false;
+          }
         });
-        assertTrue(rec.firstBlock.await(60, TimeUnit.SECONDS), "an eviction was blocked: " + rec.events());
-        assertEquals(Set.of("web"), rec.lastBudgets);
-        assertFalse(drain.isDone());
+    V1Pod again = fx.core.readNamespacedPod("db-0", ns).execute();
+    assertNotEquals(original.getMetadata().getUid(), again.getMetadata().getUid());
+  }
 
-        fx.cluster.kubectl().runOrFail(null, "-n", ns, "scale", "deployment", "web", "--replicas=3");
-        DrainResult r = drain.get(90, TimeUnit.SECONDS);
-        assertTrue(r.isComplete(), r.summary());
-        assertEquals(before.values().stream().map(PodRef::of).sorted().toList(), r.evicted());
-        assertTrue(r.blockingBudgets().isEmpty());
-        assertTrue(fx.podsOn(x).isEmpty());
+  @Test
+  void aServerDryRunChangesNothing() throws Exception {
+    Setup s = setup("dryrun");
+    fx.pods(s.ns, s.node, "web", 2, ownedBy(s.owner));
+    fx.pod(s.ns, s.node, "bare");
+    fx.awaitRunning(s.ns, 3);
+    Map<String, V1Pod> before = fx.podsOn(s.node);
+    for (DryRun mode : List.of(DryRun.SERVER, DryRun.CLIENT)) {
+      RecordingListener rec = new RecordingListener();
+      DrainResult r =
+          drainer.drain(s.node, opts().force(true).dryRun(mode).progressListener(rec).build());
+      assertTrue(r.isComplete(), r.summary());
+      assertEquals(mode, r.dryRun());
+      assertEquals(3, r.evicted().size(), "the pods that would go: " + r.summary());
+      assertTrue(r.cordonedByThisDrain(), "would cordon");
+      assertFalse(fx.unschedulable(s.node), mode + " did not cordon");
+      assertEquals(before.keySet(), fx.podsOn(s.node).keySet(), mode + " evicted nothing");
+      assertTrue(
+          rec.events().stream().noneMatch(e -> e.startsWith("evicted ")), rec.events().toString());
     }
+  }
 
-    @Test
-    void aTimeoutReportsThePendingPodsAndTheBudgetsThatBlockThem() throws Exception {
-        Setup s = setup("timeout");
-        V1Pod db = fx.pod(s.ns, s.node, "db", ownedBy(s.owner), label("app", "db"));
-        V1Pod web = fx.pod(s.ns, s.node, "web", ownedBy(s.owner));
-        fx.awaitRunning(s.ns, 2);
-        fx.budget(s.ns, "db-budget", 1, Map.of("app", "db"), 1);
-        DrainResult r = drainer.drain(s.node, opts().timeout(Duration.ofSeconds(3)).build());
-        assertFalse(r.isComplete());
-        assertTrue(r.timedOut());
-        assertEquals(List.of(ref(web)), r.evicted());
-        assertEquals(List.of(ref(db)), r.pending());
-        assertEquals(Map.of(ref(db), Set.of("db-budget")), r.blockingBudgets());
-        assertTrue(r.summary().contains("blocked by PodDisruptionBudget db-budget"), r.summary());
-        assertTrue(fx.podsOn(s.node).containsKey(db.getMetadata().getUid()));
-    }
+  @Test
+  void withEvictionDisabledPodsAreDeletedDespiteABudget() throws Exception {
+    Setup s = setup("noevict");
+    fx.pods(s.ns, s.node, "db", 2, ownedBy(s.owner), label("app", "db"));
+    fx.awaitRunning(s.ns, 2);
+    fx.budget(s.ns, "db", 2, Map.of("app", "db"), 2);
+    RecordingListener rec = new RecordingListener();
+    DrainResult r =
+        drainer.drain(s.node, opts().disableEviction(true).progressListener(rec).build());
+    assertTrue(r.isComplete(), r.summary());
+    assertFalse(r.usedEviction());
+    assertEquals(2, r.evicted().size());
+    assertTrue(fx.podsOn(s.node).isEmpty());
+    assertTrue(
+        rec.events().stream().anyMatch(e -> e.startsWith("deleted ")), rec.events().toString());
+  }
 
-    @Test
-    void aStatefulSetPodRecreatedUnderTheSameNameCountsAsEvicted() throws Exception {
-        String name = unique("sts");
-        List<String> nodes = fx.nodes(name, 2);
-        String x = nodes.get(0);
-        String y = nodes.get(1);
-        String ns = fx.namespace(name);
-        drainer.cordon(y);
-        fx.cluster.kubectl().apply(statefulSet(ns, "db", name));
-        fx.awaitRunning(ns, 1);
-        drainer.uncordon(y);
-        V1Pod original = fx.core.readNamespacedPod("db-0", ns).execute();
-        assertEquals(x, original.getSpec().getNodeName());
+  @Test
+  void aPodUnderTwoBudgetsFailsNamingThePodWhileTheOthersGo() throws Exception {
+    Setup s = setup("twopdb");
+    V1Pod db = fx.pod(s.ns, s.node, "db", ownedBy(s.owner), label("app", "db"));
+    V1Pod web = fx.pod(s.ns, s.node, "web", ownedBy(s.owner));
+    fx.awaitRunning(s.ns, 2);
+    fx.budget(s.ns, "one", 0, Map.of("app", "db"), 1);
+    fx.budget(s.ns, "two", 0, Map.of(DrainFixture.ROLE, "db"), 1);
+    DrainResult r = drainer.drain(s.node, opts().build());
+    assertFalse(r.isComplete());
+    assertFalse(r.timedOut());
+    assertEquals(List.of(ref(web)), r.evicted());
+    assertTrue(
+        r.failed().get(ref(db)).contains("more than one PodDisruptionBudget"),
+        r.failed().toString());
+    assertTrue(r.summary().contains(ref(db).toString()), r.summary());
+  }
 
-        DrainResult r = drainer.drain(x, opts().build());
-        assertTrue(r.isComplete(), r.summary());
-        assertEquals(List.of(ref(original)), r.evicted());
-        Await.until("db-0 recreated", Duration.ofSeconds(60), () -> {
-            try {
-                return !fx.core.readNamespacedPod("db-0", ns).execute().getMetadata().getUid().equals(original.getMetadata().getUid());
-            } catch (ApiException e) {
-                return false;
-            }
-        });
-        V1Pod again = fx.core.readNamespacedPod("db-0", ns).execute();
-        assertNotEquals(original.getMetadata().getUid(), again.getMetadata().getUid());
-    }
+  @Test
+  void aNodeWithFiveHundredPodsIsDrainedCompletely() throws Exception {
+    Setup s = setup("big");
+    fx.pods(s.ns, s.node, "p", 500, ownedBy(s.owner));
+    fx.awaitRunning(s.ns, 500);
+    DrainResult r =
+        drainer.drain(s.node, opts().timeout(Duration.ofMinutes(3)).chunkSize(100).build());
+    assertTrue(r.isComplete(), r.summary());
+    assertEquals(500, r.evicted().size());
+    assertTrue(fx.podsOn(s.node).isEmpty());
+  }
 
-    @Test
-    void aServerDryRunChangesNothing() throws Exception {
-        Setup s = setup("dryrun");
-        fx.pods(s.ns, s.node, "web", 2, ownedBy(s.owner));
-        fx.pod(s.ns, s.node, "bare");
-        fx.awaitRunning(s.ns, 3);
-        Map<String, V1Pod> before = fx.podsOn(s.node);
-        for (DryRun mode : List.of(DryRun.SERVER, DryRun.CLIENT)) {
-            RecordingListener rec = new RecordingListener();
-            DrainResult r = drainer.drain(s.node, opts().force(true).dryRun(mode).progressListener(rec).build());
-            assertTrue(r.isComplete(), r.summary());
-            assertEquals(mode, r.dryRun());
-            assertEquals(3, r.evicted().size(), "the pods that would go: " + r.summary());
-            assertTrue(r.cordonedByThisDrain(), "would cordon");
-            assertFalse(fx.unschedulable(s.node), mode + " did not cordon");
-            assertEquals(before.keySet(), fx.podsOn(s.node).keySet(), mode + " evicted nothing");
-            assertTrue(rec.events().stream().noneMatch(e -> e.startsWith("evicted ")), rec.events().toString());
-        }
-    }
-
-    @Test
-    void withEvictionDisabledPodsAreDeletedDespiteABudget() throws Exception {
-        Setup s = setup("noevict");
-        fx.pods(s.ns, s.node, "db", 2, ownedBy(s.owner), label("app", "db"));
-        fx.awaitRunning(s.ns, 2);
-        fx.budget(s.ns, "db", 2, Map.of("app", "db"), 2);
-        RecordingListener rec = new RecordingListener();
-        DrainResult r = drainer.drain(s.node, opts().disableEviction(true).progressListener(rec).build());
-        assertTrue(r.isComplete(), r.summary());
-        assertFalse(r.usedEviction());
-        assertEquals(2, r.evicted().size());
-        assertTrue(fx.podsOn(s.node).isEmpty());
-        assertTrue(rec.events().stream().anyMatch(e -> e.startsWith("deleted ")), rec.events().toString());
-    }
-
-    @Test
-    void aPodUnderTwoBudgetsFailsNamingThePodWhileTheOthersGo() throws Exception {
-        Setup s = setup("twopdb");
-        V1Pod db = fx.pod(s.ns, s.node, "db", ownedBy(s.owner), label("app", "db"));
-        V1Pod web = fx.pod(s.ns, s.node, "web", ownedBy(s.owner));
-        fx.awaitRunning(s.ns, 2);
-        fx.budget(s.ns, "one", 0, Map.of("app", "db"), 1);
-        fx.budget(s.ns, "two", 0, Map.of(DrainFixture.ROLE, "db"), 1);
-        DrainResult r = drainer.drain(s.node, opts().build());
-        assertFalse(r.isComplete());
-        assertFalse(r.timedOut());
-        assertEquals(List.of(ref(web)), r.evicted());
-        assertTrue(r.failed().get(ref(db)).contains("more than one PodDisruptionBudget"), r.failed().toString());
-        assertTrue(r.summary().contains(ref(db).toString()), r.summary());
-    }
-
-    @Test
-    void aNodeWithFiveHundredPodsIsDrainedCompletely() throws Exception {
-        Setup s = setup("big");
-        fx.pods(s.ns, s.node, "p", 500, ownedBy(s.owner));
-        fx.awaitRunning(s.ns, 500);
-        DrainResult r = drainer.drain(s.node, opts().timeout(Duration.ofMinutes(3)).chunkSize(100).build());
-        assertTrue(r.isComplete(), r.summary());
-        assertEquals(500, r.evicted().size());
-        assertTrue(fx.podsOn(s.node).isEmpty());
-    }
-
-    @Test
-    void aDrainRidesOutAnApiServerRestart() throws Exception {
-        Setup s = setup("outage");
-        V1Pod db = fx.pod(s.ns, s.node, "db", ownedBy(s.owner), label("app", "db"));
-        fx.awaitRunning(s.ns, 1);
-        fx.budget(s.ns, "db", 1, Map.of("app", "db"), 1);
-        RecordingListener rec = new RecordingListener();
-        CompletableFuture<DrainResult> drain = CompletableFuture.supplyAsync(() -> {
-            try {
+  @Test
+  void aDrainRidesOutAnApiServerRestart() throws Exception {
+    Setup s = setup("outage");
+    V1Pod db = fx.pod(s.ns, s.node, "db", ownedBy(s.owner), label("app", "db"));
+    fx.awaitRunning(s.ns, 1);
+    fx.budget(s.ns, "db", 1, Map.of("app", "db"), 1);
+    RecordingListener rec = new RecordingListener();
+    CompletableFuture<DrainResult> drain =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
                 return drainer.drain(s.node, opts().progressListener(rec).build());
-            } catch (Exception e) {
+              } catch (Exception e) {
                 throw new IllegalStateException(e);
-            }
-        });
-        assertTrue(rec.firstBlock.await(60, TimeUnit.SECONDS), rec.events().toString());
-        fx.cluster.restartApiServer(Duration.ofSeconds(2));
-        fx.policy.deleteNamespacedPodDisruptionBudget("db", s.ns).execute();
-        DrainResult r = drain.get(90, TimeUnit.SECONDS);
-        assertTrue(r.isComplete(), r.summary());
-        assertEquals(List.of(ref(db)), r.evicted());
-    }
+              }
+            });
+    assertTrue(rec.firstBlock.await(60, TimeUnit.SECONDS), rec.events().toString());
+    fx.cluster.restartApiServer(Duration.ofSeconds(2));
+    fx.policy.deleteNamespacedPodDisruptionBudget("db", s.ns).execute();
+    DrainResult r = drain.get(90, TimeUnit.SECONDS);
+    assertTrue(r.isComplete(), r.summary());
+    assertEquals(List.of(ref(db)), r.evicted());
+  }
 
-    static String deployment(String ns, String app, int replicas, String nodePrefix) {
-        return """
+  static String deployment(String ns, String app, int replicas, String nodePrefix) {
+    return """
                 apiVersion: apps/v1
                 kind: Deployment
                 metadata: {name: %2$s, namespace: %1$s}
@@ -421,11 +470,12 @@ class NodeDrainerIT {
                             - matchExpressions:
                               - {key: kubernetes.io/hostname, operator: In, values: [%4$s-0, %4$s-1]}
                       containers: [{name: main, image: fake/%2$s:1}]
-                """.formatted(ns, app, replicas, nodePrefix);
-    }
+                """
+        .formatted(ns, app, replicas, nodePrefix);
+  }
 
-    static String statefulSet(String ns, String app, String nodePrefix) {
-        return """
+  static String statefulSet(String ns, String app, String nodePrefix) {
+    return """
                 apiVersion: apps/v1
                 kind: StatefulSet
                 metadata: {name: %2$s, namespace: %1$s}
@@ -444,6 +494,7 @@ class NodeDrainerIT {
                             - matchExpressions:
                               - {key: kubernetes.io/hostname, operator: In, values: [%3$s-0, %3$s-1]}
                       containers: [{name: main, image: fake/%2$s:1}]
-                """.formatted(ns, app, nodePrefix);
-    }
+                """
+        .formatted(ns, app, nodePrefix);
+  }
 }

@@ -8,37 +8,73 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
-/** Records a drain's callbacks as lines ("evicted ns/name"); a latch opens on the first PDB block. */
+/**
+ * Records a drain's callbacks as lines ("evicted ns/name"); a latch opens on the first PDB block.
+ */
 final class RecordingListener implements DrainProgressListener {
-    final List<String> events = new ArrayList<>();
-    final CountDownLatch firstBlock = new CountDownLatch(1);
-    volatile Set<String> lastBudgets = Set.of();
+  final List<String> events = new ArrayList<>();
+  final CountDownLatch firstBlock = new CountDownLatch(1);
+  volatile Set<String> lastBudgets = Set.of();
 
-    private synchronized void add(String line) {
-        events.add(line);
-    }
+  private synchronized void add(String line) {
+    events.add(line);
+  }
 
-    synchronized List<String> events() {
-        return List.copyOf(events);
-    }
+  synchronized List<String> events() {
+    return List.copyOf(events);
+  }
 
-    synchronized List<String> eventsFor(PodRef pod) {
-        return events.stream().filter(e -> e.endsWith(" " + pod)).map(e -> e.substring(0, e.indexOf(' '))).toList();
-    }
+  synchronized List<String> eventsFor(PodRef pod) {
+    return events.stream()
+        .filter(e -> e.endsWith(" " + pod))
+        .map(e -> e.substring(0, e.indexOf(' ')))
+        .toList();
+  }
 
-    @Override public void cordoned(String node, boolean changed) { add("cordoned " + node + " " + changed); }
-    @Override public void planned(List<PodRef> toEvict, List<SkippedPod> skipped, List<String> warnings) {
-        add("planned " + toEvict.size() + " " + skipped.size());
-    }
-    @Override public void evicting(PodRef pod, boolean usingEviction) { add((usingEviction ? "evicting " : "deleting ") + pod); }
-    @Override public void blocked(PodRef pod, Set<String> budgets, String message) {
-        lastBudgets = budgets;
-        add("blocked " + pod);
-        firstBlock.countDown();
-    }
-    @Override public void retrying(PodRef pod, String reason) { add("retrying " + pod); }
-    @Override public void evicted(PodRef pod) { add("evicted " + pod); }
-    @Override public void deleted(PodRef pod) { add("deleted " + pod); }
-    @Override public void notWaitedFor(PodRef pod, String reason) { add("notWaited " + pod); }
-    @Override public void failed(PodRef pod, String reason) { add("failed " + pod); }
+  @Override
+  public void cordoned(String node, boolean changed) {
+    add("cordoned " + node + " " + changed);
+  }
+
+  @Override
+  public void planned(List<PodRef> toEvict, List<SkippedPod> skipped, List<String> warnings) {
+    add("planned " + toEvict.size() + " " + skipped.size());
+  }
+
+  @Override
+  public void evicting(PodRef pod, boolean usingEviction) {
+    add((usingEviction ? "evicting " : "deleting ") + pod);
+  }
+
+  @Override
+  public void blocked(PodRef pod, Set<String> budgets, String message) {
+    lastBudgets = budgets;
+    add("blocked " + pod);
+    firstBlock.countDown();
+  }
+
+  @Override
+  public void retrying(PodRef pod, String reason) {
+    add("retrying " + pod);
+  }
+
+  @Override
+  public void evicted(PodRef pod) {
+    add("evicted " + pod);
+  }
+
+  @Override
+  public void deleted(PodRef pod) {
+    add("deleted " + pod);
+  }
+
+  @Override
+  public void notWaitedFor(PodRef pod, String reason) {
+    add("notWaited " + pod);
+  }
+
+  @Override
+  public void failed(PodRef pod, String reason) {
+    add("failed " + pod);
+  }
 }

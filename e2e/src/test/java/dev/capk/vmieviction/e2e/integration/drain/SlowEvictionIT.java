@@ -34,32 +34,40 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * An API server that takes longer to answer an eviction than the client's read timeout (a busy guest
- * control plane; here an admission webhook that holds each eviction 2 s, against a client that reads
- * for 1 s). The eviction must be waited for: a client that gives up mid-eviction can leave the pod
- * recorded in its PodDisruptionBudget and refused for two minutes.
+ * An API server that takes longer to answer an eviction than the client's read timeout (a busy
+ * guest control plane; here an admission webhook that holds each eviction 2 s, against a client
+ * that reads for 1 s). The eviction must be waited for: a client that gives up mid-eviction can
+ * leave the pod recorded in its PodDisruptionBudget and refused for two minutes.
  */
 class SlowEvictionIT {
-    @RegisterExtension
-    static final LocalClusterExtension DRAIN = LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
+  @RegisterExtension
+  static final LocalClusterExtension DRAIN =
+      LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
 
-    private static final String WEBHOOK = "slow-eviction-it";
-    private static final String NAMESPACE_LABEL = "slow-eviction-it";
-    private static final Duration HOLD = Duration.ofSeconds(2);
-    private static final AtomicInteger held = new AtomicInteger();
-    private static HttpsServer server;
-    private static DrainFixture fx;
+  private static final String WEBHOOK = "slow-eviction-it";
+  private static final String NAMESPACE_LABEL = "slow-eviction-it";
+  private static final Duration HOLD = Duration.ofSeconds(2);
+  private static final AtomicInteger held = new AtomicInteger();
+  private static HttpsServer server;
+  private static DrainFixture fx;
 
-    @BeforeAll
-    static void slowWebhook() throws Exception {
-        fx = new DrainFixture(DRAIN.cluster());
-        Pki pki = Pki.newAuthority("slow-eviction-webhook-ca");
-        server = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
-        server.setHttpsConfigurator(new HttpsConfigurator(Pki.serverContext(pki.serving("slow-eviction-webhook", List.of()))));
-        server.createContext("/evict", SlowEvictionIT::allowAfterHold);
-        server.start();
-        String caBundle = Base64.getEncoder().encodeToString(pki.caCertificatePem().getBytes(StandardCharsets.US_ASCII));
-        DRAIN.cluster().kubectl().apply("""
+  @BeforeAll
+  static void slowWebhook() throws Exception {
+    fx = new DrainFixture(DRAIN.cluster());
+    Pki pki = Pki.newAuthority("slow-eviction-webhook-ca");
+    server = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
+    server.setHttpsConfigurator(
+        new HttpsConfigurator(Pki.serverContext(pki.serving("slow-eviction-webhook", List.of()))));
+    server.createContext("/evict", SlowEvictionIT::allowAfterHold);
+    server.start();
+    String caBundle =
+        Base64.getEncoder()
+            .encodeToString(pki.caCertificatePem().getBytes(StandardCharsets.US_ASCII));
+    DRAIN
+        .cluster()
+        .kubectl()
+        .apply(
+            """
                 apiVersion: admissionregistration.k8s.io/v1
                 kind: ValidatingWebhookConfiguration
                 metadata: {name: %s}
@@ -72,52 +80,73 @@ class SlowEvictionIT {
                   namespaceSelector: {matchLabels: {%s: "yes"}}
                   clientConfig: {url: "https://127.0.0.1:%d/evict", caBundle: %s}
                   rules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods/eviction], scope: Namespaced}]
-                """.formatted(WEBHOOK, NAMESPACE_LABEL, server.getAddress().getPort(), caBundle));
+                """
+                .formatted(WEBHOOK, NAMESPACE_LABEL, server.getAddress().getPort(), caBundle));
+  }
+
+  @AfterAll
+  static void stop() {
+    DRAIN
+        .cluster()
+        .kubectl()
+        .run(
+            null,
+            Duration.ofSeconds(30),
+            "delete",
+            "validatingwebhookconfiguration",
+            WEBHOOK,
+            "--ignore-not-found");
+    if (server != null) {
+      server.stop(0);
     }
+  }
 
-    @AfterAll
-    static void stop() {
-        DRAIN.cluster().kubectl().run(null, Duration.ofSeconds(30), "delete", "validatingwebhookconfiguration", WEBHOOK,
-                "--ignore-not-found");
-        if (server != null) {
-            server.stop(0);
-        }
+  private static void allowAfterHold(HttpExchange exchange) throws java.io.IOException {
+    JsonObject request = AdmissionReviews.request(exchange);
+    held.incrementAndGet();
+    try {
+      Thread.sleep(HOLD.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
+    AdmissionReviews.answer(exchange, AdmissionReviews.response(request, true));
+  }
 
-    private static void allowAfterHold(HttpExchange exchange) throws java.io.IOException {
-        JsonObject request = AdmissionReviews.request(exchange);
-        held.incrementAndGet();
-        try {
-            Thread.sleep(HOLD.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        AdmissionReviews.answer(exchange, AdmissionReviews.response(request, true));
+  @Test
+  void anEvictionSlowerThanTheClientsReadTimeoutIsWaitedForNotRetried() throws Exception {
+    String name = unique("slow-evict");
+    String node = fx.nodes(name, 1).get(0);
+    String ns = fx.namespace(name);
+    DRAIN.cluster().kubectl().runOrFail(null, "label", "namespace", ns, NAMESPACE_LABEL + "=yes");
+    fx.pods(ns, node, "web", 2, ownedBy(fx.owner(ns)));
+    fx.awaitRunning(ns, 2);
+
+    ApiClient impatient =
+        ClientBuilder.kubeconfig(
+                KubeConfig.loadKubeConfig(new StringReader(DRAIN.cluster().adminKubeconfigYaml())))
+            .build();
+    impatient.setReadTimeout(1_000);
+    RecordingListener rec = new RecordingListener();
+    int before = held.get();
+    DrainResult r =
+        new NodeDrainer(impatient)
+            .drain(
+                node,
+                DrainOptions.builder()
+                    .evictionRetryInterval(Duration.ofMillis(200))
+                    .timeout(Duration.ofSeconds(90))
+                    .progressListener(rec)
+                    .build());
+
+    assertTrue(r.isComplete(), r.summary());
+    assertEquals(2, r.evicted().size(), r.summary());
+    assertEquals(
+        2,
+        held.get() - before,
+        "each eviction went through the slow webhook once: no retry after a timeout");
+    for (PodRef p : r.evicted()) {
+      assertEquals(List.of("evicting", "evicted"), rec.eventsFor(p), "callbacks of " + p);
     }
-
-    @Test
-    void anEvictionSlowerThanTheClientsReadTimeoutIsWaitedForNotRetried() throws Exception {
-        String name = unique("slow-evict");
-        String node = fx.nodes(name, 1).get(0);
-        String ns = fx.namespace(name);
-        DRAIN.cluster().kubectl().runOrFail(null, "label", "namespace", ns, NAMESPACE_LABEL + "=yes");
-        fx.pods(ns, node, "web", 2, ownedBy(fx.owner(ns)));
-        fx.awaitRunning(ns, 2);
-
-        ApiClient impatient = ClientBuilder.kubeconfig(KubeConfig.loadKubeConfig(
-                new StringReader(DRAIN.cluster().adminKubeconfigYaml()))).build();
-        impatient.setReadTimeout(1_000);
-        RecordingListener rec = new RecordingListener();
-        int before = held.get();
-        DrainResult r = new NodeDrainer(impatient).drain(node, DrainOptions.builder()
-                .evictionRetryInterval(Duration.ofMillis(200)).timeout(Duration.ofSeconds(90)).progressListener(rec).build());
-
-        assertTrue(r.isComplete(), r.summary());
-        assertEquals(2, r.evicted().size(), r.summary());
-        assertEquals(2, held.get() - before, "each eviction went through the slow webhook once: no retry after a timeout");
-        for (PodRef p : r.evicted()) {
-            assertEquals(List.of("evicting", "evicted"), rec.eventsFor(p), "callbacks of " + p);
-        }
-        assertTrue(fx.podsOn(node).isEmpty());
-    }
+    assertTrue(fx.podsOn(node).isEmpty());
+  }
 }

@@ -28,36 +28,45 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * timeout) and the client itself has no total call timeout.
  */
 class TricklingApiServerDrainIT {
-    @RegisterExtension
-    static final LocalClusterExtension DRAIN = LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
+  @RegisterExtension
+  static final LocalClusterExtension DRAIN =
+      LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
 
-    /** How long the test waits for the drain to return at all: far more than its 5 s deadline. */
-    private static final Duration HANG = Duration.ofSeconds(90);
+  /** How long the test waits for the drain to return at all: far more than its 5 s deadline. */
+  private static final Duration HANG = Duration.ofSeconds(90);
 
-    @Test
-    void aDrainAgainstATricklingApiServerEndsByItsDeadline() throws Exception {
-        LocalCluster cluster = DRAIN.cluster();
-        DrainFixture fx = new DrainFixture(cluster);
-        String node = fx.nodes(unique("trickle"), 1).get(0);
-        try (TricklingProxy proxy = TricklingProxy.start(URI.create(cluster.serverUrl()).getPort(), Duration.ofSeconds(2))) {
-            proxy.arm();
-            ApiClient viaProxy = ClientBuilder.kubeconfig(KubeConfig.loadKubeConfig(new StringReader(
-                    cluster.adminKubeconfigYaml().replace(cluster.serverUrl(), proxy.url())))).build();
-            viaProxy.setReadTimeout(5_000);
-            NodeDrainer drainer = new NodeDrainer(viaProxy);
-            CompletableFuture<Throwable> outcome = CompletableFuture.supplyAsync(() -> {
+  @Test
+  void aDrainAgainstATricklingApiServerEndsByItsDeadline() throws Exception {
+    LocalCluster cluster = DRAIN.cluster();
+    DrainFixture fx = new DrainFixture(cluster);
+    String node = fx.nodes(unique("trickle"), 1).get(0);
+    try (TricklingProxy proxy =
+        TricklingProxy.start(URI.create(cluster.serverUrl()).getPort(), Duration.ofSeconds(2))) {
+      proxy.arm();
+      ApiClient viaProxy =
+          ClientBuilder.kubeconfig(
+                  KubeConfig.loadKubeConfig(
+                      new StringReader(
+                          cluster.adminKubeconfigYaml().replace(cluster.serverUrl(), proxy.url()))))
+              .build();
+      viaProxy.setReadTimeout(5_000);
+      NodeDrainer drainer = new NodeDrainer(viaProxy);
+      CompletableFuture<Throwable> outcome =
+          CompletableFuture.supplyAsync(
+              () -> {
                 try {
-                    drainer.drain(node, DrainOptions.builder().timeout(Duration.ofSeconds(5)).build());
-                    return null;
+                  drainer.drain(
+                      node, DrainOptions.builder().timeout(Duration.ofSeconds(5)).build());
+                  return null;
                 } catch (Exception e) {
-                    return e;
+                  return e;
                 }
-            });
-            // Before: the drain's first request (reading the node to cordon it) took hours.
-            Throwable failure = outcome.get(HANG.toSeconds(), TimeUnit.SECONDS);
-            ApiException e = assertInstanceOf(ApiException.class, failure);
-            assertEquals(0, e.getCode(), "no answer within the drain's deadline");
-        }
-        assertFalse(fx.unschedulable(node), "no request through the trickling server completed");
+              });
+      // Before: the drain's first request (reading the node to cordon it) took hours.
+      Throwable failure = outcome.get(HANG.toSeconds(), TimeUnit.SECONDS);
+      ApiException e = assertInstanceOf(ApiException.class, failure);
+      assertEquals(0, e.getCode(), "no answer within the drain's deadline");
     }
+    assertFalse(fx.unschedulable(node), "no request through the trickling server completed");
+  }
 }

@@ -18,8 +18,8 @@ import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.manager.Manager;
 import dev.capk.vmieviction.manager.Main;
+import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.openapi.apis.PolicyV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1PodDisruptionBudget;
@@ -46,14 +46,17 @@ import org.slf4j.LoggerFactory;
 class BlockedDrainEventsIT {
 
   @RegisterExtension
-  static final LocalClusterExtension infraExt = LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infraExt =
+      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
 
   @RegisterExtension
-  static final LocalClusterExtension guestExt = LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestExt =
+      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
 
   static final String NS = "ev-events";
   static final String TENANT = "tenant-events";
   static final String INFRA_NODE = "infra-node-3";
+
   /** Pods, each behind its own budget: one distinct blocking message per budget lifted. */
   static final int BLOCKED_PODS = 61;
 
@@ -67,21 +70,25 @@ class BlockedDrainEventsIT {
     infra = infraExt.cluster();
     guest = guestExt.cluster();
     Crds.installTestCrds(infra);
-    Path kubeconfig = EvictionFixture.controllerKubeconfig(infra, EvictionFixture.tempDir("blocked-drain-events-it"));
+    Path kubeconfig =
+        EvictionFixture.controllerKubeconfig(
+            infra, EvictionFixture.tempDir("blocked-drain-events-it"));
     EvictionFixture.namespace(infra, NS);
     EvictionFixture.cluster(infra, NS, TENANT);
     EvictionFixture.kubeconfigSecret(infra, NS, TENANT, guest.adminKubeconfigYaml());
-    manager = Main.start(
-        "--kubeconfig", kubeconfig.toString(),
-        "--metrics-bind-address", "0",
-        "--health-probe-bind-address", "0",
-        "--namespace", NS,
-        // The deadline stays far away: the drain ends because the budgets are lifted.
-        "--drain-timeout", "20m",
-        "--drain-retry-interval", "1s",
-        "--drain-attempt-timeout", "1s");
+    manager =
+        Main.start(
+            "--kubeconfig", kubeconfig.toString(),
+            "--metrics-bind-address", "0",
+            "--health-probe-bind-address", "0",
+            "--namespace", NS,
+            // The deadline stays far away: the drain ends because the budgets are lifted.
+            "--drain-timeout", "20m",
+            "--drain-retry-interval", "1s",
+            "--drain-attempt-timeout", "1s");
     Await.until("controller ready", WAIT, manager::ready);
-    // From here on: the scenario. (Before, the informer's first list of a CRD installed a moment ago
+    // From here on: the scenario. (Before, the informer's first list of a CRD installed a moment
+    // ago
     // may meet "storage is (re)initializing", which client-java logs as an ERROR and retries.)
     log.start();
     root().addAppender(log);
@@ -121,47 +128,64 @@ class BlockedDrainEventsIT {
     PolicyV1Api policy = new PolicyV1Api(guest.client());
     for (int i = 0; i < BLOCKED_PODS; i++) {
       int left = BLOCKED_PODS - i;
-      Await.until("a drain pass blocked with " + left + " pod(s) left", WAIT, () -> blockedPass(vm, left));
+      Await.until(
+          "a drain pass blocked with " + left + " pod(s) left", WAIT, () -> blockedPass(vm, left));
       policy.deleteNamespacedPodDisruptionBudget(String.format("pdb-%02d", i), guestNs).execute();
     }
     awaitDeleted(infra, NS, vm, uid);
     Set<String> distinctBlockers = blockedPassMessages(vm);
-    assertTrue(distinctBlockers.size() >= 60, "the scenario: 60+ distinct blocking messages, got " + distinctBlockers.size());
+    assertTrue(
+        distinctBlockers.size() >= 60,
+        "the scenario: 60+ distinct blocking messages, got " + distinctBlockers.size());
 
     // Every outcome is on the VMI...
     awaitEvent(infra, NS, vm, "DrainSucceeded");
     awaitEvent(infra, NS, vm, "VMIDeleted");
     List<CoreV1Event> vmiEvents = events(infra, NS, vm);
-    String reasons = vmiEvents.stream().map(e -> e.getReason() + "x" + e.getCount()).toList().toString();
+    String reasons =
+        vmiEvents.stream().map(e -> e.getReason() + "x" + e.getCount()).toList().toString();
     // ... among a few series: one per reason, not one per blocked pass.
-    assertTrue(vmiEvents.size() <= 8, "Event objects of the VMI bounded (one per reason): " + reasons);
-    List<CoreV1Event> blocked = vmiEvents.stream().filter(e -> "DrainBlocked".equals(e.getReason())).toList();
+    assertTrue(
+        vmiEvents.size() <= 8, "Event objects of the VMI bounded (one per reason): " + reasons);
+    List<CoreV1Event> blocked =
+        vmiEvents.stream().filter(e -> "DrainBlocked".equals(e.getReason())).toList();
     assertEquals(1, blocked.size(), "one DrainBlocked series: " + reasons);
-    assertTrue(blocked.get(0).getCount() > 1, "the DrainBlocked series counts its repeats: " + reasons);
+    assertTrue(
+        blocked.get(0).getCount() > 1, "the DrainBlocked series counts its repeats: " + reasons);
 
     // The guest node's events follow the same rules.
     awaitEvent(guest, "default", vm, "DrainSucceeded");
     List<CoreV1Event> nodeEvents = events(guest, "default", vm);
-    String nodeReasons = nodeEvents.stream().map(e -> e.getReason() + "x" + e.getCount()).toList().toString();
-    assertTrue(nodeEvents.size() <= 4, "Event objects of the guest node bounded (one per reason, not per pass): "
-        + nodeReasons);
+    String nodeReasons =
+        nodeEvents.stream().map(e -> e.getReason() + "x" + e.getCount()).toList().toString();
+    assertTrue(
+        nodeEvents.size() <= 4,
+        "Event objects of the guest node bounded (one per reason, not per pass): " + nodeReasons);
 
-    List<String> errors = logged().stream()
-        .filter(e -> e.getLevel().isGreaterOrEqual(Level.ERROR))
-        .map(e -> e.getLoggerName() + ": " + e.getFormattedMessage())
-        .toList();
+    List<String> errors =
+        logged().stream()
+            .filter(e -> e.getLevel().isGreaterOrEqual(Level.ERROR))
+            .map(e -> e.getLoggerName() + ": " + e.getFormattedMessage())
+            .toList();
     assertEquals(List.of(), errors, "no ERROR in the controller's log");
   }
 
-  /** Pods on {@code node}, each with a budget of its own that allows no disruption; names in lifting order. */
+  /**
+   * Pods on {@code node}, each with a budget of its own that allows no disruption; names in lifting
+   * order.
+   */
   void blockedPods(String ns, String node) throws Exception {
-    StringBuilder yaml = new StringBuilder("""
+    StringBuilder yaml =
+        new StringBuilder(
+            """
         apiVersion: v1
         kind: Namespace
         metadata: {name: %s}
-        """.formatted(ns));
+        """
+                .formatted(ns));
     for (int i = 0; i < BLOCKED_PODS; i++) {
-      yaml.append("""
+      yaml.append(
+          """
           ---
           apiVersion: v1
           kind: Pod
@@ -177,27 +201,44 @@ class BlockedDrainEventsIT {
           spec:
             minAvailable: 1
             selector: {matchLabels: {app: app-%1$02d}}
-          """.formatted(i, ns, node));
+          """
+              .formatted(i, ns, node));
     }
     guest.kubectl().apply(yaml.toString());
     PolicyV1Api policy = new PolicyV1Api(guest.client());
-    Await.until(BLOCKED_PODS + " budgets computed, none allowing a disruption", WAIT, () -> {
-      List<V1PodDisruptionBudget> budgets = policy.listNamespacedPodDisruptionBudget(ns).execute().getItems();
-      return budgets.size() == BLOCKED_PODS && budgets.stream().allMatch(b -> b.getStatus() != null
-          && Integer.valueOf(1).equals(b.getStatus().getCurrentHealthy())
-          && Integer.valueOf(0).equals(b.getStatus().getDisruptionsAllowed()));
-    });
+    Await.until(
+        BLOCKED_PODS + " budgets computed, none allowing a disruption",
+        WAIT,
+        () -> {
+          List<V1PodDisruptionBudget> budgets =
+              policy.listNamespacedPodDisruptionBudget(ns).execute().getItems();
+          return budgets.size() == BLOCKED_PODS
+              && budgets.stream()
+                  .allMatch(
+                      b ->
+                          b.getStatus() != null
+                              && Integer.valueOf(1).equals(b.getStatus().getCurrentHealthy())
+                              && Integer.valueOf(0).equals(b.getStatus().getDisruptionsAllowed()));
+        });
   }
 
-  static final Pattern BLOCKED_PASS = Pattern.compile("guest node not drained yet vmi=(\\S+) .* pending=(\\d+) (blockers=.*) deadline=");
+  static final Pattern BLOCKED_PASS =
+      Pattern.compile(
+          "guest node not drained yet vmi=(\\S+) .* pending=(\\d+) (blockers=.*) deadline=");
 
   boolean blockedPass(String vm, int left) {
-    return logged().stream().map(e -> BLOCKED_PASS.matcher(e.getFormattedMessage()))
-        .anyMatch(m -> m.find() && m.group(1).equals(NS + "/" + vm) && Integer.parseInt(m.group(2)) == left);
+    return logged().stream()
+        .map(e -> BLOCKED_PASS.matcher(e.getFormattedMessage()))
+        .anyMatch(
+            m ->
+                m.find()
+                    && m.group(1).equals(NS + "/" + vm)
+                    && Integer.parseInt(m.group(2)) == left);
   }
 
   Set<String> blockedPassMessages(String vm) {
-    return logged().stream().map(e -> BLOCKED_PASS.matcher(e.getFormattedMessage()))
+    return logged().stream()
+        .map(e -> BLOCKED_PASS.matcher(e.getFormattedMessage()))
         .filter(Matcher::find)
         .filter(m -> m.group(1).equals(NS + "/" + vm))
         .map(m -> m.group(2) + " " + m.group(3))

@@ -45,29 +45,45 @@ final class EvictionFixture {
    * ServiceAccount: the controller runs with nothing but that RBAC.
    */
   static Path controllerKubeconfig(LocalCluster infra, Path dir) throws Exception {
-    infra.kubectl().apply("""
+    infra
+        .kubectl()
+        .apply(
+            """
         apiVersion: v1
         kind: Namespace
         metadata: {name: %s}
-        """.formatted(CONTROLLER_NAMESPACE));
+        """
+                .formatted(CONTROLLER_NAMESPACE));
     Path overlay = Files.createDirectories(dir.resolve("rbac-overlay"));
-    Files.writeString(overlay.resolve("kustomization.yaml"), """
+    Files.writeString(
+        overlay.resolve("kustomization.yaml"),
+        """
         apiVersion: kustomize.config.k8s.io/v1beta1
         kind: Kustomization
         namespace: %s
         namePrefix: capk-
         resources:
         - %s
-        """.formatted(CONTROLLER_NAMESPACE,
-            // kustomize takes bases by relative path only
-            overlay.toAbsolutePath().relativize(RepoPaths.root().resolve("config/rbac").toAbsolutePath().normalize())));
+        """
+            .formatted(
+                CONTROLLER_NAMESPACE,
+                // kustomize takes bases by relative path only
+                overlay
+                    .toAbsolutePath()
+                    .relativize(
+                        RepoPaths.root().resolve("config/rbac").toAbsolutePath().normalize())));
     infra.kubectl().runOrFail(null, "apply", "-k", overlay.toString());
-    AuthenticationV1TokenRequest request = new AuthenticationV1TokenRequest()
-        .spec(new V1TokenRequestSpec().expirationSeconds(3600L).audiences(List.of()));
-    AuthenticationV1TokenRequest issued = new CoreV1Api(infra.client())
-        .createNamespacedServiceAccountToken(CONTROLLER_SA, CONTROLLER_NAMESPACE, request).execute();
+    AuthenticationV1TokenRequest request =
+        new AuthenticationV1TokenRequest()
+            .spec(new V1TokenRequestSpec().expirationSeconds(3600L).audiences(List.of()));
+    AuthenticationV1TokenRequest issued =
+        new CoreV1Api(infra.client())
+            .createNamespacedServiceAccountToken(CONTROLLER_SA, CONTROLLER_NAMESPACE, request)
+            .execute();
     Path kubeconfig = dir.resolve("controller.kubeconfig");
-    Files.writeString(kubeconfig, infra.kubeconfigWithToken("vmi-eviction-controller", issued.getStatus().getToken()));
+    Files.writeString(
+        kubeconfig,
+        infra.kubeconfigWithToken("vmi-eviction-controller", issued.getStatus().getToken()));
     return kubeconfig;
   }
 
@@ -75,27 +91,37 @@ final class EvictionFixture {
   // Infra: namespaces, Clusters, Secrets, VMIs.
 
   static void namespace(LocalCluster c, String name) {
-    c.kubectl().apply("""
+    c.kubectl()
+        .apply(
+            """
         apiVersion: v1
         kind: Namespace
         metadata: {name: %s}
-        """.formatted(name));
+        """
+                .formatted(name));
   }
 
   static void cluster(LocalCluster infra, String ns, String name) {
-    infra.kubectl().apply("""
+    infra
+        .kubectl()
+        .apply(
+            """
         apiVersion: cluster.x-k8s.io/v1beta1
         kind: Cluster
         metadata: {name: %s, namespace: %s}
         spec:
           infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: KubevirtCluster, name: %1$s}
-        """.formatted(name, ns));
+        """
+                .formatted(name, ns));
   }
 
   /** Creates or replaces the kubeconfig Secret {@code <cluster>-kubeconfig} with {@code value}. */
   static void kubeconfigSecret(LocalCluster infra, String ns, String cluster, String value) {
     String encoded = Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8));
-    infra.kubectl().apply("""
+    infra
+        .kubectl()
+        .apply(
+            """
         apiVersion: v1
         kind: Secret
         metadata:
@@ -105,12 +131,19 @@ final class EvictionFixture {
         type: cluster.x-k8s.io/secret
         data:
           value: %s
-        """.formatted(cluster, ns, encoded));
+        """
+                .formatted(cluster, ns, encoded));
   }
 
-  /** A CAPK-labelled VMI; {@code strategy} null leaves spec.evictionStrategy unset. Returns its UID. */
-  static String vmi(LocalCluster infra, String ns, String name, String cluster, String strategy) throws ApiException {
-    infra.kubectl().apply("""
+  /**
+   * A CAPK-labelled VMI; {@code strategy} null leaves spec.evictionStrategy unset. Returns its UID.
+   */
+  static String vmi(LocalCluster infra, String ns, String name, String cluster, String strategy)
+      throws ApiException {
+    infra
+        .kubectl()
+        .apply(
+            """
         apiVersion: kubevirt.io/v1
         kind: VirtualMachineInstance
         metadata:
@@ -127,34 +160,57 @@ final class EvictionFixture {
             cpu: {cores: 2}
             devices: {disks: [{name: root, disk: {bus: virtio}}]}
             resources: {requests: {memory: 2Gi}}
-        """.formatted(name, ns, cluster, strategy == null ? "" : "evictionStrategy: " + strategy));
+        """
+                .formatted(
+                    name, ns, cluster, strategy == null ? "" : "evictionStrategy: " + strategy));
     return uid(get(infra, ns, name).orElseThrow());
   }
 
   /** What KubeVirt writes: the VMI runs on {@code infraNode}. */
-  static void running(LocalCluster infra, String ns, String name, String infraNode) throws ApiException {
-    patchStatus(infra, ns, name, "{\"status\":{\"phase\":\"Running\",\"nodeName\":\"" + infraNode + "\"}}");
+  static void running(LocalCluster infra, String ns, String name, String infraNode)
+      throws ApiException {
+    patchStatus(
+        infra, ns, name, "{\"status\":{\"phase\":\"Running\",\"nodeName\":\"" + infraNode + "\"}}");
   }
 
   /** What KubeVirt writes when it refuses the eviction of an External VMI's pod. */
-  static void evacuate(LocalCluster infra, String ns, String name, String infraNode) throws ApiException {
-    patchStatus(infra, ns, name, "{\"status\":{\"phase\":\"Running\",\"nodeName\":\"" + infraNode
-        + "\",\"evacuationNodeName\":\"" + infraNode + "\"}}");
+  static void evacuate(LocalCluster infra, String ns, String name, String infraNode)
+      throws ApiException {
+    patchStatus(
+        infra,
+        ns,
+        name,
+        "{\"status\":{\"phase\":\"Running\",\"nodeName\":\""
+            + infraNode
+            + "\",\"evacuationNodeName\":\""
+            + infraNode
+            + "\"}}");
   }
 
-  private static void patchStatus(LocalCluster infra, String ns, String name, String patch) throws ApiException {
+  private static void patchStatus(LocalCluster infra, String ns, String name, String patch)
+      throws ApiException {
     CustomObjectsApi custom = new CustomObjectsApi(infra.client());
-    PatchUtils.patch(Object.class,
-        () -> custom.patchNamespacedCustomObjectStatus("kubevirt.io", "v1", ns, "virtualmachineinstances", name,
-            new V1Patch(patch)).buildCall(null),
-        V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH, infra.client());
+    PatchUtils.patch(
+        Object.class,
+        () ->
+            custom
+                .patchNamespacedCustomObjectStatus(
+                    "kubevirt.io", "v1", ns, "virtualmachineinstances", name, new V1Patch(patch))
+                .buildCall(null),
+        V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH,
+        infra.client());
   }
 
   @SuppressWarnings("unchecked")
-  static Optional<Map<String, Object>> get(LocalCluster infra, String ns, String name) throws ApiException {
+  static Optional<Map<String, Object>> get(LocalCluster infra, String ns, String name)
+      throws ApiException {
     try {
-      return Optional.of((Map<String, Object>) new CustomObjectsApi(infra.client())
-          .getNamespacedCustomObject("kubevirt.io", "v1", ns, "virtualmachineinstances", name).execute());
+      return Optional.of(
+          (Map<String, Object>)
+              new CustomObjectsApi(infra.client())
+                  .getNamespacedCustomObject(
+                      "kubevirt.io", "v1", ns, "virtualmachineinstances", name)
+                  .execute());
     } catch (ApiException e) {
       if (e.getCode() == 404) {
         return Optional.empty();
@@ -181,13 +237,17 @@ final class EvictionFixture {
   }
 
   /** The VMI with this UID is gone or being deleted. */
-  static boolean deletedOrDeleting(LocalCluster infra, String ns, String name, String uid) throws ApiException {
+  static boolean deletedOrDeleting(LocalCluster infra, String ns, String name, String uid)
+      throws ApiException {
     Optional<Map<String, Object>> v = get(infra, ns, name);
     return v.isEmpty() || !uid(v.get()).equals(uid) || deleting(v.get());
   }
 
   static void awaitDeleted(LocalCluster infra, String ns, String name, String uid) {
-    Await.until("VMI " + ns + "/" + name + " (uid " + uid + ") deleted", WAIT, () -> deletedOrDeleting(infra, ns, name, uid));
+    Await.until(
+        "VMI " + ns + "/" + name + " (uid " + uid + ") deleted",
+        WAIT,
+        () -> deletedOrDeleting(infra, ns, name, uid));
   }
 
   /** Waits until no object of that name exists at all (Foreground deletion finished). */
@@ -197,16 +257,23 @@ final class EvictionFixture {
 
   /** Events about the object named {@code name} in {@code ns}. */
   static List<CoreV1Event> events(LocalCluster c, String ns, String name) throws ApiException {
-    return new CoreV1Api(c.client()).listNamespacedEvent(ns)
-        .fieldSelector("involvedObject.name=" + name).execute().getItems();
+    return new CoreV1Api(c.client())
+        .listNamespacedEvent(ns)
+        .fieldSelector("involvedObject.name=" + name)
+        .execute()
+        .getItems();
   }
 
-  static Optional<CoreV1Event> event(LocalCluster c, String ns, String name, String reason) throws ApiException {
+  static Optional<CoreV1Event> event(LocalCluster c, String ns, String name, String reason)
+      throws ApiException {
     return events(c, ns, name).stream().filter(e -> reason.equals(e.getReason())).findFirst();
   }
 
   static CoreV1Event awaitEvent(LocalCluster c, String ns, String name, String reason) {
-    Await.until("event " + reason + " on " + ns + "/" + name, WAIT, () -> event(c, ns, name, reason).isPresent());
+    Await.until(
+        "event " + reason + " on " + ns + "/" + name,
+        WAIT,
+        () -> event(c, ns, name, reason).isPresent());
     try {
       return event(c, ns, name, reason).orElseThrow();
     } catch (ApiException e) {
@@ -238,8 +305,17 @@ final class EvictionFixture {
    * A Deployment of {@code replicas} pods that may run on {@code nodes} only, protected by a
    * PodDisruptionBudget of {@code minAvailable}. Waits until all replicas run.
    */
-  static void workload(LocalCluster guest, String ns, String app, int replicas, int minAvailable, List<String> nodes) {
-    guest.kubectl().apply("""
+  static void workload(
+      LocalCluster guest,
+      String ns,
+      String app,
+      int replicas,
+      int minAvailable,
+      List<String> nodes) {
+    guest
+        .kubectl()
+        .apply(
+            """
         apiVersion: v1
         kind: Namespace
         metadata: {name: %1$s}
@@ -268,26 +344,40 @@ final class EvictionFixture {
         spec:
           minAvailable: %4$d
           selector: {matchLabels: {app: %2$s}}
-        """.formatted(ns, app, replicas, minAvailable, String.join(", ", nodes)));
-    Await.until(replicas + " running pods of " + ns + "/" + app, WAIT, () -> running(guest, ns, app).size() == replicas);
-    Await.until("budget " + ns + "/" + app + "-pdb computed", WAIT, () -> {
-      var pdb = new io.kubernetes.client.openapi.apis.PolicyV1Api(guest.client())
-          .readNamespacedPodDisruptionBudget(app + "-pdb", ns).execute();
-      return pdb.getStatus() != null && pdb.getStatus().getCurrentHealthy() != null
-          && pdb.getStatus().getCurrentHealthy() == replicas;
-    });
+        """
+                .formatted(ns, app, replicas, minAvailable, String.join(", ", nodes)));
+    Await.until(
+        replicas + " running pods of " + ns + "/" + app,
+        WAIT,
+        () -> running(guest, ns, app).size() == replicas);
+    Await.until(
+        "budget " + ns + "/" + app + "-pdb computed",
+        WAIT,
+        () -> {
+          var pdb =
+              new io.kubernetes.client.openapi.apis.PolicyV1Api(guest.client())
+                  .readNamespacedPodDisruptionBudget(app + "-pdb", ns)
+                  .execute();
+          return pdb.getStatus() != null
+              && pdb.getStatus().getCurrentHealthy() != null
+              && pdb.getStatus().getCurrentHealthy() == replicas;
+        });
   }
 
   static List<V1Pod> running(LocalCluster guest, String ns, String app) throws ApiException {
-    return new CoreV1Api(guest.client()).listNamespacedPod(ns).labelSelector("app=" + app).execute().getItems().stream()
-        .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
-        .filter(p -> p.getStatus() != null && "Running".equals(p.getStatus().getPhase()))
-        .toList();
+    return new CoreV1Api(guest.client())
+        .listNamespacedPod(ns).labelSelector("app=" + app).execute().getItems().stream()
+            .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+            .filter(p -> p.getStatus() != null && "Running".equals(p.getStatus().getPhase()))
+            .toList();
   }
 
   static List<V1Pod> podsOn(LocalCluster guest, String ns, String node) throws ApiException {
-    return new CoreV1Api(guest.client()).listNamespacedPod(ns).fieldSelector("spec.nodeName=" + node)
-        .execute().getItems();
+    return new CoreV1Api(guest.client())
+        .listNamespacedPod(ns)
+        .fieldSelector("spec.nodeName=" + node)
+        .execute()
+        .getItems();
   }
 
   static String unique(String prefix) {

@@ -65,10 +65,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Hostile and broken input (issue 7, items 5 and 8), one row per case: each arranges its objects
- * before the controller starts, so that the controller's first look at every VMI is the hostile one,
- * and all cases run at once (distinct VMIs, guest nodes and Clusters); each row then asserts the Event
- * reason and the outcome: deleted at the deadline (never before, never later than deadline + 30 s),
- * deleted once drained, or left alone, and data it must not touch untouched.
+ * before the controller starts, so that the controller's first look at every VMI is the hostile
+ * one, and all cases run at once (distinct VMIs, guest nodes and Clusters); each row then asserts
+ * the Event reason and the outcome: deleted at the deadline (never before, never later than
+ * deadline + 30 s), deleted once drained, or left alone, and data it must not touch untouched.
  *
  * <p>Every case's VMI (but the recreated one) carries a finalizer of the test's, so that once the
  * controller deleted it, its annotations and deletion time can still be read.
@@ -76,17 +76,25 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class HostileInputIT {
 
   @RegisterExtension
-  static final LocalClusterExtension infraExt = LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infraExt =
+      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
 
   @RegisterExtension
-  static final LocalClusterExtension guestExt = LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestExt =
+      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
 
   /** Short, so that the deadline cases end in seconds. */
   static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(30);
-  /** For the 2,000-pod guest node, drained by a second controller: a drain that must not need the deadline. */
+
+  /**
+   * For the 2,000-pod guest node, drained by a second controller: a drain that must not need the
+   * deadline.
+   */
   static final Duration LARGE_DRAIN_TIMEOUT = Duration.ofMinutes(5);
+
   /** The bound issue 7 sets on any deletion at the deadline. */
   static final Duration DEADLINE_SLACK = Duration.ofSeconds(30);
+
   static final int LARGE_NODE_PODS = 2000;
 
   static final String NS = "ev-hostile";
@@ -136,7 +144,9 @@ class HostileInputIT {
     infra = infraExt.cluster();
     guest = guestExt.cluster();
     Crds.installTestCrds(infra);
-    kubeconfig = EvictionFixture.controllerKubeconfig(infra, EvictionFixture.tempDir("vmi-eviction-hostile-it"));
+    kubeconfig =
+        EvictionFixture.controllerKubeconfig(
+            infra, EvictionFixture.tempDir("vmi-eviction-hostile-it"));
     EvictionFixture.namespace(infra, NS);
     EvictionFixture.namespace(infra, LARGE_NS);
     EvictionFixture.cluster(infra, NS, TENANT);
@@ -144,70 +154,96 @@ class HostileInputIT {
     EvictionFixture.cluster(infra, LARGE_NS, TENANT);
     EvictionFixture.kubeconfigSecret(infra, LARGE_NS, TENANT, guest.adminKubeconfigYaml());
 
-    for (Case c : List.of(
-        // First: it acts mid-drain, before its VMI's deadline.
-        vmiRecreatedUnderTheSameNameMidDrain(),
-        drainStartAnnotationGarbage(),
-        drainStartAnnotationInTheFuture(),
-        drainStartAnnotationFarInThePast(),
-        drainStartRemovedMidDrain(),
-        drainStartMovedLaterMidDrain(),
-        clusterInAnotherNamespace(),
-        evictionForbiddenByTheGuestsRbac(),
-        noStrategyAnywhereLeavesTheVmiToKubeVirt(),
-        capkGraceTimeFarInTheFuture(),
-        guestNodeMissing(),
-        unknownEvictionStrategy(),
-        missingClusterLabel(),
-        clusterDoesNotExist(),
-        kubeconfigSecretMissing(),
-        kubeconfigSecretWithoutValue(),
-        kubeconfigThatDoesNotParse(),
-        kubeconfigPointingAtAClosedPort(),
-        kubeconfigWithAWrongCa(),
-        kubeconfigRelaxingTls("insecure-skip-tls-verify", "insecure-skip-tls-verify: true"),
-        kubeconfigRelaxingTls("tls-server-name", "tls-server-name: kubernetes.default.svc"),
-        kubeconfigRelaxingTls("proxy-url", "proxy-url: http://127.0.0.1:3128"),
-        kubeconfigWithoutCaData(),
-        podsWithFinalizersThatNeverFinish(),
-        severalBudgetsMatchingOnePod(),
-        guestNodeWithTwoThousandPods())) {
+    for (Case c :
+        List.of(
+            // First: it acts mid-drain, before its VMI's deadline.
+            vmiRecreatedUnderTheSameNameMidDrain(),
+            drainStartAnnotationGarbage(),
+            drainStartAnnotationInTheFuture(),
+            drainStartAnnotationFarInThePast(),
+            drainStartRemovedMidDrain(),
+            drainStartMovedLaterMidDrain(),
+            clusterInAnotherNamespace(),
+            evictionForbiddenByTheGuestsRbac(),
+            noStrategyAnywhereLeavesTheVmiToKubeVirt(),
+            capkGraceTimeFarInTheFuture(),
+            guestNodeMissing(),
+            unknownEvictionStrategy(),
+            missingClusterLabel(),
+            clusterDoesNotExist(),
+            kubeconfigSecretMissing(),
+            kubeconfigSecretWithoutValue(),
+            kubeconfigThatDoesNotParse(),
+            kubeconfigPointingAtAClosedPort(),
+            kubeconfigWithAWrongCa(),
+            kubeconfigRelaxingTls("insecure-skip-tls-verify", "insecure-skip-tls-verify: true"),
+            kubeconfigRelaxingTls("tls-server-name", "tls-server-name: kubernetes.default.svc"),
+            kubeconfigRelaxingTls("proxy-url", "proxy-url: http://127.0.0.1:3128"),
+            kubeconfigWithoutCaData(),
+            podsWithFinalizersThatNeverFinish(),
+            severalBudgetsMatchingOnePod(),
+            guestNodeWithTwoThousandPods())) {
       CASES.put(c.name(), c);
     }
     // Arranging one case may wait for guest workloads: do them side by side.
     Map<String, CompletableFuture<Void>> arranged = new LinkedHashMap<>();
-    CASES.forEach((name, c) -> arranged.put(name, CompletableFuture.runAsync(() -> {
-      try {
-        c.arrange().run();
-      } catch (Exception e) {
-        throw new IllegalStateException("arranging case " + name + " failed: " + e, e);
-      }
-    }, pool)));
+    CASES.forEach(
+        (name, c) ->
+            arranged.put(
+                name,
+                CompletableFuture.runAsync(
+                    () -> {
+                      try {
+                        c.arrange().run();
+                      } catch (Exception e) {
+                        throw new IllegalStateException(
+                            "arranging case " + name + " failed: " + e, e);
+                      }
+                    },
+                    pool)));
     arranged.forEach((name, f) -> f.join());
 
     controllerStarted = Instant.now();
     controller = start(NS, DRAIN_TIMEOUT, Duration.ofSeconds(3), "vmi-eviction-hostile-it");
-    largeController = start(LARGE_NS, LARGE_DRAIN_TIMEOUT, Duration.ofSeconds(20), "vmi-eviction-hostile-large-it");
+    largeController =
+        start(
+            LARGE_NS, LARGE_DRAIN_TIMEOUT, Duration.ofSeconds(20), "vmi-eviction-hostile-large-it");
   }
 
-  static Manager start(String namespace, Duration drainTimeout, Duration attemptTimeout, String leaseName)
+  static Manager start(
+      String namespace, Duration drainTimeout, Duration attemptTimeout, String leaseName)
       throws Exception {
-    Manager m = Main.start(
-        "--kubeconfig", kubeconfig.toString(),
-        "--leader-elect",
-        "--leader-election-namespace", EvictionFixture.CONTROLLER_NAMESPACE,
-        "--leader-election-id", leaseName,
-        "--leader-election-lease-duration", "4s",
-        "--leader-election-renew-deadline", "3s",
-        "--leader-election-retry-period", "500ms",
-        "--metrics-bind-address", "0",
-        "--health-probe-bind-address", "127.0.0.1:0",
-        "--namespace", namespace,
-        "--drain-timeout", drainTimeout.toSeconds() + "s",
-        // Short on purpose: a blocked drain then repeats its warning every second or two, more often
-        // than the event recorder's allowance of 25 per VMI; the deadline events must still arrive.
-        "--drain-retry-interval", "1s",
-        "--drain-attempt-timeout", attemptTimeout.toSeconds() + "s");
+    Manager m =
+        Main.start(
+            "--kubeconfig",
+            kubeconfig.toString(),
+            "--leader-elect",
+            "--leader-election-namespace",
+            EvictionFixture.CONTROLLER_NAMESPACE,
+            "--leader-election-id",
+            leaseName,
+            "--leader-election-lease-duration",
+            "4s",
+            "--leader-election-renew-deadline",
+            "3s",
+            "--leader-election-retry-period",
+            "500ms",
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            "--namespace",
+            namespace,
+            "--drain-timeout",
+            drainTimeout.toSeconds() + "s",
+            // Short on purpose: a blocked drain then repeats its warning every second or two, more
+            // often
+            // than the event recorder's allowance of 25 per VMI; the deadline events must still
+            // arrive.
+            "--drain-retry-interval",
+            "1s",
+            "--drain-attempt-timeout",
+            attemptTimeout.toSeconds() + "s");
     Await.until("controller for " + namespace + " ready", WAIT, m::ready);
     return m;
   }
@@ -222,19 +258,66 @@ class HostileInputIT {
     pool.shutdownNow();
     // Release what the cases held on purpose, so the shared clusters can clean up.
     for (String ns : List.of(NS, LARGE_NS)) {
-      String names = infra.kubectl().run(null, Duration.ofSeconds(30), "-n", ns, "get", "vmi",
-          "-o", "jsonpath={.items[*].metadata.name}").stdout().trim();
+      String names =
+          infra
+              .kubectl()
+              .run(
+                  null,
+                  Duration.ofSeconds(30),
+                  "-n",
+                  ns,
+                  "get",
+                  "vmi",
+                  "-o",
+                  "jsonpath={.items[*].metadata.name}")
+              .stdout()
+              .trim();
       for (String vm : names.isEmpty() ? new String[0] : names.split("\\s+")) {
-        infra.kubectl().run(null, Duration.ofSeconds(30), "-n", ns, "patch", "vmi", vm, "--type=merge",
-            "-p", "{\"metadata\":{\"finalizers\":null}}");
+        infra
+            .kubectl()
+            .run(
+                null,
+                Duration.ofSeconds(30),
+                "-n",
+                ns,
+                "patch",
+                "vmi",
+                vm,
+                "--type=merge",
+                "-p",
+                "{\"metadata\":{\"finalizers\":null}}");
       }
     }
     for (String ns : guestNamespaces) {
-      String pods = guest.kubectl().run(null, Duration.ofSeconds(30), "-n", ns, "get", "pods",
-          "-o", "jsonpath={.items[*].metadata.name}").stdout().trim();
-      for (String pod : pods.isEmpty() || ns.startsWith("large") ? new String[0] : pods.split("\\s+")) {
-        guest.kubectl().run(null, Duration.ofSeconds(30), "-n", ns, "patch", "pod", pod, "--type=merge",
-            "-p", "{\"metadata\":{\"finalizers\":null}}");
+      String pods =
+          guest
+              .kubectl()
+              .run(
+                  null,
+                  Duration.ofSeconds(30),
+                  "-n",
+                  ns,
+                  "get",
+                  "pods",
+                  "-o",
+                  "jsonpath={.items[*].metadata.name}")
+              .stdout()
+              .trim();
+      for (String pod :
+          pods.isEmpty() || ns.startsWith("large") ? new String[0] : pods.split("\\s+")) {
+        guest
+            .kubectl()
+            .run(
+                null,
+                Duration.ofSeconds(30),
+                "-n",
+                ns,
+                "patch",
+                "pod",
+                pod,
+                "--type=merge",
+                "-p",
+                "{\"metadata\":{\"finalizers\":null}}");
       }
       guest.kubectl().run(null, Duration.ofSeconds(60), "delete", "namespace", ns, "--wait=false");
     }
@@ -245,25 +328,34 @@ class HostileInputIT {
 
   @TestFactory
   Stream<DynamicTest> eachHostileInputIsEventedWithItsReasonAndEndsAsExpected() {
-    return CASES.values().stream().map(c -> DynamicTest.dynamicTest(c.name(), () -> c.verify().run()));
+    return CASES.values().stream()
+        .map(c -> DynamicTest.dynamicTest(c.name(), () -> c.verify().run()));
   }
 
   // -----------------------------------------------------------------------------------------------
   // The drain start annotation.
 
-  /** Garbage start time: replaced by "now" with a warning; the deadline counts from the replacement. */
+  /**
+   * Garbage start time: replaced by "now" with a warning; the deadline counts from the replacement.
+   */
   static Case drainStartAnnotationGarbage() {
     Vm vm = new Vm(NS, "vm-garbage");
     String garbage = "yesterday, around noon; DROP TABLE vmis";
-    return new Case("drain start annotation garbage: DrainStartTimeInvalid, replaced, deleted at the new deadline",
+    return new Case(
+        "drain start annotation garbage: DrainStartTimeInvalid, replaced, deleted at the new deadline",
         () -> {
           blockedGuestNode(vm.name);
-          create(vm, TENANT, "External", Map.of(EvictionAnnotations.DRAIN_START_TIME, garbage, "example.com/keep", "me"));
+          create(
+              vm,
+              TENANT,
+              "External",
+              Map.of(EvictionAnnotations.DRAIN_START_TIME, garbage, "example.com/keep", "me"));
         },
         () -> {
           CoreV1Event invalid = awaitEvent(infra, vm.ns, vm.name, "DrainStartTimeInvalid");
           assertEquals("Warning", invalid.getType());
-          assertTrue(invalid.getMessage().contains("is not an RFC 3339 time"), invalid.getMessage());
+          assertTrue(
+              invalid.getMessage().contains("is not an RFC 3339 time"), invalid.getMessage());
           Instant start = assertStartReplacedByControllerTime(vm, garbage);
           awaitEvent(infra, vm.ns, vm.name, "DrainBlocked");
           assertDeletedAtTheDeadline(vm, start, DRAIN_TIMEOUT);
@@ -274,8 +366,11 @@ class HostileInputIT {
   /** A start time in the future would push the deadline out: replaced by "now" with a warning. */
   static Case drainStartAnnotationInTheFuture() {
     Vm vm = new Vm(NS, "vm-future");
-    String future = DateTimeFormatter.ISO_INSTANT.format(Instant.now().plus(365, ChronoUnit.DAYS).truncatedTo(ChronoUnit.SECONDS));
-    return new Case("drain start annotation in the future: DrainStartTimeInvalid, replaced, deleted at the new deadline",
+    String future =
+        DateTimeFormatter.ISO_INSTANT.format(
+            Instant.now().plus(365, ChronoUnit.DAYS).truncatedTo(ChronoUnit.SECONDS));
+    return new Case(
+        "drain start annotation in the future: DrainStartTimeInvalid, replaced, deleted at the new deadline",
         () -> {
           blockedGuestNode(vm.name);
           create(vm, TENANT, "External", Map.of(EvictionAnnotations.DRAIN_START_TIME, future));
@@ -287,11 +382,15 @@ class HostileInputIT {
         });
   }
 
-  /** A start long ago is a valid start whose deadline has passed: deleted at once, the guest untouched. */
+  /**
+   * A start long ago is a valid start whose deadline has passed: deleted at once, the guest
+   * untouched.
+   */
   static Case drainStartAnnotationFarInThePast() {
     Vm vm = new Vm(NS, "vm-past");
     String past = "2001-01-01T00:00:00Z";
-    return new Case("drain start annotation far in the past: DrainDeadlinePassed at once, guest untouched",
+    return new Case(
+        "drain start annotation far in the past: DrainDeadlinePassed at once, guest untouched",
         () -> {
           guest.kwokNodes().createNamed(vm.name, Map.of());
           create(vm, TENANT, "External", Map.of(EvictionAnnotations.DRAIN_START_TIME, past));
@@ -302,25 +401,39 @@ class HostileInputIT {
           assertTrue(passed.getMessage().contains("2001-01-01T00:00:30Z"), passed.getMessage());
           awaitEvent(infra, vm.ns, vm.name, "VMIDeleted");
           Map<String, Object> v = get(infra, vm.ns, vm.name).orElseThrow();
-          assertEquals(Optional.of(past), annotation(v, EvictionAnnotations.DRAIN_START_TIME), "a valid start is kept");
-          assertFalse(unschedulable(node(guest, vm.name)), "no guest access past the deadline: node not cordoned");
-          assertTrue(event(infra, vm.ns, vm.name, "DrainStarted").isEmpty(), "not a new evacuation");
+          assertEquals(
+              Optional.of(past),
+              annotation(v, EvictionAnnotations.DRAIN_START_TIME),
+              "a valid start is kept");
+          assertFalse(
+              unschedulable(node(guest, vm.name)),
+              "no guest access past the deadline: node not cordoned");
+          assertTrue(
+              event(infra, vm.ns, vm.name, "DrainStarted").isEmpty(), "not a new evacuation");
         });
   }
 
   /** CAPK's grace time in the year 9999 must not lift the global drain timeout. */
   static Case capkGraceTimeFarInTheFuture() {
     Vm vm = new Vm(NS, "vm-grace");
-    return new Case("CAPK grace time in 9999: the drain timeout still deletes at start + timeout",
+    return new Case(
+        "CAPK grace time in 9999: the drain timeout still deletes at start + timeout",
         () -> {
           blockedGuestNode(vm.name);
-          create(vm, TENANT, "External", Map.of(EvictionAnnotations.CAPK_DELETION_GRACE_TIME, "9999-12-31T23:59:59Z"));
+          create(
+              vm,
+              TENANT,
+              "External",
+              Map.of(EvictionAnnotations.CAPK_DELETION_GRACE_TIME, "9999-12-31T23:59:59Z"));
         },
         () -> {
           awaitEvent(infra, vm.ns, vm.name, "DrainBlocked");
           Instant start = startOf(vm);
           assertDeletedAtTheDeadline(vm, start, DRAIN_TIMEOUT);
-          assertTrue(awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed").getMessage().contains("drain timeout"));
+          assertTrue(
+              awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed")
+                  .getMessage()
+                  .contains("drain timeout"));
         });
   }
 
@@ -329,7 +442,8 @@ class HostileInputIT {
 
   static Case missingClusterLabel() {
     Vm vm = new Vm(NS, "vm-nolabel");
-    return new Case("missing cluster label: MissingClusterLabel, deleted at the deadline",
+    return new Case(
+        "missing cluster label: MissingClusterLabel, deleted at the deadline",
         () -> create(vm, null, "External", Map.of()),
         () -> {
           CoreV1Event e = awaitEvent(infra, vm.ns, vm.name, "MissingClusterLabel");
@@ -340,19 +454,24 @@ class HostileInputIT {
 
   static Case clusterDoesNotExist() {
     Vm vm = new Vm(NS, "vm-nocluster");
-    return new Case("a Cluster that does not exist: ClusterNotFound, deleted at the deadline",
+    return new Case(
+        "a Cluster that does not exist: ClusterNotFound, deleted at the deadline",
         () -> create(vm, "no-such-cluster", "External", Map.of()),
         () -> {
           awaitEvent(infra, vm.ns, vm.name, "ClusterNotFound");
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
-          assertTrue(awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed").getMessage().contains("not found"));
+          assertTrue(
+              awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed")
+                  .getMessage()
+                  .contains("not found"));
         });
   }
 
   static Case kubeconfigSecretMissing() {
     Vm vm = new Vm(NS, "vm-nosecret");
     String cluster = "hostile-no-secret";
-    return new Case("a missing kubeconfig Secret: KubeconfigSecretNotFound, deleted at the deadline",
+    return new Case(
+        "a missing kubeconfig Secret: KubeconfigSecretNotFound, deleted at the deadline",
         () -> {
           EvictionFixture.cluster(infra, NS, cluster);
           create(vm, cluster, "External", Map.of());
@@ -367,17 +486,22 @@ class HostileInputIT {
     Vm vm = new Vm(NS, "vm-novalue");
     String cluster = "hostile-no-value";
     String[] version = new String[1];
-    return new Case("a kubeconfig Secret without 'value': KubeconfigSecretMissingValue, deleted at the deadline, Secret untouched",
+    return new Case(
+        "a kubeconfig Secret without 'value': KubeconfigSecretMissingValue, deleted at the deadline, Secret untouched",
         () -> {
           EvictionFixture.cluster(infra, NS, cluster);
           // The kubeconfig under another key, as a hand-made Secret might have it.
-          infra.kubectl().apply("""
+          infra
+              .kubectl()
+              .apply(
+                  """
               apiVersion: v1
               kind: Secret
               metadata: {name: %s-kubeconfig, namespace: %s}
               data:
                 kubeconfig: %s
-              """.formatted(cluster, NS, b64("apiVersion: v1\nkind: Config\n")));
+              """
+                      .formatted(cluster, NS, b64("apiVersion: v1\nkind: Config\n")));
           version[0] = secretVersion(cluster);
           create(vm, cluster, "External", Map.of());
         },
@@ -393,32 +517,45 @@ class HostileInputIT {
     Vm vm = new Vm(NS, "vm-unparsable");
     String cluster = "hostile-unparsable";
     String secretLooking = "dG9rZW4tdGhhdC1tdXN0LW5ldmVyLWJlLXByaW50ZWQ";
-    return new Case("a kubeconfig that does not parse: KubeconfigInvalid, nothing of it quoted, deleted at the deadline",
+    return new Case(
+        "a kubeconfig that does not parse: KubeconfigInvalid, nothing of it quoted, deleted at the deadline",
         () -> {
           EvictionFixture.cluster(infra, NS, cluster);
-          EvictionFixture.kubeconfigSecret(infra, NS, cluster, "users: [{token: " + secretLooking + "}\n  : {{ not: yaml [");
+          EvictionFixture.kubeconfigSecret(
+              infra, NS, cluster, "users: [{token: " + secretLooking + "}\n  : {{ not: yaml [");
           create(vm, cluster, "External", Map.of());
         },
         () -> {
           CoreV1Event e = awaitEvent(infra, vm.ns, vm.name, "KubeconfigInvalid");
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
           for (CoreV1Event each : events(infra, vm.ns, vm.name)) {
-            assertFalse(each.getMessage().contains(secretLooking), "Secret content in an event: " + each.getReason());
+            assertFalse(
+                each.getMessage().contains(secretLooking),
+                "Secret content in an event: " + each.getReason());
           }
-          assertTrue(e.getMessage().contains("not valid YAML") || e.getMessage().contains("not a kubeconfig"), e.getMessage());
+          assertTrue(
+              e.getMessage().contains("not valid YAML")
+                  || e.getMessage().contains("not a kubeconfig"),
+              e.getMessage());
         });
   }
 
   static Case kubeconfigPointingAtAClosedPort() {
     Vm vm = new Vm(NS, "vm-closedport");
     String cluster = "hostile-closed-port";
-    return new Case("a kubeconfig pointing at a closed port: GuestAPIUnavailable, deleted at the deadline",
+    return new Case(
+        "a kubeconfig pointing at a closed port: GuestAPIUnavailable, deleted at the deadline",
         () -> {
           guest.kwokNodes().createNamed(vm.name, Map.of());
           EvictionFixture.cluster(infra, NS, cluster);
           // Nobody listens there (FreePorts hands out ports it found closed).
-          EvictionFixture.kubeconfigSecret(infra, NS, cluster,
-              guest.adminKubeconfigYaml().replace(guest.serverUrl(), "https://127.0.0.1:" + FreePorts.next()));
+          EvictionFixture.kubeconfigSecret(
+              infra,
+              NS,
+              cluster,
+              guest
+                  .adminKubeconfigYaml()
+                  .replace(guest.serverUrl(), "https://127.0.0.1:" + FreePorts.next()));
           create(vm, cluster, "External", Map.of());
         },
         () -> {
@@ -436,12 +573,16 @@ class HostileInputIT {
     Vm vm = new Vm(NS, "vm-wrongca");
     String cluster = "hostile-wrong-ca";
     String wrongCa = b64(infra.caCertificatePem());
-    return new Case("a kubeconfig with a wrong CA: GuestAPICertificateRejected, no insecure fallback, deleted at the deadline",
+    return new Case(
+        "a kubeconfig with a wrong CA: GuestAPICertificateRejected, no insecure fallback, deleted at the deadline",
         () -> {
           guest.kwokNodes().createNamed(vm.name, Map.of());
           EvictionFixture.cluster(infra, NS, cluster);
-          String kc = guest.adminKubeconfigYaml()
-              .replaceFirst("certificate-authority-data: \\S+", "certificate-authority-data: " + wrongCa);
+          String kc =
+              guest
+                  .adminKubeconfigYaml()
+                  .replaceFirst(
+                      "certificate-authority-data: \\S+", "certificate-authority-data: " + wrongCa);
           assertNotEquals(guest.adminKubeconfigYaml(), kc);
           EvictionFixture.kubeconfigSecret(infra, NS, cluster, kc);
           create(vm, cluster, "External", Map.of());
@@ -451,11 +592,16 @@ class HostileInputIT {
           assertEquals("Warning", refused.getType());
           assertTrue(refused.getMessage().contains("certificate"), refused.getMessage());
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
-          assertFalse(unschedulable(node(guest, vm.name)), "the guest was never reached: no insecure fallback");
-          assertEquals(Optional.empty(), nodeAnnotation(node(guest, vm.name), EvictionAnnotations.CORDONED_BY));
+          assertFalse(
+              unschedulable(node(guest, vm.name)),
+              "the guest was never reached: no insecure fallback");
+          assertEquals(
+              Optional.empty(),
+              nodeAnnotation(node(guest, vm.name), EvictionAnnotations.CORDONED_BY));
           assertTrue(event(infra, vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
           for (CoreV1Event each : events(infra, vm.ns, vm.name)) {
-            assertFalse(each.getMessage().contains(wrongCa.substring(0, 40)), "CA data in an event");
+            assertFalse(
+                each.getMessage().contains(wrongCa.substring(0, 40)), "CA data in an event");
           }
         });
   }
@@ -468,11 +614,15 @@ class HostileInputIT {
   static Case kubeconfigRelaxingTls(String field, String line) {
     Vm vm = new Vm(NS, "vm-tls-" + field.substring(0, 5));
     String cluster = "hostile-tls-" + field;
-    return new Case("a kubeconfig with " + field + ": KubeconfigInvalid naming it, guest untouched, deleted at the deadline",
+    return new Case(
+        "a kubeconfig with "
+            + field
+            + ": KubeconfigInvalid naming it, guest untouched, deleted at the deadline",
         () -> {
           guest.kwokNodes().createNamed(vm.name, Map.of());
           EvictionFixture.cluster(infra, NS, cluster);
-          EvictionFixture.kubeconfigSecret(infra, NS, cluster, withClusterField(guest.adminKubeconfigYaml(), line));
+          EvictionFixture.kubeconfigSecret(
+              infra, NS, cluster, withClusterField(guest.adminKubeconfigYaml(), line));
           create(vm, cluster, "External", Map.of());
         },
         () -> {
@@ -481,11 +631,15 @@ class HostileInputIT {
           assertTrue(refused.getMessage().contains("'" + field + "'"), refused.getMessage());
           String value = line.substring(line.indexOf(':') + 1).trim();
           for (CoreV1Event each : events(infra, vm.ns, vm.name)) {
-            assertFalse(each.getMessage().contains(value), "the field's value quoted in " + each.getReason());
+            assertFalse(
+                each.getMessage().contains(value),
+                "the field's value quoted in " + each.getReason());
           }
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
           assertFalse(unschedulable(node(guest, vm.name)), "the guest was never reached");
-          assertEquals(Optional.empty(), nodeAnnotation(node(guest, vm.name), EvictionAnnotations.CORDONED_BY));
+          assertEquals(
+              Optional.empty(),
+              nodeAnnotation(node(guest, vm.name), EvictionAnnotations.CORDONED_BY));
           assertTrue(event(infra, vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
         });
   }
@@ -497,11 +651,15 @@ class HostileInputIT {
   static Case kubeconfigWithoutCaData() {
     Vm vm = new Vm(NS, "vm-noca");
     String cluster = "hostile-no-ca";
-    return new Case("a kubeconfig without CA data: verified against the system trust store, GuestAPICertificateRejected",
+    return new Case(
+        "a kubeconfig without CA data: verified against the system trust store, GuestAPICertificateRejected",
         () -> {
           guest.kwokNodes().createNamed(vm.name, Map.of());
           EvictionFixture.cluster(infra, NS, cluster);
-          String kc = guest.adminKubeconfigYaml().replaceFirst("(?m)^\\s*certificate-authority-data: \\S+\\n", "");
+          String kc =
+              guest
+                  .adminKubeconfigYaml()
+                  .replaceFirst("(?m)^\\s*certificate-authority-data: \\S+\\n", "");
           assertFalse(kc.contains("certificate-authority"), "CA data removed");
           EvictionFixture.kubeconfigSecret(infra, NS, cluster, kc);
           create(vm, cluster, "External", Map.of());
@@ -513,9 +671,13 @@ class HostileInputIT {
         });
   }
 
-  /** {@code line} added to the kubeconfig's cluster entry, beside its certificate-authority-data. */
+  /**
+   * {@code line} added to the kubeconfig's cluster entry, beside its certificate-authority-data.
+   */
   static String withClusterField(String kubeconfig, String line) {
-    String changed = kubeconfig.replaceFirst("(?m)^(\\s*)(certificate-authority-data: \\S+)$", "$1$2\n$1" + line);
+    String changed =
+        kubeconfig.replaceFirst(
+            "(?m)^(\\s*)(certificate-authority-data: \\S+)$", "$1$2\n$1" + line);
     assertNotEquals(kubeconfig, changed);
     return changed;
   }
@@ -525,7 +687,8 @@ class HostileInputIT {
 
   static Case guestNodeMissing() {
     Vm vm = new Vm(NS, "vm-nonode");
-    return new Case("a guest node missing: GuestNodeNotFound, deleted at once (nothing to drain)",
+    return new Case(
+        "a guest node missing: GuestNodeNotFound, deleted at once (nothing to drain)",
         () -> create(vm, TENANT, "External", Map.of()),
         () -> {
           awaitDeleted(infra, vm.ns, vm.name, vm.uid);
@@ -534,14 +697,17 @@ class HostileInputIT {
           assertTrue(e.getMessage().contains("kubevirt://" + vm.name), e.getMessage());
           awaitEvent(infra, vm.ns, vm.name, "VMIDeleted");
           Instant deletedAt = deletionTime(vm);
-          assertTrue(deletedAt.isBefore(startOf(vm).plus(DRAIN_TIMEOUT)), "deleted before the deadline: " + deletedAt);
+          assertTrue(
+              deletedAt.isBefore(startOf(vm).plus(DRAIN_TIMEOUT)),
+              "deleted before the deadline: " + deletedAt);
           assertTrue(event(infra, vm.ns, vm.name, "DrainDeadlinePassed").isEmpty());
         });
   }
 
   static Case unknownEvictionStrategy() {
     Vm vm = new Vm(NS, "vm-unknown");
-    return new Case("an unknown eviction strategy: EvictionStrategyUnknown, left alone",
+    return new Case(
+        "an unknown eviction strategy: EvictionStrategyUnknown, left alone",
         () -> {
           guest.kwokNodes().createNamed(vm.name, Map.of());
           create(vm, TENANT, "Exterminate", Map.of());
@@ -555,7 +721,10 @@ class HostileInputIT {
           Map<String, Object> v = get(infra, vm.ns, vm.name).orElseThrow();
           assertEquals(vm.uid, EvictionFixture.uid(v));
           assertFalse(deleting(v), "not deleted");
-          assertEquals(Optional.empty(), annotation(v, EvictionAnnotations.DRAIN_START_TIME), "no drain start recorded");
+          assertEquals(
+              Optional.empty(),
+              annotation(v, EvictionAnnotations.DRAIN_START_TIME),
+              "no drain start recorded");
           assertFalse(unschedulable(node(guest, vm.name)), "guest node not cordoned");
           assertTrue(event(infra, vm.ns, vm.name, "DrainStarted").isEmpty());
         });
@@ -569,7 +738,8 @@ class HostileInputIT {
   static Case vmiRecreatedUnderTheSameNameMidDrain() {
     Vm vm = new Vm(NS, "vm-recreated");
     String[] guestNs = new String[1];
-    return new Case("a VMI recreated under the same name mid-drain: the new UID is kept, the node uncordoned",
+    return new Case(
+        "a VMI recreated under the same name mid-drain: the new UID is kept, the node uncordoned",
         () -> {
           guestNs[0] = blockedGuestNode(vm.name);
           create(vm, TENANT, "External", Map.of(), false);
@@ -578,25 +748,46 @@ class HostileInputIT {
           awaitEvent(infra, vm.ns, vm.name, "DrainBlocked");
           Instant oldStart = startOf(vm);
           String oldUid = vm.uid;
-          assertEquals(Optional.of(oldUid), nodeAnnotation(node(guest, vm.name), EvictionAnnotations.CORDONED_BY));
+          assertEquals(
+              Optional.of(oldUid),
+              nodeAnnotation(node(guest, vm.name), EvictionAnnotations.CORDONED_BY));
 
           infra.kubectl().runOrFail(null, "-n", vm.ns, "delete", "vmi", vm.name, "--wait=true");
           String newUid = createVmi(vm.ns, vm.name, TENANT, "External", Map.of(), false);
           assertNotEquals(oldUid, newUid);
           EvictionFixture.running(infra, vm.ns, vm.name, "infra-node-h2");
 
-          Await.until("guest node " + vm.name + " uncordoned for the new VMI", WAIT, () -> !unschedulable(node(guest, vm.name)));
-          assertEquals(Optional.empty(), nodeAnnotation(node(guest, vm.name), EvictionAnnotations.CORDONED_BY));
+          Await.until(
+              "guest node " + vm.name + " uncordoned for the new VMI",
+              WAIT,
+              () -> !unschedulable(node(guest, vm.name)));
+          assertEquals(
+              Optional.empty(),
+              nodeAnnotation(node(guest, vm.name), EvictionAnnotations.CORDONED_BY));
           sleepUntil(oldStart.plus(DRAIN_TIMEOUT).plusSeconds(3));
           Map<String, Object> v = get(infra, vm.ns, vm.name).orElseThrow();
           assertEquals(newUid, EvictionFixture.uid(v), "the new VMI was not deleted");
           assertFalse(deleting(v));
-          assertEquals(Optional.empty(), annotation(v, EvictionAnnotations.DRAIN_START_TIME), "no inherited drain start");
-          List<CoreV1Event> aboutNew = events(infra, vm.ns, vm.name).stream()
-              .filter(e -> newUid.equals(e.getInvolvedObject().getUid())).toList();
-          assertTrue(aboutNew.stream().noneMatch(e -> List.of("DrainStarted", "VMIDeleted", "DrainDeadlinePassed")
-              .contains(e.getReason())), "no evacuation of the new VMI: " + aboutNew.stream().map(CoreV1Event::getReason).toList());
-          assertEquals(1, running(guest, guestNs[0], "db").size(), "the budget-protected pod was never evicted");
+          assertEquals(
+              Optional.empty(),
+              annotation(v, EvictionAnnotations.DRAIN_START_TIME),
+              "no inherited drain start");
+          List<CoreV1Event> aboutNew =
+              events(infra, vm.ns, vm.name).stream()
+                  .filter(e -> newUid.equals(e.getInvolvedObject().getUid()))
+                  .toList();
+          assertTrue(
+              aboutNew.stream()
+                  .noneMatch(
+                      e ->
+                          List.of("DrainStarted", "VMIDeleted", "DrainDeadlinePassed")
+                              .contains(e.getReason())),
+              "no evacuation of the new VMI: "
+                  + aboutNew.stream().map(CoreV1Event::getReason).toList());
+          assertEquals(
+              1,
+              running(guest, guestNs[0], "db").size(),
+              "the budget-protected pod was never evicted");
         });
   }
 
@@ -610,15 +801,23 @@ class HostileInputIT {
   static Case podsWithFinalizersThatNeverFinish() {
     Vm vm = new Vm(NS, "vm-finalizers");
     String ns = guestNamespace("stuck");
-    return new Case("pods with finalizers that never finish: DrainBlocked (still terminating), deleted at the deadline",
+    return new Case(
+        "pods with finalizers that never finish: DrainBlocked (still terminating), deleted at the deadline",
         () -> {
           readyNodeWithoutKubelet(vm.name);
           createPods(ns, vm.name, "stuck", 3, List.of(NEVER_FINISH));
           create(vm, TENANT, "External", Map.of());
         },
         () -> {
-          Await.until("the stuck pods are being deleted", WAIT, () -> new CoreV1Api(guest.client()).listNamespacedPod(ns)
-              .execute().getItems().stream().filter(p -> p.getMetadata().getDeletionTimestamp() != null).count() == 3);
+          Await.until(
+              "the stuck pods are being deleted",
+              WAIT,
+              () ->
+                  new CoreV1Api(guest.client())
+                          .listNamespacedPod(ns).execute().getItems().stream()
+                              .filter(p -> p.getMetadata().getDeletionTimestamp() != null)
+                              .count()
+                      == 3);
           CoreV1Event blocked = awaitEvent(infra, vm.ns, vm.name, "DrainBlocked");
           assertTrue(blocked.getMessage().contains("not drained yet"), blocked.getMessage());
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
@@ -628,38 +827,59 @@ class HostileInputIT {
         });
   }
 
-  /** The eviction API answers 500 for a pod two budgets select: the pod stays, the deadline fires. */
+  /**
+   * The eviction API answers 500 for a pod two budgets select: the pod stays, the deadline fires.
+   */
   static Case severalBudgetsMatchingOnePod() {
     Vm vm = new Vm(NS, "vm-2pdbs");
     String ns = guestNamespace("twopdb");
     List<String> uids = new ArrayList<>();
-    return new Case("several PDBs matching one pod: DrainBlocked naming them, pods kept, deleted at the deadline",
+    return new Case(
+        "several PDBs matching one pod: DrainBlocked naming them, pods kept, deleted at the deadline",
         () -> {
           guest.kwokNodes().createNamed(vm.name, Map.of());
           EvictionFixture.workload(guest, ns, "web", 2, 0, List.of(vm.name));
-          guest.kubectl().apply("""
+          guest
+              .kubectl()
+              .apply(
+                  """
               apiVersion: policy/v1
               kind: PodDisruptionBudget
               metadata: {name: web-second-pdb, namespace: %s}
               spec:
                 maxUnavailable: 1
                 selector: {matchLabels: {app: web}}
-              """.formatted(ns));
+              """
+                      .formatted(ns));
           running(guest, ns, "web").forEach(p -> uids.add(p.getMetadata().getUid()));
           create(vm, TENANT, "External", Map.of());
         },
         () -> {
-          Await.until("a DrainBlocked naming the budgets", WAIT, () -> events(infra, vm.ns, vm.name).stream()
-              .anyMatch(e -> "DrainBlocked".equals(e.getReason()) && e.getMessage().contains("more than one PodDisruptionBudget")));
+          Await.until(
+              "a DrainBlocked naming the budgets",
+              WAIT,
+              () ->
+                  events(infra, vm.ns, vm.name).stream()
+                      .anyMatch(
+                          e ->
+                              "DrainBlocked".equals(e.getReason())
+                                  && e.getMessage().contains("more than one PodDisruptionBudget")));
           // The failed pods have not left the node: they are counted.
-          CoreV1Event blocked = events(infra, vm.ns, vm.name).stream().filter(e -> "DrainBlocked".equals(e.getReason()))
-              .findFirst().orElseThrow();
+          CoreV1Event blocked =
+              events(infra, vm.ns, vm.name).stream()
+                  .filter(e -> "DrainBlocked".equals(e.getReason()))
+                  .findFirst()
+                  .orElseThrow();
           assertTrue(blocked.getMessage().contains("(2 pod(s) left)"), blocked.getMessage());
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
           CoreV1Event passed = awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed");
           assertTrue(passed.getMessage().contains("2 pod(s) left"), passed.getMessage());
-          assertEquals(uids.stream().sorted().toList(),
-              running(guest, ns, "web").stream().map(p -> p.getMetadata().getUid()).sorted().toList(),
+          assertEquals(
+              uids.stream().sorted().toList(),
+              running(guest, ns, "web").stream()
+                  .map(p -> p.getMetadata().getUid())
+                  .sorted()
+                  .toList(),
               "no pod evicted: the eviction API cannot honour two budgets");
         });
   }
@@ -668,19 +888,29 @@ class HostileInputIT {
   static Case guestNodeWithTwoThousandPods() {
     Vm vm = new Vm(LARGE_NS, "vm-large");
     String ns = guestNamespace("large");
-    return new Case("a guest with 2,000 pods on the node: DrainSucceeded, every pod gone, deleted before the deadline",
+    return new Case(
+        "a guest with 2,000 pods on the node: DrainSucceeded, every pod gone, deleted before the deadline",
         () -> {
           guest.kwokNodes().createNamed(vm.name, Map.of());
           createPods(ns, vm.name, "p", LARGE_NODE_PODS, List.of());
           create(vm, TENANT, "External", Map.of());
         },
         () -> {
-          Await.until("VMI " + vm.name + " deleted after draining 2,000 pods", LARGE_DRAIN_TIMEOUT.plus(DEADLINE_SLACK),
+          Await.until(
+              "VMI " + vm.name + " deleted after draining 2,000 pods",
+              LARGE_DRAIN_TIMEOUT.plus(DEADLINE_SLACK),
               () -> EvictionFixture.deletedOrDeleting(infra, vm.ns, vm.name, vm.uid));
           awaitEvent(infra, vm.ns, vm.name, "DrainSucceeded");
-          assertTrue(event(infra, vm.ns, vm.name, "DrainDeadlinePassed").isEmpty(), "drained, not deleted at the deadline");
-          assertEquals(0, new CoreV1Api(guest.client()).listNamespacedPod(ns).execute().getItems().stream()
-              .filter(p -> p.getMetadata().getDeletionTimestamp() == null).count(), "no pod left on the node");
+          assertTrue(
+              event(infra, vm.ns, vm.name, "DrainDeadlinePassed").isEmpty(),
+              "drained, not deleted at the deadline");
+          assertEquals(
+              0,
+              new CoreV1Api(guest.client())
+                  .listNamespacedPod(ns).execute().getItems().stream()
+                      .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+                      .count(),
+              "no pod left on the node");
           assertTrue(unschedulable(node(guest, vm.name)));
         });
   }
@@ -693,29 +923,49 @@ class HostileInputIT {
    * recorded at that moment, and yields that start. Started while arranging: the cases are verified
    * one after another, and by a later case's turn its VMI's deadline would have passed.
    */
-  static CompletableFuture<Instant> whenBlocked(Vm vm, java.util.function.Function<Instant, Step> tamper) {
-    return CompletableFuture.supplyAsync(() -> {
-      try {
-        awaitEvent(infra, vm.ns, vm.name, "DrainBlocked");
-        Instant start = startOf(vm);
-        tamper.apply(start).run();
-        return start;
-      } catch (Exception e) {
-        throw new IllegalStateException("tampering with " + vm.name + " failed: " + e, e);
-      }
-    }, pool);
+  static CompletableFuture<Instant> whenBlocked(
+      Vm vm, java.util.function.Function<Instant, Step> tamper) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            awaitEvent(infra, vm.ns, vm.name, "DrainBlocked");
+            Instant start = startOf(vm);
+            tamper.apply(start).run();
+            return start;
+          } catch (Exception e) {
+            throw new IllegalStateException("tampering with " + vm.name + " failed: " + e, e);
+          }
+        },
+        pool);
   }
 
-  /** Removing the drain start mid-drain would restart the clock: it is written back, the deadline holds. */
+  /**
+   * Removing the drain start mid-drain would restart the clock: it is written back, the deadline
+   * holds.
+   */
   static Case drainStartRemovedMidDrain() {
     Vm vm = new Vm(NS, "vm-start-removed");
     List<CompletableFuture<Instant>> tampered = new ArrayList<>();
-    return new Case("drain start removed mid-drain: DrainStartTimeRestored, the original deadline holds",
+    return new Case(
+        "drain start removed mid-drain: DrainStartTimeRestored, the original deadline holds",
         () -> {
           blockedGuestNode(vm.name);
           create(vm, TENANT, "External", Map.of());
-          tampered.add(whenBlocked(vm, start -> () -> infra.kubectl().runOrFail(null,
-              "-n", vm.ns, "annotate", "vmi", vm.name, EvictionAnnotations.DRAIN_START_TIME + "-")));
+          tampered.add(
+              whenBlocked(
+                  vm,
+                  start ->
+                      () ->
+                          infra
+                              .kubectl()
+                              .runOrFail(
+                                  null,
+                                  "-n",
+                                  vm.ns,
+                                  "annotate",
+                                  "vmi",
+                                  vm.name,
+                                  EvictionAnnotations.DRAIN_START_TIME + "-")));
         },
         () -> {
           Instant start = tampered.get(0).get(2, TimeUnit.MINUTES);
@@ -724,7 +974,9 @@ class HostileInputIT {
           assertTrue(restored.getMessage().contains("was removed"), restored.getMessage());
           assertEquals(start, startOf(vm), "the earliest start is written back");
           assertDeletedAtTheDeadline(vm, start, DRAIN_TIMEOUT);
-          assertTrue(event(infra, vm.ns, vm.name, "DrainStartTimeInvalid").isEmpty(), "not taken for a new evacuation");
+          assertTrue(
+              event(infra, vm.ns, vm.name, "DrainStartTimeInvalid").isEmpty(),
+              "not taken for a new evacuation");
         });
   }
 
@@ -732,20 +984,41 @@ class HostileInputIT {
   static Case drainStartMovedLaterMidDrain() {
     Vm vm = new Vm(NS, "vm-start-later");
     List<CompletableFuture<Instant>> tampered = new ArrayList<>();
-    // Later than the start, and no later than now + a few seconds: a valid time in every other respect.
-    java.util.function.Function<Instant, String> later = start -> DateTimeFormatter.ISO_INSTANT.format(start.plusSeconds(10));
-    return new Case("drain start moved later mid-drain: DrainStartTimeRestored, the original deadline holds",
+    // Later than the start, and no later than now + a few seconds: a valid time in every other
+    // respect.
+    java.util.function.Function<Instant, String> later =
+        start -> DateTimeFormatter.ISO_INSTANT.format(start.plusSeconds(10));
+    return new Case(
+        "drain start moved later mid-drain: DrainStartTimeRestored, the original deadline holds",
         () -> {
           blockedGuestNode(vm.name);
           create(vm, TENANT, "External", Map.of());
-          tampered.add(whenBlocked(vm, start -> () -> infra.kubectl().runOrFail(null, "-n", vm.ns, "annotate",
-              "--overwrite", "vmi", vm.name, EvictionAnnotations.DRAIN_START_TIME + "=" + later.apply(start))));
+          tampered.add(
+              whenBlocked(
+                  vm,
+                  start ->
+                      () ->
+                          infra
+                              .kubectl()
+                              .runOrFail(
+                                  null,
+                                  "-n",
+                                  vm.ns,
+                                  "annotate",
+                                  "--overwrite",
+                                  "vmi",
+                                  vm.name,
+                                  EvictionAnnotations.DRAIN_START_TIME
+                                      + "="
+                                      + later.apply(start))));
         },
         () -> {
           Instant start = tampered.get(0).get(2, TimeUnit.MINUTES);
           CoreV1Event restored = awaitEvent(infra, vm.ns, vm.name, "DrainStartTimeRestored");
-          assertTrue(restored.getMessage().contains("was moved later")
-              && restored.getMessage().contains(later.apply(start)), restored.getMessage());
+          assertTrue(
+              restored.getMessage().contains("was moved later")
+                  && restored.getMessage().contains(later.apply(start)),
+              restored.getMessage());
           assertEquals(start, startOf(vm), "the earliest start is written back");
           assertDeletedAtTheDeadline(vm, start, DRAIN_TIMEOUT);
         });
@@ -758,14 +1031,24 @@ class HostileInputIT {
   static Case clusterInAnotherNamespace() {
     Vm vm = new Vm(NS, "vm-crossns");
     String victim = "victim-tenant";
-    return new Case("a VMI naming a Cluster in another namespace: ClusterNamespaceRefused, that tenant untouched",
+    return new Case(
+        "a VMI naming a Cluster in another namespace: ClusterNamespaceRefused, that tenant untouched",
         () -> {
           guest.kwokNodes().createNamed(vm.name, Map.of());
           EvictionFixture.cluster(infra, LARGE_NS, victim);
           EvictionFixture.kubeconfigSecret(infra, LARGE_NS, victim, guest.adminKubeconfigYaml());
           vm.uid = createVmi(vm.ns, vm.name, victim, "External", Map.of(), true);
-          infra.kubectl().runOrFail(null, "-n", vm.ns, "label", "--overwrite", "vmi", vm.name,
-              "capk.cluster.x-k8s.io/kubevirt-machine-namespace=" + LARGE_NS);
+          infra
+              .kubectl()
+              .runOrFail(
+                  null,
+                  "-n",
+                  vm.ns,
+                  "label",
+                  "--overwrite",
+                  "vmi",
+                  vm.name,
+                  "capk.cluster.x-k8s.io/kubevirt-machine-namespace=" + LARGE_NS);
           EvictionFixture.evacuate(infra, vm.ns, vm.name, INFRA_NODE);
         },
         () -> {
@@ -773,17 +1056,22 @@ class HostileInputIT {
           assertEquals("Warning", refused.getType());
           assertTrue(refused.getMessage().contains(LARGE_NS + "/" + victim), refused.getMessage());
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
-          assertFalse(unschedulable(node(guest, vm.name)), "the other tenant's node was never cordoned");
+          assertFalse(
+              unschedulable(node(guest, vm.name)), "the other tenant's node was never cordoned");
           assertTrue(event(infra, vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
         });
   }
 
-  /** The tenant's RBAC lets us cordon but not evict: GuestAPIForbidden naming the request, not DrainBlocked. */
+  /**
+   * The tenant's RBAC lets us cordon but not evict: GuestAPIForbidden naming the request, not
+   * DrainBlocked.
+   */
   static Case evictionForbiddenByTheGuestsRbac() {
     Vm vm = new Vm(NS, "vm-noevict");
     String cluster = "hostile-no-evict";
     String ns = guestNamespace("noevict");
-    return new Case("the guest's RBAC refuses evictions: GuestAPIForbidden naming pods/eviction, deleted at the deadline",
+    return new Case(
+        "the guest's RBAC refuses evictions: GuestAPIForbidden naming pods/eviction, deleted at the deadline",
         () -> {
           guest.kwokNodes().createNamed(vm.name, Map.of());
           EvictionFixture.workload(guest, ns, "web", 1, 0, List.of(vm.name));
@@ -794,9 +1082,13 @@ class HostileInputIT {
         () -> {
           CoreV1Event forbidden = awaitEvent(infra, vm.ns, vm.name, "GuestAPIForbidden");
           assertEquals("Warning", forbidden.getType());
-          assertTrue(forbidden.getMessage().contains("create pods/eviction denied"), forbidden.getMessage());
+          assertTrue(
+              forbidden.getMessage().contains("create pods/eviction denied"),
+              forbidden.getMessage());
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
-          assertTrue(event(infra, vm.ns, vm.name, "DrainBlocked").isEmpty(), "a refusal by RBAC is not a budget's block");
+          assertTrue(
+              event(infra, vm.ns, vm.name, "DrainBlocked").isEmpty(),
+              "a refusal by RBAC is not a budget's block");
           assertTrue(unschedulable(node(guest, vm.name)), "cordoning was allowed");
           assertEquals(1, running(guest, ns, "web").size(), "the pod was never evicted");
         });
@@ -805,7 +1097,10 @@ class HostileInputIT {
   /** A guest identity that may read and cordon nodes and read pods, but not create evictions. */
   static String guestKubeconfigThatMayNotEvict() throws ApiException {
     String sa = "drainer-without-evictions";
-    guest.kubectl().apply("""
+    guest
+        .kubectl()
+        .apply(
+            """
         apiVersion: v1
         kind: ServiceAccount
         metadata: {name: %1$s, namespace: default}
@@ -825,21 +1120,30 @@ class HostileInputIT {
         metadata: {name: %1$s}
         roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %1$s}
         subjects: [{kind: ServiceAccount, name: %1$s, namespace: default}]
-        """.formatted(sa));
-    io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest issued = new CoreV1Api(guest.client())
-        .createNamespacedServiceAccountToken(sa, "default", new io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest()
-            .spec(new io.kubernetes.client.openapi.models.V1TokenRequestSpec().expirationSeconds(3600L).audiences(List.of())))
-        .execute();
+        """
+                .formatted(sa));
+    io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest issued =
+        new CoreV1Api(guest.client())
+            .createNamespacedServiceAccountToken(
+                sa,
+                "default",
+                new io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest()
+                    .spec(
+                        new io.kubernetes.client.openapi.models.V1TokenRequestSpec()
+                            .expirationSeconds(3600L)
+                            .audiences(List.of())))
+            .execute();
     return guest.kubeconfigWithToken(sa, issued.getStatus().getToken());
   }
 
   /**
-   * Neither the VMI nor a KubeVirt CR sets a strategy: the controller's fallback (None) leaves the VMI
-   * to KubeVirt. The admin learns it once, however often the VMI changes.
+   * Neither the VMI nor a KubeVirt CR sets a strategy: the controller's fallback (None) leaves the
+   * VMI to KubeVirt. The admin learns it once, however often the VMI changes.
    */
   static Case noStrategyAnywhereLeavesTheVmiToKubeVirt() {
     Vm vm = new Vm(NS, "vm-nostrategy");
-    return new Case("no eviction strategy anywhere: one EvacuationLeftToKubeVirt event, the VMI left alone",
+    return new Case(
+        "no eviction strategy anywhere: one EvacuationLeftToKubeVirt event, the VMI left alone",
         () -> {
           guest.kwokNodes().createNamed(vm.name, Map.of());
           create(vm, TENANT, null, Map.of());
@@ -850,14 +1154,28 @@ class HostileInputIT {
           assertTrue(told.getMessage().contains("evictionStrategy: External"), told.getMessage());
           // More updates of the marked VMI: each is reconciled, none repeats the explanation.
           for (int i = 0; i < 2; i++) {
-            infra.kubectl().runOrFail(null, "-n", vm.ns, "annotate", "--overwrite", "vmi", vm.name,
-                "example.com/touched=" + System.nanoTime());
+            infra
+                .kubectl()
+                .runOrFail(
+                    null,
+                    "-n",
+                    vm.ns,
+                    "annotate",
+                    "--overwrite",
+                    "vmi",
+                    vm.name,
+                    "example.com/touched=" + System.nanoTime());
           }
           sleepUntil(controllerStarted.plus(DRAIN_TIMEOUT).plusSeconds(3));
-          List<CoreV1Event> all = events(infra, vm.ns, vm.name).stream()
-              .filter(e -> "EvacuationLeftToKubeVirt".equals(e.getReason())).toList();
+          List<CoreV1Event> all =
+              events(infra, vm.ns, vm.name).stream()
+                  .filter(e -> "EvacuationLeftToKubeVirt".equals(e.getReason()))
+                  .toList();
           assertEquals(1, all.size());
-          assertEquals(1, all.get(0).getCount() == null ? 1 : all.get(0).getCount(), "said once, not per update");
+          assertEquals(
+              1,
+              all.get(0).getCount() == null ? 1 : all.get(0).getCount(),
+              "said once, not per update");
           Map<String, Object> v = get(infra, vm.ns, vm.name).orElseThrow();
           assertFalse(deleting(v), "left to KubeVirt, not deleted");
           assertEquals(Optional.empty(), annotation(v, EvictionAnnotations.DRAIN_START_TIME));
@@ -868,20 +1186,30 @@ class HostileInputIT {
   // -----------------------------------------------------------------------------------------------
   // Helpers.
 
-  static void create(Vm vm, String cluster, String strategy, Map<String, String> annotations) throws Exception {
+  static void create(Vm vm, String cluster, String strategy, Map<String, String> annotations)
+      throws Exception {
     create(vm, cluster, strategy, annotations, true);
   }
 
-  /** Creates the VMI (held by the test's finalizer when {@code hold}) and marks it for evacuation. */
-  static void create(Vm vm, String cluster, String strategy, Map<String, String> annotations, boolean hold)
+  /**
+   * Creates the VMI (held by the test's finalizer when {@code hold}) and marks it for evacuation.
+   */
+  static void create(
+      Vm vm, String cluster, String strategy, Map<String, String> annotations, boolean hold)
       throws Exception {
     vm.uid = createVmi(vm.ns, vm.name, cluster, strategy, annotations, hold);
     EvictionFixture.evacuate(infra, vm.ns, vm.name, INFRA_NODE);
   }
 
   /** A CAPK-shaped VMI; {@code cluster} null leaves out the cluster label. Returns its UID. */
-  static String createVmi(String ns, String name, String cluster, String strategy, Map<String, String> annotations,
-      boolean hold) throws ApiException {
+  static String createVmi(
+      String ns,
+      String name,
+      String cluster,
+      String strategy,
+      Map<String, String> annotations,
+      boolean hold)
+      throws ApiException {
     Map<String, String> labels = new LinkedHashMap<>();
     labels.put("kubevirt.io/vm", name);
     labels.put("capk.cluster.x-k8s.io/kubevirt-machine-name", name);
@@ -902,13 +1230,25 @@ class HostileInputIT {
     if (strategy != null) {
       spec.put("evictionStrategy", strategy);
     }
-    spec.put("domain", Map.of("cpu", Map.of("cores", 2), "devices", Map.of(), "resources",
-        Map.of("requests", Map.of("memory", "2Gi"))));
-    Map<String, Object> vmi = Map.of(
-        "apiVersion", "kubevirt.io/v1",
-        "kind", "VirtualMachineInstance",
-        "metadata", metadata,
-        "spec", spec);
+    spec.put(
+        "domain",
+        Map.of(
+            "cpu",
+            Map.of("cores", 2),
+            "devices",
+            Map.of(),
+            "resources",
+            Map.of("requests", Map.of("memory", "2Gi"))));
+    Map<String, Object> vmi =
+        Map.of(
+            "apiVersion",
+            "kubevirt.io/v1",
+            "kind",
+            "VirtualMachineInstance",
+            "metadata",
+            metadata,
+            "spec",
+            spec);
     // create, not apply: no last-applied annotation, the object holds exactly what the case wrote.
     infra.kubectl().runOrFail(GSON.toJson(vmi), "create", "-f", "-");
     return EvictionFixture.uid(get(infra, ns, name).orElseThrow());
@@ -925,18 +1265,30 @@ class HostileInputIT {
     return ns;
   }
 
-  /** A Node that reports Ready once and that no kwok manages: nothing ever finishes a pod's deletion there. */
+  /**
+   * A Node that reports Ready once and that no kwok manages: nothing ever finishes a pod's deletion
+   * there.
+   */
   static void readyNodeWithoutKubelet(String name) throws Exception {
     CoreV1Api core = new CoreV1Api(guest.client());
     kubeletlessNodes.add(name);
-    core.createNode(new V1Node().metadata(new V1ObjectMeta().name(name).labels(Map.of("kubernetes.io/hostname", name))))
+    core.createNode(
+            new V1Node()
+                .metadata(
+                    new V1ObjectMeta().name(name).labels(Map.of("kubernetes.io/hostname", name))))
         .execute();
-    String now = DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(ChronoUnit.SECONDS));
-    String status = """
+    String now =
+        DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(ChronoUnit.SECONDS));
+    String status =
+        """
         {"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"ready",
-        "lastHeartbeatTime":"%1$s","lastTransitionTime":"%1$s"}]}}""".formatted(now);
-    PatchUtils.patch(V1Node.class, () -> core.patchNodeStatus(name, new V1Patch(status)).buildCall(null),
-        V1Patch.PATCH_FORMAT_STRATEGIC_MERGE_PATCH, guest.client());
+        "lastHeartbeatTime":"%1$s","lastTransitionTime":"%1$s"}]}}"""
+            .formatted(now);
+    PatchUtils.patch(
+        V1Node.class,
+        () -> core.patchNodeStatus(name, new V1Patch(status)).buildCall(null),
+        V1Patch.PATCH_FORMAT_STRATEGIC_MERGE_PATCH,
+        guest.client());
   }
 
   static synchronized String guestNamespace(String prefix) {
@@ -946,48 +1298,85 @@ class HostileInputIT {
   }
 
   /** Bare pods bound to {@code node}, created in parallel. */
-  static void createPods(String ns, String node, String prefix, int count, List<String> finalizers) throws Exception {
+  static void createPods(String ns, String node, String prefix, int count, List<String> finalizers)
+      throws Exception {
     EvictionFixture.namespace(guest, ns);
     CoreV1Api core = new CoreV1Api(guest.client());
-    Await.until("the default ServiceAccount of " + ns, WAIT, () -> {
-      core.readNamespacedServiceAccount("default", ns).execute();
-      return true;
-    });
+    Await.until(
+        "the default ServiceAccount of " + ns,
+        WAIT,
+        () -> {
+          core.readNamespacedServiceAccount("default", ns).execute();
+          return true;
+        });
     AtomicInteger next = new AtomicInteger();
     ExecutorService creators = Executors.newFixedThreadPool(16);
     try {
-      List<CompletableFuture<Void>> all = IntStream.range(0, 16).mapToObj(t -> CompletableFuture.runAsync(() -> {
-        for (int i = next.getAndIncrement(); i < count; i = next.getAndIncrement()) {
-          V1Pod pod = new V1Pod()
-              .metadata(new V1ObjectMeta().name(prefix + "-" + i).labels(Map.of("app", prefix)).finalizers(finalizers))
-              .spec(new V1PodSpec().nodeName(node).terminationGracePeriodSeconds(0L)
-                  .containers(List.of(new V1Container().name("main").image(prefix + ":fake")))
-                  // The model starts with an empty map here, which the API refuses without a RuntimeClass.
-                  .overhead(null));
-          for (int attempt = 1; ; attempt++) {
-            try {
-              core.createNamespacedPod(ns, pod).execute();
-              break;
-            } catch (ApiException e) {
-              if (e.getCode() == 409) {
-                break;
-              }
-              // 403 right after the namespace was made: the ServiceAccount admission's cache has not seen
-              // its default ServiceAccount yet.
-              if (attempt >= 20) {
-                throw new IllegalStateException("cannot create pod " + ns + "/" + prefix + "-" + i + ": HTTP " + e.getCode()
-                    + " " + e.getResponseBody(), e);
-              }
-              try {
-                Thread.sleep(500);
-              } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(ie);
-              }
-            }
-          }
-        }
-      }, creators)).toList();
+      List<CompletableFuture<Void>> all =
+          IntStream.range(0, 16)
+              .mapToObj(
+                  t ->
+                      CompletableFuture.runAsync(
+                          () -> {
+                            for (int i = next.getAndIncrement();
+                                i < count;
+                                i = next.getAndIncrement()) {
+                              V1Pod pod =
+                                  new V1Pod()
+                                      .metadata(
+                                          new V1ObjectMeta()
+                                              .name(prefix + "-" + i)
+                                              .labels(Map.of("app", prefix))
+                                              .finalizers(finalizers))
+                                      .spec(
+                                          new V1PodSpec()
+                                              .nodeName(node)
+                                              .terminationGracePeriodSeconds(0L)
+                                              .containers(
+                                                  List.of(
+                                                      new V1Container()
+                                                          .name("main")
+                                                          .image(prefix + ":fake")))
+                                              // The model starts with an empty map here, which the
+                                              // API refuses without a RuntimeClass.
+                                              .overhead(null));
+                              for (int attempt = 1; ; attempt++) {
+                                try {
+                                  core.createNamespacedPod(ns, pod).execute();
+                                  break;
+                                } catch (ApiException e) {
+                                  if (e.getCode() == 409) {
+                                    break;
+                                  }
+                                  // 403 right after the namespace was made: the ServiceAccount
+                                  // admission's cache has not seen
+                                  // its default ServiceAccount yet.
+                                  if (attempt >= 20) {
+                                    throw new IllegalStateException(
+                                        "cannot create pod "
+                                            + ns
+                                            + "/"
+                                            + prefix
+                                            + "-"
+                                            + i
+                                            + ": HTTP "
+                                            + e.getCode()
+                                            + " "
+                                            + e.getResponseBody(),
+                                        e);
+                                  }
+                                  try {
+                                    Thread.sleep(500);
+                                  } catch (InterruptedException ie) {
+                                    Thread.currentThread().interrupt();
+                                    throw new IllegalStateException(ie);
+                                  }
+                                }
+                              }
+                            }
+                          },
+                          creators))
+              .toList();
       CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(5, TimeUnit.MINUTES);
     } finally {
       creators.shutdownNow();
@@ -996,45 +1385,73 @@ class HostileInputIT {
 
   /** The recorded drain start of the case's VMI (as it was written on it). */
   static Instant startOf(Vm vm) throws Exception {
-    Await.until("drain start recorded on " + vm.name, WAIT,
-        () -> get(infra, vm.ns, vm.name).flatMap(v -> annotation(v, EvictionAnnotations.DRAIN_START_TIME)).isPresent());
-    return OffsetDateTime.parse(annotation(get(infra, vm.ns, vm.name).orElseThrow(), EvictionAnnotations.DRAIN_START_TIME)
-        .orElseThrow()).toInstant();
+    Await.until(
+        "drain start recorded on " + vm.name,
+        WAIT,
+        () ->
+            get(infra, vm.ns, vm.name)
+                .flatMap(v -> annotation(v, EvictionAnnotations.DRAIN_START_TIME))
+                .isPresent());
+    return OffsetDateTime.parse(
+            annotation(
+                    get(infra, vm.ns, vm.name).orElseThrow(), EvictionAnnotations.DRAIN_START_TIME)
+                .orElseThrow())
+        .toInstant();
   }
 
   /** The hostile start was replaced by a valid one the controller took from its clock. */
   static Instant assertStartReplacedByControllerTime(Vm vm, String hostile) throws Exception {
-    Await.until("drain start of " + vm.name + " replaced", WAIT, () -> annotation(get(infra, vm.ns, vm.name).orElseThrow(),
-        EvictionAnnotations.DRAIN_START_TIME).filter(v -> !v.equals(hostile)).flatMap(Rfc3339::parse).isPresent());
+    Await.until(
+        "drain start of " + vm.name + " replaced",
+        WAIT,
+        () ->
+            annotation(
+                    get(infra, vm.ns, vm.name).orElseThrow(), EvictionAnnotations.DRAIN_START_TIME)
+                .filter(v -> !v.equals(hostile))
+                .flatMap(Rfc3339::parse)
+                .isPresent());
     Instant start = startOf(vm);
-    assertFalse(start.isBefore(controllerStarted.minusSeconds(1)), "replaced by the controller's now: " + start);
+    assertFalse(
+        start.isBefore(controllerStarted.minusSeconds(1)),
+        "replaced by the controller's now: " + start);
     assertFalse(start.isAfter(Instant.now()), "never in the future: " + start);
     return start;
   }
 
   /**
-   * Deleted by the controller at the deadline: a DrainDeadlinePassed warning, a VMIDeleted event, and
-   * a deletion time between the deadline and the deadline + 30 s.
+   * Deleted by the controller at the deadline: a DrainDeadlinePassed warning, a VMIDeleted event,
+   * and a deletion time between the deadline and the deadline + 30 s.
    */
   static void assertDeletedAtTheDeadline(Vm vm, Instant start, Duration timeout) throws Exception {
     Instant deadline = start.plus(timeout);
-    Await.until("VMI " + vm.name + " deleted at its deadline " + deadline,
+    Await.until(
+        "VMI " + vm.name + " deleted at its deadline " + deadline,
         Duration.between(Instant.now(), deadline).plus(DEADLINE_SLACK).plus(WAIT),
         () -> EvictionFixture.deletedOrDeleting(infra, vm.ns, vm.name, vm.uid));
     CoreV1Event passed = awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed");
     assertEquals("Warning", passed.getType());
     awaitEvent(infra, vm.ns, vm.name, "VMIDeleted");
     Instant deletedAt = deletionTime(vm);
-    // Kubernetes times have second precision: the deletion may show in the second the deadline fell in.
-    assertFalse(deletedAt.isBefore(deadline.minusSeconds(1)), "deleted at " + deletedAt + ", before the deadline " + deadline);
-    assertFalse(deletedAt.isAfter(deadline.plus(DEADLINE_SLACK)), "deleted at " + deletedAt + ", after deadline + 30 s " + deadline);
-    assertEquals(Optional.of(start.toString()), annotation(get(infra, vm.ns, vm.name).orElseThrow(),
-        EvictionAnnotations.DRAIN_START_TIME).map(t -> OffsetDateTime.parse(t).toInstant().toString()), "start never moved");
+    // Kubernetes times have second precision: the deletion may show in the second the deadline fell
+    // in.
+    assertFalse(
+        deletedAt.isBefore(deadline.minusSeconds(1)),
+        "deleted at " + deletedAt + ", before the deadline " + deadline);
+    assertFalse(
+        deletedAt.isAfter(deadline.plus(DEADLINE_SLACK)),
+        "deleted at " + deletedAt + ", after deadline + 30 s " + deadline);
+    assertEquals(
+        Optional.of(start.toString()),
+        annotation(get(infra, vm.ns, vm.name).orElseThrow(), EvictionAnnotations.DRAIN_START_TIME)
+            .map(t -> OffsetDateTime.parse(t).toInstant().toString()),
+        "start never moved");
   }
 
   @SuppressWarnings("unchecked")
   static Instant deletionTime(Vm vm) throws ApiException {
-    Map<String, Object> v = get(infra, vm.ns, vm.name).orElseThrow(() -> new AssertionError(vm.name + " is gone: hold it"));
+    Map<String, Object> v =
+        get(infra, vm.ns, vm.name)
+            .orElseThrow(() -> new AssertionError(vm.name + " is gone: hold it"));
     assertEquals(vm.uid, EvictionFixture.uid(v));
     Object ts = ((Map<String, Object>) v.get("metadata")).get("deletionTimestamp");
     assertTrue(ts != null, vm.name + " not being deleted");
@@ -1043,21 +1460,27 @@ class HostileInputIT {
 
   /** Labels, spec and other annotations as the case wrote them: only the drain start changed. */
   @SuppressWarnings("unchecked")
-  static void assertOnlyOurAnnotationChanged(Vm vm, Map<String, String> othersAsWritten) throws ApiException {
+  static void assertOnlyOurAnnotationChanged(Vm vm, Map<String, String> othersAsWritten)
+      throws ApiException {
     Map<String, Object> v = get(infra, vm.ns, vm.name).orElseThrow();
     Map<String, Object> meta = (Map<String, Object>) v.get("metadata");
-    Map<String, String> annotations = new LinkedHashMap<>((Map<String, String>) meta.get("annotations"));
+    Map<String, String> annotations =
+        new LinkedHashMap<>((Map<String, String>) meta.get("annotations"));
     annotations.remove(EvictionAnnotations.DRAIN_START_TIME);
     assertEquals(othersAsWritten, annotations);
     assertEquals("label", ((Map<String, String>) meta.get("labels")).get("example.com/keep"));
     Map<String, Object> spec = (Map<String, Object>) v.get("spec");
     assertEquals("External", spec.get("evictionStrategy"));
-    assertEquals(Map.of("cores", 2.0), ((Map<String, Object>) spec.get("domain")).get("cpu"), "spec kept");
+    assertEquals(
+        Map.of("cores", 2.0), ((Map<String, Object>) spec.get("domain")).get("cpu"), "spec kept");
   }
 
   static String secretVersion(String cluster) throws ApiException {
-    return new CoreV1Api(infra.client()).readNamespacedSecret(cluster + "-kubeconfig", NS).execute()
-        .getMetadata().getResourceVersion();
+    return new CoreV1Api(infra.client())
+        .readNamespacedSecret(cluster + "-kubeconfig", NS)
+        .execute()
+        .getMetadata()
+        .getResourceVersion();
   }
 
   static String b64(String s) {

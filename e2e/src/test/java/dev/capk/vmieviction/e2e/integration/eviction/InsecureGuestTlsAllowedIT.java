@@ -33,10 +33,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class InsecureGuestTlsAllowedIT {
 
   @RegisterExtension
-  static final LocalClusterExtension infraExt = LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infraExt =
+      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
 
   @RegisterExtension
-  static final LocalClusterExtension guestExt = LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestExt =
+      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
 
   static final String NS = "ev-insecure-allowed";
   static final String TENANT = "insecure-tenant";
@@ -50,29 +52,47 @@ class InsecureGuestTlsAllowedIT {
     infra = infraExt.cluster();
     guest = guestExt.cluster();
     Crds.installTestCrds(infra);
-    Path kubeconfig = EvictionFixture.controllerKubeconfig(infra, EvictionFixture.tempDir("vmi-eviction-insecure-it"));
+    Path kubeconfig =
+        EvictionFixture.controllerKubeconfig(
+            infra, EvictionFixture.tempDir("vmi-eviction-insecure-it"));
     EvictionFixture.namespace(infra, NS);
     EvictionFixture.cluster(infra, NS, TENANT);
-    String insecure = guest.adminKubeconfigYaml()
-        .replaceFirst("(?m)^(\\s*)certificate-authority-data: \\S+$", "$1insecure-skip-tls-verify: true");
+    String insecure =
+        guest
+            .adminKubeconfigYaml()
+            .replaceFirst(
+                "(?m)^(\\s*)certificate-authority-data: \\S+$", "$1insecure-skip-tls-verify: true");
     assertFalse(insecure.contains("certificate-authority"));
     assertTrue(insecure.contains("insecure-skip-tls-verify: true"));
     EvictionFixture.kubeconfigSecret(infra, NS, TENANT, insecure);
-    manager = Main.start(
-        "--kubeconfig", kubeconfig.toString(),
-        "--leader-elect",
-        "--leader-election-namespace", EvictionFixture.CONTROLLER_NAMESPACE,
-        "--leader-election-id", "vmi-eviction-insecure-it",
-        "--leader-election-lease-duration", "4s",
-        "--leader-election-renew-deadline", "3s",
-        "--leader-election-retry-period", "500ms",
-        "--metrics-bind-address", "0",
-        "--health-probe-bind-address", "127.0.0.1:0",
-        "--namespace", NS,
-        "--allow-insecure-guest-tls",
-        "--drain-timeout", "5m",
-        "--drain-retry-interval", "1s",
-        "--drain-attempt-timeout", "3s");
+    manager =
+        Main.start(
+            "--kubeconfig",
+            kubeconfig.toString(),
+            "--leader-elect",
+            "--leader-election-namespace",
+            EvictionFixture.CONTROLLER_NAMESPACE,
+            "--leader-election-id",
+            "vmi-eviction-insecure-it",
+            "--leader-election-lease-duration",
+            "4s",
+            "--leader-election-renew-deadline",
+            "3s",
+            "--leader-election-retry-period",
+            "500ms",
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            "--namespace",
+            NS,
+            "--allow-insecure-guest-tls",
+            "--drain-timeout",
+            "5m",
+            "--drain-retry-interval",
+            "1s",
+            "--drain-attempt-timeout",
+            "3s");
     Await.until("controller ready", WAIT, manager::ready);
   }
 
@@ -91,7 +111,9 @@ class InsecureGuestTlsAllowedIT {
     evacuate(infra, NS, vm, "infra-node-i1");
     awaitDeleted(infra, NS, vm, uid);
     awaitEvent(infra, NS, vm, "DrainSucceeded");
-    assertTrue(unschedulable(node(guest, vm)), "the guest node was cordoned through the insecure kubeconfig");
+    assertTrue(
+        unschedulable(node(guest, vm)),
+        "the guest node was cordoned through the insecure kubeconfig");
     assertTrue(event(infra, NS, vm, "KubeconfigInvalid").isEmpty());
   }
 }

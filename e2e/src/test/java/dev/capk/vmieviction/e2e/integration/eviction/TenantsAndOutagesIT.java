@@ -44,10 +44,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class TenantsAndOutagesIT {
 
   @RegisterExtension
-  static final LocalClusterExtension infraExt = LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infraExt =
+      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
 
   @RegisterExtension
-  static final LocalClusterExtension guestAExt = LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestAExt =
+      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
 
   /** Its API server is stopped by a test: not shared with other classes. */
   @RegisterExtension
@@ -69,28 +71,44 @@ class TenantsAndOutagesIT {
     guestA = guestAExt.cluster();
     guestB = guestBExt.cluster();
     Crds.installTestCrds(infra);
-    Path kubeconfig = EvictionFixture.controllerKubeconfig(infra, EvictionFixture.tempDir("vmi-eviction-outage-it"));
+    Path kubeconfig =
+        EvictionFixture.controllerKubeconfig(
+            infra, EvictionFixture.tempDir("vmi-eviction-outage-it"));
     EvictionFixture.namespace(infra, NS_A);
     EvictionFixture.namespace(infra, NS_B);
     EvictionFixture.cluster(infra, NS_A, "tenant-a");
     EvictionFixture.kubeconfigSecret(infra, NS_A, "tenant-a", guestA.adminKubeconfigYaml());
     EvictionFixture.cluster(infra, NS_B, "tenant-b");
     EvictionFixture.kubeconfigSecret(infra, NS_B, "tenant-b", guestB.adminKubeconfigYaml());
-    manager = Main.start(
-        "--kubeconfig", kubeconfig.toString(),
-        "--leader-elect",
-        "--leader-election-namespace", EvictionFixture.CONTROLLER_NAMESPACE,
-        "--leader-election-id", "vmi-eviction-outage-it",
-        "--leader-election-lease-duration", "4s",
-        "--leader-election-renew-deadline", "3s",
-        "--leader-election-retry-period", "500ms",
-        "--metrics-bind-address", "0",
-        "--health-probe-bind-address", "127.0.0.1:0",
-        "--namespace", NS_A,
-        "--namespace", NS_B,
-        "--drain-timeout", DRAIN_TIMEOUT.toSeconds() + "s",
-        "--drain-retry-interval", "1s",
-        "--drain-attempt-timeout", "3s");
+    manager =
+        Main.start(
+            "--kubeconfig",
+            kubeconfig.toString(),
+            "--leader-elect",
+            "--leader-election-namespace",
+            EvictionFixture.CONTROLLER_NAMESPACE,
+            "--leader-election-id",
+            "vmi-eviction-outage-it",
+            "--leader-election-lease-duration",
+            "4s",
+            "--leader-election-renew-deadline",
+            "3s",
+            "--leader-election-retry-period",
+            "500ms",
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            "--namespace",
+            NS_A,
+            "--namespace",
+            NS_B,
+            "--drain-timeout",
+            DRAIN_TIMEOUT.toSeconds() + "s",
+            "--drain-retry-interval",
+            "1s",
+            "--drain-attempt-timeout",
+            "3s");
     Await.until("controller ready", WAIT, manager::ready);
   }
 
@@ -105,9 +123,10 @@ class TenantsAndOutagesIT {
   @Order(1)
   void twoTenantsVmisAreEvacuatedConcurrently() throws Exception {
     record Tenant(LocalCluster guest, String ns, String cluster, String vm, String guestNs) {}
-    List<Tenant> tenants = List.of(
-        new Tenant(guestA, NS_A, "tenant-a", unique("vm-ta"), unique("app")),
-        new Tenant(guestB, NS_B, "tenant-b", unique("vm-tb"), unique("app")));
+    List<Tenant> tenants =
+        List.of(
+            new Tenant(guestA, NS_A, "tenant-a", unique("vm-ta"), unique("app")),
+            new Tenant(guestB, NS_B, "tenant-b", unique("vm-tb"), unique("app")));
     for (Tenant t : tenants) {
       String spare = "spare-" + t.vm();
       t.guest().kwokNodes().createNamed(t.vm(), Map.of());
@@ -126,10 +145,16 @@ class TenantsAndOutagesIT {
     for (int i = 0; i < tenants.size(); i++) {
       Tenant t = tenants.get(i);
       awaitDeleted(infra, t.ns(), t.vm(), uids.get(i));
-      assertTrue(unschedulable(node(t.guest(), t.vm())), t.vm() + " cordoned in its own guest cluster");
-      assertEquals(Optional.of(uids.get(i)), nodeAnnotation(node(t.guest(), t.vm()), EvictionAnnotations.CORDONED_BY));
-      assertEquals(2, running(t.guest(), t.guestNs(), "web").stream()
-          .filter(p -> ("spare-" + t.vm()).equals(p.getSpec().getNodeName())).count());
+      assertTrue(
+          unschedulable(node(t.guest(), t.vm())), t.vm() + " cordoned in its own guest cluster");
+      assertEquals(
+          Optional.of(uids.get(i)),
+          nodeAnnotation(node(t.guest(), t.vm()), EvictionAnnotations.CORDONED_BY));
+      assertEquals(
+          2,
+          running(t.guest(), t.guestNs(), "web").stream()
+              .filter(p -> ("spare-" + t.vm()).equals(p.getSpec().getNodeName()))
+              .count());
       awaitEvent(infra, t.ns(), t.vm(), "DrainSucceeded");
     }
   }
@@ -146,7 +171,8 @@ class TenantsAndOutagesIT {
     awaitEvent(infra, NS_B, vm, "DrainBlocked");
 
     // The guest API server goes away for longer than the time left before the deadline.
-    CompletableFuture<Void> outage = CompletableFuture.runAsync(() -> guestB.restartApiServer(DRAIN_TIMEOUT.plusSeconds(10)));
+    CompletableFuture<Void> outage =
+        CompletableFuture.runAsync(() -> guestB.restartApiServer(DRAIN_TIMEOUT.plusSeconds(10)));
     try {
       awaitDeleted(infra, NS_B, vm, uid);
       assertFalse(outage.isDone(), "deleted while the guest API server was still down");

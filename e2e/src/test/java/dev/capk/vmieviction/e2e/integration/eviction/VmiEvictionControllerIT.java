@@ -5,8 +5,8 @@ import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.anno
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitDeleted;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitEvent;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitGone;
-import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.event;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evacuate;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.event;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.get;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.node;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.nodeAnnotation;
@@ -26,8 +26,8 @@ import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.manager.Manager;
 import dev.capk.vmieviction.manager.Main;
+import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.apis.CoordinationV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
@@ -54,17 +54,19 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The VMI eviction controller against real control planes: an infra cluster holding the VMIs, the
- * Cluster API Clusters and kubeconfig Secrets, and guest clusters whose nodes run inside those VMIs.
- * The controller runs through its Main with flags and a kubeconfig holding a ServiceAccount token
- * bound only to the RBAC in {@code config/rbac}.
+ * Cluster API Clusters and kubeconfig Secrets, and guest clusters whose nodes run inside those
+ * VMIs. The controller runs through its Main with flags and a kubeconfig holding a ServiceAccount
+ * token bound only to the RBAC in {@code config/rbac}.
  */
 class VmiEvictionControllerIT {
 
   @RegisterExtension
-  static final LocalClusterExtension infraExt = LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infraExt =
+      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
 
   @RegisterExtension
-  static final LocalClusterExtension guestExt = LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestExt =
+      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
 
   /** Short, so the deadline paths run in seconds. Normal drains here finish well within it. */
   static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(30);
@@ -85,20 +87,25 @@ class VmiEvictionControllerIT {
     infra = infraExt.cluster();
     guest = guestExt.cluster();
     Crds.installTestCrds(infra);
-    kubeconfig = EvictionFixture.controllerKubeconfig(infra, EvictionFixture.tempDir("vmi-eviction-it"));
+    kubeconfig =
+        EvictionFixture.controllerKubeconfig(infra, EvictionFixture.tempDir("vmi-eviction-it"));
     EvictionFixture.namespace(infra, NS);
     EvictionFixture.namespace(infra, BROKEN_NS);
     EvictionFixture.cluster(infra, NS, TENANT);
     EvictionFixture.kubeconfigSecret(infra, NS, TENANT, guest.adminKubeconfigYaml());
     // KubeVirt's cluster-wide default, for VMIs that set no strategy of their own.
     EvictionFixture.namespace(infra, KUBEVIRT_NS);
-    infra.kubectl().apply("""
+    infra
+        .kubectl()
+        .apply(
+            """
         apiVersion: kubevirt.io/v1
         kind: KubeVirt
         metadata: {name: kubevirt, namespace: %s}
         spec:
           configuration: {evictionStrategy: External}
-        """.formatted(KUBEVIRT_NS));
+        """
+                .formatted(KUBEVIRT_NS));
     manager = startController();
   }
 
@@ -108,26 +115,43 @@ class VmiEvictionControllerIT {
       manager.close();
     }
     // Other test classes share the infra cluster: leave KubeVirt's default as it was.
-    infra.kubectl().run(null, Duration.ofSeconds(30), "delete", "namespace", KUBEVIRT_NS, "--wait=false");
+    infra
+        .kubectl()
+        .run(null, Duration.ofSeconds(30), "delete", "namespace", KUBEVIRT_NS, "--wait=false");
   }
 
   static Manager startController() throws IOException {
-    Manager m = Main.start(
-        "--kubeconfig", kubeconfig.toString(),
-        "--leader-elect",
-        "--leader-election-namespace", EvictionFixture.CONTROLLER_NAMESPACE,
-        "--leader-election-id", "vmi-eviction-it",
-        "--leader-election-lease-duration", "4s",
-        "--leader-election-renew-deadline", "3s",
-        "--leader-election-retry-period", "500ms",
-        "--metrics-bind-address", "127.0.0.1:0",
-        "--health-probe-bind-address", "127.0.0.1:0",
-        "--namespace", NS,
-        "--namespace", BROKEN_NS,
-        "--drain-timeout", DRAIN_TIMEOUT.toSeconds() + "s",
-        "--drain-retry-interval", "1s",
-        "--drain-attempt-timeout", "3s",
-        "--workers", "4");
+    Manager m =
+        Main.start(
+            "--kubeconfig",
+            kubeconfig.toString(),
+            "--leader-elect",
+            "--leader-election-namespace",
+            EvictionFixture.CONTROLLER_NAMESPACE,
+            "--leader-election-id",
+            "vmi-eviction-it",
+            "--leader-election-lease-duration",
+            "4s",
+            "--leader-election-renew-deadline",
+            "3s",
+            "--leader-election-retry-period",
+            "500ms",
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            "--namespace",
+            NS,
+            "--namespace",
+            BROKEN_NS,
+            "--drain-timeout",
+            DRAIN_TIMEOUT.toSeconds() + "s",
+            "--drain-retry-interval",
+            "1s",
+            "--drain-attempt-timeout",
+            "3s",
+            "--workers",
+            "4");
     Await.until("controller ready", WAIT, m::ready);
     return m;
   }
@@ -143,7 +167,8 @@ class VmiEvictionControllerIT {
   // -----------------------------------------------------------------------------------------------
 
   @Test
-  void externalVmiMarkedForEvacuationHasItsGuestNodeCordonedDrainedThenIsDeletedAndLaterUncordoned() throws Exception {
+  void externalVmiMarkedForEvacuationHasItsGuestNodeCordonedDrainedThenIsDeletedAndLaterUncordoned()
+      throws Exception {
     String vm = unique("vm-drain");
     List<String> nodes = guestNodes(vm);
     String spare = nodes.get(1);
@@ -161,14 +186,27 @@ class VmiEvictionControllerIT {
     awaitDeleted(infra, NS, vm, uid);
     V1Node n = node(guest, vm);
     assertTrue(unschedulable(n), "guest node cordoned");
-    assertEquals(Optional.of(uid), nodeAnnotation(n, EvictionAnnotations.CORDONED_BY), "cordon recorded for the VMI");
-    assertTrue(podsOn(guest, guestNs, vm).stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() != null),
+    assertEquals(
+        Optional.of(uid),
+        nodeAnnotation(n, EvictionAnnotations.CORDONED_BY),
+        "cordon recorded for the VMI");
+    assertTrue(
+        podsOn(guest, guestNs, vm).stream()
+            .allMatch(p -> p.getMetadata().getDeletionTimestamp() != null),
         "no pod left running on the drained node");
-    Await.until("both replicas running on the spare node", WAIT,
-        () -> running(guest, guestNs, "web").stream().filter(p -> spare.equals(p.getSpec().getNodeName())).count() == 2);
+    Await.until(
+        "both replicas running on the spare node",
+        WAIT,
+        () ->
+            running(guest, guestNs, "web").stream()
+                    .filter(p -> spare.equals(p.getSpec().getNodeName()))
+                    .count()
+                == 2);
     awaitEvent(infra, NS, vm, "DrainSucceeded");
     awaitEvent(infra, NS, vm, "VMIDeleted");
-    assertTrue(event(infra, NS, vm, "DrainDeadlinePassed").isEmpty(), "deleted because drained, not at the deadline");
+    assertTrue(
+        event(infra, NS, vm, "DrainDeadlinePassed").isEmpty(),
+        "deleted because drained, not at the deadline");
     // The guest cluster's users see it on their Node too.
     awaitEvent(guest, "default", vm, "GuestNodeCordoned");
     awaitEvent(guest, "default", vm, "DrainSucceeded");
@@ -181,12 +219,14 @@ class VmiEvictionControllerIT {
     assertNotEquals(uid, newUid);
     EvictionFixture.running(infra, NS, vm, "infra-node-8");
     Await.until("guest node " + vm + " uncordoned", WAIT, () -> !unschedulable(node(guest, vm)));
-    assertEquals(Optional.empty(), nodeAnnotation(node(guest, vm), EvictionAnnotations.CORDONED_BY));
+    assertEquals(
+        Optional.empty(), nodeAnnotation(node(guest, vm), EvictionAnnotations.CORDONED_BY));
     awaitEvent(infra, NS, vm, "GuestNodeUncordoned");
   }
 
   @Test
-  void budgetThatNeverAllowsDisruptionDelaysDeletionToTheDeadlineWhichSurvivesARestart() throws Exception {
+  void budgetThatNeverAllowsDisruptionDelaysDeletionToTheDeadlineWhichSurvivesARestart()
+      throws Exception {
     String vm = unique("vm-pdb");
     guest.kwokNodes().createNamed(vm, Map.of());
     String guestNs = unique("db");
@@ -195,31 +235,51 @@ class VmiEvictionControllerIT {
     String uid = vmi(infra, NS, vm, TENANT, "External");
     evacuate(infra, NS, vm, INFRA_NODE);
     awaitEvent(infra, NS, vm, "DrainBlocked");
-    String start = annotation(get(infra, NS, vm).orElseThrow(), EvictionAnnotations.DRAIN_START_TIME).orElseThrow();
-    assertFalse(EvictionFixture.deletedOrDeleting(infra, NS, vm, uid), "blocked drain: VMI kept before the deadline");
+    String start =
+        annotation(get(infra, NS, vm).orElseThrow(), EvictionAnnotations.DRAIN_START_TIME)
+            .orElseThrow();
+    assertFalse(
+        EvictionFixture.deletedOrDeleting(infra, NS, vm, uid),
+        "blocked drain: VMI kept before the deadline");
 
     // Restart the controller mid-drain: the recorded start, and so the deadline, stay.
     manager.close();
-    assertEquals(null, new CoordinationV1Api(infra.client())
-            .readNamespacedLease("vmi-eviction-it", EvictionFixture.CONTROLLER_NAMESPACE).execute()
-            .getSpec().getHolderIdentity(),
+    assertEquals(
+        null,
+        new CoordinationV1Api(infra.client())
+            .readNamespacedLease("vmi-eviction-it", EvictionFixture.CONTROLLER_NAMESPACE)
+            .execute()
+            .getSpec()
+            .getHolderIdentity(),
         "a cleanly stopped controller releases its lease");
     manager = startController();
-    Await.until("VMI deleted at the deadline", WAIT, () -> {
-      Optional<Map<String, Object>> v = get(infra, NS, vm);
-      if (v.isPresent() && EvictionFixture.uid(v.get()).equals(uid)) {
-        assertEquals(Optional.of(start), annotation(v.get(), EvictionAnnotations.DRAIN_START_TIME), "start kept");
-      }
-      return EvictionFixture.deletedOrDeleting(infra, NS, vm, uid);
-    });
+    Await.until(
+        "VMI deleted at the deadline",
+        WAIT,
+        () -> {
+          Optional<Map<String, Object>> v = get(infra, NS, vm);
+          if (v.isPresent() && EvictionFixture.uid(v.get()).equals(uid)) {
+            assertEquals(
+                Optional.of(start),
+                annotation(v.get(), EvictionAnnotations.DRAIN_START_TIME),
+                "start kept");
+          }
+          return EvictionFixture.deletedOrDeleting(infra, NS, vm, uid);
+        });
     CoreV1Event warning = awaitEvent(infra, NS, vm, "DrainDeadlinePassed");
-    assertTrue(warning.getMessage().contains(guestNs + "/db-pdb"), "names the blocking budget: " + warning.getMessage());
+    assertTrue(
+        warning.getMessage().contains(guestNs + "/db-pdb"),
+        "names the blocking budget: " + warning.getMessage());
     assertEquals("Warning", warning.getType());
     CoreV1Event deleted = awaitEvent(infra, NS, vm, "VMIDeleted");
     Instant deadline = OffsetDateTime.parse(start).toInstant().plus(DRAIN_TIMEOUT);
-    assertFalse(deleted.getFirstTimestamp().toInstant().isBefore(deadline.minusSeconds(1)),
+    assertFalse(
+        deleted.getFirstTimestamp().toInstant().isBefore(deadline.minusSeconds(1)),
         "not deleted before the deadline " + deadline + ": " + deleted.getFirstTimestamp());
-    assertEquals(1, running(guest, guestNs, "db").size(), "the budget was honoured: the pod was never evicted");
+    assertEquals(
+        1,
+        running(guest, guestNs, "db").size(),
+        "the budget was honoured: the pod was never evicted");
   }
 
   @Test
@@ -235,15 +295,28 @@ class VmiEvictionControllerIT {
     String quietUid = vmi(infra, NS, quiet, TENANT, "External");
     EvictionFixture.running(infra, NS, quiet, INFRA_NODE);
     String dyingUid = vmi(infra, NS, dying, TENANT, "External");
-    infra.kubectl().runOrFail(null, "-n", NS, "patch", "vmi", dying, "--type=merge",
-        "-p", "{\"metadata\":{\"finalizers\":[\"test.capk.dev/hold\"]}}");
+    infra
+        .kubectl()
+        .runOrFail(
+            null,
+            "-n",
+            NS,
+            "patch",
+            "vmi",
+            dying,
+            "--type=merge",
+            "-p",
+            "{\"metadata\":{\"finalizers\":[\"test.capk.dev/hold\"]}}");
     infra.kubectl().runOrFail(null, "-n", NS, "delete", "vmi", dying, "--wait=false");
     evacuate(infra, NS, dying, INFRA_NODE);
 
     // Not CAPK's (no kubevirt-machine-name label): outside the informer's label selector.
     String foreign = unique("vm-foreign");
     guest.kwokNodes().createNamed(foreign, Map.of());
-    infra.kubectl().apply("""
+    infra
+        .kubectl()
+        .apply(
+            """
         apiVersion: kubevirt.io/v1
         kind: VirtualMachineInstance
         metadata:
@@ -253,7 +326,8 @@ class VmiEvictionControllerIT {
         spec:
           evictionStrategy: External
           domain: {devices: {}}
-        """.formatted(foreign, NS, TENANT));
+        """
+                .formatted(foreign, NS, TENANT));
     evacuate(infra, NS, foreign, INFRA_NODE);
 
     // A VMI that must be processed, queued after the others: once it is gone, they have been seen.
@@ -266,7 +340,10 @@ class VmiEvictionControllerIT {
 
     for (String vm : List.of(liveMigrate, quiet, dying, foreign)) {
       Map<String, Object> v = get(infra, NS, vm).orElseThrow();
-      assertEquals(Optional.empty(), annotation(v, EvictionAnnotations.DRAIN_START_TIME), vm + " not annotated");
+      assertEquals(
+          Optional.empty(),
+          annotation(v, EvictionAnnotations.DRAIN_START_TIME),
+          vm + " not annotated");
       assertFalse(unschedulable(node(guest, vm)), vm + "'s guest node not cordoned");
       assertTrue(EvictionFixture.events(infra, NS, vm).isEmpty(), vm + " has no events");
     }
@@ -275,7 +352,18 @@ class VmiEvictionControllerIT {
     assertFalse(EvictionFixture.deleting(get(infra, NS, quiet).orElseThrow()));
     assertEquals(quietUid, EvictionFixture.uid(get(infra, NS, quiet).orElseThrow()));
     assertEquals(dyingUid, EvictionFixture.uid(get(infra, NS, dying).orElseThrow()));
-    infra.kubectl().runOrFail(null, "-n", NS, "patch", "vmi", dying, "--type=merge", "-p", "{\"metadata\":{\"finalizers\":null}}");
+    infra
+        .kubectl()
+        .runOrFail(
+            null,
+            "-n",
+            NS,
+            "patch",
+            "vmi",
+            dying,
+            "--type=merge",
+            "-p",
+            "{\"metadata\":{\"finalizers\":null}}");
   }
 
   @Test
@@ -295,10 +383,15 @@ class VmiEvictionControllerIT {
     String vm = unique("vm-pid");
     String nodeName = unique("guest-worker");
     guest.kwokNodes().createNamed(nodeName, Map.of());
-    PatchUtils.patch(V1Node.class,
-        () -> new CoreV1Api(guest.client()).patchNode(nodeName,
-            new V1Patch("{\"spec\":{\"providerID\":\"kubevirt://" + vm + "\"}}")).buildCall(null),
-        V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH, guest.client());
+    PatchUtils.patch(
+        V1Node.class,
+        () ->
+            new CoreV1Api(guest.client())
+                .patchNode(
+                    nodeName, new V1Patch("{\"spec\":{\"providerID\":\"kubevirt://" + vm + "\"}}"))
+                .buildCall(null),
+        V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH,
+        guest.client());
 
     String uid = vmi(infra, NS, vm, TENANT, "External");
     evacuate(infra, NS, vm, INFRA_NODE);
@@ -319,7 +412,10 @@ class VmiEvictionControllerIT {
     String uid = vmi(infra, NS, vm, TENANT, "External");
     evacuate(infra, NS, vm, INFRA_NODE);
     awaitDeleted(infra, NS, vm, uid);
-    assertEquals(Optional.empty(), nodeAnnotation(node(guest, vm), EvictionAnnotations.CORDONED_BY), "not ours");
+    assertEquals(
+        Optional.empty(),
+        nodeAnnotation(node(guest, vm), EvictionAnnotations.CORDONED_BY),
+        "not ours");
 
     awaitGone(infra, NS, vm);
     vmi(infra, NS, vm, TENANT, "External");
@@ -330,12 +426,14 @@ class VmiEvictionControllerIT {
     evacuate(infra, NS, barrier, INFRA_NODE);
     awaitDeleted(infra, NS, barrier, barrierUid);
     Thread.sleep(1000);
-    assertTrue(unschedulable(node(guest, vm)), "an admin's cordon is never lifted by the controller");
+    assertTrue(
+        unschedulable(node(guest, vm)), "an admin's cordon is never lifted by the controller");
     assertTrue(event(infra, NS, vm, "GuestNodeUncordoned").isEmpty());
   }
 
   @Test
-  void missingClusterMissingSecretAndBadKubeconfigAreEventedAndTheDeadlineStillFires() throws Exception {
+  void missingClusterMissingSecretAndBadKubeconfigAreEventedAndTheDeadlineStillFires()
+      throws Exception {
     // No Cluster at all.
     String noCluster = unique("vm-nocluster");
     String noClusterUid = vmi(infra, BROKEN_NS, noCluster, "no-such-cluster", "External");
@@ -344,7 +442,8 @@ class VmiEvictionControllerIT {
     String badConfig = unique("vm-badcfg");
     EvictionFixture.cluster(infra, BROKEN_NS, "garbled");
     String secretLooking = "c2VjcmV0LXRva2VuLXNob3VsZC1uZXZlci1sZWFr";
-    EvictionFixture.kubeconfigSecret(infra, BROKEN_NS, "garbled", "token: " + secretLooking + "\n: not yaml [");
+    EvictionFixture.kubeconfigSecret(
+        infra, BROKEN_NS, "garbled", "token: " + secretLooking + "\n: not yaml [");
     String badConfigUid = vmi(infra, BROKEN_NS, badConfig, "garbled", "External");
     evacuate(infra, BROKEN_NS, badConfig, INFRA_NODE);
     // A Cluster whose Secret appears later: the controller recovers and drains.
@@ -356,7 +455,9 @@ class VmiEvictionControllerIT {
 
     awaitEvent(infra, BROKEN_NS, noCluster, "ClusterNotFound");
     CoreV1Event invalid = awaitEvent(infra, BROKEN_NS, badConfig, "KubeconfigInvalid");
-    assertFalse(invalid.getMessage().contains(secretLooking), "no secret content in events: " + invalid.getMessage());
+    assertFalse(
+        invalid.getMessage().contains(secretLooking),
+        "no secret content in events: " + invalid.getMessage());
     awaitEvent(infra, BROKEN_NS, late, "KubeconfigSecretNotFound");
     assertFalse(EvictionFixture.deletedOrDeleting(infra, BROKEN_NS, late, lateUid));
 
@@ -371,7 +472,10 @@ class VmiEvictionControllerIT {
       CoreV1Event deadline = awaitEvent(infra, BROKEN_NS, vm, "DrainDeadlinePassed");
       assertFalse(deadline.getMessage().contains(secretLooking));
     }
-    assertTrue(awaitEvent(infra, BROKEN_NS, noCluster, "DrainDeadlinePassed").getMessage().contains("not found"));
+    assertTrue(
+        awaitEvent(infra, BROKEN_NS, noCluster, "DrainDeadlinePassed")
+            .getMessage()
+            .contains("not found"));
   }
 
   @Test
@@ -389,10 +493,12 @@ class VmiEvictionControllerIT {
     awaitEvent(infra, BROKEN_NS, vm, "DrainBlocked");
 
     // A kubeconfig whose identity the guest does not authorise: the new client is used at once.
-    EvictionFixture.kubeconfigSecret(infra, BROKEN_NS, cluster, guest.kubeconfigFor("nobody", "nobody-group"));
+    EvictionFixture.kubeconfigSecret(
+        infra, BROKEN_NS, cluster, guest.kubeconfigFor("nobody", "nobody-group"));
     CoreV1Event forbidden = awaitEvent(infra, BROKEN_NS, vm, "GuestAPIForbidden");
     assertEquals("Warning", forbidden.getType());
-    assertEquals(1, podsOn(guest, guestNs, vm).size(), "nothing evicted with an identity the guest refuses");
+    assertEquals(
+        1, podsOn(guest, guestNs, vm).size(), "nothing evicted with an identity the guest refuses");
 
     // Back to an authorised identity: the drain goes on through the newest Secret.
     EvictionFixture.kubeconfigSecret(infra, BROKEN_NS, cluster, guest.adminKubeconfigYaml());
@@ -400,24 +506,42 @@ class VmiEvictionControllerIT {
     awaitDeleted(infra, BROKEN_NS, vm, uid);
     CoreV1Event drained = awaitEvent(infra, BROKEN_NS, vm, "DrainSucceeded");
     assertEquals("Normal", drained.getType());
-    assertTrue(podsOn(guest, guestNs, vm).stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() != null),
+    assertTrue(
+        podsOn(guest, guestNs, vm).stream()
+            .allMatch(p -> p.getMetadata().getDeletionTimestamp() != null),
         "the pod was evicted from the guest node");
-    assertTrue(event(infra, BROKEN_NS, vm, "DrainDeadlinePassed").isEmpty(), "drained, not timed out");
+    assertTrue(
+        event(infra, BROKEN_NS, vm, "DrainDeadlinePassed").isEmpty(), "drained, not timed out");
   }
 
   @Test
   void aSecondReplicaStandsByWhileTheLeaderHoldsTheLease() throws Exception {
     CoordinationV1Api coordination = new CoordinationV1Api(infra.client());
-    Await.until("the running controller holds the lease", WAIT, () -> manager.identity().equals(
-        coordination.readNamespacedLease("vmi-eviction-it", EvictionFixture.CONTROLLER_NAMESPACE).execute()
-            .getSpec().getHolderIdentity()));
+    Await.until(
+        "the running controller holds the lease",
+        WAIT,
+        () ->
+            manager
+                .identity()
+                .equals(
+                    coordination
+                        .readNamespacedLease(
+                            "vmi-eviction-it", EvictionFixture.CONTROLLER_NAMESPACE)
+                        .execute()
+                        .getSpec()
+                        .getHolderIdentity()));
     Manager standby = startController();
     try {
       // Longer than the lease duration (4s): an expired or ignored lease would have changed hands.
       Thread.sleep(6000);
-      assertEquals(manager.identity(), coordination
-          .readNamespacedLease("vmi-eviction-it", EvictionFixture.CONTROLLER_NAMESPACE).execute()
-          .getSpec().getHolderIdentity(), "the leader keeps the lease; the standby waits");
+      assertEquals(
+          manager.identity(),
+          coordination
+              .readNamespacedLease("vmi-eviction-it", EvictionFixture.CONTROLLER_NAMESPACE)
+              .execute()
+              .getSpec()
+              .getHolderIdentity(),
+          "the leader keeps the lease; the standby waits");
     } finally {
       standby.close();
     }
@@ -428,18 +552,29 @@ class VmiEvictionControllerIT {
     HttpClient http = HttpClient.newHttpClient();
     var probes = manager.probesAddress();
     for (String path : List.of("/healthz", "/readyz")) {
-      HttpResponse<String> r = http.send(HttpRequest.newBuilder(
-          URI.create("http://127.0.0.1:" + probes.getPort() + path)).build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r =
+          http.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + probes.getPort() + path))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
       assertEquals(200, r.statusCode(), path);
     }
-    HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(
-        URI.create("http://127.0.0.1:" + manager.metricsAddress().getPort() + "/metrics")).build(),
-        HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> metrics =
+        http.send(
+            HttpRequest.newBuilder(
+                    URI.create(
+                        "http://127.0.0.1:" + manager.metricsAddress().getPort() + "/metrics"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     assertEquals(200, metrics.statusCode());
-    List<String> expected = new ArrayList<>(List.of(
-        "vmi_eviction_evacuations_in_progress", "vmi_eviction_evacuation_duration_seconds",
-        "vmi_eviction_guest_clients_cached", "vmi_eviction_evacuations_started",
-        "vmi_eviction_drain_pass_duration_seconds"));
+    List<String> expected =
+        new ArrayList<>(
+            List.of(
+                "vmi_eviction_evacuations_in_progress",
+                "vmi_eviction_evacuation_duration_seconds",
+                "vmi_eviction_guest_clients_cached",
+                "vmi_eviction_evacuations_started",
+                "vmi_eviction_drain_pass_duration_seconds"));
     for (String name : expected) {
       assertTrue(metrics.body().contains(name), name + " exported");
     }

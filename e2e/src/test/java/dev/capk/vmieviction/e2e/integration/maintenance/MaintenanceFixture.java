@@ -30,39 +30,52 @@ import java.util.Optional;
 
 /**
  * Builds NodeMaintenance scenarios on a local cluster: the CRD from {@code config/crd}, the
- * controller running as a ServiceAccount bound only to the RBAC of the opt-in component
- * {@code config/components/node-maintenance} (so a missing permission fails the tests), kwok nodes,
- * pods bound straight to a node.
+ * controller running as a ServiceAccount bound only to the RBAC of the opt-in component {@code
+ * config/components/node-maintenance} (so a missing permission fails the tests), kwok nodes, pods
+ * bound straight to a node.
  */
 final class MaintenanceFixture {
   static final Duration WAIT = Duration.ofSeconds(90);
   static final String CONTROLLER_NS = "nm-it-system";
+
   /** Own prefix: other suites apply config/rbac with theirs to the same kind of cluster. */
   static final String PREFIX = "nmit-";
 
   private MaintenanceFixture() {}
 
   static void installCrd(LocalCluster c) {
-    Path crd = RepoPaths.root().resolve("config/crd/nodemaintenance.medik8s.io_nodemaintenances.yaml");
+    Path crd =
+        RepoPaths.root().resolve("config/crd/nodemaintenance.medik8s.io_nodemaintenances.yaml");
     c.kubectl().runOrFail(null, "apply", "--server-side", "-f", crd.toString());
-    c.kubectl().runOrFail(null, "wait", "--for=condition=Established", "--timeout=60s", "-f", crd.toString());
+    c.kubectl()
+        .runOrFail(
+            null, "wait", "--for=condition=Established", "--timeout=60s", "-f", crd.toString());
   }
 
   /**
    * Applies the component {@code config/components/node-maintenance} (CRD, role and binding) beside
-   * the controller's ServiceAccount, and returns a kubeconfig holding a token of that ServiceAccount:
-   * exactly the NodeMaintenance RBAC, as a deployment with the component enabled grants it.
+   * the controller's ServiceAccount, and returns a kubeconfig holding a token of that
+   * ServiceAccount: exactly the NodeMaintenance RBAC, as a deployment with the component enabled
+   * grants it.
    */
   static String controllerKubeconfig(LocalCluster c) throws Exception {
-    c.kubectl().apply("""
+    c.kubectl()
+        .apply(
+            """
         apiVersion: v1
         kind: Namespace
         metadata: {name: %s}
-        """.formatted(CONTROLLER_NS));
+        """
+                .formatted(CONTROLLER_NS));
     Path dir = Files.createTempDirectory("nm-rbac");
-    Files.copy(RepoPaths.root().resolve("config/rbac/service_account.yaml"), dir.resolve("service_account.yaml"));
-    Path component = RepoPaths.root().resolve("config/components/node-maintenance").toAbsolutePath().normalize();
-    Files.writeString(dir.resolve("kustomization.yaml"), """
+    Files.copy(
+        RepoPaths.root().resolve("config/rbac/service_account.yaml"),
+        dir.resolve("service_account.yaml"));
+    Path component =
+        RepoPaths.root().resolve("config/components/node-maintenance").toAbsolutePath().normalize();
+    Files.writeString(
+        dir.resolve("kustomization.yaml"),
+        """
         apiVersion: kustomize.config.k8s.io/v1beta1
         kind: Kustomization
         namespace: %s
@@ -71,14 +84,21 @@ final class MaintenanceFixture {
         - service_account.yaml
         components:
         - %s
-        """.formatted(CONTROLLER_NS, PREFIX,
-            // kustomize takes components by relative path only
-            dir.toAbsolutePath().relativize(component)));
+        """
+            .formatted(
+                CONTROLLER_NS,
+                PREFIX,
+                // kustomize takes components by relative path only
+                dir.toAbsolutePath().relativize(component)));
     c.kubectl().runOrFail(null, "apply", "-k", dir.toString());
-    AuthenticationV1TokenRequest issued = new CoreV1Api(c.client())
-        .createNamespacedServiceAccountToken(PREFIX + "vmi-eviction-controller", CONTROLLER_NS,
-            new AuthenticationV1TokenRequest().spec(new V1TokenRequestSpec().expirationSeconds(3600L).audiences(List.of())))
-        .execute();
+    AuthenticationV1TokenRequest issued =
+        new CoreV1Api(c.client())
+            .createNamespacedServiceAccountToken(
+                PREFIX + "vmi-eviction-controller",
+                CONTROLLER_NS,
+                new AuthenticationV1TokenRequest()
+                    .spec(new V1TokenRequestSpec().expirationSeconds(3600L).audiences(List.of())))
+            .execute();
     return c.kubeconfigWithToken("node-maintenance-it", issued.getStatus().getToken());
   }
 
@@ -97,13 +117,18 @@ final class MaintenanceFixture {
    * attempts, so blocked drains are retried within seconds.
    */
   static ControllerRuntime startController(String kubeconfig) {
-    NodeMaintenanceSettings settings = NodeMaintenanceSettings.defaults()
-        .withPassTimeout(Duration.ofSeconds(3))
-        .withRetryInterval(Duration.ofSeconds(1))
-        .withWorkers(3);
-    NodeMaintenanceController c = new NodeMaintenanceController(
-        client(kubeconfig, Duration.ofSeconds(15)), client(kubeconfig, Duration.ZERO), settings);
-    ControllerRuntime runtime = new ControllerRuntime(List.of(c), null, Duration.ofSeconds(10)).start();
+    NodeMaintenanceSettings settings =
+        NodeMaintenanceSettings.defaults()
+            .withPassTimeout(Duration.ofSeconds(3))
+            .withRetryInterval(Duration.ofSeconds(1))
+            .withWorkers(3);
+    NodeMaintenanceController c =
+        new NodeMaintenanceController(
+            client(kubeconfig, Duration.ofSeconds(15)),
+            client(kubeconfig, Duration.ZERO),
+            settings);
+    ControllerRuntime runtime =
+        new ControllerRuntime(List.of(c), null, Duration.ofSeconds(10)).start();
     Await.until("node maintenance controller synced", WAIT, runtime::ready);
     return runtime;
   }
@@ -113,20 +138,28 @@ final class MaintenanceFixture {
   }
 
   static void namespace(LocalCluster c, String name) {
-    c.kubectl().apply("""
+    c.kubectl()
+        .apply(
+            """
         apiVersion: v1
         kind: Namespace
         metadata: {name: %s}
-        """.formatted(name));
-    Await.until("ServiceAccount default in " + name, WAIT, () -> {
-      new CoreV1Api(c.client()).readNamespacedServiceAccount("default", name).execute();
-      return true;
-    });
+        """
+                .formatted(name));
+    Await.until(
+        "ServiceAccount default in " + name,
+        WAIT,
+        () -> {
+          new CoreV1Api(c.client()).readNamespacedServiceAccount("default", name).execute();
+          return true;
+        });
   }
 
   /** A pod bound to {@code node} (no scheduler), labelled app={@code app}, quick to terminate. */
   static void pod(LocalCluster c, String ns, String name, String node, String app) {
-    c.kubectl().apply("""
+    c.kubectl()
+        .apply(
+            """
         apiVersion: v1
         kind: Pod
         metadata: {name: %s, namespace: %s, labels: {app: %s}}
@@ -135,28 +168,48 @@ final class MaintenanceFixture {
           terminationGracePeriodSeconds: 1
           containers: [{name: main, image: "fake/%s:1"}]
           volumes: [{name: scratch, emptyDir: {}}]
-        """.formatted(name, ns, app, node, app));
+        """
+                .formatted(name, ns, app, node, app));
   }
 
   static void awaitRunning(LocalCluster c, String ns, int count) {
-    Await.until(count + " Running pods in " + ns, WAIT, () -> new CoreV1Api(c.client()).listNamespacedPod(ns).execute()
-        .getItems().stream().filter(p -> p.getStatus() != null && "Running".equals(p.getStatus().getPhase())).count() == count);
+    Await.until(
+        count + " Running pods in " + ns,
+        WAIT,
+        () ->
+            new CoreV1Api(c.client())
+                    .listNamespacedPod(ns).execute().getItems().stream()
+                        .filter(
+                            p ->
+                                p.getStatus() != null && "Running".equals(p.getStatus().getPhase()))
+                        .count()
+                == count);
   }
 
   static List<String> podsOn(LocalCluster c, String node) throws ApiException {
-    return new CoreV1Api(c.client()).listPodForAllNamespaces().fieldSelector("spec.nodeName=" + node).execute()
-        .getItems().stream().map(p -> p.getMetadata().getNamespace() + "/" + p.getMetadata().getName()).sorted().toList();
+    return new CoreV1Api(c.client())
+            .listPodForAllNamespaces()
+            .fieldSelector("spec.nodeName=" + node)
+            .execute()
+            .getItems()
+            .stream()
+            .map(p -> p.getMetadata().getNamespace() + "/" + p.getMetadata().getName())
+            .sorted()
+            .toList();
   }
 
   static void create(LocalCluster c, String name, String node, String reason) {
-    c.kubectl().apply("""
+    c.kubectl()
+        .apply(
+            """
         apiVersion: nodemaintenance.medik8s.io/v1beta1
         kind: NodeMaintenance
         metadata: {name: %s}
         spec:
           nodeName: %s
           reason: "%s"
-        """.formatted(name, node, reason));
+        """
+                .formatted(name, node, reason));
   }
 
   static void delete(LocalCluster c, String name) {
@@ -166,9 +219,15 @@ final class MaintenanceFixture {
   @SuppressWarnings("unchecked")
   static Optional<Map<String, Object>> get(LocalCluster c, String name) throws ApiException {
     try {
-      return Optional.of((Map<String, Object>) new CustomObjectsApi(c.client())
-          .getClusterCustomObject(NodeMaintenanceApi.GROUP, NodeMaintenanceApi.VERSION, NodeMaintenanceApi.PLURAL, name)
-          .execute());
+      return Optional.of(
+          (Map<String, Object>)
+              new CustomObjectsApi(c.client())
+                  .getClusterCustomObject(
+                      NodeMaintenanceApi.GROUP,
+                      NodeMaintenanceApi.VERSION,
+                      NodeMaintenanceApi.PLURAL,
+                      name)
+                  .execute());
     } catch (ApiException e) {
       if (e.getCode() == 404) {
         return Optional.empty();
@@ -179,7 +238,10 @@ final class MaintenanceFixture {
 
   @SuppressWarnings("unchecked")
   static Map<String, Object> status(LocalCluster c, String name) throws ApiException {
-    Object s = get(c, name).orElseThrow(() -> new AssertionError("NodeMaintenance " + name + " not found")).get("status");
+    Object s =
+        get(c, name)
+            .orElseThrow(() -> new AssertionError("NodeMaintenance " + name + " not found"))
+            .get("status");
     return s == null ? Map.of() : (Map<String, Object>) s;
   }
 
@@ -205,26 +267,42 @@ final class MaintenanceFixture {
   }
 
   static void awaitPhase(LocalCluster c, String name, String phase) {
-    Await.until("NodeMaintenance " + name + " phase " + phase, WAIT, () -> phase.equals(phase(c, name)));
+    Await.until(
+        "NodeMaintenance " + name + " phase " + phase, WAIT, () -> phase.equals(phase(c, name)));
   }
 
   static void awaitGone(LocalCluster c, String name) {
     Await.until("NodeMaintenance " + name + " gone", WAIT, () -> get(c, name).isEmpty());
   }
 
-  /** Taints as {@code key[=value]:Effect} (time stamps left out), and the cordon, via kubectl's own view. */
+  /**
+   * Taints as {@code key[=value]:Effect} (time stamps left out), and the cordon, via kubectl's own
+   * view.
+   */
   record NodeState(boolean unschedulable, List<String> taints, Optional<String> mark) {}
 
   static NodeState nodeState(LocalCluster c, String node) throws ApiException {
     var n = new CoreV1Api(c.client()).readNode(node).execute();
     List<String> taints = new ArrayList<>();
     if (n.getSpec().getTaints() != null) {
-      n.getSpec().getTaints().forEach(t -> taints.add(t.getKey() + (t.getValue() == null ? "" : "=" + t.getValue())
-          + ":" + t.getEffect()));
+      n.getSpec()
+          .getTaints()
+          .forEach(
+              t ->
+                  taints.add(
+                      t.getKey()
+                          + (t.getValue() == null ? "" : "=" + t.getValue())
+                          + ":"
+                          + t.getEffect()));
     }
     Map<String, String> annotations = n.getMetadata().getAnnotations();
-    return new NodeState(Boolean.TRUE.equals(n.getSpec().getUnschedulable()), taints,
-        Optional.ofNullable(annotations == null ? null : annotations.get(NodeMaintenanceApi.NODE_STATE_ANNOTATION)));
+    return new NodeState(
+        Boolean.TRUE.equals(n.getSpec().getUnschedulable()),
+        taints,
+        Optional.ofNullable(
+            annotations == null
+                ? null
+                : annotations.get(NodeMaintenanceApi.NODE_STATE_ANNOTATION)));
   }
 
   /**
@@ -233,29 +311,46 @@ final class MaintenanceFixture {
    */
   static NodeState awaitSettled(LocalCluster c, String node) {
     NodeState[] seen = new NodeState[1];
-    Await.until("taints of node " + node + " settled", WAIT, () -> {
-      NodeState s = nodeState(c, node);
-      seen[0] = s;
-      boolean notReady = s.taints().stream().anyMatch(t -> t.startsWith("node.kubernetes.io/not-ready")
-          || t.startsWith("node.kubernetes.io/unreachable"));
-      boolean unschedulableTaint = s.taints().contains("node.kubernetes.io/unschedulable:NoSchedule");
-      return !notReady && unschedulableTaint == s.unschedulable();
-    });
+    Await.until(
+        "taints of node " + node + " settled",
+        WAIT,
+        () -> {
+          NodeState s = nodeState(c, node);
+          seen[0] = s;
+          boolean notReady =
+              s.taints().stream()
+                  .anyMatch(
+                      t ->
+                          t.startsWith("node.kubernetes.io/not-ready")
+                              || t.startsWith("node.kubernetes.io/unreachable"));
+          boolean unschedulableTaint =
+              s.taints().contains("node.kubernetes.io/unschedulable:NoSchedule");
+          return !notReady && unschedulableTaint == s.unschedulable();
+        });
     return seen[0];
   }
 
   static List<CoreV1Event> events(LocalCluster c, String kind, String name) throws ApiException {
-    return new CoreV1Api(c.client()).listNamespacedEvent("default")
-        .fieldSelector("involvedObject.kind=" + kind + ",involvedObject.name=" + name).execute().getItems();
+    return new CoreV1Api(c.client())
+        .listNamespacedEvent("default")
+        .fieldSelector("involvedObject.kind=" + kind + ",involvedObject.name=" + name)
+        .execute()
+        .getItems();
   }
 
   static CoreV1Event awaitEvent(LocalCluster c, String kind, String name, String reason) {
     List<CoreV1Event> found = new ArrayList<>();
-    Await.until("event " + reason + " on " + kind + " " + name, WAIT, () -> {
-      found.clear();
-      events(c, kind, name).stream().filter(e -> reason.equals(e.getReason())).findFirst().ifPresent(found::add);
-      return !found.isEmpty();
-    });
+    Await.until(
+        "event " + reason + " on " + kind + " " + name,
+        WAIT,
+        () -> {
+          found.clear();
+          events(c, kind, name).stream()
+              .filter(e -> reason.equals(e.getReason()))
+              .findFirst()
+              .ifPresent(found::add);
+          return !found.isEmpty();
+        });
     return found.get(0);
   }
 }

@@ -24,16 +24,21 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * End to end, with the controller running from its jar (--enable-node-maintenance) and the KubeVirt
  * stand-in: a NodeMaintenance of an infra node hosting External VMIs of two tenants reaches
- * Succeeded only after each VMI's guest node was drained and the VMI was recreated elsewhere.
- * Uses the end-to-end suites' clusters, so a full run starts no extra ones.
+ * Succeeded only after each VMI's guest node was drained and the VMI was recreated elsewhere. Uses
+ * the end-to-end suites' clusters, so a full run starts no extra ones.
  */
 class NodeMaintenanceEvacuationE2EIT {
   @RegisterExtension
-  static final LocalClusterExtension infra = LocalClusterExtension.shared("nmflow-infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infra =
+      LocalClusterExtension.shared("nmflow-infra", LocalCluster.Builder::withAll);
+
   @RegisterExtension
-  static final LocalClusterExtension guestA = LocalClusterExtension.shared("e2e-guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestA =
+      LocalClusterExtension.shared("e2e-guest-a", LocalCluster.Builder::withAll);
+
   @RegisterExtension
-  static final LocalClusterExtension guestB = LocalClusterExtension.shared("e2e-guest-b", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestB =
+      LocalClusterExtension.shared("e2e-guest-b", LocalCluster.Builder::withAll);
 
   static final Map<String, String> uidBefore = new HashMap<>();
   static EvacuationWorld world;
@@ -63,21 +68,30 @@ class NodeMaintenanceEvacuationE2EIT {
 
     recorder = new InvariantRecorder(c, List.of(tenantA, tenantB));
     recorder.startTrackingAvailability();
-    List<String> flags = new ArrayList<>(List.of("--kubeconfig=" + c.kubeconfig(), "--drain-timeout=5m",
-        "--enable-node-maintenance"));
+    List<String> flags =
+        new ArrayList<>(
+            List.of(
+                "--kubeconfig=" + c.kubeconfig(),
+                "--drain-timeout=5m",
+                "--enable-node-maintenance"));
     flags.addAll(world.controllerNamespaceFlags());
     controller = ControllerProcess.start("nmflow", c.dir(), flags);
 
     nm = MaintenanceFixture.unique("nmflow");
     MaintenanceFixture.create(c, nm, drained, "infra maintenance, tenants first");
-    Await.until("NodeMaintenance " + nm + " Succeeded", Duration.ofMinutes(4),
+    Await.until(
+        "NodeMaintenance " + nm + " Succeeded",
+        Duration.ofMinutes(4),
         () -> "Succeeded".equals(MaintenanceFixture.phase(c, nm)));
   }
 
   @AfterAll
   static void stop() {
     if (nm != null) {
-      infra.cluster().kubectl().run(null, Duration.ofSeconds(30), "delete", "nm", nm, "--wait=false");
+      infra
+          .cluster()
+          .kubectl()
+          .run(null, Duration.ofSeconds(30), "delete", "nm", nm, "--wait=false");
     }
     if (controller != null) controller.close();
     if (recorder != null) recorder.close();
@@ -88,23 +102,34 @@ class NodeMaintenanceEvacuationE2EIT {
   void eachGuestNodeWasCordonedAndDrainedBeforeItsVmiWasDeleted() {
     for (var e : Map.of("nmflow-a-0", tenantA, "nmflow-b-0", tenantB).entrySet()) {
       String uid = uidBefore.get(e.getKey());
-      Await.until("deletion of " + e.getKey() + " recorded", Duration.ofSeconds(30), () -> recorder.drainCheck(uid) != null);
+      Await.until(
+          "deletion of " + e.getKey() + " recorded",
+          Duration.ofSeconds(30),
+          () -> recorder.drainCheck(uid) != null);
       InvariantRecorder.DrainCheck check = recorder.drainCheck(uid);
       assertTrue(check.drained(), e.getKey() + ": guest node when the VMI was deleted: " + check);
-      assertTrue(recorder.cordonSeenBeforeDeletion(e.getValue(), e.getKey(), uid), e.getKey() + " cordoned first");
+      assertTrue(
+          recorder.cordonSeenBeforeDeletion(e.getValue(), e.getKey(), uid),
+          e.getKey() + " cordoned first");
     }
-    assertTrue(recorder.minAvailable(tenantA, "nm-shop", "web") >= 2, recorder.minAvailableByWorkload().toString());
+    assertTrue(
+        recorder.minAvailable(tenantA, "nm-shop", "web") >= 2,
+        recorder.minAvailableByWorkload().toString());
   }
 
   @Test
   void theVmisWereRecreatedOnAnotherInfraNode() {
     for (var e : Map.of("nmflow-a-0", tenantA, "nmflow-b-0", tenantB).entrySet()) {
       String vmi = e.getKey();
-      Await.until(vmi + " Running elsewhere", Duration.ofSeconds(60), () -> {
-        String uid = world.vmiUid(e.getValue(), vmi);
-        return !uid.isBlank() && !uid.equals(uidBefore.get(vmi))
-            && "Running".equals(world.vmiField(e.getValue(), vmi, ".status.phase"));
-      });
+      Await.until(
+          vmi + " Running elsewhere",
+          Duration.ofSeconds(60),
+          () -> {
+            String uid = world.vmiUid(e.getValue(), vmi);
+            return !uid.isBlank()
+                && !uid.equals(uidBefore.get(vmi))
+                && "Running".equals(world.vmiField(e.getValue(), vmi, ".status.phase"));
+          });
       assertNotEquals(drained, world.vmiField(e.getValue(), vmi, ".status.nodeName"));
       assertEquals(1, recorder.deletions(uidBefore.get(vmi)), vmi + " deleted exactly once");
     }
@@ -116,7 +141,9 @@ class NodeMaintenanceEvacuationE2EIT {
     assertEquals(100, MaintenanceFixture.intField(st, "drainProgress"));
     assertTrue(MaintenanceFixture.intField(st, "evictionPods") >= 2, st.toString());
     assertTrue(MaintenanceFixture.nodeState(infra.cluster(), drained).unschedulable());
-    assertTrue(MaintenanceFixture.podsOn(infra.cluster(), drained).stream().noneMatch(p -> p.contains("virt-launcher")),
+    assertTrue(
+        MaintenanceFixture.podsOn(infra.cluster(), drained).stream()
+            .noneMatch(p -> p.contains("virt-launcher")),
         MaintenanceFixture.podsOn(infra.cluster(), drained).toString());
   }
 }

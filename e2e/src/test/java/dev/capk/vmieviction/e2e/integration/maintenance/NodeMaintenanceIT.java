@@ -50,7 +50,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class NodeMaintenanceIT {
 
   @RegisterExtension
-  static final LocalClusterExtension ext = LocalClusterExtension.shared("maintenance", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension ext =
+      LocalClusterExtension.shared("maintenance", LocalCluster.Builder::withAll);
 
   static LocalCluster cluster;
   static String kubeconfig;
@@ -82,7 +83,8 @@ class NodeMaintenanceIT {
   // -----------------------------------------------------------------------------------------------
 
   @Test
-  void maintenanceTaintsCordonsAndDrainsTheNodeToSucceededAndDeletionRestoresItExactly() throws Exception {
+  void maintenanceTaintsCordonsAndDrainsTheNodeToSucceededAndDeletionRestoresItExactly()
+      throws Exception {
     String node = node("nm-drain");
     String ns = unique("nm-drain");
     namespace(cluster, ns);
@@ -90,7 +92,10 @@ class NodeMaintenanceIT {
       pod(cluster, ns, "web-" + i, node, "web");
     }
     // A DaemonSet pod on the node: left in place, as the Node Maintenance Operator does.
-    cluster.kubectl().apply("""
+    cluster
+        .kubectl()
+        .apply(
+            """
         apiVersion: apps/v1
         kind: DaemonSet
         metadata: {name: agent, namespace: %s}
@@ -102,7 +107,8 @@ class NodeMaintenanceIT {
               nodeSelector: {nm-it/ds: %s}
               terminationGracePeriodSeconds: 1
               containers: [{name: agent, image: agent:fake}]
-        """.formatted(ns, node));
+        """
+                .formatted(ns, node));
     awaitRunning(cluster, ns, 4);
     NodeState before = nodeState(cluster, node);
     assertFalse(before.unschedulable());
@@ -121,8 +127,13 @@ class NodeMaintenanceIT {
     assertEquals(List.of(NodeMaintenanceApi.FINALIZER), finalizers(get(cluster, nm).orElseThrow()));
     NodeState during = nodeState(cluster, node);
     assertTrue(during.unschedulable());
-    assertTrue(during.taints().containsAll(List.of("node.kubernetes.io/unschedulable:NoSchedule",
-        "medik8s.io/drain:NoSchedule")), during.taints().toString());
+    assertTrue(
+        during
+            .taints()
+            .containsAll(
+                List.of(
+                    "node.kubernetes.io/unschedulable:NoSchedule", "medik8s.io/drain:NoSchedule")),
+        during.taints().toString());
     assertTrue(during.mark().isPresent());
     List<String> left = podsOn(cluster, node);
     assertEquals(1, left.size(), "only the DaemonSet pod stays: " + left);
@@ -137,14 +148,18 @@ class NodeMaintenanceIT {
     List<String> header = List.of(table.lines().findFirst().orElseThrow().trim().split("\\s+"));
     assertEquals(List.of("NAME", "NODE", "PHASE", "PROGRESS", "REASON", "AGE"), header, table);
     String row = table.lines().skip(1).findFirst().orElseThrow();
-    assertTrue(row.matches("^" + nm + "\\s+" + node + "\\s+Succeeded\\s+100\\s+kernel upgrade\\s+\\S+\\s*$"), table);
+    assertTrue(
+        row.matches(
+            "^" + nm + "\\s+" + node + "\\s+Succeeded\\s+100\\s+kernel upgrade\\s+\\S+\\s*$"),
+        table);
     String wide = cluster.kubectl().runOrFail(null, "get", "nm", nm, "-o", "wide");
     assertTrue(wide.lines().findFirst().orElseThrow().contains("LAST ERROR"), wide);
 
     delete(cluster, nm);
     awaitGone(cluster, nm);
     NodeState after = awaitSettled(cluster, node);
-    assertEquals(before, after, "taints, schedulability and annotations exactly as before maintenance");
+    assertEquals(
+        before, after, "taints, schedulability and annotations exactly as before maintenance");
     awaitEvent(cluster, "Node", node, "UncordonNode");
   }
 
@@ -167,7 +182,8 @@ class NodeMaintenanceIT {
     assertEquals(before, after);
     assertTrue(after.unschedulable(), "still cordoned: it was before maintenance");
     CoreV1Event e = awaitEvent(cluster, "Node", node, "UncordonNode");
-    assertTrue(e.getMessage().contains("left cordoned as it was before maintenance"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("left cordoned as it was before maintenance"), e.getMessage());
   }
 
   @Test
@@ -182,7 +198,9 @@ class NodeMaintenanceIT {
     create(cluster, second, node, "second");
     awaitPhase(cluster, second, "Failed");
     String error = (String) status(cluster, second).get("lastError");
-    assertTrue(error.startsWith("invalid nodeName, a NodeMaintenance for node " + node + " already exists: " + first),
+    assertTrue(
+        error.startsWith(
+            "invalid nodeName, a NodeMaintenance for node " + node + " already exists: " + first),
         error);
     assertEquals(List.of(), finalizers(get(cluster, second).orElseThrow()));
     CoreV1Event refused = awaitEvent(cluster, "NodeMaintenance", second, "DuplicateMaintenance");
@@ -216,7 +234,8 @@ class NodeMaintenanceIT {
   }
 
   @Test
-  void aBlockingBudgetKeepsTheMaintenanceRunningWithPendingPodsThenItSucceedsWhenTheBudgetAllows() throws Exception {
+  void aBlockingBudgetKeepsTheMaintenanceRunningWithPendingPodsThenItSucceedsWhenTheBudgetAllows()
+      throws Exception {
     String node = node("nm-pdb");
     String ns = unique("nm-pdb");
     String nm = unique("nm-pdb");
@@ -258,7 +277,10 @@ class NodeMaintenanceIT {
 
     delete(cluster, nm);
     awaitGone(cluster, nm);
-    assertEquals(before, awaitSettled(cluster, node), "restored from what the node recorded, not from memory");
+    assertEquals(
+        before,
+        awaitSettled(cluster, node),
+        "restored from what the node recorded, not from memory");
   }
 
   @Test
@@ -271,7 +293,8 @@ class NodeMaintenanceIT {
     cluster.kubectl().runOrFail(null, "delete", "node", node);
     awaitPhase(cluster, nm, "Failed");
     String error = (String) status(cluster, nm).get("lastError");
-    assertTrue(error.startsWith("node " + node + " not found: it was deleted during maintenance"), error);
+    assertTrue(
+        error.startsWith("node " + node + " not found: it was deleted during maintenance"), error);
     awaitEvent(cluster, "NodeMaintenance", nm, "FailedMaintenance");
 
     delete(cluster, nm);
@@ -284,8 +307,18 @@ class NodeMaintenanceIT {
     String nm = unique("nm-immutable");
     create(cluster, nm, node, "immutable");
     awaitPhase(cluster, nm, "Succeeded");
-    Kubectl.Result r = cluster.kubectl().run(null, Duration.ofSeconds(30), "patch", "nm", nm, "--type=merge",
-        "-p", "{\"spec\":{\"nodeName\":\"other\"}}");
+    Kubectl.Result r =
+        cluster
+            .kubectl()
+            .run(
+                null,
+                Duration.ofSeconds(30),
+                "patch",
+                "nm",
+                nm,
+                "--type=merge",
+                "-p",
+                "{\"spec\":{\"nodeName\":\"other\"}}");
     assertFalse(r.ok());
     assertTrue(r.stderr().contains("updating spec.nodeName isn't allowed"), r.stderr());
     delete(cluster, nm);
@@ -304,38 +337,54 @@ class NodeMaintenanceIT {
       pod(cluster, ns, "free-" + i, node, "free");
     }
     pod(cluster, ns, "db-0", node, "db");
-    cluster.kubectl().apply("""
+    cluster
+        .kubectl()
+        .apply(
+            """
         apiVersion: policy/v1
         kind: PodDisruptionBudget
         metadata: {name: db, namespace: %s}
         spec:
           minAvailable: 1
           selector: {matchLabels: {app: db}}
-        """.formatted(ns));
+        """
+                .formatted(ns));
     awaitRunning(cluster, ns, 4);
     PolicyV1Api policy = new PolicyV1Api(cluster.client());
-    Await.until("PDB db computed by kube-controller-manager", WAIT, () -> {
-      var s = policy.readNamespacedPodDisruptionBudget("db", ns).execute().getStatus();
-      return s != null && s.getExpectedPods() != null && s.getExpectedPods() == 1 && s.getCurrentHealthy() == 1
-          && s.getDisruptionsAllowed() == 0;
-    });
+    Await.until(
+        "PDB db computed by kube-controller-manager",
+        WAIT,
+        () -> {
+          var s = policy.readNamespacedPodDisruptionBudget("db", ns).execute().getStatus();
+          return s != null
+              && s.getExpectedPods() != null
+              && s.getExpectedPods() == 1
+              && s.getCurrentHealthy() == 1
+              && s.getDisruptionsAllowed() == 0;
+        });
 
     create(cluster, nm, node, "blocked by a budget");
     List<Map<String, Object>> seen = new ArrayList<>();
-    Await.until("NodeMaintenance " + nm + " Running with db-0 pending", WAIT, () -> {
-      Map<String, Object> st = status(cluster, nm);
-      seen.clear();
-      seen.add(st);
-      return "Running".equals(st.get("phase")) && List.of("db-0").equals(pendingPods(st))
-          && st.get("lastError") instanceof String e && e.contains("PodDisruptionBudget " + ns + "/db");
-    });
+    Await.until(
+        "NodeMaintenance " + nm + " Running with db-0 pending",
+        WAIT,
+        () -> {
+          Map<String, Object> st = status(cluster, nm);
+          seen.clear();
+          seen.add(st);
+          return "Running".equals(st.get("phase"))
+              && List.of("db-0").equals(pendingPods(st))
+              && st.get("lastError") instanceof String e
+              && e.contains("PodDisruptionBudget " + ns + "/db");
+        });
     Map<String, Object> st = seen.get(0);
     assertEquals(4, intField(st, "evictionPods"), st.toString());
     assertEquals(75, intField(st, "drainProgress"), st.toString());
     assertEquals(List.of(ns + "/db-0"), podsOn(cluster, node));
     String wide = cluster.kubectl().runOrFail(null, "get", "nm", nm, "-o", "wide");
     assertTrue(wide.lines().findFirst().orElseThrow().contains("PODS TO EVICT"), wide);
-    assertTrue(wide.contains("db-0") && wide.contains("Running") && wide.contains(ns + "/db"), wide);
+    assertTrue(
+        wide.contains("db-0") && wide.contains("Running") && wide.contains(ns + "/db"), wide);
     // It stays so: a blocked drain is retried, never declared done.
     Thread.sleep(1500);
     assertEquals("Running", phase(cluster, nm));
@@ -343,7 +392,17 @@ class NodeMaintenanceIT {
   }
 
   static void relaxBudget(String ns) {
-    cluster.kubectl().runOrFail(null, "-n", ns, "patch", "pdb", "db", "--type=merge", "-p",
-        "{\"spec\":{\"minAvailable\":0}}");
+    cluster
+        .kubectl()
+        .runOrFail(
+            null,
+            "-n",
+            ns,
+            "patch",
+            "pdb",
+            "db",
+            "--type=merge",
+            "-p",
+            "{\"spec\":{\"minAvailable\":0}}");
   }
 }

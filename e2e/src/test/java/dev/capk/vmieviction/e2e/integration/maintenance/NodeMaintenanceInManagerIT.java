@@ -26,11 +26,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** NodeMaintenance wired into the manager: off by default, on with --enable-node-maintenance and its taint flags. */
+/**
+ * NodeMaintenance wired into the manager: off by default, on with --enable-node-maintenance and its
+ * taint flags.
+ */
 class NodeMaintenanceInManagerIT {
 
   @RegisterExtension
-  static final LocalClusterExtension ext = LocalClusterExtension.shared("maintenance", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension ext =
+      LocalClusterExtension.shared("maintenance", LocalCluster.Builder::withAll);
 
   static LocalCluster cluster;
 
@@ -42,8 +46,15 @@ class NodeMaintenanceInManagerIT {
   }
 
   static Manager manager(String... extra) throws Exception {
-    List<String> args = new java.util.ArrayList<>(List.of("--kubeconfig", cluster.kubeconfig().toString(),
-        "--metrics-bind-address", "0", "--health-probe-bind-address", "0"));
+    List<String> args =
+        new java.util.ArrayList<>(
+            List.of(
+                "--kubeconfig",
+                cluster.kubeconfig().toString(),
+                "--metrics-bind-address",
+                "0",
+                "--health-probe-bind-address",
+                "0"));
     args.addAll(List.of(extra));
     Manager m = Main.start(args.toArray(String[]::new));
     Await.until("manager ready", WAIT, m::ready);
@@ -55,16 +66,26 @@ class NodeMaintenanceInManagerIT {
     String node = unique("nm-mgr");
     cluster.kwokNodes().createNamed(node, Map.of());
     NodeState before = awaitSettled(cluster, node);
-    try (Manager m = manager("--enable-node-maintenance",
-        "--node-maintenance-drain-taint", "example.com/maintenance=yes:NoSchedule",
-        "--node-maintenance-kubevirt-drain-taint")) {
+    try (Manager m =
+        manager(
+            "--enable-node-maintenance",
+            "--node-maintenance-drain-taint",
+            "example.com/maintenance=yes:NoSchedule",
+            "--node-maintenance-kubevirt-drain-taint")) {
       String nm = unique("nm-mgr");
       create(cluster, nm, node, "through the manager");
       awaitPhase(cluster, nm, "Succeeded");
       NodeState during = nodeState(cluster, node);
       assertTrue(during.unschedulable());
-      assertTrue(during.taints().containsAll(List.of("node.kubernetes.io/unschedulable:NoSchedule",
-          "example.com/maintenance=yes:NoSchedule", "kubevirt.io/drain:NoSchedule")), during.taints().toString());
+      assertTrue(
+          during
+              .taints()
+              .containsAll(
+                  List.of(
+                      "node.kubernetes.io/unschedulable:NoSchedule",
+                      "example.com/maintenance=yes:NoSchedule",
+                      "kubevirt.io/drain:NoSchedule")),
+          during.taints().toString());
       delete(cluster, nm);
       awaitGone(cluster, nm);
       assertEquals(before, awaitSettled(cluster, node));
@@ -78,14 +99,24 @@ class NodeMaintenanceInManagerIT {
     NodeState before = awaitSettled(cluster, node);
     String lease = unique("nm-standby");
     // Another replica holds the lease: this manager, started now, is the standby.
-    cluster.kubectl().apply("""
+    cluster
+        .kubectl()
+        .apply(
+            """
         apiVersion: coordination.k8s.io/v1
         kind: Lease
         metadata: {name: %s, namespace: default}
         spec: {holderIdentity: another-replica, leaseDurationSeconds: 60}
-        """.formatted(lease));
-    try (Manager m = manager("--enable-node-maintenance", "--leader-elect", "--leader-election-namespace=default",
-        "--leader-election-id=" + lease, "--leader-election-lease-duration=60s", "--leader-election-retry-period=1s")) {
+        """
+                .formatted(lease));
+    try (Manager m =
+        manager(
+            "--enable-node-maintenance",
+            "--leader-elect",
+            "--leader-election-namespace=default",
+            "--leader-election-id=" + lease,
+            "--leader-election-lease-duration=60s",
+            "--leader-election-retry-period=1s")) {
       String nm = unique("nm-standby");
       create(cluster, nm, node, "served by the leader only");
       Thread.sleep(3000);
@@ -118,10 +149,19 @@ class NodeMaintenanceInManagerIT {
 
   @Test
   void aMalformedDrainTaintIsRefusedBeforeStarting() {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Main.start(
-        "--kubeconfig", cluster.kubeconfig().toString(), "--enable-node-maintenance",
-        "--node-maintenance-drain-taint", "medik8s.io/drain"));
-    assertTrue(e.getMessage().contains("--node-maintenance-drain-taint: a taint must be key[=value]:Effect"),
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                Main.start(
+                    "--kubeconfig",
+                    cluster.kubeconfig().toString(),
+                    "--enable-node-maintenance",
+                    "--node-maintenance-drain-taint",
+                    "medik8s.io/drain"));
+    assertTrue(
+        e.getMessage()
+            .contains("--node-maintenance-drain-taint: a taint must be key[=value]:Effect"),
         e.getMessage());
   }
 }

@@ -10,7 +10,6 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Crds;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.manager.VmiInformers;
@@ -41,177 +40,256 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * controller reads, whether a VMI arrives by the list or by the watch.
  */
 class VmiInformersIT {
-    @RegisterExtension
-    static final LocalClusterExtension infra = LocalClusterExtension.shared("vmi-informers", b -> b);
+  @RegisterExtension
+  static final LocalClusterExtension infra = LocalClusterExtension.shared("vmi-informers", b -> b);
 
-    private static final String SELECTOR = "cluster.x-k8s.io/cluster-name";
-    /** More than two pages of 500: the informer must follow two continue tokens. */
-    private static final int MANY = 1_100;
+  private static final String SELECTOR = "cluster.x-k8s.io/cluster-name";
 
-    private final List<HttpUrl> requests = new CopyOnWriteArrayList<>();
-    private VmiInformers informers;
+  /** More than two pages of 500: the informer must follow two continue tokens. */
+  private static final int MANY = 1_100;
 
-    @BeforeAll
-    static void crds() {
-        Crds.installTestCrds(infra.cluster());
-        LenientJson.install();
+  private final List<HttpUrl> requests = new CopyOnWriteArrayList<>();
+  private VmiInformers informers;
+
+  @BeforeAll
+  static void crds() {
+    Crds.installTestCrds(infra.cluster());
+    LenientJson.install();
+  }
+
+  @AfterEach
+  void stop() {
+    if (informers != null) {
+      informers.stop();
     }
+  }
 
-    @AfterEach
-    void stop() {
-        if (informers != null) {
-            informers.stop();
-        }
+  @Test
+  void theFirstListIsReadInPagesOf500WithoutResourceVersionZeroAndCachesEveryMatchingVmi()
+      throws Exception {
+    String ns = namespace("paged");
+    createVmis(ns, MANY);
+    create(ns, vmi("not-capk", Map.of("app", "other"), Map.of()));
+
+    start(ns);
+
+    List<HttpUrl> lists =
+        requests.stream().filter(u -> !"true".equals(u.queryParameter("watch"))).toList();
+    assertEquals(3, lists.size(), "1,100 VMIs in pages of 500: " + lists);
+    assertNull(lists.get(0).queryParameter("continue"));
+    assertNotNull(lists.get(1).queryParameter("continue"));
+    assertNotNull(lists.get(2).queryParameter("continue"));
+    for (HttpUrl list : lists) {
+      assertEquals("500", list.queryParameter("limit"), list.toString());
+      // resourceVersion=0 is answered from the watch cache in one piece, ignoring the limit.
+      assertNull(list.queryParameter("resourceVersion"), list.toString());
+      assertEquals(SELECTOR, list.queryParameter("labelSelector"), list.toString());
     }
-
-    @Test
-    void theFirstListIsReadInPagesOf500WithoutResourceVersionZeroAndCachesEveryMatchingVmi() throws Exception {
-        String ns = namespace("paged");
-        createVmis(ns, MANY);
-        create(ns, vmi("not-capk", Map.of("app", "other"), Map.of()));
-
-        start(ns);
-
-        List<HttpUrl> lists = requests.stream().filter(u -> !"true".equals(u.queryParameter("watch"))).toList();
-        assertEquals(3, lists.size(), "1,100 VMIs in pages of 500: " + lists);
-        assertNull(lists.get(0).queryParameter("continue"));
-        assertNotNull(lists.get(1).queryParameter("continue"));
-        assertNotNull(lists.get(2).queryParameter("continue"));
-        for (HttpUrl list : lists) {
-            assertEquals("500", list.queryParameter("limit"), list.toString());
-            // resourceVersion=0 is answered from the watch cache in one piece, ignoring the limit.
-            assertNull(list.queryParameter("resourceVersion"), list.toString());
-            assertEquals(SELECTOR, list.queryParameter("labelSelector"), list.toString());
-        }
-        for (int i = 0; i < MANY; i++) {
-            assertNotNull(informers.get(ns, "vmi-" + i), "vmi-" + i + " cached");
-        }
-        assertNull(informers.get(ns, "not-capk"), "the label selector is applied by the server");
+    for (int i = 0; i < MANY; i++) {
+      assertNotNull(informers.get(ns, "vmi-" + i), "vmi-" + i + " cached");
     }
+    assertNull(informers.get(ns, "not-capk"), "the label selector is applied by the server");
+  }
 
-    @Test
-    void aListedVmiIsCachedWithOnlyTheMetadataTheControllerReads() throws Exception {
-        String ns = namespace("trim-list");
-        create(ns, vmi("a", capkLabels(ns), Map.of(
+  @Test
+  void aListedVmiIsCachedWithOnlyTheMetadataTheControllerReads() throws Exception {
+    String ns = namespace("trim-list");
+    create(
+        ns,
+        vmi(
+            "a",
+            capkLabels(ns),
+            Map.of(
                 "capk.cluster.x-k8s.io/vmi-drain-start-time", "2026-01-01T00:00:00Z",
                 "kubevirt.io/latest-observed-api-version", "v1")));
 
-        start(ns);
+    start(ns);
 
-        VirtualMachineInstance cached = informers.get(ns, "a");
-        assertNotNull(cached);
-        assertOnlyWhatTheControllerReads(ns, cached.getMetadata(),
-                Map.of("capk.cluster.x-k8s.io/vmi-drain-start-time", "2026-01-01T00:00:00Z"));
-        assertEquals("External", cached.getSpec().getEvictionStrategy(), "the spec the controller reads stays");
-    }
+    VirtualMachineInstance cached = informers.get(ns, "a");
+    assertNotNull(cached);
+    assertOnlyWhatTheControllerReads(
+        ns,
+        cached.getMetadata(),
+        Map.of("capk.cluster.x-k8s.io/vmi-drain-start-time", "2026-01-01T00:00:00Z"));
+    assertEquals(
+        "External", cached.getSpec().getEvictionStrategy(), "the spec the controller reads stays");
+  }
 
-    @Test
-    void aVmiChangedAfterTheListIsTrimmedTheSameWay() throws Exception {
-        String ns = namespace("trim-watch");
-        create(ns, vmi("a", capkLabels(ns), Map.of()));
-        start(ns);
-        String before = informers.get(ns, "a").getMetadata().getResourceVersion();
+  @Test
+  void aVmiChangedAfterTheListIsTrimmedTheSameWay() throws Exception {
+    String ns = namespace("trim-watch");
+    create(ns, vmi("a", capkLabels(ns), Map.of()));
+    start(ns);
+    String before = informers.get(ns, "a").getMetadata().getResourceVersion();
 
-        vmiApi(infra.cluster().client()).patch(ns, "a", V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH, new V1Patch("""
+    vmiApi(infra.cluster().client())
+        .patch(
+            ns,
+            "a",
+            V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH,
+            new V1Patch(
+                """
                 {"metadata":{"annotations":{"capk.cluster.x-k8s.io/vmi-drain-start-time":"2026-02-02T00:00:00Z",
-                 "kubevirt.io/latest-observed-api-version":"v1"}}}""")).throwsApiException();
-        Await.until("the watch delivers the change", Duration.ofSeconds(30),
-                () -> !before.equals(informers.get(ns, "a").getMetadata().getResourceVersion()));
+                 "kubevirt.io/latest-observed-api-version":"v1"}}}"""))
+        .throwsApiException();
+    Await.until(
+        "the watch delivers the change",
+        Duration.ofSeconds(30),
+        () -> !before.equals(informers.get(ns, "a").getMetadata().getResourceVersion()));
 
-        assertOnlyWhatTheControllerReads(ns, informers.get(ns, "a").getMetadata(),
-                Map.of("capk.cluster.x-k8s.io/vmi-drain-start-time", "2026-02-02T00:00:00Z"));
-    }
+    assertOnlyWhatTheControllerReads(
+        ns,
+        informers.get(ns, "a").getMetadata(),
+        Map.of("capk.cluster.x-k8s.io/vmi-drain-start-time", "2026-02-02T00:00:00Z"));
+  }
 
-    @Test
-    void aNamespaceWithoutVmisSyncsToAnEmptyCache() throws Exception {
-        String ns = namespace("empty");
+  @Test
+  void aNamespaceWithoutVmisSyncsToAnEmptyCache() throws Exception {
+    String ns = namespace("empty");
 
-        start(ns);
+    start(ns);
 
-        assertTrue(informers.hasSynced());
-        assertNull(informers.get(ns, "vmi-0"));
-        assertEquals(1, requests.stream().filter(u -> !"true".equals(u.queryParameter("watch"))).count());
-    }
+    assertTrue(informers.hasSynced());
+    assertNull(informers.get(ns, "vmi-0"));
+    assertEquals(
+        1, requests.stream().filter(u -> !"true".equals(u.queryParameter("watch"))).count());
+  }
 
-    private static void assertOnlyWhatTheControllerReads(String ns, V1ObjectMeta m, Map<String, String> annotations) {
-        assertEquals("a", m.getName());
-        assertEquals(ns, m.getNamespace());
-        assertNotNull(m.getUid());
-        assertNotNull(m.getResourceVersion());
-        assertEquals(Map.of("cluster.x-k8s.io/cluster-name", "c1",
-                "capk.cluster.x-k8s.io/kubevirt-machine-namespace", ns), m.getLabels());
-        assertEquals(annotations, m.getAnnotations());
-        assertTrue(m.getManagedFields() == null || m.getManagedFields().isEmpty(), "managedFields dropped");
-        assertTrue(m.getFinalizers() == null || m.getFinalizers().isEmpty(), "finalizers dropped");
-        assertTrue(m.getOwnerReferences() == null || m.getOwnerReferences().isEmpty(), "owner references dropped");
-        assertNull(m.getGeneration());
-        assertNull(m.getCreationTimestamp());
-    }
+  private static void assertOnlyWhatTheControllerReads(
+      String ns, V1ObjectMeta m, Map<String, String> annotations) {
+    assertEquals("a", m.getName());
+    assertEquals(ns, m.getNamespace());
+    assertNotNull(m.getUid());
+    assertNotNull(m.getResourceVersion());
+    assertEquals(
+        Map.of(
+            "cluster.x-k8s.io/cluster-name",
+            "c1",
+            "capk.cluster.x-k8s.io/kubevirt-machine-namespace",
+            ns),
+        m.getLabels());
+    assertEquals(annotations, m.getAnnotations());
+    assertTrue(
+        m.getManagedFields() == null || m.getManagedFields().isEmpty(), "managedFields dropped");
+    assertTrue(m.getFinalizers() == null || m.getFinalizers().isEmpty(), "finalizers dropped");
+    assertTrue(
+        m.getOwnerReferences() == null || m.getOwnerReferences().isEmpty(),
+        "owner references dropped");
+    assertNull(m.getGeneration());
+    assertNull(m.getCreationTimestamp());
+  }
 
-    /** Informers on {@code ns} through a client that records each request the informer makes. */
-    private void start(String ns) {
-        ApiClient watchClient = infra.cluster().informerClient();
-        watchClient.setHttpClient(watchClient.getHttpClient().newBuilder()
-                .addInterceptor(chain -> {
-                    requests.add(chain.request().url());
-                    return chain.proceed(chain.request());
+  /** Informers on {@code ns} through a client that records each request the informer makes. */
+  private void start(String ns) {
+    ApiClient watchClient = infra.cluster().informerClient();
+    watchClient.setHttpClient(
+        watchClient
+            .getHttpClient()
+            .newBuilder()
+            .addInterceptor(
+                chain -> {
+                  requests.add(chain.request().url());
+                  return chain.proceed(chain.request());
                 })
-                .build());
-        informers = new VmiInformers(watchClient, vmiApi(watchClient), List.of(ns), SELECTOR, Duration.ZERO);
-        informers.start();
-        Await.until("VMI informer synced", Duration.ofSeconds(60), informers::hasSynced);
-    }
+            .build());
+    informers =
+        new VmiInformers(watchClient, vmiApi(watchClient), List.of(ns), SELECTOR, Duration.ZERO);
+    informers.start();
+    Await.until("VMI informer synced", Duration.ofSeconds(60), informers::hasSynced);
+  }
 
-    private static GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi(ApiClient client) {
-        return new GenericKubernetesApi<>(VirtualMachineInstance.class, VirtualMachineInstanceList.class,
-                KubeVirtApi.GROUP, KubeVirtApi.VERSION, KubeVirtApi.VMI_PLURAL, client);
-    }
+  private static GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi(
+      ApiClient client) {
+    return new GenericKubernetesApi<>(
+        VirtualMachineInstance.class,
+        VirtualMachineInstanceList.class,
+        KubeVirtApi.GROUP,
+        KubeVirtApi.VERSION,
+        KubeVirtApi.VMI_PLURAL,
+        client);
+  }
 
-    private static String namespace(String prefix) throws Exception {
-        String name = prefix + "-" + Long.toString(System.nanoTime(), 36);
-        new CoreV1Api(infra.cluster().client()).createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(name))).execute();
-        return name;
-    }
+  private static String namespace(String prefix) throws Exception {
+    String name = prefix + "-" + Long.toString(System.nanoTime(), 36);
+    new CoreV1Api(infra.cluster().client())
+        .createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(name)))
+        .execute();
+    return name;
+  }
 
-    private static Map<String, String> capkLabels(String ns) {
-        return Map.of("cluster.x-k8s.io/cluster-name", "c1", "capk.cluster.x-k8s.io/kubevirt-machine-namespace", ns,
-                "kubevirt.io/vm", "a", "cluster.x-k8s.io/role", "worker");
-    }
+  private static Map<String, String> capkLabels(String ns) {
+    return Map.of(
+        "cluster.x-k8s.io/cluster-name",
+        "c1",
+        "capk.cluster.x-k8s.io/kubevirt-machine-namespace",
+        ns,
+        "kubevirt.io/vm",
+        "a",
+        "cluster.x-k8s.io/role",
+        "worker");
+  }
 
-    /** A VMI carrying what KubeVirt and CAPK put on one; managedFields come from the API server. */
-    private static Map<String, Object> vmi(String name, Map<String, String> labels, Map<String, String> annotations) {
-        return Map.of("apiVersion", KubeVirtApi.GROUP + "/" + KubeVirtApi.VERSION, "kind", "VirtualMachineInstance",
-                "metadata", Map.of("name", name, "labels", labels, "annotations", annotations,
-                        // Nothing deletes these VMIs (no controller-manager runs here): the finalizer stays harmless.
-                        "finalizers", List.of("kubevirt.io/virtualMachineControllerFinalize"),
-                        "ownerReferences", List.of(Map.of("apiVersion", "kubevirt.io/v1", "kind", "VirtualMachine",
-                                "name", name, "uid", "00000000-0000-0000-0000-000000000001"))),
-                "spec", Map.of("evictionStrategy", "External", "domain", Map.of("devices", Map.of())));
-    }
+  /** A VMI carrying what KubeVirt and CAPK put on one; managedFields come from the API server. */
+  private static Map<String, Object> vmi(
+      String name, Map<String, String> labels, Map<String, String> annotations) {
+    return Map.of(
+        "apiVersion",
+        KubeVirtApi.GROUP + "/" + KubeVirtApi.VERSION,
+        "kind",
+        "VirtualMachineInstance",
+        "metadata",
+        Map.of(
+            "name",
+            name,
+            "labels",
+            labels,
+            "annotations",
+            annotations,
+            // Nothing deletes these VMIs (no controller-manager runs here): the finalizer stays
+            // harmless.
+            "finalizers",
+            List.of("kubevirt.io/virtualMachineControllerFinalize"),
+            "ownerReferences",
+            List.of(
+                Map.of(
+                    "apiVersion",
+                    "kubevirt.io/v1",
+                    "kind",
+                    "VirtualMachine",
+                    "name",
+                    name,
+                    "uid",
+                    "00000000-0000-0000-0000-000000000001"))),
+        "spec",
+        Map.of("evictionStrategy", "External", "domain", Map.of("devices", Map.of())));
+  }
 
-    private static void create(String ns, Map<String, Object> body) throws Exception {
-        new CustomObjectsApi(infra.cluster().client())
-                .createNamespacedCustomObject(KubeVirtApi.GROUP, KubeVirtApi.VERSION, ns, KubeVirtApi.VMI_PLURAL, body)
-                .execute();
-    }
+  private static void create(String ns, Map<String, Object> body) throws Exception {
+    new CustomObjectsApi(infra.cluster().client())
+        .createNamespacedCustomObject(
+            KubeVirtApi.GROUP, KubeVirtApi.VERSION, ns, KubeVirtApi.VMI_PLURAL, body)
+        .execute();
+  }
 
-    /** {@code count} labelled VMIs, created concurrently: a few seconds instead of a minute. */
-    private static void createVmis(String ns, int count) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        try {
-            List<Future<?>> created = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
-                String name = "vmi-" + i;
-                created.add(pool.submit(() -> {
-                    create(ns, vmi(name, capkLabels(ns), Map.of()));
-                    return null;
+  /** {@code count} labelled VMIs, created concurrently: a few seconds instead of a minute. */
+  private static void createVmis(String ns, int count) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    try {
+      List<Future<?>> created = new ArrayList<>();
+      for (int i = 0; i < count; i++) {
+        String name = "vmi-" + i;
+        created.add(
+            pool.submit(
+                () -> {
+                  create(ns, vmi(name, capkLabels(ns), Map.of()));
+                  return null;
                 }));
-            }
-            for (Future<?> f : created) {
-                f.get();
-            }
-        } finally {
-            pool.shutdownNow();
-        }
+      }
+      for (Future<?> f : created) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
     }
+  }
 }
