@@ -14,6 +14,7 @@ import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.manager.VmiInformers;
 import io.kubernetes.client.custom.V1Patch;
+import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.CustomObjectsApi;
@@ -60,7 +61,7 @@ class VmiInformersIT {
   @AfterEach
   void stop() {
     if (informers != null) {
-      informers.stop();
+      informers.factories().forEach(SharedInformerFactory::stopAllRegisteredInformers);
     }
   }
 
@@ -194,7 +195,7 @@ class VmiInformersIT {
             .build());
     informers =
         new VmiInformers(watchClient, vmiApi(watchClient), List.of(ns), SELECTOR, Duration.ZERO);
-    informers.start();
+    informers.factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
     Await.until("VMI informer synced", Duration.ofSeconds(60), informers::hasSynced);
   }
 
