@@ -65,12 +65,7 @@ final class GuestNodeUncordoner {
           return DONE;
         }
         default -> {
-          log.info(
-              "uncordon check postponed vmi={} reason={} detail=\"{}\"",
-              key,
-              e.reason(),
-              e.getMessage());
-          return new Result(true, memory.backoff(key));
+          return postponed(key, e);
         }
       }
     }
@@ -122,16 +117,18 @@ final class GuestNodeUncordoner {
         }
       }
     } catch (GuestAccessException e) {
-      log.info(
-          "uncordon check postponed vmi={} reason={} detail=\"{}\"",
-          key,
-          e.reason(),
-          e.getMessage());
-      return new Result(true, memory.backoff(key));
+      return postponed(key, e);
     } catch (ApiException e) {
       log.info("uncordon check postponed vmi={} code={}", key, e.getCode());
       return new Result(true, e.getCode() == 409 ? CONFLICT_RETRY : memory.backoff(key));
     }
+  }
+
+  /** The guest cluster cannot be used now: look again after the backoff. */
+  private Result postponed(String key, GuestAccessException e) {
+    log.info(
+        "uncordon check postponed vmi={} reason={} detail=\"{}\"", key, e.reason(), e.getMessage());
+    return new Result(true, memory.backoff(key));
   }
 
   /** Nothing (more) of ours on this VMI's node: no need to look again. */

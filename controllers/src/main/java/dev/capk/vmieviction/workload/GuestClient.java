@@ -108,12 +108,7 @@ public final class GuestClient implements AutoCloseable {
     try {
       return guarded.call();
     } catch (CallNotPermittedException e) {
-      throw new GuestAccessException(
-          GuestAccessException.Reason.GuestAPIUnavailable,
-          "guest cluster "
-              + cluster
-              + ": API server failing, calls paused (circuit open) while "
-              + what);
+      throw circuitOpen(what);
     } catch (ApiException e) {
       throw translate(what, e);
     } catch (Exception e) {
@@ -165,13 +160,18 @@ public final class GuestClient implements AutoCloseable {
     try {
       return circuitBreaker.executeCallable(op);
     } catch (CallNotPermittedException e) {
-      throw new GuestAccessException(
-          GuestAccessException.Reason.GuestAPIUnavailable,
-          "guest cluster "
-              + cluster
-              + ": API server failing, calls paused (circuit open) while "
-              + what);
+      throw circuitOpen(what);
     }
+  }
+
+  /** The cluster's circuit breaker is open: fail at once, without a request. */
+  private GuestAccessException circuitOpen(String what) {
+    return new GuestAccessException(
+        GuestAccessException.Reason.GuestAPIUnavailable,
+        "guest cluster "
+            + cluster
+            + ": API server failing, calls paused (circuit open) while "
+            + what);
   }
 
   /**
@@ -195,14 +195,7 @@ public final class GuestClient implements AutoCloseable {
               + ")");
     }
     if (GuestCalls.isTransient(e)) {
-      throw new GuestAccessException(
-          GuestAccessException.Reason.GuestAPIUnavailable,
-          "guest cluster "
-              + cluster
-              + ": "
-              + what
-              + " failed: "
-              + ApiStatus.describeWithoutServerText(e));
+      throw unavailable(what, e);
     }
     return e;
   }
@@ -215,6 +208,11 @@ public final class GuestClient implements AutoCloseable {
     if (GuestCalls.isCertificateRejected(e)) {
       return certificateRejected(what, e);
     }
+    return unavailable(what, e);
+  }
+
+  /** Transient failures, or no answer at all: the guest API server is unavailable for now. */
+  private GuestAccessException unavailable(String what, Throwable e) {
     return new GuestAccessException(
         GuestAccessException.Reason.GuestAPIUnavailable,
         "guest cluster "
