@@ -16,12 +16,26 @@ final class ConsoleReporter implements DrainProgressListener {
   private final PrintStream err;
   private final String suffix;
   private final Duration retryInterval;
+  private final boolean reportCordon;
 
   ConsoleReporter(PrintStream out, PrintStream err, DryRun dryRun, Duration retryInterval) {
+    this(out, err, dryRun, retryInterval, true);
+  }
+
+  /**
+   * @param reportCordon false when the command printed the cordon lines itself, before the drains
+   */
+  ConsoleReporter(
+      PrintStream out,
+      PrintStream err,
+      DryRun dryRun,
+      Duration retryInterval,
+      boolean reportCordon) {
     this.out = out;
     this.err = err;
     this.suffix = suffix(dryRun);
     this.retryInterval = retryInterval;
+    this.reportCordon = reportCordon;
   }
 
   static String suffix(DryRun dryRun) {
@@ -34,7 +48,20 @@ final class ConsoleReporter implements DrainProgressListener {
 
   @Override
   public void cordoned(String node, boolean changed) {
-    out.println("node/" + node + (changed ? " cordoned" : " already cordoned") + suffix);
+    if (reportCordon) {
+      out.println(cordonLine(node, true, changed, suffix));
+    }
+  }
+
+  /**
+   * kubectl's line for a (un)cordon: {@code node/x cordoned}, {@code node/x already uncordoned}.
+   */
+  static String cordonLine(String node, boolean cordon, boolean changed, String suffix) {
+    return "node/"
+        + node
+        + (changed ? " " : " already ")
+        + (cordon ? "cordoned" : "uncordoned")
+        + suffix;
   }
 
   @Override
