@@ -15,6 +15,7 @@ final class ConsoleReporter implements DrainProgressListener {
   private final PrintStream out;
   private final PrintStream err;
   private final String suffix;
+  private final DryRun dryRun;
   private final Duration retryInterval;
   private final boolean reportCordon;
 
@@ -34,6 +35,7 @@ final class ConsoleReporter implements DrainProgressListener {
     this.out = out;
     this.err = err;
     this.suffix = suffix(dryRun);
+    this.dryRun = dryRun;
     this.retryInterval = retryInterval;
     this.reportCordon = reportCordon;
   }
@@ -73,7 +75,10 @@ final class ConsoleReporter implements DrainProgressListener {
 
   @Override
   public void evicting(PodRef pod, boolean usingEviction) {
-    out.println((usingEviction ? "evicting pod " : "deleting pod ") + pod + suffix);
+    // kubectl announces evictions (and, in a client dry run, whatever would go) but not deletions.
+    if (usingEviction || dryRun == DryRun.CLIENT) {
+      out.println("evicting pod " + pod + suffix);
+    }
   }
 
   @Override

@@ -8,6 +8,7 @@ import dev.capk.vmieviction.drain.DrainResult;
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.NodeNotFoundException;
+import dev.capk.vmieviction.drain.PodFilters;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.time.GoDuration;
@@ -301,9 +302,8 @@ public final class DrainCommand implements Callable<Integer> {
       progress.clear();
       err.println("There are pending nodes to be drained:");
       pendingNodes.forEach(n -> err.println(" " + n));
-      // kubectl's aggregate error: one message as is, several in brackets.
-      err.println(
-          "error: " + (fatal.size() == 1 ? fatal.get(0) : "[" + String.join(", ", fatal) + "]"));
+      // kubectl's aggregate error, printed as is (no "error: "): one message, several in brackets.
+      err.println(fatal.size() == 1 ? fatal.get(0) : "[" + String.join(", ", fatal) + "]");
       return EXIT_FAILED;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -337,7 +337,7 @@ public final class DrainCommand implements Callable<Integer> {
     } catch (DrainRefusedException e) {
       List<String> groups =
           e.refusals().entrySet().stream()
-              .map(r -> r.getKey() + ": " + join(r.getValue()))
+              .map(r -> kubectlRefusal(r.getKey()) + ": " + join(r.getValue()))
               .toList();
       error = groups.size() == 1 ? groups.get(0) : "[" + String.join(", ", groups) + "]";
     } catch (ApiException e) {
@@ -386,9 +386,23 @@ public final class DrainCommand implements Callable<Integer> {
       out.println("node/" + node + " drained" + suffix);
       return null;
     }
+    PodRef blocked =
+        result.pending().stream()
+            .filter(result.blockingBudgets()::containsKey)
+            .findFirst()
+            .orElse(null);
+    String timeout = "global timeout reached: " + GoDuration.format(options.timeout());
     String why =
         result.timedOut()
-            ? "global timeout reached: " + GoDuration.format(options.timeout())
+            // kubectl names the (first) pod whose eviction a budget kept refusing.
+            ? blocked == null
+                ? timeout
+                : "error when evicting pods/\""
+                    + blocked.name()
+                    + "\" -n \""
+                    + blocked.namespace()
+                    + "\": "
+                    + timeout
             : result
                 .interruption()
                 .orElse(
@@ -418,6 +432,15 @@ public final class DrainCommand implements Callable<Integer> {
               + f.getValue());
     }
     return why;
+  }
+
+  /**
+   * kubectl (v1.35) writes "cannot delete " before every filter's message, and its message for pods
+   * without a controller already starts with it: scripts see "cannot delete cannot delete Pods that
+   * declare no controller", so we print the same.
+   */
+  static String kubectlRefusal(String reason) {
+    return reason.equals(PodFilters.UNMANAGED_FATAL) ? "cannot delete " + reason : reason;
   }
 
   private static String join(List<PodRef> pods) {
