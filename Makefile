@@ -56,9 +56,11 @@ bench: binaries
 	  -Dlogback.configurationFile="$(CURDIR)/e2e/src/main/resources/demo-logback.xml" \
 	  -cp "e2e/target/classes:$$(cat e2e/target/classpath.txt)" dev.capk.vmieviction.e2e.bench.BenchMain
 
-## package: the controller's runnable jar (controllers/target/vmi-eviction-controller.jar)
+## package: the controller's runnable jar (controllers/target/vmi-eviction-controller.jar) and, next to it,
+##          the kubectl plugin launcher kubectl-fastdrain (`kubectl fastdrain drain|cordon|uncordon ...`)
 package:
 	$(MVN) -q package -DskipTests -pl controllers -am
+	install -m 0755 hack/plugin/kubectl-fastdrain controllers/target/kubectl-fastdrain
 
 clean:
 	$(MVN) -q clean

@@ -60,6 +60,49 @@ public final class NodeDrainer {
   }
 
   /**
+   * Cordons (or, with {@code desired} false, uncordons) the node as kubectl does under {@code
+   * --dry-run}: a client dry run sends nothing, a server dry run sends the patch with {@code
+   * dryRun=All}.
+   *
+   * @return true if the node changed (or, in a dry run, would change)
+   * @throws NodeNotFoundException if there is no such node
+   */
+  public boolean setUnschedulable(String nodeName, boolean desired, DryRun dryRun)
+      throws ApiException {
+    boolean changed =
+        cordoner.setUnschedulable(
+            requireNode(nodeName), desired, Objects.requireNonNull(dryRun, "dryRun"));
+    LOG.info(
+        "node {} node={} changed={} dryRun={}",
+        desired ? "cordon" : "uncordon",
+        nodeName,
+        changed,
+        dryRun);
+    return changed;
+  }
+
+  /**
+   * The names of the nodes matching a label selector (kubectl's {@code -l}), sorted by name as the
+   * API server lists them. The selector is checked by the server.
+   */
+  public List<String> nodesMatching(String labelSelector) throws ApiException {
+    return new NodeLister(api).names(Objects.requireNonNull(labelSelector, "labelSelector"));
+  }
+
+  /**
+   * Checks that every named node exists, before a command changes any of them (kubectl resolves all
+   * its arguments first).
+   *
+   * @throws NodeNotFoundException for the first name that is not a node
+   */
+  public void requireNodes(List<String> nodeNames) throws ApiException {
+    NodeLister lister = new NodeLister(api);
+    for (String name : nodeNames) {
+      lister.require(requireNode(name));
+    }
+  }
+
+  /**
    * Marks the node schedulable again.
    *
    * @return true if it was unschedulable before

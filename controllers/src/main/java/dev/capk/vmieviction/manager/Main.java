@@ -1,19 +1,23 @@
 package dev.capk.vmieviction.manager;
 
 import java.io.PrintWriter;
-import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 
 /**
- * Entry point of the runnable jar. {@code drain NODE ...} runs the drain CLI; anything else starts
- * the controller manager with controller-runtime style flags.
+ * Entry point of the runnable jar. {@code drain}, {@code cordon} and {@code uncordon} run the node
+ * CLI (kubectl's flags and output); anything else starts the controller manager with
+ * controller-runtime style flags.
  */
 public final class Main {
 
   private static final Logger log = LoggerFactory.getLogger(Main.class);
+
+  /** The kubectl-compatible node commands of the drain CLI (and the kubectl plugin). */
+  private static final Set<String> NODE_COMMANDS = Set.of("drain", "cordon", "uncordon");
 
   private Main() {}
 
@@ -23,8 +27,8 @@ public final class Main {
 
   /** Runs to completion and returns the exit code. */
   public static int run(String... args) {
-    if (args.length > 0 && "drain".equals(args[0])) {
-      return runDrain(Arrays.copyOfRange(args, 1, args.length));
+    if (args.length > 0 && NODE_COMMANDS.contains(args[0])) {
+      return dev.capk.vmieviction.drain.cli.NodeCli.run(args);
     }
     ManagerOptions options = new ManagerOptions();
     CommandLine cli = new CommandLine(options);
@@ -89,9 +93,5 @@ public final class Main {
       throw new IllegalArgumentException(String.join("; ", problems));
     }
     return new Manager(options).start();
-  }
-
-  private static int runDrain(String[] args) {
-    return dev.capk.vmieviction.drain.cli.DrainCommand.run(args);
   }
 }

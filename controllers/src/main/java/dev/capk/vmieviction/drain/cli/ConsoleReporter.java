@@ -15,13 +15,29 @@ final class ConsoleReporter implements DrainProgressListener {
   private final PrintStream out;
   private final PrintStream err;
   private final String suffix;
+  private final DryRun dryRun;
   private final Duration retryInterval;
+  private final boolean reportCordon;
 
   ConsoleReporter(PrintStream out, PrintStream err, DryRun dryRun, Duration retryInterval) {
+    this(out, err, dryRun, retryInterval, true);
+  }
+
+  /**
+   * @param reportCordon false when the command printed the cordon lines itself, before the drains
+   */
+  ConsoleReporter(
+      PrintStream out,
+      PrintStream err,
+      DryRun dryRun,
+      Duration retryInterval,
+      boolean reportCordon) {
     this.out = out;
     this.err = err;
     this.suffix = suffix(dryRun);
+    this.dryRun = dryRun;
     this.retryInterval = retryInterval;
+    this.reportCordon = reportCordon;
   }
 
   static String suffix(DryRun dryRun) {
@@ -34,7 +50,20 @@ final class ConsoleReporter implements DrainProgressListener {
 
   @Override
   public void cordoned(String node, boolean changed) {
-    out.println("node/" + node + (changed ? " cordoned" : " already cordoned") + suffix);
+    if (reportCordon) {
+      out.println(cordonLine(node, true, changed, suffix));
+    }
+  }
+
+  /**
+   * kubectl's line for a (un)cordon: {@code node/x cordoned}, {@code node/x already uncordoned}.
+   */
+  static String cordonLine(String node, boolean cordon, boolean changed, String suffix) {
+    return "node/"
+        + node
+        + (changed ? " " : " already ")
+        + (cordon ? "cordoned" : "uncordoned")
+        + suffix;
   }
 
   @Override
@@ -46,7 +75,10 @@ final class ConsoleReporter implements DrainProgressListener {
 
   @Override
   public void evicting(PodRef pod, boolean usingEviction) {
-    out.println((usingEviction ? "evicting pod " : "deleting pod ") + pod + suffix);
+    // kubectl announces evictions (and, in a client dry run, whatever would go) but not deletions.
+    if (usingEviction || dryRun == DryRun.CLIENT) {
+      out.println("evicting pod " + pod + suffix);
+    }
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.drain.cli;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainProgressListener;
 import dev.capk.vmieviction.drain.DrainRefusedException;
@@ -7,29 +8,38 @@ import dev.capk.vmieviction.drain.DrainResult;
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.NodeNotFoundException;
+import dev.capk.vmieviction.drain.PodFilters;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
- * {@code drain NODE [flags]}: drains a node of any cluster with kubectl drain's flags and output,
- * using the drain engine. Exit codes: 0 drained, 1 not drained (refused, timed out, failed, API
- * error), 2 bad usage. Errors are one line each, without stack traces or credentials.
+ * {@code drain NODE... | -l SELECTOR [flags]}: drains nodes of any cluster with kubectl drain's
+ * flags, output lines and exit codes, using the drain engine. As kubectl, it resolves every node
+ * first, cordons them all, then drains them; unlike kubectl, the nodes are drained concurrently
+ * (budgets still hold: the API server checks each eviction against them). Exit codes: 0 every node
+ * drained, 1 anything else (bad usage, refused, timed out, failed, API error). Errors are one line
+ * each, without stack traces or credentials.
  */
 @Command(
     name = "drain",
@@ -42,23 +52,13 @@ import picocli.CommandLine.Parameters;
 public final class DrainCommand implements Callable<Integer> {
   static final int EXIT_OK = 0;
   static final int EXIT_FAILED = 1;
-  static final int EXIT_USAGE = 2;
 
-  @Parameters(index = "0", paramLabel = "NODE", description = "The node to drain.")
-  String node;
+  /** Nodes drained at once; each drain bounds its own evictions in flight. */
+  static final int MAX_PARALLEL_NODES = 16;
 
-  @Option(
-      names = "--kubeconfig",
-      paramLabel = "FILE",
-      description =
-          "Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster).")
-  Path kubeconfig;
+  @Mixin NodeTargets targets = new NodeTargets();
 
-  @Option(
-      names = "--context",
-      paramLabel = "NAME",
-      description = "The kubeconfig context to use (default: its current-context).")
-  String context;
+  @Mixin ConnectionOptions connection = new ConnectionOptions();
 
   @Option(
       names = "--force",
@@ -154,13 +154,6 @@ public final class DrainCommand implements Callable<Integer> {
   Duration evictionRetryInterval;
 
   @Option(
-      names = {"-v", "--v"},
-      defaultValue = "0",
-      paramLabel = "LEVEL",
-      description = "Log level: 0 only the report, 1-2 engine log lines, 3+ debug.")
-  int verbosity;
-
-  @Option(
       names = {"-h", "--help"},
       usageHelp = true,
       description = "Show this help and exit.")
@@ -168,47 +161,43 @@ public final class DrainCommand implements Callable<Integer> {
 
   private final PrintStream out;
   private final PrintStream err;
-  private final Function<DrainCommand, ApiClient> clients;
+  private final Function<ConnectionOptions, ApiClient> clients;
+  private final boolean terminal;
 
-  DrainCommand(PrintStream out, PrintStream err, Function<DrainCommand, ApiClient> clients) {
+  DrainCommand(PrintStream out, PrintStream err, Function<ConnectionOptions, ApiClient> clients) {
+    this(out, err, clients, false);
+  }
+
+  DrainCommand(
+      PrintStream out,
+      PrintStream err,
+      Function<ConnectionOptions, ApiClient> clients,
+      boolean terminal) {
     this.out = out;
     this.err = err;
     this.clients = clients;
+    this.terminal = terminal;
   }
 
   public static void main(String[] args) {
     System.exit(run(args));
   }
 
-  /** Runs the command with the process's streams and environment; returns the exit code. */
+  /** Runs {@code drain ARGS} with the process's streams and environment; returns the exit code. */
   public static int run(String... args) {
-    return run(System.out, System.err, args);
+    return NodeCli.run(args.length == 0 ? new String[] {"drain"} : prepend("drain", args));
   }
 
-  /** Runs the command writing to the given streams; returns the exit code. */
+  /** Runs {@code drain ARGS} writing to the given streams; returns the exit code. */
   public static int run(PrintStream out, PrintStream err, String... args) {
-    return execute(new DrainCommand(out, err, null), args);
+    return NodeCli.run(out, err, false, prepend("drain", args));
   }
 
-  static int execute(DrainCommand command, String... args) {
-    CommandLine cl = new CommandLine(command);
-    cl.setOut(new PrintWriter(command.out, true));
-    cl.setErr(new PrintWriter(command.err, true));
-    cl.setCaseInsensitiveEnumValuesAllowed(true);
-    cl.setExecutionExceptionHandler(
-        (e, line, parsed) -> {
-          // Never a stack trace: one line, the exception's type when it has no message.
-          command.err.println(
-              "error: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
-          return EXIT_FAILED;
-        });
-    cl.setParameterExceptionHandler(
-        (e, a) -> {
-          command.err.println("error: " + e.getMessage());
-          command.err.println("See 'drain --help' for usage.");
-          return EXIT_USAGE;
-        });
-    return cl.execute(args);
+  private static String[] prepend(String first, String[] rest) {
+    String[] all = new String[rest.length + 1];
+    all[0] = first;
+    System.arraycopy(rest, 0, all, 1, rest.length);
+    return all;
   }
 
   /**
@@ -248,61 +237,132 @@ public final class DrainCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    CliLogging.setVerbosity(verbosity);
+    CliLogging.setVerbosity(connection.verbosity);
+    String usage = targets.usageError("drain");
+    if (usage != null) {
+      return NodeCli.usageError(err, "drain", usage);
+    }
     DrainOptions options;
     try {
-      options =
-          toOptions(new ConsoleReporter(out, err, parseDryRun(dryRun), evictionRetryInterval));
+      options = toOptions(DrainProgressListener.NONE);
     } catch (IllegalArgumentException e) {
       err.println("error: " + e.getMessage());
       return EXIT_FAILED;
     }
     ApiClient client;
     try {
-      client =
-          clients != null
-              ? clients.apply(this)
-              : KubeconfigClients.load(kubeconfig, context, System.getenv());
+      client = clients != null ? clients.apply(connection) : connection.connect(System.getenv());
     } catch (KubeconfigClients.KubeconfigException e) {
       err.println("error: " + e.getMessage());
       return EXIT_FAILED;
     }
     NodeDrainer drainer = new NodeDrainer(client);
-    try {
-      DrainResult result = drainer.drain(node, options);
-      return report(result, options);
-    } catch (NodeNotFoundException e) {
-      err.println("Error from server (NotFound): nodes \"" + node + "\" not found");
+    Optional<List<String>> nodes = NodeCli.resolve(targets, drainer, "drain", err);
+    if (nodes.isEmpty()) {
       return EXIT_FAILED;
-    } catch (DrainRefusedException e) {
-      err.println(
-          "error: unable to drain node \""
-              + node
-              + "\" due to error: "
-              + String.join(
-                  ", ",
-                  e.refusals().entrySet().stream()
-                      .map(r -> r.getKey() + ": " + join(r.getValue()))
-                      .toList()));
-      if (e.cordonedByThisDrain()) {
-        err.println(
-            "node/" + node + " stays cordoned; run 'kubectl uncordon " + node + "' to undo");
-      }
+    }
+    // As kubectl: cordon every node first, so no pod moves from one of them onto another.
+    if (!NodeCli.setUnschedulable(drainer, nodes.get(), true, options.dryRun(), out, err)) {
       return EXIT_FAILED;
-    } catch (ApiException e) {
-      // The engine's own messages say whether the node was left cordoned; others are the server's.
-      String why =
-          e.getMessage() != null && e.getMessage().startsWith("drain of node ")
-              ? e.getMessage()
-              : ApiStatus.describe(e);
-      err.println("error: unable to drain node \"" + node + "\": " + why);
-      return EXIT_FAILED;
+    }
+    try (ProgressLine progress = ProgressLine.start(terminal, out, nodes.get().size())) {
+      return drainAll(drainer, nodes.get(), options, progress);
     }
   }
 
-  /**
-   * kubectl's --dry-run values. @throws IllegalArgumentException with kubectl's message otherwise
-   */
+  /** Drains the (already cordoned) nodes concurrently and reports as kubectl does. */
+  private int drainAll(
+      NodeDrainer drainer, List<String> nodes, DrainOptions options, ProgressLine progress) {
+    ExecutorService pool =
+        Executors.newFixedThreadPool(
+            Math.min(MAX_PARALLEL_NODES, Math.max(1, nodes.size())),
+            new ThreadFactoryBuilder().setNameFormat("drain-node-%d").setDaemon(true).build());
+    Map<String, Future<String>> errors = new LinkedHashMap<>();
+    try {
+      for (String node : nodes) {
+        errors.put(node, pool.submit(() -> drainOne(drainer, node, options, progress)));
+      }
+      List<String> pendingNodes = new ArrayList<>();
+      List<String> fatal = new ArrayList<>();
+      for (Map.Entry<String, Future<String>> e : errors.entrySet()) {
+        String error;
+        try {
+          error = e.getValue().get();
+        } catch (ExecutionException failed) {
+          error = String.valueOf(failed.getCause());
+        }
+        if (error != null) {
+          pendingNodes.add(e.getKey());
+          fatal.add(error);
+        }
+      }
+      if (fatal.isEmpty()) {
+        return EXIT_OK;
+      }
+      progress.clear();
+      err.println("There are pending nodes to be drained:");
+      pendingNodes.forEach(n -> err.println(" " + n));
+      // kubectl's aggregate error, printed as is (no "error: "): one message, several in brackets.
+      err.println(fatal.size() == 1 ? fatal.get(0) : "[" + String.join(", ", fatal) + "]");
+      return EXIT_FAILED;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      err.println("error: interrupted");
+      return EXIT_FAILED;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** Drains one node; returns null when drained, else kubectl's error text for it. */
+  private String drainOne(
+      NodeDrainer drainer, String node, DrainOptions base, ProgressLine progress) {
+    DrainOptions options =
+        base.toBuilder()
+            .progressListener(
+                progress.tracking(
+                    new ConsoleReporter(
+                        progress.out(out),
+                        progress.out(err),
+                        base.dryRun(),
+                        base.evictionRetryInterval(),
+                        false)))
+            .build();
+    String error;
+    try {
+      DrainResult result = drainer.drain(node, options);
+      error = report(node, result, options, progress);
+    } catch (NodeNotFoundException e) {
+      error = "nodes \"" + node + "\" not found";
+    } catch (DrainRefusedException e) {
+      List<String> groups =
+          e.refusals().entrySet().stream()
+              .map(r -> kubectlRefusal(r.getKey()) + ": " + join(r.getValue()))
+              .toList();
+      error = groups.size() == 1 ? groups.get(0) : "[" + String.join(", ", groups) + "]";
+    } catch (ApiException e) {
+      // The engine's own messages say whether the node was left cordoned; others are the server's.
+      error =
+          e.getMessage() != null && e.getMessage().startsWith("drain of node ")
+              ? e.getMessage()
+              : ApiStatus.describe(e);
+    } catch (RuntimeException e) {
+      error = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    }
+    if (error != null) {
+      progress
+          .out(err)
+          .println(
+              "error: unable to drain node \""
+                  + node
+                  + "\" due to error: "
+                  + error
+                  + ", continuing command...");
+    }
+    return error;
+  }
+
+  /** kubectl's dry-run values. @throws IllegalArgumentException with kubectl's message otherwise */
   static DryRun parseDryRun(String value) {
     return switch (value == null ? "none" : value) {
       case "none", "" -> DryRun.NONE;
@@ -316,22 +376,39 @@ public final class DrainCommand implements Callable<Integer> {
     };
   }
 
-  private int report(DrainResult result, DrainOptions options) {
+  /** Prints the node's outcome; returns null when drained, else the error's text. */
+  private String report(
+      String node, DrainResult result, DrainOptions options, ProgressLine progress) {
     String suffix = ConsoleReporter.suffix(options.dryRun());
+    PrintStream out = progress.out(this.out);
+    PrintStream err = progress.out(this.err);
     if (result.isComplete()) {
       out.println("node/" + node + " drained" + suffix);
-      return EXIT_OK;
+      return null;
     }
+    PodRef blocked =
+        result.pending().stream()
+            .filter(result.blockingBudgets()::containsKey)
+            .findFirst()
+            .orElse(null);
+    String timeout = "global timeout reached: " + GoDuration.format(options.timeout());
     String why =
         result.timedOut()
-            ? "global timeout reached: " + GoDuration.format(options.timeout())
+            // kubectl names the (first) pod whose eviction a budget kept refusing.
+            ? blocked == null
+                ? timeout
+                : "error when evicting pods/\""
+                    + blocked.name()
+                    + "\" -n \""
+                    + blocked.namespace()
+                    + "\": "
+                    + timeout
             : result
                 .interruption()
                 .orElse(
                     result.failed().isEmpty() ? "incomplete" : "some pods could not be evicted");
-    err.println("error: unable to drain node \"" + node + "\": " + why);
     if (!result.pending().isEmpty()) {
-      err.println("There are pending pods in node \"" + node + "\":");
+      err.println("There are pending pods in node \"" + node + "\" when an error occurred: " + why);
       for (PodRef p : result.pending()) {
         Set<String> budgets = result.blockingBudgets().get(p);
         String detail =
@@ -354,7 +431,16 @@ public final class DrainCommand implements Callable<Integer> {
               + ": "
               + f.getValue());
     }
-    return EXIT_FAILED;
+    return why;
+  }
+
+  /**
+   * kubectl (v1.35) writes "cannot delete " before every filter's message, and its message for pods
+   * without a controller already starts with it: scripts see "cannot delete cannot delete Pods that
+   * declare no controller", so we print the same.
+   */
+  static String kubectlRefusal(String reason) {
+    return reason.equals(PodFilters.UNMANAGED_FATAL) ? "cannot delete " + reason : reason;
   }
 
   private static String join(List<PodRef> pods) {

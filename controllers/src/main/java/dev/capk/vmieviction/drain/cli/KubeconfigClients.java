@@ -34,9 +34,40 @@ final class KubeconfigClients {
 
   private KubeconfigClients() {}
 
+  /**
+   * What the connection flags chose: a file (null: kubectl's search), a context, cluster and user
+   * (null: the context's own), and a per-request time limit (zero: none).
+   */
+  record Selection(
+      Path kubeconfig, String context, String cluster, String user, Duration requestTimeout) {
+    Selection {
+      requestTimeout = requestTimeout == null ? Duration.ZERO : requestTimeout;
+    }
+
+    static Selection of(Path kubeconfig, String context) {
+      return new Selection(kubeconfig, context, null, null, Duration.ZERO);
+    }
+  }
+
   static ApiClient load(Path explicit, String context, Map<String, String> env)
       throws KubeconfigException {
-    Path file = explicit;
+    return load(Selection.of(explicit, context), env);
+  }
+
+  static ApiClient load(Selection selection, Map<String, String> env) throws KubeconfigException {
+    ApiClient client = find(selection, env);
+    if (!selection.requestTimeout().isZero()) {
+      // As kubectl's --request-timeout: a bound on each whole request. The drain's watch builds its
+      // own HTTP client without a call timeout, so a long wait for pods is not cut short.
+      client.setHttpClient(
+          client.getHttpClient().newBuilder().callTimeout(selection.requestTimeout()).build());
+    }
+    return client;
+  }
+
+  private static ApiClient find(Selection selection, Map<String, String> env)
+      throws KubeconfigException {
+    Path file = selection.kubeconfig();
     if (file == null) {
       String fromEnv = env.get("KUBECONFIG");
       if (fromEnv != null && !fromEnv.isBlank()) {
@@ -62,7 +93,50 @@ final class KubeconfigClients {
         }
       }
     }
-    return fromFile(file, context);
+    return fromFile(file, selection.context(), selection.cluster(), selection.user());
+  }
+
+  /**
+   * kubectl's --cluster and --user: the chosen context, in memory only, names another cluster or
+   * user of the same kubeconfig. The file is never written.
+   */
+  @SuppressWarnings("unchecked")
+  private static void overrideContext(KubeConfig config, String cluster, String user)
+      throws KubeconfigException {
+    boolean newCluster = cluster != null && !cluster.isBlank();
+    boolean newUser = user != null && !user.isBlank();
+    if (!newCluster && !newUser) {
+      return;
+    }
+    if (newCluster && !hasNamed(config.getClusters(), cluster)) {
+      throw new KubeconfigException("cluster \"" + cluster + "\" does not exist");
+    }
+    if (newUser && !hasNamed(config.getUsers(), user)) {
+      throw new KubeconfigException("auth info \"" + user + "\" does not exist");
+    }
+    String name = config.getCurrentContext();
+    for (Object o : config.getContexts()) {
+      if (o instanceof Map<?, ?> entry && name.equals(entry.get("name"))) {
+        Map<String, Object> ctx = new java.util.HashMap<>();
+        if (entry.get("context") instanceof Map<?, ?> old) {
+          ((Map<String, Object>) old).forEach(ctx::put);
+        }
+        if (newCluster) {
+          ctx.put("cluster", cluster);
+        }
+        if (newUser) {
+          ctx.put("user", user);
+        }
+        ((Map<String, Object>) entry).put("context", ctx);
+        config.setContext(name);
+        return;
+      }
+    }
+  }
+
+  private static boolean hasNamed(java.util.List<Object> entries, String name) {
+    return entries != null
+        && entries.stream().anyMatch(o -> o instanceof Map<?, ?> m && name.equals(m.get("name")));
   }
 
   private static ApiClient inCluster() throws KubeconfigException {
@@ -75,6 +149,11 @@ final class KubeconfigClients {
   }
 
   static ApiClient fromFile(Path file, String context) throws KubeconfigException {
+    return fromFile(file, context, null, null);
+  }
+
+  static ApiClient fromFile(Path file, String context, String cluster, String user)
+      throws KubeconfigException {
     KubeConfig config;
     try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       config = KubeConfig.loadKubeConfig(r);
@@ -101,13 +180,14 @@ final class KubeconfigClients {
     config.setFile(file.toAbsolutePath().toFile());
     if (context != null && !context.isBlank()) {
       if (!config.setContext(context)) {
-        throw new KubeconfigException(
-            "context \"" + context + "\" not found in kubeconfig " + file);
+        // kubectl's wording
+        throw new KubeconfigException("context \"" + context + "\" does not exist");
       }
     } else if (config.getCurrentContext() == null || config.getCurrentContext().isBlank()) {
       throw new KubeconfigException(
           "kubeconfig " + file + " has no current-context: use --context");
     }
+    overrideContext(config, cluster, user);
     String server;
     try {
       server = config.getServer();

@@ -48,7 +48,7 @@ class DrainCommandTest {
   @Test
   void noFlagsMeansKubectlDefaults() {
     DrainCommand c = parsed("node-1");
-    assertEquals("node-1", c.node);
+    assertEquals(java.util.List.of("node-1"), c.targets.names);
     DrainOptions o = c.toOptions(DrainProgressListener.NONE);
     assertEquals(DrainOptions.defaults().toString(), o.toString());
   }
@@ -84,7 +84,7 @@ class DrainCommandTest {
   @Test
   void booleanFlagsTakeOptionalValuesLikePflagWithoutSwallowingTheNode() {
     DrainCommand c = parsed("--force", "node-1");
-    assertEquals("node-1", c.node);
+    assertEquals(java.util.List.of("node-1"), c.targets.names);
     assertTrue(c.force);
     assertFalse(options("node-1", "--force=false").force());
     assertTrue(options("node-1", "--ignore-daemonsets=true").ignoreAllDaemonSets());
@@ -132,12 +132,69 @@ class DrainCommandTest {
   }
 
   @Test
-  void badTimeoutAndMissingNodeAreUsageErrors() {
-    assertEquals(2, run("node-1", "--timeout=30"));
+  void badTimeoutAndMissingNodeAreUsageErrorsWithExitOneAsInKubectl() {
+    assertEquals(1, run("node-1", "--timeout=30"));
     assertTrue(stderr().contains("missing unit"), stderr());
-    assertEquals(2, run());
-    assertTrue(stderr().contains("NODE"), stderr());
-    assertEquals(2, run("node-1", "--no-such-flag"));
+    err.reset();
+    assertEquals(1, run());
+    assertEquals(
+        "error: USAGE: drain NODE [flags]\n"
+            + "See 'kubectl fastdrain drain -h' for help and examples\n",
+        stderr());
+  }
+
+  @Test
+  void unknownFlagsAreRefusedByNameWithKubectlsWording() {
+    assertEquals(1, run("node-1", "--no-such-flag=3"));
+    assertEquals(
+        "error: unknown flag: --no-such-flag\n"
+            + "See 'kubectl fastdrain drain --help' for usage.\n",
+        stderr());
+    err.reset();
+    assertEquals(1, run("node-1", "-x"));
+    assertTrue(stderr().startsWith("error: unknown shorthand flag: 'x' in -x\n"), stderr());
+    err.reset();
+    // kubectl global flags this command does not implement are refused, not ignored.
+    assertEquals(1, run("node-1", "--as=admin"));
+    assertTrue(stderr().startsWith("error: unknown flag: --as\n"), stderr());
+  }
+
+  @Test
+  void nodeNamesAndASelectorAreExclusiveAsInKubectl() {
+    assertEquals(1, run("node-1", "-l", "pool=a"));
+    assertTrue(
+        stderr().startsWith("error: cannot specify both a node name and a --selector option\n"),
+        stderr());
+    DrainCommand c = parsed("a", "b", "--force", "c");
+    assertEquals(java.util.List.of("a", "b", "c"), c.targets.names);
+    assertEquals("pool in (a,b)", parsed("--selector", "pool in (a,b)").targets.selector);
+  }
+
+  @Test
+  void cordonAndUncordonTakeOnlyTheirFlags() {
+    PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+    PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+    assertEquals(1, NodeCli.run(o, e, false, "cordon"));
+    assertTrue(stderr().startsWith("error: USAGE: cordon NODE [flags]\n"), stderr());
+    err.reset();
+    assertEquals(1, NodeCli.run(o, e, false, "uncordon", "node-1", "--force"));
+    assertEquals(
+        "error: unknown flag: --force\n" + "See 'kubectl fastdrain uncordon --help' for usage.\n",
+        stderr());
+    err.reset();
+    assertEquals(1, NodeCli.run(o, e, false, "cordon", "node-1", "--dry-run=maybe"));
+    assertTrue(stderr().contains("Invalid dry-run value (maybe)"), stderr());
+  }
+
+  @Test
+  void requestTimeoutIsSecondsOrADurationAsInKubectl() {
+    assertEquals(
+        Duration.ofSeconds(5), parsed("n", "--request-timeout=5").connection.requestTimeout);
+    assertEquals(
+        Duration.ofMillis(1500), parsed("n", "--request-timeout=1.5s").connection.requestTimeout);
+    assertEquals(Duration.ZERO, parsed("n").connection.requestTimeout);
+    assertEquals(1, run("n", "--request-timeout=soon"));
+    assertTrue(stderr().contains("invalid timeout value"), stderr());
   }
 
   @Test
@@ -182,7 +239,23 @@ class DrainCommandTest {
             + "contexts:\n- name: a\n  context:\n    cluster: c\n    user: u\n"
             + "users:\n- name: u\n  user:\n    token: t0ken\n");
     assertEquals(1, run("node-1", "--kubeconfig", kc.toString(), "--context", "b"));
-    assertEquals("error: context \"b\" not found in kubeconfig " + kc, stderr().strip());
+    assertEquals("error: context \"b\" does not exist", stderr().strip());
+  }
+
+  @Test
+  void unknownClusterOrUserIsRefusedWithKubectlsWording(@TempDir Path dir) throws IOException {
+    Path kc = dir.resolve("kc.yaml");
+    Files.writeString(
+        kc,
+        "apiVersion: v1\nkind: Config\ncurrent-context: a\n"
+            + "clusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n"
+            + "contexts:\n- name: a\n  context:\n    cluster: c\n    user: u\n"
+            + "users:\n- name: u\n  user:\n    token: t0ken\n");
+    assertEquals(1, run("node-1", "--kubeconfig", kc.toString(), "--cluster", "nope"));
+    assertEquals("error: cluster \"nope\" does not exist", stderr().strip());
+    err.reset();
+    assertEquals(1, run("node-1", "--kubeconfig", kc.toString(), "--user=nope"));
+    assertEquals("error: auth info \"nope\" does not exist", stderr().strip());
   }
 
   @Test
@@ -201,7 +274,12 @@ class DrainCommandTest {
           "--disable-eviction",
           "--skip-wait-for-delete-timeout",
           "--dry-run",
-          "--chunk-size"
+          "--chunk-size",
+          "--selector",
+          "--context",
+          "--cluster",
+          "--user",
+          "--request-timeout"
         }) {
       assertTrue(help.contains(flag), flag);
     }

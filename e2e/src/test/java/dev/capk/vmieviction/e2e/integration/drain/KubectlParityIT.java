@@ -12,6 +12,7 @@ import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainResult;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.PodRef;
+import dev.capk.vmieviction.drain.cli.NodeCli;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
@@ -356,6 +357,275 @@ class KubectlParityIT {
         DrainFixture.roles(after.values()),
         fx.unschedulable(node),
         detail);
+  }
+
+  // ---- The command line: this project's drain/cordon/uncordon against kubectl's, word for word.
+
+  /** Builds one side of a command scenario: pods on the side's two nodes, in its namespace. */
+  @FunctionalInterface
+  interface Sides {
+    void build(String ns, List<String> nodes, V1OwnerReference owner) throws Exception;
+  }
+
+  private static Arguments command(String name, Sides setup, boolean sameOutput, String... args) {
+    return Arguments.of(name, setup, sameOutput, List.of(args));
+  }
+
+  private static final Sides NOTHING = (ns, nodes, o) -> {};
+
+  /**
+   * Command forms and flags. Tokens: {N0} {N1} the side's nodes, {SEL} a selector matching both,
+   * {CTX} {CLUSTER} {USER} the kubeconfig's names.
+   */
+  static Stream<Arguments> commands() {
+    return Stream.of(
+        command(
+            "cordon two nodes, one already cordoned", cordoned(1), true, "cordon", "{N0}", "{N1}"),
+        command("uncordon by selector", cordoned(0), true, "uncordon", "-l", "{SEL}"),
+        command("cordon, client dry run", NOTHING, true, "cordon", "{N0}", "--dry-run=client"),
+        command(
+            "cordon, server dry run", NOTHING, true, "cordon", "-l", "{SEL}", "--dry-run=server"),
+        command(
+            "cordon a node that does not exist", NOTHING, true, "cordon", "{N0}", "no-such-node"),
+        command("cordon with no node", NOTHING, true, "cordon"),
+        command("uncordon refuses a drain flag", NOTHING, true, "uncordon", "{N0}", "--force"),
+        command(
+            "drain by selector, two nodes, small pages, no grace",
+            (ns, nodes, o) -> {
+              fx.pods(ns, nodes.get(0), "a", 2, ownedBy(o));
+              fx.pods(ns, nodes.get(1), "b", 2, ownedBy(o));
+              fx.awaitRunning(ns, 4);
+            },
+            true,
+            "drain",
+            "-l",
+            "{SEL}",
+            "--chunk-size=1",
+            "--grace-period=0"),
+        command(
+            "drain two nodes, one refused",
+            (ns, nodes, o) -> {
+              fx.pod(ns, nodes.get(0), "web", ownedBy(o));
+              fx.pod(ns, nodes.get(1), "bare");
+              fx.awaitRunning(ns, 2);
+            },
+            true,
+            "drain",
+            "{N0}",
+            "{N1}"),
+        command(
+            "drain with a selector that matches nothing",
+            NOTHING,
+            true,
+            "drain",
+            "-l",
+            "no-such-label=x"),
+        command("drain a node name and a selector", NOTHING, true, "drain", "{N0}", "-l", "{SEL}"),
+        command(
+            "drain a missing node among existing ones",
+            NOTHING,
+            true,
+            "drain",
+            "{N0}",
+            "no-such-node"),
+        command(
+            "drain refuses an unknown flag", NOTHING, true, "drain", "{N0}", "--no-such-flag=1"),
+        command("drain refuses an unknown shorthand", NOTHING, true, "drain", "{N0}", "-x"),
+        command(
+            "drain with the connection flags",
+            (ns, nodes, o) -> {
+              fx.pod(ns, nodes.get(0), "web", ownedBy(o));
+              fx.awaitRunning(ns, 1);
+            },
+            true,
+            "drain",
+            "{N0}",
+            "--context={CTX}",
+            "--cluster={CLUSTER}",
+            "--user={USER}",
+            "--request-timeout=30s",
+            "-n",
+            "default"),
+        command(
+            "drain with a pod selector and eviction disabled",
+            (ns, nodes, o) -> {
+              fx.pod(ns, nodes.get(0), "front", ownedBy(o), label("tier", "front"));
+              fx.pod(ns, nodes.get(0), "back", ownedBy(o), label("tier", "back"));
+              fx.awaitRunning(ns, 2);
+            },
+            true,
+            "drain",
+            "{N0}",
+            "--pod-selector=tier=front",
+            "--disable-eviction"),
+        // Which of the two pods goes first is a race in our concurrent drain: compare counts.
+        command(
+            "two nodes sharing a budget that allows one disruption",
+            (ns, nodes, o) -> {
+              fx.pod(ns, nodes.get(0), "db-0", ownedBy(o), label("app", "db"));
+              fx.pod(ns, nodes.get(1), "db-1", ownedBy(o), label("app", "db"));
+              fx.awaitRunning(ns, 2);
+              fx.budget(ns, "db", 1, Map.of("app", "db"), 2);
+            },
+            false,
+            "drain",
+            "-l",
+            "{SEL}",
+            "--timeout=8s"));
+  }
+
+  private static Sides cordoned(int index) {
+    return (ns, nodes, o) -> fx.cluster.kubectl().runOrFail(null, "cordon", nodes.get(index));
+  }
+
+  /** What one command did: exit code, kubectl's stable lines, and the nodes' state after. */
+  private record CommandOutcome(
+      int exitCode,
+      List<String> stdout,
+      List<String> stderr,
+      int podsGone,
+      Set<String> podsLeft,
+      List<Boolean> cordoned,
+      String rawStderr) {}
+
+  /** stderr lines whose wording kubectl's users rely on (retry chatter differs by design). */
+  private static final Pattern STABLE_ERR =
+      Pattern.compile(
+          "^(error: (unknown|USAGE|cannot specify|Invalid|cannot delete|\\[cannot delete"
+              + "|unable to drain node .* due to error: (cannot|\\[cannot))"
+              + "|Error from server|There are pending nodes| N\\d$"
+              + "|(\\[?cannot delete|error when evicting pods/\"[^\"]+\" -n \"NS\": global)).*");
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("commands")
+  void theCommandAndKubectlAgreeLineForLine(
+      String name, Sides setup, boolean sameOutput, List<String> args) throws Exception {
+    String base = unique("cmd");
+    String kGroup = base + "-k";
+    String eGroup = base + "-e";
+    List<String> kNodes = fx.cluster.kwokNodes().create(kGroup, 2, Map.of("parity-group", kGroup));
+    List<String> eNodes = fx.cluster.kwokNodes().create(eGroup, 2, Map.of("parity-group", eGroup));
+    String kNs = fx.namespace(kGroup);
+    String eNs = fx.namespace(eGroup);
+    setup.build(kNs, kNodes, fx.owner(kNs));
+    setup.build(eNs, eNodes, fx.owner(eNs));
+
+    CommandOutcome kubectl = byKubectlCommand(args, kNodes, kNs, kGroup);
+    CommandOutcome ours = byOurCommand(args, eNodes, eNs, eGroup);
+
+    String both = "\nkubectl: " + kubectl + "\nours:    " + ours;
+    System.out.printf("command parity: %s:%s%n", name, both);
+    assertEquals(kubectl.exitCode, ours.exitCode, "exit code" + both);
+    assertEquals(kubectl.cordoned, ours.cordoned, "nodes cordoned" + both);
+    assertEquals(kubectl.podsGone, ours.podsGone, "pods evicted or deleted" + both);
+    if (sameOutput) {
+      assertEquals(kubectl.stdout, ours.stdout, "stdout lines" + both);
+      assertEquals(kubectl.stderr, ours.stderr, "kubectl's error lines" + both);
+      assertEquals(kubectl.podsLeft, ours.podsLeft, "pods left" + both);
+    }
+  }
+
+  private CommandOutcome byKubectlCommand(
+      List<String> args, List<String> nodes, String ns, String group) throws Exception {
+    Map<String, V1Pod> before = podsOn(nodes);
+    Kubectl.Result r =
+        fx.cluster
+            .kubectl()
+            .run(null, Duration.ofMinutes(2), expand(args, nodes, group).toArray(String[]::new));
+    return outcome(r.exitCode(), r.stdout(), r.stderr(), before, nodes, ns, group);
+  }
+
+  private CommandOutcome byOurCommand(
+      List<String> args, List<String> nodes, String ns, String group) throws Exception {
+    Map<String, V1Pod> before = podsOn(nodes);
+    List<String> all = new ArrayList<>(expand(args, nodes, group));
+    all.add("--kubeconfig=" + fx.cluster.kubeconfig());
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+    int code =
+        NodeCli.run(
+            new java.io.PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8),
+            new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8),
+            false,
+            all.toArray(String[]::new));
+    return outcome(
+        code,
+        out.toString(java.nio.charset.StandardCharsets.UTF_8),
+        err.toString(java.nio.charset.StandardCharsets.UTF_8),
+        before,
+        nodes,
+        ns,
+        group);
+  }
+
+  private static List<String> expand(List<String> args, List<String> nodes, String group) {
+    String yaml;
+    try {
+      yaml = java.nio.file.Files.readString(fx.cluster.kubeconfig());
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e);
+    }
+    return args.stream()
+        .map(
+            a ->
+                a.replace("{N0}", nodes.get(0))
+                    .replace("{N1}", nodes.get(1))
+                    .replace("{SEL}", "parity-group=" + group)
+                    .replace("{CTX}", field(yaml, "current-context: "))
+                    .replace("{CLUSTER}", field(yaml, "    cluster: "))
+                    .replace("{USER}", field(yaml, "    user: ")))
+        .toList();
+  }
+
+  /** The value of the first line starting with {@code prefix} (the harness writes one of each). */
+  private static String field(String yaml, String prefix) {
+    return yaml.lines()
+        .filter(l -> l.startsWith(prefix))
+        .map(l -> l.substring(prefix.length()).strip())
+        .findFirst()
+        .orElseThrow(() -> new IllegalStateException("no " + prefix.strip() + " in kubeconfig"));
+  }
+
+  private CommandOutcome outcome(
+      int code,
+      String stdout,
+      String stderr,
+      Map<String, V1Pod> before,
+      List<String> nodes,
+      String ns,
+      String group)
+      throws Exception {
+    Map<String, V1Pod> after = podsOn(nodes);
+    UnaryOperator<String> normalize =
+        l ->
+            l.replace(nodes.get(0), "N0")
+                .replace(nodes.get(1), "N1")
+                .replace(ns, "NS")
+                .replace(group, "GROUP");
+    // Lines of different nodes interleave in our concurrent drain: compare them as sets.
+    List<String> out = stdout.lines().map(normalize).sorted().toList();
+    List<String> err =
+        stderr
+            .lines()
+            .map(normalize)
+            .filter(l -> STABLE_ERR.matcher(l).matches())
+            .sorted()
+            .toList();
+    List<Boolean> cordoned = new ArrayList<>();
+    for (String n : nodes) {
+      cordoned.add(fx.unschedulable(n));
+    }
+    int gone = (int) before.keySet().stream().filter(uid -> !after.containsKey(uid)).count();
+    return new CommandOutcome(
+        code, out, err, gone, DrainFixture.roles(after.values()), cordoned, stderr.strip());
+  }
+
+  private static Map<String, V1Pod> podsOn(List<String> nodes) throws Exception {
+    Map<String, V1Pod> all = new HashMap<>();
+    for (String n : nodes) {
+      all.putAll(fx.podsOn(n));
+    }
+    return all;
   }
 
   /** Roles of the pods present before and gone (by UID) after. */
