@@ -10,7 +10,9 @@ import java.util.List;
 /**
  * Appends the PID of every process the harness starts to {@code <workDir>/started-pids.txt}, so a
  * check after the suite (make test) can prove, by PID, that nothing the tests started is left
- * running.
+ * running. Each line is {@code PID COMPONENT START EXECUTABLE}, START being the process's start
+ * time in clock ticks since boot ({@code /proc/PID/stat}, field 22): PIDs are reused, and on a busy
+ * machine by another process of the same executable (another JVM); the start time tells them apart.
  */
 public final class PidLedger {
   private PidLedger() {}
@@ -24,7 +26,7 @@ public final class PidLedger {
       Files.createDirectories(file().getParent());
       Files.writeString(
           file(),
-          pid + " " + component + " " + executable + "\n",
+          pid + " " + component + " " + startTicks(pid) + " " + executable + "\n",
           StandardOpenOption.CREATE,
           StandardOpenOption.APPEND);
     } catch (IOException e) {
@@ -43,12 +45,26 @@ public final class PidLedger {
       return alive;
     }
     for (String line : Files.readAllLines(file())) {
-      String[] parts = line.split(" ", 3);
-      if (parts.length == 3 && isRunning(Long.parseLong(parts[0]), parts[2])) {
+      String[] parts = line.split(" ", 4);
+      if (parts.length == 4
+          && isRunning(Long.parseLong(parts[0]), parts[3])
+          && (parts[2].equals("-") || parts[2].equals(startTicks(Long.parseLong(parts[0]))))) {
         alive.add(line);
       }
     }
     return alive;
+  }
+
+  /** The process's start time in clock ticks since boot, or "-" where /proc cannot tell. */
+  static String startTicks(long pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+      // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+      String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
+      return fields[19];
+    } catch (IOException | RuntimeException e) {
+      return "-";
+    }
   }
 
   private static boolean isRunning(long pid, String executable) {
