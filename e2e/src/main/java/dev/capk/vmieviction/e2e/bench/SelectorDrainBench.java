@@ -14,8 +14,8 @@ import java.util.Map;
  * {@code kubectl drain -l}, same flags, same cluster: three kwok nodes carrying one label, each
  * refilled before every run with its share of the pods (in a namespace of its own, with benchmark
  * 1's budgets, so each node's budgets count only its pods). kubectl drains the matched nodes one
- * after another; ours drains them concurrently. The order alternates each round, after one warm-up
- * round. Each run must end with every node empty.
+ * after another; ours drains them concurrently. One warm-up run of ours, then the order alternates
+ * each round. Each run must end with every node empty.
  */
 final class SelectorDrainBench {
   static final String POOL_LABEL = "bench.capk.dev/pool";
