@@ -39,9 +39,10 @@ public final class BenchMain {
           case "drain" -> new DrainBench(report, opts, work).run();
           case "evacuation" -> new EvacuationBench(report, opts, work).run();
           case "scale" -> new ScaleBench(report, opts, work).run();
+          case "selector" -> new SelectorDrainBench(report, opts, work).run();
           default ->
               throw new IllegalArgumentException(
-                  "unknown benchmark " + which + " (drain, evacuation, scale)");
+                  "unknown benchmark " + which + " (drain, evacuation, scale, selector)");
         }
       } catch (Exception | AssertionError e) {
         failed = true;

@@ -10,7 +10,8 @@ import java.util.List;
  */
 final class BenchOptions {
   List<String> only() {
-    return Arrays.stream(System.getProperty("bench.only", "drain,evacuation,scale").split(","))
+    return Arrays.stream(
+            System.getProperty("bench.only", "drain,evacuation,scale,selector").split(","))
         .map(String::strip)
         .filter(s -> !s.isEmpty())
         .toList();

@@ -38,7 +38,8 @@ final class DrainBench {
     this.work = work.resolve("bench-drain-runs");
   }
 
-  private record Tool(String name, List<String> command) {}
+  /** One drain command under test, by the name its row carries. */
+  record Tool(String name, List<String> command) {}
 
   void run() throws Exception {
     List<Integer> sizes = opts.ints("bench.drain.sizes", "100,1000");
@@ -74,7 +75,7 @@ final class DrainBench {
                 "bench.drain.kubectlRuns." + size, size >= 1000 ? Math.min(2, runs) : runs);
         String node = cluster.kwokNodes().create("bench-drain-" + size, 1).get(0);
         String ns = "drain-" + size;
-        setUp(cluster, api, ns, size);
+        setUp(api, ns);
         List<Tool> tools =
             List.of(
                 new Tool(
@@ -107,7 +108,7 @@ final class DrainBench {
           Map<String, Double> thisRound = new LinkedHashMap<>();
           for (Tool t : order) {
             refill(cluster, api, ns, node, size, "r" + (round++));
-            double sec = time(t, cluster, api, node);
+            double sec = time(t, api, work, List.of(node));
             thisRound.put(t.name(), sec);
             BenchMain.progress(
                 Report.f(
@@ -181,7 +182,8 @@ final class DrainBench {
     }
   }
 
-  private void setUp(LocalCluster cluster, RawKube api, String ns, int size) throws Exception {
+  /** A namespace with the owner ConfigMap and the budgets that {@link #refill} pods fall under. */
+  static void setUp(RawKube api, String ns) throws Exception {
     api.post("/api/v1/namespaces", "{\"metadata\":{\"name\":\"" + ns + "\"}}");
     Await.until(
         "ServiceAccount default in " + ns,
@@ -204,7 +206,7 @@ final class DrainBench {
    * Uncordons the node and binds {@code size} fresh pods to it; waits until they run and the
    * budgets count them.
    */
-  private void refill(
+  static void refill(
       LocalCluster cluster, RawKube api, String ns, String node, int size, String prefix)
       throws Exception {
     cluster.kubectl().runOrFail(null, "uncordon", node);
@@ -264,7 +266,11 @@ final class DrainBench {
     return n;
   }
 
-  private double time(Tool t, LocalCluster cluster, RawKube api, String node) throws Exception {
+  /**
+   * Runs {@code t} to its exit and returns the seconds it took; fails unless it exited 0 and left
+   * every one of {@code nodes} empty.
+   */
+  static double time(Tool t, RawKube api, Path work, List<String> nodes) throws Exception {
     File log = work.resolve("last-" + t.name().replaceAll("[^a-z]+", "-") + ".log").toFile();
     long start = System.nanoTime();
     Process p =
@@ -279,18 +285,20 @@ final class DrainBench {
       throw new IllegalStateException(
           t.name() + " failed (exit " + p.exitValue() + "), see " + log);
     }
-    int left =
-        api.getJson("/api/v1/pods?fieldSelector=spec.nodeName%3D" + node)
-            .getAsJsonArray("items")
-            .size();
-    if (left != 0) {
-      throw new IllegalStateException(
-          t.name() + " exited 0 but left " + left + " pods on " + node + ", see " + log);
+    for (String node : nodes) {
+      int left =
+          api.getJson("/api/v1/pods?fieldSelector=spec.nodeName%3D" + node)
+              .getAsJsonArray("items")
+              .size();
+      if (left != 0) {
+        throw new IllegalStateException(
+            t.name() + " exited 0 but left " + left + " pods on " + node + ", see " + log);
+      }
     }
     return seconds;
   }
 
-  private static List<String> concat(List<String> a, List<String> b) {
+  static List<String> concat(List<String> a, List<String> b) {
     List<String> out = new ArrayList<>(a);
     out.addAll(b);
     return out;
