@@ -46,7 +46,7 @@ class ProgressLine implements AutoCloseable {
   @Override
   public void close() {}
 
-  private static final class Live extends ProgressLine {
+  static final class Live extends ProgressLine {
     private final PrintStream terminal;
     private final int nodes;
     private final Set<PodRef> left = ConcurrentHashMap.newKeySet();
