@@ -36,8 +36,15 @@ final class MachineContractCheck {
    * The earliest deadline a contract set per evacuation ({@code uid/start}): a later evacuation of
    * the same VMI starts afresh.
    */
-  private final Cache<String, Instant> earliest =
+  private final Cache<String, Earliest> earliest =
       CacheBuilder.newBuilder().maximumSize(100_000).build();
+
+  /** A deadline a contract set, and the setting that set it. */
+  private record Earliest(Instant at, String origin) {
+    Earliest earlier(Earliest other) {
+      return other.at.isBefore(at) ? other : this;
+    }
+  }
 
   /** {@code uid/start/reason} of the events said once per evacuation of a VMI. */
   private final Cache<String, Boolean> told =
@@ -73,19 +80,16 @@ final class MachineContractCheck {
     }
 
     Optional<String> origin = Optional.empty();
-    Optional<Instant> earlier = contract.deadline();
-    Instant remembered = earliest.getIfPresent(evacuation);
-    if (remembered != null && (earlier.isEmpty() || remembered.isBefore(earlier.get()))) {
-      earlier = Optional.of(remembered);
+    Optional<Earliest> earlier =
+        contract.deadline().map(at -> new Earliest(at, contract.deadlineOrigin()));
+    Earliest remembered = earliest.getIfPresent(evacuation);
+    if (remembered != null) {
+      earlier = Optional.of(earlier.map(remembered::earlier).orElse(remembered));
     }
-    if (earlier.isPresent() && earlier.get().isBefore(deadline.at())) {
-      earliest.asMap().merge(evacuation, earlier.get(), (a, b) -> a.isBefore(b) ? a : b);
-      deadline = Deadline.at(earlier.get(), clock);
-      origin =
-          Optional.of(
-              contract.deadline().equals(earlier)
-                  ? contract.deadlineOrigin()
-                  : "an earlier Cluster API setting, since changed");
+    if (earlier.isPresent() && earlier.get().at().isBefore(deadline.at())) {
+      earliest.put(evacuation, earlier.get());
+      deadline = Deadline.at(earlier.get().at(), clock);
+      origin = Optional.of(earlier.get().origin());
       if (once(evacuation, EventReasons.DRAIN_DEADLINE_SHORTENED)) {
         log.info(
             "deadline moved earlier by cluster api vmi={} deadline={} origin=\"{}\"",
