@@ -78,4 +78,36 @@ class ModelsTest {
   void kubeconfigSecretIsNamedAfterTheCluster() {
     assertEquals("tenant-a-kubeconfig", ClusterApi.kubeconfigSecretName("tenant-a"));
   }
+
+  @Test
+  void clusterApiAndCapkModelsReadPauseDrainTimeoutsOwnerAndGraceTime() {
+    JSON json = new JSON();
+    dev.capk.vmieviction.api.capi.Cluster cluster =
+        json.deserialize(
+            "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"paused\":true,\"topology\":{}}}",
+            dev.capk.vmieviction.api.capi.Cluster.class);
+    assertEquals(Boolean.TRUE, cluster.getSpec().getPaused());
+    dev.capk.vmieviction.api.capi.Machine v1beta1 =
+        json.deserialize(
+            "{\"metadata\":{\"name\":\"m\"},\"spec\":{\"nodeDrainTimeout\":\"5m\",\"bootstrap\":{}}}",
+            dev.capk.vmieviction.api.capi.Machine.class);
+    assertEquals("5m", v1beta1.getSpec().getNodeDrainTimeout());
+    dev.capk.vmieviction.api.capi.Machine v1beta2 =
+        json.deserialize(
+            "{\"spec\":{\"deletion\":{\"nodeDrainTimeoutSeconds\":90}}}",
+            dev.capk.vmieviction.api.capi.Machine.class);
+    assertEquals(90L, v1beta2.getSpec().getDeletion().getNodeDrainTimeoutSeconds());
+    dev.capk.vmieviction.api.capk.KubevirtMachine kvm =
+        json.deserialize(
+            """
+            {"metadata":{"name":"k","annotations":{"capk.cluster.x-k8s.io/vmi-deletion-grace-time":"2025-03-01T12:03:00Z"},
+             "ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Machine","name":"m","uid":"u"}]},
+             "spec":{"virtualMachineTemplate":{}}}
+            """,
+            dev.capk.vmieviction.api.capk.KubevirtMachine.class);
+    assertEquals("m", kvm.getMetadata().getOwnerReferences().get(0).getName());
+    assertEquals(
+        "2025-03-01T12:03:00Z",
+        kvm.getMetadata().getAnnotations().get(EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
+  }
 }

@@ -40,6 +40,7 @@ final class Evacuator {
   private final Clock clock;
   private final EvacuationMemory memory;
   private final CordonMarks marks;
+  private final MachineContractCheck contracts;
 
   Evacuator(
       InfraVmis vmis,
@@ -49,7 +50,8 @@ final class Evacuator {
       EvictionSettings settings,
       Clock clock,
       EvacuationMemory memory,
-      CordonMarks marks) {
+      CordonMarks marks,
+      MachineContractCheck contracts) {
     this.vmis = vmis;
     this.guests = guests;
     this.events = events;
@@ -58,6 +60,7 @@ final class Evacuator {
     this.clock = clock;
     this.memory = memory;
     this.marks = marks;
+    this.contracts = contracts;
   }
 
   /** One step of the evacuation of a VMI that KubeVirt marked and whose strategy is External. */
@@ -156,7 +159,31 @@ final class Evacuator {
 
     // The deadline is checked before anything touches the guest cluster.
     if (deadline.passed()) {
-      return deadlineReached(key, vmi, start, deadline);
+      return deadlineReached(key, vmi, start, deadline, null);
+    }
+
+    // Cluster API's contract (MachineContract): may move the deadline earlier, leave a paused
+    // Cluster's guest untouched, or skip the drain. (An "admit" step, the quorum guard and
+    // per-cluster limit, belongs here beside it: a held VMI keeps this deadline.)
+    MachineContractCheck.Applied contract;
+    try {
+      contract = contracts.apply(key, vmi, start, deadline);
+    } catch (GuestAccessException e) {
+      return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
+    }
+    deadline = contract.deadline();
+    if (deadline.passed()) {
+      return deadlineReached(key, vmi, start, deadline, contract.origin().orElse(null));
+    }
+    switch (contract.step()) {
+      case HOLD_PAUSED -> {
+        memory.blockedBy(uid, "the Cluster is paused");
+        return requeue(deadline, settings.retryInterval());
+      }
+      case SKIP_DRAIN -> {
+        return delete(key, vmi, start, Outcome.DRAIN_EXCLUDED);
+      }
+      case DRAIN -> {}
     }
 
     Guest guest;
@@ -307,18 +334,28 @@ final class Evacuator {
     }
   }
 
+  /**
+   * @param contractOrigin the Cluster API setting that set the deadline, or null when the drain
+   *     timeout or the VMI's own grace time did
+   */
   private Result deadlineReached(
-      String key, VirtualMachineInstance vmi, Instant start, Deadline deadline) {
+      String key,
+      VirtualMachineInstance vmi,
+      Instant start,
+      Deadline deadline,
+      String contractOrigin) {
     String uid = vmi.getMetadata().getUid();
     String blocking =
         memory.blocker(uid).orElse("unknown (no drain pass seen by this controller instance)");
     String origin =
-        EvacuationDeadline.fromCapkGraceTime(deadline, start, settings.drainTimeout())
-            ? "annotation " + EvictionAnnotations.CAPK_DELETION_GRACE_TIME
-            : "drain timeout "
-                + GoDuration.format(settings.drainTimeout())
-                + " from start "
-                + DrainStartTime.format(start);
+        contractOrigin != null
+            ? contractOrigin
+            : EvacuationDeadline.fromCapkGraceTime(deadline, start, settings.drainTimeout())
+                ? "annotation " + EvictionAnnotations.CAPK_DELETION_GRACE_TIME
+                : "drain timeout "
+                    + GoDuration.format(settings.drainTimeout())
+                    + " from start "
+                    + DrainStartTime.format(start);
     log.warn(
         "drain deadline passed, deleting vmi={} deadline={} origin=\"{}\" blockers=\"{}\"",
         key,

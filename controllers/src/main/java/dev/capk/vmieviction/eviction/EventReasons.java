@@ -29,4 +29,16 @@ public final class EventReasons {
   public static final String UNCORDONED = "GuestNodeUncordoned";
   public static final String INFRA_API_ERROR = "InfraAPIError";
   public static final String EVICTION_STRATEGY_UNKNOWN = "EvictionStrategyUnknown";
+
+  /** The VMI's Cluster is paused: its guest is left untouched until the deadline. */
+  public static final String CLUSTER_PAUSED = "ClusterPaused";
+
+  /** The VMI's Machine is excluded from draining: deleted without draining its guest node. */
+  public static final String NODE_DRAIN_EXCLUDED = "NodeDrainExcluded";
+
+  /** The Machine's drain timeout or the KubevirtMachine's grace time moved the deadline earlier. */
+  public static final String DRAIN_DEADLINE_SHORTENED = "DrainDeadlineShortened";
+
+  /** Cluster API's objects behind the VMI could not all be read (not found, not allowed). */
+  public static final String MACHINE_CONTRACT_UNAVAILABLE = "MachineContractUnavailable";
 }

@@ -13,7 +13,9 @@ public final class EvictionMetrics {
   public enum Outcome {
     DRAINED("drained"),
     DEADLINE("deadline"),
-    NODE_MISSING("node_missing");
+    NODE_MISSING("node_missing"),
+    /** The Machine is excluded from draining (Cluster API's exclude-node-draining annotation). */
+    DRAIN_EXCLUDED("drain_excluded");
 
     final String label;
 

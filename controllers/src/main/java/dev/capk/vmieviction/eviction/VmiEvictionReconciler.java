@@ -38,6 +38,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       InfraVmis vmis,
       ClusterDefaults clusterDefaults,
       GuestConnector guests,
+      ManagementObjects managementObjects,
       VmiEvents events,
       EvictionMetrics metrics,
       EvictionSettings settings,
@@ -47,7 +48,10 @@ public final class VmiEvictionReconciler implements Reconciler {
     this.settings = settings;
     this.memory = new EvacuationMemory(metrics, settings.maxFailureBackoff());
     CordonMarks marks = new CordonMarks();
-    this.evacuator = new Evacuator(vmis, guests, events, metrics, settings, clock, memory, marks);
+    MachineContractCheck contracts =
+        new MachineContractCheck(managementObjects, events, settings.drainTimeout(), clock);
+    this.evacuator =
+        new Evacuator(vmis, guests, events, metrics, settings, clock, memory, marks, contracts);
     this.uncordoner =
         new GuestNodeUncordoner(guests, events, marks, memory, settings.retryInterval());
     this.notices = new NotEvacuatedNotices(events);

@@ -10,6 +10,7 @@ import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.eviction.ApiInfraVmis;
+import dev.capk.vmieviction.eviction.ApiManagementObjects;
 import dev.capk.vmieviction.eviction.ClusterGuestConnector;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
@@ -158,6 +159,8 @@ public final class Manager implements AutoCloseable {
                 guestClients,
                 options.clusterNamespacePolicy(),
                 GuestNodeDrainer.Settings.defaults()),
+            new ApiManagementObjects(
+                requestClient, options.clusterApiVersion, options.clusterNamespacePolicy()),
             new SeriesVmiEvents(vmiEvents),
             metrics,
             settings,

@@ -131,9 +131,15 @@ public final class VmiInformers {
     };
   }
 
-  /** The VMI labels the controller reads (which guest cluster a VMI belongs to). */
+  /**
+   * The VMI labels the controller reads (which guest cluster a VMI belongs to, and its
+   * KubevirtMachine, for Cluster API's drain contract).
+   */
   private static final List<String> KEPT_LABELS =
-      List.of(CapkLabels.CLUSTER_NAME, CapkLabels.KUBEVIRT_MACHINE_NAMESPACE);
+      List.of(
+          CapkLabels.CLUSTER_NAME,
+          CapkLabels.KUBEVIRT_MACHINE_NAME,
+          CapkLabels.KUBEVIRT_MACHINE_NAMESPACE);
 
   /** The VMI annotations the controller reads. */
   private static final List<String> KEPT_ANNOTATIONS =

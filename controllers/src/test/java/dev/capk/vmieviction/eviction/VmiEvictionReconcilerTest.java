@@ -45,6 +45,12 @@ class VmiEvictionReconcilerTest {
   List<Optional<Duration>> connectBounds;
   GuestAccessException connectFailure;
   Optional<String> clusterDefault;
+
+  /** What the management objects say; by default all known and nothing applies. */
+  MachineContract.Facts facts;
+
+  GuestAccessException factsFailure;
+  int factReads;
   VmiEvictionReconciler reconciler;
 
   @BeforeEach
@@ -56,6 +62,15 @@ class VmiEvictionReconcilerTest {
     connects = new ArrayList<>();
     connectBounds = new ArrayList<>();
     clusterDefault = Optional.empty();
+    facts = facts(false, false, null, null);
+    ManagementObjects managementObjects =
+        vmi -> {
+          factReads++;
+          if (factsFailure != null) {
+            throw factsFailure;
+          }
+          return facts;
+        };
     GuestConnector connector =
         (vmi, timeLeft) -> {
           connects.add(vmi.getMetadata().getName());
@@ -70,6 +85,7 @@ class VmiEvictionReconcilerTest {
             vmis,
             () -> clusterDefault,
             connector,
+            managementObjects,
             events,
             new EvictionMetrics(new CollectorRegistry()),
             new EvictionSettings(
@@ -625,6 +641,166 @@ class VmiEvictionReconcilerTest {
     public Instant instant() {
       return now;
     }
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Cluster API's contract (MachineContract) in the reconciler.
+
+  static MachineContract.Facts facts(
+      boolean paused, boolean excluded, String nodeDrainTimeout, String kubevirtMachineGrace) {
+    return new MachineContract.Facts(
+        "tenant-a/guest",
+        Optional.of(new MachineContract.ClusterFacts("tenant-a/guest", paused)),
+        Optional.of(
+            new MachineContract.KubevirtMachineFacts(
+                "tenant-a/vm-1", Optional.ofNullable(kubevirtMachineGrace))),
+        Optional.of(
+            new MachineContract.MachineFacts(
+                "tenant-a/machine-1",
+                excluded,
+                Optional.ofNullable(nodeDrainTimeout),
+                Optional.empty())),
+        List.of());
+  }
+
+  @Test
+  void pausedClusterLeavesTheGuestUntouchedAndTheDeadlineStillDeletes() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    facts = facts(true, false, null, null);
+
+    Result r = reconcile("vm-1");
+    assertEquals(new Result(true, RETRY), r);
+    assertEquals(List.of(), connects, "no guest access while the Cluster is paused");
+    assertTrue(events.has("Warning", EventReasons.CLUSTER_PAUSED));
+    assertTrue(vmis.deletedUids.isEmpty());
+
+    clock.now = T0.plus(TIMEOUT);
+    assertFalse(reconcile("vm-1").isRequeue());
+    assertEquals(List.of(), connects);
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+    String warning = events.message("Warning", EventReasons.DEADLINE_PASSED);
+    assertTrue(warning.contains("paused"), warning);
+  }
+
+  @Test
+  void machineExcludedFromDrainingIsDeletedAtOnceWithoutGuestAccess() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    facts = facts(false, true, null, null);
+
+    assertFalse(reconcile("vm-1").isRequeue());
+    assertEquals(List.of(), connects);
+    assertEquals(List.of(), guest.calls, "not cordoned, not drained");
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+    assertTrue(events.has("Normal", EventReasons.NODE_DRAIN_EXCLUDED));
+  }
+
+  @Test
+  void shorterMachineDrainTimeoutDeletesAtItsEarlierDeadline() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
+    facts = facts(false, false, "2m", null);
+
+    Result first = reconcile("vm-1");
+    assertEquals(List.of(Optional.of(Duration.ofMinutes(2))), connectBounds);
+    assertRequeueWithin(first, RETRY);
+    assertTrue(events.has("Normal", EventReasons.DRAIN_DEADLINE_SHORTENED));
+
+    clock.now = T0.plus(Duration.ofMinutes(2));
+    assertFalse(reconcile("vm-1").isRequeue());
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+    String warning = events.message("Warning", EventReasons.DEADLINE_PASSED);
+    assertTrue(warning.contains("Machine tenant-a/machine-1"), warning);
+  }
+
+  @Test
+  void machineTimeoutRaisedMidDrainNeverMovesTheDeadlineLater() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
+    facts = facts(false, false, "2m", null);
+    reconcile("vm-1");
+
+    facts = facts(false, false, "8m", null);
+    clock.now = T0.plus(Duration.ofMinutes(2));
+    assertFalse(reconcile("vm-1").isRequeue());
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+  }
+
+  @Test
+  void earlierGraceTimeOnTheKubevirtMachineWins() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
+    facts = facts(false, false, null, "2025-03-01T12:03:00Z");
+
+    reconcile("vm-1");
+    assertEquals(List.of(Optional.of(Duration.ofMinutes(3))), connectBounds);
+
+    clock.now = Instant.parse("2025-03-01T12:03:00Z");
+    assertFalse(reconcile("vm-1").isRequeue());
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+    String warning = events.message("Warning", EventReasons.DEADLINE_PASSED);
+    assertTrue(warning.contains("KubevirtMachine tenant-a/vm-1"), warning);
+  }
+
+  @Test
+  void missingObjectsDegradeToTodaysBehaviourWithOneEventPerVmi() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    facts =
+        new MachineContract.Facts(
+            "tenant-a/guest",
+            Optional.of(new MachineContract.ClusterFacts("tenant-a/guest", false)),
+            Optional.of(
+                new MachineContract.KubevirtMachineFacts("tenant-a/vm-1", Optional.empty())),
+            Optional.empty(),
+            List.of("Machine tenant-a/machine-1 not found"));
+    guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
+    guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
+    guest.passes.add(complete());
+
+    reconcile("vm-1");
+    reconcile("vm-1");
+    assertFalse(reconcile("vm-1").isRequeue());
+
+    assertEquals(3, factReads, "read on every step");
+    assertEquals(
+        1,
+        events.reasons().stream().filter(EventReasons.MACHINE_CONTRACT_UNAVAILABLE::equals).count(),
+        "told once, not per step");
+    assertTrue(
+        events
+            .message("Warning", EventReasons.MACHINE_CONTRACT_UNAVAILABLE)
+            .contains("Machine tenant-a/machine-1 not found"));
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+    assertTrue(events.has("Normal", EventReasons.DRAIN_SUCCEEDED));
+  }
+
+  @Test
+  void aTransientReadFailureIsRetriedNeverTurnedIntoADefault() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(complete());
+    factsFailure =
+        new GuestAccessException(
+            GuestAccessException.Reason.InfraAPIError,
+            "reading Machine tenant-a/machine-1 failed: HTTP 503");
+
+    Result r = reconcile("vm-1");
+    assertRequeueWithin(r, TIMEOUT);
+    assertEquals(List.of(), connects, "no drain on a guess");
+    assertTrue(events.has("Warning", "InfraAPIError"));
+    assertTrue(vmis.deletedUids.isEmpty());
+
+    // Once the read works, the Machine's exclusion is honoured.
+    factsFailure = null;
+    facts = facts(false, true, null, null);
+    assertFalse(reconcile("vm-1").isRequeue());
+    assertEquals(List.of(), connects);
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
   }
 
   static final class FakeVmis implements InfraVmis {

@@ -26,6 +26,7 @@ class VmiInformersTest {
             .deletionTimestamp(java.time.OffsetDateTime.parse("2025-01-01T00:00:00Z"))
             .putLabelsItem("cluster.x-k8s.io/cluster-name", new String("c"))
             .putLabelsItem("capk.cluster.x-k8s.io/kubevirt-machine-namespace", "tenants")
+            .putLabelsItem("capk.cluster.x-k8s.io/kubevirt-machine-name", "kvm-a")
             .putLabelsItem("kubevirt.io/vm", "a")
             .putAnnotationsItem("capk.cluster.x-k8s.io/vmi-drain-start-time", "t")
             .putAnnotationsItem("capk.cluster.x-k8s.io/vmi-deletion-grace-time", "g")
@@ -48,7 +49,9 @@ class VmiInformersTest {
             "cluster.x-k8s.io/cluster-name",
             "c",
             "capk.cluster.x-k8s.io/kubevirt-machine-namespace",
-            "tenants"),
+            "tenants",
+            "capk.cluster.x-k8s.io/kubevirt-machine-name",
+            "kvm-a"),
         m.getLabels());
     assertEquals(
         java.util.Map.of(

@@ -5,8 +5,9 @@ import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 
 /**
- * A partial Cluster API {@code Cluster}: we only need to know it exists (and its phase, for
- * messages). Read-only for us.
+ * A partial Cluster API {@code Cluster}: we need to know it exists, whether it is paused (its
+ * {@code spec.paused}; the annotation {@link ClusterApi#PAUSED_ANNOTATION} is in the metadata), and
+ * its phase, for messages. Read-only for us.
  */
 public class Cluster implements KubernetesObject {
 
@@ -18,6 +19,9 @@ public class Cluster implements KubernetesObject {
 
   @SerializedName("metadata")
   private V1ObjectMeta metadata;
+
+  @SerializedName("spec")
+  private Spec spec;
 
   @SerializedName("status")
   private Status status;
@@ -54,6 +58,14 @@ public class Cluster implements KubernetesObject {
     return this;
   }
 
+  public Spec getSpec() {
+    return spec;
+  }
+
+  public void setSpec(Spec spec) {
+    this.spec = spec;
+  }
+
   public Status getStatus() {
     return status;
   }
@@ -73,6 +85,20 @@ public class Cluster implements KubernetesObject {
 
     public void setPhase(String phase) {
       this.phase = phase;
+    }
+  }
+
+  /** {@code spec}: only whether the Cluster is paused (v1beta1 and v1beta2 alike). */
+  public static class Spec {
+    @SerializedName("paused")
+    private Boolean paused;
+
+    public Boolean getPaused() {
+      return paused;
+    }
+
+    public void setPaused(Boolean paused) {
+      this.paused = paused;
     }
   }
 }

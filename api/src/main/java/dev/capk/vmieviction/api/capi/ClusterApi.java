@@ -12,6 +12,19 @@ public final class ClusterApi {
   public static final String CLUSTER_PLURAL = "clusters";
   public static final String CLUSTER_KIND = "Cluster";
 
+  public static final String MACHINE_PLURAL = "machines";
+  public static final String MACHINE_KIND = "Machine";
+
+  /**
+   * On a Cluster (or any Cluster API object): its controllers leave it alone while present. The
+   * Cluster's {@code spec.paused} says the same.
+   */
+  public static final String PAUSED_ANNOTATION = "cluster.x-k8s.io/paused";
+
+  /** On a Machine: Cluster API deletes it without draining its node. Presence counts, any value. */
+  public static final String EXCLUDE_NODE_DRAINING_ANNOTATION =
+      "machine.cluster.x-k8s.io/exclude-node-draining";
+
   /** The Secret holding a cluster's admin kubeconfig is named {@code <cluster>-kubeconfig}. */
   public static final String KUBECONFIG_SECRET_SUFFIX = "-kubeconfig";
 

@@ -182,6 +182,11 @@ class HostileInputIT {
             kubeconfigWithoutCaData(),
             podsWithFinalizersThatNeverFinish(),
             severalBudgetsMatchingOnePod(),
+            clusterPausedLeavesTheGuestUntouched(),
+            machineExcludedFromDraining(),
+            machineNodeDrainTimeoutShorterThanTheGlobalOne(),
+            graceTimeOnTheKubevirtMachineEarlier(),
+            machineMissingDegradesToTodaysBehaviourWithOneEvent(),
             guestNodeWithTwoThousandPods())) {
       CASES.put(c.name(), c);
     }
@@ -680,6 +685,233 @@ class HostileInputIT {
             "(?m)^(\\s*)(certificate-authority-data: \\S+)$", "$1$2\n$1" + line);
     assertNotEquals(kubeconfig, changed);
     return changed;
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Cluster API's own contract (issue 15, item 4): the Cluster, the KubevirtMachine named by the
+  // VMI's label and the Machine owning it.
+
+  /** A paused Cluster: no cordon, no eviction, a ClusterPaused warning, deleted at the deadline. */
+  static Case clusterPausedLeavesTheGuestUntouched() {
+    Vm vm = new Vm(NS, "vm-paused");
+    String cluster = "hostile-paused";
+    String[] guestNs = new String[1];
+    return new Case(
+        "Cluster paused: ClusterPaused, guest node never cordoned nor drained, deleted at the deadline",
+        () -> {
+          guestNs[0] = blockedGuestNode(vm.name);
+          infra
+              .kubectl()
+              .apply(
+                  """
+                  apiVersion: cluster.x-k8s.io/v1beta1
+                  kind: Cluster
+                  metadata: {name: %s, namespace: %s}
+                  spec: {paused: true}
+                  """
+                      .formatted(cluster, NS));
+          EvictionFixture.kubeconfigSecret(infra, NS, cluster, guest.adminKubeconfigYaml());
+          machineAndKubevirtMachine(vm.name, Map.of(), Map.of(), Map.of());
+          create(vm, cluster, "External", Map.of());
+        },
+        () -> {
+          CoreV1Event paused = awaitEvent(infra, vm.ns, vm.name, "ClusterPaused");
+          assertEquals("Warning", paused.getType());
+          assertTrue(paused.getMessage().contains(NS + "/" + cluster), paused.getMessage());
+          assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
+          assertFalse(unschedulable(node(guest, vm.name)), "never cordoned");
+          assertTrue(event(infra, vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
+          assertEquals(1, running(guest, guestNs[0], "db").size(), "its pod was never evicted");
+        });
+  }
+
+  /** exclude-node-draining on the Machine: deleted at once, the guest node untouched. */
+  static Case machineExcludedFromDraining() {
+    Vm vm = new Vm(NS, "vm-nodrain");
+    String[] guestNs = new String[1];
+    return new Case(
+        "Machine with exclude-node-draining: NodeDrainExcluded, deleted at once, node not cordoned",
+        () -> {
+          guestNs[0] = blockedGuestNode(vm.name);
+          machineAndKubevirtMachine(
+              vm.name,
+              Map.of("machine.cluster.x-k8s.io/exclude-node-draining", ""),
+              Map.of(),
+              Map.of());
+          create(vm, TENANT, "External", Map.of());
+        },
+        () -> {
+          awaitDeleted(infra, vm.ns, vm.name, vm.uid);
+          CoreV1Event excluded = awaitEvent(infra, vm.ns, vm.name, "NodeDrainExcluded");
+          assertEquals("Normal", excluded.getType());
+          assertTrue(
+              awaitEvent(infra, vm.ns, vm.name, "VMIDeleted")
+                  .getMessage()
+                  .contains("drain_excluded"));
+          assertTrue(
+              deletionTime(vm).isBefore(startOf(vm).plus(DRAIN_TIMEOUT)),
+              "deleted before the deadline");
+          assertTrue(event(infra, vm.ns, vm.name, "DrainDeadlinePassed").isEmpty());
+          assertFalse(unschedulable(node(guest, vm.name)), "never cordoned");
+          assertTrue(event(infra, vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
+          assertEquals(1, running(guest, guestNs[0], "db").size(), "its pod was never evicted");
+        });
+  }
+
+  static final Duration MACHINE_DRAIN_TIMEOUT = Duration.ofSeconds(10);
+
+  /** The Machine's nodeDrainTimeout, shorter than --drain-timeout, is this VMI's drain timeout. */
+  static Case machineNodeDrainTimeoutShorterThanTheGlobalOne() {
+    Vm vm = new Vm(NS, "vm-machinetimeout");
+    return new Case(
+        "Machine nodeDrainTimeout 10s < --drain-timeout 30s: DrainDeadlineShortened, deleted at start + 10s",
+        () -> {
+          blockedGuestNode(vm.name);
+          machineAndKubevirtMachine(
+              vm.name,
+              Map.of(),
+              Map.of("nodeDrainTimeout", MACHINE_DRAIN_TIMEOUT.toSeconds() + "s"),
+              Map.of());
+          create(vm, TENANT, "External", Map.of());
+        },
+        () -> {
+          CoreV1Event shortened = awaitEvent(infra, vm.ns, vm.name, "DrainDeadlineShortened");
+          assertEquals("Normal", shortened.getType());
+          Instant start = startOf(vm);
+          assertDeletedAtTheDeadline(vm, start, MACHINE_DRAIN_TIMEOUT);
+          String passed = awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed").getMessage();
+          assertTrue(passed.contains("Machine " + NS + "/" + vm.name), passed);
+        });
+  }
+
+  /**
+   * CAPK's grace time on the KubevirtMachine, earlier than start + --drain-timeout, wins. It is
+   * already past when the controller first looks (CAPK wrote it long ago), so the VMI goes at that
+   * first look, before any guest access.
+   */
+  static Case graceTimeOnTheKubevirtMachineEarlier() {
+    Vm vm = new Vm(NS, "vm-kvmgrace");
+    String grace =
+        DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(ChronoUnit.SECONDS));
+    return new Case(
+        "CAPK grace time on the KubevirtMachine earlier than the drain timeout: deleted at it, not at start + 30s",
+        () -> {
+          blockedGuestNode(vm.name);
+          machineAndKubevirtMachine(
+              vm.name,
+              Map.of(),
+              Map.of(),
+              Map.of(EvictionAnnotations.CAPK_DELETION_GRACE_TIME, grace));
+          create(vm, TENANT, "External", Map.of());
+        },
+        () -> {
+          awaitDeleted(infra, vm.ns, vm.name, vm.uid);
+          String passed = awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed").getMessage();
+          assertTrue(passed.contains("KubevirtMachine " + NS + "/" + vm.name), passed);
+          assertTrue(passed.contains(grace), passed);
+          Instant start = startOf(vm);
+          assertTrue(
+              deletionTime(vm).isBefore(start.plus(DRAIN_TIMEOUT)),
+              "deleted before start + --drain-timeout");
+          assertFalse(unschedulable(node(guest, vm.name)), "the guest was never touched");
+        });
+  }
+
+  /** No owner Machine: today's behaviour (drained, deleted at the deadline) and one event. */
+  static Case machineMissingDegradesToTodaysBehaviourWithOneEvent() {
+    Vm vm = new Vm(NS, "vm-nomachine");
+    return new Case(
+        "KubevirtMachine without its Machine: one MachineContractUnavailable, drained as today, deleted at the deadline",
+        () -> {
+          blockedGuestNode(vm.name);
+          kubevirtMachine(vm.name, null, Map.of());
+          create(vm, TENANT, "External", Map.of());
+        },
+        () -> {
+          awaitEvent(infra, vm.ns, vm.name, "GuestNodeCordoned");
+          awaitEvent(infra, vm.ns, vm.name, "DrainBlocked");
+          assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
+          List<CoreV1Event> unavailable =
+              events(infra, vm.ns, vm.name).stream()
+                  .filter(e -> "MachineContractUnavailable".equals(e.getReason()))
+                  .toList();
+          assertEquals(1, unavailable.size());
+          CoreV1Event e = unavailable.get(0);
+          assertEquals("Warning", e.getType());
+          assertEquals(1, e.getCount() == null ? 1 : e.getCount(), "said once, not per reconcile");
+          assertTrue(e.getMessage().contains("has no owner Machine"), e.getMessage());
+        });
+  }
+
+  /**
+   * A Machine named like the VMI, with these annotations and spec, and the KubevirtMachine it owns
+   * (by UID, as Cluster API sets it, so that the garbage collector leaves it alone).
+   */
+  static void machineAndKubevirtMachine(
+      String name,
+      Map<String, String> machineAnnotations,
+      Map<String, Object> machineSpec,
+      Map<String, String> kubevirtMachineAnnotations) {
+    Map<String, Object> spec = new LinkedHashMap<>(machineSpec);
+    spec.put("clusterName", TENANT);
+    Map<String, Object> machine =
+        Map.of(
+            "apiVersion",
+            "cluster.x-k8s.io/v1beta1",
+            "kind",
+            "Machine",
+            "metadata",
+            Map.of("name", name, "namespace", NS, "annotations", machineAnnotations),
+            "spec",
+            spec);
+    infra.kubectl().runOrFail(GSON.toJson(machine), "create", "-f", "-");
+    String uid =
+        infra
+            .kubectl()
+            .runOrFail(
+                null,
+                "-n",
+                NS,
+                "get",
+                "machines.cluster.x-k8s.io",
+                name,
+                "-o",
+                "jsonpath={.metadata.uid}")
+            .trim();
+    kubevirtMachine(name, uid, kubevirtMachineAnnotations);
+  }
+
+  /** A KubevirtMachine; {@code ownerUid} null: no owner Machine (yet). */
+  static void kubevirtMachine(String name, String ownerUid, Map<String, String> annotations) {
+    Map<String, Object> metadata = new LinkedHashMap<>();
+    metadata.put("name", name);
+    metadata.put("namespace", NS);
+    metadata.put("annotations", annotations);
+    if (ownerUid != null) {
+      metadata.put(
+          "ownerReferences",
+          List.of(
+              Map.of(
+                  "apiVersion",
+                  "cluster.x-k8s.io/v1beta1",
+                  "kind",
+                  "Machine",
+                  "name",
+                  name,
+                  "uid",
+                  ownerUid)));
+    }
+    Map<String, Object> kvm =
+        Map.of(
+            "apiVersion",
+            "infrastructure.cluster.x-k8s.io/v1alpha1",
+            "kind",
+            "KubevirtMachine",
+            "metadata",
+            metadata,
+            "spec",
+            Map.of());
+    infra.kubectl().runOrFail(GSON.toJson(kvm), "create", "-f", "-");
   }
 
   // -----------------------------------------------------------------------------------------------

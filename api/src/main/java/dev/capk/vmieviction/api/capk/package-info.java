@@ -1,0 +1,5 @@
+/**
+ * Partial model of CAPK's (Cluster API Provider KubeVirt) {@code infrastructure.cluster.x-k8s.io}
+ * KubevirtMachine, as far as the controller reads it. No logic; may import only {@code api}.
+ */
+package dev.capk.vmieviction.api.capk;

@@ -1,0 +1,184 @@
+package dev.capk.vmieviction.eviction;
+
+import dev.capk.vmieviction.api.CapkLabels;
+import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.api.capi.Cluster;
+import dev.capk.vmieviction.api.capi.ClusterApi;
+import dev.capk.vmieviction.api.capi.ClusterList;
+import dev.capk.vmieviction.api.capi.Machine;
+import dev.capk.vmieviction.api.capi.MachineList;
+import dev.capk.vmieviction.api.capk.CapkApi;
+import dev.capk.vmieviction.api.capk.KubevirtMachine;
+import dev.capk.vmieviction.api.capk.KubevirtMachineList;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
+import dev.capk.vmieviction.workload.GuestAccessException;
+import dev.capk.vmieviction.workload.GuestClusterRef;
+import io.kubernetes.client.common.KubernetesListObject;
+import io.kubernetes.client.common.KubernetesObject;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1OwnerReference;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Reads a VMI's Cluster, KubevirtMachine (named by its {@code
+ * capk.cluster.x-k8s.io/kubevirt-machine-name} label) and the Machine owning that, with one GET
+ * each, in the namespace the {@link ClusterNamespacePolicy} lets the VMI reach: a VMI label never
+ * leads to another tenant's objects. 404 and 403 are answers (the object is unknown, which applies
+ * nothing); any other failure is transient and thrown, never turned into a default.
+ */
+public final class ApiManagementObjects implements ManagementObjects {
+
+  private final GenericKubernetesApi<Cluster, ClusterList> clusters;
+  private final GenericKubernetesApi<KubevirtMachine, KubevirtMachineList> kubevirtMachines;
+  private final GenericKubernetesApi<Machine, MachineList> machines;
+  private final ClusterNamespacePolicy namespaces;
+
+  public ApiManagementObjects(
+      ApiClient infra, String clusterApiVersion, ClusterNamespacePolicy namespaces) {
+    this.clusters =
+        new GenericKubernetesApi<>(
+            Cluster.class,
+            ClusterList.class,
+            ClusterApi.GROUP,
+            clusterApiVersion,
+            ClusterApi.CLUSTER_PLURAL,
+            infra);
+    this.kubevirtMachines =
+        new GenericKubernetesApi<>(
+            KubevirtMachine.class,
+            KubevirtMachineList.class,
+            CapkApi.GROUP,
+            CapkApi.VERSION,
+            CapkApi.KUBEVIRT_MACHINE_PLURAL,
+            infra);
+    this.machines =
+        new GenericKubernetesApi<>(
+            Machine.class,
+            MachineList.class,
+            ClusterApi.GROUP,
+            clusterApiVersion,
+            ClusterApi.MACHINE_PLURAL,
+            infra);
+    this.namespaces = namespaces;
+  }
+
+  @Override
+  public MachineContract.Facts read(VirtualMachineInstance vmi) throws GuestAccessException {
+    GuestClusterRef ref = namespaces.clusterOf(vmi);
+    String ns = ref.namespace();
+    List<String> unavailable = new ArrayList<>();
+
+    Optional<MachineContract.ClusterFacts> cluster =
+        get(clusters, "Cluster", ns, ref.name(), unavailable)
+            .map(c -> new MachineContract.ClusterFacts(ns + "/" + ref.name(), paused(c)));
+
+    Map<String, String> labels = vmi.getMetadata().getLabels();
+    String kvmName = labels == null ? null : labels.get(CapkLabels.KUBEVIRT_MACHINE_NAME);
+    Optional<KubevirtMachine> kvm = Optional.empty();
+    if (kvmName == null || kvmName.isBlank()) {
+      unavailable.add("the VMI has no label " + CapkLabels.KUBEVIRT_MACHINE_NAME);
+    } else {
+      kvm = get(kubevirtMachines, "KubevirtMachine", ns, kvmName, unavailable);
+    }
+    Optional<MachineContract.KubevirtMachineFacts> kvmFacts =
+        kvm.map(
+            k ->
+                new MachineContract.KubevirtMachineFacts(
+                    ns + "/" + kvmName,
+                    Optional.ofNullable(
+                        annotation(
+                            k.getMetadata(), EvictionAnnotations.CAPK_DELETION_GRACE_TIME))));
+
+    Optional<MachineContract.MachineFacts> machine = Optional.empty();
+    if (kvm.isPresent()) {
+      Optional<String> owner = ownerMachine(kvm.get().getMetadata());
+      if (owner.isEmpty()) {
+        unavailable.add("KubevirtMachine " + ns + "/" + kvmName + " has no owner Machine");
+      } else {
+        machine =
+            get(machines, "Machine", ns, owner.get(), unavailable)
+                .map(m -> machineFacts(ns + "/" + owner.get(), m));
+      }
+    }
+    return new MachineContract.Facts(
+        ns + "/" + ref.name(), cluster, kvmFacts, machine, unavailable);
+  }
+
+  private static boolean paused(Cluster c) {
+    return (c.getSpec() != null && Boolean.TRUE.equals(c.getSpec().getPaused()))
+        || annotation(c.getMetadata(), ClusterApi.PAUSED_ANNOTATION) != null;
+  }
+
+  private static MachineContract.MachineFacts machineFacts(String name, Machine m) {
+    Machine.Spec spec = m.getSpec();
+    return new MachineContract.MachineFacts(
+        name,
+        annotation(m.getMetadata(), ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION) != null,
+        Optional.ofNullable(spec == null ? null : spec.getNodeDrainTimeout()),
+        Optional.ofNullable(
+            spec == null || spec.getDeletion() == null
+                ? null
+                : spec.getDeletion().getNodeDrainTimeoutSeconds()));
+  }
+
+  /** The name of the Cluster API Machine among the owners (CAPI sets it on its infra machines). */
+  private static Optional<String> ownerMachine(V1ObjectMeta meta) {
+    List<V1OwnerReference> owners = meta == null ? null : meta.getOwnerReferences();
+    if (owners == null) {
+      return Optional.empty();
+    }
+    return owners.stream()
+        .filter(o -> ClusterApi.MACHINE_KIND.equals(o.getKind()))
+        .filter(
+            o -> o.getApiVersion() != null && o.getApiVersion().startsWith(ClusterApi.GROUP + "/"))
+        .map(V1OwnerReference::getName)
+        .findFirst();
+  }
+
+  private static String annotation(V1ObjectMeta meta, String key) {
+    Map<String, String> a = meta == null ? null : meta.getAnnotations();
+    return a == null ? null : a.get(key);
+  }
+
+  /**
+   * One GET. 404 and 403 are answers: empty, with the reason added to {@code unavailable}.
+   *
+   * @throws GuestAccessException InfraAPIError on anything else (no answer, 429, 5xx...)
+   */
+  private static <T extends KubernetesObject, L extends KubernetesListObject> Optional<T> get(
+      GenericKubernetesApi<T, L> api, String kind, String ns, String name, List<String> unavailable)
+      throws GuestAccessException {
+    KubernetesApiResponse<T> r;
+    try {
+      r = api.get(ns, name);
+    } catch (IllegalStateException e) {
+      // GenericKubernetesApi's way of saying "I/O failure".
+      throw new GuestAccessException(
+          GuestAccessException.Reason.InfraAPIError,
+          "reading " + kind + " " + ns + "/" + name + " failed: no response");
+    }
+    int code = r.getHttpStatusCode();
+    if (code >= 200 && code < 300 && r.getObject() != null) {
+      return Optional.of(r.getObject());
+    }
+    if (code == 404) {
+      unavailable.add(kind + " " + ns + "/" + name + " not found");
+      return Optional.empty();
+    }
+    if (code == 403) {
+      unavailable.add(
+          "not allowed to read " + kind + " " + ns + "/" + name + " (the controller's RBAC)");
+      return Optional.empty();
+    }
+    throw new GuestAccessException(
+        GuestAccessException.Reason.InfraAPIError,
+        "reading " + kind + " " + ns + "/" + name + " failed: HTTP " + code);
+  }
+}

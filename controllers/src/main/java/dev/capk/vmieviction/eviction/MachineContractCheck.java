@@ -1,0 +1,151 @@
+package dev.capk.vmieviction.eviction;
+
+import com.google.common.cache.Cache;
+import com.google.common.cache.CacheBuilder;
+import dev.capk.vmieviction.api.capi.ClusterApi;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.time.Deadline;
+import dev.capk.vmieviction.workload.GuestAccessException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads Cluster API's contract for a VMI's machine ({@link ManagementObjects}), decides what it
+ * means for this step ({@link MachineContract}) and says so in events: a deadline moved earlier and
+ * a contract that could not be read are told once per evacuation of a VMI, a paused Cluster on
+ * every step (as a series). Within a run the contract's deadline only moves earlier, even when the
+ * Machine's timeout is raised or the grace time removed mid-drain.
+ */
+final class MachineContractCheck {
+
+  private static final Logger log = LoggerFactory.getLogger(MachineContractCheck.class);
+
+  /** The contract applied to one step: what to do, by when, and which setting said so. */
+  record Applied(MachineContract.Step step, Deadline deadline, Optional<String> origin) {}
+
+  private final ManagementObjects objects;
+  private final VmiEvents events;
+  private final Duration drainTimeout;
+  private final Clock clock;
+
+  /**
+   * The earliest deadline a contract set per evacuation ({@code uid/start}): a later evacuation of
+   * the same VMI starts afresh.
+   */
+  private final Cache<String, Earliest> earliest =
+      CacheBuilder.newBuilder().maximumSize(100_000).build();
+
+  /** A deadline a contract set, and the setting that set it. */
+  private record Earliest(Instant at, String origin) {
+    Earliest earlier(Earliest other) {
+      return other.at.isBefore(at) ? other : this;
+    }
+  }
+
+  /** {@code uid/start/reason} of the events said once per evacuation of a VMI. */
+  private final Cache<String, Boolean> told =
+      CacheBuilder.newBuilder().maximumSize(100_000).build();
+
+  MachineContractCheck(
+      ManagementObjects objects, VmiEvents events, Duration drainTimeout, Clock clock) {
+    this.objects = objects;
+    this.events = events;
+    this.drainTimeout = drainTimeout;
+    this.clock = clock;
+  }
+
+  /**
+   * @param deadline the deadline from the drain start, the global timeout and the VMI's own grace
+   *     time: the returned one is never later
+   * @throws GuestAccessException when the objects could not be read: retry, apply nothing
+   */
+  Applied apply(String key, VirtualMachineInstance vmi, Instant start, Deadline deadline)
+      throws GuestAccessException {
+    MachineContract contract = MachineContract.decide(objects.read(vmi), start, drainTimeout);
+    String evacuation = vmi.getMetadata().getUid() + "/" + start;
+    if (!contract.unavailable().isEmpty()
+        && once(evacuation, EventReasons.MACHINE_CONTRACT_UNAVAILABLE)) {
+      String what = String.join("; ", contract.unavailable());
+      log.warn("cluster api contract not fully known vmi={} missing=\"{}\"", key, what);
+      events.warning(
+          vmi,
+          EventReasons.MACHINE_CONTRACT_UNAVAILABLE,
+          "Cluster API's settings for this machine could not all be read ("
+              + what
+              + "): what is missing does not apply, the controller's own settings do");
+    }
+
+    Optional<String> origin = Optional.empty();
+    Optional<Earliest> earlier =
+        contract.deadline().map(at -> new Earliest(at, contract.deadlineOrigin()));
+    Earliest remembered = earliest.getIfPresent(evacuation);
+    if (remembered != null) {
+      earlier = Optional.of(earlier.map(remembered::earlier).orElse(remembered));
+    }
+    if (earlier.isPresent() && earlier.get().at().isBefore(deadline.at())) {
+      earliest.put(evacuation, earlier.get());
+      deadline = Deadline.at(earlier.get().at(), clock);
+      origin = Optional.of(earlier.get().origin());
+      if (once(evacuation, EventReasons.DRAIN_DEADLINE_SHORTENED)) {
+        log.info(
+            "deadline moved earlier by cluster api vmi={} deadline={} origin=\"{}\"",
+            key,
+            DrainStartTime.format(deadline.at()),
+            origin.get());
+        events.normal(
+            vmi,
+            EventReasons.DRAIN_DEADLINE_SHORTENED,
+            "Deadline moved earlier to "
+                + DrainStartTime.format(deadline.at())
+                + " by "
+                + origin.get()
+                + " (shorter than --drain-timeout; it never moves later)");
+      }
+    }
+
+    switch (contract.step()) {
+      case HOLD_PAUSED -> {
+        log.info(
+            "cluster paused, guest left untouched vmi={} cluster={} deadline={}",
+            key,
+            contract.cluster(),
+            DrainStartTime.format(deadline.at()));
+        events.warning(
+            vmi,
+            EventReasons.CLUSTER_PAUSED,
+            "Cluster "
+                + contract.cluster()
+                + " is paused (spec.paused or annotation "
+                + ClusterApi.PAUSED_ANNOTATION
+                + "): its guest node is not cordoned or drained; VMI deleted anyway at "
+                + DrainStartTime.format(deadline.at()));
+      }
+      case SKIP_DRAIN -> {
+        if (once(evacuation, EventReasons.NODE_DRAIN_EXCLUDED)) {
+          log.info(
+              "machine excluded from draining, deleting without drain vmi={} machine={}",
+              key,
+              contract.machine());
+          events.normal(
+              vmi,
+              EventReasons.NODE_DRAIN_EXCLUDED,
+              "Machine "
+                  + contract.machine()
+                  + " has annotation "
+                  + ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION
+                  + ": its guest node is not drained, the VMI is deleted now");
+        }
+      }
+      case DRAIN -> {}
+    }
+    return new Applied(contract.step(), deadline, origin);
+  }
+
+  private boolean once(String evacuation, String reason) {
+    return told.asMap().putIfAbsent(evacuation + "/" + reason, Boolean.TRUE) == null;
+  }
+}

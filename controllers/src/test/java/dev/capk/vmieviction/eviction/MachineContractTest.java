@@ -1,0 +1,160 @@
+package dev.capk.vmieviction.eviction;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.capk.vmieviction.eviction.MachineContract.ClusterFacts;
+import dev.capk.vmieviction.eviction.MachineContract.Facts;
+import dev.capk.vmieviction.eviction.MachineContract.KubevirtMachineFacts;
+import dev.capk.vmieviction.eviction.MachineContract.MachineFacts;
+import dev.capk.vmieviction.eviction.MachineContract.Step;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Cluster API's contract for a machine, as a table: facts in, step and deadline out. */
+class MachineContractTest {
+
+  static final Instant START = Instant.parse("2025-03-01T12:00:00Z");
+  static final Duration TIMEOUT = Duration.ofMinutes(10);
+
+  static Facts facts(
+      Boolean paused, Boolean excluded, String v1beta1Timeout, Long v1beta2Seconds, String grace) {
+    return new Facts(
+        "ns/c",
+        paused == null ? Optional.empty() : Optional.of(new ClusterFacts("ns/c", paused)),
+        Optional.of(new KubevirtMachineFacts("ns/kvm", Optional.ofNullable(grace))),
+        excluded == null
+            ? Optional.empty()
+            : Optional.of(
+                new MachineFacts(
+                    "ns/m",
+                    excluded,
+                    Optional.ofNullable(v1beta1Timeout),
+                    Optional.ofNullable(v1beta2Seconds))),
+        paused == null || excluded == null ? List.of("something not found") : List.of());
+  }
+
+  static Stream<Arguments> table() {
+    return Stream.of(
+        // name, facts, step, deadline (null: the global one), origin contains
+        Arguments.of(
+            "nothing set: drain, global deadline",
+            facts(false, false, null, null, null),
+            Step.DRAIN,
+            null,
+            ""),
+        Arguments.of(
+            "paused Cluster: hold",
+            facts(true, false, null, null, null),
+            Step.HOLD_PAUSED,
+            null,
+            ""),
+        Arguments.of(
+            "paused wins over excluded",
+            facts(true, true, null, null, null),
+            Step.HOLD_PAUSED,
+            null,
+            ""),
+        Arguments.of(
+            "excluded Machine: skip the drain",
+            facts(false, true, null, null, null),
+            Step.SKIP_DRAIN,
+            null,
+            ""),
+        Arguments.of(
+            "v1beta1 nodeDrainTimeout shorter: start + it",
+            facts(false, false, "5m", null, null),
+            Step.DRAIN,
+            "2025-03-01T12:05:00Z",
+            "Machine ns/m node drain timeout 5m0s"),
+        Arguments.of(
+            "v1beta1 nodeDrainTimeout longer: never later than the global timeout",
+            facts(false, false, "1h", null, null),
+            Step.DRAIN,
+            null,
+            ""),
+        Arguments.of(
+            "nodeDrainTimeout 0s means no limit: the global timeout",
+            facts(false, false, "0s", null, null),
+            Step.DRAIN,
+            null,
+            ""),
+        Arguments.of(
+            "v1beta2 nodeDrainTimeoutSeconds shorter",
+            facts(false, false, null, 90L, null),
+            Step.DRAIN,
+            "2025-03-01T12:01:30Z",
+            "1m30s"),
+        Arguments.of(
+            "v1beta2 0 means no limit", facts(false, false, null, 0L, null), Step.DRAIN, null, ""),
+        Arguments.of(
+            "grace time on the KubevirtMachine earlier",
+            facts(false, false, null, null, "2025-03-01T12:03:00Z"),
+            Step.DRAIN,
+            "2025-03-01T12:03:00Z",
+            "KubevirtMachine ns/kvm"),
+        Arguments.of(
+            "grace time later than the global deadline: ignored",
+            facts(false, false, null, null, "9999-12-31T23:59:59Z"),
+            Step.DRAIN,
+            null,
+            ""),
+        Arguments.of(
+            "the earlier of timeout and grace wins (grace)",
+            facts(false, false, "5m", null, "2025-03-01T12:02:00Z"),
+            Step.DRAIN,
+            "2025-03-01T12:02:00Z",
+            "KubevirtMachine"),
+        Arguments.of(
+            "the earlier of timeout and grace wins (timeout)",
+            facts(false, false, "1m", null, "2025-03-01T12:02:00Z"),
+            Step.DRAIN,
+            "2025-03-01T12:01:00Z",
+            "Machine ns/m"),
+        Arguments.of(
+            "Machine unknown: today's behaviour",
+            facts(false, null, null, null, null),
+            Step.DRAIN,
+            null,
+            ""),
+        Arguments.of(
+            "Cluster unknown: not paused",
+            facts(null, true, null, null, null),
+            Step.SKIP_DRAIN,
+            null,
+            ""));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("table")
+  void decides(String name, Facts facts, Step step, String deadline, String origin) {
+    MachineContract c = MachineContract.decide(facts, START, TIMEOUT);
+    assertEquals(step, c.step());
+    assertEquals(Optional.ofNullable(deadline).map(Instant::parse), c.deadline());
+    assertTrue(c.deadlineOrigin().contains(origin), c.deadlineOrigin());
+    assertEquals(facts.unavailable(), c.unavailable());
+  }
+
+  static Stream<Arguments> unusable() {
+    return Stream.of(
+        Arguments.of(facts(false, false, "soon", null, null), "spec.nodeDrainTimeout \"soon\""),
+        Arguments.of(facts(false, false, null, -5L, null), "nodeDrainTimeoutSeconds -5"),
+        Arguments.of(facts(false, false, null, null, "tomorrow"), "\"tomorrow\""));
+  }
+
+  @ParameterizedTest
+  @MethodSource("unusable")
+  void anUnusableValueIsIgnoredAndNamed(Facts facts, String named) {
+    MachineContract c = MachineContract.decide(facts, START, TIMEOUT);
+    assertEquals(Step.DRAIN, c.step());
+    assertEquals(Optional.empty(), c.deadline(), "the global deadline");
+    assertEquals(1, c.unavailable().size());
+    assertTrue(c.unavailable().get(0).contains(named), c.unavailable().get(0));
+  }
+}
