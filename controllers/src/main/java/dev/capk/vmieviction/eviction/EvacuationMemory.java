@@ -35,6 +35,9 @@ final class EvacuationMemory {
   /** Last known obstacle per VMI UID, named in the deadline warning. */
   private final Map<String, String> blockers = new ConcurrentHashMap<>();
 
+  /** Last failure of a step per VMI UID, after the last obstacle. */
+  private final Map<String, String> lastFailures = new ConcurrentHashMap<>();
+
   /** VMI key to UID of the VMIs being evacuated, for the in-progress gauge. */
   private final Map<String, String> inProgress = new ConcurrentHashMap<>();
 
@@ -76,12 +79,27 @@ final class EvacuationMemory {
     }
   }
 
+  /** What the last drain pass (or hold) left in the way: pods left and why. */
   void blockedBy(String uid, String obstacle) {
     blockers.put(uid, obstacle);
+    lastFailures.remove(uid);
+  }
+
+  /**
+   * The last step failed (e.g. the guest API): said after the last pass's obstacle, which it does
+   * not replace, so the deadline warning still counts the pods left.
+   */
+  void failedWith(String uid, String failure) {
+    lastFailures.put(uid, failure);
   }
 
   Optional<String> blocker(String uid) {
-    return Optional.ofNullable(blockers.get(uid));
+    String obstacle = blockers.get(uid);
+    String failure = lastFailures.get(uid);
+    if (obstacle == null) {
+      return Optional.ofNullable(failure);
+    }
+    return Optional.of(failure == null ? obstacle : obstacle + "; then " + failure);
   }
 
   /**
@@ -95,6 +113,7 @@ final class EvacuationMemory {
     }
     if (uid != null) {
       blockers.remove(uid);
+      lastFailures.remove(uid);
     }
     if (inProgress.remove(key) != null) {
       metrics.setInProgress(inProgress.size());
@@ -108,6 +127,7 @@ final class EvacuationMemory {
     String uid = inProgress.remove(key);
     if (uid != null) {
       blockers.remove(uid);
+      lastFailures.remove(uid);
       metrics.setInProgress(inProgress.size());
     }
   }

@@ -438,7 +438,7 @@ final class Evacuator {
       String message,
       boolean event) {
     metrics.reconcileError(reason);
-    memory.blockedBy(vmi.getMetadata().getUid(), message);
+    memory.failedWith(vmi.getMetadata().getUid(), message);
     Duration delay = EvacuationDeadline.requeueDelay(deadline, memory.backoff(key));
     log.warn(
         "evacuation step failed vmi={} reason={} detail=\"{}\" retryIn={} deadline={}",

@@ -386,6 +386,34 @@ class VmiEvictionReconcilerTest {
   }
 
   @Test
+  void theDeadlineWarningCountsThePodsLeftEvenWhenTheLastStepFailed() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(
+        new DrainPass(
+            false,
+            0,
+            2,
+            Map.of(),
+            List.of("ns/a: two budgets", "ns/b: two budgets"),
+            List.of(),
+            "2 failed"));
+    reconcile("vm-1");
+    assertTrue(events.message("Warning", EventReasons.DRAIN_BLOCKED).contains("(2 pod(s) left)"));
+
+    guest.drainFailure =
+        new GuestAccessException(
+            GuestAccessException.Reason.GuestAPIUnavailable, "guest API timed out");
+    clock.now = T0.plusSeconds(60);
+    reconcile("vm-1");
+    clock.now = T0.plus(TIMEOUT);
+    reconcile("vm-1");
+
+    String passed = events.message("Warning", EventReasons.DEADLINE_PASSED);
+    assertTrue(passed.contains("2 pod(s) left") && passed.contains("guest API timed out"), passed);
+  }
+
+  @Test
   void missingGuestNodeCountsAsDrained() {
     evacuating("vm-1");
     guest.node = Optional.empty();
@@ -848,6 +876,7 @@ class VmiEvictionReconcilerTest {
   static final class FakeGuest implements Guest {
     Optional<V1Node> node = Optional.empty();
     final Deque<DrainPass> passes = new ArrayDeque<>();
+    GuestAccessException drainFailure;
     final List<String> calls = new ArrayList<>();
     boolean cordonConflict;
     Duration lastTimeout;
@@ -884,10 +913,14 @@ class VmiEvictionReconcilerTest {
     }
 
     @Override
-    public DrainPass drain(String nodeName, Duration timeout, boolean unreachable) {
+    public DrainPass drain(String nodeName, Duration timeout, boolean unreachable)
+        throws GuestAccessException {
       calls.add("drain " + nodeName);
       lastTimeout = timeout;
       lastUnreachable = unreachable;
+      if (drainFailure != null) {
+        throw drainFailure;
+      }
       return passes.removeFirst();
     }
 
