@@ -118,11 +118,61 @@ public final class TenantCluster {
                       volumes: [{name: root, containerDisk: {image: quay.io/capk/ubuntu-2204-container-disk:v1.33}}]
                 """
                 .formatted(vmName, namespace, name, strategyLine, selector));
+    addMachine(vmName);
     guest
         .kwokNodes()
         .createNamed(vmName, Map.of("node-role.kubernetes.io/worker", "", TENANT_LABEL, name));
     vms.add(vmName);
     return vmName;
+  }
+
+  /**
+   * What Cluster API and CAPK keep for each VM: a Machine, and the KubevirtMachine it owns, named
+   * like the VM (the VMI's {@code kubevirt-machine-name} label). The controller reads them for
+   * Cluster API's drain contract.
+   */
+  private void addMachine(String vmName) {
+    infra
+        .kubectl()
+        .apply(
+            """
+                apiVersion: cluster.x-k8s.io/v1beta1
+                kind: Machine
+                metadata:
+                  name: %1$s
+                  namespace: %2$s
+                  labels: {cluster.x-k8s.io/cluster-name: %3$s}
+                spec:
+                  clusterName: %3$s
+                """
+                .formatted(vmName, namespace, name));
+    String machineUid =
+        infra
+            .kubectl()
+            .runOrFail(
+                null,
+                "-n",
+                namespace,
+                "get",
+                "machines.cluster.x-k8s.io",
+                vmName,
+                "-o",
+                "jsonpath={.metadata.uid}")
+            .trim();
+    infra
+        .kubectl()
+        .apply(
+            """
+                apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+                kind: KubevirtMachine
+                metadata:
+                  name: %1$s
+                  namespace: %2$s
+                  labels: {cluster.x-k8s.io/cluster-name: %3$s}
+                  ownerReferences:
+                  - {apiVersion: cluster.x-k8s.io/v1beta1, kind: Machine, name: %1$s, uid: %4$s}
+                """
+                .formatted(vmName, namespace, name, machineUid));
   }
 
   /**
