@@ -1,62 +1,24 @@
 package dev.capk.vmieviction.api.capi;
 
 import com.google.gson.annotations.SerializedName;
-import io.kubernetes.client.common.KubernetesObject;
-import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import dev.capk.vmieviction.api.ApiObject;
 
 /**
  * A partial Cluster API {@code Cluster}: we need to know it exists, whether it is paused (its
  * {@code spec.paused}; the annotation {@link ClusterApi#PAUSED_ANNOTATION} is in the metadata), and
  * its phase, for messages. Read-only for us.
  */
-public class Cluster implements KubernetesObject {
+public class Cluster extends ApiObject<Cluster> {
 
-  @SerializedName("apiVersion")
-  private String apiVersion;
-
-  @SerializedName("kind")
-  private String kind = ClusterApi.CLUSTER_KIND;
-
-  @SerializedName("metadata")
-  private V1ObjectMeta metadata;
+  public Cluster() {
+    super(null, ClusterApi.CLUSTER_KIND);
+  }
 
   @SerializedName("spec")
   private Spec spec;
 
   @SerializedName("status")
   private Status status;
-
-  @Override
-  public String getApiVersion() {
-    return apiVersion;
-  }
-
-  public void setApiVersion(String apiVersion) {
-    this.apiVersion = apiVersion;
-  }
-
-  @Override
-  public String getKind() {
-    return kind;
-  }
-
-  public void setKind(String kind) {
-    this.kind = kind;
-  }
-
-  @Override
-  public V1ObjectMeta getMetadata() {
-    return metadata;
-  }
-
-  public void setMetadata(V1ObjectMeta metadata) {
-    this.metadata = metadata;
-  }
-
-  public Cluster metadata(V1ObjectMeta metadata) {
-    this.metadata = metadata;
-    return this;
-  }
 
   public Spec getSpec() {
     return spec;

@@ -1,8 +1,7 @@
 package dev.capk.vmieviction.api.capi;
 
 import com.google.gson.annotations.SerializedName;
-import io.kubernetes.client.common.KubernetesObject;
-import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import dev.capk.vmieviction.api.ApiObject;
 
 /**
  * A partial Cluster API {@code Machine}: its annotations (see {@link
@@ -10,51 +9,14 @@ import io.kubernetes.client.openapi.models.V1ObjectMeta;
  * API version: v1beta1's {@code spec.nodeDrainTimeout} (a Go duration) or v1beta2's {@code
  * spec.deletion.nodeDrainTimeoutSeconds}. Read-only for us.
  */
-public class Machine implements KubernetesObject {
+public class Machine extends ApiObject<Machine> {
 
-  @SerializedName("apiVersion")
-  private String apiVersion;
-
-  @SerializedName("kind")
-  private String kind = ClusterApi.MACHINE_KIND;
-
-  @SerializedName("metadata")
-  private V1ObjectMeta metadata;
+  public Machine() {
+    super(null, ClusterApi.MACHINE_KIND);
+  }
 
   @SerializedName("spec")
   private Spec spec;
-
-  @Override
-  public String getApiVersion() {
-    return apiVersion;
-  }
-
-  public void setApiVersion(String apiVersion) {
-    this.apiVersion = apiVersion;
-  }
-
-  @Override
-  public String getKind() {
-    return kind;
-  }
-
-  public void setKind(String kind) {
-    this.kind = kind;
-  }
-
-  @Override
-  public V1ObjectMeta getMetadata() {
-    return metadata;
-  }
-
-  public void setMetadata(V1ObjectMeta metadata) {
-    this.metadata = metadata;
-  }
-
-  public Machine metadata(V1ObjectMeta metadata) {
-    this.metadata = metadata;
-    return this;
-  }
 
   public Spec getSpec() {
     return spec;

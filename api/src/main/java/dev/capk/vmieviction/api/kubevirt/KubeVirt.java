@@ -1,58 +1,20 @@
 package dev.capk.vmieviction.api.kubevirt;
 
 import com.google.gson.annotations.SerializedName;
-import io.kubernetes.client.common.KubernetesObject;
-import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import dev.capk.vmieviction.api.ApiObject;
 
 /**
  * A partial {@code kubevirt.io/v1} KubeVirt custom resource: only the cluster-wide default eviction
  * strategy. Read-only for us.
  */
-public class KubeVirt implements KubernetesObject {
+public class KubeVirt extends ApiObject<KubeVirt> {
 
-  @SerializedName("apiVersion")
-  private String apiVersion = KubeVirtApi.API_VERSION;
-
-  @SerializedName("kind")
-  private String kind = KubeVirtApi.KUBEVIRT_KIND;
-
-  @SerializedName("metadata")
-  private V1ObjectMeta metadata;
+  public KubeVirt() {
+    super(KubeVirtApi.API_VERSION, KubeVirtApi.KUBEVIRT_KIND);
+  }
 
   @SerializedName("spec")
   private Spec spec;
-
-  @Override
-  public String getApiVersion() {
-    return apiVersion;
-  }
-
-  public void setApiVersion(String apiVersion) {
-    this.apiVersion = apiVersion;
-  }
-
-  @Override
-  public String getKind() {
-    return kind;
-  }
-
-  public void setKind(String kind) {
-    this.kind = kind;
-  }
-
-  @Override
-  public V1ObjectMeta getMetadata() {
-    return metadata;
-  }
-
-  public void setMetadata(V1ObjectMeta metadata) {
-    this.metadata = metadata;
-  }
-
-  public KubeVirt metadata(V1ObjectMeta metadata) {
-    this.metadata = metadata;
-    return this;
-  }
 
   public Spec getSpec() {
     return spec;

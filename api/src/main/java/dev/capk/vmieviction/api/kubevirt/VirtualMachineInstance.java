@@ -1,72 +1,24 @@
 package dev.capk.vmieviction.api.kubevirt;
 
 import com.google.gson.annotations.SerializedName;
-import io.kubernetes.client.common.KubernetesObject;
-import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import dev.capk.vmieviction.api.ApiObject;
 import java.util.Objects;
 
 /**
  * A partial {@code kubevirt.io/v1} VirtualMachineInstance: only what the eviction controller reads.
  * Never send it back with PUT: fields not modelled here would be erased.
  */
-public class VirtualMachineInstance implements KubernetesObject {
+public class VirtualMachineInstance extends ApiObject<VirtualMachineInstance> {
 
-  @SerializedName("apiVersion")
-  private String apiVersion = KubeVirtApi.API_VERSION;
-
-  @SerializedName("kind")
-  private String kind = KubeVirtApi.VMI_KIND;
-
-  @SerializedName("metadata")
-  private V1ObjectMeta metadata;
+  public VirtualMachineInstance() {
+    super(KubeVirtApi.API_VERSION, KubeVirtApi.VMI_KIND);
+  }
 
   @SerializedName("spec")
   private VirtualMachineInstanceSpec spec;
 
   @SerializedName("status")
   private VirtualMachineInstanceStatus status;
-
-  @Override
-  public String getApiVersion() {
-    return apiVersion;
-  }
-
-  public void setApiVersion(String apiVersion) {
-    this.apiVersion = apiVersion;
-  }
-
-  public VirtualMachineInstance apiVersion(String apiVersion) {
-    this.apiVersion = apiVersion;
-    return this;
-  }
-
-  @Override
-  public String getKind() {
-    return kind;
-  }
-
-  public void setKind(String kind) {
-    this.kind = kind;
-  }
-
-  public VirtualMachineInstance kind(String kind) {
-    this.kind = kind;
-    return this;
-  }
-
-  @Override
-  public V1ObjectMeta getMetadata() {
-    return metadata;
-  }
-
-  public void setMetadata(V1ObjectMeta metadata) {
-    this.metadata = metadata;
-  }
-
-  public VirtualMachineInstance metadata(V1ObjectMeta metadata) {
-    this.metadata = metadata;
-    return this;
-  }
 
   public VirtualMachineInstanceSpec getSpec() {
     return spec;
@@ -98,22 +50,22 @@ public class VirtualMachineInstance implements KubernetesObject {
   public boolean equals(Object o) {
     if (this == o) return true;
     if (!(o instanceof VirtualMachineInstance other)) return false;
-    return Objects.equals(apiVersion, other.apiVersion)
-        && Objects.equals(kind, other.kind)
-        && Objects.equals(metadata, other.metadata)
+    return Objects.equals(getApiVersion(), other.getApiVersion())
+        && Objects.equals(getKind(), other.getKind())
+        && Objects.equals(getMetadata(), other.getMetadata())
         && Objects.equals(spec, other.spec)
         && Objects.equals(status, other.status);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(apiVersion, kind, metadata, spec, status);
+    return Objects.hash(getApiVersion(), getKind(), getMetadata(), spec, status);
   }
 
   @Override
   public String toString() {
-    String ns = metadata == null ? null : metadata.getNamespace();
-    String name = metadata == null ? null : metadata.getName();
+    String ns = getMetadata() == null ? null : getMetadata().getNamespace();
+    String name = getMetadata() == null ? null : getMetadata().getName();
     return "VirtualMachineInstance{"
         + ns
         + "/"

@@ -1,8 +1,7 @@
 package dev.capk.vmieviction.api.maintenance;
 
 import com.google.gson.annotations.SerializedName;
-import io.kubernetes.client.common.KubernetesObject;
-import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import dev.capk.vmieviction.api.ApiObject;
 import java.util.Objects;
 
 /**
@@ -10,54 +9,17 @@ import java.util.Objects;
  * maintenance (taint, cordon, drain) while the object exists. Never sent back with PUT: the
  * controller patches the finalizer and the status fields it changes.
  */
-public class NodeMaintenance implements KubernetesObject {
+public class NodeMaintenance extends ApiObject<NodeMaintenance> {
 
-  @SerializedName("apiVersion")
-  private String apiVersion = NodeMaintenanceApi.API_VERSION;
-
-  @SerializedName("kind")
-  private String kind = NodeMaintenanceApi.KIND;
-
-  @SerializedName("metadata")
-  private V1ObjectMeta metadata;
+  public NodeMaintenance() {
+    super(NodeMaintenanceApi.API_VERSION, NodeMaintenanceApi.KIND);
+  }
 
   @SerializedName("spec")
   private NodeMaintenanceSpec spec;
 
   @SerializedName("status")
   private NodeMaintenanceStatus status;
-
-  @Override
-  public String getApiVersion() {
-    return apiVersion;
-  }
-
-  public void setApiVersion(String apiVersion) {
-    this.apiVersion = apiVersion;
-  }
-
-  @Override
-  public String getKind() {
-    return kind;
-  }
-
-  public void setKind(String kind) {
-    this.kind = kind;
-  }
-
-  @Override
-  public V1ObjectMeta getMetadata() {
-    return metadata;
-  }
-
-  public void setMetadata(V1ObjectMeta metadata) {
-    this.metadata = metadata;
-  }
-
-  public NodeMaintenance metadata(V1ObjectMeta metadata) {
-    this.metadata = metadata;
-    return this;
-  }
 
   public NodeMaintenanceSpec getSpec() {
     return spec;
@@ -99,21 +61,21 @@ public class NodeMaintenance implements KubernetesObject {
   public boolean equals(Object o) {
     if (this == o) return true;
     if (!(o instanceof NodeMaintenance other)) return false;
-    return Objects.equals(apiVersion, other.apiVersion)
-        && Objects.equals(kind, other.kind)
-        && Objects.equals(metadata, other.metadata)
+    return Objects.equals(getApiVersion(), other.getApiVersion())
+        && Objects.equals(getKind(), other.getKind())
+        && Objects.equals(getMetadata(), other.getMetadata())
         && Objects.equals(spec, other.spec)
         && Objects.equals(status, other.status);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(apiVersion, kind, metadata, spec, status);
+    return Objects.hash(getApiVersion(), getKind(), getMetadata(), spec, status);
   }
 
   @Override
   public String toString() {
-    String name = metadata == null ? null : metadata.getName();
+    String name = getMetadata() == null ? null : getMetadata().getName();
     return "NodeMaintenance{" + name + ", spec=" + spec + ", status=" + status + "}";
   }
 }
