@@ -19,11 +19,14 @@ public final class ClusterGuestConnector implements GuestConnector {
   private final ClusterNamespacePolicy namespaces;
   private final GuestNodeDrainer.Settings drainSettings;
   private final EventSeriesBook nodeEventSeries = new EventSeriesBook();
+  private final NodeDrains drains;
 
   public ClusterGuestConnector(
       GuestClients clients,
       ClusterNamespacePolicy namespaces,
-      GuestNodeDrainer.Settings drainSettings) {
+      GuestNodeDrainer.Settings drainSettings,
+      NodeDrains drains) {
+    this.drains = drains;
     this.clients = clients;
     this.namespaces = namespaces;
     this.drainSettings = drainSettings;
@@ -34,6 +37,11 @@ public final class ClusterGuestConnector implements GuestConnector {
       throws GuestAccessException {
     GuestClient client = clients.get(namespaces.clusterOf(vmi));
     return new GuestNodeDrainer(
-        timeLeft.map(client::until).orElse(client), drainSettings, nodeEventSeries);
+        timeLeft.map(client::until).orElse(client), drainSettings, nodeEventSeries, drains);
+  }
+
+  @Override
+  public void evacuationEnded(String vmiKey) {
+    drains.end(vmiKey);
   }
 }

@@ -1,20 +1,25 @@
 package dev.capk.vmieviction.eviction;
 
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * What one bounded drain pass of a guest node came to, in the reconciler's terms.
+ * What one step of a guest node's drain came to, in the reconciler's terms.
  *
  * @param complete every pod that had to go is gone
- * @param evicted pods evicted or deleted during this pass
+ * @param evicted pods evicted or deleted by the drain so far
  * @param pending pods still on the node that have to go, failed ones included
  * @param blockingBudgets for each blocked pod ({@code namespace/name}), the budgets that refused it
  * @param failures pods that cannot be evicted at all, with why
  * @param refusals non-empty when the drain engine refused to start (kubectl's "cannot delete")
  * @param summary one line for logs and events
+ * @param terminating the pending pods that are being deleted (a watch sees them go)
+ * @param nextTry when the next eviction of a waiting pod is due; empty when only deletions are
+ *     awaited
  */
 public record DrainPass(
     boolean complete,
@@ -23,12 +28,40 @@ public record DrainPass(
     Map<String, Set<String>> blockingBudgets,
     List<String> failures,
     List<String> refusals,
-    String summary) {
+    String summary,
+    int terminating,
+    Optional<Instant> nextTry) {
+
+  /** A step with nothing due later (a finished, refused or only-terminating drain). */
+  public DrainPass(
+      boolean complete,
+      int evicted,
+      int pending,
+      Map<String, Set<String>> blockingBudgets,
+      List<String> failures,
+      List<String> refusals,
+      String summary) {
+    this(
+        complete,
+        evicted,
+        pending,
+        blockingBudgets,
+        failures,
+        refusals,
+        summary,
+        0,
+        Optional.empty());
+  }
 
   public DrainPass {
     blockingBudgets = new TreeMap<>(blockingBudgets);
     failures = List.copyOf(failures);
     refusals = List.copyOf(refusals);
+  }
+
+  /** Something other than pods still terminating stands in the way: budgets, failures, refusals. */
+  public boolean obstructed() {
+    return refused() || !blockingBudgets.isEmpty() || !failures.isEmpty();
   }
 
   public boolean refused() {

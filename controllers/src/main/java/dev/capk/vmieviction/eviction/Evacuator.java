@@ -24,13 +24,19 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Carries an evacuation forward by one step: record (or restore) the drain start, check the
- * deadline first, cordon the guest node with our mark, run one bounded drain pass, and delete the
- * VMI once drained or at the deadline. The pure decisions live in {@link DrainStartDecision},
- * {@link EvacuationDeadline} and {@link DrainPass}; this class does their I/O, events and logs.
+ * deadline first, cordon the guest node with our mark, advance the guest node's drain by one
+ * non-blocking step (the evictions that are due), and delete the VMI once drained or at the
+ * deadline. No step waits: the next one comes through the work queue, when a pod is due again or
+ * when the watch on the guest node's pods sees pods leave. The pure decisions live in {@link
+ * DrainStartDecision}, {@link EvacuationDeadline} and {@link DrainPass}; this class does their I/O,
+ * events and logs.
  */
 final class Evacuator {
 
   private static final Logger log = LoggerFactory.getLogger(Evacuator.class);
+
+  /** The soonest a drain's next step comes back on its own (more pods due than one step sends). */
+  private static final Duration MIN_STEP_DELAY = Duration.ofMillis(10);
 
   private final InfraVmis vmis;
   private final GuestConnector guests;
@@ -193,6 +199,18 @@ final class Evacuator {
     } catch (GuestAccessException e) {
       return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
     }
+    // The tenant's share: a step that may not talk to its guest cluster now comes back later,
+    // and this worker moves on.
+    Optional<Duration> throttled = guest.tryEnterStep();
+    if (throttled.isPresent()) {
+      metrics.throttled();
+      log.debug(
+          "guest step throttled vmi={} cluster={} retryIn={}",
+          key,
+          guest.cluster(),
+          throttled.get());
+      return requeue(deadline, throttled.get());
+    }
     // Cordoning marks the node for this UID: from now on the uncordon check must look again.
     marks.mayBeMarked(uid);
     String vmiName = vmi.getMetadata().getName();
@@ -232,11 +250,10 @@ final class Evacuator {
                 + Eligibility.evacuationNodeName(vmi));
       }
       boolean unreachable = NodeReadiness.of(node) == NodeReadiness.UNREACHABLE;
-      Duration passTimeout = EvacuationDeadline.passTimeout(deadline, settings.attemptTimeout());
-      Instant passStart = clock.instant();
-      DrainPass pass = guest.drain(nodeName, passTimeout, unreachable);
-      metrics.drainPass(Duration.between(passStart, clock.instant()));
-      metrics.evictions(EvictionMetrics.EvictionResult.EVICTED, pass.evicted());
+      Duration requestTimeout = EvacuationDeadline.passTimeout(deadline, settings.attemptTimeout());
+      Instant stepStart = clock.instant();
+      DrainPass pass = guest.drainStep(key, nodeName, requestTimeout, unreachable);
+      metrics.drainStep(Duration.between(stepStart, clock.instant()));
       metrics.evictions(
           EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.blockingBudgets().size());
       metrics.evictions(EvictionMetrics.EvictionResult.ERROR, pass.failures().size());
@@ -256,6 +273,7 @@ final class Evacuator {
         return requeue(deadline, settings.retryInterval());
       }
       if (pass.complete()) {
+        metrics.evictions(EvictionMetrics.EvictionResult.EVICTED, pass.evicted());
         log.info(
             "guest node drained vmi={} cluster={} node={} summary=\"{}\"",
             key,
@@ -274,30 +292,42 @@ final class Evacuator {
         return delete(key, vmi, start, Outcome.DRAINED);
       }
       memory.blockedBy(uid, pass.pending() + " pod(s) left: " + pass.blockers());
+      // The next step: when a waiting pod is due again; pods leaving wake it earlier (the watch).
+      Duration next =
+          pass.nextTry()
+              .map(t -> Duration.between(clock.instant(), t))
+              .filter(d -> d.compareTo(settings.retryInterval()) < 0)
+              .orElse(settings.retryInterval());
       log.info(
-          "guest node not drained yet vmi={} cluster={} node={} pending={} blockers=\"{}\" deadline={}",
+          "guest node not drained yet vmi={} cluster={} node={} pending={} terminating={} blockers=\"{}\" next={} deadline={}",
           key,
           guest.cluster(),
           nodeName,
           pass.pending(),
+          pass.terminating(),
           pass.blockers(),
+          next,
           DrainStartTime.format(deadline.at()));
-      events.warning(
-          vmi,
-          EventReasons.DRAIN_BLOCKED,
-          "Guest node "
-              + nodeName
-              + " not drained yet ("
-              + pass.pending()
-              + " pod(s) left): "
-              + pass.blockers()
-              + "; VMI deleted anyway at "
-              + DrainStartTime.format(deadline.at()));
+      // Pods that only take their time to terminate are not worth a warning until the drain has
+      // been waiting for a while.
+      if (pass.obstructed() || !clock.instant().isBefore(start.plus(settings.retryInterval()))) {
+        events.warning(
+            vmi,
+            EventReasons.DRAIN_BLOCKED,
+            "Guest node "
+                + nodeName
+                + " not drained yet ("
+                + pass.pending()
+                + " pod(s) left): "
+                + pass.blockers()
+                + "; VMI deleted anyway at "
+                + DrainStartTime.format(deadline.at()));
+      }
       if (!pass.blockingBudgets().isEmpty()) {
         guest.nodeEvent(
             node, true, EventReasons.DRAIN_BLOCKED, "Drain blocked: " + pass.blockers());
       }
-      return requeue(deadline, settings.retryInterval());
+      return requeue(deadline, next.compareTo(MIN_STEP_DELAY) < 0 ? MIN_STEP_DELAY : next);
     } catch (GuestAccessException e) {
       return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
     } catch (ApiException e) {
@@ -331,6 +361,8 @@ final class Evacuator {
           EventReasons.RECONCILE_ERROR,
           "unexpected " + e.getClass().getSimpleName() + " while draining (see controller log)",
           true);
+    } finally {
+      guest.leaveStep();
     }
   }
 
@@ -406,7 +438,13 @@ final class Evacuator {
       case GONE -> log.info("vmi already gone vmi={} uid={}", key, uid);
     }
     memory.ended(key, uid, false);
+    ended(key);
     return DONE;
+  }
+
+  /** The VMI's evacuation is over (or the VMI is gone): release what its drain held. */
+  void ended(String key) {
+    guests.evacuationEnded(key);
   }
 
   /**
@@ -417,6 +455,7 @@ final class Evacuator {
    */
   Optional<Result> callOff(String key, VirtualMachineInstance vmi) {
     memory.ended(key, vmi.getMetadata().getUid(), false);
+    ended(key);
     Map<String, String> annotations = vmi.getMetadata().getAnnotations();
     if (annotations == null || !annotations.containsKey(EvictionAnnotations.DRAIN_START_TIME)) {
       return Optional.empty();

@@ -42,7 +42,12 @@ public final class EvictionMetrics {
   private final Histogram duration;
   private final Counter evictions;
   private final Counter reconcileErrors;
-  private final Histogram drainPassSeconds;
+  private final Histogram drainStepSeconds;
+  private final Counter throttledSteps;
+  private final Histogram reconcileSeconds;
+  private final Gauge reconcileMaxSeconds;
+  private final java.util.concurrent.atomic.AtomicLong reconcileMaxNanos =
+      new java.util.concurrent.atomic.AtomicLong();
 
   public EvictionMetrics(CollectorRegistry registry) {
     inProgress =
@@ -66,9 +71,27 @@ public final class EvictionMetrics {
         Counter.build("vmi_eviction_reconcile_errors_total", "Reconciles that failed, by reason.")
             .labelNames("reason")
             .register(registry);
-    drainPassSeconds =
-        Histogram.build("vmi_eviction_drain_pass_duration_seconds", "Duration of one drain pass.")
-            .buckets(0.1, 0.5, 1, 2, 5, 10, 20, 30, 60)
+    drainStepSeconds =
+        Histogram.build(
+                "vmi_eviction_drain_step_duration_seconds",
+                "Duration of one drain step of a guest node (the evictions that were due).")
+            .buckets(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20)
+            .register(registry);
+    throttledSteps =
+        Counter.build(
+                "vmi_eviction_guest_steps_throttled_total",
+                "Drain steps put off because their guest cluster's request rate or steps at once"
+                    + " were used up.")
+            .register(registry);
+    // How long a worker is held: the figure that says whether a blocked tenant can starve others.
+    reconcileSeconds =
+        Histogram.build("vmi_eviction_reconcile_duration_seconds", "Duration of one VMI reconcile.")
+            .buckets(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30)
+            .register(registry);
+    reconcileMaxSeconds =
+        Gauge.build(
+                "vmi_eviction_reconcile_duration_max_seconds",
+                "The longest VMI reconcile since the controller started.")
             .register(registry);
   }
 
@@ -94,7 +117,19 @@ public final class EvictionMetrics {
     reconcileErrors.labels(reason).inc();
   }
 
-  public void drainPass(Duration d) {
-    drainPassSeconds.observe(d.toMillis() / 1000.0);
+  public void throttled() {
+    throttledSteps.inc();
+  }
+
+  public void drainStep(Duration d) {
+    drainStepSeconds.observe(d.toNanos() / 1e9);
+  }
+
+  public void reconciled(Duration d) {
+    long nanos = d.toNanos();
+    reconcileSeconds.observe(nanos / 1e9);
+    if (reconcileMaxNanos.accumulateAndGet(nanos, Math::max) == nanos) {
+      reconcileMaxSeconds.set(nanos / 1e9);
+    }
   }
 }

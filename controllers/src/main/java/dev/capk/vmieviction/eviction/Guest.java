@@ -12,6 +12,18 @@ import java.util.Optional;
  */
 public interface Guest {
 
+  /**
+   * Lets one reconcile step talk to this guest cluster, or says when to come back (the cluster's
+   * request rate or steps at once are used up): never waits. An admitted step ends with {@link
+   * #leaveStep}.
+   *
+   * @return empty when admitted, else how long to wait
+   */
+  Optional<Duration> tryEnterStep();
+
+  /** The step is over: frees its slot and pays for the requests it sent. */
+  void leaveStep();
+
   /** {@code namespace/name} of the Cluster, for logs and events. */
   String cluster();
 
@@ -30,8 +42,13 @@ public interface Guest {
    */
   void cordonAndMark(V1Node node, String vmiUid) throws GuestAccessException, ApiException;
 
-  /** One drain pass, never longer than {@code timeout}. */
-  DrainPass drain(String nodeName, Duration timeout, boolean nodeUnreachable)
+  /**
+   * One step of the node's drain for the VMI {@code vmiKey}: evicts the pods that are due and
+   * returns without waiting for them to leave (a watch on the node's pods wakes the VMI's next
+   * step). Each eviction request ends within {@code requestTimeout}.
+   */
+  DrainPass drainStep(
+      String vmiKey, String nodeName, Duration requestTimeout, boolean nodeUnreachable)
       throws GuestAccessException, ApiException;
 
   /** Uncordons the node and removes our mark, in one guarded patch. */

@@ -14,4 +14,7 @@ public interface GuestConnector {
    */
   Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft)
       throws GuestAccessException;
+
+  /** The evacuation of the VMI {@code vmiKey} ended: stop what its guest node's drain keeps. */
+  default void evacuationEnded(String vmiKey) {}
 }

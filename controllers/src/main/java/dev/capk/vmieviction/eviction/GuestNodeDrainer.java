@@ -5,8 +5,8 @@ import com.google.gson.JsonObject;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
-import dev.capk.vmieviction.drain.DrainResult;
-import dev.capk.vmieviction.drain.NodeDrainer;
+import dev.capk.vmieviction.drain.DrainStep;
+import dev.capk.vmieviction.drain.DrainStepper;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
@@ -22,6 +22,8 @@ import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,11 +32,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
- * A guest cluster as the reconciler needs it: find the VMI's node, cordon it with our mark, run a
- * bounded drain pass with the drain engine, uncordon. Node writes are JSON merge patches of exactly
- * the fields we change, guarded by the node's resourceVersion.
+ * A guest cluster as the reconciler needs it: find the VMI's node, cordon it with our mark, advance
+ * its drain by one step with the drain engine, uncordon. Node writes are JSON merge patches of
+ * exactly the fields we change, guarded by the node's resourceVersion.
  */
 public final class GuestNodeDrainer implements Guest {
 
@@ -55,13 +59,33 @@ public final class GuestNodeDrainer implements Guest {
   private final CoreV1Api core;
   private final Settings settings;
   private final EventSeriesRecorder nodeEvents;
+  private final NodeDrains drains;
 
-  /** {@code nodeEventSeries} outlives this drainer: shared by every guest cluster's node events. */
-  public GuestNodeDrainer(GuestClient client, Settings settings, EventSeriesBook nodeEventSeries) {
+  /**
+   * {@code nodeEventSeries} and {@code drains} outlive this drainer: shared by every guest
+   * cluster's evacuations.
+   */
+  public GuestNodeDrainer(
+      GuestClient client, Settings settings, EventSeriesBook nodeEventSeries, NodeDrains drains) {
     this.client = client;
     this.core = client.core();
     this.settings = settings;
+    this.drains = drains;
     this.nodeEvents = nodeEvents(nodeEventSeries);
+  }
+
+  /** Requests this drainer sent (it serves one reconcile step), for the tenant's rate limit. */
+  private final java.util.concurrent.atomic.AtomicInteger requests =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  @Override
+  public Optional<Duration> tryEnterStep() {
+    return client.throttle().tryEnter();
+  }
+
+  @Override
+  public void leaveStep() {
+    client.throttle().leave(Math.max(1, requests.get()));
   }
 
   @Override
@@ -72,6 +96,7 @@ public final class GuestNodeDrainer implements Guest {
   @Override
   public Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException {
     try {
+      requests.incrementAndGet();
       return Optional.of(
           client.call(
               "reading node " + vmiName,
@@ -92,6 +117,7 @@ public final class GuestNodeDrainer implements Guest {
   }
 
   private List<V1Node> listNodes() throws GuestAccessException, ApiException {
+    requests.incrementAndGet();
     V1NodeList list =
         client.call("listing nodes", () -> core.listNode().buildCall(null), V1NodeList.class);
     return list.getItems();
@@ -152,6 +178,7 @@ public final class GuestNodeDrainer implements Guest {
   private void patchNode(V1Node node, String patch, String what)
       throws GuestAccessException, ApiException {
     String name = node.getMetadata().getName();
+    requests.incrementAndGet();
     client.call(
         what + " " + name,
         () ->
@@ -161,7 +188,8 @@ public final class GuestNodeDrainer implements Guest {
   }
 
   @Override
-  public DrainPass drain(String nodeName, Duration timeout, boolean nodeUnreachable)
+  public DrainPass drainStep(
+      String vmiKey, String nodeName, Duration requestTimeout, boolean nodeUnreachable)
       throws GuestAccessException, ApiException {
     DrainOptions options =
         DrainOptions.builder()
@@ -169,23 +197,45 @@ public final class GuestNodeDrainer implements Guest {
             .ignoreAllDaemonSets(true)
             .deleteEmptyDirData(true)
             .gracePeriodSeconds(-1)
-            .timeout(timeout)
+            .timeout(requestTimeout)
             // An unreachable kubelet never confirms deletions: do not wait for pods deleted long
             // ago.
             .skipWaitForDeleteTimeout(
                 nodeUnreachable ? settings.skipWaitWhenUnreachable() : Duration.ZERO)
             .maxConcurrentEvictions(settings.maxConcurrentEvictions())
             .build();
+    drains.reopenIfFailed(vmiKey);
+    NodeDrains.Drain drain = drains.forVmi(vmiKey, client.apiClient(), nodeName);
+    // The watch's cache when it has listed; a list of our own until then (or while it is down).
+    Optional<List<V1Pod>> watched = drain.watch().pods();
+    if (watched.isEmpty()) {
+      requests.incrementAndGet();
+    }
+    List<V1Pod> pods =
+        watched.isPresent()
+            ? watched.get()
+            : client
+                .<V1PodList>call(
+                    "listing the pods of node " + nodeName,
+                    () ->
+                        core.listPodForAllNamespaces()
+                            .fieldSelector("spec.nodeName=" + nodeName)
+                            .buildCall(null),
+                    V1PodList.class)
+                .getItems();
     try {
-      DrainResult result =
+      DrainStep step =
           client.guarded(
               "draining node " + nodeName,
-              () -> new NodeDrainer(client.apiClient()).drain(nodeName, options));
-      if (!result.denied().isEmpty()) {
-        // The tenant's RBAC refused us: no retry of this pass can help, and it is not a budget's
+              () ->
+                  new DrainStepper(client.apiClient(), drains.evictions(), Clock.systemUTC())
+                      .step(nodeName, pods, options, drain.memory()));
+      requests.addAndGet(step.requests());
+      if (!step.denied().isEmpty()) {
+        // The tenant's RBAC refused us: no retry of this step can help, and it is not a budget's
         // doing.
-        PodRef first = result.denied().iterator().next();
-        int others = result.denied().size() - 1;
+        PodRef first = step.denied().iterator().next();
+        int others = step.denied().size() - 1;
         throw new GuestAccessException(
             GuestAccessException.Reason.GuestAPIForbidden,
             "guest cluster "
@@ -195,36 +245,35 @@ public final class GuestNodeDrainer implements Guest {
                 + ": pod "
                 + first
                 + ": "
-                + result.failed().get(first)
+                + step.failed().get(first)
                 + (others > 0 ? " (and " + others + " more pod(s))" : ""));
       }
       List<String> failures = new ArrayList<>();
-      result.failed().forEach((pod, reason) -> failures.add(pod + ": " + reason));
-      result.interruption().ifPresent(why -> failures.add("drain interrupted: " + why));
+      step.failed().forEach((pod, reason) -> failures.add(pod + ": " + reason));
       Map<String, Set<String>> budgets = new LinkedHashMap<>();
       // A budget lives in its pod's namespace: name it namespace/name, as kubectl users know it.
-      result
-          .blockingBudgets()
+      step.blockingBudgets()
           .forEach(
               (pod, b) ->
                   budgets.put(
                       pod.toString(),
                       b.stream()
                           .map(name -> name.contains("/") ? name : pod.namespace() + "/" + name)
-                          .collect(
-                              java.util.stream.Collectors.toCollection(java.util.TreeSet::new))));
+                          .collect(Collectors.toCollection(TreeSet::new))));
       return new DrainPass(
-          result.isComplete(),
-          result.evicted().size(),
+          step.complete(),
+          step.evicted(),
           // Every pod still on the node counts, failed ones too: they have not left.
-          result.pending().size() + result.failed().size(),
+          step.pending().size(),
           budgets,
           failures,
           List.of(),
-          result.summary());
+          step.summary(),
+          step.terminating().size(),
+          step.nextTry());
     } catch (DrainRefusedException e) {
       List<String> refusals = new ArrayList<>();
-      e.refusals().forEach((reason, pods) -> refusals.add(reason + ": " + pods));
+      e.refusals().forEach((reason, refused) -> refusals.add(reason + ": " + refused));
       return new DrainPass(
           false, 0, e.refusedPods().size(), Map.of(), List.of(), refusals, e.getMessage());
     } catch (GuestAccessException e) {
@@ -258,6 +307,7 @@ public final class GuestNodeDrainer implements Guest {
         new EventStore() {
           @Override
           public void create(CoreV1Event event) throws Exception {
+            requests.incrementAndGet();
             client.callOnce(
                 "recording event",
                 () ->
@@ -268,6 +318,7 @@ public final class GuestNodeDrainer implements Guest {
 
           @Override
           public void mergePatch(String namespace, String name, String patch) throws Exception {
+            requests.incrementAndGet();
             client.callOnce(
                 "recording event",
                 () ->

@@ -33,6 +33,7 @@ public final class VmiEvictionReconciler implements Reconciler {
   private final Evacuator evacuator;
   private final GuestNodeUncordoner uncordoner;
   private final NotEvacuatedNotices notices;
+  private final EvictionMetrics metrics;
 
   public VmiEvictionReconciler(
       InfraVmis vmis,
@@ -46,6 +47,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     this.vmis = vmis;
     this.clusterDefaults = clusterDefaults;
     this.settings = settings;
+    this.metrics = metrics;
     this.memory = new EvacuationMemory(metrics, settings.maxFailureBackoff());
     CordonMarks marks = new CordonMarks();
     MachineContractCheck contracts =
@@ -59,10 +61,20 @@ public final class VmiEvictionReconciler implements Reconciler {
 
   @Override
   public Result reconcile(Request request) {
+    long began = System.nanoTime();
+    try {
+      return step(request);
+    } finally {
+      metrics.reconciled(Duration.ofNanos(System.nanoTime() - began));
+    }
+  }
+
+  private Result step(Request request) {
     String key = request.getNamespace() + "/" + request.getName();
     Optional<VirtualMachineInstance> found = vmis.get(request.getNamespace(), request.getName());
     if (found.isEmpty()) {
       memory.gone(key); // deleted, by us or anyone
+      evacuator.ended(key);
       return DONE;
     }
     VirtualMachineInstance vmi = found.get();
@@ -83,11 +95,13 @@ public final class VmiEvictionReconciler implements Reconciler {
         // deadline.
         memory.ended(key, uid, true);
         memory.succeeded(key);
+        evacuator.ended(key);
         return DONE;
       case DELETING:
       default:
         memory.ended(key, uid, false);
         memory.succeeded(key);
+        evacuator.ended(key);
         return DONE;
     }
   }

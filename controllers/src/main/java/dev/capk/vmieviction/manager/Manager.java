@@ -6,6 +6,7 @@ import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
+import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
@@ -16,6 +17,7 @@ import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.GuestNodeDrainer;
 import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
+import dev.capk.vmieviction.eviction.NodeDrains;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
 import dev.capk.vmieviction.kube.LenientJson;
@@ -151,6 +153,22 @@ public final class Manager implements AutoCloseable {
             options.drainAttemptTimeout,
             options.defaultEvictionStrategy,
             min(Duration.ofMinutes(1), options.drainTimeout));
+    // Per-item exponential backoff for unexpected reconcile failures (the framework's default
+    // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
+    RateLimitingQueue<Request> queue =
+        new DefaultRateLimitingQueue<>(
+            Executors.newSingleThreadExecutor(
+                new ThreadFactoryBuilder().setNameFormat("vmi-workqueue").setDaemon(true).build()));
+    // Pods leaving a guest node being drained wake that VMI's next step at once.
+    NodeDrains drains =
+        new NodeDrains(
+            key -> {
+              int slash = key.indexOf('/');
+              queue.add(new Request(key.substring(0, slash), key.substring(slash + 1)));
+            },
+            DrainOptions.DEFAULT_EVICTION_RETRY_INTERVAL,
+            options.drainRetryInterval);
+    closeables.add(drains);
     VmiEvictionReconciler reconciler =
         new VmiEvictionReconciler(
             new ApiInfraVmis(informers::get, vmiApi),
@@ -158,7 +176,8 @@ public final class Manager implements AutoCloseable {
             new ClusterGuestConnector(
                 guestClients,
                 options.clusterNamespacePolicy(),
-                GuestNodeDrainer.Settings.defaults()),
+                GuestNodeDrainer.Settings.defaults(),
+                drains),
             new ApiManagementObjects(
                 requestClient, options.clusterApiVersion, options.clusterNamespacePolicy()),
             new SeriesVmiEvents(vmiEvents),
@@ -166,12 +185,6 @@ public final class Manager implements AutoCloseable {
             settings,
             Clock.systemUTC());
 
-    // Per-item exponential backoff for unexpected reconcile failures (the framework's default
-    // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
-    RateLimitingQueue<Request> queue =
-        new DefaultRateLimitingQueue<>(
-            Executors.newSingleThreadExecutor(
-                new ThreadFactoryBuilder().setNameFormat("vmi-workqueue").setDaemon(true).build()));
     ControllerWatch<VirtualMachineInstance> watch =
         ControllerBuilder.controllerWatchBuilder(VirtualMachineInstance.class, queue)
             .withResyncPeriod(RESYNC)

@@ -41,6 +41,7 @@ public final class GuestClient implements AutoCloseable {
   private final String secretVersion;
   private final CircuitBreaker circuitBreaker;
   private final Retry retry;
+  private final TenantThrottle throttle;
 
   /** By when every request must have ended; {@link Deadline#NONE}: the call timeout alone. */
   private final Deadline deadline;
@@ -50,8 +51,9 @@ public final class GuestClient implements AutoCloseable {
       ApiClient apiClient,
       String secretVersion,
       CircuitBreaker circuitBreaker,
-      Retry retry) {
-    this(cluster, apiClient, secretVersion, circuitBreaker, retry, Deadline.NONE);
+      Retry retry,
+      TenantThrottle throttle) {
+    this(cluster, apiClient, secretVersion, circuitBreaker, retry, throttle, Deadline.NONE);
   }
 
   private GuestClient(
@@ -60,7 +62,9 @@ public final class GuestClient implements AutoCloseable {
       String secretVersion,
       CircuitBreaker circuitBreaker,
       Retry retry,
+      TenantThrottle throttle,
       Deadline deadline) {
+    this.throttle = throttle;
     this.cluster = cluster;
     this.apiClient = apiClient;
     this.secretVersion = secretVersion;
@@ -77,7 +81,18 @@ public final class GuestClient implements AutoCloseable {
    */
   public GuestClient until(Duration timeLeft) {
     return new GuestClient(
-        cluster, apiClient, secretVersion, circuitBreaker, retry, Deadline.after(timeLeft));
+        cluster,
+        apiClient,
+        secretVersion,
+        circuitBreaker,
+        retry,
+        throttle,
+        Deadline.after(timeLeft));
+  }
+
+  /** Admits this cluster's reconcile steps (shared by every client of the cluster). */
+  public TenantThrottle throttle() {
+    return throttle;
   }
 
   public GuestClusterRef cluster() {

@@ -48,6 +48,7 @@ public final class GuestClients implements AutoCloseable {
    *
    * @param allowInsecureTls accept kubeconfigs that relax TLS ({@code insecure-skip-tls-verify},
    *     {@code tls-server-name}, {@code proxy-url}); off unless the operator asks for it
+   * @param limits each guest cluster's request rate and steps at once
    */
   public record Settings(
       Duration connectTimeout,
@@ -56,7 +57,27 @@ public final class GuestClients implements AutoCloseable {
       int retryAttempts,
       Duration retryWait,
       Duration circuitOpenFor,
-      boolean allowInsecureTls) {
+      boolean allowInsecureTls,
+      TenantThrottle.Limits limits) {
+
+    public Settings(
+        Duration connectTimeout,
+        Duration readTimeout,
+        Duration idleTtl,
+        int retryAttempts,
+        Duration retryWait,
+        Duration circuitOpenFor,
+        boolean allowInsecureTls) {
+      this(
+          connectTimeout,
+          readTimeout,
+          idleTtl,
+          retryAttempts,
+          retryWait,
+          circuitOpenFor,
+          allowInsecureTls,
+          TenantThrottle.Limits.defaults());
+    }
 
     public Settings(
         Duration connectTimeout,
@@ -100,12 +121,32 @@ public final class GuestClients implements AutoCloseable {
           retryAttempts,
           retryWait,
           circuitOpenFor,
-          allowInsecureTls);
+          allowInsecureTls,
+          limits);
     }
 
     public Settings withAllowInsecureTls(boolean allow) {
       return new Settings(
-          connectTimeout, readTimeout, idleTtl, retryAttempts, retryWait, circuitOpenFor, allow);
+          connectTimeout,
+          readTimeout,
+          idleTtl,
+          retryAttempts,
+          retryWait,
+          circuitOpenFor,
+          allow,
+          limits);
+    }
+
+    public Settings withLimits(TenantThrottle.Limits l) {
+      return new Settings(
+          connectTimeout,
+          readTimeout,
+          idleTtl,
+          retryAttempts,
+          retryWait,
+          circuitOpenFor,
+          allowInsecureTls,
+          l);
     }
   }
 
@@ -117,6 +158,10 @@ public final class GuestClients implements AutoCloseable {
       new java.util.concurrent.ConcurrentHashMap<>();
   private final CircuitBreakerRegistry breakers;
   private final RetryRegistry retries;
+
+  /** Like the circuit breakers, a cluster's throttle outlives its clients (a rotated Secret). */
+  private final Map<GuestClusterRef, TenantThrottle> throttles =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   public GuestClients(
       ApiClient infra, String clusterApiVersion, Settings settings, CollectorRegistry registry) {
@@ -368,7 +413,9 @@ public final class GuestClients implements AutoCloseable {
         client.getHttpClient().newBuilder().callTimeout(settings.callTimeout()).build());
     CircuitBreaker breaker = breaker(ref);
     Retry retry = retries.retry(ref.toString());
-    return new GuestClient(ref, client, version, breaker, retry);
+    TenantThrottle throttle =
+        throttles.computeIfAbsent(ref, k -> new TenantThrottle(settings.limits()));
+    return new GuestClient(ref, client, version, breaker, retry, throttle);
   }
 
   /** The circuit breaker of a guest cluster: one per cluster, kept across its clients. */

@@ -132,6 +132,71 @@ class VmiEvictionReconcilerTest {
   }
 
   @Test
+  void aStepThatItsTenantsThrottleDoesNotAdmitTouchesNothingAndComesBackWhenTold() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", "kubevirt://vm-1", false, "True"));
+    guest.throttledFor = Duration.ofMillis(300);
+
+    Result r = reconcile("vm-1");
+
+    assertEquals(new Result(true, Duration.ofMillis(300)), r);
+    assertEquals(List.of(), guest.calls, "no cordon, no drain while throttled");
+    assertEquals(0, guest.stepsLeft, "a step never admitted does not leave");
+    assertTrue(vmis.deletedUids.isEmpty());
+  }
+
+  @Test
+  void everyAdmittedStepLeavesItsTenantsThrottleAlsoWhenItFails() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", "kubevirt://vm-1", false, "True"));
+    guest.drainFailure =
+        new GuestAccessException(GuestAccessException.Reason.GuestAPIUnavailable, "down");
+    reconcile("vm-1");
+    guest.drainFailure = null;
+    guest.passes.add(complete());
+    reconcile("vm-1");
+
+    assertEquals(2, guest.stepsLeft);
+  }
+
+  @Test
+  void anUnfinishedDrainComesBackWhenItsNextEvictionIsDueNotAfterAFixedPause() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", "kubevirt://vm-1", false, "True"));
+    guest.passes.add(
+        new DrainPass(
+            false,
+            0,
+            1,
+            Map.of("ns/p", Set.of("ns/pdb")),
+            List.of(),
+            List.of(),
+            "1 pending",
+            0,
+            Optional.of(clock.instant().plusSeconds(5))));
+
+    Result r = reconcile("vm-1");
+
+    assertEquals(new Result(true, Duration.ofSeconds(5)), r);
+  }
+
+  @Test
+  void aDrainThatOnlyWaitsForPodsToTerminateReliesOnTheWatchAndPollsOnlyAtTheRetryInterval() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", "kubevirt://vm-1", false, "True"));
+    guest.passes.add(
+        new DrainPass(
+            false, 2, 1, Map.of(), List.of(), List.of(), "1 pending", 1, Optional.empty()));
+
+    Result r = reconcile("vm-1");
+
+    assertEquals(new Result(true, RETRY), r);
+    assertFalse(
+        events.reasons().contains(EventReasons.DRAIN_BLOCKED),
+        "a pod taking its time to terminate right after its eviction is no warning");
+  }
+
+  @Test
   void guestRequestsOfAnEvacuationAreBoundedByTheTimeLeftBeforeTheDeadline() {
     VirtualMachineInstance v = evacuating("vm-1");
     v.getMetadata()
@@ -876,6 +941,8 @@ class VmiEvictionReconcilerTest {
   static final class FakeGuest implements Guest {
     Optional<V1Node> node = Optional.empty();
     final Deque<DrainPass> passes = new ArrayDeque<>();
+    Duration throttledFor;
+    int stepsLeft;
     GuestAccessException drainFailure;
     final List<String> calls = new ArrayList<>();
     boolean cordonConflict;
@@ -913,7 +980,18 @@ class VmiEvictionReconcilerTest {
     }
 
     @Override
-    public DrainPass drain(String nodeName, Duration timeout, boolean unreachable)
+    public Optional<Duration> tryEnterStep() {
+      return throttledFor == null ? Optional.empty() : Optional.of(throttledFor);
+    }
+
+    @Override
+    public void leaveStep() {
+      stepsLeft++;
+    }
+
+    @Override
+    public DrainPass drainStep(
+        String vmiKey, String nodeName, Duration timeout, boolean unreachable)
         throws GuestAccessException {
       calls.add("drain " + nodeName);
       lastTimeout = timeout;

@@ -39,7 +39,8 @@ class GuestClientResilienceTest {
         new ApiClient(),
         "uid/1",
         CircuitBreaker.of("ns/c", GuestClients.breakerConfig(SETTINGS)),
-        Retry.of("ns/c", GuestClients.retryConfig(SETTINGS)));
+        Retry.of("ns/c", GuestClients.retryConfig(SETTINGS)),
+        new TenantThrottle(TenantThrottle.Limits.defaults()));
   }
 
   @Test

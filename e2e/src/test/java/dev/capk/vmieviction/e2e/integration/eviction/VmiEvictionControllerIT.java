@@ -574,7 +574,9 @@ class VmiEvictionControllerIT {
                 "vmi_eviction_evacuation_duration_seconds",
                 "vmi_eviction_guest_clients_cached",
                 "vmi_eviction_evacuations_started",
-                "vmi_eviction_drain_pass_duration_seconds"));
+                "vmi_eviction_drain_step_duration_seconds",
+                "vmi_eviction_reconcile_duration_seconds",
+                "vmi_eviction_reconcile_duration_max_seconds"));
     for (String name : expected) {
       assertTrue(metrics.body().contains(name), name + " exported");
     }

@@ -1,0 +1,182 @@
+package dev.capk.vmieviction.drain;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * What a stepped drain of one node remembers between its steps: when each pod that could not go yet
+ * is due for its next eviction, why it waits, and how many pods left. Pure bookkeeping, no I/O;
+ * losing it (a restart) only means due pods are tried again at once.
+ *
+ * <p>Retry schedule: a pod refused by a budget (or a terminating namespace) is tried again after
+ * kubectl's retry interval, and the wait doubles for each further refusal up to {@code maxRetry}:
+ * quick while a rolling budget frees a slot, cheap while a budget never allows anything. The API
+ * server's Retry-After is honoured as given; transient failures back off from 200 ms.
+ *
+ * <p>Not thread-safe: the steps of one drain run one at a time (a work queue never hands one key to
+ * two workers at once).
+ */
+public final class DrainMemory {
+
+  /** Consecutive transient failures before a pod is reported failed (it is still retried). */
+  static final int MAX_TRANSIENT_FAILURES = PodEvictionTask.MAX_TRANSIENT_FAILURES;
+
+  /** Why a pod waits. */
+  enum Waiting {
+    /** Eviction accepted: the pod is being deleted; its disappearance ends the wait. */
+    ACCEPTED,
+    BLOCKED,
+    THROTTLED,
+    NAMESPACE_TERMINATING,
+    TRANSIENT,
+    FAILED
+  }
+
+  /** One pod's state between steps. */
+  static final class PodState {
+    Waiting waiting;
+    Instant due;
+    int refusals;
+    int transientFailures;
+    Set<String> budgets = Set.of();
+    String failure;
+    boolean denied;
+  }
+
+  private final Duration baseRetry;
+  private final Duration maxRetry;
+  private final Map<PodRef, PodState> pods = new HashMap<>();
+  private final Set<PodRef> evicted = new TreeSet<>();
+
+  /** The eviction API version, discovered once per drain; null until then. */
+  private Optional<String> evictionVersion;
+
+  private DaemonSetLookup daemonSets;
+
+  /**
+   * @param baseRetry the first wait after a refusal (kubectl: 5 s)
+   * @param maxRetry the longest wait between two evictions of a refused pod
+   */
+  public DrainMemory(Duration baseRetry, Duration maxRetry) {
+    if (baseRetry.isNegative() || baseRetry.isZero() || maxRetry.compareTo(baseRetry) < 0) {
+      throw new IllegalArgumentException(
+          "need 0 < baseRetry <= maxRetry, got " + baseRetry + ", " + maxRetry);
+    }
+    this.baseRetry = baseRetry;
+    this.maxRetry = maxRetry;
+  }
+
+  /** True if the pod may be sent an eviction now. */
+  boolean due(PodRef pod, Instant now) {
+    PodState s = pods.get(pod);
+    return s == null || !now.isBefore(s.due);
+  }
+
+  PodState state(PodRef pod) {
+    return pods.get(pod);
+  }
+
+  /** Forgets pods that are no longer on the node. */
+  void keepOnly(Set<PodRef> present) {
+    pods.keySet().retainAll(present);
+  }
+
+  void accepted(PodRef pod, Instant now) {
+    PodState s = fresh(pod);
+    s.waiting = Waiting.ACCEPTED;
+    // The watch shows the deletion within moments; re-send only if it never does.
+    s.due = now.plus(baseRetry);
+    evicted.add(pod);
+  }
+
+  void gone(PodRef pod) {
+    pods.remove(pod);
+    evicted.add(pod);
+  }
+
+  void refused(PodRef pod, Waiting why, Set<String> budgets, Instant now) {
+    PodState s = pods.computeIfAbsent(pod, p -> new PodState());
+    s.waiting = why;
+    s.transientFailures = 0;
+    s.failure = null;
+    s.denied = false;
+    s.budgets = Set.copyOf(budgets);
+    s.due = now.plus(refusalWait(s.refusals));
+    s.refusals++;
+  }
+
+  void throttled(PodRef pod, long retryAfterSeconds, Instant now) {
+    PodState s = pods.computeIfAbsent(pod, p -> new PodState());
+    s.waiting = Waiting.THROTTLED;
+    s.due = now.plusSeconds(Math.max(1, retryAfterSeconds));
+  }
+
+  /**
+   * @return true once the pod failed this often in a row that it is reported failed
+   */
+  boolean transientFailure(PodRef pod, String message, Instant now) {
+    PodState s = pods.computeIfAbsent(pod, p -> new PodState());
+    s.transientFailures++;
+    s.due = now.plusMillis(Math.min(5_000L, 200L << Math.min(20, s.transientFailures - 1)));
+    if (s.transientFailures > MAX_TRANSIENT_FAILURES) {
+      s.waiting = Waiting.FAILED;
+      s.failure = message;
+      return true;
+    }
+    s.waiting = Waiting.TRANSIENT;
+    return false;
+  }
+
+  /** Retrying cannot help soon: reported failed, tried again after the longest wait. */
+  void failed(PodRef pod, String reason, boolean denied, Instant now) {
+    PodState s = pods.computeIfAbsent(pod, p -> new PodState());
+    s.waiting = Waiting.FAILED;
+    s.failure = reason;
+    s.denied = denied;
+    s.due = now.plus(maxRetry);
+  }
+
+  /** 5 s, 10 s, 20 s, ... up to the maximum. */
+  Duration refusalWait(int earlierRefusals) {
+    Duration wait = baseRetry;
+    for (int i = 0; i < earlierRefusals && wait.compareTo(maxRetry) < 0; i++) {
+      wait = wait.multipliedBy(2);
+    }
+    return wait.compareTo(maxRetry) > 0 ? maxRetry : wait;
+  }
+
+  /** Pods evicted (or found gone) by this drain so far. */
+  public int evictedCount() {
+    return evicted.size();
+  }
+
+  Optional<String> evictionVersion() {
+    return evictionVersion;
+  }
+
+  boolean evictionDiscovered() {
+    return evictionVersion != null;
+  }
+
+  void evictionVersion(Optional<String> version) {
+    this.evictionVersion = version;
+  }
+
+  DaemonSetLookup daemonSets(java.util.function.Supplier<DaemonSetLookup> create) {
+    if (daemonSets == null) {
+      daemonSets = create.get();
+    }
+    return daemonSets;
+  }
+
+  private PodState fresh(PodRef pod) {
+    PodState s = new PodState();
+    pods.put(pod, s);
+    return s;
+  }
+}

@@ -1,0 +1,224 @@
+package dev.capk.vmieviction.drain;
+
+import dev.capk.vmieviction.kube.RawApi;
+import dev.capk.vmieviction.time.Deadline;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1Pod;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
+/**
+ * Drains a node one short step at a time, for callers that must not wait (a controller's worker). A
+ * step gives each of the node's pods its verdict as {@code kubectl drain} does (refusing the whole
+ * drain if any pod may not go), sends an eviction to each pod that is due (concurrently, bounded,
+ * each with the pod's UID as a precondition), and returns at once: it never waits for a pod to
+ * leave or for a budget to allow it. The caller comes back when a watch shows pods leaving or when
+ * {@link DrainStep#nextTry()} is reached; {@link DrainMemory} carries each pod's retry schedule
+ * from one step to the next.
+ *
+ * <p>The node's pods come from the caller (a watch's cache, see {@link NodePodWatch}, or a list),
+ * so a step of a drain that waits costs no request at all. Cordoning is the caller's. Thread-safe
+ * across drains; the steps of one drain must not overlap.
+ */
+public final class DrainStepper {
+
+  private final RawApi api;
+  private final Executor evictions;
+  private final Clock clock;
+
+  /**
+   * @param evictions runs one step's eviction requests side by side
+   */
+  public DrainStepper(ApiClient client, Executor evictions, Clock clock) {
+    this.api = new RawApi(Objects.requireNonNull(client, "client"));
+    this.evictions = evictions;
+    this.clock = clock;
+  }
+
+  /**
+   * One step.
+   *
+   * @param podsOnNode the pods bound to the node now
+   * @param options kubectl's drain flags; {@code timeout} bounds each eviction request of the step
+   * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
+   *     evicted by this step
+   * @throws ApiException if eviction support could not be discovered
+   */
+  public DrainStep step(
+      String nodeName, List<V1Pod> podsOnNode, DrainOptions options, DrainMemory memory)
+      throws ApiException, DrainRefusedException {
+    if (options.dryRun() != DryRun.NONE) {
+      throw new IllegalArgumentException("a stepped drain has no dry run");
+    }
+    Deadline bound = options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
+    RawApi api = this.api.until(bound);
+    PodFilters filters =
+        new PodFilters(options, memory.daemonSets(() -> new ApiDaemonSetLookup(api)), clock);
+    DrainPlan plan = new DrainPlanner(filters.inOrder()).plan(podsOnNode);
+    if (plan.refused()) {
+      throw new DrainRefusedException(nodeName, plan.refusals(), false);
+    }
+    Instant now = clock.instant();
+    Set<PodRef> present = new HashSet<>();
+    List<V1Pod> due = new ArrayList<>();
+    for (V1Pod pod : plan.toEvict()) {
+      PodRef ref = PodRef.of(pod);
+      present.add(ref);
+      boolean terminating =
+          pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null;
+      if (!terminating && memory.due(ref, now) && due.size() < options.maxConcurrentEvictions()) {
+        due.add(pod);
+      }
+    }
+    memory.keepOnly(present);
+    if (!due.isEmpty() && !memory.evictionDiscovered()) {
+      // Discovered once per drain, not per pod or per step.
+      memory.evictionVersion(
+          options.disableEviction() ? Optional.empty() : new EvictionSupport(api).discover());
+    }
+    Map<PodRef, EvictionOutcome> answers = evict(api, options, memory, due, bound);
+    BudgetResolver budgets = new BudgetResolver(api);
+    Map<PodRef, V1Pod> byRef = new HashMap<>();
+    due.forEach(p -> byRef.put(PodRef.of(p), p));
+    answers.forEach((ref, o) -> remember(memory, ref, byRef.get(ref), o, budgets, now));
+    return report(plan, memory, answers, now);
+  }
+
+  private Map<PodRef, EvictionOutcome> evict(
+      RawApi api, DrainOptions options, DrainMemory memory, List<V1Pod> due, Deadline bound) {
+    if (due.isEmpty()) {
+      return Map.of();
+    }
+    Evictor evictor = new Evictor(api, options, memory.evictionVersion().orElse(null));
+    Map<PodRef, CompletableFuture<EvictionOutcome>> sent = new LinkedHashMap<>();
+    for (V1Pod pod : due) {
+      PodRef ref = PodRef.of(pod);
+      sent.put(
+          ref, CompletableFuture.supplyAsync(() -> evictor.evictOrDelete(ref, bound), evictions));
+    }
+    Map<PodRef, EvictionOutcome> answers = new LinkedHashMap<>();
+    // Each request is bounded (Evictor's timeout, cut to the step's bound): this join ends.
+    sent.forEach(
+        (ref, f) -> {
+          EvictionOutcome o;
+          try {
+            o = f.join();
+          } catch (RuntimeException e) {
+            o = EvictionOutcome.unreachable("unexpected error: " + e);
+          }
+          answers.put(ref, o);
+        });
+    return answers;
+  }
+
+  private static void remember(
+      DrainMemory memory,
+      PodRef ref,
+      V1Pod pod,
+      EvictionOutcome o,
+      BudgetResolver budgets,
+      Instant now) {
+    switch (o.kind()) {
+      case ACCEPTED -> memory.accepted(ref, now);
+      case GONE, REPLACED -> memory.gone(ref);
+      case BLOCKED ->
+          memory.refused(
+              ref,
+              DrainMemory.Waiting.BLOCKED,
+              o.budgets().isEmpty() ? budgets.budgetsSelecting(pod) : o.budgets(),
+              now);
+      case THROTTLED -> memory.throttled(ref, o.retryAfterSeconds(), now);
+      case NAMESPACE_TERMINATING ->
+          memory.refused(ref, DrainMemory.Waiting.NAMESPACE_TERMINATING, Set.of(), now);
+      case TRANSIENT -> memory.transientFailure(ref, o.message(), now);
+      case MULTIPLE_BUDGETS ->
+          memory.failed(
+              ref,
+              "more than one PodDisruptionBudget selects pod "
+                  + ref
+                  + ", which the eviction API does not support: "
+                  + o.message(),
+              false,
+              now);
+      case FORBIDDEN ->
+          memory.failed(
+              ref,
+              (memory.evictionVersion().isPresent() ? "create pods/eviction" : "delete pods")
+                  + " denied: "
+                  + o.message(),
+              true,
+              now);
+      case FAILED -> memory.failed(ref, o.message(), false, now);
+    }
+  }
+
+  private static DrainStep report(
+      DrainPlan plan, DrainMemory memory, Map<PodRef, EvictionOutcome> answers, Instant now) {
+    List<PodRef> pending = new ArrayList<>();
+    List<PodRef> terminating = new ArrayList<>();
+    Map<PodRef, Set<String>> blocking = new LinkedHashMap<>();
+    Map<PodRef, String> failed = new LinkedHashMap<>();
+    Set<PodRef> denied = new HashSet<>();
+    Instant next = null;
+    for (V1Pod pod : plan.toEvict()) {
+      PodRef ref = PodRef.of(pod);
+      EvictionOutcome answer = answers.get(ref);
+      if (answer != null
+          && (answer.kind() == EvictionOutcome.Kind.GONE
+              || answer.kind() == EvictionOutcome.Kind.REPLACED)) {
+        continue;
+      }
+      pending.add(ref);
+      if (pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null) {
+        // Being deleted: its disappearance, not a timer, ends the wait.
+        terminating.add(ref);
+        continue;
+      }
+      DrainMemory.PodState s = memory.state(ref);
+      if (s == null) {
+        // Not tried yet: more pods were due than one step sends.
+        next = earliest(next, now);
+        continue;
+      }
+      next = earliest(next, s.due);
+      switch (s.waiting) {
+        case ACCEPTED -> terminating.add(ref);
+        case BLOCKED -> blocking.put(ref, s.budgets);
+        case FAILED -> {
+          failed.put(ref, s.failure);
+          if (s.denied) {
+            denied.add(ref);
+          }
+        }
+        default -> {}
+      }
+    }
+    return new DrainStep(
+        pending.isEmpty(),
+        memory.evictedCount(),
+        answers.size(),
+        pending,
+        terminating,
+        blocking,
+        failed,
+        denied,
+        plan.skipped(),
+        Optional.ofNullable(next));
+  }
+
+  private static Instant earliest(Instant a, Instant b) {
+    return a == null || b.isBefore(a) ? b : a;
+  }
+}

@@ -1,0 +1,105 @@
+package dev.capk.vmieviction.drain;
+
+import dev.capk.vmieviction.kube.RawApi;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.models.V1Pod;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The pods bound to one node, kept current by one list and one watch (field selector {@code
+ * spec.nodeName}), for a drain that is carried out in steps: each step reads the pods from here
+ * instead of listing them, and {@code onPodsLeft} is called whenever pods leave the node (or the
+ * watch relisted or gave up), so the drain's next step comes as soon as there is something new.
+ *
+ * <p>Why not a client-java informer: a {@code SharedInformerFactory} keeps one informer per type,
+ * and each informer runs several threads; a drain of hundreds of nodes at once needs hundreds of
+ * differently filtered pod watches, one thread each here ({@link DeletionWaiter}'s).
+ */
+public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events {
+
+  private final String node;
+  private final Runnable onPodsLeft;
+  private final DeletionWaiter waiter;
+  private final Map<String, V1Pod> pods = new LinkedHashMap<>();
+  private boolean listed;
+  private String failure;
+
+  private NodePodWatch(ApiClient client, String node, Runnable onPodsLeft) {
+    this.node = node;
+    this.onPodsLeft = onPodsLeft;
+    RawApi api = new RawApi(client);
+    // No resourceVersion: the waiter lists first, then watches from that list's version.
+    this.waiter = new DeletionWaiter(api, new PodLister(api), node, null, this);
+  }
+
+  /** Starts following the node's pods; the first list arrives on the watch's own thread. */
+  public static NodePodWatch start(ApiClient client, String node, Runnable onPodsLeft) {
+    NodePodWatch w = new NodePodWatch(client, node, onPodsLeft);
+    w.waiter.start();
+    return w;
+  }
+
+  public String node() {
+    return node;
+  }
+
+  /** The node's pods now; empty until the first list arrived, and after the watch gave up. */
+  public synchronized Optional<List<V1Pod>> pods() {
+    if (!listed || failure != null) {
+      return Optional.empty();
+    }
+    return Optional.of(new ArrayList<>(pods.values()));
+  }
+
+  /** Why the watch gave up (it does after about 30 s of failures), if it did. */
+  public synchronized Optional<String> failure() {
+    return Optional.ofNullable(failure);
+  }
+
+  @Override
+  public void podSeen(V1Pod pod) {
+    synchronized (this) {
+      pods.put(key(pod), pod);
+    }
+  }
+
+  @Override
+  public void podDeleted(V1Pod pod) {
+    synchronized (this) {
+      pods.remove(key(pod));
+    }
+    onPodsLeft.run();
+  }
+
+  @Override
+  public void relisted(List<V1Pod> current) {
+    synchronized (this) {
+      pods.clear();
+      current.forEach(p -> pods.put(key(p), p));
+      listed = true;
+    }
+    onPodsLeft.run();
+  }
+
+  @Override
+  public void watchFailed(String reason) {
+    synchronized (this) {
+      failure = reason;
+    }
+    onPodsLeft.run();
+  }
+
+  private static String key(V1Pod pod) {
+    PodRef ref = PodRef.of(pod);
+    return ref.namespace() + "/" + ref.name();
+  }
+
+  @Override
+  public void close() {
+    waiter.close();
+  }
+}

@@ -1,0 +1,77 @@
+package dev.capk.vmieviction.drain;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class DrainMemoryTest {
+
+  static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
+  static final PodRef POD = new PodRef("ns", "p", "uid-p");
+
+  final DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20));
+
+  @Test
+  void aPodNeverTriedIsDueAtOnce() {
+    assertTrue(memory.due(POD, T0));
+  }
+
+  @Test
+  void aRefusedPodIsDueAfterKubectlsIntervalThenLessOftenUpToTheLongestWait() {
+    assertEquals(Duration.ofSeconds(5), memory.refusalWait(0));
+    assertEquals(Duration.ofSeconds(10), memory.refusalWait(1));
+    assertEquals(Duration.ofSeconds(20), memory.refusalWait(2));
+    assertEquals(Duration.ofSeconds(20), memory.refusalWait(30));
+
+    memory.refused(POD, DrainMemory.Waiting.BLOCKED, Set.of("pdb"), T0);
+    assertFalse(memory.due(POD, T0.plusSeconds(4)));
+    assertTrue(memory.due(POD, T0.plusSeconds(5)));
+    memory.refused(POD, DrainMemory.Waiting.BLOCKED, Set.of("pdb"), T0.plusSeconds(5));
+    assertFalse(memory.due(POD, T0.plusSeconds(14)));
+    assertTrue(memory.due(POD, T0.plusSeconds(15)));
+    assertEquals(Set.of("pdb"), memory.state(POD).budgets);
+  }
+
+  @Test
+  void anAcceptedEvictionIsNotSentAgainWhileTheDeletionIsOnItsWay() {
+    memory.accepted(POD, T0);
+    assertFalse(memory.due(POD, T0.plusSeconds(1)));
+    assertEquals(1, memory.evictedCount());
+    // Never seen deleting (a lost deletion): sent again after the retry interval.
+    assertTrue(memory.due(POD, T0.plusSeconds(5)));
+  }
+
+  @Test
+  void theServersRetryAfterIsHonouredAndAtLeastOneSecond() {
+    memory.throttled(POD, 0, T0);
+    assertFalse(memory.due(POD, T0.plusMillis(999)));
+    assertTrue(memory.due(POD, T0.plusSeconds(1)));
+    memory.throttled(POD, 7, T0);
+    assertFalse(memory.due(POD, T0.plusSeconds(6)));
+  }
+
+  @Test
+  void transientFailuresBackOffAndAreReportedFailedAfterTheLimitButStillRetried() {
+    boolean reported = false;
+    Instant now = T0;
+    for (int i = 0; i <= DrainMemory.MAX_TRANSIENT_FAILURES; i++) {
+      reported = memory.transientFailure(POD, "connection reset", now);
+    }
+    assertTrue(reported);
+    assertEquals(DrainMemory.Waiting.FAILED, memory.state(POD).waiting);
+    assertEquals("connection reset", memory.state(POD).failure);
+    assertTrue(memory.due(POD, now.plusSeconds(5)));
+  }
+
+  @Test
+  void podsThatLeftTheNodeAreForgotten() {
+    memory.refused(POD, DrainMemory.Waiting.BLOCKED, Set.of(), T0);
+    memory.keepOnly(Set.of());
+    assertTrue(memory.due(POD, T0));
+  }
+}

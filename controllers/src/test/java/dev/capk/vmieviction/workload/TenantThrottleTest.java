@@ -1,0 +1,64 @@
+package dev.capk.vmieviction.workload;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class TenantThrottleTest {
+
+  final AtomicLong nanos = new AtomicLong();
+
+  TenantThrottle throttle(double qps, int burst, int maxInFlight) {
+    return new TenantThrottle(new TenantThrottle.Limits(qps, burst, maxInFlight), nanos::get);
+  }
+
+  @Test
+  void stepsBeyondTheBoundAtOnceAreToldToComeBackSoonAndAdmittedOnceOneLeaves() {
+    TenantThrottle t = throttle(100, 100, 2);
+    assertEquals(Optional.empty(), t.tryEnter());
+    assertEquals(Optional.empty(), t.tryEnter());
+
+    assertEquals(Optional.of(TenantThrottle.BUSY_RETRY), t.tryEnter());
+
+    t.leave(1);
+    assertEquals(Optional.empty(), t.tryEnter());
+    assertEquals(2, t.inFlight());
+  }
+
+  @Test
+  void aStepPaysForItsRequestsWhenItLeavesAndTheDebtIsWaitedOutAtTheRate() {
+    TenantThrottle t = throttle(10, 5, 4);
+    assertEquals(Optional.empty(), t.tryEnter());
+    // 1 token on entry, 14 more on leaving: 5 - 15 = -10 tokens.
+    t.leave(15);
+
+    Optional<Duration> wait = t.tryEnter();
+
+    // 11 tokens short at 10 per second.
+    assertEquals(Optional.of(Duration.ofMillis(1100)), wait);
+    nanos.addAndGet(Duration.ofMillis(1100).toNanos());
+    assertEquals(Optional.empty(), t.tryEnter());
+  }
+
+  @Test
+  void theBurstIsTheMostAnIdleTenantSaves() {
+    TenantThrottle t = throttle(10, 3, 10);
+    nanos.addAndGet(Duration.ofHours(1).toNanos());
+    for (int i = 0; i < 3; i++) {
+      assertEquals(Optional.empty(), t.tryEnter(), "step " + i);
+    }
+    assertTrue(t.tryEnter().isPresent(), "the fourth step at once exceeds the burst");
+  }
+
+  @Test
+  void limitsMustBePositive() {
+    assertThrows(IllegalArgumentException.class, () -> new TenantThrottle.Limits(0, 1, 1));
+    assertThrows(IllegalArgumentException.class, () -> new TenantThrottle.Limits(1, 0, 1));
+    assertThrows(IllegalArgumentException.class, () -> new TenantThrottle.Limits(1, 1, 0));
+  }
+}
