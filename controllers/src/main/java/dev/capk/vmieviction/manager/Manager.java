@@ -27,6 +27,7 @@ import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestClients;
+import dev.capk.vmieviction.workload.TenantThrottle;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.ControllerWatch;
 import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
@@ -125,7 +126,10 @@ public final class Manager implements AutoCloseable {
             options.clusterApiVersion,
             GuestClients.Settings.defaults()
                 .withIdleTtl(options.guestClientIdleTimeout)
-                .withAllowInsecureTls(options.allowInsecureGuestTls),
+                .withAllowInsecureTls(options.allowInsecureGuestTls)
+                .withLimits(
+                    new TenantThrottle.Limits(
+                        options.guestQps, options.guestBurst, options.guestMaxInFlight)),
             registry);
     closeables.add(guestClients);
     ScheduledExecutorService janitor =

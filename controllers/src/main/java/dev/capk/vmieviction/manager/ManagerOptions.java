@@ -100,7 +100,11 @@ public final class ManagerOptions {
       paramLabel = "DURATION",
       defaultValue = "20s",
       converter = DurationConverter.class,
-      description = "Wait between drain passes of an unfinished drain (default: ${DEFAULT-VALUE}).")
+      description =
+          "Longest wait before a refused guest pod eviction is tried again (the first retry comes"
+              + " after 5s, then 10s, ... up to this), and between two looks at a drain that only"
+              + " waits for pods to terminate (a watch on the guest node's pods wakes it sooner)"
+              + " (default: ${DEFAULT-VALUE}).")
   Duration drainRetryInterval;
 
   @Option(
@@ -108,18 +112,46 @@ public final class ManagerOptions {
       paramLabel = "DURATION",
       defaultValue = "20s",
       converter = DurationConverter.class,
-      description = "Longest one drain pass may take (default: ${DEFAULT-VALUE}).")
+      description =
+          "Longest a guest pod eviction request may take (cut to what is left before the"
+              + " deadline) (default: ${DEFAULT-VALUE}).")
   Duration drainAttemptTimeout;
 
-  // A reconcile holds its worker through a drain pass (up to --drain-attempt-timeout): evacuating
-  // dozens of VMIs at once takes as many workers. They wait on guest API servers, not on CPU.
+  // A reconcile advances one drain by one step and returns: workers are busy for a guest round
+  // trip, not for a drain, so a few serve hundreds of drains in progress.
   @Option(
       names = "--workers",
       paramLabel = "N",
       defaultValue = "16",
-      description =
-          "Concurrent reconciles, i.e. guest node drains in progress at once (default: ${DEFAULT-VALUE}).")
+      description = "Concurrent reconciles (default: ${DEFAULT-VALUE}).")
   int workers;
+
+  @Option(
+      names = "--guest-qps",
+      paramLabel = "QPS",
+      defaultValue = "50",
+      description =
+          "Requests per second to one guest cluster, on average (kubectl's default)"
+              + " (default: ${DEFAULT-VALUE}).")
+  double guestQps;
+
+  @Option(
+      names = "--guest-burst",
+      paramLabel = "N",
+      defaultValue = "300",
+      description =
+          "Requests to one guest cluster above --guest-qps in a burst (kubectl's default)"
+              + " (default: ${DEFAULT-VALUE}).")
+  int guestBurst;
+
+  @Option(
+      names = "--guest-max-in-flight",
+      paramLabel = "N",
+      defaultValue = "4",
+      description =
+          "Reconcile steps talking to one guest cluster at once: the most workers a slow or"
+              + " stalled tenant API server can hold (default: ${DEFAULT-VALUE}).")
+  int guestMaxInFlight;
 
   @Option(
       names = "--namespace",
@@ -226,6 +258,15 @@ public final class ManagerOptions {
     if (!renewDeadline.minus(leaseDuration).isNegative()) {
       problems.add(
           "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration");
+    }
+    if (!(guestQps > 0)) {
+      problems.add("--guest-qps must be positive, got " + guestQps);
+    }
+    if (guestBurst < 1) {
+      problems.add("--guest-burst must be at least 1, got " + guestBurst);
+    }
+    if (guestMaxInFlight < 1) {
+      problems.add("--guest-max-in-flight must be at least 1, got " + guestMaxInFlight);
     }
     for (String ns : namespaces) {
       if (ns.isBlank()) {

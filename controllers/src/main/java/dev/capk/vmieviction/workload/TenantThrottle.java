@@ -18,7 +18,7 @@ import java.util.function.LongSupplier;
 public final class TenantThrottle {
 
   /** How soon a step refused for lack of a free slot looks again. */
-  static final Duration BUSY_RETRY = Duration.ofMillis(100);
+  static final Duration BUSY_RETRY = Duration.ofMillis(250);
 
   /** The limits of one guest cluster. */
   public record Limits(double qps, int burst, int maxInFlight) {

@@ -10,6 +10,7 @@ import io.kubernetes.client.openapi.apis.CustomObjectsApi;
 import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
 import io.kubernetes.client.util.PatchUtils;
@@ -19,6 +20,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -378,6 +382,32 @@ final class EvictionFixture {
         .fieldSelector("spec.nodeName=" + node)
         .execute()
         .getItems();
+  }
+
+  /**
+   * A Ready Node that no kwok manages: kwok, which plays the kubelets, completes the deletion of
+   * every pod it runs (and clears its finalizers); a pod bound here stays terminating instead, as
+   * on a node whose kubelet never confirms.
+   */
+  static void readyNodeWithoutKubelet(LocalCluster guest, String name) throws Exception {
+    CoreV1Api core = new CoreV1Api(guest.client());
+    core.createNode(
+            new V1Node()
+                .metadata(
+                    new V1ObjectMeta().name(name).labels(Map.of("kubernetes.io/hostname", name))))
+        .execute();
+    String now =
+        DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(ChronoUnit.SECONDS));
+    String status =
+        """
+        {"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"ready",
+        "lastHeartbeatTime":"%1$s","lastTransitionTime":"%1$s"}]}}"""
+            .formatted(now);
+    PatchUtils.patch(
+        V1Node.class,
+        () -> core.patchNodeStatus(name, new V1Patch(status)).buildCall(null),
+        V1Patch.PATCH_FORMAT_STRATEGIC_MERGE_PATCH,
+        guest.client());
   }
 
   static String unique(String prefix) {

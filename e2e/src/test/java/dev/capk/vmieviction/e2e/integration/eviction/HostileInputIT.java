@@ -27,16 +27,13 @@ import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
-import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1Container;
-import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSpec;
-import io.kubernetes.client.util.PatchUtils;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -1502,25 +1499,8 @@ class HostileInputIT {
    * there.
    */
   static void readyNodeWithoutKubelet(String name) throws Exception {
-    CoreV1Api core = new CoreV1Api(guest.client());
     kubeletlessNodes.add(name);
-    core.createNode(
-            new V1Node()
-                .metadata(
-                    new V1ObjectMeta().name(name).labels(Map.of("kubernetes.io/hostname", name))))
-        .execute();
-    String now =
-        DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(ChronoUnit.SECONDS));
-    String status =
-        """
-        {"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"ready",
-        "lastHeartbeatTime":"%1$s","lastTransitionTime":"%1$s"}]}}"""
-            .formatted(now);
-    PatchUtils.patch(
-        V1Node.class,
-        () -> core.patchNodeStatus(name, new V1Patch(status)).buildCall(null),
-        V1Patch.PATCH_FORMAT_STRATEGIC_MERGE_PATCH,
-        guest.client());
+    EvictionFixture.readyNodeWithoutKubelet(guest, name);
   }
 
   static synchronized String guestNamespace(String prefix) {
