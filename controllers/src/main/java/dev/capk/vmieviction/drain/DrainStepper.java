@@ -64,8 +64,9 @@ public final class DrainStepper {
     }
     Deadline bound = options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
     RawApi api = this.api.until(bound);
+    // The lookup outlives this step (its answers are kept for the drain): not bound to this step.
     PodFilters filters =
-        new PodFilters(options, memory.daemonSets(() -> new ApiDaemonSetLookup(api)), clock);
+        new PodFilters(options, memory.daemonSets(() -> new ApiDaemonSetLookup(this.api)), clock);
     DrainPlan plan = new DrainPlanner(filters.inOrder()).plan(podsOnNode);
     if (plan.refused()) {
       throw new DrainRefusedException(nodeName, plan.refusals(), false);

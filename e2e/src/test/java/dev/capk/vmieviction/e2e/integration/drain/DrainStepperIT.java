@@ -1,0 +1,146 @@
+package dev.capk.vmieviction.e2e.integration.drain;
+
+import static dev.capk.vmieviction.e2e.integration.drain.DrainFixture.label;
+import static dev.capk.vmieviction.e2e.integration.drain.DrainFixture.ownedBy;
+import static dev.capk.vmieviction.e2e.integration.drain.DrainFixture.unique;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.capk.vmieviction.drain.DrainMemory;
+import dev.capk.vmieviction.drain.DrainOptions;
+import dev.capk.vmieviction.drain.DrainStep;
+import dev.capk.vmieviction.drain.DrainStepper;
+import dev.capk.vmieviction.drain.NodePodWatch;
+import dev.capk.vmieviction.drain.PodRef;
+import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import io.kubernetes.client.openapi.models.V1OwnerReference;
+import io.kubernetes.client.openapi.models.V1Pod;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The drain engine's steps against a real control plane: a step sends what is due and returns,
+ * whatever a budget says, and the node's pod watch reports pods leaving.
+ */
+class DrainStepperIT {
+  @RegisterExtension
+  static final LocalClusterExtension DRAIN =
+      LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
+
+  private static DrainFixture fx;
+  private static ExecutorService evictions;
+  private static DrainStepper stepper;
+
+  @BeforeAll
+  static void setUp() {
+    fx = new DrainFixture(DRAIN.cluster());
+    evictions = Executors.newCachedThreadPool();
+    stepper = new DrainStepper(DRAIN.cluster().client(), evictions, Clock.systemUTC());
+  }
+
+  @AfterAll
+  static void tearDown() {
+    evictions.shutdownNow();
+  }
+
+  static DrainOptions options() {
+    return DrainOptions.builder().timeout(Duration.ofSeconds(20)).build();
+  }
+
+  static List<V1Pod> podsOf(String node) throws Exception {
+    return new ArrayList<>(fx.podsOn(node).values());
+  }
+
+  @Test
+  void aStepEvictsWhatMayGoAndReturnsWhileABudgetRefusesTheRestUntilTheirTurnComes()
+      throws Exception {
+    String name = unique("step");
+    String node = fx.nodes(name, 1).get(0);
+    String ns = fx.namespace(name);
+    V1OwnerReference owner = fx.owner(ns);
+    V1Pod db = fx.pod(ns, node, "db", ownedBy(owner), label("app", "db"));
+    V1Pod web = fx.pod(ns, node, "web", ownedBy(owner));
+    fx.awaitRunning(ns, 2);
+    fx.budget(ns, "db-budget", 1, Map.of("app", "db"), 1);
+    DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20));
+
+    DrainStep first = stepper.step(node, podsOf(node), options(), memory);
+
+    assertFalse(first.complete());
+    assertEquals(2, first.requests(), "one eviction per pod, sent in the same step");
+    assertEquals(Map.of(PodRef.of(db), Set.of("db-budget")), first.blockingBudgets());
+    assertTrue(first.nextTry().isPresent(), "the refused pod is due again later");
+    assertTrue(fx.podsOn(node).containsKey(db.getMetadata().getUid()), "the budget held db");
+    Await.until(
+        "web evicted",
+        Duration.ofSeconds(60),
+        () -> !fx.podsOn(node).containsKey(web.getMetadata().getUid()));
+
+    // Before db is due again, a step sends nothing.
+    DrainStep early = stepper.step(node, podsOf(node), options(), memory);
+    assertEquals(0, early.requests());
+    assertEquals(first.nextTry(), early.nextTry());
+    assertEquals(List.of(PodRef.of(db)), early.pending());
+  }
+
+  @Test
+  void aDrainWithNothingLeftIsCompleteAtItsFirstStep() throws Exception {
+    String name = unique("empty");
+    String node = fx.nodes(name, 1).get(0);
+
+    DrainStep step =
+        stepper.step(
+            node,
+            podsOf(node),
+            options(),
+            new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20)));
+
+    assertTrue(step.complete());
+    assertEquals(0, step.requests());
+  }
+
+  @Test
+  void theNodesPodWatchSeesEvictedPodsLeaveAndCallsBack() throws Exception {
+    String name = unique("watch");
+    String node = fx.nodes(name, 1).get(0);
+    String ns = fx.namespace(name);
+    V1OwnerReference owner = fx.owner(ns);
+    fx.pod(ns, node, "a", ownedBy(owner));
+    fx.pod(ns, node, "b", ownedBy(owner));
+    fx.awaitRunning(ns, 2);
+    AtomicInteger calls = new AtomicInteger();
+    try (NodePodWatch watch =
+        NodePodWatch.start(DRAIN.cluster().client(), node, calls::incrementAndGet)) {
+      Await.until(
+          "the watch listed the node's pods",
+          Duration.ofSeconds(30),
+          () -> watch.pods().map(List::size).orElse(0) == 2);
+      int before = calls.get();
+      DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20));
+
+      DrainStep step = stepper.step(node, watch.pods().orElseThrow(), options(), memory);
+      assertEquals(2, step.requests());
+
+      Await.until(
+          "the watch saw both pods leave",
+          Duration.ofSeconds(60),
+          () -> watch.pods().map(List::isEmpty).orElse(false));
+      assertTrue(calls.get() > before, "pods leaving called back");
+      assertTrue(stepper.step(node, watch.pods().orElseThrow(), options(), memory).complete());
+    }
+  }
+}
