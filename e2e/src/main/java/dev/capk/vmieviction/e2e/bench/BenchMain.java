@@ -40,9 +40,12 @@ public final class BenchMain {
           case "evacuation" -> new EvacuationBench(report, opts, work).run();
           case "scale" -> new ScaleBench(report, opts, work).run();
           case "selector" -> new SelectorDrainBench(report, opts, work).run();
+          case "headofline" -> new HeadOfLineBench(report, opts, work).run();
           default ->
               throw new IllegalArgumentException(
-                  "unknown benchmark " + which + " (drain, evacuation, scale, selector)");
+                  "unknown benchmark "
+                      + which
+                      + " (drain, evacuation, scale, selector, headofline)");
         }
       } catch (Exception | AssertionError e) {
         failed = true;

@@ -33,8 +33,7 @@ final class ControllerJar {
   /** "`/path/to.jar` (commit abc1234, modified files: no)", for the report. */
   static String describe() {
     Path jar = path();
-    String source =
-        System.getProperty(PROPERTY) == null ? "this tree's build" : "-D" + PROPERTY + ", ";
+    String source = System.getProperty(PROPERTY) == null ? "this tree's build" : "-D" + PROPERTY;
     return Report.f("`%s` (%s%s)", jar, source, commitOf(jar));
   }
 
