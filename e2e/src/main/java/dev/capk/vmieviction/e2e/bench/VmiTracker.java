@@ -21,18 +21,18 @@ final class VmiTracker implements AutoCloseable {
   private final Map<String, String> drainStart = new ConcurrentHashMap<>();
   private final AutoCloseable watch;
 
+  private final java.util.concurrent.atomic.AtomicInteger resumes =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   VmiTracker(RawKube infra) throws Exception {
-    String rv =
-        infra
-            .getJson("/apis/kubevirt.io/v1/virtualmachineinstances?limit=1")
-            .getAsJsonObject("metadata")
-            .get("resourceVersion")
-            .getAsString();
     watch =
-        infra.watch(
-            "/apis/kubevirt.io/v1/virtualmachineinstances?watch=1&timeoutSeconds=7200&resourceVersion="
-                + rv,
-            this::event);
+        infra.watchResuming(
+            "/apis/kubevirt.io/v1/virtualmachineinstances", this::event, resumes::incrementAndGet);
+  }
+
+  /** How often the API server ended the watch and it was resumed. */
+  int resumes() {
+    return resumes.get();
   }
 
   private void event(String type, JsonObject vmi, long at) {
@@ -60,6 +60,11 @@ final class VmiTracker implements AutoCloseable {
     Long a = evacuationSetAt.get(uid);
     Long b = deletedAt.get(uid);
     return a == null || b == null ? null : (b - a) / 1e9;
+  }
+
+  /** When the deletion was seen, in {@link System#nanoTime()}. */
+  Optional<Long> deletedNanos(String uid) {
+    return Optional.ofNullable(deletedAt.get(uid));
   }
 
   boolean deleted(String uid) {
