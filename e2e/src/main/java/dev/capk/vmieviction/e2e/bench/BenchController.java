@@ -3,7 +3,6 @@ package dev.capk.vmieviction.e2e.bench;
 import dev.capk.vmieviction.e2e.harness.FreePorts;
 import dev.capk.vmieviction.e2e.harness.ManagedProcess;
 import dev.capk.vmieviction.e2e.harness.ProcessLogs;
-import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.io.IOException;
 import java.net.HttpURLConnection;
 import java.net.URI;
@@ -68,7 +67,7 @@ final class BenchController implements AutoCloseable {
     command.addAll(
         List.of(
             "-jar",
-            ControllerProcess.jar().toString(),
+            ControllerJar.path().toString(),
             "--health-probe-bind-address=127.0.0.1:" + health,
             "--metrics-bind-address=127.0.0.1:" + metrics));
     command.addAll(flags);

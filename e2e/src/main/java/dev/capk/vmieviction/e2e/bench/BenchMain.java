@@ -40,9 +40,12 @@ public final class BenchMain {
           case "evacuation" -> new EvacuationBench(report, opts, work).run();
           case "scale" -> new ScaleBench(report, opts, work).run();
           case "selector" -> new SelectorDrainBench(report, opts, work).run();
+          case "headofline" -> new HeadOfLineBench(report, opts, work).run();
           default ->
               throw new IllegalArgumentException(
-                  "unknown benchmark " + which + " (drain, evacuation, scale, selector)");
+                  "unknown benchmark "
+                      + which
+                      + " (drain, evacuation, scale, selector, headofline)");
         }
       } catch (Exception | AssertionError e) {
         failed = true;
@@ -78,7 +81,8 @@ public final class BenchMain {
                 %s UTC. Machine: %d cores (%s), %s RAM, load average %s at the start (the machine may be shared: \
                 numbers from a busy machine are slower, ratios against peers measured in the same run less so). \
                 JDK: %s. Kubernetes %s (etcd %s, kwok %s), built from source by hack/build-k8s.sh and run as local \
-                processes; kwok plays the kubelets. Each timing: median (min–max) of the runs stated.""",
+                processes; kwok plays the kubelets. Each timing: median (min–max) of the runs stated. Controller jar \
+                measured: %s.""",
         Instant.now().truncatedTo(ChronoUnit.SECONDS).toString().replace('T', ' ').replace("Z", ""),
         Machine.cores(),
         Machine.cpuModel(),
@@ -87,7 +91,8 @@ public final class BenchMain {
         Machine.jdk(),
         v.getOrDefault("KUBERNETES_VERSION", "?"),
         v.getOrDefault("ETCD_VERSION", "?"),
-        v.getOrDefault("KWOK_VERSION", "?"));
+        v.getOrDefault("KWOK_VERSION", "?"),
+        ControllerJar.describe());
   }
 
   static void progress(String line) {

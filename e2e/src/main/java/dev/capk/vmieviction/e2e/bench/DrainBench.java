@@ -5,7 +5,6 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.io.File;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -51,7 +50,7 @@ final class DrainBench {
       RawKube api = new RawKube(cluster);
       String kubeconfig = cluster.kubeconfig().toString();
       String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-      String jar = ControllerProcess.jar().toString();
+      String jar = ControllerJar.path().toString();
       StringBuilder s = new StringBuilder("## 1. Drain: our CLI against `kubectl drain`\n\n");
       s.append(
           "A kwok node with N pods (one in ten behind one of "

@@ -111,6 +111,98 @@ final class RawKube {
     return call::cancel;
   }
 
+  /**
+   * As {@link #watch}, over a whole collection ({@code collectionPath} without a query), from now
+   * on, and resumed when the server ends the stream (an API server drops a watcher that falls
+   * behind a burst of events): watches again from the last resourceVersion seen, or, when that is
+   * too old (410), lists afresh and hands each item over as MODIFIED. {@code onResume} is told each
+   * time: events seen after a resume may carry a later receive time than they would have.
+   */
+  AutoCloseable watchResuming(String collectionPath, WatchListener onEvent, Runnable onResume)
+      throws IOException {
+    java.util.concurrent.atomic.AtomicReference<String> rv =
+        new java.util.concurrent.atomic.AtomicReference<>(listVersion(collectionPath + "?limit=1"));
+    java.util.concurrent.atomic.AtomicBoolean closed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicReference<okhttp3.Call> current =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Thread t =
+        new Thread(
+            () -> {
+              while (!closed.get()) {
+                okhttp3.Call call =
+                    streaming.newCall(
+                        new Request.Builder()
+                            .url(
+                                server
+                                    + collectionPath
+                                    + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=7200&resourceVersion="
+                                    + rv.get())
+                            .build());
+                current.set(call);
+                if (closed.get()) {
+                  return;
+                }
+                boolean gone = false;
+                try (Response r = call.execute();
+                    BufferedReader in =
+                        new BufferedReader(
+                            new InputStreamReader(r.body().byteStream(), StandardCharsets.UTF_8))) {
+                  String line;
+                  while ((line = in.readLine()) != null) {
+                    long now = System.nanoTime();
+                    JsonObject e = JsonParser.parseString(line).getAsJsonObject();
+                    String type = e.get("type").getAsString();
+                    JsonObject object = e.getAsJsonObject("object");
+                    if (type.equals("ERROR")) {
+                      gone = "410".equals(str(object, "code"));
+                      break;
+                    }
+                    String version = str(object, "metadata", "resourceVersion");
+                    if (version != null) {
+                      rv.set(version);
+                    }
+                    if (!type.equals("BOOKMARK")) {
+                      onEvent.event(type, object, now);
+                    }
+                  }
+                } catch (IOException | RuntimeException e) {
+                  // resumed below, unless closed
+                }
+                if (closed.get()) {
+                  return;
+                }
+                onResume.run();
+                if (gone) {
+                  try {
+                    JsonObject list = getJson(collectionPath);
+                    long now = System.nanoTime();
+                    rv.set(str(list, "metadata", "resourceVersion"));
+                    for (com.google.gson.JsonElement item : list.getAsJsonArray("items")) {
+                      onEvent.event("MODIFIED", item.getAsJsonObject(), now);
+                    }
+                  } catch (IOException | RuntimeException e) {
+                    BenchController.sleep(500);
+                  }
+                }
+              }
+            },
+            "bench-watch-resuming");
+    t.setDaemon(true);
+    t.start();
+    return () -> {
+      closed.set(true);
+      okhttp3.Call call = current.get();
+      if (call != null) {
+        call.cancel();
+      }
+    };
+  }
+
+  private String listVersion(String listPath) throws IOException {
+    return str(getJson(listPath), "metadata", "resourceVersion");
+  }
+
   interface WatchListener {
     void event(String type, JsonObject object, long receivedNanos);
   }

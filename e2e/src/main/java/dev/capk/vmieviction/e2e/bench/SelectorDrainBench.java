@@ -1,7 +1,6 @@
 package dev.capk.vmieviction.e2e.bench;
 
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -53,7 +52,7 @@ final class SelectorDrainBench {
         namespaces.add(ns);
       }
       String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-      String jar = ControllerProcess.jar().toString();
+      String jar = ControllerJar.path().toString();
       DrainBench.Tool kubectl =
           new DrainBench.Tool(
               "kubectl drain -l",

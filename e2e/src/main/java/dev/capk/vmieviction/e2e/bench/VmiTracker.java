@@ -1,31 +1,38 @@
 package dev.capk.vmieviction.e2e.bench;
 
 import com.google.gson.JsonObject;
+import dev.capk.vmieviction.api.EvictionAnnotations;
+import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Watches every VMI of the infra cluster and notes, per UID, when {@code status.evacuationNodeName}
  * was first seen set and when the VMI was first seen being deleted: one evacuation's duration, as
- * the API shows it.
+ * the API shows it. Also keeps the drain start annotation the controller wrote (the last value seen
+ * before the deletion: the object is gone afterwards) and the wall-clock time of the deletion, to
+ * compare it with the deadline the annotation implies.
  */
 final class VmiTracker implements AutoCloseable {
   private final Map<String, Long> evacuationSetAt = new ConcurrentHashMap<>();
   private final Map<String, Long> deletedAt = new ConcurrentHashMap<>();
+  private final Map<String, Instant> deletedWallClock = new ConcurrentHashMap<>();
+  private final Map<String, String> drainStart = new ConcurrentHashMap<>();
   private final AutoCloseable watch;
 
+  private final java.util.concurrent.atomic.AtomicInteger resumes =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   VmiTracker(RawKube infra) throws Exception {
-    String rv =
-        infra
-            .getJson("/apis/kubevirt.io/v1/virtualmachineinstances?limit=1")
-            .getAsJsonObject("metadata")
-            .get("resourceVersion")
-            .getAsString();
     watch =
-        infra.watch(
-            "/apis/kubevirt.io/v1/virtualmachineinstances?watch=1&timeoutSeconds=7200&resourceVersion="
-                + rv,
-            this::event);
+        infra.watchResuming(
+            "/apis/kubevirt.io/v1/virtualmachineinstances", this::event, resumes::incrementAndGet);
+  }
+
+  /** How often the API server ended the watch and it was resumed. */
+  int resumes() {
+    return resumes.get();
   }
 
   private void event(String type, JsonObject vmi, long at) {
@@ -37,8 +44,14 @@ final class VmiTracker implements AutoCloseable {
     if (evac != null && !evac.isBlank()) {
       evacuationSetAt.putIfAbsent(uid, at);
     }
+    String start =
+        RawKube.str(vmi, "metadata", "annotations", EvictionAnnotations.DRAIN_START_TIME);
+    if (start != null && !deletedAt.containsKey(uid)) {
+      drainStart.put(uid, start);
+    }
     if ("DELETED".equals(type) || RawKube.str(vmi, "metadata", "deletionTimestamp") != null) {
       deletedAt.putIfAbsent(uid, at);
+      deletedWallClock.putIfAbsent(uid, Instant.now());
     }
   }
 
@@ -47,6 +60,27 @@ final class VmiTracker implements AutoCloseable {
     Long a = evacuationSetAt.get(uid);
     Long b = deletedAt.get(uid);
     return a == null || b == null ? null : (b - a) / 1e9;
+  }
+
+  /** When the deletion was seen, in {@link System#nanoTime()}. */
+  Optional<Long> deletedNanos(String uid) {
+    return Optional.ofNullable(deletedAt.get(uid));
+  }
+
+  boolean deleted(String uid) {
+    return deletedAt.containsKey(uid);
+  }
+
+  /**
+   * When the deletion was seen, by this machine's clock (the API server's clock too: it is local).
+   */
+  Optional<Instant> deletedAt(String uid) {
+    return Optional.ofNullable(deletedWallClock.get(uid));
+  }
+
+  /** The drain start annotation's raw value as last seen before the deletion. */
+  Optional<String> drainStart(String uid) {
+    return Optional.ofNullable(drainStart.get(uid));
   }
 
   @Override
