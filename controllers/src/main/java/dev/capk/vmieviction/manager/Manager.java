@@ -18,6 +18,7 @@ import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.GuestNodeDrainer;
 import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
 import dev.capk.vmieviction.eviction.NodeDrains;
+import dev.capk.vmieviction.eviction.RecentManagementObjects;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
 import dev.capk.vmieviction.kube.LenientJson;
@@ -182,8 +183,12 @@ public final class Manager implements AutoCloseable {
                 options.clusterNamespacePolicy(),
                 GuestNodeDrainer.Settings.defaults(),
                 drains),
-            new ApiManagementObjects(
-                requestClient, options.clusterApiVersion, options.clusterNamespacePolicy()),
+            // Read again at most every 3 s: steps of one evacuation come in bursts.
+            new RecentManagementObjects(
+                new ApiManagementObjects(
+                    requestClient, options.clusterApiVersion, options.clusterNamespacePolicy()),
+                Duration.ofSeconds(3),
+                Clock.systemUTC()),
             new SeriesVmiEvents(vmiEvents),
             metrics,
             settings,

@@ -159,6 +159,17 @@ public final class GuestClients implements AutoCloseable {
   private final CircuitBreakerRegistry breakers;
   private final RetryRegistry retries;
 
+  /**
+   * How long a look at a tenant's Cluster and kubeconfig Secret counts as current: evacuation steps
+   * of one tenant come in bursts (pods leaving wake them at once), and each would otherwise read
+   * both again. A deleted Cluster or a rotated Secret is seen this much later at most.
+   */
+  static final Duration RECHECK = Duration.ofSeconds(3);
+
+  /** When each cluster's Cluster and Secret were last read and found usable (System.nanoTime). */
+  private final Map<GuestClusterRef, Long> checkedAt =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
   /** Like the circuit breakers, a cluster's throttle outlives its clients (a rotated Secret). */
   private final Map<GuestClusterRef, TenantThrottle> throttles =
       new java.util.concurrent.ConcurrentHashMap<>();
@@ -284,11 +295,17 @@ public final class GuestClients implements AutoCloseable {
    * @throws GuestAccessException with a specific reason; its message is safe to publish
    */
   public GuestClient get(GuestClusterRef ref) throws GuestAccessException {
+    GuestClient cached = cache.getIfPresent(ref);
+    Long checked = checkedAt.get(ref);
+    if (cached != null && checked != null && System.nanoTime() - checked < RECHECK.toNanos()) {
+      // Checked moments ago (the step before this one, or another VMI's of the same tenant).
+      return cached;
+    }
     requireCluster(ref);
     V1Secret secret = readSecret(ref);
     String version = versionOf(secret);
-    GuestClient cached = cache.getIfPresent(ref);
     if (cached != null && cached.secretVersion().equals(version)) {
+      checkedAt.put(ref, System.nanoTime());
       return cached;
     }
     // Several workers may miss at once for VMIs of one cluster: build its client once.
@@ -304,6 +321,7 @@ public final class GuestClients implements AutoCloseable {
         log.info("guest client created cluster={}", ref);
       }
       cache.put(ref, fresh);
+      checkedAt.put(ref, System.nanoTime());
       return fresh;
     }
   }
