@@ -118,6 +118,10 @@ class NodeMaintenanceNonBlockingIT {
     // The refused eviction is next tried in ten minutes, the fallback poll too: only the pod's
     // deletion, seen by the watch on the node's pods, can bring the maintenance back now.
     awaitEvent(cluster, "NodeMaintenance", nm, "DrainBlocked");
+    // Longer than a drain attempt (3 s) of a controller that drains in timed attempts: the pod's
+    // deletion below must not fall into one that happens to be under way.
+    Thread.sleep(4000);
+    assertEquals("Running", phase(cluster, nm), "held by the budget");
 
     cluster.kubectl().runOrFail(null, "-n", ns, "delete", "pod", "db-0", "--wait=false");
     awaitPhase(cluster, nm, "Succeeded");
