@@ -14,6 +14,8 @@ import java.util.TreeSet;
  * @param complete every pod that had to go is gone
  * @param evicted pods evicted (or found gone) by the drain so far, over all its steps
  * @param requests eviction requests this step sent
+ * @param planned the pods this step's plan had to evict (those found gone by the step included),
+ *     for callers that count a drain's size
  * @param pending pods still on the node that have to go (failed ones and terminating ones too)
  * @param terminating the pending pods that are being deleted: their disappearance, seen by a watch,
  *     is what the drain waits for
@@ -28,6 +30,7 @@ public record DrainStep(
     boolean complete,
     int evicted,
     int requests,
+    List<PodRef> planned,
     List<PodRef> pending,
     List<PodRef> terminating,
     Map<PodRef, Set<String>> blockingBudgets,
@@ -37,6 +40,7 @@ public record DrainStep(
     Optional<Instant> nextTry) {
 
   public DrainStep {
+    planned = List.copyOf(planned);
     pending = List.copyOf(pending);
     terminating = List.copyOf(terminating);
     blockingBudgets = new TreeMap<>(blockingBudgets);

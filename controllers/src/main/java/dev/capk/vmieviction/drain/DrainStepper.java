@@ -167,6 +167,7 @@ public final class DrainStepper {
 
   private static DrainStep report(
       DrainPlan plan, DrainMemory memory, Map<PodRef, EvictionOutcome> answers, Instant now) {
+    List<PodRef> planned = new ArrayList<>();
     List<PodRef> pending = new ArrayList<>();
     List<PodRef> terminating = new ArrayList<>();
     Map<PodRef, Set<String>> blocking = new LinkedHashMap<>();
@@ -175,6 +176,7 @@ public final class DrainStepper {
     Instant next = null;
     for (V1Pod pod : plan.toEvict()) {
       PodRef ref = PodRef.of(pod);
+      planned.add(ref);
       EvictionOutcome answer = answers.get(ref);
       if (answer != null
           && (answer.kind() == EvictionOutcome.Kind.GONE
@@ -210,6 +212,7 @@ public final class DrainStepper {
         pending.isEmpty(),
         memory.evictedCount(),
         answers.size(),
+        planned,
         pending,
         terminating,
         blocking,

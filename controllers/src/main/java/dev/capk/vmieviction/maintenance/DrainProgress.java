@@ -1,22 +1,19 @@
 package dev.capk.vmieviction.maintenance;
 
-import dev.capk.vmieviction.drain.DrainResult;
+import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.PodRef;
-import dev.capk.vmieviction.drain.SkippedPod;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
- * The progress of one maintenance across drain passes, in the Node Maintenance Operator's terms:
+ * The progress of one maintenance across drain steps, in the Node Maintenance Operator's terms:
  * {@code evictionPods} and {@code totalpods} are counted once, when maintenance first plans the
  * drain; {@code pendingPods} are the pods still to evict; {@code drainProgress} is the share of the
- * former that are gone. Fed by the drain's progress callbacks (serialized by the engine), read by
- * the status writer from another thread.
+ * former that are gone; {@code lastError} says what holds the drain (a budget, a failing eviction)
+ * while something does.
  */
 public final class DrainProgress {
 
@@ -38,37 +35,26 @@ public final class DrainProgress {
     this.totalPods = totalPods;
   }
 
-  /** The pass's plan: these pods are to go. The first plan of a maintenance sets the counts. */
-  public synchronized void planned(Collection<PodRef> toEvict, Collection<SkippedPod> skipped) {
-    pending.clear();
-    pending.addAll(toEvict);
+  /**
+   * Where the drain stands after a step. The first step that plans pods sets the counts; pods only
+   * waited for (being deleted, not tried yet) are progress, not an error.
+   */
+  public void stepped(DrainStep step) {
     if (evictionPods == 0 && totalPods == 0) {
-      evictionPods = toEvict.size();
-      totalPods = toEvict.size() + skipped.size();
+      evictionPods = step.planned().size();
+      totalPods = step.planned().size() + step.skipped().size();
     }
-  }
-
-  public synchronized void gone(PodRef pod) {
-    pending.remove(pod);
-  }
-
-  public synchronized void blocked(PodRef pod, Set<String> budgets) {
-    lastError = blockedMessage(pod, budgets);
-  }
-
-  public synchronized void failed(PodRef pod, String reason) {
-    lastError = "cannot evict pod " + pod + ": " + reason;
-  }
-
-  /** The pass's outcome replaces what the callbacks tracked: it is the final word. */
-  public synchronized void finished(DrainResult result) {
     pending.clear();
-    pending.addAll(result.pending());
-    pending.addAll(result.failed().keySet());
-    lastError = result.isComplete() ? null : incompleteMessage(result);
+    pending.addAll(step.pending());
+    lastError = held(step) ? incompleteMessage(step) : null;
   }
 
-  public synchronized Snapshot snapshot() {
+  /** A budget refused a pod, or an eviction fails: the drain is held, not merely under way. */
+  static boolean held(DrainStep step) {
+    return !step.complete() && (!step.blockingBudgets().isEmpty() || !step.failed().isEmpty());
+  }
+
+  public Snapshot snapshot() {
     List<String> names = pending.stream().map(PodRef::name).toList();
     return new Snapshot(
         evictionPods, totalPods, names, percent(evictionPods, pending.size()), lastError);
@@ -89,11 +75,6 @@ public final class DrainProgress {
     return Math.max(0, Math.min(99, p));
   }
 
-  /** A budget refused an eviction: the pod and the budget by name, as a user looks them up. */
-  static String blockedMessage(PodRef pod, Set<String> budgets) {
-    return "cannot evict pod " + pod + ": blocked by " + budgetNames(pod, budgets);
-  }
-
   private static String budgetNames(PodRef pod, Set<String> budgets) {
     if (budgets == null || budgets.isEmpty()) {
       return "a PodDisruptionBudget (or an eviction webhook)";
@@ -101,38 +82,34 @@ public final class DrainProgress {
     return (budgets.size() == 1 ? "PodDisruptionBudget " : "PodDisruptionBudgets ")
         + budgets.stream()
             .sorted()
-            .map(b -> pod.namespace() + "/" + b)
+            .map(b -> b.contains("/") ? b : pod.namespace() + "/" + b)
             .collect(Collectors.joining(", "));
   }
 
   /**
-   * Why a pass ended with pods left, one line: the pods and what holds each (a budget by name, a
-   * failure, a slow termination), the timeout or lost connection that ended the pass.
+   * Why the node is not drained yet, one line: the pods left and what holds each (a budget by name,
+   * a failure, a slow termination).
    */
-  static String incompleteMessage(DrainResult r) {
+  static String incompleteMessage(DrainStep step) {
     List<String> parts = new ArrayList<>();
-    for (PodRef p : r.pending()) {
-      Set<String> budgets = r.blockingBudgets().get(p);
+    for (PodRef p : step.pending()) {
+      Set<String> budgets = step.blockingBudgets().get(p);
+      String failure = step.failed().get(p);
       if (budgets != null) {
         parts.add(p + " blocked by " + budgetNames(p, budgets));
-      } else if (r.pendingTerminating().contains(p)) {
+      } else if (failure != null) {
+        parts.add(p + " cannot be evicted: " + failure);
+      } else if (step.terminating().contains(p)) {
         parts.add(p + " still terminating");
       } else {
         parts.add(p + " not evicted yet");
       }
     }
-    for (Map.Entry<PodRef, String> f : r.failed().entrySet()) {
-      parts.add(f.getKey() + " cannot be evicted: " + f.getValue());
-    }
-    int left = r.pending().size() + r.failed().size();
-    StringBuilder s = new StringBuilder("not all pods evicted: ").append(left).append(" left");
+    StringBuilder s =
+        new StringBuilder("not all pods evicted: ").append(step.pending().size()).append(" left");
     if (!parts.isEmpty()) {
       s.append(" (").append(String.join("; ", parts)).append(")");
     }
-    r.interruption().ifPresent(i -> s.append("; drain attempt stopped: ").append(i));
-    if (r.timedOut()) {
-      s.append("; retrying");
-    }
-    return s.toString();
+    return s.append("; retrying").toString();
   }
 }

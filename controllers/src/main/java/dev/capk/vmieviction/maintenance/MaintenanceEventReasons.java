@@ -16,7 +16,7 @@ public final class MaintenanceEventReasons {
   /** The node was tainted and cordoned. */
   public static final String CORDON_NODE = "CordonNode";
 
-  /** A drain attempt ended with pods left (a budget, a slow pod); it is retried. */
+  /** An eviction was refused by a budget (or failed): the pod is tried again when it is due. */
   public static final String DRAIN_BLOCKED = "DrainBlocked";
 
   /** Some pod may not be deleted at all; retried with backoff. */

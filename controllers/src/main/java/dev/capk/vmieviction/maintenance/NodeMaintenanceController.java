@@ -4,7 +4,6 @@ import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
-import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
@@ -28,7 +27,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,8 +46,7 @@ public final class NodeMaintenanceController implements ManagedController {
   private final SharedIndexInformer<NodeMaintenance> maintenances;
   private final SharedIndexInformer<WatchedNode> nodes;
   private final RateLimitingQueue<Request> queue;
-  private final ScheduledExecutorService statusExecutor;
-  private final DrainPasses passes;
+  private final MaintenanceDrains drains;
   private final Controller workers;
 
   /**
@@ -96,35 +93,33 @@ public final class NodeMaintenanceController implements ManagedController {
             "node-maintenance-controller",
             SeriesMaintenanceEvents.OUTCOMES,
             Clock.systemUTC());
-    this.statusExecutor =
-        Executors.newSingleThreadScheduledExecutor(
-            new ThreadFactoryBuilder()
-                .setNameFormat("node-maintenance-status")
-                .setDaemon(true)
-                .build());
-    NodeDrainer drainer = new NodeDrainer(requestClient);
-    this.passes = new DrainPasses(drainer::drain);
+    // Pods leaving a node in maintenance wake its next step (a burst of them, one step).
+    this.drains =
+        new MaintenanceDrains(
+            requestClient,
+            name -> queue.addAfter(new Request(name), settings.progressInterval()),
+            settings.retryInterval(),
+            settings.maxRetryInterval());
     Lister<NodeMaintenance> lister = new Lister<>(maintenances.getIndexer());
     NodeMaintenanceReconciler reconciler =
         new NodeMaintenanceReconciler(
             lister::get,
             new ApiMaintenanceCluster(requestClient),
-            passes,
+            drains,
             new SeriesMaintenanceEvents(recorder),
             settings,
-            statusExecutor,
             Clock.systemUTC());
 
     ControllerWatch<NodeMaintenance> watch =
         ControllerBuilder.controllerWatchBuilder(NodeMaintenance.class, queue)
             .withWorkQueueKeyFunc(nm -> new Request(nm.getMetadata().getName()))
             // Our own status writes must not wake us up again (each would start another drain
-            // attempt).
+            // step).
             .withOnUpdateFilter(NodeMaintenanceController::worthReconciling)
             .withResyncPeriod(settings.resync())
             .build();
     maintenances.addEventHandlerWithResyncPeriod(
-        cancelOnDeletion(watch.getResourceEventHandler()), settings.resync().toMillis());
+        endOnDeletion(watch.getResourceEventHandler()), settings.resync().toMillis());
     nodes.addEventHandler(new NodeEvents());
 
     this.workers =
@@ -161,23 +156,25 @@ public final class NodeMaintenanceController implements ManagedController {
   @Override
   public void start() {
     log.info(
-        "node maintenance controller started taints={} passTimeout={} retryInterval={} workers={}",
+        "node maintenance controller started taints={} passTimeout={} retryInterval={}"
+            + " maxRetryInterval={} workers={}",
         settings.taints(),
         settings.passTimeout(),
         settings.retryInterval(),
+        settings.maxRetryInterval(),
         settings.workers());
   }
 
-  /** Drain attempts first: a pass must not outlive the lease that allowed it. */
+  /** No watch on a maintained node outlives the lease that allowed its drain. */
   @Override
   public void stopping() {
     log.info("node maintenance controller stopping");
-    passes.close();
+    drains.endAll();
   }
 
   @Override
   public void close() {
-    statusExecutor.shutdownNow();
+    drains.close();
   }
 
   /**
@@ -193,8 +190,11 @@ public final class NodeMaintenanceController implements ManagedController {
         || !java.util.Objects.equals(o.getFinalizers(), n.getFinalizers());
   }
 
-  /** The framework's handler, plus: a maintenance being deleted stops its drain attempt at once. */
-  private ResourceEventHandler<NodeMaintenance> cancelOnDeletion(
+  /**
+   * The framework's handler, plus: a maintenance being deleted stops watching its node at once (its
+   * next reconcile restores the node; no step of it can be running then).
+   */
+  private ResourceEventHandler<NodeMaintenance> endOnDeletion(
       ResourceEventHandler<NodeMaintenance> delegate) {
     return new ResourceEventHandler<>() {
       @Override
@@ -205,7 +205,7 @@ public final class NodeMaintenanceController implements ManagedController {
       @Override
       public void onUpdate(NodeMaintenance oldObj, NodeMaintenance newObj) {
         if (newObj.getMetadata().getDeletionTimestamp() != null) {
-          passes.cancel(newObj.getMetadata().getUid());
+          drains.end(newObj.getMetadata().getUid());
         }
         delegate.onUpdate(oldObj, newObj);
       }
@@ -213,7 +213,7 @@ public final class NodeMaintenanceController implements ManagedController {
       @Override
       public void onDelete(NodeMaintenance obj, boolean deletedFinalStateUnknown) {
         if (obj != null && obj.getMetadata() != null) {
-          passes.cancel(obj.getMetadata().getUid());
+          drains.end(obj.getMetadata().getUid());
         }
         delegate.onDelete(obj, deletedFinalStateUnknown);
       }

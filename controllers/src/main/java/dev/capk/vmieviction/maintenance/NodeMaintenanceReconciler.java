@@ -8,8 +8,7 @@ import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
-import dev.capk.vmieviction.drain.DrainResult;
-import dev.capk.vmieviction.drain.NodeNotFoundException;
+import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
@@ -21,7 +20,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -31,13 +29,14 @@ import org.slf4j.LoggerFactory;
  * Puts nodes into maintenance as NodeMaintenance objects ask, the way the Node Maintenance Operator
  * does: validate (the node exists, no other maintenance owns it) before changing anything; add the
  * finalizer; taint and cordon the node, recording on it what was changed; drain it with the drain
- * engine in bounded attempts, writing progress to the status as pods go; phase Succeeded when no
- * evictable pod is left. On deletion: remove exactly the taints it added, uncordon only a node it
- * cordoned, drop the finalizer.
+ * engine one short step per reconcile (the evictions that are due, then return: pods leaving the
+ * node wake the next step, refused evictions their own due time), writing progress to the status as
+ * pods go; phase Succeeded when no evictable pod is left. On deletion: remove exactly the taints it
+ * added, uncordon only a node it cordoned, drop the finalizer.
  *
  * <p>Level-triggered and restart-safe: what was changed lives on the node (written in the same
- * patch as the change) and the progress counts live in the status; nothing in memory matters beyond
- * the failure backoff.
+ * patch as the change) and the progress counts live in the status; what is kept in memory (the
+ * failure backoff, each pod's eviction retry schedule) only paces retries.
  */
 public final class NodeMaintenanceReconciler implements Reconciler {
   private static final Logger log = LoggerFactory.getLogger(NodeMaintenanceReconciler.class);
@@ -49,31 +48,27 @@ public final class NodeMaintenanceReconciler implements Reconciler {
 
   private final Function<String, NodeMaintenance> cache;
   private final MaintenanceCluster cluster;
-  private final DrainPasses passes;
+  private final NodeDrainSteps drains;
   private final MaintenanceEvents events;
   private final NodeMaintenanceSettings settings;
-  private final ScheduledExecutorService statusExecutor;
   private final Clock clock;
   private final ItemExponentialFailureRateLimiter<String> failures;
 
   /**
    * @param cache the NodeMaintenance by name from the informer, or null
-   * @param statusExecutor where progress writes run (one thread is enough)
    */
   public NodeMaintenanceReconciler(
       Function<String, NodeMaintenance> cache,
       MaintenanceCluster cluster,
-      DrainPasses passes,
+      NodeDrainSteps drains,
       MaintenanceEvents events,
       NodeMaintenanceSettings settings,
-      ScheduledExecutorService statusExecutor,
       Clock clock) {
     this.cache = cache;
     this.cluster = cluster;
-    this.passes = passes;
+    this.drains = drains;
     this.events = events;
     this.settings = settings;
-    this.statusExecutor = statusExecutor;
     this.clock = clock;
     this.failures =
         new ItemExponentialFailureRateLimiter<>(Duration.ofSeconds(1), settings.maxBackoff());
@@ -84,6 +79,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     String name = request.getName();
     NodeMaintenance nm = cache.apply(name);
     if (nm == null) {
+      drains.endNamed(name);
       failures.forget(name);
       return DONE;
     }
@@ -105,6 +101,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       // recorded. Maintenance decides on the object as the API server has it now.
       Optional<NodeMaintenance> live = cluster.readMaintenance(name);
       if (live.isEmpty()) {
+        drains.endNamed(name);
         failures.forget(name);
         return DONE;
       }
@@ -123,9 +120,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         return new Result(true, CONFLICT_RETRY);
       }
       return failure(nm, "API request failed: " + ApiStatus.describe(e));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return new Result(true, CONFLICT_RETRY);
     } catch (RuntimeException e) {
       log.error("unexpected failure nodeMaintenance={}", name, e);
       return failure(nm, "unexpected " + e.getClass().getSimpleName() + " (see controller log)");
@@ -223,13 +217,12 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Maintenance: taint, cordon, drain in bounded attempts.
+  // Maintenance: taint, cordon, drain in short steps.
 
   /**
    * @param phase the phase when this reconcile began
    */
-  private Result maintain(NodeMaintenance nm, String phase)
-      throws ApiException, InterruptedException {
+  private Result maintain(NodeMaintenance nm, String phase) throws ApiException {
     String name = nm.getMetadata().getName();
     String uid = nm.getMetadata().getUid();
     String node = nm.nodeName();
@@ -269,34 +262,20 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus();
     DrainProgress progress =
         new DrainProgress(orZero(status.getEvictionPods()), orZero(status.getTotalpods()));
-    DrainResult result;
-    ProgressWriter writer =
-        new ProgressWriter(
-            name, progress, cluster, statusExecutor, settings.progressInterval(), clock);
+    DrainStep step;
     try {
       DrainOptions options =
           DrainOptions.builder()
               // The Node Maintenance Operator's drain: pods without a controller (VM pods) and
-              // emptyDir
-              // data go; DaemonSet pods stay (virt-handler must keep running).
+              // emptyDir data go; DaemonSet pods stay (virt-handler must keep running).
               .force(true)
               .ignoreAllDaemonSets(true)
               .deleteEmptyDirData(true)
+              // Bounds the step's eviction requests; the step itself never waits for pods.
               .timeout(passTimeout(nm, settings))
-              .progressListener(writer)
               .build();
-      result = passes.run(uid, node, options);
-    } catch (DrainPasses.Cancelled c) {
-      log.info(
-          "drain attempt stopped nodeMaintenance={} node={}: maintenance deleted or controller stopping",
-          name,
-          node);
-      return new Result(true, CONFLICT_RETRY);
-    } catch (NodeNotFoundException gone) {
-      writer.close();
-      return nodeGone(nm);
+      step = drains.step(uid, name, node, options);
     } catch (DrainRefusedException refused) {
-      writer.close();
       log.warn(
           "drain refused nodeMaintenance={} node={} error=\"{}\"",
           name,
@@ -311,13 +290,13 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               .toJson());
       events.onMaintenance(nm, true, MaintenanceEventReasons.DRAIN_REFUSED, refused.getMessage());
       return backoff(name);
-    } finally {
-      writer.close();
     }
 
-    progress.finished(result);
+    progress.stepped(step);
     DrainProgress.Snapshot s = progress.snapshot();
-    if (result.isComplete()) {
+    if (step.complete()) {
+      // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
+      drains.end(uid);
       if (!alreadySucceeded(phase, status, s)) {
         cluster.patchStatus(
             name,
@@ -336,7 +315,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
             "maintenance succeeded nodeMaintenance={} node={} summary=\"{}\"",
             name,
             node,
-            result.summary());
+            step.summary());
         events.onMaintenance(
             nm,
             false,
@@ -344,9 +323,9 @@ public final class NodeMaintenanceReconciler implements Reconciler {
             "Node maintenance was succeeded: node "
                 + node
                 + " is cordoned and drained ("
-                + result.evicted().size()
-                + " pod(s) evicted in the last attempt, "
-                + result.skipped().size()
+                + step.evicted()
+                + " pod(s) evicted, "
+                + step.skipped().size()
                 + " left in place)");
         events.onNode(
             node,
@@ -357,27 +336,63 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       }
       return DONE;
     }
-    cluster.patchStatus(
-        name,
-        StatusPatch.of()
-            .phase(PHASE_RUNNING)
-            .progress(s)
-            .lastError(s.lastError())
-            .lastUpdate(clock.instant())
-            .toJson());
-    log.info(
-        "node not drained yet nodeMaintenance={} node={} pending={} progress={}% lastError=\"{}\"",
-        name, node, s.pendingPods().size(), s.percent(), s.lastError());
-    events.onMaintenance(
-        nm,
-        true,
-        MaintenanceEventReasons.DRAIN_BLOCKED,
-        "Node " + node + " not drained yet, retrying: " + s.lastError());
-    if (result.interruption().isPresent()) {
-      return backoff(name);
+    // Steps come often (each pod that leaves wakes one): write only what changed.
+    if (!PHASE_RUNNING.equals(phase) || !shows(status, s)) {
+      cluster.patchStatus(
+          name,
+          StatusPatch.of()
+              .phase(PHASE_RUNNING)
+              .progress(s)
+              .lastError(s.lastError())
+              .lastUpdate(clock.instant())
+              .toJson());
+      log.info(
+          "node not drained yet nodeMaintenance={} node={} pending={} terminating={} progress={}%"
+              + " lastError=\"{}\"",
+          name,
+          node,
+          s.pendingPods().size(),
+          step.terminating().size(),
+          s.percent(),
+          s.lastError());
+    }
+    if (DrainProgress.held(step) && step.requests() > 0) {
+      // An eviction was refused (or failed) just now: one event per refused attempt.
+      events.onMaintenance(
+          nm,
+          true,
+          MaintenanceEventReasons.DRAIN_BLOCKED,
+          "Node " + node + " not drained yet, retrying: " + s.lastError());
     }
     failures.forget(name);
-    return new Result(true, settings.retryInterval());
+    return new Result(true, nextStep(step));
+  }
+
+  /**
+   * When to come back: when the earliest waiting pod is due again; without one (only deletions are
+   * awaited), after the longest retry wait, as a fallback to the watch that wakes the maintenance
+   * when pods leave.
+   */
+  Duration nextStep(DrainStep step) {
+    Duration fallback = settings.maxRetryInterval();
+    if (step.nextTry().isEmpty()) {
+      return fallback;
+    }
+    Duration d = Duration.between(clock.instant(), step.nextTry().get());
+    if (d.isNegative()) {
+      return Duration.ZERO;
+    }
+    return d.compareTo(fallback) > 0 ? fallback : d;
+  }
+
+  /** The status already shows this progress: nothing to write. */
+  static boolean shows(NodeMaintenanceStatus status, DrainProgress.Snapshot s) {
+    List<String> pending = status.getPendingPods() == null ? List.of() : status.getPendingPods();
+    return Integer.valueOf(s.percent()).equals(status.getDrainProgress())
+        && Integer.valueOf(s.evictionPods()).equals(status.getEvictionPods())
+        && Integer.valueOf(s.totalPods()).equals(status.getTotalpods())
+        && pending.equals(s.pendingPods())
+        && java.util.Objects.equals(s.lastError(), status.getLastError());
   }
 
   /**
@@ -416,6 +431,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               .toJson());
       events.onMaintenance(nm, true, MaintenanceEventReasons.FAILED_MAINTENANCE, message);
     }
+    drains.end(nm.getMetadata().getUid());
     failures.forget(name);
     // The node informer brings us back if a node of that name appears again.
     return DONE;
@@ -431,7 +447,9 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     String name = nm.getMetadata().getName();
     String uid = nm.getMetadata().getUid();
     String node = nm.nodeName();
-    passes.cancel(uid);
+    // No step of this maintenance runs now (the work queue hands a key to one worker at a time),
+    // so no eviction is in flight while the node is restored.
+    drains.end(uid);
     Optional<NodeView> found = cluster.readNode(node);
     if (found.isPresent()) {
       Optional<NodePatches.Leaving> leaving = NodePatches.leave(found.get(), uid);

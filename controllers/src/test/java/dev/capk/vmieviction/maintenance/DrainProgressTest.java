@@ -6,12 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
-import dev.capk.vmieviction.drain.DrainResult;
+import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SkippedPod;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -21,27 +22,50 @@ class DrainProgressTest {
   static final PodRef C = new PodRef("ns", "c", "3");
   static final PodRef DS = new PodRef("kube-system", "agent", "4");
 
+  static DrainStep step(
+      List<PodRef> planned,
+      List<PodRef> pending,
+      List<PodRef> terminating,
+      Map<PodRef, Set<String>> blocking,
+      Map<PodRef, String> failed,
+      List<SkippedPod> skipped) {
+    return new DrainStep(
+        pending.isEmpty(),
+        planned.size() - pending.size(),
+        0,
+        planned,
+        pending,
+        terminating,
+        blocking,
+        failed,
+        Set.of(),
+        skipped,
+        Optional.empty());
+  }
+
   @Test
   void theFirstPlanCountsThePodsAndProgressFollowsEachPodThatGoes() {
     DrainProgress p = new DrainProgress(0, 0);
-    p.planned(List.of(A, B, C), List.of(new SkippedPod(DS, "DaemonSet-managed")));
+    List<PodRef> all = List.of(A, B, C);
+    List<SkippedPod> ds = List.of(new SkippedPod(DS, "DaemonSet-managed"));
+    p.stepped(step(all, all, List.of(), Map.of(), Map.of(), ds));
     DrainProgress.Snapshot s = p.snapshot();
     assertEquals(3, s.evictionPods());
     assertEquals(4, s.totalPods());
     assertEquals(List.of("a", "b", "c"), s.pendingPods());
     assertEquals(0, s.percent());
-    p.gone(A);
+    p.stepped(step(all, List.of(B, C), List.of(B, C), Map.of(), Map.of(), ds));
     assertEquals(33, p.snapshot().percent());
-    p.gone(B);
-    p.gone(C);
+    p.stepped(step(List.of(), List.of(), List.of(), Map.of(), Map.of(), ds));
     assertEquals(100, p.snapshot().percent());
     assertEquals(List.of(), p.snapshot().pendingPods());
+    assertEquals(3, p.snapshot().evictionPods(), "counted once");
   }
 
   @Test
   void countsFromTheStatusSurviveARestartAndLaterPlansDoNotRecount() {
     DrainProgress p = new DrainProgress(4, 6);
-    p.planned(List.of(C), List.of());
+    p.stepped(step(List.of(C), List.of(C), List.of(), Map.of(), Map.of(), List.of()));
     assertEquals(4, p.snapshot().evictionPods());
     assertEquals(6, p.snapshot().totalPods());
     assertEquals(75, p.snapshot().percent());
@@ -56,55 +80,53 @@ class DrainProgressTest {
   }
 
   @Test
-  void aBlockedEvictionNamesThePodAndTheBudget() {
+  void aBlockedEvictionNamesEachPodLeftAndWhatHoldsIt() {
     DrainProgress p = new DrainProgress(0, 0);
-    p.planned(List.of(A), List.of());
-    p.blocked(A, Set.of("db-pdb"));
-    assertEquals(
-        "cannot evict pod ns/a: blocked by PodDisruptionBudget ns/db-pdb",
-        p.snapshot().lastError());
-    p.blocked(A, Set.of());
-    assertTrue(p.snapshot().lastError().contains("a PodDisruptionBudget"));
-  }
-
-  @Test
-  void thePassOutcomeIsTheFinalWordOnPendingPodsAndTheError() {
-    DrainProgress p = new DrainProgress(0, 0);
-    p.planned(List.of(A, B, C), List.of());
-    p.gone(A);
-    DrainResult incomplete =
-        DrainResult.builder("n1")
-            .evicted(List.of(A))
-            .pending(List.of(B, C))
-            .pendingTerminating(List.of(C))
-            .blockingBudgets(Map.of(B, Set.of("db")))
-            .timedOut(true)
-            .build();
-    p.finished(incomplete);
+    p.stepped(
+        step(
+            List.of(A, B, C),
+            List.of(B, C),
+            List.of(C),
+            Map.of(B, Set.of("db")),
+            Map.of(),
+            List.of()));
     DrainProgress.Snapshot s = p.snapshot();
     assertEquals(List.of("b", "c"), s.pendingPods());
     assertEquals(33, s.percent());
     assertEquals(
-        "not all pods evicted: 2 left (ns/b blocked by PodDisruptionBudget ns/db; ns/c still terminating);"
-            + " retrying",
+        "not all pods evicted: 2 left (ns/b blocked by PodDisruptionBudget ns/db; ns/c still"
+            + " terminating); retrying",
         s.lastError());
+    p.stepped(step(List.of(B), List.of(B), List.of(), Map.of(B, Set.of()), Map.of(), List.of()));
+    assertTrue(p.snapshot().lastError().contains("a PodDisruptionBudget"));
 
-    p.finished(DrainResult.builder("n1").evicted(List.of(B, C)).build());
+    p.stepped(step(List.of(), List.of(), List.of(), Map.of(), Map.of(), List.of()));
     assertEquals(List.of(), p.snapshot().pendingPods());
     assertNull(p.snapshot().lastError());
   }
 
   @Test
-  void failuresAndInterruptionsAreNamedToo() {
-    DrainResult r =
-        DrainResult.builder("n1")
-            .failed(Map.of(A, "more than one PodDisruptionBudget"))
-            .interruption("lost the API server")
-            .build();
+  void podsOnlyOnTheirWayOutAreNoError() {
+    DrainProgress p = new DrainProgress(0, 0);
+    p.stepped(step(List.of(A, B), List.of(A, B), List.of(A), Map.of(), Map.of(), List.of()));
+    assertNull(p.snapshot().lastError());
+  }
+
+  @Test
+  void failuresAreNamedToo() {
+    DrainProgress p = new DrainProgress(0, 0);
+    p.stepped(
+        step(
+            List.of(A),
+            List.of(A),
+            List.of(),
+            Map.of(),
+            Map.of(A, "more than one PodDisruptionBudget"),
+            List.of()));
     assertEquals(
         "not all pods evicted: 1 left (ns/a cannot be evicted: more than one PodDisruptionBudget);"
-            + " drain attempt stopped: lost the API server",
-        DrainProgress.incompleteMessage(r));
+            + " retrying",
+        p.snapshot().lastError());
   }
 
   @Test

@@ -11,7 +11,7 @@ import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceSpec;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
 import dev.capk.vmieviction.drain.DrainOptions;
-import dev.capk.vmieviction.drain.DrainResult;
+import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.kube.LenientJson;
 import io.kubernetes.client.extended.controller.reconciler.Request;
@@ -29,10 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** The reconciler's decisions against an in-memory cluster and a scripted drain: no network. */
@@ -43,15 +40,28 @@ class NodeMaintenanceReconcilerTest {
 
   final FakeCluster cluster = new FakeCluster();
   final List<String> events = new ArrayList<>();
-  final List<Function<DrainOptions, DrainResult>> script = new ArrayList<>();
+  static final Instant NOW = Instant.parse("2025-01-01T13:00:00Z");
+  final List<Function<DrainOptions, DrainStep>> script = new ArrayList<>();
   final List<DrainOptions> drains = new ArrayList<>();
-  final ScheduledExecutorService statusExecutor = Executors.newSingleThreadScheduledExecutor();
-  final DrainPasses passes =
-      new DrainPasses(
-          (node, options) -> {
-            drains.add(options);
-            return script.remove(0).apply(options);
-          });
+  final List<String> ended = new ArrayList<>();
+  final NodeDrainSteps steps =
+      new NodeDrainSteps() {
+        @Override
+        public DrainStep step(String uid, String name, String node, DrainOptions options) {
+          drains.add(options);
+          return script.remove(0).apply(options);
+        }
+
+        @Override
+        public void end(String uid) {
+          ended.add(uid);
+        }
+
+        @Override
+        public void endNamed(String name) {
+          ended.add("name:" + name);
+        }
+      };
   final NodeMaintenanceSettings settings = NodeMaintenanceSettings.defaults();
   final MaintenanceEvents recordedEvents =
       new MaintenanceEvents() {
@@ -85,16 +95,35 @@ class NodeMaintenanceReconcilerTest {
       new NodeMaintenanceReconciler(
           cluster.maintenances::get,
           cluster,
-          passes,
+          steps,
           recordedEvents,
           settings,
-          statusExecutor,
-          Clock.fixed(Instant.parse("2025-01-01T13:00:00Z"), ZoneOffset.UTC));
+          Clock.fixed(NOW, ZoneOffset.UTC));
 
-  @AfterEach
-  void stop() {
-    passes.close();
-    statusExecutor.shutdownNow();
+  /** A step of a drain that planned {@code planned}: what is still there, and what holds it. */
+  static DrainStep step(
+      List<PodRef> planned,
+      List<PodRef> pending,
+      List<PodRef> terminating,
+      Map<PodRef, Set<String>> blocking,
+      int requests,
+      Optional<Instant> nextTry) {
+    return new DrainStep(
+        pending.isEmpty(),
+        planned.size() - pending.size(),
+        requests,
+        planned,
+        pending,
+        terminating,
+        blocking,
+        Map.of(),
+        Set.of(),
+        List.of(),
+        nextTry);
+  }
+
+  static DrainStep drained(PodRef... planned) {
+    return step(List.of(planned), List.of(), List.of(), Map.of(), planned.length, Optional.empty());
   }
 
   Result reconcile(String name) {
@@ -127,7 +156,7 @@ class NodeMaintenanceReconcilerTest {
     cluster.addNode("n1", false);
     cluster.create("first", "n1", 0);
     cluster.create("second", "n1", 5);
-    script.add(o -> DrainResult.builder("n1").evicted(List.of(A)).build());
+    script.add(o -> drained(A));
     reconcile("second");
     assertEquals("Failed", cluster.maintenances.get("second").phase());
     assertTrue(
@@ -154,13 +183,7 @@ class NodeMaintenanceReconcilerTest {
   void anAcceptedMaintenanceTaintsCordonsDrainsWithTheOperatorsOptionsAndSucceeds() {
     cluster.addNode("n1", false);
     cluster.create("nm-a", "n1", 0);
-    script.add(
-        o -> {
-          o.progressListener().planned(List.of(A, B), List.of(), List.of());
-          o.progressListener().evicted(A);
-          o.progressListener().evicted(B);
-          return DrainResult.builder("n1").evicted(List.of(A, B)).build();
-        });
+    script.add(o -> drained(A, B));
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
     NodeMaintenance nm = cluster.maintenances.get("nm-a");
     assertTrue(Admission.accepted(nm));
@@ -180,24 +203,17 @@ class NodeMaintenanceReconcilerTest {
     assertTrue(events.stream().anyMatch(e -> e.startsWith("nm/nm-a Normal BeginMaintenance")));
     assertTrue(events.stream().anyMatch(e -> e.startsWith("node/n1 Normal CordonNode")));
     assertTrue(events.stream().anyMatch(e -> e.startsWith("nm/nm-a Normal SucceedMaintenance")));
+    assertEquals(List.of("uid-nm-a"), ended, "a drained node is watched no more");
   }
 
   @Test
   void laterAttemptsOnASucceededMaintenanceDoNotRewriteItsStatusWhenNothingChanged() {
     cluster.addNode("n1", false);
     cluster.create("nm-a", "n1", 0);
-    script.add(
-        o -> {
-          o.progressListener().planned(List.of(A), List.of(), List.of());
-          return DrainResult.builder("n1").evicted(List.of(A)).build();
-        });
+    script.add(o -> drained(A));
     reconcile("nm-a");
     int writes = cluster.statusPatches.size();
-    script.add(
-        o -> {
-          o.progressListener().planned(List.of(), List.of(), List.of());
-          return DrainResult.builder("n1").build();
-        });
+    script.add(o -> drained());
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
     assertEquals(writes, cluster.statusPatches.size(), cluster.statusPatches.toString());
     assertEquals(
@@ -236,31 +252,23 @@ class NodeMaintenanceReconcilerTest {
     cluster.addNode("n1", false);
     cluster.create("nm-a", "n1", 0);
     script.add(
-        o -> {
-          o.progressListener().planned(List.of(A, B), List.of(), List.of());
-          o.progressListener().evicted(A);
-          o.progressListener().blocked(B, Set.of("db"), "429");
-          return DrainResult.builder("n1")
-              .evicted(List.of(A))
-              .pending(List.of(B))
-              .blockingBudgets(Map.of(B, Set.of("db")))
-              .timedOut(true)
-              .build();
-        });
+        o ->
+            step(
+                List.of(A, B),
+                List.of(B),
+                List.of(),
+                Map.of(B, Set.of("db")),
+                2,
+                Optional.of(NOW.plusSeconds(5))));
     Result r = reconcile("nm-a");
-    assertEquals(new Result(true, settings.retryInterval()), r);
+    assertEquals(new Result(true, Duration.ofSeconds(5)), r, "back when B is due again");
     NodeMaintenanceStatus st = cluster.maintenances.get("nm-a").getStatus();
     assertEquals("Running", st.getPhase());
     assertEquals(List.of("b"), st.getPendingPods());
     assertEquals(50, st.getDrainProgress());
     assertTrue(st.getLastError().contains("PodDisruptionBudget ns/db"), st.getLastError());
 
-    script.add(
-        o -> {
-          o.progressListener().planned(List.of(B), List.of(), List.of());
-          o.progressListener().evicted(B);
-          return DrainResult.builder("n1").evicted(List.of(B)).build();
-        });
+    script.add(o -> drained(B));
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
     st = cluster.maintenances.get("nm-a").getStatus();
     assertEquals("Succeeded", st.getPhase());
@@ -269,11 +277,80 @@ class NodeMaintenanceReconcilerTest {
   }
 
   @Test
+  void aStepThatOnlyAwaitsDeletionsIsNoErrorAndAWakeThatChangesNothingWritesNothing() {
+    cluster.addNode("n1", false);
+    cluster.create("nm-a", "n1", 0);
+    script.add(
+        o -> step(List.of(A, B), List.of(A, B), List.of(A, B), Map.of(), 2, Optional.empty()));
+    Result r = reconcile("nm-a");
+    assertEquals(
+        new Result(true, settings.maxRetryInterval()),
+        r,
+        "nothing due: the watch on the node's pods wakes it, the fallback poll is the longest wait");
+    NodeMaintenanceStatus st = cluster.maintenances.get("nm-a").getStatus();
+    assertEquals("Running", st.getPhase());
+    assertEquals(List.of("a", "b"), st.getPendingPods());
+    assertEquals(null, st.getLastError(), "pods on their way out are progress, not an error");
+    assertFalse(events.stream().anyMatch(e -> e.contains("DrainBlocked")), events.toString());
+
+    // Woken again (another pod left, say) with nothing new: no status write, no event.
+    int writes = cluster.statusPatches.size();
+    int eventCount = events.size();
+    script.add(
+        o -> step(List.of(A, B), List.of(A, B), List.of(A, B), Map.of(), 0, Optional.empty()));
+    reconcile("nm-a");
+    assertEquals(writes, cluster.statusPatches.size(), cluster.statusPatches.toString());
+    assertEquals(eventCount, events.size());
+
+    // A leaves: progress is written.
+    script.add(o -> step(List.of(A, B), List.of(B), List.of(B), Map.of(), 0, Optional.empty()));
+    reconcile("nm-a");
+    st = cluster.maintenances.get("nm-a").getStatus();
+    assertEquals(List.of("b"), st.getPendingPods());
+    assertEquals(50, st.getDrainProgress());
+  }
+
+  @Test
+  void aBudgetRefusalIsEventedOncePerRefusedAttemptNotPerWake() {
+    cluster.addNode("n1", false);
+    cluster.create("nm-a", "n1", 0);
+    Map<PodRef, Set<String>> db = Map.of(A, Set.of("db"));
+    script.add(
+        o -> step(List.of(A), List.of(A), List.of(), db, 1, Optional.of(NOW.plusSeconds(5))));
+    reconcile("nm-a");
+    script.add(
+        o -> step(List.of(A), List.of(A), List.of(), db, 0, Optional.of(NOW.plusSeconds(3))));
+    assertEquals(new Result(true, Duration.ofSeconds(3)), reconcile("nm-a"));
+    script.add(
+        o -> step(List.of(A), List.of(A), List.of(), db, 1, Optional.of(NOW.plusSeconds(600))));
+    assertEquals(
+        new Result(true, settings.maxRetryInterval()),
+        reconcile("nm-a"),
+        "never later than the longest retry wait");
+    assertEquals(2, events.stream().filter(e -> e.contains("Warning DrainBlocked")).count());
+    assertTrue(
+        cluster
+            .maintenances
+            .get("nm-a")
+            .getStatus()
+            .getLastError()
+            .contains("ns/a blocked by PodDisruptionBudget ns/db"));
+  }
+
+  @Test
   void deletionRestoresTheNodeAndReleasesTheObject() {
     cluster.addNode("n1", false);
     JsonObject before = cluster.nodes.get("n1").deepCopy();
     cluster.create("nm-a", "n1", 0);
-    script.add(o -> DrainResult.builder("n1").build());
+    script.add(
+        o ->
+            step(
+                List.of(A),
+                List.of(A),
+                List.of(),
+                Map.of(A, Set.of("db")),
+                1,
+                Optional.of(NOW.plusSeconds(5))));
     reconcile("nm-a");
     cluster.delete("nm-a");
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
@@ -283,13 +360,15 @@ class NodeMaintenanceReconcilerTest {
     assertTrue(
         events.stream().anyMatch(e -> e.startsWith("node/n1 Normal UncordonNode")),
         events.toString());
+    assertEquals(List.of("uid-nm-a"), ended, "the drain mid-way was ended: no watch, no memory");
+    assertTrue(script.isEmpty() && drains.size() == 1, "no step after deletion");
   }
 
   @Test
   void aNodeThatDisappearsFailsTheMaintenanceWhichCanStillBeDeleted() {
     cluster.addNode("n1", false);
     cluster.create("nm-a", "n1", 0);
-    script.add(o -> DrainResult.builder("n1").build());
+    script.add(o -> drained());
     reconcile("nm-a");
     cluster.nodes.remove("n1");
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
@@ -325,10 +404,7 @@ class NodeMaintenanceReconcilerTest {
     script.add(
         o -> {
           seenDuringDrain.add(FakeCluster.copy(cluster.maintenances.get("nm-s")));
-          o.progressListener().planned(List.of(A, B), List.of(), List.of());
-          o.progressListener().evicted(A);
-          o.progressListener().evicted(B);
-          return DrainResult.builder("n1").evicted(List.of(A, B)).build();
+          return drained(A, B);
         });
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-s"));
     assertEquals(2, cluster.maintenances.get("nm-s").getStatus().getEvictionPods());
@@ -341,18 +417,8 @@ class NodeMaintenanceReconcilerTest {
     assertEquals("Running", stale.phase());
     NodeMaintenanceReconciler lagging =
         new NodeMaintenanceReconciler(
-            n -> stale,
-            cluster,
-            passes,
-            recordedEvents,
-            settings,
-            statusExecutor,
-            Clock.systemUTC());
-    script.add(
-        o -> {
-          o.progressListener().planned(List.of(), List.of(), List.of());
-          return DrainResult.builder("n1").build();
-        });
+            n -> stale, cluster, steps, recordedEvents, settings, Clock.systemUTC());
+    script.add(o -> drained());
     assertEquals(NodeMaintenanceReconciler.DONE, lagging.reconcile(new Request("nm-s")));
 
     NodeMaintenance after = cluster.maintenances.get("nm-s");

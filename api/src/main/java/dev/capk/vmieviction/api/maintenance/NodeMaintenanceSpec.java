@@ -15,8 +15,9 @@ public class NodeMaintenanceSpec {
   private String reason;
 
   /**
-   * How long one drain attempt may run before it is retried (a Go duration such as {@code 30s});
-   * newer Node Maintenance Operator releases accept it. Empty or zero: the controller's default.
+   * Bound of the eviction requests of one drain step (a Go duration such as {@code 30s}; a step
+   * never waits for pods to go); newer Node Maintenance Operator releases accept it. Empty or zero:
+   * the controller's default.
    */
   @SerializedName("evictionTimeout")
   private String evictionTimeout;

@@ -117,11 +117,15 @@ final class MaintenanceFixture {
    * attempts, so blocked drains are retried within seconds.
    */
   static ControllerRuntime startController(String kubeconfig) {
-    NodeMaintenanceSettings settings =
+    return startController(
+        kubeconfig,
         NodeMaintenanceSettings.defaults()
             .withPassTimeout(Duration.ofSeconds(3))
             .withRetryInterval(Duration.ofSeconds(1))
-            .withWorkers(3);
+            .withWorkers(3));
+  }
+
+  static ControllerRuntime startController(String kubeconfig, NodeMaintenanceSettings settings) {
     NodeMaintenanceController c =
         new NodeMaintenanceController(
             client(kubeconfig, Duration.ofSeconds(15)),
@@ -210,6 +214,22 @@ final class MaintenanceFixture {
           reason: "%s"
         """
                 .formatted(name, node, reason));
+  }
+
+  static void create(
+      LocalCluster c, String name, String node, String reason, String evictionTimeout) {
+    c.kubectl()
+        .apply(
+            """
+        apiVersion: nodemaintenance.medik8s.io/v1beta1
+        kind: NodeMaintenance
+        metadata: {name: %s}
+        spec:
+          nodeName: %s
+          reason: "%s"
+          evictionTimeout: "%s"
+        """
+                .formatted(name, node, reason, evictionTimeout));
   }
 
   static void delete(LocalCluster c, String name) {
