@@ -280,16 +280,25 @@ final class Evacuator {
             guest.cluster(),
             nodeName,
             pass.summary());
-        events.normal(
+        // The delete first, the events after it: nothing stands between the last pod leaving and
+        // the VMI's deletion but the delete request itself.
+        VirtualMachineInstance drained = vmi;
+        return delete(
+            key,
             vmi,
-            EventReasons.DRAIN_SUCCEEDED,
-            "Guest node " + nodeName + " drained: " + pass.summary());
-        guest.nodeEvent(
-            node,
-            false,
-            EventReasons.DRAIN_SUCCEEDED,
-            "Drained for the evacuation of infra VMI " + key);
-        return delete(key, vmi, start, Outcome.DRAINED);
+            start,
+            Outcome.DRAINED,
+            () -> {
+              events.normal(
+                  drained,
+                  EventReasons.DRAIN_SUCCEEDED,
+                  "Guest node " + nodeName + " drained: " + pass.summary());
+              guest.nodeEvent(
+                  node,
+                  false,
+                  EventReasons.DRAIN_SUCCEEDED,
+                  "Drained for the evacuation of infra VMI " + key);
+            });
       }
       memory.blockedBy(uid, pass.pending() + " pod(s) left: " + pass.blockers());
       // The next step: when a waiting pod is due again; pods leaving wake it earlier (the watch).
@@ -407,6 +416,19 @@ final class Evacuator {
   }
 
   private Result delete(String key, VirtualMachineInstance vmi, Instant start, Outcome outcome) {
+    return delete(key, vmi, start, outcome, () -> {});
+  }
+
+  /**
+   * @param beforeDeletedEvent what to record once the delete request has been answered, before the
+   *     {@code VMIDeleted} event
+   */
+  private Result delete(
+      String key,
+      VirtualMachineInstance vmi,
+      Instant start,
+      Outcome outcome,
+      Runnable beforeDeletedEvent) {
     InfraVmis.DeleteOutcome result;
     try {
       result = vmis.deleteExact(vmi);
@@ -423,6 +445,7 @@ final class Evacuator {
       return new Result(true, memory.backoff(key));
     }
     memory.succeeded(key);
+    beforeDeletedEvent.run();
     String uid = vmi.getMetadata().getUid();
     switch (result) {
       case DELETED -> {
