@@ -3,6 +3,7 @@ package dev.capk.vmieviction.manager;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.EvictionStrategy;
+import dev.capk.vmieviction.eviction.EvacuationLimit;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
 import java.nio.file.Path;
@@ -111,6 +112,27 @@ public final class ManagerOptions {
       description = "Longest one drain pass may take (default: ${DEFAULT-VALUE}).")
   Duration drainAttemptTimeout;
 
+  @Option(
+      names = "--max-concurrent-evacuations-per-cluster",
+      paramLabel = "N|P%",
+      defaultValue = "0",
+      description =
+          "Worker VMIs of one tenant Cluster evacuated at once: a count (0 = unlimited) or a"
+              + " percentage of the Cluster's VMIs (at least 1); a Cluster's annotation"
+              + " capk.cluster.x-k8s.io/max-concurrent-evacuations overrides it"
+              + " (default: ${DEFAULT-VALUE}).")
+  String maxConcurrentEvacuationsPerCluster;
+
+  @Option(
+      names = "--drain-reserve",
+      paramLabel = "DURATION",
+      defaultValue = "3m",
+      converter = DurationConverter.class,
+      description =
+          "A VMI held by the quorum guard or the per-cluster limit goes ahead no later than its"
+              + " deadline minus this (default: ${DEFAULT-VALUE}).")
+  Duration drainReserve;
+
   // A reconcile holds its worker through a drain pass (up to --drain-attempt-timeout): evacuating
   // dozens of VMIs at once takes as many workers. They wait on guest API servers, not on CPU.
   @Option(
@@ -209,6 +231,18 @@ public final class ManagerOptions {
     positive("--drain-retry-interval", drainRetryInterval, problems);
     positive("--drain-attempt-timeout", drainAttemptTimeout, problems);
     positive("--guest-client-idle-timeout", guestClientIdleTimeout, problems);
+    if (EvacuationLimit.parse(maxConcurrentEvacuationsPerCluster).isEmpty()) {
+      problems.add(
+          "--max-concurrent-evacuations-per-cluster must be a count (0 = unlimited) or a"
+              + " percentage from 1% to 100%, got \""
+              + maxConcurrentEvacuationsPerCluster
+              + "\"");
+    }
+    if (drainReserve == null || drainReserve.isNegative()) {
+      problems.add(
+          "--drain-reserve must not be negative, got "
+              + (drainReserve == null ? "nothing" : GoDuration.format(drainReserve)));
+    }
     if (workers < 1) {
       problems.add("--workers must be at least 1, got " + workers);
     }
