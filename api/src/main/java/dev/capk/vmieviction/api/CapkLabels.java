@@ -16,4 +16,12 @@ public final class CapkLabels {
 
   /** The default server-side selector of the VMI informer: CAPK's VMIs only. */
   public static final String DEFAULT_VMI_SELECTOR = KUBEVIRT_MACHINE_NAME;
+
+  /** Set by CAPK on the VM template: {@code control-plane} or {@code worker}. */
+  public static final String ROLE = "cluster.x-k8s.io/role";
+
+  public static final String ROLE_CONTROL_PLANE = "control-plane";
+
+  /** A guest node's control-plane role label (kubeadm sets it). */
+  public static final String NODE_ROLE_CONTROL_PLANE = "node-role.kubernetes.io/control-plane";
 }

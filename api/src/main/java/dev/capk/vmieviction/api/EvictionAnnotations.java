@@ -19,4 +19,10 @@ public final class EvictionAnnotations {
    * what allows us to uncordon; a node cordoned by anyone else never carries it.
    */
   public static final String CORDONED_BY = "capk.cluster.x-k8s.io/vmi-eviction-cordoned-for";
+
+  /**
+   * On a VMI: the tenant-safety policy let this evacuation go ahead (the value is its drain start:
+   * a later evacuation, or a recreated VMI, starts without it).
+   */
+  public static final String EVACUATION_ADMITTED = "capk.cluster.x-k8s.io/evacuation-admitted";
 }

@@ -10,6 +10,7 @@ import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import io.kubernetes.client.util.generic.options.DeleteOptions;
 import io.kubernetes.client.util.generic.options.PatchOptions;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.BiFunction;
 
@@ -26,13 +27,23 @@ public final class ApiInfraVmis implements InfraVmis {
   /** (namespace, name) to the cached VMI or null: one informer cache per watched namespace. */
   private final BiFunction<String, String, VirtualMachineInstance> cache;
 
+  /** (namespace, cluster name) to the cached VMIs of that tenant Cluster. */
+  private final BiFunction<String, String, List<VirtualMachineInstance>> clusterIndex;
+
   private final GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api;
 
   public ApiInfraVmis(
       BiFunction<String, String, VirtualMachineInstance> cache,
+      BiFunction<String, String, List<VirtualMachineInstance>> clusterIndex,
       GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api) {
     this.cache = cache;
+    this.clusterIndex = clusterIndex;
     this.api = api;
+  }
+
+  @Override
+  public List<VirtualMachineInstance> ofCluster(String namespace, String cluster) {
+    return clusterIndex.apply(namespace, cluster);
   }
 
   @Override

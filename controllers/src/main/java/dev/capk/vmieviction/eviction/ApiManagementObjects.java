@@ -77,7 +77,15 @@ public final class ApiManagementObjects implements ManagementObjects {
 
     Optional<MachineContract.ClusterFacts> cluster =
         get(clusters, "Cluster", ns, ref.name(), unavailable)
-            .map(c -> new MachineContract.ClusterFacts(ns + "/" + ref.name(), paused(c)));
+            .map(
+                c ->
+                    new MachineContract.ClusterFacts(
+                        ns + "/" + ref.name(),
+                        paused(c),
+                        Optional.ofNullable(
+                            annotation(
+                                c.getMetadata(),
+                                ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION))));
 
     Map<String, String> labels = vmi.getMetadata().getLabels();
     String kvmName = labels == null ? null : labels.get(CapkLabels.KUBEVIRT_MACHINE_NAME);

@@ -47,6 +47,7 @@ final class Evacuator {
   private final EvacuationMemory memory;
   private final CordonMarks marks;
   private final MachineContractCheck contracts;
+  private final TenantAdmissionCheck admission;
 
   Evacuator(
       InfraVmis vmis,
@@ -57,7 +58,8 @@ final class Evacuator {
       Clock clock,
       EvacuationMemory memory,
       CordonMarks marks,
-      MachineContractCheck contracts) {
+      MachineContractCheck contracts,
+      TenantAdmissionCheck admission) {
     this.vmis = vmis;
     this.guests = guests;
     this.events = events;
@@ -67,6 +69,7 @@ final class Evacuator {
     this.memory = memory;
     this.marks = marks;
     this.contracts = contracts;
+    this.admission = admission;
   }
 
   /** One step of the evacuation of a VMI that KubeVirt marked and whose strategy is External. */
@@ -169,8 +172,7 @@ final class Evacuator {
     }
 
     // Cluster API's contract (MachineContract): may move the deadline earlier, leave a paused
-    // Cluster's guest untouched, or skip the drain. (An "admit" step, the quorum guard and
-    // per-cluster limit, belongs here beside it: a held VMI keeps this deadline.)
+    // Cluster's guest untouched, or skip the drain.
     MachineContractCheck.Applied contract;
     try {
       contract = contracts.apply(key, vmi, start, deadline);
@@ -190,6 +192,23 @@ final class Evacuator {
         return delete(key, vmi, start, Outcome.DRAIN_EXCLUDED);
       }
       case DRAIN -> {}
+    }
+
+    // Admit (TenantAdmission): one control-plane VMI of a tenant at a time, the per-cluster limit
+    // for workers. A held VMI keeps its deadline and goes ahead at the latest at deadline -
+    // reserve.
+    try {
+      TenantAdmissionCheck.Outcome admitted =
+          admission.check(key, vmi, start, deadline, contract.clusterEvacuationLimit());
+      if (admitted instanceof TenantAdmissionCheck.Held held) {
+        memory.blockedBy(uid, "held: " + held.waitsFor());
+        return requeue(deadline, held.retry());
+      }
+      vmi = ((TenantAdmissionCheck.Admitted) admitted).vmi();
+    } catch (GuestAccessException e) {
+      return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
+    } catch (ApiException e) {
+      return infraFailure(key, vmi, "recording the admission", e, deadline);
     }
 
     Guest guest;

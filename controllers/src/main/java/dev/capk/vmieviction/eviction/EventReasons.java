@@ -41,4 +41,16 @@ public final class EventReasons {
 
   /** Cluster API's objects behind the VMI could not all be read (not found, not allowed). */
   public static final String MACHINE_CONTRACT_UNAVAILABLE = "MachineContractUnavailable";
+
+  /** The tenant-safety policy holds the evacuation: the message says what it waits for. */
+  public static final String EVACUATION_HELD = "EvacuationHeld";
+
+  /** A control-plane VMI held by the quorum guard went ahead at its deadline minus the reserve. */
+  public static final String QUORUM_GUARD_OVERRIDDEN = "QuorumGuardOverridden";
+
+  /** A worker VMI held by the per-cluster limit went ahead at its deadline minus the reserve. */
+  public static final String DISRUPTION_LIMIT_OVERRIDDEN = "DisruptionLimitOverridden";
+
+  /** The Cluster's max-concurrent-evacuations annotation is not a limit: the flag's applies. */
+  public static final String EVACUATION_LIMIT_INVALID = "EvacuationLimitInvalid";
 }

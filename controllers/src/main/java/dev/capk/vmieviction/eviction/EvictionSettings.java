@@ -10,15 +10,46 @@ import java.time.Duration;
  * @param attemptTimeout the longest one drain pass may hold a worker
  * @param fallbackStrategy the eviction strategy assumed when neither the VMI nor KubeVirt says
  * @param maxFailureBackoff the longest wait after repeated failures (still capped at the deadline)
+ * @param maxConcurrentEvacuationsPerCluster worker VMIs of one tenant Cluster evacuated at once,
+ *     unless the Cluster's annotation says otherwise
+ * @param drainReserve a VMI held by the tenant-safety policy goes ahead no later than its deadline
+ *     minus this
  */
 public record EvictionSettings(
     Duration drainTimeout,
     Duration retryInterval,
     Duration attemptTimeout,
     String fallbackStrategy,
-    Duration maxFailureBackoff) {
+    Duration maxFailureBackoff,
+    EvacuationLimit maxConcurrentEvacuationsPerCluster,
+    Duration drainReserve) {
+
+  public static final Duration DEFAULT_DRAIN_RESERVE = Duration.ofMinutes(3);
+
+  /** No per-cluster limit, the default reserve. */
+  public EvictionSettings(
+      Duration drainTimeout,
+      Duration retryInterval,
+      Duration attemptTimeout,
+      String fallbackStrategy,
+      Duration maxFailureBackoff) {
+    this(
+        drainTimeout,
+        retryInterval,
+        attemptTimeout,
+        fallbackStrategy,
+        maxFailureBackoff,
+        EvacuationLimit.UNLIMITED,
+        DEFAULT_DRAIN_RESERVE);
+  }
 
   public EvictionSettings {
+    if (maxConcurrentEvacuationsPerCluster == null) {
+      throw new IllegalArgumentException("maxConcurrentEvacuationsPerCluster must be set");
+    }
+    if (drainReserve == null || drainReserve.isNegative()) {
+      throw new IllegalArgumentException("drainReserve must not be negative, got " + drainReserve);
+    }
     requirePositive("drainTimeout", drainTimeout);
     requirePositive("retryInterval", retryInterval);
     requirePositive("attemptTimeout", attemptTimeout);

@@ -2,6 +2,7 @@ package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import io.kubernetes.client.openapi.ApiException;
+import java.util.List;
 import java.util.Optional;
 
 /** The reconciler's view of VMIs in the infra cluster: reads from the cache, writes narrowly. */
@@ -9,6 +10,12 @@ public interface InfraVmis {
 
   /** The cached VMI, if the informer knows it. */
   Optional<VirtualMachineInstance> get(String namespace, String name);
+
+  /**
+   * The cached VMIs of tenant Cluster {@code cluster} in {@code namespace} (label {@code
+   * cluster.x-k8s.io/cluster-name}): an index lookup in the informer cache, never a request.
+   */
+  List<VirtualMachineInstance> ofCluster(String namespace, String cluster);
 
   /**
    * Sets (or, with a null value, removes) one annotation with a JSON merge patch guarded by the

@@ -45,8 +45,17 @@ public record MachineContract(
     SKIP_DRAIN
   }
 
-  /** The Cluster as read. */
-  public record ClusterFacts(String name, boolean paused) {}
+  /**
+   * The Cluster as read.
+   *
+   * @param evacuationLimit its {@code capk.cluster.x-k8s.io/max-concurrent-evacuations} annotation,
+   *     raw (for {@link TenantAdmission}; this contract does not use it)
+   */
+  public record ClusterFacts(String name, boolean paused, Optional<String> evacuationLimit) {
+    public ClusterFacts(String name, boolean paused) {
+      this(name, paused, Optional.empty());
+    }
+  }
 
   /** The KubevirtMachine as read: CAPK's grace time annotation, raw. */
   public record KubevirtMachineFacts(String name, Optional<String> graceTime) {}

@@ -24,8 +24,15 @@ final class MachineContractCheck {
 
   private static final Logger log = LoggerFactory.getLogger(MachineContractCheck.class);
 
-  /** The contract applied to one step: what to do, by when, and which setting said so. */
-  record Applied(MachineContract.Step step, Deadline deadline, Optional<String> origin) {}
+  /**
+   * The contract applied to one step: what to do, by when, and which setting said so; with the
+   * Cluster's evacuation limit annotation from the same read, raw, for the admit step.
+   */
+  record Applied(
+      MachineContract.Step step,
+      Deadline deadline,
+      Optional<String> origin,
+      Optional<String> clusterEvacuationLimit) {}
 
   private final ManagementObjects objects;
   private final VmiEvents events;
@@ -65,7 +72,8 @@ final class MachineContractCheck {
    */
   Applied apply(String key, VirtualMachineInstance vmi, Instant start, Deadline deadline)
       throws GuestAccessException {
-    MachineContract contract = MachineContract.decide(objects.read(vmi), start, drainTimeout);
+    MachineContract.Facts facts = objects.read(vmi);
+    MachineContract contract = MachineContract.decide(facts, start, drainTimeout);
     String evacuation = vmi.getMetadata().getUid() + "/" + start;
     if (!contract.unavailable().isEmpty()
         && once(evacuation, EventReasons.MACHINE_CONTRACT_UNAVAILABLE)) {
@@ -142,7 +150,11 @@ final class MachineContractCheck {
       }
       case DRAIN -> {}
     }
-    return new Applied(contract.step(), deadline, origin);
+    return new Applied(
+        contract.step(),
+        deadline,
+        origin,
+        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::evacuationLimit));
   }
 
   private boolean once(String evacuation, String reason) {

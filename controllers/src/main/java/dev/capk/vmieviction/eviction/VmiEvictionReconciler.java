@@ -53,7 +53,17 @@ public final class VmiEvictionReconciler implements Reconciler {
     MachineContractCheck contracts =
         new MachineContractCheck(managementObjects, events, settings.drainTimeout(), clock);
     this.evacuator =
-        new Evacuator(vmis, guests, events, metrics, settings, clock, memory, marks, contracts);
+        new Evacuator(
+            vmis,
+            guests,
+            events,
+            metrics,
+            settings,
+            clock,
+            memory,
+            marks,
+            contracts,
+            new TenantAdmissionCheck(vmis, guests, events, settings, clock));
     this.uncordoner =
         new GuestNodeUncordoner(guests, events, marks, memory, settings.retryInterval());
     this.notices = new NotEvacuatedNotices(events);

@@ -4,6 +4,7 @@ import com.google.gson.Gson;
 import com.google.gson.JsonElement;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.JSON;
+import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesTypeAdaptorFactory;
 import java.time.LocalDate;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
@@ -16,6 +17,12 @@ import java.time.temporal.ChronoField;
  * make every read fail. The controllers read partial objects by design: {@link #GSON} is the
  * client's own Gson setup (dates, quantities, int-or-string) without the strict per-model
  * validators, used by our own reads and installed, once per process, into the client.
+ *
+ * <p>The client's Gson is one per process: the client's dynamic API ({@code DynamicKubernetesApi})
+ * adds its adapter to it when first built, and replacing the Gson without that adapter would make
+ * every dynamic object read afterwards in the process come back empty (no metadata, no fields).
+ * {@link #GSON} carries that adapter too, so installing it takes nothing away from other users of
+ * the client in the same process (tests and the demo that run the controller in-process).
  */
 public final class LenientJson {
   private LenientJson() {}
@@ -37,6 +44,7 @@ public final class LenientJson {
               OffsetDateTime.class, new JSON.OffsetDateTimeTypeAdapter(RFC3339_MICRO))
           .registerTypeAdapter(LocalDate.class, new JSON.LocalDateTypeAdapter())
           .registerTypeAdapter(byte[].class, new JSON.ByteArrayAdapter())
+          .registerTypeAdapterFactory(new DynamicKubernetesTypeAdaptorFactory())
           .create();
 
   private static volatile boolean installed;

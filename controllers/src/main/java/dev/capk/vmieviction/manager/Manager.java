@@ -13,6 +13,7 @@ import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.eviction.ApiInfraVmis;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
 import dev.capk.vmieviction.eviction.ClusterGuestConnector;
+import dev.capk.vmieviction.eviction.EvacuationLimit;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.GuestNodeDrainer;
@@ -157,7 +158,17 @@ public final class Manager implements AutoCloseable {
             options.drainRetryInterval,
             options.drainAttemptTimeout,
             options.defaultEvictionStrategy,
-            min(Duration.ofMinutes(1), options.drainTimeout));
+            min(Duration.ofMinutes(1), options.drainTimeout),
+            EvacuationLimit.parse(options.maxConcurrentEvacuationsPerCluster).orElseThrow(),
+            options.drainReserve);
+    if (options.drainReserve.compareTo(options.drainTimeout) >= 0) {
+      log.warn(
+          "--drain-reserve {} is not shorter than --drain-timeout {}: a VMI held by the quorum"
+              + " guard or the per-cluster limit goes ahead at once (with its Overridden event);"
+              + " the guard only orders evacuations",
+          GoDuration.format(options.drainReserve),
+          GoDuration.format(options.drainTimeout));
+    }
     // Per-item exponential backoff for unexpected reconcile failures (the framework's default
     // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
     RateLimitingQueue<Request> queue =
@@ -176,7 +187,7 @@ public final class Manager implements AutoCloseable {
     closeables.add(drains);
     VmiEvictionReconciler reconciler =
         new VmiEvictionReconciler(
-            new ApiInfraVmis(informers::get, vmiApi),
+            new ApiInfraVmis(informers::get, informers::ofCluster, vmiApi),
             new KubeVirtClusterDefaults(kubevirtApi, Duration.ofMinutes(1), Clock.systemUTC()),
             new ClusterGuestConnector(
                 guestClients,

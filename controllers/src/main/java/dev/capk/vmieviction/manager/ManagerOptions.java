@@ -3,6 +3,7 @@ package dev.capk.vmieviction.manager;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.EvictionStrategy;
+import dev.capk.vmieviction.eviction.EvacuationLimit;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
 import java.nio.file.Path;
@@ -116,6 +117,27 @@ public final class ManagerOptions {
           "Longest a guest pod eviction request may take (cut to what is left before the"
               + " deadline) (default: ${DEFAULT-VALUE}).")
   Duration drainAttemptTimeout;
+
+  @Option(
+      names = "--max-concurrent-evacuations-per-cluster",
+      paramLabel = "N|P%",
+      defaultValue = "0",
+      description =
+          "Worker VMIs of one tenant Cluster evacuated at once: a count (0 = unlimited) or a"
+              + " percentage of the Cluster's VMIs (at least 1); a Cluster's annotation"
+              + " capk.cluster.x-k8s.io/max-concurrent-evacuations overrides it"
+              + " (default: ${DEFAULT-VALUE}).")
+  String maxConcurrentEvacuationsPerCluster;
+
+  @Option(
+      names = "--drain-reserve",
+      paramLabel = "DURATION",
+      defaultValue = "3m",
+      converter = DurationConverter.class,
+      description =
+          "A VMI held by the quorum guard or the per-cluster limit goes ahead no later than its"
+              + " deadline minus this (default: ${DEFAULT-VALUE}).")
+  Duration drainReserve;
 
   // A reconcile advances one drain by one step and returns: workers are busy for a guest round
   // trip, not for a drain, so a few serve hundreds of drains in progress.
@@ -241,6 +263,18 @@ public final class ManagerOptions {
     positive("--drain-retry-interval", drainRetryInterval, problems);
     positive("--drain-attempt-timeout", drainAttemptTimeout, problems);
     positive("--guest-client-idle-timeout", guestClientIdleTimeout, problems);
+    if (EvacuationLimit.parse(maxConcurrentEvacuationsPerCluster).isEmpty()) {
+      problems.add(
+          "--max-concurrent-evacuations-per-cluster must be a count (0 = unlimited) or a"
+              + " percentage from 1% to 100%, got \""
+              + maxConcurrentEvacuationsPerCluster
+              + "\"");
+    }
+    if (drainReserve == null || drainReserve.isNegative()) {
+      problems.add(
+          "--drain-reserve must not be negative, got "
+              + (drainReserve == null ? "nothing" : GoDuration.format(drainReserve)));
+    }
     if (workers < 1) {
       problems.add("--workers must be at least 1, got " + workers);
     }

@@ -42,6 +42,9 @@ public final class VmiInformers {
   /** All namespaces. */
   public static final String ALL = "";
 
+  /** The informers' index of VMIs by tenant Cluster: {@code namespace/cluster-name}. */
+  static final String CLUSTER_INDEX = "capk-cluster";
+
   /** VMIs per list page: a few megabytes of JSON at a time. */
   static final int LIST_PAGE_SIZE = 500;
 
@@ -68,6 +71,7 @@ public final class VmiInformers {
               VirtualMachineInstance.class,
               resync.toMillis());
       informer.setTransform(o -> o instanceof VirtualMachineInstance vmi ? trim(vmi) : o);
+      informer.addIndexers(Map.of(CLUSTER_INDEX, VmiInformers::clusterKey));
       factories.put(ns, factory);
       informers.put(ns, informer);
     }
@@ -139,11 +143,15 @@ public final class VmiInformers {
       List.of(
           CapkLabels.CLUSTER_NAME,
           CapkLabels.KUBEVIRT_MACHINE_NAME,
-          CapkLabels.KUBEVIRT_MACHINE_NAMESPACE);
+          CapkLabels.KUBEVIRT_MACHINE_NAMESPACE,
+          CapkLabels.ROLE);
 
   /** The VMI annotations the controller reads. */
   private static final List<String> KEPT_ANNOTATIONS =
-      List.of(EvictionAnnotations.DRAIN_START_TIME, EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
+      List.of(
+          EvictionAnnotations.DRAIN_START_TIME,
+          EvictionAnnotations.CAPK_DELETION_GRACE_TIME,
+          EvictionAnnotations.EVACUATION_ADMITTED);
 
   /**
    * The cache keeps only the metadata the controller reads: identity (name, namespace, uid), the
@@ -208,6 +216,28 @@ public final class VmiInformers {
       return null;
     }
     return new Lister<>(informer.getIndexer()).namespace(namespace).get(name);
+  }
+
+  /**
+   * The cached VMIs of tenant Cluster {@code cluster} in {@code namespace}: an index lookup, no
+   * request.
+   */
+  public List<VirtualMachineInstance> ofCluster(String namespace, String cluster) {
+    SharedIndexInformer<VirtualMachineInstance> informer = informers.get(namespace);
+    if (informer == null) {
+      informer = informers.get(ALL);
+    }
+    if (informer == null) {
+      return List.of();
+    }
+    return List.copyOf(informer.getIndexer().byIndex(CLUSTER_INDEX, namespace + "/" + cluster));
+  }
+
+  private static List<String> clusterKey(VirtualMachineInstance vmi) {
+    V1ObjectMeta m = vmi.getMetadata();
+    String cluster =
+        m == null || m.getLabels() == null ? null : m.getLabels().get(CapkLabels.CLUSTER_NAME);
+    return cluster == null ? List.of() : List.of(m.getNamespace() + "/" + cluster);
   }
 
   public boolean hasSynced() {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -207,7 +208,9 @@ class VmiEvictionReconcilerTest {
 
     reconcile("vm-1");
 
-    assertEquals(List.of(Optional.of(TIMEOUT.minusMinutes(2))), connectBounds);
+    // Every guest connection of the step (the admit step may read the guest node's role too).
+    assertEquals(
+        List.of(Optional.of(TIMEOUT.minusMinutes(2))), connectBounds.stream().distinct().toList());
   }
 
   @Test
@@ -797,7 +800,9 @@ class VmiEvictionReconcilerTest {
     facts = facts(false, false, "2m", null);
 
     Result first = reconcile("vm-1");
-    assertEquals(List.of(Optional.of(Duration.ofMinutes(2))), connectBounds);
+    // Every guest connection of the step (the admit step may read the guest node's role too).
+    assertEquals(
+        List.of(Optional.of(Duration.ofMinutes(2))), connectBounds.stream().distinct().toList());
     assertRequeueWithin(first, RETRY);
     assertTrue(events.has("Normal", EventReasons.DRAIN_DEADLINE_SHORTENED));
 
@@ -830,7 +835,9 @@ class VmiEvictionReconcilerTest {
     facts = facts(false, false, null, "2025-03-01T12:03:00Z");
 
     reconcile("vm-1");
-    assertEquals(List.of(Optional.of(Duration.ofMinutes(3))), connectBounds);
+    // Every guest connection of the step (the admit step may read the guest node's role too).
+    assertEquals(
+        List.of(Optional.of(Duration.ofMinutes(3))), connectBounds.stream().distinct().toList());
 
     clock.now = Instant.parse("2025-03-01T12:03:00Z");
     assertFalse(reconcile("vm-1").isRequeue());
@@ -896,6 +903,75 @@ class VmiEvictionReconcilerTest {
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
   }
 
+  /** A control-plane VMI (CAPK's role label); {@code admittedAt}: its evacuation was admitted. */
+  static VirtualMachineInstance controlPlane(VirtualMachineInstance vmi, String admittedAt) {
+    vmi.getMetadata().getLabels().put(CapkLabels.ROLE, CapkLabels.ROLE_CONTROL_PLANE);
+    if (admittedAt != null) {
+      vmi.getMetadata().getAnnotations().put(EvictionAnnotations.DRAIN_START_TIME, admittedAt);
+      vmi.getMetadata().getAnnotations().put(EvictionAnnotations.EVACUATION_ADMITTED, admittedAt);
+    }
+    return vmi;
+  }
+
+  @Test
+  void aHeldControlPlaneVmiTouchesNoGuestAndComesBackNoLaterThanDeadlineMinusReserve() {
+    controlPlane(evacuating("vm-1"), "2025-03-01T12:00:00Z");
+    controlPlane(evacuating("vm-2"), null);
+    guest.node = Optional.of(node("vm-2", null, false, "True"));
+
+    Result held = reconcile("vm-2");
+
+    assertRequeueWithin(held, RETRY);
+    assertEquals(List.of(), guest.calls, "neither cordoned nor drained while held");
+    assertTrue(vmis.deletedUids.isEmpty());
+    String message = events.message("Normal", EventReasons.EVACUATION_HELD);
+    assertTrue(message.contains("vm-1 still being evacuated"), message);
+    assertFalse(events.has("Warning", EventReasons.QUORUM_GUARD_OVERRIDDEN));
+
+    Instant goAheadAt = T0.plus(TIMEOUT).minus(EvictionSettings.DEFAULT_DRAIN_RESERVE);
+    clock.now = goAheadAt.minusSeconds(5);
+    assertEquals(
+        new Result(true, Duration.ofSeconds(5)),
+        reconcile("vm-2"),
+        "the last look of the hold is at deadline minus reserve, not a retry interval later");
+    assertEquals(List.of(), guest.calls);
+  }
+
+  @Test
+  void aHeldControlPlaneVmiGoesAheadAtDeadlineMinusReserveWithAWarning() {
+    controlPlane(evacuating("vm-1"), "2025-03-01T12:00:00Z");
+    controlPlane(evacuating("vm-2"), null);
+    guest.node = Optional.of(node("vm-2", null, false, "True"));
+    guest.passes.add(complete());
+    reconcile("vm-2");
+    assertEquals(List.of(), guest.calls);
+
+    clock.now = T0.plus(TIMEOUT).minus(EvictionSettings.DEFAULT_DRAIN_RESERVE);
+    assertFalse(reconcile("vm-2").isRequeue());
+
+    String warning = events.message("Warning", EventReasons.QUORUM_GUARD_OVERRIDDEN);
+    assertTrue(warning.contains("vm-1 still being evacuated"), warning);
+    assertEquals(List.of("cordon vm-2 for uid-vm-2", "drain vm-2"), guest.calls);
+    assertEquals(List.of("uid-vm-2"), vmis.deletedUids);
+    assertEquals(
+        "2025-03-01T12:00:00Z", vmis.annotations.get(EvictionAnnotations.EVACUATION_ADMITTED));
+  }
+
+  @Test
+  void anAdmittedControlPlaneVmiIsDrainedAtOnceWithoutAHoldOrWarning() {
+    controlPlane(evacuating("vm-1"), null);
+    controlPlane(vmis.put(vmi("vm-2", "External", null)), null);
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(complete());
+
+    assertFalse(reconcile("vm-1").isRequeue());
+
+    assertEquals(List.of("cordon vm-1 for uid-vm-1", "drain vm-1"), guest.calls);
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+    assertFalse(events.has("Normal", EventReasons.EVACUATION_HELD));
+    assertFalse(events.has("Warning", EventReasons.QUORUM_GUARD_OVERRIDDEN));
+  }
+
   static final class FakeVmis implements InfraVmis {
     final Map<String, VirtualMachineInstance> byName = new HashMap<>();
     final Map<String, String> annotations = new HashMap<>();
@@ -911,6 +987,20 @@ class VmiEvictionReconcilerTest {
     @Override
     public Optional<VirtualMachineInstance> get(String namespace, String name) {
       return Optional.ofNullable(byName.get(name));
+    }
+
+    @Override
+    public List<VirtualMachineInstance> ofCluster(String namespace, String cluster) {
+      return byName.values().stream()
+          .filter(v -> namespace.equals(v.getMetadata().getNamespace()))
+          .filter(
+              v ->
+                  v.getMetadata().getLabels() != null
+                      && cluster.equals(
+                          v.getMetadata()
+                              .getLabels()
+                              .get(dev.capk.vmieviction.api.CapkLabels.CLUSTER_NAME)))
+          .toList();
     }
 
     @Override

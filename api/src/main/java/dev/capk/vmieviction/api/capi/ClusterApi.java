@@ -26,6 +26,13 @@ public final class ClusterApi {
       "machine.cluster.x-k8s.io/exclude-node-draining";
 
   /** The Secret holding a cluster's admin kubeconfig is named {@code <cluster>-kubeconfig}. */
+  /**
+   * Our annotation on a Cluster: worker VMIs evacuated at once (an integer, 0 = unlimited, or a
+   * percentage of the Cluster's VMIs); overrides {@code --max-concurrent-evacuations-per-cluster}.
+   */
+  public static final String MAX_CONCURRENT_EVACUATIONS_ANNOTATION =
+      "capk.cluster.x-k8s.io/max-concurrent-evacuations";
+
   public static final String KUBECONFIG_SECRET_SUFFIX = "-kubeconfig";
 
   /** The key of that Secret's data holding the kubeconfig. */

@@ -35,6 +35,9 @@ public final class DemoMain {
       TenantCluster a = world.addTenant("tenant-a", guestA);
       TenantCluster b = world.addTenant("tenant-b", guestB);
       world.addVmsOn(node, a, "External", "tenant-a-md-0", "tenant-a-md-1");
+      // Two of tenant-a's control-plane machines on the drained node: the quorum guard lets one
+      // go at a time, the other is held until the first is back.
+      world.addVmsOn(node, a, "External", true, "tenant-a-cp-0", "tenant-a-cp-1");
       world.addVmsOn(world.infraNodes().get(1), a, "External", "tenant-a-md-2");
       world.addVmsOn(node, b, "External", "tenant-b-md-0");
       world.addVmsOn(world.infraNodes().get(2), b, "External", "tenant-b-md-1");
@@ -52,7 +55,9 @@ public final class DemoMain {
           new ArrayList<>(
               List.of(
                   "--kubeconfig=" + infra.kubeconfig(),
-                  "--drain-timeout=" + drainTimeout.toSeconds() + "s"));
+                  "--drain-timeout=" + drainTimeout.toSeconds() + "s",
+                  // Below the drain timeout, so a held control-plane VMI waits for its turn.
+                  "--drain-reserve=30s"));
       flags.addAll(world.controllerNamespaceFlags());
       try (ControllerProcess controller = ControllerProcess.start("demo", infra.dir(), flags);
           InvariantRecorder recorder = new InvariantRecorder(infra, world.tenants());

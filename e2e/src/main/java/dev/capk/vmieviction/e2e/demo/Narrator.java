@@ -2,6 +2,7 @@ package dev.capk.vmieviction.e2e.demo;
 
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
@@ -9,16 +10,22 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Tells what happens, as it happens: every 200 ms it reads the VMIs of each tenant and their guest
- * nodes, and prints one line for each change a person would want to see.
+ * nodes, and prints one line for each change a person would want to see; and the first time a VMI
+ * is held by tenant protection (or goes ahead anyway), the controller's event saying so.
  */
 final class Narrator implements AutoCloseable {
+  private static final Set<String> TENANT_PROTECTION =
+      Set.of("EvacuationHeld", "QuorumGuardOverridden", "DisruptionLimitOverridden");
+
   private final DynamicKubernetesApi vmis;
+  private final CoreV1Api infraCore;
   private final List<TenantCluster> tenants;
   private final long start = System.nanoTime();
   private final Map<String, String> last = new HashMap<>();
@@ -32,6 +39,7 @@ final class Narrator implements AutoCloseable {
 
   Narrator(io.kubernetes.client.openapi.ApiClient infra, List<TenantCluster> tenants) {
     this.vmis = new DynamicKubernetesApi("kubevirt.io", "v1", "virtualmachineinstances", infra);
+    this.infraCore = new CoreV1Api(infra);
     this.tenants = tenants;
   }
 
@@ -50,6 +58,7 @@ final class Narrator implements AutoCloseable {
           lookAtVmi(t, vm);
           lookAtGuestNode(t, vm);
         }
+        lookAtTenantProtectionEvents(t);
       }
     } catch (Exception e) {
       // A transient read error: the next look catches up.
@@ -86,6 +95,20 @@ final class Narrator implements AutoCloseable {
     }
     if (!Objects.equals(last.put(key, state), state)) {
       say("infra", "VMI " + t.namespace() + "/" + vm + ": " + state);
+    }
+  }
+
+  private void lookAtTenantProtectionEvents(TenantCluster t) throws Exception {
+    for (CoreV1Event e : infraCore.listNamespacedEvent(t.namespace()).execute().getItems()) {
+      if (TENANT_PROTECTION.contains(e.getReason())) {
+        String key = "event " + t.namespace() + "/" + e.getInvolvedObject().getName();
+        String what = e.getReason();
+        if (!Objects.equals(last.put(key + " " + what, what), what)) {
+          say(
+              "controller",
+              "VMI " + e.getInvolvedObject().getName() + " " + what + ": " + e.getMessage());
+        }
+      }
     }
   }
 

@@ -118,7 +118,14 @@ final class EvictionWebhook implements AutoCloseable {
     if (owner.isEmpty()) {
       return Optional.empty();
     }
-    Optional<DynamicKubernetesObject> found = kubevirt.vmi(namespace, owner.get().getName());
+    Optional<DynamicKubernetesObject> found;
+    try {
+      found = kubevirt.vmi(namespace, owner.get().getName());
+    } catch (ApiException e) {
+      // KubeVirt's pod-eviction-admitter.go denies with 429 when it cannot read the VMI ("kubevirt
+      // failed getting the vmi"): the eviction is retried, never let through unmarked.
+      return Optional.of("kubevirt failed getting the vmi: " + e.getMessage());
+    }
     if (found.isEmpty()
         || !found.get().getMetadata().getUid().equals(owner.get().getUid())
         || found.get().getMetadata().getDeletionTimestamp() != null) {

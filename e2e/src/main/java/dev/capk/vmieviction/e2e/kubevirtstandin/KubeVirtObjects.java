@@ -34,7 +34,21 @@ final class KubeVirtObjects {
     if (r.getHttpStatusCode() == 404) {
       return Optional.empty();
     }
-    return Optional.of(r.throwsApiException().getObject());
+    return Optional.of(readable(r.throwsApiException().getObject(), namespace + "/" + name));
+  }
+
+  /**
+   * The dynamic API reads through the client's process-wide Gson: should something in the process
+   * have replaced it without the dynamic adapter, every object comes back empty. Say so instead of
+   * handing on an object without metadata.
+   */
+  private static DynamicKubernetesObject readable(DynamicKubernetesObject o, String what)
+      throws ApiException {
+    if (o == null || o.getMetadata() == null || o.getMetadata().getUid() == null) {
+      throw new ApiException(
+          "the API server's answer for " + what + " could not be read (no metadata)");
+    }
+    return o;
   }
 
   List<DynamicKubernetesObject> allVmis() throws ApiException {
@@ -60,6 +74,9 @@ final class KubeVirtObjects {
     }
     // An empty list of custom resources may come without "items" at all (the API server's
     // streaming list encoder), which the client's list object turns into a NullPointerException.
+    if (!r.getObject().getRaw().has("metadata")) {
+      throw new ApiException("listing " + what + " could not be read (no metadata)");
+    }
     com.google.gson.JsonElement items = r.getObject().getRaw().get("items");
     if (items == null || items.isJsonNull()) {
       return List.of();

@@ -84,12 +84,22 @@ public final class EvacuationWorld implements AutoCloseable {
    * other infra nodes are cordoned while the scheduler places them.
    */
   public void addVmsOn(String infraNode, TenantCluster tenant, String strategy, String... names) {
+    addVmsOn(infraNode, tenant, strategy, false, names);
+  }
+
+  /** As above; {@code controlPlane}: the VMs are the tenant's control-plane machines. */
+  public void addVmsOn(
+      String infraNode,
+      TenantCluster tenant,
+      String strategy,
+      boolean controlPlane,
+      String... names) {
     Kubectl k = infra.kubectl();
     List<String> others = infraNodes.stream().filter(n -> !n.equals(infraNode)).toList();
     others.forEach(n -> k.runOrFail(null, "cordon", n));
     try {
       for (String name : names) {
-        tenant.addVm(name, strategy, Map.of(worldLabel(), prefix));
+        tenant.addVm(name, strategy, Map.of(worldLabel(), prefix), controlPlane);
       }
       for (String name : names) {
         Await.until(

@@ -81,6 +81,15 @@ public final class TenantCluster {
    * pod).
    */
   public String addVm(String vmName, String strategy, Map<String, String> nodeSelector) {
+    return addVm(vmName, strategy, nodeSelector, false);
+  }
+
+  /**
+   * As {@link #addVm(String, String, Map)}; a control-plane VM carries CAPK's {@code
+   * cluster.x-k8s.io/role: control-plane} label and its guest node the control-plane role label.
+   */
+  public String addVm(
+      String vmName, String strategy, Map<String, String> nodeSelector, boolean controlPlane) {
     String strategyLine = strategy == null ? "" : "evictionStrategy: " + strategy;
     StringBuilder selector = new StringBuilder();
     nodeSelector.forEach(
@@ -105,6 +114,7 @@ public final class TenantCluster {
                         cluster.x-k8s.io/cluster-name: %3$s
                         capk.cluster.x-k8s.io/kubevirt-machine-name: %1$s
                         capk.cluster.x-k8s.io/kubevirt-machine-namespace: %2$s
+                        cluster.x-k8s.io/role: %6$s
                     spec:
                       %4$s
                       nodeSelector: {%5$s}
@@ -117,11 +127,25 @@ public final class TenantCluster {
                       networks: [{name: default, pod: {}}]
                       volumes: [{name: root, containerDisk: {image: quay.io/capk/ubuntu-2204-container-disk:v1.33}}]
                 """
-                .formatted(vmName, namespace, name, strategyLine, selector));
+                .formatted(
+                    vmName,
+                    namespace,
+                    name,
+                    strategyLine,
+                    selector,
+                    controlPlane ? "control-plane" : "worker"));
     addMachine(vmName);
     guest
         .kwokNodes()
-        .createNamed(vmName, Map.of("node-role.kubernetes.io/worker", "", TENANT_LABEL, name));
+        .createNamed(
+            vmName,
+            Map.of(
+                controlPlane
+                    ? "node-role.kubernetes.io/control-plane"
+                    : "node-role.kubernetes.io/worker",
+                "",
+                TENANT_LABEL,
+                name));
     vms.add(vmName);
     return vmName;
   }

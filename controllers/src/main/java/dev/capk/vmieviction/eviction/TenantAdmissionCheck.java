@@ -1,0 +1,326 @@
+package dev.capk.vmieviction.eviction;
+
+import com.google.common.cache.Cache;
+import com.google.common.cache.CacheBuilder;
+import com.google.common.util.concurrent.Striped;
+import dev.capk.vmieviction.api.CapkLabels;
+import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.api.capi.ClusterApi;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.eviction.TenantAdmission.Role;
+import dev.capk.vmieviction.time.Deadline;
+import dev.capk.vmieviction.time.GoDuration;
+import dev.capk.vmieviction.workload.GuestAccessException;
+import io.kubernetes.client.openapi.ApiException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The admit step: gathers what {@link TenantAdmission} decides on (the tenant Cluster's other VMIs
+ * from the infra informer cache, its control-plane guest nodes from one bounded node list, the
+ * Cluster's limit annotation from the Cluster API read already made), records an admission on the
+ * VMI (annotation {@code capk.cluster.x-k8s.io/evacuation-admitted}, so a restarted controller
+ * counts it) and says in events why a VMI is held or went ahead anyway.
+ *
+ * <p>A worker VMI with no limit in force costs nothing: no guest call, no write.
+ */
+final class TenantAdmissionCheck {
+
+  private static final Logger log = LoggerFactory.getLogger(TenantAdmissionCheck.class);
+
+  /** What the step came to. */
+  sealed interface Outcome permits Admitted, Held {}
+
+  /** Go on with the drain; {@code vmi} as it is after the admission was recorded. */
+  record Admitted(VirtualMachineInstance vmi) implements Outcome {}
+
+  /** Held: look again after {@code retry} (never later than the hold's end). */
+  record Held(String waitsFor, Duration retry) implements Outcome {}
+
+  private final InfraVmis vmis;
+  private final GuestConnector guests;
+  private final VmiEvents events;
+  private final EvictionSettings settings;
+  private final Clock clock;
+
+  /**
+   * VMIs of one Cluster are decided one at a time in this process, else two workers could each see
+   * the last free slot.
+   */
+  private final Striped<Lock> clusterLocks = Striped.lock(64);
+
+  /**
+   * Admissions this process recorded (the drain start admitted), by VMI UID, until the informer
+   * cache shows them: a decision right after another one must count it.
+   */
+  private final Cache<String, String> admittedHere =
+      CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(1, TimeUnit.HOURS).build();
+
+  /** VMI roles learnt from their guest nodes, by UID (a role does not change). */
+  private final Cache<String, Role> learntRoles =
+      CacheBuilder.newBuilder().maximumSize(100_000).expireAfterAccess(1, TimeUnit.HOURS).build();
+
+  /** Invalid limit annotations already told, per evacuation and value. */
+  private final Cache<String, Boolean> told =
+      CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(1, TimeUnit.HOURS).build();
+
+  TenantAdmissionCheck(
+      InfraVmis vmis,
+      GuestConnector guests,
+      VmiEvents events,
+      EvictionSettings settings,
+      Clock clock) {
+    this.vmis = vmis;
+    this.guests = guests;
+    this.events = events;
+    this.settings = settings;
+    this.clock = clock;
+  }
+
+  /**
+   * @param clusterLimit the Cluster's limit annotation, raw, as the Cluster API read found it
+   * @throws GuestAccessException when the guest's nodes could not be listed: retry
+   * @throws ApiException when the admission could not be recorded: retry
+   */
+  Outcome check(
+      String key,
+      VirtualMachineInstance vmi,
+      Instant start,
+      Deadline deadline,
+      Optional<String> clusterLimit)
+      throws GuestAccessException, ApiException {
+    String startText = DrainStartTime.format(start);
+    String uid = vmi.getMetadata().getUid();
+    if (startText.equals(annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
+        || startText.equals(admittedHere.getIfPresent(uid))) {
+      return new Admitted(vmi); // once admitted, always admitted
+    }
+    String cluster = label(vmi, CapkLabels.CLUSTER_NAME);
+    if (cluster == null) {
+      return new Admitted(vmi); // no tenant known: the guest connection says so
+    }
+    String ns = vmi.getMetadata().getNamespace();
+    EvacuationLimit limit = limit(key, vmi, clusterLimit);
+    Optional<Role> known = knownRole(vmi);
+    if (known.isPresent() && known.get() == Role.WORKER && limit.unlimited()) {
+      return new Admitted(vmi);
+    }
+    Lock lock = clusterLocks.get(ns + "/" + cluster);
+    lock.lock();
+    try {
+      MarkedNodes nodes = null;
+      if (known.isEmpty() || known.get() == Role.CONTROL_PLANE) {
+        // One bounded list of the guest's nodes: roles and readiness at once.
+        nodes = guests.connect(vmi, Optional.of(deadline.remaining())).markedNodes();
+      }
+      String name = vmi.getMetadata().getName();
+      Role role = known.orElse(roleFromNodes(name, nodes));
+      learntRoles.put(uid, role);
+      if (role == Role.WORKER && limit.unlimited()) {
+        return new Admitted(vmi);
+      }
+      MarkedNodes seen = nodes;
+      List<TenantAdmission.Peer> peers =
+          vmis.ofCluster(ns, cluster).stream()
+              .filter(p -> !name.equals(p.getMetadata().getName()))
+              .map(p -> peer(p, seen))
+              .toList();
+      Set<String> controlPlanePeers =
+          peers.stream()
+              .filter(p -> p.role() == Role.CONTROL_PLANE)
+              .map(TenantAdmission.Peer::name)
+              .collect(Collectors.toSet());
+      List<TenantAdmission.ControlPlaneNode> otherControlPlaneNodes =
+          role != Role.CONTROL_PLANE || nodes == null
+              ? List.of()
+              : nodes.nodes().stream()
+                  .filter(n -> !n.runsIn(name))
+                  .filter(n -> n.controlPlane() || controlPlanePeers.stream().anyMatch(n::runsIn))
+                  .map(
+                      n ->
+                          new TenantAdmission.ControlPlaneNode(n.name(), n.readiness(), n.marked()))
+                  .toList();
+      Instant now = clock.instant();
+      TenantAdmission.Decision decision =
+          TenantAdmission.decide(
+              new TenantAdmission.Request(
+                  name,
+                  role,
+                  start,
+                  peers,
+                  otherControlPlaneNodes,
+                  limit,
+                  now,
+                  deadline.at(),
+                  settings.drainReserve()));
+      if (decision instanceof TenantAdmission.Admit) {
+        log.info(
+            "evacuation admitted vmi={} cluster={}/{} role={}", key, ns, cluster, role.phrase());
+        return new Admitted(record(vmi, startText));
+      }
+      if (decision instanceof TenantAdmission.Override o) {
+        boolean controlPlane = o.role() == Role.CONTROL_PLANE;
+        String risked =
+            controlPlane
+                ? "the tenant's control plane may lose quorum: another control-plane member is"
+                    + " down or being evacuated"
+                : "more worker VMIs of the Cluster than its limit are drained at once";
+        log.warn(
+            "tenant safety overridden at deadline minus reserve vmi={} cluster={}/{} role={}"
+                + " waitedFor=\"{}\" deadline={}",
+            key,
+            ns,
+            cluster,
+            role.phrase(),
+            o.risked(),
+            DrainStartTime.format(deadline.at()));
+        events.warning(
+            vmi,
+            controlPlane
+                ? EventReasons.QUORUM_GUARD_OVERRIDDEN
+                : EventReasons.DISRUPTION_LIMIT_OVERRIDDEN,
+            "Held for "
+                + (controlPlane ? "the quorum guard" : "the per-cluster limit")
+                + " until the deadline "
+                + DrainStartTime.format(deadline.at())
+                + " minus --drain-reserve "
+                + GoDuration.format(settings.drainReserve())
+                + ", still waiting for: "
+                + o.risked()
+                + ". Going ahead anyway: "
+                + risked);
+        return new Admitted(record(vmi, startText));
+      }
+      TenantAdmission.Hold h = (TenantAdmission.Hold) decision;
+      log.info(
+          "evacuation held vmi={} cluster={}/{} role={} waitsFor=\"{}\" goAheadAt={}",
+          key,
+          ns,
+          cluster,
+          role.phrase(),
+          h.waitsFor(),
+          DrainStartTime.format(h.goAheadAt()));
+      events.normal(
+          vmi,
+          EventReasons.EVACUATION_HELD,
+          "The "
+              + role.phrase()
+              + " guest node is not drained yet, waiting for: "
+              + h.waitsFor()
+              + "; goes ahead anyway at "
+              + DrainStartTime.format(h.goAheadAt())
+              + " (deadline "
+              + DrainStartTime.format(deadline.at())
+              + " minus --drain-reserve)");
+      Duration untilEnd = Duration.between(now, h.goAheadAt());
+      return new Held(
+          h.waitsFor(),
+          untilEnd.compareTo(settings.retryInterval()) < 0 ? untilEnd : settings.retryInterval());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private VirtualMachineInstance record(VirtualMachineInstance vmi, String startText)
+      throws ApiException {
+    VirtualMachineInstance updated =
+        vmis.annotate(vmi, EvictionAnnotations.EVACUATION_ADMITTED, startText);
+    admittedHere.put(vmi.getMetadata().getUid(), startText);
+    return updated;
+  }
+
+  /** The Cluster's annotation when it is a limit, else the flag's (told once per evacuation). */
+  private EvacuationLimit limit(String key, VirtualMachineInstance vmi, Optional<String> raw) {
+    if (raw.isEmpty()) {
+      return settings.maxConcurrentEvacuationsPerCluster();
+    }
+    Optional<EvacuationLimit> parsed = EvacuationLimit.parse(raw.get());
+    if (parsed.isPresent()) {
+      return parsed.get();
+    }
+    EvacuationLimit flag = settings.maxConcurrentEvacuationsPerCluster();
+    String shown = NotEvacuatedNotices.shorten(raw.get());
+    String once =
+        vmi.getMetadata().getUid()
+            + "/"
+            + annotation(vmi, EvictionAnnotations.DRAIN_START_TIME)
+            + "/"
+            + raw.get();
+    if (told.asMap().putIfAbsent(once, Boolean.TRUE) == null) {
+      log.warn("cluster evacuation limit invalid vmi={} value=\"{}\" used={}", key, shown, flag);
+      events.warning(
+          vmi,
+          EventReasons.EVACUATION_LIMIT_INVALID,
+          "Cluster annotation "
+              + ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION
+              + " value \""
+              + shown
+              + "\" is not a count or a percentage (e.g. 2 or 25%): using"
+              + " --max-concurrent-evacuations-per-cluster "
+              + flag
+              + (flag.unlimited() ? " (unlimited)" : ""));
+    }
+    return flag;
+  }
+
+  /** From the VMI's role label, else as learnt from its guest node before. */
+  private Optional<Role> knownRole(VirtualMachineInstance vmi) {
+    String label = label(vmi, CapkLabels.ROLE);
+    if (label != null) {
+      return Optional.of(
+          CapkLabels.ROLE_CONTROL_PLANE.equals(label) ? Role.CONTROL_PLANE : Role.WORKER);
+    }
+    return Optional.ofNullable(learntRoles.getIfPresent(vmi.getMetadata().getUid()));
+  }
+
+  private static Role roleFromNodes(String vmiName, MarkedNodes nodes) {
+    return nodes != null
+            && nodes.nodes().stream().anyMatch(n -> n.runsIn(vmiName) && n.controlPlane())
+        ? Role.CONTROL_PLANE
+        : Role.WORKER;
+  }
+
+  private TenantAdmission.Peer peer(VirtualMachineInstance p, MarkedNodes nodes) {
+    String name = p.getMetadata().getName();
+    Role role =
+        knownRole(p).orElseGet(() -> nodes == null ? Role.WORKER : roleFromNodes(name, nodes));
+    boolean marked =
+        p.getMetadata().getDeletionTimestamp() == null && Eligibility.evacuationRequested(p);
+    String start = annotation(p, EvictionAnnotations.DRAIN_START_TIME);
+    boolean admitted =
+        (start != null && start.equals(annotation(p, EvictionAnnotations.EVACUATION_ADMITTED)))
+            // Our own admission the cache does not show yet; a called-off one no longer counts.
+            || (marked && admittedByUs(p.getMetadata().getUid(), start));
+    return new TenantAdmission.Peer(
+        name,
+        role,
+        marked,
+        start == null ? Optional.empty() : DrainStartTime.parseRfc3339(start),
+        admitted);
+  }
+
+  private boolean admittedByUs(String uid, String start) {
+    String admitted = admittedHere.getIfPresent(uid);
+    return admitted != null && (start == null || start.equals(admitted));
+  }
+
+  private static String label(VirtualMachineInstance vmi, String key) {
+    Map<String, String> labels = vmi.getMetadata().getLabels();
+    return labels == null ? null : labels.get(key);
+  }
+
+  private static String annotation(VirtualMachineInstance vmi, String key) {
+    Map<String, String> annotations = vmi.getMetadata().getAnnotations();
+    return annotations == null ? null : annotations.get(key);
+  }
+}
