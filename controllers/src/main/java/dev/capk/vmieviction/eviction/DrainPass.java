@@ -59,11 +59,6 @@ public record DrainPass(
     refusals = List.copyOf(refusals);
   }
 
-  /** Something other than pods still terminating stands in the way: budgets, failures, refusals. */
-  public boolean obstructed() {
-    return refused() || !blockingBudgets.isEmpty() || !failures.isEmpty();
-  }
-
   public boolean refused() {
     return !refusals.isEmpty();
   }

@@ -336,9 +336,11 @@ final class Evacuator {
           pass.blockers(),
           next,
           DrainStartTime.format(deadline.at()));
-      // Pods that only take their time to terminate are not worth a warning until the drain has
-      // been waiting for a while.
-      if (pass.obstructed() || !clock.instant().isBefore(start.plus(settings.retryInterval()))) {
+      // A budget that refuses for a moment (a rolling workload) and pods that take their time to
+      // terminate are a drain's normal course, as kubectl's retries are: a warning only once the
+      // evacuation has waited longer than the retry interval, or when an eviction failed.
+      boolean waitedLong = !clock.instant().isBefore(start.plus(settings.retryInterval()));
+      if (waitedLong || !pass.failures().isEmpty() || pass.refused()) {
         events.warning(
             vmi,
             EventReasons.DRAIN_BLOCKED,
@@ -351,7 +353,7 @@ final class Evacuator {
                 + "; VMI deleted anyway at "
                 + DrainStartTime.format(deadline.at()));
       }
-      if (!pass.blockingBudgets().isEmpty()) {
+      if (waitedLong && !pass.blockingBudgets().isEmpty()) {
         guest.nodeEvent(
             node, true, EventReasons.DRAIN_BLOCKED, "Drain blocked: " + pass.blockers());
       }
