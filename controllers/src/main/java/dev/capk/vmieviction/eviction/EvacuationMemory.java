@@ -48,6 +48,9 @@ final class EvacuationMemory {
    */
   private final Map<String, KnownStart> knownStarts = new ConcurrentHashMap<>();
 
+  /** VMI UID to when its guest node's drain began (its first drain step; a hold is not counted). */
+  private final Map<String, Instant> drainsBegan = new ConcurrentHashMap<>();
+
   EvacuationMemory(EvictionMetrics metrics, Duration maxFailureBackoff) {
     this.metrics = metrics;
     this.failures =
@@ -80,6 +83,11 @@ final class EvacuationMemory {
   }
 
   /** What the last drain pass (or hold) left in the way: pods left and why. */
+  /** When the guest node's drain for this VMI began: {@code now} at its first drain step. */
+  Instant drainBegan(String uid, Instant now) {
+    return drainsBegan.computeIfAbsent(uid, u -> now);
+  }
+
   void blockedBy(String uid, String obstacle) {
     blockers.put(uid, obstacle);
     lastFailures.remove(uid);
@@ -114,6 +122,7 @@ final class EvacuationMemory {
     if (uid != null) {
       blockers.remove(uid);
       lastFailures.remove(uid);
+      drainsBegan.remove(uid);
     }
     if (inProgress.remove(key) != null) {
       metrics.setInProgress(inProgress.size());
@@ -128,6 +137,7 @@ final class EvacuationMemory {
     if (uid != null) {
       blockers.remove(uid);
       lastFailures.remove(uid);
+      drainsBegan.remove(uid);
       metrics.setInProgress(inProgress.size());
     }
   }

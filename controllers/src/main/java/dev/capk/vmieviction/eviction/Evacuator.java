@@ -271,6 +271,8 @@ final class Evacuator {
       boolean unreachable = NodeReadiness.of(node) == NodeReadiness.UNREACHABLE;
       Duration requestTimeout = EvacuationDeadline.passTimeout(deadline, settings.attemptTimeout());
       Instant stepStart = clock.instant();
+      // After a hold (tenant protection) the drain's own waiting counts, not the evacuation's.
+      Instant drainBegan = memory.drainBegan(uid, stepStart);
       DrainPass pass = guest.drainStep(key, nodeName, requestTimeout, unreachable);
       metrics.drainStep(Duration.between(stepStart, clock.instant()));
       metrics.evictions(
@@ -338,8 +340,8 @@ final class Evacuator {
           DrainStartTime.format(deadline.at()));
       // A budget that refuses for a moment (a rolling workload) and pods that take their time to
       // terminate are a drain's normal course, as kubectl's retries are: a warning only once the
-      // evacuation has waited longer than the retry interval, or when an eviction failed.
-      boolean waitedLong = !clock.instant().isBefore(start.plus(settings.retryInterval()));
+      // drain has waited longer than the retry interval, or when an eviction failed.
+      boolean waitedLong = !clock.instant().isBefore(drainBegan.plus(settings.retryInterval()));
       if (waitedLong || !pass.failures().isEmpty() || pass.refused()) {
         events.warning(
             vmi,
