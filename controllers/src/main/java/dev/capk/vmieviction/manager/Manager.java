@@ -27,6 +27,7 @@ import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
+import dev.capk.vmieviction.runtime.TwoLaneWorkQueue;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestClients;
 import dev.capk.vmieviction.workload.TenantThrottle;
@@ -38,8 +39,6 @@ import io.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
 import io.kubernetes.client.extended.leaderelection.LeaderElectionRecord;
 import io.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
-import io.kubernetes.client.extended.workqueue.DefaultRateLimitingQueue;
-import io.kubernetes.client.extended.workqueue.RateLimitingQueue;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.util.ClientBuilder;
@@ -171,16 +170,14 @@ public final class Manager implements AutoCloseable {
     }
     // Per-item exponential backoff for unexpected reconcile failures (the framework's default
     // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
-    RateLimitingQueue<Request> queue =
-        new DefaultRateLimitingQueue<>(
-            Executors.newSingleThreadExecutor(
-                new ThreadFactoryBuilder().setNameFormat("vmi-workqueue").setDaemon(true).build()));
+    // Two lanes: a VMI whose guest node's pods left goes ahead of retries of blocked drains.
+    TwoLaneWorkQueue<Request> queue = new TwoLaneWorkQueue<>("vmi-workqueue");
     // Pods leaving a guest node being drained wake that VMI's next step at once.
     NodeDrains drains =
         new NodeDrains(
             key -> {
               int slash = key.indexOf('/');
-              queue.add(new Request(key.substring(0, slash), key.substring(slash + 1)));
+              queue.addFirst(new Request(key.substring(0, slash), key.substring(slash + 1)));
             },
             DrainOptions.DEFAULT_EVICTION_RETRY_INTERVAL,
             options.drainRetryInterval);

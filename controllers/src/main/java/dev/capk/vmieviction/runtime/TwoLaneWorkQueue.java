@@ -1,0 +1,223 @@
+package dev.capk.vmieviction.runtime;
+
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import io.kubernetes.client.extended.workqueue.RateLimitingQueue;
+import io.kubernetes.client.extended.workqueue.ratelimiter.DefaultControllerRateLimiter;
+import io.kubernetes.client.extended.workqueue.ratelimiter.RateLimiter;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A rate-limited work queue with two lanes: items added with {@link #addFirst} are handed to
+ * workers before everything added the ordinary way. The controller uses the first lane for what can
+ * finish an evacuation now (the pods of a guest node being drained left it), so that hundreds of
+ * retries of blocked drains never stand between a finished drain and its VMI's deletion.
+ *
+ * <p>Otherwise it behaves as the official client's {@code DefaultRateLimitingQueue} (whose lane
+ * order cannot be changed from outside): an item is handed to one worker at a time; added while a
+ * worker has it, it comes back once that worker is done; added again while it waits, it waits once
+ * (in the first lane if either add asked for it); {@link #addAfter} keeps only the earliest pending
+ * time of an item.
+ */
+public final class TwoLaneWorkQueue<T> implements RateLimitingQueue<T> {
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition available = lock.newCondition();
+  private final ArrayDeque<T> first = new ArrayDeque<>();
+  private final ArrayDeque<T> rest = new ArrayDeque<>();
+  private final Set<T> dirty = new HashSet<>();
+  private final Set<T> dirtyFirst = new HashSet<>();
+  private final Set<T> processing = new HashSet<>();
+  private final Map<T, Pending> pending = new HashMap<>();
+  private final RateLimiter<T> limiter;
+  private final ScheduledExecutorService timer;
+  private boolean shuttingDown;
+
+  private record Pending(long readyAtNanos, ScheduledFuture<?> future) {}
+
+  public TwoLaneWorkQueue(String name) {
+    this(name, new DefaultControllerRateLimiter<>());
+  }
+
+  public TwoLaneWorkQueue(String name, RateLimiter<T> limiter) {
+    this.limiter = limiter;
+    this.timer =
+        Executors.newSingleThreadScheduledExecutor(
+            new ThreadFactoryBuilder()
+                .setNameFormat(name.replace("%", "%%") + "-delays")
+                .setDaemon(true)
+                .build());
+  }
+
+  @Override
+  public void add(T item) {
+    enqueue(item, false);
+  }
+
+  /** Adds the item ahead of every item added the ordinary way. */
+  public void addFirst(T item) {
+    enqueue(item, true);
+  }
+
+  private void enqueue(T item, boolean urgent) {
+    lock.lock();
+    try {
+      if (shuttingDown) {
+        return;
+      }
+      if (dirty.contains(item)) {
+        if (urgent && dirtyFirst.add(item) && !processing.contains(item) && rest.remove(item)) {
+          first.add(item);
+        }
+        return;
+      }
+      dirty.add(item);
+      if (urgent) {
+        dirtyFirst.add(item);
+      }
+      if (processing.contains(item)) {
+        return; // comes back when its worker is done
+      }
+      (urgent ? first : rest).add(item);
+      available.signal();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public int length() {
+    lock.lock();
+    try {
+      return first.size() + rest.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * The next item, the first lane before the other; blocks while there is none.
+   *
+   * @return null once the queue shuts down
+   */
+  @Override
+  public T get() throws InterruptedException {
+    lock.lock();
+    try {
+      while (first.isEmpty() && rest.isEmpty() && !shuttingDown) {
+        available.await();
+      }
+      if (first.isEmpty() && rest.isEmpty()) {
+        return null;
+      }
+      T item = first.isEmpty() ? rest.poll() : first.poll();
+      processing.add(item);
+      dirty.remove(item);
+      dirtyFirst.remove(item);
+      return item;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void done(T item) {
+    lock.lock();
+    try {
+      processing.remove(item);
+      if (dirty.contains(item)) {
+        (dirtyFirst.contains(item) ? first : rest).add(item);
+        available.signal();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void shutDown() {
+    lock.lock();
+    try {
+      shuttingDown = true;
+      available.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    timer.shutdownNow();
+  }
+
+  @Override
+  public boolean isShuttingDown() {
+    lock.lock();
+    try {
+      return shuttingDown;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void addAfter(T item, Duration delay) {
+    if (delay == null || delay.isZero() || delay.isNegative()) {
+      add(item);
+      return;
+    }
+    long readyAt = System.nanoTime() + delay.toNanos();
+    lock.lock();
+    try {
+      if (shuttingDown) {
+        return;
+      }
+      Pending earlier = pending.get(item);
+      if (earlier != null) {
+        if (earlier.readyAtNanos - readyAt <= 0) {
+          return; // already due no later than asked
+        }
+        earlier.future.cancel(false);
+      }
+      ScheduledFuture<?> f =
+          timer.schedule(() -> fire(item, readyAt), delay.toNanos(), TimeUnit.NANOSECONDS);
+      pending.put(item, new Pending(readyAt, f));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void fire(T item, long readyAt) {
+    lock.lock();
+    try {
+      Pending p = pending.get(item);
+      if (p != null && p.readyAtNanos == readyAt) {
+        pending.remove(item);
+      }
+    } finally {
+      lock.unlock();
+    }
+    add(item);
+  }
+
+  @Override
+  public void addRateLimited(T item) {
+    addAfter(item, limiter.when(item));
+  }
+
+  @Override
+  public void forget(T item) {
+    limiter.forget(item);
+  }
+
+  @Override
+  public int numRequeues(T item) {
+    return limiter.numRequeues(item);
+  }
+}
