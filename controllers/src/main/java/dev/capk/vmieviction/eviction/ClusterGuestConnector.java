@@ -44,4 +44,9 @@ public final class ClusterGuestConnector implements GuestConnector {
   public void evacuationEnded(String vmiKey) {
     drains.end(vmiKey);
   }
+
+  @Override
+  public boolean takeWake(String vmiKey) {
+    return drains.takeWake(vmiKey);
+  }
 }

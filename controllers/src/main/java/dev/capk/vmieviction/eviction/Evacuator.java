@@ -220,7 +220,7 @@ final class Evacuator {
     }
     // The tenant's share: a step that may not talk to its guest cluster now comes back later,
     // and this worker moves on.
-    Optional<Duration> throttled = guest.tryEnterStep();
+    Optional<Duration> throttled = guest.tryEnterStep(guests.takeWake(key));
     if (throttled.isPresent()) {
       metrics.throttled();
       log.debug(

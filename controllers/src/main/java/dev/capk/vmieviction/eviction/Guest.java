@@ -21,6 +21,14 @@ public interface Guest {
    */
   Optional<Duration> tryEnterStep();
 
+  /**
+   * As {@link #tryEnterStep()}, for a step woken because its guest node's pods left (it may finish
+   * the drain now): always admitted, its requests paid for as any step's.
+   */
+  default Optional<Duration> tryEnterStep(boolean finishing) {
+    return finishing ? Optional.empty() : tryEnterStep();
+  }
+
   /** The step is over: frees its slot and pays for the requests it sent. */
   void leaveStep();
 

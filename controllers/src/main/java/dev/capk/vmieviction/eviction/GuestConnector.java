@@ -17,4 +17,12 @@ public interface GuestConnector {
 
   /** The evacuation of the VMI {@code vmiKey} ended: stop what its guest node's drain keeps. */
   default void evacuationEnded(String vmiKey) {}
+
+  /**
+   * True once after the watch on the VMI's guest node woke it because pods left: its next step may
+   * finish the drain.
+   */
+  default boolean takeWake(String vmiKey) {
+    return false;
+  }
 }

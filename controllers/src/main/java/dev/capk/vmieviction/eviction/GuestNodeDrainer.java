@@ -84,6 +84,11 @@ public final class GuestNodeDrainer implements Guest {
   }
 
   @Override
+  public Optional<Duration> tryEnterStep(boolean finishing) {
+    return client.throttle().tryEnter(finishing);
+  }
+
+  @Override
   public void leaveStep() {
     client.throttle().leave(Math.max(1, requests.get()));
   }

@@ -6,6 +6,7 @@ import dev.capk.vmieviction.drain.NodePodWatch;
 import io.kubernetes.client.openapi.ApiClient;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
@@ -52,6 +53,10 @@ public final class NodeDrains implements AutoCloseable {
   private final Duration baseRetry;
   private final Duration maxRetry;
   private final Map<String, Drain> drains = new ConcurrentHashMap<>();
+
+  /** VMIs woken because pods left their guest node, until their next step asks. */
+  private final Set<String> woken = ConcurrentHashMap.newKeySet();
+
   private final ExecutorService evictions;
 
   /**
@@ -92,7 +97,7 @@ public final class NodeDrains implements AutoCloseable {
         new Drain(
             client,
             node,
-            NodePodWatch.start(client, node, () -> wake.accept(vmiKey)),
+            NodePodWatch.start(client, node, () -> wakeUp(vmiKey)),
             current != null && current.node.equals(node)
                 ? current.memory
                 : new DrainMemory(baseRetry, maxRetry));
@@ -114,13 +119,24 @@ public final class NodeDrains implements AutoCloseable {
           new Drain(
               d.client,
               d.node,
-              NodePodWatch.start(d.client, d.node, () -> wake.accept(vmiKey)),
+              NodePodWatch.start(d.client, d.node, () -> wakeUp(vmiKey)),
               d.memory));
     }
   }
 
+  private void wakeUp(String vmiKey) {
+    woken.add(vmiKey);
+    wake.accept(vmiKey);
+  }
+
+  /** True once after pods left the VMI's guest node. */
+  boolean takeWake(String vmiKey) {
+    return woken.remove(vmiKey);
+  }
+
   /** The VMI's evacuation ended (or it is gone): stop watching its guest node. */
   void end(String vmiKey) {
+    woken.remove(vmiKey);
     Drain d = drains.remove(vmiKey);
     if (d != null) {
       d.watch.close();

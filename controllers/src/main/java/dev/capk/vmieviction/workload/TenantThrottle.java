@@ -63,7 +63,20 @@ public final class TenantThrottle {
    * @return empty when admitted (then {@link #leave} must follow), else the wait
    */
   public synchronized Optional<Duration> tryEnter() {
+    return tryEnter(false);
+  }
+
+  /**
+   * As {@link #tryEnter()}; a step that can finish a drain now (its guest node's pods just left:
+   * the tenant's API server is answering) is always let in, and pays for its requests like any.
+   */
+  public synchronized Optional<Duration> tryEnter(boolean finishing) {
     refill();
+    if (finishing) {
+      tokens -= 1;
+      inFlight++;
+      return Optional.empty();
+    }
     if (inFlight >= limits.maxInFlight()) {
       return Optional.of(BUSY_RETRY);
     }

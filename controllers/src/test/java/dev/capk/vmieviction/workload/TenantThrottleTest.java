@@ -56,6 +56,19 @@ class TenantThrottleTest {
   }
 
   @Test
+  void aStepThatCanFinishADrainIsAlwaysLetInAndPaysLikeAnyOther() {
+    TenantThrottle t = throttle(10, 1, 1);
+    assertEquals(Optional.empty(), t.tryEnter());
+    assertTrue(t.tryEnter().isPresent(), "full: an ordinary step waits");
+
+    assertEquals(Optional.empty(), t.tryEnter(true));
+
+    t.leave(1);
+    t.leave(1);
+    assertEquals(Optional.of(Duration.ofMillis(200)), t.tryEnter(), "its token was paid: in debt");
+  }
+
+  @Test
   void limitsMustBePositive() {
     assertThrows(IllegalArgumentException.class, () -> new TenantThrottle.Limits(0, 1, 1));
     assertThrows(IllegalArgumentException.class, () -> new TenantThrottle.Limits(1, 0, 1));
