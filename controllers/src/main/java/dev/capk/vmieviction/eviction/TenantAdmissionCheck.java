@@ -115,14 +115,25 @@ final class TenantAdmissionCheck {
     if (known.isPresent() && known.get() == Role.WORKER && limit.unlimited()) {
       return new Admitted(vmi);
     }
+    MarkedNodes nodes = null;
+    if (known.isEmpty() || known.get() == Role.CONTROL_PLANE) {
+      // One bounded list of the guest's nodes: roles and readiness at once. Outside the lock and
+      // through the tenant's throttle, as every guest request: a stalled tenant API server must
+      // hold no more workers than its share.
+      Guest guest = guests.connect(vmi, Optional.of(deadline.remaining()));
+      Optional<Duration> wait = guest.tryEnterStep();
+      if (wait.isPresent()) {
+        return new Held("a free slot for requests to the guest cluster", wait.get());
+      }
+      try {
+        nodes = guest.markedNodes();
+      } finally {
+        guest.leaveStep();
+      }
+    }
     Lock lock = clusterLocks.get(ns + "/" + cluster);
     lock.lock();
     try {
-      MarkedNodes nodes = null;
-      if (known.isEmpty() || known.get() == Role.CONTROL_PLANE) {
-        // One bounded list of the guest's nodes: roles and readiness at once.
-        nodes = guests.connect(vmi, Optional.of(deadline.remaining())).markedNodes();
-      }
       String name = vmi.getMetadata().getName();
       Role role = known.orElse(roleFromNodes(name, nodes));
       learntRoles.put(uid, role);
