@@ -11,6 +11,7 @@ import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.capk.KubevirtMachineList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClusterRef;
@@ -28,10 +29,11 @@ import java.util.Optional;
 
 /**
  * Reads a VMI's Cluster, KubevirtMachine (named by its {@code
- * capk.cluster.x-k8s.io/kubevirt-machine-name} label) and the Machine owning that, with one GET
- * each, in the namespace the {@link ClusterNamespacePolicy} lets the VMI reach: a VMI label never
- * leads to another tenant's objects. 404 and 403 are answers (the object is unknown, which applies
- * nothing); any other failure is transient and thrown, never turned into a default.
+ * capk.cluster.x-k8s.io/kubevirt-machine-name} label) and the Machine owning that, from the
+ * informer caches when they hold them (no request), else with one GET each, in the namespace the
+ * {@link ClusterNamespacePolicy} lets the VMI reach: a VMI label never leads to another tenant's
+ * objects. 404 and 403 are answers (the object is unknown, which applies nothing); any other
+ * failure is transient and thrown, never turned into a default.
  */
 public final class ApiManagementObjects implements ManagementObjects {
 
@@ -39,9 +41,27 @@ public final class ApiManagementObjects implements ManagementObjects {
   private final GenericKubernetesApi<KubevirtMachine, KubevirtMachineList> kubevirtMachines;
   private final GenericKubernetesApi<Machine, MachineList> machines;
   private final ClusterNamespacePolicy namespaces;
+  private final Cached cached;
+
+  /** Where each kind is looked for before it is read with a GET. */
+  public record Cached(
+      CachedObjects<Cluster> clusters,
+      CachedObjects<KubevirtMachine> kubevirtMachines,
+      CachedObjects<Machine> machines) {
+
+    public static Cached none() {
+      return new Cached(CachedObjects.none(), CachedObjects.none(), CachedObjects.none());
+    }
+  }
 
   public ApiManagementObjects(
       ApiClient infra, String clusterApiVersion, ClusterNamespacePolicy namespaces) {
+    this(infra, clusterApiVersion, namespaces, Cached.none());
+  }
+
+  public ApiManagementObjects(
+      ApiClient infra, String clusterApiVersion, ClusterNamespacePolicy namespaces, Cached cached) {
+    this.cached = cached;
     this.clusters =
         new GenericKubernetesApi<>(
             Cluster.class,
@@ -76,7 +96,7 @@ public final class ApiManagementObjects implements ManagementObjects {
     List<String> unavailable = new ArrayList<>();
 
     Optional<MachineContract.ClusterFacts> cluster =
-        get(clusters, "Cluster", ns, ref.name(), unavailable)
+        get(cached.clusters(), clusters, "Cluster", ns, ref.name(), unavailable)
             .map(
                 c ->
                     new MachineContract.ClusterFacts(
@@ -93,7 +113,14 @@ public final class ApiManagementObjects implements ManagementObjects {
     if (kvmName == null || kvmName.isBlank()) {
       unavailable.add("the VMI has no label " + CapkLabels.KUBEVIRT_MACHINE_NAME);
     } else {
-      kvm = get(kubevirtMachines, "KubevirtMachine", ns, kvmName, unavailable);
+      kvm =
+          get(
+              cached.kubevirtMachines(),
+              kubevirtMachines,
+              "KubevirtMachine",
+              ns,
+              kvmName,
+              unavailable);
     }
     Optional<MachineContract.KubevirtMachineFacts> kvmFacts =
         kvm.map(
@@ -111,7 +138,7 @@ public final class ApiManagementObjects implements ManagementObjects {
         unavailable.add("KubevirtMachine " + ns + "/" + kvmName + " has no owner Machine");
       } else {
         machine =
-            get(machines, "Machine", ns, owner.get(), unavailable)
+            get(cached.machines(), machines, "Machine", ns, owner.get(), unavailable)
                 .map(m -> machineFacts(ns + "/" + owner.get(), m));
       }
     }
@@ -156,13 +183,23 @@ public final class ApiManagementObjects implements ManagementObjects {
   }
 
   /**
-   * One GET. 404 and 403 are answers: empty, with the reason added to {@code unavailable}.
+   * The cached object, else one GET. 404 and 403 are answers: empty, with the reason added to
+   * {@code unavailable}.
    *
    * @throws GuestAccessException InfraAPIError on anything else (no answer, 429, 5xx...)
    */
   private static <T extends KubernetesObject, L extends KubernetesListObject> Optional<T> get(
-      GenericKubernetesApi<T, L> api, String kind, String ns, String name, List<String> unavailable)
+      CachedObjects<T> cache,
+      GenericKubernetesApi<T, L> api,
+      String kind,
+      String ns,
+      String name,
+      List<String> unavailable)
       throws GuestAccessException {
+    Optional<T> hit = cache.find(ns, name);
+    if (hit.isPresent()) {
+      return hit;
+    }
     KubernetesApiResponse<T> r;
     try {
       r = api.get(ns, name);

@@ -19,7 +19,6 @@ import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.GuestNodeDrainer;
 import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
 import dev.capk.vmieviction.eviction.NodeDrains;
-import dev.capk.vmieviction.eviction.RecentManagementObjects;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
 import dev.capk.vmieviction.kube.LenientJson;
@@ -39,6 +38,7 @@ import io.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
 import io.kubernetes.client.extended.leaderelection.LeaderElectionRecord;
 import io.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
+import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.util.ClientBuilder;
@@ -84,6 +84,7 @@ public final class Manager implements AutoCloseable {
   private final AtomicBoolean closing = new AtomicBoolean();
   private ControllerRuntime runtime;
   private volatile String identity;
+  private volatile ManagementInformers management;
   private HttpEndpoints metricsEndpoint;
   private HttpEndpoints probesEndpoint;
 
@@ -121,10 +122,16 @@ public final class Manager implements AutoCloseable {
             SeriesVmiEvents.OUTCOMES,
             Clock.systemUTC());
 
+    // Clusters, Machines and KubevirtMachines, read at every evacuation step, from caches.
+    ManagementInformers management =
+        new ManagementInformers(watchClient, options.clusterApiVersion, options.namespaces);
+    this.management = management;
+
     GuestClients guestClients =
         new GuestClients(
             requestClient,
             options.clusterApiVersion,
+            management.clusters(),
             GuestClients.Settings.defaults()
                 .withIdleTtl(options.guestClientIdleTimeout)
                 .withAllowInsecureTls(options.allowInsecureGuestTls)
@@ -191,12 +198,11 @@ public final class Manager implements AutoCloseable {
                 options.clusterNamespacePolicy(),
                 GuestNodeDrainer.Settings.defaults(),
                 drains),
-            // Read again at most every 3 s: steps of one evacuation come in bursts.
-            new RecentManagementObjects(
-                new ApiManagementObjects(
-                    requestClient, options.clusterApiVersion, options.clusterNamespacePolicy()),
-                Duration.ofSeconds(3),
-                Clock.systemUTC()),
+            new ApiManagementObjects(
+                requestClient,
+                options.clusterApiVersion,
+                options.clusterNamespacePolicy(),
+                management.all()),
             new SeriesVmiEvents(vmiEvents),
             metrics,
             settings,
@@ -219,10 +225,13 @@ public final class Manager implements AutoCloseable {
             .withReadyTimeout(Duration.ofMinutes(5))
             .build();
 
+    List<SharedInformerFactory> factories = new ArrayList<>(informers.factories());
+    factories.addAll(management.factories());
     List<ManagedController> controllers = new ArrayList<>();
+    // Readiness waits for the VMI caches only: the management caches may never sync (RBAC without
+    // list/watch on them) and reads they cannot answer go to the API (see ManagementInformers).
     controllers.add(
-        ManagedController.of(
-            CONTROLLER_NAME, informers.factories(), informers::hasSynced, workers));
+        ManagedController.of(CONTROLLER_NAME, factories, informers::hasSynced, workers));
     // --enable-node-maintenance: NodeMaintenance runs beside the VMI workers, under the same lease.
     if (options.enableNodeMaintenance) {
       controllers.add(
@@ -303,6 +312,16 @@ public final class Manager implements AutoCloseable {
   /** This replica's leader election identity (null without --leader-elect). */
   public String identity() {
     return identity;
+  }
+
+  /**
+   * The Cluster, Machine and KubevirtMachine caches have synced, so reads they answer cost no
+   * request. Never true when the RBAC lacks list/watch on them (reads then go to the API); not part
+   * of {@link #ready()}.
+   */
+  public boolean managementCachesSynced() {
+    ManagementInformers m = management;
+    return m != null && m.hasSynced();
   }
 
   public boolean ready() {

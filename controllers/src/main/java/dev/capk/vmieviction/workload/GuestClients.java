@@ -34,10 +34,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One cached client per guest cluster. The kubeconfig comes from the infra Secret {@code
- * <cluster>-kubeconfig} (key {@code value}), read on each lookup; a client is rebuilt when the
- * Secret's UID or resourceVersion changes and dropped when unused for a while. The circuit breaker
- * of a cluster outlives its clients, so a rotated Secret does not reset a dead API's state.
+ * One cached client per guest cluster. The Cluster must exist (seen in the informer cache, else
+ * read with a GET); the kubeconfig comes from the infra Secret {@code <cluster>-kubeconfig} (key
+ * {@code value}), read with a GET at most every {@link #RECHECK} per cluster (Secrets are never
+ * watched: that would need list/watch on every Secret of the infra cluster); a client is rebuilt
+ * when the Secret's UID or resourceVersion changes and dropped when unused for a while. The circuit
+ * breaker of a cluster outlives its clients, so a rotated Secret does not reset a dead API's state.
  */
 public final class GuestClients implements AutoCloseable {
 
@@ -152,6 +154,7 @@ public final class GuestClients implements AutoCloseable {
 
   private final CoreV1Api infraCore;
   private final GenericKubernetesApi<Cluster, ClusterList> clusters;
+  private final CachedObjects<Cluster> cachedClusters;
   private final Settings settings;
   private final Cache<GuestClusterRef, GuestClient> cache;
   private final Map<GuestClusterRef, Object> buildLocks =
@@ -162,7 +165,8 @@ public final class GuestClients implements AutoCloseable {
   /**
    * How long a look at a tenant's Cluster and kubeconfig Secret counts as current: evacuation steps
    * of one tenant come in bursts (pods leaving wake them at once), and each would otherwise read
-   * both again. A deleted Cluster or a rotated Secret is seen this much later at most.
+   * the Secret (and, on a cache miss, the Cluster) again. A deleted Cluster or a rotated Secret is
+   * seen this much later at most.
    */
   static final Duration RECHECK = Duration.ofSeconds(3);
 
@@ -176,6 +180,20 @@ public final class GuestClients implements AutoCloseable {
 
   public GuestClients(
       ApiClient infra, String clusterApiVersion, Settings settings, CollectorRegistry registry) {
+    this(infra, clusterApiVersion, CachedObjects.none(), settings, registry);
+  }
+
+  /**
+   * @param cachedClusters where a Cluster is looked for first; one not found there is read with a
+   *     GET
+   */
+  public GuestClients(
+      ApiClient infra,
+      String clusterApiVersion,
+      CachedObjects<Cluster> cachedClusters,
+      Settings settings,
+      CollectorRegistry registry) {
+    this.cachedClusters = cachedClusters;
     this.infraCore = new CoreV1Api(infra);
     this.clusters =
         new GenericKubernetesApi<>(
@@ -336,6 +354,9 @@ public final class GuestClients implements AutoCloseable {
   }
 
   private void requireCluster(GuestClusterRef ref) throws GuestAccessException {
+    if (cachedClusters.find(ref.namespace(), ref.name()).isPresent()) {
+      return;
+    }
     KubernetesApiResponse<Cluster> r;
     try {
       r = clusters.get(ref.namespace(), ref.name());

@@ -1,0 +1,281 @@
+package dev.capk.vmieviction.manager;
+
+import dev.capk.vmieviction.api.ApiObjectList;
+import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.api.capi.Cluster;
+import dev.capk.vmieviction.api.capi.ClusterApi;
+import dev.capk.vmieviction.api.capi.ClusterList;
+import dev.capk.vmieviction.api.capi.Machine;
+import dev.capk.vmieviction.api.capi.MachineList;
+import dev.capk.vmieviction.api.capk.CapkApi;
+import dev.capk.vmieviction.api.capk.KubevirtMachine;
+import dev.capk.vmieviction.api.capk.KubevirtMachineList;
+import dev.capk.vmieviction.eviction.ApiManagementObjects;
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.workload.CachedObjects;
+import io.kubernetes.client.common.KubernetesObject;
+import io.kubernetes.client.informer.ListerWatcher;
+import io.kubernetes.client.informer.SharedIndexInformer;
+import io.kubernetes.client.informer.SharedInformerFactory;
+import io.kubernetes.client.informer.cache.Lister;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.util.CallGeneratorParams;
+import io.kubernetes.client.util.Watchable;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.options.ListOptions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Shared informers on the Cluster API objects behind VMIs: Clusters and Machines ({@code
+ * cluster.x-k8s.io}) and KubevirtMachines ({@code infrastructure.cluster.x-k8s.io}), in the
+ * namespaces the VMI informers watch (one factory per namespace, or one for all). Every evacuation
+ * step reads these objects; from here a read costs no request.
+ *
+ * <p>Only an optimisation: a cache that has not synced, or does not hold the object (created a
+ * moment ago, or in a namespace not watched), answers empty and the reader sends its GET as before.
+ * So these informers are not part of readiness: a deployment whose RBAC lacks list/watch on these
+ * kinds never syncs them and must still become ready and evacuate, by GETs. A list refused with 403
+ * is tried again only every {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause}).
+ *
+ * <p>Memory: each cached object keeps only the metadata the readers use (name, namespace, uid,
+ * resourceVersion, deletionTimestamp, owner references and the annotations in {@link
+ * #KEPT_ANNOTATIONS}); the models keep only the spec and status fields they read.
+ */
+public final class ManagementInformers {
+
+  private static final Logger log = LoggerFactory.getLogger(ManagementInformers.class);
+
+  /** How long after a refused list (403) the next one is sent. */
+  static final Duration REFUSED_LIST_PAUSE = Duration.ofMinutes(5);
+
+  /** Objects per list page, as for VMIs: an infra cluster may hold ten thousand Machines. */
+  static final int LIST_PAGE_SIZE = 500;
+
+  /** The annotations the readers of these objects use (ApiManagementObjects). */
+  static final List<String> KEPT_ANNOTATIONS =
+      List.of(
+          ClusterApi.PAUSED_ANNOTATION,
+          ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION,
+          ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION,
+          EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
+
+  private final List<SharedInformerFactory> factories = new ArrayList<>();
+  private final Kind<Cluster> clusters = new Kind<>();
+  private final Kind<Machine> machines = new Kind<>();
+  private final Kind<KubevirtMachine> kubevirtMachines = new Kind<>();
+
+  /**
+   * @param watchClient an ApiClient whose read timeout is zero (watches are long requests)
+   * @param namespaces the namespaces to watch; empty means all
+   */
+  public ManagementInformers(
+      ApiClient watchClient, String clusterApiVersion, List<String> namespaces) {
+    GenericKubernetesApi<Cluster, ClusterList> clusterApi =
+        new GenericKubernetesApi<>(
+            Cluster.class,
+            ClusterList.class,
+            ClusterApi.GROUP,
+            clusterApiVersion,
+            ClusterApi.CLUSTER_PLURAL,
+            watchClient);
+    GenericKubernetesApi<Machine, MachineList> machineApi =
+        new GenericKubernetesApi<>(
+            Machine.class,
+            MachineList.class,
+            ClusterApi.GROUP,
+            clusterApiVersion,
+            ClusterApi.MACHINE_PLURAL,
+            watchClient);
+    GenericKubernetesApi<KubevirtMachine, KubevirtMachineList> kubevirtMachineApi =
+        new GenericKubernetesApi<>(
+            KubevirtMachine.class,
+            KubevirtMachineList.class,
+            CapkApi.GROUP,
+            CapkApi.VERSION,
+            CapkApi.KUBEVIRT_MACHINE_PLURAL,
+            watchClient);
+    List<String> scopes =
+        namespaces.isEmpty() ? List.of(VmiInformers.ALL) : List.copyOf(namespaces);
+    for (String ns : scopes) {
+      SharedInformerFactory factory = new SharedInformerFactory(watchClient);
+      clusters.add(ns, factory, clusterApi, Cluster.class, "Cluster");
+      machines.add(ns, factory, machineApi, Machine.class, "Machine");
+      kubevirtMachines.add(
+          ns, factory, kubevirtMachineApi, KubevirtMachine.class, "KubevirtMachine");
+      factories.add(factory);
+    }
+  }
+
+  public CachedObjects<Cluster> clusters() {
+    return clusters;
+  }
+
+  /** The three caches, as the reader of a VMI's Cluster API objects takes them. */
+  public ApiManagementObjects.Cached all() {
+    return new ApiManagementObjects.Cached(clusters, kubevirtMachines, machines);
+  }
+
+  /** Every cache listed once and is watching: reads they can answer cost no request. */
+  public boolean hasSynced() {
+    return clusters.hasSynced() && machines.hasSynced() && kubevirtMachines.hasSynced();
+  }
+
+  /** Every factory, for the runtime to start and stop. */
+  public List<SharedInformerFactory> factories() {
+    return List.copyOf(factories);
+  }
+
+  /** One kind's informers, by watched namespace ({@link VmiInformers#ALL} for all). */
+  private static final class Kind<T extends KubernetesObject> implements CachedObjects<T> {
+    private final Map<String, SharedIndexInformer<T>> informers = new LinkedHashMap<>();
+
+    <L extends ApiObjectList<T>> void add(
+        String ns,
+        SharedInformerFactory factory,
+        GenericKubernetesApi<T, L> api,
+        Class<T> type,
+        String kind) {
+      SharedIndexInformer<T> informer =
+          factory.sharedIndexInformerFor(
+              listerWatcher(
+                  api, ns, kind, new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime)),
+              type,
+              0,
+              (t, e) -> reflectorFailed(kind, ns, e));
+      informer.setTransform(ManagementInformers::trim);
+      informers.put(ns, informer);
+    }
+
+    boolean hasSynced() {
+      return informers.values().stream().allMatch(SharedIndexInformer::hasSynced);
+    }
+
+    @Override
+    public Optional<T> find(String namespace, String name) {
+      SharedIndexInformer<T> informer = informers.get(namespace);
+      if (informer == null) {
+        informer = informers.get(VmiInformers.ALL);
+      }
+      if (informer == null || !informer.hasSynced()) {
+        return Optional.empty();
+      }
+      return Optional.ofNullable(
+          new Lister<>(informer.getIndexer()).namespace(namespace).get(name));
+    }
+  }
+
+  /**
+   * The informer lists again a second later. A refused list was logged once by the lister (the
+   * client's own handler would log a stack trace every second); other failures get one line each.
+   */
+  private static void reflectorFailed(String kind, String ns, Throwable e) {
+    if (e instanceof ApiException a && a.getCode() == 403) {
+      return;
+    }
+    log.warn(
+        "informer list/watch failed kind={} namespace={} error={}",
+        kind,
+        ns.isEmpty() ? "all" : ns,
+        e instanceof ApiException a
+            ? ApiStatus.describeWithoutServerText(a)
+            : e.getClass().getSimpleName());
+  }
+
+  static <T extends KubernetesObject, L extends ApiObjectList<T>> ListerWatcher<T, L> listerWatcher(
+      GenericKubernetesApi<T, L> api, String namespace, String kind, RefusedListPause pause) {
+    String where = namespace.isEmpty() ? "all" : namespace;
+    return new ListerWatcher<>() {
+      /** All pages of one consistent list (see VmiInformers for why no resourceVersion). */
+      @Override
+      public L list(CallGeneratorParams params) throws ApiException {
+        if (!pause.mayList()) {
+          // No request: the informer calls again every second.
+          throw new ApiException(403, "listing " + kind + " was refused, not tried again yet");
+        }
+        L all = null;
+        String continueToken = null;
+        do {
+          ListOptions o = options(params);
+          o.setResourceVersion(null);
+          o.setLimit(LIST_PAGE_SIZE);
+          o.setContinue(continueToken);
+          var r = namespace.isEmpty() ? api.list(o) : api.list(namespace, o);
+          if (r.getHttpStatusCode() == 0) {
+            throw new ApiException(0, "no HTTP response listing " + kind);
+          }
+          if (r.getHttpStatusCode() == 403) {
+            pause.refused();
+            log.info(
+                "informer cache off kind={} namespace={} reason=list refused (HTTP 403, RBAC)"
+                    + " reads=GET retryIn={}",
+                kind,
+                where,
+                REFUSED_LIST_PAUSE);
+          }
+          L page = r.throwsApiException().getObject();
+          List<T> items = page.getItems() == null ? List.of() : page.getItems();
+          items.forEach(ManagementInformers::trim);
+          if (all == null) {
+            all = page;
+            all.setItems(new ArrayList<>(items));
+          } else {
+            all.getItems().addAll(items);
+            all.setMetadata(page.getMetadata());
+          }
+          continueToken = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+        } while (continueToken != null && !continueToken.isEmpty());
+        pause.listed();
+        return all;
+      }
+
+      @Override
+      public Watchable<T> watch(CallGeneratorParams params) throws ApiException {
+        ListOptions o = options(params);
+        return namespace.isEmpty() ? api.watch(o) : api.watch(namespace, o);
+      }
+
+      private ListOptions options(CallGeneratorParams params) {
+        ListOptions o = new ListOptions();
+        o.setResourceVersion(params.resourceVersion);
+        o.setTimeoutSeconds(params.timeoutSeconds);
+        return o;
+      }
+    };
+  }
+
+  /** Keeps only the metadata the readers use: managedFields and labels would cost the most. */
+  static <T extends KubernetesObject> T trim(T object) {
+    V1ObjectMeta m = object.getMetadata();
+    if (m == null) {
+      return object;
+    }
+    Map<String, String> annotations = m.getAnnotations();
+    Map<String, String> kept = null;
+    if (annotations != null) {
+      for (String key : KEPT_ANNOTATIONS) {
+        String value = annotations.get(key);
+        if (value != null) {
+          if (kept == null) {
+            kept = new HashMap<>(4);
+          }
+          kept.put(key, value);
+        }
+      }
+    }
+    m.setAnnotations(kept);
+    m.setLabels(null);
+    m.setManagedFields(null);
+    m.setFinalizers(null);
+    return object;
+  }
+}

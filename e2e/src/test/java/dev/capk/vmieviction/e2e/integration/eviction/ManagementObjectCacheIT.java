@@ -1,0 +1,290 @@
+package dev.capk.vmieviction.e2e.integration.eviction;
+
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.WAIT;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitDeleted;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evacuate;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unique;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.workload;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Crds;
+import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import dev.capk.vmieviction.manager.Main;
+import dev.capk.vmieviction.manager.Manager;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
+import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A VMI's Cluster, KubevirtMachine and Machine are read at every evacuation step; with the shipped
+ * RBAC they come from informer caches (no GET), and a controller whose RBAC lacks list/watch on
+ * them still becomes ready and evacuates, reading them with GETs. Requests are counted by the infra
+ * API server itself ({@code apiserver_request_total}); nothing else reads these kinds meanwhile.
+ */
+class ManagementObjectCacheIT {
+
+  @RegisterExtension
+  static final LocalClusterExtension infraExt =
+      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+
+  @RegisterExtension
+  static final LocalClusterExtension guestExt =
+      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+
+  static final Set<String> MANAGEMENT_KINDS = Set.of("clusters", "machines", "kubevirtmachines");
+
+  static LocalCluster infra;
+  static LocalCluster guest;
+  static Path dir;
+  Manager manager;
+
+  @BeforeAll
+  static void clusters() {
+    infra = infraExt.cluster();
+    guest = guestExt.cluster();
+    Crds.installTestCrds(infra);
+    dir = EvictionFixture.tempDir("vmi-eviction-cache-it");
+  }
+
+  @AfterEach
+  void stopController() {
+    if (manager != null) {
+      manager.close();
+    }
+  }
+
+  @Test
+  void withTheShippedRbacAnEvacuationReadsNoClusterMachineOrKubevirtMachineFromTheApi()
+      throws Exception {
+    Path kubeconfig = EvictionFixture.controllerKubeconfig(infra, dir);
+    String ns = tenantWithMachine("cache-hit");
+    startController(kubeconfig, ns);
+    Await.until("the management caches synced", WAIT, manager::managementCachesSynced);
+
+    Vmi vmi = vmiWithPodsOnItsGuestNode(ns);
+    Map<String, Double> before = getsOfManagementObjects();
+    evacuate(infra, ns, vmi.name(), "infra-node-1");
+    awaitDeleted(infra, ns, vmi.name(), vmi.uid());
+    Map<String, Double> during = minus(getsOfManagementObjects(), before);
+
+    assertEquals(
+        Map.of("clusters", 0.0, "kubevirtmachines", 0.0, "machines", 0.0),
+        during,
+        "GETs of the VMI's management objects during its evacuation");
+  }
+
+  @Test
+  void withoutListAndWatchOnThemTheControllerIsReadyAndEvacuatesByGets() throws Exception {
+    EvictionFixture.controllerKubeconfig(infra, dir); // the shipped role, to copy
+    Path kubeconfig = kubeconfigWithoutListWatchOnManagementObjects();
+    String ns = tenantWithMachine("cache-off");
+    startController(kubeconfig, ns);
+
+    Vmi vmi = vmiWithPodsOnItsGuestNode(ns);
+    Map<String, Double> before = getsOfManagementObjects();
+    evacuate(infra, ns, vmi.name(), "infra-node-1");
+    awaitDeleted(infra, ns, vmi.name(), vmi.uid());
+    Map<String, Double> during = minus(getsOfManagementObjects(), before);
+
+    assertFalse(manager.managementCachesSynced(), "the caches could not list");
+    assertTrue(
+        during.get("clusters") > 0 && during.get("kubevirtmachines") > 0,
+        "the objects were read with GETs instead: " + during);
+  }
+
+  void startController(Path kubeconfig, String ns) throws Exception {
+    manager =
+        Main.start(
+            "--kubeconfig",
+            kubeconfig.toString(),
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            "--namespace",
+            ns);
+    Await.until("controller ready", WAIT, manager::ready);
+  }
+
+  record Vmi(String name, String uid) {}
+
+  /**
+   * A VMI with its Machine and KubevirtMachine, whose guest node runs pods under a budget that lets
+   * one go at a time: its evacuation takes several steps. Set up before requests are counted
+   * (kubectl apply reads what it applies).
+   */
+  static Vmi vmiWithPodsOnItsGuestNode(String ns) throws Exception {
+    String vm = unique("vm-cache");
+    String other = unique("vm-other");
+    guest.kwokNodes().createNamed(vm, Map.of());
+    guest.kwokNodes().createNamed(other, Map.of());
+    workload(guest, unique("web"), "web", 2, 1, List.of(vm, other));
+    machine(ns, vm);
+    return new Vmi(vm, vmi(infra, ns, vm, "tenant", "External"));
+  }
+
+  /** A tenant namespace with its Cluster and kubeconfig Secret. */
+  static String tenantWithMachine(String prefix) {
+    String ns = unique(prefix);
+    EvictionFixture.namespace(infra, ns);
+    EvictionFixture.cluster(infra, ns, "tenant");
+    EvictionFixture.kubeconfigSecret(infra, ns, "tenant", guest.adminKubeconfigYaml());
+    return ns;
+  }
+
+  /** The Machine and its KubevirtMachine behind VMI {@code name}, as CAPI and CAPK create them. */
+  static void machine(String ns, String name) {
+    infra
+        .kubectl()
+        .apply(
+            """
+            apiVersion: cluster.x-k8s.io/v1beta1
+            kind: Machine
+            metadata: {name: %1$s, namespace: %2$s}
+            spec: {clusterName: tenant}
+            """
+                .formatted(name, ns));
+    String machineUid =
+        infra
+            .kubectl()
+            .runOrFail(
+                null,
+                "-n",
+                ns,
+                "get",
+                "machines.cluster.x-k8s.io",
+                name,
+                "-o",
+                "jsonpath={.metadata.uid}")
+            .trim();
+    infra
+        .kubectl()
+        .apply(
+            """
+            apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+            kind: KubevirtMachine
+            metadata:
+              name: %1$s
+              namespace: %2$s
+              ownerReferences:
+              - {apiVersion: cluster.x-k8s.io/v1beta1, kind: Machine, name: %1$s, uid: %3$s}
+            """
+                .formatted(name, ns, machineUid));
+  }
+
+  /**
+   * The shipped ClusterRole with only {@code get} on Clusters, Machines and KubevirtMachines (as
+   * before the caches), bound to a ServiceAccount of its own; a kubeconfig with its token.
+   */
+  static Path kubeconfigWithoutListWatchOnManagementObjects() throws Exception {
+    String name = "capk-vmi-eviction-no-list";
+    String ns = EvictionFixture.CONTROLLER_NAMESPACE;
+    JsonObject role =
+        JsonParser.parseString(
+                infra
+                    .kubectl()
+                    .runOrFail(
+                        null, "get", "clusterrole", EvictionFixture.CONTROLLER_SA, "-o", "json"))
+            .getAsJsonObject();
+    JsonArray rules = role.getAsJsonArray("rules");
+    int reduced = 0;
+    for (JsonElement r : rules) {
+      JsonObject rule = r.getAsJsonObject();
+      boolean management = false;
+      for (JsonElement res : rule.getAsJsonArray("resources")) {
+        management |= MANAGEMENT_KINDS.contains(res.getAsString());
+      }
+      if (management) {
+        JsonArray get = new JsonArray();
+        get.add("get");
+        rule.add("verbs", get);
+        reduced++;
+      }
+    }
+    assertTrue(reduced > 0, "the shipped role names the management kinds");
+    JsonObject copy = new JsonObject();
+    copy.addProperty("apiVersion", "rbac.authorization.k8s.io/v1");
+    copy.addProperty("kind", "ClusterRole");
+    JsonObject meta = new JsonObject();
+    meta.addProperty("name", name);
+    copy.add("metadata", meta);
+    copy.add("rules", rules);
+    infra.kubectl().apply(copy.toString());
+    infra
+        .kubectl()
+        .apply(
+            """
+            apiVersion: v1
+            kind: ServiceAccount
+            metadata: {name: %1$s, namespace: %2$s}
+            ---
+            apiVersion: rbac.authorization.k8s.io/v1
+            kind: ClusterRoleBinding
+            metadata: {name: %1$s}
+            roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %1$s}
+            subjects: [{kind: ServiceAccount, name: %1$s, namespace: %2$s}]
+            """
+                .formatted(name, ns));
+    AuthenticationV1TokenRequest issued =
+        new CoreV1Api(infra.client())
+            .createNamespacedServiceAccountToken(
+                name,
+                ns,
+                new AuthenticationV1TokenRequest()
+                    .spec(new V1TokenRequestSpec().expirationSeconds(3600L).audiences(List.of())))
+            .execute();
+    Path kubeconfig = dir.resolve("no-list.kubeconfig");
+    Files.writeString(kubeconfig, infra.kubeconfigWithToken(name, issued.getStatus().getToken()));
+    return kubeconfig;
+  }
+
+  private static final Pattern REQUESTS =
+      Pattern.compile("(?m)^apiserver_request_total\\{([^}]*)} ([0-9.eE+]+)$");
+
+  /** GET requests so far, by resource, as the infra API server counts them (every client). */
+  static Map<String, Double> getsOfManagementObjects() {
+    String metrics = infra.kubectl().runOrFail(null, "get", "--raw", "/metrics");
+    Map<String, Double> gets = new TreeMap<>();
+    MANAGEMENT_KINDS.forEach(k -> gets.put(k, 0.0));
+    Matcher m = REQUESTS.matcher(metrics);
+    while (m.find()) {
+      String labels = m.group(1);
+      if (!labels.contains("verb=\"GET\"")) {
+        continue;
+      }
+      for (String kind : MANAGEMENT_KINDS) {
+        if (labels.contains("resource=\"" + kind + "\"") && labels.contains("subresource=\"\"")) {
+          gets.merge(kind, Double.parseDouble(m.group(2)), Double::sum);
+        }
+      }
+    }
+    return gets;
+  }
+
+  static Map<String, Double> minus(Map<String, Double> after, Map<String, Double> before) {
+    Map<String, Double> d = new TreeMap<>();
+    after.forEach((k, v) -> d.put(k, v - before.getOrDefault(k, 0.0)));
+    return d;
+  }
+}
