@@ -13,7 +13,8 @@ import java.util.Optional;
  * The pods bound to one node, kept current by one list and one watch (field selector {@code
  * spec.nodeName}), for a drain that is carried out in steps: each step reads the pods from here
  * instead of listing them, and {@code onPodsLeft} is called whenever pods leave the node (or the
- * watch relisted or gave up), so the drain's next step comes as soon as there is something new.
+ * watch gave up), and only then, so the drain's next step comes as soon as there is something new
+ * and a drain whose pods stay (a budget refuses) is not woken for nothing.
  *
  * <p>Why not a client-java informer: a {@code SharedInformerFactory} keeps one informer per type,
  * and each informer runs several threads; a drain of hundreds of nodes at once needs hundreds of
@@ -34,6 +35,13 @@ public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events 
     RawApi api = new RawApi(client);
     // No resourceVersion: the waiter lists first, then watches from that list's version.
     this.waiter = new DeletionWaiter(api, new PodLister(api), node, null, this);
+  }
+
+  /** Fed by hand, for tests of what it reports. */
+  NodePodWatch(String node, Runnable onPodsLeft) {
+    this.node = node;
+    this.onPodsLeft = onPodsLeft;
+    this.waiter = null;
   }
 
   /** Starts following the node's pods; the first list arrives on the watch's own thread. */
@@ -77,12 +85,20 @@ public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events 
 
   @Override
   public void relisted(List<V1Pod> current) {
+    boolean left;
     synchronized (this) {
+      Map<String, V1Pod> now = new LinkedHashMap<>();
+      current.forEach(p -> now.put(key(p), p));
+      // The first list says nothing left unless the node is empty (pods gone before it are then
+      // all gone: what the drain waits for); a later one, when a pod known before is missing.
+      left = now.isEmpty() || (listed && !now.keySet().containsAll(pods.keySet()));
       pods.clear();
-      current.forEach(p -> pods.put(key(p), p));
+      pods.putAll(now);
       listed = true;
     }
-    onPodsLeft.run();
+    if (left) {
+      onPodsLeft.run();
+    }
   }
 
   @Override
@@ -100,6 +116,8 @@ public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events 
 
   @Override
   public void close() {
-    waiter.close();
+    if (waiter != null) {
+      waiter.close();
+    }
   }
 }
