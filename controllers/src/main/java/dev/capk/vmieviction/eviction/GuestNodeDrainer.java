@@ -6,8 +6,8 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
-import dev.capk.vmieviction.drain.DrainStepper;
 import dev.capk.vmieviction.drain.PodRef;
+import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
@@ -209,8 +209,7 @@ public final class GuestNodeDrainer implements Guest {
                 nodeUnreachable ? settings.skipWaitWhenUnreachable() : Duration.ZERO)
             .maxConcurrentEvictions(settings.maxConcurrentEvictions())
             .build();
-    drains.reopenIfFailed(vmiKey);
-    NodeDrains.Drain drain = drains.forVmi(vmiKey, client.apiClient(), nodeName);
+    SteppedDrains.Drain drain = drains.forVmi(vmiKey, client.apiClient(), nodeName);
     // The watch's cache when it has listed; a list of our own until then (or while it is down).
     Optional<List<V1Pod>> watched = drain.watch().pods();
     if (watched.isEmpty()) {
@@ -233,8 +232,7 @@ public final class GuestNodeDrainer implements Guest {
           client.guarded(
               "draining node " + nodeName,
               () ->
-                  new DrainStepper(client.apiClient(), drains.evictions(), Clock.systemUTC())
-                      .step(nodeName, pods, options, drain.memory()));
+                  drains.stepper(client.apiClient()).step(nodeName, pods, options, drain.memory()));
       requests.addAndGet(step.requests());
       if (!step.denied().isEmpty()) {
         // The tenant's RBAC refused us: no retry of this step can help, and it is not a budget's

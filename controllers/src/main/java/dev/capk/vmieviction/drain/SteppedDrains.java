@@ -1,0 +1,140 @@
+package dev.capk.vmieviction.drain;
+
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import io.kubernetes.client.openapi.ApiClient;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+
+/**
+ * The node drains a controller carries out in steps, each under a key of the caller's (a VMI, a
+ * NodeMaintenance): the watch on the node's pods, which calls back when pods leave, and the drain's
+ * memory between steps. {@link #open} opens a drain at its first step and reopens a watch that gave
+ * up or that another client or node replaces (keeping the memory for the same node); {@link #end}
+ * closes it. Threads for the steps' eviction requests are shared by all drains.
+ */
+public final class SteppedDrains implements AutoCloseable {
+
+  /** One key's drain. */
+  public static final class Drain {
+    private final ApiClient client;
+    private final String node;
+    private final NodePodWatch watch;
+    private final DrainMemory memory;
+
+    private Drain(ApiClient client, String node, NodePodWatch watch, DrainMemory memory) {
+      this.client = client;
+      this.node = node;
+      this.watch = watch;
+      this.memory = memory;
+    }
+
+    public String node() {
+      return node;
+    }
+
+    public NodePodWatch watch() {
+      return watch;
+    }
+
+    public DrainMemory memory() {
+      return memory;
+    }
+  }
+
+  private final Duration baseRetry;
+  private final Duration maxRetry;
+  private final Map<String, Drain> drains = new ConcurrentHashMap<>();
+  private final ExecutorService evictions;
+
+  /**
+   * @param threadName names the eviction threads ({@code %d}: their number)
+   * @param baseRetry the first wait after a refused eviction (cut to {@code maxRetry})
+   * @param maxRetry the longest wait between two evictions of a refused pod
+   */
+  public SteppedDrains(String threadName, Duration baseRetry, Duration maxRetry) {
+    this.baseRetry = baseRetry.compareTo(maxRetry) > 0 ? maxRetry : baseRetry;
+    this.maxRetry = maxRetry;
+    // Threads for the eviction requests of steps in flight; idle ones go after a minute.
+    this.evictions =
+        new ThreadPoolExecutor(
+            0,
+            Integer.MAX_VALUE,
+            1,
+            TimeUnit.MINUTES,
+            new SynchronousQueue<>(),
+            new ThreadFactoryBuilder().setNameFormat(threadName).setDaemon(true).build());
+  }
+
+  /**
+   * The drain under {@code key} of {@code node} through {@code client}, opened (its watch started,
+   * calling {@code onPodsLeft} with the key) if there is none, or if its watch gave up or was for
+   * another client or node.
+   */
+  public Drain open(
+      String key, ApiClient client, String node, BiConsumer<String, String> onPodsLeft) {
+    Drain current = drains.get(key);
+    if (current != null
+        && current.client == client
+        && current.node.equals(node)
+        && current.watch.failure().isEmpty()) {
+      return current;
+    }
+    Drain opened =
+        new Drain(
+            client,
+            node,
+            NodePodWatch.start(client, node, () -> onPodsLeft.accept(key, node)),
+            current != null && current.node.equals(node)
+                ? current.memory
+                : new DrainMemory(baseRetry, maxRetry));
+    Drain replaced = drains.put(key, opened);
+    if (replaced != null) {
+      replaced.watch.close();
+    }
+    return opened;
+  }
+
+  /** A stepper for the drains through {@code client}. */
+  public DrainStepper stepper(ApiClient client) {
+    return new DrainStepper(client, evictions, Clock.systemUTC());
+  }
+
+  /** The drain under {@code key}, if one is open. */
+  public Optional<Drain> get(String key) {
+    return Optional.ofNullable(drains.get(key));
+  }
+
+  /** Closes the drain under {@code key}: its watch stops. */
+  public Optional<Drain> end(String key) {
+    Drain d = drains.remove(key);
+    if (d != null) {
+      d.watch.close();
+    }
+    return Optional.ofNullable(d);
+  }
+
+  /** The keys of the drains open now. */
+  public java.util.Set<String> keys() {
+    return drains.keySet();
+  }
+
+  /** Drains open now. */
+  public int size() {
+    return drains.size();
+  }
+
+  @Override
+  public void close() {
+    drains.values().forEach(d -> d.watch.close());
+    drains.clear();
+    evictions.shutdownNow();
+  }
+}
