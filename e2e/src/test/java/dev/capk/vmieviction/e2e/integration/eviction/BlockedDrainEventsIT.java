@@ -122,14 +122,14 @@ class BlockedDrainEventsIT {
     String uid = vmi(infra, NS, vm, TENANT, "External");
     evacuate(infra, NS, vm, INFRA_NODE);
 
-    // Lift one budget at a time, each once a drain pass has seen the one before lifted: every pass
+    // Lift one budget at a time, each once a drain step has seen the one before lifted: every step
     // in between is blocked with a message of its own (pods left, budgets named). In name order: a
-    // pass tries the first pods first (32 at a time), and a refused pod holds its slot.
+    // step tries the first pods first (32 at a time), and a refused pod holds its slot.
     PolicyV1Api policy = new PolicyV1Api(guest.client());
     for (int i = 0; i < BLOCKED_PODS; i++) {
       int left = BLOCKED_PODS - i;
       Await.until(
-          "a drain pass blocked with " + left + " pod(s) left", WAIT, () -> blockedPass(vm, left));
+          "a drain step blocked with " + left + " pod(s) left", WAIT, () -> blockedPass(vm, left));
       policy.deleteNamespacedPodDisruptionBudget(String.format("pdb-%02d", i), guestNs).execute();
     }
     awaitDeleted(infra, NS, vm, uid);
@@ -224,7 +224,8 @@ class BlockedDrainEventsIT {
 
   static final Pattern BLOCKED_PASS =
       Pattern.compile(
-          "guest node not drained yet vmi=(\\S+) .* pending=(\\d+) (blockers=.*) deadline=");
+          "guest node not drained yet vmi=(\\S+) .* pending=(\\d+) terminating=\\d+"
+              + " (blockers=\".*?\") next=");
 
   boolean blockedPass(String vm, int left) {
     return logged().stream()

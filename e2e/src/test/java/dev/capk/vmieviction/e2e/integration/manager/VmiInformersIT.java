@@ -167,7 +167,10 @@ class VmiInformersIT {
             "cluster.x-k8s.io/cluster-name",
             "c1",
             "capk.cluster.x-k8s.io/kubevirt-machine-namespace",
-            ns),
+            ns,
+            // The admit step tells control-plane VMIs from workers by it.
+            "cluster.x-k8s.io/role",
+            "worker"),
         m.getLabels());
     assertEquals(annotations, m.getAnnotations());
     assertTrue(
