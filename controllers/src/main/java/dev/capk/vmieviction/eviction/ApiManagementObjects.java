@@ -7,7 +7,6 @@ import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capi.ClusterList;
 import dev.capk.vmieviction.api.capi.Machine;
 import dev.capk.vmieviction.api.capi.MachineList;
-import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.capk.KubevirtMachineList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
@@ -15,6 +14,7 @@ import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClusterRef;
+import dev.capk.vmieviction.workload.ManagementApis;
 import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiClient;
@@ -62,30 +62,9 @@ public final class ApiManagementObjects implements ManagementObjects {
   public ApiManagementObjects(
       ApiClient infra, String clusterApiVersion, ClusterNamespacePolicy namespaces, Cached cached) {
     this.cached = cached;
-    this.clusters =
-        new GenericKubernetesApi<>(
-            Cluster.class,
-            ClusterList.class,
-            ClusterApi.GROUP,
-            clusterApiVersion,
-            ClusterApi.CLUSTER_PLURAL,
-            infra);
-    this.kubevirtMachines =
-        new GenericKubernetesApi<>(
-            KubevirtMachine.class,
-            KubevirtMachineList.class,
-            CapkApi.GROUP,
-            CapkApi.VERSION,
-            CapkApi.KUBEVIRT_MACHINE_PLURAL,
-            infra);
-    this.machines =
-        new GenericKubernetesApi<>(
-            Machine.class,
-            MachineList.class,
-            ClusterApi.GROUP,
-            clusterApiVersion,
-            ClusterApi.MACHINE_PLURAL,
-            infra);
+    this.clusters = ManagementApis.clusters(infra, clusterApiVersion);
+    this.kubevirtMachines = ManagementApis.kubevirtMachines(infra);
+    this.machines = ManagementApis.machines(infra, clusterApiVersion);
     this.namespaces = namespaces;
   }
 

@@ -7,12 +7,12 @@ import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capi.ClusterList;
 import dev.capk.vmieviction.api.capi.Machine;
 import dev.capk.vmieviction.api.capi.MachineList;
-import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.capk.KubevirtMachineList;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.workload.CachedObjects;
+import dev.capk.vmieviction.workload.ManagementApis;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.SharedIndexInformer;
@@ -81,29 +81,11 @@ public final class ManagementInformers {
   public ManagementInformers(
       ApiClient watchClient, String clusterApiVersion, List<String> namespaces) {
     GenericKubernetesApi<Cluster, ClusterList> clusterApi =
-        new GenericKubernetesApi<>(
-            Cluster.class,
-            ClusterList.class,
-            ClusterApi.GROUP,
-            clusterApiVersion,
-            ClusterApi.CLUSTER_PLURAL,
-            watchClient);
+        ManagementApis.clusters(watchClient, clusterApiVersion);
     GenericKubernetesApi<Machine, MachineList> machineApi =
-        new GenericKubernetesApi<>(
-            Machine.class,
-            MachineList.class,
-            ClusterApi.GROUP,
-            clusterApiVersion,
-            ClusterApi.MACHINE_PLURAL,
-            watchClient);
+        ManagementApis.machines(watchClient, clusterApiVersion);
     GenericKubernetesApi<KubevirtMachine, KubevirtMachineList> kubevirtMachineApi =
-        new GenericKubernetesApi<>(
-            KubevirtMachine.class,
-            KubevirtMachineList.class,
-            CapkApi.GROUP,
-            CapkApi.VERSION,
-            CapkApi.KUBEVIRT_MACHINE_PLURAL,
-            watchClient);
+        ManagementApis.kubevirtMachines(watchClient);
     List<String> scopes =
         namespaces.isEmpty() ? List.of(VmiInformers.ALL) : List.copyOf(namespaces);
     for (String ns : scopes) {

@@ -195,14 +195,7 @@ public final class GuestClients implements AutoCloseable {
       CollectorRegistry registry) {
     this.cachedClusters = cachedClusters;
     this.infraCore = new CoreV1Api(infra);
-    this.clusters =
-        new GenericKubernetesApi<>(
-            Cluster.class,
-            ClusterList.class,
-            ClusterApi.GROUP,
-            clusterApiVersion,
-            ClusterApi.CLUSTER_PLURAL,
-            infra);
+    this.clusters = ManagementApis.clusters(infra, clusterApiVersion);
     this.settings = settings;
     RemovalListener<GuestClusterRef, GuestClient> onRemoval =
         n -> {

@@ -11,6 +11,7 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.CustomObjectsApi;
+import io.kubernetes.client.openapi.apis.PolicyV1Api;
 import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
@@ -174,6 +175,39 @@ final class MaintenanceFixture {
           volumes: [{name: scratch, emptyDir: {}}]
         """
                 .formatted(name, ns, app, node, app));
+  }
+
+  /**
+   * Budget {@code db} (minAvailable 1) over the pod {@code db-0} already created in {@code ns}:
+   * waits until the namespace's {@code runningPods} run and kube-controller-manager computed that
+   * the budget allows no disruption.
+   */
+  static void budgetNeverAllowingDb(LocalCluster cluster, String ns, int runningPods) {
+    cluster
+        .kubectl()
+        .apply(
+            """
+        apiVersion: policy/v1
+        kind: PodDisruptionBudget
+        metadata: {name: db, namespace: %s}
+        spec:
+          minAvailable: 1
+          selector: {matchLabels: {app: db}}
+        """
+                .formatted(ns));
+    awaitRunning(cluster, ns, runningPods);
+    PolicyV1Api policy = new PolicyV1Api(cluster.client());
+    Await.until(
+        "PDB db computed by kube-controller-manager",
+        WAIT,
+        () -> {
+          var s = policy.readNamespacedPodDisruptionBudget("db", ns).execute().getStatus();
+          return s != null
+              && s.getExpectedPods() != null
+              && s.getExpectedPods() == 1
+              && s.getCurrentHealthy() == 1
+              && s.getDisruptionsAllowed() == 0;
+        });
   }
 
   static void awaitRunning(LocalCluster c, String ns, int count) {

@@ -31,7 +31,6 @@ import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.integration.maintenance.MaintenanceFixture.NodeState;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
-import io.kubernetes.client.openapi.apis.PolicyV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -337,31 +336,7 @@ class NodeMaintenanceIT {
       pod(cluster, ns, "free-" + i, node, "free");
     }
     pod(cluster, ns, "db-0", node, "db");
-    cluster
-        .kubectl()
-        .apply(
-            """
-        apiVersion: policy/v1
-        kind: PodDisruptionBudget
-        metadata: {name: db, namespace: %s}
-        spec:
-          minAvailable: 1
-          selector: {matchLabels: {app: db}}
-        """
-                .formatted(ns));
-    awaitRunning(cluster, ns, 4);
-    PolicyV1Api policy = new PolicyV1Api(cluster.client());
-    Await.until(
-        "PDB db computed by kube-controller-manager",
-        WAIT,
-        () -> {
-          var s = policy.readNamespacedPodDisruptionBudget("db", ns).execute().getStatus();
-          return s != null
-              && s.getExpectedPods() != null
-              && s.getExpectedPods() == 1
-              && s.getCurrentHealthy() == 1
-              && s.getDisruptionsAllowed() == 0;
-        });
+    MaintenanceFixture.budgetNeverAllowingDb(cluster, ns, 4);
 
     create(cluster, nm, node, "blocked by a budget");
     List<Map<String, Object>> seen = new ArrayList<>();

@@ -26,7 +26,6 @@ import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.integration.maintenance.MaintenanceFixture.NodeState;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
-import io.kubernetes.client.openapi.apis.PolicyV1Api;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -147,31 +146,7 @@ class NodeMaintenanceNonBlockingIT {
   static void guardedPod(String node, String ns) throws Exception {
     namespace(cluster, ns);
     pod(cluster, ns, "db-0", node, "db");
-    cluster
-        .kubectl()
-        .apply(
-            """
-        apiVersion: policy/v1
-        kind: PodDisruptionBudget
-        metadata: {name: db, namespace: %s}
-        spec:
-          minAvailable: 1
-          selector: {matchLabels: {app: db}}
-        """
-                .formatted(ns));
-    awaitRunning(cluster, ns, 1);
-    PolicyV1Api policy = new PolicyV1Api(cluster.client());
-    Await.until(
-        "PDB db computed by kube-controller-manager",
-        WAIT,
-        () -> {
-          var s = policy.readNamespacedPodDisruptionBudget("db", ns).execute().getStatus();
-          return s != null
-              && s.getExpectedPods() != null
-              && s.getExpectedPods() == 1
-              && s.getCurrentHealthy() == 1
-              && s.getDisruptionsAllowed() == 0;
-        });
+    MaintenanceFixture.budgetNeverAllowingDb(cluster, ns, 1);
   }
 
   static void awaitBlocked(String nm, String ns) {
