@@ -13,10 +13,12 @@ import java.util.TreeMap;
 import java.util.stream.Stream;
 
 /**
- * Attribution of API requests to one client. {@code apiserver_request_total} has no client label,
- * so the API servers of the evacuation benchmark also write an audit log of the controller's
- * identity only (a client certificate of its own, user {@value #USER}); each line is one request
- * the controller sent.
+ * What the API servers saw, from their audit logs. Attribution of requests to one client: {@code
+ * apiserver_request_total} has no client label, so the API servers of the evacuation benchmark
+ * write an audit log of the controller's identity only (a client certificate of its own, user
+ * {@value #USER}); each line is one request the controller sent. Timing: the head-of-line benchmark
+ * logs the few requests it times (a VMI's marking and deletion, a pod's deletion), so that its
+ * times are the API servers' own, not those of a watch that may fall behind.
  */
 final class AuditLog {
   static final String USER = "capk-vmi-eviction-controller";
@@ -28,21 +30,36 @@ final class AuditLog {
    * kube-apiserver flags.
    */
   static List<String> apiServerFlags(Path dir, String cluster) {
+    return apiServerFlags(
+        dir,
+        cluster,
+        """
+        - level: Metadata
+          users: ["%s"]
+        """
+            .formatted(USER));
+  }
+
+  /**
+   * Writes a policy of its own for {@code cluster} (the given rules at Metadata level, then nothing
+   * else) and returns the kube-apiserver flags.
+   *
+   * @param rules YAML list items of the policy's rules, unindented
+   */
+  static List<String> apiServerFlags(Path dir, String cluster, String rules) {
     try {
       Files.createDirectories(dir);
-      Path policy = dir.resolve("audit-policy.yaml");
+      Path policy = dir.resolve(cluster + "-audit-policy.yaml");
       Files.writeString(
           policy,
           """
-                    apiVersion: audit.k8s.io/v1
-                    kind: Policy
-                    omitStages: [RequestReceived, ResponseStarted]
-                    rules:
-                    - level: Metadata
-                      users: ["%s"]
-                    - level: None
-                    """
-              .formatted(USER));
+          apiVersion: audit.k8s.io/v1
+          kind: Policy
+          omitStages: [RequestReceived, ResponseStarted]
+          rules:
+          """
+              + rules
+              + "- level: None\n");
       Path log = dir.resolve(cluster + "-audit.log");
       Files.deleteIfExists(log);
       return List.of(
@@ -92,6 +109,42 @@ final class AuditLog {
       throw new UncheckedIOException(e);
     }
     return out;
+  }
+
+  /** One request of the log: what was asked of which object, when, and with what answer. */
+  record Entry(
+      String verb,
+      String resource,
+      String subresource,
+      String name,
+      int code,
+      Instant received,
+      Instant completed) {}
+
+  /** Every completed request in the log (an absent log has none). */
+  static List<Entry> entries(Path log) {
+    if (!Files.exists(log)) {
+      return List.of();
+    }
+    try (Stream<String> lines = Files.lines(log)) {
+      return lines
+          .map(line -> JsonParser.parseString(line).getAsJsonObject())
+          .map(
+              e ->
+                  new Entry(
+                      e.get("verb").getAsString(),
+                      RawKube.str(e, "objectRef", "resource"),
+                      RawKube.str(e, "objectRef", "subresource"),
+                      RawKube.str(e, "objectRef", "name"),
+                      e.has("responseStatus") && e.getAsJsonObject("responseStatus").has("code")
+                          ? e.getAsJsonObject("responseStatus").get("code").getAsInt()
+                          : 0,
+                      Instant.parse(e.get("requestReceivedTimestamp").getAsString()),
+                      Instant.parse(e.get("stageTimestamp").getAsString())))
+          .toList();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   static int total(Map<String, Integer> counts) {
