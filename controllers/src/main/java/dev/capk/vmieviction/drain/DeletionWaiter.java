@@ -113,6 +113,7 @@ final class DeletionWaiter implements AutoCloseable {
       try {
         if (resourceVersion == null) {
           PodLister.Listing listing = lister.list(node, "", DrainOptions.DEFAULT_CHUNK_SIZE);
+          LOG.debug("pods listed node={} pods={}", node, listing.pods().size());
           events.relisted(listing.pods());
           resourceVersion = listing.resourceVersion();
         }

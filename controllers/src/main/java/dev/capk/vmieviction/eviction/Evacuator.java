@@ -220,7 +220,9 @@ final class Evacuator {
     }
     // The tenant's share: a step that may not talk to its guest cluster now comes back later,
     // and this worker moves on.
-    Optional<Duration> throttled = guest.tryEnterStep(guests.takeWake(key));
+    boolean woken = guests.takeWake(key);
+    log.debug("guest step vmi={} cluster={} woken={}", key, guest.cluster(), woken);
+    Optional<Duration> throttled = guest.tryEnterStep(woken);
     if (throttled.isPresent()) {
       metrics.throttled();
       log.debug(

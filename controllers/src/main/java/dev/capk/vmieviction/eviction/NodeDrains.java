@@ -56,6 +56,7 @@ public final class NodeDrains implements AutoCloseable {
   }
 
   private void wakeUp(String vmiKey) {
+    log.debug("guest pods left, waking vmi={}", vmiKey);
     woken.add(vmiKey);
     wake.accept(vmiKey);
   }
