@@ -17,7 +17,8 @@ import java.util.function.BiFunction;
 /**
  * VMIs read from the shared informer's cache and written with narrow requests: a JSON merge patch
  * of one annotation (guarded by resourceVersion) and a delete with UID precondition. Never a PUT:
- * our VMI model is partial and an update would erase what it does not model.
+ * our VMI model is partial and an update would erase what it does not model. Reads see our own
+ * writes even while the cache lags behind them ({@link OwnWrites}).
  */
 public final class ApiInfraVmis implements InfraVmis {
 
@@ -31,6 +32,7 @@ public final class ApiInfraVmis implements InfraVmis {
   private final BiFunction<String, String, List<VirtualMachineInstance>> clusterIndex;
 
   private final GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api;
+  private final OwnWrites ownWrites = new OwnWrites();
 
   public ApiInfraVmis(
       BiFunction<String, String, VirtualMachineInstance> cache,
@@ -43,12 +45,17 @@ public final class ApiInfraVmis implements InfraVmis {
 
   @Override
   public List<VirtualMachineInstance> ofCluster(String namespace, String cluster) {
-    return clusterIndex.apply(namespace, cluster);
+    return clusterIndex.apply(namespace, cluster).stream().map(ownWrites::freshest).toList();
   }
 
   @Override
   public Optional<VirtualMachineInstance> get(String namespace, String name) {
-    return Optional.ofNullable(cache.apply(namespace, name));
+    VirtualMachineInstance cached = cache.apply(namespace, name);
+    if (cached == null) {
+      ownWrites.forget(namespace, name);
+      return Optional.empty();
+    }
+    return Optional.of(ownWrites.freshest(cached));
   }
 
   @Override
@@ -66,7 +73,9 @@ public final class ApiInfraVmis implements InfraVmis {
                     new V1Patch(
                         annotationPatch(vmi.getMetadata().getResourceVersion(), key, value)),
                     patchOptions()));
-    return r.throwsApiException().getObject();
+    VirtualMachineInstance updated = r.throwsApiException().getObject();
+    ownWrites.wrote(vmi, updated);
+    return updated;
   }
 
   /** {@code {"metadata":{"resourceVersion":rv,"annotations":{key:value}}}}: exactly one field. */
