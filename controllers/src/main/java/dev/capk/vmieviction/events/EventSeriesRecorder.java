@@ -21,9 +21,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes core/v1 Events as series (one object per object, scope, type and reason, its count and
- * message updated), as {@link EventSeriesBook} decides. Synchronous and best effort: one attempt
- * per call, never throws, failures logged (never as errors) and retried by the series' next
- * occurrence.
+ * message updated), as {@link EventSeriesBook} decides. Best effort: one attempt per call, never
+ * throws, failures logged (never as errors) and retried by the series' next occurrence. Written on
+ * the caller's thread, or, given {@link EventWriters}, on theirs (in order per object), so the
+ * caller does not wait for the API server.
  *
  * <p>Where client-java falls short, and why this is not its {@code LegacyEventBroadcaster}: its
  * spam filter drops every event of an object beyond 25 (outcomes included); once ten messages of a
@@ -43,8 +44,11 @@ public final class EventSeriesRecorder {
   private final String component;
   private final Set<String> outcomeReasons;
   private final Clock clock;
+  private final EventWriters writers;
 
   /**
+   * Writes on the caller's thread.
+   *
    * @param outcomeReasons reasons written at every occurrence, never capped nor delayed
    */
   public EventSeriesRecorder(
@@ -53,11 +57,26 @@ public final class EventSeriesRecorder {
       String component,
       Set<String> outcomeReasons,
       Clock clock) {
+    this(book, store, component, outcomeReasons, clock, null);
+  }
+
+  /**
+   * @param outcomeReasons reasons written at every occurrence, never capped nor delayed
+   * @param writers write on their threads; null: on the caller's
+   */
+  public EventSeriesRecorder(
+      EventSeriesBook book,
+      EventStore store,
+      String component,
+      Set<String> outcomeReasons,
+      Clock clock,
+      EventWriters writers) {
     this.book = book;
     this.store = store;
     this.component = component;
     this.outcomeReasons = Set.copyOf(outcomeReasons);
     this.clock = clock;
+    this.writers = writers;
   }
 
   /**
@@ -65,6 +84,17 @@ public final class EventSeriesRecorder {
    * namespaced, namespace). {@code scope} separates series of the same object, e.g. one evacuation.
    */
   public void record(
+      V1ObjectReference involved, String scope, boolean warning, String reason, String message) {
+    if (writers == null) {
+      recordNow(involved, scope, warning, reason, message);
+    } else {
+      writers.submit(
+          involved.getNamespace() + "/" + involved.getName() + "/" + involved.getUid(),
+          () -> recordNow(involved, scope, warning, reason, message));
+    }
+  }
+
+  private void recordNow(
       V1ObjectReference involved, String scope, boolean warning, String reason, String message) {
     String type = warning ? "Warning" : "Normal";
     Series series =

@@ -10,6 +10,7 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
+import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.ApiInfraVmis;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
 import dev.capk.vmieviction.eviction.ClusterGuestConnector;
@@ -114,13 +115,17 @@ public final class Manager implements AutoCloseable {
             watchClient, vmiWatchApi, options.namespaces, options.vmiLabelSelector, RESYNC);
 
     // Our own series recorder, not client-java's legacy broadcaster: see EventSeriesRecorder.
+    // Written off the workers' threads: a step does not wait for its events.
+    EventWriters eventWriters = new EventWriters("vmi-events", 4, 10_000);
+    closeables.add(eventWriters);
     EventSeriesRecorder vmiEvents =
         new EventSeriesRecorder(
             new EventSeriesBook(),
             EventStore.of(new CoreV1Api(requestClient)),
             "capk-vmi-eviction-controller",
             SeriesVmiEvents.OUTCOMES,
-            Clock.systemUTC());
+            Clock.systemUTC(),
+            eventWriters);
 
     // Clusters, Machines and KubevirtMachines, read at every evacuation step, from caches.
     ManagementInformers management =

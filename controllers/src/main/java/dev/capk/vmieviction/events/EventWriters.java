@@ -1,0 +1,80 @@
+package dev.capk.vmieviction.events;
+
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes Events off the caller's thread, as client-go's event broadcaster does: a reconcile step
+ * hands its events over and returns, instead of waiting for each write's round trip to the API
+ * server (under load a step's events cost it more than its real work). Events of one object stay in
+ * order (one lane per object, by its key); a lane whose queue is full drops the event, logged, as a
+ * recorder that is best effort anyway does.
+ */
+public final class EventWriters implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(EventWriters.class);
+
+  private final List<ThreadPoolExecutor> lanes = new ArrayList<>();
+
+  /**
+   * @param name names the lanes' threads
+   * @param lanes how many events may be in flight at once (each lane writes one at a time)
+   * @param queuePerLane events waiting per lane before new ones are dropped
+   */
+  public EventWriters(String name, int lanes, int queuePerLane) {
+    for (int i = 0; i < lanes; i++) {
+      this.lanes.add(
+          new ThreadPoolExecutor(
+              1,
+              1,
+              0,
+              TimeUnit.MILLISECONDS,
+              new ArrayBlockingQueue<>(queuePerLane),
+              new ThreadFactoryBuilder().setNameFormat(name + "-" + i).setDaemon(true).build()));
+    }
+  }
+
+  /** Writes {@code write} after every earlier write of the same {@code objectKey}. */
+  public void submit(String objectKey, Runnable write) {
+    ThreadPoolExecutor lane = lanes.get(Math.floorMod(objectKey.hashCode(), lanes.size()));
+    try {
+      lane.execute(write);
+    } catch (RejectedExecutionException e) {
+      log.info("event not recorded, too many waiting to be written object={}", objectKey);
+    }
+  }
+
+  /** Events waiting or being written. */
+  public int pending() {
+    return lanes.stream().mapToInt(l -> l.getQueue().size() + l.getActiveCount()).sum();
+  }
+
+  /** Writes what is waiting, for at most {@code seconds}, then stops. */
+  public void close(long seconds) {
+    lanes.forEach(ThreadPoolExecutor::shutdown);
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    for (ThreadPoolExecutor lane : lanes) {
+      try {
+        long left = until - System.nanoTime();
+        if (left <= 0 || !lane.awaitTermination(left, TimeUnit.NANOSECONDS)) {
+          lane.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        lane.shutdownNow();
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    close(2);
+  }
+}
