@@ -37,27 +37,6 @@ public final class VmiEvictionReconciler implements Reconciler {
   private final EvictionMetrics metrics;
   private final HeldEvacuations held;
 
-  public VmiEvictionReconciler(
-      InfraVmis vmis,
-      ClusterDefaults clusterDefaults,
-      GuestConnector guests,
-      ManagementObjects managementObjects,
-      VmiEvents events,
-      EvictionMetrics metrics,
-      EvictionSettings settings,
-      Clock clock) {
-    this(
-        vmis,
-        clusterDefaults,
-        guests,
-        managementObjects,
-        events,
-        metrics,
-        settings,
-        clock,
-        key -> {});
-  }
-
   /**
    * @param wake enqueues a VMI (by {@code namespace/name}) for a look now: a VMI held by the admit
    *     step is woken when what holds it ends
