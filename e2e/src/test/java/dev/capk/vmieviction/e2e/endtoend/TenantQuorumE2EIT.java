@@ -35,8 +35,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * workloads in the guest, the controller running from its jar and the KubeVirt stand-in answering
  * for KubeVirt (a recreated VM's guest node is NotReady until the VM runs again: {@code
  * GuestReboots}). A second tenant, laid out the same on another infra node drained at the same
- * time, has a deadline short enough (its Machines' {@code nodeDrainTimeout: 60s}, Cluster API's
- * contract) that the {@code --drain-reserve} of 40 s lets its held control-plane VMIs go ahead. One
+ * time, has a deadline short enough (its Machines' {@code nodeDrainTimeout: 40s}, Cluster API's
+ * contract) that the {@code --drain-reserve} of 20 s lets its held control-plane VMIs go ahead. One
  * controller serves both; the clusters are the end-to-end suite's shared ones.
  */
 class TenantQuorumE2EIT {
@@ -52,9 +52,9 @@ class TenantQuorumE2EIT {
   /**
    * The reserve tenant's deadline (its Machines' nodeDrainTimeout) and the controller's reserve.
    */
-  static final Duration RESERVE_TENANT_DEADLINE = Duration.ofSeconds(60);
+  static final Duration RESERVE_TENANT_DEADLINE = Duration.ofSeconds(40);
 
-  static final Duration RESERVE = Duration.ofSeconds(40);
+  static final Duration RESERVE = Duration.ofSeconds(20);
 
   private static EvacuationWorld world;
   private static TenantCluster quorum;
@@ -239,7 +239,7 @@ class TenantQuorumE2EIT {
       Set<String> starts = recorder.drainStarts(reserve.namespace(), vmi);
       assertEquals(1, starts.size(), vmi + " drain starts: " + starts);
       // The drain start annotation and the event's time are whole seconds; the deadline minus
-      // reserve is a whole second too (start + 60s - 40s): ±2 s of it is this window.
+      // reserve is a whole second too (start + 40s - 20s): ±2 s of it is this window.
       Instant goAhead =
           OffsetDateTime.parse(starts.iterator().next())
               .toInstant()
