@@ -3,6 +3,7 @@ package dev.capk.vmieviction.eviction;
 import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.CONFLICT_RETRY;
 import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.DONE;
 
+import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -10,6 +11,7 @@ import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,13 +30,16 @@ final class GuestNodeUncordoner {
   private final CordonMarks marks;
   private final EvacuationMemory memory;
   private final Duration retryInterval;
+  private final HeldEvacuations held;
 
   GuestNodeUncordoner(
       GuestConnector guests,
       VmiEvents events,
       CordonMarks marks,
       EvacuationMemory memory,
-      Duration retryInterval) {
+      Duration retryInterval,
+      HeldEvacuations held) {
+    this.held = held;
     this.guests = guests;
     this.events = events;
     this.marks = marks;
@@ -90,6 +95,7 @@ final class GuestNodeUncordoner {
               key,
               guest.cluster(),
               nodeName);
+          nodeBack(vmi);
           return noMark(key, uid);
         }
         case WAIT -> {
@@ -110,6 +116,7 @@ final class GuestNodeUncordoner {
                   + ": the VMI runs again");
           guest.nodeEvent(
               node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
+          nodeBack(vmi);
           return noMark(key, uid);
         }
         default -> {
@@ -121,6 +128,18 @@ final class GuestNodeUncordoner {
     } catch (ApiException e) {
       log.info("uncordon check postponed vmi={} code={}", key, e.getCode());
       return new Result(true, e.getCode() == 409 ? CONFLICT_RETRY : memory.backoff(key));
+    }
+  }
+
+  /**
+   * The node is back from its evacuation: a VMI of the same Cluster held by the quorum guard may go
+   * now.
+   */
+  private void nodeBack(VirtualMachineInstance vmi) {
+    Map<String, String> labels = vmi.getMetadata().getLabels();
+    String cluster = labels == null ? null : labels.get(CapkLabels.CLUSTER_NAME);
+    if (cluster != null) {
+      held.nodeBack(HeldEvacuations.clusterKey(vmi.getMetadata().getNamespace(), cluster));
     }
   }
 

@@ -33,6 +33,9 @@ import org.slf4j.LoggerFactory;
  * counts it) and says in events why a VMI is held or went ahead anyway.
  *
  * <p>A worker VMI with no limit in force costs nothing: no guest call, no write.
+ *
+ * <p>Held and admitted VMIs are told to {@link HeldEvacuations}, which wakes the held ones of a
+ * Cluster when an admitted one ends or a guest node of the Cluster comes back.
  */
 final class TenantAdmissionCheck {
 
@@ -52,6 +55,7 @@ final class TenantAdmissionCheck {
   private final VmiEvents events;
   private final EvictionSettings settings;
   private final Clock clock;
+  private final HeldEvacuations held;
 
   /**
    * VMIs of one Cluster are decided one at a time in this process, else two workers could each see
@@ -79,12 +83,14 @@ final class TenantAdmissionCheck {
       GuestConnector guests,
       VmiEvents events,
       EvictionSettings settings,
-      Clock clock) {
+      Clock clock,
+      HeldEvacuations held) {
     this.vmis = vmis;
     this.guests = guests;
     this.events = events;
     this.settings = settings;
     this.clock = clock;
+    this.held = held;
   }
 
   /**
@@ -101,18 +107,21 @@ final class TenantAdmissionCheck {
       throws GuestAccessException, ApiException {
     String startText = DrainStartTime.format(start);
     String uid = vmi.getMetadata().getUid();
-    if (startText.equals(annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
-        || startText.equals(admittedHere.getIfPresent(uid))) {
-      return new Admitted(vmi); // once admitted, always admitted
-    }
     String cluster = label(vmi, CapkLabels.CLUSTER_NAME);
     if (cluster == null) {
       return new Admitted(vmi); // no tenant known: the guest connection says so
     }
     String ns = vmi.getMetadata().getNamespace();
+    String clusterKey = HeldEvacuations.clusterKey(ns, cluster);
+    if (startText.equals(annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
+        || startText.equals(admittedHere.getIfPresent(uid))) {
+      held.admitted(key, clusterKey); // also after a restart: its end wakes the held ones
+      return new Admitted(vmi); // once admitted, always admitted
+    }
     EvacuationLimit limit = limit(key, vmi, clusterLimit);
     Optional<Role> known = knownRole(vmi);
     if (known.isPresent() && known.get() == Role.WORKER && limit.unlimited()) {
+      held.admitted(key, clusterKey);
       return new Admitted(vmi);
     }
     MarkedNodes nodes = null;
@@ -138,6 +147,7 @@ final class TenantAdmissionCheck {
       Role role = known.orElse(roleFromNodes(name, nodes));
       learntRoles.put(uid, role);
       if (role == Role.WORKER && limit.unlimited()) {
+        held.admitted(key, clusterKey);
         return new Admitted(vmi);
       }
       MarkedNodes seen = nodes;
@@ -177,7 +187,7 @@ final class TenantAdmissionCheck {
       if (decision instanceof TenantAdmission.Admit) {
         log.info(
             "evacuation admitted vmi={} cluster={}/{} role={}", key, ns, cluster, role.phrase());
-        return new Admitted(record(vmi, startText));
+        return new Admitted(record(key, clusterKey, vmi, startText));
       }
       if (decision instanceof TenantAdmission.Override o) {
         boolean controlPlane = o.role() == Role.CONTROL_PLANE;
@@ -210,7 +220,7 @@ final class TenantAdmissionCheck {
                 + o.risked()
                 + ". Going ahead anyway: "
                 + risked);
-        return new Admitted(record(vmi, startText));
+        return new Admitted(record(key, clusterKey, vmi, startText));
       }
       TenantAdmission.Hold h = (TenantAdmission.Hold) decision;
       log.info(
@@ -233,6 +243,9 @@ final class TenantAdmissionCheck {
               + " (deadline "
               + DrainStartTime.format(deadline.at())
               + " minus --drain-reserve)");
+      // Woken at once when what it waits for ends (HeldEvacuations), else it looks again after the
+      // retry interval, and at deadline minus reserve at the latest.
+      held.held(key, clusterKey);
       Duration untilEnd = Duration.between(now, h.goAheadAt());
       return new Held(
           h.waitsFor(),
@@ -242,11 +255,13 @@ final class TenantAdmissionCheck {
     }
   }
 
-  private VirtualMachineInstance record(VirtualMachineInstance vmi, String startText)
+  private VirtualMachineInstance record(
+      String key, String clusterKey, VirtualMachineInstance vmi, String startText)
       throws ApiException {
     VirtualMachineInstance updated =
         vmis.annotate(vmi, EvictionAnnotations.EVACUATION_ADMITTED, startText);
     admittedHere.put(vmi.getMetadata().getUid(), startText);
+    held.admitted(key, clusterKey);
     return updated;
   }
 

@@ -7,6 +7,7 @@ import io.kubernetes.client.extended.controller.reconciler.Result;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * Evacuates VMIs with eviction strategy External: when KubeVirt sets {@code
@@ -34,7 +35,12 @@ public final class VmiEvictionReconciler implements Reconciler {
   private final GuestNodeUncordoner uncordoner;
   private final NotEvacuatedNotices notices;
   private final EvictionMetrics metrics;
+  private final HeldEvacuations held;
 
+  /**
+   * @param wake enqueues a VMI (by {@code namespace/name}) for a look now: a VMI held by the admit
+   *     step is woken when what holds it ends
+   */
   public VmiEvictionReconciler(
       InfraVmis vmis,
       ClusterDefaults clusterDefaults,
@@ -43,12 +49,14 @@ public final class VmiEvictionReconciler implements Reconciler {
       VmiEvents events,
       EvictionMetrics metrics,
       EvictionSettings settings,
-      Clock clock) {
+      Clock clock,
+      Consumer<String> wake) {
     this.vmis = vmis;
     this.clusterDefaults = clusterDefaults;
     this.settings = settings;
     this.metrics = metrics;
     this.memory = new EvacuationMemory(metrics, settings.maxFailureBackoff());
+    this.held = new HeldEvacuations(wake);
     CordonMarks marks = new CordonMarks();
     MachineContractCheck contracts =
         new MachineContractCheck(managementObjects, events, settings.drainTimeout(), clock);
@@ -63,9 +71,9 @@ public final class VmiEvictionReconciler implements Reconciler {
             memory,
             marks,
             contracts,
-            new TenantAdmissionCheck(vmis, guests, events, settings, clock));
+            new TenantAdmissionCheck(vmis, guests, events, settings, clock, held));
     this.uncordoner =
-        new GuestNodeUncordoner(guests, events, marks, memory, settings.retryInterval());
+        new GuestNodeUncordoner(guests, events, marks, memory, settings.retryInterval(), held);
     this.notices = new NotEvacuatedNotices(events);
   }
 
@@ -85,6 +93,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     if (found.isEmpty()) {
       memory.gone(key); // deleted, by us or anyone
       evacuator.ended(key);
+      held.ended(key);
       return DONE;
     }
     VirtualMachineInstance vmi = found.get();
@@ -97,6 +106,9 @@ public final class VmiEvictionReconciler implements Reconciler {
       case EVACUATE:
         return evacuator.evacuate(key, vmi);
       case NOT_EVACUATING:
+        // Under this name runs a VMI not being evacuated: often the recreation of one whose
+        // admission held others (its deletion may not have reached us as a look of its own).
+        held.ended(key);
         return evacuator.callOff(key, vmi).orElseGet(() -> uncordoner.check(key, vmi));
       case NOT_EXTERNAL:
         notices.leftToKubeVirt(
@@ -106,9 +118,12 @@ public final class VmiEvictionReconciler implements Reconciler {
         memory.ended(key, uid, true);
         memory.succeeded(key);
         evacuator.ended(key);
+        held.ended(key);
         return DONE;
       case DELETING:
       default:
+        // An admitted VMI being deleted still counts against its Cluster until it is gone: its
+        // held peers are woken then, not now.
         memory.ended(key, uid, false);
         memory.succeeded(key);
         evacuator.ended(key);

@@ -211,7 +211,12 @@ public final class Manager implements AutoCloseable {
             new SeriesVmiEvents(vmiEvents),
             metrics,
             settings,
-            Clock.systemUTC());
+            Clock.systemUTC(),
+            // A VMI held by the admit step, woken when what holds it ends.
+            key -> {
+              int slash = key.indexOf('/');
+              queue.add(new Request(key.substring(0, slash), key.substring(slash + 1)));
+            });
 
     ControllerWatch<VirtualMachineInstance> watch =
         ControllerBuilder.controllerWatchBuilder(VirtualMachineInstance.class, queue)

@@ -54,6 +54,12 @@ class VmiEvictionReconcilerTest {
   int factReads;
   VmiEvictionReconciler reconciler;
 
+  /** VMIs the reconciler asked to look at now (namespace/name), in order. */
+  List<String> woken;
+
+  ManagementObjects managementObjects;
+  GuestConnector connector;
+
   @BeforeEach
   void setUp() {
     clock = new MutableClock(T0);
@@ -64,7 +70,8 @@ class VmiEvictionReconcilerTest {
     connectBounds = new ArrayList<>();
     clusterDefault = Optional.empty();
     facts = facts(false, false, null, null);
-    ManagementObjects managementObjects =
+    woken = new ArrayList<>();
+    managementObjects =
         vmi -> {
           factReads++;
           if (factsFailure != null) {
@@ -72,7 +79,7 @@ class VmiEvictionReconcilerTest {
           }
           return facts;
         };
-    GuestConnector connector =
+    connector =
         (vmi, timeLeft) -> {
           connects.add(vmi.getMetadata().getName());
           connectBounds.add(timeLeft);
@@ -82,16 +89,22 @@ class VmiEvictionReconcilerTest {
           return guest;
         };
     reconciler =
-        new VmiEvictionReconciler(
-            vmis,
-            () -> clusterDefault,
-            connector,
-            managementObjects,
-            events,
-            new EvictionMetrics(new CollectorRegistry()),
+        reconciler(
             new EvictionSettings(
-                TIMEOUT, RETRY, Duration.ofSeconds(20), "None", Duration.ofMinutes(1)),
-            clock);
+                TIMEOUT, RETRY, Duration.ofSeconds(20), "None", Duration.ofMinutes(1)));
+  }
+
+  VmiEvictionReconciler reconciler(EvictionSettings settings) {
+    return new VmiEvictionReconciler(
+        vmis,
+        () -> clusterDefault,
+        connector,
+        managementObjects,
+        events,
+        new EvictionMetrics(new CollectorRegistry()),
+        settings,
+        clock,
+        woken::add);
   }
 
   Result reconcile(String name) {
@@ -974,6 +987,64 @@ class VmiEvictionReconcilerTest {
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
     assertFalse(events.has("Normal", EventReasons.EVACUATION_HELD));
     assertFalse(events.has("Warning", EventReasons.QUORUM_GUARD_OVERRIDDEN));
+  }
+
+  @Test
+  void aHeldControlPlaneVmiIsWokenWhenTheControlPlaneNodeItWaitedForIsUncordoned() {
+    controlPlane(evacuating("vm-1"), "2025-03-01T12:00:00Z");
+    controlPlane(evacuating("vm-2"), null);
+    guest.node = Optional.of(node("vm-2", null, false, "True"));
+    assertTrue(reconcile("vm-2").isRequeue());
+    assertTrue(events.has("Normal", EventReasons.EVACUATION_HELD));
+    assertEquals(List.of(), woken);
+
+    // vm-1 was deleted and recreated (a new UID, no evacuation); it runs, and its guest node,
+    // cordoned by us, is Ready again: uncordoning it wakes the held vm-2 at once.
+    VirtualMachineInstance again = controlPlane(vmi("vm-1", "External", null), null);
+    again.getMetadata().setUid("uid-vm-1-new");
+    vmis.put(again);
+    V1Node back = node("vm-1", null, true, "True");
+    back.getMetadata().getAnnotations().put(EvictionAnnotations.CORDONED_BY, "uid-vm-1");
+    guest.node = Optional.of(back);
+    reconcile("vm-1");
+
+    assertEquals(List.of("uncordon vm-1"), guest.calls);
+    assertTrue(woken.contains("tenant-a/vm-2"), "woken: " + woken);
+    assertFalse(woken.contains("tenant-a/vm-1"), "only held VMIs are woken: " + woken);
+  }
+
+  @Test
+  void aHeldWorkerIsWokenWhenTheAdmittedWorkerOfItsClusterIsGone() {
+    reconciler =
+        reconciler(
+            new EvictionSettings(
+                TIMEOUT,
+                RETRY,
+                Duration.ofSeconds(20),
+                "None",
+                Duration.ofMinutes(1),
+                EvacuationLimit.parse("1").orElseThrow(),
+                EvictionSettings.DEFAULT_DRAIN_RESERVE));
+    worker(evacuating("vm-1"));
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("ns/p", "ns/pdb"));
+    reconcile("vm-1"); // admitted: the Cluster's one slot
+    worker(evacuating("vm-2"));
+    assertTrue(reconcile("vm-2").isRequeue());
+    assertTrue(
+        events.message("Normal", EventReasons.EVACUATION_HELD).contains("limit 1"),
+        events.message("Normal", EventReasons.EVACUATION_HELD));
+    assertEquals(List.of(), woken);
+
+    vmis.byName.remove("vm-1"); // deleted: the slot is free
+    reconcile("vm-1");
+
+    assertEquals(List.of("tenant-a/vm-2"), woken);
+  }
+
+  static VirtualMachineInstance worker(VirtualMachineInstance vmi) {
+    vmi.getMetadata().getLabels().put(CapkLabels.ROLE, "worker");
+    return vmi;
   }
 
   static final class FakeVmis implements InfraVmis {

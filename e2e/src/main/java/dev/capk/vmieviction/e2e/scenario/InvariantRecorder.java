@@ -26,10 +26,18 @@ import java.util.concurrent.TimeUnit;
  * Watches an evacuation from outside and records what the invariants need: for each VMI, the state
  * of its guest node when its deletion was first seen (read fresh from the guest API), how often it
  * was deleted, every drain start time it ever carried; for each protected guest workload, the
- * fewest available pods it ever had.
+ * fewest available pods it ever had; for each tenant, the most of its control-plane guest nodes
+ * that were down at once.
+ *
+ * <p>A control-plane guest node (label {@code node-role.kubernetes.io/control-plane}) is
+ * <em>down</em> while it is cordoned ({@code spec.unschedulable}: being drained, or not yet
+ * uncordoned after its VMI came back) or its Ready condition is not True (its VM is being
+ * recreated: {@link GuestReboots}). The stricter of the two readings of "not available to the
+ * tenant's quorum".
  */
 public final class InvariantRecorder implements AutoCloseable {
   public static final String DRAIN_START_ANNOTATION = "capk.cluster.x-k8s.io/vmi-drain-start-time";
+  public static final String CONTROL_PLANE_NODE_LABEL = "node-role.kubernetes.io/control-plane";
 
   /** The guest node as read right after its VMI's deletion was seen. */
   public record DrainCheck(boolean nodeFound, boolean cordoned, List<String> remainingPods) {
@@ -47,6 +55,7 @@ public final class InvariantRecorder implements AutoCloseable {
   private final Map<String, Integer> minAvailable = new ConcurrentHashMap<>();
   private final Map<String, Long> cordonSeenAt = new ConcurrentHashMap<>();
   private final Map<String, Long> vmiDeletionSeenAt = new ConcurrentHashMap<>();
+  private final Map<String, ControlPlaneNodes> controlPlaneByTenant = new ConcurrentHashMap<>();
   private final List<SharedInformerFactory> factories = new ArrayList<>();
   private final ExecutorService checks = Executors.newFixedThreadPool(4);
   private volatile boolean trackingAvailability;
@@ -223,15 +232,63 @@ public final class InvariantRecorder implements AutoCloseable {
           }
 
           @Override
-          public void onDelete(V1Node n, boolean unknown) {}
+          public void onDelete(V1Node n, boolean unknown) {
+            controlPlane(tenant).gone(n.getMetadata().getName());
+          }
         });
     factories.add(factory);
   }
 
   private void node(TenantCluster tenant, V1Node n) {
-    if (Boolean.TRUE.equals(n.getSpec().getUnschedulable())) {
+    boolean cordoned = Boolean.TRUE.equals(n.getSpec().getUnschedulable());
+    if (cordoned) {
       cordonSeenAt.putIfAbsent(
           tenant.namespace() + "/" + n.getMetadata().getName(), System.nanoTime());
+    }
+    Map<String, String> labels = n.getMetadata().getLabels();
+    // Tenants may share a guest cluster: each counts only the nodes labelled as its own.
+    if (trackingAvailability
+        && labels != null
+        && tenant.name().equals(labels.get(TenantCluster.TENANT_LABEL))
+        && labels.containsKey(CONTROL_PLANE_NODE_LABEL)) {
+      controlPlane(tenant).seen(n.getMetadata().getName(), cordoned || !ready(n));
+    }
+  }
+
+  private ControlPlaneNodes controlPlane(TenantCluster tenant) {
+    return controlPlaneByTenant.computeIfAbsent(tenant.name(), k -> new ControlPlaneNodes());
+  }
+
+  private static boolean ready(V1Node n) {
+    if (n.getStatus() == null || n.getStatus().getConditions() == null) {
+      return false;
+    }
+    return n.getStatus().getConditions().stream()
+        .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+  }
+
+  /** One tenant's control-plane guest nodes: which are down now, the most at once, the history. */
+  private static final class ControlPlaneNodes {
+    private final java.util.TreeSet<String> down = new java.util.TreeSet<>();
+    private final java.util.TreeSet<String> everDown = new java.util.TreeSet<>();
+    private final List<String> history = new ArrayList<>();
+    private int maxDown;
+
+    synchronized void seen(String node, boolean isDown) {
+      boolean changed = isDown ? down.add(node) : down.remove(node);
+      if (isDown) {
+        everDown.add(node);
+      }
+      if (changed) {
+        maxDown = Math.max(maxDown, down.size());
+        history.add(java.time.Instant.now() + " down=" + down);
+      }
+    }
+
+    synchronized void gone(String node) {
+      if (down.remove(node)) {
+        history.add(java.time.Instant.now() + " down=" + down + " (" + node + " deleted)");
+      }
     }
   }
 
@@ -274,6 +331,33 @@ public final class InvariantRecorder implements AutoCloseable {
 
   public Map<String, Integer> minAvailableByWorkload() {
     return Map.copyOf(minAvailable);
+  }
+
+  /**
+   * The most control-plane guest nodes of {@code tenant} that were down (cordoned or not Ready) at
+   * the same time, since tracking started.
+   */
+  public int maxControlPlaneNodesDown(TenantCluster tenant) {
+    ControlPlaneNodes c = controlPlane(tenant);
+    synchronized (c) {
+      return c.maxDown;
+    }
+  }
+
+  /** The control-plane guest nodes of {@code tenant} that were down at some time. */
+  public Set<String> controlPlaneNodesEverDown(TenantCluster tenant) {
+    ControlPlaneNodes c = controlPlane(tenant);
+    synchronized (c) {
+      return Set.copyOf(c.everDown);
+    }
+  }
+
+  /** Each change of the set of {@code tenant}'s control-plane guest nodes down, with its time. */
+  public String controlPlaneHistory(TenantCluster tenant) {
+    ControlPlaneNodes c = controlPlane(tenant);
+    synchronized (c) {
+      return String.join("\n", c.history);
+    }
   }
 
   /**

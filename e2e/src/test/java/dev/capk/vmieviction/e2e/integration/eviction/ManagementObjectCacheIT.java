@@ -22,6 +22,7 @@ import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
+import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1TokenRequestSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,6 +32,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,8 +41,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * A VMI's Cluster, KubevirtMachine and Machine are read at every evacuation step; with the shipped
  * RBAC they come from informer caches (no GET), and a controller whose RBAC lacks list/watch on
- * them still becomes ready and evacuates, reading them with GETs. Requests are counted by the infra
- * API server itself ({@code apiserver_request_total}); nothing else reads these kinds meanwhile.
+ * them still becomes ready and evacuates, reading them with GETs; one that may not read Machines
+ * and KubevirtMachines at all drains as before Cluster API's contract was read, with one Warning.
+ * Requests are counted by the infra API server itself ({@code apiserver_request_total}); nothing
+ * else reads these kinds meanwhile.
  */
 class ManagementObjectCacheIT {
 
@@ -111,6 +115,48 @@ class ManagementObjectCacheIT {
     assertTrue(
         during.get("clusters") > 0 && during.get("kubevirtmachines") > 0,
         "the objects were read with GETs instead: " + during);
+  }
+
+  @Test
+  void withoutAnyRightOnMachinesAndKubevirtMachinesTheVmiIsDrainedAsBeforeWithOneWarning()
+      throws Exception {
+    EvictionFixture.controllerKubeconfig(infra, dir); // the shipped role, to copy
+    // Cluster API's contract unreadable: no verb on Machines and KubevirtMachines, only the get on
+    // Clusters that the guest connection needed before the contract was read.
+    Path kubeconfig =
+        kubeconfigWithManagementRights(
+            "capk-vmi-eviction-no-machines",
+            Map.of(
+                "clusters", List.of("get"), "machines", List.of(), "kubevirtmachines", List.of()));
+    String ns = tenantWithMachine("no-machines");
+    startController(kubeconfig, ns);
+
+    Vmi vmi = vmiWithPodsOnItsGuestNode(ns);
+    evacuate(infra, ns, vmi.name(), "infra-node-1");
+    awaitDeleted(infra, ns, vmi.name(), vmi.uid());
+
+    List<CoreV1Event> events = EvictionFixture.events(infra, ns, vmi.name());
+    String seen =
+        events.stream()
+            .map(
+                e ->
+                    e.getType() + " " + e.getReason() + " x" + e.getCount() + ": " + e.getMessage())
+            .collect(Collectors.joining("\n"));
+    assertTrue(
+        events.stream().anyMatch(e -> "DrainSucceeded".equals(e.getReason())),
+        "drained, not held until the deadline:\n" + seen);
+    List<CoreV1Event> unavailable =
+        events.stream().filter(e -> "MachineContractUnavailable".equals(e.getReason())).toList();
+    assertEquals(1, unavailable.size(), seen);
+    CoreV1Event warning = unavailable.get(0);
+    assertEquals("Warning", warning.getType());
+    assertEquals(1, warning.getCount() == null ? 1 : warning.getCount(), "said once: " + seen);
+    assertTrue(
+        warning
+            .getMessage()
+            .contains("not allowed to read KubevirtMachine " + ns + "/" + vmi.name()),
+        warning.getMessage());
+    assertTrue(manager.ready(), "ready without the caches of what it may not list");
   }
 
   void startController(Path kubeconfig, String ns) throws Exception {
@@ -198,7 +244,21 @@ class ManagementObjectCacheIT {
    * before the caches), bound to a ServiceAccount of its own; a kubeconfig with its token.
    */
   static Path kubeconfigWithoutListWatchOnManagementObjects() throws Exception {
-    String name = "capk-vmi-eviction-no-list";
+    return kubeconfigWithManagementRights(
+        "capk-vmi-eviction-no-list",
+        Map.of(
+            "clusters", List.of("get"),
+            "machines", List.of("get"),
+            "kubevirtmachines", List.of("get")));
+  }
+
+  /**
+   * The shipped ClusterRole with {@code verbs} (none: no rule) on each management kind instead of
+   * its own, as ClusterRole {@code name} bound to a ServiceAccount {@code name}; a kubeconfig with
+   * its token.
+   */
+  static Path kubeconfigWithManagementRights(String name, Map<String, List<String>> verbs)
+      throws Exception {
     String ns = EvictionFixture.CONTROLLER_NAMESPACE;
     JsonObject role =
         JsonParser.parseString(
@@ -207,22 +267,35 @@ class ManagementObjectCacheIT {
                     .runOrFail(
                         null, "get", "clusterrole", EvictionFixture.CONTROLLER_SA, "-o", "json"))
             .getAsJsonObject();
-    JsonArray rules = role.getAsJsonArray("rules");
+    JsonArray rules = new JsonArray();
     int reduced = 0;
-    for (JsonElement r : rules) {
+    for (JsonElement r : role.getAsJsonArray("rules")) {
       JsonObject rule = r.getAsJsonObject();
-      boolean management = false;
+      JsonArray others = new JsonArray();
       for (JsonElement res : rule.getAsJsonArray("resources")) {
-        management |= MANAGEMENT_KINDS.contains(res.getAsString());
-      }
-      if (management) {
-        JsonArray get = new JsonArray();
-        get.add("get");
-        rule.add("verbs", get);
+        String kind = res.getAsString();
+        if (!MANAGEMENT_KINDS.contains(kind)) {
+          others.add(kind);
+          continue;
+        }
         reduced++;
+        if (!verbs.get(kind).isEmpty()) {
+          JsonObject own = rule.deepCopy();
+          JsonArray one = new JsonArray();
+          one.add(kind);
+          own.add("resources", one);
+          JsonArray allowed = new JsonArray();
+          verbs.get(kind).forEach(allowed::add);
+          own.add("verbs", allowed);
+          rules.add(own);
+        }
+      }
+      if (!others.isEmpty()) {
+        rule.add("resources", others);
+        rules.add(rule);
       }
     }
-    assertTrue(reduced > 0, "the shipped role names the management kinds");
+    assertEquals(MANAGEMENT_KINDS.size(), reduced, "the shipped role names the management kinds");
     JsonObject copy = new JsonObject();
     copy.addProperty("apiVersion", "rbac.authorization.k8s.io/v1");
     copy.addProperty("kind", "ClusterRole");
@@ -254,7 +327,7 @@ class ManagementObjectCacheIT {
                 new AuthenticationV1TokenRequest()
                     .spec(new V1TokenRequestSpec().expirationSeconds(3600L).audiences(List.of())))
             .execute();
-    Path kubeconfig = dir.resolve("no-list.kubeconfig");
+    Path kubeconfig = dir.resolve(name + ".kubeconfig");
     Files.writeString(kubeconfig, infra.kubeconfigWithToken(name, issued.getStatus().getToken()));
     return kubeconfig;
   }
