@@ -2,6 +2,7 @@ package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.events.EventSeriesBook;
+import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClient;
@@ -19,13 +20,19 @@ public final class ClusterGuestConnector implements GuestConnector {
   private final ClusterNamespacePolicy namespaces;
   private final GuestNodeDrainer.Settings drainSettings;
   private final EventSeriesBook nodeEventSeries = new EventSeriesBook();
+  private final EventWriters nodeEventWriters;
   private final NodeDrains drains;
 
+  /**
+   * @param nodeEventWriters write the guest nodes' Events off the steps' threads
+   */
   public ClusterGuestConnector(
       GuestClients clients,
       ClusterNamespacePolicy namespaces,
       GuestNodeDrainer.Settings drainSettings,
+      EventWriters nodeEventWriters,
       NodeDrains drains) {
+    this.nodeEventWriters = nodeEventWriters;
     this.drains = drains;
     this.clients = clients;
     this.namespaces = namespaces;
@@ -37,7 +44,11 @@ public final class ClusterGuestConnector implements GuestConnector {
       throws GuestAccessException {
     GuestClient client = clients.get(namespaces.clusterOf(vmi));
     return new GuestNodeDrainer(
-        timeLeft.map(client::until).orElse(client), drainSettings, nodeEventSeries, drains);
+        timeLeft.map(client::until).orElse(client),
+        drainSettings,
+        nodeEventSeries,
+        nodeEventWriters,
+        drains);
   }
 
   @Override

@@ -11,6 +11,7 @@ import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
+import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -62,16 +63,20 @@ public final class GuestNodeDrainer implements Guest {
   private final NodeDrains drains;
 
   /**
-   * {@code nodeEventSeries} and {@code drains} outlive this drainer: shared by every guest
-   * cluster's evacuations.
+   * {@code nodeEventSeries}, {@code nodeEventWriters} and {@code drains} outlive this drainer:
+   * shared by every guest cluster's evacuations.
    */
   public GuestNodeDrainer(
-      GuestClient client, Settings settings, EventSeriesBook nodeEventSeries, NodeDrains drains) {
+      GuestClient client,
+      Settings settings,
+      EventSeriesBook nodeEventSeries,
+      EventWriters nodeEventWriters,
+      NodeDrains drains) {
     this.client = client;
     this.core = client.core();
     this.settings = settings;
     this.drains = drains;
-    this.nodeEvents = nodeEvents(nodeEventSeries);
+    this.nodeEvents = nodeEvents(nodeEventSeries, nodeEventWriters);
   }
 
   /** Requests this drainer sent (it serves one reconcile step), for the tenant's rate limit. */
@@ -302,10 +307,10 @@ public final class GuestNodeDrainer implements Guest {
 
   /**
    * Guest node events as series, like the VMI's: one Event object per node and reason. One attempt
-   * per call, through the circuit breaker and within the client's short timeouts: an event is not
-   * worth slowing an evacuation down.
+   * per call, through the circuit breaker and within the client's short timeouts, written off the
+   * step's thread: an event is not worth slowing an evacuation down.
    */
-  private EventSeriesRecorder nodeEvents(EventSeriesBook book) {
+  private EventSeriesRecorder nodeEvents(EventSeriesBook book, EventWriters writers) {
     EventStore store =
         new EventStore() {
           @Override
@@ -345,6 +350,7 @@ public final class GuestNodeDrainer implements Guest {
             return "cluster " + cluster() + ": " + ApiStatus.describeWithoutServerText(e);
           }
         };
-    return new EventSeriesRecorder(book, store, EVENT_SOURCE, NODE_OUTCOMES, Clock.systemUTC());
+    return new EventSeriesRecorder(
+        book, store, EVENT_SOURCE, NODE_OUTCOMES, Clock.systemUTC(), writers);
   }
 }

@@ -194,6 +194,9 @@ public final class Manager implements AutoCloseable {
             DrainOptions.DEFAULT_EVICTION_RETRY_INTERVAL,
             options.drainRetryInterval);
     closeables.add(drains);
+    // The guest nodes' Events, likewise off the workers' threads.
+    EventWriters guestEventWriters = new EventWriters("guest-node-events", 4, 10_000);
+    closeables.add(guestEventWriters);
     VmiEvictionReconciler reconciler =
         new VmiEvictionReconciler(
             new ApiInfraVmis(informers::get, informers::ofCluster, vmiApi),
@@ -202,6 +205,7 @@ public final class Manager implements AutoCloseable {
                 guestClients,
                 options.clusterNamespacePolicy(),
                 GuestNodeDrainer.Settings.defaults(),
+                guestEventWriters,
                 drains),
             new ApiManagementObjects(
                 requestClient,
