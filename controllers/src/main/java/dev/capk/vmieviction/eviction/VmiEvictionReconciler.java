@@ -48,7 +48,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     this.clusterDefaults = clusterDefaults;
     this.settings = settings;
     this.metrics = metrics;
-    this.memory = new EvacuationMemory(metrics, settings.maxFailureBackoff());
+    this.memory = new EvacuationMemory(metrics, settings.maxFailureBackoff(), clock);
     CordonMarks marks = new CordonMarks();
     MachineContractCheck contracts =
         new MachineContractCheck(managementObjects, events, settings.drainTimeout(), clock);
