@@ -65,6 +65,11 @@ public final class EvictionMetrics {
             .labelNames("outcome")
             .buckets(5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)
             .register(registry);
+    // Every outcome's series from the start: increase() over a series that appears with its first
+    // deadline deletion would miss that deletion (the alert on forced deletions reads it).
+    for (Outcome outcome : Outcome.values()) {
+      duration.labels(outcome.label);
+    }
     evictions =
         Counter.build("vmi_eviction_pod_evictions_total", "Guest pod evictions by result.")
             .labelNames("result")
