@@ -168,6 +168,18 @@ class DeploymentShapesIT {
     for (int port : bound) {
       assertFalse(capkPorts.contains(port), port + " is one of CAPK's manager's " + capkPorts);
     }
+    String metricsAddress =
+        args(ours).stream().filter(a -> a.startsWith("--metrics-bind-address=")).findFirst().get();
+    Map<String, Object> template =
+        (Map<String, Object>)
+            ((Map<String, Object>) object(sidecar, "Deployment", CAPK_DEPLOYMENT).get("spec"))
+                .get("template");
+    Map<String, Object> annotations =
+        (Map<String, Object>) ((Map<String, Object>) template.get("metadata")).get("annotations");
+    assertEquals(
+        metricsAddress.substring(metricsAddress.lastIndexOf(':') + 1),
+        annotations.get("prometheus.io/port"),
+        "Prometheus' annotation discovery scrapes the controller's metrics port");
 
     assertEquals(
         object(standalone, "ClusterRole", ControllerServiceAccount.CLUSTER_ROLE).get("rules"),
