@@ -4,16 +4,21 @@ MVN ?= mvn -B
 # Where the Kubernetes binaries are built and cached (outside the repo); see hack/build-k8s.sh.
 export K8S_BIN_CACHE ?= $(HOME)/.cache/capk-vmi-eviction/k8s-bin
 
-.PHONY: test unit fmt binaries package demo soak e2e bench clean
+.PHONY: test unit fmt binaries promtool package demo soak e2e bench clean
 
 ## binaries: build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok
 binaries:
 	bash hack/build-k8s.sh
 
+## promtool: build (or reuse) Prometheus' promtool, which checks and tests config/prometheus's alert rules
+promtool:
+	bash hack/build-promtool.sh
+
 ## test: unit, integration and end-to-end tests against real local control planes
-test: binaries
+test: promtool binaries
 	rm -f e2e/target/clusters/started-pids.txt
-	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" $(MVN) verify; rc=$$?; \
+	PROMTOOL="$$(bash hack/build-promtool.sh 2>/dev/null | tail -n 1)" \
+	  K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" $(MVN) verify; rc=$$?; \
 	  bash hack/check-no-leftovers.sh || rc=1; bash hack/check-no-secret-leaks.sh || rc=1; exit $$rc
 
 ## soak: 20 seeded crash trials (the controller SIGKILLed at random moments of an evacuation)

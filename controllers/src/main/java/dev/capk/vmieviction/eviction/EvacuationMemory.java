@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
 import io.kubernetes.client.extended.workqueue.ratelimiter.ItemExponentialFailureRateLimiter;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -12,7 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * namespace/name}) and checked against its UID. Nothing here is needed for correctness after a
  * restart (the API holds the drain start and our cordon marks); it keeps the deadline from moving
  * later within a run, the backoff after failures, the last obstacle for the deadline warning, and
- * the in-progress gauge.
+ * the in-progress and deadline-used gauges.
  *
  * <p>The framework's {@code Result(true, delay)} requeues with {@code addAfter} and does not touch
  * the work queue's per-item failure counter, so the backoff is kept here, where it can be capped at
@@ -41,6 +42,25 @@ final class EvacuationMemory {
   /** VMI key to UID of the VMIs being evacuated, for the in-progress gauge. */
   private final Map<String, String> inProgress = new ConcurrentHashMap<>();
 
+  /** From drain start to deadline, of one evacuation under way. */
+  private record Window(String uid, Instant start, Instant deadline) {
+    Window earlierDeadline(Window other) {
+      if (!uid.equals(other.uid)) {
+        return other;
+      }
+      return other.deadline.isBefore(deadline) ? other : this;
+    }
+
+    double used(Instant now) {
+      long total = Duration.between(start, deadline).toMillis();
+      long gone = Duration.between(start, now).toMillis();
+      return total <= 0 ? 1 : Math.max(0, gone) / (double) total;
+    }
+  }
+
+  /** VMI key to the window of its evacuation, for the deadline-used gauge. */
+  private final Map<String, Window> windows = new ConcurrentHashMap<>();
+
   /**
    * The earliest drain start seen or written per VMI: the annotation can be rewritten by anyone,
    * this record cannot, so the deadline only moves earlier. After a restart the annotation is the
@@ -51,10 +71,11 @@ final class EvacuationMemory {
   /** VMI UID to when its guest node's drain began (its first drain step; a hold is not counted). */
   private final Map<String, Instant> drainsBegan = new ConcurrentHashMap<>();
 
-  EvacuationMemory(EvictionMetrics metrics, Duration maxFailureBackoff) {
+  EvacuationMemory(EvictionMetrics metrics, Duration maxFailureBackoff, Clock clock) {
     this.metrics = metrics;
     this.failures =
         new ItemExponentialFailureRateLimiter<>(Duration.ofSeconds(1), maxFailureBackoff);
+    metrics.deadlineUsedFrom(() -> maxDeadlineUsed(clock.instant()));
   }
 
   /** The next delay after one more failure of this VMI's step (exponential, bounded). */
@@ -76,10 +97,23 @@ final class EvacuationMemory {
     knownStarts.merge(key, new KnownStart(uid, start), KnownStart::earlier);
   }
 
-  void underWay(String key, String uid) {
+  /**
+   * The VMI's evacuation is under way, from {@code start} to {@code deadline}; called at each step,
+   * the earliest deadline is kept (Cluster API's settings may move it earlier).
+   */
+  void underWay(String key, String uid, Instant start, Instant deadline) {
+    windows.merge(key, new Window(uid, start, deadline), Window::earlierDeadline);
     if (inProgress.put(key, uid) == null) {
       metrics.setInProgress(inProgress.size());
     }
+  }
+
+  /**
+   * Of the evacuations under way, the largest share of the time from drain start to deadline gone
+   * by {@code now}: above one half, the deadline is nearer than the start. 0 when there are none.
+   */
+  double maxDeadlineUsed(Instant now) {
+    return windows.values().stream().mapToDouble(w -> w.used(now)).max().orElse(0);
   }
 
   /** What the last drain pass (or hold) left in the way: pods left and why. */
@@ -124,6 +158,7 @@ final class EvacuationMemory {
       lastFailures.remove(uid);
       drainsBegan.remove(uid);
     }
+    windows.remove(key);
     if (inProgress.remove(key) != null) {
       metrics.setInProgress(inProgress.size());
     }
@@ -133,6 +168,7 @@ final class EvacuationMemory {
   void gone(String key) {
     failures.forget(key);
     knownStarts.remove(key);
+    windows.remove(key);
     String uid = inProgress.remove(key);
     if (uid != null) {
       blockers.remove(uid);

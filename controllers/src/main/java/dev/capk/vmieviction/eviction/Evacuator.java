@@ -164,7 +164,7 @@ final class Evacuator {
               + "then deleting this VMI; deadline "
               + DrainStartTime.format(deadline.at()));
     }
-    memory.underWay(key, uid);
+    memory.underWay(key, uid, start, deadline.at());
 
     // The deadline is checked before anything touches the guest cluster.
     if (deadline.passed()) {
@@ -180,6 +180,7 @@ final class Evacuator {
       return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
     }
     deadline = contract.deadline();
+    memory.underWay(key, uid, start, deadline.at());
     if (deadline.passed()) {
       return deadlineReached(key, vmi, start, deadline, contract.origin().orElse(null));
     }

@@ -5,6 +5,7 @@ import io.prometheus.client.Counter;
 import io.prometheus.client.Gauge;
 import io.prometheus.client.Histogram;
 import java.time.Duration;
+import java.util.function.DoubleSupplier;
 
 /** The controller's Prometheus metrics. One instance per registry. */
 public final class EvictionMetrics {
@@ -48,6 +49,7 @@ public final class EvictionMetrics {
   private final Gauge reconcileMaxSeconds;
   private final java.util.concurrent.atomic.AtomicLong reconcileMaxNanos =
       new java.util.concurrent.atomic.AtomicLong();
+  private volatile DoubleSupplier deadlineUsed = () -> 0;
 
   public EvictionMetrics(CollectorRegistry registry) {
     inProgress =
@@ -63,6 +65,11 @@ public final class EvictionMetrics {
             .labelNames("outcome")
             .buckets(5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)
             .register(registry);
+    // Every outcome's series from the start: increase() over a series that appears with its first
+    // deadline deletion would miss that deletion (the alert on forced deletions reads it).
+    for (Outcome outcome : Outcome.values()) {
+      duration.labels(outcome.label);
+    }
     evictions =
         Counter.build("vmi_eviction_pod_evictions_total", "Guest pod evictions by result.")
             .labelNames("result")
@@ -93,6 +100,26 @@ public final class EvictionMetrics {
                 "vmi_eviction_reconcile_duration_max_seconds",
                 "The longest VMI reconcile since the controller started.")
             .register(registry);
+    // Read at scrape time: the alert on evacuations nearing their deadline needs the share gone
+    // now, not at the last reconcile.
+    Gauge.build(
+            "vmi_eviction_evacuation_deadline_used_ratio",
+            "Of the evacuations in progress, the largest share of the time from drain start to"
+                + " deadline already gone (0 when none; 1 at the deadline).")
+        .create()
+        .setChild(
+            new Gauge.Child() {
+              @Override
+              public double get() {
+                return deadlineUsed.getAsDouble();
+              }
+            })
+        .register(registry);
+  }
+
+  /** Where the deadline-used gauge reads its value. */
+  void deadlineUsedFrom(DoubleSupplier source) {
+    this.deadlineUsed = source;
   }
 
   public void evacuationStarted() {

@@ -55,7 +55,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     this.clusterDefaults = clusterDefaults;
     this.settings = settings;
     this.metrics = metrics;
-    this.memory = new EvacuationMemory(metrics, settings.maxFailureBackoff());
+    this.memory = new EvacuationMemory(metrics, settings.maxFailureBackoff(), clock);
     this.held = new HeldEvacuations(wake);
     CordonMarks marks = new CordonMarks();
     MachineContractCheck contracts =

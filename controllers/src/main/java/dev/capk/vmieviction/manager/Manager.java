@@ -281,6 +281,7 @@ public final class Manager implements AutoCloseable {
     // Reconciles in flight get one drain pass plus guest call timeouts to finish at shutdown.
     runtime =
         new ControllerRuntime(controllers, elector, options.drainAttemptTimeout.plusSeconds(15));
+    ManagerMetrics.register(registry, runtime::ready, queue::length);
 
     if (!BindAddress.disabled(options.metricsBindAddress)) {
       metricsEndpoint =

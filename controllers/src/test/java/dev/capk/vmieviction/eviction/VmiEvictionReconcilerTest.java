@@ -53,6 +53,7 @@ class VmiEvictionReconcilerTest {
   GuestAccessException factsFailure;
   int factReads;
   VmiEvictionReconciler reconciler;
+  CollectorRegistry registry;
 
   /** VMIs the reconciler asked to look at now (namespace/name), in order. */
   List<String> woken;
@@ -94,14 +95,16 @@ class VmiEvictionReconcilerTest {
                 TIMEOUT, RETRY, Duration.ofSeconds(20), "None", Duration.ofMinutes(1)));
   }
 
+  /** A reconciler whose metrics are in a fresh {@link #registry}. */
   VmiEvictionReconciler reconciler(EvictionSettings settings) {
+    registry = new CollectorRegistry();
     return new VmiEvictionReconciler(
         vmis,
         () -> clusterDefault,
         connector,
         managementObjects,
         events,
-        new EvictionMetrics(new CollectorRegistry()),
+        new EvictionMetrics(registry),
         settings,
         clock,
         woken::add);
@@ -828,6 +831,32 @@ class VmiEvictionReconcilerTest {
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
     String warning = events.message("Warning", EventReasons.DEADLINE_PASSED);
     assertTrue(warning.contains("Machine tenant-a/machine-1"), warning);
+  }
+
+  double deadlineUsed() {
+    return registry.getSampleValue("vmi_eviction_evacuation_deadline_used_ratio");
+  }
+
+  @Test
+  void deadlineUsedGaugeIsTheShareGoneOfTheEarliestDeadlineReadAtScrapeTime() {
+    assertEquals(0.0, deadlineUsed(), "no evacuation");
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
+    guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
+    guest.passes.add(complete());
+    facts = facts(false, false, "5m", null); // the Machine's nodeDrainTimeout: before the 10m
+
+    reconcile("vm-1");
+    assertEquals(0.0, deadlineUsed());
+    clock.now = T0.plus(Duration.ofMinutes(3));
+    assertEquals(0.6, deadlineUsed(), 1e-9, "3 of 5 minutes, with no reconcile since");
+    reconcile("vm-1");
+    assertEquals(0.6, deadlineUsed(), 1e-9);
+
+    reconcile("vm-1");
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+    assertEquals(0.0, deadlineUsed(), "the deleted VMI's evacuation is over");
   }
 
   @Test

@@ -23,15 +23,21 @@ public final class ControllerProcess implements AutoCloseable {
   private final String name;
   private final List<String> flags;
   private final Path logDir;
+
+  /** Null: the test's JVM settings and addresses; else the env of a Deployment's container. */
+  private final Map<String, String> containerEnv;
+
   private ManagedProcess process;
   private int healthPort;
   private int metricsPort;
   private int starts;
 
-  private ControllerProcess(String name, List<String> flags, Path logDir) {
+  private ControllerProcess(
+      String name, List<String> flags, Path logDir, Map<String, String> containerEnv) {
     this.name = name;
     this.flags = List.copyOf(flags);
     this.logDir = logDir;
+    this.containerEnv = containerEnv == null ? null : Map.copyOf(containerEnv);
   }
 
   /** The runnable jar `mvn package` builds. */
@@ -49,9 +55,31 @@ public final class ControllerProcess implements AutoCloseable {
    * for /readyz.
    */
   public static ControllerProcess start(String name, Path logDir, List<String> flags) {
-    ControllerProcess p = new ControllerProcess(name, flags, logDir);
+    ControllerProcess p = new ControllerProcess(name, flags, logDir, null);
     p.startAgain();
     return p;
+  }
+
+  /**
+   * Starts the jar as the image runs it for a Deployment's container: {@code java -jar} (the
+   * image's ENTRYPOINT), then exactly the container's {@code args}, with its {@code env}; no JVM
+   * option or address of the test's. The probes and metrics are read where the args bind them.
+   */
+  public static ControllerProcess startAsContainer(
+      String name, Path logDir, List<String> args, Map<String, String> env) {
+    ControllerProcess p = new ControllerProcess(name, args, logDir, env);
+    p.startAgain();
+    return p;
+  }
+
+  /** The port of {@code --flag=[host]:port} among the container's args. */
+  private int portOf(String flag) {
+    for (String f : flags) {
+      if (f.startsWith(flag + "=")) {
+        return Integer.parseInt(f.substring(f.lastIndexOf(':') + 1));
+      }
+    }
+    throw new IllegalStateException("the container's args have no " + flag + ": " + flags);
   }
 
   public void startAgain() {
@@ -59,23 +87,38 @@ public final class ControllerProcess implements AutoCloseable {
       throw new IllegalStateException(
           "controller " + name + " is already running (PID " + process.pid() + ")");
     }
-    healthPort = FreePorts.next();
-    metricsPort = FreePorts.next();
     starts++;
-    List<String> command =
-        new ArrayList<>(
-            List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m",
-                "-XX:+UseSerialGC",
-                "-jar",
-                jar().toString(),
-                "--health-probe-bind-address=127.0.0.1:" + healthPort,
-                "--metrics-bind-address=127.0.0.1:" + metricsPort));
+    List<String> command;
+    if (containerEnv != null) {
+      healthPort = portOf("--health-probe-bind-address");
+      metricsPort = portOf("--metrics-bind-address");
+      command =
+          new ArrayList<>(
+              List.of(
+                  Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                  "-jar",
+                  jar().toString()));
+    } else {
+      healthPort = FreePorts.next();
+      metricsPort = FreePorts.next();
+      command =
+          new ArrayList<>(
+              List.of(
+                  Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                  "-Xmx512m",
+                  "-XX:+UseSerialGC",
+                  "-jar",
+                  jar().toString(),
+                  "--health-probe-bind-address=127.0.0.1:" + healthPort,
+                  "--metrics-bind-address=127.0.0.1:" + metricsPort));
+    }
     command.addAll(flags);
     process =
         ManagedProcess.start(
-            "controller-" + name, command, logDir.resolve("controller-" + name + ".log"), Map.of());
+            "controller-" + name,
+            command,
+            logDir.resolve("controller-" + name + ".log"),
+            containerEnv == null ? Map.of() : containerEnv);
     Await.until(
         "controller " + name + " /readyz",
         Duration.ofSeconds(60),

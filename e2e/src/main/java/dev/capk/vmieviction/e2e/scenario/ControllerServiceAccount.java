@@ -40,16 +40,25 @@ public final class ControllerServiceAccount {
                         && !doc.startsWith("kind: Service\n"))
             .collect(Collectors.joining("\n---\n"));
     infra.kubectl().apply(withoutWorkloads);
+    return kubeconfig(infra, NAMESPACE, NAME);
+  }
+
+  /**
+   * A kubeconfig file authenticating as ServiceAccount {@code namespace/name} (a token, as a pod of
+   * that ServiceAccount has mounted): what a controller started as a local process uses to run with
+   * exactly the rights RBAC gives that ServiceAccount.
+   */
+  public static Path kubeconfig(KubeCluster infra, String namespace, String name) {
     String token =
         infra
             .kubectl()
-            .runOrFail(null, "-n", NAMESPACE, "create", "token", NAME, "--duration=2h")
+            .runOrFail(null, "-n", namespace, "create", "token", name, "--duration=2h")
             .strip();
-    Path file = infra.dir().resolve("controller-sa.kubeconfig");
+    Path file = infra.dir().resolve(namespace + "-" + name + "-sa.kubeconfig");
     try {
       Pki.write(
           file,
-          infra.kubeconfigWithToken("system:serviceaccount:" + NAMESPACE + ":" + NAME, token));
+          infra.kubeconfigWithToken("system:serviceaccount:" + namespace + ":" + name, token));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write " + file, e);
     }

@@ -1,0 +1,42 @@
+package dev.capk.vmieviction.manager;
+
+import io.prometheus.client.CollectorRegistry;
+import io.prometheus.client.Gauge;
+import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
+
+/**
+ * The manager's own gauges, read at scrape time: whether /readyz would answer ok (the alert on a
+ * controller that is not ready reads it) and how many VMIs wait in the work queue.
+ */
+final class ManagerMetrics {
+
+  private ManagerMetrics() {}
+
+  static void register(CollectorRegistry registry, BooleanSupplier ready, IntSupplier queueDepth) {
+    gauge(
+        registry,
+        "vmi_eviction_controller_ready",
+        "1 when every informer cache has synced (what /readyz reports), else 0.",
+        () -> ready.getAsBoolean() ? 1 : 0);
+    gauge(
+        registry,
+        "vmi_eviction_workqueue_depth",
+        "VMIs waiting in the work queue for a worker (not those waiting out a delay).",
+        () -> queueDepth.getAsInt());
+  }
+
+  private static void gauge(
+      CollectorRegistry registry, String name, String help, IntSupplier value) {
+    Gauge.build(name, help)
+        .create()
+        .setChild(
+            new Gauge.Child() {
+              @Override
+              public double get() {
+                return value.getAsInt();
+              }
+            })
+        .register(registry);
+  }
+}
