@@ -9,9 +9,10 @@ import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.ScenarioClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
+import dev.capk.vmieviction.e2e.scenario.HeldUntilDeadline;
 import dev.capk.vmieviction.e2e.scenario.InvariantRecorder;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
-import io.kubernetes.client.openapi.apis.CoreV1Api;
+import dev.capk.vmieviction.e2e.scenario.TenantEvents;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import java.time.Duration;
 import java.time.Instant;
@@ -80,48 +81,13 @@ class TenantQuorumE2EIT {
       t.deployProtectedWorkload("quorum", "web", 5, 3);
     }
     for (String vm : reserve.vms()) {
-      infra
-          .cluster()
-          .kubectl()
-          .runOrFail(
-              null,
-              "-n",
-              reserve.namespace(),
-              "patch",
-              "machines.cluster.x-k8s.io",
-              vm,
-              "--type=merge",
-              "-p",
-              "{\"spec\":{\"nodeDrainTimeout\":\"" + RESERVE_TENANT_DEADLINE.toSeconds() + "s\"}}");
+      HeldUntilDeadline.machineDrainTimeout(
+          infra.cluster(), reserve.namespace(), vm, RESERVE_TENANT_DEADLINE);
     }
     for (String vm : RESERVE_CONTROL_PLANE) {
       // A pod its budget never lets go: whichever control-plane VMI is admitted first stays under
       // way until its deadline, so the others are still held at deadline minus reserve.
-      guestB
-          .cluster()
-          .kubectl()
-          .apply(
-              """
-              apiVersion: v1
-              kind: Namespace
-              metadata: {name: quorum-block}
-              ---
-              apiVersion: v1
-              kind: Pod
-              metadata: {name: %1$s-pinned, namespace: quorum-block, labels: {app: %1$s-pinned}}
-              spec:
-                nodeName: %1$s
-                terminationGracePeriodSeconds: 1
-                containers: [{name: main, image: pinned:fake}]
-              ---
-              apiVersion: policy/v1
-              kind: PodDisruptionBudget
-              metadata: {name: %1$s-pinned, namespace: quorum-block}
-              spec:
-                minAvailable: 1
-                selector: {matchLabels: {app: %1$s-pinned}}
-              """
-                  .formatted(vm));
+      HeldUntilDeadline.unevictablePod(guestB.cluster(), "quorum-block", vm);
     }
     quorum.awaitAvailable("quorum", "web", 5);
     reserve.awaitAvailable("quorum", "web", 5);
@@ -265,20 +231,11 @@ class TenantQuorumE2EIT {
   }
 
   private static List<CoreV1Event> events(TenantCluster tenant) throws Exception {
-    return new CoreV1Api(infra.cluster().client())
-        .listNamespacedEvent(tenant.namespace())
-        .execute()
-        .getItems();
+    return TenantEvents.of(infra.cluster(), tenant);
   }
 
   private static Instant firstTime(CoreV1Event e) {
-    if (e.getFirstTimestamp() != null) {
-      return e.getFirstTimestamp().toInstant();
-    }
-    if (e.getEventTime() != null) {
-      return e.getEventTime().toInstant();
-    }
-    return e.getMetadata().getCreationTimestamp().toInstant();
+    return TenantEvents.firstTime(e);
   }
 
   private static String describe(List<CoreV1Event> events) {

@@ -4,12 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.e2e.harness.ProcessLogs;
 import dev.capk.vmieviction.e2e.harness.RepoPaths;
+import dev.capk.vmieviction.e2e.reliability.ShippedRbacEvacuation;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.ControllerServiceAccount;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
@@ -17,7 +16,6 @@ import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -211,26 +209,7 @@ class DeploymentShapesIT {
         ControllerProcess.startAsContainer(
             "capk-sidecar", infra.cluster().dir(), args, env(rendered));
 
-    String uid = world.vmiUid(tenant, "shapes-a-0");
-    Kubectl.Result drain = world.drainInfraNode(world.infraNodes().get(0), Duration.ofMinutes(3));
-    assertEquals(0, drain.exitCode(), drain.stderr());
-    Await.until(
-        "shapes-a-0 recreated",
-        Duration.ofSeconds(60),
-        () -> {
-          String now = world.vmiUid(tenant, "shapes-a-0");
-          return !now.isBlank() && !now.equals(uid);
-        });
-    String log = ProcessLogs.tail(controller.log(), 2000);
-    assertTrue(
-        !log.contains("forbidden") && !log.contains("Forbidden"),
-        "no permission was refused:\n" + log);
-    String lease =
-        infra
-            .cluster()
-            .kubectl()
-            .runOrFail(null, "-n", CAPK_NAMESPACE, "get", "lease", "-o", "name");
-    assertTrue(!lease.isBlank(), "leader election took a Lease in CAPK's namespace");
+    ShippedRbacEvacuation.assertCompletes(world, tenant, "shapes-a-0", controller, CAPK_NAMESPACE);
 
     // The alerts and the dashboard read only metrics this controller serves.
     Set<String> served = servedMetricNames(controller.metrics());

@@ -7,7 +7,6 @@ import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.e2e.harness.ProcessLogs;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.ControllerServiceAccount;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
@@ -116,27 +115,8 @@ class LeastPrivilegeE2EIT {
   @Test
   @Order(2)
   void theWholeEvacuationRunsWithTheShippedRbac() {
-    String uid = world.vmiUid(tenant, "rbac-a-0");
-    Kubectl.Result drain = world.drainInfraNode(world.infraNodes().get(0), Duration.ofMinutes(3));
-    assertEquals(0, drain.exitCode(), drain.stderr());
-    Await.until(
-        "rbac-a-0 recreated",
-        Duration.ofSeconds(60),
-        () -> {
-          String now = world.vmiUid(tenant, "rbac-a-0");
-          return !now.isBlank() && !now.equals(uid);
-        });
-    String log = ProcessLogs.tail(controller.log(), 2000);
-    assertTrue(
-        !log.contains("forbidden") && !log.contains("Forbidden"),
-        "no permission was refused:\n" + log);
-    String lease =
-        infra
-            .cluster()
-            .kubectl()
-            .runOrFail(
-                null, "-n", ControllerServiceAccount.NAMESPACE, "get", "lease", "-o", "name");
-    assertTrue(!lease.isBlank(), "leader election took a Lease");
+    ShippedRbacEvacuation.assertCompletes(
+        world, tenant, "rbac-a-0", controller, ControllerServiceAccount.NAMESPACE);
   }
 
   @Test

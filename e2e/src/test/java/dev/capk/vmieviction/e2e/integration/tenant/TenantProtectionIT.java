@@ -11,14 +11,15 @@ import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
+import dev.capk.vmieviction.e2e.scenario.HeldUntilDeadline;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
+import dev.capk.vmieviction.e2e.scenario.TenantEvents;
 import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeCondition;
@@ -104,42 +105,8 @@ class TenantProtectionIT {
     for (String vm : List.of("tp-res-0", "tp-res-1")) {
       // A 40s drain timeout for these machines only (Cluster API's contract), and a guest pod its
       // budget does not let the drain evict: each stays admitted until its deadline.
-      infra
-          .kubectl()
-          .runOrFail(
-              null,
-              "-n",
-              reserve.namespace(),
-              "patch",
-              "machines.cluster.x-k8s.io",
-              vm,
-              "--type=merge",
-              "-p",
-              "{\"spec\":{\"nodeDrainTimeout\":\"40s\"}}");
-      guest
-          .kubectl()
-          .apply(
-              """
-              apiVersion: v1
-              kind: Namespace
-              metadata: {name: tp-block}
-              ---
-              apiVersion: v1
-              kind: Pod
-              metadata: {name: %1$s-pinned, namespace: tp-block, labels: {app: %1$s-pinned}}
-              spec:
-                nodeName: %1$s
-                terminationGracePeriodSeconds: 1
-                containers: [{name: main, image: pinned:fake}]
-              ---
-              apiVersion: policy/v1
-              kind: PodDisruptionBudget
-              metadata: {name: %1$s-pinned, namespace: tp-block}
-              spec:
-                minAvailable: 1
-                selector: {matchLabels: {app: %1$s-pinned}}
-              """
-                  .formatted(vm));
+      HeldUntilDeadline.machineDrainTimeout(infra, reserve.namespace(), vm, Duration.ofSeconds(40));
+      HeldUntilDeadline.unevictablePod(guest, "tp-block", vm);
     }
     List<String> flags =
         new ArrayList<>(
@@ -275,20 +242,11 @@ class TenantProtectionIT {
   }
 
   private static List<CoreV1Event> events(TenantCluster tenant) throws Exception {
-    return new CoreV1Api(infraExt.cluster().client())
-        .listNamespacedEvent(tenant.namespace())
-        .execute()
-        .getItems();
+    return TenantEvents.of(infraExt.cluster(), tenant);
   }
 
   private static Instant firstTime(CoreV1Event e) {
-    if (e.getFirstTimestamp() != null) {
-      return e.getFirstTimestamp().toInstant();
-    }
-    if (e.getEventTime() != null) {
-      return e.getEventTime().toInstant();
-    }
-    return e.getMetadata().getCreationTimestamp().toInstant();
+    return TenantEvents.firstTime(e);
   }
 
   private static Instant when(CoreV1Event e) {
