@@ -44,6 +44,31 @@ public final class VmiEvictionReconciler implements Reconciler {
       EvictionMetrics metrics,
       EvictionSettings settings,
       Clock clock) {
+    this(
+        vmis,
+        clusterDefaults,
+        guests,
+        managementObjects,
+        LiveMigrations.NONE,
+        events,
+        metrics,
+        settings,
+        clock);
+  }
+
+  /**
+   * @param migrations where the live migrations of {@code --live-migration=prefer} are created
+   */
+  public VmiEvictionReconciler(
+      InfraVmis vmis,
+      ClusterDefaults clusterDefaults,
+      GuestConnector guests,
+      ManagementObjects managementObjects,
+      LiveMigrations migrations,
+      VmiEvents events,
+      EvictionMetrics metrics,
+      EvictionSettings settings,
+      Clock clock) {
     this.vmis = vmis;
     this.clusterDefaults = clusterDefaults;
     this.settings = settings;
@@ -63,7 +88,9 @@ public final class VmiEvictionReconciler implements Reconciler {
             memory,
             marks,
             contracts,
-            new TenantAdmissionCheck(vmis, guests, events, settings, clock));
+            new TenantAdmissionCheck(vmis, guests, events, settings, clock),
+            new LiveMigrationStep(
+                vmis, migrations, clusterDefaults, events, metrics, settings, clock));
     this.uncordoner =
         new GuestNodeUncordoner(guests, events, marks, memory, settings.retryInterval());
     this.notices = new NotEvacuatedNotices(events);
