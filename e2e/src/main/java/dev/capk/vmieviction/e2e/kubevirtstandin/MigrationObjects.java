@@ -10,6 +10,7 @@ import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -150,13 +151,21 @@ final class MigrationObjects implements AutoCloseable {
       state.addProperty("sourceNode", sourceNode);
       state.addProperty("targetNode", targetNode);
       state.addProperty("targetPod", running.getMetadata().getName());
+      // A new migration's state replaces the last one's (virt-controller writes a fresh
+      // migrationState for each migration): no completed or failed left from an earlier attempt.
+      for (String stale : List.of("completed", "failed", "startTimestamp", "endTimestamp")) {
+        state.add(stale, JsonNull.INSTANCE);
+      }
       JsonObject status = new JsonObject();
       status.add("migrationState", state);
       kubevirt.patchVmiStatus(ns, vmiName, status);
       setPhase(migration, "PreparingTarget");
       setPhase(migration, "TargetReady");
-      state.addProperty("startTimestamp", Instant.now().toString());
-      kubevirt.patchVmiStatus(ns, vmiName, status);
+      JsonObject started = new JsonObject();
+      started.addProperty("startTimestamp", Instant.now().toString());
+      JsonObject startedStatus = new JsonObject();
+      startedStatus.add("migrationState", started);
+      kubevirt.patchVmiStatus(ns, vmiName, startedStatus);
       if (!setPhase(migration, "Running")) {
         abort(ns, vmiName, target, migration);
         return;
