@@ -25,4 +25,23 @@ public final class EvictionAnnotations {
    * a later evacuation, or a recreated VMI, starts without it).
    */
   public static final String EVACUATION_ADMITTED = "capk.cluster.x-k8s.io/evacuation-admitted";
+
+  /**
+   * On a VMI: the live migration attempt under way for this evacuation, {@code <drain start>/<n>}
+   * (a later evacuation, or a recreated VMI, starts without it). Written before the migration is
+   * created, so a restarted controller follows the same migration and never creates a second.
+   */
+  public static final String MIGRATION_ATTEMPT = "capk.cluster.x-k8s.io/live-migration-attempt";
+
+  /**
+   * On a VMI: this evacuation fell back from live migration to the guest drain (the value is its
+   * drain start); once fallen back, always drained.
+   */
+  public static final String MIGRATION_FALLBACK = "capk.cluster.x-k8s.io/live-migration-fallback";
+
+  /** On a VirtualMachineInstanceMigration we created: the label that selects ours. */
+  public static final String MIGRATION_OWNED_LABEL = "capk.cluster.x-k8s.io/evacuation-migration";
+
+  /** On a VirtualMachineInstanceMigration we created: the infra node the VMI leaves. */
+  public static final String MIGRATION_SOURCE_NODE = "capk.cluster.x-k8s.io/migration-source-node";
 }

@@ -83,8 +83,9 @@ public final class ApiManagementObjects implements ManagementObjects {
                         paused(c),
                         Optional.ofNullable(
                             annotation(
-                                c.getMetadata(),
-                                ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION))));
+                                c.getMetadata(), ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION)),
+                        Optional.ofNullable(
+                            annotation(c.getMetadata(), ClusterApi.LIVE_MIGRATION_ANNOTATION))));
 
     Map<String, String> labels = vmi.getMetadata().getLabels();
     String kvmName = labels == null ? null : labels.get(CapkLabels.KUBEVIRT_MACHINE_NAME);

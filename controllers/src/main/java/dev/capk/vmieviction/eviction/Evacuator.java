@@ -48,6 +48,7 @@ final class Evacuator {
   private final CordonMarks marks;
   private final MachineContractCheck contracts;
   private final TenantAdmissionCheck admission;
+  private final LiveMigrationStep migration;
 
   Evacuator(
       InfraVmis vmis,
@@ -59,7 +60,8 @@ final class Evacuator {
       EvacuationMemory memory,
       CordonMarks marks,
       MachineContractCheck contracts,
-      TenantAdmissionCheck admission) {
+      TenantAdmissionCheck admission,
+      LiveMigrationStep migration) {
     this.vmis = vmis;
     this.guests = guests;
     this.events = events;
@@ -70,6 +72,7 @@ final class Evacuator {
     this.marks = marks;
     this.contracts = contracts;
     this.admission = admission;
+    this.migration = migration;
   }
 
   /** One step of the evacuation of a VMI that KubeVirt marked and whose strategy is External. */
@@ -210,6 +213,21 @@ final class Evacuator {
       return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
     } catch (ApiException e) {
       return infraFailure(key, vmi, "recording the admission", e, deadline);
+    }
+
+    // Migrate (LiveMigrationStep): with live migration preferred, a LiveMigratable VMI moves with
+    // a VirtualMachineInstanceMigration and its guest is never drained; the drain below is the
+    // fallback, inside the same deadline.
+    try {
+      LiveMigrationStep.Outcome migrated =
+          migration.step(key, vmi, start, deadline, contract.clusterLiveMigration());
+      if (migrated instanceof LiveMigrationStep.Stop stop) {
+        memory.blockedBy(uid, "live migration under way or waiting for a slot");
+        return requeue(deadline, stop.retry());
+      }
+      vmi = ((LiveMigrationStep.Proceed) migrated).vmi();
+    } catch (ApiException e) {
+      return infraFailure(key, vmi, "the live migration step", e, deadline);
     }
 
     Guest guest;
@@ -505,6 +523,12 @@ final class Evacuator {
   Optional<Result> callOff(String key, VirtualMachineInstance vmi) {
     memory.ended(key, vmi.getMetadata().getUid(), false);
     ended(key);
+    try {
+      // A live migration of ours moved the VMI (KubeVirt cleared the mark): say so, once.
+      vmi = migration.succeeded(key, vmi);
+    } catch (ApiException e) {
+      return Optional.of(infraFailure(key, vmi, "recording the live migration's end", e, null));
+    }
     Map<String, String> annotations = vmi.getMetadata().getAnnotations();
     if (annotations == null || !annotations.containsKey(EvictionAnnotations.DRAIN_START_TIME)) {
       return Optional.empty();

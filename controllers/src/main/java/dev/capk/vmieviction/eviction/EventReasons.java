@@ -53,4 +53,19 @@ public final class EventReasons {
 
   /** The Cluster's max-concurrent-evacuations annotation is not a limit: the flag's applies. */
   public static final String EVACUATION_LIMIT_INVALID = "EvacuationLimitInvalid";
+
+  /** A VirtualMachineInstanceMigration was created to move the VMI off the drained infra node. */
+  public static final String MIGRATION_STARTED = "MigrationStarted";
+
+  /** The VMI live-migrated off the drained infra node: no guest drain, no VMI delete. */
+  public static final String MIGRATION_SUCCEEDED = "MigrationSucceeded";
+
+  /** A live migration attempt failed (another may follow, or the drain). */
+  public static final String MIGRATION_FAILED = "MigrationFailed";
+
+  /** Live migration was not possible or not in time: the guest drain and VMI delete follow. */
+  public static final String FALLING_BACK_TO_DRAIN = "FallingBackToDrain";
+
+  /** The Cluster's live-migration annotation is neither never nor prefer: the flag's applies. */
+  public static final String LIVE_MIGRATION_POLICY_INVALID = "LiveMigrationPolicyInvalid";
 }

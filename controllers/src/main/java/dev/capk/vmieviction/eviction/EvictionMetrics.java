@@ -38,7 +38,23 @@ public final class EvictionMetrics {
     }
   }
 
+  /** How a live migration we started ended. */
+  public enum MigrationResult {
+    SUCCEEDED("succeeded"),
+    FAILED("failed"),
+    /** Deleted by us when falling back to the drain (deadline minus reserve, policy changed). */
+    CANCELLED("cancelled");
+
+    final String label;
+
+    MigrationResult(String label) {
+      this.label = label;
+    }
+  }
+
   private final Gauge inProgress;
+  private final Counter migrations;
+  private final Histogram migrationSeconds;
   private final Counter started;
   private final Histogram duration;
   private final Counter evictions;
@@ -95,6 +111,18 @@ public final class EvictionMetrics {
         Histogram.build("vmi_eviction_reconcile_duration_seconds", "Duration of one VMI reconcile.")
             .buckets(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30)
             .register(registry);
+    migrations =
+        Counter.build(
+                "vmi_eviction_live_migrations_total",
+                "Live migrations this controller started, by result (succeeded, failed, cancelled).")
+            .labelNames("result")
+            .register(registry);
+    migrationSeconds =
+        Histogram.build(
+                "vmi_eviction_live_migration_duration_seconds",
+                "From the creation of a successful live migration to the VMI leaving the node.")
+            .buckets(1, 5, 15, 30, 60, 120, 300, 600, 1800)
+            .register(registry);
     reconcileMaxSeconds =
         Gauge.build(
                 "vmi_eviction_reconcile_duration_max_seconds",
@@ -132,6 +160,15 @@ public final class EvictionMetrics {
 
   public void evacuationEnded(Outcome outcome, Duration sinceStart) {
     duration.labels(outcome.label).observe(Math.max(0, sinceStart.toMillis()) / 1000.0);
+  }
+
+  public void migrationEnded(MigrationResult result) {
+    migrations.labels(result.label).inc();
+  }
+
+  public void migrationSucceeded(Duration took) {
+    migrations.labels(MigrationResult.SUCCEEDED.label).inc();
+    migrationSeconds.observe(Math.max(0, took.toMillis()) / 1000.0);
   }
 
   public void evictions(EvictionResult result, int count) {

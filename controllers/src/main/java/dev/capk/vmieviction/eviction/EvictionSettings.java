@@ -13,7 +13,10 @@ import java.time.Duration;
  * @param maxConcurrentEvacuationsPerCluster worker VMIs of one tenant Cluster evacuated at once,
  *     unless the Cluster's annotation says otherwise
  * @param drainReserve a VMI held by the tenant-safety policy goes ahead no later than its deadline
- *     minus this
+ *     minus this, and a live migration not finished by then is cancelled for the guest drain
+ * @param liveMigration whether a LiveMigratable VMI is live-migrated before any drain, unless its
+ *     Cluster's annotation says otherwise
+ * @param migrationAttempts live migrations tried per evacuation before the fallback to the drain
  */
 public record EvictionSettings(
     Duration drainTimeout,
@@ -22,9 +25,33 @@ public record EvictionSettings(
     String fallbackStrategy,
     Duration maxFailureBackoff,
     EvacuationLimit maxConcurrentEvacuationsPerCluster,
-    Duration drainReserve) {
+    Duration drainReserve,
+    LiveMigrationPolicy liveMigration,
+    int migrationAttempts) {
 
   public static final Duration DEFAULT_DRAIN_RESERVE = Duration.ofMinutes(3);
+  public static final int DEFAULT_MIGRATION_ATTEMPTS = 2;
+
+  /** Live migration never tried (today's evacuation). */
+  public EvictionSettings(
+      Duration drainTimeout,
+      Duration retryInterval,
+      Duration attemptTimeout,
+      String fallbackStrategy,
+      Duration maxFailureBackoff,
+      EvacuationLimit maxConcurrentEvacuationsPerCluster,
+      Duration drainReserve) {
+    this(
+        drainTimeout,
+        retryInterval,
+        attemptTimeout,
+        fallbackStrategy,
+        maxFailureBackoff,
+        maxConcurrentEvacuationsPerCluster,
+        drainReserve,
+        LiveMigrationPolicy.NEVER,
+        DEFAULT_MIGRATION_ATTEMPTS);
+  }
 
   /** No per-cluster limit, the default reserve. */
   public EvictionSettings(
@@ -49,6 +76,13 @@ public record EvictionSettings(
     }
     if (drainReserve == null || drainReserve.isNegative()) {
       throw new IllegalArgumentException("drainReserve must not be negative, got " + drainReserve);
+    }
+    if (liveMigration == null) {
+      throw new IllegalArgumentException("liveMigration must be set");
+    }
+    if (migrationAttempts < 1) {
+      throw new IllegalArgumentException(
+          "migrationAttempts must be at least 1, got " + migrationAttempts);
     }
     requirePositive("drainTimeout", drainTimeout);
     requirePositive("retryInterval", retryInterval);

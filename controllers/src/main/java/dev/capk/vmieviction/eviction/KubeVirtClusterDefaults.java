@@ -12,8 +12,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The cluster-wide eviction strategy from the KubeVirt CR, read at most once per refresh interval.
- * Unreadable (no CRD, no CR, RBAC) means "not known": the operator's fallback applies.
+ * The cluster-wide eviction strategy and migration limits from the KubeVirt CR, read at most once
+ * per refresh interval. Unreadable (no CRD, no CR, RBAC) means "not known": the operator's fallback
+ * strategy and KubeVirt's default limits apply.
  */
 public final class KubeVirtClusterDefaults implements ClusterDefaults {
 
@@ -23,7 +24,7 @@ public final class KubeVirtClusterDefaults implements ClusterDefaults {
   private final Duration refresh;
   private final Clock clock;
   private volatile Instant readAt = Instant.MIN;
-  private volatile Optional<String> cached = Optional.empty();
+  private volatile Optional<KubeVirt.Configuration> cached = Optional.empty();
   private volatile String lastProblem;
 
   public KubeVirtClusterDefaults(
@@ -35,6 +36,23 @@ public final class KubeVirtClusterDefaults implements ClusterDefaults {
 
   @Override
   public Optional<String> evictionStrategy() {
+    return configuration()
+        .map(KubeVirt.Configuration::getEvictionStrategy)
+        .filter(s -> !s.isBlank());
+  }
+
+  @Override
+  public MigrationLimits migrationLimits() {
+    return configuration()
+        .map(KubeVirt.Configuration::getMigrations)
+        .map(
+            m ->
+                MigrationLimits.of(
+                    m.getParallelMigrationsPerCluster(), m.getParallelOutboundMigrationsPerNode()))
+        .orElse(MigrationLimits.KUBEVIRT_DEFAULTS);
+  }
+
+  private Optional<KubeVirt.Configuration> configuration() {
     Instant now = clock.instant();
     if (readAt != Instant.MIN && Duration.between(readAt, now).compareTo(refresh) < 0) {
       return cached;
@@ -50,7 +68,7 @@ public final class KubeVirtClusterDefaults implements ClusterDefaults {
     }
   }
 
-  private Optional<String> read() {
+  private Optional<KubeVirt.Configuration> read() {
     KubernetesApiResponse<KubeVirtList> r;
     try {
       r = api.list();
@@ -72,8 +90,7 @@ public final class KubeVirtClusterDefaults implements ClusterDefaults {
         .filter(kv -> kv.getMetadata() == null || kv.getMetadata().getDeletionTimestamp() == null)
         .map(KubeVirt::getSpec)
         .filter(s -> s != null && s.getConfiguration() != null)
-        .map(s -> s.getConfiguration().getEvictionStrategy())
-        .filter(s -> s != null && !s.isBlank())
+        .map(KubeVirt.Spec::getConfiguration)
         .findFirst();
   }
 

@@ -51,9 +51,13 @@ public record MachineContract(
    * @param evacuationLimit its {@code capk.cluster.x-k8s.io/max-concurrent-evacuations} annotation,
    *     raw (for {@link TenantAdmission}; this contract does not use it)
    */
-  public record ClusterFacts(String name, boolean paused, Optional<String> evacuationLimit) {
+  public record ClusterFacts(
+      String name,
+      boolean paused,
+      Optional<String> evacuationLimit,
+      Optional<String> liveMigration) {
     public ClusterFacts(String name, boolean paused) {
-      this(name, paused, Optional.empty());
+      this(name, paused, Optional.empty(), Optional.empty());
     }
   }
 

@@ -26,13 +26,15 @@ final class MachineContractCheck {
 
   /**
    * The contract applied to one step: what to do, by when, and which setting said so; with the
-   * Cluster's evacuation limit annotation from the same read, raw, for the admit step.
+   * Cluster's evacuation limit annotation from the same read, raw, for the admit step, and its
+   * live-migration annotation, raw, for the migrate step.
    */
   record Applied(
       MachineContract.Step step,
       Deadline deadline,
       Optional<String> origin,
-      Optional<String> clusterEvacuationLimit) {}
+      Optional<String> clusterEvacuationLimit,
+      Optional<String> clusterLiveMigration) {}
 
   private final ManagementObjects objects;
   private final VmiEvents events;
@@ -154,7 +156,8 @@ final class MachineContractCheck {
         contract.step(),
         deadline,
         origin,
-        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::evacuationLimit));
+        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::evacuationLimit),
+        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::liveMigration));
   }
 
   private boolean once(String evacuation, String reason) {

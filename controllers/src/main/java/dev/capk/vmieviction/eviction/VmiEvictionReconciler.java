@@ -38,6 +38,7 @@ public final class VmiEvictionReconciler implements Reconciler {
   private final HeldEvacuations held;
 
   /**
+   * @param migrations where the live migrations of {@code --live-migration=prefer} are created
    * @param wake enqueues a VMI (by {@code namespace/name}) for a look now: a VMI held by the admit
    *     step is woken when what holds it ends
    */
@@ -46,6 +47,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       ClusterDefaults clusterDefaults,
       GuestConnector guests,
       ManagementObjects managementObjects,
+      LiveMigrations migrations,
       VmiEvents events,
       EvictionMetrics metrics,
       EvictionSettings settings,
@@ -71,7 +73,9 @@ public final class VmiEvictionReconciler implements Reconciler {
             memory,
             marks,
             contracts,
-            new TenantAdmissionCheck(vmis, guests, events, settings, clock, held));
+            new TenantAdmissionCheck(vmis, guests, events, settings, clock, held),
+            new LiveMigrationStep(
+                vmis, migrations, clusterDefaults, events, metrics, settings, clock));
     this.uncordoner =
         new GuestNodeUncordoner(guests, events, marks, memory, settings.retryInterval(), held);
     this.notices = new NotEvacuatedNotices(events);

@@ -66,6 +66,7 @@ public final class ManagementInformers {
       List.of(
           ClusterApi.PAUSED_ANNOTATION,
           ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION,
+          ClusterApi.LIVE_MIGRATION_ANNOTATION,
           ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION,
           EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
 

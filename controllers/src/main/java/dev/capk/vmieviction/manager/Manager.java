@@ -12,6 +12,7 @@ import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.ApiInfraVmis;
+import dev.capk.vmieviction.eviction.ApiLiveMigrations;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
 import dev.capk.vmieviction.eviction.ClusterGuestConnector;
 import dev.capk.vmieviction.eviction.EvacuationLimit;
@@ -19,6 +20,7 @@ import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.GuestNodeDrainer;
 import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
+import dev.capk.vmieviction.eviction.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.NodeDrains;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
@@ -171,7 +173,9 @@ public final class Manager implements AutoCloseable {
             options.defaultEvictionStrategy,
             min(Duration.ofMinutes(1), options.drainTimeout),
             EvacuationLimit.parse(options.maxConcurrentEvacuationsPerCluster).orElseThrow(),
-            options.drainReserve);
+            options.drainReserve,
+            LiveMigrationPolicy.parse(options.liveMigration).orElseThrow(),
+            options.migrationAttempts);
     if (options.drainReserve.compareTo(options.drainTimeout) >= 0) {
       log.warn(
           "--drain-reserve {} is not shorter than --drain-timeout {}: a VMI held by the quorum"
@@ -212,6 +216,7 @@ public final class Manager implements AutoCloseable {
                 options.clusterApiVersion,
                 options.clusterNamespacePolicy(),
                 management.all()),
+            new ApiLiveMigrations(requestClient),
             new SeriesVmiEvents(vmiEvents),
             metrics,
             settings,

@@ -4,6 +4,7 @@ import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.EvictionStrategy;
 import dev.capk.vmieviction.eviction.EvacuationLimit;
+import dev.capk.vmieviction.eviction.LiveMigrationPolicy;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
 import java.nio.file.Path;
@@ -138,6 +139,27 @@ public final class ManagerOptions {
           "A VMI held by the quorum guard or the per-cluster limit goes ahead no later than its"
               + " deadline minus this (default: ${DEFAULT-VALUE}).")
   Duration drainReserve;
+
+  @Option(
+      names = "--live-migration",
+      paramLabel = "never|prefer",
+      defaultValue = "never",
+      description =
+          "prefer: move a LiveMigratable External VMI with a VirtualMachineInstanceMigration"
+              + " instead of draining its guest node, falling back to the drain when it is not"
+              + " migratable, fails or is not done by the deadline minus --drain-reserve; a"
+              + " Cluster's annotation capk.cluster.x-k8s.io/live-migration overrides it"
+              + " (default: ${DEFAULT-VALUE}).")
+  String liveMigration;
+
+  @Option(
+      names = "--migration-attempts",
+      paramLabel = "N",
+      defaultValue = "2",
+      description =
+          "Live migrations tried per evacuation before falling back to the drain"
+              + " (default: ${DEFAULT-VALUE}).")
+  int migrationAttempts;
 
   // A reconcile advances one drain by one step and returns: workers are busy for a guest round
   // trip, not for a drain, so a few serve hundreds of drains in progress.
@@ -274,6 +296,12 @@ public final class ManagerOptions {
       problems.add(
           "--drain-reserve must not be negative, got "
               + (drainReserve == null ? "nothing" : GoDuration.format(drainReserve)));
+    }
+    if (LiveMigrationPolicy.parse(liveMigration).isEmpty()) {
+      problems.add("--live-migration must be never or prefer, got \"" + liveMigration + "\"");
+    }
+    if (migrationAttempts < 1) {
+      problems.add("--migration-attempts must be at least 1, got " + migrationAttempts);
     }
     if (workers < 1) {
       problems.add("--workers must be at least 1, got " + workers);

@@ -151,7 +151,9 @@ public final class VmiInformers {
       List.of(
           EvictionAnnotations.DRAIN_START_TIME,
           EvictionAnnotations.CAPK_DELETION_GRACE_TIME,
-          EvictionAnnotations.EVACUATION_ADMITTED);
+          EvictionAnnotations.EVACUATION_ADMITTED,
+          EvictionAnnotations.MIGRATION_ATTEMPT,
+          EvictionAnnotations.MIGRATION_FALLBACK);
 
   /**
    * The cache keeps only the metadata the controller reads: identity (name, namespace, uid), the

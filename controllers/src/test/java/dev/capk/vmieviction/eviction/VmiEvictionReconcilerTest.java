@@ -103,6 +103,7 @@ class VmiEvictionReconcilerTest {
         () -> clusterDefault,
         connector,
         managementObjects,
+        LiveMigrations.NONE,
         events,
         new EvictionMetrics(registry),
         settings,

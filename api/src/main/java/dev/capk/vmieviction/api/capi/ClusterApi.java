@@ -33,6 +33,12 @@ public final class ClusterApi {
   public static final String MAX_CONCURRENT_EVACUATIONS_ANNOTATION =
       "capk.cluster.x-k8s.io/max-concurrent-evacuations";
 
+  /**
+   * Our annotation on a Cluster: {@code never} or {@code prefer} live migration of its VMIs before
+   * draining them; overrides {@code --live-migration}.
+   */
+  public static final String LIVE_MIGRATION_ANNOTATION = "capk.cluster.x-k8s.io/live-migration";
+
   public static final String KUBECONFIG_SECRET_SUFFIX = "-kubeconfig";
 
   /** The key of that Secret's data holding the kubeconfig. */

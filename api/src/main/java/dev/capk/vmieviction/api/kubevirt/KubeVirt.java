@@ -48,7 +48,7 @@ public class KubeVirt extends ApiObject<KubeVirt> {
     }
   }
 
-  /** {@code spec.configuration}: only the cluster-wide default eviction strategy. */
+  /** {@code spec.configuration}: the cluster-wide default eviction strategy, migration limits. */
   public static class Configuration {
     /** See {@link EvictionStrategy}; applies to VMIs whose own strategy is unset. */
     @SerializedName("evictionStrategy")
@@ -64,6 +64,46 @@ public class KubeVirt extends ApiObject<KubeVirt> {
 
     public Configuration evictionStrategy(String evictionStrategy) {
       this.evictionStrategy = evictionStrategy;
+      return this;
+    }
+
+    /** KubeVirt's live migration limits; null when the CR does not set them. */
+    @SerializedName("migrations")
+    private Migrations migrations;
+
+    public Migrations getMigrations() {
+      return migrations;
+    }
+
+    public Configuration migrations(Migrations migrations) {
+      this.migrations = migrations;
+      return this;
+    }
+  }
+
+  /** {@code spec.configuration.migrations}: only the two parallelism limits. */
+  public static class Migrations {
+    @SerializedName("parallelMigrationsPerCluster")
+    private Integer parallelMigrationsPerCluster;
+
+    @SerializedName("parallelOutboundMigrationsPerNode")
+    private Integer parallelOutboundMigrationsPerNode;
+
+    public Integer getParallelMigrationsPerCluster() {
+      return parallelMigrationsPerCluster;
+    }
+
+    public Migrations parallelMigrationsPerCluster(Integer n) {
+      this.parallelMigrationsPerCluster = n;
+      return this;
+    }
+
+    public Integer getParallelOutboundMigrationsPerNode() {
+      return parallelOutboundMigrationsPerNode;
+    }
+
+    public Migrations parallelOutboundMigrationsPerNode(Integer n) {
+      this.parallelOutboundMigrationsPerNode = n;
       return this;
     }
   }

@@ -11,4 +11,6 @@ public final class KubeVirtApi {
   public static final String VMI_KIND = "VirtualMachineInstance";
   public static final String KUBEVIRT_PLURAL = "kubevirts";
   public static final String KUBEVIRT_KIND = "KubeVirt";
+  public static final String MIGRATION_PLURAL = "virtualmachineinstancemigrations";
+  public static final String MIGRATION_KIND = "VirtualMachineInstanceMigration";
 }

@@ -117,6 +117,12 @@ final class KubeVirtObjects {
    * it.
    */
   void patchVmiStatus(String namespace, String name, JsonObject status) throws ApiException {
+    patchStatus("virtualmachineinstances", namespace, name, status);
+  }
+
+  /** A JSON merge patch of the status subresource of a kubevirt.io/v1 object. */
+  void patchStatus(String plural, String namespace, String name, JsonObject status)
+      throws ApiException {
     JsonObject patch = new JsonObject();
     patch.add("status", status);
     CustomObjectsApi api = new CustomObjectsApi(client);
@@ -124,12 +130,7 @@ final class KubeVirtObjects {
         Object.class,
         () ->
             api.patchNamespacedCustomObjectStatus(
-                    GROUP,
-                    VERSION,
-                    namespace,
-                    "virtualmachineinstances",
-                    name,
-                    new V1Patch(patch.toString()))
+                    GROUP, VERSION, namespace, plural, name, new V1Patch(patch.toString()))
                 .buildCall(null),
         V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH,
         client);

@@ -23,6 +23,7 @@ public final class KubeVirtStandIn implements AutoCloseable {
   private final EvictionWebhook webhook;
   private final Migrator migrator;
   private final VmController vmController;
+  private final MigrationObjects migrationObjects;
 
   private KubeVirtStandIn(KubeCluster infra, GuestNodeHook guestHook) throws IOException {
     this.infra = infra;
@@ -45,8 +46,10 @@ public final class KubeVirtStandIn implements AutoCloseable {
             bind);
     infra.exposeLocalPort(webhook.port());
     this.vmController = new VmController(kubevirt, launchers, migrator, guestHook);
+    this.migrationObjects = new MigrationObjects(core, kubevirt, launchers, migrator);
     register(pki.caCertificatePem());
     vmController.start();
+    migrationObjects.start();
   }
 
   /** Starts the stand-in against {@code infra} (which must have the test CRDs installed). */
@@ -98,6 +101,7 @@ public final class KubeVirtStandIn implements AutoCloseable {
   @Override
   public void close() {
     vmController.close();
+    migrationObjects.close();
     migrator.close();
     // Unregister first: with failurePolicy Fail, a webhook that no longer answers would block every
     // eviction.

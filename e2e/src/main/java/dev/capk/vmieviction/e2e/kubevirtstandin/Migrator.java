@@ -44,6 +44,19 @@ final class Migrator implements AutoCloseable {
     return inFlight.contains(vmiUid);
   }
 
+  /**
+   * A migration carried out elsewhere (a VirtualMachineInstanceMigration object) holds the VMI:
+   * while it lasts, a missing launcher pod does not mean the VM died. False when one is already
+   * under way for the VMI.
+   */
+  boolean claim(String vmiUid) {
+    return inFlight.add(vmiUid);
+  }
+
+  void release(String vmiUid) {
+    inFlight.remove(vmiUid);
+  }
+
   void migrate(DynamicKubernetesObject vmi, V1Pod source) {
     String uid = vmi.getMetadata().getUid();
     if (!inFlight.add(uid)) {

@@ -157,6 +157,109 @@ class KubeVirtStandInIT {
   }
 
   @Test
+  void aMigrationObjectWalksKubeVirtsPhasesAndMovesTheVmi() {
+    Kubectl k = infra.cluster().kubectl();
+    String ns = namespace(k, "vmim-ok");
+    k.apply(vm(ns, "vm-mig", "External"));
+    String from = awaitRunning(k, ns, "vm-mig");
+    String uid =
+        k.runOrFail(null, "-n", ns, "get", "vmi", "vm-mig", "-o", "jsonpath={.metadata.uid}");
+    String source = launcherPod(k, ns);
+    // Marked for evacuation first, as a refused eviction leaves it.
+    assertTrue(evict(k, ns, source).stderr().contains("evacuation"));
+    k.apply(migration(ns, "mig-ok", "vm-mig"));
+    String phase = awaitMigrationDone(k, ns, "mig-ok");
+    assertEquals("Succeeded", phase);
+    String vmi =
+        "{.metadata.uid}/{.status.nodeName}/{.status.evacuationNodeName}/"
+            + "{.status.migrationState.completed}/{.status.migrationState.failed}";
+    String[] got =
+        k.runOrFail(null, "-n", ns, "get", "vmi", "vm-mig", "-o", "jsonpath=" + vmi).split("/", -1);
+    assertEquals(uid, got[0], "same VMI");
+    assertNotEquals(from, got[1], "runs on the target node");
+    assertEquals("", got[2], "no longer marked for evacuation");
+    assertEquals("true", got[3]);
+    assertEquals("", got[4]);
+    Await.until(
+        "source launcher pod gone",
+        Duration.ofSeconds(30),
+        () ->
+            !k.run(null, Duration.ofSeconds(10), "-n", ns, "get", "pods", "-o", "name")
+                .stdout()
+                .contains(source));
+  }
+
+  @Test
+  void aMigrationToldToFailLeavesTheVmiOnItsNodeStillMarked() {
+    Kubectl k = infra.cluster().kubectl();
+    String ns = namespace(k, "vmim-fail");
+    k.apply(vm(ns, "vm-fail", "External"));
+    String from = awaitRunning(k, ns, "vm-fail");
+    k.runOrFail(
+        null, "-n", ns, "annotate", "vmi", "vm-fail", "standin.kubevirt.io/migration-result=fail");
+    assertTrue(evict(k, ns, launcherPod(k, ns)).stderr().contains("evacuation"));
+    k.apply(migration(ns, "mig-fail", "vm-fail"));
+    assertEquals("Failed", awaitMigrationDone(k, ns, "mig-fail"));
+    String[] got =
+        k.runOrFail(
+                null,
+                "-n",
+                ns,
+                "get",
+                "vmi",
+                "vm-fail",
+                "-o",
+                "jsonpath={.status.nodeName}/{.status.evacuationNodeName}/"
+                    + "{.status.migrationState.failed}")
+            .split("/", -1);
+    assertEquals(from, got[0], "still on its node");
+    assertEquals(from, got[1], "still marked for evacuation");
+    assertEquals("true", got[2]);
+    Await.until(
+        "only the source launcher pod left",
+        Duration.ofSeconds(30),
+        () ->
+            k.run(null, Duration.ofSeconds(10), "-n", ns, "get", "pods", "-o", "name")
+                    .stdout()
+                    .lines()
+                    .count()
+                == 1);
+  }
+
+  static String migration(String ns, String name, String vmi) {
+    return """
+        apiVersion: kubevirt.io/v1
+        kind: VirtualMachineInstanceMigration
+        metadata: {name: %2$s, namespace: %1$s}
+        spec: {vmiName: %3$s}
+        """
+        .formatted(ns, name, vmi);
+  }
+
+  static String awaitMigrationDone(Kubectl k, String ns, String name) {
+    String[] phase = {""};
+    Await.until(
+        "migration " + name + " Succeeded or Failed",
+        Duration.ofSeconds(60),
+        () -> {
+          phase[0] =
+              k.run(
+                      null,
+                      Duration.ofSeconds(10),
+                      "-n",
+                      ns,
+                      "get",
+                      "virtualmachineinstancemigrations.kubevirt.io",
+                      name,
+                      "-o",
+                      "jsonpath={.status.phase}")
+                  .stdout();
+          return phase[0].equals("Succeeded") || phase[0].equals("Failed");
+        });
+    return phase[0];
+  }
+
+  @Test
   void noneStrategyLetsTheEvictionThroughAndTheVmRestarts() {
     Kubectl k = infra.cluster().kubectl();
     String ns = namespace(k, "none");

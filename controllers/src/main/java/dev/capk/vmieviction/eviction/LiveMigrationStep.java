@@ -1,0 +1,349 @@
+package dev.capk.vmieviction.eviction;
+
+import com.google.common.cache.Cache;
+import com.google.common.cache.CacheBuilder;
+import com.google.common.hash.Hashing;
+import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.api.capi.ClusterApi;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
+import dev.capk.vmieviction.time.Deadline;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The migrate step: with live migration preferred, moves a {@code LiveMigratable} VMI off the
+ * drained infra node with a VirtualMachineInstanceMigration, and falls back to the guest drain when
+ * it is not migratable, its attempts failed, or it is not done by the deadline minus the reserve.
+ * {@link MigrationDecision} decides; this class reads the facts (our migrations from one
+ * label-selected list, KubeVirt's limits from the cached KubeVirt CR), writes what must survive a
+ * restart on the VMI (the attempt, the fallback) before acting, and tells events and metrics.
+ */
+final class LiveMigrationStep {
+
+  private static final Logger log = LoggerFactory.getLogger(LiveMigrationStep.class);
+
+  /** What the step came to. */
+  sealed interface Outcome permits Proceed, Stop {}
+
+  /** Go on to the guest drain with {@code vmi} as it is now. */
+  record Proceed(VirtualMachineInstance vmi) implements Outcome {}
+
+  /** The step is over for now: look again after {@code retry} (capped at the deadline). */
+  record Stop(Duration retry) implements Outcome {}
+
+  private final InfraVmis vmis;
+  private final LiveMigrations migrations;
+  private final ClusterDefaults kubevirt;
+  private final VmiEvents events;
+  private final EvictionMetrics metrics;
+  private final EvictionSettings settings;
+  private final Clock clock;
+
+  /** Counting the running migrations and creating one is one act in this process. */
+  private final Object startLock = new Object();
+
+  /** Invalid policy annotations already told, per evacuation and value. */
+  private final Cache<String, Boolean> told =
+      CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(1, TimeUnit.HOURS).build();
+
+  LiveMigrationStep(
+      InfraVmis vmis,
+      LiveMigrations migrations,
+      ClusterDefaults kubevirt,
+      VmiEvents events,
+      EvictionMetrics metrics,
+      EvictionSettings settings,
+      Clock clock) {
+    this.vmis = vmis;
+    this.migrations = migrations;
+    this.kubevirt = kubevirt;
+    this.events = events;
+    this.metrics = metrics;
+    this.settings = settings;
+    this.clock = clock;
+  }
+
+  /**
+   * @param clusterPolicy the Cluster's live-migration annotation, raw
+   * @throws ApiException when the infra API could not be read or written: retry
+   */
+  Outcome step(
+      String key,
+      VirtualMachineInstance vmi,
+      Instant start,
+      Deadline deadline,
+      Optional<String> clusterPolicy)
+      throws ApiException {
+    String startText = DrainStartTime.format(start);
+    LiveMigrationPolicy policy = policy(key, vmi, startText, clusterPolicy);
+    boolean fellBack = startText.equals(annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
+    Optional<MigrationAttempt> attempt =
+        MigrationAttempt.parse(annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT), startText);
+    if (attempt.isEmpty() && (fellBack || policy == LiveMigrationPolicy.NEVER)) {
+      return new Proceed(vmi); // the cheap path: no request
+    }
+    String ns = vmi.getMetadata().getNamespace();
+    String infraNode = Eligibility.evacuationNodeName(vmi);
+    List<VirtualMachineInstanceMigration> ours = migrations.ours();
+    int number = attempt.map(MigrationAttempt::number).orElse(0);
+    String current = number == 0 ? null : name(vmi, startText, number);
+    Optional<String> phase =
+        ours.stream()
+            .filter(m -> current != null && current.equals(m.getMetadata().getName()))
+            .filter(m -> ns.equals(m.getMetadata().getNamespace()))
+            .findFirst()
+            .map(m -> m.phase() == null ? "" : m.phase());
+    if (fellBack) {
+      // Restart-safe cancel: the fallback was recorded before the delete, so a migration of ours
+      // still running here is deleted now.
+      if (phase.isPresent()
+          && !VirtualMachineInstanceMigration.FINAL_PHASES.contains(phase.get())) {
+        migrations.delete(ns, current);
+      }
+      return new Proceed(vmi);
+    }
+    List<VirtualMachineInstanceMigration> running =
+        ours.stream()
+            .filter(m -> !VirtualMachineInstanceMigration.FINAL_PHASES.contains(m.phase()))
+            .toList();
+    int fromNode =
+        (int)
+            running.stream()
+                .filter(
+                    m ->
+                        infraNode != null
+                            && infraNode.equals(
+                                annotation(
+                                    m.getMetadata(), EvictionAnnotations.MIGRATION_SOURCE_NODE)))
+                .count();
+    VirtualMachineInstanceStatus status = vmi.getStatus();
+    boolean migratable =
+        status != null
+            && status.conditionTrue(VirtualMachineInstanceStatus.CONDITION_LIVE_MIGRATABLE);
+    Instant cutoff = deadline.at().minus(settings.drainReserve());
+    MigrationDecision.Step next =
+        MigrationDecision.decide(
+            new MigrationDecision.Facts(
+                policy,
+                false,
+                migratable,
+                number,
+                phase,
+                settings.migrationAttempts(),
+                clock.instant(),
+                cutoff,
+                running.size(),
+                fromNode,
+                kubevirt.migrationLimits()));
+    Duration untilCutoff = Duration.between(clock.instant(), cutoff);
+    Duration look = min(settings.retryInterval(), untilCutoff);
+    if (next instanceof MigrationDecision.Drain) {
+      return new Proceed(vmi);
+    }
+    if (next instanceof MigrationDecision.Succeeded) {
+      // KubeVirt clears evacuationNodeName next (virt-handler's migration ACK): the VMI then
+      // leaves this step through callOff, which tells MigrationSucceeded.
+      return new Stop(settings.retryInterval());
+    }
+    if (next instanceof MigrationDecision.Follow) {
+      return new Stop(look);
+    }
+    if (next instanceof MigrationDecision.WaitForSlot w) {
+      log.info("live migration waits for a slot vmi={} waitsFor=\"{}\"", key, w.waitsFor());
+      return new Stop(look);
+    }
+    if (next instanceof MigrationDecision.Start s) {
+      if (s.afterFailure()) {
+        failed(key, vmi, number, "trying again (attempt " + s.number() + ")");
+      }
+      synchronized (startLock) {
+        // Recorded before the create: a restart finds the attempt and follows its migration.
+        Instant now = clock.instant();
+        VirtualMachineInstance recorded =
+            vmis.annotate(
+                vmi,
+                EvictionAnnotations.MIGRATION_ATTEMPT,
+                MigrationAttempt.format(startText, s.number(), now));
+        String name = name(vmi, startText, s.number());
+        migrations.create(migration(vmi, name, infraNode));
+        log.info(
+            "live migration started vmi={} migration={} attempt={} infraNode={}",
+            key,
+            name,
+            s.number(),
+            infraNode);
+        events.normal(
+            recorded,
+            EventReasons.MIGRATION_STARTED,
+            "Live-migrating off infra node "
+                + infraNode
+                + " (VirtualMachineInstanceMigration "
+                + name
+                + ", attempt "
+                + s.number()
+                + " of "
+                + settings.migrationAttempts()
+                + "); the guest drain follows if it is not done by "
+                + DrainStartTime.format(cutoff));
+        return new Stop(look);
+      }
+    }
+    MigrationDecision.FallBack b = (MigrationDecision.FallBack) next;
+    if (b.failedAttempt()) {
+      failed(key, vmi, number, "falling back to the drain");
+    }
+    // The fallback first, the cancel after it: a restart in between still cancels.
+    VirtualMachineInstance recorded =
+        vmis.annotate(vmi, EvictionAnnotations.MIGRATION_FALLBACK, startText);
+    if (b.cancel()) {
+      migrations.delete(ns, current);
+      metrics.migrationEnded(EvictionMetrics.MigrationResult.CANCELLED);
+      log.info("live migration cancelled vmi={} migration={}", key, current);
+    }
+    log.warn("falling back to the guest drain vmi={} why=\"{}\"", key, b.why());
+    events.warning(
+        recorded,
+        EventReasons.FALLING_BACK_TO_DRAIN,
+        "Not live-migrated: "
+            + b.why()
+            + (b.cancel() ? "; migration " + current + " cancelled" : "")
+            + ". Draining the guest node, then deleting the VMI; deadline "
+            + DrainStartTime.format(deadline.at()));
+    return new Proceed(recorded);
+  }
+
+  /**
+   * The migration succeeded and KubeVirt cleared the evacuation mark: tell it once (the attempt
+   * annotation is removed with it).
+   *
+   * @return the VMI as it is after the attempt annotation was removed
+   */
+  VirtualMachineInstance succeeded(String key, VirtualMachineInstance vmi) throws ApiException {
+    String raw = annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT);
+    if (raw == null) {
+      return vmi;
+    }
+    VirtualMachineInstanceStatus status = vmi.getStatus();
+    boolean migrated =
+        status != null
+            && status.getMigrationState() != null
+            && status.getMigrationState().completed()
+            && !status.getMigrationState().failed();
+    Optional<MigrationAttempt> attempt =
+        MigrationAttempt.drainStartOf(raw).flatMap(s -> MigrationAttempt.parse(raw, s));
+    VirtualMachineInstance cleared =
+        vmis.annotate(vmi, EvictionAnnotations.MIGRATION_ATTEMPT, null);
+    if (migrated) {
+      Duration took =
+          attempt.map(a -> Duration.between(a.began(), clock.instant())).orElse(Duration.ZERO);
+      metrics.migrationSucceeded(took);
+      log.info("live migration succeeded vmi={} node={}", key, status.getNodeName());
+      events.normal(
+          cleared,
+          EventReasons.MIGRATION_SUCCEEDED,
+          "Live-migrated to infra node "
+              + status.getNodeName()
+              + ": no guest drain, the VMI keeps running");
+    }
+    return cleared;
+  }
+
+  private void failed(String key, VirtualMachineInstance vmi, int number, String then) {
+    metrics.migrationEnded(EvictionMetrics.MigrationResult.FAILED);
+    log.warn("live migration failed vmi={} attempt={} then=\"{}\"", key, number, then);
+    events.warning(
+        vmi,
+        EventReasons.MIGRATION_FAILED,
+        "Live migration attempt " + number + " failed or vanished; " + then);
+  }
+
+  private LiveMigrationPolicy policy(
+      String key, VirtualMachineInstance vmi, String startText, Optional<String> raw) {
+    if (raw.isEmpty()) {
+      return settings.liveMigration();
+    }
+    Optional<LiveMigrationPolicy> parsed = LiveMigrationPolicy.parse(raw.get());
+    if (parsed.isPresent()) {
+      return parsed.get();
+    }
+    String value = NotEvacuatedNotices.shorten(raw.get());
+    if (told.asMap().putIfAbsent(vmi.getMetadata().getUid() + "/" + startText + "/" + value, true)
+        == null) {
+      log.warn("live-migration annotation invalid vmi={} value=\"{}\"", key, value);
+      events.warning(
+          vmi,
+          EventReasons.LIVE_MIGRATION_POLICY_INVALID,
+          "Cluster annotation "
+              + ClusterApi.LIVE_MIGRATION_ANNOTATION
+              + " value \""
+              + value
+              + "\" is neither never nor prefer; using --live-migration="
+              + settings.liveMigration().value);
+    }
+    return settings.liveMigration();
+  }
+
+  /**
+   * The migration's name for one attempt of one evacuation: the VMI's name, cut to fit, and a hash
+   * of its UID and drain start, then the attempt. Deterministic, so a restarted controller or a
+   * second replica finds the same name (and a create of it answers AlreadyExists); at most 63
+   * characters.
+   */
+  static String name(VirtualMachineInstance vmi, String drainStart, int attempt) {
+    String hash =
+        Hashing.sha256()
+            .hashString(vmi.getMetadata().getUid() + "/" + drainStart, StandardCharsets.UTF_8)
+            .toString()
+            .substring(0, 10);
+    String suffix = "-" + hash + "-" + attempt;
+    String prefix = "evac-" + vmi.getMetadata().getName();
+    int room = 63 - suffix.length();
+    if (prefix.length() > room) {
+      prefix = prefix.substring(0, room);
+    }
+    prefix = prefix.replaceAll("[-.]+$", "");
+    return prefix + suffix;
+  }
+
+  private static VirtualMachineInstanceMigration migration(
+      VirtualMachineInstance vmi, String name, String infraNode) {
+    return new VirtualMachineInstanceMigration()
+        .metadata(
+            new V1ObjectMeta()
+                .name(name)
+                .namespace(vmi.getMetadata().getNamespace())
+                .labels(Map.of(EvictionAnnotations.MIGRATION_OWNED_LABEL, "true"))
+                .annotations(
+                    infraNode == null
+                        ? Map.of()
+                        : Map.of(EvictionAnnotations.MIGRATION_SOURCE_NODE, infraNode)))
+        .spec(new VirtualMachineInstanceMigration.Spec().vmiName(vmi.getMetadata().getName()));
+  }
+
+  private static String annotation(VirtualMachineInstance vmi, String key) {
+    return annotation(vmi.getMetadata(), key);
+  }
+
+  private static String annotation(V1ObjectMeta meta, String key) {
+    Map<String, String> a = meta == null ? null : meta.getAnnotations();
+    return a == null ? null : a.get(key);
+  }
+
+  private static Duration min(Duration a, Duration b) {
+    Duration floor = Duration.ofMillis(100);
+    Duration m = a.compareTo(b) < 0 ? a : b;
+    return m.compareTo(floor) < 0 ? floor : m;
+  }
+}

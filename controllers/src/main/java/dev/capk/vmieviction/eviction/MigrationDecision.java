@@ -1,0 +1,127 @@
+package dev.capk.vmieviction.eviction;
+
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * The migrate step's decision, pure: given the policy, what KubeVirt says of the VMI, the attempt
+ * recorded on it and that attempt's migration, the migrations running and the time, what comes
+ * next. {@link LiveMigrationStep} gathers the facts and carries the answer out.
+ */
+final class MigrationDecision {
+  private MigrationDecision() {}
+
+  /**
+   * @param attempt the attempt recorded for this evacuation, 0 when none
+   * @param phase the phase of that attempt's migration; empty when it does not exist, "" when
+   *     KubeVirt has not set one yet
+   * @param cutoff the deadline minus the drain reserve: no migration runs past it
+   * @param runningInCluster migrations not finished yet, in the whole infra cluster
+   * @param runningFromNode of those, the ones leaving this VMI's infra node
+   */
+  record Facts(
+      LiveMigrationPolicy policy,
+      boolean fellBack,
+      boolean liveMigratable,
+      int attempt,
+      Optional<String> phase,
+      int maxAttempts,
+      Instant now,
+      Instant cutoff,
+      int runningInCluster,
+      int runningFromNode,
+      MigrationLimits limits) {}
+
+  sealed interface Step permits Drain, FallBack, Start, Follow, WaitForSlot, Succeeded {}
+
+  /**
+   * Go on to the guest drain: live migration is not wanted, or the fallback is already recorded.
+   */
+  record Drain() implements Step {}
+
+  /**
+   * Record the fallback and go on to the guest drain; {@code cancel}: delete the attempt's
+   * migration first, it may still be running. {@code failedAttempt}: the attempt's migration just
+   * failed.
+   */
+  record FallBack(String why, boolean cancel, boolean failedAttempt) implements Step {}
+
+  /** Create attempt {@code number}; {@code afterFailure}: the one before it failed. */
+  record Start(int number, boolean afterFailure) implements Step {}
+
+  /** The attempt's migration is under way: look again later (no later than the cutoff). */
+  record Follow() implements Step {}
+
+  /** KubeVirt's parallelism is used up: wait for a slot (no later than the cutoff). */
+  record WaitForSlot(String waitsFor) implements Step {}
+
+  /** The migration succeeded: KubeVirt now clears the evacuation mark; nothing to drain. */
+  record Succeeded() implements Step {}
+
+  static Step decide(Facts f) {
+    boolean tooLate = !f.now().isBefore(f.cutoff());
+    if (f.fellBack()) {
+      return new Drain();
+    }
+    if (f.attempt() == 0) {
+      if (f.policy() == LiveMigrationPolicy.NEVER) {
+        return new Drain();
+      }
+      if (!f.liveMigratable()) {
+        return new FallBack(
+            "the VMI is not live-migratable (condition LiveMigratable)", false, false);
+      }
+      if (tooLate) {
+        return new FallBack(
+            "no migration started before the deadline minus the reserve", false, false);
+      }
+      return startIfFree(f, 1, false);
+    }
+    boolean exists = f.phase().isPresent();
+    String phase = f.phase().orElse("");
+    if (VirtualMachineInstanceMigration.PHASE_SUCCEEDED.equals(phase)) {
+      return new Succeeded();
+    }
+    if (f.policy() == LiveMigrationPolicy.NEVER) {
+      return new FallBack("the live-migration policy is now never", exists, false);
+    }
+    if (!exists || VirtualMachineInstanceMigration.PHASE_FAILED.equals(phase)) {
+      // A migration that vanished (deleted by someone) counts as a failed attempt.
+      String what = "live migration attempt " + f.attempt() + (exists ? " failed" : " was deleted");
+      if (f.attempt() >= f.maxAttempts()) {
+        return new FallBack(what + ", " + f.maxAttempts() + " attempt(s) allowed", false, exists);
+      }
+      if (tooLate) {
+        return new FallBack(
+            what + ", too late to try again before the deadline minus the reserve", false, exists);
+      }
+      return startIfFree(f, f.attempt() + 1, true);
+    }
+    if (tooLate) {
+      return new FallBack(
+          "live migration attempt "
+              + f.attempt()
+              + " not finished by the deadline minus the reserve",
+          true,
+          false);
+    }
+    return new Follow();
+  }
+
+  private static Step startIfFree(Facts f, int number, boolean afterFailure) {
+    if (f.runningInCluster() >= f.limits().perCluster()) {
+      return new WaitForSlot(
+          f.runningInCluster()
+              + " migration(s) running in the infra cluster, KubeVirt's limit is "
+              + f.limits().perCluster());
+    }
+    if (f.runningFromNode() >= f.limits().outboundPerNode()) {
+      return new WaitForSlot(
+          f.runningFromNode()
+              + " migration(s) leaving the infra node, KubeVirt's limit is "
+              + f.limits().outboundPerNode());
+    }
+    return new Start(number, afterFailure);
+  }
+}
