@@ -163,6 +163,9 @@ public final class ControllerRuntime implements AutoCloseable {
    * One controller's workers, as the ControllerManager runs them; stopping lets it cancel first.
    */
   private static final class Workers implements Controller {
+    /** How often the workers look whether the caches have synced. */
+    private static final Duration SYNC_CHECK = Duration.ofMillis(20);
+
     private final ManagedController controller;
     private final AtomicBoolean stopping = new AtomicBoolean();
 
@@ -172,6 +175,17 @@ public final class ControllerRuntime implements AutoCloseable {
 
     @Override
     public void run() {
+      // The client's DefaultController waits for its caches in Wait.poll, which spins a core until
+      // they have synced (a start-up's whole first list): wait here, asleep, so that its check
+      // passes at once.
+      while (!stopping.get() && !controller.hasSynced()) {
+        try {
+          Thread.sleep(SYNC_CHECK.toMillis());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
       if (!stopping.get()) {
         controller.workers().run();
       }
