@@ -147,6 +147,31 @@ class ControllerRuntimeTest {
   }
 
   @Test
+  void afterFirstSyncRunsOnceWhenEveryCacheSynced() throws Exception {
+    List<String> calls = new CopyOnWriteArrayList<>();
+    FakeController vmis = new FakeController("vmis", calls);
+    java.util.concurrent.atomic.AtomicInteger runs =
+        new java.util.concurrent.atomic.AtomicInteger();
+    CountDownLatch ran = new CountDownLatch(1);
+    try (ControllerRuntime runtime =
+        new ControllerRuntime(
+                List.of(vmis),
+                null,
+                Duration.ofSeconds(5),
+                () -> {
+                  runs.incrementAndGet();
+                  ran.countDown();
+                })
+            .start()) {
+      assertFalse(ran.await(300, TimeUnit.MILLISECONDS), "ran before the caches synced");
+      vmis.synced.set(true);
+      assertTrue(ran.await(10, TimeUnit.SECONDS));
+      assertTrue(vmis.running.await(10, TimeUnit.SECONDS));
+      assertEquals(1, runs.get());
+    }
+  }
+
+  @Test
   void closeWaitsForAReconcileInFlight() throws Exception {
     CountDownLatch reconciling = new CountDownLatch(1);
     AtomicBoolean finished = new AtomicBoolean();
