@@ -65,10 +65,12 @@ bench: binaries
 	  -cp "e2e/target/classes:$$(cat e2e/target/classpath.txt)" dev.capk.vmieviction.e2e.bench.BenchMain
 
 ## package: the controller's runnable jar (controllers/target/vmi-eviction-controller.jar) and, next to it,
-##          the kubectl plugin launcher kubectl-fastdrain (`kubectl fastdrain drain|cordon|uncordon ...`)
+##          the kubectl plugin launchers kubectl-fastdrain (`kubectl fastdrain drain|cordon|uncordon ...`)
+##          and kubectl-vmi_eviction (`kubectl vmi-eviction status ...`)
 package:
 	$(MVN) -q package -DskipTests -pl controllers -am
 	install -m 0755 hack/plugin/kubectl-fastdrain controllers/target/kubectl-fastdrain
+	install -m 0755 hack/plugin/kubectl-vmi_eviction controllers/target/kubectl-vmi_eviction
 
 clean:
 	$(MVN) -q clean

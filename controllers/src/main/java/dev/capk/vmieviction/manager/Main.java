@@ -9,8 +9,8 @@ import picocli.CommandLine;
 
 /**
  * Entry point of the runnable jar. {@code drain}, {@code cordon} and {@code uncordon} run the node
- * CLI (kubectl's flags and output); anything else starts the controller manager with
- * controller-runtime style flags.
+ * CLI (kubectl's flags and output); {@code status} lists the evacuations in progress; anything else
+ * starts the controller manager with controller-runtime style flags.
  */
 public final class Main {
 
@@ -29,6 +29,9 @@ public final class Main {
   public static int run(String... args) {
     if (args.length > 0 && NODE_COMMANDS.contains(args[0])) {
       return dev.capk.vmieviction.drain.cli.NodeCli.run(args);
+    }
+    if (args.length > 0 && "status".equals(args[0])) {
+      return dev.capk.vmieviction.status.StatusCommand.run(args);
     }
     ManagerOptions options = new ManagerOptions();
     CommandLine cli = new CommandLine(options);

@@ -29,7 +29,8 @@ class PackageDependenciesTest {
           "events", Set.of("kube"),
           "workload", Set.of("api", "kube", "time"),
           "eviction", Set.of("api", "drain", "events", "kube", "time", "workload"),
-          "maintenance", Set.of("api", "drain", "events", "kube", "runtime", "time"));
+          "maintenance", Set.of("api", "drain", "events", "kube", "runtime", "time"),
+          "status", Set.of("api", "drain.cli", "eviction", "kube", "time", "workload"));
 
   static final Pattern IMPORT =
       Pattern.compile("(?m)^import (?:static )?dev\\.capk\\.vmieviction\\.([a-z]+(?:\\.cli)?)\\.");

@@ -111,6 +111,8 @@ class ControllerRuntimeTest {
     List<String> calls = new CopyOnWriteArrayList<>();
     FakeController vmis = new FakeController("vmis", calls);
     FakeController maintenances = new FakeController("maintenances", calls);
+    vmis.synced.set(true);
+    maintenances.synced.set(true);
     ControllerRuntime runtime =
         new ControllerRuntime(List.of(vmis, maintenances), null, Duration.ofSeconds(5));
     runtime.start();
@@ -124,6 +126,48 @@ class ControllerRuntimeTest {
       List<String> own = calls.stream().filter(s -> s.startsWith(c + ".")).toList();
       assertEquals(
           List.of(c + ".start", c + ".run", c + ".stopping", c + ".shutdown", c + ".close"), own);
+    }
+  }
+
+  /**
+   * The client's DefaultController would spin a core in its own wait for the caches (Wait.poll):
+   * its run() is called only once they have synced.
+   */
+  @Test
+  void workersRunOnlyOnceTheirCachesSynced() throws Exception {
+    List<String> calls = new CopyOnWriteArrayList<>();
+    FakeController vmis = new FakeController("vmis", calls);
+    try (ControllerRuntime runtime =
+        new ControllerRuntime(List.of(vmis), null, Duration.ofSeconds(5)).start()) {
+      assertFalse(
+          vmis.running.await(300, TimeUnit.MILLISECONDS), "workers ran before the caches synced");
+      vmis.synced.set(true);
+      assertTrue(vmis.running.await(10, TimeUnit.SECONDS));
+    }
+  }
+
+  @Test
+  void afterFirstSyncRunsOnceWhenEveryCacheSynced() throws Exception {
+    List<String> calls = new CopyOnWriteArrayList<>();
+    FakeController vmis = new FakeController("vmis", calls);
+    java.util.concurrent.atomic.AtomicInteger runs =
+        new java.util.concurrent.atomic.AtomicInteger();
+    CountDownLatch ran = new CountDownLatch(1);
+    try (ControllerRuntime runtime =
+        new ControllerRuntime(
+                List.of(vmis),
+                null,
+                Duration.ofSeconds(5),
+                () -> {
+                  runs.incrementAndGet();
+                  ran.countDown();
+                })
+            .start()) {
+      assertFalse(ran.await(300, TimeUnit.MILLISECONDS), "ran before the caches synced");
+      vmis.synced.set(true);
+      assertTrue(ran.await(10, TimeUnit.SECONDS));
+      assertTrue(vmis.running.await(10, TimeUnit.SECONDS));
+      assertEquals(1, runs.get());
     }
   }
 

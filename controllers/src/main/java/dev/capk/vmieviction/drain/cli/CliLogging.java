@@ -10,10 +10,10 @@ import org.slf4j.LoggerFactory;
  * binding) by reflection, since Logback is not a compile-time dependency; with another binding it
  * does nothing.
  */
-final class CliLogging {
+public final class CliLogging {
   private CliLogging() {}
 
-  static void setVerbosity(int v) {
+  public static void setVerbosity(int v) {
     String level = v <= 0 ? "WARN" : v <= 2 ? "INFO" : "DEBUG";
     try {
       Logger root = LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);

@@ -8,10 +8,11 @@ import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
 /**
- * kubectl's global flags that choose and reach the cluster, shared by every subcommand. Only the
- * flags that mean something here exist; any other global flag of kubectl is refused by name.
+ * kubectl's global flags that choose and reach the cluster, shared by every subcommand (the node
+ * commands here, and the jar's {@code status} command). Only the flags that mean something here
+ * exist; any other global flag of kubectl is refused by name.
  */
-final class ConnectionOptions {
+public final class ConnectionOptions {
   @Option(
       names = "--kubeconfig",
       paramLabel = "FILE",
@@ -51,8 +52,9 @@ final class ConnectionOptions {
       names = {"-n", "--namespace"},
       paramLabel = "NS",
       description =
-          "Accepted as kubectl does; nodes are not namespaced and a drain covers the pods of every"
-              + " namespace, so, as in kubectl, it changes nothing here.")
+          "The namespace. status lists only the evacuations in it (default: all namespaces);"
+              + " drain, cordon and uncordon accept it as kubectl does and, since nodes are not"
+              + " namespaced, it changes nothing there.")
   String namespace;
 
   @Option(
@@ -62,8 +64,18 @@ final class ConnectionOptions {
       description = "Log level: 0 only the report, 1-2 engine log lines, 3+ debug.")
   int verbosity;
 
+  /** The namespace chosen with -n, or null. */
+  public String namespace() {
+    return namespace;
+  }
+
+  /** The -v level. */
+  public int verbosity() {
+    return verbosity;
+  }
+
   /** An API client for the chosen kubeconfig, context, cluster and user. */
-  ApiClient connect(Map<String, String> env) throws KubeconfigClients.KubeconfigException {
+  public ApiClient connect(Map<String, String> env) throws KubeconfigClients.KubeconfigException {
     return KubeconfigClients.load(
         new KubeconfigClients.Selection(kubeconfig, context, cluster, user, requestTimeout), env);
   }

@@ -19,9 +19,9 @@ import org.yaml.snakeyaml.error.MarkedYAMLException;
  * else ~/.kube/config, else the in-cluster service account. Failures are one-line messages that
  * name the file and the problem, never the file's content (it holds credentials).
  */
-final class KubeconfigClients {
+public final class KubeconfigClients {
   /** An error to show the user as is. */
-  static final class KubeconfigException extends Exception {
+  public static final class KubeconfigException extends Exception {
     private static final long serialVersionUID = 1L;
 
     KubeconfigException(String message) {

@@ -17,19 +17,30 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The controller jar in its own JVM, sized as the Deployment in config/manager runs it: in a 512
- * MiB memory limit, -XX:MaxRAMPercentage=75 gives a 384 MiB maximum heap, the initial heap is 1/64
- * of the limit (8 MiB), and under 1,792 MB the JVM picks the serial collector. {@code -XX:MaxRAM}
- * makes this machine's JVM size itself for that limit (without it, 1/64 of this machine's memory
- * would make the initial heap the whole 384 MiB); the collector is named because MaxRAM does not
- * steer that choice. Measures the time from process start to /readyz 200, RSS and heap.
+ * The controller jar in its own JVM, sized as the Deployment in config/manager runs it ({@link
+ * DeploymentJvm}: its JAVA_TOOL_OPTIONS and environment, and {@code -XX:MaxRAM} set to the
+ * container's memory limit so that this machine's JVM sizes its heap, and picks its collector where
+ * the flags leave that open, as in the container). Measures the time from process start to /readyz
+ * 200, the CPU time spent until then, RSS and heap.
  */
 final class BenchController implements AutoCloseable {
-  /**
-   * The JVM flags a container with a 512 MiB limit ends up with (see config/manager/manager.yaml).
-   */
-  static final List<String> JVM =
-      List.of("-XX:MaxRAM=512m", "-XX:MaxRAMPercentage=75", "-XX:+UseSerialGC");
+  /** The JVM flags the Deployment's container ends up with (see config/manager/manager.yaml). */
+  static final List<String> JVM = DeploymentJvm.flags();
+
+  /** The Deployment's container environment besides JAVA_TOOL_OPTIONS. */
+  static final Map<String, String> ENV = DeploymentJvm.environment();
+
+  /** The Deployment's JVM, environment first, for reports. */
+  static String describeDeployed() {
+    return describe(ENV, JVM);
+  }
+
+  static String describe(Map<String, String> env, List<String> jvm) {
+    List<String> parts = new ArrayList<>();
+    env.forEach((k, v) -> parts.add(k + "=" + v));
+    parts.addAll(jvm);
+    return String.join(" ", parts);
+  }
 
   private final ManagedProcess process;
   private final int healthPort;
@@ -49,7 +60,13 @@ final class BenchController implements AutoCloseable {
    * Starts the jar with {@code flags} and waits (polling every 10 ms) until /readyz answers 200.
    */
   static BenchController start(String name, Path logDir, List<String> flags, Duration timeout) {
-    return start(name, logDir, JVM, flags, timeout);
+    return start(name, logDir, ENV, JVM, flags, timeout);
+  }
+
+  /** As {@link #start(String, Path, Map, List, List, Duration)} without extra environment. */
+  static BenchController start(
+      String name, Path logDir, List<String> jvm, List<String> flags, Duration timeout) {
+    return start(name, logDir, Map.of(), jvm, flags, timeout);
   }
 
   /**
@@ -58,7 +75,12 @@ final class BenchController implements AutoCloseable {
    * RSS meanwhile.
    */
   static BenchController start(
-      String name, Path logDir, List<String> jvm, List<String> flags, Duration timeout) {
+      String name,
+      Path logDir,
+      Map<String, String> env,
+      List<String> jvm,
+      List<String> flags,
+      Duration timeout) {
     int health = FreePorts.next();
     int metrics = FreePorts.next();
     List<String> command = new ArrayList<>();
@@ -80,7 +102,7 @@ final class BenchController implements AutoCloseable {
     long t0 = System.nanoTime();
     ManagedProcess p =
         ManagedProcess.start(
-            "controller-" + name, command, logDir.resolve("controller-" + name + ".log"), Map.of());
+            "controller-" + name, command, logDir.resolve("controller-" + name + ".log"), env);
     BenchController c = new BenchController(p, health, metrics, t0);
     long deadline = t0 + timeout.toNanos();
     long peakRss = 0;
@@ -92,6 +114,7 @@ final class BenchController implements AutoCloseable {
       }
       if (c.status("/readyz") == 200) {
         c.readyNanos = System.nanoTime();
+        c.readyCpuSeconds = Machine.processCpuSeconds(p.pid());
         c.peakRssKb = Math.max(peakRss, c.rssKb());
         return c;
       }
@@ -140,6 +163,16 @@ final class BenchController implements AutoCloseable {
   /** Highest RSS seen while waiting for /readyz. */
   long peakRssKb() {
     return peakRssKb;
+  }
+
+  private double readyCpuSeconds = -1;
+
+  /**
+   * CPU seconds (user + system, all threads) the process used until /readyz answered 200: what
+   * start-up costs, less disturbed than its wall time by other load on the machine.
+   */
+  double startupCpuSeconds() {
+    return readyCpuSeconds;
   }
 
   /** Milliseconds from process start to the first /readyz 200. */

@@ -458,7 +458,7 @@ final class EvacuationBench {
                 + "pooled over the runs. Recovery (not a target): from the drain's end until every VM runs again on the other "
                 + "node, its guest node is uncordoned and its pods run again. Controller: the jar, `%s`, default `--workers` "
                 + "(16) or `--workers=1`.\n\n",
-            guestCount, pods, String.join(" ", BenchController.JVM)));
+            guestCount, pods, BenchController.describeDeployed()));
     List<List<String>> rows = new ArrayList<>();
     Map<String, Stats> drainBy = new LinkedHashMap<>();
     for (int size : sizes) {

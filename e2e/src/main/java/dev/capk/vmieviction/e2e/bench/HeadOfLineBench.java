@@ -568,7 +568,7 @@ final class HeadOfLineBench {
             BLOCKED_PODS,
             ControllerJar.describe(),
             drainTimeout.toSeconds(),
-            String.join(" ", BenchController.JVM),
+            BenchController.describeDeployed(),
             of(vms, Kind.ALONE).size(),
             of(vms, Kind.FREE).size() + blocked.size(),
             of(vms, Kind.FREE).size(),

@@ -1,0 +1,258 @@
+package dev.capk.vmieviction.status;
+
+import dev.capk.vmieviction.api.CapkLabels;
+import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
+import dev.capk.vmieviction.drain.cli.CliLogging;
+import dev.capk.vmieviction.drain.cli.ConnectionOptions;
+import dev.capk.vmieviction.drain.cli.KubeconfigClients;
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.LenientJson;
+import dev.capk.vmieviction.time.GoDuration;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.CoreV1Event;
+import io.kubernetes.client.openapi.models.CoreV1EventList;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.options.ListOptions;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code status}: the evacuations in progress on the infra cluster, read with one paginated list of
+ * VMIs and one of VMI Events (field selector {@code involvedObject.kind=VirtualMachineInstance}),
+ * never a request per VMI. Prints a table, {@code -o wide} or {@code -o json}; exit 0, or 1 with a
+ * one-line error.
+ */
+@Command(
+    name = "status",
+    description =
+        "List the VMI evacuations in progress on the infra cluster: guest cluster and node, phase,"
+            + " time left to the deadline, and what blocks each.")
+public final class StatusCommand implements Callable<Integer> {
+
+  /** How the command is invoked as a kubectl plugin; used in "see --help" hints. */
+  public static final String PLUGIN_NAME = "kubectl vmi-eviction status";
+
+  /** The controller's own default {@code --drain-timeout}. */
+  static final String DEFAULT_DRAIN_TIMEOUT = "10m";
+
+  /** Objects per list page. */
+  static final int PAGE = 500;
+
+  @Mixin ConnectionOptions connection = new ConnectionOptions();
+
+  @Option(
+      names = {"-o", "--output"},
+      paramLabel = "FORMAT",
+      description = "Output format: wide or json (default: a table).")
+  String output;
+
+  @Option(
+      names = "--drain-timeout",
+      paramLabel = "DURATION",
+      defaultValue = DEFAULT_DRAIN_TIMEOUT,
+      description =
+          "The controller's --drain-timeout: deadline = drain start + this, moved earlier by the"
+              + " VMI's vmi-deletion-grace-time annotation or a DrainDeadlineShortened event"
+              + " (default: ${DEFAULT-VALUE}, the controller's default).")
+  String drainTimeout;
+
+  @Option(
+      names = {"-l", "--selector"},
+      paramLabel = "SELECTOR",
+      defaultValue = CapkLabels.DEFAULT_VMI_SELECTOR,
+      description =
+          "Label selector of the VMIs, as the controller's --vmi-label-selector (default:"
+              + " ${DEFAULT-VALUE}).")
+  String selector;
+
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "Show this help and exit.")
+  boolean help;
+
+  private final PrintStream out;
+  private final PrintStream err;
+  private final Clock clock;
+
+  StatusCommand(PrintStream out, PrintStream err, Clock clock) {
+    this.out = out;
+    this.err = err;
+    this.clock = clock;
+  }
+
+  /** Runs {@code status ARGS} on the process's streams; returns the exit code. */
+  public static int run(String... args) {
+    return run(System.out, System.err, args);
+  }
+
+  /** Runs {@code status ARGS} (the first argument, {@code status}, included) on these streams. */
+  public static int run(PrintStream out, PrintStream err, String... args) {
+    CommandLine cli = new CommandLine(new StatusCommand(out, err, Clock.systemUTC()));
+    cli.setOut(new PrintWriter(out, true));
+    cli.setErr(new PrintWriter(err, true));
+    cli.setExecutionExceptionHandler(
+        (e, line, parsed) -> {
+          err.println(
+              "error: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+          return 1;
+        });
+    cli.setParameterExceptionHandler(
+        (e, a) -> {
+          err.println("error: " + e.getMessage());
+          err.println("See '" + PLUGIN_NAME + " --help' for usage.");
+          return 1;
+        });
+    int from = args.length > 0 && "status".equals(args[0]) ? 1 : 0;
+    return cli.execute(java.util.Arrays.copyOfRange(args, from, args.length));
+  }
+
+  @Override
+  public Integer call() {
+    CliLogging.setVerbosity(connection.verbosity());
+    boolean wide = "wide".equals(output);
+    boolean json = "json".equals(output);
+    if (output != null && !wide && !json) {
+      err.println(
+          "error: unable to match a printer suitable for the output format \""
+              + output
+              + "\", allowed formats are: json,wide");
+      return 1;
+    }
+    Duration timeout;
+    try {
+      timeout = GoDuration.parse(drainTimeout);
+    } catch (IllegalArgumentException e) {
+      err.println("error: invalid --drain-timeout \"" + drainTimeout + "\": " + e.getMessage());
+      return 1;
+    }
+    if (timeout.isNegative() || timeout.isZero()) {
+      err.println("error: --drain-timeout must be positive");
+      return 1;
+    }
+    ApiClient client;
+    try {
+      client = connection.connect(System.getenv());
+    } catch (KubeconfigClients.KubeconfigException e) {
+      err.println("error: " + e.getMessage());
+      return 1;
+    }
+    LenientJson.install();
+    String namespace = connection.namespace();
+    List<EvacuationStatus> statuses;
+    Instant now;
+    try {
+      List<VirtualMachineInstance> vmis = listVmis(client, namespace);
+      List<VmiEvent> events = listVmiEvents(client, namespace);
+      now = clock.instant();
+      statuses = EvacuationStatuses.of(vmis, events, now, timeout);
+    } catch (ApiException e) {
+      err.println("error: " + ApiStatus.describe(e));
+      return 1;
+    }
+    if (json) {
+      out.println(StatusJson.of(statuses, now, timeout));
+    } else if (statuses.isEmpty()) {
+      err.println(
+          namespace == null
+              ? "No evacuations in progress."
+              : "No evacuations in progress in namespace " + namespace + ".");
+    } else {
+      StatusTable.lines(statuses, wide).forEach(out::println);
+    }
+    return 0;
+  }
+
+  private List<VirtualMachineInstance> listVmis(ApiClient client, String namespace)
+      throws ApiException {
+    GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api =
+        new GenericKubernetesApi<>(
+            VirtualMachineInstance.class,
+            VirtualMachineInstanceList.class,
+            KubeVirtApi.GROUP,
+            KubeVirtApi.VERSION,
+            KubeVirtApi.VMI_PLURAL,
+            client);
+    List<VirtualMachineInstance> all = new ArrayList<>();
+    String token = null;
+    do {
+      ListOptions o = new ListOptions();
+      o.setLimit(PAGE);
+      o.setContinue(token);
+      if (selector != null && !selector.isBlank()) {
+        o.setLabelSelector(selector);
+      }
+      var r = namespace == null ? api.list(o) : api.list(namespace, o);
+      if (r.getHttpStatusCode() == 0) {
+        throw new ApiException(0, "no HTTP response listing VMIs");
+      }
+      VirtualMachineInstanceList page = r.throwsApiException().getObject();
+      if (page.getItems() != null) {
+        all.addAll(page.getItems());
+      }
+      token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+    } while (token != null && !token.isEmpty());
+    return all;
+  }
+
+  private static List<VmiEvent> listVmiEvents(ApiClient client, String namespace)
+      throws ApiException {
+    CoreV1Api core = new CoreV1Api(client);
+    String kind = "involvedObject.kind=" + KubeVirtApi.VMI_KIND;
+    List<VmiEvent> all = new ArrayList<>();
+    String token = null;
+    do {
+      CoreV1EventList page =
+          namespace == null
+              ? core.listEventForAllNamespaces()
+                  .fieldSelector(kind)
+                  .limit(PAGE)
+                  ._continue(token)
+                  .execute()
+              : core.listNamespacedEvent(namespace)
+                  .fieldSelector(kind)
+                  .limit(PAGE)
+                  ._continue(token)
+                  .execute();
+      for (CoreV1Event e : page.getItems()) {
+        Instant last = lastSeen(e);
+        if (e.getInvolvedObject() != null && last != null) {
+          all.add(
+              new VmiEvent(e.getInvolvedObject().getUid(), e.getReason(), e.getMessage(), last));
+        }
+      }
+      token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+    } while (token != null && !token.isEmpty());
+    return all;
+  }
+
+  /** lastTimestamp (core/v1 series), else the series' or the event's time, else its first. */
+  static Instant lastSeen(CoreV1Event e) {
+    OffsetDateTime t = e.getLastTimestamp();
+    if (t == null && e.getSeries() != null) {
+      t = e.getSeries().getLastObservedTime();
+    }
+    if (t == null) {
+      t = e.getEventTime();
+    }
+    if (t == null) {
+      t = e.getFirstTimestamp();
+    }
+    return t == null ? null : t.toInstant();
+  }
+}

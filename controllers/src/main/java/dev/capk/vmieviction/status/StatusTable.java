@@ -1,0 +1,167 @@
+package dev.capk.vmieviction.status;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The status as kubectl prints tables: upper-case headers, columns padded to their widest cell and
+ * three spaces apart, {@code <none>} for a missing value. The default view cuts the blocker's
+ * message before its deadline clause (the TIME-LEFT column says it); {@code -o wide} adds the role,
+ * drain start, deadline and what set it, and the blocker's event reason and whole message.
+ */
+public final class StatusTable {
+  private StatusTable() {}
+
+  static final String NONE = "<none>";
+
+  private static final List<String> HEADERS =
+      List.of(
+          "NAMESPACE",
+          "VMI",
+          "CLUSTER",
+          "GUEST-NODE",
+          "INFRA-NODE",
+          "PHASE",
+          "TIME-LEFT",
+          "BLOCKED-BY");
+
+  private static final List<String> WIDE_HEADERS =
+      List.of(
+          "NAMESPACE",
+          "VMI",
+          "CLUSTER",
+          "ROLE",
+          "GUEST-NODE",
+          "INFRA-NODE",
+          "PHASE",
+          "STARTED",
+          "DEADLINE",
+          "DEADLINE-FROM",
+          "TIME-LEFT",
+          "REASON",
+          "BLOCKED-BY");
+
+  /** Clauses of the controller's messages that restate the deadline. */
+  private static final List<String> DEADLINE_CLAUSES =
+      List.of(
+          "; retrying, VMI deleted anyway at ",
+          "; VMI deleted anyway at ",
+          "; goes ahead anyway at ");
+
+  /** The table's lines, headers first. */
+  public static List<String> lines(List<EvacuationStatus> statuses, boolean wide) {
+    List<List<String>> rows = new ArrayList<>();
+    rows.add(wide ? WIDE_HEADERS : HEADERS);
+    for (EvacuationStatus s : statuses) {
+      rows.add(wide ? wideRow(s) : row(s));
+    }
+    return align(rows);
+  }
+
+  private static List<String> row(EvacuationStatus s) {
+    return List.of(
+        s.namespace(),
+        s.name(),
+        orNone(s.cluster()),
+        s.guestNode().orElse(NONE),
+        orNone(s.infraNode()),
+        s.phase().name(),
+        timeLeft(s.timeLeft()),
+        s.blockedBy().map(e -> withoutDeadlineClause(e.message())).orElse(NONE));
+  }
+
+  private static List<String> wideRow(EvacuationStatus s) {
+    return List.of(
+        s.namespace(),
+        s.name(),
+        orNone(s.cluster()),
+        orNone(s.role()),
+        s.guestNode().orElse(NONE),
+        orNone(s.infraNode()),
+        s.phase().name(),
+        s.drainStart().map(StatusTable::time).orElse(NONE),
+        s.deadline().map(d -> time(d.at())).orElse(NONE),
+        s.deadline().map(DeadlineEstimate::source).orElse(NONE),
+        timeLeft(s.timeLeft()),
+        s.blockedBy().map(VmiEvent::reason).orElse(NONE),
+        s.blockedBy().map(e -> oneLine(e.message())).orElse(NONE));
+  }
+
+  /**
+   * Time left to the deadline the way kubectl prints ages ({@code 45s}, {@code 9m12s}, {@code
+   * 2h5m}), negative once passed, {@code <unknown>} without a drain start.
+   */
+  static String timeLeft(Optional<Duration> left) {
+    if (left.isEmpty()) {
+      return "<unknown>";
+    }
+    Duration d = left.get();
+    return d.isNegative() ? "-" + human(d.negated()) : human(d);
+  }
+
+  static String human(Duration d) {
+    long s = d.toSeconds();
+    if (s < 60 * 2) {
+      return s + "s";
+    }
+    long m = s / 60;
+    if (m < 60) {
+      long rest = s % 60;
+      return rest == 0 ? m + "m" : m + "m" + rest + "s";
+    }
+    long h = m / 60;
+    long rest = m % 60;
+    return rest == 0 ? h + "h" : h + "h" + rest + "m";
+  }
+
+  static String withoutDeadlineClause(String message) {
+    String m = oneLine(message);
+    for (String clause : DEADLINE_CLAUSES) {
+      int i = m.indexOf(clause);
+      if (i > 0) {
+        return m.substring(0, i);
+      }
+    }
+    return m;
+  }
+
+  private static String oneLine(String message) {
+    return message == null || message.isBlank() ? NONE : message.replaceAll("\\s+", " ").trim();
+  }
+
+  private static String time(Instant t) {
+    return t.truncatedTo(ChronoUnit.SECONDS).toString();
+  }
+
+  private static String orNone(String s) {
+    return s == null || s.isEmpty() ? NONE : s;
+  }
+
+  /** Pads every column but the last to its widest cell; three spaces between columns. */
+  private static List<String> align(List<List<String>> rows) {
+    int columns = rows.get(0).size();
+    int[] width = new int[columns];
+    for (List<String> r : rows) {
+      for (int i = 0; i < columns; i++) {
+        width[i] = Math.max(width[i], r.get(i).length());
+      }
+    }
+    List<String> out = new ArrayList<>();
+    for (List<String> r : rows) {
+      StringBuilder sb = new StringBuilder();
+      for (int i = 0; i < columns; i++) {
+        String cell = r.get(i);
+        sb.append(cell);
+        if (i < columns - 1) {
+          sb.append(" ".repeat(width[i] - cell.length() + 3));
+        }
+      }
+      out.add(sb.toString());
+    }
+    return out;
+  }
+}
