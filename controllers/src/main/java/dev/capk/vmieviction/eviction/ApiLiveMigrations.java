@@ -41,15 +41,16 @@ public final class ApiLiveMigrations implements LiveMigrations {
   }
 
   @Override
-  public void create(VirtualMachineInstanceMigration migration) throws ApiException {
+  public boolean create(VirtualMachineInstanceMigration migration) throws ApiException {
     CreateOptions options = new CreateOptions();
     options.setFieldManager(ApiInfraVmis.FIELD_MANAGER);
     KubernetesApiResponse<VirtualMachineInstanceMigration> r =
         ApiInfraVmis.call(() -> api.create(migration, options));
     if (r.getHttpStatusCode() == 409) {
-      return; // AlreadyExists: the deterministic name says it is this very attempt
+      return false; // AlreadyExists: the deterministic name says it is this very attempt
     }
     r.throwsApiException();
+    return true;
   }
 
   @Override

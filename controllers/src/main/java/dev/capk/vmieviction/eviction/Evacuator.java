@@ -512,6 +512,7 @@ final class Evacuator {
   /** The VMI's evacuation is over (or the VMI is gone): release what its drain held. */
   void ended(String key) {
     guests.evacuationEnded(key);
+    migration.ended(key);
   }
 
   /**

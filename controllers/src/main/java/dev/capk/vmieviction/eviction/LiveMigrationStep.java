@@ -18,7 +18,10 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,6 +57,11 @@ final class LiveMigrationStep {
   /** Counting the running migrations and creating one is one act in this process. */
   private final Object startLock = new Object();
 
+  /** VMIs (namespace/name) waiting for a free migration slot: woken when a migration ends. */
+  private final Set<String> waitingForSlot = ConcurrentHashMap.newKeySet();
+
+  private final Consumer<String> wake;
+
   /** Invalid policy annotations already told, per evacuation and value. */
   private final Cache<String, Boolean> told =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(1, TimeUnit.HOURS).build();
@@ -65,7 +73,9 @@ final class LiveMigrationStep {
       VmiEvents events,
       EvictionMetrics metrics,
       EvictionSettings settings,
-      Clock clock) {
+      Clock clock,
+      Consumer<String> wake) {
+    this.wake = wake;
     this.vmis = vmis;
     this.migrations = migrations;
     this.kubevirt = kubevirt;
@@ -96,57 +106,19 @@ final class LiveMigrationStep {
     }
     String ns = vmi.getMetadata().getNamespace();
     String infraNode = Eligibility.evacuationNodeName(vmi);
-    List<VirtualMachineInstanceMigration> ours = migrations.ours();
     int number = attempt.map(MigrationAttempt::number).orElse(0);
     String current = number == 0 ? null : name(vmi, startText, number);
-    Optional<String> phase =
-        ours.stream()
-            .filter(m -> current != null && current.equals(m.getMetadata().getName()))
-            .filter(m -> ns.equals(m.getMetadata().getNamespace()))
-            .findFirst()
-            .map(m -> m.phase() == null ? "" : m.phase());
+    List<VirtualMachineInstanceMigration> ours = migrations.ours();
     if (fellBack) {
       // Restart-safe cancel: the fallback was recorded before the delete, so a migration of ours
       // still running here is deleted now.
-      if (phase.isPresent()
-          && !VirtualMachineInstanceMigration.FINAL_PHASES.contains(phase.get())) {
+      if (currentOf(ours, ns, current).filter(m -> !m.finished()).isPresent()) {
         migrations.delete(ns, current);
       }
       return new Proceed(vmi);
     }
-    List<VirtualMachineInstanceMigration> running =
-        ours.stream()
-            .filter(m -> !VirtualMachineInstanceMigration.FINAL_PHASES.contains(m.phase()))
-            .toList();
-    int fromNode =
-        (int)
-            running.stream()
-                .filter(
-                    m ->
-                        infraNode != null
-                            && infraNode.equals(
-                                annotation(
-                                    m.getMetadata(), EvictionAnnotations.MIGRATION_SOURCE_NODE)))
-                .count();
-    VirtualMachineInstanceStatus status = vmi.getStatus();
-    boolean migratable =
-        status != null
-            && status.conditionTrue(VirtualMachineInstanceStatus.CONDITION_LIVE_MIGRATABLE);
     Instant cutoff = deadline.at().minus(settings.drainReserve());
-    MigrationDecision.Step next =
-        MigrationDecision.decide(
-            new MigrationDecision.Facts(
-                policy,
-                false,
-                migratable,
-                number,
-                phase,
-                settings.migrationAttempts(),
-                clock.instant(),
-                cutoff,
-                running.size(),
-                fromNode,
-                kubevirt.migrationLimits()));
+    MigrationDecision.Step next = decide(vmi, policy, number, current, infraNode, cutoff, ours);
     Duration untilCutoff = Duration.between(clock.instant(), cutoff);
     Duration look = min(settings.retryInterval(), untilCutoff);
     if (next instanceof MigrationDecision.Drain) {
@@ -161,14 +133,25 @@ final class LiveMigrationStep {
       return new Stop(look);
     }
     if (next instanceof MigrationDecision.WaitForSlot w) {
-      log.info("live migration waits for a slot vmi={} waitsFor=\"{}\"", key, w.waitsFor());
-      return new Stop(look);
+      return waitForSlot(key, w, look);
     }
-    if (next instanceof MigrationDecision.Start s) {
-      if (s.afterFailure()) {
-        failed(key, vmi, number, "trying again (attempt " + s.number() + ")");
+    if (next instanceof MigrationDecision.Start first) {
+      if (first.afterFailure()) {
+        failed(key, vmi, number, "trying again (attempt " + first.number() + ")");
       }
       synchronized (startLock) {
+        // Counted again under the lock, from a fresh list (a consistent read, which sees the
+        // creates of the workers before this one): workers starting at once must not all take
+        // the same free slot.
+        MigrationDecision.Step again =
+            decide(vmi, policy, number, current, infraNode, cutoff, migrations.ours());
+        if (again instanceof MigrationDecision.WaitForSlot w) {
+          return waitForSlot(key, w, look);
+        }
+        if (!(again instanceof MigrationDecision.Start s)) {
+          return new Stop(Duration.ofMillis(100)); // the facts moved: decide afresh
+        }
+        waitingForSlot.remove(key);
         // Recorded before the create: a restart finds the attempt and follows its migration.
         Instant now = clock.instant();
         VirtualMachineInstance recorded =
@@ -177,7 +160,9 @@ final class LiveMigrationStep {
                 EvictionAnnotations.MIGRATION_ATTEMPT,
                 MigrationAttempt.format(startText, s.number(), now));
         String name = name(vmi, startText, s.number());
-        migrations.create(migration(vmi, name, infraNode));
+        if (!migrations.create(migration(vmi, name, infraNode))) {
+          return new Stop(look); // created before (a restart, a replica): told then
+        }
         log.info(
             "live migration started vmi={} migration={} attempt={} infraNode={}",
             key,
@@ -209,6 +194,7 @@ final class LiveMigrationStep {
         vmis.annotate(vmi, EvictionAnnotations.MIGRATION_FALLBACK, startText);
     if (b.cancel()) {
       migrations.delete(ns, current);
+      slotFreed();
       metrics.migrationEnded(EvictionMetrics.MigrationResult.CANCELLED);
       log.info("live migration cancelled vmi={} migration={}", key, current);
     }
@@ -245,6 +231,7 @@ final class LiveMigrationStep {
         MigrationAttempt.drainStartOf(raw).flatMap(s -> MigrationAttempt.parse(raw, s));
     VirtualMachineInstance cleared =
         vmis.annotate(vmi, EvictionAnnotations.MIGRATION_ATTEMPT, null);
+    slotFreed();
     if (migrated) {
       Duration took =
           attempt.map(a -> Duration.between(a.began(), clock.instant())).orElse(Duration.ZERO);
@@ -261,12 +248,84 @@ final class LiveMigrationStep {
   }
 
   private void failed(String key, VirtualMachineInstance vmi, int number, String then) {
+    slotFreed();
     metrics.migrationEnded(EvictionMetrics.MigrationResult.FAILED);
     log.warn("live migration failed vmi={} attempt={} then=\"{}\"", key, number, then);
     events.warning(
         vmi,
         EventReasons.MIGRATION_FAILED,
         "Live migration attempt " + number + " failed or vanished; " + then);
+  }
+
+  /** What to do next, given our migrations as {@code ours} lists them. */
+  private MigrationDecision.Step decide(
+      VirtualMachineInstance vmi,
+      LiveMigrationPolicy policy,
+      int number,
+      String current,
+      String infraNode,
+      Instant cutoff,
+      List<VirtualMachineInstanceMigration> ours) {
+    Optional<String> phase =
+        currentOf(ours, vmi.getMetadata().getNamespace(), current)
+            .map(m -> m.phase() == null ? "" : m.phase());
+    List<VirtualMachineInstanceMigration> running =
+        ours.stream().filter(m -> !m.finished()).toList();
+    int fromNode =
+        (int)
+            running.stream()
+                .filter(
+                    m ->
+                        infraNode != null
+                            && infraNode.equals(
+                                annotation(
+                                    m.getMetadata(), EvictionAnnotations.MIGRATION_SOURCE_NODE)))
+                .count();
+    VirtualMachineInstanceStatus status = vmi.getStatus();
+    boolean migratable =
+        status != null
+            && status.conditionTrue(VirtualMachineInstanceStatus.CONDITION_LIVE_MIGRATABLE);
+    return MigrationDecision.decide(
+        new MigrationDecision.Facts(
+            policy,
+            false,
+            migratable,
+            number,
+            phase,
+            settings.migrationAttempts(),
+            clock.instant(),
+            cutoff,
+            running.size(),
+            fromNode,
+            kubevirt.migrationLimits()));
+  }
+
+  private static Optional<VirtualMachineInstanceMigration> currentOf(
+      List<VirtualMachineInstanceMigration> ours, String namespace, String current) {
+    return ours.stream()
+        .filter(m -> current != null && current.equals(m.getMetadata().getName()))
+        .filter(m -> namespace.equals(m.getMetadata().getNamespace()))
+        .findFirst();
+  }
+
+  /** Waits its turn: woken when one of our migrations ends, else looks again after {@code look}. */
+  private Stop waitForSlot(String key, MigrationDecision.WaitForSlot w, Duration look) {
+    if (waitingForSlot.add(key)) {
+      log.info("live migration waits for a slot vmi={} waitsFor=\"{}\"", key, w.waitsFor());
+    }
+    return new Stop(look);
+  }
+
+  /** One of our migrations ended (or was cancelled): the VMIs waiting for a slot look again. */
+  private void slotFreed() {
+    for (String key : List.copyOf(waitingForSlot)) {
+      wake.accept(key);
+    }
+  }
+
+  /** The VMI's evacuation is over: it no longer waits for a slot. */
+  void ended(String key) {
+    waitingForSlot.remove(key);
   }
 
   private LiveMigrationPolicy policy(

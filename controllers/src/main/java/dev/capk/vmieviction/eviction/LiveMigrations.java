@@ -13,8 +13,10 @@ public interface LiveMigrations {
   /**
    * Creates {@code migration}; one of that name existing already counts as created (a restart or
    * another replica got there first).
+   *
+   * @return false when it existed already
    */
-  void create(VirtualMachineInstanceMigration migration) throws ApiException;
+  boolean create(VirtualMachineInstanceMigration migration) throws ApiException;
 
   /** Deletes it; already gone counts as deleted. */
   void delete(String namespace, String name) throws ApiException;
@@ -28,7 +30,7 @@ public interface LiveMigrations {
         }
 
         @Override
-        public void create(VirtualMachineInstanceMigration migration) throws ApiException {
+        public boolean create(VirtualMachineInstanceMigration migration) throws ApiException {
           throw new ApiException(403, "live migrations are not wired in this controller");
         }
 

@@ -75,7 +75,7 @@ public final class VmiEvictionReconciler implements Reconciler {
             contracts,
             new TenantAdmissionCheck(vmis, guests, events, settings, clock, held),
             new LiveMigrationStep(
-                vmis, migrations, clusterDefaults, events, metrics, settings, clock));
+                vmis, migrations, clusterDefaults, events, metrics, settings, clock, wake));
     this.uncordoner =
         new GuestNodeUncordoner(guests, events, marks, memory, settings.retryInterval(), held);
     this.notices = new NotEvacuatedNotices(events);

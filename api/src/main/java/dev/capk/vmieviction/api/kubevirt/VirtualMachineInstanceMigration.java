@@ -50,6 +50,12 @@ public class VirtualMachineInstanceMigration extends ApiObject<VirtualMachineIns
     return status == null ? null : status.getPhase();
   }
 
+  /** KubeVirt is done with it (a migration just created has no phase yet: not finished). */
+  public boolean finished() {
+    String phase = phase();
+    return phase != null && FINAL_PHASES.contains(phase);
+  }
+
   /** {@code spec}: only the VMI's name (same namespace). */
   public static class Spec {
     @SerializedName("vmiName")
