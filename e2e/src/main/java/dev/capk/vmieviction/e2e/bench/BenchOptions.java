@@ -11,7 +11,7 @@ import java.util.List;
 final class BenchOptions {
   List<String> only() {
     return Arrays.stream(
-            System.getProperty("bench.only", "drain,evacuation,scale,selector,headofline")
+            System.getProperty("bench.only", "drain,evacuation,scale,selector,headofline,migration")
                 .split(","))
         .map(String::strip)
         .filter(s -> !s.isEmpty())
