@@ -26,6 +26,14 @@ final class BenchOptions {
         .toList();
   }
 
+  /** A comma-separated list property; empty entries dropped. */
+  List<String> strings(String key, String defaults) {
+    return Arrays.stream(System.getProperty(key, defaults).split(","))
+        .map(String::strip)
+        .filter(s -> !s.isEmpty())
+        .toList();
+  }
+
   int integer(String key, int def) {
     return Integer.getInteger(key, def);
   }

@@ -68,6 +68,10 @@ final class MigrationBench {
     int pods = opts.integer("bench.migration.pods", 3);
     String duration = System.getProperty("bench.migration.duration", "1");
     int runs = opts.runs("bench.migration.runs", 2);
+    List<String> policies = opts.strings("bench.migration.policies", String.join(",", POLICIES));
+    // More controller flags for both policies, e.g.
+    // -Dbench.migration.flags=--drain-retry-interval=5s
+    List<String> extraFlags = opts.strings("bench.migration.flags", "");
     Files.createDirectories(work);
     BenchMain.progress(
         "migration: starting an infra cluster and " + tenantsCount + " guest clusters");
@@ -90,13 +94,13 @@ final class MigrationBench {
       world.awaitSettled(world.holding, Duration.ofMinutes(5));
       List<Run> results = new ArrayList<>();
       for (int r = 0; r < runs; r++) {
-        for (String policy : POLICIES) {
+        for (String policy : policies) {
           world.prepare(duration);
           try (BenchController c =
               BenchController.start(
-                  "migration-" + policy,
+                  "migration-" + policy + "-run" + (r + 1),
                   work,
-                  List.of("--kubeconfig=" + infra.kubeconfig(), "--live-migration=" + policy),
+                  flags(infra, policy, extraFlags),
                   Duration.ofMinutes(2))) {
             // After a start the controller looks at every Running VMI once; let that pass first.
             Thread.sleep(3000);
@@ -120,7 +124,7 @@ final class MigrationBench {
           }
         }
       }
-      write(results, runs, tenantsCount, vmisPerTenant, pods, duration);
+      write(results, runs, tenantsCount, vmisPerTenant, pods, duration, extraFlags);
     } finally {
       if (world != null) {
         world.world.close();
@@ -128,6 +132,14 @@ final class MigrationBench {
       EvacuationWorld.stopStandIn(infra);
       clusters.forEach(LocalCluster::close);
     }
+  }
+
+  private static List<String> flags(LocalCluster infra, String policy, List<String> extra) {
+    List<String> flags = new ArrayList<>();
+    flags.add("--kubeconfig=" + infra.kubeconfig());
+    flags.add("--live-migration=" + policy);
+    flags.addAll(extra);
+    return flags;
   }
 
   /** The VMIs of every tenant on a pair of infra nodes, their guest nodes and pinned pods. */
@@ -423,7 +435,13 @@ final class MigrationBench {
   }
 
   private void write(
-      List<Run> results, int runs, int tenantsCount, int vmisPerTenant, int pods, String duration) {
+      List<Run> results,
+      int runs,
+      int tenantsCount,
+      int vmisPerTenant,
+      int pods,
+      String duration,
+      List<String> extraFlags) {
     int vmis = tenantsCount * vmisPerTenant;
     StringBuilder s = new StringBuilder("## 8. Live migration: infra drain, prefer vs never\n\n");
     s.append(
@@ -431,15 +449,16 @@ final class MigrationBench {
             "The real `kubectl drain --ignore-daemonsets --delete-emptydir-data --force` of an infra node holding "
                 + "%d External VMIs, %d in each of %d tenant clusters (one local guest cluster each), every VMI "
                 + "LiveMigratable (the status condition virt-controller sets), with the controller at "
-                + "`--live-migration=prefer` and at `--live-migration=never` (default flags otherwise), %d run(s) each, "
+                + "`--live-migration=prefer` and at `--live-migration=never` (%s), %d run(s) each, "
                 + "the policies alternating, each run draining the node the previous run left the VMIs on. The KubeVirt "
                 + "stand-in refuses each launcher eviction and marks the VMI; under prefer the controller creates a "
                 + "VirtualMachineInstanceMigration, which the stand-in walks through KubeVirt's phases (target launcher "
                 + "pod on the other node, %s s in phase Running, then the VMI's nodeName moves, its mark is cleared, the "
                 + "source pod goes: UID kept); under never it drains the guest node and deletes the VMI, and the VM comes "
                 + "back on the other node with a new UID. KubeVirt's parallel limits are its defaults (no KubeVirt CR: 5 "
-                + "migrations per cluster, 2 outbound per node), which the controller respects: with one source node the "
-                + "migrations go at most 2 at a time. %d pods per guest node (a Deployment pinned to the node by "
+                + "migrations per cluster, 2 outbound per node), which the controller is to keep to: with one source node "
+                + "at most 2 migrations at a time (the stand-in itself enforces no limit, so the column \"at once\" shows "
+                + "what the controller did; real KubeVirt would hold any excess Pending). %d pods per guest node (a Deployment pinned to the node by "
                 + "nodeSelector), without a PodDisruptionBudget: under never a pinned replacement waits Pending until the "
                 + "guest node is uncordoned, so any budget that limits something would hold each guest drain to its "
                 + "deadline (benchmark 7 measures blocked budgets). Drain: kubectl's start to its exit (kubectl retries a "
@@ -448,7 +467,15 @@ final class MigrationBench {
                 + "guest node and pod is back. VMIs: migrated = same UID, other nodeName; deleted = UID gone. Migrations: "
                 + "VirtualMachineInstanceMigration objects created during the run; at once: unfinished ones, polled every "
                 + "0.25 s during the drain. Recovery (not a target): drain's end until everything is back.\n\n",
-            vmis, vmisPerTenant, tenantsCount, runs, duration, pods));
+            vmis,
+            vmisPerTenant,
+            tenantsCount,
+            extraFlags.isEmpty()
+                ? "default flags otherwise"
+                : "also `" + String.join(" ", extraFlags) + "`",
+            runs,
+            duration,
+            pods));
     List<List<String>> rows = new ArrayList<>();
     Map<String, Stats> drainBy = new LinkedHashMap<>();
     Map<String, List<Run>> byPolicy = new LinkedHashMap<>();
