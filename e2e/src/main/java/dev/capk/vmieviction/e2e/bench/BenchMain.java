@@ -41,11 +41,12 @@ public final class BenchMain {
           case "scale" -> new ScaleBench(report, opts, work).run();
           case "selector" -> new SelectorDrainBench(report, opts, work).run();
           case "headofline" -> new HeadOfLineBench(report, opts, work).run();
+          case "migration" -> new MigrationBench(report, opts, work).run();
           default ->
               throw new IllegalArgumentException(
                   "unknown benchmark "
                       + which
-                      + " (drain, evacuation, scale, selector, headofline)");
+                      + " (drain, evacuation, scale, selector, headofline, migration)");
         }
       } catch (Exception | AssertionError e) {
         failed = true;

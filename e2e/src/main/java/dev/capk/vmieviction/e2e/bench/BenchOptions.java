@@ -11,7 +11,7 @@ import java.util.List;
 final class BenchOptions {
   List<String> only() {
     return Arrays.stream(
-            System.getProperty("bench.only", "drain,evacuation,scale,selector,headofline")
+            System.getProperty("bench.only", "drain,evacuation,scale,selector,headofline,migration")
                 .split(","))
         .map(String::strip)
         .filter(s -> !s.isEmpty())
@@ -23,6 +23,14 @@ final class BenchOptions {
         .map(String::strip)
         .filter(s -> !s.isEmpty())
         .map(Integer::parseInt)
+        .toList();
+  }
+
+  /** A comma-separated list property; empty entries dropped. */
+  List<String> strings(String key, String defaults) {
+    return Arrays.stream(System.getProperty(key, defaults).split(","))
+        .map(String::strip)
+        .filter(s -> !s.isEmpty())
         .toList();
   }
 

@@ -14,8 +14,12 @@ import java.util.Locale;
  */
 public final class Report {
   /** One row of the summary: what was measured against which target. */
-  public record Verdict(String benchmark, String measured, String target, Boolean met) {
+  public record Verdict(
+      String benchmark, String measured, String target, Boolean met, boolean reportOnly) {
     String cell() {
+      if (reportOnly) {
+        return "–";
+      }
       return met == null ? "not measured" : met ? "met" : "**MISSED**";
     }
   }
@@ -33,7 +37,13 @@ public final class Report {
   }
 
   public synchronized void verdict(String benchmark, String measured, String target, Boolean met) {
-    verdicts.add(new Verdict(benchmark, measured, target, met));
+    verdicts.add(new Verdict(benchmark, measured, target, met, false));
+    write();
+  }
+
+  /** A row of the summary for a number reported without a target. */
+  public synchronized void measured(String benchmark, String measured) {
+    verdicts.add(new Verdict(benchmark, measured, "– (report only)", null, true));
     write();
   }
 
