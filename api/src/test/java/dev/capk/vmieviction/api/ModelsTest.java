@@ -1,11 +1,14 @@
 package dev.capk.vmieviction.api;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import io.kubernetes.client.openapi.JSON;
 import org.junit.jupiter.api.Test;
 
@@ -109,5 +112,28 @@ class ModelsTest {
     assertEquals(
         "2025-03-01T12:03:00Z",
         kvm.getMetadata().getAnnotations().get(EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
+  }
+
+  @Test
+  void aMigrationJustCreatedHasNoPhaseAndIsNotFinished() {
+    VirtualMachineInstanceMigration created =
+        new JSON()
+            .deserialize(
+                "{\"metadata\":{\"name\":\"m\"},\"spec\":{\"vmiName\":\"vm-1\"}}",
+                VirtualMachineInstanceMigration.class);
+    assertNull(created.phase());
+    assertFalse(created.finished()); // counted as running: it takes a slot of KubeVirt's limits
+    VirtualMachineInstanceMigration running =
+        new JSON()
+            .deserialize(
+                "{\"metadata\":{\"name\":\"m\"},\"status\":{\"phase\":\"Running\"}}",
+                VirtualMachineInstanceMigration.class);
+    assertFalse(running.finished());
+    VirtualMachineInstanceMigration failed =
+        new JSON()
+            .deserialize(
+                "{\"metadata\":{\"name\":\"m\"},\"status\":{\"phase\":\"Failed\"}}",
+                VirtualMachineInstanceMigration.class);
+    assertTrue(failed.finished());
   }
 }
