@@ -26,10 +26,11 @@ import org.slf4j.LoggerFactory;
 /**
  * One watch on the PodDisruptionBudgets of a cluster (all namespaces), for the stepped drains whose
  * evictions a budget refused: {@code onAllowing} is called with a budget's {@code namespace/name}
- * whenever its status says it allows a disruption, so a refused pod is tried again as soon as its
- * budget can allow it, not when a retry timer says. The timer stays the fallback: a watch that
- * fails is tried again (backoff up to 8 s) for as long as it is open, and costs nothing but a later
- * retry meanwhile.
+ * whenever its status says it allows a disruption (and is current: {@code observedGeneration} not
+ * behind {@code generation}, as the API server's eviction check requires), so a refused pod is
+ * tried again as soon as its budget can allow it, not when a retry timer says. The timer stays the
+ * fallback: a watch that fails is tried again (backoff up to 8 s) for as long as it is open, and
+ * costs nothing but a later retry meanwhile.
  *
  * <p>Started without a resourceVersion, the watch first reports every budget as it is (so a budget
  * that allowed before the watch started is seen), then each change.
@@ -198,13 +199,27 @@ public final class BudgetWatch implements AutoCloseable {
       onAllowing.accept(key);
       return;
     }
-    int now =
-        budget.getStatus() == null || budget.getStatus().getDisruptionsAllowed() == null
-            ? 0
-            : budget.getStatus().getDisruptionsAllowed();
+    int now = disruptionsAllowed(budget);
     allowed.put(key, now);
     if (now > 0) {
       onAllowing.accept(key);
     }
+  }
+
+  /**
+   * What the API server's eviction check would allow now: none while the status is older than the
+   * budget's spec (the server refuses evictions then too), else the status's count.
+   */
+  static int disruptionsAllowed(V1PodDisruptionBudget budget) {
+    var status = budget.getStatus();
+    if (status == null || status.getDisruptionsAllowed() == null) {
+      return 0;
+    }
+    Long generation = budget.getMetadata() == null ? null : budget.getMetadata().getGeneration();
+    Long observed = status.getObservedGeneration();
+    if (generation != null && (observed == null || observed < generation)) {
+      return 0;
+    }
+    return status.getDisruptionsAllowed();
   }
 }
