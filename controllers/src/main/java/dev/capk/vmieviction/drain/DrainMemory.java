@@ -141,6 +141,25 @@ public final class DrainMemory {
     s.due = now.plus(maxRetry);
   }
 
+  /**
+   * The budgets {@code namespace/name} allow a disruption now: the pods they refused are due at
+   * once (their refusal count stays, so a budget that refuses again backs off as before).
+   */
+  public void budgetsAllow(Set<String> budgets) {
+    if (budgets.isEmpty()) {
+      return;
+    }
+    pods.forEach(
+        (pod, s) -> {
+          if (s.waiting == Waiting.BLOCKED
+              && s.budgets.stream()
+                  .anyMatch(
+                      b -> budgets.contains(b.contains("/") ? b : pod.namespace() + "/" + b))) {
+            s.due = Instant.EPOCH;
+          }
+        });
+  }
+
   /** 5 s, 10 s, 20 s, ... up to the maximum. */
   Duration refusalWait(int earlierRefusals) {
     Duration wait = baseRetry;

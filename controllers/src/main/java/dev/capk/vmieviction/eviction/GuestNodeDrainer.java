@@ -215,6 +215,8 @@ public final class GuestNodeDrainer implements Guest {
             .maxConcurrentEvictions(settings.maxConcurrentEvictions())
             .build();
     SteppedDrains.Drain drain = drains.forVmi(vmiKey, client.apiClient(), nodeName);
+    // Budgets that allow a disruption again since the last step: the pods they refused go now.
+    drain.memory().budgetsAllow(drains.takeFreedBudgets(vmiKey));
     // The watch's cache when it has listed; a list of our own until then (or while it is down).
     Optional<List<V1Pod>> watched = drain.watch().pods();
     if (watched.isEmpty()) {
@@ -268,6 +270,11 @@ public final class GuestNodeDrainer implements Guest {
                       b.stream()
                           .map(name -> name.contains("/") ? name : pod.namespace() + "/" + name)
                           .collect(Collectors.toCollection(TreeSet::new))));
+      // While budgets refuse pods, their changes wake this drain (the retry timer stays).
+      drains.blockedBy(
+          vmiKey,
+          client.apiClient(),
+          budgets.values().stream().flatMap(Set::stream).collect(Collectors.toSet()));
       return new DrainPass(
           step.complete(),
           step.evicted(),

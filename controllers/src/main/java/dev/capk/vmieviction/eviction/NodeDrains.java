@@ -1,9 +1,14 @@
 package dev.capk.vmieviction.eviction;
 
+import dev.capk.vmieviction.drain.BudgetWatch;
 import dev.capk.vmieviction.drain.DrainStepper;
 import dev.capk.vmieviction.drain.SteppedDrains;
 import io.kubernetes.client.openapi.ApiClient;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -16,6 +21,11 @@ import org.slf4j.LoggerFactory;
  * memory between steps ({@link SteppedDrains}). Opened by the first drain step of a VMI, closed
  * when its evacuation ends; a drain of another node or through another client (a rotated
  * kubeconfig) replaces it.
+ *
+ * <p>While drains of a guest cluster are refused by PodDisruptionBudgets, one {@link BudgetWatch}
+ * per guest cluster (client) follows that cluster's budgets; a budget that allows a disruption
+ * again wakes the drains it refused, and their refused pods are due at once. Closed when no drain
+ * of the cluster waits for a budget any more.
  */
 public final class NodeDrains implements AutoCloseable {
 
@@ -26,6 +36,18 @@ public final class NodeDrains implements AutoCloseable {
 
   /** VMIs woken because pods left their guest node, until their next step asks. */
   private final Set<String> woken = ConcurrentHashMap.newKeySet();
+
+  /** A drain refused by budgets: through which client, and by which budgets (namespace/name). */
+  private record Blocked(ApiClient client, Set<String> budgets) {}
+
+  /** Guarded by this. */
+  private final Map<String, Blocked> blocked = new HashMap<>();
+
+  /** Guarded by this: one budget watch per guest cluster client with blocked drains. */
+  private final Map<ApiClient, BudgetWatch> budgetWatches = new IdentityHashMap<>();
+
+  /** Budgets that allowed a disruption since the VMI's last step, by VMI. Guarded by this. */
+  private final Map<String, Set<String>> freed = new HashMap<>();
 
   /**
    * @param wake enqueues a VMI (by {@code namespace/name}) for its next step
@@ -61,6 +83,62 @@ public final class NodeDrains implements AutoCloseable {
     wake.accept(vmiKey);
   }
 
+  /**
+   * After a step: the budgets ({@code namespace/name}) that refused the VMI's pods, through {@code
+   * client}; none, or another client, ends what was known before. Opens the cluster's budget watch
+   * if needed; a budget already seen allowing wakes the VMI at once.
+   */
+  synchronized void blockedBy(String vmiKey, ApiClient client, Set<String> budgets) {
+    Blocked before =
+        budgets.isEmpty()
+            ? blocked.remove(vmiKey)
+            : blocked.put(vmiKey, new Blocked(client, Set.copyOf(budgets)));
+    if (before != null && (budgets.isEmpty() || before.client() != client)) {
+      closeUnusedWatch(before.client());
+    }
+    if (budgets.isEmpty()) {
+      return;
+    }
+    BudgetWatch watch =
+        budgetWatches.computeIfAbsent(
+            client,
+            c -> {
+              log.debug("guest budget watch opened vmi={}", vmiKey);
+              return BudgetWatch.start(c, vmiKey, budget -> budgetAllows(c, budget));
+            });
+    budgets.stream().filter(watch::allows).forEach(b -> budgetAllows(client, b));
+  }
+
+  /**
+   * A budget of the cluster {@code client} reaches allows a disruption: wake the drains it held.
+   */
+  private synchronized void budgetAllows(ApiClient client, String budget) {
+    blocked.forEach(
+        (vmiKey, b) -> {
+          if (b.client() == client && b.budgets().contains(budget)) {
+            freed.computeIfAbsent(vmiKey, k -> new HashSet<>()).add(budget);
+            log.debug("guest budget allows, waking vmi={} budget={}", vmiKey, budget);
+            wakeUp(vmiKey);
+          }
+        });
+  }
+
+  /** The budgets that allowed a disruption since the VMI's last step (once). */
+  synchronized Set<String> takeFreedBudgets(String vmiKey) {
+    Set<String> f = freed.remove(vmiKey);
+    return f == null ? Set.of() : f;
+  }
+
+  private void closeUnusedWatch(ApiClient client) {
+    if (blocked.values().stream().noneMatch(b -> b.client() == client)) {
+      BudgetWatch w = budgetWatches.remove(client);
+      if (w != null) {
+        w.close();
+        log.debug("guest budget watch closed");
+      }
+    }
+  }
+
   /** True once after pods left the VMI's guest node. */
   boolean takeWake(String vmiKey) {
     return woken.remove(vmiKey);
@@ -68,6 +146,10 @@ public final class NodeDrains implements AutoCloseable {
 
   /** The VMI's evacuation ended (or it is gone): stop watching its guest node. */
   void end(String vmiKey) {
+    blockedBy(vmiKey, null, Set.of());
+    synchronized (this) {
+      freed.remove(vmiKey);
+    }
     woken.remove(vmiKey);
     drains
         .end(vmiKey)
@@ -81,6 +163,11 @@ public final class NodeDrains implements AutoCloseable {
 
   @Override
   public void close() {
+    synchronized (this) {
+      budgetWatches.values().forEach(BudgetWatch::close);
+      budgetWatches.clear();
+      blocked.clear();
+    }
     drains.close();
   }
 }

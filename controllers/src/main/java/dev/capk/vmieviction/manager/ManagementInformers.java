@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.manager;
 
 import dev.capk.vmieviction.api.ApiObjectList;
+import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capi.Cluster;
 import dev.capk.vmieviction.api.capi.ClusterApi;
@@ -15,12 +16,14 @@ import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.ManagementApis;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.informer.ListerWatcher;
+import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.util.CallGeneratorParams;
 import io.kubernetes.client.util.Watchable;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
@@ -31,7 +34,9 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,6 +51,11 @@ import org.slf4j.LoggerFactory;
  * So these informers are not part of readiness: a deployment whose RBAC lacks list/watch on these
  * kinds never syncs them and must still become ready and evacuate, by GETs. A list refused with 403
  * is tried again only every {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause}).
+ *
+ * <p>Tenant kubeconfig Secrets are cached too, but only those Cluster API labels ({@value
+ * #KUBECONFIG_SECRET_SELECTOR}): never a watch on every Secret. Each keeps its name, namespace,
+ * uid, resourceVersion and the kubeconfig (key {@code value}), nothing else. A changed kubeconfig
+ * Secret is announced to {@link #onKubeconfigChanged} as soon as the watch delivers it.
  *
  * <p>Memory: each cached object keeps only the metadata the readers use (name, namespace, uid,
  * resourceVersion, deletionTimestamp, owner references and the annotations in {@link
@@ -70,10 +80,18 @@ public final class ManagementInformers {
           ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION,
           EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
 
+  /**
+   * The Secrets worth caching: Cluster API labels the kubeconfig Secrets it writes with their
+   * Cluster's name. Kubernetes RBAC cannot restrict list/watch by label; the selector only keeps
+   * every other Secret out of the watch and the memory.
+   */
+  static final String KUBECONFIG_SECRET_SELECTOR = CapkLabels.CLUSTER_NAME;
+
   private final List<SharedInformerFactory> factories = new ArrayList<>();
   private final Kind<Cluster> clusters = new Kind<>();
   private final Kind<Machine> machines = new Kind<>();
   private final Kind<KubevirtMachine> kubevirtMachines = new Kind<>();
+  private final Kind<V1Secret> kubeconfigSecrets = new Kind<>();
 
   /**
    * @param watchClient an ApiClient whose read timeout is zero (watches are long requests)
@@ -87,6 +105,9 @@ public final class ManagementInformers {
         ManagementApis.machines(watchClient, clusterApiVersion);
     GenericKubernetesApi<KubevirtMachine, KubevirtMachineList> kubevirtMachineApi =
         ManagementApis.kubevirtMachines(watchClient);
+    GenericKubernetesApi<V1Secret, SecretList> secretApi =
+        new GenericKubernetesApi<>(
+            V1Secret.class, SecretList.class, "", "v1", "secrets", watchClient);
     List<String> scopes =
         namespaces.isEmpty() ? List.of(VmiInformers.ALL) : List.copyOf(namespaces);
     for (String ns : scopes) {
@@ -95,12 +116,65 @@ public final class ManagementInformers {
       machines.add(ns, factory, machineApi, Machine.class, "Machine");
       kubevirtMachines.add(
           ns, factory, kubevirtMachineApi, KubevirtMachine.class, "KubevirtMachine");
+      kubeconfigSecrets.add(
+          ns,
+          factory,
+          secretApi,
+          V1Secret.class,
+          "Secret",
+          KUBECONFIG_SECRET_SELECTOR,
+          ManagementInformers::trimSecret);
       factories.add(factory);
     }
   }
 
   public CachedObjects<Cluster> clusters() {
     return clusters;
+  }
+
+  /** Tenant kubeconfig Secrets (those Cluster API labels), as the guest clients read them. */
+  public CachedObjects<V1Secret> kubeconfigSecrets() {
+    return kubeconfigSecrets;
+  }
+
+  /**
+   * Calls {@code changed} with the namespace and Cluster name of a kubeconfig Secret whose content
+   * changed (or that was created or deleted) after the cache listed it: the tenant's guest client
+   * is stale and the evacuations that use it may go on at once. Never with the Secret itself.
+   */
+  public void onKubeconfigChanged(BiConsumer<String, String> changed) {
+    ResourceEventHandler<V1Secret> handler =
+        new ResourceEventHandler<>() {
+          @Override
+          public void onAdd(V1Secret secret) {
+            announce(secret);
+          }
+
+          @Override
+          public void onUpdate(V1Secret before, V1Secret after) {
+            if (!Objects.equals(
+                before.getMetadata().getResourceVersion(),
+                after.getMetadata().getResourceVersion())) {
+              announce(after);
+            }
+          }
+
+          @Override
+          public void onDelete(V1Secret secret, boolean stateUnknown) {
+            announce(secret);
+          }
+
+          private void announce(V1Secret secret) {
+            String name = secret.getMetadata().getName();
+            String suffix = ClusterApi.kubeconfigSecretName("");
+            if (name != null && name.endsWith(suffix) && name.length() > suffix.length()) {
+              changed.accept(
+                  secret.getMetadata().getNamespace(),
+                  name.substring(0, name.length() - suffix.length()));
+            }
+          }
+        };
+    kubeconfigSecrets.informers.values().forEach(i -> i.addEventHandler(handler));
   }
 
   /** The three caches, as the reader of a VMI's Cluster API objects takes them. */
@@ -110,7 +184,10 @@ public final class ManagementInformers {
 
   /** Every cache listed once and is watching: reads they can answer cost no request. */
   public boolean hasSynced() {
-    return clusters.hasSynced() && machines.hasSynced() && kubevirtMachines.hasSynced();
+    return clusters.hasSynced()
+        && machines.hasSynced()
+        && kubevirtMachines.hasSynced()
+        && kubeconfigSecrets.hasSynced();
   }
 
   /** Every factory, for the runtime to start and stop. */
@@ -128,14 +205,30 @@ public final class ManagementInformers {
         GenericKubernetesApi<T, L> api,
         Class<T> type,
         String kind) {
+      add(ns, factory, api, type, kind, null, ManagementInformers::trim);
+    }
+
+    <L extends ApiObjectList<T>> void add(
+        String ns,
+        SharedInformerFactory factory,
+        GenericKubernetesApi<T, L> api,
+        Class<T> type,
+        String kind,
+        String labelSelector,
+        java.util.function.UnaryOperator<T> trim) {
       SharedIndexInformer<T> informer =
           factory.sharedIndexInformerFor(
               listerWatcher(
-                  api, ns, kind, new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime)),
+                  api,
+                  ns,
+                  kind,
+                  labelSelector,
+                  trim,
+                  new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime)),
               type,
               0,
               (t, e) -> reflectorFailed(kind, ns, e));
-      informer.setTransform(ManagementInformers::trim);
+      informer.setTransform(o -> trim.apply(type.cast(o)));
       informers.put(ns, informer);
     }
 
@@ -176,6 +269,20 @@ public final class ManagementInformers {
 
   static <T extends KubernetesObject, L extends ApiObjectList<T>> ListerWatcher<T, L> listerWatcher(
       GenericKubernetesApi<T, L> api, String namespace, String kind, RefusedListPause pause) {
+    return listerWatcher(api, namespace, kind, null, ManagementInformers::trim, pause);
+  }
+
+  /**
+   * Lists (page by page) and watches one kind in one namespace ("" for all), only the objects
+   * {@code labelSelector} selects when given, each trimmed by {@code trim} as it arrives.
+   */
+  static <T extends KubernetesObject, L extends ApiObjectList<T>> ListerWatcher<T, L> listerWatcher(
+      GenericKubernetesApi<T, L> api,
+      String namespace,
+      String kind,
+      String labelSelector,
+      java.util.function.UnaryOperator<T> trim,
+      RefusedListPause pause) {
     String where = namespace.isEmpty() ? "all" : namespace;
     return new ListerWatcher<>() {
       /** All pages of one consistent list (see VmiInformers for why no resourceVersion). */
@@ -207,7 +314,7 @@ public final class ManagementInformers {
           }
           L page = r.throwsApiException().getObject();
           List<T> items = page.getItems() == null ? List.of() : page.getItems();
-          items.forEach(ManagementInformers::trim);
+          items.forEach(trim::apply);
           if (all == null) {
             all = page;
             all.setItems(new ArrayList<>(items));
@@ -231,6 +338,7 @@ public final class ManagementInformers {
         ListOptions o = new ListOptions();
         o.setResourceVersion(params.resourceVersion);
         o.setTimeoutSeconds(params.timeoutSeconds);
+        o.setLabelSelector(labelSelector);
         return o;
       }
     };
@@ -260,5 +368,34 @@ public final class ManagementInformers {
     m.setManagedFields(null);
     m.setFinalizers(null);
     return object;
+  }
+
+  /**
+   * Keeps of a kubeconfig Secret what the guest clients read: its identity, its version and the
+   * kubeconfig itself; other keys (CAPI may add some) and all other metadata are dropped.
+   */
+  static V1Secret trimSecret(V1Secret secret) {
+    V1ObjectMeta m = secret.getMetadata();
+    if (m != null) {
+      secret.setMetadata(
+          new V1ObjectMeta()
+              .name(m.getName())
+              .namespace(m.getNamespace())
+              .uid(m.getUid())
+              .resourceVersion(m.getResourceVersion()));
+    }
+    Map<String, byte[]> data = secret.getData();
+    byte[] value = data == null ? null : data.get(ClusterApi.KUBECONFIG_SECRET_KEY);
+    secret.setData(value == null ? null : Map.of(ClusterApi.KUBECONFIG_SECRET_KEY, value));
+    secret.setStringData(null);
+    secret.setType(null);
+    return secret;
+  }
+
+  /** The Secret list as the generic API and the informers read it. */
+  public static final class SecretList extends ApiObjectList<V1Secret> {
+    public SecretList() {
+      super("SecretList");
+    }
   }
 }

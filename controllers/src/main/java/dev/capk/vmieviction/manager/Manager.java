@@ -139,6 +139,7 @@ public final class Manager implements AutoCloseable {
             requestClient,
             options.clusterApiVersion,
             management.clusters(),
+            management.kubeconfigSecrets(),
             GuestClients.Settings.defaults()
                 .withIdleTtl(options.guestClientIdleTimeout)
                 .withAllowInsecureTls(options.allowInsecureGuestTls)
@@ -234,6 +235,13 @@ public final class Manager implements AutoCloseable {
     // Registered here rather than with ControllerBuilder.watch(): that only sees one factory's
     // informer, and there is one factory per watched namespace.
     informers.addEventHandler(watch.getResourceEventHandler(), RESYNC);
+    // A rotated kubeconfig Secret: the tenant's VMIs take their next step now, with a client built
+    // from the new kubeconfig (GuestClients compares the cached Secret's version at every call).
+    management.onKubeconfigChanged(
+        (ns, cluster) ->
+            informers
+                .ofCluster(ns, cluster)
+                .forEach(vmi -> queue.add(new Request(ns, vmi.getMetadata().getName()))));
     Controller workers =
         ControllerBuilder.defaultBuilder(informers.anyFactory())
             .withName(CONTROLLER_NAME)

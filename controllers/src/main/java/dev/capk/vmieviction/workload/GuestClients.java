@@ -36,10 +36,11 @@ import org.slf4j.LoggerFactory;
 /**
  * One cached client per guest cluster. The Cluster must exist (seen in the informer cache, else
  * read with a GET); the kubeconfig comes from the infra Secret {@code <cluster>-kubeconfig} (key
- * {@code value}), read with a GET at most every {@link #RECHECK} per cluster (Secrets are never
- * watched: that would need list/watch on every Secret of the infra cluster); a client is rebuilt
- * when the Secret's UID or resourceVersion changes and dropped when unused for a while. The circuit
- * breaker of a cluster outlives its clients, so a rotated Secret does not reset a dead API's state.
+ * {@code value}), looked up in the kubeconfig Secrets' informer cache at every call (no request),
+ * else read with a GET at most every {@link #RECHECK} per cluster; a client is rebuilt when the
+ * Secret's UID or resourceVersion changes (through the cache: at the first call after the watch
+ * delivered the change) and dropped when unused for a while. The circuit breaker of a cluster
+ * outlives its clients, so a rotated Secret does not reset a dead API's state.
  */
 public final class GuestClients implements AutoCloseable {
 
@@ -155,6 +156,7 @@ public final class GuestClients implements AutoCloseable {
   private final CoreV1Api infraCore;
   private final GenericKubernetesApi<Cluster, ClusterList> clusters;
   private final CachedObjects<Cluster> cachedClusters;
+  private final CachedObjects<V1Secret> cachedSecrets;
   private final Settings settings;
   private final Cache<GuestClusterRef, GuestClient> cache;
   private final Map<GuestClusterRef, Object> buildLocks =
@@ -193,7 +195,24 @@ public final class GuestClients implements AutoCloseable {
       CachedObjects<Cluster> cachedClusters,
       Settings settings,
       CollectorRegistry registry) {
+    this(infra, clusterApiVersion, cachedClusters, CachedObjects.none(), settings, registry);
+  }
+
+  /**
+   * @param cachedClusters where a Cluster is looked for first; one not found there is read with a
+   *     GET
+   * @param cachedSecrets where a kubeconfig Secret is looked for first; one not found there is read
+   *     with a GET
+   */
+  public GuestClients(
+      ApiClient infra,
+      String clusterApiVersion,
+      CachedObjects<Cluster> cachedClusters,
+      CachedObjects<V1Secret> cachedSecrets,
+      Settings settings,
+      CollectorRegistry registry) {
     this.cachedClusters = cachedClusters;
+    this.cachedSecrets = cachedSecrets;
     this.infraCore = new CoreV1Api(infra);
     this.clusters = ManagementApis.clusters(infra, clusterApiVersion);
     this.settings = settings;
@@ -307,13 +326,22 @@ public final class GuestClients implements AutoCloseable {
    */
   public GuestClient get(GuestClusterRef ref) throws GuestAccessException {
     GuestClient cached = cache.getIfPresent(ref);
+    // The cache costs no request, so it is asked every time: a rotated Secret is used at the first
+    // call after the watch delivered it, not a RECHECK later.
+    V1Secret fromCache =
+        cachedSecrets
+            .find(ref.namespace(), ClusterApi.kubeconfigSecretName(ref.name()))
+            .orElse(null);
     Long checked = checkedAt.get(ref);
-    if (cached != null && checked != null && System.nanoTime() - checked < RECHECK.toNanos()) {
+    if (cached != null
+        && checked != null
+        && System.nanoTime() - checked < RECHECK.toNanos()
+        && (fromCache == null || cached.secretVersion().equals(versionOf(fromCache)))) {
       // Checked moments ago (the step before this one, or another VMI's of the same tenant).
       return cached;
     }
     requireCluster(ref);
-    V1Secret secret = readSecret(ref);
+    V1Secret secret = fromCache != null ? fromCache : readSecret(ref);
     String version = versionOf(secret);
     if (cached != null && cached.secretVersion().equals(version)) {
       checkedAt.put(ref, System.nanoTime());

@@ -38,6 +38,24 @@ class DrainMemoryTest {
   }
 
   @Test
+  void aPodRefusedByABudgetThatAllowsAgainIsDueAtOnceOthersKeepTheirWait() {
+    PodRef other = new PodRef("ns", "q", "uid-q");
+    PodRef elsewhere = new PodRef("other-ns", "p", "uid-r");
+    memory.refused(POD, DrainMemory.Waiting.BLOCKED, Set.of("pdb"), T0);
+    memory.refused(other, DrainMemory.Waiting.BLOCKED, Set.of("another"), T0);
+    memory.refused(elsewhere, DrainMemory.Waiting.BLOCKED, Set.of("pdb"), T0);
+
+    memory.budgetsAllow(Set.of("ns/pdb"));
+
+    assertTrue(memory.due(POD, T0.plusSeconds(1)), "its budget allows: due now");
+    assertFalse(memory.due(other, T0.plusSeconds(1)), "another budget: still waiting");
+    assertFalse(memory.due(elsewhere, T0.plusSeconds(1)), "a budget of that name elsewhere");
+    // Refused again: the wait goes on doubling.
+    memory.refused(POD, DrainMemory.Waiting.BLOCKED, Set.of("pdb"), T0.plusSeconds(1));
+    assertFalse(memory.due(POD, T0.plusSeconds(10)));
+  }
+
+  @Test
   void anAcceptedEvictionIsNotSentAgainWhileTheDeletionIsOnItsWay() {
     memory.accepted(POD, T0);
     assertFalse(memory.due(POD, T0.plusSeconds(1)));

@@ -33,6 +33,31 @@ class ManagementInformersTest {
   }
 
   @Test
+  void aCachedKubeconfigSecretKeepsItsIdentityVersionAndKubeconfigOnly() {
+    io.kubernetes.client.openapi.models.V1Secret secret =
+        new io.kubernetes.client.openapi.models.V1Secret()
+            .metadata(
+                new V1ObjectMeta()
+                    .name("tenant-kubeconfig")
+                    .namespace("ns")
+                    .uid("u1")
+                    .resourceVersion("7")
+                    .labels(Map.of("cluster.x-k8s.io/cluster-name", "tenant"))
+                    .annotations(Map.of("a", "b"))
+                    .managedFields(List.of(new V1ManagedFieldsEntry().manager("capi"))))
+            .type("cluster.x-k8s.io/secret")
+            .data(Map.of("value", new byte[] {1}, "other", new byte[] {2}));
+
+    ManagementInformers.trimSecret(secret);
+
+    assertEquals(
+        new V1ObjectMeta().name("tenant-kubeconfig").namespace("ns").uid("u1").resourceVersion("7"),
+        secret.getMetadata());
+    assertEquals(List.of("value"), List.copyOf(secret.getData().keySet()));
+    assertNull(secret.getType());
+  }
+
+  @Test
   void aCachedObjectKeepsOnlyTheMetadataItsReadersUse() {
     KubevirtMachine kvm = new KubevirtMachine();
     kvm.setMetadata(

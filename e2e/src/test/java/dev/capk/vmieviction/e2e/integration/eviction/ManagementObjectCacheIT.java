@@ -56,7 +56,9 @@ class ManagementObjectCacheIT {
   static final LocalClusterExtension guestExt =
       LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
 
-  static final Set<String> MANAGEMENT_KINDS = Set.of("clusters", "machines", "kubevirtmachines");
+  /** The infra kinds an evacuation reads: the management objects and the kubeconfig Secret. */
+  static final Set<String> READ_KINDS =
+      Set.of("clusters", "machines", "kubevirtmachines", "secrets");
 
   static LocalCluster infra;
   static LocalCluster guest;
@@ -79,7 +81,7 @@ class ManagementObjectCacheIT {
   }
 
   @Test
-  void withTheShippedRbacAnEvacuationReadsNoClusterMachineOrKubevirtMachineFromTheApi()
+  void withTheShippedRbacAnEvacuationReadsNoClusterMachineKubevirtMachineOrSecretFromTheApi()
       throws Exception {
     Path kubeconfig = EvictionFixture.controllerKubeconfig(infra, dir);
     String ns = tenantWithMachine("cache-hit");
@@ -93,13 +95,50 @@ class ManagementObjectCacheIT {
     Map<String, Double> during = minus(getsOfManagementObjects(), before);
 
     assertEquals(
-        Map.of("clusters", 0.0, "kubevirtmachines", 0.0, "machines", 0.0),
+        Map.of("clusters", 0.0, "kubevirtmachines", 0.0, "machines", 0.0, "secrets", 0.0),
         during,
-        "GETs of the VMI's management objects during its evacuation");
+        "GETs of the VMI's management objects and kubeconfig Secret during its evacuation");
   }
 
   @Test
-  void withoutListAndWatchOnThemTheControllerIsReadyAndEvacuatesByGets() throws Exception {
+  void aRotatedKubeconfigSecretIsUsedAtOnceNotAtTheDrainsNextRetry() throws Exception {
+    Path kubeconfig = EvictionFixture.controllerKubeconfig(infra, dir);
+    String ns = tenantWithMachine("rotated");
+    // Retries of a refused eviction: 5 s, 10 s, 20 s, then up to a minute apart.
+    startController(kubeconfig, ns, "--drain-retry-interval", "60s");
+    Await.until("the management caches synced", WAIT, manager::managementCachesSynced);
+
+    // The guest node's pod is held by a budget that never allows its eviction.
+    String vm = unique("vm-rotated");
+    guest.kwokNodes().createNamed(vm, Map.of());
+    workload(guest, unique("held"), "held", 1, 1, List.of(vm));
+    machine(ns, vm);
+    vmi(infra, ns, vm, "tenant", "External");
+    double before = evictionRequests();
+    evacuate(infra, ns, vm, "infra-node-1");
+    // Three refusals: the drain's next step is due some 20 s after the last one.
+    Await.until("three refused evictions", WAIT, () -> evictionRequests() - before >= 3);
+
+    // Rotated to a kubeconfig the policy refuses: only a client built from it says so.
+    EvictionFixture.kubeconfigSecret(
+        infra,
+        ns,
+        "tenant",
+        guest
+            .adminKubeconfigYaml()
+            .replaceFirst("(?m)^(\\s*)server:", "$1insecure-skip-tls-verify: true\n$1server:"));
+
+    Await.until(
+        "KubeconfigInvalid, long before the drain's next retry",
+        java.time.Duration.ofSeconds(8),
+        () -> EvictionFixture.event(infra, ns, vm, "KubeconfigInvalid").isPresent());
+    String message = EvictionFixture.event(infra, ns, vm, "KubeconfigInvalid").get().getMessage();
+    assertTrue(message.contains("insecure-skip-tls-verify"), "names the field: " + message);
+  }
+
+  @Test
+  void withoutListAndWatchOnThemOrOnSecretsTheControllerIsReadyAndEvacuatesByGets()
+      throws Exception {
     EvictionFixture.controllerKubeconfig(infra, dir); // the shipped role, to copy
     Path kubeconfig = kubeconfigWithoutListWatchOnManagementObjects();
     String ns = tenantWithMachine("cache-off");
@@ -113,7 +152,9 @@ class ManagementObjectCacheIT {
 
     assertFalse(manager.managementCachesSynced(), "the caches could not list");
     assertTrue(
-        during.get("clusters") > 0 && during.get("kubevirtmachines") > 0,
+        during.get("clusters") > 0
+            && during.get("kubevirtmachines") > 0
+            && during.get("secrets") > 0,
         "the objects were read with GETs instead: " + during);
   }
 
@@ -159,17 +200,20 @@ class ManagementObjectCacheIT {
     assertTrue(manager.ready(), "ready without the caches of what it may not list");
   }
 
-  void startController(Path kubeconfig, String ns) throws Exception {
-    manager =
-        Main.start(
-            "--kubeconfig",
-            kubeconfig.toString(),
-            "--metrics-bind-address",
-            "0",
-            "--health-probe-bind-address",
-            "127.0.0.1:0",
-            "--namespace",
-            ns);
+  void startController(Path kubeconfig, String ns, String... more) throws Exception {
+    List<String> args =
+        new java.util.ArrayList<>(
+            List.of(
+                "--kubeconfig",
+                kubeconfig.toString(),
+                "--metrics-bind-address",
+                "0",
+                "--health-probe-bind-address",
+                "127.0.0.1:0",
+                "--namespace",
+                ns));
+    args.addAll(List.of(more));
+    manager = Main.start(args.toArray(String[]::new));
     Await.until("controller ready", WAIT, manager::ready);
   }
 
@@ -240,8 +284,9 @@ class ManagementObjectCacheIT {
   }
 
   /**
-   * The shipped ClusterRole with only {@code get} on Clusters, Machines and KubevirtMachines (as
-   * before the caches), bound to a ServiceAccount of its own; a kubeconfig with its token.
+   * The shipped ClusterRole with only {@code get} on Clusters, Machines, KubevirtMachines and
+   * Secrets (as before the caches), bound to a ServiceAccount of its own; a kubeconfig with its
+   * token.
    */
   static Path kubeconfigWithoutListWatchOnManagementObjects() throws Exception {
     return kubeconfigWithManagementRights(
@@ -249,13 +294,14 @@ class ManagementObjectCacheIT {
         Map.of(
             "clusters", List.of("get"),
             "machines", List.of("get"),
-            "kubevirtmachines", List.of("get")));
+            "kubevirtmachines", List.of("get"),
+            "secrets", List.of("get")));
   }
 
   /**
-   * The shipped ClusterRole with {@code verbs} (none: no rule) on each management kind instead of
-   * its own, as ClusterRole {@code name} bound to a ServiceAccount {@code name}; a kubeconfig with
-   * its token.
+   * The shipped ClusterRole with {@code verbs} (none: no rule) on each kind named there (of {@link
+   * #READ_KINDS}) instead of its own, as ClusterRole {@code name} bound to a ServiceAccount {@code
+   * name}; a kubeconfig with its token.
    */
   static Path kubeconfigWithManagementRights(String name, Map<String, List<String>> verbs)
       throws Exception {
@@ -274,7 +320,7 @@ class ManagementObjectCacheIT {
       JsonArray others = new JsonArray();
       for (JsonElement res : rule.getAsJsonArray("resources")) {
         String kind = res.getAsString();
-        if (!MANAGEMENT_KINDS.contains(kind)) {
+        if (!verbs.containsKey(kind)) {
           others.add(kind);
           continue;
         }
@@ -295,7 +341,7 @@ class ManagementObjectCacheIT {
         rules.add(rule);
       }
     }
-    assertEquals(MANAGEMENT_KINDS.size(), reduced, "the shipped role names the management kinds");
+    assertEquals(verbs.size(), reduced, "the shipped role names the kinds to reduce");
     JsonObject copy = new JsonObject();
     copy.addProperty("apiVersion", "rbac.authorization.k8s.io/v1");
     copy.addProperty("kind", "ClusterRole");
@@ -339,20 +385,36 @@ class ManagementObjectCacheIT {
   static Map<String, Double> getsOfManagementObjects() {
     String metrics = infra.kubectl().runOrFail(null, "get", "--raw", "/metrics");
     Map<String, Double> gets = new TreeMap<>();
-    MANAGEMENT_KINDS.forEach(k -> gets.put(k, 0.0));
+    READ_KINDS.forEach(k -> gets.put(k, 0.0));
     Matcher m = REQUESTS.matcher(metrics);
     while (m.find()) {
       String labels = m.group(1);
       if (!labels.contains("verb=\"GET\"")) {
         continue;
       }
-      for (String kind : MANAGEMENT_KINDS) {
+      for (String kind : READ_KINDS) {
         if (labels.contains("resource=\"" + kind + "\"") && labels.contains("subresource=\"\"")) {
           gets.merge(kind, Double.parseDouble(m.group(2)), Double::sum);
         }
       }
     }
     return gets;
+  }
+
+  /** Evictions asked of the guest API server so far (every client; only the controller evicts). */
+  static double evictionRequests() {
+    String metrics = guest.kubectl().runOrFail(null, "get", "--raw", "/metrics");
+    double sum = 0;
+    Matcher m = REQUESTS.matcher(metrics);
+    while (m.find()) {
+      String labels = m.group(1);
+      if (labels.contains("verb=\"POST\"")
+          && labels.contains("resource=\"pods\"")
+          && labels.contains("subresource=\"eviction\"")) {
+        sum += Double.parseDouble(m.group(2));
+      }
+    }
+    return sum;
   }
 
   static Map<String, Double> minus(Map<String, Double> after, Map<String, Double> before) {
