@@ -30,14 +30,17 @@ public final class EventWriters implements AutoCloseable {
    */
   public EventWriters(String name, int lanes, int queuePerLane) {
     for (int i = 0; i < lanes; i++) {
-      this.lanes.add(
+      ThreadPoolExecutor lane =
           new ThreadPoolExecutor(
               1,
               1,
-              0,
-              TimeUnit.MILLISECONDS,
+              30,
+              TimeUnit.SECONDS,
               new ArrayBlockingQueue<>(queuePerLane),
-              new ThreadFactoryBuilder().setNameFormat(name + "-" + i).setDaemon(true).build()));
+              new ThreadFactoryBuilder().setNameFormat(name + "-" + i).setDaemon(true).build());
+      // No thread (and its stack) kept while no event is written for a while: idle is the norm.
+      lane.allowCoreThreadTimeOut(true);
+      this.lanes.add(lane);
     }
   }
 
