@@ -10,15 +10,10 @@ import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.ScenarioClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
+import dev.capk.vmieviction.e2e.scenario.CordonedNodes;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
-import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
-import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.models.V1Node;
-import io.kubernetes.client.openapi.models.V1NodeList;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -136,36 +131,6 @@ class LiveMigrationE2EIT {
   }
 
   private static SharedInformerFactory watchGuestNodes(KubeCluster guest) {
-    ApiClient client = guest.informerClient();
-    SharedInformerFactory factory = new SharedInformerFactory(client);
-    SharedIndexInformer<V1Node> nodes =
-        factory.sharedIndexInformerFor(
-            new GenericKubernetesApi<>(V1Node.class, V1NodeList.class, "", "v1", "nodes", client),
-            V1Node.class,
-            0);
-    nodes.addEventHandler(
-        new ResourceEventHandler<>() {
-          @Override
-          public void onAdd(V1Node n) {
-            record(n);
-          }
-
-          @Override
-          public void onUpdate(V1Node old, V1Node n) {
-            record(n);
-          }
-
-          @Override
-          public void onDelete(V1Node n, boolean unknown) {}
-        });
-    factory.startAllRegisteredInformers();
-    Await.until("guest node watch synced", Duration.ofSeconds(30), nodes::hasSynced);
-    return factory;
-  }
-
-  private static void record(V1Node n) {
-    if (n.getSpec() != null && Boolean.TRUE.equals(n.getSpec().getUnschedulable())) {
-      everCordoned.add(n.getMetadata().getName());
-    }
+    return CordonedNodes.watch(guest, everCordoned);
   }
 }

@@ -11,20 +11,15 @@ import com.google.gson.JsonParser;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import dev.capk.vmieviction.e2e.scenario.CordonedNodes;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
-import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
-import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
-import io.kubernetes.client.openapi.models.V1Node;
-import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1Pod;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -313,37 +308,7 @@ class LiveMigrationIT {
   }
 
   private static SharedInformerFactory watchGuestNodes(LocalCluster guest) {
-    ApiClient client = guest.informerClient();
-    SharedInformerFactory factory = new SharedInformerFactory(client);
-    SharedIndexInformer<V1Node> nodes =
-        factory.sharedIndexInformerFor(
-            new GenericKubernetesApi<>(V1Node.class, V1NodeList.class, "", "v1", "nodes", client),
-            V1Node.class,
-            0);
-    nodes.addEventHandler(
-        new ResourceEventHandler<>() {
-          @Override
-          public void onAdd(V1Node n) {
-            record(n);
-          }
-
-          @Override
-          public void onUpdate(V1Node old, V1Node n) {
-            record(n);
-          }
-
-          @Override
-          public void onDelete(V1Node n, boolean unknown) {}
-        });
-    factory.startAllRegisteredInformers();
-    Await.until("guest node watch synced", Duration.ofSeconds(30), nodes::hasSynced);
-    return factory;
-  }
-
-  private static void record(V1Node n) {
-    if (n.getSpec() != null && Boolean.TRUE.equals(n.getSpec().getUnschedulable())) {
-      everCordoned.add(n.getMetadata().getName());
-    }
+    return CordonedNodes.watch(guest, everCordoned);
   }
 
   private static void awaitRecreated(TenantCluster tenant, String vm) {
