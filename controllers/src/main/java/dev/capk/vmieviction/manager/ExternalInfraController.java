@@ -59,6 +59,14 @@ final class ExternalInfraController implements ManagedController {
   /** A change is acted on after this pause, so that a burst of events costs one pass. */
   static final Duration DEBOUNCE = Duration.ofMillis(200);
 
+  /**
+   * List/watch failures of one pipeline within {@link #UNREACHABLE_WITHIN} that make it
+   * unreachable.
+   */
+  static final int UNREACHABLE_AFTER = 3;
+
+  static final Duration UNREACHABLE_WITHIN = Duration.ofSeconds(30);
+
   /** The same problem of a KubevirtCluster is logged and evented again after this, at most. */
   static final Duration REPORT_AGAIN = Duration.ofMinutes(5);
 
@@ -73,6 +81,7 @@ final class ExternalInfraController implements ManagedController {
   private final Map<String, InfraConnection> connections = new HashMap<>();
   private final Map<Target, InfraPipeline> pipelines = new ConcurrentHashMap<>();
   private final Map<String, Reported> reported = new ConcurrentHashMap<>();
+  private final Map<Target, java.util.Deque<Long>> failures = new ConcurrentHashMap<>();
   private final AtomicBoolean pending = new AtomicBoolean();
   private volatile ScheduledExecutorService loop;
   private volatile boolean leading;
@@ -330,6 +339,7 @@ final class ExternalInfraController implements ManagedController {
     for (Target t : Set.copyOf(pipelines.keySet())) {
       if (!bindings.targets().containsKey(t) || unusable.contains(t.connectionId())) {
         pipelines.remove(t).close();
+        failures.remove(t);
       }
     }
     bindings
@@ -388,16 +398,29 @@ final class ExternalInfraController implements ManagedController {
                     && !k.endsWith("/" + InfraEventReasons.INFRA_CLUSTER_UNREACHABLE));
   }
 
-  /** A pipeline's VMI informer failed to list or watch: its infra cluster does not answer. */
+  /**
+   * A pipeline's VMI informer failed to list or watch (it tries again a second later). One failure
+   * is a blip (a watch cut, a 429): the infra cluster counts as unreachable only after {@link
+   * #UNREACHABLE_AFTER} failures within {@link #UNREACHABLE_WITHIN}.
+   */
   private void unreachable(Target target, Throwable e) {
     InfraPipeline p = pipelines.get(target);
     if (p == null) {
       return;
     }
-    String why =
-        e instanceof ApiException a
-            ? ApiStatus.describeWithoutServerText(a)
-            : e.getClass().getSimpleName();
+    long now = System.nanoTime();
+    java.util.Deque<Long> recent =
+        failures.computeIfAbsent(target, t -> new java.util.ArrayDeque<>());
+    synchronized (recent) {
+      recent.addLast(now);
+      while (!recent.isEmpty() && now - recent.peekFirst() > UNREACHABLE_WITHIN.toNanos()) {
+        recent.removeFirst();
+      }
+      if (recent.size() < UNREACHABLE_AFTER) {
+        return;
+      }
+    }
+    String why = describe(e);
     String message =
         "The VMIs of "
             + p.name
@@ -415,6 +438,23 @@ final class ExternalInfraController implements ManagedController {
           InfraEventReasons.INFRA_CLUSTER_UNREACHABLE,
           message);
     }
+  }
+
+  /**
+   * How a list/watch failed, without the server's text or the exception's message (which may quote
+   * addresses or content): the HTTP status, else the I/O failure's kind.
+   */
+  static String describe(Throwable e) {
+    if (e instanceof ApiException a && a.getCode() != 0) {
+      return ApiStatus.describeWithoutServerText(a);
+    }
+    Throwable cause = e;
+    // GenericKubernetesApi wraps an I/O failure in an IllegalStateException.
+    while ((cause instanceof IllegalStateException || cause instanceof ApiException)
+        && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return "no answer: " + cause.getClass().getSimpleName();
   }
 
   private void report(String key, V1ObjectReference kvc, String reason, String message) {
