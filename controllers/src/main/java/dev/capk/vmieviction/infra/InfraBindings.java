@@ -138,6 +138,20 @@ public record InfraBindings(
       Collection<KubevirtCluster> kubevirtClusters,
       Function<SecretRef, Optional<Map<String, byte[]>>> secretData,
       boolean allowInsecureTls) {
+    return of(kubevirtClusters, secretData, ref -> Optional.empty(), allowInsecureTls);
+  }
+
+  /**
+   * @param secretData a Secret's data, empty when it does not exist or could not be read
+   * @param unreadable why a Secret could not be read (never seen, and the last read failed or was
+   *     refused), empty when it was read
+   * @param allowInsecureTls the operator accepts kubeconfigs that relax TLS
+   */
+  public static InfraBindings of(
+      Collection<KubevirtCluster> kubevirtClusters,
+      Function<SecretRef, Optional<Map<String, byte[]>>> secretData,
+      Function<SecretRef, Optional<String>> unreadable,
+      boolean allowInsecureTls) {
     Map<String, String> kubeconfigs = new TreeMap<>();
     Map<String, Set<SecretRef>> secretsOf = new TreeMap<>();
     Map<Target, Set<GuestClusterRef>> clusters = new LinkedHashMap<>();
@@ -166,7 +180,12 @@ public record InfraBindings(
       Optional<Map<String, byte[]>> data = secretData.apply(secret.get());
       String what = "infra Secret " + secret.get() + " of KubevirtCluster " + ref;
       if (data.isEmpty()) {
-        problems.add(new Problem(ref, InfraEventReasons.INFRA_SECRET_INVALID, what + " not found"));
+        Optional<String> why = unreadable.apply(secret.get());
+        problems.add(
+            new Problem(
+                ref,
+                InfraEventReasons.INFRA_SECRET_INVALID,
+                what + (why.isPresent() ? " could not be read: " + why.get() : " not found")));
         continue;
       }
       byte[] raw = data.get().get(CapkApi.INFRA_SECRET_KUBECONFIG_KEY);

@@ -82,6 +82,10 @@ final class ExternalInfraController implements ManagedController {
   private final Map<Target, InfraPipeline> pipelines = new ConcurrentHashMap<>();
   private final Map<String, Reported> reported = new ConcurrentHashMap<>();
   private final Map<Target, java.util.Deque<Long>> failures = new ConcurrentHashMap<>();
+
+  /** Each referenced Secret's data as last read: kept while a read fails. */
+  private final Map<SecretRef, Map<String, byte[]>> lastKnown = new HashMap<>();
+
   private final AtomicBoolean pending = new AtomicBoolean();
   private volatile ScheduledExecutorService loop;
   private volatile boolean leading;
@@ -242,6 +246,7 @@ final class ExternalInfraController implements ManagedController {
       pipelines.clear();
       connections.values().forEach(InfraConnection::close);
       connections.clear();
+      lastKnown.clear();
       secrets.close();
     }
   }
@@ -283,16 +288,32 @@ final class ExternalInfraController implements ManagedController {
     Set<SecretRef> referenced = InfraBindings.referencedSecrets(all);
     secrets.retain(referenced);
     Map<SecretRef, Optional<Map<String, byte[]>>> data = new HashMap<>();
+    Map<SecretRef, String> unreadable = new HashMap<>();
+    lastKnown.keySet().retainAll(referenced);
     for (SecretRef ref : referenced) {
       try {
-        data.put(ref, secrets.data(ref));
+        Optional<Map<String, byte[]>> d = secrets.data(ref);
+        d.ifPresentOrElse(v -> lastKnown.put(ref, v), () -> lastKnown.remove(ref));
+        data.put(ref, d);
       } catch (InfraSecretWatches.Unreadable e) {
-        // Not an answer: what runs keeps running, and the next pass reads again.
-        log.warn("infra bindings kept as they are: {}", e.getMessage());
-        return;
+        // A failed read is not an answer: what was read before still holds; only a Secret never
+        // read is a problem (of its KubevirtClusters only), and the next pass reads again.
+        Map<String, byte[]> last = lastKnown.get(ref);
+        data.put(ref, Optional.ofNullable(last));
+        if (last == null) {
+          unreadable.put(ref, e.getMessage());
+        } else {
+          log.info(
+              "infra secret unreadable, last read kept secret={} error={}", ref, e.getMessage());
+        }
       }
     }
-    InfraBindings bindings = InfraBindings.of(all, data::get, options.allowInsecureGuestTls);
+    InfraBindings bindings =
+        InfraBindings.of(
+            all,
+            data::get,
+            ref -> Optional.ofNullable(unreadable.get(ref)),
+            options.allowInsecureGuestTls);
     Map<KubevirtClusterRef, KubevirtCluster> byRef = new HashMap<>();
     all.forEach(
         k ->

@@ -203,6 +203,26 @@ class InfraBindingsTest {
   }
 
   @Test
+  void aSecretThatCouldNotBeReadIsAProblemOfItsKubevirtClustersOnly() {
+    SecretRef readable = new SecretRef("a", "s");
+    SecretRef refused = new SecretRef("b", "s");
+    InfraBindings b =
+        InfraBindings.of(
+            List.of(kvc("a", "k", "k", null, "s"), kvc("b", "l", "l", null, "s")),
+            r -> r.equals(readable) ? Optional.of(secret(KUBECONFIG_1, null)) : Optional.empty(),
+            r -> r.equals(refused) ? Optional.of("not allowed (HTTP 403)") : Optional.empty(),
+            false);
+    assertEquals(1, b.targets().size(), "the readable one is bound");
+    assertEquals(
+        List.of(
+            new InfraBindings.Problem(
+                new KubevirtClusterRef("b", "l"),
+                "InfraSecretInvalid",
+                "infra Secret b/s of KubevirtCluster b/l could not be read: not allowed (HTTP 403)")),
+        b.problems());
+  }
+
+  @Test
   void aKubevirtClusterWithoutInfraSecretRefIsNotExternalAndNoProblem() {
     InfraBindings b = bind(List.of(kvc("a", "k", "k", null, null)), Map.of());
     assertEquals(Map.of(), b.targets());
