@@ -123,6 +123,21 @@ class InfraBindingsTest {
   }
 
   @Test
+  void kubeconfigsThatDifferOnlyInNamesShareAConnectionThoseWithOtherCredentialsDoNot() {
+    String renamed =
+        KUBECONFIG_1
+                .replace("name: c\n", "name: infra\n")
+                .replace("cluster: c,", "cluster: infra,")
+                .replace("- name: x", "- name: other-context")
+                .replace("current-context: x", "current-context: other-context")
+            + "# rotated by the tenant's tooling\n";
+    String otherToken = KUBECONFIG_1.replace("token-1", "token-3");
+    assertEquals(InfraBindings.connectionKey(KUBECONFIG_1), InfraBindings.connectionKey(renamed));
+    assertFalse(
+        InfraBindings.connectionKey(KUBECONFIG_1).equals(InfraBindings.connectionKey(otherToken)));
+  }
+
+  @Test
   void differentKubeconfigsAreDifferentConnectionsAndARotatedOneANewId() {
     SecretRef ref = new SecretRef("a", "s");
     List<KubevirtCluster> kvcs = List.of(kvc("a", "one", "one", null, "s"));
