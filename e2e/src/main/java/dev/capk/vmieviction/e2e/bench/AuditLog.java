@@ -2,10 +2,12 @@ package dev.capk.vmieviction.e2e.bench;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -144,6 +146,30 @@ final class AuditLog {
           .toList();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * After a start a controller checks every Running VMI once (the uncordon check): those requests
+   * are no evacuation's, so a run starts when the audit logs of {@code clusters} have not grown for
+   * 3 s (at most 2 minutes).
+   */
+  static void awaitQuiet(Path dir, List<? extends KubeCluster> clusters)
+      throws InterruptedException, IOException {
+    long quietSince = System.nanoTime();
+    long last = -1;
+    long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+    while (System.nanoTime() < deadline && System.nanoTime() - quietSince < 3_000_000_000L) {
+      long size = 0;
+      for (KubeCluster c : clusters) {
+        Path log = logOf(dir, c.name());
+        size += Files.exists(log) ? Files.size(log) : 0;
+      }
+      if (size != last) {
+        quietSince = System.nanoTime();
+        last = size;
+      }
+      Thread.sleep(250);
     }
   }
 

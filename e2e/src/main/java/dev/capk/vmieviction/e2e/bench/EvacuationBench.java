@@ -7,13 +7,11 @@ import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -87,8 +85,8 @@ final class EvacuationBench {
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
     List<World> worlds = new ArrayList<>();
     try {
-      Path controllerKubeconfig = work.resolve("controller-infra.kubeconfig");
-      Files.writeString(controllerKubeconfig, infra.kubeconfigFor(AuditLog.USER, "system:masters"));
+      Path controllerKubeconfig =
+          ControllerIdentity.infraKubeconfig(infra, work.resolve("controller-infra.kubeconfig"));
       BenchMain.progress(
           "evacuation: creating VMs, guest nodes and workloads for " + sizes + " VMIs");
       // One world first (it installs the CRDs and starts the stand-in), then the others side by
@@ -128,7 +126,7 @@ final class EvacuationBench {
             try (BenchController c =
                 BenchController.start(
                     "evac-" + w.size + "-w" + workers, work, flags, Duration.ofMinutes(2))) {
-              awaitControllerQuiet(clusters);
+              AuditLog.awaitQuiet(auditDir, clusters);
               for (int r = 0; r < runs; r++) {
                 Run run = w.runOnce(tracker, workers, infra, guests, c.pid());
                 results.add(run);
@@ -158,28 +156,6 @@ final class EvacuationBench {
       }
       EvacuationWorld.stopStandIn(infra);
       clusters.forEach(LocalCluster::close);
-    }
-  }
-
-  /**
-   * After a start the controller checks every Running VMI once (the uncordon check): those requests
-   * are no evacuation's, so runs start when its audit logs have not grown for 3 s.
-   */
-  private void awaitControllerQuiet(List<LocalCluster> clusters) throws Exception {
-    long quietSince = System.nanoTime();
-    long last = -1;
-    long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-    while (System.nanoTime() < deadline && System.nanoTime() - quietSince < 3_000_000_000L) {
-      long size = 0;
-      for (LocalCluster c : clusters) {
-        Path log = AuditLog.logOf(auditDir, c.name());
-        size += Files.exists(log) ? Files.size(log) : 0;
-      }
-      if (size != last) {
-        quietSince = System.nanoTime();
-        last = size;
-      }
-      Thread.sleep(250);
     }
   }
 
@@ -219,7 +195,7 @@ final class EvacuationBench {
         for (int k = 0; k < tenantCount; k++) {
           LocalCluster guest = guests.get(k);
           TenantCluster t = world.addTenant("t" + k, guest);
-          useControllerIdentity(t, guest);
+          ControllerIdentity.useInGuest(infra, t, guest);
           tenants.add(t);
           guestApi.put(t, new RawKube(guest));
           guestsUsed.add(guest);
@@ -235,31 +211,6 @@ final class EvacuationBench {
         throw new IllegalStateException(
             "cannot set up the world of " + size + " VMIs: " + e.getMessage(), e);
       }
-    }
-
-    /** The tenant's kubeconfig Secret, for the controller's own identity in that guest cluster. */
-    private void useControllerIdentity(TenantCluster t, LocalCluster guest) {
-      String kubeconfig =
-          Base64.getEncoder()
-              .encodeToString(
-                  guest
-                      .kubeconfigFor(AuditLog.USER, "system:masters")
-                      .getBytes(StandardCharsets.UTF_8));
-      infra
-          .kubectl()
-          .apply(
-              """
-                    apiVersion: v1
-                    kind: Secret
-                    metadata:
-                      name: %1$s-kubeconfig
-                      namespace: %2$s
-                      labels: {cluster.x-k8s.io/cluster-name: %1$s}
-                    type: cluster.x-k8s.io/secret
-                    data:
-                      value: %3$s
-                    """
-                  .formatted(t.name(), t.namespace(), kubeconfig));
     }
 
     private void deployWorkloads(RawKube guest, String ns, List<String> nodes) throws Exception {
