@@ -109,6 +109,7 @@ final class CostBench {
     List<Integer> workers = opts.ints("bench.cost.workers", "16,1");
     List<String> budgets = opts.strings("bench.cost.budgets", "none,budget");
     Path go = GoController.binary();
+    String loadAtStart = Machine.loadAverage();
     List<String> controllers = go == null ? List.of("ours") : List.of("ours", "go");
     Files.createDirectories(work);
     BenchMain.progress(
@@ -167,7 +168,7 @@ final class CostBench {
         }
       }
       List<Pace> paces = pace(one, twin, controllers, go, kubeconfig, clusters);
-      write(runs, paces, vmis, pods, go);
+      write(runs, paces, vmis, pods, go, loadAtStart);
     } finally {
       for (CostWorld w : new CostWorld[] {many, one}) {
         if (w != null) {
@@ -285,7 +286,8 @@ final class CostBench {
     return b;
   }
 
-  private void write(List<Run> runs, List<Pace> paces, int vmis, int pods, Path go) {
+  private void write(
+      List<Run> runs, List<Pace> paces, int vmis, int pods, Path go, String loadAtStart) {
     StringBuilder s = new StringBuilder("## 9. Cost per evacuation\n\n");
     s.append(
         Report.f(
@@ -297,12 +299,17 @@ final class CostBench {
                 + "identity (`%s`), WATCH excluded, from the drain's start until every VM runs again, its guest node "
                 + "is schedulable and its pods run (our controller uncordons the guest nodes it cordoned; the Go "
                 + "original never does, so the benchmark uncordons them for it, as a replacement machine's node would "
-                + "come up); Events counted apart. CPU: user + system seconds of the controller process from "
+                + "come up). Events apart: every request on Events (the writes, and for our guest node Events the "
+                + "reads that keep a series). CPU: user + system seconds of the controller process from "
                 + "/proc/PID/stat over the same window (start-up and the first look at every VMI before it, in its "
-                + "own column). Our controller: `%s`. Go original: %s.\n\n",
+                + "own column). Load average (1, 5, 15 min) at the section's start %s, at its end %s: the 2 cores "
+                + "may be shared, and CPU seconds are the controller's own whatever the load. Our controller: `%s`. "
+                + "Go original: %s.\n\n",
             vmis,
             pods,
             AuditLog.USER,
+            loadAtStart,
+            Machine.loadAverage(),
             BenchController.describeDeployed(),
             go == null
                 ? "not measured (pass -D" + GoController.PROPERTY + ")"
@@ -337,9 +344,9 @@ final class CostBench {
                 "infra drain s",
                 "recovery s",
                 "infra requests / evac. (≤ " + (int) TARGET_INFRA + ")",
-                "infra Event writes / evac. (≤ " + (int) TARGET_EVENTS + ")",
+                "infra Event requests / evac. (≤ " + (int) TARGET_EVENTS + " writes)",
                 "guest requests / evac.",
-                "guest Event writes / evac.",
+                "guest Event requests / evac.",
                 "CPU s / evac. (≤ " + TARGET_CPU + ")",
                 "totals: infra / Events / guest / CPU",
                 "start-up CPU s"),
