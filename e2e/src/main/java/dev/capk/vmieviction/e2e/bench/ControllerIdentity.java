@@ -4,10 +4,8 @@ import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Base64;
 
 /**
  * Gives the controller under measurement the client identity whose requests the API servers' audit
@@ -28,27 +26,7 @@ final class ControllerIdentity {
   }
 
   /** The tenant's kubeconfig Secret, for the controller's own identity in that guest cluster. */
-  static void useInGuest(LocalCluster infra, TenantCluster t, LocalCluster guest) {
-    String kubeconfig =
-        Base64.getEncoder()
-            .encodeToString(
-                guest
-                    .kubeconfigFor(AuditLog.USER, "system:masters")
-                    .getBytes(StandardCharsets.UTF_8));
-    infra
-        .kubectl()
-        .apply(
-            """
-            apiVersion: v1
-            kind: Secret
-            metadata:
-              name: %1$s-kubeconfig
-              namespace: %2$s
-              labels: {cluster.x-k8s.io/cluster-name: %1$s}
-            type: cluster.x-k8s.io/secret
-            data:
-              value: %3$s
-            """
-                .formatted(t.name(), t.namespace(), kubeconfig));
+  static void useInGuest(TenantCluster t, LocalCluster guest) {
+    t.useKubeconfig(guest.kubeconfigFor(AuditLog.USER, "system:masters"));
   }
 }

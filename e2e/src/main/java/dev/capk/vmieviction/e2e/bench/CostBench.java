@@ -94,14 +94,6 @@ final class CostBench {
     }
   }
 
-  /** One controller process, whichever it is. */
-  private interface Process extends AutoCloseable {
-    long pid();
-
-    @Override
-    void close();
-  }
-
   void run() throws Exception {
     int vmis = opts.integer("bench.cost.vmis", 10);
     int pods = opts.integer("bench.cost.pods", 10);
@@ -143,7 +135,7 @@ final class CostBench {
             Config config = new Config(controller, withBudget, w);
             many.spares(withBudget);
             Run run;
-            try (Process p = start(config, go, kubeconfig)) {
+            try (MeasuredController p = start(config, go, kubeconfig)) {
               AuditLog.awaitQuiet(auditDir, clusters);
               double startup = Machine.processCpuSeconds(p.pid());
               CostWorld.Outcome o =
@@ -180,40 +172,17 @@ final class CostBench {
     }
   }
 
-  private Process start(Config config, Path go, Path kubeconfig) {
+  private MeasuredController start(Config config, Path go, Path kubeconfig) {
     String name = config.label().replaceAll("[^a-z0-9]+", "-");
     if (config.controller().equals("go")) {
-      GoController c =
-          GoController.start(name, go, work, kubeconfig, config.workers(), Duration.ofMinutes(2));
-      return new Process() {
-        @Override
-        public long pid() {
-          return c.pid();
-        }
-
-        @Override
-        public void close() {
-          c.close();
-        }
-      };
+      return GoController.start(
+          name, go, work, kubeconfig, config.workers(), Duration.ofMinutes(2));
     }
-    BenchController c =
-        BenchController.start(
-            name,
-            work,
-            List.of("--kubeconfig=" + kubeconfig, "--workers=" + config.workers()),
-            Duration.ofMinutes(2));
-    return new Process() {
-      @Override
-      public long pid() {
-        return c.pid();
-      }
-
-      @Override
-      public void close() {
-        c.close();
-      }
-    };
+    return BenchController.start(
+        name,
+        work,
+        List.of("--kubeconfig=" + kubeconfig, "--workers=" + config.workers()),
+        Duration.ofMinutes(2));
   }
 
   private static void progress(Run r) {
@@ -266,7 +235,7 @@ final class CostBench {
       one.returnPodsHome();
       one.spares(true);
       Config config = new Config(controller, true, 16);
-      try (Process p = start(config, go, kubeconfig)) {
+      try (MeasuredController p = start(config, go, kubeconfig)) {
         AuditLog.awaitQuiet(auditDir, clusters);
         CostWorld.Outcome o =
             one.runOnce(p.pid(), controller.equals("go"), auditDir, one.infra, one.guests);

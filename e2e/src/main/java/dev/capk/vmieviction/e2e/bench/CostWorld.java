@@ -2,7 +2,6 @@ package dev.capk.vmieviction.e2e.bench;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
@@ -64,7 +63,7 @@ final class CostWorld {
     for (int k = 0; k < tenantCount; k++) {
       LocalCluster guest = guestClusters.get(k);
       TenantCluster t = world.addTenant("t" + k, guest);
-      ControllerIdentity.useInGuest(infra, t, guest);
+      ControllerIdentity.useInGuest(t, guest);
       tenants.add(t);
       guests.add(guest);
       guestOf.put(t, guest);
@@ -81,7 +80,7 @@ final class CostWorld {
       }
       vms.put(t, names);
       world.addVmsOn(holding, t, "External", names.toArray(String[]::new));
-      createNamespace(new RawKube(guest));
+      new RawKube(guest).createNamespace(ns);
       for (String node : names) {
         deploy(guest, node, spareNode);
       }
@@ -103,17 +102,6 @@ final class CostWorld {
     deploy(guest, name, spare.get(t));
     plainNodes.add(name);
     return name;
-  }
-
-  private void createNamespace(RawKube guest) throws Exception {
-    guest.post("/api/v1/namespaces", "{\"metadata\":{\"name\":\"" + ns + "\"}}");
-    Await.until(
-        "ServiceAccount default in " + ns,
-        Duration.ofSeconds(60),
-        () -> {
-          guest.get("/api/v1/namespaces/" + ns + "/serviceaccounts/default");
-          return true;
-        });
   }
 
   private void deploy(LocalCluster guest, String node, String spareNode) throws Exception {
@@ -263,20 +251,7 @@ final class CostWorld {
 
   private boolean vmisBackOn(String node, Map<String, String> previous) throws Exception {
     for (TenantCluster t : tenants) {
-      int ok = 0;
-      for (JsonElement e : infraApi.getJson(vmiPath(t)).getAsJsonArray("items")) {
-        JsonObject vmi = e.getAsJsonObject();
-        String key = t.namespace() + "/" + RawKube.str(vmi, "metadata", "name");
-        String evac = RawKube.str(vmi, "status", "evacuationNodeName");
-        if ("Running".equals(RawKube.str(vmi, "status", "phase"))
-            && node.equals(RawKube.str(vmi, "status", "nodeName"))
-            && RawKube.str(vmi, "metadata", "deletionTimestamp") == null
-            && (evac == null || evac.isEmpty())
-            && !RawKube.str(vmi, "metadata", "uid").equals(previous.get(key))) {
-          ok++;
-        }
-      }
-      if (ok != vms.get(t).size()) {
+      if (WorldChecks.vmisRunningOn(infraApi, t.namespace(), node, previous) != vms.get(t).size()) {
         return false;
       }
     }
@@ -286,32 +261,19 @@ final class CostWorld {
   private boolean guestsSettled(boolean home) throws Exception {
     for (Map.Entry<LocalCluster, List<String>> e : nodesByGuest().entrySet()) {
       RawKube g = new RawKube(e.getKey());
-      for (String name : e.getValue()) {
-        JsonObject n = g.getJson("/api/v1/nodes/" + name);
-        JsonObject spec = n.getAsJsonObject("spec");
-        JsonObject ann = n.getAsJsonObject("metadata").getAsJsonObject("annotations");
-        if ((spec != null && spec.has("unschedulable") && spec.get("unschedulable").getAsBoolean())
-            || (ann != null && ann.has(EvictionAnnotations.CORDONED_BY))) {
-          return false;
-        }
+      if (!WorldChecks.schedulable(g, e.getValue())) {
+        return false;
       }
-      Map<String, Integer> running = new HashMap<>();
-      for (JsonElement p :
-          g.getJson("/api/v1/namespaces/" + ns + "/pods?fieldSelector=status.phase%3DRunning")
-              .getAsJsonArray("items")) {
-        JsonObject pod = p.getAsJsonObject();
-        if (RawKube.str(pod, "metadata", "deletionTimestamp") == null) {
-          String where =
+      // Home: each Deployment's pods on its own node; else wherever they run (the spare).
+      Map<String, Integer> running =
+          WorldChecks.runningPods(
+              g,
+              ns,
               home
-                  ? RawKube.str(pod, "spec", "nodeName")
-                  : RawKube.str(pod, "metadata", "labels", "app").substring(2);
-          running.merge(where, 1, Integer::sum);
-        }
-      }
-      for (String name : e.getValue()) {
-        if (running.getOrDefault(name, 0) != pods) {
-          return false;
-        }
+                  ? WorldChecks::nodeOf
+                  : p -> RawKube.str(p, "metadata", "labels", "app").substring("w-".length()));
+      if (!WorldChecks.eachHas(running, e.getValue(), pods)) {
+        return false;
       }
     }
     return true;

@@ -195,7 +195,7 @@ final class EvacuationBench {
         for (int k = 0; k < tenantCount; k++) {
           LocalCluster guest = guests.get(k);
           TenantCluster t = world.addTenant("t" + k, guest);
-          ControllerIdentity.useInGuest(infra, t, guest);
+          ControllerIdentity.useInGuest(t, guest);
           tenants.add(t);
           guestApi.put(t, new RawKube(guest));
           guestsUsed.add(guest);
@@ -214,20 +214,7 @@ final class EvacuationBench {
     }
 
     private void deployWorkloads(RawKube guest, String ns, List<String> nodes) throws Exception {
-      try {
-        guest.post("/api/v1/namespaces", "{\"metadata\":{\"name\":\"" + ns + "\"}}");
-      } catch (java.io.IOException e) {
-        if (!e.getMessage().contains("409")) {
-          throw e;
-        }
-      }
-      Await.until(
-          "ServiceAccount default in " + ns,
-          Duration.ofSeconds(60),
-          () -> {
-            guest.get("/api/v1/namespaces/" + ns + "/serviceaccounts/default");
-            return true;
-          });
+      guest.createNamespace(ns);
       for (String node : nodes) {
         guest.post(
             "/apis/apps/v1/namespaces/" + ns + "/deployments",
@@ -270,52 +257,14 @@ final class EvacuationBench {
       String ns = "e" + size;
       for (TenantCluster t : tenants) {
         List<String> names = vms.get(t);
-        int ok = 0;
-        for (JsonElement e :
-            infraApi
-                .getJson(
-                    "/apis/kubevirt.io/v1/namespaces/" + t.namespace() + "/virtualmachineinstances")
-                .getAsJsonArray("items")) {
-          JsonObject vmi = e.getAsJsonObject();
-          String key = t.namespace() + "/" + RawKube.str(vmi, "metadata", "name");
-          String evac = RawKube.str(vmi, "status", "evacuationNodeName");
-          if ("Running".equals(RawKube.str(vmi, "status", "phase"))
-              && node.equals(RawKube.str(vmi, "status", "nodeName"))
-              && RawKube.str(vmi, "metadata", "deletionTimestamp") == null
-              && (evac == null || evac.isEmpty())
-              && !RawKube.str(vmi, "metadata", "uid").equals(previous.get(key))) {
-            ok++;
-          }
-        }
-        if (ok != names.size()) {
+        RawKube g = guestApi.get(t);
+        if (WorldChecks.vmisRunningOn(infraApi, t.namespace(), node, previous) != names.size()
+            || !WorldChecks.schedulable(g, names)) {
           return false;
         }
-        RawKube g = guestApi.get(t);
-        for (String name : names) {
-          JsonObject n = g.getJson("/api/v1/nodes/" + name);
-          JsonObject spec = n.getAsJsonObject("spec");
-          JsonObject ann = n.getAsJsonObject("metadata").getAsJsonObject("annotations");
-          if ((spec != null
-                  && spec.has("unschedulable")
-                  && spec.get("unschedulable").getAsBoolean())
-              || (ann != null
-                  && ann.has(dev.capk.vmieviction.api.EvictionAnnotations.CORDONED_BY))) {
-            return false;
-          }
-        }
-        Map<String, Integer> running = new HashMap<>();
-        for (JsonElement e :
-            g.getJson("/api/v1/namespaces/" + ns + "/pods?fieldSelector=status.phase%3DRunning")
-                .getAsJsonArray("items")) {
-          JsonObject p = e.getAsJsonObject();
-          if (RawKube.str(p, "metadata", "deletionTimestamp") == null) {
-            running.merge(RawKube.str(p, "spec", "nodeName"), 1, Integer::sum);
-          }
-        }
-        for (String name : names) {
-          if (running.getOrDefault(name, 0) != pods) {
-            return false;
-          }
+        Map<String, Integer> running = WorldChecks.runningPods(g, ns, WorldChecks::nodeOf);
+        if (!WorldChecks.eachHas(running, names, pods)) {
+          return false;
         }
       }
       return true;

@@ -5,8 +5,6 @@ import dev.capk.vmieviction.e2e.harness.ManagedProcess;
 import dev.capk.vmieviction.e2e.harness.Pki;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.HttpURLConnection;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,7 +19,7 @@ import java.util.Map;
  * server (which it starts for KubevirtMachineTemplate and which needs a certificate to start) by
  * the local build (see the report's note), with a throw-away certificate written here.
  */
-final class GoController implements AutoCloseable {
+final class GoController implements MeasuredController {
   static final String PROPERTY = "capk.bench.goController";
 
   private final ManagedProcess process;
@@ -75,7 +73,7 @@ final class GoController implements AutoCloseable {
       if (!c.process.isAlive()) {
         throw new IllegalStateException(c.process.describe("exited during start-up"));
       }
-      if (readyz(health) == 200) {
+      if (BenchController.httpStatus(health, "/readyz") == 200) {
         return c;
       }
       BenchController.sleep(20);
@@ -95,24 +93,8 @@ final class GoController implements AutoCloseable {
     }
   }
 
-  private static int readyz(int port) {
-    try {
-      HttpURLConnection c =
-          (HttpURLConnection)
-              URI.create("http://127.0.0.1:" + port + "/readyz").toURL().openConnection();
-      c.setConnectTimeout(500);
-      c.setReadTimeout(2000);
-      try {
-        return c.getResponseCode();
-      } finally {
-        c.disconnect();
-      }
-    } catch (IOException e) {
-      return -1;
-    }
-  }
-
-  long pid() {
+  @Override
+  public long pid() {
     return process.pid();
   }
 
