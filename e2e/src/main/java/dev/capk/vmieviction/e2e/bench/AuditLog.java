@@ -32,15 +32,16 @@ final class AuditLog {
    * kube-apiserver flags.
    */
   static List<String> apiServerFlags(Path dir, String cluster) {
-    return apiServerFlags(
-        dir,
-        cluster,
-        """
-        - level: Metadata
-          users: ["%s"]
-        """
-            .formatted(USER));
+    return apiServerFlags(dir, cluster, CONTROLLER_RULE);
   }
+
+  /** The policy rule that logs the controller's requests, at Metadata level. */
+  static final String CONTROLLER_RULE =
+      """
+      - level: Metadata
+        users: ["%s"]
+      """
+          .formatted(USER);
 
   /**
    * Writes a policy of its own for {@code cluster} (the given rules at Metadata level, then nothing

@@ -41,7 +41,10 @@ final class CostWorld {
   String holding;
   String other;
 
-  /** What one run cost the controller, and how long it took. */
+  /**
+   * What one run cost the controller, and how long it took; per VMI: from its marking stored to the
+   * controller's delete request, the infra API server's own times (its audit log).
+   */
   record Outcome(
       double drainSeconds,
       double recoverySeconds,
@@ -295,18 +298,8 @@ final class CostWorld {
     Map<String, String> before = uids();
     double cpuBefore = Machine.processCpuSeconds(controllerPid);
     Instant from = Instant.now();
-    List<Double> perVmi = new ArrayList<>();
     long t0 = System.nanoTime();
-    Kubectl.Result r;
-    try (VmiTracker tracker = new VmiTracker(infraApi)) {
-      r = world.drainInfraNode(holding, Duration.ofMinutes(15));
-      for (String uid : before.values()) {
-        Double s = tracker.evacuationSeconds(uid);
-        if (s != null) {
-          perVmi.add(s);
-        }
-      }
-    }
+    Kubectl.Result r = world.drainInfraNode(holding, Duration.ofMinutes(15));
     double drain = (System.nanoTime() - t0) / 1e9;
     if (!r.ok()) {
       throw new IllegalStateException(
@@ -328,8 +321,12 @@ final class CostWorld {
     double recovery = (System.nanoTime() - t1) / 1e9;
     double cpu = Machine.processCpuSeconds(controllerPid) - cpuBefore;
     Instant to = Instant.now();
-    Map<String, Integer> infraCalls =
-        AuditLog.count(AuditLog.logOf(auditDir, infraCluster.name()), from, to);
+    Path infraLog = AuditLog.logOf(auditDir, infraCluster.name());
+    Map<String, Integer> infraCalls = AuditLog.count(infraLog, from, to);
+    List<Double> perVmi = new ArrayList<>();
+    for (String vmi : vmNames()) {
+      ServerTimes.evacuationSeconds(infraLog, vmi, from, to).ifPresent(perVmi::add);
+    }
     Map<String, Integer> guestCalls = new TreeMap<>();
     for (LocalCluster g : auditedGuests) {
       AuditLog.count(AuditLog.logOf(auditDir, g.name()), from, to)
