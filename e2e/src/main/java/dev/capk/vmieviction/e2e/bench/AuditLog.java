@@ -2,10 +2,12 @@ package dev.capk.vmieviction.e2e.bench;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -30,15 +32,16 @@ final class AuditLog {
    * kube-apiserver flags.
    */
   static List<String> apiServerFlags(Path dir, String cluster) {
-    return apiServerFlags(
-        dir,
-        cluster,
-        """
-        - level: Metadata
-          users: ["%s"]
-        """
-            .formatted(USER));
+    return apiServerFlags(dir, cluster, CONTROLLER_RULE);
   }
+
+  /** The policy rule that logs the controller's requests, at Metadata level. */
+  static final String CONTROLLER_RULE =
+      """
+      - level: Metadata
+        users: ["%s"]
+      """
+          .formatted(USER);
 
   /**
    * Writes a policy of its own for {@code cluster} (the given rules at Metadata level, then nothing
@@ -144,6 +147,30 @@ final class AuditLog {
           .toList();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * After a start a controller checks every Running VMI once (the uncordon check): those requests
+   * are no evacuation's, so a run starts when the audit logs of {@code clusters} have not grown for
+   * 3 s (at most 2 minutes).
+   */
+  static void awaitQuiet(Path dir, List<? extends KubeCluster> clusters)
+      throws InterruptedException, IOException {
+    long quietSince = System.nanoTime();
+    long last = -1;
+    long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+    while (System.nanoTime() < deadline && System.nanoTime() - quietSince < 3_000_000_000L) {
+      long size = 0;
+      for (KubeCluster c : clusters) {
+        Path log = logOf(dir, c.name());
+        size += Files.exists(log) ? Files.size(log) : 0;
+      }
+      if (size != last) {
+        quietSince = System.nanoTime();
+        last = size;
+      }
+      Thread.sleep(250);
     }
   }
 

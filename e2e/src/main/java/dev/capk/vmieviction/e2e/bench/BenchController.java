@@ -23,7 +23,7 @@ import java.util.regex.Pattern;
  * the flags leave that open, as in the container). Measures the time from process start to /readyz
  * 200, the CPU time spent until then, RSS and heap.
  */
-final class BenchController implements AutoCloseable {
+final class BenchController implements MeasuredController {
   /** The JVM flags the Deployment's container ends up with (see config/manager/manager.yaml). */
   static final List<String> JVM = DeploymentJvm.flags();
 
@@ -180,7 +180,8 @@ final class BenchController implements AutoCloseable {
     return (readyNanos - startNanos) / 1e6;
   }
 
-  long pid() {
+  @Override
+  public long pid() {
     return process.pid();
   }
 
@@ -265,10 +266,15 @@ final class BenchController implements AutoCloseable {
   }
 
   int status(String path) {
+    return httpStatus(healthPort, path);
+  }
+
+  /** The HTTP status of a GET of {@code path} on loopback port {@code port}; -1 if no answer. */
+  static int httpStatus(int port, String path) {
     try {
       HttpURLConnection c =
           (HttpURLConnection)
-              URI.create("http://127.0.0.1:" + healthPort + path).toURL().openConnection();
+              URI.create("http://127.0.0.1:" + port + path).toURL().openConnection();
       c.setConnectTimeout(500);
       c.setReadTimeout(2000);
       try {

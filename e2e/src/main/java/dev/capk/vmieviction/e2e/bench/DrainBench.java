@@ -183,14 +183,7 @@ final class DrainBench {
 
   /** A namespace with the owner ConfigMap and the budgets that {@link #refill} pods fall under. */
   static void setUp(RawKube api, String ns) throws Exception {
-    api.post("/api/v1/namespaces", "{\"metadata\":{\"name\":\"" + ns + "\"}}");
-    Await.until(
-        "ServiceAccount default in " + ns,
-        Duration.ofSeconds(60),
-        () -> {
-          api.get("/api/v1/namespaces/" + ns + "/serviceaccounts/default");
-          return true;
-        });
+    api.createNamespace(ns);
     api.post("/api/v1/namespaces/" + ns + "/configmaps", "{\"metadata\":{\"name\":\"owner\"}}");
     for (int b = 0; b < BUDGETS; b++) {
       api.post(

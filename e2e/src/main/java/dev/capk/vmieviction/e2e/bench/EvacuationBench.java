@@ -7,13 +7,11 @@ import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -87,8 +85,8 @@ final class EvacuationBench {
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
     List<World> worlds = new ArrayList<>();
     try {
-      Path controllerKubeconfig = work.resolve("controller-infra.kubeconfig");
-      Files.writeString(controllerKubeconfig, infra.kubeconfigFor(AuditLog.USER, "system:masters"));
+      Path controllerKubeconfig =
+          ControllerIdentity.infraKubeconfig(infra, work.resolve("controller-infra.kubeconfig"));
       BenchMain.progress(
           "evacuation: creating VMs, guest nodes and workloads for " + sizes + " VMIs");
       // One world first (it installs the CRDs and starts the stand-in), then the others side by
@@ -128,7 +126,7 @@ final class EvacuationBench {
             try (BenchController c =
                 BenchController.start(
                     "evac-" + w.size + "-w" + workers, work, flags, Duration.ofMinutes(2))) {
-              awaitControllerQuiet(clusters);
+              AuditLog.awaitQuiet(auditDir, clusters);
               for (int r = 0; r < runs; r++) {
                 Run run = w.runOnce(tracker, workers, infra, guests, c.pid());
                 results.add(run);
@@ -158,28 +156,6 @@ final class EvacuationBench {
       }
       EvacuationWorld.stopStandIn(infra);
       clusters.forEach(LocalCluster::close);
-    }
-  }
-
-  /**
-   * After a start the controller checks every Running VMI once (the uncordon check): those requests
-   * are no evacuation's, so runs start when its audit logs have not grown for 3 s.
-   */
-  private void awaitControllerQuiet(List<LocalCluster> clusters) throws Exception {
-    long quietSince = System.nanoTime();
-    long last = -1;
-    long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-    while (System.nanoTime() < deadline && System.nanoTime() - quietSince < 3_000_000_000L) {
-      long size = 0;
-      for (LocalCluster c : clusters) {
-        Path log = AuditLog.logOf(auditDir, c.name());
-        size += Files.exists(log) ? Files.size(log) : 0;
-      }
-      if (size != last) {
-        quietSince = System.nanoTime();
-        last = size;
-      }
-      Thread.sleep(250);
     }
   }
 
@@ -219,7 +195,7 @@ final class EvacuationBench {
         for (int k = 0; k < tenantCount; k++) {
           LocalCluster guest = guests.get(k);
           TenantCluster t = world.addTenant("t" + k, guest);
-          useControllerIdentity(t, guest);
+          ControllerIdentity.useInGuest(t, guest);
           tenants.add(t);
           guestApi.put(t, new RawKube(guest));
           guestsUsed.add(guest);
@@ -237,46 +213,8 @@ final class EvacuationBench {
       }
     }
 
-    /** The tenant's kubeconfig Secret, for the controller's own identity in that guest cluster. */
-    private void useControllerIdentity(TenantCluster t, LocalCluster guest) {
-      String kubeconfig =
-          Base64.getEncoder()
-              .encodeToString(
-                  guest
-                      .kubeconfigFor(AuditLog.USER, "system:masters")
-                      .getBytes(StandardCharsets.UTF_8));
-      infra
-          .kubectl()
-          .apply(
-              """
-                    apiVersion: v1
-                    kind: Secret
-                    metadata:
-                      name: %1$s-kubeconfig
-                      namespace: %2$s
-                      labels: {cluster.x-k8s.io/cluster-name: %1$s}
-                    type: cluster.x-k8s.io/secret
-                    data:
-                      value: %3$s
-                    """
-                  .formatted(t.name(), t.namespace(), kubeconfig));
-    }
-
     private void deployWorkloads(RawKube guest, String ns, List<String> nodes) throws Exception {
-      try {
-        guest.post("/api/v1/namespaces", "{\"metadata\":{\"name\":\"" + ns + "\"}}");
-      } catch (java.io.IOException e) {
-        if (!e.getMessage().contains("409")) {
-          throw e;
-        }
-      }
-      Await.until(
-          "ServiceAccount default in " + ns,
-          Duration.ofSeconds(60),
-          () -> {
-            guest.get("/api/v1/namespaces/" + ns + "/serviceaccounts/default");
-            return true;
-          });
+      guest.createNamespace(ns);
       for (String node : nodes) {
         guest.post(
             "/apis/apps/v1/namespaces/" + ns + "/deployments",
@@ -319,52 +257,14 @@ final class EvacuationBench {
       String ns = "e" + size;
       for (TenantCluster t : tenants) {
         List<String> names = vms.get(t);
-        int ok = 0;
-        for (JsonElement e :
-            infraApi
-                .getJson(
-                    "/apis/kubevirt.io/v1/namespaces/" + t.namespace() + "/virtualmachineinstances")
-                .getAsJsonArray("items")) {
-          JsonObject vmi = e.getAsJsonObject();
-          String key = t.namespace() + "/" + RawKube.str(vmi, "metadata", "name");
-          String evac = RawKube.str(vmi, "status", "evacuationNodeName");
-          if ("Running".equals(RawKube.str(vmi, "status", "phase"))
-              && node.equals(RawKube.str(vmi, "status", "nodeName"))
-              && RawKube.str(vmi, "metadata", "deletionTimestamp") == null
-              && (evac == null || evac.isEmpty())
-              && !RawKube.str(vmi, "metadata", "uid").equals(previous.get(key))) {
-            ok++;
-          }
-        }
-        if (ok != names.size()) {
+        RawKube g = guestApi.get(t);
+        if (WorldChecks.vmisRunningOn(infraApi, t.namespace(), node, previous) != names.size()
+            || !WorldChecks.schedulable(g, names)) {
           return false;
         }
-        RawKube g = guestApi.get(t);
-        for (String name : names) {
-          JsonObject n = g.getJson("/api/v1/nodes/" + name);
-          JsonObject spec = n.getAsJsonObject("spec");
-          JsonObject ann = n.getAsJsonObject("metadata").getAsJsonObject("annotations");
-          if ((spec != null
-                  && spec.has("unschedulable")
-                  && spec.get("unschedulable").getAsBoolean())
-              || (ann != null
-                  && ann.has(dev.capk.vmieviction.api.EvictionAnnotations.CORDONED_BY))) {
-            return false;
-          }
-        }
-        Map<String, Integer> running = new HashMap<>();
-        for (JsonElement e :
-            g.getJson("/api/v1/namespaces/" + ns + "/pods?fieldSelector=status.phase%3DRunning")
-                .getAsJsonArray("items")) {
-          JsonObject p = e.getAsJsonObject();
-          if (RawKube.str(p, "metadata", "deletionTimestamp") == null) {
-            running.merge(RawKube.str(p, "spec", "nodeName"), 1, Integer::sum);
-          }
-        }
-        for (String name : names) {
-          if (running.getOrDefault(name, 0) != pods) {
-            return false;
-          }
+        Map<String, Integer> running = WorldChecks.runningPods(g, ns, WorldChecks::nodeOf);
+        if (!WorldChecks.eachHas(running, names, pods)) {
+          return false;
         }
       }
       return true;

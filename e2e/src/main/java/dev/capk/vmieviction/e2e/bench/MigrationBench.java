@@ -3,7 +3,6 @@ package dev.capk.vmieviction.e2e.bench;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
@@ -180,14 +179,7 @@ final class MigrationBench {
      * see {@link MigrationBench#write}.
      */
     private void deployWorkloads(RawKube guest, List<String> nodes) throws Exception {
-      guest.post("/api/v1/namespaces", "{\"metadata\":{\"name\":\"" + NS + "\"}}");
-      Await.until(
-          "ServiceAccount default in " + NS,
-          Duration.ofSeconds(60),
-          () -> {
-            guest.get("/api/v1/namespaces/" + NS + "/serviceaccounts/default");
-            return true;
-          });
+      guest.createNamespace(NS);
       for (String node : nodes) {
         guest.post(
             "/apis/apps/v1/namespaces/" + NS + "/deployments",
@@ -297,45 +289,14 @@ final class MigrationBench {
      */
     private boolean settled(String node) throws Exception {
       for (TenantCluster t : tenants) {
-        int ok = 0;
-        for (JsonElement e : infraApi.getJson(vmiPath(t)).getAsJsonArray("items")) {
-          JsonObject vmi = e.getAsJsonObject();
-          String evac = RawKube.str(vmi, "status", "evacuationNodeName");
-          if ("Running".equals(RawKube.str(vmi, "status", "phase"))
-              && node.equals(RawKube.str(vmi, "status", "nodeName"))
-              && RawKube.str(vmi, "metadata", "deletionTimestamp") == null
-              && (evac == null || evac.isEmpty())) {
-            ok++;
-          }
-        }
-        if (ok != vms.get(t).size()) {
+        RawKube g = guestApi.get(t);
+        if (WorldChecks.vmisRunningOn(infraApi, t.namespace(), node, Map.of()) != vms.get(t).size()
+            || !WorldChecks.schedulable(g, vms.get(t))) {
           return false;
         }
-        RawKube g = guestApi.get(t);
-        for (String name : vms.get(t)) {
-          JsonObject n = g.getJson("/api/v1/nodes/" + name);
-          JsonObject spec = n.getAsJsonObject("spec");
-          JsonObject ann = n.getAsJsonObject("metadata").getAsJsonObject("annotations");
-          if ((spec != null
-                  && spec.has("unschedulable")
-                  && spec.get("unschedulable").getAsBoolean())
-              || (ann != null && ann.has(EvictionAnnotations.CORDONED_BY))) {
-            return false;
-          }
-        }
-        Map<String, Integer> running = new HashMap<>();
-        for (JsonElement e :
-            g.getJson("/api/v1/namespaces/" + NS + "/pods?fieldSelector=status.phase%3DRunning")
-                .getAsJsonArray("items")) {
-          JsonObject p = e.getAsJsonObject();
-          if (RawKube.str(p, "metadata", "deletionTimestamp") == null) {
-            running.merge(RawKube.str(p, "spec", "nodeName"), 1, Integer::sum);
-          }
-        }
-        for (String name : vms.get(t)) {
-          if (running.getOrDefault(name, 0) != pods) {
-            return false;
-          }
+        Map<String, Integer> running = WorldChecks.runningPods(g, NS, WorldChecks::nodeOf);
+        if (!WorldChecks.eachHas(running, vms.get(t), pods)) {
+          return false;
         }
       }
       return migrations().values().stream()

@@ -75,6 +75,27 @@ final class RawKube {
     return call("POST", path, JSON, json);
   }
 
+  /**
+   * Creates namespace {@code ns} (one that exists already is kept) and waits until its default
+   * ServiceAccount exists, which pods need before they can be created.
+   */
+  void createNamespace(String ns) throws Exception {
+    try {
+      post("/api/v1/namespaces", "{\"metadata\":{\"name\":\"" + ns + "\"}}");
+    } catch (IOException e) {
+      if (!e.getMessage().contains("409")) {
+        throw e;
+      }
+    }
+    dev.capk.vmieviction.e2e.harness.Await.until(
+        "ServiceAccount default in " + ns,
+        java.time.Duration.ofSeconds(60),
+        () -> {
+          get("/api/v1/namespaces/" + ns + "/serviceaccounts/default");
+          return true;
+        });
+  }
+
   String mergePatch(String path, String json) throws IOException {
     return call("PATCH", path, MERGE, json);
   }

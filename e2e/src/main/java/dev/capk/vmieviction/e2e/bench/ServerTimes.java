@@ -89,6 +89,29 @@ final class ServerTimes {
     return Optional.ofNullable(last);
   }
 
+  /**
+   * Seconds from VMI {@code vmi}'s marking to the arrival of the first request to delete it, both
+   * in [from, to): for a world whose VMIs come back under the same names, where the last marking of
+   * the whole log may be a later run's. Empty unless both are in the window.
+   */
+  static Optional<Double> evacuationSeconds(Path infraLog, String vmi, Instant from, Instant to) {
+    Instant marked = null;
+    for (AuditLog.Entry e : AuditLog.entries(infraLog)) {
+      if (!vmi.equals(e.name())
+          || !"virtualmachineinstances".equals(e.resource())
+          || e.received().isBefore(from)
+          || !e.received().isBefore(to)) {
+        continue;
+      }
+      if (e.verb().equals("patch") && "status".equals(e.subresource()) && e.code() == 200) {
+        marked = e.completed();
+      } else if (e.verb().equals("delete") && e.subresource() == null && marked != null) {
+        return Optional.of(seconds(marked, e.received()));
+      }
+    }
+    return Optional.empty();
+  }
+
   static double seconds(Instant from, Instant to) {
     return Duration.between(from, to).toNanos() / 1e9;
   }

@@ -37,9 +37,6 @@ public final class TenantCluster {
   public static TenantCluster create(
       KubeCluster infra, KubeCluster guest, String name, String namespace) {
     TenantCluster t = new TenantCluster(infra, guest, name, namespace);
-    String kubeconfig =
-        Base64.getEncoder()
-            .encodeToString(guest.adminKubeconfigYaml().getBytes(StandardCharsets.UTF_8));
     infra
         .kubectl()
         .apply(
@@ -53,7 +50,23 @@ public final class TenantCluster {
                 metadata: {name: %1$s, namespace: %2$s}
                 spec:
                   infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: KubevirtCluster, name: %1$s}
-                ---
+                """
+                .formatted(name, namespace));
+    t.useKubeconfig(guest.adminKubeconfigYaml());
+    return t;
+  }
+
+  /**
+   * Writes the kubeconfig Secret {@code <cluster>-kubeconfig} (key {@code value}, labelled as CAPI
+   * labels it) with {@code kubeconfigYaml}: the guest identity the controller will use.
+   */
+  public void useKubeconfig(String kubeconfigYaml) {
+    String kubeconfig =
+        Base64.getEncoder().encodeToString(kubeconfigYaml.getBytes(StandardCharsets.UTF_8));
+    infra
+        .kubectl()
+        .apply(
+            """
                 apiVersion: v1
                 kind: Secret
                 metadata:
@@ -65,7 +78,6 @@ public final class TenantCluster {
                   value: %3$s
                 """
                 .formatted(name, namespace, kubeconfig));
-    return t;
   }
 
   /**
