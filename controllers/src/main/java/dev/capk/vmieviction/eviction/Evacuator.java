@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,6 +38,9 @@ final class Evacuator {
 
   /** The soonest a drain's next step comes back on its own (more pods due than one step sends). */
   private static final Duration MIN_STEP_DELAY = Duration.ofMillis(10);
+
+  /** Why the VMI is deleted, said once per evacuation by its last event. */
+  private static final String DELETED_SO_THAT = "so that KubeVirt recreates it on another node";
 
   private final InfraVmis vmis;
   private final GuestConnector guests;
@@ -330,16 +334,22 @@ final class Evacuator {
             vmi,
             start,
             Outcome.DRAINED,
-            () -> {
+            deleted -> {
+              // One event says both (drained, then deleted): VMIDeleted would repeat it.
               events.normal(
                   drained,
                   EventReasons.DRAIN_SUCCEEDED,
-                  "Guest node " + nodeName + " drained: " + pass.summary());
+                  "Guest node "
+                      + nodeName
+                      + " drained: "
+                      + pass.summary()
+                      + (deleted ? "; VMI deleted " + DELETED_SO_THAT : ""));
               guest.nodeEvent(
                   node,
                   false,
                   EventReasons.DRAIN_SUCCEEDED,
                   "Drained for the evacuation of infra VMI " + key);
+              return true;
             });
       }
       memory.blockedBy(uid, pass.pending() + " pod(s) left: " + pass.blockers());
@@ -460,19 +470,20 @@ final class Evacuator {
   }
 
   private Result delete(String key, VirtualMachineInstance vmi, Instant start, Outcome outcome) {
-    return delete(key, vmi, start, outcome, () -> {});
+    return delete(key, vmi, start, outcome, deleted -> false);
   }
 
   /**
-   * @param beforeDeletedEvent what to record once the delete request has been answered, before the
-   *     {@code VMIDeleted} event
+   * @param outcomeEvent what to record once the delete request has been answered, given whether
+   *     this request deleted the VMI; answers true when its event also tells the deletion, so that
+   *     no {@code VMIDeleted} event repeats it
    */
   private Result delete(
       String key,
       VirtualMachineInstance vmi,
       Instant start,
       Outcome outcome,
-      Runnable beforeDeletedEvent) {
+      Predicate<Boolean> outcomeEvent) {
     InfraVmis.DeleteOutcome result;
     try {
       result = vmis.deleteExact(vmi);
@@ -489,15 +500,15 @@ final class Evacuator {
       return new Result(true, memory.backoff(key));
     }
     memory.succeeded(key);
-    beforeDeletedEvent.run();
+    boolean told = outcomeEvent.test(result == InfraVmis.DeleteOutcome.DELETED);
     String uid = vmi.getMetadata().getUid();
     switch (result) {
       case DELETED -> {
         log.info("vmi deleted vmi={} uid={} outcome={}", key, uid, outcome.label);
-        events.normal(
-            vmi,
-            EventReasons.VMI_DELETED,
-            "Deleted (" + outcome.label + ") so that KubeVirt recreates it on another node");
+        if (!told) {
+          events.normal(
+              vmi, EventReasons.VMI_DELETED, "Deleted (" + outcome.label + ") " + DELETED_SO_THAT);
+        }
         metrics.evacuationEnded(outcome, Duration.between(start, clock.instant()));
       }
       case REPLACED ->
