@@ -214,26 +214,30 @@ public final class GuestNodeDrainer implements Guest {
                 nodeUnreachable ? settings.skipWaitWhenUnreachable() : Duration.ZERO)
             .maxConcurrentEvictions(settings.maxConcurrentEvictions())
             .build();
-    SteppedDrains.Drain drain = drains.forVmi(vmiKey, client.apiClient(), nodeName);
+    // The watch's cache when it has listed; else a list of our own, from which a watch that is
+    // not running yet starts (one list for both).
+    Optional<SteppedDrains.Drain> running = drains.usable(vmiKey, client.apiClient(), nodeName);
+    Optional<List<V1Pod>> watched = running.flatMap(d -> d.watch().pods());
+    List<V1Pod> pods;
+    SteppedDrains.Drain drain;
+    if (watched.isPresent()) {
+      pods = watched.get();
+      drain = running.get();
+    } else {
+      requests.incrementAndGet();
+      V1PodList listed =
+          client.call(
+              "listing the pods of node " + nodeName,
+              () ->
+                  core.listPodForAllNamespaces()
+                      .fieldSelector("spec.nodeName=" + nodeName)
+                      .buildCall(null),
+              V1PodList.class);
+      pods = listed.getItems();
+      drain = drains.forVmi(vmiKey, client.apiClient(), nodeName, listed);
+    }
     // Budgets that allow a disruption again since the last step: the pods they refused go now.
     drain.memory().budgetsAllow(drains.takeFreedBudgets(vmiKey));
-    // The watch's cache when it has listed; a list of our own until then (or while it is down).
-    Optional<List<V1Pod>> watched = drain.watch().pods();
-    if (watched.isEmpty()) {
-      requests.incrementAndGet();
-    }
-    List<V1Pod> pods =
-        watched.isPresent()
-            ? watched.get()
-            : client
-                .<V1PodList>call(
-                    "listing the pods of node " + nodeName,
-                    () ->
-                        core.listPodForAllNamespaces()
-                            .fieldSelector("spec.nodeName=" + nodeName)
-                            .buildCall(null),
-                    V1PodList.class)
-                .getItems();
     try {
       DrainStep step =
           client.guarded(
