@@ -14,6 +14,7 @@ import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeSpec;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -259,7 +260,10 @@ final class Evacuator {
     marks.mayBeMarked(uid);
     String vmiName = vmi.getMetadata().getName();
     try {
-      Optional<V1Node> found = guest.findNode(vmiName);
+      Optional<V1Node> found = guest.recentNode(key);
+      if (found.isEmpty()) {
+        found = guest.findNode(vmiName);
+      }
       if (found.isEmpty()) {
         String msg =
             "No guest node named "
@@ -277,8 +281,16 @@ final class Evacuator {
       String nodeName = node.getMetadata().getName();
       boolean unschedulable =
           node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
-      if (!unschedulable) {
+      if (unschedulable) {
+        guest.nodeSeen(key, node);
+      } else {
         marks.changing(guest, () -> guest.cordonAndMark(node, uid));
+        // As the cordon left it, for the next steps (our copy: read from the API for this step).
+        if (node.getSpec() == null) {
+          node.setSpec(new V1NodeSpec());
+        }
+        node.getSpec().setUnschedulable(true);
+        guest.nodeSeen(key, node);
         log.info("guest node cordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
         events.normal(
             vmi,

@@ -4,6 +4,7 @@ import dev.capk.vmieviction.drain.BudgetWatch;
 import dev.capk.vmieviction.drain.DrainStepper;
 import dev.capk.vmieviction.drain.SteppedDrains;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Duration;
 import java.util.HashMap;
@@ -49,6 +50,11 @@ public final class NodeDrains implements AutoCloseable {
 
   /** Guarded by this: one budget watch per guest cluster client with blocked drains. */
   private final Map<ApiClient, BudgetWatch> budgetWatches = new IdentityHashMap<>();
+
+  /** The guest node each drain's last step saw, through which client, and when (nanoTime). */
+  private record SeenNode(ApiClient client, V1Node node, long atNanos) {}
+
+  private final Map<String, SeenNode> nodes = new ConcurrentHashMap<>();
 
   /** Budgets that allowed a disruption since the VMI's last step, by VMI. Guarded by this. */
   private final Map<String, Set<String>> freed = new HashMap<>();
@@ -159,6 +165,25 @@ public final class NodeDrains implements AutoCloseable {
     }
   }
 
+  /** The guest node the VMI's drain step saw through {@code client}. */
+  void nodeSeen(String vmiKey, ApiClient client, V1Node node) {
+    nodes.put(vmiKey, new SeenNode(client, node, System.nanoTime()));
+  }
+
+  /**
+   * The guest node the VMI's last step saw through {@code client}, if not older than {@code
+   * maxAge}.
+   */
+  Optional<V1Node> recentNode(String vmiKey, ApiClient client, Duration maxAge) {
+    SeenNode seen = nodes.get(vmiKey);
+    if (seen == null
+        || seen.client() != client
+        || System.nanoTime() - seen.atNanos() > maxAge.toNanos()) {
+      return Optional.empty();
+    }
+    return Optional.of(seen.node());
+  }
+
   /** True once after pods left the VMI's guest node. */
   boolean takeWake(String vmiKey) {
     return woken.remove(vmiKey);
@@ -177,6 +202,7 @@ public final class NodeDrains implements AutoCloseable {
       ended.ifPresent(d -> closeUnusedWatch(d.client()));
     }
     woken.remove(vmiKey);
+    nodes.remove(vmiKey);
   }
 
   /** Drains under way, for metrics and tests. */

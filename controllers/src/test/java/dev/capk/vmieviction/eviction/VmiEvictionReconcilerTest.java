@@ -149,6 +149,25 @@ class VmiEvictionReconcilerTest {
   }
 
   @Test
+  void laterStepsOfADrainGoByTheGuestNodeTheFirstStepSawAndCordonedWithoutReadingItAgain() {
+    evacuating("vm-1");
+    guest.remembersNodes = true;
+    guest.node = Optional.of(node("vm-1", "kubevirt://vm-1", false, "True"));
+    guest.passes.add(blocked("shop/web-0", "web-pdb"));
+    guest.passes.add(complete());
+
+    assertTrue(reconcile("vm-1").isRequeue());
+    assertFalse(reconcile("vm-1").isRequeue());
+
+    assertEquals(1, guest.nodeReads, "the node read once, by the first step");
+    assertEquals(
+        List.of("cordon vm-1 for uid-vm-1", "drain vm-1", "drain vm-1"),
+        guest.calls,
+        "cordoned once: the second step knows it cordoned the node");
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+  }
+
+  @Test
   void aStepThatItsTenantsThrottleDoesNotAdmitTouchesNothingAndComesBackWhenTold() {
     evacuating("vm-1");
     guest.node = Optional.of(node("vm-1", "kubevirt://vm-1", false, "True"));
@@ -1151,6 +1170,21 @@ class VmiEvictionReconcilerTest {
 
     int nodeReads;
     int markedNodeLists;
+
+    /** As GuestNodeDrainer: a drain's steps go by the node an earlier step saw (off: re-read). */
+    boolean remembersNodes;
+
+    final Map<String, V1Node> seen = new HashMap<>();
+
+    @Override
+    public Optional<V1Node> recentNode(String vmiKey) {
+      return remembersNodes ? Optional.ofNullable(seen.get(vmiKey)) : Optional.empty();
+    }
+
+    @Override
+    public void nodeSeen(String vmiKey, V1Node n) {
+      seen.put(vmiKey, n);
+    }
 
     @Override
     public Optional<V1Node> findNode(String vmiName) {
