@@ -1,8 +1,6 @@
 package dev.capk.vmieviction.drain;
 
-import com.google.gson.JsonElement;
 import dev.capk.vmieviction.kube.ApiStatus;
-import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
@@ -28,18 +26,18 @@ import org.slf4j.LoggerFactory;
  * <p>Started without a resourceVersion, the watch first reports every budget as it is (so a budget
  * that allowed before the watch started is seen), then each change.
  */
-public final class BudgetWatch implements AutoCloseable, WatchLoop.Kind {
+public final class BudgetWatch implements AutoCloseable, WatchLoop.Kind<V1PodDisruptionBudget> {
   private static final Logger LOG = LoggerFactory.getLogger(BudgetWatch.class);
 
   private final Consumer<String> onAllowing;
-  private final WatchLoop loop;
+  private final WatchLoop<V1PodDisruptionBudget> loop;
 
   /** Disruptions each budget allows now, by {@code namespace/name}, as last seen. */
   private final Map<String, Integer> allowed = new ConcurrentHashMap<>();
 
   private BudgetWatch(ApiClient client, String name, Consumer<String> onAllowing) {
     this.onAllowing = onAllowing;
-    this.loop = new WatchLoop(new RawApi(client), this, null, "budget-watch-" + name);
+    this.loop = new WatchLoop<>(new RawApi(client), this, null, "budget-watch-" + name);
   }
 
   /**
@@ -83,11 +81,12 @@ public final class BudgetWatch implements AutoCloseable, WatchLoop.Kind {
   }
 
   @Override
-  public void seen(String type, JsonElement object) {
-    V1PodDisruptionBudget budget = LenientJson.parse(object, V1PodDisruptionBudget.class);
-    if (budget.getMetadata() == null) {
-      return;
-    }
+  public Class<V1PodDisruptionBudget> objectType() {
+    return V1PodDisruptionBudget.class;
+  }
+
+  @Override
+  public void seen(String type, V1PodDisruptionBudget budget) {
     String key = budget.getMetadata().getNamespace() + "/" + budget.getMetadata().getName();
     if ("DELETED".equals(type)) {
       // A budget gone refuses nothing any more.

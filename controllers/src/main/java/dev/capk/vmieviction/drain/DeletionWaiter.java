@@ -1,8 +1,6 @@
 package dev.capk.vmieviction.drain;
 
-import com.google.gson.JsonElement;
 import dev.capk.vmieviction.kube.ApiStatus;
-import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
@@ -20,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * reports the full state. Repeated failures to reach the server end it with {@link
  * Events#watchFailed}.
  */
-final class DeletionWaiter implements AutoCloseable, WatchLoop.Kind {
+final class DeletionWaiter implements AutoCloseable, WatchLoop.Kind<V1Pod> {
   private static final Logger LOG = LoggerFactory.getLogger(DeletionWaiter.class);
 
   /** Consecutive failures (backoff 0.25 s doubling, at most 8 s: ~30 s in all) before giving up. */
@@ -41,7 +39,7 @@ final class DeletionWaiter implements AutoCloseable, WatchLoop.Kind {
   private final PodLister lister;
   private final String node;
   private final Events events;
-  private final WatchLoop loop;
+  private final WatchLoop<V1Pod> loop;
 
   /**
    * @param resourceVersion the version of the list the tracked pods came from; the watch starts
@@ -52,7 +50,7 @@ final class DeletionWaiter implements AutoCloseable, WatchLoop.Kind {
     this.node = node;
     this.events = events;
     // Bounded by the drain's deadline (through the api) rather than by the client's call timeout.
-    this.loop = new WatchLoop(api, this, resourceVersion, "drain-watch-" + node);
+    this.loop = new WatchLoop<>(api, this, resourceVersion, "drain-watch-" + node);
   }
 
   DeletionWaiter start() {
@@ -86,8 +84,12 @@ final class DeletionWaiter implements AutoCloseable, WatchLoop.Kind {
   }
 
   @Override
-  public void seen(String type, JsonElement object) {
-    V1Pod pod = LenientJson.parse(object, V1Pod.class);
+  public Class<V1Pod> objectType() {
+    return V1Pod.class;
+  }
+
+  @Override
+  public void seen(String type, V1Pod pod) {
     if ("DELETED".equals(type)) {
       events.podDeleted(pod);
     } else {

@@ -3,11 +3,15 @@ package dev.capk.vmieviction.drain;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import com.google.gson.stream.JsonReader;
 import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
+import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import java.io.IOException;
+import java.io.StringReader;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import okhttp3.Call;
@@ -26,13 +30,16 @@ import okio.BufferedSource;
  * <p>Why not client-java's informers: one informer per type and several threads each; the drains
  * need many differently filtered watches, one thread each here.
  */
-final class WatchLoop implements AutoCloseable {
+final class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
 
   /** The server ends each watch after this; the watch is then resumed. */
   static final int WATCH_SECONDS = 120;
 
   /** What one kind of watch does. Called on the loop's thread. */
-  interface Kind {
+  interface Kind<T extends KubernetesObject> {
+    /** The objects' type, decoded straight from the watch's lines. */
+    Class<T> objectType();
+
     /** The watch request, from {@code resourceVersion} (null: the server sends the state first). */
     Call watch(ApiClient client, String resourceVersion) throws ApiException;
 
@@ -44,7 +51,7 @@ final class WatchLoop implements AutoCloseable {
     String relist() throws ApiException;
 
     /** An object the watch reported ({@code ADDED}, {@code MODIFIED} or {@code DELETED}). */
-    void seen(String type, JsonElement object);
+    void seen(String type, T object);
 
     /**
      * A try failed ({@code failures} in a row, counting since the watch was last accepted): true to
@@ -59,7 +66,7 @@ final class WatchLoop implements AutoCloseable {
   }
 
   private final RawApi api;
-  private final Kind kind;
+  private final Kind<T> kind;
   private final OkHttpClient watchHttp;
   private final Thread thread;
   private volatile boolean closed;
@@ -74,7 +81,7 @@ final class WatchLoop implements AutoCloseable {
    * @param resourceVersion where the first watch starts; null: {@link Kind#relist} first
    * @param threadName names the loop's thread
    */
-  WatchLoop(RawApi api, Kind kind, String resourceVersion, String threadName) {
+  WatchLoop(RawApi api, Kind<T> kind, String resourceVersion, String threadName) {
     this.api = api;
     this.kind = kind;
     this.resourceVersion = resourceVersion;
@@ -171,26 +178,63 @@ final class WatchLoop implements AutoCloseable {
     }
   }
 
+  /**
+   * One line of the watch, decoded in one pass: the API server writes {@code type} before {@code
+   * object}, so the object is read straight into its type, not first into a JSON tree (a pod is a
+   * few kB, and a drain sees each of its pods change several times). Errors and bookmarks, and a
+   * line in another order, go through the tree.
+   */
   private void handle(String line) throws Expired, IOException {
-    JsonObject event = JsonParser.parseString(line).getAsJsonObject();
-    String type = event.get("type").getAsString();
-    JsonElement object = event.get("object");
+    String type = null;
+    T object = null;
+    JsonElement raw = null;
+    try (JsonReader reader = new JsonReader(new StringReader(line))) {
+      reader.beginObject();
+      while (reader.hasNext()) {
+        String name = reader.nextName();
+        if ("type".equals(name)) {
+          type = reader.nextString();
+        } else if ("object".equals(name)) {
+          if (type != null && !"ERROR".equals(type) && !"BOOKMARK".equals(type)) {
+            object = LenientJson.GSON.fromJson(reader, kind.objectType());
+          } else {
+            raw = JsonParser.parseReader(reader);
+          }
+        } else {
+          reader.skipValue();
+        }
+      }
+      reader.endObject();
+    }
+    if (type == null) {
+      throw new IOException("watch event without a type");
+    }
     if ("ERROR".equals(type)) {
       JsonObject status =
-          object != null && object.isJsonObject() ? object.getAsJsonObject() : new JsonObject();
+          raw != null && raw.isJsonObject() ? raw.getAsJsonObject() : new JsonObject();
       int code = status.has("code") ? status.get("code").getAsInt() : 0;
       if (code == 410) {
         throw new Expired();
       }
       throw new IOException("watch error: " + ApiStatus.parse(code, status.toString()).message());
     }
-    String version = resourceVersionOf(object);
-    if (version != null) {
-      resourceVersion = version;
+    if ("BOOKMARK".equals(type)) {
+      String version = resourceVersionOf(raw);
+      if (version != null) {
+        resourceVersion = version;
+      }
+      return;
     }
-    if (!"BOOKMARK".equals(type)) {
-      kind.seen(type, object);
+    if (object == null && raw != null) {
+      object = LenientJson.GSON.fromJson(raw, kind.objectType());
     }
+    if (object == null || object.getMetadata() == null) {
+      return;
+    }
+    if (object.getMetadata().getResourceVersion() != null) {
+      resourceVersion = object.getMetadata().getResourceVersion();
+    }
+    kind.seen(type, object);
   }
 
   private static String resourceVersionOf(JsonElement object) {
