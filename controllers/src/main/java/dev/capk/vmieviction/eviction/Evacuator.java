@@ -285,6 +285,7 @@ final class Evacuator {
         guest.nodeSeen(key, node);
       } else {
         marks.changing(guest, () -> guest.cordonAndMark(node, uid));
+        marks.cordonedHere(guest, vmiName);
         // As the cordon left it, for the next steps (our copy: read from the API for this step).
         if (node.getSpec() == null) {
           node.setSpec(new V1NodeSpec());

@@ -701,6 +701,27 @@ class VmiEvictionReconcilerTest {
   }
 
   @Test
+  void theUncordonCheckOfANodeThisProcessCordonedReadsTheNodeWithoutListingTheClustersMarks() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(complete());
+    reconcile("vm-1"); // cordons and marks vm-1, drains, deletes the VMI
+    int listsBefore = guest.markedNodeLists; // the admit step's, for a VMI without a role label
+
+    VirtualMachineInstance again = vmi("vm-1", "External", null);
+    again.getMetadata().setUid("uid-vm-1-new");
+    vmis.put(again);
+    reconcile("vm-1");
+
+    assertEquals(List.of("cordon vm-1 for uid-vm-1", "drain vm-1", "uncordon vm-1"), guest.calls);
+    assertEquals(
+        listsBefore,
+        guest.markedNodeLists,
+        "no list of the cluster's marks: this process knows it cordoned the node");
+    assertEquals(2, guest.nodeReads, "the node read to cordon it and to uncordon it");
+  }
+
+  @Test
   void nodeCordonedBySomeoneElseStaysCordonedAndIsNotAskedAgain() {
     vmis.put(vmi("vm-1", "External", null));
     guest.node = Optional.of(node("vm-1", null, true, "True"));
