@@ -1,25 +1,15 @@
 package dev.capk.vmieviction.drain;
 
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
 import dev.capk.vmieviction.kube.ApiStatus;
-import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.PolicyV1Api;
 import io.kubernetes.client.openapi.models.V1PodDisruptionBudget;
-import java.io.IOException;
-import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import okhttp3.Call;
-import okhttp3.OkHttpClient;
-import okhttp3.Response;
-import okio.BufferedSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,44 +19,25 @@ import org.slf4j.LoggerFactory;
  * whenever its status says it allows a disruption (and is current: {@code observedGeneration} not
  * behind {@code generation}, as the API server's eviction check requires), so a refused pod is
  * tried again as soon as its budget can allow it, not when a retry timer says. The timer stays the
- * fallback: a watch that fails is tried again (backoff up to 8 s) for as long as it is open, and
- * costs nothing but a later retry meanwhile.
+ * fallback: a watch that fails is tried again ({@link WatchLoop}: backoff up to 8 s) for as long as
+ * it is open, and costs nothing but a later retry meanwhile; one the guest identity may not make
+ * (403) ends.
  *
  * <p>Started without a resourceVersion, the watch first reports every budget as it is (so a budget
  * that allowed before the watch started is seen), then each change.
  */
-public final class BudgetWatch implements AutoCloseable {
+public final class BudgetWatch implements AutoCloseable, WatchLoop.Kind<V1PodDisruptionBudget> {
   private static final Logger LOG = LoggerFactory.getLogger(BudgetWatch.class);
 
-  /** The server ends each watch after this; the watch is then resumed. */
-  private static final int WATCH_SECONDS = 120;
-
-  private final ApiClient client;
   private final Consumer<String> onAllowing;
-  private final OkHttpClient watchHttp;
-  private final Thread thread;
+  private final WatchLoop<V1PodDisruptionBudget> loop;
 
   /** Disruptions each budget allows now, by {@code namespace/name}, as last seen. */
   private final Map<String, Integer> allowed = new ConcurrentHashMap<>();
 
-  private volatile boolean closed;
-  private volatile Call current;
-  private String resourceVersion;
-
   private BudgetWatch(ApiClient client, String name, Consumer<String> onAllowing) {
-    this.client = client;
     this.onAllowing = onAllowing;
-    // The caller's connection pool, auth and TLS; a watch is silent until something changes, so
-    // not the client's short call timeout.
-    this.watchHttp =
-        client
-            .getHttpClient()
-            .newBuilder()
-            .readTimeout(Duration.ofSeconds(WATCH_SECONDS + 30))
-            .callTimeout(Duration.ZERO)
-            .build();
-    this.thread = new Thread(this::run, "budget-watch-" + name);
-    this.thread.setDaemon(true);
+    this.loop = new WatchLoop<>(new RawApi(client), this, null, "budget-watch-" + name);
   }
 
   /**
@@ -77,7 +48,7 @@ public final class BudgetWatch implements AutoCloseable {
    */
   public static BudgetWatch start(ApiClient client, String name, Consumer<String> onAllowing) {
     BudgetWatch w = new BudgetWatch(client, name, onAllowing);
-    w.thread.start();
+    w.loop.start();
     return w;
   }
 
@@ -89,109 +60,33 @@ public final class BudgetWatch implements AutoCloseable {
 
   @Override
   public void close() {
-    closed = true;
-    Call c = current;
-    if (c != null) {
-      c.cancel();
-    }
-    thread.interrupt();
+    loop.close();
   }
 
-  private void run() {
-    int failures = 0;
-    while (!closed) {
-      try {
-        watchOnce();
-        failures = 0;
-      } catch (Expired e) {
-        resourceVersion = null;
-      } catch (IOException | ApiException | RuntimeException e) {
-        if (closed) {
-          return;
-        }
-        if (e instanceof ApiException ae && ae.getCode() == 403) {
-          // The guest identity may not watch budgets: refused pods wait for the retry timer.
-          LOG.info("budget watch refused (HTTP 403), refused evictions are retried on a timer");
-          return;
-        }
-        failures++;
-        LOG.debug(
-            "budget watch failed, retrying failures={} reason={}",
-            failures,
-            e instanceof ApiException ae ? ApiStatus.describe(ae) : e.getClass().getSimpleName());
-        try {
-          TimeUnit.MILLISECONDS.sleep(Math.min(8_000L, 250L << Math.min(5, failures - 1)));
-        } catch (InterruptedException ie) {
-          return;
-        }
-      }
-    }
+  @Override
+  public Call watch(ApiClient client, String resourceVersion) throws ApiException {
+    return new PolicyV1Api(client)
+        .listPodDisruptionBudgetForAllNamespaces()
+        .watch(true)
+        .allowWatchBookmarks(true)
+        .resourceVersion(resourceVersion)
+        .timeoutSeconds(WatchLoop.WATCH_SECONDS)
+        .buildCall(null);
   }
 
-  /** The watch's resourceVersion is too old: start again from the budgets as they are. */
-  private static final class Expired extends Exception {
-    private static final long serialVersionUID = 1L;
+  /** No list of its own: a watch without a resourceVersion reports every budget first. */
+  @Override
+  public String relist() {
+    return null;
   }
 
-  private void watchOnce() throws IOException, ApiException, Expired {
-    Call built =
-        new PolicyV1Api(client)
-            .listPodDisruptionBudgetForAllNamespaces()
-            .watch(true)
-            .allowWatchBookmarks(true)
-            .resourceVersion(resourceVersion)
-            .timeoutSeconds(WATCH_SECONDS)
-            .buildCall(null);
-    Call call = watchHttp.newCall(built.request());
-    current = call;
-    if (closed) {
-      return;
-    }
-    try (Response response = call.execute()) {
-      if (response.code() == 410) {
-        throw new Expired();
-      }
-      if (!response.isSuccessful()) {
-        String body = response.body() == null ? "" : response.body().string();
-        throw new RawApi.Answer(response.code(), body, response.headers().toMultimap())
-            .toException();
-      }
-      BufferedSource source = response.body().source();
-      String line;
-      while (!closed && (line = source.readUtf8Line()) != null) {
-        if (!line.isBlank()) {
-          handle(line);
-        }
-      }
-    } finally {
-      current = null;
-    }
+  @Override
+  public Class<V1PodDisruptionBudget> objectType() {
+    return V1PodDisruptionBudget.class;
   }
 
-  private void handle(String line) throws Expired, IOException {
-    JsonObject event = JsonParser.parseString(line).getAsJsonObject();
-    String type = event.get("type").getAsString();
-    JsonElement object = event.get("object");
-    if ("ERROR".equals(type)) {
-      JsonObject status =
-          object != null && object.isJsonObject() ? object.getAsJsonObject() : new JsonObject();
-      if (status.has("code") && status.get("code").getAsInt() == 410) {
-        throw new Expired();
-      }
-      throw new IOException("budget watch error");
-    }
-    if ("BOOKMARK".equals(type)) {
-      resourceVersion =
-          object.getAsJsonObject().getAsJsonObject("metadata").get("resourceVersion").getAsString();
-      return;
-    }
-    V1PodDisruptionBudget budget = LenientJson.parse(object, V1PodDisruptionBudget.class);
-    if (budget.getMetadata() == null) {
-      return;
-    }
-    if (budget.getMetadata().getResourceVersion() != null) {
-      resourceVersion = budget.getMetadata().getResourceVersion();
-    }
+  @Override
+  public void seen(String type, V1PodDisruptionBudget budget) {
     String key = budget.getMetadata().getNamespace() + "/" + budget.getMetadata().getName();
     if ("DELETED".equals(type)) {
       // A budget gone refuses nothing any more.
@@ -204,6 +99,22 @@ public final class BudgetWatch implements AutoCloseable {
     if (now > 0) {
       onAllowing.accept(key);
     }
+  }
+
+  @Override
+  public boolean giveUp(Exception failure, int failures) {
+    if (failure instanceof ApiException ae && ae.getCode() == 403) {
+      // The guest identity may not watch budgets: refused pods wait for the retry timer.
+      LOG.info("budget watch refused (HTTP 403), refused evictions are retried on a timer");
+      return true;
+    }
+    LOG.debug(
+        "budget watch failed, retrying failures={} reason={}",
+        failures,
+        failure instanceof ApiException ae
+            ? ApiStatus.describe(ae)
+            : failure.getClass().getSimpleName());
+    return false;
   }
 
   /**

@@ -38,13 +38,29 @@ public final class DrainStepper {
   private final Executor evictions;
   private final Clock clock;
 
+  /** Eviction support per client, shared by the steppers of many drains; null: per drain. */
+  private final Map<ApiClient, Optional<String>> evictionSupport;
+
   /**
    * @param evictions runs one step's eviction requests side by side
    */
   public DrainStepper(ApiClient client, Executor evictions, Clock clock) {
+    this(client, evictions, clock, null);
+  }
+
+  /**
+   * @param evictionSupport what discovery answered per client (by identity), filled by this
+   *     stepper: a cluster's eviction support is asked once per client, not once per drain
+   */
+  DrainStepper(
+      ApiClient client,
+      Executor evictions,
+      Clock clock,
+      Map<ApiClient, Optional<String>> evictionSupport) {
     this.api = new RawApi(Objects.requireNonNull(client, "client"));
     this.evictions = evictions;
     this.clock = clock;
+    this.evictionSupport = evictionSupport;
   }
 
   /**
@@ -85,9 +101,8 @@ public final class DrainStepper {
     }
     memory.keepOnly(present);
     if (!due.isEmpty() && !memory.evictionDiscovered()) {
-      // Discovered once per drain, not per pod or per step.
-      memory.evictionVersion(
-          options.disableEviction() ? Optional.empty() : new EvictionSupport(api).discover());
+      // Discovered once per drain (per client, given the shared answers), not per pod or step.
+      memory.evictionVersion(options.disableEviction() ? Optional.empty() : evictionVersion(api));
     }
     Map<PodRef, EvictionOutcome> answers = evict(api, options, memory, due, bound);
     BudgetResolver budgets = new BudgetResolver(api);
@@ -95,6 +110,20 @@ public final class DrainStepper {
     due.forEach(p -> byRef.put(PodRef.of(p), p));
     answers.forEach((ref, o) -> remember(memory, ref, byRef.get(ref), o, budgets, now));
     return report(plan, memory, answers, now);
+  }
+
+  private Optional<String> evictionVersion(RawApi bounded) throws ApiException {
+    if (evictionSupport == null) {
+      return new EvictionSupport(bounded).discover();
+    }
+    Optional<String> known = evictionSupport.get(api.client());
+    if (known != null) {
+      return known;
+    }
+    // A failed discovery throws and is not kept: the next step asks again.
+    Optional<String> found = new EvictionSupport(bounded).discover();
+    evictionSupport.put(api.client(), found);
+    return found;
   }
 
   private Map<PodRef, EvictionOutcome> evict(

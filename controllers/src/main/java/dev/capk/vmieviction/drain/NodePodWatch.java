@@ -3,6 +3,7 @@ package dev.capk.vmieviction.drain;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodList;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -29,12 +30,24 @@ public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events 
   private boolean listed;
   private String failure;
 
-  private NodePodWatch(ApiClient client, String node, Runnable onPodsLeft) {
+  private NodePodWatch(ApiClient client, String node, Runnable onPodsLeft, V1PodList seed) {
     this.node = node;
     this.onPodsLeft = onPodsLeft;
     RawApi api = new RawApi(client);
+    String from = null;
+    if (seed != null && seed.getMetadata() != null) {
+      from = seed.getMetadata().getResourceVersion();
+    }
+    if (from != null) {
+      // The caller's own list: the watch starts right after it, instead of listing again.
+      pods.clear();
+      if (seed.getItems() != null) {
+        seed.getItems().forEach(p -> pods.put(key(p), p));
+      }
+      listed = true;
+    }
     // No resourceVersion: the waiter lists first, then watches from that list's version.
-    this.waiter = new DeletionWaiter(api, new PodLister(api), node, null, this);
+    this.waiter = new DeletionWaiter(api, new PodLister(api), node, from, this);
   }
 
   /** Fed by hand, for tests of what it reports. */
@@ -46,7 +59,18 @@ public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events 
 
   /** Starts following the node's pods; the first list arrives on the watch's own thread. */
   public static NodePodWatch start(ApiClient client, String node, Runnable onPodsLeft) {
-    NodePodWatch w = new NodePodWatch(client, node, onPodsLeft);
+    return start(client, node, onPodsLeft, null);
+  }
+
+  /**
+   * As {@link #start(ApiClient, String, Runnable)}, from a list of the node's pods the caller has
+   * just made (field selector {@code spec.nodeName}, all namespaces): the watch resumes from its
+   * resourceVersion and {@link #pods()} answers from it at once, so the drain's first step and the
+   * watch share one list. Null, or a list without a resourceVersion: the watch lists itself.
+   */
+  public static NodePodWatch start(
+      ApiClient client, String node, Runnable onPodsLeft, V1PodList seed) {
+    NodePodWatch w = new NodePodWatch(client, node, onPodsLeft, seed);
     w.waiter.start();
     return w;
   }

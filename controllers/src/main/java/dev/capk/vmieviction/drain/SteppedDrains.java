@@ -2,10 +2,13 @@ package dev.capk.vmieviction.drain;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
@@ -40,6 +43,10 @@ public final class SteppedDrains implements AutoCloseable {
       return node;
     }
 
+    public ApiClient client() {
+      return client;
+    }
+
     public NodePodWatch watch() {
       return watch;
     }
@@ -53,6 +60,13 @@ public final class SteppedDrains implements AutoCloseable {
   private final Duration maxRetry;
   private final Map<String, Drain> drains = new ConcurrentHashMap<>();
   private final ExecutorService evictions;
+
+  /**
+   * Whether each client's cluster serves evictions, asked at its first drain: a client (a guest
+   * cluster's, rebuilt when its kubeconfig changes) is forgotten with it.
+   */
+  private final Map<ApiClient, Optional<String>> evictionSupport =
+      Collections.synchronizedMap(new WeakHashMap<>());
 
   /**
    * @param threadName names the eviction threads ({@code %d}: their number)
@@ -80,18 +94,29 @@ public final class SteppedDrains implements AutoCloseable {
    */
   public Drain open(
       String key, ApiClient client, String node, BiConsumer<String, String> onPodsLeft) {
-    Drain current = drains.get(key);
-    if (current != null
-        && current.client == client
-        && current.node.equals(node)
-        && current.watch.failure().isEmpty()) {
-      return current;
+    return open(key, client, node, onPodsLeft, null);
+  }
+
+  /**
+   * As {@link #open(String, ApiClient, String, BiConsumer)}; a watch started here resumes from
+   * {@code seed}, the caller's fresh list of the node's pods (null: it lists itself).
+   */
+  public Drain open(
+      String key,
+      ApiClient client,
+      String node,
+      BiConsumer<String, String> onPodsLeft,
+      V1PodList seed) {
+    Optional<Drain> usable = usable(key, client, node);
+    if (usable.isPresent()) {
+      return usable.get();
     }
+    Drain current = drains.get(key);
     Drain opened =
         new Drain(
             client,
             node,
-            NodePodWatch.start(client, node, () -> onPodsLeft.accept(key, node)),
+            NodePodWatch.start(client, node, () -> onPodsLeft.accept(key, node), seed),
             current != null && current.node.equals(node)
                 ? current.memory
                 : new DrainMemory(baseRetry, maxRetry));
@@ -102,9 +127,24 @@ public final class SteppedDrains implements AutoCloseable {
     return opened;
   }
 
+  /**
+   * The drain under {@code key} if it is open for {@code node} through {@code client} and its watch
+   * still runs: what {@link #open} would return without starting a watch.
+   */
+  public Optional<Drain> usable(String key, ApiClient client, String node) {
+    Drain current = drains.get(key);
+    if (current != null
+        && current.client == client
+        && current.node.equals(node)
+        && current.watch.failure().isEmpty()) {
+      return Optional.of(current);
+    }
+    return Optional.empty();
+  }
+
   /** A stepper for the drains through {@code client}. */
   public DrainStepper stepper(ApiClient client) {
-    return new DrainStepper(client, evictions, Clock.systemUTC());
+    return new DrainStepper(client, evictions, Clock.systemUTC(), evictionSupport);
   }
 
   /** The drain under {@code key}, if one is open. */

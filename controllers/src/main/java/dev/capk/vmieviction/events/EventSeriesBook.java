@@ -25,8 +25,11 @@ import java.util.concurrent.TimeUnit;
  *   <li>outcome reasons are written at every occurrence: no cap, no interval ever applies to them;
  *   <li>at most {@link #MAX_SERIES_PER_SCOPE} other series: an event of a further reason is dropped
  *       (the log still has it);
- *   <li>a repeat is written at most once per {@link #UPDATE_INTERVAL}; repeats in between are
- *       counted and go out with the next update, so count and message lag by at most that long.
+ *   <li>the first occurrence of a reason creates its series at once;
+ *   <li>repeats update the API at most once per {@link #UPDATE_INTERVAL} for the whole scope,
+ *       whichever of its series repeats: a blocked evacuation costs at most one Event write a
+ *       minute however many conditions repeat. Repeats in between are counted and go out with the
+ *       series' next update, so its count and message lag by the interval or a little more.
  * </ul>
  *
  * <p>Series names are derived from their key, so a restarted controller finds its series again
@@ -37,8 +40,8 @@ public final class EventSeriesBook {
   /** Series of non-outcome reasons per scope (an evacuation has fewer than this in practice). */
   public static final int MAX_SERIES_PER_SCOPE = 10;
 
-  /** Repeats of a series update the API at most this often. */
-  public static final Duration UPDATE_INTERVAL = Duration.ofSeconds(30);
+  /** Repeats in a scope (all its series together) update the API at most this often. */
+  public static final Duration UPDATE_INTERVAL = Duration.ofMinutes(1);
 
   /** Longer than the API server's default event TTL (1 h): the object is gone by then anyway. */
   static final Duration FORGET_AFTER = Duration.ofMinutes(70);
@@ -74,6 +77,7 @@ public final class EventSeriesBook {
   public record Capped() implements Decision {}
 
   private static final class SeriesState {
+    boolean outcome;
     int occurred;
     int written; // 0: no object known to exist
     long writtenAtNanos;
@@ -82,6 +86,8 @@ public final class EventSeriesBook {
   private static final class Scope {
     final Map<Series, SeriesState> series = new HashMap<>();
     int capped; // non-outcome series admitted
+    long repeatWrittenAtNanos; // the last update of a repeat of any non-outcome series
+    boolean repeatWritten;
   }
 
   private final Cache<String, Scope> scopes;
@@ -117,13 +123,21 @@ public final class EventSeriesBook {
         scope.capped++;
       }
       state = new SeriesState();
+      state.outcome = outcome;
       scope.series.put(series, state);
     }
     state.occurred++;
     if (state.written == 0) {
       return new Create(state.occurred);
     }
-    if (outcome || ticker.read() - state.writtenAtNanos >= updateInterval.toNanos()) {
+    if (outcome) {
+      return new Update(state.occurred);
+    }
+    long now = ticker.read();
+    boolean seriesDue = now - state.writtenAtNanos >= updateInterval.toNanos();
+    boolean scopeDue =
+        !scope.repeatWritten || now - scope.repeatWrittenAtNanos >= updateInterval.toNanos();
+    if (seriesDue && scopeDue) {
       return new Update(state.occurred);
     }
     return new Fold(state.occurred);
@@ -134,10 +148,18 @@ public final class EventSeriesBook {
    * earlier run was found and added to).
    */
   public synchronized void written(Series series, int count) {
-    SeriesState state = scope(series).series.computeIfAbsent(series, s -> new SeriesState());
+    Scope scope = scope(series);
+    SeriesState state = scope.series.computeIfAbsent(series, s -> new SeriesState());
+    long now = ticker.read();
+    if (state.written > 0 && !state.outcome) {
+      // A repeat went out: the scope's slot for the interval is used. (An object's events are
+      // written one at a time, in order, so two series do not race for one slot.)
+      scope.repeatWritten = true;
+      scope.repeatWrittenAtNanos = now;
+    }
     state.occurred = Math.max(state.occurred, count);
     state.written = count;
-    state.writtenAtNanos = ticker.read();
+    state.writtenAtNanos = now;
   }
 
   /** The series' object is gone (expired or deleted): the next occurrence creates it again. */

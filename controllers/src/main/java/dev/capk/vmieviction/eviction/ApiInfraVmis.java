@@ -103,6 +103,9 @@ public final class ApiInfraVmis implements InfraVmis {
             () ->
                 api.delete(vmi.getMetadata().getNamespace(), vmi.getMetadata().getName(), options));
     if (r.isSuccess()) {
+      // Still there while its finalizers run (Foreground): a step that read the cache before it
+      // saw the deletion would delete it again and tell the outcome twice.
+      ownWrites.wrote(vmi, r.getObject());
       return DeleteOutcome.DELETED;
     }
     if (r.getHttpStatusCode() == 404) {

@@ -36,6 +36,30 @@ final class CordonMarks {
    */
   private final Map<String, AtomicLong> changes = new ConcurrentHashMap<>();
 
+  /**
+   * Guest nodes (by cluster and VMI name) this process cordoned with its mark: their VMI's uncordon
+   * check reads the node itself, without the cluster's list of marks.
+   */
+  private final Cache<String, Boolean> cordonedHere =
+      CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(6, TimeUnit.HOURS).build();
+
+  /** This process cordoned the guest node of the VMI named {@code vmiName}, with its mark. */
+  void cordonedHere(Guest guest, String vmiName) {
+    cordonedHere.put(guest.cluster() + "/" + vmiName, Boolean.TRUE);
+  }
+
+  /**
+   * Whether this process cordoned the node of the VMI named {@code vmiName} and has not undone it.
+   */
+  boolean knownCordonedHere(Guest guest, String vmiName) {
+    return cordonedHere.getIfPresent(guest.cluster() + "/" + vmiName) != null;
+  }
+
+  /** The mark on the node of the VMI named {@code vmiName} is gone (or was never ours). */
+  void notCordonedHere(Guest guest, String vmiName) {
+    cordonedHere.invalidate(guest.cluster() + "/" + vmiName);
+  }
+
   boolean knownUnmarked(String vmiUid) {
     return unmarked.getIfPresent(vmiUid) != null;
   }

@@ -14,11 +14,13 @@ import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeSpec;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,6 +39,9 @@ final class Evacuator {
 
   /** The soonest a drain's next step comes back on its own (more pods due than one step sends). */
   private static final Duration MIN_STEP_DELAY = Duration.ofMillis(10);
+
+  /** Why the VMI is deleted, said once per evacuation by its last event. */
+  private static final String DELETED_SO_THAT = "so that KubeVirt recreates it on another node";
 
   private final InfraVmis vmis;
   private final GuestConnector guests;
@@ -255,7 +260,10 @@ final class Evacuator {
     marks.mayBeMarked(uid);
     String vmiName = vmi.getMetadata().getName();
     try {
-      Optional<V1Node> found = guest.findNode(vmiName);
+      Optional<V1Node> found = guest.recentNode(key);
+      if (found.isEmpty()) {
+        found = guest.findNode(vmiName);
+      }
       if (found.isEmpty()) {
         String msg =
             "No guest node named "
@@ -273,8 +281,17 @@ final class Evacuator {
       String nodeName = node.getMetadata().getName();
       boolean unschedulable =
           node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
-      if (!unschedulable) {
+      if (unschedulable) {
+        guest.nodeSeen(key, node);
+      } else {
         marks.changing(guest, () -> guest.cordonAndMark(node, uid));
+        marks.cordonedHere(guest, vmiName);
+        // As the cordon left it, for the next steps (our copy: read from the API for this step).
+        if (node.getSpec() == null) {
+          node.setSpec(new V1NodeSpec());
+        }
+        node.getSpec().setUnschedulable(true);
+        guest.nodeSeen(key, node);
         log.info("guest node cordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
         events.normal(
             vmi,
@@ -330,16 +347,22 @@ final class Evacuator {
             vmi,
             start,
             Outcome.DRAINED,
-            () -> {
+            deleted -> {
+              // One event says both (drained, then deleted): VMIDeleted would repeat it.
               events.normal(
                   drained,
                   EventReasons.DRAIN_SUCCEEDED,
-                  "Guest node " + nodeName + " drained: " + pass.summary());
+                  "Guest node "
+                      + nodeName
+                      + " drained: "
+                      + pass.summary()
+                      + (deleted ? "; VMI deleted " + DELETED_SO_THAT : ""));
               guest.nodeEvent(
                   node,
                   false,
                   EventReasons.DRAIN_SUCCEEDED,
                   "Drained for the evacuation of infra VMI " + key);
+              return true;
             });
       }
       memory.blockedBy(uid, pass.pending() + " pod(s) left: " + pass.blockers());
@@ -460,19 +483,20 @@ final class Evacuator {
   }
 
   private Result delete(String key, VirtualMachineInstance vmi, Instant start, Outcome outcome) {
-    return delete(key, vmi, start, outcome, () -> {});
+    return delete(key, vmi, start, outcome, deleted -> false);
   }
 
   /**
-   * @param beforeDeletedEvent what to record once the delete request has been answered, before the
-   *     {@code VMIDeleted} event
+   * @param outcomeEvent what to record once the delete request has been answered, given whether
+   *     this request deleted the VMI; answers true when its event also tells the deletion, so that
+   *     no {@code VMIDeleted} event repeats it
    */
   private Result delete(
       String key,
       VirtualMachineInstance vmi,
       Instant start,
       Outcome outcome,
-      Runnable beforeDeletedEvent) {
+      Predicate<Boolean> outcomeEvent) {
     InfraVmis.DeleteOutcome result;
     try {
       result = vmis.deleteExact(vmi);
@@ -489,15 +513,15 @@ final class Evacuator {
       return new Result(true, memory.backoff(key));
     }
     memory.succeeded(key);
-    beforeDeletedEvent.run();
+    boolean told = outcomeEvent.test(result == InfraVmis.DeleteOutcome.DELETED);
     String uid = vmi.getMetadata().getUid();
     switch (result) {
       case DELETED -> {
         log.info("vmi deleted vmi={} uid={} outcome={}", key, uid, outcome.label);
-        events.normal(
-            vmi,
-            EventReasons.VMI_DELETED,
-            "Deleted (" + outcome.label + ") so that KubeVirt recreates it on another node");
+        if (!told) {
+          events.normal(
+              vmi, EventReasons.VMI_DELETED, "Deleted (" + outcome.label + ") " + DELETED_SO_THAT);
+        }
         metrics.evacuationEnded(outcome, Duration.between(start, clock.instant()));
       }
       case REPLACED ->

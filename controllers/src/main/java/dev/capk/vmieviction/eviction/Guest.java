@@ -41,6 +41,17 @@ public interface Guest {
    */
   Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException;
 
+  /**
+   * The guest node of the VMI's drain under way, as an earlier step of it saw (or cordoned) it, if
+   * that was recent: a step woken because pods left needs no read of the node. Empty: read it.
+   */
+  default Optional<V1Node> recentNode(String vmiKey) {
+    return Optional.empty();
+  }
+
+  /** The guest node of the VMI's drain as this step saw or left it, for its next steps. */
+  default void nodeSeen(String vmiKey, V1Node node) {}
+
   /** The nodes that carry our cordon mark now (one list of the cluster's nodes). */
   MarkedNodes markedNodes() throws GuestAccessException, ApiException;
 

@@ -52,6 +52,13 @@ public final class GuestNodeDrainer implements Guest {
 
   static final String EVENT_SOURCE = "capk-vmi-eviction-controller";
 
+  /**
+   * How long a drain's steps go by the guest node an earlier step saw: a drain's steps come as its
+   * pods leave, often several a second, and each read would say the same; a node uncordoned or gone
+   * unreachable meanwhile is seen within this.
+   */
+  static final Duration NODE_REREAD = Duration.ofSeconds(30);
+
   /** What an evacuation did to the node: written at every occurrence, never capped. */
   static final Set<String> NODE_OUTCOMES =
       Set.of(EventReasons.DRAIN_SUCCEEDED, EventReasons.UNCORDONED);
@@ -119,6 +126,16 @@ public final class GuestNodeDrainer implements Guest {
     }
     // Not named like the VMI: look for the providerID the KubeVirt cloud provider sets.
     return GuestNodeMatch.choose(vmiName, listNodes());
+  }
+
+  @Override
+  public Optional<V1Node> recentNode(String vmiKey) {
+    return drains.recentNode(vmiKey, client.apiClient(), NODE_REREAD);
+  }
+
+  @Override
+  public void nodeSeen(String vmiKey, V1Node node) {
+    drains.nodeSeen(vmiKey, client.apiClient(), node);
   }
 
   @Override
@@ -214,26 +231,30 @@ public final class GuestNodeDrainer implements Guest {
                 nodeUnreachable ? settings.skipWaitWhenUnreachable() : Duration.ZERO)
             .maxConcurrentEvictions(settings.maxConcurrentEvictions())
             .build();
-    SteppedDrains.Drain drain = drains.forVmi(vmiKey, client.apiClient(), nodeName);
+    // The watch's cache when it has listed; else a list of our own, from which a watch that is
+    // not running yet starts (one list for both).
+    Optional<SteppedDrains.Drain> running = drains.usable(vmiKey, client.apiClient(), nodeName);
+    Optional<List<V1Pod>> watched = running.flatMap(d -> d.watch().pods());
+    List<V1Pod> pods;
+    SteppedDrains.Drain drain;
+    if (watched.isPresent()) {
+      pods = watched.get();
+      drain = running.get();
+    } else {
+      requests.incrementAndGet();
+      V1PodList listed =
+          client.call(
+              "listing the pods of node " + nodeName,
+              () ->
+                  core.listPodForAllNamespaces()
+                      .fieldSelector("spec.nodeName=" + nodeName)
+                      .buildCall(null),
+              V1PodList.class);
+      pods = listed.getItems();
+      drain = drains.forVmi(vmiKey, client.apiClient(), nodeName, listed);
+    }
     // Budgets that allow a disruption again since the last step: the pods they refused go now.
     drain.memory().budgetsAllow(drains.takeFreedBudgets(vmiKey));
-    // The watch's cache when it has listed; a list of our own until then (or while it is down).
-    Optional<List<V1Pod>> watched = drain.watch().pods();
-    if (watched.isEmpty()) {
-      requests.incrementAndGet();
-    }
-    List<V1Pod> pods =
-        watched.isPresent()
-            ? watched.get()
-            : client
-                .<V1PodList>call(
-                    "listing the pods of node " + nodeName,
-                    () ->
-                        core.listPodForAllNamespaces()
-                            .fieldSelector("spec.nodeName=" + nodeName)
-                            .buildCall(null),
-                    V1PodList.class)
-                .getItems();
     try {
       DrainStep step =
           client.guarded(

@@ -75,21 +75,28 @@ final class GuestNodeUncordoner {
       }
     }
     try {
-      if (!marks.markedNodes(guest).mayHoldNodeOf(vmi.getMetadata().getName())) {
+      String vmiName = vmi.getMetadata().getName();
+      // A node this process cordoned is read at once; others only if the cluster's list of our
+      // marks (one list for all its VMIs, e.g. after a restart) may hold it.
+      if (!marks.knownCordonedHere(guest, vmiName)
+          && !marks.markedNodes(guest).mayHoldNodeOf(vmiName)) {
         return noMark(key, uid);
       }
-      Optional<V1Node> found = guest.findNode(vmi.getMetadata().getName());
+      Optional<V1Node> found = guest.findNode(vmiName);
       if (found.isEmpty()) {
+        marks.notCordonedHere(guest, vmiName);
         return noMark(key, uid);
       }
       V1Node node = found.get();
       String nodeName = node.getMetadata().getName();
       switch (UncordonDecision.of(node, vmi)) {
         case NOT_OURS -> {
+          marks.notCordonedHere(guest, vmiName);
           return noMark(key, uid);
         }
         case REMOVE_MARK -> {
           marks.changing(guest, () -> guest.removeMark(node));
+          marks.notCordonedHere(guest, vmiName);
           log.info(
               "guest node already schedulable, mark removed vmi={} cluster={} node={}",
               key,
@@ -104,6 +111,7 @@ final class GuestNodeUncordoner {
         }
         case UNCORDON -> {
           marks.changing(guest, () -> guest.uncordonAndUnmark(node));
+          marks.notCordonedHere(guest, vmiName);
           log.info(
               "guest node uncordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
           events.normal(

@@ -4,11 +4,14 @@ import dev.capk.vmieviction.drain.BudgetWatch;
 import dev.capk.vmieviction.drain.DrainStepper;
 import dev.capk.vmieviction.drain.SteppedDrains;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -24,8 +27,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>While drains of a guest cluster are refused by PodDisruptionBudgets, one {@link BudgetWatch}
  * per guest cluster (client) follows that cluster's budgets; a budget that allows a disruption
- * again wakes the drains it refused, and their refused pods are due at once. Closed when no drain
- * of the cluster waits for a budget any more.
+ * again wakes the drains it refused, and their refused pods are due at once. Closed when the
+ * cluster's last drain ends, not when its drains stop waiting for a budget: under a budget that
+ * allows one disruption at a time a drain is refused, freed and refused again many times, and each
+ * new watch would list every budget of the cluster again.
  */
 public final class NodeDrains implements AutoCloseable {
 
@@ -46,6 +51,11 @@ public final class NodeDrains implements AutoCloseable {
   /** Guarded by this: one budget watch per guest cluster client with blocked drains. */
   private final Map<ApiClient, BudgetWatch> budgetWatches = new IdentityHashMap<>();
 
+  /** The guest node each drain's last step saw, through which client, and when (nanoTime). */
+  private record SeenNode(ApiClient client, V1Node node, long atNanos) {}
+
+  private final Map<String, SeenNode> nodes = new ConcurrentHashMap<>();
+
   /** Budgets that allowed a disruption since the VMI's last step, by VMI. Guarded by this. */
   private final Map<String, Set<String>> freed = new HashMap<>();
 
@@ -64,12 +74,25 @@ public final class NodeDrains implements AutoCloseable {
    * watch started) if there is none yet, or if its watch gave up.
    */
   SteppedDrains.Drain forVmi(String vmiKey, ApiClient client, String node) {
+    return forVmi(vmiKey, client, node, null);
+  }
+
+  /**
+   * As {@link #forVmi(String, ApiClient, String)}; a watch started here resumes from {@code seed},
+   * the step's own fresh list of the node's pods.
+   */
+  SteppedDrains.Drain forVmi(String vmiKey, ApiClient client, String node, V1PodList seed) {
     boolean opening = drains.get(vmiKey).isEmpty();
-    SteppedDrains.Drain d = drains.open(vmiKey, client, node, (key, n) -> wakeUp(key));
+    SteppedDrains.Drain d = drains.open(vmiKey, client, node, (key, n) -> wakeUp(key), seed);
     if (opening) {
       log.debug("guest pod watch opened vmi={} node={}", vmiKey, node);
     }
     return d;
+  }
+
+  /** The VMI's drain of {@code node} through {@code client}, if open and watching. */
+  Optional<SteppedDrains.Drain> usable(String vmiKey, ApiClient client, String node) {
+    return drains.usable(vmiKey, client, node);
   }
 
   /** A stepper for drains through {@code client}, sharing this registry's eviction threads. */
@@ -93,7 +116,7 @@ public final class NodeDrains implements AutoCloseable {
         budgets.isEmpty()
             ? blocked.remove(vmiKey)
             : blocked.put(vmiKey, new Blocked(client, Set.copyOf(budgets)));
-    if (before != null && (budgets.isEmpty() || before.client() != client)) {
+    if (before != null && before.client() != client) {
       closeUnusedWatch(before.client());
     }
     if (budgets.isEmpty()) {
@@ -130,13 +153,35 @@ public final class NodeDrains implements AutoCloseable {
   }
 
   private void closeUnusedWatch(ApiClient client) {
-    if (blocked.values().stream().noneMatch(b -> b.client() == client)) {
+    boolean draining =
+        drains.keys().stream()
+            .anyMatch(k -> drains.get(k).map(d -> d.client() == client).orElse(false));
+    if (!draining && blocked.values().stream().noneMatch(b -> b.client() == client)) {
       BudgetWatch w = budgetWatches.remove(client);
       if (w != null) {
         w.close();
         log.debug("guest budget watch closed");
       }
     }
+  }
+
+  /** The guest node the VMI's drain step saw through {@code client}. */
+  void nodeSeen(String vmiKey, ApiClient client, V1Node node) {
+    nodes.put(vmiKey, new SeenNode(client, node, System.nanoTime()));
+  }
+
+  /**
+   * The guest node the VMI's last step saw through {@code client}, if not older than {@code
+   * maxAge}.
+   */
+  Optional<V1Node> recentNode(String vmiKey, ApiClient client, Duration maxAge) {
+    SeenNode seen = nodes.get(vmiKey);
+    if (seen == null
+        || seen.client() != client
+        || System.nanoTime() - seen.atNanos() > maxAge.toNanos()) {
+      return Optional.empty();
+    }
+    return Optional.of(seen.node());
   }
 
   /** True once after pods left the VMI's guest node. */
@@ -146,14 +191,18 @@ public final class NodeDrains implements AutoCloseable {
 
   /** The VMI's evacuation ended (or it is gone): stop watching its guest node. */
   void end(String vmiKey) {
-    blockedBy(vmiKey, null, Set.of());
+    Optional<SteppedDrains.Drain> ended = drains.end(vmiKey);
+    ended.ifPresent(d -> log.debug("guest pod watch closed vmi={} node={}", vmiKey, d.node()));
     synchronized (this) {
+      Blocked before = blocked.remove(vmiKey);
       freed.remove(vmiKey);
+      if (before != null) {
+        closeUnusedWatch(before.client());
+      }
+      ended.ifPresent(d -> closeUnusedWatch(d.client()));
     }
     woken.remove(vmiKey);
-    drains
-        .end(vmiKey)
-        .ifPresent(d -> log.debug("guest pod watch closed vmi={} node={}", vmiKey, d.node()));
+    nodes.remove(vmiKey);
   }
 
   /** Drains under way, for metrics and tests. */

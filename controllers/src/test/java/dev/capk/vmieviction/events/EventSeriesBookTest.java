@@ -70,6 +70,24 @@ class EventSeriesBookTest {
                 at(1, "DrainBlocked")),
             List.of(new Create(1), new Fold(2), new Fold(3), new Update(4), new Fold(5))),
         Arguments.of(
+            "repeats of all the scope's series together update at most once per interval",
+            List.of(
+                at(0, "DrainBlocked"),
+                at(0, "GuestAPIUnavailable"),
+                at(30, "DrainBlocked"),
+                at(0, "GuestAPIUnavailable"),
+                at(29, "GuestAPIUnavailable"),
+                at(1, "GuestAPIUnavailable"),
+                at(0, "DrainBlocked")),
+            List.of(
+                new Create(1),
+                new Create(1),
+                new Update(2),
+                new Fold(2),
+                new Fold(3),
+                new Update(4),
+                new Fold(3))),
+        Arguments.of(
             "non-outcome series beyond the cap are dropped, their repeats too; earlier series still update",
             List.of(at(0, "A"), at(0, "B"), at(0, "C"), at(0, "D"), at(60, "D"), at(0, "A")),
             List.of(

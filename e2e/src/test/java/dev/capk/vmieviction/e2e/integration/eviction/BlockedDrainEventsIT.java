@@ -133,7 +133,7 @@ class BlockedDrainEventsIT {
       if (left == 1) {
         // A lifted budget wakes the drain at once, so the passes above go quickly; the last one
         // stays blocked, retried every second, until its series has counted repeats (a series is
-        // written again at most every 30 s).
+        // written again at most once a minute).
         Await.until(
             "the DrainBlocked series counts repeats while the last pod is blocked",
             WAIT,
@@ -151,8 +151,9 @@ class BlockedDrainEventsIT {
         "the scenario: 60+ distinct blocking messages, got " + distinctBlockers.size());
 
     // Every outcome is on the VMI...
-    awaitEvent(infra, NS, vm, "DrainSucceeded");
-    awaitEvent(infra, NS, vm, "VMIDeleted");
+    assertTrue(
+        awaitEvent(infra, NS, vm, "DrainSucceeded").getMessage().contains("; VMI deleted so that"),
+        "the drain and the deletion, in one event");
     List<CoreV1Event> vmiEvents = events(infra, NS, vm);
     String reasons =
         vmiEvents.stream().map(e -> e.getReason() + "x" + e.getCount()).toList().toString();

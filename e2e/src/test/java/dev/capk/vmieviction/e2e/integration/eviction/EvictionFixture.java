@@ -119,6 +119,46 @@ final class EvictionFixture {
                 .formatted(name, ns));
   }
 
+  /** The Machine and its KubevirtMachine behind VMI {@code name}, as CAPI and CAPK create them. */
+  static void machine(LocalCluster infra, String ns, String cluster, String name) {
+    infra
+        .kubectl()
+        .apply(
+            """
+            apiVersion: cluster.x-k8s.io/v1beta1
+            kind: Machine
+            metadata: {name: %1$s, namespace: %2$s}
+            spec: {clusterName: %3$s}
+            """
+                .formatted(name, ns, cluster));
+    String machineUid =
+        infra
+            .kubectl()
+            .runOrFail(
+                null,
+                "-n",
+                ns,
+                "get",
+                "machines.cluster.x-k8s.io",
+                name,
+                "-o",
+                "jsonpath={.metadata.uid}")
+            .trim();
+    infra
+        .kubectl()
+        .apply(
+            """
+            apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+            kind: KubevirtMachine
+            metadata:
+              name: %1$s
+              namespace: %2$s
+              ownerReferences:
+              - {apiVersion: cluster.x-k8s.io/v1beta1, kind: Machine, name: %1$s, uid: %3$s}
+            """
+                .formatted(name, ns, machineUid));
+  }
+
   /** Creates or replaces the kubeconfig Secret {@code <cluster>-kubeconfig} with {@code value}. */
   static void kubeconfigSecret(LocalCluster infra, String ns, String cluster, String value) {
     String encoded = Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8));

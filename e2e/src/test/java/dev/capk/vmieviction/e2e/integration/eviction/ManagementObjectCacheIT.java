@@ -245,42 +245,7 @@ class ManagementObjectCacheIT {
 
   /** The Machine and its KubevirtMachine behind VMI {@code name}, as CAPI and CAPK create them. */
   static void machine(String ns, String name) {
-    infra
-        .kubectl()
-        .apply(
-            """
-            apiVersion: cluster.x-k8s.io/v1beta1
-            kind: Machine
-            metadata: {name: %1$s, namespace: %2$s}
-            spec: {clusterName: tenant}
-            """
-                .formatted(name, ns));
-    String machineUid =
-        infra
-            .kubectl()
-            .runOrFail(
-                null,
-                "-n",
-                ns,
-                "get",
-                "machines.cluster.x-k8s.io",
-                name,
-                "-o",
-                "jsonpath={.metadata.uid}")
-            .trim();
-    infra
-        .kubectl()
-        .apply(
-            """
-            apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
-            kind: KubevirtMachine
-            metadata:
-              name: %1$s
-              namespace: %2$s
-              ownerReferences:
-              - {apiVersion: cluster.x-k8s.io/v1beta1, kind: Machine, name: %1$s, uid: %3$s}
-            """
-                .formatted(name, ns, machineUid));
+    EvictionFixture.machine(infra, ns, "tenant", name);
   }
 
   /**

@@ -202,7 +202,8 @@ class TenantProtectionIT {
       // What was risked: the first control-plane VMI was still being evacuated.
       Instant firstDeleted =
           events.stream()
-              .filter(e -> "VMIDeleted".equals(e.getReason()))
+              // Deleted drained (DrainSucceeded tells it) or at its deadline (VMIDeleted).
+              .filter(e -> Set.of("VMIDeleted", "DrainSucceeded").contains(e.getReason()))
               .filter(e -> first.equals(e.getInvolvedObject().getName()))
               .map(TenantProtectionIT::firstTime)
               .min(Comparator.naturalOrder())
