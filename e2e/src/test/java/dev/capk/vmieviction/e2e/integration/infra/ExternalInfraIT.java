@@ -112,7 +112,7 @@ class ExternalInfraIT {
 
     assertTrue(unschedulable(vm), "guest node of the infra-1 VMI cordoned");
     assertTrue(event(infra1, bound.infraNamespace(), vm, "DrainSucceeded").isPresent());
-    CoreV1Event onMachine = awaitEvent(management, bound.namespace(), vm, "VMIDeleted");
+    CoreV1Event onMachine = awaitEvent(management, bound.namespace(), vm, "DrainSucceeded");
     assertTrue(
         onMachine.getMessage().contains(bound.infraNamespace() + "/" + vm),
         "the KubevirtMachine's event names the infra VMI: " + onMachine.getMessage());
