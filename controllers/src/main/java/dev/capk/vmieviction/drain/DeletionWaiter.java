@@ -53,6 +53,11 @@ final class DeletionWaiter implements AutoCloseable, WatchLoop.Kind<V1Pod> {
     this.loop = new WatchLoop<>(api, this, resourceVersion, "drain-watch-" + node);
   }
 
+  /** The pod watch's server is not reached now (see {@link WatchLoop#failing()}). */
+  boolean failing() {
+    return loop.failing();
+  }
+
   DeletionWaiter start() {
     loop.start();
     return this;

@@ -87,6 +87,14 @@ public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events 
     return Optional.of(new ArrayList<>(pods.values()));
   }
 
+  /**
+   * The guest API server is not reached now: the watch gave up, or its last try failed and none was
+   * accepted since. What this watch knows may be stale.
+   */
+  public synchronized boolean unreachable() {
+    return failure != null || (waiter != null && waiter.failing());
+  }
+
   /** Why the watch gave up (it does after about 30 s of failures), if it did. */
   public synchronized Optional<String> failure() {
     return Optional.ofNullable(failure);

@@ -76,6 +76,9 @@ final class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
   /** Whether the current watch request was accepted (only the loop's thread uses it). */
   private boolean connected;
 
+  /** The last try failed and no watch has been accepted since: the server is not reached now. */
+  private volatile boolean failing;
+
   /**
    * @param api each watch request is bound to its deadline
    * @param resourceVersion where the first watch starts; null: {@link Kind#relist} first
@@ -96,6 +99,14 @@ final class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
             .build();
     this.thread = new Thread(this::run, threadName);
     this.thread.setDaemon(true);
+  }
+
+  /**
+   * True while the server is not reached: the last try failed and no watch was accepted since
+   * (between retries, before the loop gives up).
+   */
+  boolean failing() {
+    return failing;
   }
 
   WatchLoop start() {
@@ -130,6 +141,7 @@ final class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
         if (closed) {
           return;
         }
+        failing = true;
         if (connected) {
           // The watch was up before it broke: a new outage, not one more failure of the last.
           failures = 0;
@@ -165,6 +177,7 @@ final class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
             .toException();
       }
       connected = true;
+      failing = false;
       BufferedSource source = response.body().source();
       String line;
       while (!closed && (line = source.readUtf8Line()) != null) {

@@ -171,14 +171,19 @@ public final class NodeDrains implements AutoCloseable {
   }
 
   /**
-   * The guest node the VMI's last step saw through {@code client}, if not older than {@code
-   * maxAge}.
+   * The guest node the VMI's last step saw through {@code client}, if not older than {@code maxAge}
+   * and the drain's pod watch still reaches the guest API server. While it does not, the step reads
+   * the node again: that read is what finds the outage and names it (GuestAPIUnavailable, the
+   * circuit breaker), instead of a step going on quietly from what it saw before.
    */
   Optional<V1Node> recentNode(String vmiKey, ApiClient client, Duration maxAge) {
     SeenNode seen = nodes.get(vmiKey);
     if (seen == null
         || seen.client() != client
         || System.nanoTime() - seen.atNanos() > maxAge.toNanos()) {
+      return Optional.empty();
+    }
+    if (drains.get(vmiKey).map(d -> d.watch().unreachable()).orElse(false)) {
       return Optional.empty();
     }
     return Optional.of(seen.node());
