@@ -56,7 +56,7 @@ demo: binaries
 ## bench: speed, scale and cost against peers measured in the same run (never part of test); report: target/bench/report.md
 ##        BENCH_OPTS picks sections and another controller build, e.g. the head-of-line section against an older jar:
 ##        make bench BENCH_OPTS="-Dbench.only=headofline -Dcapk.bench.controllerJar=/path/to/vmi-eviction-controller.jar"
-##        (sections: drain, evacuation, scale, selector, headofline, migration; the report names the jar and its commit)
+##        (sections: drain, evacuation, scale, selector, headofline, migration, external; the report names the jar and its commit)
 bench: binaries
 	$(MVN) -q -pl e2e -am package dependency:build-classpath -DskipTests -Dmdep.outputFile=target/classpath.txt
 	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" java -Xmx2g $(BENCH_OPTS) \

@@ -42,11 +42,12 @@ public final class BenchMain {
           case "selector" -> new SelectorDrainBench(report, opts, work).run();
           case "headofline" -> new HeadOfLineBench(report, opts, work).run();
           case "migration" -> new MigrationBench(report, opts, work).run();
+          case "external" -> new ExternalInfraBench(report, opts, work).run();
           default ->
               throw new IllegalArgumentException(
                   "unknown benchmark "
                       + which
-                      + " (drain, evacuation, scale, selector, headofline, migration)");
+                      + " (drain, evacuation, scale, selector, headofline, migration, external)");
         }
       } catch (Exception | AssertionError e) {
         failed = true;

@@ -11,7 +11,8 @@ import java.util.List;
 final class BenchOptions {
   List<String> only() {
     return Arrays.stream(
-            System.getProperty("bench.only", "drain,evacuation,scale,selector,headofline,migration")
+            System.getProperty(
+                    "bench.only", "drain,evacuation,scale,selector,headofline,migration,external")
                 .split(","))
         .map(String::strip)
         .filter(s -> !s.isEmpty())

@@ -45,20 +45,31 @@ public final class ExternalInfraWorld implements AutoCloseable {
   public TenantCluster addTenant(
       EvacuationWorld infraWorld, String shortName, KubeCluster guest, String infraKubeconfig) {
     TenantCluster t = infraWorld.addTenant(shortName, guest, management);
+    bindToInfra(management, t, infraKubeconfig);
+    return t;
+  }
+
+  /**
+   * What CAPK's external infra keeps for {@code tenant} in {@code management}: its infra Secret and
+   * a KubevirtCluster owned by its Cluster, naming that Secret in {@code
+   * spec.infraClusterSecretRef}.
+   */
+  public static void bindToInfra(
+      KubeCluster management, TenantCluster tenant, String infraKubeconfig) {
     String clusterUid =
         management
             .kubectl()
             .runOrFail(
                 null,
                 "-n",
-                t.namespace(),
+                tenant.namespace(),
                 "get",
                 "clusters.cluster.x-k8s.io",
-                t.name(),
+                tenant.name(),
                 "-o",
                 "jsonpath={.metadata.uid}")
             .strip();
-    setInfraSecret(t, infraKubeconfig);
+    setInfraSecret(management, tenant, infraKubeconfig);
     management
         .kubectl()
         .apply(
@@ -74,8 +85,7 @@ public final class ExternalInfraWorld implements AutoCloseable {
                 spec:
                   infraClusterSecretRef: {apiVersion: v1, kind: Secret, name: %4$s, namespace: %2$s}
                 """
-                .formatted(t.name(), t.namespace(), clusterUid, infraSecretName(t)));
-    return t;
+                .formatted(tenant.name(), tenant.namespace(), clusterUid, infraSecretName(tenant)));
   }
 
   /** The Secret {@code tenant}'s KubevirtCluster names: {@code <cluster>-infra}. */
@@ -88,6 +98,11 @@ public final class ExternalInfraWorld implements AutoCloseable {
    * namespace} the tenant's namespace in the infra cluster.
    */
   public void setInfraSecret(TenantCluster tenant, String infraKubeconfig) {
+    setInfraSecret(management, tenant, infraKubeconfig);
+  }
+
+  private static void setInfraSecret(
+      KubeCluster management, TenantCluster tenant, String infraKubeconfig) {
     management
         .kubectl()
         .apply(
