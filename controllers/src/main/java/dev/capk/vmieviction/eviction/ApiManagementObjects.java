@@ -11,10 +11,10 @@ import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.capk.KubevirtMachineList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.workload.CachedObjects;
-import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import dev.capk.vmieviction.workload.ManagementApis;
+import dev.capk.vmieviction.workload.TenantMapping;
 import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiClient;
@@ -31,16 +31,16 @@ import java.util.Optional;
  * Reads a VMI's Cluster, KubevirtMachine (named by its {@code
  * capk.cluster.x-k8s.io/kubevirt-machine-name} label) and the Machine owning that, from the
  * informer caches when they hold them (no request), else with one GET each, in the namespace the
- * {@link ClusterNamespacePolicy} lets the VMI reach: a VMI label never leads to another tenant's
- * objects. 404 and 403 are answers (the object is unknown, which applies nothing); any other
- * failure is transient and thrown, never turned into a default.
+ * {@link TenantMapping} lets the VMI reach: a VMI label never leads to another tenant's objects.
+ * 404 and 403 are answers (the object is unknown, which applies nothing); any other failure is
+ * transient and thrown, never turned into a default.
  */
 public final class ApiManagementObjects implements ManagementObjects {
 
   private final GenericKubernetesApi<Cluster, ClusterList> clusters;
   private final GenericKubernetesApi<KubevirtMachine, KubevirtMachineList> kubevirtMachines;
   private final GenericKubernetesApi<Machine, MachineList> machines;
-  private final ClusterNamespacePolicy namespaces;
+  private final TenantMapping namespaces;
   private final Cached cached;
 
   /** Where each kind is looked for before it is read with a GET. */
@@ -54,13 +54,12 @@ public final class ApiManagementObjects implements ManagementObjects {
     }
   }
 
-  public ApiManagementObjects(
-      ApiClient infra, String clusterApiVersion, ClusterNamespacePolicy namespaces) {
+  public ApiManagementObjects(ApiClient infra, String clusterApiVersion, TenantMapping namespaces) {
     this(infra, clusterApiVersion, namespaces, Cached.none());
   }
 
   public ApiManagementObjects(
-      ApiClient infra, String clusterApiVersion, ClusterNamespacePolicy namespaces, Cached cached) {
+      ApiClient infra, String clusterApiVersion, TenantMapping namespaces, Cached cached) {
     this.cached = cached;
     this.clusters = ManagementApis.clusters(infra, clusterApiVersion);
     this.kubevirtMachines = ManagementApis.kubevirtMachines(infra);

@@ -3,21 +3,21 @@ package dev.capk.vmieviction.eviction;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventWriters;
-import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClient;
 import dev.capk.vmieviction.workload.GuestClients;
+import dev.capk.vmieviction.workload.TenantMapping;
 import java.time.Duration;
 import java.util.Optional;
 
 /**
  * Connects a VMI to its guest cluster through the cached guest clients, reaching only the Cluster
- * the namespace policy allows.
+ * the tenant mapping allows.
  */
 public final class ClusterGuestConnector implements GuestConnector {
 
   private final GuestClients clients;
-  private final ClusterNamespacePolicy namespaces;
+  private final TenantMapping namespaces;
   private final GuestNodeDrainer.Settings drainSettings;
   private final EventSeriesBook nodeEventSeries = new EventSeriesBook();
   private final EventWriters nodeEventWriters;
@@ -28,7 +28,7 @@ public final class ClusterGuestConnector implements GuestConnector {
    */
   public ClusterGuestConnector(
       GuestClients clients,
-      ClusterNamespacePolicy namespaces,
+      TenantMapping namespaces,
       GuestNodeDrainer.Settings drainSettings,
       EventWriters nodeEventWriters,
       NodeDrains drains) {

@@ -68,4 +68,10 @@ public final class EventReasons {
 
   /** The Cluster's live-migration annotation is neither never nor prefer: the flag's applies. */
   public static final String LIVE_MIGRATION_POLICY_INVALID = "LiveMigrationPolicyInvalid";
+
+  /**
+   * External infra: the VMI's labels name a Cluster (or namespace) that no KubevirtCluster binds to
+   * the infra cluster and namespace the VMI runs in; it is never drained nor deleted.
+   */
+  public static final String INFRA_CLUSTER_MISMATCH = "InfraClusterMismatch";
 }

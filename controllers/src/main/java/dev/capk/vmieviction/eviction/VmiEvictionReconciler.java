@@ -8,6 +8,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Evacuates VMIs with eviction strategy External: when KubeVirt sets {@code
@@ -18,6 +21,8 @@ import java.util.function.Consumer;
  * it to the class that carries it out.
  */
 public final class VmiEvictionReconciler implements Reconciler {
+
+  private static final Logger log = LoggerFactory.getLogger(VmiEvictionReconciler.class);
 
   static final Result DONE = new Result(false);
 
@@ -36,6 +41,8 @@ public final class VmiEvictionReconciler implements Reconciler {
   private final NotEvacuatedNotices notices;
   private final EvictionMetrics metrics;
   private final HeldEvacuations held;
+  private final VmiEvents events;
+  private final Function<VirtualMachineInstance, Optional<String>> refusal;
 
   /**
    * @param migrations where the live migrations of {@code --live-migration=prefer} are created
@@ -53,6 +60,39 @@ public final class VmiEvictionReconciler implements Reconciler {
       EvictionSettings settings,
       Clock clock,
       Consumer<String> wake) {
+    this(
+        vmis,
+        clusterDefaults,
+        guests,
+        managementObjects,
+        migrations,
+        events,
+        metrics,
+        settings,
+        clock,
+        wake,
+        vmi -> Optional.empty());
+  }
+
+  /**
+   * @param refusal why a VMI is not ours at all (its labels claim a tenant the management objects
+   *     do not bind to where it runs: {@code TenantMapping.refusal}), else empty; a refused VMI is
+   *     never annotated, drained or deleted, not even at a deadline
+   */
+  public VmiEvictionReconciler(
+      InfraVmis vmis,
+      ClusterDefaults clusterDefaults,
+      GuestConnector guests,
+      ManagementObjects managementObjects,
+      LiveMigrations migrations,
+      VmiEvents events,
+      EvictionMetrics metrics,
+      EvictionSettings settings,
+      Clock clock,
+      Consumer<String> wake,
+      Function<VirtualMachineInstance, Optional<String>> refusal) {
+    this.events = events;
+    this.refusal = refusal;
     this.vmis = vmis;
     this.clusterDefaults = clusterDefaults;
     this.settings = settings;
@@ -102,6 +142,19 @@ public final class VmiEvictionReconciler implements Reconciler {
     }
     VirtualMachineInstance vmi = found.get();
     String uid = vmi.getMetadata().getUid();
+    Optional<String> refused = refusal.apply(vmi);
+    if (refused.isPresent()) {
+      // Checked before anything else, the deadline included: a VMI that is not ours is never
+      // touched. An evacuation under way stops here too (its binding went away).
+      memory.gone(key);
+      evacuator.ended(key);
+      held.ended(key);
+      if (Eligibility.evacuationRequested(vmi)) {
+        log.warn("vmi refused, left alone vmi={} reason=\"{}\"", key, refused.get());
+        events.warning(vmi, EventReasons.INFRA_CLUSTER_MISMATCH, refused.get());
+      }
+      return DONE;
+    }
     String vmiStrategy = vmi.getSpec() == null ? null : vmi.getSpec().getEvictionStrategy();
     Optional<String> clusterDefault = clusterDefaults.evictionStrategy();
     String strategy =

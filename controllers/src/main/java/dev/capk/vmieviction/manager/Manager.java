@@ -88,6 +88,7 @@ public final class Manager implements AutoCloseable {
   private ControllerRuntime runtime;
   private volatile String identity;
   private volatile ManagementInformers management;
+  private volatile ExternalInfraController external;
   private HttpEndpoints metricsEndpoint;
   private HttpEndpoints probesEndpoint;
 
@@ -108,6 +109,9 @@ public final class Manager implements AutoCloseable {
     CollectorRegistry registry = new CollectorRegistry(true);
     EvictionMetrics metrics = new EvictionMetrics(registry);
 
+    if (options.externalInfra()) {
+      return startExternal(watchClient, requestClient, registry, metrics);
+    }
     GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiWatchApi =
         vmiApi(watchClient);
     GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi =
@@ -166,25 +170,7 @@ public final class Manager implements AutoCloseable {
             KubeVirtApi.KUBEVIRT_PLURAL,
             requestClient);
 
-    EvictionSettings settings =
-        new EvictionSettings(
-            options.drainTimeout,
-            options.drainRetryInterval,
-            options.drainAttemptTimeout,
-            options.defaultEvictionStrategy,
-            min(Duration.ofMinutes(1), options.drainTimeout),
-            EvacuationLimit.parse(options.maxConcurrentEvacuationsPerCluster).orElseThrow(),
-            options.drainReserve,
-            LiveMigrationPolicy.parse(options.liveMigration).orElseThrow(),
-            options.migrationAttempts);
-    if (options.drainReserve.compareTo(options.drainTimeout) >= 0) {
-      log.warn(
-          "--drain-reserve {} is not shorter than --drain-timeout {}: a VMI held by the quorum"
-              + " guard or the per-cluster limit goes ahead at once (with its Overridden event);"
-              + " the guard only orders evacuations",
-          GoDuration.format(options.drainReserve),
-          GoDuration.format(options.drainTimeout));
-    }
+    EvictionSettings settings = evictionSettings();
     // Per-item exponential backoff for unexpected reconcile failures (the framework's default
     // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
     // Two lanes: a VMI whose guest node's pods left goes ahead of retries of blocked drains.
@@ -272,6 +258,29 @@ public final class Manager implements AutoCloseable {
                           options.nodeMaintenanceKubevirtDrainTaint))));
     }
 
+    run(controllers, requestClient, registry, queue::length);
+    log.info(
+        "manager started namespaces={} selector=\"{}\" drainTimeout={} retryInterval={} attemptTimeout={} workers={} defaultStrategy={}",
+        options.namespaces.isEmpty() ? "all" : options.namespaces,
+        options.vmiLabelSelector,
+        GoDuration.format(options.drainTimeout),
+        GoDuration.format(options.drainRetryInterval),
+        GoDuration.format(options.drainAttemptTimeout),
+        options.workers,
+        options.defaultEvictionStrategy);
+    return this;
+  }
+
+  /**
+   * Leader election (in the cluster of --kubeconfig), the runtime, metrics and probes; starts the
+   * controllers.
+   */
+  private void run(
+      List<ManagedController> controllers,
+      ApiClient requestClient,
+      CollectorRegistry registry,
+      java.util.function.IntSupplier queueLength)
+      throws IOException {
     LeaderElector elector = null;
     if (options.leaderElect) {
       String namespace = leaderElectionNamespace();
@@ -294,7 +303,7 @@ public final class Manager implements AutoCloseable {
     // Reconciles in flight get one drain pass plus guest call timeouts to finish at shutdown.
     runtime =
         new ControllerRuntime(controllers, elector, options.drainAttemptTimeout.plusSeconds(15));
-    ManagerMetrics.register(registry, runtime::ready, queue::length);
+    ManagerMetrics.register(registry, runtime::ready, queueLength::getAsInt);
 
     if (!BindAddress.disabled(options.metricsBindAddress)) {
       metricsEndpoint =
@@ -308,16 +317,106 @@ public final class Manager implements AutoCloseable {
     }
 
     runtime.start();
+  }
+
+  /**
+   * --infra-clusters=external: the cluster of --kubeconfig is the management cluster; the VMIs run
+   * in the infra clusters KubevirtClusters name, each watched by a pipeline of its own ({@link
+   * ExternalInfraController}).
+   */
+  private Manager startExternal(
+      ApiClient watchClient,
+      ApiClient requestClient,
+      CollectorRegistry registry,
+      EvictionMetrics metrics)
+      throws IOException {
+    ManagementInformers management =
+        new ManagementInformers(watchClient, options.clusterApiVersion, options.namespaces);
+    this.management = management;
+    GuestClients guestClients =
+        new GuestClients(
+            requestClient,
+            options.clusterApiVersion,
+            management.clusters(),
+            management.kubeconfigSecrets(),
+            GuestClients.Settings.defaults()
+                .withIdleTtl(options.guestClientIdleTimeout)
+                .withAllowInsecureTls(options.allowInsecureGuestTls)
+                .withLimits(
+                    new TenantThrottle.Limits(
+                        options.guestQps, options.guestBurst, options.guestMaxInFlight)),
+            registry);
+    closeables.add(guestClients);
+    ScheduledExecutorService janitor =
+        Executors.newSingleThreadScheduledExecutor(
+            new ThreadFactoryBuilder()
+                .setNameFormat("guest-client-janitor")
+                .setDaemon(true)
+                .build());
+    janitor.scheduleWithFixedDelay(guestClients::cleanUp, 1, 1, TimeUnit.MINUTES);
+    closeables.add(janitor::shutdownNow);
+    EventWriters guestEventWriters = new EventWriters("guest-node-events", 4, 10_000);
+    closeables.add(guestEventWriters);
+    // Events in the management cluster: on KubevirtMachines (evacuation outcomes) and on
+    // KubevirtClusters (infra Secret and connection problems).
+    EventWriters managementEventWriters = new EventWriters("management-events", 2, 10_000);
+    closeables.add(managementEventWriters);
+    EventSeriesRecorder managementEvents =
+        new EventSeriesRecorder(
+            new EventSeriesBook(),
+            EventStore.of(new CoreV1Api(requestClient)),
+            "capk-vmi-eviction-controller",
+            dev.capk.vmieviction.eviction.ManagementMirroredVmiEvents.MIRRORED,
+            Clock.systemUTC(),
+            managementEventWriters);
+    ExternalInfraController external =
+        new ExternalInfraController(
+            options,
+            watchClient,
+            requestClient,
+            management,
+            new InfraPipeline.Shared(
+                options,
+                requestClient,
+                management,
+                guestClients,
+                guestEventWriters,
+                managementEvents,
+                metrics,
+                evictionSettings()));
+    this.external = external;
+    List<ManagedController> controllers = new ArrayList<>(List.of(external));
+    run(controllers, requestClient, registry, external::queueLength);
     log.info(
-        "manager started namespaces={} selector=\"{}\" drainTimeout={} retryInterval={} attemptTimeout={} workers={} defaultStrategy={}",
+        "manager started infraClusters=external managementNamespaces={} selector=\"{}\" drainTimeout={} workersPerInfraNamespace={}",
         options.namespaces.isEmpty() ? "all" : options.namespaces,
         options.vmiLabelSelector,
         GoDuration.format(options.drainTimeout),
-        GoDuration.format(options.drainRetryInterval),
-        GoDuration.format(options.drainAttemptTimeout),
-        options.workers,
-        options.defaultEvictionStrategy);
+        options.workers);
     return this;
+  }
+
+  private EvictionSettings evictionSettings() {
+    EvictionSettings settings =
+        new EvictionSettings(
+            options.drainTimeout,
+            options.drainRetryInterval,
+            options.drainAttemptTimeout,
+            options.defaultEvictionStrategy,
+            min(Duration.ofMinutes(1), options.drainTimeout),
+            EvacuationLimit.parse(options.maxConcurrentEvacuationsPerCluster).orElseThrow(),
+            options.drainReserve,
+            LiveMigrationPolicy.parse(options.liveMigration).orElseThrow(),
+            options.migrationAttempts);
+    if (options.drainReserve.compareTo(options.drainTimeout) >= 0) {
+      log.warn(
+          "--drain-reserve {} is not shorter than --drain-timeout {}: a VMI held by the quorum"
+              + " guard or the per-cluster limit goes ahead at once (with its Overridden event);"
+              + " the guard only orders evacuations",
+          GoDuration.format(options.drainReserve),
+          GoDuration.format(options.drainTimeout));
+    }
+    return settings;
   }
 
   /** Blocks until the controller stops; true when it stopped because the lease was lost. */

@@ -32,8 +32,28 @@ public final class ManagerOptions {
       names = "--kubeconfig",
       paramLabel = "FILE",
       description =
-          "Infra cluster kubeconfig; default: in-cluster config (else $KUBECONFIG, ~/.kube/config).")
+          "Infra cluster kubeconfig (with --infra-clusters=external: the management cluster's);"
+              + " default: in-cluster config (else $KUBECONFIG, ~/.kube/config).")
   Path kubeconfig;
+
+  /** VMIs in the cluster of --kubeconfig (today's mode). */
+  static final String INFRA_LOCAL = "local";
+
+  /** VMIs in the infra clusters named by KubevirtClusters' spec.infraClusterSecretRef. */
+  static final String INFRA_EXTERNAL = "external";
+
+  @Option(
+      names = "--infra-clusters",
+      paramLabel = "local|external",
+      defaultValue = INFRA_LOCAL,
+      description =
+          "local: the VMIs run in the cluster of --kubeconfig. external: --kubeconfig is the"
+              + " management cluster (Clusters, Machines, KubevirtMachines, KubevirtClusters,"
+              + " kubeconfig Secrets, the Lease); the VMIs run in the infra clusters named by each"
+              + " KubevirtCluster's spec.infraClusterSecretRef, watched in the infra namespace its"
+              + " Secret names (key namespace, else the KubevirtCluster's); --namespace then"
+              + " restricts the management namespaces (default: ${DEFAULT-VALUE}).")
+  String infraClusters;
 
   @Option(names = "--leader-elect", description = "Elect a leader with a Lease before reconciling.")
   boolean leaderElect;
@@ -297,6 +317,14 @@ public final class ManagerOptions {
           "--drain-reserve must not be negative, got "
               + (drainReserve == null ? "nothing" : GoDuration.format(drainReserve)));
     }
+    if (!INFRA_LOCAL.equals(infraClusters) && !INFRA_EXTERNAL.equals(infraClusters)) {
+      problems.add("--infra-clusters must be local or external, got \"" + infraClusters + "\"");
+    }
+    if (externalInfra() && enableNodeMaintenance) {
+      problems.add(
+          "--enable-node-maintenance serves the Nodes of the --kubeconfig cluster, which with"
+              + " --infra-clusters=external is the management cluster: not supported together");
+    }
     if (LiveMigrationPolicy.parse(liveMigration).isEmpty()) {
       problems.add("--live-migration must be never or prefer, got \"" + liveMigration + "\"");
     }
@@ -347,6 +375,11 @@ public final class ManagerOptions {
             "--node-maintenance-drain-taint", nodeMaintenanceDrainTaint)
         .ifPresent(problems::add);
     return problems;
+  }
+
+  /** --infra-clusters=external: the VMIs run in the infra clusters KubevirtClusters name. */
+  boolean externalInfra() {
+    return INFRA_EXTERNAL.equals(infraClusters);
   }
 
   /** Which namespaces a VMI's Cluster may be read from. */

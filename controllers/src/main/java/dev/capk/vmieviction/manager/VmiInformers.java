@@ -62,14 +62,34 @@ public final class VmiInformers {
       List<String> namespaces,
       String labelSelector,
       Duration resync) {
+    this(watchClient, api, namespaces, labelSelector, resync, null);
+  }
+
+  /**
+   * @param listFailed told of each failed list or watch (the informer tries again a second later);
+   *     null: the client's own handler logs it
+   */
+  public VmiInformers(
+      ApiClient watchClient,
+      GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api,
+      List<String> namespaces,
+      String labelSelector,
+      Duration resync,
+      java.util.function.Consumer<Throwable> listFailed) {
     List<String> scopes = namespaces.isEmpty() ? List.of(ALL) : List.copyOf(namespaces);
     for (String ns : scopes) {
       SharedInformerFactory factory = new SharedInformerFactory(watchClient);
       SharedIndexInformer<VirtualMachineInstance> informer =
-          factory.sharedIndexInformerFor(
-              listerWatcher(api, ns, labelSelector),
-              VirtualMachineInstance.class,
-              resync.toMillis());
+          listFailed == null
+              ? factory.sharedIndexInformerFor(
+                  listerWatcher(api, ns, labelSelector),
+                  VirtualMachineInstance.class,
+                  resync.toMillis())
+              : factory.sharedIndexInformerFor(
+                  listerWatcher(api, ns, labelSelector),
+                  VirtualMachineInstance.class,
+                  resync.toMillis(),
+                  (type, e) -> listFailed.accept(e));
       informer.setTransform(o -> o instanceof VirtualMachineInstance vmi ? trim(vmi) : o);
       informer.addIndexers(Map.of(CLUSTER_INDEX, VmiInformers::clusterKey));
       factories.put(ns, factory);

@@ -20,7 +20,8 @@ import java.util.TreeSet;
  * @param allowed VMI namespace to the Cluster namespaces its VMIs may name ({@code
  *     --cross-namespace-cluster})
  */
-public record ClusterNamespacePolicy(boolean allowAny, Map<String, Set<String>> allowed) {
+public record ClusterNamespacePolicy(boolean allowAny, Map<String, Set<String>> allowed)
+    implements TenantMapping {
 
   public ClusterNamespacePolicy {
     allowed = Map.copyOf(allowed);
@@ -58,6 +59,7 @@ public record ClusterNamespacePolicy(boolean allowAny, Map<String, Set<String>> 
    * @throws GuestAccessException {@code MissingClusterLabel} without a cluster name, {@code
    *     ClusterNamespaceRefused} when the VMI names a Cluster in a namespace it may not reach
    */
+  @Override
   public GuestClusterRef clusterOf(VirtualMachineInstance vmi) throws GuestAccessException {
     Map<String, String> labels = vmi.getMetadata() == null ? null : vmi.getMetadata().getLabels();
     String name = labels == null ? null : labels.get(CapkLabels.CLUSTER_NAME);

@@ -11,6 +11,11 @@ public class GuestAccessException extends Exception {
     MissingClusterLabel,
     /** The VMI names a Cluster in a namespace it may not reach (see ClusterNamespacePolicy). */
     ClusterNamespaceRefused,
+    /**
+     * External infra: the VMI's labels name a Cluster that no KubevirtCluster binds to the infra
+     * cluster and namespace the VMI runs in.
+     */
+    InfraClusterMismatch,
     ClusterNotFound,
     KubeconfigSecretNotFound,
     KubeconfigSecretMissingValue,

@@ -81,6 +81,20 @@ class ManagerFlagsTest {
   }
 
   @Test
+  void infraClustersIsLocalByDefaultExternalOnRequestAndNothingElse() {
+    assertEquals(false, parse().externalInfra());
+    assertEquals(true, parse("--infra-clusters", "external").externalInfra());
+    assertEquals(List.of(), parse("--infra-clusters", "external").validate());
+    assertEquals(
+        List.of("--infra-clusters must be local or external, got \"remote\""),
+        parse("--infra-clusters", "remote").validate());
+    assertEquals(
+        1,
+        parse("--infra-clusters", "external", "--enable-node-maintenance").validate().size(),
+        "NodeMaintenance would serve the management cluster's Nodes");
+  }
+
+  @Test
   void goDurationsParseAndFormat() {
     assertEquals(Duration.ofMinutes(10), GoDuration.parse("10m"));
     assertEquals(Duration.ofMinutes(90), GoDuration.parse("1h30m"));

@@ -20,17 +20,18 @@ class PackageDependenciesTest {
 
   /** Package (below dev.capk.vmieviction) to the packages of this project it may import. */
   static final Map<String, Set<String>> ALLOWED =
-      Map.of(
-          "time", Set.of(),
-          "runtime", Set.of(),
-          "kube", Set.of("time"),
-          "drain", Set.of("kube", "time"),
-          "drain.cli", Set.of("drain", "kube", "time"),
-          "events", Set.of("kube"),
-          "workload", Set.of("api", "kube", "time"),
-          "eviction", Set.of("api", "drain", "events", "kube", "time", "workload"),
-          "maintenance", Set.of("api", "drain", "events", "kube", "runtime", "time"),
-          "status", Set.of("api", "drain.cli", "eviction", "kube", "time", "workload"));
+      Map.ofEntries(
+          Map.entry("time", Set.of()),
+          Map.entry("runtime", Set.of()),
+          Map.entry("kube", Set.of("time")),
+          Map.entry("drain", Set.of("kube", "time")),
+          Map.entry("drain.cli", Set.of("drain", "kube", "time")),
+          Map.entry("events", Set.of("kube")),
+          Map.entry("workload", Set.of("api", "kube", "time")),
+          Map.entry("infra", Set.of("api", "workload")),
+          Map.entry("eviction", Set.of("api", "drain", "events", "kube", "time", "workload")),
+          Map.entry("maintenance", Set.of("api", "drain", "events", "kube", "runtime", "time")),
+          Map.entry("status", Set.of("api", "drain.cli", "eviction", "kube", "time", "workload")));
 
   static final Pattern IMPORT =
       Pattern.compile("(?m)^import (?:static )?dev\\.capk\\.vmieviction\\.([a-z]+(?:\\.cli)?)\\.");

@@ -1,5 +1,6 @@
 /**
  * Partial model of CAPK's (Cluster API Provider KubeVirt) {@code infrastructure.cluster.x-k8s.io}
- * KubevirtMachine, as far as the controller reads it. No logic; may import only {@code api}.
+ * KubevirtMachine and KubevirtCluster, as far as the controller reads them. No logic; may import
+ * only {@code api}.
  */
 package dev.capk.vmieviction.api.capk;

@@ -1,0 +1,102 @@
+package dev.capk.vmieviction.infra;
+
+import dev.capk.vmieviction.api.CapkLabels;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.workload.GuestAccessException;
+import dev.capk.vmieviction.workload.GuestClusterRef;
+import dev.capk.vmieviction.workload.TenantMapping;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The tenant mapping of the VMIs seen through one infra connection in one infra namespace: a VMI
+ * may only belong to a Cluster of a KubevirtCluster bound there. Its labels {@code
+ * cluster.x-k8s.io/cluster-name} and {@code capk.cluster.x-k8s.io/kubevirt-machine-namespace} only
+ * choose among those Clusters; labels that name any other Cluster (or namespace), or that do not
+ * choose exactly one, make the VMI refused: it is not ours. The bound set changes at run time
+ * ({@link #rebind}). Thread-safe; no I/O.
+ */
+public final class BoundTenants implements TenantMapping {
+
+  private final String where;
+  private volatile Set<GuestClusterRef> bound;
+
+  /**
+   * @param where how messages name the infra connection and namespace (never the kubeconfig)
+   */
+  public BoundTenants(String where, Set<GuestClusterRef> bound) {
+    this.where = where;
+    this.bound = Set.copyOf(bound);
+  }
+
+  /** The Clusters bound now (the KubevirtClusters or their Secrets changed). */
+  public void rebind(Set<GuestClusterRef> clusters) {
+    this.bound = Set.copyOf(clusters);
+  }
+
+  public Set<GuestClusterRef> bound() {
+    return bound;
+  }
+
+  @Override
+  public GuestClusterRef clusterOf(VirtualMachineInstance vmi) throws GuestAccessException {
+    Map<String, String> labels = vmi.getMetadata() == null ? null : vmi.getMetadata().getLabels();
+    String name = labels == null ? null : labels.get(CapkLabels.CLUSTER_NAME);
+    String namespace = labels == null ? null : labels.get(CapkLabels.KUBEVIRT_MACHINE_NAMESPACE);
+    Set<GuestClusterRef> now = bound;
+    if (name == null || name.isBlank()) {
+      throw new GuestAccessException(
+          GuestAccessException.Reason.InfraClusterMismatch,
+          "VMI has no label "
+              + CapkLabels.CLUSTER_NAME
+              + ": it cannot be matched to a Cluster bound to "
+              + where
+              + " ("
+              + describe(now)
+              + "); left alone");
+    }
+    boolean anyNamespace = namespace == null || namespace.isBlank();
+    List<GuestClusterRef> matches =
+        now.stream()
+            .filter(c -> c.name().equals(name))
+            .filter(c -> anyNamespace || c.namespace().equals(namespace))
+            .toList();
+    if (matches.size() == 1) {
+      return matches.get(0);
+    }
+    String named = (anyNamespace ? "" : namespace + "/") + name;
+    throw new GuestAccessException(
+        GuestAccessException.Reason.InfraClusterMismatch,
+        "VMI labels name Cluster "
+            + named
+            + (matches.isEmpty()
+                ? ", which no KubevirtCluster binds to "
+                : ", which is ambiguous (no label "
+                    + CapkLabels.KUBEVIRT_MACHINE_NAMESPACE
+                    + ") among the Clusters bound to ")
+            + where
+            + " ("
+            + describe(now)
+            + "); never drained nor deleted by this controller");
+  }
+
+  @Override
+  public Optional<String> refusal(VirtualMachineInstance vmi) {
+    try {
+      clusterOf(vmi);
+      return Optional.empty();
+    } catch (GuestAccessException e) {
+      return Optional.of(e.getMessage());
+    }
+  }
+
+  private static String describe(Set<GuestClusterRef> clusters) {
+    if (clusters.isEmpty()) {
+      return "none bound";
+    }
+    return "bound: "
+        + String.join(", ", clusters.stream().map(GuestClusterRef::toString).sorted().toList());
+  }
+}

@@ -1,0 +1,268 @@
+package dev.capk.vmieviction.infra;
+
+import dev.capk.vmieviction.api.capi.ClusterApi;
+import dev.capk.vmieviction.api.capk.CapkApi;
+import dev.capk.vmieviction.api.capk.KubevirtCluster;
+import dev.capk.vmieviction.workload.GuestClusterRef;
+import dev.capk.vmieviction.workload.KubeconfigPolicy;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1OwnerReference;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.Function;
+
+/**
+ * What the management cluster's KubevirtClusters and their infra Secrets bind: which infra
+ * connections exist (one per distinct kubeconfig, identified by a digest of its content, so
+ * KubevirtClusters whose Secrets hold the same kubeconfig share one), which infra namespaces are
+ * watched through each, and which tenant Clusters are bound to each (connection, namespace). As
+ * CAPK reads it: the Secret's key {@code kubeconfig}, its optional key {@code namespace} (else the
+ * KubevirtCluster's namespace), the Cluster from the KubevirtCluster's owner reference. A
+ * KubevirtCluster that cannot be used yields a {@link Problem} instead. Pure: the Secrets are
+ * looked up through a function.
+ *
+ * @param connections connection id to its kubeconfig (YAML)
+ * @param targets (connection, infra namespace) to what is bound there
+ * @param problems the KubevirtClusters that could not be bound, and why (never a Secret's content)
+ */
+public record InfraBindings(
+    Map<String, Connection> connections, Map<Target, Bound> targets, List<Problem> problems) {
+
+  /** A KubevirtCluster, by namespace and name. */
+  public record KubevirtClusterRef(String namespace, String name)
+      implements Comparable<KubevirtClusterRef> {
+    @Override
+    public String toString() {
+      return namespace + "/" + name;
+    }
+
+    @Override
+    public int compareTo(KubevirtClusterRef o) {
+      return toString().compareTo(o.toString());
+    }
+  }
+
+  /** A Secret, by namespace and name. */
+  public record SecretRef(String namespace, String name) {
+    @Override
+    public String toString() {
+      return namespace + "/" + name;
+    }
+  }
+
+  /**
+   * One infra cluster's credentials.
+   *
+   * @param id a digest of the kubeconfig: equal kubeconfigs, one connection
+   * @param kubeconfig the YAML (secret: never logged)
+   * @param allowsInsecureTls the kubeconfig relaxes TLS (accepted only with the operator's flag)
+   * @param secrets the Secrets that hold it: how logs and events name the connection
+   */
+  public record Connection(
+      String id, String kubeconfig, boolean allowsInsecureTls, Set<SecretRef> secrets) {
+    /** How logs and events name it: by the Secrets that lead to it, never by content. */
+    public String displayName() {
+      SecretRef first = secrets.iterator().next();
+      return "infra Secret "
+          + first
+          + (secrets.size() > 1 ? " (and " + (secrets.size() - 1) + " more)" : "");
+    }
+
+    @Override
+    public String toString() {
+      return displayName();
+    }
+  }
+
+  /** Where VMIs are watched: an infra connection and one namespace in that infra cluster. */
+  public record Target(String connectionId, String namespace) {}
+
+  /**
+   * What is bound to a target: the tenant Clusters whose VMIs may run there, and the
+   * KubevirtClusters that bind them (where the target's problems are reported).
+   */
+  public record Bound(Set<GuestClusterRef> clusters, Set<KubevirtClusterRef> kubevirtClusters) {
+    public Bound {
+      clusters = Set.copyOf(clusters);
+      kubevirtClusters = Set.copyOf(kubevirtClusters);
+    }
+  }
+
+  /** A KubevirtCluster that is not bound now; {@code reason} is an event reason. */
+  public record Problem(KubevirtClusterRef kubevirtCluster, String reason, String message) {}
+
+  public InfraBindings {
+    connections = Map.copyOf(connections);
+    targets = Map.copyOf(targets);
+    problems = List.copyOf(problems);
+  }
+
+  /** The Secret a KubevirtCluster names, its namespace defaulted; empty when it names none. */
+  public static Optional<SecretRef> secretOf(KubevirtCluster kvc) {
+    KubevirtCluster.SecretRef ref =
+        kvc.getSpec() == null ? null : kvc.getSpec().getInfraClusterSecretRef();
+    if (ref == null || ref.getName() == null || ref.getName().isBlank()) {
+      return Optional.empty();
+    }
+    String ns =
+        ref.getNamespace() == null || ref.getNamespace().isBlank()
+            ? kvc.getMetadata().getNamespace()
+            : ref.getNamespace();
+    return Optional.of(new SecretRef(ns, ref.getName()));
+  }
+
+  /** Every Secret the KubevirtClusters name: those to watch. */
+  public static Set<SecretRef> referencedSecrets(Collection<KubevirtCluster> kubevirtClusters) {
+    Set<SecretRef> out = new LinkedHashSet<>();
+    kubevirtClusters.forEach(k -> secretOf(k).ifPresent(out::add));
+    return out;
+  }
+
+  /**
+   * @param secretData a Secret's data, empty when it does not exist
+   * @param allowInsecureTls the operator accepts kubeconfigs that relax TLS
+   */
+  public static InfraBindings of(
+      Collection<KubevirtCluster> kubevirtClusters,
+      Function<SecretRef, Optional<Map<String, byte[]>>> secretData,
+      boolean allowInsecureTls) {
+    Map<String, String> kubeconfigs = new TreeMap<>();
+    Map<String, Set<SecretRef>> secretsOf = new TreeMap<>();
+    Map<Target, Set<GuestClusterRef>> clusters = new LinkedHashMap<>();
+    Map<Target, Set<KubevirtClusterRef>> owners = new LinkedHashMap<>();
+    List<Problem> problems = new ArrayList<>();
+    for (KubevirtCluster kvc : sorted(kubevirtClusters)) {
+      Optional<SecretRef> secret = secretOf(kvc);
+      if (secret.isEmpty()) {
+        continue; // its VMIs run in the management cluster: not external infra
+      }
+      KubevirtClusterRef ref =
+          new KubevirtClusterRef(kvc.getMetadata().getNamespace(), kvc.getMetadata().getName());
+      Optional<String> cluster = ownerCluster(kvc.getMetadata());
+      if (cluster.isEmpty()) {
+        problems.add(
+            new Problem(
+                ref,
+                InfraEventReasons.CLUSTER_OWNER_MISSING,
+                "KubevirtCluster "
+                    + ref
+                    + " has no owner reference to a Cluster ("
+                    + ClusterApi.GROUP
+                    + "): its infra cluster is not used until Cluster API sets it"));
+        continue;
+      }
+      Optional<Map<String, byte[]>> data = secretData.apply(secret.get());
+      String what = "infra Secret " + secret.get() + " of KubevirtCluster " + ref;
+      if (data.isEmpty()) {
+        problems.add(new Problem(ref, InfraEventReasons.INFRA_SECRET_INVALID, what + " not found"));
+        continue;
+      }
+      byte[] raw = data.get().get(CapkApi.INFRA_SECRET_KUBECONFIG_KEY);
+      if (raw == null || raw.length == 0) {
+        problems.add(
+            new Problem(
+                ref,
+                InfraEventReasons.INFRA_SECRET_INVALID,
+                what + " has no '" + CapkApi.INFRA_SECRET_KUBECONFIG_KEY + "' key"));
+        continue;
+      }
+      String kubeconfig = new String(raw, StandardCharsets.UTF_8);
+      List<String> violations = KubeconfigPolicy.violations(kubeconfig, allowInsecureTls);
+      if (!violations.isEmpty()) {
+        problems.add(
+            new Problem(
+                ref,
+                InfraEventReasons.INFRA_SECRET_INVALID,
+                what + ": kubeconfig refused: " + String.join("; ", violations)));
+        continue;
+      }
+      byte[] nsRaw = data.get().get(CapkApi.INFRA_SECRET_NAMESPACE_KEY);
+      String namespace =
+          nsRaw == null || nsRaw.length == 0
+              ? ref.namespace()
+              : new String(nsRaw, StandardCharsets.UTF_8).trim();
+      if (!namespace.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?") || namespace.length() > 63) {
+        problems.add(
+            new Problem(
+                ref,
+                InfraEventReasons.INFRA_SECRET_INVALID,
+                what
+                    + ": key '"
+                    + CapkApi.INFRA_SECRET_NAMESPACE_KEY
+                    + "' is not a namespace name"));
+        continue;
+      }
+      String id = digest(kubeconfig);
+      kubeconfigs.put(id, kubeconfig);
+      secretsOf.computeIfAbsent(id, k -> new LinkedHashSet<>()).add(secret.get());
+      Target target = new Target(id, namespace);
+      clusters
+          .computeIfAbsent(
+              target, k -> new TreeSet<>(java.util.Comparator.comparing(Object::toString)))
+          .add(new GuestClusterRef(ref.namespace(), cluster.get()));
+      owners.computeIfAbsent(target, k -> new TreeSet<>()).add(ref);
+    }
+    Map<String, Connection> connections = new LinkedHashMap<>();
+    kubeconfigs.forEach(
+        (id, yaml) ->
+            connections.put(
+                id,
+                new Connection(
+                    id,
+                    yaml,
+                    allowInsecureTls && !KubeconfigPolicy.violations(yaml, false).isEmpty(),
+                    secretsOf.get(id))));
+    Map<Target, Bound> targets = new LinkedHashMap<>();
+    clusters.forEach((t, c) -> targets.put(t, new Bound(c, owners.get(t))));
+    return new InfraBindings(connections, targets, problems);
+  }
+
+  /** The Cluster API Cluster among the owners, as CAPK's util.GetOwnerCluster finds it. */
+  static Optional<String> ownerCluster(V1ObjectMeta meta) {
+    List<V1OwnerReference> owners = meta == null ? null : meta.getOwnerReferences();
+    if (owners == null) {
+      return Optional.empty();
+    }
+    return owners.stream()
+        .filter(o -> ClusterApi.CLUSTER_KIND.equals(o.getKind()))
+        .filter(
+            o -> o.getApiVersion() != null && o.getApiVersion().startsWith(ClusterApi.GROUP + "/"))
+        .map(V1OwnerReference::getName)
+        .filter(n -> n != null && !n.isBlank())
+        .findFirst();
+  }
+
+  private static List<KubevirtCluster> sorted(Collection<KubevirtCluster> all) {
+    return all.stream()
+        .filter(k -> k.getMetadata() != null)
+        .sorted(
+            java.util.Comparator.comparing(
+                (KubevirtCluster k) ->
+                    k.getMetadata().getNamespace() + "/" + k.getMetadata().getName()))
+        .toList();
+  }
+
+  /** SHA-256 of the kubeconfig: equal content, equal id; the content cannot be read back. */
+  static String digest(String kubeconfig) {
+    try {
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-256")
+                  .digest(kubeconfig.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

@@ -1,0 +1,174 @@
+package dev.capk.vmieviction.manager;
+
+import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
+import dev.capk.vmieviction.kube.ApiStatus;
+import io.kubernetes.client.informer.ListerWatcher;
+import io.kubernetes.client.informer.ResourceEventHandler;
+import io.kubernetes.client.informer.SharedIndexInformer;
+import io.kubernetes.client.informer.SharedInformerFactory;
+import io.kubernetes.client.informer.cache.Lister;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1Secret;
+import io.kubernetes.client.util.CallGeneratorParams;
+import io.kubernetes.client.util.Watchable;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.options.ListOptions;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Watches exactly the infra Secrets that KubevirtClusters name, each with a watch of its own (field
+ * selector {@code metadata.name}, in its namespace): never a watch on every Secret. A rotated,
+ * added or removed Secret is announced to {@code changed} as soon as its watch delivers it; the
+ * caller reads it from here. Watches start and stop as the references change ({@link #retain}).
+ */
+final class InfraSecretWatches implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(InfraSecretWatches.class);
+
+  /** A Secret that could not be read now (no answer, 5xx...): not an answer, retried. */
+  static final class Unreadable extends Exception {
+    Unreadable(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  private record Watch(SharedInformerFactory factory, SharedIndexInformer<V1Secret> informer) {}
+
+  private final ApiClient watchClient;
+  private final CoreV1Api requests;
+  private final GenericKubernetesApi<V1Secret, ManagementInformers.SecretList> api;
+  private final Runnable changed;
+  private final Map<SecretRef, Watch> watches = new ConcurrentHashMap<>();
+
+  InfraSecretWatches(ApiClient watchClient, ApiClient requestClient, Runnable changed) {
+    this.watchClient = watchClient;
+    this.requests = new CoreV1Api(requestClient);
+    this.api =
+        new GenericKubernetesApi<>(
+            V1Secret.class, ManagementInformers.SecretList.class, "", "v1", "secrets", watchClient);
+    this.changed = changed;
+  }
+
+  /** Watches exactly {@code wanted}: starts the new ones, stops the others. */
+  synchronized void retain(Set<SecretRef> wanted) {
+    for (SecretRef ref : Set.copyOf(watches.keySet())) {
+      if (!wanted.contains(ref)) {
+        Watch w = watches.remove(ref);
+        w.factory().stopAllRegisteredInformers(true);
+        log.info("infra secret watch stopped secret={}", ref);
+      }
+    }
+    for (SecretRef ref : wanted) {
+      if (!watches.containsKey(ref)) {
+        watches.put(ref, start(ref));
+        log.info("infra secret watch started secret={}", ref);
+      }
+    }
+  }
+
+  private Watch start(SecretRef ref) {
+    SharedInformerFactory factory = new SharedInformerFactory(watchClient);
+    SharedIndexInformer<V1Secret> informer =
+        factory.sharedIndexInformerFor(
+            byName(ref),
+            V1Secret.class,
+            0,
+            (t, e) ->
+                log.warn(
+                    "infra secret watch failed secret={} error={}",
+                    ref,
+                    e instanceof ApiException a
+                        ? ApiStatus.describeWithoutServerText(a)
+                        : e.getClass().getSimpleName()));
+    informer.addEventHandler(
+        new ResourceEventHandler<>() {
+          @Override
+          public void onAdd(V1Secret s) {
+            changed.run();
+          }
+
+          @Override
+          public void onUpdate(V1Secret before, V1Secret after) {
+            changed.run();
+          }
+
+          @Override
+          public void onDelete(V1Secret s, boolean stateUnknown) {
+            changed.run();
+          }
+        });
+    factory.startAllRegisteredInformers();
+    return new Watch(factory, informer);
+  }
+
+  private ListerWatcher<V1Secret, ManagementInformers.SecretList> byName(SecretRef ref) {
+    return new ListerWatcher<>() {
+      @Override
+      public ManagementInformers.SecretList list(CallGeneratorParams params) throws ApiException {
+        ListOptions o = options(params);
+        o.setResourceVersion(null);
+        var r = api.list(ref.namespace(), o);
+        if (r.getHttpStatusCode() == 0) {
+          throw new ApiException(0, "no HTTP response listing Secret " + ref);
+        }
+        return r.throwsApiException().getObject();
+      }
+
+      @Override
+      public Watchable<V1Secret> watch(CallGeneratorParams params) throws ApiException {
+        return api.watch(ref.namespace(), options(params));
+      }
+
+      private ListOptions options(CallGeneratorParams params) {
+        ListOptions o = new ListOptions();
+        o.setResourceVersion(params.resourceVersion);
+        o.setTimeoutSeconds(params.timeoutSeconds);
+        o.setFieldSelector("metadata.name=" + ref.name());
+        return o;
+      }
+    };
+  }
+
+  /**
+   * The Secret's data, empty when it does not exist: from its watch once that has listed, else one
+   * GET.
+   *
+   * @throws Unreadable when neither could say (the caller keeps what it had)
+   */
+  Optional<Map<String, byte[]>> data(SecretRef ref) throws Unreadable {
+    Watch w = watches.get(ref);
+    if (w != null && w.informer().hasSynced()) {
+      V1Secret s =
+          new Lister<>(w.informer().getIndexer()).namespace(ref.namespace()).get(ref.name());
+      return Optional.ofNullable(s).map(InfraSecretWatches::dataOf);
+    }
+    try {
+      return Optional.of(
+          dataOf(requests.readNamespacedSecret(ref.name(), ref.namespace()).execute()));
+    } catch (ApiException e) {
+      if (e.getCode() == 404) {
+        return Optional.empty();
+      }
+      throw new Unreadable(
+          "reading infra Secret " + ref + " failed: " + ApiStatus.describeWithoutServerText(e));
+    }
+  }
+
+  private static Map<String, byte[]> dataOf(V1Secret s) {
+    return s.getData() == null ? Map.of() : new HashMap<>(s.getData());
+  }
+
+  @Override
+  public synchronized void close() {
+    watches.values().forEach(w -> w.factory().stopAllRegisteredInformers(true));
+    watches.clear();
+  }
+}
