@@ -10,7 +10,6 @@ import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.e2e.harness.ProcessLogs;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.ControllerServiceAccount;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
@@ -152,14 +151,19 @@ class ExternalInfraE2EIT {
   }
 
   /**
-   * The controller connected to the tenant's infra cluster: a Normal event it wrote on the
-   * KubevirtCluster, or failing that, the tenant's VMIs seen (it annotates none before a drain).
+   * The controller watches the tenant's infra namespace: its pipeline there has listed the VMIs
+   * (the controller logs it; /readyz waits for the management caches only).
    */
   private static void awaitWatching(TenantCluster tenant) {
     Await.until(
         "the controller watching the VMIs of " + tenant.name() + " in its infra cluster",
         Duration.ofSeconds(60),
-        () -> ProcessLogs.contains(controller.log(), tenant.namespace()));
+        () ->
+            java.nio.file.Files.readAllLines(controller.log()).stream()
+                .anyMatch(
+                    l ->
+                        l.contains("infra pipeline synced")
+                            && l.contains("namespace " + tenant.namespace() + "\"")));
   }
 
   @AfterAll
