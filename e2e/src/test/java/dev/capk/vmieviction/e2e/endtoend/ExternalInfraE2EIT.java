@@ -50,10 +50,10 @@ class ExternalInfraE2EIT {
   static final LocalClusterExtension infra1 =
       LocalClusterExtension.shared("e2e-infra", LocalCluster.Builder::withAll);
 
-  /** Its own cluster: this test stops its API server. Pods only need scheduling and kwok. */
+  /** Its own cluster: this test stops its API server. */
   @RegisterExtension
   static final LocalClusterExtension infra2 =
-      LocalClusterExtension.shared("ext-infra-2", b -> b.withScheduler().withKwok());
+      LocalClusterExtension.shared("ext-infra-2", LocalCluster.Builder::withAll);
 
   @RegisterExtension
   static final LocalClusterExtension guestA =
