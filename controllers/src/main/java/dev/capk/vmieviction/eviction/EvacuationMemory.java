@@ -75,7 +75,7 @@ final class EvacuationMemory {
     this.metrics = metrics;
     this.failures =
         new ItemExponentialFailureRateLimiter<>(Duration.ofSeconds(1), maxFailureBackoff);
-    metrics.deadlineUsedFrom(() -> maxDeadlineUsed(clock.instant()));
+    metrics.deadlineUsedFrom(this, () -> maxDeadlineUsed(clock.instant()));
   }
 
   /** The next delay after one more failure of this VMI's step (exponential, bounded). */
@@ -104,7 +104,7 @@ final class EvacuationMemory {
   void underWay(String key, String uid, Instant start, Instant deadline) {
     windows.merge(key, new Window(uid, start, deadline), Window::earlierDeadline);
     if (inProgress.put(key, uid) == null) {
-      metrics.setInProgress(inProgress.size());
+      metrics.setInProgress(this, inProgress.size());
     }
   }
 
@@ -160,7 +160,7 @@ final class EvacuationMemory {
     }
     windows.remove(key);
     if (inProgress.remove(key) != null) {
-      metrics.setInProgress(inProgress.size());
+      metrics.setInProgress(this, inProgress.size());
     }
   }
 
@@ -174,7 +174,7 @@ final class EvacuationMemory {
       blockers.remove(uid);
       lastFailures.remove(uid);
       drainsBegan.remove(uid);
-      metrics.setInProgress(inProgress.size());
+      metrics.setInProgress(this, inProgress.size());
     }
   }
 }

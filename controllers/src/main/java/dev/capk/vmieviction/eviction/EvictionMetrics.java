@@ -65,7 +65,16 @@ public final class EvictionMetrics {
   private final Gauge reconcileMaxSeconds;
   private final java.util.concurrent.atomic.AtomicLong reconcileMaxNanos =
       new java.util.concurrent.atomic.AtomicLong();
-  private volatile DoubleSupplier deadlineUsed = () -> 0;
+
+  /**
+   * Per source of evacuations (one per reconciler: several with external infra, one pipeline per
+   * infra namespace), what the in-progress and deadline-used gauges sum and take the maximum of.
+   */
+  private final java.util.Map<Object, Integer> inProgressBy =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  private final java.util.Map<Object, DoubleSupplier> deadlineUsedBy =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   public EvictionMetrics(CollectorRegistry registry) {
     inProgress =
@@ -139,23 +148,35 @@ public final class EvictionMetrics {
             new Gauge.Child() {
               @Override
               public double get() {
-                return deadlineUsed.getAsDouble();
+                return deadlineUsedBy.values().stream()
+                    .mapToDouble(DoubleSupplier::getAsDouble)
+                    .max()
+                    .orElse(0);
               }
             })
         .register(registry);
   }
 
-  /** Where the deadline-used gauge reads its value. */
-  void deadlineUsedFrom(DoubleSupplier source) {
-    this.deadlineUsed = source;
+  /** Where the deadline-used gauge reads the value of {@code source} (the largest counts). */
+  void deadlineUsedFrom(Object source, DoubleSupplier value) {
+    deadlineUsedBy.put(source, value);
+  }
+
+  /** {@code source}'s evacuations no longer count (its pipeline stopped). */
+  void forget(Object source) {
+    deadlineUsedBy.remove(source);
+    inProgressBy.remove(source);
+    inProgress.set(inProgressBy.values().stream().mapToInt(Integer::intValue).sum());
   }
 
   public void evacuationStarted() {
     started.inc();
   }
 
-  public void setInProgress(int n) {
-    inProgress.set(n);
+  /** {@code source} has {@code n} evacuations in progress; the gauge is the sum. */
+  void setInProgress(Object source, int n) {
+    inProgressBy.put(source, n);
+    inProgress.set(inProgressBy.values().stream().mapToInt(Integer::intValue).sum());
   }
 
   public void evacuationEnded(Outcome outcome, Duration sinceStart) {

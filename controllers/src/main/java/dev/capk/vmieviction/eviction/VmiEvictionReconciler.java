@@ -121,6 +121,11 @@ public final class VmiEvictionReconciler implements Reconciler {
     this.notices = new NotEvacuatedNotices(events);
   }
 
+  /** This reconciler's evacuations no longer count in the shared gauges (its pipeline stopped). */
+  public void stopped() {
+    metrics.forget(memory);
+  }
+
   @Override
   public Result reconcile(Request request) {
     long began = System.nanoTime();

@@ -25,7 +25,7 @@ import java.util.function.Function;
 
 /**
  * What the management cluster's KubevirtClusters and their infra Secrets bind: which infra
- * connections exist (one per distinct kubeconfig, identified by a digest of its content, so
+ * connections exist (one per distinct server and credentials, identified by a digest of them, so
  * KubevirtClusters whose Secrets hold the same kubeconfig share one), which infra namespaces are
  * watched through each, and which tenant Clusters are bound to each (connection, namespace). As
  * CAPK reads it: the Secret's key {@code kubeconfig}, its optional key {@code namespace} (else the
@@ -65,7 +65,8 @@ public record InfraBindings(
   /**
    * One infra cluster's credentials.
    *
-   * @param id a digest of the kubeconfig: equal kubeconfigs, one connection
+   * @param id a digest of the current context's cluster and user: same server and credentials, one
+   *     connection
    * @param kubeconfig the YAML (secret: never logged)
    * @param allowsInsecureTls the kubeconfig relaxes TLS (accepted only with the operator's flag)
    * @param secrets the Secrets that hold it: how logs and events name the connection
@@ -138,6 +139,20 @@ public record InfraBindings(
       Collection<KubevirtCluster> kubevirtClusters,
       Function<SecretRef, Optional<Map<String, byte[]>>> secretData,
       boolean allowInsecureTls) {
+    return of(kubevirtClusters, secretData, ref -> Optional.empty(), allowInsecureTls);
+  }
+
+  /**
+   * @param secretData a Secret's data, empty when it does not exist or could not be read
+   * @param unreadable why a Secret could not be read (never seen, and the last read failed or was
+   *     refused), empty when it was read
+   * @param allowInsecureTls the operator accepts kubeconfigs that relax TLS
+   */
+  public static InfraBindings of(
+      Collection<KubevirtCluster> kubevirtClusters,
+      Function<SecretRef, Optional<Map<String, byte[]>>> secretData,
+      Function<SecretRef, Optional<String>> unreadable,
+      boolean allowInsecureTls) {
     Map<String, String> kubeconfigs = new TreeMap<>();
     Map<String, Set<SecretRef>> secretsOf = new TreeMap<>();
     Map<Target, Set<GuestClusterRef>> clusters = new LinkedHashMap<>();
@@ -166,7 +181,12 @@ public record InfraBindings(
       Optional<Map<String, byte[]>> data = secretData.apply(secret.get());
       String what = "infra Secret " + secret.get() + " of KubevirtCluster " + ref;
       if (data.isEmpty()) {
-        problems.add(new Problem(ref, InfraEventReasons.INFRA_SECRET_INVALID, what + " not found"));
+        Optional<String> why = unreadable.apply(secret.get());
+        problems.add(
+            new Problem(
+                ref,
+                InfraEventReasons.INFRA_SECRET_INVALID,
+                what + (why.isPresent() ? " could not be read: " + why.get() : " not found")));
         continue;
       }
       byte[] raw = data.get().get(CapkApi.INFRA_SECRET_KUBECONFIG_KEY);
@@ -204,7 +224,7 @@ public record InfraBindings(
                     + "' is not a namespace name"));
         continue;
       }
-      String id = digest(kubeconfig);
+      String id = connectionKey(kubeconfig);
       kubeconfigs.put(id, kubeconfig);
       secretsOf.computeIfAbsent(id, k -> new LinkedHashSet<>()).add(secret.get());
       Target target = new Target(id, namespace);
@@ -254,7 +274,61 @@ public record InfraBindings(
         .toList();
   }
 
-  /** SHA-256 of the kubeconfig: equal content, equal id; the content cannot be read back. */
+  /**
+   * The id of the connection a kubeconfig makes: a SHA-256 of what the connection depends on, the
+   * current context's cluster (server, CA, TLS fields) and user (credentials), so that kubeconfigs
+   * that differ only in names, comments or other contexts share one connection. A kubeconfig whose
+   * current context cannot be followed is identified by its whole content.
+   */
+  static String connectionKey(String kubeconfig) {
+    try {
+      Object root =
+          new org.yaml.snakeyaml.Yaml(
+                  new org.yaml.snakeyaml.constructor.SafeConstructor(
+                      new org.yaml.snakeyaml.LoaderOptions()))
+              .load(kubeconfig);
+      if (root instanceof Map<?, ?> config) {
+        Map<?, ?> context = named(config.get("contexts"), config.get("current-context"), "context");
+        if (context != null) {
+          Map<?, ?> cluster = named(config.get("clusters"), context.get("cluster"), "cluster");
+          Map<?, ?> user = named(config.get("users"), context.get("user"), "user");
+          if (cluster != null && user != null) {
+            return digest(
+                "cluster\n"
+                    + new TreeMap<>(stringKeys(cluster))
+                    + "\nuser\n"
+                    + new TreeMap<>(stringKeys(user)));
+          }
+        }
+      }
+    } catch (RuntimeException e) {
+      // Checked by KubeconfigPolicy before: cannot happen; fall back to the whole content.
+    }
+    return digest(kubeconfig);
+  }
+
+  /** The {@code kind} body of the entry named {@code name} in a kubeconfig's named list. */
+  private static Map<?, ?> named(Object entries, Object name, String kind) {
+    if (!(entries instanceof List<?> list) || name == null) {
+      return null;
+    }
+    for (Object entry : list) {
+      if (entry instanceof Map<?, ?> e
+          && name.equals(e.get("name"))
+          && e.get(kind) instanceof Map<?, ?> body) {
+        return body;
+      }
+    }
+    return null;
+  }
+
+  private static Map<String, String> stringKeys(Map<?, ?> body) {
+    Map<String, String> out = new TreeMap<>();
+    body.forEach((k, v) -> out.put(String.valueOf(k), String.valueOf(v)));
+    return out;
+  }
+
+  /** SHA-256 of the text: equal text, equal id; the text cannot be read back. */
   static String digest(String kubeconfig) {
     try {
       return HexFormat.of()

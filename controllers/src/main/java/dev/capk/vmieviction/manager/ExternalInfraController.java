@@ -59,6 +59,14 @@ final class ExternalInfraController implements ManagedController {
   /** A change is acted on after this pause, so that a burst of events costs one pass. */
   static final Duration DEBOUNCE = Duration.ofMillis(200);
 
+  /**
+   * List/watch failures of one pipeline within {@link #UNREACHABLE_WITHIN} that make it
+   * unreachable.
+   */
+  static final int UNREACHABLE_AFTER = 3;
+
+  static final Duration UNREACHABLE_WITHIN = Duration.ofSeconds(30);
+
   /** The same problem of a KubevirtCluster is logged and evented again after this, at most. */
   static final Duration REPORT_AGAIN = Duration.ofMinutes(5);
 
@@ -73,6 +81,11 @@ final class ExternalInfraController implements ManagedController {
   private final Map<String, InfraConnection> connections = new HashMap<>();
   private final Map<Target, InfraPipeline> pipelines = new ConcurrentHashMap<>();
   private final Map<String, Reported> reported = new ConcurrentHashMap<>();
+  private final Map<Target, java.util.Deque<Long>> failures = new ConcurrentHashMap<>();
+
+  /** Each referenced Secret's data as last read: kept while a read fails. */
+  private final Map<SecretRef, Map<String, byte[]>> lastKnown = new HashMap<>();
+
   private final AtomicBoolean pending = new AtomicBoolean();
   private volatile ScheduledExecutorService loop;
   private volatile boolean leading;
@@ -233,6 +246,7 @@ final class ExternalInfraController implements ManagedController {
       pipelines.clear();
       connections.values().forEach(InfraConnection::close);
       connections.clear();
+      lastKnown.clear();
       secrets.close();
     }
   }
@@ -274,16 +288,32 @@ final class ExternalInfraController implements ManagedController {
     Set<SecretRef> referenced = InfraBindings.referencedSecrets(all);
     secrets.retain(referenced);
     Map<SecretRef, Optional<Map<String, byte[]>>> data = new HashMap<>();
+    Map<SecretRef, String> unreadable = new HashMap<>();
+    lastKnown.keySet().retainAll(referenced);
     for (SecretRef ref : referenced) {
       try {
-        data.put(ref, secrets.data(ref));
+        Optional<Map<String, byte[]>> d = secrets.data(ref);
+        d.ifPresentOrElse(v -> lastKnown.put(ref, v), () -> lastKnown.remove(ref));
+        data.put(ref, d);
       } catch (InfraSecretWatches.Unreadable e) {
-        // Not an answer: what runs keeps running, and the next pass reads again.
-        log.warn("infra bindings kept as they are: {}", e.getMessage());
-        return;
+        // A failed read is not an answer: what was read before still holds; only a Secret never
+        // read is a problem (of its KubevirtClusters only), and the next pass reads again.
+        Map<String, byte[]> last = lastKnown.get(ref);
+        data.put(ref, Optional.ofNullable(last));
+        if (last == null) {
+          unreadable.put(ref, e.getMessage());
+        } else {
+          log.info(
+              "infra secret unreadable, last read kept secret={} error={}", ref, e.getMessage());
+        }
       }
     }
-    InfraBindings bindings = InfraBindings.of(all, data::get, options.allowInsecureGuestTls);
+    InfraBindings bindings =
+        InfraBindings.of(
+            all,
+            data::get,
+            ref -> Optional.ofNullable(unreadable.get(ref)),
+            options.allowInsecureGuestTls);
     Map<KubevirtClusterRef, KubevirtCluster> byRef = new HashMap<>();
     all.forEach(
         k ->
@@ -330,6 +360,7 @@ final class ExternalInfraController implements ManagedController {
     for (Target t : Set.copyOf(pipelines.keySet())) {
       if (!bindings.targets().containsKey(t) || unusable.contains(t.connectionId())) {
         pipelines.remove(t).close();
+        failures.remove(t);
       }
     }
     bindings
@@ -388,16 +419,29 @@ final class ExternalInfraController implements ManagedController {
                     && !k.endsWith("/" + InfraEventReasons.INFRA_CLUSTER_UNREACHABLE));
   }
 
-  /** A pipeline's VMI informer failed to list or watch: its infra cluster does not answer. */
+  /**
+   * A pipeline's VMI informer failed to list or watch (it tries again a second later). One failure
+   * is a blip (a watch cut, a 429): the infra cluster counts as unreachable only after {@link
+   * #UNREACHABLE_AFTER} failures within {@link #UNREACHABLE_WITHIN}.
+   */
   private void unreachable(Target target, Throwable e) {
     InfraPipeline p = pipelines.get(target);
     if (p == null) {
       return;
     }
-    String why =
-        e instanceof ApiException a
-            ? ApiStatus.describeWithoutServerText(a)
-            : e.getClass().getSimpleName();
+    long now = System.nanoTime();
+    java.util.Deque<Long> recent =
+        failures.computeIfAbsent(target, t -> new java.util.ArrayDeque<>());
+    synchronized (recent) {
+      recent.addLast(now);
+      while (!recent.isEmpty() && now - recent.peekFirst() > UNREACHABLE_WITHIN.toNanos()) {
+        recent.removeFirst();
+      }
+      if (recent.size() < UNREACHABLE_AFTER) {
+        return;
+      }
+    }
+    String why = describe(e);
     String message =
         "The VMIs of "
             + p.name
@@ -415,6 +459,23 @@ final class ExternalInfraController implements ManagedController {
           InfraEventReasons.INFRA_CLUSTER_UNREACHABLE,
           message);
     }
+  }
+
+  /**
+   * How a list/watch failed, without the server's text or the exception's message (which may quote
+   * addresses or content): the HTTP status, else the I/O failure's kind.
+   */
+  static String describe(Throwable e) {
+    if (e instanceof ApiException a && a.getCode() != 0) {
+      return ApiStatus.describeWithoutServerText(a);
+    }
+    Throwable cause = e;
+    // GenericKubernetesApi wraps an I/O failure in an IllegalStateException.
+    while ((cause instanceof IllegalStateException || cause instanceof ApiException)
+        && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return "no answer: " + cause.getClass().getSimpleName();
   }
 
   private void report(String key, V1ObjectReference kvc, String reason, String message) {

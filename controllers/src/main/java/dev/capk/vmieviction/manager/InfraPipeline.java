@@ -75,6 +75,7 @@ final class InfraPipeline implements AutoCloseable {
   private final TwoLaneWorkQueue<Request> queue;
   private final NodeDrains drains;
   private final DefaultController workers;
+  private final VmiEvictionReconciler reconciler;
   private volatile boolean stopped;
   private Thread runner;
 
@@ -106,7 +107,7 @@ final class InfraPipeline implements AutoCloseable {
             DrainOptions.DEFAULT_EVICTION_RETRY_INTERVAL,
             options.drainRetryInterval);
     Supplier<List<V1ObjectReference>> kvcs = () -> this.kubevirtClusters;
-    VmiEvictionReconciler reconciler =
+    this.reconciler =
         new VmiEvictionReconciler(
             new ApiInfraVmis(
                 informers::get, informers::ofCluster, vmiApi(connection.requestClient)),
@@ -257,6 +258,7 @@ final class InfraPipeline implements AutoCloseable {
     }
     informers.factories().forEach(f -> f.stopAllRegisteredInformers(true));
     drains.close();
+    reconciler.stopped();
     if (runner != null) {
       runner.interrupt();
     }

@@ -158,7 +158,9 @@ final class InfraSecretWatches implements AutoCloseable {
         return Optional.empty();
       }
       throw new Unreadable(
-          "reading infra Secret " + ref + " failed: " + ApiStatus.describeWithoutServerText(e));
+          e.getCode() == 403
+              ? "not allowed (HTTP 403: the controller's RBAC)"
+              : ApiStatus.describeWithoutServerText(e));
     }
   }
 

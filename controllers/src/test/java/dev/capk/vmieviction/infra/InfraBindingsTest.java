@@ -123,6 +123,21 @@ class InfraBindingsTest {
   }
 
   @Test
+  void kubeconfigsThatDifferOnlyInNamesShareAConnectionThoseWithOtherCredentialsDoNot() {
+    String renamed =
+        KUBECONFIG_1
+                .replace("name: c\n", "name: infra\n")
+                .replace("cluster: c,", "cluster: infra,")
+                .replace("- name: x", "- name: other-context")
+                .replace("current-context: x", "current-context: other-context")
+            + "# rotated by the tenant's tooling\n";
+    String otherToken = KUBECONFIG_1.replace("token-1", "token-3");
+    assertEquals(InfraBindings.connectionKey(KUBECONFIG_1), InfraBindings.connectionKey(renamed));
+    assertFalse(
+        InfraBindings.connectionKey(KUBECONFIG_1).equals(InfraBindings.connectionKey(otherToken)));
+  }
+
+  @Test
   void differentKubeconfigsAreDifferentConnectionsAndARotatedOneANewId() {
     SecretRef ref = new SecretRef("a", "s");
     List<KubevirtCluster> kvcs = List.of(kvc("a", "one", "one", null, "s"));
@@ -200,6 +215,26 @@ class InfraBindingsTest {
       assertFalse(
           p.message().contains("token-1") || p.message().contains("infra-1.example"), p.message());
     }
+  }
+
+  @Test
+  void aSecretThatCouldNotBeReadIsAProblemOfItsKubevirtClustersOnly() {
+    SecretRef readable = new SecretRef("a", "s");
+    SecretRef refused = new SecretRef("b", "s");
+    InfraBindings b =
+        InfraBindings.of(
+            List.of(kvc("a", "k", "k", null, "s"), kvc("b", "l", "l", null, "s")),
+            r -> r.equals(readable) ? Optional.of(secret(KUBECONFIG_1, null)) : Optional.empty(),
+            r -> r.equals(refused) ? Optional.of("not allowed (HTTP 403)") : Optional.empty(),
+            false);
+    assertEquals(1, b.targets().size(), "the readable one is bound");
+    assertEquals(
+        List.of(
+            new InfraBindings.Problem(
+                new KubevirtClusterRef("b", "l"),
+                "InfraSecretInvalid",
+                "infra Secret b/s of KubevirtCluster b/l could not be read: not allowed (HTTP 403)")),
+        b.problems());
   }
 
   @Test

@@ -192,6 +192,35 @@ class ExternalInfraIT {
   }
 
   @Test
+  void anInfraSecretReferenceAddedAtRunTimeIsServedWithoutARestart() throws Exception {
+    Tenant t = tenant("added", infra1, false);
+    String vm = unique("vm-added");
+    guest.kwokNodes().createNamed(vm, Map.of());
+    String uid = vmi(infra1, t.infraNamespace(), vm, "tenant", t.namespace());
+    start();
+
+    infraSecret(t.namespace(), infra1.adminKubeconfigYaml(), t.infraNamespace());
+    management
+        .kubectl()
+        .runOrFail(
+            null,
+            "-n",
+            t.namespace(),
+            "patch",
+            "kubevirtclusters.infrastructure.cluster.x-k8s.io",
+            "tenant",
+            "--type=merge",
+            "-p",
+            "{\"spec\":{\"infraClusterSecretRef\":{\"name\":\"infra\"}}}");
+    evacuate(infra1, t.infraNamespace(), vm);
+    Await.until(
+        "VMI evacuated once its KubevirtCluster named the infra Secret",
+        WAIT,
+        () -> deleted(infra1, t.infraNamespace(), vm, uid));
+    assertTrue(unschedulable(vm));
+  }
+
+  @Test
   void infra2sApiServerStoppedCostsInfra1sEvacuationNothing() throws Exception {
     Tenant one = tenant("one", infra1, true);
     Tenant two = tenant("two", infra2, true);

@@ -1,0 +1,28 @@
+package dev.capk.vmieviction.eviction;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.prometheus.client.CollectorRegistry;
+import org.junit.jupiter.api.Test;
+
+/** Several reconcilers (external infra: one per infra namespace) share one set of gauges. */
+class EvictionMetricsSourcesTest {
+
+  @Test
+  void inProgressSumsTheSourcesAndDeadlineUsedIsTheirLargestUntilOneIsForgotten() {
+    CollectorRegistry registry = new CollectorRegistry(true);
+    EvictionMetrics metrics = new EvictionMetrics(registry);
+    Object infra1 = new Object();
+    Object infra2 = new Object();
+    metrics.setInProgress(infra1, 3);
+    metrics.setInProgress(infra2, 2);
+    metrics.deadlineUsedFrom(infra1, () -> 0.25);
+    metrics.deadlineUsedFrom(infra2, () -> 0.75);
+    assertEquals(5.0, registry.getSampleValue("vmi_eviction_evacuations_in_progress"));
+    assertEquals(0.75, registry.getSampleValue("vmi_eviction_evacuation_deadline_used_ratio"));
+
+    metrics.forget(infra2);
+    assertEquals(3.0, registry.getSampleValue("vmi_eviction_evacuations_in_progress"));
+    assertEquals(0.25, registry.getSampleValue("vmi_eviction_evacuation_deadline_used_ratio"));
+  }
+}

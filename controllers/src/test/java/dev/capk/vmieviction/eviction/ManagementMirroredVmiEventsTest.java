@@ -1,0 +1,144 @@
+package dev.capk.vmieviction.eviction;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.events.EventSeriesBook;
+import dev.capk.vmieviction.events.EventSeriesRecorder;
+import dev.capk.vmieviction.events.EventStore;
+import dev.capk.vmieviction.workload.GuestAccessException;
+import dev.capk.vmieviction.workload.GuestClusterRef;
+import dev.capk.vmieviction.workload.TenantMapping;
+import io.kubernetes.client.openapi.models.CoreV1Event;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1ObjectReference;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Outcomes go to the VMI and to its KubevirtMachine; a refusal to the bound KubevirtClusters. */
+class ManagementMirroredVmiEventsTest {
+
+  /** The Events created in the management cluster. */
+  static final class Created implements EventStore {
+    final List<CoreV1Event> events = new ArrayList<>();
+
+    @Override
+    public void create(CoreV1Event event) {
+      events.add(event);
+    }
+
+    @Override
+    public void mergePatch(String namespace, String name, String patch) {}
+
+    @Override
+    public CoreV1Event read(String namespace, String name) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public String describe(Exception e) {
+      return e.getClass().getSimpleName();
+    }
+  }
+
+  /** The reasons said on the VMI itself. */
+  static final class OnVmi implements VmiEvents {
+    final List<String> reasons = new ArrayList<>();
+
+    @Override
+    public void normal(VirtualMachineInstance vmi, String reason, String message) {
+      reasons.add(reason);
+    }
+
+    @Override
+    public void warning(VirtualMachineInstance vmi, String reason, String message) {
+      reasons.add(reason);
+    }
+  }
+
+  static VirtualMachineInstance vmi() {
+    VirtualMachineInstance v = new VirtualMachineInstance();
+    v.setMetadata(
+        new V1ObjectMeta()
+            .namespace("vms")
+            .name("vm-1")
+            .uid("u")
+            .labels(Map.of("capk.cluster.x-k8s.io/kubevirt-machine-name", "vm-1")));
+    return v;
+  }
+
+  @Test
+  void outcomesAreRepeatedOnTheKubevirtMachineOthersOnlyOnTheVmi() {
+    Created management = new Created();
+    OnVmi onVmi = new OnVmi();
+    TenantMapping tenants = v -> new GuestClusterRef("tenant-a", "web");
+    VmiEvents events =
+        new ManagementMirroredVmiEvents(
+            onVmi,
+            new EventSeriesRecorder(
+                new EventSeriesBook(),
+                management,
+                "test",
+                ManagementMirroredVmiEvents.MIRRORED,
+                Clock.systemUTC()),
+            tenants,
+            List::of,
+            "infra Secret tenant-a/infra");
+
+    events.normal(vmi(), EventReasons.DRAIN_STARTED, "started");
+    events.normal(vmi(), EventReasons.CORDONED, "cordoned");
+    events.warning(vmi(), EventReasons.DRAIN_BLOCKED, "blocked");
+    events.normal(vmi(), EventReasons.VMI_DELETED, "deleted");
+
+    assertEquals(
+        List.of(
+            EventReasons.DRAIN_STARTED,
+            EventReasons.CORDONED,
+            EventReasons.DRAIN_BLOCKED,
+            EventReasons.VMI_DELETED),
+        onVmi.reasons);
+    assertEquals(
+        List.of(EventReasons.DRAIN_STARTED, EventReasons.VMI_DELETED),
+        management.events.stream().map(CoreV1Event::getReason).toList());
+    CoreV1Event deleted = management.events.get(1);
+    assertEquals("KubevirtMachine", deleted.getInvolvedObject().getKind());
+    assertEquals("tenant-a", deleted.getInvolvedObject().getNamespace());
+    assertEquals("vm-1", deleted.getInvolvedObject().getName());
+    assertTrue(deleted.getMessage().contains("vms/vm-1"), deleted.getMessage());
+  }
+
+  @Test
+  void aRefusalGoesToTheBoundKubevirtClustersNotToAMachineTheLabelsName() {
+    Created management = new Created();
+    TenantMapping refusing =
+        v -> {
+          throw new GuestAccessException(
+              GuestAccessException.Reason.InfraClusterMismatch, "not bound");
+        };
+    V1ObjectReference kvc =
+        new V1ObjectReference().kind("KubevirtCluster").namespace("tenant-a").name("web").uid("k");
+    VmiEvents events =
+        new ManagementMirroredVmiEvents(
+            new OnVmi(),
+            new EventSeriesRecorder(
+                new EventSeriesBook(),
+                management,
+                "test",
+                ManagementMirroredVmiEvents.MIRRORED,
+                Clock.systemUTC()),
+            refusing,
+            () -> List.of(kvc),
+            "infra Secret tenant-a/infra");
+
+    events.warning(vmi(), EventReasons.INFRA_CLUSTER_MISMATCH, "not bound");
+    events.normal(vmi(), EventReasons.DRAIN_STARTED, "cannot happen, and maps nowhere");
+
+    assertEquals(1, management.events.size());
+    assertEquals("KubevirtCluster", management.events.get(0).getInvolvedObject().getKind());
+    assertEquals(EventReasons.INFRA_CLUSTER_MISMATCH, management.events.get(0).getReason());
+  }
+}
