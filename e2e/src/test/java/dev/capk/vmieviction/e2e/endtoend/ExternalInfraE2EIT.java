@@ -78,6 +78,8 @@ class ExternalInfraE2EIT {
   private static String drained;
   private static Kubectl.Result drainResult;
   private static final Map<String, String> uidBefore = new HashMap<>();
+  private static String unreachableWarningsB = "";
+  private static String warningsADuringOutage = "";
 
   @BeforeAll
   static void drainAnInfraNodeOfCluster1WhileCluster2IsDown() {
@@ -145,6 +147,14 @@ class ExternalInfraE2EIT {
               return !uid.isBlank() && !uid.equals(uidBefore.get(vmi));
             });
       }
+      Await.until(
+          "InfraClusterUnreachable on tenant B's KubevirtCluster while infra cluster 2 is down",
+          Duration.ofSeconds(90),
+          () -> {
+            unreachableWarningsB = kubevirtClusterWarnings(tenantB);
+            return unreachableWarningsB.contains("InfraClusterUnreachable");
+          });
+      warningsADuringOutage = kubevirtClusterWarnings(tenantA);
     } finally {
       infra2.cluster().startApiServer();
     }
@@ -245,6 +255,15 @@ class ExternalInfraE2EIT {
 
   @Test
   @Order(5)
+  void theOutageIsReportedOnTenantBsKubevirtClusterOnly() {
+    assertTrue(unreachableWarningsB.contains("InfraClusterUnreachable"), unreachableWarningsB);
+    assertFalse(
+        warningsADuringOutage.contains("InfraClusterUnreachable"),
+        "tenant A's infra cluster answered: " + warningsADuringOutage);
+  }
+
+  @Test
+  @Order(6)
   void outcomeEventsLandOnTheKubevirtMachinesInTheManagementCluster() {
     for (String vmi : DRAINED_A) {
       Await.until(
@@ -271,7 +290,7 @@ class ExternalInfraE2EIT {
   }
 
   @Test
-  @Order(6)
+  @Order(7)
   void aVmiInCluster1WhoseLabelsClaimTenantBIsRefusedAndNeverDrained() {
     // A VMI in tenant A's infra namespace of cluster 1, named like one of tenant B's guest nodes
     // and labelled with tenant B's Cluster: trusted, its labels would lead to B's guest cluster.
@@ -346,6 +365,10 @@ class ExternalInfraE2EIT {
               forged,
               "--wait=false");
     }
+  }
+
+  private static String kubevirtClusterWarnings(TenantCluster tenant) {
+    return world.managementWarnings(tenant.namespace(), "KubevirtCluster", tenant.name());
   }
 
   private static String warnings(KubeCluster cluster, String namespace, String name) {
