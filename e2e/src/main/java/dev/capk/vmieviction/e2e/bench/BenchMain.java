@@ -43,11 +43,12 @@ public final class BenchMain {
           case "headofline" -> new HeadOfLineBench(report, opts, work).run();
           case "migration" -> new MigrationBench(report, opts, work).run();
           case "cost" -> new CostBench(report, opts, work).run();
+          case "external" -> new ExternalInfraBench(report, opts, work).run();
           default ->
               throw new IllegalArgumentException(
                   "unknown benchmark "
                       + which
-                      + " (drain, evacuation, scale, selector, headofline, migration, cost)");
+                      + " (drain, evacuation, scale, selector, headofline, migration, cost, external)");
         }
       } catch (Exception | AssertionError e) {
         failed = true;

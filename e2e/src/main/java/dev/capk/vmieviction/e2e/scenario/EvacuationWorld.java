@@ -73,8 +73,17 @@ public final class EvacuationWorld implements AutoCloseable {
   }
 
   public TenantCluster addTenant(String shortName, KubeCluster guest) {
+    return addTenant(shortName, guest, infra);
+  }
+
+  /**
+   * A tenant whose Cluster API objects live in {@code management} and whose VMs run in this world's
+   * infra cluster.
+   */
+  public TenantCluster addTenant(String shortName, KubeCluster guest, KubeCluster management) {
     TenantCluster t =
-        TenantCluster.create(infra, guest, prefix + "-" + shortName, prefix + "-" + shortName);
+        TenantCluster.create(
+            management, infra, guest, prefix + "-" + shortName, prefix + "-" + shortName);
     tenants.put(shortName, t);
     return t;
   }

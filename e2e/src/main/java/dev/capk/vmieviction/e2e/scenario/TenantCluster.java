@@ -8,10 +8,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One tenant ("guest") cluster as CAPK lays it out on the infra cluster: a Cluster API Cluster, its
- * kubeconfig Secret {@code <cluster>-kubeconfig} (key {@code value}), and one VirtualMachine per
- * guest node, labelled as CAPK labels them. The guest cluster itself is a real local control plane
- * whose kwok nodes are named like the VMs, as a VM's hostname names its node.
+ * One tenant ("guest") cluster as CAPK lays it out: in the management cluster a Cluster API
+ * Cluster, its kubeconfig Secret {@code <cluster>-kubeconfig} (key {@code value}) and a Machine and
+ * KubevirtMachine per VM; in the infra cluster one VirtualMachine per guest node, labelled as CAPK
+ * labels them. Management and infra are one cluster unless the tenant runs on external infra. The
+ * guest cluster itself is a real local control plane whose kwok nodes are named like the VMs, as a
+ * VM's hostname names its node.
  */
 public final class TenantCluster {
   /**
@@ -20,13 +22,16 @@ public final class TenantCluster {
    */
   public static final String TENANT_LABEL = "e2e.capk.dev/tenant";
 
+  private final KubeCluster management;
   private final KubeCluster infra;
   private final KubeCluster guest;
   private final String name;
   private final String namespace;
   private final List<String> vms = new ArrayList<>();
 
-  private TenantCluster(KubeCluster infra, KubeCluster guest, String name, String namespace) {
+  private TenantCluster(
+      KubeCluster management, KubeCluster infra, KubeCluster guest, String name, String namespace) {
+    this.management = management;
     this.infra = infra;
     this.guest = guest;
     this.name = name;
@@ -36,8 +41,28 @@ public final class TenantCluster {
   /** Creates the namespace, the Cluster and the kubeconfig Secret in the infra cluster. */
   public static TenantCluster create(
       KubeCluster infra, KubeCluster guest, String name, String namespace) {
-    TenantCluster t = new TenantCluster(infra, guest, name, namespace);
-    infra
+    return create(infra, infra, guest, name, namespace);
+  }
+
+  /**
+   * Creates the namespace in both clusters, and the Cluster and the kubeconfig Secret in the
+   * management cluster: a tenant whose VMs run in an external infra cluster.
+   */
+  public static TenantCluster create(
+      KubeCluster management, KubeCluster infra, KubeCluster guest, String name, String namespace) {
+    TenantCluster t = new TenantCluster(management, infra, guest, name, namespace);
+    if (infra != management) {
+      infra
+          .kubectl()
+          .apply(
+              """
+                  apiVersion: v1
+                  kind: Namespace
+                  metadata: {name: %s}
+                  """
+                  .formatted(namespace));
+    }
+    management
         .kubectl()
         .apply(
             """
@@ -63,7 +88,7 @@ public final class TenantCluster {
   public void useKubeconfig(String kubeconfigYaml) {
     String kubeconfig =
         Base64.getEncoder().encodeToString(kubeconfigYaml.getBytes(StandardCharsets.UTF_8));
-    infra
+    management
         .kubectl()
         .apply(
             """
@@ -168,7 +193,7 @@ public final class TenantCluster {
    * Cluster API's drain contract.
    */
   private void addMachine(String vmName) {
-    infra
+    management
         .kubectl()
         .apply(
             """
@@ -183,7 +208,7 @@ public final class TenantCluster {
                 """
                 .formatted(vmName, namespace, name));
     String machineUid =
-        infra
+        management
             .kubectl()
             .runOrFail(
                 null,
@@ -195,7 +220,7 @@ public final class TenantCluster {
                 "-o",
                 "jsonpath={.metadata.uid}")
             .trim();
-    infra
+    management
         .kubectl()
         .apply(
             """
@@ -279,6 +304,16 @@ public final class TenantCluster {
 
   public KubeCluster guest() {
     return guest;
+  }
+
+  /** Where Cluster API's objects of this tenant live (the infra cluster, unless external). */
+  public KubeCluster management() {
+    return management;
+  }
+
+  /** Where this tenant's VMs run. */
+  public KubeCluster infra() {
+    return infra;
   }
 
   public List<String> vms() {
