@@ -260,7 +260,14 @@ public final class GuestNodeDrainer implements Guest {
           client.guarded(
               "draining node " + nodeName,
               () ->
-                  drains.stepper(client.apiClient()).step(nodeName, pods, options, drain.memory()));
+                  drains
+                      .stepper(client.apiClient())
+                      .step(
+                          nodeName,
+                          pods,
+                          options,
+                          drain.memory(),
+                          drains.budgetsOf(client.apiClient())));
       requests.addAndGet(step.requests());
       if (!step.denied().isEmpty()) {
         // The tenant's RBAC refused us: no retry of this step can help, and it is not a budget's
