@@ -71,10 +71,18 @@ public final class BudgetWatch
     return w;
   }
 
-  /** The budget {@code namespace/name} allowed a disruption when last seen. */
+  /**
+   * The budget {@code namespace/name} allowed a disruption when last seen, not yet taken by a step
+   * since (a drain woken for a disruption another took would only be held again, and woken again).
+   */
   public boolean allows(String budget) {
     Seen seen = budgets.get(budget);
-    return seen != null && seen.allowed > 0;
+    if (seen == null) {
+      return false;
+    }
+    synchronized (seen) {
+      return seen.allowed - seen.taken > 0;
+    }
   }
 
   @Override
