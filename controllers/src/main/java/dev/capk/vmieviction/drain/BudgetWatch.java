@@ -5,8 +5,11 @@ import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.PolicyV1Api;
+import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodDisruptionBudget;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import okhttp3.Call;
@@ -26,14 +29,30 @@ import org.slf4j.LoggerFactory;
  * <p>Started without a resourceVersion, the watch first reports every budget as it is (so a budget
  * that allowed before the watch started is seen), then each change.
  */
-public final class BudgetWatch implements AutoCloseable, WatchLoop.Kind<V1PodDisruptionBudget> {
+public final class BudgetWatch
+    implements AutoCloseable, BudgetAllowance, WatchLoop.Kind<V1PodDisruptionBudget> {
   private static final Logger LOG = LoggerFactory.getLogger(BudgetWatch.class);
 
   private final Consumer<String> onAllowing;
   private final WatchLoop<V1PodDisruptionBudget> loop;
 
-  /** Disruptions each budget allows now, by {@code namespace/name}, as last seen. */
-  private final Map<String, Integer> allowed = new ConcurrentHashMap<>();
+  /** Each budget as last seen, by {@code namespace/name}. */
+  private final Map<String, Seen> budgets = new ConcurrentHashMap<>();
+
+  /**
+   * A budget as last seen: the disruptions its status allowed, and how many of them drain steps
+   * took since (their evictions were sent; the status catches up when the server accepts them).
+   */
+  private static final class Seen {
+    final V1PodDisruptionBudget budget;
+    final int allowed;
+    int taken;
+
+    Seen(V1PodDisruptionBudget budget, int allowed) {
+      this.budget = budget;
+      this.allowed = allowed;
+    }
+  }
 
   private BudgetWatch(ApiClient client, String name, Consumer<String> onAllowing) {
     this.onAllowing = onAllowing;
@@ -52,10 +71,51 @@ public final class BudgetWatch implements AutoCloseable, WatchLoop.Kind<V1PodDis
     return w;
   }
 
-  /** The budget {@code namespace/name} allowed a disruption when last seen. */
+  /**
+   * The budget {@code namespace/name} allowed a disruption when last seen, not yet taken by a step
+   * since (a drain woken for a disruption another took would only be held again, and woken again).
+   */
   public boolean allows(String budget) {
-    Integer n = allowed.get(budget);
-    return n != null && n > 0;
+    Seen seen = budgets.get(budget);
+    if (seen == null) {
+      return false;
+    }
+    synchronized (seen) {
+      return seen.allowed - seen.taken > 0;
+    }
+  }
+
+  @Override
+  public Set<String> selecting(V1Pod pod) {
+    if (pod.getMetadata() == null) {
+      return Set.of();
+    }
+    String namespace = pod.getMetadata().getNamespace();
+    Set<String> names = new TreeSet<>();
+    budgets.forEach(
+        (key, seen) -> {
+          if (namespace != null
+              && namespace.equals(seen.budget.getMetadata().getNamespace())
+              && seen.budget.getSpec() != null
+              && LabelSelectors.matches(
+                  seen.budget.getSpec().getSelector(), pod.getMetadata().getLabels())) {
+            names.add(key);
+          }
+        });
+    return names;
+  }
+
+  @Override
+  public int take(String budget, int wanted) {
+    Seen seen = budgets.get(budget);
+    if (seen == null) {
+      return wanted;
+    }
+    synchronized (seen) {
+      int granted = Math.max(0, Math.min(wanted, seen.allowed - seen.taken));
+      seen.taken += granted;
+      return granted;
+    }
   }
 
   @Override
@@ -90,12 +150,13 @@ public final class BudgetWatch implements AutoCloseable, WatchLoop.Kind<V1PodDis
     String key = budget.getMetadata().getNamespace() + "/" + budget.getMetadata().getName();
     if ("DELETED".equals(type)) {
       // A budget gone refuses nothing any more.
-      allowed.remove(key);
+      budgets.remove(key);
       onAllowing.accept(key);
       return;
     }
     int now = disruptionsAllowed(budget);
-    allowed.put(key, now);
+    // A new status counts the evictions it accepted: what was taken before is forgotten.
+    budgets.put(key, new Seen(budget, now));
     if (now > 0) {
       onAllowing.accept(key);
     }

@@ -46,6 +46,9 @@ public final class DrainMemory {
     Set<String> budgets = Set.of();
     String failure;
     boolean denied;
+
+    /** A budget that refused it allows a disruption again: due before its timer. */
+    boolean woken;
   }
 
   private final Duration baseRetry;
@@ -71,8 +74,16 @@ public final class DrainMemory {
     this.maxRetry = maxRetry;
   }
 
-  /** True if the pod may be sent an eviction now. */
+  /** True if the pod may be sent an eviction now: its timer came, or its budget woke it. */
   boolean due(PodRef pod, Instant now) {
+    PodState s = pods.get(pod);
+    return s == null || s.woken || !now.isBefore(s.due);
+  }
+
+  /**
+   * True if the pod's retry timer (not a budget's wake) makes it due now, or it was never tried.
+   */
+  boolean timerDue(PodRef pod, Instant now) {
     PodState s = pods.get(pod);
     return s == null || !now.isBefore(s.due);
   }
@@ -106,13 +117,33 @@ public final class DrainMemory {
     s.failure = null;
     s.denied = false;
     s.budgets = Set.copyOf(budgets);
+    s.woken = false;
     s.due = now.plus(refusalWait(s.refusals));
     s.refusals++;
+  }
+
+  /**
+   * Not sent: the known status of {@code budgets} allows no more disruptions now. The pod waits as
+   * if refused, for its budget's wake or for its timer (set as a refusal would, if it had come).
+   */
+  void held(PodRef pod, Set<String> budgets, Instant now) {
+    PodState s = pods.computeIfAbsent(pod, p -> new PodState());
+    if (s.due == null || !now.isBefore(s.due)) {
+      s.due = now.plus(refusalWait(s.refusals));
+      s.refusals++;
+    }
+    s.waiting = Waiting.BLOCKED;
+    s.transientFailures = 0;
+    s.failure = null;
+    s.denied = false;
+    s.budgets = Set.copyOf(budgets);
+    s.woken = false;
   }
 
   void throttled(PodRef pod, long retryAfterSeconds, Instant now) {
     PodState s = pods.computeIfAbsent(pod, p -> new PodState());
     s.waiting = Waiting.THROTTLED;
+    s.woken = false;
     s.due = now.plusSeconds(Math.max(1, retryAfterSeconds));
   }
 
@@ -122,6 +153,7 @@ public final class DrainMemory {
   boolean transientFailure(PodRef pod, String message, Instant now) {
     PodState s = pods.computeIfAbsent(pod, p -> new PodState());
     s.transientFailures++;
+    s.woken = false;
     s.due = now.plusMillis(Math.min(5_000L, 200L << Math.min(20, s.transientFailures - 1)));
     if (s.transientFailures > MAX_TRANSIENT_FAILURES) {
       s.waiting = Waiting.FAILED;
@@ -138,12 +170,15 @@ public final class DrainMemory {
     s.waiting = Waiting.FAILED;
     s.failure = reason;
     s.denied = denied;
+    s.woken = false;
     s.due = now.plus(maxRetry);
   }
 
   /**
    * The budgets {@code namespace/name} allow a disruption now: the pods they refused are due at
-   * once (their refusal count stays, so a budget that refuses again backs off as before).
+   * once (their refusal count and timer stay, so a budget that refuses again backs off as before,
+   * and a pod the step does not send, its budget's disruptions taken by others, waits for its
+   * timer).
    */
   public void budgetsAllow(Set<String> budgets) {
     if (budgets.isEmpty()) {
@@ -155,7 +190,7 @@ public final class DrainMemory {
               && s.budgets.stream()
                   .anyMatch(
                       b -> budgets.contains(b.contains("/") ? b : pod.namespace() + "/" + b))) {
-            s.due = Instant.EPOCH;
+            s.woken = true;
           }
         });
   }

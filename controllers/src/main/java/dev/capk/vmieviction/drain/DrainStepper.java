@@ -75,6 +75,23 @@ public final class DrainStepper {
   public DrainStep step(
       String nodeName, List<V1Pod> podsOnNode, DrainOptions options, DrainMemory memory)
       throws ApiException, DrainRefusedException {
+    return step(nodeName, podsOnNode, options, memory, BudgetAllowance.UNKNOWN);
+  }
+
+  /**
+   * One step that sends, for the Ready pods of each budget {@code budgets} knows, no more evictions
+   * than the budget allows now: the others wait, as if refused, for the budget to allow (the
+   * caller's wake, {@link DrainMemory#budgetsAllow}) or for their retry timer. When a pod's timer
+   * comes and its budget allows nothing, one such pod per budget is still sent (the eviction API
+   * judges; the known status may be late).
+   */
+  public DrainStep step(
+      String nodeName,
+      List<V1Pod> podsOnNode,
+      DrainOptions options,
+      DrainMemory memory,
+      BudgetAllowance budgets)
+      throws ApiException, DrainRefusedException {
     if (options.dryRun() != DryRun.NONE) {
       throw new IllegalArgumentException("a stepped drain has no dry run");
     }
@@ -90,26 +107,62 @@ public final class DrainStepper {
     Instant now = clock.instant();
     Set<PodRef> present = new HashSet<>();
     List<V1Pod> due = new ArrayList<>();
+    Map<PodRef, String> held = new LinkedHashMap<>();
+    Set<String> probed = new HashSet<>();
     for (V1Pod pod : plan.toEvict()) {
       PodRef ref = PodRef.of(pod);
       present.add(ref);
       boolean terminating =
           pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null;
-      if (!terminating && memory.due(ref, now) && due.size() < options.maxConcurrentEvictions()) {
+      if (terminating || !memory.due(ref, now) || due.size() >= options.maxConcurrentEvictions()) {
+        continue;
+      }
+      Optional<String> budget = limitingBudget(pod, budgets);
+      if (budget.isEmpty()) {
         due.add(pod);
+      } else if (budgets.take(budget.get(), 1) == 1) {
+        // Sent within what the budget allows: no probe of it besides.
+        probed.add(budget.get());
+        due.add(pod);
+      } else if (memory.timerDue(ref, now) && probed.add(budget.get())) {
+        // Its timer came and the budget allows nothing as far as we know: one pod asks.
+        due.add(pod);
+      } else {
+        held.put(ref, budget.get());
       }
     }
     memory.keepOnly(present);
+    held.forEach((ref, budget) -> memory.held(ref, Set.of(budget), now));
     if (!due.isEmpty() && !memory.evictionDiscovered()) {
       // Discovered once per drain (per client, given the shared answers), not per pod or step.
       memory.evictionVersion(options.disableEviction() ? Optional.empty() : evictionVersion(api));
     }
     Map<PodRef, EvictionOutcome> answers = evict(api, options, memory, due, bound);
-    BudgetResolver budgets = new BudgetResolver(api);
+    BudgetResolver resolver = new BudgetResolver(api);
     Map<PodRef, V1Pod> byRef = new HashMap<>();
     due.forEach(p -> byRef.put(PodRef.of(p), p));
-    answers.forEach((ref, o) -> remember(memory, ref, byRef.get(ref), o, budgets, now));
+    answers.forEach((ref, o) -> remember(memory, ref, byRef.get(ref), o, budgets, resolver, now));
     return report(plan, memory, answers, now);
+  }
+
+  /**
+   * The one known budget whose allowance limits the pod's eviction; none if no budget or several
+   * are known to select it (the eviction API answers those), or if the pod is not Ready: the API
+   * server may evict an unhealthy pod whatever the budget allows.
+   */
+  private static Optional<String> limitingBudget(V1Pod pod, BudgetAllowance budgets) {
+    if (!ready(pod)) {
+      return Optional.empty();
+    }
+    Set<String> selecting = budgets.selecting(pod);
+    return selecting.size() == 1 ? Optional.of(selecting.iterator().next()) : Optional.empty();
+  }
+
+  private static boolean ready(V1Pod pod) {
+    return pod.getStatus() != null
+        && pod.getStatus().getConditions() != null
+        && pod.getStatus().getConditions().stream()
+            .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
   }
 
   private Optional<String> evictionVersion(RawApi bounded) throws ApiException {
@@ -158,7 +211,8 @@ public final class DrainStepper {
       PodRef ref,
       V1Pod pod,
       EvictionOutcome o,
-      BudgetResolver budgets,
+      BudgetAllowance budgets,
+      BudgetResolver resolver,
       Instant now) {
     switch (o.kind()) {
       case ACCEPTED -> memory.accepted(ref, now);
@@ -167,7 +221,7 @@ public final class DrainStepper {
           memory.refused(
               ref,
               DrainMemory.Waiting.BLOCKED,
-              o.budgets().isEmpty() ? budgets.budgetsSelecting(pod) : o.budgets(),
+              o.budgets().isEmpty() ? selecting(pod, budgets, resolver) : o.budgets(),
               now);
       case THROTTLED -> memory.throttled(ref, o.retryAfterSeconds(), now);
       case NAMESPACE_TERMINATING ->
@@ -192,6 +246,13 @@ public final class DrainStepper {
               now);
       case FAILED -> memory.failed(ref, o.message(), false, now);
     }
+  }
+
+  /** The budgets selecting a refused pod: from the budget watch's cache if it knows any. */
+  private static Set<String> selecting(
+      V1Pod pod, BudgetAllowance budgets, BudgetResolver resolver) {
+    Set<String> known = budgets.selecting(pod);
+    return known.isEmpty() ? resolver.budgetsSelecting(pod) : known;
   }
 
   private static DrainStep report(

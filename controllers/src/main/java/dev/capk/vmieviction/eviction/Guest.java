@@ -56,8 +56,8 @@ public interface Guest {
   MarkedNodes markedNodes() throws GuestAccessException, ApiException;
 
   /**
-   * Cordons the node and marks it as cordoned by us for the VMI, in one patch guarded by the node's
-   * resourceVersion (409 if someone changed the node since it was read).
+   * Cordons the node and marks it as cordoned by us for the VMI, in one patch that applies only
+   * while the node is still schedulable and unmarked as read (409 if someone changed that since).
    */
   void cordonAndMark(V1Node node, String vmiUid) throws GuestAccessException, ApiException;
 
@@ -70,10 +70,13 @@ public interface Guest {
       String vmiKey, String nodeName, Duration requestTimeout, boolean nodeUnreachable)
       throws GuestAccessException, ApiException;
 
-  /** Uncordons the node and removes our mark, in one guarded patch. */
+  /**
+   * Uncordons the node and removes our mark, in one patch that applies only while the node is still
+   * cordoned with the mark it was read with (409 otherwise).
+   */
   void uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException;
 
-  /** Removes our mark only (the node is already schedulable). */
+  /** Removes our mark only (the node is already schedulable), if it is still as read (409). */
   void removeMark(V1Node node) throws GuestAccessException, ApiException;
 
   /** Best effort: an Event on the guest Node. Never throws. */

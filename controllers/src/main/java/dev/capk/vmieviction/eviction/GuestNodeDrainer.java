@@ -1,7 +1,10 @@
 package dev.capk.vmieviction.eviction;
 
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
 import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
+import com.google.gson.JsonPrimitive;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
@@ -38,8 +41,9 @@ import java.util.stream.Collectors;
 
 /**
  * A guest cluster as the reconciler needs it: find the VMI's node, cordon it with our mark, advance
- * its drain by one step with the drain engine, uncordon. Node writes are JSON merge patches of
- * exactly the fields we change, guarded by the node's resourceVersion.
+ * its drain by one step with the drain engine, uncordon. Node writes are JSON Patches of exactly
+ * the fields we change, guarded by {@code test}s of those fields as read (not the node's
+ * resourceVersion, which every status heartbeat changes).
  */
 public final class GuestNodeDrainer implements Guest {
 
@@ -152,66 +156,112 @@ public final class GuestNodeDrainer implements Guest {
 
   @Override
   public void cordonAndMark(V1Node node, String vmiUid) throws GuestAccessException, ApiException {
-    patchNode(
-        node, nodePatch(node.getMetadata().getResourceVersion(), true, vmiUid), "cordoning node");
+    jsonPatchNode(node, cordonPatch(node, vmiUid), "cordoning node");
   }
 
   @Override
   public void uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException {
-    patchNode(
-        node, nodePatch(node.getMetadata().getResourceVersion(), false, null), "uncordoning node");
+    jsonPatchNode(node, uncordonPatch(node), "uncordoning node");
+  }
+
+  /**
+   * Cordon and mark, as a JSON Patch whose {@code test}s are its precondition: the node is still
+   * schedulable and unmarked as it was read ({@code spec.unschedulable} and the mark absent, or as
+   * read), whatever its status heartbeats changed since; a resourceVersion guard would fail on each
+   * of those.
+   */
+  public static String cordonPatch(V1Node node, String vmiUid) {
+    JsonArray ops = new JsonArray();
+    Boolean unschedulable = node.getSpec() == null ? null : node.getSpec().getUnschedulable();
+    // A test of null passes only where the field is absent, as read.
+    ops.add(op("test", "/spec/unschedulable", jsonOrNull(unschedulable)));
+    Map<String, String> annotations = node.getMetadata().getAnnotations();
+    if (annotations == null) {
+      ops.add(op("test", "/metadata/annotations", JsonNull.INSTANCE));
+      JsonObject mark = new JsonObject();
+      mark.addProperty(EvictionAnnotations.CORDONED_BY, vmiUid);
+      ops.add(op("add", "/metadata/annotations", mark));
+    } else {
+      ops.add(op("test", markPath(), jsonOrNull(annotations.get(EvictionAnnotations.CORDONED_BY))));
+      ops.add(op("add", markPath(), new JsonPrimitive(vmiUid)));
+    }
+    ops.add(op("add", "/spec/unschedulable", new JsonPrimitive(true)));
+    return ops.toString();
+  }
+
+  /**
+   * Uncordon and unmark, as a JSON Patch that applies only while the node is still cordoned and
+   * carries the mark it was read with: never a cordon someone else made since, and never a conflict
+   * with status heartbeats.
+   */
+  public static String uncordonPatch(V1Node node) {
+    JsonArray ops = new JsonArray();
+    ops.add(op("test", "/spec/unschedulable", new JsonPrimitive(true)));
+    ops.add(op("test", markPath(), jsonOrNull(UncordonDecision.markOf(node))));
+    ops.add(op("remove", markPath(), null));
+    // Removed, as kubectl uncordons (unschedulable is omitempty).
+    ops.add(op("remove", "/spec/unschedulable", null));
+    return ops.toString();
+  }
+
+  /** Removes our mark only, while it is the one the node was read with. */
+  static String removeMarkPatch(V1Node node) {
+    JsonArray ops = new JsonArray();
+    ops.add(op("test", markPath(), jsonOrNull(UncordonDecision.markOf(node))));
+    ops.add(op("remove", markPath(), null));
+    return ops.toString();
+  }
+
+  private static String markPath() {
+    // JSON Pointer: "~" is "~0" and "/" is "~1" in a member's name.
+    return "/metadata/annotations/"
+        + EvictionAnnotations.CORDONED_BY.replace("~", "~0").replace("/", "~1");
+  }
+
+  private static JsonObject op(String op, String path, JsonElement value) {
+    JsonObject o = new JsonObject();
+    o.addProperty("op", op);
+    o.addProperty("path", path);
+    if (value != null) {
+      o.add("value", value);
+    }
+    return o;
+  }
+
+  private static JsonElement jsonOrNull(Object value) {
+    if (value == null) {
+      return JsonNull.INSTANCE;
+    }
+    return value instanceof Boolean b ? new JsonPrimitive(b) : new JsonPrimitive(value.toString());
+  }
+
+  /**
+   * A JSON Patch of the node; a {@code test} that fails (422: the node is no longer as read) is
+   * reported as a conflict (409), which the callers answer by reading the node again.
+   */
+  private void jsonPatchNode(V1Node node, String patch, String what)
+      throws GuestAccessException, ApiException {
+    String name = node.getMetadata().getName();
+    requests.incrementAndGet();
+    try {
+      client.call(
+          what + " " + name,
+          () ->
+              RawApi.asJsonPatch(
+                  client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
+          V1Node.class);
+    } catch (ApiException e) {
+      if (e.getCode() == 422) {
+        throw new ApiException(
+            409, "guest node " + name + " changed since it was read (" + what + ")");
+      }
+      throw e;
+    }
   }
 
   @Override
   public void removeMark(V1Node node) throws GuestAccessException, ApiException {
-    JsonObject annotations = new JsonObject();
-    annotations.add(EvictionAnnotations.CORDONED_BY, JsonNull.INSTANCE);
-    JsonObject metadata = new JsonObject();
-    metadata.addProperty("resourceVersion", node.getMetadata().getResourceVersion());
-    metadata.add("annotations", annotations);
-    JsonObject patch = new JsonObject();
-    patch.add("metadata", metadata);
-    patchNode(node, patch.toString(), "removing cordon mark");
-  }
-
-  /**
-   * Cordon: {@code unschedulable: true} and our mark; uncordon: {@code unschedulable: null} (the
-   * default, false) and the mark removed. One patch, so the mark and the cordon never disagree.
-   */
-  static String nodePatch(String resourceVersion, boolean cordon, String vmiUid) {
-    JsonObject annotations = new JsonObject();
-    if (cordon) {
-      annotations.addProperty(EvictionAnnotations.CORDONED_BY, vmiUid);
-    } else {
-      annotations.add(EvictionAnnotations.CORDONED_BY, JsonNull.INSTANCE);
-    }
-    JsonObject metadata = new JsonObject();
-    if (resourceVersion != null) {
-      metadata.addProperty("resourceVersion", resourceVersion);
-    }
-    metadata.add("annotations", annotations);
-    JsonObject spec = new JsonObject();
-    if (cordon) {
-      spec.addProperty("unschedulable", true);
-    } else {
-      spec.add("unschedulable", JsonNull.INSTANCE);
-    }
-    JsonObject patch = new JsonObject();
-    patch.add("metadata", metadata);
-    patch.add("spec", spec);
-    return patch.toString();
-  }
-
-  private void patchNode(V1Node node, String patch, String what)
-      throws GuestAccessException, ApiException {
-    String name = node.getMetadata().getName();
-    requests.incrementAndGet();
-    client.call(
-        what + " " + name,
-        () ->
-            RawApi.asMergePatch(
-                client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
-        V1Node.class);
+    jsonPatchNode(node, removeMarkPatch(node), "removing cordon mark");
   }
 
   @Override
@@ -260,7 +310,14 @@ public final class GuestNodeDrainer implements Guest {
           client.guarded(
               "draining node " + nodeName,
               () ->
-                  drains.stepper(client.apiClient()).step(nodeName, pods, options, drain.memory()));
+                  drains
+                      .stepper(client.apiClient())
+                      .step(
+                          nodeName,
+                          pods,
+                          options,
+                          drain.memory(),
+                          drains.budgetsOf(client.apiClient())));
       requests.addAndGet(step.requests());
       if (!step.denied().isEmpty()) {
         // The tenant's RBAC refused us: no retry of this step can help, and it is not a budget's

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.eviction;
 
+import dev.capk.vmieviction.drain.BudgetAllowance;
 import dev.capk.vmieviction.drain.BudgetWatch;
 import dev.capk.vmieviction.drain.DrainStepper;
 import dev.capk.vmieviction.drain.SteppedDrains;
@@ -144,6 +145,16 @@ public final class NodeDrains implements AutoCloseable {
             wakeUp(vmiKey);
           }
         });
+  }
+
+  /**
+   * What the budget watch of the cluster {@code client} reaches knows of its budgets, so a step
+   * sends no more evictions than a budget allows; nothing known while no drain of the cluster was
+   * refused by a budget yet (no watch).
+   */
+  synchronized BudgetAllowance budgetsOf(ApiClient client) {
+    BudgetWatch watch = budgetWatches.get(client);
+    return watch == null ? BudgetAllowance.UNKNOWN : watch;
   }
 
   /** The budgets that allowed a disruption since the VMI's last step (once). */

@@ -110,6 +110,20 @@ public final class RawApi {
                 .build());
   }
 
+  /** As {@link #asMergePatch}, for a JSON Patch (a list of operations). */
+  public static Call asJsonPatch(ApiClient client, Call built) {
+    Request request = built.request();
+    return client
+        .getHttpClient()
+        .newCall(
+            request
+                .newBuilder()
+                .patch(
+                    new ProxyContentTypeRequestBody(
+                        request.body(), V1Patch.PATCH_FORMAT_JSON_PATCH))
+                .build());
+  }
+
   /**
    * Executes the call; a transport failure becomes an ApiException with code 0, as the client
    * reports it.

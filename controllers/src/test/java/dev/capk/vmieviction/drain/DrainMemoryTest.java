@@ -56,6 +56,32 @@ class DrainMemoryTest {
   }
 
   @Test
+  void aWokenPodItsStepHoldsBackKeepsItsTimerAndIsNoLongerDue() {
+    memory.refused(POD, DrainMemory.Waiting.BLOCKED, Set.of("pdb"), T0);
+    memory.budgetsAllow(Set.of("ns/pdb"));
+    assertTrue(memory.due(POD, T0.plusSeconds(1)), "woken: due before its timer");
+    assertFalse(memory.timerDue(POD, T0.plusSeconds(1)), "but not by its timer");
+
+    // Another drain took the disruption: held, waiting for the next wake or the timer.
+    memory.held(POD, Set.of("ns/pdb"), T0.plusSeconds(1));
+
+    assertFalse(memory.due(POD, T0.plusSeconds(4)));
+    assertTrue(memory.due(POD, T0.plusSeconds(5)), "the timer of its refusal stays");
+    assertEquals(DrainMemory.Waiting.BLOCKED, memory.state(POD).waiting);
+  }
+
+  @Test
+  void aPodHeldWithoutARequestWaitsAsARefusedOneWouldAndBacksOff() {
+    memory.held(POD, Set.of("ns/pdb"), T0);
+    assertFalse(memory.due(POD, T0.plusSeconds(4)));
+    assertTrue(memory.timerDue(POD, T0.plusSeconds(5)));
+    memory.held(POD, Set.of("ns/pdb"), T0.plusSeconds(5));
+    assertFalse(memory.due(POD, T0.plusSeconds(14)), "10 s after the second hold");
+    assertTrue(memory.due(POD, T0.plusSeconds(15)));
+    assertEquals(Set.of("ns/pdb"), memory.state(POD).budgets);
+  }
+
+  @Test
   void anAcceptedEvictionIsNotSentAgainWhileTheDeletionIsOnItsWay() {
     memory.accepted(POD, T0);
     assertFalse(memory.due(POD, T0.plusSeconds(1)));

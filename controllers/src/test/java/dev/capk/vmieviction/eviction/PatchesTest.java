@@ -4,12 +4,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.events.EventSeriesRecorder;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeSpec;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** The exact JSON merge patches sent: only the fields we change, guarded by resourceVersion. */
+/**
+ * The exact patches sent: only the fields we change, guarded by resourceVersion (VMIs) or by tests
+ * of those fields as read (guest nodes, whose status heartbeats change their resourceVersion).
+ */
 class PatchesTest {
 
   @Test
@@ -26,20 +32,55 @@ class PatchesTest {
         ApiInfraVmis.annotationPatch("42", "k", null));
   }
 
-  @Test
-  void cordonSetsUnschedulableAndOurMarkInOnePatch() {
-    assertEquals(
-        "{\"metadata\":{\"resourceVersion\":\"7\",\"annotations\":{\"capk.cluster.x-k8s.io/vmi-eviction-cordoned-for\":\"uid-1\"}},"
-            + "\"spec\":{\"unschedulable\":true}}",
-        GuestNodeDrainer.nodePatch("7", true, "uid-1"));
+  private static final String MARK = "capk.cluster.x-k8s.io~1vmi-eviction-cordoned-for";
+
+  private static V1Node node(Boolean unschedulable, Map<String, String> annotations) {
+    return new V1Node()
+        .metadata(new V1ObjectMeta().name("n").resourceVersion("7").annotations(annotations))
+        .spec(new V1NodeSpec().unschedulable(unschedulable));
   }
 
   @Test
-  void uncordonClearsUnschedulableAndRemovesOurMark() {
+  void cordonTestsThatTheNodeIsStillSchedulableAndUnmarkedThenSetsBothInOnePatch() {
     assertEquals(
-        "{\"metadata\":{\"resourceVersion\":\"8\",\"annotations\":{\"capk.cluster.x-k8s.io/vmi-eviction-cordoned-for\":null}},"
-            + "\"spec\":{\"unschedulable\":null}}",
-        GuestNodeDrainer.nodePatch("8", false, null));
+        "[{\"op\":\"test\",\"path\":\"/spec/unschedulable\",\"value\":null},"
+            + "{\"op\":\"test\",\"path\":\"/metadata/annotations/"
+            + MARK
+            + "\",\"value\":null},"
+            + "{\"op\":\"add\",\"path\":\"/metadata/annotations/"
+            + MARK
+            + "\",\"value\":\"uid-1\"},"
+            + "{\"op\":\"add\",\"path\":\"/spec/unschedulable\",\"value\":true}]",
+        GuestNodeDrainer.cordonPatch(node(null, Map.of("other", "x")), "uid-1"));
+  }
+
+  @Test
+  void cordonOfANodeWithoutAnnotationsAddsTheMapWhileItIsStillAbsent() {
+    assertEquals(
+        "[{\"op\":\"test\",\"path\":\"/spec/unschedulable\",\"value\":false},"
+            + "{\"op\":\"test\",\"path\":\"/metadata/annotations\",\"value\":null},"
+            + "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":"
+            + "{\"capk.cluster.x-k8s.io/vmi-eviction-cordoned-for\":\"uid-1\"}},"
+            + "{\"op\":\"add\",\"path\":\"/spec/unschedulable\",\"value\":true}]",
+        GuestNodeDrainer.cordonPatch(node(false, null), "uid-1"));
+  }
+
+  @Test
+  void uncordonTestsOurCordonAndMarkThenRemovesBothWithoutAResourceVersion() {
+    String patch =
+        GuestNodeDrainer.uncordonPatch(
+            node(true, Map.of("capk.cluster.x-k8s.io/vmi-eviction-cordoned-for", "uid-1")));
+    assertEquals(
+        "[{\"op\":\"test\",\"path\":\"/spec/unschedulable\",\"value\":true},"
+            + "{\"op\":\"test\",\"path\":\"/metadata/annotations/"
+            + MARK
+            + "\",\"value\":\"uid-1\"},"
+            + "{\"op\":\"remove\",\"path\":\"/metadata/annotations/"
+            + MARK
+            + "\"},"
+            + "{\"op\":\"remove\",\"path\":\"/spec/unschedulable\"}]",
+        patch);
+    assertTrue(!patch.contains("resourceVersion"), patch);
   }
 
   @Test

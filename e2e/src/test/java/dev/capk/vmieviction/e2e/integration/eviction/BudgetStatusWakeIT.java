@@ -128,6 +128,11 @@ class BudgetStatusWakeIT {
 
   /** Evictions asked of the guest API server so far (every client; only the controller evicts). */
   static double evictionRequests() {
+    return evictionRequests(guest);
+  }
+
+  /** Evictions asked of {@code guest}'s API server so far, by every client. */
+  static double evictionRequests(LocalCluster guest) {
     String metrics = guest.kubectl().runOrFail(null, "get", "--raw", "/metrics");
     double sum = 0;
     Matcher m = REQUESTS.matcher(metrics);
