@@ -12,7 +12,8 @@ final class BenchOptions {
   List<String> only() {
     return Arrays.stream(
             System.getProperty(
-                    "bench.only", "drain,evacuation,scale,selector,headofline,migration,cost,external")
+                    "bench.only",
+                    "drain,evacuation,scale,selector,headofline,migration,cost,external")
                 .split(","))
         .map(String::strip)
         .filter(s -> !s.isEmpty())
