@@ -245,7 +245,7 @@ final class ExternalInfraBench {
       long liveKb,
       Map<String, List<Double>> latencies,
       List<Site> sites) {
-    StringBuilder s = new StringBuilder("## 9. External infra: two infra clusters\n\n");
+    StringBuilder s = new StringBuilder("## 10. External infra: two infra clusters\n\n");
     s.append(
         Report.f(
             "One controller, `--infra-clusters=external`, started from its jar with the Deployment's JVM (`%s`) "
@@ -292,7 +292,7 @@ final class ExternalInfraBench {
               Report.f("%.0f", lat.min()),
               Report.f("%.0f", lat.max())));
       report.measured(
-          "9. external infra reaction p50 / p99, " + site.label(),
+          "10. external infra reaction p50 / p99, " + site.label(),
           Report.f("%.0f / %.0f ms", lat.percentile(50), lat.percentile(99)));
     }
     s.append(
@@ -300,10 +300,10 @@ final class ExternalInfraBench {
             List.of("infra cluster", "VMIs", "samples", "p50 ms", "p99 ms", "min ms", "max ms"),
             rows));
     report.measured(
-        Report.f("9. external infra RSS, 2 × %,d VMIs", perInfra),
+        Report.f("10. external infra RSS, 2 × %,d VMIs", perInfra),
         Report.f("%d MiB", rssKb / 1024));
     report.measured(
-        Report.f("9. external infra start-up to /readyz, 2 × %,d VMIs", perInfra),
+        Report.f("10. external infra start-up to /readyz, 2 × %,d VMIs", perInfra),
         Report.f("%.2f s", startupMs / 1000));
     report.section(s.toString());
   }
