@@ -138,28 +138,7 @@ public final class Manager implements AutoCloseable {
         new ManagementInformers(watchClient, options.clusterApiVersion, options.namespaces);
     this.management = management;
 
-    GuestClients guestClients =
-        new GuestClients(
-            requestClient,
-            options.clusterApiVersion,
-            management.clusters(),
-            management.kubeconfigSecrets(),
-            GuestClients.Settings.defaults()
-                .withIdleTtl(options.guestClientIdleTimeout)
-                .withAllowInsecureTls(options.allowInsecureGuestTls)
-                .withLimits(
-                    new TenantThrottle.Limits(
-                        options.guestQps, options.guestBurst, options.guestMaxInFlight)),
-            registry);
-    closeables.add(guestClients);
-    ScheduledExecutorService janitor =
-        Executors.newSingleThreadScheduledExecutor(
-            new ThreadFactoryBuilder()
-                .setNameFormat("guest-client-janitor")
-                .setDaemon(true)
-                .build());
-    janitor.scheduleWithFixedDelay(guestClients::cleanUp, 1, 1, TimeUnit.MINUTES);
-    closeables.add(janitor::shutdownNow);
+    GuestClients guestClients = guestClients(requestClient, management, registry);
 
     GenericKubernetesApi<KubeVirt, KubeVirtList> kubevirtApi =
         new GenericKubernetesApi<>(
@@ -333,28 +312,7 @@ public final class Manager implements AutoCloseable {
     ManagementInformers management =
         new ManagementInformers(watchClient, options.clusterApiVersion, options.namespaces);
     this.management = management;
-    GuestClients guestClients =
-        new GuestClients(
-            requestClient,
-            options.clusterApiVersion,
-            management.clusters(),
-            management.kubeconfigSecrets(),
-            GuestClients.Settings.defaults()
-                .withIdleTtl(options.guestClientIdleTimeout)
-                .withAllowInsecureTls(options.allowInsecureGuestTls)
-                .withLimits(
-                    new TenantThrottle.Limits(
-                        options.guestQps, options.guestBurst, options.guestMaxInFlight)),
-            registry);
-    closeables.add(guestClients);
-    ScheduledExecutorService janitor =
-        Executors.newSingleThreadScheduledExecutor(
-            new ThreadFactoryBuilder()
-                .setNameFormat("guest-client-janitor")
-                .setDaemon(true)
-                .build());
-    janitor.scheduleWithFixedDelay(guestClients::cleanUp, 1, 1, TimeUnit.MINUTES);
-    closeables.add(janitor::shutdownNow);
+    GuestClients guestClients = guestClients(requestClient, management, registry);
     EventWriters guestEventWriters = new EventWriters("guest-node-events", 4, 10_000);
     closeables.add(guestEventWriters);
     // Events in the management cluster: on KubevirtMachines (evacuation outcomes) and on
@@ -417,6 +375,37 @@ public final class Manager implements AutoCloseable {
           GoDuration.format(options.drainTimeout));
     }
     return settings;
+  }
+
+  /**
+   * The tenants' guest clients, built from the kubeconfig Secrets the management caches hold, and
+   * the janitor that drops the ones left unused; both closed with the manager.
+   */
+  private GuestClients guestClients(
+      ApiClient requestClient, ManagementInformers management, CollectorRegistry registry) {
+    GuestClients guestClients =
+        new GuestClients(
+            requestClient,
+            options.clusterApiVersion,
+            management.clusters(),
+            management.kubeconfigSecrets(),
+            GuestClients.Settings.defaults()
+                .withIdleTtl(options.guestClientIdleTimeout)
+                .withAllowInsecureTls(options.allowInsecureGuestTls)
+                .withLimits(
+                    new TenantThrottle.Limits(
+                        options.guestQps, options.guestBurst, options.guestMaxInFlight)),
+            registry);
+    closeables.add(guestClients);
+    ScheduledExecutorService janitor =
+        Executors.newSingleThreadScheduledExecutor(
+            new ThreadFactoryBuilder()
+                .setNameFormat("guest-client-janitor")
+                .setDaemon(true)
+                .build());
+    janitor.scheduleWithFixedDelay(guestClients::cleanUp, 1, 1, TimeUnit.MINUTES);
+    closeables.add(janitor::shutdownNow);
+    return guestClients;
   }
 
   /** Blocks until the controller stops; true when it stopped because the lease was lost. */
