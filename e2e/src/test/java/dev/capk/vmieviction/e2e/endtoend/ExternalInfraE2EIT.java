@@ -44,7 +44,7 @@ class ExternalInfraE2EIT {
   /** API server only: the management cluster runs no workloads here. */
   @RegisterExtension
   static final LocalClusterExtension management =
-      LocalClusterExtension.shared("ext-management", b -> b);
+      LocalClusterExtension.shared("ext-e2e-management", b -> b);
 
   @RegisterExtension
   static final LocalClusterExtension infra1 =
@@ -53,7 +53,7 @@ class ExternalInfraE2EIT {
   /** Its own cluster: this test stops its API server. */
   @RegisterExtension
   static final LocalClusterExtension infra2 =
-      LocalClusterExtension.shared("ext-infra-2", LocalCluster.Builder::withAll);
+      LocalClusterExtension.shared("ext-e2e-infra-2", LocalCluster.Builder::withAll);
 
   @RegisterExtension
   static final LocalClusterExtension guestA =
