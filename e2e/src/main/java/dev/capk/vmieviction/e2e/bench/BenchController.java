@@ -32,7 +32,8 @@ final class BenchController implements MeasuredController {
 
   /** The Deployment's JVM, environment first, for reports. */
   static String describeDeployed() {
-    return describe(ENV, JVM);
+    String java = System.getProperty(JAVA_HOME_PROPERTY) == null ? "" : "(" + javaCommand() + ") ";
+    return java + describe(ENV, JVM);
   }
 
   static String describe(Map<String, String> env, List<String> jvm) {
@@ -84,7 +85,7 @@ final class BenchController implements MeasuredController {
     int health = FreePorts.next();
     int metrics = FreePorts.next();
     List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add(javaCommand());
     command.addAll(jvm);
     command.addAll(
         List.of(
@@ -140,6 +141,17 @@ final class BenchController implements MeasuredController {
         oom,
         waited);
   }
+
+  /**
+   * The {@code java} that runs the controller: this JVM's, or the one of the JDK named by {@code
+   * -Dcapk.bench.controllerJavaHome} (e.g. a newer JDK measured against the Deployment's).
+   */
+  static String javaCommand() {
+    String home = System.getProperty(JAVA_HOME_PROPERTY, System.getProperty("java.home"));
+    return Path.of(home, "bin", "java").toString();
+  }
+
+  static final String JAVA_HOME_PROPERTY = "capk.bench.controllerJavaHome";
 
   /**
    * The controller never answered /readyz 200: how long we waited, its peak RSS, whether it ran out

@@ -40,8 +40,19 @@ final class DeploymentJvm {
               ? "-XX:SharedArchiveFile=" + archiveNextTo(ControllerJar.path())
               : flag);
     }
+    String extra = System.getProperty(EXTRA_FLAGS_PROPERTY, "").trim();
+    if (!extra.isEmpty()) {
+      flags.addAll(Arrays.asList(extra.split("\\s+")));
+    }
     return List.copyOf(flags);
   }
+
+  /**
+   * JVM flags added after the Deployment's, to measure a variant (a profiler, another compiler
+   * setting) against the same benchmark: {@code -Dcapk.bench.extraJvmFlags="-XX:... -XX:..."}.
+   * Reports name the flags the controller ran with.
+   */
+  static final String EXTRA_FLAGS_PROPERTY = "capk.bench.extraJvmFlags";
 
   /** The container's environment but JAVA_TOOL_OPTIONS (passed as flags instead). */
   static Map<String, String> environment() {
