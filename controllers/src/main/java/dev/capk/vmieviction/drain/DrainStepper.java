@@ -5,7 +5,9 @@ import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Pod;
+import java.io.InterruptedIOException;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -17,7 +19,10 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Drains a node one short step at a time, for callers that must not wait (a controller's worker). A
@@ -39,7 +44,7 @@ public final class DrainStepper {
   private final Clock clock;
 
   /** Eviction support per client, shared by the steppers of many drains; null: per drain. */
-  private final Map<ApiClient, Optional<String>> evictionSupport;
+  private final Map<ApiClient, CompletableFuture<Optional<String>>> evictionSupport;
 
   /**
    * @param evictions runs one step's eviction requests side by side
@@ -49,14 +54,15 @@ public final class DrainStepper {
   }
 
   /**
-   * @param evictionSupport what discovery answered per client (by identity), filled by this
-   *     stepper: a cluster's eviction support is asked once per client, not once per drain
+   * @param evictionSupport what discovery answered (or is being asked) per client, by identity,
+   *     filled by this stepper: a cluster's eviction support is asked once per client, not once per
+   *     drain
    */
   DrainStepper(
       ApiClient client,
       Executor evictions,
       Clock clock,
-      Map<ApiClient, Optional<String>> evictionSupport) {
+      Map<ApiClient, CompletableFuture<Optional<String>>> evictionSupport) {
     this.api = new RawApi(Objects.requireNonNull(client, "client"));
     this.evictions = evictions;
     this.clock = clock;
@@ -135,7 +141,8 @@ public final class DrainStepper {
     held.forEach((ref, budget) -> memory.held(ref, Set.of(budget), now));
     if (!due.isEmpty() && !memory.evictionDiscovered()) {
       // Discovered once per drain (per client, given the shared answers), not per pod or step.
-      memory.evictionVersion(options.disableEviction() ? Optional.empty() : evictionVersion(api));
+      memory.evictionVersion(
+          options.disableEviction() ? Optional.empty() : evictionVersion(api, bound));
     }
     Map<PodRef, EvictionOutcome> answers = evict(api, options, memory, due, bound);
     BudgetResolver resolver = new BudgetResolver(api);
@@ -165,18 +172,45 @@ public final class DrainStepper {
             .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
   }
 
-  private Optional<String> evictionVersion(RawApi bounded) throws ApiException {
+  /**
+   * Whether and in which version the cluster serves evictions: asked once per client. Steps of the
+   * same cluster that need the answer while one of them asks (the first steps of a burst of
+   * evacuations) wait for that one answer, no longer than they would wait for their own request,
+   * instead of each asking the same.
+   */
+  private Optional<String> evictionVersion(RawApi bounded, Deadline bound) throws ApiException {
     if (evictionSupport == null) {
       return new EvictionSupport(bounded).discover();
     }
-    Optional<String> known = evictionSupport.get(api.client());
-    if (known != null) {
-      return known;
+    CompletableFuture<Optional<String>> mine = new CompletableFuture<>();
+    CompletableFuture<Optional<String>> asked = evictionSupport.putIfAbsent(api.client(), mine);
+    if (asked == null) {
+      try {
+        Optional<String> found = new EvictionSupport(bounded).discover();
+        mine.complete(found);
+        return found;
+      } catch (ApiException | RuntimeException e) {
+        // A failed discovery is not kept: the next step asks again.
+        evictionSupport.remove(api.client(), mine);
+        mine.completeExceptionally(e);
+        throw e;
+      }
     }
-    // A failed discovery throws and is not kept: the next step asks again.
-    Optional<String> found = new EvictionSupport(bounded).discover();
-    evictionSupport.put(api.client(), found);
-    return found;
+    Duration wait = bound.none() ? Evictor.EVICTION_TIMEOUT : bound.remaining();
+    try {
+      return asked.get(Math.max(0, wait.toMillis()), TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof ApiException cause) {
+        throw cause;
+      }
+      throw new ApiException(e.getCause());
+    } catch (TimeoutException e) {
+      throw new ApiException(
+          new InterruptedIOException("the deadline passed while discovery was asked"));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ApiException(e);
+    }
   }
 
   private Map<PodRef, EvictionOutcome> evict(

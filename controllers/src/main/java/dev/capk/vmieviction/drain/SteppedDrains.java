@@ -9,6 +9,7 @@ import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
 import java.util.WeakHashMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
@@ -65,7 +66,7 @@ public final class SteppedDrains implements AutoCloseable {
    * Whether each client's cluster serves evictions, asked at its first drain: a client (a guest
    * cluster's, rebuilt when its kubeconfig changes) is forgotten with it.
    */
-  private final Map<ApiClient, Optional<String>> evictionSupport =
+  private final Map<ApiClient, CompletableFuture<Optional<String>>> evictionSupport =
       Collections.synchronizedMap(new WeakHashMap<>());
 
   /**
