@@ -6,6 +6,7 @@ import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.infra.InfraBindings;
+import dev.capk.vmieviction.kube.CipherOrder;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.util.ClientBuilder;
@@ -62,7 +63,7 @@ final class InfraConnection implements AutoCloseable {
   private static ApiClient client(InfraBindings.Connection connection) throws Unusable {
     try {
       KubeConfig kc = KubeConfig.loadKubeConfig(new StringReader(connection.kubeconfig()));
-      return ClientBuilder.kubeconfig(kc).build();
+      return CipherOrder.preferChaCha20(ClientBuilder.kubeconfig(kc).build());
     } catch (Exception e) {
       // The parser's and builder's messages may quote the content: name the failure kind only.
       throw new Unusable("kubeconfig unusable (" + e.getClass().getSimpleName() + ")");

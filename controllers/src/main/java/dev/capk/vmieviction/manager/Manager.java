@@ -24,6 +24,7 @@ import dev.capk.vmieviction.eviction.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.NodeDrains;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
+import dev.capk.vmieviction.kube.CipherOrder;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
@@ -485,13 +486,13 @@ public final class Manager implements AutoCloseable {
       try (Reader r = Files.newBufferedReader(kubeconfig, StandardCharsets.UTF_8)) {
         KubeConfig kc = KubeConfig.loadKubeConfig(r);
         kc.setFile(kubeconfig.toAbsolutePath().toFile());
-        return ClientBuilder.kubeconfig(kc).build();
+        return CipherOrder.preferChaCha20(ClientBuilder.kubeconfig(kc).build());
       }
     }
     if (System.getenv("KUBERNETES_SERVICE_HOST") != null) {
-      return ClientBuilder.cluster().build();
+      return CipherOrder.preferChaCha20(ClientBuilder.cluster().build());
     }
-    return ClientBuilder.standard().build();
+    return CipherOrder.preferChaCha20(ClientBuilder.standard().build());
   }
 
   private static void releaseLease(LeaseLock lock, String identity) {

@@ -7,6 +7,7 @@ import dev.capk.vmieviction.api.capi.Cluster;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capi.ClusterList;
 import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.CipherOrder;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
@@ -453,7 +454,9 @@ public final class GuestClients implements AutoCloseable {
     ApiClient client;
     try {
       KubeConfig kc = KubeConfig.loadKubeConfig(new StringReader(yaml));
-      client = ClientBuilder.kubeconfig(kc).setReadTimeout(settings.readTimeout()).build();
+      client =
+          CipherOrder.preferChaCha20(
+              ClientBuilder.kubeconfig(kc).setReadTimeout(settings.readTimeout()).build());
     } catch (Exception e) {
       // The parser's and builder's messages may quote the content: name the failure kind only.
       throw new GuestAccessException(
