@@ -4,7 +4,7 @@ MVN ?= mvn -B
 # Where the Kubernetes binaries are built and cached (outside the repo); see hack/build-k8s.sh.
 export K8S_BIN_CACHE ?= $(HOME)/.cache/capk-vmi-eviction/k8s-bin
 
-.PHONY: test unit fmt binaries promtool package demo soak e2e bench clean
+.PHONY: test unit fmt binaries promtool package demo soak e2e bench cds-classlist clean
 
 ## binaries: build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok
 binaries:
@@ -67,6 +67,12 @@ bench: binaries
 	  -Dcapk.repoRoot="$(CURDIR)" -Dcapk.workDir="$(CURDIR)/e2e/target/bench" \
 	  -Dlogback.configurationFile="$(CURDIR)/e2e/src/main/resources/demo-logback.xml" \
 	  -cp "e2e/target/classes:$$(cat e2e/target/classpath.txt)" dev.capk.vmieviction.e2e.bench.BenchMain
+
+## cds-classlist: record controllers/src/main/cds/classes.lst (the classes of a start-up and an evacuation under a
+##               budget, from the cost benchmark's last controller process), which the build's and the image's
+##               class-data-sharing archive is made of; again when classes are renamed or moved
+cds-classlist: binaries
+	bash hack/cds-classlist.sh
 
 ## package: the controller's runnable jar (controllers/target/vmi-eviction-controller.jar) and, next to it,
 ##          the kubectl plugin launchers kubectl-fastdrain (`kubectl fastdrain drain|cordon|uncordon ...`)
