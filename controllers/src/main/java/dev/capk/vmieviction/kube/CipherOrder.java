@@ -11,10 +11,10 @@ import okhttp3.ConnectionSpec;
  *
  * <p>Why: the Deployment's JVM compiles with C1 only (config/manager/manager.yaml), which has no
  * AES-GCM intrinsics, so every byte of every watch stream and answer is decrypted by AES and GHASH
- * in plain Java: about four times the CPU of ChaCha20-Poly1305 in the same JVM, and in the cost
- * benchmark's profile the largest single cost of a drain step's reads. A Go server (every
- * kube-apiserver) takes ChaCha20-Poly1305 when the client lists it first; the AES-GCM suites stay
- * offered behind it for servers that refuse ChaCha20 (FIPS builds), so no server that answered
+ * in plain Java: about four times the CPU of ChaCha20-Poly1305 in the same JVM (5-7% of an
+ * evacuation's CPU in the cost benchmark's profile, GHASH its largest single method). A Go server
+ * (every kube-apiserver) takes ChaCha20-Poly1305 when the client lists it first; the AES-GCM suites
+ * stay offered behind it for servers that refuse ChaCha20 (FIPS builds), so no server that answered
  * before is refused now. Which versions and suites are allowed at all is OkHttp's MODERN_TLS, as
  * before: only their order changes.
  */

@@ -482,17 +482,21 @@ public final class Manager implements AutoCloseable {
 
   /** --kubeconfig, else in-cluster, else $KUBECONFIG / ~/.kube/config. */
   static ApiClient infraClient(Path kubeconfig) throws IOException {
+    return CipherOrder.preferChaCha20(configuredClient(kubeconfig));
+  }
+
+  private static ApiClient configuredClient(Path kubeconfig) throws IOException {
     if (kubeconfig != null) {
       try (Reader r = Files.newBufferedReader(kubeconfig, StandardCharsets.UTF_8)) {
         KubeConfig kc = KubeConfig.loadKubeConfig(r);
         kc.setFile(kubeconfig.toAbsolutePath().toFile());
-        return CipherOrder.preferChaCha20(ClientBuilder.kubeconfig(kc).build());
+        return ClientBuilder.kubeconfig(kc).build();
       }
     }
     if (System.getenv("KUBERNETES_SERVICE_HOST") != null) {
-      return CipherOrder.preferChaCha20(ClientBuilder.cluster().build());
+      return ClientBuilder.cluster().build();
     }
-    return CipherOrder.preferChaCha20(ClientBuilder.standard().build());
+    return ClientBuilder.standard().build();
   }
 
   private static void releaseLease(LeaseLock lock, String identity) {
