@@ -58,6 +58,11 @@ final class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
      * end the loop, false to try again after the backoff.
      */
     boolean giveUp(Exception failure, int failures);
+
+    /** Asked before each watch request: false ends the loop (nobody needs it any more). */
+    default boolean wanted() {
+      return true;
+    }
   }
 
   /** The watch's resourceVersion is too old: start again from a list. */
@@ -126,7 +131,7 @@ final class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
 
   private void run() {
     int failures = 0;
-    while (!closed) {
+    while (!closed && kind.wanted()) {
       connected = false;
       try {
         if (resourceVersion == null) {

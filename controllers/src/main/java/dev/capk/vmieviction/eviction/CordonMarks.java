@@ -18,9 +18,9 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class CordonMarks {
 
-  /** A patch that adds or removes our mark. */
-  interface MarkChange {
-    void run() throws GuestAccessException, ApiException;
+  /** A patch that adds or removes our mark; returns what it returns. */
+  interface MarkChange<T> {
+    T run() throws GuestAccessException, ApiException;
   }
 
   /** VMI UIDs whose guest node is known to carry no mark of ours: no guest call needed. */
@@ -91,12 +91,12 @@ final class CordonMarks {
    * Runs a patch that adds or removes our mark; lists of the cluster's marks taken meanwhile are
    * not kept.
    */
-  void changing(Guest guest, MarkChange change) throws GuestAccessException, ApiException {
+  <T> T changing(Guest guest, MarkChange<T> change) throws GuestAccessException, ApiException {
     AtomicLong counter = changes.computeIfAbsent(guest.cluster(), c -> new AtomicLong());
     counter.incrementAndGet();
     markedByCluster.invalidate(guest.cluster());
     try {
-      change.run();
+      return change.run();
     } finally {
       counter.incrementAndGet();
       markedByCluster.invalidate(guest.cluster());

@@ -14,7 +14,6 @@ import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
-import io.kubernetes.client.openapi.models.V1NodeSpec;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -277,21 +276,14 @@ final class Evacuator {
         events.normal(vmi, EventReasons.GUEST_NODE_NOT_FOUND, msg);
         return delete(key, vmi, start, Outcome.NODE_MISSING);
       }
-      V1Node node = found.get();
-      String nodeName = node.getMetadata().getName();
+      V1Node read = found.get();
+      String nodeName = read.getMetadata().getName();
       boolean unschedulable =
-          node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
-      if (unschedulable) {
-        guest.nodeSeen(key, node);
-      } else {
-        marks.changing(guest, () -> guest.cordonAndMark(node, uid));
-        marks.cordonedHere(guest, vmiName);
-        // As the cordon left it, for the next steps (our copy: read from the API for this step).
-        if (node.getSpec() == null) {
-          node.setSpec(new V1NodeSpec());
-        }
-        node.getSpec().setUnschedulable(true);
-        guest.nodeSeen(key, node);
+          read.getSpec() != null && Boolean.TRUE.equals(read.getSpec().getUnschedulable());
+      // As the cordon left it, for the next steps: nodes read are shared, never changed here.
+      final V1Node node = unschedulable ? read : cordon(guest, read, uid, vmiName);
+      guest.nodeSeen(key, node);
+      if (!unschedulable) {
         log.info("guest node cordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
         events.normal(
             vmi,
@@ -440,6 +432,14 @@ final class Evacuator {
     } finally {
       guest.leaveStep();
     }
+  }
+
+  /** Cordons and marks the node; returns it as the patch left it. */
+  private V1Node cordon(Guest guest, V1Node read, String uid, String vmiName)
+      throws GuestAccessException, ApiException {
+    V1Node cordoned = marks.changing(guest, () -> guest.cordonAndMark(read, uid));
+    marks.cordonedHere(guest, vmiName);
+    return cordoned != null ? cordoned : read;
   }
 
   /**

@@ -58,8 +58,10 @@ public interface Guest {
   /**
    * Cordons the node and marks it as cordoned by us for the VMI, in one patch that applies only
    * while the node is still schedulable and unmarked as read (409 if someone changed that since).
+   *
+   * @return the node as the patch left it
    */
-  void cordonAndMark(V1Node node, String vmiUid) throws GuestAccessException, ApiException;
+  V1Node cordonAndMark(V1Node node, String vmiUid) throws GuestAccessException, ApiException;
 
   /**
    * One step of the node's drain for the VMI {@code vmiKey}: evicts the pods that are due and

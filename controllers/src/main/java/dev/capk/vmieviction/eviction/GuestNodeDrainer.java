@@ -9,6 +9,7 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
+import dev.capk.vmieviction.drain.NodeWatch;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventSeriesBook;
@@ -114,8 +115,16 @@ public final class GuestNodeDrainer implements Guest {
     return client.cluster().toString();
   }
 
+  /** How long a step waits for the node list another step of the same cluster is making. */
+  static final Duration NODE_LIST_WAIT = Duration.ofSeconds(10);
+
   @Override
   public Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException {
+    Optional<NodeWatch> watch = nodeWatch();
+    if (watch.isPresent()) {
+      Optional<V1Node> named = watch.get().node(vmiName);
+      return named.isPresent() ? named : GuestNodeMatch.choose(vmiName, watch.get().nodes());
+    }
     try {
       requests.incrementAndGet();
       return Optional.of(
@@ -129,7 +138,19 @@ public final class GuestNodeDrainer implements Guest {
       }
     }
     // Not named like the VMI: look for the providerID the KubeVirt cloud provider sets.
-    return GuestNodeMatch.choose(vmiName, listNodes());
+    return GuestNodeMatch.choose(vmiName, listNodes().getItems());
+  }
+
+  /**
+   * The guest cluster's node watch, started from one list by the first step that needs a node;
+   * empty while it does not reach the guest API server (the step then reads for itself).
+   */
+  private Optional<NodeWatch> nodeWatch() throws GuestAccessException, ApiException {
+    return drains.nodeWatch(
+        client.apiClient(),
+        client.cluster().toString(),
+        client.bound(NODE_LIST_WAIT),
+        this::listNodes);
   }
 
   @Override
@@ -144,19 +165,19 @@ public final class GuestNodeDrainer implements Guest {
 
   @Override
   public MarkedNodes markedNodes() throws GuestAccessException, ApiException {
-    return MarkedNodes.of(listNodes());
+    Optional<NodeWatch> watch = nodeWatch();
+    return MarkedNodes.of(watch.isPresent() ? watch.get().nodes() : listNodes().getItems());
   }
 
-  private List<V1Node> listNodes() throws GuestAccessException, ApiException {
+  private V1NodeList listNodes() throws GuestAccessException, ApiException {
     requests.incrementAndGet();
-    V1NodeList list =
-        client.call("listing nodes", () -> core.listNode().buildCall(null), V1NodeList.class);
-    return list.getItems();
+    return client.call("listing nodes", () -> core.listNode().buildCall(null), V1NodeList.class);
   }
 
   @Override
-  public void cordonAndMark(V1Node node, String vmiUid) throws GuestAccessException, ApiException {
-    jsonPatchNode(node, cordonPatch(node, vmiUid), "cordoning node");
+  public V1Node cordonAndMark(V1Node node, String vmiUid)
+      throws GuestAccessException, ApiException {
+    return jsonPatchNode(node, cordonPatch(node, vmiUid), "cordoning node");
   }
 
   @Override
@@ -237,19 +258,23 @@ public final class GuestNodeDrainer implements Guest {
 
   /**
    * A JSON Patch of the node; a {@code test} that fails (422: the node is no longer as read) is
-   * reported as a conflict (409), which the callers answer by reading the node again.
+   * reported as a conflict (409), which the callers answer by reading the node again. The node as
+   * the patch left it is returned, and served by the cluster's node watch until the watch has it.
    */
-  private void jsonPatchNode(V1Node node, String patch, String what)
+  private V1Node jsonPatchNode(V1Node node, String patch, String what)
       throws GuestAccessException, ApiException {
     String name = node.getMetadata().getName();
     requests.incrementAndGet();
     try {
-      client.call(
-          what + " " + name,
-          () ->
-              RawApi.asJsonPatch(
-                  client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
-          V1Node.class);
+      V1Node patched =
+          client.call(
+              what + " " + name,
+              () ->
+                  RawApi.asJsonPatch(
+                      client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
+              V1Node.class);
+      drains.nodeWritten(client.apiClient(), node, patched);
+      return patched;
     } catch (ApiException e) {
       if (e.getCode() == 422) {
         throw new ApiException(

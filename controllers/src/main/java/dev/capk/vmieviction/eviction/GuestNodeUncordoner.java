@@ -95,7 +95,12 @@ final class GuestNodeUncordoner {
           return noMark(key, uid);
         }
         case REMOVE_MARK -> {
-          marks.changing(guest, () -> guest.removeMark(node));
+          marks.changing(
+              guest,
+              () -> {
+                guest.removeMark(node);
+                return null;
+              });
           marks.notCordonedHere(guest, vmiName);
           log.info(
               "guest node already schedulable, mark removed vmi={} cluster={} node={}",
@@ -110,7 +115,12 @@ final class GuestNodeUncordoner {
           return new Result(true, retryInterval);
         }
         case UNCORDON -> {
-          marks.changing(guest, () -> guest.uncordonAndUnmark(node));
+          marks.changing(
+              guest,
+              () -> {
+                guest.uncordonAndUnmark(node);
+                return null;
+              });
           marks.notCordonedHere(guest, vmiName);
           log.info(
               "guest node uncordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);

@@ -3,9 +3,13 @@ package dev.capk.vmieviction.eviction;
 import dev.capk.vmieviction.drain.BudgetAllowance;
 import dev.capk.vmieviction.drain.BudgetWatch;
 import dev.capk.vmieviction.drain.DrainStepper;
+import dev.capk.vmieviction.drain.NodeWatch;
 import dev.capk.vmieviction.drain.SteppedDrains;
+import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Duration;
 import java.util.HashMap;
@@ -14,7 +18,11 @@ import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,6 +64,18 @@ public final class NodeDrains implements AutoCloseable {
   private record SeenNode(ApiClient client, V1Node node, long atNanos) {}
 
   private final Map<String, SeenNode> nodes = new ConcurrentHashMap<>();
+
+  /**
+   * Guarded by this: per guest cluster client, its node watch, or the list it is being started from
+   * (a failed or outdated one is replaced by the next step that needs the nodes).
+   */
+  private final Map<ApiClient, CompletableFuture<NodeWatch>> nodeWatches = new IdentityHashMap<>();
+
+  /** Lists the nodes of a guest cluster, as one request of the step that asks. */
+  @FunctionalInterface
+  interface NodeListing {
+    V1NodeList list() throws GuestAccessException, ApiException;
+  }
 
   /** Budgets that allowed a disruption since the VMI's last step, by VMI. Guarded by this. */
   private final Map<String, Set<String>> freed = new HashMap<>();
@@ -200,6 +220,71 @@ public final class NodeDrains implements AutoCloseable {
     return Optional.of(seen.node());
   }
 
+  /**
+   * The node watch of the guest cluster {@code client} reaches, while it is current: started from
+   * {@code listing}'s list if there is none (that list is the caller's one request; steps that ask
+   * meanwhile wait for it, at most {@code maxWait}). Empty while the watch does not reach the
+   * server, or when its list failed or took longer than {@code maxWait}: the caller reads the node
+   * itself, and that read names the trouble.
+   *
+   * @param name names the watch's thread
+   */
+  Optional<NodeWatch> nodeWatch(
+      ApiClient client, String name, Duration maxWait, NodeListing listing)
+      throws GuestAccessException, ApiException {
+    CompletableFuture<NodeWatch> mine = new CompletableFuture<>();
+    CompletableFuture<NodeWatch> known;
+    synchronized (this) {
+      known = nodeWatches.get(client);
+      if (known != null && known.isDone() && (known.join() == null || known.join().over())) {
+        nodeWatches.remove(client);
+        known = null;
+      }
+      if (known == null) {
+        nodeWatches.put(client, mine);
+      }
+    }
+    if (known == null) {
+      try {
+        NodeWatch started = NodeWatch.start(client, listing.list(), name);
+        log.debug("guest node watch opened cluster={}", name);
+        mine.complete(started);
+        return Optional.of(started);
+      } catch (GuestAccessException | ApiException | RuntimeException e) {
+        // A failed list is not kept: the next step lists again.
+        synchronized (this) {
+          nodeWatches.remove(client, mine);
+        }
+        mine.complete(null);
+        throw e;
+      }
+    }
+    try {
+      NodeWatch watch = known.get(Math.max(0, maxWait.toMillis()), TimeUnit.MILLISECONDS);
+      return watch != null && watch.current() ? Optional.of(watch) : Optional.empty();
+    } catch (TimeoutException | ExecutionException e) {
+      return Optional.empty();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * A patch of ours over {@code before} gave {@code after}: the cluster's node watch, if any,
+   * serves it until it has caught up.
+   */
+  void nodeWritten(ApiClient client, V1Node before, V1Node after) {
+    CompletableFuture<NodeWatch> known;
+    synchronized (this) {
+      known = nodeWatches.get(client);
+    }
+    NodeWatch watch = known == null ? null : known.getNow(null);
+    if (watch != null) {
+      watch.wrote(before, after);
+    }
+  }
+
   /** True once after pods left the VMI's guest node. */
   boolean takeWake(String vmiKey) {
     return woken.remove(vmiKey);
@@ -229,6 +314,17 @@ public final class NodeDrains implements AutoCloseable {
   @Override
   public void close() {
     synchronized (this) {
+      nodeWatches
+          .values()
+          .forEach(
+              f ->
+                  f.thenAccept(
+                      w -> {
+                        if (w != null) {
+                          w.close();
+                        }
+                      }));
+      nodeWatches.clear();
       budgetWatches.values().forEach(BudgetWatch::close);
       budgetWatches.clear();
       blocked.clear();

@@ -108,6 +108,11 @@ public final class GuestClient implements AutoCloseable {
     return new CoreV1Api(apiClient);
   }
 
+  /** {@code wanted}, cut to what is left before this client's deadline. */
+  public Duration bound(Duration wanted) {
+    return deadline.cap(wanted);
+  }
+
   String secretVersion() {
     return secretVersion;
   }

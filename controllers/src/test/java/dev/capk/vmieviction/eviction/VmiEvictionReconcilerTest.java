@@ -1220,13 +1220,14 @@ class VmiEvictionReconcilerTest {
     }
 
     @Override
-    public void cordonAndMark(V1Node n, String vmiUid) throws ApiException {
+    public V1Node cordonAndMark(V1Node n, String vmiUid) throws ApiException {
       if (cordonConflict) {
         throw new ApiException(409, "conflict");
       }
       calls.add("cordon " + n.getMetadata().getName() + " for " + vmiUid);
       n.getMetadata().getAnnotations().put(EvictionAnnotations.CORDONED_BY, vmiUid);
       n.getSpec().setUnschedulable(true);
+      return n;
     }
 
     @Override

@@ -1,0 +1,219 @@
+package dev.capk.vmieviction.drain;
+
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeList;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import okhttp3.Call;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The nodes of one cluster, kept current by one list and one watch, for the evacuations of that
+ * cluster's nodes: each step reads its node from here instead of sending a GET, and the node a step
+ * waits on to come back is looked at without a request each time.
+ *
+ * <p>Only what the steps use is kept: the images and volumes a node's status lists, and the fields'
+ * managers, are dropped as each node arrives (a node's image list alone can be tens of kB).
+ *
+ * <p>What it knows is an answer only while the watch is up ({@link #current}); while the server is
+ * not reached, the callers read the node themselves, and that read names the outage. A node this
+ * process patched is served as the patch left it until the watch has passed the version the patch
+ * was made over, so a step never reads back a node from before its own write.
+ */
+public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
+  private static final Logger LOG = LoggerFactory.getLogger(NodeWatch.class);
+
+  private final RawApi api;
+  private final WatchLoop<V1Node> loop;
+
+  /** Guarded by this: the nodes by name. */
+  private final Map<String, V1Node> nodes = new HashMap<>();
+
+  /** Guarded by this: per node, our last write's result and the versions it was made over. */
+  private final Map<String, Written> written = new HashMap<>();
+
+  private record Written(V1Node result, Set<String> superseded) {}
+
+  /**
+   * Unused for this long, the watch ends after its current request (at most {@link
+   * WatchLoop#WATCH_SECONDS} later): a cluster whose evacuations are over is not watched for good.
+   */
+  static final Duration IDLE = Duration.ofMinutes(5);
+
+  private volatile boolean gaveUp;
+  private volatile boolean ended;
+  private volatile long usedNanos = System.nanoTime();
+
+  private NodeWatch(ApiClient client, V1NodeList seed, String name) {
+    this.api = new RawApi(client);
+    seed.getItems().forEach(n -> nodes.put(n.getMetadata().getName(), trimmed(n)));
+    this.loop =
+        new WatchLoop<>(api, this, seed.getMetadata().getResourceVersion(), "node-watch-" + name);
+  }
+
+  /**
+   * Follows the nodes of the cluster {@code client} reaches, from {@code seed}: the caller's own
+   * list of them, which must carry the list's resourceVersion (the watch resumes right after it).
+   *
+   * @param name names the watch's thread (the cluster, for thread dumps)
+   */
+  public static NodeWatch start(ApiClient client, V1NodeList seed, String name) {
+    if (seed.getMetadata() == null || seed.getMetadata().getResourceVersion() == null) {
+      throw new IllegalArgumentException("a node list without a resourceVersion");
+    }
+    NodeWatch w = new NodeWatch(client, seed, name);
+    w.loop.start();
+    return w;
+  }
+
+  /**
+   * True while what this knows is current: the watch has not given up and its last try did not
+   * fail.
+   */
+  public boolean current() {
+    return !gaveUp && !ended && !loop.failing();
+  }
+
+  /** Over for good (gave up, or idle): a new one must be started to know the nodes again. */
+  public boolean over() {
+    return gaveUp || ended;
+  }
+
+  @Override
+  public boolean wanted() {
+    if (System.nanoTime() - usedNanos > IDLE.toNanos()) {
+      ended = true;
+    }
+    return !ended;
+  }
+
+  /** The node named {@code name} as last seen; empty when the cluster has none of that name. */
+  public synchronized Optional<V1Node> node(String name) {
+    usedNanos = System.nanoTime();
+    V1Node cached = nodes.get(name);
+    Written w = written.get(name);
+    if (w != null) {
+      if (cached != null && w.superseded().contains(cached.getMetadata().getResourceVersion())) {
+        return Optional.of(w.result());
+      }
+      // The watch has our write or something newer.
+      written.remove(name);
+    }
+    return Optional.ofNullable(cached);
+  }
+
+  /** Every node as last seen. */
+  public synchronized List<V1Node> nodes() {
+    List<V1Node> all = new ArrayList<>(nodes.size());
+    nodes.keySet().forEach(name -> node(name).ifPresent(all::add));
+    return all;
+  }
+
+  /**
+   * A write of ours over {@code before} (a version this watch served) was accepted and gave {@code
+   * after}: served until the watch catches up.
+   */
+  public synchronized void wrote(V1Node before, V1Node after) {
+    if (after == null || after.getMetadata() == null || before.getMetadata() == null) {
+      return;
+    }
+    String name = after.getMetadata().getName();
+    String over = before.getMetadata().getResourceVersion();
+    Set<String> superseded = new HashSet<>();
+    Written known = written.get(name);
+    if (known != null) {
+      superseded.addAll(known.superseded());
+    }
+    if (over != null) {
+      superseded.add(over);
+    }
+    written.put(name, new Written(trimmed(after), Set.copyOf(superseded)));
+  }
+
+  @Override
+  public Class<V1Node> objectType() {
+    return V1Node.class;
+  }
+
+  @Override
+  public Call watch(ApiClient client, String resourceVersion) throws ApiException {
+    return new CoreV1Api(client)
+        .listNode()
+        .watch(true)
+        .allowWatchBookmarks(true)
+        .resourceVersion(resourceVersion)
+        .timeoutSeconds(WatchLoop.WATCH_SECONDS)
+        .buildCall(null);
+  }
+
+  /** After a 410: a fresh list replaces what was known. */
+  @Override
+  public String relist() throws ApiException {
+    V1NodeList list =
+        api.get(new CoreV1Api(api.client()).listNode().buildCall(null), V1NodeList.class);
+    synchronized (this) {
+      nodes.clear();
+      list.getItems().forEach(n -> nodes.put(n.getMetadata().getName(), trimmed(n)));
+    }
+    return list.getMetadata().getResourceVersion();
+  }
+
+  @Override
+  public void seen(String type, V1Node node) {
+    String name = node.getMetadata().getName();
+    synchronized (this) {
+      if ("DELETED".equals(type)) {
+        nodes.remove(name);
+        written.remove(name);
+      } else {
+        nodes.put(name, trimmed(node));
+      }
+    }
+  }
+
+  @Override
+  public boolean giveUp(Exception failure, int failures) {
+    if (failure instanceof ApiException ae && ae.getCode() == 403) {
+      // The guest identity may not watch nodes: each step reads its node itself.
+      LOG.info("node watch refused (HTTP 403), guest nodes are read per step");
+      gaveUp = true;
+      return true;
+    }
+    LOG.debug(
+        "node watch failed, retrying failures={} reason={}",
+        failures,
+        failure instanceof ApiException ae
+            ? ApiStatus.describe(ae)
+            : failure.getClass().getSimpleName());
+    return false;
+  }
+
+  /** What the evacuation steps use of a node: its status's image and volume lists are not. */
+  private static V1Node trimmed(V1Node node) {
+    node.getMetadata().setManagedFields(null);
+    if (node.getStatus() != null) {
+      node.getStatus().setImages(null);
+      node.getStatus().setVolumesAttached(null);
+      node.getStatus().setVolumesInUse(null);
+    }
+    return node;
+  }
+
+  @Override
+  public void close() {
+    ended = true;
+    loop.close();
+  }
+}

@@ -1,0 +1,225 @@
+package dev.capk.vmieviction.e2e.integration.eviction;
+
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.WAIT;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitDeleted;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitEvent;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitGone;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evacuate;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.node;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.nodeAnnotation;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unique;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unschedulable;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Crds;
+import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import dev.capk.vmieviction.manager.Main;
+import dev.capk.vmieviction.manager.Manager;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The evacuations of one guest cluster read its nodes from one node watch: no GET of a node per
+ * step, one list for all of them, counted by the guest API server's audit log of the controller's
+ * identity there. A change made by someone else while the watch runs (an admin's cordon) is
+ * honoured as if the node had been read.
+ */
+class GuestNodeWatchIT {
+
+  /** The controller's identity in the guest cluster, the only one the audit log records. */
+  static final String GUEST_USER = "node-watch-it-controller";
+
+  static final Path AUDIT = EvictionFixture.tempDir("vmi-eviction-node-watch-audit");
+
+  @RegisterExtension
+  static final LocalClusterExtension infraExt =
+      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+
+  /** A guest cluster of this class's own: its API server writes the audit log. */
+  @RegisterExtension
+  static final LocalClusterExtension guestExt =
+      LocalClusterExtension.shared(
+          "guest-nodewatch",
+          b -> {
+            // Nodes only (kwok keeps them Ready): the steps' node reads are what is counted.
+            LocalCluster.Builder shaped = b.withKwok();
+            for (String flag : auditFlags()) {
+              shaped = shaped.apiServerFlag(flag);
+            }
+            return shaped;
+          });
+
+  static LocalCluster infra;
+  static LocalCluster guest;
+  static Path dir;
+  Manager manager;
+
+  @BeforeAll
+  static void clusters() {
+    infra = infraExt.cluster();
+    guest = guestExt.cluster();
+    Crds.installTestCrds(infra);
+    dir = EvictionFixture.tempDir("vmi-eviction-node-watch-it");
+  }
+
+  @AfterEach
+  void stopController() {
+    if (manager != null) {
+      manager.close();
+    }
+  }
+
+  @Test
+  void threeEvacuationsOfOneGuestClusterReadItsNodesFromOneListAndWatchWithoutAGetPerStep()
+      throws Exception {
+    String ns = tenant("node-watch");
+    List<String> vms = List.of(unique("vm-nw-a"), unique("vm-nw-b"), unique("vm-nw-c"));
+    vms.forEach(vm -> guest.kwokNodes().createNamed(vm, Map.of()));
+    Map<String, String> uids = new TreeMap<>();
+    for (String vm : vms) {
+      uids.put(vm, vmi(infra, ns, vm, "tenant", "External"));
+    }
+    Instant from = Instant.now();
+    startController(ns);
+
+    for (String vm : vms) {
+      evacuate(infra, ns, vm, "infra-node-nw");
+    }
+    for (String vm : vms) {
+      awaitDeleted(infra, ns, vm, uids.get(vm));
+      assertTrue(unschedulable(node(guest, vm)), vm + " cordoned");
+    }
+    // KubeVirt recreates each VMI; once it runs, its node is uncordoned.
+    for (String vm : vms) {
+      awaitGone(infra, ns, vm);
+      vmi(infra, ns, vm, "tenant", "External");
+      EvictionFixture.running(infra, ns, vm, "infra-node-nw-2");
+    }
+    for (String vm : vms) {
+      awaitEvent(infra, ns, vm, "GuestNodeUncordoned");
+      assertTrue(!unschedulable(node(guest, vm)), vm + " uncordoned");
+    }
+
+    Map<String, Integer> calls = nodeRequests(from);
+    assertEquals(0, calls.getOrDefault("get", 0), "no node read per step: " + calls);
+    assertEquals(1, calls.getOrDefault("list", 0), "one list for the cluster's watch: " + calls);
+    assertEquals(6, calls.getOrDefault("patch", 0), "a cordon and an uncordon each: " + calls);
+    // (The watch itself is audited when it ends, after up to two minutes: not counted here.)
+  }
+
+  @Test
+  void anAdminsCordonMadeWhileTheWatchRunsIsHonouredNeitherMarkedOursNorUndone() throws Exception {
+    String ns = tenant("node-watch-admin");
+    String first = unique("vm-nw-first");
+    String second = unique("vm-nw-second");
+    guest.kwokNodes().createNamed(first, Map.of());
+    guest.kwokNodes().createNamed(second, Map.of());
+    String firstUid = vmi(infra, ns, first, "tenant", "External");
+    String secondUid = vmi(infra, ns, second, "tenant", "External");
+    startController(ns);
+
+    // The first evacuation starts the cluster's node watch.
+    evacuate(infra, ns, first, "infra-node-nw-3");
+    awaitDeleted(infra, ns, first, firstUid);
+    // Then an admin cordons the second VM's node, and the second VMI is evacuated at once.
+    EvictionFixture.cordon(guest, second, true);
+    evacuate(infra, ns, second, "infra-node-nw-3");
+    awaitDeleted(infra, ns, second, secondUid);
+    assertEquals(
+        Optional.empty(),
+        nodeAnnotation(node(guest, second), EvictionAnnotations.CORDONED_BY),
+        "an admin's cordon is not marked ours");
+
+    // Recreated and running: the first node is uncordoned, the admin's stays cordoned.
+    awaitGone(infra, ns, second);
+    vmi(infra, ns, second, "tenant", "External");
+    EvictionFixture.running(infra, ns, second, "infra-node-nw-4");
+    awaitGone(infra, ns, first);
+    vmi(infra, ns, first, "tenant", "External");
+    EvictionFixture.running(infra, ns, first, "infra-node-nw-4");
+    awaitEvent(infra, ns, first, "GuestNodeUncordoned");
+    assertTrue(unschedulable(node(guest, second)), "the admin's cordon stays");
+  }
+
+  private String tenant(String prefix) throws Exception {
+    String ns = unique(prefix);
+    EvictionFixture.namespace(infra, ns);
+    EvictionFixture.cluster(infra, ns, "tenant");
+    EvictionFixture.kubeconfigSecret(
+        infra, ns, "tenant", guest.kubeconfigFor(GUEST_USER, "system:masters"));
+    return ns;
+  }
+
+  private void startController(String ns) throws Exception {
+    manager =
+        Main.start(
+            "--kubeconfig",
+            EvictionFixture.controllerKubeconfig(infra, dir).toString(),
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            "--namespace",
+            ns);
+    Await.until("controller ready", WAIT, manager::ready);
+  }
+
+  /** The audit policy (the controller's identity's requests on nodes) and its flags. */
+  private static List<String> auditFlags() {
+    try {
+      Files.createDirectories(AUDIT);
+      Path policy = AUDIT.resolve("policy.yaml");
+      Files.writeString(
+          policy,
+          """
+          apiVersion: audit.k8s.io/v1
+          kind: Policy
+          omitStages: [RequestReceived, ResponseStarted]
+          rules:
+          - level: Metadata
+            users: ["%s"]
+            resources: [{group: "", resources: ["nodes"]}]
+          - level: None
+          """
+              .formatted(GUEST_USER));
+      return List.of(
+          "--audit-policy-file=" + policy,
+          "--audit-log-path=" + AUDIT.resolve("audit.log"),
+          "--audit-log-format=json",
+          "--audit-log-mode=blocking");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The controller's requests on nodes received since {@code from}, by verb. */
+  private static Map<String, Integer> nodeRequests(Instant from) throws IOException {
+    Map<String, Integer> byVerb = new TreeMap<>();
+    for (String line : Files.readAllLines(AUDIT.resolve("audit.log"))) {
+      JsonObject e = JsonParser.parseString(line).getAsJsonObject();
+      Instant at = Instant.parse(e.get("requestReceivedTimestamp").getAsString());
+      if (!at.isBefore(from)) {
+        byVerb.merge(e.get("verb").getAsString(), 1, Integer::sum);
+      }
+    }
+    return byVerb;
+  }
+}
