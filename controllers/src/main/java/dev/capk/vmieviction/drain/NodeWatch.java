@@ -78,6 +78,11 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     return w;
   }
 
+  /** Not started: fed by hand through {@link #seen}, for tests of what it serves. */
+  static NodeWatch unstarted(V1NodeList seed) {
+    return new NodeWatch(new ApiClient(), seed, "unstarted");
+  }
+
   /**
    * True while what this knows is current: the watch has not given up and its last try did not
    * fail.

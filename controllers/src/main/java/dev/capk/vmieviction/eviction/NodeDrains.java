@@ -40,6 +40,10 @@ import org.slf4j.LoggerFactory;
  * cluster's last drain ends, not when its drains stop waiting for a budget: under a budget that
  * allows one disruption at a time a drain is refused, freed and refused again many times, and each
  * new watch would list every budget of the cluster again.
+ *
+ * <p>Each guest cluster (client) whose nodes evacuations read has one {@link NodeWatch}: the first
+ * step that needs a node lists the cluster's nodes once, and the steps and uncordon checks after it
+ * read from the watch, not a GET each. It ends when unused for {@link NodeWatch#IDLE}.
  */
 public final class NodeDrains implements AutoCloseable {
 
@@ -235,11 +239,9 @@ public final class NodeDrains implements AutoCloseable {
     CompletableFuture<NodeWatch> mine = new CompletableFuture<>();
     CompletableFuture<NodeWatch> known;
     synchronized (this) {
+      // Watches over for good (idle, refused, or of a client replaced since) are forgotten.
+      nodeWatches.values().removeIf(f -> f.isDone() && (f.join() == null || f.join().over()));
       known = nodeWatches.get(client);
-      if (known != null && known.isDone() && (known.join() == null || known.join().over())) {
-        nodeWatches.remove(client);
-        known = null;
-      }
       if (known == null) {
         nodeWatches.put(client, mine);
       }

@@ -49,10 +49,28 @@ final class CostBench {
     this.auditDir = this.work.resolve("audit");
   }
 
-  /** Which controller, with or without budgets, how many workers. */
-  record Config(String controller, boolean budget, int workers) {
+  /**
+   * Which controller, with or without budgets, how many workers; and which run of the same process
+   * (1: the process started just before it, as the targets count; 2 and on: the same process again,
+   * warmed up by the runs before).
+   */
+  record Config(String controller, boolean budget, int workers, int round) {
+    Config(String controller, boolean budget, int workers) {
+      this(controller, budget, workers, 1);
+    }
+
     String label() {
-      return controller + ", " + (budget ? "budget" : "no budget") + ", " + workers + "w";
+      return controller
+          + ", "
+          + (budget ? "budget" : "no budget")
+          + ", "
+          + workers
+          + "w"
+          + (round > 1 ? ", run " + round + " of one process" : "");
+    }
+
+    Config again(int next) {
+      return new Config(controller, budget, workers, next);
     }
   }
 
@@ -100,6 +118,8 @@ final class CostBench {
     int tenants = opts.integer("bench.cost.tenants", 2);
     List<Integer> workers = opts.ints("bench.cost.workers", "16,1");
     List<String> budgets = opts.strings("bench.cost.budgets", "none,budget");
+    // More than 1: each process runs the world again, to tell JVM warm-up from steady cost.
+    int rounds = opts.integer("bench.cost.rounds", 1);
     Path go = GoController.binary();
     String loadAtStart = Machine.loadAverage();
     List<String> controllers = go == null ? List.of("ours") : List.of("ours", "go");
@@ -134,27 +154,32 @@ final class CostBench {
           for (int w : workers) {
             Config config = new Config(controller, withBudget, w);
             many.spares(withBudget);
-            Run run;
             try (MeasuredController p = start(config, go, kubeconfig)) {
               AuditLog.awaitQuiet(auditDir, clusters);
               double startup = Machine.processCpuSeconds(p.pid());
-              CostWorld.Outcome o =
-                  many.runOnce(p.pid(), controller.equals("go"), auditDir, infra, guests);
-              run =
-                  new Run(
-                      config,
-                      vmis,
-                      o.drainSeconds(),
-                      o.recoverySeconds(),
-                      o.infraCalls(),
-                      o.guestCalls(),
-                      o.cpuSeconds(),
-                      startup);
-            }
-            runs.add(run);
-            progress(run);
-            if (withBudget) {
-              many.returnPodsHome();
+              for (int round = 1; round <= rounds; round++) {
+                if (round > 1) {
+                  many.spares(withBudget);
+                  AuditLog.awaitQuiet(auditDir, clusters);
+                }
+                CostWorld.Outcome o =
+                    many.runOnce(p.pid(), controller.equals("go"), auditDir, infra, guests);
+                Run run =
+                    new Run(
+                        config.again(round),
+                        vmis,
+                        o.drainSeconds(),
+                        o.recoverySeconds(),
+                        o.infraCalls(),
+                        o.guestCalls(),
+                        o.cpuSeconds(),
+                        round == 1 ? startup : Double.NaN);
+                runs.add(run);
+                progress(run);
+                if (withBudget) {
+                  many.returnPodsHome();
+                }
+              }
             }
           }
         }
@@ -277,7 +302,8 @@ final class CostBench {
                 + "cluster each), %d pods per guest node (a Deployment per node; its pods may also run on a spare "
                 + "guest node, cordoned unless the run has budgets), without budgets or with a PodDisruptionBudget "
                 + "of maxUnavailable 1 per Deployment. One run per row, each with a controller process started "
-                + "just before it. Requests: what the API servers' audit logs hold of the controller's own client "
+                + "just before it (with -Dbench.cost.rounds=N, rows 'run 2 of one process' and on: the same "
+                + "process draining again, warmed up by the runs before; the targets count the first). Requests: what the API servers' audit logs hold of the controller's own client "
                 + "identity (`%s`), WATCH excluded, from the drain's start until every VM runs again, its guest node "
                 + "is schedulable and its pods run (our controller uncordons the guest nodes it cordoned; the Go "
                 + "original never does, so the benchmark uncordons them for it, as a replacement machine's node would "
@@ -315,7 +341,7 @@ final class CostBench {
               Report.f(
                   "%d / %d / %d / %.2f s",
                   r.infraRequests(), r.infraEvents(), r.guestRequests(), r.cpuSeconds()),
-              Report.f("%.2f", r.startupCpuSeconds())));
+              Double.isNaN(r.startupCpuSeconds()) ? "–" : Report.f("%.2f", r.startupCpuSeconds())));
     }
     s.append(
         Report.table(
@@ -341,7 +367,7 @@ final class CostBench {
 
   private void verdicts(List<Run> runs, int pods) {
     for (Run r : runs) {
-      if (!r.config().controller().equals("ours")) {
+      if (!r.config().controller().equals("ours") || r.config().round() > 1) {
         continue;
       }
       String what = "9. " + r.config().label() + ", per evacuation: ";
@@ -394,7 +420,8 @@ final class CostBench {
             g ->
                 g.config().controller().equals("go")
                     && g.config().budget() == ours.budget()
-                    && g.config().workers() == ours.workers())
+                    && g.config().workers() == ours.workers()
+                    && g.config().round() == 1)
         .findFirst();
   }
 

@@ -1,0 +1,73 @@
+package dev.capk.vmieviction.drain;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.kubernetes.client.openapi.models.V1ContainerImage;
+import io.kubernetes.client.openapi.models.V1ListMeta;
+import io.kubernetes.client.openapi.models.V1ManagedFieldsEntry;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeList;
+import io.kubernetes.client.openapi.models.V1NodeSpec;
+import io.kubernetes.client.openapi.models.V1NodeStatus;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class NodeWatchTest {
+
+  @Test
+  void ourPatchIsServedUntilTheWatchHasPassedTheVersionItWasMadeOver() {
+    V1Node read = node("n1", "10", false);
+    NodeWatch w = NodeWatch.unstarted(list("9", read));
+    assertEquals("10", w.node("n1").orElseThrow().getMetadata().getResourceVersion());
+
+    w.wrote(read, node("n1", "12", true));
+    assertEquals("12", w.node("n1").orElseThrow().getMetadata().getResourceVersion(), "our write");
+    assertEquals(1, w.nodes().size());
+    assertTrue(w.nodes().get(0).getSpec().getUnschedulable(), "the list serves our write too");
+
+    w.seen("MODIFIED", node("n1", "13", true));
+    assertEquals("13", w.node("n1").orElseThrow().getMetadata().getResourceVersion(), "caught up");
+  }
+
+  @Test
+  void aDeletedNodeIsGoneAndANewOneAppears() {
+    NodeWatch w = NodeWatch.unstarted(list("1", node("a", "1", false)));
+    w.seen("ADDED", node("b", "2", false));
+    w.seen("DELETED", node("a", "3", false));
+    assertTrue(w.node("a").isEmpty());
+    assertEquals("b", w.node("b").orElseThrow().getMetadata().getName());
+  }
+
+  @Test
+  void nodesAreKeptWithoutTheirImagesVolumesAndFieldManagers() {
+    V1Node big = node("a", "1", false);
+    big.getMetadata().setManagedFields(List.of(new V1ManagedFieldsEntry().manager("kubelet")));
+    big.setStatus(new V1NodeStatus().images(List.of(new V1ContainerImage().names(List.of("x")))));
+    NodeWatch w = NodeWatch.unstarted(list("1", big));
+    V1Node kept = w.node("a").orElseThrow();
+    assertNull(kept.getMetadata().getManagedFields());
+    assertNull(kept.getStatus().getImages());
+  }
+
+  @Test
+  void aSeedWithoutAResourceVersionIsRefused() {
+    V1NodeList seed = new V1NodeList().metadata(new V1ListMeta()).items(List.of());
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> NodeWatch.start(new io.kubernetes.client.openapi.ApiClient(), seed, "x"));
+  }
+
+  private static V1NodeList list(String rv, V1Node... nodes) {
+    return new V1NodeList().metadata(new V1ListMeta().resourceVersion(rv)).items(List.of(nodes));
+  }
+
+  private static V1Node node(String name, String rv, boolean unschedulable) {
+    return new V1Node()
+        .metadata(new V1ObjectMeta().name(name).resourceVersion(rv))
+        .spec(new V1NodeSpec().unschedulable(unschedulable));
+  }
+}
