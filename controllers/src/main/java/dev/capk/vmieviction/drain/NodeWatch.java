@@ -46,6 +46,9 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
 
   private record Written(V1Node result, Set<String> superseded) {}
 
+  /** Guarded by this: nodes whose last patch of ours was refused (see {@link #refused}). */
+  private final Set<String> refused = new HashSet<>();
+
   /**
    * Unused for this long, the watch ends after its current request (at most {@link
    * WatchLoop#WATCH_SECONDS} later): a cluster whose evacuations are over is not watched for good.
@@ -145,6 +148,20 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
       superseded.add(over);
     }
     written.put(name, new Written(trimmed(after), Set.copyOf(superseded)));
+  }
+
+  /**
+   * A patch of ours of the node {@code name} was refused as made over an old version: the next
+   * {@link #refusedSince} of it says so, and its caller reads the node from the API (this watch may
+   * be behind).
+   */
+  public synchronized void refused(String name) {
+    refused.add(name);
+  }
+
+  /** Whether a patch of the node was refused since this was last asked (once). */
+  public synchronized boolean refusedSince(String name) {
+    return refused.remove(name);
   }
 
   @Override

@@ -123,22 +123,34 @@ public final class GuestNodeDrainer implements Guest {
     Optional<NodeWatch> watch = nodeWatch();
     if (watch.isPresent()) {
       Optional<V1Node> named = watch.get().node(vmiName);
-      return named.isPresent() ? named : GuestNodeMatch.choose(vmiName, watch.get().nodes());
+      Optional<V1Node> cached =
+          named.isPresent() ? named : GuestNodeMatch.choose(vmiName, watch.get().nodes());
+      if (cached.isEmpty() || !watch.get().refusedSince(cached.get().getMetadata().getName())) {
+        return cached;
+      }
+      // Our last patch of it was refused as made over an old version: the watch may be behind.
+      return readNode(cached.get().getMetadata().getName());
     }
+    Optional<V1Node> named = readNode(vmiName);
+    if (named.isPresent()) {
+      return named;
+    }
+    // Not named like the VMI: look for the providerID the KubeVirt cloud provider sets.
+    return GuestNodeMatch.choose(vmiName, listNodes().getItems());
+  }
+
+  private Optional<V1Node> readNode(String name) throws GuestAccessException, ApiException {
     try {
       requests.incrementAndGet();
       return Optional.of(
           client.call(
-              "reading node " + vmiName,
-              () -> core.readNode(vmiName).buildCall(null),
-              V1Node.class));
+              "reading node " + name, () -> core.readNode(name).buildCall(null), V1Node.class));
     } catch (ApiException e) {
       if (e.getCode() != 404) {
         throw e;
       }
+      return Optional.empty();
     }
-    // Not named like the VMI: look for the providerID the KubeVirt cloud provider sets.
-    return GuestNodeMatch.choose(vmiName, listNodes().getItems());
   }
 
   /**
@@ -277,6 +289,7 @@ public final class GuestNodeDrainer implements Guest {
       return patched;
     } catch (ApiException e) {
       if (e.getCode() == 422) {
+        drains.nodePatchRefused(client.apiClient(), name);
         throw new ApiException(
             409, "guest node " + name + " changed since it was read (" + what + ")");
       }

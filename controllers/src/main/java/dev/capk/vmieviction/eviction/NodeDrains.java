@@ -277,14 +277,23 @@ public final class NodeDrains implements AutoCloseable {
    * serves it until it has caught up.
    */
   void nodeWritten(ApiClient client, V1Node before, V1Node after) {
+    startedNodeWatch(client).ifPresent(w -> w.wrote(before, after));
+  }
+
+  /**
+   * A patch of ours of the node {@code name} was refused: it was made over a version that is no
+   * longer current. The next step reads that node from the API, not from the watch.
+   */
+  void nodePatchRefused(ApiClient client, String name) {
+    startedNodeWatch(client).ifPresent(w -> w.refused(name));
+  }
+
+  private Optional<NodeWatch> startedNodeWatch(ApiClient client) {
     CompletableFuture<NodeWatch> known;
     synchronized (this) {
       known = nodeWatches.get(client);
     }
-    NodeWatch watch = known == null ? null : known.getNow(null);
-    if (watch != null) {
-      watch.wrote(before, after);
-    }
+    return Optional.ofNullable(known == null ? null : known.getNow(null));
   }
 
   /** True once after pods left the VMI's guest node. */

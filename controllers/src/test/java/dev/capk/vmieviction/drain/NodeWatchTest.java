@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.drain;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -31,6 +32,15 @@ class NodeWatchTest {
 
     w.seen("MODIFIED", node("n1", "13", true));
     assertEquals("13", w.node("n1").orElseThrow().getMetadata().getResourceVersion(), "caught up");
+  }
+
+  @Test
+  void aRefusedPatchIsReportedOnceSoThatTheNextStepReadsTheNodeFromTheApi() {
+    NodeWatch w = NodeWatch.unstarted(list("1", node("a", "1", false)));
+    assertFalse(w.refusedSince("a"));
+    w.refused("a");
+    assertTrue(w.refusedSince("a"));
+    assertFalse(w.refusedSince("a"), "once");
   }
 
   @Test
