@@ -1,9 +1,13 @@
 package dev.capk.vmieviction.kube;
 
+import com.google.gson.ExclusionStrategy;
+import com.google.gson.FieldAttributes;
 import com.google.gson.Gson;
 import com.google.gson.JsonElement;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.JSON;
+import io.kubernetes.client.openapi.models.V1NodeStatus;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesTypeAdaptorFactory;
 import java.time.LocalDate;
 import java.time.OffsetDateTime;
@@ -38,8 +42,29 @@ public final class LenientJson {
           .appendLiteral("Z")
           .toFormatter();
 
+  /**
+   * Skipped while reading, not built: every object's {@code metadata.managedFields} (a third or
+   * more of a pod's or VMI's JSON, decoded into nested maps) and a node's image list. Nothing here
+   * reads them, and an update that omits managedFields leaves the server's as they are.
+   */
+  private static final ExclusionStrategy UNREAD =
+      new ExclusionStrategy() {
+        @Override
+        public boolean shouldSkipField(FieldAttributes f) {
+          return (f.getDeclaringClass() == V1ObjectMeta.class
+                  && f.getName().equals("managedFields"))
+              || (f.getDeclaringClass() == V1NodeStatus.class && f.getName().equals("images"));
+        }
+
+        @Override
+        public boolean shouldSkipClass(Class<?> c) {
+          return false;
+        }
+      };
+
   public static final Gson GSON =
       JSON.createGson()
+          .addDeserializationExclusionStrategy(UNREAD)
           .registerTypeAdapter(
               OffsetDateTime.class, new JSON.OffsetDateTimeTypeAdapter(RFC3339_MICRO))
           .registerTypeAdapter(LocalDate.class, new JSON.LocalDateTypeAdapter())

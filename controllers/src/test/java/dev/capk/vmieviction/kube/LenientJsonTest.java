@@ -2,9 +2,12 @@ package dev.capk.vmieviction.kube;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.JSON;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesApi;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesObject;
 import org.junit.jupiter.api.Test;
@@ -27,5 +30,37 @@ class LenientJsonTest {
 
     assertNotNull(vmi.getMetadata(), "the dynamic object kept its metadata");
     assertEquals("u-1", vmi.getMetadata().getUid());
+  }
+
+  @Test
+  void managedFieldsAndNodeImagesAreSkippedWhileEverythingElseIsRead() throws Exception {
+    V1Pod pod =
+        LenientJson.parse(
+            "{\"metadata\":{\"name\":\"p\",\"labels\":{\"app\":\"web\"},"
+                + "\"managedFields\":[{\"manager\":\"kube-controller-manager\","
+                + "\"fieldsV1\":{\"f:metadata\":{\"f:labels\":{}}}}],"
+                + "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\"}]},"
+                + "\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Running\"}}",
+            V1Pod.class);
+    // Left as the model starts it (null or empty): not read.
+    assertTrue(isEmpty(pod.getMetadata().getManagedFields()));
+    assertEquals("web", pod.getMetadata().getLabels().get("app"));
+    assertEquals("rs", pod.getMetadata().getOwnerReferences().get(0).getName());
+    assertEquals("n1", pod.getSpec().getNodeName());
+    assertEquals("Running", pod.getStatus().getPhase());
+
+    V1Node node =
+        LenientJson.parse(
+            "{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"unschedulable\":true},"
+                + "\"status\":{\"images\":[{\"names\":[\"x\"],\"sizeBytes\":1}],"
+                + "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+            V1Node.class);
+    assertTrue(isEmpty(node.getStatus().getImages()));
+    assertEquals("Ready", node.getStatus().getConditions().get(0).getType());
+    assertEquals(Boolean.TRUE, node.getSpec().getUnschedulable());
+  }
+
+  private static boolean isEmpty(java.util.List<?> list) {
+    return list == null || list.isEmpty();
   }
 }

@@ -22,8 +22,8 @@ import java.util.stream.Stream;
  * logs the few requests it times (a VMI's marking and deletion, a pod's deletion), so that its
  * times are the API servers' own, not those of a watch that may fall behind.
  */
-final class AuditLog {
-  static final String USER = "capk-vmi-eviction-controller";
+public final class AuditLog {
+  public static final String USER = "capk-vmi-eviction-controller";
 
   private AuditLog() {}
 
@@ -49,7 +49,7 @@ final class AuditLog {
    *
    * @param rules YAML list items of the policy's rules, unindented
    */
-  static List<String> apiServerFlags(Path dir, String cluster, String rules) {
+  public static List<String> apiServerFlags(Path dir, String cluster, String rules) {
     try {
       Files.createDirectories(dir);
       Path policy = dir.resolve(cluster + "-audit-policy.yaml");
@@ -75,7 +75,7 @@ final class AuditLog {
     }
   }
 
-  static Path logOf(Path dir, String cluster) {
+  public static Path logOf(Path dir, String cluster) {
     return dir.resolve(cluster + "-audit.log");
   }
 
@@ -83,7 +83,7 @@ final class AuditLog {
    * The controller's requests received in [from, to), by "verb resource[/subresource]", WATCH
    * excluded.
    */
-  static Map<String, Integer> count(Path log, Instant from, Instant to) {
+  public static Map<String, Integer> count(Path log, Instant from, Instant to) {
     Map<String, Integer> out = new TreeMap<>();
     if (!Files.exists(log)) {
       return out;

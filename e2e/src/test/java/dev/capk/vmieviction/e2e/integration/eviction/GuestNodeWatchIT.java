@@ -13,18 +13,14 @@ import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
 import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.e2e.bench.AuditLog;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
@@ -39,15 +35,15 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * The evacuations of one guest cluster read its nodes from one node watch: no GET of a node per
  * step, one list for all of them, counted by the guest API server's audit log of the controller's
- * identity there. A change made by someone else while the watch runs (an admin's cordon) is
- * honoured as if the node had been read.
+ * identity there ({@link AuditLog#USER}). A change made by someone else while the watch runs (an
+ * admin's cordon) is honoured as if the node had been read.
  */
 class GuestNodeWatchIT {
 
-  /** The controller's identity in the guest cluster, the only one the audit log records. */
-  static final String GUEST_USER = "node-watch-it-controller";
-
   static final Path AUDIT = EvictionFixture.tempDir("vmi-eviction-node-watch-audit");
+
+  /** Written once: the shape below is applied again whenever the shared cluster is asked for. */
+  static final List<String> AUDIT_FLAGS = auditFlags();
 
   @RegisterExtension
   static final LocalClusterExtension infraExt =
@@ -61,7 +57,7 @@ class GuestNodeWatchIT {
           b -> {
             // Nodes only (kwok keeps them Ready): the steps' node reads are what is counted.
             LocalCluster.Builder shaped = b.withKwok();
-            for (String flag : auditFlags()) {
+            for (String flag : AUDIT_FLAGS) {
               shaped = shaped.apiServerFlag(flag);
             }
             return shaped;
@@ -164,7 +160,7 @@ class GuestNodeWatchIT {
     EvictionFixture.namespace(infra, ns);
     EvictionFixture.cluster(infra, ns, "tenant");
     EvictionFixture.kubeconfigSecret(
-        infra, ns, "tenant", guest.kubeconfigFor(GUEST_USER, "system:masters"));
+        infra, ns, "tenant", guest.kubeconfigFor(AuditLog.USER, "system:masters"));
     return ns;
   }
 
@@ -182,44 +178,24 @@ class GuestNodeWatchIT {
     Await.until("controller ready", WAIT, manager::ready);
   }
 
-  /** The audit policy (the controller's identity's requests on nodes) and its flags. */
+  /** The audit policy: the controller's identity's requests on nodes, nothing else. */
   private static List<String> auditFlags() {
-    try {
-      Files.createDirectories(AUDIT);
-      Path policy = AUDIT.resolve("policy.yaml");
-      Files.writeString(
-          policy,
-          """
-          apiVersion: audit.k8s.io/v1
-          kind: Policy
-          omitStages: [RequestReceived, ResponseStarted]
-          rules:
-          - level: Metadata
-            users: ["%s"]
-            resources: [{group: "", resources: ["nodes"]}]
-          - level: None
-          """
-              .formatted(GUEST_USER));
-      return List.of(
-          "--audit-policy-file=" + policy,
-          "--audit-log-path=" + AUDIT.resolve("audit.log"),
-          "--audit-log-format=json",
-          "--audit-log-mode=blocking");
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return AuditLog.apiServerFlags(
+        AUDIT,
+        "guest-nodewatch",
+        """
+        - level: Metadata
+          users: ["%s"]
+          resources: [{group: "", resources: ["nodes"]}]
+        """
+            .formatted(AuditLog.USER));
   }
 
-  /** The controller's requests on nodes received since {@code from}, by verb. */
-  private static Map<String, Integer> nodeRequests(Instant from) throws IOException {
+  /** The controller's requests on nodes received since {@code from}, by verb (WATCH apart). */
+  private static Map<String, Integer> nodeRequests(Instant from) {
     Map<String, Integer> byVerb = new TreeMap<>();
-    for (String line : Files.readAllLines(AUDIT.resolve("audit.log"))) {
-      JsonObject e = JsonParser.parseString(line).getAsJsonObject();
-      Instant at = Instant.parse(e.get("requestReceivedTimestamp").getAsString());
-      if (!at.isBefore(from)) {
-        byVerb.merge(e.get("verb").getAsString(), 1, Integer::sum);
-      }
-    }
+    AuditLog.count(AuditLog.logOf(AUDIT, "guest-nodewatch"), from, Instant.now().plusSeconds(1))
+        .forEach((what, n) -> byVerb.merge(what.replace(" nodes", ""), n, Integer::sum));
     return byVerb;
   }
 }
