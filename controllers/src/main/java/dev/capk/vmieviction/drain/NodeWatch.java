@@ -94,17 +94,24 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     return !gaveUp && !ended && !loop.failing();
   }
 
-  /** Over for good (gave up, or idle): a new one must be started to know the nodes again. */
+  /**
+   * Over for good: ended idle or closed, or refused and then unused for {@link #IDLE} (a watch the
+   * guest identity may not make is not tried again at every step, each with a list).
+   */
   public boolean over() {
-    return gaveUp || ended;
+    return ended || (gaveUp && idle());
   }
 
   @Override
   public boolean wanted() {
-    if (System.nanoTime() - usedNanos > IDLE.toNanos()) {
+    if (idle()) {
       ended = true;
     }
     return !ended;
+  }
+
+  private boolean idle() {
+    return System.nanoTime() - usedNanos > IDLE.toNanos();
   }
 
   /** The node named {@code name} as last seen; empty when the cluster has none of that name. */
@@ -211,6 +218,10 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
       // The guest identity may not watch nodes: each step reads its node itself.
       LOG.info("node watch refused (HTTP 403), guest nodes are read per step");
       gaveUp = true;
+      synchronized (this) {
+        nodes.clear();
+        written.clear();
+      }
       return true;
     }
     LOG.debug(

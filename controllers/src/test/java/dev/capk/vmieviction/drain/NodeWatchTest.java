@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ContainerImage;
 import io.kubernetes.client.openapi.models.V1ListMeta;
 import io.kubernetes.client.openapi.models.V1ManagedFieldsEntry;
@@ -41,6 +42,22 @@ class NodeWatchTest {
     w.refused("a");
     assertTrue(w.refusedSince("a"));
     assertFalse(w.refusedSince("a"), "once");
+  }
+
+  @Test
+  void aWatchTheGuestIdentityMayNotMakeIsNotCurrentAndNotReplacedAtOnce() {
+    NodeWatch w = NodeWatch.unstarted(list("1", node("a", "1", false)));
+    assertTrue(w.current());
+    assertTrue(w.giveUp(new ApiException(403, "forbidden"), 1), "a 403 ends the loop");
+    assertFalse(w.current(), "steps read their nodes themselves");
+    assertFalse(w.over(), "kept (until idle): not listed and refused again at every step");
+  }
+
+  @Test
+  void aFailingWatchKeepsTrying() {
+    NodeWatch w = NodeWatch.unstarted(list("1"));
+    assertFalse(w.giveUp(new ApiException(503, "unavailable"), 3));
+    assertFalse(w.over());
   }
 
   @Test
