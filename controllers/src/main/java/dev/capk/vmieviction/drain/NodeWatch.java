@@ -5,6 +5,7 @@ import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1ListMeta;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeList;
 import java.time.Duration;
@@ -78,6 +79,18 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     }
     NodeWatch w = new NodeWatch(client, seed, name);
     w.loop.start();
+    return w;
+  }
+
+  /**
+   * A watch that will not be made: the guest identity may not list the cluster's nodes. Not
+   * current; over once unused for {@link #IDLE}, when a step may try again.
+   */
+  public static NodeWatch refused(ApiClient client, String name) {
+    NodeWatch w =
+        new NodeWatch(
+            client, new V1NodeList().metadata(new V1ListMeta()).items(new ArrayList<>()), name);
+    w.gaveUp = true;
     return w;
   }
 

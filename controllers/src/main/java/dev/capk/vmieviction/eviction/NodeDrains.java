@@ -252,12 +252,17 @@ public final class NodeDrains implements AutoCloseable {
         log.debug("guest node watch opened cluster={}", name);
         mine.complete(started);
         return Optional.of(started);
-      } catch (GuestAccessException | ApiException | RuntimeException e) {
-        // A failed list is not kept: the next step lists again.
-        synchronized (this) {
-          nodeWatches.remove(client, mine);
+      } catch (GuestAccessException e) {
+        if (e.reason() == GuestAccessException.Reason.GuestAPIForbidden) {
+          // The guest identity may not list nodes: its steps read them one by one, as they may.
+          log.info("guest nodes may not be listed, read per step cluster={}", name);
+          mine.complete(NodeWatch.refused(client, name));
+          return Optional.empty();
         }
-        mine.complete(null);
+        forget(client, mine);
+        throw e;
+      } catch (ApiException | RuntimeException e) {
+        forget(client, mine);
         throw e;
       }
     }
@@ -270,6 +275,14 @@ public final class NodeDrains implements AutoCloseable {
       Thread.currentThread().interrupt();
       return Optional.empty();
     }
+  }
+
+  /** A failed list is not kept: the next step lists again. */
+  private void forget(ApiClient client, CompletableFuture<NodeWatch> failed) {
+    synchronized (this) {
+      nodeWatches.remove(client, failed);
+    }
+    failed.complete(null);
   }
 
   /**

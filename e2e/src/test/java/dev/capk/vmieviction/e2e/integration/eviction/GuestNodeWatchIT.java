@@ -36,7 +36,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The evacuations of one guest cluster read its nodes from one node watch: no GET of a node per
  * step, one list for all of them, counted by the guest API server's audit log of the controller's
  * identity there ({@link AuditLog#USER}). A change made by someone else while the watch runs (an
- * admin's cordon) is honoured as if the node had been read.
+ * admin's cordon) is honoured as if the node had been read. A guest identity that may not list
+ * nodes still evacuates, reading its node by name.
  */
 class GuestNodeWatchIT {
 
@@ -155,12 +156,56 @@ class GuestNodeWatchIT {
     assertTrue(unschedulable(node(guest, second)), "the admin's cordon stays");
   }
 
+  @Test
+  void aGuestIdentityThatMayNotListNodesStillEvacuatesReadingItsNodeByName() throws Exception {
+    String user = unique("no-node-list");
+    guest
+        .kubectl()
+        .apply(
+            """
+            apiVersion: rbac.authorization.k8s.io/v1
+            kind: ClusterRole
+            metadata: {name: %1$s}
+            rules:
+            - {apiGroups: [""], resources: [nodes], verbs: [get, patch]}
+            - {apiGroups: [""], resources: [pods], verbs: [get, list, watch]}
+            - {apiGroups: [""], resources: [pods/eviction], verbs: [create]}
+            - {apiGroups: [""], resources: [events], verbs: [get, create, patch]}
+            - {apiGroups: [policy], resources: [poddisruptionbudgets], verbs: [list, watch]}
+            ---
+            apiVersion: rbac.authorization.k8s.io/v1
+            kind: ClusterRoleBinding
+            metadata: {name: %1$s}
+            roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %1$s}
+            subjects: [{kind: User, name: %1$s, apiGroup: rbac.authorization.k8s.io}]
+            """
+                .formatted(user));
+    String ns = tenant("node-watch-rbac", guest.kubeconfigFor(user, "tenant-operators"));
+    String vm = unique("vm-nw-rbac");
+    guest.kwokNodes().createNamed(vm, Map.of());
+    String uid = vmi(infra, ns, vm, "tenant", "External");
+    // A worker by CAPK's label: admission needs no node list for it (it does to tell a role).
+    infra.kubectl().runOrFail(null, "-n", ns, "label", "vmi", vm, "cluster.x-k8s.io/role=worker");
+    startController(ns);
+
+    evacuate(infra, ns, vm, "infra-node-nw-5");
+    awaitDeleted(infra, ns, vm, uid);
+    assertTrue(unschedulable(node(guest, vm)), "cordoned by name");
+    assertEquals(
+        Optional.of(uid),
+        nodeAnnotation(node(guest, vm), EvictionAnnotations.CORDONED_BY),
+        "and marked ours");
+  }
+
   private String tenant(String prefix) throws Exception {
+    return tenant(prefix, guest.kubeconfigFor(AuditLog.USER, "system:masters"));
+  }
+
+  private String tenant(String prefix, String guestKubeconfig) throws Exception {
     String ns = unique(prefix);
     EvictionFixture.namespace(infra, ns);
     EvictionFixture.cluster(infra, ns, "tenant");
-    EvictionFixture.kubeconfigSecret(
-        infra, ns, "tenant", guest.kubeconfigFor(AuditLog.USER, "system:masters"));
+    EvictionFixture.kubeconfigSecret(infra, ns, "tenant", guestKubeconfig);
     return ns;
   }
 
