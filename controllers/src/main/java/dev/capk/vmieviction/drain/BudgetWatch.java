@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.drain;
 
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
@@ -172,9 +171,7 @@ public final class BudgetWatch
     LOG.debug(
         "budget watch failed, retrying failures={} reason={}",
         failures,
-        failure instanceof ApiException ae
-            ? ApiStatus.describe(ae)
-            : failure.getClass().getSimpleName());
+        WatchLoop.describe(failure));
     return false;
   }
 

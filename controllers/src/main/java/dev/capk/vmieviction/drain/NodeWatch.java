@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.drain;
 
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
@@ -238,11 +237,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
       return true;
     }
     LOG.debug(
-        "node watch failed, retrying failures={} reason={}",
-        failures,
-        failure instanceof ApiException ae
-            ? ApiStatus.describe(ae)
-            : failure.getClass().getSimpleName());
+        "node watch failed, retrying failures={} reason={}", failures, WatchLoop.describe(failure));
     return false;
   }
 

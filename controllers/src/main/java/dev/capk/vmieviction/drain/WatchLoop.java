@@ -255,6 +255,13 @@ final class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
     kind.seen(type, object);
   }
 
+  /** A failed try, for a log line: the API's status, or the failure's kind (never server text). */
+  static String describe(Exception failure) {
+    return failure instanceof ApiException ae
+        ? ApiStatus.describe(ae)
+        : failure.getClass().getSimpleName();
+  }
+
   private static String resourceVersionOf(JsonElement object) {
     if (object == null || !object.isJsonObject()) {
       return null;
