@@ -4,6 +4,7 @@ import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1Node;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -18,9 +19,9 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class CordonMarks {
 
-  /** A patch that adds or removes our mark; returns what it returns. */
-  interface MarkChange<T> {
-    T run() throws GuestAccessException, ApiException;
+  /** A patch that adds or removes our mark; returns the node as it left it. */
+  interface MarkChange {
+    V1Node run() throws GuestAccessException, ApiException;
   }
 
   /** VMI UIDs whose guest node is known to carry no mark of ours: no guest call needed. */
@@ -91,7 +92,7 @@ final class CordonMarks {
    * Runs a patch that adds or removes our mark; lists of the cluster's marks taken meanwhile are
    * not kept.
    */
-  <T> T changing(Guest guest, MarkChange<T> change) throws GuestAccessException, ApiException {
+  V1Node changing(Guest guest, MarkChange change) throws GuestAccessException, ApiException {
     AtomicLong counter = changes.computeIfAbsent(guest.cluster(), c -> new AtomicLong());
     counter.incrementAndGet();
     markedByCluster.invalidate(guest.cluster());

@@ -75,11 +75,17 @@ public interface Guest {
   /**
    * Uncordons the node and removes our mark, in one patch that applies only while the node is still
    * cordoned with the mark it was read with (409 otherwise).
+   *
+   * @return the node as the patch left it
    */
-  void uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException;
+  V1Node uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException;
 
-  /** Removes our mark only (the node is already schedulable), if it is still as read (409). */
-  void removeMark(V1Node node) throws GuestAccessException, ApiException;
+  /**
+   * Removes our mark only (the node is already schedulable), if it is still as read (409).
+   *
+   * @return the node as the patch left it
+   */
+  V1Node removeMark(V1Node node) throws GuestAccessException, ApiException;
 
   /** Best effort: an Event on the guest Node. Never throws. */
   void nodeEvent(V1Node node, boolean warning, String reason, String message);

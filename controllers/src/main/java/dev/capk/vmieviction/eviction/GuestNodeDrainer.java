@@ -193,8 +193,8 @@ public final class GuestNodeDrainer implements Guest {
   }
 
   @Override
-  public void uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException {
-    jsonPatchNode(node, uncordonPatch(node), "uncordoning node");
+  public V1Node uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException {
+    return jsonPatchNode(node, uncordonPatch(node), "uncordoning node");
   }
 
   /**
@@ -298,8 +298,8 @@ public final class GuestNodeDrainer implements Guest {
   }
 
   @Override
-  public void removeMark(V1Node node) throws GuestAccessException, ApiException {
-    jsonPatchNode(node, removeMarkPatch(node), "removing cordon mark");
+  public V1Node removeMark(V1Node node) throws GuestAccessException, ApiException {
+    return jsonPatchNode(node, removeMarkPatch(node), "removing cordon mark");
   }
 
   @Override

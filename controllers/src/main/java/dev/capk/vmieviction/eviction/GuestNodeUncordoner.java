@@ -95,12 +95,7 @@ final class GuestNodeUncordoner {
           return noMark(key, uid);
         }
         case REMOVE_MARK -> {
-          marks.changing(
-              guest,
-              () -> {
-                guest.removeMark(node);
-                return null;
-              });
+          marks.changing(guest, () -> guest.removeMark(node));
           marks.notCordonedHere(guest, vmiName);
           log.info(
               "guest node already schedulable, mark removed vmi={} cluster={} node={}",
@@ -115,12 +110,7 @@ final class GuestNodeUncordoner {
           return new Result(true, retryInterval);
         }
         case UNCORDON -> {
-          marks.changing(
-              guest,
-              () -> {
-                guest.uncordonAndUnmark(node);
-                return null;
-              });
+          marks.changing(guest, () -> guest.uncordonAndUnmark(node));
           marks.notCordonedHere(guest, vmiName);
           log.info(
               "guest node uncordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);

@@ -1258,13 +1258,15 @@ class VmiEvictionReconcilerTest {
     }
 
     @Override
-    public void uncordonAndUnmark(V1Node n) {
+    public V1Node uncordonAndUnmark(V1Node n) {
       calls.add("uncordon " + n.getMetadata().getName());
+      return n;
     }
 
     @Override
-    public void removeMark(V1Node n) {
+    public V1Node removeMark(V1Node n) {
       calls.add("unmark " + n.getMetadata().getName());
+      return n;
     }
 
     @Override

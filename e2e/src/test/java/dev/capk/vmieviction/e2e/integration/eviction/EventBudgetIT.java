@@ -3,7 +3,6 @@ package dev.capk.vmieviction.e2e.integration.eviction;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.WAIT;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitDeleted;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitEvent;
-import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitGone;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evacuate;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unique;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
@@ -109,9 +108,7 @@ class EventBudgetIT {
     evacuate(infra, NS, vm, INFRA_NODE);
     awaitDeleted(infra, NS, vm, uid);
     // KubeVirt recreates it; the node the controller cordoned is uncordoned: the last write.
-    awaitGone(infra, NS, vm);
-    vmi(infra, NS, vm, TENANT, "External");
-    EvictionFixture.running(infra, NS, vm, "infra-node-6");
+    EvictionFixture.recreatedRunning(infra, NS, vm, TENANT, "infra-node-6");
     awaitEvent(infra, NS, vm, "GuestNodeUncordoned");
     CoreV1Event drained = awaitEvent(infra, NS, vm, "DrainSucceeded");
     // Events are written off the workers' threads: let any write still queued arrive.

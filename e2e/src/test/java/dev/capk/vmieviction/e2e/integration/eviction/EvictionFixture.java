@@ -217,6 +217,21 @@ final class EvictionFixture {
         infra, ns, name, "{\"status\":{\"phase\":\"Running\",\"nodeName\":\"" + infraNode + "\"}}");
   }
 
+  /**
+   * What KubeVirt does after the controller deleted an evacuated VMI: once the old one is gone, a
+   * new VMI of the same name (External, a new UID) runs on {@code infraNode}.
+   *
+   * @return the new VMI's UID
+   */
+  static String recreatedRunning(
+      LocalCluster infra, String ns, String name, String cluster, String infraNode)
+      throws ApiException {
+    awaitGone(infra, ns, name);
+    String uid = vmi(infra, ns, name, cluster, "External");
+    running(infra, ns, name, infraNode);
+    return uid;
+  }
+
   /** What KubeVirt writes when it refuses the eviction of an External VMI's pod. */
   static void evacuate(LocalCluster infra, String ns, String name, String infraNode)
       throws ApiException {

@@ -3,10 +3,10 @@ package dev.capk.vmieviction.e2e.integration.eviction;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.WAIT;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitDeleted;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitEvent;
-import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitGone;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evacuate;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.node;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.nodeAnnotation;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.recreatedRunning;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unique;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unschedulable;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
@@ -106,9 +106,7 @@ class GuestNodeWatchIT {
     }
     // KubeVirt recreates each VMI; once it runs, its node is uncordoned.
     for (String vm : vms) {
-      awaitGone(infra, ns, vm);
-      vmi(infra, ns, vm, "tenant", "External");
-      EvictionFixture.running(infra, ns, vm, "infra-node-nw-2");
+      recreatedRunning(infra, ns, vm, "tenant", "infra-node-nw-2");
     }
     for (String vm : vms) {
       awaitEvent(infra, ns, vm, "GuestNodeUncordoned");
@@ -146,12 +144,8 @@ class GuestNodeWatchIT {
         "an admin's cordon is not marked ours");
 
     // Recreated and running: the first node is uncordoned, the admin's stays cordoned.
-    awaitGone(infra, ns, second);
-    vmi(infra, ns, second, "tenant", "External");
-    EvictionFixture.running(infra, ns, second, "infra-node-nw-4");
-    awaitGone(infra, ns, first);
-    vmi(infra, ns, first, "tenant", "External");
-    EvictionFixture.running(infra, ns, first, "infra-node-nw-4");
+    recreatedRunning(infra, ns, second, "tenant", "infra-node-nw-4");
+    recreatedRunning(infra, ns, first, "tenant", "infra-node-nw-4");
     awaitEvent(infra, ns, first, "GuestNodeUncordoned");
     assertTrue(unschedulable(node(guest, second)), "the admin's cordon stays");
   }

@@ -4,7 +4,6 @@ import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.WAIT
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.annotation;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitDeleted;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitEvent;
-import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitGone;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evacuate;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.event;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.get;
@@ -215,10 +214,8 @@ class VmiEvictionControllerIT {
 
     // KubeVirt recreates the VMI (new UID) elsewhere; once it runs and the guest node is Ready, the
     // node the controller cordoned is uncordoned and the mark removed.
-    awaitGone(infra, NS, vm);
-    String newUid = vmi(infra, NS, vm, TENANT, "External");
+    String newUid = EvictionFixture.recreatedRunning(infra, NS, vm, TENANT, "infra-node-8");
     assertNotEquals(uid, newUid);
-    EvictionFixture.running(infra, NS, vm, "infra-node-8");
     Await.until("guest node " + vm + " uncordoned", WAIT, () -> !unschedulable(node(guest, vm)));
     assertEquals(
         Optional.empty(), nodeAnnotation(node(guest, vm), EvictionAnnotations.CORDONED_BY));
@@ -418,9 +415,7 @@ class VmiEvictionControllerIT {
         nodeAnnotation(node(guest, vm), EvictionAnnotations.CORDONED_BY),
         "not ours");
 
-    awaitGone(infra, NS, vm);
-    vmi(infra, NS, vm, TENANT, "External");
-    EvictionFixture.running(infra, NS, vm, "infra-node-8");
+    EvictionFixture.recreatedRunning(infra, NS, vm, TENANT, "infra-node-8");
     // The uncordon check of the new VMI finds no mark: the controller records that and stops.
     String barrier = unique("vm-barrier");
     String barrierUid = vmi(infra, NS, barrier, TENANT, "External");
