@@ -83,9 +83,18 @@ final class EvacuationMemory {
     return failures.when(key);
   }
 
+  /** Conflicts in a row per VMI key: bounded before its retries back off. */
+  private final Map<String, Integer> conflicts = new ConcurrentHashMap<>();
+
+  /** One more conflict in a row on this VMI's guest node; @return how many in a row now */
+  int conflicted(String key) {
+    return conflicts.merge(key, 1, Integer::sum);
+  }
+
   /** The step succeeded: the next failure starts the backoff afresh. */
   void succeeded(String key) {
     failures.forget(key);
+    conflicts.remove(key);
   }
 
   Optional<Instant> knownStart(String key, String uid) {
@@ -167,6 +176,7 @@ final class EvacuationMemory {
   /** The VMI is gone: forget everything about it. */
   void gone(String key) {
     failures.forget(key);
+    conflicts.remove(key);
     knownStarts.remove(key);
     windows.remove(key);
     String uid = inProgress.remove(key);

@@ -39,6 +39,14 @@ final class Evacuator {
   /** The soonest a drain's next step comes back on its own (more pods due than one step sends). */
   private static final Duration MIN_STEP_DELAY = Duration.ofMillis(10);
 
+  /** Conflicts on one VMI's guest node in a row that are read again at once, before backing off. */
+  static final int MAX_QUICK_CONFLICTS = 3;
+
+  /** Answers that will not change by asking again soon: backed off up to the retry interval. */
+  private static final java.util.Set<String> REFUSALS =
+      java.util.Set.of(
+          GuestAccessException.Reason.GuestAPIRefused.name(), EventReasons.GUEST_NODE_CONFLICTS);
+
   /** Why the VMI is deleted, said once per evacuation by its last event. */
   private static final String DELETED_SO_THAT = "so that KubeVirt recreates it on another node";
 
@@ -400,9 +408,7 @@ final class Evacuator {
       return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
     } catch (ApiException e) {
       if (e.getCode() == 409) {
-        log.info(
-            "guest node changed while cordoning, retrying vmi={} cluster={}", key, guest.cluster());
-        return requeue(deadline, CONFLICT_RETRY);
+        return conflict(key, vmi, deadline, guest.cluster(), e);
       }
       return guestFailure(
           key,
@@ -576,7 +582,12 @@ final class Evacuator {
       boolean event) {
     metrics.reconcileError(reason);
     memory.failedWith(vmi.getMetadata().getUid(), message);
-    Duration delay = EvacuationDeadline.requeueDelay(deadline, memory.backoff(key));
+    Duration backoff = memory.backoff(key);
+    if (REFUSALS.contains(reason) && backoff.compareTo(settings.retryInterval()) > 0) {
+      // A refusal is asked again once per retry interval at most: the tenant may lift it.
+      backoff = settings.retryInterval();
+    }
+    Duration delay = EvacuationDeadline.requeueDelay(deadline, backoff);
     log.warn(
         "evacuation step failed vmi={} reason={} detail=\"{}\" retryIn={} deadline={}",
         key,
@@ -591,6 +602,32 @@ final class Evacuator {
           message + "; retrying, VMI deleted anyway at " + DrainStartTime.format(deadline.at()));
     }
     return new Result(true, delay);
+  }
+
+  /**
+   * The guest node changed since it was read: read again at once, a few times in a row; then back
+   * off (a node that changes at every look, e.g. another controller fighting over it) and say so.
+   */
+  private Result conflict(
+      String key, VirtualMachineInstance vmi, Deadline deadline, String cluster, ApiException e) {
+    int inARow = memory.conflicted(key);
+    if (inARow <= MAX_QUICK_CONFLICTS) {
+      log.debug("guest node changed since read, reading again vmi={} cluster={}", key, cluster);
+      return requeue(deadline, CONFLICT_RETRY);
+    }
+    return guestFailure(
+        key,
+        vmi,
+        deadline,
+        EventReasons.GUEST_NODE_CONFLICTS,
+        "guest cluster "
+            + cluster
+            + ": "
+            + e.getMessage()
+            + ", "
+            + inARow
+            + " times in a row; backing off",
+        true);
   }
 
   /** As above; with a known deadline, the retry never comes later than it. */

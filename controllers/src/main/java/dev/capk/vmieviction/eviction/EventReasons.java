@@ -24,6 +24,10 @@ public final class EventReasons {
   public static final String DRAIN_REFUSED = "DrainRefused";
   public static final String DRAIN_SUCCEEDED = "DrainSucceeded";
   public static final String GUEST_NODE_NOT_FOUND = "GuestNodeNotFound";
+
+  /** The guest node changed at every look, several times in a row: the retries back off. */
+  public static final String GUEST_NODE_CONFLICTS = "GuestNodeConflicts";
+
   public static final String DEADLINE_PASSED = "DrainDeadlinePassed";
   public static final String VMI_DELETED = "VMIDeleted";
   public static final String UNCORDONED = "GuestNodeUncordoned";

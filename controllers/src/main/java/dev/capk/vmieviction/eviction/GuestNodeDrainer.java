@@ -16,6 +16,7 @@ import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.events.EventWriters;
+import dev.capk.vmieviction.kube.ApiAnswer;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -38,6 +39,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
@@ -189,27 +191,34 @@ public final class GuestNodeDrainer implements Guest {
   @Override
   public V1Node cordonAndMark(V1Node node, String vmiUid)
       throws GuestAccessException, ApiException {
-    return jsonPatchNode(node, cordonPatch(node, vmiUid), "cordoning node");
+    return jsonPatchNode(node, n -> cordonPatch(n, vmiUid), "cordoning node");
   }
 
   @Override
   public V1Node uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException {
-    return jsonPatchNode(node, uncordonPatch(node), "uncordoning node");
+    return jsonPatchNode(node, GuestNodeDrainer::uncordonPatch, "uncordoning node");
   }
 
   /**
    * Cordon and mark, as a JSON Patch whose {@code test}s are its precondition: the node is still
-   * schedulable and unmarked as it was read ({@code spec.unschedulable} and the mark absent, or as
-   * read), whatever its status heartbeats changed since; a resourceVersion guard would fail on each
-   * of those.
+   * schedulable and unmarked as it was read, whatever its status heartbeats changed since; a
+   * resourceVersion guard would fail on each of those.
+   *
+   * <p>Built from what the server holds, not from the client model's defaults: the server omits an
+   * empty annotation map and {@code spec.unschedulable: false} (both omitempty), while the model
+   * shows them as an empty map and false. A node read with no annotations has none on the server:
+   * the patch adds the whole map (an {@code add} under a missing parent does not apply).
    */
   public static String cordonPatch(V1Node node, String vmiUid) {
     JsonArray ops = new JsonArray();
-    Boolean unschedulable = node.getSpec() == null ? null : node.getSpec().getUnschedulable();
-    // A test of null passes only where the field is absent, as read.
-    ops.add(op("test", "/spec/unschedulable", jsonOrNull(unschedulable)));
+    // false is absent on the server (omitempty): tested as absent. A test of null passes only
+    // where the field is absent.
+    boolean cordoned =
+        node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
+    ops.add(
+        op("test", "/spec/unschedulable", cordoned ? new JsonPrimitive(true) : JsonNull.INSTANCE));
     Map<String, String> annotations = node.getMetadata().getAnnotations();
-    if (annotations == null) {
+    if (annotations == null || annotations.isEmpty()) {
       ops.add(op("test", "/metadata/annotations", JsonNull.INSTANCE));
       JsonObject mark = new JsonObject();
       mark.addProperty(EvictionAnnotations.CORDONED_BY, vmiUid);
@@ -269,13 +278,20 @@ public final class GuestNodeDrainer implements Guest {
   }
 
   /**
-   * A JSON Patch of the node; a {@code test} that fails (422: the node is no longer as read) is
-   * reported as a conflict (409), which the callers answer by reading the node again. The node as
-   * the patch left it is returned, and served by the cluster's node watch until the watch has it.
+   * A JSON Patch of the node, built by {@code patchOf} from the node as read. The node as the patch
+   * left it is returned, and served by the cluster's node watch until the watch has it.
+   *
+   * <p>The answers, as {@link ApiAnswer} sorts them: a patch that did not apply (422, the server
+   * does not say why) is a conflict only if the node really changed in what the patch depends on:
+   * the node is read again, and the patch built from it compared; the same patch would not apply
+   * either, so that is a refusal. A conflict is reported as a 409 (the callers read the node again
+   * and retry, bounded); a refusal as a {@link GuestAccessException} naming the request and the
+   * server's reason, which the callers back off from and warn about.
    */
-  private V1Node jsonPatchNode(V1Node node, String patch, String what)
+  private V1Node jsonPatchNode(V1Node node, Function<V1Node, String> patchOf, String what)
       throws GuestAccessException, ApiException {
     String name = node.getMetadata().getName();
+    String patch = patchOf.apply(node);
     requests.incrementAndGet();
     try {
       V1Node patched =
@@ -288,18 +304,43 @@ public final class GuestNodeDrainer implements Guest {
       drains.nodeWritten(client.apiClient(), node, patched);
       return patched;
     } catch (ApiException e) {
-      if (e.getCode() == 422) {
-        drains.nodePatchRefused(client.apiClient(), name);
-        throw new ApiException(
-            409, "guest node " + name + " changed since it was read (" + what + ")");
+      switch (ApiAnswer.of(e, false)) {
+        case PATCH_NOT_APPLIED -> {
+          drains.nodePatchRefused(client.apiClient(), name);
+          Optional<V1Node> now = readNode(name);
+          if (now.isPresent() && patchOf.apply(now.get()).equals(patch)) {
+            throw refused(what, name, e);
+          }
+          throw changedSinceRead(name, what);
+        }
+        case GONE, CONFLICT -> throw changedSinceRead(name, what);
+        case REFUSED -> throw refused(what, name, e);
+        default -> throw e;
       }
-      throw e;
     }
+  }
+
+  private static ApiException changedSinceRead(String name, String what) {
+    return new ApiException(
+        409, "guest node " + name + " changed since it was read (" + what + ")");
+  }
+
+  private GuestAccessException refused(String what, String name, ApiException e) {
+    return new GuestAccessException(
+        GuestAccessException.Reason.GuestAPIRefused,
+        "guest cluster "
+            + cluster()
+            + ": "
+            + what
+            + " "
+            + name
+            + " refused: "
+            + ApiStatus.describeRefusal(e));
   }
 
   @Override
   public V1Node removeMark(V1Node node) throws GuestAccessException, ApiException {
-    return jsonPatchNode(node, removeMarkPatch(node), "removing cordon mark");
+    return jsonPatchNode(node, GuestNodeDrainer::removeMarkPatch, "removing cordon mark");
   }
 
   @Override

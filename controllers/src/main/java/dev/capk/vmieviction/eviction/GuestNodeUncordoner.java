@@ -132,11 +132,25 @@ final class GuestNodeUncordoner {
         }
       }
     } catch (GuestAccessException e) {
+      if (e.reason() == GuestAccessException.Reason.GuestAPIRefused) {
+        // Asking again will not help until the tenant lifts it: say what refused, back off.
+        events.warning(vmi, e.reason().name(), e.getMessage() + "; retrying with backoff");
+        log.info("uncordon refused vmi={} detail=\"{}\"", key, e.getMessage());
+        return new Result(true, min(memory.backoff(key), retryInterval));
+      }
       return postponed(key, e);
     } catch (ApiException e) {
+      if (e.getCode() == 409 && memory.conflicted(key) <= Evacuator.MAX_QUICK_CONFLICTS) {
+        log.debug("uncordon check: node changed since read, reading again vmi={}", key);
+        return new Result(true, CONFLICT_RETRY);
+      }
       log.info("uncordon check postponed vmi={} code={}", key, e.getCode());
-      return new Result(true, e.getCode() == 409 ? CONFLICT_RETRY : memory.backoff(key));
+      return new Result(true, min(memory.backoff(key), retryInterval));
     }
+  }
+
+  private static Duration min(Duration a, Duration b) {
+    return a.compareTo(b) <= 0 ? a : b;
   }
 
   /**

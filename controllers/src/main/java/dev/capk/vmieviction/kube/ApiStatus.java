@@ -105,4 +105,39 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
     }
     return t.getClass().getSimpleName();
   }
+
+  /** The longest server message a refusal's description keeps. */
+  static final int MAX_REFUSAL_MESSAGE = 300;
+
+  /**
+   * Runs of token-like characters this long are taken for credentials and left out: a server we do
+   * not trust may echo what it was sent, and no policy name, field or reason is that long without a
+   * break.
+   */
+  private static final java.util.regex.Pattern CREDENTIAL_LIKE =
+      java.util.regex.Pattern.compile("[A-Za-z0-9+/=_.~-]{40,}");
+
+  /**
+   * One line naming a refusal for an event or a log: the HTTP status, the Status reason and the
+   * server's message (an admission policy's or webhook's own words, a validation error), with
+   * anything shaped like a credential removed, control characters dropped, and shortened. For the
+   * answers of a server that refused a write; what the request was and to which object is the
+   * caller's to say.
+   */
+  public static String describeRefusal(ApiException e) {
+    if (e.getCode() == 0) {
+      return describeWithoutServerText(e);
+    }
+    ApiStatus s = of(e);
+    String text =
+        CREDENTIAL_LIKE
+            .matcher(s.message().replaceAll("\\p{Cntrl}", " ").strip())
+            .replaceAll("[redacted]");
+    if (text.length() > MAX_REFUSAL_MESSAGE) {
+      text = text.substring(0, MAX_REFUSAL_MESSAGE) + "...";
+    }
+    // A reason is one word of metav1's list (Invalid, Forbidden...): anything else is not shown.
+    String reason = s.reason().matches("[A-Za-z]{1,40}") ? " " + s.reason() : "";
+    return "HTTP " + e.getCode() + reason + (text.isEmpty() ? "" : ": " + text);
+  }
 }

@@ -28,6 +28,12 @@ public class GuestAccessException extends Exception {
      * server: the connection is refused (never retried insecurely).
      */
     GuestAPICertificateRejected,
+    /**
+     * The guest API server answered a write with a refusal (an admission denial, a validation
+     * error, a JSON Patch that does not apply to the node as it is): the same request will not
+     * succeed, so it is backed off, not retried as a conflict.
+     */
+    GuestAPIRefused,
     GuestAPIError
   }
 

@@ -211,7 +211,7 @@ public final class GuestClient implements AutoCloseable {
               + ": "
               + what
               + " denied ("
-              + ApiStatus.describeWithoutServerText(e)
+              + ApiStatus.describeRefusal(e)
               + ")");
     }
     if (GuestCalls.isTransient(e)) {

@@ -3,7 +3,9 @@ package dev.capk.vmieviction.eviction;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.JsonParser;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
+import dev.capk.vmieviction.kube.LenientJson;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeSpec;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
@@ -11,6 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The exact patches sent: only the fields we change, guarded by resourceVersion (VMIs) or by tests
@@ -54,15 +58,27 @@ class PatchesTest {
         GuestNodeDrainer.cordonPatch(node(null, Map.of("other", "x")), "uid-1"));
   }
 
-  @Test
-  void cordonOfANodeWithoutAnnotationsAddsTheMapWhileItIsStillAbsent() {
+  /**
+   * Every shape in which the server can hold a node without annotations, decoded as the controller
+   * decodes answers: the model then shows an empty map (never null) and may show false.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "{\"metadata\":{\"name\":\"n\"},\"spec\":{}}",
+        "{\"metadata\":{\"name\":\"n\",\"annotations\":{}},\"spec\":{\"unschedulable\":false}}",
+        "{\"metadata\":{\"name\":\"n\",\"annotations\":null}}",
+        "{\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"taints\":[]}}"
+      })
+  void cordonOfANodeWithoutAnnotationsAddsTheMapWhileItIsStillAbsent(String json) {
+    V1Node decoded = LenientJson.parse(JsonParser.parseString(json), V1Node.class);
     assertEquals(
-        "[{\"op\":\"test\",\"path\":\"/spec/unschedulable\",\"value\":false},"
+        "[{\"op\":\"test\",\"path\":\"/spec/unschedulable\",\"value\":null},"
             + "{\"op\":\"test\",\"path\":\"/metadata/annotations\",\"value\":null},"
             + "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":"
             + "{\"capk.cluster.x-k8s.io/vmi-eviction-cordoned-for\":\"uid-1\"}},"
             + "{\"op\":\"add\",\"path\":\"/spec/unschedulable\",\"value\":true}]",
-        GuestNodeDrainer.cordonPatch(node(false, null), "uid-1"));
+        GuestNodeDrainer.cordonPatch(decoded, "uid-1"));
   }
 
   @Test
