@@ -27,4 +27,10 @@ public final class MaintenanceEventReasons {
 
   /** Refused: another NodeMaintenance already targets the node. */
   public static final String DUPLICATE_MAINTENANCE = "DuplicateMaintenance";
+
+  /**
+   * A request of the maintenance was refused (an admission policy, RBAC, validation), or the node
+   * changed at every look: retried with backoff, the reason named.
+   */
+  public static final String REQUEST_REFUSED = "RequestRefused";
 }

@@ -10,6 +10,7 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RequestRefused;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
@@ -54,6 +55,12 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   private final Clock clock;
   private final ItemExponentialFailureRateLimiter<String> failures;
 
+  /** Conflicts in a row per maintenance, read again at once up to {@link #MAX_QUICK_CONFLICTS}. */
+  private final java.util.Map<String, Integer> conflicts =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  static final int MAX_QUICK_CONFLICTS = 3;
+
   /**
    * @param cache the NodeMaintenance by name from the informer, or null
    */
@@ -80,7 +87,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     NodeMaintenance nm = cache.apply(name);
     if (nm == null) {
       drains.endNamed(name);
-      failures.forget(name);
+      succeeded(name);
       return DONE;
     }
     try {
@@ -102,7 +109,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       Optional<NodeMaintenance> live = cluster.readMaintenance(name);
       if (live.isEmpty()) {
         drains.endNamed(name);
-        failures.forget(name);
+        succeeded(name);
         return DONE;
       }
       nm = live.get();
@@ -114,10 +121,20 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         return DONE;
       }
       return maintain(nm, nm.phase());
+    } catch (RequestRefused e) {
+      // Asking again will not help until someone lifts what refused it: say so, and back off.
+      events.onMaintenance(nm, true, MaintenanceEventReasons.REQUEST_REFUSED, e.getMessage());
+      return failure(nm, e.getMessage());
     } catch (ApiException e) {
       if (e.getCode() == 409) {
-        log.info("conflict, retrying nodeMaintenance={} error=\"{}\"", name, e.getMessage());
-        return new Result(true, CONFLICT_RETRY);
+        int inARow = conflicts.merge(name, 1, Integer::sum);
+        if (inARow <= MAX_QUICK_CONFLICTS) {
+          log.debug("conflict, retrying nodeMaintenance={} error=\"{}\"", name, e.getMessage());
+          return new Result(true, CONFLICT_RETRY);
+        }
+        String msg = "the node or maintenance changed " + inARow + " times in a row; backing off";
+        events.onMaintenance(nm, true, MaintenanceEventReasons.REQUEST_REFUSED, msg);
+        return failure(nm, msg);
       }
       return failure(nm, "API request failed: " + ApiStatus.describe(e));
     } catch (RuntimeException e) {
@@ -244,7 +261,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     Optional<NodePatches.Entering> entering = NodePatches.enter(view, settings.taints(), name, uid);
     if (entering.isPresent()) {
       NodePatches.Entering e = entering.get();
-      cluster.patchNode(node, e.patch());
+      patchNode(node, e.patch(), "tainting and cordoning node");
       log.info(
           "node tainted and cordoned nodeMaintenance={} node={} taintsAdded={} cordoned={}",
           name,
@@ -309,7 +326,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
                 .lastUpdate(clock.instant())
                 .toJson());
       }
-      failures.forget(name);
+      succeeded(name);
       if (!PHASE_SUCCEEDED.equals(phase)) {
         log.info(
             "maintenance succeeded nodeMaintenance={} node={} summary=\"{}\"",
@@ -364,7 +381,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
           MaintenanceEventReasons.DRAIN_BLOCKED,
           "Node " + node + " not drained yet, retrying: " + s.lastError());
     }
-    failures.forget(name);
+    succeeded(name);
     return new Result(true, nextStep(step));
   }
 
@@ -432,7 +449,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       events.onMaintenance(nm, true, MaintenanceEventReasons.FAILED_MAINTENANCE, message);
     }
     drains.end(nm.getMetadata().getUid());
-    failures.forget(name);
+    succeeded(name);
     // The node informer brings us back if a node of that name appears again.
     return DONE;
   }
@@ -455,7 +472,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       Optional<NodePatches.Leaving> leaving = NodePatches.leave(found.get(), uid);
       if (leaving.isPresent()) {
         NodePatches.Leaving l = leaving.get();
-        cluster.patchNode(node, l.patch());
+        patchNode(node, l.patch(), "restoring node");
         String msg =
             "Maintenance "
                 + name
@@ -478,7 +495,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     } else {
       log.info("node gone, nothing to restore nodeMaintenance={} node={}", name, node);
     }
-    failures.forget(name);
+    succeeded(name);
     if (cluster.removeFinalizer(name)) {
       log.info("maintenance removed nodeMaintenance={} node={}", name, node);
       events.onMaintenance(
@@ -505,6 +522,21 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       }
     }
     return backoff(name);
+  }
+
+  /** A step of this maintenance succeeded: the next failure or conflict counts afresh. */
+  private void succeeded(String name) {
+    failures.forget(name);
+    conflicts.remove(name);
+  }
+
+  /** Patches the node; a refusal comes back named (which request, which node). */
+  private void patchNode(String node, String patch, String what) throws ApiException {
+    try {
+      cluster.patchNode(node, patch);
+    } catch (ApiException e) {
+      throw RequestRefused.named(what + " " + node, e, false);
+    }
   }
 
   private Result backoff(String name) {

@@ -115,7 +115,7 @@ public final class AuditLog {
   }
 
   /** One request of the log: what was asked of which object, when, and with what answer. */
-  record Entry(
+  public record Entry(
       String verb,
       String resource,
       String subresource,
@@ -125,7 +125,7 @@ public final class AuditLog {
       Instant completed) {}
 
   /** Every completed request in the log (an absent log has none). */
-  static List<Entry> entries(Path log) {
+  public static List<Entry> entries(Path log) {
     if (!Files.exists(log)) {
       return List.of();
     }

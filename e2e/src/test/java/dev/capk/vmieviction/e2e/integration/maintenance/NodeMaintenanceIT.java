@@ -81,6 +81,71 @@ class NodeMaintenanceIT {
 
   // -----------------------------------------------------------------------------------------------
 
+  /**
+   * A node patch that an admission policy denies (a ValidatingAdmissionPolicy, no webhook server):
+   * named in a Warning and in the status' last error, asked again with backoff, never taken for a
+   * conflict; the node is left as it was and nothing is drained.
+   */
+  @Test
+  void aNodePatchDeniedByAnAdmissionPolicyIsNamedInAWarningAndNothingIsDrained() throws Exception {
+    cluster
+        .kubectl()
+        .apply(
+            """
+            apiVersion: admissionregistration.k8s.io/v1
+            kind: ValidatingAdmissionPolicy
+            metadata: {name: nm-no-cordon}
+            spec:
+              failurePolicy: Fail
+              matchConstraints:
+                resourceRules:
+                - {apiGroups: [""], apiVersions: [v1], operations: [UPDATE], resources: [nodes]}
+              validations:
+              - expression: >-
+                  (has(object.spec.unschedulable) && object.spec.unschedulable) ==
+                  (has(oldObject.spec.unschedulable) && oldObject.spec.unschedulable)
+                message: this node may not be cordoned
+            ---
+            apiVersion: admissionregistration.k8s.io/v1
+            kind: ValidatingAdmissionPolicyBinding
+            metadata: {name: nm-no-cordon}
+            spec:
+              policyName: nm-no-cordon
+              validationActions: [Deny]
+              matchResources:
+                objectSelector: {matchLabels: {nm-no-cordon: "true"}}
+            """);
+    String node = unique("nm-denied");
+    cluster.kwokNodes().createNamed(node, Map.of("nm-no-cordon", "true"));
+    awaitSettled(cluster, node);
+    String ns = unique("nm-denied");
+    namespace(cluster, ns);
+    pod(cluster, ns, "web-0", node, "web");
+    awaitRunning(cluster, ns, 1);
+
+    String nm = unique("nm-denied");
+    create(cluster, nm, node, "denied by policy");
+    CoreV1Event refused = awaitEvent(cluster, "NodeMaintenance", nm, "RequestRefused");
+    assertEquals("Warning", refused.getType());
+    assertTrue(
+        refused.getMessage().contains("tainting and cordoning node " + node + " refused: HTTP 422"),
+        refused.getMessage());
+    assertTrue(
+        refused.getMessage().contains("this node may not be cordoned"), refused.getMessage());
+    Await.until(
+        "the refusal as the last error",
+        WAIT,
+        () ->
+            String.valueOf(status(cluster, nm).get("lastError"))
+                .contains("this node may not be cordoned"));
+    assertFalse(nodeState(cluster, node).unschedulable(), "left as it was");
+    assertEquals(1, podsOn(cluster, node).size(), "nothing drained");
+    assertFalse("Succeeded".equals(phase(cluster, nm)));
+
+    delete(cluster, nm);
+    awaitGone(cluster, nm);
+  }
+
   @Test
   void maintenanceTaintsCordonsAndDrainsTheNodeToSucceededAndDeletionRestoresItExactly()
       throws Exception {
