@@ -443,7 +443,16 @@ final class Evacuator {
   /** Cordons and marks the node; returns it as the patch left it. */
   private V1Node cordon(Guest guest, V1Node read, String uid, String vmiName)
       throws GuestAccessException, ApiException {
-    V1Node cordoned = marks.changing(guest, () -> guest.cordonAndMark(read, uid));
+    V1Node cordoned;
+    try {
+      cordoned = marks.changing(guest, () -> guest.cordonAndMark(read, uid));
+    } catch (GuestAccessException e) {
+      if (e.reason() == GuestAccessException.Reason.GuestAPIRefused) {
+        // The tenant's admins look at their node: the refusal is told there too.
+        guest.nodeEvent(read, true, e.reason().name(), e.getMessage());
+      }
+      throw e;
+    }
     marks.cordonedHere(guest, vmiName);
     return cordoned != null ? cordoned : read;
   }
@@ -636,9 +645,11 @@ final class Evacuator {
     if (e.getCode() == 404) {
       return DONE; // the VMI is gone
     }
-    if (e.getCode() == 409) {
+    if (e.getCode() == 409 && memory.conflicted(key) <= MAX_QUICK_CONFLICTS) {
       return new Result(true, CONFLICT_RETRY); // our cache was stale: read again
     }
+    // A refusal (an admission policy on VMIs, RBAC), or conflicts again and again: named, and
+    // backed off.
     metrics.reconcileError(EventReasons.INFRA_API_ERROR);
     log.warn(
         "infra API call failed vmi={} step=\"{}\" code={} error=\"{}\"",

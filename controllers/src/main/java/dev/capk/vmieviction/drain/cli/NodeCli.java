@@ -141,10 +141,19 @@ public final class NodeCli {
                 + " node \""
                 + node
                 + "\": "
-                + ApiStatus.describe(e));
+                + serverError(e));
         ok = false;
       }
     }
     return ok;
+  }
+
+  /**
+   * An API error as kubectl prints it: the server's own message (a StatusError's text), else what
+   * happened to the request.
+   */
+  static String serverError(ApiException e) {
+    String message = e.getCode() == 0 ? "" : ApiStatus.of(e).message();
+    return message.isEmpty() ? ApiStatus.describe(e) : message;
   }
 }

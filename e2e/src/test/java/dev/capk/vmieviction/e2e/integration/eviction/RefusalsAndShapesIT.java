@@ -207,6 +207,20 @@ class RefusalsAndShapesIT {
 
     assertTrue(event(infra, ns, vm, "DrainDeadlinePassed").isPresent(), "deleted at deadline");
     assertFalse(unschedulable(node(guest, vm)), "never cordoned");
+    var onNode =
+        new CoreV1Api(guest.client())
+            .listEventForAllNamespaces()
+            .fieldSelector("involvedObject.kind=Node,involvedObject.name=" + vm)
+            .execute()
+            .getItems();
+    assertTrue(
+        onNode.stream()
+            .anyMatch(
+                e ->
+                    "GuestAPIRefused".equals(e.getReason())
+                        && "Warning".equals(e.getType())
+                        && e.getMessage().contains("the tenant does not allow cordons")),
+        "told on the guest node too: " + onNode);
     // Backoff from 1 s, doubling, within a 25 s deadline: at most 1+2+4+8+16 -> 5 or 6 attempts.
     // A refusal retried as a conflict (every 0.5 s) would have made some 50.
     int patches = nodePatches(vm, from, to);
