@@ -83,8 +83,9 @@ public final class CordonCommand implements Callable<Integer> {
     if (nodes.isEmpty()) {
       return DrainCommand.EXIT_FAILED;
     }
-    return NodeCli.setUnschedulable(drainer, nodes.get(), cordon, strategy, out, err)
-        ? DrainCommand.EXIT_OK
-        : DrainCommand.EXIT_FAILED;
+    // kubectl prints each node's refusal ("error: unable to cordon node ...") and still exits 0
+    // (RunCordonOrUncordon returns no error for them): a drop-in does the same.
+    NodeCli.setUnschedulable(drainer, nodes.get(), cordon, strategy, out, err);
+    return DrainCommand.EXIT_OK;
   }
 }
