@@ -357,7 +357,7 @@ final class Evacuator {
               return true;
             });
       }
-      memory.blockedBy(uid, pass.pending() + " pod(s) left: " + pass.blockers());
+      memory.blockedBy(uid, pass.pending() + " pod(s) left: " + pass.stillThere());
       // The next step: when a waiting pod is due again; pods leaving wake it earlier (the watch).
       Duration next =
           pass.nextTry()

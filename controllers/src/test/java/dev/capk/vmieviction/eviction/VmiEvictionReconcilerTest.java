@@ -521,6 +521,73 @@ class VmiEvictionReconcilerTest {
   }
 
   @Test
+  void theDeadlineWarningNamesEachPodLeftAndWhyNotACount() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(
+        new DrainPass(
+            false,
+            1,
+            2,
+            Map.of("shop/web-0", Set.of("shop/web-pdb")),
+            List.of(),
+            List.of(),
+            "1 evicted, 2 pending",
+            1,
+            Optional.empty(),
+            Map.of(
+                "shop/cache-0",
+                "terminating behind finalizer example.com/keep",
+                "shop/web-0",
+                "eviction refused by PodDisruptionBudget shop/web-pdb")));
+    reconcile("vm-1");
+    clock.now = T0.plus(TIMEOUT);
+    reconcile("vm-1");
+
+    assertEquals(
+        "Guest node not drained by 2025-03-01T12:10:00Z (drain timeout 10m0s from start"
+            + " 2025-03-01T12:00:00Z); deleting the VMI anyway. Still blocking: 2 pod(s) left:"
+            + " shop/cache-0 (terminating behind finalizer example.com/keep); shop/web-0"
+            + " (eviction refused by PodDisruptionBudget shop/web-pdb)",
+        events.message("Warning", EventReasons.DEADLINE_PASSED));
+  }
+
+  @Test
+  void theDeadlineWarningKeepsTheLastRefusedWriteAfterThePodsLeft() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(
+        new DrainPass(
+            false,
+            0,
+            1,
+            Map.of(),
+            List.of(),
+            List.of(),
+            "1 pending",
+            1,
+            Optional.empty(),
+            Map.of("shop/cache-0", "terminating behind finalizer example.com/keep")));
+    reconcile("vm-1");
+    guest.drainFailure =
+        new GuestAccessException(
+            GuestAccessException.Reason.GuestAPIForbidden,
+            "guest cluster guest: cordoning node vm-1 refused: denied by policy");
+    clock.now = T0.plusSeconds(60);
+    reconcile("vm-1");
+    clock.now = T0.plus(TIMEOUT);
+    reconcile("vm-1");
+
+    String passed = events.message("Warning", EventReasons.DEADLINE_PASSED);
+    assertTrue(
+        passed.endsWith(
+            "Still blocking: 1 pod(s) left: shop/cache-0 (terminating behind finalizer"
+                + " example.com/keep); then guest cluster guest: cordoning node vm-1 refused:"
+                + " denied by policy"),
+        passed);
+  }
+
+  @Test
   void missingGuestNodeCountsAsDrained() {
     evacuating("vm-1");
     guest.node = Optional.empty();
