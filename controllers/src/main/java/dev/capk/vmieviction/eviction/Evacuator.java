@@ -53,6 +53,7 @@ final class Evacuator {
   private final MachineContractCheck contracts;
   private final TenantAdmissionCheck admission;
   private final LiveMigrationStep migration;
+  private final MarkSightings sightings;
 
   Evacuator(
       InfraVmis vmis,
@@ -65,7 +66,8 @@ final class Evacuator {
       CordonMarks marks,
       MachineContractCheck contracts,
       TenantAdmissionCheck admission,
-      LiveMigrationStep migration) {
+      LiveMigrationStep migration,
+      MarkSightings sightings) {
     this.vmis = vmis;
     this.guests = guests;
     this.events = events;
@@ -77,6 +79,7 @@ final class Evacuator {
     this.contracts = contracts;
     this.admission = admission;
     this.migration = migration;
+    this.sightings = sightings;
   }
 
   /** One step of the evacuation of a VMI that KubeVirt marked and whose strategy is External. */
@@ -90,7 +93,11 @@ final class Evacuator {
         annotations == null ? null : annotations.get(EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
     DrainStartDecision decision =
         DrainStartDecision.decide(
-            DrainStartTime.parse(recorded, now, MAX_CLOCK_SKEW), memory.knownStart(key, uid), now);
+            DrainStartTime.parse(recorded, now, MAX_CLOCK_SKEW),
+            memory.knownStart(key, uid),
+            // The drain starts when the mark was seen, however long this VMI waited for a worker.
+            sightings.firstSeen(uid),
+            now);
     Instant start = decision.start();
     if (!(decision instanceof DrainStartDecision.Keep)) {
       try {

@@ -588,6 +588,66 @@ class VmiEvictionReconcilerTest {
   }
 
   @Test
+  void aNewEvacuationStartsWhenItsMarkWasSeenNotWhenAWorkerGotToIt() {
+    VirtualMachineInstance marked = evacuating("vm-1");
+    List<String> queued = new ArrayList<>();
+    var handler =
+        reconciler
+            .markSightings()
+            .before(
+                new io.kubernetes.client.informer.ResourceEventHandler<>() {
+                  @Override
+                  public void onAdd(VirtualMachineInstance vmi) {
+                    queued.add("add " + vmi.getMetadata().getName());
+                  }
+
+                  @Override
+                  public void onUpdate(VirtualMachineInstance old, VirtualMachineInstance vmi) {
+                    queued.add("update " + vmi.getMetadata().getName());
+                  }
+
+                  @Override
+                  public void onDelete(VirtualMachineInstance vmi, boolean unknown) {
+                    queued.add("delete " + vmi.getMetadata().getName());
+                  }
+                });
+    clock.now = T0.plusMillis(200);
+    handler.onUpdate(marked, marked);
+    // A slow step of another kind held the VMI: the worker comes 12 s after the mark was seen.
+    clock.now = T0.plusSeconds(12);
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("shop/web-0", "web-pdb"));
+    reconcile("vm-1");
+
+    assertEquals(List.of("update vm-1"), queued, "the event still reaches the work queue");
+    assertEquals(
+        "2025-03-01T12:00:00Z",
+        vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME),
+        "the start is the mark's first sighting, at second precision");
+    assertTrue(
+        events.message("Normal", EventReasons.DRAIN_STARTED).endsWith("2025-03-01T12:10:00Z"),
+        events.message("Normal", EventReasons.DRAIN_STARTED));
+  }
+
+  @Test
+  void aMarkClearedAndSetAgainStartsFromItsNewSighting() {
+    VirtualMachineInstance marked = evacuating("vm-1");
+    MarkSightings sightings = reconciler.markSightings();
+    sightings.seen(marked);
+    VirtualMachineInstance cleared = vmi("vm-1", "External", null);
+    clock.now = T0.plusSeconds(30);
+    sightings.seen(cleared);
+    assertEquals(Optional.empty(), sightings.firstSeen("uid-vm-1"), "forgotten with the mark");
+    clock.now = T0.plusSeconds(40);
+    sightings.seen(marked);
+    clock.now = T0.plusSeconds(50);
+    sightings.seen(marked);
+    assertEquals(Optional.of(T0.plusSeconds(40)), sightings.firstSeen("uid-vm-1"));
+    sightings.gone(marked);
+    assertEquals(Optional.empty(), sightings.firstSeen("uid-vm-1"), "forgotten with the VMI");
+  }
+
+  @Test
   void missingGuestNodeCountsAsDrained() {
     evacuating("vm-1");
     guest.node = Optional.empty();
