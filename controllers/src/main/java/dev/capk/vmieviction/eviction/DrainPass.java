@@ -40,6 +40,12 @@ public record DrainPass(
   /** The longest reason given for one pod: a server's message can be long. */
   static final int MAX_REASON = 160;
 
+  /**
+   * The longest list of pods named: with the deadline warning's own words and the last failure it
+   * stays within an Event's 1,024 characters, so the count of the others is never cut off.
+   */
+  static final int MAX_NAMED_TEXT = 640;
+
   /** A step that does not say why each pod is left. */
   public DrainPass(
       boolean complete,
@@ -119,9 +125,9 @@ public record DrainPass(
   }
 
   /**
-   * The pods still on the node and why each stays, the first {@value #NAMED_PODS} by name and then
-   * how many more; what {@link #blockers()} says when the step did not name them, or when the drain
-   * was refused.
+   * The pods still on the node and why each stays, the first {@value #NAMED_PODS} by name (fewer
+   * when their reasons are long) and then how many more; what {@link #blockers()} says when the
+   * step did not name them, or when the drain was refused.
    */
   public String stillThere() {
     if (refused() || podsLeft.isEmpty()) {
@@ -130,17 +136,16 @@ public record DrainPass(
     StringBuilder sb = new StringBuilder();
     int named = 0;
     for (Map.Entry<String, String> pod : podsLeft.entrySet()) {
-      if (named == NAMED_PODS) {
+      String why = pod.getValue();
+      String one =
+          pod.getKey()
+              + " ("
+              + (why.length() > MAX_REASON ? why.substring(0, MAX_REASON) + "..." : why)
+              + ")";
+      if (named == NAMED_PODS || (named > 0 && sb.length() + 2 + one.length() > MAX_NAMED_TEXT)) {
         break;
       }
-      if (named > 0) {
-        sb.append("; ");
-      }
-      String why = pod.getValue();
-      sb.append(pod.getKey())
-          .append(" (")
-          .append(why.length() > MAX_REASON ? why.substring(0, MAX_REASON) + "..." : why)
-          .append(')');
+      sb.append(named > 0 ? "; " : "").append(one);
       named++;
     }
     int more = Math.max(pending, podsLeft.size()) - named;

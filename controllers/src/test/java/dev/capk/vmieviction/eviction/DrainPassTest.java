@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.Map;
@@ -48,6 +49,19 @@ class DrainPassTest {
   void aLongReasonIsCutNotTheList() {
     String text = left(1, Map.of("shop/a", "x".repeat(500))).stillThere();
     assertEquals("shop/a (" + "x".repeat(DrainPass.MAX_REASON) + "...)", text);
+  }
+
+  @Test
+  void longReasonsNameFewerPodsSoThatTheCountIsNeverCutFromTheEvent() {
+    Map<String, String> pods = new TreeMap<>();
+    for (int i = 0; i < 10; i++) {
+      pods.put("shop/p-" + i, "eviction failed: " + "y".repeat(200));
+    }
+    String text = left(10, pods).stillThere();
+    assertTrue(text.length() <= DrainPass.MAX_NAMED_TEXT + " and 10 more".length() + 2, text);
+    int named = text.split("eviction failed").length - 1;
+    assertTrue(named >= 1 && named < 10, text);
+    assertTrue(text.endsWith("; and " + (10 - named) + " more"), text);
   }
 
   @Test
