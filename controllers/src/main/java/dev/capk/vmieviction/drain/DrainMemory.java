@@ -154,6 +154,8 @@ public final class DrainMemory {
     PodState s = pods.computeIfAbsent(pod, p -> new PodState());
     s.transientFailures++;
     s.woken = false;
+    // Kept for the messages that say why the pod is still there.
+    s.failure = message;
     s.due = now.plusMillis(Math.min(5_000L, 200L << Math.min(20, s.transientFailures - 1)));
     if (s.transientFailures > MAX_TRANSIENT_FAILURES) {
       s.waiting = Waiting.FAILED;

@@ -25,6 +25,9 @@ import java.util.TreeSet;
  * @param skipped pods left on the node (DaemonSets, mirror pods, deletions too old to wait for)
  * @param nextTry when the earliest waiting pod is due for its next eviction; empty when only
  *     deletions are awaited
+ * @param waiting for each pending pod, why it is still on the node (terminating behind which
+ *     finalizers, refused by which budget, why its eviction failed), for the messages that name
+ *     what holds a drain
  */
 public record DrainStep(
     boolean complete,
@@ -37,7 +40,36 @@ public record DrainStep(
     Map<PodRef, String> failed,
     Set<PodRef> denied,
     List<SkippedPod> skipped,
-    Optional<Instant> nextTry) {
+    Optional<Instant> nextTry,
+    Map<PodRef, String> waiting) {
+
+  /** A step that does not say why its pending pods wait. */
+  public DrainStep(
+      boolean complete,
+      int evicted,
+      int requests,
+      List<PodRef> planned,
+      List<PodRef> pending,
+      List<PodRef> terminating,
+      Map<PodRef, Set<String>> blockingBudgets,
+      Map<PodRef, String> failed,
+      Set<PodRef> denied,
+      List<SkippedPod> skipped,
+      Optional<Instant> nextTry) {
+    this(
+        complete,
+        evicted,
+        requests,
+        planned,
+        pending,
+        terminating,
+        blockingBudgets,
+        failed,
+        denied,
+        skipped,
+        nextTry,
+        Map.of());
+  }
 
   public DrainStep {
     planned = List.copyOf(planned);
@@ -47,6 +79,7 @@ public record DrainStep(
     failed = new TreeMap<>(failed);
     denied = new TreeSet<>(denied);
     skipped = List.copyOf(skipped);
+    waiting = new TreeMap<>(waiting);
   }
 
   /** One line for logs and events, like a drain result's. */

@@ -297,6 +297,7 @@ public final class DrainStepper {
     Map<PodRef, Set<String>> blocking = new LinkedHashMap<>();
     Map<PodRef, String> failed = new LinkedHashMap<>();
     Set<PodRef> denied = new HashSet<>();
+    Map<PodRef, String> waiting = new LinkedHashMap<>();
     Instant next = null;
     for (V1Pod pod : plan.toEvict()) {
       PodRef ref = PodRef.of(pod);
@@ -311,15 +312,18 @@ public final class DrainStepper {
       if (pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null) {
         // Being deleted: its disappearance, not a timer, ends the wait.
         terminating.add(ref);
+        waiting.put(ref, PodWaits.terminating(pod));
         continue;
       }
       DrainMemory.PodState s = memory.state(ref);
       if (s == null) {
         // Not tried yet: more pods were due than one step sends.
         next = earliest(next, now);
+        waiting.put(ref, PodWaits.NOT_SENT);
         continue;
       }
       next = earliest(next, s.due);
+      waiting.put(ref, PodWaits.of(ref, s));
       switch (s.waiting) {
         case ACCEPTED -> terminating.add(ref);
         case BLOCKED -> blocking.put(ref, s.budgets);
@@ -343,7 +347,8 @@ public final class DrainStepper {
         failed,
         denied,
         plan.skipped(),
-        Optional.ofNullable(next));
+        Optional.ofNullable(next),
+        waiting);
   }
 
   private static Instant earliest(Instant a, Instant b) {

@@ -18,10 +18,16 @@ public sealed interface DrainStartDecision {
   /** The annotation holds a usable start, no later than any we knew: keep it. */
   record Keep(Instant start) implements DrainStartDecision {}
 
-  /** No start known and none recorded: a new evacuation, starting now; write it. */
+  /**
+   * No start known and none recorded: a new evacuation, starting when this process first saw the
+   * mark (now, if it did not see it); write it.
+   */
   record Begin(Instant start) implements DrainStartDecision {}
 
-  /** No start known and the annotation is unusable: replace it by now, with a warning. */
+  /**
+   * No start known and the annotation is unusable: replace it by the mark's first sighting (or
+   * now), with a warning.
+   */
   record ReplaceMalformed(Instant start, String raw) implements DrainStartDecision {}
 
   /**
@@ -48,8 +54,22 @@ public sealed interface DrainStartDecision {
    */
   static DrainStartDecision decide(
       DrainStartTime.Parsed annotation, Optional<Instant> earliestKnown, Instant now) {
+    return decide(annotation, earliestKnown, Optional.empty(), now);
+  }
+
+  /**
+   * @param markSeen when this process first saw the VMI's current evacuation mark (the informer's
+   *     event): a new evacuation starts then, not when a worker got to it
+   */
+  static DrainStartDecision decide(
+      DrainStartTime.Parsed annotation,
+      Optional<Instant> earliestKnown,
+      Optional<Instant> markSeen,
+      Instant now) {
+    // Never later than now (a clock that stepped back must not push the start into the future).
+    Instant from = markSeen.filter(seen -> seen.isBefore(now)).orElse(now);
     // Second precision, as the annotation is written: what we remember equals what we wrote.
-    Instant begin = now.truncatedTo(ChronoUnit.SECONDS);
+    Instant begin = from.truncatedTo(ChronoUnit.SECONDS);
     if (earliestKnown.isEmpty()) {
       if (annotation instanceof DrainStartTime.Valid valid) {
         return new Keep(valid.start());

@@ -61,6 +61,7 @@ final class Evacuator {
   private final MachineContractCheck contracts;
   private final TenantAdmissionCheck admission;
   private final LiveMigrationStep migration;
+  private final MarkSightings sightings;
 
   Evacuator(
       InfraVmis vmis,
@@ -73,7 +74,8 @@ final class Evacuator {
       CordonMarks marks,
       MachineContractCheck contracts,
       TenantAdmissionCheck admission,
-      LiveMigrationStep migration) {
+      LiveMigrationStep migration,
+      MarkSightings sightings) {
     this.vmis = vmis;
     this.guests = guests;
     this.events = events;
@@ -85,6 +87,7 @@ final class Evacuator {
     this.contracts = contracts;
     this.admission = admission;
     this.migration = migration;
+    this.sightings = sightings;
   }
 
   /** One step of the evacuation of a VMI that KubeVirt marked and whose strategy is External. */
@@ -98,7 +101,11 @@ final class Evacuator {
         annotations == null ? null : annotations.get(EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
     DrainStartDecision decision =
         DrainStartDecision.decide(
-            DrainStartTime.parse(recorded, now, MAX_CLOCK_SKEW), memory.knownStart(key, uid), now);
+            DrainStartTime.parse(recorded, now, MAX_CLOCK_SKEW),
+            memory.knownStart(key, uid),
+            // The drain starts when the mark was seen, however long this VMI waited for a worker.
+            sightings.firstSeen(uid),
+            now);
     Instant start = decision.start();
     if (!(decision instanceof DrainStartDecision.Keep)) {
       try {
@@ -365,7 +372,7 @@ final class Evacuator {
               return true;
             });
       }
-      memory.blockedBy(uid, pass.pending() + " pod(s) left: " + pass.blockers());
+      memory.blockedBy(uid, pass.pending() + " pod(s) left: " + pass.stillThere());
       // The next step: when a waiting pod is due again; pods leaving wake it earlier (the watch).
       Duration next =
           pass.nextTry()

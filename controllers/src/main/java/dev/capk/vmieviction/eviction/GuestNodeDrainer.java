@@ -442,7 +442,10 @@ public final class GuestNodeDrainer implements Guest {
           List.of(),
           step.summary(),
           step.terminating().size(),
-          step.nextTry());
+          step.nextTry(),
+          step.waiting().entrySet().stream()
+              .collect(
+                  Collectors.toMap(e -> e.getKey().toString(), Map.Entry::getValue, (a, b) -> a)));
     } catch (DrainRefusedException e) {
       List<String> refusals = new ArrayList<>();
       e.refusals().forEach((reason, refused) -> refusals.add(reason + ": " + refused));

@@ -43,6 +43,7 @@ public final class VmiEvictionReconciler implements Reconciler {
   private final HeldEvacuations held;
   private final VmiEvents events;
   private final Function<VirtualMachineInstance, Optional<String>> refusal;
+  private final MarkSightings sightings;
 
   /**
    * @param migrations where the live migrations of {@code --live-migration=prefer} are created
@@ -100,6 +101,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     this.memory = new EvacuationMemory(metrics, settings.maxFailureBackoff(), clock);
     this.held = new HeldEvacuations(wake);
     CordonMarks marks = new CordonMarks();
+    this.sightings = new MarkSightings(clock);
     MachineContractCheck contracts =
         new MachineContractCheck(managementObjects, events, settings.drainTimeout(), clock);
     this.evacuator =
@@ -115,10 +117,19 @@ public final class VmiEvictionReconciler implements Reconciler {
             contracts,
             new TenantAdmissionCheck(vmis, guests, events, settings, clock, held),
             new LiveMigrationStep(
-                vmis, migrations, clusterDefaults, events, metrics, settings, clock, wake));
+                vmis, migrations, clusterDefaults, events, metrics, settings, clock, wake),
+            sightings);
     this.uncordoner =
         new GuestNodeUncordoner(guests, events, marks, memory, settings.retryInterval(), held);
     this.notices = new NotEvacuatedNotices(events);
+  }
+
+  /**
+   * Where the VMI informer's events must pass before they reach the work queue ({@link
+   * MarkSightings#before}): a drain starts when its mark was seen.
+   */
+  public MarkSightings markSightings() {
+    return sightings;
   }
 
   /** This reconciler's evacuations no longer count in the shared gauges (its pipeline stopped). */

@@ -148,7 +148,9 @@ final class InfraPipeline implements AutoCloseable {
         ControllerBuilder.controllerWatchBuilder(VirtualMachineInstance.class, queue)
             .withResyncPeriod(Manager.RESYNC)
             .build();
-    informers.addEventHandler(watch.getResourceEventHandler(), Manager.RESYNC);
+    // A drain starts when its mark was seen (see Manager).
+    informers.addEventHandler(
+        reconciler.markSightings().before(watch.getResourceEventHandler()), Manager.RESYNC);
     this.workers =
         (DefaultController)
             ControllerBuilder.defaultBuilder(informers.anyFactory())

@@ -200,7 +200,10 @@ public final class Manager implements AutoCloseable {
             .build();
     // Registered here rather than with ControllerBuilder.watch(): that only sees one factory's
     // informer, and there is one factory per watched namespace.
-    informers.addEventHandler(watch.getResourceEventHandler(), RESYNC);
+    // Each event records when a VMI's mark was first seen before it reaches the queue: a drain
+    // starts then, not when a worker gets to the VMI.
+    informers.addEventHandler(
+        reconciler.markSightings().before(watch.getResourceEventHandler()), RESYNC);
     // A rotated kubeconfig Secret: the tenant's VMIs take their next step now, with a client built
     // from the new kubeconfig (GuestClients compares the cached Secret's version at every call).
     management.onKubeconfigChanged(

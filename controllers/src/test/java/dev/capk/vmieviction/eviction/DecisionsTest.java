@@ -45,6 +45,30 @@ class DecisionsTest {
     }
 
     @Test
+    void aNewEvacuationStartsWhenItsMarkWasFirstSeenNeverLaterThanNow() {
+      java.time.Instant seen = java.time.Instant.parse("2025-03-01T12:00:18.400Z");
+      assertEquals(
+          new DrainStartDecision.Begin(java.time.Instant.parse("2025-03-01T12:00:18Z")),
+          DrainStartDecision.decide(
+              new DrainStartTime.Absent(), Optional.empty(), Optional.of(seen), now));
+      assertEquals(
+          new DrainStartDecision.ReplaceMalformed(
+              java.time.Instant.parse("2025-03-01T12:00:18Z"), "garbage"),
+          DrainStartDecision.decide(
+              new DrainStartTime.Malformed("garbage"), Optional.empty(), Optional.of(seen), now));
+      assertEquals(
+          new DrainStartDecision.Begin(java.time.Instant.parse("2025-03-01T12:00:30Z")),
+          DrainStartDecision.decide(
+              new DrainStartTime.Absent(), Optional.empty(), Optional.of(now.plusSeconds(5)), now),
+          "a sighting after now (the clock stepped back) is not a start");
+      assertEquals(
+          new DrainStartDecision.Keep(earliest),
+          DrainStartDecision.decide(
+              new DrainStartTime.Valid(earliest), Optional.empty(), Optional.of(seen), now),
+          "a recorded start is the record: a sighting never moves it");
+    }
+
+    @Test
     void withAKnownStartTheDeadlineOnlyMovesEarlier() {
       assertEquals(new DrainStartDecision.Keep(earliest), decide("2025-03-01T12:00:00Z", earliest));
       assertEquals(

@@ -521,6 +521,133 @@ class VmiEvictionReconcilerTest {
   }
 
   @Test
+  void theDeadlineWarningNamesEachPodLeftAndWhyNotACount() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(
+        new DrainPass(
+            false,
+            1,
+            2,
+            Map.of("shop/web-0", Set.of("shop/web-pdb")),
+            List.of(),
+            List.of(),
+            "1 evicted, 2 pending",
+            1,
+            Optional.empty(),
+            Map.of(
+                "shop/cache-0",
+                "terminating behind finalizer example.com/keep",
+                "shop/web-0",
+                "eviction refused by PodDisruptionBudget shop/web-pdb")));
+    reconcile("vm-1");
+    clock.now = T0.plus(TIMEOUT);
+    reconcile("vm-1");
+
+    assertEquals(
+        "Guest node not drained by 2025-03-01T12:10:00Z (drain timeout 10m0s from start"
+            + " 2025-03-01T12:00:00Z); deleting the VMI anyway. Still blocking: 2 pod(s) left:"
+            + " shop/cache-0 (terminating behind finalizer example.com/keep); shop/web-0"
+            + " (eviction refused by PodDisruptionBudget shop/web-pdb)",
+        events.message("Warning", EventReasons.DEADLINE_PASSED));
+  }
+
+  @Test
+  void theDeadlineWarningKeepsTheLastRefusedWriteAfterThePodsLeft() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(
+        new DrainPass(
+            false,
+            0,
+            1,
+            Map.of(),
+            List.of(),
+            List.of(),
+            "1 pending",
+            1,
+            Optional.empty(),
+            Map.of("shop/cache-0", "terminating behind finalizer example.com/keep")));
+    reconcile("vm-1");
+    guest.drainFailure =
+        new GuestAccessException(
+            GuestAccessException.Reason.GuestAPIForbidden,
+            "guest cluster guest: cordoning node vm-1 refused: denied by policy");
+    clock.now = T0.plusSeconds(60);
+    reconcile("vm-1");
+    clock.now = T0.plus(TIMEOUT);
+    reconcile("vm-1");
+
+    String passed = events.message("Warning", EventReasons.DEADLINE_PASSED);
+    assertTrue(
+        passed.endsWith(
+            "Still blocking: 1 pod(s) left: shop/cache-0 (terminating behind finalizer"
+                + " example.com/keep); then guest cluster guest: cordoning node vm-1 refused:"
+                + " denied by policy"),
+        passed);
+  }
+
+  @Test
+  void aNewEvacuationStartsWhenItsMarkWasSeenNotWhenAWorkerGotToIt() {
+    VirtualMachineInstance marked = evacuating("vm-1");
+    List<String> queued = new ArrayList<>();
+    var handler =
+        reconciler
+            .markSightings()
+            .before(
+                new io.kubernetes.client.informer.ResourceEventHandler<>() {
+                  @Override
+                  public void onAdd(VirtualMachineInstance vmi) {
+                    queued.add("add " + vmi.getMetadata().getName());
+                  }
+
+                  @Override
+                  public void onUpdate(VirtualMachineInstance old, VirtualMachineInstance vmi) {
+                    queued.add("update " + vmi.getMetadata().getName());
+                  }
+
+                  @Override
+                  public void onDelete(VirtualMachineInstance vmi, boolean unknown) {
+                    queued.add("delete " + vmi.getMetadata().getName());
+                  }
+                });
+    clock.now = T0.plusMillis(200);
+    handler.onUpdate(marked, marked);
+    // A slow step of another kind held the VMI: the worker comes 12 s after the mark was seen.
+    clock.now = T0.plusSeconds(12);
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("shop/web-0", "web-pdb"));
+    reconcile("vm-1");
+
+    assertEquals(List.of("update vm-1"), queued, "the event still reaches the work queue");
+    assertEquals(
+        "2025-03-01T12:00:00Z",
+        vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME),
+        "the start is the mark's first sighting, at second precision");
+    assertTrue(
+        events.message("Normal", EventReasons.DRAIN_STARTED).endsWith("2025-03-01T12:10:00Z"),
+        events.message("Normal", EventReasons.DRAIN_STARTED));
+  }
+
+  @Test
+  void aMarkClearedAndSetAgainStartsFromItsNewSighting() {
+    VirtualMachineInstance marked = evacuating("vm-1");
+    MarkSightings sightings = reconciler.markSightings();
+    sightings.seen(marked);
+    VirtualMachineInstance cleared = vmi("vm-1", "External", null);
+    clock.now = T0.plusSeconds(30);
+    sightings.seen(cleared);
+    assertEquals(Optional.empty(), sightings.firstSeen("uid-vm-1"), "forgotten with the mark");
+    clock.now = T0.plusSeconds(40);
+    sightings.seen(marked);
+    clock.now = T0.plusSeconds(50);
+    sightings.seen(marked);
+    assertEquals(Optional.of(T0.plusSeconds(40)), sightings.firstSeen("uid-vm-1"));
+    sightings.gone(marked);
+    assertEquals(Optional.empty(), sightings.firstSeen("uid-vm-1"), "forgotten with the VMI");
+  }
+
+  @Test
   void missingGuestNodeCountsAsDrained() {
     evacuating("vm-1");
     guest.node = Optional.empty();
