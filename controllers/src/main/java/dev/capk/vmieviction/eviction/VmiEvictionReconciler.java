@@ -43,6 +43,7 @@ public final class VmiEvictionReconciler implements Reconciler {
   private final HeldEvacuations held;
   private final VmiEvents events;
   private final Function<VirtualMachineInstance, Optional<String>> refusal;
+  private final UnknownStrategyWaits unknownStrategies;
 
   /**
    * @param migrations where the live migrations of {@code --live-migration=prefer} are created
@@ -119,6 +120,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     this.uncordoner =
         new GuestNodeUncordoner(guests, events, marks, memory, settings.retryInterval(), held);
     this.notices = new NotEvacuatedNotices(events);
+    this.unknownStrategies = new UnknownStrategyWaits(events, memory, wake);
   }
 
   /** This reconciler's evacuations no longer count in the shared gauges (its pipeline stopped). */
@@ -143,6 +145,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       memory.gone(key); // deleted, by us or anyone
       evacuator.ended(key);
       held.ended(key);
+      unknownStrategies.ended(key);
       return DONE;
     }
     VirtualMachineInstance vmi = found.get();
@@ -154,6 +157,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       memory.gone(key);
       evacuator.ended(key);
       held.ended(key);
+      unknownStrategies.ended(key);
       if (Eligibility.evacuationRequested(vmi)) {
         log.warn("vmi refused, left alone vmi={} reason=\"{}\"", key, refused.get());
         events.warning(vmi, EventReasons.INFRA_CLUSTER_MISMATCH, refused.get());
@@ -161,7 +165,12 @@ public final class VmiEvictionReconciler implements Reconciler {
       return DONE;
     }
     String vmiStrategy = vmi.getSpec() == null ? null : vmi.getSpec().getEvictionStrategy();
-    Optional<String> clusterDefault = clusterDefaults.evictionStrategy();
+    Readout<Optional<String>> readout = clusterDefault(vmi, vmiStrategy);
+    if (readout instanceof Readout.Unreadable<Optional<String>> unreadable) {
+      return unknownStrategies.waitFor(key, vmi, unreadable.what());
+    }
+    unknownStrategies.answered(key);
+    Optional<String> clusterDefault = ((Readout.Answer<Optional<String>>) readout).value();
     String strategy =
         EvictionStrategies.effective(vmiStrategy, clusterDefault, settings.fallbackStrategy());
     switch (Eligibility.of(vmi, strategy)) {
@@ -191,5 +200,18 @@ public final class VmiEvictionReconciler implements Reconciler {
         evacuator.ended(key);
         return DONE;
     }
+  }
+
+  /**
+   * The KubeVirt CR's strategy, read only where it decides: a VMI that names its own strategy, or
+   * one being deleted (whatever its strategy), needs none, and a failed read must not hold it.
+   */
+  private Readout<Optional<String>> clusterDefault(VirtualMachineInstance vmi, String vmiStrategy) {
+    boolean deleting =
+        vmi.getMetadata() != null && vmi.getMetadata().getDeletionTimestamp() != null;
+    if (deleting || (vmiStrategy != null && !vmiStrategy.isBlank())) {
+      return Readout.answer(Optional.empty());
+    }
+    return clusterDefaults.evictionStrategy();
   }
 }
