@@ -165,12 +165,15 @@ public final class VmiEvictionReconciler implements Reconciler {
       return DONE;
     }
     String vmiStrategy = vmi.getSpec() == null ? null : vmi.getSpec().getEvictionStrategy();
-    Readout<Optional<String>> readout = clusterDefault(vmi, vmiStrategy);
-    if (readout instanceof Readout.Unreadable<Optional<String>> unreadable) {
-      return unknownStrategies.waitFor(key, vmi, unreadable.what());
+    Optional<String> clusterDefault = Optional.empty();
+    if (needsClusterDefault(vmi, vmiStrategy)) {
+      Readout<Optional<String>> read = clusterDefaults.evictionStrategy();
+      if (read instanceof Readout.Unreadable<Optional<String>> unreadable) {
+        return unknownStrategies.waitFor(key, vmi, unreadable.what());
+      }
+      unknownStrategies.answered(key);
+      clusterDefault = ((Readout.Answer<Optional<String>>) read).value();
     }
-    unknownStrategies.answered(key);
-    Optional<String> clusterDefault = ((Readout.Answer<Optional<String>>) readout).value();
     String strategy =
         EvictionStrategies.effective(vmiStrategy, clusterDefault, settings.fallbackStrategy());
     switch (Eligibility.of(vmi, strategy)) {
@@ -203,15 +206,13 @@ public final class VmiEvictionReconciler implements Reconciler {
   }
 
   /**
-   * The KubeVirt CR's strategy, read only where it decides: a VMI that names its own strategy, or
-   * one being deleted (whatever its strategy), needs none, and a failed read must not hold it.
+   * The KubeVirt CR's strategy decides only for a VMI that names none and is not being deleted
+   * (what is done with a VMI being deleted does not depend on its strategy): a failed read of the
+   * CR must hold no other VMI.
    */
-  private Readout<Optional<String>> clusterDefault(VirtualMachineInstance vmi, String vmiStrategy) {
+  private static boolean needsClusterDefault(VirtualMachineInstance vmi, String vmiStrategy) {
     boolean deleting =
         vmi.getMetadata() != null && vmi.getMetadata().getDeletionTimestamp() != null;
-    if (deleting || (vmiStrategy != null && !vmiStrategy.isBlank())) {
-      return Readout.answer(Optional.empty());
-    }
-    return clusterDefaults.evictionStrategy();
+    return !deleting && (vmiStrategy == null || vmiStrategy.isBlank());
   }
 }

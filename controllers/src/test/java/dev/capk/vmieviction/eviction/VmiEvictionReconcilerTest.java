@@ -771,6 +771,10 @@ class VmiEvictionReconcilerTest {
             .count(),
         "only the VMI marked for evacuation is told");
 
+    vmis.put(vmi("vm-own", "None", null));
+    reconcile("vm-own");
+    assertEquals(List.of(), woken, "a VMI naming its strategy read no CR: no answer, no wake");
+
     clusterDefault = Readout.answer(Optional.of("External"));
     guest.node = Optional.empty();
     reconcile("vm-quiet");
