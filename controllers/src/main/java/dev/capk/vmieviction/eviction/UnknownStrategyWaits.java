@@ -26,6 +26,9 @@ final class UnknownStrategyWaits {
   /** VMIs (namespace/name) waiting for the KubeVirt CR. */
   private final Set<String> waiting = ConcurrentHashMap.newKeySet();
 
+  /** Those of them whose wait was logged: once per wait of a marked VMI, not per retry. */
+  private final Set<String> logged = ConcurrentHashMap.newKeySet();
+
   UnknownStrategyWaits(VmiEvents events, EvacuationMemory memory, Consumer<String> wake) {
     this.events = events;
     this.memory = memory;
@@ -37,9 +40,9 @@ final class UnknownStrategyWaits {
    * @return look again after the VMI's next backoff step
    */
   Result waitFor(String key, VirtualMachineInstance vmi, String what) {
-    boolean first = waiting.add(key);
+    waiting.add(key);
     if (Eligibility.evacuationRequested(vmi)) {
-      if (first) {
+      if (logged.add(key)) {
         log.warn("eviction strategy unknown, evacuation waits vmi={} unreadable=\"{}\"", key, what);
       }
       events.warning(
@@ -61,10 +64,12 @@ final class UnknownStrategyWaits {
       return;
     }
     if (waiting.remove(key)) {
+      logged.remove(key);
       memory.succeeded(key);
     }
     for (String other : List.copyOf(waiting)) {
       if (waiting.remove(other)) {
+        logged.remove(other);
         memory.succeeded(other);
         wake.accept(other);
       }
@@ -74,5 +79,6 @@ final class UnknownStrategyWaits {
   /** The VMI is gone or not ours: it waits no more. */
   void ended(String key) {
     waiting.remove(key);
+    logged.remove(key);
   }
 }
