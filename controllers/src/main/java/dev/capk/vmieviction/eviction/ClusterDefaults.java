@@ -2,14 +2,17 @@ package dev.capk.vmieviction.eviction;
 
 import java.util.Optional;
 
-/** KubeVirt's cluster-wide defaults, as far as they can be read. */
+/**
+ * KubeVirt's cluster-wide defaults, as the KubeVirt CR holds them. A failed read is {@link
+ * Readout.Unreadable}, never "not set": the caller waits rather than apply a default.
+ */
 public interface ClusterDefaults {
 
-  /** {@code spec.configuration.evictionStrategy} of the KubeVirt CR, when readable and set. */
-  Optional<String> evictionStrategy();
+  /** {@code spec.configuration.evictionStrategy} of the KubeVirt CR: empty when it sets none. */
+  Readout<Optional<String>> evictionStrategy();
 
   /** KubeVirt's migration limits from the KubeVirt CR, or KubeVirt's defaults where unset. */
-  default MigrationLimits migrationLimits() {
-    return MigrationLimits.KUBEVIRT_DEFAULTS;
+  default Readout<MigrationLimits> migrationLimits() {
+    return Readout.answer(MigrationLimits.KUBEVIRT_DEFAULTS);
   }
 }

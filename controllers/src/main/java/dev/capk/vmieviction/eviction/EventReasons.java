@@ -34,6 +34,12 @@ public final class EventReasons {
   public static final String INFRA_API_ERROR = "InfraAPIError";
   public static final String EVICTION_STRATEGY_UNKNOWN = "EvictionStrategyUnknown";
 
+  /**
+   * The KubeVirt CR could not be read (429, 5xx, 403, no response) while it decides: a VMI without
+   * its own strategy waits, a migration is not started without KubeVirt's limits.
+   */
+  public static final String KUBEVIRT_CONFIG_UNREADABLE = "KubeVirtConfigUnreadable";
+
   /** The VMI's Cluster is paused: its guest is left untouched until the deadline. */
   public static final String CLUSTER_PAUSED = "ClusterPaused";
 

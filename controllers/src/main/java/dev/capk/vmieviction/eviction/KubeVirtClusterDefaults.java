@@ -2,103 +2,168 @@ package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.kubevirt.KubeVirt;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
+import io.kubernetes.client.openapi.models.V1Status;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The cluster-wide eviction strategy and migration limits from the KubeVirt CR, read at most once
- * per refresh interval. Unreadable (no CRD, no CR, RBAC) means "not known": the operator's fallback
- * strategy and KubeVirt's default limits apply.
+ * per refresh interval. Only an answer counts: no CRD (404), no CR, or a CR without the field says
+ * "not set", and the operator's fallback strategy and KubeVirt's default limits apply. A failed
+ * list (429, 5xx, 403, timeout, reset) says nothing: the last answer stays in use when there was
+ * one (read again after the refresh interval), else the read is {@link Readout.Unreadable} and is
+ * tried again with backoff (from 1 s, doubling up to the refresh interval).
  */
 public final class KubeVirtClusterDefaults implements ClusterDefaults {
 
   private static final Logger log = LoggerFactory.getLogger(KubeVirtClusterDefaults.class);
 
-  private final GenericKubernetesApi<KubeVirt, KubeVirtList> api;
+  static final Duration FIRST_RETRY = Duration.ofSeconds(1);
+
+  /**
+   * What is known, and when to read again. {@code answer} null: the server never answered; {@code
+   * problem} null: the last read answered.
+   */
+  private record State(
+      Optional<KubeVirt.Configuration> answer, String problem, Instant nextRead, Duration retry) {
+    Readout<Optional<KubeVirt.Configuration>> readout() {
+      return answer != null ? Readout.answer(answer) : Readout.unreadable(problem);
+    }
+  }
+
+  private final Supplier<KubernetesApiResponse<KubeVirtList>> list;
   private final Duration refresh;
   private final Clock clock;
-  private volatile Instant readAt = Instant.MIN;
-  private volatile Optional<KubeVirt.Configuration> cached = Optional.empty();
-  private volatile String lastProblem;
+  private volatile State state = new State(null, null, Instant.MIN, FIRST_RETRY);
 
   public KubeVirtClusterDefaults(
       GenericKubernetesApi<KubeVirt, KubeVirtList> api, Duration refresh, Clock clock) {
-    this.api = api;
+    this(api::list, refresh, clock);
+  }
+
+  /**
+   * @param list one list of the KubeVirt CRs (GenericKubernetesApi's: an I/O failure is thrown)
+   */
+  KubeVirtClusterDefaults(
+      Supplier<KubernetesApiResponse<KubeVirtList>> list, Duration refresh, Clock clock) {
+    this.list = list;
     this.refresh = refresh;
     this.clock = clock;
   }
 
   @Override
-  public Optional<String> evictionStrategy() {
+  public Readout<Optional<String>> evictionStrategy() {
     return configuration()
-        .map(KubeVirt.Configuration::getEvictionStrategy)
-        .filter(s -> !s.isBlank());
+        .map(c -> c.map(KubeVirt.Configuration::getEvictionStrategy).filter(s -> !s.isBlank()));
   }
 
   @Override
-  public MigrationLimits migrationLimits() {
+  public Readout<MigrationLimits> migrationLimits() {
     return configuration()
-        .map(KubeVirt.Configuration::getMigrations)
         .map(
-            m ->
-                MigrationLimits.of(
-                    m.getParallelMigrationsPerCluster(), m.getParallelOutboundMigrationsPerNode()))
-        .orElse(MigrationLimits.KUBEVIRT_DEFAULTS);
+            c ->
+                c.map(KubeVirt.Configuration::getMigrations)
+                    .map(
+                        m ->
+                            MigrationLimits.of(
+                                m.getParallelMigrationsPerCluster(),
+                                m.getParallelOutboundMigrationsPerNode()))
+                    .orElse(MigrationLimits.KUBEVIRT_DEFAULTS));
   }
 
-  private Optional<KubeVirt.Configuration> configuration() {
-    Instant now = clock.instant();
-    if (readAt != Instant.MIN && Duration.between(readAt, now).compareTo(refresh) < 0) {
-      return cached;
+  private Readout<Optional<KubeVirt.Configuration>> configuration() {
+    State known = state;
+    if (clock.instant().isBefore(known.nextRead())) {
+      return known.readout();
     }
     synchronized (this) {
-      if (readAt != Instant.MIN
-          && Duration.between(readAt, clock.instant()).compareTo(refresh) < 0) {
-        return cached;
+      known = state;
+      if (clock.instant().isBefore(known.nextRead())) {
+        return known.readout();
       }
-      cached = read();
-      readAt = clock.instant();
-      return cached;
+      state = next(known, read());
+      return state.readout();
     }
   }
 
-  private Optional<KubeVirt.Configuration> read() {
-    KubernetesApiResponse<KubeVirtList> r;
+  /** The state after a read: an answer replaces what was known, a failure keeps it. */
+  private State next(State known, Readout<Optional<KubeVirt.Configuration>> read) {
+    Instant now = clock.instant();
+    if (read instanceof Readout.Answer<Optional<KubeVirt.Configuration>> a) {
+      if (known.problem() != null) {
+        log.info("KubeVirt CR read again after failures");
+      }
+      return new State(a.value(), null, now.plus(refresh), FIRST_RETRY);
+    }
+    String problem = ((Readout.Unreadable<Optional<KubeVirt.Configuration>>) read).what();
+    if (!problem.equals(known.problem())) {
+      if (known.answer() != null) {
+        log.warn("KubeVirt CR unreadable, its last answer stays in use detail=\"{}\"", problem);
+      } else {
+        log.warn(
+            "KubeVirt CR unreadable, VMIs without their own eviction strategy wait detail=\"{}\"",
+            problem);
+      }
+    }
+    if (known.answer() != null) {
+      return new State(known.answer(), problem, now.plus(refresh), FIRST_RETRY);
+    }
+    Duration doubled = known.retry().multipliedBy(2);
+    return new State(
+        null, problem, now.plus(known.retry()), doubled.compareTo(refresh) > 0 ? refresh : doubled);
+  }
+
+  private Readout<Optional<KubeVirt.Configuration>> read() {
     try {
-      r = api.list();
+      return answerOf(list.get());
     } catch (RuntimeException e) {
-      report("listing KubeVirt CRs failed: " + e.getClass().getSimpleName());
-      return cached;
+      // GenericKubernetesApi's way of saying "I/O failure": timeout, reset, refused.
+      return Readout.unreadable(
+          "listing KubeVirt CRs failed: no response (" + e.getClass().getSimpleName() + ")");
+    }
+  }
+
+  /**
+   * What one list of KubeVirt CRs says: the first CR not being deleted that has a configuration, or
+   * "not set" (no CRD, no such CR); any other failure is unreadable. Pure.
+   */
+  static Readout<Optional<KubeVirt.Configuration>> answerOf(KubernetesApiResponse<KubeVirtList> r) {
+    int code = r.getHttpStatusCode();
+    if (code == 404) {
+      return Readout.answer(Optional.empty()); // no KubeVirt CRD: nothing sets a strategy
     }
     if (!r.isSuccess()) {
-      report("listing KubeVirt CRs failed: HTTP " + r.getHttpStatusCode());
-      // 404: no KubeVirt CRD; 403: not allowed. Keep what we knew, if anything.
-      return r.getHttpStatusCode() == 404 ? Optional.empty() : cached;
+      return Readout.unreadable("listing KubeVirt CRs failed: HTTP " + code + reason(r));
     }
     if (r.getObject() == null || r.getObject().getItems() == null) {
-      // GenericKubernetesApi reports a failed connection as a success without an object.
-      report("listing KubeVirt CRs failed: no response from the API server");
-      return cached;
+      // GenericKubernetesApi reports an answer without a body as a success without an object.
+      return Readout.unreadable("listing KubeVirt CRs failed: an answer without a list");
     }
-    return r.getObject().getItems().stream()
-        .filter(kv -> kv.getMetadata() == null || kv.getMetadata().getDeletionTimestamp() == null)
-        .map(KubeVirt::getSpec)
-        .filter(s -> s != null && s.getConfiguration() != null)
-        .map(KubeVirt.Spec::getConfiguration)
-        .findFirst();
+    return Readout.answer(
+        r.getObject().getItems().stream()
+            .filter(
+                kv -> kv.getMetadata() == null || kv.getMetadata().getDeletionTimestamp() == null)
+            .map(KubeVirt::getSpec)
+            .filter(s -> s != null && s.getConfiguration() != null)
+            .map(KubeVirt.Spec::getConfiguration)
+            .findFirst());
   }
 
-  private void report(String problem) {
-    if (!problem.equals(lastProblem)) {
-      log.info(
-          "cluster default eviction strategy unknown, using the fallback detail=\"{}\"", problem);
-      lastProblem = problem;
+  /** The server's own words, shortened: the infra API server's Status, never a credential. */
+  private static String reason(KubernetesApiResponse<?> r) {
+    V1Status status = r.getStatus();
+    String message = status == null ? null : status.getMessage();
+    if (message == null || message.isBlank()) {
+      return "";
     }
+    String m = message.strip();
+    return " (" + (m.length() > 200 ? m.substring(0, 200) + "..." : m) + ")";
   }
 }

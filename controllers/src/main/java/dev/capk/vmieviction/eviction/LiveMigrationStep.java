@@ -118,11 +118,17 @@ final class LiveMigrationStep {
       return new Proceed(vmi);
     }
     Instant cutoff = deadline.at().minus(settings.drainReserve());
-    MigrationDecision.Step next = decide(vmi, policy, number, current, infraNode, cutoff, ours);
+    Readout<MigrationLimits> limits = kubevirt.migrationLimits();
+    MigrationLimits known = orDefaults(limits);
+    MigrationDecision.Step next =
+        decide(vmi, policy, number, current, infraNode, cutoff, ours, known);
     Duration untilCutoff = Duration.between(clock.instant(), cutoff);
     Duration look = min(settings.retryInterval(), untilCutoff);
     if (next instanceof MigrationDecision.Drain) {
       return new Proceed(vmi);
+    }
+    if (limits instanceof Readout.Unreadable<MigrationLimits> u && needsLimits(next)) {
+      return limitsUnreadable(key, vmi, startText, u.what(), cutoff, look);
     }
     if (next instanceof MigrationDecision.Succeeded) {
       // KubeVirt clears evacuationNodeName next (virt-handler's migration ACK): the VMI then
@@ -144,7 +150,7 @@ final class LiveMigrationStep {
         // creates of the workers before this one): workers starting at once must not all take
         // the same free slot.
         MigrationDecision.Step again =
-            decide(vmi, policy, number, current, infraNode, cutoff, migrations.ours());
+            decide(vmi, policy, number, current, infraNode, cutoff, migrations.ours(), known);
         if (again instanceof MigrationDecision.WaitForSlot w) {
           return waitForSlot(key, w, look);
         }
@@ -265,7 +271,8 @@ final class LiveMigrationStep {
       String current,
       String infraNode,
       Instant cutoff,
-      List<VirtualMachineInstanceMigration> ours) {
+      List<VirtualMachineInstanceMigration> ours,
+      MigrationLimits limits) {
     Optional<String> phase =
         currentOf(ours, vmi.getMetadata().getNamespace(), current)
             .map(m -> m.phase() == null ? "" : m.phase());
@@ -297,7 +304,49 @@ final class LiveMigrationStep {
             cutoff,
             running.size(),
             fromNode,
-            kubevirt.migrationLimits()));
+            limits));
+  }
+
+  /**
+   * The limits read, or KubeVirt's defaults for the steps that need none ({@link #needsLimits}).
+   */
+  private static MigrationLimits orDefaults(Readout<MigrationLimits> limits) {
+    return limits instanceof Readout.Answer<MigrationLimits> a
+        ? a.value()
+        : MigrationLimits.KUBEVIRT_DEFAULTS;
+  }
+
+  /** Starting a migration, or waiting for a slot, counts against KubeVirt's limits. */
+  private static boolean needsLimits(MigrationDecision.Step next) {
+    return next instanceof MigrationDecision.Start || next instanceof MigrationDecision.WaitForSlot;
+  }
+
+  /**
+   * KubeVirt's limits could not be read: no migration is started on a guess (KubeVirt's defaults
+   * may allow more than the cluster runs at once); the step looks again, and at the cutoff the
+   * guest drain follows, which needs no limits.
+   */
+  private Stop limitsUnreadable(
+      String key,
+      VirtualMachineInstance vmi,
+      String startText,
+      String what,
+      Instant cutoff,
+      Duration look) {
+    if (told.asMap().putIfAbsent(vmi.getMetadata().getUid() + "/" + startText + "/limits", true)
+        == null) {
+      log.warn("live migration waits for KubeVirt's limits vmi={} unreadable=\"{}\"", key, what);
+    }
+    events.warning(
+        vmi,
+        EventReasons.KUBEVIRT_CONFIG_UNREADABLE,
+        "KubeVirt's migration limits (the KubeVirt CR's spec.configuration.migrations) could not"
+            + " be read ("
+            + what
+            + "): no live migration is started until they are; the guest drain follows at "
+            + DrainStartTime.format(cutoff)
+            + " if they stay unreadable");
+    return new Stop(look);
   }
 
   private static Optional<VirtualMachineInstanceMigration> currentOf(

@@ -44,6 +44,7 @@ public final class VmiEvictionReconciler implements Reconciler {
   private final VmiEvents events;
   private final Function<VirtualMachineInstance, Optional<String>> refusal;
   private final MarkSightings sightings;
+  private final UnknownStrategyWaits unknownStrategies;
 
   /**
    * @param migrations where the live migrations of {@code --live-migration=prefer} are created
@@ -122,6 +123,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     this.uncordoner =
         new GuestNodeUncordoner(guests, events, marks, memory, settings.retryInterval(), held);
     this.notices = new NotEvacuatedNotices(events);
+    this.unknownStrategies = new UnknownStrategyWaits(events, memory, wake);
   }
 
   /**
@@ -154,6 +156,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       memory.gone(key); // deleted, by us or anyone
       evacuator.ended(key);
       held.ended(key);
+      unknownStrategies.ended(key);
       return DONE;
     }
     VirtualMachineInstance vmi = found.get();
@@ -165,6 +168,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       memory.gone(key);
       evacuator.ended(key);
       held.ended(key);
+      unknownStrategies.ended(key);
       if (Eligibility.evacuationRequested(vmi)) {
         log.warn("vmi refused, left alone vmi={} reason=\"{}\"", key, refused.get());
         events.warning(vmi, EventReasons.INFRA_CLUSTER_MISMATCH, refused.get());
@@ -172,7 +176,15 @@ public final class VmiEvictionReconciler implements Reconciler {
       return DONE;
     }
     String vmiStrategy = vmi.getSpec() == null ? null : vmi.getSpec().getEvictionStrategy();
-    Optional<String> clusterDefault = clusterDefaults.evictionStrategy();
+    Optional<String> clusterDefault = Optional.empty();
+    if (needsClusterDefault(vmi, vmiStrategy)) {
+      Readout<Optional<String>> read = clusterDefaults.evictionStrategy();
+      if (read instanceof Readout.Unreadable<Optional<String>> unreadable) {
+        return unknownStrategies.waitFor(key, vmi, unreadable.what());
+      }
+      unknownStrategies.answered(key);
+      clusterDefault = ((Readout.Answer<Optional<String>>) read).value();
+    }
     String strategy =
         EvictionStrategies.effective(vmiStrategy, clusterDefault, settings.fallbackStrategy());
     switch (Eligibility.of(vmi, strategy)) {
@@ -202,5 +214,16 @@ public final class VmiEvictionReconciler implements Reconciler {
         evacuator.ended(key);
         return DONE;
     }
+  }
+
+  /**
+   * The KubeVirt CR's strategy decides only for a VMI that names none and is not being deleted
+   * (what is done with a VMI being deleted does not depend on its strategy): a failed read of the
+   * CR must hold no other VMI.
+   */
+  private static boolean needsClusterDefault(VirtualMachineInstance vmi, String vmiStrategy) {
+    boolean deleting =
+        vmi.getMetadata() != null && vmi.getMetadata().getDeletionTimestamp() != null;
+    return !deleting && (vmiStrategy == null || vmiStrategy.isBlank());
   }
 }

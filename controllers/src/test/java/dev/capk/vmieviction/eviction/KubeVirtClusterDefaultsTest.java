@@ -1,19 +1,31 @@
 package dev.capk.vmieviction.eviction;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.kubevirt.KubeVirt;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.JSON;
+import io.kubernetes.client.openapi.models.V1Status;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import java.net.ServerSocket;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** The KubeVirt CR read when no API server answers at all: no server is started, none imitated. */
+/**
+ * The KubeVirt CR read: which answers say "not set" and which say nothing (the server's answers as
+ * values decoded from the JSON an API server sends, no server imitated), and what is kept and read
+ * again when. The last two tests read from endpoints that are no API server at all.
+ */
 class KubeVirtClusterDefaultsTest {
 
   @Test
@@ -36,7 +48,10 @@ class KubeVirtClusterDefaultsTest {
     KubeVirtClusterDefaults defaults =
         new KubeVirtClusterDefaults(api, Duration.ofMinutes(1), Clock.systemUTC());
 
-    assertEquals(Optional.empty(), defaults.evictionStrategy());
+    assertTrue(
+        defaults.evictionStrategy() instanceof Readout.Unreadable<Optional<String>> u
+            && u.what().contains("no response"),
+        "a refused connection is no answer: " + defaults.evictionStrategy());
   }
 
   /**
@@ -85,7 +100,173 @@ class KubeVirtClusterDefaultsTest {
       KubeVirtClusterDefaults defaults =
           new KubeVirtClusterDefaults(api, Duration.ofMinutes(1), Clock.systemUTC());
 
-      assertEquals(Optional.empty(), defaults.evictionStrategy());
+      assertTrue(
+          defaults.evictionStrategy() instanceof Readout.Unreadable<Optional<String>> u
+              && u.what().contains("without a list"),
+          "a 200 without a body is no answer: " + defaults.evictionStrategy());
     }
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Answers and failures, one list each.
+
+  static final String EXTERNAL =
+      """
+      {"apiVersion":"kubevirt.io/v1","kind":"KubeVirtList","metadata":{},"items":[
+        {"apiVersion":"kubevirt.io/v1","kind":"KubeVirt",
+         "metadata":{"name":"kubevirt","namespace":"kubevirt"},
+         "spec":{"configuration":{"evictionStrategy":"External",
+           "migrations":{"parallelMigrationsPerCluster":3}}}}]}
+      """;
+
+  static KubernetesApiResponse<KubeVirtList> list(String json) {
+    return new KubernetesApiResponse<>(new JSON().getGson().fromJson(json, KubeVirtList.class));
+  }
+
+  /** A failure as the API server sends it: a Status with its code. */
+  static KubernetesApiResponse<KubeVirtList> failure(int code, String reason, String message) {
+    String json =
+        """
+        {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"%s",
+         "reason":"%s","code":%d}
+        """
+            .formatted(message, reason, code);
+    return new KubernetesApiResponse<>(new JSON().getGson().fromJson(json, V1Status.class), code);
+  }
+
+  static Readout<Optional<String>> strategyOf(KubernetesApiResponse<KubeVirtList> r) {
+    return KubeVirtClusterDefaults.answerOf(r)
+        .map(c -> c.map(KubeVirt.Configuration::getEvictionStrategy));
+  }
+
+  @Test
+  void onlyAnAnswerThatReallySaysNoStrategyIsNotSet() {
+    assertEquals(Readout.answer(Optional.of("External")), strategyOf(list(EXTERNAL)));
+    assertEquals(
+        Readout.answer(Optional.empty()),
+        strategyOf(failure(404, "NotFound", "the server could not find the requested resource")),
+        "no KubeVirt CRD");
+    assertEquals(
+        Readout.answer(Optional.empty()),
+        strategyOf(
+            list("{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"KubeVirtList\",\"items\":[]}")),
+        "no KubeVirt CR");
+    assertEquals(
+        Readout.answer(Optional.empty()),
+        strategyOf(
+            list(
+                """
+                {"kind":"KubeVirtList","items":[{"kind":"KubeVirt",
+                 "metadata":{"name":"kubevirt","namespace":"kubevirt"},"spec":{}}]}
+                """)),
+        "a CR without a configuration");
+    assertEquals(
+        Readout.answer(Optional.empty()),
+        strategyOf(
+            list(
+                """
+                {"kind":"KubeVirtList","items":[{"kind":"KubeVirt",
+                 "metadata":{"name":"kubevirt","namespace":"kubevirt"},
+                 "spec":{"configuration":{"developerConfiguration":{}}}}]}
+                """)),
+        "a CR without evictionStrategy");
+  }
+
+  @Test
+  void aFailedListIsNoAnswerAndSaysWhatFailed() {
+    for (KubernetesApiResponse<KubeVirtList> r :
+        List.of(
+            failure(429, "TooManyRequests", "Too many requests, please try again later."),
+            failure(500, "InternalError", "Internal error occurred: etcd timeout"),
+            failure(
+                503, "ServiceUnavailable", "the server is currently unable to handle the request"),
+            failure(
+                403,
+                "Forbidden",
+                "kubevirts.kubevirt.io is forbidden: User 'system:serviceaccount:x:y' cannot list"),
+            failure(401, "Unauthorized", "Unauthorized"))) {
+      Readout<Optional<String>> read = strategyOf(r);
+      assertTrue(
+          read instanceof Readout.Unreadable<Optional<String>> u
+              && u.what().contains("HTTP " + r.getHttpStatusCode())
+              && u.what().contains(r.getStatus().getMessage().substring(0, 10)),
+          "HTTP " + r.getHttpStatusCode() + " is no answer: " + read);
+    }
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // What is kept, and when the CR is read again.
+
+  static final Duration REFRESH = Duration.ofMinutes(1);
+
+  VmiEvictionReconcilerTest.MutableClock clock =
+      new VmiEvictionReconcilerTest.MutableClock(Instant.parse("2025-03-01T12:00:00Z"));
+  Deque<KubernetesApiResponse<KubeVirtList>> answers = new ArrayDeque<>();
+  int lists;
+
+  KubeVirtClusterDefaults defaults() {
+    return new KubeVirtClusterDefaults(
+        () -> {
+          lists++;
+          return answers.isEmpty() ? failure(429, "TooManyRequests", "later") : answers.poll();
+        },
+        REFRESH,
+        clock);
+  }
+
+  void after(Duration d) {
+    clock.now = clock.now.plus(d);
+  }
+
+  @Test
+  void aFailedFirstReadIsTriedAgainWithBackoffAndItsAnswerCountsAtOnce() {
+    KubeVirtClusterDefaults d = defaults();
+
+    assertTrue(d.evictionStrategy() instanceof Readout.Unreadable);
+    assertTrue(d.evictionStrategy() instanceof Readout.Unreadable);
+    assertEquals(1, lists, "not read again before the first retry");
+    after(KubeVirtClusterDefaults.FIRST_RETRY);
+    assertTrue(d.evictionStrategy() instanceof Readout.Unreadable);
+    assertEquals(2, lists);
+    after(KubeVirtClusterDefaults.FIRST_RETRY);
+    d.evictionStrategy();
+    assertEquals(2, lists, "the second retry waits twice as long");
+    after(KubeVirtClusterDefaults.FIRST_RETRY);
+    answers.add(list(EXTERNAL));
+
+    assertEquals(Readout.answer(Optional.of("External")), d.evictionStrategy());
+    assertEquals(Readout.answer(new MigrationLimits(3, 2)), d.migrationLimits());
+    assertEquals(3, lists, "the answer is kept for the refresh interval");
+  }
+
+  @Test
+  void theBackoffOfFailedReadsStopsAtTheRefreshInterval() {
+    KubeVirtClusterDefaults d = defaults();
+    for (int i = 0; i < 12; i++) {
+      d.evictionStrategy();
+      after(REFRESH);
+    }
+    assertEquals(12, lists, "one read per refresh interval at most, never fewer");
+  }
+
+  @Test
+  void aGoodAnswerStaysInUseWhileARefreshFailsAndIsReadAgainAfterTheRefreshInterval() {
+    answers.add(list(EXTERNAL));
+    KubeVirtClusterDefaults d = defaults();
+    assertEquals(Readout.answer(Optional.of("External")), d.evictionStrategy());
+
+    after(REFRESH);
+    assertEquals(Readout.answer(Optional.of("External")), d.evictionStrategy(), "refresh failed");
+    assertEquals(2, lists);
+    after(REFRESH.minusSeconds(1));
+    d.evictionStrategy();
+    assertEquals(2, lists, "a failed refresh is tried again after the same refresh interval");
+    after(Duration.ofSeconds(1));
+    answers.add(failure(404, "NotFound", "gone"));
+
+    assertEquals(
+        Readout.answer(Optional.empty()),
+        d.evictionStrategy(),
+        "an answer replaces the last one: the CRD is gone, nothing sets a strategy");
   }
 }

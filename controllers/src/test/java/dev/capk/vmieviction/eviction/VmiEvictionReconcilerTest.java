@@ -45,7 +45,9 @@ class VmiEvictionReconcilerTest {
   List<String> connects;
   List<Optional<Duration>> connectBounds;
   GuestAccessException connectFailure;
-  Optional<String> clusterDefault;
+  Readout<Optional<String>> clusterDefault;
+
+  int clusterDefaultReads;
 
   /** What the management objects say; by default all known and nothing applies. */
   MachineContract.Facts facts;
@@ -69,7 +71,7 @@ class VmiEvictionReconcilerTest {
     events = new FakeEvents();
     connects = new ArrayList<>();
     connectBounds = new ArrayList<>();
-    clusterDefault = Optional.empty();
+    clusterDefault = Readout.answer(Optional.empty());
     facts = facts(false, false, null, null);
     woken = new ArrayList<>();
     managementObjects =
@@ -100,7 +102,10 @@ class VmiEvictionReconcilerTest {
     registry = new CollectorRegistry();
     return new VmiEvictionReconciler(
         vmis,
-        () -> clusterDefault,
+        () -> {
+          clusterDefaultReads++;
+          return clusterDefault;
+        },
         connector,
         managementObjects,
         LiveMigrations.NONE,
@@ -733,12 +738,175 @@ class VmiEvictionReconcilerTest {
   @Test
   void clusterDefaultExternalAppliesToVmisWithoutAStrategy() {
     vmis.put(vmi("vm-1", null, "infra-1"));
-    clusterDefault = Optional.of("External");
+    clusterDefault = Readout.answer(Optional.of("External"));
     guest.node = Optional.empty();
 
     reconcile("vm-1");
 
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+  }
+
+  @Test
+  void aVmiWithoutAStrategyWaitsWhileTheKubeVirtCrIsUnreadableAndIsEvacuatedOnceItIsRead() {
+    vmis.put(vmi("vm-1", null, "infra-1"));
+    clusterDefault = Readout.unreadable("listing KubeVirt CRs failed: HTTP 429");
+    guest.node = Optional.empty();
+
+    Result first = reconcile("vm-1");
+    Result second = reconcile("vm-1");
+
+    assertTrue(first.isRequeue() && second.isRequeue(), first + " " + second);
+    assertTrue(
+        second.getRequeueAfter().compareTo(first.getRequeueAfter()) > 0,
+        "backoff: " + first + " then " + second);
+    assertEquals(List.of(), vmis.deletedUids, "not evacuated on a guess");
+    assertFalse(
+        events.has("Normal", EventReasons.EVACUATION_LEFT_TO_KUBEVIRT),
+        "a failed read is not 'no strategy': not left to KubeVirt");
+    assertEquals(
+        null,
+        vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME),
+        "nothing written on a VMI that may not be ours");
+    assertEquals(List.of(), connects, "no guest touched");
+    String told = events.message("Warning", EventReasons.KUBEVIRT_CONFIG_UNREADABLE);
+    assertTrue(told.contains("HTTP 429") && told.contains("KubeVirt CR"), told);
+
+    clusterDefault = Readout.answer(Optional.of("External"));
+    reconcile("vm-1");
+
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+  }
+
+  @Test
+  void anUnreadableKubeVirtCrThatSaysNothingLeavesTheVmiToKubeVirtOnlyOnceReadAsNotSet() {
+    vmis.put(vmi("vm-1", null, "infra-1"));
+    clusterDefault = Readout.unreadable("listing KubeVirt CRs failed: HTTP 503");
+    reconcile("vm-1");
+    assertFalse(events.has("Normal", EventReasons.EVACUATION_LEFT_TO_KUBEVIRT));
+
+    clusterDefault = Readout.answer(Optional.empty()); // the answer: no strategy set
+    assertEquals(VmiEvictionReconciler.DONE, reconcile("vm-1"));
+
+    assertTrue(events.has("Normal", EventReasons.EVACUATION_LEFT_TO_KUBEVIRT));
+    assertEquals(List.of(), vmis.deletedUids);
+  }
+
+  @Test
+  void noLiveMigrationStartsWhileKubeVirtsLimitsAreUnreadableAndTheDrainFollowsAtTheCutoff() {
+    List<String> created = new ArrayList<>();
+    LiveMigrations recording =
+        new LiveMigrations() {
+          @Override
+          public List<dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration> ours() {
+            return List.of();
+          }
+
+          @Override
+          public boolean create(
+              dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration m) {
+            created.add(m.getMetadata().getName());
+            return true;
+          }
+
+          @Override
+          public void delete(String namespace, String name) {}
+        };
+    ClusterDefaults unreadableLimits =
+        new ClusterDefaults() {
+          @Override
+          public Readout<Optional<String>> evictionStrategy() {
+            return Readout.answer(Optional.empty());
+          }
+
+          @Override
+          public Readout<MigrationLimits> migrationLimits() {
+            return Readout.unreadable("listing KubeVirt CRs failed: HTTP 429");
+          }
+        };
+    Duration reserve = Duration.ofMinutes(3);
+    reconciler =
+        new VmiEvictionReconciler(
+            vmis,
+            unreadableLimits,
+            connector,
+            managementObjects,
+            recording,
+            events,
+            new EvictionMetrics(new CollectorRegistry()),
+            new EvictionSettings(
+                TIMEOUT,
+                RETRY,
+                Duration.ofSeconds(20),
+                "None",
+                Duration.ofMinutes(1),
+                EvacuationLimit.UNLIMITED,
+                reserve,
+                LiveMigrationPolicy.PREFER,
+                2),
+            clock,
+            woken::add);
+    VirtualMachineInstance v = evacuating("vm-1");
+    v.getStatus()
+        .conditions(
+            List.of(
+                new dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus.Condition()
+                    .type(
+                        dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus
+                            .CONDITION_LIVE_MIGRATABLE)
+                    .status("True")));
+    guest.node = Optional.empty();
+
+    assertTrue(reconcile("vm-1").isRequeue());
+
+    assertEquals(List.of(), created, "no migration started on KubeVirt's defaults");
+    assertEquals(List.of(), vmis.deletedUids);
+    String told = events.message("Warning", EventReasons.KUBEVIRT_CONFIG_UNREADABLE);
+    assertTrue(told.contains("migration limits") && told.contains("HTTP 429"), told);
+
+    clock.now = T0.plus(TIMEOUT).minus(reserve);
+    reconcile("vm-1");
+
+    assertEquals(List.of(), created);
+    assertTrue(events.has("Warning", EventReasons.FALLING_BACK_TO_DRAIN));
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids, "drained (no node) and deleted");
+  }
+
+  @Test
+  void aVmiThatNamesItsStrategyNeedsNoKubeVirtCrAndDoesNotWaitForIt() {
+    evacuating("vm-1");
+    clusterDefault = Readout.unreadable("listing KubeVirt CRs failed: HTTP 429");
+    guest.node = Optional.empty();
+
+    reconcile("vm-1");
+
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
+    assertEquals(0, clusterDefaultReads, "the KubeVirt CR is not read for it");
+    assertFalse(events.has("Warning", EventReasons.KUBEVIRT_CONFIG_UNREADABLE));
+  }
+
+  @Test
+  void theFirstAnswerAfterAFailedReadWakesEveryVmiThatWaitedForIt() {
+    vmis.put(vmi("vm-1", null, "infra-1"));
+    vmis.put(vmi("vm-quiet", null, null));
+    clusterDefault = Readout.unreadable("listing KubeVirt CRs failed: no response");
+    reconcile("vm-1");
+    assertTrue(reconcile("vm-quiet").isRequeue(), "an unmarked VMI waits too, without a word");
+    assertEquals(
+        1,
+        events.list.stream()
+            .filter(e -> EventReasons.KUBEVIRT_CONFIG_UNREADABLE.equals(e.reason()))
+            .count(),
+        "only the VMI marked for evacuation is told");
+
+    vmis.put(vmi("vm-own", "None", null));
+    reconcile("vm-own");
+    assertEquals(List.of(), woken, "a VMI naming its strategy read no CR: no answer, no wake");
+
+    clusterDefault = Readout.answer(Optional.of("External"));
+    guest.node = Optional.empty();
+    reconcile("vm-quiet");
+
+    assertEquals(List.of("tenant-a/vm-1"), woken);
   }
 
   @Test

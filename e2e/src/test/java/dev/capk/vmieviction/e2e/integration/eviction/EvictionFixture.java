@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.e2e.integration.eviction;
 
 import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Kubeconfigs;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.RepoPaths;
 import io.kubernetes.client.custom.V1Patch;
@@ -49,6 +50,12 @@ final class EvictionFixture {
    * ServiceAccount: the controller runs with nothing but that RBAC.
    */
   static Path controllerKubeconfig(LocalCluster infra, Path dir) throws Exception {
+    return controllerKubeconfig(infra, dir, infra.serverUrl(), infra.caCertificatePem());
+  }
+
+  /** As above, for reaching the API server at {@code server} (a proxy) that {@code caPem} signs. */
+  static Path controllerKubeconfig(LocalCluster infra, Path dir, String server, String caPem)
+      throws Exception {
     infra
         .kubectl()
         .apply(
@@ -87,7 +94,8 @@ final class EvictionFixture {
     Path kubeconfig = dir.resolve("controller.kubeconfig");
     Files.writeString(
         kubeconfig,
-        infra.kubeconfigWithToken("vmi-eviction-controller", issued.getStatus().getToken()));
+        Kubeconfigs.withToken(
+            infra.name(), server, caPem, issued.getStatus().getToken(), "vmi-eviction-controller"));
     return kubeconfig;
   }
 

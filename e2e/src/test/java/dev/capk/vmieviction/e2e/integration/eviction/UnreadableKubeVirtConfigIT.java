@@ -1,0 +1,248 @@
+package dev.capk.vmieviction.e2e.integration.eviction;
+
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.WAIT;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.annotation;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitDeleted;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitEvent;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.deletedOrDeleting;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evacuate;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.event;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.get;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.node;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.podsOn;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unique;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unschedulable;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.workload;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Crds;
+import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import dev.capk.vmieviction.e2e.harness.RefusingProxy;
+import dev.capk.vmieviction.manager.Main;
+import dev.capk.vmieviction.manager.Manager;
+import io.kubernetes.client.openapi.models.CoreV1Event;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Issue 29 item 4, an unknown is never a default: the infra API server answers 429 (as API Priority
+ * and Fairness does under load) to some of the controller's reads, through a proxy in front of the
+ * real API server that refuses those and passes every other request on. A VMI that sets no strategy
+ * of its own, under a KubeVirt CR that sets External, is neither left to KubeVirt nor evacuated on
+ * a guess while the lists of KubeVirt CRs fail; a Warning names the failed read; once a list
+ * answers, the VMI is evacuated. Likewise a Machine that cannot be read is not taken for "no
+ * Machine": its exclusion from draining is honoured once it is read.
+ */
+class UnreadableKubeVirtConfigIT {
+
+  @RegisterExtension
+  static final LocalClusterExtension infraExt =
+      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+
+  @RegisterExtension
+  static final LocalClusterExtension guestExt =
+      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+
+  static final String NS = "ev-unreadable-kv";
+  static final String KUBEVIRT_NS = "ev-unreadable-kubevirt";
+  static final String TENANT = "tenant-kv";
+  static final String INFRA_NODE = "infra-node-kv";
+
+  static final Predicate<String> KUBEVIRT_LISTS =
+      line -> line.startsWith("GET /apis/kubevirt.io/v1/kubevirts");
+
+  /** Cluster API Machines of the test's namespace: the informer's lists and watches, and GETs. */
+  static final Predicate<String> MACHINE_READS =
+      line ->
+          line.matches(
+              "GET /apis/cluster\\.x-k8s\\.io/[^/]+/namespaces/" + NS + "/machines[/? ].*");
+
+  static LocalCluster infra;
+  static LocalCluster guest;
+  static RefusingProxy proxy;
+  static Manager manager;
+
+  @BeforeAll
+  static void start() throws Exception {
+    infra = infraExt.cluster();
+    guest = guestExt.cluster();
+    Crds.installTestCrds(infra);
+    // Only the lists of KubeVirt CRs are refused, from the controller's first; the informers,
+    // leader election and every write go through to the real server.
+    proxy = RefusingProxy.start(infra);
+    proxy.refuse(KUBEVIRT_LISTS);
+    // The Machines' cache never fills while their reads are refused: a step reads by GET.
+    proxy.refuse(MACHINE_READS);
+    Path kubeconfig =
+        EvictionFixture.controllerKubeconfig(
+            infra,
+            EvictionFixture.tempDir("vmi-eviction-unreadable-kv-it"),
+            proxy.url(),
+            proxy.caCertificatePem());
+    EvictionFixture.namespace(infra, NS);
+    EvictionFixture.cluster(infra, NS, TENANT);
+    EvictionFixture.kubeconfigSecret(infra, NS, TENANT, guest.adminKubeconfigYaml());
+    EvictionFixture.namespace(infra, KUBEVIRT_NS);
+    infra
+        .kubectl()
+        .apply(
+            """
+        apiVersion: kubevirt.io/v1
+        kind: KubeVirt
+        metadata: {name: kubevirt, namespace: %s}
+        spec:
+          configuration: {evictionStrategy: External}
+        """
+                .formatted(KUBEVIRT_NS));
+    manager =
+        Main.start(
+            "--kubeconfig",
+            kubeconfig.toString(),
+            "--leader-elect",
+            "--leader-election-namespace",
+            EvictionFixture.CONTROLLER_NAMESPACE,
+            "--leader-election-id",
+            "vmi-eviction-unreadable-kv-it",
+            "--leader-election-lease-duration",
+            "4s",
+            "--leader-election-renew-deadline",
+            "3s",
+            "--leader-election-retry-period",
+            "500ms",
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            "--namespace",
+            NS,
+            "--drain-timeout",
+            "5m",
+            "--drain-retry-interval",
+            "1s",
+            "--drain-attempt-timeout",
+            "3s");
+    Await.until("controller ready", WAIT, manager::ready);
+  }
+
+  @AfterAll
+  static void stop() {
+    if (manager != null) {
+      manager.close();
+    }
+    if (proxy != null) {
+      proxy.close();
+    }
+    // Other test classes share the infra cluster: leave KubeVirt's default as it was.
+    if (infra != null) {
+      infra
+          .kubectl()
+          .run(null, Duration.ofSeconds(30), "delete", "namespace", KUBEVIRT_NS, "--wait=false");
+    }
+  }
+
+  @Test
+  void aVmiWithoutItsOwnStrategyWaitsWhileTheKubeVirtCrCannotBeListedAndIsEvacuatedOnceItCan()
+      throws Exception {
+    String vm = unique("vm-kv");
+    String spare = "spare-" + vm;
+    guest.kwokNodes().createNamed(vm, Map.of());
+    guest.kwokNodes().createNamed(spare, Map.of());
+    // The pod starts on the VM's node (the spare is cordoned), and may move to the spare later.
+    EvictionFixture.cordon(guest, spare, true);
+    String guestNs = unique("kv-shop");
+    workload(guest, guestNs, "web", 1, 0, List.of(vm, spare));
+    assertEquals(1, podsOn(guest, guestNs, vm).size());
+    EvictionFixture.cordon(guest, spare, false);
+
+    String uid = vmi(infra, NS, vm, TENANT, null); // no spec.evictionStrategy: the CR's applies
+    evacuate(infra, NS, vm, INFRA_NODE);
+
+    CoreV1Event told = awaitEvent(infra, NS, vm, "KubeVirtConfigUnreadable");
+    assertEquals("Warning", told.getType());
+    assertTrue(
+        told.getMessage().contains("KubeVirt CR") && told.getMessage().contains("HTTP 429"),
+        told.getMessage());
+    Await.until(
+        "the controller listed the KubeVirt CRs again, with backoff",
+        WAIT,
+        () -> proxy.refused(KUBEVIRT_LISTS) >= 3);
+    assertEquals(0, proxy.passed(KUBEVIRT_LISTS), "every list so far was refused");
+    assertFalse(deletedOrDeleting(infra, NS, vm, uid), "not evacuated on a guess");
+    assertEquals(
+        Optional.empty(),
+        event(infra, NS, vm, "EvacuationLeftToKubeVirt"),
+        "a failed list is not 'no strategy': not left to KubeVirt");
+    assertEquals(
+        Optional.empty(),
+        annotation(get(infra, NS, vm).orElseThrow(), EvictionAnnotations.DRAIN_START_TIME),
+        "nothing written on a VMI that may not be ours");
+    assertFalse(unschedulable(node(guest, vm)), "the guest untouched");
+
+    proxy.stopRefusing(KUBEVIRT_LISTS);
+
+    awaitDeleted(infra, NS, vm, uid);
+    assertTrue(proxy.passed(KUBEVIRT_LISTS) >= 1, "deleted once a list answered");
+    assertTrue(
+        awaitEvent(infra, NS, vm, "DrainSucceeded").getMessage().contains("; VMI deleted so that"));
+    assertTrue(unschedulable(node(guest, vm)), "guest node cordoned");
+    assertTrue(
+        podsOn(guest, guestNs, vm).stream()
+            .allMatch(p -> p.getMetadata().getDeletionTimestamp() != null),
+        "no pod left running on the drained node");
+    assertEquals(Optional.empty(), event(infra, NS, vm, "EvacuationLeftToKubeVirt"));
+  }
+
+  @Test
+  void aMachineThatCannotBeReadIsNotTakenForNoMachineItsDrainExclusionIsHonouredOnceRead()
+      throws Exception {
+    String vm = unique("vm-machine");
+    guest.kwokNodes().createNamed(vm, Map.of());
+    EvictionFixture.machine(infra, NS, TENANT, vm);
+    infra
+        .kubectl()
+        .runOrFail(
+            null,
+            "-n",
+            NS,
+            "annotate",
+            "machines.cluster.x-k8s.io",
+            vm,
+            "machine.cluster.x-k8s.io/exclude-node-draining=");
+    String uid = vmi(infra, NS, vm, TENANT, "External");
+    evacuate(infra, NS, vm, INFRA_NODE);
+
+    CoreV1Event told = awaitEvent(infra, NS, vm, "InfraAPIError");
+    assertTrue(
+        told.getMessage().contains("Machine " + NS + "/" + vm)
+            && told.getMessage().contains("HTTP 429"),
+        told.getMessage());
+    Await.until(
+        "the Machine read again, with backoff",
+        WAIT,
+        () -> proxy.refused(MACHINE_READS.and(line -> line.contains("/machines/" + vm))) >= 2);
+    assertFalse(deletedOrDeleting(infra, NS, vm, uid), "no deletion on a guess");
+    assertFalse(unschedulable(node(guest, vm)), "no drain on a guess: the Machine excludes it");
+    assertEquals(Optional.empty(), event(infra, NS, vm, "MachineContractUnavailable"));
+
+    proxy.stopRefusing(MACHINE_READS);
+
+    awaitDeleted(infra, NS, vm, uid);
+    awaitEvent(infra, NS, vm, "NodeDrainExcluded");
+    assertFalse(unschedulable(node(guest, vm)), "never cordoned: the Machine excludes draining");
+    assertEquals(Optional.empty(), event(infra, NS, vm, "DrainSucceeded"));
+  }
+}
