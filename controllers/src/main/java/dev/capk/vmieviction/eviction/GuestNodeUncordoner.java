@@ -6,6 +6,7 @@ import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.DONE;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
+import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.openapi.ApiException;
@@ -31,6 +32,9 @@ final class GuestNodeUncordoner {
   private final EvacuationMemory memory;
   private final Duration retryInterval;
   private final HeldEvacuations held;
+
+  /** What each VMI's uncordon waits for, as last told (by UID). */
+  private final WaitLog waits = new WaitLog();
 
   GuestNodeUncordoner(
       GuestConnector guests,
@@ -70,7 +74,7 @@ final class GuestNodeUncordoner {
           return DONE;
         }
         default -> {
-          return postponed(key, e);
+          return postponed(key, uid, e);
         }
       }
     }
@@ -106,7 +110,9 @@ final class GuestNodeUncordoner {
           return noMark(key, uid);
         }
         case WAIT -> {
-          log.debug("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
+          // Looked at again every retry interval until the node is Ready: told once per node.
+          log.atLevel(waits.level(uid, nodeName))
+              .log("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
           return new Result(true, retryInterval);
         }
         case UNCORDON -> {
@@ -132,9 +138,10 @@ final class GuestNodeUncordoner {
         }
       }
     } catch (GuestAccessException e) {
-      return postponed(key, e);
+      return postponed(key, uid, e);
     } catch (ApiException e) {
-      log.info("uncordon check postponed vmi={} code={}", key, e.getCode());
+      log.atLevel(waits.level(uid, "HTTP " + e.getCode()))
+          .log("uncordon check postponed vmi={} code={}", key, e.getCode());
       return new Result(true, e.getCode() == 409 ? CONFLICT_RETRY : memory.backoff(key));
     }
   }
@@ -152,14 +159,20 @@ final class GuestNodeUncordoner {
   }
 
   /** The guest cluster cannot be used now: look again after the backoff. */
-  private Result postponed(String key, GuestAccessException e) {
-    log.info(
-        "uncordon check postponed vmi={} reason={} detail=\"{}\"", key, e.reason(), e.getMessage());
+  private Result postponed(String key, String uid, GuestAccessException e) {
+    // Retried with backoff while the guest cluster cannot be used: told once per cause.
+    log.atLevel(waits.level(uid, e.reason() + ": " + e.getMessage()))
+        .log(
+            "uncordon check postponed vmi={} reason={} detail=\"{}\"",
+            key,
+            e.reason(),
+            e.getMessage());
     return new Result(true, memory.backoff(key));
   }
 
   /** Nothing (more) of ours on this VMI's node: no need to look again. */
   private Result noMark(String key, String uid) {
+    waits.forget(uid);
     marks.noteUnmarked(uid);
     memory.succeeded(key);
     return DONE;

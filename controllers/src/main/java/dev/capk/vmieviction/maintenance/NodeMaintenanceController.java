@@ -7,6 +7,7 @@ import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
+import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
 import io.kubernetes.client.extended.controller.Controller;
@@ -57,26 +58,34 @@ public final class NodeMaintenanceController implements ManagedController {
       ApiClient requestClient, ApiClient watchClient, NodeMaintenanceSettings settings) {
     this.settings = settings;
     this.factory = new SharedInformerFactory(watchClient);
+    // Without the NodeMaintenance CRD every list fails: backed off and logged with a count.
+    InformerFailures maintenanceFailures =
+        new InformerFailures("kind=NodeMaintenance namespace=all");
     this.maintenances =
         factory.sharedIndexInformerFor(
-            new GenericKubernetesApi<>(
-                NodeMaintenance.class,
-                NodeMaintenanceList.class,
-                NodeMaintenanceApi.GROUP,
-                NodeMaintenanceApi.VERSION,
-                NodeMaintenanceApi.PLURAL,
-                watchClient),
+            maintenanceFailures.guard(
+                new GenericKubernetesApi<>(
+                    NodeMaintenance.class,
+                    NodeMaintenanceList.class,
+                    NodeMaintenanceApi.GROUP,
+                    NodeMaintenanceApi.VERSION,
+                    NodeMaintenanceApi.PLURAL,
+                    watchClient)),
             NodeMaintenance.class,
-            settings.resync().toMillis());
+            settings.resync().toMillis(),
+            maintenanceFailures.handler());
     maintenances.addIndexers(
         Map.of(BY_NODE, nm -> List.of(nm.nodeName() == null ? "" : nm.nodeName())));
     // No resync for nodes: the maintenances' resync already looks at every maintained node.
+    InformerFailures nodeFailures = new InformerFailures("kind=Node namespace=all");
     this.nodes =
         factory.sharedIndexInformerFor(
-            new GenericKubernetesApi<>(
-                WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient),
+            nodeFailures.guard(
+                new GenericKubernetesApi<>(
+                    WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient)),
             WatchedNode.class,
-            0);
+            0,
+            nodeFailures.handler());
 
     this.queue =
         new DefaultRateLimitingQueue<>(

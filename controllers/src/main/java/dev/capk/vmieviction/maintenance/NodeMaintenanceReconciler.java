@@ -10,6 +10,7 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
@@ -24,6 +25,7 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * Puts nodes into maintenance as NodeMaintenance objects ask, the way the Node Maintenance Operator
@@ -53,6 +55,9 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   private final NodeMaintenanceSettings settings;
   private final Clock clock;
   private final ItemExponentialFailureRateLimiter<String> failures;
+
+  /** The drain refusals told, by NodeMaintenance UID. */
+  private final WaitLog waits = new WaitLog();
 
   /**
    * @param cache the NodeMaintenance by name from the informer, or null
@@ -276,11 +281,13 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               .build();
       step = drains.step(uid, name, node, options);
     } catch (DrainRefusedException refused) {
-      log.warn(
-          "drain refused nodeMaintenance={} node={} error=\"{}\"",
-          name,
-          node,
-          refused.getMessage());
+      // Retried with backoff while it lasts: told once per refusal, the status and events keep it.
+      log.atLevel(waits.changed(uid, refused.getMessage()) ? Level.WARN : Level.DEBUG)
+          .log(
+              "drain refused nodeMaintenance={} node={} error=\"{}\"",
+              name,
+              node,
+              refused.getMessage());
       cluster.patchStatus(
           name,
           StatusPatch.of()
