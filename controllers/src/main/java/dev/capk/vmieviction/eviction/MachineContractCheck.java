@@ -15,10 +15,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reads Cluster API's contract for a VMI's machine ({@link ManagementObjects}), decides what it
- * means for this step ({@link MachineContract}) and says so in events: a deadline moved earlier and
- * a contract that could not be read are told once per evacuation of a VMI, a paused Cluster on
- * every step (as a series). Within a run the contract's deadline only moves earlier, even when the
- * Machine's timeout is raised or the grace time removed mid-drain.
+ * means for this step ({@link MachineContract}) and says so in events: a deadline moved earlier, a
+ * contract that could not be read and a Cluster being deleted are told once per evacuation of a
+ * VMI, a paused Cluster on every step (as a series). Within a run the contract's deadline only
+ * moves earlier, even when the Machine's timeout is raised or the grace time removed mid-drain.
  */
 final class MachineContractCheck {
 
@@ -115,6 +115,30 @@ final class MachineContractCheck {
                 + origin.get()
                 + " (shorter than --drain-timeout; it never moves later)");
       }
+    }
+
+    Optional<Instant> clusterDeleting =
+        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::deleting);
+    if (clusterDeleting.isPresent() && once(evacuation, EventReasons.CLUSTER_DELETING)) {
+      // Nothing changes: the tenant's workloads keep their budgets until the VM is gone, and the
+      // deadline bounds the wait. The admin learns why the tenant's VMIs go.
+      log.info(
+          "cluster being deleted, evacuation proceeds vmi={} cluster={} deletionTimestamp={}"
+              + " deadline={}",
+          key,
+          contract.cluster(),
+          DrainStartTime.format(clusterDeleting.get()),
+          DrainStartTime.format(deadline.at()));
+      events.normal(
+          vmi,
+          EventReasons.CLUSTER_DELETING,
+          "Cluster "
+              + contract.cluster()
+              + " is being deleted (since "
+              + DrainStartTime.format(clusterDeleting.get())
+              + "): the evacuation proceeds as usual, its guest node drained first; VMI deleted"
+              + " at the latest at "
+              + DrainStartTime.format(deadline.at()));
     }
 
     switch (contract.step()) {
