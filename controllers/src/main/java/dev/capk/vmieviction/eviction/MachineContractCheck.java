@@ -117,29 +117,7 @@ final class MachineContractCheck {
       }
     }
 
-    Optional<Instant> clusterDeleting =
-        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::deleting);
-    if (clusterDeleting.isPresent() && once(evacuation, EventReasons.CLUSTER_DELETING)) {
-      // Nothing changes: the tenant's workloads keep their budgets until the VM is gone, and the
-      // deadline bounds the wait. The admin learns why the tenant's VMIs go.
-      log.info(
-          "cluster being deleted, evacuation proceeds vmi={} cluster={} deletionTimestamp={}"
-              + " deadline={}",
-          key,
-          contract.cluster(),
-          DrainStartTime.format(clusterDeleting.get()),
-          DrainStartTime.format(deadline.at()));
-      events.normal(
-          vmi,
-          EventReasons.CLUSTER_DELETING,
-          "Cluster "
-              + contract.cluster()
-              + " is being deleted (since "
-              + DrainStartTime.format(clusterDeleting.get())
-              + "): the evacuation proceeds as usual, its guest node drained first; VMI deleted"
-              + " at the latest at "
-              + DrainStartTime.format(deadline.at()));
-    }
+    tellIfDeleting(key, vmi, facts, contract.cluster(), evacuation, deadline);
 
     switch (contract.step()) {
       case HOLD_PAUSED -> {
@@ -182,6 +160,42 @@ final class MachineContractCheck {
         origin,
         facts.clusterFacts().flatMap(MachineContract.ClusterFacts::evacuationLimit),
         facts.clusterFacts().flatMap(MachineContract.ClusterFacts::liveMigration));
+  }
+
+  /**
+   * Nothing changes for a Cluster being deleted: the tenant's workloads keep their budgets until
+   * the VM is gone, and the deadline bounds the wait. The admin learns why the tenant's VMIs go.
+   */
+  private void tellIfDeleting(
+      String key,
+      VirtualMachineInstance vmi,
+      MachineContract.Facts facts,
+      String cluster,
+      String evacuation,
+      Deadline deadline) {
+    Optional<Instant> deleting =
+        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::deleting);
+    if (deleting.isEmpty() || !once(evacuation, EventReasons.CLUSTER_DELETING)) {
+      return;
+    }
+    Instant since = deleting.get();
+    log.info(
+        "cluster being deleted, evacuation proceeds vmi={} cluster={} deletionTimestamp={}"
+            + " deadline={}",
+        key,
+        cluster,
+        DrainStartTime.format(since),
+        DrainStartTime.format(deadline.at()));
+    events.normal(
+        vmi,
+        EventReasons.CLUSTER_DELETING,
+        "Cluster "
+            + cluster
+            + " is being deleted (since "
+            + DrainStartTime.format(since)
+            + "): the evacuation proceeds as usual, its guest node drained first; VMI deleted"
+            + " at the latest at "
+            + DrainStartTime.format(deadline.at()));
   }
 
   private boolean once(String evacuation, String reason) {

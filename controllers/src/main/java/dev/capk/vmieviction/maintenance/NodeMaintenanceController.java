@@ -58,34 +58,10 @@ public final class NodeMaintenanceController implements ManagedController {
       ApiClient requestClient, ApiClient watchClient, NodeMaintenanceSettings settings) {
     this.settings = settings;
     this.factory = new SharedInformerFactory(watchClient);
-    // Without the NodeMaintenance CRD every list fails: backed off and logged with a count.
-    InformerFailures maintenanceFailures =
-        new InformerFailures("kind=NodeMaintenance namespace=all");
-    this.maintenances =
-        factory.sharedIndexInformerFor(
-            maintenanceFailures.guard(
-                new GenericKubernetesApi<>(
-                    NodeMaintenance.class,
-                    NodeMaintenanceList.class,
-                    NodeMaintenanceApi.GROUP,
-                    NodeMaintenanceApi.VERSION,
-                    NodeMaintenanceApi.PLURAL,
-                    watchClient)),
-            NodeMaintenance.class,
-            settings.resync().toMillis(),
-            maintenanceFailures.handler());
+    this.maintenances = maintenanceInformer(factory, watchClient, settings);
     maintenances.addIndexers(
         Map.of(BY_NODE, nm -> List.of(nm.nodeName() == null ? "" : nm.nodeName())));
-    // No resync for nodes: the maintenances' resync already looks at every maintained node.
-    InformerFailures nodeFailures = new InformerFailures("kind=Node namespace=all");
-    this.nodes =
-        factory.sharedIndexInformerFor(
-            nodeFailures.guard(
-                new GenericKubernetesApi<>(
-                    WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient)),
-            WatchedNode.class,
-            0,
-            nodeFailures.handler());
+    this.nodes = nodeInformer(factory, watchClient);
 
     this.queue =
         new DefaultRateLimitingQueue<>(
@@ -140,6 +116,37 @@ public final class NodeMaintenanceController implements ManagedController {
             .withReadyFunc(this::hasSynced)
             .withReadyTimeout(Duration.ofMinutes(5))
             .build();
+  }
+
+  /** Without the NodeMaintenance CRD every list fails: backed off and logged with a count. */
+  private static SharedIndexInformer<NodeMaintenance> maintenanceInformer(
+      SharedInformerFactory factory, ApiClient watchClient, NodeMaintenanceSettings settings) {
+    InformerFailures failures = new InformerFailures("kind=NodeMaintenance namespace=all");
+    return factory.sharedIndexInformerFor(
+        failures.guard(
+            new GenericKubernetesApi<>(
+                NodeMaintenance.class,
+                NodeMaintenanceList.class,
+                NodeMaintenanceApi.GROUP,
+                NodeMaintenanceApi.VERSION,
+                NodeMaintenanceApi.PLURAL,
+                watchClient)),
+        NodeMaintenance.class,
+        settings.resync().toMillis(),
+        failures.handler());
+  }
+
+  /** No resync for nodes: the maintenances' resync already looks at every maintained node. */
+  private static SharedIndexInformer<WatchedNode> nodeInformer(
+      SharedInformerFactory factory, ApiClient watchClient) {
+    InformerFailures failures = new InformerFailures("kind=Node namespace=all");
+    return factory.sharedIndexInformerFor(
+        failures.guard(
+            new GenericKubernetesApi<>(
+                WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient)),
+        WatchedNode.class,
+        0,
+        failures.handler());
   }
 
   @Override
