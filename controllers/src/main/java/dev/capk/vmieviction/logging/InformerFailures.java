@@ -27,8 +27,9 @@ import org.slf4j.event.Level;
  * CustomResourceDefinition is not installed would cost a request and a log line every second. Here
  * consecutive failures back off the next list (1 s, then doubling up to {@link #MAX_RETRY}, no
  * request meanwhile) and are logged at the first, at the 2nd, 4th, 8th... with a count and the time
- * they began, and at once when the reason changes; the end of the failures (a watch opened again)
- * is logged once with their count.
+ * they began, and at once when the reason changes (the backoff then starts again at 1 s: a changed
+ * answer, such as a CRD just installed, is looked at again soon); the end of the failures (a watch
+ * opened again) is logged once with their count.
  *
  * <p>Use: {@code factory.sharedIndexInformerFor(failures.guard(listerWatcher), type, resync,
  * failures.handler())}.
@@ -51,7 +52,7 @@ public final class InformerFailures {
   private final Clock clock;
   private final Function<Throwable, String> describe;
 
-  private int streak; // failures since the last watch opened: the backoff
+  private int streak; // failures in a row with the same reason: the backoff
   private long nextListAt; // nanoTime before which no list is sent (valid while streak > 0)
   private String reason; // the failure being counted, described
   private int sameReason; // failures with that reason in a row
@@ -142,15 +143,17 @@ public final class InformerFailures {
       return Optional.empty();
     }
     Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
-    streak++;
+    String described = describe.apply(e);
+    boolean changed = !described.equals(reason);
+    // Something changed (a CRD installed is first "storage initializing"): look again soon.
+    streak = changed ? 1 : streak + 1;
     total++;
     if (firstOfStreak == null) {
       firstOfStreak = now;
     }
     Duration pause = backoff(streak);
     nextListAt = nanoTime.getAsLong() + pause.toNanos();
-    String described = describe.apply(e);
-    if (!described.equals(reason)) {
+    if (changed) {
       reason = described;
       sameReason = 1;
       since = now;

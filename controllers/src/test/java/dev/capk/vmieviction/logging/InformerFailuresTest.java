@@ -90,17 +90,18 @@ class InformerFailuresTest {
   }
 
   @Test
-  void aChangedReasonIsToldAtOnce() {
-    failures.failed(NOT_FOUND);
-    failures.failed(NOT_FOUND);
-    failures.failed(NOT_FOUND);
+  void aChangedReasonIsToldAtOnceAndTheBackoffStartsAgain() {
+    failForSeconds(8); // four 404s: the next list 8 s later
 
-    Optional<InformerFailures.Told> changed = failures.failed(new ApiException(500, "boom"));
+    Optional<InformerFailures.Told> changed = failures.failed(new ApiException(429, "busy"));
 
     assertTrue(changed.isPresent());
-    assertTrue(changed.get().line().contains("error=\"HTTP 500\""), changed.get().line());
-    assertTrue(failures.failed(new ApiException(500, "boom")).isPresent(), "the 2nd of a reason");
-    assertTrue(failures.failed(new ApiException(500, "boom")).isEmpty(), "the 3rd of a reason");
+    assertTrue(changed.get().line().contains("error=\"HTTP 429\""), changed.get().line());
+    assertTrue(changed.get().line().endsWith("retryIn=PT1S"), changed.get().line());
+    nanos.addAndGet(Duration.ofSeconds(1).toNanos());
+    assertTrue(failures.mayList(), "a changed answer is looked at again a second later");
+    assertTrue(failures.failed(new ApiException(429, "busy")).isPresent(), "the 2nd of a reason");
+    assertTrue(failures.failed(new ApiException(429, "busy")).isEmpty(), "the 3rd of a reason");
   }
 
   @Test
