@@ -22,6 +22,7 @@ import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -84,7 +85,8 @@ public final class ApiManagementObjects implements ManagementObjects {
                             annotation(
                                 c.getMetadata(), ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION)),
                         Optional.ofNullable(
-                            annotation(c.getMetadata(), ClusterApi.LIVE_MIGRATION_ANNOTATION))));
+                            annotation(c.getMetadata(), ClusterApi.LIVE_MIGRATION_ANNOTATION)),
+                        deleting(c)));
 
     Map<String, String> labels = vmi.getMetadata().getLabels();
     String kvmName = labels == null ? null : labels.get(CapkLabels.KUBEVIRT_MACHINE_NAME);
@@ -123,6 +125,14 @@ public final class ApiManagementObjects implements ManagementObjects {
     }
     return new MachineContract.Facts(
         ns + "/" + ref.name(), cluster, kvmFacts, machine, unavailable);
+  }
+
+  /** When the Cluster is being deleted (a finalizer, e.g. Cluster API's own, keeps it). */
+  private static Optional<Instant> deleting(Cluster c) {
+    V1ObjectMeta m = c.getMetadata();
+    return m == null || m.getDeletionTimestamp() == null
+        ? Optional.empty()
+        : Optional.of(m.getDeletionTimestamp().toInstant());
   }
 
   private static boolean paused(Cluster c) {

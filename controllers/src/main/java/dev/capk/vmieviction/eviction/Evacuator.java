@@ -8,6 +8,7 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
 import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -17,11 +18,13 @@ import io.kubernetes.client.openapi.models.V1Node;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * Carries an evacuation forward by one step: record (or restore) the drain start, check the
@@ -62,6 +65,9 @@ final class Evacuator {
   private final TenantAdmissionCheck admission;
   private final LiveMigrationStep migration;
   private final MarkSightings sightings;
+
+  /** What each evacuation's drain waits for, as last told. */
+  private final WaitLog waits = new WaitLog();
 
   Evacuator(
       InfraVmis vmis,
@@ -324,14 +330,17 @@ final class Evacuator {
           EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.blockingBudgets().size());
       metrics.evictions(EvictionMetrics.EvictionResult.ERROR, pass.failures().size());
       memory.succeeded(key);
+      // The drain's waits are looked at again at every step: told once per change.
+      String drainWait = uid + "/" + DrainStartTime.format(start) + "/drain";
       if (pass.refused()) {
         memory.blockedBy(uid, pass.pending() + " pod(s) left: " + pass.blockers());
-        log.warn(
-            "drain refused vmi={} cluster={} node={} refusals={}",
-            key,
-            guest.cluster(),
-            nodeName,
-            pass.refusals());
+        log.atLevel(waits.changed(drainWait, pass.refusals()) ? Level.WARN : Level.DEBUG)
+            .log(
+                "drain refused vmi={} cluster={} node={} refusals={}",
+                key,
+                guest.cluster(),
+                nodeName,
+                pass.refusals());
         events.warning(
             vmi,
             EventReasons.DRAIN_REFUSED,
@@ -379,16 +388,20 @@ final class Evacuator {
               .map(t -> Duration.between(clock.instant(), t))
               .filter(d -> d.compareTo(settings.retryInterval()) < 0)
               .orElse(settings.retryInterval());
-      log.info(
-          "guest node not drained yet vmi={} cluster={} node={} pending={} terminating={} blockers=\"{}\" next={} deadline={}",
-          key,
-          guest.cluster(),
-          nodeName,
-          pass.pending(),
-          pass.terminating(),
-          pass.blockers(),
-          next,
-          DrainStartTime.format(deadline.at()));
+      log.atLevel(
+              waits.level(
+                  drainWait,
+                  List.of(nodeName, pass.pending(), pass.terminating(), pass.blockers())))
+          .log(
+              "guest node not drained yet vmi={} cluster={} node={} pending={} terminating={} blockers=\"{}\" next={} deadline={}",
+              key,
+              guest.cluster(),
+              nodeName,
+              pass.pending(),
+              pass.terminating(),
+              pass.blockers(),
+              next,
+              DrainStartTime.format(deadline.at()));
       // A budget that refuses for a moment (a rolling workload) and pods that take their time to
       // terminate are a drain's normal course, as kubectl's retries are: a warning only once the
       // drain has waited longer than the retry interval, or when an eviction failed.

@@ -43,6 +43,12 @@ public final class EventReasons {
   /** The VMI's Cluster is paused: its guest is left untouched until the deadline. */
   public static final String CLUSTER_PAUSED = "ClusterPaused";
 
+  /**
+   * The VMI's Cluster is being deleted: said once per evacuation, which proceeds as usual (guest
+   * node drained first, the deadline bounds it).
+   */
+  public static final String CLUSTER_DELETING = "ClusterDeleting";
+
   /** The VMI's Machine is excluded from draining: deleted without draining its guest node. */
   public static final String NODE_DRAIN_EXCLUDED = "NodeDrainExcluded";
 

@@ -6,6 +6,7 @@ import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.DONE;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
+import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.openapi.ApiException;
@@ -31,6 +32,9 @@ final class GuestNodeUncordoner {
   private final EvacuationMemory memory;
   private final Duration retryInterval;
   private final HeldEvacuations held;
+
+  /** What each VMI's uncordon waits for, as last told (by UID). */
+  private final WaitLog waits = new WaitLog();
 
   GuestNodeUncordoner(
       GuestConnector guests,
@@ -70,7 +74,7 @@ final class GuestNodeUncordoner {
           return DONE;
         }
         default -> {
-          return postponed(key, e);
+          return postponed(key, uid, e);
         }
       }
     }
@@ -106,7 +110,9 @@ final class GuestNodeUncordoner {
           return noMark(key, uid);
         }
         case WAIT -> {
-          log.debug("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
+          // Looked at again every retry interval until the node is Ready: told once per node.
+          log.atLevel(waits.level(uid, nodeName))
+              .log("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
           return new Result(true, retryInterval);
         }
         case UNCORDON -> {
@@ -135,16 +141,18 @@ final class GuestNodeUncordoner {
       if (e.reason() == GuestAccessException.Reason.GuestAPIRefused) {
         // Asking again will not help until the tenant lifts it: say what refused, back off.
         events.warning(vmi, e.reason().name(), e.getMessage() + "; retrying with backoff");
-        log.info("uncordon refused vmi={} detail=\"{}\"", key, e.getMessage());
+        log.atLevel(waits.level(uid, e.getMessage()))
+            .log("uncordon refused vmi={} detail=\"{}\"", key, e.getMessage());
         return new Result(true, min(memory.backoff(key), retryInterval));
       }
-      return postponed(key, e);
+      return postponed(key, uid, e);
     } catch (ApiException e) {
       if (e.getCode() == 409 && memory.conflicted(key) <= Evacuator.MAX_QUICK_CONFLICTS) {
         log.debug("uncordon check: node changed since read, reading again vmi={}", key);
         return new Result(true, CONFLICT_RETRY);
       }
-      log.info("uncordon check postponed vmi={} code={}", key, e.getCode());
+      log.atLevel(waits.level(uid, "HTTP " + e.getCode()))
+          .log("uncordon check postponed vmi={} code={}", key, e.getCode());
       return new Result(true, min(memory.backoff(key), retryInterval));
     }
   }
@@ -166,14 +174,20 @@ final class GuestNodeUncordoner {
   }
 
   /** The guest cluster cannot be used now: look again after the backoff. */
-  private Result postponed(String key, GuestAccessException e) {
-    log.info(
-        "uncordon check postponed vmi={} reason={} detail=\"{}\"", key, e.reason(), e.getMessage());
+  private Result postponed(String key, String uid, GuestAccessException e) {
+    // Retried with backoff while the guest cluster cannot be used: told once per cause.
+    log.atLevel(waits.level(uid, e.reason() + ": " + e.getMessage()))
+        .log(
+            "uncordon check postponed vmi={} reason={} detail=\"{}\"",
+            key,
+            e.reason(),
+            e.getMessage());
     return new Result(true, memory.backoff(key));
   }
 
   /** Nothing (more) of ours on this VMI's node: no need to look again. */
   private Result noMark(String key, String uid) {
+    waits.forget(uid);
     marks.noteUnmarked(uid);
     memory.succeeded(key);
     return DONE;

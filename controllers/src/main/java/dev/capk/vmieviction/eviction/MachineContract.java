@@ -50,14 +50,25 @@ public record MachineContract(
    *
    * @param evacuationLimit its {@code capk.cluster.x-k8s.io/max-concurrent-evacuations} annotation,
    *     raw (for {@link TenantAdmission}; this contract does not use it)
+   * @param deleting its {@code metadata.deletionTimestamp}, when it is being deleted: the
+   *     evacuation goes on as usual (told, not decided, here)
    */
   public record ClusterFacts(
       String name,
       boolean paused,
       Optional<String> evacuationLimit,
-      Optional<String> liveMigration) {
+      Optional<String> liveMigration,
+      Optional<Instant> deleting) {
     public ClusterFacts(String name, boolean paused) {
       this(name, paused, Optional.empty(), Optional.empty());
+    }
+
+    public ClusterFacts(
+        String name,
+        boolean paused,
+        Optional<String> evacuationLimit,
+        Optional<String> liveMigration) {
+      this(name, paused, evacuationLimit, liveMigration, Optional.empty());
     }
   }
 

@@ -15,10 +15,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reads Cluster API's contract for a VMI's machine ({@link ManagementObjects}), decides what it
- * means for this step ({@link MachineContract}) and says so in events: a deadline moved earlier and
- * a contract that could not be read are told once per evacuation of a VMI, a paused Cluster on
- * every step (as a series). Within a run the contract's deadline only moves earlier, even when the
- * Machine's timeout is raised or the grace time removed mid-drain.
+ * means for this step ({@link MachineContract}) and says so in events: a deadline moved earlier, a
+ * contract that could not be read and a Cluster being deleted are told once per evacuation of a
+ * VMI, a paused Cluster on every step (as a series). Within a run the contract's deadline only
+ * moves earlier, even when the Machine's timeout is raised or the grace time removed mid-drain.
  */
 final class MachineContractCheck {
 
@@ -117,6 +117,8 @@ final class MachineContractCheck {
       }
     }
 
+    tellIfDeleting(key, vmi, facts, contract.cluster(), evacuation, deadline);
+
     switch (contract.step()) {
       case HOLD_PAUSED -> {
         log.info(
@@ -158,6 +160,42 @@ final class MachineContractCheck {
         origin,
         facts.clusterFacts().flatMap(MachineContract.ClusterFacts::evacuationLimit),
         facts.clusterFacts().flatMap(MachineContract.ClusterFacts::liveMigration));
+  }
+
+  /**
+   * Nothing changes for a Cluster being deleted: the tenant's workloads keep their budgets until
+   * the VM is gone, and the deadline bounds the wait. The admin learns why the tenant's VMIs go.
+   */
+  private void tellIfDeleting(
+      String key,
+      VirtualMachineInstance vmi,
+      MachineContract.Facts facts,
+      String cluster,
+      String evacuation,
+      Deadline deadline) {
+    Optional<Instant> deleting =
+        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::deleting);
+    if (deleting.isEmpty() || !once(evacuation, EventReasons.CLUSTER_DELETING)) {
+      return;
+    }
+    Instant since = deleting.get();
+    log.info(
+        "cluster being deleted, evacuation proceeds vmi={} cluster={} deletionTimestamp={}"
+            + " deadline={}",
+        key,
+        cluster,
+        DrainStartTime.format(since),
+        DrainStartTime.format(deadline.at()));
+    events.normal(
+        vmi,
+        EventReasons.CLUSTER_DELETING,
+        "Cluster "
+            + cluster
+            + " is being deleted (since "
+            + DrainStartTime.format(since)
+            + "): the evacuation proceeds as usual, its guest node drained first; VMI deleted"
+            + " at the latest at "
+            + DrainStartTime.format(deadline.at()));
   }
 
   private boolean once(String evacuation, String reason) {

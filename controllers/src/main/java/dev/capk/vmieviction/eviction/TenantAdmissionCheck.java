@@ -8,6 +8,7 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.TenantAdmission.Role;
+import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -73,6 +74,9 @@ final class TenantAdmissionCheck {
   /** VMI roles learnt from their guest nodes, by UID (a role does not change). */
   private final Cache<String, Role> learntRoles =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterAccess(1, TimeUnit.HOURS).build();
+
+  /** The holds told, per evacuation. */
+  private final WaitLog waits = new WaitLog();
 
   /** Invalid limit annotations already told, per evacuation and value. */
   private final Cache<String, Boolean> told =
@@ -223,14 +227,16 @@ final class TenantAdmissionCheck {
         return new Admitted(record(key, clusterKey, vmi, startText));
       }
       TenantAdmission.Hold h = (TenantAdmission.Hold) decision;
-      log.info(
-          "evacuation held vmi={} cluster={}/{} role={} waitsFor=\"{}\" goAheadAt={}",
-          key,
-          ns,
-          cluster,
-          role.phrase(),
-          h.waitsFor(),
-          DrainStartTime.format(h.goAheadAt()));
+      // Looked at again at every retry: told at INFO once per change of what it waits for.
+      log.atLevel(waits.level(uid + "/" + startText + "/held", h.waitsFor()))
+          .log(
+              "evacuation held vmi={} cluster={}/{} role={} waitsFor=\"{}\" goAheadAt={}",
+              key,
+              ns,
+              cluster,
+              role.phrase(),
+              h.waitsFor(),
+              DrainStartTime.format(h.goAheadAt()));
       events.normal(
           vmi,
           EventReasons.EVACUATION_HELD,

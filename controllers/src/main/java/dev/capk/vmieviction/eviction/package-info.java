@@ -4,7 +4,7 @@
  * dev.capk.vmieviction.eviction.GuestNodeUncordoner} carry it out, and the pure decisions beside
  * them ({@code Eligibility}, {@code DrainStartDecision}, {@code EvacuationDeadline}, {@code
  * UncordonDecision}, {@code GuestNodeMatch}) are tested as tables. May import {@code api}, {@code
- * drain}, {@code events}, {@code kube}, {@code time} and {@code workload}; never {@code manager} or
- * {@code maintenance}.
+ * drain}, {@code events}, {@code kube}, {@code logging}, {@code time} and {@code workload}; never
+ * {@code manager} or {@code maintenance}.
  */
 package dev.capk.vmieviction.eviction;

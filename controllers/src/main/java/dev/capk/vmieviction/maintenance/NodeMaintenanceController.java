@@ -7,6 +7,7 @@ import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
+import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
 import io.kubernetes.client.extended.controller.Controller;
@@ -57,26 +58,10 @@ public final class NodeMaintenanceController implements ManagedController {
       ApiClient requestClient, ApiClient watchClient, NodeMaintenanceSettings settings) {
     this.settings = settings;
     this.factory = new SharedInformerFactory(watchClient);
-    this.maintenances =
-        factory.sharedIndexInformerFor(
-            new GenericKubernetesApi<>(
-                NodeMaintenance.class,
-                NodeMaintenanceList.class,
-                NodeMaintenanceApi.GROUP,
-                NodeMaintenanceApi.VERSION,
-                NodeMaintenanceApi.PLURAL,
-                watchClient),
-            NodeMaintenance.class,
-            settings.resync().toMillis());
+    this.maintenances = maintenanceInformer(factory, watchClient, settings);
     maintenances.addIndexers(
         Map.of(BY_NODE, nm -> List.of(nm.nodeName() == null ? "" : nm.nodeName())));
-    // No resync for nodes: the maintenances' resync already looks at every maintained node.
-    this.nodes =
-        factory.sharedIndexInformerFor(
-            new GenericKubernetesApi<>(
-                WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient),
-            WatchedNode.class,
-            0);
+    this.nodes = nodeInformer(factory, watchClient);
 
     this.queue =
         new DefaultRateLimitingQueue<>(
@@ -131,6 +116,37 @@ public final class NodeMaintenanceController implements ManagedController {
             .withReadyFunc(this::hasSynced)
             .withReadyTimeout(Duration.ofMinutes(5))
             .build();
+  }
+
+  /** Without the NodeMaintenance CRD every list fails: backed off and logged with a count. */
+  private static SharedIndexInformer<NodeMaintenance> maintenanceInformer(
+      SharedInformerFactory factory, ApiClient watchClient, NodeMaintenanceSettings settings) {
+    InformerFailures failures = new InformerFailures("kind=NodeMaintenance namespace=all");
+    return factory.sharedIndexInformerFor(
+        failures.guard(
+            new GenericKubernetesApi<>(
+                NodeMaintenance.class,
+                NodeMaintenanceList.class,
+                NodeMaintenanceApi.GROUP,
+                NodeMaintenanceApi.VERSION,
+                NodeMaintenanceApi.PLURAL,
+                watchClient)),
+        NodeMaintenance.class,
+        settings.resync().toMillis(),
+        failures.handler());
+  }
+
+  /** No resync for nodes: the maintenances' resync already looks at every maintained node. */
+  private static SharedIndexInformer<WatchedNode> nodeInformer(
+      SharedInformerFactory factory, ApiClient watchClient) {
+    InformerFailures failures = new InformerFailures("kind=Node namespace=all");
+    return factory.sharedIndexInformerFor(
+        failures.guard(
+            new GenericKubernetesApi<>(
+                WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient)),
+        WatchedNode.class,
+        0,
+        failures.handler());
   }
 
   @Override

@@ -11,6 +11,7 @@ import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RequestRefused;
+import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
@@ -25,6 +26,7 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * Puts nodes into maintenance as NodeMaintenance objects ask, the way the Node Maintenance Operator
@@ -60,6 +62,9 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       new java.util.concurrent.ConcurrentHashMap<>();
 
   static final int MAX_QUICK_CONFLICTS = 3;
+
+  /** The drain refusals told, by NodeMaintenance UID. */
+  private final WaitLog waits = new WaitLog();
 
   /**
    * @param cache the NodeMaintenance by name from the informer, or null
@@ -293,11 +298,13 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               .build();
       step = drains.step(uid, name, node, options);
     } catch (DrainRefusedException refused) {
-      log.warn(
-          "drain refused nodeMaintenance={} node={} error=\"{}\"",
-          name,
-          node,
-          refused.getMessage());
+      // Retried with backoff while it lasts: told once per refusal, the status and events keep it.
+      log.atLevel(waits.changed(uid, refused.getMessage()) ? Level.WARN : Level.DEBUG)
+          .log(
+              "drain refused nodeMaintenance={} node={} error=\"{}\"",
+              name,
+              node,
+              refused.getMessage());
       cluster.patchStatus(
           name,
           StatusPatch.of()

@@ -15,7 +15,7 @@
  * dev.capk.vmieviction.maintenance.DrainProgress}, {@link
  * dev.capk.vmieviction.maintenance.StatusPatch}), and on deletion restores exactly what it changed.
  *
- * <p>May import {@code api}, {@code drain}, {@code events}, {@code kube}, {@code runtime} and
- * {@code time}; never {@code drain.cli}.
+ * <p>May import {@code api}, {@code drain}, {@code events}, {@code kube}, {@code logging}, {@code
+ * runtime} and {@code time}; never {@code drain.cli}.
  */
 package dev.capk.vmieviction.maintenance;

@@ -10,6 +10,7 @@ import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
 import dev.capk.vmieviction.infra.InfraBindings.Target;
 import dev.capk.vmieviction.infra.InfraEventReasons;
 import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.runtime.ManagedController;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.informer.ResourceEventHandler;
@@ -131,22 +132,19 @@ final class ExternalInfraController implements ManagedController {
         };
     for (String ns : scopes) {
       SharedInformerFactory factory = new SharedInformerFactory(watchClient);
+      InformerFailures failures = ManagementInformers.failures("KubevirtCluster", ns);
       SharedIndexInformer<KubevirtCluster> informer =
           factory.sharedIndexInformerFor(
-              ManagementInformers.listerWatcher(
-                  api,
-                  ns,
-                  "KubevirtCluster",
-                  new RefusedListPause(ManagementInformers.REFUSED_LIST_PAUSE, System::nanoTime)),
+              failures.guard(
+                  ManagementInformers.listerWatcher(
+                      api,
+                      ns,
+                      "KubevirtCluster",
+                      new RefusedListPause(
+                          ManagementInformers.REFUSED_LIST_PAUSE, System::nanoTime))),
               KubevirtCluster.class,
               0,
-              (t, e) ->
-                  log.warn(
-                      "informer list/watch failed kind=KubevirtCluster namespace={} error={}",
-                      ns.isEmpty() ? "all" : ns,
-                      e instanceof ApiException a
-                          ? ApiStatus.describeWithoutServerText(a)
-                          : e.getClass().getSimpleName()));
+              ManagementInformers.failures(failures));
       informer.setTransform(o -> ManagementInformers.trim((KubevirtCluster) o));
       informer.addEventHandler(changed);
       kubevirtClusters.put(ns, informer);

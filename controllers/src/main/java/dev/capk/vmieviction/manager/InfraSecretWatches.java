@@ -2,6 +2,7 @@ package dev.capk.vmieviction.manager;
 
 import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
 import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.logging.InformerFailures;
 import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.SharedIndexInformer;
@@ -76,18 +77,10 @@ final class InfraSecretWatches implements AutoCloseable {
 
   private Watch start(SecretRef ref) {
     SharedInformerFactory factory = new SharedInformerFactory(watchClient);
+    InformerFailures failures = new InformerFailures("kind=Secret secret=" + ref);
     SharedIndexInformer<V1Secret> informer =
         factory.sharedIndexInformerFor(
-            byName(ref),
-            V1Secret.class,
-            0,
-            (t, e) ->
-                log.warn(
-                    "infra secret watch failed secret={} error={}",
-                    ref,
-                    e instanceof ApiException a
-                        ? ApiStatus.describeWithoutServerText(a)
-                        : e.getClass().getSimpleName()));
+            failures.guard(byName(ref)), V1Secret.class, 0, failures.handler());
     informer.addEventHandler(
         new ResourceEventHandler<>() {
           @Override

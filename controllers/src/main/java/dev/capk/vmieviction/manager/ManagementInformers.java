@@ -11,7 +11,7 @@ import dev.capk.vmieviction.api.capi.MachineList;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.capk.KubevirtMachineList;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
-import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.ManagementApis;
 import io.kubernetes.client.common.KubernetesObject;
@@ -50,7 +50,9 @@ import org.slf4j.LoggerFactory;
  * moment ago, or in a namespace not watched), answers empty and the reader sends its GET as before.
  * So these informers are not part of readiness: a deployment whose RBAC lacks list/watch on these
  * kinds never syncs them and must still become ready and evacuate, by GETs. A list refused with 403
- * is tried again only every {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause}).
+ * is tried again only every {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause}); other
+ * failures (a kind not served: its CRD not installed) back off and are logged with a count ({@link
+ * InformerFailures}).
  *
  * <p>Tenant kubeconfig Secrets are cached too, but only those Cluster API labels ({@value
  * #KUBECONFIG_SECRET_SELECTOR}): never a watch on every Secret. Each keeps its name, namespace,
@@ -216,18 +218,20 @@ public final class ManagementInformers {
         String kind,
         String labelSelector,
         java.util.function.UnaryOperator<T> trim) {
+      InformerFailures failures = failures(kind, ns);
       SharedIndexInformer<T> informer =
           factory.sharedIndexInformerFor(
-              listerWatcher(
-                  api,
-                  ns,
-                  kind,
-                  labelSelector,
-                  trim,
-                  new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime)),
+              failures.guard(
+                  listerWatcher(
+                      api,
+                      ns,
+                      kind,
+                      labelSelector,
+                      trim,
+                      new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime))),
               type,
               0,
-              (t, e) -> reflectorFailed(kind, ns, e));
+              failures(failures));
       informer.setTransform(o -> trim.apply(type.cast(o)));
       informers.put(ns, informer);
     }
@@ -250,21 +254,23 @@ public final class ManagementInformers {
     }
   }
 
+  /** The failures of the informer on {@code kind} in {@code ns} ("" for all). */
+  static InformerFailures failures(String kind, String ns) {
+    return new InformerFailures("kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns));
+  }
+
   /**
-   * The informer lists again a second later. A refused list was logged once by the lister (the
-   * client's own handler would log a stack trace every second); other failures get one line each.
+   * The handler of an informer whose lists a {@link RefusedListPause} paces: a refused list (403)
+   * was logged once by the lister and is retried after the pause; any other failure is counted and
+   * backed off by {@code failures}.
    */
-  private static void reflectorFailed(String kind, String ns, Throwable e) {
-    if (e instanceof ApiException a && a.getCode() == 403) {
-      return;
-    }
-    log.warn(
-        "informer list/watch failed kind={} namespace={} error={}",
-        kind,
-        ns.isEmpty() ? "all" : ns,
-        e instanceof ApiException a
-            ? ApiStatus.describeWithoutServerText(a)
-            : e.getClass().getSimpleName());
+  static <T> BiConsumer<Class<T>, Throwable> failures(InformerFailures failures) {
+    BiConsumer<Class<T>, Throwable> counted = failures.handler();
+    return (t, e) -> {
+      if (!(e instanceof ApiException a && a.getCode() == 403)) {
+        counted.accept(t, e);
+      }
+    };
   }
 
   static <T extends KubernetesObject, L extends ApiObjectList<T>> ListerWatcher<T, L> listerWatcher(

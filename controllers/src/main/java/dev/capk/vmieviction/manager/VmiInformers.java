@@ -4,6 +4,7 @@ import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
+import dev.capk.vmieviction.logging.InformerFailures;
 import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.SharedIndexInformer;
@@ -67,7 +68,8 @@ public final class VmiInformers {
 
   /**
    * @param listFailed told of each failed list or watch (the informer tries again a second later);
-   *     null: the client's own handler logs it
+   *     null: the lists back off and the failures are logged with a count ({@link
+   *     InformerFailures})
    */
   public VmiInformers(
       ApiClient watchClient,
@@ -79,12 +81,16 @@ public final class VmiInformers {
     List<String> scopes = namespaces.isEmpty() ? List.of(ALL) : List.copyOf(namespaces);
     for (String ns : scopes) {
       SharedInformerFactory factory = new SharedInformerFactory(watchClient);
+      InformerFailures failures =
+          new InformerFailures(
+              "kind=VirtualMachineInstance namespace=" + (ns.isEmpty() ? "all" : ns));
       SharedIndexInformer<VirtualMachineInstance> informer =
           listFailed == null
               ? factory.sharedIndexInformerFor(
-                  listerWatcher(api, ns, labelSelector),
+                  failures.guard(listerWatcher(api, ns, labelSelector)),
                   VirtualMachineInstance.class,
-                  resync.toMillis())
+                  resync.toMillis(),
+                  failures.handler())
               : factory.sharedIndexInformerFor(
                   listerWatcher(api, ns, labelSelector),
                   VirtualMachineInstance.class,

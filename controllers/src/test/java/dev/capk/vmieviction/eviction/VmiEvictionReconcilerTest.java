@@ -1228,6 +1228,46 @@ class VmiEvictionReconcilerTest {
   }
 
   @Test
+  void aClusterBeingDeletedIsDrainedAsUsualAndToldOncePerEvacuation() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    facts =
+        new MachineContract.Facts(
+            "tenant-a/guest",
+            Optional.of(
+                new MachineContract.ClusterFacts(
+                    "tenant-a/guest",
+                    false,
+                    Optional.empty(),
+                    Optional.empty(),
+                    Optional.of(T0.minus(Duration.ofMinutes(1))))),
+            Optional.of(
+                new MachineContract.KubevirtMachineFacts("tenant-a/vm-1", Optional.empty())),
+            Optional.of(
+                new MachineContract.MachineFacts(
+                    "tenant-a/machine-1", false, Optional.empty(), Optional.empty())),
+            List.of());
+    guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
+    guest.passes.add(complete());
+
+    assertRequeueWithin(reconcile("vm-1"), RETRY);
+    assertFalse(reconcile("vm-1").isRequeue());
+
+    assertEquals(List.of("uid-vm-1"), vmis.deletedUids, "drained, then deleted");
+    assertTrue(events.has("Normal", EventReasons.DRAIN_SUCCEEDED));
+    assertEquals(
+        1,
+        events.reasons().stream().filter(EventReasons.CLUSTER_DELETING::equals).count(),
+        "told once, not per step");
+    String told = events.message("Normal", EventReasons.CLUSTER_DELETING);
+    assertTrue(
+        told.contains("Cluster tenant-a/guest is being deleted")
+            && told.contains("proceeds as usual")
+            && told.contains(DrainStartTime.format(T0.plus(TIMEOUT))),
+        told);
+  }
+
+  @Test
   void missingObjectsDegradeToTodaysBehaviourWithOneEventPerVmi() {
     evacuating("vm-1");
     guest.node = Optional.of(node("vm-1", null, false, "True"));

@@ -23,14 +23,18 @@ class PackageDependenciesTest {
       Map.ofEntries(
           Map.entry("time", Set.of()),
           Map.entry("runtime", Set.of()),
+          Map.entry("logging", Set.of()),
           Map.entry("kube", Set.of("time")),
           Map.entry("drain", Set.of("kube", "time")),
           Map.entry("drain.cli", Set.of("drain", "kube", "time")),
           Map.entry("events", Set.of("kube")),
           Map.entry("workload", Set.of("api", "kube", "time")),
           Map.entry("infra", Set.of("api", "workload")),
-          Map.entry("eviction", Set.of("api", "drain", "events", "kube", "time", "workload")),
-          Map.entry("maintenance", Set.of("api", "drain", "events", "kube", "runtime", "time")),
+          Map.entry(
+              "eviction", Set.of("api", "drain", "events", "kube", "logging", "time", "workload")),
+          Map.entry(
+              "maintenance",
+              Set.of("api", "drain", "events", "kube", "logging", "runtime", "time")),
           Map.entry("status", Set.of("api", "drain.cli", "eviction", "kube", "time", "workload")));
 
   static final Pattern IMPORT =

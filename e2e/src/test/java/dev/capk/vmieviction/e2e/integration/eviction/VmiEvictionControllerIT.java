@@ -223,6 +223,82 @@ class VmiEvictionControllerIT {
   }
 
   @Test
+  void aVmiOfAClusterBeingDeletedIsDrainedAsUsualAndToldSo() throws Exception {
+    // A tenant going away: its Cluster deleted, kept by a finalizer (Cluster API's own, in life).
+    String gone = unique("tenant-gone");
+    infra
+        .kubectl()
+        .apply(
+            """
+            apiVersion: cluster.x-k8s.io/v1beta1
+            kind: Cluster
+            metadata: {name: %s, namespace: %s, finalizers: [example.com/keep]}
+            spec:
+              infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: KubevirtCluster, name: %1$s}
+            """
+                .formatted(gone, NS));
+    EvictionFixture.kubeconfigSecret(infra, NS, gone, guest.adminKubeconfigYaml());
+    try {
+      infra
+          .kubectl()
+          .runOrFail(null, "-n", NS, "delete", "clusters.cluster.x-k8s.io", gone, "--wait=false");
+      assertFalse(
+          infra
+              .kubectl()
+              .runOrFail(
+                  null,
+                  "-n",
+                  NS,
+                  "get",
+                  "clusters.cluster.x-k8s.io",
+                  gone,
+                  "-o",
+                  "jsonpath={.metadata.deletionTimestamp}")
+              .isBlank(),
+          "the Cluster is being deleted, kept by its finalizer");
+
+      String vm = unique("vm-gone");
+      List<String> nodes = guestNodes(vm);
+      String guestNs = unique("leaving");
+      workload(guest, guestNs, "web", 2, 1, nodes);
+      String uid = vmi(infra, NS, vm, gone, "External");
+      evacuate(infra, NS, vm, INFRA_NODE);
+
+      awaitDeleted(infra, NS, vm, uid);
+      assertTrue(unschedulable(node(guest, vm)), "guest node cordoned");
+      assertTrue(
+          podsOn(guest, guestNs, vm).stream()
+              .allMatch(p -> p.getMetadata().getDeletionTimestamp() != null),
+          "no pod left running on the drained node");
+      assertTrue(
+          awaitEvent(infra, NS, vm, "DrainSucceeded")
+              .getMessage()
+              .contains("; VMI deleted so that"));
+      CoreV1Event deleting = awaitEvent(infra, NS, vm, "ClusterDeleting");
+      assertEquals("Normal", deleting.getType());
+      assertEquals(1, deleting.getCount() == null ? 1 : deleting.getCount(), "said once");
+      assertTrue(
+          deleting.getMessage().contains("Cluster " + NS + "/" + gone + " is being deleted")
+              && deleting.getMessage().contains("the evacuation proceeds as usual"),
+          deleting.getMessage());
+      assertTrue(event(infra, NS, vm, "DrainDeadlinePassed").isEmpty(), "drained, not timed out");
+    } finally {
+      infra
+          .kubectl()
+          .runOrFail(
+              null,
+              "-n",
+              NS,
+              "patch",
+              "clusters.cluster.x-k8s.io",
+              gone,
+              "--type=merge",
+              "-p",
+              "{\"metadata\":{\"finalizers\":null}}");
+    }
+  }
+
+  @Test
   void budgetThatNeverAllowsDisruptionDelaysDeletionToTheDeadlineWhichSurvivesARestart()
       throws Exception {
     String vm = unique("vm-pdb");

@@ -1,0 +1,250 @@
+package dev.capk.vmieviction.logging;
+
+import io.kubernetes.client.common.KubernetesListObject;
+import io.kubernetes.client.common.KubernetesObject;
+import io.kubernetes.client.informer.ListerWatcher;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.util.CallGeneratorParams;
+import io.kubernetes.client.util.Watchable;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
+import io.kubernetes.client.util.generic.options.ListOptions;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Optional;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
+
+/**
+ * The failures of one informer's list and watch. The official client's reflector lists again a
+ * second after any failure, for ever, and hands each failure to a handler: a kind whose
+ * CustomResourceDefinition is not installed would cost a request and a log line every second. Here
+ * consecutive failures back off the next list (1 s, then doubling up to {@link #MAX_RETRY}, no
+ * request meanwhile) and are logged at the first, at the 2nd, 4th, 8th... with a count and the time
+ * they began, and at once when the reason changes (the backoff then starts again at 1 s: a changed
+ * answer, such as a CRD just installed, is looked at again soon); the end of the failures (a watch
+ * opened again) is logged once with their count.
+ *
+ * <p>Use: {@code factory.sharedIndexInformerFor(failures.guard(listerWatcher), type, resync,
+ * failures.handler())}.
+ */
+public final class InformerFailures {
+
+  private static final Logger log = LoggerFactory.getLogger(InformerFailures.class);
+
+  /** The client's own pause after a failure; the first retry keeps it. */
+  static final Duration FIRST_RETRY = Duration.ofSeconds(1);
+
+  /** The longest pause between lists while they fail: a CRD installed later is seen within it. */
+  static final Duration MAX_RETRY = Duration.ofSeconds(30);
+
+  /** A line to log: its level and its text. */
+  record Told(Level level, String line) {}
+
+  private final String informer;
+  private final LongSupplier nanoTime;
+  private final Clock clock;
+  private final Function<Throwable, String> describe;
+
+  private int streak; // failures in a row with the same reason: the backoff
+  private long nextListAt; // nanoTime before which no list is sent (valid while streak > 0)
+  private String reason; // the failure being counted, described
+  private int sameReason; // failures with that reason in a row
+  private Instant since; // when the first of them happened
+  private int total; // failures since the last watch opened, whatever their reason
+  private Instant firstOfStreak;
+
+  /**
+   * @param informer which informer, as {@code key=value} context: {@code kind=Cluster
+   *     namespace=all}
+   */
+  public InformerFailures(String informer) {
+    this(informer, System::nanoTime, Clock.systemUTC(), InformerFailures::describe);
+  }
+
+  InformerFailures(
+      String informer, LongSupplier nanoTime, Clock clock, Function<Throwable, String> describe) {
+    this.informer = informer;
+    this.nanoTime = nanoTime;
+    this.clock = clock;
+    this.describe = describe;
+  }
+
+  /**
+   * {@code inner}, listing only once the backoff allows (else failing at once, without a request,
+   * which is neither counted nor logged) and ending the failures when a watch opens.
+   */
+  public <T extends KubernetesObject, L extends KubernetesListObject> ListerWatcher<T, L> guard(
+      ListerWatcher<T, L> inner) {
+    return new ListerWatcher<>() {
+      @Override
+      public L list(CallGeneratorParams params) throws ApiException {
+        if (!mayList()) {
+          throw new NotYet();
+        }
+        return inner.list(params);
+      }
+
+      @Override
+      public Watchable<T> watch(CallGeneratorParams params) throws ApiException {
+        Watchable<T> w = inner.watch(params);
+        opened().ifPresent(InformerFailures::log);
+        return w;
+      }
+    };
+  }
+
+  /** As {@link #guard(ListerWatcher)}, on every object of {@code api} (all namespaces). */
+  public <T extends KubernetesObject, L extends KubernetesListObject> ListerWatcher<T, L> guard(
+      GenericKubernetesApi<T, L> api) {
+    return guard(
+        new ListerWatcher<T, L>() {
+          @Override
+          public L list(CallGeneratorParams params) throws ApiException {
+            KubernetesApiResponse<L> r = api.list(options(params));
+            if (r.getHttpStatusCode() == 0) {
+              throw new ApiException(0, "no HTTP response to a list");
+            }
+            return r.throwsApiException().getObject();
+          }
+
+          @Override
+          public Watchable<T> watch(CallGeneratorParams params) throws ApiException {
+            return api.watch(options(params));
+          }
+
+          private ListOptions options(CallGeneratorParams params) {
+            ListOptions o = new ListOptions();
+            o.setResourceVersion(params.resourceVersion);
+            o.setTimeoutSeconds(params.timeoutSeconds);
+            return o;
+          }
+        });
+  }
+
+  /** The informer's exception handler: counts the failure and logs it when it is worth a line. */
+  public <T> BiConsumer<Class<T>, Throwable> handler() {
+    return (type, e) -> failed(e).ifPresent(InformerFailures::log);
+  }
+
+  synchronized boolean mayList() {
+    return streak == 0 || nanoTime.getAsLong() - nextListAt >= 0;
+  }
+
+  /** Counts a failure; the line to log for it, if any. */
+  synchronized Optional<Told> failed(Throwable e) {
+    if (e instanceof NotYet) {
+      return Optional.empty();
+    }
+    Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
+    String described = describe.apply(e);
+    boolean changed = !described.equals(reason);
+    // Something changed (a CRD installed is first "storage initializing"): look again soon.
+    streak = changed ? 1 : streak + 1;
+    total++;
+    if (firstOfStreak == null) {
+      firstOfStreak = now;
+    }
+    Duration pause = backoff(streak);
+    nextListAt = nanoTime.getAsLong() + pause.toNanos();
+    if (changed) {
+      reason = described;
+      sameReason = 1;
+      since = now;
+      return Optional.of(
+          new Told(
+              Level.WARN,
+              "informer list/watch failed "
+                  + informer
+                  + " error=\""
+                  + described
+                  + "\" retryIn="
+                  + pause));
+    }
+    sameReason++;
+    if (Integer.bitCount(sameReason) != 1) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new Told(
+            Level.WARN,
+            "informer list/watch failed "
+                + sameReason
+                + " times since "
+                + since
+                + " "
+                + informer
+                + " error=\""
+                + described
+                + "\" retryIn="
+                + pause));
+  }
+
+  /** A watch opened: the failures, if any, are over. */
+  synchronized Optional<Told> opened() {
+    if (streak == 0) {
+      return Optional.empty();
+    }
+    Told told =
+        new Told(
+            Level.INFO,
+            "informer list/watch recovered "
+                + informer
+                + " failures="
+                + total
+                + " since="
+                + firstOfStreak);
+    streak = 0;
+    total = 0;
+    reason = null;
+    sameReason = 0;
+    since = null;
+    firstOfStreak = null;
+    return Optional.of(told);
+  }
+
+  /** The pause after the {@code n}th failure in a row: 1 s, 2 s, 4 s... up to the maximum. */
+  static Duration backoff(int n) {
+    if (n >= 16) {
+      return MAX_RETRY;
+    }
+    Duration d = FIRST_RETRY.multipliedBy(1L << (n - 1));
+    return d.compareTo(MAX_RETRY) > 0 ? MAX_RETRY : d;
+  }
+
+  /**
+   * One line for a failure: the HTTP status (a 404 named for what it usually means), or the kind of
+   * failure without an answer. Never the server's text or an exception message, which may hold a
+   * URL.
+   */
+  static String describe(Throwable t) {
+    if (t instanceof ApiException a) {
+      if (a.getCode() == 404) {
+        return "HTTP 404: the API server does not serve this kind"
+            + " (is its CustomResourceDefinition installed?)";
+      }
+      if (a.getCode() != 0) {
+        return "HTTP " + a.getCode();
+      }
+      return a.getCause() == null ? "no response" : a.getCause().getClass().getSimpleName();
+    }
+    return t.getClass().getSimpleName();
+  }
+
+  private static void log(Told told) {
+    log.atLevel(told.level()).log(told.line());
+  }
+
+  /** A list not sent: the backoff is not over. The reflector calls again a second later. */
+  static final class NotYet extends ApiException {
+    NotYet() {
+      super(0, "backing off after failed lists, not listing yet");
+    }
+  }
+}

@@ -1,0 +1,7 @@
+/**
+ * Log lines that tell a lasting state once, not at every retry: a waiting step's line at INFO only
+ * when what it waits for changes ({@link dev.capk.vmieviction.logging.WaitLog}), and an informer's
+ * repeated failures backed off and told with a count ({@link
+ * dev.capk.vmieviction.logging.InformerFailures}). Imports nothing of this project.
+ */
+package dev.capk.vmieviction.logging;
