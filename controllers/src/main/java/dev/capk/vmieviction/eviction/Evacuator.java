@@ -617,13 +617,16 @@ final class Evacuator {
       backoff = settings.retryInterval();
     }
     Duration delay = EvacuationDeadline.requeueDelay(deadline, backoff);
-    log.warn(
-        "evacuation step failed vmi={} reason={} detail=\"{}\" retryIn={} deadline={}",
-        key,
-        reason,
-        message,
-        delay,
-        DrainStartTime.format(deadline.at()));
+    // Retried with backoff while it lasts: the same failure is told once, every change of it too.
+    boolean changed = waits.changed(vmi.getMetadata().getUid() + "/failure", reason + message);
+    log.atLevel(changed ? Level.WARN : Level.DEBUG)
+        .log(
+            "evacuation step failed vmi={} reason={} detail=\"{}\" retryIn={} deadline={}",
+            key,
+            reason,
+            message,
+            delay,
+            DrainStartTime.format(deadline.at()));
     if (event) {
       events.warning(
           vmi,
