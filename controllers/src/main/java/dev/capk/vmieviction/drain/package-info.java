@@ -1,13 +1,16 @@
 /**
  * The drain engine: {@code kubectl drain} semantics, from Java, faster than kubectl. It knows
- * nothing about VMIs; the eviction controller and the {@code drain} CLI ({@link
- * dev.capk.vmieviction.drain.cli.DrainCommand}) both use it.
+ * nothing about VMIs. The eviction controller and the NodeMaintenance controller advance drains by
+ * non-blocking steps ({@link dev.capk.vmieviction.drain.DrainStepper}, {@link
+ * dev.capk.vmieviction.drain.SteppedDrains}); the {@code drain} CLI ({@link
+ * dev.capk.vmieviction.drain.cli.DrainCommand}) runs the blocking drain below.
  *
- * <p>Entry point: {@link dev.capk.vmieviction.drain.NodeDrainer} ({@code cordon}, {@code uncordon},
- * {@code drain}) with {@link dev.capk.vmieviction.drain.DrainOptions}. A drain cordons the node,
- * lists its pods ({@link dev.capk.vmieviction.drain.PodLister}, paginated), gives each a {@link
- * dev.capk.vmieviction.drain.PodVerdict} through {@link dev.capk.vmieviction.drain.PodFilters} in
- * kubectl's order ({@link dev.capk.vmieviction.drain.DrainPlanner}), refuses as a whole ({@link
+ * <p>The CLI's entry point: {@link dev.capk.vmieviction.drain.NodeDrainer} ({@code cordon}, {@code
+ * uncordon}, {@code drain}) with {@link dev.capk.vmieviction.drain.DrainOptions}. A drain cordons
+ * the node, lists its pods ({@link dev.capk.vmieviction.drain.PodLister}, paginated), gives each a
+ * {@link dev.capk.vmieviction.drain.PodVerdict} through {@link
+ * dev.capk.vmieviction.drain.PodFilters} in kubectl's order ({@link
+ * dev.capk.vmieviction.drain.DrainPlanner}), refuses as a whole ({@link
  * dev.capk.vmieviction.drain.DrainRefusedException}) or evicts concurrently ({@link
  * dev.capk.vmieviction.drain.PodEvictionTask}, {@link dev.capk.vmieviction.drain.Evictor}) while
  * one watch ({@link dev.capk.vmieviction.drain.DeletionWaiter}) reports pods leaving, and answers

@@ -18,7 +18,6 @@ import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.harness.TricklingProxy;
-import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
@@ -82,24 +81,9 @@ class DrainStartAndDeadlineIT {
     EvictionFixture.cluster(infra, NS, HEALTHY);
     EvictionFixture.kubeconfigSecret(infra, NS, HEALTHY, guest.adminKubeconfigYaml());
     manager =
-        Main.start(
-            "--kubeconfig",
-            kubeconfig.toString(),
-            "--leader-elect",
-            "--leader-election-namespace",
-            EvictionFixture.CONTROLLER_NAMESPACE,
-            "--leader-election-id",
+        EvictionFixture.startManager(
+            kubeconfig,
             "vmi-eviction-start-deadline-it",
-            "--leader-election-lease-duration",
-            "4s",
-            "--leader-election-renew-deadline",
-            "3s",
-            "--leader-election-retry-period",
-            "500ms",
-            "--metrics-bind-address",
-            "0",
-            "--health-probe-bind-address",
-            "127.0.0.1:0",
             "--namespace",
             NS,
             "--workers",
@@ -110,7 +94,6 @@ class DrainStartAndDeadlineIT {
             "1s",
             "--drain-attempt-timeout",
             "3s");
-    Await.until("controller ready", WAIT, manager::ready);
   }
 
   @AfterAll

@@ -167,6 +167,54 @@ final class EvictionFixture {
                 .formatted(name, ns, machineUid));
   }
 
+  /** A tenant: namespace {@code ns}, its Cluster and the Cluster's kubeconfig Secret. */
+  static void tenant(LocalCluster infra, String ns, String cluster, String guestKubeconfig) {
+    namespace(infra, ns);
+    cluster(infra, ns, cluster);
+    kubeconfigSecret(infra, ns, cluster, guestKubeconfig);
+  }
+
+  /**
+   * Starts the controller in this JVM through its Main, as its ServiceAccount ({@code kubeconfig}),
+   * with no metrics endpoint and a health endpoint on a free port, and waits until it is ready.
+   *
+   * @param leaderElectionId null for no leader election; else a short lease of that name, so a
+   *     restart in the same test takes over within seconds
+   * @param flags the test's own flags (namespace, timeouts...)
+   */
+  static dev.capk.vmieviction.manager.Manager startManager(
+      Path kubeconfig, String leaderElectionId, String... flags) throws Exception {
+    List<String> args =
+        new java.util.ArrayList<>(
+            List.of(
+                "--kubeconfig",
+                kubeconfig.toString(),
+                "--metrics-bind-address",
+                "0",
+                "--health-probe-bind-address",
+                "127.0.0.1:0"));
+    if (leaderElectionId != null) {
+      args.addAll(
+          List.of(
+              "--leader-elect",
+              "--leader-election-namespace",
+              CONTROLLER_NAMESPACE,
+              "--leader-election-id",
+              leaderElectionId,
+              "--leader-election-lease-duration",
+              "4s",
+              "--leader-election-renew-deadline",
+              "3s",
+              "--leader-election-retry-period",
+              "500ms"));
+    }
+    args.addAll(List.of(flags));
+    dev.capk.vmieviction.manager.Manager manager =
+        dev.capk.vmieviction.manager.Main.start(args.toArray(String[]::new));
+    Await.until("controller ready", WAIT, manager::ready);
+    return manager;
+  }
+
   /** Creates or replaces the kubeconfig Secret {@code <cluster>-kubeconfig} with {@code value}. */
   static void kubeconfigSecret(LocalCluster infra, String ns, String cluster, String value) {
     String encoded = Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8));

@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.e2e.integration.eviction;
 
-import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.WAIT;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitDeleted;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitEvent;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evacuate;
@@ -15,11 +14,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.e2e.bench.AuditLog;
-import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -197,24 +194,14 @@ class GuestNodeWatchIT {
 
   private String tenant(String prefix, String guestKubeconfig) throws Exception {
     String ns = unique(prefix);
-    EvictionFixture.namespace(infra, ns);
-    EvictionFixture.cluster(infra, ns, "tenant");
-    EvictionFixture.kubeconfigSecret(infra, ns, "tenant", guestKubeconfig);
+    EvictionFixture.tenant(infra, ns, "tenant", guestKubeconfig);
     return ns;
   }
 
   private void startController(String ns) throws Exception {
     manager =
-        Main.start(
-            "--kubeconfig",
-            EvictionFixture.controllerKubeconfig(infra, dir).toString(),
-            "--metrics-bind-address",
-            "0",
-            "--health-probe-bind-address",
-            "127.0.0.1:0",
-            "--namespace",
-            ns);
-    Await.until("controller ready", WAIT, manager::ready);
+        EvictionFixture.startManager(
+            EvictionFixture.controllerKubeconfig(infra, dir), null, "--namespace", ns);
   }
 
   /** The audit policy: the controller's identity's requests on nodes, nothing else. */

@@ -22,7 +22,6 @@ import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
@@ -205,7 +204,11 @@ class RefusalsAndShapesIT {
     awaitDeleted(infra, ns, vm, uid);
     Instant to = Instant.now();
 
-    assertTrue(event(infra, ns, vm, "DrainDeadlinePassed").isPresent(), "deleted at deadline");
+    String deadline = event(infra, ns, vm, "DrainDeadlinePassed").orElseThrow().getMessage();
+    assertTrue(
+        deadline.contains("cordoning node " + vm + " refused")
+            && deadline.contains("the tenant does not allow cordons"),
+        "the deadline event names what held the drain: " + deadline);
     assertFalse(unschedulable(node(guest, vm)), "never cordoned");
     var onNode =
         new CoreV1Api(guest.client())
@@ -251,7 +254,10 @@ class RefusalsAndShapesIT {
     assertTrue(
         blocked.get().getMessage().contains("the tenant does not allow evictions"),
         blocked.get().getMessage());
-    assertTrue(event(infra, ns, vm, "DrainDeadlinePassed").isPresent(), "deleted at deadline");
+    String deadline = event(infra, ns, vm, "DrainDeadlinePassed").orElseThrow().getMessage();
+    assertTrue(
+        deadline.contains(workload + "/p0") && deadline.contains("the tenant does not allow"),
+        "the deadline event names the pods and why: " + deadline);
     assertEquals(2, podsOf(workload).size(), "no pod of the guarded namespace was lost");
     // Each pod is asked again once per retry step (the longest wait after a failure), not in a
     // loop: 2 pods, a 25 s deadline.
@@ -475,27 +481,20 @@ class RefusalsAndShapesIT {
 
   private String tenant(String prefix) throws Exception {
     String ns = unique(prefix);
-    EvictionFixture.namespace(infra, ns);
-    EvictionFixture.cluster(infra, ns, "tenant");
-    EvictionFixture.kubeconfigSecret(
+    EvictionFixture.tenant(
         infra, ns, "tenant", guest.kubeconfigFor(AuditLog.USER, "system:masters"));
     return ns;
   }
 
   private void startController(String ns, String drainTimeout) throws Exception {
     manager =
-        Main.start(
-            "--kubeconfig",
-            EvictionFixture.controllerKubeconfig(infra, dir).toString(),
-            "--metrics-bind-address",
-            "0",
-            "--health-probe-bind-address",
-            "127.0.0.1:0",
+        EvictionFixture.startManager(
+            EvictionFixture.controllerKubeconfig(infra, dir),
+            null,
             "--drain-timeout",
             drainTimeout,
             "--namespace",
             ns);
-    Await.until("controller ready", WAIT, manager::ready);
   }
 
   private static int nodePatches(String node, Instant from, Instant to) {

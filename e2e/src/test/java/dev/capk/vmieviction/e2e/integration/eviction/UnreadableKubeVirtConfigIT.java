@@ -24,7 +24,6 @@ import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.harness.RefusingProxy;
-import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import java.nio.file.Path;
@@ -93,9 +92,7 @@ class UnreadableKubeVirtConfigIT {
             EvictionFixture.tempDir("vmi-eviction-unreadable-kv-it"),
             proxy.url(),
             proxy.caCertificatePem());
-    EvictionFixture.namespace(infra, NS);
-    EvictionFixture.cluster(infra, NS, TENANT);
-    EvictionFixture.kubeconfigSecret(infra, NS, TENANT, guest.adminKubeconfigYaml());
+    EvictionFixture.tenant(infra, NS, TENANT, guest.adminKubeconfigYaml());
     EvictionFixture.namespace(infra, KUBEVIRT_NS);
     infra
         .kubectl()
@@ -109,24 +106,9 @@ class UnreadableKubeVirtConfigIT {
         """
                 .formatted(KUBEVIRT_NS));
     manager =
-        Main.start(
-            "--kubeconfig",
-            kubeconfig.toString(),
-            "--leader-elect",
-            "--leader-election-namespace",
-            EvictionFixture.CONTROLLER_NAMESPACE,
-            "--leader-election-id",
+        EvictionFixture.startManager(
+            kubeconfig,
             "vmi-eviction-unreadable-kv-it",
-            "--leader-election-lease-duration",
-            "4s",
-            "--leader-election-renew-deadline",
-            "3s",
-            "--leader-election-retry-period",
-            "500ms",
-            "--metrics-bind-address",
-            "0",
-            "--health-probe-bind-address",
-            "127.0.0.1:0",
             "--namespace",
             NS,
             "--drain-timeout",
@@ -135,7 +117,6 @@ class UnreadableKubeVirtConfigIT {
             "1s",
             "--drain-attempt-timeout",
             "3s");
-    Await.until("controller ready", WAIT, manager::ready);
   }
 
   @AfterAll
