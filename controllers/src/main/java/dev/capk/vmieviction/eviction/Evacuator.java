@@ -96,8 +96,96 @@ final class Evacuator {
     this.sightings = sightings;
   }
 
-  /** One step of the evacuation of a VMI that KubeVirt marked and whose strategy is External. */
+  /**
+   * One step of the evacuation of a VMI that KubeVirt marked and whose strategy is External: each
+   * of its steps below either hands the next one what it goes on with, or ends this reconcile with
+   * its result.
+   */
   Result evacuate(String key, VirtualMachineInstance vmi) {
+    Step<Started> started = start(key, vmi);
+    if (started.ended()) {
+      return started.result();
+    }
+    vmi = started.value().vmi();
+    Instant start = started.value().start();
+    Deadline deadline = started.value().deadline();
+    // The deadline is checked before anything touches the guest cluster.
+    if (deadline.passed()) {
+      return deadlineReached(key, vmi, start, deadline, null);
+    }
+    Step<MachineContractCheck.Applied> contract = applyContract(key, vmi, start, deadline);
+    if (contract.ended()) {
+      return contract.result();
+    }
+    deadline = contract.value().deadline();
+    Step<VirtualMachineInstance> admitted = admit(key, vmi, start, deadline, contract.value());
+    if (admitted.ended()) {
+      return admitted.result();
+    }
+    Step<VirtualMachineInstance> migrated =
+        migrate(key, admitted.value(), start, deadline, contract.value());
+    if (migrated.ended()) {
+      return migrated.result();
+    }
+    vmi = migrated.value();
+    Step<Guest> entered = enterGuest(key, vmi, deadline);
+    if (entered.ended()) {
+      return entered.result();
+    }
+    Guest guest = entered.value();
+    // Cordoning marks the node for this UID: from now on the uncordon check must look again.
+    marks.mayBeMarked(vmi.getMetadata().getUid());
+    try {
+      Step<V1Node> found = findNode(key, vmi, start, guest);
+      if (found.ended()) {
+        return found.result();
+      }
+      V1Node node = cordoned(key, vmi, guest, found.value());
+      Pass pass = drainStep(key, vmi.getMetadata().getUid(), deadline, guest, node);
+      if (pass.result().refused()) {
+        return drainRefused(key, vmi, start, deadline, pass);
+      }
+      if (pass.result().complete()) {
+        return drained(key, vmi, start, pass);
+      }
+      return notDrainedYet(key, vmi, start, deadline, pass);
+    } catch (GuestAccessException | ApiException | RuntimeException e) {
+      return guestStepFailed(key, vmi, deadline, guest, e);
+    } finally {
+      guest.leaveStep();
+    }
+  }
+
+  /**
+   * What one step of the evacuation hands the next: a value to go on with, or (when {@link
+   * #ended()}) the result that ends this reconcile.
+   */
+  private record Step<T>(T value, Result result) {
+    static <T> Step<T> next(T value) {
+      return new Step<>(value, null);
+    }
+
+    static <T> Step<T> end(Result result) {
+      return new Step<>(null, result);
+    }
+
+    boolean ended() {
+      return result != null;
+    }
+  }
+
+  /** The drain start and its deadline; {@code vmi} as the start's annotation left it. */
+  private record Started(VirtualMachineInstance vmi, Instant start, Deadline deadline) {}
+
+  /** One drain step's answer, with the node it drained and since when the drain waits. */
+  private record Pass(Guest guest, V1Node node, Instant drainBegan, DrainPass result) {
+    String nodeName() {
+      return node.getMetadata().getName();
+    }
+  }
+
+  /** Records the drain start, or restores it when it was changed mid-drain, and tells so. */
+  private Step<Started> start(String key, VirtualMachineInstance vmi) {
     Instant now = clock.instant();
     String uid = vmi.getMetadata().getUid();
     Map<String, String> annotations = vmi.getMetadata().getAnnotations();
@@ -120,150 +208,197 @@ final class Evacuator {
       } catch (ApiException e) {
         // A 409 here is usually our own stale cache (the write before this one not seen yet): look
         // again at once. A known start keeps its deadline while the annotation cannot be fixed.
-        return infraFailure(
-            key,
-            vmi,
-            "recording the drain start",
-            e,
-            decision instanceof DrainStartDecision.Restore
-                ? EvacuationDeadline.of(start, settings.drainTimeout(), capkGrace, clock)
-                : null);
+        return Step.end(
+            infraFailure(
+                key,
+                vmi,
+                "recording the drain start",
+                e,
+                decision instanceof DrainStartDecision.Restore
+                    ? EvacuationDeadline.of(start, settings.drainTimeout(), capkGrace, clock)
+                    : null));
       }
     }
     memory.recordStart(key, uid, start);
     Deadline deadline = EvacuationDeadline.of(start, settings.drainTimeout(), capkGrace, clock);
     if (decision instanceof DrainStartDecision.Restore restore) {
-      String was =
-          restore.raw() == null
-              ? ""
-              : " (to \"" + NotEvacuatedNotices.shorten(restore.raw()) + "\")";
-      log.warn(
-          "drain start annotation {} mid-drain, restored vmi={} start={} deadline={}",
-          restore.tampering().phrase,
-          key,
-          DrainStartTime.format(start),
-          DrainStartTime.format(deadline.at()));
-      events.warning(
-          vmi,
-          EventReasons.DRAIN_START_TIME_RESTORED,
-          "Annotation "
-              + EvictionAnnotations.DRAIN_START_TIME
-              + " "
-              + restore.tampering().phrase
-              + was
-              + " during the drain; restored to the earliest start "
-              + DrainStartTime.format(start)
-              + ": the deadline "
-              + DrainStartTime.format(deadline.at())
-              + " never moves later");
+      restored(key, vmi, restore, start, deadline);
     }
     if (decision instanceof DrainStartDecision.ReplaceMalformed malformed) {
-      String shown = NotEvacuatedNotices.shorten(malformed.raw());
-      log.warn(
-          "drain start annotation malformed, replaced vmi={} value=\"{}\" start={}",
-          key,
-          shown,
-          DrainStartTime.format(start));
-      events.warning(
-          vmi,
-          EventReasons.DRAIN_START_TIME_INVALID,
-          "Annotation "
-              + EvictionAnnotations.DRAIN_START_TIME
-              + " value \""
-              + shown
-              + "\" is not an RFC 3339 time in the past; drain start reset to "
-              + DrainStartTime.format(start));
+      replacedMalformed(key, vmi, malformed, start);
     }
     if (decision instanceof DrainStartDecision.Begin
         || decision instanceof DrainStartDecision.ReplaceMalformed) {
-      metrics.evacuationStarted();
-      log.info(
-          "evacuation started vmi={} infraNode={} start={} deadline={}",
-          key,
-          Eligibility.evacuationNodeName(vmi),
-          DrainStartTime.format(start),
-          DrainStartTime.format(deadline.at()));
-      events.normal(
-          vmi,
-          EventReasons.DRAIN_STARTED,
-          "Infra node "
-              + Eligibility.evacuationNodeName(vmi)
-              + " is being drained: draining the guest node, "
-              + "then deleting this VMI; deadline "
-              + DrainStartTime.format(deadline.at()));
+      begun(key, vmi, start, deadline);
     }
     memory.underWay(key, uid, start, deadline.at());
+    return Step.next(new Started(vmi, start, deadline));
+  }
 
-    // The deadline is checked before anything touches the guest cluster.
-    if (deadline.passed()) {
-      return deadlineReached(key, vmi, start, deadline, null);
-    }
+  private void restored(
+      String key,
+      VirtualMachineInstance vmi,
+      DrainStartDecision.Restore restore,
+      Instant start,
+      Deadline deadline) {
+    String was =
+        restore.raw() == null ? "" : " (to \"" + NotEvacuatedNotices.shorten(restore.raw()) + "\")";
+    log.warn(
+        "drain start annotation {} mid-drain, restored vmi={} start={} deadline={}",
+        restore.tampering().phrase,
+        key,
+        DrainStartTime.format(start),
+        DrainStartTime.format(deadline.at()));
+    events.warning(
+        vmi,
+        EventReasons.DRAIN_START_TIME_RESTORED,
+        "Annotation "
+            + EvictionAnnotations.DRAIN_START_TIME
+            + " "
+            + restore.tampering().phrase
+            + was
+            + " during the drain; restored to the earliest start "
+            + DrainStartTime.format(start)
+            + ": the deadline "
+            + DrainStartTime.format(deadline.at())
+            + " never moves later");
+  }
 
-    // Cluster API's contract (MachineContract): may move the deadline earlier, leave a paused
-    // Cluster's guest untouched, or skip the drain.
+  private void replacedMalformed(
+      String key,
+      VirtualMachineInstance vmi,
+      DrainStartDecision.ReplaceMalformed malformed,
+      Instant start) {
+    String shown = NotEvacuatedNotices.shorten(malformed.raw());
+    log.warn(
+        "drain start annotation malformed, replaced vmi={} value=\"{}\" start={}",
+        key,
+        shown,
+        DrainStartTime.format(start));
+    events.warning(
+        vmi,
+        EventReasons.DRAIN_START_TIME_INVALID,
+        "Annotation "
+            + EvictionAnnotations.DRAIN_START_TIME
+            + " value \""
+            + shown
+            + "\" is not an RFC 3339 time in the past; drain start reset to "
+            + DrainStartTime.format(start));
+  }
+
+  private void begun(String key, VirtualMachineInstance vmi, Instant start, Deadline deadline) {
+    metrics.evacuationStarted();
+    log.info(
+        "evacuation started vmi={} infraNode={} start={} deadline={}",
+        key,
+        Eligibility.evacuationNodeName(vmi),
+        DrainStartTime.format(start),
+        DrainStartTime.format(deadline.at()));
+    events.normal(
+        vmi,
+        EventReasons.DRAIN_STARTED,
+        "Infra node "
+            + Eligibility.evacuationNodeName(vmi)
+            + " is being drained: draining the guest node, "
+            + "then deleting this VMI; deadline "
+            + DrainStartTime.format(deadline.at()));
+  }
+
+  /**
+   * Cluster API's contract (MachineContract): may move the deadline earlier, leave a paused
+   * Cluster's guest untouched, or skip the drain.
+   */
+  private Step<MachineContractCheck.Applied> applyContract(
+      String key, VirtualMachineInstance vmi, Instant start, Deadline deadline) {
     MachineContractCheck.Applied contract;
     try {
       contract = contracts.apply(key, vmi, start, deadline);
     } catch (GuestAccessException e) {
-      return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
+      return Step.end(guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true));
     }
-    deadline = contract.deadline();
-    memory.underWay(key, uid, start, deadline.at());
-    if (deadline.passed()) {
-      return deadlineReached(key, vmi, start, deadline, contract.origin().orElse(null));
+    String uid = vmi.getMetadata().getUid();
+    Deadline moved = contract.deadline();
+    memory.underWay(key, uid, start, moved.at());
+    if (moved.passed()) {
+      return Step.end(deadlineReached(key, vmi, start, moved, contract.origin().orElse(null)));
     }
     switch (contract.step()) {
       case HOLD_PAUSED -> {
         memory.blockedBy(uid, "the Cluster is paused");
-        return requeue(deadline, settings.retryInterval());
+        return Step.end(requeue(moved, settings.retryInterval()));
       }
       case SKIP_DRAIN -> {
-        return delete(key, vmi, start, Outcome.DRAIN_EXCLUDED);
+        return Step.end(delete(key, vmi, start, Outcome.DRAIN_EXCLUDED));
       }
       case DRAIN -> {}
     }
+    return Step.next(contract);
+  }
 
-    // Admit (TenantAdmission): one control-plane VMI of a tenant at a time, the per-cluster limit
-    // for workers. A held VMI keeps its deadline and goes ahead at the latest at deadline -
-    // reserve.
+  /**
+   * Admit (TenantAdmission): one control-plane VMI of a tenant at a time, the per-cluster limit for
+   * workers. A held VMI keeps its deadline and goes ahead at the latest at deadline - reserve.
+   *
+   * @return the VMI as the recorded admission left it
+   */
+  private Step<VirtualMachineInstance> admit(
+      String key,
+      VirtualMachineInstance vmi,
+      Instant start,
+      Deadline deadline,
+      MachineContractCheck.Applied contract) {
     try {
       TenantAdmissionCheck.Outcome admitted =
           admission.check(key, vmi, start, deadline, contract.clusterEvacuationLimit());
       if (admitted instanceof TenantAdmissionCheck.Held held) {
-        memory.blockedBy(uid, "held: " + held.waitsFor());
-        return requeue(deadline, held.retry());
+        memory.blockedBy(vmi.getMetadata().getUid(), "held: " + held.waitsFor());
+        return Step.end(requeue(deadline, held.retry()));
       }
-      vmi = ((TenantAdmissionCheck.Admitted) admitted).vmi();
+      return Step.next(((TenantAdmissionCheck.Admitted) admitted).vmi());
     } catch (GuestAccessException e) {
-      return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
+      return Step.end(guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true));
     } catch (ApiException e) {
-      return infraFailure(key, vmi, "recording the admission", e, deadline);
+      return Step.end(infraFailure(key, vmi, "recording the admission", e, deadline));
     }
+  }
 
-    // Migrate (LiveMigrationStep): with live migration preferred, a LiveMigratable VMI moves with
-    // a VirtualMachineInstanceMigration and its guest is never drained; the drain below is the
-    // fallback, inside the same deadline.
+  /**
+   * Migrate (LiveMigrationStep): with live migration preferred, a LiveMigratable VMI moves with a
+   * VirtualMachineInstanceMigration and its guest is never drained; the drain after it is the
+   * fallback, inside the same deadline.
+   */
+  private Step<VirtualMachineInstance> migrate(
+      String key,
+      VirtualMachineInstance vmi,
+      Instant start,
+      Deadline deadline,
+      MachineContractCheck.Applied contract) {
     try {
       LiveMigrationStep.Outcome migrated =
           migration.step(key, vmi, start, deadline, contract.clusterLiveMigration());
       if (migrated instanceof LiveMigrationStep.Stop stop) {
-        memory.blockedBy(uid, "live migration under way or waiting for a slot");
-        return requeue(deadline, stop.retry());
+        memory.blockedBy(
+            vmi.getMetadata().getUid(), "live migration under way or waiting for a slot");
+        return Step.end(requeue(deadline, stop.retry()));
       }
-      vmi = ((LiveMigrationStep.Proceed) migrated).vmi();
+      return Step.next(((LiveMigrationStep.Proceed) migrated).vmi());
     } catch (ApiException e) {
-      return infraFailure(key, vmi, "the live migration step", e, deadline);
+      return Step.end(infraFailure(key, vmi, "the live migration step", e, deadline));
     }
+  }
 
+  /**
+   * Connects to the guest cluster and enters one of the tenant's steps; the caller leaves it. A
+   * step that may not talk to its guest cluster now comes back later, and this worker moves on.
+   */
+  private Step<Guest> enterGuest(String key, VirtualMachineInstance vmi, Deadline deadline) {
     Guest guest;
     try {
       // From here on no guest request may run past the deadline.
       guest = guests.connect(vmi, Optional.of(deadline.remaining()));
     } catch (GuestAccessException e) {
-      return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
+      return Step.end(guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true));
     }
-    // The tenant's share: a step that may not talk to its guest cluster now comes back later,
-    // and this worker moves on.
     boolean woken = guests.takeWake(key);
     log.debug("guest step vmi={} cluster={} woken={}", key, guest.cluster(), woken);
     Optional<Duration> throttled = guest.tryEnterStep(woken);
@@ -274,159 +409,207 @@ final class Evacuator {
           key,
           guest.cluster(),
           throttled.get());
-      return requeue(deadline, throttled.get());
+      return Step.end(requeue(deadline, throttled.get()));
     }
-    // Cordoning marks the node for this UID: from now on the uncordon check must look again.
-    marks.mayBeMarked(uid);
+    return Step.next(guest);
+  }
+
+  /** The VMI's guest node; none: nothing to drain, and the VMI is deleted. */
+  private Step<V1Node> findNode(String key, VirtualMachineInstance vmi, Instant start, Guest guest)
+      throws GuestAccessException, ApiException {
     String vmiName = vmi.getMetadata().getName();
-    try {
-      Optional<V1Node> found = guest.recentNode(key);
-      if (found.isEmpty()) {
-        found = guest.findNode(vmiName);
-      }
-      if (found.isEmpty()) {
-        String msg =
-            "No guest node named "
-                + vmiName
-                + " or with providerID "
-                + GuestNodeMatch.providerIdFor(vmiName)
-                + " in cluster "
-                + guest.cluster()
-                + ": nothing to drain";
-        log.info("guest node not found vmi={} cluster={}", key, guest.cluster());
-        events.normal(vmi, EventReasons.GUEST_NODE_NOT_FOUND, msg);
-        return delete(key, vmi, start, Outcome.NODE_MISSING);
-      }
-      V1Node read = found.get();
-      String nodeName = read.getMetadata().getName();
-      boolean unschedulable =
-          read.getSpec() != null && Boolean.TRUE.equals(read.getSpec().getUnschedulable());
-      // As the cordon left it, for the next steps: nodes read are shared, never changed here.
-      final V1Node node = unschedulable ? read : cordon(guest, read, uid, vmiName);
-      guest.nodeSeen(key, node);
-      if (!unschedulable) {
-        log.info("guest node cordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
-        events.normal(
-            vmi,
-            EventReasons.CORDONED,
-            "Cordoned guest node " + nodeName + " in cluster " + guest.cluster());
-        guest.nodeEvent(
-            node,
-            false,
-            EventReasons.CORDONED,
-            "Cordoned: infra VMI "
-                + key
-                + " is being evacuated from node "
-                + Eligibility.evacuationNodeName(vmi));
-      }
-      boolean unreachable = NodeReadiness.of(node) == NodeReadiness.UNREACHABLE;
-      Duration requestTimeout = EvacuationDeadline.passTimeout(deadline, settings.attemptTimeout());
-      Instant stepStart = clock.instant();
-      // After a hold (tenant protection) the drain's own waiting counts, not the evacuation's.
-      Instant drainBegan = memory.drainBegan(uid, stepStart);
-      DrainPass pass = guest.drainStep(key, nodeName, requestTimeout, unreachable);
-      metrics.drainStep(Duration.between(stepStart, clock.instant()));
-      metrics.evictions(
-          EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.blockingBudgets().size());
-      metrics.evictions(EvictionMetrics.EvictionResult.ERROR, pass.failures().size());
-      memory.succeeded(key);
-      // The drain's waits are looked at again at every step: told once per change.
-      String drainWait = uid + "/" + DrainStartTime.format(start) + "/drain";
-      if (pass.refused()) {
-        memory.blockedBy(uid, pass.pending() + " pod(s) left: " + pass.blockers());
-        log.atLevel(waits.changed(drainWait, pass.refusals()) ? Level.WARN : Level.DEBUG)
-            .log(
-                "drain refused vmi={} cluster={} node={} refusals={}",
-                key,
-                guest.cluster(),
-                nodeName,
-                pass.refusals());
-        events.warning(
-            vmi,
-            EventReasons.DRAIN_REFUSED,
-            "Drain of guest node " + nodeName + " refused: " + String.join("; ", pass.refusals()));
-        return requeue(deadline, settings.retryInterval());
-      }
-      if (pass.complete()) {
-        metrics.evictions(EvictionMetrics.EvictionResult.EVICTED, pass.evicted());
-        log.info(
-            "guest node drained vmi={} cluster={} node={} summary=\"{}\"",
+    Optional<V1Node> found = guest.recentNode(key);
+    if (found.isEmpty()) {
+      found = guest.findNode(vmiName);
+    }
+    if (found.isPresent()) {
+      return Step.next(found.get());
+    }
+    String msg =
+        "No guest node named "
+            + vmiName
+            + " or with providerID "
+            + GuestNodeMatch.providerIdFor(vmiName)
+            + " in cluster "
+            + guest.cluster()
+            + ": nothing to drain";
+    log.info("guest node not found vmi={} cluster={}", key, guest.cluster());
+    events.normal(vmi, EventReasons.GUEST_NODE_NOT_FOUND, msg);
+    return Step.end(delete(key, vmi, start, Outcome.NODE_MISSING));
+  }
+
+  /**
+   * Cordons the guest node unless it is cordoned already; returns it as the cordon left it, for the
+   * next steps: nodes read are shared, never changed here.
+   */
+  private V1Node cordoned(String key, VirtualMachineInstance vmi, Guest guest, V1Node read)
+      throws GuestAccessException, ApiException {
+    String nodeName = read.getMetadata().getName();
+    boolean unschedulable =
+        read.getSpec() != null && Boolean.TRUE.equals(read.getSpec().getUnschedulable());
+    V1Node node =
+        unschedulable
+            ? read
+            : cordon(guest, read, vmi.getMetadata().getUid(), vmi.getMetadata().getName());
+    guest.nodeSeen(key, node);
+    if (!unschedulable) {
+      log.info("guest node cordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
+      events.normal(
+          vmi,
+          EventReasons.CORDONED,
+          "Cordoned guest node " + nodeName + " in cluster " + guest.cluster());
+      guest.nodeEvent(
+          node,
+          false,
+          EventReasons.CORDONED,
+          "Cordoned: infra VMI "
+              + key
+              + " is being evacuated from node "
+              + Eligibility.evacuationNodeName(vmi));
+    }
+    return node;
+  }
+
+  /** Advances the guest node's drain by one step: the evictions that are due, none waited for. */
+  private Pass drainStep(String key, String uid, Deadline deadline, Guest guest, V1Node node)
+      throws GuestAccessException, ApiException {
+    boolean unreachable = NodeReadiness.of(node) == NodeReadiness.UNREACHABLE;
+    Duration requestTimeout = EvacuationDeadline.passTimeout(deadline, settings.attemptTimeout());
+    Instant stepStart = clock.instant();
+    // After a hold (tenant protection) the drain's own waiting counts, not the evacuation's.
+    Instant drainBegan = memory.drainBegan(uid, stepStart);
+    DrainPass pass =
+        guest.drainStep(key, node.getMetadata().getName(), requestTimeout, unreachable);
+    metrics.drainStep(Duration.between(stepStart, clock.instant()));
+    metrics.evictions(
+        EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.blockingBudgets().size());
+    metrics.evictions(EvictionMetrics.EvictionResult.ERROR, pass.failures().size());
+    memory.succeeded(key);
+    return new Pass(guest, node, drainBegan, pass);
+  }
+
+  /** The drain's waits are looked at again at every step: told once per change. */
+  private static String drainWait(VirtualMachineInstance vmi, Instant start) {
+    return vmi.getMetadata().getUid() + "/" + DrainStartTime.format(start) + "/drain";
+  }
+
+  private Result drainRefused(
+      String key, VirtualMachineInstance vmi, Instant start, Deadline deadline, Pass step) {
+    DrainPass pass = step.result();
+    memory.blockedBy(
+        vmi.getMetadata().getUid(), pass.pending() + " pod(s) left: " + pass.blockers());
+    log.atLevel(waits.changed(drainWait(vmi, start), pass.refusals()) ? Level.WARN : Level.DEBUG)
+        .log(
+            "drain refused vmi={} cluster={} node={} refusals={}",
             key,
-            guest.cluster(),
+            step.guest().cluster(),
+            step.nodeName(),
+            pass.refusals());
+    events.warning(
+        vmi,
+        EventReasons.DRAIN_REFUSED,
+        "Drain of guest node "
+            + step.nodeName()
+            + " refused: "
+            + String.join("; ", pass.refusals()));
+    return requeue(deadline, settings.retryInterval());
+  }
+
+  private Result drained(String key, VirtualMachineInstance vmi, Instant start, Pass step) {
+    DrainPass pass = step.result();
+    Guest guest = step.guest();
+    metrics.evictions(EvictionMetrics.EvictionResult.EVICTED, pass.evicted());
+    log.info(
+        "guest node drained vmi={} cluster={} node={} summary=\"{}\"",
+        key,
+        guest.cluster(),
+        step.nodeName(),
+        pass.summary());
+    // The delete first, the events after it: nothing stands between the last pod leaving and
+    // the VMI's deletion but the delete request itself.
+    return delete(
+        key,
+        vmi,
+        start,
+        Outcome.DRAINED,
+        deleted -> {
+          // One event says both (drained, then deleted): VMIDeleted would repeat it.
+          events.normal(
+              vmi,
+              EventReasons.DRAIN_SUCCEEDED,
+              "Guest node "
+                  + step.nodeName()
+                  + " drained: "
+                  + pass.summary()
+                  + (deleted ? "; VMI deleted " + DELETED_SO_THAT : ""));
+          guest.nodeEvent(
+              step.node(),
+              false,
+              EventReasons.DRAIN_SUCCEEDED,
+              "Drained for the evacuation of infra VMI " + key);
+          return true;
+        });
+  }
+
+  private Result notDrainedYet(
+      String key, VirtualMachineInstance vmi, Instant start, Deadline deadline, Pass step) {
+    DrainPass pass = step.result();
+    String nodeName = step.nodeName();
+    memory.blockedBy(
+        vmi.getMetadata().getUid(), pass.pending() + " pod(s) left: " + pass.stillThere());
+    // The next step: when a waiting pod is due again; pods leaving wake it earlier (the watch).
+    Duration next =
+        pass.nextTry()
+            .map(t -> Duration.between(clock.instant(), t))
+            .filter(d -> d.compareTo(settings.retryInterval()) < 0)
+            .orElse(settings.retryInterval());
+    log.atLevel(
+            waits.level(
+                drainWait(vmi, start),
+                List.of(nodeName, pass.pending(), pass.terminating(), pass.blockers())))
+        .log(
+            "guest node not drained yet vmi={} cluster={} node={} pending={} terminating={} blockers=\"{}\" next={} deadline={}",
+            key,
+            step.guest().cluster(),
             nodeName,
-            pass.summary());
-        // The delete first, the events after it: nothing stands between the last pod leaving and
-        // the VMI's deletion but the delete request itself.
-        VirtualMachineInstance drained = vmi;
-        return delete(
-            key,
-            vmi,
-            start,
-            Outcome.DRAINED,
-            deleted -> {
-              // One event says both (drained, then deleted): VMIDeleted would repeat it.
-              events.normal(
-                  drained,
-                  EventReasons.DRAIN_SUCCEEDED,
-                  "Guest node "
-                      + nodeName
-                      + " drained: "
-                      + pass.summary()
-                      + (deleted ? "; VMI deleted " + DELETED_SO_THAT : ""));
-              guest.nodeEvent(
-                  node,
-                  false,
-                  EventReasons.DRAIN_SUCCEEDED,
-                  "Drained for the evacuation of infra VMI " + key);
-              return true;
-            });
-      }
-      memory.blockedBy(uid, pass.pending() + " pod(s) left: " + pass.stillThere());
-      // The next step: when a waiting pod is due again; pods leaving wake it earlier (the watch).
-      Duration next =
-          pass.nextTry()
-              .map(t -> Duration.between(clock.instant(), t))
-              .filter(d -> d.compareTo(settings.retryInterval()) < 0)
-              .orElse(settings.retryInterval());
-      log.atLevel(
-              waits.level(
-                  drainWait,
-                  List.of(nodeName, pass.pending(), pass.terminating(), pass.blockers())))
-          .log(
-              "guest node not drained yet vmi={} cluster={} node={} pending={} terminating={} blockers=\"{}\" next={} deadline={}",
-              key,
-              guest.cluster(),
-              nodeName,
-              pass.pending(),
-              pass.terminating(),
-              pass.blockers(),
-              next,
-              DrainStartTime.format(deadline.at()));
-      // A budget that refuses for a moment (a rolling workload) and pods that take their time to
-      // terminate are a drain's normal course, as kubectl's retries are: a warning only once the
-      // drain has waited longer than the retry interval, or when an eviction failed.
-      boolean waitedLong = !clock.instant().isBefore(drainBegan.plus(settings.retryInterval()));
-      if (waitedLong || !pass.failures().isEmpty() || pass.refused()) {
-        events.warning(
-            vmi,
-            EventReasons.DRAIN_BLOCKED,
-            "Guest node "
-                + nodeName
-                + " not drained yet ("
-                + pass.pending()
-                + " pod(s) left): "
-                + pass.blockers()
-                + "; VMI deleted anyway at "
-                + DrainStartTime.format(deadline.at()));
-      }
-      if (waitedLong && !pass.blockingBudgets().isEmpty()) {
-        guest.nodeEvent(
-            node, true, EventReasons.DRAIN_BLOCKED, "Drain blocked: " + pass.blockers());
-      }
-      return requeue(deadline, next.compareTo(MIN_STEP_DELAY) < 0 ? MIN_STEP_DELAY : next);
-    } catch (GuestAccessException e) {
+            pass.pending(),
+            pass.terminating(),
+            pass.blockers(),
+            next,
+            DrainStartTime.format(deadline.at()));
+    // A budget that refuses for a moment (a rolling workload) and pods that take their time to
+    // terminate are a drain's normal course, as kubectl's retries are: a warning only once the
+    // drain has waited longer than the retry interval, or when an eviction failed.
+    boolean waitedLong =
+        !clock.instant().isBefore(step.drainBegan().plus(settings.retryInterval()));
+    if (waitedLong || !pass.failures().isEmpty() || pass.refused()) {
+      events.warning(
+          vmi,
+          EventReasons.DRAIN_BLOCKED,
+          "Guest node "
+              + nodeName
+              + " not drained yet ("
+              + pass.pending()
+              + " pod(s) left): "
+              + pass.blockers()
+              + "; VMI deleted anyway at "
+              + DrainStartTime.format(deadline.at()));
+    }
+    if (waitedLong && !pass.blockingBudgets().isEmpty()) {
+      step.guest()
+          .nodeEvent(
+              step.node(), true, EventReasons.DRAIN_BLOCKED, "Drain blocked: " + pass.blockers());
+    }
+    return requeue(deadline, next.compareTo(MIN_STEP_DELAY) < 0 ? MIN_STEP_DELAY : next);
+  }
+
+  /** A failed guest step: told, and retried with backoff capped at the deadline. */
+  private Result guestStepFailed(
+      String key, VirtualMachineInstance vmi, Deadline deadline, Guest guest, Exception failure) {
+    if (failure instanceof GuestAccessException e) {
       return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
-    } catch (ApiException e) {
+    }
+    if (failure instanceof ApiException e) {
       if (e.getCode() == 409) {
         return conflict(key, vmi, deadline, guest.cluster(), e);
       }
@@ -440,24 +623,21 @@ final class Evacuator {
               + ": request failed: "
               + ApiStatus.describeWithoutServerText(e),
           true);
-    } catch (RuntimeException e) {
-      // A bug or an unexpected answer: still capped at the deadline, never a hot loop.
-      log.error(
-          "unexpected failure vmi={} cluster={} error={}",
-          key,
-          guest.cluster(),
-          e.getClass().getName(),
-          e);
-      return guestFailure(
-          key,
-          vmi,
-          deadline,
-          EventReasons.RECONCILE_ERROR,
-          "unexpected " + e.getClass().getSimpleName() + " while draining (see controller log)",
-          true);
-    } finally {
-      guest.leaveStep();
     }
+    // A bug or an unexpected answer: still capped at the deadline, never a hot loop.
+    log.error(
+        "unexpected failure vmi={} cluster={} error={}",
+        key,
+        guest.cluster(),
+        failure.getClass().getName(),
+        failure);
+    return guestFailure(
+        key,
+        vmi,
+        deadline,
+        EventReasons.RECONCILE_ERROR,
+        "unexpected " + failure.getClass().getSimpleName() + " while draining (see controller log)",
+        true);
   }
 
   /** Cordons and marks the node; returns it as the patch left it. */
