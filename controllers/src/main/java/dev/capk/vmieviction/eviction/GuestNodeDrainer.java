@@ -347,43 +347,10 @@ public final class GuestNodeDrainer implements Guest {
   public DrainPass drainStep(
       String vmiKey, String nodeName, Duration requestTimeout, boolean nodeUnreachable)
       throws GuestAccessException, ApiException {
-    DrainOptions options =
-        DrainOptions.builder()
-            .force(true)
-            .ignoreAllDaemonSets(true)
-            .deleteEmptyDirData(true)
-            .gracePeriodSeconds(-1)
-            .timeout(requestTimeout)
-            // An unreachable kubelet never confirms deletions: do not wait for pods deleted long
-            // ago.
-            .skipWaitForDeleteTimeout(
-                nodeUnreachable ? settings.skipWaitWhenUnreachable() : Duration.ZERO)
-            .maxConcurrentEvictions(settings.maxConcurrentEvictions())
-            .build();
-    // The watch's cache when it has listed; else a list of our own, from which a watch that is
-    // not running yet starts (one list for both).
-    Optional<SteppedDrains.Drain> running = drains.usable(vmiKey, client.apiClient(), nodeName);
-    Optional<List<V1Pod>> watched = running.flatMap(d -> d.watch().pods());
-    List<V1Pod> pods;
-    SteppedDrains.Drain drain;
-    if (watched.isPresent()) {
-      pods = watched.get();
-      drain = running.get();
-    } else {
-      requests.incrementAndGet();
-      V1PodList listed =
-          client.call(
-              "listing the pods of node " + nodeName,
-              () ->
-                  core.listPodForAllNamespaces()
-                      .fieldSelector("spec.nodeName=" + nodeName)
-                      .buildCall(null),
-              V1PodList.class);
-      pods = listed.getItems();
-      drain = drains.forVmi(vmiKey, client.apiClient(), nodeName, listed);
-    }
+    DrainOptions options = drainOptions(requestTimeout, nodeUnreachable);
+    PodsOnNode on = podsOnNode(vmiKey, nodeName);
     // Budgets that allow a disruption again since the last step: the pods they refused go now.
-    drain.memory().budgetsAllow(drains.takeFreedBudgets(vmiKey));
+    on.drain().memory().budgetsAllow(drains.takeFreedBudgets(vmiKey));
     try {
       DrainStep step =
           client.guarded(
@@ -393,59 +360,17 @@ public final class GuestNodeDrainer implements Guest {
                       .stepper(client.apiClient())
                       .step(
                           nodeName,
-                          pods,
+                          on.pods(),
                           options,
-                          drain.memory(),
+                          on.drain().memory(),
                           drains.budgetsOf(client.apiClient())));
       requests.addAndGet(step.requests());
       if (!step.denied().isEmpty()) {
         // The tenant's RBAC refused us: no retry of this step can help, and it is not a budget's
         // doing.
-        PodRef first = step.denied().iterator().next();
-        int others = step.denied().size() - 1;
-        throw new GuestAccessException(
-            GuestAccessException.Reason.GuestAPIForbidden,
-            "guest cluster "
-                + cluster()
-                + ": draining node "
-                + nodeName
-                + ": pod "
-                + first
-                + ": "
-                + step.failed().get(first)
-                + (others > 0 ? " (and " + others + " more pod(s))" : ""));
+        throw denied(nodeName, step);
       }
-      List<String> failures = new ArrayList<>();
-      step.failed().forEach((pod, reason) -> failures.add(pod + ": " + reason));
-      Map<String, Set<String>> budgets = new LinkedHashMap<>();
-      // A budget lives in its pod's namespace: name it namespace/name, as kubectl users know it.
-      step.blockingBudgets()
-          .forEach(
-              (pod, b) ->
-                  budgets.put(
-                      pod.toString(),
-                      b.stream()
-                          .map(name -> name.contains("/") ? name : pod.namespace() + "/" + name)
-                          .collect(Collectors.toCollection(TreeSet::new))));
-      // While budgets refuse pods, their changes wake this drain (the retry timer stays).
-      drains.blockedBy(
-          vmiKey,
-          client.apiClient(),
-          budgets.values().stream().flatMap(Set::stream).collect(Collectors.toSet()));
-      return new DrainPass(
-          step.complete(),
-          step.evicted(),
-          // Every pod still on the node counts, failed ones too: they have not left.
-          step.pending().size(),
-          budgets,
-          failures,
-          List.of(),
-          step.summary(),
-          step.terminating().size(),
-          step.nextTry(),
-          step.waiting().entrySet().stream()
-              .collect(
-                  Collectors.toMap(e -> e.getKey().toString(), Map.Entry::getValue, (a, b) -> a)));
+      return passOf(vmiKey, step);
     } catch (DrainRefusedException e) {
       List<String> refusals = new ArrayList<>();
       e.refusals().forEach((reason, refused) -> refusals.add(reason + ": " + refused));
@@ -459,6 +384,102 @@ public final class GuestNodeDrainer implements Guest {
     } catch (Exception e) {
       throw client.failed("draining node " + nodeName, e);
     }
+  }
+
+  private DrainOptions drainOptions(Duration requestTimeout, boolean nodeUnreachable) {
+    return DrainOptions.builder()
+        .force(true)
+        .ignoreAllDaemonSets(true)
+        .deleteEmptyDirData(true)
+        .gracePeriodSeconds(-1)
+        .timeout(requestTimeout)
+        // An unreachable kubelet never confirms deletions: do not wait for pods deleted long ago.
+        .skipWaitForDeleteTimeout(
+            nodeUnreachable ? settings.skipWaitWhenUnreachable() : Duration.ZERO)
+        .maxConcurrentEvictions(settings.maxConcurrentEvictions())
+        .build();
+  }
+
+  /** The pods a drain step starts from, and the node's drain. */
+  private record PodsOnNode(List<V1Pod> pods, SteppedDrains.Drain drain) {}
+
+  /**
+   * The watch's cache when it has listed; else a list of our own, from which a watch that is not
+   * running yet starts (one list for both).
+   */
+  private PodsOnNode podsOnNode(String vmiKey, String nodeName)
+      throws GuestAccessException, ApiException {
+    Optional<SteppedDrains.Drain> running = drains.usable(vmiKey, client.apiClient(), nodeName);
+    Optional<List<V1Pod>> watched = running.flatMap(d -> d.watch().pods());
+    if (watched.isPresent()) {
+      return new PodsOnNode(watched.get(), running.get());
+    }
+    requests.incrementAndGet();
+    V1PodList listed =
+        client.call(
+            "listing the pods of node " + nodeName,
+            () ->
+                core.listPodForAllNamespaces()
+                    .fieldSelector("spec.nodeName=" + nodeName)
+                    .buildCall(null),
+            V1PodList.class);
+    return new PodsOnNode(
+        listed.getItems(), drains.forVmi(vmiKey, client.apiClient(), nodeName, listed));
+  }
+
+  private GuestAccessException denied(String nodeName, DrainStep step) {
+    PodRef first = step.denied().iterator().next();
+    int others = step.denied().size() - 1;
+    return new GuestAccessException(
+        GuestAccessException.Reason.GuestAPIForbidden,
+        "guest cluster "
+            + cluster()
+            + ": draining node "
+            + nodeName
+            + ": pod "
+            + first
+            + ": "
+            + step.failed().get(first)
+            + (others > 0 ? " (and " + others + " more pod(s))" : ""));
+  }
+
+  private DrainPass passOf(String vmiKey, DrainStep step) {
+    List<String> failures = new ArrayList<>();
+    step.failed().forEach((pod, reason) -> failures.add(pod + ": " + reason));
+    Map<String, Set<String>> budgets = blockingBudgets(step);
+    // While budgets refuse pods, their changes wake this drain (the retry timer stays).
+    drains.blockedBy(
+        vmiKey,
+        client.apiClient(),
+        budgets.values().stream().flatMap(Set::stream).collect(Collectors.toSet()));
+    return new DrainPass(
+        step.complete(),
+        step.evicted(),
+        // Every pod still on the node counts, failed ones too: they have not left.
+        step.pending().size(),
+        budgets,
+        failures,
+        List.of(),
+        step.summary(),
+        step.terminating().size(),
+        step.nextTry(),
+        step.waiting().entrySet().stream()
+            .collect(
+                Collectors.toMap(e -> e.getKey().toString(), Map.Entry::getValue, (a, b) -> a)));
+  }
+
+  /** A budget lives in its pod's namespace: named namespace/name, as kubectl users know it. */
+  private static Map<String, Set<String>> blockingBudgets(DrainStep step) {
+    Map<String, Set<String>> budgets = new LinkedHashMap<>();
+    step.blockingBudgets()
+        .forEach(
+            (pod, b) ->
+                budgets.put(
+                    pod.toString(),
+                    b.stream()
+                        .map(name -> name.contains("/") ? name : pod.namespace() + "/" + name)
+                        .collect(Collectors.toCollection(TreeSet::new))));
+    return budgets;
   }
 
   @Override
