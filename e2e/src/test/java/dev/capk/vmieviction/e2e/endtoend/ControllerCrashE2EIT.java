@@ -93,6 +93,9 @@ class ControllerCrashE2EIT {
           Duration.ofSeconds(30),
           () -> recorder.drainCheck(uid) != null);
       assertTrue(recorder.drainCheck(uid).drained(), vmi + ": " + recorder.drainCheck(uid));
+      // The check runs when the deletion begins (Foreground: deletionTimestamp first); the VMI is
+      // gone, and its DELETED event seen, once the garbage collector has removed its dependents.
+      Await.until(vmi + " gone", Duration.ofSeconds(30), () -> recorder.deletions(uid) > 0);
       assertEquals(1, recorder.deletions(uid), vmi + " deleted exactly once");
     }
   }
