@@ -139,6 +139,26 @@ class RefusalsAndShapesIT {
               matchResources:
                 namespaceSelector: {matchLabels: {no-evictions: "true"}}
             """);
+    // A policy takes effect once the API server's admission has loaded it (both are loaded by the
+    // same watch): a server-side dry run of a cordon of a node the first one guards says when.
+    String probe = unique("policy-probe");
+    guest.kwokNodes().createNamed(probe, Map.of("no-cordon", "true"));
+    Await.until(
+        "policy no-cordon in effect",
+        WAIT,
+        () ->
+            !guest
+                .kubectl()
+                .run(
+                    null,
+                    java.time.Duration.ofSeconds(30),
+                    "patch",
+                    "node",
+                    probe,
+                    "--dry-run=server",
+                    "-p",
+                    "{\"spec\":{\"unschedulable\":true}}")
+                .ok());
   }
 
   @AfterEach
@@ -256,7 +276,8 @@ class RefusalsAndShapesIT {
         blocked.get().getMessage());
     String deadline = event(infra, ns, vm, "DrainDeadlinePassed").orElseThrow().getMessage();
     assertTrue(
-        deadline.contains(workload + "/p0") && deadline.contains("the tenant does not allow"),
+        deadline.contains(workload + "/p0 (eviction failed")
+            && deadline.contains("ValidatingAdmissionPolicy 'no-evictions'"),
         "the deadline event names the pods and why: " + deadline);
     assertEquals(2, podsOf(workload).size(), "no pod of the guarded namespace was lost");
     // Each pod is asked again once per retry step (the longest wait after a failure), not in a

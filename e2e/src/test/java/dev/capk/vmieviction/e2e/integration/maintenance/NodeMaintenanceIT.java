@@ -118,6 +118,24 @@ class NodeMaintenanceIT {
     String node = unique("nm-denied");
     cluster.kwokNodes().createNamed(node, Map.of("nm-no-cordon", "true"));
     awaitSettled(cluster, node);
+    // A policy takes effect once the API server's admission has loaded it: a server-side dry run
+    // of a cordon says when.
+    Await.until(
+        "policy nm-no-cordon in effect",
+        WAIT,
+        () ->
+            !cluster
+                .kubectl()
+                .run(
+                    null,
+                    Duration.ofSeconds(30),
+                    "patch",
+                    "node",
+                    node,
+                    "--dry-run=server",
+                    "-p",
+                    "{\"spec\":{\"unschedulable\":true}}")
+                .ok());
     String ns = unique("nm-denied");
     namespace(cluster, ns);
     pod(cluster, ns, "web-0", node, "web");
