@@ -175,6 +175,8 @@ class ManagementObjectCacheIT {
     Vmi vmi = vmiWithPodsOnItsGuestNode(ns);
     evacuate(infra, ns, vmi.name(), "infra-node-1");
     awaitDeleted(infra, ns, vmi.name(), vmi.uid());
+    // The outcome event is written right after the delete: drained, not held until the deadline.
+    EvictionFixture.awaitEvent(infra, ns, vmi.name(), "DrainSucceeded");
 
     List<CoreV1Event> events = EvictionFixture.events(infra, ns, vmi.name());
     String seen =
