@@ -21,6 +21,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,9 +47,8 @@ final class Evacuator {
   static final int MAX_QUICK_CONFLICTS = 3;
 
   /** Answers that will not change by asking again soon: backed off up to the retry interval. */
-  private static final java.util.Set<String> REFUSALS =
-      java.util.Set.of(
-          GuestAccessException.Reason.GuestAPIRefused.name(), EventReasons.GUEST_NODE_CONFLICTS);
+  private static final Set<String> REFUSALS =
+      Set.of(GuestAccessException.Reason.GuestAPIRefused.name(), EventReasons.GUEST_NODE_CONFLICTS);
 
   /** Why the VMI is deleted, said once per evacuation by its last event. */
   private static final String DELETED_SO_THAT = "so that KubeVirt recreates it on another node";

@@ -21,7 +21,9 @@ import io.kubernetes.client.openapi.ApiException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -58,8 +60,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   private final ItemExponentialFailureRateLimiter<String> failures;
 
   /** Conflicts in a row per maintenance, read again at once up to {@link #MAX_QUICK_CONFLICTS}. */
-  private final java.util.Map<String, Integer> conflicts =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, Integer> conflicts = new ConcurrentHashMap<>();
 
   static final int MAX_QUICK_CONFLICTS = 3;
 

@@ -167,6 +167,22 @@ final class EvictionFixture {
                 .formatted(name, ns, machineUid));
   }
 
+  /** KubeVirt's CR in namespace {@code ns}, setting the cluster-wide eviction strategy. */
+  static void kubeVirtWithStrategy(LocalCluster infra, String ns, String strategy) {
+    namespace(infra, ns);
+    infra
+        .kubectl()
+        .apply(
+            """
+        apiVersion: kubevirt.io/v1
+        kind: KubeVirt
+        metadata: {name: kubevirt, namespace: %s}
+        spec:
+          configuration: {evictionStrategy: %s}
+        """
+                .formatted(ns, strategy));
+  }
+
   /** A tenant: namespace {@code ns}, its Cluster and the Cluster's kubeconfig Secret. */
   static void tenant(LocalCluster infra, String ns, String cluster, String guestKubeconfig) {
     namespace(infra, ns);

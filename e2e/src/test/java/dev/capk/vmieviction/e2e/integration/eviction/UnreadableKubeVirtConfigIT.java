@@ -93,18 +93,7 @@ class UnreadableKubeVirtConfigIT {
             proxy.url(),
             proxy.caCertificatePem());
     EvictionFixture.tenant(infra, NS, TENANT, guest.adminKubeconfigYaml());
-    EvictionFixture.namespace(infra, KUBEVIRT_NS);
-    infra
-        .kubectl()
-        .apply(
-            """
-        apiVersion: kubevirt.io/v1
-        kind: KubeVirt
-        metadata: {name: kubevirt, namespace: %s}
-        spec:
-          configuration: {evictionStrategy: External}
-        """
-                .formatted(KUBEVIRT_NS));
+    EvictionFixture.kubeVirtWithStrategy(infra, KUBEVIRT_NS, "External");
     manager =
         EvictionFixture.startManager(
             kubeconfig,

@@ -93,18 +93,7 @@ class VmiEvictionControllerIT {
     EvictionFixture.cluster(infra, NS, TENANT);
     EvictionFixture.kubeconfigSecret(infra, NS, TENANT, guest.adminKubeconfigYaml());
     // KubeVirt's cluster-wide default, for VMIs that set no strategy of their own.
-    EvictionFixture.namespace(infra, KUBEVIRT_NS);
-    infra
-        .kubectl()
-        .apply(
-            """
-        apiVersion: kubevirt.io/v1
-        kind: KubeVirt
-        metadata: {name: kubevirt, namespace: %s}
-        spec:
-          configuration: {evictionStrategy: External}
-        """
-                .formatted(KUBEVIRT_NS));
+    EvictionFixture.kubeVirtWithStrategy(infra, KUBEVIRT_NS, "External");
     manager = startController();
   }
 
