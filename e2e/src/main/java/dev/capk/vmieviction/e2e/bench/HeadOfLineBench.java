@@ -708,7 +708,7 @@ final class HeadOfLineBench {
                         h.count(),
                         bound(h.percentileUpperBound(50)),
                         bound(h.percentileUpperBound(99)))));
-    s.append("\nAs a README row:\n\n");
+    s.append("\nAs a row of docs/benchmarks.md:\n\n");
     s.append(
         Report.table(
             List.of(

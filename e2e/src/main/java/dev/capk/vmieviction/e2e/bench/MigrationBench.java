@@ -504,7 +504,7 @@ final class MigrationBench {
           Report.f("8. live migration, infra drain prefer / never (%d VMIs)", vmis),
           Report.f("%.2f: %.1f s vs %.1f s", ratio, p.median(), n.median()));
       List<Run> never = byPolicy.get("never");
-      s.append("\nAs a README row:\n\n");
+      s.append("\nAs a row of docs/benchmarks.md:\n\n");
       s.append(
           Report.table(
               List.of("benchmark", "measured", "target", "verdict"),
