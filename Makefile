@@ -16,7 +16,7 @@ promtool:
 
 ## test: unit, integration and end-to-end tests against real local control planes
 test: promtool binaries
-	rm -f e2e/target/clusters/started-pids.txt
+	rm -rf e2e/target/clusters
 	PROMTOOL="$$(bash hack/build-promtool.sh 2>/dev/null | tail -n 1)" \
 	  K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" $(MVN) verify; rc=$$?; \
 	  bash hack/check-no-leftovers.sh || rc=1; bash hack/check-no-secret-leaks.sh || rc=1; exit $$rc
