@@ -111,5 +111,26 @@ class KubectlPluginIT {
     assertEquals(0, uncordon.code, uncordon.err);
     assertEquals(List.of("node/" + node + " uncordoned"), uncordon.out.lines().toList());
     assertFalse(fx.unschedulable(node));
+    assertEquals("", cordon.err + uncordon.err, "no log line at the default verbosity");
+  }
+
+  @Test
+  void atTheDefaultVerbosityADrainWritesKubectlsLinesOnlyAndWithVOneItsLogLinesToo()
+      throws Exception {
+    String node = fx.nodes(unique("pluginlogs"), 1).get(0);
+    String kubeconfig = fx.cluster.kubeconfig().toString();
+
+    Run quiet = kubectl("fastdrain", "drain", node, "--kubeconfig", kubeconfig);
+    assertEquals(0, quiet.code, quiet.err);
+    assertEquals(
+        List.of("node/" + node + " cordoned", "node/" + node + " drained"),
+        quiet.out.lines().toList());
+    assertEquals("", quiet.err, "no log line at the default verbosity");
+
+    Run verbose = kubectl("fastdrain", "uncordon", node, "--kubeconfig", kubeconfig, "-v=1");
+    assertEquals(0, verbose.code, verbose.err);
+    assertTrue(
+        verbose.err.lines().anyMatch(l -> l.contains(" INFO ") && l.contains("node=" + node)),
+        verbose.err);
   }
 }
