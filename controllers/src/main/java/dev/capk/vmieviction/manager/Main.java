@@ -6,6 +6,7 @@ import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
+import sun.misc.Signal;
 
 /**
  * Entry point of the runnable jar. {@code drain}, {@code cordon} and {@code uncordon} run the node
@@ -60,21 +61,54 @@ public final class Main {
       return 2;
     }
     Manager manager = new Manager(options);
-    Runtime.getRuntime().addShutdownHook(new Thread(manager::close, "shutdown"));
+    StopOnce stop = new StopOnce(manager);
+    Runtime.getRuntime().addShutdownHook(new Thread(stop::run, "shutdown"));
+    // A pod is stopped by SIGTERM: a stop asked for, so exit 0 once stopped (the JVM's own
+    // handling would exit 143 mid-way through the shutdown hooks). Ctrl-C alike.
+    for (String signal : List.of("TERM", "INT")) {
+      Signal.handle(
+          new Signal(signal),
+          s -> {
+            stop.run();
+            System.exit(0);
+          });
+    }
     try {
       manager.start();
       boolean leaseLost = manager.awaitTermination();
-      manager.close();
+      stop.run();
       return leaseLost ? 1 : 0;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      manager.close();
+      stop.run();
       return 1;
     } catch (Exception e) {
       // Messages of startup failures name files and flags, never their content.
       log.error("manager failed to start error=\"{}\"", e.toString());
-      manager.close();
+      stop.run();
       return 1;
+    }
+  }
+
+  /**
+   * Closes the manager once; a second caller (the signal's thread, the shutdown hook, main) waits
+   * until the first one's close has finished, so the process never exits in the middle of it
+   * (giving the lease up, stopping the informers).
+   */
+  private static final class StopOnce implements Runnable {
+    private final Manager manager;
+    private boolean done;
+
+    StopOnce(Manager manager) {
+      this.manager = manager;
+    }
+
+    @Override
+    public synchronized void run() {
+      if (!done) {
+        manager.close();
+        done = true;
+      }
     }
   }
 

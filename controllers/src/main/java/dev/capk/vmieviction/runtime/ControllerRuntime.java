@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -235,8 +236,16 @@ public final class ControllerRuntime implements AutoCloseable {
           return;
         }
       }
-      if (!stopping.get()) {
+      if (stopping.get()) {
+        return;
+      }
+      try {
         controller.workers().run();
+      } catch (RejectedExecutionException e) {
+        // A stop that came between the check above and the workers' start: their pool is shut.
+        if (!stopping.get()) {
+          throw e;
+        }
       }
     }
 

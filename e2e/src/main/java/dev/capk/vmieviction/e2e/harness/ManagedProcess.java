@@ -72,6 +72,11 @@ public final class ManagedProcess implements AutoCloseable {
     return process.isAlive();
   }
 
+  /** The exit code of a process that has ended. */
+  public int exitValue() {
+    return process.exitValue();
+  }
+
   /**
    * Stops gracefully (SIGTERM), then forcibly after {@code grace}; waits until the process is gone.
    */

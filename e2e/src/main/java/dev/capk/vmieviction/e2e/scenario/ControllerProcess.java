@@ -180,6 +180,12 @@ public final class ControllerProcess implements AutoCloseable {
     }
   }
 
+  /** Stops it as Kubernetes stops a pod (SIGTERM, SIGKILL after 10 s) and returns its exit code. */
+  public int terminate() {
+    process.stop(Duration.ofSeconds(10));
+    return process.exitValue();
+  }
+
   @Override
   public void close() {
     if (process != null) {

@@ -115,11 +115,9 @@ class InformerFailureLogIT {
         .runOrFail(null, "apply", "--server-side", "-f", NODE_MAINTENANCE_CRD.toString());
     crdInstalled = true;
     Await.until("ready once the CRD is installed", WAIT, manager::ready);
-    List<String> recovered =
-        logged().stream()
-            .map(ILoggingEvent::getFormattedMessage)
-            .filter(m -> m.startsWith("informer list/watch recovered kind=NodeMaintenance"))
-            .toList();
+    // Told when the watch opens, which can come just after the cache synced.
+    Await.until("the recovery told", WAIT, () -> !recovered().isEmpty());
+    List<String> recovered = recovered();
     assertEquals(1, recovered.size(), String.join("\n", recovered));
     assertTrue(recovered.get(0).contains(" failures="), recovered.get(0));
   }
@@ -141,5 +139,12 @@ class InformerFailureLogIT {
 
   static Logger root() {
     return (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+  }
+
+  private List<String> recovered() {
+    return logged().stream()
+        .map(ILoggingEvent::getFormattedMessage)
+        .filter(m -> m.startsWith("informer list/watch recovered kind=NodeMaintenance"))
+        .toList();
   }
 }
