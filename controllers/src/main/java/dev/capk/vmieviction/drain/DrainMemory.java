@@ -23,8 +23,12 @@ import java.util.TreeSet;
  */
 public final class DrainMemory {
 
-  /** Consecutive transient failures before a pod is reported failed (it is still retried). */
-  static final int MAX_TRANSIENT_FAILURES = PodEvictionTask.MAX_TRANSIENT_FAILURES;
+  /**
+   * Consecutive transient failures (connection, 5xx) before a pod is reported failed (it is still
+   * retried): with the backoff below (0.2 s doubling, at most 5 s) a drain rides out about 30 s of
+   * API server outage first.
+   */
+  static final int MAX_TRANSIENT_FAILURES = 10;
 
   /** Why a pod waits. */
   enum Waiting {

@@ -6,9 +6,9 @@ import java.util.Set;
 /**
  * Per-pod progress of one drain, for logs, events and metrics. Every method has an empty default.
  *
- * <p>Calls for one drain are serialized (a listener needs no locking of its own), may come from any
- * of the drain's threads, and stop when {@link NodeDrainer#drain} returns. A listener that throws
- * is logged and otherwise ignored: reporting must never break a drain.
+ * <p>Calls for one drain come from the thread that called {@link NodeDrainer#drain}, one at a time,
+ * and stop when it returns. A listener that throws is logged and otherwise ignored: reporting must
+ * never break a drain.
  *
  * <p>In a dry run, {@link #evicting} is called for each pod that would go; {@link #evicted} and
  * {@link #deleted} are not, since nothing goes.
@@ -28,7 +28,8 @@ public interface DrainProgressListener {
 
   /**
    * The first eviction (or, with eviction disabled or unsupported, deletion) request for a pod is
-   * about to be sent.
+   * about to be sent; or the pod is already being deleted (kubectl would send it one, accepted
+   * since the pod goes anyway), and the drain waits for it.
    */
   default void evicting(PodRef pod, boolean usingEviction) {}
 

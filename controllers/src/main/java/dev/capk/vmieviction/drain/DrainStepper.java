@@ -39,6 +39,18 @@ import java.util.concurrent.TimeoutException;
  */
 public final class DrainStepper {
 
+  /**
+   * Told of each eviction a step sends, on the stepping thread: before it goes, and once its answer
+   * is in the drain's memory. For a caller that reports every request as kubectl prints it.
+   */
+  interface Observer {
+    Observer NONE = new Observer() {};
+
+    default void sending(PodRef pod) {}
+
+    default void answered(PodRef pod, EvictionOutcome outcome) {}
+  }
+
   private final RawApi api;
   private final Executor evictions;
   private final Clock clock;
@@ -81,7 +93,7 @@ public final class DrainStepper {
   public DrainStep step(
       String nodeName, List<V1Pod> podsOnNode, DrainOptions options, DrainMemory memory)
       throws ApiException, DrainRefusedException {
-    return step(nodeName, podsOnNode, options, memory, BudgetAllowance.UNKNOWN);
+    return step(nodeName, podsOnNode, options, memory, BudgetAllowance.UNKNOWN, Observer.NONE);
   }
 
   /**
@@ -98,8 +110,24 @@ public final class DrainStepper {
       DrainMemory memory,
       BudgetAllowance budgets)
       throws ApiException, DrainRefusedException {
-    if (options.dryRun() != DryRun.NONE) {
-      throw new IllegalArgumentException("a stepped drain has no dry run");
+    return step(nodeName, podsOnNode, options, memory, budgets, Observer.NONE);
+  }
+
+  /**
+   * As {@link #step(String, List, DrainOptions, DrainMemory, BudgetAllowance)}, telling {@code
+   * observer} of each eviction. A server dry run sends each eviction with {@code dryRun=All}: an
+   * accepted pod stays, so the caller, not this stepper, decides it is done.
+   */
+  DrainStep step(
+      String nodeName,
+      List<V1Pod> podsOnNode,
+      DrainOptions options,
+      DrainMemory memory,
+      BudgetAllowance budgets,
+      Observer observer)
+      throws ApiException, DrainRefusedException {
+    if (options.dryRun() == DryRun.CLIENT) {
+      throw new IllegalArgumentException("a client dry run sends nothing: there is no step");
     }
     Deadline bound = options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
     RawApi api = this.api.until(bound);
@@ -144,11 +172,15 @@ public final class DrainStepper {
       memory.evictionVersion(
           options.disableEviction() ? Optional.empty() : evictionVersion(api, bound));
     }
-    Map<PodRef, EvictionOutcome> answers = evict(api, options, memory, due, bound);
+    Map<PodRef, EvictionOutcome> answers = evict(api, options, memory, due, bound, observer);
     BudgetResolver resolver = new BudgetResolver(api);
     Map<PodRef, V1Pod> byRef = new HashMap<>();
     due.forEach(p -> byRef.put(PodRef.of(p), p));
-    answers.forEach((ref, o) -> remember(memory, ref, byRef.get(ref), o, budgets, resolver, now));
+    answers.forEach(
+        (ref, o) -> {
+          remember(memory, ref, byRef.get(ref), o, budgets, resolver, now);
+          observer.answered(ref, o);
+        });
     return report(plan, memory, answers, now);
   }
 
@@ -214,7 +246,12 @@ public final class DrainStepper {
   }
 
   private Map<PodRef, EvictionOutcome> evict(
-      RawApi api, DrainOptions options, DrainMemory memory, List<V1Pod> due, Deadline bound) {
+      RawApi api,
+      DrainOptions options,
+      DrainMemory memory,
+      List<V1Pod> due,
+      Deadline bound,
+      Observer observer) {
     if (due.isEmpty()) {
       return Map.of();
     }
@@ -222,6 +259,7 @@ public final class DrainStepper {
     Map<PodRef, CompletableFuture<EvictionOutcome>> sent = new LinkedHashMap<>();
     for (V1Pod pod : due) {
       PodRef ref = PodRef.of(pod);
+      observer.sending(ref);
       sent.put(
           ref, CompletableFuture.supplyAsync(() -> evictor.evictOrDelete(ref, bound), evictions));
     }

@@ -1,37 +1,31 @@
 package dev.capk.vmieviction.drain;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Drains a node the way {@code kubectl drain} does: cordon, list the node's pods, give each a
  * verdict (refusing the whole drain if any pod may not go), evict the others (or delete them), and
- * wait until they are gone. Faster than kubectl: evictions run concurrently (bounded), and one
- * watch on the node's pods replaces kubectl's per-pod polling.
+ * wait until they are gone. The evictions are sent by the controller's stepped engine ({@link
+ * DrainStepper}); this class blocks between its steps. Faster than kubectl: evictions run
+ * concurrently (bounded), and one watch on the node's pods replaces kubectl's per-pod polling.
  *
  * <p>Thread-safe: one instance can drain several nodes at once. It knows nothing about VMIs.
  */
 public final class NodeDrainer {
   private static final Logger LOG = LoggerFactory.getLogger(NodeDrainer.class);
-
-  /** How often the wait re-checks skip-wait ages when nothing else happens. */
-  private static final long TICK_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private final RawApi api;
   private final Cordoner cordoner;
@@ -118,7 +112,8 @@ public final class NodeDrainer {
    * Cordons the node and evicts its pods, blocking until they are gone or the options' timeout
    * passes. A timeout, a pod that cannot be evicted, or a lost API server is reported in the
    * result; only a refusal (nothing evicted) and failures before any eviction (unknown node, cannot
-   * list pods) throw.
+   * list pods) throw. The evictions are the stepped engine's ({@link DrainStepper}), driven here
+   * until the node is empty.
    *
    * @throws NodeNotFoundException if there is no such node
    * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
@@ -135,171 +130,99 @@ public final class NodeDrainer {
         options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
     // Every request of this drain ends by its deadline, however slowly the server answers.
     RawApi api = this.api.until(deadline);
-    SafeListener listener = new SafeListener(options.progressListener());
+    DrainProgressListener listener = options.progressListener();
+    LOG.info("drain started node={} options={}", nodeName, options);
+    // Cordon first, as kubectl does, so nothing new lands on the node while it is emptied.
+    boolean cordoned = new Cordoner(api).setUnschedulable(nodeName, true, options.dryRun());
+    BlockingDrainPods.tell("cordoned", () -> listener.cordoned(nodeName, cordoned));
+
+    PodLister.Listing listing;
     try {
-      LOG.info("drain started node={} options={}", nodeName, options);
-      // Cordon first, as kubectl does, so nothing new lands on the node while it is emptied.
-      boolean cordoned = new Cordoner(api).setUnschedulable(nodeName, true, options.dryRun());
-      listener.cordoned(nodeName, cordoned);
-
-      PodLister lister = new PodLister(api);
-      PodLister.Listing listing;
-      try {
-        listing = lister.list(nodeName, options.podSelector(), options.chunkSize());
-      } catch (ApiException e) {
-        throw afterCordon(nodeName, cordoned, "listing its pods", e);
-      }
-      PodFilters filters = new PodFilters(options, new ApiDaemonSetLookup(api), clock);
-      DrainPlan plan = new DrainPlanner(filters.inOrder()).plan(listing.pods());
-      if (plan.refused()) {
-        DrainRefusedException refused =
-            new DrainRefusedException(nodeName, plan.refusals(), cordoned);
-        LOG.info("drain refused node={} reason={}", nodeName, refused.getMessage());
-        throw refused;
-      }
-      listener.planned(plan.toEvictRefs(), plan.skipped(), plan.warningLines());
-
-      DrainResult.Builder result =
-          DrainResult.builder(nodeName)
-              .dryRun(options.dryRun())
-              .cordonedByThisDrain(cordoned)
-              .warnings(plan.warningLines());
-      DrainResult done;
-      if (plan.toEvict().isEmpty() || options.dryRun() == DryRun.CLIENT) {
-        boolean eviction = !options.disableEviction();
-        plan.toEvictRefs().forEach(p -> listener.evicting(p, eviction));
-        done =
-            result
-                .usedEviction(eviction)
-                .evicted(plan.toEvictRefs())
-                .skipped(plan.skipped())
-                .elapsed(Duration.ofNanos(System.nanoTime() - started))
-                .build();
-      } else {
-        Optional<String> evictionVersion;
-        try {
-          // Discovered once per drain, not per pod.
-          evictionVersion =
-              options.disableEviction() ? Optional.empty() : new EvictionSupport(api).discover();
-        } catch (ApiException e) {
-          throw afterCordon(nodeName, cordoned, "discovering eviction support", e);
-        }
-        done =
-            evictAll(
-                api,
-                nodeName,
-                options,
-                plan,
-                listing,
-                lister,
-                deadline,
-                listener,
-                result,
-                started,
-                evictionVersion);
-      }
-      LOG.info(
-          "drain finished node={} complete={} summary={}",
-          nodeName,
-          done.isComplete(),
-          done.summary());
-      return done;
-    } finally {
-      listener.close();
+      listing = new PodLister(api).list(nodeName, options.podSelector(), options.chunkSize());
+    } catch (ApiException e) {
+      throw afterCordon(nodeName, cordoned, "listing its pods", e);
     }
+    PodFilters filters = new PodFilters(options, new ApiDaemonSetLookup(api), clock);
+    DrainPlan plan = new DrainPlanner(filters.inOrder()).plan(listing.pods());
+    if (plan.refused()) {
+      DrainRefusedException refused =
+          new DrainRefusedException(nodeName, plan.refusals(), cordoned);
+      LOG.info("drain refused node={} reason={}", nodeName, refused.getMessage());
+      throw refused;
+    }
+    BlockingDrainPods.tell(
+        "planned", () -> listener.planned(plan.toEvictRefs(), plan.skipped(), plan.warningLines()));
+
+    DrainResult done;
+    if (plan.toEvict().isEmpty() || options.dryRun() == DryRun.CLIENT) {
+      done = planOnly(nodeName, options, plan, cordoned, started);
+    } else {
+      BlockingDrain.End end;
+      try {
+        end =
+            new BlockingDrain(api, nodeName, options, deadline, clock).run(plan.toEvict(), listing);
+      } catch (ApiException e) {
+        throw afterCordon(nodeName, cordoned, "discovering eviction support", e);
+      }
+      done = result(nodeName, options, plan, cordoned, end, started);
+    }
+    LOG.info(
+        "drain finished node={} complete={} summary={}",
+        nodeName,
+        done.isComplete(),
+        done.summary());
+    return done;
   }
 
-  private DrainResult evictAll(
-      RawApi api,
+  /** Nothing to evict, or a client dry run: the plan is the result, nothing is sent. */
+  private static DrainResult planOnly(
+      String node, DrainOptions options, DrainPlan plan, boolean cordoned, long started) {
+    boolean eviction = !options.disableEviction();
+    DrainProgressListener listener = options.progressListener();
+    plan.toEvictRefs()
+        .forEach(p -> BlockingDrainPods.tell("evicting", () -> listener.evicting(p, eviction)));
+    return new DrainResult(
+        node,
+        options.dryRun(),
+        cordoned,
+        eviction,
+        plan.toEvictRefs(),
+        plan.skipped(),
+        List.of(),
+        List.of(),
+        Map.of(),
+        Map.of(),
+        plan.warningLines(),
+        false,
+        Optional.empty(),
+        Duration.ofNanos(System.nanoTime() - started));
+  }
+
+  private static DrainResult result(
       String node,
       DrainOptions options,
       DrainPlan plan,
-      PodLister.Listing listing,
-      PodLister lister,
-      Deadline deadline,
-      SafeListener listener,
-      DrainResult.Builder result,
-      long started,
-      Optional<String> evictionVersion) {
-    Evictor evictor = new Evictor(api, options, evictionVersion.orElse(null));
-    boolean serverDryRun = options.dryRun() == DryRun.SERVER;
-    DrainTracker tracker =
-        new DrainTracker(node, plan.toEvict(), serverDryRun, evictor.usingEviction(), listener);
-
-    // The watch starts from the list's version, before any eviction: no deletion can slip past it.
-    DeletionWaiter waiter =
-        serverDryRun
-            ? null
-            : new DeletionWaiter(api, lister, node, listing.resourceVersion(), tracker).start();
-    int threads = Math.min(options.maxConcurrentEvictions(), plan.toEvict().size());
-    ExecutorService pool =
-        Executors.newFixedThreadPool(
-            threads,
-            new ThreadFactoryBuilder()
-                .setNameFormat("drain-" + node.replace("%", "%%") + "-evict-%d")
-                .setDaemon(true)
-                .build());
-    BudgetResolver budgets = new BudgetResolver(api);
-    PodReader reader = new PodReader(api);
-    boolean timedOut = false;
-    String interruption = null;
-    try {
-      for (V1Pod pod : plan.toEvict()) {
-        pool.execute(
-            new PodEvictionTask(
-                pod,
-                evictor,
-                tracker,
-                budgets,
-                reader,
-                deadline,
-                options.evictionRetryInterval(),
-                listener));
-      }
-      pool.shutdown();
-      while (true) {
-        tracker.markStuckDeletions(clock, options.skipWaitForDeleteTimeout());
-        DrainTracker.Step step = tracker.awaitStep(deadline, TICK_NANOS);
-        if (step == DrainTracker.Step.CONTINUE) {
-          continue;
-        }
-        timedOut = step == DrainTracker.Step.TIMED_OUT;
-        if (step == DrainTracker.Step.WATCH_FAILED) {
-          interruption = tracker.watchFailure();
-        }
-        break;
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      interruption = "interrupted";
-    } finally {
-      pool.shutdownNow();
-      if (waiter != null) {
-        waiter.close();
-      }
-    }
-    DrainTracker.Snapshot s = tracker.snapshot(options.skipWaitForDeleteTimeout());
+      boolean cordoned,
+      BlockingDrain.End end,
+      long started) {
+    BlockingDrainPods.Outcome o = end.pods().outcome();
     List<SkippedPod> skipped = new ArrayList<>(plan.skipped());
-    skipped.addAll(s.notWaited());
-    List<PodRef> evicted = serverDryRun ? s.accepted() : s.gone();
-    if (serverDryRun) {
-      // Nothing goes in a dry run; a "gone" pod (404) was gone before we came.
-      evicted = new ArrayList<>(evicted);
-      evicted.addAll(s.gone());
-    }
-    return result
-        .usedEviction(evictor.usingEviction())
-        .evicted(evicted)
-        .skipped(skipped)
-        .pending(s.pending())
-        .pendingTerminating(s.pendingTerminating())
-        .failed(s.failed())
-        .denied(s.denied())
-        .blockingBudgets(s.blockingBudgets())
-        .timedOut(timedOut && !s.pending().isEmpty())
-        .interruption(interruption)
-        .elapsed(Duration.ofNanos(System.nanoTime() - started))
-        .build();
+    skipped.addAll(o.notWaited());
+    return new DrainResult(
+        node,
+        options.dryRun(),
+        cordoned,
+        end.pods().usingEviction(),
+        o.evicted(),
+        skipped,
+        o.pending(),
+        o.terminating(),
+        o.failed(),
+        o.blockingBudgets(),
+        plan.warningLines(),
+        end.timedOut() && !o.pending().isEmpty(),
+        end.interruption(),
+        Duration.ofNanos(System.nanoTime() - started));
   }
 
   /** A failure after the node was cordoned: says so, since the node stays cordoned. */

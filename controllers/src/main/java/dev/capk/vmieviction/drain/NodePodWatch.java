@@ -30,10 +30,9 @@ public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events 
   private boolean listed;
   private String failure;
 
-  private NodePodWatch(ApiClient client, String node, Runnable onPodsLeft, V1PodList seed) {
+  private NodePodWatch(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
     this.node = node;
     this.onPodsLeft = onPodsLeft;
-    RawApi api = new RawApi(client);
     String from = null;
     if (seed != null && seed.getMetadata() != null) {
       from = seed.getMetadata().getResourceVersion();
@@ -70,7 +69,12 @@ public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events 
    */
   public static NodePodWatch start(
       ApiClient client, String node, Runnable onPodsLeft, V1PodList seed) {
-    NodePodWatch w = new NodePodWatch(client, node, onPodsLeft, seed);
+    return start(new RawApi(client), node, onPodsLeft, seed);
+  }
+
+  /** As the public one, each watch request bound to {@code api}'s deadline (a blocking drain's). */
+  static NodePodWatch start(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
+    NodePodWatch w = new NodePodWatch(api, node, onPodsLeft, seed);
     w.waiter.start();
     return w;
   }

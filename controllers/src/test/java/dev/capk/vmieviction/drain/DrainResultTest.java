@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -15,14 +16,47 @@ class DrainResultTest {
   private static final PodRef B = new PodRef("ns", "b", "2");
   private static final PodRef C = new PodRef("ns", "c", "3");
 
+  /** A result with these pods and nothing else, evictions used, no dry run. */
+  private static DrainResult result(
+      List<PodRef> evicted,
+      List<SkippedPod> skipped,
+      List<PodRef> pending,
+      List<PodRef> terminating,
+      Map<PodRef, String> failed,
+      Map<PodRef, Set<String>> blocking,
+      boolean timedOut,
+      Optional<String> interruption,
+      Duration elapsed) {
+    return new DrainResult(
+        "n1",
+        DryRun.NONE,
+        false,
+        true,
+        evicted,
+        skipped,
+        pending,
+        terminating,
+        failed,
+        blocking,
+        List.of(),
+        timedOut,
+        interruption,
+        elapsed);
+  }
+
   @Test
   void completeWhenNothingPendingOrFailed() {
     DrainResult r =
-        DrainResult.builder("n1")
-            .evicted(List.of(B, A))
-            .skipped(List.of(new SkippedPod(C, "mirror pod")))
-            .elapsed(Duration.ofMillis(1200))
-            .build();
+        result(
+            List.of(B, A),
+            List.of(new SkippedPod(C, "mirror pod")),
+            List.of(),
+            List.of(),
+            Map.of(),
+            Map.of(),
+            false,
+            Optional.empty(),
+            Duration.ofMillis(1200));
     assertTrue(r.isComplete());
     assertEquals(List.of(A, B), r.evicted(), "sorted");
     assertEquals("node/n1 drained: 2 evicted, 1 skipped, in 1200 ms", r.summary());
@@ -31,14 +65,16 @@ class DrainResultTest {
   @Test
   void timeoutSummaryNamesPendingPodsAndTheirBudgets() {
     DrainResult r =
-        DrainResult.builder("n1")
-            .evicted(List.of(A))
-            .pending(List.of(B, C))
-            .pendingTerminating(List.of(C))
-            .blockingBudgets(Map.of(B, Set.of("web-pdb")))
-            .timedOut(true)
-            .elapsed(Duration.ofSeconds(30))
-            .build();
+        result(
+            List.of(A),
+            List.of(),
+            List.of(B, C),
+            List.of(C),
+            Map.of(),
+            Map.of(B, Set.of("web-pdb")),
+            true,
+            Optional.empty(),
+            Duration.ofSeconds(30));
     assertFalse(r.isComplete());
     assertEquals(
         "node/n1 not drained: timed out; 1 evicted, 2 pending (ns/b blocked by PodDisruptionBudget web-pdb, "
@@ -49,7 +85,21 @@ class DrainResultTest {
   @Test
   void aFailedPodMakesTheDrainIncomplete() {
     DrainResult r =
-        DrainResult.builder("n1").usedEviction(false).failed(Map.of(A, "several budgets")).build();
+        new DrainResult(
+            "n1",
+            DryRun.NONE,
+            false,
+            false,
+            List.of(),
+            List.of(),
+            List.of(),
+            List.of(),
+            Map.of(A, "several budgets"),
+            Map.of(),
+            List.of(),
+            false,
+            Optional.empty(),
+            Duration.ZERO);
     assertFalse(r.isComplete());
     assertTrue(r.summary().contains("0 deleted"));
     assertTrue(r.summary().contains("1 failed (ns/a: several budgets)"));
@@ -58,7 +108,16 @@ class DrainResultTest {
   @Test
   void anInterruptionMakesTheDrainIncompleteAndSaysWhy() {
     DrainResult r =
-        DrainResult.builder("n1").interruption("lost the watch").pending(List.of(A)).build();
+        result(
+            List.of(),
+            List.of(),
+            List.of(A),
+            List.of(),
+            Map.of(),
+            Map.of(),
+            false,
+            Optional.of("lost the watch"),
+            Duration.ZERO);
     assertFalse(r.isComplete());
     assertTrue(r.summary().contains("lost the watch"));
     assertEquals("lost the watch", r.interruption().orElseThrow());
@@ -66,11 +125,22 @@ class DrainResultTest {
 
   @Test
   void dryRunIsSaidInTheSummary() {
-    assertTrue(
-        DrainResult.builder("n1")
-            .dryRun(DryRun.SERVER)
-            .build()
-            .summary()
-            .startsWith("node/n1 drained (server dry run)"));
+    DrainResult r =
+        new DrainResult(
+            "n1",
+            DryRun.SERVER,
+            false,
+            true,
+            List.of(),
+            List.of(),
+            List.of(),
+            List.of(),
+            Map.of(),
+            Map.of(),
+            List.of(),
+            false,
+            Optional.empty(),
+            Duration.ZERO);
+    assertTrue(r.summary().startsWith("node/n1 drained (server dry run)"));
   }
 }

@@ -1,0 +1,223 @@
+package dev.capk.vmieviction.drain;
+
+import static dev.capk.vmieviction.drain.TestPods.pod;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.kubernetes.client.openapi.models.V1Pod;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A blocking drain's per-pod bookkeeping: which listener call each eviction answer and each look at
+ * the node's pods makes, and what the result says.
+ */
+class BlockingDrainPodsTest {
+  private static final Instant NOW = Instant.parse("2026-01-01T00:00:00Z");
+
+  private final List<String> calls = new ArrayList<>();
+  private final DrainProgressListener recorder =
+      new DrainProgressListener() {
+        @Override
+        public void evicting(PodRef p, boolean eviction) {
+          calls.add((eviction ? "evicting " : "deleting ") + p);
+        }
+
+        @Override
+        public void blocked(PodRef p, Set<String> budgets, String message) {
+          calls.add("blocked " + p + " " + budgets + ": " + message);
+        }
+
+        @Override
+        public void retrying(PodRef p, String reason) {
+          calls.add("retrying " + p + ": " + reason);
+        }
+
+        @Override
+        public void evicted(PodRef p) {
+          calls.add("evicted " + p);
+        }
+
+        @Override
+        public void deleted(PodRef p) {
+          calls.add("deleted " + p);
+        }
+
+        @Override
+        public void failed(PodRef p, String r) {
+          calls.add("failed " + p + ": " + r);
+        }
+
+        @Override
+        public void notWaitedFor(PodRef p, String r) {
+          calls.add("notWaited " + p + ": " + r);
+        }
+      };
+
+  private final V1Pod a = pod("ns", "a").ownedBy("ReplicaSet", "r").build();
+  private final V1Pod b = pod("ns", "b").ownedBy("ReplicaSet", "r").build();
+  private final PodRef refA = PodRef.of(a);
+  private final PodRef refB = PodRef.of(b);
+  private final DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(5));
+
+  private BlockingDrainPods progress(DrainOptions.Builder options) {
+    memory.evictionVersion(Optional.of("policy/v1"));
+    return new BlockingDrainPods(
+        List.of(a, b),
+        memory,
+        options.progressListener(recorder).build(),
+        Clock.fixed(NOW, ZoneOffset.UTC));
+  }
+
+  private BlockingDrainPods progress() {
+    return progress(DrainOptions.builder());
+  }
+
+  private static EvictionOutcome outcome(EvictionOutcome.Kind kind, String message) {
+    return new EvictionOutcome(kind, message, Set.of(), 0);
+  }
+
+  @Test
+  void acceptedPodsArePendingUntilTheWatchNoLongerListsThem() {
+    BlockingDrainPods p = progress();
+    p.sending(refA);
+    p.sending(refB);
+    p.answered(refA, EvictionOutcome.accepted());
+    p.answered(refB, EvictionOutcome.accepted());
+    p.seen(List.of(b));
+    p.seen(List.of(b)); // a repeated look changes nothing
+    assertEquals(List.of(refB), p.outcome().pending());
+    assertEquals(List.of(refB), p.outcome().terminating());
+    assertTrue(p.sendable().isEmpty(), "an accepted eviction is not sent again");
+    p.seen(List.of());
+    assertTrue(p.complete());
+    assertEquals(List.of(refA, refB), p.outcome().evicted());
+    assertEquals(List.of("evicting ns/a", "evicting ns/b", "evicted ns/a", "evicted ns/b"), calls);
+  }
+
+  @Test
+  void deletionsAreReportedAsDeletedWhenEvictionIsOff() {
+    BlockingDrainPods p = progress();
+    memory.evictionVersion(Optional.empty());
+    p.sending(refA);
+    p.answered(refA, outcome(EvictionOutcome.Kind.GONE, "not found"));
+    assertEquals(List.of("deleting ns/a", "deleted ns/a"), calls);
+  }
+
+  @Test
+  void aNamesakeWithAnotherUidDoesNotCountAsTheFollowedPod() {
+    BlockingDrainPods p = progress();
+    V1Pod namesake = pod("ns", "a").ownedBy("StatefulSet", "s").build();
+    p.seen(List.of(namesake, b));
+    assertEquals(Optional.of(BlockingDrainPods.State.GONE), p.state(refA));
+    assertEquals(List.of(b), p.sendable(), "the namesake is not this drain's to evict");
+  }
+
+  @Test
+  void inAServerDryRunAnAcceptedEvictionIsTheEnd() {
+    BlockingDrainPods p = progress(DrainOptions.builder().dryRun(DryRun.SERVER));
+    p.answered(refA, EvictionOutcome.accepted());
+    memory.failed(refB, "boom", false, NOW);
+    p.answered(refB, outcome(EvictionOutcome.Kind.FAILED, "boom"));
+    assertTrue(p.complete());
+    assertEquals(List.of(refA), p.outcome().evicted());
+    assertEquals(Map.of(refB, "boom"), p.outcome().failed());
+    assertTrue(p.outcome().pending().isEmpty());
+  }
+
+  @Test
+  void aRefusalIsReportedWithTheBudgetsTheMemoryKnowsAndThePodStaysPendingAndBlocked() {
+    BlockingDrainPods p = progress();
+    memory.refused(refA, DrainMemory.Waiting.BLOCKED, Set.of("pdb-1"), NOW);
+    p.answered(refA, outcome(EvictionOutcome.Kind.BLOCKED, "Cannot evict pod"));
+    assertEquals(List.of("blocked ns/a [pdb-1]: Cannot evict pod"), calls);
+    assertEquals(Map.of(refA, Set.of("pdb-1")), p.outcome().blockingBudgets());
+    p.seen(List.of(b));
+    assertTrue(p.outcome().blockingBudgets().isEmpty(), "a pod that went is no longer blocked");
+  }
+
+  @Test
+  void transientFailuresAreRetriedUntilTheMemoryGivesUp() {
+    BlockingDrainPods p = progress();
+    memory.transientFailure(refA, "connection reset", NOW);
+    p.answered(refA, outcome(EvictionOutcome.Kind.TRANSIENT, "connection reset"));
+    memory.failed(refA, "connection reset", false, NOW);
+    p.answered(refA, outcome(EvictionOutcome.Kind.TRANSIENT, "connection reset"));
+    p.answered(refA, EvictionOutcome.accepted());
+    assertEquals(
+        List.of("retrying ns/a: connection reset", "failed ns/a: connection reset"), calls);
+    assertEquals(Optional.of(BlockingDrainPods.State.FAILED), p.state(refA), "a failure is final");
+    assertEquals(List.of(b), p.sendable());
+  }
+
+  @Test
+  void aTerminatingNamespaceIsRetriedAndSaidSo() {
+    BlockingDrainPods p = progress();
+    memory.refused(refA, DrainMemory.Waiting.NAMESPACE_TERMINATING, Set.of(), NOW);
+    p.answered(refA, outcome(EvictionOutcome.Kind.NAMESPACE_TERMINATING, "forbidden"));
+    assertEquals(List.of("retrying ns/a: namespace ns is terminating: forbidden"), calls);
+  }
+
+  @Test
+  void stuckDeletionsAreNotWaitedForOnceOlderThanSkipWait() {
+    V1Pod deleting = pod("ns", "a").build();
+    deleting.getMetadata().setUid(a.getMetadata().getUid());
+    deleting
+        .getMetadata()
+        .setDeletionTimestamp(OffsetDateTime.ofInstant(NOW.minusSeconds(31), ZoneOffset.UTC));
+    BlockingDrainPods waitsForEver = progress();
+    waitsForEver.seen(List.of(deleting, b));
+    assertEquals(Optional.of(BlockingDrainPods.State.WAITING), waitsForEver.state(refA));
+    assertEquals(List.of(refA), waitsForEver.outcome().terminating());
+    calls.clear();
+
+    BlockingDrainPods p =
+        progress(DrainOptions.builder().skipWaitForDeleteTimeout(Duration.ofSeconds(30)));
+    p.seen(List.of(deleting, b));
+    assertEquals(Optional.of(BlockingDrainPods.State.NOT_WAITED), p.state(refA));
+    assertEquals(
+        List.of("notWaited ns/a: deletion timestamp older than 30 seconds, not waited for"), calls);
+    assertEquals(1, p.outcome().notWaited().size());
+  }
+
+  @Test
+  void aPodSomeoneElseDeletesIsAnnouncedOnceAsKubectlWould() {
+    V1Pod deleting = pod("ns", "a").build();
+    deleting.getMetadata().setUid(a.getMetadata().getUid());
+    deleting.getMetadata().setDeletionTimestamp(OffsetDateTime.ofInstant(NOW, ZoneOffset.UTC));
+    BlockingDrainPods p = progress();
+    p.seen(List.of(deleting, b));
+    p.seen(List.of(deleting, b));
+    p.seen(List.of(b));
+    assertEquals(List.of("evicting ns/a", "evicted ns/a"), calls);
+  }
+
+  @Test
+  void aListenerThatThrowsDoesNotBreakTheDrain() {
+    BlockingDrainPods p =
+        new BlockingDrainPods(
+            List.of(a),
+            memory,
+            DrainOptions.builder()
+                .progressListener(
+                    new DrainProgressListener() {
+                      @Override
+                      public void evicted(PodRef pod) {
+                        throw new IllegalStateException("listener bug");
+                      }
+                    })
+                .build(),
+            Clock.systemUTC());
+    p.seen(List.of());
+    assertTrue(p.complete());
+  }
+}
