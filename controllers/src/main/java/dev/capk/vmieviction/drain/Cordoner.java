@@ -1,20 +1,38 @@
 package dev.capk.vmieviction.drain;
 
+import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
+import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
+import com.google.gson.JsonPrimitive;
+import dev.capk.vmieviction.kube.ApiAnswer;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1Node;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Function;
 
 /**
- * Marks a node (un)schedulable. Patches {@code spec.unschedulable} only, with a JSON merge patch
- * guarded by the node's resourceVersion: never an update of the whole Node, whose fields our models
- * may not know, and a concurrent change is re-read rather than overwritten.
+ * Cordons and uncordons nodes, for the CLI and the eviction controller (which records its cordon in
+ * a mark annotation, written in the same patch). The NodeMaintenance controller cordons in its own
+ * patch, which also rewrites the node's taint list.
+ *
+ * <p>Each write is a JSON Patch of exactly those fields, whose {@code test}s of them as read are
+ * its precondition: never an update of the whole Node, whose fields our models may not know, and
+ * not a resourceVersion guard, which every status heartbeat would fail. A concurrent change of what
+ * the patch depends on is read again rather than overwritten ({@link #write}).
+ *
+ * <p>Patches are built from what the server holds, not from the client model's defaults: the server
+ * omits an empty annotation map and {@code spec.unschedulable: false} (both omitempty), while the
+ * model shows them as an empty map and false. A node read with no annotations has none on the
+ * server: the patch adds the whole map (an {@code add} under a missing parent does not apply).
  */
-final class Cordoner {
+public final class Cordoner {
   private static final int MAX_CONFLICTS = 5;
 
   private final RawApi api;
@@ -26,68 +44,232 @@ final class Cordoner {
   }
 
   /**
-   * Sets {@code spec.unschedulable} to {@code desired}.
+   * Sets {@code spec.unschedulable} to {@code desired}, as kubectl (un)cordons: a client dry run
+   * only reads, a server dry run sends the patch with {@code dryRun=All}. A node changed between
+   * the read and the write is read again, up to {@value #MAX_CONFLICTS} times; a refusal is thrown
+   * at once, as kubectl reports it.
    *
-   * @return true if the node changed (in a client dry run: would change)
+   * @return true if the node changed (in a dry run: would change)
    * @throws NodeNotFoundException if there is no such node
    */
   boolean setUnschedulable(String node, boolean desired, DryRun dryRun) throws ApiException {
     Objects.requireNonNull(node, "node");
+    V1Node now = read(node).orElseThrow(() -> gone(node));
     for (int attempt = 1; ; attempt++) {
-      NodeState state = read(node);
-      if (state.unschedulable() == desired) {
+      if (unschedulable(now) == desired) {
         return false;
       }
       if (dryRun == DryRun.CLIENT) {
         return true;
       }
-      JsonObject spec = new JsonObject();
-      // null removes the field, which is how kubectl uncordons (unschedulable is omitempty).
-      spec.add(
-          "unschedulable",
-          desired ? new com.google.gson.JsonPrimitive(true) : com.google.gson.JsonNull.INSTANCE);
-      JsonObject meta = new JsonObject();
-      meta.addProperty("resourceVersion", state.resourceVersion());
-      JsonObject patch = new JsonObject();
-      patch.add("metadata", meta);
-      patch.add("spec", spec);
-
-      CoreV1Api.APIpatchNodeRequest req = core.patchNode(node, new V1Patch(patch.toString()));
-      if (dryRun == DryRun.SERVER) {
-        req = req.dryRun("All");
+      Written w =
+          write(
+              now,
+              desired ? n -> cordonPatch(n, null, null) : n -> uncordonPatch(n, null),
+              (name, patch) -> patch(name, patch, dryRun),
+              this::read);
+      switch (w.result()) {
+        case APPLIED -> {
+          return true;
+        }
+        case GONE -> throw gone(node);
+        case REFUSED -> throw w.answer();
+        case CHANGED -> {
+          if (attempt == MAX_CONFLICTS) {
+            throw new ApiException(
+                409, "node " + node + " changed while being written, " + attempt + " times");
+          }
+          now = w.node() != null ? w.node() : read(node).orElseThrow(() -> gone(node));
+        }
       }
-      RawApi.Answer answer = api.execute(RawApi.asMergePatch(api.client(), req.buildCall(null)));
-      if (answer.ok()) {
-        return true;
-      }
-      if (answer.code() == 404) {
-        throw new NodeNotFoundException(node);
-      }
-      if (answer.code() == 409 && attempt < MAX_CONFLICTS) {
-        continue; // someone else changed the node in between: read it again
-      }
-      throw answer.toException();
     }
   }
 
-  private record NodeState(boolean unschedulable, String resourceVersion) {}
+  private static NodeNotFoundException gone(String node) {
+    return new NodeNotFoundException(node);
+  }
 
-  private NodeState read(String node) throws ApiException {
+  private Optional<V1Node> read(String node) throws ApiException {
     RawApi.Answer answer = api.execute(core.readNode(node).buildCall(null));
     if (answer.code() == 404) {
-      throw new NodeNotFoundException(node);
+      return Optional.empty();
     }
-    if (!answer.ok()) {
-      throw answer.toException();
+    return Optional.of(LenientJson.parse(answer.orThrow().body(), V1Node.class));
+  }
+
+  private V1Node patch(String node, String patch, DryRun dryRun) throws ApiException {
+    CoreV1Api.APIpatchNodeRequest req = core.patchNode(node, new V1Patch(patch));
+    if (dryRun == DryRun.SERVER) {
+      req = req.dryRun("All");
     }
-    JsonObject o = JsonParser.parseString(answer.body()).getAsJsonObject();
-    JsonObject spec =
-        o.has("spec") && o.get("spec").isJsonObject()
-            ? o.getAsJsonObject("spec")
-            : new JsonObject();
-    JsonElement u = spec.get("unschedulable");
-    boolean unschedulable = u != null && u.isJsonPrimitive() && u.getAsBoolean();
-    String rv = o.getAsJsonObject("metadata").get("resourceVersion").getAsString();
-    return new NodeState(unschedulable, rv);
+    RawApi.Answer answer = api.execute(RawApi.asJsonPatch(api.client(), req.buildCall(null)));
+    return LenientJson.parse(answer.orThrow().body(), V1Node.class);
+  }
+
+  /** Sends a JSON Patch of a node by the caller's client (its bounds, breaker and counts). */
+  @FunctionalInterface
+  public interface Send<X extends Exception> {
+    /** The node as the patch left it. */
+    V1Node patch(String node, String jsonPatch) throws ApiException, X;
+  }
+
+  /** Reads a node by the caller's client. */
+  @FunctionalInterface
+  public interface Read<X extends Exception> {
+    /** The node as the server holds it; empty if there is none (404). */
+    Optional<V1Node> node(String name) throws ApiException, X;
+  }
+
+  /** What a write came to, sorted by {@link ApiAnswer}. */
+  public enum Result {
+    APPLIED,
+    /** The node changed in what the patch depends on: read it again and retry (bounded). */
+    CHANGED,
+    /** The node is gone. */
+    GONE,
+    /** The write will not succeed as sent; {@link Written#answer()} says why. */
+    REFUSED
+  }
+
+  /**
+   * One write's outcome. {@code node}: as the patch left it (applied), or as read again after a
+   * patch that did not apply; else null. {@code answer}: the server's answer when not applied.
+   */
+  public record Written(Result result, V1Node node, ApiException answer) {
+    /** The patch did not apply, so the node was read again: what the caller saw of it is old. */
+    public boolean reread() {
+      return result != Result.APPLIED && node != null;
+    }
+  }
+
+  /**
+   * Sends the patch {@code patchOf} builds from {@code node}, once. A patch that did not apply
+   * (422, the server does not say why) is a change only if the node really changed in what the
+   * patch depends on: the node is read again and the patch built from it compared; the same patch
+   * would not apply either, so that is a refusal. Answers that tell nothing about the node (no
+   * answer, 429, 5xx) are thrown.
+   */
+  public static <X extends Exception> Written write(
+      V1Node node, Function<V1Node, String> patchOf, Send<X> send, Read<X> read)
+      throws ApiException, X {
+    String name = node.getMetadata().getName();
+    String patch = patchOf.apply(node);
+    try {
+      return new Written(Result.APPLIED, send.patch(name, patch), null);
+    } catch (ApiException e) {
+      ApiAnswer answer = ApiAnswer.of(e, false);
+      switch (answer) {
+        case TRANSIENT -> throw e;
+        case CONFLICT -> {
+          return new Written(Result.CHANGED, null, e);
+        }
+        case GONE, REFUSED -> {
+          return new Written(answer == ApiAnswer.GONE ? Result.GONE : Result.REFUSED, null, e);
+        }
+        default -> { // PATCH_NOT_APPLIED
+          Optional<V1Node> now = read.node(name);
+          if (now.isEmpty()) {
+            return new Written(Result.GONE, null, e);
+          }
+          boolean same = patchOf.apply(now.get()).equals(patch);
+          return new Written(same ? Result.REFUSED : Result.CHANGED, now.get(), e);
+        }
+      }
+    }
+  }
+
+  /**
+   * Cordon, and mark the cordon with the annotation {@code markKey} = {@code markValue} unless
+   * {@code markKey} is null, in one patch that applies only while the node is still (un)schedulable
+   * and (un)marked as read.
+   */
+  public static String cordonPatch(V1Node node, String markKey, String markValue) {
+    JsonArray ops = new JsonArray();
+    ops.add(testUnschedulable(node));
+    if (markKey != null) {
+      ops.addAll(addMark(node, markKey, markValue));
+    }
+    ops.add(op("add", "/spec/unschedulable", new JsonPrimitive(true)));
+    return ops.toString();
+  }
+
+  /**
+   * Uncordon, while the node is still cordoned (never a cordon someone else made since), and remove
+   * the mark {@code markKey} unless it is null, while it is the one the node was read with. The
+   * field is removed, as kubectl uncordons (unschedulable is omitempty).
+   */
+  public static String uncordonPatch(V1Node node, String markKey) {
+    JsonArray ops = new JsonArray();
+    ops.add(op("test", "/spec/unschedulable", new JsonPrimitive(true)));
+    if (markKey != null) {
+      ops.addAll(removeMark(node, markKey));
+    }
+    ops.add(op("remove", "/spec/unschedulable", null));
+    return ops.toString();
+  }
+
+  /** Removes the mark {@code markKey} only, while it is the one the node was read with. */
+  public static String removeMarkPatch(V1Node node, String markKey) {
+    return removeMark(node, markKey).toString();
+  }
+
+  /** A node read without annotations has none on the server: the whole map is added. */
+  private static JsonArray addMark(V1Node node, String markKey, String markValue) {
+    JsonArray ops = new JsonArray();
+    Map<String, String> annotations = node.getMetadata().getAnnotations();
+    if (annotations == null || annotations.isEmpty()) {
+      ops.add(op("test", "/metadata/annotations", JsonNull.INSTANCE));
+      JsonObject mark = new JsonObject();
+      mark.addProperty(markKey, markValue);
+      ops.add(op("add", "/metadata/annotations", mark));
+    } else {
+      ops.add(op("test", annotationPath(markKey), jsonOrNull(annotations.get(markKey))));
+      ops.add(op("add", annotationPath(markKey), new JsonPrimitive(markValue)));
+    }
+    return ops;
+  }
+
+  private static JsonArray removeMark(V1Node node, String markKey) {
+    JsonArray ops = new JsonArray();
+    ops.add(op("test", annotationPath(markKey), jsonOrNull(annotation(node, markKey))));
+    ops.add(op("remove", annotationPath(markKey), null));
+    return ops;
+  }
+
+  /** False is absent on the server (omitempty): tested as absent (a test of null passes there). */
+  private static JsonObject testUnschedulable(V1Node node) {
+    return op(
+        "test",
+        "/spec/unschedulable",
+        unschedulable(node) ? new JsonPrimitive(true) : JsonNull.INSTANCE);
+  }
+
+  private static boolean unschedulable(V1Node node) {
+    return node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
+  }
+
+  private static String annotation(V1Node node, String key) {
+    Map<String, String> annotations =
+        node.getMetadata() == null ? null : node.getMetadata().getAnnotations();
+    return annotations == null ? null : annotations.get(key);
+  }
+
+  private static String annotationPath(String key) {
+    // JSON Pointer: "~" is "~0" and "/" is "~1" in a member's name.
+    return "/metadata/annotations/" + key.replace("~", "~0").replace("/", "~1");
+  }
+
+  private static JsonObject op(String op, String path, JsonElement value) {
+    JsonObject o = new JsonObject();
+    o.addProperty("op", op);
+    o.addProperty("path", path);
+    if (value != null) {
+      o.add("value", value);
+    }
+    return o;
+  }
+
+  private static JsonElement jsonOrNull(String value) {
+    return value == null ? JsonNull.INSTANCE : new JsonPrimitive(value);
   }
 }

@@ -1,11 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
-import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
-import com.google.gson.JsonNull;
-import com.google.gson.JsonObject;
-import com.google.gson.JsonPrimitive;
 import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
@@ -16,7 +12,6 @@ import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.events.EventWriters;
-import dev.capk.vmieviction.kube.ApiAnswer;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -44,9 +39,9 @@ import java.util.stream.Collectors;
 
 /**
  * A guest cluster as the reconciler needs it: find the VMI's node, cordon it with our mark, advance
- * its drain by one step with the drain engine, uncordon. Node writes are JSON Patches of exactly
- * the fields we change, guarded by {@code test}s of those fields as read (not the node's
- * resourceVersion, which every status heartbeat changes).
+ * its drain by one step with the drain engine, uncordon. Node writes are {@link Cordoner}'s JSON
+ * Patches of exactly the fields we change, guarded by {@code test}s of those fields as read (not
+ * the node's resourceVersion, which every status heartbeat changes).
  */
 public final class GuestNodeDrainer implements Guest {
 
@@ -191,133 +186,62 @@ public final class GuestNodeDrainer implements Guest {
   @Override
   public V1Node cordonAndMark(V1Node node, String vmiUid)
       throws GuestAccessException, ApiException {
-    return jsonPatchNode(node, n -> cordonPatch(n, vmiUid), "cordoning node");
+    return jsonPatchNode(
+        node,
+        n -> Cordoner.cordonPatch(n, EvictionAnnotations.CORDONED_BY, vmiUid),
+        "cordoning node");
   }
 
   @Override
   public V1Node uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException {
-    return jsonPatchNode(node, GuestNodeDrainer::uncordonPatch, "uncordoning node");
+    return jsonPatchNode(
+        node, n -> Cordoner.uncordonPatch(n, EvictionAnnotations.CORDONED_BY), "uncordoning node");
+  }
+
+  @Override
+  public V1Node removeMark(V1Node node) throws GuestAccessException, ApiException {
+    return jsonPatchNode(
+        node,
+        n -> Cordoner.removeMarkPatch(n, EvictionAnnotations.CORDONED_BY),
+        "removing cordon mark");
   }
 
   /**
-   * Cordon and mark, as a JSON Patch whose {@code test}s are its precondition: the node is still
-   * schedulable and unmarked as it was read, whatever its status heartbeats changed since; a
-   * resourceVersion guard would fail on each of those.
-   *
-   * <p>Built from what the server holds, not from the client model's defaults: the server omits an
-   * empty annotation map and {@code spec.unschedulable: false} (both omitempty), while the model
-   * shows them as an empty map and false. A node read with no annotations has none on the server:
-   * the patch adds the whole map (an {@code add} under a missing parent does not apply).
-   */
-  public static String cordonPatch(V1Node node, String vmiUid) {
-    JsonArray ops = new JsonArray();
-    // false is absent on the server (omitempty): tested as absent. A test of null passes only
-    // where the field is absent.
-    boolean cordoned =
-        node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
-    ops.add(
-        op("test", "/spec/unschedulable", cordoned ? new JsonPrimitive(true) : JsonNull.INSTANCE));
-    Map<String, String> annotations = node.getMetadata().getAnnotations();
-    if (annotations == null || annotations.isEmpty()) {
-      ops.add(op("test", "/metadata/annotations", JsonNull.INSTANCE));
-      JsonObject mark = new JsonObject();
-      mark.addProperty(EvictionAnnotations.CORDONED_BY, vmiUid);
-      ops.add(op("add", "/metadata/annotations", mark));
-    } else {
-      ops.add(op("test", markPath(), jsonOrNull(annotations.get(EvictionAnnotations.CORDONED_BY))));
-      ops.add(op("add", markPath(), new JsonPrimitive(vmiUid)));
-    }
-    ops.add(op("add", "/spec/unschedulable", new JsonPrimitive(true)));
-    return ops.toString();
-  }
-
-  /**
-   * Uncordon and unmark, as a JSON Patch that applies only while the node is still cordoned and
-   * carries the mark it was read with: never a cordon someone else made since, and never a conflict
-   * with status heartbeats.
-   */
-  public static String uncordonPatch(V1Node node) {
-    JsonArray ops = new JsonArray();
-    ops.add(op("test", "/spec/unschedulable", new JsonPrimitive(true)));
-    ops.add(op("test", markPath(), jsonOrNull(UncordonDecision.markOf(node))));
-    ops.add(op("remove", markPath(), null));
-    // Removed, as kubectl uncordons (unschedulable is omitempty).
-    ops.add(op("remove", "/spec/unschedulable", null));
-    return ops.toString();
-  }
-
-  /** Removes our mark only, while it is the one the node was read with. */
-  static String removeMarkPatch(V1Node node) {
-    JsonArray ops = new JsonArray();
-    ops.add(op("test", markPath(), jsonOrNull(UncordonDecision.markOf(node))));
-    ops.add(op("remove", markPath(), null));
-    return ops.toString();
-  }
-
-  private static String markPath() {
-    // JSON Pointer: "~" is "~0" and "/" is "~1" in a member's name.
-    return "/metadata/annotations/"
-        + EvictionAnnotations.CORDONED_BY.replace("~", "~0").replace("/", "~1");
-  }
-
-  private static JsonObject op(String op, String path, JsonElement value) {
-    JsonObject o = new JsonObject();
-    o.addProperty("op", op);
-    o.addProperty("path", path);
-    if (value != null) {
-      o.add("value", value);
-    }
-    return o;
-  }
-
-  private static JsonElement jsonOrNull(Object value) {
-    if (value == null) {
-      return JsonNull.INSTANCE;
-    }
-    return value instanceof Boolean b ? new JsonPrimitive(b) : new JsonPrimitive(value.toString());
-  }
-
-  /**
-   * A JSON Patch of the node, built by {@code patchOf} from the node as read. The node as the patch
-   * left it is returned, and served by the cluster's node watch until the watch has it.
-   *
-   * <p>The answers, as {@link ApiAnswer} sorts them: a patch that did not apply (422, the server
-   * does not say why) is a conflict only if the node really changed in what the patch depends on:
-   * the node is read again, and the patch built from it compared; the same patch would not apply
-   * either, so that is a refusal. A conflict is reported as a 409 (the callers read the node again
-   * and retry, bounded); a refusal as a {@link GuestAccessException} naming the request and the
-   * server's reason, which the callers back off from and warn about.
+   * A JSON Patch of the node, built by {@code patchOf} from the node as read and sent by {@link
+   * Cordoner#write}. The node as the patch left it is returned, and served by the cluster's node
+   * watch until the watch has it. A change of the node since it was read (or its removal) is
+   * reported as a 409: the callers read the node again and retry, bounded. A refusal is a {@link
+   * GuestAccessException} naming the request and the server's reason, which the callers back off
+   * from and warn about.
    */
   private V1Node jsonPatchNode(V1Node node, Function<V1Node, String> patchOf, String what)
       throws GuestAccessException, ApiException {
     String name = node.getMetadata().getName();
-    String patch = patchOf.apply(node);
-    requests.incrementAndGet();
-    try {
-      V1Node patched =
-          client.call(
-              what + " " + name,
-              () ->
-                  RawApi.asJsonPatch(
-                      client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
-              V1Node.class);
-      drains.nodeWritten(client.apiClient(), node, patched);
-      return patched;
-    } catch (ApiException e) {
-      switch (ApiAnswer.of(e, false)) {
-        case PATCH_NOT_APPLIED -> {
-          drains.nodePatchRefused(client.apiClient(), name);
-          Optional<V1Node> now = readNode(name);
-          if (now.isPresent() && patchOf.apply(now.get()).equals(patch)) {
-            throw refused(what, name, e);
-          }
-          throw changedSinceRead(name, what);
-        }
-        case GONE, CONFLICT -> throw changedSinceRead(name, what);
-        case REFUSED -> throw refused(what, name, e);
-        default -> throw e;
-      }
+    Cordoner.Written written =
+        Cordoner.write(node, patchOf, (n, patch) -> sendPatch(n, patch, what), this::readNode);
+    if (written.reread()) {
+      // Our patch was made over a version that is no longer current: the watch may be behind.
+      drains.nodePatchRefused(client.apiClient(), name);
     }
+    switch (written.result()) {
+      case APPLIED -> {
+        drains.nodeWritten(client.apiClient(), node, written.node());
+        return written.node();
+      }
+      case REFUSED -> throw refused(what, name, written.answer());
+      default -> throw changedSinceRead(name, what);
+    }
+  }
+
+  private V1Node sendPatch(String name, String patch, String what)
+      throws GuestAccessException, ApiException {
+    requests.incrementAndGet();
+    return client.call(
+        what + " " + name,
+        () ->
+            RawApi.asJsonPatch(
+                client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
+        V1Node.class);
   }
 
   private static ApiException changedSinceRead(String name, String what) {
@@ -336,11 +260,6 @@ public final class GuestNodeDrainer implements Guest {
             + name
             + " refused: "
             + ApiStatus.describeRefusal(e));
-  }
-
-  @Override
-  public V1Node removeMark(V1Node node) throws GuestAccessException, ApiException {
-    return jsonPatchNode(node, GuestNodeDrainer::removeMarkPatch, "removing cordon mark");
   }
 
   @Override

@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.eviction.GuestNodeDrainer;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Node;
 import java.time.Duration;
@@ -47,13 +47,17 @@ class GuestNodePatchIT {
     V1Node read = node(name);
     heartbeat(name, read);
 
-    assertTrue(patch(name, GuestNodeDrainer.cordonPatch(read, "uid-1")), "cordoned");
+    assertTrue(
+        patch(name, Cordoner.cordonPatch(read, EvictionAnnotations.CORDONED_BY, "uid-1")),
+        "cordoned");
     V1Node cordoned = node(name);
     assertEquals(Boolean.TRUE, cordoned.getSpec().getUnschedulable());
     assertEquals("uid-1", mark(cordoned));
 
     heartbeat(name, cordoned);
-    assertTrue(patch(name, GuestNodeDrainer.uncordonPatch(cordoned)), "uncordoned");
+    assertTrue(
+        patch(name, Cordoner.uncordonPatch(cordoned, EvictionAnnotations.CORDONED_BY)),
+        "uncordoned");
     V1Node back = node(name);
     assertNotEquals(Boolean.TRUE, back.getSpec().getUnschedulable());
     assertNull(mark(back));
@@ -66,7 +70,9 @@ class GuestNodePatchIT {
     V1Node read = node(name);
     guest.kubectl().runOrFail(null, "cordon", name);
 
-    assertFalse(patch(name, GuestNodeDrainer.cordonPatch(read, "uid-1")), "refused");
+    assertFalse(
+        patch(name, Cordoner.cordonPatch(read, EvictionAnnotations.CORDONED_BY, "uid-1")),
+        "refused");
     assertNull(mark(node(name)), "an admin's cordon is not marked ours");
   }
 
@@ -74,13 +80,15 @@ class GuestNodePatchIT {
   void anUncordonRefusesANodeWhoseMarkWasRemovedSinceItWasRead() throws Exception {
     String name = unique("patch-unmarked");
     guest.kwokNodes().createNamed(name, Map.of());
-    assertTrue(patch(name, GuestNodeDrainer.cordonPatch(node(name), "uid-1")));
+    assertTrue(
+        patch(name, Cordoner.cordonPatch(node(name), EvictionAnnotations.CORDONED_BY, "uid-1")));
     V1Node cordoned = node(name);
     guest
         .kubectl()
         .runOrFail(null, "annotate", "node", name, EvictionAnnotations.CORDONED_BY + "-");
 
-    assertFalse(patch(name, GuestNodeDrainer.uncordonPatch(cordoned)), "refused");
+    assertFalse(
+        patch(name, Cordoner.uncordonPatch(cordoned, EvictionAnnotations.CORDONED_BY)), "refused");
     assertEquals(Boolean.TRUE, node(name).getSpec().getUnschedulable(), "still cordoned");
   }
 

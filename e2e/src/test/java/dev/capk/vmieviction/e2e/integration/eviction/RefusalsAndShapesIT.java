@@ -336,12 +336,18 @@ class RefusalsAndShapesIT {
       String name = unique("shape-ctl-" + i);
       JsonObject before = shapedNode(i, name);
       var read = new CoreV1Api(guest.client()).readNode(name).execute();
-      jsonPatch(name, dev.capk.vmieviction.eviction.GuestNodeDrainer.cordonPatch(read, "uid-" + i));
+      jsonPatch(
+          name,
+          dev.capk.vmieviction.drain.Cordoner.cordonPatch(
+              read, EvictionAnnotations.CORDONED_BY, "uid-" + i));
       var cordoned = node(guest, name);
       assertTrue(unschedulable(cordoned), "shape " + i + " cordoned");
       assertEquals(
           Optional.of("uid-" + i), nodeAnnotation(cordoned, EvictionAnnotations.CORDONED_BY));
-      jsonPatch(name, dev.capk.vmieviction.eviction.GuestNodeDrainer.uncordonPatch(cordoned));
+      jsonPatch(
+          name,
+          dev.capk.vmieviction.drain.Cordoner.uncordonPatch(
+              cordoned, EvictionAnnotations.CORDONED_BY));
       assertSameExceptVersion(before, rawNode(name), "shape " + i + " after uncordon");
     }
   }

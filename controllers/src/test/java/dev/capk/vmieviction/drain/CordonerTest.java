@@ -1,0 +1,203 @@
+package dev.capk.vmieviction.drain;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonParser;
+import dev.capk.vmieviction.kube.LenientJson;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeSpec;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The exact node patches sent: only {@code spec.unschedulable} and the mark, guarded by tests of
+ * those fields as read (a node's status heartbeats change its resourceVersion), and how a write's
+ * answers are sorted.
+ */
+class CordonerTest {
+
+  private static final String KEY = "capk.cluster.x-k8s.io/vmi-eviction-cordoned-for";
+  private static final String MARK = "capk.cluster.x-k8s.io~1vmi-eviction-cordoned-for";
+
+  private static V1Node node(Boolean unschedulable, Map<String, String> annotations) {
+    return new V1Node()
+        .metadata(new V1ObjectMeta().name("n").resourceVersion("7").annotations(annotations))
+        .spec(new V1NodeSpec().unschedulable(unschedulable));
+  }
+
+  @Test
+  void cordonTestsThatTheNodeIsStillSchedulableAndUnmarkedThenSetsBothInOnePatch() {
+    assertEquals(
+        "[{\"op\":\"test\",\"path\":\"/spec/unschedulable\",\"value\":null},"
+            + "{\"op\":\"test\",\"path\":\"/metadata/annotations/"
+            + MARK
+            + "\",\"value\":null},"
+            + "{\"op\":\"add\",\"path\":\"/metadata/annotations/"
+            + MARK
+            + "\",\"value\":\"uid-1\"},"
+            + "{\"op\":\"add\",\"path\":\"/spec/unschedulable\",\"value\":true}]",
+        Cordoner.cordonPatch(node(null, Map.of("other", "x")), KEY, "uid-1"));
+  }
+
+  /**
+   * Every shape in which the server can hold a node without annotations, decoded as the controller
+   * decodes answers: the model then shows an empty map (never null) and may show false.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "{\"metadata\":{\"name\":\"n\"},\"spec\":{}}",
+        "{\"metadata\":{\"name\":\"n\",\"annotations\":{}},\"spec\":{\"unschedulable\":false}}",
+        "{\"metadata\":{\"name\":\"n\",\"annotations\":null}}",
+        "{\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"taints\":[]}}"
+      })
+  void cordonOfANodeWithoutAnnotationsAddsTheMapWhileItIsStillAbsent(String json) {
+    V1Node decoded = LenientJson.parse(JsonParser.parseString(json), V1Node.class);
+    assertEquals(
+        "[{\"op\":\"test\",\"path\":\"/spec/unschedulable\",\"value\":null},"
+            + "{\"op\":\"test\",\"path\":\"/metadata/annotations\",\"value\":null},"
+            + "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":"
+            + "{\"capk.cluster.x-k8s.io/vmi-eviction-cordoned-for\":\"uid-1\"}},"
+            + "{\"op\":\"add\",\"path\":\"/spec/unschedulable\",\"value\":true}]",
+        Cordoner.cordonPatch(decoded, KEY, "uid-1"));
+    // Without a mark, the annotations are not touched at all.
+    assertEquals(
+        "[{\"op\":\"test\",\"path\":\"/spec/unschedulable\",\"value\":null},"
+            + "{\"op\":\"add\",\"path\":\"/spec/unschedulable\",\"value\":true}]",
+        Cordoner.cordonPatch(decoded, null, null));
+  }
+
+  @Test
+  void uncordonTestsOurCordonAndMarkThenRemovesBothWithoutAResourceVersion() {
+    String patch = Cordoner.uncordonPatch(node(true, Map.of(KEY, "uid-1")), KEY);
+    assertEquals(
+        "[{\"op\":\"test\",\"path\":\"/spec/unschedulable\",\"value\":true},"
+            + "{\"op\":\"test\",\"path\":\"/metadata/annotations/"
+            + MARK
+            + "\",\"value\":\"uid-1\"},"
+            + "{\"op\":\"remove\",\"path\":\"/metadata/annotations/"
+            + MARK
+            + "\"},"
+            + "{\"op\":\"remove\",\"path\":\"/spec/unschedulable\"}]",
+        patch);
+    assertFalse(patch.contains("resourceVersion"), patch);
+  }
+
+  @Test
+  void anUnmarkedUncordonRemovesTheFieldAsKubectlDoesWhileTheNodeIsStillCordoned() {
+    assertEquals(
+        "[{\"op\":\"test\",\"path\":\"/spec/unschedulable\",\"value\":true},"
+            + "{\"op\":\"remove\",\"path\":\"/spec/unschedulable\"}]",
+        Cordoner.uncordonPatch(node(true, Map.of()), null));
+  }
+
+  @Test
+  void removingTheMarkTestsItIsStillTheOneRead() {
+    assertEquals(
+        "[{\"op\":\"test\",\"path\":\"/metadata/annotations/"
+            + MARK
+            + "\",\"value\":\"uid-1\"},"
+            + "{\"op\":\"remove\",\"path\":\"/metadata/annotations/"
+            + MARK
+            + "\"}]",
+        Cordoner.removeMarkPatch(node(false, Map.of(KEY, "uid-1")), KEY));
+  }
+
+  // ---- write: how a patch's answers are sorted.
+
+  /** kube-apiserver's answer to a JSON Patch that did not apply. */
+  private static ApiException notApplied() {
+    return new ApiException(
+        "",
+        422,
+        Map.of(),
+        "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":"
+            + "\"the server rejected our request due to an error in our request\","
+            + "\"reason\":\"Invalid\",\"code\":422}");
+  }
+
+  private static Cordoner.Written write(ApiException answer, Optional<V1Node> reread)
+      throws ApiException {
+    return Cordoner.write(
+        node(null, Map.of()),
+        n -> Cordoner.cordonPatch(n, null, null),
+        (name, patch) -> {
+          throw answer;
+        },
+        name -> reread);
+  }
+
+  @Test
+  void anAppliedPatchGivesTheNodeAsPatched() throws ApiException {
+    V1Node patched = node(true, Map.of());
+    List<String> sent = new ArrayList<>();
+    Cordoner.Written w =
+        Cordoner.write(
+            node(null, Map.of()),
+            n -> Cordoner.cordonPatch(n, null, null),
+            (name, patch) -> {
+              sent.add(name + " " + patch);
+              return patched;
+            },
+            name -> {
+              throw new AssertionError("no read");
+            });
+    assertEquals(Cordoner.Result.APPLIED, w.result());
+    assertSame(patched, w.node());
+    assertFalse(w.reread());
+    assertEquals(List.of("n " + Cordoner.cordonPatch(node(null, Map.of()), null, null)), sent);
+  }
+
+  @Test
+  void aPatchThatDidNotApplyToANodeThatChangedIsAChangeWithTheNodeReadAgain() throws ApiException {
+    V1Node cordonedMeanwhile = node(true, Map.of());
+    Cordoner.Written w = write(notApplied(), Optional.of(cordonedMeanwhile));
+    assertEquals(Cordoner.Result.CHANGED, w.result());
+    assertSame(cordonedMeanwhile, w.node());
+    assertTrue(w.reread());
+  }
+
+  @Test
+  void aPatchThatWouldNotApplyToTheNodeAsItIsNowIsARefusal() throws ApiException {
+    Cordoner.Written w = write(notApplied(), Optional.of(node(null, Map.of())));
+    assertEquals(Cordoner.Result.REFUSED, w.result());
+    assertEquals(422, w.answer().getCode());
+  }
+
+  @Test
+  void aNodeGoneIsGoneWhetherThePatchOrTheReadSaysSo() throws ApiException {
+    assertEquals(Cordoner.Result.GONE, write(notApplied(), Optional.empty()).result());
+    assertEquals(
+        Cordoner.Result.GONE, write(new ApiException(404, "not found"), Optional.empty()).result());
+  }
+
+  @Test
+  void aDenialIsARefusalAndAConflictAChangeWithoutARead() throws ApiException {
+    Cordoner.Written denied = write(new ApiException(403, "forbidden"), Optional.empty());
+    assertEquals(Cordoner.Result.REFUSED, denied.result());
+    assertNull(denied.node());
+    Cordoner.Written conflict = write(new ApiException(409, "conflict"), Optional.empty());
+    assertEquals(Cordoner.Result.CHANGED, conflict.result());
+    assertFalse(conflict.reread());
+  }
+
+  @Test
+  void anAnswerThatSaysNothingAboutTheNodeIsThrown() {
+    for (int code : new int[] {0, 429, 500, 503}) {
+      ApiException e = new ApiException(code, "x");
+      assertSame(e, assertThrows(ApiException.class, () -> write(e, Optional.empty())));
+    }
+  }
+}
