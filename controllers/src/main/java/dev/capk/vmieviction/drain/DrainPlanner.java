@@ -39,14 +39,15 @@ public final class DrainPlanner {
           throw new IllegalStateException(
               "pod filter #" + i + " returned no verdict for pod " + ref);
         }
-        if (verdict.warning()) {
-          // Unlike kubectl, which keeps only the last warning, every warning is reported.
-          group(warnings, i, verdict.reason(), ref);
-        }
+        decidedBy = i;
         if (!verdict.deletes()) {
-          decidedBy = i;
           break;
         }
+      }
+      // As kubectl: a pod's status is the last verdict given, so an earlier filter's warning
+      // ("deleting Pods with local storage") gives way to a later one's, or to none.
+      if (verdict.warning()) {
+        group(warnings, decidedBy, verdict.reason(), ref);
       }
       switch (verdict.action()) {
         case DELETE -> toEvict.add(pod);

@@ -75,7 +75,7 @@ public final class DrainCommand implements Callable<Integer> {
   boolean ignoreDaemonSets;
 
   @Option(
-      names = {"--delete-emptydir-data", "--delete-local-data"},
+      names = {"--delete-emptydir-data"},
       arity = "0..1",
       fallbackValue = "true",
       description =

@@ -108,11 +108,32 @@ public final class NodeCli {
     } catch (NodeNotFoundException e) {
       err.println("Error from server (NotFound): nodes \"" + e.node() + "\" not found");
     } catch (ApiException e) {
-      String subject =
-          targets.names.size() == 1 ? "node \"" + targets.names.get(0) + "\"" : "nodes";
-      err.println("error: unable to " + command + " " + subject + ": " + ApiStatus.describe(e));
+      err.println(resolveError(targets, command, e));
     }
     return Optional.empty();
+  }
+
+  /**
+   * A failed look-up of the nodes, worded as kubectl's resource builder words it when the server
+   * answered ({@code Error from server (BadRequest): Unable to find "/v1, Resource=nodes" that
+   * match label selector "a in (b", field selector "": unable to parse requirement: ...}); without
+   * an answer, what happened to the request.
+   */
+  static String resolveError(NodeTargets targets, String command, ApiException e) {
+    ApiStatus status = ApiStatus.of(e);
+    if (e.getCode() == 0 || status.message().isEmpty()) {
+      String subject =
+          targets.names.size() == 1 ? "node \"" + targets.names.get(0) + "\"" : "nodes";
+      return "error: unable to " + command + " " + subject + ": " + ApiStatus.describe(e);
+    }
+    String lookup =
+        targets.bySelector() && targets.names.isEmpty()
+            ? "Unable to find \"/v1, Resource=nodes\" that match label selector \""
+                + targets.selector
+                + "\", field selector \"\": "
+            : "";
+    String reason = status.reason().isEmpty() ? "Unknown" : status.reason();
+    return "Error from server (" + reason + "): " + lookup + status.message();
   }
 
   /**

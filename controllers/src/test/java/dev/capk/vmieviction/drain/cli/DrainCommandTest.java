@@ -88,9 +88,11 @@ class DrainCommandTest {
     assertTrue(c.force);
     assertFalse(options("node-1", "--force=false").force());
     assertTrue(options("node-1", "--ignore-daemonsets=true").ignoreAllDaemonSets());
-    assertTrue(
-        options("node-1", "--delete-local-data").deleteEmptyDirData(),
-        "kubectl's deprecated alias");
+    assertTrue(options("node-1", "--delete-emptydir-data").deleteEmptyDirData());
+    assertThrows(
+        CommandLine.UnmatchedArgumentException.class,
+        () -> options("node-1", "--delete-local-data"),
+        "the alias kubectl 1.35 no longer has");
   }
 
   @Test
