@@ -24,8 +24,17 @@ import picocli.CommandLine.Option;
     description = {
       "Drains the guest node inside each KubeVirt VMI (eviction strategy External) that KubeVirt marks"
           + " for evacuation, then deletes the VMI, within a global deadline.",
-      "Also: 'drain NODE [flags]' drains a node like kubectl drain."
-    })
+      "With no command the controller runs; the same jar has these commands too (each with"
+          + " its own --help):"
+    },
+    footer = {
+      "Commands:",
+      "  drain NODE... | -l SELECTOR [flags]  as kubectl drain, faster",
+      "  cordon NODE... | -l SELECTOR         as kubectl cordon",
+      "  uncordon NODE... | -l SELECTOR       as kubectl uncordon",
+      "  status [-o wide|json]                the evacuations in progress"
+    },
+    versionProvider = ManagerOptions.JarVersion.class)
 public final class ManagerOptions {
 
   @Option(
@@ -410,6 +419,19 @@ public final class ManagerOptions {
         }
       }
       return GoDuration.parse(v);
+    }
+  }
+
+  /** The version the jar's manifest carries ({@code Implementation-Version}, set by the build). */
+  static final class JarVersion implements picocli.CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      return new String[] {"vmi-eviction-controller " + of()};
+    }
+
+    static String of() {
+      String v = ManagerOptions.class.getPackage().getImplementationVersion();
+      return v == null ? "(version unknown: not run from the built jar)" : v;
     }
   }
 }

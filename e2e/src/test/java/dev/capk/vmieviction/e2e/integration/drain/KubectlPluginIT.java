@@ -115,6 +115,21 @@ class KubectlPluginIT {
   }
 
   @Test
+  void thePluginsHelpAndVersionAnswerWithExitZero() throws Exception {
+    Run help = kubectl("fastdrain", "--help");
+    assertEquals(0, help.code, help.err);
+    for (String command : List.of("drain", "cordon", "uncordon")) {
+      assertTrue(help.out.contains("\n  " + command + " "), "names " + command + ":\n" + help.out);
+    }
+    Run version = kubectl("fastdrain", "--version");
+    assertEquals(0, version.code, version.err);
+    assertTrue(
+        version.out.strip().matches("vmi-eviction-controller \\d+\\.\\d+\\.\\d+.*"), version.out);
+    Run none = kubectl("fastdrain");
+    assertEquals(1, none.code, "no command is a usage error");
+  }
+
+  @Test
   void atTheDefaultVerbosityADrainWritesKubectlsLinesOnlyAndWithVOneItsLogLinesToo()
       throws Exception {
     String node = fx.nodes(unique("pluginlogs"), 1).get(0);
