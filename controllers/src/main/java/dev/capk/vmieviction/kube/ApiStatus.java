@@ -106,6 +106,31 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
     return t.getClass().getSimpleName();
   }
 
+  /**
+   * As {@link #describeWithoutServerText(Throwable)}, naming the server's host and port when there
+   * was no answer ({@code ConnectException from 10.0.0.5:6443}): which server could not be reached
+   * is what an operator looks for first. The URL's user info, path and query are never shown.
+   */
+  public static String describeWithoutServerText(Throwable t, String serverUrl) {
+    String described = describeWithoutServerText(t);
+    boolean answered = t instanceof ApiException e && e.getCode() != 0;
+    return answered ? described : described + " from " + endpoint(serverUrl);
+  }
+
+  /** {@code host:port} of an API server URL (the scheme's port when it names none). */
+  public static String endpoint(String serverUrl) {
+    try {
+      java.net.URI uri = java.net.URI.create(serverUrl);
+      if (uri.getHost() == null) {
+        return "a server URL without a host";
+      }
+      int port = uri.getPort() != -1 ? uri.getPort() : "http".equals(uri.getScheme()) ? 80 : 443;
+      return uri.getHost() + ":" + port;
+    } catch (RuntimeException e) {
+      return "a server URL that cannot be parsed";
+    }
+  }
+
   /** The longest server message a refusal's description keeps. */
   static final int MAX_REFUSAL_MESSAGE = 300;
 

@@ -240,7 +240,7 @@ public final class GuestClient implements AutoCloseable {
             + ": "
             + what
             + " failed: "
-            + ApiStatus.describeWithoutServerText(e));
+            + ApiStatus.describeWithoutServerText(e, apiClient.getBasePath()));
   }
 
   /**
@@ -255,7 +255,7 @@ public final class GuestClient implements AutoCloseable {
             + what
             + " refused: the API server's TLS certificate does not match"
             + " the kubeconfig's certificate-authority-data or server ("
-            + ApiStatus.describeWithoutServerText(e)
+            + ApiStatus.describeWithoutServerText(e, apiClient.getBasePath())
             + ")");
   }
 
