@@ -186,6 +186,30 @@ class DeploymentShapesIT {
   }
 
   @Test
+  @Order(2)
+  void theAlertRulesLandInTheNamespaceOfEachShape() {
+    String standaloneRules = kustomize(RepoPaths.root().resolve("config/prometheus"));
+    String sidecarRules = kustomize(RepoPaths.root().resolve("config/capk-sidecar/prometheus"));
+    assertEquals(
+        "capk-vmi-eviction-system",
+        metadataOf(standaloneRules, "PrometheusRule").get("namespace"),
+        "the standalone shape's namespace");
+    assertEquals(
+        "capk-system",
+        metadataOf(sidecarRules, "PrometheusRule").get("namespace"),
+        "the sidecar's: CAPK's namespace, where the controller runs");
+    assertEquals(
+        object(standaloneRules, "PrometheusRule", "capk-vmi-eviction-controller").get("spec"),
+        object(sidecarRules, "PrometheusRule", "capk-vmi-eviction-controller").get("spec"),
+        "the same rules");
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> metadataOf(String yaml, String kind) {
+    return (Map<String, Object>) object(yaml, kind, "capk-vmi-eviction-controller").get("metadata");
+  }
+
+  @Test
   @Order(3)
   void sidecarShapeRunsAnEvacuationEndToEndAsCapksServiceAccount() throws IOException {
     world = EvacuationWorld.start(infra.cluster(), "shapes", 2);
