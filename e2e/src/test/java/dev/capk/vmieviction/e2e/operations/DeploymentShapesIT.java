@@ -204,6 +204,23 @@ class DeploymentShapesIT {
         "the same rules");
   }
 
+  @Test
+  @Order(2)
+  @SuppressWarnings("unchecked")
+  void everyObjectOfTheSidecarShapeCarriesCapksProviderLabel() {
+    for (String render : List.of(sidecar, sidecarWithNodeMaintenance)) {
+      for (Object doc : new Yaml().loadAll(render)) {
+        Map<String, Object> meta =
+            (Map<String, Object>) ((Map<String, Object>) doc).get("metadata");
+        Map<String, Object> labels = (Map<String, Object>) meta.getOrDefault("labels", Map.of());
+        assertEquals(
+            "kubevirt",
+            labels.get("cluster.x-k8s.io/provider"),
+            ((Map<String, Object>) doc).get("kind") + " " + meta.get("name"));
+      }
+    }
+  }
+
   @SuppressWarnings("unchecked")
   private static Map<String, Object> metadataOf(String yaml, String kind) {
     return (Map<String, Object>) object(yaml, kind, "capk-vmi-eviction-controller").get("metadata");
