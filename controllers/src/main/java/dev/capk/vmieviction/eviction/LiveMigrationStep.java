@@ -85,6 +85,18 @@ final class LiveMigrationStep {
     this.clock = clock;
   }
 
+  /** One evacuation's migration as this step sees it: what {@link #decide} needs. */
+  private record Migrating(
+      String key,
+      VirtualMachineInstance vmi,
+      String startText,
+      LiveMigrationPolicy policy,
+      int number,
+      String current,
+      String infraNode,
+      Instant cutoff,
+      MigrationLimits limits) {}
+
   /**
    * @param clusterPolicy the Cluster's live-migration annotation, raw
    * @throws ApiException when the infra API could not be read or written: retry
@@ -105,7 +117,6 @@ final class LiveMigrationStep {
       return new Proceed(vmi); // the cheap path: no request
     }
     String ns = vmi.getMetadata().getNamespace();
-    String infraNode = Eligibility.evacuationNodeName(vmi);
     int number = attempt.map(MigrationAttempt::number).orElse(0);
     String current = number == 0 ? null : name(vmi, startText, number);
     List<VirtualMachineInstanceMigration> ours = migrations.ours();
@@ -117,18 +128,32 @@ final class LiveMigrationStep {
       }
       return new Proceed(vmi);
     }
-    Instant cutoff = deadline.at().minus(settings.drainReserve());
     Readout<MigrationLimits> limits = kubevirt.migrationLimits();
-    MigrationLimits known = orDefaults(limits);
-    MigrationDecision.Step next =
-        decide(vmi, policy, number, current, infraNode, cutoff, ours, known);
-    Duration untilCutoff = Duration.between(clock.instant(), cutoff);
+    Migrating m =
+        new Migrating(
+            key,
+            vmi,
+            startText,
+            policy,
+            number,
+            current,
+            Eligibility.evacuationNodeName(vmi),
+            deadline.at().minus(settings.drainReserve()),
+            orDefaults(limits));
+    return act(m, decide(m, ours), limits, deadline);
+  }
+
+  /** Carries out what {@link MigrationDecision} decided. */
+  private Outcome act(
+      Migrating m, MigrationDecision.Step next, Readout<MigrationLimits> limits, Deadline deadline)
+      throws ApiException {
+    Duration untilCutoff = Duration.between(clock.instant(), m.cutoff());
     Duration look = min(settings.retryInterval(), untilCutoff);
     if (next instanceof MigrationDecision.Drain) {
-      return new Proceed(vmi);
+      return new Proceed(m.vmi());
     }
     if (limits instanceof Readout.Unreadable<MigrationLimits> u && needsLimits(next)) {
-      return limitsUnreadable(key, vmi, startText, u.what(), cutoff, look);
+      return limitsUnreadable(m.key(), m.vmi(), m.startText(), u.what(), m.cutoff(), look);
     }
     if (next instanceof MigrationDecision.Succeeded) {
       // KubeVirt clears evacuationNodeName next (virt-handler's migration ACK): the VMI then
@@ -139,78 +164,86 @@ final class LiveMigrationStep {
       return new Stop(look);
     }
     if (next instanceof MigrationDecision.WaitForSlot w) {
-      return waitForSlot(key, w, look);
+      return waitForSlot(m.key(), w, look);
     }
     if (next instanceof MigrationDecision.Start first) {
       if (first.afterFailure()) {
-        failed(key, vmi, number, "trying again (attempt " + first.number() + ")");
+        failed(m.key(), m.vmi(), m.number(), "trying again (attempt " + first.number() + ")");
       }
-      synchronized (startLock) {
-        // Counted again under the lock, from a fresh list (a consistent read, which sees the
-        // creates of the workers before this one): workers starting at once must not all take
-        // the same free slot.
-        MigrationDecision.Step again =
-            decide(vmi, policy, number, current, infraNode, cutoff, migrations.ours(), known);
-        if (again instanceof MigrationDecision.WaitForSlot w) {
-          return waitForSlot(key, w, look);
-        }
-        if (!(again instanceof MigrationDecision.Start s)) {
-          return new Stop(Duration.ofMillis(100)); // the facts moved: decide afresh
-        }
-        waitingForSlot.remove(key);
-        // Recorded before the create: a restart finds the attempt and follows its migration.
-        Instant now = clock.instant();
-        VirtualMachineInstance recorded =
-            vmis.annotate(
-                vmi,
-                EvictionAnnotations.MIGRATION_ATTEMPT,
-                MigrationAttempt.format(startText, s.number(), now));
-        String name = name(vmi, startText, s.number());
-        if (!migrations.create(migration(vmi, name, infraNode))) {
-          return new Stop(look); // created before (a restart, a replica): told then
-        }
-        log.info(
-            "live migration started vmi={} migration={} attempt={} infraNode={}",
-            key,
-            name,
-            s.number(),
-            infraNode);
-        events.normal(
-            recorded,
-            EventReasons.MIGRATION_STARTED,
-            "Live-migrating off infra node "
-                + infraNode
-                + " (VirtualMachineInstanceMigration "
-                + name
-                + ", attempt "
-                + s.number()
-                + " of "
-                + settings.migrationAttempts()
-                + "); the guest drain follows if it is not done by "
-                + DrainStartTime.format(cutoff));
-        return new Stop(look);
-      }
+      return start(m, look);
     }
-    MigrationDecision.FallBack b = (MigrationDecision.FallBack) next;
+    return fallBack(m, (MigrationDecision.FallBack) next, deadline);
+  }
+
+  /** Starts the next attempt, unless another worker took the free slot meanwhile. */
+  private Stop start(Migrating m, Duration look) throws ApiException {
+    synchronized (startLock) {
+      // Counted again under the lock, from a fresh list (a consistent read, which sees the
+      // creates of the workers before this one): workers starting at once must not all take
+      // the same free slot.
+      MigrationDecision.Step again = decide(m, migrations.ours());
+      if (again instanceof MigrationDecision.WaitForSlot w) {
+        return waitForSlot(m.key(), w, look);
+      }
+      if (!(again instanceof MigrationDecision.Start s)) {
+        return new Stop(Duration.ofMillis(100)); // the facts moved: decide afresh
+      }
+      waitingForSlot.remove(m.key());
+      // Recorded before the create: a restart finds the attempt and follows its migration.
+      Instant now = clock.instant();
+      VirtualMachineInstance recorded =
+          vmis.annotate(
+              m.vmi(),
+              EvictionAnnotations.MIGRATION_ATTEMPT,
+              MigrationAttempt.format(m.startText(), s.number(), now));
+      String name = name(m.vmi(), m.startText(), s.number());
+      if (!migrations.create(migration(m.vmi(), name, m.infraNode()))) {
+        return new Stop(look); // created before (a restart, a replica): told then
+      }
+      log.info(
+          "live migration started vmi={} migration={} attempt={} infraNode={}",
+          m.key(),
+          name,
+          s.number(),
+          m.infraNode());
+      events.normal(
+          recorded,
+          EventReasons.MIGRATION_STARTED,
+          "Live-migrating off infra node "
+              + m.infraNode()
+              + " (VirtualMachineInstanceMigration "
+              + name
+              + ", attempt "
+              + s.number()
+              + " of "
+              + settings.migrationAttempts()
+              + "); the guest drain follows if it is not done by "
+              + DrainStartTime.format(m.cutoff()));
+      return new Stop(look);
+    }
+  }
+
+  private Proceed fallBack(Migrating m, MigrationDecision.FallBack b, Deadline deadline)
+      throws ApiException {
     if (b.failedAttempt()) {
-      failed(key, vmi, number, "falling back to the drain");
+      failed(m.key(), m.vmi(), m.number(), "falling back to the drain");
     }
     // The fallback first, the cancel after it: a restart in between still cancels.
     VirtualMachineInstance recorded =
-        vmis.annotate(vmi, EvictionAnnotations.MIGRATION_FALLBACK, startText);
+        vmis.annotate(m.vmi(), EvictionAnnotations.MIGRATION_FALLBACK, m.startText());
     if (b.cancel()) {
-      migrations.delete(ns, current);
+      migrations.delete(m.vmi().getMetadata().getNamespace(), m.current());
       slotFreed();
       metrics.migrationEnded(EvictionMetrics.MigrationResult.CANCELLED);
-      log.info("live migration cancelled vmi={} migration={}", key, current);
+      log.info("live migration cancelled vmi={} migration={}", m.key(), m.current());
     }
-    log.warn("falling back to the guest drain vmi={} why=\"{}\"", key, b.why());
+    log.warn("falling back to the guest drain vmi={} why=\"{}\"", m.key(), b.why());
     events.warning(
         recorded,
         EventReasons.FALLING_BACK_TO_DRAIN,
         "Not live-migrated: "
             + b.why()
-            + (b.cancel() ? "; migration " + current + " cancelled" : "")
+            + (b.cancel() ? "; migration " + m.current() + " cancelled" : "")
             + ". Draining the guest node, then deleting the VMI; deadline "
             + DrainStartTime.format(deadline.at()));
     return new Proceed(recorded);
@@ -264,29 +297,23 @@ final class LiveMigrationStep {
   }
 
   /** What to do next, given our migrations as {@code ours} lists them. */
-  private MigrationDecision.Step decide(
-      VirtualMachineInstance vmi,
-      LiveMigrationPolicy policy,
-      int number,
-      String current,
-      String infraNode,
-      Instant cutoff,
-      List<VirtualMachineInstanceMigration> ours,
-      MigrationLimits limits) {
+  private MigrationDecision.Step decide(Migrating m, List<VirtualMachineInstanceMigration> ours) {
+    VirtualMachineInstance vmi = m.vmi();
+    String infraNode = m.infraNode();
     Optional<String> phase =
-        currentOf(ours, vmi.getMetadata().getNamespace(), current)
-            .map(m -> m.phase() == null ? "" : m.phase());
+        currentOf(ours, vmi.getMetadata().getNamespace(), m.current())
+            .map(g -> g.phase() == null ? "" : g.phase());
     List<VirtualMachineInstanceMigration> running =
-        ours.stream().filter(m -> !m.finished()).toList();
+        ours.stream().filter(g -> !g.finished()).toList();
     int fromNode =
         (int)
             running.stream()
                 .filter(
-                    m ->
+                    g ->
                         infraNode != null
                             && infraNode.equals(
                                 annotation(
-                                    m.getMetadata(), EvictionAnnotations.MIGRATION_SOURCE_NODE)))
+                                    g.getMetadata(), EvictionAnnotations.MIGRATION_SOURCE_NODE)))
                 .count();
     VirtualMachineInstanceStatus status = vmi.getStatus();
     boolean migratable =
@@ -294,17 +321,17 @@ final class LiveMigrationStep {
             && status.conditionTrue(VirtualMachineInstanceStatus.CONDITION_LIVE_MIGRATABLE);
     return MigrationDecision.decide(
         new MigrationDecision.Facts(
-            policy,
+            m.policy(),
             false,
             migratable,
-            number,
+            m.number(),
             phase,
             settings.migrationAttempts(),
             clock.instant(),
-            cutoff,
+            m.cutoff(),
             running.size(),
             fromNode,
-            limits));
+            m.limits()));
   }
 
   /**

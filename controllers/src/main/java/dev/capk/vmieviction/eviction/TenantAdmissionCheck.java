@@ -97,6 +97,16 @@ final class TenantAdmissionCheck {
     this.held = held;
   }
 
+  /** One evacuation as this step sees it. */
+  private record Evacuation(
+      String key,
+      VirtualMachineInstance vmi,
+      String ns,
+      String cluster,
+      String clusterKey,
+      String startText,
+      Deadline deadline) {}
+
   /**
    * @param clusterLimit the Cluster's limit annotation, raw, as the Cluster API read found it
    * @throws GuestAccessException when the guest's nodes could not be listed: retry
@@ -144,121 +154,144 @@ final class TenantAdmissionCheck {
         guest.leaveStep();
       }
     }
+    Evacuation e = new Evacuation(key, vmi, ns, cluster, clusterKey, startText, deadline);
     Lock lock = clusterLocks.get(ns + "/" + cluster);
     lock.lock();
     try {
-      String name = vmi.getMetadata().getName();
-      Role role = known.orElse(roleFromNodes(name, nodes));
-      learntRoles.put(uid, role);
-      if (role == Role.WORKER && limit.unlimited()) {
-        held.admitted(key, clusterKey);
-        return new Admitted(vmi);
-      }
-      MarkedNodes seen = nodes;
-      List<TenantAdmission.Peer> peers =
-          vmis.ofCluster(ns, cluster).stream()
-              .filter(p -> !name.equals(p.getMetadata().getName()))
-              .map(p -> peer(p, seen))
-              .toList();
-      Set<String> controlPlanePeers =
-          peers.stream()
-              .filter(p -> p.role() == Role.CONTROL_PLANE)
-              .map(TenantAdmission.Peer::name)
-              .collect(Collectors.toSet());
-      List<TenantAdmission.ControlPlaneNode> otherControlPlaneNodes =
-          role != Role.CONTROL_PLANE || nodes == null
-              ? List.of()
-              : nodes.nodes().stream()
-                  .filter(n -> !n.runsIn(name))
-                  .filter(n -> n.controlPlane() || controlPlanePeers.stream().anyMatch(n::runsIn))
-                  .map(
-                      n ->
-                          new TenantAdmission.ControlPlaneNode(n.name(), n.readiness(), n.marked()))
-                  .toList();
-      Instant now = clock.instant();
-      TenantAdmission.Decision decision =
-          TenantAdmission.decide(
-              new TenantAdmission.Request(
-                  name,
-                  role,
-                  start,
-                  peers,
-                  otherControlPlaneNodes,
-                  limit,
-                  now,
-                  deadline.at(),
-                  settings.drainReserve()));
-      if (decision instanceof TenantAdmission.Admit) {
-        log.info(
-            "evacuation admitted vmi={} cluster={}/{} role={}", key, ns, cluster, role.phrase());
-        return new Admitted(record(key, clusterKey, vmi, startText));
-      }
-      if (decision instanceof TenantAdmission.Override o) {
-        boolean controlPlane = o.role() == Role.CONTROL_PLANE;
-        String risked =
-            controlPlane
-                ? "the tenant's control plane may lose quorum: another control-plane member is"
-                    + " down or being evacuated"
-                : "more worker VMIs of the Cluster than its limit are drained at once";
-        log.warn(
-            "tenant safety overridden at deadline minus reserve vmi={} cluster={}/{} role={}"
-                + " waitedFor=\"{}\" deadline={}",
-            key,
-            ns,
-            cluster,
-            role.phrase(),
-            o.risked(),
-            DrainStartTime.format(deadline.at()));
-        events.warning(
-            vmi,
-            controlPlane
-                ? EventReasons.QUORUM_GUARD_OVERRIDDEN
-                : EventReasons.DISRUPTION_LIMIT_OVERRIDDEN,
-            "Held for "
-                + (controlPlane ? "the quorum guard" : "the per-cluster limit")
-                + " until the deadline "
-                + DrainStartTime.format(deadline.at())
-                + " minus --drain-reserve "
-                + GoDuration.format(settings.drainReserve())
-                + ", still waiting for: "
-                + o.risked()
-                + ". Going ahead anyway: "
-                + risked);
-        return new Admitted(record(key, clusterKey, vmi, startText));
-      }
-      TenantAdmission.Hold h = (TenantAdmission.Hold) decision;
-      // Looked at again at every retry: told at INFO once per change of what it waits for.
-      log.atLevel(waits.level(uid + "/" + startText + "/held", h.waitsFor()))
-          .log(
-              "evacuation held vmi={} cluster={}/{} role={} waitsFor=\"{}\" goAheadAt={}",
-              key,
-              ns,
-              cluster,
-              role.phrase(),
-              h.waitsFor(),
-              DrainStartTime.format(h.goAheadAt()));
-      events.normal(
-          vmi,
-          EventReasons.EVACUATION_HELD,
-          "The "
-              + role.phrase()
-              + " guest node is not drained yet, waiting for: "
-              + h.waitsFor()
-              + "; goes ahead anyway at "
-              + DrainStartTime.format(h.goAheadAt())
-              + " (deadline "
-              + DrainStartTime.format(deadline.at())
-              + " minus --drain-reserve)");
-      // Woken at once when what it waits for ends (HeldEvacuations), else it looks again after the
-      // retry interval, and at deadline minus reserve at the latest.
-      held.held(key, clusterKey);
-      Duration untilEnd = Duration.between(now, h.goAheadAt());
-      return new Held(
-          h.waitsFor(),
-          untilEnd.compareTo(settings.retryInterval()) < 0 ? untilEnd : settings.retryInterval());
+      return decide(e, start, known, nodes, limit);
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Decides under the Cluster's lock, and carries the decision out. */
+  private Outcome decide(
+      Evacuation e, Instant start, Optional<Role> known, MarkedNodes nodes, EvacuationLimit limit)
+      throws ApiException {
+    VirtualMachineInstance vmi = e.vmi();
+    String name = vmi.getMetadata().getName();
+    Role role = known.orElse(roleFromNodes(name, nodes));
+    learntRoles.put(vmi.getMetadata().getUid(), role);
+    if (role == Role.WORKER && limit.unlimited()) {
+      held.admitted(e.key(), e.clusterKey());
+      return new Admitted(vmi);
+    }
+    List<TenantAdmission.Peer> peers =
+        vmis.ofCluster(e.ns(), e.cluster()).stream()
+            .filter(p -> !name.equals(p.getMetadata().getName()))
+            .map(p -> peer(p, nodes))
+            .toList();
+    Instant now = clock.instant();
+    TenantAdmission.Decision decision =
+        TenantAdmission.decide(
+            new TenantAdmission.Request(
+                name,
+                role,
+                start,
+                peers,
+                otherControlPlaneNodes(name, role, nodes, peers),
+                limit,
+                now,
+                e.deadline().at(),
+                settings.drainReserve()));
+    if (decision instanceof TenantAdmission.Admit) {
+      log.info(
+          "evacuation admitted vmi={} cluster={}/{} role={}",
+          e.key(),
+          e.ns(),
+          e.cluster(),
+          role.phrase());
+      return new Admitted(record(e.key(), e.clusterKey(), vmi, e.startText()));
+    }
+    if (decision instanceof TenantAdmission.Override o) {
+      overridden(e, role, o);
+      return new Admitted(record(e.key(), e.clusterKey(), vmi, e.startText()));
+    }
+    return hold(e, role, (TenantAdmission.Hold) decision, now);
+  }
+
+  /** The control-plane guest nodes other than the VMI's own, for a control-plane VMI. */
+  private static List<TenantAdmission.ControlPlaneNode> otherControlPlaneNodes(
+      String name, Role role, MarkedNodes nodes, List<TenantAdmission.Peer> peers) {
+    if (role != Role.CONTROL_PLANE || nodes == null) {
+      return List.of();
+    }
+    Set<String> controlPlanePeers =
+        peers.stream()
+            .filter(p -> p.role() == Role.CONTROL_PLANE)
+            .map(TenantAdmission.Peer::name)
+            .collect(Collectors.toSet());
+    return nodes.nodes().stream()
+        .filter(n -> !n.runsIn(name))
+        .filter(n -> n.controlPlane() || controlPlanePeers.stream().anyMatch(n::runsIn))
+        .map(n -> new TenantAdmission.ControlPlaneNode(n.name(), n.readiness(), n.marked()))
+        .toList();
+  }
+
+  private void overridden(Evacuation e, Role role, TenantAdmission.Override o) {
+    boolean controlPlane = o.role() == Role.CONTROL_PLANE;
+    String risked =
+        controlPlane
+            ? "the tenant's control plane may lose quorum: another control-plane member is"
+                + " down or being evacuated"
+            : "more worker VMIs of the Cluster than its limit are drained at once";
+    log.warn(
+        "tenant safety overridden at deadline minus reserve vmi={} cluster={}/{} role={}"
+            + " waitedFor=\"{}\" deadline={}",
+        e.key(),
+        e.ns(),
+        e.cluster(),
+        role.phrase(),
+        o.risked(),
+        DrainStartTime.format(e.deadline().at()));
+    events.warning(
+        e.vmi(),
+        controlPlane
+            ? EventReasons.QUORUM_GUARD_OVERRIDDEN
+            : EventReasons.DISRUPTION_LIMIT_OVERRIDDEN,
+        "Held for "
+            + (controlPlane ? "the quorum guard" : "the per-cluster limit")
+            + " until the deadline "
+            + DrainStartTime.format(e.deadline().at())
+            + " minus --drain-reserve "
+            + GoDuration.format(settings.drainReserve())
+            + ", still waiting for: "
+            + o.risked()
+            + ". Going ahead anyway: "
+            + risked);
+  }
+
+  private Held hold(Evacuation e, Role role, TenantAdmission.Hold h, Instant now) {
+    String uid = e.vmi().getMetadata().getUid();
+    // Looked at again at every retry: told at INFO once per change of what it waits for.
+    log.atLevel(waits.level(uid + "/" + e.startText() + "/held", h.waitsFor()))
+        .log(
+            "evacuation held vmi={} cluster={}/{} role={} waitsFor=\"{}\" goAheadAt={}",
+            e.key(),
+            e.ns(),
+            e.cluster(),
+            role.phrase(),
+            h.waitsFor(),
+            DrainStartTime.format(h.goAheadAt()));
+    events.normal(
+        e.vmi(),
+        EventReasons.EVACUATION_HELD,
+        "The "
+            + role.phrase()
+            + " guest node is not drained yet, waiting for: "
+            + h.waitsFor()
+            + "; goes ahead anyway at "
+            + DrainStartTime.format(h.goAheadAt())
+            + " (deadline "
+            + DrainStartTime.format(e.deadline().at())
+            + " minus --drain-reserve)");
+    // Woken at once when what it waits for ends (HeldEvacuations), else it looks again after the
+    // retry interval, and at deadline minus reserve at the latest.
+    held.held(e.key(), e.clusterKey());
+    Duration untilEnd = Duration.between(now, h.goAheadAt());
+    return new Held(
+        h.waitsFor(),
+        untilEnd.compareTo(settings.retryInterval()) < 0 ? untilEnd : settings.retryInterval());
   }
 
   private VirtualMachineInstance record(
