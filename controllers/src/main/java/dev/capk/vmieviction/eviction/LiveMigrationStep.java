@@ -8,6 +8,7 @@ import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
+import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
@@ -110,9 +111,11 @@ final class LiveMigrationStep {
       throws ApiException {
     String startText = DrainStartTime.format(start);
     LiveMigrationPolicy policy = policy(key, vmi, startText, clusterPolicy);
-    boolean fellBack = startText.equals(annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
+    boolean fellBack =
+        startText.equals(Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
     Optional<MigrationAttempt> attempt =
-        MigrationAttempt.parse(annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT), startText);
+        MigrationAttempt.parse(
+            Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT), startText);
     if (attempt.isEmpty() && (fellBack || policy == LiveMigrationPolicy.NEVER)) {
       return new Proceed(vmi); // the cheap path: no request
     }
@@ -256,7 +259,7 @@ final class LiveMigrationStep {
    * @return the VMI as it is after the attempt annotation was removed
    */
   VirtualMachineInstance succeeded(String key, VirtualMachineInstance vmi) throws ApiException {
-    String raw = annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT);
+    String raw = Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT);
     if (raw == null) {
       return vmi;
     }
@@ -312,7 +315,7 @@ final class LiveMigrationStep {
                     g ->
                         infraNode != null
                             && infraNode.equals(
-                                annotation(
+                                Metadata.annotation(
                                     g.getMetadata(), EvictionAnnotations.MIGRATION_SOURCE_NODE)))
                 .count();
     VirtualMachineInstanceStatus status = vmi.getStatus();
@@ -465,15 +468,6 @@ final class LiveMigrationStep {
                         ? Map.of()
                         : Map.of(EvictionAnnotations.MIGRATION_SOURCE_NODE, infraNode)))
         .spec(new VirtualMachineInstanceMigration.Spec().vmiName(vmi.getMetadata().getName()));
-  }
-
-  private static String annotation(VirtualMachineInstance vmi, String key) {
-    return annotation(vmi.getMetadata(), key);
-  }
-
-  private static String annotation(V1ObjectMeta meta, String key) {
-    Map<String, String> a = meta == null ? null : meta.getAnnotations();
-    return a == null ? null : a.get(key);
   }
 
   private static Duration min(Duration a, Duration b) {

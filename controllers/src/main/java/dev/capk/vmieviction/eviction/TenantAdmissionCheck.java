@@ -8,6 +8,7 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.TenantAdmission.Role;
+import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
@@ -17,7 +18,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -121,13 +121,13 @@ final class TenantAdmissionCheck {
       throws GuestAccessException, ApiException {
     String startText = DrainStartTime.format(start);
     String uid = vmi.getMetadata().getUid();
-    String cluster = label(vmi, CapkLabels.CLUSTER_NAME);
+    String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
     if (cluster == null) {
       return new Admitted(vmi); // no tenant known: the guest connection says so
     }
     String ns = vmi.getMetadata().getNamespace();
     String clusterKey = HeldEvacuations.clusterKey(ns, cluster);
-    if (startText.equals(annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
+    if (startText.equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
         || startText.equals(admittedHere.getIfPresent(uid))) {
       held.admitted(key, clusterKey); // also after a restart: its end wakes the held ones
       return new Admitted(vmi); // once admitted, always admitted
@@ -318,7 +318,7 @@ final class TenantAdmissionCheck {
     String once =
         vmi.getMetadata().getUid()
             + "/"
-            + annotation(vmi, EvictionAnnotations.DRAIN_START_TIME)
+            + Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME)
             + "/"
             + raw.get();
     if (told.asMap().putIfAbsent(once, Boolean.TRUE) == null) {
@@ -340,7 +340,7 @@ final class TenantAdmissionCheck {
 
   /** From the VMI's role label, else as learnt from its guest node before. */
   private Optional<Role> knownRole(VirtualMachineInstance vmi) {
-    String label = label(vmi, CapkLabels.ROLE);
+    String label = Metadata.label(vmi, CapkLabels.ROLE);
     if (label != null) {
       return Optional.of(
           CapkLabels.ROLE_CONTROL_PLANE.equals(label) ? Role.CONTROL_PLANE : Role.WORKER);
@@ -361,9 +361,10 @@ final class TenantAdmissionCheck {
         knownRole(p).orElseGet(() -> nodes == null ? Role.WORKER : roleFromNodes(name, nodes));
     boolean marked =
         p.getMetadata().getDeletionTimestamp() == null && Eligibility.evacuationRequested(p);
-    String start = annotation(p, EvictionAnnotations.DRAIN_START_TIME);
+    String start = Metadata.annotation(p, EvictionAnnotations.DRAIN_START_TIME);
     boolean admitted =
-        (start != null && start.equals(annotation(p, EvictionAnnotations.EVACUATION_ADMITTED)))
+        (start != null
+                && start.equals(Metadata.annotation(p, EvictionAnnotations.EVACUATION_ADMITTED)))
             // Our own admission the cache does not show yet; a called-off one no longer counts.
             || (marked && admittedByUs(p.getMetadata().getUid(), start));
     return new TenantAdmission.Peer(
@@ -377,15 +378,5 @@ final class TenantAdmissionCheck {
   private boolean admittedByUs(String uid, String start) {
     String admitted = admittedHere.getIfPresent(uid);
     return admitted != null && (start == null || start.equals(admitted));
-  }
-
-  private static String label(VirtualMachineInstance vmi, String key) {
-    Map<String, String> labels = vmi.getMetadata().getLabels();
-    return labels == null ? null : labels.get(key);
-  }
-
-  private static String annotation(VirtualMachineInstance vmi, String key) {
-    Map<String, String> annotations = vmi.getMetadata().getAnnotations();
-    return annotations == null ? null : annotations.get(key);
   }
 }

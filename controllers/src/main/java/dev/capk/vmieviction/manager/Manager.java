@@ -51,6 +51,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -228,7 +229,9 @@ public final class Manager implements AutoCloseable {
         settings,
         Clock.systemUTC(),
         // A VMI held by the admit step, woken when what holds it ends.
-        key -> p.queue().add(PipelineParts.request(key)));
+        key -> p.queue().add(PipelineParts.request(key)),
+        // In-cluster infra: every VMI the informer selects is ours.
+        vmi -> Optional.empty());
   }
 
   /** The VMI workers, fed by the VMI informers' events and by rotated kubeconfig Secrets. */
@@ -412,9 +415,9 @@ public final class Manager implements AutoCloseable {
             management.clusters(),
             management.kubeconfigSecrets(),
             GuestClients.Settings.defaults()
-                .withIdleTtl(options.guestClientIdleTimeout)
-                .withAllowInsecureTls(options.allowInsecureGuestTls)
-                .withLimits(
+                .withFlags(
+                    options.guestClientIdleTimeout,
+                    options.allowInsecureGuestTls,
                     new TenantThrottle.Limits(
                         options.guestQps, options.guestBurst, options.guestMaxInFlight)),
             registry);

@@ -64,25 +64,7 @@ public final class GuestClients implements AutoCloseable {
       boolean allowInsecureTls,
       TenantThrottle.Limits limits) {
 
-    public Settings(
-        Duration connectTimeout,
-        Duration readTimeout,
-        Duration idleTtl,
-        int retryAttempts,
-        Duration retryWait,
-        Duration circuitOpenFor,
-        boolean allowInsecureTls) {
-      this(
-          connectTimeout,
-          readTimeout,
-          idleTtl,
-          retryAttempts,
-          retryWait,
-          circuitOpenFor,
-          allowInsecureTls,
-          TenantThrottle.Limits.defaults());
-    }
-
+    /** Kubeconfigs that relax TLS refused, each guest cluster's default limits. */
     public Settings(
         Duration connectTimeout,
         Duration readTimeout,
@@ -90,7 +72,15 @@ public final class GuestClients implements AutoCloseable {
         int retryAttempts,
         Duration retryWait,
         Duration circuitOpenFor) {
-      this(connectTimeout, readTimeout, idleTtl, retryAttempts, retryWait, circuitOpenFor, false);
+      this(
+          connectTimeout,
+          readTimeout,
+          idleTtl,
+          retryAttempts,
+          retryWait,
+          circuitOpenFor,
+          false,
+          TenantThrottle.Limits.defaults());
     }
 
     /**
@@ -104,8 +94,7 @@ public final class GuestClients implements AutoCloseable {
           Duration.ofMinutes(15),
           2,
           Duration.ofMillis(250),
-          Duration.ofSeconds(20),
-          false);
+          Duration.ofSeconds(20));
     }
 
     /**
@@ -117,7 +106,8 @@ public final class GuestClients implements AutoCloseable {
       return connectTimeout.plus(readTimeout);
     }
 
-    public Settings withIdleTtl(Duration idle) {
+    /** These timeouts and retries, with the operator's idle time, TLS choice and limits. */
+    public Settings withFlags(Duration idle, boolean allowInsecure, TenantThrottle.Limits l) {
       return new Settings(
           connectTimeout,
           readTimeout,
@@ -125,31 +115,7 @@ public final class GuestClients implements AutoCloseable {
           retryAttempts,
           retryWait,
           circuitOpenFor,
-          allowInsecureTls,
-          limits);
-    }
-
-    public Settings withAllowInsecureTls(boolean allow) {
-      return new Settings(
-          connectTimeout,
-          readTimeout,
-          idleTtl,
-          retryAttempts,
-          retryWait,
-          circuitOpenFor,
-          allow,
-          limits);
-    }
-
-    public Settings withLimits(TenantThrottle.Limits l) {
-      return new Settings(
-          connectTimeout,
-          readTimeout,
-          idleTtl,
-          retryAttempts,
-          retryWait,
-          circuitOpenFor,
-          allowInsecureTls,
+          allowInsecure,
           l);
     }
   }
