@@ -63,7 +63,11 @@ final class LiveMigrationStep {
 
   private final Consumer<String> wake;
 
-  /** Invalid policy annotations already told, per evacuation and value. */
+  /** The Clusters' live-migration annotations. */
+  private final ClusterOverride<LiveMigrationPolicy> policies =
+      new ClusterOverride<>(LiveMigrationPolicy::parse);
+
+  /** KubeVirt's unreadable limits already told, per evacuation. */
   private final Cache<String, Boolean> told =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(1, TimeUnit.HOURS).build();
 
@@ -409,28 +413,22 @@ final class LiveMigrationStep {
 
   private LiveMigrationPolicy policy(
       String key, VirtualMachineInstance vmi, String startText, Optional<String> raw) {
-    if (raw.isEmpty()) {
-      return settings.liveMigration();
-    }
-    Optional<LiveMigrationPolicy> parsed = LiveMigrationPolicy.parse(raw.get());
-    if (parsed.isPresent()) {
-      return parsed.get();
-    }
-    String value = NotEvacuatedNotices.shorten(raw.get());
-    if (told.asMap().putIfAbsent(vmi.getMetadata().getUid() + "/" + startText + "/" + value, true)
-        == null) {
-      log.warn("live-migration annotation invalid vmi={} value=\"{}\"", key, value);
-      events.warning(
-          vmi,
-          EventReasons.LIVE_MIGRATION_POLICY_INVALID,
-          "Cluster annotation "
-              + ClusterApi.LIVE_MIGRATION_ANNOTATION
-              + " value \""
-              + value
-              + "\" is neither never nor prefer; using --live-migration="
-              + settings.liveMigration().value);
-    }
-    return settings.liveMigration();
+    return policies.resolve(
+        raw,
+        settings.liveMigration(),
+        vmi.getMetadata().getUid() + "/" + startText,
+        (shown, flag) -> {
+          log.warn("live-migration annotation invalid vmi={} value=\"{}\"", key, shown);
+          events.warning(
+              vmi,
+              EventReasons.LIVE_MIGRATION_POLICY_INVALID,
+              "Cluster annotation "
+                  + ClusterApi.LIVE_MIGRATION_ANNOTATION
+                  + " value \""
+                  + shown
+                  + "\" is neither never nor prefer; using --live-migration="
+                  + flag.value);
+        });
   }
 
   /**

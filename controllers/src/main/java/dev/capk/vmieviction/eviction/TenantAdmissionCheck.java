@@ -78,9 +78,9 @@ final class TenantAdmissionCheck {
   /** The holds told, per evacuation. */
   private final WaitLog waits = new WaitLog();
 
-  /** Invalid limit annotations already told, per evacuation and value. */
-  private final Cache<String, Boolean> told =
-      CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(1, TimeUnit.HOURS).build();
+  /** The Clusters' limit annotations. */
+  private final ClusterOverride<EvacuationLimit> limits =
+      new ClusterOverride<>(EvacuationLimit::parse);
 
   TenantAdmissionCheck(
       InfraVmis vmis,
@@ -306,36 +306,29 @@ final class TenantAdmissionCheck {
 
   /** The Cluster's annotation when it is a limit, else the flag's (told once per evacuation). */
   private EvacuationLimit limit(String key, VirtualMachineInstance vmi, Optional<String> raw) {
-    if (raw.isEmpty()) {
-      return settings.maxConcurrentEvacuationsPerCluster();
-    }
-    Optional<EvacuationLimit> parsed = EvacuationLimit.parse(raw.get());
-    if (parsed.isPresent()) {
-      return parsed.get();
-    }
-    EvacuationLimit flag = settings.maxConcurrentEvacuationsPerCluster();
-    String shown = NotEvacuatedNotices.shorten(raw.get());
-    String once =
+    String evacuation =
         vmi.getMetadata().getUid()
             + "/"
-            + Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME)
-            + "/"
-            + raw.get();
-    if (told.asMap().putIfAbsent(once, Boolean.TRUE) == null) {
-      log.warn("cluster evacuation limit invalid vmi={} value=\"{}\" used={}", key, shown, flag);
-      events.warning(
-          vmi,
-          EventReasons.EVACUATION_LIMIT_INVALID,
-          "Cluster annotation "
-              + ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION
-              + " value \""
-              + shown
-              + "\" is not a count or a percentage (e.g. 2 or 25%): using"
-              + " --max-concurrent-evacuations-per-cluster "
-              + flag
-              + (flag.unlimited() ? " (unlimited)" : ""));
-    }
-    return flag;
+            + Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
+    return limits.resolve(
+        raw,
+        settings.maxConcurrentEvacuationsPerCluster(),
+        evacuation,
+        (shown, flag) -> {
+          log.warn(
+              "cluster evacuation limit invalid vmi={} value=\"{}\" used={}", key, shown, flag);
+          events.warning(
+              vmi,
+              EventReasons.EVACUATION_LIMIT_INVALID,
+              "Cluster annotation "
+                  + ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION
+                  + " value \""
+                  + shown
+                  + "\" is not a count or a percentage (e.g. 2 or 25%): using"
+                  + " --max-concurrent-evacuations-per-cluster "
+                  + flag
+                  + (flag.unlimited() ? " (unlimited)" : ""));
+        });
   }
 
   /** From the VMI's role label, else as learnt from its guest node before. */
