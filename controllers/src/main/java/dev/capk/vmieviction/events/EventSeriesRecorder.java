@@ -104,12 +104,12 @@ public final class EventSeriesRecorder {
         involved.getNamespace() == null || involved.getNamespace().isEmpty()
             ? "default" // cluster-scoped objects (Nodes): where the kubelet's events go
             : involved.getNamespace();
-    String text = truncate(message);
+    Occurrence o = new Occurrence(series, namespace, involved, type, reason, truncate(message));
     try {
       if (decision instanceof Create c) {
-        create(series, namespace, involved, type, reason, text, c.count());
+        create(o, c.count());
       } else if (decision instanceof Update u) {
-        update(series, namespace, involved, type, reason, text, u.count());
+        update(o, u.count());
       } else if (decision instanceof Capped) {
         log.debug(
             "event not recorded, series cap reached object={}/{} reason={}",
@@ -129,23 +129,25 @@ public final class EventSeriesRecorder {
     }
   }
 
-  private void create(
+  /** One event of a series, as written. */
+  private record Occurrence(
       Series series,
       String namespace,
       V1ObjectReference involved,
       String type,
       String reason,
-      String message,
-      int count)
-      throws Exception {
+      String message) {}
+
+  private void create(Occurrence o, int count) throws Exception {
+    Series series = o.series();
     OffsetDateTime now = now();
     CoreV1Event event =
         new CoreV1Event()
-            .metadata(new V1ObjectMeta().name(series.eventName()).namespace(namespace))
-            .involvedObject(involved)
-            .type(type)
-            .reason(reason)
-            .message(message)
+            .metadata(new V1ObjectMeta().name(series.eventName()).namespace(o.namespace()))
+            .involvedObject(o.involved())
+            .type(o.type())
+            .reason(o.reason())
+            .message(o.message())
             .source(new V1EventSource().component(component))
             .reportingComponent(component)
             .firstTimestamp(now)
@@ -159,32 +161,25 @@ public final class EventSeriesRecorder {
         throw e;
       }
       // Written by an earlier run of the controller (names are stable): add to its count.
-      CoreV1Event existing = store.read(namespace, series.eventName());
+      CoreV1Event existing = store.read(o.namespace(), series.eventName());
       int total = (existing.getCount() == null ? 1 : existing.getCount()) + count;
-      store.mergePatch(namespace, series.eventName(), updatePatch(message, total, now));
+      store.mergePatch(o.namespace(), series.eventName(), updatePatch(o.message(), total, now));
       book.written(series, total);
     }
   }
 
-  private void update(
-      Series series,
-      String namespace,
-      V1ObjectReference involved,
-      String type,
-      String reason,
-      String message,
-      int count)
-      throws Exception {
+  private void update(Occurrence o, int count) throws Exception {
     try {
-      store.mergePatch(namespace, series.eventName(), updatePatch(message, count, now()));
-      book.written(series, count);
+      store.mergePatch(
+          o.namespace(), o.series().eventName(), updatePatch(o.message(), count, now()));
+      book.written(o.series(), count);
     } catch (ApiException e) {
       if (e.getCode() != 404) {
         throw e;
       }
       // Expired (the API server keeps events for an hour) or deleted: start the object again.
-      book.vanished(series);
-      create(series, namespace, involved, type, reason, message, count);
+      book.vanished(o.series());
+      create(o, count);
     }
   }
 

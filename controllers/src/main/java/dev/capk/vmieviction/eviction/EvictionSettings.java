@@ -32,28 +32,7 @@ public record EvictionSettings(
   public static final Duration DEFAULT_DRAIN_RESERVE = Duration.ofMinutes(3);
   public static final int DEFAULT_MIGRATION_ATTEMPTS = 2;
 
-  /** Live migration never tried (today's evacuation). */
-  public EvictionSettings(
-      Duration drainTimeout,
-      Duration retryInterval,
-      Duration attemptTimeout,
-      String fallbackStrategy,
-      Duration maxFailureBackoff,
-      EvacuationLimit maxConcurrentEvacuationsPerCluster,
-      Duration drainReserve) {
-    this(
-        drainTimeout,
-        retryInterval,
-        attemptTimeout,
-        fallbackStrategy,
-        maxFailureBackoff,
-        maxConcurrentEvacuationsPerCluster,
-        drainReserve,
-        LiveMigrationPolicy.NEVER,
-        DEFAULT_MIGRATION_ATTEMPTS);
-  }
-
-  /** No per-cluster limit, the default reserve. */
+  /** No per-cluster limit, the default reserve, live migration never tried. */
   public EvictionSettings(
       Duration drainTimeout,
       Duration retryInterval,
@@ -67,7 +46,9 @@ public record EvictionSettings(
         fallbackStrategy,
         maxFailureBackoff,
         EvacuationLimit.UNLIMITED,
-        DEFAULT_DRAIN_RESERVE);
+        DEFAULT_DRAIN_RESERVE,
+        LiveMigrationPolicy.NEVER,
+        DEFAULT_MIGRATION_ATTEMPTS);
   }
 
   public EvictionSettings {

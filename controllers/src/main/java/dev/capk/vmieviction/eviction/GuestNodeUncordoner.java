@@ -79,73 +79,9 @@ final class GuestNodeUncordoner {
       }
     }
     try {
-      String vmiName = vmi.getMetadata().getName();
-      // A node this process cordoned is read at once; others only if the cluster's list of our
-      // marks (one list for all its VMIs, e.g. after a restart) may hold it.
-      if (!marks.knownCordonedHere(guest, vmiName)
-          && !marks.markedNodes(guest).mayHoldNodeOf(vmiName)) {
-        return noMark(key, uid);
-      }
-      Optional<V1Node> found = guest.findNode(vmiName);
-      if (found.isEmpty()) {
-        marks.notCordonedHere(guest, vmiName);
-        return noMark(key, uid);
-      }
-      V1Node node = found.get();
-      String nodeName = node.getMetadata().getName();
-      switch (UncordonDecision.of(node, vmi)) {
-        case NOT_OURS -> {
-          marks.notCordonedHere(guest, vmiName);
-          return noMark(key, uid);
-        }
-        case REMOVE_MARK -> {
-          marks.changing(guest, () -> guest.removeMark(node));
-          marks.notCordonedHere(guest, vmiName);
-          log.info(
-              "guest node already schedulable, mark removed vmi={} cluster={} node={}",
-              key,
-              guest.cluster(),
-              nodeName);
-          nodeBack(vmi);
-          return noMark(key, uid);
-        }
-        case WAIT -> {
-          // Looked at again every retry interval until the node is Ready: told once per node.
-          log.atLevel(waits.level(uid, nodeName))
-              .log("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
-          return new Result(true, retryInterval);
-        }
-        case UNCORDON -> {
-          marks.changing(guest, () -> guest.uncordonAndUnmark(node));
-          marks.notCordonedHere(guest, vmiName);
-          log.info(
-              "guest node uncordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
-          events.normal(
-              vmi,
-              EventReasons.UNCORDONED,
-              "Uncordoned guest node "
-                  + nodeName
-                  + " in cluster "
-                  + guest.cluster()
-                  + ": the VMI runs again");
-          guest.nodeEvent(
-              node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
-          nodeBack(vmi);
-          return noMark(key, uid);
-        }
-        default -> {
-          return DONE;
-        }
-      }
+      return uncordonIfOurs(key, vmi, guest);
     } catch (GuestAccessException e) {
-      if (e.reason() == GuestAccessException.Reason.GuestAPIRefused) {
-        // Asking again will not help until the tenant lifts it: say what refused, back off.
-        events.warning(vmi, e.reason().name(), e.getMessage() + "; retrying with backoff");
-        log.atLevel(waits.level(uid, e.getMessage()))
-            .log("uncordon refused vmi={} detail=\"{}\"", key, e.getMessage());
-        return new Result(true, min(memory.backoff(key), retryInterval));
-      }
-      return postponed(key, uid, e);
+      return guestFailed(key, vmi, e);
     } catch (ApiException e) {
       if (e.getCode() == 409 && memory.conflicted(key) <= Evacuator.MAX_QUICK_CONFLICTS) {
         log.debug("uncordon check: node changed since read, reading again vmi={}", key);
@@ -155,6 +91,87 @@ final class GuestNodeUncordoner {
           .log("uncordon check postponed vmi={} code={}", key, e.getCode());
       return new Result(true, min(memory.backoff(key), retryInterval));
     }
+  }
+
+  /** Finds the VMI's guest node and, where {@link UncordonDecision} says so, uncordons it. */
+  private Result uncordonIfOurs(String key, VirtualMachineInstance vmi, Guest guest)
+      throws GuestAccessException, ApiException {
+    String uid = vmi.getMetadata().getUid();
+    String vmiName = vmi.getMetadata().getName();
+    // A node this process cordoned is read at once; others only if the cluster's list of our
+    // marks (one list for all its VMIs, e.g. after a restart) may hold it.
+    if (!marks.knownCordonedHere(guest, vmiName)
+        && !marks.markedNodes(guest).mayHoldNodeOf(vmiName)) {
+      return noMark(key, uid);
+    }
+    Optional<V1Node> found = guest.findNode(vmiName);
+    if (found.isEmpty()) {
+      marks.notCordonedHere(guest, vmiName);
+      return noMark(key, uid);
+    }
+    V1Node node = found.get();
+    String nodeName = node.getMetadata().getName();
+    switch (UncordonDecision.of(node, vmi)) {
+      case NOT_OURS -> {
+        marks.notCordonedHere(guest, vmiName);
+        return noMark(key, uid);
+      }
+      case REMOVE_MARK -> {
+        marks.changing(guest, () -> guest.removeMark(node));
+        marks.notCordonedHere(guest, vmiName);
+        log.info(
+            "guest node already schedulable, mark removed vmi={} cluster={} node={}",
+            key,
+            guest.cluster(),
+            nodeName);
+        nodeBack(vmi);
+        return noMark(key, uid);
+      }
+      case WAIT -> {
+        // Looked at again every retry interval until the node is Ready: told once per node.
+        log.atLevel(waits.level(uid, nodeName))
+            .log("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
+        return new Result(true, retryInterval);
+      }
+      case UNCORDON -> {
+        uncordon(key, vmi, guest, node);
+        return noMark(key, uid);
+      }
+      default -> {
+        return DONE;
+      }
+    }
+  }
+
+  private void uncordon(String key, VirtualMachineInstance vmi, Guest guest, V1Node node)
+      throws GuestAccessException, ApiException {
+    String nodeName = node.getMetadata().getName();
+    marks.changing(guest, () -> guest.uncordonAndUnmark(node));
+    marks.notCordonedHere(guest, vmi.getMetadata().getName());
+    log.info("guest node uncordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
+    events.normal(
+        vmi,
+        EventReasons.UNCORDONED,
+        "Uncordoned guest node "
+            + nodeName
+            + " in cluster "
+            + guest.cluster()
+            + ": the VMI runs again");
+    guest.nodeEvent(
+        node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
+    nodeBack(vmi);
+  }
+
+  private Result guestFailed(String key, VirtualMachineInstance vmi, GuestAccessException e) {
+    String uid = vmi.getMetadata().getUid();
+    if (e.reason() == GuestAccessException.Reason.GuestAPIRefused) {
+      // Asking again will not help until the tenant lifts it: say what refused, back off.
+      events.warning(vmi, e.reason().name(), e.getMessage() + "; retrying with backoff");
+      log.atLevel(waits.level(uid, e.getMessage()))
+          .log("uncordon refused vmi={} detail=\"{}\"", key, e.getMessage());
+      return new Result(true, min(memory.backoff(key), retryInterval));
+    }
+    return postponed(key, uid, e);
   }
 
   private static Duration min(Duration a, Duration b) {

@@ -8,6 +8,7 @@ import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
+import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
@@ -62,7 +63,11 @@ final class LiveMigrationStep {
 
   private final Consumer<String> wake;
 
-  /** Invalid policy annotations already told, per evacuation and value. */
+  /** The Clusters' live-migration annotations. */
+  private final ClusterOverride<LiveMigrationPolicy> policies =
+      new ClusterOverride<>(LiveMigrationPolicy::parse);
+
+  /** KubeVirt's unreadable limits already told, per evacuation. */
   private final Cache<String, Boolean> told =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(1, TimeUnit.HOURS).build();
 
@@ -85,6 +90,18 @@ final class LiveMigrationStep {
     this.clock = clock;
   }
 
+  /** One evacuation's migration as this step sees it: what {@link #decide} needs. */
+  private record Migrating(
+      String key,
+      VirtualMachineInstance vmi,
+      String startText,
+      LiveMigrationPolicy policy,
+      int number,
+      String current,
+      String infraNode,
+      Instant cutoff,
+      MigrationLimits limits) {}
+
   /**
    * @param clusterPolicy the Cluster's live-migration annotation, raw
    * @throws ApiException when the infra API could not be read or written: retry
@@ -98,14 +115,15 @@ final class LiveMigrationStep {
       throws ApiException {
     String startText = DrainStartTime.format(start);
     LiveMigrationPolicy policy = policy(key, vmi, startText, clusterPolicy);
-    boolean fellBack = startText.equals(annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
+    boolean fellBack =
+        startText.equals(Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
     Optional<MigrationAttempt> attempt =
-        MigrationAttempt.parse(annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT), startText);
+        MigrationAttempt.parse(
+            Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT), startText);
     if (attempt.isEmpty() && (fellBack || policy == LiveMigrationPolicy.NEVER)) {
       return new Proceed(vmi); // the cheap path: no request
     }
     String ns = vmi.getMetadata().getNamespace();
-    String infraNode = Eligibility.evacuationNodeName(vmi);
     int number = attempt.map(MigrationAttempt::number).orElse(0);
     String current = number == 0 ? null : name(vmi, startText, number);
     List<VirtualMachineInstanceMigration> ours = migrations.ours();
@@ -117,18 +135,32 @@ final class LiveMigrationStep {
       }
       return new Proceed(vmi);
     }
-    Instant cutoff = deadline.at().minus(settings.drainReserve());
     Readout<MigrationLimits> limits = kubevirt.migrationLimits();
-    MigrationLimits known = orDefaults(limits);
-    MigrationDecision.Step next =
-        decide(vmi, policy, number, current, infraNode, cutoff, ours, known);
-    Duration untilCutoff = Duration.between(clock.instant(), cutoff);
+    Migrating m =
+        new Migrating(
+            key,
+            vmi,
+            startText,
+            policy,
+            number,
+            current,
+            Eligibility.evacuationNodeName(vmi),
+            deadline.at().minus(settings.drainReserve()),
+            orDefaults(limits));
+    return act(m, decide(m, ours), limits, deadline);
+  }
+
+  /** Carries out what {@link MigrationDecision} decided. */
+  private Outcome act(
+      Migrating m, MigrationDecision.Step next, Readout<MigrationLimits> limits, Deadline deadline)
+      throws ApiException {
+    Duration untilCutoff = Duration.between(clock.instant(), m.cutoff());
     Duration look = min(settings.retryInterval(), untilCutoff);
     if (next instanceof MigrationDecision.Drain) {
-      return new Proceed(vmi);
+      return new Proceed(m.vmi());
     }
     if (limits instanceof Readout.Unreadable<MigrationLimits> u && needsLimits(next)) {
-      return limitsUnreadable(key, vmi, startText, u.what(), cutoff, look);
+      return limitsUnreadable(m.key(), m.vmi(), m.startText(), u.what(), m.cutoff(), look);
     }
     if (next instanceof MigrationDecision.Succeeded) {
       // KubeVirt clears evacuationNodeName next (virt-handler's migration ACK): the VMI then
@@ -139,78 +171,86 @@ final class LiveMigrationStep {
       return new Stop(look);
     }
     if (next instanceof MigrationDecision.WaitForSlot w) {
-      return waitForSlot(key, w, look);
+      return waitForSlot(m.key(), w, look);
     }
     if (next instanceof MigrationDecision.Start first) {
       if (first.afterFailure()) {
-        failed(key, vmi, number, "trying again (attempt " + first.number() + ")");
+        failed(m.key(), m.vmi(), m.number(), "trying again (attempt " + first.number() + ")");
       }
-      synchronized (startLock) {
-        // Counted again under the lock, from a fresh list (a consistent read, which sees the
-        // creates of the workers before this one): workers starting at once must not all take
-        // the same free slot.
-        MigrationDecision.Step again =
-            decide(vmi, policy, number, current, infraNode, cutoff, migrations.ours(), known);
-        if (again instanceof MigrationDecision.WaitForSlot w) {
-          return waitForSlot(key, w, look);
-        }
-        if (!(again instanceof MigrationDecision.Start s)) {
-          return new Stop(Duration.ofMillis(100)); // the facts moved: decide afresh
-        }
-        waitingForSlot.remove(key);
-        // Recorded before the create: a restart finds the attempt and follows its migration.
-        Instant now = clock.instant();
-        VirtualMachineInstance recorded =
-            vmis.annotate(
-                vmi,
-                EvictionAnnotations.MIGRATION_ATTEMPT,
-                MigrationAttempt.format(startText, s.number(), now));
-        String name = name(vmi, startText, s.number());
-        if (!migrations.create(migration(vmi, name, infraNode))) {
-          return new Stop(look); // created before (a restart, a replica): told then
-        }
-        log.info(
-            "live migration started vmi={} migration={} attempt={} infraNode={}",
-            key,
-            name,
-            s.number(),
-            infraNode);
-        events.normal(
-            recorded,
-            EventReasons.MIGRATION_STARTED,
-            "Live-migrating off infra node "
-                + infraNode
-                + " (VirtualMachineInstanceMigration "
-                + name
-                + ", attempt "
-                + s.number()
-                + " of "
-                + settings.migrationAttempts()
-                + "); the guest drain follows if it is not done by "
-                + DrainStartTime.format(cutoff));
-        return new Stop(look);
-      }
+      return start(m, look);
     }
-    MigrationDecision.FallBack b = (MigrationDecision.FallBack) next;
+    return fallBack(m, (MigrationDecision.FallBack) next, deadline);
+  }
+
+  /** Starts the next attempt, unless another worker took the free slot meanwhile. */
+  private Stop start(Migrating m, Duration look) throws ApiException {
+    synchronized (startLock) {
+      // Counted again under the lock, from a fresh list (a consistent read, which sees the
+      // creates of the workers before this one): workers starting at once must not all take
+      // the same free slot.
+      MigrationDecision.Step again = decide(m, migrations.ours());
+      if (again instanceof MigrationDecision.WaitForSlot w) {
+        return waitForSlot(m.key(), w, look);
+      }
+      if (!(again instanceof MigrationDecision.Start s)) {
+        return new Stop(Duration.ofMillis(100)); // the facts moved: decide afresh
+      }
+      waitingForSlot.remove(m.key());
+      // Recorded before the create: a restart finds the attempt and follows its migration.
+      Instant now = clock.instant();
+      VirtualMachineInstance recorded =
+          vmis.annotate(
+              m.vmi(),
+              EvictionAnnotations.MIGRATION_ATTEMPT,
+              MigrationAttempt.format(m.startText(), s.number(), now));
+      String name = name(m.vmi(), m.startText(), s.number());
+      if (!migrations.create(migration(m.vmi(), name, m.infraNode()))) {
+        return new Stop(look); // created before (a restart, a replica): told then
+      }
+      log.info(
+          "live migration started vmi={} migration={} attempt={} infraNode={}",
+          m.key(),
+          name,
+          s.number(),
+          m.infraNode());
+      events.normal(
+          recorded,
+          EventReasons.MIGRATION_STARTED,
+          "Live-migrating off infra node "
+              + m.infraNode()
+              + " (VirtualMachineInstanceMigration "
+              + name
+              + ", attempt "
+              + s.number()
+              + " of "
+              + settings.migrationAttempts()
+              + "); the guest drain follows if it is not done by "
+              + DrainStartTime.format(m.cutoff()));
+      return new Stop(look);
+    }
+  }
+
+  private Proceed fallBack(Migrating m, MigrationDecision.FallBack b, Deadline deadline)
+      throws ApiException {
     if (b.failedAttempt()) {
-      failed(key, vmi, number, "falling back to the drain");
+      failed(m.key(), m.vmi(), m.number(), "falling back to the drain");
     }
     // The fallback first, the cancel after it: a restart in between still cancels.
     VirtualMachineInstance recorded =
-        vmis.annotate(vmi, EvictionAnnotations.MIGRATION_FALLBACK, startText);
+        vmis.annotate(m.vmi(), EvictionAnnotations.MIGRATION_FALLBACK, m.startText());
     if (b.cancel()) {
-      migrations.delete(ns, current);
+      migrations.delete(m.vmi().getMetadata().getNamespace(), m.current());
       slotFreed();
       metrics.migrationEnded(EvictionMetrics.MigrationResult.CANCELLED);
-      log.info("live migration cancelled vmi={} migration={}", key, current);
+      log.info("live migration cancelled vmi={} migration={}", m.key(), m.current());
     }
-    log.warn("falling back to the guest drain vmi={} why=\"{}\"", key, b.why());
+    log.warn("falling back to the guest drain vmi={} why=\"{}\"", m.key(), b.why());
     events.warning(
         recorded,
         EventReasons.FALLING_BACK_TO_DRAIN,
         "Not live-migrated: "
             + b.why()
-            + (b.cancel() ? "; migration " + current + " cancelled" : "")
+            + (b.cancel() ? "; migration " + m.current() + " cancelled" : "")
             + ". Draining the guest node, then deleting the VMI; deadline "
             + DrainStartTime.format(deadline.at()));
     return new Proceed(recorded);
@@ -223,7 +263,7 @@ final class LiveMigrationStep {
    * @return the VMI as it is after the attempt annotation was removed
    */
   VirtualMachineInstance succeeded(String key, VirtualMachineInstance vmi) throws ApiException {
-    String raw = annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT);
+    String raw = Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT);
     if (raw == null) {
       return vmi;
     }
@@ -264,29 +304,23 @@ final class LiveMigrationStep {
   }
 
   /** What to do next, given our migrations as {@code ours} lists them. */
-  private MigrationDecision.Step decide(
-      VirtualMachineInstance vmi,
-      LiveMigrationPolicy policy,
-      int number,
-      String current,
-      String infraNode,
-      Instant cutoff,
-      List<VirtualMachineInstanceMigration> ours,
-      MigrationLimits limits) {
+  private MigrationDecision.Step decide(Migrating m, List<VirtualMachineInstanceMigration> ours) {
+    VirtualMachineInstance vmi = m.vmi();
+    String infraNode = m.infraNode();
     Optional<String> phase =
-        currentOf(ours, vmi.getMetadata().getNamespace(), current)
-            .map(m -> m.phase() == null ? "" : m.phase());
+        currentOf(ours, vmi.getMetadata().getNamespace(), m.current())
+            .map(g -> g.phase() == null ? "" : g.phase());
     List<VirtualMachineInstanceMigration> running =
-        ours.stream().filter(m -> !m.finished()).toList();
+        ours.stream().filter(g -> !g.finished()).toList();
     int fromNode =
         (int)
             running.stream()
                 .filter(
-                    m ->
+                    g ->
                         infraNode != null
                             && infraNode.equals(
-                                annotation(
-                                    m.getMetadata(), EvictionAnnotations.MIGRATION_SOURCE_NODE)))
+                                Metadata.annotation(
+                                    g.getMetadata(), EvictionAnnotations.MIGRATION_SOURCE_NODE)))
                 .count();
     VirtualMachineInstanceStatus status = vmi.getStatus();
     boolean migratable =
@@ -294,17 +328,17 @@ final class LiveMigrationStep {
             && status.conditionTrue(VirtualMachineInstanceStatus.CONDITION_LIVE_MIGRATABLE);
     return MigrationDecision.decide(
         new MigrationDecision.Facts(
-            policy,
+            m.policy(),
             false,
             migratable,
-            number,
+            m.number(),
             phase,
             settings.migrationAttempts(),
             clock.instant(),
-            cutoff,
+            m.cutoff(),
             running.size(),
             fromNode,
-            limits));
+            m.limits()));
   }
 
   /**
@@ -379,28 +413,22 @@ final class LiveMigrationStep {
 
   private LiveMigrationPolicy policy(
       String key, VirtualMachineInstance vmi, String startText, Optional<String> raw) {
-    if (raw.isEmpty()) {
-      return settings.liveMigration();
-    }
-    Optional<LiveMigrationPolicy> parsed = LiveMigrationPolicy.parse(raw.get());
-    if (parsed.isPresent()) {
-      return parsed.get();
-    }
-    String value = NotEvacuatedNotices.shorten(raw.get());
-    if (told.asMap().putIfAbsent(vmi.getMetadata().getUid() + "/" + startText + "/" + value, true)
-        == null) {
-      log.warn("live-migration annotation invalid vmi={} value=\"{}\"", key, value);
-      events.warning(
-          vmi,
-          EventReasons.LIVE_MIGRATION_POLICY_INVALID,
-          "Cluster annotation "
-              + ClusterApi.LIVE_MIGRATION_ANNOTATION
-              + " value \""
-              + value
-              + "\" is neither never nor prefer; using --live-migration="
-              + settings.liveMigration().value);
-    }
-    return settings.liveMigration();
+    return policies.resolve(
+        raw,
+        settings.liveMigration(),
+        vmi.getMetadata().getUid() + "/" + startText,
+        (shown, flag) -> {
+          log.warn("live-migration annotation invalid vmi={} value=\"{}\"", key, shown);
+          events.warning(
+              vmi,
+              EventReasons.LIVE_MIGRATION_POLICY_INVALID,
+              "Cluster annotation "
+                  + ClusterApi.LIVE_MIGRATION_ANNOTATION
+                  + " value \""
+                  + shown
+                  + "\" is neither never nor prefer; using --live-migration="
+                  + flag.value);
+        });
   }
 
   /**
@@ -438,15 +466,6 @@ final class LiveMigrationStep {
                         ? Map.of()
                         : Map.of(EvictionAnnotations.MIGRATION_SOURCE_NODE, infraNode)))
         .spec(new VirtualMachineInstanceMigration.Spec().vmiName(vmi.getMetadata().getName()));
-  }
-
-  private static String annotation(VirtualMachineInstance vmi, String key) {
-    return annotation(vmi.getMetadata(), key);
-  }
-
-  private static String annotation(V1ObjectMeta meta, String key) {
-    Map<String, String> a = meta == null ? null : meta.getAnnotations();
-    return a == null ? null : a.get(key);
   }
 
   private static Duration min(Duration a, Duration b) {

@@ -90,35 +90,66 @@ final class MachineContractCheck {
     }
 
     Optional<String> origin = Optional.empty();
+    Optional<Earliest> earlier = earlier(key, vmi, contract, evacuation, deadline);
+    if (earlier.isPresent()) {
+      deadline = Deadline.at(earlier.get().at(), clock);
+      origin = Optional.of(earlier.get().origin());
+    }
+    tellIfDeleting(key, vmi, facts, contract.cluster(), evacuation, deadline);
+    tellStep(key, vmi, contract, evacuation, deadline);
+    return new Applied(
+        contract.step(),
+        deadline,
+        origin,
+        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::evacuationLimit),
+        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::liveMigration));
+  }
+
+  /**
+   * The earliest deadline a contract set in this evacuation, when it is earlier than {@code
+   * deadline} (told once per evacuation).
+   */
+  private Optional<Earliest> earlier(
+      String key,
+      VirtualMachineInstance vmi,
+      MachineContract contract,
+      String evacuation,
+      Deadline deadline) {
     Optional<Earliest> earlier =
         contract.deadline().map(at -> new Earliest(at, contract.deadlineOrigin()));
     Earliest remembered = earliest.getIfPresent(evacuation);
     if (remembered != null) {
       earlier = Optional.of(earlier.map(remembered::earlier).orElse(remembered));
     }
-    if (earlier.isPresent() && earlier.get().at().isBefore(deadline.at())) {
-      earliest.put(evacuation, earlier.get());
-      deadline = Deadline.at(earlier.get().at(), clock);
-      origin = Optional.of(earlier.get().origin());
-      if (once(evacuation, EventReasons.DRAIN_DEADLINE_SHORTENED)) {
-        log.info(
-            "deadline moved earlier by cluster api vmi={} deadline={} origin=\"{}\"",
-            key,
-            DrainStartTime.format(deadline.at()),
-            origin.get());
-        events.normal(
-            vmi,
-            EventReasons.DRAIN_DEADLINE_SHORTENED,
-            "Deadline moved earlier to "
-                + DrainStartTime.format(deadline.at())
-                + " by "
-                + origin.get()
-                + " (shorter than --drain-timeout; it never moves later)");
-      }
+    if (earlier.isEmpty() || !earlier.get().at().isBefore(deadline.at())) {
+      return Optional.empty();
     }
+    earliest.put(evacuation, earlier.get());
+    if (once(evacuation, EventReasons.DRAIN_DEADLINE_SHORTENED)) {
+      log.info(
+          "deadline moved earlier by cluster api vmi={} deadline={} origin=\"{}\"",
+          key,
+          DrainStartTime.format(earlier.get().at()),
+          earlier.get().origin());
+      events.normal(
+          vmi,
+          EventReasons.DRAIN_DEADLINE_SHORTENED,
+          "Deadline moved earlier to "
+              + DrainStartTime.format(earlier.get().at())
+              + " by "
+              + earlier.get().origin()
+              + " (shorter than --drain-timeout; it never moves later)");
+    }
+    return earlier;
+  }
 
-    tellIfDeleting(key, vmi, facts, contract.cluster(), evacuation, deadline);
-
+  /** A paused Cluster on every step, a Machine excluded from draining once per evacuation. */
+  private void tellStep(
+      String key,
+      VirtualMachineInstance vmi,
+      MachineContract contract,
+      String evacuation,
+      Deadline deadline) {
     switch (contract.step()) {
       case HOLD_PAUSED -> {
         log.info(
@@ -154,12 +185,6 @@ final class MachineContractCheck {
       }
       case DRAIN -> {}
     }
-    return new Applied(
-        contract.step(),
-        deadline,
-        origin,
-        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::evacuationLimit),
-        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::liveMigration));
   }
 
   /**

@@ -8,6 +8,7 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.TenantAdmission.Role;
+import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
@@ -17,7 +18,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -78,9 +78,9 @@ final class TenantAdmissionCheck {
   /** The holds told, per evacuation. */
   private final WaitLog waits = new WaitLog();
 
-  /** Invalid limit annotations already told, per evacuation and value. */
-  private final Cache<String, Boolean> told =
-      CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(1, TimeUnit.HOURS).build();
+  /** The Clusters' limit annotations. */
+  private final ClusterOverride<EvacuationLimit> limits =
+      new ClusterOverride<>(EvacuationLimit::parse);
 
   TenantAdmissionCheck(
       InfraVmis vmis,
@@ -97,6 +97,16 @@ final class TenantAdmissionCheck {
     this.held = held;
   }
 
+  /** One evacuation as this step sees it. */
+  private record Evacuation(
+      String key,
+      VirtualMachineInstance vmi,
+      String ns,
+      String cluster,
+      String clusterKey,
+      String startText,
+      Deadline deadline) {}
+
   /**
    * @param clusterLimit the Cluster's limit annotation, raw, as the Cluster API read found it
    * @throws GuestAccessException when the guest's nodes could not be listed: retry
@@ -111,13 +121,13 @@ final class TenantAdmissionCheck {
       throws GuestAccessException, ApiException {
     String startText = DrainStartTime.format(start);
     String uid = vmi.getMetadata().getUid();
-    String cluster = label(vmi, CapkLabels.CLUSTER_NAME);
+    String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
     if (cluster == null) {
       return new Admitted(vmi); // no tenant known: the guest connection says so
     }
     String ns = vmi.getMetadata().getNamespace();
     String clusterKey = HeldEvacuations.clusterKey(ns, cluster);
-    if (startText.equals(annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
+    if (startText.equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
         || startText.equals(admittedHere.getIfPresent(uid))) {
       held.admitted(key, clusterKey); // also after a restart: its end wakes the held ones
       return new Admitted(vmi); // once admitted, always admitted
@@ -144,121 +154,144 @@ final class TenantAdmissionCheck {
         guest.leaveStep();
       }
     }
+    Evacuation e = new Evacuation(key, vmi, ns, cluster, clusterKey, startText, deadline);
     Lock lock = clusterLocks.get(ns + "/" + cluster);
     lock.lock();
     try {
-      String name = vmi.getMetadata().getName();
-      Role role = known.orElse(roleFromNodes(name, nodes));
-      learntRoles.put(uid, role);
-      if (role == Role.WORKER && limit.unlimited()) {
-        held.admitted(key, clusterKey);
-        return new Admitted(vmi);
-      }
-      MarkedNodes seen = nodes;
-      List<TenantAdmission.Peer> peers =
-          vmis.ofCluster(ns, cluster).stream()
-              .filter(p -> !name.equals(p.getMetadata().getName()))
-              .map(p -> peer(p, seen))
-              .toList();
-      Set<String> controlPlanePeers =
-          peers.stream()
-              .filter(p -> p.role() == Role.CONTROL_PLANE)
-              .map(TenantAdmission.Peer::name)
-              .collect(Collectors.toSet());
-      List<TenantAdmission.ControlPlaneNode> otherControlPlaneNodes =
-          role != Role.CONTROL_PLANE || nodes == null
-              ? List.of()
-              : nodes.nodes().stream()
-                  .filter(n -> !n.runsIn(name))
-                  .filter(n -> n.controlPlane() || controlPlanePeers.stream().anyMatch(n::runsIn))
-                  .map(
-                      n ->
-                          new TenantAdmission.ControlPlaneNode(n.name(), n.readiness(), n.marked()))
-                  .toList();
-      Instant now = clock.instant();
-      TenantAdmission.Decision decision =
-          TenantAdmission.decide(
-              new TenantAdmission.Request(
-                  name,
-                  role,
-                  start,
-                  peers,
-                  otherControlPlaneNodes,
-                  limit,
-                  now,
-                  deadline.at(),
-                  settings.drainReserve()));
-      if (decision instanceof TenantAdmission.Admit) {
-        log.info(
-            "evacuation admitted vmi={} cluster={}/{} role={}", key, ns, cluster, role.phrase());
-        return new Admitted(record(key, clusterKey, vmi, startText));
-      }
-      if (decision instanceof TenantAdmission.Override o) {
-        boolean controlPlane = o.role() == Role.CONTROL_PLANE;
-        String risked =
-            controlPlane
-                ? "the tenant's control plane may lose quorum: another control-plane member is"
-                    + " down or being evacuated"
-                : "more worker VMIs of the Cluster than its limit are drained at once";
-        log.warn(
-            "tenant safety overridden at deadline minus reserve vmi={} cluster={}/{} role={}"
-                + " waitedFor=\"{}\" deadline={}",
-            key,
-            ns,
-            cluster,
-            role.phrase(),
-            o.risked(),
-            DrainStartTime.format(deadline.at()));
-        events.warning(
-            vmi,
-            controlPlane
-                ? EventReasons.QUORUM_GUARD_OVERRIDDEN
-                : EventReasons.DISRUPTION_LIMIT_OVERRIDDEN,
-            "Held for "
-                + (controlPlane ? "the quorum guard" : "the per-cluster limit")
-                + " until the deadline "
-                + DrainStartTime.format(deadline.at())
-                + " minus --drain-reserve "
-                + GoDuration.format(settings.drainReserve())
-                + ", still waiting for: "
-                + o.risked()
-                + ". Going ahead anyway: "
-                + risked);
-        return new Admitted(record(key, clusterKey, vmi, startText));
-      }
-      TenantAdmission.Hold h = (TenantAdmission.Hold) decision;
-      // Looked at again at every retry: told at INFO once per change of what it waits for.
-      log.atLevel(waits.level(uid + "/" + startText + "/held", h.waitsFor()))
-          .log(
-              "evacuation held vmi={} cluster={}/{} role={} waitsFor=\"{}\" goAheadAt={}",
-              key,
-              ns,
-              cluster,
-              role.phrase(),
-              h.waitsFor(),
-              DrainStartTime.format(h.goAheadAt()));
-      events.normal(
-          vmi,
-          EventReasons.EVACUATION_HELD,
-          "The "
-              + role.phrase()
-              + " guest node is not drained yet, waiting for: "
-              + h.waitsFor()
-              + "; goes ahead anyway at "
-              + DrainStartTime.format(h.goAheadAt())
-              + " (deadline "
-              + DrainStartTime.format(deadline.at())
-              + " minus --drain-reserve)");
-      // Woken at once when what it waits for ends (HeldEvacuations), else it looks again after the
-      // retry interval, and at deadline minus reserve at the latest.
-      held.held(key, clusterKey);
-      Duration untilEnd = Duration.between(now, h.goAheadAt());
-      return new Held(
-          h.waitsFor(),
-          untilEnd.compareTo(settings.retryInterval()) < 0 ? untilEnd : settings.retryInterval());
+      return decide(e, start, known, nodes, limit);
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Decides under the Cluster's lock, and carries the decision out. */
+  private Outcome decide(
+      Evacuation e, Instant start, Optional<Role> known, MarkedNodes nodes, EvacuationLimit limit)
+      throws ApiException {
+    VirtualMachineInstance vmi = e.vmi();
+    String name = vmi.getMetadata().getName();
+    Role role = known.orElse(roleFromNodes(name, nodes));
+    learntRoles.put(vmi.getMetadata().getUid(), role);
+    if (role == Role.WORKER && limit.unlimited()) {
+      held.admitted(e.key(), e.clusterKey());
+      return new Admitted(vmi);
+    }
+    List<TenantAdmission.Peer> peers =
+        vmis.ofCluster(e.ns(), e.cluster()).stream()
+            .filter(p -> !name.equals(p.getMetadata().getName()))
+            .map(p -> peer(p, nodes))
+            .toList();
+    Instant now = clock.instant();
+    TenantAdmission.Decision decision =
+        TenantAdmission.decide(
+            new TenantAdmission.Request(
+                name,
+                role,
+                start,
+                peers,
+                otherControlPlaneNodes(name, role, nodes, peers),
+                limit,
+                now,
+                e.deadline().at(),
+                settings.drainReserve()));
+    if (decision instanceof TenantAdmission.Admit) {
+      log.info(
+          "evacuation admitted vmi={} cluster={}/{} role={}",
+          e.key(),
+          e.ns(),
+          e.cluster(),
+          role.phrase());
+      return new Admitted(record(e.key(), e.clusterKey(), vmi, e.startText()));
+    }
+    if (decision instanceof TenantAdmission.Override o) {
+      overridden(e, role, o);
+      return new Admitted(record(e.key(), e.clusterKey(), vmi, e.startText()));
+    }
+    return hold(e, role, (TenantAdmission.Hold) decision, now);
+  }
+
+  /** The control-plane guest nodes other than the VMI's own, for a control-plane VMI. */
+  private static List<TenantAdmission.ControlPlaneNode> otherControlPlaneNodes(
+      String name, Role role, MarkedNodes nodes, List<TenantAdmission.Peer> peers) {
+    if (role != Role.CONTROL_PLANE || nodes == null) {
+      return List.of();
+    }
+    Set<String> controlPlanePeers =
+        peers.stream()
+            .filter(p -> p.role() == Role.CONTROL_PLANE)
+            .map(TenantAdmission.Peer::name)
+            .collect(Collectors.toSet());
+    return nodes.nodes().stream()
+        .filter(n -> !n.runsIn(name))
+        .filter(n -> n.controlPlane() || controlPlanePeers.stream().anyMatch(n::runsIn))
+        .map(n -> new TenantAdmission.ControlPlaneNode(n.name(), n.readiness(), n.marked()))
+        .toList();
+  }
+
+  private void overridden(Evacuation e, Role role, TenantAdmission.Override o) {
+    boolean controlPlane = o.role() == Role.CONTROL_PLANE;
+    String risked =
+        controlPlane
+            ? "the tenant's control plane may lose quorum: another control-plane member is"
+                + " down or being evacuated"
+            : "more worker VMIs of the Cluster than its limit are drained at once";
+    log.warn(
+        "tenant safety overridden at deadline minus reserve vmi={} cluster={}/{} role={}"
+            + " waitedFor=\"{}\" deadline={}",
+        e.key(),
+        e.ns(),
+        e.cluster(),
+        role.phrase(),
+        o.risked(),
+        DrainStartTime.format(e.deadline().at()));
+    events.warning(
+        e.vmi(),
+        controlPlane
+            ? EventReasons.QUORUM_GUARD_OVERRIDDEN
+            : EventReasons.DISRUPTION_LIMIT_OVERRIDDEN,
+        "Held for "
+            + (controlPlane ? "the quorum guard" : "the per-cluster limit")
+            + " until the deadline "
+            + DrainStartTime.format(e.deadline().at())
+            + " minus --drain-reserve "
+            + GoDuration.format(settings.drainReserve())
+            + ", still waiting for: "
+            + o.risked()
+            + ". Going ahead anyway: "
+            + risked);
+  }
+
+  private Held hold(Evacuation e, Role role, TenantAdmission.Hold h, Instant now) {
+    String uid = e.vmi().getMetadata().getUid();
+    // Looked at again at every retry: told at INFO once per change of what it waits for.
+    log.atLevel(waits.level(uid + "/" + e.startText() + "/held", h.waitsFor()))
+        .log(
+            "evacuation held vmi={} cluster={}/{} role={} waitsFor=\"{}\" goAheadAt={}",
+            e.key(),
+            e.ns(),
+            e.cluster(),
+            role.phrase(),
+            h.waitsFor(),
+            DrainStartTime.format(h.goAheadAt()));
+    events.normal(
+        e.vmi(),
+        EventReasons.EVACUATION_HELD,
+        "The "
+            + role.phrase()
+            + " guest node is not drained yet, waiting for: "
+            + h.waitsFor()
+            + "; goes ahead anyway at "
+            + DrainStartTime.format(h.goAheadAt())
+            + " (deadline "
+            + DrainStartTime.format(e.deadline().at())
+            + " minus --drain-reserve)");
+    // Woken at once when what it waits for ends (HeldEvacuations), else it looks again after the
+    // retry interval, and at deadline minus reserve at the latest.
+    held.held(e.key(), e.clusterKey());
+    Duration untilEnd = Duration.between(now, h.goAheadAt());
+    return new Held(
+        h.waitsFor(),
+        untilEnd.compareTo(settings.retryInterval()) < 0 ? untilEnd : settings.retryInterval());
   }
 
   private VirtualMachineInstance record(
@@ -273,41 +306,34 @@ final class TenantAdmissionCheck {
 
   /** The Cluster's annotation when it is a limit, else the flag's (told once per evacuation). */
   private EvacuationLimit limit(String key, VirtualMachineInstance vmi, Optional<String> raw) {
-    if (raw.isEmpty()) {
-      return settings.maxConcurrentEvacuationsPerCluster();
-    }
-    Optional<EvacuationLimit> parsed = EvacuationLimit.parse(raw.get());
-    if (parsed.isPresent()) {
-      return parsed.get();
-    }
-    EvacuationLimit flag = settings.maxConcurrentEvacuationsPerCluster();
-    String shown = NotEvacuatedNotices.shorten(raw.get());
-    String once =
+    String evacuation =
         vmi.getMetadata().getUid()
             + "/"
-            + annotation(vmi, EvictionAnnotations.DRAIN_START_TIME)
-            + "/"
-            + raw.get();
-    if (told.asMap().putIfAbsent(once, Boolean.TRUE) == null) {
-      log.warn("cluster evacuation limit invalid vmi={} value=\"{}\" used={}", key, shown, flag);
-      events.warning(
-          vmi,
-          EventReasons.EVACUATION_LIMIT_INVALID,
-          "Cluster annotation "
-              + ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION
-              + " value \""
-              + shown
-              + "\" is not a count or a percentage (e.g. 2 or 25%): using"
-              + " --max-concurrent-evacuations-per-cluster "
-              + flag
-              + (flag.unlimited() ? " (unlimited)" : ""));
-    }
-    return flag;
+            + Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
+    return limits.resolve(
+        raw,
+        settings.maxConcurrentEvacuationsPerCluster(),
+        evacuation,
+        (shown, flag) -> {
+          log.warn(
+              "cluster evacuation limit invalid vmi={} value=\"{}\" used={}", key, shown, flag);
+          events.warning(
+              vmi,
+              EventReasons.EVACUATION_LIMIT_INVALID,
+              "Cluster annotation "
+                  + ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION
+                  + " value \""
+                  + shown
+                  + "\" is not a count or a percentage (e.g. 2 or 25%): using"
+                  + " --max-concurrent-evacuations-per-cluster "
+                  + flag
+                  + (flag.unlimited() ? " (unlimited)" : ""));
+        });
   }
 
   /** From the VMI's role label, else as learnt from its guest node before. */
   private Optional<Role> knownRole(VirtualMachineInstance vmi) {
-    String label = label(vmi, CapkLabels.ROLE);
+    String label = Metadata.label(vmi, CapkLabels.ROLE);
     if (label != null) {
       return Optional.of(
           CapkLabels.ROLE_CONTROL_PLANE.equals(label) ? Role.CONTROL_PLANE : Role.WORKER);
@@ -328,9 +354,10 @@ final class TenantAdmissionCheck {
         knownRole(p).orElseGet(() -> nodes == null ? Role.WORKER : roleFromNodes(name, nodes));
     boolean marked =
         p.getMetadata().getDeletionTimestamp() == null && Eligibility.evacuationRequested(p);
-    String start = annotation(p, EvictionAnnotations.DRAIN_START_TIME);
+    String start = Metadata.annotation(p, EvictionAnnotations.DRAIN_START_TIME);
     boolean admitted =
-        (start != null && start.equals(annotation(p, EvictionAnnotations.EVACUATION_ADMITTED)))
+        (start != null
+                && start.equals(Metadata.annotation(p, EvictionAnnotations.EVACUATION_ADMITTED)))
             // Our own admission the cache does not show yet; a called-off one no longer counts.
             || (marked && admittedByUs(p.getMetadata().getUid(), start));
     return new TenantAdmission.Peer(
@@ -344,15 +371,5 @@ final class TenantAdmissionCheck {
   private boolean admittedByUs(String uid, String start) {
     String admitted = admittedHere.getIfPresent(uid);
     return admitted != null && (start == null || start.equals(admitted));
-  }
-
-  private static String label(VirtualMachineInstance vmi, String key) {
-    Map<String, String> labels = vmi.getMetadata().getLabels();
-    return labels == null ? null : labels.get(key);
-  }
-
-  private static String annotation(VirtualMachineInstance vmi, String key) {
-    Map<String, String> annotations = vmi.getMetadata().getAnnotations();
-    return annotations == null ? null : annotations.get(key);
   }
 }

@@ -50,33 +50,6 @@ public final class VmiEvictionReconciler implements Reconciler {
    * @param migrations where the live migrations of {@code --live-migration=prefer} are created
    * @param wake enqueues a VMI (by {@code namespace/name}) for a look now: a VMI held by the admit
    *     step is woken when what holds it ends
-   */
-  public VmiEvictionReconciler(
-      InfraVmis vmis,
-      ClusterDefaults clusterDefaults,
-      GuestConnector guests,
-      ManagementObjects managementObjects,
-      LiveMigrations migrations,
-      VmiEvents events,
-      EvictionMetrics metrics,
-      EvictionSettings settings,
-      Clock clock,
-      Consumer<String> wake) {
-    this(
-        vmis,
-        clusterDefaults,
-        guests,
-        managementObjects,
-        migrations,
-        events,
-        metrics,
-        settings,
-        clock,
-        wake,
-        vmi -> Optional.empty());
-  }
-
-  /**
    * @param refusal why a VMI is not ours at all (its labels claim a tenant the management objects
    *     do not bind to where it runs: {@code TenantMapping.refusal}), else empty; a refused VMI is
    *     never annotated, drained or deleted, not even at a deadline

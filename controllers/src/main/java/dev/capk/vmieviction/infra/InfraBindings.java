@@ -153,86 +153,27 @@ public record InfraBindings(
       Function<SecretRef, Optional<Map<String, byte[]>>> secretData,
       Function<SecretRef, Optional<String>> unreadable,
       boolean allowInsecureTls) {
+    SecretReader secrets = new SecretReader(secretData, unreadable, allowInsecureTls);
     Map<String, String> kubeconfigs = new TreeMap<>();
     Map<String, Set<SecretRef>> secretsOf = new TreeMap<>();
     Map<Target, Set<GuestClusterRef>> clusters = new LinkedHashMap<>();
     Map<Target, Set<KubevirtClusterRef>> owners = new LinkedHashMap<>();
     List<Problem> problems = new ArrayList<>();
     for (KubevirtCluster kvc : sorted(kubevirtClusters)) {
-      Optional<SecretRef> secret = secretOf(kvc);
-      if (secret.isEmpty()) {
-        continue; // its VMIs run in the management cluster: not external infra
-      }
-      KubevirtClusterRef ref =
-          new KubevirtClusterRef(kvc.getMetadata().getNamespace(), kvc.getMetadata().getName());
-      Optional<String> cluster = ownerCluster(kvc.getMetadata());
-      if (cluster.isEmpty()) {
-        problems.add(
-            new Problem(
-                ref,
-                InfraEventReasons.CLUSTER_OWNER_MISSING,
-                "KubevirtCluster "
-                    + ref
-                    + " has no owner reference to a Cluster ("
-                    + ClusterApi.GROUP
-                    + "): its infra cluster is not used until Cluster API sets it"));
+      Optional<Binding> bound = bind(kvc, secrets, problems);
+      if (bound.isEmpty()) {
         continue;
       }
-      Optional<Map<String, byte[]>> data = secretData.apply(secret.get());
-      String what = "infra Secret " + secret.get() + " of KubevirtCluster " + ref;
-      if (data.isEmpty()) {
-        Optional<String> why = unreadable.apply(secret.get());
-        problems.add(
-            new Problem(
-                ref,
-                InfraEventReasons.INFRA_SECRET_INVALID,
-                what + (why.isPresent() ? " could not be read: " + why.get() : " not found")));
-        continue;
-      }
-      byte[] raw = data.get().get(CapkApi.INFRA_SECRET_KUBECONFIG_KEY);
-      if (raw == null || raw.length == 0) {
-        problems.add(
-            new Problem(
-                ref,
-                InfraEventReasons.INFRA_SECRET_INVALID,
-                what + " has no '" + CapkApi.INFRA_SECRET_KUBECONFIG_KEY + "' key"));
-        continue;
-      }
-      String kubeconfig = new String(raw, StandardCharsets.UTF_8);
-      List<String> violations = KubeconfigPolicy.violations(kubeconfig, allowInsecureTls);
-      if (!violations.isEmpty()) {
-        problems.add(
-            new Problem(
-                ref,
-                InfraEventReasons.INFRA_SECRET_INVALID,
-                what + ": kubeconfig refused: " + String.join("; ", violations)));
-        continue;
-      }
-      byte[] nsRaw = data.get().get(CapkApi.INFRA_SECRET_NAMESPACE_KEY);
-      String namespace =
-          nsRaw == null || nsRaw.length == 0
-              ? ref.namespace()
-              : new String(nsRaw, StandardCharsets.UTF_8).trim();
-      if (!namespace.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?") || namespace.length() > 63) {
-        problems.add(
-            new Problem(
-                ref,
-                InfraEventReasons.INFRA_SECRET_INVALID,
-                what
-                    + ": key '"
-                    + CapkApi.INFRA_SECRET_NAMESPACE_KEY
-                    + "' is not a namespace name"));
-        continue;
-      }
-      String id = connectionKey(kubeconfig);
-      kubeconfigs.put(id, kubeconfig);
-      secretsOf.computeIfAbsent(id, k -> new LinkedHashSet<>()).add(secret.get());
-      Target target = new Target(id, namespace);
+      Binding b = bound.get();
+      String id = connectionKey(b.kubeconfig());
+      kubeconfigs.put(id, b.kubeconfig());
+      secretsOf.computeIfAbsent(id, k -> new LinkedHashSet<>()).add(b.secret());
+      Target target = new Target(id, b.namespace());
       clusters
           .computeIfAbsent(
               target, k -> new TreeSet<>(java.util.Comparator.comparing(Object::toString)))
-          .add(new GuestClusterRef(ref.namespace(), cluster.get()));
-      owners.computeIfAbsent(target, k -> new TreeSet<>()).add(ref);
+          .add(new GuestClusterRef(b.ref().namespace(), b.cluster()));
+      owners.computeIfAbsent(target, k -> new TreeSet<>()).add(b.ref());
     }
     Map<String, Connection> connections = new LinkedHashMap<>();
     kubeconfigs.forEach(
@@ -247,6 +188,90 @@ public record InfraBindings(
     Map<Target, Bound> targets = new LinkedHashMap<>();
     clusters.forEach((t, c) -> targets.put(t, new Bound(c, owners.get(t))));
     return new InfraBindings(connections, targets, problems);
+  }
+
+  /** How the infra Secrets are read, and which kubeconfigs are accepted. */
+  private record SecretReader(
+      Function<SecretRef, Optional<Map<String, byte[]>>> data,
+      Function<SecretRef, Optional<String>> unreadable,
+      boolean allowInsecureTls) {}
+
+  /** What one KubevirtCluster binds: its Cluster to the kubeconfig and namespace of its Secret. */
+  private record Binding(
+      KubevirtClusterRef ref,
+      SecretRef secret,
+      String cluster,
+      String kubeconfig,
+      String namespace) {}
+
+  /**
+   * @return what the KubevirtCluster binds; empty when it names no Secret, or when it cannot be
+   *     used (then its problem is added to {@code problems})
+   */
+  private static Optional<Binding> bind(
+      KubevirtCluster kvc, SecretReader secrets, List<Problem> problems) {
+    Optional<SecretRef> secret = secretOf(kvc);
+    if (secret.isEmpty()) {
+      return Optional.empty(); // its VMIs run in the management cluster: not external infra
+    }
+    KubevirtClusterRef ref =
+        new KubevirtClusterRef(kvc.getMetadata().getNamespace(), kvc.getMetadata().getName());
+    Optional<String> cluster = ownerCluster(kvc.getMetadata());
+    if (cluster.isEmpty()) {
+      return refuse(
+          problems,
+          new Problem(
+              ref,
+              InfraEventReasons.CLUSTER_OWNER_MISSING,
+              "KubevirtCluster "
+                  + ref
+                  + " has no owner reference to a Cluster ("
+                  + ClusterApi.GROUP
+                  + "): its infra cluster is not used until Cluster API sets it"));
+    }
+    Optional<Map<String, byte[]>> data = secrets.data().apply(secret.get());
+    String what = "infra Secret " + secret.get() + " of KubevirtCluster " + ref;
+    if (data.isEmpty()) {
+      Optional<String> why = secrets.unreadable().apply(secret.get());
+      return refuse(
+          problems,
+          invalid(
+              ref, what + (why.isPresent() ? " could not be read: " + why.get() : " not found")));
+    }
+    byte[] raw = data.get().get(CapkApi.INFRA_SECRET_KUBECONFIG_KEY);
+    if (raw == null || raw.length == 0) {
+      return refuse(
+          problems,
+          invalid(ref, what + " has no '" + CapkApi.INFRA_SECRET_KUBECONFIG_KEY + "' key"));
+    }
+    String kubeconfig = new String(raw, StandardCharsets.UTF_8);
+    List<String> violations = KubeconfigPolicy.violations(kubeconfig, secrets.allowInsecureTls());
+    if (!violations.isEmpty()) {
+      return refuse(
+          problems, invalid(ref, what + ": kubeconfig refused: " + String.join("; ", violations)));
+    }
+    byte[] nsRaw = data.get().get(CapkApi.INFRA_SECRET_NAMESPACE_KEY);
+    String namespace =
+        nsRaw == null || nsRaw.length == 0
+            ? ref.namespace()
+            : new String(nsRaw, StandardCharsets.UTF_8).trim();
+    if (!namespace.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?") || namespace.length() > 63) {
+      return refuse(
+          problems,
+          invalid(
+              ref,
+              what + ": key '" + CapkApi.INFRA_SECRET_NAMESPACE_KEY + "' is not a namespace name"));
+    }
+    return Optional.of(new Binding(ref, secret.get(), cluster.get(), kubeconfig, namespace));
+  }
+
+  private static Problem invalid(KubevirtClusterRef ref, String message) {
+    return new Problem(ref, InfraEventReasons.INFRA_SECRET_INVALID, message);
+  }
+
+  private static Optional<Binding> refuse(List<Problem> problems, Problem problem) {
+    problems.add(problem);
+    return Optional.empty();
   }
 
   /** The Cluster API Cluster among the owners, as CAPK's util.GetOwnerCluster finds it. */

@@ -98,29 +98,22 @@ public final class RawApi {
    * so.
    */
   public static Call asMergePatch(ApiClient client, Call built) {
-    Request request = built.request();
-    return client
-        .getHttpClient()
-        .newCall(
-            request
-                .newBuilder()
-                .patch(
-                    new ProxyContentTypeRequestBody(
-                        request.body(), V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH))
-                .build());
+    return withPatchType(client, built, V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH);
   }
 
   /** As {@link #asMergePatch}, for a JSON Patch (a list of operations). */
   public static Call asJsonPatch(ApiClient client, Call built) {
+    return withPatchType(client, built, V1Patch.PATCH_FORMAT_JSON_PATCH);
+  }
+
+  private static Call withPatchType(ApiClient client, Call built, String contentType) {
     Request request = built.request();
     return client
         .getHttpClient()
         .newCall(
             request
                 .newBuilder()
-                .patch(
-                    new ProxyContentTypeRequestBody(
-                        request.body(), V1Patch.PATCH_FORMAT_JSON_PATCH))
+                .patch(new ProxyContentTypeRequestBody(request.body(), contentType))
                 .build());
   }
 

@@ -242,6 +242,18 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   // ---------------------------------------------------------------------------------------------
   // Maintenance: taint, cordon, drain in short steps.
 
+  /** One maintenance step as it began: the object, its phase and status, and the node. */
+  private record Pass(
+      NodeMaintenance nm, String phase, NodeMaintenanceStatus status, NodeView view) {
+    String name() {
+      return nm.getMetadata().getName();
+    }
+
+    String node() {
+      return nm.nodeName();
+    }
+  }
+
   /**
    * @param phase the phase when this reconcile began
    */
@@ -264,28 +276,60 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               .lastUpdate(clock.instant())
               .toJson());
     }
-    Optional<NodePatches.Entering> entering = NodePatches.enter(view, settings.taints(), name, uid);
-    if (entering.isPresent()) {
-      NodePatches.Entering e = entering.get();
-      patchNode(node, e.patch(), "tainting and cordoning node");
-      log.info(
-          "node tainted and cordoned nodeMaintenance={} node={} taintsAdded={} cordoned={}",
-          name,
-          node,
-          e.taintsAdded(),
-          e.cordonedNow());
-      if (!e.taintsAdded().isEmpty() || e.cordonedNow()) {
-        String msg = describeEntering(name, e, view);
-        events.onNode(node, view.uid(), false, MaintenanceEventReasons.CORDON_NODE, msg);
-        events.onMaintenance(nm, false, MaintenanceEventReasons.CORDON_NODE, msg);
-      }
-    }
+    enter(nm, view);
 
     NodeMaintenanceStatus status =
         nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus();
     DrainProgress progress =
         new DrainProgress(orZero(status.getEvictionPods()), orZero(status.getTotalpods()));
-    DrainStep step;
+    Optional<DrainStep> stepped = drainStep(nm);
+    if (stepped.isEmpty()) {
+      return backoff(name);
+    }
+    DrainStep step = stepped.get();
+    progress.stepped(step);
+    DrainProgress.Snapshot s = progress.snapshot();
+    Pass pass = new Pass(nm, phase, status, view);
+    if (step.complete()) {
+      // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
+      drains.end(uid);
+      drained(pass, step, s);
+      return DONE;
+    }
+    notDrainedYet(pass, step, s);
+    succeeded(name);
+    return new Result(true, nextStep(step));
+  }
+
+  /** Taints and cordons the node, where it is not yet. */
+  private void enter(NodeMaintenance nm, NodeView view) throws ApiException {
+    String name = nm.getMetadata().getName();
+    String node = nm.nodeName();
+    Optional<NodePatches.Entering> entering =
+        NodePatches.enter(view, settings.taints(), name, nm.getMetadata().getUid());
+    if (entering.isEmpty()) {
+      return;
+    }
+    NodePatches.Entering e = entering.get();
+    patchNode(node, e.patch(), "tainting and cordoning node");
+    log.info(
+        "node tainted and cordoned nodeMaintenance={} node={} taintsAdded={} cordoned={}",
+        name,
+        node,
+        e.taintsAdded(),
+        e.cordonedNow());
+    if (!e.taintsAdded().isEmpty() || e.cordonedNow()) {
+      String msg = describeEntering(name, e, view);
+      events.onNode(node, view.uid(), false, MaintenanceEventReasons.CORDON_NODE, msg);
+      events.onMaintenance(nm, false, MaintenanceEventReasons.CORDON_NODE, msg);
+    }
+  }
+
+  /** The drain's next step; empty when the drain was refused (told: back off). */
+  private Optional<DrainStep> drainStep(NodeMaintenance nm) throws ApiException {
+    String name = nm.getMetadata().getName();
+    String uid = nm.getMetadata().getUid();
+    String node = nm.nodeName();
     try {
       DrainOptions options =
           DrainOptions.builder()
@@ -297,7 +341,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               // Bounds the step's eviction requests; the step itself never waits for pods.
               .timeout(passTimeout(nm, settings))
               .build();
-      step = drains.step(uid, name, node, options);
+      return Optional.of(drains.step(uid, name, node, options));
     } catch (DrainRefusedException refused) {
       // Retried with backoff while it lasts: told once per refusal, the status and events keep it.
       log.atLevel(waits.changed(uid, refused.getMessage()) ? Level.WARN : Level.DEBUG)
@@ -314,57 +358,60 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               .lastUpdate(clock.instant())
               .toJson());
       events.onMaintenance(nm, true, MaintenanceEventReasons.DRAIN_REFUSED, refused.getMessage());
-      return backoff(name);
+      return Optional.empty();
     }
+  }
 
-    progress.stepped(step);
-    DrainProgress.Snapshot s = progress.snapshot();
-    if (step.complete()) {
-      // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
-      drains.end(uid);
-      if (!alreadySucceeded(phase, status, s)) {
-        cluster.patchStatus(
-            name,
-            StatusPatch.of()
-                .phase(PHASE_SUCCEEDED)
-                .progress(s)
-                .drainProgress(100)
-                .pendingPods(List.of())
-                .lastError(null)
-                .lastUpdate(clock.instant())
-                .toJson());
-      }
-      succeeded(name);
-      if (!PHASE_SUCCEEDED.equals(phase)) {
-        log.info(
-            "maintenance succeeded nodeMaintenance={} node={} summary=\"{}\"",
-            name,
-            node,
-            step.summary());
-        events.onMaintenance(
-            nm,
-            false,
-            MaintenanceEventReasons.SUCCEED_MAINTENANCE,
-            "Node maintenance was succeeded: node "
-                + node
-                + " is cordoned and drained ("
-                + step.evicted()
-                + " pod(s) evicted, "
-                + step.skipped().size()
-                + " left in place)");
-        events.onNode(
-            node,
-            view.uid(),
-            false,
-            MaintenanceEventReasons.SUCCEED_MAINTENANCE,
-            "Node is in maintenance (NodeMaintenance " + name + "): cordoned and drained");
-      }
-      return DONE;
-    }
-    // Steps come often (each pod that leaves wakes one): write only what changed.
-    if (!PHASE_RUNNING.equals(phase) || !shows(status, s)) {
+  /** The node is drained: the status says so, and the events once. */
+  private void drained(Pass p, DrainStep step, DrainProgress.Snapshot s) throws ApiException {
+    String name = p.name();
+    String node = p.node();
+    if (!alreadySucceeded(p.phase(), p.status(), s)) {
       cluster.patchStatus(
           name,
+          StatusPatch.of()
+              .phase(PHASE_SUCCEEDED)
+              .progress(s)
+              .drainProgress(100)
+              .pendingPods(List.of())
+              .lastError(null)
+              .lastUpdate(clock.instant())
+              .toJson());
+    }
+    succeeded(name);
+    if (PHASE_SUCCEEDED.equals(p.phase())) {
+      return;
+    }
+    log.info(
+        "maintenance succeeded nodeMaintenance={} node={} summary=\"{}\"",
+        name,
+        node,
+        step.summary());
+    events.onMaintenance(
+        p.nm(),
+        false,
+        MaintenanceEventReasons.SUCCEED_MAINTENANCE,
+        "Node maintenance was succeeded: node "
+            + node
+            + " is cordoned and drained ("
+            + step.evicted()
+            + " pod(s) evicted, "
+            + step.skipped().size()
+            + " left in place)");
+    events.onNode(
+        node,
+        p.view().uid(),
+        false,
+        MaintenanceEventReasons.SUCCEED_MAINTENANCE,
+        "Node is in maintenance (NodeMaintenance " + name + "): cordoned and drained");
+  }
+
+  /** Not drained yet: the progress written when it changed, a refused eviction told. */
+  private void notDrainedYet(Pass p, DrainStep step, DrainProgress.Snapshot s) throws ApiException {
+    // Steps come often (each pod that leaves wakes one): write only what changed.
+    if (!PHASE_RUNNING.equals(p.phase()) || !shows(p.status(), s)) {
+      cluster.patchStatus(
+          p.name(),
           StatusPatch.of()
               .phase(PHASE_RUNNING)
               .progress(s)
@@ -374,8 +421,8 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       log.info(
           "node not drained yet nodeMaintenance={} node={} pending={} terminating={} progress={}%"
               + " lastError=\"{}\"",
-          name,
-          node,
+          p.name(),
+          p.node(),
           s.pendingPods().size(),
           step.terminating().size(),
           s.percent(),
@@ -384,13 +431,11 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     if (DrainProgress.held(step) && step.requests() > 0) {
       // An eviction was refused (or failed) just now: one event per refused attempt.
       events.onMaintenance(
-          nm,
+          p.nm(),
           true,
           MaintenanceEventReasons.DRAIN_BLOCKED,
-          "Node " + node + " not drained yet, retrying: " + s.lastError());
+          "Node " + p.node() + " not drained yet, retrying: " + s.lastError());
     }
-    succeeded(name);
-    return new Result(true, nextStep(step));
   }
 
   /**

@@ -285,6 +285,30 @@ final class ExternalInfraController implements ManagedController {
     kubevirtClusters.values().forEach(i -> all.addAll(i.getIndexer().list()));
     Set<SecretRef> referenced = InfraBindings.referencedSecrets(all);
     secrets.retain(referenced);
+    SecretReads reads = readSecrets(referenced);
+    InfraBindings bindings =
+        InfraBindings.of(
+            all,
+            reads.data()::get,
+            ref -> Optional.ofNullable(reads.unreadable().get(ref)),
+            options.allowInsecureGuestTls);
+    Map<KubevirtClusterRef, KubevirtCluster> byRef = new HashMap<>();
+    all.forEach(
+        k ->
+            byRef.put(
+                new KubevirtClusterRef(k.getMetadata().getNamespace(), k.getMetadata().getName()),
+                k));
+    List<InfraBindings.Problem> problems = new ArrayList<>(bindings.problems());
+    Set<String> unusable = openConnections(bindings, problems);
+    syncPipelines(bindings, unusable, byRef);
+    reportProblems(problems, byRef);
+  }
+
+  /** The referenced infra Secrets' data, and the ones never read that could not be read now. */
+  private record SecretReads(
+      Map<SecretRef, Optional<Map<String, byte[]>>> data, Map<SecretRef, String> unreadable) {}
+
+  private SecretReads readSecrets(Set<SecretRef> referenced) {
     Map<SecretRef, Optional<Map<String, byte[]>>> data = new HashMap<>();
     Map<SecretRef, String> unreadable = new HashMap<>();
     lastKnown.keySet().retainAll(referenced);
@@ -306,21 +330,16 @@ final class ExternalInfraController implements ManagedController {
         }
       }
     }
-    InfraBindings bindings =
-        InfraBindings.of(
-            all,
-            data::get,
-            ref -> Optional.ofNullable(unreadable.get(ref)),
-            options.allowInsecureGuestTls);
-    Map<KubevirtClusterRef, KubevirtCluster> byRef = new HashMap<>();
-    all.forEach(
-        k ->
-            byRef.put(
-                new KubevirtClusterRef(k.getMetadata().getNamespace(), k.getMetadata().getName()),
-                k));
-    List<InfraBindings.Problem> problems = new ArrayList<>(bindings.problems());
+    return new SecretReads(data, unreadable);
+  }
 
-    // Connections: one per distinct kubeconfig.
+  /**
+   * Connections: one per distinct kubeconfig.
+   *
+   * @return the ids of the connections whose kubeconfig is unusable (told in {@code problems})
+   */
+  private Set<String> openConnections(
+      InfraBindings bindings, List<InfraBindings.Problem> problems) {
     Set<String> unusable = new java.util.HashSet<>();
     for (InfraBindings.Connection c : bindings.connections().values()) {
       if (connections.containsKey(c.id())) {
@@ -353,8 +372,17 @@ final class ExternalInfraController implements ManagedController {
                 });
       }
     }
+    return unusable;
+  }
 
-    // Pipelines: stop what is no longer bound, start what is new, rebind the others.
+  /**
+   * Pipelines: stop what is no longer bound, start what is new, rebind the others; then close the
+   * connections no pipeline uses.
+   */
+  private void syncPipelines(
+      InfraBindings bindings,
+      Set<String> unusable,
+      Map<KubevirtClusterRef, KubevirtCluster> byRef) {
     for (Target t : Set.copyOf(pipelines.keySet())) {
       if (!bindings.targets().containsKey(t) || unusable.contains(t.connectionId())) {
         pipelines.remove(t).close();
@@ -397,8 +425,11 @@ final class ExternalInfraController implements ManagedController {
         log.info("infra connection closed infra=\"{}\"", c.connection.displayName());
       }
     }
+  }
 
-    // Problems: said once per change, again after REPORT_AGAIN while they last.
+  /** Problems: said once per change, again after REPORT_AGAIN while they last. */
+  private void reportProblems(
+      List<InfraBindings.Problem> problems, Map<KubevirtClusterRef, KubevirtCluster> byRef) {
     Set<String> current = new java.util.HashSet<>();
     for (InfraBindings.Problem p : problems) {
       String key = p.kubevirtCluster() + "/" + p.reason();

@@ -1,18 +1,14 @@
 package dev.capk.vmieviction.manager;
 
-import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
-import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.infra.InfraBindings;
 import dev.capk.vmieviction.kube.CipherOrder;
 import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
 import java.io.StringReader;
-import java.time.Clock;
 
 /**
  * One external infra cluster, as reached with one kubeconfig (already checked by {@code
@@ -41,22 +37,12 @@ final class InfraConnection implements AutoCloseable {
     this.watchClient = watchClient;
     this.requestClient = requestClient;
     this.eventWriters = new EventWriters("infra-vmi-events", 2, 10_000);
-    this.vmiEvents =
-        new EventSeriesRecorder(
-            new EventSeriesBook(),
-            EventStore.of(new CoreV1Api(requestClient)),
-            "capk-vmi-eviction-controller",
-            SeriesVmiEvents.OUTCOMES,
-            Clock.systemUTC(),
-            eventWriters);
+    this.vmiEvents = PipelineParts.events(requestClient, SeriesVmiEvents.OUTCOMES, eventWriters);
   }
 
   static InfraConnection open(InfraBindings.Connection connection) throws Unusable {
-    ApiClient watch = client(connection);
-    watch.setReadTimeout(0);
-    ApiClient requests = client(connection);
-    requests.setReadTimeout((int) Manager.REQUEST_READ_TIMEOUT.toMillis());
-    requests.setConnectTimeout((int) Manager.REQUEST_CONNECT_TIMEOUT.toMillis());
+    ApiClient watch = PipelineParts.forWatches(client(connection));
+    ApiClient requests = PipelineParts.forRequests(client(connection));
     return new InfraConnection(connection, watch, requests);
   }
 

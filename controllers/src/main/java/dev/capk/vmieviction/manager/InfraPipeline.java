@@ -1,8 +1,5 @@
 package dev.capk.vmieviction.manager;
 
-import dev.capk.vmieviction.api.kubevirt.KubeVirt;
-import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
-import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
@@ -31,7 +28,6 @@ import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -94,7 +90,7 @@ final class InfraPipeline implements AutoCloseable {
     this.informers =
         new VmiInformers(
             connection.watchClient,
-            vmiApi(connection.watchClient),
+            PipelineParts.vmiApi(connection.watchClient),
             List.of(target.namespace()),
             options.vmiLabelSelector,
             Manager.RESYNC,
@@ -103,47 +99,10 @@ final class InfraPipeline implements AutoCloseable {
     TwoLaneWorkQueue<Request> q = queue;
     this.drains =
         new NodeDrains(
-            key -> q.addFirst(request(key)),
+            key -> q.addFirst(PipelineParts.request(key)),
             DrainOptions.DEFAULT_EVICTION_RETRY_INTERVAL,
             options.drainRetryInterval);
-    Supplier<List<V1ObjectReference>> kvcs = () -> this.kubevirtClusters;
-    this.reconciler =
-        new VmiEvictionReconciler(
-            new ApiInfraVmis(
-                informers::get, informers::ofCluster, vmiApi(connection.requestClient)),
-            new KubeVirtClusterDefaults(
-                new GenericKubernetesApi<>(
-                    KubeVirt.class,
-                    KubeVirtList.class,
-                    KubeVirtApi.GROUP,
-                    KubeVirtApi.VERSION,
-                    KubeVirtApi.KUBEVIRT_PLURAL,
-                    connection.requestClient),
-                Duration.ofMinutes(1),
-                Clock.systemUTC()),
-            new ClusterGuestConnector(
-                shared.guestClients(),
-                tenants,
-                GuestNodeDrainer.Settings.defaults(),
-                shared.guestEventWriters(),
-                drains),
-            new ApiManagementObjects(
-                shared.managementRequests(),
-                options.clusterApiVersion,
-                tenants,
-                shared.management().all()),
-            new ApiLiveMigrations(connection.requestClient),
-            new ManagementMirroredVmiEvents(
-                new SeriesVmiEvents(connection.vmiEvents),
-                shared.managementEvents(),
-                tenants,
-                kvcs,
-                name),
-            shared.metrics(),
-            shared.settings(),
-            Clock.systemUTC(),
-            key -> q.add(request(key)),
-            tenants::refusal);
+    this.reconciler = reconciler(connection, shared);
     ControllerWatch<VirtualMachineInstance> watch =
         ControllerBuilder.controllerWatchBuilder(VirtualMachineInstance.class, queue)
             .withResyncPeriod(Manager.RESYNC)
@@ -163,21 +122,43 @@ final class InfraPipeline implements AutoCloseable {
                 .build();
   }
 
-  private static Request request(String key) {
-    int slash = key.indexOf('/');
-    return new Request(key.substring(0, slash), key.substring(slash + 1));
-  }
-
-  private static GenericKubernetesApi<
-          VirtualMachineInstance, dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList>
-      vmiApi(ApiClient c) {
-    return new GenericKubernetesApi<>(
-        VirtualMachineInstance.class,
-        dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList.class,
-        KubeVirtApi.GROUP,
-        KubeVirtApi.VERSION,
-        KubeVirtApi.VMI_PLURAL,
-        c);
+  /**
+   * VMI reads and writes, VMI events, KubeVirt defaults and live migrations in the infra cluster;
+   * the management objects of the Clusters bound here.
+   */
+  private VmiEvictionReconciler reconciler(InfraConnection connection, Shared shared) {
+    TwoLaneWorkQueue<Request> q = queue;
+    Supplier<List<V1ObjectReference>> kvcs = () -> this.kubevirtClusters;
+    return new VmiEvictionReconciler(
+        new ApiInfraVmis(
+            informers::get, informers::ofCluster, PipelineParts.vmiApi(connection.requestClient)),
+        new KubeVirtClusterDefaults(
+            PipelineParts.kubevirtApi(connection.requestClient),
+            Duration.ofMinutes(1),
+            Clock.systemUTC()),
+        new ClusterGuestConnector(
+            shared.guestClients(),
+            tenants,
+            GuestNodeDrainer.Settings.defaults(),
+            shared.guestEventWriters(),
+            drains),
+        new ApiManagementObjects(
+            shared.managementRequests(),
+            shared.options().clusterApiVersion,
+            tenants,
+            shared.management().all()),
+        new ApiLiveMigrations(connection.requestClient),
+        new ManagementMirroredVmiEvents(
+            new SeriesVmiEvents(connection.vmiEvents),
+            shared.managementEvents(),
+            tenants,
+            kvcs,
+            name),
+        shared.metrics(),
+        shared.settings(),
+        Clock.systemUTC(),
+        key -> q.add(PipelineParts.request(key)),
+        tenants::refusal);
   }
 
   /** Starts the informer and, once it has listed, the workers. */
@@ -217,7 +198,10 @@ final class InfraPipeline implements AutoCloseable {
       before.forEach(c -> names.add(c.name()));
       bound.clusters().forEach(c -> names.add(c.name()));
       names.forEach(
-          n -> informers.ofCluster(target.namespace(), n).forEach(v -> queue.add(request(key(v)))));
+          n ->
+              informers
+                  .ofCluster(target.namespace(), n)
+                  .forEach(v -> queue.add(PipelineParts.request(key(v)))));
     }
     this.kubevirtClusters = List.copyOf(kubevirtClusters);
   }
@@ -232,7 +216,9 @@ final class InfraPipeline implements AutoCloseable {
     if (!tenants.bound().contains(ref)) {
       return;
     }
-    informers.ofCluster(target.namespace(), cluster).forEach(v -> queue.add(request(key(v))));
+    informers
+        .ofCluster(target.namespace(), cluster)
+        .forEach(v -> queue.add(PipelineParts.request(key(v))));
   }
 
   private static String key(VirtualMachineInstance v) {

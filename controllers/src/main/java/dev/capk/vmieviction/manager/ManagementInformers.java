@@ -70,7 +70,10 @@ public final class ManagementInformers {
   /** How long after a refused list (403) the next one is sent. */
   static final Duration REFUSED_LIST_PAUSE = Duration.ofMinutes(5);
 
-  /** Objects per list page, as for VMIs: an infra cluster may hold ten thousand Machines. */
+  /**
+   * Objects per list page, VMIs and management objects alike: a few megabytes of JSON at a time (an
+   * infra cluster may hold ten thousand Machines).
+   */
   static final int LIST_PAGE_SIZE = 500;
 
   /** The annotations the readers of these objects use (ApiManagementObjects). */
@@ -281,6 +284,8 @@ public final class ManagementInformers {
   /**
    * Lists (page by page) and watches one kind in one namespace ("" for all), only the objects
    * {@code labelSelector} selects when given, each trimmed by {@code trim} as it arrives.
+   *
+   * @param pause paces the lists after a refused one; null: none (a refusal is an error as any)
    */
   static <T extends KubernetesObject, L extends ApiObjectList<T>> ListerWatcher<T, L> listerWatcher(
       GenericKubernetesApi<T, L> api,
@@ -291,10 +296,14 @@ public final class ManagementInformers {
       RefusedListPause pause) {
     String where = namespace.isEmpty() ? "all" : namespace;
     return new ListerWatcher<>() {
-      /** All pages of one consistent list (see VmiInformers for why no resourceVersion). */
+      /**
+       * All pages of one consistent list. The requested resourceVersion is dropped: with "0" the
+       * API server answers from its cache in one piece, ignoring the page size, and a consistent
+       * list is never older than what was asked for.
+       */
       @Override
       public L list(CallGeneratorParams params) throws ApiException {
-        if (!pause.mayList()) {
+        if (pause != null && !pause.mayList()) {
           // No request: the informer calls again every second.
           throw new ApiException(403, "listing " + kind + " was refused, not tried again yet");
         }
@@ -309,7 +318,7 @@ public final class ManagementInformers {
           if (r.getHttpStatusCode() == 0) {
             throw new ApiException(0, "no HTTP response listing " + kind);
           }
-          if (r.getHttpStatusCode() == 403) {
+          if (r.getHttpStatusCode() == 403 && pause != null) {
             pause.refused();
             log.info(
                 "informer cache off kind={} namespace={} reason=list refused (HTTP 403, RBAC)"
@@ -330,7 +339,9 @@ public final class ManagementInformers {
           }
           continueToken = page.getMetadata() == null ? null : page.getMetadata().getContinue();
         } while (continueToken != null && !continueToken.isEmpty());
-        pause.listed();
+        if (pause != null) {
+          pause.listed();
+        }
         return all;
       }
 
@@ -344,7 +355,9 @@ public final class ManagementInformers {
         ListOptions o = new ListOptions();
         o.setResourceVersion(params.resourceVersion);
         o.setTimeoutSeconds(params.timeoutSeconds);
-        o.setLabelSelector(labelSelector);
+        if (labelSelector != null && !labelSelector.isBlank()) {
+          o.setLabelSelector(labelSelector);
+        }
         return o;
       }
     };

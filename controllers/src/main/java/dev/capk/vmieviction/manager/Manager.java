@@ -1,15 +1,9 @@
 package dev.capk.vmieviction.manager;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
-import dev.capk.vmieviction.api.kubevirt.KubeVirt;
-import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
-import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
 import dev.capk.vmieviction.drain.DrainOptions;
-import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
-import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.ApiInfraVmis;
 import dev.capk.vmieviction.eviction.ApiLiveMigrations;
@@ -44,10 +38,8 @@ import io.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.prometheus.client.CollectorRegistry;
 import java.io.IOException;
 import java.io.Reader;
@@ -59,6 +51,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -99,11 +92,8 @@ public final class Manager implements AutoCloseable {
 
   public Manager start() throws IOException {
     LenientJson.install();
-    ApiClient watchClient = infraClient(options.kubeconfig);
-    watchClient.setReadTimeout(0);
-    ApiClient requestClient = infraClient(options.kubeconfig);
-    requestClient.setReadTimeout((int) REQUEST_READ_TIMEOUT.toMillis());
-    requestClient.setConnectTimeout((int) REQUEST_CONNECT_TIMEOUT.toMillis());
+    ApiClient watchClient = PipelineParts.forWatches(infraClient(options.kubeconfig));
+    ApiClient requestClient = PipelineParts.forRequests(infraClient(options.kubeconfig));
 
     // Own registry: several managers can live in one JVM (tests); the framework's controller
     // metrics register in the default registry, so /metrics serves both.
@@ -113,26 +103,29 @@ public final class Manager implements AutoCloseable {
     if (options.externalInfra()) {
       return startExternal(watchClient, requestClient, registry, metrics);
     }
-    GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiWatchApi =
-        vmiApi(watchClient);
-    GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi =
-        vmiApi(requestClient);
+    return startInCluster(watchClient, requestClient, registry, metrics);
+  }
+
+  /** The VMIs run in the cluster of --kubeconfig: one pipeline watches them. */
+  private Manager startInCluster(
+      ApiClient watchClient,
+      ApiClient requestClient,
+      CollectorRegistry registry,
+      EvictionMetrics metrics)
+      throws IOException {
     VmiInformers informers =
         new VmiInformers(
-            watchClient, vmiWatchApi, options.namespaces, options.vmiLabelSelector, RESYNC);
+            watchClient,
+            PipelineParts.vmiApi(watchClient),
+            options.namespaces,
+            options.vmiLabelSelector,
+            RESYNC);
 
-    // Our own series recorder, not client-java's legacy broadcaster: see EventSeriesRecorder.
     // Written off the workers' threads: a step does not wait for its events.
     EventWriters eventWriters = new EventWriters("vmi-events", 4, 10_000);
     closeables.add(eventWriters);
     EventSeriesRecorder vmiEvents =
-        new EventSeriesRecorder(
-            new EventSeriesBook(),
-            EventStore.of(new CoreV1Api(requestClient)),
-            "capk-vmi-eviction-controller",
-            SeriesVmiEvents.OUTCOMES,
-            Clock.systemUTC(),
-            eventWriters);
+        PipelineParts.events(requestClient, SeriesVmiEvents.OUTCOMES, eventWriters);
 
     // Clusters, Machines and KubevirtMachines, read at every evacuation step, from caches.
     ManagementInformers management =
@@ -140,60 +133,113 @@ public final class Manager implements AutoCloseable {
     this.management = management;
 
     GuestClients guestClients = guestClients(requestClient, management, registry);
-
-    GenericKubernetesApi<KubeVirt, KubeVirtList> kubevirtApi =
-        new GenericKubernetesApi<>(
-            KubeVirt.class,
-            KubeVirtList.class,
-            KubeVirtApi.GROUP,
-            KubeVirtApi.VERSION,
-            KubeVirtApi.KUBEVIRT_PLURAL,
-            requestClient);
-
     EvictionSettings settings = evictionSettings();
     // Per-item exponential backoff for unexpected reconcile failures (the framework's default
     // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
     // Two lanes: a VMI whose guest node's pods left goes ahead of retries of blocked drains.
     TwoLaneWorkQueue<Request> queue = new TwoLaneWorkQueue<>("vmi-workqueue");
+    VmiEvictionReconciler reconciler =
+        reconciler(
+            new InClusterPipeline(requestClient, informers, management, queue),
+            guestClients,
+            vmiEvents,
+            metrics,
+            settings);
+    Controller workers = workers(informers, management, reconciler, queue);
+
+    List<ManagedController> controllers =
+        controllers(informers, management, workers, requestClient, watchClient);
+    run(controllers, requestClient, registry, queue::length);
+    log.info(
+        "manager started namespaces={} selector=\"{}\" drainTimeout={} retryInterval={} attemptTimeout={} workers={} defaultStrategy={}",
+        options.namespaces.isEmpty() ? "all" : options.namespaces,
+        options.vmiLabelSelector,
+        GoDuration.format(options.drainTimeout),
+        GoDuration.format(options.drainRetryInterval),
+        GoDuration.format(options.drainAttemptTimeout),
+        options.workers,
+        options.defaultEvictionStrategy);
+    return this;
+  }
+
+  /** The VMI workers and, with --enable-node-maintenance, the NodeMaintenance controller. */
+  private List<ManagedController> controllers(
+      VmiInformers informers,
+      ManagementInformers management,
+      Controller workers,
+      ApiClient requestClient,
+      ApiClient watchClient) {
+    List<SharedInformerFactory> factories = new ArrayList<>(informers.factories());
+    factories.addAll(management.factories());
+    List<ManagedController> controllers = new ArrayList<>();
+    // Readiness waits for the VMI caches only: the management caches may never sync (RBAC without
+    // list/watch on them) and reads they cannot answer go to the API (see ManagementInformers).
+    controllers.add(
+        ManagedController.of(CONTROLLER_NAME, factories, informers::hasSynced, workers));
+    // --enable-node-maintenance: NodeMaintenance runs beside the VMI workers, under the same lease.
+    if (options.enableNodeMaintenance) {
+      controllers.add(nodeMaintenance(requestClient, watchClient));
+    }
+
+    return controllers;
+  }
+
+  /** The in-cluster pipeline's infra side: its client, caches and work queue. */
+  private record InClusterPipeline(
+      ApiClient requestClient,
+      VmiInformers informers,
+      ManagementInformers management,
+      TwoLaneWorkQueue<Request> queue) {}
+
+  private VmiEvictionReconciler reconciler(
+      InClusterPipeline p,
+      GuestClients guestClients,
+      EventSeriesRecorder vmiEvents,
+      EvictionMetrics metrics,
+      EvictionSettings settings) {
     // Pods leaving a guest node being drained wake that VMI's next step at once.
     NodeDrains drains =
         new NodeDrains(
-            key -> {
-              int slash = key.indexOf('/');
-              queue.addFirst(new Request(key.substring(0, slash), key.substring(slash + 1)));
-            },
+            key -> p.queue().addFirst(PipelineParts.request(key)),
             DrainOptions.DEFAULT_EVICTION_RETRY_INTERVAL,
             options.drainRetryInterval);
     closeables.add(drains);
     // The guest nodes' Events, likewise off the workers' threads.
     EventWriters guestEventWriters = new EventWriters("guest-node-events", 4, 10_000);
     closeables.add(guestEventWriters);
-    VmiEvictionReconciler reconciler =
-        new VmiEvictionReconciler(
-            new ApiInfraVmis(informers::get, informers::ofCluster, vmiApi),
-            new KubeVirtClusterDefaults(kubevirtApi, Duration.ofMinutes(1), Clock.systemUTC()),
-            new ClusterGuestConnector(
-                guestClients,
-                options.clusterNamespacePolicy(),
-                GuestNodeDrainer.Settings.defaults(),
-                guestEventWriters,
-                drains),
-            new ApiManagementObjects(
-                requestClient,
-                options.clusterApiVersion,
-                options.clusterNamespacePolicy(),
-                management.all()),
-            new ApiLiveMigrations(requestClient),
-            new SeriesVmiEvents(vmiEvents),
-            metrics,
-            settings,
-            Clock.systemUTC(),
-            // A VMI held by the admit step, woken when what holds it ends.
-            key -> {
-              int slash = key.indexOf('/');
-              queue.add(new Request(key.substring(0, slash), key.substring(slash + 1)));
-            });
+    return new VmiEvictionReconciler(
+        new ApiInfraVmis(
+            p.informers()::get, p.informers()::ofCluster, PipelineParts.vmiApi(p.requestClient())),
+        new KubeVirtClusterDefaults(
+            PipelineParts.kubevirtApi(p.requestClient()), Duration.ofMinutes(1), Clock.systemUTC()),
+        new ClusterGuestConnector(
+            guestClients,
+            options.clusterNamespacePolicy(),
+            GuestNodeDrainer.Settings.defaults(),
+            guestEventWriters,
+            drains),
+        new ApiManagementObjects(
+            p.requestClient(),
+            options.clusterApiVersion,
+            options.clusterNamespacePolicy(),
+            p.management().all()),
+        new ApiLiveMigrations(p.requestClient()),
+        new SeriesVmiEvents(vmiEvents),
+        metrics,
+        settings,
+        Clock.systemUTC(),
+        // A VMI held by the admit step, woken when what holds it ends.
+        key -> p.queue().add(PipelineParts.request(key)),
+        // In-cluster infra: every VMI the informer selects is ours.
+        vmi -> Optional.empty());
+  }
 
+  /** The VMI workers, fed by the VMI informers' events and by rotated kubeconfig Secrets. */
+  private Controller workers(
+      VmiInformers informers,
+      ManagementInformers management,
+      VmiEvictionReconciler reconciler,
+      TwoLaneWorkQueue<Request> queue) {
     ControllerWatch<VirtualMachineInstance> watch =
         ControllerBuilder.controllerWatchBuilder(VirtualMachineInstance.class, queue)
             .withResyncPeriod(RESYNC)
@@ -211,47 +257,25 @@ public final class Manager implements AutoCloseable {
             informers
                 .ofCluster(ns, cluster)
                 .forEach(vmi -> queue.add(new Request(ns, vmi.getMetadata().getName()))));
-    Controller workers =
-        ControllerBuilder.defaultBuilder(informers.anyFactory())
-            .withName(CONTROLLER_NAME)
-            .withWorkQueue(queue)
-            .withReconciler(reconciler)
-            .withWorkerCount(options.workers)
-            .withReadyFunc(informers::hasSynced)
-            .withReadyTimeout(Duration.ofMinutes(5))
-            .build();
+    return ControllerBuilder.defaultBuilder(informers.anyFactory())
+        .withName(CONTROLLER_NAME)
+        .withWorkQueue(queue)
+        .withReconciler(reconciler)
+        .withWorkerCount(options.workers)
+        .withReadyFunc(informers::hasSynced)
+        .withReadyTimeout(Duration.ofMinutes(5))
+        .build();
+  }
 
-    List<SharedInformerFactory> factories = new ArrayList<>(informers.factories());
-    factories.addAll(management.factories());
-    List<ManagedController> controllers = new ArrayList<>();
-    // Readiness waits for the VMI caches only: the management caches may never sync (RBAC without
-    // list/watch on them) and reads they cannot answer go to the API (see ManagementInformers).
-    controllers.add(
-        ManagedController.of(CONTROLLER_NAME, factories, informers::hasSynced, workers));
-    // --enable-node-maintenance: NodeMaintenance runs beside the VMI workers, under the same lease.
-    if (options.enableNodeMaintenance) {
-      controllers.add(
-          new NodeMaintenanceController(
-              requestClient,
-              watchClient,
-              NodeMaintenanceSettings.defaults()
-                  .withTaints(
-                      NodeMaintenanceSettings.taints(
-                          options.nodeMaintenanceDrainTaint,
-                          options.nodeMaintenanceKubevirtDrainTaint))));
-    }
-
-    run(controllers, requestClient, registry, queue::length);
-    log.info(
-        "manager started namespaces={} selector=\"{}\" drainTimeout={} retryInterval={} attemptTimeout={} workers={} defaultStrategy={}",
-        options.namespaces.isEmpty() ? "all" : options.namespaces,
-        options.vmiLabelSelector,
-        GoDuration.format(options.drainTimeout),
-        GoDuration.format(options.drainRetryInterval),
-        GoDuration.format(options.drainAttemptTimeout),
-        options.workers,
-        options.defaultEvictionStrategy);
-    return this;
+  private NodeMaintenanceController nodeMaintenance(
+      ApiClient requestClient, ApiClient watchClient) {
+    return new NodeMaintenanceController(
+        requestClient,
+        watchClient,
+        NodeMaintenanceSettings.defaults()
+            .withTaints(
+                NodeMaintenanceSettings.taints(
+                    options.nodeMaintenanceDrainTaint, options.nodeMaintenanceKubevirtDrainTaint)));
   }
 
   /**
@@ -324,12 +348,9 @@ public final class Manager implements AutoCloseable {
     EventWriters managementEventWriters = new EventWriters("management-events", 2, 10_000);
     closeables.add(managementEventWriters);
     EventSeriesRecorder managementEvents =
-        new EventSeriesRecorder(
-            new EventSeriesBook(),
-            EventStore.of(new CoreV1Api(requestClient)),
-            "capk-vmi-eviction-controller",
+        PipelineParts.events(
+            requestClient,
             dev.capk.vmieviction.eviction.ManagementMirroredVmiEvents.MIRRORED,
-            Clock.systemUTC(),
             managementEventWriters);
     ExternalInfraController external =
         new ExternalInfraController(
@@ -394,9 +415,9 @@ public final class Manager implements AutoCloseable {
             management.clusters(),
             management.kubeconfigSecrets(),
             GuestClients.Settings.defaults()
-                .withIdleTtl(options.guestClientIdleTimeout)
-                .withAllowInsecureTls(options.allowInsecureGuestTls)
-                .withLimits(
+                .withFlags(
+                    options.guestClientIdleTimeout,
+                    options.allowInsecureGuestTls,
                     new TenantThrottle.Limits(
                         options.guestQps, options.guestBurst, options.guestMaxInFlight)),
             registry);
@@ -470,17 +491,6 @@ public final class Manager implements AutoCloseable {
         log.debug("close failed", e);
       }
     }
-  }
-
-  private static GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi(
-      ApiClient c) {
-    return new GenericKubernetesApi<>(
-        VirtualMachineInstance.class,
-        VirtualMachineInstanceList.class,
-        KubeVirtApi.GROUP,
-        KubeVirtApi.VERSION,
-        KubeVirtApi.VMI_PLURAL,
-        c);
   }
 
   /** --kubeconfig, else in-cluster, else $KUBECONFIG / ~/.kube/config. */

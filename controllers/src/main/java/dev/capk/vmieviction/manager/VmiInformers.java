@@ -11,14 +11,9 @@ import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
-import io.kubernetes.client.util.CallGeneratorParams;
-import io.kubernetes.client.util.Watchable;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
-import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -45,9 +40,6 @@ public final class VmiInformers {
 
   /** The informers' index of VMIs by tenant Cluster: {@code namespace/cluster-name}. */
   static final String CLUSTER_INDEX = "capk-cluster";
-
-  /** VMIs per list page: a few megabytes of JSON at a time. */
-  static final int LIST_PAGE_SIZE = 500;
 
   private final Map<String, SharedInformerFactory> factories = new LinkedHashMap<>();
   private final Map<String, SharedIndexInformer<VirtualMachineInstance>> informers =
@@ -103,62 +95,13 @@ public final class VmiInformers {
     }
   }
 
+  /** Lists (page by page) and watches the VMIs {@code labelSelector} selects. */
   static ListerWatcher<VirtualMachineInstance, VirtualMachineInstanceList> listerWatcher(
       GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api,
       String namespace,
       String labelSelector) {
-    return new ListerWatcher<>() {
-      /**
-       * All pages of one consistent list. The requested resourceVersion is dropped: with "0" the
-       * API server answers from its cache in one piece, ignoring the page size, and a consistent
-       * list is never older than what was asked for.
-       */
-      @Override
-      public VirtualMachineInstanceList list(CallGeneratorParams params) throws ApiException {
-        VirtualMachineInstanceList all = null;
-        String continueToken = null;
-        do {
-          ListOptions o = options(params);
-          o.setResourceVersion(null);
-          o.setLimit(LIST_PAGE_SIZE);
-          o.setContinue(continueToken);
-          var r = namespace.isEmpty() ? api.list(o) : api.list(namespace, o);
-          if (r.getHttpStatusCode() == 0) {
-            throw new ApiException(0, "no HTTP response listing VMIs");
-          }
-          VirtualMachineInstanceList page = r.throwsApiException().getObject();
-          List<VirtualMachineInstance> items =
-              page.getItems() == null ? List.of() : page.getItems();
-          items.forEach(VmiInformers::trim);
-          if (all == null) {
-            all = page;
-            all.setItems(new ArrayList<>(items));
-          } else {
-            all.getItems().addAll(items);
-            all.setMetadata(page.getMetadata());
-          }
-          continueToken = page.getMetadata() == null ? null : page.getMetadata().getContinue();
-        } while (continueToken != null && !continueToken.isEmpty());
-        return all;
-      }
-
-      @Override
-      public Watchable<VirtualMachineInstance> watch(CallGeneratorParams params)
-          throws ApiException {
-        ListOptions o = options(params);
-        return namespace.isEmpty() ? api.watch(o) : api.watch(namespace, o);
-      }
-
-      private ListOptions options(CallGeneratorParams params) {
-        ListOptions o = new ListOptions();
-        o.setResourceVersion(params.resourceVersion);
-        o.setTimeoutSeconds(params.timeoutSeconds);
-        if (labelSelector != null && !labelSelector.isBlank()) {
-          o.setLabelSelector(labelSelector);
-        }
-        return o;
-      }
-    };
+    return ManagementInformers.listerWatcher(
+        api, namespace, "VMIs", labelSelector, VmiInformers::trim, null);
   }
 
   /**

@@ -4,6 +4,7 @@ import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.EventReasons;
+import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import java.time.Duration;
 import java.time.Instant;
@@ -91,14 +92,14 @@ public final class EvacuationStatuses {
     boolean marked = !infraNode(vmi).isEmpty();
     boolean deletingAfterStart =
         vmi.getMetadata().getDeletionTimestamp() != null
-            && annotation(vmi, EvictionAnnotations.DRAIN_START_TIME) != null;
+            && Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME) != null;
     return marked || deletingAfterStart;
   }
 
   /** The status of one VMI being evacuated, from its own events. */
   static EvacuationStatus of(
       VirtualMachineInstance vmi, List<VmiEvent> ownEvents, Instant now, Duration drainTimeout) {
-    String startRaw = annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
+    String startRaw = Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
     Optional<Instant> start = EventFacts.rfc3339(startRaw);
     // Events carry whole seconds: one of this evacuation may read just before a sub-second start.
     List<VmiEvent> current =
@@ -127,7 +128,8 @@ public final class EvacuationStatuses {
           latest(current, e -> EventReasons.DEADLINE_PASSED.equals(e.reason()))
               .or(() -> latest(current, DRAIN_BLOCKER));
     } else {
-      boolean admitted = startRaw.equals(annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED));
+      boolean admitted =
+          startRaw.equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED));
       Optional<VmiEvent> step =
           admitted
               ? Optional.empty()
@@ -158,8 +160,8 @@ public final class EvacuationStatuses {
         vmi.getMetadata().getNamespace(),
         vmi.getMetadata().getName(),
         vmi.getMetadata().getUid(),
-        orEmpty(label(vmi, CapkLabels.CLUSTER_NAME)),
-        orEmpty(label(vmi, CapkLabels.ROLE)),
+        orEmpty(Metadata.label(vmi, CapkLabels.CLUSTER_NAME)),
+        orEmpty(Metadata.label(vmi, CapkLabels.ROLE)),
         guestNode,
         infraNode(vmi),
         phase,
@@ -175,7 +177,7 @@ public final class EvacuationStatuses {
     DeadlineEstimate best =
         new DeadlineEstimate(start.plus(timeout), "--drain-timeout " + timeout(timeout));
     Optional<Instant> grace =
-        EventFacts.rfc3339(annotation(vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
+        EventFacts.rfc3339(Metadata.annotation(vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
     if (grace.isPresent() && grace.get().isBefore(best.at())) {
       best =
           new DeadlineEstimate(
@@ -222,15 +224,5 @@ public final class EvacuationStatuses {
 
   private static String orEmpty(String s) {
     return s == null ? "" : s;
-  }
-
-  private static String label(VirtualMachineInstance vmi, String key) {
-    Map<String, String> labels = vmi.getMetadata().getLabels();
-    return labels == null ? null : labels.get(key);
-  }
-
-  private static String annotation(VirtualMachineInstance vmi, String key) {
-    Map<String, String> annotations = vmi.getMetadata().getAnnotations();
-    return annotations == null ? null : annotations.get(key);
   }
 }

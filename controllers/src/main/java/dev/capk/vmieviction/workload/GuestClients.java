@@ -2,7 +2,7 @@ package dev.capk.vmieviction.workload;
 
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
-import com.google.common.cache.RemovalListener;
+import com.google.common.cache.RemovalNotification;
 import dev.capk.vmieviction.api.capi.Cluster;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capi.ClusterList;
@@ -64,25 +64,7 @@ public final class GuestClients implements AutoCloseable {
       boolean allowInsecureTls,
       TenantThrottle.Limits limits) {
 
-    public Settings(
-        Duration connectTimeout,
-        Duration readTimeout,
-        Duration idleTtl,
-        int retryAttempts,
-        Duration retryWait,
-        Duration circuitOpenFor,
-        boolean allowInsecureTls) {
-      this(
-          connectTimeout,
-          readTimeout,
-          idleTtl,
-          retryAttempts,
-          retryWait,
-          circuitOpenFor,
-          allowInsecureTls,
-          TenantThrottle.Limits.defaults());
-    }
-
+    /** Kubeconfigs that relax TLS refused, each guest cluster's default limits. */
     public Settings(
         Duration connectTimeout,
         Duration readTimeout,
@@ -90,7 +72,15 @@ public final class GuestClients implements AutoCloseable {
         int retryAttempts,
         Duration retryWait,
         Duration circuitOpenFor) {
-      this(connectTimeout, readTimeout, idleTtl, retryAttempts, retryWait, circuitOpenFor, false);
+      this(
+          connectTimeout,
+          readTimeout,
+          idleTtl,
+          retryAttempts,
+          retryWait,
+          circuitOpenFor,
+          false,
+          TenantThrottle.Limits.defaults());
     }
 
     /**
@@ -104,8 +94,7 @@ public final class GuestClients implements AutoCloseable {
           Duration.ofMinutes(15),
           2,
           Duration.ofMillis(250),
-          Duration.ofSeconds(20),
-          false);
+          Duration.ofSeconds(20));
     }
 
     /**
@@ -117,7 +106,8 @@ public final class GuestClients implements AutoCloseable {
       return connectTimeout.plus(readTimeout);
     }
 
-    public Settings withIdleTtl(Duration idle) {
+    /** These timeouts and retries, with the operator's idle time, TLS choice and limits. */
+    public Settings withFlags(Duration idle, boolean allowInsecure, TenantThrottle.Limits l) {
       return new Settings(
           connectTimeout,
           readTimeout,
@@ -125,31 +115,7 @@ public final class GuestClients implements AutoCloseable {
           retryAttempts,
           retryWait,
           circuitOpenFor,
-          allowInsecureTls,
-          limits);
-    }
-
-    public Settings withAllowInsecureTls(boolean allow) {
-      return new Settings(
-          connectTimeout,
-          readTimeout,
-          idleTtl,
-          retryAttempts,
-          retryWait,
-          circuitOpenFor,
-          allow,
-          limits);
-    }
-
-    public Settings withLimits(TenantThrottle.Limits l) {
-      return new Settings(
-          connectTimeout,
-          readTimeout,
-          idleTtl,
-          retryAttempts,
-          retryWait,
-          circuitOpenFor,
-          allowInsecureTls,
+          allowInsecure,
           l);
     }
   }
@@ -217,20 +183,31 @@ public final class GuestClients implements AutoCloseable {
     this.infraCore = new CoreV1Api(infra);
     this.clusters = ManagementApis.clusters(infra, clusterApiVersion);
     this.settings = settings;
-    RemovalListener<GuestClusterRef, GuestClient> onRemoval =
-        n -> {
-          log.info("guest client dropped cluster={} cause={}", n.getKey(), n.getCause());
-          if (n.getValue() != null) {
-            n.getValue().close();
-          }
-        };
     this.cache =
         CacheBuilder.newBuilder()
             .expireAfterAccess(settings.idleTtl())
-            .removalListener(onRemoval)
+            .removalListener(GuestClients::dropped)
             .build();
     this.breakers = CircuitBreakerRegistry.of(breakerConfig(settings));
     this.retries = RetryRegistry.of(retryConfig(settings));
+    tellCircuitChanges(registry);
+    if (registry != null) {
+      registerGauges(registry);
+    }
+  }
+
+  private static void dropped(RemovalNotification<GuestClusterRef, GuestClient> n) {
+    log.info("guest client dropped cluster={} cause={}", n.getKey(), n.getCause());
+    if (n.getValue() != null) {
+      n.getValue().close();
+    }
+  }
+
+  /**
+   * One line per state change: an operator sees when a tenant's API server was given up on, and
+   * when it is tried again.
+   */
+  private void tellCircuitChanges(CollectorRegistry registry) {
     Counter opened =
         registry == null
             ? null
@@ -238,9 +215,6 @@ public final class GuestClients implements AutoCloseable {
                     "vmi_eviction_guest_circuit_opened_total",
                     "Times a guest cluster's circuit breaker opened (its API server kept failing).")
                 .register(registry);
-    // One line per state change: an operator sees when a tenant's API server was given up on, and
-    // when
-    // it is tried again.
     breakers
         .getEventPublisher()
         .onEntryAdded(
@@ -266,32 +240,32 @@ public final class GuestClients implements AutoCloseable {
                                 t.getCircuitBreakerName());
                           }
                         }));
-    if (registry != null) {
-      Gauge.build(
-              "vmi_eviction_guest_circuits_open",
-              "Guest clusters whose circuit breaker is open now.")
-          .create()
-          .setChild(
-              new Gauge.Child() {
-                @Override
-                public double get() {
-                  return breakers.getAllCircuitBreakers().stream()
-                      .filter(b -> b.getState() == CircuitBreaker.State.OPEN)
-                      .count();
-                }
-              })
-          .register(registry);
-      Gauge.build("vmi_eviction_guest_clients_cached", "Guest cluster clients currently cached.")
-          .create()
-          .setChild(
-              new Gauge.Child() {
-                @Override
-                public double get() {
-                  return cache.size();
-                }
-              })
-          .register(registry);
-    }
+  }
+
+  private void registerGauges(CollectorRegistry registry) {
+    Gauge.build(
+            "vmi_eviction_guest_circuits_open", "Guest clusters whose circuit breaker is open now.")
+        .create()
+        .setChild(
+            new Gauge.Child() {
+              @Override
+              public double get() {
+                return breakers.getAllCircuitBreakers().stream()
+                    .filter(b -> b.getState() == CircuitBreaker.State.OPEN)
+                    .count();
+              }
+            })
+        .register(registry);
+    Gauge.build("vmi_eviction_guest_clients_cached", "Guest cluster clients currently cached.")
+        .create()
+        .setChild(
+            new Gauge.Child() {
+              @Override
+              public double get() {
+                return cache.size();
+              }
+            })
+        .register(registry);
   }
 
   /**

@@ -113,7 +113,8 @@ class VmiEvictionReconcilerTest {
         new EvictionMetrics(registry),
         settings,
         clock,
-        woken::add);
+        woken::add,
+        vmi -> Optional.empty());
   }
 
   Result reconcile(String name) {
@@ -844,7 +845,8 @@ class VmiEvictionReconcilerTest {
                 LiveMigrationPolicy.PREFER,
                 2),
             clock,
-            woken::add);
+            woken::add,
+            vmi -> Optional.empty());
     VirtualMachineInstance v = evacuating("vm-1");
     v.getStatus()
         .conditions(
@@ -1428,7 +1430,9 @@ class VmiEvictionReconcilerTest {
                 "None",
                 Duration.ofMinutes(1),
                 EvacuationLimit.parse("1").orElseThrow(),
-                EvictionSettings.DEFAULT_DRAIN_RESERVE));
+                EvictionSettings.DEFAULT_DRAIN_RESERVE,
+                LiveMigrationPolicy.NEVER,
+                EvictionSettings.DEFAULT_MIGRATION_ATTEMPTS));
     worker(evacuating("vm-1"));
     guest.node = Optional.of(node("vm-1", null, false, "True"));
     guest.passes.add(blocked("ns/p", "ns/pdb"));
