@@ -246,10 +246,13 @@ class KubectlPluginIT {
       return false;
     }
     int chattr = new ProcessBuilder("chattr", "+i", dir.toString()).start().waitFor();
-    boolean immutable = chattr == 0;
-    Assumptions.assumeFalse(
-        Files.isWritable(dir), "cannot make a directory read-only for this user here");
-    return immutable;
+    if (Files.isWritable(dir)) {
+      if (chattr == 0) {
+        new ProcessBuilder("chattr", "-i", dir.toString()).start().waitFor();
+      }
+      Assumptions.abort("cannot make a directory read-only for this user here");
+    }
+    return chattr == 0;
   }
 
   private static List<Path> archives(Path dir) throws IOException {
