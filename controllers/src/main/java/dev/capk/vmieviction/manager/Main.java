@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.manager;
 
+import dev.capk.vmieviction.logging.CliLogbackConfigurator;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.Set;
@@ -15,14 +16,16 @@ import sun.misc.Signal;
  */
 public final class Main {
 
-  private static final Logger log = LoggerFactory.getLogger(Main.class);
-
   /** The kubectl-compatible node commands of the drain CLI (and the kubectl plugin). */
   private static final Set<String> NODE_COMMANDS = Set.of("drain", "cordon", "uncordon");
 
   private Main() {}
 
   public static void main(String[] args) {
+    if (args.length > 0 && NODE_COMMANDS.contains(args[0])) {
+      // Before any logger exists: logback configured in code, not from logback.xml (start-up).
+      System.setProperty(CliLogbackConfigurator.PROPERTY, "cli");
+    }
     System.exit(run(args));
   }
 
@@ -84,6 +87,7 @@ public final class Main {
       return 1;
     } catch (Exception e) {
       // Messages of startup failures name files and flags, never their content.
+      Logger log = LoggerFactory.getLogger(Main.class);
       log.error("manager failed to start error=\"{}\"", e.toString());
       stop.run();
       return 1;

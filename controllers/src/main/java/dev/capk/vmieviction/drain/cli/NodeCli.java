@@ -25,6 +25,8 @@ public final class NodeCli {
   /** How the command is invoked as a kubectl plugin; used in "see --help" hints. */
   static final String NAME = "kubectl fastdrain";
 
+  private static final List<String> COMMANDS = List.of("drain", "cordon", "uncordon");
+
   private NodeCli() {}
 
   /** Runs {@code drain|cordon|uncordon ARGS} on the process's streams; returns the exit code. */
@@ -36,19 +38,28 @@ public final class NodeCli {
   /** Runs {@code drain|cordon|uncordon ARGS} writing to the given streams. */
   public static int run(PrintStream out, PrintStream err, boolean terminal, String... args) {
     CommandLine root = new CommandLine(new NodeCli());
-    root.addSubcommand("drain", new DrainCommand(out, err, null, terminal));
-    root.addSubcommand("cordon", new CordonCommand(true, out, err, null));
-    root.addSubcommand("uncordon", new CordonCommand(false, out, err, null));
-    root.getSubcommands()
-        .get("cordon")
-        .getCommandSpec()
-        .usageMessage()
-        .description("Mark node as unschedulable.");
-    root.getSubcommands()
-        .get("uncordon")
-        .getCommandSpec()
-        .usageMessage()
-        .description("Mark node as schedulable.");
+    // Only the command asked for is built (picocli reads each command's annotations when added,
+    // a cost at every start); all three for anything else (the usage lists them).
+    String only = args.length > 0 && COMMANDS.contains(args[0]) ? args[0] : null;
+    if (only == null || only.equals("drain")) {
+      root.addSubcommand("drain", new DrainCommand(out, err, null, terminal));
+    }
+    if (only == null || only.equals("cordon")) {
+      root.addSubcommand("cordon", new CordonCommand(true, out, err, null));
+      root.getSubcommands()
+          .get("cordon")
+          .getCommandSpec()
+          .usageMessage()
+          .description("Mark node as unschedulable.");
+    }
+    if (only == null || only.equals("uncordon")) {
+      root.addSubcommand("uncordon", new CordonCommand(false, out, err, null));
+      root.getSubcommands()
+          .get("uncordon")
+          .getCommandSpec()
+          .usageMessage()
+          .description("Mark node as schedulable.");
+    }
     root.setOut(new PrintWriter(out, true));
     root.setErr(new PrintWriter(err, true));
     root.setExecutionExceptionHandler(

@@ -37,6 +37,7 @@ public final class BenchMain {
       try {
         switch (which) {
           case "drain" -> new DrainBench(report, opts, work).run();
+          case "startup" -> new StartupBench(report, opts, work).run();
           case "evacuation" -> new EvacuationBench(report, opts, work).run();
           case "scale" -> new ScaleBench(report, opts, work).run();
           case "selector" -> new SelectorDrainBench(report, opts, work).run();
@@ -48,7 +49,7 @@ public final class BenchMain {
               throw new IllegalArgumentException(
                   "unknown benchmark "
                       + which
-                      + " (drain, evacuation, scale, selector, headofline, migration, cost, external)");
+                      + " (drain, startup, evacuation, scale, selector, headofline, migration, cost, external)");
         }
       } catch (Exception | AssertionError e) {
         failed = true;

@@ -13,7 +13,7 @@ final class BenchOptions {
     return Arrays.stream(
             System.getProperty(
                     "bench.only",
-                    "drain,evacuation,scale,selector,headofline,migration,cost,external")
+                    "drain,startup,evacuation,scale,selector,headofline,migration,cost,external")
                 .split(","))
         .map(String::strip)
         .filter(s -> !s.isEmpty())

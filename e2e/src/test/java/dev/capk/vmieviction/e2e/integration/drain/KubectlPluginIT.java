@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -54,6 +55,12 @@ class KubectlPluginIT {
 
   /** The real kubectl, with only the plugin directory (and the JDK) added in front of PATH. */
   private static Run kubectl(String... args) throws Exception {
+    return kubectl(pluginDir, Map.of(), args);
+  }
+
+  /** The real kubectl, with {@code dir} (and the JDK) in front of PATH and {@code extraEnv} set. */
+  private static Run kubectl(Path dir, Map<String, String> extraEnv, String... args)
+      throws Exception {
     List<String> command = new ArrayList<>();
     command.add(fx.cluster.binaries().kubectl().toString());
     command.addAll(List.of(args));
@@ -62,14 +69,13 @@ class KubectlPluginIT {
     Path javaBin = Path.of(System.getProperty("java.home"), "bin");
     env.put(
         "PATH",
-        pluginDir
-            + File.pathSeparator
-            + javaBin
-            + File.pathSeparator
-            + env.getOrDefault("PATH", ""));
+        dir + File.pathSeparator + javaBin + File.pathSeparator + env.getOrDefault("PATH", ""));
     env.remove("FASTDRAIN_JAR");
     env.remove("JAVA");
+    env.remove("JDK_JAVA_OPTIONS");
+    env.remove("FASTDRAIN_LAUNCHER_DEBUG");
     env.put("KUBECONFIG", fx.cluster.kubeconfig().toString());
+    env.putAll(extraEnv);
     Process p = pb.start();
     CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> read(p, true));
     CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(p, false));
@@ -147,5 +153,147 @@ class KubectlPluginIT {
     assertTrue(
         verbose.err.lines().anyMatch(l -> l.contains(" INFO ") && l.contains("node=" + node)),
         verbose.err);
+  }
+
+  @Test
+  void theFirstRunRecordsAClassDataArchiveBesideTheJarAndLaterRunsMapIt(@TempDir Path dir)
+      throws Exception {
+    Files.copy(RepoPaths.root().resolve("hack/plugin").resolve(LAUNCHER), dir.resolve(LAUNCHER));
+    Files.copy(ControllerProcess.jar(), dir.resolve("vmi-eviction-controller.jar"));
+    String node = fx.nodes(unique("plugincds"), 1).get(0);
+    String kubeconfig = fx.cluster.kubeconfig().toString();
+    assertEquals(List.of(), archives(dir));
+
+    Run first = kubectl(dir, Map.of(), "fastdrain", "cordon", node, "--kubeconfig", kubeconfig);
+    assertEquals(0, first.code, first.err);
+    assertEquals(List.of("node/" + node + " cordoned"), first.out.lines().toList());
+    assertEquals("", first.err, "recording the archive writes nothing on stderr");
+    List<Path> archives = archives(dir);
+    assertEquals(1, archives.size(), "one archive beside the jar: " + archives);
+    try (var files = Files.list(dir)) {
+      assertEquals(
+          List.of(), files.filter(f -> f.toString().endsWith(".tmp")).toList(), "no temp file");
+    }
+
+    Run second = kubectl(dir, Map.of(), "fastdrain", "uncordon", node, "--kubeconfig", kubeconfig);
+    assertEquals(0, second.code, second.err);
+    assertEquals(List.of("node/" + node + " uncordoned"), second.out.lines().toList());
+    assertEquals("", second.err, "using the archive writes nothing on stderr");
+
+    Run debug =
+        kubectl(
+            dir,
+            Map.of("FASTDRAIN_LAUNCHER_DEBUG", "1"),
+            "fastdrain",
+            "cordon",
+            node,
+            "--kubeconfig",
+            kubeconfig);
+    assertEquals(0, debug.code, debug.err);
+    assertEquals(1, debug.err.lines().count(), debug.err);
+    assertTrue(
+        debug.err.contains(" -XX:SharedArchiveFile=" + archives.get(0) + " -jar "), debug.err);
+    assertTrue(sharedFromArchive(dir, Map.of(), node), "the jar's classes come from the archive");
+    assertEquals(archives, archives(dir), "the archive is kept, not recorded again");
+  }
+
+  @Test
+  void aReadOnlyJarDirectoryKeepsTheArchiveInTheUsersCacheDirectory(
+      @TempDir Path jarDir, @TempDir Path cache) throws Exception {
+    Path jar = Files.copy(ControllerProcess.jar(), jarDir.resolve("vmi-eviction-controller.jar"));
+    // JAVA and FASTDRAIN_JAR as a user sets them: the jar elsewhere than the launcher.
+    Map<String, String> env =
+        Map.of(
+            "FASTDRAIN_JAR",
+            jar.toString(),
+            "JAVA",
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "XDG_CACHE_HOME",
+            cache.toString());
+    String node = fx.nodes(unique("pluginro"), 1).get(0);
+    String kubeconfig = fx.cluster.kubeconfig().toString();
+    boolean immutable = readOnly(jarDir);
+    try {
+      Run first = kubectl(pluginDir, env, "fastdrain", "cordon", node, "--kubeconfig", kubeconfig);
+      assertEquals(0, first.code, first.err);
+      assertEquals(List.of("node/" + node + " cordoned"), first.out.lines().toList());
+      assertEquals("", first.err);
+      assertEquals(List.of(), archives(jarDir));
+      assertEquals(1, archives(cache.resolve("kubectl-fastdrain")).size());
+
+      Run second =
+          kubectl(pluginDir, env, "fastdrain", "uncordon", node, "--kubeconfig", kubeconfig);
+      assertEquals(0, second.code, second.err);
+      assertEquals("", second.err);
+      assertTrue(sharedFromArchive(pluginDir, env, node), "the jar's classes come from the cache");
+    } finally {
+      if (immutable) {
+        new ProcessBuilder("chattr", "-i", jarDir.toString()).start().waitFor();
+      }
+      jarDir.toFile().setWritable(true);
+    }
+  }
+
+  /**
+   * Makes {@code dir} read-only for this process: its mode, and where that does not bind (root),
+   * the immutable attribute; the test is skipped where neither does. Returns whether it set the
+   * attribute.
+   */
+  private static boolean readOnly(Path dir) throws Exception {
+    Files.setPosixFilePermissions(
+        dir, java.nio.file.attribute.PosixFilePermissions.fromString("r-xr-xr-x"));
+    if (!Files.isWritable(dir)) {
+      return false;
+    }
+    int chattr = new ProcessBuilder("chattr", "+i", dir.toString()).start().waitFor();
+    if (Files.isWritable(dir)) {
+      if (chattr == 0) {
+        new ProcessBuilder("chattr", "-i", dir.toString()).start().waitFor();
+      }
+      Assumptions.abort("cannot make a directory read-only for this user here");
+    }
+    return chattr == 0;
+  }
+
+  private static List<Path> archives(Path dir) throws IOException {
+    if (!Files.isDirectory(dir)) {
+      return List.of();
+    }
+    try (var files = Files.list(dir)) {
+      return files
+          .filter(f -> f.getFileName().toString().matches("vmi-eviction-controller-.*\\.jsa"))
+          .sorted()
+          .toList();
+    }
+  }
+
+  /**
+   * A test-only run with the JVM's class-loading log written to a file (JDK_JAVA_OPTIONS): true if
+   * the jar's main class came from the dynamic archive ("shared objects file (top)").
+   */
+  private static boolean sharedFromArchive(Path dir, Map<String, String> env, String node)
+      throws Exception {
+    Path log = Files.createTempFile("plugin-class-load", ".log");
+    try {
+      Map<String, String> withLog = new java.util.HashMap<>(env);
+      withLog.put("JDK_JAVA_OPTIONS", "-Xlog:class+load=info:file=" + log);
+      Run r =
+          kubectl(
+              dir,
+              withLog,
+              "fastdrain",
+              "uncordon",
+              node,
+              "--kubeconfig",
+              fx.cluster.kubeconfig().toString());
+      assertEquals(0, r.code, r.err);
+      return Files.readAllLines(log).stream()
+          .anyMatch(
+              l ->
+                  l.contains(" dev.capk.vmieviction.manager.Main ")
+                      && l.contains("source: shared objects file (top)"));
+    } finally {
+      Files.deleteIfExists(log);
+    }
   }
 }

@@ -1,0 +1,269 @@
+package dev.capk.vmieviction.e2e.bench;
+
+import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.harness.RepoPaths;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * CLI start-up: the cost of one short call, where the JVM's start dominates. A cordon of one node
+ * and a no-op drain (a node without pods), each by {@code kubectl} itself and by our CLI installed
+ * as a user installs it (the launcher and the jar copied into a plugin directory on PATH, run
+ * through the real kubectl as {@code kubectl fastdrain ...}): "before" is the launcher as it was
+ * (plain {@code java -jar}), "after" is {@code hack/plugin/kubectl-fastdrain} (a class-data archive
+ * of the installed jar, JVM flags for a short-lived process), also run directly. The node is
+ * uncordoned before every run; the order of the tools rotates each round. Wall time is process
+ * start to exit; CPU time is the children's user + system time as the shell's {@code times} counts
+ * it.
+ */
+final class StartupBench {
+  /** The launcher before the class-data archive: what hack/plugin/kubectl-fastdrain ran. */
+  private static final String PLAIN_LAUNCHER =
+      """
+      #!/bin/sh
+      set -eu
+      here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
+      exec "${JAVA:-java}" -jar "$here/vmi-eviction-controller.jar" "$@"
+      """;
+
+  private static final Pattern TIMES =
+      Pattern.compile("(\\d+)m([\\d.]+)s\\s+(\\d+)m([\\d.]+)s\\s*$");
+
+  private final Report report;
+  private final BenchOptions opts;
+  private final Path work;
+
+  StartupBench(Report report, BenchOptions opts, Path work) {
+    this.report = report;
+    this.opts = opts;
+    this.work = work.resolve("bench-startup-runs");
+  }
+
+  /** One command under test; {@code path} goes in front of PATH. */
+  private record Tool(String name, List<String> command, Path path) {}
+
+  private record Sample(double wall, double cpu) {}
+
+  void run() throws Exception {
+    int runs = opts.runs("bench.startup.runs", 10);
+    BenchMain.progress("startup: starting a cluster (etcd, kube-apiserver, kwok)");
+    try (LocalCluster cluster =
+        BenchMain.startAll(List.of(LocalCluster.builder("bench-startup").withKwok())).get(0)) {
+      deleteTree(work);
+      Path before = Files.createDirectories(work.resolve("plugin-before"));
+      Path after = Files.createDirectories(work.resolve("plugin-after"));
+      Path cache = Files.createDirectories(work.resolve("xdg-cache"));
+      Files.writeString(before.resolve("kubectl-fastdrain"), PLAIN_LAUNCHER);
+      Files.copy(
+          RepoPaths.root().resolve("hack/plugin/kubectl-fastdrain"),
+          after.resolve("kubectl-fastdrain"));
+      // -Dbench.startup.beforeJar: "before" with another build (the one before the CLI's own
+      // start-up changes); by default both run this tree's jar.
+      String beforeJar = System.getProperty("bench.startup.beforeJar");
+      for (Path dir : List.of(before, after)) {
+        Files.setPosixFilePermissions(
+            dir.resolve("kubectl-fastdrain"), PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path jar = dir == before && beforeJar != null ? Path.of(beforeJar) : ControllerJar.path();
+        Files.copy(jar, dir.resolve("vmi-eviction-controller.jar"));
+      }
+      String kubectl = cluster.binaries().kubectl().toString();
+      String kubeconfig = cluster.kubeconfig().toString();
+      String node = cluster.kwokNodes().create("bench-startup", 1).get(0);
+
+      StringBuilder s = new StringBuilder("## CLI start-up: cordon and a no-op drain\n\n");
+      s.append(
+          Report.f(
+              "One kwok node without pods, uncordoned before every run. kubectl's own `cordon`/`drain` "
+                  + "against ours installed as a kubectl plugin (the launcher and the jar copied into a "
+                  + "directory on PATH, run as `kubectl fastdrain ...`): *before* is the launcher as it "
+                  + "was (`java -jar`), *after* is `hack/plugin/kubectl-fastdrain` (a class-data archive "
+                  + "recorded by its first run and kept beside the jar, `-XX:TieredStopAtLevel=1 "
+                  + "-XX:+UseSerialGC -XX:-UsePerfData`), also run directly. The drain has `%s`. %d runs "
+                  + "each after one untimed warm-up, the order rotating each round; wall: start to "
+                  + "exit; CPU: user + system seconds of the process tree. Before: %s.\n\n",
+              String.join(" ", DrainBench.FLAGS),
+              runs,
+              beforeJar == null ? "this tree's jar" : "the jar `" + beforeJar + "`"));
+      List<List<String>> rows = new ArrayList<>();
+      for (String op : List.of("cordon", "drain")) {
+        List<String> args = new ArrayList<>(List.of(op, node, "--kubeconfig", kubeconfig));
+        if (op.equals("drain")) {
+          args.addAll(DrainBench.FLAGS);
+        }
+        List<Tool> tools =
+            List.of(
+                new Tool("kubectl " + op, DrainBench.concat(List.of(kubectl), args), after),
+                new Tool(
+                    "kubectl fastdrain " + op + ", before",
+                    DrainBench.concat(List.of(kubectl, "fastdrain"), args),
+                    before),
+                new Tool(
+                    "kubectl fastdrain " + op + ", after",
+                    DrainBench.concat(List.of(kubectl, "fastdrain"), args),
+                    after),
+                new Tool(
+                    "kubectl-fastdrain " + op + " (launcher directly), after",
+                    DrainBench.concat(List.of(after.resolve("kubectl-fastdrain").toString()), args),
+                    after));
+        // The first run through the new launcher records the archive: timed on its own.
+        try (Stream<Path> old = Files.list(after)) {
+          for (Path p : old.filter(p -> p.toString().endsWith(".jsa")).toList()) {
+            Files.delete(p);
+          }
+        }
+        uncordon(cluster, node);
+        Sample first = time(tools.get(2), cache, true);
+        BenchMain.progress(
+            Report.f("startup: %s, first run (records the archive): %.2f s", op, first.wall));
+        if (!hasArchive(after)) {
+          throw new IllegalStateException("the launcher's first run left no archive in " + after);
+        }
+        Map<String, List<Sample>> samples = new LinkedHashMap<>();
+        for (int i = -1; i < runs; i++) {
+          for (int k = 0; k < tools.size(); k++) {
+            Tool t = tools.get(Math.floorMod(k + i, tools.size()));
+            uncordon(cluster, node);
+            Sample sample = time(t, cache, !t.name().startsWith("kubectl " + op));
+            if (i >= 0) {
+              samples.computeIfAbsent(t.name(), x -> new ArrayList<>()).add(sample);
+            }
+          }
+          BenchMain.progress(
+              "startup: " + op + (i < 0 ? " warm-up" : " round " + (i + 1)) + " done");
+        }
+        double kubectlMedian = wall(samples.get(tools.get(0).name())).median();
+        for (Tool t : tools) {
+          Stats w = wall(samples.get(t.name()));
+          Stats c = Stats.of(samples.get(t.name()).stream().map(Sample::cpu).toList());
+          rows.add(
+              List.of(
+                  t.name(),
+                  Integer.toString(w.n()),
+                  w.medianMinMax(2),
+                  Report.f("%.2f", c.median()),
+                  Report.f("%.1f", w.median() / kubectlMedian)));
+        }
+        rows.add(
+            List.of(
+                "kubectl fastdrain " + op + ", after: first run (records the archive)",
+                "1",
+                Report.f("%.2f", first.wall),
+                Report.f("%.2f", first.cpu),
+                Report.f("%.1f", first.wall / kubectlMedian)));
+        double ours = wall(samples.get(tools.get(2).name())).median();
+        double was = wall(samples.get(tools.get(1).name())).median();
+        double target = op.equals("cordon") ? 0.5 : 0.6;
+        report.verdict(
+            Report.f(
+                "CLI start-up: kubectl fastdrain %s (%s), s (before %.2f, kubectl %.2f)",
+                op, op.equals("cordon") ? "one node" : "no-op", was, kubectlMedian),
+            Report.f("%.2f", ours),
+            Report.f("≤ %.1f", target),
+            ours <= target);
+      }
+      s.append(
+          Report.table(
+              List.of("tool", "runs", "wall s", "CPU s (median)", "wall / kubectl"), rows));
+      report.section(s.toString());
+    }
+  }
+
+  private static Stats wall(List<Sample> samples) {
+    return Stats.of(samples.stream().map(Sample::wall).toList());
+  }
+
+  private static boolean hasArchive(Path dir) throws Exception {
+    try (Stream<Path> files = Files.list(dir)) {
+      return files.anyMatch(p -> p.toString().endsWith(".jsa"));
+    }
+  }
+
+  private static void uncordon(LocalCluster cluster, String node) {
+    cluster.kubectl().runOrFail(null, "uncordon", node);
+  }
+
+  /**
+   * Runs {@code t} with its plugin directory first on PATH, through {@code sh} so that {@code
+   * times} reports the CPU of the whole process tree; fails unless it exits 0 and, for ours, writes
+   * nothing on stderr.
+   */
+  private Sample time(Tool t, Path cache, boolean quiet) throws Exception {
+    String slug = t.name().replaceAll("[^a-z]+", "-");
+    Path out = work.resolve(slug + ".out");
+    Path err = work.resolve(slug + ".err");
+    Path times = work.resolve(slug + ".times");
+    List<String> command =
+        DrainBench.concat(
+            List.of(
+                "/bin/sh",
+                "-c",
+                "\"$@\" >\"$BENCH_OUT\" 2>\"$BENCH_ERR\"; rc=$?; times >\"$BENCH_TIMES\"; exit $rc",
+                "sh"),
+            t.command());
+    ProcessBuilder pb = new ProcessBuilder(command);
+    Map<String, String> env = pb.environment();
+    env.remove("FASTDRAIN_JAR");
+    env.remove("JAVA");
+    env.put("XDG_CACHE_HOME", cache.toString());
+    env.put(
+        "PATH",
+        t.path()
+            + File.pathSeparator
+            + Path.of(System.getProperty("java.home"), "bin")
+            + File.pathSeparator
+            + env.getOrDefault("PATH", ""));
+    env.put("BENCH_OUT", out.toString());
+    env.put("BENCH_ERR", err.toString());
+    env.put("BENCH_TIMES", times.toString());
+    long start = System.nanoTime();
+    Process p =
+        pb.redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    if (!p.waitFor(2, TimeUnit.MINUTES)) {
+      p.destroyForcibly().waitFor();
+      throw new IllegalStateException(t.name() + " did not finish in 2 minutes, see " + out);
+    }
+    double wall = (System.nanoTime() - start) / 1e9;
+    if (p.exitValue() != 0) {
+      throw new IllegalStateException(
+          t.name() + " failed (exit " + p.exitValue() + "), see " + out + " and " + err);
+    }
+    String stderr = Files.readString(err, StandardCharsets.UTF_8);
+    if (quiet && !stderr.isEmpty()) {
+      throw new IllegalStateException(t.name() + " wrote on stderr: " + stderr);
+    }
+    // sh's `times`: the shell's own user and system time, then its children's.
+    List<String> lines = Files.readAllLines(times);
+    Matcher m = TIMES.matcher(lines.get(lines.size() - 1));
+    if (!m.find()) {
+      throw new IllegalStateException("unexpected `times` output: " + lines);
+    }
+    double cpu =
+        Integer.parseInt(m.group(1)) * 60
+            + Double.parseDouble(m.group(2))
+            + Integer.parseInt(m.group(3)) * 60
+            + Double.parseDouble(m.group(4));
+    return new Sample(wall, cpu);
+  }
+
+  private static void deleteTree(Path dir) throws Exception {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (Stream<Path> walk = Files.walk(dir)) {
+      for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
+  }
+}
