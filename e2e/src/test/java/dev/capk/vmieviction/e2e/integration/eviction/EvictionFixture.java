@@ -200,6 +200,14 @@ final class EvictionFixture {
    */
   static dev.capk.vmieviction.manager.Manager startManager(
       Path kubeconfig, String leaderElectionId, String... flags) throws Exception {
+    dev.capk.vmieviction.manager.Manager manager =
+        dev.capk.vmieviction.manager.Main.start(managerArgs(kubeconfig, leaderElectionId, flags));
+    Await.until("controller ready", WAIT, manager::ready);
+    return manager;
+  }
+
+  /** The arguments {@link #startManager} starts the controller with. */
+  static String[] managerArgs(Path kubeconfig, String leaderElectionId, String... flags) {
     List<String> args =
         new java.util.ArrayList<>(
             List.of(
@@ -225,10 +233,7 @@ final class EvictionFixture {
               "500ms"));
     }
     args.addAll(List.of(flags));
-    dev.capk.vmieviction.manager.Manager manager =
-        dev.capk.vmieviction.manager.Main.start(args.toArray(String[]::new));
-    Await.until("controller ready", WAIT, manager::ready);
-    return manager;
+    return args.toArray(String[]::new);
   }
 
   /** Creates or replaces the kubeconfig Secret {@code <cluster>-kubeconfig} with {@code value}. */
