@@ -5,12 +5,8 @@ import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evac
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.podsOn;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unique;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
-import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.workload;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -34,14 +30,9 @@ class BudgetPacedEvictionsIT {
 
     // P pods on the VMI's guest node; their replacements go to the spare node.
     String vm = unique("vm-paced");
-    String spare = unique("vm-paced-spare");
-    world.guest().kwokNodes().createNamed(vm, Map.of());
-    world.guest().kwokNodes().createNamed(spare, Map.of());
-    EvictionFixture.cordon(world.guest(), spare, true);
     String gns = unique("paced");
-    workload(world.guest(), gns, "paced", P, P - 1, List.of(vm, spare));
-    EvictionFixture.cordon(world.guest(), spare, false);
-    assertEquals(P, podsOn(world.guest(), gns, vm).size(), "all pods run on the VMI's guest node");
+    BudgetStatusWakeIT.workloadOnOneNode(
+        world.guest(), gns, "paced", P, P - 1, vm, unique("vm-paced-spare"));
     String uid = vmi(world.infra(), ns, vm, "tenant", "External");
 
     world.startController(ns, "--drain-retry-interval", "60s");

@@ -36,14 +36,8 @@ class BudgetStatusWakeIT {
 
     // One pod, on the VMI's guest node, under a budget that keeps it: minAvailable 1.
     String vm = unique("vm-wake");
-    String other = unique("vm-spare");
-    world.guest().kwokNodes().createNamed(vm, Map.of());
-    world.guest().kwokNodes().createNamed(other, Map.of());
-    EvictionFixture.cordon(world.guest(), other, true);
     String gns = unique("held");
-    workload(world.guest(), gns, "held", 1, 1, List.of(vm, other));
-    EvictionFixture.cordon(world.guest(), other, false);
-    assertEquals(1, podsOn(world.guest(), gns, vm).size(), "the pod runs on the VMI's guest node");
+    workloadOnOneNode(world.guest(), gns, "held", 1, 1, vm, unique("vm-spare"));
     String uid = vmi(world.infra(), ns, vm, "tenant", "External");
 
     world.startController(ns, "--drain-retry-interval", "60s");
@@ -64,6 +58,27 @@ class BudgetStatusWakeIT {
             podsOn(world.guest(), gns, vm).stream()
                 .allMatch(p -> p.getMetadata().getDeletionTimestamp() != null));
     awaitDeleted(world.infra(), ns, vm, uid);
+  }
+
+  /**
+   * {@link EvictionFixture#workload} with all {@code replicas} on new node {@code vm}; new node
+   * {@code spare}, free again once they run, takes their replacements.
+   */
+  static void workloadOnOneNode(
+      LocalCluster guest,
+      String ns,
+      String app,
+      int replicas,
+      int minAvailable,
+      String vm,
+      String spare)
+      throws Exception {
+    guest.kwokNodes().createNamed(vm, Map.of());
+    guest.kwokNodes().createNamed(spare, Map.of());
+    EvictionFixture.cordon(guest, spare, true);
+    workload(guest, ns, app, replicas, minAvailable, List.of(vm, spare));
+    EvictionFixture.cordon(guest, spare, false);
+    assertEquals(replicas, podsOn(guest, ns, vm).size(), "all pods run on the VMI's guest node");
   }
 
   static int disruptionsAllowed(String ns) throws Exception {

@@ -4,9 +4,13 @@ import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import dev.capk.vmieviction.e2e.harness.TricklingProxy;
 import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
+import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -35,7 +39,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  *
  * A controller started in {@code @BeforeAll} is closed after all tests of the class (after the
  * class's own {@code @AfterAll}); one started in a test, after that test (after its
- * {@code @AfterEach}). Clusters keep their names, so classes still share them in one JVM.
+ * {@code @AfterEach}). After all tests, in this order: trickling proxies, controllers, what {@link
+ * #closeAfterAll} was given, namespaces {@link #deleteAfterAll} was given. Clusters keep their
+ * names, so classes still share them in one JVM.
  */
 final class EvictionWorld
     implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {
@@ -49,6 +55,9 @@ final class EvictionWorld
   private final Map<String, LocalClusterExtension> guestExts = new LinkedHashMap<>();
   private final List<Manager> classManagers = new ArrayList<>();
   private final List<Manager> testManagers = new ArrayList<>();
+  private final List<String> deleteAfterAll = new ArrayList<>();
+  private final List<TricklingProxy> proxies = new ArrayList<>();
+  private final List<AutoCloseable> closeAfterAll = new ArrayList<>();
   private boolean inTest;
   private Path dir;
   private Path controllerKubeconfig;
@@ -100,8 +109,44 @@ final class EvictionWorld
   }
 
   @Override
-  public void afterAll(ExtensionContext context) {
+  public void afterAll(ExtensionContext context) throws Exception {
+    // The proxies first: a worker still reading from one is let go.
+    proxies.forEach(TricklingProxy::close);
+    proxies.clear();
     closeAll(classManagers);
+    for (AutoCloseable c : closeAfterAll) {
+      c.close();
+    }
+    closeAfterAll.clear();
+    for (String ns : deleteAfterAll) {
+      infra()
+          .kubectl()
+          .run(null, Duration.ofSeconds(30), "delete", "namespace", ns, "--wait=false");
+    }
+    deleteAfterAll.clear();
+  }
+
+  /** Closes {@code resource} after all tests of the class, once its controllers are closed. */
+  <T extends AutoCloseable> T closeAfterAll(T resource) {
+    closeAfterAll.add(resource);
+    return resource;
+  }
+
+  /**
+   * Deletes infra namespace {@code ns} (without waiting) after all tests of the class, once its
+   * controllers are closed: other classes share the infra cluster.
+   */
+  void deleteAfterAll(String ns) {
+    deleteAfterAll.add(ns);
+  }
+
+  /**
+   * KubeVirt's CR, in namespace {@code ns} of its own, setting the cluster-wide eviction strategy;
+   * deleted after the class, so that KubeVirt's default is left as it was for other classes.
+   */
+  void kubeVirtWithStrategy(String ns, String strategy) {
+    EvictionFixture.kubeVirtWithStrategy(infra(), ns, strategy);
+    deleteAfterAll(ns);
   }
 
   private static void closeAll(List<Manager> managers) {
@@ -128,6 +173,16 @@ final class EvictionWorld
     return ext.cluster();
   }
 
+  /** Runs kubectl on the infra cluster (as its admin) and returns its output; fails if it fails. */
+  String infraKubectl(String... args) {
+    return infra().kubectl().runOrFail(null, args);
+  }
+
+  /** Applies {@code yaml} to the infra cluster (as its admin). */
+  void infraApply(String yaml) {
+    infra().kubectl().apply(yaml);
+  }
+
   /** This class's temp dir. */
   Path dir() {
     return dir;
@@ -139,6 +194,15 @@ final class EvictionWorld
       controllerKubeconfig = EvictionFixture.controllerKubeconfig(infra(), dir);
     }
     return controllerKubeconfig;
+  }
+
+  /**
+   * A kubeconfig of the controller's ServiceAccount that reaches the infra API server at {@code
+   * server} (a proxy) that {@code caPem} signs; each call makes a new one.
+   */
+  Path controllerKubeconfig(String server, String caPem) throws Exception {
+    return EvictionFixture.controllerKubeconfig(
+        infra(), Files.createTempDirectory(dir, "proxied"), server, caPem);
   }
 
   /** A tenant: namespace {@code ns}, its Cluster and the kubeconfig Secret leading to guest. */
@@ -158,6 +222,26 @@ final class EvictionWorld
     return ns;
   }
 
+  /** Flags written as one command line ({@code "--workers 2 --drain-timeout 30s"}). */
+  static String[] flags(String commandLine) {
+    return commandLine.trim().split("\\s+");
+  }
+
+  /**
+   * Two tenants in {@code ns} whose guest clusters are the same real API server (the first guest):
+   * {@code trickling}'s kubeconfig leads through a proxy that answers one byte every two seconds.
+   * The proxy is closed after the class, before its controllers.
+   */
+  TricklingProxy tricklingAndHealthyTenants(String ns, String trickling, String healthy) {
+    LocalCluster guest = guest();
+    TricklingProxy proxy =
+        TricklingProxy.start(URI.create(guest.serverUrl()).getPort(), Duration.ofSeconds(2));
+    proxies.add(proxy);
+    tenant(ns, trickling, guest.adminKubeconfigYaml().replace(guest.serverUrl(), proxy.url()));
+    tenant(ns, healthy, guest);
+    return proxy;
+  }
+
   /** Starts the controller as its ServiceAccount, watching {@code namespace}, until ready. */
   Manager startController(String namespace, String... extraFlags) throws Exception {
     return startController(controllerKubeconfig(), namespace, extraFlags);
@@ -173,6 +257,12 @@ final class EvictionWorld
   Manager startLeaderElectedController(String leaseName, String namespace, String... extraFlags)
       throws Exception {
     return start(controllerKubeconfig(), leaseName, namespace, extraFlags);
+  }
+
+  /** As above, reaching the infra cluster through {@code kubeconfig}. */
+  Manager startLeaderElectedController(
+      Path kubeconfig, String leaseName, String namespace, String... extraFlags) throws Exception {
+    return start(kubeconfig, leaseName, namespace, extraFlags);
   }
 
   private Manager start(Path kubeconfig, String leaseName, String namespace, String... extraFlags)
