@@ -197,7 +197,7 @@ class BlockedDrainEventsIT {
           """
               .formatted(i, ns, node));
     }
-    world.guest().kubectl().apply(yaml.toString());
+    world.guestApply(yaml.toString());
     PolicyV1Api policy = new PolicyV1Api(world.guest().client());
     Await.until(
         BLOCKED_PODS + " budgets computed, none allowing a disruption",

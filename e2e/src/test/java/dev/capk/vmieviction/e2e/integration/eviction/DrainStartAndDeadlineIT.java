@@ -69,17 +69,14 @@ class DrainStartAndDeadlineIT {
     EvictionFixture.readyNodeWithoutKubelet(world.guest(), vm);
     EvictionFixture.namespaceWithServiceAccount(world.guest(), ns);
     CoreV1Api core = new CoreV1Api(world.guest().client());
-    world
-        .guest()
-        .kubectl()
-        .apply(
-            """
+    world.guestApply(
+        """
             {"apiVersion": "v1", "kind": "Pod",
              "metadata": {"name": "kept-0", "namespace": "%s", "finalizers": ["%s"]},
              "spec": {"nodeName": "%s", "terminationGracePeriodSeconds": 0,
                       "containers": [{"name": "main", "image": "kept:fake"}]}}
             """
-                .formatted(ns, FINALIZER, vm));
+            .formatted(ns, FINALIZER, vm));
     String uid = vmi(world.infra(), NS, vm, HEALTHY, "External");
     evacuate(world.infra(), NS, vm, "infra-node-d1");
 

@@ -183,6 +183,11 @@ final class EvictionWorld
     infra().kubectl().apply(yaml);
   }
 
+  /** Applies {@code yaml} to the first guest cluster (as its admin). */
+  void guestApply(String yaml) {
+    guest().kubectl().apply(yaml);
+  }
+
   /** This class's temp dir. */
   Path dir() {
     return dir;

@@ -121,11 +121,8 @@ class GuestNodeWatchIT {
   @Test
   void aGuestIdentityThatMayNotListNodesStillEvacuatesReadingItsNodeByName() throws Exception {
     String user = unique("no-node-list");
-    world
-        .guest()
-        .kubectl()
-        .apply(
-            """
+    world.guestApply(
+        """
             apiVersion: rbac.authorization.k8s.io/v1
             kind: ClusterRole
             metadata: {name: %1$s}
@@ -142,7 +139,7 @@ class GuestNodeWatchIT {
             roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %1$s}
             subjects: [{kind: User, name: %1$s, apiGroup: rbac.authorization.k8s.io}]
             """
-                .formatted(user));
+            .formatted(user));
     String ns = tenant("node-watch-rbac", world.guest().kubeconfigFor(user, "tenant-operators"));
     String vm = unique("vm-nw-rbac");
     world.guest().kwokNodes().createNamed(vm, Map.of());

@@ -1033,11 +1033,8 @@ class HostileInputIT {
         () -> {
           world.guest().kwokNodes().createNamed(vm.name, Map.of());
           EvictionFixture.workload(world.guest(), ns, "web", 2, 0, List.of(vm.name));
-          world
-              .guest()
-              .kubectl()
-              .apply(
-                  """
+          world.guestApply(
+              """
               apiVersion: policy/v1
               kind: PodDisruptionBudget
               metadata: {name: web-second-pdb, namespace: %s}
@@ -1045,7 +1042,7 @@ class HostileInputIT {
                 maxUnavailable: 1
                 selector: {matchLabels: {app: web}}
               """
-                      .formatted(ns));
+                  .formatted(ns));
           running(world.guest(), ns, "web").forEach(p -> uids.add(p.getMetadata().getUid()));
           create(vm, TENANT, "External", Map.of());
         },
@@ -1287,11 +1284,8 @@ class HostileInputIT {
   /** A guest identity that may read and cordon nodes and read pods, but not create evictions. */
   static String guestKubeconfigThatMayNotEvict() throws ApiException {
     String sa = "drainer-without-evictions";
-    world
-        .guest()
-        .kubectl()
-        .apply(
-            """
+    world.guestApply(
+        """
         apiVersion: v1
         kind: ServiceAccount
         metadata: {name: %1$s, namespace: default}
@@ -1312,7 +1306,7 @@ class HostileInputIT {
         roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %1$s}
         subjects: [{kind: ServiceAccount, name: %1$s, namespace: default}]
         """
-                .formatted(sa));
+            .formatted(sa));
     io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest issued =
         new CoreV1Api(world.guest().client())
             .createNamespacedServiceAccountToken(

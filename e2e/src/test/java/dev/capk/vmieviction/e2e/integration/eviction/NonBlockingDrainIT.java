@@ -88,11 +88,8 @@ class NonBlockingDrainIT {
     EvictionFixture.readyNodeWithoutKubelet(world.guest(), vm);
     String guestNs = unique("held");
     EvictionFixture.namespaceWithServiceAccount(world.guest(), guestNs);
-    world
-        .guest()
-        .kubectl()
-        .apply(
-            """
+    world.guestApply(
+        """
         apiVersion: v1
         kind: Pod
         metadata: {name: held, namespace: %s}
@@ -100,7 +97,7 @@ class NonBlockingDrainIT {
           nodeName: %s
           containers: [{name: main, image: held:fake}]
         """
-                .formatted(guestNs, vm));
+            .formatted(guestNs, vm));
     String uid = vmi(world.infra(), ns, vm, "tenant", "External");
     evacuate(world.infra(), ns, vm, "infra-node-1");
     Await.until(

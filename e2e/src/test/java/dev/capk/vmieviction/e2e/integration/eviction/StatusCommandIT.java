@@ -76,11 +76,8 @@ class StatusCommandIT {
           CapkLabels.ROLE + "=" + CapkLabels.ROLE_CONTROL_PLANE);
     }
     guestNs = unique("status-budget");
-    world
-        .guest()
-        .kubectl()
-        .apply(
-            """
+    world.guestApply(
+        """
             apiVersion: v1
             kind: Namespace
             metadata: {name: %1$s}
@@ -100,7 +97,7 @@ class StatusCommandIT {
               minAvailable: 1
               selector: {matchLabels: {app: db}}
             """
-                .formatted(guestNs, first));
+            .formatted(guestNs, first));
     // Allowing no disruption.
     EvictionFixture.awaitBudget(world.guest(), guestNs, "db-never", 1, 0);
 
