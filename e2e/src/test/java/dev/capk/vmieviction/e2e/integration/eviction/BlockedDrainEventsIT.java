@@ -7,6 +7,7 @@ import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evac
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.events;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unique;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionWorld.flags;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -15,15 +16,9 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.Crds;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.manager.Main;
-import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.openapi.apis.PolicyV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1PodDisruptionBudget;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -45,13 +40,7 @@ import org.slf4j.LoggerFactory;
  */
 class BlockedDrainEventsIT {
 
-  @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
-
-  @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  @RegisterExtension static final EvictionWorld world = EvictionWorld.withGuests("guest-a");
 
   static final String NS = "ev-events";
   static final String TENANT = "tenant-events";
@@ -60,33 +49,14 @@ class BlockedDrainEventsIT {
   /** Pods, each behind its own budget: one distinct blocking message per budget lifted. */
   static final int BLOCKED_PODS = 61;
 
-  static LocalCluster infra;
-  static LocalCluster guest;
-  static Manager manager;
   static final ListAppender<ILoggingEvent> log = new ListAppender<>();
 
   @BeforeAll
   static void start() throws Exception {
-    infra = infraExt.cluster();
-    guest = guestExt.cluster();
-    Crds.installTestCrds(infra);
-    Path kubeconfig =
-        EvictionFixture.controllerKubeconfig(
-            infra, EvictionFixture.tempDir("blocked-drain-events-it"));
-    EvictionFixture.namespace(infra, NS);
-    EvictionFixture.cluster(infra, NS, TENANT);
-    EvictionFixture.kubeconfigSecret(infra, NS, TENANT, guest.adminKubeconfigYaml());
-    manager =
-        Main.start(
-            "--kubeconfig", kubeconfig.toString(),
-            "--metrics-bind-address", "0",
-            "--health-probe-bind-address", "0",
-            "--namespace", NS,
-            // The deadline stays far away: the drain ends because the budgets are lifted.
-            "--drain-timeout", "20m",
-            "--drain-retry-interval", "1s",
-            "--drain-attempt-timeout", "1s");
-    Await.until("controller ready", WAIT, manager::ready);
+    world.tenant(NS, TENANT, world.guest());
+    // The deadline stays far away: the drain ends because the budgets are lifted.
+    world.startController(
+        NS, flags("--drain-timeout 20m --drain-retry-interval 1s --drain-attempt-timeout 1s"));
     // From here on: the scenario. (Before, the informer's first list of a CRD installed a moment
     // ago
     // may meet "storage is (re)initializing", which client-java logs as an ERROR and retries.)
@@ -96,9 +66,6 @@ class BlockedDrainEventsIT {
 
   @AfterAll
   static void stop() {
-    if (manager != null) {
-      manager.close();
-    }
     root().detachAppender(log);
   }
 
@@ -115,17 +82,17 @@ class BlockedDrainEventsIT {
   @Test
   void manyDistinctBlockingMessagesStillLeaveEveryOutcomeEvent() throws Exception {
     String vm = unique("vm-blocked");
-    guest.kwokNodes().createNamed(vm, Map.of());
+    world.guest().kwokNodes().createNamed(vm, Map.of());
     String guestNs = unique("budgets");
     blockedPods(guestNs, vm);
 
-    String uid = vmi(infra, NS, vm, TENANT, "External");
-    evacuate(infra, NS, vm, INFRA_NODE);
+    String uid = vmi(world.infra(), NS, vm, TENANT, "External");
+    evacuate(world.infra(), NS, vm, INFRA_NODE);
 
     // Lift one budget at a time, each once a drain step has seen the one before lifted: every step
     // in between is blocked with a message of its own (pods left, budgets named). In name order: a
     // step tries the first pods first (32 at a time), and a refused pod holds its slot.
-    PolicyV1Api policy = new PolicyV1Api(guest.client());
+    PolicyV1Api policy = new PolicyV1Api(world.guest().client());
     for (int i = 0; i < BLOCKED_PODS; i++) {
       int left = BLOCKED_PODS - i;
       Await.until(
@@ -138,13 +105,13 @@ class BlockedDrainEventsIT {
             "the DrainBlocked series counts repeats while the last pod is blocked",
             WAIT,
             () ->
-                EvictionFixture.event(infra, NS, vm, "DrainBlocked")
+                EvictionFixture.event(world.infra(), NS, vm, "DrainBlocked")
                     .map(e -> e.getCount() != null && e.getCount() > 1)
                     .orElse(false));
       }
       policy.deleteNamespacedPodDisruptionBudget(String.format("pdb-%02d", i), guestNs).execute();
     }
-    awaitDeleted(infra, NS, vm, uid);
+    awaitDeleted(world.infra(), NS, vm, uid);
     Set<String> distinctBlockers = blockedPassMessages(vm);
     assertTrue(
         distinctBlockers.size() >= 60,
@@ -163,9 +130,11 @@ class BlockedDrainEventsIT {
 
     // Every outcome is on the VMI...
     assertTrue(
-        awaitEvent(infra, NS, vm, "DrainSucceeded").getMessage().contains("; VMI deleted so that"),
+        awaitEvent(world.infra(), NS, vm, "DrainSucceeded")
+            .getMessage()
+            .contains("; VMI deleted so that"),
         "the drain and the deletion, in one event");
-    List<CoreV1Event> vmiEvents = events(infra, NS, vm);
+    List<CoreV1Event> vmiEvents = events(world.infra(), NS, vm);
     String reasons =
         vmiEvents.stream().map(e -> e.getReason() + "x" + e.getCount()).toList().toString();
     // ... among a few series: one per reason, not one per blocked pass.
@@ -178,8 +147,8 @@ class BlockedDrainEventsIT {
         blocked.get(0).getCount() > 1, "the DrainBlocked series counts its repeats: " + reasons);
 
     // The guest node's events follow the same rules.
-    awaitEvent(guest, "default", vm, "DrainSucceeded");
-    List<CoreV1Event> nodeEvents = events(guest, "default", vm);
+    awaitEvent(world.guest(), "default", vm, "DrainSucceeded");
+    List<CoreV1Event> nodeEvents = events(world.guest(), "default", vm);
     String nodeReasons =
         nodeEvents.stream().map(e -> e.getReason() + "x" + e.getCount()).toList().toString();
     assertTrue(
@@ -228,8 +197,8 @@ class BlockedDrainEventsIT {
           """
               .formatted(i, ns, node));
     }
-    guest.kubectl().apply(yaml.toString());
-    PolicyV1Api policy = new PolicyV1Api(guest.client());
+    world.guestApply(yaml.toString());
+    PolicyV1Api policy = new PolicyV1Api(world.guest().client());
     Await.until(
         BLOCKED_PODS + " budgets computed, none allowing a disruption",
         WAIT,

@@ -1,26 +1,12 @@
 package dev.capk.vmieviction.e2e.integration.eviction;
 
-import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.WAIT;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitDeleted;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evacuate;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.podsOn;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unique;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
-import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.workload;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.Crds;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.manager.Main;
-import dev.capk.vmieviction.manager.Manager;
-import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -36,74 +22,27 @@ class BudgetPacedEvictionsIT {
   /** Pods on the drained guest node, one Deployment, budget minAvailable P-1. */
   static final int P = 10;
 
-  @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
-
-  @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
-
-  static LocalCluster infra;
-  static LocalCluster guest;
-  static Path dir;
-  Manager manager;
-
-  @BeforeAll
-  static void clusters() {
-    infra = infraExt.cluster();
-    guest = guestExt.cluster();
-    Crds.installTestCrds(infra);
-    dir = EvictionFixture.tempDir("vmi-eviction-budget-paced-it");
-  }
-
-  @AfterEach
-  void stopController() {
-    if (manager != null) {
-      manager.close();
-    }
-  }
+  @RegisterExtension static final EvictionWorld world = EvictionWorld.withGuests("guest-a");
 
   @Test
   void aBudgetsWakeSendsOnlyTheEvictionsItAllowsNotOneForEveryPodLeft() throws Exception {
-    Path kubeconfig = EvictionFixture.controllerKubeconfig(infra, dir);
-    String ns = unique("budget-paced");
-    EvictionFixture.namespace(infra, ns);
-    EvictionFixture.cluster(infra, ns, "tenant");
-    EvictionFixture.kubeconfigSecret(infra, ns, "tenant", guest.adminKubeconfigYaml());
+    String ns = world.tenant("budget-paced");
 
     // P pods on the VMI's guest node; their replacements go to the spare node.
     String vm = unique("vm-paced");
-    String spare = unique("vm-paced-spare");
-    guest.kwokNodes().createNamed(vm, Map.of());
-    guest.kwokNodes().createNamed(spare, Map.of());
-    EvictionFixture.cordon(guest, spare, true);
     String gns = unique("paced");
-    workload(guest, gns, "paced", P, P - 1, List.of(vm, spare));
-    EvictionFixture.cordon(guest, spare, false);
-    assertEquals(P, podsOn(guest, gns, vm).size(), "all pods run on the VMI's guest node");
-    String uid = vmi(infra, ns, vm, "tenant", "External");
+    BudgetStatusWakeIT.workloadOnOneNode(
+        world.guest(), gns, "paced", P, P - 1, vm, unique("vm-paced-spare"));
+    String uid = vmi(world.infra(), ns, vm, "tenant", "External");
 
-    manager =
-        Main.start(
-            "--kubeconfig",
-            kubeconfig.toString(),
-            "--metrics-bind-address",
-            "0",
-            "--health-probe-bind-address",
-            "127.0.0.1:0",
-            "--namespace",
-            ns,
-            "--drain-retry-interval",
-            "60s");
-    Await.until("controller ready", WAIT, manager::ready);
+    world.startController(ns, "--drain-retry-interval", "60s");
 
-    double before = BudgetStatusWakeIT.evictionRequests(guest);
-    evacuate(infra, ns, vm, "infra-node-1");
-    awaitDeleted(infra, ns, vm, uid);
-    assertTrue(podsOn(guest, gns, vm).isEmpty(), "the guest node was drained");
+    double before = BudgetStatusWakeIT.evictionRequests(world.guest());
+    evacuate(world.infra(), ns, vm, "infra-node-1");
+    awaitDeleted(world.infra(), ns, vm, uid);
+    assertTrue(podsOn(world.guest(), gns, vm).isEmpty(), "the guest node was drained");
 
-    double evictions = BudgetStatusWakeIT.evictionRequests(guest) - before;
+    double evictions = BudgetStatusWakeIT.evictionRequests(world.guest()) - before;
     System.out.println("BudgetPacedEvictionsIT: eviction requests " + evictions);
     // P accepted; the first step, before the budget was known, refused P-1; after that a wake
     // sends what the budget allows (a status seen late may cost a refusal or two more).

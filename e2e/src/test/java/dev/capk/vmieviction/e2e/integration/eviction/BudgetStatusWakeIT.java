@@ -10,21 +10,14 @@ import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.work
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.manager.Main;
-import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.openapi.apis.PolicyV1Api;
 import io.kubernetes.client.openapi.models.V1PodDisruptionBudget;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -35,89 +28,64 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class BudgetStatusWakeIT {
 
-  @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
-
-  @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
-
-  static LocalCluster infra;
-  static LocalCluster guest;
-  static Path dir;
-  Manager manager;
-
-  @BeforeAll
-  static void clusters() {
-    infra = infraExt.cluster();
-    guest = guestExt.cluster();
-    Crds.installTestCrds(infra);
-    dir = EvictionFixture.tempDir("vmi-eviction-budget-wake-it");
-  }
-
-  @AfterEach
-  void stopController() {
-    if (manager != null) {
-      manager.close();
-    }
-  }
+  @RegisterExtension static final EvictionWorld world = EvictionWorld.withGuests("guest-a");
 
   @Test
   void aPodRefusedByABudgetIsEvictedWhenTheBudgetAllowsNotAtTheNextRetry() throws Exception {
-    Path kubeconfig = EvictionFixture.controllerKubeconfig(infra, dir);
-    String ns = unique("budget-wake");
-    EvictionFixture.namespace(infra, ns);
-    EvictionFixture.cluster(infra, ns, "tenant");
-    EvictionFixture.kubeconfigSecret(infra, ns, "tenant", guest.adminKubeconfigYaml());
+    String ns = world.tenant("budget-wake");
 
     // One pod, on the VMI's guest node, under a budget that keeps it: minAvailable 1.
     String vm = unique("vm-wake");
-    String other = unique("vm-spare");
-    guest.kwokNodes().createNamed(vm, Map.of());
-    guest.kwokNodes().createNamed(other, Map.of());
-    EvictionFixture.cordon(guest, other, true);
     String gns = unique("held");
-    workload(guest, gns, "held", 1, 1, List.of(vm, other));
-    EvictionFixture.cordon(guest, other, false);
-    assertEquals(1, podsOn(guest, gns, vm).size(), "the pod runs on the VMI's guest node");
-    String uid = vmi(infra, ns, vm, "tenant", "External");
+    workloadOnOneNode(world.guest(), gns, "held", 1, 1, vm, unique("vm-spare"));
+    String uid = vmi(world.infra(), ns, vm, "tenant", "External");
 
-    manager =
-        Main.start(
-            "--kubeconfig",
-            kubeconfig.toString(),
-            "--metrics-bind-address",
-            "0",
-            "--health-probe-bind-address",
-            "127.0.0.1:0",
-            "--namespace",
-            ns,
-            "--drain-retry-interval",
-            "60s");
-    Await.until("controller ready", WAIT, manager::ready);
+    world.startController(ns, "--drain-retry-interval", "60s");
 
     double before = evictionRequests();
-    evacuate(infra, ns, vm, "infra-node-1");
+    evacuate(world.infra(), ns, vm, "infra-node-1");
     // Refused at once, after 5 s and after 10 s more: the next timed retry is 20 s later.
     Await.until("three refused evictions", WAIT, () -> evictionRequests() - before >= 3);
 
     // A second replica (on the spare node: the VMI's node is cordoned) lets the budget allow one.
-    guest.kubectl().runOrFail(null, "-n", gns, "scale", "deployment/held", "--replicas=2");
+    world.guest().kubectl().runOrFail(null, "-n", gns, "scale", "deployment/held", "--replicas=2");
     Await.until("the budget allows a disruption", WAIT, () -> disruptionsAllowed(gns) >= 1);
 
     Await.until(
         "the refused pod evicted, long before the drain's next timed retry",
         Duration.ofSeconds(8),
         () ->
-            podsOn(guest, gns, vm).stream()
+            podsOn(world.guest(), gns, vm).stream()
                 .allMatch(p -> p.getMetadata().getDeletionTimestamp() != null));
-    awaitDeleted(infra, ns, vm, uid);
+    awaitDeleted(world.infra(), ns, vm, uid);
+  }
+
+  /**
+   * {@link EvictionFixture#workload} with all {@code replicas} on new node {@code vm}; new node
+   * {@code spare}, free again once they run, takes their replacements.
+   */
+  static void workloadOnOneNode(
+      LocalCluster guest,
+      String ns,
+      String app,
+      int replicas,
+      int minAvailable,
+      String vm,
+      String spare)
+      throws Exception {
+    guest.kwokNodes().createNamed(vm, Map.of());
+    guest.kwokNodes().createNamed(spare, Map.of());
+    EvictionFixture.cordon(guest, spare, true);
+    workload(guest, ns, app, replicas, minAvailable, List.of(vm, spare));
+    EvictionFixture.cordon(guest, spare, false);
+    assertEquals(replicas, podsOn(guest, ns, vm).size(), "all pods run on the VMI's guest node");
   }
 
   static int disruptionsAllowed(String ns) throws Exception {
     V1PodDisruptionBudget pdb =
-        new PolicyV1Api(guest.client()).readNamespacedPodDisruptionBudget("held-pdb", ns).execute();
+        new PolicyV1Api(world.guest().client())
+            .readNamespacedPodDisruptionBudget("held-pdb", ns)
+            .execute();
     return pdb.getStatus() == null || pdb.getStatus().getDisruptionsAllowed() == null
         ? 0
         : pdb.getStatus().getDisruptionsAllowed();
@@ -128,7 +96,7 @@ class BudgetStatusWakeIT {
 
   /** Evictions asked of the guest API server so far (every client; only the controller evicts). */
   static double evictionRequests() {
-    return evictionRequests(guest);
+    return evictionRequests(world.guest());
   }
 
   /** Evictions asked of {@code guest}'s API server so far, by every client. */

@@ -9,28 +9,22 @@ import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.get;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.running;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unique;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionWorld.flags;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.Crds;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.harness.TricklingProxy;
-import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.util.PatchUtils;
-import java.net.URI;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -43,13 +37,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class DrainStartAndDeadlineIT {
 
-  @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
-
-  @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  @RegisterExtension static final EvictionWorld world = EvictionWorld.withGuests("guest-a");
 
   /** Short, for a test; long enough for the drain to evict the pod well before it. */
   static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(30);
@@ -59,52 +47,17 @@ class DrainStartAndDeadlineIT {
   static final String HEALTHY = "plain-tenant";
   static final String FINALIZER = "example.com/keep";
 
-  static LocalCluster infra;
-  static LocalCluster guest;
   static TricklingProxy proxy;
-  static Manager manager;
 
   @BeforeAll
   static void start() throws Exception {
-    infra = infraExt.cluster();
-    guest = guestExt.cluster();
-    Crds.installTestCrds(infra);
-    Path kubeconfig =
-        EvictionFixture.controllerKubeconfig(
-            infra, EvictionFixture.tempDir("vmi-eviction-start-deadline-it"));
-    proxy = TricklingProxy.start(URI.create(guest.serverUrl()).getPort(), Duration.ofSeconds(2));
-    EvictionFixture.namespace(infra, NS);
-    // Both tenants' guest clusters are the same real API server: one reached through the proxy.
-    EvictionFixture.cluster(infra, NS, TRICKLING);
-    EvictionFixture.kubeconfigSecret(
-        infra, NS, TRICKLING, guest.adminKubeconfigYaml().replace(guest.serverUrl(), proxy.url()));
-    EvictionFixture.cluster(infra, NS, HEALTHY);
-    EvictionFixture.kubeconfigSecret(infra, NS, HEALTHY, guest.adminKubeconfigYaml());
-    manager =
-        EvictionFixture.startManager(
-            kubeconfig,
-            "vmi-eviction-start-deadline-it",
-            "--namespace",
-            NS,
-            "--workers",
-            "2",
-            "--drain-timeout",
-            DRAIN_TIMEOUT.toSeconds() + "s",
-            "--drain-retry-interval",
-            "1s",
-            "--drain-attempt-timeout",
-            "3s");
-  }
-
-  @AfterAll
-  static void stop() {
-    // The proxy first: a worker still reading from it is let go.
-    if (proxy != null) {
-      proxy.close();
-    }
-    if (manager != null) {
-      manager.close();
-    }
+    proxy = world.tricklingAndHealthyTenants(NS, TRICKLING, HEALTHY);
+    world.startLeaderElectedController(
+        "vmi-eviction-start-deadline-it",
+        NS,
+        flags(
+            "--workers 2 --drain-timeout %ds --drain-retry-interval 1s --drain-attempt-timeout 3s"
+                .formatted(DRAIN_TIMEOUT.toSeconds())));
   }
 
   @Test
@@ -113,28 +66,19 @@ class DrainStartAndDeadlineIT {
     String ns = unique("keep");
     // No kubelet confirms deletions here (kwok would, and clear finalizers too): the finalizer
     // alone keeps the pod, whose grace period is 0.
-    EvictionFixture.readyNodeWithoutKubelet(guest, vm);
-    EvictionFixture.namespace(guest, ns);
-    CoreV1Api core = new CoreV1Api(guest.client());
-    Await.until(
-        "the default ServiceAccount of " + ns,
-        WAIT,
-        () -> {
-          core.readNamespacedServiceAccount("default", ns).execute();
-          return true;
-        });
-    guest
-        .kubectl()
-        .apply(
-            """
+    EvictionFixture.readyNodeWithoutKubelet(world.guest(), vm);
+    EvictionFixture.namespaceWithServiceAccount(world.guest(), ns);
+    CoreV1Api core = new CoreV1Api(world.guest().client());
+    world.guestApply(
+        """
             {"apiVersion": "v1", "kind": "Pod",
              "metadata": {"name": "kept-0", "namespace": "%s", "finalizers": ["%s"]},
              "spec": {"nodeName": "%s", "terminationGracePeriodSeconds": 0,
                       "containers": [{"name": "main", "image": "kept:fake"}]}}
             """
-                .formatted(ns, FINALIZER, vm));
-    String uid = vmi(infra, NS, vm, HEALTHY, "External");
-    evacuate(infra, NS, vm, "infra-node-d1");
+            .formatted(ns, FINALIZER, vm));
+    String uid = vmi(world.infra(), NS, vm, HEALTHY, "External");
+    evacuate(world.infra(), NS, vm, "infra-node-d1");
 
     Await.until(
         "the pod evicted, kept terminating by its finalizer",
@@ -145,8 +89,8 @@ class DrainStartAndDeadlineIT {
     Await.until(
         "VMI " + vm + " deleted at its deadline",
         DRAIN_TIMEOUT.plus(WAIT),
-        () -> deletedOrDeleting(infra, NS, vm, uid));
-    CoreV1Event passed = awaitEvent(infra, NS, vm, "DrainDeadlinePassed");
+        () -> deletedOrDeleting(world.infra(), NS, vm, uid));
+    CoreV1Event passed = awaitEvent(world.infra(), NS, vm, "DrainDeadlinePassed");
     assertTrue(
         passed
             .getMessage()
@@ -168,25 +112,25 @@ class DrainStartAndDeadlineIT {
                     "kept-0", ns, new V1Patch("{\"metadata\":{\"finalizers\":null}}"))
                 .buildCall(null),
         V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH,
-        guest.client());
+        world.guest().client());
   }
 
   @Test
   void aMarkSeenWhileASlowUncordonCheckHeldTheVmiStartsTheDrainAtTheMark() throws Exception {
     String vm = unique("vm-mark");
     proxy.arm();
-    String uid = vmi(infra, NS, vm, TRICKLING, "External");
+    String uid = vmi(world.infra(), NS, vm, TRICKLING, "External");
     int before = proxy.acceptedConnections();
     // Running and not marked: its uncordon check asks the slow guest for our marks, holding the
     // VMI's key (the work queue never runs two steps of one VMI at once) for seconds.
-    running(infra, NS, vm, "infra-node-s1");
+    running(world.infra(), NS, vm, "infra-node-s1");
     Await.until(
         "the uncordon check reached the slow guest",
         WAIT,
         () -> proxy.acceptedConnections() > before);
 
     Instant marked = Instant.now();
-    evacuate(infra, NS, vm, "infra-node-s1");
+    evacuate(world.infra(), NS, vm, "infra-node-s1");
 
     String[] start = new String[1];
     Await.until(
@@ -194,7 +138,8 @@ class DrainStartAndDeadlineIT {
         DRAIN_TIMEOUT.plus(WAIT),
         () -> {
           Optional<String> recorded =
-              get(infra, NS, vm).flatMap(o -> annotation(o, EvictionAnnotations.DRAIN_START_TIME));
+              get(world.infra(), NS, vm)
+                  .flatMap(o -> annotation(o, EvictionAnnotations.DRAIN_START_TIME));
           recorded.ifPresent(r -> start[0] = r);
           return recorded.isPresent();
         });
@@ -204,9 +149,9 @@ class DrainStartAndDeadlineIT {
         "drain start " + start[0] + " is " + off + " from the mark at " + marked);
 
     // Gone, so that its evacuation through the slow guest does not outlive this test.
-    new io.kubernetes.client.openapi.apis.CustomObjectsApi(infra.client())
+    new io.kubernetes.client.openapi.apis.CustomObjectsApi(world.infra().client())
         .deleteNamespacedCustomObject("kubevirt.io", "v1", NS, "virtualmachineinstances", vm)
         .execute();
-    Await.until("VMI " + vm + " gone", WAIT, () -> deletedOrDeleting(infra, NS, vm, uid));
+    Await.until("VMI " + vm + " gone", WAIT, () -> deletedOrDeleting(world.infra(), NS, vm, uid));
   }
 }

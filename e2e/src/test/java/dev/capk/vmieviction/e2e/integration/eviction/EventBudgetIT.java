@@ -1,34 +1,26 @@
 package dev.capk.vmieviction.e2e.integration.eviction;
 
-import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.WAIT;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitDeleted;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitEvent;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evacuate;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unique;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.workload;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionWorld.flags;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.reflect.TypeToken;
-import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.Crds;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.manager.Main;
-import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.PolicyV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.util.Watch;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -41,13 +33,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class EventBudgetIT {
 
-  @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
-
-  @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  @RegisterExtension static final EvictionWorld world = EvictionWorld.withGuests("guest-a");
 
   static final String NS = "ev-event-budget";
   static final String TENANT = "tenant-event-budget";
@@ -56,61 +42,34 @@ class EventBudgetIT {
   /** The budget of a straight evacuation, the VMI's recreation (its uncordon) included. */
   static final int STRAIGHT_WRITES = 4;
 
-  static LocalCluster infra;
-  static LocalCluster guest;
-  static Manager manager;
   static EventWrites writes;
 
   @BeforeAll
   static void start() throws Exception {
-    infra = infraExt.cluster();
-    guest = guestExt.cluster();
-    Crds.installTestCrds(infra);
-    Path kubeconfig =
-        EvictionFixture.controllerKubeconfig(infra, EvictionFixture.tempDir("event-budget-it"));
-    EvictionFixture.namespace(infra, NS);
-    EvictionFixture.cluster(infra, NS, TENANT);
-    EvictionFixture.kubeconfigSecret(infra, NS, TENANT, guest.adminKubeconfigYaml());
-    writes = new EventWrites(infra.informerClient(), NS);
-    manager =
-        Main.start(
-            "--kubeconfig", kubeconfig.toString(),
-            "--metrics-bind-address", "0",
-            "--health-probe-bind-address", "0",
-            "--namespace", NS,
-            "--drain-timeout", "20m",
-            // Retried every second: every step of a blocked drain is an occurrence of DrainBlocked.
-            "--drain-retry-interval", "1s",
-            "--drain-attempt-timeout", "2s");
-    Await.until("controller ready", WAIT, manager::ready);
-  }
-
-  @AfterAll
-  static void stop() throws IOException {
-    if (manager != null) {
-      manager.close();
-    }
-    if (writes != null) {
-      writes.close();
-    }
+    world.tenant(NS, TENANT, world.guest());
+    // Closed once the controller is.
+    writes = world.closeAfterAll(new EventWrites(world.infra().informerClient(), NS));
+    // Retried every second: every step of a blocked drain is an occurrence of DrainBlocked.
+    world.startController(
+        NS, flags("--drain-timeout 20m --drain-retry-interval 1s --drain-attempt-timeout 2s"));
   }
 
   @Test
   void aStraightEvacuationWritesAtMostFourEventsInTheInfraCluster() throws Exception {
     String vm = unique("vm-straight");
     String spare = "spare-" + vm;
-    guest.kwokNodes().createNamed(vm, Map.of());
-    guest.kwokNodes().createNamed(spare, Map.of());
-    workload(guest, unique("shop"), "web", 2, 1, List.of(vm, spare));
+    world.guest().kwokNodes().createNamed(vm, Map.of());
+    world.guest().kwokNodes().createNamed(spare, Map.of());
+    workload(world.guest(), unique("shop"), "web", 2, 1, List.of(vm, spare));
 
-    EvictionFixture.machine(infra, NS, TENANT, vm);
-    String uid = vmi(infra, NS, vm, TENANT, "External");
-    evacuate(infra, NS, vm, INFRA_NODE);
-    awaitDeleted(infra, NS, vm, uid);
+    EvictionFixture.machine(world.infra(), NS, TENANT, vm);
+    String uid = vmi(world.infra(), NS, vm, TENANT, "External");
+    evacuate(world.infra(), NS, vm, INFRA_NODE);
+    awaitDeleted(world.infra(), NS, vm, uid);
     // KubeVirt recreates it; the node the controller cordoned is uncordoned: the last write.
-    EvictionFixture.recreatedRunning(infra, NS, vm, TENANT, "infra-node-6");
-    awaitEvent(infra, NS, vm, "GuestNodeUncordoned");
-    CoreV1Event drained = awaitEvent(infra, NS, vm, "DrainSucceeded");
+    EvictionFixture.recreatedRunning(world.infra(), NS, vm, TENANT, "infra-node-6");
+    awaitEvent(world.infra(), NS, vm, "GuestNodeUncordoned");
+    CoreV1Event drained = awaitEvent(world.infra(), NS, vm, "DrainSucceeded");
     // Events are written off the workers' threads: let any write still queued arrive.
     Thread.sleep(2_000);
 
@@ -125,26 +84,26 @@ class EventBudgetIT {
   @Test
   void aBlockedEvacuationAddsAtMostOneEventWriteAMinuteAndKeepsItsOutcome() throws Exception {
     String vm = unique("vm-blocked");
-    guest.kwokNodes().createNamed(vm, Map.of());
+    world.guest().kwokNodes().createNamed(vm, Map.of());
     String guestNs = unique("db");
     // One replica, minAvailable 1: no eviction is allowed until the budget goes.
-    workload(guest, guestNs, "db", 1, 1, List.of(vm));
-    EvictionFixture.machine(infra, NS, TENANT, vm);
+    workload(world.guest(), guestNs, "db", 1, 1, List.of(vm));
+    EvictionFixture.machine(world.infra(), NS, TENANT, vm);
 
-    String uid = vmi(infra, NS, vm, TENANT, "External");
+    String uid = vmi(world.infra(), NS, vm, TENANT, "External");
     Instant blockedFrom = Instant.now();
-    evacuate(infra, NS, vm, INFRA_NODE);
-    awaitEvent(infra, NS, vm, "DrainBlocked");
+    evacuate(world.infra(), NS, vm, INFRA_NODE);
+    awaitEvent(world.infra(), NS, vm, "DrainBlocked");
     // Blocked for a minute and a quarter (a drain step a second): long enough for the series to
     // be written again, and for a 30 s interval to show.
     Thread.sleep(
         Duration.ofSeconds(75).minus(Duration.between(blockedFrom, Instant.now())).toMillis());
-    new PolicyV1Api(guest.client())
+    new PolicyV1Api(world.guest().client())
         .deleteNamespacedPodDisruptionBudget("db-pdb", guestNs)
         .execute();
     Instant blockedUntil = Instant.now();
-    awaitDeleted(infra, NS, vm, uid);
-    CoreV1Event drained = awaitEvent(infra, NS, vm, "DrainSucceeded");
+    awaitDeleted(world.infra(), NS, vm, uid);
+    CoreV1Event drained = awaitEvent(world.infra(), NS, vm, "DrainSucceeded");
     Thread.sleep(2_000);
 
     // An upper bound of the time the drain was blocked, in started minutes.
@@ -163,7 +122,7 @@ class EventBudgetIT {
             + "): "
             + seen);
     // No outcome lost: the repeats are counted, the drain and the deletion told.
-    CoreV1Event blocked = awaitEvent(infra, NS, vm, "DrainBlocked");
+    CoreV1Event blocked = awaitEvent(world.infra(), NS, vm, "DrainBlocked");
     assertTrue(blocked.getCount() > 1, "the DrainBlocked series counts its repeats: " + blocked);
     assertTrue(drained.getMessage().contains("; VMI deleted so that"), drained.getMessage());
   }

@@ -113,6 +113,19 @@ final class EvictionFixture {
                 .formatted(name));
   }
 
+  /** Namespace {@code name}, once its default ServiceAccount exists (pods may be created). */
+  static void namespaceWithServiceAccount(LocalCluster c, String name) {
+    namespace(c, name);
+    CoreV1Api core = new CoreV1Api(c.client());
+    Await.until(
+        "the default ServiceAccount of " + name,
+        WAIT,
+        () -> {
+          core.readNamespacedServiceAccount("default", name).execute();
+          return true;
+        });
+  }
+
   static void cluster(LocalCluster infra, String ns, String name) {
     infra
         .kubectl()
@@ -139,19 +152,7 @@ final class EvictionFixture {
             spec: {clusterName: %3$s}
             """
                 .formatted(name, ns, cluster));
-    String machineUid =
-        infra
-            .kubectl()
-            .runOrFail(
-                null,
-                "-n",
-                ns,
-                "get",
-                "machines.cluster.x-k8s.io",
-                name,
-                "-o",
-                "jsonpath={.metadata.uid}")
-            .trim();
+    String machineUid = machineUid(infra, ns, name);
     infra
         .kubectl()
         .apply(
@@ -165,6 +166,21 @@ final class EvictionFixture {
               - {apiVersion: cluster.x-k8s.io/v1beta1, kind: Machine, name: %1$s, uid: %3$s}
             """
                 .formatted(name, ns, machineUid));
+  }
+
+  static String machineUid(LocalCluster infra, String ns, String name) {
+    return infra
+        .kubectl()
+        .runOrFail(
+            null,
+            "-n",
+            ns,
+            "get",
+            "machines.cluster.x-k8s.io",
+            name,
+            "-o",
+            "jsonpath={.metadata.uid}")
+        .trim();
   }
 
   /** KubeVirt's CR in namespace {@code ns}, setting the cluster-wide eviction strategy. */
@@ -192,7 +208,8 @@ final class EvictionFixture {
 
   /**
    * Starts the controller in this JVM through its Main, as its ServiceAccount ({@code kubeconfig}),
-   * with no metrics endpoint and a health endpoint on a free port, and waits until it is ready.
+   * with no metrics endpoint and a health endpoint on a free port (unless {@code flags} name their
+   * own), and waits until it is ready.
    *
    * @param leaderElectionId null for no leader election; else a short lease of that name, so a
    *     restart in the same test takes over within seconds
@@ -200,15 +217,22 @@ final class EvictionFixture {
    */
   static dev.capk.vmieviction.manager.Manager startManager(
       Path kubeconfig, String leaderElectionId, String... flags) throws Exception {
-    List<String> args =
-        new java.util.ArrayList<>(
-            List.of(
-                "--kubeconfig",
-                kubeconfig.toString(),
-                "--metrics-bind-address",
-                "0",
-                "--health-probe-bind-address",
-                "127.0.0.1:0"));
+    dev.capk.vmieviction.manager.Manager manager =
+        dev.capk.vmieviction.manager.Main.start(managerArgs(kubeconfig, leaderElectionId, flags));
+    Await.until("controller ready", WAIT, manager::ready);
+    return manager;
+  }
+
+  /** The arguments {@link #startManager} starts the controller with. */
+  static String[] managerArgs(Path kubeconfig, String leaderElectionId, String... flags) {
+    List<String> args = new java.util.ArrayList<>(List.of("--kubeconfig", kubeconfig.toString()));
+    // No metrics endpoint, probes on a free port: unless the test's flags name their own.
+    if (!List.of(flags).contains("--metrics-bind-address")) {
+      args.addAll(List.of("--metrics-bind-address", "0"));
+    }
+    if (!List.of(flags).contains("--health-probe-bind-address")) {
+      args.addAll(List.of("--health-probe-bind-address", "127.0.0.1:0"));
+    }
     if (leaderElectionId != null) {
       args.addAll(
           List.of(
@@ -225,10 +249,7 @@ final class EvictionFixture {
               "500ms"));
     }
     args.addAll(List.of(flags));
-    dev.capk.vmieviction.manager.Manager manager =
-        dev.capk.vmieviction.manager.Main.start(args.toArray(String[]::new));
-    Await.until("controller ready", WAIT, manager::ready);
-    return manager;
+    return args.toArray(String[]::new);
   }
 
   /** Creates or replaces the kubeconfig Secret {@code <cluster>-kubeconfig} with {@code value}. */
@@ -481,17 +502,27 @@ final class EvictionFixture {
         replicas + " running pods of " + ns + "/" + app,
         WAIT,
         () -> running(guest, ns, app).size() == replicas);
+    awaitBudget(guest, ns, app + "-pdb", replicas, null);
+  }
+
+  /**
+   * Waits until budget {@code ns/name}'s status counts {@code healthy} pods and, unless {@code
+   * allowed} is null, allows that many disruptions.
+   */
+  static void awaitBudget(
+      LocalCluster guest, String ns, String name, int healthy, Integer allowed) {
     Await.until(
-        "budget " + ns + "/" + app + "-pdb computed",
+        "budget " + ns + "/" + name + " computed",
         WAIT,
         () -> {
-          var pdb =
+          var status =
               new io.kubernetes.client.openapi.apis.PolicyV1Api(guest.client())
-                  .readNamespacedPodDisruptionBudget(app + "-pdb", ns)
-                  .execute();
-          return pdb.getStatus() != null
-              && pdb.getStatus().getCurrentHealthy() != null
-              && pdb.getStatus().getCurrentHealthy() == replicas;
+                  .readNamespacedPodDisruptionBudget(name, ns)
+                  .execute()
+                  .getStatus();
+          return status != null
+              && Integer.valueOf(healthy).equals(status.getCurrentHealthy())
+              && (allowed == null || allowed.equals(status.getDisruptionsAllowed()));
         });
   }
 

@@ -14,18 +14,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.e2e.bench.AuditLog;
-import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.manager.Manager;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -43,14 +38,10 @@ class GuestNodeWatchIT {
   /** Written once: the shape below is applied again whenever the shared cluster is asked for. */
   static final List<String> AUDIT_FLAGS = auditFlags();
 
-  @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
-
   /** A guest cluster of this class's own: its API server writes the audit log. */
   @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared(
+  static final EvictionWorld world =
+      EvictionWorld.withGuest(
           "guest-nodewatch",
           b -> {
             // Nodes only (kwok keeps them Ready): the steps' node reads are what is counted.
@@ -61,53 +52,33 @@ class GuestNodeWatchIT {
             return shaped;
           });
 
-  static LocalCluster infra;
-  static LocalCluster guest;
-  static Path dir;
-  Manager manager;
-
-  @BeforeAll
-  static void clusters() {
-    infra = infraExt.cluster();
-    guest = guestExt.cluster();
-    Crds.installTestCrds(infra);
-    dir = EvictionFixture.tempDir("vmi-eviction-node-watch-it");
-  }
-
-  @AfterEach
-  void stopController() {
-    if (manager != null) {
-      manager.close();
-    }
-  }
-
   @Test
   void threeEvacuationsOfOneGuestClusterReadItsNodesFromOneListAndWatchWithoutAGetPerStep()
       throws Exception {
     String ns = tenant("node-watch");
     List<String> vms = List.of(unique("vm-nw-a"), unique("vm-nw-b"), unique("vm-nw-c"));
-    vms.forEach(vm -> guest.kwokNodes().createNamed(vm, Map.of()));
+    vms.forEach(vm -> world.guest().kwokNodes().createNamed(vm, Map.of()));
     Map<String, String> uids = new TreeMap<>();
     for (String vm : vms) {
-      uids.put(vm, vmi(infra, ns, vm, "tenant", "External"));
+      uids.put(vm, vmi(world.infra(), ns, vm, "tenant", "External"));
     }
     Instant from = Instant.now();
-    startController(ns);
+    world.startController(ns);
 
     for (String vm : vms) {
-      evacuate(infra, ns, vm, "infra-node-nw");
+      evacuate(world.infra(), ns, vm, "infra-node-nw");
     }
     for (String vm : vms) {
-      awaitDeleted(infra, ns, vm, uids.get(vm));
-      assertTrue(unschedulable(node(guest, vm)), vm + " cordoned");
+      awaitDeleted(world.infra(), ns, vm, uids.get(vm));
+      assertTrue(unschedulable(node(world.guest(), vm)), vm + " cordoned");
     }
     // KubeVirt recreates each VMI; once it runs, its node is uncordoned.
     for (String vm : vms) {
-      recreatedRunning(infra, ns, vm, "tenant", "infra-node-nw-2");
+      recreatedRunning(world.infra(), ns, vm, "tenant", "infra-node-nw-2");
     }
     for (String vm : vms) {
-      awaitEvent(infra, ns, vm, "GuestNodeUncordoned");
-      assertTrue(!unschedulable(node(guest, vm)), vm + " uncordoned");
+      awaitEvent(world.infra(), ns, vm, "GuestNodeUncordoned");
+      assertTrue(!unschedulable(node(world.guest(), vm)), vm + " uncordoned");
     }
 
     Map<String, Integer> calls = nodeRequests(from);
@@ -122,38 +93,36 @@ class GuestNodeWatchIT {
     String ns = tenant("node-watch-admin");
     String first = unique("vm-nw-first");
     String second = unique("vm-nw-second");
-    guest.kwokNodes().createNamed(first, Map.of());
-    guest.kwokNodes().createNamed(second, Map.of());
-    String firstUid = vmi(infra, ns, first, "tenant", "External");
-    String secondUid = vmi(infra, ns, second, "tenant", "External");
-    startController(ns);
+    world.guest().kwokNodes().createNamed(first, Map.of());
+    world.guest().kwokNodes().createNamed(second, Map.of());
+    String firstUid = vmi(world.infra(), ns, first, "tenant", "External");
+    String secondUid = vmi(world.infra(), ns, second, "tenant", "External");
+    world.startController(ns);
 
     // The first evacuation starts the cluster's node watch.
-    evacuate(infra, ns, first, "infra-node-nw-3");
-    awaitDeleted(infra, ns, first, firstUid);
+    evacuate(world.infra(), ns, first, "infra-node-nw-3");
+    awaitDeleted(world.infra(), ns, first, firstUid);
     // Then an admin cordons the second VM's node, and the second VMI is evacuated at once.
-    EvictionFixture.cordon(guest, second, true);
-    evacuate(infra, ns, second, "infra-node-nw-3");
-    awaitDeleted(infra, ns, second, secondUid);
+    EvictionFixture.cordon(world.guest(), second, true);
+    evacuate(world.infra(), ns, second, "infra-node-nw-3");
+    awaitDeleted(world.infra(), ns, second, secondUid);
     assertEquals(
         Optional.empty(),
-        nodeAnnotation(node(guest, second), EvictionAnnotations.CORDONED_BY),
+        nodeAnnotation(node(world.guest(), second), EvictionAnnotations.CORDONED_BY),
         "an admin's cordon is not marked ours");
 
     // Recreated and running: the first node is uncordoned, the admin's stays cordoned.
-    recreatedRunning(infra, ns, second, "tenant", "infra-node-nw-4");
-    recreatedRunning(infra, ns, first, "tenant", "infra-node-nw-4");
-    awaitEvent(infra, ns, first, "GuestNodeUncordoned");
-    assertTrue(unschedulable(node(guest, second)), "the admin's cordon stays");
+    recreatedRunning(world.infra(), ns, second, "tenant", "infra-node-nw-4");
+    recreatedRunning(world.infra(), ns, first, "tenant", "infra-node-nw-4");
+    awaitEvent(world.infra(), ns, first, "GuestNodeUncordoned");
+    assertTrue(unschedulable(node(world.guest(), second)), "the admin's cordon stays");
   }
 
   @Test
   void aGuestIdentityThatMayNotListNodesStillEvacuatesReadingItsNodeByName() throws Exception {
     String user = unique("no-node-list");
-    guest
-        .kubectl()
-        .apply(
-            """
+    world.guestApply(
+        """
             apiVersion: rbac.authorization.k8s.io/v1
             kind: ClusterRole
             metadata: {name: %1$s}
@@ -170,38 +139,32 @@ class GuestNodeWatchIT {
             roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %1$s}
             subjects: [{kind: User, name: %1$s, apiGroup: rbac.authorization.k8s.io}]
             """
-                .formatted(user));
-    String ns = tenant("node-watch-rbac", guest.kubeconfigFor(user, "tenant-operators"));
+            .formatted(user));
+    String ns = tenant("node-watch-rbac", world.guest().kubeconfigFor(user, "tenant-operators"));
     String vm = unique("vm-nw-rbac");
-    guest.kwokNodes().createNamed(vm, Map.of());
-    String uid = vmi(infra, ns, vm, "tenant", "External");
+    world.guest().kwokNodes().createNamed(vm, Map.of());
+    String uid = vmi(world.infra(), ns, vm, "tenant", "External");
     // A worker by CAPK's label: admission needs no node list for it (it does to tell a role).
-    infra.kubectl().runOrFail(null, "-n", ns, "label", "vmi", vm, "cluster.x-k8s.io/role=worker");
-    startController(ns);
+    world.infraKubectl("-n", ns, "label", "vmi", vm, "cluster.x-k8s.io/role=worker");
+    world.startController(ns);
 
-    evacuate(infra, ns, vm, "infra-node-nw-5");
-    awaitDeleted(infra, ns, vm, uid);
-    assertTrue(unschedulable(node(guest, vm)), "cordoned by name");
+    evacuate(world.infra(), ns, vm, "infra-node-nw-5");
+    awaitDeleted(world.infra(), ns, vm, uid);
+    assertTrue(unschedulable(node(world.guest(), vm)), "cordoned by name");
     assertEquals(
         Optional.of(uid),
-        nodeAnnotation(node(guest, vm), EvictionAnnotations.CORDONED_BY),
+        nodeAnnotation(node(world.guest(), vm), EvictionAnnotations.CORDONED_BY),
         "and marked ours");
   }
 
   private String tenant(String prefix) throws Exception {
-    return tenant(prefix, guest.kubeconfigFor(AuditLog.USER, "system:masters"));
+    return tenant(prefix, world.guest().kubeconfigFor(AuditLog.USER, "system:masters"));
   }
 
   private String tenant(String prefix, String guestKubeconfig) throws Exception {
     String ns = unique(prefix);
-    EvictionFixture.tenant(infra, ns, "tenant", guestKubeconfig);
+    world.tenant(ns, "tenant", guestKubeconfig);
     return ns;
-  }
-
-  private void startController(String ns) throws Exception {
-    manager =
-        EvictionFixture.startManager(
-            EvictionFixture.controllerKubeconfig(infra, dir), null, "--namespace", ns);
   }
 
   /** The audit policy: the controller's identity's requests on nodes, nothing else. */

@@ -13,6 +13,7 @@ import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.node
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.running;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unique;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unschedulable;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionWorld.flags;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -21,11 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.gson.Gson;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.FreePorts;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
@@ -35,7 +32,6 @@ import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodSpec;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -72,13 +68,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class HostileInputIT {
 
-  @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
-
-  @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  @RegisterExtension static final EvictionWorld world = EvictionWorld.withGuests("guest-a");
 
   /** Short, so that the deadline cases end in seconds. */
   static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(30);
@@ -102,9 +92,6 @@ class HostileInputIT {
   static final String NEVER_FINISH = "test.capk.dev/never-finishes";
   static final Gson GSON = new Gson();
 
-  static LocalCluster infra;
-  static LocalCluster guest;
-  static Path kubeconfig;
   static Manager controller;
   static Manager largeController;
   static Instant controllerStarted;
@@ -138,18 +125,8 @@ class HostileInputIT {
 
   @BeforeAll
   static void arrangeAllThenStartTheController() throws Exception {
-    infra = infraExt.cluster();
-    guest = guestExt.cluster();
-    Crds.installTestCrds(infra);
-    kubeconfig =
-        EvictionFixture.controllerKubeconfig(
-            infra, EvictionFixture.tempDir("vmi-eviction-hostile-it"));
-    EvictionFixture.namespace(infra, NS);
-    EvictionFixture.namespace(infra, LARGE_NS);
-    EvictionFixture.cluster(infra, NS, TENANT);
-    EvictionFixture.kubeconfigSecret(infra, NS, TENANT, guest.adminKubeconfigYaml());
-    EvictionFixture.cluster(infra, LARGE_NS, TENANT);
-    EvictionFixture.kubeconfigSecret(infra, LARGE_NS, TENANT, guest.adminKubeconfigYaml());
+    world.tenant(NS, TENANT, world.guest());
+    world.tenant(LARGE_NS, TENANT, world.guest());
 
     for (Case c :
         List.of(
@@ -215,43 +192,20 @@ class HostileInputIT {
   static Manager start(
       String namespace, Duration drainTimeout, Duration attemptTimeout, String leaseName)
       throws Exception {
-    Manager m =
-        Main.start(
-            "--kubeconfig",
-            kubeconfig.toString(),
-            "--leader-elect",
-            "--leader-election-namespace",
-            EvictionFixture.CONTROLLER_NAMESPACE,
-            "--leader-election-id",
-            leaseName,
-            "--leader-election-lease-duration",
-            "4s",
-            "--leader-election-renew-deadline",
-            "3s",
-            "--leader-election-retry-period",
-            "500ms",
-            "--metrics-bind-address",
-            "0",
-            "--health-probe-bind-address",
-            "127.0.0.1:0",
-            "--namespace",
-            namespace,
-            "--drain-timeout",
-            drainTimeout.toSeconds() + "s",
-            // Short on purpose: a blocked drain then repeats its warning every second or two, more
-            // often
-            // than the event recorder's allowance of 25 per VMI; the deadline events must still
-            // arrive.
-            "--drain-retry-interval",
-            "1s",
-            "--drain-attempt-timeout",
-            attemptTimeout.toSeconds() + "s");
-    Await.until("controller for " + namespace + " ready", WAIT, m::ready);
-    return m;
+    // The retry interval is short on purpose: a blocked drain then repeats its warning every second
+    // or two, more often than the event recorder's allowance of 25 per VMI; the deadline events
+    // must still arrive.
+    return world.startLeaderElectedController(
+        leaseName,
+        namespace,
+        flags(
+            "--drain-timeout %ds --drain-retry-interval 1s --drain-attempt-timeout %ds"
+                .formatted(drainTimeout.toSeconds(), attemptTimeout.toSeconds())));
   }
 
   @AfterAll
   static void stop() {
+    // Before the clean-up below (the world would close them after it).
     for (Manager m : new Manager[] {controller, largeController}) {
       if (m != null) {
         m.close();
@@ -261,7 +215,8 @@ class HostileInputIT {
     // Release what the cases held on purpose, so the shared clusters can clean up.
     for (String ns : List.of(NS, LARGE_NS)) {
       String names =
-          infra
+          world
+              .infra()
               .kubectl()
               .run(
                   null,
@@ -275,7 +230,8 @@ class HostileInputIT {
               .stdout()
               .trim();
       for (String vm : names.isEmpty() ? new String[0] : names.split("\\s+")) {
-        infra
+        world
+            .infra()
             .kubectl()
             .run(
                 null,
@@ -292,7 +248,8 @@ class HostileInputIT {
     }
     for (String ns : guestNamespaces) {
       String pods =
-          guest
+          world
+              .guest()
               .kubectl()
               .run(
                   null,
@@ -307,7 +264,8 @@ class HostileInputIT {
               .trim();
       for (String pod :
           pods.isEmpty() || ns.startsWith("large") ? new String[0] : pods.split("\\s+")) {
-        guest
+        world
+            .guest()
             .kubectl()
             .run(
                 null,
@@ -321,10 +279,16 @@ class HostileInputIT {
                 "-p",
                 "{\"metadata\":{\"finalizers\":null}}");
       }
-      guest.kubectl().run(null, Duration.ofSeconds(60), "delete", "namespace", ns, "--wait=false");
+      world
+          .guest()
+          .kubectl()
+          .run(null, Duration.ofSeconds(60), "delete", "namespace", ns, "--wait=false");
     }
     for (String n : kubeletlessNodes) {
-      guest.kubectl().run(null, Duration.ofSeconds(30), "delete", "node", n, "--wait=false");
+      world
+          .guest()
+          .kubectl()
+          .run(null, Duration.ofSeconds(30), "delete", "node", n, "--wait=false");
     }
   }
 
@@ -354,12 +318,12 @@ class HostileInputIT {
               Map.of(EvictionAnnotations.DRAIN_START_TIME, garbage, "example.com/keep", "me"));
         },
         () -> {
-          CoreV1Event invalid = awaitEvent(infra, vm.ns, vm.name, "DrainStartTimeInvalid");
+          CoreV1Event invalid = awaitEvent(world.infra(), vm.ns, vm.name, "DrainStartTimeInvalid");
           assertEquals("Warning", invalid.getType());
           assertTrue(
               invalid.getMessage().contains("is not an RFC 3339 time"), invalid.getMessage());
           Instant start = assertStartReplacedByControllerTime(vm, garbage);
-          awaitEvent(infra, vm.ns, vm.name, "DrainBlocked");
+          awaitEvent(world.infra(), vm.ns, vm.name, "DrainBlocked");
           assertDeletedAtTheDeadline(vm, start, DRAIN_TIMEOUT);
           assertOnlyOurAnnotationChanged(vm, Map.of("example.com/keep", "me"));
         });
@@ -378,7 +342,7 @@ class HostileInputIT {
           create(vm, TENANT, "External", Map.of(EvictionAnnotations.DRAIN_START_TIME, future));
         },
         () -> {
-          awaitEvent(infra, vm.ns, vm.name, "DrainStartTimeInvalid");
+          awaitEvent(world.infra(), vm.ns, vm.name, "DrainStartTimeInvalid");
           Instant start = assertStartReplacedByControllerTime(vm, future);
           assertDeletedAtTheDeadline(vm, start, DRAIN_TIMEOUT);
         });
@@ -394,24 +358,25 @@ class HostileInputIT {
     return new Case(
         "drain start annotation far in the past: DrainDeadlinePassed at once, guest untouched",
         () -> {
-          guest.kwokNodes().createNamed(vm.name, Map.of());
+          world.guest().kwokNodes().createNamed(vm.name, Map.of());
           create(vm, TENANT, "External", Map.of(EvictionAnnotations.DRAIN_START_TIME, past));
         },
         () -> {
-          awaitDeleted(infra, vm.ns, vm.name, vm.uid);
-          CoreV1Event passed = awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed");
+          awaitDeleted(world.infra(), vm.ns, vm.name, vm.uid);
+          CoreV1Event passed = awaitEvent(world.infra(), vm.ns, vm.name, "DrainDeadlinePassed");
           assertTrue(passed.getMessage().contains("2001-01-01T00:00:30Z"), passed.getMessage());
-          awaitEvent(infra, vm.ns, vm.name, "VMIDeleted");
-          Map<String, Object> v = get(infra, vm.ns, vm.name).orElseThrow();
+          awaitEvent(world.infra(), vm.ns, vm.name, "VMIDeleted");
+          Map<String, Object> v = get(world.infra(), vm.ns, vm.name).orElseThrow();
           assertEquals(
               Optional.of(past),
               annotation(v, EvictionAnnotations.DRAIN_START_TIME),
               "a valid start is kept");
           assertFalse(
-              unschedulable(node(guest, vm.name)),
+              unschedulable(node(world.guest(), vm.name)),
               "no guest access past the deadline: node not cordoned");
           assertTrue(
-              event(infra, vm.ns, vm.name, "DrainStarted").isEmpty(), "not a new evacuation");
+              event(world.infra(), vm.ns, vm.name, "DrainStarted").isEmpty(),
+              "not a new evacuation");
         });
   }
 
@@ -429,11 +394,11 @@ class HostileInputIT {
               Map.of(EvictionAnnotations.CAPK_DELETION_GRACE_TIME, "9999-12-31T23:59:59Z"));
         },
         () -> {
-          awaitEvent(infra, vm.ns, vm.name, "DrainBlocked");
+          awaitEvent(world.infra(), vm.ns, vm.name, "DrainBlocked");
           Instant start = startOf(vm);
           assertDeletedAtTheDeadline(vm, start, DRAIN_TIMEOUT);
           assertTrue(
-              awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed")
+              awaitEvent(world.infra(), vm.ns, vm.name, "DrainDeadlinePassed")
                   .getMessage()
                   .contains("drain timeout"));
         });
@@ -448,7 +413,7 @@ class HostileInputIT {
         "missing cluster label: MissingClusterLabel, deleted at the deadline",
         () -> create(vm, null, "External", Map.of()),
         () -> {
-          CoreV1Event e = awaitEvent(infra, vm.ns, vm.name, "MissingClusterLabel");
+          CoreV1Event e = awaitEvent(world.infra(), vm.ns, vm.name, "MissingClusterLabel");
           assertTrue(e.getMessage().contains("cluster.x-k8s.io/cluster-name"), e.getMessage());
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
         });
@@ -460,10 +425,10 @@ class HostileInputIT {
         "a Cluster that does not exist: ClusterNotFound, deleted at the deadline",
         () -> create(vm, "no-such-cluster", "External", Map.of()),
         () -> {
-          awaitEvent(infra, vm.ns, vm.name, "ClusterNotFound");
+          awaitEvent(world.infra(), vm.ns, vm.name, "ClusterNotFound");
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
           assertTrue(
-              awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed")
+              awaitEvent(world.infra(), vm.ns, vm.name, "DrainDeadlinePassed")
                   .getMessage()
                   .contains("not found"));
         });
@@ -475,11 +440,11 @@ class HostileInputIT {
     return new Case(
         "a missing kubeconfig Secret: KubeconfigSecretNotFound, deleted at the deadline",
         () -> {
-          EvictionFixture.cluster(infra, NS, cluster);
+          EvictionFixture.cluster(world.infra(), NS, cluster);
           create(vm, cluster, "External", Map.of());
         },
         () -> {
-          awaitEvent(infra, vm.ns, vm.name, "KubeconfigSecretNotFound");
+          awaitEvent(world.infra(), vm.ns, vm.name, "KubeconfigSecretNotFound");
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
         });
   }
@@ -491,24 +456,22 @@ class HostileInputIT {
     return new Case(
         "a kubeconfig Secret without 'value': KubeconfigSecretMissingValue, deleted at the deadline, Secret untouched",
         () -> {
-          EvictionFixture.cluster(infra, NS, cluster);
+          EvictionFixture.cluster(world.infra(), NS, cluster);
           // The kubeconfig under another key, as a hand-made Secret might have it.
-          infra
-              .kubectl()
-              .apply(
-                  """
+          world.infraApply(
+              """
               apiVersion: v1
               kind: Secret
               metadata: {name: %s-kubeconfig, namespace: %s}
               data:
                 kubeconfig: %s
               """
-                      .formatted(cluster, NS, b64("apiVersion: v1\nkind: Config\n")));
+                  .formatted(cluster, NS, b64("apiVersion: v1\nkind: Config\n")));
           version[0] = secretVersion(cluster);
           create(vm, cluster, "External", Map.of());
         },
         () -> {
-          CoreV1Event e = awaitEvent(infra, vm.ns, vm.name, "KubeconfigSecretMissingValue");
+          CoreV1Event e = awaitEvent(world.infra(), vm.ns, vm.name, "KubeconfigSecretMissingValue");
           assertTrue(e.getMessage().contains("'value'"), e.getMessage());
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
           assertEquals(version[0], secretVersion(cluster), "the Secret was not written to");
@@ -522,15 +485,18 @@ class HostileInputIT {
     return new Case(
         "a kubeconfig that does not parse: KubeconfigInvalid, nothing of it quoted, deleted at the deadline",
         () -> {
-          EvictionFixture.cluster(infra, NS, cluster);
+          EvictionFixture.cluster(world.infra(), NS, cluster);
           EvictionFixture.kubeconfigSecret(
-              infra, NS, cluster, "users: [{token: " + secretLooking + "}\n  : {{ not: yaml [");
+              world.infra(),
+              NS,
+              cluster,
+              "users: [{token: " + secretLooking + "}\n  : {{ not: yaml [");
           create(vm, cluster, "External", Map.of());
         },
         () -> {
-          CoreV1Event e = awaitEvent(infra, vm.ns, vm.name, "KubeconfigInvalid");
+          CoreV1Event e = awaitEvent(world.infra(), vm.ns, vm.name, "KubeconfigInvalid");
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
-          for (CoreV1Event each : events(infra, vm.ns, vm.name)) {
+          for (CoreV1Event each : events(world.infra(), vm.ns, vm.name)) {
             assertFalse(
                 each.getMessage().contains(secretLooking),
                 "Secret content in an event: " + each.getReason());
@@ -548,22 +514,23 @@ class HostileInputIT {
     return new Case(
         "a kubeconfig pointing at a closed port: GuestAPIUnavailable, deleted at the deadline",
         () -> {
-          guest.kwokNodes().createNamed(vm.name, Map.of());
-          EvictionFixture.cluster(infra, NS, cluster);
+          world.guest().kwokNodes().createNamed(vm.name, Map.of());
+          EvictionFixture.cluster(world.infra(), NS, cluster);
           // Nobody listens there (FreePorts hands out ports it found closed).
           EvictionFixture.kubeconfigSecret(
-              infra,
+              world.infra(),
               NS,
               cluster,
-              guest
+              world
+                  .guest()
                   .adminKubeconfigYaml()
-                  .replace(guest.serverUrl(), "https://127.0.0.1:" + FreePorts.next()));
+                  .replace(world.guest().serverUrl(), "https://127.0.0.1:" + FreePorts.next()));
           create(vm, cluster, "External", Map.of());
         },
         () -> {
-          awaitEvent(infra, vm.ns, vm.name, "GuestAPIUnavailable");
+          awaitEvent(world.infra(), vm.ns, vm.name, "GuestAPIUnavailable");
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
-          assertFalse(unschedulable(node(guest, vm.name)));
+          assertFalse(unschedulable(node(world.guest(), vm.name)));
         });
   }
 
@@ -574,34 +541,36 @@ class HostileInputIT {
   static Case kubeconfigWithAWrongCa() {
     Vm vm = new Vm(NS, "vm-wrongca");
     String cluster = "hostile-wrong-ca";
-    String wrongCa = b64(infra.caCertificatePem());
+    String wrongCa = b64(world.infra().caCertificatePem());
     return new Case(
         "a kubeconfig with a wrong CA: GuestAPICertificateRejected, no insecure fallback, deleted at the deadline",
         () -> {
-          guest.kwokNodes().createNamed(vm.name, Map.of());
-          EvictionFixture.cluster(infra, NS, cluster);
+          world.guest().kwokNodes().createNamed(vm.name, Map.of());
+          EvictionFixture.cluster(world.infra(), NS, cluster);
           String kc =
-              guest
+              world
+                  .guest()
                   .adminKubeconfigYaml()
                   .replaceFirst(
                       "certificate-authority-data: \\S+", "certificate-authority-data: " + wrongCa);
-          assertNotEquals(guest.adminKubeconfigYaml(), kc);
-          EvictionFixture.kubeconfigSecret(infra, NS, cluster, kc);
+          assertNotEquals(world.guest().adminKubeconfigYaml(), kc);
+          EvictionFixture.kubeconfigSecret(world.infra(), NS, cluster, kc);
           create(vm, cluster, "External", Map.of());
         },
         () -> {
-          CoreV1Event refused = awaitEvent(infra, vm.ns, vm.name, "GuestAPICertificateRejected");
+          CoreV1Event refused =
+              awaitEvent(world.infra(), vm.ns, vm.name, "GuestAPICertificateRejected");
           assertEquals("Warning", refused.getType());
           assertTrue(refused.getMessage().contains("certificate"), refused.getMessage());
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
           assertFalse(
-              unschedulable(node(guest, vm.name)),
+              unschedulable(node(world.guest(), vm.name)),
               "the guest was never reached: no insecure fallback");
           assertEquals(
               Optional.empty(),
-              nodeAnnotation(node(guest, vm.name), EvictionAnnotations.CORDONED_BY));
-          assertTrue(event(infra, vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
-          for (CoreV1Event each : events(infra, vm.ns, vm.name)) {
+              nodeAnnotation(node(world.guest(), vm.name), EvictionAnnotations.CORDONED_BY));
+          assertTrue(event(world.infra(), vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
+          for (CoreV1Event each : events(world.infra(), vm.ns, vm.name)) {
             assertFalse(
                 each.getMessage().contains(wrongCa.substring(0, 40)), "CA data in an event");
           }
@@ -621,28 +590,31 @@ class HostileInputIT {
             + field
             + ": KubeconfigInvalid naming it, guest untouched, deleted at the deadline",
         () -> {
-          guest.kwokNodes().createNamed(vm.name, Map.of());
-          EvictionFixture.cluster(infra, NS, cluster);
+          world.guest().kwokNodes().createNamed(vm.name, Map.of());
+          EvictionFixture.cluster(world.infra(), NS, cluster);
           EvictionFixture.kubeconfigSecret(
-              infra, NS, cluster, withClusterField(guest.adminKubeconfigYaml(), line));
+              world.infra(),
+              NS,
+              cluster,
+              withClusterField(world.guest().adminKubeconfigYaml(), line));
           create(vm, cluster, "External", Map.of());
         },
         () -> {
-          CoreV1Event refused = awaitEvent(infra, vm.ns, vm.name, "KubeconfigInvalid");
+          CoreV1Event refused = awaitEvent(world.infra(), vm.ns, vm.name, "KubeconfigInvalid");
           assertEquals("Warning", refused.getType());
           assertTrue(refused.getMessage().contains("'" + field + "'"), refused.getMessage());
           String value = line.substring(line.indexOf(':') + 1).trim();
-          for (CoreV1Event each : events(infra, vm.ns, vm.name)) {
+          for (CoreV1Event each : events(world.infra(), vm.ns, vm.name)) {
             assertFalse(
                 each.getMessage().contains(value),
                 "the field's value quoted in " + each.getReason());
           }
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
-          assertFalse(unschedulable(node(guest, vm.name)), "the guest was never reached");
+          assertFalse(unschedulable(node(world.guest(), vm.name)), "the guest was never reached");
           assertEquals(
               Optional.empty(),
-              nodeAnnotation(node(guest, vm.name), EvictionAnnotations.CORDONED_BY));
-          assertTrue(event(infra, vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
+              nodeAnnotation(node(world.guest(), vm.name), EvictionAnnotations.CORDONED_BY));
+          assertTrue(event(world.infra(), vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
         });
   }
 
@@ -656,20 +628,21 @@ class HostileInputIT {
     return new Case(
         "a kubeconfig without CA data: verified against the system trust store, GuestAPICertificateRejected",
         () -> {
-          guest.kwokNodes().createNamed(vm.name, Map.of());
-          EvictionFixture.cluster(infra, NS, cluster);
+          world.guest().kwokNodes().createNamed(vm.name, Map.of());
+          EvictionFixture.cluster(world.infra(), NS, cluster);
           String kc =
-              guest
+              world
+                  .guest()
                   .adminKubeconfigYaml()
                   .replaceFirst("(?m)^\\s*certificate-authority-data: \\S+\\n", "");
           assertFalse(kc.contains("certificate-authority"), "CA data removed");
-          EvictionFixture.kubeconfigSecret(infra, NS, cluster, kc);
+          EvictionFixture.kubeconfigSecret(world.infra(), NS, cluster, kc);
           create(vm, cluster, "External", Map.of());
         },
         () -> {
-          awaitEvent(infra, vm.ns, vm.name, "GuestAPICertificateRejected");
+          awaitEvent(world.infra(), vm.ns, vm.name, "GuestAPICertificateRejected");
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
-          assertFalse(unschedulable(node(guest, vm.name)), "the guest was never reached");
+          assertFalse(unschedulable(node(world.guest(), vm.name)), "the guest was never reached");
         });
   }
 
@@ -697,28 +670,28 @@ class HostileInputIT {
         "Cluster paused: ClusterPaused, guest node never cordoned nor drained, deleted at the deadline",
         () -> {
           guestNs[0] = blockedGuestNode(vm.name);
-          infra
-              .kubectl()
-              .apply(
-                  """
+          world.infraApply(
+              """
                   apiVersion: cluster.x-k8s.io/v1beta1
                   kind: Cluster
                   metadata: {name: %s, namespace: %s}
                   spec: {paused: true}
                   """
-                      .formatted(cluster, NS));
-          EvictionFixture.kubeconfigSecret(infra, NS, cluster, guest.adminKubeconfigYaml());
+                  .formatted(cluster, NS));
+          EvictionFixture.kubeconfigSecret(
+              world.infra(), NS, cluster, world.guest().adminKubeconfigYaml());
           machineAndKubevirtMachine(vm.name, Map.of(), Map.of(), Map.of());
           create(vm, cluster, "External", Map.of());
         },
         () -> {
-          CoreV1Event paused = awaitEvent(infra, vm.ns, vm.name, "ClusterPaused");
+          CoreV1Event paused = awaitEvent(world.infra(), vm.ns, vm.name, "ClusterPaused");
           assertEquals("Warning", paused.getType());
           assertTrue(paused.getMessage().contains(NS + "/" + cluster), paused.getMessage());
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
-          assertFalse(unschedulable(node(guest, vm.name)), "never cordoned");
-          assertTrue(event(infra, vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
-          assertEquals(1, running(guest, guestNs[0], "db").size(), "its pod was never evicted");
+          assertFalse(unschedulable(node(world.guest(), vm.name)), "never cordoned");
+          assertTrue(event(world.infra(), vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
+          assertEquals(
+              1, running(world.guest(), guestNs[0], "db").size(), "its pod was never evicted");
         });
   }
 
@@ -738,20 +711,21 @@ class HostileInputIT {
           create(vm, TENANT, "External", Map.of());
         },
         () -> {
-          awaitDeleted(infra, vm.ns, vm.name, vm.uid);
-          CoreV1Event excluded = awaitEvent(infra, vm.ns, vm.name, "NodeDrainExcluded");
+          awaitDeleted(world.infra(), vm.ns, vm.name, vm.uid);
+          CoreV1Event excluded = awaitEvent(world.infra(), vm.ns, vm.name, "NodeDrainExcluded");
           assertEquals("Normal", excluded.getType());
           assertTrue(
-              awaitEvent(infra, vm.ns, vm.name, "VMIDeleted")
+              awaitEvent(world.infra(), vm.ns, vm.name, "VMIDeleted")
                   .getMessage()
                   .contains("drain_excluded"));
           assertTrue(
               deletionTime(vm).isBefore(startOf(vm).plus(DRAIN_TIMEOUT)),
               "deleted before the deadline");
-          assertTrue(event(infra, vm.ns, vm.name, "DrainDeadlinePassed").isEmpty());
-          assertFalse(unschedulable(node(guest, vm.name)), "never cordoned");
-          assertTrue(event(infra, vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
-          assertEquals(1, running(guest, guestNs[0], "db").size(), "its pod was never evicted");
+          assertTrue(event(world.infra(), vm.ns, vm.name, "DrainDeadlinePassed").isEmpty());
+          assertFalse(unschedulable(node(world.guest(), vm.name)), "never cordoned");
+          assertTrue(event(world.infra(), vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
+          assertEquals(
+              1, running(world.guest(), guestNs[0], "db").size(), "its pod was never evicted");
         });
   }
 
@@ -772,11 +746,13 @@ class HostileInputIT {
           create(vm, TENANT, "External", Map.of());
         },
         () -> {
-          CoreV1Event shortened = awaitEvent(infra, vm.ns, vm.name, "DrainDeadlineShortened");
+          CoreV1Event shortened =
+              awaitEvent(world.infra(), vm.ns, vm.name, "DrainDeadlineShortened");
           assertEquals("Normal", shortened.getType());
           Instant start = startOf(vm);
           assertDeletedAtTheDeadline(vm, start, MACHINE_DRAIN_TIMEOUT);
-          String passed = awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed").getMessage();
+          String passed =
+              awaitEvent(world.infra(), vm.ns, vm.name, "DrainDeadlinePassed").getMessage();
           assertTrue(passed.contains("Machine " + NS + "/" + vm.name), passed);
         });
   }
@@ -802,15 +778,16 @@ class HostileInputIT {
           create(vm, TENANT, "External", Map.of());
         },
         () -> {
-          awaitDeleted(infra, vm.ns, vm.name, vm.uid);
-          String passed = awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed").getMessage();
+          awaitDeleted(world.infra(), vm.ns, vm.name, vm.uid);
+          String passed =
+              awaitEvent(world.infra(), vm.ns, vm.name, "DrainDeadlinePassed").getMessage();
           assertTrue(passed.contains("KubevirtMachine " + NS + "/" + vm.name), passed);
           assertTrue(passed.contains(grace), passed);
           Instant start = startOf(vm);
           assertTrue(
               deletionTime(vm).isBefore(start.plus(DRAIN_TIMEOUT)),
               "deleted before start + --drain-timeout");
-          assertFalse(unschedulable(node(guest, vm.name)), "the guest was never touched");
+          assertFalse(unschedulable(node(world.guest(), vm.name)), "the guest was never touched");
         });
   }
 
@@ -825,11 +802,11 @@ class HostileInputIT {
           create(vm, TENANT, "External", Map.of());
         },
         () -> {
-          awaitEvent(infra, vm.ns, vm.name, "GuestNodeCordoned");
-          awaitEvent(infra, vm.ns, vm.name, "DrainBlocked");
+          awaitEvent(world.infra(), vm.ns, vm.name, "GuestNodeCordoned");
+          awaitEvent(world.infra(), vm.ns, vm.name, "DrainBlocked");
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
           List<CoreV1Event> unavailable =
-              events(infra, vm.ns, vm.name).stream()
+              events(world.infra(), vm.ns, vm.name).stream()
                   .filter(e -> "MachineContractUnavailable".equals(e.getReason()))
                   .toList();
           assertEquals(1, unavailable.size());
@@ -861,20 +838,8 @@ class HostileInputIT {
             Map.of("name", name, "namespace", NS, "annotations", machineAnnotations),
             "spec",
             spec);
-    infra.kubectl().runOrFail(GSON.toJson(machine), "create", "-f", "-");
-    String uid =
-        infra
-            .kubectl()
-            .runOrFail(
-                null,
-                "-n",
-                NS,
-                "get",
-                "machines.cluster.x-k8s.io",
-                name,
-                "-o",
-                "jsonpath={.metadata.uid}")
-            .trim();
+    world.infra().kubectl().runOrFail(GSON.toJson(machine), "create", "-f", "-");
+    String uid = EvictionFixture.machineUid(world.infra(), NS, name);
     kubevirtMachine(name, uid, kubevirtMachineAnnotations);
   }
 
@@ -908,7 +873,7 @@ class HostileInputIT {
             metadata,
             "spec",
             Map.of());
-    infra.kubectl().runOrFail(GSON.toJson(kvm), "create", "-f", "-");
+    world.infra().kubectl().runOrFail(GSON.toJson(kvm), "create", "-f", "-");
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -920,16 +885,16 @@ class HostileInputIT {
         "a guest node missing: GuestNodeNotFound, deleted at once (nothing to drain)",
         () -> create(vm, TENANT, "External", Map.of()),
         () -> {
-          awaitDeleted(infra, vm.ns, vm.name, vm.uid);
-          CoreV1Event e = awaitEvent(infra, vm.ns, vm.name, "GuestNodeNotFound");
+          awaitDeleted(world.infra(), vm.ns, vm.name, vm.uid);
+          CoreV1Event e = awaitEvent(world.infra(), vm.ns, vm.name, "GuestNodeNotFound");
           assertEquals("Normal", e.getType());
           assertTrue(e.getMessage().contains("kubevirt://" + vm.name), e.getMessage());
-          awaitEvent(infra, vm.ns, vm.name, "VMIDeleted");
+          awaitEvent(world.infra(), vm.ns, vm.name, "VMIDeleted");
           Instant deletedAt = deletionTime(vm);
           assertTrue(
               deletedAt.isBefore(startOf(vm).plus(DRAIN_TIMEOUT)),
               "deleted before the deadline: " + deletedAt);
-          assertTrue(event(infra, vm.ns, vm.name, "DrainDeadlinePassed").isEmpty());
+          assertTrue(event(world.infra(), vm.ns, vm.name, "DrainDeadlinePassed").isEmpty());
         });
   }
 
@@ -938,24 +903,24 @@ class HostileInputIT {
     return new Case(
         "an unknown eviction strategy: EvictionStrategyUnknown, left alone",
         () -> {
-          guest.kwokNodes().createNamed(vm.name, Map.of());
+          world.guest().kwokNodes().createNamed(vm.name, Map.of());
           create(vm, TENANT, "Exterminate", Map.of());
         },
         () -> {
-          CoreV1Event e = awaitEvent(infra, vm.ns, vm.name, "EvictionStrategyUnknown");
+          CoreV1Event e = awaitEvent(world.infra(), vm.ns, vm.name, "EvictionStrategyUnknown");
           assertEquals("Warning", e.getType());
           assertTrue(e.getMessage().contains("\"Exterminate\""), e.getMessage());
           // Past the deadline it would have had: still there, untouched.
           sleepUntil(controllerStarted.plus(DRAIN_TIMEOUT).plusSeconds(3));
-          Map<String, Object> v = get(infra, vm.ns, vm.name).orElseThrow();
+          Map<String, Object> v = get(world.infra(), vm.ns, vm.name).orElseThrow();
           assertEquals(vm.uid, EvictionFixture.uid(v));
           assertFalse(deleting(v), "not deleted");
           assertEquals(
               Optional.empty(),
               annotation(v, EvictionAnnotations.DRAIN_START_TIME),
               "no drain start recorded");
-          assertFalse(unschedulable(node(guest, vm.name)), "guest node not cordoned");
-          assertTrue(event(infra, vm.ns, vm.name, "DrainStarted").isEmpty());
+          assertFalse(unschedulable(node(world.guest(), vm.name)), "guest node not cordoned");
+          assertTrue(event(world.infra(), vm.ns, vm.name, "DrainStarted").isEmpty());
         });
   }
 
@@ -974,27 +939,27 @@ class HostileInputIT {
           create(vm, TENANT, "External", Map.of(), false);
         },
         () -> {
-          awaitEvent(infra, vm.ns, vm.name, "DrainBlocked");
+          awaitEvent(world.infra(), vm.ns, vm.name, "DrainBlocked");
           Instant oldStart = startOf(vm);
           String oldUid = vm.uid;
           assertEquals(
               Optional.of(oldUid),
-              nodeAnnotation(node(guest, vm.name), EvictionAnnotations.CORDONED_BY));
+              nodeAnnotation(node(world.guest(), vm.name), EvictionAnnotations.CORDONED_BY));
 
-          infra.kubectl().runOrFail(null, "-n", vm.ns, "delete", "vmi", vm.name, "--wait=true");
+          world.infraKubectl("-n", vm.ns, "delete", "vmi", vm.name, "--wait=true");
           String newUid = createVmi(vm.ns, vm.name, TENANT, "External", Map.of(), false);
           assertNotEquals(oldUid, newUid);
-          EvictionFixture.running(infra, vm.ns, vm.name, "infra-node-h2");
+          EvictionFixture.running(world.infra(), vm.ns, vm.name, "infra-node-h2");
 
           Await.until(
               "guest node " + vm.name + " uncordoned for the new VMI",
               WAIT,
-              () -> !unschedulable(node(guest, vm.name)));
+              () -> !unschedulable(node(world.guest(), vm.name)));
           assertEquals(
               Optional.empty(),
-              nodeAnnotation(node(guest, vm.name), EvictionAnnotations.CORDONED_BY));
+              nodeAnnotation(node(world.guest(), vm.name), EvictionAnnotations.CORDONED_BY));
           sleepUntil(oldStart.plus(DRAIN_TIMEOUT).plusSeconds(3));
-          Map<String, Object> v = get(infra, vm.ns, vm.name).orElseThrow();
+          Map<String, Object> v = get(world.infra(), vm.ns, vm.name).orElseThrow();
           assertEquals(newUid, EvictionFixture.uid(v), "the new VMI was not deleted");
           assertFalse(deleting(v));
           assertEquals(
@@ -1002,7 +967,7 @@ class HostileInputIT {
               annotation(v, EvictionAnnotations.DRAIN_START_TIME),
               "no inherited drain start");
           List<CoreV1Event> aboutNew =
-              events(infra, vm.ns, vm.name).stream()
+              events(world.infra(), vm.ns, vm.name).stream()
                   .filter(e -> newUid.equals(e.getInvolvedObject().getUid()))
                   .toList();
           assertTrue(
@@ -1015,7 +980,7 @@ class HostileInputIT {
                   + aboutNew.stream().map(CoreV1Event::getReason).toList());
           assertEquals(
               1,
-              running(guest, guestNs[0], "db").size(),
+              running(world.guest(), guestNs[0], "db").size(),
               "the budget-protected pod was never evicted");
         });
   }
@@ -1042,17 +1007,17 @@ class HostileInputIT {
               "the stuck pods are being deleted",
               WAIT,
               () ->
-                  new CoreV1Api(guest.client())
+                  new CoreV1Api(world.guest().client())
                           .listNamespacedPod(ns).execute().getItems().stream()
                               .filter(p -> p.getMetadata().getDeletionTimestamp() != null)
                               .count()
                       == 3);
-          CoreV1Event blocked = awaitEvent(infra, vm.ns, vm.name, "DrainBlocked");
+          CoreV1Event blocked = awaitEvent(world.infra(), vm.ns, vm.name, "DrainBlocked");
           assertTrue(blocked.getMessage().contains("not drained yet"), blocked.getMessage());
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
-          CoreV1Event passed = awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed");
+          CoreV1Event passed = awaitEvent(world.infra(), vm.ns, vm.name, "DrainDeadlinePassed");
           assertTrue(passed.getMessage().contains("terminating"), passed.getMessage());
-          assertTrue(event(infra, vm.ns, vm.name, "DrainSucceeded").isEmpty());
+          assertTrue(event(world.infra(), vm.ns, vm.name, "DrainSucceeded").isEmpty());
         });
   }
 
@@ -1066,12 +1031,10 @@ class HostileInputIT {
     return new Case(
         "several PDBs matching one pod: DrainBlocked naming them, pods kept, deleted at the deadline",
         () -> {
-          guest.kwokNodes().createNamed(vm.name, Map.of());
-          EvictionFixture.workload(guest, ns, "web", 2, 0, List.of(vm.name));
-          guest
-              .kubectl()
-              .apply(
-                  """
+          world.guest().kwokNodes().createNamed(vm.name, Map.of());
+          EvictionFixture.workload(world.guest(), ns, "web", 2, 0, List.of(vm.name));
+          world.guestApply(
+              """
               apiVersion: policy/v1
               kind: PodDisruptionBudget
               metadata: {name: web-second-pdb, namespace: %s}
@@ -1079,8 +1042,8 @@ class HostileInputIT {
                 maxUnavailable: 1
                 selector: {matchLabels: {app: web}}
               """
-                      .formatted(ns));
-          running(guest, ns, "web").forEach(p -> uids.add(p.getMetadata().getUid()));
+                  .formatted(ns));
+          running(world.guest(), ns, "web").forEach(p -> uids.add(p.getMetadata().getUid()));
           create(vm, TENANT, "External", Map.of());
         },
         () -> {
@@ -1088,24 +1051,24 @@ class HostileInputIT {
               "a DrainBlocked naming the budgets",
               WAIT,
               () ->
-                  events(infra, vm.ns, vm.name).stream()
+                  events(world.infra(), vm.ns, vm.name).stream()
                       .anyMatch(
                           e ->
                               "DrainBlocked".equals(e.getReason())
                                   && e.getMessage().contains("more than one PodDisruptionBudget")));
           // The failed pods have not left the node: they are counted.
           CoreV1Event blocked =
-              events(infra, vm.ns, vm.name).stream()
+              events(world.infra(), vm.ns, vm.name).stream()
                   .filter(e -> "DrainBlocked".equals(e.getReason()))
                   .findFirst()
                   .orElseThrow();
           assertTrue(blocked.getMessage().contains("(2 pod(s) left)"), blocked.getMessage());
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
-          CoreV1Event passed = awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed");
+          CoreV1Event passed = awaitEvent(world.infra(), vm.ns, vm.name, "DrainDeadlinePassed");
           assertTrue(passed.getMessage().contains("2 pod(s) left"), passed.getMessage());
           assertEquals(
               uids.stream().sorted().toList(),
-              running(guest, ns, "web").stream()
+              running(world.guest(), ns, "web").stream()
                   .map(p -> p.getMetadata().getUid())
                   .sorted()
                   .toList(),
@@ -1120,7 +1083,7 @@ class HostileInputIT {
     return new Case(
         "a guest with 2,000 pods on the node: DrainSucceeded, every pod gone, deleted before the deadline",
         () -> {
-          guest.kwokNodes().createNamed(vm.name, Map.of());
+          world.guest().kwokNodes().createNamed(vm.name, Map.of());
           createPods(ns, vm.name, "p", LARGE_NODE_PODS, List.of());
           create(vm, TENANT, "External", Map.of());
         },
@@ -1128,19 +1091,19 @@ class HostileInputIT {
           Await.until(
               "VMI " + vm.name + " deleted after draining 2,000 pods",
               LARGE_DRAIN_TIMEOUT.plus(DEADLINE_SLACK),
-              () -> EvictionFixture.deletedOrDeleting(infra, vm.ns, vm.name, vm.uid));
-          awaitEvent(infra, vm.ns, vm.name, "DrainSucceeded");
+              () -> EvictionFixture.deletedOrDeleting(world.infra(), vm.ns, vm.name, vm.uid));
+          awaitEvent(world.infra(), vm.ns, vm.name, "DrainSucceeded");
           assertTrue(
-              event(infra, vm.ns, vm.name, "DrainDeadlinePassed").isEmpty(),
+              event(world.infra(), vm.ns, vm.name, "DrainDeadlinePassed").isEmpty(),
               "drained, not deleted at the deadline");
           assertEquals(
               0,
-              new CoreV1Api(guest.client())
+              new CoreV1Api(world.guest().client())
                   .listNamespacedPod(ns).execute().getItems().stream()
                       .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
                       .count(),
               "no pod left on the node");
-          assertTrue(unschedulable(node(guest, vm.name)));
+          assertTrue(unschedulable(node(world.guest(), vm.name)));
         });
   }
 
@@ -1157,7 +1120,7 @@ class HostileInputIT {
     return CompletableFuture.supplyAsync(
         () -> {
           try {
-            awaitEvent(infra, vm.ns, vm.name, "DrainBlocked");
+            awaitEvent(world.infra(), vm.ns, vm.name, "DrainBlocked");
             Instant start = startOf(vm);
             tamper.apply(start).run();
             return start;
@@ -1185,26 +1148,24 @@ class HostileInputIT {
                   vm,
                   start ->
                       () ->
-                          infra
-                              .kubectl()
-                              .runOrFail(
-                                  null,
-                                  "-n",
-                                  vm.ns,
-                                  "annotate",
-                                  "vmi",
-                                  vm.name,
-                                  EvictionAnnotations.DRAIN_START_TIME + "-")));
+                          world.infraKubectl(
+                              "-n",
+                              vm.ns,
+                              "annotate",
+                              "vmi",
+                              vm.name,
+                              EvictionAnnotations.DRAIN_START_TIME + "-")));
         },
         () -> {
           Instant start = tampered.get(0).get(2, TimeUnit.MINUTES);
-          CoreV1Event restored = awaitEvent(infra, vm.ns, vm.name, "DrainStartTimeRestored");
+          CoreV1Event restored =
+              awaitEvent(world.infra(), vm.ns, vm.name, "DrainStartTimeRestored");
           assertEquals("Warning", restored.getType());
           assertTrue(restored.getMessage().contains("was removed"), restored.getMessage());
           assertEquals(start, startOf(vm), "the earliest start is written back");
           assertDeletedAtTheDeadline(vm, start, DRAIN_TIMEOUT);
           assertTrue(
-              event(infra, vm.ns, vm.name, "DrainStartTimeInvalid").isEmpty(),
+              event(world.infra(), vm.ns, vm.name, "DrainStartTimeInvalid").isEmpty(),
               "not taken for a new evacuation");
         });
   }
@@ -1227,23 +1188,19 @@ class HostileInputIT {
                   vm,
                   start ->
                       () ->
-                          infra
-                              .kubectl()
-                              .runOrFail(
-                                  null,
-                                  "-n",
-                                  vm.ns,
-                                  "annotate",
-                                  "--overwrite",
-                                  "vmi",
-                                  vm.name,
-                                  EvictionAnnotations.DRAIN_START_TIME
-                                      + "="
-                                      + later.apply(start))));
+                          world.infraKubectl(
+                              "-n",
+                              vm.ns,
+                              "annotate",
+                              "--overwrite",
+                              "vmi",
+                              vm.name,
+                              EvictionAnnotations.DRAIN_START_TIME + "=" + later.apply(start))));
         },
         () -> {
           Instant start = tampered.get(0).get(2, TimeUnit.MINUTES);
-          CoreV1Event restored = awaitEvent(infra, vm.ns, vm.name, "DrainStartTimeRestored");
+          CoreV1Event restored =
+              awaitEvent(world.infra(), vm.ns, vm.name, "DrainStartTimeRestored");
           assertTrue(
               restored.getMessage().contains("was moved later")
                   && restored.getMessage().contains(later.apply(start)),
@@ -1263,31 +1220,31 @@ class HostileInputIT {
     return new Case(
         "a VMI naming a Cluster in another namespace: ClusterNamespaceRefused, that tenant untouched",
         () -> {
-          guest.kwokNodes().createNamed(vm.name, Map.of());
-          EvictionFixture.cluster(infra, LARGE_NS, victim);
-          EvictionFixture.kubeconfigSecret(infra, LARGE_NS, victim, guest.adminKubeconfigYaml());
+          world.guest().kwokNodes().createNamed(vm.name, Map.of());
+          EvictionFixture.cluster(world.infra(), LARGE_NS, victim);
+          EvictionFixture.kubeconfigSecret(
+              world.infra(), LARGE_NS, victim, world.guest().adminKubeconfigYaml());
           vm.uid = createVmi(vm.ns, vm.name, victim, "External", Map.of(), true);
-          infra
-              .kubectl()
-              .runOrFail(
-                  null,
-                  "-n",
-                  vm.ns,
-                  "label",
-                  "--overwrite",
-                  "vmi",
-                  vm.name,
-                  "capk.cluster.x-k8s.io/kubevirt-machine-namespace=" + LARGE_NS);
-          EvictionFixture.evacuate(infra, vm.ns, vm.name, INFRA_NODE);
+          world.infraKubectl(
+              "-n",
+              vm.ns,
+              "label",
+              "--overwrite",
+              "vmi",
+              vm.name,
+              "capk.cluster.x-k8s.io/kubevirt-machine-namespace=" + LARGE_NS);
+          EvictionFixture.evacuate(world.infra(), vm.ns, vm.name, INFRA_NODE);
         },
         () -> {
-          CoreV1Event refused = awaitEvent(infra, vm.ns, vm.name, "ClusterNamespaceRefused");
+          CoreV1Event refused =
+              awaitEvent(world.infra(), vm.ns, vm.name, "ClusterNamespaceRefused");
           assertEquals("Warning", refused.getType());
           assertTrue(refused.getMessage().contains(LARGE_NS + "/" + victim), refused.getMessage());
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
           assertFalse(
-              unschedulable(node(guest, vm.name)), "the other tenant's node was never cordoned");
-          assertTrue(event(infra, vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
+              unschedulable(node(world.guest(), vm.name)),
+              "the other tenant's node was never cordoned");
+          assertTrue(event(world.infra(), vm.ns, vm.name, "GuestNodeCordoned").isEmpty());
         });
   }
 
@@ -1302,34 +1259,33 @@ class HostileInputIT {
     return new Case(
         "the guest's RBAC refuses evictions: GuestAPIForbidden naming pods/eviction, deleted at the deadline",
         () -> {
-          guest.kwokNodes().createNamed(vm.name, Map.of());
-          EvictionFixture.workload(guest, ns, "web", 1, 0, List.of(vm.name));
-          EvictionFixture.cluster(infra, NS, cluster);
-          EvictionFixture.kubeconfigSecret(infra, NS, cluster, guestKubeconfigThatMayNotEvict());
+          world.guest().kwokNodes().createNamed(vm.name, Map.of());
+          EvictionFixture.workload(world.guest(), ns, "web", 1, 0, List.of(vm.name));
+          EvictionFixture.cluster(world.infra(), NS, cluster);
+          EvictionFixture.kubeconfigSecret(
+              world.infra(), NS, cluster, guestKubeconfigThatMayNotEvict());
           create(vm, cluster, "External", Map.of());
         },
         () -> {
-          CoreV1Event forbidden = awaitEvent(infra, vm.ns, vm.name, "GuestAPIForbidden");
+          CoreV1Event forbidden = awaitEvent(world.infra(), vm.ns, vm.name, "GuestAPIForbidden");
           assertEquals("Warning", forbidden.getType());
           assertTrue(
               forbidden.getMessage().contains("create pods/eviction denied"),
               forbidden.getMessage());
           assertDeletedAtTheDeadline(vm, startOf(vm), DRAIN_TIMEOUT);
           assertTrue(
-              event(infra, vm.ns, vm.name, "DrainBlocked").isEmpty(),
+              event(world.infra(), vm.ns, vm.name, "DrainBlocked").isEmpty(),
               "a refusal by RBAC is not a budget's block");
-          assertTrue(unschedulable(node(guest, vm.name)), "cordoning was allowed");
-          assertEquals(1, running(guest, ns, "web").size(), "the pod was never evicted");
+          assertTrue(unschedulable(node(world.guest(), vm.name)), "cordoning was allowed");
+          assertEquals(1, running(world.guest(), ns, "web").size(), "the pod was never evicted");
         });
   }
 
   /** A guest identity that may read and cordon nodes and read pods, but not create evictions. */
   static String guestKubeconfigThatMayNotEvict() throws ApiException {
     String sa = "drainer-without-evictions";
-    guest
-        .kubectl()
-        .apply(
-            """
+    world.guestApply(
+        """
         apiVersion: v1
         kind: ServiceAccount
         metadata: {name: %1$s, namespace: default}
@@ -1350,9 +1306,9 @@ class HostileInputIT {
         roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %1$s}
         subjects: [{kind: ServiceAccount, name: %1$s, namespace: default}]
         """
-                .formatted(sa));
+            .formatted(sa));
     io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest issued =
-        new CoreV1Api(guest.client())
+        new CoreV1Api(world.guest().client())
             .createNamespacedServiceAccountToken(
                 sa,
                 "default",
@@ -1362,7 +1318,7 @@ class HostileInputIT {
                             .expirationSeconds(3600L)
                             .audiences(List.of())))
             .execute();
-    return guest.kubeconfigWithToken(sa, issued.getStatus().getToken());
+    return world.guest().kubeconfigWithToken(sa, issued.getStatus().getToken());
   }
 
   /**
@@ -1374,30 +1330,27 @@ class HostileInputIT {
     return new Case(
         "no eviction strategy anywhere: one EvacuationLeftToKubeVirt event, the VMI left alone",
         () -> {
-          guest.kwokNodes().createNamed(vm.name, Map.of());
+          world.guest().kwokNodes().createNamed(vm.name, Map.of());
           create(vm, TENANT, null, Map.of());
         },
         () -> {
-          CoreV1Event told = awaitEvent(infra, vm.ns, vm.name, "EvacuationLeftToKubeVirt");
+          CoreV1Event told = awaitEvent(world.infra(), vm.ns, vm.name, "EvacuationLeftToKubeVirt");
           assertEquals("Normal", told.getType());
           assertTrue(told.getMessage().contains("evictionStrategy: External"), told.getMessage());
           // More updates of the marked VMI: each is reconciled, none repeats the explanation.
           for (int i = 0; i < 2; i++) {
-            infra
-                .kubectl()
-                .runOrFail(
-                    null,
-                    "-n",
-                    vm.ns,
-                    "annotate",
-                    "--overwrite",
-                    "vmi",
-                    vm.name,
-                    "example.com/touched=" + System.nanoTime());
+            world.infraKubectl(
+                "-n",
+                vm.ns,
+                "annotate",
+                "--overwrite",
+                "vmi",
+                vm.name,
+                "example.com/touched=" + System.nanoTime());
           }
           sleepUntil(controllerStarted.plus(DRAIN_TIMEOUT).plusSeconds(3));
           List<CoreV1Event> all =
-              events(infra, vm.ns, vm.name).stream()
+              events(world.infra(), vm.ns, vm.name).stream()
                   .filter(e -> "EvacuationLeftToKubeVirt".equals(e.getReason()))
                   .toList();
           assertEquals(1, all.size());
@@ -1405,10 +1358,10 @@ class HostileInputIT {
               1,
               all.get(0).getCount() == null ? 1 : all.get(0).getCount(),
               "said once, not per update");
-          Map<String, Object> v = get(infra, vm.ns, vm.name).orElseThrow();
+          Map<String, Object> v = get(world.infra(), vm.ns, vm.name).orElseThrow();
           assertFalse(deleting(v), "left to KubeVirt, not deleted");
           assertEquals(Optional.empty(), annotation(v, EvictionAnnotations.DRAIN_START_TIME));
-          assertFalse(unschedulable(node(guest, vm.name)));
+          assertFalse(unschedulable(node(world.guest(), vm.name)));
         });
   }
 
@@ -1427,7 +1380,7 @@ class HostileInputIT {
       Vm vm, String cluster, String strategy, Map<String, String> annotations, boolean hold)
       throws Exception {
     vm.uid = createVmi(vm.ns, vm.name, cluster, strategy, annotations, hold);
-    EvictionFixture.evacuate(infra, vm.ns, vm.name, INFRA_NODE);
+    EvictionFixture.evacuate(world.infra(), vm.ns, vm.name, INFRA_NODE);
   }
 
   /** A CAPK-shaped VMI; {@code cluster} null leaves out the cluster label. Returns its UID. */
@@ -1479,8 +1432,8 @@ class HostileInputIT {
             "spec",
             spec);
     // create, not apply: no last-applied annotation, the object holds exactly what the case wrote.
-    infra.kubectl().runOrFail(GSON.toJson(vmi), "create", "-f", "-");
-    return EvictionFixture.uid(get(infra, ns, name).orElseThrow());
+    world.infra().kubectl().runOrFail(GSON.toJson(vmi), "create", "-f", "-");
+    return EvictionFixture.uid(get(world.infra(), ns, name).orElseThrow());
   }
 
   /**
@@ -1489,8 +1442,8 @@ class HostileInputIT {
    */
   static String blockedGuestNode(String vm) {
     String ns = guestNamespace("db");
-    guest.kwokNodes().createNamed(vm, Map.of());
-    EvictionFixture.workload(guest, ns, "db", 1, 1, List.of(vm));
+    world.guest().kwokNodes().createNamed(vm, Map.of());
+    EvictionFixture.workload(world.guest(), ns, "db", 1, 1, List.of(vm));
     return ns;
   }
 
@@ -1500,7 +1453,7 @@ class HostileInputIT {
    */
   static void readyNodeWithoutKubelet(String name) throws Exception {
     kubeletlessNodes.add(name);
-    EvictionFixture.readyNodeWithoutKubelet(guest, name);
+    EvictionFixture.readyNodeWithoutKubelet(world.guest(), name);
   }
 
   static synchronized String guestNamespace(String prefix) {
@@ -1512,15 +1465,8 @@ class HostileInputIT {
   /** Bare pods bound to {@code node}, created in parallel. */
   static void createPods(String ns, String node, String prefix, int count, List<String> finalizers)
       throws Exception {
-    EvictionFixture.namespace(guest, ns);
-    CoreV1Api core = new CoreV1Api(guest.client());
-    Await.until(
-        "the default ServiceAccount of " + ns,
-        WAIT,
-        () -> {
-          core.readNamespacedServiceAccount("default", ns).execute();
-          return true;
-        });
+    EvictionFixture.namespaceWithServiceAccount(world.guest(), ns);
+    CoreV1Api core = new CoreV1Api(world.guest().client());
     AtomicInteger next = new AtomicInteger();
     ExecutorService creators = Executors.newFixedThreadPool(16);
     try {
@@ -1601,12 +1547,13 @@ class HostileInputIT {
         "drain start recorded on " + vm.name,
         WAIT,
         () ->
-            get(infra, vm.ns, vm.name)
+            get(world.infra(), vm.ns, vm.name)
                 .flatMap(v -> annotation(v, EvictionAnnotations.DRAIN_START_TIME))
                 .isPresent());
     return OffsetDateTime.parse(
             annotation(
-                    get(infra, vm.ns, vm.name).orElseThrow(), EvictionAnnotations.DRAIN_START_TIME)
+                    get(world.infra(), vm.ns, vm.name).orElseThrow(),
+                    EvictionAnnotations.DRAIN_START_TIME)
                 .orElseThrow())
         .toInstant();
   }
@@ -1618,7 +1565,8 @@ class HostileInputIT {
         WAIT,
         () ->
             annotation(
-                    get(infra, vm.ns, vm.name).orElseThrow(), EvictionAnnotations.DRAIN_START_TIME)
+                    get(world.infra(), vm.ns, vm.name).orElseThrow(),
+                    EvictionAnnotations.DRAIN_START_TIME)
                 .filter(v -> !v.equals(hostile))
                 .flatMap(Rfc3339::parse)
                 .isPresent());
@@ -1639,10 +1587,10 @@ class HostileInputIT {
     Await.until(
         "VMI " + vm.name + " deleted at its deadline " + deadline,
         Duration.between(Instant.now(), deadline).plus(DEADLINE_SLACK).plus(WAIT),
-        () -> EvictionFixture.deletedOrDeleting(infra, vm.ns, vm.name, vm.uid));
-    CoreV1Event passed = awaitEvent(infra, vm.ns, vm.name, "DrainDeadlinePassed");
+        () -> EvictionFixture.deletedOrDeleting(world.infra(), vm.ns, vm.name, vm.uid));
+    CoreV1Event passed = awaitEvent(world.infra(), vm.ns, vm.name, "DrainDeadlinePassed");
     assertEquals("Warning", passed.getType());
-    awaitEvent(infra, vm.ns, vm.name, "VMIDeleted");
+    awaitEvent(world.infra(), vm.ns, vm.name, "VMIDeleted");
     Instant deletedAt = deletionTime(vm);
     // Kubernetes times have second precision: the deletion may show in the second the deadline fell
     // in.
@@ -1654,7 +1602,9 @@ class HostileInputIT {
         "deleted at " + deletedAt + ", after deadline + 30 s " + deadline);
     assertEquals(
         Optional.of(start.toString()),
-        annotation(get(infra, vm.ns, vm.name).orElseThrow(), EvictionAnnotations.DRAIN_START_TIME)
+        annotation(
+                get(world.infra(), vm.ns, vm.name).orElseThrow(),
+                EvictionAnnotations.DRAIN_START_TIME)
             .map(t -> OffsetDateTime.parse(t).toInstant().toString()),
         "start never moved");
   }
@@ -1662,7 +1612,7 @@ class HostileInputIT {
   @SuppressWarnings("unchecked")
   static Instant deletionTime(Vm vm) throws ApiException {
     Map<String, Object> v =
-        get(infra, vm.ns, vm.name)
+        get(world.infra(), vm.ns, vm.name)
             .orElseThrow(() -> new AssertionError(vm.name + " is gone: hold it"));
     assertEquals(vm.uid, EvictionFixture.uid(v));
     Object ts = ((Map<String, Object>) v.get("metadata")).get("deletionTimestamp");
@@ -1674,7 +1624,7 @@ class HostileInputIT {
   @SuppressWarnings("unchecked")
   static void assertOnlyOurAnnotationChanged(Vm vm, Map<String, String> othersAsWritten)
       throws ApiException {
-    Map<String, Object> v = get(infra, vm.ns, vm.name).orElseThrow();
+    Map<String, Object> v = get(world.infra(), vm.ns, vm.name).orElseThrow();
     Map<String, Object> meta = (Map<String, Object>) v.get("metadata");
     Map<String, String> annotations =
         new LinkedHashMap<>((Map<String, String>) meta.get("annotations"));
@@ -1688,7 +1638,7 @@ class HostileInputIT {
   }
 
   static String secretVersion(String cluster) throws ApiException {
-    return new CoreV1Api(infra.client())
+    return new CoreV1Api(world.infra().client())
         .readNamespacedSecret(cluster + "-kubeconfig", NS)
         .execute()
         .getMetadata()

@@ -15,10 +15,6 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.Crds;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.AuthenticationV1TokenRequest;
@@ -33,8 +29,6 @@ import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -48,50 +42,26 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class ManagementObjectCacheIT {
 
-  @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
-
-  @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  @RegisterExtension static final EvictionWorld world = EvictionWorld.withGuests("guest-a");
 
   /** The infra kinds an evacuation reads: the management objects and the kubeconfig Secret. */
   static final Set<String> READ_KINDS =
       Set.of("clusters", "machines", "kubevirtmachines", "secrets");
 
-  static LocalCluster infra;
-  static LocalCluster guest;
-  static Path dir;
   Manager manager;
-
-  @BeforeAll
-  static void clusters() {
-    infra = infraExt.cluster();
-    guest = guestExt.cluster();
-    Crds.installTestCrds(infra);
-    dir = EvictionFixture.tempDir("vmi-eviction-cache-it");
-  }
-
-  @AfterEach
-  void stopController() {
-    if (manager != null) {
-      manager.close();
-    }
-  }
 
   @Test
   void withTheShippedRbacAnEvacuationReadsNoClusterMachineKubevirtMachineOrSecretFromTheApi()
       throws Exception {
-    Path kubeconfig = EvictionFixture.controllerKubeconfig(infra, dir);
-    String ns = tenantWithMachine("cache-hit");
+    Path kubeconfig = world.controllerKubeconfig();
+    String ns = world.tenant("cache-hit");
     startController(kubeconfig, ns);
     Await.until("the management caches synced", WAIT, manager::managementCachesSynced);
 
     Vmi vmi = vmiWithPodsOnItsGuestNode(ns);
     Map<String, Double> before = getsOfManagementObjects();
-    evacuate(infra, ns, vmi.name(), "infra-node-1");
-    awaitDeleted(infra, ns, vmi.name(), vmi.uid());
+    evacuate(world.infra(), ns, vmi.name(), "infra-node-1");
+    awaitDeleted(world.infra(), ns, vmi.name(), vmi.uid());
     Map<String, Double> during = minus(getsOfManagementObjects(), before);
 
     assertEquals(
@@ -102,52 +72,54 @@ class ManagementObjectCacheIT {
 
   @Test
   void aRotatedKubeconfigSecretIsUsedAtOnceNotAtTheDrainsNextRetry() throws Exception {
-    Path kubeconfig = EvictionFixture.controllerKubeconfig(infra, dir);
-    String ns = tenantWithMachine("rotated");
+    Path kubeconfig = world.controllerKubeconfig();
+    String ns = world.tenant("rotated");
     // Retries of a refused eviction: 5 s, 10 s, 20 s, then up to a minute apart.
     startController(kubeconfig, ns, "--drain-retry-interval", "60s");
     Await.until("the management caches synced", WAIT, manager::managementCachesSynced);
 
     // The guest node's pod is held by a budget that never allows its eviction.
     String vm = unique("vm-rotated");
-    guest.kwokNodes().createNamed(vm, Map.of());
-    workload(guest, unique("held"), "held", 1, 1, List.of(vm));
+    world.guest().kwokNodes().createNamed(vm, Map.of());
+    workload(world.guest(), unique("held"), "held", 1, 1, List.of(vm));
     machine(ns, vm);
-    vmi(infra, ns, vm, "tenant", "External");
+    vmi(world.infra(), ns, vm, "tenant", "External");
     double before = evictionRequests();
-    evacuate(infra, ns, vm, "infra-node-1");
+    evacuate(world.infra(), ns, vm, "infra-node-1");
     // Three refusals: the drain's next step is due some 20 s after the last one.
     Await.until("three refused evictions", WAIT, () -> evictionRequests() - before >= 3);
 
     // Rotated to a kubeconfig the policy refuses: only a client built from it says so.
     EvictionFixture.kubeconfigSecret(
-        infra,
+        world.infra(),
         ns,
         "tenant",
-        guest
+        world
+            .guest()
             .adminKubeconfigYaml()
             .replaceFirst("(?m)^(\\s*)server:", "$1insecure-skip-tls-verify: true\n$1server:"));
 
     Await.until(
         "KubeconfigInvalid, long before the drain's next retry",
         java.time.Duration.ofSeconds(8),
-        () -> EvictionFixture.event(infra, ns, vm, "KubeconfigInvalid").isPresent());
-    String message = EvictionFixture.event(infra, ns, vm, "KubeconfigInvalid").get().getMessage();
+        () -> EvictionFixture.event(world.infra(), ns, vm, "KubeconfigInvalid").isPresent());
+    String message =
+        EvictionFixture.event(world.infra(), ns, vm, "KubeconfigInvalid").get().getMessage();
     assertTrue(message.contains("insecure-skip-tls-verify"), "names the field: " + message);
   }
 
   @Test
   void withoutListAndWatchOnThemOrOnSecretsTheControllerIsReadyAndEvacuatesByGets()
       throws Exception {
-    EvictionFixture.controllerKubeconfig(infra, dir); // the shipped role, to copy
+    world.controllerKubeconfig(); // the shipped role, to copy
     Path kubeconfig = kubeconfigWithoutListWatchOnManagementObjects();
-    String ns = tenantWithMachine("cache-off");
+    String ns = world.tenant("cache-off");
     startController(kubeconfig, ns);
 
     Vmi vmi = vmiWithPodsOnItsGuestNode(ns);
     Map<String, Double> before = getsOfManagementObjects();
-    evacuate(infra, ns, vmi.name(), "infra-node-1");
-    awaitDeleted(infra, ns, vmi.name(), vmi.uid());
+    evacuate(world.infra(), ns, vmi.name(), "infra-node-1");
+    awaitDeleted(world.infra(), ns, vmi.name(), vmi.uid());
     Map<String, Double> during = minus(getsOfManagementObjects(), before);
 
     assertFalse(manager.managementCachesSynced(), "the caches could not list");
@@ -161,7 +133,7 @@ class ManagementObjectCacheIT {
   @Test
   void withoutAnyRightOnMachinesAndKubevirtMachinesTheVmiIsDrainedAsBeforeWithOneWarning()
       throws Exception {
-    EvictionFixture.controllerKubeconfig(infra, dir); // the shipped role, to copy
+    world.controllerKubeconfig(); // the shipped role, to copy
     // Cluster API's contract unreadable: no verb on Machines and KubevirtMachines, only the get on
     // Clusters that the guest connection needed before the contract was read.
     Path kubeconfig =
@@ -169,16 +141,16 @@ class ManagementObjectCacheIT {
             "capk-vmi-eviction-no-machines",
             Map.of(
                 "clusters", List.of("get"), "machines", List.of(), "kubevirtmachines", List.of()));
-    String ns = tenantWithMachine("no-machines");
+    String ns = world.tenant("no-machines");
     startController(kubeconfig, ns);
 
     Vmi vmi = vmiWithPodsOnItsGuestNode(ns);
-    evacuate(infra, ns, vmi.name(), "infra-node-1");
-    awaitDeleted(infra, ns, vmi.name(), vmi.uid());
+    evacuate(world.infra(), ns, vmi.name(), "infra-node-1");
+    awaitDeleted(world.infra(), ns, vmi.name(), vmi.uid());
     // The outcome event is written right after the delete: drained, not held until the deadline.
-    EvictionFixture.awaitEvent(infra, ns, vmi.name(), "DrainSucceeded");
+    EvictionFixture.awaitEvent(world.infra(), ns, vmi.name(), "DrainSucceeded");
 
-    List<CoreV1Event> events = EvictionFixture.events(infra, ns, vmi.name());
+    List<CoreV1Event> events = EvictionFixture.events(world.infra(), ns, vmi.name());
     String seen =
         events.stream()
             .map(
@@ -203,20 +175,7 @@ class ManagementObjectCacheIT {
   }
 
   void startController(Path kubeconfig, String ns, String... more) throws Exception {
-    List<String> args =
-        new java.util.ArrayList<>(
-            List.of(
-                "--kubeconfig",
-                kubeconfig.toString(),
-                "--metrics-bind-address",
-                "0",
-                "--health-probe-bind-address",
-                "127.0.0.1:0",
-                "--namespace",
-                ns));
-    args.addAll(List.of(more));
-    manager = Main.start(args.toArray(String[]::new));
-    Await.until("controller ready", WAIT, manager::ready);
+    manager = world.startController(kubeconfig, ns, more);
   }
 
   record Vmi(String name, String uid) {}
@@ -229,25 +188,16 @@ class ManagementObjectCacheIT {
   static Vmi vmiWithPodsOnItsGuestNode(String ns) throws Exception {
     String vm = unique("vm-cache");
     String other = unique("vm-other");
-    guest.kwokNodes().createNamed(vm, Map.of());
-    guest.kwokNodes().createNamed(other, Map.of());
-    workload(guest, unique("web"), "web", 2, 1, List.of(vm, other));
+    world.guest().kwokNodes().createNamed(vm, Map.of());
+    world.guest().kwokNodes().createNamed(other, Map.of());
+    workload(world.guest(), unique("web"), "web", 2, 1, List.of(vm, other));
     machine(ns, vm);
-    return new Vmi(vm, vmi(infra, ns, vm, "tenant", "External"));
-  }
-
-  /** A tenant namespace with its Cluster and kubeconfig Secret. */
-  static String tenantWithMachine(String prefix) {
-    String ns = unique(prefix);
-    EvictionFixture.namespace(infra, ns);
-    EvictionFixture.cluster(infra, ns, "tenant");
-    EvictionFixture.kubeconfigSecret(infra, ns, "tenant", guest.adminKubeconfigYaml());
-    return ns;
+    return new Vmi(vm, vmi(world.infra(), ns, vm, "tenant", "External"));
   }
 
   /** The Machine and its KubevirtMachine behind VMI {@code name}, as CAPI and CAPK create them. */
   static void machine(String ns, String name) {
-    EvictionFixture.machine(infra, ns, "tenant", name);
+    EvictionFixture.machine(world.infra(), ns, "tenant", name);
   }
 
   /**
@@ -275,10 +225,8 @@ class ManagementObjectCacheIT {
     String ns = EvictionFixture.CONTROLLER_NAMESPACE;
     JsonObject role =
         JsonParser.parseString(
-                infra
-                    .kubectl()
-                    .runOrFail(
-                        null, "get", "clusterrole", EvictionFixture.CONTROLLER_SA, "-o", "json"))
+                world.infraKubectl(
+                    "get", "clusterrole", EvictionFixture.CONTROLLER_SA, "-o", "json"))
             .getAsJsonObject();
     JsonArray rules = new JsonArray();
     int reduced = 0;
@@ -316,11 +264,9 @@ class ManagementObjectCacheIT {
     meta.addProperty("name", name);
     copy.add("metadata", meta);
     copy.add("rules", rules);
-    infra.kubectl().apply(copy.toString());
-    infra
-        .kubectl()
-        .apply(
-            """
+    world.infraApply(copy.toString());
+    world.infraApply(
+        """
             apiVersion: v1
             kind: ServiceAccount
             metadata: {name: %1$s, namespace: %2$s}
@@ -331,17 +277,18 @@ class ManagementObjectCacheIT {
             roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %1$s}
             subjects: [{kind: ServiceAccount, name: %1$s, namespace: %2$s}]
             """
-                .formatted(name, ns));
+            .formatted(name, ns));
     AuthenticationV1TokenRequest issued =
-        new CoreV1Api(infra.client())
+        new CoreV1Api(world.infra().client())
             .createNamespacedServiceAccountToken(
                 name,
                 ns,
                 new AuthenticationV1TokenRequest()
                     .spec(new V1TokenRequestSpec().expirationSeconds(3600L).audiences(List.of())))
             .execute();
-    Path kubeconfig = dir.resolve(name + ".kubeconfig");
-    Files.writeString(kubeconfig, infra.kubeconfigWithToken(name, issued.getStatus().getToken()));
+    Path kubeconfig = world.dir().resolve(name + ".kubeconfig");
+    Files.writeString(
+        kubeconfig, world.infra().kubeconfigWithToken(name, issued.getStatus().getToken()));
     return kubeconfig;
   }
 
@@ -350,7 +297,7 @@ class ManagementObjectCacheIT {
 
   /** GET requests so far, by resource, as the infra API server counts them (every client). */
   static Map<String, Double> getsOfManagementObjects() {
-    String metrics = infra.kubectl().runOrFail(null, "get", "--raw", "/metrics");
+    String metrics = world.infraKubectl("get", "--raw", "/metrics");
     Map<String, Double> gets = new TreeMap<>();
     READ_KINDS.forEach(k -> gets.put(k, 0.0));
     Matcher m = REQUESTS.matcher(metrics);
@@ -370,18 +317,7 @@ class ManagementObjectCacheIT {
 
   /** Evictions asked of the guest API server so far (every client; only the controller evicts). */
   static double evictionRequests() {
-    String metrics = guest.kubectl().runOrFail(null, "get", "--raw", "/metrics");
-    double sum = 0;
-    Matcher m = REQUESTS.matcher(metrics);
-    while (m.find()) {
-      String labels = m.group(1);
-      if (labels.contains("verb=\"POST\"")
-          && labels.contains("resource=\"pods\"")
-          && labels.contains("subresource=\"eviction\"")) {
-        sum += Double.parseDouble(m.group(2));
-      }
-    }
-    return sum;
+    return BudgetStatusWakeIT.evictionRequests(world.guest());
   }
 
   static Map<String, Double> minus(Map<String, Double> after, Map<String, Double> before) {

@@ -17,21 +17,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.harness.StallingProxy;
-import dev.capk.vmieviction.manager.Main;
-import dev.capk.vmieviction.manager.Manager;
-import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.PolicyV1Api;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -43,96 +35,42 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class NonBlockingDrainIT {
 
-  @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
-
-  @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
-
-  static LocalCluster infra;
-  static LocalCluster guest;
-  static Path kubeconfig;
-  Manager manager;
-
-  @BeforeAll
-  static void clusters() throws Exception {
-    infra = infraExt.cluster();
-    guest = guestExt.cluster();
-    Crds.installTestCrds(infra);
-    kubeconfig =
-        EvictionFixture.controllerKubeconfig(
-            infra, EvictionFixture.tempDir("vmi-eviction-nonblocking-it"));
-  }
-
-  @AfterEach
-  void stopController() {
-    if (manager != null) {
-      manager.close();
-    }
-  }
-
-  /** A tenant namespace with its Cluster and kubeconfig Secret leading to {@code guestYaml}. */
-  static String tenant(String prefix, String guestYaml) {
-    String ns = unique(prefix);
-    EvictionFixture.namespace(infra, ns);
-    EvictionFixture.cluster(infra, ns, "tenant");
-    EvictionFixture.kubeconfigSecret(infra, ns, "tenant", guestYaml);
-    return ns;
-  }
-
-  void startController(List<String> namespaces, String... flags) throws Exception {
-    List<String> args =
-        new ArrayList<>(
-            List.of(
-                "--kubeconfig",
-                kubeconfig.toString(),
-                "--metrics-bind-address",
-                "0",
-                "--health-probe-bind-address",
-                "127.0.0.1:0",
-                "--workers",
-                "2"));
-    namespaces.forEach(ns -> args.addAll(List.of("--namespace", ns)));
-    args.addAll(List.of(flags));
-    manager = Main.start(args.toArray(String[]::new));
-    Await.until("controller ready", WAIT, manager::ready);
-  }
+  @RegisterExtension static final EvictionWorld world = EvictionWorld.withGuests("guest-a");
 
   @Test
   void reconcilesReturnWhileBudgetsStillRefuseSoAFreeVmiIsNotKeptWaiting() throws Exception {
-    String ns = tenant("ev-hol", guest.adminKubeconfigYaml());
+    String ns = world.tenant("ev-hol");
     // A drain pass could hold a worker for 5 minutes: two blocked VMIs would hold both workers.
-    startController(List.of(ns), "--drain-attempt-timeout", "5m");
+    world.startController(ns, "--workers", "2", "--drain-attempt-timeout", "5m");
     List<String> blocked = List.of(unique("vm-blocked"), unique("vm-blocked"));
     List<String> guestNamespaces = new ArrayList<>();
     for (String vm : blocked) {
-      guest.kwokNodes().createNamed(vm, Map.of());
+      world.guest().kwokNodes().createNamed(vm, Map.of());
       String guestNs = unique("never");
       guestNamespaces.add(guestNs);
       // minAvailable = replicas: the budget never allows a disruption.
-      workload(guest, guestNs, "db", 1, 1, List.of(vm));
-      vmi(infra, ns, vm, "tenant", "External");
-      evacuate(infra, ns, vm, "infra-node-1");
+      workload(world.guest(), guestNs, "db", 1, 1, List.of(vm));
+      vmi(world.infra(), ns, vm, "tenant", "External");
+      evacuate(world.infra(), ns, vm, "infra-node-1");
     }
     for (String vm : blocked) {
-      Await.until(vm + " cordoned", WAIT, () -> unschedulable(node(guest, vm)));
+      Await.until(vm + " cordoned", WAIT, () -> unschedulable(node(world.guest(), vm)));
     }
 
     String free = unique("vm-free");
-    guest.kwokNodes().createNamed(free, Map.of());
-    String freeUid = vmi(infra, ns, free, "tenant", "External");
-    evacuate(infra, ns, free, "infra-node-1");
-    awaitDeleted(infra, ns, free, freeUid);
+    world.guest().kwokNodes().createNamed(free, Map.of());
+    String freeUid = vmi(world.infra(), ns, free, "tenant", "External");
+    evacuate(world.infra(), ns, free, "infra-node-1");
+    awaitDeleted(world.infra(), ns, free, freeUid);
 
     // The blocked drains are still blocked: their VMIs wait, their pods stay, the budgets refuse.
     for (int i = 0; i < blocked.size(); i++) {
       String vm = blocked.get(i);
-      assertTrue(get(infra, ns, vm).isPresent(), vm + " still there");
-      assertEquals(1, podsOn(guest, guestNamespaces.get(i), vm).size(), "pod still on " + vm);
+      assertTrue(get(world.infra(), ns, vm).isPresent(), vm + " still there");
+      assertEquals(
+          1, podsOn(world.guest(), guestNamespaces.get(i), vm).size(), "pod still on " + vm);
       var pdb =
-          new PolicyV1Api(guest.client())
+          new PolicyV1Api(world.guest().client())
               .readNamespacedPodDisruptionBudget("db-pdb", guestNamespaces.get(i))
               .execute();
       assertEquals(0, pdb.getStatus().getDisruptionsAllowed(), "budget still refuses");
@@ -141,25 +79,17 @@ class NonBlockingDrainIT {
 
   @Test
   void aPodLeavingTheGuestNodeWakesItsVmiAtOnceNotAtTheNextLook() throws Exception {
-    String ns = tenant("ev-wake", guest.adminKubeconfigYaml());
+    String ns = world.tenant("ev-wake");
     // Between two looks at the drain: 5 minutes, longer than this test waits.
-    startController(List.of(ns), "--drain-retry-interval", "5m", "--drain-attempt-timeout", "2s");
+    world.startController(
+        ns, "--workers", "2", "--drain-retry-interval", "5m", "--drain-attempt-timeout", "2s");
     String vm = unique("vm-wake");
     // No kubelet confirms the deletion: the evicted pod stays terminating until the test says.
-    EvictionFixture.readyNodeWithoutKubelet(guest, vm);
+    EvictionFixture.readyNodeWithoutKubelet(world.guest(), vm);
     String guestNs = unique("held");
-    EvictionFixture.namespace(guest, guestNs);
-    Await.until(
-        "the default ServiceAccount of " + guestNs,
-        WAIT,
-        () -> {
-          new CoreV1Api(guest.client()).readNamespacedServiceAccount("default", guestNs).execute();
-          return true;
-        });
-    guest
-        .kubectl()
-        .apply(
-            """
+    EvictionFixture.namespaceWithServiceAccount(world.guest(), guestNs);
+    world.guestApply(
+        """
         apiVersion: v1
         kind: Pod
         metadata: {name: held, namespace: %s}
@@ -167,38 +97,42 @@ class NonBlockingDrainIT {
           nodeName: %s
           containers: [{name: main, image: held:fake}]
         """
-                .formatted(guestNs, vm));
-    String uid = vmi(infra, ns, vm, "tenant", "External");
-    evacuate(infra, ns, vm, "infra-node-1");
+            .formatted(guestNs, vm));
+    String uid = vmi(world.infra(), ns, vm, "tenant", "External");
+    evacuate(world.infra(), ns, vm, "infra-node-1");
     Await.until(
         "pod evicted and terminating",
         WAIT,
         () ->
-            podsOn(guest, guestNs, vm).stream()
+            podsOn(world.guest(), guestNs, vm).stream()
                 .anyMatch(p -> p.getMetadata().getDeletionTimestamp() != null));
     // Past the first retry of the eviction (5 s): from here on only the watch, or the next look in
     // 5 minutes, can bring the VMI's next step.
     Thread.sleep(6_000);
-    assertTrue(get(infra, ns, vm).isPresent(), "the VMI waits for its pod");
+    assertTrue(get(world.infra(), ns, vm).isPresent(), "the VMI waits for its pod");
 
-    guest
+    world
+        .guest()
         .kubectl()
         .runOrFail(null, "-n", guestNs, "delete", "pod", "held", "--grace-period=0", "--force");
 
-    awaitDeleted(infra, ns, vm, uid);
+    awaitDeleted(world.infra(), ns, vm, uid);
   }
 
   @Test
   void aTenantWhoseApiServerStallsHoldsOnlyItsShareOfTheWorkers() throws Exception {
     try (StallingProxy proxy = StallingProxy.start()) {
-      String stalledNs =
-          tenant("ev-stall", guest.adminKubeconfigYaml().replace(guest.serverUrl(), proxy.url()));
-      String healthyNs = tenant("ev-ok", guest.adminKubeconfigYaml());
-      startController(List.of(stalledNs, healthyNs), "--guest-max-in-flight", "1");
+      LocalCluster guest = world.guest();
+      String stalledNs = unique("ev-stall");
+      world.tenant(
+          stalledNs, "tenant", guest.adminKubeconfigYaml().replace(guest.serverUrl(), proxy.url()));
+      String healthyNs = world.tenant("ev-ok");
+      world.startController(
+          stalledNs, "--namespace", healthyNs, "--workers", "2", "--guest-max-in-flight", "1");
       List<String> stalled = Stream.generate(() -> unique("vm-stalled")).limit(3).toList();
       for (String vm : stalled) {
-        vmi(infra, stalledNs, vm, "tenant", "External");
-        evacuate(infra, stalledNs, vm, "infra-node-2");
+        vmi(world.infra(), stalledNs, vm, "tenant", "External");
+        evacuate(world.infra(), stalledNs, vm, "infra-node-2");
       }
       // Both workers have had the stalled tenant's VMIs: their drain starts are recorded, and
       // their guest requests hang.
@@ -210,7 +144,7 @@ class NonBlockingDrainIT {
                       .filter(
                           vm -> {
                             try {
-                              return get(infra, stalledNs, vm)
+                              return get(world.infra(), stalledNs, vm)
                                   .flatMap(v -> annotation(v, EvictionAnnotations.DRAIN_START_TIME))
                                   .isPresent();
                             } catch (Exception e) {
@@ -221,15 +155,15 @@ class NonBlockingDrainIT {
                   >= 2);
 
       String vm = unique("vm-healthy");
-      guest.kwokNodes().createNamed(vm, Map.of());
-      String uid = vmi(infra, healthyNs, vm, "tenant", "External");
-      evacuate(infra, healthyNs, vm, "infra-node-2");
-      awaitDeleted(infra, healthyNs, vm, uid);
+      world.guest().kwokNodes().createNamed(vm, Map.of());
+      String uid = vmi(world.infra(), healthyNs, vm, "tenant", "External");
+      evacuate(world.infra(), healthyNs, vm, "infra-node-2");
+      awaitDeleted(world.infra(), healthyNs, vm, uid);
 
       // Deleted before any stalled request had even timed out: it never waited for them.
       for (String s : stalled) {
         assertTrue(
-            event(infra, stalledNs, s, "GuestAPIUnavailable").isEmpty(),
+            event(world.infra(), stalledNs, s, "GuestAPIUnavailable").isEmpty(),
             "no stalled request of " + s + " had ended when the healthy tenant's VMI went");
       }
       assertTrue(proxy.acceptedConnections() > 0, "the stalled tenant was reached");

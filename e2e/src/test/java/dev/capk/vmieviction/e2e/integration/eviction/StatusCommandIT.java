@@ -1,10 +1,10 @@
 package dev.capk.vmieviction.e2e.integration.eviction;
 
-import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.WAIT;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitEvent;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evacuate;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unique;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionWorld.flags;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,14 +12,8 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.capk.vmieviction.api.CapkLabels;
-import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.Crds;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.harness.RepoPaths;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
-import dev.capk.vmieviction.manager.Main;
-import dev.capk.vmieviction.manager.Manager;
 import dev.capk.vmieviction.status.StatusCommand;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
@@ -33,7 +27,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -48,13 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class StatusCommandIT {
 
-  @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
-
-  @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  @RegisterExtension static final EvictionWorld world = EvictionWorld.withGuests("guest-a");
 
   static final String NS = "ev-status";
   static final String TENANT = "tenant-status";
@@ -63,55 +50,34 @@ class StatusCommandIT {
 
   @TempDir static Path pluginDir;
 
-  static LocalCluster infra;
-  static LocalCluster guest;
-  static Manager manager;
   static String first;
   static String second;
   static String guestNs;
 
   @BeforeAll
   static void start() throws Exception {
-    infra = infraExt.cluster();
-    guest = guestExt.cluster();
-    Crds.installTestCrds(infra);
-    Path kubeconfig =
-        EvictionFixture.controllerKubeconfig(infra, EvictionFixture.tempDir("status-it"));
-    EvictionFixture.namespace(infra, NS);
-    EvictionFixture.cluster(infra, NS, TENANT);
-    EvictionFixture.kubeconfigSecret(infra, NS, TENANT, guest.adminKubeconfigYaml());
-    manager =
-        Main.start(
-            "--kubeconfig", kubeconfig.toString(),
-            "--metrics-bind-address", "0",
-            "--health-probe-bind-address", "0",
-            "--namespace", NS,
-            "--drain-timeout", "20m",
-            "--drain-retry-interval", "1s",
-            "--drain-attempt-timeout", "1s");
-    Await.until("controller ready", WAIT, manager::ready);
+    world.tenant(NS, TENANT, world.guest());
+    // Nothing of this class may keep evacuating on the shared clusters.
+    world.deleteAfterAll(NS);
+    world.startController(
+        NS, flags("--drain-timeout 20m --drain-retry-interval 1s --drain-attempt-timeout 1s"));
 
     first = unique("cp-first");
     second = unique("cp-second");
     for (String vm : List.of(first, second)) {
-      guest.kwokNodes().createNamed(vm, Map.of(CapkLabels.NODE_ROLE_CONTROL_PLANE, ""));
-      vmi(infra, NS, vm, TENANT, "External");
-      infra
-          .kubectl()
-          .runOrFail(
-              null,
-              "-n",
-              NS,
-              "label",
-              "virtualmachineinstances.kubevirt.io",
-              vm,
-              CapkLabels.ROLE + "=" + CapkLabels.ROLE_CONTROL_PLANE);
+      world.guest().kwokNodes().createNamed(vm, Map.of(CapkLabels.NODE_ROLE_CONTROL_PLANE, ""));
+      vmi(world.infra(), NS, vm, TENANT, "External");
+      world.infraKubectl(
+          "-n",
+          NS,
+          "label",
+          "virtualmachineinstances.kubevirt.io",
+          vm,
+          CapkLabels.ROLE + "=" + CapkLabels.ROLE_CONTROL_PLANE);
     }
     guestNs = unique("status-budget");
-    guest
-        .kubectl()
-        .apply(
-            """
+    world.guestApply(
+        """
             apiVersion: v1
             kind: Namespace
             metadata: {name: %1$s}
@@ -131,41 +97,18 @@ class StatusCommandIT {
               minAvailable: 1
               selector: {matchLabels: {app: db}}
             """
-                .formatted(guestNs, first));
-    Await.until(
-        "budget db-never computed, allowing no disruption",
-        WAIT,
-        () -> {
-          var pdb =
-              new io.kubernetes.client.openapi.apis.PolicyV1Api(guest.client())
-                  .readNamespacedPodDisruptionBudget("db-never", guestNs)
-                  .execute();
-          return pdb.getStatus() != null
-              && Integer.valueOf(1).equals(pdb.getStatus().getCurrentHealthy())
-              && Integer.valueOf(0).equals(pdb.getStatus().getDisruptionsAllowed());
-        });
+            .formatted(guestNs, first));
+    // Allowing no disruption.
+    EvictionFixture.awaitBudget(world.guest(), guestNs, "db-never", 1, 0);
 
-    evacuate(infra, NS, first, INFRA_NODE);
-    awaitEvent(infra, NS, first, "DrainBlocked");
-    evacuate(infra, NS, second, INFRA_NODE);
-    awaitEvent(infra, NS, second, "EvacuationHeld");
+    evacuate(world.infra(), NS, first, INFRA_NODE);
+    awaitEvent(world.infra(), NS, first, "DrainBlocked");
+    evacuate(world.infra(), NS, second, INFRA_NODE);
+    awaitEvent(world.infra(), NS, second, "EvacuationHeld");
 
     Files.copy(
         RepoPaths.root().resolve("hack/plugin").resolve(LAUNCHER), pluginDir.resolve(LAUNCHER));
     Files.copy(ControllerProcess.jar(), pluginDir.resolve("vmi-eviction-controller.jar"));
-  }
-
-  @AfterAll
-  static void stop() {
-    if (manager != null) {
-      manager.close();
-    }
-    // Nothing of this class may keep evacuating on the shared clusters.
-    if (infra != null) {
-      infra
-          .kubectl()
-          .run(null, java.time.Duration.ofSeconds(30), "delete", "namespace", NS, "--wait=false");
-    }
   }
 
   private record Run(int code, String out, String err) {}
@@ -174,7 +117,7 @@ class StatusCommandIT {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     List<String> args = new ArrayList<>(List.of("status", "--kubeconfig"));
-    args.add(infra.kubeconfig().toString());
+    args.add(world.infra().kubeconfig().toString());
     args.addAll(List.of("-n", NS, "--drain-timeout", "20m"));
     args.addAll(List.of(flags));
     int code =
@@ -254,7 +197,7 @@ class StatusCommandIT {
   @Test
   void kubectlVmiEvictionStatusRunsTheSameCommand() throws Exception {
     List<String> command = new ArrayList<>();
-    command.add(infra.binaries().kubectl().toString());
+    command.add(world.infra().binaries().kubectl().toString());
     command.addAll(
         List.of("vmi-eviction", "status", "-o", "json", "-n", NS, "--drain-timeout", "20m"));
     ProcessBuilder pb = new ProcessBuilder(command);
@@ -269,7 +212,7 @@ class StatusCommandIT {
             + env.getOrDefault("PATH", ""));
     env.remove("VMI_EVICTION_JAR");
     env.remove("JAVA");
-    env.put("KUBECONFIG", infra.kubeconfig().toString());
+    env.put("KUBECONFIG", world.infra().kubeconfig().toString());
     Process p = pb.start();
     CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> read(p, true));
     CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(p, false));

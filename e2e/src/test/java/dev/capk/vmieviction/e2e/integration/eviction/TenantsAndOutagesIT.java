@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.e2e.integration.eviction;
 
-import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.WAIT;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitDeleted;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.awaitEvent;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evacuate;
@@ -11,24 +10,18 @@ import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.uniq
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unschedulable;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.workload;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionWorld.flags;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
-import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.manager.Main;
-import dev.capk.vmieviction.manager.Manager;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -43,80 +36,29 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class TenantsAndOutagesIT {
 
+  /** Guest b's API server is stopped by a test: not shared with other classes. */
   @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
-
-  @RegisterExtension
-  static final LocalClusterExtension guestAExt =
-      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
-
-  /** Its API server is stopped by a test: not shared with other classes. */
-  @RegisterExtension
-  static final LocalClusterExtension guestBExt =
-      LocalClusterExtension.shared("eviction-guest-b", LocalCluster.Builder::withAll);
+  static final EvictionWorld world = EvictionWorld.withGuests("guest-a", "eviction-guest-b");
 
   static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(30);
   static final String NS_A = "ev-outage-a";
   static final String NS_B = "ev-outage-b";
 
-  static LocalCluster infra;
   static LocalCluster guestA;
   static LocalCluster guestB;
-  static Manager manager;
 
   @BeforeAll
   static void start() throws Exception {
-    infra = infraExt.cluster();
-    guestA = guestAExt.cluster();
-    guestB = guestBExt.cluster();
-    Crds.installTestCrds(infra);
-    Path kubeconfig =
-        EvictionFixture.controllerKubeconfig(
-            infra, EvictionFixture.tempDir("vmi-eviction-outage-it"));
-    EvictionFixture.namespace(infra, NS_A);
-    EvictionFixture.namespace(infra, NS_B);
-    EvictionFixture.cluster(infra, NS_A, "tenant-a");
-    EvictionFixture.kubeconfigSecret(infra, NS_A, "tenant-a", guestA.adminKubeconfigYaml());
-    EvictionFixture.cluster(infra, NS_B, "tenant-b");
-    EvictionFixture.kubeconfigSecret(infra, NS_B, "tenant-b", guestB.adminKubeconfigYaml());
-    manager =
-        Main.start(
-            "--kubeconfig",
-            kubeconfig.toString(),
-            "--leader-elect",
-            "--leader-election-namespace",
-            EvictionFixture.CONTROLLER_NAMESPACE,
-            "--leader-election-id",
-            "vmi-eviction-outage-it",
-            "--leader-election-lease-duration",
-            "4s",
-            "--leader-election-renew-deadline",
-            "3s",
-            "--leader-election-retry-period",
-            "500ms",
-            "--metrics-bind-address",
-            "0",
-            "--health-probe-bind-address",
-            "127.0.0.1:0",
-            "--namespace",
-            NS_A,
-            "--namespace",
-            NS_B,
-            "--drain-timeout",
-            DRAIN_TIMEOUT.toSeconds() + "s",
-            "--drain-retry-interval",
-            "1s",
-            "--drain-attempt-timeout",
-            "3s");
-    Await.until("controller ready", WAIT, manager::ready);
-  }
-
-  @AfterAll
-  static void stop() {
-    if (manager != null) {
-      manager.close();
-    }
+    guestA = world.guest("guest-a");
+    guestB = world.guest("eviction-guest-b");
+    world.tenant(NS_A, "tenant-a", guestA);
+    world.tenant(NS_B, "tenant-b", guestB);
+    world.startLeaderElectedController(
+        "vmi-eviction-outage-it",
+        NS_A,
+        flags(
+            "--namespace %s --drain-timeout %ds --drain-retry-interval 1s --drain-attempt-timeout 3s"
+                .formatted(NS_B, DRAIN_TIMEOUT.toSeconds())));
   }
 
   @Test
@@ -137,14 +79,14 @@ class TenantsAndOutagesIT {
     }
     List<String> uids = new java.util.ArrayList<>();
     for (Tenant t : tenants) {
-      uids.add(vmi(infra, t.ns(), t.vm(), t.cluster(), "External"));
+      uids.add(vmi(world.infra(), t.ns(), t.vm(), t.cluster(), "External"));
     }
     for (Tenant t : tenants) {
-      evacuate(infra, t.ns(), t.vm(), "infra-node-3");
+      evacuate(world.infra(), t.ns(), t.vm(), "infra-node-3");
     }
     for (int i = 0; i < tenants.size(); i++) {
       Tenant t = tenants.get(i);
-      awaitDeleted(infra, t.ns(), t.vm(), uids.get(i));
+      awaitDeleted(world.infra(), t.ns(), t.vm(), uids.get(i));
       assertTrue(
           unschedulable(node(t.guest(), t.vm())), t.vm() + " cordoned in its own guest cluster");
       assertEquals(
@@ -155,7 +97,7 @@ class TenantsAndOutagesIT {
           running(t.guest(), t.guestNs(), "web").stream()
               .filter(p -> ("spare-" + t.vm()).equals(p.getSpec().getNodeName()))
               .count());
-      awaitEvent(infra, t.ns(), t.vm(), "DrainSucceeded");
+      awaitEvent(world.infra(), t.ns(), t.vm(), "DrainSucceeded");
     }
   }
 
@@ -166,18 +108,18 @@ class TenantsAndOutagesIT {
     guestB.kwokNodes().createNamed(vm, Map.of());
     String guestNs = unique("db");
     workload(guestB, guestNs, "db", 1, 1, List.of(vm));
-    String uid = vmi(infra, NS_B, vm, "tenant-b", "External");
-    evacuate(infra, NS_B, vm, "infra-node-3");
-    awaitEvent(infra, NS_B, vm, "DrainBlocked");
+    String uid = vmi(world.infra(), NS_B, vm, "tenant-b", "External");
+    evacuate(world.infra(), NS_B, vm, "infra-node-3");
+    awaitEvent(world.infra(), NS_B, vm, "DrainBlocked");
 
     // The guest API server goes away for longer than the time left before the deadline.
     CompletableFuture<Void> outage =
         CompletableFuture.runAsync(() -> guestB.restartApiServer(DRAIN_TIMEOUT.plusSeconds(10)));
     try {
-      awaitDeleted(infra, NS_B, vm, uid);
+      awaitDeleted(world.infra(), NS_B, vm, uid);
       assertFalse(outage.isDone(), "deleted while the guest API server was still down");
-      awaitEvent(infra, NS_B, vm, "DrainDeadlinePassed");
-      awaitEvent(infra, NS_B, vm, "GuestAPIUnavailable");
+      awaitEvent(world.infra(), NS_B, vm, "DrainDeadlinePassed");
+      awaitEvent(world.infra(), NS_B, vm, "GuestAPIUnavailable");
     } finally {
       outage.get(2, java.util.concurrent.TimeUnit.MINUTES);
     }

@@ -14,25 +14,20 @@ import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.uniq
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unschedulable;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.workload;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionWorld.flags;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.Crds;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.harness.RefusingProxy;
-import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Predicate;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -48,13 +43,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class UnreadableKubeVirtConfigIT {
 
-  @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
-
-  @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  @RegisterExtension static final EvictionWorld world = EvictionWorld.withGuests("guest-a");
 
   static final String NS = "ev-unreadable-kv";
   static final String KUBEVIRT_NS = "ev-unreadable-kubevirt";
@@ -70,58 +59,25 @@ class UnreadableKubeVirtConfigIT {
           line.matches(
               "GET /apis/cluster\\.x-k8s\\.io/[^/]+/namespaces/" + NS + "/machines[/? ].*");
 
-  static LocalCluster infra;
-  static LocalCluster guest;
   static RefusingProxy proxy;
-  static Manager manager;
 
   @BeforeAll
   static void start() throws Exception {
-    infra = infraExt.cluster();
-    guest = guestExt.cluster();
-    Crds.installTestCrds(infra);
     // Only the lists of KubeVirt CRs are refused, from the controller's first; the informers,
     // leader election and every write go through to the real server.
-    proxy = RefusingProxy.start(infra);
+    // Closed once the controller is.
+    proxy = world.closeAfterAll(RefusingProxy.start(world.infra()));
     proxy.refuse(KUBEVIRT_LISTS);
     // The Machines' cache never fills while their reads are refused: a step reads by GET.
     proxy.refuse(MACHINE_READS);
-    Path kubeconfig =
-        EvictionFixture.controllerKubeconfig(
-            infra,
-            EvictionFixture.tempDir("vmi-eviction-unreadable-kv-it"),
-            proxy.url(),
-            proxy.caCertificatePem());
-    EvictionFixture.tenant(infra, NS, TENANT, guest.adminKubeconfigYaml());
-    EvictionFixture.kubeVirtWithStrategy(infra, KUBEVIRT_NS, "External");
-    manager =
-        EvictionFixture.startManager(
-            kubeconfig,
-            "vmi-eviction-unreadable-kv-it",
-            "--namespace",
-            NS,
-            "--drain-timeout",
-            "5m",
-            "--drain-retry-interval",
-            "1s",
-            "--drain-attempt-timeout",
-            "3s");
-  }
-
-  @AfterAll
-  static void stop() {
-    if (manager != null) {
-      manager.close();
-    }
-    if (proxy != null) {
-      proxy.close();
-    }
-    // Other test classes share the infra cluster: leave KubeVirt's default as it was.
-    if (infra != null) {
-      infra
-          .kubectl()
-          .run(null, Duration.ofSeconds(30), "delete", "namespace", KUBEVIRT_NS, "--wait=false");
-    }
+    Path kubeconfig = world.controllerKubeconfig(proxy.url(), proxy.caCertificatePem());
+    world.tenant(NS, TENANT, world.guest());
+    world.kubeVirtWithStrategy(KUBEVIRT_NS, "External");
+    world.startLeaderElectedController(
+        kubeconfig,
+        "vmi-eviction-unreadable-kv-it",
+        NS,
+        flags("--drain-timeout 5m --drain-retry-interval 1s --drain-attempt-timeout 3s"));
   }
 
   @Test
@@ -129,19 +85,20 @@ class UnreadableKubeVirtConfigIT {
       throws Exception {
     String vm = unique("vm-kv");
     String spare = "spare-" + vm;
-    guest.kwokNodes().createNamed(vm, Map.of());
-    guest.kwokNodes().createNamed(spare, Map.of());
+    world.guest().kwokNodes().createNamed(vm, Map.of());
+    world.guest().kwokNodes().createNamed(spare, Map.of());
     // The pod starts on the VM's node (the spare is cordoned), and may move to the spare later.
-    EvictionFixture.cordon(guest, spare, true);
+    EvictionFixture.cordon(world.guest(), spare, true);
     String guestNs = unique("kv-shop");
-    workload(guest, guestNs, "web", 1, 0, List.of(vm, spare));
-    assertEquals(1, podsOn(guest, guestNs, vm).size());
-    EvictionFixture.cordon(guest, spare, false);
+    workload(world.guest(), guestNs, "web", 1, 0, List.of(vm, spare));
+    assertEquals(1, podsOn(world.guest(), guestNs, vm).size());
+    EvictionFixture.cordon(world.guest(), spare, false);
 
-    String uid = vmi(infra, NS, vm, TENANT, null); // no spec.evictionStrategy: the CR's applies
-    evacuate(infra, NS, vm, INFRA_NODE);
+    String uid =
+        vmi(world.infra(), NS, vm, TENANT, null); // no spec.evictionStrategy: the CR's applies
+    evacuate(world.infra(), NS, vm, INFRA_NODE);
 
-    CoreV1Event told = awaitEvent(infra, NS, vm, "KubeVirtConfigUnreadable");
+    CoreV1Event told = awaitEvent(world.infra(), NS, vm, "KubeVirtConfigUnreadable");
     assertEquals("Warning", told.getType());
     assertTrue(
         told.getMessage().contains("KubeVirt CR") && told.getMessage().contains("HTTP 429"),
@@ -151,51 +108,50 @@ class UnreadableKubeVirtConfigIT {
         WAIT,
         () -> proxy.refused(KUBEVIRT_LISTS) >= 3);
     assertEquals(0, proxy.passed(KUBEVIRT_LISTS), "every list so far was refused");
-    assertFalse(deletedOrDeleting(infra, NS, vm, uid), "not evacuated on a guess");
+    assertFalse(deletedOrDeleting(world.infra(), NS, vm, uid), "not evacuated on a guess");
     assertEquals(
         Optional.empty(),
-        event(infra, NS, vm, "EvacuationLeftToKubeVirt"),
+        event(world.infra(), NS, vm, "EvacuationLeftToKubeVirt"),
         "a failed list is not 'no strategy': not left to KubeVirt");
     assertEquals(
         Optional.empty(),
-        annotation(get(infra, NS, vm).orElseThrow(), EvictionAnnotations.DRAIN_START_TIME),
+        annotation(get(world.infra(), NS, vm).orElseThrow(), EvictionAnnotations.DRAIN_START_TIME),
         "nothing written on a VMI that may not be ours");
-    assertFalse(unschedulable(node(guest, vm)), "the guest untouched");
+    assertFalse(unschedulable(node(world.guest(), vm)), "the guest untouched");
 
     proxy.stopRefusing(KUBEVIRT_LISTS);
 
-    awaitDeleted(infra, NS, vm, uid);
+    awaitDeleted(world.infra(), NS, vm, uid);
     assertTrue(proxy.passed(KUBEVIRT_LISTS) >= 1, "deleted once a list answered");
     assertTrue(
-        awaitEvent(infra, NS, vm, "DrainSucceeded").getMessage().contains("; VMI deleted so that"));
-    assertTrue(unschedulable(node(guest, vm)), "guest node cordoned");
+        awaitEvent(world.infra(), NS, vm, "DrainSucceeded")
+            .getMessage()
+            .contains("; VMI deleted so that"));
+    assertTrue(unschedulable(node(world.guest(), vm)), "guest node cordoned");
     assertTrue(
-        podsOn(guest, guestNs, vm).stream()
+        podsOn(world.guest(), guestNs, vm).stream()
             .allMatch(p -> p.getMetadata().getDeletionTimestamp() != null),
         "no pod left running on the drained node");
-    assertEquals(Optional.empty(), event(infra, NS, vm, "EvacuationLeftToKubeVirt"));
+    assertEquals(Optional.empty(), event(world.infra(), NS, vm, "EvacuationLeftToKubeVirt"));
   }
 
   @Test
   void aMachineThatCannotBeReadIsNotTakenForNoMachineItsDrainExclusionIsHonouredOnceRead()
       throws Exception {
     String vm = unique("vm-machine");
-    guest.kwokNodes().createNamed(vm, Map.of());
-    EvictionFixture.machine(infra, NS, TENANT, vm);
-    infra
-        .kubectl()
-        .runOrFail(
-            null,
-            "-n",
-            NS,
-            "annotate",
-            "machines.cluster.x-k8s.io",
-            vm,
-            "machine.cluster.x-k8s.io/exclude-node-draining=");
-    String uid = vmi(infra, NS, vm, TENANT, "External");
-    evacuate(infra, NS, vm, INFRA_NODE);
+    world.guest().kwokNodes().createNamed(vm, Map.of());
+    EvictionFixture.machine(world.infra(), NS, TENANT, vm);
+    world.infraKubectl(
+        "-n",
+        NS,
+        "annotate",
+        "machines.cluster.x-k8s.io",
+        vm,
+        "machine.cluster.x-k8s.io/exclude-node-draining=");
+    String uid = vmi(world.infra(), NS, vm, TENANT, "External");
+    evacuate(world.infra(), NS, vm, INFRA_NODE);
 
-    CoreV1Event told = awaitEvent(infra, NS, vm, "InfraAPIError");
+    CoreV1Event told = awaitEvent(world.infra(), NS, vm, "InfraAPIError");
     assertTrue(
         told.getMessage().contains("Machine " + NS + "/" + vm)
             && told.getMessage().contains("HTTP 429"),
@@ -204,15 +160,17 @@ class UnreadableKubeVirtConfigIT {
         "the Machine read again, with backoff",
         WAIT,
         () -> proxy.refused(MACHINE_READS.and(line -> line.contains("/machines/" + vm))) >= 2);
-    assertFalse(deletedOrDeleting(infra, NS, vm, uid), "no deletion on a guess");
-    assertFalse(unschedulable(node(guest, vm)), "no drain on a guess: the Machine excludes it");
-    assertEquals(Optional.empty(), event(infra, NS, vm, "MachineContractUnavailable"));
+    assertFalse(deletedOrDeleting(world.infra(), NS, vm, uid), "no deletion on a guess");
+    assertFalse(
+        unschedulable(node(world.guest(), vm)), "no drain on a guess: the Machine excludes it");
+    assertEquals(Optional.empty(), event(world.infra(), NS, vm, "MachineContractUnavailable"));
 
     proxy.stopRefusing(MACHINE_READS);
 
-    awaitDeleted(infra, NS, vm, uid);
-    awaitEvent(infra, NS, vm, "NodeDrainExcluded");
-    assertFalse(unschedulable(node(guest, vm)), "never cordoned: the Machine excludes draining");
-    assertEquals(Optional.empty(), event(infra, NS, vm, "DrainSucceeded"));
+    awaitDeleted(world.infra(), NS, vm, uid);
+    awaitEvent(world.infra(), NS, vm, "NodeDrainExcluded");
+    assertFalse(
+        unschedulable(node(world.guest(), vm)), "never cordoned: the Machine excludes draining");
+    assertEquals(Optional.empty(), event(world.infra(), NS, vm, "DrainSucceeded"));
   }
 }
