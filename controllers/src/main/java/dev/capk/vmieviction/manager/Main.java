@@ -22,8 +22,9 @@ public final class Main {
   private Main() {}
 
   public static void main(String[] args) {
-    if (args.length > 0 && NODE_COMMANDS.contains(args[0])) {
-      // Before any logger exists: logback configured in code, not from logback.xml (start-up).
+    if (args.length > 0 && (NODE_COMMANDS.contains(args[0]) || "status".equals(args[0]))) {
+      // Before any logger exists: logback configured in code, not from logback.xml (start-up),
+      // and the command's -v sets this process's log levels (CliLogging).
       System.setProperty(CliLogbackConfigurator.PROPERTY, "cli");
     }
     System.exit(run(args));

@@ -19,9 +19,20 @@ public final class CliLogging {
     "dev.capk.vmieviction", "io.kubernetes.client", "io.kubernetes.client.extended.leaderelection"
   };
 
+  /**
+   * Set (to {@code cli}) by the jar's main for a CLI process, before any logger exists: the same
+   * property {@code logging.CliLogbackConfigurator} reads. Without it the command runs embedded (a
+   * test's JVM, another program calling {@code NodeCli.run}), whose logging is its own.
+   */
+  public static final String PROCESS_PROPERTY = "vmieviction.logging";
+
   private CliLogging() {}
 
+  /** Sets the process's log levels for {@code -v}; does nothing when the command runs embedded. */
   public static void setVerbosity(int v) {
+    if (!"cli".equals(System.getProperty(PROCESS_PROPERTY))) {
+      return;
+    }
     String level = v <= 0 ? "OFF" : v <= 2 ? "INFO" : "DEBUG";
     setLevel(Logger.ROOT_LOGGER_NAME, level);
     for (String name : CONFIGURED) {

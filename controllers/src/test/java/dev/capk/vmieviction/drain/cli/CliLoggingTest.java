@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.drain.cli;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,12 +24,24 @@ class CliLoggingTest {
   void keepLogbackXmlsLevels() {
     LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
     context.getLoggerList().forEach(l -> levels.put(l, l.getLevel()));
+    System.setProperty(CliLogging.PROCESS_PROPERTY, "cli");
   }
 
   @AfterEach
   void restoreThem() {
     // For the tests that run after this one in the same JVM.
+    System.clearProperty(CliLogging.PROCESS_PROPERTY);
     levels.forEach(ch.qos.logback.classic.Logger::setLevel);
+  }
+
+  @Test
+  void anEmbeddedCommandLeavesItsHostsLoggingAlone() {
+    System.clearProperty(CliLogging.PROCESS_PROPERTY);
+    boolean before = engine.isInfoEnabled();
+
+    CliLogging.setVerbosity(0);
+
+    assertEquals(before, engine.isInfoEnabled(), "a test's JVM keeps its log levels");
   }
 
   @Test
