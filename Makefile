@@ -4,7 +4,7 @@ MVN ?= mvn -B
 # Where the Kubernetes binaries are built and cached (outside the repo); see hack/build-k8s.sh.
 export K8S_BIN_CACHE ?= $(HOME)/.cache/capk-vmi-eviction/k8s-bin
 
-.PHONY: test unit fmt binaries promtool package demo soak e2e bench cds-classlist clean
+.PHONY: test unit fmt binaries promtool package demo soak e2e bench cds-classlist capk-overrides clean
 
 ## binaries: build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok
 binaries:
@@ -81,6 +81,12 @@ package:
 	$(MVN) -q package -DskipTests -pl controllers -am
 	install -m 0755 hack/plugin/kubectl-fastdrain controllers/target/kubectl-fastdrain
 	install -m 0755 hack/plugin/kubectl-vmi_eviction controllers/target/kubectl-vmi_eviction
+
+## capk-overrides: clusterctl's overrides layer for CAPK with the controller beside its manager, from
+##   CAPK_COMPONENTS (CAPK's released infrastructure-components.yaml) for CAPK_VERSION (e.g. v0.11.2);
+##   NODE_MAINTENANCE=1 adds the NodeMaintenance component; KUBECTL renders it (default kubectl)
+capk-overrides:
+	bash hack/capk-overrides.sh "$(CAPK_COMPONENTS)" "$(CAPK_VERSION)" $(if $(NODE_MAINTENANCE),--node-maintenance)
 
 clean:
 	$(MVN) -q clean

@@ -14,6 +14,7 @@ import dev.capk.vmieviction.e2e.scenario.ControllerServiceAccount;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -30,6 +32,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 import org.yaml.snakeyaml.Yaml;
 
 /**
@@ -219,6 +222,64 @@ class DeploymentShapesIT {
             ((Map<String, Object>) doc).get("kind") + " " + meta.get("name"));
       }
     }
+  }
+
+  @Test
+  @Order(2)
+  void theClusterctlOverridesLayerIsTheSidecarShapeAtClusterctlsPath(@TempDir Path overrides)
+      throws Exception {
+    Path capk =
+        RepoPaths.root()
+            .resolve(
+                "config/samples/capk-infrastructure-components/capk-infrastructure-components.yaml");
+    Script run = capkOverrides(overrides, capk.toString(), "v0.11.2");
+    assertEquals(0, run.code(), run.err());
+    Path written =
+        overrides.resolve("infrastructure-kubevirt/v0.11.2/infrastructure-components.yaml");
+    assertEquals(written.toString(), run.out().strip(), "it prints the path it wrote");
+    assertEquals(
+        documents(sidecar),
+        documents(Files.readString(written)),
+        "what clusterctl installs is the sidecar shape applied to CAPK's components");
+
+    Script missing = capkOverrides(overrides, "/no/such/components.yaml", "v0.11.3");
+    assertEquals(2, missing.code());
+    assertTrue(missing.err().contains("/no/such/components.yaml is not a file"), missing.err());
+    Script badVersion = capkOverrides(overrides, capk.toString(), "0.11");
+    assertEquals(2, badVersion.code());
+    assertTrue(badVersion.err().contains("is not a release version"), badVersion.err());
+    Script notCapk =
+        capkOverrides(overrides, RepoPaths.root().resolve("README.md").toString(), "v0.11.4");
+    assertEquals(2, notCapk.code());
+    assertTrue(notCapk.err().contains("not CAPK's components"), notCapk.err());
+    assertFalse(
+        Files.exists(overrides.resolve("infrastructure-kubevirt/v0.11.3")),
+        "nothing written for bad input");
+  }
+
+  private static List<Object> documents(String yaml) {
+    List<Object> docs = new ArrayList<>();
+    new Yaml().loadAll(yaml).forEach(docs::add);
+    return docs;
+  }
+
+  private record Script(int code, String out, String err) {}
+
+  private static Script capkOverrides(Path overrides, String components, String version)
+      throws Exception {
+    ProcessBuilder pb =
+        new ProcessBuilder(
+            "bash",
+            RepoPaths.root().resolve("hack/capk-overrides.sh").toString(),
+            components,
+            version);
+    pb.environment().put("OVERRIDES_DIR", overrides.toString());
+    pb.environment().put("KUBECTL", infra.cluster().binaries().kubectl().toString());
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "hack/capk-overrides.sh did not finish");
+    return new Script(p.exitValue(), out, err);
   }
 
   @SuppressWarnings("unchecked")
