@@ -27,10 +27,14 @@ public final class CliLogbackConfigurator extends ContextAwareBase implements Co
   static final String PATTERN =
       "%d{yyyy-MM-dd'T'HH:mm:ss.SSSX,UTC} %-5level [%thread] %logger{36} %msg%n";
 
+  /** Whether this process is a CLI command's: its main set {@link #PROPERTY}. */
+  public static boolean isCliProcess() {
+    return "cli".equals(System.getProperty(PROPERTY));
+  }
+
   @Override
   public ExecutionStatus configure(LoggerContext context) {
-    if (!"cli".equals(System.getProperty(PROPERTY))
-        || System.getProperty("logback.configurationFile") != null) {
+    if (!isCliProcess() || System.getProperty("logback.configurationFile") != null) {
       return ExecutionStatus.INVOKE_NEXT_IF_ANY;
     }
     NopStatusListener quiet = new NopStatusListener();

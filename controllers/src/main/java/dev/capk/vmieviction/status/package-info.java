@@ -5,7 +5,8 @@
  * {@link dev.capk.vmieviction.status.StatusTable} and {@link
  * dev.capk.vmieviction.status.StatusJson} print it, {@link
  * dev.capk.vmieviction.status.StatusCommand} does the reading. May import {@code api}, {@code
- * drain.cli} (the kubeconfig flags), {@code eviction} (event reasons), {@code kube}, {@code time}
- * and {@code workload} (event reasons); nothing imports it but the manager's {@code Main}.
+ * drain.cli} (the kubeconfig flags), {@code eviction} (event reasons), {@code kube}, {@code
+ * logging} (a CLI process's log levels), {@code time} and {@code workload} (event reasons); nothing
+ * imports it but the manager's {@code Main}.
  */
 package dev.capk.vmieviction.status;

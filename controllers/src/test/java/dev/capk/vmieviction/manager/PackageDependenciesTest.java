@@ -26,7 +26,7 @@ class PackageDependenciesTest {
           Map.entry("logging", Set.of()),
           Map.entry("kube", Set.of("time")),
           Map.entry("drain", Set.of("kube", "time")),
-          Map.entry("drain.cli", Set.of("drain", "kube", "time")),
+          Map.entry("drain.cli", Set.of("drain", "kube", "logging", "time")),
           Map.entry("events", Set.of("kube")),
           Map.entry("workload", Set.of("api", "kube", "time")),
           Map.entry("infra", Set.of("api", "workload")),
@@ -35,7 +35,9 @@ class PackageDependenciesTest {
           Map.entry(
               "maintenance",
               Set.of("api", "drain", "events", "kube", "logging", "runtime", "time")),
-          Map.entry("status", Set.of("api", "drain.cli", "eviction", "kube", "time", "workload")));
+          Map.entry(
+              "status",
+              Set.of("api", "drain.cli", "eviction", "kube", "logging", "time", "workload")));
 
   static final Pattern IMPORT =
       Pattern.compile("(?m)^import (?:static )?dev\\.capk\\.vmieviction\\.([a-z]+(?:\\.cli)?)\\.");

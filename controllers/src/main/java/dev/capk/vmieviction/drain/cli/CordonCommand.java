@@ -2,6 +2,7 @@ package dev.capk.vmieviction.drain.cli;
 
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
+import dev.capk.vmieviction.logging.CliLogging;
 import io.kubernetes.client.openapi.ApiClient;
 import java.io.PrintStream;
 import java.util.List;

@@ -11,6 +11,7 @@ import dev.capk.vmieviction.drain.NodeNotFoundException;
 import dev.capk.vmieviction.drain.PodFilters;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.logging.CliLogging;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;

@@ -1,4 +1,4 @@
-package dev.capk.vmieviction.drain.cli;
+package dev.capk.vmieviction.logging;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -24,19 +24,19 @@ class CliLoggingTest {
   void keepLogbackXmlsLevels() {
     LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
     context.getLoggerList().forEach(l -> levels.put(l, l.getLevel()));
-    System.setProperty(CliLogging.PROCESS_PROPERTY, "cli");
+    System.setProperty(CliLogbackConfigurator.PROPERTY, "cli");
   }
 
   @AfterEach
   void restoreThem() {
     // For the tests that run after this one in the same JVM.
-    System.clearProperty(CliLogging.PROCESS_PROPERTY);
+    System.clearProperty(CliLogbackConfigurator.PROPERTY);
     levels.forEach(ch.qos.logback.classic.Logger::setLevel);
   }
 
   @Test
   void anEmbeddedCommandLeavesItsHostsLoggingAlone() {
-    System.clearProperty(CliLogging.PROCESS_PROPERTY);
+    System.clearProperty(CliLogbackConfigurator.PROPERTY);
     boolean before = engine.isInfoEnabled();
 
     CliLogging.setVerbosity(0);
