@@ -4,6 +4,7 @@ import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import com.google.common.util.concurrent.Striped;
 import dev.capk.vmieviction.api.CapkLabels;
+import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
@@ -18,6 +19,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -297,8 +299,15 @@ final class TenantAdmissionCheck {
   private VirtualMachineInstance record(
       String key, String clusterKey, VirtualMachineInstance vmi, String startText)
       throws ApiException {
+    // Admitted after a hold: the phase is the drain's again, in the same patch.
     VirtualMachineInstance updated =
-        vmis.annotate(vmi, EvictionAnnotations.EVACUATION_ADMITTED, startText);
+        vmis.annotate(
+            vmi,
+            Map.of(
+                EvictionAnnotations.EVACUATION_ADMITTED,
+                startText,
+                EvictionAnnotations.EVACUATION_PHASE,
+                EvacuationPhase.Draining.name()));
     admittedHere.put(vmi.getMetadata().getUid(), startText);
     held.admitted(key, clusterKey);
     return updated;

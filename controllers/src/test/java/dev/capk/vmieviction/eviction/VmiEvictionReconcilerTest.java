@@ -357,8 +357,39 @@ class VmiEvictionReconcilerTest {
 
     reconcile("vm-1");
 
-    assertEquals(0, vmis.patches, "a valid start time is never rewritten");
+    assertFalse(
+        vmis.annotations.containsKey(EvictionAnnotations.DRAIN_START_TIME),
+        "a valid start time is never rewritten");
     assertFalse(events.has("Normal", EventReasons.DRAIN_STARTED));
+    // Started by a controller that recorded no phase: recorded once, alone.
+    assertEquals(1, vmis.patches);
+    assertEquals("Draining", vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE));
+    reconcile("vm-1");
+    assertEquals(1, vmis.patches, "a phase unchanged is not written again");
+  }
+
+  private double phaseGauge(String phase) {
+    return registry.getSampleValue(
+        "vmi_eviction_evacuations_by_phase", new String[] {"phase"}, new String[] {phase});
+  }
+
+  @Test
+  void aNewEvacuationRecordsItsStartAndItsDrainingPhaseInOnePatch() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("ns/p", "ns/pdb"));
+
+    reconcile("vm-1");
+
+    assertEquals(1, vmis.patches);
+    assertEquals(
+        DrainStartTime.format(T0), vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME));
+    assertEquals("Draining", vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE));
+    assertEquals(1.0, phaseGauge("Draining"));
+
+    clock.now = T0.plus(TIMEOUT);
+    reconcile("vm-1");
+    assertEquals(0.0, phaseGauge("Draining"), "deleted at the deadline: no longer counted");
   }
 
   @Test
@@ -1036,11 +1067,15 @@ class VmiEvictionReconcilerTest {
     v.getMetadata()
         .getAnnotations()
         .put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:00:00Z");
+    v.getMetadata().getAnnotations().put(EvictionAnnotations.EVACUATION_PHASE, "Held");
     guest.node = Optional.empty();
 
     reconcile("vm-1");
     assertTrue(vmis.annotations.containsKey(EvictionAnnotations.DRAIN_START_TIME));
     assertEquals(null, vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME), "removed");
+    assertTrue(vmis.annotations.containsKey(EvictionAnnotations.EVACUATION_PHASE));
+    assertEquals(null, vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE), "removed");
+    assertEquals(1, vmis.patches, "both in one patch");
 
     // Evacuated again an hour later: a new start, not an instant deadline.
     clock.now = T0.plus(Duration.ofHours(1));
@@ -1127,6 +1162,7 @@ class VmiEvictionReconcilerTest {
     assertEquals(List.of(), connects, "no guest access while the Cluster is paused");
     assertTrue(events.has("Warning", EventReasons.CLUSTER_PAUSED));
     assertTrue(vmis.deletedUids.isEmpty());
+    assertEquals("Paused", vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE));
 
     clock.now = T0.plus(TIMEOUT);
     assertFalse(reconcile("vm-1").isRequeue());
@@ -1350,6 +1386,8 @@ class VmiEvictionReconcilerTest {
     String message = events.message("Normal", EventReasons.EVACUATION_HELD);
     assertTrue(message.contains("vm-1 still being evacuated"), message);
     assertFalse(events.has("Warning", EventReasons.QUORUM_GUARD_OVERRIDDEN));
+    assertEquals("Held", vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE));
+    assertEquals(1.0, phaseGauge("Held"));
 
     Instant goAheadAt = T0.plus(TIMEOUT).minus(EvictionSettings.DEFAULT_DRAIN_RESERVE);
     clock.now = goAheadAt.minusSeconds(5);
@@ -1378,6 +1416,7 @@ class VmiEvictionReconcilerTest {
     assertEquals(List.of("uid-vm-2"), vmis.deletedUids);
     assertEquals(
         "2025-03-01T12:00:00Z", vmis.annotations.get(EvictionAnnotations.EVACUATION_ADMITTED));
+    assertEquals("Draining", vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE));
   }
 
   @Test
@@ -1487,19 +1526,22 @@ class VmiEvictionReconcilerTest {
     }
 
     @Override
-    public VirtualMachineInstance annotate(VirtualMachineInstance vmi, String key, String value)
+    public VirtualMachineInstance annotate(VirtualMachineInstance vmi, Map<String, String> changes)
         throws ApiException {
       if (conflictsLeft > 0) {
         conflictsLeft--;
         throw new ApiException(409, "the object has been modified");
       }
       patches++;
-      annotations.put(key, value);
-      if (value == null) {
-        vmi.getMetadata().getAnnotations().remove(key);
-      } else {
-        vmi.getMetadata().getAnnotations().put(key, value);
-      }
+      changes.forEach(
+          (key, value) -> {
+            annotations.put(key, value);
+            if (value == null) {
+              vmi.getMetadata().getAnnotations().remove(key);
+            } else {
+              vmi.getMetadata().getAnnotations().put(key, value);
+            }
+          });
       return vmi;
     }
 
