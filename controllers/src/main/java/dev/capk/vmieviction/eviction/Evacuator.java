@@ -450,10 +450,7 @@ final class Evacuator {
   private Step<V1Node> findNode(String key, VirtualMachineInstance vmi, Instant start, Guest guest)
       throws GuestAccessException, ApiException {
     String vmiName = vmi.getMetadata().getName();
-    Optional<V1Node> found = guest.recentNode(key);
-    if (found.isEmpty()) {
-      found = guest.findNode(vmiName);
-    }
+    Optional<V1Node> found = guest.findNode(vmiName);
     if (found.isPresent()) {
       return Step.next(found.get());
     }
@@ -483,7 +480,6 @@ final class Evacuator {
         unschedulable
             ? read
             : cordon(guest, read, vmi.getMetadata().getUid(), vmi.getMetadata().getName());
-    guest.nodeSeen(key, node);
     if (!unschedulable) {
       log.info("guest node cordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
       events.normal(
@@ -677,7 +673,7 @@ final class Evacuator {
       throws GuestAccessException, ApiException {
     V1Node cordoned;
     try {
-      cordoned = marks.changing(guest, () -> guest.cordonAndMark(read, uid));
+      cordoned = guest.cordonAndMark(read, uid);
     } catch (GuestAccessException e) {
       if (e.reason() == GuestAccessException.Reason.GuestAPIRefused) {
         // The tenant's admins look at their node: the refusal is told there too.

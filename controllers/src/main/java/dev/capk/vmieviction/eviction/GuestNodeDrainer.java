@@ -54,13 +54,6 @@ public final class GuestNodeDrainer implements Guest {
 
   static final String EVENT_SOURCE = "capk-vmi-eviction-controller";
 
-  /**
-   * How long a drain's steps go by the guest node an earlier step saw: a drain's steps come as its
-   * pods leave, often several a second, and each read would say the same; a node uncordoned or gone
-   * unreachable meanwhile is seen within this.
-   */
-  static final Duration NODE_REREAD = Duration.ofSeconds(30);
-
   /** What an evacuation did to the node: written at every occurrence, never capped. */
   static final Set<String> NODE_OUTCOMES =
       Set.of(EventReasons.DRAIN_SUCCEEDED, EventReasons.UNCORDONED);
@@ -160,16 +153,6 @@ public final class GuestNodeDrainer implements Guest {
         client.cluster().toString(),
         client.bound(NODE_LIST_WAIT),
         this::listNodes);
-  }
-
-  @Override
-  public Optional<V1Node> recentNode(String vmiKey) {
-    return drains.recentNode(vmiKey, client.apiClient(), NODE_REREAD);
-  }
-
-  @Override
-  public void nodeSeen(String vmiKey, V1Node node) {
-    drains.nodeSeen(vmiKey, client.apiClient(), node);
   }
 
   @Override

@@ -64,11 +64,6 @@ public final class NodeDrains implements AutoCloseable {
   /** Guarded by this: one budget watch per guest cluster client with blocked drains. */
   private final Map<ApiClient, BudgetWatch> budgetWatches = new IdentityHashMap<>();
 
-  /** The guest node each drain's last step saw, through which client, and when (nanoTime). */
-  private record SeenNode(ApiClient client, V1Node node, long atNanos) {}
-
-  private final Map<String, SeenNode> nodes = new ConcurrentHashMap<>();
-
   /**
    * Guarded by this: per guest cluster client, its node watch, or the list it is being started from
    * (a failed or outdated one is replaced by the next step that needs the nodes).
@@ -200,30 +195,6 @@ public final class NodeDrains implements AutoCloseable {
     }
   }
 
-  /** The guest node the VMI's drain step saw through {@code client}. */
-  void nodeSeen(String vmiKey, ApiClient client, V1Node node) {
-    nodes.put(vmiKey, new SeenNode(client, node, System.nanoTime()));
-  }
-
-  /**
-   * The guest node the VMI's last step saw through {@code client}, if not older than {@code maxAge}
-   * and the drain's pod watch still reaches the guest API server. While it does not, the step reads
-   * the node again: that read is what finds the outage and names it (GuestAPIUnavailable, the
-   * circuit breaker), instead of a step going on quietly from what it saw before.
-   */
-  Optional<V1Node> recentNode(String vmiKey, ApiClient client, Duration maxAge) {
-    SeenNode seen = nodes.get(vmiKey);
-    if (seen == null
-        || seen.client() != client
-        || System.nanoTime() - seen.atNanos() > maxAge.toNanos()) {
-      return Optional.empty();
-    }
-    if (drains.get(vmiKey).map(d -> d.watch().unreachable()).orElse(false)) {
-      return Optional.empty();
-    }
-    return Optional.of(seen.node());
-  }
-
   /**
    * The node watch of the guest cluster {@code client} reaches, while it is current: started from
    * {@code listing}'s list if there is none (that list is the caller's one request; steps that ask
@@ -327,7 +298,6 @@ public final class NodeDrains implements AutoCloseable {
       ended.ifPresent(d -> closeUnusedWatch(d.client()));
     }
     woken.remove(vmiKey);
-    nodes.remove(vmiKey);
   }
 
   /** Drains under way, for metrics and tests. */

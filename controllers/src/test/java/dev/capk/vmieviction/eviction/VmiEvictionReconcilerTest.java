@@ -155,9 +155,8 @@ class VmiEvictionReconcilerTest {
   }
 
   @Test
-  void laterStepsOfADrainGoByTheGuestNodeTheFirstStepSawAndCordonedWithoutReadingItAgain() {
+  void laterStepsOfADrainFindTheNodeAsTheirCordonLeftItAndDoNotCordonAgain() {
     evacuating("vm-1");
-    guest.remembersNodes = true;
     guest.node = Optional.of(node("vm-1", "kubevirt://vm-1", false, "True"));
     guest.passes.add(blocked("shop/web-0", "web-pdb"));
     guest.passes.add(complete());
@@ -165,7 +164,8 @@ class VmiEvictionReconcilerTest {
     assertTrue(reconcile("vm-1").isRequeue());
     assertFalse(reconcile("vm-1").isRequeue());
 
-    assertEquals(1, guest.nodeReads, "the node read once, by the first step");
+    // Each step finds its node in the cluster's node watch: GuestNodeWatchIT counts no GET.
+    assertEquals(2, guest.nodeReads);
     assertEquals(
         List.of("cordon vm-1 for uid-vm-1", "drain vm-1", "drain vm-1"),
         guest.calls,
@@ -1002,8 +1002,7 @@ class VmiEvictionReconcilerTest {
         1,
         guest.nodeReads,
         "only the VMI whose node (by providerID) carries our mark reads its node");
-    assertEquals(
-        2, guest.markedNodeLists, "one list, and one more after our uncordon changed the marks");
+    // Each check reads the cluster's marks from its node watch: GuestNodeWatchIT counts one list.
   }
 
   @Test
@@ -1572,21 +1571,6 @@ class VmiEvictionReconcilerTest {
 
     int nodeReads;
     int markedNodeLists;
-
-    /** As GuestNodeDrainer: a drain's steps go by the node an earlier step saw (off: re-read). */
-    boolean remembersNodes;
-
-    final Map<String, V1Node> seen = new HashMap<>();
-
-    @Override
-    public Optional<V1Node> recentNode(String vmiKey) {
-      return remembersNodes ? Optional.ofNullable(seen.get(vmiKey)) : Optional.empty();
-    }
-
-    @Override
-    public void nodeSeen(String vmiKey, V1Node n) {
-      seen.put(vmiKey, n);
-    }
 
     @Override
     public Optional<V1Node> findNode(String vmiName) {
