@@ -357,14 +357,11 @@ final class Evacuator {
       Deadline deadline,
       MachineContractCheck.Applied contract) {
     try {
-      TenantAdmissionCheck.Outcome admitted =
-          admission.check(key, vmi, start, deadline, contract.clusterEvacuationLimit());
-      if (admitted instanceof TenantAdmissionCheck.Held held) {
-        inPhase(key, vmi, EvacuationPhase.Held);
-        memory.blockedBy(vmi.getMetadata().getUid(), "held: " + held.waitsFor());
-        return Step.end(requeue(deadline, held.retry()));
-      }
-      return Step.next(((TenantAdmissionCheck.Admitted) admitted).vmi());
+      return proceedOrWait(
+          key,
+          vmi,
+          deadline,
+          admission.check(key, vmi, start, deadline, contract.clusterEvacuationLimit()));
     } catch (GuestAccessException e) {
       return Step.end(guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true));
     } catch (ApiException e) {
@@ -384,18 +381,25 @@ final class Evacuator {
       Deadline deadline,
       MachineContractCheck.Applied contract) {
     try {
-      LiveMigrationStep.Outcome migrated =
-          migration.step(key, vmi, start, deadline, contract.clusterLiveMigration());
-      if (migrated instanceof LiveMigrationStep.Stop stop) {
-        inPhase(key, vmi, EvacuationPhase.Migrating);
-        memory.blockedBy(
-            vmi.getMetadata().getUid(), "live migration under way or waiting for a slot");
-        return Step.end(requeue(deadline, stop.retry()));
-      }
-      return Step.next(((LiveMigrationStep.Proceed) migrated).vmi());
+      return proceedOrWait(
+          key,
+          vmi,
+          deadline,
+          migration.step(key, vmi, start, deadline, contract.clusterLiveMigration()));
     } catch (ApiException e) {
       return Step.end(infraFailure(key, vmi, "the live migration step", e, deadline));
     }
+  }
+
+  /** A step's outcome: go on with the VMI, or wait in the phase it names (recorded on the VMI). */
+  private Step<VirtualMachineInstance> proceedOrWait(
+      String key, VirtualMachineInstance vmi, Deadline deadline, StepOutcome outcome) {
+    if (outcome instanceof StepOutcome.Wait wait) {
+      inPhase(key, vmi, wait.phase());
+      memory.blockedBy(vmi.getMetadata().getUid(), wait.blocker());
+      return Step.end(requeue(deadline, wait.retry()));
+    }
+    return Step.next(((StepOutcome.Proceed) outcome).vmi());
   }
 
   /**

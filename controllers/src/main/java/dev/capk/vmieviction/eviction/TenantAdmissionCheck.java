@@ -44,15 +44,6 @@ final class TenantAdmissionCheck {
 
   private static final Logger log = LoggerFactory.getLogger(TenantAdmissionCheck.class);
 
-  /** What the step came to. */
-  sealed interface Outcome permits Admitted, Held {}
-
-  /** Go on with the drain; {@code vmi} as it is after the admission was recorded. */
-  record Admitted(VirtualMachineInstance vmi) implements Outcome {}
-
-  /** Held: look again after {@code retry} (never later than the hold's end). */
-  record Held(String waitsFor, Duration retry) implements Outcome {}
-
   private final InfraVmis vmis;
   private final GuestConnector guests;
   private final VmiEvents events;
@@ -114,7 +105,7 @@ final class TenantAdmissionCheck {
    * @throws GuestAccessException when the guest's nodes could not be listed: retry
    * @throws ApiException when the admission could not be recorded: retry
    */
-  Outcome check(
+  StepOutcome check(
       String key,
       VirtualMachineInstance vmi,
       Instant start,
@@ -125,20 +116,20 @@ final class TenantAdmissionCheck {
     String uid = vmi.getMetadata().getUid();
     String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
     if (cluster == null) {
-      return new Admitted(vmi); // no tenant known: the guest connection says so
+      return new StepOutcome.Proceed(vmi); // no tenant known: the guest connection says so
     }
     String ns = vmi.getMetadata().getNamespace();
     String clusterKey = HeldEvacuations.clusterKey(ns, cluster);
     if (startText.equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
         || startText.equals(admittedHere.getIfPresent(uid))) {
       held.admitted(key, clusterKey); // also after a restart: its end wakes the held ones
-      return new Admitted(vmi); // once admitted, always admitted
+      return new StepOutcome.Proceed(vmi); // once admitted, always admitted
     }
     EvacuationLimit limit = limit(key, vmi, clusterLimit);
     Optional<Role> known = knownRole(vmi);
     if (known.isPresent() && known.get() == Role.WORKER && limit.unlimited()) {
       held.admitted(key, clusterKey);
-      return new Admitted(vmi);
+      return new StepOutcome.Proceed(vmi);
     }
     MarkedNodes nodes = null;
     if (known.isEmpty() || known.get() == Role.CONTROL_PLANE) {
@@ -148,7 +139,7 @@ final class TenantAdmissionCheck {
       Guest guest = guests.connect(vmi, Optional.of(deadline.remaining()));
       Optional<Duration> wait = guest.tryEnterStep();
       if (wait.isPresent()) {
-        return new Held("a free slot for requests to the guest cluster", wait.get());
+        return held("a free slot for requests to the guest cluster", wait.get());
       }
       try {
         nodes = guest.markedNodes();
@@ -167,7 +158,7 @@ final class TenantAdmissionCheck {
   }
 
   /** Decides under the Cluster's lock, and carries the decision out. */
-  private Outcome decide(
+  private StepOutcome decide(
       Evacuation e, Instant start, Optional<Role> known, MarkedNodes nodes, EvacuationLimit limit)
       throws ApiException {
     VirtualMachineInstance vmi = e.vmi();
@@ -176,7 +167,7 @@ final class TenantAdmissionCheck {
     learntRoles.put(vmi.getMetadata().getUid(), role);
     if (role == Role.WORKER && limit.unlimited()) {
       held.admitted(e.key(), e.clusterKey());
-      return new Admitted(vmi);
+      return new StepOutcome.Proceed(vmi);
     }
     List<TenantAdmission.Peer> peers =
         vmis.ofCluster(e.ns(), e.cluster()).stream()
@@ -203,11 +194,11 @@ final class TenantAdmissionCheck {
           e.ns(),
           e.cluster(),
           role.phrase());
-      return new Admitted(record(e.key(), e.clusterKey(), vmi, e.startText()));
+      return new StepOutcome.Proceed(record(e.key(), e.clusterKey(), vmi, e.startText()));
     }
     if (decision instanceof TenantAdmission.Override o) {
       overridden(e, role, o);
-      return new Admitted(record(e.key(), e.clusterKey(), vmi, e.startText()));
+      return new StepOutcome.Proceed(record(e.key(), e.clusterKey(), vmi, e.startText()));
     }
     return hold(e, role, (TenantAdmission.Hold) decision, now);
   }
@@ -263,7 +254,7 @@ final class TenantAdmissionCheck {
             + risked);
   }
 
-  private Held hold(Evacuation e, Role role, TenantAdmission.Hold h, Instant now) {
+  private StepOutcome hold(Evacuation e, Role role, TenantAdmission.Hold h, Instant now) {
     String uid = e.vmi().getMetadata().getUid();
     // Looked at again at every retry: told at INFO once per change of what it waits for.
     log.atLevel(waits.level(uid + "/" + e.startText() + "/held", h.waitsFor()))
@@ -291,9 +282,14 @@ final class TenantAdmissionCheck {
     // retry interval, and at deadline minus reserve at the latest.
     held.held(e.key(), e.clusterKey());
     Duration untilEnd = Duration.between(now, h.goAheadAt());
-    return new Held(
+    return held(
         h.waitsFor(),
         untilEnd.compareTo(settings.retryInterval()) < 0 ? untilEnd : settings.retryInterval());
+  }
+
+  /** Held: look again after {@code retry} (never later than the hold's end). */
+  private static StepOutcome held(String waitsFor, Duration retry) {
+    return new StepOutcome.Wait(EvacuationPhase.Held, "held: " + waitsFor, retry);
   }
 
   private VirtualMachineInstance record(
