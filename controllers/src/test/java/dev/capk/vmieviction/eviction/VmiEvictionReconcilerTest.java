@@ -216,7 +216,8 @@ class VmiEvictionReconcilerTest {
             List.of(),
             "1 pending",
             0,
-            Optional.of(clock.instant().plusSeconds(5))));
+            Optional.of(clock.instant().plusSeconds(5)),
+            Map.of()));
 
     Result r = reconcile("vm-1");
 
@@ -229,7 +230,16 @@ class VmiEvictionReconcilerTest {
     guest.node = Optional.of(node("vm-1", "kubevirt://vm-1", false, "True"));
     guest.passes.add(
         new DrainPass(
-            false, 2, 1, Map.of(), List.of(), List.of(), "1 pending", 1, Optional.empty()));
+            false,
+            2,
+            1,
+            Map.of(),
+            List.of(),
+            List.of(),
+            "1 pending",
+            1,
+            Optional.empty(),
+            Map.of()));
 
     Result r = reconcile("vm-1");
 
