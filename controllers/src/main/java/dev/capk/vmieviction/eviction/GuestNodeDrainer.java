@@ -45,12 +45,11 @@ import java.util.stream.Collectors;
  */
 public final class GuestNodeDrainer implements Guest {
 
-  /** kubectl drain flags the controller uses (CAPK's choice) and the unreachable-node rule. */
-  public record Settings(int maxConcurrentEvictions, Duration skipWaitWhenUnreachable) {
-    public static Settings defaults() {
-      return new Settings(DrainOptions.DEFAULT_MAX_CONCURRENT_EVICTIONS, Duration.ofMinutes(5));
-    }
-  }
+  /**
+   * On a node gone unreachable, pods deleted longer ago than this are not waited for (kubectl's
+   * {@code --skip-wait-for-delete-timeout}, as CAPK sets it).
+   */
+  static final Duration SKIP_WAIT_WHEN_UNREACHABLE = Duration.ofMinutes(5);
 
   static final String EVENT_SOURCE = "capk-vmi-eviction-controller";
 
@@ -60,23 +59,20 @@ public final class GuestNodeDrainer implements Guest {
 
   private final GuestClient client;
   private final CoreV1Api core;
-  private final Settings settings;
   private final EventSeriesRecorder nodeEvents;
-  private final NodeDrains drains;
+  private final GuestClusters drains;
 
   /**
    * {@code nodeEventSeries}, {@code nodeEventWriters} and {@code drains} outlive this drainer:
    * shared by every guest cluster's evacuations.
    */
-  public GuestNodeDrainer(
+  GuestNodeDrainer(
       GuestClient client,
-      Settings settings,
       EventSeriesBook nodeEventSeries,
       EventWriters nodeEventWriters,
-      NodeDrains drains) {
+      GuestClusters drains) {
     this.client = client;
     this.core = client.core();
-    this.settings = settings;
     this.drains = drains;
     this.nodeEvents = nodeEvents(nodeEventSeries, nodeEventWriters);
   }
@@ -296,9 +292,8 @@ public final class GuestNodeDrainer implements Guest {
         .gracePeriodSeconds(-1)
         .timeout(requestTimeout)
         // An unreachable kubelet never confirms deletions: do not wait for pods deleted long ago.
-        .skipWaitForDeleteTimeout(
-            nodeUnreachable ? settings.skipWaitWhenUnreachable() : Duration.ZERO)
-        .maxConcurrentEvictions(settings.maxConcurrentEvictions())
+        .skipWaitForDeleteTimeout(nodeUnreachable ? SKIP_WAIT_WHEN_UNREACHABLE : Duration.ZERO)
+        .maxConcurrentEvictions(DrainOptions.DEFAULT_MAX_CONCURRENT_EVICTIONS)
         .build();
   }
 

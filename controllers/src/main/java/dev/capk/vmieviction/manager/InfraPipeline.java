@@ -1,19 +1,16 @@
 package dev.capk.vmieviction.manager;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.ApiInfraVmis;
 import dev.capk.vmieviction.eviction.ApiLiveMigrations;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
-import dev.capk.vmieviction.eviction.ClusterGuestConnector;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
-import dev.capk.vmieviction.eviction.GuestNodeDrainer;
+import dev.capk.vmieviction.eviction.GuestClusters;
 import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
 import dev.capk.vmieviction.eviction.ManagementMirroredVmiEvents;
-import dev.capk.vmieviction.eviction.NodeDrains;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
 import dev.capk.vmieviction.infra.BoundTenants;
@@ -69,7 +66,7 @@ final class InfraPipeline implements AutoCloseable {
   private volatile List<V1ObjectReference> kubevirtClusters;
   private final VmiInformers informers;
   private final TwoLaneWorkQueue<Request> queue;
-  private final NodeDrains drains;
+  private final GuestClusters guests;
   private final DefaultController workers;
   private final VmiEvictionReconciler reconciler;
   private volatile boolean stopped;
@@ -97,10 +94,12 @@ final class InfraPipeline implements AutoCloseable {
             listFailed);
     this.queue = new TwoLaneWorkQueue<>("vmi-workqueue-" + target.namespace());
     TwoLaneWorkQueue<Request> q = queue;
-    this.drains =
-        new NodeDrains(
+    this.guests =
+        new GuestClusters(
+            shared.guestClients(),
+            tenants,
+            shared.guestEventWriters(),
             key -> q.addFirst(PipelineParts.request(key)),
-            DrainOptions.DEFAULT_EVICTION_RETRY_INTERVAL,
             options.drainRetryInterval);
     this.reconciler = reconciler(connection, shared);
     ControllerWatch<VirtualMachineInstance> watch =
@@ -136,12 +135,7 @@ final class InfraPipeline implements AutoCloseable {
             PipelineParts.kubevirtApi(connection.requestClient),
             Duration.ofMinutes(1),
             Clock.systemUTC()),
-        new ClusterGuestConnector(
-            shared.guestClients(),
-            tenants,
-            GuestNodeDrainer.Settings.defaults(),
-            shared.guestEventWriters(),
-            drains),
+        guests,
         new ApiManagementObjects(
             shared.managementRequests(),
             shared.options().clusterApiVersion,
@@ -245,7 +239,7 @@ final class InfraPipeline implements AutoCloseable {
       }
     }
     informers.factories().forEach(f -> f.stopAllRegisteredInformers(true));
-    drains.close();
+    guests.close();
     reconciler.stopped();
     if (runner != null) {
       runner.interrupt();

@@ -2,20 +2,17 @@ package dev.capk.vmieviction.manager;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.ApiInfraVmis;
 import dev.capk.vmieviction.eviction.ApiLiveMigrations;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
-import dev.capk.vmieviction.eviction.ClusterGuestConnector;
 import dev.capk.vmieviction.eviction.EvacuationLimit;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
-import dev.capk.vmieviction.eviction.GuestNodeDrainer;
+import dev.capk.vmieviction.eviction.GuestClusters;
 import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
 import dev.capk.vmieviction.eviction.LiveMigrationPolicy;
-import dev.capk.vmieviction.eviction.NodeDrains;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
 import dev.capk.vmieviction.kube.CipherOrder;
@@ -197,27 +194,24 @@ public final class Manager implements AutoCloseable {
       EventSeriesRecorder vmiEvents,
       EvictionMetrics metrics,
       EvictionSettings settings) {
-    // Pods leaving a guest node being drained wake that VMI's next step at once.
-    NodeDrains drains =
-        new NodeDrains(
-            key -> p.queue().addFirst(PipelineParts.request(key)),
-            DrainOptions.DEFAULT_EVICTION_RETRY_INTERVAL,
-            options.drainRetryInterval);
-    closeables.add(drains);
-    // The guest nodes' Events, likewise off the workers' threads.
+    // The guest nodes' Events, off the workers' threads.
     EventWriters guestEventWriters = new EventWriters("guest-node-events", 4, 10_000);
     closeables.add(guestEventWriters);
+    // Pods leaving a guest node being drained wake that VMI's next step at once.
+    GuestClusters guests =
+        new GuestClusters(
+            guestClients,
+            options.clusterNamespacePolicy(),
+            guestEventWriters,
+            key -> p.queue().addFirst(PipelineParts.request(key)),
+            options.drainRetryInterval);
+    closeables.add(guests);
     return new VmiEvictionReconciler(
         new ApiInfraVmis(
             p.informers()::get, p.informers()::ofCluster, PipelineParts.vmiApi(p.requestClient())),
         new KubeVirtClusterDefaults(
             PipelineParts.kubevirtApi(p.requestClient()), Duration.ofMinutes(1), Clock.systemUTC()),
-        new ClusterGuestConnector(
-            guestClients,
-            options.clusterNamespacePolicy(),
-            GuestNodeDrainer.Settings.defaults(),
-            guestEventWriters,
-            drains),
+        guests,
         new ApiManagementObjects(
             p.requestClient(),
             options.clusterApiVersion,
