@@ -144,8 +144,15 @@ public final class EvictionMetrics {
                 "vmi_eviction_reconcile_duration_max_seconds",
                 "The longest VMI reconcile since the controller started.")
             .register(registry);
-    // Read at scrape time: the alert on evacuations nearing their deadline needs the share gone
-    // now, not at the last reconcile.
+    registerDeadlineUsedGauge(registry);
+    registerPhaseGauge(registry);
+  }
+
+  /**
+   * Read at scrape time: the alert on evacuations nearing their deadline needs the share gone now,
+   * not at the last reconcile.
+   */
+  private void registerDeadlineUsedGauge(CollectorRegistry registry) {
     Gauge.build(
             "vmi_eviction_evacuation_deadline_used_ratio",
             "Of the evacuations in progress, the largest share of the time from drain start to"
@@ -162,7 +169,6 @@ public final class EvictionMetrics {
               }
             })
         .register(registry);
-    registerPhaseGauge(registry);
   }
 
   /** The evacuations in each phase the controller records, summed over sources at scrape time. */
