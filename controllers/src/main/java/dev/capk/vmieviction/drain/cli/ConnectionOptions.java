@@ -109,7 +109,7 @@ public final class ConnectionOptions {
    */
   public ApiClient connect(Map<String, String> env) throws KubeconfigException {
     ApiClient client = find(env);
-    if (!requestTimeout.isZero()) {
+    if (requestTimeout != null && !requestTimeout.isZero()) {
       // As kubectl's --request-timeout: a bound on each whole request. The drain's watch builds its
       // own HTTP client without a call timeout, so a long wait for pods is not cut short.
       client.setHttpClient(client.getHttpClient().newBuilder().callTimeout(requestTimeout).build());

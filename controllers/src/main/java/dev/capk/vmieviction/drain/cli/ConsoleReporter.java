@@ -140,7 +140,8 @@ final class ConsoleReporter implements DrainProgressListener, AutoCloseable {
     println(err, evictionError(pod) + ": " + reason);
   }
 
-  private static String evictionError(PodRef pod) {
+  /** kubectl's start of a line about a pod's eviction. */
+  static String evictionError(PodRef pod) {
     return "error when evicting pods/\"" + pod.name() + "\" -n \"" + pod.namespace() + "\"";
   }
 

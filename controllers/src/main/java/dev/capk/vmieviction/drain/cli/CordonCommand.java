@@ -2,10 +2,8 @@ package dev.capk.vmieviction.drain.cli;
 
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
-import io.kubernetes.client.openapi.ApiClient;
 import java.io.PrintStream;
 import java.util.List;
-import java.util.function.Function;
 
 /**
  * {@code cordon} and {@code uncordon NODE... | -l SELECTOR}: mark nodes unschedulable or
@@ -15,12 +13,8 @@ import java.util.function.Function;
 public final class CordonCommand extends NodeCommand {
   private final boolean cordon;
 
-  CordonCommand(
-      boolean cordon,
-      PrintStream out,
-      PrintStream err,
-      Function<ConnectionOptions, ApiClient> clients) {
-    super(cordon ? "cordon" : "uncordon", out, err, clients);
+  CordonCommand(boolean cordon, PrintStream out, PrintStream err) {
+    super(cordon ? "cordon" : "uncordon", out, err);
     this.cordon = cordon;
   }
 

@@ -11,7 +11,6 @@ import dev.capk.vmieviction.drain.PodFilters;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.time.GoDuration;
-import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -24,7 +23,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -137,12 +135,8 @@ public final class DrainCommand extends NodeCommand {
   private final boolean terminal;
   DrainOptions options;
 
-  DrainCommand(
-      PrintStream out,
-      PrintStream err,
-      Function<ConnectionOptions, ApiClient> clients,
-      boolean terminal) {
-    super("drain", out, err, clients);
+  DrainCommand(PrintStream out, PrintStream err, boolean terminal) {
+    super("drain", out, err);
     this.terminal = terminal;
   }
 
@@ -227,9 +221,8 @@ public final class DrainCommand extends NodeCommand {
       }
       reporter.println(err, "There are pending nodes to be drained:");
       pendingNodes.forEach(n -> reporter.println(err, " " + n));
-      // kubectl's aggregate error, printed as is (no "error: "): one message, several in brackets.
-      reporter.println(
-          err, fatal.size() == 1 ? fatal.get(0) : "[" + String.join(", ", fatal) + "]");
+      // kubectl's aggregate error, printed as is (no "error: ").
+      reporter.println(err, aggregate(fatal));
       return EXIT_FAILED;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -252,9 +245,13 @@ public final class DrainCommand extends NodeCommand {
     } catch (DrainRefusedException e) {
       List<String> groups =
           e.refusals().entrySet().stream()
-              .map(r -> kubectlRefusal(r.getKey()) + ": " + join(r.getValue()))
+              .map(
+                  r ->
+                      kubectlRefusal(r.getKey())
+                          + ": "
+                          + String.join(", ", r.getValue().stream().map(PodRef::toString).toList()))
               .toList();
-      error = groups.size() == 1 ? groups.get(0) : "[" + String.join(", ", groups) + "]";
+      error = aggregate(groups);
     } catch (ApiException e) {
       // The engine's own messages say whether the node was left cordoned; others are the server's.
       error =
@@ -292,14 +289,7 @@ public final class DrainCommand extends NodeCommand {
     String why =
         result.timedOut()
             // kubectl names the (first) pod whose eviction a budget kept refusing.
-            ? blocked == null
-                ? timeout
-                : "error when evicting pods/\""
-                    + blocked.name()
-                    + "\" -n \""
-                    + blocked.namespace()
-                    + "\": "
-                    + timeout
+            ? blocked == null ? timeout : ConsoleReporter.evictionError(blocked) + ": " + timeout
             : result
                 .interruption()
                 .orElse(
@@ -333,6 +323,11 @@ public final class DrainCommand extends NodeCommand {
     return why;
   }
 
+  /** kubectl's aggregate error: one message as is, several in brackets. */
+  private static String aggregate(List<String> errors) {
+    return errors.size() == 1 ? errors.get(0) : "[" + String.join(", ", errors) + "]";
+  }
+
   /**
    * kubectl (v1.35) writes "cannot delete " before every filter's message, and its message for pods
    * without a controller already starts with it: scripts see "cannot delete cannot delete Pods that
@@ -340,10 +335,6 @@ public final class DrainCommand extends NodeCommand {
    */
   static String kubectlRefusal(String reason) {
     return reason.equals(PodFilters.UNMANAGED_FATAL) ? "cannot delete " + reason : reason;
-  }
-
-  private static String join(List<PodRef> pods) {
-    return String.join(", ", pods.stream().map(PodRef::toString).toList());
   }
 
   /** picocli converter for Go-style durations. */

@@ -35,23 +35,18 @@ public final class NodeCli {
     // a cost at every start); all three for anything else (the usage lists them).
     String only = args.length > 0 && COMMANDS.contains(args[0]) ? args[0] : null;
     if (only == null || only.equals("drain")) {
-      root.addSubcommand("drain", new DrainCommand(out, err, null, terminal));
+      root.addSubcommand("drain", new DrainCommand(out, err, terminal));
     }
-    if (only == null || only.equals("cordon")) {
-      root.addSubcommand("cordon", new CordonCommand(true, out, err, null));
-      root.getSubcommands()
-          .get("cordon")
-          .getCommandSpec()
-          .usageMessage()
-          .description("Mark node as unschedulable.");
-    }
-    if (only == null || only.equals("uncordon")) {
-      root.addSubcommand("uncordon", new CordonCommand(false, out, err, null));
-      root.getSubcommands()
-          .get("uncordon")
-          .getCommandSpec()
-          .usageMessage()
-          .description("Mark node as schedulable.");
+    for (boolean cordon : new boolean[] {true, false}) {
+      String name = cordon ? "cordon" : "uncordon";
+      if (only == null || only.equals(name)) {
+        root.addSubcommand(name, new CordonCommand(cordon, out, err));
+        root.getSubcommands()
+            .get(name)
+            .getCommandSpec()
+            .usageMessage()
+            .description("Mark node as " + (cordon ? "unschedulable." : "schedulable."));
+      }
     }
     root.setOut(new PrintWriter(out, true));
     root.setErr(new PrintWriter(err, true));

@@ -11,7 +11,6 @@ import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -55,20 +54,11 @@ abstract class NodeCommand implements Callable<Integer> {
   final String name;
   final PrintStream out;
   final PrintStream err;
-  private final Function<ConnectionOptions, ApiClient> clients;
 
-  /**
-   * @param clients the API client for the connection flags; null: the kubeconfig they choose
-   */
-  NodeCommand(
-      String name,
-      PrintStream out,
-      PrintStream err,
-      Function<ConnectionOptions, ApiClient> clients) {
+  NodeCommand(String name, PrintStream out, PrintStream err) {
     this.name = name;
     this.out = out;
     this.err = err;
-    this.clients = clients;
   }
 
   /**
@@ -95,7 +85,7 @@ abstract class NodeCommand implements Callable<Integer> {
     try {
       strategy = parseDryRun(dryRun);
       check(strategy);
-      client = clients != null ? clients.apply(connection) : connection.connect(System.getenv());
+      client = connection.connect(System.getenv());
     } catch (IllegalArgumentException | ConnectionOptions.KubeconfigException e) {
       err.println("error: " + e.getMessage());
       return EXIT_FAILED;

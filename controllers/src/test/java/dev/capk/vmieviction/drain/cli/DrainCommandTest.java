@@ -24,7 +24,7 @@ class DrainCommandTest {
   private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
   private static DrainCommand parsed(String... args) {
-    DrainCommand c = new DrainCommand(System.out, System.err, null, false);
+    DrainCommand c = new DrainCommand(System.out, System.err, false);
     new CommandLine(c).parseArgs(args);
     return c;
   }
