@@ -2,6 +2,7 @@ package dev.capk.vmieviction.e2e.bench;
 
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,15 +17,16 @@ import java.util.TreeSet;
 /**
  * Benchmark 9, cost per evacuation (issue 21), for our controller and, when {@code
  * -Dcapk.bench.goController} names its binary, CAPK's original Go controller on the same clusters.
- * The world of {@link CostWorld}: 10 External VMIs of 2 tenants on one infra node, 10 pods per
- * guest node. A run is the real `kubectl drain` of that infra node with one controller process
- * started just before it (16 workers or 1), without budgets or with a PodDisruptionBudget of
- * maxUnavailable 1 per Deployment; it counts the controller's requests from the API servers' audit
- * logs (its own client identity) and its CPU from /proc, from the drain's start until every VM,
- * guest node and pod is back. Then the pace of one guest node's drain under the budget: the
- * controller's drain of one VMI against the real `kubectl drain` of an identical guest node.
+ * The world of {@link DrainWorld}, with spare guest nodes: 10 External VMIs of 2 tenants on one
+ * infra node, 10 pods per guest node. A run is the real `kubectl drain` of that infra node with one
+ * controller process started just before it (16 workers or 1), without budgets or with a
+ * PodDisruptionBudget of maxUnavailable 1 per Deployment; it counts the controller's requests from
+ * the API servers' audit logs (its own client identity) and its CPU from /proc, from the drain's
+ * start until every VM, guest node and pod is back. Then the pace of one guest node's drain under
+ * the budget: the controller's drain of one VMI against the real `kubectl drain` of an identical
+ * guest node.
  */
-final class CostBench {
+final class CostBench extends Bench {
   private static final double TARGET_INFRA = 3;
   private static final double TARGET_EVENTS = 4;
   private static final double TARGET_CPU = 0.12;
@@ -36,18 +38,6 @@ final class CostBench {
   private static final double ISSUE_GO_GUEST_BUDGET = 56;
 
   private static final double ISSUE_GO_SERIAL_BUDGET_SECONDS = 169;
-
-  private final Report report;
-  private final BenchOptions opts;
-  private final Path work;
-  private final Path auditDir;
-
-  CostBench(Report report, BenchOptions opts, Path work) {
-    this.report = report;
-    this.opts = opts;
-    this.work = work.resolve("bench-cost");
-    this.auditDir = this.work.resolve("audit");
-  }
 
   /**
    * Which controller, with or without budgets, how many workers; and which run of the same process
@@ -112,6 +102,7 @@ final class CostBench {
     }
   }
 
+  @Override
   void run() throws Exception {
     int vmis = opts.integer("bench.cost.vmis", 10);
     int pods = opts.integer("bench.cost.pods", 10);
@@ -126,22 +117,30 @@ final class CostBench {
     Files.createDirectories(work);
     BenchMain.progress(
         "cost: starting an infra cluster and " + tenants + " guest clusters, with audit logs");
-    List<LocalCluster.Builder> builders = new ArrayList<>();
-    builders.add(withAudit("bench-cost-infra", true));
-    for (int k = 0; k < tenants; k++) {
-      builders.add(withAudit("bench-cost-guest-" + k, false));
-    }
-    List<LocalCluster> clusters = BenchMain.startAll(builders);
+    // The API servers log the controller's requests (what the counts read) and, on the infra
+    // cluster, every VMI's marking and deletion (what the pace reads: ServerTimes).
+    List<LocalCluster> clusters =
+        BenchMain.startAll(
+            "bench-cost-infra",
+            "bench-cost-guest-",
+            tenants,
+            n ->
+                AuditLog.audited(
+                    LocalCluster.builder(n).withAll(),
+                    auditDir(),
+                    n,
+                    AuditLog.CONTROLLER_RULE
+                        + (n.endsWith("infra") ? ServerTimes.INFRA_RULES : "")));
     LocalCluster infra = clusters.get(0);
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
-    CostWorld many = null;
-    CostWorld one = null;
+    DrainWorld many = null;
+    DrainWorld one = null;
     try {
       Path kubeconfig =
-          ControllerIdentity.infraKubeconfig(infra, work.resolve("controller-infra.kubeconfig"));
+          AuditLog.controllerKubeconfig(infra, work.resolve("controller-infra.kubeconfig"));
       BenchMain.progress("cost: creating " + vmis + " VMs and " + pods + " pods per guest node");
-      many = new CostWorld(infra, guests, "c", vmis, pods);
-      one = new CostWorld(infra, guests.subList(0, 1), "s", 1, pods);
+      many = new DrainWorld(infra, guests, "c", vmis, pods, true);
+      one = new DrainWorld(infra, guests.subList(0, 1), "s", 1, pods, true);
       String twin = one.addPlainNode("s-twin");
       one.setBudgets(true);
       many.awaitSettled(many.holding, Map.of(), true, Duration.ofMinutes(5));
@@ -154,16 +153,15 @@ final class CostBench {
           for (int w : workers) {
             Config config = new Config(controller, withBudget, w);
             many.spares(withBudget);
-            try (MeasuredController p = start(config, go, kubeconfig)) {
-              AuditLog.awaitQuiet(auditDir, clusters);
-              double startup = Machine.processCpuSeconds(p.pid());
+            try (ControllerProcess p = start(config, go, kubeconfig)) {
+              AuditLog.awaitQuiet(auditDir(), clusters);
+              double startup = ControllerProcess.processCpuSeconds(p.pid());
               for (int round = 1; round <= rounds; round++) {
                 if (round > 1) {
                   many.spares(withBudget);
-                  AuditLog.awaitQuiet(auditDir, clusters);
+                  AuditLog.awaitQuiet(auditDir(), clusters);
                 }
-                CostWorld.Outcome o =
-                    many.runOnce(p.pid(), controller.equals("go"), auditDir, infra, guests);
+                Outcome o = runOnce(many, p.pid(), controller.equals("go"));
                 Run run =
                     new Run(
                         config.again(round),
@@ -187,7 +185,7 @@ final class CostBench {
       List<Pace> paces = pace(one, twin, controllers, go, kubeconfig, clusters);
       write(runs, paces, vmis, pods, go, loadAtStart);
     } finally {
-      for (CostWorld w : new CostWorld[] {many, one}) {
+      for (DrainWorld w : new DrainWorld[] {many, one}) {
         if (w != null) {
           w.world.close();
         }
@@ -197,17 +195,50 @@ final class CostBench {
     }
   }
 
-  private MeasuredController start(Config config, Path go, Path kubeconfig) {
+  private ControllerProcess start(Config config, Path go, Path kubeconfig) {
     String name = config.label().replaceAll("[^a-z0-9]+", "-");
     if (config.controller().equals("go")) {
       return GoController.start(
           name, go, work, kubeconfig, config.workers(), Duration.ofMinutes(2));
     }
-    return BenchController.start(
+    return ControllerJar.start(
         name,
         work,
         List.of("--kubeconfig=" + kubeconfig, "--workers=" + config.workers()),
         Duration.ofMinutes(2));
+  }
+
+  /**
+   * What one run cost the controller, and how long it took; per VMI: from its marking stored to the
+   * controller's delete request, the infra API server's own times (its audit log).
+   */
+  private record Outcome(
+      double drainSeconds,
+      double recoverySeconds,
+      List<Double> perVmiSeconds,
+      Map<String, Integer> infraCalls,
+      Map<String, Integer> guestCalls,
+      double cpuSeconds) {}
+
+  /** One run of {@code w}: see {@link DrainWorld#drain}; the counts from the audit logs. */
+  private Outcome runOnce(DrainWorld w, long controllerPid, boolean uncordonForIt)
+      throws Exception {
+    DrainWorld.Drained d = w.drain(controllerPid, uncordonForIt, () -> {}, () -> {});
+    Path infraLog = AuditLog.logOf(auditDir(), w.infra.name());
+    List<Double> perVmi = new ArrayList<>();
+    for (String vmi : w.vmNames()) {
+      ServerTimes.evacuationSeconds(infraLog, vmi, d.from(), d.to()).ifPresent(perVmi::add);
+    }
+    Outcome o =
+        new Outcome(
+            d.drainSeconds(),
+            d.recoverySeconds(),
+            perVmi,
+            AuditLog.count(infraLog, d.from(), d.to()),
+            AuditLog.count(auditDir(), w.guests, d.from(), d.to()),
+            d.controllerCpuSeconds());
+    w.swap();
+    return o;
   }
 
   private static void progress(Run r) {
@@ -234,7 +265,7 @@ final class CostBench {
    * guest node (fresh process, 16 workers), with the pods sent home between them.
    */
   private List<Pace> pace(
-      CostWorld one,
+      DrainWorld one,
       String twin,
       List<String> controllers,
       Path go,
@@ -260,10 +291,9 @@ final class CostBench {
       one.returnPodsHome();
       one.spares(true);
       Config config = new Config(controller, true, 16);
-      try (MeasuredController p = start(config, go, kubeconfig)) {
-        AuditLog.awaitQuiet(auditDir, clusters);
-        CostWorld.Outcome o =
-            one.runOnce(p.pid(), controller.equals("go"), auditDir, one.infra, one.guests);
+      try (ControllerProcess p = start(config, go, kubeconfig)) {
+        AuditLog.awaitQuiet(auditDir(), clusters);
+        Outcome o = runOnce(one, p.pid(), controller.equals("go"));
         if (o.perVmiSeconds().isEmpty()) {
           throw new IllegalStateException(
               "the infra audit log holds no marking and delete request of "
@@ -280,17 +310,6 @@ final class CostBench {
       }
     }
     return out;
-  }
-
-  /**
-   * A cluster whose API server logs the controller's requests (what the counts read) and, on the
-   * infra cluster, every VMI's marking and deletion (what the pace reads: {@link ServerTimes}).
-   */
-  private LocalCluster.Builder withAudit(String name, boolean infra) {
-    LocalCluster.Builder b = LocalCluster.builder(name).withAll();
-    String rules = AuditLog.CONTROLLER_RULE + (infra ? ServerTimes.INFRA_RULES : "");
-    AuditLog.apiServerFlags(auditDir, name, rules).forEach(b::apiServerFlag);
-    return b;
   }
 
   private void write(
@@ -318,7 +337,7 @@ final class CostBench {
             AuditLog.USER,
             loadAtStart,
             Machine.loadAverage(),
-            BenchController.describeDeployed(),
+            DeploymentJvm.describeDeployed(),
             go == null
                 ? "not measured (pass -D" + GoController.PROPERTY + ")"
                 : "`" + go + "` with `--concurrency` as the workers"));

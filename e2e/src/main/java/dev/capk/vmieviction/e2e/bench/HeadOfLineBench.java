@@ -4,10 +4,10 @@ import com.google.gson.JsonParser;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -32,7 +32,7 @@ import java.util.stream.IntStream;
  * both phases it also times each free VMI's reaction: from the last of its guest node's pods gone
  * to the VMI's deletion.
  */
-final class HeadOfLineBench {
+final class HeadOfLineBench extends Bench {
   static final String INFRA_NODE = "hol-infra-0";
   static final String INFRA_CLUSTER = "bench-hol-infra";
   static final String GUEST_NAMESPACE = "hol";
@@ -42,20 +42,8 @@ final class HeadOfLineBench {
   private static final int FREE_PODS = 3;
   private static final int BLOCKED_PODS = 2;
 
-  private final Report report;
-  private final BenchOptions opts;
-  private final Path work;
-  private final Path auditDir;
-
   /** When our patch setting {@code status.evacuationNodeName} returned, by VMI name. */
   private final Map<String, Long> markedAt = new ConcurrentHashMap<>();
-
-  HeadOfLineBench(Report report, BenchOptions opts, Path work) {
-    this.report = report;
-    this.opts = opts;
-    this.work = work.resolve("bench-headofline");
-    this.auditDir = this.work.resolve("audit");
-  }
 
   enum Kind {
     WARMUP,
@@ -76,6 +64,7 @@ final class HeadOfLineBench {
       Optional<String> metrics,
       CpuShares shares) {}
 
+  @Override
   void run() throws Exception {
     int tenantCount = opts.integer("bench.hol.tenants", 4);
     int freeCount = opts.integer("bench.hol.free", 20);
@@ -106,12 +95,12 @@ final class HeadOfLineBench {
             + " guest clusters (etcd, kube-apiserver, kwok)");
     List<LocalCluster.Builder> builders = new ArrayList<>();
     LocalCluster.Builder infraBuilder = LocalCluster.builder(INFRA_CLUSTER);
-    AuditLog.apiServerFlags(auditDir, INFRA_CLUSTER, ServerTimes.INFRA_RULES)
+    AuditLog.apiServerFlags(auditDir(), INFRA_CLUSTER, ServerTimes.INFRA_RULES)
         .forEach(infraBuilder::apiServerFlag);
     builders.add(infraBuilder);
     for (int k = 0; k < tenantCount; k++) {
       LocalCluster.Builder guest = LocalCluster.builder(guestCluster(k)).withKwok();
-      AuditLog.apiServerFlags(auditDir, guestCluster(k), ServerTimes.GUEST_RULES)
+      AuditLog.apiServerFlags(auditDir(), guestCluster(k), ServerTimes.GUEST_RULES)
           .forEach(guest::apiServerFlag);
       builders.add(guest);
     }
@@ -132,7 +121,7 @@ final class HeadOfLineBench {
               vms.size()));
       long t0 = System.nanoTime();
       Map<String, String> uids = new ConcurrentHashMap<>();
-      ScaleBench.parallel(
+      BenchMain.parallel(
           vms.size(),
           16,
           i -> {
@@ -152,7 +141,7 @@ final class HeadOfLineBench {
             uids.put(vm.name(), createVmi(infraApi, vm));
           });
       awaitPodsRunning(guestApis, vms);
-      ScaleBench.parallel(
+      BenchMain.parallel(
           vms.size(),
           16,
           i -> {
@@ -170,8 +159,8 @@ final class HeadOfLineBench {
               "--drain-timeout=" + drainTimeout.toSeconds() + "s");
       try (VmiTracker tracker = new VmiTracker(infraApi);
           GuestPodTracker pods = new GuestPodTracker(guestApis, GUEST_NAMESPACE);
-          BenchController c =
-              BenchController.start("headofline", work, flags, Duration.ofMinutes(2))) {
+          ControllerProcess c =
+              ControllerJar.start("headofline", work, flags, Duration.ofMinutes(2))) {
         awaitIdle(c);
         BenchMain.progress("headofline: warm-up, one untimed evacuation per tenant");
         evacuate(infraApi, tracker, uids, of(vms, Kind.WARMUP), Duration.ofMinutes(2), null);
@@ -310,13 +299,13 @@ final class HeadOfLineBench {
          "metadata":{"name":"%1$s","labels":{"cluster.x-k8s.io/cluster-name":"%2$s"},
           "ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Machine","name":"%1$s","uid":"%3$s"}]}}"""
             .formatted(vm.name(), cluster, machineUid));
-    String base = "/apis/kubevirt.io/v1/namespaces/" + ns + "/virtualmachineinstances";
-    String created = infra.post(base, RealisticVmis.vmi(ns, vm.name(), cluster));
-    infra.mergePatch(
-        base + "/" + vm.name() + "/status",
-        RealisticVmis.status(
-            vm.name(), INFRA_NODE, "10.244.0." + (Math.abs(vm.name().hashCode()) % 250 + 2)));
-    return RawKube.str(JsonParser.parseString(created).getAsJsonObject(), "metadata", "uid");
+    return RealisticVmis.create(
+        infra,
+        ns,
+        vm.name(),
+        cluster,
+        INFRA_NODE,
+        "10.244.0." + (Math.abs(vm.name().hashCode()) % 250 + 2));
   }
 
   private static void awaitPodsRunning(List<RawKube> guests, List<Vm> vms) {
@@ -347,12 +336,12 @@ final class HeadOfLineBench {
    * Waits until the controller's CPU time stops growing (3 s under 0.1 CPU-s each, at most 60 s):
    * its start-up check of every VMI, or the previous phase's aftermath, is no part of a phase.
    */
-  private static void awaitIdle(BenchController c) {
-    double last = Machine.processCpuSeconds(c.pid());
+  private static void awaitIdle(ControllerProcess c) {
+    double last = ControllerProcess.processCpuSeconds(c.pid());
     int quiet = 0;
     for (int i = 0; i < 60 && quiet < 3; i++) {
-      BenchController.sleep(1000);
-      double now = Machine.processCpuSeconds(c.pid());
+      ControllerProcess.sleep(1000);
+      double now = ControllerProcess.processCpuSeconds(c.pid());
       quiet = now - last < 0.1 ? quiet + 1 : 0;
       last = now;
     }
@@ -372,7 +361,7 @@ final class HeadOfLineBench {
       String progressLabel)
       throws Exception {
     long t0 = System.nanoTime();
-    ScaleBench.parallel(
+    BenchMain.parallel(
         batch.size(),
         Math.min(batch.size(), 32),
         i -> {
@@ -416,9 +405,9 @@ final class HeadOfLineBench {
    * under this load); then reads its CPU time and /metrics.
    */
   private Cost measured(
-      BenchController c, List<LocalCluster> clusters, List<RawKube> guests, Phase phase)
+      ControllerProcess c, List<LocalCluster> clusters, List<RawKube> guests, Phase phase)
       throws Exception {
-    double cpu0 = Machine.processCpuSeconds(c.pid());
+    double cpu0 = ControllerProcess.processCpuSeconds(c.pid());
     CpuShares shares =
         new CpuShares(c.pid(), clusters.stream().flatMap(k -> k.pids().stream()).toList());
     shares.sample();
@@ -458,7 +447,7 @@ final class HeadOfLineBench {
       sampler.join(5000);
     }
     shares.sample();
-    double cpu = Machine.processCpuSeconds(c.pid()) - cpu0;
+    double cpu = ControllerProcess.processCpuSeconds(c.pid()) - cpu0;
     Optional<String> metrics;
     try {
       metrics = Optional.of(c.metrics());
@@ -480,9 +469,9 @@ final class HeadOfLineBench {
     // The API servers' times (audit logs) are the measure; the watches' are shown beside them.
     ServerTimes server =
         ServerTimes.read(
-            AuditLog.logOf(auditDir, INFRA_CLUSTER),
+            AuditLog.logOf(auditDir(), INFRA_CLUSTER),
             IntStream.range(0, tenantCount)
-                .mapToObj(k -> AuditLog.logOf(auditDir, guestCluster(k)))
+                .mapToObj(k -> AuditLog.logOf(auditDir(), guestCluster(k)))
                 .toList());
     Stats alone = serverEvacuationTimes(of(vms, Kind.ALONE), server);
     Stats free = serverEvacuationTimes(of(vms, Kind.FREE), server);
@@ -568,7 +557,7 @@ final class HeadOfLineBench {
             BLOCKED_PODS,
             ControllerJar.describe(),
             drainTimeout.toSeconds(),
-            BenchController.describeDeployed(),
+            DeploymentJvm.describeDeployed(),
             of(vms, Kind.ALONE).size(),
             of(vms, Kind.FREE).size() + blocked.size(),
             of(vms, Kind.FREE).size(),

@@ -27,7 +27,7 @@ import java.util.stream.Stream;
  * start to exit; CPU time is the children's user + system time as the shell's {@code times} counts
  * it.
  */
-final class StartupBench {
+final class StartupBench extends Bench {
   /** The launcher before the class-data archive: what hack/plugin/kubectl-fastdrain ran. */
   private static final String PLAIN_LAUNCHER =
       """
@@ -40,21 +40,12 @@ final class StartupBench {
   private static final Pattern TIMES =
       Pattern.compile("(\\d+)m([\\d.]+)s\\s+(\\d+)m([\\d.]+)s\\s*$");
 
-  private final Report report;
-  private final BenchOptions opts;
-  private final Path work;
-
-  StartupBench(Report report, BenchOptions opts, Path work) {
-    this.report = report;
-    this.opts = opts;
-    this.work = work.resolve("bench-startup-runs");
-  }
-
   /** One command under test; {@code path} goes in front of PATH. */
   private record Tool(String name, List<String> command, Path path) {}
 
   private record Sample(double wall, double cpu) {}
 
+  @Override
   void run() throws Exception {
     int runs = opts.runs("bench.startup.runs", 10);
     BenchMain.progress("startup: starting a cluster (etcd, kube-apiserver, kwok)");

@@ -49,6 +49,28 @@ public record Stats(List<Double> sorted) {
     return sorted.get(Math.min(sorted.size(), Math.max(1, rank)) - 1);
   }
 
+  /** "median", "min", "max" or "pNN" (nearest rank). */
+  public double get(String which) {
+    return switch (which) {
+      case "median" -> median();
+      case "min" -> min();
+      case "max" -> max();
+      default -> percentile(Double.parseDouble(which.substring(1)));
+    };
+  }
+
+  /** Each of {@code which} (see {@link #get}) in {@code format}: table cells. */
+  public List<String> cells(String format, String... which) {
+    return java.util.Arrays.stream(which)
+        .map(w -> String.format(Locale.ROOT, format, get(w)))
+        .toList();
+  }
+
+  /** As {@link #cells}, joined by " / ". */
+  public String joined(String format, String... which) {
+    return String.join(" / ", cells(format, which));
+  }
+
   /** "12.3 (11.9–14.0)": median (min–max), with {@code decimals} decimals. */
   public String medianMinMax(int decimals) {
     if (sorted.isEmpty()) {

@@ -5,9 +5,9 @@ import com.google.gson.JsonObject;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -15,23 +15,27 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
+import java.util.concurrent.Callable;
 
 /**
- * The cost benchmark's world: N External VMIs of up to as many tenants as guest clusters on one of
- * two infra nodes, and per guest node a Deployment of P pods that may run on that node or on its
- * tenant's spare guest node (required node affinity). With the spare cordoned the pods stay on
- * their node and an evicted pod's replacement waits for the node's uncordon; with the spare
- * schedulable the replacement runs there at once, which is what lets a PodDisruptionBudget of
- * maxUnavailable 1 allow the next eviction.
+ * The world of the infra drain benchmarks (evacuation, migration, cost): N External VMIs of up to
+ * as many tenants as guest clusters (round-robin), on one of two infra nodes of an {@link
+ * EvacuationWorld} (the KubeVirt stand-in), and per guest node a Deployment of P pods (namespace:
+ * the prefix) pinned to it by nodeSelector. With spares, each tenant has a spare guest node and the
+ * pods may run on either (required node affinity): with the spare cordoned they stay on their node
+ * and an evicted pod's replacement waits for the node's uncordon; with the spare schedulable the
+ * replacement runs there at once, which is what lets a PodDisruptionBudget of maxUnavailable 1
+ * allow the next eviction. The controller's guest identity is its own ({@link AuditLog#USER}). A
+ * run drains the infra node holding the VMIs; the next run drains the other one.
  */
-final class CostWorld {
+final class DrainWorld {
   final EvacuationWorld world;
   final LocalCluster infra;
+  final RawKube infraApi;
   final List<LocalCluster> guests = new ArrayList<>();
+  final int size;
   private final String ns;
   private final int pods;
-  private final RawKube infraApi;
   private final List<TenantCluster> tenants = new ArrayList<>();
   private final Map<TenantCluster, List<String>> vms = new LinkedHashMap<>();
   private final Map<TenantCluster, LocalCluster> guestOf = new HashMap<>();
@@ -41,57 +45,75 @@ final class CostWorld {
   String holding;
   String other;
 
-  /**
-   * What one run cost the controller, and how long it took; per VMI: from its marking stored to the
-   * controller's delete request, the infra API server's own times (its audit log).
-   */
-  record Outcome(
+  /** Whether a VMI keeps its UID through a run (live migration): recovery then waits for none. */
+  boolean keepsUids;
+
+  /** A further condition of a settled world (e.g. no migration unfinished). */
+  Callable<Boolean> alsoSettled = () -> true;
+
+  /** One drain and its recovery: times, the VMIs before, the window and the CPU spent in it. */
+  record Drained(
       double drainSeconds,
       double recoverySeconds,
-      List<Double> perVmiSeconds,
-      Map<String, Integer> infraCalls,
-      Map<String, Integer> guestCalls,
-      double cpuSeconds) {}
+      Map<String, String> before,
+      Instant from,
+      Instant to,
+      double controllerCpuSeconds,
+      double machineBusySeconds) {}
 
-  CostWorld(LocalCluster infra, List<LocalCluster> guestClusters, String prefix, int size, int pods)
-      throws Exception {
+  DrainWorld(
+      LocalCluster infra,
+      List<LocalCluster> guestClusters,
+      String prefix,
+      int size,
+      int pods,
+      boolean spares) {
     this.infra = infra;
     this.ns = prefix;
+    this.size = size;
     this.pods = pods;
     this.infraApi = new RawKube(infra);
     this.world = EvacuationWorld.start(infra, prefix, 2);
     this.holding = world.infraNodes().get(0);
     this.other = world.infraNodes().get(1);
     int tenantCount = Math.min(guestClusters.size(), size);
-    for (int k = 0; k < tenantCount; k++) {
-      LocalCluster guest = guestClusters.get(k);
-      TenantCluster t = world.addTenant("t" + k, guest);
-      ControllerIdentity.useInGuest(t, guest);
-      tenants.add(t);
-      guests.add(guest);
-      guestOf.put(t, guest);
-      String spareNode =
-          guest
-              .kwokNodes()
-              .createNamed(
-                  prefix + "-t" + k + "-spare", Map.of(TenantCluster.TENANT_LABEL, t.name()));
-      guest.kubectl().runOrFail(null, "cordon", spareNode);
-      spare.put(t, spareNode);
-      List<String> names = new ArrayList<>();
-      for (int i = k; i < size; i += tenantCount) {
-        names.add(prefix + "-t" + k + "-" + names.size());
+    try {
+      for (int k = 0; k < tenantCount; k++) {
+        LocalCluster guest = guestClusters.get(k);
+        TenantCluster t = world.addTenant("t" + k, guest);
+        t.useKubeconfig(guest.kubeconfigFor(AuditLog.USER, "system:masters"));
+        tenants.add(t);
+        guests.add(guest);
+        guestOf.put(t, guest);
+        if (spares) {
+          String node = prefix + "-t" + k + "-spare";
+          guest.kwokNodes().createNamed(node, Map.of(TenantCluster.TENANT_LABEL, t.name()));
+          guest.kubectl().runOrFail(null, "cordon", node);
+          spare.put(t, node);
+        }
+        List<String> names = new ArrayList<>();
+        for (int i = k; i < size; i += tenantCount) {
+          names.add(prefix + "-t" + k + "-" + names.size());
+        }
+        vms.put(t, names);
+        world.addVmsOn(holding, t, "External", names.toArray(String[]::new));
+        new RawKube(guest).createNamespace(ns);
+        for (String node : names) {
+          deploy(t, node);
+        }
       }
-      vms.put(t, names);
-      world.addVmsOn(holding, t, "External", names.toArray(String[]::new));
-      new RawKube(guest).createNamespace(ns);
-      for (String node : names) {
-        deploy(guest, node, spareNode);
-      }
+    } catch (Exception e) {
+      throw new IllegalStateException(
+          "cannot set up the world of " + size + " VMIs: " + e.getMessage(), e);
     }
   }
 
   List<String> vmNames() {
     return vms.values().stream().flatMap(List::stream).toList();
+  }
+
+  List<RawKube> guestApis() {
+    return guests.stream().map(RawKube::new).toList();
   }
 
   /**
@@ -100,24 +122,29 @@ final class CostWorld {
    */
   String addPlainNode(String name) throws Exception {
     TenantCluster t = tenants.get(0);
-    LocalCluster guest = guestOf.get(t);
-    guest.kwokNodes().createNamed(name, Map.of(TenantCluster.TENANT_LABEL, t.name()));
-    deploy(guest, name, spare.get(t));
+    guestOf.get(t).kwokNodes().createNamed(name, Map.of(TenantCluster.TENANT_LABEL, t.name()));
+    deploy(t, name);
     plainNodes.add(name);
     return name;
   }
 
-  private void deploy(LocalCluster guest, String node, String spareNode) throws Exception {
-    new RawKube(guest)
+  private void deploy(TenantCluster t, String node) throws Exception {
+    String spareNode = spare.get(t);
+    String placement =
+        spareNode == null
+            ? "\"nodeSelector\":{\"kubernetes.io/hostname\":\"%s\"}".formatted(node)
+            : ("\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+                    + "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\","
+                    + "\"operator\":\"In\",\"values\":[\"%s\",\"%s\"]}]}]}}}")
+                .formatted(node, spareNode);
+    new RawKube(guestOf.get(t))
         .post(
             "/apis/apps/v1/namespaces/" + ns + "/deployments",
             """
             {"metadata":{"name":"w-%1$s"},"spec":{"replicas":%2$d,"selector":{"matchLabels":{"app":"w-%1$s"}},
-             "template":{"metadata":{"labels":{"app":"w-%1$s"}},"spec":{
-              "affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
-               {"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"In","values":["%1$s","%3$s"]}]}]}}},
+             "template":{"metadata":{"labels":{"app":"w-%1$s"}},"spec":{%3$s,
               "terminationGracePeriodSeconds":1,"containers":[{"name":"main","image":"registry.example/app:1"}]}}}}"""
-                .formatted(node, pods, spareNode));
+                .formatted(node, pods, placement));
   }
 
   /** Every guest node of the world (VMs' and plain), by the guest cluster that has it. */
@@ -136,7 +163,7 @@ final class CostWorld {
    * Creates (or removes) a PodDisruptionBudget of maxUnavailable 1 per Deployment, and waits until
    * each created budget allows one disruption.
    */
-  void setBudgets(boolean on) throws Exception {
+  void setBudgets(boolean on) {
     for (Map.Entry<LocalCluster, List<String>> e : nodesByGuest().entrySet()) {
       Kubectl k = e.getKey().kubectl();
       if (!on) {
@@ -192,52 +219,58 @@ final class CostWorld {
 
   /** Makes the tenants' spare guest nodes schedulable, or cordons them. */
   void spares(boolean schedulable) {
-    for (TenantCluster t : tenants) {
-      guestOf.get(t).kubectl().runOrFail(null, schedulable ? "uncordon" : "cordon", spare.get(t));
-    }
+    spare.forEach(
+        (t, node) ->
+            guestOf.get(t).kubectl().runOrFail(null, schedulable ? "uncordon" : "cordon", node));
   }
 
   /**
    * After a run with budgets the pods run on the spares: cordons them, deletes their pods, and
    * waits until every Deployment runs on its own guest node again.
    */
-  void returnPodsHome() throws Exception {
+  void returnPodsHome() {
     spares(false);
-    for (TenantCluster t : tenants) {
-      guestOf
-          .get(t)
-          .kubectl()
-          .runOrFail(
-              null,
-              "-n",
-              ns,
-              "delete",
-              "pods",
-              "--field-selector=spec.nodeName=" + spare.get(t),
-              "--grace-period=0",
-              "--force",
-              "--wait=false");
-    }
+    spare.forEach(
+        (t, node) ->
+            guestOf
+                .get(t)
+                .kubectl()
+                .runOrFail(
+                    null,
+                    "-n",
+                    ns,
+                    "delete",
+                    "pods",
+                    "--field-selector=spec.nodeName=" + node,
+                    "--grace-period=0",
+                    "--force",
+                    "--wait=false"));
     awaitSettled(holding, Map.of(), true, Duration.ofMinutes(3));
     awaitBudgetsAllowOne();
   }
 
-  /** UID of every VMI of this world, by namespace/name. */
-  Map<String, String> uids() throws Exception {
+  /** {@code path} of every VMI of this world (e.g. its UID), by namespace/name. */
+  Map<String, String> vmis(String... path) throws Exception {
     Map<String, String> out = new HashMap<>();
     for (TenantCluster t : tenants) {
-      for (JsonElement e : infraApi.getJson(vmiPath(t)).getAsJsonArray("items")) {
+      for (JsonElement e :
+          infraApi
+              .getJson(
+                  "/apis/kubevirt.io/v1/namespaces/" + t.namespace() + "/virtualmachineinstances")
+              .getAsJsonArray("items")) {
         JsonObject vmi = e.getAsJsonObject();
-        out.put(
-            t.namespace() + "/" + RawKube.str(vmi, "metadata", "name"),
-            RawKube.str(vmi, "metadata", "uid"));
+        out.put(t.namespace() + "/" + RawKube.str(vmi, "metadata", "name"), RawKube.str(vmi, path));
       }
     }
     return out;
   }
 
-  private static String vmiPath(TenantCluster t) {
-    return "/apis/kubevirt.io/v1/namespaces/" + t.namespace() + "/virtualmachineinstances";
+  Map<String, String> uids() throws Exception {
+    return vmis("metadata", "uid");
+  }
+
+  List<String> namespaces() {
+    return tenants.stream().map(TenantCluster::namespace).toList();
   }
 
   /**
@@ -247,9 +280,9 @@ final class CostWorld {
    */
   void awaitSettled(String node, Map<String, String> previous, boolean home, Duration timeout) {
     Await.until(
-        "cost world " + ns + " settled on " + node,
+        "world " + ns + " settled on " + node,
         timeout,
-        () -> vmisBackOn(node, previous) && guestsSettled(home));
+        () -> vmisBackOn(node, previous) && guestsSettled(home) && alsoSettled.call());
   }
 
   private boolean vmisBackOn(String node, Map<String, String> previous) throws Exception {
@@ -283,59 +316,59 @@ final class CostWorld {
   }
 
   /**
-   * One timed infra drain of the node holding the VMIs, until every VM, guest node and pod is back
-   * (on the other infra node); counts the controller's requests and CPU over that window. {@code
+   * The real `kubectl drain` of the infra node holding the VMIs ({@code starting} runs just before
+   * it, {@code drained} when it ends), then the wait until every VM, guest node and pod is back on
+   * the other infra node, with the controller's CPU and the machine's over that window. {@code
    * uncordonForIt}: the controller never uncordons guest nodes (the Go original), so the benchmark
-   * does once their VMs run again, as a replacement machine's node would come up.
+   * does once their VMs run again, as a replacement machine's node would come up. {@link #swap}
+   * ends the run.
    */
-  Outcome runOnce(
-      long controllerPid,
-      boolean uncordonForIt,
-      Path auditDir,
-      LocalCluster infraCluster,
-      List<LocalCluster> auditedGuests)
+  Drained drain(long controllerPid, boolean uncordonForIt, Runnable starting, Runnable drained)
       throws Exception {
     Map<String, String> before = uids();
-    double cpuBefore = Machine.processCpuSeconds(controllerPid);
+    double cpuBefore = ControllerProcess.processCpuSeconds(controllerPid);
+    double busyBefore = Machine.busyCpuSeconds();
+    starting.run();
     Instant from = Instant.now();
     long t0 = System.nanoTime();
-    Kubectl.Result r = world.drainInfraNode(holding, Duration.ofMinutes(15));
+    Kubectl.Result r;
+    try {
+      r = world.drainInfraNode(holding, Duration.ofMinutes(15));
+    } finally {
+      drained.run();
+    }
     double drain = (System.nanoTime() - t0) / 1e9;
     if (!r.ok()) {
       throw new IllegalStateException(
           "kubectl drain " + holding + " failed: " + r.stderr() + r.stdout());
     }
     long t1 = System.nanoTime();
+    Map<String, String> previous = keepsUids ? Map.of() : before;
     if (uncordonForIt) {
       Await.until(
           "VMs of " + ns + " back on " + other,
           Duration.ofMinutes(5),
-          () -> vmisBackOn(other, before));
-      for (TenantCluster t : tenants) {
-        for (String node : vms.get(t)) {
-          guestOf.get(t).kubectl().runOrFail(null, "uncordon", node);
-        }
-      }
+          () -> vmisBackOn(other, previous));
+      vms.forEach(
+          (t, nodes) ->
+              nodes.forEach(n -> guestOf.get(t).kubectl().runOrFail(null, "uncordon", n)));
     }
-    awaitSettled(other, before, false, Duration.ofMinutes(5));
-    double recovery = (System.nanoTime() - t1) / 1e9;
-    double cpu = Machine.processCpuSeconds(controllerPid) - cpuBefore;
-    Instant to = Instant.now();
-    Path infraLog = AuditLog.logOf(auditDir, infraCluster.name());
-    Map<String, Integer> infraCalls = AuditLog.count(infraLog, from, to);
-    List<Double> perVmi = new ArrayList<>();
-    for (String vmi : vmNames()) {
-      ServerTimes.evacuationSeconds(infraLog, vmi, from, to).ifPresent(perVmi::add);
-    }
-    Map<String, Integer> guestCalls = new TreeMap<>();
-    for (LocalCluster g : auditedGuests) {
-      AuditLog.count(AuditLog.logOf(auditDir, g.name()), from, to)
-          .forEach((k, v) -> guestCalls.merge(k, v, Integer::sum));
-    }
+    awaitSettled(other, previous, false, Duration.ofMinutes(5));
+    return new Drained(
+        drain,
+        (System.nanoTime() - t1) / 1e9,
+        before,
+        from,
+        Instant.now(),
+        ControllerProcess.processCpuSeconds(controllerPid) - cpuBefore,
+        Machine.busyCpuSeconds() - busyBefore);
+  }
+
+  /** Uncordons the drained infra node: the next run drains the other one. */
+  void swap() {
     infra.kubectl().runOrFail(null, "uncordon", holding);
     String h = holding;
     holding = other;
     other = h;
-    return new Outcome(drain, recovery, perVmi, infraCalls, guestCalls, cpu);
   }
 }
