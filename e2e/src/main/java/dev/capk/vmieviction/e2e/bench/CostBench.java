@@ -478,7 +478,7 @@ final class CostBench extends Bench {
             ratio <= TARGET_PACE);
       }
     }
-    s.append(Report.table(List.of("drain of one guest node", "measured", "s", "/ kubectl"), rows));
+    s.append(Report.table("drain of one guest node|measured|s|/ kubectl", rows));
     return s.toString();
   }
 

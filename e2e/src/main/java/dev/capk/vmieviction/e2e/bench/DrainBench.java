@@ -214,7 +214,7 @@ final class DrainBench extends Bench {
 
   /** A namespace with the owner ConfigMap and the budgets that {@link #refill} pods fall under. */
   static void setUp(RawKube api, String ns) throws Exception {
-    api.createNamespace(ns);
+    api.createNamespace(ns, false);
     api.post("/api/v1/namespaces/" + ns + "/configmaps", "{\"metadata\":{\"name\":\"owner\"}}");
     for (int b = 0; b < BUDGETS; b++) {
       api.post(

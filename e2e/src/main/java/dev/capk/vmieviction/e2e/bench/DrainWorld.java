@@ -2,6 +2,7 @@ package dev.capk.vmieviction.e2e.bench;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
@@ -16,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 
 /**
  * The world of the infra drain benchmarks (evacuation, migration, cost): N External VMIs of up to
@@ -97,7 +99,7 @@ final class DrainWorld {
         }
         vms.put(t, names);
         world.addVmsOn(holding, t, "External", names.toArray(String[]::new));
-        new RawKube(guest).createNamespace(ns);
+        new RawKube(guest).createNamespace(ns, false);
         for (String node : names) {
           deploy(t, node);
         }
@@ -287,7 +289,7 @@ final class DrainWorld {
 
   private boolean vmisBackOn(String node, Map<String, String> previous) throws Exception {
     for (TenantCluster t : tenants) {
-      if (WorldChecks.vmisRunningOn(infraApi, t.namespace(), node, previous) != vms.get(t).size()) {
+      if (vmisRunningOn(infraApi, t.namespace(), node, previous) != vms.get(t).size()) {
         return false;
       }
     }
@@ -297,22 +299,90 @@ final class DrainWorld {
   private boolean guestsSettled(boolean home) throws Exception {
     for (Map.Entry<LocalCluster, List<String>> e : nodesByGuest().entrySet()) {
       RawKube g = new RawKube(e.getKey());
-      if (!WorldChecks.schedulable(g, e.getValue())) {
+      if (!schedulable(g, e.getValue())) {
         return false;
       }
       // Home: each Deployment's pods on its own node; else wherever they run (the spare).
       Map<String, Integer> running =
-          WorldChecks.runningPods(
+          runningPods(
               g,
               ns,
               home
-                  ? WorldChecks::nodeOf
+                  ? DrainWorld::nodeOf
                   : p -> RawKube.str(p, "metadata", "labels", "app").substring("w-".length()));
-      if (!WorldChecks.eachHas(running, e.getValue(), pods)) {
+      if (!eachHas(running, e.getValue(), pods)) {
         return false;
       }
     }
     return true;
+  }
+
+  // What a settled world is, read from the API servers.
+
+  /**
+   * How many VMIs of {@code namespace} run on {@code node}, unmarked and not being deleted, each
+   * with another UID than the one {@code previous} names for it ("namespace/name" to UID), if any.
+   */
+  private static int vmisRunningOn(
+      RawKube infra, String namespace, String node, Map<String, String> previous) throws Exception {
+    int ok = 0;
+    for (JsonElement e :
+        infra
+            .getJson("/apis/kubevirt.io/v1/namespaces/" + namespace + "/virtualmachineinstances")
+            .getAsJsonArray("items")) {
+      JsonObject vmi = e.getAsJsonObject();
+      String key = namespace + "/" + RawKube.str(vmi, "metadata", "name");
+      String evac = RawKube.str(vmi, "status", "evacuationNodeName");
+      if ("Running".equals(RawKube.str(vmi, "status", "phase"))
+          && node.equals(RawKube.str(vmi, "status", "nodeName"))
+          && RawKube.str(vmi, "metadata", "deletionTimestamp") == null
+          && (evac == null || evac.isEmpty())
+          && !RawKube.str(vmi, "metadata", "uid").equals(previous.get(key))) {
+        ok++;
+      }
+    }
+    return ok;
+  }
+
+  /** Whether every one of {@code nodes} is schedulable and carries no cordon mark of ours. */
+  private static boolean schedulable(RawKube guest, List<String> nodes) throws Exception {
+    for (String name : nodes) {
+      JsonObject n = guest.getJson("/api/v1/nodes/" + name);
+      JsonObject spec = n.getAsJsonObject("spec");
+      JsonObject ann = n.getAsJsonObject("metadata").getAsJsonObject("annotations");
+      if ((spec != null && spec.has("unschedulable") && spec.get("unschedulable").getAsBoolean())
+          || (ann != null && ann.has(EvictionAnnotations.CORDONED_BY))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The Running pods of {@code namespace} not being deleted, counted by {@code key}. */
+  private static Map<String, Integer> runningPods(
+      RawKube guest, String namespace, Function<JsonObject, String> key) throws Exception {
+    Map<String, Integer> running = new HashMap<>();
+    for (JsonElement e :
+        guest
+            .getJson(
+                "/api/v1/namespaces/" + namespace + "/pods?fieldSelector=status.phase%3DRunning")
+            .getAsJsonArray("items")) {
+      JsonObject p = e.getAsJsonObject();
+      if (RawKube.str(p, "metadata", "deletionTimestamp") == null) {
+        running.merge(key.apply(p), 1, Integer::sum);
+      }
+    }
+    return running;
+  }
+
+  /** Whether {@code counts} holds exactly {@code n} for every one of {@code keys}. */
+  private static boolean eachHas(Map<String, Integer> counts, List<String> keys, int n) {
+    return keys.stream().allMatch(k -> counts.getOrDefault(k, 0) == n);
+  }
+
+  /** The key of {@link #runningPods} that counts pods by the node they run on. */
+  private static String nodeOf(JsonObject pod) {
+    return RawKube.str(pod, "spec", "nodeName");
   }
 
   /**

@@ -210,7 +210,7 @@ final class EvacuationBench extends Bench {
         if (rs.isEmpty()) {
           continue;
         }
-        Stats drain = Stats.of(rs.stream().map(Run::drainSeconds).toList());
+        Stats drain = Stats.over(rs, Run::drainSeconds);
         drainBy.put(size + "/" + workers, drain);
         Stats per = Stats.of(rs.stream().flatMap(r -> r.perVmiSeconds().stream()).toList());
         rows.add(
@@ -222,24 +222,14 @@ final class EvacuationBench extends Bench {
                 Report.f("%.1f", per.percentile(50)),
                 Report.f("%.1f", per.percentile(99)),
                 Integer.toString(per.n()),
-                Stats.of(rs.stream().map(Run::recoverySeconds).toList()).medianMinMax(0),
-                Stats.of(rs.stream().map(Run::controllerCpuSeconds).toList()).medianMinMax(1),
-                Stats.of(rs.stream().map(Run::machineBusySeconds).toList()).medianMinMax(0)));
+                Stats.over(rs, Run::recoverySeconds).medianMinMax(0),
+                Stats.over(rs, Run::controllerCpuSeconds).medianMinMax(1),
+                Stats.over(rs, Run::machineBusySeconds).medianMinMax(0)));
       }
     }
     s.append(
         Report.table(
-            List.of(
-                "VMIs",
-                "workers",
-                "runs",
-                "infra drain s",
-                "per-VMI p50 s",
-                "per-VMI p99 s",
-                "VMIs timed",
-                "recovery s",
-                "controller CPU s",
-                "machine CPU s"),
+            "VMIs|workers|runs|infra drain s|per-VMI p50 s|per-VMI p99 s|VMIs timed|recovery s|controller CPU s|machine CPU s",
             rows));
     s.append('\n');
     int largest = sizes.get(sizes.size() - 1);
@@ -312,8 +302,8 @@ final class EvacuationBench extends Bench {
                 infra.medianMinMax(1),
                 guest.medianMinMax(1),
                 Integer.toString(target),
-                Stats.of(rs.stream().map(r -> r.infraAll() / size).toList()).medianMinMax(0),
-                Stats.of(rs.stream().map(r -> r.guestAll() / size).toList()).medianMinMax(0)));
+                Stats.over(rs, r -> r.infraAll() / size).medianMinMax(0),
+                Stats.over(rs, r -> r.guestAll() / size).medianMinMax(0)));
         if (workers.equals("default") && size == sizes.get(Math.min(1, sizes.size() - 1))) {
           report.verdict(
               Report.f("5. controller requests per evacuation, infra (P=%d, %d VMIs)", pods, size),
@@ -330,15 +320,7 @@ final class EvacuationBench extends Bench {
     }
     s.append(
         Report.table(
-            List.of(
-                "VMIs",
-                "workers",
-                "runs",
-                "controller → infra",
-                "controller → guest",
-                "target 2P+10",
-                "all clients → infra",
-                "all clients → guests"),
+            "VMIs|workers|runs|controller → infra|controller → guest|target 2P+10|all clients → infra|all clients → guests",
             rows));
     // What the requests were, for the profile: every run of every configuration, per evacuated VMI.
     Map<String, Double> infraBy = new TreeMap<>();
@@ -357,7 +339,7 @@ final class EvacuationBench extends Bench {
         (k, v) -> detail.add(List.of("infra", "`" + k + "`", Report.f("%.2f", v / evacuations))));
     guestBy.forEach(
         (k, v) -> detail.add(List.of("guest", "`" + k + "`", Report.f("%.2f", v / evacuations))));
-    s.append(Report.table(List.of("API server", "request", "per evacuation"), detail));
+    s.append(Report.table("API server|request|per evacuation", detail));
     report.section(s.toString());
   }
 }

@@ -223,13 +223,7 @@ final class ExternalInfraBench extends Bench {
             DeploymentJvm.describeDeployed(), perInfra));
     s.append(
         Report.table(
-            List.of(
-                "VMIs watched",
-                "start-up to /readyz ms",
-                "start-up CPU s",
-                "to both infra caches synced ms",
-                "RSS MiB",
-                "live heap MiB"),
+            "VMIs watched|start-up to /readyz ms|start-up CPU s|to both infra caches synced ms|RSS MiB|live heap MiB",
             List.of(
                 List.of(
                     Report.f("%,d (2 × %,d)", 2 * perInfra, perInfra),
@@ -255,10 +249,7 @@ final class ExternalInfraBench extends Bench {
           "10. external infra reaction p50 / p99, " + site.label(),
           Report.f("%.0f / %.0f ms", lat.percentile(50), lat.percentile(99)));
     }
-    s.append(
-        Report.table(
-            List.of("infra cluster", "VMIs", "samples", "p50 ms", "p99 ms", "min ms", "max ms"),
-            rows));
+    s.append(Report.table("infra cluster|VMIs|samples|p50 ms|p99 ms|min ms|max ms", rows));
     report.measured(
         Report.f("10. external infra RSS, 2 × %,d VMIs", perInfra),
         Report.f("%d MiB", rssKb / 1024));

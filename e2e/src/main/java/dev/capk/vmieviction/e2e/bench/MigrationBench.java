@@ -308,7 +308,7 @@ final class MigrationBench extends Bench {
         continue;
       }
       byPolicy.put(policy, rs);
-      Stats drain = Stats.of(rs.stream().map(Run::drainSeconds).toList());
+      Stats drain = Stats.over(rs, Run::drainSeconds);
       drainBy.put(policy, drain);
       rows.add(
           List.of(
@@ -327,19 +327,11 @@ final class MigrationBench extends Bench {
                           + " succeeded, ≤ "
                           + r.peakMigrationsRunning()
                           + " at once)"),
-              Stats.of(rs.stream().map(Run::recoverySeconds).toList()).medianMinMax(0)));
+              Stats.over(rs, Run::recoverySeconds).medianMinMax(0)));
     }
     s.append(
         Report.table(
-            List.of(
-                "policy",
-                "runs",
-                "infra drain s",
-                "guest pods disrupted (per run)",
-                "VMIs migrated",
-                "VMIs deleted or unmoved",
-                "migrations created",
-                "recovery s"),
+            "policy|runs|infra drain s|guest pods disrupted (per run)|VMIs migrated|VMIs deleted or unmoved|migrations created|recovery s",
             rows));
     s.append('\n');
     List<Run> prefer = byPolicy.get("prefer");
@@ -369,7 +361,7 @@ final class MigrationBench extends Bench {
       s.append("\nAs a row of docs/benchmarks.md:\n\n");
       s.append(
           Report.table(
-              List.of("benchmark", "measured", "target", "verdict"),
+              "benchmark|measured|target|verdict",
               List.of(
                   List.of(
                       Report.f("8. infra drain of %d LiveMigratable VMIs, prefer / never", vmis),

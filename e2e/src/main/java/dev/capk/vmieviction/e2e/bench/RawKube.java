@@ -2,12 +2,14 @@ package dev.capk.vmieviction.e2e.bench;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
@@ -78,23 +80,33 @@ final class RawKube {
 
   /**
    * Creates namespace {@code ns} (one that exists already is kept) and waits until its default
-   * ServiceAccount exists, which pods need before they can be created.
+   * ServiceAccount exists, which pods need before they can be created; {@code withAccount}: creates
+   * that account too (where no kube-controller-manager does).
    */
-  void createNamespace(String ns) throws Exception {
-    try {
-      post("/api/v1/namespaces", "{\"metadata\":{\"name\":\"" + ns + "\"}}");
-    } catch (IOException e) {
-      if (!e.getMessage().contains("409")) {
-        throw e;
-      }
+  void createNamespace(String ns, boolean withAccount) throws Exception {
+    postIfAbsent("/api/v1/namespaces", "{\"metadata\":{\"name\":\"" + ns + "\"}}");
+    if (withAccount) {
+      postIfAbsent(
+          "/api/v1/namespaces/" + ns + "/serviceaccounts", "{\"metadata\":{\"name\":\"default\"}}");
     }
-    dev.capk.vmieviction.e2e.harness.Await.until(
+    Await.until(
         "ServiceAccount default in " + ns,
-        java.time.Duration.ofSeconds(60),
+        Duration.ofSeconds(60),
         () -> {
           get("/api/v1/namespaces/" + ns + "/serviceaccounts/default");
           return true;
         });
+  }
+
+  /** POSTs {@code json}; an object that exists already (409) is kept. */
+  private void postIfAbsent(String path, String json) throws IOException {
+    try {
+      post(path, json);
+    } catch (IOException e) {
+      if (!e.getMessage().contains("HTTP 409")) {
+        throw e;
+      }
+    }
   }
 
   String mergePatch(String path, String json) throws IOException {

@@ -15,8 +15,6 @@ import java.util.UUID;
 final class RealisticVmis {
   private RealisticVmis() {}
 
-  static final String VERSION_LABEL_NOTE = "objects shaped like CAPK's KubeVirt VMIs";
-
   /**
    * The object to POST (status is a subresource: it is written separately, see {@link #status}).
    */

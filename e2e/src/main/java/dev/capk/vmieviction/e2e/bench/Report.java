@@ -102,10 +102,6 @@ public final class Report {
     }
   }
 
-  public Path file() {
-    return file;
-  }
-
   /** A Markdown table from a header row and data rows. */
   public static String table(List<String> head, List<List<String>> rows) {
     StringBuilder s = new StringBuilder("| ").append(String.join(" | ", head)).append(" |\n|");

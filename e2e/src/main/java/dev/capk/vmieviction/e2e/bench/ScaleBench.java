@@ -353,7 +353,7 @@ final class ScaleBench extends Bench {
             + " samples after 3 untimed ones, controller started from its jar.\n\n");
     s.append(
         Report.table(
-            List.of("watched VMIs", "samples", "p50 ms", "p99 ms", "min ms", "max ms"),
+            "watched VMIs|samples|p50 ms|p99 ms|min ms|max ms",
             List.of(
                 List.of(
                     Report.f("%,d", counts.get(0)),
@@ -413,18 +413,18 @@ final class ScaleBench extends Bench {
                 Report.f("%,d", count),
                 "`" + jvm + "`",
                 Integer.toString(runs.size()),
-                Stats.of(runs.stream().map(MemoryRun::startupMs).toList()).medianMinMax(0),
-                Stats.of(runs.stream().map(MemoryRun::startupCpuSeconds).toList()).medianMinMax(2),
-                Stats.of(runs.stream().map(m -> m.rssKb() / 1024.0).toList()).medianMinMax(0),
-                Stats.of(runs.stream().map(m -> m.heapKb() / 1024.0).toList()).medianMinMax(0),
-                Stats.of(runs.stream().map(m -> m.liveHeapKb() / 1024.0).toList()).medianMinMax(0),
-                Stats.of(runs.stream().map(MemoryRun::wave).toList()).medianMinMax(0),
-                Stats.of(runs.stream().map(MemoryRun::waveSeconds).toList()).medianMinMax(0)));
+                Stats.over(runs, MemoryRun::startupMs).medianMinMax(0),
+                Stats.over(runs, MemoryRun::startupCpuSeconds).medianMinMax(2),
+                Stats.over(runs, m -> m.rssKb() / 1024.0).medianMinMax(0),
+                Stats.over(runs, m -> m.heapKb() / 1024.0).medianMinMax(0),
+                Stats.over(runs, m -> m.liveHeapKb() / 1024.0).medianMinMax(0),
+                Stats.over(runs, MemoryRun::wave).medianMinMax(0),
+                Stats.over(runs, MemoryRun::waveSeconds).medianMinMax(0)));
       }
       List<MemoryRun> deployedRuns =
           memory.stream().filter(m -> m.vmis() == count && m.jvm().equals(deployed)).toList();
-      Stats rss = Stats.of(deployedRuns.stream().map(m -> m.rssKb() / 1024.0).toList());
-      Stats start = Stats.of(deployedRuns.stream().map(MemoryRun::startupMs).toList());
+      Stats rss = Stats.over(deployedRuns, m -> m.rssKb() / 1024.0);
+      Stats start = Stats.over(deployedRuns, MemoryRun::startupMs);
       boolean failed =
           failures.stream().anyMatch(f -> f.vmis() == count && f.jvm().equals(deployed));
       if (count == 10_000) {
@@ -467,17 +467,7 @@ final class ScaleBench extends Bench {
     String heapSource = memory.isEmpty() ? "" : memory.get(0).heapSource();
     s.append(
         Report.table(
-            List.of(
-                "VMIs",
-                "controller JVM",
-                "runs",
-                "start-up ms",
-                "start-up CPU s",
-                "RSS MiB",
-                "heap used MiB",
-                "live heap MiB",
-                "start-up wave: guest API requests",
-                "wave s"),
+            "VMIs|controller JVM|runs|start-up ms|start-up CPU s|RSS MiB|heap used MiB|live heap MiB|start-up wave: guest API requests|wave s",
             rows));
     s.append("\nHeap used read from ")
         .append(heapSource)

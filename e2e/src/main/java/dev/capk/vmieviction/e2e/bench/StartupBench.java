@@ -136,7 +136,7 @@ final class StartupBench extends Bench {
         double kubectlMedian = wall(samples.get(tools.get(0).name())).median();
         for (Tool t : tools) {
           Stats w = wall(samples.get(t.name()));
-          Stats c = Stats.of(samples.get(t.name()).stream().map(Sample::cpu).toList());
+          Stats c = Stats.over(samples.get(t.name()), Sample::cpu);
           rows.add(
               List.of(
                   t.name(),
@@ -163,15 +163,13 @@ final class StartupBench extends Bench {
             Report.f("≤ %.1f", target),
             ours <= target);
       }
-      s.append(
-          Report.table(
-              List.of("tool", "runs", "wall s", "CPU s (median)", "wall / kubectl"), rows));
+      s.append(Report.table("tool|runs|wall s|CPU s (median)|wall / kubectl", rows));
       report.section(s.toString());
     }
   }
 
   private static Stats wall(List<Sample> samples) {
-    return Stats.of(samples.stream().map(Sample::wall).toList());
+    return Stats.over(samples, Sample::wall);
   }
 
   private static boolean hasArchive(Path dir) throws Exception {

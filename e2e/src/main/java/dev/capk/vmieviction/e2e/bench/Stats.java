@@ -16,6 +16,11 @@ public record Stats(List<Double> sorted) {
     return new Stats(List.copyOf(s));
   }
 
+  /** {@code f} of each of {@code items}. */
+  public static <T> Stats over(Collection<T> items, java.util.function.ToDoubleFunction<T> f) {
+    return of(items.stream().map(x -> f.applyAsDouble(x)).toList());
+  }
+
   public int n() {
     return sorted.size();
   }
