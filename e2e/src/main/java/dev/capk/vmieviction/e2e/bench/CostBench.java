@@ -64,12 +64,17 @@ final class CostBench extends Bench {
     }
   }
 
-  /** The controller's cost over one run (drain and recovery) of {@code vmis} evacuations. */
+  /**
+   * The controller's cost over one run (drain and recovery) of {@code vmis} evacuations; per VMI:
+   * from its marking stored to the controller's delete request, the infra API server's own times
+   * (its audit log).
+   */
   record Run(
       Config config,
       int vmis,
       double drainSeconds,
       double recoverySeconds,
+      List<Double> perVmiSeconds,
       Map<String, Integer> infraCalls,
       Map<String, Integer> guestCalls,
       double cpuSeconds,
@@ -161,17 +166,8 @@ final class CostBench extends Bench {
                   many.spares(withBudget);
                   AuditLog.awaitQuiet(auditDir(), clusters);
                 }
-                Outcome o = runOnce(many, p.pid(), controller.equals("go"));
                 Run run =
-                    new Run(
-                        config.again(round),
-                        vmis,
-                        o.drainSeconds(),
-                        o.recoverySeconds(),
-                        o.infraCalls(),
-                        o.guestCalls(),
-                        o.cpuSeconds(),
-                        round == 1 ? startup : Double.NaN);
+                    runOnce(many, p.pid(), config.again(round), round == 1 ? startup : Double.NaN);
                 runs.add(run);
                 progress(run);
                 if (withBudget) {
@@ -208,37 +204,29 @@ final class CostBench extends Bench {
         Duration.ofMinutes(2));
   }
 
-  /**
-   * What one run cost the controller, and how long it took; per VMI: from its marking stored to the
-   * controller's delete request, the infra API server's own times (its audit log).
-   */
-  private record Outcome(
-      double drainSeconds,
-      double recoverySeconds,
-      List<Double> perVmiSeconds,
-      Map<String, Integer> infraCalls,
-      Map<String, Integer> guestCalls,
-      double cpuSeconds) {}
-
   /** One run of {@code w}: see {@link DrainWorld#drain}; the counts from the audit logs. */
-  private Outcome runOnce(DrainWorld w, long controllerPid, boolean uncordonForIt)
+  private Run runOnce(DrainWorld w, long controllerPid, Config config, double startupCpuSeconds)
       throws Exception {
+    boolean uncordonForIt = config.controller().equals("go");
     DrainWorld.Drained d = w.drain(controllerPid, uncordonForIt, () -> {}, () -> {});
     Path infraLog = AuditLog.logOf(auditDir(), w.infra.name());
     List<Double> perVmi = new ArrayList<>();
     for (String vmi : w.vmNames()) {
       ServerTimes.evacuationSeconds(infraLog, vmi, d.from(), d.to()).ifPresent(perVmi::add);
     }
-    Outcome o =
-        new Outcome(
+    Run run =
+        new Run(
+            config,
+            w.size,
             d.drainSeconds(),
             d.recoverySeconds(),
             perVmi,
             AuditLog.count(infraLog, d.from(), d.to()),
             AuditLog.count(auditDir(), w.guests, d.from(), d.to()),
-            d.controllerCpuSeconds());
+            d.controllerCpuSeconds(),
+            startupCpuSeconds);
     w.swap();
-    return o;
+    return run;
   }
 
   private static void progress(Run r) {
@@ -293,7 +281,7 @@ final class CostBench extends Bench {
       Config config = new Config(controller, true, 16);
       try (ControllerProcess p = start(config, go, kubeconfig)) {
         AuditLog.awaitQuiet(auditDir(), clusters);
-        Outcome o = runOnce(one, p.pid(), controller.equals("go"));
+        Run o = runOnce(one, p.pid(), config, Double.NaN);
         if (o.perVmiSeconds().isEmpty()) {
           throw new IllegalStateException(
               "the infra audit log holds no marking and delete request of "
