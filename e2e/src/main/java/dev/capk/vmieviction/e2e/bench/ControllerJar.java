@@ -60,7 +60,15 @@ final class ControllerJar {
     } catch (IOException ignored) {
       // appended to instead
     }
-    return ControllerProcess.launch("controller-" + name, logDir, command, env, flags, timeout);
+    return ControllerProcess.launch(
+        "controller-" + name,
+        logDir,
+        command,
+        env,
+        ControllerProcess.HEALTH_FLAG,
+        ControllerProcess.METRICS_FLAG,
+        flags,
+        timeout);
   }
 
   /** "`/path/to.jar` (commit abc1234, modified files: no)", for the report. */

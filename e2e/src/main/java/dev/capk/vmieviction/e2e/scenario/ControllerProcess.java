@@ -27,6 +27,11 @@ import java.util.regex.Pattern;
  * OutOfMemoryError.
  */
 public final class ControllerProcess implements AutoCloseable {
+  /** The controller's flags for its probe and metrics addresses. */
+  public static final String HEALTH_FLAG = "--health-probe-bind-address";
+
+  public static final String METRICS_FLAG = "--metrics-bind-address";
+
   private final String name;
   private final List<String> command;
   private final List<String> flags;
@@ -87,7 +92,15 @@ public final class ControllerProcess implements AutoCloseable {
    */
   public static ControllerProcess start(String name, Path logDir, List<String> flags) {
     List<String> jvm = List.of(java(), "-Xmx512m", "-XX:+UseSerialGC", "-jar", jar().toString());
-    return launch("controller-" + name, logDir, jvm, Map.of(), flags, Duration.ofSeconds(60));
+    return launch(
+        "controller-" + name,
+        logDir,
+        jvm,
+        Map.of(),
+        HEALTH_FLAG,
+        METRICS_FLAG,
+        flags,
+        Duration.ofSeconds(60));
   }
 
   /**
@@ -105,28 +118,11 @@ public final class ControllerProcess implements AutoCloseable {
 
   /**
    * Starts {@code command} (e.g. a java, its flags, {@code -jar} and a jar), then loopback health
-   * and metrics addresses, then {@code flags}, with {@code env}, and waits up to {@code timeout}.
-   * {@code name} names the process and its log, {@code <name>.log} in {@code logDir}.
+   * and metrics addresses given with {@code healthFlag} and {@code metricsFlag} (the controller's
+   * are {@link #HEALTH_FLAG} and {@link #METRICS_FLAG}), then {@code flags}, with {@code env}, and
+   * waits up to {@code timeout}. {@code name} names the process and its log, {@code <name>.log} in
+   * {@code logDir}.
    */
-  public static ControllerProcess launch(
-      String name,
-      Path logDir,
-      List<String> command,
-      Map<String, String> env,
-      List<String> flags,
-      Duration timeout) {
-    return launch(
-        name,
-        logDir,
-        command,
-        env,
-        "--health-probe-bind-address",
-        "--metrics-bind-address",
-        flags,
-        timeout);
-  }
-
-  /** As above, for a binary whose address flags have other names. */
   public static ControllerProcess launch(
       String name,
       Path logDir,
@@ -162,8 +158,8 @@ public final class ControllerProcess implements AutoCloseable {
     starts++;
     List<String> full = new ArrayList<>(command);
     if (healthFlag == null) {
-      healthPort = portOf("--health-probe-bind-address");
-      metricsPort = portOf("--metrics-bind-address");
+      healthPort = portOf(HEALTH_FLAG);
+      metricsPort = portOf(METRICS_FLAG);
     } else {
       healthPort = FreePorts.next();
       metricsPort = FreePorts.next();
