@@ -366,11 +366,8 @@ public final class GuestClients implements AutoCloseable {
     if (raw == null || raw.length == 0) {
       throw new GuestAccessException(
           Reason.KubeconfigSecretMissingValue,
-          "kubeconfig Secret "
-              + secretName
-              + " has no '"
-              + ClusterApi.KUBECONFIG_SECRET_KEY
-              + "' key");
+          "kubeconfig Secret %s has no '%s' key"
+              .formatted(secretName, ClusterApi.KUBECONFIG_SECRET_KEY));
     }
     String yaml = new String(raw, StandardCharsets.UTF_8);
     List<String> problems = KubeconfigPolicy.violations(yaml, settings.allowInsecureTls());
@@ -393,11 +390,8 @@ public final class GuestClients implements AutoCloseable {
       // The parser's and builder's messages may quote the content: name the failure kind only.
       throw new GuestAccessException(
           Reason.KubeconfigInvalid,
-          "kubeconfig in Secret "
-              + secretName
-              + " unusable ("
-              + e.getClass().getSimpleName()
-              + ")");
+          "kubeconfig in Secret %s unusable (%s)"
+              .formatted(secretName, e.getClass().getSimpleName()));
     }
     client.setConnectTimeout((int) settings.connectTimeout().toMillis());
     client.setWriteTimeout((int) settings.readTimeout().toMillis());
