@@ -274,11 +274,6 @@ public final class ControllerRuntime implements AutoCloseable {
     }
 
     @Override
-    public synchronized void stopAllRegisteredInformers() {
-      stopAllRegisteredInformers(true);
-    }
-
-    @Override
     public synchronized void stopAllRegisteredInformers(boolean shutdownExecutor) {
       factories.forEach(f -> f.stopAllRegisteredInformers(shutdownExecutor));
     }
