@@ -568,6 +568,24 @@ final class EvictionFixture {
         guest.client());
   }
 
+  /**
+   * The PATCH requests on VMIs (not their status) the infra API server has answered since it
+   * started, from its own metrics: the controller's annotation writes, in a test where nothing else
+   * patches a VMI.
+   */
+  static long vmiPatches(LocalCluster infra) {
+    long sum = 0;
+    for (String line : infra.kubectl().runOrFail(null, "get", "--raw", "/metrics").split("\n")) {
+      if (line.startsWith("apiserver_request_total{")
+          && line.contains("resource=\"virtualmachineinstances\"")
+          && line.contains("subresource=\"\"")
+          && line.contains("verb=\"PATCH\"")) {
+        sum += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return sum;
+  }
+
   static String unique(String prefix) {
     return prefix + "-" + Long.toString(System.nanoTime() % 1_000_000_000L, 36);
   }

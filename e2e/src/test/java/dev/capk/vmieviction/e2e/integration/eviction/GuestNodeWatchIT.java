@@ -66,6 +66,7 @@ class GuestNodeWatchIT {
       uids.put(vm, vmi(world.infra(), ns, vm, "tenant", "External"));
     }
     Instant from = Instant.now();
+    long vmiPatchesBefore = EvictionFixture.vmiPatches(world.infra());
     world.startController(ns);
 
     for (String vm : vms) {
@@ -88,6 +89,12 @@ class GuestNodeWatchIT {
     assertEquals(0, calls.getOrDefault("get", 0), "no node read per step: " + calls);
     assertEquals(1, calls.getOrDefault("list", 0), "one list for the cluster's watch: " + calls);
     assertEquals(6, calls.getOrDefault("patch", 0), "a cordon and an uncordon each: " + calls);
+    // On the infra side, two VMI patches per evacuation whatever its number of steps: the drain
+    // start with the phase, and the admission (no role label) with the phase.
+    assertEquals(
+        6,
+        EvictionFixture.vmiPatches(world.infra()) - vmiPatchesBefore,
+        "VMI patches of three evacuations");
     // (The watch itself is audited when it ends, after up to two minutes: not counted here.)
   }
 
