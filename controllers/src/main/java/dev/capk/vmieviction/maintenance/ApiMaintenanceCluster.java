@@ -16,6 +16,7 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.CustomObjectsApi;
+import io.kubernetes.client.openapi.models.V1Node;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -24,8 +25,7 @@ import okhttp3.Call;
 /**
  * {@link MaintenanceCluster} over the official client: requests are built by its API classes
  * (paths, auth, TLS are the client's), answers read leniently ({@link RawApi}), so a field a newer
- * API server adds to Node cannot break maintenance. Patches state their content type (JSON merge
- * patch) explicitly.
+ * API server adds to Node cannot break maintenance. Patches state their content type explicitly.
  */
 public final class ApiMaintenanceCluster implements MaintenanceCluster {
   private static final int MAX_CONFLICTS = 5;
@@ -41,20 +41,19 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
   }
 
   @Override
-  public Optional<NodeView> readNode(String name) throws ApiException {
+  public Optional<V1Node> readNode(String name) throws ApiException {
     Answer a = api.execute(core.readNode(name).buildCall(null));
     if (a.code() == 404) {
       return Optional.empty();
     }
-    return Optional.of(NodeView.of(json(a.orThrow())));
+    return Optional.of(LenientJson.parse(a.orThrow().body(), V1Node.class));
   }
 
   @Override
-  public void patchNode(String name, String mergePatch) throws ApiException {
-    api.execute(
-            RawApi.asMergePatch(
-                api.client(), core.patchNode(name, new V1Patch(mergePatch)).buildCall(null)))
-        .orThrow();
+  public V1Node patchNode(String name, String jsonPatch) throws ApiException {
+    Call call = core.patchNode(name, new V1Patch(jsonPatch)).buildCall(null);
+    return LenientJson.parse(
+        api.execute(RawApi.asJsonPatch(api.client(), call)).orThrow().body(), V1Node.class);
   }
 
   @Override
