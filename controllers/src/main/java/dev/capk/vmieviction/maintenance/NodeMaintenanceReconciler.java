@@ -54,7 +54,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
 
   private final Function<String, NodeMaintenance> cache;
   private final MaintenanceCluster cluster;
-  private final NodeDrainSteps drains;
+  private final DrainSteps drains;
   private final MaintenanceEvents events;
   private final NodeMaintenanceSettings settings;
   private final Clock clock;
@@ -69,7 +69,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   public NodeMaintenanceReconciler(
       Function<String, NodeMaintenance> cache,
       MaintenanceCluster cluster,
-      NodeDrainSteps drains,
+      DrainSteps drains,
       MaintenanceEvents events,
       NodeMaintenanceSettings settings,
       Clock clock) {
@@ -88,41 +88,27 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     String name = request.getName();
     NodeMaintenance nm = cache.apply(name);
     if (nm == null) {
-      drains.endNamed(name);
-      succeeded(name);
-      return DONE;
+      return gone(name);
     }
     try {
+      if (nm.getMetadata().getDeletionTimestamp() == null) {
+        if (!Admission.accepted(nm) && (Admission.inert(nm) || !admit(nm))) {
+          return DONE;
+        }
+        // The cache can lag behind our own status writes (a node event may arrive before our last
+        // Succeeded patch does): counts and phase read from it could overwrite what is already
+        // recorded. Maintenance decides on the object as the API server has it now.
+        Optional<NodeMaintenance> live = cluster.readMaintenance(name);
+        if (live.isEmpty()) {
+          return gone(name);
+        }
+        nm = live.get();
+      }
       if (nm.getMetadata().getDeletionTimestamp() != null) {
         return end(nm);
       }
-      if (!Admission.accepted(nm)) {
-        if (Admission.inert(nm)) {
-          return DONE;
-        }
-        Optional<NodeMaintenance> admitted = admit(nm);
-        if (admitted.isEmpty()) {
-          return DONE;
-        }
-      }
-      // The cache can lag behind our own status writes (a node event may arrive before our last
-      // Succeeded patch does): counts and phase read from it could overwrite what is already
-      // recorded. Maintenance decides on the object as the API server has it now.
-      Optional<NodeMaintenance> live = cluster.readMaintenance(name);
-      if (live.isEmpty()) {
-        drains.endNamed(name);
-        succeeded(name);
-        return DONE;
-      }
-      nm = live.get();
-      if (nm.getMetadata().getDeletionTimestamp() != null) {
-        return end(nm);
-      }
-      if (!Admission.accepted(nm)) {
-        // Replaced by a new object of the same name: its own watch event brings it here.
-        return DONE;
-      }
-      return maintain(nm, nm.phase());
+      // Not accepted: replaced by a new object of the same name, whose own watch event brings it.
+      return Admission.accepted(nm) ? maintain(nm) : DONE;
     } catch (ApiException e) {
       // A refusal, or a node that changed at every look (each node write reads it again on a
       // change): asking again at once will not help. Said in a Warning, and backed off.
@@ -142,13 +128,13 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   // ---------------------------------------------------------------------------------------------
   // Admission: nothing changes before the maintenance is known to be valid and the node's only one.
 
-  /** The accepted maintenance (with our finalizer), or empty when refused or gone. */
-  private Optional<NodeMaintenance> admit(NodeMaintenance nm) throws ApiException {
+  /** True when the maintenance is accepted (carries our finalizer); false when refused or gone. */
+  private boolean admit(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
     String node = nm.nodeName();
     if (node == null || node.isBlank()) {
       refuse(nm, MaintenanceEvents.NODE_NOT_FOUND, "invalid nodeName: spec.nodeName is empty");
-      return Optional.empty();
+      return false;
     }
     // The API server's list, not the cache: a maintenance accepted (or refused) a moment ago must
     // be seen as such, and the cache may lag behind our own writes.
@@ -157,10 +143,10 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     Optional<NodeMaintenance> live =
         all.stream().filter(o -> uid.equals(o.getMetadata().getUid())).findFirst();
     if (live.isEmpty() || live.get().getMetadata().getDeletionTimestamp() != null) {
-      return Optional.empty();
+      return false;
     }
     if (Admission.accepted(live.get()) || Admission.inert(live.get())) {
-      return live.filter(Admission::accepted);
+      return Admission.accepted(live.get());
     }
     if (cluster.readNode(node).isEmpty()) {
       refuse(
@@ -169,7 +155,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
           "invalid nodeName, no node with name "
               + node
               + " found; nothing was changed: delete this NodeMaintenance and create one for an existing node");
-      return Optional.empty();
+      return false;
     }
     Optional<NodeMaintenance> first = Admission.precedence(live.get(), all);
     if (first.isPresent()) {
@@ -187,10 +173,10 @@ public final class NodeMaintenanceReconciler implements Reconciler {
                       + MaintenanceStatus.rfc3339(owner.getCreationTimestamp().toInstant())
                       + ")")
               + "; this one changed nothing: delete it");
-      return Optional.empty();
+      return false;
     }
     if (!cluster.addFinalizer(name)) {
-      return Optional.empty();
+      return false;
     }
     String reason = nm.getSpec() == null ? null : nm.getSpec().getReason();
     reason = reason == null ? "" : reason;
@@ -201,7 +187,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         MaintenanceEvents.BEGIN_MAINTENANCE,
         "Begin a node maintenance of node " + node + (reason.isEmpty() ? "" : ": " + reason));
     status(name, Patch.of().phase(PHASE_RUNNING).lastError(null));
-    return live;
+    return true;
   }
 
   private void refuse(NodeMaintenance nm, String reason, String message) throws ApiException {
@@ -226,11 +212,9 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     }
   }
 
-  /**
-   * @param phase the phase when this reconcile began
-   */
-  private Result maintain(NodeMaintenance nm, String phase) throws ApiException {
+  private Result maintain(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
+    String phase = nm.phase();
     Optional<V1Node> found = cluster.readNode(nm.nodeName());
     if (found.isEmpty()) {
       return nodeGone(nm);
@@ -544,6 +528,13 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     cluster.patchStatus(name, patch.lastUpdate(clock.instant()).toJson());
   }
 
+  /** The maintenance is gone: its drain ends. */
+  private Result gone(String name) {
+    drains.endNamed(name);
+    succeeded(name);
+    return DONE;
+  }
+
   /** A step of this maintenance succeeded: the next failure counts afresh. */
   private void succeeded(String name) {
     failures.forget(name);
@@ -555,5 +546,29 @@ public final class NodeMaintenanceReconciler implements Reconciler {
 
   private static int orZero(Integer i) {
     return i == null ? 0 : i;
+  }
+
+  /**
+   * The drains of maintained nodes, one short step at a time: {@link MaintenanceDrains}, or a
+   * scripted stand-in in tests. What a drain remembers between its steps (each pod's retry
+   * schedule, the watch on the node's pods) is kept here, per maintenance.
+   */
+  public interface DrainSteps {
+
+    /**
+     * Sends the evictions that are due on the node of the maintenance {@code uid} and returns at
+     * once; pods leaving the node wake the maintenance {@code name} again.
+     *
+     * @throws DrainRefusedException if some pod may not be deleted with these options
+     * @throws ApiException if the node's pods could not be read, or eviction support discovered
+     */
+    DrainStep step(String uid, String name, String node, DrainOptions options)
+        throws ApiException, DrainRefusedException;
+
+    /** The maintenance's drain is over (done, node gone, deleted): stop watching, forget it. */
+    void end(String uid);
+
+    /** The maintenance {@code name} is gone from the cache: end whatever drain it had. */
+    void endNamed(String name);
   }
 }

@@ -45,8 +45,8 @@ class NodeMaintenanceReconcilerTest {
   final List<Function<DrainOptions, DrainStep>> script = new ArrayList<>();
   final List<DrainOptions> drains = new ArrayList<>();
   final List<String> ended = new ArrayList<>();
-  final NodeDrainSteps steps =
-      new NodeDrainSteps() {
+  final NodeMaintenanceReconciler.DrainSteps steps =
+      new NodeMaintenanceReconciler.DrainSteps() {
         @Override
         public DrainStep step(String uid, String name, String node, DrainOptions options) {
           drains.add(options);
