@@ -256,7 +256,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return writeNode(
         read,
         n -> NodePatches.enter(n, settings.taints(), name, uid),
-        NodePatches.Entering::patch,
         "tainting and cordoning node",
         e -> {
           log.info(
@@ -281,12 +280,8 @@ public final class NodeMaintenanceReconciler implements Reconciler {
    *
    * @return false if the node is gone
    */
-  private <T> boolean writeNode(
-      V1Node read,
-      Function<V1Node, Optional<T>> plan,
-      Function<T, String> patchOf,
-      String what,
-      Consumer<T> applied)
+  private <T extends NodePatches.Change> boolean writeNode(
+      V1Node read, Function<V1Node, Optional<T>> plan, String what, Consumer<T> applied)
       throws ApiException {
     String name = read.getMetadata().getName();
     V1Node node = read;
@@ -298,7 +293,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       Cordoner.Written w =
           Cordoner.write(
               node,
-              n -> plan.apply(n).map(patchOf).orElse(""),
+              n -> plan.apply(n).map(NodePatches.Change::patch).orElse(""),
               cluster::patchNode,
               cluster::readNode);
       switch (w.result()) {
@@ -480,7 +475,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
             && writeNode(
                 found.get(),
                 n -> NodePatches.leave(n, uid),
-                NodePatches.Leaving::patch,
                 "restoring node",
                 l -> {
                   log.info(

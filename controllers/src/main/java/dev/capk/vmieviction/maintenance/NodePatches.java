@@ -87,9 +87,15 @@ public final class NodePatches {
     }
   }
 
+  /** A node patch, and what it changes. */
+  public interface Change {
+    String patch();
+  }
+
   /** Entering maintenance: the patch, the mark it writes, and what it changes. */
   public record Entering(
-      String patch, Mark mark, List<Taint> taintsAdded, boolean cordonedNow, boolean wasCordoned) {
+      String patch, Mark mark, List<Taint> taintsAdded, boolean cordonedNow, boolean wasCordoned)
+      implements Change {
 
     /** For the CordonNode event; empty when the patch only rewrites the mark. */
     Optional<String> describe(String name) {
@@ -111,7 +117,8 @@ public final class NodePatches {
   }
 
   /** Leaving maintenance: the patch, what it removes, and whether it uncordons. */
-  public record Leaving(String patch, List<Taint> taintsRemoved, boolean uncordons) {
+  public record Leaving(String patch, List<Taint> taintsRemoved, boolean uncordons)
+      implements Change {
 
     /** For the UncordonNode event. */
     String describe(String name) {
