@@ -294,10 +294,6 @@ public final class NodeMaintenanceController implements ManagedController {
       return metadata;
     }
 
-    public void setMetadata(V1ObjectMeta metadata) {
-      this.metadata = metadata;
-    }
-
     @Override
     public String getApiVersion() {
       return apiVersion;
@@ -306,14 +302,6 @@ public final class NodeMaintenanceController implements ManagedController {
     @Override
     public String getKind() {
       return kind;
-    }
-
-    public JsonObject getSpec() {
-      return spec;
-    }
-
-    public void setSpec(JsonObject spec) {
-      this.spec = spec;
     }
 
     /**
