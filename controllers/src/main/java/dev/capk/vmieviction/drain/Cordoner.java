@@ -12,6 +12,10 @@ import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1Taint;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -19,8 +23,8 @@ import java.util.function.Function;
 
 /**
  * Cordons and uncordons nodes, for the CLI and the eviction controller (which records its cordon in
- * a mark annotation, written in the same patch). The NodeMaintenance controller cordons in its own
- * patch, which also rewrites the node's taint list.
+ * a mark annotation, written in the same patch), and builds the ops the NodeMaintenance controller
+ * combines into its own patch (cordon, taints, its mark).
  *
  * <p>Each write is a JSON Patch of exactly those fields, whose {@code test}s of them as read are
  * its precondition: never an update of the whole Node, whose fields our models may not know, and
@@ -211,6 +215,59 @@ public final class Cordoner {
   /** Removes the mark {@code markKey} only, while it is the one the node was read with. */
   public static String removeMarkPatch(V1Node node, String markKey) {
     return removeMark(node, markKey).toString();
+  }
+
+  /**
+   * Ops that make {@code spec.unschedulable} {@code desired} while it is as read; it is tested even
+   * when it already is, so a decision taken from it holds when the patch applies.
+   */
+  public static JsonArray unschedulableOps(V1Node node, boolean desired) {
+    JsonArray ops = new JsonArray();
+    ops.add(testUnschedulable(node));
+    if (unschedulable(node) != desired) {
+      ops.add(
+          desired
+              ? op("add", "/spec/unschedulable", new JsonPrimitive(true))
+              : op("remove", "/spec/unschedulable", null));
+    }
+    return ops;
+  }
+
+  /**
+   * Ops that set the annotation {@code markKey} to {@code markValue}, or remove it when null, while
+   * it holds what the node was read with.
+   */
+  public static JsonArray markOps(V1Node node, String markKey, String markValue) {
+    return markValue == null ? removeMark(node, markKey) : addMark(node, markKey, markValue);
+  }
+
+  /**
+   * Ops that remove the taints at the indices {@code remove} of the list as read, each while it
+   * still has the key and effect read there, then append {@code add} (the list itself is added
+   * while it is still absent). Never the whole list: fields of other taints that the client model
+   * does not know stay as they are.
+   */
+  public static JsonArray taintOps(V1Node node, Collection<Integer> remove, JsonArray add) {
+    List<V1Taint> taints = node.getSpec() == null ? null : node.getSpec().getTaints();
+    JsonArray ops = new JsonArray();
+    // Highest index first: removing one does not move those still to remove.
+    for (int i : remove.stream().sorted(Comparator.reverseOrder()).toList()) {
+      V1Taint t = taints.get(i);
+      ops.add(op("test", "/spec/taints/" + i + "/key", new JsonPrimitive(t.getKey())));
+      ops.add(op("test", "/spec/taints/" + i + "/effect", new JsonPrimitive(t.getEffect())));
+      ops.add(op("remove", "/spec/taints/" + i, null));
+    }
+    if (add.isEmpty()) {
+      return ops;
+    }
+    if (taints == null || taints.isEmpty()) {
+      // omitempty: a node read without taints has no list on the server.
+      ops.add(op("test", "/spec/taints", JsonNull.INSTANCE));
+      ops.add(op("add", "/spec/taints", add));
+    } else {
+      add.forEach(t -> ops.add(op("add", "/spec/taints/-", t)));
+    }
+    return ops;
   }
 
   /** A node read without annotations has none on the server: the whole map is added. */

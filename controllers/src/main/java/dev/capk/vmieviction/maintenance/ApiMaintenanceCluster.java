@@ -1,10 +1,6 @@
 package dev.capk.vmieviction.maintenance;
 
-import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
-import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
@@ -16,6 +12,8 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.CustomObjectsApi;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -24,8 +22,7 @@ import okhttp3.Call;
 /**
  * {@link MaintenanceCluster} over the official client: requests are built by its API classes
  * (paths, auth, TLS are the client's), answers read leniently ({@link RawApi}), so a field a newer
- * API server adds to Node cannot break maintenance. Patches state their content type (JSON merge
- * patch) explicitly.
+ * API server adds to Node cannot break maintenance. Patches state their content type explicitly.
  */
 public final class ApiMaintenanceCluster implements MaintenanceCluster {
   private static final int MAX_CONFLICTS = 5;
@@ -41,25 +38,32 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
   }
 
   @Override
-  public Optional<NodeView> readNode(String name) throws ApiException {
+  public Optional<V1Node> readNode(String name) throws ApiException {
     Answer a = api.execute(core.readNode(name).buildCall(null));
     if (a.code() == 404) {
       return Optional.empty();
     }
-    return Optional.of(NodeView.of(json(a.orThrow())));
+    return Optional.of(LenientJson.parse(a.orThrow().body(), V1Node.class));
   }
 
   @Override
-  public void patchNode(String name, String mergePatch) throws ApiException {
-    api.execute(
-            RawApi.asMergePatch(
-                api.client(), core.patchNode(name, new V1Patch(mergePatch)).buildCall(null)))
-        .orThrow();
+  public V1Node patchNode(String name, String jsonPatch) throws ApiException {
+    Call call = core.patchNode(name, new V1Patch(jsonPatch)).buildCall(null);
+    return LenientJson.parse(
+        api.execute(RawApi.asJsonPatch(api.client(), call)).orThrow().body(), V1Node.class);
   }
 
   @Override
   public Optional<NodeMaintenance> readMaintenance(String name) throws ApiException {
-    Answer a = api.execute(getCall(name));
+    Answer a =
+        api.execute(
+            custom
+                .getClusterCustomObject(
+                    NodeMaintenanceApi.GROUP,
+                    NodeMaintenanceApi.VERSION,
+                    NodeMaintenanceApi.PLURAL,
+                    name)
+                .buildCall(null));
     if (a.code() == 404) {
       return Optional.empty();
     }
@@ -89,21 +93,23 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
   }
 
   /**
-   * Adds or removes our finalizer, reading the object again after a conflict.
+   * Adds or removes our finalizer, reading the object again after a conflict. The list is replaced
+   * whole, so the patch carries the resourceVersion it was read at.
    *
    * @return false when the object is gone, being deleted (adding) or without our finalizer
    *     (removing)
    */
   private boolean changeFinalizer(String name, boolean add) throws ApiException {
     for (int attempt = 1; ; attempt++) {
-      Answer read = api.execute(getCall(name));
-      if (read.code() == 404) {
+      Optional<NodeMaintenance> read = readMaintenance(name);
+      if (read.isEmpty()) {
         return false;
       }
-      JsonObject meta = json(read.orThrow()).getAsJsonObject("metadata");
-      List<String> finalizers = finalizers(meta);
+      V1ObjectMeta meta = read.get().getMetadata();
+      List<String> finalizers =
+          new ArrayList<>(meta.getFinalizers() == null ? List.of() : meta.getFinalizers());
       if (add) {
-        if (meta.has("deletionTimestamp") && !meta.get("deletionTimestamp").isJsonNull()) {
+        if (meta.getDeletionTimestamp() != null) {
           return false;
         }
         if (finalizers.contains(NodeMaintenanceApi.FINALIZER)) {
@@ -113,7 +119,10 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
       } else if (!finalizers.remove(NodeMaintenanceApi.FINALIZER)) {
         return false;
       }
-      Answer a = api.execute(patchCall(name, finalizerPatch(meta, finalizers)));
+      JsonObject m = new JsonObject();
+      m.addProperty("resourceVersion", meta.getResourceVersion());
+      m.add("finalizers", LenientJson.GSON.toJsonTree(finalizers.isEmpty() ? null : finalizers));
+      Answer a = api.execute(patchCall(name, "{\"metadata\":" + m + "}"));
       if (a.code() == 409 && attempt < MAX_CONFLICTS) {
         continue;
       }
@@ -139,13 +148,6 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
     api.execute(RawApi.asMergePatch(api.client(), call)).orThrow();
   }
 
-  private Call getCall(String name) throws ApiException {
-    return custom
-        .getClusterCustomObject(
-            NodeMaintenanceApi.GROUP, NodeMaintenanceApi.VERSION, NodeMaintenanceApi.PLURAL, name)
-        .buildCall(null);
-  }
-
   private Call patchCall(String name, String mergePatch) throws ApiException {
     return RawApi.asMergePatch(
         api.client(),
@@ -157,36 +159,5 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
                 name,
                 new V1Patch(mergePatch))
             .buildCall(null));
-  }
-
-  /**
-   * The finalizer list is replaced whole, so the patch carries the resourceVersion it was read at.
-   */
-  static String finalizerPatch(JsonObject meta, List<String> finalizers) {
-    JsonObject m = new JsonObject();
-    m.addProperty("resourceVersion", meta.get("resourceVersion").getAsString());
-    if (finalizers.isEmpty()) {
-      m.add("finalizers", JsonNull.INSTANCE);
-    } else {
-      JsonArray a = new JsonArray();
-      finalizers.forEach(a::add);
-      m.add("finalizers", a);
-    }
-    JsonObject patch = new JsonObject();
-    patch.add("metadata", m);
-    return patch.toString();
-  }
-
-  private static List<String> finalizers(JsonObject meta) {
-    List<String> out = new ArrayList<>();
-    JsonElement f = meta.get("finalizers");
-    if (f != null && f.isJsonArray()) {
-      f.getAsJsonArray().forEach(e -> out.add(e.getAsString()));
-    }
-    return out;
-  }
-
-  private static JsonObject json(Answer a) {
-    return JsonParser.parseString(a.body()).getAsJsonObject();
   }
 }

@@ -2,20 +2,21 @@ package dev.capk.vmieviction.maintenance;
 
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1Node;
 import java.util.List;
 import java.util.Optional;
 
 /**
  * The reads and writes maintenance makes in the cluster: live reads (never the cache) wherever a
- * decision or a precondition depends on them, and merge patches of exactly what changes.
+ * decision or a precondition depends on them, and patches of exactly what changes.
  */
 public interface MaintenanceCluster {
 
   /** The node as it is now, or empty if there is no such node. */
-  Optional<NodeView> readNode(String name) throws ApiException;
+  Optional<V1Node> readNode(String name) throws ApiException;
 
-  /** Applies a JSON merge patch to the node; a stale resourceVersion in it answers 409. */
-  void patchNode(String name, String mergePatch) throws ApiException;
+  /** Applies a JSON Patch to the node ({@link NodePatches}); the node as patched. */
+  V1Node patchNode(String name, String jsonPatch) throws ApiException;
 
   /** The NodeMaintenance as it is now, or empty if it is gone. */
   Optional<NodeMaintenance> readMaintenance(String name) throws ApiException;

@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * never waits: the work queue brings the maintenance back, through the watch or at the step's next
  * due time.
  */
-public final class MaintenanceDrains implements NodeDrainSteps, AutoCloseable {
+public final class MaintenanceDrains
+    implements NodeMaintenanceReconciler.DrainSteps, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(MaintenanceDrains.class);
 
   private final ApiClient client;

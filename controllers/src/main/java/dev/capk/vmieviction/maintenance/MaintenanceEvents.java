@@ -1,11 +1,88 @@
 package dev.capk.vmieviction.maintenance;
 
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
+import dev.capk.vmieviction.events.EventSeriesRecorder;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1ObjectReference;
+import java.util.Set;
 
-/** Events on the NodeMaintenance and on its Node, for {@code kubectl describe}. */
+/**
+ * Events on the NodeMaintenance and on its Node, for {@code kubectl describe}: series, the same way
+ * as VMI events (one Event object per object and reason, updated on repeats). Both objects are
+ * cluster-scoped, so the events land in namespace {@code default}, as the kubelet's node events do.
+ *
+ * <p>The first five reasons are the Node Maintenance Operator's, so alerts and dashboards written
+ * for it keep working; the others name the steps and refusals it did not event.
+ */
+@FunctionalInterface
 public interface MaintenanceEvents {
+  String BEGIN_MAINTENANCE = "BeginMaintenance";
+  String SUCCEED_MAINTENANCE = "SucceedMaintenance";
+  String FAILED_MAINTENANCE = "FailedMaintenance";
+  String UNCORDON_NODE = "UncordonNode";
+  String REMOVED_MAINTENANCE = "RemovedMaintenance";
 
-  void onMaintenance(NodeMaintenance nm, boolean warning, String reason, String message);
+  /** The node was tainted and cordoned. */
+  String CORDON_NODE = "CordonNode";
 
-  void onNode(String nodeName, String nodeUid, boolean warning, String reason, String message);
+  /** An eviction was refused by a budget (or failed): the pod is tried again when it is due. */
+  String DRAIN_BLOCKED = "DrainBlocked";
+
+  /** Some pod may not be deleted at all; retried with backoff. */
+  String DRAIN_REFUSED = "DrainRefused";
+
+  /** Refused: spec.nodeName names no node. */
+  String NODE_NOT_FOUND = "NodeNotFound";
+
+  /** Refused: another NodeMaintenance already targets the node. */
+  String DUPLICATE_MAINTENANCE = "DuplicateMaintenance";
+
+  /**
+   * A request of the maintenance was refused (an admission policy, RBAC, validation), or the node
+   * kept changing under the write: retried with backoff, the reason named.
+   */
+  String REQUEST_REFUSED = "RequestRefused";
+
+  /** The steps of a maintenance: each happens once, and none may be lost to a cap or a delay. */
+  Set<String> OUTCOMES =
+      Set.of(
+          BEGIN_MAINTENANCE,
+          CORDON_NODE,
+          SUCCEED_MAINTENANCE,
+          FAILED_MAINTENANCE,
+          UNCORDON_NODE,
+          REMOVED_MAINTENANCE);
+
+  void record(V1ObjectReference ref, boolean warning, String reason, String message);
+
+  /** Into {@code recorder}, which must treat {@link #OUTCOMES} as its outcome reasons. */
+  static MaintenanceEvents of(EventSeriesRecorder recorder) {
+    return (ref, warning, reason, message) -> recorder.record(ref, "", warning, reason, message);
+  }
+
+  default void onMaintenance(NodeMaintenance nm, boolean warning, String reason, String message) {
+    record(
+        new V1ObjectReference()
+            .apiVersion(nm.getApiVersion())
+            .kind(nm.getKind())
+            .name(nm.getMetadata().getName())
+            .uid(nm.getMetadata().getUid()),
+        warning,
+        reason,
+        message);
+  }
+
+  default void onNode(V1Node node, boolean warning, String reason, String message) {
+    V1ObjectMeta meta = node.getMetadata();
+    record(
+        new V1ObjectReference()
+            .apiVersion("v1")
+            .kind("Node")
+            .name(meta.getName())
+            .uid(meta.getUid()),
+        warning,
+        reason,
+        message);
+  }
 }

@@ -1,6 +1,9 @@
 package dev.capk.vmieviction.maintenance;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import com.google.gson.JsonObject;
+import com.google.gson.annotations.SerializedName;
+import dev.capk.vmieviction.api.ApiObjectList;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
@@ -10,6 +13,7 @@ import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
+import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.ControllerWatch;
 import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
@@ -22,6 +26,7 @@ import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.time.Clock;
 import java.time.Duration;
@@ -76,7 +81,7 @@ public final class NodeMaintenanceController implements ManagedController {
             new EventSeriesBook(),
             EventStore.of(new CoreV1Api(requestClient)),
             "node-maintenance-controller",
-            SeriesMaintenanceEvents.OUTCOMES,
+            MaintenanceEvents.OUTCOMES,
             Clock.systemUTC());
     // Pods leaving a node in maintenance wake its next step (a burst of them, one step).
     this.drains =
@@ -91,7 +96,7 @@ public final class NodeMaintenanceController implements ManagedController {
             lister::get,
             new ApiMaintenanceCluster(requestClient),
             drains,
-            new SeriesMaintenanceEvents(recorder),
+            MaintenanceEvents.of(recorder),
             settings,
             Clock.systemUTC());
 
@@ -263,6 +268,66 @@ public final class NodeMaintenanceController implements ManagedController {
           maintenances.getIndexer().byIndex(BY_NODE, node.getMetadata().getName())) {
         queue.add(new Request(nm.getMetadata().getName()));
       }
+    }
+  }
+
+  /**
+   * A Node as the node informer keeps it: metadata and spec only. Reading the spec as raw JSON
+   * means no field a newer API server adds can fail the watch, and the cache holds no node status
+   * (images, conditions), which is most of a Node's size. Decisions read the node live, never this.
+   */
+  public static class WatchedNode implements KubernetesObject {
+    @SerializedName("apiVersion")
+    private String apiVersion = "v1";
+
+    @SerializedName("kind")
+    private String kind = "Node";
+
+    @SerializedName("metadata")
+    private V1ObjectMeta metadata;
+
+    @SerializedName("spec")
+    private JsonObject spec;
+
+    @Override
+    public V1ObjectMeta getMetadata() {
+      return metadata;
+    }
+
+    @Override
+    public String getApiVersion() {
+      return apiVersion;
+    }
+
+    @Override
+    public String getKind() {
+      return kind;
+    }
+
+    /**
+     * Whether a change from {@code old} to this matters to maintenance: spec (cordon, taints) or
+     * our mark.
+     */
+    boolean maintenanceRelevantChange(WatchedNode old) {
+      if (old == null) {
+        return true;
+      }
+      return !java.util.Objects.equals(spec, old.spec)
+          || !java.util.Objects.equals(mark(this), mark(old));
+    }
+
+    private static String mark(WatchedNode n) {
+      if (n.metadata == null || n.metadata.getAnnotations() == null) {
+        return null;
+      }
+      return n.metadata.getAnnotations().get(NodeMaintenanceApi.NODE_STATE_ANNOTATION);
+    }
+  }
+
+  /** A list of {@link WatchedNode}s, for the informer's list calls. */
+  public static class WatchedNodeList extends ApiObjectList<WatchedNode> {
+    public WatchedNodeList() {
+      super("NodeList");
     }
   }
 }

@@ -6,26 +6,27 @@ import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_SUCC
 
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
+import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
+import dev.capk.vmieviction.kube.ApiAnswer;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RequestRefused;
 import dev.capk.vmieviction.logging.WaitLog;
-import dev.capk.vmieviction.time.GoDuration;
+import dev.capk.vmieviction.maintenance.MaintenanceStatus.Patch;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.extended.workqueue.ratelimiter.ItemExponentialFailureRateLimiter;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1Node;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.function.Function;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
@@ -48,21 +49,16 @@ public final class NodeMaintenanceReconciler implements Reconciler {
 
   static final Result DONE = new Result(false);
 
-  /** After a 409 (the object changed under us), look again almost at once. */
-  static final Duration CONFLICT_RETRY = Duration.ofMillis(500);
+  /** Node writes in a row that find the node changed in what they depend on, before backing off. */
+  static final int MAX_CHANGES = 5;
 
   private final Function<String, NodeMaintenance> cache;
   private final MaintenanceCluster cluster;
-  private final NodeDrainSteps drains;
+  private final DrainSteps drains;
   private final MaintenanceEvents events;
   private final NodeMaintenanceSettings settings;
   private final Clock clock;
   private final ItemExponentialFailureRateLimiter<String> failures;
-
-  /** Conflicts in a row per maintenance, read again at once up to {@link #MAX_QUICK_CONFLICTS}. */
-  private final Map<String, Integer> conflicts = new ConcurrentHashMap<>();
-
-  static final int MAX_QUICK_CONFLICTS = 3;
 
   /** The drain refusals told, by NodeMaintenance UID. */
   private final WaitLog waits = new WaitLog();
@@ -73,7 +69,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   public NodeMaintenanceReconciler(
       Function<String, NodeMaintenance> cache,
       MaintenanceCluster cluster,
-      NodeDrainSteps drains,
+      DrainSteps drains,
       MaintenanceEvents events,
       NodeMaintenanceSettings settings,
       Clock clock) {
@@ -92,57 +88,37 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     String name = request.getName();
     NodeMaintenance nm = cache.apply(name);
     if (nm == null) {
-      drains.endNamed(name);
-      succeeded(name);
-      return DONE;
+      return gone(name);
     }
     try {
+      if (nm.getMetadata().getDeletionTimestamp() == null) {
+        if (!Admission.accepted(nm) && (Admission.inert(nm) || !admit(nm))) {
+          return DONE;
+        }
+        // The cache can lag behind our own status writes (a node event may arrive before our last
+        // Succeeded patch does): counts and phase read from it could overwrite what is already
+        // recorded. Maintenance decides on the object as the API server has it now.
+        Optional<NodeMaintenance> live = cluster.readMaintenance(name);
+        if (live.isEmpty()) {
+          return gone(name);
+        }
+        nm = live.get();
+      }
       if (nm.getMetadata().getDeletionTimestamp() != null) {
         return end(nm);
       }
-      if (!Admission.accepted(nm)) {
-        if (Admission.inert(nm)) {
-          return DONE;
-        }
-        Optional<NodeMaintenance> admitted = admit(nm);
-        if (admitted.isEmpty()) {
-          return DONE;
-        }
-      }
-      // The cache can lag behind our own status writes (a node event may arrive before our last
-      // Succeeded patch does): counts and phase read from it could overwrite what is already
-      // recorded. Maintenance decides on the object as the API server has it now.
-      Optional<NodeMaintenance> live = cluster.readMaintenance(name);
-      if (live.isEmpty()) {
-        drains.endNamed(name);
-        succeeded(name);
-        return DONE;
-      }
-      nm = live.get();
-      if (nm.getMetadata().getDeletionTimestamp() != null) {
-        return end(nm);
-      }
-      if (!Admission.accepted(nm)) {
-        // Replaced by a new object of the same name: its own watch event brings it here.
-        return DONE;
-      }
-      return maintain(nm, nm.phase());
-    } catch (RequestRefused e) {
-      // Asking again will not help until someone lifts what refused it: say so, and back off.
-      events.onMaintenance(nm, true, MaintenanceEventReasons.REQUEST_REFUSED, e.getMessage());
-      return failure(nm, e.getMessage());
+      // Not accepted: replaced by a new object of the same name, whose own watch event brings it.
+      return Admission.accepted(nm) ? maintain(nm) : DONE;
     } catch (ApiException e) {
-      if (e.getCode() == 409) {
-        int inARow = conflicts.merge(name, 1, Integer::sum);
-        if (inARow <= MAX_QUICK_CONFLICTS) {
-          log.debug("conflict, retrying nodeMaintenance={} error=\"{}\"", name, e.getMessage());
-          return new Result(true, CONFLICT_RETRY);
-        }
-        String msg = "the node or maintenance changed " + inARow + " times in a row; backing off";
-        events.onMaintenance(nm, true, MaintenanceEventReasons.REQUEST_REFUSED, msg);
-        return failure(nm, msg);
+      // A refusal, or a node that changed at every look (each node write reads it again on a
+      // change): asking again at once will not help. Said in a Warning, and backed off.
+      boolean named = e instanceof RequestRefused;
+      String msg = named ? e.getMessage() : "API request failed: " + ApiStatus.describe(e);
+      ApiAnswer answer = named ? ApiAnswer.REFUSED : ApiAnswer.of(e, false);
+      if (answer == ApiAnswer.REFUSED || answer == ApiAnswer.CONFLICT) {
+        events.onMaintenance(nm, true, MaintenanceEvents.REQUEST_REFUSED, msg);
       }
-      return failure(nm, "API request failed: " + ApiStatus.describe(e));
+      return failure(nm, msg);
     } catch (RuntimeException e) {
       log.error("unexpected failure nodeMaintenance={}", name, e);
       return failure(nm, "unexpected " + e.getClass().getSimpleName() + " (see controller log)");
@@ -152,14 +128,13 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   // ---------------------------------------------------------------------------------------------
   // Admission: nothing changes before the maintenance is known to be valid and the node's only one.
 
-  /** The accepted maintenance (with our finalizer), or empty when refused or gone. */
-  private Optional<NodeMaintenance> admit(NodeMaintenance nm) throws ApiException {
+  /** True when the maintenance is accepted (carries our finalizer); false when refused or gone. */
+  private boolean admit(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
     String node = nm.nodeName();
     if (node == null || node.isBlank()) {
-      refuse(
-          nm, MaintenanceEventReasons.NODE_NOT_FOUND, "invalid nodeName: spec.nodeName is empty");
-      return Optional.empty();
+      refuse(nm, MaintenanceEvents.NODE_NOT_FOUND, "invalid nodeName: spec.nodeName is empty");
+      return false;
     }
     // The API server's list, not the cache: a maintenance accepted (or refused) a moment ago must
     // be seen as such, and the cache may lag behind our own writes.
@@ -168,57 +143,51 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     Optional<NodeMaintenance> live =
         all.stream().filter(o -> uid.equals(o.getMetadata().getUid())).findFirst();
     if (live.isEmpty() || live.get().getMetadata().getDeletionTimestamp() != null) {
-      return Optional.empty();
+      return false;
     }
-    if (Admission.accepted(live.get())) {
-      return live;
-    }
-    if (Admission.inert(live.get())) {
-      return Optional.empty();
+    if (Admission.accepted(live.get()) || Admission.inert(live.get())) {
+      return Admission.accepted(live.get());
     }
     if (cluster.readNode(node).isEmpty()) {
       refuse(
           nm,
-          MaintenanceEventReasons.NODE_NOT_FOUND,
+          MaintenanceEvents.NODE_NOT_FOUND,
           "invalid nodeName, no node with name "
               + node
               + " found; nothing was changed: delete this NodeMaintenance and create one for an existing node");
-      return Optional.empty();
+      return false;
     }
     Optional<NodeMaintenance> first = Admission.precedence(live.get(), all);
     if (first.isPresent()) {
-      NodeMaintenance owner = first.get();
+      var owner = first.get().getMetadata();
       refuse(
           nm,
-          MaintenanceEventReasons.DUPLICATE_MAINTENANCE,
+          MaintenanceEvents.DUPLICATE_MAINTENANCE,
           "invalid nodeName, a NodeMaintenance for node "
               + node
               + " already exists: "
-              + owner.getMetadata().getName()
-              + (owner.getMetadata().getCreationTimestamp() == null
+              + owner.getName()
+              + (owner.getCreationTimestamp() == null
                   ? ""
                   : " (created "
-                      + StatusPatch.rfc3339(owner.getMetadata().getCreationTimestamp().toInstant())
+                      + MaintenanceStatus.rfc3339(owner.getCreationTimestamp().toInstant())
                       + ")")
               + "; this one changed nothing: delete it");
-      return Optional.empty();
+      return false;
     }
     if (!cluster.addFinalizer(name)) {
-      return Optional.empty();
+      return false;
     }
-    log.info(
-        "maintenance accepted nodeMaintenance={} node={} reason=\"{}\"", name, node, reason(nm));
+    String reason = nm.getSpec() == null ? null : nm.getSpec().getReason();
+    reason = reason == null ? "" : reason;
+    log.info("maintenance accepted nodeMaintenance={} node={} reason=\"{}\"", name, node, reason);
     events.onMaintenance(
         nm,
         false,
-        MaintenanceEventReasons.BEGIN_MAINTENANCE,
-        "Begin a node maintenance of node "
-            + node
-            + (reason(nm).isEmpty() ? "" : ": " + reason(nm)));
-    cluster.patchStatus(
-        name,
-        StatusPatch.of().phase(PHASE_RUNNING).lastError(null).lastUpdate(clock.instant()).toJson());
-    return live;
+        MaintenanceEvents.BEGIN_MAINTENANCE,
+        "Begin a node maintenance of node " + node + (reason.isEmpty() ? "" : ": " + reason));
+    status(name, Patch.of().phase(PHASE_RUNNING).lastError(null));
+    return true;
   }
 
   private void refuse(NodeMaintenance nm, String reason, String message) throws ApiException {
@@ -229,13 +198,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         nm.nodeName(),
         reason,
         message);
-    cluster.patchStatus(
-        name,
-        StatusPatch.of()
-            .phase(PHASE_FAILED)
-            .lastError(message)
-            .lastUpdate(clock.instant())
-            .toJson());
+    status(name, Patch.of().phase(PHASE_FAILED).lastError(message));
     events.onMaintenance(nm, true, reason, message);
   }
 
@@ -243,56 +206,41 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   // Maintenance: taint, cordon, drain in short steps.
 
   /** One maintenance step as it began: the object, its phase and status, and the node. */
-  private record Pass(
-      NodeMaintenance nm, String phase, NodeMaintenanceStatus status, NodeView view) {
+  private record Pass(NodeMaintenance nm, String phase, NodeMaintenanceStatus status, V1Node node) {
     String name() {
       return nm.getMetadata().getName();
     }
-
-    String node() {
-      return nm.nodeName();
-    }
   }
 
-  /**
-   * @param phase the phase when this reconcile began
-   */
-  private Result maintain(NodeMaintenance nm, String phase) throws ApiException {
+  private Result maintain(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
-    String uid = nm.getMetadata().getUid();
-    String node = nm.nodeName();
-    Optional<NodeView> found = cluster.readNode(node);
+    String phase = nm.phase();
+    Optional<V1Node> found = cluster.readNode(nm.nodeName());
     if (found.isEmpty()) {
       return nodeGone(nm);
     }
-    NodeView view = found.get();
     if (!PHASE_RUNNING.equals(phase) && !PHASE_SUCCEEDED.equals(phase)) {
       // First look after acceptance by an older release, or the node is back after it was gone.
-      cluster.patchStatus(
-          name,
-          StatusPatch.of()
-              .phase(PHASE_RUNNING)
-              .lastError(null)
-              .lastUpdate(clock.instant())
-              .toJson());
+      status(name, Patch.of().phase(PHASE_RUNNING).lastError(null));
     }
-    enter(nm, view);
-
+    if (!enter(nm, found.get())) {
+      return nodeGone(nm);
+    }
     NodeMaintenanceStatus status =
         nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus();
-    DrainProgress progress =
-        new DrainProgress(orZero(status.getEvictionPods()), orZero(status.getTotalpods()));
+    MaintenanceStatus progress =
+        new MaintenanceStatus(orZero(status.getEvictionPods()), orZero(status.getTotalpods()));
     Optional<DrainStep> stepped = drainStep(nm);
     if (stepped.isEmpty()) {
       return backoff(name);
     }
     DrainStep step = stepped.get();
     progress.stepped(step);
-    DrainProgress.Snapshot s = progress.snapshot();
-    Pass pass = new Pass(nm, phase, status, view);
+    MaintenanceStatus.Snapshot s = progress.snapshot();
+    Pass pass = new Pass(nm, phase, status, found.get());
     if (step.complete()) {
       // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
-      drains.end(uid);
+      drains.end(nm.getMetadata().getUid());
       drained(pass, step, s);
       return DONE;
     }
@@ -301,27 +249,74 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return new Result(true, nextStep(step));
   }
 
-  /** Taints and cordons the node, where it is not yet. */
-  private void enter(NodeMaintenance nm, NodeView view) throws ApiException {
+  /** Taints and cordons the node, where it is not yet; false if the node is gone. */
+  private boolean enter(NodeMaintenance nm, V1Node read) throws ApiException {
     String name = nm.getMetadata().getName();
-    String node = nm.nodeName();
-    Optional<NodePatches.Entering> entering =
-        NodePatches.enter(view, settings.taints(), name, nm.getMetadata().getUid());
-    if (entering.isEmpty()) {
-      return;
-    }
-    NodePatches.Entering e = entering.get();
-    patchNode(node, e.patch(), "tainting and cordoning node");
-    log.info(
-        "node tainted and cordoned nodeMaintenance={} node={} taintsAdded={} cordoned={}",
-        name,
-        node,
-        e.taintsAdded(),
-        e.cordonedNow());
-    if (!e.taintsAdded().isEmpty() || e.cordonedNow()) {
-      String msg = describeEntering(name, e, view);
-      events.onNode(node, view.uid(), false, MaintenanceEventReasons.CORDON_NODE, msg);
-      events.onMaintenance(nm, false, MaintenanceEventReasons.CORDON_NODE, msg);
+    String uid = nm.getMetadata().getUid();
+    return writeNode(
+        read,
+        n -> NodePatches.enter(n, settings.taints(), name, uid),
+        "tainting and cordoning node",
+        e -> {
+          log.info(
+              "node tainted and cordoned nodeMaintenance={} node={} taintsAdded={} cordoned={}",
+              name,
+              nm.nodeName(),
+              e.taintsAdded(),
+              e.cordonedNow());
+          e.describe(name)
+              .ifPresent(
+                  msg -> {
+                    events.onNode(read, false, MaintenanceEvents.CORDON_NODE, msg);
+                    events.onMaintenance(nm, false, MaintenanceEvents.CORDON_NODE, msg);
+                  });
+        });
+  }
+
+  /**
+   * Writes the patch {@code plan} makes of the node, through {@link Cordoner#write}: a node that
+   * changed in what the patch depends on is read again and planned anew, up to {@link #MAX_CHANGES}
+   * times (then a 409); a refusal is thrown named.
+   *
+   * @return false if the node is gone
+   */
+  private <T extends NodePatches.Change> boolean writeNode(
+      V1Node read, Function<V1Node, Optional<T>> plan, String what, Consumer<T> applied)
+      throws ApiException {
+    String name = read.getMetadata().getName();
+    V1Node node = read;
+    for (int attempt = 1; ; attempt++) {
+      Optional<T> change = plan.apply(node);
+      if (change.isEmpty()) {
+        return true;
+      }
+      Cordoner.Written w =
+          Cordoner.write(
+              node,
+              n -> plan.apply(n).map(NodePatches.Change::patch).orElse(""),
+              cluster::patchNode,
+              cluster::readNode);
+      switch (w.result()) {
+        case APPLIED -> {
+          applied.accept(change.get());
+          return true;
+        }
+        case GONE -> {
+          return false;
+        }
+        case REFUSED -> throw new RequestRefused(what + " " + name, w.answer());
+        case CHANGED -> {
+          if (attempt == MAX_CHANGES) {
+            throw new ApiException(
+                409, "node " + name + " changed at every look, " + attempt + " times in a row");
+          }
+          Optional<V1Node> now = w.reread() ? Optional.of(w.node()) : cluster.readNode(name);
+          if (now.isEmpty()) {
+            return false;
+          }
+          node = now.get();
+        }
+      }
     }
   }
 
@@ -339,7 +334,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               .ignoreAllDaemonSets(true)
               .deleteEmptyDirData(true)
               // Bounds the step's eviction requests; the step itself never waits for pods.
-              .timeout(passTimeout(nm, settings))
+              .timeout(settings.passTimeout(nm))
               .build();
       return Optional.of(drains.step(uid, name, node, options));
     } catch (DrainRefusedException refused) {
@@ -350,33 +345,25 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               name,
               node,
               refused.getMessage());
-      cluster.patchStatus(
-          name,
-          StatusPatch.of()
-              .phase(PHASE_RUNNING)
-              .lastError(refused.getMessage())
-              .lastUpdate(clock.instant())
-              .toJson());
-      events.onMaintenance(nm, true, MaintenanceEventReasons.DRAIN_REFUSED, refused.getMessage());
+      status(name, Patch.of().phase(PHASE_RUNNING).lastError(refused.getMessage()));
+      events.onMaintenance(nm, true, MaintenanceEvents.DRAIN_REFUSED, refused.getMessage());
       return Optional.empty();
     }
   }
 
   /** The node is drained: the status says so, and the events once. */
-  private void drained(Pass p, DrainStep step, DrainProgress.Snapshot s) throws ApiException {
+  private void drained(Pass p, DrainStep step, MaintenanceStatus.Snapshot s) throws ApiException {
     String name = p.name();
-    String node = p.node();
-    if (!alreadySucceeded(p.phase(), p.status(), s)) {
-      cluster.patchStatus(
+    String node = p.nm().nodeName();
+    if (!MaintenanceStatus.alreadySucceeded(p.phase(), p.status(), s)) {
+      status(
           name,
-          StatusPatch.of()
+          Patch.of()
               .phase(PHASE_SUCCEEDED)
               .progress(s)
               .drainProgress(100)
               .pendingPods(List.of())
-              .lastError(null)
-              .lastUpdate(clock.instant())
-              .toJson());
+              .lastError(null));
     }
     succeeded(name);
     if (PHASE_SUCCEEDED.equals(p.phase())) {
@@ -390,7 +377,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     events.onMaintenance(
         p.nm(),
         false,
-        MaintenanceEventReasons.SUCCEED_MAINTENANCE,
+        MaintenanceEvents.SUCCEED_MAINTENANCE,
         "Node maintenance was succeeded: node "
             + node
             + " is cordoned and drained ("
@@ -399,42 +386,35 @@ public final class NodeMaintenanceReconciler implements Reconciler {
             + step.skipped().size()
             + " left in place)");
     events.onNode(
-        node,
-        p.view().uid(),
+        p.node(),
         false,
-        MaintenanceEventReasons.SUCCEED_MAINTENANCE,
+        MaintenanceEvents.SUCCEED_MAINTENANCE,
         "Node is in maintenance (NodeMaintenance " + name + "): cordoned and drained");
   }
 
   /** Not drained yet: the progress written when it changed, a refused eviction told. */
-  private void notDrainedYet(Pass p, DrainStep step, DrainProgress.Snapshot s) throws ApiException {
+  private void notDrainedYet(Pass p, DrainStep step, MaintenanceStatus.Snapshot s)
+      throws ApiException {
     // Steps come often (each pod that leaves wakes one): write only what changed.
-    if (!PHASE_RUNNING.equals(p.phase()) || !shows(p.status(), s)) {
-      cluster.patchStatus(
-          p.name(),
-          StatusPatch.of()
-              .phase(PHASE_RUNNING)
-              .progress(s)
-              .lastError(s.lastError())
-              .lastUpdate(clock.instant())
-              .toJson());
+    if (!PHASE_RUNNING.equals(p.phase()) || !MaintenanceStatus.shows(p.status(), s)) {
+      status(p.name(), Patch.of().phase(PHASE_RUNNING).progress(s).lastError(s.lastError()));
       log.info(
           "node not drained yet nodeMaintenance={} node={} pending={} terminating={} progress={}%"
               + " lastError=\"{}\"",
           p.name(),
-          p.node(),
+          p.nm().nodeName(),
           s.pendingPods().size(),
           step.terminating().size(),
           s.percent(),
           s.lastError());
     }
-    if (DrainProgress.held(step) && step.requests() > 0) {
+    if (MaintenanceStatus.held(step) && step.requests() > 0) {
       // An eviction was refused (or failed) just now: one event per refused attempt.
       events.onMaintenance(
           p.nm(),
           true,
-          MaintenanceEventReasons.DRAIN_BLOCKED,
-          "Node " + p.node() + " not drained yet, retrying: " + s.lastError());
+          MaintenanceEvents.DRAIN_BLOCKED,
+          "Node " + p.nm().nodeName() + " not drained yet, retrying: " + s.lastError());
     }
   }
 
@@ -455,30 +435,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return d.compareTo(fallback) > 0 ? fallback : d;
   }
 
-  /** The status already shows this progress: nothing to write. */
-  static boolean shows(NodeMaintenanceStatus status, DrainProgress.Snapshot s) {
-    List<String> pending = status.getPendingPods() == null ? List.of() : status.getPendingPods();
-    return Integer.valueOf(s.percent()).equals(status.getDrainProgress())
-        && Integer.valueOf(s.evictionPods()).equals(status.getEvictionPods())
-        && Integer.valueOf(s.totalPods()).equals(status.getTotalpods())
-        && pending.equals(s.pendingPods())
-        && java.util.Objects.equals(s.lastError(), status.getLastError());
-  }
-
-  /**
-   * A later attempt found the node as empty as before: no write, lastUpdate keeps the time of
-   * success.
-   */
-  static boolean alreadySucceeded(
-      String phase, NodeMaintenanceStatus status, DrainProgress.Snapshot s) {
-    return PHASE_SUCCEEDED.equals(phase)
-        && Integer.valueOf(100).equals(status.getDrainProgress())
-        && Integer.valueOf(s.evictionPods()).equals(status.getEvictionPods())
-        && Integer.valueOf(s.totalPods()).equals(status.getTotalpods())
-        && (status.getPendingPods() == null || status.getPendingPods().isEmpty())
-        && status.getLastError() == null;
-  }
-
   private Result nodeGone(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
     String message =
@@ -491,15 +447,8 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         st != null && PHASE_FAILED.equals(st.getPhase()) && message.equals(st.getLastError());
     if (!already) {
       log.warn("node gone nodeMaintenance={} node={}", name, nm.nodeName());
-      cluster.patchStatus(
-          name,
-          StatusPatch.of()
-              .phase(PHASE_FAILED)
-              .lastError(message)
-              .pendingPods(List.of())
-              .lastUpdate(clock.instant())
-              .toJson());
-      events.onMaintenance(nm, true, MaintenanceEventReasons.FAILED_MAINTENANCE, message);
+      status(name, Patch.of().phase(PHASE_FAILED).lastError(message).pendingPods(List.of()));
+      events.onMaintenance(nm, true, MaintenanceEvents.FAILED_MAINTENANCE, message);
     }
     drains.end(nm.getMetadata().getUid());
     succeeded(name);
@@ -520,32 +469,24 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     // No step of this maintenance runs now (the work queue hands a key to one worker at a time),
     // so no eviction is in flight while the node is restored.
     drains.end(uid);
-    Optional<NodeView> found = cluster.readNode(node);
-    if (found.isPresent()) {
-      Optional<NodePatches.Leaving> leaving = NodePatches.leave(found.get(), uid);
-      if (leaving.isPresent()) {
-        NodePatches.Leaving l = leaving.get();
-        patchNode(node, l.patch(), "restoring node");
-        String msg =
-            "Maintenance "
-                + name
-                + " ended: "
-                + (l.taintsRemoved().isEmpty()
-                    ? "no taints to remove"
-                    : "removed taints "
-                        + l.taintsRemoved().stream()
-                            .map(Taint::toString)
-                            .collect(Collectors.joining(", ")))
-                + (l.uncordons() ? "; uncordoned" : "; left cordoned as it was before maintenance");
-        log.info(
-            "node restored nodeMaintenance={} node={} taintsRemoved={} uncordoned={}",
-            name,
-            node,
-            l.taintsRemoved(),
-            l.uncordons());
-        events.onNode(node, found.get().uid(), false, MaintenanceEventReasons.UNCORDON_NODE, msg);
-      }
-    } else {
+    Optional<V1Node> found = cluster.readNode(node);
+    boolean there =
+        found.isPresent()
+            && writeNode(
+                found.get(),
+                n -> NodePatches.leave(n, uid),
+                "restoring node",
+                l -> {
+                  log.info(
+                      "node restored nodeMaintenance={} node={} taintsRemoved={} uncordoned={}",
+                      name,
+                      node,
+                      l.taintsRemoved(),
+                      l.uncordons());
+                  events.onNode(
+                      found.get(), false, MaintenanceEvents.UNCORDON_NODE, l.describe(name));
+                });
+    if (!there) {
       log.info("node gone, nothing to restore nodeMaintenance={} node={}", name, node);
     }
     succeeded(name);
@@ -554,7 +495,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       events.onMaintenance(
           nm,
           false,
-          MaintenanceEventReasons.REMOVED_MAINTENANCE,
+          MaintenanceEvents.REMOVED_MAINTENANCE,
           "Removed a node maintenance of node " + node);
     }
     return DONE;
@@ -568,8 +509,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         "reconcile failed nodeMaintenance={} node={} error=\"{}\"", name, nm.nodeName(), message);
     if (nm.getMetadata().getDeletionTimestamp() == null && Admission.accepted(nm)) {
       try {
-        cluster.patchStatus(
-            name, StatusPatch.of().lastError(message).lastUpdate(clock.instant()).toJson());
+        status(name, Patch.of().lastError(message));
       } catch (ApiException e) {
         log.debug("status not written nodeMaintenance={} code={}", name, e.getCode());
       }
@@ -577,64 +517,52 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return backoff(name);
   }
 
-  /** A step of this maintenance succeeded: the next failure or conflict counts afresh. */
-  private void succeeded(String name) {
-    failures.forget(name);
-    conflicts.remove(name);
+  /** Writes the status patch, stamped with the time of this write. */
+  private void status(String name, Patch patch) throws ApiException {
+    cluster.patchStatus(name, patch.lastUpdate(clock.instant()).toJson());
   }
 
-  /** Patches the node; a refusal comes back named (which request, which node). */
-  private void patchNode(String node, String patch, String what) throws ApiException {
-    try {
-      cluster.patchNode(node, patch);
-    } catch (ApiException e) {
-      throw RequestRefused.named(what + " " + node, e, false);
-    }
+  /** The maintenance is gone: its drain ends. */
+  private Result gone(String name) {
+    drains.endNamed(name);
+    succeeded(name);
+    return DONE;
+  }
+
+  /** A step of this maintenance succeeded: the next failure counts afresh. */
+  private void succeeded(String name) {
+    failures.forget(name);
   }
 
   private Result backoff(String name) {
     return new Result(true, failures.when(name));
   }
 
-  /** spec.evictionTimeout when set and positive (capped), else the controller's pass timeout. */
-  static Duration passTimeout(NodeMaintenance nm, NodeMaintenanceSettings settings) {
-    String spec = nm.getSpec() == null ? null : nm.getSpec().getEvictionTimeout();
-    if (spec != null && !spec.isBlank()) {
-      try {
-        Duration d = GoDuration.parse(spec.strip());
-        if (!d.isZero() && !d.isNegative()) {
-          return d.compareTo(NodeMaintenanceSettings.MAX_PASS_TIMEOUT) > 0
-              ? NodeMaintenanceSettings.MAX_PASS_TIMEOUT
-              : d;
-        }
-      } catch (IllegalArgumentException e) {
-        // The CRD's pattern keeps bad values out; an old object may still carry one: use the
-        // default.
-      }
-    }
-    return settings.passTimeout();
-  }
-
-  static String describeEntering(String name, NodePatches.Entering e, NodeView before) {
-    StringBuilder s = new StringBuilder("Maintenance ").append(name).append(": ");
-    if (!e.taintsAdded().isEmpty()) {
-      s.append("tainted ")
-          .append(e.taintsAdded().stream().map(Taint::toString).collect(Collectors.joining(", ")));
-    }
-    if (e.cordonedNow()) {
-      s.append(e.taintsAdded().isEmpty() ? "" : " and ").append("cordoned");
-    } else if (before.unschedulable() && !e.mark().cordoned()) {
-      s.append(e.taintsAdded().isEmpty() ? "" : "; ")
-          .append("already cordoned, stays cordoned when maintenance ends");
-    }
-    return s.toString();
-  }
-
-  private static String reason(NodeMaintenance nm) {
-    return nm.getSpec() == null || nm.getSpec().getReason() == null ? "" : nm.getSpec().getReason();
-  }
-
   private static int orZero(Integer i) {
     return i == null ? 0 : i;
+  }
+
+  /**
+   * The drains of maintained nodes, one short step at a time: {@link MaintenanceDrains}, or a
+   * scripted stand-in in tests. What a drain remembers between its steps (each pod's retry
+   * schedule, the watch on the node's pods) is kept here, per maintenance.
+   */
+  public interface DrainSteps {
+
+    /**
+     * Sends the evictions that are due on the node of the maintenance {@code uid} and returns at
+     * once; pods leaving the node wake the maintenance {@code name} again.
+     *
+     * @throws DrainRefusedException if some pod may not be deleted with these options
+     * @throws ApiException if the node's pods could not be read, or eviction support discovered
+     */
+    DrainStep step(String uid, String name, String node, DrainOptions options)
+        throws ApiException, DrainRefusedException;
+
+    /** The maintenance's drain is over (done, node gone, deleted): stop watching, forget it. */
+    void end(String uid);
+
+    /** The maintenance {@code name} is gone from the cache: end whatever drain it had. */
+    void endNamed(String name);
   }
 }

@@ -1,5 +1,7 @@
 package dev.capk.vmieviction.maintenance;
 
+import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
+import dev.capk.vmieviction.time.GoDuration;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,6 +47,22 @@ public record NodeMaintenanceSettings(
     if (workers < 1) {
       throw new IllegalArgumentException("workers must be at least 1, got " + workers);
     }
+  }
+
+  /** spec.evictionTimeout when set and positive (capped), else {@link #passTimeout()}. */
+  public Duration passTimeout(NodeMaintenance nm) {
+    String spec = nm.getSpec() == null ? null : nm.getSpec().getEvictionTimeout();
+    if (spec != null && !spec.isBlank()) {
+      try {
+        Duration d = GoDuration.parse(spec.strip());
+        if (!d.isZero() && !d.isNegative()) {
+          return d.compareTo(MAX_PASS_TIMEOUT) > 0 ? MAX_PASS_TIMEOUT : d;
+        }
+      } catch (IllegalArgumentException e) {
+        // The CRD's pattern keeps bad values out; an old object may still carry one: the default.
+      }
+    }
+    return passTimeout;
   }
 
   /**

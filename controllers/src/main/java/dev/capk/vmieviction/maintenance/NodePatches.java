@@ -2,32 +2,135 @@ package dev.capk.vmieviction.maintenance;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
-import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
-import com.google.gson.JsonPrimitive;
+import com.google.gson.JsonParser;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
+import dev.capk.vmieviction.drain.Cordoner;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1Taint;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
- * The node patches of a maintenance, as pure functions of the node as read. Each is one JSON merge
- * patch carrying the node's resourceVersion: the whole taint list is written (a merge patch cannot
- * edit a list item), so the precondition makes the API server refuse it (409) if anyone changed the
- * node since we read it, instead of losing their taint edit. Taints, cordon and the record of what
- * we changed go in the same patch, so they cannot disagree after a crash.
+ * The node patches of a maintenance, as pure functions of the node as read: JSON Patches built from
+ * {@link Cordoner}'s ops, each guarded by {@code test}s of exactly what it depends on (the cordon,
+ * the taints it removes, the mark), never by the resourceVersion that every node heartbeat changes.
+ * Taints are added and removed one by one, so taint fields our model does not know are kept.
+ * Taints, cordon and the record of what we changed (the {@link Mark}) go in the same patch, so they
+ * cannot disagree after a crash.
  */
 public final class NodePatches {
   private NodePatches() {}
 
-  /** Entering maintenance: the patch, and the mark it writes. */
+  /**
+   * What a maintenance changed on a node, kept on the node itself (annotation {@link
+   * NodeMaintenanceApi#NODE_STATE_ANNOTATION}): the taints it added (taints the node already had
+   * are not listed, so they stay) and whether it cordoned the node (a node cordoned before stays
+   * cordoned afterwards).
+   *
+   * @param owner the NodeMaintenance's name
+   * @param ownerUid the NodeMaintenance's UID: a namesake created later is another maintenance
+   */
+  public record Mark(String owner, String ownerUid, List<Taint> addedTaints, boolean cordoned) {
+    public Mark {
+      Objects.requireNonNull(owner, "owner");
+      Objects.requireNonNull(ownerUid, "ownerUid");
+      addedTaints = List.copyOf(addedTaints);
+    }
+
+    public String toJson() {
+      JsonObject o = new JsonObject();
+      o.addProperty("nodeMaintenance", owner);
+      o.addProperty("uid", ownerUid);
+      JsonArray taints = new JsonArray();
+      addedTaints.forEach(t -> taints.add(t.toJson()));
+      o.add("addedTaints", taints);
+      o.addProperty("cordoned", cordoned);
+      return o.toString();
+    }
+
+    /** The mark, or empty when absent or not ours to understand (edited by hand). */
+    public static Optional<Mark> parse(String json) {
+      if (json == null || json.isBlank()) {
+        return Optional.empty();
+      }
+      try {
+        JsonObject o = JsonParser.parseString(json).getAsJsonObject();
+        List<Taint> taints = new ArrayList<>();
+        JsonElement t = o.get("addedTaints");
+        if (t != null && t.isJsonArray()) {
+          t.getAsJsonArray().forEach(e -> taints.add(Taint.fromJson(e)));
+        }
+        JsonElement c = o.get("cordoned");
+        boolean cordoned = c != null && c.isJsonPrimitive() && c.getAsBoolean();
+        return Optional.of(
+            new Mark(
+                o.get("nodeMaintenance").getAsString(),
+                o.get("uid").getAsString(),
+                taints,
+                cordoned));
+      } catch (RuntimeException e) {
+        return Optional.empty();
+      }
+    }
+
+    /** The mark on {@code node}, if any (a malformed annotation reads as none). */
+    public static Optional<Mark> of(V1Node node) {
+      Map<String, String> a = node.getMetadata().getAnnotations();
+      return parse(a == null ? null : a.get(NodeMaintenanceApi.NODE_STATE_ANNOTATION));
+    }
+  }
+
+  /** A node patch, and what it changes. */
+  public interface Change {
+    String patch();
+  }
+
+  /** Entering maintenance: the patch, the mark it writes, and what it changes. */
   public record Entering(
-      String patch, MaintenanceMark mark, List<Taint> taintsAdded, boolean cordonedNow) {}
+      String patch, Mark mark, List<Taint> taintsAdded, boolean cordonedNow, boolean wasCordoned)
+      implements Change {
+
+    /** For the CordonNode event; empty when the patch only rewrites the mark. */
+    Optional<String> describe(String name) {
+      if (taintsAdded.isEmpty() && !cordonedNow) {
+        return Optional.empty();
+      }
+      StringBuilder s = new StringBuilder("Maintenance ").append(name).append(": ");
+      if (!taintsAdded.isEmpty()) {
+        s.append("tainted ").append(list(taintsAdded));
+      }
+      if (cordonedNow) {
+        s.append(taintsAdded.isEmpty() ? "" : " and ").append("cordoned");
+      } else if (wasCordoned && !mark.cordoned()) {
+        s.append(taintsAdded.isEmpty() ? "" : "; ")
+            .append("already cordoned, stays cordoned when maintenance ends");
+      }
+      return Optional.of(s.toString());
+    }
+  }
 
   /** Leaving maintenance: the patch, what it removes, and whether it uncordons. */
-  public record Leaving(String patch, List<Taint> taintsRemoved, boolean uncordons) {}
+  public record Leaving(String patch, List<Taint> taintsRemoved, boolean uncordons)
+      implements Change {
+
+    /** For the UncordonNode event. */
+    String describe(String name) {
+      return "Maintenance "
+          + name
+          + " ended: "
+          + (taintsRemoved.isEmpty()
+              ? "no taints to remove"
+              : "removed taints " + list(taintsRemoved))
+          + (uncordons ? "; uncordoned" : "; left cordoned as it was before maintenance");
+    }
+  }
 
   /**
    * Taints and cordons the node for the maintenance {@code owner}/{@code ownerUid}. Empty when the
@@ -39,39 +142,32 @@ public final class NodePatches {
    * taken over, so the node still returns to its state before any maintenance.
    */
   public static Optional<Entering> enter(
-      NodeView node, List<Taint> wanted, String owner, String ownerUid) {
-    Optional<MaintenanceMark> previous = node.mark();
+      V1Node node, List<Taint> wanted, String owner, String ownerUid) {
+    Optional<Mark> previous = Mark.of(node);
     Set<Taint> added = new LinkedHashSet<>();
     previous.ifPresent(m -> added.addAll(m.addedTaints()));
-    JsonArray taints = node.taints().deepCopy();
+    JsonArray newTaints = new JsonArray();
     List<Taint> addedNow = new ArrayList<>();
     for (Taint t : wanted) {
-      if (!node.hasTaint(t)) {
-        taints.add(t.toJson());
+      if (taints(node).stream().noneMatch(t::sameAs)) {
+        newTaints.add(t.toJson());
         addedNow.add(t);
         added.removeIf(t::sameAs);
         added.add(t);
       }
     }
+    boolean unschedulable = unschedulable(node);
     // Once recorded, "the node was cordoned before us" is kept even if someone uncordons it
     // meanwhile.
-    boolean cordoned = previous.map(MaintenanceMark::cordoned).orElse(!node.unschedulable());
-    MaintenanceMark mark = new MaintenanceMark(owner, ownerUid, new ArrayList<>(added), cordoned);
-    boolean cordonNow = !node.unschedulable();
-    boolean markChanged = previous.isEmpty() || !previous.get().equals(mark);
-    if (addedNow.isEmpty() && !cordonNow && !markChanged) {
+    boolean cordoned = previous.map(Mark::cordoned).orElse(!unschedulable);
+    Mark mark = new Mark(owner, ownerUid, new ArrayList<>(added), cordoned);
+    if (addedNow.isEmpty() && unschedulable && previous.equals(Optional.of(mark))) {
       return Optional.empty();
     }
-    JsonObject spec = new JsonObject();
-    if (!addedNow.isEmpty()) {
-      spec.add("taints", taints);
-    }
-    if (cordonNow) {
-      spec.add("unschedulable", new JsonPrimitive(true));
-    }
-    JsonObject annotations = new JsonObject();
-    annotations.addProperty(NodeMaintenanceApi.NODE_STATE_ANNOTATION, mark.toJson());
-    return Optional.of(new Entering(patch(node, annotations, spec), mark, addedNow, cordonNow));
+    JsonArray ops = Cordoner.unschedulableOps(node, true);
+    ops.addAll(Cordoner.taintOps(node, List.of(), newTaints));
+    ops.addAll(Cordoner.markOps(node, NodeMaintenanceApi.NODE_STATE_ANNOTATION, mark.toJson()));
+    return Optional.of(new Entering(ops.toString(), mark, addedNow, !unschedulable, unschedulable));
   }
 
   /**
@@ -79,46 +175,40 @@ public final class NodePatches {
    * uncordons only if it cordoned, and drops the mark. Empty when the node carries no mark of this
    * maintenance (nothing was changed, or it was restored already).
    */
-  public static Optional<Leaving> leave(NodeView node, String ownerUid) {
-    Optional<MaintenanceMark> found = node.mark().filter(m -> m.ownedBy(ownerUid));
+  public static Optional<Leaving> leave(V1Node node, String ownerUid) {
+    Optional<Mark> found = Mark.of(node).filter(m -> m.ownerUid().equals(ownerUid));
     if (found.isEmpty()) {
       return Optional.empty();
     }
-    MaintenanceMark mark = found.get();
-    JsonArray kept = new JsonArray();
+    Mark mark = found.get();
+    List<V1Taint> taints = taints(node);
+    List<Integer> remove = new ArrayList<>();
     List<Taint> removed = new ArrayList<>();
-    for (JsonElement e : node.taints()) {
-      Optional<Taint> ours = mark.addedTaints().stream().filter(t -> t.sameAs(e)).findFirst();
+    for (int i = 0; i < taints.size(); i++) {
+      V1Taint t = taints.get(i);
+      Optional<Taint> ours = mark.addedTaints().stream().filter(o -> o.sameAs(t)).findFirst();
       if (ours.isPresent()) {
         removed.add(ours.get());
-      } else {
-        kept.add(e.deepCopy());
+        remove.add(i);
       }
     }
-    boolean uncordon = mark.cordoned() && node.unschedulable();
-    JsonObject spec = new JsonObject();
-    if (!removed.isEmpty()) {
-      // No taints left: remove the field (taints is omitempty, as the node had it before).
-      spec.add("taints", kept.isEmpty() ? JsonNull.INSTANCE : kept);
-    }
-    if (uncordon) {
-      // null removes the field, as kubectl uncordon does (unschedulable is omitempty).
-      spec.add("unschedulable", JsonNull.INSTANCE);
-    }
-    JsonObject annotations = new JsonObject();
-    annotations.add(NodeMaintenanceApi.NODE_STATE_ANNOTATION, JsonNull.INSTANCE);
-    return Optional.of(new Leaving(patch(node, annotations, spec), removed, uncordon));
+    boolean uncordon = mark.cordoned() && unschedulable(node);
+    JsonArray ops = uncordon ? Cordoner.unschedulableOps(node, false) : new JsonArray();
+    ops.addAll(Cordoner.taintOps(node, remove, new JsonArray()));
+    ops.addAll(Cordoner.markOps(node, NodeMaintenanceApi.NODE_STATE_ANNOTATION, null));
+    return Optional.of(new Leaving(ops.toString(), removed, uncordon));
   }
 
-  private static String patch(NodeView node, JsonObject annotations, JsonObject spec) {
-    JsonObject meta = new JsonObject();
-    meta.addProperty("resourceVersion", node.resourceVersion());
-    meta.add("annotations", annotations);
-    JsonObject patch = new JsonObject();
-    patch.add("metadata", meta);
-    if (spec.size() > 0) {
-      patch.add("spec", spec);
-    }
-    return patch.toString();
+  static boolean unschedulable(V1Node node) {
+    return node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
+  }
+
+  static List<V1Taint> taints(V1Node node) {
+    List<V1Taint> t = node.getSpec() == null ? null : node.getSpec().getTaints();
+    return t == null ? List.of() : t;
+  }
+
+  private static String list(List<Taint> taints) {
+    return taints.stream().map(Taint::toString).collect(Collectors.joining(", "));
   }
 }

@@ -2,6 +2,7 @@ package dev.capk.vmieviction.maintenance;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import io.kubernetes.client.openapi.models.V1Taint;
 import java.util.Objects;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -95,13 +96,11 @@ public record Taint(String key, String value, String effect) {
     return DNS_SUBDOMAIN.matcher(prefix).matches() && NAME.matcher(name).matches();
   }
 
-  /** True when the node's taint (as the API returns it) has this key and effect. */
-  public boolean sameAs(JsonElement nodeTaint) {
-    if (nodeTaint == null || !nodeTaint.isJsonObject()) {
-      return false;
-    }
-    JsonObject o = nodeTaint.getAsJsonObject();
-    return key.equals(text(o, "key")) && effect.equals(text(o, "effect"));
+  /** True when the node's taint has this key and effect. */
+  public boolean sameAs(V1Taint nodeTaint) {
+    return nodeTaint != null
+        && key.equals(nodeTaint.getKey())
+        && effect.equals(nodeTaint.getEffect());
   }
 
   public boolean sameAs(Taint other) {

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.JsonArray;
 import com.google.gson.JsonParser;
 import dev.capk.vmieviction.kube.LenientJson;
 import io.kubernetes.client.openapi.ApiException;
@@ -113,6 +114,80 @@ class CordonerTest {
             + MARK
             + "\"}]",
         Cordoner.removeMarkPatch(node(false, Map.of(KEY, "uid-1")), KEY));
+  }
+
+  // ---- the ops NodeMaintenance combines.
+
+  @Test
+  void unschedulableOpsTestTheFieldAsReadEvenWhenItNeedsNoChange() {
+    assertEquals(
+        "[{\"op\":\"test\",\"path\":\"/spec/unschedulable\",\"value\":null},"
+            + "{\"op\":\"add\",\"path\":\"/spec/unschedulable\",\"value\":true}]",
+        Cordoner.unschedulableOps(node(false, Map.of()), true).toString());
+    assertEquals(
+        "[{\"op\":\"test\",\"path\":\"/spec/unschedulable\",\"value\":true}]",
+        Cordoner.unschedulableOps(node(true, Map.of()), true).toString());
+    assertEquals(
+        "[{\"op\":\"test\",\"path\":\"/spec/unschedulable\",\"value\":true},"
+            + "{\"op\":\"remove\",\"path\":\"/spec/unschedulable\"}]",
+        Cordoner.unschedulableOps(node(true, Map.of()), false).toString());
+  }
+
+  @Test
+  void markOpsSetOrRemoveTheMarkWhileItIsAsRead() {
+    assertEquals(
+        Cordoner.removeMarkPatch(node(true, Map.of(KEY, "a")), KEY),
+        Cordoner.markOps(node(true, Map.of(KEY, "a")), KEY, null).toString());
+    assertEquals(
+        "[{\"op\":\"test\",\"path\":\"/metadata/annotations/"
+            + MARK
+            + "\",\"value\":\"a\"},{\"op\":\"add\",\"path\":\"/metadata/annotations/"
+            + MARK
+            + "\",\"value\":\"b\"}]",
+        Cordoner.markOps(node(true, Map.of(KEY, "a")), KEY, "b").toString());
+  }
+
+  /** Taints of every shape: none (absent or decoded as empty), some, with fields unknown. */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "{\"metadata\":{\"name\":\"n\"},\"spec\":{}}",
+        "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"taints\":[]}}",
+        "{\"metadata\":{\"name\":\"n\"}}"
+      })
+  void addingTaintsToANodeWithoutAnyAddsTheListWhileItIsStillAbsent(String json) {
+    V1Node decoded = LenientJson.parse(JsonParser.parseString(json), V1Node.class);
+    JsonArray add = new JsonArray();
+    add.add(JsonParser.parseString("{\"key\":\"a\",\"effect\":\"NoSchedule\"}"));
+    assertEquals(
+        "[{\"op\":\"test\",\"path\":\"/spec/taints\",\"value\":null},"
+            + "{\"op\":\"add\",\"path\":\"/spec/taints\",\"value\":"
+            + "[{\"key\":\"a\",\"effect\":\"NoSchedule\"}]}]",
+        Cordoner.taintOps(decoded, List.of(), add).toString());
+  }
+
+  @Test
+  void taintsAreRemovedByIndexHighestFirstEachWhileItIsTheOneReadAndAddedAtTheEnd() {
+    V1Node decoded =
+        LenientJson.parse(
+            JsonParser.parseString(
+                "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"taints\":["
+                    + "{\"key\":\"a\",\"effect\":\"NoSchedule\",\"unknown\":1},"
+                    + "{\"key\":\"b\",\"effect\":\"NoExecute\"},"
+                    + "{\"key\":\"c\",\"effect\":\"NoSchedule\"}]}}"),
+            V1Node.class);
+    JsonArray add = new JsonArray();
+    add.add(JsonParser.parseString("{\"key\":\"d\",\"effect\":\"NoSchedule\"}"));
+    assertEquals(
+        "[{\"op\":\"test\",\"path\":\"/spec/taints/2/key\",\"value\":\"c\"},"
+            + "{\"op\":\"test\",\"path\":\"/spec/taints/2/effect\",\"value\":\"NoSchedule\"},"
+            + "{\"op\":\"remove\",\"path\":\"/spec/taints/2\"},"
+            + "{\"op\":\"test\",\"path\":\"/spec/taints/0/key\",\"value\":\"a\"},"
+            + "{\"op\":\"test\",\"path\":\"/spec/taints/0/effect\",\"value\":\"NoSchedule\"},"
+            + "{\"op\":\"remove\",\"path\":\"/spec/taints/0\"},"
+            + "{\"op\":\"add\",\"path\":\"/spec/taints/-\",\"value\":"
+            + "{\"key\":\"d\",\"effect\":\"NoSchedule\"}}]",
+        Cordoner.taintOps(decoded, List.of(0, 2), add).toString());
   }
 
   // ---- write: how a patch's answers are sorted.

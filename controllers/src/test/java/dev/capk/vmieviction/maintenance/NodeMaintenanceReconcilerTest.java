@@ -17,6 +17,7 @@ import dev.capk.vmieviction.kube.LenientJson;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import java.time.Clock;
 import java.time.Duration;
@@ -44,8 +45,8 @@ class NodeMaintenanceReconcilerTest {
   final List<Function<DrainOptions, DrainStep>> script = new ArrayList<>();
   final List<DrainOptions> drains = new ArrayList<>();
   final List<String> ended = new ArrayList<>();
-  final NodeDrainSteps steps =
-      new NodeDrainSteps() {
+  final NodeMaintenanceReconciler.DrainSteps steps =
+      new NodeMaintenanceReconciler.DrainSteps() {
         @Override
         public DrainStep step(String uid, String name, String node, DrainOptions options) {
           drains.add(options);
@@ -64,33 +65,15 @@ class NodeMaintenanceReconcilerTest {
       };
   final NodeMaintenanceSettings settings = NodeMaintenanceSettings.defaults();
   final MaintenanceEvents recordedEvents =
-      new MaintenanceEvents() {
-        @Override
-        public void onMaintenance(
-            NodeMaintenance nm, boolean warning, String reason, String message) {
+      (ref, warning, reason, message) ->
           events.add(
-              "nm/"
-                  + nm.getMetadata().getName()
+              ("Node".equals(ref.getKind()) ? "node/" : "nm/")
+                  + ref.getName()
                   + " "
                   + (warning ? "Warning " : "Normal ")
                   + reason
                   + ": "
                   + message);
-        }
-
-        @Override
-        public void onNode(
-            String nodeName, String nodeUid, boolean warning, String reason, String message) {
-          events.add(
-              "node/"
-                  + nodeName
-                  + " "
-                  + (warning ? "Warning " : "Normal ")
-                  + reason
-                  + ": "
-                  + message);
-        }
-      };
   final NodeMaintenanceReconciler reconciler =
       new NodeMaintenanceReconciler(
           cluster.maintenances::get,
@@ -192,11 +175,10 @@ class NodeMaintenanceReconcilerTest {
     assertEquals(2, nm.getStatus().getEvictionPods());
     assertEquals(2, nm.getStatus().getTotalpods());
     assertEquals(null, nm.getStatus().getPendingPods());
-    NodeView node = cluster.node("n1");
-    assertTrue(node.unschedulable());
+    assertTrue(cluster.nodes.get("n1").getAsJsonObject("spec").get("unschedulable").getAsBoolean());
     assertEquals(
         List.of("node.kubernetes.io/unschedulable:NoSchedule", "medik8s.io/drain:NoSchedule"),
-        node.taintStrings());
+        NodePatchesTest.taintStrings(cluster.nodes.get("n1")));
     DrainOptions o = drains.get(0);
     assertTrue(o.force() && o.ignoreAllDaemonSets() && o.deleteEmptyDirData());
     assertEquals(Duration.ofSeconds(30), o.timeout());
@@ -356,7 +338,7 @@ class NodeMaintenanceReconcilerTest {
     assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
     assertFalse(cluster.maintenances.containsKey("nm-a"), "finalizer removed, object gone");
     assertEquals(before.get("spec"), cluster.nodes.get("n1").get("spec"));
-    assertEquals(Optional.empty(), cluster.node("n1").mark());
+    assertEquals(Optional.empty(), NodePatchesTest.mark(cluster.nodes.get("n1")));
     assertTrue(
         events.stream().anyMatch(e -> e.startsWith("node/n1 Normal UncordonNode")),
         events.toString());
@@ -385,15 +367,13 @@ class NodeMaintenanceReconcilerTest {
   void theDrainAttemptLastsTheSpecsEvictionTimeoutCappedElseTheDefault() {
     NodeMaintenance nm =
         new NodeMaintenance().spec(new NodeMaintenanceSpec().evictionTimeout("90s"));
-    assertEquals(Duration.ofSeconds(90), NodeMaintenanceReconciler.passTimeout(nm, settings));
+    assertEquals(Duration.ofSeconds(90), settings.passTimeout(nm));
     nm.getSpec().setEvictionTimeout("5h");
-    assertEquals(
-        NodeMaintenanceSettings.MAX_PASS_TIMEOUT,
-        NodeMaintenanceReconciler.passTimeout(nm, settings));
+    assertEquals(NodeMaintenanceSettings.MAX_PASS_TIMEOUT, settings.passTimeout(nm));
     nm.getSpec().setEvictionTimeout("0");
-    assertEquals(settings.passTimeout(), NodeMaintenanceReconciler.passTimeout(nm, settings));
+    assertEquals(settings.passTimeout(), settings.passTimeout(nm));
     nm.getSpec().setEvictionTimeout("soon");
-    assertEquals(settings.passTimeout(), NodeMaintenanceReconciler.passTimeout(nm, settings));
+    assertEquals(settings.passTimeout(), settings.passTimeout(nm));
   }
 
   @Test
@@ -430,14 +410,88 @@ class NodeMaintenanceReconcilerTest {
     assertEquals(eventsBefore, events.size(), "no second SucceedMaintenance");
   }
 
-  /**
-   * Nodes as JSON with merge-patch semantics and resourceVersion checks; maintenances as objects.
-   */
+  interface ThrowingRunnable {
+    void run() throws ApiException;
+  }
+
+  @Test
+  void aNodeStatusHeartbeatBetweenReadAndWriteDoesNotStopTheWrite() {
+    cluster.addNode("n1", false);
+    cluster.create("nm-a", "n1", 0);
+    cluster.beforeNodePatch.add(
+        () ->
+            cluster
+                .nodes
+                .get("n1")
+                .getAsJsonObject("metadata")
+                .addProperty("resourceVersion", "999"));
+    script.add(o -> drained(A));
+    assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
+    assertEquals("Succeeded", cluster.maintenances.get("nm-a").phase());
+    assertEquals(1, cluster.nodePatches.size(), "one write, no conflict");
+  }
+
+  @Test
+  void aNodeCordonedByOthersBetweenReadAndWriteIsReadAgainAndLeftCordonedAtTheEnd() {
+    cluster.addNode("n1", false);
+    cluster.create("nm-a", "n1", 0);
+    cluster.beforeNodePatch.add(
+        () -> cluster.nodes.get("n1").getAsJsonObject("spec").addProperty("unschedulable", true));
+    script.add(o -> drained(A));
+    assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
+    assertEquals("Succeeded", cluster.maintenances.get("nm-a").phase());
+    assertEquals(
+        Optional.of(false),
+        NodePatchesTest.mark(cluster.nodes.get("n1")).map(NodePatches.Mark::cordoned),
+        "decided on the node as read again: cordoned before us");
+    cluster.delete("nm-a");
+    reconcile("nm-a");
+    assertTrue(cluster.nodes.get("n1").getAsJsonObject("spec").get("unschedulable").getAsBoolean());
+  }
+
+  @Test
+  void aRefusedNodeWriteIsNamedInAWarningAndBackedOffNotRetriedAtOnce() {
+    cluster.addNode("n1", false);
+    cluster.create("nm-a", "n1", 0);
+    for (int i = 0; i < 3; i++) {
+      cluster.beforeNodePatch.add(
+          () -> {
+            throw new ApiException(
+                "",
+                403,
+                Map.of(),
+                "{\"kind\":\"Status\",\"message\":\"nodes n1 is forbidden\",\"reason\":\"Forbidden\",\"code\":403}");
+          });
+    }
+    List<Duration> delays = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      delays.add(reconcile("nm-a").getRequeueAfter());
+    }
+    assertEquals(
+        List.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(4)), delays);
+    assertEquals(List.of(), cluster.nodePatches);
+    assertTrue(drains.isEmpty(), "nothing drained before the node is cordoned");
+    assertTrue(
+        events.stream()
+            .anyMatch(
+                e ->
+                    e.startsWith("nm/nm-a Warning RequestRefused")
+                        && e.contains("tainting and cordoning node n1 refused: HTTP 403")),
+        events.toString());
+    assertTrue(
+        cluster.maintenances.get("nm-a").getStatus().getLastError().contains("refused: HTTP 403"));
+  }
+
+  /** Nodes as JSON, patched with the API server's JSON Patch semantics; maintenances as objects. */
   static final class FakeCluster implements MaintenanceCluster {
     final Map<String, JsonObject> nodes = new LinkedHashMap<>();
     final Map<String, NodeMaintenance> maintenances = new LinkedHashMap<>();
     final List<String> nodePatches = new ArrayList<>();
     final List<String> statusPatches = new ArrayList<>();
+
+    /** Runs before the next node patch is applied (someone else's write, an answer). */
+    final List<ThrowingRunnable> beforeNodePatch = new ArrayList<>();
+
     int rv = 100;
 
     void addNode(String name, boolean unschedulable) {
@@ -445,10 +499,6 @@ class NodeMaintenanceReconcilerTest {
       n.getAsJsonObject("metadata").addProperty("name", name);
       n.getAsJsonObject("metadata").addProperty("resourceVersion", String.valueOf(rv++));
       nodes.put(name, n);
-    }
-
-    NodeView node(String name) {
-      return NodeView.of(nodes.get(name));
     }
 
     void create(String name, String node, int second) {
@@ -473,29 +523,25 @@ class NodeMaintenanceReconcilerTest {
     }
 
     @Override
-    public Optional<NodeView> readNode(String name) {
-      return Optional.ofNullable(nodes.get(name)).map(NodeView::of);
+    public Optional<V1Node> readNode(String name) {
+      return Optional.ofNullable(nodes.get(name)).map(NodePatchesTest::view);
     }
 
     @Override
-    public void patchNode(String name, String mergePatch) throws ApiException {
+    public V1Node patchNode(String name, String jsonPatch) throws ApiException {
       JsonObject n = nodes.get(name);
       if (n == null) {
         throw new ApiException(404, "not found");
       }
-      String want =
-          JsonParser.parseString(mergePatch)
-              .getAsJsonObject()
-              .getAsJsonObject("metadata")
-              .get("resourceVersion")
-              .getAsString();
-      if (!want.equals(n.getAsJsonObject("metadata").get("resourceVersion").getAsString())) {
-        throw new ApiException(409, "conflict");
+      if (!beforeNodePatch.isEmpty()) {
+        beforeNodePatch.remove(0).run();
+        n = nodes.get(name);
       }
-      JsonObject after = NodePatchesTest.apply(n, mergePatch);
+      JsonObject after = ServerPatches.jsonPatch(n, jsonPatch);
       after.getAsJsonObject("metadata").addProperty("resourceVersion", String.valueOf(rv++));
       nodes.put(name, after);
-      nodePatches.add(mergePatch);
+      nodePatches.add(jsonPatch);
+      return NodePatchesTest.view(after);
     }
 
     @Override
@@ -554,7 +600,7 @@ class NodeMaintenanceReconcilerTest {
                       nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus()))
               .getAsJsonObject();
       JsonObject patched =
-          NodePatchesTest.apply(
+          ServerPatches.mergePatch(
               current,
               JsonParser.parseString(mergePatch)
                   .getAsJsonObject()

@@ -352,7 +352,11 @@ class RefusalsAndShapesIT {
     }
   }
 
-  /** The NodeMaintenance controller's patches (merge patches of the node as read, raw). */
+  /**
+   * The NodeMaintenance controller's patches (JSON Patches guarded by tests, built from the node as
+   * the controller decodes it): entering taints, cordons and marks every shape, leaving restores it
+   * exactly.
+   */
   @Test
   void theMaintenancePatchesApplyToEveryShapeAndLeavingRestoresItExactly() throws Exception {
     for (int i = 0; i < SHAPES.size(); i++) {
@@ -360,26 +364,30 @@ class RefusalsAndShapesIT {
       JsonObject before = shapedNode(i, name);
       var entering =
           dev.capk.vmieviction.maintenance.NodePatches.enter(
-                  dev.capk.vmieviction.maintenance.NodeView.of(before),
+                  decoded(before),
                   List.of(
                       dev.capk.vmieviction.maintenance.Taint.UNSCHEDULABLE,
                       dev.capk.vmieviction.maintenance.Taint.MEDIK8S_DRAIN),
                   "nm-" + i,
                   "nm-uid-" + i)
               .orElseThrow();
-      mergePatch(name, entering.patch());
+      jsonPatch(name, entering.patch());
       JsonObject during = rawNode(name);
       assertTrue(during.getAsJsonObject("spec").get("unschedulable").getAsBoolean(), name);
       assertTrue(
           during.getAsJsonObject("spec").get("taints").toString().contains("medik8s.io/drain"),
           during.toString());
       var leaving =
-          dev.capk.vmieviction.maintenance.NodePatches.leave(
-                  dev.capk.vmieviction.maintenance.NodeView.of(during), "nm-uid-" + i)
+          dev.capk.vmieviction.maintenance.NodePatches.leave(decoded(during), "nm-uid-" + i)
               .orElseThrow();
-      mergePatch(name, leaving.patch());
+      jsonPatch(name, leaving.patch());
       assertSameExceptVersion(before, rawNode(name), "shape " + i + " after maintenance");
     }
+  }
+
+  private static io.kubernetes.client.openapi.models.V1Node decoded(JsonObject node) {
+    return dev.capk.vmieviction.kube.LenientJson.parse(
+        node, io.kubernetes.client.openapi.models.V1Node.class);
   }
 
   /** The CLI's cordon and uncordon, as `kubectl fastdrain cordon|uncordon` run them. */
@@ -448,10 +456,6 @@ class RefusalsAndShapesIT {
 
   private static void jsonPatch(String node, String patch) {
     guest.kubectl().runOrFail(null, "patch", "node", node, "--type=json", "-p", patch);
-  }
-
-  private static void mergePatch(String node, String patch) {
-    guest.kubectl().runOrFail(null, "patch", "node", node, "--type=merge", "-p", patch);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-class DrainProgressTest {
+class MaintenanceStatusTest {
   static final PodRef A = new PodRef("ns", "a", "1");
   static final PodRef B = new PodRef("ns", "b", "2");
   static final PodRef C = new PodRef("ns", "c", "3");
@@ -45,11 +45,11 @@ class DrainProgressTest {
 
   @Test
   void theFirstPlanCountsThePodsAndProgressFollowsEachPodThatGoes() {
-    DrainProgress p = new DrainProgress(0, 0);
+    MaintenanceStatus p = new MaintenanceStatus(0, 0);
     List<PodRef> all = List.of(A, B, C);
     List<SkippedPod> ds = List.of(new SkippedPod(DS, "DaemonSet-managed"));
     p.stepped(step(all, all, List.of(), Map.of(), Map.of(), ds));
-    DrainProgress.Snapshot s = p.snapshot();
+    MaintenanceStatus.Snapshot s = p.snapshot();
     assertEquals(3, s.evictionPods());
     assertEquals(4, s.totalPods());
     assertEquals(List.of("a", "b", "c"), s.pendingPods());
@@ -64,7 +64,7 @@ class DrainProgressTest {
 
   @Test
   void countsFromTheStatusSurviveARestartAndLaterPlansDoNotRecount() {
-    DrainProgress p = new DrainProgress(4, 6);
+    MaintenanceStatus p = new MaintenanceStatus(4, 6);
     p.stepped(step(List.of(C), List.of(C), List.of(), Map.of(), Map.of(), List.of()));
     assertEquals(4, p.snapshot().evictionPods());
     assertEquals(6, p.snapshot().totalPods());
@@ -73,15 +73,15 @@ class DrainProgressTest {
 
   @Test
   void progressStaysWithinBoundsAndNeverReadsDoneWhilePodsArePending() {
-    assertEquals(100, DrainProgress.percent(0, 0));
-    assertEquals(0, DrainProgress.percent(0, 2));
-    assertEquals(0, DrainProgress.percent(2, 5), "more pods arrived than were counted");
-    assertEquals(99, DrainProgress.percent(1000, 1));
+    assertEquals(100, MaintenanceStatus.percent(0, 0));
+    assertEquals(0, MaintenanceStatus.percent(0, 2));
+    assertEquals(0, MaintenanceStatus.percent(2, 5), "more pods arrived than were counted");
+    assertEquals(99, MaintenanceStatus.percent(1000, 1));
   }
 
   @Test
   void aBlockedEvictionNamesEachPodLeftAndWhatHoldsIt() {
-    DrainProgress p = new DrainProgress(0, 0);
+    MaintenanceStatus p = new MaintenanceStatus(0, 0);
     p.stepped(
         step(
             List.of(A, B, C),
@@ -90,7 +90,7 @@ class DrainProgressTest {
             Map.of(B, Set.of("db")),
             Map.of(),
             List.of()));
-    DrainProgress.Snapshot s = p.snapshot();
+    MaintenanceStatus.Snapshot s = p.snapshot();
     assertEquals(List.of("b", "c"), s.pendingPods());
     assertEquals(33, s.percent());
     assertEquals(
@@ -107,14 +107,14 @@ class DrainProgressTest {
 
   @Test
   void podsOnlyOnTheirWayOutAreNoError() {
-    DrainProgress p = new DrainProgress(0, 0);
+    MaintenanceStatus p = new MaintenanceStatus(0, 0);
     p.stepped(step(List.of(A, B), List.of(A, B), List.of(A), Map.of(), Map.of(), List.of()));
     assertNull(p.snapshot().lastError());
   }
 
   @Test
   void failuresAreNamedToo() {
-    DrainProgress p = new DrainProgress(0, 0);
+    MaintenanceStatus p = new MaintenanceStatus(0, 0);
     p.stepped(
         step(
             List.of(A),
@@ -131,10 +131,10 @@ class DrainProgressTest {
 
   @Test
   void theStatusPatchSetsWhatChangesAndRemovesWhatIsOver() {
-    DrainProgress.Snapshot s = new DrainProgress.Snapshot(3, 4, List.of("b"), 66, "x");
+    MaintenanceStatus.Snapshot s = new MaintenanceStatus.Snapshot(3, 4, List.of("b"), 66, "x");
     JsonObject status =
         JsonParser.parseString(
-                StatusPatch.of()
+                MaintenanceStatus.Patch.of()
                     .phase("Running")
                     .progress(s)
                     .lastError(null)
@@ -150,7 +150,8 @@ class DrainProgressTest {
     assertTrue(status.get("lastError").isJsonNull());
     assertEquals("2025-01-02T03:04:05Z", status.get("lastUpdate").getAsString());
     JsonObject done =
-        JsonParser.parseString(StatusPatch.of().pendingPods(List.of()).toJson()).getAsJsonObject();
+        JsonParser.parseString(MaintenanceStatus.Patch.of().pendingPods(List.of()).toJson())
+            .getAsJsonObject();
     assertTrue(done.getAsJsonObject("status").get("pendingPods").isJsonNull());
   }
 }

@@ -1,0 +1,224 @@
+package dev.capk.vmieviction.maintenance;
+
+import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_SUCCEEDED;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonNull;
+import com.google.gson.JsonObject;
+import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
+import dev.capk.vmieviction.drain.DrainStep;
+import dev.capk.vmieviction.drain.PodRef;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+
+/**
+ * A maintenance's status in the Node Maintenance Operator's terms, across drain steps, and the
+ * merge patches that write it: {@code evictionPods} and {@code totalpods} are counted once, when
+ * maintenance first plans the drain; {@code pendingPods} are the pods still to evict; {@code
+ * drainProgress} is the share of the former that are gone; {@code lastError} says what holds the
+ * drain (a budget, a failing eviction) while something does.
+ */
+public final class MaintenanceStatus {
+
+  /** What the status shows at one moment. */
+  public record Snapshot(
+      int evictionPods, int totalPods, List<String> pendingPods, int percent, String lastError) {}
+
+  private int evictionPods;
+  private int totalPods;
+  private final Set<PodRef> pending = new TreeSet<>();
+  private String lastError;
+
+  /**
+   * @param evictionPods from the status, 0 when not counted yet
+   * @param totalPods from the status, 0 when not counted yet
+   */
+  public MaintenanceStatus(int evictionPods, int totalPods) {
+    this.evictionPods = evictionPods;
+    this.totalPods = totalPods;
+  }
+
+  /**
+   * Where the drain stands after a step. The first step that plans pods sets the counts; pods only
+   * waited for (being deleted, not tried yet) are progress, not an error.
+   */
+  public void stepped(DrainStep step) {
+    if (evictionPods == 0 && totalPods == 0) {
+      evictionPods = step.planned().size();
+      totalPods = step.planned().size() + step.skipped().size();
+    }
+    pending.clear();
+    pending.addAll(step.pending());
+    lastError = held(step) ? incompleteMessage(step) : null;
+  }
+
+  /** A budget refused a pod, or an eviction fails: the drain is held, not merely under way. */
+  static boolean held(DrainStep step) {
+    return !step.complete() && (!step.blockingBudgets().isEmpty() || !step.failed().isEmpty());
+  }
+
+  public Snapshot snapshot() {
+    List<String> names = pending.stream().map(PodRef::name).toList();
+    return new Snapshot(
+        evictionPods, totalPods, names, percent(evictionPods, pending.size()), lastError);
+  }
+
+  /**
+   * Share of the pods to evict that are gone, 0..100. New pods may arrive on the node (a pod that
+   * tolerates the taints), so more may be pending than were counted at the start.
+   */
+  public static int percent(int evictionPods, int pending) {
+    if (pending == 0) {
+      return 100;
+    }
+    if (evictionPods <= 0) {
+      return 0;
+    }
+    int p = (evictionPods - pending) * 100 / evictionPods;
+    return Math.max(0, Math.min(99, p));
+  }
+
+  private static String budgetNames(PodRef pod, Set<String> budgets) {
+    if (budgets == null || budgets.isEmpty()) {
+      return "a PodDisruptionBudget (or an eviction webhook)";
+    }
+    return (budgets.size() == 1 ? "PodDisruptionBudget " : "PodDisruptionBudgets ")
+        + budgets.stream()
+            .sorted()
+            .map(b -> b.contains("/") ? b : pod.namespace() + "/" + b)
+            .collect(Collectors.joining(", "));
+  }
+
+  /**
+   * Why the node is not drained yet, one line: the pods left and what holds each (a budget by name,
+   * a failure, a slow termination).
+   */
+  static String incompleteMessage(DrainStep step) {
+    List<String> parts = new ArrayList<>();
+    for (PodRef p : step.pending()) {
+      Set<String> budgets = step.blockingBudgets().get(p);
+      String failure = step.failed().get(p);
+      if (budgets != null) {
+        parts.add(p + " blocked by " + budgetNames(p, budgets));
+      } else if (failure != null) {
+        parts.add(p + " cannot be evicted: " + failure);
+      } else if (step.terminating().contains(p)) {
+        parts.add(p + " still terminating");
+      } else {
+        parts.add(p + " not evicted yet");
+      }
+    }
+    StringBuilder s =
+        new StringBuilder("not all pods evicted: ").append(step.pending().size()).append(" left");
+    if (!parts.isEmpty()) {
+      s.append(" (").append(String.join("; ", parts)).append(")");
+    }
+    return s.append("; retrying").toString();
+  }
+
+  /** The status already shows this progress: nothing to write. */
+  static boolean shows(NodeMaintenanceStatus status, Snapshot s) {
+    List<String> pending = status.getPendingPods() == null ? List.of() : status.getPendingPods();
+    return Integer.valueOf(s.percent()).equals(status.getDrainProgress())
+        && Integer.valueOf(s.evictionPods()).equals(status.getEvictionPods())
+        && Integer.valueOf(s.totalPods()).equals(status.getTotalpods())
+        && pending.equals(s.pendingPods())
+        && Objects.equals(s.lastError(), status.getLastError());
+  }
+
+  /**
+   * A later attempt found the node as empty as before: no write, lastUpdate keeps the time of
+   * success.
+   */
+  static boolean alreadySucceeded(String phase, NodeMaintenanceStatus status, Snapshot s) {
+    return PHASE_SUCCEEDED.equals(phase)
+        && Integer.valueOf(100).equals(status.getDrainProgress())
+        && Integer.valueOf(s.evictionPods()).equals(status.getEvictionPods())
+        && Integer.valueOf(s.totalPods()).equals(status.getTotalpods())
+        && (status.getPendingPods() == null || status.getPendingPods().isEmpty())
+        && status.getLastError() == null;
+  }
+
+  /** RFC 3339 in UTC, whole seconds, as Kubernetes writes metav1.Time. */
+  static String rfc3339(Instant t) {
+    return DateTimeFormatter.ISO_OFFSET_DATE_TIME
+        .format(t.truncatedTo(ChronoUnit.SECONDS).atOffset(ZoneOffset.UTC))
+        .replace("+00:00", "Z");
+  }
+
+  /**
+   * A JSON merge patch of the status subresource: only the fields set here change; a field cleared
+   * here is removed. Built fluently, one per write.
+   */
+  public static final class Patch {
+    private final JsonObject status = new JsonObject();
+
+    public static Patch of() {
+      return new Patch();
+    }
+
+    public Patch phase(String phase) {
+      status.addProperty("phase", phase);
+      return this;
+    }
+
+    public Patch lastUpdate(Instant now) {
+      status.addProperty("lastUpdate", rfc3339(now));
+      return this;
+    }
+
+    /** Sets lastError, or removes it when null. */
+    public Patch lastError(String error) {
+      if (error == null) {
+        status.add("lastError", JsonNull.INSTANCE);
+      } else {
+        status.addProperty("lastError", error);
+      }
+      return this;
+    }
+
+    public Patch progress(Snapshot s) {
+      status.addProperty("drainProgress", s.percent());
+      status.addProperty("evictionPods", s.evictionPods());
+      status.addProperty("totalpods", s.totalPods());
+      pendingPods(s.pendingPods());
+      return this;
+    }
+
+    public Patch drainProgress(int percent) {
+      status.addProperty("drainProgress", percent);
+      return this;
+    }
+
+    /** Sets pendingPods, or removes the field when the list is empty (the operator's omitempty). */
+    public Patch pendingPods(List<String> names) {
+      if (names == null || names.isEmpty()) {
+        status.add("pendingPods", JsonNull.INSTANCE);
+      } else {
+        JsonArray a = new JsonArray();
+        names.forEach(a::add);
+        status.add("pendingPods", a);
+      }
+      return this;
+    }
+
+    public String toJson() {
+      JsonObject patch = new JsonObject();
+      patch.add("status", status);
+      return patch.toString();
+    }
+
+    @Override
+    public String toString() {
+      return toJson();
+    }
+  }
+}
