@@ -43,34 +43,6 @@ public record DrainStep(
     Optional<Instant> nextTry,
     Map<PodRef, String> waiting) {
 
-  /** A step that does not say why its pending pods wait. */
-  public DrainStep(
-      boolean complete,
-      int evicted,
-      int requests,
-      List<PodRef> planned,
-      List<PodRef> pending,
-      List<PodRef> terminating,
-      Map<PodRef, Set<String>> blockingBudgets,
-      Map<PodRef, String> failed,
-      Set<PodRef> denied,
-      List<SkippedPod> skipped,
-      Optional<Instant> nextTry) {
-    this(
-        complete,
-        evicted,
-        requests,
-        planned,
-        pending,
-        terminating,
-        blockingBudgets,
-        failed,
-        denied,
-        skipped,
-        nextTry,
-        Map.of());
-  }
-
   public DrainStep {
     planned = List.copyOf(planned);
     pending = List.copyOf(pending);

@@ -111,22 +111,40 @@ final class Evacuator {
     }
     vmi = started.value().vmi();
     Instant start = started.value().start();
-    Deadline deadline = started.value().deadline();
     // The deadline is checked before anything touches the guest cluster.
-    if (deadline.passed()) {
-      return deadlineReached(key, vmi, start, deadline, null);
+    if (started.value().deadline().passed()) {
+      return deadlineReached(key, vmi, start, started.value().deadline(), null);
     }
-    Step<MachineContractCheck.Applied> contract = applyContract(key, vmi, start, deadline);
+    Step<MachineContractCheck.Applied> contract =
+        applyContract(key, vmi, start, started.value().deadline());
     if (contract.ended()) {
       return contract.result();
     }
-    deadline = contract.value().deadline();
-    Step<VirtualMachineInstance> admitted = admit(key, vmi, start, deadline, contract.value());
+    MachineContractCheck.Applied applied = contract.value();
+    Deadline deadline = applied.deadline();
+    // Admit (TenantAdmission): one control-plane VMI of a tenant at a time, the per-cluster limit
+    // for workers. A held VMI keeps its deadline and goes ahead at deadline - reserve at the
+    // latest.
+    Step<VirtualMachineInstance> admitted =
+        proceedOrWait(
+            key,
+            vmi,
+            deadline,
+            "recording the admission",
+            v -> admission.check(key, v, start, deadline, applied.clusterEvacuationLimit()));
     if (admitted.ended()) {
       return admitted.result();
     }
+    // Migrate (LiveMigrationStep): with live migration preferred, a LiveMigratable VMI moves and
+    // its
+    // guest is never drained; the drain after it is the fallback, inside the same deadline.
     Step<VirtualMachineInstance> migrated =
-        migrate(key, admitted.value(), start, deadline, contract.value());
+        proceedOrWait(
+            key,
+            admitted.value(),
+            deadline,
+            "the live migration step",
+            v -> migration.step(key, v, start, deadline, applied.clusterLiveMigration()));
     if (migrated.ended()) {
       return migrated.result();
     }
@@ -344,56 +362,27 @@ final class Evacuator {
     return Step.next(contract);
   }
 
+  /** A step that answers a {@link StepOutcome}. */
+  @FunctionalInterface
+  private interface OutcomeStep {
+    StepOutcome run(VirtualMachineInstance vmi) throws GuestAccessException, ApiException;
+  }
+
   /**
-   * Admit (TenantAdmission): one control-plane VMI of a tenant at a time, the per-cluster limit for
-   * workers. A held VMI keeps its deadline and goes ahead at the latest at deadline - reserve.
-   *
-   * @return the VMI as the recorded admission left it
+   * Runs a step: go on with the VMI it answers, or wait in the phase it names (recorded on the
+   * VMI). A guest it could not reach, or an infra write ({@code what}) that failed, ends the
+   * reconcile.
    */
-  private Step<VirtualMachineInstance> admit(
-      String key,
-      VirtualMachineInstance vmi,
-      Instant start,
-      Deadline deadline,
-      MachineContractCheck.Applied contract) {
+  private Step<VirtualMachineInstance> proceedOrWait(
+      String key, VirtualMachineInstance vmi, Deadline deadline, String what, OutcomeStep step) {
+    StepOutcome outcome;
     try {
-      return proceedOrWait(
-          key,
-          vmi,
-          deadline,
-          admission.check(key, vmi, start, deadline, contract.clusterEvacuationLimit()));
+      outcome = step.run(vmi);
     } catch (GuestAccessException e) {
       return Step.end(guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true));
     } catch (ApiException e) {
-      return Step.end(infraFailure(key, vmi, "recording the admission", e, deadline));
+      return Step.end(infraFailure(key, vmi, what, e, deadline));
     }
-  }
-
-  /**
-   * Migrate (LiveMigrationStep): with live migration preferred, a LiveMigratable VMI moves with a
-   * VirtualMachineInstanceMigration and its guest is never drained; the drain after it is the
-   * fallback, inside the same deadline.
-   */
-  private Step<VirtualMachineInstance> migrate(
-      String key,
-      VirtualMachineInstance vmi,
-      Instant start,
-      Deadline deadline,
-      MachineContractCheck.Applied contract) {
-    try {
-      return proceedOrWait(
-          key,
-          vmi,
-          deadline,
-          migration.step(key, vmi, start, deadline, contract.clusterLiveMigration()));
-    } catch (ApiException e) {
-      return Step.end(infraFailure(key, vmi, "the live migration step", e, deadline));
-    }
-  }
-
-  /** A step's outcome: go on with the VMI, or wait in the phase it names (recorded on the VMI). */
-  private Step<VirtualMachineInstance> proceedOrWait(
-      String key, VirtualMachineInstance vmi, Deadline deadline, StepOutcome outcome) {
     if (outcome instanceof StepOutcome.Wait wait) {
       inPhase(key, vmi, wait.phase());
       memory.blockedBy(vmi.getMetadata().getUid(), wait.blocker());

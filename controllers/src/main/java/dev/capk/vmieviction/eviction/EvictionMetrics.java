@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.EvacuationPhase;
+import dev.capk.vmieviction.kube.ScrapeGauge;
 import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.Counter;
 import io.prometheus.client.Gauge;
@@ -153,22 +154,16 @@ public final class EvictionMetrics {
    * not at the last reconcile.
    */
   private void registerDeadlineUsedGauge(CollectorRegistry registry) {
-    Gauge.build(
-            "vmi_eviction_evacuation_deadline_used_ratio",
-            "Of the evacuations in progress, the largest share of the time from drain start to"
-                + " deadline already gone (0 when none; 1 at the deadline).")
-        .create()
-        .setChild(
-            new Gauge.Child() {
-              @Override
-              public double get() {
-                return deadlineUsedBy.values().stream()
-                    .mapToDouble(DoubleSupplier::getAsDouble)
-                    .max()
-                    .orElse(0);
-              }
-            })
-        .register(registry);
+    ScrapeGauge.register(
+        registry,
+        "vmi_eviction_evacuation_deadline_used_ratio",
+        "Of the evacuations in progress, the largest share of the time from drain start to"
+            + " deadline already gone (0 when none; 1 at the deadline).",
+        () ->
+            deadlineUsedBy.values().stream()
+                .mapToDouble(DoubleSupplier::getAsDouble)
+                .max()
+                .orElse(0));
   }
 
   /** The evacuations in each phase the controller records, summed over sources at scrape time. */

@@ -1,7 +1,7 @@
 package dev.capk.vmieviction.manager;
 
+import dev.capk.vmieviction.kube.ScrapeGauge;
 import io.prometheus.client.CollectorRegistry;
-import io.prometheus.client.Gauge;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
@@ -14,29 +14,15 @@ final class ManagerMetrics {
   private ManagerMetrics() {}
 
   static void register(CollectorRegistry registry, BooleanSupplier ready, IntSupplier queueDepth) {
-    gauge(
+    ScrapeGauge.register(
         registry,
         "vmi_eviction_controller_ready",
         "1 when every informer cache has synced (what /readyz reports), else 0.",
         () -> ready.getAsBoolean() ? 1 : 0);
-    gauge(
+    ScrapeGauge.register(
         registry,
         "vmi_eviction_workqueue_depth",
         "VMIs waiting in the work queue for a worker (not those waiting out a delay).",
         () -> queueDepth.getAsInt());
-  }
-
-  private static void gauge(
-      CollectorRegistry registry, String name, String help, IntSupplier value) {
-    Gauge.build(name, help)
-        .create()
-        .setChild(
-            new Gauge.Child() {
-              @Override
-              public double get() {
-                return value.getAsInt();
-              }
-            })
-        .register(registry);
   }
 }

@@ -8,6 +8,7 @@ import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capi.ClusterList;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.CipherOrder;
+import dev.capk.vmieviction.kube.ScrapeGauge;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.workload.GuestAccessException.Reason;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -25,14 +26,12 @@ import io.kubernetes.client.util.KubeConfig;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.Counter;
-import io.prometheus.client.Gauge;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -176,7 +175,7 @@ public final class GuestClients implements AutoCloseable {
                   "vmi_eviction_guest_circuit_opened_total",
                   "Times a guest cluster's circuit breaker opened (its API server kept failing).")
               .register(registry);
-      gauge(
+      ScrapeGauge.register(
           registry,
           "vmi_eviction_guest_circuits_open",
           "Guest clusters whose circuit breaker is open now.",
@@ -184,11 +183,11 @@ public final class GuestClients implements AutoCloseable {
               breakers.getAllCircuitBreakers().stream()
                   .filter(b -> b.getState() == CircuitBreaker.State.OPEN)
                   .count());
-      gauge(
+      ScrapeGauge.register(
           registry,
           "vmi_eviction_guest_clients_cached",
           "Guest cluster clients currently cached.",
-          cache::size);
+          () -> cache.size());
     }
     tellCircuitChanges(opened);
   }
@@ -229,20 +228,6 @@ public final class GuestClients implements AutoCloseable {
                             opened.inc();
                           }
                         }));
-  }
-
-  private static void gauge(
-      CollectorRegistry registry, String name, String help, LongSupplier value) {
-    Gauge.build(name, help)
-        .create()
-        .setChild(
-            new Gauge.Child() {
-              @Override
-              public double get() {
-                return value.getAsLong();
-              }
-            })
-        .register(registry);
   }
 
   /**

@@ -40,7 +40,8 @@ class MaintenanceStatusTest {
         failed,
         Set.of(),
         skipped,
-        Optional.empty());
+        Optional.empty(),
+        Map.of());
   }
 
   @Test

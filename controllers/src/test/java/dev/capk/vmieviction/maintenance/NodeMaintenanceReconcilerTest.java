@@ -102,7 +102,8 @@ class NodeMaintenanceReconcilerTest {
         Map.of(),
         Set.of(),
         List.of(),
-        nextTry);
+        nextTry,
+        Map.of());
   }
 
   static DrainStep drained(PodRef... planned) {
