@@ -46,26 +46,10 @@ public record DrainPass(
    */
   static final int MAX_NAMED_TEXT = 640;
 
-  /** A step with nothing due later (a finished, refused or only-terminating drain). */
-  public DrainPass(
-      boolean complete,
-      int evicted,
-      int pending,
-      Map<String, Set<String>> blockingBudgets,
-      List<String> failures,
-      List<String> refusals,
-      String summary) {
-    this(
-        complete,
-        evicted,
-        pending,
-        blockingBudgets,
-        failures,
-        refusals,
-        summary,
-        0,
-        Optional.empty(),
-        Map.of());
+  /** The drain engine refused to start (kubectl's "cannot delete"): nothing was evicted. */
+  static DrainPass refused(int pending, List<String> refusals, String summary) {
+    return new DrainPass(
+        false, 0, pending, Map.of(), List.of(), refusals, summary, 0, Optional.empty(), Map.of());
   }
 
   public DrainPass {

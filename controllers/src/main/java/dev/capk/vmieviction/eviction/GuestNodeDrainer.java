@@ -272,8 +272,7 @@ public final class GuestNodeDrainer implements Guest {
     } catch (DrainRefusedException e) {
       List<String> refusals = new ArrayList<>();
       e.refusals().forEach((reason, refused) -> refusals.add(reason + ": " + refused));
-      return new DrainPass(
-          false, 0, e.refusedPods().size(), Map.of(), List.of(), refusals, e.getMessage());
+      return DrainPass.refused(e.refusedPods().size(), refusals, e.getMessage());
     } catch (GuestAccessException e) {
       throw e;
     } catch (ApiException e) {

@@ -69,7 +69,17 @@ class DrainPassTest {
     assertEquals("2 pod(s) still terminating", left(2, Map.of()).stillThere());
     assertEquals(
         "drain refused: cannot delete: ns/x",
-        new DrainPass(false, 0, 1, Map.of(), List.of(), List.of("cannot delete: ns/x"), "s")
+        new DrainPass(
+                false,
+                0,
+                1,
+                Map.of(),
+                List.of(),
+                List.of("cannot delete: ns/x"),
+                "s",
+                0,
+                Optional.empty(),
+                Map.of())
             .stillThere());
   }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -43,12 +44,23 @@ class PatchesTest {
   void blockersNameTheBudgetsAndPods() {
     DrainPass p =
         new DrainPass(
-            false, 0, 2, Map.of("ns/db-0", Set.of("ns/db-pdb")), List.of(), List.of(), "s");
+            false,
+            0,
+            2,
+            Map.of("ns/db-0", Set.of("ns/db-pdb")),
+            List.of(),
+            List.of(),
+            "s",
+            0,
+            Optional.empty(),
+            Map.of());
     assertTrue(p.blockers().contains("ns/db-pdb"), p.blockers());
     assertTrue(p.blockers().contains("ns/db-0"), p.blockers());
     assertEquals(
         "2 pod(s) still terminating",
-        new DrainPass(false, 0, 2, Map.of(), List.of(), List.of(), "s").blockers());
+        new DrainPass(
+                false, 0, 2, Map.of(), List.of(), List.of(), "s", 0, Optional.empty(), Map.of())
+            .blockers());
   }
 
   @Test

@@ -551,7 +551,10 @@ class VmiEvictionReconcilerTest {
             Map.of(),
             List.of("ns/a: two budgets", "ns/b: two budgets"),
             List.of(),
-            "2 failed"));
+            "2 failed",
+            0,
+            Optional.empty(),
+            Map.of()));
     reconcile("vm-1");
     assertTrue(events.message("Warning", EventReasons.DRAIN_BLOCKED).contains("(2 pod(s) left)"));
 
@@ -970,7 +973,16 @@ class VmiEvictionReconcilerTest {
     guest.node = Optional.of(node("vm-1", null, false, "True"));
     guest.passes.add(
         new DrainPass(
-            false, 0, 1, Map.of(), List.of(), List.of("cannot delete x: ns/p"), "refused"));
+            false,
+            0,
+            1,
+            Map.of(),
+            List.of(),
+            List.of("cannot delete x: ns/p"),
+            "refused",
+            0,
+            Optional.empty(),
+            Map.of()));
 
     Result r = reconcile("vm-1");
 
@@ -1109,12 +1121,22 @@ class VmiEvictionReconcilerTest {
   // ---------------------------------------------------------------------------------------------
 
   static DrainPass complete() {
-    return new DrainPass(true, 3, 0, Map.of(), List.of(), List.of(), "3 evicted");
+    return new DrainPass(
+        true, 3, 0, Map.of(), List.of(), List.of(), "3 evicted", 0, Optional.empty(), Map.of());
   }
 
   static DrainPass blocked(String pod, String budget) {
     return new DrainPass(
-        false, 0, 1, Map.of(pod, Set.of(budget)), List.of(), List.of(), "1 pending");
+        false,
+        0,
+        1,
+        Map.of(pod, Set.of(budget)),
+        List.of(),
+        List.of(),
+        "1 pending",
+        0,
+        Optional.empty(),
+        Map.of());
   }
 
   static final class MutableClock extends Clock {
