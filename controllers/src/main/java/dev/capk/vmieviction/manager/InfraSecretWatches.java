@@ -3,8 +3,6 @@ package dev.capk.vmieviction.manager;
 import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.logging.InformerFailures;
-import io.kubernetes.client.informer.ListerWatcher;
-import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.informer.cache.Lister;
@@ -12,8 +10,6 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Secret;
-import io.kubernetes.client.util.CallGeneratorParams;
-import io.kubernetes.client.util.Watchable;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.util.HashMap;
@@ -21,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,54 +77,20 @@ final class InfraSecretWatches implements AutoCloseable {
     InformerFailures failures = new InformerFailures("kind=Secret secret=" + ref);
     SharedIndexInformer<V1Secret> informer =
         factory.sharedIndexInformerFor(
-            failures.guard(byName(ref)), V1Secret.class, 0, failures.handler());
-    informer.addEventHandler(
-        new ResourceEventHandler<>() {
-          @Override
-          public void onAdd(V1Secret s) {
-            changed.run();
-          }
-
-          @Override
-          public void onUpdate(V1Secret before, V1Secret after) {
-            changed.run();
-          }
-
-          @Override
-          public void onDelete(V1Secret s, boolean stateUnknown) {
-            changed.run();
-          }
-        });
+            failures.guard(
+                ManagementInformers.listerWatcher(
+                    api,
+                    ref.namespace(),
+                    "Secret " + ref,
+                    new ListOptions().fieldSelector("metadata.name=" + ref.name()),
+                    UnaryOperator.identity(),
+                    null)),
+            V1Secret.class,
+            0,
+            failures.handler());
+    informer.addEventHandler(ManagementInformers.onChange(s -> changed.run()));
     factory.startAllRegisteredInformers();
     return new Watch(factory, informer);
-  }
-
-  private ListerWatcher<V1Secret, ManagementInformers.SecretList> byName(SecretRef ref) {
-    return new ListerWatcher<>() {
-      @Override
-      public ManagementInformers.SecretList list(CallGeneratorParams params) throws ApiException {
-        ListOptions o = options(params);
-        o.setResourceVersion(null);
-        var r = api.list(ref.namespace(), o);
-        if (r.getHttpStatusCode() == 0) {
-          throw new ApiException(0, "no HTTP response listing Secret " + ref);
-        }
-        return r.throwsApiException().getObject();
-      }
-
-      @Override
-      public Watchable<V1Secret> watch(CallGeneratorParams params) throws ApiException {
-        return api.watch(ref.namespace(), options(params));
-      }
-
-      private ListOptions options(CallGeneratorParams params) {
-        ListOptions o = new ListOptions();
-        o.setResourceVersion(params.resourceVersion);
-        o.setTimeoutSeconds(params.timeoutSeconds);
-        o.setFieldSelector("metadata.name=" + ref.name());
-        return o;
-      }
-    };
   }
 
   /**

@@ -13,6 +13,7 @@ import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -38,7 +39,7 @@ public final class VmiInformers {
   /** All namespaces. */
   public static final String ALL = "";
 
-  /** The informers' index of VMIs by tenant Cluster: {@code namespace/cluster-name}. */
+  /** The informers' index of VMIs by the name of their tenant Cluster (label). */
   static final String CLUSTER_INDEX = "capk-cluster";
 
   private final Map<String, SharedInformerFactory> factories = new LinkedHashMap<>();
@@ -48,17 +49,6 @@ public final class VmiInformers {
   /**
    * @param watchClient an ApiClient whose read timeout is zero (watches are long requests)
    * @param namespaces the namespaces to watch; empty means all
-   */
-  public VmiInformers(
-      ApiClient watchClient,
-      GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api,
-      List<String> namespaces,
-      String labelSelector,
-      Duration resync) {
-    this(watchClient, api, namespaces, labelSelector, resync, null);
-  }
-
-  /**
    * @param listFailed told of each failed list or watch (the informer tries again a second later);
    *     null: the lists back off and the failures are logged with a count ({@link
    *     InformerFailures})
@@ -89,7 +79,7 @@ public final class VmiInformers {
                   resync.toMillis(),
                   (type, e) -> listFailed.accept(e));
       informer.setTransform(o -> o instanceof VirtualMachineInstance vmi ? trim(vmi) : o);
-      informer.addIndexers(Map.of(CLUSTER_INDEX, VmiInformers::clusterKey));
+      informer.addIndexers(Map.of(CLUSTER_INDEX, VmiInformers::clusterName));
       factories.put(ns, factory);
       informers.put(ns, informer);
     }
@@ -101,7 +91,12 @@ public final class VmiInformers {
       String namespace,
       String labelSelector) {
     return ManagementInformers.listerWatcher(
-        api, namespace, "VMIs", labelSelector, VmiInformers::trim, null);
+        api,
+        namespace,
+        "VMIs",
+        new ListOptions().labelSelector(labelSelector),
+        VmiInformers::trim,
+        null);
   }
 
   /**
@@ -194,21 +189,23 @@ public final class VmiInformers {
    * request.
    */
   public List<VirtualMachineInstance> ofCluster(String namespace, String cluster) {
-    SharedIndexInformer<VirtualMachineInstance> informer = informers.get(namespace);
-    if (informer == null) {
-      informer = informers.get(ALL);
-    }
-    if (informer == null) {
-      return List.of();
-    }
-    return List.copyOf(informer.getIndexer().byIndex(CLUSTER_INDEX, namespace + "/" + cluster));
+    return named(cluster).stream()
+        .filter(v -> namespace.equals(v.getMetadata().getNamespace()))
+        .toList();
   }
 
-  private static List<String> clusterKey(VirtualMachineInstance vmi) {
+  /** The cached VMIs labelled with tenant Cluster name {@code cluster}, in any namespace. */
+  public List<VirtualMachineInstance> named(String cluster) {
+    return informers.values().stream()
+        .flatMap(i -> i.getIndexer().byIndex(CLUSTER_INDEX, cluster).stream())
+        .toList();
+  }
+
+  private static List<String> clusterName(VirtualMachineInstance vmi) {
     V1ObjectMeta m = vmi.getMetadata();
     String cluster =
         m == null || m.getLabels() == null ? null : m.getLabels().get(CapkLabels.CLUSTER_NAME);
-    return cluster == null ? List.of() : List.of(m.getNamespace() + "/" + cluster);
+    return cluster == null ? List.of() : List.of(cluster);
   }
 
   public boolean hasSynced() {
