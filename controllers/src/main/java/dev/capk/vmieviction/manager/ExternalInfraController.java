@@ -35,6 +35,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -89,9 +90,6 @@ final class ExternalInfraController implements ManagedController {
   private final Map<Target, Running> pipelines = new ConcurrentHashMap<>();
   private final Map<String, Reported> reported = new ConcurrentHashMap<>();
   private final Map<Target, Deque<Long>> failures = new ConcurrentHashMap<>();
-
-  /** Each referenced Secret's data as last read: kept while a read fails. */
-  private final Map<SecretRef, Map<String, byte[]>> lastKnown = new HashMap<>();
 
   private boolean stopped;
 
@@ -179,7 +177,6 @@ final class ExternalInfraController implements ManagedController {
     pipelines.clear();
     connections.values().forEach(InfraConnection::close);
     connections.clear();
-    lastKnown.clear();
     secrets.close();
   }
 
@@ -202,52 +199,35 @@ final class ExternalInfraController implements ManagedController {
     List<KubevirtCluster> all = shared.management().kubevirtClusters();
     Set<SecretRef> referenced = InfraBindings.referencedSecrets(all);
     secrets.retain(referenced);
-    SecretReads reads = readSecrets(referenced);
+    Map<SecretRef, Optional<Map<String, byte[]>>> data = new HashMap<>();
+    Map<SecretRef, String> unreadable = new HashMap<>();
+    for (SecretRef ref : referenced) {
+      try {
+        data.put(ref, secrets.data(ref));
+      } catch (InfraSecretWatches.Unreadable e) {
+        // Never read: a problem of its KubevirtClusters only; the next pass reads again.
+        data.put(ref, Optional.empty());
+        unreadable.put(ref, e.getMessage());
+      }
+    }
     InfraBindings bindings =
         InfraBindings.of(
             all,
-            reads.data()::get,
-            ref -> Optional.ofNullable(reads.unreadable().get(ref)),
+            data::get,
+            ref -> Optional.ofNullable(unreadable.get(ref)),
             shared.options().allowInsecureGuestTls);
-    Map<KubevirtClusterRef, KubevirtCluster> byRef = new HashMap<>();
-    all.forEach(
-        k ->
-            byRef.put(
-                new KubevirtClusterRef(k.getMetadata().getNamespace(), k.getMetadata().getName()),
-                k));
+    Map<KubevirtClusterRef, KubevirtCluster> byRef =
+        all.stream()
+            .collect(
+                Collectors.toMap(
+                    k ->
+                        new KubevirtClusterRef(
+                            k.getMetadata().getNamespace(), k.getMetadata().getName()),
+                    k -> k));
     List<InfraBindings.Problem> problems = new ArrayList<>(bindings.problems());
     Set<String> unusable = openConnections(bindings, problems);
     syncPipelines(bindings, unusable, byRef);
     reportProblems(problems, byRef);
-  }
-
-  /** The referenced infra Secrets' data, and the ones never read that could not be read now. */
-  private record SecretReads(
-      Map<SecretRef, Optional<Map<String, byte[]>>> data, Map<SecretRef, String> unreadable) {}
-
-  private SecretReads readSecrets(Set<SecretRef> referenced) {
-    Map<SecretRef, Optional<Map<String, byte[]>>> data = new HashMap<>();
-    Map<SecretRef, String> unreadable = new HashMap<>();
-    lastKnown.keySet().retainAll(referenced);
-    for (SecretRef ref : referenced) {
-      try {
-        Optional<Map<String, byte[]>> d = secrets.data(ref);
-        d.ifPresentOrElse(v -> lastKnown.put(ref, v), () -> lastKnown.remove(ref));
-        data.put(ref, d);
-      } catch (InfraSecretWatches.Unreadable e) {
-        // A failed read is not an answer: what was read before still holds; only a Secret never
-        // read is a problem (of its KubevirtClusters only), and the next pass reads again.
-        Map<String, byte[]> last = lastKnown.get(ref);
-        data.put(ref, Optional.ofNullable(last));
-        if (last == null) {
-          unreadable.put(ref, e.getMessage());
-        } else {
-          log.info(
-              "infra secret unreadable, last read kept secret={} error={}", ref, e.getMessage());
-        }
-      }
-    }
-    return new SecretReads(data, unreadable);
   }
 
   /**

@@ -46,6 +46,9 @@ final class InfraSecretWatches implements AutoCloseable {
   private final Runnable changed;
   private final Map<SecretRef, Watch> watches = new ConcurrentHashMap<>();
 
+  /** Each watched Secret's data as last read: kept while a read fails. */
+  private final Map<SecretRef, Map<String, byte[]>> lastRead = new ConcurrentHashMap<>();
+
   InfraSecretWatches(ApiClient watchClient, ApiClient requestClient, Runnable changed) {
     this.watchClient = watchClient;
     this.requests = new CoreV1Api(requestClient);
@@ -60,6 +63,7 @@ final class InfraSecretWatches implements AutoCloseable {
     for (SecretRef ref : Set.copyOf(watches.keySet())) {
       if (!wanted.contains(ref)) {
         Watch w = watches.remove(ref);
+        lastRead.remove(ref);
         w.factory().stopAllRegisteredInformers(true);
         log.info("infra secret watch stopped secret={}", ref);
       }
@@ -95,29 +99,43 @@ final class InfraSecretWatches implements AutoCloseable {
 
   /**
    * The Secret's data, empty when it does not exist: from its watch once that has listed, else one
-   * GET.
+   * GET. A failed read is not an answer: what was read before still holds.
    *
-   * @throws Unreadable when neither could say (the caller keeps what it had)
+   * @throws Unreadable when it could not be read and never was
    */
   Optional<Map<String, byte[]>> data(SecretRef ref) throws Unreadable {
+    Optional<Map<String, byte[]>> read;
     Watch w = watches.get(ref);
     if (w != null && w.informer().hasSynced()) {
-      V1Secret s =
-          new Lister<>(w.informer().getIndexer()).namespace(ref.namespace()).get(ref.name());
-      return Optional.ofNullable(s).map(InfraSecretWatches::dataOf);
-    }
-    try {
-      return Optional.of(
-          dataOf(requests.readNamespacedSecret(ref.name(), ref.namespace()).execute()));
-    } catch (ApiException e) {
-      if (e.getCode() == 404) {
-        return Optional.empty();
+      read =
+          Optional.ofNullable(
+                  new Lister<>(w.informer().getIndexer())
+                      .namespace(ref.namespace())
+                      .get(ref.name()))
+              .map(InfraSecretWatches::dataOf);
+    } else {
+      try {
+        read =
+            Optional.of(
+                dataOf(requests.readNamespacedSecret(ref.name(), ref.namespace()).execute()));
+      } catch (ApiException e) {
+        if (e.getCode() != 404) {
+          String why =
+              e.getCode() == 403
+                  ? "not allowed (HTTP 403: the controller's RBAC)"
+                  : ApiStatus.describeWithoutServerText(e);
+          Map<String, byte[]> last = lastRead.get(ref);
+          if (last == null) {
+            throw new Unreadable(why);
+          }
+          log.info("infra secret unreadable, last read kept secret={} error={}", ref, why);
+          return Optional.of(last);
+        }
+        read = Optional.empty();
       }
-      throw new Unreadable(
-          e.getCode() == 403
-              ? "not allowed (HTTP 403: the controller's RBAC)"
-              : ApiStatus.describeWithoutServerText(e));
     }
+    read.ifPresentOrElse(d -> lastRead.put(ref, d), () -> lastRead.remove(ref));
+    return read;
   }
 
   private static Map<String, byte[]> dataOf(V1Secret s) {
@@ -128,5 +146,6 @@ final class InfraSecretWatches implements AutoCloseable {
   public synchronized void close() {
     watches.values().forEach(w -> w.factory().stopAllRegisteredInformers(true));
     watches.clear();
+    lastRead.clear();
   }
 }
