@@ -2,16 +2,14 @@ package dev.capk.vmieviction.manager;
 
 import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
 import dev.capk.vmieviction.kube.ApiStatus;
-import dev.capk.vmieviction.logging.InformerFailures;
-import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
-import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -38,7 +36,7 @@ final class InfraSecretWatches implements AutoCloseable {
     }
   }
 
-  private record Watch(SharedInformerFactory factory, SharedIndexInformer<V1Secret> informer) {}
+  private record Watch(SharedInformerFactory factory, ManagementInformers.Kind<V1Secret> secret) {}
 
   private final ApiClient watchClient;
   private final CoreV1Api requests;
@@ -78,23 +76,21 @@ final class InfraSecretWatches implements AutoCloseable {
 
   private Watch start(SecretRef ref) {
     SharedInformerFactory factory = new SharedInformerFactory(watchClient);
-    InformerFailures failures = new InformerFailures("kind=Secret secret=" + ref);
-    SharedIndexInformer<V1Secret> informer =
-        factory.sharedIndexInformerFor(
-            failures.guard(
-                ManagementInformers.listerWatcher(
-                    api,
-                    ref.namespace(),
-                    "Secret " + ref,
-                    new ListOptions().fieldSelector("metadata.name=" + ref.name()),
-                    UnaryOperator.identity(),
-                    null)),
-            V1Secret.class,
-            0,
-            failures.handler());
-    informer.addEventHandler(ManagementInformers.onChange(s -> changed.run()));
+    ManagementInformers.Kind<V1Secret> secret = new ManagementInformers.Kind<>();
+    secret.add(
+        ref.namespace(),
+        factory,
+        api,
+        V1Secret.class,
+        "Secret/" + ref.name(),
+        new ListOptions().fieldSelector("metadata.name=" + ref.name()),
+        UnaryOperator.identity(),
+        Duration.ZERO,
+        null,
+        null);
+    secret.onChange(s -> changed.run());
     factory.startAllRegisteredInformers();
-    return new Watch(factory, informer);
+    return new Watch(factory, secret);
   }
 
   /**
@@ -106,13 +102,8 @@ final class InfraSecretWatches implements AutoCloseable {
   Optional<Map<String, byte[]>> data(SecretRef ref) throws Unreadable {
     Optional<Map<String, byte[]>> read;
     Watch w = watches.get(ref);
-    if (w != null && w.informer().hasSynced()) {
-      read =
-          Optional.ofNullable(
-                  new Lister<>(w.informer().getIndexer())
-                      .namespace(ref.namespace())
-                      .get(ref.name()))
-              .map(InfraSecretWatches::dataOf);
+    if (w != null && w.secret().hasSynced()) {
+      read = w.secret().find(ref.namespace(), ref.name()).map(InfraSecretWatches::dataOf);
     } else {
       try {
         read =

@@ -140,7 +140,7 @@ public final class ManagementInformers {
           secretApi,
           V1Secret.class,
           "Secret",
-          KUBECONFIG_SECRET_SELECTOR,
+          new ListOptions().labelSelector(KUBECONFIG_SECRET_SELECTOR),
           ManagementInformers::trimSecret);
       if (withKubevirtClusters) {
         kubevirtClusters.add(
@@ -195,9 +195,7 @@ public final class ManagementInformers {
 
   /** The cached KubevirtClusters (external infra). */
   public List<KubevirtCluster> kubevirtClusters() {
-    return kubevirtClusters.informers.values().stream()
-        .flatMap(i -> i.getIndexer().list().stream())
-        .toList();
+    return kubevirtClusters.list();
   }
 
   /** The three caches, as the reader of a VMI's Cluster API objects takes them. */
@@ -219,17 +217,22 @@ public final class ManagementInformers {
     return List.copyOf(factories);
   }
 
-  /** One kind's informers, by watched namespace ({@link VmiInformers#ALL} for all). */
-  private static final class Kind<T extends KubernetesObject> implements CachedObjects<T> {
+  /**
+   * One kind's informers, by watched namespace ({@link VmiInformers#ALL} for all): each lists in
+   * pages what its selectors select, trims each object as it arrives, and has its failures counted
+   * and backed off ({@link InformerFailures}), or told to {@code listFailed}.
+   */
+  static final class Kind<T extends KubernetesObject> implements CachedObjects<T> {
     private final Map<String, SharedIndexInformer<T>> informers = new LinkedHashMap<>();
 
+    /** A management kind: not resynced, a refused list paced ({@link RefusedListPause}). */
     <L extends ApiObjectList<T>> void add(
         String ns,
         SharedInformerFactory factory,
         GenericKubernetesApi<T, L> api,
         Class<T> type,
         String kind) {
-      add(ns, factory, api, type, kind, null, ManagementInformers::trim);
+      add(ns, factory, api, type, kind, new ListOptions(), ManagementInformers::trim);
     }
 
     <L extends ApiObjectList<T>> void add(
@@ -238,32 +241,49 @@ public final class ManagementInformers {
         GenericKubernetesApi<T, L> api,
         Class<T> type,
         String kind,
-        String labelSelector,
+        ListOptions selectors,
         UnaryOperator<T> trim) {
+      RefusedListPause pause = new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime);
+      add(ns, factory, api, type, kind, selectors, trim, Duration.ZERO, pause, null);
+    }
+
+    /**
+     * @param pause paces the lists after a refused one; null: none (a refusal is an error as any)
+     * @param listFailed told of each failed list or watch (the informer tries again a second
+     *     later); null: counted and backed off
+     */
+    <L extends ApiObjectList<T>> SharedIndexInformer<T> add(
+        String ns,
+        SharedInformerFactory factory,
+        GenericKubernetesApi<T, L> api,
+        Class<T> type,
+        String kind,
+        ListOptions selectors,
+        UnaryOperator<T> trim,
+        Duration resync,
+        RefusedListPause pause,
+        Consumer<Throwable> listFailed) {
       InformerFailures failures =
           new InformerFailures("kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns));
       BiConsumer<Class<T>, Throwable> counted = failures.handler();
+      ListerWatcher<T, L> lists = listerWatcher(api, ns, kind, selectors, trim, pause);
       SharedIndexInformer<T> informer =
-          factory.sharedIndexInformerFor(
-              failures.guard(
-                  listerWatcher(
-                      api,
-                      ns,
-                      kind,
-                      new ListOptions().labelSelector(labelSelector),
-                      trim,
-                      new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime))),
-              type,
-              0,
-              // A refused list (403) was logged once by the lister and is retried after the
-              // pause; any other failure is counted and backed off.
-              (t, e) -> {
-                if (!(e instanceof ApiException a && a.getCode() == 403)) {
-                  counted.accept(t, e);
-                }
-              });
+          listFailed != null
+              ? factory.sharedIndexInformerFor(
+                  lists, type, resync.toMillis(), (t, e) -> listFailed.accept(e))
+              : factory.sharedIndexInformerFor(
+                  failures.guard(lists),
+                  type,
+                  resync.toMillis(),
+                  // A refused list (403) that is paced was logged once by the lister.
+                  (t, e) -> {
+                    if (pause == null || !(e instanceof ApiException a && a.getCode() == 403)) {
+                      counted.accept(t, e);
+                    }
+                  });
       informer.setTransform(o -> trim.apply(type.cast(o)));
       informers.put(ns, informer);
+      return informer;
     }
 
     boolean hasSynced() {
@@ -274,12 +294,27 @@ public final class ManagementInformers {
       informers.values().forEach(i -> i.addEventHandler(ManagementInformers.onChange(changed)));
     }
 
+    void addEventHandler(ResourceEventHandler<T> handler, Duration resync) {
+      informers
+          .values()
+          .forEach(i -> i.addEventHandlerWithResyncPeriod(handler, resync.toMillis()));
+    }
+
+    /** Every cached object (of all namespaces) the index holds under {@code key}. */
+    List<T> byIndex(String index, String key) {
+      return informers.values().stream()
+          .flatMap(i -> i.getIndexer().byIndex(index, key).stream())
+          .toList();
+    }
+
+    List<T> list() {
+      return informers.values().stream().flatMap(i -> i.getIndexer().list().stream()).toList();
+    }
+
     @Override
     public Optional<T> find(String namespace, String name) {
-      SharedIndexInformer<T> informer = informers.get(namespace);
-      if (informer == null) {
-        informer = informers.get(VmiInformers.ALL);
-      }
+      SharedIndexInformer<T> informer =
+          informers.getOrDefault(namespace, informers.get(VmiInformers.ALL));
       if (informer == null || !informer.hasSynced()) {
         return Optional.empty();
       }

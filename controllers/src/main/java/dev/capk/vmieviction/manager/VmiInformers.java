@@ -5,20 +5,18 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
 import dev.capk.vmieviction.logging.InformerFailures;
-import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
-import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * Shared informers on VMIs, filtered on the server by label selector, one per watched namespace (or
@@ -42,9 +40,9 @@ public final class VmiInformers {
   /** The informers' index of VMIs by the name of their tenant Cluster (label). */
   static final String CLUSTER_INDEX = "capk-cluster";
 
-  private final Map<String, SharedInformerFactory> factories = new LinkedHashMap<>();
-  private final Map<String, SharedIndexInformer<VirtualMachineInstance>> informers =
-      new LinkedHashMap<>();
+  private final List<SharedInformerFactory> factories = new ArrayList<>();
+  private final ManagementInformers.Kind<VirtualMachineInstance> vmis =
+      new ManagementInformers.Kind<>();
 
   /**
    * @param watchClient an ApiClient whose read timeout is zero (watches are long requests)
@@ -59,44 +57,23 @@ public final class VmiInformers {
       List<String> namespaces,
       String labelSelector,
       Duration resync,
-      java.util.function.Consumer<Throwable> listFailed) {
-    List<String> scopes = namespaces.isEmpty() ? List.of(ALL) : List.copyOf(namespaces);
-    for (String ns : scopes) {
+      Consumer<Throwable> listFailed) {
+    for (String ns : namespaces.isEmpty() ? List.of(ALL) : namespaces) {
       SharedInformerFactory factory = new SharedInformerFactory(watchClient);
-      InformerFailures failures =
-          new InformerFailures(
-              "kind=VirtualMachineInstance namespace=" + (ns.isEmpty() ? "all" : ns));
-      SharedIndexInformer<VirtualMachineInstance> informer =
-          listFailed == null
-              ? factory.sharedIndexInformerFor(
-                  failures.guard(listerWatcher(api, ns, labelSelector)),
-                  VirtualMachineInstance.class,
-                  resync.toMillis(),
-                  failures.handler())
-              : factory.sharedIndexInformerFor(
-                  listerWatcher(api, ns, labelSelector),
-                  VirtualMachineInstance.class,
-                  resync.toMillis(),
-                  (type, e) -> listFailed.accept(e));
-      informer.setTransform(o -> o instanceof VirtualMachineInstance vmi ? trim(vmi) : o);
-      informer.addIndexers(Map.of(CLUSTER_INDEX, VmiInformers::clusterName));
-      factories.put(ns, factory);
-      informers.put(ns, informer);
+      vmis.add(
+              ns,
+              factory,
+              api,
+              VirtualMachineInstance.class,
+              "VirtualMachineInstance",
+              new ListOptions().labelSelector(labelSelector),
+              VmiInformers::trim,
+              resync,
+              null,
+              listFailed)
+          .addIndexers(Map.of(CLUSTER_INDEX, VmiInformers::clusterName));
+      factories.add(factory);
     }
-  }
-
-  /** Lists (page by page) and watches the VMIs {@code labelSelector} selects. */
-  static ListerWatcher<VirtualMachineInstance, VirtualMachineInstanceList> listerWatcher(
-      GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api,
-      String namespace,
-      String labelSelector) {
-    return ManagementInformers.listerWatcher(
-        api,
-        namespace,
-        "VMIs",
-        new ListOptions().labelSelector(labelSelector),
-        VmiInformers::trim,
-        null);
   }
 
   /**
@@ -169,19 +146,12 @@ public final class VmiInformers {
 
   public void addEventHandler(
       ResourceEventHandler<VirtualMachineInstance> handler, Duration resync) {
-    informers.values().forEach(i -> i.addEventHandlerWithResyncPeriod(handler, resync.toMillis()));
+    vmis.addEventHandler(handler, resync);
   }
 
-  /** The cached VMI, or null. */
+  /** The cached VMI, or null (also while the cache has not synced). */
   public VirtualMachineInstance get(String namespace, String name) {
-    SharedIndexInformer<VirtualMachineInstance> informer = informers.get(namespace);
-    if (informer == null) {
-      informer = informers.get(ALL);
-    }
-    if (informer == null) {
-      return null;
-    }
-    return new Lister<>(informer.getIndexer()).namespace(namespace).get(name);
+    return vmis.find(namespace, name).orElse(null);
   }
 
   /**
@@ -196,9 +166,7 @@ public final class VmiInformers {
 
   /** The cached VMIs labelled with tenant Cluster name {@code cluster}, in any namespace. */
   public List<VirtualMachineInstance> named(String cluster) {
-    return informers.values().stream()
-        .flatMap(i -> i.getIndexer().byIndex(CLUSTER_INDEX, cluster).stream())
-        .toList();
+    return vmis.byIndex(CLUSTER_INDEX, cluster);
   }
 
   private static List<String> clusterName(VirtualMachineInstance vmi) {
@@ -209,16 +177,16 @@ public final class VmiInformers {
   }
 
   public boolean hasSynced() {
-    return informers.values().stream().allMatch(SharedIndexInformer::hasSynced);
+    return vmis.hasSynced();
   }
 
   /** Any one factory: the controller builder wants one, though the watches are wired here. */
   public SharedInformerFactory anyFactory() {
-    return factories.values().iterator().next();
+    return factories.get(0);
   }
 
   /** Every factory, for the runtime to start and stop. */
   public List<SharedInformerFactory> factories() {
-    return List.copyOf(factories.values());
+    return List.copyOf(factories);
   }
 }
