@@ -252,21 +252,14 @@ final class ExternalInfraController implements ManagedController {
         log.info("infra connection opened infra=\"{}\"", c.displayName());
       } catch (InfraConnection.Unusable e) {
         unusable.add(c.id());
-        bindings
-            .targets()
+        String why = c.displayName() + ": " + e.getMessage();
+        bindings.targets().entrySet().stream()
+            .filter(t -> t.getKey().connectionId().equals(c.id()))
+            .flatMap(t -> t.getValue().kubevirtClusters().stream())
             .forEach(
-                (t, b) -> {
-                  if (t.connectionId().equals(c.id())) {
-                    b.kubevirtClusters()
-                        .forEach(
-                            k ->
-                                problems.add(
-                                    new InfraBindings.Problem(
-                                        k,
-                                        InfraEventReasons.INFRA_SECRET_INVALID,
-                                        c.displayName() + ": " + e.getMessage())));
-                  }
-                });
+                k ->
+                    problems.add(
+                        new InfraBindings.Problem(k, InfraEventReasons.INFRA_SECRET_INVALID, why)));
       }
     }
     return unusable;
