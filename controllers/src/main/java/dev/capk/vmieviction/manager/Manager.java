@@ -20,12 +20,10 @@ import io.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.util.Namespaces;
 import io.prometheus.client.CollectorRegistry;
 import java.io.IOException;
 import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -327,19 +325,16 @@ public final class Manager implements AutoCloseable {
     }
   }
 
+  /** --leader-election-namespace, else the pod's namespace, else kube-system. */
   private String leaderElectionNamespace() {
     if (options.leaderElectionNamespace != null && !options.leaderElectionNamespace.isBlank()) {
       return options.leaderElectionNamespace;
     }
-    Path podNamespace = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
     try {
-      if (Files.isReadable(podNamespace)) {
-        return Files.readString(podNamespace, StandardCharsets.UTF_8).trim();
-      }
+      return Namespaces.getPodNamespace().trim();
     } catch (IOException e) {
-      log.debug("pod namespace not readable", e);
+      return Namespaces.NAMESPACE_KUBESYSTEM;
     }
-    return "kube-system";
   }
 
   private static String newIdentity() {
