@@ -27,6 +27,14 @@ public final class EvictionAnnotations {
   public static final String EVACUATION_ADMITTED = "capk.cluster.x-k8s.io/evacuation-admitted";
 
   /**
+   * On a VMI: the phase of its evacuation as the controller last decided it ({@link
+   * EvacuationPhase#Held}, {@code Paused}, {@code Migrating} or {@code Draining}), written when it
+   * changes and removed when the evacuation is called off: what {@code status} and the phase gauge
+   * read.
+   */
+  public static final String EVACUATION_PHASE = "capk.cluster.x-k8s.io/evacuation-phase";
+
+  /**
    * On a VMI: the live migration attempt under way for this evacuation, {@code <drain start>/<n>}
    * (a later evacuation, or a recreated VMI, starts without it). Written before the migration is
    * created, so a restarted controller follows the same migration and never creates a second.

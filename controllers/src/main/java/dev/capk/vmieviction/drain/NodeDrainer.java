@@ -5,13 +5,15 @@ import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1ListMeta;
+import io.kubernetes.client.openapi.models.V1NodeList;
+import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,18 +44,6 @@ public final class NodeDrainer {
   }
 
   /**
-   * Marks the node unschedulable (patches spec.unschedulable only).
-   *
-   * @return true if it was schedulable before
-   * @throws NodeNotFoundException if there is no such node
-   */
-  public boolean cordon(String nodeName) throws ApiException {
-    boolean changed = cordoner.setUnschedulable(requireNode(nodeName), true, DryRun.NONE);
-    LOG.info("node cordon node={} changed={}", nodeName, changed);
-    return changed;
-  }
-
-  /**
    * Cordons (or, with {@code desired} false, uncordons) the node as kubectl does under {@code
    * --dry-run}: a client dry run sends nothing, a server dry run sends the patch with {@code
    * dryRun=All}.
@@ -77,10 +67,27 @@ public final class NodeDrainer {
 
   /**
    * The names of the nodes matching a label selector (kubectl's {@code -l}), sorted by name as the
-   * API server lists them. The selector is checked by the server.
+   * API server lists them, page by page. The selector is checked by the server.
    */
   public List<String> nodesMatching(String labelSelector) throws ApiException {
-    return new NodeLister(api).names(Objects.requireNonNull(labelSelector, "labelSelector"));
+    CoreV1Api core = new CoreV1Api(api.client());
+    List<String> names = new ArrayList<>();
+    String token = null;
+    do {
+      CoreV1Api.APIlistNodeRequest req = core.listNode().limit(DrainOptions.DEFAULT_CHUNK_SIZE);
+      if (!labelSelector.isBlank()) {
+        req = req.labelSelector(labelSelector);
+      }
+      if (token != null) {
+        req = req._continue(token);
+      }
+      V1NodeList page = api.get(req.buildCall(null), V1NodeList.class);
+      if (page.getItems() != null) {
+        page.getItems().forEach(n -> names.add(n.getMetadata().getName()));
+      }
+      token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+    } while (token != null && !token.isEmpty());
+    return names;
   }
 
   /**
@@ -90,22 +97,16 @@ public final class NodeDrainer {
    * @throws NodeNotFoundException for the first name that is not a node
    */
   public void requireNodes(List<String> nodeNames) throws ApiException {
-    NodeLister lister = new NodeLister(api);
+    CoreV1Api core = new CoreV1Api(api.client());
     for (String name : nodeNames) {
-      lister.require(requireNode(name));
+      RawApi.Answer answer = api.execute(core.readNode(requireNode(name)).buildCall(null));
+      if (answer.code() == 404) {
+        throw new NodeNotFoundException(name);
+      }
+      if (!answer.ok()) {
+        throw answer.toException();
+      }
     }
-  }
-
-  /**
-   * Marks the node schedulable again.
-   *
-   * @return true if it was unschedulable before
-   * @throws NodeNotFoundException if there is no such node
-   */
-  public boolean uncordon(String nodeName) throws ApiException {
-    boolean changed = cordoner.setUnschedulable(requireNode(nodeName), false, DryRun.NONE);
-    LOG.info("node uncordon node={} changed={}", nodeName, changed);
-    return changed;
   }
 
   /**
@@ -134,7 +135,7 @@ public final class NodeDrainer {
     LOG.info("drain started node={} options={}", nodeName, options);
     // Cordon first, as kubectl does, so nothing new lands on the node while it is emptied.
     boolean cordoned = new Cordoner(api).setUnschedulable(nodeName, true, options.dryRun());
-    BlockingDrainPods.tell("cordoned", () -> listener.cordoned(nodeName, cordoned));
+    BlockingDrain.tell("cordoned", () -> listener.cordoned(nodeName, cordoned));
 
     PodLister.Listing listing;
     try {
@@ -150,79 +151,33 @@ public final class NodeDrainer {
       LOG.info("drain refused node={} reason={}", nodeName, refused.getMessage());
       throw refused;
     }
-    BlockingDrainPods.tell(
+    BlockingDrain.tell(
         "planned", () -> listener.planned(plan.toEvictRefs(), plan.skipped(), plan.warningLines()));
 
-    DrainResult done;
-    if (plan.toEvict().isEmpty() || options.dryRun() == DryRun.CLIENT) {
-      done = planOnly(nodeName, options, plan, cordoned, started);
-    } else {
-      BlockingDrain.End end;
+    // kubectl retries a refused eviction at one fixed interval: no backoff beyond it.
+    DrainMemory memory =
+        new DrainMemory(options.evictionRetryInterval(), options.evictionRetryInterval());
+    BlockingDrain drain = new BlockingDrain(api, nodeName, plan, memory, options, clock);
+    if (options.dryRun() == DryRun.CLIENT) {
+      drain.wouldAllGo();
+    } else if (!plan.toEvict().isEmpty()) {
       try {
-        end =
-            new BlockingDrain(api, nodeName, options, deadline, clock).run(plan.toEvict(), listing);
+        drain.run(
+            deadline,
+            new V1PodList()
+                .metadata(new V1ListMeta().resourceVersion(listing.resourceVersion()))
+                .items(listing.pods()));
       } catch (ApiException e) {
         throw afterCordon(nodeName, cordoned, "discovering eviction support", e);
       }
-      done = result(nodeName, options, plan, cordoned, end, started);
     }
+    DrainResult done = drain.result(cordoned, Duration.ofNanos(System.nanoTime() - started));
     LOG.info(
         "drain finished node={} complete={} summary={}",
         nodeName,
         done.isComplete(),
         done.summary());
     return done;
-  }
-
-  /** Nothing to evict, or a client dry run: the plan is the result, nothing is sent. */
-  private static DrainResult planOnly(
-      String node, DrainOptions options, DrainPlan plan, boolean cordoned, long started) {
-    boolean eviction = !options.disableEviction();
-    DrainProgressListener listener = options.progressListener();
-    plan.toEvictRefs()
-        .forEach(p -> BlockingDrainPods.tell("evicting", () -> listener.evicting(p, eviction)));
-    return new DrainResult(
-        node,
-        options.dryRun(),
-        cordoned,
-        eviction,
-        plan.toEvictRefs(),
-        plan.skipped(),
-        List.of(),
-        List.of(),
-        Map.of(),
-        Map.of(),
-        plan.warningLines(),
-        false,
-        Optional.empty(),
-        Duration.ofNanos(System.nanoTime() - started));
-  }
-
-  private static DrainResult result(
-      String node,
-      DrainOptions options,
-      DrainPlan plan,
-      boolean cordoned,
-      BlockingDrain.End end,
-      long started) {
-    BlockingDrainPods.Outcome o = end.pods().outcome();
-    List<SkippedPod> skipped = new ArrayList<>(plan.skipped());
-    skipped.addAll(o.notWaited());
-    return new DrainResult(
-        node,
-        options.dryRun(),
-        cordoned,
-        end.pods().usingEviction(),
-        o.evicted(),
-        skipped,
-        o.pending(),
-        o.terminating(),
-        o.failed(),
-        o.blockingBudgets(),
-        plan.warningLines(),
-        end.timedOut() && !o.pending().isEmpty(),
-        end.interruption(),
-        Duration.ofNanos(System.nanoTime() - started));
   }
 
   /** A failure after the node was cordoned: says so, since the node stays cordoned. */

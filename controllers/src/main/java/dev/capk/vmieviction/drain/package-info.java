@@ -13,11 +13,10 @@
  * dev.capk.vmieviction.drain.DrainPlanner}) and refuses as a whole ({@link
  * dev.capk.vmieviction.drain.DrainRefusedException}); otherwise {@link
  * dev.capk.vmieviction.drain.BlockingDrain} steps the drain (evictions concurrent, {@link
- * dev.capk.vmieviction.drain.Evictor}) and waits between steps on one watch of the node's pods
- * ({@link dev.capk.vmieviction.drain.NodePodWatch}), and answers with a {@link
- * dev.capk.vmieviction.drain.DrainResult}. Per-pod progress ({@link
- * dev.capk.vmieviction.drain.BlockingDrainPods}) goes to a {@link
- * dev.capk.vmieviction.drain.DrainProgressListener}.
+ * dev.capk.vmieviction.drain.Evictor}), waits between steps on one watch of the node's pods ({@link
+ * dev.capk.vmieviction.drain.NodePodWatch}), tells per-pod progress to a {@link
+ * dev.capk.vmieviction.drain.DrainProgressListener} and answers with a {@link
+ * dev.capk.vmieviction.drain.DrainResult}.
  *
  * <p>Requests are built by the official client's API classes; answers are read leniently ({@link
  * dev.capk.vmieviction.kube.RawApi}) so a newer API server's extra fields cannot break a drain.

@@ -104,12 +104,20 @@ public final class EventSeriesRecorder {
         involved.getNamespace() == null || involved.getNamespace().isEmpty()
             ? "default" // cluster-scoped objects (Nodes): where the kubelet's events go
             : involved.getNamespace();
-    Occurrence o = new Occurrence(series, namespace, involved, type, reason, truncate(message));
+    CoreV1Event event =
+        new CoreV1Event()
+            .metadata(new V1ObjectMeta().name(series.eventName()).namespace(namespace))
+            .involvedObject(involved)
+            .type(type)
+            .reason(reason)
+            .message(truncate(message))
+            .source(new V1EventSource().component(component))
+            .reportingComponent(component);
     try {
       if (decision instanceof Create c) {
-        create(o, c.count());
+        create(series, event, c.count());
       } else if (decision instanceof Update u) {
-        update(o, u.count());
+        update(series, event, u.count());
       } else if (decision instanceof Capped) {
         log.debug(
             "event not recorded, series cap reached object={}/{} reason={}",
@@ -129,57 +137,38 @@ public final class EventSeriesRecorder {
     }
   }
 
-  /** One event of a series, as written. */
-  private record Occurrence(
-      Series series,
-      String namespace,
-      V1ObjectReference involved,
-      String type,
-      String reason,
-      String message) {}
-
-  private void create(Occurrence o, int count) throws Exception {
-    Series series = o.series();
+  private void create(Series series, CoreV1Event event, int count) throws Exception {
     OffsetDateTime now = now();
-    CoreV1Event event =
-        new CoreV1Event()
-            .metadata(new V1ObjectMeta().name(series.eventName()).namespace(o.namespace()))
-            .involvedObject(o.involved())
-            .type(o.type())
-            .reason(o.reason())
-            .message(o.message())
-            .source(new V1EventSource().component(component))
-            .reportingComponent(component)
-            .firstTimestamp(now)
-            .lastTimestamp(now)
-            .count(count);
     try {
-      store.create(event);
+      store.create(event.firstTimestamp(now).lastTimestamp(now).count(count));
       book.written(series, count);
     } catch (ApiException e) {
       if (e.getCode() != 409) {
         throw e;
       }
       // Written by an earlier run of the controller (names are stable): add to its count.
-      CoreV1Event existing = store.read(o.namespace(), series.eventName());
+      String namespace = event.getMetadata().getNamespace();
+      CoreV1Event existing = store.read(namespace, series.eventName());
       int total = (existing.getCount() == null ? 1 : existing.getCount()) + count;
-      store.mergePatch(o.namespace(), series.eventName(), updatePatch(o.message(), total, now));
+      store.mergePatch(namespace, series.eventName(), updatePatch(event.getMessage(), total, now));
       book.written(series, total);
     }
   }
 
-  private void update(Occurrence o, int count) throws Exception {
+  private void update(Series series, CoreV1Event event, int count) throws Exception {
     try {
       store.mergePatch(
-          o.namespace(), o.series().eventName(), updatePatch(o.message(), count, now()));
-      book.written(o.series(), count);
+          event.getMetadata().getNamespace(),
+          series.eventName(),
+          updatePatch(event.getMessage(), count, now()));
+      book.written(series, count);
     } catch (ApiException e) {
       if (e.getCode() != 404) {
         throw e;
       }
       // Expired (the API server keeps events for an hour) or deleted: start the object again.
-      book.vanished(o.series());
-      create(o, count);
+      book.vanished(series);
+      create(series, event, count);
     }
   }
 

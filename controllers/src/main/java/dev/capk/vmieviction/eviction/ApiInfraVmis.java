@@ -11,6 +11,7 @@ import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import io.kubernetes.client.util.generic.options.DeleteOptions;
 import io.kubernetes.client.util.generic.options.PatchOptions;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.BiFunction;
 
@@ -59,7 +60,7 @@ public final class ApiInfraVmis implements InfraVmis {
   }
 
   @Override
-  public VirtualMachineInstance annotate(VirtualMachineInstance vmi, String key, String value)
+  public VirtualMachineInstance annotate(VirtualMachineInstance vmi, Map<String, String> changes)
       throws ApiException {
     String ns = vmi.getMetadata().getNamespace();
     String name = vmi.getMetadata().getName();
@@ -70,18 +71,19 @@ public final class ApiInfraVmis implements InfraVmis {
                     ns,
                     name,
                     V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH,
-                    new V1Patch(
-                        annotationPatch(vmi.getMetadata().getResourceVersion(), key, value)),
+                    new V1Patch(annotationPatch(vmi.getMetadata().getResourceVersion(), changes)),
                     patchOptions()));
     VirtualMachineInstance updated = r.throwsApiException().getObject();
     ownWrites.wrote(vmi, updated);
     return updated;
   }
 
-  /** {@code {"metadata":{"resourceVersion":rv,"annotations":{key:value}}}}: exactly one field. */
-  static String annotationPatch(String resourceVersion, String key, String value) {
+  /**
+   * {@code {"metadata":{"resourceVersion":rv,"annotations":{key:value,...}}}}: those fields only.
+   */
+  static String annotationPatch(String resourceVersion, Map<String, String> changes) {
     JsonObject annotations = new JsonObject();
-    annotations.addProperty(key, value);
+    changes.forEach(annotations::addProperty);
     JsonObject metadata = new JsonObject();
     if (resourceVersion != null) {
       // A resourceVersion in a patch is a precondition: 409 if the object changed since we read it.

@@ -2,40 +2,20 @@ package dev.capk.vmieviction.eviction;
 
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
-import dev.capk.vmieviction.workload.GuestAccessException;
-import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.models.V1Node;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What this process knows about the cordon marks it puts on guest nodes, so that the uncordon
- * checks of Running VMIs (after a restart: every VMI) cost one node list per guest cluster, and
- * none for a VMI known to have no mark. Only this controller adds marks, and every mark it changes
- * goes through {@link #changing}, so a cached list is never missing a mark; lists expire to notice
- * marks removed by others.
+ * checks of Running VMIs spend no guest request on a VMI known to have no mark, and read the node
+ * of a VMI this process cordoned without the cluster's list of marks (which a guest identity that
+ * may not list nodes cannot have). The marks of a cluster's other nodes come from its node watch
+ * ({@link Guest#markedNodes}).
  */
 final class CordonMarks {
-
-  /** A patch that adds or removes our mark; returns the node as it left it. */
-  interface MarkChange {
-    V1Node run() throws GuestAccessException, ApiException;
-  }
 
   /** VMI UIDs whose guest node is known to carry no mark of ours: no guest call needed. */
   private final Cache<String, Boolean> unmarked =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(6, TimeUnit.HOURS).build();
-
-  /** Per guest cluster, the nodes carrying our mark, read with one list. */
-  private final Cache<String, MarkedNodes> markedByCluster =
-      CacheBuilder.newBuilder().maximumSize(10_000).expireAfterWrite(30, TimeUnit.SECONDS).build();
-
-  /**
-   * Per guest cluster, how often our marks there changed: a list that raced a change is not kept.
-   */
-  private final Map<String, AtomicLong> changes = new ConcurrentHashMap<>();
 
   /**
    * Guest nodes (by cluster and VMI name) this process cordoned with its mark: their VMI's uncordon
@@ -72,35 +52,5 @@ final class CordonMarks {
   /** This VMI's node is about to be cordoned: its uncordon check must look again. */
   void mayBeMarked(String vmiUid) {
     unmarked.invalidate(vmiUid);
-  }
-
-  /** The nodes of the guest cluster that carry our mark, from the shared list. */
-  MarkedNodes markedNodes(Guest guest) throws GuestAccessException, ApiException {
-    MarkedNodes known = markedByCluster.getIfPresent(guest.cluster());
-    if (known == null) {
-      AtomicLong counter = changes.computeIfAbsent(guest.cluster(), c -> new AtomicLong());
-      long before = counter.get();
-      known = guest.markedNodes();
-      if (counter.get() == before) {
-        markedByCluster.put(guest.cluster(), known);
-      }
-    }
-    return known;
-  }
-
-  /**
-   * Runs a patch that adds or removes our mark; lists of the cluster's marks taken meanwhile are
-   * not kept.
-   */
-  V1Node changing(Guest guest, MarkChange change) throws GuestAccessException, ApiException {
-    AtomicLong counter = changes.computeIfAbsent(guest.cluster(), c -> new AtomicLong());
-    counter.incrementAndGet();
-    markedByCluster.invalidate(guest.cluster());
-    try {
-      return change.run();
-    } finally {
-      counter.incrementAndGet();
-      markedByCluster.invalidate(guest.cluster());
-    }
   }
 }

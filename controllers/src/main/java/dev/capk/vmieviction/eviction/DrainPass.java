@@ -46,30 +46,6 @@ public record DrainPass(
    */
   static final int MAX_NAMED_TEXT = 640;
 
-  /** A step that does not say why each pod is left. */
-  public DrainPass(
-      boolean complete,
-      int evicted,
-      int pending,
-      Map<String, Set<String>> blockingBudgets,
-      List<String> failures,
-      List<String> refusals,
-      String summary,
-      int terminating,
-      Optional<Instant> nextTry) {
-    this(
-        complete,
-        evicted,
-        pending,
-        blockingBudgets,
-        failures,
-        refusals,
-        summary,
-        terminating,
-        nextTry,
-        Map.of());
-  }
-
   /** A step with nothing due later (a finished, refused or only-terminating drain). */
   public DrainPass(
       boolean complete,

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.eviction;
 
+import dev.capk.vmieviction.api.EvacuationPhase;
 import io.kubernetes.client.extended.workqueue.ratelimiter.ItemExponentialFailureRateLimiter;
 import java.time.Clock;
 import java.time.Duration;
@@ -58,6 +59,9 @@ final class EvacuationMemory {
     }
   }
 
+  /** VMI key to the phase its evacuation is in, for the by-phase gauge. */
+  private final Map<String, EvacuationPhase> phases = new ConcurrentHashMap<>();
+
   /** VMI key to the window of its evacuation, for the deadline-used gauge. */
   private final Map<String, Window> windows = new ConcurrentHashMap<>();
 
@@ -76,6 +80,7 @@ final class EvacuationMemory {
     this.failures =
         new ItemExponentialFailureRateLimiter<>(Duration.ofSeconds(1), maxFailureBackoff);
     metrics.deadlineUsedFrom(this, () -> maxDeadlineUsed(clock.instant()));
+    metrics.phasesFrom(this, phases::values);
   }
 
   /** The next delay after one more failure of this VMI's step (exponential, bounded). */
@@ -125,7 +130,11 @@ final class EvacuationMemory {
     return windows.values().stream().mapToDouble(w -> w.used(now)).max().orElse(0);
   }
 
-  /** What the last drain pass (or hold) left in the way: pods left and why. */
+  /** The VMI's evacuation is in {@code phase}, as recorded on it. */
+  void inPhase(String key, EvacuationPhase phase) {
+    phases.put(key, phase);
+  }
+
   /** When the guest node's drain for this VMI began: {@code now} at its first drain step. */
   Instant drainBegan(String uid, Instant now) {
     return drainsBegan.computeIfAbsent(uid, u -> now);
@@ -168,6 +177,7 @@ final class EvacuationMemory {
       drainsBegan.remove(uid);
     }
     windows.remove(key);
+    phases.remove(key);
     if (inProgress.remove(key) != null) {
       metrics.setInProgress(this, inProgress.size());
     }
@@ -179,6 +189,7 @@ final class EvacuationMemory {
     conflicts.remove(key);
     knownStarts.remove(key);
     windows.remove(key);
+    phases.remove(key);
     String uid = inProgress.remove(key);
     if (uid != null) {
       blockers.remove(uid);

@@ -4,10 +4,12 @@ import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.CONFLICT_RETRY
 import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.DONE;
 import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.MAX_CLOCK_SKEW;
 
+import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
 import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
@@ -18,6 +20,7 @@ import io.kubernetes.client.openapi.models.V1Node;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -127,7 +130,7 @@ final class Evacuator {
     if (migrated.ended()) {
       return migrated.result();
     }
-    vmi = migrated.value();
+    vmi = inPhase(key, migrated.value(), EvacuationPhase.Draining);
     Step<Guest> entered = enterGuest(key, vmi, deadline);
     if (entered.ended()) {
       return entered.result();
@@ -202,9 +205,14 @@ final class Evacuator {
             now);
     Instant start = decision.start();
     if (!(decision instanceof DrainStartDecision.Keep)) {
+      Map<String, String> changes = new LinkedHashMap<>();
+      changes.put(EvictionAnnotations.DRAIN_START_TIME, DrainStartTime.format(start));
+      if (!(decision instanceof DrainStartDecision.Restore)) {
+        // A new evacuation: the common course is the drain, recorded with the start at no cost.
+        changes.put(EvictionAnnotations.EVACUATION_PHASE, EvacuationPhase.Draining.name());
+      }
       try {
-        vmi =
-            vmis.annotate(vmi, EvictionAnnotations.DRAIN_START_TIME, DrainStartTime.format(start));
+        vmi = vmis.annotate(vmi, changes);
       } catch (ApiException e) {
         // A 409 here is usually our own stale cache (the write before this one not seen yet): look
         // again at once. A known start keeps its deadline while the annotation cannot be fixed.
@@ -324,6 +332,7 @@ final class Evacuator {
     }
     switch (contract.step()) {
       case HOLD_PAUSED -> {
+        inPhase(key, vmi, EvacuationPhase.Paused);
         memory.blockedBy(uid, "the Cluster is paused");
         return Step.end(requeue(moved, settings.retryInterval()));
       }
@@ -348,13 +357,11 @@ final class Evacuator {
       Deadline deadline,
       MachineContractCheck.Applied contract) {
     try {
-      TenantAdmissionCheck.Outcome admitted =
-          admission.check(key, vmi, start, deadline, contract.clusterEvacuationLimit());
-      if (admitted instanceof TenantAdmissionCheck.Held held) {
-        memory.blockedBy(vmi.getMetadata().getUid(), "held: " + held.waitsFor());
-        return Step.end(requeue(deadline, held.retry()));
-      }
-      return Step.next(((TenantAdmissionCheck.Admitted) admitted).vmi());
+      return proceedOrWait(
+          key,
+          vmi,
+          deadline,
+          admission.check(key, vmi, start, deadline, contract.clusterEvacuationLimit()));
     } catch (GuestAccessException e) {
       return Step.end(guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true));
     } catch (ApiException e) {
@@ -374,16 +381,45 @@ final class Evacuator {
       Deadline deadline,
       MachineContractCheck.Applied contract) {
     try {
-      LiveMigrationStep.Outcome migrated =
-          migration.step(key, vmi, start, deadline, contract.clusterLiveMigration());
-      if (migrated instanceof LiveMigrationStep.Stop stop) {
-        memory.blockedBy(
-            vmi.getMetadata().getUid(), "live migration under way or waiting for a slot");
-        return Step.end(requeue(deadline, stop.retry()));
-      }
-      return Step.next(((LiveMigrationStep.Proceed) migrated).vmi());
+      return proceedOrWait(
+          key,
+          vmi,
+          deadline,
+          migration.step(key, vmi, start, deadline, contract.clusterLiveMigration()));
     } catch (ApiException e) {
       return Step.end(infraFailure(key, vmi, "the live migration step", e, deadline));
+    }
+  }
+
+  /** A step's outcome: go on with the VMI, or wait in the phase it names (recorded on the VMI). */
+  private Step<VirtualMachineInstance> proceedOrWait(
+      String key, VirtualMachineInstance vmi, Deadline deadline, StepOutcome outcome) {
+    if (outcome instanceof StepOutcome.Wait wait) {
+      inPhase(key, vmi, wait.phase());
+      memory.blockedBy(vmi.getMetadata().getUid(), wait.blocker());
+      return Step.end(requeue(deadline, wait.retry()));
+    }
+    return Step.next(((StepOutcome.Proceed) outcome).vmi());
+  }
+
+  /**
+   * Records the phase the evacuation is in on the VMI, when it changed (one patch per change): what
+   * {@code status} reads. A failed write never holds the evacuation: its next step writes again.
+   *
+   * @return the VMI as the write left it
+   */
+  private VirtualMachineInstance inPhase(
+      String key, VirtualMachineInstance vmi, EvacuationPhase phase) {
+    memory.inPhase(key, phase);
+    if (phase.name().equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_PHASE))) {
+      return vmi;
+    }
+    try {
+      return vmis.annotate(vmi, EvictionAnnotations.EVACUATION_PHASE, phase.name());
+    } catch (ApiException e) {
+      log.debug(
+          "phase not recorded vmi={} phase={} error=\"{}\"", key, phase, ApiStatus.describe(e));
+      return vmi;
     }
   }
 
@@ -418,10 +454,7 @@ final class Evacuator {
   private Step<V1Node> findNode(String key, VirtualMachineInstance vmi, Instant start, Guest guest)
       throws GuestAccessException, ApiException {
     String vmiName = vmi.getMetadata().getName();
-    Optional<V1Node> found = guest.recentNode(key);
-    if (found.isEmpty()) {
-      found = guest.findNode(vmiName);
-    }
+    Optional<V1Node> found = guest.findNode(vmiName);
     if (found.isPresent()) {
       return Step.next(found.get());
     }
@@ -451,7 +484,6 @@ final class Evacuator {
         unschedulable
             ? read
             : cordon(guest, read, vmi.getMetadata().getUid(), vmi.getMetadata().getName());
-    guest.nodeSeen(key, node);
     if (!unschedulable) {
       log.info("guest node cordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
       events.normal(
@@ -645,7 +677,7 @@ final class Evacuator {
       throws GuestAccessException, ApiException {
     V1Node cordoned;
     try {
-      cordoned = marks.changing(guest, () -> guest.cordonAndMark(read, uid));
+      cordoned = guest.cordonAndMark(read, uid);
     } catch (GuestAccessException e) {
       if (e.reason() == GuestAccessException.Reason.GuestAPIRefused) {
         // The tenant's admins look at their node: the refusal is told there too.
@@ -770,11 +802,18 @@ final class Evacuator {
       return Optional.of(infraFailure(key, vmi, "recording the live migration's end", e, null));
     }
     Map<String, String> annotations = vmi.getMetadata().getAnnotations();
-    if (annotations == null || !annotations.containsKey(EvictionAnnotations.DRAIN_START_TIME)) {
+    Map<String, String> clear = new LinkedHashMap<>();
+    for (String k :
+        List.of(EvictionAnnotations.DRAIN_START_TIME, EvictionAnnotations.EVACUATION_PHASE)) {
+      if (annotations != null && annotations.containsKey(k)) {
+        clear.put(k, null);
+      }
+    }
+    if (clear.isEmpty()) {
       return Optional.empty();
     }
     try {
-      vmis.annotate(vmi, EvictionAnnotations.DRAIN_START_TIME, null);
+      vmis.annotate(vmi, clear);
       log.info("evacuation called off, drain start cleared vmi={}", key);
       return Optional.empty();
     } catch (ApiException e) {

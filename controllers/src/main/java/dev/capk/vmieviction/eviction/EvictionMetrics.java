@@ -1,10 +1,12 @@
 package dev.capk.vmieviction.eviction;
 
+import dev.capk.vmieviction.api.EvacuationPhase;
 import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.Counter;
 import io.prometheus.client.Gauge;
 import io.prometheus.client.Histogram;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.DoubleSupplier;
 
 /** The controller's Prometheus metrics. One instance per registry. */
@@ -76,6 +78,11 @@ public final class EvictionMetrics {
   private final java.util.Map<Object, DoubleSupplier> deadlineUsedBy =
       new java.util.concurrent.ConcurrentHashMap<>();
 
+  /** Per source, the phase of each of its evacuations, as the by-phase gauge reads them. */
+  private final java.util.Map<
+          Object, java.util.function.Supplier<java.util.Collection<EvacuationPhase>>>
+      phasesBy = new java.util.concurrent.ConcurrentHashMap<>();
+
   public EvictionMetrics(CollectorRegistry registry) {
     inProgress =
         Gauge.build("vmi_eviction_evacuations_in_progress", "VMIs being evacuated right now.")
@@ -137,8 +144,15 @@ public final class EvictionMetrics {
                 "vmi_eviction_reconcile_duration_max_seconds",
                 "The longest VMI reconcile since the controller started.")
             .register(registry);
-    // Read at scrape time: the alert on evacuations nearing their deadline needs the share gone
-    // now, not at the last reconcile.
+    registerDeadlineUsedGauge(registry);
+    registerPhaseGauge(registry);
+  }
+
+  /**
+   * Read at scrape time: the alert on evacuations nearing their deadline needs the share gone now,
+   * not at the last reconcile.
+   */
+  private void registerDeadlineUsedGauge(CollectorRegistry registry) {
     Gauge.build(
             "vmi_eviction_evacuation_deadline_used_ratio",
             "Of the evacuations in progress, the largest share of the time from drain start to"
@@ -157,6 +171,41 @@ public final class EvictionMetrics {
         .register(registry);
   }
 
+  /** The evacuations in each phase the controller records, summed over sources at scrape time. */
+  private void registerPhaseGauge(CollectorRegistry registry) {
+    Gauge byPhase =
+        Gauge.build(
+                "vmi_eviction_evacuations_by_phase",
+                "Evacuations in progress by the phase the controller recorded on their VMI (Held,"
+                    + " Paused, Migrating, Draining).")
+            .labelNames("phase")
+            .register(registry);
+    for (EvacuationPhase phase :
+        List.of(
+            EvacuationPhase.Held,
+            EvacuationPhase.Paused,
+            EvacuationPhase.Migrating,
+            EvacuationPhase.Draining)) {
+      byPhase.setChild(
+          new Gauge.Child() {
+            @Override
+            public double get() {
+              return phasesBy.values().stream()
+                  .flatMap(p -> p.get().stream())
+                  .filter(phase::equals)
+                  .count();
+            }
+          },
+          phase.name());
+    }
+  }
+
+  /** Where the by-phase gauge reads the phases of {@code source}'s evacuations. */
+  void phasesFrom(
+      Object source, java.util.function.Supplier<java.util.Collection<EvacuationPhase>> phases) {
+    phasesBy.put(source, phases);
+  }
+
   /** Where the deadline-used gauge reads the value of {@code source} (the largest counts). */
   void deadlineUsedFrom(Object source, DoubleSupplier value) {
     deadlineUsedBy.put(source, value);
@@ -165,6 +214,7 @@ public final class EvictionMetrics {
   /** {@code source}'s evacuations no longer count (its pipeline stopped). */
   void forget(Object source) {
     deadlineUsedBy.remove(source);
+    phasesBy.remove(source);
     inProgressBy.remove(source);
     inProgress.set(inProgressBy.values().stream().mapToInt(Integer::intValue).sum());
   }

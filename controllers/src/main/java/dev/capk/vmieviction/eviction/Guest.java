@@ -37,22 +37,14 @@ public interface Guest {
 
   /**
    * The guest Node running in the VMI: named like the VMI, else with providerID {@code
-   * kubevirt://<vmi>}.
+   * kubevirt://<vmi>}; from the cluster's node watch while it reaches the server, else read.
    */
   Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException;
 
   /**
-   * The guest node of the VMI's drain under way, as an earlier step of it saw (or cordoned) it, if
-   * that was recent: a step woken because pods left needs no read of the node. Empty: read it.
+   * The nodes that carry our cordon mark now, from the cluster's node watch (started by one list if
+   * none runs; a list of its own while the watch does not reach the server).
    */
-  default Optional<V1Node> recentNode(String vmiKey) {
-    return Optional.empty();
-  }
-
-  /** The guest node of the VMI's drain as this step saw or left it, for its next steps. */
-  default void nodeSeen(String vmiKey, V1Node node) {}
-
-  /** The nodes that carry our cordon mark now (one list of the cluster's nodes). */
   MarkedNodes markedNodes() throws GuestAccessException, ApiException;
 
   /**

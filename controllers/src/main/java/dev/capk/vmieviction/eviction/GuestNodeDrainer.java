@@ -45,21 +45,13 @@ import java.util.stream.Collectors;
  */
 public final class GuestNodeDrainer implements Guest {
 
-  /** kubectl drain flags the controller uses (CAPK's choice) and the unreachable-node rule. */
-  public record Settings(int maxConcurrentEvictions, Duration skipWaitWhenUnreachable) {
-    public static Settings defaults() {
-      return new Settings(DrainOptions.DEFAULT_MAX_CONCURRENT_EVICTIONS, Duration.ofMinutes(5));
-    }
-  }
+  /**
+   * On a node gone unreachable, pods deleted longer ago than this are not waited for (kubectl's
+   * {@code --skip-wait-for-delete-timeout}, as CAPK sets it).
+   */
+  static final Duration SKIP_WAIT_WHEN_UNREACHABLE = Duration.ofMinutes(5);
 
   static final String EVENT_SOURCE = "capk-vmi-eviction-controller";
-
-  /**
-   * How long a drain's steps go by the guest node an earlier step saw: a drain's steps come as its
-   * pods leave, often several a second, and each read would say the same; a node uncordoned or gone
-   * unreachable meanwhile is seen within this.
-   */
-  static final Duration NODE_REREAD = Duration.ofSeconds(30);
 
   /** What an evacuation did to the node: written at every occurrence, never capped. */
   static final Set<String> NODE_OUTCOMES =
@@ -67,23 +59,20 @@ public final class GuestNodeDrainer implements Guest {
 
   private final GuestClient client;
   private final CoreV1Api core;
-  private final Settings settings;
   private final EventSeriesRecorder nodeEvents;
-  private final NodeDrains drains;
+  private final GuestClusters drains;
 
   /**
    * {@code nodeEventSeries}, {@code nodeEventWriters} and {@code drains} outlive this drainer:
    * shared by every guest cluster's evacuations.
    */
-  public GuestNodeDrainer(
+  GuestNodeDrainer(
       GuestClient client,
-      Settings settings,
       EventSeriesBook nodeEventSeries,
       EventWriters nodeEventWriters,
-      NodeDrains drains) {
+      GuestClusters drains) {
     this.client = client;
     this.core = client.core();
-    this.settings = settings;
     this.drains = drains;
     this.nodeEvents = nodeEvents(nodeEventSeries, nodeEventWriters);
   }
@@ -160,16 +149,6 @@ public final class GuestNodeDrainer implements Guest {
         client.cluster().toString(),
         client.bound(NODE_LIST_WAIT),
         this::listNodes);
-  }
-
-  @Override
-  public Optional<V1Node> recentNode(String vmiKey) {
-    return drains.recentNode(vmiKey, client.apiClient(), NODE_REREAD);
-  }
-
-  @Override
-  public void nodeSeen(String vmiKey, V1Node node) {
-    drains.nodeSeen(vmiKey, client.apiClient(), node);
   }
 
   @Override
@@ -313,9 +292,8 @@ public final class GuestNodeDrainer implements Guest {
         .gracePeriodSeconds(-1)
         .timeout(requestTimeout)
         // An unreachable kubelet never confirms deletions: do not wait for pods deleted long ago.
-        .skipWaitForDeleteTimeout(
-            nodeUnreachable ? settings.skipWaitWhenUnreachable() : Duration.ZERO)
-        .maxConcurrentEvictions(settings.maxConcurrentEvictions())
+        .skipWaitForDeleteTimeout(nodeUnreachable ? SKIP_WAIT_WHEN_UNREACHABLE : Duration.ZERO)
+        .maxConcurrentEvictions(DrainOptions.DEFAULT_MAX_CONCURRENT_EVICTIONS)
         .build();
   }
 

@@ -100,8 +100,7 @@ final class GuestNodeUncordoner {
     String vmiName = vmi.getMetadata().getName();
     // A node this process cordoned is read at once; others only if the cluster's list of our
     // marks (one list for all its VMIs, e.g. after a restart) may hold it.
-    if (!marks.knownCordonedHere(guest, vmiName)
-        && !marks.markedNodes(guest).mayHoldNodeOf(vmiName)) {
+    if (!marks.knownCordonedHere(guest, vmiName) && !guest.markedNodes().mayHoldNodeOf(vmiName)) {
       return noMark(key, uid);
     }
     Optional<V1Node> found = guest.findNode(vmiName);
@@ -117,7 +116,7 @@ final class GuestNodeUncordoner {
         return noMark(key, uid);
       }
       case REMOVE_MARK -> {
-        marks.changing(guest, () -> guest.removeMark(node));
+        guest.removeMark(node);
         marks.notCordonedHere(guest, vmiName);
         log.info(
             "guest node already schedulable, mark removed vmi={} cluster={} node={}",
@@ -146,7 +145,7 @@ final class GuestNodeUncordoner {
   private void uncordon(String key, VirtualMachineInstance vmi, Guest guest, V1Node node)
       throws GuestAccessException, ApiException {
     String nodeName = node.getMetadata().getName();
-    marks.changing(guest, () -> guest.uncordonAndUnmark(node));
+    guest.uncordonAndUnmark(node);
     marks.notCordonedHere(guest, vmi.getMetadata().getName());
     log.info("guest node uncordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
     events.normal(

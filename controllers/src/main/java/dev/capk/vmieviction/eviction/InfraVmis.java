@@ -2,7 +2,9 @@ package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import io.kubernetes.client.openapi.ApiException;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /** The reconciler's view of VMIs in the infra cluster: reads from the cache, writes narrowly. */
@@ -18,14 +20,20 @@ public interface InfraVmis {
   List<VirtualMachineInstance> ofCluster(String namespace, String cluster);
 
   /**
-   * Sets (or, with a null value, removes) one annotation with a JSON merge patch guarded by the
+   * Sets (or, with a null value, removes) annotations in one JSON merge patch guarded by the
    * object's resourceVersion, so a stale cache can never overwrite a newer value.
    *
    * @return the VMI as the server has it after the patch
    * @throws ApiException 409 when the object changed since it was read, 404 when it is gone
    */
-  VirtualMachineInstance annotate(VirtualMachineInstance vmi, String key, String value)
+  VirtualMachineInstance annotate(VirtualMachineInstance vmi, Map<String, String> changes)
       throws ApiException;
+
+  /** As {@link #annotate(VirtualMachineInstance, Map)}, for one annotation. */
+  default VirtualMachineInstance annotate(VirtualMachineInstance vmi, String key, String value)
+      throws ApiException {
+    return annotate(vmi, Collections.singletonMap(key, value));
+  }
 
   /** What a delete came to. */
   enum DeleteOutcome {

@@ -3,6 +3,7 @@ package dev.capk.vmieviction.eviction;
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import com.google.common.hash.Hashing;
+import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
@@ -38,14 +39,11 @@ final class LiveMigrationStep {
 
   private static final Logger log = LoggerFactory.getLogger(LiveMigrationStep.class);
 
-  /** What the step came to. */
-  sealed interface Outcome permits Proceed, Stop {}
-
-  /** Go on to the guest drain with {@code vmi} as it is now. */
-  record Proceed(VirtualMachineInstance vmi) implements Outcome {}
-
   /** The step is over for now: look again after {@code retry} (capped at the deadline). */
-  record Stop(Duration retry) implements Outcome {}
+  private static StepOutcome stop(Duration retry) {
+    return new StepOutcome.Wait(
+        EvacuationPhase.Migrating, "live migration under way or waiting for a slot", retry);
+  }
 
   private final InfraVmis vmis;
   private final LiveMigrations migrations;
@@ -106,7 +104,7 @@ final class LiveMigrationStep {
    * @param clusterPolicy the Cluster's live-migration annotation, raw
    * @throws ApiException when the infra API could not be read or written: retry
    */
-  Outcome step(
+  StepOutcome step(
       String key,
       VirtualMachineInstance vmi,
       Instant start,
@@ -121,7 +119,7 @@ final class LiveMigrationStep {
         MigrationAttempt.parse(
             Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT), startText);
     if (attempt.isEmpty() && (fellBack || policy == LiveMigrationPolicy.NEVER)) {
-      return new Proceed(vmi); // the cheap path: no request
+      return new StepOutcome.Proceed(vmi); // the cheap path: no request
     }
     String ns = vmi.getMetadata().getNamespace();
     int number = attempt.map(MigrationAttempt::number).orElse(0);
@@ -133,7 +131,7 @@ final class LiveMigrationStep {
       if (currentOf(ours, ns, current).filter(m -> !m.finished()).isPresent()) {
         migrations.delete(ns, current);
       }
-      return new Proceed(vmi);
+      return new StepOutcome.Proceed(vmi);
     }
     Readout<MigrationLimits> limits = kubevirt.migrationLimits();
     Migrating m =
@@ -151,13 +149,13 @@ final class LiveMigrationStep {
   }
 
   /** Carries out what {@link MigrationDecision} decided. */
-  private Outcome act(
+  private StepOutcome act(
       Migrating m, MigrationDecision.Step next, Readout<MigrationLimits> limits, Deadline deadline)
       throws ApiException {
     Duration untilCutoff = Duration.between(clock.instant(), m.cutoff());
     Duration look = min(settings.retryInterval(), untilCutoff);
     if (next instanceof MigrationDecision.Drain) {
-      return new Proceed(m.vmi());
+      return new StepOutcome.Proceed(m.vmi());
     }
     if (limits instanceof Readout.Unreadable<MigrationLimits> u && needsLimits(next)) {
       return limitsUnreadable(m.key(), m.vmi(), m.startText(), u.what(), m.cutoff(), look);
@@ -165,10 +163,10 @@ final class LiveMigrationStep {
     if (next instanceof MigrationDecision.Succeeded) {
       // KubeVirt clears evacuationNodeName next (virt-handler's migration ACK): the VMI then
       // leaves this step through callOff, which tells MigrationSucceeded.
-      return new Stop(settings.retryInterval());
+      return stop(settings.retryInterval());
     }
     if (next instanceof MigrationDecision.Follow) {
-      return new Stop(look);
+      return stop(look);
     }
     if (next instanceof MigrationDecision.WaitForSlot w) {
       return waitForSlot(m.key(), w, look);
@@ -183,7 +181,7 @@ final class LiveMigrationStep {
   }
 
   /** Starts the next attempt, unless another worker took the free slot meanwhile. */
-  private Stop start(Migrating m, Duration look) throws ApiException {
+  private StepOutcome start(Migrating m, Duration look) throws ApiException {
     synchronized (startLock) {
       // Counted again under the lock, from a fresh list (a consistent read, which sees the
       // creates of the workers before this one): workers starting at once must not all take
@@ -193,7 +191,7 @@ final class LiveMigrationStep {
         return waitForSlot(m.key(), w, look);
       }
       if (!(again instanceof MigrationDecision.Start s)) {
-        return new Stop(Duration.ofMillis(100)); // the facts moved: decide afresh
+        return stop(Duration.ofMillis(100)); // the facts moved: decide afresh
       }
       waitingForSlot.remove(m.key());
       // Recorded before the create: a restart finds the attempt and follows its migration.
@@ -205,7 +203,7 @@ final class LiveMigrationStep {
               MigrationAttempt.format(m.startText(), s.number(), now));
       String name = name(m.vmi(), m.startText(), s.number());
       if (!migrations.create(migration(m.vmi(), name, m.infraNode()))) {
-        return new Stop(look); // created before (a restart, a replica): told then
+        return stop(look); // created before (a restart, a replica): told then
       }
       log.info(
           "live migration started vmi={} migration={} attempt={} infraNode={}",
@@ -226,11 +224,11 @@ final class LiveMigrationStep {
               + settings.migrationAttempts()
               + "); the guest drain follows if it is not done by "
               + DrainStartTime.format(m.cutoff()));
-      return new Stop(look);
+      return stop(look);
     }
   }
 
-  private Proceed fallBack(Migrating m, MigrationDecision.FallBack b, Deadline deadline)
+  private StepOutcome fallBack(Migrating m, MigrationDecision.FallBack b, Deadline deadline)
       throws ApiException {
     if (b.failedAttempt()) {
       failed(m.key(), m.vmi(), m.number(), "falling back to the drain");
@@ -253,7 +251,7 @@ final class LiveMigrationStep {
             + (b.cancel() ? "; migration " + m.current() + " cancelled" : "")
             + ". Draining the guest node, then deleting the VMI; deadline "
             + DrainStartTime.format(deadline.at()));
-    return new Proceed(recorded);
+    return new StepOutcome.Proceed(recorded);
   }
 
   /**
@@ -360,7 +358,7 @@ final class LiveMigrationStep {
    * may allow more than the cluster runs at once); the step looks again, and at the cutoff the
    * guest drain follows, which needs no limits.
    */
-  private Stop limitsUnreadable(
+  private StepOutcome limitsUnreadable(
       String key,
       VirtualMachineInstance vmi,
       String startText,
@@ -380,7 +378,7 @@ final class LiveMigrationStep {
             + "): no live migration is started until they are; the guest drain follows at "
             + DrainStartTime.format(cutoff)
             + " if they stay unreadable");
-    return new Stop(look);
+    return stop(look);
   }
 
   private static Optional<VirtualMachineInstanceMigration> currentOf(
@@ -392,11 +390,11 @@ final class LiveMigrationStep {
   }
 
   /** Waits its turn: woken when one of our migrations ends, else looks again after {@code look}. */
-  private Stop waitForSlot(String key, MigrationDecision.WaitForSlot w, Duration look) {
+  private StepOutcome waitForSlot(String key, MigrationDecision.WaitForSlot w, Duration look) {
     if (waitingForSlot.add(key)) {
       log.info("live migration waits for a slot vmi={} waitsFor=\"{}\"", key, w.waitsFor());
     }
-    return new Stop(look);
+    return stop(look);
   }
 
   /** One of our migrations ended (or was cancelled): the VMIs waiting for a slot look again. */

@@ -4,6 +4,7 @@ import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import com.google.common.util.concurrent.Striped;
 import dev.capk.vmieviction.api.CapkLabels;
+import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
@@ -18,6 +19,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -41,15 +43,6 @@ import org.slf4j.LoggerFactory;
 final class TenantAdmissionCheck {
 
   private static final Logger log = LoggerFactory.getLogger(TenantAdmissionCheck.class);
-
-  /** What the step came to. */
-  sealed interface Outcome permits Admitted, Held {}
-
-  /** Go on with the drain; {@code vmi} as it is after the admission was recorded. */
-  record Admitted(VirtualMachineInstance vmi) implements Outcome {}
-
-  /** Held: look again after {@code retry} (never later than the hold's end). */
-  record Held(String waitsFor, Duration retry) implements Outcome {}
 
   private final InfraVmis vmis;
   private final GuestConnector guests;
@@ -112,7 +105,7 @@ final class TenantAdmissionCheck {
    * @throws GuestAccessException when the guest's nodes could not be listed: retry
    * @throws ApiException when the admission could not be recorded: retry
    */
-  Outcome check(
+  StepOutcome check(
       String key,
       VirtualMachineInstance vmi,
       Instant start,
@@ -123,20 +116,20 @@ final class TenantAdmissionCheck {
     String uid = vmi.getMetadata().getUid();
     String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
     if (cluster == null) {
-      return new Admitted(vmi); // no tenant known: the guest connection says so
+      return new StepOutcome.Proceed(vmi); // no tenant known: the guest connection says so
     }
     String ns = vmi.getMetadata().getNamespace();
     String clusterKey = HeldEvacuations.clusterKey(ns, cluster);
     if (startText.equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
         || startText.equals(admittedHere.getIfPresent(uid))) {
       held.admitted(key, clusterKey); // also after a restart: its end wakes the held ones
-      return new Admitted(vmi); // once admitted, always admitted
+      return new StepOutcome.Proceed(vmi); // once admitted, always admitted
     }
     EvacuationLimit limit = limit(key, vmi, clusterLimit);
     Optional<Role> known = knownRole(vmi);
     if (known.isPresent() && known.get() == Role.WORKER && limit.unlimited()) {
       held.admitted(key, clusterKey);
-      return new Admitted(vmi);
+      return new StepOutcome.Proceed(vmi);
     }
     MarkedNodes nodes = null;
     if (known.isEmpty() || known.get() == Role.CONTROL_PLANE) {
@@ -146,7 +139,7 @@ final class TenantAdmissionCheck {
       Guest guest = guests.connect(vmi, Optional.of(deadline.remaining()));
       Optional<Duration> wait = guest.tryEnterStep();
       if (wait.isPresent()) {
-        return new Held("a free slot for requests to the guest cluster", wait.get());
+        return held("a free slot for requests to the guest cluster", wait.get());
       }
       try {
         nodes = guest.markedNodes();
@@ -165,7 +158,7 @@ final class TenantAdmissionCheck {
   }
 
   /** Decides under the Cluster's lock, and carries the decision out. */
-  private Outcome decide(
+  private StepOutcome decide(
       Evacuation e, Instant start, Optional<Role> known, MarkedNodes nodes, EvacuationLimit limit)
       throws ApiException {
     VirtualMachineInstance vmi = e.vmi();
@@ -174,7 +167,7 @@ final class TenantAdmissionCheck {
     learntRoles.put(vmi.getMetadata().getUid(), role);
     if (role == Role.WORKER && limit.unlimited()) {
       held.admitted(e.key(), e.clusterKey());
-      return new Admitted(vmi);
+      return new StepOutcome.Proceed(vmi);
     }
     List<TenantAdmission.Peer> peers =
         vmis.ofCluster(e.ns(), e.cluster()).stream()
@@ -201,11 +194,11 @@ final class TenantAdmissionCheck {
           e.ns(),
           e.cluster(),
           role.phrase());
-      return new Admitted(record(e.key(), e.clusterKey(), vmi, e.startText()));
+      return new StepOutcome.Proceed(record(e.key(), e.clusterKey(), vmi, e.startText()));
     }
     if (decision instanceof TenantAdmission.Override o) {
       overridden(e, role, o);
-      return new Admitted(record(e.key(), e.clusterKey(), vmi, e.startText()));
+      return new StepOutcome.Proceed(record(e.key(), e.clusterKey(), vmi, e.startText()));
     }
     return hold(e, role, (TenantAdmission.Hold) decision, now);
   }
@@ -261,7 +254,7 @@ final class TenantAdmissionCheck {
             + risked);
   }
 
-  private Held hold(Evacuation e, Role role, TenantAdmission.Hold h, Instant now) {
+  private StepOutcome hold(Evacuation e, Role role, TenantAdmission.Hold h, Instant now) {
     String uid = e.vmi().getMetadata().getUid();
     // Looked at again at every retry: told at INFO once per change of what it waits for.
     log.atLevel(waits.level(uid + "/" + e.startText() + "/held", h.waitsFor()))
@@ -289,16 +282,28 @@ final class TenantAdmissionCheck {
     // retry interval, and at deadline minus reserve at the latest.
     held.held(e.key(), e.clusterKey());
     Duration untilEnd = Duration.between(now, h.goAheadAt());
-    return new Held(
+    return held(
         h.waitsFor(),
         untilEnd.compareTo(settings.retryInterval()) < 0 ? untilEnd : settings.retryInterval());
+  }
+
+  /** Held: look again after {@code retry} (never later than the hold's end). */
+  private static StepOutcome held(String waitsFor, Duration retry) {
+    return new StepOutcome.Wait(EvacuationPhase.Held, "held: " + waitsFor, retry);
   }
 
   private VirtualMachineInstance record(
       String key, String clusterKey, VirtualMachineInstance vmi, String startText)
       throws ApiException {
+    // Admitted after a hold: the phase is the drain's again, in the same patch.
     VirtualMachineInstance updated =
-        vmis.annotate(vmi, EvictionAnnotations.EVACUATION_ADMITTED, startText);
+        vmis.annotate(
+            vmi,
+            Map.of(
+                EvictionAnnotations.EVACUATION_ADMITTED,
+                startText,
+                EvictionAnnotations.EVACUATION_PHASE,
+                EvacuationPhase.Draining.name()));
     admittedHere.put(vmi.getMetadata().getUid(), startText);
     held.admitted(key, clusterKey);
     return updated;

@@ -1,8 +1,14 @@
 /**
  * The VMI eviction controller: {@link dev.capk.vmieviction.eviction.VmiEvictionReconciler} picks
- * the step for a VMI, {@link dev.capk.vmieviction.eviction.Evacuator} and {@link
- * dev.capk.vmieviction.eviction.GuestNodeUncordoner} carry it out, and the pure decisions beside
- * them ({@code Eligibility}, {@code DrainStartDecision}, {@code EvacuationDeadline}, {@code
+ * the step for a VMI, {@link dev.capk.vmieviction.eviction.Evacuator} carries an evacuation through
+ * its steps (start and deadline, Cluster API contract, tenant admission, live migration, cordon,
+ * drain step, delete), each step answering a {@code StepOutcome} or ending the reconcile, and
+ * records the evacuation's phase on the VMI; {@link
+ * dev.capk.vmieviction.eviction.GuestNodeUncordoner} uncordons afterwards. {@link
+ * dev.capk.vmieviction.eviction.GuestClusters} is the guest side: it connects a VMI to its guest
+ * cluster and keeps each cluster's node and budget watches and each drain's pod watch. The pure
+ * decisions beside them ({@code Eligibility}, {@code DrainStartDecision}, {@code
+ * EvacuationDeadline}, {@code TenantAdmission}, {@code MigrationDecision}, {@code
  * UncordonDecision}, {@code GuestNodeMatch}) are tested as tables. May import {@code api}, {@code
  * drain}, {@code events}, {@code kube}, {@code logging}, {@code time} and {@code workload}; never
  * {@code manager} or {@code maintenance}.

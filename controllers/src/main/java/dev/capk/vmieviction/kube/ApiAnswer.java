@@ -65,9 +65,4 @@ public enum ApiAnswer {
   private static boolean patchNotApplied(ApiStatus status) {
     return status.causes().isEmpty() && PATCH_NOT_APPLIED_MESSAGE.equals(status.message());
   }
-
-  /** True for the answers worth another attempt at once (after reading the object again). */
-  public boolean race() {
-    return this == CONFLICT;
-  }
 }

@@ -1,22 +1,29 @@
 package dev.capk.vmieviction.kube;
 
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
 import io.kubernetes.client.openapi.ApiException;
-import java.util.ArrayList;
+import io.kubernetes.client.openapi.models.V1Status;
+import io.kubernetes.client.openapi.models.V1StatusCause;
+import java.net.URI;
 import java.util.List;
+import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
- * The metav1.Status an API error carries (reason, message, causes), read leniently: error bodies
- * are parsed by hand, since the generated models reject fields they do not know.
+ * The metav1.Status an API error carries (reason, message, causes), read with {@link LenientJson}:
+ * the client's own strict reading rejects fields its model does not know.
  */
 public record ApiStatus(int code, String reason, String message, List<Cause> causes) {
-  public record Cause(String reason, String message, String field) {}
+  public record Cause(String reason, String message, String field) {
+    public Cause {
+      reason = Objects.toString(reason, "");
+      message = Objects.toString(message, "");
+      field = Objects.toString(field, "");
+    }
+  }
 
   public ApiStatus {
-    reason = reason == null ? "" : reason;
-    message = message == null ? "" : message;
+    reason = Objects.toString(reason, "");
+    message = Objects.toString(message, "");
     causes = List.copyOf(causes);
   }
 
@@ -25,46 +32,32 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
   }
 
   public static ApiStatus parse(int code, String body) {
-    String reason = "";
-    String message = "";
-    List<Cause> causes = new ArrayList<>();
-    if (body != null && !body.isBlank()) {
-      try {
-        JsonElement root = JsonParser.parseString(body);
-        if (root.isJsonObject()) {
-          JsonObject o = root.getAsJsonObject();
-          reason = string(o, "reason");
-          message = string(o, "message");
-          JsonElement details = o.get("details");
-          if (details != null && details.isJsonObject()) {
-            JsonElement cs = details.getAsJsonObject().get("causes");
-            if (cs != null && cs.isJsonArray()) {
-              for (JsonElement c : cs.getAsJsonArray()) {
-                if (c.isJsonObject()) {
-                  JsonObject co = c.getAsJsonObject();
-                  causes.add(
-                      new Cause(string(co, "reason"), string(co, "message"), string(co, "field")));
-                }
-              }
-            }
-          }
-        }
-      } catch (RuntimeException notJson) {
-        // A proxy's HTML page or plain text: keep it, shortened, as the message.
-        message =
-            body.strip().length() > 200 ? body.strip().substring(0, 200) + "..." : body.strip();
-      }
+    V1Status s;
+    try {
+      s = body == null ? null : LenientJson.GSON.fromJson(body, V1Status.class);
+    } catch (RuntimeException notJson) {
+      // A proxy's HTML page or plain text: keep it, shortened, as the message.
+      String text = body.strip();
+      return new ApiStatus(
+          code, "", text.length() > 200 ? text.substring(0, 200) + "..." : text, List.of());
     }
-    return new ApiStatus(code, reason, message, causes);
+    if (s == null) {
+      return new ApiStatus(code, "", "", List.of());
+    }
+    List<V1StatusCause> causes = s.getDetails() == null ? null : s.getDetails().getCauses();
+    return new ApiStatus(
+        code,
+        s.getReason(),
+        s.getMessage(),
+        causes == null
+            ? List.of()
+            : causes.stream()
+                .map(c -> new Cause(c.getReason(), c.getMessage(), c.getField()))
+                .toList());
   }
 
   public boolean hasCause(String causeReason) {
     return causes.stream().anyMatch(c -> causeReason.equals(c.reason()));
-  }
-
-  private static String string(JsonObject o, String key) {
-    JsonElement e = o.get(key);
-    return e != null && e.isJsonPrimitive() ? e.getAsString() : "";
   }
 
   /**
@@ -118,9 +111,9 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
   }
 
   /** {@code host:port} of an API server URL (the scheme's port when it names none). */
-  public static String endpoint(String serverUrl) {
+  private static String endpoint(String serverUrl) {
     try {
-      java.net.URI uri = java.net.URI.create(serverUrl);
+      URI uri = URI.create(serverUrl);
       if (uri.getHost() == null) {
         return "a server URL without a host";
       }
@@ -139,8 +132,7 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
    * not trust may echo what it was sent, and no policy name, field or reason is that long without a
    * break.
    */
-  private static final java.util.regex.Pattern CREDENTIAL_LIKE =
-      java.util.regex.Pattern.compile("[A-Za-z0-9+/=_.~-]{40,}");
+  private static final Pattern CREDENTIAL_LIKE = Pattern.compile("[A-Za-z0-9+/=_.~-]{40,}");
 
   /**
    * One line naming a refusal for an event or a log: the HTTP status, the Status reason and the

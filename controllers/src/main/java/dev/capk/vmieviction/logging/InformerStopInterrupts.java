@@ -13,7 +13,7 @@ import org.slf4j.Marker;
  * interrupted}, {@code processor interrupted}). An interrupt reaches those threads only when the
  * informer is stopped (at shutdown, or when an infra cluster's pipeline is replaced), so this hides
  * nothing that went wrong; every other line of the client, and every line of ours, passes.
- * Registered in {@code logback.xml}.
+ * Registered by {@link LogbackConfigurator}.
  */
 public final class InformerStopInterrupts extends TurboFilter {
   private static final String INFORMER_PACKAGE = "io.kubernetes.client.informer.cache.";

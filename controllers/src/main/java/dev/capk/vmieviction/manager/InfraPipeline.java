@@ -1,17 +1,14 @@
 package dev.capk.vmieviction.manager;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.ApiInfraVmis;
 import dev.capk.vmieviction.eviction.ApiLiveMigrations;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
-import dev.capk.vmieviction.eviction.ClusterGuestConnector;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
-import dev.capk.vmieviction.eviction.GuestNodeDrainer;
+import dev.capk.vmieviction.eviction.GuestClusters;
 import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
-import dev.capk.vmieviction.eviction.NodeDrains;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
@@ -62,7 +59,7 @@ final class InfraPipeline implements ManagedController {
   private final TenantMapping tenants;
   private final VmiInformers informers;
   private final TwoLaneWorkQueue<Request> queue;
-  private final NodeDrains drains;
+  private final GuestClusters guests;
   private final VmiEvictionReconciler reconciler;
   private final Controller workers;
 
@@ -97,10 +94,12 @@ final class InfraPipeline implements ManagedController {
     // Two lanes: a VMI whose guest node's pods left goes ahead of retries of blocked drains.
     this.queue = new TwoLaneWorkQueue<>("vmi-workqueue" + suffix);
     // Pods leaving a guest node being drained wake that VMI's next step at once.
-    this.drains =
-        new NodeDrains(
+    this.guests =
+        new GuestClusters(
+            shared.guestClients(),
+            tenants,
+            shared.guestEventWriters(),
             key -> queue.addFirst(request(key)),
-            DrainOptions.DEFAULT_EVICTION_RETRY_INTERVAL,
             options.drainRetryInterval);
     this.reconciler =
         new VmiEvictionReconciler(
@@ -112,12 +111,7 @@ final class InfraPipeline implements ManagedController {
                 InfraConnection.kubevirtApi(connection.requestClient),
                 Duration.ofMinutes(1),
                 Clock.systemUTC()),
-            new ClusterGuestConnector(
-                shared.guestClients(),
-                tenants,
-                GuestNodeDrainer.Settings.defaults(),
-                shared.guestEventWriters(),
-                drains),
+            guests,
             new ApiManagementObjects(
                 shared.home().requestClient,
                 options.clusterApiVersion,
@@ -220,10 +214,10 @@ final class InfraPipeline implements ManagedController {
     return queue.length();
   }
 
-  /** After the workers and informers stopped: the drains' watches, and the shared gauges. */
+  /** After the workers and informers stopped: the guests' watches, and the shared gauges. */
   @Override
   public void close() {
-    drains.close();
+    guests.close();
     reconciler.stopped();
   }
 

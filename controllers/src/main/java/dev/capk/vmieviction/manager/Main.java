@@ -1,6 +1,6 @@
 package dev.capk.vmieviction.manager;
 
-import dev.capk.vmieviction.logging.CliLogbackConfigurator;
+import dev.capk.vmieviction.logging.LogbackConfigurator;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.Set;
@@ -23,9 +23,8 @@ public final class Main {
 
   public static void main(String[] args) {
     if (args.length > 0 && (NODE_COMMANDS.contains(args[0]) || "status".equals(args[0]))) {
-      // Before any logger exists: logback configured in code, not from logback.xml (start-up),
-      // and the command's -v sets this process's log levels (CliLogging).
-      System.setProperty(CliLogbackConfigurator.PROPERTY, "cli");
+      // Before any logger exists: the command's -v then sets this process's log levels.
+      System.setProperty(LogbackConfigurator.PROPERTY, "cli");
     }
     System.exit(run(args));
   }

@@ -93,6 +93,7 @@ public final class VmiInformers {
           EvictionAnnotations.DRAIN_START_TIME,
           EvictionAnnotations.CAPK_DELETION_GRACE_TIME,
           EvictionAnnotations.EVACUATION_ADMITTED,
+          EvictionAnnotations.EVACUATION_PHASE,
           EvictionAnnotations.MIGRATION_ATTEMPT,
           EvictionAnnotations.MIGRATION_FALLBACK);
 

@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,14 +44,17 @@ public final class ControllerRuntime implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(ControllerRuntime.class);
 
+  /** How often a wait for the caches looks whether they have synced. */
+  private static final Duration SYNC_CHECK = Duration.ofMillis(20);
+
   private final List<ManagedController> controllers;
   private final LeaderElector elector;
   private final Duration shutdownGrace;
+  private final Runnable afterFirstSync;
   private final CountDownLatch stopped = new CountDownLatch(1);
   private final AtomicBoolean closing = new AtomicBoolean();
   private volatile boolean leaseLost;
   private Controller root;
-  private final Runnable afterFirstSync;
 
   /**
    * @param elector gates the workers of every controller; null runs them at once
@@ -62,38 +66,36 @@ public final class ControllerRuntime implements AutoCloseable {
   }
 
   /**
-   * Full collections enough for the serial collector to give back all the heap its free ratio
-   * allows: it damps shrinking over successive full collections (0%, 10%, 40%, then 100% of the
-   * excess, the JVM's ShrinkHeapInSteps), so that one collection alone gave back little of the
-   * first lists' garbage. Turning the damping off for the whole process instead made start-up
-   * slower: the heap then shrank after each of the collections it grows through.
-   */
-  static void giveHeapBack() {
-    for (int i = 0; i < 4; i++) {
-      System.gc();
-    }
-  }
-
-  /**
    * @param afterFirstSync runs once, on a thread of its own, when every cache has first synced
-   *     (leading or not): by default full collections ({@link #giveHeapBack()}). The first lists
-   *     decode every object in full before the informers trim it, and by the time the caches sync
-   *     that garbage has reached the old generation; collecting it lets the JVM give the memory
-   *     back (the Deployment's -XX:MaxHeapFreeRatio) instead of keeping it committed for the life
-   *     of the process.
+   *     (leading or not); by default {@link #giveHeapBack()}
    */
   public ControllerRuntime(
       List<ManagedController> controllers,
       LeaderElector elector,
       Duration shutdownGrace,
       Runnable afterFirstSync) {
-    this.afterFirstSync = afterFirstSync;
     if (controllers.isEmpty()) {
       throw new IllegalArgumentException("no controllers to run");
     }
     this.controllers = List.copyOf(controllers);
     this.elector = elector;
     this.shutdownGrace = shutdownGrace;
+    this.afterFirstSync = afterFirstSync;
+  }
+
+  /**
+   * The first lists decode every object in full before the informers trim it, and by the time the
+   * caches sync that garbage has reached the old generation; collecting it lets the JVM give the
+   * memory back (the Deployment's -XX:MaxHeapFreeRatio) instead of keeping it committed for the
+   * life of the process. Several full collections: the serial collector damps shrinking over
+   * successive ones (0%, 10%, 40%, then 100% of the excess, the JVM's ShrinkHeapInSteps), so one
+   * alone gave back little. Turning the damping off for the whole process instead made start-up
+   * slower: the heap then shrank after each of the collections it grows through.
+   */
+  static void giveHeapBack() {
+    for (int i = 0; i < 4; i++) {
+      System.gc();
+    }
   }
 
   /** Starts informers and, on a thread of its own, the workers (once leading); returns at once. */
@@ -121,19 +123,26 @@ public final class ControllerRuntime implements AutoCloseable {
   }
 
   private void awaitFirstSync() {
-    while (!closing.get() && !ready()) {
-      try {
-        Thread.sleep(FIRST_SYNC_CHECK.toMillis());
-      } catch (InterruptedException e) {
-        return;
-      }
-    }
-    if (!closing.get()) {
+    if (sleepUntil(this::ready, closing::get)) {
       afterFirstSync.run();
     }
   }
 
-  private static final Duration FIRST_SYNC_CHECK = Duration.ofMillis(50);
+  /**
+   * Sleeps until {@code done}, or until {@code stop} or an interrupt (then false): asleep, where
+   * the client's own waits (Wait.poll) spin a core for a start-up's whole first list.
+   */
+  private static boolean sleepUntil(BooleanSupplier done, BooleanSupplier stop) {
+    while (!stop.getAsBoolean() && !done.getAsBoolean()) {
+      try {
+        Thread.sleep(SYNC_CHECK.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    return !stop.getAsBoolean();
+  }
 
   private void run() {
     try {
@@ -213,9 +222,6 @@ public final class ControllerRuntime implements AutoCloseable {
    * One controller's workers, as the ControllerManager runs them; stopping lets it cancel first.
    */
   private static final class Workers implements Controller {
-    /** How often the workers look whether the caches have synced. */
-    private static final Duration SYNC_CHECK = Duration.ofMillis(20);
-
     private final ManagedController controller;
     private final AtomicBoolean stopping = new AtomicBoolean();
 
@@ -225,18 +231,9 @@ public final class ControllerRuntime implements AutoCloseable {
 
     @Override
     public void run() {
-      // The client's DefaultController waits for its caches in Wait.poll, which spins a core until
-      // they have synced (a start-up's whole first list): wait here, asleep, so that its check
-      // passes at once.
-      while (!stopping.get() && !controller.hasSynced()) {
-        try {
-          Thread.sleep(SYNC_CHECK.toMillis());
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
-        }
-      }
-      if (stopping.get()) {
+      // Waits for the caches here, so that the client's DefaultController's own wait passes at
+      // once.
+      if (!sleepUntil(controller::hasSynced, stopping::get)) {
         return;
       }
       try {
@@ -274,11 +271,6 @@ public final class ControllerRuntime implements AutoCloseable {
     @Override
     public synchronized void startAllRegisteredInformers() {
       factories.forEach(SharedInformerFactory::startAllRegisteredInformers);
-    }
-
-    @Override
-    public synchronized void stopAllRegisteredInformers() {
-      stopAllRegisteredInformers(true);
     }
 
     @Override

@@ -14,8 +14,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A rate-limited work queue with two lanes: items added with {@link #addFirst} are handed to
@@ -31,8 +29,6 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class TwoLaneWorkQueue<T> implements RateLimitingQueue<T> {
 
-  private final ReentrantLock lock = new ReentrantLock();
-  private final Condition available = lock.newCondition();
   private final ArrayDeque<T> first = new ArrayDeque<>();
   private final ArrayDeque<T> rest = new ArrayDeque<>();
   private final Set<T> dirty = new HashSet<>();
@@ -69,40 +65,29 @@ public final class TwoLaneWorkQueue<T> implements RateLimitingQueue<T> {
     enqueue(item, true);
   }
 
-  private void enqueue(T item, boolean urgent) {
-    lock.lock();
-    try {
-      if (shuttingDown) {
-        return;
+  private synchronized void enqueue(T item, boolean urgent) {
+    if (shuttingDown) {
+      return;
+    }
+    if (dirty.contains(item)) {
+      if (urgent && dirtyFirst.add(item) && !processing.contains(item) && rest.remove(item)) {
+        first.add(item);
       }
-      if (dirty.contains(item)) {
-        if (urgent && dirtyFirst.add(item) && !processing.contains(item) && rest.remove(item)) {
-          first.add(item);
-        }
-        return;
-      }
-      dirty.add(item);
-      if (urgent) {
-        dirtyFirst.add(item);
-      }
-      if (processing.contains(item)) {
-        return; // comes back when its worker is done
-      }
+      return;
+    }
+    dirty.add(item);
+    if (urgent) {
+      dirtyFirst.add(item);
+    }
+    if (!processing.contains(item)) { // else it comes back when its worker is done
       (urgent ? first : rest).add(item);
-      available.signal();
-    } finally {
-      lock.unlock();
+      notify();
     }
   }
 
   @Override
-  public int length() {
-    lock.lock();
-    try {
-      return first.size() + rest.size();
-    } finally {
-      lock.unlock();
-    }
+  public synchronized int length() {
+    return first.size() + rest.size();
   }
 
   /**
@@ -111,97 +96,67 @@ public final class TwoLaneWorkQueue<T> implements RateLimitingQueue<T> {
    * @return null once the queue shuts down
    */
   @Override
-  public T get() throws InterruptedException {
-    lock.lock();
-    try {
-      while (first.isEmpty() && rest.isEmpty() && !shuttingDown) {
-        available.await();
-      }
-      if (first.isEmpty() && rest.isEmpty()) {
-        return null;
-      }
-      T item = first.isEmpty() ? rest.poll() : first.poll();
-      processing.add(item);
-      dirty.remove(item);
-      dirtyFirst.remove(item);
-      return item;
-    } finally {
-      lock.unlock();
+  public synchronized T get() throws InterruptedException {
+    while (first.isEmpty() && rest.isEmpty() && !shuttingDown) {
+      wait();
+    }
+    if (first.isEmpty() && rest.isEmpty()) {
+      return null;
+    }
+    T item = first.isEmpty() ? rest.poll() : first.poll();
+    processing.add(item);
+    dirty.remove(item);
+    dirtyFirst.remove(item);
+    return item;
+  }
+
+  @Override
+  public synchronized void done(T item) {
+    processing.remove(item);
+    if (dirty.contains(item)) {
+      (dirtyFirst.contains(item) ? first : rest).add(item);
+      notify();
     }
   }
 
   @Override
-  public void done(T item) {
-    lock.lock();
-    try {
-      processing.remove(item);
-      if (dirty.contains(item)) {
-        (dirtyFirst.contains(item) ? first : rest).add(item);
-        available.signal();
-      }
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  @Override
-  public void shutDown() {
-    lock.lock();
-    try {
-      shuttingDown = true;
-      available.signalAll();
-    } finally {
-      lock.unlock();
-    }
+  public synchronized void shutDown() {
+    shuttingDown = true;
+    notifyAll();
     timer.shutdownNow();
   }
 
   @Override
-  public boolean isShuttingDown() {
-    lock.lock();
-    try {
-      return shuttingDown;
-    } finally {
-      lock.unlock();
-    }
+  public synchronized boolean isShuttingDown() {
+    return shuttingDown;
   }
 
   @Override
-  public void addAfter(T item, Duration delay) {
+  public synchronized void addAfter(T item, Duration delay) {
     if (delay == null || delay.isZero() || delay.isNegative()) {
       add(item);
       return;
     }
-    long readyAt = System.nanoTime() + delay.toNanos();
-    lock.lock();
-    try {
-      if (shuttingDown) {
-        return;
-      }
-      Pending earlier = pending.get(item);
-      if (earlier != null) {
-        if (earlier.readyAtNanos - readyAt <= 0) {
-          return; // already due no later than asked
-        }
-        earlier.future.cancel(false);
-      }
-      ScheduledFuture<?> f =
-          timer.schedule(() -> fire(item, readyAt), delay.toNanos(), TimeUnit.NANOSECONDS);
-      pending.put(item, new Pending(readyAt, f));
-    } finally {
-      lock.unlock();
+    if (shuttingDown) {
+      return;
     }
+    long readyAt = System.nanoTime() + delay.toNanos();
+    Pending earlier = pending.get(item);
+    if (earlier != null) {
+      if (earlier.readyAtNanos - readyAt <= 0) {
+        return; // already due no later than asked
+      }
+      earlier.future.cancel(false);
+    }
+    ScheduledFuture<?> f =
+        timer.schedule(() -> fire(item, readyAt), delay.toNanos(), TimeUnit.NANOSECONDS);
+    pending.put(item, new Pending(readyAt, f));
   }
 
-  private void fire(T item, long readyAt) {
-    lock.lock();
-    try {
-      Pending p = pending.get(item);
-      if (p != null && p.readyAtNanos == readyAt) {
-        pending.remove(item);
-      }
-    } finally {
-      lock.unlock();
+  private synchronized void fire(T item, long readyAt) {
+    Pending p = pending.get(item);
+    if (p != null && p.readyAtNanos == readyAt) {
+      pending.remove(item);
     }
     add(item);
   }

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.status;
 
+import dev.capk.vmieviction.api.EvacuationPhase;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;

@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.status;
 
 import dev.capk.vmieviction.api.CapkLabels;
+import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.EventReasons;
@@ -26,12 +27,9 @@ import java.util.stream.Stream;
  * <ul>
  *   <li>in progress: KubeVirt set {@code status.evacuationNodeName}, or the VMI is being deleted
  *       after a drain start was recorded;
- *   <li>phase: being deleted: {@link EvacuationPhase#WaitingForRecreate}; no drain start: {@link
- *       EvacuationPhase#Pending}; deadline passed: {@link EvacuationPhase#DeadlinePassed}; admitted
- *       (annotation {@code evacuation-admitted} equal to the drain start): {@link
- *       EvacuationPhase#Draining}; otherwise the latest of this evacuation's hold, pause and drain
- *       events says (at the same second the later step of a reconcile wins: pause, then hold, then
- *       drain); none yet: {@link EvacuationPhase#Draining};
+ *   <li>phase: the one the controller recorded (annotation {@code evacuation-phase}), unless the
+ *       VMI says more ({@link #phase});
+ *   <li>what blocks it: the latest of this evacuation's events that speak of its phase;
  *   <li>events count for this evacuation when they are about this VMI UID and last occurred at or
  *       after its drain start.
  * </ul>
@@ -50,6 +48,10 @@ public final class EvacuationStatuses {
                   EventReasons.INFRA_API_ERROR),
               Stream.of(GuestAccessException.Reason.values()).map(Enum::name))
           .collect(Collectors.toUnmodifiableSet());
+
+  /** Events that say how a live migration of ours goes. */
+  static final Set<String> MIGRATION_REASONS =
+      Set.of(EventReasons.MIGRATION_STARTED, EventReasons.MIGRATION_FAILED);
 
   /** The events that name what a draining VMI waits for (a cordon is progress, not a blocker). */
   private static final Predicate<VmiEvent> DRAIN_BLOCKER =
@@ -114,43 +116,18 @@ public final class EvacuationStatuses {
             .orElse(List.of());
     Optional<DeadlineEstimate> deadline = start.map(s -> deadline(s, drainTimeout, vmi, current));
     Optional<Duration> left = deadline.map(d -> Duration.between(now, d.at()));
-    EvacuationPhase phase;
-    Optional<VmiEvent> blocker;
-    if (vmi.getMetadata().getDeletionTimestamp() != null) {
-      phase = EvacuationPhase.WaitingForRecreate;
-      blocker = Optional.empty();
-    } else if (start.isEmpty()) {
-      phase = EvacuationPhase.Pending;
-      blocker = Optional.empty();
-    } else if (left.isPresent() && (left.get().isNegative() || left.get().isZero())) {
-      phase = EvacuationPhase.DeadlinePassed;
-      blocker =
-          latest(current, e -> EventReasons.DEADLINE_PASSED.equals(e.reason()))
-              .or(() -> latest(current, DRAIN_BLOCKER));
-    } else {
-      boolean admitted =
-          startRaw.equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED));
-      Optional<VmiEvent> step =
-          admitted
-              ? Optional.empty()
-              : latest(
-                  current,
-                  e ->
-                      EventReasons.EVACUATION_HELD.equals(e.reason())
-                          || EventReasons.CLUSTER_PAUSED.equals(e.reason())
-                          || DRAIN_REASONS.contains(e.reason()));
-      String stepReason = step.map(VmiEvent::reason).orElse("");
-      if (EventReasons.EVACUATION_HELD.equals(stepReason)) {
-        phase = EvacuationPhase.Held;
-        blocker = step;
-      } else if (EventReasons.CLUSTER_PAUSED.equals(stepReason)) {
-        phase = EvacuationPhase.Paused;
-        blocker = step;
-      } else {
-        phase = EvacuationPhase.Draining;
-        blocker = latest(current, DRAIN_BLOCKER);
-      }
-    }
+    EvacuationPhase phase = phase(vmi, start.isPresent(), left);
+    Optional<VmiEvent> blocker =
+        switch (phase) {
+          case Pending, WaitingForRecreate -> Optional.empty();
+          case Held -> latest(current, e -> EventReasons.EVACUATION_HELD.equals(e.reason()));
+          case Paused -> latest(current, e -> EventReasons.CLUSTER_PAUSED.equals(e.reason()));
+          case Migrating -> latest(current, e -> MIGRATION_REASONS.contains(e.reason()));
+          case Draining -> latest(current, DRAIN_BLOCKER);
+          case DeadlinePassed ->
+              latest(current, e -> EventReasons.DEADLINE_PASSED.equals(e.reason()))
+                  .or(() -> latest(current, DRAIN_BLOCKER));
+        };
     Optional<String> guestNode =
         current.stream()
             .map(EventFacts::guestNode)
@@ -169,6 +146,26 @@ public final class EvacuationStatuses {
         deadline,
         left,
         blocker);
+  }
+
+  /**
+   * The phase the controller recorded on the VMI, unless the VMI itself says more: being deleted,
+   * no drain start yet, or past its deadline. No recorded phase (a controller before it recorded
+   * one): draining.
+   */
+  static EvacuationPhase phase(
+      VirtualMachineInstance vmi, boolean started, Optional<Duration> left) {
+    if (vmi.getMetadata().getDeletionTimestamp() != null) {
+      return EvacuationPhase.WaitingForRecreate;
+    }
+    if (!started) {
+      return EvacuationPhase.Pending;
+    }
+    if (left.isPresent() && (left.get().isNegative() || left.get().isZero())) {
+      return EvacuationPhase.DeadlinePassed;
+    }
+    return EvacuationPhase.recorded(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_PHASE))
+        .orElse(EvacuationPhase.Draining);
   }
 
   /** The earliest of start + timeout, CAPK's grace time and a deadline Cluster API shortened. */
@@ -197,21 +194,7 @@ public final class EvacuationStatuses {
     return dev.capk.vmieviction.time.GoDuration.format(d);
   }
 
-  /**
-   * Oldest first; at the same second, in the order a reconcile writes them (pause, hold, drain).
-   */
-  private static final Comparator<VmiEvent> LATEST_LAST =
-      Comparator.comparing(VmiEvent::lastSeen).thenComparingInt(EvacuationStatuses::stepOrder);
-
-  private static int stepOrder(VmiEvent e) {
-    if (EventReasons.CLUSTER_PAUSED.equals(e.reason())) {
-      return 0;
-    }
-    if (EventReasons.EVACUATION_HELD.equals(e.reason())) {
-      return 1;
-    }
-    return DRAIN_REASONS.contains(e.reason()) ? 2 : 3;
-  }
+  private static final Comparator<VmiEvent> LATEST_LAST = Comparator.comparing(VmiEvent::lastSeen);
 
   private static Optional<VmiEvent> latest(List<VmiEvent> sorted, Predicate<VmiEvent> which) {
     return sorted.stream().filter(which).reduce((first, second) -> second);

@@ -5,10 +5,9 @@ import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
 import dev.capk.vmieviction.drain.cli.ConnectionOptions;
-import dev.capk.vmieviction.drain.cli.KubeconfigClients;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
-import dev.capk.vmieviction.logging.CliLogging;
+import dev.capk.vmieviction.logging.LogbackConfigurator;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
@@ -80,12 +79,6 @@ public final class StatusCommand implements Callable<Integer> {
               + " ${DEFAULT-VALUE}).")
   String selector;
 
-  @Option(
-      names = {"-h", "--help"},
-      usageHelp = true,
-      description = "Show this help and exit.")
-  boolean help;
-
   private final PrintStream out;
   private final PrintStream err;
   private final Clock clock;
@@ -124,7 +117,7 @@ public final class StatusCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    CliLogging.setVerbosity(connection.verbosity());
+    LogbackConfigurator.setCliVerbosity(connection.verbosity());
     boolean wide = "wide".equals(output);
     boolean json = "json".equals(output);
     if (output != null && !wide && !json) {
@@ -148,7 +141,7 @@ public final class StatusCommand implements Callable<Integer> {
     ApiClient client;
     try {
       client = connection.connect(System.getenv());
-    } catch (KubeconfigClients.KubeconfigException e) {
+    } catch (ConnectionOptions.KubeconfigException e) {
       err.println("error: " + e.getMessage());
       return 1;
     }

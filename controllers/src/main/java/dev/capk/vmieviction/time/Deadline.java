@@ -3,8 +3,7 @@ package dev.capk.vmieviction.time;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
+import java.time.InstantSource;
 
 /**
  * A moment by which work must end, read on a clock: has it passed, how long is left, how long may a
@@ -15,27 +14,12 @@ import java.time.ZoneOffset;
  * runs on the wall clock that wrote it.
  */
 public final class Deadline {
+  private static final Instant BASE = Instant.now();
+  private static final long BASE_NANOS = System.nanoTime();
+
   /** {@link System#nanoTime()} as a clock: steps of the wall clock do not move it. */
-  private static final Clock MONOTONIC =
-      new Clock() {
-        private final Instant base = Instant.now();
-        private final long baseNanos = System.nanoTime();
-
-        @Override
-        public Instant instant() {
-          return base.plusNanos(System.nanoTime() - baseNanos);
-        }
-
-        @Override
-        public ZoneId getZone() {
-          return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-          throw new UnsupportedOperationException("the monotonic clock has no zone");
-        }
-      };
+  private static final InstantSource MONOTONIC =
+      () -> BASE.plusNanos(System.nanoTime() - BASE_NANOS);
 
   /** Stands for "no time left to count" where a duration must be given. */
   private static final Duration FOREVER = Duration.ofNanos(Long.MAX_VALUE);
@@ -44,9 +28,9 @@ public final class Deadline {
   public static final Deadline NONE = new Deadline(null, MONOTONIC);
 
   private final Instant at;
-  private final Clock clock;
+  private final InstantSource clock;
 
-  private Deadline(Instant at, Clock clock) {
+  private Deadline(Instant at, InstantSource clock) {
     this.at = at;
     this.clock = clock;
   }

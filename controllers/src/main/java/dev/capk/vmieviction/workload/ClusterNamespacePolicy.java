@@ -78,19 +78,9 @@ public record ClusterNamespacePolicy(boolean allowAny, Map<String, Set<String>> 
     }
     throw new GuestAccessException(
         GuestAccessException.Reason.ClusterNamespaceRefused,
-        "VMI in namespace "
-            + own
-            + " names Cluster "
-            + named
-            + "/"
-            + name
-            + " through label "
-            + CapkLabels.KUBEVIRT_MACHINE_NAMESPACE
-            + ": a Cluster in another namespace is not used unless the"
-            + " operator allows it (--cross-namespace-cluster="
-            + own
-            + "="
-            + named
-            + " or --allow-cross-namespace-clusters)");
+        ("VMI in namespace %s names Cluster %s/%s through label %s: a Cluster in another namespace"
+                + " is not used unless the operator allows it (--cross-namespace-cluster=%1$s=%2$s"
+                + " or --allow-cross-namespace-clusters)")
+            .formatted(own, named, name, CapkLabels.KUBEVIRT_MACHINE_NAMESPACE));
   }
 }

@@ -1,17 +1,23 @@
 package dev.capk.vmieviction.workload;
 
+import com.google.common.base.Throwables;
+import dev.capk.vmieviction.kube.ApiAnswer;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
+import dev.capk.vmieviction.workload.GuestAccessException.Reason;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.retry.Retry;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import java.io.IOException;
 import java.lang.reflect.Type;
+import java.security.cert.CertificateException;
 import java.time.Duration;
 import java.util.concurrent.Callable;
+import javax.net.ssl.SSLPeerUnverifiedException;
 
 /**
  * A client for one guest cluster, built from one version of its kubeconfig Secret. Every call goes
@@ -47,16 +53,6 @@ public final class GuestClient implements AutoCloseable {
   private final Deadline deadline;
 
   GuestClient(
-      GuestClusterRef cluster,
-      ApiClient apiClient,
-      String secretVersion,
-      CircuitBreaker circuitBreaker,
-      Retry retry,
-      TenantThrottle throttle) {
-    this(cluster, apiClient, secretVersion, circuitBreaker, retry, throttle, Deadline.NONE);
-  }
-
-  private GuestClient(
       GuestClusterRef cluster,
       ApiClient apiClient,
       String secretVersion,
@@ -123,14 +119,12 @@ public final class GuestClient implements AutoCloseable {
    * {@link GuestAccessException} with a specific reason.
    */
   public <T> T call(String what, GuestCall<T> call) throws ApiException, GuestAccessException {
-    Callable<T> guarded =
-        Retry.decorateCallable(retry, CircuitBreaker.decorateCallable(circuitBreaker, call::call));
     try {
-      return guarded.call();
-    } catch (CallNotPermittedException e) {
-      throw circuitOpen(what);
+      return Retry.decorateCallable(retry, () -> guarded(what, call::call)).call();
     } catch (ApiException e) {
       throw translate(what, e);
+    } catch (GuestAccessException e) {
+      throw e;
     } catch (Exception e) {
       throw failed(what, e);
     }
@@ -144,10 +138,7 @@ public final class GuestClient implements AutoCloseable {
    */
   public <T> T call(String what, Request request, Type returnType)
       throws ApiException, GuestAccessException {
-    if (deadline.passed()) {
-      throw deadlineReached(what);
-    }
-    return call(what, () -> this.<T>send(request.build(), returnType));
+    return call(what, this.<T>send(what, request, returnType));
   }
 
   /**
@@ -155,21 +146,20 @@ public final class GuestClient implements AutoCloseable {
    * best-effort requests.
    */
   public <T> T callOnce(String what, Request request, Type returnType) throws Exception {
+    GuestCall<T> send = send(what, request, returnType);
+    return guarded(what, send::call);
+  }
+
+  private <T> GuestCall<T> send(String what, Request request, Type returnType)
+      throws GuestAccessException {
     if (deadline.passed()) {
-      throw deadlineReached(what);
+      throw error(Reason.GuestAPIUnavailable, "no time left before the VMI's deadline for " + what);
     }
-    return guarded(what, () -> this.<T>send(request.build(), returnType));
-  }
-
-  private <T> T send(okhttp3.Call call, Type returnType) throws ApiException {
-    RawApi.bound(call, deadline);
-    return apiClient.<T>execute(call, returnType).getData();
-  }
-
-  private GuestAccessException deadlineReached(String what) {
-    return new GuestAccessException(
-        GuestAccessException.Reason.GuestAPIUnavailable,
-        "guest cluster " + cluster + ": no time left before the VMI's deadline for " + what);
+    return () -> {
+      okhttp3.Call call = request.build();
+      RawApi.bound(call, deadline);
+      return apiClient.<T>execute(call, returnType).getData();
+    };
   }
 
   /**
@@ -180,18 +170,10 @@ public final class GuestClient implements AutoCloseable {
     try {
       return circuitBreaker.executeCallable(op);
     } catch (CallNotPermittedException e) {
-      throw circuitOpen(what);
+      throw error(
+          Reason.GuestAPIUnavailable,
+          "API server failing, calls paused (circuit open) while " + what);
     }
-  }
-
-  /** The cluster's circuit breaker is open: fail at once, without a request. */
-  private GuestAccessException circuitOpen(String what) {
-    return new GuestAccessException(
-        GuestAccessException.Reason.GuestAPIUnavailable,
-        "guest cluster "
-            + cluster
-            + ": API server failing, calls paused (circuit open) while "
-            + what);
   }
 
   /**
@@ -200,63 +182,67 @@ public final class GuestClient implements AutoCloseable {
    * other answer (404, 409, 422) comes back to be rethrown.
    */
   public ApiException translate(String what, ApiException e) throws GuestAccessException {
-    if (GuestCalls.isCertificateRejected(e)) {
-      throw certificateRejected(what, e);
+    if (e.getCode() == 401 || e.getCode() == 403) {
+      throw error(
+          Reason.GuestAPIForbidden, what + " denied (" + ApiStatus.describeRefusal(e) + ")");
     }
-    if (GuestCalls.isForbidden(e)) {
-      throw new GuestAccessException(
-          GuestAccessException.Reason.GuestAPIForbidden,
-          "guest cluster "
-              + cluster
-              + ": "
-              + what
-              + " denied ("
-              + ApiStatus.describeRefusal(e)
-              + ")");
-    }
-    if (GuestCalls.isTransient(e)) {
-      throw unavailable(what, e);
+    if (isCertificateRejected(e) || isTransient(e)) {
+      throw failed(what, e);
     }
     return e;
   }
 
   /**
-   * A guest call that got no API answer: a rejected certificate, else the API server is
-   * unavailable.
+   * A guest call that got no API answer: a rejected certificate (refused, never retried without
+   * checks), else the API server is unavailable.
    */
   public GuestAccessException failed(String what, Exception e) {
-    if (GuestCalls.isCertificateRejected(e)) {
-      return certificateRejected(what, e);
+    String described = ApiStatus.describeWithoutServerText(e, apiClient.getBasePath());
+    if (isCertificateRejected(e)) {
+      return error(
+          Reason.GuestAPICertificateRejected,
+          what
+              + " refused: the API server's TLS certificate does not match"
+              + " the kubeconfig's certificate-authority-data or server ("
+              + described
+              + ")");
     }
-    return unavailable(what, e);
+    return error(Reason.GuestAPIUnavailable, what + " failed: " + described);
   }
 
-  /** Transient failures, or no answer at all: the guest API server is unavailable for now. */
-  private GuestAccessException unavailable(String what, Throwable e) {
-    return new GuestAccessException(
-        GuestAccessException.Reason.GuestAPIUnavailable,
-        "guest cluster "
-            + cluster
-            + ": "
-            + what
-            + " failed: "
-            + ApiStatus.describeWithoutServerText(e, apiClient.getBasePath()));
+  private GuestAccessException error(Reason reason, String text) {
+    return new GuestAccessException(reason, "guest cluster " + cluster + ": " + text);
   }
 
   /**
-   * The server's certificate does not match the kubeconfig: refused, never retried without checks.
+   * Transient, so retried and counted against the breaker: no answer at all, or an answer that
+   * {@link ApiAnswer} calls transient (429, 5xx). A rejected certificate will be presented again.
    */
-  private GuestAccessException certificateRejected(String what, Throwable e) {
-    return new GuestAccessException(
-        GuestAccessException.Reason.GuestAPICertificateRejected,
-        "guest cluster "
-            + cluster
-            + ": "
-            + what
-            + " refused: the API server's TLS certificate does not match"
-            + " the kubeconfig's certificate-authority-data or server ("
-            + ApiStatus.describeWithoutServerText(e, apiClient.getBasePath())
-            + ")");
+  static boolean isTransient(Throwable t) {
+    if (isCertificateRejected(t)) {
+      return false;
+    }
+    for (Throwable c : Throwables.getCausalChain(t)) {
+      if (c instanceof ApiException e) {
+        return ApiAnswer.of(e, false) == ApiAnswer.TRANSIENT;
+      }
+      if (c instanceof IOException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The TLS handshake failed on the server's certificate: not signed by the kubeconfig's CA (a
+   * {@link CertificateException} below the handshake failure), or not naming the server (OkHttp's
+   * {@link SSLPeerUnverifiedException}). Other handshake failures (the peer closing the connection
+   * mid-handshake, as a restarting server does) stay transient.
+   */
+  static boolean isCertificateRejected(Throwable t) {
+    return Throwables.getCausalChain(t).stream()
+        .anyMatch(
+            c -> c instanceof CertificateException || c instanceof SSLPeerUnverifiedException);
   }
 
   @Override

@@ -8,11 +8,12 @@ import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capi.ClusterList;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.CipherOrder;
+import dev.capk.vmieviction.time.Deadline;
+import dev.capk.vmieviction.workload.GuestAccessException.Reason;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.core.IntervalFunction;
-import io.github.resilience4j.retry.Retry;
 import io.github.resilience4j.retry.RetryConfig;
 import io.github.resilience4j.retry.RetryRegistry;
 import io.kubernetes.client.openapi.ApiClient;
@@ -22,7 +23,6 @@ import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
-import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.Counter;
 import io.prometheus.client.Gauge;
@@ -31,6 +31,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,25 +66,6 @@ public final class GuestClients implements AutoCloseable {
       boolean allowInsecureTls,
       TenantThrottle.Limits limits) {
 
-    /** Kubeconfigs that relax TLS refused, each guest cluster's default limits. */
-    public Settings(
-        Duration connectTimeout,
-        Duration readTimeout,
-        Duration idleTtl,
-        int retryAttempts,
-        Duration retryWait,
-        Duration circuitOpenFor) {
-      this(
-          connectTimeout,
-          readTimeout,
-          idleTtl,
-          retryAttempts,
-          retryWait,
-          circuitOpenFor,
-          false,
-          TenantThrottle.Limits.defaults());
-    }
-
     /**
      * Short timeouts and few retries: a stalled guest API server must cost a worker seconds, not
      * minutes (worst case per call: attempts x call timeout + waits).
@@ -94,7 +77,9 @@ public final class GuestClients implements AutoCloseable {
           Duration.ofMinutes(15),
           2,
           Duration.ofMillis(250),
-          Duration.ofSeconds(20));
+          Duration.ofSeconds(20),
+          false,
+          TenantThrottle.Limits.defaults());
     }
 
     /**
@@ -126,8 +111,6 @@ public final class GuestClients implements AutoCloseable {
   private final CachedObjects<V1Secret> cachedSecrets;
   private final Settings settings;
   private final Cache<GuestClusterRef, GuestClient> cache;
-  private final Map<GuestClusterRef, Object> buildLocks =
-      new java.util.concurrent.ConcurrentHashMap<>();
   private final CircuitBreakerRegistry breakers;
   private final RetryRegistry retries;
 
@@ -139,37 +122,33 @@ public final class GuestClients implements AutoCloseable {
    */
   static final Duration RECHECK = Duration.ofSeconds(3);
 
-  /** When each cluster's Cluster and Secret were last read and found usable (System.nanoTime). */
-  private final Map<GuestClusterRef, Long> checkedAt =
-      new java.util.concurrent.ConcurrentHashMap<>();
-
-  /** Like the circuit breakers, a cluster's throttle outlives its clients (a rotated Secret). */
-  private final Map<GuestClusterRef, TenantThrottle> throttles =
-      new java.util.concurrent.ConcurrentHashMap<>();
-
-  public GuestClients(
-      ApiClient infra, String clusterApiVersion, Settings settings, CollectorRegistry registry) {
-    this(infra, clusterApiVersion, CachedObjects.none(), settings, registry);
-  }
-
   /**
-   * @param cachedClusters where a Cluster is looked for first; one not found there is read with a
-   *     GET
+   * What a cluster keeps across its clients (a rotated Secret), like its circuit breaker: its
+   * throttle, and when its Cluster and Secret were last read and found usable. Also the lock that
+   * builds its client once when several workers miss at once.
    */
-  public GuestClients(
-      ApiClient infra,
-      String clusterApiVersion,
-      CachedObjects<Cluster> cachedClusters,
-      Settings settings,
-      CollectorRegistry registry) {
-    this(infra, clusterApiVersion, cachedClusters, CachedObjects.none(), settings, registry);
+  private static final class Tenant {
+    final TenantThrottle throttle;
+    volatile Long checkedAt; // System.nanoTime(); null: never
+
+    Tenant(Settings settings) {
+      throttle = new TenantThrottle(settings.limits());
+    }
+
+    boolean checkedRecently() {
+      Long at = checkedAt;
+      return at != null && System.nanoTime() - at < RECHECK.toNanos();
+    }
   }
+
+  private final Map<GuestClusterRef, Tenant> tenants = new ConcurrentHashMap<>();
 
   /**
    * @param cachedClusters where a Cluster is looked for first; one not found there is read with a
    *     GET
    * @param cachedSecrets where a kubeconfig Secret is looked for first; one not found there is read
    *     with a GET
+   * @param registry where the circuit and cache metrics go; null: nowhere
    */
   public GuestClients(
       ApiClient infra,
@@ -190,10 +169,28 @@ public final class GuestClients implements AutoCloseable {
             .build();
     this.breakers = CircuitBreakerRegistry.of(breakerConfig(settings));
     this.retries = RetryRegistry.of(retryConfig(settings));
-    tellCircuitChanges(registry);
+    Counter opened = null;
     if (registry != null) {
-      registerGauges(registry);
+      opened =
+          Counter.build(
+                  "vmi_eviction_guest_circuit_opened_total",
+                  "Times a guest cluster's circuit breaker opened (its API server kept failing).")
+              .register(registry);
+      gauge(
+          registry,
+          "vmi_eviction_guest_circuits_open",
+          "Guest clusters whose circuit breaker is open now.",
+          () ->
+              breakers.getAllCircuitBreakers().stream()
+                  .filter(b -> b.getState() == CircuitBreaker.State.OPEN)
+                  .count());
+      gauge(
+          registry,
+          "vmi_eviction_guest_clients_cached",
+          "Guest cluster clients currently cached.",
+          cache::size);
     }
+    tellCircuitChanges(opened);
   }
 
   private static void dropped(RemovalNotification<GuestClusterRef, GuestClient> n) {
@@ -207,14 +204,7 @@ public final class GuestClients implements AutoCloseable {
    * One line per state change: an operator sees when a tenant's API server was given up on, and
    * when it is tried again.
    */
-  private void tellCircuitChanges(CollectorRegistry registry) {
-    Counter opened =
-        registry == null
-            ? null
-            : Counter.build(
-                    "vmi_eviction_guest_circuit_opened_total",
-                    "Times a guest cluster's circuit breaker opened (its API server kept failing).")
-                .register(registry);
+  private void tellCircuitChanges(Counter opened) {
     breakers
         .getEventPublisher()
         .onEntryAdded(
@@ -225,44 +215,31 @@ public final class GuestClients implements AutoCloseable {
                     .onStateTransition(
                         t -> {
                           CircuitBreaker.State to = t.getStateTransition().getToState();
-                          if (to == CircuitBreaker.State.OPEN) {
-                            log.warn(
-                                "guest circuit opened cluster={} openFor={}",
-                                t.getCircuitBreakerName(),
-                                settings.circuitOpenFor());
-                            if (opened != null) {
-                              opened.inc();
-                            }
-                          } else {
+                          String cluster = t.getCircuitBreakerName();
+                          if (to != CircuitBreaker.State.OPEN) {
                             log.info(
-                                "guest circuit {} cluster={}",
-                                to.name().toLowerCase(),
-                                t.getCircuitBreakerName());
+                                "guest circuit {} cluster={}", to.name().toLowerCase(), cluster);
+                            return;
+                          }
+                          log.warn(
+                              "guest circuit opened cluster={} openFor={}",
+                              cluster,
+                              settings.circuitOpenFor());
+                          if (opened != null) {
+                            opened.inc();
                           }
                         }));
   }
 
-  private void registerGauges(CollectorRegistry registry) {
-    Gauge.build(
-            "vmi_eviction_guest_circuits_open", "Guest clusters whose circuit breaker is open now.")
+  private static void gauge(
+      CollectorRegistry registry, String name, String help, LongSupplier value) {
+    Gauge.build(name, help)
         .create()
         .setChild(
             new Gauge.Child() {
               @Override
               public double get() {
-                return breakers.getAllCircuitBreakers().stream()
-                    .filter(b -> b.getState() == CircuitBreaker.State.OPEN)
-                    .count();
-              }
-            })
-        .register(registry);
-    Gauge.build("vmi_eviction_guest_clients_cached", "Guest cluster clients currently cached.")
-        .create()
-        .setChild(
-            new Gauge.Child() {
-              @Override
-              public double get() {
-                return cache.size();
+                return value.getAsLong();
               }
             })
         .register(registry);
@@ -281,7 +258,7 @@ public final class GuestClients implements AutoCloseable {
         .waitDurationInOpenState(settings.circuitOpenFor())
         .permittedNumberOfCallsInHalfOpenState(2)
         .automaticTransitionFromOpenToHalfOpenEnabled(false)
-        .recordException(GuestCalls::isTransient)
+        .recordException(GuestClient::isTransient)
         .build();
   }
 
@@ -290,7 +267,7 @@ public final class GuestClients implements AutoCloseable {
         .maxAttempts(Math.max(1, settings.retryAttempts()))
         .intervalFunction(
             IntervalFunction.ofExponentialBackoff(settings.retryWait().toMillis(), 2.0))
-        .retryOnException(GuestCalls::isTransient)
+        .retryOnException(GuestClient::isTransient)
         .build();
   }
 
@@ -300,6 +277,7 @@ public final class GuestClients implements AutoCloseable {
    * @throws GuestAccessException with a specific reason; its message is safe to publish
    */
   public GuestClient get(GuestClusterRef ref) throws GuestAccessException {
+    Tenant tenant = tenants.computeIfAbsent(ref, k -> new Tenant(settings));
     GuestClient cached = cache.getIfPresent(ref);
     // The cache costs no request, so it is asked every time: a rotated Secret is used at the first
     // call after the watch delivered it, not a RECHECK later.
@@ -307,10 +285,8 @@ public final class GuestClients implements AutoCloseable {
         cachedSecrets
             .find(ref.namespace(), ClusterApi.kubeconfigSecretName(ref.name()))
             .orElse(null);
-    Long checked = checkedAt.get(ref);
     if (cached != null
-        && checked != null
-        && System.nanoTime() - checked < RECHECK.toNanos()
+        && tenant.checkedRecently()
         && (fromCache == null || cached.secretVersion().equals(versionOf(fromCache)))) {
       // Checked moments ago (the step before this one, or another VMI's of the same tenant).
       return cached;
@@ -318,25 +294,19 @@ public final class GuestClients implements AutoCloseable {
     requireCluster(ref);
     V1Secret secret = fromCache != null ? fromCache : readSecret(ref);
     String version = versionOf(secret);
-    if (cached != null && cached.secretVersion().equals(version)) {
-      checkedAt.put(ref, System.nanoTime());
-      return cached;
-    }
-    // Several workers may miss at once for VMIs of one cluster: build its client once.
-    synchronized (buildLocks.computeIfAbsent(ref, k -> new Object())) {
+    synchronized (tenant) { // several workers may miss at once: one builds the client
       cached = cache.getIfPresent(ref);
-      if (cached != null && cached.secretVersion().equals(version)) {
-        return cached;
+      if (cached == null || !cached.secretVersion().equals(version)) {
+        GuestClient fresh = build(ref, secret, version, tenant.throttle);
+        log.info(
+            cached == null
+                ? "guest client created cluster={}"
+                : "guest client rebuilt cluster={} reason=kubeconfig Secret changed",
+            ref);
+        cache.put(ref, cached = fresh);
       }
-      GuestClient fresh = build(ref, secret, version);
-      if (cached != null) {
-        log.info("guest client rebuilt cluster={} reason=kubeconfig Secret changed", ref);
-      } else {
-        log.info("guest client created cluster={}", ref);
-      }
-      cache.put(ref, fresh);
-      checkedAt.put(ref, System.nanoTime());
-      return fresh;
+      tenant.checkedAt = System.nanoTime();
+      return cached;
     }
   }
 
@@ -345,54 +315,41 @@ public final class GuestClients implements AutoCloseable {
     cache.cleanUp();
   }
 
-  public long size() {
-    return cache.size();
-  }
-
   private void requireCluster(GuestClusterRef ref) throws GuestAccessException {
-    if (cachedClusters.find(ref.namespace(), ref.name()).isPresent()) {
-      return;
+    if (cachedClusters.find(ref.namespace(), ref.name()).isEmpty()) {
+      read(
+          "Cluster " + ref,
+          Reason.ClusterNotFound,
+          () -> {
+            try {
+              return clusters.get(ref.namespace(), ref.name()).throwsApiException();
+            } catch (
+                IllegalStateException e) { // GenericKubernetesApi's way of saying "I/O failure"
+              throw new ApiException("no response");
+            }
+          });
     }
-    KubernetesApiResponse<Cluster> r;
-    try {
-      r = clusters.get(ref.namespace(), ref.name());
-    } catch (IllegalStateException e) {
-      // GenericKubernetesApi's way of saying "I/O failure".
-      throw new GuestAccessException(
-          GuestAccessException.Reason.InfraAPIError,
-          "reading Cluster " + ref + " failed: no response");
-    }
-    int code = r.getHttpStatusCode();
-    if (code >= 200 && code < 300) {
-      return;
-    }
-    if (code == 404) {
-      throw new GuestAccessException(
-          GuestAccessException.Reason.ClusterNotFound, "Cluster " + ref + " not found");
-    }
-    throw new GuestAccessException(
-        GuestAccessException.Reason.InfraAPIError,
-        "reading Cluster " + ref + " failed: HTTP " + code);
   }
 
   private V1Secret readSecret(GuestClusterRef ref) throws GuestAccessException {
     String name = ClusterApi.kubeconfigSecretName(ref.name());
+    return read(
+        "kubeconfig Secret " + ref.namespace() + "/" + name,
+        Reason.KubeconfigSecretNotFound,
+        () -> infraCore.readNamespacedSecret(name, ref.namespace()).execute());
+  }
+
+  /** One infra read: a 404 is {@code notFound}, any other failure an InfraAPIError. */
+  private static <T> T read(String what, Reason notFound, GuestClient.GuestCall<T> read)
+      throws GuestAccessException {
     try {
-      return infraCore.readNamespacedSecret(name, ref.namespace()).execute();
+      return read.call();
     } catch (ApiException e) {
-      if (e.getCode() == 404) {
-        throw new GuestAccessException(
-            GuestAccessException.Reason.KubeconfigSecretNotFound,
-            "kubeconfig Secret " + ref.namespace() + "/" + name + " not found");
-      }
-      throw new GuestAccessException(
-          GuestAccessException.Reason.InfraAPIError,
-          "reading Secret "
-              + ref.namespace()
-              + "/"
-              + name
-              + " failed: "
-              + ApiStatus.describeWithoutServerText(e));
+      throw e.getCode() == 404
+          ? new GuestAccessException(notFound, what + " not found")
+          : new GuestAccessException(
+              Reason.InfraAPIError,
+              "reading " + what + " failed: " + ApiStatus.describeWithoutServerText(e));
     }
   }
 
@@ -400,25 +357,23 @@ public final class GuestClients implements AutoCloseable {
     return secret.getMetadata().getUid() + "/" + secret.getMetadata().getResourceVersion();
   }
 
-  private GuestClient build(GuestClusterRef ref, V1Secret secret, String version)
+  private GuestClient build(
+      GuestClusterRef ref, V1Secret secret, String version, TenantThrottle throttle)
       throws GuestAccessException {
     String secretName = ref.namespace() + "/" + secret.getMetadata().getName();
     Map<String, byte[]> data = secret.getData();
     byte[] raw = data == null ? null : data.get(ClusterApi.KUBECONFIG_SECRET_KEY);
     if (raw == null || raw.length == 0) {
       throw new GuestAccessException(
-          GuestAccessException.Reason.KubeconfigSecretMissingValue,
-          "kubeconfig Secret "
-              + secretName
-              + " has no '"
-              + ClusterApi.KUBECONFIG_SECRET_KEY
-              + "' key");
+          Reason.KubeconfigSecretMissingValue,
+          "kubeconfig Secret %s has no '%s' key"
+              .formatted(secretName, ClusterApi.KUBECONFIG_SECRET_KEY));
     }
     String yaml = new String(raw, StandardCharsets.UTF_8);
     List<String> problems = KubeconfigPolicy.violations(yaml, settings.allowInsecureTls());
     if (!problems.isEmpty()) {
       throw new GuestAccessException(
-          GuestAccessException.Reason.KubeconfigInvalid,
+          Reason.KubeconfigInvalid,
           "kubeconfig in Secret " + secretName + " refused: " + String.join("; ", problems));
     }
     if (settings.allowInsecureTls() && !KubeconfigPolicy.violations(yaml, false).isEmpty()) {
@@ -434,12 +389,9 @@ public final class GuestClients implements AutoCloseable {
     } catch (Exception e) {
       // The parser's and builder's messages may quote the content: name the failure kind only.
       throw new GuestAccessException(
-          GuestAccessException.Reason.KubeconfigInvalid,
-          "kubeconfig in Secret "
-              + secretName
-              + " unusable ("
-              + e.getClass().getSimpleName()
-              + ")");
+          Reason.KubeconfigInvalid,
+          "kubeconfig in Secret %s unusable (%s)"
+              .formatted(secretName, e.getClass().getSimpleName()));
     }
     client.setConnectTimeout((int) settings.connectTimeout().toMillis());
     client.setWriteTimeout((int) settings.readTimeout().toMillis());
@@ -448,11 +400,8 @@ public final class GuestClients implements AutoCloseable {
     // host name; only insecure-skip-tls-verify turns both off, which the policy above refuses.
     client.setHttpClient(
         client.getHttpClient().newBuilder().callTimeout(settings.callTimeout()).build());
-    CircuitBreaker breaker = breaker(ref);
-    Retry retry = retries.retry(ref.toString());
-    TenantThrottle throttle =
-        throttles.computeIfAbsent(ref, k -> new TenantThrottle(settings.limits()));
-    return new GuestClient(ref, client, version, breaker, retry, throttle);
+    return new GuestClient(
+        ref, client, version, breaker(ref), retries.retry(ref.toString()), throttle, Deadline.NONE);
   }
 
   /** The circuit breaker of a guest cluster: one per cluster, kept across its clients. */

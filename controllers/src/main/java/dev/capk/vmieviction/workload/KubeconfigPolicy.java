@@ -32,18 +32,12 @@ public final class KubeconfigPolicy {
   static final List<String> TLS_RELAXING_CLUSTER_KEYS =
       List.of("insecure-skip-tls-verify", "tls-server-name", "proxy-url");
 
-  /** The problems found with TLS kept strict; empty means acceptable. Never contains values. */
-  public static List<String> violations(String kubeconfigYaml) {
-    return violations(kubeconfigYaml, false);
-  }
-
   /**
    * The problems found; empty means acceptable. Never contains the kubeconfig's values.
    *
    * @param allowInsecureTls the operator's explicit choice to accept the TLS-relaxing fields
    */
   public static List<String> violations(String kubeconfigYaml, boolean allowInsecureTls) {
-    List<String> problems = new ArrayList<>();
     Object root;
     try {
       LoaderOptions options = new LoaderOptions();
@@ -53,40 +47,24 @@ public final class KubeconfigPolicy {
       root = new Yaml(new SafeConstructor(options)).load(kubeconfigYaml);
     } catch (RuntimeException e) {
       // The parser's message can quote the input: say only that it is not YAML.
-      problems.add("not valid YAML");
-      return problems;
+      return List.of("not valid YAML");
     }
     if (!(root instanceof Map<?, ?> map)) {
-      problems.add("not a kubeconfig (top level is not a mapping)");
-      return problems;
+      return List.of("not a kubeconfig (top level is not a mapping)");
     }
-    check(map.get("clusters"), "cluster", FORBIDDEN_CLUSTER_KEYS, problems);
-    check(map.get("users"), "user", FORBIDDEN_USER_KEYS, problems);
-    if (!allowInsecureTls) {
-      checkTls(map.get("clusters"), problems);
-    }
-    if (!(map.get("clusters") instanceof List<?> clusters) || clusters.isEmpty()) {
-      problems.add("no clusters");
-    } else {
-      for (Object entry : clusters) {
-        if (entry instanceof Map<?, ?> named && named.get("cluster") instanceof Map<?, ?> c) {
-          Object server = c.get("server");
-          // Without a scheme client-java falls back to plain http and would send credentials in
-          // clear.
-          if (!(server instanceof String s) || !s.startsWith("https://")) {
-            problems.add("cluster server is not an https:// URL");
-          }
-        }
-      }
-    }
-    return problems;
-  }
-
-  private static void checkTls(Object clusters, List<String> out) {
-    for (Map<?, ?> cluster : bodies(clusters, "cluster")) {
+    List<String> problems = new ArrayList<>();
+    List<Map<?, ?>> clusters = bodies(map.get("clusters"), "cluster");
+    forbidden(clusters, "cluster", FORBIDDEN_CLUSTER_KEYS, problems);
+    forbidden(bodies(map.get("users"), "user"), "user", FORBIDDEN_USER_KEYS, problems);
+    for (Map<?, ?> cluster : allowInsecureTls ? List.<Map<?, ?>>of() : clusters) {
       for (String key : TLS_RELAXING_CLUSTER_KEYS) {
-        if (relaxes(key, cluster.get(key))) {
-          out.add(
+        Object value = cluster.get(key);
+        // insecure-skip-tls-verify: false, or an empty value, changes nothing.
+        if (value != null
+            && (key.equals("insecure-skip-tls-verify")
+                ? !Boolean.FALSE.equals(value)
+                : !String.valueOf(value).isBlank())) {
+          problems.add(
               "cluster uses '"
                   + key
                   + "', which relaxes TLS and is not allowed in a guest kubeconfig"
@@ -94,20 +72,16 @@ public final class KubeconfigPolicy {
         }
       }
     }
-  }
-
-  /**
-   * Whether a TLS field's value changes anything: {@code insecure-skip-tls-verify: false} or an
-   * empty value does not.
-   */
-  private static boolean relaxes(String key, Object value) {
-    if (value == null) {
-      return false;
+    if (clusters.isEmpty()) {
+      problems.add("no clusters");
     }
-    if (key.equals("insecure-skip-tls-verify")) {
-      return !Boolean.FALSE.equals(value);
+    for (Map<?, ?> cluster : clusters) {
+      // Without a scheme client-java falls back to plain http and would send credentials in clear.
+      if (!(cluster.get("server") instanceof String s) || !s.startsWith("https://")) {
+        problems.add("cluster server is not an https:// URL");
+      }
     }
-    return !String.valueOf(value).isBlank();
+    return problems;
   }
 
   /**
@@ -125,8 +99,9 @@ public final class KubeconfigPolicy {
     return out;
   }
 
-  private static void check(Object entries, String kind, Set<String> forbidden, List<String> out) {
-    for (Map<?, ?> fields : bodies(entries, kind)) {
+  private static void forbidden(
+      List<Map<?, ?>> bodies, String kind, Set<String> forbidden, List<String> out) {
+    for (Map<?, ?> fields : bodies) {
       for (Object key : fields.keySet()) {
         if (forbidden.contains(String.valueOf(key))) {
           out.add(kind + " uses '" + key + "', which is not allowed in a guest kubeconfig");

@@ -25,12 +25,8 @@ public final class TenantThrottle {
     public Limits {
       if (!(qps > 0) || burst < 1 || maxInFlight < 1) {
         throw new IllegalArgumentException(
-            "need qps > 0, burst >= 1 and maxInFlight >= 1, got "
-                + qps
-                + ", "
-                + burst
-                + ", "
-                + maxInFlight);
+            "need qps > 0, burst >= 1 and maxInFlight >= 1, got %s, %d, %d"
+                .formatted(qps, burst, maxInFlight));
       }
     }
 

@@ -19,14 +19,24 @@ class PatchesTest {
   void vmiAnnotationPatchCarriesOnlyTheAnnotationAndThePrecondition() {
     assertEquals(
         "{\"metadata\":{\"resourceVersion\":\"42\",\"annotations\":{\"k\":\"v\"}}}",
-        ApiInfraVmis.annotationPatch("42", "k", "v"));
+        ApiInfraVmis.annotationPatch("42", Map.of("k", "v")));
   }
 
   @Test
   void removingAnAnnotationSendsNull() {
     assertEquals(
         "{\"metadata\":{\"resourceVersion\":\"42\",\"annotations\":{\"k\":null}}}",
-        ApiInfraVmis.annotationPatch("42", "k", null));
+        ApiInfraVmis.annotationPatch("42", java.util.Collections.singletonMap("k", null)));
+  }
+
+  @Test
+  void annotationsChangedTogetherGoInOnePatchInTheirOrder() {
+    Map<String, String> changes = new java.util.LinkedHashMap<>();
+    changes.put("start", "t");
+    changes.put("phase", null);
+    assertEquals(
+        "{\"metadata\":{\"resourceVersion\":\"42\",\"annotations\":{\"start\":\"t\",\"phase\":null}}}",
+        ApiInfraVmis.annotationPatch("42", changes));
   }
 
   @Test

@@ -155,9 +155,8 @@ class VmiEvictionReconcilerTest {
   }
 
   @Test
-  void laterStepsOfADrainGoByTheGuestNodeTheFirstStepSawAndCordonedWithoutReadingItAgain() {
+  void laterStepsOfADrainFindTheNodeAsTheirCordonLeftItAndDoNotCordonAgain() {
     evacuating("vm-1");
-    guest.remembersNodes = true;
     guest.node = Optional.of(node("vm-1", "kubevirt://vm-1", false, "True"));
     guest.passes.add(blocked("shop/web-0", "web-pdb"));
     guest.passes.add(complete());
@@ -165,7 +164,8 @@ class VmiEvictionReconcilerTest {
     assertTrue(reconcile("vm-1").isRequeue());
     assertFalse(reconcile("vm-1").isRequeue());
 
-    assertEquals(1, guest.nodeReads, "the node read once, by the first step");
+    // Each step finds its node in the cluster's node watch: GuestNodeWatchIT counts no GET.
+    assertEquals(2, guest.nodeReads);
     assertEquals(
         List.of("cordon vm-1 for uid-vm-1", "drain vm-1", "drain vm-1"),
         guest.calls,
@@ -216,7 +216,8 @@ class VmiEvictionReconcilerTest {
             List.of(),
             "1 pending",
             0,
-            Optional.of(clock.instant().plusSeconds(5))));
+            Optional.of(clock.instant().plusSeconds(5)),
+            Map.of()));
 
     Result r = reconcile("vm-1");
 
@@ -229,7 +230,16 @@ class VmiEvictionReconcilerTest {
     guest.node = Optional.of(node("vm-1", "kubevirt://vm-1", false, "True"));
     guest.passes.add(
         new DrainPass(
-            false, 2, 1, Map.of(), List.of(), List.of(), "1 pending", 1, Optional.empty()));
+            false,
+            2,
+            1,
+            Map.of(),
+            List.of(),
+            List.of(),
+            "1 pending",
+            1,
+            Optional.empty(),
+            Map.of()));
 
     Result r = reconcile("vm-1");
 
@@ -357,8 +367,39 @@ class VmiEvictionReconcilerTest {
 
     reconcile("vm-1");
 
-    assertEquals(0, vmis.patches, "a valid start time is never rewritten");
+    assertFalse(
+        vmis.annotations.containsKey(EvictionAnnotations.DRAIN_START_TIME),
+        "a valid start time is never rewritten");
     assertFalse(events.has("Normal", EventReasons.DRAIN_STARTED));
+    // Started by a controller that recorded no phase: recorded once, alone.
+    assertEquals(1, vmis.patches);
+    assertEquals("Draining", vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE));
+    reconcile("vm-1");
+    assertEquals(1, vmis.patches, "a phase unchanged is not written again");
+  }
+
+  private double phaseGauge(String phase) {
+    return registry.getSampleValue(
+        "vmi_eviction_evacuations_by_phase", new String[] {"phase"}, new String[] {phase});
+  }
+
+  @Test
+  void aNewEvacuationRecordsItsStartAndItsDrainingPhaseInOnePatch() {
+    evacuating("vm-1");
+    guest.node = Optional.of(node("vm-1", null, false, "True"));
+    guest.passes.add(blocked("ns/p", "ns/pdb"));
+
+    reconcile("vm-1");
+
+    assertEquals(1, vmis.patches);
+    assertEquals(
+        DrainStartTime.format(T0), vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME));
+    assertEquals("Draining", vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE));
+    assertEquals(1.0, phaseGauge("Draining"));
+
+    clock.now = T0.plus(TIMEOUT);
+    reconcile("vm-1");
+    assertEquals(0.0, phaseGauge("Draining"), "deleted at the deadline: no longer counted");
   }
 
   @Test
@@ -971,8 +1012,7 @@ class VmiEvictionReconcilerTest {
         1,
         guest.nodeReads,
         "only the VMI whose node (by providerID) carries our mark reads its node");
-    assertEquals(
-        2, guest.markedNodeLists, "one list, and one more after our uncordon changed the marks");
+    // Each check reads the cluster's marks from its node watch: GuestNodeWatchIT counts one list.
   }
 
   @Test
@@ -1036,11 +1076,15 @@ class VmiEvictionReconcilerTest {
     v.getMetadata()
         .getAnnotations()
         .put(EvictionAnnotations.DRAIN_START_TIME, "2025-03-01T11:00:00Z");
+    v.getMetadata().getAnnotations().put(EvictionAnnotations.EVACUATION_PHASE, "Held");
     guest.node = Optional.empty();
 
     reconcile("vm-1");
     assertTrue(vmis.annotations.containsKey(EvictionAnnotations.DRAIN_START_TIME));
     assertEquals(null, vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME), "removed");
+    assertTrue(vmis.annotations.containsKey(EvictionAnnotations.EVACUATION_PHASE));
+    assertEquals(null, vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE), "removed");
+    assertEquals(1, vmis.patches, "both in one patch");
 
     // Evacuated again an hour later: a new start, not an instant deadline.
     clock.now = T0.plus(Duration.ofHours(1));
@@ -1127,6 +1171,7 @@ class VmiEvictionReconcilerTest {
     assertEquals(List.of(), connects, "no guest access while the Cluster is paused");
     assertTrue(events.has("Warning", EventReasons.CLUSTER_PAUSED));
     assertTrue(vmis.deletedUids.isEmpty());
+    assertEquals("Paused", vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE));
 
     clock.now = T0.plus(TIMEOUT);
     assertFalse(reconcile("vm-1").isRequeue());
@@ -1350,6 +1395,8 @@ class VmiEvictionReconcilerTest {
     String message = events.message("Normal", EventReasons.EVACUATION_HELD);
     assertTrue(message.contains("vm-1 still being evacuated"), message);
     assertFalse(events.has("Warning", EventReasons.QUORUM_GUARD_OVERRIDDEN));
+    assertEquals("Held", vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE));
+    assertEquals(1.0, phaseGauge("Held"));
 
     Instant goAheadAt = T0.plus(TIMEOUT).minus(EvictionSettings.DEFAULT_DRAIN_RESERVE);
     clock.now = goAheadAt.minusSeconds(5);
@@ -1378,6 +1425,7 @@ class VmiEvictionReconcilerTest {
     assertEquals(List.of("uid-vm-2"), vmis.deletedUids);
     assertEquals(
         "2025-03-01T12:00:00Z", vmis.annotations.get(EvictionAnnotations.EVACUATION_ADMITTED));
+    assertEquals("Draining", vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE));
   }
 
   @Test
@@ -1487,19 +1535,22 @@ class VmiEvictionReconcilerTest {
     }
 
     @Override
-    public VirtualMachineInstance annotate(VirtualMachineInstance vmi, String key, String value)
+    public VirtualMachineInstance annotate(VirtualMachineInstance vmi, Map<String, String> changes)
         throws ApiException {
       if (conflictsLeft > 0) {
         conflictsLeft--;
         throw new ApiException(409, "the object has been modified");
       }
       patches++;
-      annotations.put(key, value);
-      if (value == null) {
-        vmi.getMetadata().getAnnotations().remove(key);
-      } else {
-        vmi.getMetadata().getAnnotations().put(key, value);
-      }
+      changes.forEach(
+          (key, value) -> {
+            annotations.put(key, value);
+            if (value == null) {
+              vmi.getMetadata().getAnnotations().remove(key);
+            } else {
+              vmi.getMetadata().getAnnotations().put(key, value);
+            }
+          });
       return vmi;
     }
 
@@ -1530,21 +1581,6 @@ class VmiEvictionReconcilerTest {
 
     int nodeReads;
     int markedNodeLists;
-
-    /** As GuestNodeDrainer: a drain's steps go by the node an earlier step saw (off: re-read). */
-    boolean remembersNodes;
-
-    final Map<String, V1Node> seen = new HashMap<>();
-
-    @Override
-    public Optional<V1Node> recentNode(String vmiKey) {
-      return remembersNodes ? Optional.ofNullable(seen.get(vmiKey)) : Optional.empty();
-    }
-
-    @Override
-    public void nodeSeen(String vmiKey, V1Node n) {
-      seen.put(vmiKey, n);
-    }
 
     @Override
     public Optional<V1Node> findNode(String vmiName) {

@@ -3,6 +3,7 @@ package dev.capk.vmieviction.status;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.capk.vmieviction.api.CapkLabels;
+import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
@@ -67,15 +68,26 @@ class EvacuationStatusesTest {
     return v;
   }
 
-  static VirtualMachineInstance admitted() {
+  /** Started, in the phase the controller recorded. */
+  static VirtualMachineInstance in(EvacuationPhase phase) {
     VirtualMachineInstance v = started();
-    v.getMetadata().getAnnotations().put(EvictionAnnotations.EVACUATION_ADMITTED, START.toString());
+    v.getMetadata().getAnnotations().put(EvictionAnnotations.EVACUATION_PHASE, phase.name());
     return v;
+  }
+
+  static VirtualMachineInstance admitted() {
+    return in(EvacuationPhase.Draining);
   }
 
   static VirtualMachineInstance deleting() {
     VirtualMachineInstance v = admitted();
     v.getMetadata().setDeletionTimestamp(OffsetDateTime.parse("2026-01-01T10:04:59Z"));
+    return v;
+  }
+
+  static VirtualMachineInstance withPhase(String raw) {
+    VirtualMachineInstance v = started();
+    v.getMetadata().getAnnotations().put(EvictionAnnotations.EVACUATION_PHASE, raw);
     return v;
   }
 
@@ -98,42 +110,62 @@ class EvacuationStatusesTest {
             EvacuationPhase.Draining,
             "DrainBlocked"),
         Arguments.of(
-            "admitted: an old hold event does not make it held",
+            "recorded draining: a hold event before it does not make it held",
             admitted(),
             List.of(at("10:04:00", "EvacuationHeld", HELD)),
             NOW,
             EvacuationPhase.Draining,
             null),
         Arguments.of(
-            "not admitted, latest is a hold",
-            started(),
+            "recorded held: the hold names the blocker, not a later guest failure",
+            in(EvacuationPhase.Held),
             List.of(
-                at("10:01:00", "GuestAPIUnavailable", "down"),
-                at("10:03:00", "EvacuationHeld", HELD)),
+                at("10:01:00", "EvacuationHeld", HELD),
+                at("10:03:00", "GuestAPIUnavailable", "down")),
             NOW,
             EvacuationPhase.Held,
             "EvacuationHeld"),
         Arguments.of(
-            "not admitted, Cluster paused",
-            started(),
+            "recorded paused",
+            in(EvacuationPhase.Paused),
             List.of(at("10:03:00", "ClusterPaused", PAUSED)),
             NOW,
             EvacuationPhase.Paused,
             "ClusterPaused"),
         Arguments.of(
-            "a hold then a drain in the same second: the drain came later",
+            "recorded migrating: the migration's event",
+            in(EvacuationPhase.Migrating),
+            List.of(at("10:01:00", "MigrationStarted", "Live-migrating off infra node infra-1")),
+            NOW,
+            EvacuationPhase.Migrating,
+            "MigrationStarted"),
+        Arguments.of(
+            "no phase recorded (an older controller): draining, whatever the events",
             started(),
-            List.of(
-                at("10:01:00", "DrainBlocked", BLOCKED), at("10:01:00", "EvacuationHeld", HELD)),
+            List.of(at("10:03:00", "EvacuationHeld", HELD)),
+            NOW,
+            EvacuationPhase.Draining,
+            null),
+        Arguments.of(
+            "an unknown recorded phase counts as draining",
+            withPhase("Sleeping"),
+            List.of(at("10:02:00", "DrainBlocked", BLOCKED)),
             NOW,
             EvacuationPhase.Draining,
             "DrainBlocked"),
         Arguments.of(
+            "a recorded phase past the deadline: the deadline wins",
+            in(EvacuationPhase.Held),
+            List.of(at("10:01:00", "EvacuationHeld", HELD)),
+            Instant.parse("2026-01-01T10:10:00Z"),
+            EvacuationPhase.DeadlinePassed,
+            null),
+        Arguments.of(
             "a hold of an earlier evacuation does not count",
-            started(),
+            in(EvacuationPhase.Held),
             List.of(at("09:50:00", "EvacuationHeld", HELD)),
             NOW,
-            EvacuationPhase.Draining,
+            EvacuationPhase.Held,
             null),
         Arguments.of(
             "a guest failure blocks a draining VMI",
@@ -180,7 +212,7 @@ class EvacuationStatusesTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("phases")
-  void phaseAndBlockerFollowTheAnnotationsAndTheLatestEvents(
+  void phaseIsTheRecordedOneUnlessTheVmiSaysMoreAndTheBlockerTheLatestEventOfIt(
       String row,
       VirtualMachineInstance vmi,
       List<VmiEvent> events,

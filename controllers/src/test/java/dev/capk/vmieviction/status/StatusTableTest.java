@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import dev.capk.vmieviction.api.EvacuationPhase;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

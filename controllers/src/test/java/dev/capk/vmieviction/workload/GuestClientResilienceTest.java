@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.time.Deadline;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.retry.Retry;
 import io.kubernetes.client.openapi.ApiClient;
@@ -30,7 +31,9 @@ class GuestClientResilienceTest {
           Duration.ofMinutes(1),
           3,
           Duration.ofMillis(1),
-          Duration.ofMinutes(5));
+          Duration.ofMinutes(5),
+          false,
+          TenantThrottle.Limits.defaults());
 
   static GuestClient client() {
     GuestClusterRef ref = new GuestClusterRef("ns", "c");
@@ -40,7 +43,8 @@ class GuestClientResilienceTest {
         "uid/1",
         CircuitBreaker.of("ns/c", GuestClients.breakerConfig(SETTINGS)),
         Retry.of("ns/c", GuestClients.retryConfig(SETTINGS)),
-        new TenantThrottle(TenantThrottle.Limits.defaults()));
+        new TenantThrottle(TenantThrottle.Limits.defaults()),
+        Deadline.NONE);
   }
 
   @Test
@@ -97,18 +101,23 @@ class GuestClientResilienceTest {
   }
 
   @Test
-  void forbiddenBecomesASpecificReason() {
-    GuestAccessException e =
-        assertThrows(
-            GuestAccessException.class,
-            () ->
-                client()
-                    .call(
-                        "x",
-                        () -> {
-                          throw new ApiException(403, "forbidden");
-                        }));
-    assertEquals(GuestAccessException.Reason.GuestAPIForbidden, e.reason());
+  void unauthorizedAndForbiddenBecomeASpecificReasonWithoutRetry() {
+    for (int code : new int[] {401, 403}) {
+      AtomicInteger calls = new AtomicInteger();
+      GuestAccessException e =
+          assertThrows(
+              GuestAccessException.class,
+              () ->
+                  client()
+                      .call(
+                          "x",
+                          () -> {
+                            calls.incrementAndGet();
+                            throw new ApiException(code, "forbidden");
+                          }));
+      assertEquals(GuestAccessException.Reason.GuestAPIForbidden, e.reason(), "HTTP " + code);
+      assertEquals(1, calls.get(), "HTTP " + code);
+    }
   }
 
   @Test
@@ -206,7 +215,14 @@ class GuestClientResilienceTest {
   @Test
   void anOpenedCircuitIsCountedAndShownInTheMetrics() {
     CollectorRegistry registry = new CollectorRegistry();
-    GuestClients clients = new GuestClients(new ApiClient(), "v1beta1", SETTINGS, registry);
+    GuestClients clients =
+        new GuestClients(
+            new ApiClient(),
+            "v1beta1",
+            CachedObjects.none(),
+            CachedObjects.none(),
+            SETTINGS,
+            registry);
     CircuitBreaker breaker = clients.breaker(new GuestClusterRef("ns", "c"));
     assertEquals(0.0, registry.getSampleValue("vmi_eviction_guest_circuits_open"));
     breaker.transitionToOpenState();

@@ -142,7 +142,7 @@ class WorkloadTest {
 
     @Test
     void embeddedCredentialsAreAccepted() {
-      assertEquals(List.of(), KubeconfigPolicy.violations(GOOD));
+      assertEquals(List.of(), KubeconfigPolicy.violations(GOOD, false));
     }
 
     @Test
@@ -152,34 +152,35 @@ class WorkloadTest {
                   "client-key-data: S0VZCg==",
                   "tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token")
               .replace("certificate-authority-data: Q0EK", "certificate-authority: /etc/ca.crt");
-      List<String> problems = KubeconfigPolicy.violations(bad);
+      List<String> problems = KubeconfigPolicy.violations(bad, false);
       assertEquals(2, problems.size(), problems.toString());
       String exec = GOOD.replace("client-key-data: S0VZCg==", "exec: {command: /bin/sh}");
-      assertFalse(KubeconfigPolicy.violations(exec).isEmpty());
+      assertFalse(KubeconfigPolicy.violations(exec, false).isEmpty());
     }
 
     @Test
     void plainHttpServerIsRefused() {
-      assertFalse(KubeconfigPolicy.violations(GOOD.replace("https://", "http://")).isEmpty());
+      assertFalse(
+          KubeconfigPolicy.violations(GOOD.replace("https://", "http://"), false).isEmpty());
     }
 
     @Test
     void messagesNeverQuoteTheContent() {
       String secretish = "c2VjcmV0LXRva2VuLXZhbHVl";
       String notYaml = "clusters: [ {" + secretish;
-      List<String> problems = KubeconfigPolicy.violations(notYaml);
+      List<String> problems = KubeconfigPolicy.violations(notYaml, false);
       assertFalse(problems.isEmpty());
       assertTrue(problems.stream().noneMatch(p -> p.contains(secretish)), problems.toString());
       List<String> bad =
           KubeconfigPolicy.violations(
-              GOOD.replace("client-key-data: S0VZCg==", "tokenFile: " + secretish));
+              GOOD.replace("client-key-data: S0VZCg==", "tokenFile: " + secretish), false);
       assertTrue(bad.stream().noneMatch(p -> p.contains(secretish)), bad.toString());
     }
 
     @Test
     void notAKubeconfigIsRefused() {
-      assertFalse(KubeconfigPolicy.violations("just a string").isEmpty());
-      assertFalse(KubeconfigPolicy.violations("apiVersion: v1\nclusters: []\n").isEmpty());
+      assertFalse(KubeconfigPolicy.violations("just a string", false).isEmpty());
+      assertFalse(KubeconfigPolicy.violations("apiVersion: v1\nclusters: []\n", false).isEmpty());
     }
   }
 
@@ -187,26 +188,19 @@ class WorkloadTest {
   class FailureClassification {
     @Test
     void noResponseAndServerOverloadAreTransient() {
-      assertTrue(GuestCalls.isTransient(new ApiException(new IOException("connection refused"))));
-      assertTrue(GuestCalls.isTransient(new SocketTimeoutException()));
+      assertTrue(GuestClient.isTransient(new ApiException(new IOException("connection refused"))));
+      assertTrue(GuestClient.isTransient(new SocketTimeoutException()));
       for (int code : new int[] {429, 500, 502, 503, 504}) {
-        assertTrue(GuestCalls.isTransient(new ApiException(code, "x")), "" + code);
+        assertTrue(GuestClient.isTransient(new ApiException(code, "x")), "" + code);
       }
     }
 
     @Test
     void answersThatWouldNotChangeAreNotRetried() {
       for (int code : new int[] {400, 401, 403, 404, 409, 422}) {
-        assertFalse(GuestCalls.isTransient(new ApiException(code, "x")), "" + code);
+        assertFalse(GuestClient.isTransient(new ApiException(code, "x")), "" + code);
       }
-      assertFalse(GuestCalls.isTransient(new IllegalArgumentException()));
-    }
-
-    @Test
-    void forbiddenIsRecognised() {
-      assertTrue(GuestCalls.isForbidden(new ApiException(403, "x")));
-      assertTrue(GuestCalls.isForbidden(new ApiException(401, "x")));
-      assertFalse(GuestCalls.isForbidden(new ApiException(404, "x")));
+      assertFalse(GuestClient.isTransient(new IllegalArgumentException()));
     }
 
     @Test

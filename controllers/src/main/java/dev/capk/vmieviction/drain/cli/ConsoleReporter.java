@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.drain.cli;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.drain.DrainProgressListener;
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.PodRef;
@@ -8,36 +9,58 @@ import dev.capk.vmieviction.time.GoDuration;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
-/** Prints a drain's progress the way kubectl does, so operators and scripts read familiar lines. */
-final class ConsoleReporter implements DrainProgressListener {
+/**
+ * Prints the drains' progress the way kubectl does, so operators and scripts read familiar lines.
+ * On a terminal, also one status line under them ("3 nodes, 41 pods left, 2 refused by
+ * PodDisruptionBudget db"), redrawn while the drains wait, so a long wait is not silent; off a
+ * terminal (pipes, files, tests) the output is exactly kubectl's. One reporter serves the drains of
+ * all nodes, from their threads.
+ */
+final class ConsoleReporter implements DrainProgressListener, AutoCloseable {
+  private static final String CLEAR = "\r\033[K";
+  private static final long REDRAW_MILLIS = 500;
+
   private final PrintStream out;
   private final PrintStream err;
-  private final String suffix;
   private final DryRun dryRun;
   private final Duration retryInterval;
-  private final boolean reportCordon;
+  private final int nodes;
+  private final Set<PodRef> left = ConcurrentHashMap.newKeySet();
+  private final Map<PodRef, Set<String>> refused = new ConcurrentHashMap<>();
 
-  ConsoleReporter(PrintStream out, PrintStream err, DryRun dryRun, Duration retryInterval) {
-    this(out, err, dryRun, retryInterval, true);
-  }
+  /** Redraws the status line; null off a terminal. */
+  private final ScheduledExecutorService redraw;
 
-  /**
-   * @param reportCordon false when the command printed the cordon lines itself, before the drains
-   */
+  private boolean shown;
+
   ConsoleReporter(
       PrintStream out,
       PrintStream err,
       DryRun dryRun,
       Duration retryInterval,
-      boolean reportCordon) {
+      boolean terminal,
+      int nodes) {
     this.out = out;
     this.err = err;
-    this.suffix = suffix(dryRun);
     this.dryRun = dryRun;
     this.retryInterval = retryInterval;
-    this.reportCordon = reportCordon;
+    this.nodes = nodes;
+    this.redraw =
+        terminal
+            ? Executors.newSingleThreadScheduledExecutor(
+                new ThreadFactoryBuilder().setNameFormat("progress-line").setDaemon(true).build())
+            : null;
+    if (redraw != null) {
+      redraw.scheduleWithFixedDelay(this::draw, 0, REDRAW_MILLIS, TimeUnit.MILLISECONDS);
+    }
   }
 
   static String suffix(DryRun dryRun) {
@@ -48,28 +71,18 @@ final class ConsoleReporter implements DrainProgressListener {
     };
   }
 
-  @Override
-  public void cordoned(String node, boolean changed) {
-    if (reportCordon) {
-      out.println(cordonLine(node, true, changed, suffix));
-    }
-  }
-
-  /**
-   * kubectl's line for a (un)cordon: {@code node/x cordoned}, {@code node/x already uncordoned}.
-   */
-  static String cordonLine(String node, boolean cordon, boolean changed, String suffix) {
-    return "node/"
-        + node
-        + (changed ? " " : " already ")
-        + (cordon ? "cordoned" : "uncordoned")
-        + suffix;
+  /** Prints one of kubectl's lines, on a cleared line when the status line is shown. */
+  synchronized void println(PrintStream stream, String line) {
+    clear();
+    stream.println(line);
+    stream.flush();
   }
 
   @Override
   public void planned(List<PodRef> toEvict, List<SkippedPod> skipped, List<String> warnings) {
+    left.addAll(toEvict);
     for (String w : warnings) {
-      err.println("Warning: " + w);
+      println(err, "Warning: " + w);
     }
   }
 
@@ -77,24 +90,21 @@ final class ConsoleReporter implements DrainProgressListener {
   public void evicting(PodRef pod, boolean usingEviction) {
     // kubectl announces evictions (and, in a client dry run, whatever would go) but not deletions.
     if (usingEviction || dryRun == DryRun.CLIENT) {
-      out.println("evicting pod " + pod + suffix);
+      println(out, "evicting pod " + pod + suffix(dryRun));
     }
   }
 
   @Override
   public void blocked(PodRef pod, Set<String> budgets, String message) {
+    refused.put(pod, Set.copyOf(budgets));
     String names =
         budgets.isEmpty()
             ? ""
-            : " [PodDisruptionBudget "
-                + String.join(", ", budgets.stream().sorted().toList())
-                + "]";
-    err.println(
-        "error when evicting pods/\""
-            + pod.name()
-            + "\" -n \""
-            + pod.namespace()
-            + "\" (will retry after "
+            : " [PodDisruptionBudget " + String.join(", ", new TreeSet<>(budgets)) + "]";
+    println(
+        err,
+        evictionError(pod)
+            + " (will retry after "
             + GoDuration.format(retryInterval)
             + "): "
             + message
@@ -103,38 +113,79 @@ final class ConsoleReporter implements DrainProgressListener {
 
   @Override
   public void retrying(PodRef pod, String reason) {
-    err.println(
-        "error when evicting pods/\""
-            + pod.name()
-            + "\" -n \""
-            + pod.namespace()
-            + "\" (will retry): "
-            + reason);
+    println(err, evictionError(pod) + " (will retry): " + reason);
   }
 
   @Override
   public void evicted(PodRef pod) {
-    out.println("pod/" + pod.name() + " evicted");
+    done(pod);
+    println(out, "pod/" + pod.name() + " evicted");
   }
 
   @Override
   public void deleted(PodRef pod) {
-    out.println("pod/" + pod.name() + " deleted");
+    done(pod);
+    println(out, "pod/" + pod.name() + " deleted");
   }
 
   @Override
   public void notWaitedFor(PodRef pod, String reason) {
-    out.println("pod \"" + pod.name() + "\" " + reason + ", skipping");
+    done(pod);
+    println(out, "pod \"" + pod.name() + "\" " + reason + ", skipping");
   }
 
   @Override
   public void failed(PodRef pod, String reason) {
-    err.println(
-        "error when evicting pods/\""
-            + pod.name()
-            + "\" -n \""
-            + pod.namespace()
-            + "\": "
-            + reason);
+    done(pod);
+    println(err, evictionError(pod) + ": " + reason);
+  }
+
+  /** kubectl's start of a line about a pod's eviction. */
+  static String evictionError(PodRef pod) {
+    return "error when evicting pods/\"" + pod.name() + "\" -n \"" + pod.namespace() + "\"";
+  }
+
+  private void done(PodRef pod) {
+    left.remove(pod);
+    refused.remove(pod);
+  }
+
+  /** The status line's text. */
+  String status() {
+    Set<String> budgets = new TreeSet<>();
+    refused.values().forEach(budgets::addAll);
+    return (nodes == 1 ? "1 node" : nodes + " nodes")
+        + ", "
+        + left.size()
+        + (left.size() == 1 ? " pod" : " pods")
+        + " left"
+        + (refused.isEmpty()
+            ? ""
+            : ", "
+                + refused.size()
+                + " refused by PodDisruptionBudget "
+                + (budgets.isEmpty() ? "?" : String.join(", ", budgets)));
+  }
+
+  private synchronized void draw() {
+    out.print(CLEAR + status());
+    out.flush();
+    shown = true;
+  }
+
+  private synchronized void clear() {
+    if (shown) {
+      out.print(CLEAR);
+      out.flush();
+      shown = false;
+    }
+  }
+
+  @Override
+  public void close() {
+    if (redraw != null) {
+      redraw.shutdownNow();
+    }
+    clear();
   }
 }

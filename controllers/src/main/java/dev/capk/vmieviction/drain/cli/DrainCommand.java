@@ -2,7 +2,6 @@ package dev.capk.vmieviction.drain.cli;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.drain.DrainOptions;
-import dev.capk.vmieviction.drain.DrainProgressListener;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainResult;
 import dev.capk.vmieviction.drain.DryRun;
@@ -11,9 +10,7 @@ import dev.capk.vmieviction.drain.NodeNotFoundException;
 import dev.capk.vmieviction.drain.PodFilters;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.kube.ApiStatus;
-import dev.capk.vmieviction.logging.CliLogging;
 import dev.capk.vmieviction.time.GoDuration;
-import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -21,17 +18,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -50,16 +43,9 @@ import picocli.CommandLine.Option;
       "Drain node in preparation for maintenance: cordon it, then evict its pods (kubectl drain semantics).",
       "Evictions run concurrently and pod deletion is followed with one watch."
     })
-public final class DrainCommand implements Callable<Integer> {
-  static final int EXIT_OK = 0;
-  static final int EXIT_FAILED = 1;
-
+public final class DrainCommand extends NodeCommand {
   /** Nodes drained at once; each drain bounds its own evictions in flight. */
   static final int MAX_PARALLEL_NODES = 16;
-
-  @Mixin NodeTargets targets = new NodeTargets();
-
-  @Mixin ConnectionOptions connection = new ConnectionOptions();
 
   @Option(
       names = "--force",
@@ -124,14 +110,6 @@ public final class DrainCommand implements Callable<Integer> {
   int skipWaitForDeleteTimeoutSeconds;
 
   @Option(
-      names = "--dry-run",
-      defaultValue = "none",
-      paramLabel = "none|client|server",
-      description =
-          "Must be \"none\", \"server\", or \"client\". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.")
-  String dryRun;
-
-  @Option(
       names = "--chunk-size",
       defaultValue = "500",
       paramLabel = "N",
@@ -154,39 +132,12 @@ public final class DrainCommand implements Callable<Integer> {
           "Pause before retrying an eviction a PodDisruptionBudget refused (not a kubectl flag; kubectl waits 5s).")
   Duration evictionRetryInterval;
 
-  @Option(
-      names = {"-h", "--help"},
-      usageHelp = true,
-      description = "Show this help and exit.")
-  boolean help;
-
-  private final PrintStream out;
-  private final PrintStream err;
-  private final Function<ConnectionOptions, ApiClient> clients;
   private final boolean terminal;
+  DrainOptions options;
 
-  DrainCommand(PrintStream out, PrintStream err, Function<ConnectionOptions, ApiClient> clients) {
-    this(out, err, clients, false);
-  }
-
-  DrainCommand(
-      PrintStream out,
-      PrintStream err,
-      Function<ConnectionOptions, ApiClient> clients,
-      boolean terminal) {
-    this.out = out;
-    this.err = err;
-    this.clients = clients;
+  DrainCommand(PrintStream out, PrintStream err, boolean terminal) {
+    super("drain", out, err);
     this.terminal = terminal;
-  }
-
-  public static void main(String[] args) {
-    System.exit(run(args));
-  }
-
-  /** Runs {@code drain ARGS} with the process's streams and environment; returns the exit code. */
-  public static int run(String... args) {
-    return NodeCli.run(args.length == 0 ? new String[] {"drain"} : prepend("drain", args));
   }
 
   /** Runs {@code drain ARGS} writing to the given streams; returns the exit code. */
@@ -201,31 +152,28 @@ public final class DrainCommand implements Callable<Integer> {
     return all;
   }
 
-  /**
-   * The engine options these flags mean. @throws IllegalArgumentException with kubectl's wording
-   * for bad values
-   */
-  DrainOptions toOptions(DrainProgressListener listener) {
-    DryRun strategy = parseDryRun(dryRun);
+  /** The engine options these flags mean, checked before anything is sent. */
+  @Override
+  void check(DryRun strategy) {
     try {
-      return DrainOptions.builder()
-          .force(force)
-          .ignoreAllDaemonSets(ignoreDaemonSets)
-          .deleteEmptyDirData(deleteEmptyDirData)
-          // kubectl: any negative value means the pod's own grace period.
-          .gracePeriodSeconds(Math.max(-1, gracePeriod))
-          .timeout(timeout)
-          .podSelector(podSelector)
-          .disableEviction(disableEviction)
-          // kubectl: 0 or negative means wait for every pod.
-          .skipWaitForDeleteTimeout(
-              Duration.ofSeconds(Math.max(0, skipWaitForDeleteTimeoutSeconds)))
-          .chunkSize(Math.max(0, chunkSize))
-          .dryRun(strategy)
-          .maxConcurrentEvictions(maxConcurrentEvictions)
-          .evictionRetryInterval(evictionRetryInterval)
-          .progressListener(listener)
-          .build();
+      options =
+          DrainOptions.builder()
+              .force(force)
+              .ignoreAllDaemonSets(ignoreDaemonSets)
+              .deleteEmptyDirData(deleteEmptyDirData)
+              // kubectl: any negative value means the pod's own grace period.
+              .gracePeriodSeconds(Math.max(-1, gracePeriod))
+              .timeout(timeout)
+              .podSelector(podSelector)
+              .disableEviction(disableEviction)
+              // kubectl: 0 or negative means wait for every pod.
+              .skipWaitForDeleteTimeout(
+                  Duration.ofSeconds(Math.max(0, skipWaitForDeleteTimeoutSeconds)))
+              .chunkSize(Math.max(0, chunkSize))
+              .dryRun(strategy)
+              .maxConcurrentEvictions(maxConcurrentEvictions)
+              .evictionRetryInterval(evictionRetryInterval)
+              .build();
     } catch (IllegalArgumentException e) {
       if (e.getMessage() != null && e.getMessage().startsWith("invalid label selector")) {
         throw new IllegalArgumentException(
@@ -237,51 +185,22 @@ public final class DrainCommand implements Callable<Integer> {
   }
 
   @Override
-  public Integer call() {
-    CliLogging.setVerbosity(connection.verbosity);
-    String usage = targets.usageError("drain");
-    if (usage != null) {
-      return NodeCli.usageError(err, "drain", usage);
-    }
-    DrainOptions options;
-    try {
-      options = toOptions(DrainProgressListener.NONE);
-    } catch (IllegalArgumentException e) {
-      err.println("error: " + e.getMessage());
-      return EXIT_FAILED;
-    }
-    ApiClient client;
-    try {
-      client = clients != null ? clients.apply(connection) : connection.connect(System.getenv());
-    } catch (KubeconfigClients.KubeconfigException e) {
-      err.println("error: " + e.getMessage());
-      return EXIT_FAILED;
-    }
-    NodeDrainer drainer = new NodeDrainer(client);
-    Optional<List<String>> nodes = NodeCli.resolve(targets, drainer, "drain", err);
-    if (nodes.isEmpty()) {
-      return EXIT_FAILED;
-    }
+  int run(NodeDrainer drainer, List<String> nodes, DryRun strategy) {
     // As kubectl: cordon every node first, so no pod moves from one of them onto another.
-    if (!NodeCli.setUnschedulable(drainer, nodes.get(), true, options.dryRun(), out, err)) {
+    if (!setUnschedulable(drainer, nodes, true, strategy)) {
       return EXIT_FAILED;
     }
-    try (ProgressLine progress = ProgressLine.start(terminal, out, nodes.get().size())) {
-      return drainAll(drainer, nodes.get(), options, progress);
-    }
-  }
-
-  /** Drains the (already cordoned) nodes concurrently and reports as kubectl does. */
-  private int drainAll(
-      NodeDrainer drainer, List<String> nodes, DrainOptions options, ProgressLine progress) {
     ExecutorService pool =
         Executors.newFixedThreadPool(
             Math.min(MAX_PARALLEL_NODES, Math.max(1, nodes.size())),
             new ThreadFactoryBuilder().setNameFormat("drain-node-%d").setDaemon(true).build());
     Map<String, Future<String>> errors = new LinkedHashMap<>();
-    try {
+    try (ConsoleReporter reporter =
+        new ConsoleReporter(
+            out, err, strategy, options.evictionRetryInterval(), terminal, nodes.size())) {
+      DrainOptions withReporter = options.toBuilder().progressListener(reporter).build();
       for (String node : nodes) {
-        errors.put(node, pool.submit(() -> drainOne(drainer, node, options, progress)));
+        errors.put(node, pool.submit(() -> drainOne(drainer, node, withReporter, reporter)));
       }
       List<String> pendingNodes = new ArrayList<>();
       List<String> fatal = new ArrayList<>();
@@ -300,11 +219,10 @@ public final class DrainCommand implements Callable<Integer> {
       if (fatal.isEmpty()) {
         return EXIT_OK;
       }
-      progress.clear();
-      err.println("There are pending nodes to be drained:");
-      pendingNodes.forEach(n -> err.println(" " + n));
-      // kubectl's aggregate error, printed as is (no "error: "): one message, several in brackets.
-      err.println(fatal.size() == 1 ? fatal.get(0) : "[" + String.join(", ", fatal) + "]");
+      reporter.println(err, "There are pending nodes to be drained:");
+      pendingNodes.forEach(n -> reporter.println(err, " " + n));
+      // kubectl's aggregate error, printed as is (no "error: ").
+      reporter.println(err, aggregate(fatal));
       return EXIT_FAILED;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -317,30 +235,23 @@ public final class DrainCommand implements Callable<Integer> {
 
   /** Drains one node; returns null when drained, else kubectl's error text for it. */
   private String drainOne(
-      NodeDrainer drainer, String node, DrainOptions base, ProgressLine progress) {
-    DrainOptions options =
-        base.toBuilder()
-            .progressListener(
-                progress.tracking(
-                    new ConsoleReporter(
-                        progress.out(out),
-                        progress.out(err),
-                        base.dryRun(),
-                        base.evictionRetryInterval(),
-                        false)))
-            .build();
+      NodeDrainer drainer, String node, DrainOptions options, ConsoleReporter reporter) {
     String error;
     try {
       DrainResult result = drainer.drain(node, options);
-      error = report(node, result, options, progress);
+      error = report(node, result, options, reporter);
     } catch (NodeNotFoundException e) {
       error = "nodes \"" + node + "\" not found";
     } catch (DrainRefusedException e) {
       List<String> groups =
           e.refusals().entrySet().stream()
-              .map(r -> kubectlRefusal(r.getKey()) + ": " + join(r.getValue()))
+              .map(
+                  r ->
+                      kubectlRefusal(r.getKey())
+                          + ": "
+                          + String.join(", ", r.getValue().stream().map(PodRef::toString).toList()))
               .toList();
-      error = groups.size() == 1 ? groups.get(0) : "[" + String.join(", ", groups) + "]";
+      error = aggregate(groups);
     } catch (ApiException e) {
       // The engine's own messages say whether the node was left cordoned; others are the server's.
       error =
@@ -351,40 +262,22 @@ public final class DrainCommand implements Callable<Integer> {
       error = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     }
     if (error != null) {
-      progress
-          .out(err)
-          .println(
-              "error: unable to drain node \""
-                  + node
-                  + "\" due to error: "
-                  + error
-                  + ", continuing command...");
+      reporter.println(
+          err,
+          "error: unable to drain node \""
+              + node
+              + "\" due to error: "
+              + error
+              + ", continuing command...");
     }
     return error;
   }
 
-  /** kubectl's dry-run values. @throws IllegalArgumentException with kubectl's message otherwise */
-  static DryRun parseDryRun(String value) {
-    return switch (value == null ? "none" : value) {
-      case "none", "" -> DryRun.NONE;
-      case "client" -> DryRun.CLIENT;
-      case "server" -> DryRun.SERVER;
-      default ->
-          throw new IllegalArgumentException(
-              "Invalid dry-run value ("
-                  + value
-                  + "). Must be \"none\", \"server\", or \"client\".");
-    };
-  }
-
   /** Prints the node's outcome; returns null when drained, else the error's text. */
   private String report(
-      String node, DrainResult result, DrainOptions options, ProgressLine progress) {
-    String suffix = ConsoleReporter.suffix(options.dryRun());
-    PrintStream out = progress.out(this.out);
-    PrintStream err = progress.out(this.err);
+      String node, DrainResult result, DrainOptions options, ConsoleReporter reporter) {
     if (result.isComplete()) {
-      out.println("node/" + node + " drained" + suffix);
+      reporter.println(out, "node/" + node + " drained" + ConsoleReporter.suffix(options.dryRun()));
       return null;
     }
     PodRef blocked =
@@ -396,20 +289,14 @@ public final class DrainCommand implements Callable<Integer> {
     String why =
         result.timedOut()
             // kubectl names the (first) pod whose eviction a budget kept refusing.
-            ? blocked == null
-                ? timeout
-                : "error when evicting pods/\""
-                    + blocked.name()
-                    + "\" -n \""
-                    + blocked.namespace()
-                    + "\": "
-                    + timeout
+            ? blocked == null ? timeout : ConsoleReporter.evictionError(blocked) + ": " + timeout
             : result
                 .interruption()
                 .orElse(
                     result.failed().isEmpty() ? "incomplete" : "some pods could not be evicted");
     if (!result.pending().isEmpty()) {
-      err.println("There are pending pods in node \"" + node + "\" when an error occurred: " + why);
+      reporter.println(
+          err, "There are pending pods in node \"" + node + "\" when an error occurred: " + why);
       for (PodRef p : result.pending()) {
         Set<String> budgets = result.blockingBudgets().get(p);
         String detail =
@@ -420,11 +307,12 @@ public final class DrainCommand implements Callable<Integer> {
                         : String.join(", ", budgets.stream().sorted().toList()))
                     + ")"
                 : result.pendingTerminating().contains(p) ? " (terminating)" : "";
-        err.println("pod/" + p.name() + " -n " + p.namespace() + detail);
+        reporter.println(err, "pod/" + p.name() + " -n " + p.namespace() + detail);
       }
     }
     for (Map.Entry<PodRef, String> f : result.failed().entrySet()) {
-      err.println(
+      reporter.println(
+          err,
           "failed: pod/"
               + f.getKey().name()
               + " -n "
@@ -435,6 +323,11 @@ public final class DrainCommand implements Callable<Integer> {
     return why;
   }
 
+  /** kubectl's aggregate error: one message as is, several in brackets. */
+  private static String aggregate(List<String> errors) {
+    return errors.size() == 1 ? errors.get(0) : "[" + String.join(", ", errors) + "]";
+  }
+
   /**
    * kubectl (v1.35) writes "cannot delete " before every filter's message, and its message for pods
    * without a controller already starts with it: scripts see "cannot delete cannot delete Pods that
@@ -442,10 +335,6 @@ public final class DrainCommand implements Callable<Integer> {
    */
   static String kubectlRefusal(String reason) {
     return reason.equals(PodFilters.UNMANAGED_FATAL) ? "cannot delete " + reason : reason;
-  }
-
-  private static String join(List<PodRef> pods) {
-    return String.join(", ", pods.stream().map(PodRef::toString).toList());
   }
 
   /** picocli converter for Go-style durations. */

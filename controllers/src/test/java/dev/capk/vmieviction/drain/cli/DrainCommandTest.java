@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.drain.DrainOptions;
-import dev.capk.vmieviction.drain.DrainProgressListener;
 import dev.capk.vmieviction.drain.DryRun;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -25,13 +24,15 @@ class DrainCommandTest {
   private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
   private static DrainCommand parsed(String... args) {
-    DrainCommand c = new DrainCommand(System.out, System.err, null);
+    DrainCommand c = new DrainCommand(System.out, System.err, false);
     new CommandLine(c).parseArgs(args);
     return c;
   }
 
   private static DrainOptions options(String... args) {
-    return parsed(args).toOptions(DrainProgressListener.NONE);
+    DrainCommand c = parsed(args);
+    c.check(NodeCommand.parseDryRun(c.dryRun));
+    return c.options;
   }
 
   private int run(String... args) {
@@ -48,9 +49,9 @@ class DrainCommandTest {
   @Test
   void noFlagsMeansKubectlDefaults() {
     DrainCommand c = parsed("node-1");
-    assertEquals(java.util.List.of("node-1"), c.targets.names);
-    DrainOptions o = c.toOptions(DrainProgressListener.NONE);
-    assertEquals(DrainOptions.defaults().toString(), o.toString());
+    assertEquals(java.util.List.of("node-1"), c.names);
+    c.check(DryRun.NONE);
+    assertEquals(DrainOptions.defaults().toString(), c.options.toString());
   }
 
   @Test
@@ -84,7 +85,7 @@ class DrainCommandTest {
   @Test
   void booleanFlagsTakeOptionalValuesLikePflagWithoutSwallowingTheNode() {
     DrainCommand c = parsed("--force", "node-1");
-    assertEquals(java.util.List.of("node-1"), c.targets.names);
+    assertEquals(java.util.List.of("node-1"), c.names);
     assertTrue(c.force);
     assertFalse(options("node-1", "--force=false").force());
     assertTrue(options("node-1", "--ignore-daemonsets=true").ignoreAllDaemonSets());
@@ -168,8 +169,8 @@ class DrainCommandTest {
         stderr().startsWith("error: cannot specify both a node name and a --selector option\n"),
         stderr());
     DrainCommand c = parsed("a", "b", "--force", "c");
-    assertEquals(java.util.List.of("a", "b", "c"), c.targets.names);
-    assertEquals("pool in (a,b)", parsed("--selector", "pool in (a,b)").targets.selector);
+    assertEquals(java.util.List.of("a", "b", "c"), c.names);
+    assertEquals("pool in (a,b)", parsed("--selector", "pool in (a,b)").selector);
   }
 
   @Test

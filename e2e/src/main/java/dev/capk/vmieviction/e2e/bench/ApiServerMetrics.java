@@ -1,7 +1,9 @@
 package dev.capk.vmieviction.e2e.bench;
 
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
@@ -39,16 +41,48 @@ final class ApiServerMetrics {
     return out;
   }
 
-  static Map<String, Double> minus(Map<String, Double> after, Map<String, Double> before) {
-    Map<String, Double> d = new TreeMap<>();
-    after.forEach((k, v) -> d.put(k, v - before.getOrDefault(k, 0.0)));
-    return d;
+  /** Requests but WATCHes since {@code before} was read. */
+  static double since(LocalCluster cluster, Map<String, Double> before) {
+    return nonWatch(cluster) - nonWatch(before);
   }
 
-  static double nonWatch(Map<String, Double> byVerb) {
+  /** Requests so far but WATCHes. */
+  static double nonWatch(LocalCluster cluster) {
+    return nonWatch(byVerb(cluster));
+  }
+
+  private static double nonWatch(Map<String, Double> byVerb) {
     return byVerb.entrySet().stream()
         .filter(e -> !e.getKey().equals("WATCH"))
         .mapToDouble(Map.Entry::getValue)
         .sum();
+  }
+
+  /** When the requests settled: see {@link #awaitQuiet}; nanos by {@link System#nanoTime()}. */
+  record Quiet(long startNanos, long quietSinceNanos, double before, double last) {}
+
+  /**
+   * Waits until {@code cluster}'s requests (WATCH excluded, read every second) have grown by no
+   * more than {@code allowedPerSecond} a second for 3 s, at least 10 s from now (a start-up wave
+   * may begin a moment after a cache synced), at most {@code cap}.
+   */
+  static Quiet awaitQuiet(LocalCluster cluster, double allowedPerSecond, Duration cap) {
+    long t0 = System.nanoTime();
+    double before = nonWatch(cluster);
+    double last = before;
+    long quietSince = System.nanoTime();
+    while (System.nanoTime() - t0 < cap.toNanos()) {
+      ControllerProcess.sleep(1000);
+      double now = nonWatch(cluster);
+      if (now - last > allowedPerSecond) {
+        quietSince = System.nanoTime();
+      }
+      last = now;
+      if (System.nanoTime() - quietSince > 3_000_000_000L
+          && System.nanoTime() - t0 > 10_000_000_000L) {
+        break;
+      }
+    }
+    return new Quiet(t0, quietSince, before, last);
   }
 }

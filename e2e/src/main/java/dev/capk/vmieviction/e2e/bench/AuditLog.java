@@ -3,6 +3,7 @@ package dev.capk.vmieviction.e2e.bench;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.capk.vmieviction.e2e.harness.KubeCluster;
+import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -26,14 +27,6 @@ public final class AuditLog {
   public static final String USER = "capk-vmi-eviction-controller";
 
   private AuditLog() {}
-
-  /**
-   * Writes the policy (Metadata level for the controller's user, nothing else) and returns the
-   * kube-apiserver flags.
-   */
-  static List<String> apiServerFlags(Path dir, String cluster) {
-    return apiServerFlags(dir, cluster, CONTROLLER_RULE);
-  }
 
   /** The policy rule that logs the controller's requests, at Metadata level. */
   static final String CONTROLLER_RULE =
@@ -75,6 +68,25 @@ public final class AuditLog {
     }
   }
 
+  /** {@code b}, its API server writing the audit log of {@code rules} (see above). */
+  static LocalCluster.Builder audited(LocalCluster.Builder b, Path dir, String name, String rules) {
+    apiServerFlags(dir, name, rules).forEach(b::apiServerFlag);
+    return b;
+  }
+
+  /**
+   * The infra kubeconfig of the controller's own identity ({@link #USER}, whose requests the audit
+   * logs keep), written to {@code file}.
+   */
+  static Path controllerKubeconfig(LocalCluster infra, Path file) {
+    try {
+      Files.writeString(file, infra.kubeconfigFor(USER, "system:masters"));
+      return file;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   public static Path logOf(Path dir, String cluster) {
     return dir.resolve(cluster + "-audit.log");
   }
@@ -110,6 +122,16 @@ public final class AuditLog {
           });
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+    return out;
+  }
+
+  /** {@link #count} over the logs of {@code clusters}, summed. */
+  static Map<String, Integer> count(
+      Path dir, List<? extends KubeCluster> clusters, Instant from, Instant to) {
+    Map<String, Integer> out = new TreeMap<>();
+    for (KubeCluster c : clusters) {
+      count(logOf(dir, c.name()), from, to).forEach((k, v) -> out.merge(k, v, Integer::sum));
     }
     return out;
   }

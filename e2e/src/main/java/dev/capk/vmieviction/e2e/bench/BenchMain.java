@@ -9,7 +9,13 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * {@code make bench}: speed, scale and cost of the controller and its drain CLI, each against its
@@ -36,15 +42,18 @@ public final class BenchMain {
     for (String which : opts.only()) {
       try {
         switch (which) {
-          case "drain" -> new DrainBench(report, opts, work).run();
-          case "startup" -> new StartupBench(report, opts, work).run();
-          case "evacuation" -> new EvacuationBench(report, opts, work).run();
-          case "scale" -> new ScaleBench(report, opts, work).run();
-          case "selector" -> new SelectorDrainBench(report, opts, work).run();
-          case "headofline" -> new HeadOfLineBench(report, opts, work).run();
-          case "migration" -> new MigrationBench(report, opts, work).run();
-          case "cost" -> new CostBench(report, opts, work).run();
-          case "external" -> new ExternalInfraBench(report, opts, work).run();
+          case "drain" -> new DrainBench().in(report, opts, work, "bench-drain-runs").run();
+          case "startup" -> new StartupBench().in(report, opts, work, "bench-startup-runs").run();
+          case "evacuation" ->
+              new EvacuationBench().in(report, opts, work, "bench-evacuation").run();
+          case "scale" -> new ScaleBench().in(report, opts, work, "").run();
+          case "selector" ->
+              new SelectorDrainBench().in(report, opts, work, "bench-selector-runs").run();
+          case "headofline" ->
+              new HeadOfLineBench().in(report, opts, work, "bench-headofline").run();
+          case "migration" -> new MigrationBench().in(report, opts, work, "bench-migration").run();
+          case "cost" -> new CostBench().in(report, opts, work, "bench-cost").run();
+          case "external" -> new ExternalInfraBench().in(report, opts, work, "").run();
           default ->
               throw new IllegalArgumentException(
                   "unknown benchmark "
@@ -104,29 +113,77 @@ public final class BenchMain {
   }
 
   /**
+   * Starts an infra cluster and {@code guests} guest clusters ({@code guestPrefix} and their index)
+   * side by side, each built by {@code builder} from its name.
+   */
+  static List<LocalCluster> startAll(
+      String infra, String guestPrefix, int guests, Function<String, LocalCluster.Builder> builder)
+      throws Exception {
+    List<LocalCluster.Builder> builders = new ArrayList<>(List.of(builder.apply(infra)));
+    for (int k = 0; k < guests; k++) {
+      builders.add(builder.apply(guestPrefix + k));
+    }
+    return startAll(builders);
+  }
+
+  /**
    * Starts clusters side by side (start-up is mostly waiting), closing all of them if one fails.
    */
-  static List<LocalCluster> startAll(List<LocalCluster.Builder> builders) {
-    List<CompletableFuture<LocalCluster>> fs = new ArrayList<>();
-    java.util.concurrent.ExecutorService pool =
-        java.util.concurrent.Executors.newFixedThreadPool(builders.size());
-    for (LocalCluster.Builder b : builders) {
-      fs.add(CompletableFuture.supplyAsync(b::start, pool));
+  static List<LocalCluster> startAll(List<LocalCluster.Builder> builders) throws Exception {
+    List<Callable<LocalCluster>> starts = new ArrayList<>();
+    builders.forEach(b -> starts.add(b::start));
+    return inParallel(starts, LocalCluster::close);
+  }
+
+  /** Runs {@code tasks} side by side; if one fails, closes what the others made and throws. */
+  static <T> List<T> inParallel(List<Callable<T>> tasks, Consumer<T> close) throws Exception {
+    if (tasks.isEmpty()) {
+      return List.of();
     }
+    ExecutorService pool = Executors.newFixedThreadPool(tasks.size());
+    List<Future<T>> fs = tasks.stream().map(pool::submit).toList();
     pool.shutdown();
-    List<LocalCluster> started = new ArrayList<>();
-    RuntimeException failure = null;
-    for (CompletableFuture<LocalCluster> f : fs) {
+    List<T> done = new ArrayList<>();
+    Exception failure = null;
+    for (Future<T> f : fs) {
       try {
-        started.add(f.join());
-      } catch (RuntimeException e) {
-        failure = failure == null ? e : failure;
+        done.add(f.get());
+      } catch (ExecutionException e) {
+        if (failure == null) {
+          failure = e.getCause() instanceof Exception c ? c : e;
+        }
       }
     }
     if (failure != null) {
-      started.forEach(LocalCluster::close);
+      done.forEach(close);
       throw failure;
     }
-    return started;
+    return done;
+  }
+
+  interface IntTask {
+    void run(int i) throws Exception;
+  }
+
+  /** Runs {@code task} for 0..n-1 on {@code threads} threads; throws the first failure. */
+  static void parallel(int n, int threads, IntTask task) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> fs = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        int k = i;
+        fs.add(
+            pool.submit(
+                () -> {
+                  task.run(k);
+                  return null;
+                }));
+      }
+      for (Future<?> f : fs) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
   }
 }

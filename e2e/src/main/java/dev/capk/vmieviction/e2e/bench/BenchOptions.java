@@ -10,22 +10,12 @@ import java.util.List;
  */
 final class BenchOptions {
   List<String> only() {
-    return Arrays.stream(
-            System.getProperty(
-                    "bench.only",
-                    "drain,startup,evacuation,scale,selector,headofline,migration,cost,external")
-                .split(","))
-        .map(String::strip)
-        .filter(s -> !s.isEmpty())
-        .toList();
+    return strings(
+        "bench.only", "drain,startup,evacuation,scale,selector,headofline,migration,cost,external");
   }
 
   List<Integer> ints(String key, String defaults) {
-    return Arrays.stream(System.getProperty(key, defaults).split(","))
-        .map(String::strip)
-        .filter(s -> !s.isEmpty())
-        .map(Integer::parseInt)
-        .toList();
+    return strings(key, defaults).stream().map(Integer::parseInt).toList();
   }
 
   /** A comma-separated list property; empty entries dropped. */

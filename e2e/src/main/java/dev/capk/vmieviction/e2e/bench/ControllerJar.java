@@ -5,6 +5,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -28,6 +32,43 @@ final class ControllerJar {
       throw new IllegalStateException("-D" + PROPERTY + " names no file: " + jar);
     }
     return jar;
+  }
+
+  /** Starts the jar with the Deployment's JVM and {@code flags}; see {@link #start}. */
+  static ControllerProcess start(String name, Path logDir, List<String> flags, Duration timeout) {
+    return start(name, logDir, DeploymentJvm.ENV, DeploymentJvm.JVM, flags, timeout);
+  }
+
+  /**
+   * Starts the jar with {@code env} and the JVM flags {@code jvm}, on {@link
+   * DeploymentJvm#javaCommand}, and waits until /readyz answers 200 (see {@link ControllerProcess}:
+   * start-up time and CPU, peak RSS, {@link ControllerProcess.NotReady}); its log holds this run
+   * only.
+   */
+  static ControllerProcess start(
+      String name,
+      Path logDir,
+      Map<String, String> env,
+      List<String> jvm,
+      List<String> flags,
+      Duration timeout) {
+    List<String> command = new ArrayList<>(List.of(DeploymentJvm.javaCommand()));
+    command.addAll(jvm);
+    command.addAll(List.of("-jar", path().toString()));
+    try {
+      Files.deleteIfExists(logDir.resolve("controller-" + name + ".log"));
+    } catch (IOException ignored) {
+      // appended to instead
+    }
+    return ControllerProcess.launch(
+        "controller-" + name,
+        logDir,
+        command,
+        env,
+        ControllerProcess.HEALTH_FLAG,
+        ControllerProcess.METRICS_FLAG,
+        flags,
+        timeout);
   }
 
   /** "`/path/to.jar` (commit abc1234, modified files: no)", for the report. */

@@ -2,6 +2,7 @@ package dev.capk.vmieviction.e2e.bench;
 
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,15 +17,16 @@ import java.util.TreeSet;
 /**
  * Benchmark 9, cost per evacuation (issue 21), for our controller and, when {@code
  * -Dcapk.bench.goController} names its binary, CAPK's original Go controller on the same clusters.
- * The world of {@link CostWorld}: 10 External VMIs of 2 tenants on one infra node, 10 pods per
- * guest node. A run is the real `kubectl drain` of that infra node with one controller process
- * started just before it (16 workers or 1), without budgets or with a PodDisruptionBudget of
- * maxUnavailable 1 per Deployment; it counts the controller's requests from the API servers' audit
- * logs (its own client identity) and its CPU from /proc, from the drain's start until every VM,
- * guest node and pod is back. Then the pace of one guest node's drain under the budget: the
- * controller's drain of one VMI against the real `kubectl drain` of an identical guest node.
+ * The world of {@link DrainWorld}, with spare guest nodes: 10 External VMIs of 2 tenants on one
+ * infra node, 10 pods per guest node. A run is the real `kubectl drain` of that infra node with one
+ * controller process started just before it (16 workers or 1), without budgets or with a
+ * PodDisruptionBudget of maxUnavailable 1 per Deployment; it counts the controller's requests from
+ * the API servers' audit logs (its own client identity) and its CPU from /proc, from the drain's
+ * start until every VM, guest node and pod is back. Then the pace of one guest node's drain under
+ * the budget: the controller's drain of one VMI against the real `kubectl drain` of an identical
+ * guest node.
  */
-final class CostBench {
+final class CostBench extends Bench {
   private static final double TARGET_INFRA = 3;
   private static final double TARGET_EVENTS = 4;
   private static final double TARGET_CPU = 0.12;
@@ -36,18 +38,6 @@ final class CostBench {
   private static final double ISSUE_GO_GUEST_BUDGET = 56;
 
   private static final double ISSUE_GO_SERIAL_BUDGET_SECONDS = 169;
-
-  private final Report report;
-  private final BenchOptions opts;
-  private final Path work;
-  private final Path auditDir;
-
-  CostBench(Report report, BenchOptions opts, Path work) {
-    this.report = report;
-    this.opts = opts;
-    this.work = work.resolve("bench-cost");
-    this.auditDir = this.work.resolve("audit");
-  }
 
   /**
    * Which controller, with or without budgets, how many workers; and which run of the same process
@@ -74,12 +64,17 @@ final class CostBench {
     }
   }
 
-  /** The controller's cost over one run (drain and recovery) of {@code vmis} evacuations. */
+  /**
+   * The controller's cost over one run (drain and recovery) of {@code vmis} evacuations; per VMI:
+   * from its marking stored to the controller's delete request, the infra API server's own times
+   * (its audit log).
+   */
   record Run(
       Config config,
       int vmis,
       double drainSeconds,
       double recoverySeconds,
+      List<Double> perVmiSeconds,
       Map<String, Integer> infraCalls,
       Map<String, Integer> guestCalls,
       double cpuSeconds,
@@ -112,6 +107,7 @@ final class CostBench {
     }
   }
 
+  @Override
   void run() throws Exception {
     int vmis = opts.integer("bench.cost.vmis", 10);
     int pods = opts.integer("bench.cost.pods", 10);
@@ -126,22 +122,30 @@ final class CostBench {
     Files.createDirectories(work);
     BenchMain.progress(
         "cost: starting an infra cluster and " + tenants + " guest clusters, with audit logs");
-    List<LocalCluster.Builder> builders = new ArrayList<>();
-    builders.add(withAudit("bench-cost-infra", true));
-    for (int k = 0; k < tenants; k++) {
-      builders.add(withAudit("bench-cost-guest-" + k, false));
-    }
-    List<LocalCluster> clusters = BenchMain.startAll(builders);
+    // The API servers log the controller's requests (what the counts read) and, on the infra
+    // cluster, every VMI's marking and deletion (what the pace reads: ServerTimes).
+    List<LocalCluster> clusters =
+        BenchMain.startAll(
+            "bench-cost-infra",
+            "bench-cost-guest-",
+            tenants,
+            n ->
+                AuditLog.audited(
+                    LocalCluster.builder(n).withAll(),
+                    auditDir(),
+                    n,
+                    AuditLog.CONTROLLER_RULE
+                        + (n.endsWith("infra") ? ServerTimes.INFRA_RULES : "")));
     LocalCluster infra = clusters.get(0);
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
-    CostWorld many = null;
-    CostWorld one = null;
+    DrainWorld many = null;
+    DrainWorld one = null;
     try {
       Path kubeconfig =
-          ControllerIdentity.infraKubeconfig(infra, work.resolve("controller-infra.kubeconfig"));
+          AuditLog.controllerKubeconfig(infra, work.resolve("controller-infra.kubeconfig"));
       BenchMain.progress("cost: creating " + vmis + " VMs and " + pods + " pods per guest node");
-      many = new CostWorld(infra, guests, "c", vmis, pods);
-      one = new CostWorld(infra, guests.subList(0, 1), "s", 1, pods);
+      many = new DrainWorld(infra, guests, "c", vmis, pods, true);
+      one = new DrainWorld(infra, guests.subList(0, 1), "s", 1, pods, true);
       String twin = one.addPlainNode("s-twin");
       one.setBudgets(true);
       many.awaitSettled(many.holding, Map.of(), true, Duration.ofMinutes(5));
@@ -154,26 +158,16 @@ final class CostBench {
           for (int w : workers) {
             Config config = new Config(controller, withBudget, w);
             many.spares(withBudget);
-            try (MeasuredController p = start(config, go, kubeconfig)) {
-              AuditLog.awaitQuiet(auditDir, clusters);
-              double startup = Machine.processCpuSeconds(p.pid());
+            try (ControllerProcess p = start(config, go, kubeconfig)) {
+              AuditLog.awaitQuiet(auditDir(), clusters);
+              double startup = ControllerProcess.processCpuSeconds(p.pid());
               for (int round = 1; round <= rounds; round++) {
                 if (round > 1) {
                   many.spares(withBudget);
-                  AuditLog.awaitQuiet(auditDir, clusters);
+                  AuditLog.awaitQuiet(auditDir(), clusters);
                 }
-                CostWorld.Outcome o =
-                    many.runOnce(p.pid(), controller.equals("go"), auditDir, infra, guests);
                 Run run =
-                    new Run(
-                        config.again(round),
-                        vmis,
-                        o.drainSeconds(),
-                        o.recoverySeconds(),
-                        o.infraCalls(),
-                        o.guestCalls(),
-                        o.cpuSeconds(),
-                        round == 1 ? startup : Double.NaN);
+                    runOnce(many, p.pid(), config.again(round), round == 1 ? startup : Double.NaN);
                 runs.add(run);
                 progress(run);
                 if (withBudget) {
@@ -187,7 +181,7 @@ final class CostBench {
       List<Pace> paces = pace(one, twin, controllers, go, kubeconfig, clusters);
       write(runs, paces, vmis, pods, go, loadAtStart);
     } finally {
-      for (CostWorld w : new CostWorld[] {many, one}) {
+      for (DrainWorld w : new DrainWorld[] {many, one}) {
         if (w != null) {
           w.world.close();
         }
@@ -197,17 +191,42 @@ final class CostBench {
     }
   }
 
-  private MeasuredController start(Config config, Path go, Path kubeconfig) {
+  private ControllerProcess start(Config config, Path go, Path kubeconfig) {
     String name = config.label().replaceAll("[^a-z0-9]+", "-");
     if (config.controller().equals("go")) {
       return GoController.start(
           name, go, work, kubeconfig, config.workers(), Duration.ofMinutes(2));
     }
-    return BenchController.start(
+    return ControllerJar.start(
         name,
         work,
         List.of("--kubeconfig=" + kubeconfig, "--workers=" + config.workers()),
         Duration.ofMinutes(2));
+  }
+
+  /** One run of {@code w}: see {@link DrainWorld#drain}; the counts from the audit logs. */
+  private Run runOnce(DrainWorld w, long controllerPid, Config config, double startupCpuSeconds)
+      throws Exception {
+    boolean uncordonForIt = config.controller().equals("go");
+    DrainWorld.Drained d = w.drain(controllerPid, uncordonForIt, () -> {}, () -> {});
+    Path infraLog = AuditLog.logOf(auditDir(), w.infra.name());
+    List<Double> perVmi = new ArrayList<>();
+    for (String vmi : w.vmNames()) {
+      ServerTimes.evacuationSeconds(infraLog, vmi, d.from(), d.to()).ifPresent(perVmi::add);
+    }
+    Run run =
+        new Run(
+            config,
+            w.size,
+            d.drainSeconds(),
+            d.recoverySeconds(),
+            perVmi,
+            AuditLog.count(infraLog, d.from(), d.to()),
+            AuditLog.count(auditDir(), w.guests, d.from(), d.to()),
+            d.controllerCpuSeconds(),
+            startupCpuSeconds);
+    w.swap();
+    return run;
   }
 
   private static void progress(Run r) {
@@ -234,7 +253,7 @@ final class CostBench {
    * guest node (fresh process, 16 workers), with the pods sent home between them.
    */
   private List<Pace> pace(
-      CostWorld one,
+      DrainWorld one,
       String twin,
       List<String> controllers,
       Path go,
@@ -260,10 +279,9 @@ final class CostBench {
       one.returnPodsHome();
       one.spares(true);
       Config config = new Config(controller, true, 16);
-      try (MeasuredController p = start(config, go, kubeconfig)) {
-        AuditLog.awaitQuiet(auditDir, clusters);
-        CostWorld.Outcome o =
-            one.runOnce(p.pid(), controller.equals("go"), auditDir, one.infra, one.guests);
+      try (ControllerProcess p = start(config, go, kubeconfig)) {
+        AuditLog.awaitQuiet(auditDir(), clusters);
+        Run o = runOnce(one, p.pid(), config, Double.NaN);
         if (o.perVmiSeconds().isEmpty()) {
           throw new IllegalStateException(
               "the infra audit log holds no marking and delete request of "
@@ -280,17 +298,6 @@ final class CostBench {
       }
     }
     return out;
-  }
-
-  /**
-   * A cluster whose API server logs the controller's requests (what the counts read) and, on the
-   * infra cluster, every VMI's marking and deletion (what the pace reads: {@link ServerTimes}).
-   */
-  private LocalCluster.Builder withAudit(String name, boolean infra) {
-    LocalCluster.Builder b = LocalCluster.builder(name).withAll();
-    String rules = AuditLog.CONTROLLER_RULE + (infra ? ServerTimes.INFRA_RULES : "");
-    AuditLog.apiServerFlags(auditDir, name, rules).forEach(b::apiServerFlag);
-    return b;
   }
 
   private void write(
@@ -318,7 +325,7 @@ final class CostBench {
             AuditLog.USER,
             loadAtStart,
             Machine.loadAverage(),
-            BenchController.describeDeployed(),
+            DeploymentJvm.describeDeployed(),
             go == null
                 ? "not measured (pass -D" + GoController.PROPERTY + ")"
                 : "`" + go + "` with `--concurrency` as the workers"));
@@ -459,7 +466,7 @@ final class CostBench {
             ratio <= TARGET_PACE);
       }
     }
-    s.append(Report.table(List.of("drain of one guest node", "measured", "s", "/ kubectl"), rows));
+    s.append(Report.table("drain of one guest node|measured|s|/ kubectl", rows));
     return s.toString();
   }
 

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.e2e.bench;
 
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -39,15 +40,15 @@ final class CpuShares {
   void sample() {
     double clusters = 0;
     for (long pid : clusterPids) {
-      clusters += Math.max(0, Machine.processCpuSeconds(pid));
+      clusters += Math.max(0, ControllerProcess.processCpuSeconds(pid));
     }
     samples.add(
         new Sample(
             Instant.now(),
             Machine.busyCpuSeconds(),
-            Machine.processCpuSeconds(controllerPid),
+            ControllerProcess.processCpuSeconds(controllerPid),
             clusters,
-            Machine.processCpuSeconds(ProcessHandle.current().pid())));
+            ControllerProcess.processCpuSeconds(ProcessHandle.current().pid())));
   }
 
   /**

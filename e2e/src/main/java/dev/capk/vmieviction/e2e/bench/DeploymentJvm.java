@@ -25,8 +25,37 @@ final class DeploymentJvm {
 
   static final Path MANIFEST = Path.of("config", "manager", "manager.yaml");
 
-  /** The JVM flags, as a list. */
-  static List<String> flags() {
+  /** The JVM flags the Deployment's container ends up with. */
+  static final List<String> JVM = flags();
+
+  /** The Deployment's container environment besides JAVA_TOOL_OPTIONS. */
+  static final Map<String, String> ENV = environment();
+
+  static final String JAVA_HOME_PROPERTY = "capk.bench.controllerJavaHome";
+
+  /** The Deployment's JVM, environment first, for reports. */
+  static String describeDeployed() {
+    String java = System.getProperty(JAVA_HOME_PROPERTY) == null ? "" : "(" + javaCommand() + ") ";
+    return java + describe(ENV, JVM);
+  }
+
+  static String describe(Map<String, String> env, List<String> jvm) {
+    List<String> parts = new ArrayList<>();
+    env.forEach((k, v) -> parts.add(k + "=" + v));
+    parts.addAll(jvm);
+    return String.join(" ", parts);
+  }
+
+  /**
+   * The {@code java} that runs the controller: this JVM's, or the one of the JDK named by {@code
+   * -Dcapk.bench.controllerJavaHome} (e.g. a newer JDK measured against the Deployment's).
+   */
+  static String javaCommand() {
+    String home = System.getProperty(JAVA_HOME_PROPERTY, System.getProperty("java.home"));
+    return Path.of(home, "bin", "java").toString();
+  }
+
+  private static List<String> flags() {
     Map<String, Object> container = container();
     List<String> flags = new ArrayList<>();
     flags.add("-XX:MaxRAM=" + memoryLimit(container));
@@ -54,8 +83,7 @@ final class DeploymentJvm {
    */
   static final String EXTRA_FLAGS_PROPERTY = "capk.bench.extraJvmFlags";
 
-  /** The container's environment but JAVA_TOOL_OPTIONS (passed as flags instead). */
-  static Map<String, String> environment() {
+  private static Map<String, String> environment() {
     Map<String, String> env = new LinkedHashMap<>(env(container()));
     env.remove("JAVA_TOOL_OPTIONS");
     return env;

@@ -22,24 +22,15 @@ import java.util.concurrent.TimeUnit;
  * is covered by one of five PodDisruptionBudgets with minAvailable 0: every eviction of those goes
  * through the budget check, and none is refused. Each run must end with the node empty.
  */
-final class DrainBench {
+final class DrainBench extends Bench {
   static final List<String> FLAGS =
       List.of("--ignore-daemonsets", "--delete-emptydir-data", "--force", "--timeout=10m");
   static final int BUDGETS = 5;
 
-  private final Report report;
-  private final BenchOptions opts;
-  private final Path work;
-
-  DrainBench(Report report, BenchOptions opts, Path work) {
-    this.report = report;
-    this.opts = opts;
-    this.work = work.resolve("bench-drain-runs");
-  }
-
   /** One drain command under test, by the name its row carries. */
   record Tool(String name, List<String> command) {}
 
+  @Override
   void run() throws Exception {
     List<Integer> sizes = opts.ints("bench.drain.sizes", "100,1000");
     BenchMain.progress(
@@ -66,89 +57,49 @@ final class DrainBench {
       for (int size : sizes) {
         int runs = opts.runs("bench.drain.runs." + size, size >= 1000 ? 3 : 5);
         // kubectl drain evicts one pod per 0.2 s whatever the machine (it stays under client-go's
-        // default
-        // client-side rate limit), so 1,000 pods take 200 s a run: fewer runs of it fit the time
-        // budget.
+        // default client-side rate limit), so 1,000 pods take 200 s a run: fewer runs of it fit the
+        // time budget.
         int kubectlRuns =
             Integer.getInteger(
                 "bench.drain.kubectlRuns." + size, size >= 1000 ? Math.min(2, runs) : runs);
         String node = cluster.kwokNodes().create("bench-drain-" + size, 1).get(0);
         String ns = "drain-" + size;
         setUp(api, ns);
-        List<Tool> tools =
-            List.of(
-                new Tool(
-                    "kubectl drain",
-                    concat(
-                        List.of(
-                            cluster.binaries().kubectl().toString(),
-                            "drain",
-                            node,
-                            "--kubeconfig",
-                            kubeconfig),
-                        FLAGS)),
-                new Tool(
-                    "ours",
-                    concat(
-                        List.of(java, "-jar", jar, "drain", node, "--kubeconfig", kubeconfig),
-                        FLAGS)));
-        Map<String, List<Double>> times = new LinkedHashMap<>();
-        List<Double> pairRatios = new ArrayList<>();
-        int round = 0;
-        for (int i = warm ? 0 : -1; i < Math.max(runs, kubectlRuns); i++) {
-          List<Tool> order =
-              new ArrayList<>(i % 2 == 0 ? tools : List.of(tools.get(1), tools.get(0)));
-          if (i >= kubectlRuns) {
-            order.remove(tools.get(0));
-          }
-          if (i >= runs) {
-            order.remove(tools.get(1));
-          }
-          Map<String, Double> thisRound = new LinkedHashMap<>();
-          for (Tool t : order) {
-            refill(cluster, api, ns, node, size, "r" + (round++));
-            double sec = time(t, api, work, List.of(node));
-            thisRound.put(t.name(), sec);
-            BenchMain.progress(
-                Report.f(
-                    "drain: %d pods, %-13s %s: %.2f s",
-                    size, t.name(), i < 0 ? "warm-up" : "run " + (i + 1), sec));
-          }
-          if (i >= 0) {
-            thisRound.forEach((k, v) -> times.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
-            if (thisRound.size() == 2) {
-              pairRatios.add(thisRound.get("ours") / thisRound.get("kubectl drain"));
-            }
-          }
-        }
-        warm = true;
-        Stats kubectl = Stats.of(times.get("kubectl drain"));
-        Stats ours = Stats.of(times.get("ours"));
-        Stats pairs = Stats.of(pairRatios);
-        double ratio = ours.median() / kubectl.median();
-        rows.add(
-            List.of(
-                Report.f("%,d", size),
+        Tool kubectl =
+            new Tool(
                 "kubectl drain",
-                Integer.toString(kubectl.n()),
-                kubectl.medianMinMax(2),
-                Report.f("%.3f", kubectl.median() / size),
-                "1.00",
-                ""));
-        rows.add(
-            List.of(
-                Report.f("%,d", size),
-                "ours (java -jar)",
-                Integer.toString(ours.n()),
-                ours.medianMinMax(2),
-                Report.f("%.3f", ours.median() / size),
-                Report.f("%.2f", ratio),
-                pairs.medianMinMax(2)));
+                concat(
+                    List.of(
+                        cluster.binaries().kubectl().toString(),
+                        "drain",
+                        node,
+                        "--kubeconfig",
+                        kubeconfig),
+                    FLAGS));
+        Tool ours =
+            new Tool(
+                "ours",
+                concat(
+                    List.of(java, "-jar", jar, "drain", node, "--kubeconfig", kubeconfig), FLAGS));
+        Compared c =
+            compare(
+                Report.f("drain: %d pods", size),
+                kubectl,
+                ours,
+                runs,
+                kubectlRuns,
+                warm ? List.of() : List.of(ours, kubectl),
+                prefix -> refill(cluster, api, ns, node, size, prefix),
+                api,
+                work,
+                List.of(node));
+        warm = true;
+        rows.addAll(c.rows(Report.f("%,d", size), size));
         report.verdict(
             Report.f("1. drain %,d pods, ours / kubectl", size),
-            Report.f("%.2f", ratio),
+            Report.f("%.2f", c.ratio()),
             "≤ 0.30",
-            ratio <= 0.30);
+            c.ratio() <= 0.30);
         if (runs < 5) {
           report.note(
               Report.f(
@@ -157,33 +108,113 @@ final class DrainBench {
                   size, runs, size));
         }
         if (kubectlRuns < 5) {
+          double k = c.kubectl().median();
           report.note(
               Report.f(
                   "Drain, %,d pods: kubectl drain ran %d times, not 5: each run takes about %.0f s (%.2f s per pod, "
                       + "the same per-pod pace as at smaller sizes), and 5 would not fit `make bench` in 30 minutes. "
                       + "`make bench BENCH_OPTS=-Dbench.drain.kubectlRuns.%d=5` runs all 5.",
-                  size, kubectlRuns, kubectl.median(), kubectl.median() / size, size));
+                  size, kubectlRuns, k, k / size, size));
         }
       }
-      s.append(
-          Report.table(
-              List.of(
-                  "pods",
-                  "tool",
-                  "runs",
-                  "seconds",
-                  "s per pod",
-                  "ratio of medians",
-                  "per-round ratio"),
-              rows));
+      s.append(Report.table(HEAD.replace("FIRST", "pods"), rows));
       s.append("\nper-round ratio: ours / kubectl within the same round, median (min–max).\n");
       report.section(s.toString());
     }
   }
 
+  /** The table's header; FIRST: what the first column counts. */
+  static final String HEAD = "FIRST|tool|runs|seconds|s per pod|ratio of medians|per-round ratio";
+
+  /** Makes the next run's world (nodes refilled, uncordoned); its pods' names start so. */
+  interface Refill {
+    void prepare(String podPrefix) throws Exception;
+  }
+
+  /** Both tools' times, and the ratio ours / kubectl within each round. */
+  record Compared(Stats kubectl, Stats ours, Stats pairs, String kubectlName) {
+    double ratio() {
+      return ours.median() / kubectl.median();
+    }
+
+    /** kubectl's row and ours, {@code pods} drained a run. */
+    List<List<String>> rows(String first, int pods) {
+      return List.of(
+          Report.row(
+              first,
+              kubectlName,
+              kubectl.n(),
+              kubectl.medianMinMax(2),
+              Report.f("%.3f", kubectl.median() / pods),
+              "1.00",
+              ""),
+          Report.row(
+              first,
+              "ours (java -jar)",
+              ours.n(),
+              ours.medianMinMax(2),
+              Report.f("%.3f", ours.median() / pods),
+              Report.f("%.2f", ratio()),
+              pairs.medianMinMax(2)));
+    }
+  }
+
+  /**
+   * Rounds of both tools, the order alternating (kubectl first in even rounds), each run on a world
+   * {@code refill} made afresh, after a warm-up round of {@code warmUp} (untimed); ours runs {@code
+   * runs} times, kubectl {@code kubectlRuns}.
+   */
+  static Compared compare(
+      String what,
+      Tool kubectl,
+      Tool ours,
+      int runs,
+      int kubectlRuns,
+      List<Tool> warmUp,
+      Refill refill,
+      RawKube api,
+      Path work,
+      List<String> nodes)
+      throws Exception {
+    Map<String, List<Double>> times = new LinkedHashMap<>();
+    List<Double> pairRatios = new ArrayList<>();
+    int round = 0;
+    for (int i = warmUp.isEmpty() ? 0 : -1; i < Math.max(runs, kubectlRuns); i++) {
+      List<Tool> order =
+          new ArrayList<>(
+              i < 0 ? warmUp : i % 2 == 0 ? List.of(kubectl, ours) : List.of(ours, kubectl));
+      if (i >= kubectlRuns) {
+        order.remove(kubectl);
+      }
+      if (i >= runs) {
+        order.remove(ours);
+      }
+      Map<String, Double> thisRound = new LinkedHashMap<>();
+      for (Tool t : order) {
+        refill.prepare("r" + (round++));
+        double sec = time(t, api, work, nodes);
+        thisRound.put(t.name(), sec);
+        BenchMain.progress(
+            Report.f(
+                "%s, %-16s %s: %.2f s", what, t.name(), i < 0 ? "warm-up" : "run " + (i + 1), sec));
+      }
+      if (i >= 0) {
+        thisRound.forEach((k, v) -> times.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
+        if (thisRound.size() == 2) {
+          pairRatios.add(thisRound.get(ours.name()) / thisRound.get(kubectl.name()));
+        }
+      }
+    }
+    return new Compared(
+        Stats.of(times.get(kubectl.name())),
+        Stats.of(times.get(ours.name())),
+        Stats.of(pairRatios),
+        kubectl.name());
+  }
+
   /** A namespace with the owner ConfigMap and the budgets that {@link #refill} pods fall under. */
   static void setUp(RawKube api, String ns) throws Exception {
-    api.createNamespace(ns);
+    api.createNamespace(ns, false);
     api.post("/api/v1/namespaces/" + ns + "/configmaps", "{\"metadata\":{\"name\":\"owner\"}}");
     for (int b = 0; b < BUDGETS; b++) {
       api.post(
@@ -205,7 +236,7 @@ final class DrainBench {
     String ownerUid =
         RawKube.str(
             api.getJson("/api/v1/namespaces/" + ns + "/configmaps/owner"), "metadata", "uid");
-    ScaleBench.parallel(
+    BenchMain.parallel(
         size,
         16,
         i -> {

@@ -1,25 +1,17 @@
 package dev.capk.vmieviction.e2e.bench;
 
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
-import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
-import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.Callable;
 
 /**
  * Benchmarks 2 and 5. One infra cluster (with the KubeVirt stand-in from the e2e suite) and five
@@ -33,18 +25,7 @@ import java.util.concurrent.Executors;
  * with default workers and with --workers=1, and with its own client identity, so that the API
  * servers' audit logs attribute its requests (benchmark 5).
  */
-final class EvacuationBench {
-  private final Report report;
-  private final BenchOptions opts;
-  private final Path work;
-  private final Path auditDir;
-
-  EvacuationBench(Report report, BenchOptions opts, Path work) {
-    this.report = report;
-    this.opts = opts;
-    this.work = work.resolve("bench-evacuation");
-    this.auditDir = this.work.resolve("audit");
-  }
+final class EvacuationBench extends Bench {
 
   /**
    * One timed drain; CPU seconds cover the drain and the recovery (controller; whole machine, all
@@ -63,6 +44,7 @@ final class EvacuationBench {
       double controllerCpuSeconds,
       double machineBusySeconds) {}
 
+  @Override
   void run() throws Exception {
     List<Integer> sizes = opts.ints("bench.evac.sizes", "1,10,50");
     int guestCount = opts.integer("bench.evac.guests", 5);
@@ -73,40 +55,40 @@ final class EvacuationBench {
             + guestCount
             + " guest clusters (each: etcd, "
             + "kube-apiserver, kube-controller-manager, kube-scheduler, kwok)");
-    List<LocalCluster.Builder> builders = new ArrayList<>();
-    builders.add(withAudit(LocalCluster.builder("bench-evac-infra").withAll(), "bench-evac-infra"));
-    for (int k = 0; k < guestCount; k++) {
-      builders.add(
-          withAudit(
-              LocalCluster.builder("bench-evac-guest-" + k).withAll(), "bench-evac-guest-" + k));
-    }
-    List<LocalCluster> clusters = BenchMain.startAll(builders);
+    List<LocalCluster> clusters =
+        BenchMain.startAll(
+            "bench-evac-infra",
+            "bench-evac-guest-",
+            guestCount,
+            n ->
+                AuditLog.audited(
+                    LocalCluster.builder(n).withAll(), auditDir(), n, AuditLog.CONTROLLER_RULE));
     LocalCluster infra = clusters.get(0);
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
-    List<World> worlds = new ArrayList<>();
+    List<DrainWorld> worlds = new ArrayList<>();
     try {
       Path controllerKubeconfig =
-          ControllerIdentity.infraKubeconfig(infra, work.resolve("controller-infra.kubeconfig"));
+          AuditLog.controllerKubeconfig(infra, work.resolve("controller-infra.kubeconfig"));
       BenchMain.progress(
           "evacuation: creating VMs, guest nodes and workloads for " + sizes + " VMIs");
       // One world first (it installs the CRDs and starts the stand-in), then the others side by
       // side.
-      worlds.add(new World(infra, guests, sizes.get(0), pods));
-      ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, sizes.size() - 1));
-      List<CompletableFuture<World>> more = new ArrayList<>();
-      for (int size : sizes.subList(1, sizes.size())) {
-        more.add(CompletableFuture.supplyAsync(() -> new World(infra, guests, size, pods), pool));
-      }
-      for (CompletableFuture<World> f : more) {
-        worlds.add(f.join());
-      }
-      pool.shutdown();
-      for (World w : worlds) {
-        w.awaitSettled(w.holding, Map.of(), Duration.ofMinutes(5));
+      worlds.add(new DrainWorld(infra, guests, "e" + sizes.get(0), sizes.get(0), pods, false));
+      worlds.addAll(
+          BenchMain.inParallel(
+              sizes.subList(1, sizes.size()).stream()
+                  .map(
+                      n ->
+                          (Callable<DrainWorld>)
+                              () -> new DrainWorld(infra, guests, "e" + n, n, pods, false))
+                  .toList(),
+              w -> w.world.close()));
+      for (DrainWorld w : worlds) {
+        w.awaitSettled(w.holding, Map.of(), true, Duration.ofMinutes(5));
       }
       List<Run> results = new ArrayList<>();
       try (VmiTracker tracker = new VmiTracker(new RawKube(infra))) {
-        for (World w : worlds) {
+        for (DrainWorld w : worlds) {
           // One VMI is one reconcile whatever the worker count: --workers=1 only matters from two
           // VMIs on.
           for (String workers : w.size == 1 ? List.of("default") : List.of("default", "1")) {
@@ -123,12 +105,12 @@ final class EvacuationBench {
             if (!workers.equals("default")) {
               flags.add("--workers=" + workers);
             }
-            try (BenchController c =
-                BenchController.start(
+            try (ControllerProcess c =
+                ControllerJar.start(
                     "evac-" + w.size + "-w" + workers, work, flags, Duration.ofMinutes(2))) {
-              AuditLog.awaitQuiet(auditDir, clusters);
+              AuditLog.awaitQuiet(auditDir(), clusters);
               for (int r = 0; r < runs; r++) {
-                Run run = w.runOnce(tracker, workers, infra, guests, c.pid());
+                Run run = runOnce(w, tracker, workers, c.pid());
                 results.add(run);
                 Stats per = Stats.of(run.perVmiSeconds());
                 BenchMain.progress(
@@ -151,194 +133,54 @@ final class EvacuationBench {
       }
       write(results, sizes, pods, guestCount);
     } finally {
-      for (World w : worlds) {
-        w.world.close();
-      }
+      worlds.forEach(w -> w.world.close());
       EvacuationWorld.stopStandIn(infra);
       clusters.forEach(LocalCluster::close);
     }
   }
 
-  private LocalCluster.Builder withAudit(LocalCluster.Builder b, String name) {
-    AuditLog.apiServerFlags(auditDir, name).forEach(b::apiServerFlag);
-    return b;
-  }
-
   /**
-   * N VMIs of up to five tenants on a pair of infra nodes, with their guest nodes and pinned
-   * workloads.
+   * One timed infra drain of the node holding the VMIs, then recovery on the other node; the
+   * requests over that window, by the audit logs (the controller's) and {@code
+   * apiserver_request_total} (everyone's).
    */
-  private final class World {
-    final int size;
-    final int pods;
-    final EvacuationWorld world;
-    final LocalCluster infra;
-    final RawKube infraApi;
-    final List<TenantCluster> tenants = new ArrayList<>();
-    final Map<TenantCluster, List<String>> vms = new LinkedHashMap<>();
-    final Map<TenantCluster, RawKube> guestApi = new HashMap<>();
-    final List<LocalCluster> guestsUsed = new ArrayList<>();
-    String holding;
-    String other;
-
-    World(LocalCluster infra, List<LocalCluster> guests, int size, int pods) {
-      this.size = size;
-      this.pods = pods;
-      this.infra = infra;
-      this.infraApi = new RawKube(infra);
-      String prefix = "e" + size;
-      this.world = EvacuationWorld.start(infra, prefix, 2);
-      this.holding = world.infraNodes().get(0);
-      this.other = world.infraNodes().get(1);
-      int tenantCount = Math.min(guests.size(), size);
-      try {
-        for (int k = 0; k < tenantCount; k++) {
-          LocalCluster guest = guests.get(k);
-          TenantCluster t = world.addTenant("t" + k, guest);
-          ControllerIdentity.useInGuest(t, guest);
-          tenants.add(t);
-          guestApi.put(t, new RawKube(guest));
-          guestsUsed.add(guest);
-          List<String> names = new ArrayList<>();
-          for (int i = k; i < size; i += tenantCount) {
-            names.add(prefix + "-t" + k + "-" + names.size());
-          }
-          vms.put(t, names);
-          world.addVmsOn(holding, t, "External", names.toArray(String[]::new));
-          deployWorkloads(guestApi.get(t), prefix, names);
-        }
-      } catch (Exception e) {
-        throw new IllegalStateException(
-            "cannot set up the world of " + size + " VMIs: " + e.getMessage(), e);
+  private Run runOnce(DrainWorld w, VmiTracker tracker, String workers, long controllerPid)
+      throws Exception {
+    List<Map<String, Double>> before = new ArrayList<>();
+    Runnable starting =
+        () -> {
+          before.add(ApiServerMetrics.byVerb(w.infra));
+          w.guests.forEach(g -> before.add(ApiServerMetrics.byVerb(g)));
+        };
+    DrainWorld.Drained d = w.drain(controllerPid, false, starting, () -> {});
+    double infraAll = ApiServerMetrics.since(w.infra, before.get(0));
+    double guestAll = 0;
+    for (int i = 0; i < w.guests.size(); i++) {
+      guestAll += ApiServerMetrics.since(w.guests.get(i), before.get(i + 1));
+    }
+    List<Double> per = new ArrayList<>();
+    for (String uid : d.before().values()) {
+      Double s = tracker.evacuationSeconds(uid);
+      if (s != null) {
+        per.add(s);
       }
     }
-
-    private void deployWorkloads(RawKube guest, String ns, List<String> nodes) throws Exception {
-      guest.createNamespace(ns);
-      for (String node : nodes) {
-        guest.post(
-            "/apis/apps/v1/namespaces/" + ns + "/deployments",
-            """
-                        {"metadata":{"name":"w-%1$s"},"spec":{"replicas":%2$d,"selector":{"matchLabels":{"app":"w-%1$s"}},
-                         "template":{"metadata":{"labels":{"app":"w-%1$s"}},"spec":{"nodeSelector":{"kubernetes.io/hostname":"%1$s"},
-                          "terminationGracePeriodSeconds":1,"containers":[{"name":"main","image":"registry.example/app:1"}]}}}}"""
-                .formatted(node, pods));
-      }
-    }
-
-    /** UID of every VMI of this world, by namespace/name. */
-    Map<String, String> uids() throws Exception {
-      Map<String, String> out = new HashMap<>();
-      for (TenantCluster t : tenants) {
-        for (JsonElement e :
-            infraApi
-                .getJson(
-                    "/apis/kubevirt.io/v1/namespaces/" + t.namespace() + "/virtualmachineinstances")
-                .getAsJsonArray("items")) {
-          JsonObject vmi = e.getAsJsonObject();
-          out.put(
-              t.namespace() + "/" + RawKube.str(vmi, "metadata", "name"),
-              RawKube.str(vmi, "metadata", "uid"));
-        }
-      }
-      return out;
-    }
-
-    /**
-     * Waits until every VMI runs on {@code node} (with a new UID where {@code previous} names one),
-     * every guest node is schedulable without our mark and every pinned pod runs.
-     */
-    void awaitSettled(String node, Map<String, String> previous, Duration timeout) {
-      Await.until(
-          "world of " + size + " VMIs settled on " + node, timeout, () -> settled(node, previous));
-    }
-
-    private boolean settled(String node, Map<String, String> previous) throws Exception {
-      String ns = "e" + size;
-      for (TenantCluster t : tenants) {
-        List<String> names = vms.get(t);
-        RawKube g = guestApi.get(t);
-        if (WorldChecks.vmisRunningOn(infraApi, t.namespace(), node, previous) != names.size()
-            || !WorldChecks.schedulable(g, names)) {
-          return false;
-        }
-        Map<String, Integer> running = WorldChecks.runningPods(g, ns, WorldChecks::nodeOf);
-        if (!WorldChecks.eachHas(running, names, pods)) {
-          return false;
-        }
-      }
-      return true;
-    }
-
-    /** One timed infra drain of the node holding the VMIs, then recovery on the other node. */
-    Run runOnce(
-        VmiTracker tracker,
-        String workers,
-        LocalCluster infraCluster,
-        List<LocalCluster> allGuests,
-        long controllerPid)
-        throws Exception {
-      Map<String, String> before = uids();
-      double cpuBefore = Machine.processCpuSeconds(controllerPid);
-      double busyBefore = Machine.busyCpuSeconds();
-      Map<String, Double> infraBefore = ApiServerMetrics.byVerb(infraCluster);
-      List<Map<String, Double>> guestsBefore =
-          guestsUsed.stream().map(ApiServerMetrics::byVerb).toList();
-      Instant from = Instant.now();
-      long t0 = System.nanoTime();
-      Kubectl.Result r = world.drainInfraNode(holding, Duration.ofMinutes(15));
-      double drain = (System.nanoTime() - t0) / 1e9;
-      if (!r.ok()) {
-        throw new IllegalStateException(
-            "kubectl drain " + holding + " failed: " + r.stderr() + r.stdout());
-      }
-      long t1 = System.nanoTime();
-      awaitSettled(other, before, Duration.ofMinutes(5));
-      double recovery = (System.nanoTime() - t1) / 1e9;
-      double controllerCpu = Machine.processCpuSeconds(controllerPid) - cpuBefore;
-      double machineBusy = Machine.busyCpuSeconds() - busyBefore;
-      Instant to = Instant.now();
-      double infraAll =
-          ApiServerMetrics.nonWatch(
-              ApiServerMetrics.minus(ApiServerMetrics.byVerb(infraCluster), infraBefore));
-      double guestAll = 0;
-      for (int i = 0; i < guestsUsed.size(); i++) {
-        guestAll +=
-            ApiServerMetrics.nonWatch(
-                ApiServerMetrics.minus(
-                    ApiServerMetrics.byVerb(guestsUsed.get(i)), guestsBefore.get(i)));
-      }
-      List<Double> per = new ArrayList<>();
-      for (String uid : before.values()) {
-        Double s = tracker.evacuationSeconds(uid);
-        if (s != null) {
-          per.add(s);
-        }
-      }
-      Map<String, Integer> infraCalls =
-          AuditLog.count(AuditLog.logOf(auditDir, infraCluster.name()), from, to);
-      Map<String, Integer> guestCalls = new TreeMap<>();
-      for (LocalCluster g : guestsUsed) {
-        AuditLog.count(AuditLog.logOf(auditDir, g.name()), from, to)
-            .forEach((k, v) -> guestCalls.merge(k, v, Integer::sum));
-      }
-      infraCluster.kubectl().runOrFail(null, "uncordon", holding);
-      String h = holding;
-      holding = other;
-      other = h;
-      return new Run(
-          size,
-          workers,
-          drain,
-          recovery,
-          per,
-          infraCalls,
-          guestCalls,
-          infraAll,
-          guestAll,
-          controllerCpu,
-          machineBusy);
-    }
+    Map<String, Integer> infraCalls =
+        AuditLog.count(AuditLog.logOf(auditDir(), w.infra.name()), d.from(), d.to());
+    Map<String, Integer> guestCalls = AuditLog.count(auditDir(), w.guests, d.from(), d.to());
+    w.swap();
+    return new Run(
+        w.size,
+        workers,
+        d.drainSeconds(),
+        d.recoverySeconds(),
+        per,
+        infraCalls,
+        guestCalls,
+        infraAll,
+        guestAll,
+        d.controllerCpuSeconds(),
+        d.machineBusySeconds());
   }
 
   private void write(List<Run> results, List<Integer> sizes, int pods, int guestCount) {
@@ -358,7 +200,7 @@ final class EvacuationBench {
                 + "pooled over the runs. Recovery (not a target): from the drain's end until every VM runs again on the other "
                 + "node, its guest node is uncordoned and its pods run again. Controller: the jar, `%s`, default `--workers` "
                 + "(16) or `--workers=1`.\n\n",
-            guestCount, pods, BenchController.describeDeployed()));
+            guestCount, pods, DeploymentJvm.describeDeployed()));
     List<List<String>> rows = new ArrayList<>();
     Map<String, Stats> drainBy = new LinkedHashMap<>();
     for (int size : sizes) {
@@ -368,7 +210,7 @@ final class EvacuationBench {
         if (rs.isEmpty()) {
           continue;
         }
-        Stats drain = Stats.of(rs.stream().map(Run::drainSeconds).toList());
+        Stats drain = Stats.over(rs, Run::drainSeconds);
         drainBy.put(size + "/" + workers, drain);
         Stats per = Stats.of(rs.stream().flatMap(r -> r.perVmiSeconds().stream()).toList());
         rows.add(
@@ -380,24 +222,14 @@ final class EvacuationBench {
                 Report.f("%.1f", per.percentile(50)),
                 Report.f("%.1f", per.percentile(99)),
                 Integer.toString(per.n()),
-                Stats.of(rs.stream().map(Run::recoverySeconds).toList()).medianMinMax(0),
-                Stats.of(rs.stream().map(Run::controllerCpuSeconds).toList()).medianMinMax(1),
-                Stats.of(rs.stream().map(Run::machineBusySeconds).toList()).medianMinMax(0)));
+                Stats.over(rs, Run::recoverySeconds).medianMinMax(0),
+                Stats.over(rs, Run::controllerCpuSeconds).medianMinMax(1),
+                Stats.over(rs, Run::machineBusySeconds).medianMinMax(0)));
       }
     }
     s.append(
         Report.table(
-            List.of(
-                "VMIs",
-                "workers",
-                "runs",
-                "infra drain s",
-                "per-VMI p50 s",
-                "per-VMI p99 s",
-                "VMIs timed",
-                "recovery s",
-                "controller CPU s",
-                "machine CPU s"),
+            "VMIs|workers|runs|infra drain s|per-VMI p50 s|per-VMI p99 s|VMIs timed|recovery s|controller CPU s|machine CPU s",
             rows));
     s.append('\n');
     int largest = sizes.get(sizes.size() - 1);
@@ -470,8 +302,8 @@ final class EvacuationBench {
                 infra.medianMinMax(1),
                 guest.medianMinMax(1),
                 Integer.toString(target),
-                Stats.of(rs.stream().map(r -> r.infraAll() / size).toList()).medianMinMax(0),
-                Stats.of(rs.stream().map(r -> r.guestAll() / size).toList()).medianMinMax(0)));
+                Stats.over(rs, r -> r.infraAll() / size).medianMinMax(0),
+                Stats.over(rs, r -> r.guestAll() / size).medianMinMax(0)));
         if (workers.equals("default") && size == sizes.get(Math.min(1, sizes.size() - 1))) {
           report.verdict(
               Report.f("5. controller requests per evacuation, infra (P=%d, %d VMIs)", pods, size),
@@ -488,15 +320,7 @@ final class EvacuationBench {
     }
     s.append(
         Report.table(
-            List.of(
-                "VMIs",
-                "workers",
-                "runs",
-                "controller → infra",
-                "controller → guest",
-                "target 2P+10",
-                "all clients → infra",
-                "all clients → guests"),
+            "VMIs|workers|runs|controller → infra|controller → guest|target 2P+10|all clients → infra|all clients → guests",
             rows));
     // What the requests were, for the profile: every run of every configuration, per evacuated VMI.
     Map<String, Double> infraBy = new TreeMap<>();
@@ -515,7 +339,7 @@ final class EvacuationBench {
         (k, v) -> detail.add(List.of("infra", "`" + k + "`", Report.f("%.2f", v / evacuations))));
     guestBy.forEach(
         (k, v) -> detail.add(List.of("guest", "`" + k + "`", Report.f("%.2f", v / evacuations))));
-    s.append(Report.table(List.of("API server", "request", "per evacuation"), detail));
+    s.append(Report.table("API server|request|per evacuation", detail));
     report.section(s.toString());
   }
 }

@@ -3,6 +3,7 @@ package dev.capk.vmieviction.e2e.bench;
 import com.google.gson.JsonObject;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.ExternalInfraWorld;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import java.nio.file.Path;
@@ -22,18 +23,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * status.evacuationNodeName} to its delete request, seen as {@code metadata.deletionTimestamp} by a
  * watch on that infra cluster's VMIs.
  */
-final class ExternalInfraBench {
+final class ExternalInfraBench extends Bench {
   static final String INFRA_NODE = "ext-infra-node-0";
-
-  private final Report report;
-  private final BenchOptions opts;
-  private final Path work;
-
-  ExternalInfraBench(Report report, BenchOptions opts, Path work) {
-    this.report = report;
-    this.opts = opts;
-    this.work = work;
-  }
 
   /** One infra cluster of the run: its API server and its tenant. */
   private record Site(String label, LocalCluster cluster, RawKube api, TenantCluster tenant) {
@@ -46,6 +37,7 @@ final class ExternalInfraBench {
     }
   }
 
+  @Override
   void run() throws Exception {
     int perInfra = opts.integer("bench.external.vmis", 5000);
     int samples = opts.integer("bench.external.samples", 50);
@@ -79,15 +71,25 @@ final class ExternalInfraBench {
       for (Site site : sites) {
         BenchMain.progress(Report.f("external: %,d VMIs into %s", perInfra, site.label()));
         long t0 = System.nanoTime();
-        ScaleBench.parallel(perInfra, 16, i -> createVmi(site, i));
+        BenchMain.parallel(
+            perInfra,
+            16,
+            i ->
+                RealisticVmis.create(
+                    site.api(),
+                    site.tenant().namespace(),
+                    site.vmiName(i),
+                    site.tenant().name(),
+                    INFRA_NODE,
+                    RealisticVmis.ip(i)));
         BenchMain.progress(
             Report.f(
                 "external: %s filled in %.0f s", site.label(), (System.nanoTime() - t0) / 1e9));
       }
 
       java.time.Instant launched = java.time.Instant.now();
-      BenchController c =
-          BenchController.start(
+      ControllerProcess c =
+          ControllerJar.start(
               "external-infra",
               work,
               List.of("--kubeconfig=" + management.kubeconfig(), "--infra-clusters=external"),
@@ -95,7 +97,8 @@ final class ExternalInfraBench {
       try {
         double startupMs = c.startupMs();
         double startupCpu = c.startupCpuSeconds();
-        awaitQuiet(guest);
+        // The start-up wave: an uncordon check per Running VMI, each answered "no such node".
+        ApiServerMetrics.awaitQuiet(guest, 5, Duration.ofSeconds(60));
         double syncedMs = lastSyncMs(c.log(), launched, sites.size());
         long rssKb = c.rssKb();
         long liveKb = c.liveHeapKb();
@@ -131,28 +134,6 @@ final class ExternalInfraBench {
   }
 
   /**
-   * Until the start-up wave (an uncordon check per Running VMI, each answered "no such node" by the
-   * guest API server) went quiet for 3 s, at least 10 s after /readyz, at most 60 s.
-   */
-  private static void awaitQuiet(LocalCluster guest) {
-    long t0 = System.nanoTime();
-    double last = ApiServerMetrics.nonWatch(ApiServerMetrics.byVerb(guest));
-    long quietSince = System.nanoTime();
-    while (System.nanoTime() - t0 < 60_000_000_000L) {
-      BenchController.sleep(1000);
-      double now = ApiServerMetrics.nonWatch(ApiServerMetrics.byVerb(guest));
-      if (now - last > 5) {
-        quietSince = System.nanoTime();
-      }
-      last = now;
-      if (System.nanoTime() - quietSince > 3_000_000_000L
-          && System.nanoTime() - t0 > 10_000_000_000L) {
-        return;
-      }
-    }
-  }
-
-  /**
    * Marks one VMI at a time, alternating between the infra clusters, and times each mark to the
    * delete request seen on that infra cluster.
    */
@@ -163,19 +144,18 @@ final class ExternalInfraBench {
     Map<String, List<Double>> out = new java.util.LinkedHashMap<>();
     try {
       for (Site site : sites) {
-        JsonObject list = site.api().getJson(site.vmis() + "?limit=1");
-        String rv = list.getAsJsonObject("metadata").get("resourceVersion").getAsString();
         watches.add(
             site.api()
-                .watch(
-                    site.vmis() + "?watch=1&resourceVersion=" + rv,
+                .watchResuming(
+                    site.vmis(),
                     (type, vmi, at) -> {
                       JsonObject meta = vmi.getAsJsonObject("metadata");
                       if ("DELETED".equals(type) || meta.has("deletionTimestamp")) {
                         deletedAt.putIfAbsent(
                             site.label() + "/" + meta.get("name").getAsString(), at);
                       }
-                    }));
+                    },
+                    () -> {}));
         out.put(site.label(), new ArrayList<>());
       }
       BenchMain.progress(
@@ -187,23 +167,15 @@ final class ExternalInfraBench {
       for (int i = 0; i < warmup + samples; i++) {
         for (Site site : sites) {
           String name = site.vmiName(i);
-          String key = site.label() + "/" + name;
-          long t0 = System.nanoTime();
-          site.api()
-              .mergePatch(
-                  site.vmis() + "/" + name + "/status",
-                  "{\"status\":{\"evacuationNodeName\":\"" + INFRA_NODE + "\"}}");
-          long deadline = t0 + 30_000_000_000L;
-          while (!deletedAt.containsKey(key) && System.nanoTime() < deadline) {
-            Thread.sleep(1);
-          }
-          Long at = deletedAt.get(key);
-          if (at == null) {
-            throw new IllegalStateException(
-                name + " in " + site.label() + " not deleted within 30 s of being marked");
-          }
+          double ms =
+              RealisticVmis.markAndTime(
+                  site.api(),
+                  site.vmis() + "/" + name,
+                  INFRA_NODE,
+                  deletedAt,
+                  site.label() + "/" + name);
           if (i >= warmup) {
-            out.get(site.label()).add((at - t0) / 1e6);
+            out.get(site.label()).add(ms);
           }
           Thread.sleep(100);
         }
@@ -222,18 +194,6 @@ final class ExternalInfraBench {
                   label, s.percentile(50), s.percentile(99)));
         });
     return out;
-  }
-
-  private static void createVmi(Site site, int i) throws Exception {
-    String name = site.vmiName(i);
-    site.api()
-        .post(
-            site.vmis(), RealisticVmis.vmi(site.tenant().namespace(), name, site.tenant().name()));
-    site.api()
-        .mergePatch(
-            site.vmis() + "/" + name + "/status",
-            RealisticVmis.status(
-                name, INFRA_NODE, "10.244." + (i / 250 % 250) + "." + (i % 250 + 2)));
   }
 
   private void write(
@@ -260,16 +220,10 @@ final class ExternalInfraBench {
                 + "`metadata.deletionTimestamp` by a watch on that infra cluster's VMIs; the guest nodes do not "
                 + "exist, so each marked VMI counts as drained at once; one evacuation at a time, alternating "
                 + "between the infra clusters, 3 untimed first.\n\n",
-            BenchController.describeDeployed(), perInfra));
+            DeploymentJvm.describeDeployed(), perInfra));
     s.append(
         Report.table(
-            List.of(
-                "VMIs watched",
-                "start-up to /readyz ms",
-                "start-up CPU s",
-                "to both infra caches synced ms",
-                "RSS MiB",
-                "live heap MiB"),
+            "VMIs watched|start-up to /readyz ms|start-up CPU s|to both infra caches synced ms|RSS MiB|live heap MiB",
             List.of(
                 List.of(
                     Report.f("%,d (2 × %,d)", 2 * perInfra, perInfra),
@@ -295,10 +249,7 @@ final class ExternalInfraBench {
           "10. external infra reaction p50 / p99, " + site.label(),
           Report.f("%.0f / %.0f ms", lat.percentile(50), lat.percentile(99)));
     }
-    s.append(
-        Report.table(
-            List.of("infra cluster", "VMIs", "samples", "p50 ms", "p99 ms", "min ms", "max ms"),
-            rows));
+    s.append(Report.table("infra cluster|VMIs|samples|p50 ms|p99 ms|min ms|max ms", rows));
     report.measured(
         Report.f("10. external infra RSS, 2 × %,d VMIs", perInfra),
         Report.f("%d MiB", rssKb / 1024));

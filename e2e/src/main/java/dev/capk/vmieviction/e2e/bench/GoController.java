@@ -1,8 +1,8 @@
 package dev.capk.vmieviction.e2e.bench;
 
 import dev.capk.vmieviction.e2e.harness.FreePorts;
-import dev.capk.vmieviction.e2e.harness.ManagedProcess;
 import dev.capk.vmieviction.e2e.harness.Pki;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -19,14 +19,10 @@ import java.util.Map;
  * server (which it starts for KubevirtMachineTemplate and which needs a certificate to start) by
  * the local build (see the report's note), with a throw-away certificate written here.
  */
-final class GoController implements MeasuredController {
+final class GoController {
   static final String PROPERTY = "capk.bench.goController";
 
-  private final ManagedProcess process;
-
-  private GoController(ManagedProcess process) {
-    this.process = process;
-  }
+  private GoController() {}
 
   /** The binary named by the property, or null when the peer is not to be measured. */
   static Path binary() {
@@ -45,41 +41,31 @@ final class GoController implements MeasuredController {
    * Starts the manager against {@code kubeconfig} with {@code --concurrency=workers} and waits
    * until its /readyz answers 200.
    */
-  static GoController start(
+  static ControllerProcess start(
       String name, Path binary, Path logDir, Path kubeconfig, int workers, Duration timeout) {
-    int health = FreePorts.next();
     Path certs = logDir.resolve("go-webhook-certs");
     writeWebhookCertificate(certs);
-    List<String> command =
+    List<String> flags =
         List.of(
-            binary.toString(),
             "--kubeconfig=" + kubeconfig,
             "--concurrency=" + workers,
             "--leader-elect=false",
-            "--health-addr=127.0.0.1:" + health,
-            "--metrics-bind-addr=127.0.0.1:" + FreePorts.next(),
             "--webhook-port=" + FreePorts.next(),
             "--webhook-cert-dir=" + certs);
-    Path log = logDir.resolve("go-controller-" + name + ".log");
     try {
-      Files.deleteIfExists(log);
+      Files.deleteIfExists(logDir.resolve("go-controller-" + name + ".log"));
     } catch (IOException ignored) {
       // appended to instead
     }
-    GoController c =
-        new GoController(ManagedProcess.start("go-controller-" + name, command, log, Map.of()));
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (!c.process.isAlive()) {
-        throw new IllegalStateException(c.process.describe("exited during start-up"));
-      }
-      if (BenchController.httpStatus(health, "/readyz") == 200) {
-        return c;
-      }
-      BenchController.sleep(20);
-    }
-    c.close();
-    throw new IllegalStateException(c.process.describe("not ready after " + timeout));
+    return ControllerProcess.launch(
+        "go-controller-" + name,
+        logDir,
+        List.of(binary.toString()),
+        Map.of(),
+        "--health-addr",
+        "--metrics-bind-addr",
+        flags,
+        timeout);
   }
 
   private static void writeWebhookCertificate(Path dir) {
@@ -91,15 +77,5 @@ final class GoController implements MeasuredController {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-  }
-
-  @Override
-  public long pid() {
-    return process.pid();
-  }
-
-  @Override
-  public void close() {
-    process.stop(Duration.ofSeconds(10));
   }
 }

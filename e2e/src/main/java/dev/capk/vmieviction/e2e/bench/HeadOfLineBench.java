@@ -4,10 +4,10 @@ import com.google.gson.JsonParser;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -19,6 +19,7 @@ import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.stream.IntStream;
 
 /**
@@ -32,9 +33,10 @@ import java.util.stream.IntStream;
  * both phases it also times each free VMI's reaction: from the last of its guest node's pods gone
  * to the VMI's deletion.
  */
-final class HeadOfLineBench {
+final class HeadOfLineBench extends Bench {
   static final String INFRA_NODE = "hol-infra-0";
   static final String INFRA_CLUSTER = "bench-hol-infra";
+  static final String GUEST_CLUSTER = "bench-hol-guest-";
   static final String GUEST_NAMESPACE = "hol";
   static final String RECONCILE_HISTOGRAM = "vmi_eviction_reconcile_duration_seconds";
   static final String RECONCILE_MAX_GAUGE = "vmi_eviction_reconcile_duration_max_seconds";
@@ -42,20 +44,8 @@ final class HeadOfLineBench {
   private static final int FREE_PODS = 3;
   private static final int BLOCKED_PODS = 2;
 
-  private final Report report;
-  private final BenchOptions opts;
-  private final Path work;
-  private final Path auditDir;
-
   /** When our patch setting {@code status.evacuationNodeName} returned, by VMI name. */
   private final Map<String, Long> markedAt = new ConcurrentHashMap<>();
-
-  HeadOfLineBench(Report report, BenchOptions opts, Path work) {
-    this.report = report;
-    this.opts = opts;
-    this.work = work.resolve("bench-headofline");
-    this.auditDir = this.work.resolve("audit");
-  }
 
   enum Kind {
     WARMUP,
@@ -76,6 +66,7 @@ final class HeadOfLineBench {
       Optional<String> metrics,
       CpuShares shares) {}
 
+  @Override
   void run() throws Exception {
     int tenantCount = opts.integer("bench.hol.tenants", 4);
     int freeCount = opts.integer("bench.hol.free", 20);
@@ -104,18 +95,21 @@ final class HeadOfLineBench {
         "headofline: starting an infra API server and "
             + tenantCount
             + " guest clusters (etcd, kube-apiserver, kwok)");
-    List<LocalCluster.Builder> builders = new ArrayList<>();
-    LocalCluster.Builder infraBuilder = LocalCluster.builder(INFRA_CLUSTER);
-    AuditLog.apiServerFlags(auditDir, INFRA_CLUSTER, ServerTimes.INFRA_RULES)
-        .forEach(infraBuilder::apiServerFlag);
-    builders.add(infraBuilder);
-    for (int k = 0; k < tenantCount; k++) {
-      LocalCluster.Builder guest = LocalCluster.builder(guestCluster(k)).withKwok();
-      AuditLog.apiServerFlags(auditDir, guestCluster(k), ServerTimes.GUEST_RULES)
-          .forEach(guest::apiServerFlag);
-      builders.add(guest);
-    }
-    List<LocalCluster> clusters = BenchMain.startAll(builders);
+    // The API servers log just the requests timed here (see ServerTimes).
+    List<LocalCluster> clusters =
+        BenchMain.startAll(
+            INFRA_CLUSTER,
+            GUEST_CLUSTER,
+            tenantCount,
+            n ->
+                n.equals(INFRA_CLUSTER)
+                    ? AuditLog.audited(
+                        LocalCluster.builder(n), auditDir(), n, ServerTimes.INFRA_RULES)
+                    : AuditLog.audited(
+                        LocalCluster.builder(n).withKwok(),
+                        auditDir(),
+                        n,
+                        ServerTimes.GUEST_RULES));
     LocalCluster infra = clusters.get(0);
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
     try {
@@ -124,7 +118,8 @@ final class HeadOfLineBench {
       List<RawKube> guestApis = guests.stream().map(RawKube::new).toList();
       for (int k = 0; k < tenantCount; k++) {
         TenantCluster.create(infra, guests.get(k), tenant(k), tenant(k));
-        prepareGuestNamespace(guestApis.get(k));
+        // No kube-controller-manager here to create the default ServiceAccount pods need.
+        guestApis.get(k).createNamespace(GUEST_NAMESPACE, true);
       }
       BenchMain.progress(
           Report.f(
@@ -132,7 +127,7 @@ final class HeadOfLineBench {
               vms.size()));
       long t0 = System.nanoTime();
       Map<String, String> uids = new ConcurrentHashMap<>();
-      ScaleBench.parallel(
+      BenchMain.parallel(
           vms.size(),
           16,
           i -> {
@@ -152,7 +147,7 @@ final class HeadOfLineBench {
             uids.put(vm.name(), createVmi(infraApi, vm));
           });
       awaitPodsRunning(guestApis, vms);
-      ScaleBench.parallel(
+      BenchMain.parallel(
           vms.size(),
           16,
           i -> {
@@ -170,8 +165,8 @@ final class HeadOfLineBench {
               "--drain-timeout=" + drainTimeout.toSeconds() + "s");
       try (VmiTracker tracker = new VmiTracker(infraApi);
           GuestPodTracker pods = new GuestPodTracker(guestApis, GUEST_NAMESPACE);
-          BenchController c =
-              BenchController.start("headofline", work, flags, Duration.ofMinutes(2))) {
+          ControllerProcess c =
+              ControllerJar.start("headofline", work, flags, Duration.ofMinutes(2))) {
         awaitIdle(c);
         BenchMain.progress("headofline: warm-up, one untimed evacuation per tenant");
         evacuate(infraApi, tracker, uids, of(vms, Kind.WARMUP), Duration.ofMinutes(2), null);
@@ -210,40 +205,12 @@ final class HeadOfLineBench {
     }
   }
 
-  private static String guestCluster(int k) {
-    return "bench-hol-guest-" + k;
-  }
-
   private static String tenant(int k) {
     return "hol-t" + k;
   }
 
   private static List<Vm> of(List<Vm> vms, Kind kind) {
     return vms.stream().filter(v -> v.kind() == kind).toList();
-  }
-
-  /**
-   * The guest namespace and its default ServiceAccount (no kube-controller-manager here to create
-   * it, and pod admission requires it).
-   */
-  private static void prepareGuestNamespace(RawKube guest) throws IOException {
-    createIgnoringConflict(
-        guest, "/api/v1/namespaces", "{\"metadata\":{\"name\":\"" + GUEST_NAMESPACE + "\"}}");
-    createIgnoringConflict(
-        guest,
-        "/api/v1/namespaces/" + GUEST_NAMESPACE + "/serviceaccounts",
-        "{\"metadata\":{\"name\":\"default\"}}");
-  }
-
-  private static void createIgnoringConflict(RawKube api, String path, String json)
-      throws IOException {
-    try {
-      api.post(path, json);
-    } catch (IOException e) {
-      if (!e.getMessage().contains("HTTP 409")) {
-        throw e;
-      }
-    }
   }
 
   /**
@@ -310,13 +277,13 @@ final class HeadOfLineBench {
          "metadata":{"name":"%1$s","labels":{"cluster.x-k8s.io/cluster-name":"%2$s"},
           "ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Machine","name":"%1$s","uid":"%3$s"}]}}"""
             .formatted(vm.name(), cluster, machineUid));
-    String base = "/apis/kubevirt.io/v1/namespaces/" + ns + "/virtualmachineinstances";
-    String created = infra.post(base, RealisticVmis.vmi(ns, vm.name(), cluster));
-    infra.mergePatch(
-        base + "/" + vm.name() + "/status",
-        RealisticVmis.status(
-            vm.name(), INFRA_NODE, "10.244.0." + (Math.abs(vm.name().hashCode()) % 250 + 2)));
-    return RawKube.str(JsonParser.parseString(created).getAsJsonObject(), "metadata", "uid");
+    return RealisticVmis.create(
+        infra,
+        ns,
+        vm.name(),
+        cluster,
+        INFRA_NODE,
+        "10.244.0." + (Math.abs(vm.name().hashCode()) % 250 + 2));
   }
 
   private static void awaitPodsRunning(List<RawKube> guests, List<Vm> vms) {
@@ -347,12 +314,12 @@ final class HeadOfLineBench {
    * Waits until the controller's CPU time stops growing (3 s under 0.1 CPU-s each, at most 60 s):
    * its start-up check of every VMI, or the previous phase's aftermath, is no part of a phase.
    */
-  private static void awaitIdle(BenchController c) {
-    double last = Machine.processCpuSeconds(c.pid());
+  private static void awaitIdle(ControllerProcess c) {
+    double last = ControllerProcess.processCpuSeconds(c.pid());
     int quiet = 0;
     for (int i = 0; i < 60 && quiet < 3; i++) {
-      BenchController.sleep(1000);
-      double now = Machine.processCpuSeconds(c.pid());
+      ControllerProcess.sleep(1000);
+      double now = ControllerProcess.processCpuSeconds(c.pid());
       quiet = now - last < 0.1 ? quiet + 1 : 0;
       last = now;
     }
@@ -372,7 +339,7 @@ final class HeadOfLineBench {
       String progressLabel)
       throws Exception {
     long t0 = System.nanoTime();
-    ScaleBench.parallel(
+    BenchMain.parallel(
         batch.size(),
         Math.min(batch.size(), 32),
         i -> {
@@ -416,9 +383,9 @@ final class HeadOfLineBench {
    * under this load); then reads its CPU time and /metrics.
    */
   private Cost measured(
-      BenchController c, List<LocalCluster> clusters, List<RawKube> guests, Phase phase)
+      ControllerProcess c, List<LocalCluster> clusters, List<RawKube> guests, Phase phase)
       throws Exception {
-    double cpu0 = Machine.processCpuSeconds(c.pid());
+    double cpu0 = ControllerProcess.processCpuSeconds(c.pid());
     CpuShares shares =
         new CpuShares(c.pid(), clusters.stream().flatMap(k -> k.pids().stream()).toList());
     shares.sample();
@@ -458,7 +425,7 @@ final class HeadOfLineBench {
       sampler.join(5000);
     }
     shares.sample();
-    double cpu = Machine.processCpuSeconds(c.pid()) - cpu0;
+    double cpu = ControllerProcess.processCpuSeconds(c.pid()) - cpu0;
     Optional<String> metrics;
     try {
       metrics = Optional.of(c.metrics());
@@ -480,18 +447,38 @@ final class HeadOfLineBench {
     // The API servers' times (audit logs) are the measure; the watches' are shown beside them.
     ServerTimes server =
         ServerTimes.read(
-            AuditLog.logOf(auditDir, INFRA_CLUSTER),
+            AuditLog.logOf(auditDir(), INFRA_CLUSTER),
             IntStream.range(0, tenantCount)
-                .mapToObj(k -> AuditLog.logOf(auditDir, guestCluster(k)))
+                .mapToObj(k -> AuditLog.logOf(auditDir(), GUEST_CLUSTER + k))
                 .toList());
-    Stats alone = serverEvacuationTimes(of(vms, Kind.ALONE), server);
-    Stats free = serverEvacuationTimes(of(vms, Kind.FREE), server);
-    Stats reactionAlone = serverReactionTimesMs(of(vms, Kind.ALONE), server);
-    Stats reactionFree = serverReactionTimesMs(of(vms, Kind.FREE), server);
-    Stats aloneWatched = evacuationTimes(of(vms, Kind.ALONE), uids, tracker);
-    Stats freeWatched = evacuationTimes(of(vms, Kind.FREE), uids, tracker);
-    Stats reactionAloneWatched = reactionTimesMs(of(vms, Kind.ALONE), uids, tracker, pods);
-    Stats reactionFreeWatched = reactionTimesMs(of(vms, Kind.FREE), uids, tracker, pods);
+    // Evacuation: the marking stored to the VMI's delete request, in seconds. Reaction: the last
+    // of its guest node's pods removed to the VMI's delete request, in milliseconds. By the API
+    // servers, and as the watches saw them (our marking patch's return to the deletion seen).
+    Function<Vm, Optional<Double>> evacuation =
+        vm -> between(server.marked(vm.name()), server.deleteRequested(vm.name()), 1);
+    Function<Vm, Optional<Double>> reaction =
+        vm ->
+            between(
+                server.lastRemoved(
+                    IntStream.range(0, podsOf(vm)).mapToObj(j -> vm.name() + "-" + j).toList()),
+                server.deleteRequested(vm.name()),
+                1000);
+    Function<Vm, Optional<Double>> evacuationWatched =
+        vm ->
+            Optional.ofNullable(markedAt.get(vm.name()))
+                .flatMap(m -> tracker.deletedNanos(uids.get(vm.name())).map(d -> (d - m) / 1e9));
+    Function<Vm, Optional<Double>> reactionWatched =
+        vm ->
+            pods.lastPodGoneNanos(vm.name(), podsOf(vm))
+                .flatMap(g -> tracker.deletedNanos(uids.get(vm.name())).map(d -> (d - g) / 1e6));
+    Stats alone = times(vms, Kind.ALONE, evacuation);
+    Stats free = times(vms, Kind.FREE, evacuation);
+    Stats reactionAlone = times(vms, Kind.ALONE, reaction);
+    Stats reactionFree = times(vms, Kind.FREE, reaction);
+    Stats aloneWatched = times(vms, Kind.ALONE, evacuationWatched);
+    Stats freeWatched = times(vms, Kind.FREE, evacuationWatched);
+    Stats reactionAloneWatched = times(vms, Kind.ALONE, reactionWatched);
+    Stats reactionFreeWatched = times(vms, Kind.FREE, reactionWatched);
     List<Vm> blocked = of(vms, Kind.BLOCKED);
     List<Vm> phase2 = new ArrayList<>(of(vms, Kind.FREE));
     phase2.addAll(blocked);
@@ -522,9 +509,8 @@ final class HeadOfLineBench {
     Stats late = Stats.of(lateness);
     // The deadline as the issue means it: from the moment the VMI was marked, not from when the
     // controller got round to writing its drain start.
-    Stats sinceMark = evacuationTimes(blocked, uids, tracker);
-    Stats lateSinceMark =
-        Stats.of(sinceMark.sorted().stream().map(x -> x - drainTimeout.toSeconds()).toList());
+    Stats sinceMark = times(vms, Kind.BLOCKED, evacuationWatched);
+    Stats lateSinceMark = Stats.over(sinceMark.sorted(), x -> x - drainTimeout.toSeconds());
     long within2s = lateness.stream().filter(s -> s <= 2.0).count();
     double medianRatio = free.median() / alone.median();
     double maxRatio = free.max() / alone.max();
@@ -568,7 +554,7 @@ final class HeadOfLineBench {
             BLOCKED_PODS,
             ControllerJar.describe(),
             drainTimeout.toSeconds(),
-            BenchController.describeDeployed(),
+            DeploymentJvm.describeDeployed(),
             of(vms, Kind.ALONE).size(),
             of(vms, Kind.FREE).size() + blocked.size(),
             of(vms, Kind.FREE).size(),
@@ -580,14 +566,21 @@ final class HeadOfLineBench {
             drainTimeout.plus(lateCap).toSeconds(),
             pods.resumes(),
             Machine.loadAverage()));
+    String with = Report.f("with %d blocked", blocked.size());
     s.append(
         Report.table(
-            List.of("free VMIs", "timed", "median s", "p95 s", "max s"),
+            "free VMIs|timed|median s|p95 s|max s",
             List.of(
-                row("alone (phase 1)", alone),
-                row(Report.f("with %d blocked (phase 2)", blocked.size()), free),
-                row("seen by the watch: alone", aloneWatched),
-                row(Report.f("seen by the watch: with %d blocked", blocked.size()), freeWatched))));
+                Report.row("alone (phase 1)", alone.n(), alone.cells(S, MEDIAN_P95_MAX)),
+                Report.row(with + " (phase 2)", free.n(), free.cells(S, MEDIAN_P95_MAX)),
+                Report.row(
+                    "seen by the watch: alone",
+                    aloneWatched.n(),
+                    aloneWatched.cells(S, MEDIAN_P95_MAX)),
+                Report.row(
+                    "seen by the watch: " + with,
+                    freeWatched.n(),
+                    freeWatched.cells(S, MEDIAN_P95_MAX)))));
     s.append('\n');
     s.append(
         Report.f(
@@ -600,20 +593,12 @@ final class HeadOfLineBench {
     s.append('\n');
     s.append(
         Report.table(
-            List.of(
-                "reaction, last pod gone to VMI deleted",
-                "timed",
-                "median ms",
-                "p95 ms",
-                "p99 ms",
-                "max ms"),
+            "reaction, last pod gone to VMI deleted|timed|median ms|p95 ms|p99 ms|max ms",
             List.of(
                 reactionRow("alone (phase 1)", reactionAlone),
-                reactionRow(Report.f("with %d blocked (phase 2)", blocked.size()), reactionFree),
+                reactionRow(with + " (phase 2)", reactionFree),
                 reactionRow("seen by the watches: alone", reactionAloneWatched),
-                reactionRow(
-                    Report.f("seen by the watches: with %d blocked", blocked.size()),
-                    reactionFreeWatched))));
+                reactionRow("seen by the watches: " + with, reactionFreeWatched))));
     s.append('\n');
     s.append(
         Report.f(
@@ -727,13 +712,13 @@ final class HeadOfLineBench {
             List.of(
                 List.of(
                     ControllerJar.shortName(),
-                    triple(alone),
-                    triple(free),
+                    alone.joined(S, MEDIAN_P95_MAX),
+                    free.joined(S, MEDIAN_P95_MAX),
                     Report.f("%.2f / %.2f", medianRatio, maxRatio),
-                    tripleMs(reactionAlone),
-                    tripleMs(reactionFree),
-                    triple(late),
-                    triple(lateSinceMark),
+                    reactionAlone.joined("%.0f", "median", "p99", "max"),
+                    reactionFree.joined("%.0f", "median", "p99", "max"),
+                    late.joined(S, MEDIAN_P95_MAX),
+                    lateSinceMark.joined(S, MEDIAN_P95_MAX),
                     Report.f("%d / %d", within2s, blocked.size()),
                     Report.f("%.1f / %d", cost.cpuSeconds(), cost.peakRssKb() / 1024),
                     reconcile
@@ -788,62 +773,14 @@ final class HeadOfLineBench {
             : reconcileMax.get() <= rtt.max() / 1000 + 1);
   }
 
-  /** Seconds from the marking stored to the VMI's delete request, by the infra API server. */
-  private static Stats serverEvacuationTimes(List<Vm> vms, ServerTimes server) {
-    List<Double> out = new ArrayList<>();
-    for (Vm vm : vms) {
-      Optional<Instant> marked = server.marked(vm.name());
-      Optional<Instant> deleted = server.deleteRequested(vm.name());
-      if (marked.isPresent() && deleted.isPresent()) {
-        out.add(ServerTimes.seconds(marked.get(), deleted.get()));
-      }
-    }
-    return Stats.of(out);
+  /** {@code f} of each VM of {@code kind} that has it. */
+  private static Stats times(List<Vm> vms, Kind kind, Function<Vm, Optional<Double>> f) {
+    return Stats.of(of(vms, kind).stream().flatMap(vm -> f.apply(vm).stream()).toList());
   }
 
-  /** Milliseconds from the last guest pod removed to the VMI's delete request, by the servers. */
-  private static Stats serverReactionTimesMs(List<Vm> vms, ServerTimes server) {
-    List<Double> out = new ArrayList<>();
-    for (Vm vm : vms) {
-      List<String> podNames =
-          IntStream.range(0, podsOf(vm)).mapToObj(j -> vm.name() + "-" + j).toList();
-      Optional<Instant> gone = server.lastRemoved(podNames);
-      Optional<Instant> deleted = server.deleteRequested(vm.name());
-      if (gone.isPresent() && deleted.isPresent()) {
-        out.add(ServerTimes.seconds(gone.get(), deleted.get()) * 1000);
-      }
-    }
-    return Stats.of(out);
-  }
-
-  /** Seconds from our marking patch's return to the deletion seen by the watch. */
-  private Stats evacuationTimes(List<Vm> vms, Map<String, String> uids, VmiTracker tracker) {
-    List<Double> out = new ArrayList<>();
-    for (Vm vm : vms) {
-      Long marked = markedAt.get(vm.name());
-      Optional<Long> deleted = tracker.deletedNanos(uids.get(vm.name()));
-      if (marked != null && deleted.isPresent()) {
-        out.add((deleted.get() - marked) / 1e9);
-      }
-    }
-    return Stats.of(out);
-  }
-
-  /**
-   * Milliseconds from the last of each VM's guest node pods seen gone to the VMI's deletion seen;
-   * VMs with either not seen are left out.
-   */
-  private static Stats reactionTimesMs(
-      List<Vm> vms, Map<String, String> uids, VmiTracker tracker, GuestPodTracker pods) {
-    List<Double> out = new ArrayList<>();
-    for (Vm vm : vms) {
-      Optional<Long> lastPodGone = pods.lastPodGoneNanos(vm.name(), podsOf(vm));
-      Optional<Long> deleted = tracker.deletedNanos(uids.get(vm.name()));
-      if (lastPodGone.isPresent() && deleted.isPresent()) {
-        out.add((deleted.get() - lastPodGone.get()) / 1e6);
-      }
-    }
-    return Stats.of(out);
+  /** From {@code a} to {@code b} in seconds times {@code scale}, if both are known. */
+  private static Optional<Double> between(Optional<Instant> a, Optional<Instant> b, double scale) {
+    return a.flatMap(x -> b.map(y -> ServerTimes.seconds(x, y) * scale));
   }
 
   private static String reactionMissing(List<Vm> vms, Stats timed) {
@@ -858,31 +795,11 @@ final class HeadOfLineBench {
     return vm.kind() == Kind.BLOCKED ? BLOCKED_PODS : FREE_PODS;
   }
 
+  private static final String S = "%.2f";
+  private static final String[] MEDIAN_P95_MAX = {"median", "p95", "max"};
+
   private static List<String> reactionRow(String label, Stats s) {
-    return List.of(
-        label,
-        Integer.toString(s.n()),
-        Report.f("%.0f", s.median()),
-        Report.f("%.0f", s.percentile(95)),
-        Report.f("%.0f", s.percentile(99)),
-        Report.f("%.0f", s.max()));
-  }
-
-  private static String tripleMs(Stats s) {
-    return Report.f("%.0f / %.0f / %.0f", s.median(), s.percentile(99), s.max());
-  }
-
-  private static List<String> row(String label, Stats s) {
-    return List.of(
-        label,
-        Integer.toString(s.n()),
-        Report.f("%.2f", s.median()),
-        Report.f("%.2f", s.percentile(95)),
-        Report.f("%.2f", s.max()));
-  }
-
-  private static String triple(Stats s) {
-    return Report.f("%.2f / %.2f / %.2f", s.median(), s.percentile(95), s.max());
+    return Report.row(label, s.n(), s.cells("%.0f", "median", "p95", "p99", "max"));
   }
 
   private static String bound(double le) {

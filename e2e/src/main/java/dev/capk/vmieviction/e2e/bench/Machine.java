@@ -77,34 +77,8 @@ final class Machine {
     return v;
   }
 
-  /** VmRSS of a process in KiB, from /proc/PID/status. */
-  static long rssKb(long pid) {
-    try {
-      return Files.readAllLines(Path.of("/proc/" + pid + "/status")).stream()
-          .filter(l -> l.startsWith("VmRSS:"))
-          .findFirst()
-          .map(l -> Long.parseLong(l.replaceAll("[^0-9]", "")))
-          .orElse(-1L);
-    } catch (IOException e) {
-      return -1;
-    }
-  }
-
   /** Linux reports CPU time in clock ticks of 1/100 s (USER_HZ). */
   private static final double TICKS_PER_SECOND = 100.0;
-
-  /** CPU seconds (user + system) a process has used so far, from /proc/PID/stat; -1 if unknown. */
-  static double processCpuSeconds(long pid) {
-    try {
-      String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-      // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime
-      // 15.
-      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-      return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / TICKS_PER_SECOND;
-    } catch (IOException | RuntimeException e) {
-      return -1;
-    }
-  }
 
   /**
    * CPU seconds the whole machine has spent busy (all cores, not idle nor waiting on I/O), from

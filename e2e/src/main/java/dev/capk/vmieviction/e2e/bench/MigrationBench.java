@@ -3,13 +3,10 @@ package dev.capk.vmieviction.e2e.bench;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
-import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -31,23 +28,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * each against the node the previous run left the VMIs on. Measures the drain, the guest pods
  * disrupted, the VMIs deleted or migrated and the migrations created.
  */
-final class MigrationBench {
+final class MigrationBench extends Bench {
   private static final String NS = "mig";
   private static final List<String> POLICIES = List.of("prefer", "never");
   private static final String RESULT_ANNOTATION = "standin.kubevirt.io/migration-result";
   private static final String DURATION_ANNOTATION = "standin.kubevirt.io/migration-duration";
 
-  private final Report report;
-  private final BenchOptions opts;
-  private final Path work;
-
-  MigrationBench(Report report, BenchOptions opts, Path work) {
-    this.report = report;
-    this.opts = opts;
-    this.work = work.resolve("bench-migration");
-  }
-
-  /** One timed drain under one policy. */
+  /** One timed drain under one policy; its toString is the progress line. */
   record Run(
       String policy,
       double drainSeconds,
@@ -61,6 +48,7 @@ final class MigrationBench {
       int migrationsSucceeded,
       int peakMigrationsRunning) {}
 
+  @Override
   void run() throws Exception {
     int tenantsCount = opts.integer("bench.migration.tenants", 2);
     int vmisPerTenant = opts.integer("bench.migration.vmisPerTenant", 10);
@@ -74,14 +62,14 @@ final class MigrationBench {
     Files.createDirectories(work);
     BenchMain.progress(
         "migration: starting an infra cluster and " + tenantsCount + " guest clusters");
-    List<LocalCluster.Builder> builders = new ArrayList<>();
-    builders.add(LocalCluster.builder("bench-mig-infra").withAll());
-    for (int k = 0; k < tenantsCount; k++) {
-      builders.add(LocalCluster.builder("bench-mig-guest-" + k).withAll());
-    }
-    List<LocalCluster> clusters = BenchMain.startAll(builders);
+    List<LocalCluster> clusters =
+        BenchMain.startAll(
+            "bench-mig-infra",
+            "bench-mig-guest-",
+            tenantsCount,
+            n -> LocalCluster.builder(n).withAll());
     LocalCluster infra = clusters.get(0);
-    World world = null;
+    DrainWorld world = null;
     try {
       BenchMain.progress(
           "migration: creating "
@@ -89,37 +77,31 @@ final class MigrationBench {
               + " VMs, their guest nodes and "
               + pods
               + " pods per guest node");
-      world = new World(infra, clusters.subList(1, clusters.size()), vmisPerTenant, pods);
-      world.awaitSettled(world.holding, Duration.ofMinutes(5));
+      List<LocalCluster> guests = clusters.subList(1, clusters.size());
+      world = new DrainWorld(infra, guests, NS, tenantsCount * vmisPerTenant, pods, false);
+      DrainWorld w = world;
+      w.keepsUids = true;
+      w.alsoSettled =
+          () ->
+              migrations(w).values().stream()
+                  .allMatch(p -> p.equals("Succeeded") || p.equals("Failed"));
+      w.awaitSettled(w.holding, Map.of(), true, Duration.ofMinutes(5));
       List<Run> results = new ArrayList<>();
       for (int r = 0; r < runs; r++) {
         for (String policy : policies) {
-          world.prepare(duration);
-          try (BenchController c =
-              BenchController.start(
-                  "migration-" + policy + "-run" + (r + 1),
-                  work,
-                  flags(infra, policy, extraFlags),
-                  Duration.ofMinutes(2))) {
+          prepare(w, duration);
+          List<String> flags =
+              new ArrayList<>(
+                  List.of("--kubeconfig=" + infra.kubeconfig(), "--live-migration=" + policy));
+          flags.addAll(extraFlags);
+          try (ControllerProcess c =
+              ControllerJar.start(
+                  "migration-" + policy + "-run" + (r + 1), work, flags, Duration.ofMinutes(2))) {
             // After a start the controller looks at every Running VMI once; let that pass first.
             Thread.sleep(3000);
-            Run run = world.runOnce(policy);
+            Run run = runOnce(w, policy, c.pid());
             results.add(run);
-            BenchMain.progress(
-                Report.f(
-                    "migration: %s, run %d: drain %.1f s, recovery %.1f s, guest pods disrupted %d of %d, "
-                        + "VMIs migrated %d deleted %d, migrations created %d (succeeded %d, at most %d at once)",
-                    policy,
-                    r + 1,
-                    run.drainSeconds(),
-                    run.recoverySeconds(),
-                    run.podsDisrupted(),
-                    run.podsBefore(),
-                    run.vmisMigrated(),
-                    run.vmisDeleted(),
-                    run.migrationsCreated(),
-                    run.migrationsSucceeded(),
-                    run.peakMigrationsRunning()));
+            BenchMain.progress("migration: " + policy + ", run " + (r + 1) + ": " + run);
           }
         }
       }
@@ -133,266 +115,146 @@ final class MigrationBench {
     }
   }
 
-  private static List<String> flags(LocalCluster infra, String policy, List<String> extra) {
-    List<String> flags = new ArrayList<>();
-    flags.add("--kubeconfig=" + infra.kubeconfig());
-    flags.add("--live-migration=" + policy);
-    flags.addAll(extra);
-    return flags;
+  private static String path(String namespace, String resource) {
+    return "/apis/kubevirt.io/v1/namespaces/" + namespace + "/" + resource;
   }
 
-  /** The VMIs of every tenant on a pair of infra nodes, their guest nodes and pinned pods. */
-  private static final class World {
-    final EvacuationWorld world;
-    final RawKube infraApi;
-    final int pods;
-    final List<TenantCluster> tenants = new ArrayList<>();
-    final Map<TenantCluster, List<String>> vms = new LinkedHashMap<>();
-    final Map<TenantCluster, RawKube> guestApi = new HashMap<>();
-    String holding;
-    String other;
-
-    World(LocalCluster infra, List<LocalCluster> guests, int vmisPerTenant, int pods)
-        throws Exception {
-      this.pods = pods;
-      this.infraApi = new RawKube(infra);
-      this.world = EvacuationWorld.start(infra, NS, 2);
-      this.holding = world.infraNodes().get(0);
-      this.other = world.infraNodes().get(1);
-      for (int k = 0; k < guests.size(); k++) {
-        TenantCluster t = world.addTenant("t" + k, guests.get(k));
-        tenants.add(t);
-        RawKube g = new RawKube(guests.get(k));
-        guestApi.put(t, g);
-        List<String> names = new ArrayList<>();
-        for (int i = 0; i < vmisPerTenant; i++) {
-          names.add(NS + "-t" + k + "-" + i);
-        }
-        vms.put(t, names);
-        world.addVmsOn(holding, t, "External", names.toArray(String[]::new));
-        deployWorkloads(g, names);
-      }
-    }
-
-    /**
-     * {@code pods} pods pinned to each guest node (a Deployment per node, nodeSelector), no budget:
-     * see {@link MigrationBench#write}.
-     */
-    private void deployWorkloads(RawKube guest, List<String> nodes) throws Exception {
-      guest.createNamespace(NS);
-      for (String node : nodes) {
-        guest.post(
-            "/apis/apps/v1/namespaces/" + NS + "/deployments",
-            """
-                {"metadata":{"name":"w-%1$s"},"spec":{"replicas":%2$d,"selector":{"matchLabels":{"app":"w-%1$s"}},
-                 "template":{"metadata":{"labels":{"app":"w-%1$s"}},"spec":{"nodeSelector":{"kubernetes.io/hostname":"%1$s"},
-                  "terminationGracePeriodSeconds":1,"containers":[{"name":"main","image":"registry.example/app:1"}]}}}}"""
-                .formatted(node, pods));
-      }
-    }
-
-    private String vmiPath(TenantCluster t) {
-      return "/apis/kubevirt.io/v1/namespaces/" + t.namespace() + "/virtualmachineinstances";
-    }
-
-    private String migrationsPath(TenantCluster t) {
-      return "/apis/kubevirt.io/v1/namespaces/"
-          + t.namespace()
-          + "/virtualmachineinstancemigrations";
-    }
-
-    /**
-     * Makes every VMI LiveMigratable, as virt-controller reports it (the status condition), with a
-     * stand-in migration that succeeds after {@code duration} seconds. A VMI recreated by a run
-     * under never is a new object without either, so every run sets them again.
-     */
-    void prepare(String duration) throws Exception {
-      for (TenantCluster t : tenants) {
-        for (JsonElement e : infraApi.getJson(vmiPath(t)).getAsJsonArray("items")) {
-          JsonObject vmi = e.getAsJsonObject();
-          String path = vmiPath(t) + "/" + RawKube.str(vmi, "metadata", "name");
-          infraApi.mergePatch(
-              path,
-              Report.f(
-                  "{\"metadata\":{\"annotations\":{\"%s\":\"succeed\",\"%s\":\"%s\"}}}",
-                  RESULT_ANNOTATION, DURATION_ANNOTATION, duration));
-          JsonArray conditions = new JsonArray();
-          JsonObject status = vmi.getAsJsonObject("status");
-          if (status != null && status.has("conditions")) {
-            for (JsonElement c : status.getAsJsonArray("conditions")) {
-              if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
-                conditions.add(c);
-              }
+  /**
+   * Makes every VMI LiveMigratable, as virt-controller reports it (the status condition), with a
+   * stand-in migration that succeeds after {@code duration} seconds. A VMI recreated by a run under
+   * never is a new object without either, so every run sets them again.
+   */
+  private static void prepare(DrainWorld w, String duration) throws Exception {
+    for (String ns : w.namespaces()) {
+      for (JsonElement e :
+          w.infraApi.getJson(path(ns, "virtualmachineinstances")).getAsJsonArray("items")) {
+        JsonObject vmi = e.getAsJsonObject();
+        String path = path(ns, "virtualmachineinstances/" + RawKube.str(vmi, "metadata", "name"));
+        w.infraApi.mergePatch(
+            path,
+            Report.f(
+                "{\"metadata\":{\"annotations\":{\"%s\":\"succeed\",\"%s\":\"%s\"}}}",
+                RESULT_ANNOTATION, DURATION_ANNOTATION, duration));
+        JsonArray conditions = new JsonArray();
+        JsonObject status = vmi.getAsJsonObject("status");
+        if (status != null && status.has("conditions")) {
+          for (JsonElement c : status.getAsJsonArray("conditions")) {
+            if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
+              conditions.add(c);
             }
           }
-          JsonObject migratable = new JsonObject();
-          migratable.addProperty("type", "LiveMigratable");
-          migratable.addProperty("status", "True");
-          conditions.add(migratable);
-          JsonObject patch = new JsonObject();
-          JsonObject s = new JsonObject();
-          s.add("conditions", conditions);
-          patch.add("status", s);
-          infraApi.mergePatch(path + "/status", patch.toString());
         }
+        JsonObject migratable = new JsonObject();
+        migratable.addProperty("type", "LiveMigratable");
+        migratable.addProperty("status", "True");
+        conditions.add(migratable);
+        JsonObject s = new JsonObject();
+        s.add("conditions", conditions);
+        JsonObject patch = new JsonObject();
+        patch.add("status", s);
+        w.infraApi.mergePatch(path + "/status", patch.toString());
       }
     }
+  }
 
-    /** UID and node of every VMI, by namespace/name. */
-    Map<String, String[]> vmis() throws Exception {
-      Map<String, String[]> out = new HashMap<>();
-      for (TenantCluster t : tenants) {
-        for (JsonElement e : infraApi.getJson(vmiPath(t)).getAsJsonArray("items")) {
-          JsonObject vmi = e.getAsJsonObject();
-          out.put(
-              t.namespace() + "/" + RawKube.str(vmi, "metadata", "name"),
-              new String[] {
-                RawKube.str(vmi, "metadata", "uid"), RawKube.str(vmi, "status", "nodeName")
-              });
-        }
+  /** UID of every guest pod of the workloads, over all guest clusters. */
+  private static Set<String> podUids(DrainWorld w) throws Exception {
+    Set<String> out = new HashSet<>();
+    for (RawKube g : w.guestApis()) {
+      for (JsonElement e :
+          g.getJson("/api/v1/namespaces/" + NS + "/pods").getAsJsonArray("items")) {
+        out.add(RawKube.str(e.getAsJsonObject(), "metadata", "uid"));
       }
-      return out;
     }
+    return out;
+  }
 
-    /** UID of every guest pod of the workloads, over all guest clusters. */
-    Set<String> podUids() throws Exception {
-      Set<String> out = new HashSet<>();
-      for (RawKube g : guestApi.values()) {
-        for (JsonElement e :
-            g.getJson("/api/v1/namespaces/" + NS + "/pods").getAsJsonArray("items")) {
-          out.add(RawKube.str(e.getAsJsonObject(), "metadata", "uid"));
-        }
+  /** Every migration object, by UID, with its phase ("" when none yet). */
+  private static Map<String, String> migrations(DrainWorld w) throws Exception {
+    Map<String, String> out = new HashMap<>();
+    for (String ns : w.namespaces()) {
+      for (JsonElement e :
+          w.infraApi
+              .getJson(path(ns, "virtualmachineinstancemigrations"))
+              .getAsJsonArray("items")) {
+        JsonObject m = e.getAsJsonObject();
+        String phase = RawKube.str(m, "status", "phase");
+        out.put(RawKube.str(m, "metadata", "uid"), phase == null ? "" : phase);
       }
-      return out;
     }
+    return out;
+  }
 
-    /** Every migration object, by UID, with its phase ("" when none yet). */
-    Map<String, String> migrations() throws Exception {
-      Map<String, String> out = new HashMap<>();
-      for (TenantCluster t : tenants) {
-        for (JsonElement e : infraApi.getJson(migrationsPath(t)).getAsJsonArray("items")) {
-          JsonObject m = e.getAsJsonObject();
-          String phase = RawKube.str(m, "status", "phase");
-          out.put(RawKube.str(m, "metadata", "uid"), phase == null ? "" : phase);
-        }
-      }
-      return out;
-    }
-
-    void awaitSettled(String node, Duration timeout) {
-      Await.until("migration world settled on " + node, timeout, () -> settled(node));
-    }
-
-    /**
-     * Every VMI Running on {@code node}, not marked, not being deleted; every guest node
-     * schedulable without our mark; every pinned pod Running; no migration unfinished.
-     */
-    private boolean settled(String node) throws Exception {
-      for (TenantCluster t : tenants) {
-        RawKube g = guestApi.get(t);
-        if (WorldChecks.vmisRunningOn(infraApi, t.namespace(), node, Map.of()) != vms.get(t).size()
-            || !WorldChecks.schedulable(g, vms.get(t))) {
-          return false;
-        }
-        Map<String, Integer> running = WorldChecks.runningPods(g, NS, WorldChecks::nodeOf);
-        if (!WorldChecks.eachHas(running, vms.get(t), pods)) {
-          return false;
-        }
-      }
-      return migrations().values().stream()
-          .allMatch(p -> p.equals("Succeeded") || p.equals("Failed"));
-    }
-
-    /**
-     * One timed drain of the node holding the VMIs, then the wait until all run on the other one
-     * with their guest nodes and pods back; counts what the run did.
-     */
-    Run runOnce(String policy) throws Exception {
-      Map<String, String[]> vmisBefore = vmis();
-      Set<String> podsBefore = podUids();
-      Set<String> migrationsBefore = migrations().keySet();
-      // Migrations not finished, polled while the drain lasts: KubeVirt's limits at work.
-      AtomicBoolean draining = new AtomicBoolean(true);
-      AtomicInteger peak = new AtomicInteger();
-      Thread poller =
-          new Thread(
-              () -> {
-                while (draining.get()) {
-                  try {
-                    long open =
-                        migrations().values().stream()
-                            .filter(p -> !p.equals("Succeeded") && !p.equals("Failed"))
-                            .count();
-                    peak.accumulateAndGet((int) open, Math::max);
-                    Thread.sleep(250);
-                  } catch (InterruptedException e) {
-                    return;
-                  } catch (Exception e) {
-                    // a missed poll: the next one counts
-                  }
+  /**
+   * One timed drain of the node holding the VMIs, then the wait until all run on the other one with
+   * their guest nodes and pods back; counts what the run did.
+   */
+  private static Run runOnce(DrainWorld w, String policy, long controllerPid) throws Exception {
+    Map<String, String> nodesBefore = w.vmis("status", "nodeName");
+    Set<String> podsBefore = podUids(w);
+    Set<String> migrationsBefore = migrations(w).keySet();
+    // Migrations not finished, polled while the drain lasts: KubeVirt's limits at work.
+    AtomicBoolean draining = new AtomicBoolean(true);
+    AtomicInteger peak = new AtomicInteger();
+    Thread poller =
+        new Thread(
+            () -> {
+              while (draining.get()) {
+                try {
+                  long open =
+                      migrations(w).values().stream()
+                          .filter(p -> !p.equals("Succeeded") && !p.equals("Failed"))
+                          .count();
+                  peak.accumulateAndGet((int) open, Math::max);
+                  Thread.sleep(250);
+                } catch (InterruptedException e) {
+                  return;
+                } catch (Exception e) {
+                  // a missed poll: the next one counts
                 }
-              },
-              "bench-migration-poll");
-      poller.setDaemon(true);
-      poller.start();
-      long t0 = System.nanoTime();
-      Kubectl.Result r;
-      try {
-        r = world.drainInfraNode(holding, Duration.ofMinutes(10));
-      } finally {
-        draining.set(false);
+              }
+            },
+            "bench-migration-poll");
+    poller.setDaemon(true);
+    DrainWorld.Drained d = w.drain(controllerPid, false, poller::start, () -> draining.set(false));
+    poller.join(5000);
+    Map<String, String> uidsAfter = w.uids();
+    Map<String, String> nodesAfter = w.vmis("status", "nodeName");
+    int migrated = 0;
+    int deleted = 0;
+    int unmoved = 0;
+    for (Map.Entry<String, String> e : d.before().entrySet()) {
+      if (!e.getValue().equals(uidsAfter.get(e.getKey()))) {
+        deleted++;
+      } else if (!String.valueOf(nodesAfter.get(e.getKey())).equals(nodesBefore.get(e.getKey()))) {
+        migrated++;
+      } else {
+        unmoved++;
       }
-      double drain = (System.nanoTime() - t0) / 1e9;
-      poller.join(5000);
-      if (!r.ok()) {
-        throw new IllegalStateException(
-            "kubectl drain " + holding + " failed: " + r.stderr() + r.stdout());
-      }
-      long t1 = System.nanoTime();
-      awaitSettled(other, Duration.ofMinutes(5));
-      double recovery = (System.nanoTime() - t1) / 1e9;
-      Map<String, String[]> vmisAfter = vmis();
-      int migrated = 0;
-      int deleted = 0;
-      int otherOutcome = 0;
-      for (Map.Entry<String, String[]> e : vmisBefore.entrySet()) {
-        String[] after = vmisAfter.get(e.getKey());
-        if (after == null || !after[0].equals(e.getValue()[0])) {
-          deleted++;
-        } else if (!String.valueOf(after[1]).equals(e.getValue()[1])) {
-          migrated++;
-        } else {
-          otherOutcome++;
-        }
-      }
-      Set<String> podsAfter = podUids();
-      int disrupted = (int) podsBefore.stream().filter(u -> !podsAfter.contains(u)).count();
-      Map<String, String> migrationsAfter = migrations();
-      int created = 0;
-      int succeeded = 0;
-      for (Map.Entry<String, String> m : migrationsAfter.entrySet()) {
-        if (!migrationsBefore.contains(m.getKey())) {
-          created++;
-          succeeded += m.getValue().equals("Succeeded") ? 1 : 0;
-        }
-      }
-      world.infra().kubectl().runOrFail(null, "uncordon", holding);
-      String h = holding;
-      holding = other;
-      other = h;
-      return new Run(
-          policy,
-          drain,
-          recovery,
-          disrupted,
-          podsBefore.size(),
-          migrated,
-          deleted,
-          otherOutcome,
-          created,
-          succeeded,
-          peak.get());
     }
+    Set<String> podsAfter = podUids(w);
+    int disrupted = (int) podsBefore.stream().filter(u -> !podsAfter.contains(u)).count();
+    int created = 0;
+    int succeeded = 0;
+    for (Map.Entry<String, String> m : migrations(w).entrySet()) {
+      if (!migrationsBefore.contains(m.getKey())) {
+        created++;
+        succeeded += m.getValue().equals("Succeeded") ? 1 : 0;
+      }
+    }
+    w.swap();
+    return new Run(
+        policy,
+        d.drainSeconds(),
+        d.recoverySeconds(),
+        disrupted,
+        podsBefore.size(),
+        migrated,
+        deleted,
+        unmoved,
+        created,
+        succeeded,
+        peak.get());
   }
 
   private void write(
@@ -446,7 +308,7 @@ final class MigrationBench {
         continue;
       }
       byPolicy.put(policy, rs);
-      Stats drain = Stats.of(rs.stream().map(Run::drainSeconds).toList());
+      Stats drain = Stats.over(rs, Run::drainSeconds);
       drainBy.put(policy, drain);
       rows.add(
           List.of(
@@ -465,19 +327,11 @@ final class MigrationBench {
                           + " succeeded, ≤ "
                           + r.peakMigrationsRunning()
                           + " at once)"),
-              Stats.of(rs.stream().map(Run::recoverySeconds).toList()).medianMinMax(0)));
+              Stats.over(rs, Run::recoverySeconds).medianMinMax(0)));
     }
     s.append(
         Report.table(
-            List.of(
-                "policy",
-                "runs",
-                "infra drain s",
-                "guest pods disrupted (per run)",
-                "VMIs migrated",
-                "VMIs deleted or unmoved",
-                "migrations created",
-                "recovery s"),
+            "policy|runs|infra drain s|guest pods disrupted (per run)|VMIs migrated|VMIs deleted or unmoved|migrations created|recovery s",
             rows));
     s.append('\n');
     List<Run> prefer = byPolicy.get("prefer");
@@ -507,7 +361,7 @@ final class MigrationBench {
       s.append("\nAs a row of docs/benchmarks.md:\n\n");
       s.append(
           Report.table(
-              List.of("benchmark", "measured", "target", "verdict"),
+              "benchmark|measured|target|verdict",
               List.of(
                   List.of(
                       Report.f("8. infra drain of %d LiveMigratable VMIs, prefer / never", vmis),

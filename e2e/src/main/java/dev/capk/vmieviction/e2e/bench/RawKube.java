@@ -2,11 +2,14 @@ package dev.capk.vmieviction.e2e.bench;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
@@ -48,7 +51,7 @@ final class RawKube {
         }
         // A CRD's storage still initialising answers 429; the server asks us to come back.
         if ((r.code() == 429 || r.code() >= 500) && attempt < 20) {
-          BenchController.sleep(250L * attempt);
+          ControllerProcess.sleep(250L * attempt);
           continue;
         }
         throw new IOException(
@@ -77,23 +80,33 @@ final class RawKube {
 
   /**
    * Creates namespace {@code ns} (one that exists already is kept) and waits until its default
-   * ServiceAccount exists, which pods need before they can be created.
+   * ServiceAccount exists, which pods need before they can be created; {@code withAccount}: creates
+   * that account too (where no kube-controller-manager does).
    */
-  void createNamespace(String ns) throws Exception {
-    try {
-      post("/api/v1/namespaces", "{\"metadata\":{\"name\":\"" + ns + "\"}}");
-    } catch (IOException e) {
-      if (!e.getMessage().contains("409")) {
-        throw e;
-      }
+  void createNamespace(String ns, boolean withAccount) throws Exception {
+    postIfAbsent("/api/v1/namespaces", "{\"metadata\":{\"name\":\"" + ns + "\"}}");
+    if (withAccount) {
+      postIfAbsent(
+          "/api/v1/namespaces/" + ns + "/serviceaccounts", "{\"metadata\":{\"name\":\"default\"}}");
     }
-    dev.capk.vmieviction.e2e.harness.Await.until(
+    Await.until(
         "ServiceAccount default in " + ns,
-        java.time.Duration.ofSeconds(60),
+        Duration.ofSeconds(60),
         () -> {
           get("/api/v1/namespaces/" + ns + "/serviceaccounts/default");
           return true;
         });
+  }
+
+  /** POSTs {@code json}; an object that exists already (409) is kept. */
+  private void postIfAbsent(String path, String json) throws IOException {
+    try {
+      post(path, json);
+    } catch (IOException e) {
+      if (!e.getMessage().contains("HTTP 409")) {
+        throw e;
+      }
+    }
   }
 
   String mergePatch(String path, String json) throws IOException {
@@ -101,43 +114,13 @@ final class RawKube {
   }
 
   /**
-   * Streams a watch ({@code path} must carry {@code watch=1}) on a daemon thread, handing each
-   * event (type, object) to {@code onEvent} with the local receive time in nanoseconds. Closing the
-   * returned handle stops it.
-   */
-  AutoCloseable watch(String path, WatchListener onEvent) {
-    okhttp3.Call call = streaming.newCall(new Request.Builder().url(server + path).build());
-    Thread t =
-        new Thread(
-            () -> {
-              try (Response r = call.execute();
-                  BufferedReader in =
-                      new BufferedReader(
-                          new InputStreamReader(r.body().byteStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = in.readLine()) != null) {
-                  long now = System.nanoTime();
-                  JsonObject e = JsonParser.parseString(line).getAsJsonObject();
-                  onEvent.event(e.get("type").getAsString(), e.getAsJsonObject("object"), now);
-                }
-              } catch (IOException | RuntimeException e) {
-                if (!call.isCanceled()) {
-                  System.out.println("bench: watch " + path + " ended: " + e);
-                }
-              }
-            },
-            "bench-watch");
-    t.setDaemon(true);
-    t.start();
-    return call::cancel;
-  }
-
-  /**
-   * As {@link #watch}, over a whole collection ({@code collectionPath} without a query), from now
-   * on, and resumed when the server ends the stream (an API server drops a watcher that falls
-   * behind a burst of events): watches again from the last resourceVersion seen, or, when that is
-   * too old (410), lists afresh and hands each item over as MODIFIED. {@code onResume} is told each
-   * time: events seen after a resume may carry a later receive time than they would have.
+   * Streams a watch of a whole collection ({@code collectionPath} without a query) on a daemon
+   * thread, from now on, handing each event (type, object) to {@code onEvent} with the local
+   * receive time in nanoseconds; closing the returned handle stops it. Resumed when the server ends
+   * the stream (an API server drops a watcher that falls behind a burst of events): watches again
+   * from the last resourceVersion seen, or, when that is too old (410), lists afresh and hands each
+   * item over as MODIFIED. {@code onResume} is told each time: events seen after a resume may carry
+   * a later receive time than they would have.
    */
   AutoCloseable watchResuming(String collectionPath, WatchListener onEvent, Runnable onResume)
       throws IOException {
@@ -203,7 +186,7 @@ final class RawKube {
                       onEvent.event("MODIFIED", item.getAsJsonObject(), now);
                     }
                   } catch (IOException | RuntimeException e) {
-                    BenchController.sleep(500);
+                    ControllerProcess.sleep(500);
                   }
                 }
               }

@@ -1,5 +1,8 @@
 package dev.capk.vmieviction.e2e.bench;
 
+import com.google.gson.JsonParser;
+import java.io.IOException;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -11,8 +14,6 @@ import java.util.UUID;
  */
 final class RealisticVmis {
   private RealisticVmis() {}
-
-  static final String VERSION_LABEL_NOTE = "objects shaped like CAPK's KubeVirt VMIs";
 
   /**
    * The object to POST (status is a subresource: it is written separately, see {@link #status}).
@@ -76,6 +77,43 @@ final class RealisticVmis {
                   {"name":"containervolume","target":"vda"}]}}
                 """
         .formatted(name, node, Integer.toHexString(name.hashCode() & 0xfffff), podIp);
+  }
+
+  /** Creates VMI {@code name}, Running on {@code node} with {@code podIp}; returns its UID. */
+  static String create(
+      RawKube api, String namespace, String name, String cluster, String node, String podIp)
+      throws IOException {
+    String base = "/apis/kubevirt.io/v1/namespaces/" + namespace + "/virtualmachineinstances";
+    String created = api.post(base, vmi(namespace, name, cluster));
+    api.mergePatch(base + "/" + name + "/status", status(name, node, podIp));
+    return RawKube.str(JsonParser.parseString(created).getAsJsonObject(), "metadata", "uid");
+  }
+
+  /** The pod IP of the {@code i}th VMI of many. */
+  static String ip(int i) {
+    return "10.244." + (i / 250 % 250) + "." + (i % 250 + 2);
+  }
+
+  /**
+   * Sets {@code status.evacuationNodeName} on one VMI, as KubeVirt does when it refuses the
+   * launcher's eviction, and waits (at most 30 s) until {@code seen} holds {@code key} (a watch's
+   * receive time, in {@link System#nanoTime()}); returns the milliseconds in between.
+   */
+  static double markAndTime(
+      RawKube api, String vmiPath, String infraNode, Map<String, Long> seen, String key)
+      throws Exception {
+    long t0 = System.nanoTime();
+    api.mergePatch(
+        vmiPath + "/status", "{\"status\":{\"evacuationNodeName\":\"" + infraNode + "\"}}");
+    long deadline = t0 + 30_000_000_000L;
+    while (!seen.containsKey(key) && System.nanoTime() < deadline) {
+      Thread.sleep(1);
+    }
+    Long at = seen.get(key);
+    if (at == null) {
+      throw new IllegalStateException(key + ": nothing seen within 30 s of its VMI being marked");
+    }
+    return (at - t0) / 1e6;
   }
 
   /**

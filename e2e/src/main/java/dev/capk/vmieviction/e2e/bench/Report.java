@@ -102,10 +102,6 @@ public final class Report {
     }
   }
 
-  public Path file() {
-    return file;
-  }
-
   /** A Markdown table from a header row and data rows. */
   public static String table(List<String> head, List<List<String>> rows) {
     StringBuilder s = new StringBuilder("| ").append(String.join(" | ", head)).append(" |\n|");
@@ -115,6 +111,24 @@ public final class Report {
       s.append("| ").append(String.join(" | ", r)).append(" |\n");
     }
     return s.toString();
+  }
+
+  /** A table row: each cell as a string, the cells of a list cell in its place. */
+  public static List<String> row(Object... cells) {
+    List<String> out = new ArrayList<>();
+    for (Object c : cells) {
+      if (c instanceof List<?> l) {
+        l.forEach(x -> out.add(String.valueOf(x)));
+      } else {
+        out.add(String.valueOf(c));
+      }
+    }
+    return out;
+  }
+
+  /** A table from its header cells (joined by "|") and rows. */
+  public static String table(String head, List<List<String>> rows) {
+    return table(List.of(head.split("\\|")), rows);
   }
 
   public static String f(String format, Object... args) {

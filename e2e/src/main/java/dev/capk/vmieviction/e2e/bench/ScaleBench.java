@@ -4,17 +4,14 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 /**
  * Benchmarks 3, 4 and 6 on one infra API server holding many VMIs (no KubeVirt needed: the VMIs are
@@ -23,21 +20,12 @@ import java.util.concurrent.Future;
  * /readyz 200), memory after the informer synced, and reaction latency (status.evacuationNodeName
  * set by us, to the guest node cordoned, seen by a watch on guest nodes).
  */
-final class ScaleBench {
+final class ScaleBench extends Bench {
   static final String NAMESPACE = "scale";
   static final String CLUSTER = "scale-tenant";
   static final String INFRA_NODE = "scale-infra-0";
 
-  private final Report report;
-  private final BenchOptions opts;
-  private final Path work;
   private int vmiBytesWithoutManagedFields;
-
-  ScaleBench(Report report, BenchOptions opts, Path work) {
-    this.report = report;
-    this.opts = opts;
-    this.work = work;
-  }
 
   record MemoryRun(
       int vmis,
@@ -78,7 +66,7 @@ final class ScaleBench {
           flags.add(token);
         }
       }
-      return new JvmConfig(BenchController.describe(env, flags), env, flags);
+      return new JvmConfig(DeploymentJvm.describe(env, flags), env, flags);
     }
   }
 
@@ -89,8 +77,7 @@ final class ScaleBench {
   List<JvmConfig> configs() {
     List<JvmConfig> configs = new ArrayList<>();
     configs.add(
-        new JvmConfig(
-            BenchController.describeDeployed(), BenchController.ENV, BenchController.JVM));
+        new JvmConfig(DeploymentJvm.describeDeployed(), DeploymentJvm.ENV, DeploymentJvm.JVM));
     for (String spec : System.getProperty("bench.scale.jvms", "").split("\\|")) {
       if (!spec.isBlank()) {
         configs.add(JvmConfig.parse(spec));
@@ -101,6 +88,7 @@ final class ScaleBench {
 
   private final List<Failure> failures = new ArrayList<>();
 
+  @Override
   void run() throws Exception {
     List<Integer> counts = opts.ints("bench.scale.counts", "1000,10000");
     int samples = opts.integer("bench.latency.samples", 100);
@@ -120,7 +108,7 @@ final class ScaleBench {
 
       int guestNodes = samples + warmup;
       BenchMain.progress("scale: " + guestNodes + " kwok guest nodes named like VMIs");
-      parallel(
+      BenchMain.parallel(
           guestNodes,
           8,
           i ->
@@ -138,7 +126,17 @@ final class ScaleBench {
           BenchMain.progress("scale: creating VMIs " + created + ".." + (target - 1));
           long t0 = System.nanoTime();
           int from = created;
-          parallel(target - from, 16, i -> createVmi(infraApi, from + i));
+          BenchMain.parallel(
+              target - from,
+              16,
+              i ->
+                  RealisticVmis.create(
+                      infraApi,
+                      NAMESPACE,
+                      vmiName(from + i),
+                      CLUSTER,
+                      INFRA_NODE,
+                      RealisticVmis.ip(from + i)));
           created = target;
           BenchMain.progress(
               Report.f(
@@ -167,7 +165,7 @@ final class ScaleBench {
                 continue;
               }
               double baseline = baselineRate(guest);
-              BenchController c;
+              ControllerProcess c;
               try {
                 c =
                     start(
@@ -175,7 +173,7 @@ final class ScaleBench {
                         "scale-" + target + "-" + r + "-jvm" + configs.indexOf(config),
                         config.env(),
                         config.flags());
-              } catch (BenchController.NotReady e) {
+              } catch (ControllerProcess.NotReady e) {
                 failed.add(config);
                 failures.add(
                     new Failure(
@@ -195,11 +193,11 @@ final class ScaleBench {
                         e.outOfMemory ? " (out of heap)" : "",
                         e.peakRssKb / 1024,
                         String.join(" ", BIG_HEAP)));
-                try (BenchController big =
+                try (ControllerProcess big =
                     start(infra, "scale-" + target + "-bigheap", Map.of(), BIG_HEAP)) {
                   memory.add(
                       measureMemory(big, guest, target, baseline, String.join(" ", BIG_HEAP)));
-                } catch (BenchController.NotReady e2) {
+                } catch (ControllerProcess.NotReady e2) {
                   failures.add(
                       new Failure(
                           target,
@@ -242,57 +240,45 @@ final class ScaleBench {
     }
   }
 
-  private BenchController start(
+  private ControllerProcess start(
       LocalCluster infra, String name, Map<String, String> env, List<String> jvm) {
-    return BenchController.start(
+    return ControllerJar.start(
         name, work, env, jvm, List.of("--kubeconfig=" + infra.kubeconfig()), Duration.ofMinutes(3));
   }
 
-  /**
-   * RSS and heap once the informer has synced and the start-up wave of reconciles (one per cached
-   * VMI) has passed: the steady state the controller then lives in. The wave is watched on the
-   * guest API server, the only one it talks to besides the infra server.
-   */
   /**
    * Requests per second the guest API server gets without the controller (kwok's heartbeats and
    * leases).
    */
   private static double baselineRate(LocalCluster guest) {
-    double a = ApiServerMetrics.nonWatch(ApiServerMetrics.byVerb(guest));
+    double a = ApiServerMetrics.nonWatch(guest);
     long t = System.nanoTime();
-    BenchController.sleep(3000);
-    double b = ApiServerMetrics.nonWatch(ApiServerMetrics.byVerb(guest));
+    ControllerProcess.sleep(3000);
+    double b = ApiServerMetrics.nonWatch(guest);
     return Math.max(0, (b - a - 1) / ((System.nanoTime() - t) / 1e9));
   }
 
+  /**
+   * RSS and heap once the informer has synced and the start-up wave of reconciles (one per cached
+   * VMI) has passed: the steady state the controller then lives in. The wave is watched on the
+   * guest API server, the only one it talks to besides the infra server (beyond its baseline and
+   * the read's own request).
+   */
   private MemoryRun measureMemory(
-      BenchController c, LocalCluster guest, int vmis, double baselinePerSecond, String jvm) {
+      ControllerProcess c, LocalCluster guest, int vmis, double baselinePerSecond, String jvm) {
     double startup = c.startupMs();
-    long t0 = System.nanoTime();
-    double before = ApiServerMetrics.nonWatch(ApiServerMetrics.byVerb(guest));
-    double last = before;
-    long quietSince = System.nanoTime();
-    long cap = Duration.ofSeconds(opts.integer("bench.scale.settleCapSeconds", 30)).toNanos();
-    while (System.nanoTime() - t0 < cap) {
-      BenchController.sleep(1000);
-      double now = ApiServerMetrics.nonWatch(ApiServerMetrics.byVerb(guest));
-      if (now - last - 1 > baselinePerSecond + 5) {
-        quietSince = System.nanoTime();
-      }
-      last = now;
-      // Quiet for 3 s, and at least 10 s after /readyz: the wave may start a moment after the cache
-      // synced.
-      if (System.nanoTime() - quietSince > 3_000_000_000L
-          && System.nanoTime() - t0 > 10_000_000_000L) {
-        break;
-      }
-    }
-    double waveSeconds = (quietSince - t0) / 1e9;
+    ApiServerMetrics.Quiet q =
+        ApiServerMetrics.awaitQuiet(
+            guest,
+            baselinePerSecond + 6,
+            Duration.ofSeconds(opts.integer("bench.scale.settleCapSeconds", 30)));
+    long t0 = q.startNanos();
+    double waveSeconds = (q.quietSinceNanos() - t0) / 1e9;
     long rss = c.rssKb();
-    BenchController.HeapReading heap = c.heapUsedKb();
+    ControllerProcess.HeapReading heap = c.heapUsedKb();
     long live = c.liveHeapKb();
     double elapsed = (System.nanoTime() - t0) / 1e9;
-    double wave = Math.max(0, last - before - elapsed - baselinePerSecond * elapsed);
+    double wave = Math.max(0, q.last() - q.before() - elapsed - baselinePerSecond * elapsed);
     return new MemoryRun(
         vmis,
         jvm,
@@ -312,12 +298,10 @@ final class ScaleBench {
   private List<Double> latency(RawKube infraApi, RawKube guestApi, int warmup, int samples)
       throws Exception {
     Map<String, Long> cordonedAt = new ConcurrentHashMap<>();
-    JsonObject list = guestApi.getJson("/api/v1/nodes?limit=1");
-    String rv = list.getAsJsonObject("metadata").get("resourceVersion").getAsString();
     List<Double> out = new ArrayList<>();
     try (AutoCloseable w =
-        guestApi.watch(
-            "/api/v1/nodes?watch=1&resourceVersion=" + rv,
+        guestApi.watchResuming(
+            "/api/v1/nodes",
             (type, node, at) -> {
               JsonObject spec = node.getAsJsonObject("spec");
               if (spec != null
@@ -325,33 +309,19 @@ final class ScaleBench {
                   && spec.get("unschedulable").getAsBoolean()) {
                 cordonedAt.putIfAbsent(RawKube.str(node, "metadata", "name"), at);
               }
-            })) {
+            },
+            () -> {})) {
       BenchMain.progress(
           "scale: reaction latency, " + samples + " samples (after " + warmup + " untimed)");
+      String vmis = "/apis/kubevirt.io/v1/namespaces/" + NAMESPACE + "/virtualmachineinstances/";
       for (int i = 0; i < warmup + samples; i++) {
         String name = vmiName(i);
-        long t0 = System.nanoTime();
-        infraApi.mergePatch(
-            "/apis/kubevirt.io/v1/namespaces/"
-                + NAMESPACE
-                + "/virtualmachineinstances/"
-                + name
-                + "/status",
-            "{\"status\":{\"evacuationNodeName\":\"" + INFRA_NODE + "\"}}");
-        long deadline = t0 + 30_000_000_000L;
-        while (!cordonedAt.containsKey(name) && System.nanoTime() < deadline) {
-          Thread.sleep(1);
-        }
-        Long at = cordonedAt.get(name);
-        if (at == null) {
-          throw new IllegalStateException(
-              "guest node " + name + " not cordoned within 30 s of evacuationNodeName being set");
-        }
+        double ms = RealisticVmis.markAndTime(infraApi, vmis + name, INFRA_NODE, cordonedAt, name);
         if (i >= warmup) {
-          out.add((at - t0) / 1e6);
+          out.add(ms);
         }
-        Thread.sleep(
-            200); // one evacuation at a time: the next starts after this one's drain and delete
+        // One evacuation at a time: the next starts after this one's drain and delete.
+        Thread.sleep(200);
       }
     }
     Stats s = Stats.of(out);
@@ -362,42 +332,8 @@ final class ScaleBench {
     return out;
   }
 
-  private void createVmi(RawKube api, int i) throws Exception {
-    String name = vmiName(i);
-    String base = "/apis/kubevirt.io/v1/namespaces/" + NAMESPACE + "/virtualmachineinstances";
-    api.post(base, RealisticVmis.vmi(NAMESPACE, name, CLUSTER));
-    api.mergePatch(
-        base + "/" + name + "/status",
-        RealisticVmis.status(name, INFRA_NODE, "10.244." + (i / 250 % 250) + "." + (i % 250 + 2)));
-  }
-
   static String vmiName(int i) {
     return String.format("%s-md-%05d", CLUSTER, i);
-  }
-
-  interface IntTask {
-    void run(int i) throws Exception;
-  }
-
-  static void parallel(int n, int threads, IntTask task) throws Exception {
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      List<Future<?>> fs = new ArrayList<>();
-      for (int i = 0; i < n; i++) {
-        int k = i;
-        fs.add(
-            pool.submit(
-                () -> {
-                  task.run(k);
-                  return null;
-                }));
-      }
-      for (Future<?> f : fs) {
-        f.get();
-      }
-    } finally {
-      pool.shutdownNow();
-    }
   }
 
   private void write(
@@ -417,7 +353,7 @@ final class ScaleBench {
             + " samples after 3 untimed ones, controller started from its jar.\n\n");
     s.append(
         Report.table(
-            List.of("watched VMIs", "samples", "p50 ms", "p99 ms", "min ms", "max ms"),
+            "watched VMIs|samples|p50 ms|p99 ms|min ms|max ms",
             List.of(
                 List.of(
                     Report.f("%,d", counts.get(0)),
@@ -445,9 +381,9 @@ final class ScaleBench {
                 + "which other load on the machine disturbs less than the wall time. Memory: after `/readyz` and after the start-up wave of reconciles (one uncordon "
                 + "check per Running VMI) went quiet, or 30 s after `/readyz` if it had not; RSS from `/proc/PID/status` VmRSS, heap in use as measured, live heap "
                 + "after a full GC (`jcmd GC.run`). Each cell: median (min–max) of the runs.\n\n",
-            vmiBytes, vmiBytesWithoutManagedFields, BenchController.describeDeployed()));
+            vmiBytes, vmiBytesWithoutManagedFields, DeploymentJvm.describeDeployed()));
     List<List<String>> rows = new ArrayList<>();
-    String deployed = BenchController.describeDeployed();
+    String deployed = DeploymentJvm.describeDeployed();
     List<String> jvms = new ArrayList<>(configs().stream().map(JvmConfig::label).toList());
     jvms.add(String.join(" ", BIG_HEAP));
     for (int count : counts) {
@@ -477,18 +413,18 @@ final class ScaleBench {
                 Report.f("%,d", count),
                 "`" + jvm + "`",
                 Integer.toString(runs.size()),
-                Stats.of(runs.stream().map(MemoryRun::startupMs).toList()).medianMinMax(0),
-                Stats.of(runs.stream().map(MemoryRun::startupCpuSeconds).toList()).medianMinMax(2),
-                Stats.of(runs.stream().map(m -> m.rssKb() / 1024.0).toList()).medianMinMax(0),
-                Stats.of(runs.stream().map(m -> m.heapKb() / 1024.0).toList()).medianMinMax(0),
-                Stats.of(runs.stream().map(m -> m.liveHeapKb() / 1024.0).toList()).medianMinMax(0),
-                Stats.of(runs.stream().map(MemoryRun::wave).toList()).medianMinMax(0),
-                Stats.of(runs.stream().map(MemoryRun::waveSeconds).toList()).medianMinMax(0)));
+                Stats.over(runs, MemoryRun::startupMs).medianMinMax(0),
+                Stats.over(runs, MemoryRun::startupCpuSeconds).medianMinMax(2),
+                Stats.over(runs, m -> m.rssKb() / 1024.0).medianMinMax(0),
+                Stats.over(runs, m -> m.heapKb() / 1024.0).medianMinMax(0),
+                Stats.over(runs, m -> m.liveHeapKb() / 1024.0).medianMinMax(0),
+                Stats.over(runs, MemoryRun::wave).medianMinMax(0),
+                Stats.over(runs, MemoryRun::waveSeconds).medianMinMax(0)));
       }
       List<MemoryRun> deployedRuns =
           memory.stream().filter(m -> m.vmis() == count && m.jvm().equals(deployed)).toList();
-      Stats rss = Stats.of(deployedRuns.stream().map(m -> m.rssKb() / 1024.0).toList());
-      Stats start = Stats.of(deployedRuns.stream().map(MemoryRun::startupMs).toList());
+      Stats rss = Stats.over(deployedRuns, m -> m.rssKb() / 1024.0);
+      Stats start = Stats.over(deployedRuns, MemoryRun::startupMs);
       boolean failed =
           failures.stream().anyMatch(f -> f.vmis() == count && f.jvm().equals(deployed));
       if (count == 10_000) {
@@ -531,17 +467,7 @@ final class ScaleBench {
     String heapSource = memory.isEmpty() ? "" : memory.get(0).heapSource();
     s.append(
         Report.table(
-            List.of(
-                "VMIs",
-                "controller JVM",
-                "runs",
-                "start-up ms",
-                "start-up CPU s",
-                "RSS MiB",
-                "heap used MiB",
-                "live heap MiB",
-                "start-up wave: guest API requests",
-                "wave s"),
+            "VMIs|controller JVM|runs|start-up ms|start-up CPU s|RSS MiB|heap used MiB|live heap MiB|start-up wave: guest API requests|wave s",
             rows));
     s.append("\nHeap used read from ")
         .append(heapSource)

@@ -4,7 +4,6 @@ import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -16,20 +15,11 @@ import java.util.Map;
  * after another; ours drains them concurrently. One warm-up run of ours, then the order alternates
  * each round. Each run must end with every node empty.
  */
-final class SelectorDrainBench {
+final class SelectorDrainBench extends Bench {
   static final String POOL_LABEL = "bench.capk.dev/pool";
   static final String POOL = "selector";
 
-  private final Report report;
-  private final BenchOptions opts;
-  private final Path work;
-
-  SelectorDrainBench(Report report, BenchOptions opts, Path work) {
-    this.report = report;
-    this.opts = opts;
-    this.work = work.resolve("bench-selector-runs");
-  }
-
+  @Override
   void run() throws Exception {
     int nodeCount = opts.integer("bench.selector.nodes", 3);
     int pods = opts.integer("bench.selector.pods", 300);
@@ -71,36 +61,27 @@ final class SelectorDrainBench {
               DrainBench.concat(
                   List.of(java, "-jar", jar, "drain", "-l", selector, "--kubeconfig", kubeconfig),
                   DrainBench.FLAGS));
-      Map<String, List<Double>> times = new LinkedHashMap<>();
-      List<Double> pairRatios = new ArrayList<>();
-      int round = 0;
-      for (int i = -1; i < runs; i++) {
-        // The warm-up round is ours alone (a first JVM start reads the jar from a cold page cache);
-        // kubectl's warm-up would cost a minute and change nothing.
-        List<DrainBench.Tool> order =
-            i < 0 ? List.of(ours) : i % 2 == 0 ? List.of(kubectl, ours) : List.of(ours, kubectl);
-        Map<String, Double> thisRound = new LinkedHashMap<>();
-        for (DrainBench.Tool t : order) {
-          String prefix = "r" + (round++);
-          for (int n = 0; n < nodes.size(); n++) {
-            DrainBench.refill(cluster, api, namespaces.get(n), nodes.get(n), perNode, prefix);
-          }
-          double sec = DrainBench.time(t, api, work, nodes);
-          thisRound.put(t.name(), sec);
-          BenchMain.progress(
-              Report.f(
-                  "selector: %d nodes x %d pods, %-16s %s: %.2f s",
-                  nodes.size(), perNode, t.name(), i < 0 ? "warm-up" : "run " + (i + 1), sec));
-        }
-        if (i >= 0) {
-          thisRound.forEach((k, v) -> times.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
-          pairRatios.add(thisRound.get(ours.name()) / thisRound.get(kubectl.name()));
-        }
-      }
-      Stats theirs = Stats.of(times.get(kubectl.name()));
-      Stats mine = Stats.of(times.get(ours.name()));
-      Stats pairs = Stats.of(pairRatios);
-      double ratio = mine.median() / theirs.median();
+      // The warm-up round is ours alone (a first JVM start reads the jar from a cold page cache);
+      // kubectl's warm-up would cost a minute and change nothing.
+      DrainBench.Compared c =
+          DrainBench.compare(
+              Report.f("selector: %d nodes x %d pods", nodes.size(), perNode),
+              kubectl,
+              ours,
+              runs,
+              runs,
+              List.of(ours),
+              prefix -> {
+                for (int n = 0; n < nodes.size(); n++) {
+                  DrainBench.refill(cluster, api, namespaces.get(n), nodes.get(n), perNode, prefix);
+                }
+              },
+              api,
+              work,
+              nodes);
+      Stats theirs = c.kubectl();
+      Stats mine = c.ours();
+      double ratio = c.ratio();
       int total = perNode * nodes.size();
       String shape = Report.f("%d nodes × %,d pods", nodes.size(), perNode);
       report.verdict(
@@ -136,32 +117,7 @@ final class SelectorDrainBench {
               selector,
               String.join(" ", DrainBench.FLAGS)));
       s.append(
-          Report.table(
-              List.of(
-                  "nodes × pods",
-                  "tool",
-                  "runs",
-                  "seconds",
-                  "s per pod",
-                  "ratio of medians",
-                  "per-round ratio"),
-              List.of(
-                  List.of(
-                      shape,
-                      "kubectl drain -l",
-                      Integer.toString(theirs.n()),
-                      theirs.medianMinMax(2),
-                      Report.f("%.3f", theirs.median() / total),
-                      "1.00",
-                      ""),
-                  List.of(
-                      shape,
-                      "ours (java -jar)",
-                      Integer.toString(mine.n()),
-                      mine.medianMinMax(2),
-                      Report.f("%.3f", mine.median() / total),
-                      Report.f("%.2f", ratio),
-                      pairs.medianMinMax(2)))));
+          Report.table(DrainBench.HEAD.replace("FIRST", "nodes × pods"), c.rows(shape, total)));
       s.append("\nper-round ratio: ours / kubectl within the same round, median (min–max).\n");
       report.section(s.toString());
     }

@@ -27,7 +27,7 @@ import java.util.stream.Stream;
  * start to exit; CPU time is the children's user + system time as the shell's {@code times} counts
  * it.
  */
-final class StartupBench {
+final class StartupBench extends Bench {
   /** The launcher before the class-data archive: what hack/plugin/kubectl-fastdrain ran. */
   private static final String PLAIN_LAUNCHER =
       """
@@ -40,21 +40,12 @@ final class StartupBench {
   private static final Pattern TIMES =
       Pattern.compile("(\\d+)m([\\d.]+)s\\s+(\\d+)m([\\d.]+)s\\s*$");
 
-  private final Report report;
-  private final BenchOptions opts;
-  private final Path work;
-
-  StartupBench(Report report, BenchOptions opts, Path work) {
-    this.report = report;
-    this.opts = opts;
-    this.work = work.resolve("bench-startup-runs");
-  }
-
   /** One command under test; {@code path} goes in front of PATH. */
   private record Tool(String name, List<String> command, Path path) {}
 
   private record Sample(double wall, double cpu) {}
 
+  @Override
   void run() throws Exception {
     int runs = opts.runs("bench.startup.runs", 10);
     BenchMain.progress("startup: starting a cluster (etcd, kube-apiserver, kwok)");
@@ -145,7 +136,7 @@ final class StartupBench {
         double kubectlMedian = wall(samples.get(tools.get(0).name())).median();
         for (Tool t : tools) {
           Stats w = wall(samples.get(t.name()));
-          Stats c = Stats.of(samples.get(t.name()).stream().map(Sample::cpu).toList());
+          Stats c = Stats.over(samples.get(t.name()), Sample::cpu);
           rows.add(
               List.of(
                   t.name(),
@@ -172,15 +163,13 @@ final class StartupBench {
             Report.f("≤ %.1f", target),
             ours <= target);
       }
-      s.append(
-          Report.table(
-              List.of("tool", "runs", "wall s", "CPU s (median)", "wall / kubectl"), rows));
+      s.append(Report.table("tool|runs|wall s|CPU s (median)|wall / kubectl", rows));
       report.section(s.toString());
     }
   }
 
   private static Stats wall(List<Sample> samples) {
-    return Stats.of(samples.stream().map(Sample::wall).toList());
+    return Stats.over(samples, Sample::wall);
   }
 
   private static boolean hasArchive(Path dir) throws Exception {

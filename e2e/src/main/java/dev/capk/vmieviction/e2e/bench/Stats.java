@@ -16,6 +16,11 @@ public record Stats(List<Double> sorted) {
     return new Stats(List.copyOf(s));
   }
 
+  /** {@code f} of each of {@code items}. */
+  public static <T> Stats over(Collection<T> items, java.util.function.ToDoubleFunction<T> f) {
+    return of(items.stream().map(x -> f.applyAsDouble(x)).toList());
+  }
+
   public int n() {
     return sorted.size();
   }
@@ -47,6 +52,28 @@ public record Stats(List<Double> sorted) {
     }
     int rank = (int) Math.ceil(p / 100.0 * sorted.size());
     return sorted.get(Math.min(sorted.size(), Math.max(1, rank)) - 1);
+  }
+
+  /** "median", "min", "max" or "pNN" (nearest rank). */
+  public double get(String which) {
+    return switch (which) {
+      case "median" -> median();
+      case "min" -> min();
+      case "max" -> max();
+      default -> percentile(Double.parseDouble(which.substring(1)));
+    };
+  }
+
+  /** Each of {@code which} (see {@link #get}) in {@code format}: table cells. */
+  public List<String> cells(String format, String... which) {
+    return java.util.Arrays.stream(which)
+        .map(w -> String.format(Locale.ROOT, format, get(w)))
+        .toList();
+  }
+
+  /** As {@link #cells}, joined by " / ". */
+  public String joined(String format, String... which) {
+    return String.join(" / ", cells(format, which));
   }
 
   /** "12.3 (11.9–14.0)": median (min–max), with {@code decimals} decimals. */

@@ -77,13 +77,13 @@ class NodeDrainerIT {
   @Test
   void cordonAndUncordonTwiceChangeTheNodeOnlyTheFirstTime() throws Exception {
     String node = fx.nodes(unique("cordon"), 1).get(0);
-    assertTrue(drainer.cordon(node));
+    assertTrue(drainer.setUnschedulable(node, true, DryRun.NONE));
     assertTrue(fx.unschedulable(node));
-    assertFalse(drainer.cordon(node));
+    assertFalse(drainer.setUnschedulable(node, true, DryRun.NONE));
     assertTrue(fx.unschedulable(node));
-    assertTrue(drainer.uncordon(node));
+    assertTrue(drainer.setUnschedulable(node, false, DryRun.NONE));
     assertFalse(fx.unschedulable(node));
-    assertFalse(drainer.uncordon(node));
+    assertFalse(drainer.setUnschedulable(node, false, DryRun.NONE));
     assertFalse(fx.unschedulable(node));
     // Nothing but spec.unschedulable changed: kwok still keeps the node Ready with its labels.
     assertEquals(
@@ -95,8 +95,8 @@ class NodeDrainerIT {
   void anUnknownNodeIsAClearError() {
     for (ThrowingCall call :
         List.<ThrowingCall>of(
-            () -> drainer.cordon("no-such-node"),
-            () -> drainer.uncordon("no-such-node"),
+            () -> drainer.setUnschedulable("no-such-node", true, DryRun.NONE),
+            () -> drainer.setUnschedulable("no-such-node", false, DryRun.NONE),
             () -> drainer.drain("no-such-node", DrainOptions.defaults()))) {
       NodeNotFoundException e = assertThrows(NodeNotFoundException.class, call::run);
       assertEquals("node \"no-such-node\" not found", e.getMessage());
@@ -274,10 +274,10 @@ class NodeDrainerIT {
     String y = nodes.get(1);
     String ns = fx.namespace(name);
     // Both replicas on x: keep y cordoned while the Deployment starts.
-    drainer.cordon(y);
+    drainer.setUnschedulable(y, true, DryRun.NONE);
     fx.cluster.kubectl().apply(deployment(ns, "web", 2, y.replaceAll("-[0-9]+$", "")));
     fx.awaitRunning(ns, 2);
-    drainer.uncordon(y);
+    drainer.setUnschedulable(y, false, DryRun.NONE);
     fx.budget(ns, "web", 2, Map.of("app", "web"), 2);
     Map<String, V1Pod> before = fx.podsOn(x);
     assertEquals(2, before.size());
@@ -329,10 +329,10 @@ class NodeDrainerIT {
     String x = nodes.get(0);
     String y = nodes.get(1);
     String ns = fx.namespace(name);
-    drainer.cordon(y);
+    drainer.setUnschedulable(y, true, DryRun.NONE);
     fx.cluster.kubectl().apply(statefulSet(ns, "db", name));
     fx.awaitRunning(ns, 1);
-    drainer.uncordon(y);
+    drainer.setUnschedulable(y, false, DryRun.NONE);
     V1Pod original = fx.core.readNamespacedPod("db-0", ns).execute();
     assertEquals(x, original.getSpec().getNodeName());
 

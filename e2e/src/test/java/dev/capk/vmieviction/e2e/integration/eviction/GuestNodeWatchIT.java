@@ -6,10 +6,12 @@ import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.evac
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.node;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.nodeAnnotation;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.recreatedRunning;
+import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.running;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unique;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.unschedulable;
 import static dev.capk.vmieviction.e2e.integration.eviction.EvictionFixture.vmi;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
@@ -17,6 +19,7 @@ import dev.capk.vmieviction.e2e.bench.AuditLog;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -86,6 +89,41 @@ class GuestNodeWatchIT {
     assertEquals(1, calls.getOrDefault("list", 0), "one list for the cluster's watch: " + calls);
     assertEquals(6, calls.getOrDefault("patch", 0), "a cordon and an uncordon each: " + calls);
     // (The watch itself is audited when it ends, after up to two minutes: not counted here.)
+  }
+
+  @Test
+  void atStartTheUncordonChecksOfRunningVmisReadTheirClustersMarksFromOneListAndNoGet()
+      throws Exception {
+    String ns = tenant("node-watch-start");
+    List<String> vms = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      String vm = unique("vm-nw-s" + i);
+      vms.add(vm);
+      world.guest().kwokNodes().createNamed(vm, Map.of());
+      vmi(world.infra(), ns, vm, "tenant", "External");
+      running(world.infra(), ns, vm, "infra-node-nw-6");
+    }
+    // One node still carries our mark from an evacuation before a restart (of the VMI's old UID).
+    String marked = vms.get(3);
+    EvictionFixture.cordon(world.guest(), marked, true);
+    world
+        .guest()
+        .kubectl()
+        .runOrFail(
+            null,
+            "annotate",
+            "node",
+            marked,
+            EvictionAnnotations.CORDONED_BY + "=uid-before-the-restart");
+    Instant from = Instant.now();
+    world.startController(ns);
+
+    awaitEvent(world.infra(), ns, marked, "GuestNodeUncordoned");
+    assertFalse(unschedulable(node(world.guest(), marked)), "uncordoned");
+    Map<String, Integer> calls = nodeRequests(from);
+    assertEquals(1, calls.getOrDefault("list", 0), "one list for all 8 checks: " + calls);
+    assertEquals(0, calls.getOrDefault("get", 0), "the marked node read from the watch: " + calls);
+    assertEquals(1, calls.getOrDefault("patch", 0), "the one uncordon: " + calls);
   }
 
   @Test

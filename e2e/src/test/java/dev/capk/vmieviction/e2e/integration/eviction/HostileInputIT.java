@@ -1629,6 +1629,8 @@ class HostileInputIT {
     Map<String, String> annotations =
         new LinkedHashMap<>((Map<String, String>) meta.get("annotations"));
     annotations.remove(EvictionAnnotations.DRAIN_START_TIME);
+    // The phase is ours too, written with the drain start.
+    assertEquals("Draining", annotations.remove(EvictionAnnotations.EVACUATION_PHASE));
     assertEquals(othersAsWritten, annotations);
     assertEquals("label", ((Map<String, String>) meta.get("labels")).get("example.com/keep"));
     Map<String, Object> spec = (Map<String, Object>) v.get("spec");

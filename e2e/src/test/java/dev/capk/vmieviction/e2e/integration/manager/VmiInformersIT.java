@@ -102,6 +102,7 @@ class VmiInformersIT {
             capkLabels(ns),
             Map.of(
                 "capk.cluster.x-k8s.io/vmi-drain-start-time", "2026-01-01T00:00:00Z",
+                "capk.cluster.x-k8s.io/evacuation-phase", "Held",
                 "kubevirt.io/latest-observed-api-version", "v1")));
 
     start(ns);
@@ -111,7 +112,9 @@ class VmiInformersIT {
     assertOnlyWhatTheControllerReads(
         ns,
         cached.getMetadata(),
-        Map.of("capk.cluster.x-k8s.io/vmi-drain-start-time", "2026-01-01T00:00:00Z"));
+        Map.of(
+            "capk.cluster.x-k8s.io/vmi-drain-start-time", "2026-01-01T00:00:00Z",
+            "capk.cluster.x-k8s.io/evacuation-phase", "Held"));
     assertEquals(
         "External", cached.getSpec().getEvictionStrategy(), "the spec the controller reads stays");
   }

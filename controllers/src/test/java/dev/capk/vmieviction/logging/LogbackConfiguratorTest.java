@@ -14,39 +14,40 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-class CliLoggingTest {
+class LogbackConfiguratorTest {
   private final Logger engine = LoggerFactory.getLogger("dev.capk.vmieviction.drain.NodeDrainer");
   private final Logger client = LoggerFactory.getLogger("io.kubernetes.client.informer.Cache");
 
   private final Map<ch.qos.logback.classic.Logger, Level> levels = new HashMap<>();
 
   @BeforeEach
-  void keepLogbackXmlsLevels() {
+  void keepTheConfiguredLevels() {
     LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
     context.getLoggerList().forEach(l -> levels.put(l, l.getLevel()));
-    System.setProperty(CliLogbackConfigurator.PROPERTY, "cli");
+    System.setProperty(LogbackConfigurator.PROPERTY, "cli");
   }
 
   @AfterEach
   void restoreThem() {
     // For the tests that run after this one in the same JVM.
-    System.clearProperty(CliLogbackConfigurator.PROPERTY);
+    System.clearProperty(LogbackConfigurator.PROPERTY);
     levels.forEach(ch.qos.logback.classic.Logger::setLevel);
   }
 
   @Test
   void anEmbeddedCommandLeavesItsHostsLoggingAlone() {
-    System.clearProperty(CliLogbackConfigurator.PROPERTY);
+    System.clearProperty(LogbackConfigurator.PROPERTY);
     boolean before = engine.isInfoEnabled();
 
-    CliLogging.setVerbosity(0);
+    LogbackConfigurator.setCliVerbosity(0);
 
     assertEquals(before, engine.isInfoEnabled(), "a test's JVM keeps its log levels");
   }
 
   @Test
-  void atTheDefaultVerbosityTheEngineWritesNoLogLineEvenThoughLogbackXmlSetsItsLoggerToInfo() {
-    CliLogging.setVerbosity(0);
+  void
+      atTheDefaultVerbosityTheEngineWritesNoLogLineEvenThoughTheConfigurationSetsItsLoggerToInfo() {
+    LogbackConfigurator.setCliVerbosity(0);
 
     assertFalse(engine.isInfoEnabled(), "INFO");
     assertFalse(engine.isWarnEnabled(), "WARN");
@@ -56,14 +57,30 @@ class CliLoggingTest {
 
   @Test
   void verbosityOneAndTwoShowInfoAndThreeShowsDebug() {
-    CliLogging.setVerbosity(1);
+    LogbackConfigurator.setCliVerbosity(1);
     assertTrue(engine.isInfoEnabled());
     assertFalse(engine.isDebugEnabled());
 
-    CliLogging.setVerbosity(2);
+    LogbackConfigurator.setCliVerbosity(2);
     assertTrue(client.isInfoEnabled());
 
-    CliLogging.setVerbosity(3);
+    LogbackConfigurator.setCliVerbosity(3);
     assertTrue(engine.isDebugEnabled());
+  }
+
+  @Test
+  void everyProcessGetsTheControllersLevelsAndOneStderrAppenderOnTheRoot() {
+    LoggerContext context = new LoggerContext();
+
+    new LogbackConfigurator().configure(context);
+
+    assertEquals(Level.INFO, context.getLogger("dev.capk.vmieviction").getLevel());
+    assertEquals(Level.WARN, context.getLogger("io.kubernetes.client").getLevel());
+    assertEquals(
+        Level.INFO, context.getLogger("io.kubernetes.client.extended.leaderelection").getLevel());
+    ch.qos.logback.classic.Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
+    assertEquals(Level.WARN, root.getLevel());
+    assertTrue(root.getAppender("STDERR") != null, "the STDERR appender");
+    assertEquals(1, context.getTurboFilterList().size(), "the informer-stop filter");
   }
 }

@@ -1,11 +1,18 @@
 package dev.capk.vmieviction.eviction;
 
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.drain.BudgetAllowance;
 import dev.capk.vmieviction.drain.BudgetWatch;
+import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainStepper;
 import dev.capk.vmieviction.drain.NodeWatch;
 import dev.capk.vmieviction.drain.SteppedDrains;
+import dev.capk.vmieviction.events.EventSeriesBook;
+import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.workload.GuestAccessException;
+import dev.capk.vmieviction.workload.GuestClient;
+import dev.capk.vmieviction.workload.GuestClients;
+import dev.capk.vmieviction.workload.TenantMapping;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
@@ -28,7 +35,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The guest node drains under way, one per VMI being evacuated (by {@code namespace/name}): the
+ * The guest clusters of the evacuations: connects a VMI to its guest cluster (through the cached
+ * guest clients, reaching only the Cluster the tenant mapping allows), and keeps what each
+ * cluster's evacuations share and what each drain needs between its steps.
+ *
+ * <p>The guest node drains under way, one per VMI being evacuated (by {@code namespace/name}): the
  * watch on the guest node's pods, which wakes the VMI's next step when pods leave, and the drain's
  * memory between steps ({@link SteppedDrains}). Opened by the first drain step of a VMI, closed
  * when its evacuation ends; a drain of another node or through another client (a rotated
@@ -45,9 +56,9 @@ import org.slf4j.LoggerFactory;
  * step that needs a node lists the cluster's nodes once, and the steps and uncordon checks after it
  * read from the watch, not a GET each. It ends when unused for {@link NodeWatch#IDLE}.
  */
-public final class NodeDrains implements AutoCloseable {
+public final class GuestClusters implements GuestConnector, AutoCloseable {
 
-  private static final Logger log = LoggerFactory.getLogger(NodeDrains.class);
+  private static final Logger log = LoggerFactory.getLogger(GuestClusters.class);
 
   private final Consumer<String> wake;
   private final SteppedDrains drains;
@@ -64,11 +75,6 @@ public final class NodeDrains implements AutoCloseable {
   /** Guarded by this: one budget watch per guest cluster client with blocked drains. */
   private final Map<ApiClient, BudgetWatch> budgetWatches = new IdentityHashMap<>();
 
-  /** The guest node each drain's last step saw, through which client, and when (nanoTime). */
-  private record SeenNode(ApiClient client, V1Node node, long atNanos) {}
-
-  private final Map<String, SeenNode> nodes = new ConcurrentHashMap<>();
-
   /**
    * Guarded by this: per guest cluster client, its node watch, or the list it is being started from
    * (a failed or outdated one is replaced by the next step that needs the nodes).
@@ -84,14 +90,43 @@ public final class NodeDrains implements AutoCloseable {
   /** Budgets that allowed a disruption since the VMI's last step, by VMI. Guarded by this. */
   private final Map<String, Set<String>> freed = new HashMap<>();
 
+  private final GuestClients clients;
+  private final TenantMapping tenants;
+  private final EventSeriesBook nodeEventSeries = new EventSeriesBook();
+  private final EventWriters nodeEventWriters;
+
   /**
+   * @param tenants which Cluster a VMI may reach
+   * @param nodeEventWriters write the guest nodes' Events off the steps' threads
    * @param wake enqueues a VMI (by {@code namespace/name}) for its next step
-   * @param baseRetry the first wait after a refused eviction
    * @param maxRetry the longest wait between two evictions of a refused pod
    */
-  public NodeDrains(Consumer<String> wake, Duration baseRetry, Duration maxRetry) {
+  public GuestClusters(
+      GuestClients clients,
+      TenantMapping tenants,
+      EventWriters nodeEventWriters,
+      Consumer<String> wake,
+      Duration maxRetry) {
+    this.clients = clients;
+    this.tenants = tenants;
+    this.nodeEventWriters = nodeEventWriters;
     this.wake = wake;
-    this.drains = new SteppedDrains("guest-eviction-%d", baseRetry, maxRetry);
+    this.drains =
+        new SteppedDrains(
+            "guest-eviction-%d", DrainOptions.DEFAULT_EVICTION_RETRY_INTERVAL, maxRetry);
+  }
+
+  @Override
+  public Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft)
+      throws GuestAccessException {
+    GuestClient client = clients.get(tenants.clusterOf(vmi));
+    return new GuestNodeDrainer(
+        timeLeft.map(client::until).orElse(client), nodeEventSeries, nodeEventWriters, this);
+  }
+
+  @Override
+  public void evacuationEnded(String vmiKey) {
+    end(vmiKey);
   }
 
   /**
@@ -200,30 +235,6 @@ public final class NodeDrains implements AutoCloseable {
     }
   }
 
-  /** The guest node the VMI's drain step saw through {@code client}. */
-  void nodeSeen(String vmiKey, ApiClient client, V1Node node) {
-    nodes.put(vmiKey, new SeenNode(client, node, System.nanoTime()));
-  }
-
-  /**
-   * The guest node the VMI's last step saw through {@code client}, if not older than {@code maxAge}
-   * and the drain's pod watch still reaches the guest API server. While it does not, the step reads
-   * the node again: that read is what finds the outage and names it (GuestAPIUnavailable, the
-   * circuit breaker), instead of a step going on quietly from what it saw before.
-   */
-  Optional<V1Node> recentNode(String vmiKey, ApiClient client, Duration maxAge) {
-    SeenNode seen = nodes.get(vmiKey);
-    if (seen == null
-        || seen.client() != client
-        || System.nanoTime() - seen.atNanos() > maxAge.toNanos()) {
-      return Optional.empty();
-    }
-    if (drains.get(vmiKey).map(d -> d.watch().unreachable()).orElse(false)) {
-      return Optional.empty();
-    }
-    return Optional.of(seen.node());
-  }
-
   /**
    * The node watch of the guest cluster {@code client} reaches, while it is current: started from
    * {@code listing}'s list if there is none (that list is the caller's one request; steps that ask
@@ -309,13 +320,13 @@ public final class NodeDrains implements AutoCloseable {
     return Optional.ofNullable(known == null ? null : known.getNow(null));
   }
 
-  /** True once after pods left the VMI's guest node. */
-  boolean takeWake(String vmiKey) {
+  @Override
+  public boolean takeWake(String vmiKey) {
     return woken.remove(vmiKey);
   }
 
   /** The VMI's evacuation ended (or it is gone): stop watching its guest node. */
-  void end(String vmiKey) {
+  private void end(String vmiKey) {
     Optional<SteppedDrains.Drain> ended = drains.end(vmiKey);
     ended.ifPresent(d -> log.debug("guest pod watch closed vmi={} node={}", vmiKey, d.node()));
     synchronized (this) {
@@ -327,7 +338,6 @@ public final class NodeDrains implements AutoCloseable {
       ended.ifPresent(d -> closeUnusedWatch(d.client()));
     }
     woken.remove(vmiKey);
-    nodes.remove(vmiKey);
   }
 
   /** Drains under way, for metrics and tests. */

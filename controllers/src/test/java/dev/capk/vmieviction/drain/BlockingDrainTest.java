@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * A blocking drain's per-pod bookkeeping: which listener call each eviction answer and each look at
  * the node's pods makes, and what the result says.
  */
-class BlockingDrainPodsTest {
+class BlockingDrainTest {
   private static final Instant NOW = Instant.parse("2026-01-01T00:00:00Z");
 
   private final List<String> calls = new ArrayList<>();
@@ -69,17 +69,23 @@ class BlockingDrainPodsTest {
   private final PodRef refB = PodRef.of(b);
   private final DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(5));
 
-  private BlockingDrainPods progress(DrainOptions.Builder options) {
+  private BlockingDrain progress(DrainOptions.Builder options) {
     memory.evictionVersion(Optional.of("policy/v1"));
-    return new BlockingDrainPods(
-        List.of(a, b),
+    return new BlockingDrain(
+        null,
+        "n",
+        plan(a, b),
         memory,
         options.progressListener(recorder).build(),
         Clock.fixed(NOW, ZoneOffset.UTC));
   }
 
-  private BlockingDrainPods progress() {
+  private BlockingDrain progress() {
     return progress(DrainOptions.builder());
+  }
+
+  private static DrainPlan plan(V1Pod... toEvict) {
+    return new DrainPlan(List.of(toEvict), List.of(), Map.of(), Map.of());
   }
 
   private static EvictionOutcome outcome(EvictionOutcome.Kind kind, String message) {
@@ -88,25 +94,25 @@ class BlockingDrainPodsTest {
 
   @Test
   void acceptedPodsArePendingUntilTheWatchNoLongerListsThem() {
-    BlockingDrainPods p = progress();
+    BlockingDrain p = progress();
     p.sending(refA);
     p.sending(refB);
     p.answered(refA, EvictionOutcome.accepted());
     p.answered(refB, EvictionOutcome.accepted());
     p.seen(List.of(b));
     p.seen(List.of(b)); // a repeated look changes nothing
-    assertEquals(List.of(refB), p.outcome().pending());
-    assertEquals(List.of(refB), p.outcome().terminating());
+    assertEquals(List.of(refB), p.result(false, Duration.ZERO).pending());
+    assertEquals(List.of(refB), p.result(false, Duration.ZERO).pendingTerminating());
     assertTrue(p.sendable().isEmpty(), "an accepted eviction is not sent again");
     p.seen(List.of());
     assertTrue(p.complete());
-    assertEquals(List.of(refA, refB), p.outcome().evicted());
+    assertEquals(List.of(refA, refB), p.result(false, Duration.ZERO).evicted());
     assertEquals(List.of("evicting ns/a", "evicting ns/b", "evicted ns/a", "evicted ns/b"), calls);
   }
 
   @Test
   void deletionsAreReportedAsDeletedWhenEvictionIsOff() {
-    BlockingDrainPods p = progress();
+    BlockingDrain p = progress();
     memory.evictionVersion(Optional.empty());
     p.sending(refA);
     p.answered(refA, outcome(EvictionOutcome.Kind.GONE, "not found"));
@@ -115,39 +121,59 @@ class BlockingDrainPodsTest {
 
   @Test
   void aNamesakeWithAnotherUidDoesNotCountAsTheFollowedPod() {
-    BlockingDrainPods p = progress();
+    BlockingDrain p = progress();
     V1Pod namesake = pod("ns", "a").ownedBy("StatefulSet", "s").build();
     p.seen(List.of(namesake, b));
-    assertEquals(Optional.of(BlockingDrainPods.State.GONE), p.state(refA));
+    assertEquals(Optional.of(BlockingDrain.State.GONE), p.state(refA));
     assertEquals(List.of(b), p.sendable(), "the namesake is not this drain's to evict");
   }
 
   @Test
   void inAServerDryRunAnAcceptedEvictionIsTheEnd() {
-    BlockingDrainPods p = progress(DrainOptions.builder().dryRun(DryRun.SERVER));
+    BlockingDrain p = progress(DrainOptions.builder().dryRun(DryRun.SERVER));
     p.answered(refA, EvictionOutcome.accepted());
     memory.failed(refB, "boom", false, NOW);
     p.answered(refB, outcome(EvictionOutcome.Kind.FAILED, "boom"));
     assertTrue(p.complete());
-    assertEquals(List.of(refA), p.outcome().evicted());
-    assertEquals(Map.of(refB, "boom"), p.outcome().failed());
-    assertTrue(p.outcome().pending().isEmpty());
+    assertEquals(List.of(refA), p.result(false, Duration.ZERO).evicted());
+    assertEquals(Map.of(refB, "boom"), p.result(false, Duration.ZERO).failed());
+    assertTrue(p.result(false, Duration.ZERO).pending().isEmpty());
+  }
+
+  @Test
+  void inAClientDryRunEveryPlannedPodWouldGoAndIsAnnouncedAsKubectlPrintsIt() {
+    BlockingDrain p =
+        new BlockingDrain(
+            null,
+            "n",
+            plan(a, b),
+            new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(5)),
+            DrainOptions.builder().dryRun(DryRun.CLIENT).progressListener(recorder).build(),
+            Clock.fixed(NOW, ZoneOffset.UTC));
+    p.wouldAllGo();
+    assertTrue(p.complete());
+    DrainResult r = p.result(true, Duration.ZERO);
+    assertEquals(List.of(refA, refB), r.evicted());
+    assertTrue(r.usedEviction() && r.isComplete());
+    assertEquals(List.of("evicting ns/a", "evicting ns/b"), calls);
   }
 
   @Test
   void aRefusalIsReportedWithTheBudgetsTheMemoryKnowsAndThePodStaysPendingAndBlocked() {
-    BlockingDrainPods p = progress();
+    BlockingDrain p = progress();
     memory.refused(refA, DrainMemory.Waiting.BLOCKED, Set.of("pdb-1"), NOW);
     p.answered(refA, outcome(EvictionOutcome.Kind.BLOCKED, "Cannot evict pod"));
     assertEquals(List.of("blocked ns/a [pdb-1]: Cannot evict pod"), calls);
-    assertEquals(Map.of(refA, Set.of("pdb-1")), p.outcome().blockingBudgets());
+    assertEquals(Map.of(refA, Set.of("pdb-1")), p.result(false, Duration.ZERO).blockingBudgets());
     p.seen(List.of(b));
-    assertTrue(p.outcome().blockingBudgets().isEmpty(), "a pod that went is no longer blocked");
+    assertTrue(
+        p.result(false, Duration.ZERO).blockingBudgets().isEmpty(),
+        "a pod that went is no longer blocked");
   }
 
   @Test
   void transientFailuresAreRetriedUntilTheMemoryGivesUp() {
-    BlockingDrainPods p = progress();
+    BlockingDrain p = progress();
     memory.transientFailure(refA, "connection reset", NOW);
     p.answered(refA, outcome(EvictionOutcome.Kind.TRANSIENT, "connection reset"));
     memory.failed(refA, "connection reset", false, NOW);
@@ -155,13 +181,13 @@ class BlockingDrainPodsTest {
     p.answered(refA, EvictionOutcome.accepted());
     assertEquals(
         List.of("retrying ns/a: connection reset", "failed ns/a: connection reset"), calls);
-    assertEquals(Optional.of(BlockingDrainPods.State.FAILED), p.state(refA), "a failure is final");
+    assertEquals(Optional.of(BlockingDrain.State.FAILED), p.state(refA), "a failure is final");
     assertEquals(List.of(b), p.sendable());
   }
 
   @Test
   void aTerminatingNamespaceIsRetriedAndSaidSo() {
-    BlockingDrainPods p = progress();
+    BlockingDrain p = progress();
     memory.refused(refA, DrainMemory.Waiting.NAMESPACE_TERMINATING, Set.of(), NOW);
     p.answered(refA, outcome(EvictionOutcome.Kind.NAMESPACE_TERMINATING, "forbidden"));
     assertEquals(List.of("retrying ns/a: namespace ns is terminating: forbidden"), calls);
@@ -174,19 +200,19 @@ class BlockingDrainPodsTest {
     deleting
         .getMetadata()
         .setDeletionTimestamp(OffsetDateTime.ofInstant(NOW.minusSeconds(31), ZoneOffset.UTC));
-    BlockingDrainPods waitsForEver = progress();
+    BlockingDrain waitsForEver = progress();
     waitsForEver.seen(List.of(deleting, b));
-    assertEquals(Optional.of(BlockingDrainPods.State.WAITING), waitsForEver.state(refA));
-    assertEquals(List.of(refA), waitsForEver.outcome().terminating());
+    assertEquals(Optional.of(BlockingDrain.State.WAITING), waitsForEver.state(refA));
+    assertEquals(List.of(refA), waitsForEver.result(false, Duration.ZERO).pendingTerminating());
     calls.clear();
 
-    BlockingDrainPods p =
+    BlockingDrain p =
         progress(DrainOptions.builder().skipWaitForDeleteTimeout(Duration.ofSeconds(30)));
     p.seen(List.of(deleting, b));
-    assertEquals(Optional.of(BlockingDrainPods.State.NOT_WAITED), p.state(refA));
+    assertEquals(Optional.of(BlockingDrain.State.NOT_WAITED), p.state(refA));
     assertEquals(
         List.of("notWaited ns/a: deletion timestamp older than 30 seconds, not waited for"), calls);
-    assertEquals(1, p.outcome().notWaited().size());
+    assertEquals(1, p.result(false, Duration.ZERO).skipped().size());
   }
 
   @Test
@@ -194,7 +220,7 @@ class BlockingDrainPodsTest {
     V1Pod deleting = pod("ns", "a").build();
     deleting.getMetadata().setUid(a.getMetadata().getUid());
     deleting.getMetadata().setDeletionTimestamp(OffsetDateTime.ofInstant(NOW, ZoneOffset.UTC));
-    BlockingDrainPods p = progress();
+    BlockingDrain p = progress();
     p.seen(List.of(deleting, b));
     p.seen(List.of(deleting, b));
     p.seen(List.of(b));
@@ -203,9 +229,11 @@ class BlockingDrainPodsTest {
 
   @Test
   void aListenerThatThrowsDoesNotBreakTheDrain() {
-    BlockingDrainPods p =
-        new BlockingDrainPods(
-            List.of(a),
+    BlockingDrain p =
+        new BlockingDrain(
+            null,
+            "n",
+            plan(a),
             memory,
             DrainOptions.builder()
                 .progressListener(

@@ -1,0 +1,187 @@
+package dev.capk.vmieviction.drain.cli;
+
+import dev.capk.vmieviction.drain.DryRun;
+import dev.capk.vmieviction.drain.NodeDrainer;
+import dev.capk.vmieviction.drain.NodeNotFoundException;
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.logging.LogbackConfigurator;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * What {@code drain}, {@code cordon} and {@code uncordon} share: the nodes in kubectl's two forms
+ * (names, or a label selector with {@code -l}; never both, never neither), the connection flags,
+ * {@code --dry-run}, and the steps before a command changes anything: check the flags, connect, and
+ * resolve every node (kubectl resolves all its arguments first). Errors are kubectl's lines; exit
+ * 1.
+ */
+abstract class NodeCommand implements Callable<Integer> {
+  static final int EXIT_OK = 0;
+  static final int EXIT_FAILED = 1;
+
+  @Parameters(
+      arity = "0..*",
+      paramLabel = "NODE",
+      description = "The nodes to act on (or use -l/--selector).")
+  List<String> names = new ArrayList<>();
+
+  @Option(
+      names = {"-l", "--selector"},
+      paramLabel = "SELECTOR",
+      description =
+          "Selector (label query) to filter nodes on, supports '=', '==', '!=', 'in', 'notin'.")
+  String selector;
+
+  @Mixin ConnectionOptions connection = new ConnectionOptions();
+
+  @Option(
+      names = "--dry-run",
+      defaultValue = "none",
+      paramLabel = "none|client|server",
+      description =
+          "Must be \"none\", \"server\", or \"client\". If client strategy, only print the object"
+              + " that would be sent, without sending it. If server strategy, submit server-side"
+              + " request without persisting the resource.")
+  String dryRun;
+
+  final String name;
+  final PrintStream out;
+  final PrintStream err;
+
+  NodeCommand(String name, PrintStream out, PrintStream err) {
+    this.name = name;
+    this.out = out;
+    this.err = err;
+  }
+
+  /**
+   * Checks the command's own flags before anything is sent.
+   *
+   * @throws IllegalArgumentException with kubectl's wording for a bad value
+   */
+  void check(DryRun strategy) {}
+
+  /** Acts on the resolved nodes; returns the exit code. */
+  abstract int run(NodeDrainer drainer, List<String> nodes, DryRun strategy);
+
+  @Override
+  public final Integer call() {
+    LogbackConfigurator.setCliVerbosity(connection.verbosity());
+    if (names.isEmpty() && selector == null) {
+      return usageError("USAGE: " + name + " NODE [flags]");
+    }
+    if (!names.isEmpty() && selector != null && !selector.isEmpty()) {
+      return usageError("error: cannot specify both a node name and a --selector option");
+    }
+    DryRun strategy;
+    ApiClient client;
+    try {
+      strategy = parseDryRun(dryRun);
+      check(strategy);
+      client = connection.connect(System.getenv());
+    } catch (IllegalArgumentException | ConnectionOptions.KubeconfigException e) {
+      err.println("error: " + e.getMessage());
+      return EXIT_FAILED;
+    }
+    NodeDrainer drainer = new NodeDrainer(client);
+    List<String> nodes;
+    try {
+      if (selector != null && names.isEmpty()) {
+        nodes = drainer.nodesMatching(selector);
+      } else {
+        nodes = names.stream().distinct().toList();
+        drainer.requireNodes(nodes);
+      }
+    } catch (NodeNotFoundException e) {
+      err.println("Error from server (NotFound): nodes \"" + e.node() + "\" not found");
+      return EXIT_FAILED;
+    } catch (ApiException e) {
+      err.println(resolveError(e));
+      return EXIT_FAILED;
+    }
+    return run(drainer, nodes, strategy);
+  }
+
+  /** kubectl's usage error: the message, a hint, exit 1. */
+  private int usageError(String message) {
+    err.println(message.startsWith("error: ") ? message : "error: " + message);
+    err.println("See '" + NodeCli.NAME + " " + name + " -h' for help and examples");
+    return EXIT_FAILED;
+  }
+
+  /**
+   * A failed look-up of the nodes, worded as kubectl's resource builder words it when the server
+   * answered ({@code Error from server (BadRequest): Unable to find "/v1, Resource=nodes" that
+   * match label selector "a in (b", field selector "": unable to parse requirement: ...}); without
+   * an answer, what happened to the request.
+   */
+  private String resolveError(ApiException e) {
+    ApiStatus status = ApiStatus.of(e);
+    if (e.getCode() == 0 || status.message().isEmpty()) {
+      String subject = names.size() == 1 ? "node \"" + names.get(0) + "\"" : "nodes";
+      return "error: unable to " + name + " " + subject + ": " + ApiStatus.describe(e);
+    }
+    String lookup =
+        selector != null && names.isEmpty()
+            ? "Unable to find \"/v1, Resource=nodes\" that match label selector \""
+                + selector
+                + "\", field selector \"\": "
+            : "";
+    String reason = status.reason().isEmpty() ? "Unknown" : status.reason();
+    return "Error from server (" + reason + "): " + lookup + status.message();
+  }
+
+  /**
+   * kubectl's cordon pass: each node in turn, one line each ({@code node/x cordoned}, {@code node/x
+   * already uncordoned}); a failure is reported and the others still go.
+   *
+   * @return true if every node is in the desired state (or, in a dry run, would be)
+   */
+  boolean setUnschedulable(NodeDrainer drainer, List<String> nodes, boolean cordon, DryRun dry) {
+    boolean ok = true;
+    for (String node : nodes) {
+      try {
+        boolean changed = drainer.setUnschedulable(node, cordon, dry);
+        out.println(
+            "node/"
+                + node
+                + (changed ? " " : " already ")
+                + (cordon ? "cordoned" : "uncordoned")
+                + ConsoleReporter.suffix(dry));
+      } catch (ApiException e) {
+        // The server's own message (a StatusError's text), else what happened to the request.
+        String message = e.getCode() == 0 ? "" : ApiStatus.of(e).message();
+        err.println(
+            "error: unable to "
+                + (cordon ? "cordon" : "uncordon")
+                + " node \""
+                + node
+                + "\": "
+                + (message.isEmpty() ? ApiStatus.describe(e) : message));
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  /** kubectl's dry-run values. @throws IllegalArgumentException with kubectl's message otherwise */
+  static DryRun parseDryRun(String value) {
+    return switch (value == null ? "none" : value) {
+      case "none", "" -> DryRun.NONE;
+      case "client" -> DryRun.CLIENT;
+      case "server" -> DryRun.SERVER;
+      default ->
+          throw new IllegalArgumentException(
+              "Invalid dry-run value ("
+                  + value
+                  + "). Must be \"none\", \"server\", or \"client\".");
+    };
+  }
+}

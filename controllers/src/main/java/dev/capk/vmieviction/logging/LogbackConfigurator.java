@@ -1,0 +1,119 @@
+package dev.capk.vmieviction.logging;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
+import ch.qos.logback.classic.spi.Configurator;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
+import ch.qos.logback.core.ConsoleAppender;
+import ch.qos.logback.core.spi.ContextAwareBase;
+import ch.qos.logback.core.status.NopStatusListener;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How every process of the jar logs, set in code (found by logback through {@code
+ * META-INF/services}): one line per happening to stderr; our loggers at {@code LOG_LEVEL} (default
+ * INFO), the client's at WARN but leader election's at INFO, the rest at WARN. In code rather than
+ * a {@code logback.xml}: parsing XML (a parser, Joran's model) costs a short-lived CLI command a
+ * tenth of a second of its start-up. Hands over to logback's own search when {@code
+ * logback.configurationFile} is given or a {@code logback-test.xml} is on the class path (tests).
+ *
+ * <p>A CLI process ({@code drain}, {@code cordon}, {@code uncordon}, {@code status}: its {@code
+ * main} set {@link #PROPERTY}) then sets its levels kubectl-style with {@link #setCliVerbosity}.
+ */
+public final class LogbackConfigurator extends ContextAwareBase implements Configurator {
+  /** The system property a CLI process's main sets (to {@code cli}) before any logger exists. */
+  public static final String PROPERTY = "vmieviction.logging";
+
+  static final String PATTERN =
+      "%d{yyyy-MM-dd'T'HH:mm:ss.SSSX,UTC} %-5level [%thread] %logger{36} %msg%n";
+
+  private static final String OURS = "dev.capk.vmieviction";
+  private static final String CLIENT = "io.kubernetes.client";
+  private static final String LEADER_ELECTION = "io.kubernetes.client.extended.leaderelection";
+
+  /** Whether this process is a CLI command's: its main set {@link #PROPERTY}. */
+  public static boolean isCliProcess() {
+    return "cli".equals(System.getProperty(PROPERTY));
+  }
+
+  @Override
+  public ExecutionStatus configure(LoggerContext context) {
+    if (System.getProperty("logback.configurationFile") != null
+        || getClass().getClassLoader().getResource("logback-test.xml") != null) {
+      return ExecutionStatus.INVOKE_NEXT_IF_ANY;
+    }
+    context.getStatusManager().add(new NopStatusListener());
+    // The client's informers log an ERROR with a stack trace when they are stopped: dropped.
+    InformerStopInterrupts filter = new InformerStopInterrupts();
+    filter.setContext(context);
+    filter.start();
+    context.addTurboFilter(filter);
+    LazyStderr stderr = new LazyStderr();
+    stderr.setContext(context);
+    stderr.setName("STDERR");
+    stderr.start();
+    String level = System.getProperty("LOG_LEVEL", System.getenv("LOG_LEVEL"));
+    context
+        .getLogger(OURS)
+        .setLevel(Level.toLevel(level == null || level.isEmpty() ? "INFO" : level, Level.INFO));
+    // The client logs each watch restart and event-sink detail at INFO: noise for operators.
+    context.getLogger(CLIENT).setLevel(Level.WARN);
+    context.getLogger(LEADER_ELECTION).setLevel(Level.INFO);
+    ch.qos.logback.classic.Logger root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    root.setLevel(Level.WARN);
+    root.addAppender(stderr);
+    return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
+  }
+
+  /**
+   * Sets a CLI process's log levels for kubectl's {@code -v}: the command's own output is the
+   * report, so at 0 no log line at all is written (kubectl writes none either); 1 and 2 show INFO,
+   * 3 and above DEBUG. Our and the client's loggers are set as well as the root, since {@link
+   * #configure} gives them levels of their own. Does nothing when the command runs embedded (a
+   * test's JVM, another program calling {@code NodeCli.run}): its host's logging is left alone.
+   */
+  public static void setCliVerbosity(int v) {
+    if (!isCliProcess() || !(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
+      return;
+    }
+    Level level = v <= 0 ? Level.OFF : v <= 2 ? Level.INFO : Level.DEBUG;
+    for (String name :
+        new String[] {org.slf4j.Logger.ROOT_LOGGER_NAME, OURS, CLIENT, LEADER_ELECTION}) {
+      context.getLogger(name).setLevel(level);
+    }
+  }
+
+  /** A console appender on stderr, built when the first line is written (start-up cost). */
+  static final class LazyStderr extends AppenderBase<ILoggingEvent> {
+    private ConsoleAppender<ILoggingEvent> console;
+
+    @Override
+    protected void append(ILoggingEvent event) {
+      // AppenderBase.doAppend is synchronized: one thread builds it.
+      if (console == null) {
+        PatternLayoutEncoder encoder = new PatternLayoutEncoder();
+        encoder.setContext(getContext());
+        encoder.setPattern(PATTERN);
+        encoder.start();
+        ConsoleAppender<ILoggingEvent> c = new ConsoleAppender<>();
+        c.setContext(getContext());
+        c.setName("STDERR");
+        c.setTarget("System.err");
+        c.setEncoder(encoder);
+        c.start();
+        console = c;
+      }
+      console.doAppend(event);
+    }
+
+    @Override
+    public void stop() {
+      if (console != null) {
+        console.stop();
+      }
+      super.stop();
+    }
+  }
+}

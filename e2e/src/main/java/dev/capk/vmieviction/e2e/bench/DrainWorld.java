@@ -1,0 +1,444 @@
+package dev.capk.vmieviction.e2e.bench;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Kubectl;
+import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
+import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
+import dev.capk.vmieviction.e2e.scenario.TenantCluster;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.function.Function;
+
+/**
+ * The world of the infra drain benchmarks (evacuation, migration, cost): N External VMIs of up to
+ * as many tenants as guest clusters (round-robin), on one of two infra nodes of an {@link
+ * EvacuationWorld} (the KubeVirt stand-in), and per guest node a Deployment of P pods (namespace:
+ * the prefix) pinned to it by nodeSelector. With spares, each tenant has a spare guest node and the
+ * pods may run on either (required node affinity): with the spare cordoned they stay on their node
+ * and an evicted pod's replacement waits for the node's uncordon; with the spare schedulable the
+ * replacement runs there at once, which is what lets a PodDisruptionBudget of maxUnavailable 1
+ * allow the next eviction. The controller's guest identity is its own ({@link AuditLog#USER}). A
+ * run drains the infra node holding the VMIs; the next run drains the other one.
+ */
+final class DrainWorld {
+  final EvacuationWorld world;
+  final LocalCluster infra;
+  final RawKube infraApi;
+  final List<LocalCluster> guests = new ArrayList<>();
+  final int size;
+  private final String ns;
+  private final int pods;
+  private final List<TenantCluster> tenants = new ArrayList<>();
+  private final Map<TenantCluster, List<String>> vms = new LinkedHashMap<>();
+  private final Map<TenantCluster, LocalCluster> guestOf = new HashMap<>();
+  private final Map<TenantCluster, String> spare = new HashMap<>();
+  private final List<String> plainNodes = new ArrayList<>();
+  private boolean budgets;
+  String holding;
+  String other;
+
+  /** Whether a VMI keeps its UID through a run (live migration): recovery then waits for none. */
+  boolean keepsUids;
+
+  /** A further condition of a settled world (e.g. no migration unfinished). */
+  Callable<Boolean> alsoSettled = () -> true;
+
+  /** One drain and its recovery: times, the VMIs before, the window and the CPU spent in it. */
+  record Drained(
+      double drainSeconds,
+      double recoverySeconds,
+      Map<String, String> before,
+      Instant from,
+      Instant to,
+      double controllerCpuSeconds,
+      double machineBusySeconds) {}
+
+  DrainWorld(
+      LocalCluster infra,
+      List<LocalCluster> guestClusters,
+      String prefix,
+      int size,
+      int pods,
+      boolean spares) {
+    this.infra = infra;
+    this.ns = prefix;
+    this.size = size;
+    this.pods = pods;
+    this.infraApi = new RawKube(infra);
+    this.world = EvacuationWorld.start(infra, prefix, 2);
+    this.holding = world.infraNodes().get(0);
+    this.other = world.infraNodes().get(1);
+    int tenantCount = Math.min(guestClusters.size(), size);
+    try {
+      for (int k = 0; k < tenantCount; k++) {
+        LocalCluster guest = guestClusters.get(k);
+        TenantCluster t = world.addTenant("t" + k, guest);
+        t.useKubeconfig(guest.kubeconfigFor(AuditLog.USER, "system:masters"));
+        tenants.add(t);
+        guests.add(guest);
+        guestOf.put(t, guest);
+        if (spares) {
+          String node = prefix + "-t" + k + "-spare";
+          guest.kwokNodes().createNamed(node, Map.of(TenantCluster.TENANT_LABEL, t.name()));
+          guest.kubectl().runOrFail(null, "cordon", node);
+          spare.put(t, node);
+        }
+        List<String> names = new ArrayList<>();
+        for (int i = k; i < size; i += tenantCount) {
+          names.add(prefix + "-t" + k + "-" + names.size());
+        }
+        vms.put(t, names);
+        world.addVmsOn(holding, t, "External", names.toArray(String[]::new));
+        new RawKube(guest).createNamespace(ns, false);
+        for (String node : names) {
+          deploy(t, node);
+        }
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException(
+          "cannot set up the world of " + size + " VMIs: " + e.getMessage(), e);
+    }
+  }
+
+  List<String> vmNames() {
+    return vms.values().stream().flatMap(List::stream).toList();
+  }
+
+  List<RawKube> guestApis() {
+    return guests.stream().map(RawKube::new).toList();
+  }
+
+  /**
+   * A guest node of the first tenant that is no VM, with the same Deployment as a VM's guest node:
+   * the twin that `kubectl drain` drains.
+   */
+  String addPlainNode(String name) throws Exception {
+    TenantCluster t = tenants.get(0);
+    guestOf.get(t).kwokNodes().createNamed(name, Map.of(TenantCluster.TENANT_LABEL, t.name()));
+    deploy(t, name);
+    plainNodes.add(name);
+    return name;
+  }
+
+  private void deploy(TenantCluster t, String node) throws Exception {
+    String spareNode = spare.get(t);
+    String placement =
+        spareNode == null
+            ? "\"nodeSelector\":{\"kubernetes.io/hostname\":\"%s\"}".formatted(node)
+            : ("\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+                    + "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\","
+                    + "\"operator\":\"In\",\"values\":[\"%s\",\"%s\"]}]}]}}}")
+                .formatted(node, spareNode);
+    new RawKube(guestOf.get(t))
+        .post(
+            "/apis/apps/v1/namespaces/" + ns + "/deployments",
+            """
+            {"metadata":{"name":"w-%1$s"},"spec":{"replicas":%2$d,"selector":{"matchLabels":{"app":"w-%1$s"}},
+             "template":{"metadata":{"labels":{"app":"w-%1$s"}},"spec":{%3$s,
+              "terminationGracePeriodSeconds":1,"containers":[{"name":"main","image":"registry.example/app:1"}]}}}}"""
+                .formatted(node, pods, placement));
+  }
+
+  /** Every guest node of the world (VMs' and plain), by the guest cluster that has it. */
+  private Map<LocalCluster, List<String>> nodesByGuest() {
+    Map<LocalCluster, List<String>> out = new LinkedHashMap<>();
+    for (TenantCluster t : tenants) {
+      out.computeIfAbsent(guestOf.get(t), g -> new ArrayList<>()).addAll(vms.get(t));
+    }
+    if (!plainNodes.isEmpty()) {
+      out.computeIfAbsent(guestOf.get(tenants.get(0)), g -> new ArrayList<>()).addAll(plainNodes);
+    }
+    return out;
+  }
+
+  /**
+   * Creates (or removes) a PodDisruptionBudget of maxUnavailable 1 per Deployment, and waits until
+   * each created budget allows one disruption.
+   */
+  void setBudgets(boolean on) {
+    for (Map.Entry<LocalCluster, List<String>> e : nodesByGuest().entrySet()) {
+      Kubectl k = e.getKey().kubectl();
+      if (!on) {
+        k.runOrFail(null, "-n", ns, "delete", "pdb", "--all", "--ignore-not-found");
+        continue;
+      }
+      StringBuilder yaml = new StringBuilder();
+      for (String node : e.getValue()) {
+        yaml.append(
+            """
+            ---
+            apiVersion: policy/v1
+            kind: PodDisruptionBudget
+            metadata: {name: w-%1$s, namespace: %2$s}
+            spec:
+              maxUnavailable: 1
+              selector: {matchLabels: {app: w-%1$s}}
+            """
+                .formatted(node, ns));
+      }
+      k.apply(yaml.toString());
+    }
+    budgets = on;
+    awaitBudgetsAllowOne();
+  }
+
+  /** With budgets: waits until each allows one disruption (its pods all run and are counted). */
+  private void awaitBudgetsAllowOne() {
+    if (!budgets) {
+      return;
+    }
+    for (Map.Entry<LocalCluster, List<String>> e : nodesByGuest().entrySet()) {
+      RawKube api = new RawKube(e.getKey());
+      Await.until(
+          "every budget of " + ns + " allows one disruption",
+          Duration.ofMinutes(2),
+          () -> {
+            int allowing = 0;
+            for (JsonElement b :
+                api.getJson("/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets")
+                    .getAsJsonArray("items")) {
+              JsonObject status = b.getAsJsonObject().getAsJsonObject("status");
+              if (status != null
+                  && status.has("disruptionsAllowed")
+                  && status.get("disruptionsAllowed").getAsInt() == 1) {
+                allowing++;
+              }
+            }
+            return allowing == e.getValue().size();
+          });
+    }
+  }
+
+  /** Makes the tenants' spare guest nodes schedulable, or cordons them. */
+  void spares(boolean schedulable) {
+    spare.forEach(
+        (t, node) ->
+            guestOf.get(t).kubectl().runOrFail(null, schedulable ? "uncordon" : "cordon", node));
+  }
+
+  /**
+   * After a run with budgets the pods run on the spares: cordons them, deletes their pods, and
+   * waits until every Deployment runs on its own guest node again.
+   */
+  void returnPodsHome() {
+    spares(false);
+    spare.forEach(
+        (t, node) ->
+            guestOf
+                .get(t)
+                .kubectl()
+                .runOrFail(
+                    null,
+                    "-n",
+                    ns,
+                    "delete",
+                    "pods",
+                    "--field-selector=spec.nodeName=" + node,
+                    "--grace-period=0",
+                    "--force",
+                    "--wait=false"));
+    awaitSettled(holding, Map.of(), true, Duration.ofMinutes(3));
+    awaitBudgetsAllowOne();
+  }
+
+  /** {@code path} of every VMI of this world (e.g. its UID), by namespace/name. */
+  Map<String, String> vmis(String... path) throws Exception {
+    Map<String, String> out = new HashMap<>();
+    for (TenantCluster t : tenants) {
+      for (JsonElement e :
+          infraApi
+              .getJson(
+                  "/apis/kubevirt.io/v1/namespaces/" + t.namespace() + "/virtualmachineinstances")
+              .getAsJsonArray("items")) {
+        JsonObject vmi = e.getAsJsonObject();
+        out.put(t.namespace() + "/" + RawKube.str(vmi, "metadata", "name"), RawKube.str(vmi, path));
+      }
+    }
+    return out;
+  }
+
+  Map<String, String> uids() throws Exception {
+    return vmis("metadata", "uid");
+  }
+
+  List<String> namespaces() {
+    return tenants.stream().map(TenantCluster::namespace).toList();
+  }
+
+  /**
+   * Waits until every VMI runs on {@code node} (a new one where {@code previous} names a UID), no
+   * guest node is cordoned, and every Deployment runs its P pods: on its own guest node when {@code
+   * home}, anywhere otherwise.
+   */
+  void awaitSettled(String node, Map<String, String> previous, boolean home, Duration timeout) {
+    Await.until(
+        "world " + ns + " settled on " + node,
+        timeout,
+        () -> vmisBackOn(node, previous) && guestsSettled(home) && alsoSettled.call());
+  }
+
+  private boolean vmisBackOn(String node, Map<String, String> previous) throws Exception {
+    for (TenantCluster t : tenants) {
+      if (vmisRunningOn(infraApi, t.namespace(), node, previous) != vms.get(t).size()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private boolean guestsSettled(boolean home) throws Exception {
+    for (Map.Entry<LocalCluster, List<String>> e : nodesByGuest().entrySet()) {
+      RawKube g = new RawKube(e.getKey());
+      if (!schedulable(g, e.getValue())) {
+        return false;
+      }
+      // Home: each Deployment's pods on its own node; else wherever they run (the spare).
+      Map<String, Integer> running =
+          runningPods(
+              g,
+              ns,
+              home
+                  ? DrainWorld::nodeOf
+                  : p -> RawKube.str(p, "metadata", "labels", "app").substring("w-".length()));
+      if (!eachHas(running, e.getValue(), pods)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // What a settled world is, read from the API servers.
+
+  /**
+   * How many VMIs of {@code namespace} run on {@code node}, unmarked and not being deleted, each
+   * with another UID than the one {@code previous} names for it ("namespace/name" to UID), if any.
+   */
+  private static int vmisRunningOn(
+      RawKube infra, String namespace, String node, Map<String, String> previous) throws Exception {
+    int ok = 0;
+    for (JsonElement e :
+        infra
+            .getJson("/apis/kubevirt.io/v1/namespaces/" + namespace + "/virtualmachineinstances")
+            .getAsJsonArray("items")) {
+      JsonObject vmi = e.getAsJsonObject();
+      String key = namespace + "/" + RawKube.str(vmi, "metadata", "name");
+      String evac = RawKube.str(vmi, "status", "evacuationNodeName");
+      if ("Running".equals(RawKube.str(vmi, "status", "phase"))
+          && node.equals(RawKube.str(vmi, "status", "nodeName"))
+          && RawKube.str(vmi, "metadata", "deletionTimestamp") == null
+          && (evac == null || evac.isEmpty())
+          && !RawKube.str(vmi, "metadata", "uid").equals(previous.get(key))) {
+        ok++;
+      }
+    }
+    return ok;
+  }
+
+  /** Whether every one of {@code nodes} is schedulable and carries no cordon mark of ours. */
+  private static boolean schedulable(RawKube guest, List<String> nodes) throws Exception {
+    for (String name : nodes) {
+      JsonObject n = guest.getJson("/api/v1/nodes/" + name);
+      JsonObject spec = n.getAsJsonObject("spec");
+      JsonObject ann = n.getAsJsonObject("metadata").getAsJsonObject("annotations");
+      if ((spec != null && spec.has("unschedulable") && spec.get("unschedulable").getAsBoolean())
+          || (ann != null && ann.has(EvictionAnnotations.CORDONED_BY))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The Running pods of {@code namespace} not being deleted, counted by {@code key}. */
+  private static Map<String, Integer> runningPods(
+      RawKube guest, String namespace, Function<JsonObject, String> key) throws Exception {
+    Map<String, Integer> running = new HashMap<>();
+    for (JsonElement e :
+        guest
+            .getJson(
+                "/api/v1/namespaces/" + namespace + "/pods?fieldSelector=status.phase%3DRunning")
+            .getAsJsonArray("items")) {
+      JsonObject p = e.getAsJsonObject();
+      if (RawKube.str(p, "metadata", "deletionTimestamp") == null) {
+        running.merge(key.apply(p), 1, Integer::sum);
+      }
+    }
+    return running;
+  }
+
+  /** Whether {@code counts} holds exactly {@code n} for every one of {@code keys}. */
+  private static boolean eachHas(Map<String, Integer> counts, List<String> keys, int n) {
+    return keys.stream().allMatch(k -> counts.getOrDefault(k, 0) == n);
+  }
+
+  /** The key of {@link #runningPods} that counts pods by the node they run on. */
+  private static String nodeOf(JsonObject pod) {
+    return RawKube.str(pod, "spec", "nodeName");
+  }
+
+  /**
+   * The real `kubectl drain` of the infra node holding the VMIs ({@code starting} runs just before
+   * it, {@code drained} when it ends), then the wait until every VM, guest node and pod is back on
+   * the other infra node, with the controller's CPU and the machine's over that window. {@code
+   * uncordonForIt}: the controller never uncordons guest nodes (the Go original), so the benchmark
+   * does once their VMs run again, as a replacement machine's node would come up. {@link #swap}
+   * ends the run.
+   */
+  Drained drain(long controllerPid, boolean uncordonForIt, Runnable starting, Runnable drained)
+      throws Exception {
+    Map<String, String> before = uids();
+    double cpuBefore = ControllerProcess.processCpuSeconds(controllerPid);
+    double busyBefore = Machine.busyCpuSeconds();
+    starting.run();
+    Instant from = Instant.now();
+    long t0 = System.nanoTime();
+    Kubectl.Result r;
+    try {
+      r = world.drainInfraNode(holding, Duration.ofMinutes(15));
+    } finally {
+      drained.run();
+    }
+    double drain = (System.nanoTime() - t0) / 1e9;
+    if (!r.ok()) {
+      throw new IllegalStateException(
+          "kubectl drain " + holding + " failed: " + r.stderr() + r.stdout());
+    }
+    long t1 = System.nanoTime();
+    Map<String, String> previous = keepsUids ? Map.of() : before;
+    if (uncordonForIt) {
+      Await.until(
+          "VMs of " + ns + " back on " + other,
+          Duration.ofMinutes(5),
+          () -> vmisBackOn(other, previous));
+      vms.forEach(
+          (t, nodes) ->
+              nodes.forEach(n -> guestOf.get(t).kubectl().runOrFail(null, "uncordon", n)));
+    }
+    awaitSettled(other, previous, false, Duration.ofMinutes(5));
+    return new Drained(
+        drain,
+        (System.nanoTime() - t1) / 1e9,
+        before,
+        from,
+        Instant.now(),
+        ControllerProcess.processCpuSeconds(controllerPid) - cpuBefore,
+        Machine.busyCpuSeconds() - busyBefore);
+  }
+
+  /** Uncordons the drained infra node: the next run drains the other one. */
+  void swap() {
+    infra.kubectl().runOrFail(null, "uncordon", holding);
+    String h = holding;
+    holding = other;
+    other = h;
+  }
+}
