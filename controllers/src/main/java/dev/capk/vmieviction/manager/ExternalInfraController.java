@@ -2,51 +2,57 @@ package dev.capk.vmieviction.manager;
 
 import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
-import dev.capk.vmieviction.api.capk.KubevirtClusterList;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
+import dev.capk.vmieviction.events.EventWriters;
+import dev.capk.vmieviction.eviction.ManagementMirroredVmiEvents;
+import dev.capk.vmieviction.infra.BoundTenants;
 import dev.capk.vmieviction.infra.InfraBindings;
 import dev.capk.vmieviction.infra.InfraBindings.KubevirtClusterRef;
 import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
 import dev.capk.vmieviction.infra.InfraBindings.Target;
 import dev.capk.vmieviction.infra.InfraEventReasons;
 import dev.capk.vmieviction.kube.ApiStatus;
-import dev.capk.vmieviction.logging.InformerFailures;
+import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
+import dev.capk.vmieviction.runtime.TwoLaneWorkQueue;
+import dev.capk.vmieviction.workload.GuestClusterRef;
 import io.kubernetes.client.extended.controller.Controller;
-import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.SharedIndexInformer;
+import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
+import io.kubernetes.client.extended.controller.reconciler.Request;
+import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.informer.SharedInformerFactory;
-import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * External infra ({@code --infra-clusters=external}): watches the management cluster's
- * KubevirtClusters (in the watched namespaces) and the infra Secrets they name, and keeps one
- * {@link InfraPipeline} running per (infra connection, infra namespace) that {@link InfraBindings}
- * derives from them; pipelines start and stop as KubevirtClusters and Secrets change, within a
- * second of the watch event, and only while this replica leads (they are this controller's
- * "workers"). A KubevirtCluster that cannot be bound, or whose infra cluster does not answer, gets
- * a Warning Event (a series: repeats update it at most every 30 s, and this class reports each
- * problem again at most every {@link #REPORT_AGAIN}) and a log line, never its Secret's content.
- * Readiness is the management caches' only: an infra cluster that is down makes no replica unready.
+ * KubevirtClusters (in the watched namespaces, cached by {@link ManagementInformers}) and the infra
+ * Secrets they name, and keeps one {@link InfraPipeline} running per (infra connection, infra
+ * namespace) that {@link InfraBindings} derives from them; pipelines start and stop as
+ * KubevirtClusters and Secrets change, within a second of the watch event, and only while this
+ * replica leads. Its workers are the client's: one worker reconciles the bindings whenever a
+ * KubevirtCluster or infra Secret changed (a burst of events costs one pass) and every {@link
+ * #RESYNC_EVERY} anyway. A KubevirtCluster that cannot be bound, or whose infra cluster does not
+ * answer, gets a Warning Event (a series: repeats update it at most every 30 s, and this class
+ * reports each problem again at most every {@link #REPORT_AGAIN}) and a log line, never its
+ * Secret's content. Readiness is the management caches' only: an infra cluster that is down makes
+ * no replica unready.
  */
 final class ExternalInfraController implements ManagedController {
 
@@ -71,90 +77,70 @@ final class ExternalInfraController implements ManagedController {
   /** The same problem of a KubevirtCluster is logged and evented again after this, at most. */
   static final Duration REPORT_AGAIN = Duration.ofMinutes(5);
 
-  private final ManagerOptions options;
-  private final ManagementInformers management;
+  /** The one item of the work queue: "the bindings". */
+  private static final Request BINDINGS = new Request("", "bindings");
+
   private final InfraPipeline.Shared shared;
+  private final EventWriters managementEventWriters;
   private final EventSeriesRecorder managementEvents;
-  private final List<SharedInformerFactory> factories = new ArrayList<>();
-  private final Map<String, SharedIndexInformer<KubevirtCluster>> kubevirtClusters =
-      new LinkedHashMap<>();
   private final InfraSecretWatches secrets;
+  private final TwoLaneWorkQueue<Request> queue = new TwoLaneWorkQueue<>("infra-bindings");
+  private final Controller workers;
   private final Map<String, InfraConnection> connections = new HashMap<>();
-  private final Map<Target, InfraPipeline> pipelines = new ConcurrentHashMap<>();
+  private final Map<Target, Running> pipelines = new ConcurrentHashMap<>();
   private final Map<String, Reported> reported = new ConcurrentHashMap<>();
-  private final Map<Target, java.util.Deque<Long>> failures = new ConcurrentHashMap<>();
+  private final Map<Target, Deque<Long>> failures = new ConcurrentHashMap<>();
 
-  /** Each referenced Secret's data as last read: kept while a read fails. */
-  private final Map<SecretRef, Map<String, byte[]>> lastKnown = new HashMap<>();
-
-  private final AtomicBoolean pending = new AtomicBoolean();
-  private volatile ScheduledExecutorService loop;
-  private volatile boolean leading;
+  private boolean stopped;
 
   private record Reported(String message, long atNanos) {}
 
-  ExternalInfraController(
-      ManagerOptions options,
-      ApiClient watchClient,
-      ApiClient requestClient,
-      ManagementInformers management,
-      InfraPipeline.Shared shared) {
-    this.options = options;
-    this.management = management;
+  /**
+   * A pipeline running for one target: the runtime that runs it, the Clusters and KubevirtClusters
+   * bound there, and how logs and events name it.
+   */
+  private record Running(
+      String name,
+      BoundTenants tenants,
+      AtomicReference<List<V1ObjectReference>> kubevirtClusters,
+      InfraPipeline pipeline,
+      ControllerRuntime runtime) {}
+
+  ExternalInfraController(InfraPipeline.Shared shared) {
     this.shared = shared;
-    this.managementEvents = shared.managementEvents();
-    GenericKubernetesApi<KubevirtCluster, KubevirtClusterList> api =
-        new GenericKubernetesApi<>(
-            KubevirtCluster.class,
-            KubevirtClusterList.class,
-            CapkApi.GROUP,
-            CapkApi.VERSION,
-            CapkApi.KUBEVIRT_CLUSTER_PLURAL,
-            watchClient);
-    List<String> scopes =
-        options.namespaces.isEmpty() ? List.of(VmiInformers.ALL) : List.copyOf(options.namespaces);
-    ResourceEventHandler<KubevirtCluster> changed =
-        new ResourceEventHandler<>() {
-          @Override
-          public void onAdd(KubevirtCluster k) {
-            trigger();
-          }
-
-          @Override
-          public void onUpdate(KubevirtCluster before, KubevirtCluster after) {
-            trigger();
-          }
-
-          @Override
-          public void onDelete(KubevirtCluster k, boolean stateUnknown) {
-            trigger();
-          }
-        };
-    for (String ns : scopes) {
-      SharedInformerFactory factory = new SharedInformerFactory(watchClient);
-      InformerFailures failures = ManagementInformers.failures("KubevirtCluster", ns);
-      SharedIndexInformer<KubevirtCluster> informer =
-          factory.sharedIndexInformerFor(
-              failures.guard(
-                  ManagementInformers.listerWatcher(
-                      api,
-                      ns,
-                      "KubevirtCluster",
-                      new RefusedListPause(
-                          ManagementInformers.REFUSED_LIST_PAUSE, System::nanoTime))),
-              KubevirtCluster.class,
-              0,
-              ManagementInformers.failures(failures));
-      informer.setTransform(o -> ManagementInformers.trim((KubevirtCluster) o));
-      informer.addEventHandler(changed);
-      kubevirtClusters.put(ns, informer);
-      factories.add(factory);
-    }
-    factories.addAll(management.factories());
-    this.secrets = new InfraSecretWatches(watchClient, requestClient, this::trigger);
+    // Events in the management cluster: on KubevirtMachines (evacuation outcomes) and on
+    // KubevirtClusters (infra Secret and connection problems).
+    this.managementEventWriters = new EventWriters("management-events", 2, 10_000);
+    this.managementEvents =
+        InfraConnection.events(
+            shared.home().requestClient,
+            ManagementMirroredVmiEvents.MIRRORED,
+            managementEventWriters);
+    Runnable changed = () -> queue.addAfter(BINDINGS, DEBOUNCE);
+    shared.management().onKubevirtClusterChanged(changed);
+    this.secrets =
+        new InfraSecretWatches(shared.home().watchClient, shared.home().requestClient, changed);
     // A tenant's rotated guest kubeconfig: its VMIs take their next step now.
-    management.onKubeconfigChanged(
-        (ns, cluster) -> pipelines.values().forEach(p -> p.kubeconfigChanged(ns, cluster)));
+    shared
+        .management()
+        .onKubeconfigChanged(
+            ref -> pipelines.values().forEach(r -> r.pipeline().tenantChanged(ref)));
+    queue.add(BINDINGS);
+    this.workers =
+        ControllerBuilder.defaultBuilder(shared.management().factories().get(0))
+            .withName(NAME)
+            .withWorkQueue(queue)
+            .withReconciler(
+                request -> {
+                  try {
+                    resync();
+                  } catch (RuntimeException e) {
+                    log.error("binding infra clusters failed error={}", e.getClass().getName(), e);
+                  }
+                  return new Result(true, RESYNC_EVERY);
+                })
+            .withWorkerCount(1)
+            .build();
   }
 
   @Override
@@ -164,173 +150,84 @@ final class ExternalInfraController implements ManagedController {
 
   @Override
   public List<SharedInformerFactory> informerFactories() {
-    return List.copyOf(factories);
+    return shared.management().factories();
   }
 
   /** The management caches only: no infra cluster's state makes a replica unready. */
   @Override
   public boolean hasSynced() {
-    return kubevirtClusters.values().stream().allMatch(SharedIndexInformer::hasSynced)
-        && management.hasSynced();
+    return shared.management().hasSynced();
   }
 
   /** VMIs waiting for a worker, over all pipelines. */
   int queueLength() {
-    return pipelines.values().stream().mapToInt(InfraPipeline::queueLength).sum();
-  }
-
-  /** The infra targets running now (tests, status). */
-  Set<Target> running() {
-    return Set.copyOf(pipelines.keySet());
+    return pipelines.values().stream().mapToInt(r -> r.pipeline().queueLength()).sum();
   }
 
   @Override
   public Controller workers() {
-    return new Controller() {
-      private final CountDownLatch stopped = new CountDownLatch(1);
-
-      @Override
-      public void run() {
-        startLoop();
-        try {
-          stopped.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-
-      @Override
-      public void shutdown() {
-        stopLoop();
-        stopped.countDown();
-      }
-    };
+    return workers;
   }
 
-  private synchronized void startLoop() {
-    if (loop != null) {
-      return;
-    }
-    leading = true;
-    loop =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "infra-bindings");
-              t.setDaemon(true);
-              return t;
-            });
-    loop.scheduleWithFixedDelay(
-        this::resyncSafely, 0, RESYNC_EVERY.toMillis(), TimeUnit.MILLISECONDS);
-    log.info("external infra started: binding KubevirtClusters to infra clusters");
+  /** The lease is given up or the process stops: no pipeline may outlive it. */
+  @Override
+  public synchronized void stopping() {
+    stopped = true;
+    pipelines.values().forEach(ExternalInfraController::stop);
+    pipelines.clear();
+    connections.values().forEach(InfraConnection::close);
+    connections.clear();
+    secrets.close();
   }
 
-  private void stopLoop() {
-    ScheduledExecutorService l;
-    synchronized (this) {
-      leading = false;
-      l = loop;
-      loop = null;
-    }
-    if (l != null) {
-      l.shutdownNow();
-      try {
-        l.awaitTermination(10, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-    synchronized (this) {
-      pipelines.values().forEach(InfraPipeline::close);
-      pipelines.clear();
-      connections.values().forEach(InfraConnection::close);
-      connections.clear();
-      lastKnown.clear();
-      secrets.close();
-    }
+  @Override
+  public void close() {
+    stopping();
+    managementEventWriters.close();
   }
 
-  /** Something changed: compute the bindings again shortly (one pass per burst). */
-  void trigger() {
-    ScheduledExecutorService l = loop;
-    if (l == null || !pending.compareAndSet(false, true)) {
-      return;
-    }
-    try {
-      l.schedule(
-          () -> {
-            pending.set(false);
-            resyncSafely();
-          },
-          DEBOUNCE.toMillis(),
-          TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      pending.set(false);
-    }
-  }
-
-  private void resyncSafely() {
-    try {
-      resync();
-    } catch (RuntimeException e) {
-      log.error("binding infra clusters failed error={}", e.getClass().getName(), e);
-    }
+  private static void stop(Running r) {
+    r.runtime().close();
+    log.info("infra pipeline stopped infra=\"{}\"", r.name());
   }
 
   /** One pass: KubevirtClusters and Secrets to bindings, then pipelines started and stopped. */
   private synchronized void resync() {
-    if (!leading) {
+    if (stopped) {
       return;
     }
-    List<KubevirtCluster> all = new ArrayList<>();
-    kubevirtClusters.values().forEach(i -> all.addAll(i.getIndexer().list()));
+    List<KubevirtCluster> all = shared.management().kubevirtClusters();
     Set<SecretRef> referenced = InfraBindings.referencedSecrets(all);
     secrets.retain(referenced);
-    SecretReads reads = readSecrets(referenced);
+    Map<SecretRef, Optional<Map<String, byte[]>>> data = new HashMap<>();
+    Map<SecretRef, String> unreadable = new HashMap<>();
+    for (SecretRef ref : referenced) {
+      try {
+        data.put(ref, secrets.data(ref));
+      } catch (InfraSecretWatches.Unreadable e) {
+        // Never read: a problem of its KubevirtClusters only; the next pass reads again.
+        data.put(ref, Optional.empty());
+        unreadable.put(ref, e.getMessage());
+      }
+    }
     InfraBindings bindings =
         InfraBindings.of(
             all,
-            reads.data()::get,
-            ref -> Optional.ofNullable(reads.unreadable().get(ref)),
-            options.allowInsecureGuestTls);
-    Map<KubevirtClusterRef, KubevirtCluster> byRef = new HashMap<>();
-    all.forEach(
-        k ->
-            byRef.put(
-                new KubevirtClusterRef(k.getMetadata().getNamespace(), k.getMetadata().getName()),
-                k));
+            data::get,
+            ref -> Optional.ofNullable(unreadable.get(ref)),
+            shared.options().allowInsecureGuestTls);
+    Map<KubevirtClusterRef, KubevirtCluster> byRef =
+        all.stream()
+            .collect(
+                Collectors.toMap(
+                    k ->
+                        new KubevirtClusterRef(
+                            k.getMetadata().getNamespace(), k.getMetadata().getName()),
+                    k -> k));
     List<InfraBindings.Problem> problems = new ArrayList<>(bindings.problems());
     Set<String> unusable = openConnections(bindings, problems);
     syncPipelines(bindings, unusable, byRef);
     reportProblems(problems, byRef);
-  }
-
-  /** The referenced infra Secrets' data, and the ones never read that could not be read now. */
-  private record SecretReads(
-      Map<SecretRef, Optional<Map<String, byte[]>>> data, Map<SecretRef, String> unreadable) {}
-
-  private SecretReads readSecrets(Set<SecretRef> referenced) {
-    Map<SecretRef, Optional<Map<String, byte[]>>> data = new HashMap<>();
-    Map<SecretRef, String> unreadable = new HashMap<>();
-    lastKnown.keySet().retainAll(referenced);
-    for (SecretRef ref : referenced) {
-      try {
-        Optional<Map<String, byte[]>> d = secrets.data(ref);
-        d.ifPresentOrElse(v -> lastKnown.put(ref, v), () -> lastKnown.remove(ref));
-        data.put(ref, d);
-      } catch (InfraSecretWatches.Unreadable e) {
-        // A failed read is not an answer: what was read before still holds; only a Secret never
-        // read is a problem (of its KubevirtClusters only), and the next pass reads again.
-        Map<String, byte[]> last = lastKnown.get(ref);
-        data.put(ref, Optional.ofNullable(last));
-        if (last == null) {
-          unreadable.put(ref, e.getMessage());
-        } else {
-          log.info(
-              "infra secret unreadable, last read kept secret={} error={}", ref, e.getMessage());
-        }
-      }
-    }
-    return new SecretReads(data, unreadable);
   }
 
   /**
@@ -340,7 +237,7 @@ final class ExternalInfraController implements ManagedController {
    */
   private Set<String> openConnections(
       InfraBindings bindings, List<InfraBindings.Problem> problems) {
-    Set<String> unusable = new java.util.HashSet<>();
+    Set<String> unusable = new HashSet<>();
     for (InfraBindings.Connection c : bindings.connections().values()) {
       if (connections.containsKey(c.id())) {
         continue;
@@ -355,21 +252,14 @@ final class ExternalInfraController implements ManagedController {
         log.info("infra connection opened infra=\"{}\"", c.displayName());
       } catch (InfraConnection.Unusable e) {
         unusable.add(c.id());
-        bindings
-            .targets()
+        String why = c.displayName() + ": " + e.getMessage();
+        bindings.targets().entrySet().stream()
+            .filter(t -> t.getKey().connectionId().equals(c.id()))
+            .flatMap(t -> t.getValue().kubevirtClusters().stream())
             .forEach(
-                (t, b) -> {
-                  if (t.connectionId().equals(c.id())) {
-                    b.kubevirtClusters()
-                        .forEach(
-                            k ->
-                                problems.add(
-                                    new InfraBindings.Problem(
-                                        k,
-                                        InfraEventReasons.INFRA_SECRET_INVALID,
-                                        c.displayName() + ": " + e.getMessage())));
-                  }
-                });
+                k ->
+                    problems.add(
+                        new InfraBindings.Problem(k, InfraEventReasons.INFRA_SECRET_INVALID, why)));
       }
     }
     return unusable;
@@ -385,7 +275,7 @@ final class ExternalInfraController implements ManagedController {
       Map<KubevirtClusterRef, KubevirtCluster> byRef) {
     for (Target t : Set.copyOf(pipelines.keySet())) {
       if (!bindings.targets().containsKey(t) || unusable.contains(t.connectionId())) {
-        pipelines.remove(t).close();
+        stop(pipelines.remove(t));
         failures.remove(t);
       }
     }
@@ -401,36 +291,76 @@ final class ExternalInfraController implements ManagedController {
                       .sorted()
                       .map(k -> reference(k, byRef.get(k)))
                       .toList();
-              InfraPipeline running = pipelines.get(t);
-              if (running != null) {
-                running.rebind(bound, kvcs);
-                return;
+              Running running = pipelines.get(t);
+              if (running == null) {
+                start(t, connections.get(t.connectionId()), bound, kvcs);
+              } else {
+                rebind(running, bound, kvcs);
               }
-              InfraPipeline p =
-                  new InfraPipeline(
-                      t,
-                      connections.get(t.connectionId()),
-                      bound,
-                      kvcs,
-                      shared,
-                      e -> unreachable(t, e));
-              pipelines.put(t, p);
-              p.start();
             });
     for (String id : Set.copyOf(connections.keySet())) {
       boolean used = pipelines.keySet().stream().anyMatch(t -> t.connectionId().equals(id));
       if (!used) {
         InfraConnection c = connections.remove(id);
         c.close();
-        log.info("infra connection closed infra=\"{}\"", c.connection.displayName());
+        log.info("infra connection closed infra=\"{}\"", c.name);
       }
     }
+  }
+
+  /**
+   * A pipeline of its own for the target, in a runtime of its own (no lease: it runs under this
+   * controller's): its informer starts now, its workers once it listed.
+   */
+  private void start(
+      Target t,
+      InfraConnection connection,
+      InfraBindings.Bound bound,
+      List<V1ObjectReference> kvcs) {
+    String name = connection.name + " namespace " + t.namespace();
+    BoundTenants tenants = new BoundTenants(name, bound.clusters());
+    AtomicReference<List<V1ObjectReference>> kubevirtClusters = new AtomicReference<>(kvcs);
+    InfraPipeline pipeline =
+        new InfraPipeline(
+            t.namespace(),
+            connection,
+            List.of(t.namespace()),
+            tenants,
+            onVmi ->
+                new ManagementMirroredVmiEvents(
+                    onVmi, managementEvents, tenants, kubevirtClusters::get, name),
+            e -> unreachable(t, e),
+            shared);
+    ControllerRuntime runtime =
+        new ControllerRuntime(
+            List.of(pipeline),
+            null,
+            Duration.ofSeconds(30),
+            () -> log.info("infra pipeline synced infra=\"{}\"", name));
+    pipelines.put(t, new Running(name, tenants, kubevirtClusters, pipeline, runtime));
+    runtime.start();
+    log.info("infra pipeline started infra=\"{}\" clusters={}", name, tenants.bound());
+  }
+
+  /** The Clusters and KubevirtClusters bound to a running pipeline changed. */
+  private static void rebind(Running r, InfraBindings.Bound bound, List<V1ObjectReference> kvcs) {
+    Set<GuestClusterRef> before = r.tenants().bound();
+    if (!bound.clusters().equals(before)) {
+      log.info("infra pipeline rebound infra=\"{}\" clusters={}", r.name(), bound.clusters());
+      r.tenants().rebind(bound.clusters());
+      // The VMIs of Clusters bound or unbound look again: some are ours now, others no longer.
+      Stream.concat(before.stream(), bound.clusters().stream())
+          .map(GuestClusterRef::name)
+          .distinct()
+          .forEach(r.pipeline()::wake);
+    }
+    r.kubevirtClusters().set(kvcs);
   }
 
   /** Problems: said once per change, again after REPORT_AGAIN while they last. */
   private void reportProblems(
       List<InfraBindings.Problem> problems, Map<KubevirtClusterRef, KubevirtCluster> byRef) {
-    Set<String> current = new java.util.HashSet<>();
+    Set<String> current = new HashSet<>();
     for (InfraBindings.Problem p : problems) {
       String key = p.kubevirtCluster() + "/" + p.reason();
       current.add(key);
@@ -454,13 +384,12 @@ final class ExternalInfraController implements ManagedController {
    * #UNREACHABLE_AFTER} failures within {@link #UNREACHABLE_WITHIN}.
    */
   private void unreachable(Target target, Throwable e) {
-    InfraPipeline p = pipelines.get(target);
+    Running p = pipelines.get(target);
     if (p == null) {
       return;
     }
     long now = System.nanoTime();
-    java.util.Deque<Long> recent =
-        failures.computeIfAbsent(target, t -> new java.util.ArrayDeque<>());
+    Deque<Long> recent = failures.computeIfAbsent(target, t -> new ArrayDeque<>());
     synchronized (recent) {
       recent.addLast(now);
       while (!recent.isEmpty() && now - recent.peekFirst() > UNREACHABLE_WITHIN.toNanos()) {
@@ -473,11 +402,11 @@ final class ExternalInfraController implements ManagedController {
     String why = describe(e);
     String message =
         "The VMIs of "
-            + p.name
+            + p.name()
             + " cannot be listed or watched ("
             + why
             + "): their evacuations wait until the infra API server answers";
-    for (V1ObjectReference kvc : p.kubevirtClusters()) {
+    for (V1ObjectReference kvc : p.kubevirtClusters().get()) {
       report(
           kvc.getNamespace()
               + "/"
@@ -532,15 +461,5 @@ final class ExternalInfraController implements ManagedController {
         .namespace(ref.namespace())
         .name(ref.name())
         .uid(kvc == null || kvc.getMetadata() == null ? null : kvc.getMetadata().getUid());
-  }
-
-  @Override
-  public void stopping() {
-    stopLoop();
-  }
-
-  @Override
-  public void close() {
-    stopLoop();
   }
 }

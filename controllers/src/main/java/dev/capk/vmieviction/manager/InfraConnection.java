@@ -1,22 +1,43 @@
 package dev.capk.vmieviction.manager;
 
+import dev.capk.vmieviction.api.kubevirt.KubeVirt;
+import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
+import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
+import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
+import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.infra.InfraBindings;
 import dev.capk.vmieviction.kube.CipherOrder;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import java.io.IOException;
+import java.io.Reader;
 import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Set;
 
 /**
- * One external infra cluster, as reached with one kubeconfig (already checked by {@code
- * KubeconfigPolicy}): a watch client, a request client with time bounds, and the writers of the
- * Events on its VMIs (its own threads, so a slow infra API server delays only its own events).
- * Shared by every infra namespace watched through it.
+ * One cluster as the process reaches it: the cluster of --kubeconfig ({@link #local}), or an
+ * external infra cluster through one kubeconfig already checked by {@code KubeconfigPolicy} ({@link
+ * #open}). A watch client (no read timeout: a watch waits as long as nothing happens), a request
+ * client (each request bounded in time), and the writers of the Events on its VMIs (threads of its
+ * own, so a slow API server delays only its own events). Shared by every pipeline reaching it.
  */
 final class InfraConnection implements AutoCloseable {
+
+  static final Duration REQUEST_READ_TIMEOUT = Duration.ofSeconds(15);
+  static final Duration REQUEST_CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
   /** The kubeconfig could not be turned into a client; the message holds no content. */
   static final class Unusable extends Exception {
@@ -25,25 +46,51 @@ final class InfraConnection implements AutoCloseable {
     }
   }
 
-  final InfraBindings.Connection connection;
+  /** How logs and events name it (never by its kubeconfig's content). */
+  final String name;
+
   final ApiClient watchClient;
   final ApiClient requestClient;
   final EventSeriesRecorder vmiEvents;
   private final EventWriters eventWriters;
 
   private InfraConnection(
-      InfraBindings.Connection connection, ApiClient watchClient, ApiClient requestClient) {
-    this.connection = connection;
+      String name, ApiClient watchClient, ApiClient requestClient, String writers, int lanes) {
+    this.name = name;
     this.watchClient = watchClient;
+    watchClient.setReadTimeout(0);
     this.requestClient = requestClient;
-    this.eventWriters = new EventWriters("infra-vmi-events", 2, 10_000);
-    this.vmiEvents = PipelineParts.events(requestClient, SeriesVmiEvents.OUTCOMES, eventWriters);
+    requestClient.setReadTimeout((int) REQUEST_READ_TIMEOUT.toMillis());
+    requestClient.setConnectTimeout((int) REQUEST_CONNECT_TIMEOUT.toMillis());
+    this.eventWriters = new EventWriters(writers, lanes, 10_000);
+    this.vmiEvents = events(requestClient, SeriesVmiEvents.OUTCOMES, eventWriters);
   }
 
+  /** The cluster of --kubeconfig: the infra cluster in local mode, the management cluster else. */
+  static InfraConnection local(Path kubeconfig) throws IOException {
+    return new InfraConnection(
+        "the cluster of --kubeconfig", client(kubeconfig), client(kubeconfig), "vmi-events", 4);
+  }
+
+  /** --kubeconfig, else in-cluster, else $KUBECONFIG / ~/.kube/config. */
+  private static ApiClient client(Path kubeconfig) throws IOException {
+    if (kubeconfig != null) {
+      try (Reader r = Files.newBufferedReader(kubeconfig, StandardCharsets.UTF_8)) {
+        KubeConfig kc = KubeConfig.loadKubeConfig(r);
+        kc.setFile(kubeconfig.toAbsolutePath().toFile());
+        return CipherOrder.preferChaCha20(ClientBuilder.kubeconfig(kc).build());
+      }
+    }
+    return CipherOrder.preferChaCha20(
+        System.getenv("KUBERNETES_SERVICE_HOST") != null
+            ? ClientBuilder.cluster().build()
+            : ClientBuilder.standard().build());
+  }
+
+  /** An external infra cluster, named by the Secrets that lead to it. */
   static InfraConnection open(InfraBindings.Connection connection) throws Unusable {
-    ApiClient watch = PipelineParts.forWatches(client(connection));
-    ApiClient requests = PipelineParts.forRequests(client(connection));
-    return new InfraConnection(connection, watch, requests);
+    return new InfraConnection(
+        connection.displayName(), client(connection), client(connection), "infra-vmi-events", 2);
   }
 
   private static ApiClient client(InfraBindings.Connection connection) throws Unusable {
@@ -54,6 +101,39 @@ final class InfraConnection implements AutoCloseable {
       // The parser's and builder's messages may quote the content: name the failure kind only.
       throw new Unusable("kubeconfig unusable (" + e.getClass().getSimpleName() + ")");
     }
+  }
+
+  static GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi(
+      ApiClient c) {
+    return new GenericKubernetesApi<>(
+        VirtualMachineInstance.class,
+        VirtualMachineInstanceList.class,
+        KubeVirtApi.GROUP,
+        KubeVirtApi.VERSION,
+        KubeVirtApi.VMI_PLURAL,
+        c);
+  }
+
+  static GenericKubernetesApi<KubeVirt, KubeVirtList> kubevirtApi(ApiClient c) {
+    return new GenericKubernetesApi<>(
+        KubeVirt.class,
+        KubeVirtList.class,
+        KubeVirtApi.GROUP,
+        KubeVirtApi.VERSION,
+        KubeVirtApi.KUBEVIRT_PLURAL,
+        c);
+  }
+
+  /** Our own series recorder, not client-java's legacy broadcaster: see EventSeriesRecorder. */
+  static EventSeriesRecorder events(
+      ApiClient requests, Set<String> outcomes, EventWriters writers) {
+    return new EventSeriesRecorder(
+        new EventSeriesBook(),
+        EventStore.of(new CoreV1Api(requests)),
+        "capk-vmi-eviction-controller",
+        outcomes,
+        Clock.systemUTC(),
+        writers);
   }
 
   @Override

@@ -1,7 +1,6 @@
 package dev.capk.vmieviction.manager;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.ApiInfraVmis;
 import dev.capk.vmieviction.eviction.ApiLiveMigrations;
@@ -10,240 +9,221 @@ import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.GuestClusters;
 import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
-import dev.capk.vmieviction.eviction.ManagementMirroredVmiEvents;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
+import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
-import dev.capk.vmieviction.infra.BoundTenants;
-import dev.capk.vmieviction.infra.InfraBindings;
+import dev.capk.vmieviction.runtime.ManagedController;
 import dev.capk.vmieviction.runtime.TwoLaneWorkQueue;
+import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClients;
 import dev.capk.vmieviction.workload.GuestClusterRef;
+import dev.capk.vmieviction.workload.TenantMapping;
+import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.ControllerWatch;
-import io.kubernetes.client.extended.controller.DefaultController;
 import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.informer.SharedInformerFactory;
-import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.models.V1ObjectReference;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import java.util.function.Predicate;
+import java.util.function.UnaryOperator;
 
 /**
- * The whole eviction pipeline of one external infra namespace, reached through one {@link
- * InfraConnection}: a label-selected VMI informer on that namespace, its own work queue and
- * workers, and a reconciler whose VMI reads and writes, VMI events, KubeVirt defaults and live
- * migrations go to that infra cluster, while Clusters, Machines, KubevirtMachines and kubeconfig
- * Secrets come from the management cluster, through the tenant mapping of the Clusters bound here
- * ({@link BoundTenants}). One infra cluster that is down or slow holds only its own pipelines.
+ * The eviction pipeline of the VMIs one infra connection shows in some namespaces: label-selected
+ * VMI informers, a two-lane work queue, {@code --workers} workers (the client's {@code
+ * ControllerBuilder}) and a reconciler whose VMI reads and writes, VMI events, KubeVirt defaults
+ * and live migrations go to that infra cluster, while Clusters, Machines, KubevirtMachines and
+ * kubeconfig Secrets come from the cluster of --kubeconfig, through a {@link TenantMapping}. Local
+ * mode runs one, on the cluster of --kubeconfig; external mode one per (infra connection,
+ * namespace), so an infra cluster that is down or slow holds only its own pipelines. A {@link
+ * ManagedController}: the runtime starts its informers and, once they synced, its workers.
  */
-final class InfraPipeline implements AutoCloseable {
+final class InfraPipeline implements ManagedController {
 
-  private static final Logger log = LoggerFactory.getLogger(InfraPipeline.class);
+  static final String CONTROLLER_NAME = "vmi-eviction";
+  static final Duration RESYNC = Duration.ofMinutes(10);
 
-  /** How often a pipeline whose informer has not listed yet looks again (asleep). */
-  private static final Duration SYNC_CHECK = Duration.ofMillis(100);
-
-  /** What every pipeline shares: the management side and the settings. */
+  /** What every pipeline shares: the cluster of --kubeconfig, its caches, and the settings. */
   record Shared(
       ManagerOptions options,
-      ApiClient managementRequests,
+      InfraConnection home,
       ManagementInformers management,
       GuestClients guestClients,
       EventWriters guestEventWriters,
-      EventSeriesRecorder managementEvents,
       EvictionMetrics metrics,
       EvictionSettings settings) {}
 
-  final InfraBindings.Target target;
-  final String name;
-  private final BoundTenants tenants;
-  private volatile List<V1ObjectReference> kubevirtClusters;
+  private final String name;
+  private final TenantMapping tenants;
   private final VmiInformers informers;
   private final TwoLaneWorkQueue<Request> queue;
   private final GuestClusters guests;
-  private final DefaultController workers;
   private final VmiEvictionReconciler reconciler;
-  private volatile boolean stopped;
-  private Thread runner;
+  private final Controller workers;
 
+  /**
+   * @param id "" for the one pipeline of local mode, else what tells this one's queue and workers
+   *     apart (the infra namespace)
+   * @param namespaces where its VMIs are watched; empty means all
+   * @param tenants which tenant a VMI seen here belongs to, and which VMIs are not ours at all
+   * @param events what the VMI events (written on the VMI) also go to
+   * @param listFailed told of each failed VMI list or watch; null: logged with a count
+   */
   InfraPipeline(
-      InfraBindings.Target target,
+      String id,
       InfraConnection connection,
-      InfraBindings.Bound bound,
-      List<V1ObjectReference> kubevirtClusters,
-      Shared shared,
-      Consumer<Throwable> listFailed) {
-    this.target = target;
-    this.name = connection.connection.displayName() + " namespace " + target.namespace();
-    this.tenants = new BoundTenants(name, bound.clusters());
-    this.kubevirtClusters = List.copyOf(kubevirtClusters);
+      List<String> namespaces,
+      TenantMapping tenants,
+      UnaryOperator<VmiEvents> events,
+      Consumer<Throwable> listFailed,
+      Shared shared) {
     ManagerOptions options = shared.options();
+    String suffix = id.isEmpty() ? "" : "-" + id;
+    this.name = CONTROLLER_NAME + suffix;
+    this.tenants = tenants;
     this.informers =
         new VmiInformers(
             connection.watchClient,
-            PipelineParts.vmiApi(connection.watchClient),
-            List.of(target.namespace()),
+            InfraConnection.vmiApi(connection.watchClient),
+            namespaces,
             options.vmiLabelSelector,
-            Manager.RESYNC,
+            RESYNC,
             listFailed);
-    this.queue = new TwoLaneWorkQueue<>("vmi-workqueue-" + target.namespace());
-    TwoLaneWorkQueue<Request> q = queue;
+    // Two lanes: a VMI whose guest node's pods left goes ahead of retries of blocked drains.
+    this.queue = new TwoLaneWorkQueue<>("vmi-workqueue" + suffix);
+    // Pods leaving a guest node being drained wake that VMI's next step at once.
     this.guests =
         new GuestClusters(
             shared.guestClients(),
             tenants,
             shared.guestEventWriters(),
-            key -> q.addFirst(PipelineParts.request(key)),
+            key -> queue.addFirst(request(key)),
             options.drainRetryInterval);
-    this.reconciler = reconciler(connection, shared);
+    this.reconciler =
+        new VmiEvictionReconciler(
+            new ApiInfraVmis(
+                informers::get,
+                informers::ofCluster,
+                InfraConnection.vmiApi(connection.requestClient)),
+            new KubeVirtClusterDefaults(
+                InfraConnection.kubevirtApi(connection.requestClient),
+                Duration.ofMinutes(1),
+                Clock.systemUTC()),
+            guests,
+            new ApiManagementObjects(
+                shared.home().requestClient,
+                options.clusterApiVersion,
+                tenants,
+                shared.management().all()),
+            new ApiLiveMigrations(connection.requestClient),
+            events.apply(new SeriesVmiEvents(connection.vmiEvents)),
+            shared.metrics(),
+            shared.settings(),
+            Clock.systemUTC(),
+            // A VMI held by the admit step, woken when what holds it ends.
+            key -> queue.add(request(key)),
+            tenants::refusal);
     ControllerWatch<VirtualMachineInstance> watch =
         ControllerBuilder.controllerWatchBuilder(VirtualMachineInstance.class, queue)
-            .withResyncPeriod(Manager.RESYNC)
+            .withResyncPeriod(RESYNC)
             .build();
-    // A drain starts when its mark was seen (see Manager).
+    // Registered here rather than with ControllerBuilder.watch(): that only sees one factory's
+    // informer, and there is one factory per watched namespace. Each event records when a VMI's
+    // mark was first seen before it reaches the queue: a drain starts then, not when a worker gets
+    // to the VMI.
     informers.addEventHandler(
-        reconciler.markSightings().before(watch.getResourceEventHandler()), Manager.RESYNC);
+        reconciler.markSightings().before(watch.getResourceEventHandler()), RESYNC);
+    // Per-item exponential backoff for unexpected reconcile failures (the framework's default
+    // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
     this.workers =
-        (DefaultController)
-            ControllerBuilder.defaultBuilder(informers.anyFactory())
-                .withName(Manager.CONTROLLER_NAME + "-" + target.namespace())
-                .withWorkQueue(queue)
-                .withReconciler(reconciler)
-                .withWorkerCount(options.workers)
-                .withReadyFunc(informers::hasSynced)
-                .withReadyTimeout(Duration.ofDays(365))
-                .build();
+        ControllerBuilder.defaultBuilder(informers.anyFactory())
+            .withName(name)
+            .withWorkQueue(queue)
+            .withReconciler(reconciler)
+            .withWorkerCount(options.workers)
+            .withReadyFunc(informers::hasSynced)
+            .withReadyTimeout(Duration.ofMinutes(5))
+            .build();
+  }
+
+  /** The one pipeline of local mode: the VMIs of --namespace in the cluster of --kubeconfig. */
+  static InfraPipeline local(Shared shared) {
+    return new InfraPipeline(
+        "",
+        shared.home(),
+        shared.options().namespaces,
+        shared.options().clusterNamespacePolicy(),
+        UnaryOperator.identity(),
+        null,
+        shared);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public List<SharedInformerFactory> informerFactories() {
+    return informers.factories();
+  }
+
+  @Override
+  public boolean hasSynced() {
+    return informers.hasSynced();
+  }
+
+  @Override
+  public Controller workers() {
+    return workers;
   }
 
   /**
-   * VMI reads and writes, VMI events, KubeVirt defaults and live migrations in the infra cluster;
-   * the management objects of the Clusters bound here.
+   * A tenant's kubeconfig Secret changed: its VMIs here take their next step now, with a client
+   * built from the new kubeconfig (GuestClients compares the cached Secret's version at every
+   * call).
    */
-  private VmiEvictionReconciler reconciler(InfraConnection connection, Shared shared) {
-    TwoLaneWorkQueue<Request> q = queue;
-    Supplier<List<V1ObjectReference>> kvcs = () -> this.kubevirtClusters;
-    return new VmiEvictionReconciler(
-        new ApiInfraVmis(
-            informers::get, informers::ofCluster, PipelineParts.vmiApi(connection.requestClient)),
-        new KubeVirtClusterDefaults(
-            PipelineParts.kubevirtApi(connection.requestClient),
-            Duration.ofMinutes(1),
-            Clock.systemUTC()),
-        guests,
-        new ApiManagementObjects(
-            shared.managementRequests(),
-            shared.options().clusterApiVersion,
-            tenants,
-            shared.management().all()),
-        new ApiLiveMigrations(connection.requestClient),
-        new ManagementMirroredVmiEvents(
-            new SeriesVmiEvents(connection.vmiEvents),
-            shared.managementEvents(),
-            tenants,
-            kvcs,
-            name),
-        shared.metrics(),
-        shared.settings(),
-        Clock.systemUTC(),
-        key -> q.add(PipelineParts.request(key)),
-        tenants::refusal);
+  void tenantChanged(GuestClusterRef tenant) {
+    wake(tenant.name(), v -> tenant.equals(tenantOf(v)));
   }
 
-  /** Starts the informer and, once it has listed, the workers. */
-  synchronized void start() {
-    informers.factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
-    runner =
-        new Thread(
-            () -> {
-              // The client's DefaultController spins a core waiting for its caches: wait asleep
-              // (an unreachable infra cluster may never let them list).
-              while (!stopped && !informers.hasSynced()) {
-                try {
-                  Thread.sleep(SYNC_CHECK.toMillis());
-                } catch (InterruptedException e) {
-                  return;
-                }
-              }
-              if (!stopped) {
-                log.info("infra pipeline synced infra=\"{}\"", name);
-                workers.run();
-              }
-            },
-            "infra-pipeline-" + target.namespace());
-    runner.setDaemon(true);
-    runner.start();
-    log.info("infra pipeline started infra=\"{}\" clusters={}", name, tenants.bound());
+  /** The VMIs labelled with this Cluster name look again (it was bound or unbound here). */
+  void wake(String cluster) {
+    wake(cluster, v -> true);
   }
 
-  /** The Clusters and KubevirtClusters bound here changed. */
-  void rebind(InfraBindings.Bound bound, List<V1ObjectReference> kubevirtClusters) {
-    java.util.Set<GuestClusterRef> before = tenants.bound();
-    if (!bound.clusters().equals(before)) {
-      log.info("infra pipeline rebound infra=\"{}\" clusters={}", name, bound.clusters());
-      tenants.rebind(bound.clusters());
-      // The VMIs of Clusters bound or unbound look again: some are ours now, others no longer.
-      java.util.Set<String> names = new java.util.HashSet<>();
-      before.forEach(c -> names.add(c.name()));
-      bound.clusters().forEach(c -> names.add(c.name()));
-      names.forEach(
-          n ->
-              informers
-                  .ofCluster(target.namespace(), n)
-                  .forEach(v -> queue.add(PipelineParts.request(key(v)))));
+  private void wake(String cluster, Predicate<VirtualMachineInstance> which) {
+    informers.named(cluster).stream()
+        .filter(which)
+        .forEach(
+            v -> queue.add(new Request(v.getMetadata().getNamespace(), v.getMetadata().getName())));
+  }
+
+  private GuestClusterRef tenantOf(VirtualMachineInstance vmi) {
+    try {
+      return tenants.clusterOf(vmi);
+    } catch (GuestAccessException e) {
+      return null;
     }
-    this.kubevirtClusters = List.copyOf(kubevirtClusters);
   }
 
-  List<V1ObjectReference> kubevirtClusters() {
-    return kubevirtClusters;
-  }
-
-  /** A tenant's kubeconfig Secret changed: its VMIs here take their next step now. */
-  void kubeconfigChanged(String namespace, String cluster) {
-    GuestClusterRef ref = new GuestClusterRef(namespace, cluster);
-    if (!tenants.bound().contains(ref)) {
-      return;
-    }
-    informers
-        .ofCluster(target.namespace(), cluster)
-        .forEach(v -> queue.add(PipelineParts.request(key(v))));
-  }
-
-  private static String key(VirtualMachineInstance v) {
-    return v.getMetadata().getNamespace() + "/" + v.getMetadata().getName();
-  }
-
+  /** VMIs waiting for a worker. */
   int queueLength() {
     return queue.length();
   }
 
-  /** Stops the workers (waiting a bounded time for reconciles in flight), then the informer. */
+  /** After the workers and informers stopped: the guests' watches, and the shared gauges. */
   @Override
-  public synchronized void close() {
-    if (stopped) {
-      return;
-    }
-    stopped = true;
-    workers.shutdown();
-    if (workers.getWorkerThreadPool() != null) {
-      try {
-        workers.getWorkerThreadPool().awaitTermination(30, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-    informers.factories().forEach(f -> f.stopAllRegisteredInformers(true));
+  public void close() {
     guests.close();
     reconciler.stopped();
-    if (runner != null) {
-      runner.interrupt();
-    }
-    log.info("infra pipeline stopped infra=\"{}\"", name);
+  }
+
+  /** The work queue's request for a VMI key ({@code namespace/name}). */
+  private static Request request(String key) {
+    int slash = key.indexOf('/');
+    return new Request(key.substring(0, slash), key.substring(slash + 1));
   }
 }

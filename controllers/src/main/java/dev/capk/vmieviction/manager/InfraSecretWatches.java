@@ -2,25 +2,20 @@ package dev.capk.vmieviction.manager;
 
 import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
 import dev.capk.vmieviction.kube.ApiStatus;
-import dev.capk.vmieviction.logging.InformerFailures;
-import io.kubernetes.client.informer.ListerWatcher;
-import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
-import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Secret;
-import io.kubernetes.client.util.CallGeneratorParams;
-import io.kubernetes.client.util.Watchable;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,13 +36,16 @@ final class InfraSecretWatches implements AutoCloseable {
     }
   }
 
-  private record Watch(SharedInformerFactory factory, SharedIndexInformer<V1Secret> informer) {}
+  private record Watch(SharedInformerFactory factory, ManagementInformers.Kind<V1Secret> secret) {}
 
   private final ApiClient watchClient;
   private final CoreV1Api requests;
   private final GenericKubernetesApi<V1Secret, ManagementInformers.SecretList> api;
   private final Runnable changed;
   private final Map<SecretRef, Watch> watches = new ConcurrentHashMap<>();
+
+  /** Each watched Secret's data as last read: kept while a read fails. */
+  private final Map<SecretRef, Map<String, byte[]>> lastRead = new ConcurrentHashMap<>();
 
   InfraSecretWatches(ApiClient watchClient, ApiClient requestClient, Runnable changed) {
     this.watchClient = watchClient;
@@ -63,6 +61,7 @@ final class InfraSecretWatches implements AutoCloseable {
     for (SecretRef ref : Set.copyOf(watches.keySet())) {
       if (!wanted.contains(ref)) {
         Watch w = watches.remove(ref);
+        lastRead.remove(ref);
         w.factory().stopAllRegisteredInformers(true);
         log.info("infra secret watch stopped secret={}", ref);
       }
@@ -77,84 +76,57 @@ final class InfraSecretWatches implements AutoCloseable {
 
   private Watch start(SecretRef ref) {
     SharedInformerFactory factory = new SharedInformerFactory(watchClient);
-    InformerFailures failures = new InformerFailures("kind=Secret secret=" + ref);
-    SharedIndexInformer<V1Secret> informer =
-        factory.sharedIndexInformerFor(
-            failures.guard(byName(ref)), V1Secret.class, 0, failures.handler());
-    informer.addEventHandler(
-        new ResourceEventHandler<>() {
-          @Override
-          public void onAdd(V1Secret s) {
-            changed.run();
-          }
-
-          @Override
-          public void onUpdate(V1Secret before, V1Secret after) {
-            changed.run();
-          }
-
-          @Override
-          public void onDelete(V1Secret s, boolean stateUnknown) {
-            changed.run();
-          }
-        });
+    ManagementInformers.Kind<V1Secret> secret = new ManagementInformers.Kind<>();
+    secret.add(
+        ref.namespace(),
+        factory,
+        api,
+        V1Secret.class,
+        "Secret/" + ref.name(),
+        new ListOptions().fieldSelector("metadata.name=" + ref.name()),
+        UnaryOperator.identity(),
+        Duration.ZERO,
+        null,
+        null);
+    secret.onChange(s -> changed.run());
     factory.startAllRegisteredInformers();
-    return new Watch(factory, informer);
-  }
-
-  private ListerWatcher<V1Secret, ManagementInformers.SecretList> byName(SecretRef ref) {
-    return new ListerWatcher<>() {
-      @Override
-      public ManagementInformers.SecretList list(CallGeneratorParams params) throws ApiException {
-        ListOptions o = options(params);
-        o.setResourceVersion(null);
-        var r = api.list(ref.namespace(), o);
-        if (r.getHttpStatusCode() == 0) {
-          throw new ApiException(0, "no HTTP response listing Secret " + ref);
-        }
-        return r.throwsApiException().getObject();
-      }
-
-      @Override
-      public Watchable<V1Secret> watch(CallGeneratorParams params) throws ApiException {
-        return api.watch(ref.namespace(), options(params));
-      }
-
-      private ListOptions options(CallGeneratorParams params) {
-        ListOptions o = new ListOptions();
-        o.setResourceVersion(params.resourceVersion);
-        o.setTimeoutSeconds(params.timeoutSeconds);
-        o.setFieldSelector("metadata.name=" + ref.name());
-        return o;
-      }
-    };
+    return new Watch(factory, secret);
   }
 
   /**
    * The Secret's data, empty when it does not exist: from its watch once that has listed, else one
-   * GET.
+   * GET. A failed read is not an answer: what was read before still holds.
    *
-   * @throws Unreadable when neither could say (the caller keeps what it had)
+   * @throws Unreadable when it could not be read and never was
    */
   Optional<Map<String, byte[]>> data(SecretRef ref) throws Unreadable {
+    Optional<Map<String, byte[]>> read;
     Watch w = watches.get(ref);
-    if (w != null && w.informer().hasSynced()) {
-      V1Secret s =
-          new Lister<>(w.informer().getIndexer()).namespace(ref.namespace()).get(ref.name());
-      return Optional.ofNullable(s).map(InfraSecretWatches::dataOf);
-    }
-    try {
-      return Optional.of(
-          dataOf(requests.readNamespacedSecret(ref.name(), ref.namespace()).execute()));
-    } catch (ApiException e) {
-      if (e.getCode() == 404) {
-        return Optional.empty();
+    if (w != null && w.secret().hasSynced()) {
+      read = w.secret().find(ref.namespace(), ref.name()).map(InfraSecretWatches::dataOf);
+    } else {
+      try {
+        read =
+            Optional.of(
+                dataOf(requests.readNamespacedSecret(ref.name(), ref.namespace()).execute()));
+      } catch (ApiException e) {
+        if (e.getCode() != 404) {
+          String why =
+              e.getCode() == 403
+                  ? "not allowed (HTTP 403: the controller's RBAC)"
+                  : ApiStatus.describeWithoutServerText(e);
+          Map<String, byte[]> last = lastRead.get(ref);
+          if (last == null) {
+            throw new Unreadable(why);
+          }
+          log.info("infra secret unreadable, last read kept secret={} error={}", ref, why);
+          return Optional.of(last);
+        }
+        read = Optional.empty();
       }
-      throw new Unreadable(
-          e.getCode() == 403
-              ? "not allowed (HTTP 403: the controller's RBAC)"
-              : ApiStatus.describeWithoutServerText(e));
     }
+    read.ifPresentOrElse(d -> lastRead.put(ref, d), () -> lastRead.remove(ref));
+    return read;
   }
 
   private static Map<String, byte[]> dataOf(V1Secret s) {
@@ -165,5 +137,6 @@ final class InfraSecretWatches implements AutoCloseable {
   public synchronized void close() {
     watches.values().forEach(w -> w.factory().stopAllRegisteredInformers(true));
     watches.clear();
+    lastRead.clear();
   }
 }

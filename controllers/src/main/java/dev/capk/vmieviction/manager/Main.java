@@ -40,7 +40,7 @@ public final class Main {
     ManagerOptions options = new ManagerOptions();
     CommandLine cli = new CommandLine(options);
     try {
-      CommandLine.ParseResult parsed = cli.parseArgs(args);
+      cli.parseArgs(args);
       if (cli.isUsageHelpRequested()) {
         cli.usage(new PrintWriter(System.out, true));
         return 0;
@@ -52,10 +52,6 @@ public final class Main {
       List<String> problems = options.validate();
       if (!problems.isEmpty()) {
         problems.forEach(p -> System.err.println("error: " + p));
-        return 2;
-      }
-      if (!parsed.unmatched().isEmpty()) {
-        System.err.println("error: unknown arguments " + parsed.unmatched());
         return 2;
       }
     } catch (CommandLine.ParameterException e) {

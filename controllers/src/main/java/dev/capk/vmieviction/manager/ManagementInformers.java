@@ -8,11 +8,15 @@ import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capi.ClusterList;
 import dev.capk.vmieviction.api.capi.Machine;
 import dev.capk.vmieviction.api.capi.MachineList;
+import dev.capk.vmieviction.api.capk.CapkApi;
+import dev.capk.vmieviction.api.capk.KubevirtCluster;
+import dev.capk.vmieviction.api.capk.KubevirtClusterList;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.capk.KubevirtMachineList;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
 import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.workload.CachedObjects;
+import dev.capk.vmieviction.workload.GuestClusterRef;
 import dev.capk.vmieviction.workload.ManagementApis;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.informer.ListerWatcher;
@@ -37,6 +41,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,15 +50,17 @@ import org.slf4j.LoggerFactory;
  * Shared informers on the Cluster API objects behind VMIs: Clusters and Machines ({@code
  * cluster.x-k8s.io}) and KubevirtMachines ({@code infrastructure.cluster.x-k8s.io}), in the
  * namespaces the VMI informers watch (one factory per namespace, or one for all). Every evacuation
- * step reads these objects; from here a read costs no request.
+ * step reads these objects; from here a read costs no request. With external infra, the
+ * KubevirtClusters too: they say which infra clusters to watch.
  *
  * <p>Only an optimisation: a cache that has not synced, or does not hold the object (created a
  * moment ago, or in a namespace not watched), answers empty and the reader sends its GET as before.
  * So these informers are not part of readiness: a deployment whose RBAC lacks list/watch on these
- * kinds never syncs them and must still become ready and evacuate, by GETs. A list refused with 403
- * is tried again only every {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause}); other
- * failures (a kind not served: its CRD not installed) back off and are logged with a count ({@link
- * InformerFailures}).
+ * kinds never syncs them and must still become ready and evacuate, by GETs (with external infra,
+ * readiness waits for all of them: the KubevirtClusters cannot be read otherwise). A list refused
+ * with 403 is tried again only every {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause});
+ * other failures (a kind not served: its CRD not installed) back off and are logged with a count
+ * ({@link InformerFailures}).
  *
  * <p>Tenant kubeconfig Secrets are cached too, but only those Cluster API labels ({@value
  * #KUBECONFIG_SECRET_SELECTOR}): never a watch on every Secret. Each keeps its name, namespace,
@@ -97,13 +105,18 @@ public final class ManagementInformers {
   private final Kind<Machine> machines = new Kind<>();
   private final Kind<KubevirtMachine> kubevirtMachines = new Kind<>();
   private final Kind<V1Secret> kubeconfigSecrets = new Kind<>();
+  private final Kind<KubevirtCluster> kubevirtClusters = new Kind<>();
 
   /**
    * @param watchClient an ApiClient whose read timeout is zero (watches are long requests)
    * @param namespaces the namespaces to watch; empty means all
+   * @param withKubevirtClusters also KubevirtClusters (external infra), part of {@link #hasSynced}
    */
   public ManagementInformers(
-      ApiClient watchClient, String clusterApiVersion, List<String> namespaces) {
+      ApiClient watchClient,
+      String clusterApiVersion,
+      List<String> namespaces,
+      boolean withKubevirtClusters) {
     GenericKubernetesApi<Cluster, ClusterList> clusterApi =
         ManagementApis.clusters(watchClient, clusterApiVersion);
     GenericKubernetesApi<Machine, MachineList> machineApi =
@@ -127,8 +140,22 @@ public final class ManagementInformers {
           secretApi,
           V1Secret.class,
           "Secret",
-          KUBECONFIG_SECRET_SELECTOR,
+          new ListOptions().labelSelector(KUBECONFIG_SECRET_SELECTOR),
           ManagementInformers::trimSecret);
+      if (withKubevirtClusters) {
+        kubevirtClusters.add(
+            ns,
+            factory,
+            new GenericKubernetesApi<>(
+                KubevirtCluster.class,
+                KubevirtClusterList.class,
+                CapkApi.GROUP,
+                CapkApi.VERSION,
+                CapkApi.KUBEVIRT_CLUSTER_PLURAL,
+                watchClient),
+            KubevirtCluster.class,
+            "KubevirtCluster");
+      }
       factories.add(factory);
     }
   }
@@ -143,43 +170,32 @@ public final class ManagementInformers {
   }
 
   /**
-   * Calls {@code changed} with the namespace and Cluster name of a kubeconfig Secret whose content
-   * changed (or that was created or deleted) after the cache listed it: the tenant's guest client
-   * is stale and the evacuations that use it may go on at once. Never with the Secret itself.
+   * Calls {@code changed} with the tenant Cluster of a kubeconfig Secret whose content changed (or
+   * that was created or deleted) after the cache listed it: the tenant's guest client is stale and
+   * the evacuations that use it may go on at once. Never with the Secret itself.
    */
-  public void onKubeconfigChanged(BiConsumer<String, String> changed) {
-    ResourceEventHandler<V1Secret> handler =
-        new ResourceEventHandler<>() {
-          @Override
-          public void onAdd(V1Secret secret) {
-            announce(secret);
+  public void onKubeconfigChanged(Consumer<GuestClusterRef> changed) {
+    String suffix = ClusterApi.kubeconfigSecretName("");
+    kubeconfigSecrets.onChange(
+        secret -> {
+          String name = secret.getMetadata().getName();
+          if (name != null && name.endsWith(suffix) && name.length() > suffix.length()) {
+            changed.accept(
+                new GuestClusterRef(
+                    secret.getMetadata().getNamespace(),
+                    name.substring(0, name.length() - suffix.length())));
           }
+        });
+  }
 
-          @Override
-          public void onUpdate(V1Secret before, V1Secret after) {
-            if (!Objects.equals(
-                before.getMetadata().getResourceVersion(),
-                after.getMetadata().getResourceVersion())) {
-              announce(after);
-            }
-          }
+  /** Calls {@code changed} when a KubevirtCluster is added, changed or deleted. */
+  public void onKubevirtClusterChanged(Runnable changed) {
+    kubevirtClusters.onChange(k -> changed.run());
+  }
 
-          @Override
-          public void onDelete(V1Secret secret, boolean stateUnknown) {
-            announce(secret);
-          }
-
-          private void announce(V1Secret secret) {
-            String name = secret.getMetadata().getName();
-            String suffix = ClusterApi.kubeconfigSecretName("");
-            if (name != null && name.endsWith(suffix) && name.length() > suffix.length()) {
-              changed.accept(
-                  secret.getMetadata().getNamespace(),
-                  name.substring(0, name.length() - suffix.length()));
-            }
-          }
-        };
-    kubeconfigSecrets.informers.values().forEach(i -> i.addEventHandler(handler));
+  /** The cached KubevirtClusters (external infra). */
+  public List<KubevirtCluster> kubevirtClusters() {
+    return kubevirtClusters.list();
   }
 
   /** The three caches, as the reader of a VMI's Cluster API objects takes them. */
@@ -192,7 +208,8 @@ public final class ManagementInformers {
     return clusters.hasSynced()
         && machines.hasSynced()
         && kubevirtMachines.hasSynced()
-        && kubeconfigSecrets.hasSynced();
+        && kubeconfigSecrets.hasSynced()
+        && kubevirtClusters.hasSynced();
   }
 
   /** Every factory, for the runtime to start and stop. */
@@ -200,17 +217,22 @@ public final class ManagementInformers {
     return List.copyOf(factories);
   }
 
-  /** One kind's informers, by watched namespace ({@link VmiInformers#ALL} for all). */
-  private static final class Kind<T extends KubernetesObject> implements CachedObjects<T> {
+  /**
+   * One kind's informers, by watched namespace ({@link VmiInformers#ALL} for all): each lists in
+   * pages what its selectors select, trims each object as it arrives, and has its failures counted
+   * and backed off ({@link InformerFailures}), or told to {@code listFailed}.
+   */
+  static final class Kind<T extends KubernetesObject> implements CachedObjects<T> {
     private final Map<String, SharedIndexInformer<T>> informers = new LinkedHashMap<>();
 
+    /** A management kind: not resynced, a refused list paced ({@link RefusedListPause}). */
     <L extends ApiObjectList<T>> void add(
         String ns,
         SharedInformerFactory factory,
         GenericKubernetesApi<T, L> api,
         Class<T> type,
         String kind) {
-      add(ns, factory, api, type, kind, null, ManagementInformers::trim);
+      add(ns, factory, api, type, kind, new ListOptions(), ManagementInformers::trim);
     }
 
     <L extends ApiObjectList<T>> void add(
@@ -219,36 +241,80 @@ public final class ManagementInformers {
         GenericKubernetesApi<T, L> api,
         Class<T> type,
         String kind,
-        String labelSelector,
-        java.util.function.UnaryOperator<T> trim) {
-      InformerFailures failures = failures(kind, ns);
+        ListOptions selectors,
+        UnaryOperator<T> trim) {
+      RefusedListPause pause = new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime);
+      add(ns, factory, api, type, kind, selectors, trim, Duration.ZERO, pause, null);
+    }
+
+    /**
+     * @param pause paces the lists after a refused one; null: none (a refusal is an error as any)
+     * @param listFailed told of each failed list or watch (the informer tries again a second
+     *     later); null: counted and backed off
+     */
+    <L extends ApiObjectList<T>> SharedIndexInformer<T> add(
+        String ns,
+        SharedInformerFactory factory,
+        GenericKubernetesApi<T, L> api,
+        Class<T> type,
+        String kind,
+        ListOptions selectors,
+        UnaryOperator<T> trim,
+        Duration resync,
+        RefusedListPause pause,
+        Consumer<Throwable> listFailed) {
+      InformerFailures failures =
+          new InformerFailures("kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns));
+      BiConsumer<Class<T>, Throwable> counted = failures.handler();
+      ListerWatcher<T, L> lists = listerWatcher(api, ns, kind, selectors, trim, pause);
       SharedIndexInformer<T> informer =
-          factory.sharedIndexInformerFor(
-              failures.guard(
-                  listerWatcher(
-                      api,
-                      ns,
-                      kind,
-                      labelSelector,
-                      trim,
-                      new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime))),
-              type,
-              0,
-              failures(failures));
+          listFailed != null
+              ? factory.sharedIndexInformerFor(
+                  lists, type, resync.toMillis(), (t, e) -> listFailed.accept(e))
+              : factory.sharedIndexInformerFor(
+                  failures.guard(lists),
+                  type,
+                  resync.toMillis(),
+                  // A refused list (403) that is paced was logged once by the lister.
+                  (t, e) -> {
+                    if (pause == null || !(e instanceof ApiException a && a.getCode() == 403)) {
+                      counted.accept(t, e);
+                    }
+                  });
       informer.setTransform(o -> trim.apply(type.cast(o)));
       informers.put(ns, informer);
+      return informer;
     }
 
     boolean hasSynced() {
       return informers.values().stream().allMatch(SharedIndexInformer::hasSynced);
     }
 
+    void onChange(Consumer<T> changed) {
+      informers.values().forEach(i -> i.addEventHandler(ManagementInformers.onChange(changed)));
+    }
+
+    void addEventHandler(ResourceEventHandler<T> handler, Duration resync) {
+      informers
+          .values()
+          .forEach(i -> i.addEventHandlerWithResyncPeriod(handler, resync.toMillis()));
+    }
+
+    /** Every cached object (of all namespaces) the index holds under {@code key}. */
+    List<T> byIndex(String index, String key) {
+      return informers.values().stream()
+          .flatMap(i -> i.getIndexer().byIndex(index, key).stream())
+          .toList();
+    }
+
+    List<T> list() {
+      return informers.values().stream().flatMap(i -> i.getIndexer().list().stream()).toList();
+    }
+
     @Override
     public Optional<T> find(String namespace, String name) {
-      SharedIndexInformer<T> informer = informers.get(namespace);
-      if (informer == null) {
-        informer = informers.get(VmiInformers.ALL);
-      }
+      SharedIndexInformer<T> informer =
+          informers.getOrDefault(namespace, informers.get(VmiInformers.ALL));
       if (informer == null || !informer.hasSynced()) {
         return Optional.empty();
       }
@@ -257,33 +323,37 @@ public final class ManagementInformers {
     }
   }
 
-  /** The failures of the informer on {@code kind} in {@code ns} ("" for all). */
-  static InformerFailures failures(String kind, String ns) {
-    return new InformerFailures("kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns));
-  }
-
   /**
-   * The handler of an informer whose lists a {@link RefusedListPause} paces: a refused list (403)
-   * was logged once by the lister and is retried after the pause; any other failure is counted and
-   * backed off by {@code failures}.
+   * An informer's handler that calls {@code changed} with each object added, deleted, or updated to
+   * another resourceVersion (not the same object again after a relist).
    */
-  static <T> BiConsumer<Class<T>, Throwable> failures(InformerFailures failures) {
-    BiConsumer<Class<T>, Throwable> counted = failures.handler();
-    return (t, e) -> {
-      if (!(e instanceof ApiException a && a.getCode() == 403)) {
-        counted.accept(t, e);
+  static <T extends KubernetesObject> ResourceEventHandler<T> onChange(Consumer<T> changed) {
+    return new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(T o) {
+        changed.accept(o);
+      }
+
+      @Override
+      public void onUpdate(T before, T after) {
+        if (!Objects.equals(
+            before.getMetadata().getResourceVersion(), after.getMetadata().getResourceVersion())) {
+          changed.accept(after);
+        }
+      }
+
+      @Override
+      public void onDelete(T o, boolean stateUnknown) {
+        changed.accept(o);
       }
     };
   }
 
-  static <T extends KubernetesObject, L extends ApiObjectList<T>> ListerWatcher<T, L> listerWatcher(
-      GenericKubernetesApi<T, L> api, String namespace, String kind, RefusedListPause pause) {
-    return listerWatcher(api, namespace, kind, null, ManagementInformers::trim, pause);
-  }
-
   /**
-   * Lists (page by page) and watches one kind in one namespace ("" for all), only the objects
-   * {@code labelSelector} selects when given, each trimmed by {@code trim} as it arrives.
+   * Lists (page by page) and watches one kind in one namespace ("" for all), only the objects the
+   * label and field selectors of {@code selectors} select, each trimmed by {@code trim} as it
+   * arrives. Where the client falls short: its informers on a {@code GenericKubernetesApi} take no
+   * selector.
    *
    * @param pause paces the lists after a refused one; null: none (a refusal is an error as any)
    */
@@ -291,8 +361,8 @@ public final class ManagementInformers {
       GenericKubernetesApi<T, L> api,
       String namespace,
       String kind,
-      String labelSelector,
-      java.util.function.UnaryOperator<T> trim,
+      ListOptions selectors,
+      UnaryOperator<T> trim,
       RefusedListPause pause) {
     String where = namespace.isEmpty() ? "all" : namespace;
     return new ListerWatcher<>() {
@@ -355,9 +425,9 @@ public final class ManagementInformers {
         ListOptions o = new ListOptions();
         o.setResourceVersion(params.resourceVersion);
         o.setTimeoutSeconds(params.timeoutSeconds);
-        if (labelSelector != null && !labelSelector.isBlank()) {
-          o.setLabelSelector(labelSelector);
-        }
+        String labels = selectors.getLabelSelector();
+        o.setLabelSelector(labels == null || labels.isBlank() ? null : labels);
+        o.setFieldSelector(selectors.getFieldSelector());
         return o;
       }
     };

@@ -1,66 +1,47 @@
 package dev.capk.vmieviction.manager;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
-import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventWriters;
-import dev.capk.vmieviction.eviction.ApiInfraVmis;
-import dev.capk.vmieviction.eviction.ApiLiveMigrations;
-import dev.capk.vmieviction.eviction.ApiManagementObjects;
 import dev.capk.vmieviction.eviction.EvacuationLimit;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
-import dev.capk.vmieviction.eviction.GuestClusters;
-import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
 import dev.capk.vmieviction.eviction.LiveMigrationPolicy;
-import dev.capk.vmieviction.eviction.SeriesVmiEvents;
-import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
-import dev.capk.vmieviction.kube.CipherOrder;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
-import dev.capk.vmieviction.runtime.TwoLaneWorkQueue;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestClients;
 import dev.capk.vmieviction.workload.TenantThrottle;
-import io.kubernetes.client.extended.controller.Controller;
-import io.kubernetes.client.extended.controller.ControllerWatch;
-import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
-import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
 import io.kubernetes.client.extended.leaderelection.LeaderElectionRecord;
 import io.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.util.ClientBuilder;
-import io.kubernetes.client.util.KubeConfig;
+import io.kubernetes.client.util.Namespaces;
 import io.prometheus.client.CollectorRegistry;
 import java.io.IOException;
-import java.io.Reader;
 import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Wires the process: infra clients, the VMI eviction controller (informers, rate-limited work
- * queue, workers, reconciler, events) and, with --enable-node-maintenance, the NodeMaintenance
- * controller, both run by one {@link ControllerRuntime} under one leader election; metrics and
+ * Starts the process from its flags: the connection to the cluster of --kubeconfig, the management
+ * caches and guest clients every pipeline shares, and the controllers, run by one {@link
+ * ControllerRuntime} under one leader election: in local mode the one {@link InfraPipeline} on that
+ * cluster (and, with --enable-node-maintenance, the NodeMaintenance controller), in external mode
+ * the {@link ExternalInfraController}, which runs one per infra cluster and namespace; metrics and
  * probes. {@link #start()} returns at once; {@link #awaitTermination()} blocks until the
  * controllers stop (shutdown or lost lease).
  */
@@ -68,18 +49,12 @@ public final class Manager implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(Manager.class);
 
-  static final String CONTROLLER_NAME = "vmi-eviction";
-  static final Duration RESYNC = Duration.ofMinutes(10);
-  static final Duration REQUEST_READ_TIMEOUT = Duration.ofSeconds(15);
-  static final Duration REQUEST_CONNECT_TIMEOUT = Duration.ofSeconds(5);
-
   private final ManagerOptions options;
   private final List<AutoCloseable> closeables = new ArrayList<>();
   private final AtomicBoolean closing = new AtomicBoolean();
   private ControllerRuntime runtime;
   private volatile String identity;
   private volatile ManagementInformers management;
-  private volatile ExternalInfraController external;
   private HttpEndpoints metricsEndpoint;
   private HttpEndpoints probesEndpoint;
 
@@ -89,66 +64,58 @@ public final class Manager implements AutoCloseable {
 
   public Manager start() throws IOException {
     LenientJson.install();
-    ApiClient watchClient = PipelineParts.forWatches(infraClient(options.kubeconfig));
-    ApiClient requestClient = PipelineParts.forRequests(infraClient(options.kubeconfig));
-
+    InfraConnection home = InfraConnection.local(options.kubeconfig);
+    closeables.add(home);
     // Own registry: several managers can live in one JVM (tests); the framework's controller
     // metrics register in the default registry, so /metrics serves both.
     CollectorRegistry registry = new CollectorRegistry(true);
-    EvictionMetrics metrics = new EvictionMetrics(registry);
-
-    if (options.externalInfra()) {
-      return startExternal(watchClient, requestClient, registry, metrics);
-    }
-    return startInCluster(watchClient, requestClient, registry, metrics);
-  }
-
-  /** The VMIs run in the cluster of --kubeconfig: one pipeline watches them. */
-  private Manager startInCluster(
-      ApiClient watchClient,
-      ApiClient requestClient,
-      CollectorRegistry registry,
-      EvictionMetrics metrics)
-      throws IOException {
-    VmiInformers informers =
-        new VmiInformers(
-            watchClient,
-            PipelineParts.vmiApi(watchClient),
-            options.namespaces,
-            options.vmiLabelSelector,
-            RESYNC);
-
-    // Written off the workers' threads: a step does not wait for its events.
-    EventWriters eventWriters = new EventWriters("vmi-events", 4, 10_000);
-    closeables.add(eventWriters);
-    EventSeriesRecorder vmiEvents =
-        PipelineParts.events(requestClient, SeriesVmiEvents.OUTCOMES, eventWriters);
-
     // Clusters, Machines and KubevirtMachines, read at every evacuation step, from caches.
-    ManagementInformers management =
-        new ManagementInformers(watchClient, options.clusterApiVersion, options.namespaces);
-    this.management = management;
-
-    GuestClients guestClients = guestClients(requestClient, management, registry);
-    EvictionSettings settings = evictionSettings();
-    // Per-item exponential backoff for unexpected reconcile failures (the framework's default
-    // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
-    // Two lanes: a VMI whose guest node's pods left goes ahead of retries of blocked drains.
-    TwoLaneWorkQueue<Request> queue = new TwoLaneWorkQueue<>("vmi-workqueue");
-    VmiEvictionReconciler reconciler =
-        reconciler(
-            new InClusterPipeline(requestClient, informers, management, queue),
-            guestClients,
-            vmiEvents,
-            metrics,
-            settings);
-    Controller workers = workers(informers, management, reconciler, queue);
-
-    List<ManagedController> controllers =
-        controllers(informers, management, workers, requestClient, watchClient);
-    run(controllers, requestClient, registry, queue::length);
+    management =
+        new ManagementInformers(
+            home.watchClient,
+            options.clusterApiVersion,
+            options.namespaces,
+            options.externalInfra());
+    // The guest nodes' Events, written off the workers' threads: a step does not wait for them.
+    EventWriters guestEventWriters = new EventWriters("guest-node-events", 4, 10_000);
+    closeables.add(guestEventWriters);
+    InfraPipeline.Shared shared =
+        new InfraPipeline.Shared(
+            options,
+            home,
+            management,
+            guestClients(home.requestClient, management, registry),
+            guestEventWriters,
+            new EvictionMetrics(registry),
+            evictionSettings());
+    List<ManagedController> controllers = new ArrayList<>();
+    IntSupplier queueLength;
+    if (options.externalInfra()) {
+      ExternalInfraController external = new ExternalInfraController(shared);
+      controllers.add(external);
+      queueLength = external::queueLength;
+    } else {
+      InfraPipeline local = InfraPipeline.local(shared);
+      management.onKubeconfigChanged(local::tenantChanged);
+      List<SharedInformerFactory> factories = new ArrayList<>(local.informerFactories());
+      factories.addAll(management.factories());
+      // Readiness waits for the VMI caches only: the management caches may never sync (RBAC
+      // without list/watch on them) and reads they cannot answer go to the API.
+      controllers.add(
+          ManagedController.of(
+              InfraPipeline.CONTROLLER_NAME, factories, local::hasSynced, local.workers()));
+      closeables.add(local);
+      queueLength = local::queueLength;
+      // --enable-node-maintenance: NodeMaintenance runs beside the VMI workers, under the same
+      // lease.
+      if (options.enableNodeMaintenance) {
+        controllers.add(nodeMaintenance(home));
+      }
+    }
+    run(controllers, home.requestClient, registry, queueLength);
     log.info(
-        "manager started namespaces={} selector=\"{}\" drainTimeout={} retryInterval={} attemptTimeout={} workers={} defaultStrategy={}",
+        "manager started infraClusters={} namespaces={} selector=\"{}\" drainTimeout={} retryInterval={} attemptTimeout={} workers={} defaultStrategy={}",
+        options.infraClusters,
         options.namespaces.isEmpty() ? "all" : options.namespaces,
         options.vmiLabelSelector,
         GoDuration.format(options.drainTimeout),
@@ -159,113 +126,10 @@ public final class Manager implements AutoCloseable {
     return this;
   }
 
-  /** The VMI workers and, with --enable-node-maintenance, the NodeMaintenance controller. */
-  private List<ManagedController> controllers(
-      VmiInformers informers,
-      ManagementInformers management,
-      Controller workers,
-      ApiClient requestClient,
-      ApiClient watchClient) {
-    List<SharedInformerFactory> factories = new ArrayList<>(informers.factories());
-    factories.addAll(management.factories());
-    List<ManagedController> controllers = new ArrayList<>();
-    // Readiness waits for the VMI caches only: the management caches may never sync (RBAC without
-    // list/watch on them) and reads they cannot answer go to the API (see ManagementInformers).
-    controllers.add(
-        ManagedController.of(CONTROLLER_NAME, factories, informers::hasSynced, workers));
-    // --enable-node-maintenance: NodeMaintenance runs beside the VMI workers, under the same lease.
-    if (options.enableNodeMaintenance) {
-      controllers.add(nodeMaintenance(requestClient, watchClient));
-    }
-
-    return controllers;
-  }
-
-  /** The in-cluster pipeline's infra side: its client, caches and work queue. */
-  private record InClusterPipeline(
-      ApiClient requestClient,
-      VmiInformers informers,
-      ManagementInformers management,
-      TwoLaneWorkQueue<Request> queue) {}
-
-  private VmiEvictionReconciler reconciler(
-      InClusterPipeline p,
-      GuestClients guestClients,
-      EventSeriesRecorder vmiEvents,
-      EvictionMetrics metrics,
-      EvictionSettings settings) {
-    // The guest nodes' Events, off the workers' threads.
-    EventWriters guestEventWriters = new EventWriters("guest-node-events", 4, 10_000);
-    closeables.add(guestEventWriters);
-    // Pods leaving a guest node being drained wake that VMI's next step at once.
-    GuestClusters guests =
-        new GuestClusters(
-            guestClients,
-            options.clusterNamespacePolicy(),
-            guestEventWriters,
-            key -> p.queue().addFirst(PipelineParts.request(key)),
-            options.drainRetryInterval);
-    closeables.add(guests);
-    return new VmiEvictionReconciler(
-        new ApiInfraVmis(
-            p.informers()::get, p.informers()::ofCluster, PipelineParts.vmiApi(p.requestClient())),
-        new KubeVirtClusterDefaults(
-            PipelineParts.kubevirtApi(p.requestClient()), Duration.ofMinutes(1), Clock.systemUTC()),
-        guests,
-        new ApiManagementObjects(
-            p.requestClient(),
-            options.clusterApiVersion,
-            options.clusterNamespacePolicy(),
-            p.management().all()),
-        new ApiLiveMigrations(p.requestClient()),
-        new SeriesVmiEvents(vmiEvents),
-        metrics,
-        settings,
-        Clock.systemUTC(),
-        // A VMI held by the admit step, woken when what holds it ends.
-        key -> p.queue().add(PipelineParts.request(key)),
-        // In-cluster infra: every VMI the informer selects is ours.
-        vmi -> Optional.empty());
-  }
-
-  /** The VMI workers, fed by the VMI informers' events and by rotated kubeconfig Secrets. */
-  private Controller workers(
-      VmiInformers informers,
-      ManagementInformers management,
-      VmiEvictionReconciler reconciler,
-      TwoLaneWorkQueue<Request> queue) {
-    ControllerWatch<VirtualMachineInstance> watch =
-        ControllerBuilder.controllerWatchBuilder(VirtualMachineInstance.class, queue)
-            .withResyncPeriod(RESYNC)
-            .build();
-    // Registered here rather than with ControllerBuilder.watch(): that only sees one factory's
-    // informer, and there is one factory per watched namespace.
-    // Each event records when a VMI's mark was first seen before it reaches the queue: a drain
-    // starts then, not when a worker gets to the VMI.
-    informers.addEventHandler(
-        reconciler.markSightings().before(watch.getResourceEventHandler()), RESYNC);
-    // A rotated kubeconfig Secret: the tenant's VMIs take their next step now, with a client built
-    // from the new kubeconfig (GuestClients compares the cached Secret's version at every call).
-    management.onKubeconfigChanged(
-        (ns, cluster) ->
-            informers
-                .ofCluster(ns, cluster)
-                .forEach(vmi -> queue.add(new Request(ns, vmi.getMetadata().getName()))));
-    return ControllerBuilder.defaultBuilder(informers.anyFactory())
-        .withName(CONTROLLER_NAME)
-        .withWorkQueue(queue)
-        .withReconciler(reconciler)
-        .withWorkerCount(options.workers)
-        .withReadyFunc(informers::hasSynced)
-        .withReadyTimeout(Duration.ofMinutes(5))
-        .build();
-  }
-
-  private NodeMaintenanceController nodeMaintenance(
-      ApiClient requestClient, ApiClient watchClient) {
+  private NodeMaintenanceController nodeMaintenance(InfraConnection home) {
     return new NodeMaintenanceController(
-        requestClient,
-        watchClient,
+        home.requestClient,
+        home.watchClient,
         NodeMaintenanceSettings.defaults()
             .withTaints(
                 NodeMaintenanceSettings.taints(
@@ -280,7 +144,7 @@ public final class Manager implements AutoCloseable {
       List<ManagedController> controllers,
       ApiClient requestClient,
       CollectorRegistry registry,
-      java.util.function.IntSupplier queueLength)
+      IntSupplier queueLength)
       throws IOException {
     LeaderElector elector = null;
     if (options.leaderElect) {
@@ -304,7 +168,7 @@ public final class Manager implements AutoCloseable {
     // Reconciles in flight get one drain pass plus guest call timeouts to finish at shutdown.
     runtime =
         new ControllerRuntime(controllers, elector, options.drainAttemptTimeout.plusSeconds(15));
-    ManagerMetrics.register(registry, runtime::ready, queueLength::getAsInt);
+    ManagerMetrics.register(registry, runtime::ready, queueLength);
 
     if (!BindAddress.disabled(options.metricsBindAddress)) {
       metricsEndpoint =
@@ -318,59 +182,6 @@ public final class Manager implements AutoCloseable {
     }
 
     runtime.start();
-  }
-
-  /**
-   * --infra-clusters=external: the cluster of --kubeconfig is the management cluster; the VMIs run
-   * in the infra clusters KubevirtClusters name, each watched by a pipeline of its own ({@link
-   * ExternalInfraController}).
-   */
-  private Manager startExternal(
-      ApiClient watchClient,
-      ApiClient requestClient,
-      CollectorRegistry registry,
-      EvictionMetrics metrics)
-      throws IOException {
-    ManagementInformers management =
-        new ManagementInformers(watchClient, options.clusterApiVersion, options.namespaces);
-    this.management = management;
-    GuestClients guestClients = guestClients(requestClient, management, registry);
-    EventWriters guestEventWriters = new EventWriters("guest-node-events", 4, 10_000);
-    closeables.add(guestEventWriters);
-    // Events in the management cluster: on KubevirtMachines (evacuation outcomes) and on
-    // KubevirtClusters (infra Secret and connection problems).
-    EventWriters managementEventWriters = new EventWriters("management-events", 2, 10_000);
-    closeables.add(managementEventWriters);
-    EventSeriesRecorder managementEvents =
-        PipelineParts.events(
-            requestClient,
-            dev.capk.vmieviction.eviction.ManagementMirroredVmiEvents.MIRRORED,
-            managementEventWriters);
-    ExternalInfraController external =
-        new ExternalInfraController(
-            options,
-            watchClient,
-            requestClient,
-            management,
-            new InfraPipeline.Shared(
-                options,
-                requestClient,
-                management,
-                guestClients,
-                guestEventWriters,
-                managementEvents,
-                metrics,
-                evictionSettings()));
-    this.external = external;
-    List<ManagedController> controllers = new ArrayList<>(List.of(external));
-    run(controllers, requestClient, registry, external::queueLength);
-    log.info(
-        "manager started infraClusters=external managementNamespaces={} selector=\"{}\" drainTimeout={} workersPerInfraNamespace={}",
-        options.namespaces.isEmpty() ? "all" : options.namespaces,
-        options.vmiLabelSelector,
-        GoDuration.format(options.drainTimeout),
-        options.workers);
-    return this;
   }
 
   private EvictionSettings evictionSettings() {
@@ -487,25 +298,6 @@ public final class Manager implements AutoCloseable {
     }
   }
 
-  /** --kubeconfig, else in-cluster, else $KUBECONFIG / ~/.kube/config. */
-  static ApiClient infraClient(Path kubeconfig) throws IOException {
-    return CipherOrder.preferChaCha20(configuredClient(kubeconfig));
-  }
-
-  private static ApiClient configuredClient(Path kubeconfig) throws IOException {
-    if (kubeconfig != null) {
-      try (Reader r = Files.newBufferedReader(kubeconfig, StandardCharsets.UTF_8)) {
-        KubeConfig kc = KubeConfig.loadKubeConfig(r);
-        kc.setFile(kubeconfig.toAbsolutePath().toFile());
-        return ClientBuilder.kubeconfig(kc).build();
-      }
-    }
-    if (System.getenv("KUBERNETES_SERVICE_HOST") != null) {
-      return ClientBuilder.cluster().build();
-    }
-    return ClientBuilder.standard().build();
-  }
-
   private static void releaseLease(LeaseLock lock, String identity) {
     try {
       LeaderElectionRecord record = lock.get();
@@ -533,19 +325,16 @@ public final class Manager implements AutoCloseable {
     }
   }
 
+  /** --leader-election-namespace, else the pod's namespace, else kube-system. */
   private String leaderElectionNamespace() {
     if (options.leaderElectionNamespace != null && !options.leaderElectionNamespace.isBlank()) {
       return options.leaderElectionNamespace;
     }
-    Path podNamespace = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
     try {
-      if (Files.isReadable(podNamespace)) {
-        return Files.readString(podNamespace, StandardCharsets.UTF_8).trim();
-      }
+      return Namespaces.getPodNamespace().trim();
     } catch (IOException e) {
-      log.debug("pod namespace not readable", e);
+      return Namespaces.NAMESPACE_KUBESYSTEM;
     }
-    return "kube-system";
   }
 
   private static String newIdentity() {

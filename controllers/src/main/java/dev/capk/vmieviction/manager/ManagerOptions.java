@@ -337,12 +337,8 @@ public final class ManagerOptions {
     if (LiveMigrationPolicy.parse(liveMigration).isEmpty()) {
       problems.add("--live-migration must be never or prefer, got \"" + liveMigration + "\"");
     }
-    if (migrationAttempts < 1) {
-      problems.add("--migration-attempts must be at least 1, got " + migrationAttempts);
-    }
-    if (workers < 1) {
-      problems.add("--workers must be at least 1, got " + workers);
-    }
+    atLeastOne("--migration-attempts", migrationAttempts, problems);
+    atLeastOne("--workers", workers, problems);
     if (!List.of(
             EvictionStrategy.NONE,
             EvictionStrategy.LIVE_MIGRATE,
@@ -361,12 +357,8 @@ public final class ManagerOptions {
     if (!(guestQps > 0)) {
       problems.add("--guest-qps must be positive, got " + guestQps);
     }
-    if (guestBurst < 1) {
-      problems.add("--guest-burst must be at least 1, got " + guestBurst);
-    }
-    if (guestMaxInFlight < 1) {
-      problems.add("--guest-max-in-flight must be at least 1, got " + guestMaxInFlight);
-    }
+    atLeastOne("--guest-burst", guestBurst, problems);
+    atLeastOne("--guest-max-in-flight", guestMaxInFlight, problems);
     for (String ns : namespaces) {
       if (ns.isBlank()) {
         problems.add("--namespace must not be empty");
@@ -394,6 +386,12 @@ public final class ManagerOptions {
   /** Which namespaces a VMI's Cluster may be read from. */
   ClusterNamespacePolicy clusterNamespacePolicy() {
     return ClusterNamespacePolicy.of(allowCrossNamespaceClusters, crossNamespaceClusters);
+  }
+
+  private static void atLeastOne(String flag, int n, List<String> problems) {
+    if (n < 1) {
+      problems.add(flag + " must be at least 1, got " + n);
+    }
   }
 
   private static void positive(String flag, Duration d, List<String> problems) {

@@ -5,19 +5,18 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
 import dev.capk.vmieviction.logging.InformerFailures;
-import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.ResourceEventHandler;
-import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
-import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * Shared informers on VMIs, filtered on the server by label selector, one per watched namespace (or
@@ -38,27 +37,16 @@ public final class VmiInformers {
   /** All namespaces. */
   public static final String ALL = "";
 
-  /** The informers' index of VMIs by tenant Cluster: {@code namespace/cluster-name}. */
+  /** The informers' index of VMIs by the name of their tenant Cluster (label). */
   static final String CLUSTER_INDEX = "capk-cluster";
 
-  private final Map<String, SharedInformerFactory> factories = new LinkedHashMap<>();
-  private final Map<String, SharedIndexInformer<VirtualMachineInstance>> informers =
-      new LinkedHashMap<>();
+  private final List<SharedInformerFactory> factories = new ArrayList<>();
+  private final ManagementInformers.Kind<VirtualMachineInstance> vmis =
+      new ManagementInformers.Kind<>();
 
   /**
    * @param watchClient an ApiClient whose read timeout is zero (watches are long requests)
    * @param namespaces the namespaces to watch; empty means all
-   */
-  public VmiInformers(
-      ApiClient watchClient,
-      GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api,
-      List<String> namespaces,
-      String labelSelector,
-      Duration resync) {
-    this(watchClient, api, namespaces, labelSelector, resync, null);
-  }
-
-  /**
    * @param listFailed told of each failed list or watch (the informer tries again a second later);
    *     null: the lists back off and the failures are logged with a count ({@link
    *     InformerFailures})
@@ -69,39 +57,23 @@ public final class VmiInformers {
       List<String> namespaces,
       String labelSelector,
       Duration resync,
-      java.util.function.Consumer<Throwable> listFailed) {
-    List<String> scopes = namespaces.isEmpty() ? List.of(ALL) : List.copyOf(namespaces);
-    for (String ns : scopes) {
+      Consumer<Throwable> listFailed) {
+    for (String ns : namespaces.isEmpty() ? List.of(ALL) : namespaces) {
       SharedInformerFactory factory = new SharedInformerFactory(watchClient);
-      InformerFailures failures =
-          new InformerFailures(
-              "kind=VirtualMachineInstance namespace=" + (ns.isEmpty() ? "all" : ns));
-      SharedIndexInformer<VirtualMachineInstance> informer =
-          listFailed == null
-              ? factory.sharedIndexInformerFor(
-                  failures.guard(listerWatcher(api, ns, labelSelector)),
-                  VirtualMachineInstance.class,
-                  resync.toMillis(),
-                  failures.handler())
-              : factory.sharedIndexInformerFor(
-                  listerWatcher(api, ns, labelSelector),
-                  VirtualMachineInstance.class,
-                  resync.toMillis(),
-                  (type, e) -> listFailed.accept(e));
-      informer.setTransform(o -> o instanceof VirtualMachineInstance vmi ? trim(vmi) : o);
-      informer.addIndexers(Map.of(CLUSTER_INDEX, VmiInformers::clusterKey));
-      factories.put(ns, factory);
-      informers.put(ns, informer);
+      vmis.add(
+              ns,
+              factory,
+              api,
+              VirtualMachineInstance.class,
+              "VirtualMachineInstance",
+              new ListOptions().labelSelector(labelSelector),
+              VmiInformers::trim,
+              resync,
+              null,
+              listFailed)
+          .addIndexers(Map.of(CLUSTER_INDEX, VmiInformers::clusterName));
+      factories.add(factory);
     }
-  }
-
-  /** Lists (page by page) and watches the VMIs {@code labelSelector} selects. */
-  static ListerWatcher<VirtualMachineInstance, VirtualMachineInstanceList> listerWatcher(
-      GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api,
-      String namespace,
-      String labelSelector) {
-    return ManagementInformers.listerWatcher(
-        api, namespace, "VMIs", labelSelector, VmiInformers::trim, null);
   }
 
   /**
@@ -175,19 +147,12 @@ public final class VmiInformers {
 
   public void addEventHandler(
       ResourceEventHandler<VirtualMachineInstance> handler, Duration resync) {
-    informers.values().forEach(i -> i.addEventHandlerWithResyncPeriod(handler, resync.toMillis()));
+    vmis.addEventHandler(handler, resync);
   }
 
-  /** The cached VMI, or null. */
+  /** The cached VMI, or null (also while the cache has not synced). */
   public VirtualMachineInstance get(String namespace, String name) {
-    SharedIndexInformer<VirtualMachineInstance> informer = informers.get(namespace);
-    if (informer == null) {
-      informer = informers.get(ALL);
-    }
-    if (informer == null) {
-      return null;
-    }
-    return new Lister<>(informer.getIndexer()).namespace(namespace).get(name);
+    return vmis.find(namespace, name).orElse(null);
   }
 
   /**
@@ -195,34 +160,34 @@ public final class VmiInformers {
    * request.
    */
   public List<VirtualMachineInstance> ofCluster(String namespace, String cluster) {
-    SharedIndexInformer<VirtualMachineInstance> informer = informers.get(namespace);
-    if (informer == null) {
-      informer = informers.get(ALL);
-    }
-    if (informer == null) {
-      return List.of();
-    }
-    return List.copyOf(informer.getIndexer().byIndex(CLUSTER_INDEX, namespace + "/" + cluster));
+    return named(cluster).stream()
+        .filter(v -> namespace.equals(v.getMetadata().getNamespace()))
+        .toList();
   }
 
-  private static List<String> clusterKey(VirtualMachineInstance vmi) {
+  /** The cached VMIs labelled with tenant Cluster name {@code cluster}, in any namespace. */
+  public List<VirtualMachineInstance> named(String cluster) {
+    return vmis.byIndex(CLUSTER_INDEX, cluster);
+  }
+
+  private static List<String> clusterName(VirtualMachineInstance vmi) {
     V1ObjectMeta m = vmi.getMetadata();
     String cluster =
         m == null || m.getLabels() == null ? null : m.getLabels().get(CapkLabels.CLUSTER_NAME);
-    return cluster == null ? List.of() : List.of(m.getNamespace() + "/" + cluster);
+    return cluster == null ? List.of() : List.of(cluster);
   }
 
   public boolean hasSynced() {
-    return informers.values().stream().allMatch(SharedIndexInformer::hasSynced);
+    return vmis.hasSynced();
   }
 
   /** Any one factory: the controller builder wants one, though the watches are wired here. */
   public SharedInformerFactory anyFactory() {
-    return factories.values().iterator().next();
+    return factories.get(0);
   }
 
   /** Every factory, for the runtime to start and stop. */
   public List<SharedInformerFactory> factories() {
-    return List.copyOf(factories.values());
+    return List.copyOf(factories);
   }
 }

@@ -200,7 +200,8 @@ class VmiInformersIT {
                 })
             .build());
     informers =
-        new VmiInformers(watchClient, vmiApi(watchClient), List.of(ns), SELECTOR, Duration.ZERO);
+        new VmiInformers(
+            watchClient, vmiApi(watchClient), List.of(ns), SELECTOR, Duration.ZERO, null);
     informers.factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
     Await.until("VMI informer synced", Duration.ofSeconds(60), informers::hasSynced);
   }
