@@ -63,10 +63,28 @@ public final class NodeMaintenanceController implements ManagedController {
       ApiClient requestClient, ApiClient watchClient, NodeMaintenanceSettings settings) {
     this.settings = settings;
     this.factory = new SharedInformerFactory(watchClient);
-    this.maintenances = maintenanceInformer(factory, watchClient, settings);
+    this.maintenances =
+        informer(
+            factory,
+            new GenericKubernetesApi<>(
+                NodeMaintenance.class,
+                NodeMaintenanceList.class,
+                NodeMaintenanceApi.GROUP,
+                NodeMaintenanceApi.VERSION,
+                NodeMaintenanceApi.PLURAL,
+                watchClient),
+            NodeMaintenance.class,
+            settings.resync().toMillis());
     maintenances.addIndexers(
         Map.of(BY_NODE, nm -> List.of(nm.nodeName() == null ? "" : nm.nodeName())));
-    this.nodes = nodeInformer(factory, watchClient);
+    // No resync for nodes: the maintenances' resync already looks at every maintained node.
+    this.nodes =
+        informer(
+            factory,
+            new GenericKubernetesApi<>(
+                WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient),
+            WatchedNode.class,
+            0);
 
     this.queue =
         new DefaultRateLimitingQueue<>(
@@ -123,35 +141,19 @@ public final class NodeMaintenanceController implements ManagedController {
             .build();
   }
 
-  /** Without the NodeMaintenance CRD every list fails: backed off and logged with a count. */
-  private static SharedIndexInformer<NodeMaintenance> maintenanceInformer(
-      SharedInformerFactory factory, ApiClient watchClient, NodeMaintenanceSettings settings) {
-    InformerFailures failures = new InformerFailures("kind=NodeMaintenance namespace=all");
-    return factory.sharedIndexInformerFor(
-        failures.guard(
-            new GenericKubernetesApi<>(
-                NodeMaintenance.class,
-                NodeMaintenanceList.class,
-                NodeMaintenanceApi.GROUP,
-                NodeMaintenanceApi.VERSION,
-                NodeMaintenanceApi.PLURAL,
-                watchClient)),
-        NodeMaintenance.class,
-        settings.resync().toMillis(),
-        failures.handler());
-  }
-
-  /** No resync for nodes: the maintenances' resync already looks at every maintained node. */
-  private static SharedIndexInformer<WatchedNode> nodeInformer(
-      SharedInformerFactory factory, ApiClient watchClient) {
-    InformerFailures failures = new InformerFailures("kind=Node namespace=all");
-    return factory.sharedIndexInformerFor(
-        failures.guard(
-            new GenericKubernetesApi<>(
-                WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient)),
-        WatchedNode.class,
-        0,
-        failures.handler());
+  /**
+   * An informer on every object of {@code api}, its failed lists (without the NodeMaintenance CRD,
+   * every one) backed off and logged with a count.
+   */
+  private static <T extends KubernetesObject, L extends ApiObjectList<T>>
+      SharedIndexInformer<T> informer(
+          SharedInformerFactory factory,
+          GenericKubernetesApi<T, L> api,
+          Class<T> type,
+          long resync) {
+    String kind = type == WatchedNode.class ? "Node" : type.getSimpleName();
+    InformerFailures failures = new InformerFailures("kind=" + kind + " namespace=all");
+    return factory.sharedIndexInformerFor(failures.guard(api), type, resync, failures.handler());
   }
 
   @Override
