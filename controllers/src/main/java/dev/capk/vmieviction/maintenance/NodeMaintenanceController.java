@@ -85,7 +85,6 @@ public final class NodeMaintenanceController implements ManagedController {
                 WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient),
             WatchedNode.class,
             0);
-
     this.queue =
         new DefaultRateLimitingQueue<>(
             Executors.newSingleThreadExecutor(
@@ -108,28 +107,24 @@ public final class NodeMaintenanceController implements ManagedController {
             name -> queue.addAfter(new Request(name), settings.progressInterval()),
             settings.retryInterval(),
             settings.maxRetryInterval());
-    Lister<NodeMaintenance> lister = new Lister<>(maintenances.getIndexer());
     NodeMaintenanceReconciler reconciler =
         new NodeMaintenanceReconciler(
-            lister::get,
+            new Lister<>(maintenances.getIndexer())::get,
             new ApiMaintenanceCluster(requestClient),
             drains,
             MaintenanceEvents.of(recorder),
             settings,
             Clock.systemUTC());
-
     ControllerWatch<NodeMaintenance> watch =
         ControllerBuilder.controllerWatchBuilder(NodeMaintenance.class, queue)
             .withWorkQueueKeyFunc(nm -> new Request(nm.getMetadata().getName()))
-            // Our own status writes must not wake us up again (each would start another drain
-            // step).
+            // Our own status writes must not wake us (each would start another drain step).
             .withOnUpdateFilter(NodeMaintenanceController::worthReconciling)
             .withResyncPeriod(settings.resync())
             .build();
     maintenances.addEventHandlerWithResyncPeriod(
         endOnDeletion(watch.getResourceEventHandler()), settings.resync().toMillis());
     nodes.addEventHandler(new NodeEvents());
-
     this.workers =
         ControllerBuilder.defaultBuilder(factory)
             .withName(NAME)
