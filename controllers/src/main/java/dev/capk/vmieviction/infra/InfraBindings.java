@@ -12,6 +12,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -132,17 +133,6 @@ public record InfraBindings(
   }
 
   /**
-   * @param secretData a Secret's data, empty when it does not exist
-   * @param allowInsecureTls the operator accepts kubeconfigs that relax TLS
-   */
-  public static InfraBindings of(
-      Collection<KubevirtCluster> kubevirtClusters,
-      Function<SecretRef, Optional<Map<String, byte[]>>> secretData,
-      boolean allowInsecureTls) {
-    return of(kubevirtClusters, secretData, ref -> Optional.empty(), allowInsecureTls);
-  }
-
-  /**
    * @param secretData a Secret's data, empty when it does not exist or could not be read
    * @param unreadable why a Secret could not be read (never seen, and the last read failed or was
    *     refused), empty when it was read
@@ -153,14 +143,13 @@ public record InfraBindings(
       Function<SecretRef, Optional<Map<String, byte[]>>> secretData,
       Function<SecretRef, Optional<String>> unreadable,
       boolean allowInsecureTls) {
-    SecretReader secrets = new SecretReader(secretData, unreadable, allowInsecureTls);
     Map<String, String> kubeconfigs = new TreeMap<>();
     Map<String, Set<SecretRef>> secretsOf = new TreeMap<>();
     Map<Target, Set<GuestClusterRef>> clusters = new LinkedHashMap<>();
     Map<Target, Set<KubevirtClusterRef>> owners = new LinkedHashMap<>();
     List<Problem> problems = new ArrayList<>();
     for (KubevirtCluster kvc : sorted(kubevirtClusters)) {
-      Optional<Binding> bound = bind(kvc, secrets, problems);
+      Optional<Binding> bound = bind(kvc, secretData, unreadable, allowInsecureTls, problems);
       if (bound.isEmpty()) {
         continue;
       }
@@ -170,8 +159,7 @@ public record InfraBindings(
       secretsOf.computeIfAbsent(id, k -> new LinkedHashSet<>()).add(b.secret());
       Target target = new Target(id, b.namespace());
       clusters
-          .computeIfAbsent(
-              target, k -> new TreeSet<>(java.util.Comparator.comparing(Object::toString)))
+          .computeIfAbsent(target, k -> new TreeSet<>(Comparator.comparing(Object::toString)))
           .add(new GuestClusterRef(b.ref().namespace(), b.cluster()));
       owners.computeIfAbsent(target, k -> new TreeSet<>()).add(b.ref());
     }
@@ -190,12 +178,6 @@ public record InfraBindings(
     return new InfraBindings(connections, targets, problems);
   }
 
-  /** How the infra Secrets are read, and which kubeconfigs are accepted. */
-  private record SecretReader(
-      Function<SecretRef, Optional<Map<String, byte[]>>> data,
-      Function<SecretRef, Optional<String>> unreadable,
-      boolean allowInsecureTls) {}
-
   /** What one KubevirtCluster binds: its Cluster to the kubeconfig and namespace of its Secret. */
   private record Binding(
       KubevirtClusterRef ref,
@@ -209,7 +191,11 @@ public record InfraBindings(
    *     used (then its problem is added to {@code problems})
    */
   private static Optional<Binding> bind(
-      KubevirtCluster kvc, SecretReader secrets, List<Problem> problems) {
+      KubevirtCluster kvc,
+      Function<SecretRef, Optional<Map<String, byte[]>>> secretData,
+      Function<SecretRef, Optional<String>> unreadable,
+      boolean allowInsecureTls,
+      List<Problem> problems) {
     Optional<SecretRef> secret = secretOf(kvc);
     if (secret.isEmpty()) {
       return Optional.empty(); // its VMIs run in the management cluster: not external infra
@@ -229,10 +215,10 @@ public record InfraBindings(
                   + ClusterApi.GROUP
                   + "): its infra cluster is not used until Cluster API sets it"));
     }
-    Optional<Map<String, byte[]>> data = secrets.data().apply(secret.get());
+    Optional<Map<String, byte[]>> data = secretData.apply(secret.get());
     String what = "infra Secret " + secret.get() + " of KubevirtCluster " + ref;
     if (data.isEmpty()) {
-      Optional<String> why = secrets.unreadable().apply(secret.get());
+      Optional<String> why = unreadable.apply(secret.get());
       return refuse(
           problems,
           invalid(
@@ -245,7 +231,7 @@ public record InfraBindings(
           invalid(ref, what + " has no '" + CapkApi.INFRA_SECRET_KUBECONFIG_KEY + "' key"));
     }
     String kubeconfig = new String(raw, StandardCharsets.UTF_8);
-    List<String> violations = KubeconfigPolicy.violations(kubeconfig, secrets.allowInsecureTls());
+    List<String> violations = KubeconfigPolicy.violations(kubeconfig, allowInsecureTls);
     if (!violations.isEmpty()) {
       return refuse(
           problems, invalid(ref, what + ": kubeconfig refused: " + String.join("; ", violations)));
@@ -293,7 +279,7 @@ public record InfraBindings(
     return all.stream()
         .filter(k -> k.getMetadata() != null)
         .sorted(
-            java.util.Comparator.comparing(
+            Comparator.comparing(
                 (KubevirtCluster k) ->
                     k.getMetadata().getNamespace() + "/" + k.getMetadata().getName()))
         .toList();
@@ -318,11 +304,7 @@ public record InfraBindings(
           Map<?, ?> cluster = named(config.get("clusters"), context.get("cluster"), "cluster");
           Map<?, ?> user = named(config.get("users"), context.get("user"), "user");
           if (cluster != null && user != null) {
-            return digest(
-                "cluster\n"
-                    + new TreeMap<>(stringKeys(cluster))
-                    + "\nuser\n"
-                    + new TreeMap<>(stringKeys(user)));
+            return digest("cluster\n" + stringKeys(cluster) + "\nuser\n" + stringKeys(user));
           }
         }
       }

@@ -63,11 +63,28 @@ public final class NodeMaintenanceController implements ManagedController {
       ApiClient requestClient, ApiClient watchClient, NodeMaintenanceSettings settings) {
     this.settings = settings;
     this.factory = new SharedInformerFactory(watchClient);
-    this.maintenances = maintenanceInformer(factory, watchClient, settings);
+    this.maintenances =
+        informer(
+            factory,
+            new GenericKubernetesApi<>(
+                NodeMaintenance.class,
+                NodeMaintenanceList.class,
+                NodeMaintenanceApi.GROUP,
+                NodeMaintenanceApi.VERSION,
+                NodeMaintenanceApi.PLURAL,
+                watchClient),
+            NodeMaintenance.class,
+            settings.resync().toMillis());
     maintenances.addIndexers(
         Map.of(BY_NODE, nm -> List.of(nm.nodeName() == null ? "" : nm.nodeName())));
-    this.nodes = nodeInformer(factory, watchClient);
-
+    // No resync for nodes: the maintenances' resync already looks at every maintained node.
+    this.nodes =
+        informer(
+            factory,
+            new GenericKubernetesApi<>(
+                WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient),
+            WatchedNode.class,
+            0);
     this.queue =
         new DefaultRateLimitingQueue<>(
             Executors.newSingleThreadExecutor(
@@ -90,28 +107,24 @@ public final class NodeMaintenanceController implements ManagedController {
             name -> queue.addAfter(new Request(name), settings.progressInterval()),
             settings.retryInterval(),
             settings.maxRetryInterval());
-    Lister<NodeMaintenance> lister = new Lister<>(maintenances.getIndexer());
     NodeMaintenanceReconciler reconciler =
         new NodeMaintenanceReconciler(
-            lister::get,
+            new Lister<>(maintenances.getIndexer())::get,
             new ApiMaintenanceCluster(requestClient),
             drains,
             MaintenanceEvents.of(recorder),
             settings,
             Clock.systemUTC());
-
     ControllerWatch<NodeMaintenance> watch =
         ControllerBuilder.controllerWatchBuilder(NodeMaintenance.class, queue)
             .withWorkQueueKeyFunc(nm -> new Request(nm.getMetadata().getName()))
-            // Our own status writes must not wake us up again (each would start another drain
-            // step).
+            // Our own status writes must not wake us (each would start another drain step).
             .withOnUpdateFilter(NodeMaintenanceController::worthReconciling)
             .withResyncPeriod(settings.resync())
             .build();
     maintenances.addEventHandlerWithResyncPeriod(
         endOnDeletion(watch.getResourceEventHandler()), settings.resync().toMillis());
     nodes.addEventHandler(new NodeEvents());
-
     this.workers =
         ControllerBuilder.defaultBuilder(factory)
             .withName(NAME)
@@ -123,35 +136,19 @@ public final class NodeMaintenanceController implements ManagedController {
             .build();
   }
 
-  /** Without the NodeMaintenance CRD every list fails: backed off and logged with a count. */
-  private static SharedIndexInformer<NodeMaintenance> maintenanceInformer(
-      SharedInformerFactory factory, ApiClient watchClient, NodeMaintenanceSettings settings) {
-    InformerFailures failures = new InformerFailures("kind=NodeMaintenance namespace=all");
-    return factory.sharedIndexInformerFor(
-        failures.guard(
-            new GenericKubernetesApi<>(
-                NodeMaintenance.class,
-                NodeMaintenanceList.class,
-                NodeMaintenanceApi.GROUP,
-                NodeMaintenanceApi.VERSION,
-                NodeMaintenanceApi.PLURAL,
-                watchClient)),
-        NodeMaintenance.class,
-        settings.resync().toMillis(),
-        failures.handler());
-  }
-
-  /** No resync for nodes: the maintenances' resync already looks at every maintained node. */
-  private static SharedIndexInformer<WatchedNode> nodeInformer(
-      SharedInformerFactory factory, ApiClient watchClient) {
-    InformerFailures failures = new InformerFailures("kind=Node namespace=all");
-    return factory.sharedIndexInformerFor(
-        failures.guard(
-            new GenericKubernetesApi<>(
-                WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient)),
-        WatchedNode.class,
-        0,
-        failures.handler());
+  /**
+   * An informer on every object of {@code api}, its failed lists (without the NodeMaintenance CRD,
+   * every one) backed off and logged with a count.
+   */
+  private static <T extends KubernetesObject, L extends ApiObjectList<T>>
+      SharedIndexInformer<T> informer(
+          SharedInformerFactory factory,
+          GenericKubernetesApi<T, L> api,
+          Class<T> type,
+          long resync) {
+    String kind = type == WatchedNode.class ? "Node" : type.getSimpleName();
+    InformerFailures failures = new InformerFailures("kind=" + kind + " namespace=all");
+    return factory.sharedIndexInformerFor(failures.guard(api), type, resync, failures.handler());
   }
 
   @Override

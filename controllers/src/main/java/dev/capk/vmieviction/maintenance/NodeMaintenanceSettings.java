@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * How the NodeMaintenance controller works.
@@ -86,12 +87,12 @@ public record NodeMaintenanceSettings(
   }
 
   /** For flag validation: what is wrong with a drain taint flag's value, if anything. */
-  public static java.util.Optional<String> taintProblem(String flag, String drainTaint) {
+  public static Optional<String> taintProblem(String flag, String drainTaint) {
     try {
       Taint.parse(drainTaint);
-      return java.util.Optional.empty();
+      return Optional.empty();
     } catch (IllegalArgumentException e) {
-      return java.util.Optional.of(flag + ": " + e.getMessage());
+      return Optional.of(flag + ": " + e.getMessage());
     }
   }
 
@@ -119,33 +120,6 @@ public record NodeMaintenanceSettings(
         maxBackoff,
         progressInterval,
         workers,
-        resync,
-        maxRetryInterval);
-  }
-
-  public NodeMaintenanceSettings withPassTimeout(Duration d) {
-    return new NodeMaintenanceSettings(
-        taints, d, retryInterval, maxBackoff, progressInterval, workers, resync, maxRetryInterval);
-  }
-
-  public NodeMaintenanceSettings withRetryInterval(Duration d) {
-    return new NodeMaintenanceSettings(
-        taints, passTimeout, d, maxBackoff, progressInterval, workers, resync, maxRetryInterval);
-  }
-
-  public NodeMaintenanceSettings withMaxRetryInterval(Duration d) {
-    return new NodeMaintenanceSettings(
-        taints, passTimeout, retryInterval, maxBackoff, progressInterval, workers, resync, d);
-  }
-
-  public NodeMaintenanceSettings withWorkers(int n) {
-    return new NodeMaintenanceSettings(
-        taints,
-        passTimeout,
-        retryInterval,
-        maxBackoff,
-        progressInterval,
-        n,
         resync,
         maxRetryInterval);
   }

@@ -56,34 +56,23 @@ public record Taint(String key, String value, String effect) {
     }
     String effect = t.substring(colon + 1);
     if (!EFFECTS.contains(effect)) {
-      throw new IllegalArgumentException(
-          "taint effect must be NoSchedule, PreferNoSchedule or NoExecute, got \""
-              + effect
-              + "\" in \""
-              + t
-              + "\"");
+      throw bad("taint effect must be NoSchedule, PreferNoSchedule or NoExecute", effect, t);
     }
     String kv = t.substring(0, colon);
     int eq = kv.indexOf('=');
     String key = eq < 0 ? kv : kv.substring(0, eq);
     String value = eq < 0 ? null : kv.substring(eq + 1);
     if (!validKey(key)) {
-      throw new IllegalArgumentException(
-          "taint key must be a qualified name ([prefix/]name), got \""
-              + key
-              + "\" in \""
-              + t
-              + "\"");
+      throw bad("taint key must be a qualified name ([prefix/]name)", key, t);
     }
     if (value != null && !VALUE.matcher(value).matches()) {
-      throw new IllegalArgumentException(
-          "taint value must be a label value (at most 63 characters), got \""
-              + value
-              + "\" in \""
-              + t
-              + "\"");
+      throw bad("taint value must be a label value (at most 63 characters)", value, t);
     }
     return new Taint(key, value, effect);
+  }
+
+  private static IllegalArgumentException bad(String rule, String part, String taint) {
+    return new IllegalArgumentException(rule + ", got \"" + part + "\" in \"" + taint + "\"");
   }
 
   private static boolean validKey(String key) {

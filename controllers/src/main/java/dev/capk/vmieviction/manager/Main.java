@@ -60,8 +60,8 @@ public final class Main {
       return 2;
     }
     Manager manager = new Manager(options);
-    StopOnce stop = new StopOnce(manager);
-    Runtime.getRuntime().addShutdownHook(new Thread(stop::run, "shutdown"));
+    Runnable stop = manager::close;
+    Runtime.getRuntime().addShutdownHook(new Thread(stop, "shutdown"));
     // A pod is stopped by SIGTERM: a stop asked for, so exit 0 once stopped (the JVM's own
     // handling would exit 143 mid-way through the shutdown hooks). Ctrl-C alike.
     for (String signal : List.of("TERM", "INT")) {
@@ -87,28 +87,6 @@ public final class Main {
       log.error("manager failed to start error=\"{}\"", e.toString());
       stop.run();
       return 1;
-    }
-  }
-
-  /**
-   * Closes the manager once; a second caller (the signal's thread, the shutdown hook, main) waits
-   * until the first one's close has finished, so the process never exits in the middle of it
-   * (giving the lease up, stopping the informers).
-   */
-  private static final class StopOnce implements Runnable {
-    private final Manager manager;
-    private boolean done;
-
-    StopOnce(Manager manager) {
-      this.manager = manager;
-    }
-
-    @Override
-    public synchronized void run() {
-      if (!done) {
-        manager.close();
-        done = true;
-      }
     }
   }
 

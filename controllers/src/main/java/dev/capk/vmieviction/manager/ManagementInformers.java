@@ -34,7 +34,6 @@ import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -268,19 +267,18 @@ public final class ManagementInformers {
       BiConsumer<Class<T>, Throwable> counted = failures.handler();
       ListerWatcher<T, L> lists = listerWatcher(api, ns, kind, selectors, trim, pause);
       SharedIndexInformer<T> informer =
-          listFailed != null
-              ? factory.sharedIndexInformerFor(
-                  lists, type, resync.toMillis(), (t, e) -> listFailed.accept(e))
-              : factory.sharedIndexInformerFor(
-                  failures.guard(lists),
-                  type,
-                  resync.toMillis(),
-                  // A refused list (403) that is paced was logged once by the lister.
-                  (t, e) -> {
-                    if (pause == null || !(e instanceof ApiException a && a.getCode() == 403)) {
-                      counted.accept(t, e);
-                    }
-                  });
+          factory.sharedIndexInformerFor(
+              listFailed != null ? lists : failures.guard(lists),
+              type,
+              resync.toMillis(),
+              (t, e) -> {
+                if (listFailed != null) {
+                  listFailed.accept(e);
+                } else if (pause == null || !(e instanceof ApiException a && a.getCode() == 403)) {
+                  // (A refused list (403) that is paced was logged once by the lister.)
+                  counted.accept(t, e);
+                }
+              });
       informer.setTransform(o -> trim.apply(type.cast(o)));
       informers.put(ns, informer);
       return informer;
@@ -436,26 +434,12 @@ public final class ManagementInformers {
   /** Keeps only the metadata the readers use: managedFields and labels would cost the most. */
   static <T extends KubernetesObject> T trim(T object) {
     V1ObjectMeta m = object.getMetadata();
-    if (m == null) {
-      return object;
+    if (m != null) {
+      m.setAnnotations(VmiInformers.keep(m.getAnnotations(), KEPT_ANNOTATIONS, false));
+      m.setLabels(null);
+      m.setManagedFields(null);
+      m.setFinalizers(null);
     }
-    Map<String, String> annotations = m.getAnnotations();
-    Map<String, String> kept = null;
-    if (annotations != null) {
-      for (String key : KEPT_ANNOTATIONS) {
-        String value = annotations.get(key);
-        if (value != null) {
-          if (kept == null) {
-            kept = new HashMap<>(4);
-          }
-          kept.put(key, value);
-        }
-      }
-    }
-    m.setAnnotations(kept);
-    m.setLabels(null);
-    m.setManagedFields(null);
-    m.setFinalizers(null);
     return object;
   }
 

@@ -31,7 +31,6 @@ import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,7 +50,7 @@ public final class Manager implements AutoCloseable {
 
   private final ManagerOptions options;
   private final List<AutoCloseable> closeables = new ArrayList<>();
-  private final AtomicBoolean closing = new AtomicBoolean();
+  private boolean closed;
   private ControllerRuntime runtime;
   private volatile String identity;
   private volatile ManagementInformers management;
@@ -274,11 +273,17 @@ public final class Manager implements AutoCloseable {
     return runtime != null && runtime.ready();
   }
 
+  /**
+   * Closes once; a second caller (the signal's thread, the shutdown hook, main) waits until the
+   * first one's close has finished, so the process never exits in the middle of it (giving the
+   * lease up, stopping the informers).
+   */
   @Override
-  public void close() {
-    if (!closing.compareAndSet(false, true)) {
+  public synchronized void close() {
+    if (closed) {
       return;
     }
+    closed = true;
     log.info("manager stopping");
     if (runtime != null) {
       runtime.close();

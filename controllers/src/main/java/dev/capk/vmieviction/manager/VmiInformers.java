@@ -127,7 +127,8 @@ public final class VmiInformers {
     return vmi;
   }
 
-  private static Map<String, String> keep(
+  /** The entries of {@code all} under {@code keys}; null when none (the cheapest empty map). */
+  static Map<String, String> keep(
       Map<String, String> all, List<String> keys, boolean internValues) {
     if (all == null) {
       return null;

@@ -6,6 +6,7 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.EventReasons;
 import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import java.time.Duration;
 import java.time.Instant;
@@ -172,7 +173,7 @@ public final class EvacuationStatuses {
   static DeadlineEstimate deadline(
       Instant start, Duration timeout, VirtualMachineInstance vmi, List<VmiEvent> current) {
     DeadlineEstimate best =
-        new DeadlineEstimate(start.plus(timeout), "--drain-timeout " + timeout(timeout));
+        new DeadlineEstimate(start.plus(timeout), "--drain-timeout " + GoDuration.format(timeout));
     Optional<Instant> grace =
         EventFacts.rfc3339(Metadata.annotation(vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
     if (grace.isPresent() && grace.get().isBefore(best.at())) {
@@ -187,11 +188,6 @@ public final class EvacuationStatuses {
       }
     }
     return best;
-  }
-
-  /** Go's duration syntax, as the flag takes it. */
-  private static String timeout(Duration d) {
-    return dev.capk.vmieviction.time.GoDuration.format(d);
   }
 
   private static final Comparator<VmiEvent> LATEST_LAST = Comparator.comparing(VmiEvent::lastSeen);

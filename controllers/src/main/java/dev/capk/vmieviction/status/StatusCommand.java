@@ -9,9 +9,10 @@ import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.logging.LogbackConfigurator;
 import dev.capk.vmieviction.time.GoDuration;
+import io.kubernetes.client.common.KubernetesListObject;
+import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.CoreV1EventList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
@@ -173,61 +174,58 @@ public final class StatusCommand implements Callable<Integer> {
 
   private List<VirtualMachineInstance> listVmis(ApiClient client, String namespace)
       throws ApiException {
-    GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api =
+    ListOptions o = new ListOptions();
+    o.setLabelSelector(selector == null || selector.isBlank() ? null : selector);
+    return listAll(
         new GenericKubernetesApi<>(
             VirtualMachineInstance.class,
             VirtualMachineInstanceList.class,
             KubeVirtApi.GROUP,
             KubeVirtApi.VERSION,
             KubeVirtApi.VMI_PLURAL,
-            client);
-    List<VirtualMachineInstance> all = new ArrayList<>();
-    String token = null;
-    do {
-      ListOptions o = new ListOptions();
-      o.setLimit(PAGE);
-      o.setContinue(token);
-      if (selector != null && !selector.isBlank()) {
-        o.setLabelSelector(selector);
-      }
-      var r = namespace == null ? api.list(o) : api.list(namespace, o);
-      if (r.getHttpStatusCode() == 0) {
-        throw new ApiException(0, "no HTTP response listing VMIs");
-      }
-      VirtualMachineInstanceList page = r.throwsApiException().getObject();
-      if (page.getItems() != null) {
-        all.addAll(page.getItems());
-      }
-      token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
-    } while (token != null && !token.isEmpty());
-    return all;
+            client),
+        namespace,
+        o,
+        "VMIs");
   }
 
   private static List<VmiEvent> listVmiEvents(ApiClient client, String namespace)
       throws ApiException {
-    CoreV1Api core = new CoreV1Api(client);
-    String kind = "involvedObject.kind=" + KubeVirtApi.VMI_KIND;
+    ListOptions o = new ListOptions();
+    o.setFieldSelector("involvedObject.kind=" + KubeVirtApi.VMI_KIND);
     List<VmiEvent> all = new ArrayList<>();
+    for (CoreV1Event e :
+        listAll(
+            new GenericKubernetesApi<>(
+                CoreV1Event.class, CoreV1EventList.class, "", "v1", "events", client),
+            namespace,
+            o,
+            "Events")) {
+      Instant last = lastSeen(e);
+      if (e.getInvolvedObject() != null && last != null) {
+        all.add(new VmiEvent(e.getInvolvedObject().getUid(), e.getReason(), e.getMessage(), last));
+      }
+    }
+    return all;
+  }
+
+  /** Every object {@code options} select, in pages of {@link #PAGE}. */
+  @SuppressWarnings("unchecked")
+  private static <T extends KubernetesObject, L extends KubernetesListObject> List<T> listAll(
+      GenericKubernetesApi<T, L> api, String namespace, ListOptions options, String what)
+      throws ApiException {
+    List<T> all = new ArrayList<>();
     String token = null;
     do {
-      CoreV1EventList page =
-          namespace == null
-              ? core.listEventForAllNamespaces()
-                  .fieldSelector(kind)
-                  .limit(PAGE)
-                  ._continue(token)
-                  .execute()
-              : core.listNamespacedEvent(namespace)
-                  .fieldSelector(kind)
-                  .limit(PAGE)
-                  ._continue(token)
-                  .execute();
-      for (CoreV1Event e : page.getItems()) {
-        Instant last = lastSeen(e);
-        if (e.getInvolvedObject() != null && last != null) {
-          all.add(
-              new VmiEvent(e.getInvolvedObject().getUid(), e.getReason(), e.getMessage(), last));
-        }
+      options.setLimit(PAGE);
+      options.setContinue(token);
+      var r = namespace == null ? api.list(options) : api.list(namespace, options);
+      if (r.getHttpStatusCode() == 0) {
+        throw new ApiException(0, "no HTTP response listing " + what);
+      }
+      L page = r.throwsApiException().getObject();
+      if (page.getItems() != null) {
+        all.addAll((List<T>) page.getItems());
       }
       token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
     } while (token != null && !token.isEmpty());

@@ -6,6 +6,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The status as kubectl prints tables: upper-case headers, columns padded to their widest cell and
@@ -18,17 +19,7 @@ public final class StatusTable {
 
   static final String NONE = "<none>";
 
-  private static final List<String> HEADERS =
-      List.of(
-          "NAMESPACE",
-          "VMI",
-          "CLUSTER",
-          "GUEST-NODE",
-          "INFRA-NODE",
-          "PHASE",
-          "TIME-LEFT",
-          "BLOCKED-BY");
-
+  /** The columns of {@code -o wide}; the default view leaves out those in {@link #WIDE_ONLY}. */
   private static final List<String> WIDE_HEADERS =
       List.of(
           "NAMESPACE",
@@ -45,6 +36,9 @@ public final class StatusTable {
           "REASON",
           "BLOCKED-BY");
 
+  private static final Set<String> WIDE_ONLY =
+      Set.of("ROLE", "STARTED", "DEADLINE", "DEADLINE-FROM", "REASON");
+
   /** Clauses of the controller's messages that restate the deadline. */
   private static final List<String> DEADLINE_CLAUSES =
       List.of(
@@ -55,26 +49,25 @@ public final class StatusTable {
   /** The table's lines, headers first. */
   public static List<String> lines(List<EvacuationStatus> statuses, boolean wide) {
     List<List<String>> rows = new ArrayList<>();
-    rows.add(wide ? WIDE_HEADERS : HEADERS);
+    rows.add(columns(WIDE_HEADERS, wide));
     for (EvacuationStatus s : statuses) {
-      rows.add(wide ? wideRow(s) : row(s));
+      rows.add(columns(row(s, wide), wide));
     }
     return align(rows);
   }
 
-  private static List<String> row(EvacuationStatus s) {
-    return List.of(
-        s.namespace(),
-        s.name(),
-        orNone(s.cluster()),
-        s.guestNode().orElse(NONE),
-        orNone(s.infraNode()),
-        s.phase().name(),
-        timeLeft(s.timeLeft()),
-        s.blockedBy().map(e -> withoutDeadlineClause(e.message())).orElse(NONE));
+  private static List<String> columns(List<String> wideCells, boolean wide) {
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < wideCells.size(); i++) {
+      if (wide || !WIDE_ONLY.contains(WIDE_HEADERS.get(i))) {
+        out.add(wideCells.get(i));
+      }
+    }
+    return out;
   }
 
-  private static List<String> wideRow(EvacuationStatus s) {
+  /** Every wide column's cell; the blocker's message cut before its deadline clause unless wide. */
+  private static List<String> row(EvacuationStatus s, boolean wide) {
     return List.of(
         s.namespace(),
         s.name(),
@@ -88,7 +81,9 @@ public final class StatusTable {
         s.deadline().map(DeadlineEstimate::source).orElse(NONE),
         timeLeft(s.timeLeft()),
         s.blockedBy().map(VmiEvent::reason).orElse(NONE),
-        s.blockedBy().map(e -> oneLine(e.message())).orElse(NONE));
+        s.blockedBy()
+            .map(e -> wide ? oneLine(e.message()) : withoutDeadlineClause(e.message()))
+            .orElse(NONE));
   }
 
   /**

@@ -80,7 +80,7 @@ class InfraBindingsTest {
   }
 
   static InfraBindings bind(List<KubevirtCluster> kvcs, Map<SecretRef, Map<String, byte[]>> s) {
-    return InfraBindings.of(kvcs, r -> Optional.ofNullable(s.get(r)), false);
+    return InfraBindings.of(kvcs, r -> Optional.ofNullable(s.get(r)), r -> Optional.empty(), false);
   }
 
   @Test
@@ -260,7 +260,10 @@ class InfraBindingsTest {
         KUBECONFIG_1.replace("certificate-authority-data: Q0E=", "insecure-skip-tls-verify: true");
     InfraBindings b =
         InfraBindings.of(
-            List.of(kvc("a", "k", "k", null, "s")), r -> Optional.of(secret(insecure, null)), true);
+            List.of(kvc("a", "k", "k", null, "s")),
+            r -> Optional.of(secret(insecure, null)),
+            r -> Optional.empty(),
+            true);
     assertEquals(1, b.targets().size());
     assertTrue(b.connections().values().iterator().next().allowsInsecureTls());
   }

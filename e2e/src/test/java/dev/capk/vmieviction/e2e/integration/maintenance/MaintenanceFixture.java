@@ -120,10 +120,21 @@ final class MaintenanceFixture {
   static ControllerRuntime startController(String kubeconfig) {
     return startController(
         kubeconfig,
-        NodeMaintenanceSettings.defaults()
-            .withPassTimeout(Duration.ofSeconds(3))
-            .withRetryInterval(Duration.ofSeconds(1))
-            .withWorkers(3));
+        settings(Duration.ofSeconds(1), NodeMaintenanceSettings.defaults().maxRetryInterval(), 3));
+  }
+
+  /** The defaults with short drain steps (3 s) and the given retry waits and workers. */
+  static NodeMaintenanceSettings settings(Duration retry, Duration maxRetry, int workers) {
+    NodeMaintenanceSettings d = NodeMaintenanceSettings.defaults();
+    return new NodeMaintenanceSettings(
+        d.taints(),
+        Duration.ofSeconds(3),
+        retry,
+        d.maxBackoff(),
+        d.progressInterval(),
+        workers,
+        d.resync(),
+        maxRetry);
   }
 
   static ControllerRuntime startController(String kubeconfig, NodeMaintenanceSettings settings) {

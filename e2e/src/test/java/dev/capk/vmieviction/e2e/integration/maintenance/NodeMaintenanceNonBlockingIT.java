@@ -24,7 +24,6 @@ import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.integration.maintenance.MaintenanceFixture.NodeState;
-import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import java.time.Duration;
 import java.util.List;
@@ -57,11 +56,7 @@ class NodeMaintenanceNonBlockingIT {
     controller =
         MaintenanceFixture.startController(
             MaintenanceFixture.controllerKubeconfig(cluster),
-            NodeMaintenanceSettings.defaults()
-                .withPassTimeout(Duration.ofSeconds(3))
-                .withRetryInterval(LONG)
-                .withMaxRetryInterval(LONG)
-                .withWorkers(1));
+            MaintenanceFixture.settings(LONG, LONG, 1));
   }
 
   @AfterAll
