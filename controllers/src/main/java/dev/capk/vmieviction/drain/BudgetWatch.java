@@ -123,14 +123,8 @@ public final class BudgetWatch
   }
 
   @Override
-  public Call watch(ApiClient client, String resourceVersion) throws ApiException {
-    return new PolicyV1Api(client)
-        .listPodDisruptionBudgetForAllNamespaces()
-        .watch(true)
-        .allowWatchBookmarks(true)
-        .resourceVersion(resourceVersion)
-        .timeoutSeconds(WatchLoop.WATCH_SECONDS)
-        .buildCall(null);
+  public Call list(ApiClient client) throws ApiException {
+    return new PolicyV1Api(client).listPodDisruptionBudgetForAllNamespaces().buildCall(null);
   }
 
   /** No list of its own: a watch without a resourceVersion reports every budget first. */
