@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,36 +27,8 @@ import java.util.function.BiConsumer;
  */
 public final class SteppedDrains implements AutoCloseable {
 
-  /** One key's drain. */
-  public static final class Drain {
-    private final ApiClient client;
-    private final String node;
-    private final NodePodWatch watch;
-    private final DrainMemory memory;
-
-    private Drain(ApiClient client, String node, NodePodWatch watch, DrainMemory memory) {
-      this.client = client;
-      this.node = node;
-      this.watch = watch;
-      this.memory = memory;
-    }
-
-    public String node() {
-      return node;
-    }
-
-    public ApiClient client() {
-      return client;
-    }
-
-    public NodePodWatch watch() {
-      return watch;
-    }
-
-    public DrainMemory memory() {
-      return memory;
-    }
-  }
+  /** One key's drain: its client and node, the watch on the node's pods, its memory. */
+  public record Drain(ApiClient client, String node, NodePodWatch watch, DrainMemory memory) {}
 
   private final Duration baseRetry;
   private final Duration maxRetry;
@@ -163,7 +136,7 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   /** The keys of the drains open now. */
-  public java.util.Set<String> keys() {
+  public Set<String> keys() {
     return drains.keySet();
   }
 
