@@ -134,7 +134,7 @@ public final class DrainStepper {
     // The lookup outlives this step (its answers are kept for the drain): not bound to this step.
     PodFilters filters =
         new PodFilters(options, memory.daemonSets(() -> new ApiDaemonSetLookup(this.api)), clock);
-    DrainPlan plan = new DrainPlanner(filters.inOrder()).plan(podsOnNode);
+    DrainPlan plan = DrainPlan.of(filters.inOrder(), podsOnNode);
     if (plan.refused()) {
       throw new DrainRefusedException(nodeName, plan.refusals(), false);
     }
