@@ -46,13 +46,10 @@ public final class NodePodWatch implements AutoCloseable, WatchLoop.Kind<V1Pod> 
   private NodePodWatch(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
     this.node = node;
     this.onPodsLeft = onPodsLeft;
-    String from = null;
-    if (seed != null && seed.getMetadata() != null) {
-      from = seed.getMetadata().getResourceVersion();
-    }
+    String from =
+        seed == null || seed.getMetadata() == null ? null : seed.getMetadata().getResourceVersion();
     if (from != null) {
       // The caller's own list: the watch starts right after it, instead of listing again.
-      pods.clear();
       if (seed.getItems() != null) {
         seed.getItems().forEach(p -> pods.put(key(p), p));
       }
@@ -74,21 +71,16 @@ public final class NodePodWatch implements AutoCloseable, WatchLoop.Kind<V1Pod> 
 
   /** Starts following the node's pods; the first list arrives on the watch's own thread. */
   public static NodePodWatch start(ApiClient client, String node, Runnable onPodsLeft) {
-    return start(client, node, onPodsLeft, null);
+    return start(new RawApi(client), node, onPodsLeft, null);
   }
 
   /**
    * As {@link #start(ApiClient, String, Runnable)}, from a list of the node's pods the caller has
    * just made (field selector {@code spec.nodeName}, all namespaces): the watch resumes from its
    * resourceVersion and {@link #pods()} answers from it at once, so the drain's first step and the
-   * watch share one list. Null, or a list without a resourceVersion: the watch lists itself.
+   * watch share one list. Null, or a list without a resourceVersion: the watch lists itself. Each
+   * watch request is bound to {@code api}'s deadline (a blocking drain's).
    */
-  public static NodePodWatch start(
-      ApiClient client, String node, Runnable onPodsLeft, V1PodList seed) {
-    return start(new RawApi(client), node, onPodsLeft, seed);
-  }
-
-  /** As the public one, each watch request bound to {@code api}'s deadline (a blocking drain's). */
   static NodePodWatch start(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
     NodePodWatch w = new NodePodWatch(api, node, onPodsLeft, seed);
     w.loop.start();

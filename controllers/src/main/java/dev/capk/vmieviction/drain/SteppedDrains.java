@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.drain;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Clock;
@@ -90,7 +91,7 @@ public final class SteppedDrains implements AutoCloseable {
         new Drain(
             client,
             node,
-            NodePodWatch.start(client, node, () -> onPodsLeft.accept(key, node), seed),
+            NodePodWatch.start(new RawApi(client), node, () -> onPodsLeft.accept(key, node), seed),
             current != null && current.node.equals(node)
                 ? current.memory
                 : new DrainMemory(baseRetry, maxRetry));
