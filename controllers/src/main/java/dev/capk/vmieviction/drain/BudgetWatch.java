@@ -86,22 +86,23 @@ public final class BudgetWatch
 
   @Override
   public Set<String> selecting(V1Pod pod) {
-    if (pod.getMetadata() == null) {
-      return Set.of();
-    }
-    String namespace = pod.getMetadata().getNamespace();
     Set<String> names = new TreeSet<>();
     budgets.forEach(
         (key, seen) -> {
-          if (namespace != null
-              && namespace.equals(seen.budget.getMetadata().getNamespace())
-              && seen.budget.getSpec() != null
-              && LabelSelectors.matches(
-                  seen.budget.getSpec().getSelector(), pod.getMetadata().getLabels())) {
+          if (selects(seen.budget, pod)) {
             names.add(key);
           }
         });
     return names;
+  }
+
+  /** The budget is in the pod's namespace and its selector matches the pod's labels. */
+  static boolean selects(V1PodDisruptionBudget budget, V1Pod pod) {
+    return pod.getMetadata() != null
+        && pod.getMetadata().getNamespace() != null
+        && pod.getMetadata().getNamespace().equals(budget.getMetadata().getNamespace())
+        && budget.getSpec() != null
+        && LabelSelectors.matches(budget.getSpec().getSelector(), pod.getMetadata().getLabels());
   }
 
   @Override
@@ -123,14 +124,8 @@ public final class BudgetWatch
   }
 
   @Override
-  public Call watch(ApiClient client, String resourceVersion) throws ApiException {
-    return new PolicyV1Api(client)
-        .listPodDisruptionBudgetForAllNamespaces()
-        .watch(true)
-        .allowWatchBookmarks(true)
-        .resourceVersion(resourceVersion)
-        .timeoutSeconds(WatchLoop.WATCH_SECONDS)
-        .buildCall(null);
+  public Call list(ApiClient client) throws ApiException {
+    return new PolicyV1Api(client).listPodDisruptionBudgetForAllNamespaces().buildCall(null);
   }
 
   /** No list of its own: a watch without a resourceVersion reports every budget first. */

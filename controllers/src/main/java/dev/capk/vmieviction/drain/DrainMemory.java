@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Supplier;
 
 /**
  * What a stepped drain of one node remembers between its steps: when each pod that could not go yet
@@ -115,15 +116,8 @@ public final class DrainMemory {
   }
 
   void refused(PodRef pod, Waiting why, Set<String> budgets, Instant now) {
-    PodState s = pods.computeIfAbsent(pod, p -> new PodState());
-    s.waiting = why;
-    s.transientFailures = 0;
-    s.failure = null;
-    s.denied = false;
-    s.budgets = Set.copyOf(budgets);
-    s.woken = false;
-    s.due = now.plus(refusalWait(s.refusals));
-    s.refusals++;
+    PodState s = waitFor(pod, why, budgets);
+    s.due = now.plus(refusalWait(s.refusals++));
   }
 
   /**
@@ -131,17 +125,22 @@ public final class DrainMemory {
    * if refused, for its budget's wake or for its timer (set as a refusal would, if it had come).
    */
   void held(PodRef pod, Set<String> budgets, Instant now) {
-    PodState s = pods.computeIfAbsent(pod, p -> new PodState());
+    PodState s = waitFor(pod, Waiting.BLOCKED, budgets);
     if (s.due == null || !now.isBefore(s.due)) {
-      s.due = now.plus(refusalWait(s.refusals));
-      s.refusals++;
+      s.due = now.plus(refusalWait(s.refusals++));
     }
-    s.waiting = Waiting.BLOCKED;
+  }
+
+  /** The pod waits for {@code why} (a refusal, not a failure) on {@code budgets}. */
+  private PodState waitFor(PodRef pod, Waiting why, Set<String> budgets) {
+    PodState s = pods.computeIfAbsent(pod, p -> new PodState());
+    s.waiting = why;
     s.transientFailures = 0;
     s.failure = null;
     s.denied = false;
     s.budgets = Set.copyOf(budgets);
     s.woken = false;
+    return s;
   }
 
   void throttled(PodRef pod, long retryAfterSeconds, Instant now) {
@@ -163,7 +162,6 @@ public final class DrainMemory {
     s.due = now.plusMillis(Math.min(5_000L, 200L << Math.min(20, s.transientFailures - 1)));
     if (s.transientFailures > MAX_TRANSIENT_FAILURES) {
       s.waiting = Waiting.FAILED;
-      s.failure = message;
       return true;
     }
     s.waiting = Waiting.TRANSIENT;
@@ -227,7 +225,7 @@ public final class DrainMemory {
     this.evictionVersion = version;
   }
 
-  DaemonSetLookup daemonSets(java.util.function.Supplier<DaemonSetLookup> create) {
+  DaemonSetLookup daemonSets(Supplier<DaemonSetLookup> create) {
     if (daemonSets == null) {
       daemonSets = create.get();
     }

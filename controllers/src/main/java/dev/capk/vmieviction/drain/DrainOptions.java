@@ -7,10 +7,38 @@ import java.util.Objects;
 
 /**
  * How to drain a node: kubectl drain's flags, plus what a program needs (concurrency, extra
- * filters, progress callbacks). Immutable; {@link Builder#build()} validates every value, so a
- * drain never starts with options it would fail on halfway.
+ * filters, progress callbacks). The constructor validates every value (and parses the pod
+ * selector), so a drain never starts with options it would fail on halfway.
+ *
+ * @param force delete pods that declare no controller, and DaemonSet pods whose DaemonSet is gone
+ * @param ignoreAllDaemonSets leave DaemonSet-managed pods in place instead of refusing the drain
+ * @param deleteEmptyDirData evict pods that use emptyDir volumes (their data is lost) instead of
+ *     refusing the drain
+ * @param gracePeriodSeconds seconds each pod gets to terminate; -1: the pod's own
+ * @param timeout how long the whole drain may take; {@link Duration#ZERO}: no limit
+ * @param podSelector only pods matching this label selector are drained; empty: all
+ * @param disableEviction delete pods instead of evicting them: PodDisruptionBudgets are bypassed
+ * @param skipWaitForDeleteTimeout pods deleted longer ago than this are not waited for; {@link
+ *     Duration#ZERO}: wait for all
+ * @param chunkSize page size when listing the node's pods; 0 lists them in one request
+ * @param evictionRetryInterval pause before retrying an eviction a PodDisruptionBudget refused
+ * @param filters caller filters, run after kubectl's built-in ones
  */
-public final class DrainOptions {
+public record DrainOptions(
+    boolean force,
+    boolean ignoreAllDaemonSets,
+    boolean deleteEmptyDirData,
+    int gracePeriodSeconds,
+    Duration timeout,
+    String podSelector,
+    boolean disableEviction,
+    Duration skipWaitForDeleteTimeout,
+    int chunkSize,
+    DryRun dryRun,
+    int maxConcurrentEvictions,
+    Duration evictionRetryInterval,
+    List<PodFilter> filters,
+    DrainProgressListener progressListener) {
   /** kubectl's default page size when listing the node's pods. */
   public static final int DEFAULT_CHUNK_SIZE = 500;
 
@@ -24,38 +52,46 @@ public final class DrainOptions {
   /** kubectl waits 5 s before retrying an eviction a PodDisruptionBudget refused. */
   public static final Duration DEFAULT_EVICTION_RETRY_INTERVAL = Duration.ofSeconds(5);
 
-  private final boolean force;
-  private final boolean ignoreAllDaemonSets;
-  private final boolean deleteEmptyDirData;
-  private final int gracePeriodSeconds;
-  private final Duration timeout;
-  private final String podSelector;
-  private final List<LabelSelectors.Requirement> podSelectorRequirements;
-  private final boolean disableEviction;
-  private final Duration skipWaitForDeleteTimeout;
-  private final int chunkSize;
-  private final DryRun dryRun;
-  private final int maxConcurrentEvictions;
-  private final Duration evictionRetryInterval;
-  private final List<PodFilter> filters;
-  private final DrainProgressListener progressListener;
+  /**
+   * @throws IllegalArgumentException naming the first bad value
+   */
+  public DrainOptions {
+    if (gracePeriodSeconds < -1) {
+      throw new IllegalArgumentException(
+          "gracePeriodSeconds must be -1 (the pod's own) or >= 0, got " + gracePeriodSeconds);
+    }
+    requireNotNegative("timeout", timeout);
+    requireNotNegative("skipWaitForDeleteTimeout", skipWaitForDeleteTimeout);
+    if (chunkSize < 0) {
+      throw new IllegalArgumentException("chunkSize must be >= 0 (0: no paging), got " + chunkSize);
+    }
+    if (dryRun == null) {
+      throw new IllegalArgumentException("dryRun must be NONE, CLIENT or SERVER, got null");
+    }
+    if (maxConcurrentEvictions < 1) {
+      throw new IllegalArgumentException(
+          "maxConcurrentEvictions must be >= 1, got " + maxConcurrentEvictions);
+    }
+    if (evictionRetryInterval == null
+        || evictionRetryInterval.isNegative()
+        || evictionRetryInterval.isZero()) {
+      throw new IllegalArgumentException(
+          "evictionRetryInterval must be positive, got " + evictionRetryInterval);
+    }
+    if (progressListener == null) {
+      throw new IllegalArgumentException(
+          "progressListener must not be null (use DrainProgressListener.NONE)");
+    }
+    podSelector = podSelector == null ? "" : podSelector.strip();
+    // Parsed here: an invalid selector fails before the drain changes anything.
+    LabelSelectors.parse(podSelector);
+    filters = List.copyOf(filters);
+  }
 
-  private DrainOptions(Builder b) {
-    this.force = b.force;
-    this.ignoreAllDaemonSets = b.ignoreAllDaemonSets;
-    this.deleteEmptyDirData = b.deleteEmptyDirData;
-    this.gracePeriodSeconds = b.gracePeriodSeconds;
-    this.timeout = b.timeout;
-    this.podSelector = b.podSelector.strip();
-    this.podSelectorRequirements = LabelSelectors.parse(this.podSelector);
-    this.disableEviction = b.disableEviction;
-    this.skipWaitForDeleteTimeout = b.skipWaitForDeleteTimeout;
-    this.chunkSize = b.chunkSize;
-    this.dryRun = b.dryRun;
-    this.maxConcurrentEvictions = b.maxConcurrentEvictions;
-    this.evictionRetryInterval = b.evictionRetryInterval;
-    this.filters = List.copyOf(b.filters);
-    this.progressListener = b.progressListener;
+  private static void requireNotNegative(String name, Duration d) {
+    if (d == null || d.isNegative()) {
+      throw new IllegalArgumentException(name + " must be zero or positive, got " + d);
+    }
   }
 
   public static Builder builder() {
@@ -69,134 +105,48 @@ public final class DrainOptions {
 
   /** A builder holding these options, to derive others. */
   public Builder toBuilder() {
-    Builder b =
-        new Builder()
-            .force(force)
-            .ignoreAllDaemonSets(ignoreAllDaemonSets)
-            .deleteEmptyDirData(deleteEmptyDirData)
-            .gracePeriodSeconds(gracePeriodSeconds)
-            .timeout(timeout)
-            .podSelector(podSelector)
-            .disableEviction(disableEviction)
-            .skipWaitForDeleteTimeout(skipWaitForDeleteTimeout)
-            .chunkSize(chunkSize)
-            .dryRun(dryRun)
-            .maxConcurrentEvictions(maxConcurrentEvictions)
-            .evictionRetryInterval(evictionRetryInterval)
-            .progressListener(progressListener);
-    filters.forEach(b::addFilter);
+    Builder b = new Builder();
+    b.force = force;
+    b.ignoreAllDaemonSets = ignoreAllDaemonSets;
+    b.deleteEmptyDirData = deleteEmptyDirData;
+    b.gracePeriodSeconds = gracePeriodSeconds;
+    b.timeout = timeout;
+    b.podSelector = podSelector;
+    b.disableEviction = disableEviction;
+    b.skipWaitForDeleteTimeout = skipWaitForDeleteTimeout;
+    b.chunkSize = chunkSize;
+    b.dryRun = dryRun;
+    b.maxConcurrentEvictions = maxConcurrentEvictions;
+    b.evictionRetryInterval = evictionRetryInterval;
+    b.filters.addAll(filters);
+    b.progressListener = progressListener;
     return b;
-  }
-
-  /** Delete pods that declare no controller, and DaemonSet pods whose DaemonSet is gone. */
-  public boolean force() {
-    return force;
-  }
-
-  /** Leave DaemonSet-managed pods in place instead of refusing the drain. */
-  public boolean ignoreAllDaemonSets() {
-    return ignoreAllDaemonSets;
-  }
-
-  /** Evict pods that use emptyDir volumes (their data is lost) instead of refusing the drain. */
-  public boolean deleteEmptyDirData() {
-    return deleteEmptyDirData;
-  }
-
-  /** Seconds each pod gets to terminate; -1 means the pod's own terminationGracePeriodSeconds. */
-  public int gracePeriodSeconds() {
-    return gracePeriodSeconds;
-  }
-
-  /** How long the whole drain may take; {@link Duration#ZERO} means no limit. */
-  public Duration timeout() {
-    return timeout;
-  }
-
-  /** Only pods matching this label selector are drained; empty means all. */
-  public String podSelector() {
-    return podSelector;
-  }
-
-  /** Delete pods instead of evicting them: PodDisruptionBudgets are bypassed. */
-  public boolean disableEviction() {
-    return disableEviction;
-  }
-
-  /**
-   * Pods deleted longer ago than this are not waited for; {@link Duration#ZERO} means wait for all.
-   */
-  public Duration skipWaitForDeleteTimeout() {
-    return skipWaitForDeleteTimeout;
-  }
-
-  /** Page size when listing the node's pods; 0 lists them in one request. */
-  public int chunkSize() {
-    return chunkSize;
-  }
-
-  public DryRun dryRun() {
-    return dryRun;
-  }
-
-  public int maxConcurrentEvictions() {
-    return maxConcurrentEvictions;
-  }
-
-  /** Pause before retrying an eviction a PodDisruptionBudget refused. */
-  public Duration evictionRetryInterval() {
-    return evictionRetryInterval;
-  }
-
-  /** Caller filters, run after kubectl's built-in ones. */
-  public List<PodFilter> filters() {
-    return filters;
-  }
-
-  public DrainProgressListener progressListener() {
-    return progressListener;
-  }
-
-  List<LabelSelectors.Requirement> podSelectorRequirements() {
-    return podSelectorRequirements;
-  }
-
-  boolean hasTimeout() {
-    return !timeout.isZero();
   }
 
   @Override
   public String toString() {
     // No listener or filter internals: this string goes into logs.
-    return "DrainOptions{force="
-        + force
-        + ", ignoreAllDaemonSets="
-        + ignoreAllDaemonSets
-        + ", deleteEmptyDirData="
-        + deleteEmptyDirData
-        + ", gracePeriodSeconds="
-        + gracePeriodSeconds
-        + ", timeout="
-        + timeout
-        + ", podSelector='"
-        + podSelector
-        + "', disableEviction="
-        + disableEviction
-        + ", skipWaitForDeleteTimeout="
-        + skipWaitForDeleteTimeout
-        + ", chunkSize="
-        + chunkSize
-        + ", dryRun="
-        + dryRun
-        + ", maxConcurrentEvictions="
-        + maxConcurrentEvictions
-        + ", evictionRetryInterval="
-        + evictionRetryInterval
-        + ", extraFilters="
-        + filters.size()
-        + "}";
+    return String.format(
+        "DrainOptions{force=%s, ignoreAllDaemonSets=%s, deleteEmptyDirData=%s,"
+            + " gracePeriodSeconds=%d, timeout=%s, podSelector='%s', disableEviction=%s,"
+            + " skipWaitForDeleteTimeout=%s, chunkSize=%d, dryRun=%s, maxConcurrentEvictions=%d,"
+            + " evictionRetryInterval=%s, extraFilters=%d}",
+        force,
+        ignoreAllDaemonSets,
+        deleteEmptyDirData,
+        gracePeriodSeconds,
+        timeout,
+        podSelector,
+        disableEviction,
+        skipWaitForDeleteTimeout,
+        chunkSize,
+        dryRun,
+        maxConcurrentEvictions,
+        evictionRetryInterval,
+        filters.size());
   }
 
+  /** Sets some values over others; {@link #build} validates them all. */
   public static final class Builder {
     private boolean force;
     private boolean ignoreAllDaemonSets;
@@ -230,20 +180,18 @@ public final class DrainOptions {
       return this;
     }
 
-    /** -1: each pod's own terminationGracePeriodSeconds; 0: delete immediately. */
     public Builder gracePeriodSeconds(int v) {
       gracePeriodSeconds = v;
       return this;
     }
 
-    /** {@link Duration#ZERO}: no limit. */
     public Builder timeout(Duration v) {
       timeout = v;
       return this;
     }
 
     public Builder podSelector(String v) {
-      podSelector = v == null ? "" : v;
+      podSelector = v;
       return this;
     }
 
@@ -252,7 +200,6 @@ public final class DrainOptions {
       return this;
     }
 
-    /** {@link Duration#ZERO}: wait for every pod. */
     public Builder skipWaitForDeleteTimeout(Duration v) {
       skipWaitForDeleteTimeout = v;
       return this;
@@ -292,41 +239,21 @@ public final class DrainOptions {
      * @throws IllegalArgumentException naming the first bad value
      */
     public DrainOptions build() {
-      if (gracePeriodSeconds < -1) {
-        throw new IllegalArgumentException(
-            "gracePeriodSeconds must be -1 (the pod's own) or >= 0, got " + gracePeriodSeconds);
-      }
-      requireNotNegative("timeout", timeout);
-      requireNotNegative("skipWaitForDeleteTimeout", skipWaitForDeleteTimeout);
-      if (chunkSize < 0) {
-        throw new IllegalArgumentException(
-            "chunkSize must be >= 0 (0: no paging), got " + chunkSize);
-      }
-      if (dryRun == null) {
-        throw new IllegalArgumentException("dryRun must be NONE, CLIENT or SERVER, got null");
-      }
-      if (maxConcurrentEvictions < 1) {
-        throw new IllegalArgumentException(
-            "maxConcurrentEvictions must be >= 1, got " + maxConcurrentEvictions);
-      }
-      if (evictionRetryInterval == null
-          || evictionRetryInterval.isNegative()
-          || evictionRetryInterval.isZero()) {
-        throw new IllegalArgumentException(
-            "evictionRetryInterval must be positive, got " + evictionRetryInterval);
-      }
-      if (progressListener == null) {
-        throw new IllegalArgumentException(
-            "progressListener must not be null (use DrainProgressListener.NONE)");
-      }
-      // Parses the selector: an invalid one fails here, before the drain changes anything.
-      return new DrainOptions(this);
-    }
-
-    private static void requireNotNegative(String name, Duration d) {
-      if (d == null || d.isNegative()) {
-        throw new IllegalArgumentException(name + " must be zero or positive, got " + d);
-      }
+      return new DrainOptions(
+          force,
+          ignoreAllDaemonSets,
+          deleteEmptyDirData,
+          gracePeriodSeconds,
+          timeout,
+          podSelector,
+          disableEviction,
+          skipWaitForDeleteTimeout,
+          chunkSize,
+          dryRun,
+          maxConcurrentEvictions,
+          evictionRetryInterval,
+          filters,
+          progressListener);
     }
   }
 }

@@ -4,7 +4,9 @@ import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.PolicyV1Api;
 import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodDisruptionBudgetList;
 import java.io.InterruptedIOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -18,6 +20,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -134,7 +137,7 @@ public final class DrainStepper {
     // The lookup outlives this step (its answers are kept for the drain): not bound to this step.
     PodFilters filters =
         new PodFilters(options, memory.daemonSets(() -> new ApiDaemonSetLookup(this.api)), clock);
-    DrainPlan plan = new DrainPlanner(filters.inOrder()).plan(podsOnNode);
+    DrainPlan plan = DrainPlan.of(filters.inOrder(), podsOnNode);
     if (plan.refused()) {
       throw new DrainRefusedException(nodeName, plan.refusals(), false);
     }
@@ -173,12 +176,11 @@ public final class DrainStepper {
           options.disableEviction() ? Optional.empty() : evictionVersion(api, bound));
     }
     Map<PodRef, EvictionOutcome> answers = evict(api, options, memory, due, bound, observer);
-    BudgetResolver resolver = new BudgetResolver(api);
     Map<PodRef, V1Pod> byRef = new HashMap<>();
     due.forEach(p -> byRef.put(PodRef.of(p), p));
     answers.forEach(
         (ref, o) -> {
-          remember(memory, ref, byRef.get(ref), o, budgets, resolver, now);
+          remember(api, memory, ref, byRef.get(ref), o, budgets, now);
           observer.answered(ref, o);
         });
     return report(plan, memory, answers, now);
@@ -279,12 +281,12 @@ public final class DrainStepper {
   }
 
   private static void remember(
+      RawApi api,
       DrainMemory memory,
       PodRef ref,
       V1Pod pod,
       EvictionOutcome o,
       BudgetAllowance budgets,
-      BudgetResolver resolver,
       Instant now) {
     switch (o.kind()) {
       case ACCEPTED -> memory.accepted(ref, now);
@@ -293,7 +295,7 @@ public final class DrainStepper {
           memory.refused(
               ref,
               DrainMemory.Waiting.BLOCKED,
-              o.budgets().isEmpty() ? selecting(pod, budgets, resolver) : o.budgets(),
+              o.budgets().isEmpty() ? selecting(api, pod, budgets) : o.budgets(),
               now);
       case THROTTLED -> memory.throttled(ref, o.retryAfterSeconds(), now);
       case NAMESPACE_TERMINATING ->
@@ -320,11 +322,32 @@ public final class DrainStepper {
     }
   }
 
-  /** The budgets selecting a refused pod: from the budget watch's cache if it knows any. */
-  private static Set<String> selecting(
-      V1Pod pod, BudgetAllowance budgets, BudgetResolver resolver) {
+  /**
+   * The budgets selecting a pod refused by a 429 that named none: from the budget watch's cache if
+   * it knows any, else those of the pod's namespace, listed.
+   */
+  private static Set<String> selecting(RawApi api, V1Pod pod, BudgetAllowance budgets) {
     Set<String> known = budgets.selecting(pod);
-    return known.isEmpty() ? resolver.budgetsSelecting(pod) : known;
+    if (!known.isEmpty()) {
+      return known;
+    }
+    Set<String> names = new TreeSet<>();
+    try {
+      V1PodDisruptionBudgetList list =
+          api.get(
+              new PolicyV1Api(api.client())
+                  .listNamespacedPodDisruptionBudget(pod.getMetadata().getNamespace())
+                  .buildCall(null),
+              V1PodDisruptionBudgetList.class);
+      if (list.getItems() != null) {
+        list.getItems().stream()
+            .filter(b -> BudgetWatch.selects(b, pod))
+            .forEach(b -> names.add(b.getMetadata().getName()));
+      }
+    } catch (ApiException e) {
+      // Best effort: the names only enrich the report; the retry goes on without them.
+    }
+    return names;
   }
 
   private static DrainStep report(

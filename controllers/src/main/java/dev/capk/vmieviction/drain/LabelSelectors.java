@@ -13,8 +13,9 @@ import java.util.regex.Pattern;
  * Label selectors: the string form kubectl's {@code --pod-selector} takes (parsed here so a bad one
  * is refused before the drain changes anything), and the structured form PodDisruptionBudgets use.
  *
- * <p>The structured form is matched by the official client. The string form is not: client-java has
- * no parser for it, and its matchers know neither {@code <} nor {@code >}, which kubectl accepts.
+ * <p>The structured form is matched by the official client. The string form is only validated (the
+ * API server matches it): client-java has no parser for it, and knows neither {@code <} nor {@code
+ * >}, which kubectl accepts.
  */
 public final class LabelSelectors {
   private static final Pattern NAME = Pattern.compile("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]");
@@ -24,33 +25,13 @@ public final class LabelSelectors {
 
   private LabelSelectors() {}
 
-  /** One requirement of a selector; a pod matches a selector when it meets every requirement. */
+  /**
+   * One requirement of a selector. Matching pods is the API server's: the selector goes into the
+   * list of the node's pods as given; it is parsed here to refuse a bad one first.
+   */
   public record Requirement(String key, Operator operator, Set<String> values) {
     public Requirement {
       values = Set.copyOf(values);
-    }
-
-    public boolean matches(Map<String, String> labels) {
-      String v = labels == null ? null : labels.get(key);
-      return switch (operator) {
-        case EXISTS -> v != null;
-        case DOES_NOT_EXIST -> v == null;
-        case IN, EQUALS -> v != null && values.contains(v);
-        // As in Kubernetes: a missing label satisfies "!=" and "notin".
-        case NOT_IN, NOT_EQUALS -> v == null || !values.contains(v);
-        case GREATER_THAN -> compareInt(v) > 0;
-        case LESS_THAN -> compareInt(v) < 0;
-      };
-    }
-
-    private int compareInt(String v) {
-      if (v == null || !INTEGER.matcher(v).matches()) {
-        // Neither greater nor less: an absent or non-numeric label never matches gt/lt.
-        return 0;
-      }
-      long actual = Long.parseLong(v);
-      long bound = Long.parseLong(values.iterator().next());
-      return Long.compare(actual, bound);
     }
   }
 
@@ -81,16 +62,6 @@ public final class LabelSelectors {
       throw new IllegalArgumentException(
           "invalid label selector \"" + selector + "\": " + e.getMessage(), e);
     }
-  }
-
-  /** True when every requirement matches {@code labels}. */
-  public static boolean matches(List<Requirement> requirements, Map<String, String> labels) {
-    for (Requirement r : requirements) {
-      if (!r.matches(labels)) {
-        return false;
-      }
-    }
-    return true;
   }
 
   /**

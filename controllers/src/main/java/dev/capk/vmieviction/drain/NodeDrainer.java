@@ -144,7 +144,7 @@ public final class NodeDrainer {
       throw afterCordon(nodeName, cordoned, "listing its pods", e);
     }
     PodFilters filters = new PodFilters(options, new ApiDaemonSetLookup(api), clock);
-    DrainPlan plan = new DrainPlanner(filters.inOrder()).plan(listing.pods());
+    DrainPlan plan = DrainPlan.of(filters.inOrder(), listing.pods());
     if (plan.refused()) {
       DrainRefusedException refused =
           new DrainRefusedException(nodeName, plan.refusals(), cordoned);

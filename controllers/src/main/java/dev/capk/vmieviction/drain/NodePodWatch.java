@@ -1,7 +1,10 @@
 package dev.capk.vmieviction.drain;
 
+import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
 import java.util.ArrayList;
@@ -9,6 +12,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import okhttp3.Call;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The pods bound to one node, kept current by one list and one watch (field selector {@code
@@ -19,13 +25,20 @@ import java.util.Optional;
  *
  * <p>Why not a client-java informer: a {@code SharedInformerFactory} keeps one informer per type,
  * and each informer runs several threads; a drain of hundreds of nodes at once needs hundreds of
- * differently filtered pod watches, one thread each here ({@link DeletionWaiter}'s).
+ * differently filtered pod watches, one thread each here ({@link WatchLoop}'s: a single watch, not
+ * a GET per pod per second as kubectl does). Repeated failures to reach the server end it ({@link
+ * #failure}).
  */
-public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events {
+public final class NodePodWatch implements AutoCloseable, WatchLoop.Kind<V1Pod> {
+  private static final Logger LOG = LoggerFactory.getLogger(NodePodWatch.class);
+
+  /** Consecutive failures (backoff 0.25 s doubling, at most 8 s: ~30 s in all) before giving up. */
+  private static final int MAX_FAILURES = 9;
 
   private final String node;
   private final Runnable onPodsLeft;
-  private final DeletionWaiter waiter;
+  private final PodLister lister;
+  private final WatchLoop<V1Pod> loop;
   private final Map<String, V1Pod> pods = new LinkedHashMap<>();
   private boolean listed;
   private String failure;
@@ -33,49 +46,44 @@ public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events 
   private NodePodWatch(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
     this.node = node;
     this.onPodsLeft = onPodsLeft;
-    String from = null;
-    if (seed != null && seed.getMetadata() != null) {
-      from = seed.getMetadata().getResourceVersion();
-    }
+    String from =
+        seed == null || seed.getMetadata() == null ? null : seed.getMetadata().getResourceVersion();
     if (from != null) {
       // The caller's own list: the watch starts right after it, instead of listing again.
-      pods.clear();
       if (seed.getItems() != null) {
         seed.getItems().forEach(p -> pods.put(key(p), p));
       }
       listed = true;
     }
-    // No resourceVersion: the waiter lists first, then watches from that list's version.
-    this.waiter = new DeletionWaiter(api, new PodLister(api), node, from, this);
+    this.lister = new PodLister(api);
+    // No resourceVersion: the loop lists first, then watches from that list's version. Each watch
+    // request is bounded by the api's deadline rather than by the client's call timeout.
+    this.loop = new WatchLoop<>(api, this, from, "drain-watch-" + node);
   }
 
   /** Fed by hand, for tests of what it reports. */
   NodePodWatch(String node, Runnable onPodsLeft) {
     this.node = node;
     this.onPodsLeft = onPodsLeft;
-    this.waiter = null;
+    this.lister = null;
+    this.loop = null;
   }
 
   /** Starts following the node's pods; the first list arrives on the watch's own thread. */
   public static NodePodWatch start(ApiClient client, String node, Runnable onPodsLeft) {
-    return start(client, node, onPodsLeft, null);
+    return start(new RawApi(client), node, onPodsLeft, null);
   }
 
   /**
    * As {@link #start(ApiClient, String, Runnable)}, from a list of the node's pods the caller has
    * just made (field selector {@code spec.nodeName}, all namespaces): the watch resumes from its
    * resourceVersion and {@link #pods()} answers from it at once, so the drain's first step and the
-   * watch share one list. Null, or a list without a resourceVersion: the watch lists itself.
+   * watch share one list. Null, or a list without a resourceVersion: the watch lists itself. Each
+   * watch request is bound to {@code api}'s deadline (a blocking drain's).
    */
-  public static NodePodWatch start(
-      ApiClient client, String node, Runnable onPodsLeft, V1PodList seed) {
-    return start(new RawApi(client), node, onPodsLeft, seed);
-  }
-
-  /** As the public one, each watch request bound to {@code api}'s deadline (a blocking drain's). */
   static NodePodWatch start(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
     NodePodWatch w = new NodePodWatch(api, node, onPodsLeft, seed);
-    w.waiter.start();
+    w.loop.start();
     return w;
   }
 
@@ -96,7 +104,7 @@ public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events 
    * accepted since. What this watch knows may be stale.
    */
   public synchronized boolean unreachable() {
-    return failure != null || (waiter != null && waiter.failing());
+    return failure != null || (loop != null && loop.failing());
   }
 
   /** Why the watch gave up (it does after about 30 s of failures), if it did. */
@@ -105,22 +113,58 @@ public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events 
   }
 
   @Override
-  public void podSeen(V1Pod pod) {
+  public Class<V1Pod> objectType() {
+    return V1Pod.class;
+  }
+
+  @Override
+  public Call list(ApiClient client) throws ApiException {
+    return new CoreV1Api(client)
+        .listPodForAllNamespaces()
+        .fieldSelector(PodLister.nodeFieldSelector(node))
+        .buildCall(null);
+  }
+
+  @Override
+  public String relist() throws ApiException {
+    PodLister.Listing listing = lister.list(node, "", DrainOptions.DEFAULT_CHUNK_SIZE);
+    LOG.debug("pods listed node={} pods={}", node, listing.pods().size());
+    relisted(listing.pods());
+    return listing.resourceVersion();
+  }
+
+  @Override
+  public void seen(String type, V1Pod pod) {
+    boolean deleted = "DELETED".equals(type);
     synchronized (this) {
-      pods.put(key(pod), pod);
+      if (deleted) {
+        pods.remove(key(pod));
+      } else {
+        pods.put(key(pod), pod);
+      }
+    }
+    if (deleted) {
+      onPodsLeft.run();
     }
   }
 
   @Override
-  public void podDeleted(V1Pod pod) {
-    synchronized (this) {
-      pods.remove(key(pod));
+  public boolean giveUp(Exception failure, int failures) {
+    String reason =
+        failure instanceof ApiException ae
+            ? ApiStatus.describe(ae)
+            : String.valueOf(failure.getMessage());
+    if (failures >= MAX_FAILURES) {
+      LOG.warn("pod watch gave up node={} failures={} reason={}", node, failures, reason);
+      watchFailed("lost the watch on the pods of node " + node + ": " + reason);
+      return true;
     }
-    onPodsLeft.run();
+    LOG.debug("pod watch failed, retrying node={} failures={} reason={}", node, failures, reason);
+    return false;
   }
 
-  @Override
-  public void relisted(List<V1Pod> current) {
+  /** The full current list after a relist: any pod tracked but not in it is gone. */
+  void relisted(List<V1Pod> current) {
     boolean left;
     synchronized (this) {
       Map<String, V1Pod> now = new LinkedHashMap<>();
@@ -137,8 +181,7 @@ public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events 
     }
   }
 
-  @Override
-  public void watchFailed(String reason) {
+  void watchFailed(String reason) {
     synchronized (this) {
       failure = reason;
     }
@@ -152,8 +195,8 @@ public final class NodePodWatch implements AutoCloseable, DeletionWaiter.Events 
 
   @Override
   public void close() {
-    if (waiter != null) {
-      waiter.close();
+    if (loop != null) {
+      loop.close();
     }
   }
 }

@@ -189,21 +189,14 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   }
 
   @Override
-  public Call watch(ApiClient client, String resourceVersion) throws ApiException {
-    return new CoreV1Api(client)
-        .listNode()
-        .watch(true)
-        .allowWatchBookmarks(true)
-        .resourceVersion(resourceVersion)
-        .timeoutSeconds(WatchLoop.WATCH_SECONDS)
-        .buildCall(null);
+  public Call list(ApiClient client) throws ApiException {
+    return new CoreV1Api(client).listNode().buildCall(null);
   }
 
   /** After a 410: a fresh list replaces what was known. */
   @Override
   public String relist() throws ApiException {
-    V1NodeList list =
-        api.get(new CoreV1Api(api.client()).listNode().buildCall(null), V1NodeList.class);
+    V1NodeList list = api.get(list(api.client()), V1NodeList.class);
     synchronized (this) {
       nodes.clear();
       list.getItems().forEach(n -> nodes.put(n.getMetadata().getName(), trimmed(n)));

@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.drain;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Clock;
@@ -8,6 +9,7 @@ import java.time.Duration;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,36 +28,8 @@ import java.util.function.BiConsumer;
  */
 public final class SteppedDrains implements AutoCloseable {
 
-  /** One key's drain. */
-  public static final class Drain {
-    private final ApiClient client;
-    private final String node;
-    private final NodePodWatch watch;
-    private final DrainMemory memory;
-
-    private Drain(ApiClient client, String node, NodePodWatch watch, DrainMemory memory) {
-      this.client = client;
-      this.node = node;
-      this.watch = watch;
-      this.memory = memory;
-    }
-
-    public String node() {
-      return node;
-    }
-
-    public ApiClient client() {
-      return client;
-    }
-
-    public NodePodWatch watch() {
-      return watch;
-    }
-
-    public DrainMemory memory() {
-      return memory;
-    }
-  }
+  /** One key's drain: its client and node, the watch on the node's pods, its memory. */
+  public record Drain(ApiClient client, String node, NodePodWatch watch, DrainMemory memory) {}
 
   private final Duration baseRetry;
   private final Duration maxRetry;
@@ -117,7 +91,7 @@ public final class SteppedDrains implements AutoCloseable {
         new Drain(
             client,
             node,
-            NodePodWatch.start(client, node, () -> onPodsLeft.accept(key, node), seed),
+            NodePodWatch.start(new RawApi(client), node, () -> onPodsLeft.accept(key, node), seed),
             current != null && current.node.equals(node)
                 ? current.memory
                 : new DrainMemory(baseRetry, maxRetry));
@@ -163,7 +137,7 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   /** The keys of the drains open now. */
-  public java.util.Set<String> keys() {
+  public Set<String> keys() {
     return drains.keySet();
   }
 

@@ -15,7 +15,9 @@ import java.io.StringReader;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import okhttp3.Call;
+import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
+import okhttp3.Request;
 import okhttp3.Response;
 import okio.BufferedSource;
 
@@ -40,8 +42,11 @@ final class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
     /** The objects' type, decoded straight from the watch's lines. */
     Class<T> objectType();
 
-    /** The watch request, from {@code resourceVersion} (null: the server sends the state first). */
-    Call watch(ApiClient client, String resourceVersion) throws ApiException;
+    /**
+     * The list request the watch is made of: the loop adds the watch's parameters (bookmarks, its
+     * resourceVersion, its timeout).
+     */
+    Call list(ApiClient client) throws ApiException;
 
     /**
      * There is no resourceVersion to resume from (at the start, or after a 410): list, report the
@@ -166,7 +171,18 @@ final class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
 
   /** One watch request, read to its end. @return true if the server accepted it */
   private boolean watchOnce() throws IOException, ApiException, Expired {
-    Call call = watchHttp.newCall(kind.watch(api.client(), resourceVersion).request());
+    Request list = kind.list(api.client()).request();
+    HttpUrl.Builder url =
+        list.url()
+            .newBuilder()
+            .addQueryParameter("watch", "true")
+            .addQueryParameter("allowWatchBookmarks", "true")
+            .addQueryParameter("timeoutSeconds", String.valueOf(WATCH_SECONDS));
+    if (resourceVersion != null) {
+      // Null: the server sends the state first.
+      url.addQueryParameter("resourceVersion", resourceVersion);
+    }
+    Call call = watchHttp.newCall(list.newBuilder().url(url.build()).build());
     api.bound(call);
     current = call;
     if (closed) {

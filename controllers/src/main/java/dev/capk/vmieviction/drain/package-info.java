@@ -10,7 +10,7 @@
  * the node, lists its pods ({@link dev.capk.vmieviction.drain.PodLister}, paginated), gives each a
  * {@link dev.capk.vmieviction.drain.PodVerdict} through {@link
  * dev.capk.vmieviction.drain.PodFilters} in kubectl's order ({@link
- * dev.capk.vmieviction.drain.DrainPlanner}) and refuses as a whole ({@link
+ * dev.capk.vmieviction.drain.DrainPlan#of}) and refuses as a whole ({@link
  * dev.capk.vmieviction.drain.DrainRefusedException}); otherwise {@link
  * dev.capk.vmieviction.drain.BlockingDrain} steps the drain (evictions concurrent, {@link
  * dev.capk.vmieviction.drain.Evictor}), waits between steps on one watch of the node's pods ({@link

@@ -9,49 +9,56 @@ import io.kubernetes.client.openapi.models.V1LabelSelector;
 import io.kubernetes.client.openapi.models.V1LabelSelectorRequirement;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class LabelSelectorsTest {
-  private static boolean sel(String selector, Map<String, String> labels) {
-    return LabelSelectors.matches(LabelSelectors.parse(selector), labels);
+  private static LabelSelectors.Requirement req(
+      String key, LabelSelectors.Operator op, String... values) {
+    return new LabelSelectors.Requirement(key, op, Set.of(values));
+  }
+
+  private static void parses(String selector, LabelSelectors.Requirement... expected) {
+    assertEquals(List.of(expected), LabelSelectors.parse(selector), selector);
   }
 
   @Test
   void emptySelectorSelectsEverything() {
     assertTrue(LabelSelectors.parse("").isEmpty());
     assertTrue(LabelSelectors.parse("   ").isEmpty());
-    assertTrue(sel("", Map.of()));
   }
 
+  /** Matching is the API server's (the selector goes into the pod list): parsed to validate. */
   @Test
-  void equalityInequalityExistenceAndSetOperatorsMatchLikeKubernetes() {
-    Map<String, String> web = Map.of("app", "web", "tier", "front", "n", "5");
-    assertTrue(sel("app=web", web));
-    assertTrue(sel("app==web", web));
-    assertFalse(sel("app!=web", web));
-    assertTrue(sel("app!=db", web));
-    assertTrue(sel("missing!=x", web), "a missing label satisfies !=");
-    assertTrue(sel("app", web));
-    assertFalse(sel("!app", web));
-    assertTrue(sel("!missing", web));
-    assertTrue(sel("app in (web, db)", web));
-    assertFalse(sel("app notin (web,db)", web));
-    assertTrue(sel("missing notin (web)", web));
-    assertTrue(sel("n>4", web));
-    assertFalse(sel("n<5", web));
-    assertTrue(sel(" app = web , tier in (front) ", web));
-    assertFalse(sel("app=web,tier=back", web));
+  void equalityInequalityExistenceAndSetOperatorsParseLikeKubernetes() {
+    parses("app=web", req("app", LabelSelectors.Operator.EQUALS, "web"));
+    parses("app==web", req("app", LabelSelectors.Operator.EQUALS, "web"));
+    parses("app!=db", req("app", LabelSelectors.Operator.NOT_EQUALS, "db"));
+    parses("app", req("app", LabelSelectors.Operator.EXISTS));
+    parses("!app", req("app", LabelSelectors.Operator.DOES_NOT_EXIST));
+    parses("app in (web, db)", req("app", LabelSelectors.Operator.IN, "web", "db"));
+    parses("app notin (web,db)", req("app", LabelSelectors.Operator.NOT_IN, "web", "db"));
+    parses("n>4", req("n", LabelSelectors.Operator.GREATER_THAN, "4"));
+    parses("n<5", req("n", LabelSelectors.Operator.LESS_THAN, "5"));
+    parses(
+        " app = web , tier in (front) ",
+        req("app", LabelSelectors.Operator.EQUALS, "web"),
+        req("tier", LabelSelectors.Operator.IN, "front"));
   }
 
   @Test
   void qualifiedKeysAndEmptyValuesAreAccepted() {
-    assertTrue(sel("app.kubernetes.io/name=web", Map.of("app.kubernetes.io/name", "web")));
-    assertTrue(sel("a=", Map.of("a", "")));
-    assertEquals(2, LabelSelectors.parse("a=,b").size());
-    assertTrue(sel("a==", Map.of("a", "")));
-    assertFalse(sel("a=", Map.of("a", "x")));
+    parses(
+        "app.kubernetes.io/name=web",
+        req("app.kubernetes.io/name", LabelSelectors.Operator.EQUALS, "web"));
+    parses("a=", req("a", LabelSelectors.Operator.EQUALS, ""));
+    parses("a==", req("a", LabelSelectors.Operator.EQUALS, ""));
+    parses(
+        "a=,b",
+        req("a", LabelSelectors.Operator.EQUALS, ""),
+        req("b", LabelSelectors.Operator.EXISTS));
   }
 
   @ParameterizedTest

@@ -30,8 +30,8 @@ class NodePodWatchTest {
     assertEquals(0, wakes.get(), "pods still there: nothing for the drain to do yet");
     assertEquals(2, watch.pods().orElseThrow().size());
 
-    watch.podDeleted(pod("a"));
-    watch.podDeleted(pod("b"));
+    watch.seen("DELETED", pod("a"));
+    watch.seen("DELETED", pod("b"));
 
     assertEquals(2, wakes.get());
     assertTrue(watch.pods().orElseThrow().isEmpty());

@@ -13,11 +13,11 @@ import java.util.Map;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
-class DrainPlannerTest {
+class DrainPlanTest {
   private static DrainPlan plan(UnaryOperator<DrainOptions.Builder> opts, V1Pod... pods) {
     DrainOptions o = opts.apply(DrainOptions.builder()).build();
     PodFilters f = new PodFilters(o, (ns, n) -> DaemonSetLookup.Answer.exists(), Clock.systemUTC());
-    return new DrainPlanner(f.inOrder()).plan(List.of(pods));
+    return DrainPlan.of(f.inOrder(), List.of(pods));
   }
 
   private static List<String> names(List<PodRef> refs) {
@@ -123,14 +123,13 @@ class DrainPlannerTest {
   @Test
   void aFilterReturningNullIsABugReportedWithThePod() {
     DrainOptions o = DrainOptions.builder().addFilter(x -> null).build();
-    DrainPlanner planner =
-        new DrainPlanner(
-            new PodFilters(o, (ns, n) -> DaemonSetLookup.Answer.exists(), Clock.systemUTC())
-                .inOrder());
+    List<PodFilter> filters =
+        new PodFilters(o, (ns, n) -> DaemonSetLookup.Answer.exists(), Clock.systemUTC()).inOrder();
     IllegalStateException e =
         assertThrows(
             IllegalStateException.class,
-            () -> planner.plan(List.of(pod("a", "web").ownedBy("ReplicaSet", "r").build())));
+            () ->
+                DrainPlan.of(filters, List.of(pod("a", "web").ownedBy("ReplicaSet", "r").build())));
     assertTrue(e.getMessage().contains("a/web"));
   }
 
