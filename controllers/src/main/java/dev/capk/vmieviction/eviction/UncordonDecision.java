@@ -3,6 +3,7 @@ package dev.capk.vmieviction.eviction;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
+import dev.capk.vmieviction.eviction.GuestNodeMatch.NodeReadiness;
 import io.kubernetes.client.openapi.models.V1Node;
 import java.util.Map;
 
