@@ -93,7 +93,7 @@ final class NotEvacuatedNotices {
   }
 
   /**
-   * @param what the failed read, as {@link Readout.Unreadable} describes it
+   * @param what the failed read, as {@link ClusterDefaults.Readout.Unreadable} describes it
    * @return look again after the VMI's next backoff step
    */
   Result waitFor(String key, VirtualMachineInstance vmi, String what) {

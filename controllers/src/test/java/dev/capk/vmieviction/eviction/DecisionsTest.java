@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.eviction.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.GuestNodeUncordoner.UncordonDecision;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeStatus;
 import java.util.Arrays;
