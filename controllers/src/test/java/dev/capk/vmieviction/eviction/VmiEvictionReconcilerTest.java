@@ -1678,13 +1678,8 @@ class VmiEvictionReconcilerTest {
     final List<Event> list = new ArrayList<>();
 
     @Override
-    public void normal(VirtualMachineInstance vmi, String reason, String message) {
-      list.add(new Event("Normal", reason, message));
-    }
-
-    @Override
-    public void warning(VirtualMachineInstance vmi, String reason, String message) {
-      list.add(new Event("Warning", reason, message));
+    public void record(VirtualMachineInstance vmi, boolean warning, String reason, String message) {
+      list.add(new Event(warning ? "Warning" : "Normal", reason, message));
     }
 
     List<String> reasons() {
