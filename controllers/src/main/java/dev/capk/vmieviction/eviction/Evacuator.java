@@ -132,7 +132,12 @@ final class Evacuator {
             vmi,
             deadline,
             "recording the admission",
-            v -> admission.check(key, v, start, deadline, applied.clusterEvacuationLimit()));
+            // A paused Cluster's guest is not touched: held, as by admission, until the deadline.
+            v ->
+                applied.step() == MachineContract.Step.HOLD_PAUSED
+                    ? new StepOutcome.Wait(
+                        EvacuationPhase.Paused, "the Cluster is paused", settings.retryInterval())
+                    : admission.check(key, v, start, deadline, applied.clusterEvacuationLimit()));
     if (admitted.ended()) {
       return admitted.result();
     }
@@ -332,8 +337,8 @@ final class Evacuator {
   }
 
   /**
-   * Cluster API's contract (MachineContract): may move the deadline earlier, leave a paused
-   * Cluster's guest untouched, or skip the drain.
+   * Cluster API's contract (MachineContract): may move the deadline earlier or skip the drain (a
+   * paused Cluster is held at the admit step).
    */
   private Step<MachineContractCheck.Applied> applyContract(
       String key, VirtualMachineInstance vmi, Instant start, Deadline deadline) {
@@ -343,22 +348,13 @@ final class Evacuator {
     } catch (GuestAccessException e) {
       return Step.end(guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true));
     }
-    String uid = vmi.getMetadata().getUid();
     Deadline moved = contract.deadline();
-    memory.underWay(key, uid, start, moved.at());
+    memory.underWay(key, vmi.getMetadata().getUid(), start, moved.at());
     if (moved.passed()) {
       return Step.end(deadlineReached(key, vmi, start, moved, contract.origin().orElse(null)));
     }
-    switch (contract.step()) {
-      case HOLD_PAUSED -> {
-        inPhase(key, vmi, EvacuationPhase.Paused);
-        memory.blockedBy(uid, "the Cluster is paused");
-        return Step.end(requeue(moved, settings.retryInterval()));
-      }
-      case SKIP_DRAIN -> {
-        return Step.end(delete(key, vmi, start, Outcome.DRAIN_EXCLUDED));
-      }
-      case DRAIN -> {}
+    if (contract.step() == MachineContract.Step.SKIP_DRAIN) {
+      return Step.end(delete(key, vmi, start, Outcome.DRAIN_EXCLUDED));
     }
     return Step.next(contract);
   }
