@@ -10,6 +10,7 @@ import dev.capk.vmieviction.api.capi.MachineList;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.capk.KubevirtMachineList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClusterRef;
@@ -25,7 +26,6 @@ import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -82,14 +82,14 @@ public final class ApiManagementObjects implements ManagementObjects {
                         ns + "/" + ref.name(),
                         paused(c),
                         Optional.ofNullable(
-                            annotation(
+                            Metadata.annotation(
                                 c.getMetadata(), ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION)),
                         Optional.ofNullable(
-                            annotation(c.getMetadata(), ClusterApi.LIVE_MIGRATION_ANNOTATION)),
+                            Metadata.annotation(
+                                c.getMetadata(), ClusterApi.LIVE_MIGRATION_ANNOTATION)),
                         deleting(c)));
 
-    Map<String, String> labels = vmi.getMetadata().getLabels();
-    String kvmName = labels == null ? null : labels.get(CapkLabels.KUBEVIRT_MACHINE_NAME);
+    String kvmName = Metadata.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAME);
     Optional<KubevirtMachine> kvm = Optional.empty();
     if (kvmName == null || kvmName.isBlank()) {
       unavailable.add("the VMI has no label " + CapkLabels.KUBEVIRT_MACHINE_NAME);
@@ -109,7 +109,7 @@ public final class ApiManagementObjects implements ManagementObjects {
                 new MachineContract.KubevirtMachineFacts(
                     ns + "/" + kvmName,
                     Optional.ofNullable(
-                        annotation(
+                        Metadata.annotation(
                             k.getMetadata(), EvictionAnnotations.CAPK_DELETION_GRACE_TIME))));
 
     Optional<MachineContract.MachineFacts> machine = Optional.empty();
@@ -137,14 +137,14 @@ public final class ApiManagementObjects implements ManagementObjects {
 
   private static boolean paused(Cluster c) {
     return (c.getSpec() != null && Boolean.TRUE.equals(c.getSpec().getPaused()))
-        || annotation(c.getMetadata(), ClusterApi.PAUSED_ANNOTATION) != null;
+        || Metadata.annotation(c.getMetadata(), ClusterApi.PAUSED_ANNOTATION) != null;
   }
 
   private static MachineContract.MachineFacts machineFacts(String name, Machine m) {
     Machine.Spec spec = m.getSpec();
     return new MachineContract.MachineFacts(
         name,
-        annotation(m.getMetadata(), ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION) != null,
+        Metadata.annotation(m.getMetadata(), ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION) != null,
         Optional.ofNullable(spec == null ? null : spec.getNodeDrainTimeout()),
         Optional.ofNullable(
             spec == null || spec.getDeletion() == null
@@ -164,11 +164,6 @@ public final class ApiManagementObjects implements ManagementObjects {
             o -> o.getApiVersion() != null && o.getApiVersion().startsWith(ClusterApi.GROUP + "/"))
         .map(V1OwnerReference::getName)
         .findFirst();
-  }
-
-  private static String annotation(V1ObjectMeta meta, String key) {
-    Map<String, String> a = meta == null ? null : meta.getAnnotations();
-    return a == null ? null : a.get(key);
   }
 
   /**

@@ -185,17 +185,7 @@ final class EvacuationMemory {
 
   /** The VMI is gone: forget everything about it. */
   void gone(String key) {
-    failures.forget(key);
-    conflicts.remove(key);
-    knownStarts.remove(key);
-    windows.remove(key);
-    phases.remove(key);
-    String uid = inProgress.remove(key);
-    if (uid != null) {
-      blockers.remove(uid);
-      lastFailures.remove(uid);
-      drainsBegan.remove(uid);
-      metrics.setInProgress(this, inProgress.size());
-    }
+    succeeded(key);
+    ended(key, inProgress.get(key), false);
   }
 }

@@ -8,6 +8,7 @@ import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
+import dev.capk.vmieviction.eviction.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
@@ -36,7 +37,7 @@ import org.slf4j.event.Level;
  * non-blocking step (the evictions that are due), and delete the VMI once drained or at the
  * deadline. No step waits: the next one comes through the work queue, when a pod is due again or
  * when the watch on the guest node's pods sees pods leave. The pure decisions live in {@link
- * DrainStartDecision}, {@link EvacuationDeadline} and {@link DrainPass}; this class does their I/O,
+ * DrainStartTime}, {@link EvacuationDeadline} and {@link DrainPass}; this class does their I/O,
  * events and logs.
  */
 final class Evacuator {
@@ -131,7 +132,12 @@ final class Evacuator {
             vmi,
             deadline,
             "recording the admission",
-            v -> admission.check(key, v, start, deadline, applied.clusterEvacuationLimit()));
+            // A paused Cluster's guest is not touched: held, as by admission, until the deadline.
+            v ->
+                applied.step() == MachineContract.Step.HOLD_PAUSED
+                    ? new StepOutcome.Wait(
+                        EvacuationPhase.Paused, "the Cluster is paused", settings.retryInterval())
+                    : admission.check(key, v, start, deadline, applied.clusterEvacuationLimit()));
     if (admitted.ended()) {
       return admitted.result();
     }
@@ -214,18 +220,18 @@ final class Evacuator {
         annotations == null ? null : annotations.get(EvictionAnnotations.DRAIN_START_TIME);
     String capkGrace =
         annotations == null ? null : annotations.get(EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
-    DrainStartDecision decision =
-        DrainStartDecision.decide(
+    DrainStartTime.Decision decision =
+        DrainStartTime.decide(
             DrainStartTime.parse(recorded, now, MAX_CLOCK_SKEW),
             memory.knownStart(key, uid),
             // The drain starts when the mark was seen, however long this VMI waited for a worker.
             sightings.firstSeen(uid),
             now);
     Instant start = decision.start();
-    if (!(decision instanceof DrainStartDecision.Keep)) {
+    if (!(decision instanceof DrainStartTime.Decision.Keep)) {
       Map<String, String> changes = new LinkedHashMap<>();
       changes.put(EvictionAnnotations.DRAIN_START_TIME, DrainStartTime.format(start));
-      if (!(decision instanceof DrainStartDecision.Restore)) {
+      if (!(decision instanceof DrainStartTime.Decision.Restore)) {
         // A new evacuation: the common course is the drain, recorded with the start at no cost.
         changes.put(EvictionAnnotations.EVACUATION_PHASE, EvacuationPhase.Draining.name());
       }
@@ -240,21 +246,21 @@ final class Evacuator {
                 vmi,
                 "recording the drain start",
                 e,
-                decision instanceof DrainStartDecision.Restore
+                decision instanceof DrainStartTime.Decision.Restore
                     ? EvacuationDeadline.of(start, settings.drainTimeout(), capkGrace, clock)
                     : null));
       }
     }
     memory.recordStart(key, uid, start);
     Deadline deadline = EvacuationDeadline.of(start, settings.drainTimeout(), capkGrace, clock);
-    if (decision instanceof DrainStartDecision.Restore restore) {
+    if (decision instanceof DrainStartTime.Decision.Restore restore) {
       restored(key, vmi, restore, start, deadline);
     }
-    if (decision instanceof DrainStartDecision.ReplaceMalformed malformed) {
+    if (decision instanceof DrainStartTime.Decision.ReplaceMalformed malformed) {
       replacedMalformed(key, vmi, malformed, start);
     }
-    if (decision instanceof DrainStartDecision.Begin
-        || decision instanceof DrainStartDecision.ReplaceMalformed) {
+    if (decision instanceof DrainStartTime.Decision.Begin
+        || decision instanceof DrainStartTime.Decision.ReplaceMalformed) {
       begun(key, vmi, start, deadline);
     }
     memory.underWay(key, uid, start, deadline.at());
@@ -264,7 +270,7 @@ final class Evacuator {
   private void restored(
       String key,
       VirtualMachineInstance vmi,
-      DrainStartDecision.Restore restore,
+      DrainStartTime.Decision.Restore restore,
       Instant start,
       Deadline deadline) {
     String was =
@@ -293,7 +299,7 @@ final class Evacuator {
   private void replacedMalformed(
       String key,
       VirtualMachineInstance vmi,
-      DrainStartDecision.ReplaceMalformed malformed,
+      DrainStartTime.Decision.ReplaceMalformed malformed,
       Instant start) {
     String shown = NotEvacuatedNotices.shorten(malformed.raw());
     log.warn(
@@ -331,8 +337,8 @@ final class Evacuator {
   }
 
   /**
-   * Cluster API's contract (MachineContract): may move the deadline earlier, leave a paused
-   * Cluster's guest untouched, or skip the drain.
+   * Cluster API's contract (MachineContract): may move the deadline earlier or skip the drain (a
+   * paused Cluster is held at the admit step).
    */
   private Step<MachineContractCheck.Applied> applyContract(
       String key, VirtualMachineInstance vmi, Instant start, Deadline deadline) {
@@ -342,22 +348,13 @@ final class Evacuator {
     } catch (GuestAccessException e) {
       return Step.end(guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true));
     }
-    String uid = vmi.getMetadata().getUid();
     Deadline moved = contract.deadline();
-    memory.underWay(key, uid, start, moved.at());
+    memory.underWay(key, vmi.getMetadata().getUid(), start, moved.at());
     if (moved.passed()) {
       return Step.end(deadlineReached(key, vmi, start, moved, contract.origin().orElse(null)));
     }
-    switch (contract.step()) {
-      case HOLD_PAUSED -> {
-        inPhase(key, vmi, EvacuationPhase.Paused);
-        memory.blockedBy(uid, "the Cluster is paused");
-        return Step.end(requeue(moved, settings.retryInterval()));
-      }
-      case SKIP_DRAIN -> {
-        return Step.end(delete(key, vmi, start, Outcome.DRAIN_EXCLUDED));
-      }
-      case DRAIN -> {}
+    if (contract.step() == MachineContract.Step.SKIP_DRAIN) {
+      return Step.end(delete(key, vmi, start, Outcome.DRAIN_EXCLUDED));
     }
     return Step.next(contract);
   }

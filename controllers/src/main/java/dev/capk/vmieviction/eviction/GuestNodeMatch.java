@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
 import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeCondition;
 import java.util.Collection;
 import java.util.Objects;
 import java.util.Optional;
@@ -9,7 +10,7 @@ import java.util.Optional;
  * Which guest Node runs inside a VMI. CAPK names the VM's hostname, and so the guest Node, after
  * the VMI; the cloud provider sets {@code spec.providerID} to {@code kubevirt://<vmi-name>}. The
  * VMI's {@code status.evacuationNodeName} is the <em>infra</em> node and is never looked up in the
- * guest cluster. Pure.
+ * guest cluster. And how ready that Node is. Pure.
  */
 public final class GuestNodeMatch {
   private GuestNodeMatch() {}
@@ -36,5 +37,29 @@ public final class GuestNodeMatch {
 
   private static String nameOf(V1Node node) {
     return node.getMetadata() == null ? null : node.getMetadata().getName();
+  }
+
+  /** A Node's Ready condition, reduced to what the drain decisions need. */
+  public enum NodeReadiness {
+    READY,
+    NOT_READY,
+    /** Ready is Unknown or absent: the node controller lost the kubelet. */
+    UNREACHABLE;
+
+    public static NodeReadiness of(V1Node node) {
+      if (node.getStatus() == null || node.getStatus().getConditions() == null) {
+        return UNREACHABLE;
+      }
+      for (V1NodeCondition c : node.getStatus().getConditions()) {
+        if ("Ready".equals(c.getType())) {
+          return switch (String.valueOf(c.getStatus())) {
+            case "True" -> READY;
+            case "False" -> NOT_READY;
+            default -> UNREACHABLE;
+          };
+        }
+      }
+      return UNREACHABLE;
+    }
   }
 }

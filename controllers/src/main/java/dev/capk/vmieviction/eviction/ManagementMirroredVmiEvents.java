@@ -1,16 +1,15 @@
 package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.CapkLabels;
-import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
+import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import dev.capk.vmieviction.workload.TenantMapping;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -58,15 +57,9 @@ public final class ManagementMirroredVmiEvents implements VmiEvents {
   }
 
   @Override
-  public void normal(VirtualMachineInstance vmi, String reason, String message) {
-    onVmi.normal(vmi, reason, message);
-    mirror(vmi, false, reason, message);
-  }
-
-  @Override
-  public void warning(VirtualMachineInstance vmi, String reason, String message) {
-    onVmi.warning(vmi, reason, message);
-    mirror(vmi, true, reason, message);
+  public void record(VirtualMachineInstance vmi, boolean warning, String reason, String message) {
+    onVmi.record(vmi, warning, reason, message);
+    mirror(vmi, warning, reason, message);
   }
 
   private void mirror(VirtualMachineInstance vmi, boolean warning, String reason, String message) {
@@ -81,8 +74,7 @@ public final class ManagementMirroredVmiEvents implements VmiEvents {
       }
       return;
     }
-    Map<String, String> labels = vmi.getMetadata().getLabels();
-    String machine = labels == null ? null : labels.get(CapkLabels.KUBEVIRT_MACHINE_NAME);
+    String machine = Metadata.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAME);
     if (machine == null || machine.isBlank()) {
       return;
     }
@@ -98,13 +90,6 @@ public final class ManagementMirroredVmiEvents implements VmiEvents {
             .kind(CapkApi.KUBEVIRT_MACHINE_KIND)
             .namespace(cluster.namespace())
             .name(machine);
-    management.record(kubevirtMachine, evacuation(vmi), warning, reason, text);
-  }
-
-  private static String evacuation(VirtualMachineInstance vmi) {
-    Map<String, String> annotations = vmi.getMetadata().getAnnotations();
-    String start =
-        annotations == null ? null : annotations.get(EvictionAnnotations.DRAIN_START_TIME);
-    return start == null ? "" : start;
+    management.record(kubevirtMachine, VmiEvents.evacuation(vmi), warning, reason, text);
   }
 }

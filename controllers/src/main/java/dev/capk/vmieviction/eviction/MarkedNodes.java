@@ -2,6 +2,7 @@ package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.eviction.GuestNodeMatch.NodeReadiness;
 import io.kubernetes.client.openapi.models.V1Node;
 import java.util.Collection;
 import java.util.List;

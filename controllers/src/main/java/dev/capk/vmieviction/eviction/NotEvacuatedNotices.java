@@ -3,13 +3,21 @@ package dev.capk.vmieviction.eviction;
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import io.kubernetes.client.extended.controller.reconciler.Result;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Tells the admin draining an infra node why a VMI marked for evacuation is left to KubeVirt rather
  * than evacuated by this controller: its strategy is unknown, or it is only the operator's
- * fallback.
+ * fallback. And holds the VMIs that set no eviction strategy of their own while the KubeVirt CR,
+ * whose strategy then applies, cannot be read: whether they are ours is not known, so they are
+ * neither evacuated nor left to KubeVirt. Each waits with backoff; a VMI marked for evacuation is
+ * told why in a Warning; all are woken as soon as a read answers.
  */
 final class NotEvacuatedNotices {
 
@@ -24,8 +32,19 @@ final class NotEvacuatedNotices {
   private final Cache<String, Boolean> toldFallback =
       CacheBuilder.newBuilder().maximumSize(100_000).build();
 
-  NotEvacuatedNotices(VmiEvents events) {
+  private final EvacuationMemory memory;
+  private final Consumer<String> wake;
+
+  /** VMIs (namespace/name) waiting for the KubeVirt CR. */
+  private final Set<String> waiting = ConcurrentHashMap.newKeySet();
+
+  /** Those of them whose wait was logged: once per wait of a marked VMI, not per retry. */
+  private final Set<String> logged = ConcurrentHashMap.newKeySet();
+
+  NotEvacuatedNotices(VmiEvents events, EvacuationMemory memory, Consumer<String> wake) {
     this.events = events;
+    this.memory = memory;
+    this.wake = wake;
   }
 
   /**
@@ -37,7 +56,7 @@ final class NotEvacuatedNotices {
     if (!Eligibility.evacuationRequested(vmi)) {
       return;
     }
-    if (strategy != null && !EvictionStrategies.isKnown(strategy)) {
+    if (strategy != null && !Eligibility.KNOWN_STRATEGIES.contains(strategy)) {
       String shown = shorten(strategy);
       log.warn("unknown eviction strategy, not evacuating vmi={} strategy=\"{}\"", key, shown);
       events.warning(
@@ -46,7 +65,7 @@ final class NotEvacuatedNotices {
           "Eviction strategy \""
               + shown
               + "\" is not one of "
-              + String.join(", ", EvictionStrategies.KNOWN)
+              + String.join(", ", Eligibility.KNOWN_STRATEGIES)
               + ": not evacuating this VMI, it is left to KubeVirt");
     }
     if (fromFallback) {
@@ -71,6 +90,53 @@ final class NotEvacuatedNotices {
             + strategy
             + ") applies and KubeVirt handles this VMI itself. To have its guest node drained first, set"
             + " evictionStrategy: External on the VMI (CAPK's VM template) or in the KubeVirt CR.");
+  }
+
+  /**
+   * @param what the failed read, as {@link ClusterDefaults.Readout.Unreadable} describes it
+   * @return look again after the VMI's next backoff step
+   */
+  Result waitFor(String key, VirtualMachineInstance vmi, String what) {
+    waiting.add(key);
+    if (Eligibility.evacuationRequested(vmi)) {
+      if (logged.add(key)) {
+        log.warn("eviction strategy unknown, evacuation waits vmi={} unreadable=\"{}\"", key, what);
+      }
+      events.warning(
+          vmi,
+          EventReasons.KUBEVIRT_CONFIG_UNREADABLE,
+          "This VMI sets no evictionStrategy, so the KubeVirt CR's"
+              + " spec.configuration.evictionStrategy decides whether the controller evacuates it,"
+              + " and the KubeVirt CR could not be read ("
+              + what
+              + "). Neither evacuated nor left to KubeVirt until it is read; trying again with"
+              + " backoff.");
+    }
+    return new Result(true, memory.backoff(key));
+  }
+
+  /** A read answered: every VMI waiting for it looks again now, with its backoff reset. */
+  void answered(String key) {
+    if (waiting.isEmpty()) {
+      return;
+    }
+    if (waiting.remove(key)) {
+      logged.remove(key);
+      memory.succeeded(key);
+    }
+    for (String other : List.copyOf(waiting)) {
+      if (waiting.remove(other)) {
+        logged.remove(other);
+        memory.succeeded(other);
+        wake.accept(other);
+      }
+    }
+  }
+
+  /** The VMI is gone or not ours: it waits no more. */
+  void waitEnded(String key) {
+    waiting.remove(key);
+    logged.remove(key);
   }
 
   /** Hostile values are cut before they reach a log line or an event. */

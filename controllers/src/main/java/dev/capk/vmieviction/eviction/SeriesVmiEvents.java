@@ -1,11 +1,9 @@
 package dev.capk.vmieviction.eviction;
 
-import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -31,13 +29,8 @@ public final class SeriesVmiEvents implements VmiEvents {
   }
 
   @Override
-  public void normal(VirtualMachineInstance vmi, String reason, String message) {
-    recorder.record(reference(vmi), evacuation(vmi), false, reason, message);
-  }
-
-  @Override
-  public void warning(VirtualMachineInstance vmi, String reason, String message) {
-    recorder.record(reference(vmi), evacuation(vmi), true, reason, message);
+  public void record(VirtualMachineInstance vmi, boolean warning, String reason, String message) {
+    recorder.record(reference(vmi), VmiEvents.evacuation(vmi), warning, reason, message);
   }
 
   private static V1ObjectReference reference(VirtualMachineInstance vmi) {
@@ -49,16 +42,5 @@ public final class SeriesVmiEvents implements VmiEvents {
         .name(meta.getName())
         .uid(meta.getUid())
         .resourceVersion(meta.getResourceVersion());
-  }
-
-  /**
-   * An evacuation is known by its recorded start: a later evacuation of the same VMI starts new
-   * series.
-   */
-  private static String evacuation(VirtualMachineInstance vmi) {
-    Map<String, String> annotations = vmi.getMetadata().getAnnotations();
-    String start =
-        annotations == null ? null : annotations.get(EvictionAnnotations.DRAIN_START_TIME);
-    return start == null ? "" : start;
   }
 }

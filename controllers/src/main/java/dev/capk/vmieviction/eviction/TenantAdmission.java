@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.eviction;
 
+import dev.capk.vmieviction.eviction.GuestNodeMatch.NodeReadiness;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

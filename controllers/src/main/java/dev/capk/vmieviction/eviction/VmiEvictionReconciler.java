@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
@@ -44,7 +45,6 @@ public final class VmiEvictionReconciler implements Reconciler {
   private final VmiEvents events;
   private final Function<VirtualMachineInstance, Optional<String>> refusal;
   private final MarkSightings sightings;
-  private final UnknownStrategyWaits unknownStrategies;
 
   /**
    * @param migrations where the live migrations of {@code --live-migration=prefer} are created
@@ -95,8 +95,7 @@ public final class VmiEvictionReconciler implements Reconciler {
             sightings);
     this.uncordoner =
         new GuestNodeUncordoner(guests, events, marks, memory, settings.retryInterval(), held);
-    this.notices = new NotEvacuatedNotices(events);
-    this.unknownStrategies = new UnknownStrategyWaits(events, memory, wake);
+    this.notices = new NotEvacuatedNotices(events, memory, wake);
   }
 
   /**
@@ -129,7 +128,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       memory.gone(key); // deleted, by us or anyone
       evacuator.ended(key);
       held.ended(key);
-      unknownStrategies.ended(key);
+      notices.waitEnded(key);
       return DONE;
     }
     VirtualMachineInstance vmi = found.get();
@@ -141,7 +140,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       memory.gone(key);
       evacuator.ended(key);
       held.ended(key);
-      unknownStrategies.ended(key);
+      notices.waitEnded(key);
       if (Eligibility.evacuationRequested(vmi)) {
         log.warn("vmi refused, left alone vmi={} reason=\"{}\"", key, refused.get());
         events.warning(vmi, EventReasons.INFRA_CLUSTER_MISMATCH, refused.get());
@@ -153,13 +152,13 @@ public final class VmiEvictionReconciler implements Reconciler {
     if (needsClusterDefault(vmi, vmiStrategy)) {
       Readout<Optional<String>> read = clusterDefaults.evictionStrategy();
       if (read instanceof Readout.Unreadable<Optional<String>> unreadable) {
-        return unknownStrategies.waitFor(key, vmi, unreadable.what());
+        return notices.waitFor(key, vmi, unreadable.what());
       }
-      unknownStrategies.answered(key);
+      notices.answered(key);
       clusterDefault = ((Readout.Answer<Optional<String>>) read).value();
     }
     String strategy =
-        EvictionStrategies.effective(vmiStrategy, clusterDefault, settings.fallbackStrategy());
+        Eligibility.effectiveStrategy(vmiStrategy, clusterDefault, settings.fallbackStrategy());
     switch (Eligibility.of(vmi, strategy)) {
       case EVACUATE:
         return evacuator.evacuate(key, vmi);
@@ -170,7 +169,7 @@ public final class VmiEvictionReconciler implements Reconciler {
         return evacuator.callOff(key, vmi).orElseGet(() -> uncordoner.check(key, vmi));
       case NOT_EXTERNAL:
         notices.leftToKubeVirt(
-            key, vmi, strategy, EvictionStrategies.isFallback(vmiStrategy, clusterDefault));
+            key, vmi, strategy, Eligibility.isFallbackStrategy(vmiStrategy, clusterDefault));
         // The earliest start is kept: flipping the strategy away and back must not buy a later
         // deadline.
         memory.ended(key, uid, true);

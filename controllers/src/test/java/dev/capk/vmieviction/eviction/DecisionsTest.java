@@ -8,8 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.eviction.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.GuestNodeUncordoner.UncordonDecision;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeStatus;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Nested;
@@ -22,24 +25,25 @@ class DecisionsTest {
     final java.time.Instant now = java.time.Instant.parse("2025-03-01T12:00:30.700Z");
     final java.time.Instant earliest = java.time.Instant.parse("2025-03-01T12:00:00Z");
 
-    DrainStartDecision decide(String annotation, java.time.Instant known) {
-      return DrainStartDecision.decide(
+    DrainStartTime.Decision decide(String annotation, java.time.Instant known) {
+      return DrainStartTime.decide(
           DrainStartTime.parse(annotation, now, java.time.Duration.ofMinutes(1)),
           Optional.ofNullable(known),
+          Optional.empty(),
           now);
     }
 
     @Test
     void withoutAKnownStartTheAnnotationIsTheRecord() {
       assertEquals(
-          new DrainStartDecision.Keep(java.time.Instant.parse("2025-03-01T11:00:00Z")),
+          new DrainStartTime.Decision.Keep(java.time.Instant.parse("2025-03-01T11:00:00Z")),
           decide("2025-03-01T11:00:00Z", null));
       assertEquals(
-          new DrainStartDecision.Begin(java.time.Instant.parse("2025-03-01T12:00:30Z")),
+          new DrainStartTime.Decision.Begin(java.time.Instant.parse("2025-03-01T12:00:30Z")),
           decide(null, null),
           "a new evacuation starts now, at second precision as written");
       assertEquals(
-          new DrainStartDecision.ReplaceMalformed(
+          new DrainStartTime.Decision.ReplaceMalformed(
               java.time.Instant.parse("2025-03-01T12:00:30Z"), "garbage"),
           decide("garbage", null));
     }
@@ -48,46 +52,49 @@ class DecisionsTest {
     void aNewEvacuationStartsWhenItsMarkWasFirstSeenNeverLaterThanNow() {
       java.time.Instant seen = java.time.Instant.parse("2025-03-01T12:00:18.400Z");
       assertEquals(
-          new DrainStartDecision.Begin(java.time.Instant.parse("2025-03-01T12:00:18Z")),
-          DrainStartDecision.decide(
+          new DrainStartTime.Decision.Begin(java.time.Instant.parse("2025-03-01T12:00:18Z")),
+          DrainStartTime.decide(
               new DrainStartTime.Absent(), Optional.empty(), Optional.of(seen), now));
       assertEquals(
-          new DrainStartDecision.ReplaceMalformed(
+          new DrainStartTime.Decision.ReplaceMalformed(
               java.time.Instant.parse("2025-03-01T12:00:18Z"), "garbage"),
-          DrainStartDecision.decide(
+          DrainStartTime.decide(
               new DrainStartTime.Malformed("garbage"), Optional.empty(), Optional.of(seen), now));
       assertEquals(
-          new DrainStartDecision.Begin(java.time.Instant.parse("2025-03-01T12:00:30Z")),
-          DrainStartDecision.decide(
+          new DrainStartTime.Decision.Begin(java.time.Instant.parse("2025-03-01T12:00:30Z")),
+          DrainStartTime.decide(
               new DrainStartTime.Absent(), Optional.empty(), Optional.of(now.plusSeconds(5)), now),
           "a sighting after now (the clock stepped back) is not a start");
       assertEquals(
-          new DrainStartDecision.Keep(earliest),
-          DrainStartDecision.decide(
+          new DrainStartTime.Decision.Keep(earliest),
+          DrainStartTime.decide(
               new DrainStartTime.Valid(earliest), Optional.empty(), Optional.of(seen), now),
           "a recorded start is the record: a sighting never moves it");
     }
 
     @Test
     void withAKnownStartTheDeadlineOnlyMovesEarlier() {
-      assertEquals(new DrainStartDecision.Keep(earliest), decide("2025-03-01T12:00:00Z", earliest));
       assertEquals(
-          new DrainStartDecision.Keep(java.time.Instant.parse("2025-03-01T11:50:00Z")),
+          new DrainStartTime.Decision.Keep(earliest), decide("2025-03-01T12:00:00Z", earliest));
+      assertEquals(
+          new DrainStartTime.Decision.Keep(java.time.Instant.parse("2025-03-01T11:50:00Z")),
           decide("2025-03-01T11:50:00Z", earliest),
           "earlier: accepted");
       assertEquals(
-          new DrainStartDecision.Restore(
-              earliest, DrainStartDecision.Tampering.MOVED_LATER, "2025-03-01T12:00:20Z"),
+          new DrainStartTime.Decision.Restore(
+              earliest, DrainStartTime.Decision.Tampering.MOVED_LATER, "2025-03-01T12:00:20Z"),
           decide("2025-03-01T12:00:20Z", earliest));
       assertEquals(
-          new DrainStartDecision.Restore(earliest, DrainStartDecision.Tampering.REMOVED, null),
+          new DrainStartTime.Decision.Restore(
+              earliest, DrainStartTime.Decision.Tampering.REMOVED, null),
           decide(null, earliest));
       assertEquals(
-          new DrainStartDecision.Restore(earliest, DrainStartDecision.Tampering.MALFORMED, "soon"),
+          new DrainStartTime.Decision.Restore(
+              earliest, DrainStartTime.Decision.Tampering.MALFORMED, "soon"),
           decide("soon", earliest));
       assertEquals(
-          new DrainStartDecision.Restore(
-              earliest, DrainStartDecision.Tampering.MALFORMED, "2030-01-01T00:00:00Z"),
+          new DrainStartTime.Decision.Restore(
+              earliest, DrainStartTime.Decision.Tampering.MALFORMED, "2030-01-01T00:00:00Z"),
           decide("2030-01-01T00:00:00Z", earliest),
           "a future start is malformed");
     }
@@ -98,38 +105,40 @@ class DecisionsTest {
     @Test
     void vmisOwnStrategyWinsOverClusterDefaultAndFallback() {
       assertEquals(
-          "External", EvictionStrategies.effective("External", Optional.of("LiveMigrate"), "None"));
+          "External",
+          Eligibility.effectiveStrategy("External", Optional.of("LiveMigrate"), "None"));
       assertEquals(
-          "None", EvictionStrategies.effective("None", Optional.of("External"), "External"));
+          "None", Eligibility.effectiveStrategy("None", Optional.of("External"), "External"));
     }
 
     @Test
     void unsetStrategyTakesTheKubeVirtClusterDefault() {
-      assertEquals("External", EvictionStrategies.effective(null, Optional.of("External"), "None"));
       assertEquals(
-          "External", EvictionStrategies.effective("  ", Optional.of(" External "), "None"));
+          "External", Eligibility.effectiveStrategy(null, Optional.of("External"), "None"));
+      assertEquals(
+          "External", Eligibility.effectiveStrategy("  ", Optional.of(" External "), "None"));
     }
 
     @Test
     void theFallbackDecidesOnlyWhenNeitherTheVmiNorTheClusterSays() {
-      assertTrue(EvictionStrategies.isFallback(null, Optional.empty()));
-      assertTrue(EvictionStrategies.isFallback(" ", Optional.of("")));
-      assertFalse(EvictionStrategies.isFallback("None", Optional.empty()));
-      assertFalse(EvictionStrategies.isFallback(null, Optional.of("LiveMigrate")));
+      assertTrue(Eligibility.isFallbackStrategy(null, Optional.empty()));
+      assertTrue(Eligibility.isFallbackStrategy(" ", Optional.of("")));
+      assertFalse(Eligibility.isFallbackStrategy("None", Optional.empty()));
+      assertFalse(Eligibility.isFallbackStrategy(null, Optional.of("LiveMigrate")));
     }
 
     @Test
     void unreadableOrUnsetClusterDefaultFallsBackToTheFlag() {
-      assertEquals("External", EvictionStrategies.effective(null, Optional.empty(), "External"));
-      assertEquals("None", EvictionStrategies.effective(null, Optional.of(""), "None"));
+      assertEquals("External", Eligibility.effectiveStrategy(null, Optional.empty(), "External"));
+      assertEquals("None", Eligibility.effectiveStrategy(null, Optional.of(""), "None"));
     }
 
     @Test
     void onlyExactExternalIsExternal() {
-      assertTrue(EvictionStrategies.isExternal("External"));
-      assertFalse(EvictionStrategies.isExternal("external"));
-      assertFalse(EvictionStrategies.isExternal("LiveMigrate"));
-      assertFalse(EvictionStrategies.isExternal(null));
+      for (String s : Arrays.asList("external", "LiveMigrate", null)) {
+        assertEquals(Eligibility.NOT_EXTERNAL, Eligibility.of(vmi("vm", s, "infra-1"), s), s);
+      }
+      assertEquals(Eligibility.EVACUATE, Eligibility.of(vmi("vm", null, "infra-1"), "External"));
     }
   }
 

@@ -50,12 +50,7 @@ class ManagementMirroredVmiEventsTest {
     final List<String> reasons = new ArrayList<>();
 
     @Override
-    public void normal(VirtualMachineInstance vmi, String reason, String message) {
-      reasons.add(reason);
-    }
-
-    @Override
-    public void warning(VirtualMachineInstance vmi, String reason, String message) {
+    public void record(VirtualMachineInstance vmi, boolean warning, String reason, String message) {
       reasons.add(reason);
     }
   }

@@ -6,6 +6,7 @@ import dev.capk.vmieviction.eviction.MigrationDecision.Drain;
 import dev.capk.vmieviction.eviction.MigrationDecision.Facts;
 import dev.capk.vmieviction.eviction.MigrationDecision.FallBack;
 import dev.capk.vmieviction.eviction.MigrationDecision.Follow;
+import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
 import dev.capk.vmieviction.eviction.MigrationDecision.Start;
 import dev.capk.vmieviction.eviction.MigrationDecision.Step;
 import dev.capk.vmieviction.eviction.MigrationDecision.Succeeded;

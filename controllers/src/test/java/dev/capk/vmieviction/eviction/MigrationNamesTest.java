@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.eviction.MigrationDecision.MigrationAttempt;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import java.time.Instant;
 import java.util.Optional;

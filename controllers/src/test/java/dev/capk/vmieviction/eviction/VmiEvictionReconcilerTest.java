@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
+import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
@@ -1676,13 +1678,8 @@ class VmiEvictionReconcilerTest {
     final List<Event> list = new ArrayList<>();
 
     @Override
-    public void normal(VirtualMachineInstance vmi, String reason, String message) {
-      list.add(new Event("Normal", reason, message));
-    }
-
-    @Override
-    public void warning(VirtualMachineInstance vmi, String reason, String message) {
-      list.add(new Event("Warning", reason, message));
+    public void record(VirtualMachineInstance vmi, boolean warning, String reason, String message) {
+      list.add(new Event(warning ? "Warning" : "Normal", reason, message));
     }
 
     List<String> reasons() {
