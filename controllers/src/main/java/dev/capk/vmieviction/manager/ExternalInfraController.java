@@ -329,7 +329,7 @@ final class ExternalInfraController implements ManagedController {
             onVmi ->
                 new ManagementMirroredVmiEvents(
                     onVmi, managementEvents, tenants, kubevirtClusters::get, name),
-            e -> unreachable(t, e),
+            e -> unreachable(t, e, connection.watchClient.getBasePath()),
             shared);
     ControllerRuntime runtime =
         new ControllerRuntime(
@@ -383,7 +383,7 @@ final class ExternalInfraController implements ManagedController {
    * is a blip (a watch cut, a 429): the infra cluster counts as unreachable only after {@link
    * #UNREACHABLE_AFTER} failures within {@link #UNREACHABLE_WITHIN}.
    */
-  private void unreachable(Target target, Throwable e) {
+  private void unreachable(Target target, Throwable e, String serverUrl) {
     Running p = pipelines.get(target);
     if (p == null) {
       return;
@@ -399,7 +399,7 @@ final class ExternalInfraController implements ManagedController {
         return;
       }
     }
-    String why = describe(e);
+    String why = describe(e, serverUrl);
     String message =
         "The VMIs of "
             + p.name()
@@ -421,9 +421,9 @@ final class ExternalInfraController implements ManagedController {
 
   /**
    * How a list/watch failed, without the server's text or the exception's message (which may quote
-   * addresses or content): the HTTP status, else the I/O failure's kind.
+   * content): the HTTP status, else the I/O failure's kind and the server's host and port.
    */
-  static String describe(Throwable e) {
+  static String describe(Throwable e, String serverUrl) {
     if (e instanceof ApiException a && a.getCode() != 0) {
       return ApiStatus.describeWithoutServerText(a);
     }
@@ -433,7 +433,7 @@ final class ExternalInfraController implements ManagedController {
         && cause.getCause() != null) {
       cause = cause.getCause();
     }
-    return "no answer: " + cause.getClass().getSimpleName();
+    return "no answer: " + ApiStatus.describeWithoutServerText(cause, serverUrl);
   }
 
   private void report(String key, V1ObjectReference kvc, String reason, String message) {

@@ -227,8 +227,13 @@ class ExternalInfraIT {
     String vm2 = unique("vm-two");
     vmi(infra2, two.infraNamespace(), vm2, "tenant", two.namespace());
     start();
+    String infra2Endpoint = java.net.URI.create(infra2.serverUrl()).getAuthority();
     infra2.stopApiServer();
-    awaitEvent(management, two.namespace(), "tenant", "InfraClusterUnreachable");
+    String unreachable =
+        awaitEvent(management, two.namespace(), "tenant", "InfraClusterUnreachable").getMessage();
+    assertTrue(
+        unreachable.contains("no answer: ") && unreachable.contains(" from " + infra2Endpoint),
+        "names the server it could not reach: " + unreachable);
 
     String vm = unique("vm-one");
     guest.kwokNodes().createNamed(vm, Map.of());
