@@ -1,9 +1,11 @@
 package dev.capk.vmieviction.drain;
 
+import java.lang.reflect.RecordComponent;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.StringJoiner;
 
 /**
  * How to drain a node: kubectl drain's flags, plus what a program needs (concurrency, extra
@@ -126,24 +128,17 @@ public record DrainOptions(
   @Override
   public String toString() {
     // No listener or filter internals: this string goes into logs.
-    return String.format(
-        "DrainOptions{force=%s, ignoreAllDaemonSets=%s, deleteEmptyDirData=%s,"
-            + " gracePeriodSeconds=%d, timeout=%s, podSelector='%s', disableEviction=%s,"
-            + " skipWaitForDeleteTimeout=%s, chunkSize=%d, dryRun=%s, maxConcurrentEvictions=%d,"
-            + " evictionRetryInterval=%s, extraFilters=%d}",
-        force,
-        ignoreAllDaemonSets,
-        deleteEmptyDirData,
-        gracePeriodSeconds,
-        timeout,
-        podSelector,
-        disableEviction,
-        skipWaitForDeleteTimeout,
-        chunkSize,
-        dryRun,
-        maxConcurrentEvictions,
-        evictionRetryInterval,
-        filters.size());
+    StringJoiner out = new StringJoiner(", ", "DrainOptions{", "}");
+    for (RecordComponent c : DrainOptions.class.getRecordComponents()) {
+      if (!c.getName().equals("filters") && !c.getName().equals("progressListener")) {
+        try {
+          out.add(c.getName() + "=" + c.getAccessor().invoke(this));
+        } catch (ReflectiveOperationException e) {
+          throw new IllegalStateException(e);
+        }
+      }
+    }
+    return out.add("extraFilters=" + filters.size()).toString();
   }
 
   /** Sets some values over others; {@link #build} validates them all. */
