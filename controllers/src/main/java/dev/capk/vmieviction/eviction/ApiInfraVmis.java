@@ -1,9 +1,11 @@
 package dev.capk.vmieviction.eviction;
 
 import com.google.gson.JsonObject;
+import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
 import io.kubernetes.client.custom.V1Patch;
+import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Preconditions;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
@@ -22,6 +24,18 @@ import java.util.function.BiFunction;
  * writes even while the cache lags behind them ({@link OwnWrites}).
  */
 public final class ApiInfraVmis implements InfraVmis {
+
+  /** The VMI API of the infra cluster {@code client} reaches (the one place it is spelt out). */
+  public static GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api(
+      ApiClient client) {
+    return new GenericKubernetesApi<>(
+        VirtualMachineInstance.class,
+        VirtualMachineInstanceList.class,
+        KubeVirtApi.GROUP,
+        KubeVirtApi.VERSION,
+        KubeVirtApi.VMI_PLURAL,
+        client);
+  }
 
   /** Appears in managedFields: who set the annotation. */
   public static final String FIELD_MANAGER = "capk-vmi-eviction-controller";

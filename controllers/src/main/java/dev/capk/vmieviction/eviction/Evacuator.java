@@ -132,12 +132,7 @@ final class Evacuator {
             vmi,
             deadline,
             "recording the admission",
-            // A paused Cluster's guest is not touched: held, as by admission, until the deadline.
-            v ->
-                applied.step() == MachineContract.Step.HOLD_PAUSED
-                    ? new StepOutcome.Wait(
-                        EvacuationPhase.Paused, "the Cluster is paused", settings.retryInterval())
-                    : admission.check(key, v, start, deadline, applied.clusterEvacuationLimit()));
+            v -> admission.check(key, v, start, deadline, applied.clusterEvacuationLimit()));
     if (admitted.ended()) {
       return admitted.result();
     }
@@ -337,8 +332,8 @@ final class Evacuator {
   }
 
   /**
-   * Cluster API's contract (MachineContract): may move the deadline earlier or skip the drain (a
-   * paused Cluster is held at the admit step).
+   * Cluster API's contract (MachineContract): may move the deadline earlier, leave a paused
+   * Cluster's guest untouched (a wait, as admission's, until the deadline), or skip the drain.
    */
   private Step<MachineContractCheck.Applied> applyContract(
       String key, VirtualMachineInstance vmi, Instant start, Deadline deadline) {
@@ -353,10 +348,21 @@ final class Evacuator {
     if (moved.passed()) {
       return Step.end(deadlineReached(key, vmi, start, moved, contract.origin().orElse(null)));
     }
-    if (contract.step() == MachineContract.Step.SKIP_DRAIN) {
-      return Step.end(delete(key, vmi, start, Outcome.DRAIN_EXCLUDED));
-    }
-    return Step.next(contract);
+    return switch (contract.step()) {
+      case SKIP_DRAIN -> Step.end(delete(key, vmi, start, Outcome.DRAIN_EXCLUDED));
+      case HOLD_PAUSED ->
+          Step.end(
+              proceedOrWait(
+                      key,
+                      vmi,
+                      moved,
+                      new StepOutcome.Wait(
+                          EvacuationPhase.Paused,
+                          "the Cluster is paused",
+                          settings.retryInterval()))
+                  .result());
+      case DRAIN -> Step.next(contract);
+    };
   }
 
   /** A step that answers a {@link StepOutcome}. */
@@ -380,6 +386,12 @@ final class Evacuator {
     } catch (ApiException e) {
       return Step.end(infraFailure(key, vmi, what, e, deadline));
     }
+    return proceedOrWait(key, vmi, deadline, outcome);
+  }
+
+  /** Goes on with the VMI an outcome answers, or waits in the phase it names (recorded). */
+  private Step<VirtualMachineInstance> proceedOrWait(
+      String key, VirtualMachineInstance vmi, Deadline deadline, StepOutcome outcome) {
     if (outcome instanceof StepOutcome.Wait wait) {
       inPhase(key, vmi, wait.phase());
       memory.blockedBy(vmi.getMetadata().getUid(), wait.blocker());

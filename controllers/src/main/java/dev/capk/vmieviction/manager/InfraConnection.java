@@ -3,8 +3,6 @@ package dev.capk.vmieviction.manager;
 import dev.capk.vmieviction.api.kubevirt.KubeVirt;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
-import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
@@ -101,17 +99,6 @@ final class InfraConnection implements AutoCloseable {
       // The parser's and builder's messages may quote the content: name the failure kind only.
       throw new Unusable("kubeconfig unusable (" + e.getClass().getSimpleName() + ")");
     }
-  }
-
-  static GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi(
-      ApiClient c) {
-    return new GenericKubernetesApi<>(
-        VirtualMachineInstance.class,
-        VirtualMachineInstanceList.class,
-        KubeVirtApi.GROUP,
-        KubeVirtApi.VERSION,
-        KubeVirtApi.VMI_PLURAL,
-        c);
   }
 
   static GenericKubernetesApi<KubeVirt, KubeVirtList> kubevirtApi(ApiClient c) {

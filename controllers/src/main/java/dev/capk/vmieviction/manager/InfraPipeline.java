@@ -86,7 +86,7 @@ final class InfraPipeline implements ManagedController {
     this.informers =
         new VmiInformers(
             connection.watchClient,
-            InfraConnection.vmiApi(connection.watchClient),
+            ApiInfraVmis.api(connection.watchClient),
             namespaces,
             options.vmiLabelSelector,
             RESYNC,
@@ -104,9 +104,7 @@ final class InfraPipeline implements ManagedController {
     this.reconciler =
         new VmiEvictionReconciler(
             new ApiInfraVmis(
-                informers::get,
-                informers::ofCluster,
-                InfraConnection.vmiApi(connection.requestClient)),
+                informers::get, informers::ofCluster, ApiInfraVmis.api(connection.requestClient)),
             new KubeVirtClusterDefaults(
                 InfraConnection.kubevirtApi(connection.requestClient),
                 Duration.ofMinutes(1),

@@ -140,7 +140,10 @@ public final class ManagementInformers {
           V1Secret.class,
           "Secret",
           new ListOptions().labelSelector(KUBECONFIG_SECRET_SELECTOR),
-          ManagementInformers::trimSecret);
+          ManagementInformers::trimSecret,
+          Duration.ZERO,
+          Kind.refusedListPause(),
+          null);
       if (withKubevirtClusters) {
         kubevirtClusters.add(
             ns,
@@ -231,19 +234,22 @@ public final class ManagementInformers {
         GenericKubernetesApi<T, L> api,
         Class<T> type,
         String kind) {
-      add(ns, factory, api, type, kind, new ListOptions(), ManagementInformers::trim);
+      add(
+          ns,
+          factory,
+          api,
+          type,
+          kind,
+          new ListOptions(),
+          ManagementInformers::trim,
+          Duration.ZERO,
+          refusedListPause(),
+          null);
     }
 
-    <L extends ApiObjectList<T>> void add(
-        String ns,
-        SharedInformerFactory factory,
-        GenericKubernetesApi<T, L> api,
-        Class<T> type,
-        String kind,
-        ListOptions selectors,
-        UnaryOperator<T> trim) {
-      RefusedListPause pause = new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime);
-      add(ns, factory, api, type, kind, selectors, trim, Duration.ZERO, pause, null);
+    /** How a management kind paces its lists after a refused one. */
+    static RefusedListPause refusedListPause() {
+      return new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime);
     }
 
     /**

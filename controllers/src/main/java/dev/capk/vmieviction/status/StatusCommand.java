@@ -3,8 +3,8 @@ package dev.capk.vmieviction.status;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
 import dev.capk.vmieviction.drain.cli.ConnectionOptions;
+import dev.capk.vmieviction.eviction.ApiInfraVmis;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.logging.LogbackConfigurator;
@@ -176,17 +176,7 @@ public final class StatusCommand implements Callable<Integer> {
       throws ApiException {
     ListOptions o = new ListOptions();
     o.setLabelSelector(selector == null || selector.isBlank() ? null : selector);
-    return listAll(
-        new GenericKubernetesApi<>(
-            VirtualMachineInstance.class,
-            VirtualMachineInstanceList.class,
-            KubeVirtApi.GROUP,
-            KubeVirtApi.VERSION,
-            KubeVirtApi.VMI_PLURAL,
-            client),
-        namespace,
-        o,
-        "VMIs");
+    return listAll(ApiInfraVmis.api(client), namespace, o, "VMIs");
   }
 
   private static List<VmiEvent> listVmiEvents(ApiClient client, String namespace)

@@ -192,17 +192,6 @@ class CordonerTest {
 
   // ---- write: how a patch's answers are sorted.
 
-  /** kube-apiserver's answer to a JSON Patch that did not apply. */
-  private static ApiException notApplied() {
-    return new ApiException(
-        "",
-        422,
-        Map.of(),
-        "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":"
-            + "\"the server rejected our request due to an error in our request\","
-            + "\"reason\":\"Invalid\",\"code\":422}");
-  }
-
   private static Cordoner.Written write(ApiException answer, Optional<V1Node> reread)
       throws ApiException {
     return Cordoner.write(
@@ -238,7 +227,7 @@ class CordonerTest {
   @Test
   void aPatchThatDidNotApplyToANodeThatChangedIsAChangeWithTheNodeReadAgain() throws ApiException {
     V1Node cordonedMeanwhile = node(true, Map.of());
-    Cordoner.Written w = write(notApplied(), Optional.of(cordonedMeanwhile));
+    Cordoner.Written w = write(ServerPatches.notApplied(), Optional.of(cordonedMeanwhile));
     assertEquals(Cordoner.Result.CHANGED, w.result());
     assertSame(cordonedMeanwhile, w.node());
     assertTrue(w.reread());
@@ -246,14 +235,15 @@ class CordonerTest {
 
   @Test
   void aPatchThatWouldNotApplyToTheNodeAsItIsNowIsARefusal() throws ApiException {
-    Cordoner.Written w = write(notApplied(), Optional.of(node(null, Map.of())));
+    Cordoner.Written w = write(ServerPatches.notApplied(), Optional.of(node(null, Map.of())));
     assertEquals(Cordoner.Result.REFUSED, w.result());
     assertEquals(422, w.answer().getCode());
   }
 
   @Test
   void aNodeGoneIsGoneWhetherThePatchOrTheReadSaysSo() throws ApiException {
-    assertEquals(Cordoner.Result.GONE, write(notApplied(), Optional.empty()).result());
+    assertEquals(
+        Cordoner.Result.GONE, write(ServerPatches.notApplied(), Optional.empty()).result());
     assertEquals(
         Cordoner.Result.GONE, write(new ApiException(404, "not found"), Optional.empty()).result());
   }

@@ -13,6 +13,7 @@ import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.PodRef;
+import dev.capk.vmieviction.drain.ServerPatches;
 import dev.capk.vmieviction.kube.LenientJson;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;

@@ -10,6 +10,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
+import dev.capk.vmieviction.drain.ServerPatches;
 import dev.capk.vmieviction.kube.LenientJson;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;

@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import dev.capk.vmieviction.eviction.ApiInfraVmis;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.manager.VmiInformers;
 import io.kubernetes.client.custom.V1Patch;
@@ -20,7 +20,6 @@ import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.CustomObjectsApi;
 import io.kubernetes.client.openapi.models.V1Namespace;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -126,7 +125,7 @@ class VmiInformersIT {
     start(ns);
     String before = informers.get(ns, "a").getMetadata().getResourceVersion();
 
-    vmiApi(infra.cluster().client())
+    ApiInfraVmis.api(infra.cluster().client())
         .patch(
             ns,
             "a",
@@ -201,20 +200,9 @@ class VmiInformersIT {
             .build());
     informers =
         new VmiInformers(
-            watchClient, vmiApi(watchClient), List.of(ns), SELECTOR, Duration.ZERO, null);
+            watchClient, ApiInfraVmis.api(watchClient), List.of(ns), SELECTOR, Duration.ZERO, null);
     informers.factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
     Await.until("VMI informer synced", Duration.ofSeconds(60), informers::hasSynced);
-  }
-
-  private static GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> vmiApi(
-      ApiClient client) {
-    return new GenericKubernetesApi<>(
-        VirtualMachineInstance.class,
-        VirtualMachineInstanceList.class,
-        KubeVirtApi.GROUP,
-        KubeVirtApi.VERSION,
-        KubeVirtApi.VMI_PLURAL,
-        client);
   }
 
   private static String namespace(String prefix) throws Exception {

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
@@ -14,6 +13,7 @@ import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import dev.capk.vmieviction.e2e.scenario.HeldUntilDeadline;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import dev.capk.vmieviction.e2e.scenario.TenantEvents;
+import dev.capk.vmieviction.eviction.ApiInfraVmis;
 import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.informer.ResourceEventHandler;
@@ -295,16 +295,7 @@ class TenantProtectionIT {
       infraFactory = new SharedInformerFactory(infraWatch);
       vmis =
           infraFactory.sharedIndexInformerFor(
-              new GenericKubernetesApi<>(
-                  VirtualMachineInstance.class,
-                  VirtualMachineInstanceList.class,
-                  "kubevirt.io",
-                  "v1",
-                  "virtualmachineinstances",
-                  infraWatch),
-              VirtualMachineInstance.class,
-              0,
-              tenant.namespace());
+              ApiInfraVmis.api(infraWatch), VirtualMachineInstance.class, 0, tenant.namespace());
       guestFactory = new SharedInformerFactory(guestWatch);
       nodes =
           guestFactory.sharedIndexInformerFor(

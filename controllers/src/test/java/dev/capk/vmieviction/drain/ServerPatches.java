@@ -1,4 +1,4 @@
-package dev.capk.vmieviction.maintenance;
+package dev.capk.vmieviction.drain;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
@@ -14,11 +14,11 @@ import java.util.Map;
  * does not apply) and JSON merge patch (RFC 7386). A Node comes back as the server stores it: an
  * empty taint list, annotation map or a false unschedulable is omitted (omitempty).
  */
-final class ServerPatches {
+public final class ServerPatches {
   private ServerPatches() {}
 
   /** kube-apiserver's answer to a JSON Patch that does not apply (422, its generic message). */
-  static ApiException notApplied() {
+  public static ApiException notApplied() {
     return new ApiException(
         "",
         422,
@@ -28,7 +28,7 @@ final class ServerPatches {
             + "\"reason\":\"Invalid\",\"code\":422}");
   }
 
-  static JsonObject jsonPatch(JsonObject target, String patch) throws ApiException {
+  public static JsonObject jsonPatch(JsonObject target, String patch) throws ApiException {
     JsonObject doc = omitEmpty(target.deepCopy());
     for (JsonElement e : JsonParser.parseString(patch).getAsJsonArray()) {
       JsonObject op = e.getAsJsonObject();
@@ -74,7 +74,7 @@ final class ServerPatches {
   }
 
   /** Applies a merge patch (RFC 7386). */
-  static JsonObject mergePatch(JsonObject target, String patch) {
+  public static JsonObject mergePatch(JsonObject target, String patch) {
     return merge(target.deepCopy(), JsonParser.parseString(patch).getAsJsonObject());
   }
 
