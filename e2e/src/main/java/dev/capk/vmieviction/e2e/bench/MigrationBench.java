@@ -50,20 +50,19 @@ final class MigrationBench extends Bench {
 
   @Override
   void run() throws Exception {
-    int tenantsCount = opts.integer("bench.migration.tenants", 2);
-    int vmisPerTenant = opts.integer("bench.migration.vmisPerTenant", 10);
-    int pods = opts.integer("bench.migration.pods", 3);
+    int tenantsCount = integer("bench.migration.tenants", 2);
+    int vmisPerTenant = integer("bench.migration.vmisPerTenant", 10);
+    int pods = integer("bench.migration.pods", 3);
     String duration = System.getProperty("bench.migration.duration", "1");
-    int runs = opts.runs("bench.migration.runs", 2);
-    List<String> policies = opts.strings("bench.migration.policies", String.join(",", POLICIES));
+    int runs = runs("bench.migration.runs", 2);
+    List<String> policies = strings("bench.migration.policies", String.join(",", POLICIES));
     // More controller flags for both policies, e.g.
     // -Dbench.migration.flags=--drain-retry-interval=5s
-    List<String> extraFlags = opts.strings("bench.migration.flags", "");
+    List<String> extraFlags = strings("bench.migration.flags", "");
     Files.createDirectories(work);
-    BenchMain.progress(
-        "migration: starting an infra cluster and " + tenantsCount + " guest clusters");
+    progress("migration: starting an infra cluster and " + tenantsCount + " guest clusters");
     List<LocalCluster> clusters =
-        BenchMain.startAll(
+        startAll(
             "bench-mig-infra",
             "bench-mig-guest-",
             tenantsCount,
@@ -71,7 +70,7 @@ final class MigrationBench extends Bench {
     LocalCluster infra = clusters.get(0);
     DrainWorld world = null;
     try {
-      BenchMain.progress(
+      progress(
           "migration: creating "
               + tenantsCount * vmisPerTenant
               + " VMs, their guest nodes and "
@@ -101,7 +100,7 @@ final class MigrationBench extends Bench {
             Thread.sleep(3000);
             Run run = runOnce(w, policy, c.pid());
             results.add(run);
-            BenchMain.progress("migration: " + policy + ", run " + (r + 1) + ": " + run);
+            progress("migration: " + policy + ", run " + (r + 1) + ": " + run);
           }
         }
       }

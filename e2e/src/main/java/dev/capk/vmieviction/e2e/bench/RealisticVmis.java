@@ -1,9 +1,9 @@
 package dev.capk.vmieviction.e2e.bench;
 
-import com.google.gson.JsonParser;
 import java.io.IOException;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.IntFunction;
 
 /**
  * VirtualMachineInstances shaped like the ones CAPK creates through KubeVirt: the labels,
@@ -86,12 +86,30 @@ final class RealisticVmis {
     String base = "/apis/kubevirt.io/v1/namespaces/" + namespace + "/virtualmachineinstances";
     String created = api.post(base, vmi(namespace, name, cluster));
     api.mergePatch(base + "/" + name + "/status", status(name, node, podIp));
-    return RawKube.str(JsonParser.parseString(created).getAsJsonObject(), "metadata", "uid");
+    return RawKube.str(created, "metadata", "uid");
   }
 
-  /** The pod IP of the {@code i}th VMI of many. */
-  static String ip(int i) {
-    return "10.244." + (i / 250 % 250) + "." + (i % 250 + 2);
+  /** Creates the VMIs {@code name(from)} to {@code name(to - 1)}, 16 at a time. */
+  static void createMany(
+      RawKube api,
+      String namespace,
+      String cluster,
+      String node,
+      int from,
+      int to,
+      IntFunction<String> name)
+      throws Exception {
+    Bench.parallel(
+        to - from,
+        16,
+        i ->
+            create(
+                api,
+                namespace,
+                name.apply(from + i),
+                cluster,
+                node,
+                "10.244." + ((from + i) / 250 % 250) + "." + ((from + i) % 250 + 2)));
   }
 
   /**

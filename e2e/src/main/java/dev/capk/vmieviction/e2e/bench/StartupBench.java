@@ -47,10 +47,10 @@ final class StartupBench extends Bench {
 
   @Override
   void run() throws Exception {
-    int runs = opts.runs("bench.startup.runs", 10);
-    BenchMain.progress("startup: starting a cluster (etcd, kube-apiserver, kwok)");
+    int runs = runs("bench.startup.runs", 10);
+    progress("startup: starting a cluster (etcd, kube-apiserver, kwok)");
     try (LocalCluster cluster =
-        BenchMain.startAll(List.of(LocalCluster.builder("bench-startup").withKwok())).get(0)) {
+        startAll(List.of(LocalCluster.builder("bench-startup").withKwok())).get(0)) {
       deleteTree(work);
       Path before = Files.createDirectories(work.resolve("plugin-before"));
       Path after = Files.createDirectories(work.resolve("plugin-after"));
@@ -94,18 +94,18 @@ final class StartupBench extends Bench {
         }
         List<Tool> tools =
             List.of(
-                new Tool("kubectl " + op, DrainBench.concat(List.of(kubectl), args), after),
+                new Tool("kubectl " + op, concat(List.of(kubectl), args), after),
                 new Tool(
                     "kubectl fastdrain " + op + ", before",
-                    DrainBench.concat(List.of(kubectl, "fastdrain"), args),
+                    concat(List.of(kubectl, "fastdrain"), args),
                     before),
                 new Tool(
                     "kubectl fastdrain " + op + ", after",
-                    DrainBench.concat(List.of(kubectl, "fastdrain"), args),
+                    concat(List.of(kubectl, "fastdrain"), args),
                     after),
                 new Tool(
                     "kubectl-fastdrain " + op + " (launcher directly), after",
-                    DrainBench.concat(List.of(after.resolve("kubectl-fastdrain").toString()), args),
+                    concat(List.of(after.resolve("kubectl-fastdrain").toString()), args),
                     after));
         // The first run through the new launcher records the archive: timed on its own.
         try (Stream<Path> old = Files.list(after)) {
@@ -115,8 +115,7 @@ final class StartupBench extends Bench {
         }
         uncordon(cluster, node);
         Sample first = time(tools.get(2), cache, true);
-        BenchMain.progress(
-            Report.f("startup: %s, first run (records the archive): %.2f s", op, first.wall));
+        progress(Report.f("startup: %s, first run (records the archive): %.2f s", op, first.wall));
         if (!hasArchive(after)) {
           throw new IllegalStateException("the launcher's first run left no archive in " + after);
         }
@@ -130,8 +129,7 @@ final class StartupBench extends Bench {
               samples.computeIfAbsent(t.name(), x -> new ArrayList<>()).add(sample);
             }
           }
-          BenchMain.progress(
-              "startup: " + op + (i < 0 ? " warm-up" : " round " + (i + 1)) + " done");
+          progress("startup: " + op + (i < 0 ? " warm-up" : " round " + (i + 1)) + " done");
         }
         double kubectlMedian = wall(samples.get(tools.get(0).name())).median();
         for (Tool t : tools) {
@@ -193,7 +191,7 @@ final class StartupBench extends Bench {
     Path err = work.resolve(slug + ".err");
     Path times = work.resolve(slug + ".times");
     List<String> command =
-        DrainBench.concat(
+        concat(
             List.of(
                 "/bin/sh",
                 "-c",
