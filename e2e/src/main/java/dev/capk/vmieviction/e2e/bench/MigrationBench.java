@@ -1,12 +1,11 @@
 package dev.capk.vmieviction.e2e.bench;
 
 import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -59,8 +58,7 @@ final class MigrationBench extends Bench {
     // More controller flags for both policies, e.g.
     // -Dbench.migration.flags=--drain-retry-interval=5s
     List<String> extraFlags = strings("bench.migration.flags", "");
-    Files.createDirectories(work);
-    progress("migration: starting an infra cluster and " + tenantsCount + " guest clusters");
+    progress("migration: starting an infra cluster and %d guest clusters", tenantsCount);
     List<LocalCluster> clusters =
         startAll(
             "bench-mig-infra",
@@ -68,46 +66,39 @@ final class MigrationBench extends Bench {
             tenantsCount,
             n -> LocalCluster.builder(n).withAll());
     LocalCluster infra = clusters.get(0);
-    DrainWorld world = null;
+    DrainWorld w = null;
     try {
+      int vmis = tenantsCount * vmisPerTenant;
       progress(
-          "migration: creating "
-              + tenantsCount * vmisPerTenant
-              + " VMs, their guest nodes and "
-              + pods
-              + " pods per guest node");
-      List<LocalCluster> guests = clusters.subList(1, clusters.size());
-      world = new DrainWorld(infra, guests, NS, tenantsCount * vmisPerTenant, pods, false);
-      DrainWorld w = world;
+          "migration: creating %d VMs, their guest nodes and %d pods per guest node", vmis, pods);
+      w = new DrainWorld(infra, clusters.subList(1, clusters.size()), NS, vmis, pods, false);
+      DrainWorld world = w;
       w.keepsUids = true;
-      w.alsoSettled =
-          () ->
-              migrations(w).values().stream()
-                  .allMatch(p -> p.equals("Succeeded") || p.equals("Failed"));
+      w.alsoSettled = () -> unfinished(world) == 0;
       w.awaitSettled(w.holding, Map.of(), true, Duration.ofMinutes(5));
       List<Run> results = new ArrayList<>();
       for (int r = 0; r < runs; r++) {
         for (String policy : policies) {
           prepare(w, duration);
           List<String> flags =
-              new ArrayList<>(
-                  List.of("--kubeconfig=" + infra.kubeconfig(), "--live-migration=" + policy));
-          flags.addAll(extraFlags);
+              concat(
+                  List.of("--kubeconfig=" + infra.kubeconfig(), "--live-migration=" + policy),
+                  extraFlags);
+          String name = "migration-" + policy + "-run" + (r + 1);
           try (ControllerProcess c =
-              ControllerJar.start(
-                  "migration-" + policy + "-run" + (r + 1), work, flags, Duration.ofMinutes(2))) {
+              ControllerJar.start(name, work, flags, Duration.ofMinutes(2))) {
             // After a start the controller looks at every Running VMI once; let that pass first.
             Thread.sleep(3000);
             Run run = runOnce(w, policy, c.pid());
             results.add(run);
-            progress("migration: " + policy + ", run " + (r + 1) + ": " + run);
+            progress("migration: %s, run %d: %s", policy, r + 1, run);
           }
         }
       }
       write(results, runs, tenantsCount, vmisPerTenant, pods, duration, extraFlags);
     } finally {
-      if (world != null) {
-        world.world.close();
+      if (w != null) {
+        w.world.close();
       }
       EvacuationWorld.stopStandIn(infra);
       clusters.forEach(LocalCluster::close);
@@ -125,9 +116,7 @@ final class MigrationBench extends Bench {
    */
   private static void prepare(DrainWorld w, String duration) throws Exception {
     for (String ns : w.namespaces()) {
-      for (JsonElement e :
-          w.infraApi.getJson(path(ns, "virtualmachineinstances")).getAsJsonArray("items")) {
-        JsonObject vmi = e.getAsJsonObject();
+      for (JsonObject vmi : w.infraApi.items(path(ns, "virtualmachineinstances"))) {
         String path = path(ns, "virtualmachineinstances/" + RawKube.str(vmi, "metadata", "name"));
         w.infraApi.mergePatch(
             path,
@@ -137,21 +126,17 @@ final class MigrationBench extends Bench {
         JsonArray conditions = new JsonArray();
         JsonObject status = vmi.getAsJsonObject("status");
         if (status != null && status.has("conditions")) {
-          for (JsonElement c : status.getAsJsonArray("conditions")) {
-            if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
-              conditions.add(c);
-            }
-          }
+          status
+              .getAsJsonArray("conditions")
+              .forEach(
+                  c -> {
+                    if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
+                      conditions.add(c);
+                    }
+                  });
         }
-        JsonObject migratable = new JsonObject();
-        migratable.addProperty("type", "LiveMigratable");
-        migratable.addProperty("status", "True");
-        conditions.add(migratable);
-        JsonObject s = new JsonObject();
-        s.add("conditions", conditions);
-        JsonObject patch = new JsonObject();
-        patch.add("status", s);
-        w.infraApi.mergePatch(path + "/status", patch.toString());
+        conditions.add(JsonParser.parseString("{\"type\":\"LiveMigratable\",\"status\":\"True\"}"));
+        w.infraApi.mergePatch(path + "/status", "{\"status\":{\"conditions\":" + conditions + "}}");
       }
     }
   }
@@ -160,10 +145,8 @@ final class MigrationBench extends Bench {
   private static Set<String> podUids(DrainWorld w) throws Exception {
     Set<String> out = new HashSet<>();
     for (RawKube g : w.guestApis()) {
-      for (JsonElement e :
-          g.getJson("/api/v1/namespaces/" + NS + "/pods").getAsJsonArray("items")) {
-        out.add(RawKube.str(e.getAsJsonObject(), "metadata", "uid"));
-      }
+      g.items("/api/v1/namespaces/" + NS + "/pods")
+          .forEach(p -> out.add(RawKube.str(p, "metadata", "uid")));
     }
     return out;
   }
@@ -172,16 +155,20 @@ final class MigrationBench extends Bench {
   private static Map<String, String> migrations(DrainWorld w) throws Exception {
     Map<String, String> out = new HashMap<>();
     for (String ns : w.namespaces()) {
-      for (JsonElement e :
-          w.infraApi
-              .getJson(path(ns, "virtualmachineinstancemigrations"))
-              .getAsJsonArray("items")) {
-        JsonObject m = e.getAsJsonObject();
-        String phase = RawKube.str(m, "status", "phase");
-        out.put(RawKube.str(m, "metadata", "uid"), phase == null ? "" : phase);
+      for (JsonObject m : w.infraApi.items(path(ns, "virtualmachineinstancemigrations"))) {
+        out.put(
+            RawKube.str(m, "metadata", "uid"),
+            String.valueOf(RawKube.str(m, "status", "phase")).replace("null", ""));
       }
     }
     return out;
+  }
+
+  private static int unfinished(DrainWorld w) throws Exception {
+    return (int)
+        migrations(w).values().stream()
+            .filter(p -> !p.equals("Succeeded") && !p.equals("Failed"))
+            .count();
   }
 
   /**
@@ -200,11 +187,7 @@ final class MigrationBench extends Bench {
             () -> {
               while (draining.get()) {
                 try {
-                  long open =
-                      migrations(w).values().stream()
-                          .filter(p -> !p.equals("Succeeded") && !p.equals("Failed"))
-                          .count();
-                  peak.accumulateAndGet((int) open, Math::max);
+                  peak.accumulateAndGet(unfinished(w), Math::max);
                   Thread.sleep(250);
                 } catch (InterruptedException e) {
                   return;
@@ -221,26 +204,17 @@ final class MigrationBench extends Bench {
     Map<String, String> nodesAfter = w.vmis("status", "nodeName");
     int migrated = 0;
     int deleted = 0;
-    int unmoved = 0;
     for (Map.Entry<String, String> e : d.before().entrySet()) {
       if (!e.getValue().equals(uidsAfter.get(e.getKey()))) {
         deleted++;
       } else if (!String.valueOf(nodesAfter.get(e.getKey())).equals(nodesBefore.get(e.getKey()))) {
         migrated++;
-      } else {
-        unmoved++;
       }
     }
     Set<String> podsAfter = podUids(w);
     int disrupted = (int) podsBefore.stream().filter(u -> !podsAfter.contains(u)).count();
-    int created = 0;
-    int succeeded = 0;
-    for (Map.Entry<String, String> m : migrations(w).entrySet()) {
-      if (!migrationsBefore.contains(m.getKey())) {
-        created++;
-        succeeded += m.getValue().equals("Succeeded") ? 1 : 0;
-      }
-    }
+    Map<String, String> created = new HashMap<>(migrations(w));
+    created.keySet().removeAll(migrationsBefore);
     w.swap();
     return new Run(
         policy,
@@ -250,9 +224,9 @@ final class MigrationBench extends Bench {
         podsBefore.size(),
         migrated,
         deleted,
-        unmoved,
-        created,
-        succeeded,
+        d.before().size() - migrated - deleted,
+        created.size(),
+        (int) created.values().stream().filter("Succeeded"::equals).count(),
         peak.get());
   }
 
