@@ -159,7 +159,8 @@ final class ControllerJar {
   }
 
   private static String git(Path jar, String... args) {
-    List<String> command = concatArgs(List.of("git", "-C", jar.getParent().toString()), args);
+    List<String> command = new ArrayList<>(List.of("git", "-C", jar.getParent().toString()));
+    command.addAll(Arrays.asList(args));
     try {
       Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
       String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
@@ -167,10 +168,6 @@ final class ControllerJar {
     } catch (IOException | InterruptedException e) {
       return null;
     }
-  }
-
-  private static List<String> concatArgs(List<String> head, String... args) {
-    return Bench.concat(head, Arrays.asList(args));
   }
 
   /** The Deployment's JVM, environment first, for reports. */
@@ -200,7 +197,10 @@ final class ControllerJar {
     flags.add("-XX:MaxRAM=" + limit.replace("Mi", "m").replace("Gi", "g"));
     String jar = path().getFileName().toString();
     Path archive = path().resolveSibling(jar.replaceAll("\\.jar$", "") + ".jsa");
-    String options = javaToolOptions() + " " + System.getProperty("capk.bench.extraJvmFlags", "");
+    String options =
+        containerEnv().getOrDefault("JAVA_TOOL_OPTIONS", "")
+            + " "
+            + System.getProperty("capk.bench.extraJvmFlags", "");
     for (String flag : options.trim().split("\\s+")) {
       if (!flag.isEmpty()) {
         boolean cds = flag.startsWith("-XX:SharedArchiveFile=");
@@ -220,10 +220,6 @@ final class ControllerJar {
       }
     }
     return out;
-  }
-
-  private static String javaToolOptions() {
-    return containerEnv().getOrDefault("JAVA_TOOL_OPTIONS", "");
   }
 
   private static Map<String, String> environment() {

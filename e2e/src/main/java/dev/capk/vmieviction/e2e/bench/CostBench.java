@@ -13,16 +13,10 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * Benchmark 9, cost per evacuation (issue 21), for our controller and, when {@code
- * -Dcapk.bench.goController} names its binary, CAPK's original Go controller on the same clusters.
- * The world of {@link DrainWorld}, with spare guest nodes: 10 External VMIs of 2 tenants on one
- * infra node, 10 pods per guest node. A run is the real `kubectl drain` of that infra node with one
- * controller process started just before it (16 workers or 1), without budgets or with a
- * PodDisruptionBudget of maxUnavailable 1 per Deployment; it counts the controller's requests from
- * the API servers' audit logs (its own client identity) and its CPU from /proc, from the drain's
- * start until every VM, guest node and pod is back. Then the pace of one guest node's drain under
- * the budget: the controller's drain of one VMI against the real `kubectl drain` of an identical
- * guest node.
+ * Benchmark 9, cost per evacuation (issue 21): requests and CPU of one controller process per run
+ * of a {@link DrainWorld} with spares, ours and CAPK's original Go controller when {@code
+ * -Dcapk.bench.goController} names it; then one guest node's drain under a budget against `kubectl
+ * drain` of a twin. The report's section says how.
  */
 final class CostBench extends Bench {
   private static final double TARGET_CPU = 0.12;

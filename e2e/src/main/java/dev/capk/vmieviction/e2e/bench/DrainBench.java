@@ -12,14 +12,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Our drain CLI (the runnable jar, `java -jar ... drain`, a fresh JVM each run) against the real
- * `kubectl drain`, same flags, same cluster, the order alternating each round. Before each run the
- * nodes are uncordoned and refilled with fresh Running pods bound to them: each declares a
- * controller (a ConfigMap, which kubectl only checks exists as an owner), and one in ten is covered
- * by one of five PodDisruptionBudgets with minAvailable 0, so every eviction of those goes through
- * the budget check and none is refused. Each run must end with the nodes empty. Benchmark 1 drains
- * one node of N pods; benchmark 7 ({@code selector}) drains three labelled nodes with {@code -l}:
- * kubectl one after another, ours concurrently.
+ * Benchmarks 1 and 7 ({@code selector}): our drain CLI (`java -jar ... drain`, a fresh JVM each
+ * run) against the real `kubectl drain`, same flags, same cluster, on kwok nodes refilled before
+ * every run; the report's sections say how.
  */
 final class DrainBench extends Bench {
   static final List<String> FLAGS =

@@ -15,11 +15,9 @@ import java.util.concurrent.Callable;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Benchmarks 2 and 5: for each size N (1, 10, 50) a {@link DrainWorld} without spares on one infra
- * cluster and five guest clusters; a run is the real `kubectl drain` of the infra node holding the
- * VMIs, timed with its recovery on the other node. The controller runs from its jar with default
- * workers and with --workers=1, with its own client identity, so that the API servers' audit logs
- * attribute its requests (benchmark 5).
+ * Benchmarks 2 and 5: the real `kubectl drain` of an infra node holding N VMIs of a {@link
+ * DrainWorld} without spares, the controller at default workers and at one, its requests counted by
+ * the audit logs of its own client identity.
  */
 final class EvacuationBench extends Bench {
 

@@ -17,12 +17,8 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * External infra at scale: one controller ({@code --infra-clusters=external}, the Deployment's JVM)
- * against a management API server, serving two infra API servers of many VMIs each (written as
- * {@link ScaleBench} writes them), one tenant per infra cluster. Their guest nodes do not exist, so
- * a marked VMI counts as drained at once and the reaction measured is the controller's own: our
- * PATCH of {@code status.evacuationNodeName} to its delete request, seen as {@code
- * metadata.deletionTimestamp} by a watch on that infra cluster's VMIs.
+ * Benchmark 10: one controller at {@code --infra-clusters=external} serving two infra API servers
+ * of many VMIs each (written as {@link ScaleBench} writes them): start-up, memory and reaction.
  */
 final class ExternalInfraBench extends Bench {
   static final String INFRA_NODE = "ext-infra-node-0";

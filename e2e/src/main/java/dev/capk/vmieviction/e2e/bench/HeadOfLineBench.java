@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -27,14 +28,8 @@ import java.util.stream.Stream;
 
 /**
  * Head-of-line blocking (issue 14): does a VMI whose guest drains in a second wait behind VMIs
- * whose guests' budgets never allow a disruption? One infra API server and four tenant clusters
- * (etcd, kube-apiserver and kwok each: the lightest guest the harness starts). Phase 1 evacuates 20
- * free VMIs (a few pods, no budget) alone; phase 2 marks 220 fresh VMIs within one second, 200 of
- * them on guest nodes whose pods are under a {@code minAvailable: 100%} budget and the same 20 free
- * ones, and measures the free ones again, how late after their deadline the blocked ones are
- * deleted, the controller's CPU and memory, and its reconcile durations when it exports them. In
- * both phases it also times each free VMI's reaction: from the last of its guest node's pods gone
- * to the VMI's deletion.
+ * whose guests' budgets never allow a disruption? Free VMIs are evacuated alone, then again among
+ * many blocked ones; the report's section says how each time is taken.
  */
 final class HeadOfLineBench extends Bench {
   static final String INFRA_NODE = "hol-infra-0";
@@ -338,17 +333,16 @@ final class HeadOfLineBench extends Bench {
     return marking;
   }
 
-  interface Phase {
-    double run() throws Exception;
-  }
-
   /**
    * Runs {@code phase} while sampling the controller's RSS and the machine's CPU shares (every 250
    * ms) and a guest API server's round trip (every second, a small LIST, the guests in turn: what
    * "one guest round trip" was under this load); then reads its CPU time and /metrics.
    */
   private Cost measured(
-      ControllerProcess c, List<LocalCluster> clusters, List<RawKube> guests, Phase phase)
+      ControllerProcess c,
+      List<LocalCluster> clusters,
+      List<RawKube> guests,
+      Callable<Double> phase)
       throws Exception {
     double cpu0 = ControllerProcess.processCpuSeconds(c.pid());
     CpuShares shares =
@@ -385,7 +379,7 @@ final class HeadOfLineBench extends Bench {
     sampler.start();
     double marking;
     try {
-      marking = phase.run();
+      marking = phase.call();
     } finally {
       sampler.interrupt();
       sampler.join(5000);

@@ -39,14 +39,9 @@ record Metrics(String text) {
     return out;
   }
 
-  /** API server requests so far by verb (GET, LIST, ..., WATCH). */
-  Map<String, Double> requestsByVerb() {
-    return by("apiserver_request_total", "verb");
-  }
-
   /** API server requests so far but WATCHes. */
   double nonWatch() {
-    return requestsByVerb().entrySet().stream()
+    return by("apiserver_request_total", "verb").entrySet().stream()
         .filter(e -> !e.getKey().equals("WATCH"))
         .mapToDouble(Map.Entry::getValue)
         .sum();

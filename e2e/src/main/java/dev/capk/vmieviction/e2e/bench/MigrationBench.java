@@ -18,14 +18,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Benchmark 8, live migration (issue 16). One infra cluster with the KubeVirt stand-in and two
- * guest clusters; 20 External VMIs (10 per tenant) on one of two infra nodes, each LiveMigratable
- * (status condition) with a short stand-in migration. A run is the real `kubectl drain` of the node
- * holding them with the controller at {@code --live-migration=prefer} or {@code never}: with prefer
- * the VMIs move with VirtualMachineInstanceMigrations and keep their UIDs, with never each guest
- * node is drained and the VMI deleted and recreated on the other node. Runs alternate the policies,
- * each against the node the previous run left the VMIs on. Measures the drain, the guest pods
- * disrupted, the VMIs deleted or migrated and the migrations created.
+ * Benchmark 8, live migration (issue 16): the real `kubectl drain` of an infra node holding
+ * LiveMigratable VMIs of a {@link DrainWorld}, the controller at {@code --live-migration=prefer}
+ * against {@code never}, the policies alternating.
  */
 final class MigrationBench extends Bench {
   private static final String NS = "mig";

@@ -15,11 +15,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Benchmarks 3, 4 and 6 on one infra API server holding many VMIs (written directly, their status
- * through the status subresource as KubeVirt writes it) and one guest cluster whose kwok nodes are
- * named like some of the VMIs: start-up (process start to /readyz 200), memory after the informer
- * synced, and reaction latency (status.evacuationNodeName set by us, to the guest node cordoned,
- * seen by a watch on guest nodes).
+ * Benchmarks 3, 4 and 6 on one infra API server holding many VMIs (written directly, status through
+ * its subresource) and one guest cluster whose kwok nodes are named like some of them: reaction
+ * latency, memory after the informer synced, and start-up.
  */
 final class ScaleBench extends Bench {
   static final String NAMESPACE = "scale";

@@ -17,12 +17,8 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * CLI start-up: the cost of one short call, where the JVM's start dominates. A cordon of one node
- * and a no-op drain, each by {@code kubectl} itself and by our CLI installed as a user installs it
- * (the launcher and the jar in a plugin directory on PATH, run as {@code kubectl fastdrain ...}):
- * "before" is the launcher as it was (plain {@code java -jar}), "after" is {@code
- * hack/plugin/kubectl-fastdrain} (a class-data archive of the installed jar, JVM flags for a
- * short-lived process), also run directly.
+ * CLI start-up: a cordon and a no-op drain by kubectl and by our CLI installed as a kubectl plugin,
+ * its launcher before and after the class-data archive.
  */
 final class StartupBench extends Bench {
   /** The launcher before the class-data archive: what hack/plugin/kubectl-fastdrain ran. */
