@@ -28,7 +28,7 @@ record Metrics(String text) {
   /** The values of {@code name}'s series by the value of {@code label}, summed. */
   private TreeMap<String, Double> by(String name, String label) {
     Matcher m =
-        Pattern.compile("(?m)^" + Pattern.quote(name) + "(?:\\{([^}]*)})? ([0-9.eE+\\-]+|NaN)$")
+        Pattern.compile("(?m)^" + Pattern.quote(name) + "(?:\\{([^}]*)})? ([0-9.eE+\\-]+|NaN)")
             .matcher(text);
     Pattern value = Pattern.compile(label + "=\"([^\"]+)\"");
     TreeMap<String, Double> out = new TreeMap<>();

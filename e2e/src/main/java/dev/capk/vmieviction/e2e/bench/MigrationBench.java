@@ -13,6 +13,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -153,7 +154,7 @@ final class MigrationBench extends Bench {
       for (JsonObject m : w.infraApi.items(path(ns, "virtualmachineinstancemigrations"))) {
         out.put(
             RawKube.str(m, "metadata", "uid"),
-            String.valueOf(RawKube.str(m, "status", "phase")).replace("null", ""));
+            Objects.toString(RawKube.str(m, "status", "phase"), ""));
       }
     }
     return out;
