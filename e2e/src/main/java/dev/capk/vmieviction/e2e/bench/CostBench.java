@@ -317,19 +317,11 @@ final class CostBench extends Bench {
     }
     s.append(
         Report.table(
-            List.of(
-                "controller",
-                "budget",
-                "workers",
-                "infra drain s",
-                "recovery s",
-                "infra requests / evac. (≤ 3)",
-                "infra Event requests / evac. (≤ 4 writes)",
-                "guest requests / evac.",
-                "guest Event requests / evac.",
-                "CPU s / evac. (≤ " + TARGET_CPU + ")",
-                "totals: infra / Events / guest / CPU",
-                "start-up CPU s"),
+            "controller|budget|workers|infra drain s|recovery s|infra requests / evac. (≤ 3)"
+                + "|infra Event requests / evac. (≤ 4 writes)|guest requests / evac."
+                + "|guest Event requests / evac.|CPU s / evac. (≤ "
+                + TARGET_CPU
+                + ")|totals: infra / Events / guest / CPU|start-up CPU s",
             rows));
     verdicts(runs, pods);
     s.append('\n').append(paceTable(paces));

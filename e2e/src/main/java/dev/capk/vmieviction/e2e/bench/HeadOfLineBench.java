@@ -703,19 +703,14 @@ final class HeadOfLineBench extends Bench {
     s.append("\nAs a row of docs/benchmarks.md:\n\n");
     s.append(
         Report.table(
-            List.of(
-                "build",
-                "free alone: median / p95 / max s",
-                "free with " + blocked.size() + " blocked: median / p95 / max s",
-                "ratio median / max (≤ 1.2 / ≤ 1.5)",
-                "reaction alone: median / p99 / max ms",
-                "reaction with " + blocked.size() + " blocked: median / p99 / max ms (p99 ≤ 500)",
-                "blocked lateness after deadline: median / p95 / max s",
-                "after marking + timeout: median / p95 / max s",
-                "blocked within 2 s",
-                "controller CPU s / peak RSS MiB",
-                "reconcile p99 / max s",
-                "load avg"),
+            Report.f(
+                "build|free alone: median / p95 / max s|free with %1$d blocked: median / p95 / max s"
+                    + "|ratio median / max (≤ 1.2 / ≤ 1.5)|reaction alone: median / p99 / max ms"
+                    + "|reaction with %1$d blocked: median / p99 / max ms (p99 ≤ 500)"
+                    + "|blocked lateness after deadline: median / p95 / max s"
+                    + "|after marking + timeout: median / p95 / max s|blocked within 2 s"
+                    + "|controller CPU s / peak RSS MiB|reconcile p99 / max s|load avg",
+                blocked.size()),
             List.of(
                 List.of(
                     ControllerJar.shortName(),
