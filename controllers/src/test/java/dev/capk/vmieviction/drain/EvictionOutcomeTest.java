@@ -3,6 +3,8 @@ package dev.capk.vmieviction.drain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
+import dev.capk.vmieviction.drain.DrainStepper.EvictionSupport;
 import dev.capk.vmieviction.kube.ApiStatus;
 import java.util.List;
 import java.util.Map;

@@ -2,6 +2,8 @@ package dev.capk.vmieviction.drain;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.capk.vmieviction.drain.DrainStepper.PodWaits;
+import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Clock;
