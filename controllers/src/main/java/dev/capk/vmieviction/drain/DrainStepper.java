@@ -1,11 +1,7 @@
 package dev.capk.vmieviction.drain;
 
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetAllowance;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
-import dev.capk.vmieviction.drain.PodFilters.ApiDaemonSetLookup;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch;
@@ -16,6 +12,7 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.PolicyV1Api;
+import io.kubernetes.client.openapi.models.V1APIResourceList;
 import io.kubernetes.client.openapi.models.V1DeleteOptions;
 import io.kubernetes.client.openapi.models.V1Eviction;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
@@ -157,7 +154,7 @@ public final class DrainStepper {
     RawApi api = this.api.until(bound);
     // The lookup outlives this step (its answers are kept for the drain): not bound to this step.
     PodFilters filters =
-        new PodFilters(options, memory.daemonSets(() -> new ApiDaemonSetLookup(this.api)), clock);
+        new PodFilters(options, memory.daemonSets(() -> PodFilters.daemonSets(this.api)), clock);
     DrainPlan plan = DrainPlan.of(filters.inOrder(), podsOnNode);
     if (plan.refused()) {
       throw new DrainRefusedException(nodeName, plan.refusals(), false);
@@ -235,13 +232,13 @@ public final class DrainStepper {
    */
   private Optional<String> evictionVersion(RawApi bounded, Deadline bound) throws ApiException {
     if (evictionSupport == null) {
-      return new EvictionSupport(bounded).discover();
+      return discoverEviction(bounded);
     }
     CompletableFuture<Optional<String>> mine = new CompletableFuture<>();
     CompletableFuture<Optional<String>> asked = evictionSupport.putIfAbsent(api.client(), mine);
     if (asked == null) {
       try {
-        Optional<String> found = new EvictionSupport(bounded).discover();
+        Optional<String> found = discoverEviction(bounded);
         mine.complete(found);
         return found;
       } catch (ApiException | RuntimeException e) {
@@ -683,49 +680,23 @@ public final class DrainStepper {
   }
 
   /**
-   * Asks the API server, once per drain, whether it serves the pods/eviction subresource and in
-   * which group/version, as kubectl does from discovery. A server without it gets deletions
-   * instead.
+   * Whether and in which group/version the server serves the pods/eviction subresource, as kubectl
+   * finds it from discovery; empty: a server without it gets deletions.
    */
-  static final class EvictionSupport {
-    private final RawApi api;
+  static Optional<String> discoverEviction(RawApi api) throws ApiException {
+    return evictionGroupVersion(
+        api.get(
+            new CoreV1Api(api.client()).getAPIResources().buildCall(null),
+            V1APIResourceList.class));
+  }
 
-    EvictionSupport(RawApi api) {
-      this.api = api;
-    }
-
-    /** The Eviction group/version ("policy/v1"), or empty when evictions are not served. */
-    Optional<String> discover() throws ApiException {
-      RawApi.Answer answer =
-          api.execute(new CoreV1Api(api.client()).getAPIResources().buildCall(null));
-      if (!answer.ok()) {
-        throw answer.toException();
-      }
-      return parse(answer.body());
-    }
-
-    static Optional<String> parse(String apiResourceListJson) {
-      JsonObject list = JsonParser.parseString(apiResourceListJson).getAsJsonObject();
-      JsonElement resources = list.get("resources");
-      if (resources == null || !resources.isJsonArray()) {
-        return Optional.empty();
-      }
-      for (JsonElement e : resources.getAsJsonArray()) {
-        JsonObject r = e.getAsJsonObject();
-        if ("pods/eviction".equals(text(r, "name"))
-            && "Eviction".equals(text(r, "kind"))
-            && !text(r, "group").isEmpty()
-            && !text(r, "version").isEmpty()) {
-          return Optional.of(text(r, "group") + "/" + text(r, "version"));
-        }
-      }
-      return Optional.empty();
-    }
-
-    private static String text(JsonObject o, String key) {
-      JsonElement e = o.get(key);
-      return e != null && e.isJsonPrimitive() ? e.getAsString() : "";
-    }
+  static Optional<String> evictionGroupVersion(V1APIResourceList list) {
+    return list.getResources().stream()
+        .filter(r -> "pods/eviction".equals(r.getName()) && "Eviction".equals(r.getKind()))
+        .filter(r -> r.getGroup() != null && !r.getGroup().isEmpty())
+        .filter(r -> r.getVersion() != null && !r.getVersion().isEmpty())
+        .map(r -> r.getGroup() + "/" + r.getVersion())
+        .findFirst();
   }
 
   /**

@@ -3,7 +3,6 @@ package dev.capk.vmieviction.drain;
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetAllowance;
-import dev.capk.vmieviction.drain.PodFilters.ApiDaemonSetLookup;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch;
@@ -164,7 +163,7 @@ public final class NodeDrainer {
     } catch (ApiException e) {
       throw afterCordon(nodeName, cordoned, "listing its pods", e);
     }
-    PodFilters filters = new PodFilters(options, new ApiDaemonSetLookup(api), clock);
+    PodFilters filters = new PodFilters(options, PodFilters.daemonSets(api), clock);
     DrainPlan plan = DrainPlan.of(filters.inOrder(), listing.pods());
     if (plan.refused()) {
       DrainRefusedException refused =

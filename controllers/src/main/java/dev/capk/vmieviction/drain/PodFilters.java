@@ -395,46 +395,30 @@ public final class PodFilters {
     Answer find(String namespace, String name);
   }
 
-  /**
-   * Looks DaemonSets up through the API, once per namespace/name per drain (many pods share one
-   * DaemonSet).
-   */
-  static final class ApiDaemonSetLookup implements DaemonSetLookup {
-    private final RawApi api;
-    private final AppsV1Api apps;
-    private final Map<String, Answer> cache = new HashMap<>();
-
-    ApiDaemonSetLookup(RawApi api) {
-      this.api = api;
-      this.apps = new AppsV1Api(api.client());
-    }
-
-    @Override
-    public synchronized Answer find(String namespace, String name) {
-      return cache.computeIfAbsent(namespace + "/" + name, k -> lookup(namespace, name));
-    }
-
-    private Answer lookup(String namespace, String name) {
-      try {
-        RawApi.Answer a =
-            api.execute(apps.readNamespacedDaemonSet(name, namespace).buildCall(null));
-        if (a.ok()) {
-          return Answer.exists();
-        }
-        if (a.code() == 404) {
-          return Answer.notFound(name);
-        }
-        return Answer.unknown(
-            "cannot look up daemonset "
-                + namespace
-                + "/"
-                + name
-                + ": "
-                + ApiStatus.describe(a.toException()));
-      } catch (ApiException e) {
-        return Answer.unknown(
-            "cannot look up daemonset " + namespace + "/" + name + ": " + ApiStatus.describe(e));
+  /** DaemonSets looked up through the API, once per namespace/name (many pods share one). */
+  static DaemonSetLookup daemonSets(RawApi api) {
+    AppsV1Api apps = new AppsV1Api(api.client());
+    Map<String, DaemonSetLookup.Answer> cache = new HashMap<>();
+    return (namespace, name) -> {
+      synchronized (cache) {
+        return cache.computeIfAbsent(
+            namespace + "/" + name,
+            k -> {
+              String failed = "cannot look up daemonset " + k + ": ";
+              try {
+                RawApi.Answer a =
+                    api.execute(apps.readNamespacedDaemonSet(name, namespace).buildCall(null));
+                return a.ok()
+                    ? DaemonSetLookup.Answer.exists()
+                    : a.code() == 404
+                        ? DaemonSetLookup.Answer.notFound(name)
+                        : DaemonSetLookup.Answer.unknown(
+                            failed + ApiStatus.describe(a.toException()));
+              } catch (ApiException e) {
+                return DaemonSetLookup.Answer.unknown(failed + ApiStatus.describe(e));
+              }
+            });
       }
-    }
+    };
   }
 }
