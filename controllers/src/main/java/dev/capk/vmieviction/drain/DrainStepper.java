@@ -42,7 +42,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Collectors;
 import okhttp3.OkHttpClient;
 
 /**
@@ -391,18 +390,18 @@ public final class DrainStepper {
       if (pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null) {
         // Being deleted: its disappearance, not a timer, ends the wait.
         terminating.add(ref);
-        waiting.put(ref, PodWaits.terminating(pod));
+        waiting.put(ref, whyTerminating(pod));
         continue;
       }
       DrainMemory.PodState s = memory.state(ref);
       if (s == null) {
         // Not tried yet: more pods were due than one step sends.
         next = earliest(next, now);
-        waiting.put(ref, PodWaits.NOT_SENT);
+        waiting.put(ref, "eviction not sent yet");
         continue;
       }
       next = earliest(next, s.due);
-      waiting.put(ref, PodWaits.of(ref, s));
+      waiting.put(ref, s.why(ref));
       switch (s.waiting) {
         case ACCEPTED -> terminating.add(ref);
         case BLOCKED -> blocking.put(ref, s.budgets);
@@ -700,56 +699,21 @@ public final class DrainStepper {
   }
 
   /**
-   * Why a pod a drain has to remove is still on the node, in words an admin can act on: which
-   * finalizers a terminating pod waits behind, which budget refused its eviction, what the API
-   * server answered. Pure.
+   * Why a pod being deleted is still on the node, in words an admin can act on: its finalizers hold
+   * it (no controller removed them yet), or else its kubelet has not confirmed the deletion.
    */
-  static final class PodWaits {
-    private PodWaits() {}
-
-    /** More pods were due than one step sends: this one's turn has not come. */
-    static final String NOT_SENT = "eviction not sent yet";
-
-    /**
-     * A pod being deleted: its finalizers hold it (no controller removed them yet), or else its
-     * kubelet has not confirmed the deletion.
-     */
-    static String terminating(V1Pod pod) {
-      V1ObjectMeta m = pod.getMetadata();
-      List<String> finalizers =
-          m == null || m.getFinalizers() == null ? List.of() : m.getFinalizers();
-      if (!finalizers.isEmpty()) {
-        return "terminating behind finalizer"
-            + (finalizers.size() == 1 ? " " : "s ")
-            + String.join(", ", finalizers);
-      }
-      Long grace = m == null ? null : m.getDeletionGracePeriodSeconds();
-      return grace == null
-          ? "terminating, deletion not yet confirmed by its kubelet"
-          : "terminating (grace period " + grace + "s), deletion not yet confirmed by its kubelet";
+  static String whyTerminating(V1Pod pod) {
+    V1ObjectMeta m = pod.getMetadata();
+    List<String> finalizers =
+        m == null || m.getFinalizers() == null ? List.of() : m.getFinalizers();
+    if (!finalizers.isEmpty()) {
+      return "terminating behind finalizer"
+          + (finalizers.size() == 1 ? " " : "s ")
+          + String.join(", ", finalizers);
     }
-
-    /** A pod this drain tried: what its last eviction came to. */
-    static String of(PodRef pod, DrainMemory.PodState s) {
-      return switch (s.waiting) {
-        case ACCEPTED -> "evicted, its deletion not seen yet";
-        case BLOCKED ->
-            s.budgets.isEmpty()
-                ? "eviction refused by a PodDisruptionBudget"
-                : "eviction refused by PodDisruptionBudget"
-                    + (s.budgets.size() == 1 ? " " : "s ")
-                    // A budget lives in its pod's namespace: named as kubectl users know it.
-                    + s.budgets.stream()
-                        .map(b -> b.contains("/") ? b : pod.namespace() + "/" + b)
-                        .sorted()
-                        .collect(Collectors.joining(", "));
-        case THROTTLED -> "eviction throttled by the API server (429 with Retry-After), retrying";
-        case NAMESPACE_TERMINATING -> "eviction refused: its namespace is being deleted";
-        case TRANSIENT -> "eviction failed, retrying" + (s.failure == null ? "" : ": " + s.failure);
-        case FAILED ->
-            // A denial's text says what was denied ("create pods/eviction denied: ...").
-            s.denied ? s.failure : "eviction failed: " + s.failure;
-      };
-    }
+    Long grace = m == null ? null : m.getDeletionGracePeriodSeconds();
+    return grace == null
+        ? "terminating, deletion not yet confirmed by its kubelet"
+        : "terminating (grace period " + grace + "s), deletion not yet confirmed by its kubelet";
   }
 }

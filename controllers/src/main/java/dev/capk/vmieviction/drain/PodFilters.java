@@ -19,7 +19,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 
 /**
  * kubectl drain's pod filters, in kubectl's order: skip pods deleted long ago, DaemonSet pods,
@@ -227,9 +226,8 @@ public final class PodFilters {
 
       List<V1Pod> toEvict = new ArrayList<>();
       List<SkippedPod> skipped = new ArrayList<>();
-      // Keyed by the index of the deciding filter, so groups come out in filter order.
-      Map<Integer, Map<String, List<PodRef>>> refusals = new TreeMap<>();
-      Map<Integer, Map<String, List<PodRef>>> warnings = new TreeMap<>();
+      List<Decided> refusals = new ArrayList<>();
+      List<Decided> warnings = new ArrayList<>();
 
       for (V1Pod pod : sorted) {
         PodRef ref = PodRef.of(pod);
@@ -249,7 +247,7 @@ public final class PodFilters {
         // As kubectl: a pod's status is the last verdict given, so an earlier filter's warning
         // ("deleting Pods with local storage") gives way to a later one's, or to none.
         if (verdict.warning()) {
-          group(warnings, decidedBy, verdict.reason(), ref);
+          warnings.add(new Decided(decidedBy, verdict.reason(), ref));
         }
         switch (verdict.action()) {
           case DELETE -> toEvict.add(pod);
@@ -258,31 +256,23 @@ public final class PodFilters {
                   new SkippedPod(
                       ref, verdict.reason().isEmpty() ? "skipped by a filter" : verdict.reason()));
           case REFUSE ->
-              group(
-                  refusals, decidedBy, DrainRefusedException.kubectlReason(verdict.reason()), ref);
+              refusals.add(
+                  new Decided(
+                      decidedBy, DrainRefusedException.kubectlReason(verdict.reason()), ref));
         }
       }
-      return new DrainPlan(toEvict, skipped, flatten(refusals), flatten(warnings));
+      return new DrainPlan(toEvict, skipped, grouped(refusals), grouped(warnings));
     }
 
-    private static void group(
-        Map<Integer, Map<String, List<PodRef>>> groups, int filter, String reason, PodRef pod) {
-      groups
-          .computeIfAbsent(filter, k -> new LinkedHashMap<>())
-          .computeIfAbsent(reason, k -> new ArrayList<>())
-          .add(pod);
-    }
+    /** A pod's verdict and the index of the filter that gave it. */
+    private record Decided(int filter, String reason, PodRef pod) {}
 
-    private static Map<String, List<PodRef>> flatten(
-        Map<Integer, Map<String, List<PodRef>>> groups) {
+    /** Pods by reason: reasons in the order of their filters, then of their first pod. */
+    private static Map<String, List<PodRef>> grouped(List<Decided> decided) {
       Map<String, List<PodRef>> out = new LinkedHashMap<>();
-      groups
-          .values()
-          .forEach(
-              byReason ->
-                  byReason.forEach(
-                      (reason, pods) ->
-                          out.computeIfAbsent(reason, k -> new ArrayList<>()).addAll(pods)));
+      decided.stream()
+          .sorted(Comparator.comparingInt(Decided::filter))
+          .forEach(d -> out.computeIfAbsent(d.reason(), k -> new ArrayList<>()).add(d.pod()));
       return out;
     }
 

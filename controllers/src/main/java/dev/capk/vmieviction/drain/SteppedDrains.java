@@ -38,6 +38,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import okhttp3.Call;
 import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
@@ -498,6 +499,29 @@ public final class SteppedDrains implements AutoCloseable {
 
       /** A budget that refused it allows a disruption again: due before its timer. */
       boolean woken;
+
+      /** What the pod's last eviction came to, in words an admin can act on. */
+      String why(PodRef pod) {
+        return switch (waiting) {
+          case ACCEPTED -> "evicted, its deletion not seen yet";
+          case BLOCKED ->
+              budgets.isEmpty()
+                  ? "eviction refused by a PodDisruptionBudget"
+                  : "eviction refused by PodDisruptionBudget"
+                      + (budgets.size() == 1 ? " " : "s ")
+                      // A budget lives in its pod's namespace: named as kubectl users know it.
+                      + budgets.stream()
+                          .map(b -> b.contains("/") ? b : pod.namespace() + "/" + b)
+                          .sorted()
+                          .collect(Collectors.joining(", "));
+          case THROTTLED -> "eviction throttled by the API server (429 with Retry-After), retrying";
+          case NAMESPACE_TERMINATING -> "eviction refused: its namespace is being deleted";
+          case TRANSIENT -> "eviction failed, retrying" + (failure == null ? "" : ": " + failure);
+          case FAILED ->
+              // A denial's text says what was denied ("create pods/eviction denied: ...").
+              denied ? failure : "eviction failed: " + failure;
+        };
+      }
     }
 
     private final Duration baseRetry;
