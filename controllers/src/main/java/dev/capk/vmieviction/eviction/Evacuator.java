@@ -8,7 +8,12 @@ import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
-import dev.capk.vmieviction.eviction.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.GuestNodeDrainer.DrainPass;
+import dev.capk.vmieviction.eviction.GuestNodeDrainer.GuestNodeMatch;
+import dev.capk.vmieviction.eviction.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.GuestNodeUncordoner.CordonMarks;
+import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
+import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
@@ -906,5 +911,18 @@ final class Evacuator {
 
   private Result requeue(Deadline deadline, Duration wanted) {
     return new Result(true, EvacuationDeadline.requeueDelay(deadline, wanted));
+  }
+
+  /** What a step of an evacuation came to: the next step goes on, or the evacuation waits. */
+  sealed interface StepOutcome {
+
+    /** Go on to the next step with {@code vmi} as this step left it. */
+    record Proceed(VirtualMachineInstance vmi) implements StepOutcome {}
+
+    /**
+     * The evacuation waits in {@code phase} for what {@code blocker} names (said in the deadline
+     * warning if it lasts): look again after {@code retry}, never past the deadline.
+     */
+    record Wait(EvacuationPhase phase, String blocker, Duration retry) implements StepOutcome {}
   }
 }

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.eviction;
 
+import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.drain.DrainOptions;
@@ -12,6 +13,8 @@ import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.events.EventWriters;
+import dev.capk.vmieviction.eviction.GuestNodeDrainer.GuestNodeMatch;
+import dev.capk.vmieviction.eviction.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -21,18 +24,23 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeCondition;
 import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -436,5 +444,239 @@ public final class GuestNodeDrainer implements Guest {
         };
     return new EventSeriesRecorder(
         book, store, EVENT_SOURCE, NODE_OUTCOMES, Clock.systemUTC(), writers);
+  }
+
+  /**
+   * Which guest Node runs inside a VMI. CAPK names the VM's hostname, and so the guest Node, after
+   * the VMI; the cloud provider sets {@code spec.providerID} to {@code kubevirt://<vmi-name>}. The
+   * VMI's {@code status.evacuationNodeName} is the <em>infra</em> node and is never looked up in
+   * the guest cluster. And how ready that Node is. Pure.
+   */
+  public static final class GuestNodeMatch {
+    private GuestNodeMatch() {}
+
+    public static final String PROVIDER_ID_PREFIX = "kubevirt://";
+
+    public static String providerIdFor(String vmiName) {
+      return PROVIDER_ID_PREFIX + vmiName;
+    }
+
+    /** The Node named like the VMI; else the Node whose providerID names the VMI; else none. */
+    public static Optional<V1Node> choose(String vmiName, Collection<V1Node> nodes) {
+      Optional<V1Node> byName = nodes.stream().filter(n -> vmiName.equals(nameOf(n))).findFirst();
+      if (byName.isPresent()) {
+        return byName;
+      }
+      return nodes.stream().filter(n -> hasProviderIdOf(n, vmiName)).findFirst();
+    }
+
+    public static boolean hasProviderIdOf(V1Node node, String vmiName) {
+      return node.getSpec() != null
+          && Objects.equals(providerIdFor(vmiName), node.getSpec().getProviderID());
+    }
+
+    private static String nameOf(V1Node node) {
+      return node.getMetadata() == null ? null : node.getMetadata().getName();
+    }
+
+    /** A Node's Ready condition, reduced to what the drain decisions need. */
+    public enum NodeReadiness {
+      READY,
+      NOT_READY,
+      /** Ready is Unknown or absent: the node controller lost the kubelet. */
+      UNREACHABLE;
+
+      public static NodeReadiness of(V1Node node) {
+        if (node.getStatus() == null || node.getStatus().getConditions() == null) {
+          return UNREACHABLE;
+        }
+        for (V1NodeCondition c : node.getStatus().getConditions()) {
+          if ("Ready".equals(c.getType())) {
+            return switch (String.valueOf(c.getStatus())) {
+              case "True" -> READY;
+              case "False" -> NOT_READY;
+              default -> UNREACHABLE;
+            };
+          }
+        }
+        return UNREACHABLE;
+      }
+    }
+  }
+
+  /**
+   * What one step of a guest node's drain came to, in the reconciler's terms.
+   *
+   * @param complete every pod that had to go is gone
+   * @param evicted pods evicted or deleted by the drain so far
+   * @param pending pods still on the node that have to go, failed ones included
+   * @param blockingBudgets for each blocked pod ({@code namespace/name}), the budgets that refused
+   *     it
+   * @param failures pods that cannot be evicted at all, with why
+   * @param refusals non-empty when the drain engine refused to start (kubectl's "cannot delete")
+   * @param summary one line for logs and events
+   * @param terminating the pending pods that are being deleted (a watch sees them go)
+   * @param nextTry when the next eviction of a waiting pod is due; empty when only deletions are
+   *     awaited
+   * @param podsLeft for each pod still on the node ({@code namespace/name}), why it is still there
+   */
+  public record DrainPass(
+      boolean complete,
+      int evicted,
+      int pending,
+      Map<String, Set<String>> blockingBudgets,
+      List<String> failures,
+      List<String> refusals,
+      String summary,
+      int terminating,
+      Optional<Instant> nextTry,
+      Map<String, String> podsLeft) {
+
+    /** How many pods a message names before it only counts the others. */
+    static final int NAMED_PODS = 10;
+
+    /** The longest reason given for one pod: a server's message can be long. */
+    static final int MAX_REASON = 160;
+
+    /**
+     * The longest list of pods named: with the deadline warning's own words and the last failure it
+     * stays within an Event's 1,024 characters, so the count of the others is never cut off.
+     */
+    static final int MAX_NAMED_TEXT = 640;
+
+    /** The drain engine refused to start (kubectl's "cannot delete"): nothing was evicted. */
+    static DrainPass refused(int pending, List<String> refusals, String summary) {
+      return new DrainPass(
+          false, 0, pending, Map.of(), List.of(), refusals, summary, 0, Optional.empty(), Map.of());
+    }
+
+    public DrainPass {
+      blockingBudgets = new TreeMap<>(blockingBudgets);
+      failures = List.copyOf(failures);
+      refusals = List.copyOf(refusals);
+      podsLeft = new TreeMap<>(podsLeft);
+    }
+
+    public boolean refused() {
+      return !refusals.isEmpty();
+    }
+
+    /** What stands in the way, for the event that warns at the deadline. */
+    public String blockers() {
+      if (refused()) {
+        return "drain refused: " + String.join("; ", refusals);
+      }
+      StringBuilder sb = new StringBuilder();
+      if (!blockingBudgets.isEmpty()) {
+        sb.append("PodDisruptionBudgets ");
+        blockingBudgets.forEach(
+            (pod, budgets) ->
+                sb.append(String.join(",", budgets)).append(" (pod ").append(pod).append(") "));
+      }
+      if (!failures.isEmpty()) {
+        sb.append("failed pods: ").append(String.join("; ", failures)).append(' ');
+      }
+      if (sb.length() == 0) {
+        sb.append(pending).append(" pod(s) still terminating");
+      }
+      return sb.toString().trim();
+    }
+
+    /**
+     * The pods still on the node and why each stays, the first {@value #NAMED_PODS} by name (fewer
+     * when their reasons are long) and then how many more; what {@link #blockers()} says when the
+     * step did not name them, or when the drain was refused.
+     */
+    public String stillThere() {
+      if (refused() || podsLeft.isEmpty()) {
+        return blockers();
+      }
+      StringBuilder sb = new StringBuilder();
+      int named = 0;
+      for (Map.Entry<String, String> pod : podsLeft.entrySet()) {
+        String why = pod.getValue();
+        String one =
+            pod.getKey()
+                + " ("
+                + (why.length() > MAX_REASON ? why.substring(0, MAX_REASON) + "..." : why)
+                + ")";
+        if (named == NAMED_PODS || (named > 0 && sb.length() + 2 + one.length() > MAX_NAMED_TEXT)) {
+          break;
+        }
+        sb.append(named > 0 ? "; " : "").append(one);
+        named++;
+      }
+      int more = Math.max(pending, podsLeft.size()) - named;
+      if (more > 0) {
+        sb.append("; and ").append(more).append(" more");
+      }
+      return sb.toString();
+    }
+  }
+
+  /**
+   * The guest nodes of one cluster that carry our cordon mark, by name and providerID: what a
+   * Running VMI's uncordon check needs to know before it spends a request on its own node. With
+   * them, from the same list, every node's role, readiness and mark ({@link #nodes}): what the
+   * quorum guard ({@link TenantAdmission}) needs. Pure.
+   */
+  public record MarkedNodes(Set<String> names, Set<String> providerIds, List<Node> nodes) {
+
+    /** One guest node as the tenant-safety policy sees it. */
+    public record Node(
+        String name,
+        String providerId,
+        boolean controlPlane,
+        NodeReadiness readiness,
+        boolean marked) {
+
+      /** Is this the guest node of VMI {@code vmiName} (by name, or by providerID)? */
+      public boolean runsIn(String vmiName) {
+        return name.equals(vmiName) || GuestNodeMatch.providerIdFor(vmiName).equals(providerId);
+      }
+    }
+
+    public static MarkedNodes of(Collection<V1Node> nodes) {
+      Set<String> marked =
+          nodes.stream()
+              .filter(MarkedNodes::carriesMark)
+              .map(n -> n.getMetadata().getName())
+              .collect(Collectors.toUnmodifiableSet());
+      Set<String> providerIds =
+          nodes.stream()
+              .filter(MarkedNodes::carriesMark)
+              .filter(n -> n.getSpec() != null && n.getSpec().getProviderID() != null)
+              .map(n -> n.getSpec().getProviderID())
+              .collect(Collectors.toUnmodifiableSet());
+      List<Node> all =
+          nodes.stream()
+              .filter(n -> n.getMetadata() != null && n.getMetadata().getName() != null)
+              .map(
+                  n ->
+                      new Node(
+                          n.getMetadata().getName(),
+                          n.getSpec() == null ? null : n.getSpec().getProviderID(),
+                          n.getMetadata().getLabels() != null
+                              && n.getMetadata()
+                                  .getLabels()
+                                  .containsKey(CapkLabels.NODE_ROLE_CONTROL_PLANE),
+                          NodeReadiness.of(n),
+                          carriesMark(n)))
+              .toList();
+      return new MarkedNodes(marked, providerIds, all);
+    }
+
+    /** Could the guest node of VMI {@code vmiName} be one of these (by name, or by providerID)? */
+    public boolean mayHoldNodeOf(String vmiName) {
+      return names.contains(vmiName) || providerIds.contains(GuestNodeMatch.providerIdFor(vmiName));
+    }
+
+    private static boolean carriesMark(V1Node node) {
+      if (node.getMetadata() == null) {
+        return false;
+      }
+      Map<String, String> annotations = node.getMetadata().getAnnotations();
+      return annotations != null && annotations.containsKey(EvictionAnnotations.CORDONED_BY);
+    }
   }
 }

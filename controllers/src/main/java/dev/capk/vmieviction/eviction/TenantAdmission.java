@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
-import dev.capk.vmieviction.eviction.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
+import dev.capk.vmieviction.eviction.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
