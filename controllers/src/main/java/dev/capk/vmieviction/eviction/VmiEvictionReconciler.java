@@ -4,7 +4,7 @@ import dev.capk.vmieviction.api.kubevirt.EvictionStrategy;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
 import dev.capk.vmieviction.eviction.GuestNodeUncordoner.CordonMarks;
-import dev.capk.vmieviction.eviction.TenantAdmissionCheck.HeldEvacuations;
+import dev.capk.vmieviction.eviction.TenantAdmission.HeldEvacuations;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
@@ -98,7 +98,7 @@ public final class VmiEvictionReconciler implements Reconciler {
             memory,
             marks,
             contracts,
-            new TenantAdmissionCheck(vmis, guests, events, settings, clock, held),
+            new TenantAdmission(vmis, guests, events, settings, clock, held),
             new LiveMigrationStep(
                 vmis, migrations, clusterDefaults, events, metrics, settings, clock, wake),
             sightings);
