@@ -134,9 +134,8 @@ final class Evacuator {
     }
     MachineContractCheck.Applied applied = contract.value();
     Deadline deadline = applied.deadline();
-    // Admit (TenantAdmission): one control-plane VMI of a tenant at a time, the per-cluster limit
-    // for workers. A held VMI keeps its deadline and goes ahead at deadline - reserve at the
-    // latest.
+    // Admit: one control-plane VMI of a tenant at a time, the per-cluster limit for workers. A
+    // held VMI keeps its deadline and goes ahead at deadline - reserve at the latest.
     Step<VirtualMachineInstance> admitted =
         proceedOrWait(
             key,
@@ -147,9 +146,8 @@ final class Evacuator {
     if (admitted.ended()) {
       return admitted.result();
     }
-    // Migrate (LiveMigrationStep): with live migration preferred, a LiveMigratable VMI moves and
-    // its
-    // guest is never drained; the drain after it is the fallback, inside the same deadline.
+    // Migrate: with live migration preferred, a LiveMigratable VMI moves and its guest is never
+    // drained; the drain after it is the fallback, inside the same deadline.
     Step<VirtualMachineInstance> migrated =
         proceedOrWait(
             key,
@@ -160,7 +158,13 @@ final class Evacuator {
     if (migrated.ended()) {
       return migrated.result();
     }
-    vmi = inPhase(key, migrated.value(), EvacuationPhase.Draining);
+    return drainGuest(
+        key, inPhase(key, migrated.value(), EvacuationPhase.Draining), start, deadline);
+  }
+
+  /** Cordons the guest node and advances its drain by one step; deletes the VMI once drained. */
+  private Result drainGuest(
+      String key, VirtualMachineInstance vmi, Instant start, Deadline deadline) {
     Step<Guest> entered = enterGuest(key, vmi, deadline);
     if (entered.ended()) {
       return entered.result();

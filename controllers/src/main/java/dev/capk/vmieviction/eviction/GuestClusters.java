@@ -9,7 +9,6 @@ import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
-import dev.capk.vmieviction.drain.DrainStepper;
 import dev.capk.vmieviction.drain.NodeWatch;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SteppedDrains;
@@ -149,44 +148,12 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   public Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft)
       throws GuestAccessException {
     GuestClient client = clients.get(tenants.clusterOf(vmi));
-    return new GuestNodeDrainer(
-        timeLeft.map(client::until).orElse(client), nodeEventSeries, nodeEventWriters, this);
+    return new GuestNodeDrainer(timeLeft.map(client::until).orElse(client));
   }
 
   @Override
   public void evacuationEnded(String vmiKey) {
     end(vmiKey);
-  }
-
-  /**
-   * The drain of {@code node} for the VMI {@code vmiKey} through {@code client}, opened (and its
-   * watch started) if there is none yet, or if its watch gave up.
-   */
-  SteppedDrains.Drain forVmi(String vmiKey, ApiClient client, String node) {
-    return forVmi(vmiKey, client, node, null);
-  }
-
-  /**
-   * As {@link #forVmi(String, ApiClient, String)}; a watch started here resumes from {@code seed},
-   * the step's own fresh list of the node's pods.
-   */
-  SteppedDrains.Drain forVmi(String vmiKey, ApiClient client, String node, V1PodList seed) {
-    boolean opening = drains.get(vmiKey).isEmpty();
-    SteppedDrains.Drain d = drains.open(vmiKey, client, node, (key, n) -> wakeUp(key), seed);
-    if (opening) {
-      log.debug("guest pod watch opened vmi={} node={}", vmiKey, node);
-    }
-    return d;
-  }
-
-  /** The VMI's drain of {@code node} through {@code client}, if open and watching. */
-  Optional<SteppedDrains.Drain> usable(String vmiKey, ApiClient client, String node) {
-    return drains.usable(vmiKey, client, node);
-  }
-
-  /** A stepper for drains through {@code client}, sharing this registry's eviction threads. */
-  DrainStepper stepper(ApiClient client) {
-    return drains.stepper(client);
   }
 
   private void wakeUp(String vmiKey) {
@@ -401,7 +368,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
    * Cordoner}'s JSON Patches of exactly the fields we change, guarded by {@code test}s of those
    * fields as read (not the node's resourceVersion, which every status heartbeat changes).
    */
-  public static final class GuestNodeDrainer implements Guest {
+  public final class GuestNodeDrainer implements Guest {
 
     /**
      * On a node gone unreachable, pods deleted longer ago than this are not waited for (kubectl's
@@ -418,20 +385,10 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     private final GuestClient client;
     private final CoreV1Api core;
     private final EventSeriesRecorder nodeEvents;
-    private final GuestClusters drains;
 
-    /**
-     * {@code nodeEventSeries}, {@code nodeEventWriters} and {@code drains} outlive this drainer:
-     * shared by every guest cluster's evacuations.
-     */
-    GuestNodeDrainer(
-        GuestClient client,
-        EventSeriesBook nodeEventSeries,
-        EventWriters nodeEventWriters,
-        GuestClusters drains) {
+    GuestNodeDrainer(GuestClient client) {
       this.client = client;
       this.core = client.core();
-      this.drains = drains;
       this.nodeEvents = nodeEvents(nodeEventSeries, nodeEventWriters);
     }
 
@@ -502,7 +459,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
      * empty while it does not reach the guest API server (the step then reads for itself).
      */
     private Optional<NodeWatch> nodeWatch() throws GuestAccessException, ApiException {
-      return drains.nodeWatch(
+      return GuestClusters.this.nodeWatch(
           client.apiClient(),
           client.cluster().toString(),
           client.bound(NODE_LIST_WAIT),
@@ -560,11 +517,11 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
           Cordoner.write(node, patchOf, (n, patch) -> sendPatch(n, patch, what), this::readNode);
       if (written.reread()) {
         // Our patch was made over a version that is no longer current: the watch may be behind.
-        drains.nodePatchRefused(client.apiClient(), name);
+        nodePatchRefused(client.apiClient(), name);
       }
       switch (written.result()) {
         case APPLIED -> {
-          drains.nodeWritten(client.apiClient(), node, written.node());
+          nodeWritten(client.apiClient(), node, written.node());
           return written.node();
         }
         case REFUSED -> throw refused(what, name, written.answer());
@@ -608,7 +565,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       DrainOptions options = drainOptions(requestTimeout, nodeUnreachable);
       PodsOnNode on = podsOnNode(vmiKey, nodeName);
       // Budgets that allow a disruption again since the last step: the pods they refused go now.
-      on.drain().memory().budgetsAllow(drains.takeFreedBudgets(vmiKey));
+      on.drain().memory().budgetsAllow(takeFreedBudgets(vmiKey));
       try {
         DrainStep step =
             client.guarded(
@@ -621,7 +578,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
                             on.pods(),
                             options,
                             on.drain().memory(),
-                            drains.budgetsOf(client.apiClient())));
+                            budgetsOf(client.apiClient())));
         requests.addAndGet(step.requests());
         if (!step.denied().isEmpty()) {
           // The tenant's RBAC refused us: no retry of this step can help, and it is not a budget's
@@ -679,8 +636,13 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
                       .fieldSelector("spec.nodeName=" + nodeName)
                       .buildCall(null),
               V1PodList.class);
-      return new PodsOnNode(
-          listed.getItems(), drains.forVmi(vmiKey, client.apiClient(), nodeName, listed));
+      boolean opening = drains.get(vmiKey).isEmpty();
+      SteppedDrains.Drain drain =
+          drains.open(vmiKey, client.apiClient(), nodeName, (key, n) -> wakeUp(key), listed);
+      if (opening) {
+        log.debug("guest pod watch opened vmi={} node={}", vmiKey, nodeName);
+      }
+      return new PodsOnNode(listed.getItems(), drain);
     }
 
     private GuestAccessException denied(String nodeName, DrainStep step) {
@@ -704,7 +666,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       step.failed().forEach((pod, reason) -> failures.add(pod + ": " + reason));
       Map<String, Set<String>> budgets = blockingBudgets(step);
       // While budgets refuse pods, their changes wake this drain (the retry timer stays).
-      drains.blockedBy(
+      blockedBy(
           vmiKey,
           client.apiClient(),
           budgets.values().stream().flatMap(Set::stream).collect(Collectors.toSet()));
