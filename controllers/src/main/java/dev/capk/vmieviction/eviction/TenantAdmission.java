@@ -60,8 +60,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A worker VMI with no limit in force costs nothing: no guest call, no write.
  *
- * <p>Held and admitted VMIs are told to {@link HeldEvacuations}, which wakes the held ones of a
- * Cluster when an admitted one ends or a guest node of the Cluster comes back.
+ * <p>Held and admitted VMIs are told to {@link HeldEvacuations} (below), which wakes the held ones
+ * of a Cluster when an admitted one ends or a guest node of the Cluster comes back.
  */
 public final class TenantAdmission {
 

@@ -134,11 +134,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     String key = request.getNamespace() + "/" + request.getName();
     Optional<VirtualMachineInstance> found = vmis.get(request.getNamespace(), request.getName());
     if (found.isEmpty()) {
-      memory.gone(key); // deleted, by us or anyone
-      evacuator.ended(key);
-      held.ended(key);
-      notices.waitEnded(key);
-      return DONE;
+      return forget(key); // deleted, by us or anyone
     }
     VirtualMachineInstance vmi = found.get();
     String uid = vmi.getMetadata().getUid();
@@ -146,10 +142,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     if (refused.isPresent()) {
       // Checked before anything else, the deadline included: a VMI that is not ours is never
       // touched. An evacuation under way stops here too (its binding went away).
-      memory.gone(key);
-      evacuator.ended(key);
-      held.ended(key);
-      notices.waitEnded(key);
+      forget(key);
       if (Eligibility.evacuationRequested(vmi)) {
         log.warn("vmi refused, left alone vmi={} reason=\"{}\"", key, refused.get());
         events.warning(vmi, EventReasons.INFRA_CLUSTER_MISMATCH, refused.get());
@@ -195,6 +188,15 @@ public final class VmiEvictionReconciler implements Reconciler {
         evacuator.ended(key);
         return DONE;
     }
+  }
+
+  /** The VMI is gone, or not ours: forget everything about it. */
+  private Result forget(String key) {
+    memory.gone(key);
+    evacuator.ended(key);
+    held.ended(key);
+    notices.waitEnded(key);
+    return DONE;
   }
 
   /**
