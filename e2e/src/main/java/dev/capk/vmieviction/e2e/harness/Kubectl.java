@@ -78,6 +78,23 @@ public final class Kubectl {
     return r.stdout();
   }
 
+  /**
+   * Whether node {@code node} is cordoned ({@code spec.unschedulable: true}); a failed read counts
+   * as not cordoned, for waits that poll.
+   */
+  public boolean cordoned(String node) {
+    return run(
+            null,
+            Duration.ofSeconds(10),
+            "get",
+            "node",
+            node,
+            "-o",
+            "jsonpath={.spec.unschedulable}")
+        .stdout()
+        .contains("true");
+  }
+
   /** {@code kubectl apply -f -}: creates or updates every object in {@code yaml}. */
   public String apply(String yaml) {
     return runOrFail(yaml, "apply", "-f", "-");

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Closing;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.ScenarioClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
@@ -61,8 +62,7 @@ class BlockingBudgetE2EIT {
 
   @AfterAll
   static void stop() {
-    if (controller != null) controller.close();
-    if (world != null) world.close();
+    Closing.all(controller, world);
   }
 
   @Test

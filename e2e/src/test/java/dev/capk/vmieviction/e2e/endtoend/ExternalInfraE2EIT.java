@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Closing;
 import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
@@ -192,10 +193,7 @@ class ExternalInfraE2EIT {
 
   @AfterAll
   static void stop() {
-    if (controller != null) controller.close();
-    if (recorder1 != null) recorder1.close();
-    if (recorder2 != null) recorder2.close();
-    if (world != null) world.close();
+    Closing.all(controller, recorder1, recorder2, world);
     EvacuationWorld.stopStandIn(infra2.cluster());
   }
 
@@ -244,7 +242,7 @@ class ExternalInfraE2EIT {
       Await.until(
           "guest node " + vmi + " uncordoned",
           Duration.ofSeconds(90),
-          () -> unschedulable(tenantA.guest(), vmi).isBlank());
+          () -> !tenantA.guest().kubectl().cordoned(vmi));
     }
     assertEquals(uidBefore.get(KEPT_A), site1.vmiUid(tenantA, KEPT_A), "not on the drained node");
   }
@@ -262,7 +260,7 @@ class ExternalInfraE2EIT {
               vmi,
               ".metadata.annotations.capk\\.cluster\\.x-k8s\\.io/vmi-drain-start-time"),
           vmi + " has no drain start");
-      assertFalse(unschedulable(tenantB.guest(), vmi).contains("true"), vmi + " never cordoned");
+      assertFalse(tenantB.guest().kubectl().cordoned(vmi), vmi + " never cordoned");
     }
     assertTrue(recorder2.drainStarts(tenantB.namespace(), VMS_B.get(0)).isEmpty());
   }
@@ -364,7 +362,7 @@ class ExternalInfraE2EIT {
           "the forged VMI was not started on");
       assertEquals("", site1.vmiField(tenantA, forged, ".metadata.deletionTimestamp"));
       assertFalse(
-          unschedulable(tenantB.guest(), forged).contains("true"),
+          tenantB.guest().kubectl().cordoned(forged),
           "tenant B's guest node " + forged + " was never cordoned");
     } finally {
       infra
@@ -399,20 +397,6 @@ class ExternalInfraE2EIT {
             "involvedObject.name=" + name + ",type=Warning",
             "-o",
             "jsonpath={range .items[*]}{.reason}: {.message}{\"\\n\"}{end}")
-        .stdout();
-  }
-
-  private static String unschedulable(KubeCluster guest, String node) {
-    return guest
-        .kubectl()
-        .run(
-            null,
-            Duration.ofSeconds(10),
-            "get",
-            "node",
-            node,
-            "-o",
-            "jsonpath={.spec.unschedulable}")
         .stdout();
   }
 }

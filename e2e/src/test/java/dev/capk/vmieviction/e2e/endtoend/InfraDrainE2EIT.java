@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Closing;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.ScenarioClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
@@ -78,9 +79,7 @@ class InfraDrainE2EIT {
 
   @AfterAll
   static void stop() {
-    if (controller != null) controller.close();
-    if (recorder != null) recorder.close();
-    if (world != null) world.close();
+    Closing.all(controller, recorder, world);
   }
 
   @Test
@@ -163,19 +162,7 @@ class InfraDrainE2EIT {
       Await.until(
           "guest node " + vmi + " uncordoned",
           Duration.ofSeconds(90),
-          () ->
-              t.guest()
-                  .kubectl()
-                  .run(
-                      null,
-                      Duration.ofSeconds(10),
-                      "get",
-                      "node",
-                      vmi,
-                      "-o",
-                      "jsonpath={.spec.unschedulable}")
-                  .stdout()
-                  .isBlank());
+          () -> !t.guest().kubectl().cordoned(vmi));
     }
   }
 
@@ -196,13 +183,7 @@ class InfraDrainE2EIT {
               vmi,
               ".metadata.annotations.capk\\.cluster\\.x-k8s\\.io/vmi-drain-start-time"),
           vmi + " has no drain start annotation");
-      assertFalse(
-          tenantB
-              .guest()
-              .kubectl()
-              .runOrFail(null, "get", "node", vmi, "-o", "jsonpath={.spec.unschedulable}")
-              .contains("true"),
-          "guest node " + vmi + " never cordoned");
+      assertFalse(tenantB.guest().kubectl().cordoned(vmi), "guest node " + vmi + " never cordoned");
     }
     assertEquals(
         uidBefore.get("flow-b-lm"),

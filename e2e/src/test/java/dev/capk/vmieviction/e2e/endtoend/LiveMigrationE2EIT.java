@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Closing;
 import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.ScenarioClusterExtension;
@@ -98,8 +99,7 @@ class LiveMigrationE2EIT {
 
   @AfterAll
   static void stop() {
-    if (controller != null) controller.close();
-    if (world != null) world.close();
+    Closing.all(controller, world);
   }
 
   @Test

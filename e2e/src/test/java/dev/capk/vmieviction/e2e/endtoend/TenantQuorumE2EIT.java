@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Closing;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.ScenarioClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
@@ -131,9 +132,7 @@ class TenantQuorumE2EIT {
 
   @AfterAll
   static void stop() {
-    if (controller != null) controller.close();
-    if (recorder != null) recorder.close();
-    if (world != null) world.close();
+    Closing.all(controller, recorder, world);
   }
 
   @Test

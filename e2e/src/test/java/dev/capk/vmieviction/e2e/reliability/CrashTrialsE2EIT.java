@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Closing;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
@@ -85,8 +86,7 @@ class CrashTrialsE2EIT {
 
   @AfterAll
   static void stop() {
-    if (controller != null) controller.close();
-    if (world != null) world.close();
+    Closing.all(controller, world);
   }
 
   @ParameterizedTest(name = "seed {0}")
@@ -176,20 +176,7 @@ class CrashTrialsE2EIT {
       Await.until(
           "guest node " + e.getKey() + " schedulable",
           Duration.ofSeconds(90),
-          () ->
-              e.getValue()
-                  .guest()
-                  .kubectl()
-                  .run(
-                      null,
-                      Duration.ofSeconds(10),
-                      "get",
-                      "node",
-                      e.getKey(),
-                      "-o",
-                      "jsonpath={.spec.unschedulable}")
-                  .stdout()
-                  .isBlank());
+          () -> !e.getValue().guest().kubectl().cordoned(e.getKey()));
     }
     tenantA.awaitAvailable("app", "api", 6);
     tenantB.awaitAvailable("app", "queue", 6);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Closing;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
@@ -111,8 +112,7 @@ class GuestOutageE2EIT {
 
   @AfterAll
   static void stop() {
-    if (controller != null) controller.close();
-    if (proxy != null) proxy.close();
+    Closing.all(controller, proxy);
     deadGuest.cluster().startApiServer();
     if (world != null) world.close();
     EvacuationWorld.stopStandIn(infra.cluster());

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Closing;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
@@ -63,8 +64,7 @@ class LeastPrivilegeE2EIT {
 
   @AfterAll
   static void stop() {
-    if (controller != null) controller.close();
-    if (world != null) world.close();
+    Closing.all(controller, world);
     EvacuationWorld.stopStandIn(infra.cluster());
   }
 
