@@ -3,8 +3,8 @@ package dev.capk.vmieviction.infra;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
+import dev.capk.vmieviction.workload.GuestClients;
 import dev.capk.vmieviction.workload.GuestClusterRef;
-import dev.capk.vmieviction.workload.KubeconfigPolicy;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import java.nio.charset.StandardCharsets;
@@ -171,7 +171,7 @@ public record InfraBindings(
                 new Connection(
                     id,
                     yaml,
-                    allowInsecureTls && !KubeconfigPolicy.violations(yaml, false).isEmpty(),
+                    allowInsecureTls && !GuestClients.kubeconfigViolations(yaml, false).isEmpty(),
                     secretsOf.get(id))));
     Map<Target, Bound> targets = new LinkedHashMap<>();
     clusters.forEach((t, c) -> targets.put(t, new Bound(c, owners.get(t))));
@@ -231,7 +231,7 @@ public record InfraBindings(
           invalid(ref, what + " has no '" + CapkApi.INFRA_SECRET_KUBECONFIG_KEY + "' key"));
     }
     String kubeconfig = new String(raw, StandardCharsets.UTF_8);
-    List<String> violations = KubeconfigPolicy.violations(kubeconfig, allowInsecureTls);
+    List<String> violations = GuestClients.kubeconfigViolations(kubeconfig, allowInsecureTls);
     if (!violations.isEmpty()) {
       return refuse(
           problems, invalid(ref, what + ": kubeconfig refused: " + String.join("; ", violations)));
@@ -309,7 +309,8 @@ public record InfraBindings(
         }
       }
     } catch (RuntimeException e) {
-      // Checked by KubeconfigPolicy before: cannot happen; fall back to the whole content.
+      // Checked by GuestClients.kubeconfigViolations before: cannot happen; fall back to the whole
+      // content.
     }
     return digest(kubeconfig);
   }

@@ -9,7 +9,7 @@ public class GuestAccessException extends Exception {
   /** A specific cause; its name is the Kubernetes Event reason. */
   public enum Reason {
     MissingClusterLabel,
-    /** The VMI names a Cluster in a namespace it may not reach (see ClusterNamespacePolicy). */
+    /** The VMI names a Cluster in a namespace it may not reach (see TenantMapping.local). */
     ClusterNamespaceRefused,
     /**
      * External infra: the VMI's labels name a Cluster that no KubevirtCluster binds to the infra

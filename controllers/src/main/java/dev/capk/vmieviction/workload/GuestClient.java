@@ -16,7 +16,9 @@ import java.io.IOException;
 import java.lang.reflect.Type;
 import java.security.cert.CertificateException;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.function.LongSupplier;
 import javax.net.ssl.SSLPeerUnverifiedException;
 
 /**
@@ -47,7 +49,7 @@ public final class GuestClient implements AutoCloseable {
   private final String secretVersion;
   private final CircuitBreaker circuitBreaker;
   private final Retry retry;
-  private final TenantThrottle throttle;
+  private final Throttle throttle;
 
   /** By when every request must have ended; {@link Deadline#NONE}: the call timeout alone. */
   private final Deadline deadline;
@@ -58,15 +60,15 @@ public final class GuestClient implements AutoCloseable {
       String secretVersion,
       CircuitBreaker circuitBreaker,
       Retry retry,
-      TenantThrottle throttle,
+      Throttle throttle,
       Deadline deadline) {
-    this.throttle = throttle;
     this.cluster = cluster;
     this.apiClient = apiClient;
     this.secretVersion = secretVersion;
     this.circuitBreaker = circuitBreaker;
     this.retry = retry;
     this.deadline = deadline;
+    this.throttle = throttle;
   }
 
   /**
@@ -87,7 +89,7 @@ public final class GuestClient implements AutoCloseable {
   }
 
   /** Admits this cluster's reconcile steps (shared by every client of the cluster). */
-  public TenantThrottle throttle() {
+  public Throttle throttle() {
     return throttle;
   }
 
@@ -243,6 +245,99 @@ public final class GuestClient implements AutoCloseable {
     return Throwables.getCausalChain(t).stream()
         .anyMatch(
             c -> c instanceof CertificateException || c instanceof SSLPeerUnverifiedException);
+  }
+
+  /**
+   * Admits reconcile steps to one guest cluster without ever making a worker wait: a token bucket
+   * (client-side rate limit, as client-go's QPS and burst) and a bound on steps talking to the
+   * cluster at once. A step that is not admitted is told when to come back, and its worker moves on
+   * to other tenants' work; so a tenant whose API server is slow holds at most {@code maxInFlight}
+   * workers, and a busy tenant cannot use up another's share. One per cluster, shared by its
+   * clients.
+   *
+   * <p>A step takes one token to enter and pays for the rest of its requests when it leaves (it
+   * cannot know beforehand how many pods are due), so the bucket may run into debt that later steps
+   * wait out.
+   */
+  public static final class Throttle {
+
+    /** How soon a step refused for lack of a free slot looks again. */
+    static final Duration BUSY_RETRY = Duration.ofMillis(250);
+
+    /** The limits of one guest cluster. */
+    public record Limits(double qps, int burst, int maxInFlight) {
+      public Limits {
+        if (!(qps > 0) || burst < 1 || maxInFlight < 1) {
+          throw new IllegalArgumentException(
+              "need qps > 0, burst >= 1 and maxInFlight >= 1, got %s, %d, %d"
+                  .formatted(qps, burst, maxInFlight));
+        }
+      }
+
+      /** kubectl's client limits (QPS 50, burst 300); four steps of one tenant at once. */
+      public static Limits defaults() {
+        return new Limits(50, 300, 4);
+      }
+    }
+
+    private final Limits limits;
+    private final LongSupplier nanoTime;
+    private double tokens;
+    private long refilledAt;
+    private int inFlight;
+
+    public Throttle(Limits limits) {
+      this(limits, System::nanoTime);
+    }
+
+    Throttle(Limits limits, LongSupplier nanoTime) {
+      this.limits = limits;
+      this.nanoTime = nanoTime;
+      this.tokens = limits.burst();
+      this.refilledAt = nanoTime.getAsLong();
+    }
+
+    /** Lets a step in (empty: then {@link #leave} must follow), or says when to come back. */
+    public synchronized Optional<Duration> tryEnter() {
+      return tryEnter(false);
+    }
+
+    /**
+     * As {@link #tryEnter()}; a step that can finish a drain now (its guest node's pods just left:
+     * the tenant's API server is answering) is always let in, and pays for its requests like any.
+     */
+    public synchronized Optional<Duration> tryEnter(boolean finishing) {
+      refill();
+      if (!finishing && inFlight >= limits.maxInFlight()) {
+        return Optional.of(BUSY_RETRY);
+      }
+      if (!finishing && tokens < 1) {
+        long nanos = (long) Math.ceil((1 - tokens) / limits.qps() * 1e9);
+        return Optional.of(Duration.ofNanos(Math.max(nanos, 1_000_000)));
+      }
+      tokens -= 1;
+      inFlight++;
+      return Optional.empty();
+    }
+
+    /**
+     * The step is over, after {@code requests} requests in all (the one paid on entry included).
+     */
+    public synchronized void leave(int requests) {
+      inFlight = Math.max(0, inFlight - 1);
+      refill();
+      tokens -= Math.max(0, requests - 1);
+    }
+
+    public synchronized int inFlight() {
+      return inFlight;
+    }
+
+    private void refill() {
+      long now = nanoTime.getAsLong();
+      tokens = Math.min(limits.burst(), tokens + (now - refilledAt) / 1e9 * limits.qps());
+      refilledAt = now;
+    }
   }
 
   @Override

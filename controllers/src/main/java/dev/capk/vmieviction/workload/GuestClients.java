@@ -29,11 +29,16 @@ import io.prometheus.client.Counter;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * One cached client per guest cluster. The Cluster must exist (seen in the informer cache, else
@@ -63,7 +68,7 @@ public final class GuestClients implements AutoCloseable {
       Duration retryWait,
       Duration circuitOpenFor,
       boolean allowInsecureTls,
-      TenantThrottle.Limits limits) {
+      GuestClient.Throttle.Limits limits) {
 
     /**
      * Short timeouts and few retries: a stalled guest API server must cost a worker seconds, not
@@ -78,7 +83,7 @@ public final class GuestClients implements AutoCloseable {
           Duration.ofMillis(250),
           Duration.ofSeconds(20),
           false,
-          TenantThrottle.Limits.defaults());
+          GuestClient.Throttle.Limits.defaults());
     }
 
     /**
@@ -91,7 +96,7 @@ public final class GuestClients implements AutoCloseable {
     }
 
     /** These timeouts and retries, with the operator's idle time, TLS choice and limits. */
-    public Settings withFlags(Duration idle, boolean allowInsecure, TenantThrottle.Limits l) {
+    public Settings withFlags(Duration idle, boolean allowInsecure, GuestClient.Throttle.Limits l) {
       return new Settings(
           connectTimeout,
           readTimeout,
@@ -127,11 +132,11 @@ public final class GuestClients implements AutoCloseable {
    * builds its client once when several workers miss at once.
    */
   private static final class Tenant {
-    final TenantThrottle throttle;
+    final GuestClient.Throttle throttle;
     volatile Long checkedAt; // System.nanoTime(); null: never
 
     Tenant(Settings settings) {
-      throttle = new TenantThrottle(settings.limits());
+      throttle = new GuestClient.Throttle(settings.limits());
     }
 
     boolean checkedRecently() {
@@ -343,7 +348,7 @@ public final class GuestClients implements AutoCloseable {
   }
 
   private GuestClient build(
-      GuestClusterRef ref, V1Secret secret, String version, TenantThrottle throttle)
+      GuestClusterRef ref, V1Secret secret, String version, GuestClient.Throttle throttle)
       throws GuestAccessException {
     String secretName = ref.namespace() + "/" + secret.getMetadata().getName();
     Map<String, byte[]> data = secret.getData();
@@ -355,13 +360,13 @@ public final class GuestClients implements AutoCloseable {
               .formatted(secretName, ClusterApi.KUBECONFIG_SECRET_KEY));
     }
     String yaml = new String(raw, StandardCharsets.UTF_8);
-    List<String> problems = KubeconfigPolicy.violations(yaml, settings.allowInsecureTls());
+    List<String> problems = kubeconfigViolations(yaml, settings.allowInsecureTls());
     if (!problems.isEmpty()) {
       throw new GuestAccessException(
           Reason.KubeconfigInvalid,
           "kubeconfig in Secret " + secretName + " refused: " + String.join("; ", problems));
     }
-    if (settings.allowInsecureTls() && !KubeconfigPolicy.violations(yaml, false).isEmpty()) {
+    if (settings.allowInsecureTls() && !kubeconfigViolations(yaml, false).isEmpty()) {
       log.warn(
           "guest kubeconfig relaxes TLS, accepted (--allow-insecure-guest-tls) cluster={}", ref);
     }
@@ -387,6 +392,98 @@ public final class GuestClients implements AutoCloseable {
         client.getHttpClient().newBuilder().callTimeout(settings.callTimeout()).build());
     return new GuestClient(
         ref, client, version, breaker(ref), retries.retry(ref.toString()), throttle, Deadline.NONE);
+  }
+
+  private static final Set<String> FORBIDDEN_CLUSTER_KEYS = Set.of("certificate-authority");
+  private static final Set<String> FORBIDDEN_USER_KEYS =
+      Set.of("client-certificate", "client-key", "tokenFile", "exec", "auth-provider");
+
+  /**
+   * Cluster fields that weaken or redirect TLS: skipping verification (a man in the middle then
+   * gets the tenant's credentials), a server name other than the server's (the certificate of a
+   * different host would be accepted), and a proxy (someone else's host sees the connection).
+   */
+  static final List<String> TLS_RELAXING_CLUSTER_KEYS =
+      List.of("insecure-skip-tls-verify", "tls-server-name", "proxy-url");
+
+  /**
+   * What is wrong with a kubeconfig from a Secret (empty: acceptable), never quoting its values. It
+   * is untrusted input: only embedded credentials are accepted. File references (which could make
+   * us send our own service account token or keys to a tenant's server), exec plugins (which would
+   * run commands in our process) and auth providers are refused; so is a cluster that relaxes TLS
+   * ({@link #TLS_RELAXING_CLUSTER_KEYS}) unless {@code allowInsecureTls} ({@code
+   * --allow-insecure-guest-tls}).
+   */
+  public static List<String> kubeconfigViolations(String kubeconfigYaml, boolean allowInsecureTls) {
+    Object root;
+    try {
+      LoaderOptions options = new LoaderOptions();
+      options.setMaxAliasesForCollections(10);
+      options.setAllowDuplicateKeys(false);
+      options.setCodePointLimit(1024 * 1024);
+      root = new Yaml(new SafeConstructor(options)).load(kubeconfigYaml);
+    } catch (RuntimeException e) {
+      return List.of("not valid YAML"); // the parser's message can quote the input
+    }
+    if (!(root instanceof Map<?, ?> map)) {
+      return List.of("not a kubeconfig (top level is not a mapping)");
+    }
+    List<String> problems = new ArrayList<>();
+    List<Map<?, ?>> clusters = bodies(map.get("clusters"), "cluster");
+    forbidden(clusters, "cluster", FORBIDDEN_CLUSTER_KEYS, problems);
+    forbidden(bodies(map.get("users"), "user"), "user", FORBIDDEN_USER_KEYS, problems);
+    for (Map<?, ?> cluster : allowInsecureTls ? List.<Map<?, ?>>of() : clusters) {
+      for (String key : TLS_RELAXING_CLUSTER_KEYS) {
+        Object value = cluster.get(key);
+        // insecure-skip-tls-verify: false, or an empty value, changes nothing.
+        if (value != null
+            && (key.equals("insecure-skip-tls-verify")
+                ? !Boolean.FALSE.equals(value)
+                : !String.valueOf(value).isBlank())) {
+          problems.add(
+              "cluster uses '"
+                  + key
+                  + "', which relaxes TLS and is not allowed in a guest kubeconfig"
+                  + " (unless the controller runs with --allow-insecure-guest-tls)");
+        }
+      }
+    }
+    if (clusters.isEmpty()) {
+      problems.add("no clusters");
+    }
+    for (Map<?, ?> cluster : clusters) {
+      // Without a scheme client-java falls back to plain http and would send credentials in clear.
+      if (!(cluster.get("server") instanceof String s) || !s.startsWith("https://")) {
+        problems.add("cluster server is not an https:// URL");
+      }
+    }
+    return problems;
+  }
+
+  /**
+   * The {@code kind} mappings of a named list ({@code clusters[].cluster}, {@code users[].user}).
+   */
+  private static List<Map<?, ?>> bodies(Object entries, String kind) {
+    List<Map<?, ?>> out = new ArrayList<>();
+    if (entries instanceof List<?> list) {
+      for (Object entry : list) {
+        if (entry instanceof Map<?, ?> named && named.get(kind) instanceof Map<?, ?> body) {
+          out.add(body);
+        }
+      }
+    }
+    return out;
+  }
+
+  private static void forbidden(
+      List<Map<?, ?>> bodies, String kind, Set<String> forbidden, List<String> out) {
+    for (Map<?, ?> fields : bodies) {
+      for (Object key : fields.keySet()) {
+        if (forbidden.contains(String.valueOf(key))) {
+          out.add(kind + " uses '" + key + "', which is not allowed in a guest kubeconfig");
+        }
+      }
+    }
   }
 
   /** The circuit breaker of a guest cluster: one per cluster, kept across its clients. */
