@@ -8,6 +8,8 @@ import dev.capk.vmieviction.eviction.ApiInfraVmis;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.logging.LogbackConfigurator;
+import dev.capk.vmieviction.status.EvacuationStatuses.EvacuationStatus;
+import dev.capk.vmieviction.status.EvacuationStatuses.VmiEvent;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
@@ -160,14 +162,14 @@ public final class StatusCommand implements Callable<Integer> {
       return 1;
     }
     if (json) {
-      out.println(StatusJson.of(statuses, now, timeout));
+      out.println(StatusOutput.json(statuses, now, timeout));
     } else if (statuses.isEmpty()) {
       err.println(
           namespace == null
               ? "No evacuations in progress."
               : "No evacuations in progress in namespace " + namespace + ".");
     } else {
-      StatusTable.lines(statuses, wide).forEach(out::println);
+      StatusOutput.lines(statuses, wide).forEach(out::println);
     }
     return 0;
   }
