@@ -1,7 +1,6 @@
 package dev.capk.vmieviction.workload;
 
 import com.google.common.base.Throwables;
-import dev.capk.vmieviction.kube.ApiAnswer;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
@@ -218,7 +217,8 @@ public final class GuestClient implements AutoCloseable {
 
   /**
    * Transient, so retried and counted against the breaker: no answer at all, or an answer that
-   * {@link ApiAnswer} calls transient (429, 5xx). A rejected certificate will be presented again.
+   * {@link ApiStatus#answer} calls transient (429, 5xx). A rejected certificate will be presented
+   * again.
    */
   static boolean isTransient(Throwable t) {
     if (isCertificateRejected(t)) {
@@ -226,7 +226,7 @@ public final class GuestClient implements AutoCloseable {
     }
     for (Throwable c : Throwables.getCausalChain(t)) {
       if (c instanceof ApiException e) {
-        return ApiAnswer.of(e, false) == ApiAnswer.TRANSIENT;
+        return ApiStatus.answer(e, false) == ApiStatus.Answer.TRANSIENT;
       }
       if (c instanceof IOException) {
         return true;
