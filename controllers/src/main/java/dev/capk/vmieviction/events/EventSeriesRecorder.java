@@ -46,11 +46,7 @@ public final class EventSeriesRecorder {
   private final Clock clock;
   private final EventWriters writers;
 
-  /**
-   * Writes on the caller's thread.
-   *
-   * @param outcomeReasons reasons written at every occurrence, never capped nor delayed
-   */
+  /** Writes on the caller's thread. */
   public EventSeriesRecorder(
       EventSeriesBook book,
       EventStore store,
@@ -79,10 +75,7 @@ public final class EventSeriesRecorder {
     this.writers = writers;
   }
 
-  /**
-   * One occurrence of an event about {@code involved} (its name, uid, kind, apiVersion and, when
-   * namespaced, namespace). {@code scope} separates series of the same object, e.g. one evacuation.
-   */
+  /** One occurrence; {@code scope} separates series of the same object, e.g. one evacuation. */
   public void record(
       V1ObjectReference involved, String scope, boolean warning, String reason, String message) {
     if (writers == null) {

@@ -38,13 +38,13 @@ public final class EventWriters implements AutoCloseable {
               TimeUnit.SECONDS,
               new ArrayBlockingQueue<>(queuePerLane),
               new ThreadFactoryBuilder().setNameFormat(name + "-" + i).setDaemon(true).build());
-      // No thread (and its stack) kept while no event is written for a while: idle is the norm.
+      // Idle is the norm: no thread kept meanwhile.
       lane.allowCoreThreadTimeOut(true);
       this.lanes.add(lane);
     }
   }
 
-  /** Writes {@code write} after every earlier write of the same {@code objectKey}. */
+  /** After every earlier write of the same {@code objectKey}. */
   public void submit(String objectKey, Runnable write) {
     ThreadPoolExecutor lane = lanes.get(Math.floorMod(objectKey.hashCode(), lanes.size()));
     try {

@@ -74,7 +74,7 @@ public final class LenientJson {
 
   private static volatile boolean installed;
 
-  /** Makes the client's own (typed) calls read leniently too. */
+  /** Makes the client's own typed calls read leniently too. */
   public static synchronized void install() {
     if (installed) {
       return;

@@ -20,21 +20,13 @@ public interface ManagedController extends AutoCloseable {
   /** All of this controller's informers have listed once. */
   boolean hasSynced();
 
-  /**
-   * The workers (the client's {@code DefaultController}, so the runtime can wait for reconciles in
-   * flight at shutdown). They run only under the lease.
-   */
+  /** The workers (a {@code DefaultController}: the runtime waits for its reconciles), leading. */
   Controller workers();
 
-  /**
-   * Once, before the informers start: starts what else the controller owns (its event recorder).
-   */
+  /** Once, before the informers start: starts what else the controller owns. */
   default void start() {}
 
-  /**
-   * The workers are about to stop (shutdown or lost lease): cancel work that must not outlive the
-   * lease that allowed it.
-   */
+  /** The workers are about to stop: cancel work that must not outlive the lease. */
   default void stopping() {}
 
   /** After everything stopped: releases what the controller owns. */

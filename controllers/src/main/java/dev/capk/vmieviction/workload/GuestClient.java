@@ -21,13 +21,21 @@ import java.util.function.LongSupplier;
 import javax.net.ssl.SSLPeerUnverifiedException;
 
 /**
- * A client for one guest cluster, built from one version of its kubeconfig Secret. Every call goes
- * through a retry (transient errors) inside the cluster's circuit breaker, so a dead guest API
- * fails fast instead of holding workers. Each request has a total time bound (the HTTP client's
- * call timeout), and a client {@linkplain #until bound to a VMI's deadline} never lets one run past
- * it.
+ * A client for one guest cluster, built from one version ({@code secretVersion}) of its kubeconfig
+ * Secret. Every call goes through a retry (transient errors) inside the cluster's circuit breaker,
+ * so a dead guest API fails fast instead of holding workers. Each request has a total time bound
+ * (the HTTP client's call timeout), and a client {@linkplain #until bound to a VMI's deadline}
+ * ({@link Deadline#NONE}: none) never lets one run past it.
  */
-public final class GuestClient implements AutoCloseable {
+public record GuestClient(
+    GuestClusterRef cluster,
+    ApiClient apiClient,
+    String secretVersion,
+    CircuitBreaker circuitBreaker,
+    Retry retry,
+    Throttle throttle,
+    Deadline deadline)
+    implements AutoCloseable {
 
   /** A call against the guest API. */
   @FunctionalInterface
@@ -43,38 +51,10 @@ public final class GuestClient implements AutoCloseable {
     okhttp3.Call build() throws ApiException;
   }
 
-  private final GuestClusterRef cluster;
-  private final ApiClient apiClient;
-  private final String secretVersion;
-  private final CircuitBreaker circuitBreaker;
-  private final Retry retry;
-  private final Throttle throttle;
-
-  /** By when every request must have ended; {@link Deadline#NONE}: the call timeout alone. */
-  private final Deadline deadline;
-
-  GuestClient(
-      GuestClusterRef cluster,
-      ApiClient apiClient,
-      String secretVersion,
-      CircuitBreaker circuitBreaker,
-      Retry retry,
-      Throttle throttle,
-      Deadline deadline) {
-    this.cluster = cluster;
-    this.apiClient = apiClient;
-    this.secretVersion = secretVersion;
-    this.circuitBreaker = circuitBreaker;
-    this.retry = retry;
-    this.deadline = deadline;
-    this.throttle = throttle;
-  }
-
   /**
    * This client, for one reconcile of a VMI: every request sent through {@link #call(String,
    * Request, Type)} also ends within {@code timeLeft} from now (the VMI's deadline), so a slow
-   * guest cannot push the VMI's deletion back. Shares connections, breaker and retry with this
-   * client.
+   * guest cannot push the VMI's deletion back. Shares connections, breaker, retry and throttle.
    */
   public GuestClient until(Duration timeLeft) {
     return new GuestClient(
@@ -87,20 +67,6 @@ public final class GuestClient implements AutoCloseable {
         Deadline.after(timeLeft));
   }
 
-  /** Admits this cluster's reconcile steps (shared by every client of the cluster). */
-  public Throttle throttle() {
-    return throttle;
-  }
-
-  public GuestClusterRef cluster() {
-    return cluster;
-  }
-
-  /** For components that make their own calls (the drain engine). */
-  public ApiClient apiClient() {
-    return apiClient;
-  }
-
   public CoreV1Api core() {
     return new CoreV1Api(apiClient);
   }
@@ -108,10 +74,6 @@ public final class GuestClient implements AutoCloseable {
   /** {@code wanted}, cut to what is left before this client's deadline. */
   public Duration bound(Duration wanted) {
     return deadline.cap(wanted);
-  }
-
-  String secretVersion() {
-    return secretVersion;
   }
 
   /**

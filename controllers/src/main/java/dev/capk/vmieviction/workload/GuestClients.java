@@ -54,8 +54,6 @@ public final class GuestClients implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(GuestClients.class);
 
   /**
-   * Timeouts and resilience settings of guest clients.
-   *
    * @param allowInsecureTls accept kubeconfigs that relax TLS ({@code insecure-skip-tls-verify},
    *     {@code tls-server-name}, {@code proxy-url}); off unless the operator asks for it
    * @param limits each guest cluster's request rate and steps at once
@@ -95,7 +93,6 @@ public final class GuestClients implements AutoCloseable {
       return connectTimeout.plus(readTimeout);
     }
 
-    /** These timeouts and retries, with the operator's idle time, TLS choice and limits. */
     public Settings withFlags(Duration idle, boolean allowInsecure, GuestClient.Throttle.Limits l) {
       return new Settings(
           connectTimeout,
@@ -119,18 +116,12 @@ public final class GuestClients implements AutoCloseable {
   private final RetryRegistry retries;
 
   /**
-   * How long a look at a tenant's Cluster and kubeconfig Secret counts as current: evacuation steps
-   * of one tenant come in bursts (pods leaving wake them at once), and each would otherwise read
-   * the Secret (and, on a cache miss, the Cluster) again. A deleted Cluster or a rotated Secret is
-   * seen this much later at most.
+   * How long a look at a tenant's Cluster and Secret counts as current: a tenant's steps come in
+   * bursts, each would read them again. A deleted Cluster or rotated Secret is seen this late.
    */
   static final Duration RECHECK = Duration.ofSeconds(3);
 
-  /**
-   * What a cluster keeps across its clients (a rotated Secret), like its circuit breaker: its
-   * throttle, and when its Cluster and Secret were last read and found usable. Also the lock that
-   * builds its client once when several workers miss at once.
-   */
+  /** What a cluster keeps across its clients, as its breaker; the lock that builds one. */
   private static final class Tenant {
     final GuestClient.Throttle throttle;
     volatile Long checkedAt; // System.nanoTime(); null: never
@@ -148,10 +139,7 @@ public final class GuestClients implements AutoCloseable {
   private final Map<GuestClusterRef, Tenant> tenants = new ConcurrentHashMap<>();
 
   /**
-   * @param cachedClusters where a Cluster is looked for first; one not found there is read with a
-   *     GET
-   * @param cachedSecrets where a kubeconfig Secret is looked for first; one not found there is read
-   *     with a GET
+   * @param cachedClusters, cachedSecrets looked in first; what they lack is read with a GET
    * @param registry where the circuit and cache metrics go; null: nowhere
    */
   public GuestClients(
@@ -204,10 +192,7 @@ public final class GuestClients implements AutoCloseable {
     }
   }
 
-  /**
-   * One line per state change: an operator sees when a tenant's API server was given up on, and
-   * when it is tried again.
-   */
+  /** One line per state change: when a tenant's API server was given up on, and tried again. */
   private void tellCircuitChanges(Counter opened) {
     breakers
         .getEventPublisher()
@@ -262,7 +247,7 @@ public final class GuestClients implements AutoCloseable {
   }
 
   /**
-   * The client for a guest cluster. Checks that the Cluster exists and reads its kubeconfig Secret.
+   * The client for a guest cluster, whose Cluster exists and kubeconfig Secret is usable.
    *
    * @throws GuestAccessException with a specific reason; its message is safe to publish
    */
@@ -278,7 +263,6 @@ public final class GuestClients implements AutoCloseable {
     if (cached != null
         && tenant.checkedRecently()
         && (fromCache == null || cached.secretVersion().equals(versionOf(fromCache)))) {
-      // Checked moments ago (the step before this one, or another VMI's of the same tenant).
       return cached;
     }
     requireCluster(ref);
@@ -300,7 +284,7 @@ public final class GuestClients implements AutoCloseable {
     }
   }
 
-  /** Drops clients unused for longer than the idle time (the cache also does it on access). */
+  /** Drops clients idle for longer than the idle time (the cache also does it on access). */
   public void cleanUp() {
     cache.cleanUp();
   }

@@ -12,19 +12,13 @@ import java.util.TreeSet;
 
 /**
  * Which tenant Cluster a VMI belongs to, and so whose kubeconfig Secret, Machines and
- * KubevirtMachines its evacuation may reach. VMIs in the controller's own cluster are mapped by
- * {@link #local}; VMIs seen through an external infra cluster's connection by the Clusters whose
- * KubevirtClusters lead to that infra cluster and namespace.
+ * KubevirtMachines its evacuation may reach: {@link #local} in the controller's own cluster, the
+ * infra package's bound Clusters for an external infra cluster.
  */
 @FunctionalInterface
 public interface TenantMapping {
 
-  /**
-   * The Cluster of a VMI, if the VMI may reach it.
-   *
-   * @throws GuestAccessException with a specific reason when it may not (its message is safe to
-   *     publish)
-   */
+  /** The Cluster of a VMI; a GuestAccessException (safe to publish) when it may not reach it. */
   GuestClusterRef clusterOf(VirtualMachineInstance vmi) throws GuestAccessException;
 
   /**
