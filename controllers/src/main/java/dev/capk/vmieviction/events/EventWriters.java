@@ -11,11 +11,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes Events off the caller's thread, as client-go's event broadcaster does: a reconcile step
- * hands its events over and returns, instead of waiting for each write's round trip to the API
- * server (under load a step's events cost it more than its real work). Events of one object stay in
- * order (one lane per object, by its key); a lane whose queue is full drops the event, logged, as a
- * recorder that is best effort anyway does.
+ * Writes Events off the caller's thread, as client-go's broadcaster does: a step hands its events
+ * over instead of waiting for each round trip (under load they cost more than its real work). One
+ * lane per object key keeps an object's events in order; a full lane drops the event, logged.
  */
 public final class EventWriters implements AutoCloseable {
 

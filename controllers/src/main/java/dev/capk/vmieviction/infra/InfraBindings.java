@@ -41,7 +41,6 @@ import java.util.function.Function;
 public record InfraBindings(
     Map<String, Connection> connections, Map<Target, Bound> targets, List<Problem> problems) {
 
-  /** A KubevirtCluster, by namespace and name. */
   public record KubevirtClusterRef(String namespace, String name)
       implements Comparable<KubevirtClusterRef> {
     @Override
@@ -55,7 +54,6 @@ public record InfraBindings(
     }
   }
 
-  /** A Secret, by namespace and name. */
   public record SecretRef(String namespace, String name) {
     @Override
     public String toString() {
@@ -74,7 +72,7 @@ public record InfraBindings(
    */
   public record Connection(
       String id, String kubeconfig, boolean allowsInsecureTls, Set<SecretRef> secrets) {
-    /** How logs and events name it: by the Secrets that lead to it, never by content. */
+    /** By the Secrets that lead to it, never by content. */
     public String displayName() {
       SecretRef first = secrets.iterator().next();
       return "infra Secret "
@@ -336,7 +334,6 @@ public record InfraBindings(
     return out;
   }
 
-  /** SHA-256 of the text: equal text, equal id; the text cannot be read back. */
   static String digest(String kubeconfig) {
     try {
       return HexFormat.of()

@@ -38,13 +38,12 @@ public final class InformerFailures {
 
   private static final Logger log = LoggerFactory.getLogger(InformerFailures.class);
 
-  /** The client's own pause after a failure; the first retry keeps it. */
+  /** The client's own pause after a failure, kept for the first retry. */
   static final Duration FIRST_RETRY = Duration.ofSeconds(1);
 
   /** The longest pause between lists while they fail: a CRD installed later is seen within it. */
   static final Duration MAX_RETRY = Duration.ofSeconds(30);
 
-  /** A line to log: its level and its text. */
   record Told(Level level, String line) {}
 
   private final String informer;

@@ -37,7 +37,6 @@ public final class LogbackConfigurator extends ContextAwareBase implements Confi
   private static final String CLIENT = "io.kubernetes.client";
   private static final String LEADER_ELECTION = "io.kubernetes.client.extended.leaderelection";
 
-  /** Whether this process is a CLI command's: its main set {@link #PROPERTY}. */
   public static boolean isCliProcess() {
     return "cli".equals(System.getProperty(PROPERTY));
   }

@@ -19,26 +19,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs every controller of the process the way controller-runtime's manager does, on the official
- * client's pieces: the workers of all controllers in one {@link ControllerManager}, under one
- * {@link LeaderElectingController} when leader election is on. Informers start at once, so a
- * standby's caches are warm and {@link #ready()} means every controller's caches synced; workers
- * reconcile only while this replica holds the lease.
- *
- * <p>Where the client falls short, and what this class adds:
- *
- * <ul>
- *   <li>{@code ControllerManager} manages one {@code SharedInformerFactory}, but a factory holds
- *       one informer per type (VMIs are watched with one factory per namespace) and each controller
- *       has its own: {@link AllFactories} presents them all as one;
- *   <li>{@code ControllerManager} starts informers only inside {@code run()}, i.e. under the lease:
- *       they are started here first (starting again is a no-op);
- *   <li>{@code DefaultController.shutdown()} does not wait for reconciles in flight, so a drain
- *       pass could still run after a successor took over: {@link #close()} waits, bounded;
- *   <li>{@code LeaderElector} does not re-acquire a lost lease: the runtime stops and {@link
- *       #awaitTermination()} says so, for the process to exit and be restarted (as
- *       controller-runtime does).
- * </ul>
+ * Runs every controller of the process as controller-runtime's manager does, on the official
+ * client's pieces: all workers in one {@link ControllerManager}, under one {@link
+ * LeaderElectingController} when leader election is on. Informers start at once (a standby's caches
+ * are warm; {@link #ready()} means all synced); workers reconcile only under the lease. What the
+ * client lacks: one factory for many ({@link AllFactories}: a factory holds one informer per type);
+ * informers started outside the lease; a shutdown that waits (bounded) for reconciles in flight, so
+ * no drain pass runs after a successor took over; and a lost lease that stops the process ({@link
+ * #awaitTermination()}) to be restarted, as controller-runtime does.
  */
 public final class ControllerRuntime implements AutoCloseable {
 

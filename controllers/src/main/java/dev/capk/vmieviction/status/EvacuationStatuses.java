@@ -146,7 +146,6 @@ public final class EvacuationStatuses {
     return marked || deletingAfterStart;
   }
 
-  /** The status of one VMI being evacuated, from its own events. */
   static EvacuationStatus of(
       VirtualMachineInstance vmi, List<VmiEvent> ownEvents, Instant now, Duration drainTimeout) {
     String startRaw = Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);

@@ -46,7 +46,7 @@ import picocli.CommandLine.Option;
             + " time left to the deadline, and what blocks each.")
 public final class StatusCommand implements Callable<Integer> {
 
-  /** How the command is invoked as a kubectl plugin; used in "see --help" hints. */
+  /** How the command is invoked as a kubectl plugin, for "see --help" hints. */
   public static final String PLUGIN_NAME = "kubectl vmi-eviction status";
 
   /** The controller's own default {@code --drain-timeout}. */
@@ -92,7 +92,7 @@ public final class StatusCommand implements Callable<Integer> {
     this.clock = clock;
   }
 
-  /** Runs {@code status ARGS} on the process's streams; returns the exit code. */
+  /** Runs {@code status ARGS} on the process's streams; the exit code. */
   public static int run(String... args) {
     return run(System.out, System.err, args);
   }
@@ -201,7 +201,7 @@ public final class StatusCommand implements Callable<Integer> {
     return all;
   }
 
-  /** Every object {@code options} select, in pages of {@link #PAGE}. */
+  /** Every object {@code options} select, in pages. */
   @SuppressWarnings("unchecked")
   private static <T extends KubernetesObject, L extends KubernetesListObject> List<T> listAll(
       GenericKubernetesApi<T, L> api, String namespace, ListOptions options, String what)
