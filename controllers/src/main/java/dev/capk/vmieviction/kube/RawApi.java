@@ -16,15 +16,11 @@ import okhttp3.Response;
 import okhttp3.ResponseBody;
 
 /**
- * Sends requests built by the official client's API classes (so paths, auth and TLS are the
- * client's) and hands back the raw answer, to be read with {@link LenientJson}. Why: the generated
- * models reject any field they do not know, so a newer API server (a field added to Pod or Node)
- * would break a drain; and an error's answer is a Status to be read for its reason, not thrown
- * away.
- *
- * <p>Requests go through an instance {@linkplain #until bound to a deadline}: each request's total
- * time (connect, send, read the whole answer) is then cut to what is left, so a server that answers
- * slowly, a byte at a time, cannot hold the caller past the deadline.
+ * Sends requests built by the official client's API classes (paths, auth and TLS are the client's)
+ * and hands back the raw answer, read with {@link LenientJson} (the generated models reject fields
+ * they do not know) and, for an error, as a Status with its reason. Through an instance {@linkplain
+ * #until bound to a deadline} each request's total time is cut to what is left, so a server that
+ * answers a byte at a time cannot hold the caller past it.
  */
 public final class RawApi {
 

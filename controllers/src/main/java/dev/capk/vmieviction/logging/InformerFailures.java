@@ -22,17 +22,13 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
 
 /**
- * The failures of one informer's list and watch. The official client's reflector lists again a
- * second after any failure, for ever, and hands each failure to a handler: a kind whose
- * CustomResourceDefinition is not installed would cost a request and a log line every second. Here
- * consecutive failures back off the next list (1 s, then doubling up to {@link #MAX_RETRY}, no
- * request meanwhile) and are logged at the first, at the 2nd, 4th, 8th... with a count and the time
- * they began, and at once when the reason changes (the backoff then starts again at 1 s: a changed
- * answer, such as a CRD just installed, is looked at again soon); the end of the failures (a watch
- * opened again) is logged once with their count.
- *
- * <p>Use: {@code factory.sharedIndexInformerFor(failures.guard(listerWatcher), type, resync,
- * failures.handler())}.
+ * The failures of one informer's list and watch. The client's reflector lists again a second after
+ * any failure, for ever: a kind whose CRD is not installed would cost a request and a log line
+ * every second. Here failures back off the next list (1 s, doubling up to {@link #MAX_RETRY}) and
+ * are logged at the 1st, 2nd, 4th, 8th... with a count, and at once when the reason changes (the
+ * backoff then starts again: a CRD just installed is looked at again soon); a watch opened again
+ * ends them, logged once. Use: {@code factory.sharedIndexInformerFor(failures.guard(listerWatcher),
+ * type, resync, failures.handler())}.
  */
 public final class InformerFailures {
 

@@ -39,26 +39,19 @@ public interface ManagedController extends AutoCloseable {
       List<SharedInformerFactory> factories,
       BooleanSupplier synced,
       Controller workers) {
-    return new ManagedController() {
-      @Override
-      public String name() {
-        return name;
-      }
+    return new Parts(name, factories, synced, workers);
+  }
 
-      @Override
-      public List<SharedInformerFactory> informerFactories() {
-        return factories;
-      }
-
-      @Override
-      public boolean hasSynced() {
-        return synced.getAsBoolean();
-      }
-
-      @Override
-      public Controller workers() {
-        return workers;
-      }
-    };
+  /** See {@link #of}. */
+  record Parts(
+      String name,
+      List<SharedInformerFactory> informerFactories,
+      BooleanSupplier synced,
+      Controller workers)
+      implements ManagedController {
+    @Override
+    public boolean hasSynced() {
+      return synced.getAsBoolean();
+    }
   }
 }

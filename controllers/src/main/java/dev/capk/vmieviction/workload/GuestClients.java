@@ -41,13 +41,12 @@ import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
- * One cached client per guest cluster. The Cluster must exist (seen in the informer cache, else
- * read with a GET); the kubeconfig comes from the infra Secret {@code <cluster>-kubeconfig} (key
- * {@code value}), looked up in the kubeconfig Secrets' informer cache at every call (no request),
- * else read with a GET at most every {@link #RECHECK} per cluster; a client is rebuilt when the
- * Secret's UID or resourceVersion changes (through the cache: at the first call after the watch
- * delivered the change) and dropped when unused for a while. The circuit breaker of a cluster
- * outlives its clients, so a rotated Secret does not reset a dead API's state.
+ * One cached client per guest cluster. The Cluster must exist (in the informer cache, else a GET);
+ * the kubeconfig comes from the Secret {@code <cluster>-kubeconfig} (key {@code value}), looked up
+ * in the Secrets' cache at every call, else read with a GET at most every {@link #RECHECK}; a
+ * client is rebuilt when the Secret's UID or resourceVersion changes and dropped when idle. A
+ * cluster's circuit breaker and throttle outlive its clients, so a rotated Secret does not reset a
+ * dead API's state.
  */
 public final class GuestClients implements AutoCloseable {
 

@@ -31,11 +31,6 @@ public interface TenantMapping {
     return Optional.empty();
   }
 
-  /** The local default: a VMI's Cluster is in the VMI's own namespace. */
-  static TenantMapping sameNamespaceOnly() {
-    return local(false, List.of());
-  }
-
   /**
    * The local mapping. Anyone allowed to create a VMI in namespace A can set any label on it: were
    * the label {@code capk.cluster.x-k8s.io/kubevirt-machine-namespace} trusted, a VMI in A could

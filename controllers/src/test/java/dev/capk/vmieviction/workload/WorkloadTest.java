@@ -36,7 +36,7 @@ class WorkloadTest {
 
     @Test
     void byDefaultTheClusterIsTheOneInTheVmisOwnNamespace() throws Exception {
-      TenantMapping policy = TenantMapping.sameNamespaceOnly();
+      TenantMapping policy = TenantMapping.local(false, List.of());
       assertEquals(
           new GuestClusterRef("vmi-ns", "guest"),
           resolve(policy, Map.of(CapkLabels.CLUSTER_NAME, "guest")));
@@ -61,7 +61,7 @@ class WorkloadTest {
               "other-tenant");
       assertEquals(
           GuestAccessException.Reason.ClusterNamespaceRefused,
-          refusal(TenantMapping.sameNamespaceOnly(), crossing));
+          refusal(TenantMapping.local(false, List.of()), crossing));
       assertEquals(
           GuestAccessException.Reason.ClusterNamespaceRefused,
           refusal(
@@ -83,7 +83,7 @@ class WorkloadTest {
               GuestAccessException.class,
               () ->
                   resolve(
-                      TenantMapping.sameNamespaceOnly(),
+                      TenantMapping.local(false, List.of()),
                       Map.of(
                           CapkLabels.CLUSTER_NAME,
                           "guest",
