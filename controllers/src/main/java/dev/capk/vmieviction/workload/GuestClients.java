@@ -290,17 +290,15 @@ public final class GuestClients implements AutoCloseable {
 
   private void requireCluster(GuestClusterRef ref) throws GuestAccessException {
     if (cachedClusters.find(ref.namespace(), ref.name()).isEmpty()) {
-      read(
-          "Cluster " + ref,
-          Reason.ClusterNotFound,
-          () -> {
-            try {
-              return clusters.get(ref.namespace(), ref.name()).throwsApiException();
-            } catch (
-                IllegalStateException e) { // GenericKubernetesApi's way of saying "I/O failure"
-              throw new ApiException("no response");
-            }
-          });
+      read("Cluster " + ref, Reason.ClusterNotFound, () -> getCluster(ref));
+    }
+  }
+
+  private Cluster getCluster(GuestClusterRef ref) throws ApiException {
+    try {
+      return clusters.get(ref.namespace(), ref.name()).throwsApiException().getObject();
+    } catch (IllegalStateException e) { // GenericKubernetesApi's way of saying "I/O failure"
+      throw new ApiException("no response");
     }
   }
 
