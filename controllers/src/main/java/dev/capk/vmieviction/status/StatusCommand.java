@@ -118,36 +118,29 @@ public final class StatusCommand implements Callable<Integer> {
     return cli.execute(java.util.Arrays.copyOfRange(args, from, args.length));
   }
 
+  /** Each failure is thrown: {@link #run}'s handler prints it as one line and exits 1. */
   @Override
-  public Integer call() {
+  public Integer call() throws ConnectionOptions.KubeconfigException {
     LogbackConfigurator.setCliVerbosity(connection.verbosity());
     boolean wide = "wide".equals(output);
     boolean json = "json".equals(output);
     if (output != null && !wide && !json) {
-      err.println(
-          "error: unable to match a printer suitable for the output format \""
+      throw new IllegalArgumentException(
+          "unable to match a printer suitable for the output format \""
               + output
               + "\", allowed formats are: json,wide");
-      return 1;
     }
     Duration timeout;
     try {
       timeout = GoDuration.parse(drainTimeout);
     } catch (IllegalArgumentException e) {
-      err.println("error: invalid --drain-timeout \"" + drainTimeout + "\": " + e.getMessage());
-      return 1;
+      throw new IllegalArgumentException(
+          "invalid --drain-timeout \"" + drainTimeout + "\": " + e.getMessage());
     }
     if (timeout.isNegative() || timeout.isZero()) {
-      err.println("error: --drain-timeout must be positive");
-      return 1;
+      throw new IllegalArgumentException("--drain-timeout must be positive");
     }
-    ApiClient client;
-    try {
-      client = connection.connect(System.getenv());
-    } catch (ConnectionOptions.KubeconfigException e) {
-      err.println("error: " + e.getMessage());
-      return 1;
-    }
+    ApiClient client = connection.connect(System.getenv());
     LenientJson.install();
     String namespace = connection.namespace();
     List<EvacuationStatus> statuses;
@@ -158,8 +151,7 @@ public final class StatusCommand implements Callable<Integer> {
       now = clock.instant();
       statuses = EvacuationStatuses.of(vmis, events, now, timeout);
     } catch (ApiException e) {
-      err.println("error: " + ApiStatus.describe(e));
-      return 1;
+      throw new IllegalStateException(ApiStatus.describe(e));
     }
     if (json) {
       out.println(StatusOutput.json(statuses, now, timeout));
