@@ -7,8 +7,14 @@ import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.MAX_CLOCK_SKEW
 import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
-import dev.capk.vmieviction.eviction.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
+import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch;
+import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.GuestNodeUncordoner.CordonMarks;
+import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
+import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
@@ -21,6 +27,11 @@ import io.kubernetes.client.openapi.models.V1Node;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -66,7 +77,7 @@ final class Evacuator {
   private final EvacuationMemory memory;
   private final CordonMarks marks;
   private final MachineContractCheck contracts;
-  private final TenantAdmissionCheck admission;
+  private final TenantAdmission admission;
   private final LiveMigrationStep migration;
   private final MarkSightings sightings;
 
@@ -83,7 +94,7 @@ final class Evacuator {
       EvacuationMemory memory,
       CordonMarks marks,
       MachineContractCheck contracts,
-      TenantAdmissionCheck admission,
+      TenantAdmission admission,
       LiveMigrationStep migration,
       MarkSightings sightings) {
     this.vmis = vmis;
@@ -123,9 +134,8 @@ final class Evacuator {
     }
     MachineContractCheck.Applied applied = contract.value();
     Deadline deadline = applied.deadline();
-    // Admit (TenantAdmission): one control-plane VMI of a tenant at a time, the per-cluster limit
-    // for workers. A held VMI keeps its deadline and goes ahead at deadline - reserve at the
-    // latest.
+    // Admit: one control-plane VMI of a tenant at a time, the per-cluster limit for workers. A
+    // held VMI keeps its deadline and goes ahead at deadline - reserve at the latest.
     Step<VirtualMachineInstance> admitted =
         proceedOrWait(
             key,
@@ -136,9 +146,8 @@ final class Evacuator {
     if (admitted.ended()) {
       return admitted.result();
     }
-    // Migrate (LiveMigrationStep): with live migration preferred, a LiveMigratable VMI moves and
-    // its
-    // guest is never drained; the drain after it is the fallback, inside the same deadline.
+    // Migrate: with live migration preferred, a LiveMigratable VMI moves and its guest is never
+    // drained; the drain after it is the fallback, inside the same deadline.
     Step<VirtualMachineInstance> migrated =
         proceedOrWait(
             key,
@@ -149,7 +158,13 @@ final class Evacuator {
     if (migrated.ended()) {
       return migrated.result();
     }
-    vmi = inPhase(key, migrated.value(), EvacuationPhase.Draining);
+    return drainGuest(
+        key, inPhase(key, migrated.value(), EvacuationPhase.Draining), start, deadline);
+  }
+
+  /** Cordons the guest node and advances its drain by one step; deletes the VMI once drained. */
+  private Result drainGuest(
+      String key, VirtualMachineInstance vmi, Instant start, Deadline deadline) {
     Step<Guest> entered = enterGuest(key, vmi, deadline);
     if (entered.ended()) {
       return entered.result();
@@ -906,5 +921,225 @@ final class Evacuator {
 
   private Result requeue(Deadline deadline, Duration wanted) {
     return new Result(true, EvacuationDeadline.requeueDelay(deadline, wanted));
+  }
+
+  /** What a step of an evacuation came to: the next step goes on, or the evacuation waits. */
+  sealed interface StepOutcome {
+
+    /** Go on to the next step with {@code vmi} as this step left it. */
+    record Proceed(VirtualMachineInstance vmi) implements StepOutcome {}
+
+    /**
+     * The evacuation waits in {@code phase} for what {@code blocker} names (said in the deadline
+     * warning if it lasts): look again after {@code retry}, never past the deadline.
+     */
+    record Wait(EvacuationPhase phase, String blocker, Duration retry) implements StepOutcome {}
+  }
+
+  /**
+   * The drain start annotation's value: RFC 3339 in UTC, second precision (what Kubernetes writes
+   * for its own timestamps), and what to do with it ({@link #decide}). Pure.
+   */
+  public static final class DrainStartTime {
+    private DrainStartTime() {}
+
+    /** What an annotation value says. */
+    public sealed interface Parsed permits Absent, Valid, Malformed {}
+
+    /** No annotation: the drain starts now. */
+    public record Absent() implements Parsed {}
+
+    /** A usable start time. */
+    public record Valid(Instant start) implements Parsed {}
+
+    /**
+     * Present but unusable: replaced by now (with a Warning). The raw value is kept for the
+     * message.
+     */
+    public record Malformed(String raw) implements Parsed {}
+
+    public static String format(Instant instant) {
+      return DateTimeFormatter.ISO_INSTANT.format(instant.truncatedTo(ChronoUnit.SECONDS));
+    }
+
+    /**
+     * Parses an RFC 3339 timestamp with any offset (normalised to UTC). A time in the future
+     * (beyond the tolerated clock skew) is malformed: honouring it would push the deadline out
+     * arbitrarily.
+     */
+    public static Parsed parse(String raw, Instant now, java.time.Duration maxClockSkew) {
+      if (raw == null) {
+        return new Absent();
+      }
+      Optional<Instant> instant = parseRfc3339(raw);
+      if (instant.isEmpty()) {
+        return new Malformed(raw);
+      }
+      if (instant.get().isAfter(now.plus(maxClockSkew))) {
+        return new Malformed(raw);
+      }
+      return new Valid(instant.get());
+    }
+
+    /**
+     * RFC 3339 (an ISO 8601 profile): {@code 2024-05-01T10:00:00Z}, fractions and offsets allowed.
+     */
+    public static Optional<Instant> parseRfc3339(String raw) {
+      if (raw == null) {
+        return Optional.empty();
+      }
+      String s = raw.trim();
+      if (s.isEmpty()) {
+        return Optional.empty();
+      }
+      try {
+        return Optional.of(
+            OffsetDateTime.parse(s, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant());
+      } catch (DateTimeParseException e) {
+        return Optional.empty();
+      }
+    }
+
+    static String describe(Instant instant) {
+      return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC).toString();
+    }
+
+    /**
+     * What to do with the drain start annotation of a VMI being evacuated, given what it says now
+     * and the earliest start this controller has seen or written for the VMI's UID. The deadline
+     * only ever moves earlier: a start that was removed, moved later or made malformed in the
+     * middle of a drain is restored, never followed.
+     */
+    public sealed interface Decision {
+
+      /** The start the deadline counts from. */
+      Instant start();
+
+      /** The annotation holds a usable start, no later than any we knew: keep it. */
+      record Keep(Instant start) implements Decision {}
+
+      /**
+       * No start known and none recorded: a new evacuation, starting when this process first saw
+       * the mark (now, if it did not see it); write it.
+       */
+      record Begin(Instant start) implements Decision {}
+
+      /**
+       * No start known and the annotation is unusable: replace it by the mark's first sighting (or
+       * now), with a warning.
+       */
+      record ReplaceMalformed(Instant start, String raw) implements Decision {}
+
+      /**
+       * Mid-drain, the annotation no longer holds the earliest start: write that back, with a
+       * warning.
+       */
+      record Restore(Instant start, Tampering tampering, String raw) implements Decision {}
+
+      /** How the annotation was changed after we knew an earlier start. */
+      enum Tampering {
+        REMOVED("was removed"),
+        MOVED_LATER("was moved later"),
+        MALFORMED("was made unusable");
+
+        public final String phrase;
+
+        Tampering(String phrase) {
+          this.phrase = phrase;
+        }
+      }
+    }
+
+    /**
+     * @param annotation what the annotation says now (parsed against the same {@code now})
+     * @param earliestKnown the earliest start seen or written for this VMI's UID by this process
+     * @param markSeen when this process first saw the VMI's current evacuation mark (the informer's
+     *     event): a new evacuation starts then, not when a worker got to it
+     */
+    static Decision decide(
+        Parsed annotation,
+        Optional<Instant> earliestKnown,
+        Optional<Instant> markSeen,
+        Instant now) {
+      // Never later than now (a clock that stepped back must not push the start into the future).
+      Instant from = markSeen.filter(seen -> seen.isBefore(now)).orElse(now);
+      // Second precision, as the annotation is written: what we remember equals what we wrote.
+      Instant begin = from.truncatedTo(ChronoUnit.SECONDS);
+      if (earliestKnown.isEmpty()) {
+        if (annotation instanceof Valid valid) {
+          return new Decision.Keep(valid.start());
+        }
+        if (annotation instanceof Malformed malformed) {
+          return new Decision.ReplaceMalformed(begin, malformed.raw());
+        }
+        return new Decision.Begin(begin);
+      }
+      Instant known = earliestKnown.get();
+      if (annotation instanceof Valid valid) {
+        // An earlier start shortens the deadline: that is always allowed.
+        return valid.start().isAfter(known)
+            ? new Decision.Restore(known, Decision.Tampering.MOVED_LATER, format(valid.start()))
+            : new Decision.Keep(valid.start());
+      }
+      if (annotation instanceof Malformed malformed) {
+        return new Decision.Restore(known, Decision.Tampering.MALFORMED, malformed.raw());
+      }
+      return new Decision.Restore(known, Decision.Tampering.REMOVED, null);
+    }
+  }
+
+  /**
+   * An evacuation's deadline and what follows from it for the reconciler: when the evacuation must
+   * end whatever the guest says (start + drain timeout, or the deadline CAPK's own controller
+   * already wrote: clusters migrating from CAPK keep their promise), when to look again, how long a
+   * drain pass may last. Pure, given the clock.
+   */
+  static final class EvacuationDeadline {
+    private EvacuationDeadline() {}
+
+    /** Requeue this much after the deadline so the clock has surely passed it. */
+    static final Duration DEADLINE_MARGIN = Duration.ofMillis(200);
+
+    static final Duration MIN_PASS = Duration.ofSeconds(1);
+
+    /**
+     * @param start the recorded drain start
+     * @param timeout the global drain timeout
+     * @param capkGraceTime the raw value of CAPK's {@code vmi-deletion-grace-time} annotation, if
+     *     any; ignored when unparsable, and honoured only when earlier than start + timeout: a
+     *     grace time far in the future must not lift the global timeout
+     */
+    static Deadline of(Instant start, Duration timeout, String capkGraceTime, Clock clock) {
+      Instant ours = start.plus(timeout);
+      Optional<Instant> capk = DrainStartTime.parseRfc3339(capkGraceTime);
+      return Deadline.at(capk.isPresent() && capk.get().isBefore(ours) ? capk.get() : ours, clock);
+    }
+
+    /**
+     * True when CAPK's grace time, not start + timeout, set {@code deadline}: it can only be
+     * earlier.
+     */
+    static boolean fromCapkGraceTime(Deadline deadline, Instant start, Duration timeout) {
+      return deadline.at().isBefore(start.plus(timeout));
+    }
+
+    /**
+     * The delay before looking again: the wanted delay, but never later than the deadline (plus a
+     * small margin so the next reconcile sees it passed), and never negative.
+     */
+    static Duration requeueDelay(Deadline deadline, Duration wanted) {
+      Duration w = wanted.isNegative() ? Duration.ZERO : wanted;
+      Duration untilDeadline = deadline.remaining().plus(DEADLINE_MARGIN);
+      return w.compareTo(untilDeadline) < 0 ? w : untilDeadline;
+    }
+
+    /**
+     * How long one drain pass may block a worker: the per-attempt timeout, cut to what is left
+     * before the deadline, and at least a second so that a pass can do something.
+     */
+    static Duration passTimeout(Deadline deadline, Duration attemptTimeout) {
+      Duration t = deadline.cap(attemptTimeout);
+      return t.compareTo(MIN_PASS) < 0 ? MIN_PASS : t;
+    }
   }
 }

@@ -15,44 +15,32 @@ public final class EvictionMetrics {
 
   /** How an evacuation ended. */
   public enum Outcome {
-    DRAINED("drained"),
-    DEADLINE("deadline"),
-    NODE_MISSING("node_missing"),
+    DRAINED,
+    DEADLINE,
+    NODE_MISSING,
     /** The Machine is excluded from draining (Cluster API's exclude-node-draining annotation). */
-    DRAIN_EXCLUDED("drain_excluded");
+    DRAIN_EXCLUDED;
 
-    final String label;
-
-    Outcome(String label) {
-      this.label = label;
-    }
+    final String label = name().toLowerCase(java.util.Locale.ROOT);
   }
 
   /** What one pod eviction came to, as reported by a drain pass. */
   public enum EvictionResult {
-    EVICTED("evicted"),
-    BLOCKED_BY_BUDGET("blocked_by_budget"),
-    ERROR("error");
+    EVICTED,
+    BLOCKED_BY_BUDGET,
+    ERROR;
 
-    final String label;
-
-    EvictionResult(String label) {
-      this.label = label;
-    }
+    final String label = name().toLowerCase(java.util.Locale.ROOT);
   }
 
   /** How a live migration we started ended. */
   public enum MigrationResult {
-    SUCCEEDED("succeeded"),
-    FAILED("failed"),
+    SUCCEEDED,
+    FAILED,
     /** Deleted by us when falling back to the drain (deadline minus reserve, policy changed). */
-    CANCELLED("cancelled");
+    CANCELLED;
 
-    final String label;
-
-    MigrationResult(String label) {
-      this.label = label;
-    }
+    final String label = name().toLowerCase(java.util.Locale.ROOT);
   }
 
   private final Gauge inProgress;

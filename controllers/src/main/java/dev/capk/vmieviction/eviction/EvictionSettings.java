@@ -1,6 +1,12 @@
 package dev.capk.vmieviction.eviction;
 
+import com.google.common.cache.Cache;
+import com.google.common.cache.CacheBuilder;
 import java.time.Duration;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * The reconciler's knobs.
@@ -77,6 +83,137 @@ public record EvictionSettings(
   private static void requirePositive(String name, Duration d) {
     if (d == null || d.isNegative() || d.isZero()) {
       throw new IllegalArgumentException(name + " must be positive, got " + d);
+    }
+  }
+
+  /**
+   * How many worker VMIs of one tenant Cluster may be evacuated at once: a count ({@code 0} =
+   * unlimited) or a percentage of the Cluster's VMIs ({@code 25%}, never less than one VMI).
+   * Written as the flag {@code --max-concurrent-evacuations-per-cluster} or the Cluster annotation
+   * {@code capk.cluster.x-k8s.io/max-concurrent-evacuations}. Pure.
+   *
+   * @param value the count, or the percentage when {@code percent}
+   */
+  public record EvacuationLimit(int value, boolean percent) {
+
+    public static final EvacuationLimit UNLIMITED = new EvacuationLimit(0, false);
+
+    public EvacuationLimit {
+      if (value < 0 || (percent && (value < 1 || value > 100))) {
+        throw new IllegalArgumentException("not a limit: " + value + (percent ? "%" : ""));
+      }
+    }
+
+    /** {@code "3"}, {@code "0"} or {@code "25%"}; empty for anything else. */
+    public static Optional<EvacuationLimit> parse(String raw) {
+      if (raw == null) {
+        return Optional.empty();
+      }
+      String s = raw.trim();
+      boolean percent = s.endsWith("%");
+      String digits = percent ? s.substring(0, s.length() - 1) : s;
+      if (digits.isEmpty() || digits.length() > 9 || !digits.chars().allMatch(Character::isDigit)) {
+        return Optional.empty();
+      }
+      int value = Integer.parseInt(digits);
+      if (percent && (value < 1 || value > 100)) {
+        return Optional.empty();
+      }
+      return Optional.of(new EvacuationLimit(value, percent));
+    }
+
+    public boolean unlimited() {
+      return !percent && value == 0;
+    }
+
+    /**
+     * The number of VMIs this limit allows for a Cluster of {@code clusterVmis} VMIs: a percentage
+     * rounds down, and is at least one. {@link Integer#MAX_VALUE} when unlimited.
+     */
+    public int resolve(int clusterVmis) {
+      if (unlimited()) {
+        return Integer.MAX_VALUE;
+      }
+      if (!percent) {
+        return value;
+      }
+      return Math.max(1, (int) ((long) clusterVmis * value / 100));
+    }
+
+    @Override
+    public String toString() {
+      return value + (percent ? "%" : "");
+    }
+  }
+
+  /** Whether an External VMI is live-migrated before its guest node is drained. */
+  public enum LiveMigrationPolicy {
+    /** Today's evacuation: drain the guest node, delete the VMI. */
+    NEVER("never"),
+    /** Live-migrate a LiveMigratable VMI; drain and delete only as the fallback. */
+    PREFER("prefer");
+
+    public final String value;
+
+    LiveMigrationPolicy(String value) {
+      this.value = value;
+    }
+
+    /** The policy a flag or annotation value names, or empty when it names none. */
+    public static Optional<LiveMigrationPolicy> parse(String raw) {
+      if (raw == null) {
+        return Optional.empty();
+      }
+      String v = raw.trim().toLowerCase(Locale.ROOT);
+      for (LiveMigrationPolicy p : values()) {
+        if (p.value.equals(v)) {
+          return Optional.of(p);
+        }
+      }
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * A Cluster annotation that overrides a flag for the Cluster's VMIs (the evacuation limit, the
+   * live-migration policy): its value when valid, else the flag's, an invalid value told once per
+   * evacuation and value.
+   */
+  static final class ClusterOverride<T> {
+
+    /**
+     * Tells an invalid value; {@code shown} is the value cut to a length fit for logs and events.
+     */
+    interface Notice<T> {
+      void invalid(String shown, T used);
+    }
+
+    private final Function<String, Optional<T>> parse;
+
+    /** Invalid values already told, per evacuation and value. */
+    private final Cache<String, Boolean> told =
+        CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(1, TimeUnit.HOURS).build();
+
+    ClusterOverride(Function<String, Optional<T>> parse) {
+      this.parse = parse;
+    }
+
+    /**
+     * @param raw the annotation's value, empty when the Cluster has none
+     * @param evacuation the evacuation of one VMI ({@code uid/drain start})
+     */
+    T resolve(Optional<String> raw, T flag, String evacuation, Notice<T> notice) {
+      if (raw.isEmpty()) {
+        return flag;
+      }
+      Optional<T> parsed = parse.apply(raw.get());
+      if (parsed.isPresent()) {
+        return parsed.get();
+      }
+      if (told.asMap().putIfAbsent(evacuation + "/" + raw.get(), Boolean.TRUE) == null) {
+        notice.invalid(NotEvacuatedNotices.shorten(raw.get()), flag);
+      }
+      return flag;
     }
   }
 }

@@ -1,5 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
+import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
+import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.MarkedNodes;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;

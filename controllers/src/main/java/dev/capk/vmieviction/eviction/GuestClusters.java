@@ -1,36 +1,64 @@
 package dev.capk.vmieviction.eviction;
 
+import dev.capk.vmieviction.api.CapkLabels;
+import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.drain.BudgetAllowance;
-import dev.capk.vmieviction.drain.BudgetWatch;
+import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.drain.DrainOptions;
-import dev.capk.vmieviction.drain.DrainStepper;
+import dev.capk.vmieviction.drain.DrainRefusedException;
+import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.NodeWatch;
+import dev.capk.vmieviction.drain.NodeWatch.BudgetAllowance;
+import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
+import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventSeriesBook;
+import dev.capk.vmieviction.events.EventSeriesRecorder;
+import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.events.EventWriters;
+import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch;
+import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClient;
 import dev.capk.vmieviction.workload.GuestClients;
 import dev.capk.vmieviction.workload.TenantMapping;
+import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeCondition;
 import io.kubernetes.client.openapi.models.V1NodeList;
+import io.kubernetes.client.openapi.models.V1ObjectReference;
+import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -120,44 +148,12 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   public Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft)
       throws GuestAccessException {
     GuestClient client = clients.get(tenants.clusterOf(vmi));
-    return new GuestNodeDrainer(
-        timeLeft.map(client::until).orElse(client), nodeEventSeries, nodeEventWriters, this);
+    return new GuestNodeDrainer(timeLeft.map(client::until).orElse(client));
   }
 
   @Override
   public void evacuationEnded(String vmiKey) {
     end(vmiKey);
-  }
-
-  /**
-   * The drain of {@code node} for the VMI {@code vmiKey} through {@code client}, opened (and its
-   * watch started) if there is none yet, or if its watch gave up.
-   */
-  SteppedDrains.Drain forVmi(String vmiKey, ApiClient client, String node) {
-    return forVmi(vmiKey, client, node, null);
-  }
-
-  /**
-   * As {@link #forVmi(String, ApiClient, String)}; a watch started here resumes from {@code seed},
-   * the step's own fresh list of the node's pods.
-   */
-  SteppedDrains.Drain forVmi(String vmiKey, ApiClient client, String node, V1PodList seed) {
-    boolean opening = drains.get(vmiKey).isEmpty();
-    SteppedDrains.Drain d = drains.open(vmiKey, client, node, (key, n) -> wakeUp(key), seed);
-    if (opening) {
-      log.debug("guest pod watch opened vmi={} node={}", vmiKey, node);
-    }
-    return d;
-  }
-
-  /** The VMI's drain of {@code node} through {@code client}, if open and watching. */
-  Optional<SteppedDrains.Drain> usable(String vmiKey, ApiClient client, String node) {
-    return drains.usable(vmiKey, client, node);
-  }
-
-  /** A stepper for drains through {@code client}, sharing this registry's eviction threads. */
-  DrainStepper stepper(ApiClient client) {
-    return drains.stepper(client);
   }
 
   private void wakeUp(String vmiKey) {
@@ -364,5 +360,652 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       blocked.clear();
     }
     drains.close();
+  }
+
+  /**
+   * A guest cluster as the reconciler needs it: find the VMI's node, cordon it with our mark,
+   * advance its drain by one step with the drain engine, uncordon. Node writes are {@link
+   * Cordoner}'s JSON Patches of exactly the fields we change, guarded by {@code test}s of those
+   * fields as read (not the node's resourceVersion, which every status heartbeat changes).
+   */
+  public final class GuestNodeDrainer implements Guest {
+
+    /**
+     * On a node gone unreachable, pods deleted longer ago than this are not waited for (kubectl's
+     * {@code --skip-wait-for-delete-timeout}, as CAPK sets it).
+     */
+    static final Duration SKIP_WAIT_WHEN_UNREACHABLE = Duration.ofMinutes(5);
+
+    static final String EVENT_SOURCE = "capk-vmi-eviction-controller";
+
+    /** What an evacuation did to the node: written at every occurrence, never capped. */
+    static final Set<String> NODE_OUTCOMES =
+        Set.of(EventReasons.DRAIN_SUCCEEDED, EventReasons.UNCORDONED);
+
+    private final GuestClient client;
+    private final CoreV1Api core;
+    private final EventSeriesRecorder nodeEvents;
+
+    GuestNodeDrainer(GuestClient client) {
+      this.client = client;
+      this.core = client.core();
+      this.nodeEvents = nodeEvents(nodeEventSeries, nodeEventWriters);
+    }
+
+    /** Requests this drainer sent (it serves one reconcile step), for the tenant's rate limit. */
+    private final java.util.concurrent.atomic.AtomicInteger requests =
+        new java.util.concurrent.atomic.AtomicInteger();
+
+    @Override
+    public Optional<Duration> tryEnterStep() {
+      return client.throttle().tryEnter();
+    }
+
+    @Override
+    public Optional<Duration> tryEnterStep(boolean finishing) {
+      return client.throttle().tryEnter(finishing);
+    }
+
+    @Override
+    public void leaveStep() {
+      client.throttle().leave(Math.max(1, requests.get()));
+    }
+
+    @Override
+    public String cluster() {
+      return client.cluster().toString();
+    }
+
+    /** How long a step waits for the node list another step of the same cluster is making. */
+    static final Duration NODE_LIST_WAIT = Duration.ofSeconds(10);
+
+    @Override
+    public Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException {
+      Optional<NodeWatch> watch = nodeWatch();
+      if (watch.isPresent()) {
+        Optional<V1Node> named = watch.get().node(vmiName);
+        Optional<V1Node> cached =
+            named.isPresent() ? named : GuestNodeMatch.choose(vmiName, watch.get().nodes());
+        if (cached.isEmpty() || !watch.get().refusedSince(cached.get().getMetadata().getName())) {
+          return cached;
+        }
+        // Our last patch of it was refused as made over an old version: the watch may be behind.
+        return readNode(cached.get().getMetadata().getName());
+      }
+      Optional<V1Node> named = readNode(vmiName);
+      if (named.isPresent()) {
+        return named;
+      }
+      // Not named like the VMI: look for the providerID the KubeVirt cloud provider sets.
+      return GuestNodeMatch.choose(vmiName, listNodes().getItems());
+    }
+
+    private Optional<V1Node> readNode(String name) throws GuestAccessException, ApiException {
+      try {
+        requests.incrementAndGet();
+        return Optional.of(
+            client.call(
+                "reading node " + name, () -> core.readNode(name).buildCall(null), V1Node.class));
+      } catch (ApiException e) {
+        if (e.getCode() != 404) {
+          throw e;
+        }
+        return Optional.empty();
+      }
+    }
+
+    /**
+     * The guest cluster's node watch, started from one list by the first step that needs a node;
+     * empty while it does not reach the guest API server (the step then reads for itself).
+     */
+    private Optional<NodeWatch> nodeWatch() throws GuestAccessException, ApiException {
+      return GuestClusters.this.nodeWatch(
+          client.apiClient(),
+          client.cluster().toString(),
+          client.bound(NODE_LIST_WAIT),
+          this::listNodes);
+    }
+
+    @Override
+    public MarkedNodes markedNodes() throws GuestAccessException, ApiException {
+      Optional<NodeWatch> watch = nodeWatch();
+      return MarkedNodes.of(watch.isPresent() ? watch.get().nodes() : listNodes().getItems());
+    }
+
+    private V1NodeList listNodes() throws GuestAccessException, ApiException {
+      requests.incrementAndGet();
+      return client.call("listing nodes", () -> core.listNode().buildCall(null), V1NodeList.class);
+    }
+
+    @Override
+    public V1Node cordonAndMark(V1Node node, String vmiUid)
+        throws GuestAccessException, ApiException {
+      return jsonPatchNode(
+          node,
+          n -> Cordoner.cordonPatch(n, EvictionAnnotations.CORDONED_BY, vmiUid),
+          "cordoning node");
+    }
+
+    @Override
+    public V1Node uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException {
+      return jsonPatchNode(
+          node,
+          n -> Cordoner.uncordonPatch(n, EvictionAnnotations.CORDONED_BY),
+          "uncordoning node");
+    }
+
+    @Override
+    public V1Node removeMark(V1Node node) throws GuestAccessException, ApiException {
+      return jsonPatchNode(
+          node,
+          n -> Cordoner.removeMarkPatch(n, EvictionAnnotations.CORDONED_BY),
+          "removing cordon mark");
+    }
+
+    /**
+     * A JSON Patch of the node, built by {@code patchOf} from the node as read and sent by {@link
+     * Cordoner#write}. The node as the patch left it is returned, and served by the cluster's node
+     * watch until the watch has it. A change of the node since it was read (or its removal) is
+     * reported as a 409: the callers read the node again and retry, bounded. A refusal is a {@link
+     * GuestAccessException} naming the request and the server's reason, which the callers back off
+     * from and warn about.
+     */
+    private V1Node jsonPatchNode(V1Node node, Function<V1Node, String> patchOf, String what)
+        throws GuestAccessException, ApiException {
+      String name = node.getMetadata().getName();
+      Cordoner.Written written =
+          Cordoner.write(node, patchOf, (n, patch) -> sendPatch(n, patch, what), this::readNode);
+      if (written.reread()) {
+        // Our patch was made over a version that is no longer current: the watch may be behind.
+        nodePatchRefused(client.apiClient(), name);
+      }
+      switch (written.result()) {
+        case APPLIED -> {
+          nodeWritten(client.apiClient(), node, written.node());
+          return written.node();
+        }
+        case REFUSED -> throw refused(what, name, written.answer());
+        default -> throw changedSinceRead(name, what);
+      }
+    }
+
+    private V1Node sendPatch(String name, String patch, String what)
+        throws GuestAccessException, ApiException {
+      requests.incrementAndGet();
+      return client.call(
+          what + " " + name,
+          () ->
+              RawApi.asJsonPatch(
+                  client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
+          V1Node.class);
+    }
+
+    private static ApiException changedSinceRead(String name, String what) {
+      return new ApiException(
+          409, "guest node " + name + " changed since it was read (" + what + ")");
+    }
+
+    private GuestAccessException refused(String what, String name, ApiException e) {
+      return new GuestAccessException(
+          GuestAccessException.Reason.GuestAPIRefused,
+          "guest cluster "
+              + cluster()
+              + ": "
+              + what
+              + " "
+              + name
+              + " refused: "
+              + ApiStatus.describeRefusal(e));
+    }
+
+    @Override
+    public DrainPass drainStep(
+        String vmiKey, String nodeName, Duration requestTimeout, boolean nodeUnreachable)
+        throws GuestAccessException, ApiException {
+      DrainOptions options = drainOptions(requestTimeout, nodeUnreachable);
+      PodsOnNode on = podsOnNode(vmiKey, nodeName);
+      // Budgets that allow a disruption again since the last step: the pods they refused go now.
+      on.drain().memory().budgetsAllow(takeFreedBudgets(vmiKey));
+      try {
+        DrainStep step =
+            client.guarded(
+                "draining node " + nodeName,
+                () ->
+                    drains
+                        .stepper(client.apiClient())
+                        .step(
+                            nodeName,
+                            on.pods(),
+                            options,
+                            on.drain().memory(),
+                            budgetsOf(client.apiClient())));
+        requests.addAndGet(step.requests());
+        if (!step.denied().isEmpty()) {
+          // The tenant's RBAC refused us: no retry of this step can help, and it is not a budget's
+          // doing.
+          throw denied(nodeName, step);
+        }
+        return passOf(vmiKey, step);
+      } catch (DrainRefusedException e) {
+        List<String> refusals = new ArrayList<>();
+        e.refusals().forEach((reason, refused) -> refusals.add(reason + ": " + refused));
+        return DrainPass.refused(e.refusedPods().size(), refusals, e.getMessage());
+      } catch (GuestAccessException e) {
+        throw e;
+      } catch (ApiException e) {
+        // The drain engine calls the guest API itself: classify its failures like ours.
+        throw client.translate("draining node " + nodeName, e);
+      } catch (Exception e) {
+        throw client.failed("draining node " + nodeName, e);
+      }
+    }
+
+    private DrainOptions drainOptions(Duration requestTimeout, boolean nodeUnreachable) {
+      return DrainOptions.builder()
+          .force(true)
+          .ignoreAllDaemonSets(true)
+          .deleteEmptyDirData(true)
+          .gracePeriodSeconds(-1)
+          .timeout(requestTimeout)
+          // An unreachable kubelet never confirms deletions: do not wait for pods deleted long ago.
+          .skipWaitForDeleteTimeout(nodeUnreachable ? SKIP_WAIT_WHEN_UNREACHABLE : Duration.ZERO)
+          .maxConcurrentEvictions(DrainOptions.DEFAULT_MAX_CONCURRENT_EVICTIONS)
+          .build();
+    }
+
+    /** The pods a drain step starts from, and the node's drain. */
+    private record PodsOnNode(List<V1Pod> pods, SteppedDrains.Drain drain) {}
+
+    /**
+     * The watch's cache when it has listed; else a list of our own, from which a watch that is not
+     * running yet starts (one list for both).
+     */
+    private PodsOnNode podsOnNode(String vmiKey, String nodeName)
+        throws GuestAccessException, ApiException {
+      Optional<SteppedDrains.Drain> running = drains.usable(vmiKey, client.apiClient(), nodeName);
+      Optional<List<V1Pod>> watched = running.flatMap(d -> d.watch().pods());
+      if (watched.isPresent()) {
+        return new PodsOnNode(watched.get(), running.get());
+      }
+      requests.incrementAndGet();
+      V1PodList listed =
+          client.call(
+              "listing the pods of node " + nodeName,
+              () ->
+                  core.listPodForAllNamespaces()
+                      .fieldSelector("spec.nodeName=" + nodeName)
+                      .buildCall(null),
+              V1PodList.class);
+      boolean opening = drains.get(vmiKey).isEmpty();
+      SteppedDrains.Drain drain =
+          drains.open(vmiKey, client.apiClient(), nodeName, (key, n) -> wakeUp(key), listed);
+      if (opening) {
+        log.debug("guest pod watch opened vmi={} node={}", vmiKey, nodeName);
+      }
+      return new PodsOnNode(listed.getItems(), drain);
+    }
+
+    private GuestAccessException denied(String nodeName, DrainStep step) {
+      PodRef first = step.denied().iterator().next();
+      int others = step.denied().size() - 1;
+      return new GuestAccessException(
+          GuestAccessException.Reason.GuestAPIForbidden,
+          "guest cluster "
+              + cluster()
+              + ": draining node "
+              + nodeName
+              + ": pod "
+              + first
+              + ": "
+              + step.failed().get(first)
+              + (others > 0 ? " (and " + others + " more pod(s))" : ""));
+    }
+
+    private DrainPass passOf(String vmiKey, DrainStep step) {
+      List<String> failures = new ArrayList<>();
+      step.failed().forEach((pod, reason) -> failures.add(pod + ": " + reason));
+      Map<String, Set<String>> budgets = blockingBudgets(step);
+      // While budgets refuse pods, their changes wake this drain (the retry timer stays).
+      blockedBy(
+          vmiKey,
+          client.apiClient(),
+          budgets.values().stream().flatMap(Set::stream).collect(Collectors.toSet()));
+      return new DrainPass(
+          step.complete(),
+          step.evicted(),
+          // Every pod still on the node counts, failed ones too: they have not left.
+          step.pending().size(),
+          budgets,
+          failures,
+          List.of(),
+          step.summary(),
+          step.terminating().size(),
+          step.nextTry(),
+          step.waiting().entrySet().stream()
+              .collect(
+                  Collectors.toMap(e -> e.getKey().toString(), Map.Entry::getValue, (a, b) -> a)));
+    }
+
+    /** A budget lives in its pod's namespace: named namespace/name, as kubectl users know it. */
+    private static Map<String, Set<String>> blockingBudgets(DrainStep step) {
+      Map<String, Set<String>> budgets = new LinkedHashMap<>();
+      step.blockingBudgets()
+          .forEach(
+              (pod, b) ->
+                  budgets.put(
+                      pod.toString(),
+                      b.stream()
+                          .map(name -> name.contains("/") ? name : pod.namespace() + "/" + name)
+                          .collect(Collectors.toCollection(TreeSet::new))));
+      return budgets;
+    }
+
+    @Override
+    public void nodeEvent(V1Node node, boolean warning, String reason, String message) {
+      V1ObjectReference ref =
+          new V1ObjectReference()
+              .kind("Node")
+              .apiVersion("v1")
+              .name(node.getMetadata().getName())
+              .uid(node.getMetadata().getUid());
+      nodeEvents.record(ref, "", warning, reason, message);
+    }
+
+    /**
+     * Guest node events as series, like the VMI's: one Event object per node and reason. One
+     * attempt per call, through the circuit breaker and within the client's short timeouts, written
+     * off the step's thread: an event is not worth slowing an evacuation down.
+     */
+    private EventSeriesRecorder nodeEvents(EventSeriesBook book, EventWriters writers) {
+      EventStore store =
+          new EventStore() {
+            @Override
+            public void create(CoreV1Event event) throws Exception {
+              requests.incrementAndGet();
+              client.callOnce(
+                  "recording event",
+                  () ->
+                      core.createNamespacedEvent(event.getMetadata().getNamespace(), event)
+                          .buildCall(null),
+                  null);
+            }
+
+            @Override
+            public void mergePatch(String namespace, String name, String patch) throws Exception {
+              requests.incrementAndGet();
+              client.callOnce(
+                  "recording event",
+                  () ->
+                      RawApi.asMergePatch(
+                          client.apiClient(),
+                          core.patchNamespacedEvent(name, namespace, new V1Patch(patch))
+                              .buildCall(null)),
+                  null);
+            }
+
+            @Override
+            public CoreV1Event read(String namespace, String name) throws Exception {
+              return client.callOnce(
+                  "reading event",
+                  () -> core.readNamespacedEvent(name, namespace).buildCall(null),
+                  CoreV1Event.class);
+            }
+
+            @Override
+            public String describe(Exception e) {
+              return "cluster " + cluster() + ": " + ApiStatus.describeWithoutServerText(e);
+            }
+          };
+      return new EventSeriesRecorder(
+          book, store, EVENT_SOURCE, NODE_OUTCOMES, Clock.systemUTC(), writers);
+    }
+
+    /**
+     * Which guest Node runs inside a VMI. CAPK names the VM's hostname, and so the guest Node,
+     * after the VMI; the cloud provider sets {@code spec.providerID} to {@code
+     * kubevirt://<vmi-name>}. The VMI's {@code status.evacuationNodeName} is the <em>infra</em>
+     * node and is never looked up in the guest cluster. And how ready that Node is. Pure.
+     */
+    public static final class GuestNodeMatch {
+      private GuestNodeMatch() {}
+
+      public static final String PROVIDER_ID_PREFIX = "kubevirt://";
+
+      public static String providerIdFor(String vmiName) {
+        return PROVIDER_ID_PREFIX + vmiName;
+      }
+
+      /** The Node named like the VMI; else the Node whose providerID names the VMI; else none. */
+      public static Optional<V1Node> choose(String vmiName, Collection<V1Node> nodes) {
+        Optional<V1Node> byName = nodes.stream().filter(n -> vmiName.equals(nameOf(n))).findFirst();
+        if (byName.isPresent()) {
+          return byName;
+        }
+        return nodes.stream().filter(n -> hasProviderIdOf(n, vmiName)).findFirst();
+      }
+
+      public static boolean hasProviderIdOf(V1Node node, String vmiName) {
+        return node.getSpec() != null
+            && Objects.equals(providerIdFor(vmiName), node.getSpec().getProviderID());
+      }
+
+      private static String nameOf(V1Node node) {
+        return node.getMetadata() == null ? null : node.getMetadata().getName();
+      }
+
+      /** A Node's Ready condition, reduced to what the drain decisions need. */
+      public enum NodeReadiness {
+        READY,
+        NOT_READY,
+        /** Ready is Unknown or absent: the node controller lost the kubelet. */
+        UNREACHABLE;
+
+        public static NodeReadiness of(V1Node node) {
+          if (node.getStatus() == null || node.getStatus().getConditions() == null) {
+            return UNREACHABLE;
+          }
+          for (V1NodeCondition c : node.getStatus().getConditions()) {
+            if ("Ready".equals(c.getType())) {
+              return switch (String.valueOf(c.getStatus())) {
+                case "True" -> READY;
+                case "False" -> NOT_READY;
+                default -> UNREACHABLE;
+              };
+            }
+          }
+          return UNREACHABLE;
+        }
+      }
+    }
+
+    /**
+     * What one step of a guest node's drain came to, in the reconciler's terms.
+     *
+     * @param complete every pod that had to go is gone
+     * @param evicted pods evicted or deleted by the drain so far
+     * @param pending pods still on the node that have to go, failed ones included
+     * @param blockingBudgets for each blocked pod ({@code namespace/name}), the budgets that
+     *     refused it
+     * @param failures pods that cannot be evicted at all, with why
+     * @param refusals non-empty when the drain engine refused to start (kubectl's "cannot delete")
+     * @param summary one line for logs and events
+     * @param terminating the pending pods that are being deleted (a watch sees them go)
+     * @param nextTry when the next eviction of a waiting pod is due; empty when only deletions are
+     *     awaited
+     * @param podsLeft for each pod still on the node ({@code namespace/name}), why it is still
+     *     there
+     */
+    public record DrainPass(
+        boolean complete,
+        int evicted,
+        int pending,
+        Map<String, Set<String>> blockingBudgets,
+        List<String> failures,
+        List<String> refusals,
+        String summary,
+        int terminating,
+        Optional<Instant> nextTry,
+        Map<String, String> podsLeft) {
+
+      /** How many pods a message names before it only counts the others. */
+      static final int NAMED_PODS = 10;
+
+      /** The longest reason given for one pod: a server's message can be long. */
+      static final int MAX_REASON = 160;
+
+      /**
+       * The longest list of pods named: with the deadline warning's own words and the last failure
+       * it stays within an Event's 1,024 characters, so the count of the others is never cut off.
+       */
+      static final int MAX_NAMED_TEXT = 640;
+
+      /** The drain engine refused to start (kubectl's "cannot delete"): nothing was evicted. */
+      static DrainPass refused(int pending, List<String> refusals, String summary) {
+        return new DrainPass(
+            false,
+            0,
+            pending,
+            Map.of(),
+            List.of(),
+            refusals,
+            summary,
+            0,
+            Optional.empty(),
+            Map.of());
+      }
+
+      public DrainPass {
+        blockingBudgets = new TreeMap<>(blockingBudgets);
+        failures = List.copyOf(failures);
+        refusals = List.copyOf(refusals);
+        podsLeft = new TreeMap<>(podsLeft);
+      }
+
+      public boolean refused() {
+        return !refusals.isEmpty();
+      }
+
+      /** What stands in the way, for the event that warns at the deadline. */
+      public String blockers() {
+        if (refused()) {
+          return "drain refused: " + String.join("; ", refusals);
+        }
+        StringBuilder sb = new StringBuilder();
+        if (!blockingBudgets.isEmpty()) {
+          sb.append("PodDisruptionBudgets ");
+          blockingBudgets.forEach(
+              (pod, budgets) ->
+                  sb.append(String.join(",", budgets)).append(" (pod ").append(pod).append(") "));
+        }
+        if (!failures.isEmpty()) {
+          sb.append("failed pods: ").append(String.join("; ", failures)).append(' ');
+        }
+        if (sb.length() == 0) {
+          sb.append(pending).append(" pod(s) still terminating");
+        }
+        return sb.toString().trim();
+      }
+
+      /**
+       * The pods still on the node and why each stays, the first {@value #NAMED_PODS} by name
+       * (fewer when their reasons are long) and then how many more; what {@link #blockers()} says
+       * when the step did not name them, or when the drain was refused.
+       */
+      public String stillThere() {
+        if (refused() || podsLeft.isEmpty()) {
+          return blockers();
+        }
+        StringBuilder sb = new StringBuilder();
+        int named = 0;
+        for (Map.Entry<String, String> pod : podsLeft.entrySet()) {
+          String why = pod.getValue();
+          String one =
+              pod.getKey()
+                  + " ("
+                  + (why.length() > MAX_REASON ? why.substring(0, MAX_REASON) + "..." : why)
+                  + ")";
+          if (named == NAMED_PODS
+              || (named > 0 && sb.length() + 2 + one.length() > MAX_NAMED_TEXT)) {
+            break;
+          }
+          sb.append(named > 0 ? "; " : "").append(one);
+          named++;
+        }
+        int more = Math.max(pending, podsLeft.size()) - named;
+        if (more > 0) {
+          sb.append("; and ").append(more).append(" more");
+        }
+        return sb.toString();
+      }
+    }
+
+    /**
+     * The guest nodes of one cluster that carry our cordon mark, by name and providerID: what a
+     * Running VMI's uncordon check needs to know before it spends a request on its own node. With
+     * them, from the same list, every node's role, readiness and mark ({@link #nodes}): what the
+     * quorum guard ({@link TenantAdmission}) needs. Pure.
+     */
+    public record MarkedNodes(Set<String> names, Set<String> providerIds, List<Node> nodes) {
+
+      /** One guest node as the tenant-safety policy sees it. */
+      public record Node(
+          String name,
+          String providerId,
+          boolean controlPlane,
+          NodeReadiness readiness,
+          boolean marked) {
+
+        /** Is this the guest node of VMI {@code vmiName} (by name, or by providerID)? */
+        public boolean runsIn(String vmiName) {
+          return name.equals(vmiName) || GuestNodeMatch.providerIdFor(vmiName).equals(providerId);
+        }
+      }
+
+      public static MarkedNodes of(Collection<V1Node> nodes) {
+        Set<String> marked =
+            nodes.stream()
+                .filter(MarkedNodes::carriesMark)
+                .map(n -> n.getMetadata().getName())
+                .collect(Collectors.toUnmodifiableSet());
+        Set<String> providerIds =
+            nodes.stream()
+                .filter(MarkedNodes::carriesMark)
+                .filter(n -> n.getSpec() != null && n.getSpec().getProviderID() != null)
+                .map(n -> n.getSpec().getProviderID())
+                .collect(Collectors.toUnmodifiableSet());
+        List<Node> all =
+            nodes.stream()
+                .filter(n -> n.getMetadata() != null && n.getMetadata().getName() != null)
+                .map(
+                    n ->
+                        new Node(
+                            n.getMetadata().getName(),
+                            n.getSpec() == null ? null : n.getSpec().getProviderID(),
+                            n.getMetadata().getLabels() != null
+                                && n.getMetadata()
+                                    .getLabels()
+                                    .containsKey(CapkLabels.NODE_ROLE_CONTROL_PLANE),
+                            NodeReadiness.of(n),
+                            carriesMark(n)))
+                .toList();
+        return new MarkedNodes(marked, providerIds, all);
+      }
+
+      /**
+       * Could the guest node of VMI {@code vmiName} be one of these (by name, or by providerID)?
+       */
+      public boolean mayHoldNodeOf(String vmiName) {
+        return names.contains(vmiName)
+            || providerIds.contains(GuestNodeMatch.providerIdFor(vmiName));
+      }
+
+      private static boolean carriesMark(V1Node node) {
+        if (node.getMetadata() == null) {
+          return false;
+        }
+        Map<String, String> annotations = node.getMetadata().getAnnotations();
+        return annotations != null && annotations.containsKey(EvictionAnnotations.CORDONED_BY);
+      }
+    }
   }
 }

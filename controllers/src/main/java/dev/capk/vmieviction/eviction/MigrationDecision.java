@@ -2,6 +2,8 @@ package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
+import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
+import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Optional;

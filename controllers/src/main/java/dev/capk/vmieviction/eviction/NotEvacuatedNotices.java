@@ -3,6 +3,7 @@ package dev.capk.vmieviction.eviction;
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import java.util.List;
 import java.util.Set;

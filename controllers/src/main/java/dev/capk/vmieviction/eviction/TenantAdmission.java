@@ -1,12 +1,42 @@
 package dev.capk.vmieviction.eviction;
 
-import dev.capk.vmieviction.eviction.GuestNodeMatch.NodeReadiness;
+import com.google.common.cache.Cache;
+import com.google.common.cache.CacheBuilder;
+import com.google.common.util.concurrent.Striped;
+import dev.capk.vmieviction.api.CapkLabels;
+import dev.capk.vmieviction.api.EvacuationPhase;
+import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.api.capi.ClusterApi;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
+import dev.capk.vmieviction.eviction.Evacuator.StepOutcome;
+import dev.capk.vmieviction.eviction.EvictionSettings.ClusterOverride;
+import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
+import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.MarkedNodes;
+import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
+import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.logging.WaitLog;
+import dev.capk.vmieviction.time.Deadline;
+import dev.capk.vmieviction.time.GoDuration;
+import dev.capk.vmieviction.workload.GuestAccessException;
+import io.kubernetes.client.openapi.ApiException;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Whether the evacuation of a marked VMI may start draining its guest node now, so that an infra
@@ -22,10 +52,437 @@ import java.util.Optional;
  *       {@link Override} that says what it risks.
  * </ul>
  *
- * Pure: the caller reads the Cluster's VMIs and guest nodes and records the admission.
+ * <p>The admit step: gathers what {@link #decide} decides on (the tenant Cluster's other VMIs from
+ * the infra informer cache, its control-plane guest nodes from one bounded node list, the Cluster's
+ * limit annotation from the Cluster API read already made), records an admission on the VMI
+ * (annotation {@code capk.cluster.x-k8s.io/evacuation-admitted}, so a restarted controller counts
+ * it) and says in events why a VMI is held or went ahead anyway.
+ *
+ * <p>A worker VMI with no limit in force costs nothing: no guest call, no write.
+ *
+ * <p>Held and admitted VMIs are told to {@link HeldEvacuations} (below), which wakes the held ones
+ * of a Cluster when an admitted one ends or a guest node of the Cluster comes back.
  */
 public final class TenantAdmission {
-  private TenantAdmission() {}
+
+  private static final Logger log = LoggerFactory.getLogger(TenantAdmission.class);
+
+  private final InfraVmis vmis;
+  private final GuestConnector guests;
+  private final VmiEvents events;
+  private final EvictionSettings settings;
+  private final Clock clock;
+  private final HeldEvacuations held;
+
+  /**
+   * VMIs of one Cluster are decided one at a time in this process, else two workers could each see
+   * the last free slot.
+   */
+  private final Striped<Lock> clusterLocks = Striped.lock(64);
+
+  /**
+   * Admissions this process recorded (the drain start admitted), by VMI UID, until the informer
+   * cache shows them: a decision right after another one must count it.
+   */
+  private final Cache<String, String> admittedHere =
+      CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(1, TimeUnit.HOURS).build();
+
+  /** VMI roles learnt from their guest nodes, by UID (a role does not change). */
+  private final Cache<String, Role> learntRoles =
+      CacheBuilder.newBuilder().maximumSize(100_000).expireAfterAccess(1, TimeUnit.HOURS).build();
+
+  /** The holds told, per evacuation. */
+  private final WaitLog waits = new WaitLog();
+
+  /** The Clusters' limit annotations. */
+  private final ClusterOverride<EvacuationLimit> limits =
+      new ClusterOverride<>(EvacuationLimit::parse);
+
+  TenantAdmission(
+      InfraVmis vmis,
+      GuestConnector guests,
+      VmiEvents events,
+      EvictionSettings settings,
+      Clock clock,
+      HeldEvacuations held) {
+    this.vmis = vmis;
+    this.guests = guests;
+    this.events = events;
+    this.settings = settings;
+    this.clock = clock;
+    this.held = held;
+  }
+
+  /** One evacuation as this step sees it. */
+  private record Evacuation(
+      String key,
+      VirtualMachineInstance vmi,
+      String ns,
+      String cluster,
+      String clusterKey,
+      String startText,
+      Deadline deadline) {}
+
+  /**
+   * @param clusterLimit the Cluster's limit annotation, raw, as the Cluster API read found it
+   * @throws GuestAccessException when the guest's nodes could not be listed: retry
+   * @throws ApiException when the admission could not be recorded: retry
+   */
+  StepOutcome check(
+      String key,
+      VirtualMachineInstance vmi,
+      Instant start,
+      Deadline deadline,
+      Optional<String> clusterLimit)
+      throws GuestAccessException, ApiException {
+    String startText = DrainStartTime.format(start);
+    String uid = vmi.getMetadata().getUid();
+    String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
+    if (cluster == null) {
+      return new StepOutcome.Proceed(vmi); // no tenant known: the guest connection says so
+    }
+    String ns = vmi.getMetadata().getNamespace();
+    String clusterKey = HeldEvacuations.clusterKey(ns, cluster);
+    if (startText.equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
+        || startText.equals(admittedHere.getIfPresent(uid))) {
+      held.admitted(key, clusterKey); // also after a restart: its end wakes the held ones
+      return new StepOutcome.Proceed(vmi); // once admitted, always admitted
+    }
+    EvacuationLimit limit = limit(key, vmi, clusterLimit);
+    Optional<Role> known = knownRole(vmi);
+    if (known.isPresent() && known.get() == Role.WORKER && limit.unlimited()) {
+      held.admitted(key, clusterKey);
+      return new StepOutcome.Proceed(vmi);
+    }
+    MarkedNodes nodes = null;
+    if (known.isEmpty() || known.get() == Role.CONTROL_PLANE) {
+      // One bounded list of the guest's nodes: roles and readiness at once. Outside the lock and
+      // through the tenant's throttle, as every guest request: a stalled tenant API server must
+      // hold no more workers than its share.
+      Guest guest = guests.connect(vmi, Optional.of(deadline.remaining()));
+      Optional<Duration> wait = guest.tryEnterStep();
+      if (wait.isPresent()) {
+        return held("a free slot for requests to the guest cluster", wait.get());
+      }
+      try {
+        nodes = guest.markedNodes();
+      } finally {
+        guest.leaveStep();
+      }
+    }
+    Evacuation e = new Evacuation(key, vmi, ns, cluster, clusterKey, startText, deadline);
+    Lock lock = clusterLocks.get(ns + "/" + cluster);
+    lock.lock();
+    try {
+      return decide(e, start, known, nodes, limit);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Decides under the Cluster's lock, and carries the decision out. */
+  private StepOutcome decide(
+      Evacuation e, Instant start, Optional<Role> known, MarkedNodes nodes, EvacuationLimit limit)
+      throws ApiException {
+    VirtualMachineInstance vmi = e.vmi();
+    String name = vmi.getMetadata().getName();
+    Role role = known.orElse(roleFromNodes(name, nodes));
+    learntRoles.put(vmi.getMetadata().getUid(), role);
+    if (role == Role.WORKER && limit.unlimited()) {
+      held.admitted(e.key(), e.clusterKey());
+      return new StepOutcome.Proceed(vmi);
+    }
+    List<Peer> peers =
+        vmis.ofCluster(e.ns(), e.cluster()).stream()
+            .filter(p -> !name.equals(p.getMetadata().getName()))
+            .map(p -> peer(p, nodes))
+            .toList();
+    Instant now = clock.instant();
+    Decision decision =
+        TenantAdmission.decide(
+            new Request(
+                name,
+                role,
+                start,
+                peers,
+                otherControlPlaneNodes(name, role, nodes, peers),
+                limit,
+                now,
+                e.deadline().at(),
+                settings.drainReserve()));
+    if (decision instanceof Admit) {
+      log.info(
+          "evacuation admitted vmi={} cluster={}/{} role={}",
+          e.key(),
+          e.ns(),
+          e.cluster(),
+          role.phrase());
+      return new StepOutcome.Proceed(record(e.key(), e.clusterKey(), vmi, e.startText()));
+    }
+    if (decision instanceof Override o) {
+      overridden(e, role, o);
+      return new StepOutcome.Proceed(record(e.key(), e.clusterKey(), vmi, e.startText()));
+    }
+    return hold(e, role, (Hold) decision, now);
+  }
+
+  /** The control-plane guest nodes other than the VMI's own, for a control-plane VMI. */
+  private static List<ControlPlaneNode> otherControlPlaneNodes(
+      String name, Role role, MarkedNodes nodes, List<Peer> peers) {
+    if (role != Role.CONTROL_PLANE || nodes == null) {
+      return List.of();
+    }
+    Set<String> controlPlanePeers =
+        peers.stream()
+            .filter(p -> p.role() == Role.CONTROL_PLANE)
+            .map(Peer::name)
+            .collect(Collectors.toSet());
+    return nodes.nodes().stream()
+        .filter(n -> !n.runsIn(name))
+        .filter(n -> n.controlPlane() || controlPlanePeers.stream().anyMatch(n::runsIn))
+        .map(n -> new ControlPlaneNode(n.name(), n.readiness(), n.marked()))
+        .toList();
+  }
+
+  private void overridden(Evacuation e, Role role, Override o) {
+    boolean controlPlane = o.role() == Role.CONTROL_PLANE;
+    String risked =
+        controlPlane
+            ? "the tenant's control plane may lose quorum: another control-plane member is"
+                + " down or being evacuated"
+            : "more worker VMIs of the Cluster than its limit are drained at once";
+    log.warn(
+        "tenant safety overridden at deadline minus reserve vmi={} cluster={}/{} role={}"
+            + " waitedFor=\"{}\" deadline={}",
+        e.key(),
+        e.ns(),
+        e.cluster(),
+        role.phrase(),
+        o.risked(),
+        DrainStartTime.format(e.deadline().at()));
+    events.warning(
+        e.vmi(),
+        controlPlane
+            ? EventReasons.QUORUM_GUARD_OVERRIDDEN
+            : EventReasons.DISRUPTION_LIMIT_OVERRIDDEN,
+        "Held for "
+            + (controlPlane ? "the quorum guard" : "the per-cluster limit")
+            + " until the deadline "
+            + DrainStartTime.format(e.deadline().at())
+            + " minus --drain-reserve "
+            + GoDuration.format(settings.drainReserve())
+            + ", still waiting for: "
+            + o.risked()
+            + ". Going ahead anyway: "
+            + risked);
+  }
+
+  private StepOutcome hold(Evacuation e, Role role, Hold h, Instant now) {
+    String uid = e.vmi().getMetadata().getUid();
+    // Looked at again at every retry: told at INFO once per change of what it waits for.
+    log.atLevel(waits.level(uid + "/" + e.startText() + "/held", h.waitsFor()))
+        .log(
+            "evacuation held vmi={} cluster={}/{} role={} waitsFor=\"{}\" goAheadAt={}",
+            e.key(),
+            e.ns(),
+            e.cluster(),
+            role.phrase(),
+            h.waitsFor(),
+            DrainStartTime.format(h.goAheadAt()));
+    events.normal(
+        e.vmi(),
+        EventReasons.EVACUATION_HELD,
+        "The "
+            + role.phrase()
+            + " guest node is not drained yet, waiting for: "
+            + h.waitsFor()
+            + "; goes ahead anyway at "
+            + DrainStartTime.format(h.goAheadAt())
+            + " (deadline "
+            + DrainStartTime.format(e.deadline().at())
+            + " minus --drain-reserve)");
+    // Woken at once when what it waits for ends (HeldEvacuations), else it looks again after the
+    // retry interval, and at deadline minus reserve at the latest.
+    held.held(e.key(), e.clusterKey());
+    Duration untilEnd = Duration.between(now, h.goAheadAt());
+    return held(
+        h.waitsFor(),
+        untilEnd.compareTo(settings.retryInterval()) < 0 ? untilEnd : settings.retryInterval());
+  }
+
+  /** Held: look again after {@code retry} (never later than the hold's end). */
+  private static StepOutcome held(String waitsFor, Duration retry) {
+    return new StepOutcome.Wait(EvacuationPhase.Held, "held: " + waitsFor, retry);
+  }
+
+  private VirtualMachineInstance record(
+      String key, String clusterKey, VirtualMachineInstance vmi, String startText)
+      throws ApiException {
+    // Admitted after a hold: the phase is the drain's again, in the same patch.
+    VirtualMachineInstance updated =
+        vmis.annotate(
+            vmi,
+            Map.of(
+                EvictionAnnotations.EVACUATION_ADMITTED,
+                startText,
+                EvictionAnnotations.EVACUATION_PHASE,
+                EvacuationPhase.Draining.name()));
+    admittedHere.put(vmi.getMetadata().getUid(), startText);
+    held.admitted(key, clusterKey);
+    return updated;
+  }
+
+  /** The Cluster's annotation when it is a limit, else the flag's (told once per evacuation). */
+  private EvacuationLimit limit(String key, VirtualMachineInstance vmi, Optional<String> raw) {
+    String evacuation =
+        vmi.getMetadata().getUid()
+            + "/"
+            + Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
+    return limits.resolve(
+        raw,
+        settings.maxConcurrentEvacuationsPerCluster(),
+        evacuation,
+        (shown, flag) -> {
+          log.warn(
+              "cluster evacuation limit invalid vmi={} value=\"{}\" used={}", key, shown, flag);
+          events.warning(
+              vmi,
+              EventReasons.EVACUATION_LIMIT_INVALID,
+              "Cluster annotation "
+                  + ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION
+                  + " value \""
+                  + shown
+                  + "\" is not a count or a percentage (e.g. 2 or 25%): using"
+                  + " --max-concurrent-evacuations-per-cluster "
+                  + flag
+                  + (flag.unlimited() ? " (unlimited)" : ""));
+        });
+  }
+
+  /** From the VMI's role label, else as learnt from its guest node before. */
+  private Optional<Role> knownRole(VirtualMachineInstance vmi) {
+    String label = Metadata.label(vmi, CapkLabels.ROLE);
+    if (label != null) {
+      return Optional.of(
+          CapkLabels.ROLE_CONTROL_PLANE.equals(label) ? Role.CONTROL_PLANE : Role.WORKER);
+    }
+    return Optional.ofNullable(learntRoles.getIfPresent(vmi.getMetadata().getUid()));
+  }
+
+  private static Role roleFromNodes(String vmiName, MarkedNodes nodes) {
+    return nodes != null
+            && nodes.nodes().stream().anyMatch(n -> n.runsIn(vmiName) && n.controlPlane())
+        ? Role.CONTROL_PLANE
+        : Role.WORKER;
+  }
+
+  private Peer peer(VirtualMachineInstance p, MarkedNodes nodes) {
+    String name = p.getMetadata().getName();
+    Role role =
+        knownRole(p).orElseGet(() -> nodes == null ? Role.WORKER : roleFromNodes(name, nodes));
+    boolean marked =
+        p.getMetadata().getDeletionTimestamp() == null && Eligibility.evacuationRequested(p);
+    String start = Metadata.annotation(p, EvictionAnnotations.DRAIN_START_TIME);
+    boolean admitted =
+        (start != null
+                && start.equals(Metadata.annotation(p, EvictionAnnotations.EVACUATION_ADMITTED)))
+            // Our own admission the cache does not show yet; a called-off one no longer counts.
+            || (marked && admittedByUs(p.getMetadata().getUid(), start));
+    return new Peer(
+        name,
+        role,
+        marked,
+        start == null ? Optional.empty() : DrainStartTime.parseRfc3339(start),
+        admitted);
+  }
+
+  private boolean admittedByUs(String uid, String start) {
+    String admitted = admittedHere.getIfPresent(uid);
+    return admitted != null && (start == null || start.equals(admitted));
+  }
+
+  /**
+   * The VMIs the admit step holds, by tenant Cluster ({@code namespace/cluster}), so that what ends
+   * a hold wakes them at once instead of at their next look (up to {@code --drain-retry-interval}
+   * later): an admitted VMI of the Cluster gone (a worker's slot, or the control plane's turn,
+   * freed) and a guest node of the Cluster uncordoned after its evacuation (a control-plane member
+   * back and Ready). A woken VMI is only looked at again: the admit step decides, as on any look.
+   *
+   * <p>What this process has not seen (a hold recorded by another replica, a node back Ready
+   * without our cordon) is still found by the held VMI's own next look.
+   */
+  static final class HeldEvacuations {
+
+    private final Consumer<String> wake;
+
+    /** Held VMIs ({@code namespace/name}) by Cluster. */
+    private final Map<String, Set<String>> heldByCluster = new ConcurrentHashMap<>();
+
+    /** The Cluster of each VMI held or admitted, until it is gone or its evacuation ends. */
+    private final Map<String, String> clusterOf = new ConcurrentHashMap<>();
+
+    /**
+     * @param wake enqueues a VMI (by {@code namespace/name}) for its next step
+     */
+    HeldEvacuations(Consumer<String> wake) {
+      this.wake = wake;
+    }
+
+    static String clusterKey(String namespace, String cluster) {
+      return namespace + "/" + cluster;
+    }
+
+    /** The admit step held {@code vmiKey}. */
+    void held(String vmiKey, String cluster) {
+      clusterOf.put(vmiKey, cluster);
+      heldByCluster.compute(
+          cluster,
+          (k, held) -> {
+            Set<String> s = held == null ? ConcurrentHashMap.newKeySet() : held;
+            s.add(vmiKey);
+            return s;
+          });
+    }
+
+    /** The admit step let {@code vmiKey} go ahead: its end may free what holds others. */
+    void admitted(String vmiKey, String cluster) {
+      clusterOf.put(vmiKey, cluster);
+      forgetHeld(vmiKey, cluster);
+    }
+
+    /**
+     * {@code vmiKey} is gone, or under this name runs a VMI that is not being evacuated (its
+     * recreation, or KubeVirt called the evacuation off): wake the VMIs held in its Cluster.
+     */
+    void ended(String vmiKey) {
+      String cluster = clusterOf.remove(vmiKey);
+      if (cluster != null) {
+        forgetHeld(vmiKey, cluster);
+        wakeHeldIn(cluster);
+      }
+    }
+
+    /** A guest node of {@code cluster} came back from its evacuation (uncordoned, Ready). */
+    void nodeBack(String cluster) {
+      wakeHeldIn(cluster);
+    }
+
+    private void wakeHeldIn(String cluster) {
+      Set<String> held = heldByCluster.get(cluster);
+      if (held != null) {
+        held.forEach(wake);
+      }
+    }
+
+    private void forgetHeld(String vmiKey, String cluster) {
+      heldByCluster.computeIfPresent(
+          cluster,
+          (k, held) -> {
+            held.remove(vmiKey);
+            return held.isEmpty() ? null : held;
+          });
+    }
+  }
 
   public enum Role {
     CONTROL_PLANE,

@@ -1,13 +1,22 @@
 package dev.capk.vmieviction.eviction;
 
+import dev.capk.vmieviction.api.kubevirt.EvictionStrategy;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
+import dev.capk.vmieviction.eviction.GuestNodeUncordoner.CordonMarks;
+import dev.capk.vmieviction.eviction.TenantAdmission.HeldEvacuations;
+import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
+import io.kubernetes.client.informer.ResourceEventHandler;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -89,7 +98,7 @@ public final class VmiEvictionReconciler implements Reconciler {
             memory,
             marks,
             contracts,
-            new TenantAdmissionCheck(vmis, guests, events, settings, clock, held),
+            new TenantAdmission(vmis, guests, events, settings, clock, held),
             new LiveMigrationStep(
                 vmis, migrations, clusterDefaults, events, metrics, settings, clock, wake),
             sightings);
@@ -125,11 +134,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     String key = request.getNamespace() + "/" + request.getName();
     Optional<VirtualMachineInstance> found = vmis.get(request.getNamespace(), request.getName());
     if (found.isEmpty()) {
-      memory.gone(key); // deleted, by us or anyone
-      evacuator.ended(key);
-      held.ended(key);
-      notices.waitEnded(key);
-      return DONE;
+      return forget(key); // deleted, by us or anyone
     }
     VirtualMachineInstance vmi = found.get();
     String uid = vmi.getMetadata().getUid();
@@ -137,10 +142,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     if (refused.isPresent()) {
       // Checked before anything else, the deadline included: a VMI that is not ours is never
       // touched. An evacuation under way stops here too (its binding went away).
-      memory.gone(key);
-      evacuator.ended(key);
-      held.ended(key);
-      notices.waitEnded(key);
+      forget(key);
       if (Eligibility.evacuationRequested(vmi)) {
         log.warn("vmi refused, left alone vmi={} reason=\"{}\"", key, refused.get());
         events.warning(vmi, EventReasons.INFRA_CLUSTER_MISMATCH, refused.get());
@@ -188,6 +190,15 @@ public final class VmiEvictionReconciler implements Reconciler {
     }
   }
 
+  /** The VMI is gone, or not ours: forget everything about it. */
+  private Result forget(String key) {
+    memory.gone(key);
+    evacuator.ended(key);
+    held.ended(key);
+    notices.waitEnded(key);
+    return DONE;
+  }
+
   /**
    * The KubeVirt CR's strategy decides only for a VMI that names none and is not being deleted
    * (what is done with a VMI being deleted does not depend on its strategy): a failed read of the
@@ -197,5 +208,153 @@ public final class VmiEvictionReconciler implements Reconciler {
     boolean deleting =
         vmi.getMetadata() != null && vmi.getMetadata().getDeletionTimestamp() != null;
     return !deleting && (vmiStrategy == null || vmiStrategy.isBlank());
+  }
+
+  /**
+   * Whether a VMI is one this controller must evacuate now, and if not, why not; and which eviction
+   * strategy applies to it. Pure.
+   */
+  public enum Eligibility {
+    /** External strategy, evacuation requested, not being deleted: drain and delete. */
+    EVACUATE,
+    /** Already being deleted: nothing left for us to do. */
+    DELETING,
+    /** KubeVirt handles this VMI itself (migration, shutdown): never ours. */
+    NOT_EXTERNAL,
+    /** Nobody asked for this VMI to leave its infra node. */
+    NOT_EVACUATING;
+
+    public static Eligibility of(VirtualMachineInstance vmi, String effectiveStrategy) {
+      if (vmi.getMetadata() != null && vmi.getMetadata().getDeletionTimestamp() != null) {
+        return DELETING;
+      }
+      if (!EvictionStrategy.EXTERNAL.equals(effectiveStrategy)) {
+        return NOT_EXTERNAL;
+      }
+      String target = evacuationNodeName(vmi);
+      if (target == null || target.isBlank()) {
+        return NOT_EVACUATING;
+      }
+      return EVACUATE;
+    }
+
+    /**
+     * KubeVirt asked for this VMI to leave its infra node ({@code status.evacuationNodeName} set).
+     */
+    static boolean evacuationRequested(VirtualMachineInstance vmi) {
+      String target = evacuationNodeName(vmi);
+      return target != null && !target.isBlank();
+    }
+
+    static String evacuationNodeName(VirtualMachineInstance vmi) {
+      return vmi.getStatus() == null ? null : vmi.getStatus().getEvacuationNodeName();
+    }
+
+    /**
+     * The strategy KubeVirt applies: the VMI's own when set, else the cluster-wide default from the
+     * KubeVirt CR when it could be read and is set, else the operator-given fallback.
+     */
+    public static String effectiveStrategy(
+        String vmiStrategy, Optional<String> clusterDefault, String fallback) {
+      if (!isBlank(vmiStrategy)) {
+        return vmiStrategy.trim();
+      }
+      return clusterDefault.filter(s -> !isBlank(s)).map(String::trim).orElse(fallback);
+    }
+
+    /** True when neither the VMI nor the KubeVirt CR says, so the operator's fallback decides. */
+    public static boolean isFallbackStrategy(String vmiStrategy, Optional<String> clusterDefault) {
+      return isBlank(vmiStrategy) && clusterDefault.filter(s -> !isBlank(s)).isEmpty();
+    }
+
+    /**
+     * The strategies KubeVirt accepts, in its API's spelling (case-sensitive, as KubeVirt compares
+     * them).
+     */
+    public static final List<String> KNOWN_STRATEGIES =
+        List.of(
+            EvictionStrategy.NONE,
+            EvictionStrategy.LIVE_MIGRATE,
+            EvictionStrategy.LIVE_MIGRATE_IF_POSSIBLE,
+            EvictionStrategy.EXTERNAL);
+
+    private static boolean isBlank(String s) {
+      return s == null || s.isBlank();
+    }
+  }
+
+  /**
+   * When this process first saw each VMI's evacuation mark ({@code status.evacuationNodeName}), by
+   * VMI UID, as the informer delivered it: the drain start an evacuation records. A worker may
+   * reach the VMI much later (its key held by a slow step of another kind, such as an uncordon
+   * check on a slow guest, or every worker busy), and the deadline must still count from the mark,
+   * not from the worker. Forgotten when the mark is cleared or the VMI goes; after a restart, the
+   * first list shows the marks again. Thread-safe: the informer's thread records, workers read.
+   */
+  public static final class MarkSightings {
+
+    private final Clock clock;
+    private final Map<String, Instant> firstSeen = new ConcurrentHashMap<>();
+
+    public MarkSightings(Clock clock) {
+      this.clock = clock;
+    }
+
+    /** What the informer shows of a VMI now (added, updated or resynced). */
+    void seen(VirtualMachineInstance vmi) {
+      String uid = uid(vmi);
+      if (uid == null) {
+        return;
+      }
+      if (Eligibility.evacuationRequested(vmi)) {
+        firstSeen.putIfAbsent(uid, clock.instant());
+      } else {
+        firstSeen.remove(uid);
+      }
+    }
+
+    /** The VMI is gone (or no longer selected). */
+    void gone(VirtualMachineInstance vmi) {
+      String uid = uid(vmi);
+      if (uid != null) {
+        firstSeen.remove(uid);
+      }
+    }
+
+    /** When the current mark of the VMI with this UID was first seen; empty if it was not. */
+    Optional<Instant> firstSeen(String uid) {
+      return uid == null ? Optional.empty() : Optional.ofNullable(firstSeen.get(uid));
+    }
+
+    /**
+     * {@code next} (the handler that feeds the work queue), after recording what each event shows:
+     * the sighting is recorded before the VMI can reach a worker.
+     */
+    public ResourceEventHandler<VirtualMachineInstance> before(
+        ResourceEventHandler<VirtualMachineInstance> next) {
+      return new ResourceEventHandler<>() {
+        @Override
+        public void onAdd(VirtualMachineInstance vmi) {
+          seen(vmi);
+          next.onAdd(vmi);
+        }
+
+        @Override
+        public void onUpdate(VirtualMachineInstance old, VirtualMachineInstance vmi) {
+          seen(vmi);
+          next.onUpdate(old, vmi);
+        }
+
+        @Override
+        public void onDelete(VirtualMachineInstance vmi, boolean finalStateUnknown) {
+          gone(vmi);
+          next.onDelete(vmi, finalStateUnknown);
+        }
+      };
+    }
+
+    private static String uid(VirtualMachineInstance vmi) {
+      return vmi == null || vmi.getMetadata() == null ? null : vmi.getMetadata().getUid();
+    }
   }
 }

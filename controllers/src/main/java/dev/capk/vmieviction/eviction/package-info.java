@@ -7,9 +7,11 @@
  * dev.capk.vmieviction.eviction.GuestNodeUncordoner} uncordons afterwards. {@link
  * dev.capk.vmieviction.eviction.GuestClusters} is the guest side: it connects a VMI to its guest
  * cluster and keeps each cluster's node and budget watches and each drain's pod watch. The pure
- * decisions beside them ({@code Eligibility}, {@code DrainStartTime}, {@code EvacuationDeadline},
- * {@code TenantAdmission}, {@code MigrationDecision}, {@code GuestNodeUncordoner.UncordonDecision},
- * {@code GuestNodeMatch}) are tested as tables. May import {@code api}, {@code drain}, {@code
+ * decisions are nested in the step they serve ({@code VmiEvictionReconciler.Eligibility}, {@code
+ * Evacuator.DrainStartTime}, {@code Evacuator.EvacuationDeadline}, {@code TenantAdmission.decide},
+ * {@code MachineContractCheck.MachineContract}, {@code GuestNodeUncordoner.UncordonDecision},
+ * {@code GuestClusters.GuestNodeDrainer.GuestNodeMatch}), or stand alone ({@code
+ * MigrationDecision}), and are tested as tables. May import {@code api}, {@code drain}, {@code
  * events}, {@code kube}, {@code logging}, {@code time} and {@code workload}; never {@code manager}
  * or {@code maintenance}.
  */

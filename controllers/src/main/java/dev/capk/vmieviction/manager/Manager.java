@@ -2,10 +2,10 @@ package dev.capk.vmieviction.manager;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.events.EventWriters;
-import dev.capk.vmieviction.eviction.EvacuationLimit;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
-import dev.capk.vmieviction.eviction.LiveMigrationPolicy;
+import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
+import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;

@@ -2,6 +2,8 @@ package dev.capk.vmieviction.eviction;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.capk.vmieviction.eviction.EvictionSettings.ClusterOverride;
+import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

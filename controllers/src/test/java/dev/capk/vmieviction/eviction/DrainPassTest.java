@@ -3,6 +3,7 @@ package dev.capk.vmieviction.eviction;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

@@ -3,11 +3,12 @@ package dev.capk.vmieviction.eviction;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.capk.vmieviction.eviction.MachineContract.ClusterFacts;
-import dev.capk.vmieviction.eviction.MachineContract.Facts;
-import dev.capk.vmieviction.eviction.MachineContract.KubevirtMachineFacts;
-import dev.capk.vmieviction.eviction.MachineContract.MachineFacts;
-import dev.capk.vmieviction.eviction.MachineContract.Step;
+import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract;
+import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract.ClusterFacts;
+import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract.Facts;
+import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract.KubevirtMachineFacts;
+import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract.MachineFacts;
+import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract.Step;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

@@ -2,6 +2,7 @@ package dev.capk.vmieviction.eviction;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.MigrationDecision.Drain;
 import dev.capk.vmieviction.eviction.MigrationDecision.Facts;
 import dev.capk.vmieviction.eviction.MigrationDecision.FallBack;

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
+import dev.capk.vmieviction.eviction.Evacuator.EvacuationDeadline;
 import dev.capk.vmieviction.time.Deadline;
 import java.time.Clock;
 import java.time.Duration;

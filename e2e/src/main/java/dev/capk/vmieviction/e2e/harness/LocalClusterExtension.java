@@ -8,7 +8,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  *
  * <pre>
  * &#64;RegisterExtension
- * static final LocalClusterExtension infra = LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+ * static final LocalClusterExtension infra = LocalClusterExtension.shared("infra");
  * </pre>
  *
  * The cluster starts before the first test class that needs it and stops when the whole test run
@@ -22,6 +22,11 @@ public final class LocalClusterExtension extends SharedClusterExtension<LocalClu
   public static LocalClusterExtension shared(
       String name, UnaryOperator<LocalCluster.Builder> shape) {
     return new LocalClusterExtension(name, shape);
+  }
+
+  /** A shared cluster with every component: controller manager, scheduler and kwok. */
+  public static LocalClusterExtension shared(String name) {
+    return shared(name, LocalCluster.Builder::withAll);
   }
 
   @Override

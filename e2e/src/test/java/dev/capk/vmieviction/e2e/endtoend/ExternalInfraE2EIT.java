@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.ControllerServiceAccount;
@@ -49,21 +48,17 @@ class ExternalInfraE2EIT {
       LocalClusterExtension.shared("ext-e2e-management", b -> b);
 
   @RegisterExtension
-  static final LocalClusterExtension infra1 =
-      LocalClusterExtension.shared("e2e-infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infra1 = LocalClusterExtension.shared("e2e-infra");
 
   /** Its own cluster: this test stops its API server. */
   @RegisterExtension
-  static final LocalClusterExtension infra2 =
-      LocalClusterExtension.shared("ext-e2e-infra-2", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infra2 = LocalClusterExtension.shared("ext-e2e-infra-2");
 
   @RegisterExtension
-  static final LocalClusterExtension guestA =
-      LocalClusterExtension.shared("e2e-guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestA = LocalClusterExtension.shared("e2e-guest-a");
 
   @RegisterExtension
-  static final LocalClusterExtension guestB =
-      LocalClusterExtension.shared("e2e-guest-b", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestB = LocalClusterExtension.shared("e2e-guest-b");
 
   private static final List<String> DRAINED_A = List.of("ext1-a-0", "ext1-a-1");
   private static final String KEPT_A = "ext1-a-2";

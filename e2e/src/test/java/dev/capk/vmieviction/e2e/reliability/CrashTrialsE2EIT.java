@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
@@ -35,16 +34,13 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class CrashTrialsE2EIT {
   @RegisterExtension
-  static final LocalClusterExtension infra =
-      LocalClusterExtension.shared("e2e-infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infra = LocalClusterExtension.shared("e2e-infra");
 
   @RegisterExtension
-  static final LocalClusterExtension guestA =
-      LocalClusterExtension.shared("e2e-guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestA = LocalClusterExtension.shared("e2e-guest-a");
 
   @RegisterExtension
-  static final LocalClusterExtension guestB =
-      LocalClusterExtension.shared("e2e-guest-b", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestB = LocalClusterExtension.shared("e2e-guest-b");
 
   private static EvacuationWorld world;
   private static TenantCluster tenantA;

@@ -44,16 +44,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class GuestOutageE2EIT {
   @RegisterExtension
-  static final LocalClusterExtension infra =
-      LocalClusterExtension.shared("e2e-infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infra = LocalClusterExtension.shared("e2e-infra");
 
   @RegisterExtension
-  static final LocalClusterExtension guestA =
-      LocalClusterExtension.shared("e2e-guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestA = LocalClusterExtension.shared("e2e-guest-a");
 
   @RegisterExtension
-  static final LocalClusterExtension guestB =
-      LocalClusterExtension.shared("e2e-guest-b", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestB = LocalClusterExtension.shared("e2e-guest-b");
 
   /**
    * Its API server is stopped: shared with nobody. Only nodes are needed there, so only kwok runs

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
@@ -25,12 +24,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class InfraApiServerRestartE2EIT {
   // Its own infra cluster: its API server is restarted.
   @RegisterExtension
-  static final LocalClusterExtension infra =
-      LocalClusterExtension.shared("restart-infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infra = LocalClusterExtension.shared("restart-infra");
 
   @RegisterExtension
-  static final LocalClusterExtension guestA =
-      LocalClusterExtension.shared("e2e-guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestA = LocalClusterExtension.shared("e2e-guest-a");
 
   private static ControllerProcess controller;
   private static EvacuationWorld world;

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.harness.ProcessLogs;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
@@ -33,12 +32,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class LeaderFailoverE2EIT {
   @RegisterExtension
-  static final LocalClusterExtension infra =
-      LocalClusterExtension.shared("e2e-infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infra = LocalClusterExtension.shared("e2e-infra");
 
   @RegisterExtension
-  static final LocalClusterExtension guestB =
-      LocalClusterExtension.shared("e2e-guest-b", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestB = LocalClusterExtension.shared("e2e-guest-b");
 
   private static final String LEASE = "ha-e2e";
   private static final Duration LEASE_DURATION = Duration.ofSeconds(15);

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.ControllerServiceAccount;
@@ -33,12 +32,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class LeastPrivilegeE2EIT {
   // Its own infra cluster: this test changes cluster-wide RBAC.
   @RegisterExtension
-  static final LocalClusterExtension infra =
-      LocalClusterExtension.shared("rbac-infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infra = LocalClusterExtension.shared("rbac-infra");
 
   @RegisterExtension
-  static final LocalClusterExtension guestA =
-      LocalClusterExtension.shared("e2e-guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestA = LocalClusterExtension.shared("e2e-guest-a");
 
   private static EvacuationWorld world;
   private static TenantCluster tenant;

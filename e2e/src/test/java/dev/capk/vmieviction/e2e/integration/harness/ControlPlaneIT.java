@@ -37,12 +37,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class ControlPlaneIT {
   @RegisterExtension
-  static final LocalClusterExtension infra =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infra = LocalClusterExtension.shared("infra");
 
   @RegisterExtension
-  static final LocalClusterExtension guest =
-      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guest = LocalClusterExtension.shared("guest-a");
 
   private static List<String> nodes;
 

@@ -24,9 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * a running local cluster is handed over by nothing but its admin kubeconfig file.
  */
 class ExistingClusterIT {
-  @RegisterExtension
-  static final LocalClusterExtension ext =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+  @RegisterExtension static final LocalClusterExtension ext = LocalClusterExtension.shared("infra");
 
   @Test
   void aClusterGivenByKubeconfigRunsKwokNodesOfItsOwnAndLeavesNothingBehind() {

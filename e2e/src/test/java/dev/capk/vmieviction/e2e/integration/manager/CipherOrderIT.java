@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.kube.CipherOrder;
 import io.kubernetes.client.openapi.ApiClient;
@@ -25,8 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class CipherOrderIT {
   @RegisterExtension
-  static final LocalClusterExtension infra =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infra = LocalClusterExtension.shared("infra");
 
   @Test
   void aRealApiServerNegotiatesChaCha20WithTheControllersClients() throws Exception {

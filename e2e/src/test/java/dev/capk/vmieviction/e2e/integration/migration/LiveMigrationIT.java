@@ -54,12 +54,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class LiveMigrationIT {
 
   @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("mig-infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infraExt = LocalClusterExtension.shared("mig-infra");
 
   @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared("mig-guest", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestExt = LocalClusterExtension.shared("mig-guest");
 
   static final String RESULT = "standin.kubevirt.io/migration-result";
   static final String DURATION = "standin.kubevirt.io/migration-duration";

@@ -22,8 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** The KubeVirt stand-in behaves as KubeVirt does through the API, for each eviction strategy. */
 class KubeVirtStandInIT {
   @RegisterExtension
-  static final LocalClusterExtension infra =
-      LocalClusterExtension.shared("standin-infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infra = LocalClusterExtension.shared("standin-infra");
 
   private static KubeVirtStandIn standIn;
   private static final List<String> hookCalls = new CopyOnWriteArrayList<>();

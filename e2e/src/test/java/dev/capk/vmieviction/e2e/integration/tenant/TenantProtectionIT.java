@@ -53,12 +53,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class TenantProtectionIT {
 
   @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("tenant-infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infraExt = LocalClusterExtension.shared("tenant-infra");
 
   @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared("tenant-guest", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestExt = LocalClusterExtension.shared("tenant-guest");
 
   static final Duration DRAIN = Duration.ofMinutes(3);
 
