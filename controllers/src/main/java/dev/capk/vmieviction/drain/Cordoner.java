@@ -6,7 +6,7 @@ import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonPrimitive;
 import dev.capk.vmieviction.drain.NodeDrainer.NodeNotFoundException;
-import dev.capk.vmieviction.kube.ApiAnswer;
+import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.custom.V1Patch;
@@ -125,7 +125,7 @@ public final class Cordoner {
     Optional<V1Node> node(String name) throws ApiException, X;
   }
 
-  /** What a write came to, sorted by {@link ApiAnswer}. */
+  /** What a write came to, sorted by {@link ApiStatus.Answer}. */
   public enum Result {
     APPLIED,
     /** The node changed in what the patch depends on: read it again and retry (bounded). */
@@ -162,14 +162,15 @@ public final class Cordoner {
     try {
       return new Written(Result.APPLIED, send.patch(name, patch), null);
     } catch (ApiException e) {
-      ApiAnswer answer = ApiAnswer.of(e, false);
+      ApiStatus.Answer answer = ApiStatus.answer(e, false);
       switch (answer) {
         case TRANSIENT -> throw e;
         case CONFLICT -> {
           return new Written(Result.CHANGED, null, e);
         }
         case GONE, REFUSED -> {
-          return new Written(answer == ApiAnswer.GONE ? Result.GONE : Result.REFUSED, null, e);
+          return new Written(
+              answer == ApiStatus.Answer.GONE ? Result.GONE : Result.REFUSED, null, e);
         }
         default -> { // PATCH_NOT_APPLIED
           Optional<V1Node> now = read.node(name);

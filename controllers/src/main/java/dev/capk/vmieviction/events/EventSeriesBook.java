@@ -61,19 +61,19 @@ public final class EventSeriesBook {
     }
   }
 
-  /** What to do with an occurrence. */
+  /**
+   * What to do with an occurrence: create the series' Event object with this count, update the
+   * existing one's count (and message, last timestamp), fold it into the next update (counted), or
+   * not write it (capped: the scope already has its cap of non-outcome series).
+   */
   public sealed interface Decision {}
 
-  /** Create the series' Event object with this count. */
   public record Create(int count) implements Decision {}
 
-  /** Set the existing object's count (and message, last timestamp) to this. */
   public record Update(int count) implements Decision {}
 
-  /** Counted; goes out with the series' next update. */
   public record Fold(int count) implements Decision {}
 
-  /** Not written: the scope already has its cap of non-outcome series. */
   public record Capped() implements Decision {}
 
   private static final class SeriesState {
@@ -111,7 +111,6 @@ public final class EventSeriesBook {
             .build();
   }
 
-  /** One more occurrence of {@code series}. */
   public synchronized Decision occurred(Series series, boolean outcome) {
     Scope scope = scope(series);
     SeriesState state = scope.series.get(series);

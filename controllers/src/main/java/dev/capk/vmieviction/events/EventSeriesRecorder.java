@@ -21,16 +21,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes core/v1 Events as series (one object per object, scope, type and reason, its count and
- * message updated), as {@link EventSeriesBook} decides. Best effort: one attempt per call, never
- * throws, failures logged (never as errors) and retried by the series' next occurrence. Written on
- * the caller's thread, or, given {@link EventWriters}, on theirs (in order per object), so the
- * caller does not wait for the API server.
- *
- * <p>Where client-java falls short, and why this is not its {@code LegacyEventBroadcaster}: its
- * spam filter drops every event of an object beyond 25 (outcomes included); once ten messages of a
- * reason differ it creates the combined event twice (the second answered 409, logged as an ERROR);
- * its update patch embeds the message in JSON unescaped; and it has no events.k8s.io series
- * recorder.
+ * message updated), as {@link EventSeriesBook} decides. Best effort: one attempt, never throws,
+ * failures logged and retried by the series' next occurrence; on the caller's thread or, given
+ * {@link EventWriters}, on theirs (in order per object). Not client-java's {@code
+ * LegacyEventBroadcaster}: its spam filter drops an object's events beyond 25 (outcomes too), it
+ * creates a combined event twice (a 409 logged as ERROR), and its update patch embeds the message
+ * unescaped.
  */
 public final class EventSeriesRecorder {
 
@@ -46,11 +42,7 @@ public final class EventSeriesRecorder {
   private final Clock clock;
   private final EventWriters writers;
 
-  /**
-   * Writes on the caller's thread.
-   *
-   * @param outcomeReasons reasons written at every occurrence, never capped nor delayed
-   */
+  /** Writes on the caller's thread. */
   public EventSeriesRecorder(
       EventSeriesBook book,
       EventStore store,
@@ -79,10 +71,7 @@ public final class EventSeriesRecorder {
     this.writers = writers;
   }
 
-  /**
-   * One occurrence of an event about {@code involved} (its name, uid, kind, apiVersion and, when
-   * namespaced, namespace). {@code scope} separates series of the same object, e.g. one evacuation.
-   */
+  /** One occurrence; {@code scope} separates series of the same object, e.g. one evacuation. */
   public void record(
       V1ObjectReference involved, String scope, boolean warning, String reason, String message) {
     if (writers == null) {

@@ -20,7 +20,7 @@ public interface EventStore {
   /** What went wrong, for a log line: never a secret (guest answers are untrusted). */
   String describe(Exception e);
 
-  /** Plain calls through {@code core}: the infra cluster, with the request client's timeouts. */
+  /** Plain calls through {@code core} (the infra cluster, the request client's timeouts). */
   static EventStore of(CoreV1Api core) {
     return new EventStore() {
       @Override

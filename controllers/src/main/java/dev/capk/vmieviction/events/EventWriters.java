@@ -11,11 +11,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes Events off the caller's thread, as client-go's event broadcaster does: a reconcile step
- * hands its events over and returns, instead of waiting for each write's round trip to the API
- * server (under load a step's events cost it more than its real work). Events of one object stay in
- * order (one lane per object, by its key); a lane whose queue is full drops the event, logged, as a
- * recorder that is best effort anyway does.
+ * Writes Events off the caller's thread, as client-go's broadcaster does: a step hands its events
+ * over instead of waiting for each round trip (under load they cost more than its real work). One
+ * lane per object key keeps an object's events in order; a full lane drops the event, logged.
  */
 public final class EventWriters implements AutoCloseable {
 
@@ -38,13 +36,13 @@ public final class EventWriters implements AutoCloseable {
               TimeUnit.SECONDS,
               new ArrayBlockingQueue<>(queuePerLane),
               new ThreadFactoryBuilder().setNameFormat(name + "-" + i).setDaemon(true).build());
-      // No thread (and its stack) kept while no event is written for a while: idle is the norm.
+      // Idle is the norm: no thread kept meanwhile.
       lane.allowCoreThreadTimeOut(true);
       this.lanes.add(lane);
     }
   }
 
-  /** Writes {@code write} after every earlier write of the same {@code objectKey}. */
+  /** After every earlier write of the same {@code objectKey}. */
   public void submit(String objectKey, Runnable write) {
     ThreadPoolExecutor lane = lanes.get(Math.floorMod(objectKey.hashCode(), lanes.size()));
     try {

@@ -12,11 +12,10 @@ import java.util.Set;
 
 /**
  * The tenant mapping of the VMIs seen through one infra connection in one infra namespace: a VMI
- * may only belong to a Cluster of a KubevirtCluster bound there. Its labels {@code
- * cluster.x-k8s.io/cluster-name} and {@code capk.cluster.x-k8s.io/kubevirt-machine-namespace} only
- * choose among those Clusters; labels that name any other Cluster (or namespace), or that do not
- * choose exactly one, make the VMI refused: it is not ours. The bound set changes at run time
- * ({@link #rebind}). Thread-safe; no I/O.
+ * belongs only to a Cluster of a KubevirtCluster bound there; its labels ({@code
+ * cluster.x-k8s.io/cluster-name}, {@code capk.cluster.x-k8s.io/kubevirt-machine-namespace}) only
+ * choose among those, and a VMI whose labels choose not exactly one is refused: not ours.
+ * Thread-safe; no I/O.
  */
 public final class BoundTenants implements TenantMapping {
 
@@ -31,7 +30,7 @@ public final class BoundTenants implements TenantMapping {
     this.bound = Set.copyOf(bound);
   }
 
-  /** The Clusters bound now (the KubevirtClusters or their Secrets changed). */
+  /** The KubevirtClusters or their Secrets changed. */
   public void rebind(Set<GuestClusterRef> clusters) {
     this.bound = Set.copyOf(clusters);
   }

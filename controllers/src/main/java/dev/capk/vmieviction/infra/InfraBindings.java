@@ -3,8 +3,8 @@ package dev.capk.vmieviction.infra;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
+import dev.capk.vmieviction.workload.GuestClients;
 import dev.capk.vmieviction.workload.GuestClusterRef;
-import dev.capk.vmieviction.workload.KubeconfigPolicy;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import java.nio.charset.StandardCharsets;
@@ -41,7 +41,6 @@ import java.util.function.Function;
 public record InfraBindings(
     Map<String, Connection> connections, Map<Target, Bound> targets, List<Problem> problems) {
 
-  /** A KubevirtCluster, by namespace and name. */
   public record KubevirtClusterRef(String namespace, String name)
       implements Comparable<KubevirtClusterRef> {
     @Override
@@ -55,7 +54,6 @@ public record InfraBindings(
     }
   }
 
-  /** A Secret, by namespace and name. */
   public record SecretRef(String namespace, String name) {
     @Override
     public String toString() {
@@ -74,7 +72,7 @@ public record InfraBindings(
    */
   public record Connection(
       String id, String kubeconfig, boolean allowsInsecureTls, Set<SecretRef> secrets) {
-    /** How logs and events name it: by the Secrets that lead to it, never by content. */
+    /** By the Secrets that lead to it, never by content. */
     public String displayName() {
       SecretRef first = secrets.iterator().next();
       return "infra Secret "
@@ -171,7 +169,7 @@ public record InfraBindings(
                 new Connection(
                     id,
                     yaml,
-                    allowInsecureTls && !KubeconfigPolicy.violations(yaml, false).isEmpty(),
+                    allowInsecureTls && !GuestClients.kubeconfigViolations(yaml, false).isEmpty(),
                     secretsOf.get(id))));
     Map<Target, Bound> targets = new LinkedHashMap<>();
     clusters.forEach((t, c) -> targets.put(t, new Bound(c, owners.get(t))));
@@ -231,7 +229,7 @@ public record InfraBindings(
           invalid(ref, what + " has no '" + CapkApi.INFRA_SECRET_KUBECONFIG_KEY + "' key"));
     }
     String kubeconfig = new String(raw, StandardCharsets.UTF_8);
-    List<String> violations = KubeconfigPolicy.violations(kubeconfig, allowInsecureTls);
+    List<String> violations = GuestClients.kubeconfigViolations(kubeconfig, allowInsecureTls);
     if (!violations.isEmpty()) {
       return refuse(
           problems, invalid(ref, what + ": kubeconfig refused: " + String.join("; ", violations)));
@@ -309,7 +307,8 @@ public record InfraBindings(
         }
       }
     } catch (RuntimeException e) {
-      // Checked by KubeconfigPolicy before: cannot happen; fall back to the whole content.
+      // Checked by GuestClients.kubeconfigViolations before: cannot happen; fall back to the whole
+      // content.
     }
     return digest(kubeconfig);
   }
@@ -335,7 +334,6 @@ public record InfraBindings(
     return out;
   }
 
-  /** SHA-256 of the text: equal text, equal id; the text cannot be read back. */
   static String digest(String kubeconfig) {
     try {
       return HexFormat.of()

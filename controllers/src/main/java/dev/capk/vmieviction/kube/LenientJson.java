@@ -16,17 +16,12 @@ import java.time.format.DateTimeFormatterBuilder;
 import java.time.temporal.ChronoField;
 
 /**
- * Where the client falls short: its generated models reject any field they do not know, so one
- * field added to Node or Pod by a newer API server (or a guest cluster of another version) would
- * make every read fail. The controllers read partial objects by design: {@link #GSON} is the
- * client's own Gson setup (dates, quantities, int-or-string) without the strict per-model
- * validators, used by our own reads and installed, once per process, into the client.
- *
- * <p>The client's Gson is one per process: the client's dynamic API ({@code DynamicKubernetesApi})
- * adds its adapter to it when first built, and replacing the Gson without that adapter would make
- * every dynamic object read afterwards in the process come back empty (no metadata, no fields).
- * {@link #GSON} carries that adapter too, so installing it takes nothing away from other users of
- * the client in the same process (tests and the demo that run the controller in-process).
+ * The client's generated models reject any field they do not know, so one field added to Node or
+ * Pod by a newer API server would make every read fail. {@link #GSON} is the client's own Gson
+ * setup (dates, quantities, int-or-string) without the strict validators, used by our reads and
+ * installed once per process into the client. It carries the dynamic API's adapter too: the
+ * client's Gson is one per process, and without that adapter every dynamic object read afterwards
+ * in the process (tests, the demo) would come back empty.
  */
 public final class LenientJson {
   private LenientJson() {}
@@ -43,9 +38,8 @@ public final class LenientJson {
           .toFormatter();
 
   /**
-   * Skipped while reading, not built: every object's {@code metadata.managedFields} (a third or
-   * more of a pod's or VMI's JSON, decoded into nested maps) and a node's image list. Nothing here
-   * reads them, and an update that omits managedFields leaves the server's as they are.
+   * Skipped while reading: {@code metadata.managedFields} (a third or more of a pod's JSON) and a
+   * node's image list. Nothing reads them; an update without managedFields leaves the server's.
    */
   private static final ExclusionStrategy UNREAD =
       new ExclusionStrategy() {
@@ -74,7 +68,7 @@ public final class LenientJson {
 
   private static volatile boolean installed;
 
-  /** Makes the client's own (typed) calls read leniently too. */
+  /** Makes the client's own typed calls read leniently too. */
   public static synchronized void install() {
     if (installed) {
       return;

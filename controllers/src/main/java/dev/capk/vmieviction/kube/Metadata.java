@@ -4,10 +4,7 @@ import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import java.util.Map;
 
-/**
- * An object's labels and annotations read as the API allows them: without metadata, without the
- * map, without the key (each: null).
- */
+/** An object's labels and annotations, null when the metadata, the map or the key is absent. */
 public final class Metadata {
 
   private Metadata() {}

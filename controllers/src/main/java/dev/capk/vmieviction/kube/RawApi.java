@@ -16,19 +16,15 @@ import okhttp3.Response;
 import okhttp3.ResponseBody;
 
 /**
- * Sends requests built by the official client's API classes (so paths, auth and TLS are the
- * client's) and hands back the raw answer, to be read with {@link LenientJson}. Why: the generated
- * models reject any field they do not know, so a newer API server (a field added to Pod or Node)
- * would break a drain; and an error's answer is a Status to be read for its reason, not thrown
- * away.
- *
- * <p>Requests go through an instance {@linkplain #until bound to a deadline}: each request's total
- * time (connect, send, read the whole answer) is then cut to what is left, so a server that answers
- * slowly, a byte at a time, cannot hold the caller past the deadline.
+ * Sends requests built by the official client's API classes (paths, auth and TLS are the client's)
+ * and hands back the raw answer, read with {@link LenientJson} (the generated models reject fields
+ * they do not know) and, for an error, as a Status with its reason. Through an instance {@linkplain
+ * #until bound to a deadline} each request's total time is cut to what is left, so a server that
+ * answers a byte at a time cannot hold the caller past it.
  */
 public final class RawApi {
 
-  /** An HTTP answer: status code, body (may be empty) and headers. */
+  /** An HTTP answer; the body may be empty. */
   public record Answer(int code, String body, Map<String, List<String>> headers) {
     public boolean ok() {
       return code >= 200 && code < 300;
@@ -88,20 +84,15 @@ public final class RawApi {
     call.timeout().timeout(own == 0 ? left : Math.min(own, left), TimeUnit.NANOSECONDS);
   }
 
-  /** {@link #bound(Call, Deadline)} to this instance's deadline. */
   public void bound(Call call) throws ApiException {
     bound(call, deadline);
   }
 
-  /**
-   * The generated request guesses a patch's content type from its text; ours is a merge patch: say
-   * so.
-   */
+  /** The generated request guesses a patch's content type from its text: say which it is. */
   public static Call asMergePatch(ApiClient client, Call built) {
     return withPatchType(client, built, V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH);
   }
 
-  /** As {@link #asMergePatch}, for a JSON Patch (a list of operations). */
   public static Call asJsonPatch(ApiClient client, Call built) {
     return withPatchType(client, built, V1Patch.PATCH_FORMAT_JSON_PATCH);
   }
@@ -117,10 +108,7 @@ public final class RawApi {
                 .build());
   }
 
-  /**
-   * Executes the call; a transport failure becomes an ApiException with code 0, as the client
-   * reports it.
-   */
+  /** Executes the call; a transport failure is an ApiException with code 0, as the client's. */
   public Answer execute(Call call) throws ApiException {
     bound(call, deadline);
     try (Response response = call.execute()) {
@@ -132,10 +120,7 @@ public final class RawApi {
     }
   }
 
-  /**
-   * Executes the call and parses a 2xx body as {@code type}; any other status becomes an
-   * ApiException.
-   */
+  /** A 2xx body parsed as {@code type}; any other status becomes an ApiException. */
   public <T> T get(Call call, Class<T> type) throws ApiException {
     return LenientJson.parse(execute(call).orThrow().body(), type);
   }

@@ -3,9 +3,9 @@ package dev.capk.vmieviction.kube;
 import io.kubernetes.client.openapi.ApiException;
 
 /**
- * A request the API server refused ({@link ApiAnswer#REFUSED}), named: which request, on which
- * object, and the server's reason. Asking again will not change the answer until someone changes
- * what refused it (an admission policy, RBAC, the object), so callers back off and say so.
+ * A request the API server refused ({@link ApiStatus.Answer#REFUSED}), named: which request, on
+ * which object, and the server's reason. Asking again will not change the answer until someone
+ * changes what refused it (an admission policy, RBAC, the object), so callers back off and say so.
  */
 public final class RequestRefused extends ApiException {
 
@@ -22,10 +22,5 @@ public final class RequestRefused extends ApiException {
         cause.getCode(),
         cause.getResponseHeaders(),
         cause.getResponseBody());
-  }
-
-  /** {@code e} itself if it is no refusal, else the named refusal. */
-  public static ApiException named(String what, ApiException e, boolean mustExist) {
-    return ApiAnswer.of(e, mustExist) == ApiAnswer.REFUSED ? new RequestRefused(what, e) : e;
   }
 }

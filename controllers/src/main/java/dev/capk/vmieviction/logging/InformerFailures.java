@@ -22,29 +22,24 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
 
 /**
- * The failures of one informer's list and watch. The official client's reflector lists again a
- * second after any failure, for ever, and hands each failure to a handler: a kind whose
- * CustomResourceDefinition is not installed would cost a request and a log line every second. Here
- * consecutive failures back off the next list (1 s, then doubling up to {@link #MAX_RETRY}, no
- * request meanwhile) and are logged at the first, at the 2nd, 4th, 8th... with a count and the time
- * they began, and at once when the reason changes (the backoff then starts again at 1 s: a changed
- * answer, such as a CRD just installed, is looked at again soon); the end of the failures (a watch
- * opened again) is logged once with their count.
- *
- * <p>Use: {@code factory.sharedIndexInformerFor(failures.guard(listerWatcher), type, resync,
- * failures.handler())}.
+ * The failures of one informer's list and watch. The client's reflector lists again a second after
+ * any failure, for ever: a kind whose CRD is not installed would cost a request and a log line
+ * every second. Here failures back off the next list (1 s, doubling up to {@link #MAX_RETRY}) and
+ * are logged at the 1st, 2nd, 4th, 8th... with a count, and at once when the reason changes (the
+ * backoff then starts again: a CRD just installed is looked at again soon); a watch opened again
+ * ends them, logged once. Use: {@code factory.sharedIndexInformerFor(failures.guard(listerWatcher),
+ * type, resync, failures.handler())}.
  */
 public final class InformerFailures {
 
   private static final Logger log = LoggerFactory.getLogger(InformerFailures.class);
 
-  /** The client's own pause after a failure; the first retry keeps it. */
+  /** The client's own pause after a failure, kept for the first retry. */
   static final Duration FIRST_RETRY = Duration.ofSeconds(1);
 
   /** The longest pause between lists while they fail: a CRD installed later is seen within it. */
   static final Duration MAX_RETRY = Duration.ofSeconds(30);
 
-  /** A line to log: its level and its text. */
   record Told(Level level, String line) {}
 
   private final String informer;
@@ -52,13 +47,12 @@ public final class InformerFailures {
   private final Clock clock;
   private final Function<Throwable, String> describe;
 
-  private int streak; // failures in a row with the same reason: the backoff
-  private long nextListAt; // nanoTime before which no list is sent (valid while streak > 0)
+  private int sameReason; // failures in a row with the same reason: the backoff (0: none failing)
+  private long nextListAt; // nanoTime before which no list is sent (while failing)
   private String reason; // the failure being counted, described
-  private int sameReason; // failures with that reason in a row
-  private Instant since; // when the first of them happened
+  private Instant since; // when the first failure of that reason happened
   private int total; // failures since the last watch opened, whatever their reason
-  private Instant firstOfStreak;
+  private Instant firstOfAll;
 
   /**
    * @param informer which informer, as {@code key=value} context: {@code kind=Cluster
@@ -134,7 +128,7 @@ public final class InformerFailures {
   }
 
   synchronized boolean mayList() {
-    return streak == 0 || nanoTime.getAsLong() - nextListAt >= 0;
+    return sameReason == 0 || nanoTime.getAsLong() - nextListAt >= 0;
   }
 
   /** Counts a failure; the line to log for it, if any. */
@@ -144,68 +138,41 @@ public final class InformerFailures {
     }
     Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
     String described = describe.apply(e);
-    boolean changed = !described.equals(reason);
     // Something changed (a CRD installed is first "storage initializing"): look again soon.
-    streak = changed ? 1 : streak + 1;
+    boolean changed = !described.equals(reason);
+    sameReason = changed ? 1 : sameReason + 1;
     total++;
-    if (firstOfStreak == null) {
-      firstOfStreak = now;
-    }
-    Duration pause = backoff(streak);
+    firstOfAll = firstOfAll == null ? now : firstOfAll;
+    since = changed ? now : since;
+    reason = described;
+    Duration pause = backoff(sameReason);
     nextListAt = nanoTime.getAsLong() + pause.toNanos();
-    if (changed) {
-      reason = described;
-      sameReason = 1;
-      since = now;
-      return Optional.of(
-          new Told(
-              Level.WARN,
-              "informer list/watch failed "
-                  + informer
-                  + " error=\""
-                  + described
-                  + "\" retryIn="
-                  + pause));
-    }
-    sameReason++;
-    if (Integer.bitCount(sameReason) != 1) {
+    if (!changed && Integer.bitCount(sameReason) != 1) {
       return Optional.empty();
     }
+    String count = changed ? "" : sameReason + " times since " + since + " ";
     return Optional.of(
         new Told(
             Level.WARN,
-            "informer list/watch failed "
-                + sameReason
-                + " times since "
-                + since
-                + " "
-                + informer
-                + " error=\""
-                + described
-                + "\" retryIn="
-                + pause));
+            "informer list/watch failed %s%s error=\"%s\" retryIn=%s"
+                .formatted(count, informer, described, pause)));
   }
 
   /** A watch opened: the failures, if any, are over. */
   synchronized Optional<Told> opened() {
-    if (streak == 0) {
+    if (sameReason == 0) {
       return Optional.empty();
     }
     Told told =
         new Told(
             Level.INFO,
-            "informer list/watch recovered "
-                + informer
-                + " failures="
-                + total
-                + " since="
-                + firstOfStreak);
-    streak = 0;
+            "informer list/watch recovered %s failures=%d since=%s"
+                .formatted(informer, total, firstOfAll));
+    sameReason = 0;
     total = 0;
     reason = null;
-    sameReason = 0;
     since = null;
-    firstOfStreak = null;
+    firstOfAll = null;
     return Optional.of(told);
   }
 

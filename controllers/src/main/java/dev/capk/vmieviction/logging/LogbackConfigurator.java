@@ -1,15 +1,19 @@
 package dev.capk.vmieviction.logging;
 
 import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.Configurator;
 import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.classic.turbo.TurboFilter;
 import ch.qos.logback.core.AppenderBase;
 import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.spi.ContextAwareBase;
+import ch.qos.logback.core.spi.FilterReply;
 import ch.qos.logback.core.status.NopStatusListener;
 import org.slf4j.LoggerFactory;
+import org.slf4j.Marker;
 
 /**
  * How every process of the jar logs, set in code (found by logback through {@code
@@ -33,7 +37,6 @@ public final class LogbackConfigurator extends ContextAwareBase implements Confi
   private static final String CLIENT = "io.kubernetes.client";
   private static final String LEADER_ELECTION = "io.kubernetes.client.extended.leaderelection";
 
-  /** Whether this process is a CLI command's: its main set {@link #PROPERTY}. */
   public static boolean isCliProcess() {
     return "cli".equals(System.getProperty(PROPERTY));
   }
@@ -61,7 +64,7 @@ public final class LogbackConfigurator extends ContextAwareBase implements Confi
     // The client logs each watch restart and event-sink detail at INFO: noise for operators.
     context.getLogger(CLIENT).setLevel(Level.WARN);
     context.getLogger(LEADER_ELECTION).setLevel(Level.INFO);
-    ch.qos.logback.classic.Logger root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    Logger root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
     root.setLevel(Level.WARN);
     root.addAppender(stderr);
     return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
@@ -82,6 +85,32 @@ public final class LogbackConfigurator extends ContextAwareBase implements Confi
     for (String name :
         new String[] {org.slf4j.Logger.ROOT_LOGGER_NAME, OURS, CLIENT, LEADER_ELECTION}) {
       context.getLogger(name).setLevel(level);
+    }
+  }
+
+  /**
+   * Drops the ERROR lines with a stack trace that the official client's informers write when they
+   * are stopped: stopping an informer interrupts its threads, and the client logs each interrupt of
+   * its process loop and of its listeners as an error. An interrupt reaches those threads only when
+   * the informer is stopped (at shutdown, or when an infra cluster's pipeline is replaced), so this
+   * hides nothing that went wrong; every other line passes.
+   */
+  static final class InformerStopInterrupts extends TurboFilter {
+    @Override
+    public FilterReply decide(
+        Marker marker, Logger logger, Level level, String format, Object[] params, Throwable t) {
+      // SLF4J passes a throwable logged with a message's arguments as the last of them.
+      boolean interrupt =
+          t instanceof InterruptedException
+              || (params != null
+                  && params.length > 0
+                  && params[params.length - 1] instanceof InterruptedException);
+      return level == Level.ERROR
+              && logger != null
+              && logger.getName().startsWith("io.kubernetes.client.informer.cache.")
+              && interrupt
+          ? FilterReply.DENY
+          : FilterReply.NEUTRAL;
     }
   }
 

@@ -35,7 +35,7 @@ public final class WaitLog {
     return !Objects.equals(was, waitsFor);
   }
 
-  /** The wait is over: the next one under the same key is told afresh. */
+  /** The wait is over: the next one under its key is told afresh. */
   public void forget(String wait) {
     last.invalidate(wait);
   }

@@ -10,7 +10,6 @@ import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
-import dev.capk.vmieviction.kube.ApiAnswer;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RequestRefused;
 import dev.capk.vmieviction.logging.WaitLog;
@@ -114,8 +113,8 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       // change): asking again at once will not help. Said in a Warning, and backed off.
       boolean named = e instanceof RequestRefused;
       String msg = named ? e.getMessage() : "API request failed: " + ApiStatus.describe(e);
-      ApiAnswer answer = named ? ApiAnswer.REFUSED : ApiAnswer.of(e, false);
-      if (answer == ApiAnswer.REFUSED || answer == ApiAnswer.CONFLICT) {
+      ApiStatus.Answer answer = named ? ApiStatus.Answer.REFUSED : ApiStatus.answer(e, false);
+      if (answer == ApiStatus.Answer.REFUSED || answer == ApiStatus.Answer.CONFLICT) {
         events.onMaintenance(nm, true, MaintenanceEvents.REQUEST_REFUSED, msg);
       }
       return failure(nm, msg);

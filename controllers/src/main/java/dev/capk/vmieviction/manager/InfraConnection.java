@@ -27,10 +27,11 @@ import java.util.Set;
 
 /**
  * One cluster as the process reaches it: the cluster of --kubeconfig ({@link #local}), or an
- * external infra cluster through one kubeconfig already checked by {@code KubeconfigPolicy} ({@link
- * #open}). A watch client (no read timeout: a watch waits as long as nothing happens), a request
- * client (each request bounded in time), and the writers of the Events on its VMIs (threads of its
- * own, so a slow API server delays only its own events). Shared by every pipeline reaching it.
+ * external infra cluster through one kubeconfig already checked by {@code
+ * GuestClients.kubeconfigViolations} ({@link #open}). A watch client (no read timeout: a watch
+ * waits as long as nothing happens), a request client (each request bounded in time), and the
+ * writers of the Events on its VMIs (threads of its own, so a slow API server delays only its own
+ * events). Shared by every pipeline reaching it.
  */
 final class InfraConnection implements AutoCloseable {
 

@@ -12,8 +12,8 @@ import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
 import dev.capk.vmieviction.time.GoDuration;
+import dev.capk.vmieviction.workload.GuestClient;
 import dev.capk.vmieviction.workload.GuestClients;
-import dev.capk.vmieviction.workload.TenantThrottle;
 import io.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
 import io.kubernetes.client.extended.leaderelection.LeaderElectionRecord;
 import io.kubernetes.client.extended.leaderelection.LeaderElector;
@@ -222,7 +222,7 @@ public final class Manager implements AutoCloseable {
                 .withFlags(
                     options.guestClientIdleTimeout,
                     options.allowInsecureGuestTls,
-                    new TenantThrottle.Limits(
+                    new GuestClient.Throttle.Limits(
                         options.guestQps, options.guestBurst, options.guestMaxInFlight)),
             registry);
     closeables.add(guestClients);

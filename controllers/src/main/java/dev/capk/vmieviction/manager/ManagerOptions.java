@@ -6,7 +6,7 @@ import dev.capk.vmieviction.api.kubevirt.EvictionStrategy;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.time.GoDuration;
-import dev.capk.vmieviction.workload.ClusterNamespacePolicy;
+import dev.capk.vmieviction.workload.TenantMapping;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
@@ -384,8 +384,8 @@ public final class ManagerOptions {
   }
 
   /** Which namespaces a VMI's Cluster may be read from. */
-  ClusterNamespacePolicy clusterNamespacePolicy() {
-    return ClusterNamespacePolicy.of(allowCrossNamespaceClusters, crossNamespaceClusters);
+  TenantMapping clusterNamespacePolicy() {
+    return TenantMapping.local(allowCrossNamespaceClusters, crossNamespaceClusters);
   }
 
   private static void atLeastOne(String flag, int n, List<String> problems) {

@@ -19,26 +19,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs every controller of the process the way controller-runtime's manager does, on the official
- * client's pieces: the workers of all controllers in one {@link ControllerManager}, under one
- * {@link LeaderElectingController} when leader election is on. Informers start at once, so a
- * standby's caches are warm and {@link #ready()} means every controller's caches synced; workers
- * reconcile only while this replica holds the lease.
- *
- * <p>Where the client falls short, and what this class adds:
- *
- * <ul>
- *   <li>{@code ControllerManager} manages one {@code SharedInformerFactory}, but a factory holds
- *       one informer per type (VMIs are watched with one factory per namespace) and each controller
- *       has its own: {@link AllFactories} presents them all as one;
- *   <li>{@code ControllerManager} starts informers only inside {@code run()}, i.e. under the lease:
- *       they are started here first (starting again is a no-op);
- *   <li>{@code DefaultController.shutdown()} does not wait for reconciles in flight, so a drain
- *       pass could still run after a successor took over: {@link #close()} waits, bounded;
- *   <li>{@code LeaderElector} does not re-acquire a lost lease: the runtime stops and {@link
- *       #awaitTermination()} says so, for the process to exit and be restarted (as
- *       controller-runtime does).
- * </ul>
+ * Runs every controller of the process as controller-runtime's manager does, on the official
+ * client's pieces: all workers in one {@link ControllerManager}, under one {@link
+ * LeaderElectingController} when leader election is on. Informers start at once (a standby's caches
+ * are warm; {@link #ready()} means all synced); workers reconcile only under the lease. What the
+ * client lacks: one factory for many ({@link AllFactories}: a factory holds one informer per type);
+ * informers started outside the lease; a shutdown that waits (bounded) for reconciles in flight, so
+ * no drain pass runs after a successor took over; and a lost lease that stops the process ({@link
+ * #awaitTermination()}) to be restarted, as controller-runtime does.
  */
 public final class ControllerRuntime implements AutoCloseable {
 
@@ -84,13 +72,10 @@ public final class ControllerRuntime implements AutoCloseable {
   }
 
   /**
-   * The first lists decode every object in full before the informers trim it, and by the time the
-   * caches sync that garbage has reached the old generation; collecting it lets the JVM give the
-   * memory back (the Deployment's -XX:MaxHeapFreeRatio) instead of keeping it committed for the
-   * life of the process. Several full collections: the serial collector damps shrinking over
-   * successive ones (0%, 10%, 40%, then 100% of the excess, the JVM's ShrinkHeapInSteps), so one
-   * alone gave back little. Turning the damping off for the whole process instead made start-up
-   * slower: the heap then shrank after each of the collections it grows through.
+   * The first lists' garbage has reached the old generation by the time the caches sync; collecting
+   * it lets the JVM give the memory back (-XX:MaxHeapFreeRatio). Several collections: the serial
+   * collector shrinks the heap in steps (ShrinkHeapInSteps); turning that off for the whole process
+   * made start-up slower.
    */
   static void giveHeapBack() {
     for (int i = 0; i < 4; i++) {
@@ -128,10 +113,7 @@ public final class ControllerRuntime implements AutoCloseable {
     }
   }
 
-  /**
-   * Sleeps until {@code done}, or until {@code stop} or an interrupt (then false): asleep, where
-   * the client's own waits (Wait.poll) spin a core for a start-up's whole first list.
-   */
+  /** Until {@code done}, else false at {@code stop} or an interrupt; Wait.poll spins a core. */
   private static boolean sleepUntil(BooleanSupplier done, BooleanSupplier stop) {
     while (!stop.getAsBoolean() && !done.getAsBoolean()) {
       try {
@@ -169,11 +151,7 @@ public final class ControllerRuntime implements AutoCloseable {
     return leaseLost;
   }
 
-  /**
-   * Stops the workers (each controller's {@link ManagedController#stopping()} first), waits for
-   * reconciles in flight, stops the informers, gives the lease up to the elector's end, and closes
-   * the controllers.
-   */
+  /** Stops the workers, waits for reconciles in flight, gives the lease up, closes controllers. */
   @Override
   public void close() {
     if (!closing.compareAndSet(false, true)) {
@@ -218,9 +196,7 @@ public final class ControllerRuntime implements AutoCloseable {
     }
   }
 
-  /**
-   * One controller's workers, as the ControllerManager runs them; stopping lets it cancel first.
-   */
+  /** One controller's workers, as the ControllerManager runs them; stopping lets it cancel. */
   private static final class Workers implements Controller {
     private final ManagedController controller;
     private final AtomicBoolean stopping = new AtomicBoolean();
@@ -231,8 +207,7 @@ public final class ControllerRuntime implements AutoCloseable {
 
     @Override
     public void run() {
-      // Waits for the caches here, so that the client's DefaultController's own wait passes at
-      // once.
+      // Here, so that the client's DefaultController's own (spinning) wait passes at once.
       if (!sleepUntil(controller::hasSynced, stopping::get)) {
         return;
       }
@@ -255,10 +230,7 @@ public final class ControllerRuntime implements AutoCloseable {
     }
   }
 
-  /**
-   * Every controller's informer factories as the one factory {@code ControllerManager} starts and
-   * stops. It registers no informer of its own (its client is never used).
-   */
+  /** Every controller's factories as the one {@code ControllerManager} starts and stops. */
   private static final class AllFactories extends SharedInformerFactory {
     private final List<SharedInformerFactory> factories;
 

@@ -20,21 +20,13 @@ public interface ManagedController extends AutoCloseable {
   /** All of this controller's informers have listed once. */
   boolean hasSynced();
 
-  /**
-   * The workers (the client's {@code DefaultController}, so the runtime can wait for reconciles in
-   * flight at shutdown). They run only under the lease.
-   */
+  /** The workers (a {@code DefaultController}: the runtime waits for its reconciles), leading. */
   Controller workers();
 
-  /**
-   * Once, before the informers start: starts what else the controller owns (its event recorder).
-   */
+  /** Once, before the informers start: starts what else the controller owns. */
   default void start() {}
 
-  /**
-   * The workers are about to stop (shutdown or lost lease): cancel work that must not outlive the
-   * lease that allowed it.
-   */
+  /** The workers are about to stop: cancel work that must not outlive the lease. */
   default void stopping() {}
 
   /** After everything stopped: releases what the controller owns. */
@@ -47,26 +39,19 @@ public interface ManagedController extends AutoCloseable {
       List<SharedInformerFactory> factories,
       BooleanSupplier synced,
       Controller workers) {
-    return new ManagedController() {
-      @Override
-      public String name() {
-        return name;
-      }
+    return new Parts(name, factories, synced, workers);
+  }
 
-      @Override
-      public List<SharedInformerFactory> informerFactories() {
-        return factories;
-      }
-
-      @Override
-      public boolean hasSynced() {
-        return synced.getAsBoolean();
-      }
-
-      @Override
-      public Controller workers() {
-        return workers;
-      }
-    };
+  /** See {@link #of}. */
+  record Parts(
+      String name,
+      List<SharedInformerFactory> informerFactories,
+      BooleanSupplier synced,
+      Controller workers)
+      implements ManagedController {
+    @Override
+    public boolean hasSynced() {
+      return synced.getAsBoolean();
+    }
   }
 }

@@ -16,16 +16,12 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A rate-limited work queue with two lanes: items added with {@link #addFirst} are handed to
- * workers before everything added the ordinary way. The controller uses the first lane for what can
- * finish an evacuation now (the pods of a guest node being drained left it), so that hundreds of
- * retries of blocked drains never stand between a finished drain and its VMI's deletion.
- *
- * <p>Otherwise it behaves as the official client's {@code DefaultRateLimitingQueue} (whose lane
- * order cannot be changed from outside): an item is handed to one worker at a time; added while a
- * worker has it, it comes back once that worker is done; added again while it waits, it waits once
- * (in the first lane if either add asked for it); {@link #addAfter} keeps only the earliest pending
- * time of an item.
+ * A rate-limited work queue with two lanes: items added with {@link #addFirst} (what can finish an
+ * evacuation now: its guest node's pods left) go to workers before the rest, so hundreds of retries
+ * of blocked drains never stand between a finished drain and its VMI's deletion. Otherwise as the
+ * client's {@code DefaultRateLimitingQueue}: one worker per item at a time, an item added while
+ * worked on comes back after, added while waiting waits once (first lane if either add asked);
+ * {@link #addAfter} keeps an item's earliest pending time.
  */
 public final class TwoLaneWorkQueue<T> implements RateLimitingQueue<T> {
 
@@ -90,11 +86,7 @@ public final class TwoLaneWorkQueue<T> implements RateLimitingQueue<T> {
     return first.size() + rest.size();
   }
 
-  /**
-   * The next item, the first lane before the other; blocks while there is none.
-   *
-   * @return null once the queue shuts down
-   */
+  /** The next item, the first lane first; blocks while there is none; null once shut down. */
   @Override
   public synchronized T get() throws InterruptedException {
     while (first.isEmpty() && rest.isEmpty() && !shuttingDown) {

@@ -10,6 +10,8 @@ import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -18,6 +20,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -37,6 +41,49 @@ import java.util.stream.Stream;
  */
 public final class EvacuationStatuses {
   private EvacuationStatuses() {}
+
+  /**
+   * An Event about a VMI, as much of it as the status reads.
+   *
+   * @param uid the VMI's UID (the event's involvedObject.uid)
+   * @param lastSeen when the event's series last occurred (lastTimestamp, else eventTime, else
+   *     firstTimestamp)
+   */
+  public record VmiEvent(String uid, String reason, String message, Instant lastSeen) {}
+
+  /**
+   * An evacuation's deadline: the drain start plus the drain timeout (the status command's {@code
+   * --drain-timeout}, which must match the controller's), moved earlier by CAPK's {@code
+   * vmi-deletion-grace-time} annotation or by a {@code DrainDeadlineShortened} event, as the
+   * controller only ever moves a deadline earlier.
+   *
+   * @param source what set it, in words
+   */
+  public record DeadlineEstimate(Instant at, String source) {}
+
+  /**
+   * One evacuation in progress, as the status command shows it.
+   *
+   * @param cluster the VMI's {@code cluster.x-k8s.io/cluster-name} label, or empty
+   * @param role the VMI's {@code cluster.x-k8s.io/role} label, or empty
+   * @param guestNode the guest node the controller cordoned or drained, as its events name it
+   * @param infraNode the infra node being drained ({@code status.evacuationNodeName})
+   * @param drainStart the recorded drain start; empty in phase {@link EvacuationPhase#Pending}
+   * @param blockedBy the most recent event that says what it waits for
+   */
+  public record EvacuationStatus(
+      String namespace,
+      String name,
+      String uid,
+      String cluster,
+      String role,
+      Optional<String> guestNode,
+      String infraNode,
+      EvacuationPhase phase,
+      Optional<Instant> drainStart,
+      Optional<DeadlineEstimate> deadline,
+      Optional<Duration> timeLeft,
+      Optional<VmiEvent> blockedBy) {}
 
   /** Events that say a drain is under way, and what it waits for. */
   static final Set<String> DRAIN_REASONS =
@@ -99,11 +146,10 @@ public final class EvacuationStatuses {
     return marked || deletingAfterStart;
   }
 
-  /** The status of one VMI being evacuated, from its own events. */
   static EvacuationStatus of(
       VirtualMachineInstance vmi, List<VmiEvent> ownEvents, Instant now, Duration drainTimeout) {
     String startRaw = Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
-    Optional<Instant> start = EventFacts.rfc3339(startRaw);
+    Optional<Instant> start = rfc3339(startRaw);
     // Events carry whole seconds: one of this evacuation may read just before a sub-second start.
     List<VmiEvent> current =
         start
@@ -131,7 +177,7 @@ public final class EvacuationStatuses {
         };
     Optional<String> guestNode =
         current.stream()
-            .map(EventFacts::guestNode)
+            .map(EvacuationStatuses::guestNode)
             .flatMap(Optional::stream)
             .reduce((first, second) -> second);
     return new EvacuationStatus(
@@ -175,19 +221,65 @@ public final class EvacuationStatuses {
     DeadlineEstimate best =
         new DeadlineEstimate(start.plus(timeout), "--drain-timeout " + GoDuration.format(timeout));
     Optional<Instant> grace =
-        EventFacts.rfc3339(Metadata.annotation(vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
+        rfc3339(Metadata.annotation(vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
     if (grace.isPresent() && grace.get().isBefore(best.at())) {
       best =
           new DeadlineEstimate(
               grace.get(), "annotation " + EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
     }
     for (VmiEvent e : current) {
-      Optional<DeadlineEstimate> shortened = EventFacts.shortenedDeadline(e);
+      Optional<DeadlineEstimate> shortened = shortenedDeadline(e);
       if (shortened.isPresent() && shortened.get().at().isBefore(best.at())) {
         best = shortened.get();
       }
     }
     return best;
+  }
+
+  /*
+   * Facts the controller's VMI events state in their messages and nowhere else on the infra
+   * cluster: the guest node it cordoned or drains, and a deadline Cluster API moved earlier. The
+   * wording is the controller's (Evacuator, MachineContractCheck); StatusCommandIT reads it back
+   * from a real controller.
+   */
+
+  /** Per reason, the message pattern whose first group is the guest node's name. */
+  private static final Map<String, Pattern> GUEST_NODE =
+      Map.of(
+          EventReasons.CORDONED, Pattern.compile("^Cordoned guest node (\\S+) in cluster "),
+          EventReasons.DRAIN_BLOCKED, Pattern.compile("^Guest node (\\S+) not drained yet"),
+          EventReasons.DRAIN_REFUSED, Pattern.compile("^Drain of guest node (\\S+) refused"),
+          EventReasons.DRAIN_SUCCEEDED, Pattern.compile("^Guest node (\\S+) drained"));
+
+  private static final Pattern SHORTENED =
+      Pattern.compile("^Deadline moved earlier to (\\S+) by (.+?) \\(shorter than");
+
+  static Optional<String> guestNode(VmiEvent e) {
+    Pattern p = GUEST_NODE.get(e.reason());
+    Matcher m = p == null || e.message() == null ? null : p.matcher(e.message());
+    return m != null && m.find() ? Optional.of(m.group(1)) : Optional.empty();
+  }
+
+  /** The deadline a {@code DrainDeadlineShortened} event announces, with what set it. */
+  static Optional<DeadlineEstimate> shortenedDeadline(VmiEvent e) {
+    if (!EventReasons.DRAIN_DEADLINE_SHORTENED.equals(e.reason()) || e.message() == null) {
+      return Optional.empty();
+    }
+    Matcher m = SHORTENED.matcher(e.message());
+    return m.find()
+        ? rfc3339(m.group(1)).map(at -> new DeadlineEstimate(at, m.group(2)))
+        : Optional.empty();
+  }
+
+  /** An RFC 3339 time, or empty when there is none or it does not parse. */
+  static Optional<Instant> rfc3339(String text) {
+    try {
+      return text == null || text.isBlank()
+          ? Optional.empty()
+          : Optional.of(OffsetDateTime.parse(text.trim()).toInstant());
+    } catch (DateTimeParseException e) {
+      return Optional.empty();
+    }
   }
 
   private static final Comparator<VmiEvent> LATEST_LAST = Comparator.comparing(VmiEvent::lastSeen);

@@ -8,6 +8,8 @@ import dev.capk.vmieviction.eviction.ApiInfraVmis;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.logging.LogbackConfigurator;
+import dev.capk.vmieviction.status.EvacuationStatuses.EvacuationStatus;
+import dev.capk.vmieviction.status.EvacuationStatuses.VmiEvent;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
@@ -44,7 +46,7 @@ import picocli.CommandLine.Option;
             + " time left to the deadline, and what blocks each.")
 public final class StatusCommand implements Callable<Integer> {
 
-  /** How the command is invoked as a kubectl plugin; used in "see --help" hints. */
+  /** How the command is invoked as a kubectl plugin, for "see --help" hints. */
   public static final String PLUGIN_NAME = "kubectl vmi-eviction status";
 
   /** The controller's own default {@code --drain-timeout}. */
@@ -90,7 +92,7 @@ public final class StatusCommand implements Callable<Integer> {
     this.clock = clock;
   }
 
-  /** Runs {@code status ARGS} on the process's streams; returns the exit code. */
+  /** Runs {@code status ARGS} on the process's streams; the exit code. */
   public static int run(String... args) {
     return run(System.out, System.err, args);
   }
@@ -116,36 +118,29 @@ public final class StatusCommand implements Callable<Integer> {
     return cli.execute(java.util.Arrays.copyOfRange(args, from, args.length));
   }
 
+  /** Each failure is thrown: {@link #run}'s handler prints it as one line and exits 1. */
   @Override
-  public Integer call() {
+  public Integer call() throws ConnectionOptions.KubeconfigException {
     LogbackConfigurator.setCliVerbosity(connection.verbosity());
     boolean wide = "wide".equals(output);
     boolean json = "json".equals(output);
     if (output != null && !wide && !json) {
-      err.println(
-          "error: unable to match a printer suitable for the output format \""
+      throw new IllegalArgumentException(
+          "unable to match a printer suitable for the output format \""
               + output
               + "\", allowed formats are: json,wide");
-      return 1;
     }
     Duration timeout;
     try {
       timeout = GoDuration.parse(drainTimeout);
     } catch (IllegalArgumentException e) {
-      err.println("error: invalid --drain-timeout \"" + drainTimeout + "\": " + e.getMessage());
-      return 1;
+      throw new IllegalArgumentException(
+          "invalid --drain-timeout \"" + drainTimeout + "\": " + e.getMessage());
     }
     if (timeout.isNegative() || timeout.isZero()) {
-      err.println("error: --drain-timeout must be positive");
-      return 1;
+      throw new IllegalArgumentException("--drain-timeout must be positive");
     }
-    ApiClient client;
-    try {
-      client = connection.connect(System.getenv());
-    } catch (ConnectionOptions.KubeconfigException e) {
-      err.println("error: " + e.getMessage());
-      return 1;
-    }
+    ApiClient client = connection.connect(System.getenv());
     LenientJson.install();
     String namespace = connection.namespace();
     List<EvacuationStatus> statuses;
@@ -156,18 +151,17 @@ public final class StatusCommand implements Callable<Integer> {
       now = clock.instant();
       statuses = EvacuationStatuses.of(vmis, events, now, timeout);
     } catch (ApiException e) {
-      err.println("error: " + ApiStatus.describe(e));
-      return 1;
+      throw new IllegalStateException(ApiStatus.describe(e));
     }
     if (json) {
-      out.println(StatusJson.of(statuses, now, timeout));
+      out.println(StatusOutput.json(statuses, now, timeout));
     } else if (statuses.isEmpty()) {
       err.println(
           namespace == null
               ? "No evacuations in progress."
               : "No evacuations in progress in namespace " + namespace + ".");
     } else {
-      StatusTable.lines(statuses, wide).forEach(out::println);
+      StatusOutput.lines(statuses, wide).forEach(out::println);
     }
     return 0;
   }
@@ -199,7 +193,7 @@ public final class StatusCommand implements Callable<Integer> {
     return all;
   }
 
-  /** Every object {@code options} select, in pages of {@link #PAGE}. */
+  /** Every object {@code options} select, in pages. */
   @SuppressWarnings("unchecked")
   private static <T extends KubernetesObject, L extends KubernetesListObject> List<T> listAll(
       GenericKubernetesApi<T, L> api, String namespace, ListOptions options, String what)

@@ -11,7 +11,6 @@ import java.util.Optional;
 @FunctionalInterface
 public interface CachedObjects<T> {
 
-  /** The cached object, or empty when this cache cannot say. */
   Optional<T> find(String namespace, String name);
 
   /** No cache: every read goes to the API. */

@@ -9,12 +9,9 @@ public class GuestAccessException extends Exception {
   /** A specific cause; its name is the Kubernetes Event reason. */
   public enum Reason {
     MissingClusterLabel,
-    /** The VMI names a Cluster in a namespace it may not reach (see ClusterNamespacePolicy). */
+    /** The VMI names a Cluster in a namespace it may not reach (see TenantMapping.local). */
     ClusterNamespaceRefused,
-    /**
-     * External infra: the VMI's labels name a Cluster that no KubevirtCluster binds to the infra
-     * cluster and namespace the VMI runs in.
-     */
+    /** External infra: no KubevirtCluster binds the named Cluster to where the VMI runs. */
     InfraClusterMismatch,
     ClusterNotFound,
     KubeconfigSecretNotFound,
@@ -23,16 +20,9 @@ public class GuestAccessException extends Exception {
     InfraAPIError,
     GuestAPIForbidden,
     GuestAPIUnavailable,
-    /**
-     * The guest API server's certificate is not signed by the kubeconfig's CA, or does not name the
-     * server: the connection is refused (never retried insecurely).
-     */
+    /** The server's certificate does not match the kubeconfig: refused, never retried. */
     GuestAPICertificateRejected,
-    /**
-     * The guest API server answered a write with a refusal (an admission denial, a validation
-     * error, a JSON Patch that does not apply to the node as it is): the same request will not
-     * succeed, so it is backed off, not retried as a conflict.
-     */
+    /** A write refused (admission, validation, a patch that does not apply): backed off. */
     GuestAPIRefused,
     GuestAPIError
   }

@@ -1,7 +1,6 @@
 package dev.capk.vmieviction.workload;
 
 import com.google.common.base.Throwables;
-import dev.capk.vmieviction.kube.ApiAnswer;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
@@ -16,17 +15,27 @@ import java.io.IOException;
 import java.lang.reflect.Type;
 import java.security.cert.CertificateException;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.function.LongSupplier;
 import javax.net.ssl.SSLPeerUnverifiedException;
 
 /**
- * A client for one guest cluster, built from one version of its kubeconfig Secret. Every call goes
- * through a retry (transient errors) inside the cluster's circuit breaker, so a dead guest API
- * fails fast instead of holding workers. Each request has a total time bound (the HTTP client's
- * call timeout), and a client {@linkplain #until bound to a VMI's deadline} never lets one run past
- * it.
+ * A client for one guest cluster, built from one version ({@code secretVersion}) of its kubeconfig
+ * Secret. Every call goes through a retry (transient errors) inside the cluster's circuit breaker,
+ * so a dead guest API fails fast instead of holding workers. Each request has a total time bound
+ * (the HTTP client's call timeout), and a client {@linkplain #until bound to a VMI's deadline}
+ * ({@link Deadline#NONE}: none) never lets one run past it.
  */
-public final class GuestClient implements AutoCloseable {
+public record GuestClient(
+    GuestClusterRef cluster,
+    ApiClient apiClient,
+    String secretVersion,
+    CircuitBreaker circuitBreaker,
+    Retry retry,
+    Throttle throttle,
+    Deadline deadline)
+    implements AutoCloseable {
 
   /** A call against the guest API. */
   @FunctionalInterface
@@ -42,38 +51,10 @@ public final class GuestClient implements AutoCloseable {
     okhttp3.Call build() throws ApiException;
   }
 
-  private final GuestClusterRef cluster;
-  private final ApiClient apiClient;
-  private final String secretVersion;
-  private final CircuitBreaker circuitBreaker;
-  private final Retry retry;
-  private final TenantThrottle throttle;
-
-  /** By when every request must have ended; {@link Deadline#NONE}: the call timeout alone. */
-  private final Deadline deadline;
-
-  GuestClient(
-      GuestClusterRef cluster,
-      ApiClient apiClient,
-      String secretVersion,
-      CircuitBreaker circuitBreaker,
-      Retry retry,
-      TenantThrottle throttle,
-      Deadline deadline) {
-    this.throttle = throttle;
-    this.cluster = cluster;
-    this.apiClient = apiClient;
-    this.secretVersion = secretVersion;
-    this.circuitBreaker = circuitBreaker;
-    this.retry = retry;
-    this.deadline = deadline;
-  }
-
   /**
    * This client, for one reconcile of a VMI: every request sent through {@link #call(String,
    * Request, Type)} also ends within {@code timeLeft} from now (the VMI's deadline), so a slow
-   * guest cannot push the VMI's deletion back. Shares connections, breaker and retry with this
-   * client.
+   * guest cannot push the VMI's deletion back. Shares connections, breaker, retry and throttle.
    */
   public GuestClient until(Duration timeLeft) {
     return new GuestClient(
@@ -86,20 +67,6 @@ public final class GuestClient implements AutoCloseable {
         Deadline.after(timeLeft));
   }
 
-  /** Admits this cluster's reconcile steps (shared by every client of the cluster). */
-  public TenantThrottle throttle() {
-    return throttle;
-  }
-
-  public GuestClusterRef cluster() {
-    return cluster;
-  }
-
-  /** For components that make their own calls (the drain engine). */
-  public ApiClient apiClient() {
-    return apiClient;
-  }
-
   public CoreV1Api core() {
     return new CoreV1Api(apiClient);
   }
@@ -107,10 +74,6 @@ public final class GuestClient implements AutoCloseable {
   /** {@code wanted}, cut to what is left before this client's deadline. */
   public Duration bound(Duration wanted) {
     return deadline.cap(wanted);
-  }
-
-  String secretVersion() {
-    return secretVersion;
   }
 
   /**
@@ -216,7 +179,8 @@ public final class GuestClient implements AutoCloseable {
 
   /**
    * Transient, so retried and counted against the breaker: no answer at all, or an answer that
-   * {@link ApiAnswer} calls transient (429, 5xx). A rejected certificate will be presented again.
+   * {@link ApiStatus#answer} calls transient (429, 5xx). A rejected certificate will be presented
+   * again.
    */
   static boolean isTransient(Throwable t) {
     if (isCertificateRejected(t)) {
@@ -224,7 +188,7 @@ public final class GuestClient implements AutoCloseable {
     }
     for (Throwable c : Throwables.getCausalChain(t)) {
       if (c instanceof ApiException e) {
-        return ApiAnswer.of(e, false) == ApiAnswer.TRANSIENT;
+        return ApiStatus.answer(e, false) == ApiStatus.Answer.TRANSIENT;
       }
       if (c instanceof IOException) {
         return true;
@@ -243,6 +207,99 @@ public final class GuestClient implements AutoCloseable {
     return Throwables.getCausalChain(t).stream()
         .anyMatch(
             c -> c instanceof CertificateException || c instanceof SSLPeerUnverifiedException);
+  }
+
+  /**
+   * Admits reconcile steps to one guest cluster without ever making a worker wait: a token bucket
+   * (client-side rate limit, as client-go's QPS and burst) and a bound on steps talking to the
+   * cluster at once. A step that is not admitted is told when to come back, and its worker moves on
+   * to other tenants' work; so a tenant whose API server is slow holds at most {@code maxInFlight}
+   * workers, and a busy tenant cannot use up another's share. One per cluster, shared by its
+   * clients.
+   *
+   * <p>A step takes one token to enter and pays for the rest of its requests when it leaves (it
+   * cannot know beforehand how many pods are due), so the bucket may run into debt that later steps
+   * wait out.
+   */
+  public static final class Throttle {
+
+    /** How soon a step refused for lack of a free slot looks again. */
+    static final Duration BUSY_RETRY = Duration.ofMillis(250);
+
+    /** The limits of one guest cluster. */
+    public record Limits(double qps, int burst, int maxInFlight) {
+      public Limits {
+        if (!(qps > 0) || burst < 1 || maxInFlight < 1) {
+          throw new IllegalArgumentException(
+              "need qps > 0, burst >= 1 and maxInFlight >= 1, got %s, %d, %d"
+                  .formatted(qps, burst, maxInFlight));
+        }
+      }
+
+      /** kubectl's client limits (QPS 50, burst 300); four steps of one tenant at once. */
+      public static Limits defaults() {
+        return new Limits(50, 300, 4);
+      }
+    }
+
+    private final Limits limits;
+    private final LongSupplier nanoTime;
+    private double tokens;
+    private long refilledAt;
+    private int inFlight;
+
+    public Throttle(Limits limits) {
+      this(limits, System::nanoTime);
+    }
+
+    Throttle(Limits limits, LongSupplier nanoTime) {
+      this.limits = limits;
+      this.nanoTime = nanoTime;
+      this.tokens = limits.burst();
+      this.refilledAt = nanoTime.getAsLong();
+    }
+
+    /** Lets a step in (empty: then {@link #leave} must follow), or says when to come back. */
+    public synchronized Optional<Duration> tryEnter() {
+      return tryEnter(false);
+    }
+
+    /**
+     * As {@link #tryEnter()}; a step that can finish a drain now (its guest node's pods just left:
+     * the tenant's API server is answering) is always let in, and pays for its requests like any.
+     */
+    public synchronized Optional<Duration> tryEnter(boolean finishing) {
+      refill();
+      if (!finishing && inFlight >= limits.maxInFlight()) {
+        return Optional.of(BUSY_RETRY);
+      }
+      if (!finishing && tokens < 1) {
+        long nanos = (long) Math.ceil((1 - tokens) / limits.qps() * 1e9);
+        return Optional.of(Duration.ofNanos(Math.max(nanos, 1_000_000)));
+      }
+      tokens -= 1;
+      inFlight++;
+      return Optional.empty();
+    }
+
+    /**
+     * The step is over, after {@code requests} requests in all (the one paid on entry included).
+     */
+    public synchronized void leave(int requests) {
+      inFlight = Math.max(0, inFlight - 1);
+      refill();
+      tokens -= Math.max(0, requests - 1);
+    }
+
+    public synchronized int inFlight() {
+      return inFlight;
+    }
+
+    private void refill() {
+      long now = nanoTime.getAsLong();
+      tokens = Math.min(limits.burst(), tokens + (now - refilledAt) / 1e9 * limits.qps());
+      refilledAt = now;
+    }
   }
 
   @Override

@@ -29,28 +29,30 @@ import io.prometheus.client.Counter;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
- * One cached client per guest cluster. The Cluster must exist (seen in the informer cache, else
- * read with a GET); the kubeconfig comes from the infra Secret {@code <cluster>-kubeconfig} (key
- * {@code value}), looked up in the kubeconfig Secrets' informer cache at every call (no request),
- * else read with a GET at most every {@link #RECHECK} per cluster; a client is rebuilt when the
- * Secret's UID or resourceVersion changes (through the cache: at the first call after the watch
- * delivered the change) and dropped when unused for a while. The circuit breaker of a cluster
- * outlives its clients, so a rotated Secret does not reset a dead API's state.
+ * One cached client per guest cluster. The Cluster must exist (in the informer cache, else a GET);
+ * the kubeconfig comes from the Secret {@code <cluster>-kubeconfig} (key {@code value}), looked up
+ * in the Secrets' cache at every call, else read with a GET at most every {@link #RECHECK}; a
+ * client is rebuilt when the Secret's UID or resourceVersion changes and dropped when idle. A
+ * cluster's circuit breaker and throttle outlive its clients, so a rotated Secret does not reset a
+ * dead API's state.
  */
 public final class GuestClients implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(GuestClients.class);
 
   /**
-   * Timeouts and resilience settings of guest clients.
-   *
    * @param allowInsecureTls accept kubeconfigs that relax TLS ({@code insecure-skip-tls-verify},
    *     {@code tls-server-name}, {@code proxy-url}); off unless the operator asks for it
    * @param limits each guest cluster's request rate and steps at once
@@ -63,7 +65,7 @@ public final class GuestClients implements AutoCloseable {
       Duration retryWait,
       Duration circuitOpenFor,
       boolean allowInsecureTls,
-      TenantThrottle.Limits limits) {
+      GuestClient.Throttle.Limits limits) {
 
     /**
      * Short timeouts and few retries: a stalled guest API server must cost a worker seconds, not
@@ -78,7 +80,7 @@ public final class GuestClients implements AutoCloseable {
           Duration.ofMillis(250),
           Duration.ofSeconds(20),
           false,
-          TenantThrottle.Limits.defaults());
+          GuestClient.Throttle.Limits.defaults());
     }
 
     /**
@@ -90,8 +92,7 @@ public final class GuestClients implements AutoCloseable {
       return connectTimeout.plus(readTimeout);
     }
 
-    /** These timeouts and retries, with the operator's idle time, TLS choice and limits. */
-    public Settings withFlags(Duration idle, boolean allowInsecure, TenantThrottle.Limits l) {
+    public Settings withFlags(Duration idle, boolean allowInsecure, GuestClient.Throttle.Limits l) {
       return new Settings(
           connectTimeout,
           readTimeout,
@@ -114,24 +115,18 @@ public final class GuestClients implements AutoCloseable {
   private final RetryRegistry retries;
 
   /**
-   * How long a look at a tenant's Cluster and kubeconfig Secret counts as current: evacuation steps
-   * of one tenant come in bursts (pods leaving wake them at once), and each would otherwise read
-   * the Secret (and, on a cache miss, the Cluster) again. A deleted Cluster or a rotated Secret is
-   * seen this much later at most.
+   * How long a look at a tenant's Cluster and Secret counts as current: a tenant's steps come in
+   * bursts, each would read them again. A deleted Cluster or rotated Secret is seen this late.
    */
   static final Duration RECHECK = Duration.ofSeconds(3);
 
-  /**
-   * What a cluster keeps across its clients (a rotated Secret), like its circuit breaker: its
-   * throttle, and when its Cluster and Secret were last read and found usable. Also the lock that
-   * builds its client once when several workers miss at once.
-   */
+  /** What a cluster keeps across its clients, as its breaker; the lock that builds one. */
   private static final class Tenant {
-    final TenantThrottle throttle;
+    final GuestClient.Throttle throttle;
     volatile Long checkedAt; // System.nanoTime(); null: never
 
     Tenant(Settings settings) {
-      throttle = new TenantThrottle(settings.limits());
+      throttle = new GuestClient.Throttle(settings.limits());
     }
 
     boolean checkedRecently() {
@@ -143,10 +138,7 @@ public final class GuestClients implements AutoCloseable {
   private final Map<GuestClusterRef, Tenant> tenants = new ConcurrentHashMap<>();
 
   /**
-   * @param cachedClusters where a Cluster is looked for first; one not found there is read with a
-   *     GET
-   * @param cachedSecrets where a kubeconfig Secret is looked for first; one not found there is read
-   *     with a GET
+   * @param cachedClusters, cachedSecrets looked in first; what they lack is read with a GET
    * @param registry where the circuit and cache metrics go; null: nowhere
    */
   public GuestClients(
@@ -199,10 +191,7 @@ public final class GuestClients implements AutoCloseable {
     }
   }
 
-  /**
-   * One line per state change: an operator sees when a tenant's API server was given up on, and
-   * when it is tried again.
-   */
+  /** One line per state change: when a tenant's API server was given up on, and tried again. */
   private void tellCircuitChanges(Counter opened) {
     breakers
         .getEventPublisher()
@@ -257,7 +246,7 @@ public final class GuestClients implements AutoCloseable {
   }
 
   /**
-   * The client for a guest cluster. Checks that the Cluster exists and reads its kubeconfig Secret.
+   * The client for a guest cluster, whose Cluster exists and kubeconfig Secret is usable.
    *
    * @throws GuestAccessException with a specific reason; its message is safe to publish
    */
@@ -273,7 +262,6 @@ public final class GuestClients implements AutoCloseable {
     if (cached != null
         && tenant.checkedRecently()
         && (fromCache == null || cached.secretVersion().equals(versionOf(fromCache)))) {
-      // Checked moments ago (the step before this one, or another VMI's of the same tenant).
       return cached;
     }
     requireCluster(ref);
@@ -295,24 +283,22 @@ public final class GuestClients implements AutoCloseable {
     }
   }
 
-  /** Drops clients unused for longer than the idle time (the cache also does it on access). */
+  /** Drops clients idle for longer than the idle time (the cache also does it on access). */
   public void cleanUp() {
     cache.cleanUp();
   }
 
   private void requireCluster(GuestClusterRef ref) throws GuestAccessException {
     if (cachedClusters.find(ref.namespace(), ref.name()).isEmpty()) {
-      read(
-          "Cluster " + ref,
-          Reason.ClusterNotFound,
-          () -> {
-            try {
-              return clusters.get(ref.namespace(), ref.name()).throwsApiException();
-            } catch (
-                IllegalStateException e) { // GenericKubernetesApi's way of saying "I/O failure"
-              throw new ApiException("no response");
-            }
-          });
+      read("Cluster " + ref, Reason.ClusterNotFound, () -> getCluster(ref));
+    }
+  }
+
+  private Cluster getCluster(GuestClusterRef ref) throws ApiException {
+    try {
+      return clusters.get(ref.namespace(), ref.name()).throwsApiException().getObject();
+    } catch (IllegalStateException e) { // GenericKubernetesApi's way of saying "I/O failure"
+      throw new ApiException("no response");
     }
   }
 
@@ -343,7 +329,7 @@ public final class GuestClients implements AutoCloseable {
   }
 
   private GuestClient build(
-      GuestClusterRef ref, V1Secret secret, String version, TenantThrottle throttle)
+      GuestClusterRef ref, V1Secret secret, String version, GuestClient.Throttle throttle)
       throws GuestAccessException {
     String secretName = ref.namespace() + "/" + secret.getMetadata().getName();
     Map<String, byte[]> data = secret.getData();
@@ -355,13 +341,13 @@ public final class GuestClients implements AutoCloseable {
               .formatted(secretName, ClusterApi.KUBECONFIG_SECRET_KEY));
     }
     String yaml = new String(raw, StandardCharsets.UTF_8);
-    List<String> problems = KubeconfigPolicy.violations(yaml, settings.allowInsecureTls());
+    List<String> problems = kubeconfigViolations(yaml, settings.allowInsecureTls());
     if (!problems.isEmpty()) {
       throw new GuestAccessException(
           Reason.KubeconfigInvalid,
           "kubeconfig in Secret " + secretName + " refused: " + String.join("; ", problems));
     }
-    if (settings.allowInsecureTls() && !KubeconfigPolicy.violations(yaml, false).isEmpty()) {
+    if (settings.allowInsecureTls() && !kubeconfigViolations(yaml, false).isEmpty()) {
       log.warn(
           "guest kubeconfig relaxes TLS, accepted (--allow-insecure-guest-tls) cluster={}", ref);
     }
@@ -387,6 +373,98 @@ public final class GuestClients implements AutoCloseable {
         client.getHttpClient().newBuilder().callTimeout(settings.callTimeout()).build());
     return new GuestClient(
         ref, client, version, breaker(ref), retries.retry(ref.toString()), throttle, Deadline.NONE);
+  }
+
+  private static final Set<String> FORBIDDEN_CLUSTER_KEYS = Set.of("certificate-authority");
+  private static final Set<String> FORBIDDEN_USER_KEYS =
+      Set.of("client-certificate", "client-key", "tokenFile", "exec", "auth-provider");
+
+  /**
+   * Cluster fields that weaken or redirect TLS: skipping verification (a man in the middle then
+   * gets the tenant's credentials), a server name other than the server's (the certificate of a
+   * different host would be accepted), and a proxy (someone else's host sees the connection).
+   */
+  static final List<String> TLS_RELAXING_CLUSTER_KEYS =
+      List.of("insecure-skip-tls-verify", "tls-server-name", "proxy-url");
+
+  /**
+   * What is wrong with a kubeconfig from a Secret (empty: acceptable), never quoting its values. It
+   * is untrusted input: only embedded credentials are accepted. File references (which could make
+   * us send our own service account token or keys to a tenant's server), exec plugins (which would
+   * run commands in our process) and auth providers are refused; so is a cluster that relaxes TLS
+   * ({@link #TLS_RELAXING_CLUSTER_KEYS}) unless {@code allowInsecureTls} ({@code
+   * --allow-insecure-guest-tls}).
+   */
+  public static List<String> kubeconfigViolations(String kubeconfigYaml, boolean allowInsecureTls) {
+    Object root;
+    try {
+      LoaderOptions options = new LoaderOptions();
+      options.setMaxAliasesForCollections(10);
+      options.setAllowDuplicateKeys(false);
+      options.setCodePointLimit(1024 * 1024);
+      root = new Yaml(new SafeConstructor(options)).load(kubeconfigYaml);
+    } catch (RuntimeException e) {
+      return List.of("not valid YAML"); // the parser's message can quote the input
+    }
+    if (!(root instanceof Map<?, ?> map)) {
+      return List.of("not a kubeconfig (top level is not a mapping)");
+    }
+    List<String> problems = new ArrayList<>();
+    List<Map<?, ?>> clusters = bodies(map.get("clusters"), "cluster");
+    forbidden(clusters, "cluster", FORBIDDEN_CLUSTER_KEYS, problems);
+    forbidden(bodies(map.get("users"), "user"), "user", FORBIDDEN_USER_KEYS, problems);
+    for (Map<?, ?> cluster : allowInsecureTls ? List.<Map<?, ?>>of() : clusters) {
+      for (String key : TLS_RELAXING_CLUSTER_KEYS) {
+        Object value = cluster.get(key);
+        // insecure-skip-tls-verify: false, or an empty value, changes nothing.
+        if (value != null
+            && (key.equals("insecure-skip-tls-verify")
+                ? !Boolean.FALSE.equals(value)
+                : !String.valueOf(value).isBlank())) {
+          problems.add(
+              "cluster uses '"
+                  + key
+                  + "', which relaxes TLS and is not allowed in a guest kubeconfig"
+                  + " (unless the controller runs with --allow-insecure-guest-tls)");
+        }
+      }
+    }
+    if (clusters.isEmpty()) {
+      problems.add("no clusters");
+    }
+    for (Map<?, ?> cluster : clusters) {
+      // Without a scheme client-java falls back to plain http and would send credentials in clear.
+      if (!(cluster.get("server") instanceof String s) || !s.startsWith("https://")) {
+        problems.add("cluster server is not an https:// URL");
+      }
+    }
+    return problems;
+  }
+
+  /**
+   * The {@code kind} mappings of a named list ({@code clusters[].cluster}, {@code users[].user}).
+   */
+  private static List<Map<?, ?>> bodies(Object entries, String kind) {
+    List<Map<?, ?>> out = new ArrayList<>();
+    if (entries instanceof List<?> list) {
+      for (Object entry : list) {
+        if (entry instanceof Map<?, ?> named && named.get(kind) instanceof Map<?, ?> body) {
+          out.add(body);
+        }
+      }
+    }
+    return out;
+  }
+
+  private static void forbidden(
+      List<Map<?, ?>> bodies, String kind, Set<String> forbidden, List<String> out) {
+    for (Map<?, ?> fields : bodies) {
+      for (Object key : fields.keySet()) {
+        if (forbidden.contains(String.valueOf(key))) {
+          out.add(kind + " uses '" + key + "', which is not allowed in a guest kubeconfig");
+        }
+      }
+    }
   }
 
   /** The circuit breaker of a guest cluster: one per cluster, kept across its clients. */

@@ -19,7 +19,6 @@ public final class ManagementApis {
 
   private ManagementApis() {}
 
-  /** {@code clusters.cluster.x-k8s.io} at {@code --cluster-api-version}. */
   public static GenericKubernetesApi<Cluster, ClusterList> clusters(
       ApiClient client, String clusterApiVersion) {
     return new GenericKubernetesApi<>(
@@ -31,7 +30,6 @@ public final class ManagementApis {
         client);
   }
 
-  /** {@code machines.cluster.x-k8s.io} at {@code --cluster-api-version}. */
   public static GenericKubernetesApi<Machine, MachineList> machines(
       ApiClient client, String clusterApiVersion) {
     return new GenericKubernetesApi<>(
@@ -43,7 +41,6 @@ public final class ManagementApis {
         client);
   }
 
-  /** CAPK's {@code kubevirtmachines.infrastructure.cluster.x-k8s.io}. */
   public static GenericKubernetesApi<KubevirtMachine, KubevirtMachineList> kubevirtMachines(
       ApiClient client) {
     return new GenericKubernetesApi<>(

@@ -1,8 +1,8 @@
 /**
- * Guest cluster clients: from a VMI's Cluster ({@link
- * dev.capk.vmieviction.workload.ClusterNamespacePolicy}) and its kubeconfig Secret, checked as
- * untrusted input ({@link dev.capk.vmieviction.workload.KubeconfigPolicy}), to a cached {@link
- * dev.capk.vmieviction.workload.GuestClient} whose every request has a total time bound, a retry
- * and a circuit breaker. May import {@code api}, {@code kube} and {@code time}.
+ * Guest cluster clients: from a VMI's Cluster ({@link dev.capk.vmieviction.workload.TenantMapping})
+ * and its kubeconfig Secret, checked as untrusted input, to a cached {@link
+ * dev.capk.vmieviction.workload.GuestClient} whose every request has a total time bound, a retry, a
+ * circuit breaker and its tenant's throttle ({@link dev.capk.vmieviction.workload.GuestClients}).
+ * May import {@code api}, {@code kube} and {@code time}.
  */
 package dev.capk.vmieviction.workload;

@@ -24,7 +24,7 @@ class ApiAnswerTest {
 
   /** The body of a JSON Patch whose test failed, or whose path is missing (the same answer). */
   static final String PATCH_NOT_APPLIED =
-      status(422, "Invalid", ApiAnswer.PATCH_NOT_APPLIED_MESSAGE);
+      status(422, "Invalid", ApiStatus.PATCH_NOT_APPLIED_MESSAGE);
 
   /** A ValidatingAdmissionPolicy's denial with the default reason (Invalid). */
   static final String POLICY_DENIAL =
@@ -37,21 +37,22 @@ class ApiAnswerTest {
   @Test
   void conflictIsARace() {
     assertEquals(
-        ApiAnswer.CONFLICT,
-        ApiAnswer.of(409, status(409, "Conflict", "the object has been modified"), true));
+        ApiStatus.Answer.CONFLICT,
+        ApiStatus.answer(409, status(409, "Conflict", "the object has been modified"), true));
   }
 
   @Test
   void aPatchThatDidNotApplyIsToBeCheckedAgainstTheObjectAsItIsNow() {
-    assertEquals(ApiAnswer.PATCH_NOT_APPLIED, ApiAnswer.of(422, PATCH_NOT_APPLIED, true));
+    assertEquals(
+        ApiStatus.Answer.PATCH_NOT_APPLIED, ApiStatus.answer(422, PATCH_NOT_APPLIED, true));
   }
 
   @Test
   void anAdmissionDenialOrValidationErrorIsARefusalNotARace() {
-    assertEquals(ApiAnswer.REFUSED, ApiAnswer.of(422, POLICY_DENIAL, true));
+    assertEquals(ApiStatus.Answer.REFUSED, ApiStatus.answer(422, POLICY_DENIAL, true));
     assertEquals(
-        ApiAnswer.REFUSED,
-        ApiAnswer.of(
+        ApiStatus.Answer.REFUSED,
+        ApiStatus.answer(
             422,
             "{\"message\":\"Node \\\"n\\\" is invalid\",\"reason\":\"Invalid\","
                 + "\"details\":{\"causes\":[{\"reason\":\"FieldValueInvalid\"}]},\"code\":422}",
@@ -61,23 +62,25 @@ class ApiAnswerTest {
   @Test
   void badRequestsUnauthorizedAndForbiddenAreRefusals() {
     for (int code : new int[] {400, 401, 403, 405, 413, 415}) {
-      assertEquals(ApiAnswer.REFUSED, ApiAnswer.of(code, "", true), "HTTP " + code);
+      assertEquals(ApiStatus.Answer.REFUSED, ApiStatus.answer(code, "", true), "HTTP " + code);
     }
   }
 
   @Test
   void notFoundIsAnAnswerWhereAbsenceIsOneAndARefusalWhereTheObjectMustExist() {
-    assertEquals(ApiAnswer.GONE, ApiAnswer.of(404, status(404, "NotFound", "x"), false));
-    assertEquals(ApiAnswer.REFUSED, ApiAnswer.of(404, status(404, "NotFound", "x"), true));
+    assertEquals(ApiStatus.Answer.GONE, ApiStatus.answer(404, status(404, "NotFound", "x"), false));
+    assertEquals(
+        ApiStatus.Answer.REFUSED, ApiStatus.answer(404, status(404, "NotFound", "x"), true));
   }
 
   @Test
   void noAnswerTooManyRequestsAndServerErrorsSayNothingAboutTheObject() {
     for (int code : new int[] {0, 408, 429, 500, 502, 503, 504}) {
-      assertEquals(ApiAnswer.TRANSIENT, ApiAnswer.of(code, "", false), "HTTP " + code);
+      assertEquals(ApiStatus.Answer.TRANSIENT, ApiStatus.answer(code, "", false), "HTTP " + code);
     }
     assertEquals(
-        ApiAnswer.TRANSIENT, ApiAnswer.of(new ApiException(new IOException("reset")), false));
+        ApiStatus.Answer.TRANSIENT,
+        ApiStatus.answer(new ApiException(new IOException("reset")), false));
   }
 
   @Test

@@ -6,6 +6,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.core.spi.FilterReply;
+import dev.capk.vmieviction.logging.LogbackConfigurator.InformerStopInterrupts;
 import org.junit.jupiter.api.Test;
 
 class InformerStopInterruptsTest {

@@ -7,6 +7,8 @@ import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
+import dev.capk.vmieviction.status.EvacuationStatuses.EvacuationStatus;
+import dev.capk.vmieviction.status.EvacuationStatuses.VmiEvent;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import java.time.Duration;
 import java.time.Instant;

@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.capk.vmieviction.api.EvacuationPhase;
+import dev.capk.vmieviction.status.EvacuationStatuses.DeadlineEstimate;
+import dev.capk.vmieviction.status.EvacuationStatuses.EvacuationStatus;
+import dev.capk.vmieviction.status.EvacuationStatuses.VmiEvent;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -68,12 +71,12 @@ class StatusTableTest {
                 + " app/db-pdb (pod app/db-0)",
             "tenant-long-name   vm-b   <none>    <none>       infra-2      Pending    <unknown>  "
                 + " <none>"),
-        StatusTable.lines(List.of(draining(), pending()), false));
+        StatusOutput.lines(List.of(draining(), pending()), false));
   }
 
   @Test
   void wideAddsRoleTimesDeadlineSourceAndTheWholeMessage() {
-    List<String> lines = StatusTable.lines(List.of(draining()), true);
+    List<String> lines = StatusOutput.lines(List.of(draining()), true);
     assertEquals(
         List.of(
             "NAMESPACE",
@@ -112,14 +115,14 @@ class StatusTableTest {
     "-12,-12s"
   })
   void timeLeftReadsLikeKubectlAges(long seconds, String shown) {
-    assertEquals(shown, StatusTable.timeLeft(Optional.of(Duration.ofSeconds(seconds))));
+    assertEquals(shown, StatusOutput.timeLeft(Optional.of(Duration.ofSeconds(seconds))));
   }
 
   @Test
   void jsonHasEveryFieldAndLeavesAbsentOnesOut() {
     JsonObject root =
         JsonParser.parseString(
-                StatusJson.of(List.of(draining(), pending()), NOW, Duration.ofMinutes(10)))
+                StatusOutput.json(List.of(draining(), pending()), NOW, Duration.ofMinutes(10)))
             .getAsJsonObject();
     assertEquals("10m0s", root.get("drainTimeout").getAsString());
     JsonObject a = root.getAsJsonArray("evacuations").get(0).getAsJsonObject();

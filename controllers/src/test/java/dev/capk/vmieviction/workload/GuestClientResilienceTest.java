@@ -33,7 +33,7 @@ class GuestClientResilienceTest {
           Duration.ofMillis(1),
           Duration.ofMinutes(5),
           false,
-          TenantThrottle.Limits.defaults());
+          GuestClient.Throttle.Limits.defaults());
 
   static GuestClient client() {
     GuestClusterRef ref = new GuestClusterRef("ns", "c");
@@ -43,7 +43,7 @@ class GuestClientResilienceTest {
         "uid/1",
         CircuitBreaker.of("ns/c", GuestClients.breakerConfig(SETTINGS)),
         Retry.of("ns/c", GuestClients.retryConfig(SETTINGS)),
-        new TenantThrottle(TenantThrottle.Limits.defaults()),
+        new GuestClient.Throttle(GuestClient.Throttle.Limits.defaults()),
         Deadline.NONE);
   }
 

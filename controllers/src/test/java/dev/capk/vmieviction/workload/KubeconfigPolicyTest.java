@@ -58,7 +58,7 @@ class KubeconfigPolicyTest {
   void aFieldThatRelaxesTlsIsRefusedByNameUnlessTheOperatorAllowsIt(
       String field, String refusedName, String value) {
     String kubeconfig = KUBECONFIG.formatted(field);
-    List<String> strict = KubeconfigPolicy.violations(kubeconfig, false);
+    List<String> strict = GuestClients.kubeconfigViolations(kubeconfig, false);
     if (refusedName == null) {
       assertEquals(List.of(), strict);
     } else {
@@ -71,7 +71,7 @@ class KubeconfigPolicyTest {
     }
     assertEquals(
         List.of(),
-        KubeconfigPolicy.violations(kubeconfig, true),
+        GuestClients.kubeconfigViolations(kubeconfig, true),
         "allowed by --allow-insecure-guest-tls");
   }
 
@@ -82,11 +82,11 @@ class KubeconfigPolicyTest {
         KUBECONFIG
             .formatted(field)
             .replace("user: {token: dG9rZW4K}", "user: {exec: {command: /bin/sh}}");
-    List<String> problems = KubeconfigPolicy.violations(withExec, true);
+    List<String> problems = GuestClients.kubeconfigViolations(withExec, true);
     assertEquals(1, problems.size(), problems.toString());
     assertTrue(problems.get(0).contains("'exec'"), problems.get(0));
     assertFalse(
-        KubeconfigPolicy.violations(
+        GuestClients.kubeconfigViolations(
                 KUBECONFIG.formatted(field).replace("https://", "http://"), true)
             .isEmpty());
   }

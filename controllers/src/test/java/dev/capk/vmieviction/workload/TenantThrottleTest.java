@@ -13,17 +13,18 @@ class TenantThrottleTest {
 
   final AtomicLong nanos = new AtomicLong();
 
-  TenantThrottle throttle(double qps, int burst, int maxInFlight) {
-    return new TenantThrottle(new TenantThrottle.Limits(qps, burst, maxInFlight), nanos::get);
+  GuestClient.Throttle throttle(double qps, int burst, int maxInFlight) {
+    return new GuestClient.Throttle(
+        new GuestClient.Throttle.Limits(qps, burst, maxInFlight), nanos::get);
   }
 
   @Test
   void stepsBeyondTheBoundAtOnceAreToldToComeBackSoonAndAdmittedOnceOneLeaves() {
-    TenantThrottle t = throttle(100, 100, 2);
+    GuestClient.Throttle t = throttle(100, 100, 2);
     assertEquals(Optional.empty(), t.tryEnter());
     assertEquals(Optional.empty(), t.tryEnter());
 
-    assertEquals(Optional.of(TenantThrottle.BUSY_RETRY), t.tryEnter());
+    assertEquals(Optional.of(GuestClient.Throttle.BUSY_RETRY), t.tryEnter());
 
     t.leave(1);
     assertEquals(Optional.empty(), t.tryEnter());
@@ -32,7 +33,7 @@ class TenantThrottleTest {
 
   @Test
   void aStepPaysForItsRequestsWhenItLeavesAndTheDebtIsWaitedOutAtTheRate() {
-    TenantThrottle t = throttle(10, 5, 4);
+    GuestClient.Throttle t = throttle(10, 5, 4);
     assertEquals(Optional.empty(), t.tryEnter());
     // 1 token on entry, 14 more on leaving: 5 - 15 = -10 tokens.
     t.leave(15);
@@ -47,7 +48,7 @@ class TenantThrottleTest {
 
   @Test
   void theBurstIsTheMostAnIdleTenantSaves() {
-    TenantThrottle t = throttle(10, 3, 10);
+    GuestClient.Throttle t = throttle(10, 3, 10);
     nanos.addAndGet(Duration.ofHours(1).toNanos());
     for (int i = 0; i < 3; i++) {
       assertEquals(Optional.empty(), t.tryEnter(), "step " + i);
@@ -57,7 +58,7 @@ class TenantThrottleTest {
 
   @Test
   void aStepThatCanFinishADrainIsAlwaysLetInAndPaysLikeAnyOther() {
-    TenantThrottle t = throttle(10, 1, 1);
+    GuestClient.Throttle t = throttle(10, 1, 1);
     assertEquals(Optional.empty(), t.tryEnter());
     assertTrue(t.tryEnter().isPresent(), "full: an ordinary step waits");
 
@@ -70,8 +71,8 @@ class TenantThrottleTest {
 
   @Test
   void limitsMustBePositive() {
-    assertThrows(IllegalArgumentException.class, () -> new TenantThrottle.Limits(0, 1, 1));
-    assertThrows(IllegalArgumentException.class, () -> new TenantThrottle.Limits(1, 0, 1));
-    assertThrows(IllegalArgumentException.class, () -> new TenantThrottle.Limits(1, 1, 0));
+    assertThrows(IllegalArgumentException.class, () -> new GuestClient.Throttle.Limits(0, 1, 1));
+    assertThrows(IllegalArgumentException.class, () -> new GuestClient.Throttle.Limits(1, 0, 1));
+    assertThrows(IllegalArgumentException.class, () -> new GuestClient.Throttle.Limits(1, 1, 0));
   }
 }

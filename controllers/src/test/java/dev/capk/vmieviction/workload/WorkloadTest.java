@@ -25,18 +25,18 @@ class WorkloadTest {
           .metadata(new V1ObjectMeta().namespace("vmi-ns").name("vm").labels(labels));
     }
 
-    GuestClusterRef resolve(ClusterNamespacePolicy policy, Map<String, String> labels)
+    GuestClusterRef resolve(TenantMapping policy, Map<String, String> labels)
         throws GuestAccessException {
       return policy.clusterOf(vmi(labels));
     }
 
-    GuestAccessException.Reason refusal(ClusterNamespacePolicy policy, Map<String, String> labels) {
+    GuestAccessException.Reason refusal(TenantMapping policy, Map<String, String> labels) {
       return assertThrows(GuestAccessException.class, () -> resolve(policy, labels)).reason();
     }
 
     @Test
     void byDefaultTheClusterIsTheOneInTheVmisOwnNamespace() throws Exception {
-      ClusterNamespacePolicy policy = ClusterNamespacePolicy.sameNamespaceOnly();
+      TenantMapping policy = TenantMapping.local(false, List.of());
       assertEquals(
           new GuestClusterRef("vmi-ns", "guest"),
           resolve(policy, Map.of(CapkLabels.CLUSTER_NAME, "guest")));
@@ -61,19 +61,19 @@ class WorkloadTest {
               "other-tenant");
       assertEquals(
           GuestAccessException.Reason.ClusterNamespaceRefused,
-          refusal(ClusterNamespacePolicy.sameNamespaceOnly(), crossing));
+          refusal(TenantMapping.local(false, List.of()), crossing));
       assertEquals(
           GuestAccessException.Reason.ClusterNamespaceRefused,
           refusal(
-              ClusterNamespacePolicy.of(false, List.of("vmi-ns=capi-ns", "elsewhere=other-tenant")),
+              TenantMapping.local(false, List.of("vmi-ns=capi-ns", "elsewhere=other-tenant")),
               crossing),
           "a pair for another namespace does not allow this one");
       assertEquals(
           new GuestClusterRef("other-tenant", "guest"),
-          resolve(ClusterNamespacePolicy.of(false, List.of("vmi-ns=other-tenant")), crossing));
+          resolve(TenantMapping.local(false, List.of("vmi-ns=other-tenant")), crossing));
       assertEquals(
           new GuestClusterRef("other-tenant", "guest"),
-          resolve(ClusterNamespacePolicy.of(true, List.of()), crossing));
+          resolve(TenantMapping.local(true, List.of()), crossing));
     }
 
     @Test
@@ -83,7 +83,7 @@ class WorkloadTest {
               GuestAccessException.class,
               () ->
                   resolve(
-                      ClusterNamespacePolicy.sameNamespaceOnly(),
+                      TenantMapping.local(false, List.of()),
                       Map.of(
                           CapkLabels.CLUSTER_NAME,
                           "guest",
@@ -101,15 +101,14 @@ class WorkloadTest {
       for (String bad : List.of("no-equals", "=x", "x=", "a=b=c")) {
         IllegalArgumentException e =
             assertThrows(
-                IllegalArgumentException.class,
-                () -> ClusterNamespacePolicy.of(false, List.of(bad)));
+                IllegalArgumentException.class, () -> TenantMapping.local(false, List.of(bad)));
         assertTrue(e.getMessage().contains(bad), e.getMessage());
       }
     }
 
     @Test
     void noClusterLabelNoCluster() {
-      ClusterNamespacePolicy policy = ClusterNamespacePolicy.of(true, List.of());
+      TenantMapping policy = TenantMapping.local(true, List.of());
       assertEquals(GuestAccessException.Reason.MissingClusterLabel, refusal(policy, Map.of()));
       assertEquals(GuestAccessException.Reason.MissingClusterLabel, refusal(policy, null));
       assertEquals(
@@ -142,7 +141,7 @@ class WorkloadTest {
 
     @Test
     void embeddedCredentialsAreAccepted() {
-      assertEquals(List.of(), KubeconfigPolicy.violations(GOOD, false));
+      assertEquals(List.of(), GuestClients.kubeconfigViolations(GOOD, false));
     }
 
     @Test
@@ -152,35 +151,36 @@ class WorkloadTest {
                   "client-key-data: S0VZCg==",
                   "tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token")
               .replace("certificate-authority-data: Q0EK", "certificate-authority: /etc/ca.crt");
-      List<String> problems = KubeconfigPolicy.violations(bad, false);
+      List<String> problems = GuestClients.kubeconfigViolations(bad, false);
       assertEquals(2, problems.size(), problems.toString());
       String exec = GOOD.replace("client-key-data: S0VZCg==", "exec: {command: /bin/sh}");
-      assertFalse(KubeconfigPolicy.violations(exec, false).isEmpty());
+      assertFalse(GuestClients.kubeconfigViolations(exec, false).isEmpty());
     }
 
     @Test
     void plainHttpServerIsRefused() {
       assertFalse(
-          KubeconfigPolicy.violations(GOOD.replace("https://", "http://"), false).isEmpty());
+          GuestClients.kubeconfigViolations(GOOD.replace("https://", "http://"), false).isEmpty());
     }
 
     @Test
     void messagesNeverQuoteTheContent() {
       String secretish = "c2VjcmV0LXRva2VuLXZhbHVl";
       String notYaml = "clusters: [ {" + secretish;
-      List<String> problems = KubeconfigPolicy.violations(notYaml, false);
+      List<String> problems = GuestClients.kubeconfigViolations(notYaml, false);
       assertFalse(problems.isEmpty());
       assertTrue(problems.stream().noneMatch(p -> p.contains(secretish)), problems.toString());
       List<String> bad =
-          KubeconfigPolicy.violations(
+          GuestClients.kubeconfigViolations(
               GOOD.replace("client-key-data: S0VZCg==", "tokenFile: " + secretish), false);
       assertTrue(bad.stream().noneMatch(p -> p.contains(secretish)), bad.toString());
     }
 
     @Test
     void notAKubeconfigIsRefused() {
-      assertFalse(KubeconfigPolicy.violations("just a string", false).isEmpty());
-      assertFalse(KubeconfigPolicy.violations("apiVersion: v1\nclusters: []\n", false).isEmpty());
+      assertFalse(GuestClients.kubeconfigViolations("just a string", false).isEmpty());
+      assertFalse(
+          GuestClients.kubeconfigViolations("apiVersion: v1\nclusters: []\n", false).isEmpty());
     }
   }
 

@@ -1,5 +1,12 @@
 package dev.capk.vmieviction.status;
 
+import com.google.gson.GsonBuilder;
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import dev.capk.vmieviction.status.EvacuationStatuses.DeadlineEstimate;
+import dev.capk.vmieviction.status.EvacuationStatuses.EvacuationStatus;
+import dev.capk.vmieviction.status.EvacuationStatuses.VmiEvent;
+import dev.capk.vmieviction.time.GoDuration;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -12,10 +19,11 @@ import java.util.Set;
  * The status as kubectl prints tables: upper-case headers, columns padded to their widest cell and
  * three spaces apart, {@code <none>} for a missing value. The default view cuts the blocker's
  * message before its deadline clause (the TIME-LEFT column says it); {@code -o wide} adds the role,
- * drain start, deadline and what set it, and the blocker's event reason and whole message.
+ * drain start, deadline and what set it, and the blocker's event reason and whole message. For
+ * scripts, {@code -o json} ({@link #json}).
  */
-public final class StatusTable {
-  private StatusTable() {}
+public final class StatusOutput {
+  private StatusOutput() {}
 
   static final String NONE = "<none>";
 
@@ -76,7 +84,7 @@ public final class StatusTable {
         s.guestNode().orElse(NONE),
         orNone(s.infraNode()),
         s.phase().name(),
-        s.drainStart().map(StatusTable::time).orElse(NONE),
+        s.drainStart().map(StatusOutput::time).orElse(NONE),
         s.deadline().map(d -> time(d.at())).orElse(NONE),
         s.deadline().map(DeadlineEstimate::source).orElse(NONE),
         timeLeft(s.timeLeft()),
@@ -134,6 +142,50 @@ public final class StatusTable {
 
   private static String orNone(String s) {
     return s == null || s.isEmpty() ? NONE : s;
+  }
+
+  /**
+   * {@code -o json}: every field of the wide table, times in RFC 3339, {@code secondsLeft} a number
+   * (negative once the deadline passed), absent values left out, the blocker's whole message.
+   */
+  public static String json(List<EvacuationStatus> statuses, Instant now, Duration drainTimeout) {
+    JsonObject root = new JsonObject();
+    root.addProperty("time", time(now));
+    root.addProperty("drainTimeout", GoDuration.format(drainTimeout));
+    JsonArray items = new JsonArray();
+    for (EvacuationStatus s : statuses) {
+      JsonObject o = new JsonObject();
+      o.addProperty("namespace", s.namespace());
+      o.addProperty("name", s.name());
+      o.addProperty("uid", s.uid());
+      addIfSet(o, "cluster", s.cluster());
+      addIfSet(o, "role", s.role());
+      addIfSet(o, "guestNode", s.guestNode().orElse(null));
+      addIfSet(o, "infraNode", s.infraNode());
+      o.addProperty("phase", s.phase().name());
+      addIfSet(o, "drainStart", s.drainStart().map(Instant::toString).orElse(null));
+      addIfSet(o, "deadline", s.deadline().map(d -> d.at().toString()).orElse(null));
+      addIfSet(o, "deadlineFrom", s.deadline().map(DeadlineEstimate::source).orElse(null));
+      s.timeLeft().ifPresent(d -> o.addProperty("secondsLeft", d.toSeconds()));
+      s.blockedBy()
+          .ifPresent(
+              e -> {
+                JsonObject b = new JsonObject();
+                b.addProperty("reason", e.reason());
+                b.addProperty("message", e.message());
+                b.addProperty("lastSeen", e.lastSeen().toString());
+                o.add("blockedBy", b);
+              });
+      items.add(o);
+    }
+    root.add("evacuations", items);
+    return new GsonBuilder().setPrettyPrinting().disableHtmlEscaping().create().toJson(root);
+  }
+
+  private static void addIfSet(JsonObject o, String key, String value) {
+    if (value != null && !value.isEmpty()) {
+      o.addProperty(key, value);
+    }
   }
 
   /** Pads every column but the last to its widest cell; three spaces between columns. */
