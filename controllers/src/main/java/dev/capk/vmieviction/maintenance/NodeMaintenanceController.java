@@ -32,7 +32,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.Executors;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -124,7 +127,15 @@ public final class NodeMaintenanceController implements ManagedController {
             .build();
     maintenances.addEventHandlerWithResyncPeriod(
         endOnDeletion(watch.getResourceEventHandler()), settings.resync().toMillis());
-    nodes.addEventHandler(new NodeEvents());
+    nodes.addEventHandler(
+        handler(
+            this::enqueueFor,
+            (o, n) -> {
+              if (n.maintenanceRelevantChange(o)) {
+                enqueueFor(n);
+              }
+            },
+            (n, unknown) -> enqueueFor(n)));
     this.workers =
         ControllerBuilder.defaultBuilder(factory)
             .withName(NAME)
@@ -202,10 +213,10 @@ public final class NodeMaintenanceController implements ManagedController {
   static boolean worthReconciling(NodeMaintenance oldNm, NodeMaintenance newNm) {
     var o = oldNm.getMetadata();
     var n = newNm.getMetadata();
-    return java.util.Objects.equals(o.getResourceVersion(), n.getResourceVersion())
-        || !java.util.Objects.equals(o.getGeneration(), n.getGeneration())
-        || !java.util.Objects.equals(o.getDeletionTimestamp(), n.getDeletionTimestamp())
-        || !java.util.Objects.equals(o.getFinalizers(), n.getFinalizers());
+    return Objects.equals(o.getResourceVersion(), n.getResourceVersion())
+        || !Objects.equals(o.getGeneration(), n.getGeneration())
+        || !Objects.equals(o.getDeletionTimestamp(), n.getDeletionTimestamp())
+        || !Objects.equals(o.getFinalizers(), n.getFinalizers());
   }
 
   /**
@@ -214,58 +225,50 @@ public final class NodeMaintenanceController implements ManagedController {
    */
   private ResourceEventHandler<NodeMaintenance> endOnDeletion(
       ResourceEventHandler<NodeMaintenance> delegate) {
-    return new ResourceEventHandler<>() {
-      @Override
-      public void onAdd(NodeMaintenance obj) {
-        delegate.onAdd(obj);
-      }
-
-      @Override
-      public void onUpdate(NodeMaintenance oldObj, NodeMaintenance newObj) {
-        if (newObj.getMetadata().getDeletionTimestamp() != null) {
-          drains.end(newObj.getMetadata().getUid());
-        }
-        delegate.onUpdate(oldObj, newObj);
-      }
-
-      @Override
-      public void onDelete(NodeMaintenance obj, boolean deletedFinalStateUnknown) {
-        if (obj != null && obj.getMetadata() != null) {
-          drains.end(obj.getMetadata().getUid());
-        }
-        delegate.onDelete(obj, deletedFinalStateUnknown);
-      }
-    };
+    return handler(
+        delegate::onAdd,
+        (o, n) -> {
+          if (n.getMetadata().getDeletionTimestamp() != null) {
+            drains.end(n.getMetadata().getUid());
+          }
+          delegate.onUpdate(o, n);
+        },
+        (o, unknown) -> {
+          if (o != null && o.getMetadata() != null) {
+            drains.end(o.getMetadata().getUid());
+          }
+          delegate.onDelete(o, unknown);
+        });
   }
 
   /** A node that appears, goes, or changes its spec or our mark: look at its maintenances again. */
-  private final class NodeEvents implements ResourceEventHandler<WatchedNode> {
-    @Override
-    public void onAdd(WatchedNode node) {
-      enqueueFor(node);
+  private void enqueueFor(WatchedNode node) {
+    if (node != null && node.getMetadata() != null && node.getMetadata().getName() != null) {
+      maintenances
+          .getIndexer()
+          .byIndex(BY_NODE, node.getMetadata().getName())
+          .forEach(nm -> queue.add(new Request(nm.getMetadata().getName())));
     }
+  }
 
-    @Override
-    public void onUpdate(WatchedNode oldNode, WatchedNode newNode) {
-      if (newNode.maintenanceRelevantChange(oldNode)) {
-        enqueueFor(newNode);
+  private static <T extends KubernetesObject> ResourceEventHandler<T> handler(
+      Consumer<T> add, BiConsumer<T, T> update, BiConsumer<T, Boolean> delete) {
+    return new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(T obj) {
+        add.accept(obj);
       }
-    }
 
-    @Override
-    public void onDelete(WatchedNode node, boolean deletedFinalStateUnknown) {
-      enqueueFor(node);
-    }
+      @Override
+      public void onUpdate(T oldObj, T newObj) {
+        update.accept(oldObj, newObj);
+      }
 
-    private void enqueueFor(WatchedNode node) {
-      if (node == null || node.getMetadata() == null || node.getMetadata().getName() == null) {
-        return;
+      @Override
+      public void onDelete(T obj, boolean deletedFinalStateUnknown) {
+        delete.accept(obj, deletedFinalStateUnknown);
       }
-      for (NodeMaintenance nm :
-          maintenances.getIndexer().byIndex(BY_NODE, node.getMetadata().getName())) {
-        queue.add(new Request(nm.getMetadata().getName()));
-      }
-    }
+    };
   }
 
   /**
@@ -301,23 +304,14 @@ public final class NodeMaintenanceController implements ManagedController {
       return kind;
     }
 
-    /**
-     * Whether a change from {@code old} to this matters to maintenance: spec (cordon, taints) or
-     * our mark.
-     */
+    /** A change that matters to maintenance: spec (cordon, taints) or our mark. */
     boolean maintenanceRelevantChange(WatchedNode old) {
-      if (old == null) {
-        return true;
-      }
-      return !java.util.Objects.equals(spec, old.spec)
-          || !java.util.Objects.equals(mark(this), mark(old));
+      return old == null || !Objects.equals(spec, old.spec) || !Objects.equals(mark(), old.mark());
     }
 
-    private static String mark(WatchedNode n) {
-      if (n.metadata == null || n.metadata.getAnnotations() == null) {
-        return null;
-      }
-      return n.metadata.getAnnotations().get(NodeMaintenanceApi.NODE_STATE_ANNOTATION);
+    private String mark() {
+      var a = metadata == null ? null : metadata.getAnnotations();
+      return a == null ? null : a.get(NodeMaintenanceApi.NODE_STATE_ANNOTATION);
     }
   }
 

@@ -202,16 +202,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     events.onMaintenance(nm, true, reason, message);
   }
 
-  // ---------------------------------------------------------------------------------------------
   // Maintenance: taint, cordon, drain in short steps.
-
-  /** One maintenance step as it began: the object, its phase and status, and the node. */
-  private record Pass(NodeMaintenance nm, String phase, NodeMaintenanceStatus status, V1Node node) {
-    String name() {
-      return nm.getMetadata().getName();
-    }
-  }
-
   private Result maintain(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
     String phase = nm.phase();
@@ -237,16 +228,49 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     DrainStep step = stepped.get();
     progress.stepped(step);
     MaintenanceStatus.Snapshot s = progress.snapshot();
-    Pass pass = new Pass(nm, phase, status, found.get());
-    if (step.complete()) {
-      // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
-      drains.end(nm.getMetadata().getUid());
-      drained(pass, step, s);
-      return DONE;
+    if (!step.complete()) {
+      notDrainedYet(nm, phase, status, step, s);
+      succeeded(name);
+      return new Result(true, nextStep(step));
     }
-    notDrainedYet(pass, step, s);
+    // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
+    drains.end(nm.getMetadata().getUid());
+    if (!MaintenanceStatus.alreadySucceeded(phase, status, s)) {
+      status(
+          name,
+          Patch.of()
+              .phase(PHASE_SUCCEEDED)
+              .progress(s)
+              .drainProgress(100)
+              .pendingPods(List.of())
+              .lastError(null));
+    }
     succeeded(name);
-    return new Result(true, nextStep(step));
+    if (!PHASE_SUCCEEDED.equals(phase)) {
+      String node = nm.nodeName();
+      log.info(
+          "maintenance succeeded nodeMaintenance={} node={} summary=\"{}\"",
+          name,
+          node,
+          step.summary());
+      events.onMaintenance(
+          nm,
+          false,
+          MaintenanceEvents.SUCCEED_MAINTENANCE,
+          "Node maintenance was succeeded: node "
+              + node
+              + " is cordoned and drained ("
+              + step.evicted()
+              + " pod(s) evicted, "
+              + step.skipped().size()
+              + " left in place)");
+      events.onNode(
+          found.get(),
+          false,
+          MaintenanceEvents.SUCCEED_MAINTENANCE,
+          "Node is in maintenance (NodeMaintenance " + name + "): cordoned and drained");
+    }
+    return DONE;
   }
 
   /** Taints and cordons the node, where it is not yet; false if the node is gone. */
@@ -351,58 +375,24 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     }
   }
 
-  /** The node is drained: the status says so, and the events once. */
-  private void drained(Pass p, DrainStep step, MaintenanceStatus.Snapshot s) throws ApiException {
-    String name = p.name();
-    String node = p.nm().nodeName();
-    if (!MaintenanceStatus.alreadySucceeded(p.phase(), p.status(), s)) {
-      status(
-          name,
-          Patch.of()
-              .phase(PHASE_SUCCEEDED)
-              .progress(s)
-              .drainProgress(100)
-              .pendingPods(List.of())
-              .lastError(null));
-    }
-    succeeded(name);
-    if (PHASE_SUCCEEDED.equals(p.phase())) {
-      return;
-    }
-    log.info(
-        "maintenance succeeded nodeMaintenance={} node={} summary=\"{}\"",
-        name,
-        node,
-        step.summary());
-    events.onMaintenance(
-        p.nm(),
-        false,
-        MaintenanceEvents.SUCCEED_MAINTENANCE,
-        "Node maintenance was succeeded: node "
-            + node
-            + " is cordoned and drained ("
-            + step.evicted()
-            + " pod(s) evicted, "
-            + step.skipped().size()
-            + " left in place)");
-    events.onNode(
-        p.node(),
-        false,
-        MaintenanceEvents.SUCCEED_MAINTENANCE,
-        "Node is in maintenance (NodeMaintenance " + name + "): cordoned and drained");
-  }
-
   /** Not drained yet: the progress written when it changed, a refused eviction told. */
-  private void notDrainedYet(Pass p, DrainStep step, MaintenanceStatus.Snapshot s)
+  private void notDrainedYet(
+      NodeMaintenance nm,
+      String phase,
+      NodeMaintenanceStatus status,
+      DrainStep step,
+      MaintenanceStatus.Snapshot s)
       throws ApiException {
     // Steps come often (each pod that leaves wakes one): write only what changed.
-    if (!PHASE_RUNNING.equals(p.phase()) || !MaintenanceStatus.shows(p.status(), s)) {
-      status(p.name(), Patch.of().phase(PHASE_RUNNING).progress(s).lastError(s.lastError()));
+    if (!PHASE_RUNNING.equals(phase) || !MaintenanceStatus.shows(status, s)) {
+      status(
+          nm.getMetadata().getName(),
+          Patch.of().phase(PHASE_RUNNING).progress(s).lastError(s.lastError()));
       log.info(
           "node not drained yet nodeMaintenance={} node={} pending={} terminating={} progress={}%"
               + " lastError=\"{}\"",
-          p.name(),
-          p.nm().nodeName(),
+          nm.getMetadata().getName(),
+          nm.nodeName(),
           s.pendingPods().size(),
           step.terminating().size(),
           s.percent(),
@@ -411,10 +401,10 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     if (MaintenanceStatus.held(step) && step.requests() > 0) {
       // An eviction was refused (or failed) just now: one event per refused attempt.
       events.onMaintenance(
-          p.nm(),
+          nm,
           true,
           MaintenanceEvents.DRAIN_BLOCKED,
-          "Node " + p.nm().nodeName() + " not drained yet, retrying: " + s.lastError());
+          "Node " + nm.nodeName() + " not drained yet, retrying: " + s.lastError());
     }
   }
 
