@@ -34,13 +34,12 @@ public final class MaintenanceDrains
   private final Consumer<String> wake;
   private final SteppedDrains drains;
 
-  /** The maintenance's name by UID, for the wake (the work queue's key is the name). */
+  /** Names by UID: the work queue's key is the name. */
   private final Map<String, String> names = new ConcurrentHashMap<>();
 
   /**
    * @param wake enqueues a maintenance (by name) for its next step
-   * @param baseRetry the first wait after a refused eviction
-   * @param maxRetry the longest wait between two evictions of a refused pod
+   * @param baseRetry first wait after a refused eviction, doubling up to {@code maxRetry}
    */
   public MaintenanceDrains(
       ApiClient client, Consumer<String> wake, Duration baseRetry, Duration maxRetry) {
@@ -60,21 +59,19 @@ public final class MaintenanceDrains
       log.debug("node pod watch opened nodeMaintenance={} node={}", name, node);
     }
     // The watch's cache once it has listed; a list of our own until then.
-    Optional<List<V1Pod>> watched = drain.watch().pods();
-    List<V1Pod> pods = watched.isPresent() ? watched.get() : list(node);
-    return drains.stepper(client).step(node, pods, options, drain.memory());
-  }
-
-  private List<V1Pod> list(String node) throws ApiException {
-    V1PodList list =
-        new RawApi(client)
-            .get(
-                new CoreV1Api(client)
-                    .listPodForAllNamespaces()
-                    .fieldSelector("spec.nodeName=" + node)
-                    .buildCall(null),
-                V1PodList.class);
-    return list.getItems() == null ? List.of() : list.getItems();
+    Optional<List<V1Pod>> pods = drain.watch().pods();
+    if (pods.isEmpty()) {
+      V1PodList list =
+          new RawApi(client)
+              .get(
+                  new CoreV1Api(client)
+                      .listPodForAllNamespaces()
+                      .fieldSelector("spec.nodeName=" + node)
+                      .buildCall(null),
+                  V1PodList.class);
+      pods = Optional.of(list.getItems() == null ? List.of() : list.getItems());
+    }
+    return drains.stepper(client).step(node, pods.get(), options, drain.memory());
   }
 
   @Override
@@ -88,15 +85,12 @@ public final class MaintenanceDrains
 
   @Override
   public void endNamed(String name) {
-    names.forEach(
-        (uid, n) -> {
-          if (n.equals(name)) {
-            end(uid);
-          }
-        });
+    names.entrySet().stream()
+        .filter(e -> e.getValue().equals(name))
+        .toList()
+        .forEach(e -> end(e.getKey()));
   }
 
-  /** Drains under way, for tests. */
   public int open() {
     return drains.size();
   }

@@ -125,10 +125,10 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     }
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Admission: nothing changes before the maintenance is known to be valid and the node's only one.
-
-  /** True when the maintenance is accepted (carries our finalizer); false when refused or gone. */
+  /**
+   * Admission: nothing changes before the maintenance is known to be valid and the node's only one.
+   * True when accepted (carries our finalizer); false when refused or gone.
+   */
   private boolean admit(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
     String node = nm.nodeName();
@@ -298,11 +298,8 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   }
 
   /**
-   * Writes the patch {@code plan} makes of the node, through {@link Cordoner#write}: a node that
-   * changed in what the patch depends on is read again and planned anew, up to {@link #MAX_CHANGES}
-   * times (then a 409); a refusal is thrown named.
-   *
-   * @return false if the node is gone
+   * Writes the patch {@code plan} makes of the node ({@link Cordoner#write}), planned anew on a
+   * node changed in what it depends on, up to MAX_CHANGES times (then a 409); false if it is gone.
    */
   private <T extends NodePatches.Change> boolean writeNode(
       V1Node read, Function<V1Node, Optional<T>> plan, String what, Consumer<T> applied)
@@ -409,20 +406,13 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   }
 
   /**
-   * When to come back: when the earliest waiting pod is due again; without one (only deletions are
-   * awaited), after the longest retry wait, as a fallback to the watch that wakes the maintenance
-   * when pods leave.
+   * When the earliest waiting pod is due again; without one (only deletions are awaited), after the
+   * longest retry wait, as a fallback to the pod watch.
    */
   Duration nextStep(DrainStep step) {
-    Duration fallback = settings.maxRetryInterval();
-    if (step.nextTry().isEmpty()) {
-      return fallback;
-    }
-    Duration d = Duration.between(clock.instant(), step.nextTry().get());
-    if (d.isNegative()) {
-      return Duration.ZERO;
-    }
-    return d.compareTo(fallback) > 0 ? fallback : d;
+    Duration max = settings.maxRetryInterval();
+    Duration d = step.nextTry().map(t -> Duration.between(clock.instant(), t)).orElse(max);
+    return d.isNegative() ? Duration.ZERO : d.compareTo(max) > 0 ? max : d;
   }
 
   private Result nodeGone(NodeMaintenance nm) throws ApiException {
@@ -446,9 +436,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return DONE;
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // End of maintenance: restore exactly what we changed, then let the object go.
-
+  /** End of maintenance: restore exactly what we changed, then let the object go. */
   private Result end(NodeMaintenance nm) throws ApiException {
     if (!Admission.accepted(nm)) {
       return DONE;
@@ -491,8 +479,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return DONE;
   }
 
-  // ---------------------------------------------------------------------------------------------
-
   private Result failure(NodeMaintenance nm, String message) {
     String name = nm.getMetadata().getName();
     log.warn(
@@ -507,19 +493,17 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return backoff(name);
   }
 
-  /** Writes the status patch, stamped with the time of this write. */
   private void status(String name, Patch patch) throws ApiException {
     cluster.patchStatus(name, patch.lastUpdate(clock.instant()).toJson());
   }
 
-  /** The maintenance is gone: its drain ends. */
   private Result gone(String name) {
     drains.endNamed(name);
     succeeded(name);
     return DONE;
   }
 
-  /** A step of this maintenance succeeded: the next failure counts afresh. */
+  /** The next failure counts afresh. */
   private void succeeded(String name) {
     failures.forget(name);
   }
@@ -533,26 +517,24 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   }
 
   /**
-   * The drains of maintained nodes, one short step at a time: {@link MaintenanceDrains}, or a
-   * scripted stand-in in tests. What a drain remembers between its steps (each pod's retry
-   * schedule, the watch on the node's pods) is kept here, per maintenance.
+   * The drains of maintained nodes, one short step at a time ({@link MaintenanceDrains}), with what
+   * a drain remembers between steps (each pod's retry schedule, the watch on the node's pods).
    */
   public interface DrainSteps {
 
     /**
-     * Sends the evictions that are due on the node of the maintenance {@code uid} and returns at
-     * once; pods leaving the node wake the maintenance {@code name} again.
+     * Sends the evictions that are due on the node and returns at once; pods leaving the node wake
+     * the maintenance {@code name} again.
      *
      * @throws DrainRefusedException if some pod may not be deleted with these options
-     * @throws ApiException if the node's pods could not be read, or eviction support discovered
      */
     DrainStep step(String uid, String name, String node, DrainOptions options)
         throws ApiException, DrainRefusedException;
 
-    /** The maintenance's drain is over (done, node gone, deleted): stop watching, forget it. */
+    /** The drain is over (done, node gone, deleted): stop watching, forget it. */
     void end(String uid);
 
-    /** The maintenance {@code name} is gone from the cache: end whatever drain it had. */
+    /** The maintenance is gone from the cache. */
     void endNamed(String name);
   }
 }

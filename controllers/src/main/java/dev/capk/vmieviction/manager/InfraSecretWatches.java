@@ -50,9 +50,7 @@ final class InfraSecretWatches implements AutoCloseable {
   InfraSecretWatches(ApiClient watchClient, ApiClient requestClient, Runnable changed) {
     this.watchClient = watchClient;
     this.requests = new CoreV1Api(requestClient);
-    this.api =
-        new GenericKubernetesApi<>(
-            V1Secret.class, ManagementInformers.SecretList.class, "", "v1", "secrets", watchClient);
+    this.api = ManagementInformers.secrets(watchClient);
     this.changed = changed;
   }
 
