@@ -83,11 +83,21 @@ public final class ManagementInformers {
   static final String KUBECONFIG_SECRET_SELECTOR = CapkLabels.CLUSTER_NAME;
 
   private final List<SharedInformerFactory> factories = new ArrayList<>();
-  private final Kind<Cluster> clusters = new Kind<>();
-  private final Kind<Machine> machines = new Kind<>();
-  private final Kind<KubevirtMachine> kubevirtMachines = new Kind<>();
-  private final Kind<V1Secret> kubeconfigSecrets = new Kind<>();
-  private final Kind<KubevirtCluster> kubevirtClusters = new Kind<>();
+  private final Kind<Cluster> clusters = Kind.management(Cluster.class, "Cluster");
+  private final Kind<Machine> machines = Kind.management(Machine.class, "Machine");
+  private final Kind<KubevirtMachine> kubevirtMachines =
+      Kind.management(KubevirtMachine.class, "KubevirtMachine");
+  private final Kind<V1Secret> kubeconfigSecrets =
+      new Kind<>(
+          V1Secret.class,
+          "Secret",
+          new ListOptions().labelSelector(KUBECONFIG_SECRET_SELECTOR),
+          ManagementInformers::trimSecret,
+          Duration.ZERO,
+          true,
+          null);
+  private final Kind<KubevirtCluster> kubevirtClusters =
+      Kind.management(KubevirtCluster.class, "KubevirtCluster");
 
   /**
    * @param watchClient without read timeout (watches are long requests)
@@ -104,21 +114,10 @@ public final class ManagementInformers {
     var secretApi = secrets(watchClient);
     for (String ns : namespaces.isEmpty() ? List.of(VmiInformers.ALL) : namespaces) {
       SharedInformerFactory factory = new SharedInformerFactory(watchClient);
-      clusters.add(ns, factory, clusterApi, Cluster.class, "Cluster");
-      machines.add(ns, factory, machineApi, Machine.class, "Machine");
-      kubevirtMachines.add(
-          ns, factory, kubevirtMachineApi, KubevirtMachine.class, "KubevirtMachine");
-      kubeconfigSecrets.add(
-          ns,
-          factory,
-          secretApi,
-          V1Secret.class,
-          "Secret",
-          new ListOptions().labelSelector(KUBECONFIG_SECRET_SELECTOR),
-          ManagementInformers::trimSecret,
-          Duration.ZERO,
-          Kind.refusedListPause(),
-          null);
+      clusters.add(ns, factory, clusterApi);
+      machines.add(ns, factory, machineApi);
+      kubevirtMachines.add(ns, factory, kubevirtMachineApi);
+      kubeconfigSecrets.add(ns, factory, secretApi);
       if (withKubevirtClusters) {
         kubevirtClusters.add(
             ns,
@@ -129,9 +128,7 @@ public final class ManagementInformers {
                 CapkApi.GROUP,
                 CapkApi.VERSION,
                 CapkApi.KUBEVIRT_CLUSTER_PLURAL,
-                watchClient),
-            KubevirtCluster.class,
-            "KubevirtCluster");
+                watchClient));
       }
       factories.add(factory);
     }
@@ -204,49 +201,51 @@ public final class ManagementInformers {
   static final class Kind<T extends KubernetesObject> implements CachedObjects<T> {
     private final Map<String, SharedIndexInformer<T>> informers = new LinkedHashMap<>();
 
-    /** A management kind: not resynced, a refused list paced ({@link RefusedListPause}). */
-    <L extends ApiObjectList<T>> void add(
-        String ns,
-        SharedInformerFactory factory,
-        GenericKubernetesApi<T, L> api,
-        Class<T> type,
-        String kind) {
-      add(
-          ns,
-          factory,
-          api,
-          type,
-          kind,
-          new ListOptions(),
-          ManagementInformers::trim,
-          Duration.ZERO,
-          refusedListPause(),
-          null);
-    }
-
-    static RefusedListPause refusedListPause() {
-      return new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime);
-    }
+    private final Class<T> type;
+    private final String kind;
+    private final ListOptions selectors;
+    private final UnaryOperator<T> trim;
+    private final Duration resync;
+    private final boolean paced;
+    private final Consumer<Throwable> listFailed;
 
     /**
-     * @param pause paces the lists after a refused one; null: none (a refusal is an error as any)
+     * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause});
+     *     else a refusal is an error as any
      * @param listFailed told of each failed list or watch (the informer tries again a second
-     *     later); null: counted and backed off
+     *     later); null: counted and backed off ({@link InformerFailures})
      */
-    <L extends ApiObjectList<T>> SharedIndexInformer<T> add(
-        String ns,
-        SharedInformerFactory factory,
-        GenericKubernetesApi<T, L> api,
+    Kind(
         Class<T> type,
         String kind,
         ListOptions selectors,
         UnaryOperator<T> trim,
         Duration resync,
-        RefusedListPause pause,
+        boolean paced,
         Consumer<Throwable> listFailed) {
+      this.type = type;
+      this.kind = kind;
+      this.selectors = selectors;
+      this.trim = trim;
+      this.resync = resync;
+      this.paced = paced;
+      this.listFailed = listFailed;
+    }
+
+    /** A management kind: every object, trimmed, not resynced, a refused list paced. */
+    static <T extends KubernetesObject> Kind<T> management(Class<T> type, String kind) {
+      return new Kind<>(
+          type, kind, new ListOptions(), ManagementInformers::trim, Duration.ZERO, true, null);
+    }
+
+    /** Adds the informer of namespace {@code ns} ({@link VmiInformers#ALL}: all) to the factory. */
+    <L extends ApiObjectList<T>> SharedIndexInformer<T> add(
+        String ns, SharedInformerFactory factory, GenericKubernetesApi<T, L> api) {
       InformerFailures failures =
           new InformerFailures("kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns));
       BiConsumer<Class<T>, Throwable> counted = failures.handler();
+      RefusedListPause pause =
+          paced ? new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime) : null;
       ListerWatcher<T, L> lists = listerWatcher(api, ns, kind, selectors, trim, pause);
       SharedIndexInformer<T> informer =
           factory.sharedIndexInformerFor(
@@ -256,7 +255,7 @@ public final class ManagementInformers {
               (t, e) -> {
                 if (listFailed != null) {
                   listFailed.accept(e);
-                } else if (pause == null || !(e instanceof ApiException a && a.getCode() == 403)) {
+                } else if (!paced || !(e instanceof ApiException a && a.getCode() == 403)) {
                   // (A refused list (403) that is paced was logged once by the lister.)
                   counted.accept(t, e);
                 }

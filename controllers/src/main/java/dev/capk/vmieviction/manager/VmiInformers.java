@@ -41,8 +41,7 @@ public final class VmiInformers {
   static final String CLUSTER_INDEX = "capk-cluster";
 
   private final List<SharedInformerFactory> factories = new ArrayList<>();
-  private final ManagementInformers.Kind<VirtualMachineInstance> vmis =
-      new ManagementInformers.Kind<>();
+  private final ManagementInformers.Kind<VirtualMachineInstance> vmis;
 
   /**
    * @param watchClient an ApiClient whose read timeout is zero (watches are long requests)
@@ -58,20 +57,18 @@ public final class VmiInformers {
       String labelSelector,
       Duration resync,
       Consumer<Throwable> listFailed) {
+    this.vmis =
+        new ManagementInformers.Kind<>(
+            VirtualMachineInstance.class,
+            "VirtualMachineInstance",
+            new ListOptions().labelSelector(labelSelector),
+            VmiInformers::trim,
+            resync,
+            false,
+            listFailed);
     for (String ns : namespaces.isEmpty() ? List.of(ALL) : namespaces) {
       SharedInformerFactory factory = new SharedInformerFactory(watchClient);
-      vmis.add(
-              ns,
-              factory,
-              api,
-              VirtualMachineInstance.class,
-              "VirtualMachineInstance",
-              new ListOptions().labelSelector(labelSelector),
-              VmiInformers::trim,
-              resync,
-              null,
-              listFailed)
-          .addIndexers(Map.of(CLUSTER_INDEX, VmiInformers::clusterName));
+      vmis.add(ns, factory, api).addIndexers(Map.of(CLUSTER_INDEX, VmiInformers::clusterName));
       factories.add(factory);
     }
   }
