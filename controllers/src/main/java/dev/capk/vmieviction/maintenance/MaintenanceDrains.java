@@ -91,10 +91,6 @@ public final class MaintenanceDrains
         .forEach(e -> end(e.getKey()));
   }
 
-  public int open() {
-    return drains.size();
-  }
-
   /** Stops every watch (the lease is lost or the controller stops); steps may open them again. */
   public void endAll() {
     List.copyOf(drains.keys()).forEach(this::end);

@@ -235,15 +235,12 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     }
     // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
     drains.end(nm.getMetadata().getUid());
-    if (!MaintenanceStatus.alreadySucceeded(phase, status, s)) {
-      status(
-          name,
-          Patch.of()
-              .phase(PHASE_SUCCEEDED)
-              .progress(s)
-              .drainProgress(100)
-              .pendingPods(List.of())
-              .lastError(null));
+    // A later look that finds the node as empty as before writes nothing: lastUpdate keeps the
+    // time of success.
+    var done =
+        new MaintenanceStatus.Snapshot(s.evictionPods(), s.totalPods(), List.of(), 100, null);
+    if (!PHASE_SUCCEEDED.equals(phase) || !MaintenanceStatus.shows(status, done)) {
+      status(name, Patch.of().phase(PHASE_SUCCEEDED).progress(done).lastError(null));
     }
     succeeded(name);
     if (!PHASE_SUCCEEDED.equals(phase)) {
