@@ -35,7 +35,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,6 +80,9 @@ final class ExternalInfraController implements ManagedController {
   private final Map<Target, Running> pipelines = new ConcurrentHashMap<>();
   private final Map<String, Reported> reported = new ConcurrentHashMap<>();
   private final Map<Target, Deque<Long>> failures = new ConcurrentHashMap<>();
+
+  /** The UIDs of the KubevirtClusters of the last pass, for the events' references. */
+  private final Map<KubevirtClusterRef, String> uids = new HashMap<>();
 
   private boolean stopped;
 
@@ -202,18 +204,15 @@ final class ExternalInfraController implements ManagedController {
             data::get,
             ref -> Optional.ofNullable(unreadable.get(ref)),
             shared.options().allowInsecureGuestTls);
-    Map<KubevirtClusterRef, KubevirtCluster> byRef =
-        all.stream()
-            .collect(
-                Collectors.toMap(
-                    k ->
-                        new KubevirtClusterRef(
-                            k.getMetadata().getNamespace(), k.getMetadata().getName()),
-                    k -> k));
+    uids.clear();
+    all.forEach(
+        k ->
+            uids.put(
+                new KubevirtClusterRef(k.getMetadata().getNamespace(), k.getMetadata().getName()),
+                k.getMetadata().getUid()));
     List<InfraBindings.Problem> problems = new ArrayList<>(bindings.problems());
-    Set<String> unusable = openConnections(bindings, problems);
-    syncPipelines(bindings, unusable, byRef);
-    reportProblems(problems, byRef);
+    syncPipelines(bindings, openConnections(bindings, problems));
+    reportProblems(problems);
   }
 
   /** One connection per distinct kubeconfig; returns the ids of the unusable ones. */
@@ -251,10 +250,7 @@ final class ExternalInfraController implements ManagedController {
    * Pipelines: stop what is no longer bound, start what is new, rebind the others; then close the
    * connections no pipeline uses.
    */
-  private void syncPipelines(
-      InfraBindings bindings,
-      Set<String> unusable,
-      Map<KubevirtClusterRef, KubevirtCluster> byRef) {
+  private void syncPipelines(InfraBindings bindings, Set<String> unusable) {
     for (Target t : Set.copyOf(pipelines.keySet())) {
       if (!bindings.targets().containsKey(t) || unusable.contains(t.connectionId())) {
         stop(pipelines.remove(t));
@@ -269,10 +265,7 @@ final class ExternalInfraController implements ManagedController {
                 return;
               }
               List<V1ObjectReference> kvcs =
-                  bound.kubevirtClusters().stream()
-                      .sorted()
-                      .map(k -> reference(k, byRef.get(k)))
-                      .toList();
+                  bound.kubevirtClusters().stream().sorted().map(this::reference).toList();
               Running running = pipelines.get(t);
               if (running == null) {
                 start(t, connections.get(t.connectionId()), bound, kvcs);
@@ -336,17 +329,12 @@ final class ExternalInfraController implements ManagedController {
   }
 
   /** Problems: said once per change, again after REPORT_AGAIN while they last. */
-  private void reportProblems(
-      List<InfraBindings.Problem> problems, Map<KubevirtClusterRef, KubevirtCluster> byRef) {
+  private void reportProblems(List<InfraBindings.Problem> problems) {
     Set<String> current = new HashSet<>();
     for (InfraBindings.Problem p : problems) {
       String key = p.kubevirtCluster() + "/" + p.reason();
       current.add(key);
-      report(
-          key,
-          reference(p.kubevirtCluster(), byRef.get(p.kubevirtCluster())),
-          p.reason(),
-          p.message());
+      report(key, reference(p.kubevirtCluster()), p.reason(), p.message());
     }
     reported
         .keySet()
@@ -428,12 +416,12 @@ final class ExternalInfraController implements ManagedController {
     managementEvents.record(kvc, "", true, reason, message);
   }
 
-  private static V1ObjectReference reference(KubevirtClusterRef ref, KubevirtCluster kvc) {
+  private V1ObjectReference reference(KubevirtClusterRef ref) {
     return new V1ObjectReference()
         .apiVersion(CapkApi.GROUP + "/" + CapkApi.VERSION)
         .kind(CapkApi.KUBEVIRT_CLUSTER_KIND)
         .namespace(ref.namespace())
         .name(ref.name())
-        .uid(kvc == null || kvc.getMetadata() == null ? null : kvc.getMetadata().getUid());
+        .uid(uids.get(ref));
   }
 }

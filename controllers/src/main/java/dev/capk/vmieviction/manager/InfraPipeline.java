@@ -136,7 +136,7 @@ final class InfraPipeline implements ManagedController {
     // Per-item exponential backoff for unexpected reconcile failures (the framework's default
     // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
     this.workers =
-        ControllerBuilder.defaultBuilder(informers.anyFactory())
+        ControllerBuilder.defaultBuilder(informers.factories().get(0))
             .withName(name)
             .withWorkQueue(queue)
             .withReconciler(reconciler)

@@ -108,11 +108,10 @@ public final class Manager implements AutoCloseable {
             new NodeMaintenanceController(
                 home.requestClient,
                 home.watchClient,
-                NodeMaintenanceSettings.defaults()
-                    .withTaints(
-                        NodeMaintenanceSettings.taints(
-                            options.nodeMaintenanceDrainTaint,
-                            options.nodeMaintenanceKubevirtDrainTaint))));
+                NodeMaintenanceSettings.defaults(
+                    NodeMaintenanceSettings.taints(
+                        options.nodeMaintenanceDrainTaint,
+                        options.nodeMaintenanceKubevirtDrainTaint))));
       }
     }
     run(controllers, home.requestClient, registry, queueLength);

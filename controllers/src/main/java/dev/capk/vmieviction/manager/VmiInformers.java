@@ -179,11 +179,6 @@ public final class VmiInformers {
     return vmis.hasSynced();
   }
 
-  /** Any one factory: the controller builder wants one, though the watches are wired here. */
-  public SharedInformerFactory anyFactory() {
-    return factories.get(0);
-  }
-
   /** Every factory, for the runtime to start and stop. */
   public List<SharedInformerFactory> factories() {
     return List.copyOf(factories);
