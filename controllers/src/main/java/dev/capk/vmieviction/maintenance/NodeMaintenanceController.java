@@ -7,9 +7,14 @@ import dev.capk.vmieviction.api.ApiObjectList;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
+import dev.capk.vmieviction.drain.DrainOptions;
+import dev.capk.vmieviction.drain.DrainRefusedException;
+import dev.capk.vmieviction.drain.DrainStep;
+import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
@@ -25,14 +30,19 @@ import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -42,9 +52,13 @@ import org.slf4j.LoggerFactory;
 /**
  * The NodeMaintenance controller's parts, for {@link ControllerRuntime}: its informers
  * (NodeMaintenances; Nodes, to notice a node that goes, comes back or is uncordoned behind our
- * back), its rate-limited work queue and workers, its event recorder.
+ * back), its rate-limited work queue and workers, its event recorder, and the node drains of the
+ * maintenances under way, by maintenance UID: a watch on the node's pods (which wakes the
+ * maintenance's next step when pods leave) and the drain's memory between steps, opened by a
+ * maintenance's first step, closed when its drain is over or it is deleted.
  */
-public final class NodeMaintenanceController implements ManagedController {
+public final class NodeMaintenanceController
+    implements ManagedController, NodeMaintenanceReconciler.DrainSteps {
   private static final Logger log = LoggerFactory.getLogger(NodeMaintenanceController.class);
 
   public static final String NAME = "node-maintenance";
@@ -55,8 +69,12 @@ public final class NodeMaintenanceController implements ManagedController {
   private final SharedIndexInformer<NodeMaintenance> maintenances;
   private final SharedIndexInformer<WatchedNode> nodes;
   private final RateLimitingQueue<Request> queue;
-  private final MaintenanceDrains drains;
   private final Controller workers;
+  private final ApiClient requestClient;
+  private final SteppedDrains drains;
+
+  /** Names by UID: the work queue's key is the name. */
+  private final Map<String, String> names = new ConcurrentHashMap<>();
 
   /**
    * @param requestClient for reads, patches, drains and events (a read timeout is fine)
@@ -65,6 +83,10 @@ public final class NodeMaintenanceController implements ManagedController {
   public NodeMaintenanceController(
       ApiClient requestClient, ApiClient watchClient, NodeMaintenanceSettings settings) {
     this.settings = settings;
+    this.requestClient = requestClient;
+    this.drains =
+        new SteppedDrains(
+            "node-maintenance-eviction-%d", settings.retryInterval(), settings.maxRetryInterval());
     this.factory = new SharedInformerFactory(watchClient);
     this.maintenances =
         informer(
@@ -103,18 +125,11 @@ public final class NodeMaintenanceController implements ManagedController {
             "node-maintenance-controller",
             MaintenanceEvents.OUTCOMES,
             Clock.systemUTC());
-    // Pods leaving a node in maintenance wake its next step (a burst of them, one step).
-    this.drains =
-        new MaintenanceDrains(
-            requestClient,
-            name -> queue.addAfter(new Request(name), settings.progressInterval()),
-            settings.retryInterval(),
-            settings.maxRetryInterval());
     NodeMaintenanceReconciler reconciler =
         new NodeMaintenanceReconciler(
             new Lister<>(maintenances.getIndexer())::get,
             new ApiMaintenanceCluster(requestClient),
-            drains,
+            this,
             MaintenanceEvents.of(recorder),
             settings,
             Clock.systemUTC());
@@ -198,12 +213,63 @@ public final class NodeMaintenanceController implements ManagedController {
   @Override
   public void stopping() {
     log.info("node maintenance controller stopping");
-    drains.endAll();
+    List.copyOf(drains.keys()).forEach(this::end);
   }
 
   @Override
   public void close() {
+    List.copyOf(drains.keys()).forEach(this::end);
     drains.close();
+  }
+
+  @Override
+  public DrainStep step(String uid, String name, String node, DrainOptions options)
+      throws ApiException, DrainRefusedException {
+    names.put(uid, name);
+    boolean opening = drains.get(uid).map(d -> !d.node().equals(node)).orElse(true);
+    // Pods leaving the node wake its next step (a burst of them, one step).
+    SteppedDrains.Drain drain =
+        drains.open(
+            uid,
+            requestClient,
+            node,
+            (key, n) ->
+                queue.addAfter(
+                    new Request(names.getOrDefault(key, name)), settings.progressInterval()));
+    if (opening) {
+      log.debug("node pod watch opened nodeMaintenance={} node={}", name, node);
+    }
+    // The watch's cache once it has listed; a list of our own until then.
+    Optional<List<V1Pod>> pods = drain.watch().pods();
+    if (pods.isEmpty()) {
+      V1PodList list =
+          new RawApi(requestClient)
+              .get(
+                  new CoreV1Api(requestClient)
+                      .listPodForAllNamespaces()
+                      .fieldSelector("spec.nodeName=" + node)
+                      .buildCall(null),
+                  V1PodList.class);
+      pods = Optional.of(list.getItems() == null ? List.of() : list.getItems());
+    }
+    return drains.stepper(requestClient).step(node, pods.get(), options, drain.memory());
+  }
+
+  @Override
+  public void end(String uid) {
+    String name = names.remove(uid);
+    drains
+        .end(uid)
+        .ifPresent(
+            d -> log.debug("node pod watch closed nodeMaintenance={} node={}", name, d.node()));
+  }
+
+  @Override
+  public void endNamed(String name) {
+    names.entrySet().stream()
+        .filter(e -> e.getValue().equals(name))
+        .toList()
+        .forEach(e -> end(e.getKey()));
   }
 
   /**
@@ -229,13 +295,13 @@ public final class NodeMaintenanceController implements ManagedController {
         delegate::onAdd,
         (o, n) -> {
           if (n.getMetadata().getDeletionTimestamp() != null) {
-            drains.end(n.getMetadata().getUid());
+            end(n.getMetadata().getUid());
           }
           delegate.onUpdate(o, n);
         },
         (o, unknown) -> {
           if (o != null && o.getMetadata() != null) {
-            drains.end(o.getMetadata().getUid());
+            end(o.getMetadata().getUid());
           }
           delegate.onDelete(o, unknown);
         });

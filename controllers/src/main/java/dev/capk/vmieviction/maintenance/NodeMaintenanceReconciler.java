@@ -514,8 +514,9 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   }
 
   /**
-   * The drains of maintained nodes, one short step at a time ({@link MaintenanceDrains}), with what
-   * a drain remembers between steps (each pod's retry schedule, the watch on the node's pods).
+   * The drains of maintained nodes, one short step at a time ({@link NodeMaintenanceController}),
+   * with what a drain remembers between steps (each pod's retry schedule, the watch on the node's
+   * pods).
    */
   public interface DrainSteps {
 
