@@ -159,16 +159,10 @@ public final class Manager implements AutoCloseable {
         new ControllerRuntime(controllers, elector, options.drainAttemptTimeout.plusSeconds(15));
     ManagerMetrics.register(registry, runtime::ready, queueLength);
 
-    if (!BindAddress.disabled(options.metricsBindAddress)) {
-      metricsEndpoint =
-          HttpEndpoints.metrics(
-              BindAddress.parse(options.metricsBindAddress),
-              List.of(CollectorRegistry.defaultRegistry, registry));
-    }
-    if (!BindAddress.disabled(options.healthProbeBindAddress)) {
-      probesEndpoint =
-          HttpEndpoints.probes(BindAddress.parse(options.healthProbeBindAddress), runtime::ready);
-    }
+    metricsEndpoint =
+        HttpEndpoints.metrics(
+            options.metricsBindAddress, List.of(CollectorRegistry.defaultRegistry, registry));
+    probesEndpoint = HttpEndpoints.probes(options.healthProbeBindAddress, runtime::ready);
 
     runtime.start();
   }
