@@ -68,7 +68,13 @@ public final class NodeMaintenanceController
   private final SharedInformerFactory factory;
   private final SharedIndexInformer<NodeMaintenance> maintenances;
   private final SharedIndexInformer<WatchedNode> nodes;
-  private final RateLimitingQueue<Request> queue;
+  private final RateLimitingQueue<Request> queue =
+      new DefaultRateLimitingQueue<>(
+          Executors.newSingleThreadExecutor(
+              new ThreadFactoryBuilder()
+                  .setNameFormat("node-maintenance-queue")
+                  .setDaemon(true)
+                  .build()));
   private final Controller workers;
   private final ApiClient requestClient;
   private final SteppedDrains drains;
@@ -110,27 +116,20 @@ public final class NodeMaintenanceController
                 WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient),
             WatchedNode.class,
             0);
-    this.queue =
-        new DefaultRateLimitingQueue<>(
-            Executors.newSingleThreadExecutor(
-                new ThreadFactoryBuilder()
-                    .setNameFormat("node-maintenance-queue")
-                    .setDaemon(true)
-                    .build()));
-    // Series, as for VMI events: client-java's legacy recorder drops events past its spam budget.
-    EventSeriesRecorder recorder =
-        new EventSeriesRecorder(
-            new EventSeriesBook(),
-            EventStore.of(new CoreV1Api(requestClient)),
-            "node-maintenance-controller",
-            MaintenanceEvents.OUTCOMES,
-            Clock.systemUTC());
     NodeMaintenanceReconciler reconciler =
         new NodeMaintenanceReconciler(
             new Lister<>(maintenances.getIndexer())::get,
             new ApiMaintenanceCluster(requestClient),
             this,
-            MaintenanceEvents.of(recorder),
+            // Series, as for VMI events: client-java's legacy recorder drops events past its
+            // spam budget.
+            MaintenanceEvents.of(
+                new EventSeriesRecorder(
+                    new EventSeriesBook(),
+                    EventStore.of(new CoreV1Api(requestClient)),
+                    "node-maintenance-controller",
+                    MaintenanceEvents.OUTCOMES,
+                    Clock.systemUTC())),
             settings,
             Clock.systemUTC());
     ControllerWatch<NodeMaintenance> watch =
@@ -166,12 +165,8 @@ public final class NodeMaintenanceController
    * An informer on every object of {@code api}, its failed lists (without the NodeMaintenance CRD,
    * every one) backed off and logged with a count.
    */
-  private static <T extends KubernetesObject, L extends ApiObjectList<T>>
-      SharedIndexInformer<T> informer(
-          SharedInformerFactory factory,
-          GenericKubernetesApi<T, L> api,
-          Class<T> type,
-          long resync) {
+  private static <T extends KubernetesObject> SharedIndexInformer<T> informer(
+      SharedInformerFactory factory, GenericKubernetesApi<T, ?> api, Class<T> type, long resync) {
     String kind = type == WatchedNode.class ? "Node" : type.getSimpleName();
     InformerFailures failures = new InformerFailures("kind=" + kind + " namespace=all");
     return factory.sharedIndexInformerFor(failures.guard(api), type, resync, failures.handler());
