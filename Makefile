@@ -82,11 +82,12 @@ package:
 	install -m 0755 hack/plugin/kubectl-fastdrain controllers/target/kubectl-fastdrain
 	install -m 0755 hack/plugin/kubectl-vmi_eviction controllers/target/kubectl-vmi_eviction
 
-## capk-overrides: clusterctl's overrides layer for CAPK with the controller beside its manager, from
-##   CAPK_COMPONENTS (CAPK's released infrastructure-components.yaml) for CAPK_VERSION (e.g. v0.11.2);
+## capk-overrides: clusterctl's overrides layer for CAPK with the controller beside its manager, for
+##   CAPK_VERSION (e.g. v0.11.2), from CAPK_COMPONENTS (CAPK's released infrastructure-components.yaml)
+##   or, without it, from CAPK's own config/ at that version (hack/capk-release.sh, needs Go);
 ##   NODE_MAINTENANCE=1 adds the NodeMaintenance component; KUBECTL renders it (default kubectl)
 capk-overrides:
-	bash hack/capk-overrides.sh "$(CAPK_COMPONENTS)" "$(CAPK_VERSION)" $(if $(NODE_MAINTENANCE),--node-maintenance)
+	bash hack/capk-overrides.sh "$(or $(CAPK_COMPONENTS),$$(bash hack/capk-release.sh $(CAPK_VERSION) | tail -n 1))" "$(CAPK_VERSION)" $(if $(NODE_MAINTENANCE),--node-maintenance)
 
 clean:
 	$(MVN) -q clean

@@ -1,5 +1,7 @@
 package dev.capk.vmieviction.drain;
 
+import dev.capk.vmieviction.drain.NodeDrainer.DrainProgressListener;
+import dev.capk.vmieviction.drain.PodFilters.PodFilter;
 import java.lang.reflect.RecordComponent;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,12 +1,24 @@
 package dev.capk.vmieviction.drain;
 
+import dev.capk.vmieviction.drain.NodeWatch.BudgetAllowance;
+import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
+import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
+import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
+import dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch;
+import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.PolicyV1Api;
+import io.kubernetes.client.openapi.models.V1APIResourceList;
+import io.kubernetes.client.openapi.models.V1DeleteOptions;
+import io.kubernetes.client.openapi.models.V1Eviction;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodDisruptionBudgetList;
+import io.kubernetes.client.openapi.models.V1Preconditions;
 import java.io.InterruptedIOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -15,7 +27,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -26,6 +40,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import okhttp3.OkHttpClient;
 
 /**
  * Drains a node one short step at a time, for callers that must not wait (a controller's worker). A
@@ -136,7 +153,7 @@ public final class DrainStepper {
     RawApi api = this.api.until(bound);
     // The lookup outlives this step (its answers are kept for the drain): not bound to this step.
     PodFilters filters =
-        new PodFilters(options, memory.daemonSets(() -> new ApiDaemonSetLookup(this.api)), clock);
+        new PodFilters(options, memory.daemonSets(() -> PodFilters.daemonSets(this.api)), clock);
     DrainPlan plan = DrainPlan.of(filters.inOrder(), podsOnNode);
     if (plan.refused()) {
       throw new DrainRefusedException(nodeName, plan.refusals(), false);
@@ -214,13 +231,13 @@ public final class DrainStepper {
    */
   private Optional<String> evictionVersion(RawApi bounded, Deadline bound) throws ApiException {
     if (evictionSupport == null) {
-      return new EvictionSupport(bounded).discover();
+      return discoverEviction(bounded);
     }
     CompletableFuture<Optional<String>> mine = new CompletableFuture<>();
     CompletableFuture<Optional<String>> asked = evictionSupport.putIfAbsent(api.client(), mine);
     if (asked == null) {
       try {
-        Optional<String> found = new EvictionSupport(bounded).discover();
+        Optional<String> found = discoverEviction(bounded);
         mine.complete(found);
         return found;
       } catch (ApiException | RuntimeException e) {
@@ -373,18 +390,18 @@ public final class DrainStepper {
       if (pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null) {
         // Being deleted: its disappearance, not a timer, ends the wait.
         terminating.add(ref);
-        waiting.put(ref, PodWaits.terminating(pod));
+        waiting.put(ref, whyTerminating(pod));
         continue;
       }
       DrainMemory.PodState s = memory.state(ref);
       if (s == null) {
         // Not tried yet: more pods were due than one step sends.
         next = earliest(next, now);
-        waiting.put(ref, PodWaits.NOT_SENT);
+        waiting.put(ref, "eviction not sent yet");
         continue;
       }
       next = earliest(next, s.due);
-      waiting.put(ref, PodWaits.of(ref, s));
+      waiting.put(ref, s.why(ref));
       switch (s.waiting) {
         case ACCEPTED -> terminating.add(ref);
         case BLOCKED -> blocking.put(ref, s.budgets);
@@ -414,5 +431,289 @@ public final class DrainStepper {
 
   private static Instant earliest(Instant a, Instant b) {
     return a == null || b.isBefore(a) ? b : a;
+  }
+
+  /**
+   * Sends one eviction (policy group/version as discovered) or, when evictions are off, one
+   * deletion, and classifies the answer. Both carry the pod's UID as a precondition, so a pod
+   * recreated under the same name (StatefulSet) is never hit by a request meant for its
+   * predecessor.
+   *
+   * <p>An eviction gets time to finish: the API server records the pod in its PodDisruptionBudget
+   * before it deletes the pod, and a client that gives up in between (a guest client's short read
+   * timeout on a busy API server) cancels the deletion but not the record, so the budget refuses
+   * that pod for the two minutes until its controller drops the record. Evictions therefore wait up
+   * to {@link #EVICTION_TIMEOUT}, never past the drain's deadline.
+   */
+  static final class Evictor {
+    private final RawApi api;
+    private final CoreV1Api core;
+    private final DrainOptions options;
+    static final Duration EVICTION_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration MIN_EVICTION_TIMEOUT = Duration.ofSeconds(1);
+
+    /** "policy/v1", or null to delete instead of evicting. */
+    private final String evictionGroupVersion;
+
+    /**
+     * The client's HTTP client (same connections) with a read timeout long enough for an eviction.
+     */
+    private final OkHttpClient evictionHttp;
+
+    Evictor(RawApi api, DrainOptions options, String evictionGroupVersion) {
+      this.api = api;
+      this.core = new CoreV1Api(api.client());
+      this.options = options;
+      this.evictionGroupVersion = evictionGroupVersion;
+      this.evictionHttp =
+          api.client()
+              .getHttpClient()
+              .newBuilder()
+              .readTimeout(EVICTION_TIMEOUT)
+              .writeTimeout(EVICTION_TIMEOUT)
+              .build();
+    }
+
+    boolean usingEviction() {
+      return evictionGroupVersion != null;
+    }
+
+    EvictionOutcome evictOrDelete(PodRef pod, Deadline deadline) {
+      try {
+        okhttp3.Call built = usingEviction() ? evictionCall(pod) : deletionCall(pod);
+        okhttp3.Call call = evictionHttp.newCall(built.request());
+        call.timeout()
+            .timeout(
+                Math.max(MIN_EVICTION_TIMEOUT.toNanos(), deadline.cap(EVICTION_TIMEOUT).toNanos()),
+                TimeUnit.NANOSECONDS);
+        RawApi.Answer answer = api.execute(call);
+        return EvictionOutcome.classify(answer.code(), answer.body(), answer.headers());
+      } catch (ApiException e) {
+        return EvictionOutcome.unreachable(ApiStatus.describe(e));
+      }
+    }
+
+    V1DeleteOptions deleteOptions(PodRef pod) {
+      V1DeleteOptions o = new V1DeleteOptions();
+      if (options.gracePeriodSeconds() >= 0) {
+        o.setGracePeriodSeconds((long) options.gracePeriodSeconds());
+      }
+      if (pod.uid() != null) {
+        o.setPreconditions(new V1Preconditions().uid(pod.uid()));
+      }
+      if (options.dryRun() == DryRun.SERVER) {
+        o.setDryRun(List.of("All"));
+      }
+      return o;
+    }
+
+    private okhttp3.Call evictionCall(PodRef pod) throws ApiException {
+      V1Eviction eviction =
+          new V1Eviction()
+              .apiVersion(evictionGroupVersion)
+              .kind("Eviction")
+              .metadata(new V1ObjectMeta().name(pod.name()).namespace(pod.namespace()))
+              .deleteOptions(deleteOptions(pod));
+      return core.createNamespacedPodEviction(pod.name(), pod.namespace(), eviction)
+          .buildCall(null);
+    }
+
+    private okhttp3.Call deletionCall(PodRef pod) throws ApiException {
+      CoreV1Api.APIdeleteNamespacedPodRequest req =
+          core.deleteNamespacedPod(pod.name(), pod.namespace()).body(deleteOptions(pod));
+      if (options.dryRun() == DryRun.SERVER) {
+        req = req.dryRun("All");
+      }
+      return req.buildCall(null);
+    }
+  }
+
+  /**
+   * What one eviction or deletion request achieved, classified from the HTTP answer. Pure logic.
+   */
+  public record EvictionOutcome(
+      Kind kind, String message, Set<String> budgets, long retryAfterSeconds) {
+    public enum Kind {
+      /** The server accepted the eviction (or deletion); the pod is going. */
+      ACCEPTED,
+      /** 404: the pod is already gone. */
+      GONE,
+      /** 409 on the UID precondition: a new pod has the name; the one we meant is gone. */
+      REPLACED,
+      /** 429 from a PodDisruptionBudget: retry later. */
+      BLOCKED,
+      /** 429 from API priority and fairness: the server is busy, retry soon. */
+      THROTTLED,
+      /** 403 NamespaceTerminating: the namespace is being deleted; the eviction API refuses. */
+      NAMESPACE_TERMINATING,
+      /**
+       * 500: several budgets select the pod, which the eviction API cannot handle; retrying cannot
+       * help.
+       */
+      MULTIPLE_BUDGETS,
+      /** Connection failure, timeout, or a 5xx: worth a few retries. */
+      TRANSIENT,
+      /**
+       * 401/403 other than NamespaceTerminating: our identity may not evict (or delete) the pod.
+       */
+      FORBIDDEN,
+      /** Anything else (invalid, unexpected...): retrying cannot help. */
+      FAILED
+    }
+
+    /** The cause reason kube-apiserver gives a 403 for an eviction in a namespace being deleted. */
+    static final String NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating";
+
+    /** The cause reason kube-apiserver gives each budget that blocks an eviction. */
+    static final String DISRUPTION_BUDGET_CAUSE = "DisruptionBudget";
+
+    private static final Pattern BUDGET_NAME =
+        Pattern.compile("(?i)disruption budget \"?([a-z0-9][-a-z0-9.]*[a-z0-9]|[a-z0-9])\"?");
+
+    public EvictionOutcome {
+      message = message == null ? "" : message;
+      budgets = Set.copyOf(budgets);
+    }
+
+    static EvictionOutcome accepted() {
+      return new EvictionOutcome(Kind.ACCEPTED, "", Set.of(), 0);
+    }
+
+    /** A transport failure: no HTTP answer at all. */
+    static EvictionOutcome unreachable(String message) {
+      return new EvictionOutcome(Kind.TRANSIENT, message, Set.of(), 0);
+    }
+
+    /**
+     * Classifies an HTTP answer to an eviction or a deletion.
+     *
+     * @param headers response headers (for Retry-After), may be empty
+     */
+    public static EvictionOutcome classify(
+        int code, String body, Map<String, List<String>> headers) {
+      if (code >= 200 && code < 300) {
+        return accepted();
+      }
+      ApiStatus status = ApiStatus.parse(code, body);
+      String msg = status.message().isEmpty() ? "HTTP " + code : status.message();
+      String lower = msg.toLowerCase(Locale.ROOT);
+      switch (code) {
+        case 404:
+          return of(Kind.GONE, msg);
+        case 409:
+          // Evictions and deletions carry a UID precondition; its failure means the pod was
+          // replaced.
+          if (lower.contains("precondition") || lower.contains("uid")) {
+            return of(Kind.REPLACED, msg);
+          }
+          return of(Kind.TRANSIENT, msg);
+        case 429:
+          {
+            Set<String> budgets = budgetNames(status);
+            boolean budget =
+                !budgets.isEmpty()
+                    || status.hasCause(DISRUPTION_BUDGET_CAUSE)
+                    || lower.contains("disruption budget");
+            if (budget) {
+              return new EvictionOutcome(Kind.BLOCKED, msg, budgets, 0);
+            }
+            return new EvictionOutcome(Kind.THROTTLED, msg, Set.of(), retryAfter(headers));
+          }
+        case 403:
+          if (status.hasCause(NAMESPACE_TERMINATING_CAUSE)) {
+            return of(Kind.NAMESPACE_TERMINATING, msg);
+          }
+          return of(Kind.FORBIDDEN, msg);
+        case 401:
+          return of(Kind.FORBIDDEN, msg);
+        case 500:
+          if (lower.contains("more than one poddisruptionbudget")
+              || lower.contains("multiple poddisruptionbudgets")) {
+            return of(Kind.MULTIPLE_BUDGETS, msg);
+          }
+          return of(Kind.TRANSIENT, msg);
+        case 408, 502, 503, 504:
+          return of(Kind.TRANSIENT, msg);
+        default:
+          return of(code > 500 ? Kind.TRANSIENT : Kind.FAILED, "HTTP " + code + ": " + msg);
+      }
+    }
+
+    /**
+     * Budget names from the causes of a 429 ("The disruption budget web-pdb needs 2 healthy
+     * pods...").
+     */
+    static Set<String> budgetNames(ApiStatus status) {
+      Set<String> names = new LinkedHashSet<>();
+      for (ApiStatus.Cause c : status.causes()) {
+        if (DISRUPTION_BUDGET_CAUSE.equals(c.reason())) {
+          Matcher m = BUDGET_NAME.matcher(c.message());
+          if (m.find()) {
+            names.add(m.group(1));
+          }
+        }
+      }
+      return names;
+    }
+
+    private static long retryAfter(Map<String, List<String>> headers) {
+      if (headers != null) {
+        for (Map.Entry<String, List<String>> e : headers.entrySet()) {
+          if ("retry-after".equalsIgnoreCase(e.getKey())
+              && e.getValue() != null
+              && !e.getValue().isEmpty()) {
+            try {
+              return Math.max(0, Math.min(30, Long.parseLong(e.getValue().get(0).trim())));
+            } catch (NumberFormatException ignored) {
+              // An HTTP date: fall back to the default below.
+            }
+          }
+        }
+      }
+      return 1;
+    }
+
+    private static EvictionOutcome of(Kind kind, String message) {
+      return new EvictionOutcome(kind, message, Set.of(), 0);
+    }
+  }
+
+  /**
+   * Whether and in which group/version the server serves the pods/eviction subresource, as kubectl
+   * finds it from discovery; empty: a server without it gets deletions.
+   */
+  static Optional<String> discoverEviction(RawApi api) throws ApiException {
+    return evictionGroupVersion(
+        api.get(
+            new CoreV1Api(api.client()).getAPIResources().buildCall(null),
+            V1APIResourceList.class));
+  }
+
+  static Optional<String> evictionGroupVersion(V1APIResourceList list) {
+    return list.getResources().stream()
+        .filter(r -> "pods/eviction".equals(r.getName()) && "Eviction".equals(r.getKind()))
+        .filter(r -> r.getGroup() != null && !r.getGroup().isEmpty())
+        .filter(r -> r.getVersion() != null && !r.getVersion().isEmpty())
+        .map(r -> r.getGroup() + "/" + r.getVersion())
+        .findFirst();
+  }
+
+  /**
+   * Why a pod being deleted is still on the node, in words an admin can act on: its finalizers hold
+   * it (no controller removed them yet), or else its kubelet has not confirmed the deletion.
+   */
+  static String whyTerminating(V1Pod pod) {
+    V1ObjectMeta m = pod.getMetadata();
+    List<String> finalizers =
+        m == null || m.getFinalizers() == null ? List.of() : m.getFinalizers();
+    if (!finalizers.isEmpty()) {
+      return "terminating behind finalizer"
+          + (finalizers.size() == 1 ? " " : "s ")
+          + String.join(", ", finalizers);
+    }
+    Long grace = m == null ? null : m.getDeletionGracePeriodSeconds();
+    return grace == null
+        ? "terminating, deletion not yet confirmed by its kubelet"
+        : "terminating (grace period " + grace + "s), deletion not yet confirmed by its kubelet";
   }
 }

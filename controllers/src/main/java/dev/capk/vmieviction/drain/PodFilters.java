@@ -1,5 +1,9 @@
 package dev.capk.vmieviction.drain;
 
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.AppsV1Api;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import io.kubernetes.client.openapi.models.V1Pod;
@@ -8,8 +12,13 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * kubectl drain's pod filters, in kubectl's order: skip pods deleted long ago, DaemonSet pods,
@@ -185,5 +194,221 @@ public final class PodFilters {
     return pod.getMetadata() == null || pod.getMetadata().getNamespace() == null
         ? ""
         : pod.getMetadata().getNamespace();
+  }
+
+  /**
+   * The verdicts for a node's pods: what to evict, what to leave, what refuses the drain ({@code
+   * refusals}: kubectl's reason, "cannot delete Pods with local storage (...)", to the pods it
+   * refuses), and kubectl's warnings (message to the pods it concerns). Pods are in namespace/name
+   * order, refusal and warning groups in filter order.
+   */
+  public record DrainPlan(
+      List<V1Pod> toEvict,
+      List<SkippedPod> skipped,
+      Map<String, List<PodRef>> refusals,
+      Map<String, List<PodRef>> warnings) {
+
+    public DrainPlan {
+      toEvict = List.copyOf(toEvict);
+      skipped = List.copyOf(skipped);
+      refusals = freeze(refusals);
+      warnings = freeze(warnings);
+    }
+
+    /**
+     * Runs each pod through {@code filters} in order and groups the verdicts. Pure logic.
+     *
+     * @throws IllegalStateException if a filter gives no verdict
+     */
+    public static DrainPlan of(List<PodFilter> filters, List<V1Pod> pods) {
+      List<V1Pod> sorted = new ArrayList<>(pods);
+      sorted.sort(Comparator.comparing(PodRef::of));
+
+      List<V1Pod> toEvict = new ArrayList<>();
+      List<SkippedPod> skipped = new ArrayList<>();
+      List<Decided> refusals = new ArrayList<>();
+      List<Decided> warnings = new ArrayList<>();
+
+      for (V1Pod pod : sorted) {
+        PodRef ref = PodRef.of(pod);
+        PodVerdict verdict = PodVerdict.delete();
+        int decidedBy = -1;
+        for (int i = 0; i < filters.size(); i++) {
+          verdict = filters.get(i).verdict(pod);
+          if (verdict == null) {
+            throw new IllegalStateException(
+                "pod filter #" + i + " returned no verdict for pod " + ref);
+          }
+          decidedBy = i;
+          if (!verdict.deletes()) {
+            break;
+          }
+        }
+        // As kubectl: a pod's status is the last verdict given, so an earlier filter's warning
+        // ("deleting Pods with local storage") gives way to a later one's, or to none.
+        if (verdict.warning()) {
+          warnings.add(new Decided(decidedBy, verdict.reason(), ref));
+        }
+        switch (verdict.action()) {
+          case DELETE -> toEvict.add(pod);
+          case SKIP ->
+              skipped.add(
+                  new SkippedPod(
+                      ref, verdict.reason().isEmpty() ? "skipped by a filter" : verdict.reason()));
+          case REFUSE ->
+              refusals.add(
+                  new Decided(
+                      decidedBy, DrainRefusedException.kubectlReason(verdict.reason()), ref));
+        }
+      }
+      return new DrainPlan(toEvict, skipped, grouped(refusals), grouped(warnings));
+    }
+
+    /** A pod's verdict and the index of the filter that gave it. */
+    private record Decided(int filter, String reason, PodRef pod) {}
+
+    /** Pods by reason: reasons in the order of their filters, then of their first pod. */
+    private static Map<String, List<PodRef>> grouped(List<Decided> decided) {
+      Map<String, List<PodRef>> out = new LinkedHashMap<>();
+      decided.stream()
+          .sorted(Comparator.comparingInt(Decided::filter))
+          .forEach(d -> out.computeIfAbsent(d.reason(), k -> new ArrayList<>()).add(d.pod()));
+      return out;
+    }
+
+    public List<PodRef> toEvictRefs() {
+      return toEvict.stream().map(PodRef::of).toList();
+    }
+
+    public boolean refused() {
+      return !refusals.isEmpty();
+    }
+
+    /** kubectl's warning lines: "ignoring DaemonSet-managed Pods: ns/a, ns/b". */
+    public List<String> warningLines() {
+      List<String> lines = new ArrayList<>();
+      warnings.forEach((msg, pods) -> lines.add(msg + ": " + DrainRefusedException.join(pods)));
+      return lines;
+    }
+
+    private static Map<String, List<PodRef>> freeze(Map<String, List<PodRef>> m) {
+      Map<String, List<PodRef>> copy = new LinkedHashMap<>();
+      m.forEach((k, v) -> copy.put(k, List.copyOf(v)));
+      return Collections.unmodifiableMap(copy);
+    }
+  }
+
+  /**
+   * What one {@link PodFilter} decides about one pod. Filters run in order; the first verdict that
+   * is not {@link Action#DELETE} ends the chain (as in kubectl), and a DELETE verdict may carry a
+   * warning.
+   */
+  public record PodVerdict(Action action, String reason, boolean warning) {
+    public enum Action {
+      /** Evict (or delete) the pod, unless a later filter decides otherwise. */
+      DELETE,
+      /** Leave the pod where it is; the drain goes on. */
+      SKIP,
+      /** The drain must not proceed while this pod is there: nothing is evicted. */
+      REFUSE
+    }
+
+    private static final PodVerdict DELETE_PLAIN = new PodVerdict(Action.DELETE, "", false);
+
+    public PodVerdict {
+      Objects.requireNonNull(action, "action");
+      reason = reason == null ? "" : reason;
+      if (action == Action.REFUSE && reason.isBlank()) {
+        throw new IllegalArgumentException("a refusal needs a reason");
+      }
+    }
+
+    public static PodVerdict delete() {
+      return DELETE_PLAIN;
+    }
+
+    public static PodVerdict deleteWithWarning(String warning) {
+      return new PodVerdict(Action.DELETE, warning, true);
+    }
+
+    public static PodVerdict skip(String reason) {
+      return new PodVerdict(Action.SKIP, reason, false);
+    }
+
+    public static PodVerdict skipWithWarning(String warning) {
+      return new PodVerdict(Action.SKIP, warning, true);
+    }
+
+    public static PodVerdict refuse(String reason) {
+      return new PodVerdict(Action.REFUSE, reason, false);
+    }
+
+    public boolean deletes() {
+      return action == Action.DELETE;
+    }
+  }
+
+  /**
+   * Decides about one pod of the node being drained. Extra filters given in {@link DrainOptions}
+   * run after kubectl's built-in ones, and only for pods those would delete.
+   */
+  @FunctionalInterface
+  public interface PodFilter {
+    PodVerdict verdict(V1Pod pod);
+  }
+
+  /** Tells whether the DaemonSet a pod names as its controller still exists. */
+  @FunctionalInterface
+  public interface DaemonSetLookup {
+    enum Presence {
+      EXISTS,
+      NOT_FOUND,
+      UNKNOWN
+    }
+
+    /** The answer, and for NOT_FOUND or UNKNOWN (lookup failed) a message saying so. */
+    record Answer(Presence presence, String message) {
+      public static Answer exists() {
+        return new Answer(Presence.EXISTS, "");
+      }
+
+      /** The message kubectl shows, from the API server's NotFound error. */
+      public static Answer notFound(String name) {
+        return new Answer(Presence.NOT_FOUND, "daemonsets.apps \"" + name + "\" not found");
+      }
+
+      public static Answer unknown(String message) {
+        return new Answer(Presence.UNKNOWN, message);
+      }
+    }
+
+    Answer find(String namespace, String name);
+  }
+
+  /** DaemonSets looked up through the API, once per namespace/name (many pods share one). */
+  static DaemonSetLookup daemonSets(RawApi api) {
+    AppsV1Api apps = new AppsV1Api(api.client());
+    Map<String, DaemonSetLookup.Answer> cache = new HashMap<>();
+    return (namespace, name) -> {
+      synchronized (cache) {
+        return cache.computeIfAbsent(
+            namespace + "/" + name,
+            k -> {
+              String failed = "cannot look up daemonset " + k + ": ";
+              try {
+                RawApi.Answer a =
+                    api.execute(apps.readNamespacedDaemonSet(name, namespace).buildCall(null));
+                return a.ok()
+                    ? DaemonSetLookup.Answer.exists()
+                    : a.code() == 404
+                        ? DaemonSetLookup.Answer.notFound(name)
+                        : DaemonSetLookup.Answer.unknown(
+                            failed + ApiStatus.describe(a.toException()));
+              } catch (ApiException e) {
+                return DaemonSetLookup.Answer.unknown(failed + ApiStatus.describe(e));
+              }
+            });
+      }
+    };
   }
 }

@@ -1,15 +1,34 @@
 package dev.capk.vmieviction.drain;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import com.google.gson.stream.JsonReader;
+import dev.capk.vmieviction.drain.PodFilters.DaemonSetLookup;
+import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
+import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
+import java.io.IOException;
+import java.io.StringReader;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,6 +37,16 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import okhttp3.Call;
+import okhttp3.HttpUrl;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.Response;
+import okio.BufferedSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The node drains a controller carries out in steps, each under a key of the caller's (a VMI, a
@@ -151,5 +180,790 @@ public final class SteppedDrains implements AutoCloseable {
     drains.values().forEach(d -> d.watch.close());
     drains.clear();
     evictions.shutdownNow();
+  }
+
+  /**
+   * One raw watch kept running on a thread of its own, for the drain engine's watches of one kind
+   * each (a node's pods, a cluster's budgets): it resumes from the last resourceVersion seen
+   * (objects and bookmarks), starts again from a fresh list when the server answers 410 (that
+   * version is too old), and after a failure waits 0.25 s, doubling up to 8 s, before the next try;
+   * {@link #close} cancels the request under way. What a kind does with its objects, how it lists,
+   * and when it gives up are its {@link Kind}'s.
+   *
+   * <p>Why not client-java's informers: one informer per type and several threads each; the drains
+   * need many differently filtered watches, one thread each here.
+   */
+  static final class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
+
+    /** The server ends each watch after this; the watch is then resumed. */
+    static final int WATCH_SECONDS = 120;
+
+    /** What one kind of watch does. Called on the loop's thread. */
+    interface Kind<T extends KubernetesObject> {
+      /** The objects' type, decoded straight from the watch's lines. */
+      Class<T> objectType();
+
+      /**
+       * The list request the watch is made of: the loop adds the watch's parameters (bookmarks, its
+       * resourceVersion, its timeout).
+       */
+      Call list(ApiClient client) throws ApiException;
+
+      /**
+       * There is no resourceVersion to resume from (at the start, or after a 410): list, report the
+       * full state, and return the list's resourceVersion; or null to watch from the state the
+       * server sends.
+       */
+      String relist() throws ApiException;
+
+      /** An object the watch reported ({@code ADDED}, {@code MODIFIED} or {@code DELETED}). */
+      void seen(String type, T object);
+
+      /**
+       * A try failed ({@code failures} in a row, counting since the watch was last accepted): true
+       * to end the loop, false to try again after the backoff.
+       */
+      boolean giveUp(Exception failure, int failures);
+
+      /** Asked before each watch request: false ends the loop (nobody needs it any more). */
+      default boolean wanted() {
+        return true;
+      }
+    }
+
+    /** The watch's resourceVersion is too old: start again from a list. */
+    private static final class Expired extends Exception {
+      private static final long serialVersionUID = 1L;
+    }
+
+    private final RawApi api;
+    private final Kind<T> kind;
+    private final OkHttpClient watchHttp;
+    private final Thread thread;
+    private volatile boolean closed;
+    private volatile Call current;
+    private String resourceVersion;
+
+    /** Whether the current watch request was accepted (only the loop's thread uses it). */
+    private boolean connected;
+
+    /** The last try failed and no watch has been accepted since: the server is not reached now. */
+    private volatile boolean failing;
+
+    /**
+     * @param api each watch request is bound to its deadline
+     * @param resourceVersion where the first watch starts; null: {@link Kind#relist} first
+     * @param threadName names the loop's thread
+     */
+    WatchLoop(RawApi api, Kind<T> kind, String resourceVersion, String threadName) {
+      this.api = api;
+      this.kind = kind;
+      this.resourceVersion = resourceVersion;
+      // The caller's connection pool, auth and TLS; a watch is silent until something changes, so
+      // not the client's short call timeout.
+      this.watchHttp =
+          api.client()
+              .getHttpClient()
+              .newBuilder()
+              .readTimeout(Duration.ofSeconds(WATCH_SECONDS + 30))
+              .callTimeout(Duration.ZERO)
+              .build();
+      this.thread = new Thread(this::run, threadName);
+      this.thread.setDaemon(true);
+    }
+
+    /**
+     * True while the server is not reached: the last try failed and no watch was accepted since
+     * (between retries, before the loop gives up).
+     */
+    boolean failing() {
+      return failing;
+    }
+
+    WatchLoop start() {
+      thread.start();
+      return this;
+    }
+
+    @Override
+    public void close() {
+      closed = true;
+      Call c = current;
+      if (c != null) {
+        c.cancel();
+      }
+      thread.interrupt();
+    }
+
+    private void run() {
+      int failures = 0;
+      while (!closed && kind.wanted()) {
+        connected = false;
+        try {
+          if (resourceVersion == null) {
+            resourceVersion = kind.relist();
+          }
+          if (watchOnce()) {
+            failures = 0;
+          }
+        } catch (Expired e) {
+          resourceVersion = null;
+        } catch (IOException | ApiException | RuntimeException e) {
+          if (closed) {
+            return;
+          }
+          failing = true;
+          if (connected) {
+            // The watch was up before it broke: a new outage, not one more failure of the last.
+            failures = 0;
+          }
+          failures++;
+          if (kind.giveUp(e, failures)) {
+            return;
+          }
+          try {
+            TimeUnit.MILLISECONDS.sleep(Math.min(8_000L, 250L << Math.min(5, failures - 1)));
+          } catch (InterruptedException ie) {
+            return;
+          }
+        }
+      }
+    }
+
+    /** One watch request, read to its end. @return true if the server accepted it */
+    private boolean watchOnce() throws IOException, ApiException, Expired {
+      Request list = kind.list(api.client()).request();
+      HttpUrl.Builder url =
+          list.url()
+              .newBuilder()
+              .addQueryParameter("watch", "true")
+              .addQueryParameter("allowWatchBookmarks", "true")
+              .addQueryParameter("timeoutSeconds", String.valueOf(WATCH_SECONDS));
+      if (resourceVersion != null) {
+        // Null: the server sends the state first.
+        url.addQueryParameter("resourceVersion", resourceVersion);
+      }
+      Call call = watchHttp.newCall(list.newBuilder().url(url.build()).build());
+      api.bound(call);
+      current = call;
+      if (closed) {
+        return false;
+      }
+      try (Response response = call.execute()) {
+        if (response.code() == 410) {
+          throw new Expired();
+        }
+        if (!response.isSuccessful()) {
+          String body = response.body() == null ? "" : response.body().string();
+          throw new RawApi.Answer(response.code(), body, response.headers().toMultimap())
+              .toException();
+        }
+        connected = true;
+        failing = false;
+        BufferedSource source = response.body().source();
+        String line;
+        while (!closed && (line = source.readUtf8Line()) != null) {
+          if (!line.isBlank()) {
+            handle(line);
+          }
+        }
+        return true;
+      } finally {
+        current = null;
+      }
+    }
+
+    /**
+     * One line of the watch, decoded in one pass: the API server writes {@code type} before {@code
+     * object}, so the object is read straight into its type, not first into a JSON tree (a pod is a
+     * few kB, and a drain sees each of its pods change several times). Errors and bookmarks, and a
+     * line in another order, go through the tree.
+     */
+    private void handle(String line) throws Expired, IOException {
+      String type = null;
+      T object = null;
+      JsonElement raw = null;
+      try (JsonReader reader = new JsonReader(new StringReader(line))) {
+        reader.beginObject();
+        while (reader.hasNext()) {
+          String name = reader.nextName();
+          if ("type".equals(name)) {
+            type = reader.nextString();
+          } else if ("object".equals(name)) {
+            if (type != null && !"ERROR".equals(type) && !"BOOKMARK".equals(type)) {
+              object = LenientJson.GSON.fromJson(reader, kind.objectType());
+            } else {
+              raw = JsonParser.parseReader(reader);
+            }
+          } else {
+            reader.skipValue();
+          }
+        }
+        reader.endObject();
+      }
+      if (type == null) {
+        throw new IOException("watch event without a type");
+      }
+      if ("ERROR".equals(type)) {
+        JsonObject status =
+            raw != null && raw.isJsonObject() ? raw.getAsJsonObject() : new JsonObject();
+        int code = status.has("code") ? status.get("code").getAsInt() : 0;
+        if (code == 410) {
+          throw new Expired();
+        }
+        throw new IOException("watch error: " + ApiStatus.parse(code, status.toString()).message());
+      }
+      if ("BOOKMARK".equals(type)) {
+        String version = resourceVersionOf(raw);
+        if (version != null) {
+          resourceVersion = version;
+        }
+        return;
+      }
+      if (object == null && raw != null) {
+        object = LenientJson.GSON.fromJson(raw, kind.objectType());
+      }
+      if (object == null || object.getMetadata() == null) {
+        return;
+      }
+      if (object.getMetadata().getResourceVersion() != null) {
+        resourceVersion = object.getMetadata().getResourceVersion();
+      }
+      kind.seen(type, object);
+    }
+
+    /**
+     * A failed try, for a log line: the API's status, or the failure's kind (never server text).
+     */
+    static String describe(Exception failure) {
+      return failure instanceof ApiException ae
+          ? ApiStatus.describe(ae)
+          : failure.getClass().getSimpleName();
+    }
+
+    private static String resourceVersionOf(JsonElement object) {
+      if (object == null || !object.isJsonObject()) {
+        return null;
+      }
+      JsonElement metadata = object.getAsJsonObject().get("metadata");
+      if (metadata == null || !metadata.isJsonObject()) {
+        return null;
+      }
+      JsonElement version = metadata.getAsJsonObject().get("resourceVersion");
+      return version != null && version.isJsonPrimitive() ? version.getAsString() : null;
+    }
+  }
+
+  /**
+   * What a stepped drain of one node remembers between its steps: when each pod that could not go
+   * yet is due for its next eviction, why it waits, and how many pods left. Pure bookkeeping, no
+   * I/O; losing it (a restart) only means due pods are tried again at once.
+   *
+   * <p>Retry schedule: a pod refused by a budget (or a terminating namespace) is tried again after
+   * kubectl's retry interval, and the wait doubles for each further refusal up to {@code maxRetry}:
+   * quick while a rolling budget frees a slot, cheap while a budget never allows anything. The API
+   * server's Retry-After is honoured as given; transient failures back off from 200 ms.
+   *
+   * <p>Not thread-safe: the steps of one drain run one at a time (a work queue never hands one key
+   * to two workers at once).
+   */
+  public static final class DrainMemory {
+
+    /**
+     * Consecutive transient failures (connection, 5xx) before a pod is reported failed (it is still
+     * retried): with the backoff below (0.2 s doubling, at most 5 s) a drain rides out about 30 s
+     * of API server outage first.
+     */
+    static final int MAX_TRANSIENT_FAILURES = 10;
+
+    /** Why a pod waits. */
+    enum Waiting {
+      /** Eviction accepted: the pod is being deleted; its disappearance ends the wait. */
+      ACCEPTED,
+      BLOCKED,
+      THROTTLED,
+      NAMESPACE_TERMINATING,
+      TRANSIENT,
+      FAILED
+    }
+
+    /** One pod's state between steps. */
+    static final class PodState {
+      Waiting waiting;
+      Instant due;
+      int refusals;
+      int transientFailures;
+      Set<String> budgets = Set.of();
+      String failure;
+      boolean denied;
+
+      /** A budget that refused it allows a disruption again: due before its timer. */
+      boolean woken;
+
+      /** What the pod's last eviction came to, in words an admin can act on. */
+      String why(PodRef pod) {
+        return switch (waiting) {
+          case ACCEPTED -> "evicted, its deletion not seen yet";
+          case BLOCKED ->
+              budgets.isEmpty()
+                  ? "eviction refused by a PodDisruptionBudget"
+                  : "eviction refused by PodDisruptionBudget"
+                      + (budgets.size() == 1 ? " " : "s ")
+                      // A budget lives in its pod's namespace: named as kubectl users know it.
+                      + budgets.stream()
+                          .map(b -> b.contains("/") ? b : pod.namespace() + "/" + b)
+                          .sorted()
+                          .collect(Collectors.joining(", "));
+          case THROTTLED -> "eviction throttled by the API server (429 with Retry-After), retrying";
+          case NAMESPACE_TERMINATING -> "eviction refused: its namespace is being deleted";
+          case TRANSIENT -> "eviction failed, retrying" + (failure == null ? "" : ": " + failure);
+          case FAILED ->
+              // A denial's text says what was denied ("create pods/eviction denied: ...").
+              denied ? failure : "eviction failed: " + failure;
+        };
+      }
+    }
+
+    private final Duration baseRetry;
+    private final Duration maxRetry;
+    private final Map<PodRef, PodState> pods = new HashMap<>();
+    private final Set<PodRef> evicted = new TreeSet<>();
+
+    /** The eviction API version, discovered once per drain; null until then. */
+    private Optional<String> evictionVersion;
+
+    private DaemonSetLookup daemonSets;
+
+    /**
+     * @param baseRetry the first wait after a refusal (kubectl: 5 s)
+     * @param maxRetry the longest wait between two evictions of a refused pod
+     */
+    public DrainMemory(Duration baseRetry, Duration maxRetry) {
+      if (baseRetry.isNegative() || baseRetry.isZero() || maxRetry.compareTo(baseRetry) < 0) {
+        throw new IllegalArgumentException(
+            "need 0 < baseRetry <= maxRetry, got " + baseRetry + ", " + maxRetry);
+      }
+      this.baseRetry = baseRetry;
+      this.maxRetry = maxRetry;
+    }
+
+    /** True if the pod may be sent an eviction now: its timer came, or its budget woke it. */
+    boolean due(PodRef pod, Instant now) {
+      PodState s = pods.get(pod);
+      return s == null || s.woken || !now.isBefore(s.due);
+    }
+
+    /**
+     * True if the pod's retry timer (not a budget's wake) makes it due now, or it was never tried.
+     */
+    boolean timerDue(PodRef pod, Instant now) {
+      PodState s = pods.get(pod);
+      return s == null || !now.isBefore(s.due);
+    }
+
+    PodState state(PodRef pod) {
+      return pods.get(pod);
+    }
+
+    /** Forgets pods that are no longer on the node. */
+    void keepOnly(Set<PodRef> present) {
+      pods.keySet().retainAll(present);
+    }
+
+    void accepted(PodRef pod, Instant now) {
+      PodState s = fresh(pod);
+      s.waiting = Waiting.ACCEPTED;
+      // The watch shows the deletion within moments; re-send only if it never does.
+      s.due = now.plus(baseRetry);
+      evicted.add(pod);
+    }
+
+    void gone(PodRef pod) {
+      pods.remove(pod);
+      evicted.add(pod);
+    }
+
+    void refused(PodRef pod, Waiting why, Set<String> budgets, Instant now) {
+      PodState s = waitFor(pod, why, budgets);
+      s.due = now.plus(refusalWait(s.refusals++));
+    }
+
+    /**
+     * Not sent: the known status of {@code budgets} allows no more disruptions now. The pod waits
+     * as if refused, for its budget's wake or for its timer (set as a refusal would, if it had
+     * come).
+     */
+    void held(PodRef pod, Set<String> budgets, Instant now) {
+      PodState s = waitFor(pod, Waiting.BLOCKED, budgets);
+      if (s.due == null || !now.isBefore(s.due)) {
+        s.due = now.plus(refusalWait(s.refusals++));
+      }
+    }
+
+    /** The pod waits for {@code why} (a refusal, not a failure) on {@code budgets}. */
+    private PodState waitFor(PodRef pod, Waiting why, Set<String> budgets) {
+      PodState s = pods.computeIfAbsent(pod, p -> new PodState());
+      s.waiting = why;
+      s.transientFailures = 0;
+      s.failure = null;
+      s.denied = false;
+      s.budgets = Set.copyOf(budgets);
+      s.woken = false;
+      return s;
+    }
+
+    void throttled(PodRef pod, long retryAfterSeconds, Instant now) {
+      PodState s = pods.computeIfAbsent(pod, p -> new PodState());
+      s.waiting = Waiting.THROTTLED;
+      s.woken = false;
+      s.due = now.plusSeconds(Math.max(1, retryAfterSeconds));
+    }
+
+    /**
+     * @return true once the pod failed this often in a row that it is reported failed
+     */
+    boolean transientFailure(PodRef pod, String message, Instant now) {
+      PodState s = pods.computeIfAbsent(pod, p -> new PodState());
+      s.transientFailures++;
+      s.woken = false;
+      // Kept for the messages that say why the pod is still there.
+      s.failure = message;
+      s.due = now.plusMillis(Math.min(5_000L, 200L << Math.min(20, s.transientFailures - 1)));
+      if (s.transientFailures > MAX_TRANSIENT_FAILURES) {
+        s.waiting = Waiting.FAILED;
+        return true;
+      }
+      s.waiting = Waiting.TRANSIENT;
+      return false;
+    }
+
+    /** Retrying cannot help soon: reported failed, tried again after the longest wait. */
+    void failed(PodRef pod, String reason, boolean denied, Instant now) {
+      PodState s = pods.computeIfAbsent(pod, p -> new PodState());
+      s.waiting = Waiting.FAILED;
+      s.failure = reason;
+      s.denied = denied;
+      s.woken = false;
+      s.due = now.plus(maxRetry);
+    }
+
+    /**
+     * The budgets {@code namespace/name} allow a disruption now: the pods they refused are due at
+     * once (their refusal count and timer stay, so a budget that refuses again backs off as before,
+     * and a pod the step does not send, its budget's disruptions taken by others, waits for its
+     * timer).
+     */
+    public void budgetsAllow(Set<String> budgets) {
+      if (budgets.isEmpty()) {
+        return;
+      }
+      pods.forEach(
+          (pod, s) -> {
+            if (s.waiting == Waiting.BLOCKED
+                && s.budgets.stream()
+                    .anyMatch(
+                        b -> budgets.contains(b.contains("/") ? b : pod.namespace() + "/" + b))) {
+              s.woken = true;
+            }
+          });
+    }
+
+    /** 5 s, 10 s, 20 s, ... up to the maximum. */
+    Duration refusalWait(int earlierRefusals) {
+      Duration wait = baseRetry;
+      for (int i = 0; i < earlierRefusals && wait.compareTo(maxRetry) < 0; i++) {
+        wait = wait.multipliedBy(2);
+      }
+      return wait.compareTo(maxRetry) > 0 ? maxRetry : wait;
+    }
+
+    /** Pods evicted (or found gone) by this drain so far. */
+    public int evictedCount() {
+      return evicted.size();
+    }
+
+    Optional<String> evictionVersion() {
+      return evictionVersion;
+    }
+
+    boolean evictionDiscovered() {
+      return evictionVersion != null;
+    }
+
+    void evictionVersion(Optional<String> version) {
+      this.evictionVersion = version;
+    }
+
+    DaemonSetLookup daemonSets(Supplier<DaemonSetLookup> create) {
+      if (daemonSets == null) {
+        daemonSets = create.get();
+      }
+      return daemonSets;
+    }
+
+    private PodState fresh(PodRef pod) {
+      PodState s = new PodState();
+      pods.put(pod, s);
+      return s;
+    }
+  }
+
+  /**
+   * The pods bound to one node, kept current by one list and one watch (field selector {@code
+   * spec.nodeName}), for a drain that is carried out in steps: each step reads the pods from here
+   * instead of listing them, and {@code onPodsLeft} is called whenever pods leave the node (or the
+   * watch gave up), and only then, so the drain's next step comes as soon as there is something new
+   * and a drain whose pods stay (a budget refuses) is not woken for nothing.
+   *
+   * <p>Why not a client-java informer: a {@code SharedInformerFactory} keeps one informer per type,
+   * and each informer runs several threads; a drain of hundreds of nodes at once needs hundreds of
+   * differently filtered pod watches, one thread each here ({@link WatchLoop}'s: a single watch,
+   * not a GET per pod per second as kubectl does). Repeated failures to reach the server end it
+   * ({@link #failure}).
+   */
+  public static final class NodePodWatch implements AutoCloseable, WatchLoop.Kind<V1Pod> {
+    private static final Logger LOG = LoggerFactory.getLogger(NodePodWatch.class);
+
+    /**
+     * Consecutive failures (backoff 0.25 s doubling, at most 8 s: ~30 s in all) before giving up.
+     */
+    private static final int MAX_FAILURES = 9;
+
+    private final String node;
+    private final Runnable onPodsLeft;
+    private final PodLister lister;
+    private final WatchLoop<V1Pod> loop;
+    private final Map<String, V1Pod> pods = new LinkedHashMap<>();
+    private boolean listed;
+    private String failure;
+
+    private NodePodWatch(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
+      this.node = node;
+      this.onPodsLeft = onPodsLeft;
+      String from =
+          seed == null || seed.getMetadata() == null
+              ? null
+              : seed.getMetadata().getResourceVersion();
+      if (from != null) {
+        // The caller's own list: the watch starts right after it, instead of listing again.
+        if (seed.getItems() != null) {
+          seed.getItems().forEach(p -> pods.put(key(p), p));
+        }
+        listed = true;
+      }
+      this.lister = new PodLister(api);
+      // No resourceVersion: the loop lists first, then watches from that list's version. Each watch
+      // request is bounded by the api's deadline rather than by the client's call timeout.
+      this.loop = new WatchLoop<>(api, this, from, "drain-watch-" + node);
+    }
+
+    /** Fed by hand, for tests of what it reports. */
+    NodePodWatch(String node, Runnable onPodsLeft) {
+      this.node = node;
+      this.onPodsLeft = onPodsLeft;
+      this.lister = null;
+      this.loop = null;
+    }
+
+    /** Starts following the node's pods; the first list arrives on the watch's own thread. */
+    public static NodePodWatch start(ApiClient client, String node, Runnable onPodsLeft) {
+      return start(new RawApi(client), node, onPodsLeft, null);
+    }
+
+    /**
+     * As {@link #start(ApiClient, String, Runnable)}, from a list of the node's pods the caller has
+     * just made (field selector {@code spec.nodeName}, all namespaces): the watch resumes from its
+     * resourceVersion and {@link #pods()} answers from it at once, so the drain's first step and
+     * the watch share one list. Null, or a list without a resourceVersion: the watch lists itself.
+     * Each watch request is bound to {@code api}'s deadline (a blocking drain's).
+     */
+    static NodePodWatch start(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
+      NodePodWatch w = new NodePodWatch(api, node, onPodsLeft, seed);
+      w.loop.start();
+      return w;
+    }
+
+    public String node() {
+      return node;
+    }
+
+    /** The node's pods now; empty until the first list arrived, and after the watch gave up. */
+    public synchronized Optional<List<V1Pod>> pods() {
+      if (!listed || failure != null) {
+        return Optional.empty();
+      }
+      return Optional.of(new ArrayList<>(pods.values()));
+    }
+
+    /**
+     * The guest API server is not reached now: the watch gave up, or its last try failed and none
+     * was accepted since. What this watch knows may be stale.
+     */
+    public synchronized boolean unreachable() {
+      return failure != null || (loop != null && loop.failing());
+    }
+
+    /** Why the watch gave up (it does after about 30 s of failures), if it did. */
+    public synchronized Optional<String> failure() {
+      return Optional.ofNullable(failure);
+    }
+
+    @Override
+    public Class<V1Pod> objectType() {
+      return V1Pod.class;
+    }
+
+    @Override
+    public Call list(ApiClient client) throws ApiException {
+      return new CoreV1Api(client)
+          .listPodForAllNamespaces()
+          .fieldSelector(PodLister.nodeFieldSelector(node))
+          .buildCall(null);
+    }
+
+    @Override
+    public String relist() throws ApiException {
+      PodLister.Listing listing = lister.list(node, "", DrainOptions.DEFAULT_CHUNK_SIZE);
+      LOG.debug("pods listed node={} pods={}", node, listing.pods().size());
+      relisted(listing.pods());
+      return listing.resourceVersion();
+    }
+
+    @Override
+    public void seen(String type, V1Pod pod) {
+      boolean deleted = "DELETED".equals(type);
+      synchronized (this) {
+        if (deleted) {
+          pods.remove(key(pod));
+        } else {
+          pods.put(key(pod), pod);
+        }
+      }
+      if (deleted) {
+        onPodsLeft.run();
+      }
+    }
+
+    @Override
+    public boolean giveUp(Exception failure, int failures) {
+      String reason =
+          failure instanceof ApiException ae
+              ? ApiStatus.describe(ae)
+              : String.valueOf(failure.getMessage());
+      if (failures >= MAX_FAILURES) {
+        LOG.warn("pod watch gave up node={} failures={} reason={}", node, failures, reason);
+        watchFailed("lost the watch on the pods of node " + node + ": " + reason);
+        return true;
+      }
+      LOG.debug("pod watch failed, retrying node={} failures={} reason={}", node, failures, reason);
+      return false;
+    }
+
+    /** The full current list after a relist: any pod tracked but not in it is gone. */
+    void relisted(List<V1Pod> current) {
+      boolean left;
+      synchronized (this) {
+        Map<String, V1Pod> now = new LinkedHashMap<>();
+        current.forEach(p -> now.put(key(p), p));
+        // The first list says nothing left unless the node is empty (pods gone before it are then
+        // all gone: what the drain waits for); a later one, when a pod known before is missing.
+        left = now.isEmpty() || (listed && !now.keySet().containsAll(pods.keySet()));
+        pods.clear();
+        pods.putAll(now);
+        listed = true;
+      }
+      if (left) {
+        onPodsLeft.run();
+      }
+    }
+
+    void watchFailed(String reason) {
+      synchronized (this) {
+        failure = reason;
+      }
+      onPodsLeft.run();
+    }
+
+    private static String key(V1Pod pod) {
+      PodRef ref = PodRef.of(pod);
+      return ref.namespace() + "/" + ref.name();
+    }
+
+    @Override
+    public void close() {
+      if (loop != null) {
+        loop.close();
+      }
+    }
+  }
+
+  /**
+   * Lists the pods bound to a node, page by page, and remembers the list's resourceVersion for a
+   * watch to resume from.
+   */
+  static final class PodLister {
+    /**
+     * A continue token expires after a few minutes; a list that slow is restarted, but not forever.
+     */
+    private static final int MAX_RESTARTS = 3;
+
+    record Listing(List<V1Pod> pods, String resourceVersion) {}
+
+    private final RawApi api;
+    private final CoreV1Api core;
+
+    PodLister(RawApi api) {
+      this.api = api;
+      this.core = new CoreV1Api(api.client());
+    }
+
+    static String nodeFieldSelector(String node) {
+      return "spec.nodeName=" + node;
+    }
+
+    /**
+     * All pods on {@code node} matching {@code labelSelector} (empty: all). The pages form one
+     * consistent snapshot, whose resourceVersion is returned.
+     */
+    Listing list(String node, String labelSelector, int chunkSize) throws ApiException {
+      for (int attempt = 0; ; attempt++) {
+        try {
+          return listOnce(node, labelSelector, chunkSize);
+        } catch (ApiException e) {
+          if (e.getCode() != 410 || attempt >= MAX_RESTARTS) {
+            throw e;
+          }
+          // 410 Expired: the snapshot behind the continue token is gone; start a fresh one.
+        }
+      }
+    }
+
+    private Listing listOnce(String node, String labelSelector, int chunkSize) throws ApiException {
+      List<V1Pod> pods = new ArrayList<>();
+      String resourceVersion = null;
+      String token = null;
+      do {
+        CoreV1Api.APIlistPodForAllNamespacesRequest req =
+            core.listPodForAllNamespaces().fieldSelector(nodeFieldSelector(node));
+        if (!labelSelector.isEmpty()) {
+          req = req.labelSelector(labelSelector);
+        }
+        if (chunkSize > 0) {
+          req = req.limit(chunkSize);
+        }
+        if (token != null) {
+          req = req._continue(token);
+        }
+        V1PodList page = api.get(req.buildCall(null), V1PodList.class);
+        if (page.getItems() != null) {
+          pods.addAll(page.getItems());
+        }
+        if (resourceVersion == null && page.getMetadata() != null) {
+          resourceVersion = page.getMetadata().getResourceVersion();
+        }
+        token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+      } while (token != null && !token.isEmpty());
+      return new Listing(pods, resourceVersion);
+    }
   }
 }

@@ -1,11 +1,11 @@
 package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.drain.BudgetAllowance;
-import dev.capk.vmieviction.drain.BudgetWatch;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainStepper;
 import dev.capk.vmieviction.drain.NodeWatch;
+import dev.capk.vmieviction.drain.NodeWatch.BudgetAllowance;
+import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventWriters;

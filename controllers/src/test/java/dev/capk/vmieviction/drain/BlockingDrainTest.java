@@ -4,6 +4,12 @@ import static dev.capk.vmieviction.drain.TestPods.pod;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
+import dev.capk.vmieviction.drain.NodeDrainer.BlockingDrain;
+import dev.capk.vmieviction.drain.NodeDrainer.DrainProgressListener;
+import dev.capk.vmieviction.drain.NodeDrainer.DrainResult;
+import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
+import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Clock;
 import java.time.Duration;

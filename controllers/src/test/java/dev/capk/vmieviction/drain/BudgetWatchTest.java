@@ -2,6 +2,7 @@ package dev.capk.vmieviction.drain;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1PodDisruptionBudget;
 import io.kubernetes.client.openapi.models.V1PodDisruptionBudgetStatus;

@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.drain.NodeDrainer.DrainProgressListener;
+import dev.capk.vmieviction.drain.PodFilters.PodFilter;
+import dev.capk.vmieviction.drain.PodFilters.PodVerdict;
 import java.time.Duration;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;

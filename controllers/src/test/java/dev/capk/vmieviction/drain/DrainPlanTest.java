@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.drain.PodFilters.DaemonSetLookup;
+import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
+import dev.capk.vmieviction.drain.PodFilters.PodFilter;
+import dev.capk.vmieviction.drain.PodFilters.PodVerdict;
 import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Clock;
 import java.util.List;

@@ -3,6 +3,7 @@ package dev.capk.vmieviction.drain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
 import dev.capk.vmieviction.kube.ApiStatus;
 import java.util.List;
 import java.util.Map;
@@ -178,16 +179,21 @@ class EvictionOutcomeTest {
   }
 
   @Test
-  void evictionSupportIsReadFromTheCoreResourceList() {
+  void evictionSupportIsReadFromTheCoreResourceList() throws Exception {
     String withEviction =
         "{\"kind\":\"APIResourceList\",\"groupVersion\":\"v1\",\"resources\":["
             + "{\"name\":\"pods\",\"kind\":\"Pod\",\"namespaced\":true,\"verbs\":[\"get\"]},"
             + "{\"name\":\"pods/eviction\",\"group\":\"policy\",\"version\":\"v1\",\"kind\":\"Eviction\",\"namespaced\":true,\"verbs\":[\"create\"]}]}";
-    assertEquals("policy/v1", EvictionSupport.parse(withEviction).orElseThrow());
+    assertEquals("policy/v1", parse(withEviction).orElseThrow());
     String without =
         "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"pods\",\"kind\":\"Pod\"},"
             + "{\"name\":\"pods/eviction\",\"kind\":\"Eviction\"}]}";
-    assertTrue(
-        EvictionSupport.parse(without).isEmpty(), "no group/version: not usable, as in kubectl");
+    assertTrue(parse(without).isEmpty(), "no group/version: not usable, as in kubectl");
+  }
+
+  private static java.util.Optional<String> parse(String json) throws Exception {
+    return DrainStepper.evictionGroupVersion(
+        dev.capk.vmieviction.kube.LenientJson.parse(
+            json, io.kubernetes.client.openapi.models.V1APIResourceList.class));
   }
 }

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.drain.PodFilters.DaemonSetLookup;
+import dev.capk.vmieviction.drain.PodFilters.PodFilter;
+import dev.capk.vmieviction.drain.PodFilters.PodVerdict;
 import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Clock;
 import java.time.Duration;

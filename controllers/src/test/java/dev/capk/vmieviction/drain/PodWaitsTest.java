@@ -2,6 +2,7 @@ package dev.capk.vmieviction.drain;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Clock;
@@ -55,21 +56,19 @@ class PodWaitsTest {
     memory.refused(web, DrainMemory.Waiting.BLOCKED, Set.of("web-pdb"), NOW);
     assertEquals(
         "eviction refused by PodDisruptionBudget shop/web-pdb",
-        PodWaits.of(web, memory.state(web)),
+        memory.state(web).why(web),
         "a budget is named in its pod's namespace");
 
     PodRef denied = new PodRef("locked", "db-0", "u2");
     memory.failed(denied, "create pods/eviction denied: policy says no", true, NOW);
-    assertEquals(
-        "create pods/eviction denied: policy says no", PodWaits.of(denied, memory.state(denied)));
+    assertEquals("create pods/eviction denied: policy says no", memory.state(denied).why(denied));
 
     PodRef failed = new PodRef("shop", "api-0", "u3");
     memory.failed(failed, "HTTP 500: boom", false, NOW);
-    assertEquals("eviction failed: HTTP 500: boom", PodWaits.of(failed, memory.state(failed)));
+    assertEquals("eviction failed: HTTP 500: boom", memory.state(failed).why(failed));
 
     PodRef flaky = new PodRef("shop", "api-1", "u4");
     memory.transientFailure(flaky, "connection reset", NOW);
-    assertEquals(
-        "eviction failed, retrying: connection reset", PodWaits.of(flaky, memory.state(flaky)));
+    assertEquals("eviction failed, retrying: connection reset", memory.state(flaky).why(flaky));
   }
 }

@@ -56,9 +56,9 @@ class CdsClassListTest {
             "dev/capk/vmieviction/eviction/Evacuator",
             "dev/capk/vmieviction/eviction/GuestNodeDrainer",
             "dev/capk/vmieviction/drain/DrainStepper",
-            "dev/capk/vmieviction/drain/Evictor",
-            "dev/capk/vmieviction/drain/NodePodWatch",
-            "dev/capk/vmieviction/drain/BudgetWatch",
+            "dev/capk/vmieviction/drain/DrainStepper$Evictor",
+            "dev/capk/vmieviction/drain/SteppedDrains$NodePodWatch",
+            "dev/capk/vmieviction/drain/NodeWatch$BudgetWatch",
             "sun/security/ssl/SSLSocketImpl")) {
       assertTrue(listed.contains(evacuationPath), "classes.lst lacks " + evacuationPath);
     }

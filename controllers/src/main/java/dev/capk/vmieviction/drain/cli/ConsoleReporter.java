@@ -1,8 +1,8 @@
 package dev.capk.vmieviction.drain.cli;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
-import dev.capk.vmieviction.drain.DrainProgressListener;
 import dev.capk.vmieviction.drain.DryRun;
+import dev.capk.vmieviction.drain.NodeDrainer.DrainProgressListener;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SkippedPod;
 import dev.capk.vmieviction.time.GoDuration;

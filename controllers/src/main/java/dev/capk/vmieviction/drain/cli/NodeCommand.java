@@ -2,7 +2,7 @@ package dev.capk.vmieviction.drain.cli;
 
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
-import dev.capk.vmieviction.drain.NodeNotFoundException;
+import dev.capk.vmieviction.drain.NodeDrainer.NodeNotFoundException;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.logging.LogbackConfigurator;
 import io.kubernetes.client.openapi.ApiClient;

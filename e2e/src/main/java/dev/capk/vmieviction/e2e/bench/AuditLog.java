@@ -12,35 +12,46 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 
 /**
- * What the API servers saw, from their audit logs. Attribution of requests to one client: {@code
- * apiserver_request_total} has no client label, so the API servers of the evacuation benchmark
- * write an audit log of the controller's identity only (a client certificate of its own, user
- * {@value #USER}); each line is one request the controller sent. Timing: the head-of-line benchmark
- * logs the few requests it times (a VMI's marking and deletion, a pod's deletion), so that its
- * times are the API servers' own, not those of a watch that may fall behind.
+ * What the API servers saw, from their audit logs. {@code apiserver_request_total} has no client
+ * label, so to attribute requests to the controller it uses a client certificate of its own (user
+ * {@value #USER}) and the API servers log that user's requests. The head-of-line and cost
+ * benchmarks also log the few requests they time, so that their times are the API servers' own (all
+ * on this machine's clock), not those of a watch that may fall behind.
  */
 public final class AuditLog {
   public static final String USER = "capk-vmi-eviction-controller";
 
   private AuditLog() {}
 
-  /** The policy rule that logs the controller's requests, at Metadata level. */
-  static final String CONTROLLER_RULE =
+  static final String CONTROLLER_RULE = "- level: Metadata\n  users: [\"" + USER + "\"]\n";
+
+  /** The infra API server's VMI status patches (the marking) and deletions. */
+  static final String INFRA_RULES =
       """
       - level: Metadata
-        users: ["%s"]
+        verbs: ["delete"]
+        resources: [{group: "kubevirt.io", resources: ["virtualmachineinstances"]}]
+      - level: Metadata
+        verbs: ["patch"]
+        resources: [{group: "kubevirt.io", resources: ["virtualmachineinstances/status"]}]
+      """;
+
+  /** A guest API server's pod deletions (kwok's, which complete a graceful deletion). */
+  static final String GUEST_RULES =
       """
-          .formatted(USER);
+      - level: Metadata
+        verbs: ["delete"]
+        resources: [{group: "", resources: ["pods"]}]
+      """;
 
   /**
-   * Writes a policy of its own for {@code cluster} (the given rules at Metadata level, then nothing
+   * Writes a policy for {@code cluster} (the given rules, YAML list items unindented, then nothing
    * else) and returns the kube-apiserver flags.
-   *
-   * @param rules YAML list items of the policy's rules, unindented
    */
   public static List<String> apiServerFlags(Path dir, String cluster, String rules) {
     try {
@@ -48,19 +59,14 @@ public final class AuditLog {
       Path policy = dir.resolve(cluster + "-audit-policy.yaml");
       Files.writeString(
           policy,
-          """
-          apiVersion: audit.k8s.io/v1
-          kind: Policy
-          omitStages: [RequestReceived, ResponseStarted]
-          rules:
-          """
+          "apiVersion: audit.k8s.io/v1\nkind: Policy\n"
+              + "omitStages: [RequestReceived, ResponseStarted]\nrules:\n"
               + rules
               + "- level: None\n");
-      Path log = dir.resolve(cluster + "-audit.log");
-      Files.deleteIfExists(log);
+      Files.deleteIfExists(logOf(dir, cluster));
       return List.of(
           "--audit-policy-file=" + policy,
-          "--audit-log-path=" + log,
+          "--audit-log-path=" + logOf(dir, cluster),
           "--audit-log-format=json",
           "--audit-log-mode=blocking");
     } catch (IOException e) {
@@ -68,60 +74,78 @@ public final class AuditLog {
     }
   }
 
-  /** {@code b}, its API server writing the audit log of {@code rules} (see above). */
   static LocalCluster.Builder audited(LocalCluster.Builder b, Path dir, String name, String rules) {
     apiServerFlags(dir, name, rules).forEach(b::apiServerFlag);
     return b;
   }
 
-  /**
-   * The infra kubeconfig of the controller's own identity ({@link #USER}, whose requests the audit
-   * logs keep), written to {@code file}.
-   */
-  static Path controllerKubeconfig(LocalCluster infra, Path file) {
-    try {
-      Files.writeString(file, infra.kubeconfigFor(USER, "system:masters"));
-      return file;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+  /** The infra kubeconfig of the controller's own identity, written to {@code file}. */
+  static Path controllerKubeconfig(LocalCluster infra, Path file) throws IOException {
+    return Files.writeString(file, infra.kubeconfigFor(USER, "system:masters"));
   }
 
   public static Path logOf(Path dir, String cluster) {
     return dir.resolve(cluster + "-audit.log");
   }
 
-  /**
-   * The controller's requests received in [from, to), by "verb resource[/subresource]", WATCH
-   * excluded.
-   */
-  public static Map<String, Integer> count(Path log, Instant from, Instant to) {
-    Map<String, Integer> out = new TreeMap<>();
+  /** One request of the log: what was asked of which object, when, with what answer, by whom. */
+  public record Entry(
+      String verb,
+      String resource,
+      String subresource,
+      String name,
+      int code,
+      Instant received,
+      Instant completed,
+      String user,
+      String uri) {
+    boolean within(Instant from, Instant to) {
+      return !received.isBefore(from) && received.isBefore(to);
+    }
+
+    boolean vmi(String sub) {
+      return "virtualmachineinstances".equals(resource)
+          && java.util.Objects.equals(sub, subresource);
+    }
+  }
+
+  /** Every completed request in the log (an absent log has none). */
+  public static List<Entry> entries(Path log) {
     if (!Files.exists(log)) {
-      return out;
+      return List.of();
     }
     try (Stream<String> lines = Files.lines(log)) {
-      lines.forEach(
-          line -> {
-            JsonObject e = JsonParser.parseString(line).getAsJsonObject();
-            String verb = e.get("verb").getAsString();
-            if (verb.equals("watch") || !USER.equals(RawKube.str(e, "user", "username"))) {
-              return;
-            }
-            Instant at = Instant.parse(e.get("requestReceivedTimestamp").getAsString());
-            if (at.isBefore(from) || !at.isBefore(to)) {
-              return;
-            }
-            String resource = RawKube.str(e, "objectRef", "resource");
-            String sub = RawKube.str(e, "objectRef", "subresource");
-            String what =
-                resource == null
-                    ? "(non-resource) " + e.get("requestURI").getAsString().replaceAll("\\?.*", "")
-                    : resource + (sub == null ? "" : "/" + sub);
-            out.merge(verb + " " + what, 1, Integer::sum);
-          });
+      return lines.map(l -> entry(JsonParser.parseString(l).getAsJsonObject())).toList();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+  }
+
+  private static Entry entry(JsonObject e) {
+    String code = RawKube.str(e, "responseStatus", "code");
+    return new Entry(
+        e.get("verb").getAsString(),
+        RawKube.str(e, "objectRef", "resource"),
+        RawKube.str(e, "objectRef", "subresource"),
+        RawKube.str(e, "objectRef", "name"),
+        code == null ? 0 : Integer.parseInt(code),
+        Instant.parse(e.get("requestReceivedTimestamp").getAsString()),
+        Instant.parse(e.get("stageTimestamp").getAsString()),
+        RawKube.str(e, "user", "username"),
+        e.get("requestURI").getAsString());
+  }
+
+  /** The controller's requests received in [from, to), by "verb resource[/sub]", WATCH excluded. */
+  public static Map<String, Integer> count(Path log, Instant from, Instant to) {
+    Map<String, Integer> out = new TreeMap<>();
+    for (Entry e : entries(log)) {
+      if (!e.verb().equals("watch") && USER.equals(e.user()) && e.within(from, to)) {
+        String what =
+            e.resource() == null
+                ? "(non-resource) " + e.uri().replaceAll("\\?.*", "")
+                : e.resource() + (e.subresource() == null ? "" : "/" + e.subresource());
+        out.merge(e.verb() + " " + what, 1, Integer::sum);
+      }
     }
     return out;
   }
@@ -136,49 +160,38 @@ public final class AuditLog {
     return out;
   }
 
-  /** One request of the log: what was asked of which object, when, and with what answer. */
-  public record Entry(
-      String verb,
-      String resource,
-      String subresource,
-      String name,
-      int code,
-      Instant received,
-      Instant completed) {}
-
-  /** Every completed request in the log (an absent log has none). */
-  public static List<Entry> entries(Path log) {
-    if (!Files.exists(log)) {
-      return List.of();
-    }
-    try (Stream<String> lines = Files.lines(log)) {
-      return lines
-          .map(line -> JsonParser.parseString(line).getAsJsonObject())
-          .map(
-              e ->
-                  new Entry(
-                      e.get("verb").getAsString(),
-                      RawKube.str(e, "objectRef", "resource"),
-                      RawKube.str(e, "objectRef", "subresource"),
-                      RawKube.str(e, "objectRef", "name"),
-                      e.has("responseStatus") && e.getAsJsonObject("responseStatus").has("code")
-                          ? e.getAsJsonObject("responseStatus").get("code").getAsInt()
-                          : 0,
-                      Instant.parse(e.get("requestReceivedTimestamp").getAsString()),
-                      Instant.parse(e.get("stageTimestamp").getAsString())))
-          .toList();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+  static int total(Map<String, Integer> counts) {
+    return counts.values().stream().mapToInt(Integer::intValue).sum();
   }
 
   /**
-   * After a start a controller checks every Running VMI once (the uncordon check): those requests
-   * are no evacuation's, so a run starts when the audit logs of {@code clusters} have not grown for
-   * 3 s (at most 2 minutes).
+   * Seconds from VMI {@code vmi}'s marking stored to the arrival of the first request to delete it,
+   * both in [from, to) (the same names come back in later runs).
    */
-  static void awaitQuiet(Path dir, List<? extends KubeCluster> clusters)
-      throws InterruptedException, IOException {
+  static Optional<Double> evacuationSeconds(Path infraLog, String vmi, Instant from, Instant to) {
+    Instant marked = null;
+    for (Entry e : entries(infraLog)) {
+      if (!vmi.equals(e.name()) || !e.within(from, to)) {
+        continue;
+      }
+      if (e.vmi("status") && e.verb().equals("patch") && e.code() == 200) {
+        marked = e.completed();
+      } else if (e.vmi(null) && e.verb().equals("delete") && marked != null) {
+        return Optional.of(seconds(marked, e.received()));
+      }
+    }
+    return Optional.empty();
+  }
+
+  static double seconds(Instant from, Instant to) {
+    return Duration.between(from, to).toNanos() / 1e9;
+  }
+
+  /**
+   * After a start a controller checks every Running VMI once; those requests are no evacuation's,
+   * so a run starts when the logs of {@code clusters} have not grown for 3 s (at most 2 minutes).
+   */
+  static void awaitQuiet(Path dir, List<? extends KubeCluster> clusters) throws Exception {
     long quietSince = System.nanoTime();
     long last = -1;
     long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
@@ -194,9 +207,5 @@ public final class AuditLog {
       }
       Thread.sleep(250);
     }
-  }
-
-  static int total(Map<String, Integer> counts) {
-    return counts.values().stream().mapToInt(Integer::intValue).sum();
   }
 }

@@ -1,27 +1,145 @@
 package dev.capk.vmieviction.e2e.bench;
 
+import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
-/** One section of the report: what it measures, with its options, in its work directory. */
+/**
+ * One section of the report, in its work directory, with its knobs: system properties (make bench
+ * passes BENCH_OPTS through) whose defaults are what `make bench` measures.
+ */
 abstract class Bench {
+  private static final long STARTED = System.nanoTime();
   Report report;
-  BenchOptions opts;
-
-  /** Where its processes' logs and files go. */
   Path work;
 
-  /** Sets the section up to write to {@code report}, working in {@code work/dir}. */
-  final Bench in(Report report, BenchOptions opts, Path work, String dir) {
+  final Bench in(Report report, Path work, String dir) throws Exception {
     this.report = report;
-    this.opts = opts;
-    this.work = work.resolve(dir);
+    this.work = Files.createDirectories(work.resolve(dir));
     return this;
   }
 
-  /** Where its API servers write their audit logs. */
   Path auditDir() {
     return work.resolve("audit");
   }
 
   abstract void run() throws Exception;
+
+  /** A comma-separated list property; empty entries dropped. */
+  static List<String> strings(String key, String defaults) {
+    return Arrays.stream(System.getProperty(key, defaults).split(","))
+        .map(String::strip)
+        .filter(s -> !s.isEmpty())
+        .toList();
+  }
+
+  static List<Integer> ints(String key, String defaults) {
+    return strings(key, defaults).stream().map(Integer::parseInt).toList();
+  }
+
+  static int integer(String key, int def) {
+    return Integer.getInteger(key, def);
+  }
+
+  /** Runs for one configuration: its own property, else bench.runs, else {@code def}. */
+  static int runs(String key, int def) {
+    return Integer.getInteger(key, Integer.getInteger("bench.runs", def));
+  }
+
+  static void progress(String format, Object... args) {
+    System.out.printf(
+        "bench [%5.0fs] %s%n", (System.nanoTime() - STARTED) / 1e9, Report.f(format, args));
+  }
+
+  static double minutesSinceStart() {
+    return (System.nanoTime() - STARTED) / 60e9;
+  }
+
+  static double secondsSince(long nanos) {
+    return (System.nanoTime() - nanos) / 1e9;
+  }
+
+  static List<String> concat(List<String> a, List<String> b) {
+    List<String> out = new ArrayList<>(a);
+    out.addAll(b);
+    return out;
+  }
+
+  /** An infra cluster and {@code guests} guest clusters ({@code guestPrefix} + index). */
+  static List<LocalCluster> startAll(
+      String infra, String guestPrefix, int guests, Function<String, LocalCluster.Builder> builder)
+      throws Exception {
+    List<LocalCluster.Builder> builders = new ArrayList<>(List.of(builder.apply(infra)));
+    for (int k = 0; k < guests; k++) {
+      builders.add(builder.apply(guestPrefix + k));
+    }
+    return startAll(builders);
+  }
+
+  /** Starts clusters side by side (start-up is mostly waiting), closing all if one fails. */
+  static List<LocalCluster> startAll(List<LocalCluster.Builder> builders) throws Exception {
+    return inParallel(
+        builders.stream().map(b -> (Callable<LocalCluster>) b::start).toList(),
+        LocalCluster::close);
+  }
+
+  /** Runs {@code tasks} side by side; if one fails, closes what the others made and throws. */
+  static <T> List<T> inParallel(List<Callable<T>> tasks, Consumer<T> close) throws Exception {
+    if (tasks.isEmpty()) {
+      return List.of();
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(tasks.size());
+    List<Future<T>> fs = tasks.stream().map(pool::submit).toList();
+    pool.shutdown();
+    List<T> done = new ArrayList<>();
+    Exception failure = null;
+    for (Future<T> f : fs) {
+      try {
+        done.add(f.get());
+      } catch (ExecutionException e) {
+        failure = failure != null ? failure : e.getCause() instanceof Exception c ? c : e;
+      }
+    }
+    if (failure != null) {
+      done.forEach(close);
+      throw failure;
+    }
+    return done;
+  }
+
+  interface IntTask {
+    void run(int i) throws Exception;
+  }
+
+  /** Runs {@code task} for 0..n-1 on {@code threads} threads; throws the first failure. */
+  static void parallel(int n, int threads, IntTask task) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(n, threads)));
+    try {
+      List<Future<?>> fs = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        int k = i;
+        fs.add(
+            pool.submit(
+                () -> {
+                  task.run(k);
+                  return null;
+                }));
+      }
+      for (Future<?> f : fs) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
 }

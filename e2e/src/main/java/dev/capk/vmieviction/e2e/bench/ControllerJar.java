@@ -1,5 +1,8 @@
 package dev.capk.vmieviction.e2e.bench;
 
+import dev.capk.vmieviction.e2e.harness.FreePorts;
+import dev.capk.vmieviction.e2e.harness.Pki;
+import dev.capk.vmieviction.e2e.harness.RepoPaths;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -7,18 +10,35 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.yaml.snakeyaml.Yaml;
 
 /**
- * Which controller jar the benchmarks run: this tree's build, or another build named by {@code
- * -Dcapk.bench.controllerJar=/path/to.jar} (e.g. the commit before a change, built in its own
- * worktree), so the same benchmark measures both. The report names the jar and, when the jar lies
- * in a git work tree, that tree's commit.
+ * The controllers the benchmarks run. Ours: this tree's jar, or another build named by {@code
+ * -Dcapk.bench.controllerJar} (the report names it and its work tree's commit), on the JVM exactly
+ * as config/manager/manager.yaml runs it: the container's environment and {@code
+ * JAVA_TOOL_OPTIONS}, plus {@code -XX:MaxRAM} = its memory limit (on this machine the JVM would
+ * size itself from the whole machine), the image's class-data archive replaced by the one the build
+ * put next to the jar, then {@code -Dcapk.bench.extraJvmFlags}; on the JDK of {@code
+ * -Dcapk.bench.controllerJavaHome} if given. The Go peer: CAPK's original manager, a binary built
+ * outside this repository named by {@code -Dcapk.bench.goController}.
  */
 final class ControllerJar {
   static final String PROPERTY = "capk.bench.controllerJar";
+  static final String GO_PROPERTY = "capk.bench.goController";
+  static final String JAVA_HOME_PROPERTY = "capk.bench.controllerJavaHome";
+  static final Path MANIFEST = Path.of("config", "manager", "manager.yaml");
+  private static final Map<String, Object> CONTAINER = container();
+
+  /** The Deployment's container environment besides JAVA_TOOL_OPTIONS. */
+  static final Map<String, String> ENV = environment();
+
+  /** The JVM flags the Deployment's container ends up with. */
+  static final List<String> JVM = flags();
 
   private ControllerJar() {}
 
@@ -34,16 +54,13 @@ final class ControllerJar {
     return jar;
   }
 
-  /** Starts the jar with the Deployment's JVM and {@code flags}; see {@link #start}. */
   static ControllerProcess start(String name, Path logDir, List<String> flags, Duration timeout) {
-    return start(name, logDir, DeploymentJvm.ENV, DeploymentJvm.JVM, flags, timeout);
+    return start(name, logDir, ENV, JVM, flags, timeout);
   }
 
   /**
-   * Starts the jar with {@code env} and the JVM flags {@code jvm}, on {@link
-   * DeploymentJvm#javaCommand}, and waits until /readyz answers 200 (see {@link ControllerProcess}:
-   * start-up time and CPU, peak RSS, {@link ControllerProcess.NotReady}); its log holds this run
-   * only.
+   * Starts the jar with {@code env} and JVM flags {@code jvm} and waits until /readyz answers 200
+   * (see {@link ControllerProcess}); its log holds this run only.
    */
   static ControllerProcess start(
       String name,
@@ -52,14 +69,10 @@ final class ControllerJar {
       List<String> jvm,
       List<String> flags,
       Duration timeout) {
-    List<String> command = new ArrayList<>(List.of(DeploymentJvm.javaCommand()));
+    List<String> command = new ArrayList<>(List.of(javaCommand()));
     command.addAll(jvm);
     command.addAll(List.of("-jar", path().toString()));
-    try {
-      Files.deleteIfExists(logDir.resolve("controller-" + name + ".log"));
-    } catch (IOException ignored) {
-      // appended to instead
-    }
+    deleteLog(logDir, "controller-" + name);
     return ControllerProcess.launch(
         "controller-" + name,
         logDir,
@@ -71,56 +84,166 @@ final class ControllerJar {
         timeout);
   }
 
-  /** "`/path/to.jar` (commit abc1234, modified files: no)", for the report. */
-  static String describe() {
-    Path jar = path();
-    String source = System.getProperty(PROPERTY) == null ? "this tree's build" : "-D" + PROPERTY;
-    return Report.f("`%s` (%s%s)", jar, source, commitOf(jar));
-  }
-
-  /** The commit the jar's work tree is at (or the jar's file name), for a table cell. */
-  static String shortName() {
-    Path jar = path();
-    String head = git(jar.getParent(), "rev-parse", "--short", "HEAD");
-    return head == null ? jar.getFileName().toString() : "commit " + head;
+  /** The Go peer's binary, or null when it is not to be measured. */
+  static Path goBinary() {
+    String configured = System.getProperty(GO_PROPERTY);
+    if (configured == null || configured.isBlank()) {
+      return null;
+    }
+    Path binary = Path.of(configured).toAbsolutePath().normalize();
+    if (!Files.isExecutable(binary)) {
+      throw new IllegalStateException("-D" + GO_PROPERTY + " names no executable file: " + binary);
+    }
+    return binary;
   }
 
   /**
-   * The commit of the git work tree holding {@code jar} (the jar is built from it, but may be older
-   * than the tree's latest edits: the report says whether the tree had uncommitted changes).
+   * Starts the Go manager with {@code --concurrency=workers} and waits for its /readyz. Every
+   * listener is bound to loopback: health and metrics by flag, the webhook server (which it starts
+   * for KubevirtMachineTemplate and which needs a certificate) with a throw-away one.
    */
-  private static String commitOf(Path jar) {
-    String head = git(jar.getParent(), "rev-parse", "--short", "HEAD");
-    if (head == null) {
-      return "; not in a git work tree";
+  static ControllerProcess startGo(
+      String name, Path binary, Path logDir, Path kubeconfig, int workers) throws IOException {
+    Path certs = Files.createDirectories(logDir.resolve("go-webhook-certs"));
+    Pki.Issued cert = Pki.newAuthority("bench-go-webhook-ca").serving("localhost", List.of());
+    Pki.write(certs.resolve("tls.crt"), cert.certificatePem());
+    Pki.write(certs.resolve("tls.key"), cert.privateKeyPem());
+    deleteLog(logDir, "go-controller-" + name);
+    return ControllerProcess.launch(
+        "go-controller-" + name,
+        logDir,
+        List.of(binary.toString()),
+        Map.of(),
+        "--health-addr",
+        "--metrics-bind-addr",
+        List.of(
+            "--kubeconfig=" + kubeconfig,
+            "--concurrency=" + workers,
+            "--leader-elect=false",
+            "--webhook-port=" + FreePorts.next(),
+            "--webhook-cert-dir=" + certs),
+        Duration.ofMinutes(2));
+  }
+
+  private static void deleteLog(Path dir, String name) {
+    try {
+      Files.deleteIfExists(dir.resolve(name + ".log"));
+    } catch (IOException ignored) {
+      // appended to instead
     }
-    String subject = git(jar.getParent(), "log", "-1", "--format=%s");
-    String dirty = git(jar.getParent(), "status", "--porcelain", "--untracked-files=no");
+  }
+
+  /** "`/path/to.jar` (this tree's build; its work tree at commit ...)", for the report. */
+  static String describe() {
+    Path jar = path();
+    String source = System.getProperty(PROPERTY) == null ? "this tree's build" : "-D" + PROPERTY;
+    String head = git(jar, "rev-parse", "--short", "HEAD");
+    if (head == null) {
+      return Report.f("`%s` (%s; not in a git work tree)", jar, source);
+    }
+    String subject = git(jar, "log", "-1", "--format=%s");
+    String dirty = git(jar, "status", "--porcelain", "--untracked-files=no");
     return Report.f(
-        "; its work tree at commit %s \"%s\"%s",
+        "`%s` (%s; its work tree at commit %s \"%s\"%s)",
+        jar,
+        source,
         head,
         subject == null ? "" : subject,
         dirty == null || dirty.isEmpty() ? "" : ", with uncommitted changes");
   }
 
-  private static String git(Path dir, String... args) {
-    String[] command = new String[args.length + 3];
-    command[0] = "git";
-    command[1] = "-C";
-    command[2] = dir.toString();
-    System.arraycopy(args, 0, command, 3, args.length);
+  /** The commit the jar's work tree is at (or the jar's file name), for a table cell. */
+  static String shortName() {
+    String head = git(path(), "rev-parse", "--short", "HEAD");
+    return head == null ? path().getFileName().toString() : "commit " + head;
+  }
+
+  private static String git(Path jar, String... args) {
+    List<String> command = new ArrayList<>(List.of("git", "-C", jar.getParent().toString()));
+    command.addAll(Arrays.asList(args));
     try {
       Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
       String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-      if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
-        return null;
+      return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0 ? out : null;
+    } catch (IOException | InterruptedException e) {
+      return null;
+    }
+  }
+
+  /** The Deployment's JVM, environment first, for reports. */
+  static String describeDeployed() {
+    String java = System.getProperty(JAVA_HOME_PROPERTY) == null ? "" : "(" + javaCommand() + ") ";
+    return java + describe(ENV, JVM);
+  }
+
+  static String describe(Map<String, String> env, List<String> jvm) {
+    List<String> parts = new ArrayList<>();
+    env.forEach((k, v) -> parts.add(k + "=" + v));
+    parts.addAll(jvm);
+    return String.join(" ", parts);
+  }
+
+  static String javaCommand() {
+    String home = System.getProperty(JAVA_HOME_PROPERTY, System.getProperty("java.home"));
+    return Path.of(home, "bin", "java").toString();
+  }
+
+  private static List<String> flags() {
+    String limit = String.valueOf(at(CONTAINER, "resources", "limits", "memory"));
+    if (!limit.matches("\\d+[MG]i")) {
+      throw new IllegalStateException(MANIFEST + ": memory limit " + limit + " is not in Mi or Gi");
+    }
+    List<String> flags = new ArrayList<>();
+    flags.add("-XX:MaxRAM=" + limit.replace("Mi", "m").replace("Gi", "g"));
+    String jar = path().getFileName().toString();
+    Path archive = path().resolveSibling(jar.replaceAll("\\.jar$", "") + ".jsa");
+    String options =
+        containerEnv().getOrDefault("JAVA_TOOL_OPTIONS", "")
+            + " "
+            + System.getProperty("capk.bench.extraJvmFlags", "");
+    for (String flag : options.trim().split("\\s+")) {
+      if (!flag.isEmpty()) {
+        boolean cds = flag.startsWith("-XX:SharedArchiveFile=");
+        flags.add(cds ? "-XX:SharedArchiveFile=" + archive : flag);
       }
-      return out;
+    }
+    return List.copyOf(flags);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, String> containerEnv() {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (Object o : (List<Object>) CONTAINER.getOrDefault("env", List.of())) {
+      Map<String, Object> e = (Map<String, Object>) o;
+      if (e.get("value") != null) {
+        out.put(String.valueOf(e.get("name")), String.valueOf(e.get("value")));
+      }
+    }
+    return out;
+  }
+
+  private static Map<String, String> environment() {
+    Map<String, String> env = containerEnv();
+    env.remove("JAVA_TOOL_OPTIONS");
+    return env;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Object at(Object o, String... keys) {
+    for (String k : keys) {
+      o = ((Map<String, Object>) o).get(k);
+    }
+    return o;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> container() {
+    try {
+      Object deployment = new Yaml().load(Files.readString(RepoPaths.root().resolve(MANIFEST)));
+      return ((List<Map<String, Object>>) at(deployment, "spec", "template", "spec", "containers"))
+          .get(0);
     } catch (IOException e) {
-      return null;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return null;
+      throw new java.io.UncheckedIOException(e);
     }
   }
 }

@@ -1,8 +1,5 @@
 package dev.capk.vmieviction.e2e.bench;
 
-import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import java.io.File;
@@ -15,116 +12,178 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Benchmark 1: our drain CLI (the runnable jar, `java -jar ... drain`) against the real `kubectl
- * drain`, same flags, same cluster, on a kwok node holding N pods, alternating which goes first.
- * Before each run the node is uncordoned and refilled with N fresh Running pods bound to it: each
- * declares a controller (a ConfigMap, which kubectl only checks exists as an owner), and one in ten
- * is covered by one of five PodDisruptionBudgets with minAvailable 0: every eviction of those goes
- * through the budget check, and none is refused. Each run must end with the node empty.
+ * Benchmarks 1 and 7 ({@code selector}): our drain CLI (`java -jar ... drain`, a fresh JVM each
+ * run) against the real `kubectl drain`, same flags, same cluster, on kwok nodes refilled before
+ * every run; the report's sections say how.
  */
 final class DrainBench extends Bench {
   static final List<String> FLAGS =
       List.of("--ignore-daemonsets", "--delete-emptydir-data", "--force", "--timeout=10m");
-  static final int BUDGETS = 5;
+  static final String HEAD = "FIRST|tool|runs|seconds|s per pod|ratio of medians|per-round ratio";
+  static final String PER_ROUND =
+      "\nper-round ratio: ours / kubectl within the same round, median (min–max).\n";
+  private static final int BUDGETS = 5;
+  private static final String POOL = "bench.capk.dev/pool=selector";
+
+  private final boolean bySelector;
+  private LocalCluster cluster;
+  private RawKube api;
+
+  DrainBench(boolean bySelector) {
+    this.bySelector = bySelector;
+  }
 
   /** One drain command under test, by the name its row carries. */
   record Tool(String name, List<String> command) {}
 
   @Override
   void run() throws Exception {
-    List<Integer> sizes = opts.ints("bench.drain.sizes", "100,1000");
-    BenchMain.progress(
-        "drain: starting a cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)");
-    try (LocalCluster cluster =
-        BenchMain.startAll(List.of(LocalCluster.builder("bench-drain").withAll())).get(0)) {
-      java.nio.file.Files.createDirectories(work);
-      RawKube api = new RawKube(cluster);
-      String kubeconfig = cluster.kubeconfig().toString();
-      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-      String jar = ControllerJar.path().toString();
-      StringBuilder s = new StringBuilder("## 1. Drain: our CLI against `kubectl drain`\n\n");
-      s.append(
-          "A kwok node with N pods (one in ten behind one of "
-              + BUDGETS
-              + " PodDisruptionBudgets that allow every "
-              + "disruption), refilled and uncordoned before every run; both tools with `"
-              + String.join(" ", FLAGS)
-              + "`; ours is `java -jar controllers/target/vmi-eviction-controller.jar drain` (a fresh JVM each run, "
-              + "start-up included), kubectl the pinned build. The order alternates each round. Time: process start "
-              + "to exit, node empty.\n\n");
-      List<List<String>> rows = new ArrayList<>();
-      boolean warm = false;
-      for (int size : sizes) {
-        int runs = opts.runs("bench.drain.runs." + size, size >= 1000 ? 3 : 5);
-        // kubectl drain evicts one pod per 0.2 s whatever the machine (it stays under client-go's
-        // default client-side rate limit), so 1,000 pods take 200 s a run: fewer runs of it fit the
-        // time budget.
-        int kubectlRuns =
-            Integer.getInteger(
-                "bench.drain.kubectlRuns." + size, size >= 1000 ? Math.min(2, runs) : runs);
-        String node = cluster.kwokNodes().create("bench-drain-" + size, 1).get(0);
-        String ns = "drain-" + size;
-        setUp(api, ns);
-        Tool kubectl =
-            new Tool(
-                "kubectl drain",
-                concat(
-                    List.of(
-                        cluster.binaries().kubectl().toString(),
-                        "drain",
-                        node,
-                        "--kubeconfig",
-                        kubeconfig),
-                    FLAGS));
-        Tool ours =
-            new Tool(
-                "ours",
-                concat(
-                    List.of(java, "-jar", jar, "drain", node, "--kubeconfig", kubeconfig), FLAGS));
-        Compared c =
-            compare(
-                Report.f("drain: %d pods", size),
-                kubectl,
-                ours,
-                runs,
-                kubectlRuns,
-                warm ? List.of() : List.of(ours, kubectl),
-                prefix -> refill(cluster, api, ns, node, size, prefix),
-                api,
-                work,
-                List.of(node));
-        warm = true;
-        rows.addAll(c.rows(Report.f("%,d", size), size));
-        report.verdict(
-            Report.f("1. drain %,d pods, ours / kubectl", size),
-            Report.f("%.2f", c.ratio()),
-            "≤ 0.30",
-            c.ratio() <= 0.30);
-        if (runs < 5) {
-          report.note(
-              Report.f(
-                  "Drain, %,d pods: our CLI ran %d times, not 5, to keep `make bench` under 30 minutes "
-                      + "(`BENCH_OPTS=-Dbench.drain.runs.%d=5` runs 5).",
-                  size, runs, size));
-        }
-        if (kubectlRuns < 5) {
-          double k = c.kubectl().median();
-          report.note(
-              Report.f(
-                  "Drain, %,d pods: kubectl drain ran %d times, not 5: each run takes about %.0f s (%.2f s per pod, "
-                      + "the same per-pod pace as at smaller sizes), and 5 would not fit `make bench` in 30 minutes. "
-                      + "`make bench BENCH_OPTS=-Dbench.drain.kubectlRuns.%d=5` runs all 5.",
-                  size, kubectlRuns, k, k / size, size));
-        }
+    String name = bySelector ? "selector" : "drain";
+    progress(
+        "%s: starting a cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)",
+        name);
+    try (LocalCluster c =
+        startAll(List.of(LocalCluster.builder("bench-" + name).withAll())).get(0)) {
+      cluster = c;
+      api = new RawKube(c);
+      if (bySelector) {
+        selector();
+      } else {
+        drain();
       }
-      s.append(Report.table(HEAD.replace("FIRST", "pods"), rows));
-      s.append("\nper-round ratio: ours / kubectl within the same round, median (min–max).\n");
-      report.section(s.toString());
     }
   }
 
-  /** The table's header; FIRST: what the first column counts. */
-  static final String HEAD = "FIRST|tool|runs|seconds|s per pod|ratio of medians|per-round ratio";
+  private Tool kubectl(String name, List<String> target) {
+    List<String> head = List.of(cluster.binaries().kubectl().toString(), "drain");
+    List<String> tail = List.of("--kubeconfig", cluster.kubeconfig().toString());
+    return new Tool(name, concat(concat(concat(head, target), tail), FLAGS));
+  }
+
+  private Tool ours(List<String> target) {
+    List<String> head =
+        List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-jar",
+            ControllerJar.path().toString(),
+            "drain");
+    List<String> tail = List.of("--kubeconfig", cluster.kubeconfig().toString());
+    return new Tool("ours", concat(concat(concat(head, target), tail), FLAGS));
+  }
+
+  private void drain() throws Exception {
+    StringBuilder s = new StringBuilder("## 1. Drain: our CLI against `kubectl drain`\n\n");
+    s.append(
+        Report.f(
+            "A kwok node with N pods (one in ten behind one of %d PodDisruptionBudgets that allow every "
+                + "disruption), refilled and uncordoned before every run; both tools with `%s`; ours is "
+                + "`java -jar controllers/target/vmi-eviction-controller.jar drain` (a fresh JVM each run, "
+                + "start-up included), kubectl the pinned build. The order alternates each round. Time: process "
+                + "start to exit, node empty.\n\n",
+            BUDGETS, String.join(" ", FLAGS)));
+    List<List<String>> rows = new ArrayList<>();
+    boolean warm = false;
+    for (int size : ints("bench.drain.sizes", "100,1000")) {
+      int runs = runs("bench.drain.runs." + size, size >= 1000 ? 3 : 5);
+      // kubectl drain evicts one pod per 0.2 s whatever the machine (it stays under client-go's
+      // default client-side rate limit), so 1,000 pods take 200 s a run: fewer runs fit.
+      int kubectlRuns =
+          integer("bench.drain.kubectlRuns." + size, size >= 1000 ? Math.min(2, runs) : runs);
+      String node = cluster.kwokNodes().create("bench-drain-" + size, 1).get(0);
+      String ns = setUp("drain-" + size);
+      Compared c =
+          compare(
+              Report.f("drain: %d pods", size),
+              kubectl("kubectl drain", List.of(node)),
+              ours(List.of(node)),
+              runs,
+              kubectlRuns,
+              !warm,
+              prefix -> refill(ns, node, size, prefix),
+              List.of(node));
+      warm = true;
+      rows.addAll(c.rows(Report.f("%,d", size), size));
+      report.verdict(
+          Report.f("1. drain %,d pods, ours / kubectl", size),
+          Report.f("%.2f", c.ratio()),
+          "≤ 0.30",
+          c.ratio() <= 0.30);
+      if (runs < 5) {
+        report.note(
+            Report.f(
+                "Drain, %,d pods: our CLI ran %d times, not 5, to keep `make bench` under 30 minutes "
+                    + "(`BENCH_OPTS=-Dbench.drain.runs.%d=5` runs 5).",
+                size, runs, size));
+      }
+      if (kubectlRuns < 5) {
+        double k = c.kubectl().median();
+        report.note(
+            Report.f(
+                "Drain, %,d pods: kubectl drain ran %d times, not 5: each run takes about %.0f s (%.2f s per pod, "
+                    + "the same per-pod pace as at smaller sizes), and 5 would not fit `make bench` in 30 minutes. "
+                    + "`make bench BENCH_OPTS=-Dbench.drain.kubectlRuns.%d=5` runs all 5.",
+                size, kubectlRuns, k, k / size, size));
+      }
+    }
+    report.section(s + Report.table(HEAD.replace("FIRST", "pods"), rows) + PER_ROUND);
+  }
+
+  private void selector() throws Exception {
+    int nodeCount = integer("bench.selector.nodes", 3);
+    int perNode = integer("bench.selector.pods", 300) / nodeCount;
+    int runs = runs("bench.selector.runs", 3);
+    String[] pool = POOL.split("=");
+    List<String> nodes =
+        cluster.kwokNodes().create("bench-selector", nodeCount, Map.of(pool[0], pool[1]));
+    List<String> namespaces = new ArrayList<>();
+    for (String node : nodes) {
+      namespaces.add(setUp("sel-" + node));
+    }
+    String shape = Report.f("%d nodes × %,d pods", nodes.size(), perNode);
+    Compared c =
+        compare(
+            Report.f("selector: %d nodes x %d pods", nodes.size(), perNode),
+            kubectl("kubectl drain -l", List.of("-l", POOL)),
+            ours(List.of("-l", POOL)),
+            runs,
+            runs,
+            true,
+            prefix -> {
+              for (int n = 0; n < nodes.size(); n++) {
+                refill(namespaces.get(n), nodes.get(n), perNode, prefix);
+              }
+            },
+            nodes);
+    report.verdict(
+        Report.f("7. drain -l, %s, ours / kubectl", shape),
+        Report.f(
+            "%.2f: %s s vs %s s, %d runs each",
+            c.ratio(), c.ours().medianMinMax(2), c.kubectl().medianMinMax(2), c.ours().n()),
+        "≤ 0.30",
+        c.ratio() <= 0.30);
+    if (runs < 5) {
+      report.note(
+          Report.f(
+              "Drain by selector: each tool ran %d times, not 5: kubectl's run takes about %.0f s, "
+                  + "and 5 would not fit `make bench` in 30 minutes (`BENCH_OPTS=-Dbench.selector.runs=5` "
+                  + "runs 5).",
+              runs, c.kubectl().median()));
+    }
+    String intro =
+        Report.f(
+            "## 7. Drain by node selector: our CLI against `kubectl drain -l`\n\n"
+                + "%d kwok nodes labelled `%s`, %,d pods each (%,d in all; one in ten behind a "
+                + "PodDisruptionBudget that allows every disruption, as in benchmark 1), refilled and "
+                + "uncordoned before every run; both tools select the nodes with `-l %s` and run with `%s`; "
+                + "ours is `java -jar controllers/target/vmi-eviction-controller.jar drain` (a fresh JVM "
+                + "each run), kubectl the pinned build. kubectl drains the nodes one after another, ours "
+                + "concurrently. One warm-up run of ours, then the order alternates each round. Time: process "
+                + "start to exit, every node empty.\n\n",
+            nodes.size(), POOL, perNode, perNode * nodes.size(), POOL, String.join(" ", FLAGS));
+    String table =
+        Report.table(HEAD.replace("FIRST", "nodes × pods"), c.rows(shape, perNode * nodes.size()));
+    report.section(intro + table + PER_ROUND);
+  }
 
   /** Makes the next run's world (nodes refilled, uncordoned); its pods' names start so. */
   interface Refill {
@@ -132,7 +191,7 @@ final class DrainBench extends Bench {
   }
 
   /** Both tools' times, and the ratio ours / kubectl within each round. */
-  record Compared(Stats kubectl, Stats ours, Stats pairs, String kubectlName) {
+  record Compared(Tool kubectlTool, Stats kubectl, Stats ours, Stats pairs) {
     double ratio() {
       return ours.median() / kubectl.median();
     }
@@ -142,7 +201,7 @@ final class DrainBench extends Bench {
       return List.of(
           Report.row(
               first,
-              kubectlName,
+              kubectlTool.name(),
               kubectl.n(),
               kubectl.medianMinMax(2),
               Report.f("%.3f", kubectl.median() / pods),
@@ -161,28 +220,29 @@ final class DrainBench extends Bench {
 
   /**
    * Rounds of both tools, the order alternating (kubectl first in even rounds), each run on a world
-   * {@code refill} made afresh, after a warm-up round of {@code warmUp} (untimed); ours runs {@code
+   * {@code refill} made afresh, after an untimed warm-up round if {@code warmUp}; ours runs {@code
    * runs} times, kubectl {@code kubectlRuns}.
    */
-  static Compared compare(
+  private Compared compare(
       String what,
       Tool kubectl,
       Tool ours,
       int runs,
       int kubectlRuns,
-      List<Tool> warmUp,
+      boolean warmUp,
       Refill refill,
-      RawKube api,
-      Path work,
       List<String> nodes)
       throws Exception {
     Map<String, List<Double>> times = new LinkedHashMap<>();
     List<Double> pairRatios = new ArrayList<>();
     int round = 0;
-    for (int i = warmUp.isEmpty() ? 0 : -1; i < Math.max(runs, kubectlRuns); i++) {
+    // The selector's warm-up is ours alone (a first JVM start reads the jar from a cold page
+    // cache); kubectl's would cost a minute and change nothing.
+    List<Tool> warm = bySelector ? List.of(ours) : List.of(ours, kubectl);
+    for (int i = warmUp ? -1 : 0; i < Math.max(runs, kubectlRuns); i++) {
       List<Tool> order =
           new ArrayList<>(
-              i < 0 ? warmUp : i % 2 == 0 ? List.of(kubectl, ours) : List.of(ours, kubectl));
+              i < 0 ? warm : i % 2 == 0 ? List.of(kubectl, ours) : List.of(ours, kubectl));
       if (i >= kubectlRuns) {
         order.remove(kubectl);
       }
@@ -192,11 +252,9 @@ final class DrainBench extends Bench {
       Map<String, Double> thisRound = new LinkedHashMap<>();
       for (Tool t : order) {
         refill.prepare("r" + (round++));
-        double sec = time(t, api, work, nodes);
+        double sec = time(t, nodes);
         thisRound.put(t.name(), sec);
-        BenchMain.progress(
-            Report.f(
-                "%s, %-16s %s: %.2f s", what, t.name(), i < 0 ? "warm-up" : "run " + (i + 1), sec));
+        progress("%s, %-16s %s: %.2f s", what, t.name(), i < 0 ? "warm-up" : "run " + (i + 1), sec);
       }
       if (i >= 0) {
         thisRound.forEach((k, v) -> times.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
@@ -206,100 +264,86 @@ final class DrainBench extends Bench {
       }
     }
     return new Compared(
+        kubectl,
         Stats.of(times.get(kubectl.name())),
         Stats.of(times.get(ours.name())),
-        Stats.of(pairRatios),
-        kubectl.name());
+        Stats.of(pairRatios));
   }
 
   /** A namespace with the owner ConfigMap and the budgets that {@link #refill} pods fall under. */
-  static void setUp(RawKube api, String ns) throws Exception {
+  private String setUp(String ns) throws Exception {
     api.createNamespace(ns, false);
     api.post("/api/v1/namespaces/" + ns + "/configmaps", "{\"metadata\":{\"name\":\"owner\"}}");
     for (int b = 0; b < BUDGETS; b++) {
       api.post(
           "/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets",
           """
-                    {"metadata":{"name":"guard-%1$d"},"spec":{"minAvailable":0,"selector":{"matchLabels":{"guard":"g%1$d"}}}}"""
+          {"metadata":{"name":"guard-%1$d"},"spec":{"minAvailable":0,"selector":{"matchLabels":{"guard":"g%1$d"}}}}"""
               .formatted(b));
     }
+    return ns;
   }
 
-  /**
-   * Uncordons the node and binds {@code size} fresh pods to it; waits until they run and the
-   * budgets count them.
-   */
-  static void refill(
-      LocalCluster cluster, RawKube api, String ns, String node, int size, String prefix)
-      throws Exception {
+  /** Uncordons the node and binds {@code size} fresh pods to it; waits until they run and count. */
+  private void refill(String ns, String node, int size, String prefix) throws Exception {
     cluster.kubectl().runOrFail(null, "uncordon", node);
     String ownerUid =
-        RawKube.str(
-            api.getJson("/api/v1/namespaces/" + ns + "/configmaps/owner"), "metadata", "uid");
-    BenchMain.parallel(
+        RawKube.str(api.get("/api/v1/namespaces/" + ns + "/configmaps/owner"), "metadata", "uid");
+    parallel(
         size,
         16,
-        i -> {
-          String guard = i % 10 == 0 ? ",\"guard\":\"g" + (i / 10 % BUDGETS) + "\"" : "";
-          api.post(
-              "/api/v1/namespaces/" + ns + "/pods",
-              """
-                    {"metadata":{"name":"%1$s-%2$d","labels":{"app":"bench"%3$s},
-                      "ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":"%4$s","controller":true}]},
-                     "spec":{"nodeName":"%5$s","terminationGracePeriodSeconds":1,
-                      "containers":[{"name":"main","image":"registry.example/app:1"}]}}"""
-                  .formatted(prefix, i, guard, ownerUid, node));
-        });
+        i ->
+            api.post(
+                "/api/v1/namespaces/" + ns + "/pods",
+                """
+                {"metadata":{"name":"%1$s-%2$d","labels":{"app":"bench"%3$s},
+                  "ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":"%4$s","controller":true}]},
+                 "spec":{"nodeName":"%5$s","terminationGracePeriodSeconds":1,
+                  "containers":[{"name":"main","image":"registry.example/app:1"}]}}"""
+                    .formatted(
+                        prefix,
+                        i,
+                        i % 10 == 0 ? ",\"guard\":\"g" + (i / 10 % BUDGETS) + "\"" : "",
+                        ownerUid,
+                        node)));
+    String onNode = "/api/v1/pods?fieldSelector=spec.nodeName%3D" + node;
     Await.until(
         size + " running pods on " + node,
         Duration.ofMinutes(5),
-        () -> runningOn(api, node) == size);
+        () ->
+            api.items(onNode).stream()
+                    .filter(p -> "Running".equals(RawKube.str(p, "status", "phase")))
+                    .filter(p -> RawKube.str(p, "metadata", "deletionTimestamp") == null)
+                    .count()
+                == size);
     int guarded = (size + 9) / 10;
     Await.until(
         "budgets in " + ns + " counting " + guarded + " healthy pods",
         Duration.ofMinutes(2),
         () -> {
           int healthy = 0;
-          for (JsonElement e :
-              api.getJson("/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets")
-                  .getAsJsonArray("items")) {
-            JsonObject st = e.getAsJsonObject().getAsJsonObject("status");
-            if (st == null
-                || !st.has("currentHealthy")
-                || st.get("disruptionsAllowed").getAsInt() != st.get("currentHealthy").getAsInt()) {
+          for (var b : api.items("/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets")) {
+            String current = RawKube.str(b, "status", "currentHealthy");
+            if (current == null
+                || !current.equals(RawKube.str(b, "status", "disruptionsAllowed"))) {
               return false;
             }
-            healthy += st.get("currentHealthy").getAsInt();
+            healthy += Integer.parseInt(current);
           }
           return healthy == guarded;
         });
   }
 
-  private static int runningOn(RawKube api, String node) throws Exception {
-    JsonArray items =
-        api.getJson("/api/v1/pods?fieldSelector=spec.nodeName%3D" + node).getAsJsonArray("items");
-    int n = 0;
-    for (JsonElement e : items) {
-      JsonObject p = e.getAsJsonObject();
-      if ("Running".equals(RawKube.str(p, "status", "phase"))
-          && RawKube.str(p, "metadata", "deletionTimestamp") == null) {
-        n++;
-      }
-    }
-    return n;
-  }
-
   /**
-   * Runs {@code t} to its exit and returns the seconds it took; fails unless it exited 0 and left
-   * every one of {@code nodes} empty.
+   * Runs {@code t} to its exit; fails unless it exited 0 and left every one of {@code nodes} empty.
    */
-  static double time(Tool t, RawKube api, Path work, List<String> nodes) throws Exception {
+  private double time(Tool t, List<String> nodes) throws Exception {
     File log = work.resolve("last-" + t.name().replaceAll("[^a-z]+", "-") + ".log").toFile();
     long start = System.nanoTime();
     Process p =
         new ProcessBuilder(t.command()).redirectErrorStream(true).redirectOutput(log).start();
     boolean finished = p.waitFor(15, TimeUnit.MINUTES);
-    double seconds = (System.nanoTime() - start) / 1e9;
+    double seconds = secondsSince(start);
     if (!finished) {
       p.destroyForcibly().waitFor();
       throw new IllegalStateException(t.name() + " did not finish in 15 minutes, see " + log);
@@ -309,21 +353,12 @@ final class DrainBench extends Bench {
           t.name() + " failed (exit " + p.exitValue() + "), see " + log);
     }
     for (String node : nodes) {
-      int left =
-          api.getJson("/api/v1/pods?fieldSelector=spec.nodeName%3D" + node)
-              .getAsJsonArray("items")
-              .size();
+      int left = api.items("/api/v1/pods?fieldSelector=spec.nodeName%3D" + node).size();
       if (left != 0) {
         throw new IllegalStateException(
             t.name() + " exited 0 but left " + left + " pods on " + node + ", see " + log);
       }
     }
     return seconds;
-  }
-
-  static List<String> concat(List<String> a, List<String> b) {
-    List<String> out = new ArrayList<>(a);
-    out.addAll(b);
-    return out;
   }
 }

@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.e2e.bench;
 
-import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.e2e.harness.Await;
@@ -17,7 +16,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 
 /**
  * The world of the infra drain benchmarks (evacuation, migration, cost): N External VMIs of up to
@@ -53,7 +51,7 @@ final class DrainWorld {
   /** A further condition of a settled world (e.g. no migration unfinished). */
   Callable<Boolean> alsoSettled = () -> true;
 
-  /** One drain and its recovery: times, the VMIs before, the window and the CPU spent in it. */
+  /** One drain and its recovery: times, the VMIs' UIDs before, the window and its CPU. */
   record Drained(
       double drainSeconds,
       double recoverySeconds,
@@ -118,10 +116,7 @@ final class DrainWorld {
     return guests.stream().map(RawKube::new).toList();
   }
 
-  /**
-   * A guest node of the first tenant that is no VM, with the same Deployment as a VM's guest node:
-   * the twin that `kubectl drain` drains.
-   */
+  /** A guest node of the first tenant that is no VM, with a VM node's Deployment: a twin. */
   String addPlainNode(String name) throws Exception {
     TenantCluster t = tenants.get(0);
     guestOf.get(t).kwokNodes().createNamed(name, Map.of(TenantCluster.TENANT_LABEL, t.name()));
@@ -166,28 +161,30 @@ final class DrainWorld {
    * each created budget allows one disruption.
    */
   void setBudgets(boolean on) {
-    for (Map.Entry<LocalCluster, List<String>> e : nodesByGuest().entrySet()) {
-      Kubectl k = e.getKey().kubectl();
-      if (!on) {
-        k.runOrFail(null, "-n", ns, "delete", "pdb", "--all", "--ignore-not-found");
-        continue;
-      }
-      StringBuilder yaml = new StringBuilder();
-      for (String node : e.getValue()) {
-        yaml.append(
-            """
-            ---
-            apiVersion: policy/v1
-            kind: PodDisruptionBudget
-            metadata: {name: w-%1$s, namespace: %2$s}
-            spec:
-              maxUnavailable: 1
-              selector: {matchLabels: {app: w-%1$s}}
-            """
-                .formatted(node, ns));
-      }
-      k.apply(yaml.toString());
-    }
+    nodesByGuest()
+        .forEach(
+            (guest, nodes) -> {
+              Kubectl k = guest.kubectl();
+              if (!on) {
+                k.runOrFail(null, "-n", ns, "delete", "pdb", "--all", "--ignore-not-found");
+                return;
+              }
+              StringBuilder yaml = new StringBuilder();
+              for (String node : nodes) {
+                yaml.append(
+                    """
+                    ---
+                    apiVersion: policy/v1
+                    kind: PodDisruptionBudget
+                    metadata: {name: w-%1$s, namespace: %2$s}
+                    spec:
+                      maxUnavailable: 1
+                      selector: {matchLabels: {app: w-%1$s}}
+                    """
+                        .formatted(node, ns));
+              }
+              k.apply(yaml.toString());
+            });
     budgets = on;
     awaitBudgetsAllowOne();
   }
@@ -197,26 +194,26 @@ final class DrainWorld {
     if (!budgets) {
       return;
     }
-    for (Map.Entry<LocalCluster, List<String>> e : nodesByGuest().entrySet()) {
-      RawKube api = new RawKube(e.getKey());
-      Await.until(
-          "every budget of " + ns + " allows one disruption",
-          Duration.ofMinutes(2),
-          () -> {
-            int allowing = 0;
-            for (JsonElement b :
-                api.getJson("/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets")
-                    .getAsJsonArray("items")) {
-              JsonObject status = b.getAsJsonObject().getAsJsonObject("status");
-              if (status != null
-                  && status.has("disruptionsAllowed")
-                  && status.get("disruptionsAllowed").getAsInt() == 1) {
-                allowing++;
-              }
-            }
-            return allowing == e.getValue().size();
-          });
-    }
+    nodesByGuest()
+        .forEach(
+            (guest, nodes) ->
+                Await.until(
+                    "every budget of " + ns + " allows one disruption",
+                    Duration.ofMinutes(2),
+                    () ->
+                        new RawKube(guest)
+                                    .items(
+                                        "/apis/policy/v1/namespaces/"
+                                            + ns
+                                            + "/poddisruptionbudgets")
+                                    .stream()
+                                    .filter(
+                                        b ->
+                                            "1"
+                                                .equals(
+                                                    RawKube.str(b, "status", "disruptionsAllowed")))
+                                    .count()
+                            == nodes.size()));
   }
 
   /** Makes the tenants' spare guest nodes schedulable, or cordons them. */
@@ -226,10 +223,7 @@ final class DrainWorld {
             guestOf.get(t).kubectl().runOrFail(null, schedulable ? "uncordon" : "cordon", node));
   }
 
-  /**
-   * After a run with budgets the pods run on the spares: cordons them, deletes their pods, and
-   * waits until every Deployment runs on its own guest node again.
-   */
+  /** After a run with budgets the pods run on the spares: sends them home and waits for it. */
   void returnPodsHome() {
     spares(false);
     spare.forEach(
@@ -251,16 +245,16 @@ final class DrainWorld {
     awaitBudgetsAllowOne();
   }
 
+  private List<JsonObject> vmiObjects(TenantCluster t) throws Exception {
+    return infraApi.items(
+        "/apis/kubevirt.io/v1/namespaces/" + t.namespace() + "/virtualmachineinstances");
+  }
+
   /** {@code path} of every VMI of this world (e.g. its UID), by namespace/name. */
   Map<String, String> vmis(String... path) throws Exception {
     Map<String, String> out = new HashMap<>();
     for (TenantCluster t : tenants) {
-      for (JsonElement e :
-          infraApi
-              .getJson(
-                  "/apis/kubevirt.io/v1/namespaces/" + t.namespace() + "/virtualmachineinstances")
-              .getAsJsonArray("items")) {
-        JsonObject vmi = e.getAsJsonObject();
+      for (JsonObject vmi : vmiObjects(t)) {
         out.put(t.namespace() + "/" + RawKube.str(vmi, "metadata", "name"), RawKube.str(vmi, path));
       }
     }
@@ -287,102 +281,65 @@ final class DrainWorld {
         () -> vmisBackOn(node, previous) && guestsSettled(home) && alsoSettled.call());
   }
 
+  /**
+   * Whether every VMI runs on {@code node}, unmarked and not being deleted, each with another UID
+   * than the one {@code previous} ("namespace/name" to UID) names for it, if any.
+   */
   private boolean vmisBackOn(String node, Map<String, String> previous) throws Exception {
     for (TenantCluster t : tenants) {
-      if (vmisRunningOn(infraApi, t.namespace(), node, previous) != vms.get(t).size()) {
+      long ok =
+          vmiObjects(t).stream()
+              .filter(v -> "Running".equals(RawKube.str(v, "status", "phase")))
+              .filter(v -> node.equals(RawKube.str(v, "status", "nodeName")))
+              .filter(v -> RawKube.str(v, "metadata", "deletionTimestamp") == null)
+              .filter(
+                  v ->
+                      String.valueOf(RawKube.str(v, "status", "evacuationNodeName"))
+                          .matches("|null"))
+              .filter(
+                  v ->
+                      !RawKube.str(v, "metadata", "uid")
+                          .equals(
+                              previous.get(
+                                  t.namespace() + "/" + RawKube.str(v, "metadata", "name"))))
+              .count();
+      if (ok != vms.get(t).size()) {
         return false;
       }
     }
     return true;
   }
 
+  /**
+   * Whether every guest node is schedulable without our cordon mark and every Deployment runs its P
+   * pods (not being deleted): each on its own node when {@code home}, else anywhere.
+   */
   private boolean guestsSettled(boolean home) throws Exception {
     for (Map.Entry<LocalCluster, List<String>> e : nodesByGuest().entrySet()) {
       RawKube g = new RawKube(e.getKey());
-      if (!schedulable(g, e.getValue())) {
-        return false;
+      for (String name : e.getValue()) {
+        JsonObject n = g.getJson("/api/v1/nodes/" + name);
+        if ("true".equals(RawKube.str(n, "spec", "unschedulable"))
+            || RawKube.str(n, "metadata", "annotations", EvictionAnnotations.CORDONED_BY) != null) {
+          return false;
+        }
       }
-      // Home: each Deployment's pods on its own node; else wherever they run (the spare).
-      Map<String, Integer> running =
-          runningPods(
-              g,
-              ns,
+      Map<String, Integer> running = new HashMap<>();
+      for (JsonObject p :
+          g.items("/api/v1/namespaces/" + ns + "/pods?fieldSelector=status.phase%3DRunning")) {
+        if (RawKube.str(p, "metadata", "deletionTimestamp") == null) {
+          String key =
               home
-                  ? DrainWorld::nodeOf
-                  : p -> RawKube.str(p, "metadata", "labels", "app").substring("w-".length()));
-      if (!eachHas(running, e.getValue(), pods)) {
+                  ? RawKube.str(p, "spec", "nodeName")
+                  : RawKube.str(p, "metadata", "labels", "app").substring("w-".length());
+          running.merge(key, 1, Integer::sum);
+        }
+      }
+      if (!e.getValue().stream().allMatch(k -> running.getOrDefault(k, 0) == pods)) {
         return false;
       }
     }
     return true;
-  }
-
-  // What a settled world is, read from the API servers.
-
-  /**
-   * How many VMIs of {@code namespace} run on {@code node}, unmarked and not being deleted, each
-   * with another UID than the one {@code previous} names for it ("namespace/name" to UID), if any.
-   */
-  private static int vmisRunningOn(
-      RawKube infra, String namespace, String node, Map<String, String> previous) throws Exception {
-    int ok = 0;
-    for (JsonElement e :
-        infra
-            .getJson("/apis/kubevirt.io/v1/namespaces/" + namespace + "/virtualmachineinstances")
-            .getAsJsonArray("items")) {
-      JsonObject vmi = e.getAsJsonObject();
-      String key = namespace + "/" + RawKube.str(vmi, "metadata", "name");
-      String evac = RawKube.str(vmi, "status", "evacuationNodeName");
-      if ("Running".equals(RawKube.str(vmi, "status", "phase"))
-          && node.equals(RawKube.str(vmi, "status", "nodeName"))
-          && RawKube.str(vmi, "metadata", "deletionTimestamp") == null
-          && (evac == null || evac.isEmpty())
-          && !RawKube.str(vmi, "metadata", "uid").equals(previous.get(key))) {
-        ok++;
-      }
-    }
-    return ok;
-  }
-
-  /** Whether every one of {@code nodes} is schedulable and carries no cordon mark of ours. */
-  private static boolean schedulable(RawKube guest, List<String> nodes) throws Exception {
-    for (String name : nodes) {
-      JsonObject n = guest.getJson("/api/v1/nodes/" + name);
-      JsonObject spec = n.getAsJsonObject("spec");
-      JsonObject ann = n.getAsJsonObject("metadata").getAsJsonObject("annotations");
-      if ((spec != null && spec.has("unschedulable") && spec.get("unschedulable").getAsBoolean())
-          || (ann != null && ann.has(EvictionAnnotations.CORDONED_BY))) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** The Running pods of {@code namespace} not being deleted, counted by {@code key}. */
-  private static Map<String, Integer> runningPods(
-      RawKube guest, String namespace, Function<JsonObject, String> key) throws Exception {
-    Map<String, Integer> running = new HashMap<>();
-    for (JsonElement e :
-        guest
-            .getJson(
-                "/api/v1/namespaces/" + namespace + "/pods?fieldSelector=status.phase%3DRunning")
-            .getAsJsonArray("items")) {
-      JsonObject p = e.getAsJsonObject();
-      if (RawKube.str(p, "metadata", "deletionTimestamp") == null) {
-        running.merge(key.apply(p), 1, Integer::sum);
-      }
-    }
-    return running;
-  }
-
-  /** Whether {@code counts} holds exactly {@code n} for every one of {@code keys}. */
-  private static boolean eachHas(Map<String, Integer> counts, List<String> keys, int n) {
-    return keys.stream().allMatch(k -> counts.getOrDefault(k, 0) == n);
-  }
-
-  /** The key of {@link #runningPods} that counts pods by the node they run on. */
-  private static String nodeOf(JsonObject pod) {
-    return RawKube.str(pod, "spec", "nodeName");
   }
 
   /**
@@ -397,7 +354,7 @@ final class DrainWorld {
       throws Exception {
     Map<String, String> before = uids();
     double cpuBefore = ControllerProcess.processCpuSeconds(controllerPid);
-    double busyBefore = Machine.busyCpuSeconds();
+    double busyBefore = BenchMain.busyCpuSeconds();
     starting.run();
     Instant from = Instant.now();
     long t0 = System.nanoTime();
@@ -407,7 +364,7 @@ final class DrainWorld {
     } finally {
       drained.run();
     }
-    double drain = (System.nanoTime() - t0) / 1e9;
+    double drain = Bench.secondsSince(t0);
     if (!r.ok()) {
       throw new IllegalStateException(
           "kubectl drain " + holding + " failed: " + r.stderr() + r.stdout());
@@ -426,12 +383,12 @@ final class DrainWorld {
     awaitSettled(other, previous, false, Duration.ofMinutes(5));
     return new Drained(
         drain,
-        (System.nanoTime() - t1) / 1e9,
+        Bench.secondsSince(t1),
         before,
         from,
         Instant.now(),
         ControllerProcess.processCpuSeconds(controllerPid) - cpuBefore,
-        Machine.busyCpuSeconds() - busyBefore);
+        BenchMain.busyCpuSeconds() - busyBefore);
   }
 
   /** Uncordons the drained infra node: the next run drains the other one. */

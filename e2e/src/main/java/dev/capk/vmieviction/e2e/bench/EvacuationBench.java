@@ -3,60 +3,50 @@ package dev.capk.vmieviction.e2e.bench;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.function.ToDoubleFunction;
 
 /**
- * Benchmarks 2 and 5. One infra cluster (with the KubeVirt stand-in from the e2e suite) and five
- * guest clusters. For each size N (1, 10, 50 External VMIs) a world of two infra nodes A and B: the
- * N VMIs run on A, spread over up to five tenants (one guest cluster each), each guest node
- * carrying its own Deployment of P pods pinned to it (nodeSelector), without a PodDisruptionBudget
- * (see {@link #write}). A run is the real `kubectl drain` of the node holding the VMIs: KubeVirt
- * (stand-in) refuses each launcher eviction and marks the VMI, the controller drains each guest
- * node and deletes the VMI, the VM comes back on the other node, the guest node is uncordoned and
- * the pinned pods return. The next run drains the other node. The controller runs from its jar,
- * with default workers and with --workers=1, and with its own client identity, so that the API
- * servers' audit logs attribute its requests (benchmark 5).
+ * Benchmarks 2 and 5: the real `kubectl drain` of an infra node holding N VMIs of a {@link
+ * DrainWorld} without spares, the controller at default workers and at one, its requests counted by
+ * the audit logs of its own client identity.
  */
 final class EvacuationBench extends Bench {
 
-  /**
-   * One timed drain; CPU seconds cover the drain and the recovery (controller; whole machine, all
-   * cores).
-   */
+  /** One timed drain; CPU seconds cover the drain and the recovery. */
   record Run(
       int vmis,
       String workers,
-      double drainSeconds,
-      double recoverySeconds,
+      DrainWorld.Drained drained,
       List<Double> perVmiSeconds,
       Map<String, Integer> infraCalls,
       Map<String, Integer> guestCalls,
       double infraAll,
-      double guestAll,
-      double controllerCpuSeconds,
-      double machineBusySeconds) {}
+      double guestAll) {
+    double per(ToDoubleFunction<Run> f) {
+      return f.applyAsDouble(this) / vmis;
+    }
+  }
 
   @Override
   void run() throws Exception {
-    List<Integer> sizes = opts.ints("bench.evac.sizes", "1,10,50");
-    int guestCount = opts.integer("bench.evac.guests", 5);
-    int pods = opts.integer("bench.evac.pods", 20);
-    Files.createDirectories(work);
-    BenchMain.progress(
-        "evacuation: starting an infra cluster and "
-            + guestCount
-            + " guest clusters (each: etcd, "
-            + "kube-apiserver, kube-controller-manager, kube-scheduler, kwok)");
+    List<Integer> sizes = ints("bench.evac.sizes", "1,10,50");
+    int guestCount = integer("bench.evac.guests", 5);
+    int pods = integer("bench.evac.pods", 20);
+    progress(
+        "evacuation: starting an infra cluster and %d guest clusters (each: etcd, kube-apiserver, "
+            + "kube-controller-manager, kube-scheduler, kwok)",
+        guestCount);
     List<LocalCluster> clusters =
-        BenchMain.startAll(
+        startAll(
             "bench-evac-infra",
             "bench-evac-guest-",
             guestCount,
@@ -67,15 +57,13 @@ final class EvacuationBench extends Bench {
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
     List<DrainWorld> worlds = new ArrayList<>();
     try {
-      Path controllerKubeconfig =
+      Path kubeconfig =
           AuditLog.controllerKubeconfig(infra, work.resolve("controller-infra.kubeconfig"));
-      BenchMain.progress(
-          "evacuation: creating VMs, guest nodes and workloads for " + sizes + " VMIs");
-      // One world first (it installs the CRDs and starts the stand-in), then the others side by
-      // side.
+      progress("evacuation: creating VMs, guest nodes and workloads for %s VMIs", sizes);
+      // One world first (it installs the CRDs and starts the stand-in), then the others.
       worlds.add(new DrainWorld(infra, guests, "e" + sizes.get(0), sizes.get(0), pods, false));
       worlds.addAll(
-          BenchMain.inParallel(
+          inParallel(
               sizes.subList(1, sizes.size()).stream()
                   .map(
                       n ->
@@ -89,10 +77,9 @@ final class EvacuationBench extends Bench {
       List<Run> results = new ArrayList<>();
       try (VmiTracker tracker = new VmiTracker(new RawKube(infra))) {
         for (DrainWorld w : worlds) {
-          // One VMI is one reconcile whatever the worker count: --workers=1 only matters from two
-          // VMIs on.
+          // One VMI is one reconcile whatever the workers: --workers=1 matters from two VMIs on.
           for (String workers : w.size == 1 ? List.of("default") : List.of("default", "1")) {
-            int runs = opts.runs("bench.evac.runs." + w.size, w.size >= 50 ? 3 : 5);
+            int runs = runs("bench.evac.runs." + w.size, w.size >= 50 ? 3 : 5);
             if (runs < 5) {
               report.note(
                   Report.f(
@@ -101,31 +88,30 @@ final class EvacuationBench extends Bench {
                           + "`make bench` in 30 minutes. `BENCH_OPTS=-Dbench.evac.runs.%d=5` runs 5.",
                       w.size, workers, runs, w.size, w.size));
             }
-            List<String> flags = new ArrayList<>(List.of("--kubeconfig=" + controllerKubeconfig));
+            List<String> flags = new ArrayList<>(List.of("--kubeconfig=" + kubeconfig));
             if (!workers.equals("default")) {
               flags.add("--workers=" + workers);
             }
+            String name = "evac-" + w.size + "-w" + workers;
             try (ControllerProcess c =
-                ControllerJar.start(
-                    "evac-" + w.size + "-w" + workers, work, flags, Duration.ofMinutes(2))) {
+                ControllerJar.start(name, work, flags, Duration.ofMinutes(2))) {
               AuditLog.awaitQuiet(auditDir(), clusters);
               for (int r = 0; r < runs; r++) {
                 Run run = runOnce(w, tracker, workers, c.pid());
                 results.add(run);
                 Stats per = Stats.of(run.perVmiSeconds());
-                BenchMain.progress(
-                    Report.f(
-                        "evacuation: %d VMIs, workers %s, run %d: drain %.1f s, per-VMI p50 %.1f s "
-                            + "p99 %.1f s, recovery %.1f s, controller requests/evacuation infra %.1f guest %.1f",
-                        w.size,
-                        workers,
-                        r + 1,
-                        run.drainSeconds(),
-                        per.percentile(50),
-                        per.percentile(99),
-                        run.recoverySeconds(),
-                        AuditLog.total(run.infraCalls()) / (double) w.size,
-                        AuditLog.total(run.guestCalls()) / (double) w.size));
+                progress(
+                    "evacuation: %d VMIs, workers %s, run %d: drain %.1f s, per-VMI p50 %.1f s "
+                        + "p99 %.1f s, recovery %.1f s, controller requests/evacuation infra %.1f guest %.1f",
+                    w.size,
+                    workers,
+                    r + 1,
+                    run.drained().drainSeconds(),
+                    per.percentile(50),
+                    per.percentile(99),
+                    run.drained().recoverySeconds(),
+                    run.per(x -> AuditLog.total(x.infraCalls())),
+                    run.per(x -> AuditLog.total(x.guestCalls())));
               }
             }
           }
@@ -140,47 +126,54 @@ final class EvacuationBench extends Bench {
   }
 
   /**
-   * One timed infra drain of the node holding the VMIs, then recovery on the other node; the
-   * requests over that window, by the audit logs (the controller's) and {@code
-   * apiserver_request_total} (everyone's).
+   * One timed infra drain and recovery; the requests over that window, by the audit logs (the
+   * controller's) and {@code apiserver_request_total} (everyone's).
    */
   private Run runOnce(DrainWorld w, VmiTracker tracker, String workers, long controllerPid)
       throws Exception {
-    List<Map<String, Double>> before = new ArrayList<>();
-    Runnable starting =
-        () -> {
-          before.add(ApiServerMetrics.byVerb(w.infra));
-          w.guests.forEach(g -> before.add(ApiServerMetrics.byVerb(g)));
-        };
-    DrainWorld.Drained d = w.drain(controllerPid, false, starting, () -> {});
-    double infraAll = ApiServerMetrics.since(w.infra, before.get(0));
+    List<LocalCluster> all = new ArrayList<>(List.of(w.infra));
+    all.addAll(w.guests);
+    List<Double> before = new ArrayList<>();
+    DrainWorld.Drained d =
+        w.drain(
+            controllerPid,
+            false,
+            () -> all.forEach(c -> before.add(Metrics.nonWatch(c))),
+            () -> {});
+    double infraAll = Metrics.nonWatch(w.infra) - before.get(0);
     double guestAll = 0;
     for (int i = 0; i < w.guests.size(); i++) {
-      guestAll += ApiServerMetrics.since(w.guests.get(i), before.get(i + 1));
+      guestAll += Metrics.nonWatch(w.guests.get(i)) - before.get(i + 1);
     }
-    List<Double> per = new ArrayList<>();
-    for (String uid : d.before().values()) {
-      Double s = tracker.evacuationSeconds(uid);
-      if (s != null) {
-        per.add(s);
-      }
-    }
+    List<Double> per =
+        d.before().values().stream()
+            .map(tracker::evacuationSeconds)
+            .filter(Objects::nonNull)
+            .toList();
     Map<String, Integer> infraCalls =
         AuditLog.count(AuditLog.logOf(auditDir(), w.infra.name()), d.from(), d.to());
     Map<String, Integer> guestCalls = AuditLog.count(auditDir(), w.guests, d.from(), d.to());
     w.swap();
-    return new Run(
-        w.size,
-        workers,
-        d.drainSeconds(),
-        d.recoverySeconds(),
-        per,
-        infraCalls,
-        guestCalls,
-        infraAll,
-        guestAll,
-        d.controllerCpuSeconds(),
-        d.machineBusySeconds());
+    return new Run(w.size, workers, d, per, infraCalls, guestCalls, infraAll, guestAll);
+  }
+
+  /** The runs of each size and worker setting that ran, in order. */
+  private static Map<String, List<Run>> bySizeAndWorkers(List<Run> results, List<Integer> sizes) {
+    Map<String, List<Run>> out = new LinkedHashMap<>();
+    for (int size : sizes) {
+      for (String workers : List.of("default", "1")) {
+        List<Run> rs =
+            results.stream().filter(r -> r.vmis() == size && r.workers().equals(workers)).toList();
+        if (!rs.isEmpty()) {
+          out.put(size + "/" + workers, rs);
+        }
+      }
+    }
+    return out;
+  }
+
+  private static String workersCell(String workers) {
+    return workers.equals("default") ? "default (16)" : "1";
   }
 
   private void write(List<Run> results, List<Integer> sizes, int pods, int guestCount) {
@@ -200,33 +193,28 @@ final class EvacuationBench extends Bench {
                 + "pooled over the runs. Recovery (not a target): from the drain's end until every VM runs again on the other "
                 + "node, its guest node is uncordoned and its pods run again. Controller: the jar, `%s`, default `--workers` "
                 + "(16) or `--workers=1`.\n\n",
-            guestCount, pods, DeploymentJvm.describeDeployed()));
+            guestCount, pods, ControllerJar.describeDeployed()));
     List<List<String>> rows = new ArrayList<>();
     Map<String, Stats> drainBy = new LinkedHashMap<>();
-    for (int size : sizes) {
-      for (String workers : List.of("default", "1")) {
-        List<Run> rs =
-            results.stream().filter(r -> r.vmis() == size && r.workers().equals(workers)).toList();
-        if (rs.isEmpty()) {
-          continue;
-        }
-        Stats drain = Stats.over(rs, Run::drainSeconds);
-        drainBy.put(size + "/" + workers, drain);
-        Stats per = Stats.of(rs.stream().flatMap(r -> r.perVmiSeconds().stream()).toList());
-        rows.add(
-            List.of(
-                Integer.toString(size),
-                workers.equals("default") ? "default (16)" : "1",
-                Integer.toString(rs.size()),
-                drain.medianMinMax(1),
-                Report.f("%.1f", per.percentile(50)),
-                Report.f("%.1f", per.percentile(99)),
-                Integer.toString(per.n()),
-                Stats.over(rs, Run::recoverySeconds).medianMinMax(0),
-                Stats.over(rs, Run::controllerCpuSeconds).medianMinMax(1),
-                Stats.over(rs, Run::machineBusySeconds).medianMinMax(0)));
-      }
-    }
+    bySizeAndWorkers(results, sizes)
+        .forEach(
+            (key, rs) -> {
+              Stats drain = Stats.over(rs, r -> r.drained().drainSeconds());
+              drainBy.put(key, drain);
+              Stats per = Stats.of(rs.stream().flatMap(r -> r.perVmiSeconds().stream()).toList());
+              rows.add(
+                  Report.row(
+                      rs.get(0).vmis(),
+                      workersCell(rs.get(0).workers()),
+                      rs.size(),
+                      drain.medianMinMax(1),
+                      Report.f("%.1f", per.percentile(50)),
+                      Report.f("%.1f", per.percentile(99)),
+                      per.n(),
+                      Stats.over(rs, r -> r.drained().recoverySeconds()).medianMinMax(0),
+                      Stats.over(rs, r -> r.drained().controllerCpuSeconds()).medianMinMax(1),
+                      Stats.over(rs, r -> r.drained().machineBusySeconds()).medianMinMax(0)));
+            });
     s.append(
         Report.table(
             "VMIs|workers|runs|infra drain s|per-VMI p50 s|per-VMI p99 s|VMIs timed|recovery s|controller CPU s|machine CPU s",
@@ -283,41 +271,36 @@ final class EvacuationBench extends Bench {
                 + "Median (min–max) over the runs.\n\n",
             pods, AuditLog.USER));
     List<List<String>> rows = new ArrayList<>();
-    for (int size : sizes) {
-      for (String workers : List.of("default", "1")) {
-        List<Run> rs =
-            results.stream().filter(r -> r.vmis() == size && r.workers().equals(workers)).toList();
-        if (rs.isEmpty()) {
-          continue;
-        }
-        Stats infra =
-            Stats.of(rs.stream().map(r -> AuditLog.total(r.infraCalls()) / (double) size).toList());
-        Stats guest =
-            Stats.of(rs.stream().map(r -> AuditLog.total(r.guestCalls()) / (double) size).toList());
-        rows.add(
-            List.of(
-                Integer.toString(size),
-                workers.equals("default") ? "default (16)" : "1",
-                Integer.toString(rs.size()),
-                infra.medianMinMax(1),
-                guest.medianMinMax(1),
-                Integer.toString(target),
-                Stats.over(rs, r -> r.infraAll() / size).medianMinMax(0),
-                Stats.over(rs, r -> r.guestAll() / size).medianMinMax(0)));
-        if (workers.equals("default") && size == sizes.get(Math.min(1, sizes.size() - 1))) {
-          report.verdict(
-              Report.f("5. controller requests per evacuation, infra (P=%d, %d VMIs)", pods, size),
-              Report.f("%.1f", infra.median()),
-              "≤ 2P+10 = " + target,
-              infra.median() <= target);
-          report.verdict(
-              Report.f("5. controller requests per evacuation, guest (P=%d, %d VMIs)", pods, size),
-              Report.f("%.1f", guest.median()),
-              "≤ 2P+10 = " + target,
-              guest.median() <= target);
-        }
-      }
-    }
+    int verdictSize = sizes.get(Math.min(1, sizes.size() - 1));
+    bySizeAndWorkers(results, sizes)
+        .forEach(
+            (key, rs) -> {
+              int size = rs.get(0).vmis();
+              Stats infra = Stats.over(rs, r -> r.per(x -> AuditLog.total(x.infraCalls())));
+              Stats guest = Stats.over(rs, r -> r.per(x -> AuditLog.total(x.guestCalls())));
+              rows.add(
+                  Report.row(
+                      size,
+                      workersCell(rs.get(0).workers()),
+                      rs.size(),
+                      infra.medianMinMax(1),
+                      guest.medianMinMax(1),
+                      target,
+                      Stats.over(rs, r -> r.per(Run::infraAll)).medianMinMax(0),
+                      Stats.over(rs, r -> r.per(Run::guestAll)).medianMinMax(0)));
+              if (key.equals(verdictSize + "/default")) {
+                for (String side : List.of("infra", "guest")) {
+                  double median = (side.equals("infra") ? infra : guest).median();
+                  report.verdict(
+                      Report.f(
+                          "5. controller requests per evacuation, %s (P=%d, %d VMIs)",
+                          side, pods, size),
+                      Report.f("%.1f", median),
+                      "≤ 2P+10 = " + target,
+                      median <= target);
+                }
+              }
+            });
     s.append(
         Report.table(
             "VMIs|workers|runs|controller → infra|controller → guest|target 2P+10|all clients → infra|all clients → guests",

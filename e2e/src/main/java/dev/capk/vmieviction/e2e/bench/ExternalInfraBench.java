@@ -1,147 +1,116 @@
 package dev.capk.vmieviction.e2e.bench;
 
-import com.google.gson.JsonObject;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.ExternalInfraWorld;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * External infra at scale: one controller ({@code --infra-clusters=external}, the Deployment's JVM)
- * against a management API server, serving two infra API servers of many VMIs each, one tenant per
- * infra cluster (its Cluster, kubeconfig Secret and KubevirtCluster in the management cluster, its
- * infra Secret holding that infra cluster's kubeconfig). The VMIs are written directly, as {@link
- * ScaleBench} writes them; their guest nodes do not exist, so a marked VMI counts as drained at
- * once and the reaction measured is the controller's own: our PATCH of {@code
- * status.evacuationNodeName} to its delete request, seen as {@code metadata.deletionTimestamp} by a
- * watch on that infra cluster's VMIs.
+ * Benchmark 10: one controller at {@code --infra-clusters=external} serving two infra API servers
+ * of many VMIs each (written as {@link ScaleBench} writes them): start-up, memory and reaction.
  */
 final class ExternalInfraBench extends Bench {
   static final String INFRA_NODE = "ext-infra-node-0";
 
   /** One infra cluster of the run: its API server and its tenant. */
-  private record Site(String label, LocalCluster cluster, RawKube api, TenantCluster tenant) {
+  private record Site(String label, RawKube api, TenantCluster tenant) {
     String vmis() {
       return "/apis/kubevirt.io/v1/namespaces/" + tenant.namespace() + "/virtualmachineinstances";
     }
 
     String vmiName(int i) {
-      return String.format("%s-md-%05d", tenant.name(), i);
+      return Report.f("%s-md-%05d", tenant.name(), i);
     }
   }
 
   @Override
   void run() throws Exception {
-    int perInfra = opts.integer("bench.external.vmis", 5000);
-    int samples = opts.integer("bench.external.samples", 50);
-    int warmup = 3;
-    BenchMain.progress(
-        "external: starting a management, two infra and a guest API server (no kwok needed)");
+    int perInfra = integer("bench.external.vmis", 5000);
+    int samples = integer("bench.external.samples", 50);
+    progress("external: starting a management, two infra and a guest API server (no kwok needed)");
     List<LocalCluster> clusters =
-        BenchMain.startAll(
+        startAll(
             List.of(
                 LocalCluster.builder("bench-ext-management"),
                 LocalCluster.builder("bench-ext-infra-1"),
                 LocalCluster.builder("bench-ext-infra-2"),
                 LocalCluster.builder("bench-ext-guest")));
-    try (LocalCluster management = clusters.get(0);
-        LocalCluster infra1 = clusters.get(1);
-        LocalCluster infra2 = clusters.get(2);
-        LocalCluster guest = clusters.get(3)) {
+    try {
+      LocalCluster management = clusters.get(0);
+      LocalCluster guest = clusters.get(3);
+      Crds.installTestCrds(management);
       List<Site> sites = new ArrayList<>();
-      int k = 1;
-      for (LocalCluster infra : List.of(infra1, infra2)) {
+      for (int k = 1; k <= 2; k++) {
+        LocalCluster infra = clusters.get(k);
         Crds.installTestCrds(infra);
-        if (k == 1) {
-          Crds.installTestCrds(management);
-        }
-        String name = "ext-tenant-" + k;
-        TenantCluster t = TenantCluster.create(management, infra, guest, name, name);
+        TenantCluster t =
+            TenantCluster.create(management, infra, guest, "ext-tenant-" + k, "ext-tenant-" + k);
         ExternalInfraWorld.bindToInfra(management, t, infra.adminKubeconfigYaml());
-        sites.add(new Site("infra cluster " + k, infra, new RawKube(infra), t));
-        k++;
-      }
-      for (Site site : sites) {
-        BenchMain.progress(Report.f("external: %,d VMIs into %s", perInfra, site.label()));
+        Site site = new Site("infra cluster " + k, new RawKube(infra), t);
+        progress("external: %,d VMIs into %s", perInfra, site.label());
         long t0 = System.nanoTime();
-        BenchMain.parallel(
-            perInfra,
-            16,
-            i ->
-                RealisticVmis.create(
-                    site.api(),
-                    site.tenant().namespace(),
-                    site.vmiName(i),
-                    site.tenant().name(),
-                    INFRA_NODE,
-                    RealisticVmis.ip(i)));
-        BenchMain.progress(
-            Report.f(
-                "external: %s filled in %.0f s", site.label(), (System.nanoTime() - t0) / 1e9));
+        RealisticVmis.createMany(
+            site.api(), t.namespace(), t.name(), INFRA_NODE, 0, perInfra, site::vmiName);
+        progress("external: %s filled in %.0f s", site.label(), secondsSince(t0));
+        sites.add(site);
       }
-
-      java.time.Instant launched = java.time.Instant.now();
-      ControllerProcess c =
-          ControllerJar.start(
-              "external-infra",
-              work,
-              List.of("--kubeconfig=" + management.kubeconfig(), "--infra-clusters=external"),
-              Duration.ofMinutes(3));
-      try {
-        double startupMs = c.startupMs();
-        double startupCpu = c.startupCpuSeconds();
+      Instant launched = Instant.now();
+      List<String> flags =
+          List.of("--kubeconfig=" + management.kubeconfig(), "--infra-clusters=external");
+      try (ControllerProcess c =
+          ControllerJar.start("external-infra", work, flags, Duration.ofMinutes(3))) {
         // The start-up wave: an uncordon check per Running VMI, each answered "no such node".
-        ApiServerMetrics.awaitQuiet(guest, 5, Duration.ofSeconds(60));
+        Metrics.awaitQuiet(guest, 5, Duration.ofSeconds(60));
         double syncedMs = lastSyncMs(c.log(), launched, sites.size());
         long rssKb = c.rssKb();
         long liveKb = c.liveHeapKb();
-        BenchMain.progress(
-            Report.f(
-                "external: ready in %.0f ms (%.2f CPU s), both infra caches synced after %.0f ms,"
-                    + " RSS %d MiB after sync (live heap %d MiB)",
-                startupMs, startupCpu, syncedMs, rssKb / 1024, liveKb / 1024));
-        Map<String, List<Double>> latencies = latency(sites, warmup, samples);
-        write(perInfra, startupMs, startupCpu, syncedMs, rssKb, liveKb, latencies, sites);
-      } finally {
-        c.close();
+        progress(
+            "external: ready in %.0f ms (%.2f CPU s), both infra caches synced after %.0f ms,"
+                + " RSS %d MiB after sync (live heap %d MiB)",
+            c.startupMs(), c.startupCpuSeconds(), syncedMs, rssKb / 1024, liveKb / 1024);
+        Map<String, Stats> latencies = latency(sites, 3, samples);
+        write(perInfra, c, syncedMs, rssKb, liveKb, latencies);
       }
+    } finally {
+      clusters.forEach(LocalCluster::close);
     }
   }
 
   /**
    * Milliseconds from {@code launched} to the last of the {@code pipelines} "infra pipeline synced"
-   * lines of the controller's log (their timestamps: /readyz waits for the management caches only,
-   * so this is when every infra cluster's VMIs are cached); NaN if fewer were logged.
+   * lines of the controller's log (/readyz waits for the management caches only, so this is when
+   * every infra cluster's VMIs are cached); NaN if fewer were logged.
    */
-  private static double lastSyncMs(Path log, java.time.Instant launched, int pipelines)
-      throws java.io.IOException {
-    List<java.time.Instant> synced =
-        java.nio.file.Files.readAllLines(log).stream()
+  private static double lastSyncMs(Path log, Instant launched, int pipelines) throws Exception {
+    List<Instant> synced =
+        Files.readAllLines(log).stream()
             .filter(l -> l.contains("infra pipeline synced"))
-            .map(l -> java.time.Instant.parse(l.substring(0, l.indexOf(' '))))
+            .map(l -> Instant.parse(l.substring(0, l.indexOf(' '))))
             .toList();
-    if (synced.size() < pipelines) {
-      return Double.NaN;
-    }
-    return java.time.Duration.between(launched, java.util.Collections.max(synced)).toNanos() / 1e6;
+    return synced.size() < pipelines
+        ? Double.NaN
+        : AuditLog.seconds(launched, Collections.max(synced)) * 1000;
   }
 
   /**
    * Marks one VMI at a time, alternating between the infra clusters, and times each mark to the
    * delete request seen on that infra cluster.
    */
-  private Map<String, List<Double>> latency(List<Site> sites, int warmup, int samples)
-      throws Exception {
+  private Map<String, Stats> latency(List<Site> sites, int warmup, int samples) throws Exception {
     Map<String, Long> deletedAt = new ConcurrentHashMap<>();
+    Map<String, List<Double>> out = new LinkedHashMap<>();
     List<AutoCloseable> watches = new ArrayList<>();
-    Map<String, List<Double>> out = new java.util.LinkedHashMap<>();
     try {
       for (Site site : sites) {
         watches.add(
@@ -149,21 +118,18 @@ final class ExternalInfraBench extends Bench {
                 .watchResuming(
                     site.vmis(),
                     (type, vmi, at) -> {
-                      JsonObject meta = vmi.getAsJsonObject("metadata");
-                      if ("DELETED".equals(type) || meta.has("deletionTimestamp")) {
+                      if ("DELETED".equals(type)
+                          || RawKube.str(vmi, "metadata", "deletionTimestamp") != null) {
                         deletedAt.putIfAbsent(
-                            site.label() + "/" + meta.get("name").getAsString(), at);
+                            site.label() + "/" + RawKube.str(vmi, "metadata", "name"), at);
                       }
                     },
                     () -> {}));
         out.put(site.label(), new ArrayList<>());
       }
-      BenchMain.progress(
-          "external: reaction latency, "
-              + samples
-              + " samples per infra cluster (after "
-              + warmup
-              + " untimed)");
+      progress(
+          "external: reaction latency, %d samples per infra cluster (after %d untimed)",
+          samples, warmup);
       for (int i = 0; i < warmup + samples; i++) {
         for (Site site : sites) {
           String name = site.vmiName(i);
@@ -185,26 +151,23 @@ final class ExternalInfraBench extends Bench {
         w.close();
       }
     }
-    out.forEach(
-        (label, l) -> {
-          Stats s = Stats.of(l);
-          BenchMain.progress(
-              Report.f(
-                  "external: %s reaction p50 %.0f ms, p99 %.0f ms",
-                  label, s.percentile(50), s.percentile(99)));
-        });
-    return out;
+    Map<String, Stats> stats = new LinkedHashMap<>();
+    out.forEach((label, l) -> stats.put(label, Stats.of(l)));
+    stats.forEach(
+        (label, s) ->
+            progress(
+                "external: %s reaction p50 %.0f ms, p99 %.0f ms",
+                label, s.percentile(50), s.percentile(99)));
+    return stats;
   }
 
   private void write(
       int perInfra,
-      double startupMs,
-      double startupCpu,
+      ControllerProcess c,
       double syncedMs,
       long rssKb,
       long liveKb,
-      Map<String, List<Double>> latencies,
-      List<Site> sites) {
+      Map<String, Stats> latencies) {
     StringBuilder s = new StringBuilder("## 10. External infra: two infra clusters\n\n");
     s.append(
         Report.f(
@@ -220,42 +183,39 @@ final class ExternalInfraBench extends Bench {
                 + "`metadata.deletionTimestamp` by a watch on that infra cluster's VMIs; the guest nodes do not "
                 + "exist, so each marked VMI counts as drained at once; one evacuation at a time, alternating "
                 + "between the infra clusters, 3 untimed first.\n\n",
-            DeploymentJvm.describeDeployed(), perInfra));
+            ControllerJar.describeDeployed(), perInfra));
     s.append(
         Report.table(
             "VMIs watched|start-up to /readyz ms|start-up CPU s|to both infra caches synced ms|RSS MiB|live heap MiB",
             List.of(
-                List.of(
+                Report.row(
                     Report.f("%,d (2 × %,d)", 2 * perInfra, perInfra),
-                    Report.f("%.0f", startupMs),
-                    Report.f("%.2f", startupCpu),
+                    Report.f("%.0f", c.startupMs()),
+                    Report.f("%.2f", c.startupCpuSeconds()),
                     Double.isNaN(syncedMs) ? "not logged" : Report.f("%.0f", syncedMs),
-                    Report.f("%d", rssKb / 1024),
-                    Report.f("%d", liveKb / 1024)))));
-    s.append("\n");
+                    rssKb / 1024,
+                    liveKb / 1024))));
     List<List<String>> rows = new ArrayList<>();
-    for (Site site : sites) {
-      Stats lat = Stats.of(latencies.get(site.label()));
-      rows.add(
-          List.of(
-              site.label(),
-              Report.f("%,d", perInfra),
-              Integer.toString(lat.n()),
-              Report.f("%.0f", lat.percentile(50)),
-              Report.f("%.0f", lat.percentile(99)),
-              Report.f("%.0f", lat.min()),
-              Report.f("%.0f", lat.max())));
-      report.measured(
-          "10. external infra reaction p50 / p99, " + site.label(),
-          Report.f("%.0f / %.0f ms", lat.percentile(50), lat.percentile(99)));
-    }
-    s.append(Report.table("infra cluster|VMIs|samples|p50 ms|p99 ms|min ms|max ms", rows));
+    latencies.forEach(
+        (label, lat) -> {
+          rows.add(
+              Report.row(
+                  label,
+                  Report.f("%,d", perInfra),
+                  lat.n(),
+                  lat.cells("%.0f", "p50", "p99", "min", "max")));
+          report.measured(
+              "10. external infra reaction p50 / p99, " + label,
+              Report.f("%.0f / %.0f ms", lat.percentile(50), lat.percentile(99)));
+        });
+    s.append("\n")
+        .append(Report.table("infra cluster|VMIs|samples|p50 ms|p99 ms|min ms|max ms", rows));
     report.measured(
         Report.f("10. external infra RSS, 2 × %,d VMIs", perInfra),
         Report.f("%d MiB", rssKb / 1024));
     report.measured(
         Report.f("10. external infra start-up to /readyz, 2 × %,d VMIs", perInfra),
-        Report.f("%.2f s", startupMs / 1000));
+        Report.f("%.2f s", c.startupMs() / 1000));
     report.section(s.toString());
   }
 }

@@ -1,12 +1,11 @@
 package dev.capk.vmieviction.e2e.bench;
 
 import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -14,19 +13,15 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Benchmark 8, live migration (issue 16). One infra cluster with the KubeVirt stand-in and two
- * guest clusters; 20 External VMIs (10 per tenant) on one of two infra nodes, each LiveMigratable
- * (status condition) with a short stand-in migration. A run is the real `kubectl drain` of the node
- * holding them with the controller at {@code --live-migration=prefer} or {@code never}: with prefer
- * the VMIs move with VirtualMachineInstanceMigrations and keep their UIDs, with never each guest
- * node is drained and the VMI deleted and recreated on the other node. Runs alternate the policies,
- * each against the node the previous run left the VMIs on. Measures the drain, the guest pods
- * disrupted, the VMIs deleted or migrated and the migrations created.
+ * Benchmark 8, live migration (issue 16): the real `kubectl drain` of an infra node holding
+ * LiveMigratable VMIs of a {@link DrainWorld}, the controller at {@code --live-migration=prefer}
+ * against {@code never}, the policies alternating.
  */
 final class MigrationBench extends Bench {
   private static final String NS = "mig";
@@ -50,65 +45,56 @@ final class MigrationBench extends Bench {
 
   @Override
   void run() throws Exception {
-    int tenantsCount = opts.integer("bench.migration.tenants", 2);
-    int vmisPerTenant = opts.integer("bench.migration.vmisPerTenant", 10);
-    int pods = opts.integer("bench.migration.pods", 3);
+    int tenantsCount = integer("bench.migration.tenants", 2);
+    int vmisPerTenant = integer("bench.migration.vmisPerTenant", 10);
+    int pods = integer("bench.migration.pods", 3);
     String duration = System.getProperty("bench.migration.duration", "1");
-    int runs = opts.runs("bench.migration.runs", 2);
-    List<String> policies = opts.strings("bench.migration.policies", String.join(",", POLICIES));
+    int runs = runs("bench.migration.runs", 2);
+    List<String> policies = strings("bench.migration.policies", String.join(",", POLICIES));
     // More controller flags for both policies, e.g.
     // -Dbench.migration.flags=--drain-retry-interval=5s
-    List<String> extraFlags = opts.strings("bench.migration.flags", "");
-    Files.createDirectories(work);
-    BenchMain.progress(
-        "migration: starting an infra cluster and " + tenantsCount + " guest clusters");
+    List<String> extraFlags = strings("bench.migration.flags", "");
+    progress("migration: starting an infra cluster and %d guest clusters", tenantsCount);
     List<LocalCluster> clusters =
-        BenchMain.startAll(
+        startAll(
             "bench-mig-infra",
             "bench-mig-guest-",
             tenantsCount,
             n -> LocalCluster.builder(n).withAll());
     LocalCluster infra = clusters.get(0);
-    DrainWorld world = null;
+    DrainWorld w = null;
     try {
-      BenchMain.progress(
-          "migration: creating "
-              + tenantsCount * vmisPerTenant
-              + " VMs, their guest nodes and "
-              + pods
-              + " pods per guest node");
-      List<LocalCluster> guests = clusters.subList(1, clusters.size());
-      world = new DrainWorld(infra, guests, NS, tenantsCount * vmisPerTenant, pods, false);
-      DrainWorld w = world;
+      int vmis = tenantsCount * vmisPerTenant;
+      progress(
+          "migration: creating %d VMs, their guest nodes and %d pods per guest node", vmis, pods);
+      w = new DrainWorld(infra, clusters.subList(1, clusters.size()), NS, vmis, pods, false);
+      DrainWorld world = w;
       w.keepsUids = true;
-      w.alsoSettled =
-          () ->
-              migrations(w).values().stream()
-                  .allMatch(p -> p.equals("Succeeded") || p.equals("Failed"));
+      w.alsoSettled = () -> unfinished(world) == 0;
       w.awaitSettled(w.holding, Map.of(), true, Duration.ofMinutes(5));
       List<Run> results = new ArrayList<>();
       for (int r = 0; r < runs; r++) {
         for (String policy : policies) {
           prepare(w, duration);
           List<String> flags =
-              new ArrayList<>(
-                  List.of("--kubeconfig=" + infra.kubeconfig(), "--live-migration=" + policy));
-          flags.addAll(extraFlags);
+              concat(
+                  List.of("--kubeconfig=" + infra.kubeconfig(), "--live-migration=" + policy),
+                  extraFlags);
+          String name = "migration-" + policy + "-run" + (r + 1);
           try (ControllerProcess c =
-              ControllerJar.start(
-                  "migration-" + policy + "-run" + (r + 1), work, flags, Duration.ofMinutes(2))) {
+              ControllerJar.start(name, work, flags, Duration.ofMinutes(2))) {
             // After a start the controller looks at every Running VMI once; let that pass first.
             Thread.sleep(3000);
             Run run = runOnce(w, policy, c.pid());
             results.add(run);
-            BenchMain.progress("migration: " + policy + ", run " + (r + 1) + ": " + run);
+            progress("migration: %s, run %d: %s", policy, r + 1, run);
           }
         }
       }
       write(results, runs, tenantsCount, vmisPerTenant, pods, duration, extraFlags);
     } finally {
-      if (world != null) {
-        world.world.close();
+      if (w != null) {
+        w.world.close();
       }
       EvacuationWorld.stopStandIn(infra);
       clusters.forEach(LocalCluster::close);
@@ -126,9 +112,7 @@ final class MigrationBench extends Bench {
    */
   private static void prepare(DrainWorld w, String duration) throws Exception {
     for (String ns : w.namespaces()) {
-      for (JsonElement e :
-          w.infraApi.getJson(path(ns, "virtualmachineinstances")).getAsJsonArray("items")) {
-        JsonObject vmi = e.getAsJsonObject();
+      for (JsonObject vmi : w.infraApi.items(path(ns, "virtualmachineinstances"))) {
         String path = path(ns, "virtualmachineinstances/" + RawKube.str(vmi, "metadata", "name"));
         w.infraApi.mergePatch(
             path,
@@ -138,21 +122,17 @@ final class MigrationBench extends Bench {
         JsonArray conditions = new JsonArray();
         JsonObject status = vmi.getAsJsonObject("status");
         if (status != null && status.has("conditions")) {
-          for (JsonElement c : status.getAsJsonArray("conditions")) {
-            if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
-              conditions.add(c);
-            }
-          }
+          status
+              .getAsJsonArray("conditions")
+              .forEach(
+                  c -> {
+                    if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
+                      conditions.add(c);
+                    }
+                  });
         }
-        JsonObject migratable = new JsonObject();
-        migratable.addProperty("type", "LiveMigratable");
-        migratable.addProperty("status", "True");
-        conditions.add(migratable);
-        JsonObject s = new JsonObject();
-        s.add("conditions", conditions);
-        JsonObject patch = new JsonObject();
-        patch.add("status", s);
-        w.infraApi.mergePatch(path + "/status", patch.toString());
+        conditions.add(JsonParser.parseString("{\"type\":\"LiveMigratable\",\"status\":\"True\"}"));
+        w.infraApi.mergePatch(path + "/status", "{\"status\":{\"conditions\":" + conditions + "}}");
       }
     }
   }
@@ -161,10 +141,8 @@ final class MigrationBench extends Bench {
   private static Set<String> podUids(DrainWorld w) throws Exception {
     Set<String> out = new HashSet<>();
     for (RawKube g : w.guestApis()) {
-      for (JsonElement e :
-          g.getJson("/api/v1/namespaces/" + NS + "/pods").getAsJsonArray("items")) {
-        out.add(RawKube.str(e.getAsJsonObject(), "metadata", "uid"));
-      }
+      g.items("/api/v1/namespaces/" + NS + "/pods")
+          .forEach(p -> out.add(RawKube.str(p, "metadata", "uid")));
     }
     return out;
   }
@@ -173,16 +151,20 @@ final class MigrationBench extends Bench {
   private static Map<String, String> migrations(DrainWorld w) throws Exception {
     Map<String, String> out = new HashMap<>();
     for (String ns : w.namespaces()) {
-      for (JsonElement e :
-          w.infraApi
-              .getJson(path(ns, "virtualmachineinstancemigrations"))
-              .getAsJsonArray("items")) {
-        JsonObject m = e.getAsJsonObject();
-        String phase = RawKube.str(m, "status", "phase");
-        out.put(RawKube.str(m, "metadata", "uid"), phase == null ? "" : phase);
+      for (JsonObject m : w.infraApi.items(path(ns, "virtualmachineinstancemigrations"))) {
+        out.put(
+            RawKube.str(m, "metadata", "uid"),
+            Objects.toString(RawKube.str(m, "status", "phase"), ""));
       }
     }
     return out;
+  }
+
+  private static int unfinished(DrainWorld w) throws Exception {
+    return (int)
+        migrations(w).values().stream()
+            .filter(p -> !p.equals("Succeeded") && !p.equals("Failed"))
+            .count();
   }
 
   /**
@@ -201,11 +183,7 @@ final class MigrationBench extends Bench {
             () -> {
               while (draining.get()) {
                 try {
-                  long open =
-                      migrations(w).values().stream()
-                          .filter(p -> !p.equals("Succeeded") && !p.equals("Failed"))
-                          .count();
-                  peak.accumulateAndGet((int) open, Math::max);
+                  peak.accumulateAndGet(unfinished(w), Math::max);
                   Thread.sleep(250);
                 } catch (InterruptedException e) {
                   return;
@@ -222,26 +200,17 @@ final class MigrationBench extends Bench {
     Map<String, String> nodesAfter = w.vmis("status", "nodeName");
     int migrated = 0;
     int deleted = 0;
-    int unmoved = 0;
     for (Map.Entry<String, String> e : d.before().entrySet()) {
       if (!e.getValue().equals(uidsAfter.get(e.getKey()))) {
         deleted++;
       } else if (!String.valueOf(nodesAfter.get(e.getKey())).equals(nodesBefore.get(e.getKey()))) {
         migrated++;
-      } else {
-        unmoved++;
       }
     }
     Set<String> podsAfter = podUids(w);
     int disrupted = (int) podsBefore.stream().filter(u -> !podsAfter.contains(u)).count();
-    int created = 0;
-    int succeeded = 0;
-    for (Map.Entry<String, String> m : migrations(w).entrySet()) {
-      if (!migrationsBefore.contains(m.getKey())) {
-        created++;
-        succeeded += m.getValue().equals("Succeeded") ? 1 : 0;
-      }
-    }
+    Map<String, String> created = new HashMap<>(migrations(w));
+    created.keySet().removeAll(migrationsBefore);
     w.swap();
     return new Run(
         policy,
@@ -251,9 +220,9 @@ final class MigrationBench extends Bench {
         podsBefore.size(),
         migrated,
         deleted,
-        unmoved,
-        created,
-        succeeded,
+        d.before().size() - migrated - deleted,
+        created.size(),
+        (int) created.values().stream().filter("Succeeded"::equals).count(),
         peak.get());
   }
 

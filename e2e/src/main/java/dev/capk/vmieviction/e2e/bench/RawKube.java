@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.e2e.bench;
 
+import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.capk.vmieviction.e2e.harness.Await;
@@ -10,39 +11,33 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import okhttp3.Call;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.RequestBody;
 import okhttp3.Response;
 
-/**
- * Plain JSON requests to a local cluster's API server with its admin client: fast set-up of many
- * objects.
- */
+/** Plain JSON requests to a local cluster's API server with its admin client: fast set-up. */
 final class RawKube {
-  static final MediaType JSON = MediaType.get("application/json");
-  static final MediaType MERGE = MediaType.get("application/merge-patch+json");
-
   private final String server;
   private final OkHttpClient http;
-  private final OkHttpClient streaming;
 
   RawKube(LocalCluster cluster) {
     this.server = cluster.serverUrl();
     this.http =
         cluster.client().getHttpClient().newBuilder().readTimeout(60, TimeUnit.SECONDS).build();
-    this.streaming = http.newBuilder().readTimeout(0, TimeUnit.MILLISECONDS).build();
   }
 
-  /**
-   * The body of a successful request; anything else throws with the status and the start of the
-   * body.
-   */
-  String call(String method, String path, MediaType type, String body) throws IOException {
+  /** The body of a successful request; else throws with the status and the body's start. */
+  String call(String method, String path, String type, String body) throws IOException {
     Request.Builder b = new Request.Builder().url(server + path);
-    b.method(method, body == null ? null : RequestBody.create(body, type));
+    b.method(method, body == null ? null : RequestBody.create(body, MediaType.get(type)));
     for (int attempt = 1; ; attempt++) {
       try (Response r = http.newCall(b.build()).execute()) {
         String text = r.body() == null ? "" : r.body().string();
@@ -55,13 +50,9 @@ final class RawKube {
           continue;
         }
         throw new IOException(
-            method
-                + " "
-                + path
-                + ": HTTP "
-                + r.code()
-                + " "
-                + text.substring(0, Math.min(300, text.length())));
+            Report.f(
+                "%s %s: HTTP %d %s",
+                method, path, r.code(), text.substring(0, Math.min(300, text.length()))));
       }
     }
   }
@@ -74,14 +65,24 @@ final class RawKube {
     return JsonParser.parseString(get(path)).getAsJsonObject();
   }
 
+  /** The items of the list at {@code path}. */
+  List<JsonObject> items(String path) throws IOException {
+    List<JsonObject> out = new ArrayList<>();
+    getJson(path).getAsJsonArray("items").forEach(e -> out.add(e.getAsJsonObject()));
+    return out;
+  }
+
   String post(String path, String json) throws IOException {
-    return call("POST", path, JSON, json);
+    return call("POST", path, "application/json", json);
+  }
+
+  String mergePatch(String path, String json) throws IOException {
+    return call("PATCH", path, "application/merge-patch+json", json);
   }
 
   /**
-   * Creates namespace {@code ns} (one that exists already is kept) and waits until its default
-   * ServiceAccount exists, which pods need before they can be created; {@code withAccount}: creates
-   * that account too (where no kube-controller-manager does).
+   * Creates namespace {@code ns} (kept if it exists) and waits for its default ServiceAccount,
+   * which pods need; {@code withAccount}: creates it (where no kube-controller-manager does).
    */
   void createNamespace(String ns, boolean withAccount) throws Exception {
     postIfAbsent("/api/v1/namespaces", "{\"metadata\":{\"name\":\"" + ns + "\"}}");
@@ -92,13 +93,9 @@ final class RawKube {
     Await.until(
         "ServiceAccount default in " + ns,
         Duration.ofSeconds(60),
-        () -> {
-          get("/api/v1/namespaces/" + ns + "/serviceaccounts/default");
-          return true;
-        });
+        () -> get("/api/v1/namespaces/" + ns + "/serviceaccounts/default") != null);
   }
 
-  /** POSTs {@code json}; an object that exists already (409) is kept. */
   private void postIfAbsent(String path, String json) throws IOException {
     try {
       post(path, json);
@@ -109,40 +106,34 @@ final class RawKube {
     }
   }
 
-  String mergePatch(String path, String json) throws IOException {
-    return call("PATCH", path, MERGE, json);
+  interface WatchListener {
+    void event(String type, JsonObject object, long receivedNanos);
   }
 
   /**
-   * Streams a watch of a whole collection ({@code collectionPath} without a query) on a daemon
-   * thread, from now on, handing each event (type, object) to {@code onEvent} with the local
-   * receive time in nanoseconds; closing the returned handle stops it. Resumed when the server ends
-   * the stream (an API server drops a watcher that falls behind a burst of events): watches again
-   * from the last resourceVersion seen, or, when that is too old (410), lists afresh and hands each
-   * item over as MODIFIED. {@code onResume} is told each time: events seen after a resume may carry
-   * a later receive time than they would have.
+   * Watches a whole collection from now on, on a daemon thread, handing each event to {@code
+   * onEvent} with its local receive time (nanoTime); closing the handle stops it. An API server
+   * drops a watcher that falls behind a burst: it is resumed from the last resourceVersion seen, or
+   * after a 410 by a fresh list whose items come as MODIFIED; {@code onResume} is told each time,
+   * since events after a resume may be seen later than they happened.
    */
-  AutoCloseable watchResuming(String collectionPath, WatchListener onEvent, Runnable onResume)
+  AutoCloseable watchResuming(String collection, WatchListener onEvent, Runnable onResume)
       throws IOException {
-    java.util.concurrent.atomic.AtomicReference<String> rv =
-        new java.util.concurrent.atomic.AtomicReference<>(listVersion(collectionPath + "?limit=1"));
-    java.util.concurrent.atomic.AtomicBoolean closed =
-        new java.util.concurrent.atomic.AtomicBoolean();
-    java.util.concurrent.atomic.AtomicReference<okhttp3.Call> current =
-        new java.util.concurrent.atomic.AtomicReference<>();
+    OkHttpClient streaming = http.newBuilder().readTimeout(0, TimeUnit.MILLISECONDS).build();
+    AtomicReference<String> rv =
+        new AtomicReference<>(str(getJson(collection + "?limit=1"), "metadata", "resourceVersion"));
+    AtomicBoolean closed = new AtomicBoolean();
+    AtomicReference<Call> current = new AtomicReference<>();
     Thread t =
         new Thread(
             () -> {
               while (!closed.get()) {
-                okhttp3.Call call =
-                    streaming.newCall(
-                        new Request.Builder()
-                            .url(
-                                server
-                                    + collectionPath
-                                    + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=7200&resourceVersion="
-                                    + rv.get())
-                            .build());
+                String url =
+                    server
+                        + collection
+                        + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=7200&resourceVersion="
+                        + rv.get();
+                Call call = streaming.newCall(new Request.Builder().url(url).build());
                 current.set(call);
                 if (closed.get()) {
                   return;
@@ -152,8 +143,7 @@ final class RawKube {
                     BufferedReader in =
                         new BufferedReader(
                             new InputStreamReader(r.body().byteStream(), StandardCharsets.UTF_8))) {
-                  String line;
-                  while ((line = in.readLine()) != null) {
+                  for (String line; !closed.get() && (line = in.readLine()) != null; ) {
                     long now = System.nanoTime();
                     JsonObject e = JsonParser.parseString(line).getAsJsonObject();
                     String type = e.get("type").getAsString();
@@ -177,17 +167,16 @@ final class RawKube {
                   return;
                 }
                 onResume.run();
-                if (gone) {
-                  try {
-                    JsonObject list = getJson(collectionPath);
+                try {
+                  if (gone) {
+                    JsonObject list = getJson(collection);
                     long now = System.nanoTime();
                     rv.set(str(list, "metadata", "resourceVersion"));
-                    for (com.google.gson.JsonElement item : list.getAsJsonArray("items")) {
-                      onEvent.event("MODIFIED", item.getAsJsonObject(), now);
-                    }
-                  } catch (IOException | RuntimeException e) {
-                    ControllerProcess.sleep(500);
+                    list.getAsJsonArray("items")
+                        .forEach(i -> onEvent.event("MODIFIED", i.getAsJsonObject(), now));
                   }
+                } catch (IOException | RuntimeException e) {
+                  ControllerProcess.sleep(500);
                 }
               }
             },
@@ -196,29 +185,25 @@ final class RawKube {
     t.start();
     return () -> {
       closed.set(true);
-      okhttp3.Call call = current.get();
+      Call call = current.get();
       if (call != null) {
         call.cancel();
       }
     };
   }
 
-  private String listVersion(String listPath) throws IOException {
-    return str(getJson(listPath), "metadata", "resourceVersion");
-  }
-
-  interface WatchListener {
-    void event(String type, JsonObject object, long receivedNanos);
-  }
-
   static String str(JsonObject o, String... path) {
-    com.google.gson.JsonElement e = o;
+    JsonElement e = o;
     for (String k : path) {
       if (e == null || !e.isJsonObject()) {
         return null;
       }
       e = e.getAsJsonObject().get(k);
     }
-    return e == null || e.isJsonNull() || !e.isJsonPrimitive() ? null : e.getAsString();
+    return e == null || !e.isJsonPrimitive() ? null : e.getAsString();
+  }
+
+  static String str(String json, String... path) {
+    return str(JsonParser.parseString(json).getAsJsonObject(), path);
   }
 }

@@ -1,16 +1,17 @@
 package dev.capk.vmieviction.e2e.bench;
 
-import com.google.gson.JsonParser;
 import java.io.IOException;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.IntFunction;
 
 /**
  * VirtualMachineInstances shaped like the ones CAPK creates through KubeVirt: the labels,
  * annotations, owner reference and finalizers KubeVirt sets, a full domain spec (CPU, memory,
- * disks, interfaces, features, firmware), a cloud-init volume carrying a kubeadm bootstrap script,
- * and the status virt-controller and virt-handler write (conditions, interfaces, guest OS, volume
- * status, topology). About 6 KB of JSON as the API server returns it, managedFields included.
+ * disks, interfaces, features, firmware), a cloud-init volume carrying a kubeadm join script (as
+ * CAPK's bootstrap data carries it, not base64 in NoCloud userData), and the status virt-controller
+ * and virt-handler write (conditions, interfaces, guest OS, volume status, topology). About 6 KB of
+ * JSON as the API server returns it, managedFields included.
  */
 final class RealisticVmis {
   private RealisticVmis() {}
@@ -21,8 +22,8 @@ final class RealisticVmis {
   static String vmi(String namespace, String name, String cluster) {
     String uid = UUID.nameUUIDFromBytes((namespace + "/" + name).getBytes()).toString();
     String serial = uid.substring(0, 8);
-    String userData = bootstrapScript(name, cluster);
-    return """
+    return
+"""
                 {"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance",
                  "metadata":{"name":"%1$s","namespace":"%2$s",
                   "labels":{"kubevirt.io/vm":"%1$s",
@@ -48,9 +49,16 @@ final class RealisticVmis {
                     "rng":{},"networkInterfaceMultiqueue":true,"autoattachGraphicsDevice":false}},
                   "networks":[{"name":"default","pod":{}}],
                   "volumes":[{"name":"containervolume","containerDisk":{"image":"quay.io/capk/ubuntu-2204-container-disk:v1.30.1","imagePullPolicy":"IfNotPresent"}},
-                   {"name":"cloudinitvolume","cloudInitNoCloud":{"userData":"%6$s"}}]}}
+                   {"name":"cloudinitvolume","cloudInitNoCloud":{"userData":"#cloud-config\\nhostname: %1$s\\nfqdn: %1$s\\nwrite_files:\\n\
+- path: /run/kubeadm/kubeadm-join-config.yaml\\n  owner: root:root\\n  permissions: '0640'\\n  content: |\\n\
+    apiVersion: kubeadm.k8s.io/v1beta3\\n    kind: JoinConfiguration\\n    discovery:\\n      bootstrapToken:\\n\
+        apiServerEndpoint: %3$s-lb.tenants.svc:6443\\n        caCertHashes:\\n\
+        - sha256:4f6a2c8e1d0b9a7f3e5c2d1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f\\n\
+        token: abcdef.0123456789abcdef\\n    nodeRegistration:\\n      kubeletExtraArgs:\\n\
+        provider-id: kubevirt://%1$s\\n      name: '{{ ds.meta_data.local_hostname }}'\\n\
+runcmd:\\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\\n"}}]}}
                 """
-        .formatted(name, namespace, cluster, uid, serial, userData);
+        .formatted(name, namespace, cluster, uid, serial);
   }
 
   /**
@@ -86,12 +94,30 @@ final class RealisticVmis {
     String base = "/apis/kubevirt.io/v1/namespaces/" + namespace + "/virtualmachineinstances";
     String created = api.post(base, vmi(namespace, name, cluster));
     api.mergePatch(base + "/" + name + "/status", status(name, node, podIp));
-    return RawKube.str(JsonParser.parseString(created).getAsJsonObject(), "metadata", "uid");
+    return RawKube.str(created, "metadata", "uid");
   }
 
-  /** The pod IP of the {@code i}th VMI of many. */
-  static String ip(int i) {
-    return "10.244." + (i / 250 % 250) + "." + (i % 250 + 2);
+  /** Creates the VMIs {@code name(from)} to {@code name(to - 1)}, 16 at a time. */
+  static void createMany(
+      RawKube api,
+      String namespace,
+      String cluster,
+      String node,
+      int from,
+      int to,
+      IntFunction<String> name)
+      throws Exception {
+    Bench.parallel(
+        to - from,
+        16,
+        i ->
+            create(
+                api,
+                namespace,
+                name.apply(from + i),
+                cluster,
+                node,
+                "10.244." + ((from + i) / 250 % 250) + "." + ((from + i) % 250 + 2)));
   }
 
   /**
@@ -114,29 +140,5 @@ final class RealisticVmis {
       throw new IllegalStateException(key + ": nothing seen within 30 s of its VMI being marked");
     }
     return (at - t0) / 1e6;
-  }
-
-  /**
-   * A kubeadm join script as CAPK's bootstrap data carries it (base64 is not used in NoCloud
-   * userData).
-   */
-  private static String bootstrapScript(String name, String cluster) {
-    return ("#cloud-config\\nhostname: "
-        + name
-        + "\\nfqdn: "
-        + name
-        + "\\nwrite_files:\\n"
-        + "- path: /run/kubeadm/kubeadm-join-config.yaml\\n  owner: root:root\\n  permissions: '0640'\\n  content: |\\n"
-        + "    apiVersion: kubeadm.k8s.io/v1beta3\\n    kind: JoinConfiguration\\n    discovery:\\n      bootstrapToken:\\n"
-        + "        apiServerEndpoint: "
-        + cluster
-        + "-lb.tenants.svc:6443\\n        caCertHashes:\\n"
-        + "        - sha256:4f6a2c8e1d0b9a7f3e5c2d1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f\\n"
-        + "        token: abcdef.0123456789abcdef\\n    nodeRegistration:\\n      kubeletExtraArgs:\\n"
-        + "        provider-id: kubevirt://"
-        + name
-        + "\\n      name: '{{ ds.meta_data.local_hostname }}'\\n"
-        + "runcmd:\\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\\n"
-        + "");
   }
 }

@@ -9,88 +9,58 @@ import java.util.Locale;
 
 /**
  * The Markdown report: a header naming the machine, a summary of every target (met or MISSED, said
- * plainly), then one section per benchmark. Sections append as they finish; the file is rewritten
- * after each, so a run that fails half-way still leaves what it measured.
+ * plainly), then one section per benchmark. The file is rewritten after each addition, so a run
+ * that fails half-way still leaves what it measured.
  */
-public final class Report {
-  /** One row of the summary: what was measured against which target. */
-  public record Verdict(
-      String benchmark, String measured, String target, Boolean met, boolean reportOnly) {
-    String cell() {
-      if (reportOnly) {
-        return "–";
-      }
-      return met == null ? "not measured" : met ? "met" : "**MISSED**";
-    }
-  }
-
+final class Report {
   private final Path file;
   private final String header;
-  private final List<Verdict> verdicts = new ArrayList<>();
+  private final List<List<String>> verdicts = new ArrayList<>();
   private final List<String> sections = new ArrayList<>();
   private final List<String> notes = new ArrayList<>();
   private String footer = "";
 
-  public Report(Path file, String header) {
+  Report(Path file, String header) {
     this.file = file;
     this.header = header;
   }
 
-  public synchronized void verdict(String benchmark, String measured, String target, Boolean met) {
-    verdicts.add(new Verdict(benchmark, measured, target, met, false));
+  /** A row of the summary; {@code met} null: not measured. */
+  synchronized void verdict(String benchmark, String measured, String target, Boolean met) {
+    String cell = met == null ? "not measured" : met ? "met" : "**MISSED**";
+    verdicts.add(List.of(benchmark, measured, target, cell));
     write();
   }
 
   /** A row of the summary for a number reported without a target. */
-  public synchronized void measured(String benchmark, String measured) {
-    verdicts.add(new Verdict(benchmark, measured, "– (report only)", null, true));
+  synchronized void measured(String benchmark, String measured) {
+    verdicts.add(List.of(benchmark, measured, "– (report only)", "–"));
     write();
   }
 
-  public synchronized void section(String markdown) {
+  synchronized void section(String markdown) {
     sections.add(markdown.strip() + "\n");
     write();
   }
 
-  public synchronized void note(String line) {
-    notes.add(line);
+  synchronized void note(String line) {
+    notes.add("- " + line + "\n");
     write();
   }
 
-  public synchronized void footer(String markdown) {
-    footer = markdown;
+  synchronized void footer(String markdown) {
+    footer = markdown.strip() + "\n";
     write();
   }
 
-  public synchronized String render() {
-    StringBuilder s = new StringBuilder(header.strip()).append("\n\n");
-    s.append("## Targets\n\n");
-    s.append("| benchmark | measured | target | verdict |\n| --- | --- | --- | --- |\n");
-    for (Verdict v : verdicts) {
-      s.append("| ")
-          .append(v.benchmark())
-          .append(" | ")
-          .append(v.measured())
-          .append(" | ")
-          .append(v.target())
-          .append(" | ")
-          .append(v.cell())
-          .append(" |\n");
-    }
-    s.append('\n');
+  synchronized String render() {
+    StringBuilder s = new StringBuilder(header.strip()).append("\n\n## Targets\n\n");
+    s.append(table("benchmark|measured|target|verdict", verdicts)).append('\n');
     if (!notes.isEmpty()) {
-      for (String n : notes) {
-        s.append("- ").append(n).append('\n');
-      }
-      s.append('\n');
+      s.append(String.join("", notes)).append('\n');
     }
-    for (String section : sections) {
-      s.append(section).append('\n');
-    }
-    if (!footer.isBlank()) {
-      s.append(footer.strip()).append('\n');
-    }
-    return s.toString();
+    sections.forEach(x -> s.append(x).append('\n'));
+    return s.append(footer).toString();
   }
 
   private void write() {
@@ -102,19 +72,21 @@ public final class Report {
     }
   }
 
-  /** A Markdown table from a header row and data rows. */
-  public static String table(List<String> head, List<List<String>> rows) {
+  static String table(List<String> head, List<List<String>> rows) {
     StringBuilder s = new StringBuilder("| ").append(String.join(" | ", head)).append(" |\n|");
     head.forEach(h -> s.append(" --- |"));
     s.append('\n');
-    for (List<String> r : rows) {
-      s.append("| ").append(String.join(" | ", r)).append(" |\n");
-    }
+    rows.forEach(r -> s.append("| ").append(String.join(" | ", r)).append(" |\n"));
     return s.toString();
   }
 
+  /** A table from its header cells (joined by "|") and rows. */
+  static String table(String head, List<List<String>> rows) {
+    return table(List.of(head.split("\\|")), rows);
+  }
+
   /** A table row: each cell as a string, the cells of a list cell in its place. */
-  public static List<String> row(Object... cells) {
+  static List<String> row(Object... cells) {
     List<String> out = new ArrayList<>();
     for (Object c : cells) {
       if (c instanceof List<?> l) {
@@ -126,12 +98,7 @@ public final class Report {
     return out;
   }
 
-  /** A table from its header cells (joined by "|") and rows. */
-  public static String table(String head, List<List<String>> rows) {
-    return table(List.of(head.split("\\|")), rows);
-  }
-
-  public static String f(String format, Object... args) {
+  static String f(String format, Object... args) {
     return String.format(Locale.ROOT, format, args);
   }
 }

@@ -9,23 +9,28 @@ import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Benchmarks 3, 4 and 6 on one infra API server holding many VMIs (no KubeVirt needed: the VMIs are
- * written directly, their status through the status subresource as KubeVirt writes it) and one
- * guest cluster whose kwok nodes are named like some of the VMIs: start-up (process start to
- * /readyz 200), memory after the informer synced, and reaction latency (status.evacuationNodeName
- * set by us, to the guest node cordoned, seen by a watch on guest nodes).
+ * Benchmarks 3, 4 and 6 on one infra API server holding many VMIs (written directly, status through
+ * its subresource) and one guest cluster whose kwok nodes are named like some of them: reaction
+ * latency, memory after the informer synced, and start-up.
  */
 final class ScaleBench extends Bench {
   static final String NAMESPACE = "scale";
   static final String CLUSTER = "scale-tenant";
   static final String INFRA_NODE = "scale-infra-0";
 
+  /** A larger heap, to learn what the controller needs when the Deployment's is not enough. */
+  static final List<String> BIG_HEAP = List.of("-Xmx1g", "-XX:+UseSerialGC");
+
+  private int vmiBytes;
   private int vmiBytesWithoutManagedFields;
+  private final List<MemoryRun> memory = new ArrayList<>();
+  private final List<Failure> failures = new ArrayList<>();
 
   record MemoryRun(
       int vmis,
@@ -42,31 +47,20 @@ final class ScaleBench extends Bench {
   /** A start that never reached /readyz. */
   record Failure(int vmis, String jvm, String why, long peakRssKb) {}
 
-  /**
-   * A larger heap, to learn what the controller needs when the Deployment's sizing is not enough.
-   */
-  static final List<String> BIG_HEAP = List.of("-Xmx1g", "-XX:+UseSerialGC");
-
-  /**
-   * A controller JVM to measure: its environment and flags; {@code label} names it in the report.
-   */
+  /** A controller JVM to measure: its environment and flags; {@code label} names it. */
   record JvmConfig(String label, Map<String, String> env, List<String> flags) {
     /** "NAME=value ... -flag ...": leading NAME=value tokens are environment, the rest flags. */
     static JvmConfig parse(String spec) {
-      Map<String, String> env = new java.util.LinkedHashMap<>();
+      Map<String, String> env = new LinkedHashMap<>();
       List<String> flags = new ArrayList<>();
       for (String token : spec.trim().split("\\s+")) {
-        if (token.isEmpty()) {
-          continue;
-        }
         if (flags.isEmpty() && token.matches("[A-Z_][A-Z0-9_]*=.*")) {
-          int eq = token.indexOf('=');
-          env.put(token.substring(0, eq), token.substring(eq + 1));
-        } else {
+          env.put(token.substring(0, token.indexOf('=')), token.substring(token.indexOf('=') + 1));
+        } else if (!token.isEmpty()) {
           flags.add(token);
         }
       }
-      return new JvmConfig(DeploymentJvm.describe(env, flags), env, flags);
+      return new JvmConfig(ControllerJar.describe(env, flags), env, flags);
     }
   }
 
@@ -74,10 +68,10 @@ final class ScaleBench extends Bench {
    * The Deployment's JVM first; then any given by {@code -Dbench.scale.jvms="A|B"} (each "NAME=v
    * ... -flags ..."), measured the same way in the same run, e.g. the flags before a change.
    */
-  List<JvmConfig> configs() {
+  static List<JvmConfig> configs() {
     List<JvmConfig> configs = new ArrayList<>();
     configs.add(
-        new JvmConfig(DeploymentJvm.describeDeployed(), DeploymentJvm.ENV, DeploymentJvm.JVM));
+        new JvmConfig(ControllerJar.describeDeployed(), ControllerJar.ENV, ControllerJar.JVM));
     for (String spec : System.getProperty("bench.scale.jvms", "").split("\\|")) {
       if (!spec.isBlank()) {
         configs.add(JvmConfig.parse(spec));
@@ -86,16 +80,14 @@ final class ScaleBench extends Bench {
     return configs;
   }
 
-  private final List<Failure> failures = new ArrayList<>();
-
   @Override
   void run() throws Exception {
-    List<Integer> counts = opts.ints("bench.scale.counts", "1000,10000");
-    int samples = opts.integer("bench.latency.samples", 100);
+    List<Integer> counts = ints("bench.scale.counts", "1000,10000");
+    int samples = integer("bench.latency.samples", 100);
     int warmup = 3;
-    BenchMain.progress("scale: starting an infra API server and a guest cluster (kwok)");
+    progress("scale: starting an infra API server and a guest cluster (kwok)");
     List<LocalCluster> clusters =
-        BenchMain.startAll(
+        startAll(
             List.of(
                 LocalCluster.builder("bench-scale-infra"),
                 LocalCluster.builder("bench-scale-guest").withKwok()));
@@ -104,57 +96,32 @@ final class ScaleBench extends Bench {
       Crds.installTestCrds(infra);
       TenantCluster.create(infra, guest, CLUSTER, NAMESPACE);
       RawKube infraApi = new RawKube(infra);
-      RawKube guestApi = new RawKube(guest);
-
-      int guestNodes = samples + warmup;
-      BenchMain.progress("scale: " + guestNodes + " kwok guest nodes named like VMIs");
-      BenchMain.parallel(
-          guestNodes,
+      progress("scale: %d kwok guest nodes named like VMIs", samples + warmup);
+      parallel(
+          samples + warmup,
           8,
           i ->
               guest
                   .kwokNodes()
                   .createNamed(vmiName(i), Map.of("node-role.kubernetes.io/worker", "")));
-
-      List<MemoryRun> memory = new ArrayList<>();
       List<Double> latenciesMs = new ArrayList<>();
       int created = 0;
-      int vmiBytes = 0;
       try {
-        for (int idx = 0; idx < counts.size(); idx++) {
-          int target = counts.get(idx);
-          BenchMain.progress("scale: creating VMIs " + created + ".." + (target - 1));
+        for (int target : counts) {
+          progress("scale: creating VMIs %d..%d", created, target - 1);
           long t0 = System.nanoTime();
           int from = created;
-          BenchMain.parallel(
-              target - from,
-              16,
-              i ->
-                  RealisticVmis.create(
-                      infraApi,
-                      NAMESPACE,
-                      vmiName(from + i),
-                      CLUSTER,
-                      INFRA_NODE,
-                      RealisticVmis.ip(from + i)));
+          RealisticVmis.createMany(
+              infraApi, NAMESPACE, CLUSTER, INFRA_NODE, from, target, ScaleBench::vmiName);
           created = target;
-          BenchMain.progress(
-              Report.f(
-                  "scale: %d VMIs in the API server (created in %.0f s)",
-                  created, (System.nanoTime() - t0) / 1e9));
-          String one =
-              infraApi.get(
-                  "/apis/kubevirt.io/v1/namespaces/"
-                      + NAMESPACE
-                      + "/virtualmachineinstances/"
-                      + vmiName(created - 1));
+          progress(
+              "scale: %d VMIs in the API server (created in %.0f s)", created, secondsSince(t0));
+          String one = infraApi.get(vmiPath(created - 1));
           vmiBytes = one.getBytes(StandardCharsets.UTF_8).length;
           JsonObject trimmed = JsonParser.parseString(one).getAsJsonObject();
           trimmed.getAsJsonObject("metadata").remove("managedFields");
           vmiBytesWithoutManagedFields = trimmed.toString().getBytes(StandardCharsets.UTF_8).length;
-
-          int runs = opts.runs("bench.scale.runs." + target, target >= 10_000 ? 3 : 5);
-          boolean latencyHere = idx == 0;
+          int runs = runs("bench.scale.runs." + target, target >= 10_000 ? 3 : 5);
           List<JvmConfig> configs = configs();
           // Interleaved (run 1 of every configuration, then run 2, ...): load from other work on
           // the machine then weighs on each configuration alike.
@@ -165,78 +132,59 @@ final class ScaleBench extends Bench {
                 continue;
               }
               double baseline = baselineRate(guest);
-              ControllerProcess c;
-              try {
-                c =
-                    start(
-                        infra,
-                        "scale-" + target + "-" + r + "-jvm" + configs.indexOf(config),
-                        config.env(),
-                        config.flags());
+              String name = "scale-" + target + "-" + r + "-jvm" + configs.indexOf(config);
+              try (ControllerProcess c = start(infra, name, config.env(), config.flags())) {
+                MemoryRun m = measureMemory(c, guest, target, baseline, config.label());
+                progress(
+                    "scale: %d VMIs run %d [%s]: ready in %.0f ms (%.2f CPU s), RSS %d MiB, heap %d MiB (live %d MiB)",
+                    target,
+                    r + 1,
+                    config.label(),
+                    m.startupMs(),
+                    m.startupCpuSeconds(),
+                    m.rssKb() / 1024,
+                    m.heapKb() / 1024,
+                    m.liveHeapKb() / 1024);
+                if (target == counts.get(0) && r == runs - 1 && config == configs.get(0)) {
+                  latenciesMs.addAll(latency(infraApi, new RawKube(guest), warmup, samples));
+                }
               } catch (ControllerProcess.NotReady e) {
                 failed.add(config);
-                failures.add(
-                    new Failure(
-                        target,
-                        config.label(),
-                        e.outOfMemory
-                            ? Report.f(
-                                "OutOfMemoryError (Java heap space); not ready after %.0f s",
-                                e.waitedSeconds)
-                            : Report.f("not ready after %.0f s", e.waitedSeconds),
-                        e.peakRssKb));
-                BenchMain.progress(
-                    Report.f(
-                        "scale: %d VMIs: controller never ready%s; peak RSS %d MiB; "
-                            + "one more start with %s to see what it needs",
-                        target,
-                        e.outOfMemory ? " (out of heap)" : "",
-                        e.peakRssKb / 1024,
-                        String.join(" ", BIG_HEAP)));
-                try (ControllerProcess big =
-                    start(infra, "scale-" + target + "-bigheap", Map.of(), BIG_HEAP)) {
-                  memory.add(
-                      measureMemory(big, guest, target, baseline, String.join(" ", BIG_HEAP)));
-                } catch (ControllerProcess.NotReady e2) {
-                  failures.add(
-                      new Failure(
-                          target,
-                          String.join(" ", BIG_HEAP),
-                          Report.f(
-                              "not ready after %.0f s%s",
-                              e2.waitedSeconds, e2.outOfMemory ? " (OutOfMemoryError)" : ""),
-                          e2.peakRssKb));
-                }
-                continue;
-              }
-              boolean keep = latencyHere && r == runs - 1 && config == configs.get(0);
-              try {
-                memory.add(measureMemory(c, guest, target, baseline, config.label()));
-                MemoryRun m = memory.get(memory.size() - 1);
-                BenchMain.progress(
-                    Report.f(
-                        "scale: %d VMIs run %d [%s]: ready in %.0f ms (%.2f CPU s), RSS %d MiB,"
-                            + " heap %d MiB (live %d MiB)",
-                        target,
-                        r + 1,
-                        config.label(),
-                        m.startupMs(),
-                        m.startupCpuSeconds(),
-                        m.rssKb() / 1024,
-                        m.heapKb() / 1024,
-                        m.liveHeapKb() / 1024));
-                if (keep) {
-                  latenciesMs.addAll(latency(infraApi, guestApi, warmup, samples));
-                }
-              } finally {
-                c.close();
+                neverReady(infra, guest, target, baseline, config.label(), e);
               }
             }
           }
         }
       } finally {
-        write(memory, latenciesMs, samples, vmiBytes, counts);
+        write(latenciesMs, counts);
       }
+    }
+  }
+
+  /** Notes a start that never got ready, then starts once more with {@link #BIG_HEAP}. */
+  private void neverReady(
+      LocalCluster infra,
+      LocalCluster guest,
+      int target,
+      double baseline,
+      String jvm,
+      ControllerProcess.NotReady e) {
+    String big = String.join(" ", BIG_HEAP);
+    String oom = e.outOfMemory ? "OutOfMemoryError (Java heap space); " : "";
+    failures.add(
+        new Failure(
+            target, jvm, Report.f("%snot ready after %.0f s", oom, e.waitedSeconds), e.peakRssKb));
+    progress(
+        "scale: %d VMIs: controller never ready%s; peak RSS %d MiB; one more start with %s to see what it needs",
+        target, e.outOfMemory ? " (out of heap)" : "", e.peakRssKb / 1024, big);
+    try (ControllerProcess c = start(infra, "scale-" + target + "-bigheap", Map.of(), BIG_HEAP)) {
+      measureMemory(c, guest, target, baseline, big);
+    } catch (ControllerProcess.NotReady e2) {
+      String why =
+          Report.f(
+              "not ready after %.0f s%s",
+              e2.waitedSeconds, e2.outOfMemory ? " (OutOfMemoryError)" : "");
+      failures.add(new Failure(target, big, why, e2.peakRssKb));
     }
   }
 
@@ -246,50 +194,42 @@ final class ScaleBench extends Bench {
         name, work, env, jvm, List.of("--kubeconfig=" + infra.kubeconfig()), Duration.ofMinutes(3));
   }
 
-  /**
-   * Requests per second the guest API server gets without the controller (kwok's heartbeats and
-   * leases).
-   */
+  /** Requests a second the guest API server gets without the controller (kwok's heartbeats). */
   private static double baselineRate(LocalCluster guest) {
-    double a = ApiServerMetrics.nonWatch(guest);
+    double a = Metrics.nonWatch(guest);
     long t = System.nanoTime();
     ControllerProcess.sleep(3000);
-    double b = ApiServerMetrics.nonWatch(guest);
-    return Math.max(0, (b - a - 1) / ((System.nanoTime() - t) / 1e9));
+    return Math.max(0, (Metrics.nonWatch(guest) - a - 1) / secondsSince(t));
   }
 
   /**
    * RSS and heap once the informer has synced and the start-up wave of reconciles (one per cached
-   * VMI) has passed: the steady state the controller then lives in. The wave is watched on the
-   * guest API server, the only one it talks to besides the infra server (beyond its baseline and
-   * the read's own request).
+   * VMI) has passed, watched on the guest API server (the only one it talks to besides the infra
+   * server, beyond its baseline and the read's own request); recorded in {@link #memory}.
    */
   private MemoryRun measureMemory(
       ControllerProcess c, LocalCluster guest, int vmis, double baselinePerSecond, String jvm) {
-    double startup = c.startupMs();
-    ApiServerMetrics.Quiet q =
-        ApiServerMetrics.awaitQuiet(
-            guest,
-            baselinePerSecond + 6,
-            Duration.ofSeconds(opts.integer("bench.scale.settleCapSeconds", 30)));
-    long t0 = q.startNanos();
-    double waveSeconds = (q.quietSinceNanos() - t0) / 1e9;
+    Duration cap = Duration.ofSeconds(integer("bench.scale.settleCapSeconds", 30));
+    Metrics.Quiet q = Metrics.awaitQuiet(guest, baselinePerSecond + 6, cap);
     long rss = c.rssKb();
     ControllerProcess.HeapReading heap = c.heapUsedKb();
     long live = c.liveHeapKb();
-    double elapsed = (System.nanoTime() - t0) / 1e9;
+    double elapsed = secondsSince(q.startNanos());
     double wave = Math.max(0, q.last() - q.before() - elapsed - baselinePerSecond * elapsed);
-    return new MemoryRun(
-        vmis,
-        jvm,
-        startup,
-        c.startupCpuSeconds(),
-        rss,
-        heap.kb(),
-        heap.source(),
-        live,
-        wave,
-        waveSeconds);
+    MemoryRun m =
+        new MemoryRun(
+            vmis,
+            jvm,
+            c.startupMs(),
+            c.startupCpuSeconds(),
+            rss,
+            heap.kb(),
+            heap.source(),
+            live,
+            wave,
+            (q.quietSinceNanos() - q.startNanos()) / 1e9);
+    memory.add(m);
+    return m;
   }
 
   /**
@@ -303,20 +243,15 @@ final class ScaleBench extends Bench {
         guestApi.watchResuming(
             "/api/v1/nodes",
             (type, node, at) -> {
-              JsonObject spec = node.getAsJsonObject("spec");
-              if (spec != null
-                  && spec.has("unschedulable")
-                  && spec.get("unschedulable").getAsBoolean()) {
+              if ("true".equals(RawKube.str(node, "spec", "unschedulable"))) {
                 cordonedAt.putIfAbsent(RawKube.str(node, "metadata", "name"), at);
               }
             },
             () -> {})) {
-      BenchMain.progress(
-          "scale: reaction latency, " + samples + " samples (after " + warmup + " untimed)");
-      String vmis = "/apis/kubevirt.io/v1/namespaces/" + NAMESPACE + "/virtualmachineinstances/";
+      progress("scale: reaction latency, %d samples (after %d untimed)", samples, warmup);
       for (int i = 0; i < warmup + samples; i++) {
-        String name = vmiName(i);
-        double ms = RealisticVmis.markAndTime(infraApi, vmis + name, INFRA_NODE, cordonedAt, name);
+        double ms =
+            RealisticVmis.markAndTime(infraApi, vmiPath(i), INFRA_NODE, cordonedAt, vmiName(i));
         if (i >= warmup) {
           out.add(ms);
         }
@@ -325,49 +260,55 @@ final class ScaleBench extends Bench {
       }
     }
     Stats s = Stats.of(out);
-    BenchMain.progress(
-        Report.f(
-            "scale: reaction latency p50 %.0f ms, p99 %.0f ms, max %.0f ms",
-            s.percentile(50), s.percentile(99), s.max()));
+    progress(
+        "scale: reaction latency p50 %.0f ms, p99 %.0f ms, max %.0f ms",
+        s.percentile(50), s.percentile(99), s.max());
     return out;
   }
 
   static String vmiName(int i) {
-    return String.format("%s-md-%05d", CLUSTER, i);
+    return Report.f("%s-md-%05d", CLUSTER, i);
   }
 
-  private void write(
-      List<MemoryRun> memory,
-      List<Double> latencies,
-      int samples,
-      int vmiBytes,
-      List<Integer> counts) {
-    StringBuilder s = new StringBuilder();
+  private static String vmiPath(int i) {
+    return "/apis/kubevirt.io/v1/namespaces/"
+        + NAMESPACE
+        + "/virtualmachineinstances/"
+        + vmiName(i);
+  }
+
+  private List<MemoryRun> runsOf(int count, String jvm) {
+    return memory.stream().filter(m -> m.vmis() == count && m.jvm().equals(jvm)).toList();
+  }
+
+  private List<Failure> failuresOf(int count, String jvm) {
+    return failures.stream().filter(f -> f.vmis() == count && f.jvm().equals(jvm)).toList();
+  }
+
+  private void write(List<Double> latencies, List<Integer> counts) {
     Stats lat = Stats.of(latencies);
-    s.append(Report.f("## 3. Reaction latency (%,d watched VMIs)\n\n", counts.get(0)));
+    StringBuilder s =
+        new StringBuilder(Report.f("## 3. Reaction latency (%,d watched VMIs)\n\n", counts.get(0)));
     s.append(
         "From our PATCH of `status.evacuationNodeName` on one VMI (infra API server) to the guest node's "
             + "`spec.unschedulable` turning true, as seen by a watch on the guest API server's nodes; one evacuation "
             + "at a time, "
-            + Report.f("%d", lat.n())
+            + lat.n()
             + " samples after 3 untimed ones, controller started from its jar.\n\n");
     s.append(
         Report.table(
             "watched VMIs|samples|p50 ms|p99 ms|min ms|max ms",
             List.of(
-                List.of(
+                Report.row(
                     Report.f("%,d", counts.get(0)),
-                    Integer.toString(lat.n()),
-                    Report.f("%.0f", lat.percentile(50)),
-                    Report.f("%.0f", lat.percentile(99)),
-                    Report.f("%.0f", lat.min()),
-                    Report.f("%.0f", lat.max())))));
+                    lat.n(),
+                    lat.cells("%.0f", "p50", "p99", "min", "max")))));
     report.verdict(
         "3. reaction latency p99, 1,000 VMIs",
         Report.f("%.0f ms", lat.percentile(99)),
         "≤ 200 ms",
         lat.isEmpty() ? null : lat.percentile(99) <= 200);
-
+    String deployed = ControllerJar.describeDeployed();
     s.append("\n## 4. Memory and 6. start-up\n\n");
     s.append(
         Report.f(
@@ -381,22 +322,19 @@ final class ScaleBench extends Bench {
                 + "which other load on the machine disturbs less than the wall time. Memory: after `/readyz` and after the start-up wave of reconciles (one uncordon "
                 + "check per Running VMI) went quiet, or 30 s after `/readyz` if it had not; RSS from `/proc/PID/status` VmRSS, heap in use as measured, live heap "
                 + "after a full GC (`jcmd GC.run`). Each cell: median (min–max) of the runs.\n\n",
-            vmiBytes, vmiBytesWithoutManagedFields, DeploymentJvm.describeDeployed()));
+            vmiBytes, vmiBytesWithoutManagedFields, deployed));
     List<List<String>> rows = new ArrayList<>();
-    String deployed = DeploymentJvm.describeDeployed();
     List<String> jvms = new ArrayList<>(configs().stream().map(JvmConfig::label).toList());
     jvms.add(String.join(" ", BIG_HEAP));
     for (int count : counts) {
+      String vmis = Report.f("%,d", count);
       for (String jvm : jvms) {
-        List<MemoryRun> runs =
-            memory.stream().filter(m -> m.vmis() == count && m.jvm().equals(jvm)).toList();
-        for (Failure f :
-            failures.stream().filter(f -> f.vmis() == count && f.jvm().equals(jvm)).toList()) {
+        for (Failure f : failuresOf(count, jvm)) {
           rows.add(
-              List.of(
-                  Report.f("%,d", count),
+              Report.row(
+                  vmis,
                   "`" + jvm + "`",
-                  "1",
+                  1,
                   "**never ready**: " + f.why(),
                   "",
                   Report.f("peak %d", f.peakRssKb() / 1024),
@@ -405,56 +343,43 @@ final class ScaleBench extends Bench {
                   "",
                   ""));
         }
-        if (runs.isEmpty()) {
-          continue;
+        List<MemoryRun> runs = runsOf(count, jvm);
+        if (!runs.isEmpty()) {
+          rows.add(
+              Report.row(
+                  vmis,
+                  "`" + jvm + "`",
+                  runs.size(),
+                  Stats.over(runs, MemoryRun::startupMs).medianMinMax(0),
+                  Stats.over(runs, MemoryRun::startupCpuSeconds).medianMinMax(2),
+                  Stats.over(runs, m -> m.rssKb() / 1024.0).medianMinMax(0),
+                  Stats.over(runs, m -> m.heapKb() / 1024.0).medianMinMax(0),
+                  Stats.over(runs, m -> m.liveHeapKb() / 1024.0).medianMinMax(0),
+                  Stats.over(runs, MemoryRun::wave).medianMinMax(0),
+                  Stats.over(runs, MemoryRun::waveSeconds).medianMinMax(0)));
         }
-        rows.add(
-            List.of(
-                Report.f("%,d", count),
-                "`" + jvm + "`",
-                Integer.toString(runs.size()),
-                Stats.over(runs, MemoryRun::startupMs).medianMinMax(0),
-                Stats.over(runs, MemoryRun::startupCpuSeconds).medianMinMax(2),
-                Stats.over(runs, m -> m.rssKb() / 1024.0).medianMinMax(0),
-                Stats.over(runs, m -> m.heapKb() / 1024.0).medianMinMax(0),
-                Stats.over(runs, m -> m.liveHeapKb() / 1024.0).medianMinMax(0),
-                Stats.over(runs, MemoryRun::wave).medianMinMax(0),
-                Stats.over(runs, MemoryRun::waveSeconds).medianMinMax(0)));
       }
-      List<MemoryRun> deployedRuns =
-          memory.stream().filter(m -> m.vmis() == count && m.jvm().equals(deployed)).toList();
-      Stats rss = Stats.over(deployedRuns, m -> m.rssKb() / 1024.0);
-      Stats start = Stats.over(deployedRuns, MemoryRun::startupMs);
-      boolean failed =
-          failures.stream().anyMatch(f -> f.vmis() == count && f.jvm().equals(deployed));
-      if (count == 10_000) {
-        if (failed) {
-          Failure f =
-              failures.stream()
-                  .filter(x -> x.vmis() == count && x.jvm().equals(deployed))
-                  .findFirst()
-                  .get();
-          MemoryRun big =
-              memory.stream()
-                  .filter(m -> m.vmis() == count && !m.jvm().equals(deployed))
-                  .findFirst()
-                  .orElse(null);
-          report.verdict(
-              "4. RSS with 10,000 VMIs",
-              "never ready with the Deployment's heap: "
-                  + f.why()
-                  + (big == null
-                      ? ""
-                      : Report.f("; with `%s`: %d MiB RSS", big.jvm(), big.rssKb() / 1024)),
-              "≤ 160 MiB",
-              false);
-        } else {
-          report.verdict(
-              "4. RSS with 10,000 VMIs",
-              Report.f("%.0f MiB", rss.median()),
-              "≤ 160 MiB",
-              rss.median() <= 160);
-        }
+      Stats rss = Stats.over(runsOf(count, deployed), m -> m.rssKb() / 1024.0);
+      Stats start = Stats.over(runsOf(count, deployed), MemoryRun::startupMs);
+      List<Failure> failed = failuresOf(count, deployed);
+      if (count == 10_000 && !failed.isEmpty()) {
+        String big =
+            memory.stream()
+                .filter(m -> m.vmis() == count && !m.jvm().equals(deployed))
+                .findFirst()
+                .map(m -> Report.f("; with `%s`: %d MiB RSS", m.jvm(), m.rssKb() / 1024))
+                .orElse("");
+        report.verdict(
+            "4. RSS with 10,000 VMIs",
+            "never ready with the Deployment's heap: " + failed.get(0).why() + big,
+            "≤ 160 MiB",
+            false);
+      } else if (count == 10_000) {
+        report.verdict(
+            "4. RSS with 10,000 VMIs",
+            Report.f("%.0f MiB", rss.median()),
+            "≤ 160 MiB",
+            rss.median() <= 160);
       }
       if (count == 1_000) {
         report.verdict(
@@ -464,13 +389,12 @@ final class ScaleBench extends Bench {
             start.isEmpty() ? null : start.median() <= 1500);
       }
     }
-    String heapSource = memory.isEmpty() ? "" : memory.get(0).heapSource();
     s.append(
         Report.table(
             "VMIs|controller JVM|runs|start-up ms|start-up CPU s|RSS MiB|heap used MiB|live heap MiB|start-up wave: guest API requests|wave s",
             rows));
     s.append("\nHeap used read from ")
-        .append(heapSource)
+        .append(memory.isEmpty() ? "" : memory.get(0).heapSource())
         .append(
             ". The start-up wave is counted on the guest API server (`apiserver_request_total`, WATCH excluded, minus the rate kwok's heartbeats made in 3 s measured just before each start).\n");
     report.section(s.toString());

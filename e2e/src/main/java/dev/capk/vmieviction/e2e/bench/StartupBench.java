@@ -3,11 +3,11 @@ package dev.capk.vmieviction.e2e.bench;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.RepoPaths;
 import java.io.File;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,15 +17,8 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * CLI start-up: the cost of one short call, where the JVM's start dominates. A cordon of one node
- * and a no-op drain (a node without pods), each by {@code kubectl} itself and by our CLI installed
- * as a user installs it (the launcher and the jar copied into a plugin directory on PATH, run
- * through the real kubectl as {@code kubectl fastdrain ...}): "before" is the launcher as it was
- * (plain {@code java -jar}), "after" is {@code hack/plugin/kubectl-fastdrain} (a class-data archive
- * of the installed jar, JVM flags for a short-lived process), also run directly. The node is
- * uncordoned before every run; the order of the tools rotates each round. Wall time is process
- * start to exit; CPU time is the children's user + system time as the shell's {@code times} counts
- * it.
+ * CLI start-up: a cordon and a no-op drain by kubectl and by our CLI installed as a kubectl plugin,
+ * its launcher before and after the class-data archive.
  */
 final class StartupBench extends Bench {
   /** The launcher before the class-data archive: what hack/plugin/kubectl-fastdrain ran. */
@@ -37,6 +30,7 @@ final class StartupBench extends Bench {
       exec "${JAVA:-java}" -jar "$here/vmi-eviction-controller.jar" "$@"
       """;
 
+  /** sh's `times`: the shell's own user and system time, then its children's (the last line). */
   private static final Pattern TIMES =
       Pattern.compile("(\\d+)m([\\d.]+)s\\s+(\\d+)m([\\d.]+)s\\s*$");
 
@@ -47,11 +41,15 @@ final class StartupBench extends Bench {
 
   @Override
   void run() throws Exception {
-    int runs = opts.runs("bench.startup.runs", 10);
-    BenchMain.progress("startup: starting a cluster (etcd, kube-apiserver, kwok)");
+    int runs = runs("bench.startup.runs", 10);
+    progress("startup: starting a cluster (etcd, kube-apiserver, kwok)");
     try (LocalCluster cluster =
-        BenchMain.startAll(List.of(LocalCluster.builder("bench-startup").withKwok())).get(0)) {
-      deleteTree(work);
+        startAll(List.of(LocalCluster.builder("bench-startup").withKwok())).get(0)) {
+      try (Stream<Path> old = Files.walk(work)) {
+        for (Path p : old.sorted(Comparator.reverseOrder()).toList()) {
+          Files.delete(p);
+        }
+      }
       Path before = Files.createDirectories(work.resolve("plugin-before"));
       Path after = Files.createDirectories(work.resolve("plugin-after"));
       Path cache = Files.createDirectories(work.resolve("xdg-cache"));
@@ -69,9 +67,7 @@ final class StartupBench extends Bench {
         Files.copy(jar, dir.resolve("vmi-eviction-controller.jar"));
       }
       String kubectl = cluster.binaries().kubectl().toString();
-      String kubeconfig = cluster.kubeconfig().toString();
       String node = cluster.kwokNodes().create("bench-startup", 1).get(0);
-
       StringBuilder s = new StringBuilder("## CLI start-up: cordon and a no-op drain\n\n");
       s.append(
           Report.f(
@@ -88,35 +84,26 @@ final class StartupBench extends Bench {
               beforeJar == null ? "this tree's jar" : "the jar `" + beforeJar + "`"));
       List<List<String>> rows = new ArrayList<>();
       for (String op : List.of("cordon", "drain")) {
-        List<String> args = new ArrayList<>(List.of(op, node, "--kubeconfig", kubeconfig));
+        List<String> args =
+            new ArrayList<>(List.of(op, node, "--kubeconfig", cluster.kubeconfig().toString()));
         if (op.equals("drain")) {
           args.addAll(DrainBench.FLAGS);
         }
+        List<String> plugin = concat(List.of(kubectl, "fastdrain"), args);
         List<Tool> tools =
             List.of(
-                new Tool("kubectl " + op, DrainBench.concat(List.of(kubectl), args), after),
-                new Tool(
-                    "kubectl fastdrain " + op + ", before",
-                    DrainBench.concat(List.of(kubectl, "fastdrain"), args),
-                    before),
-                new Tool(
-                    "kubectl fastdrain " + op + ", after",
-                    DrainBench.concat(List.of(kubectl, "fastdrain"), args),
-                    after),
+                new Tool("kubectl " + op, concat(List.of(kubectl), args), after),
+                new Tool("kubectl fastdrain " + op + ", before", plugin, before),
+                new Tool("kubectl fastdrain " + op + ", after", plugin, after),
                 new Tool(
                     "kubectl-fastdrain " + op + " (launcher directly), after",
-                    DrainBench.concat(List.of(after.resolve("kubectl-fastdrain").toString()), args),
+                    concat(List.of(after.resolve("kubectl-fastdrain").toString()), args),
                     after));
         // The first run through the new launcher records the archive: timed on its own.
-        try (Stream<Path> old = Files.list(after)) {
-          for (Path p : old.filter(p -> p.toString().endsWith(".jsa")).toList()) {
-            Files.delete(p);
-          }
-        }
-        uncordon(cluster, node);
+        deleteArchives(after);
+        cluster.kubectl().runOrFail(null, "uncordon", node);
         Sample first = time(tools.get(2), cache, true);
-        BenchMain.progress(
-            Report.f("startup: %s, first run (records the archive): %.2f s", op, first.wall));
+        progress("startup: %s, first run (records the archive): %.2f s", op, first.wall);
         if (!hasArchive(after)) {
           throw new IllegalStateException("the launcher's first run left no archive in " + after);
         }
@@ -124,36 +111,35 @@ final class StartupBench extends Bench {
         for (int i = -1; i < runs; i++) {
           for (int k = 0; k < tools.size(); k++) {
             Tool t = tools.get(Math.floorMod(k + i, tools.size()));
-            uncordon(cluster, node);
+            cluster.kubectl().runOrFail(null, "uncordon", node);
             Sample sample = time(t, cache, !t.name().startsWith("kubectl " + op));
             if (i >= 0) {
               samples.computeIfAbsent(t.name(), x -> new ArrayList<>()).add(sample);
             }
           }
-          BenchMain.progress(
-              "startup: " + op + (i < 0 ? " warm-up" : " round " + (i + 1)) + " done");
+          progress("startup: %s %s done", op, i < 0 ? "warm-up" : "round " + (i + 1));
         }
-        double kubectlMedian = wall(samples.get(tools.get(0).name())).median();
+        double kubectlMedian = Stats.over(samples.get(tools.get(0).name()), Sample::wall).median();
         for (Tool t : tools) {
-          Stats w = wall(samples.get(t.name()));
+          Stats w = Stats.over(samples.get(t.name()), Sample::wall);
           Stats c = Stats.over(samples.get(t.name()), Sample::cpu);
           rows.add(
-              List.of(
+              Report.row(
                   t.name(),
-                  Integer.toString(w.n()),
+                  w.n(),
                   w.medianMinMax(2),
                   Report.f("%.2f", c.median()),
                   Report.f("%.1f", w.median() / kubectlMedian)));
         }
         rows.add(
-            List.of(
+            Report.row(
                 "kubectl fastdrain " + op + ", after: first run (records the archive)",
-                "1",
+                1,
                 Report.f("%.2f", first.wall),
                 Report.f("%.2f", first.cpu),
                 Report.f("%.1f", first.wall / kubectlMedian)));
-        double ours = wall(samples.get(tools.get(2).name())).median();
-        double was = wall(samples.get(tools.get(1).name())).median();
+        double ours = Stats.over(samples.get(tools.get(2).name()), Sample::wall).median();
+        double was = Stats.over(samples.get(tools.get(1).name()), Sample::wall).median();
         double target = op.equals("cordon") ? 0.5 : 0.6;
         report.verdict(
             Report.f(
@@ -168,18 +154,18 @@ final class StartupBench extends Bench {
     }
   }
 
-  private static Stats wall(List<Sample> samples) {
-    return Stats.over(samples, Sample::wall);
-  }
-
   private static boolean hasArchive(Path dir) throws Exception {
     try (Stream<Path> files = Files.list(dir)) {
       return files.anyMatch(p -> p.toString().endsWith(".jsa"));
     }
   }
 
-  private static void uncordon(LocalCluster cluster, String node) {
-    cluster.kubectl().runOrFail(null, "uncordon", node);
+  private static void deleteArchives(Path dir) throws Exception {
+    try (Stream<Path> old = Files.list(dir)) {
+      for (Path p : old.filter(p -> p.toString().endsWith(".jsa")).toList()) {
+        Files.delete(p);
+      }
+    }
   }
 
   /**
@@ -192,26 +178,19 @@ final class StartupBench extends Bench {
     Path out = work.resolve(slug + ".out");
     Path err = work.resolve(slug + ".err");
     Path times = work.resolve(slug + ".times");
-    List<String> command =
-        DrainBench.concat(
-            List.of(
-                "/bin/sh",
-                "-c",
-                "\"$@\" >\"$BENCH_OUT\" 2>\"$BENCH_ERR\"; rc=$?; times >\"$BENCH_TIMES\"; exit $rc",
-                "sh"),
-            t.command());
-    ProcessBuilder pb = new ProcessBuilder(command);
+    String script =
+        "\"$@\" >\"$BENCH_OUT\" 2>\"$BENCH_ERR\"; rc=$?; times >\"$BENCH_TIMES\"; exit $rc";
+    ProcessBuilder pb =
+        new ProcessBuilder(concat(List.of("/bin/sh", "-c", script, "sh"), t.command()));
     Map<String, String> env = pb.environment();
     env.remove("FASTDRAIN_JAR");
     env.remove("JAVA");
     env.put("XDG_CACHE_HOME", cache.toString());
+    String javaBin = Path.of(System.getProperty("java.home"), "bin").toString();
     env.put(
         "PATH",
-        t.path()
-            + File.pathSeparator
-            + Path.of(System.getProperty("java.home"), "bin")
-            + File.pathSeparator
-            + env.getOrDefault("PATH", ""));
+        String.join(
+            File.pathSeparator, t.path().toString(), javaBin, env.getOrDefault("PATH", "")));
     env.put("BENCH_OUT", out.toString());
     env.put("BENCH_ERR", err.toString());
     env.put("BENCH_TIMES", times.toString());
@@ -222,16 +201,15 @@ final class StartupBench extends Bench {
       p.destroyForcibly().waitFor();
       throw new IllegalStateException(t.name() + " did not finish in 2 minutes, see " + out);
     }
-    double wall = (System.nanoTime() - start) / 1e9;
+    double wall = secondsSince(start);
     if (p.exitValue() != 0) {
       throw new IllegalStateException(
           t.name() + " failed (exit " + p.exitValue() + "), see " + out + " and " + err);
     }
-    String stderr = Files.readString(err, StandardCharsets.UTF_8);
+    String stderr = Files.readString(err);
     if (quiet && !stderr.isEmpty()) {
       throw new IllegalStateException(t.name() + " wrote on stderr: " + stderr);
     }
-    // sh's `times`: the shell's own user and system time, then its children's.
     List<String> lines = Files.readAllLines(times);
     Matcher m = TIMES.matcher(lines.get(lines.size() - 1));
     if (!m.find()) {
@@ -243,16 +221,5 @@ final class StartupBench extends Bench {
             + Integer.parseInt(m.group(3)) * 60
             + Double.parseDouble(m.group(4));
     return new Sample(wall, cpu);
-  }
-
-  private static void deleteTree(Path dir) throws Exception {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (Stream<Path> walk = Files.walk(dir)) {
-      for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-        Files.delete(p);
-      }
-    }
   }
 }

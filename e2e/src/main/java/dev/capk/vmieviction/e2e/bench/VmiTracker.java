@@ -6,23 +6,20 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Watches every VMI of the infra cluster and notes, per UID, when {@code status.evacuationNodeName}
- * was first seen set and when the VMI was first seen being deleted: one evacuation's duration, as
- * the API shows it. Also keeps the drain start annotation the controller wrote (the last value seen
- * before the deletion: the object is gone afterwards) and the wall-clock time of the deletion, to
- * compare it with the deadline the annotation implies.
+ * was first seen set and when the VMI was first seen being deleted (nanoTime, and wall clock to
+ * compare with a deadline); also the drain start annotation last seen before the deletion.
  */
 final class VmiTracker implements AutoCloseable {
   private final Map<String, Long> evacuationSetAt = new ConcurrentHashMap<>();
   private final Map<String, Long> deletedAt = new ConcurrentHashMap<>();
   private final Map<String, Instant> deletedWallClock = new ConcurrentHashMap<>();
   private final Map<String, String> drainStart = new ConcurrentHashMap<>();
+  private final AtomicInteger resumes = new AtomicInteger();
   private final AutoCloseable watch;
-
-  private final java.util.concurrent.atomic.AtomicInteger resumes =
-      new java.util.concurrent.atomic.AtomicInteger();
 
   VmiTracker(RawKube infra) throws Exception {
     watch =
@@ -62,7 +59,6 @@ final class VmiTracker implements AutoCloseable {
     return a == null || b == null ? null : (b - a) / 1e9;
   }
 
-  /** When the deletion was seen, in {@link System#nanoTime()}. */
   Optional<Long> deletedNanos(String uid) {
     return Optional.ofNullable(deletedAt.get(uid));
   }
@@ -71,14 +67,10 @@ final class VmiTracker implements AutoCloseable {
     return deletedAt.containsKey(uid);
   }
 
-  /**
-   * When the deletion was seen, by this machine's clock (the API server's clock too: it is local).
-   */
   Optional<Instant> deletedAt(String uid) {
     return Optional.ofNullable(deletedWallClock.get(uid));
   }
 
-  /** The drain start annotation's raw value as last seen before the deletion. */
   Optional<String> drainStart(String uid) {
     return Optional.ofNullable(drainStart.get(uid));
   }

@@ -263,23 +263,42 @@ class DeploymentShapesIT {
     return docs;
   }
 
-  private record Script(int code, String out, String err) {}
+  record Script(int code, String out, String err) {}
 
   private static Script capkOverrides(Path overrides, String components, String version)
       throws Exception {
-    ProcessBuilder pb =
-        new ProcessBuilder(
-            "bash",
-            RepoPaths.root().resolve("hack/capk-overrides.sh").toString(),
-            components,
-            version);
-    pb.environment().put("OVERRIDES_DIR", overrides.toString());
-    pb.environment().put("KUBECTL", infra.cluster().binaries().kubectl().toString());
+    return hackScript(
+        infra.cluster(),
+        Map.of("OVERRIDES_DIR", overrides.toString()),
+        "capk-overrides.sh",
+        components,
+        version);
+  }
+
+  /** Runs hack/SCRIPT with ARGS, kubectl being the cluster's own (KUBECTL). */
+  static Script hackScript(
+      LocalCluster cluster, Map<String, String> env, String script, String... args)
+      throws Exception {
+    List<String> command =
+        new ArrayList<>(List.of("bash", RepoPaths.root().resolve("hack/" + script).toString()));
+    command.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(command);
+    pb.environment().putAll(env);
+    pb.environment().put("KUBECTL", cluster.binaries().kubectl().toString());
     Process p = pb.start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "hack/capk-overrides.sh did not finish");
-    return new Script(p.exitValue(), out, err);
+    // Read stderr beside stdout: a script that fills one pipe while we block on the other hangs.
+    var err = java.util.concurrent.CompletableFuture.supplyAsync(() -> readAll(p.getErrorStream()));
+    String out = readAll(p.getInputStream());
+    assertTrue(p.waitFor(300, TimeUnit.SECONDS), "hack/" + script + " did not finish");
+    return new Script(p.exitValue(), out, err.join());
+  }
+
+  private static String readAll(java.io.InputStream in) {
+    try {
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 
   @SuppressWarnings("unchecked")

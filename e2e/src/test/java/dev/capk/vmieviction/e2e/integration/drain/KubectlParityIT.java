@@ -9,8 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
-import dev.capk.vmieviction.drain.DrainResult;
 import dev.capk.vmieviction.drain.NodeDrainer;
+import dev.capk.vmieviction.drain.NodeDrainer.DrainResult;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.cli.NodeCli;
 import dev.capk.vmieviction.e2e.harness.Await;

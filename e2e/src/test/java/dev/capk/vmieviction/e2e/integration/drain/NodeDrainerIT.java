@@ -13,10 +13,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
-import dev.capk.vmieviction.drain.DrainResult;
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
-import dev.capk.vmieviction.drain.NodeNotFoundException;
+import dev.capk.vmieviction.drain.NodeDrainer.DrainResult;
+import dev.capk.vmieviction.drain.NodeDrainer.NodeNotFoundException;
 import dev.capk.vmieviction.drain.PodFilters;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SkippedPod;

@@ -1,6 +1,6 @@
 package dev.capk.vmieviction.e2e.integration.drain;
 
-import dev.capk.vmieviction.drain.DrainProgressListener;
+import dev.capk.vmieviction.drain.NodeDrainer.DrainProgressListener;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SkippedPod;
 import java.util.ArrayList;

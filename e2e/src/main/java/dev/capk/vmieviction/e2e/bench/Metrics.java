@@ -1,0 +1,122 @@
+package dev.capk.vmieviction.e2e.bench;
+
+import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A /metrics page in Prometheus' text format, summed over label sets: an API server's {@code
+ * apiserver_request_total} (every client's requests: it has no client label) and the controller's
+ * own histograms and gauges, without a Prometheus.
+ */
+record Metrics(String text) {
+  static Metrics of(LocalCluster cluster) {
+    try {
+      return new Metrics(new RawKube(cluster).get("/metrics"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read /metrics of " + cluster.name(), e);
+    }
+  }
+
+  /** The values of {@code name}'s series by the value of {@code label}, summed. */
+  private TreeMap<String, Double> by(String name, String label) {
+    Matcher m =
+        Pattern.compile("(?m)^" + Pattern.quote(name) + "(?:\\{([^}]*)})? ([0-9.eE+\\-]+|NaN)")
+            .matcher(text);
+    Pattern value = Pattern.compile(label + "=\"([^\"]+)\"");
+    TreeMap<String, Double> out = new TreeMap<>();
+    while (m.find()) {
+      Matcher v = value.matcher(m.group(1) == null ? "" : m.group(1));
+      out.merge(v.find() ? v.group(1) : "", Double.parseDouble(m.group(2)), Double::sum);
+    }
+    return out;
+  }
+
+  /** API server requests so far but WATCHes. */
+  double nonWatch() {
+    return by("apiserver_request_total", "verb").entrySet().stream()
+        .filter(e -> !e.getKey().equals("WATCH"))
+        .mapToDouble(Map.Entry::getValue)
+        .sum();
+  }
+
+  static double nonWatch(LocalCluster cluster) {
+    return of(cluster).nonWatch();
+  }
+
+  /** A histogram's cumulative bucket counts by upper bound ({@code le}; +Inf last). */
+  record Histogram(TreeMap<Double, Double> cumulative) {
+    double count() {
+      return cumulative.isEmpty() ? 0 : cumulative.lastEntry().getValue();
+    }
+
+    /** The smallest bucket bound holding at least {@code p}% of the observations, as text. */
+    String percentileBound(double p) {
+      for (Map.Entry<Double, Double> e : cumulative.entrySet()) {
+        if (e.getValue() >= count() * p / 100.0) {
+          return Double.isInfinite(e.getKey()) ? "+Inf" : Report.f("%s", e.getKey());
+        }
+      }
+      return "+Inf";
+    }
+  }
+
+  Optional<Histogram> histogram(String name) {
+    TreeMap<Double, Double> buckets = new TreeMap<>();
+    by(name + "_bucket", "le")
+        .forEach(
+            (le, v) ->
+                buckets.put(
+                    le.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(le), v));
+    return buckets.isEmpty() ? Optional.empty() : Optional.of(new Histogram(buckets));
+  }
+
+  /** A gauge's value, the largest over its label sets (the gauges read here are maxima). */
+  Optional<Double> gaugeMax(String name) {
+    Matcher m =
+        Pattern.compile("(?m)^" + Pattern.quote(name) + "(?:\\{[^}]*})? ([0-9.eE+\\-]+)$")
+            .matcher(text);
+    Double max = null;
+    while (m.find()) {
+      max =
+          max == null
+              ? Double.parseDouble(m.group(1))
+              : Math.max(max, Double.parseDouble(m.group(1)));
+    }
+    return Optional.ofNullable(max);
+  }
+
+  /** When the requests settled: see {@link #awaitQuiet}; nanos by {@link System#nanoTime()}. */
+  record Quiet(long startNanos, long quietSinceNanos, double before, double last) {}
+
+  /**
+   * Waits until {@code cluster}'s requests (WATCH excluded, read every second) have grown by at
+   * most {@code allowedPerSecond} a second for 3 s, at least 10 s from now (a start-up wave may
+   * begin a moment after a cache synced), at most {@code cap}.
+   */
+  static Quiet awaitQuiet(LocalCluster cluster, double allowedPerSecond, Duration cap) {
+    long t0 = System.nanoTime();
+    double before = nonWatch(cluster);
+    double last = before;
+    long quietSince = t0;
+    while (System.nanoTime() - t0 < cap.toNanos()) {
+      ControllerProcess.sleep(1000);
+      double now = nonWatch(cluster);
+      if (now - last > allowedPerSecond) {
+        quietSince = System.nanoTime();
+      }
+      last = now;
+      if (System.nanoTime() - quietSince > 3e9 && System.nanoTime() - t0 > 10e9) {
+        break;
+      }
+    }
+    return new Quiet(t0, quietSince, before, last);
+  }
+}
