@@ -332,9 +332,7 @@ final class ExternalInfraController implements ManagedController {
   private void reportProblems(List<InfraBindings.Problem> problems) {
     Set<String> current = new HashSet<>();
     for (InfraBindings.Problem p : problems) {
-      String key = p.kubevirtCluster() + "/" + p.reason();
-      current.add(key);
-      report(key, reference(p.kubevirtCluster()), p.reason(), p.message());
+      current.add(report(reference(p.kubevirtCluster()), p.reason(), p.message()));
     }
     reported
         .keySet()
@@ -372,15 +370,7 @@ final class ExternalInfraController implements ManagedController {
             + why
             + "): their evacuations wait until the infra API server answers";
     for (V1ObjectReference kvc : p.kubevirtClusters().get()) {
-      report(
-          kvc.getNamespace()
-              + "/"
-              + kvc.getName()
-              + "/"
-              + InfraEventReasons.INFRA_CLUSTER_UNREACHABLE,
-          kvc,
-          InfraEventReasons.INFRA_CLUSTER_UNREACHABLE,
-          message);
+      report(kvc, InfraEventReasons.INFRA_CLUSTER_UNREACHABLE, message);
     }
   }
 
@@ -398,13 +388,15 @@ final class ExternalInfraController implements ManagedController {
     return "no answer: " + ApiStatus.describeWithoutServerText(cause, serverUrl);
   }
 
-  private void report(String key, V1ObjectReference kvc, String reason, String message) {
+  /** Logs and events the problem, unless it was told within REPORT_AGAIN; returns its key. */
+  private String report(V1ObjectReference kvc, String reason, String message) {
+    String key = kvc.getNamespace() + "/" + kvc.getName() + "/" + reason;
     long now = System.nanoTime();
     Reported last = reported.get(key);
     if (last != null
         && last.message().equals(message)
         && now - last.atNanos() < REPORT_AGAIN.toNanos()) {
-      return;
+      return key;
     }
     reported.put(key, new Reported(message, now));
     log.warn(
@@ -414,6 +406,7 @@ final class ExternalInfraController implements ManagedController {
         reason,
         message);
     managementEvents.record(kvc, "", true, reason, message);
+    return key;
   }
 
   private V1ObjectReference reference(KubevirtClusterRef ref) {
