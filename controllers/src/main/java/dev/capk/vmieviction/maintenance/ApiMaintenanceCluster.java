@@ -1,8 +1,12 @@
 package dev.capk.vmieviction.maintenance;
 
+import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.FINALIZER;
+import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.GROUP;
+import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PLURAL;
+import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.VERSION;
+
 import com.google.gson.JsonObject;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
-import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
@@ -39,11 +43,7 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
 
   @Override
   public Optional<V1Node> readNode(String name) throws ApiException {
-    Answer a = api.execute(core.readNode(name).buildCall(null));
-    if (a.code() == 404) {
-      return Optional.empty();
-    }
-    return Optional.of(LenientJson.parse(a.orThrow().body(), V1Node.class));
+    return read(core.readNode(name).buildCall(null), V1Node.class);
   }
 
   @Override
@@ -55,29 +55,23 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
 
   @Override
   public Optional<NodeMaintenance> readMaintenance(String name) throws ApiException {
-    Answer a =
-        api.execute(
-            custom
-                .getClusterCustomObject(
-                    NodeMaintenanceApi.GROUP,
-                    NodeMaintenanceApi.VERSION,
-                    NodeMaintenanceApi.PLURAL,
-                    name)
-                .buildCall(null));
-    if (a.code() == 404) {
-      return Optional.empty();
-    }
-    return Optional.ofNullable(LenientJson.parse(a.orThrow().body(), NodeMaintenance.class));
+    return read(
+        custom.getClusterCustomObject(GROUP, VERSION, PLURAL, name).buildCall(null),
+        NodeMaintenance.class);
+  }
+
+  private <T> Optional<T> read(Call call, Class<T> type) throws ApiException {
+    Answer a = api.execute(call);
+    return a.code() == 404
+        ? Optional.empty()
+        : Optional.ofNullable(LenientJson.parse(a.orThrow().body(), type));
   }
 
   @Override
   public List<NodeMaintenance> listMaintenances() throws ApiException {
     NodeMaintenanceList list =
         api.get(
-            custom
-                .listClusterCustomObject(
-                    NodeMaintenanceApi.GROUP, NodeMaintenanceApi.VERSION, NodeMaintenanceApi.PLURAL)
-                .buildCall(null),
+            custom.listClusterCustomObject(GROUP, VERSION, PLURAL).buildCall(null),
             NodeMaintenanceList.class);
     return list == null || list.getItems() == null ? List.of() : list.getItems();
   }
@@ -108,21 +102,25 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
       V1ObjectMeta meta = read.get().getMetadata();
       List<String> finalizers =
           new ArrayList<>(meta.getFinalizers() == null ? List.of() : meta.getFinalizers());
+      if (add && (meta.getDeletionTimestamp() != null || finalizers.contains(FINALIZER))) {
+        return meta.getDeletionTimestamp() == null;
+      }
       if (add) {
-        if (meta.getDeletionTimestamp() != null) {
-          return false;
-        }
-        if (finalizers.contains(NodeMaintenanceApi.FINALIZER)) {
-          return true;
-        }
-        finalizers.add(NodeMaintenanceApi.FINALIZER);
-      } else if (!finalizers.remove(NodeMaintenanceApi.FINALIZER)) {
+        finalizers.add(FINALIZER);
+      } else if (!finalizers.remove(FINALIZER)) {
         return false;
       }
       JsonObject m = new JsonObject();
       m.addProperty("resourceVersion", meta.getResourceVersion());
       m.add("finalizers", LenientJson.GSON.toJsonTree(finalizers.isEmpty() ? null : finalizers));
-      Answer a = api.execute(patchCall(name, "{\"metadata\":" + m + "}"));
+      Answer a =
+          api.execute(
+              RawApi.asMergePatch(
+                  api.client(),
+                  custom
+                      .patchClusterCustomObject(
+                          GROUP, VERSION, PLURAL, name, new V1Patch("{\"metadata\":" + m + "}"))
+                      .buildCall(null)));
       if (a.code() == 409 && attempt < MAX_CONFLICTS) {
         continue;
       }
@@ -138,26 +136,8 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
   public void patchStatus(String name, String mergePatch) throws ApiException {
     Call call =
         custom
-            .patchClusterCustomObjectStatus(
-                NodeMaintenanceApi.GROUP,
-                NodeMaintenanceApi.VERSION,
-                NodeMaintenanceApi.PLURAL,
-                name,
-                new V1Patch(mergePatch))
+            .patchClusterCustomObjectStatus(GROUP, VERSION, PLURAL, name, new V1Patch(mergePatch))
             .buildCall(null);
     api.execute(RawApi.asMergePatch(api.client(), call)).orThrow();
-  }
-
-  private Call patchCall(String name, String mergePatch) throws ApiException {
-    return RawApi.asMergePatch(
-        api.client(),
-        custom
-            .patchClusterCustomObject(
-                NodeMaintenanceApi.GROUP,
-                NodeMaintenanceApi.VERSION,
-                NodeMaintenanceApi.PLURAL,
-                name,
-                new V1Patch(mergePatch))
-            .buildCall(null));
   }
 }

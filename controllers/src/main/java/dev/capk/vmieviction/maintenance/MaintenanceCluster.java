@@ -8,33 +8,25 @@ import java.util.Optional;
 
 /**
  * The reads and writes maintenance makes in the cluster: live reads (never the cache) wherever a
- * decision or a precondition depends on them, and patches of exactly what changes.
+ * decision or a precondition depends on them, and patches of exactly what changes. Reads answer
+ * empty for an object that does not exist.
  */
 public interface MaintenanceCluster {
 
-  /** The node as it is now, or empty if there is no such node. */
   Optional<V1Node> readNode(String name) throws ApiException;
 
   /** Applies a JSON Patch to the node ({@link NodePatches}); the node as patched. */
   V1Node patchNode(String name, String jsonPatch) throws ApiException;
 
-  /** The NodeMaintenance as it is now, or empty if it is gone. */
   Optional<NodeMaintenance> readMaintenance(String name) throws ApiException;
 
   /** Every NodeMaintenance, read from the API server (not a cache): admission depends on it. */
   List<NodeMaintenance> listMaintenances() throws ApiException;
 
-  /**
-   * Adds our finalizer (resourceVersion precondition); false if the object is gone or being
-   * deleted.
-   */
+  /** Adds our finalizer; false if the object is gone or being deleted. */
   boolean addFinalizer(String name) throws ApiException;
 
-  /**
-   * Removes our finalizer (resourceVersion precondition).
-   *
-   * @return true if this call removed it; false if it was not there or the object is gone
-   */
+  /** Removes our finalizer; true if this call removed it. */
   boolean removeFinalizer(String name) throws ApiException;
 
   /** Applies a JSON merge patch to the status subresource. */

@@ -3,7 +3,6 @@ package dev.capk.vmieviction.maintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import io.kubernetes.client.openapi.models.V1Node;
-import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import java.util.Set;
 
@@ -22,8 +21,6 @@ public interface MaintenanceEvents {
   String FAILED_MAINTENANCE = "FailedMaintenance";
   String UNCORDON_NODE = "UncordonNode";
   String REMOVED_MAINTENANCE = "RemovedMaintenance";
-
-  /** The node was tainted and cordoned. */
   String CORDON_NODE = "CordonNode";
 
   /** An eviction was refused by a budget (or failed): the pod is tried again when it is due. */
@@ -62,27 +59,14 @@ public interface MaintenanceEvents {
   }
 
   default void onMaintenance(NodeMaintenance nm, boolean warning, String reason, String message) {
-    record(
-        new V1ObjectReference()
-            .apiVersion(nm.getApiVersion())
-            .kind(nm.getKind())
-            .name(nm.getMetadata().getName())
-            .uid(nm.getMetadata().getUid()),
-        warning,
-        reason,
-        message);
+    var m = nm.getMetadata();
+    var ref = new V1ObjectReference().apiVersion(nm.getApiVersion()).kind(nm.getKind());
+    record(ref.name(m.getName()).uid(m.getUid()), warning, reason, message);
   }
 
   default void onNode(V1Node node, boolean warning, String reason, String message) {
-    V1ObjectMeta meta = node.getMetadata();
-    record(
-        new V1ObjectReference()
-            .apiVersion("v1")
-            .kind("Node")
-            .name(meta.getName())
-            .uid(meta.getUid()),
-        warning,
-        reason,
-        message);
+    var m = node.getMetadata();
+    var ref = new V1ObjectReference().apiVersion("v1").kind("Node");
+    record(ref.name(m.getName()).uid(m.getUid()), warning, reason, message);
   }
 }

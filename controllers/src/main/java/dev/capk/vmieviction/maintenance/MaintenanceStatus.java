@@ -1,7 +1,5 @@
 package dev.capk.vmieviction.maintenance;
 
-import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_SUCCEEDED;
-
 import com.google.gson.JsonArray;
 import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
@@ -134,19 +132,6 @@ public final class MaintenanceStatus {
         && Objects.equals(s.lastError(), status.getLastError());
   }
 
-  /**
-   * A later attempt found the node as empty as before: no write, lastUpdate keeps the time of
-   * success.
-   */
-  static boolean alreadySucceeded(String phase, NodeMaintenanceStatus status, Snapshot s) {
-    return PHASE_SUCCEEDED.equals(phase)
-        && Integer.valueOf(100).equals(status.getDrainProgress())
-        && Integer.valueOf(s.evictionPods()).equals(status.getEvictionPods())
-        && Integer.valueOf(s.totalPods()).equals(status.getTotalpods())
-        && (status.getPendingPods() == null || status.getPendingPods().isEmpty())
-        && status.getLastError() == null;
-  }
-
   /** RFC 3339 in UTC, whole seconds, as Kubernetes writes metav1.Time. */
   static String rfc3339(Instant t) {
     return DateTimeFormatter.ISO_OFFSET_DATE_TIME
@@ -190,11 +175,6 @@ public final class MaintenanceStatus {
       status.addProperty("evictionPods", s.evictionPods());
       status.addProperty("totalpods", s.totalPods());
       pendingPods(s.pendingPods());
-      return this;
-    }
-
-    public Patch drainProgress(int percent) {
-      status.addProperty("drainProgress", percent);
       return this;
     }
 

@@ -7,9 +7,14 @@ import dev.capk.vmieviction.api.ApiObjectList;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
+import dev.capk.vmieviction.drain.DrainOptions;
+import dev.capk.vmieviction.drain.DrainRefusedException;
+import dev.capk.vmieviction.drain.DrainStep;
+import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
@@ -25,23 +30,35 @@ import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The NodeMaintenance controller's parts, for {@link ControllerRuntime}: its informers
  * (NodeMaintenances; Nodes, to notice a node that goes, comes back or is uncordoned behind our
- * back), its rate-limited work queue and workers, its event recorder.
+ * back), its rate-limited work queue and workers, its event recorder, and the node drains of the
+ * maintenances under way, by maintenance UID: a watch on the node's pods (which wakes the
+ * maintenance's next step when pods leave) and the drain's memory between steps, opened by a
+ * maintenance's first step, closed when its drain is over or it is deleted.
  */
-public final class NodeMaintenanceController implements ManagedController {
+public final class NodeMaintenanceController
+    implements ManagedController, NodeMaintenanceReconciler.DrainSteps {
   private static final Logger log = LoggerFactory.getLogger(NodeMaintenanceController.class);
 
   public static final String NAME = "node-maintenance";
@@ -51,9 +68,19 @@ public final class NodeMaintenanceController implements ManagedController {
   private final SharedInformerFactory factory;
   private final SharedIndexInformer<NodeMaintenance> maintenances;
   private final SharedIndexInformer<WatchedNode> nodes;
-  private final RateLimitingQueue<Request> queue;
-  private final MaintenanceDrains drains;
+  private final RateLimitingQueue<Request> queue =
+      new DefaultRateLimitingQueue<>(
+          Executors.newSingleThreadExecutor(
+              new ThreadFactoryBuilder()
+                  .setNameFormat("node-maintenance-queue")
+                  .setDaemon(true)
+                  .build()));
   private final Controller workers;
+  private final ApiClient requestClient;
+  private final SteppedDrains drains;
+
+  /** Names by UID: the work queue's key is the name. */
+  private final Map<String, String> names = new ConcurrentHashMap<>();
 
   /**
    * @param requestClient for reads, patches, drains and events (a read timeout is fine)
@@ -62,6 +89,10 @@ public final class NodeMaintenanceController implements ManagedController {
   public NodeMaintenanceController(
       ApiClient requestClient, ApiClient watchClient, NodeMaintenanceSettings settings) {
     this.settings = settings;
+    this.requestClient = requestClient;
+    this.drains =
+        new SteppedDrains(
+            "node-maintenance-eviction-%d", settings.retryInterval(), settings.maxRetryInterval());
     this.factory = new SharedInformerFactory(watchClient);
     this.maintenances =
         informer(
@@ -85,34 +116,20 @@ public final class NodeMaintenanceController implements ManagedController {
                 WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient),
             WatchedNode.class,
             0);
-    this.queue =
-        new DefaultRateLimitingQueue<>(
-            Executors.newSingleThreadExecutor(
-                new ThreadFactoryBuilder()
-                    .setNameFormat("node-maintenance-queue")
-                    .setDaemon(true)
-                    .build()));
-    // Series, as for VMI events: client-java's legacy recorder drops events past its spam budget.
-    EventSeriesRecorder recorder =
-        new EventSeriesRecorder(
-            new EventSeriesBook(),
-            EventStore.of(new CoreV1Api(requestClient)),
-            "node-maintenance-controller",
-            MaintenanceEvents.OUTCOMES,
-            Clock.systemUTC());
-    // Pods leaving a node in maintenance wake its next step (a burst of them, one step).
-    this.drains =
-        new MaintenanceDrains(
-            requestClient,
-            name -> queue.addAfter(new Request(name), settings.progressInterval()),
-            settings.retryInterval(),
-            settings.maxRetryInterval());
     NodeMaintenanceReconciler reconciler =
         new NodeMaintenanceReconciler(
             new Lister<>(maintenances.getIndexer())::get,
             new ApiMaintenanceCluster(requestClient),
-            drains,
-            MaintenanceEvents.of(recorder),
+            this,
+            // Series, as for VMI events: client-java's legacy recorder drops events past its
+            // spam budget.
+            MaintenanceEvents.of(
+                new EventSeriesRecorder(
+                    new EventSeriesBook(),
+                    EventStore.of(new CoreV1Api(requestClient)),
+                    "node-maintenance-controller",
+                    MaintenanceEvents.OUTCOMES,
+                    Clock.systemUTC())),
             settings,
             Clock.systemUTC());
     ControllerWatch<NodeMaintenance> watch =
@@ -124,7 +141,15 @@ public final class NodeMaintenanceController implements ManagedController {
             .build();
     maintenances.addEventHandlerWithResyncPeriod(
         endOnDeletion(watch.getResourceEventHandler()), settings.resync().toMillis());
-    nodes.addEventHandler(new NodeEvents());
+    nodes.addEventHandler(
+        handler(
+            this::enqueueFor,
+            (o, n) -> {
+              if (n.maintenanceRelevantChange(o)) {
+                enqueueFor(n);
+              }
+            },
+            (n, unknown) -> enqueueFor(n)));
     this.workers =
         ControllerBuilder.defaultBuilder(factory)
             .withName(NAME)
@@ -140,12 +165,8 @@ public final class NodeMaintenanceController implements ManagedController {
    * An informer on every object of {@code api}, its failed lists (without the NodeMaintenance CRD,
    * every one) backed off and logged with a count.
    */
-  private static <T extends KubernetesObject, L extends ApiObjectList<T>>
-      SharedIndexInformer<T> informer(
-          SharedInformerFactory factory,
-          GenericKubernetesApi<T, L> api,
-          Class<T> type,
-          long resync) {
+  private static <T extends KubernetesObject> SharedIndexInformer<T> informer(
+      SharedInformerFactory factory, GenericKubernetesApi<T, ?> api, Class<T> type, long resync) {
     String kind = type == WatchedNode.class ? "Node" : type.getSimpleName();
     InformerFailures failures = new InformerFailures("kind=" + kind + " namespace=all");
     return factory.sharedIndexInformerFor(failures.guard(api), type, resync, failures.handler());
@@ -187,12 +208,63 @@ public final class NodeMaintenanceController implements ManagedController {
   @Override
   public void stopping() {
     log.info("node maintenance controller stopping");
-    drains.endAll();
+    List.copyOf(drains.keys()).forEach(this::end);
   }
 
   @Override
   public void close() {
+    List.copyOf(drains.keys()).forEach(this::end);
     drains.close();
+  }
+
+  @Override
+  public DrainStep step(String uid, String name, String node, DrainOptions options)
+      throws ApiException, DrainRefusedException {
+    names.put(uid, name);
+    boolean opening = drains.get(uid).map(d -> !d.node().equals(node)).orElse(true);
+    // Pods leaving the node wake its next step (a burst of them, one step).
+    SteppedDrains.Drain drain =
+        drains.open(
+            uid,
+            requestClient,
+            node,
+            (key, n) ->
+                queue.addAfter(
+                    new Request(names.getOrDefault(key, name)), settings.progressInterval()));
+    if (opening) {
+      log.debug("node pod watch opened nodeMaintenance={} node={}", name, node);
+    }
+    // The watch's cache once it has listed; a list of our own until then.
+    Optional<List<V1Pod>> pods = drain.watch().pods();
+    if (pods.isEmpty()) {
+      V1PodList list =
+          new RawApi(requestClient)
+              .get(
+                  new CoreV1Api(requestClient)
+                      .listPodForAllNamespaces()
+                      .fieldSelector("spec.nodeName=" + node)
+                      .buildCall(null),
+                  V1PodList.class);
+      pods = Optional.of(list.getItems() == null ? List.of() : list.getItems());
+    }
+    return drains.stepper(requestClient).step(node, pods.get(), options, drain.memory());
+  }
+
+  @Override
+  public void end(String uid) {
+    String name = names.remove(uid);
+    drains
+        .end(uid)
+        .ifPresent(
+            d -> log.debug("node pod watch closed nodeMaintenance={} node={}", name, d.node()));
+  }
+
+  @Override
+  public void endNamed(String name) {
+    names.entrySet().stream()
+        .filter(e -> e.getValue().equals(name))
+        .toList()
+        .forEach(e -> end(e.getKey()));
   }
 
   /**
@@ -202,10 +274,10 @@ public final class NodeMaintenanceController implements ManagedController {
   static boolean worthReconciling(NodeMaintenance oldNm, NodeMaintenance newNm) {
     var o = oldNm.getMetadata();
     var n = newNm.getMetadata();
-    return java.util.Objects.equals(o.getResourceVersion(), n.getResourceVersion())
-        || !java.util.Objects.equals(o.getGeneration(), n.getGeneration())
-        || !java.util.Objects.equals(o.getDeletionTimestamp(), n.getDeletionTimestamp())
-        || !java.util.Objects.equals(o.getFinalizers(), n.getFinalizers());
+    return Objects.equals(o.getResourceVersion(), n.getResourceVersion())
+        || !Objects.equals(o.getGeneration(), n.getGeneration())
+        || !Objects.equals(o.getDeletionTimestamp(), n.getDeletionTimestamp())
+        || !Objects.equals(o.getFinalizers(), n.getFinalizers());
   }
 
   /**
@@ -214,58 +286,50 @@ public final class NodeMaintenanceController implements ManagedController {
    */
   private ResourceEventHandler<NodeMaintenance> endOnDeletion(
       ResourceEventHandler<NodeMaintenance> delegate) {
-    return new ResourceEventHandler<>() {
-      @Override
-      public void onAdd(NodeMaintenance obj) {
-        delegate.onAdd(obj);
-      }
-
-      @Override
-      public void onUpdate(NodeMaintenance oldObj, NodeMaintenance newObj) {
-        if (newObj.getMetadata().getDeletionTimestamp() != null) {
-          drains.end(newObj.getMetadata().getUid());
-        }
-        delegate.onUpdate(oldObj, newObj);
-      }
-
-      @Override
-      public void onDelete(NodeMaintenance obj, boolean deletedFinalStateUnknown) {
-        if (obj != null && obj.getMetadata() != null) {
-          drains.end(obj.getMetadata().getUid());
-        }
-        delegate.onDelete(obj, deletedFinalStateUnknown);
-      }
-    };
+    return handler(
+        delegate::onAdd,
+        (o, n) -> {
+          if (n.getMetadata().getDeletionTimestamp() != null) {
+            end(n.getMetadata().getUid());
+          }
+          delegate.onUpdate(o, n);
+        },
+        (o, unknown) -> {
+          if (o != null && o.getMetadata() != null) {
+            end(o.getMetadata().getUid());
+          }
+          delegate.onDelete(o, unknown);
+        });
   }
 
   /** A node that appears, goes, or changes its spec or our mark: look at its maintenances again. */
-  private final class NodeEvents implements ResourceEventHandler<WatchedNode> {
-    @Override
-    public void onAdd(WatchedNode node) {
-      enqueueFor(node);
+  private void enqueueFor(WatchedNode node) {
+    if (node != null && node.getMetadata() != null && node.getMetadata().getName() != null) {
+      maintenances
+          .getIndexer()
+          .byIndex(BY_NODE, node.getMetadata().getName())
+          .forEach(nm -> queue.add(new Request(nm.getMetadata().getName())));
     }
+  }
 
-    @Override
-    public void onUpdate(WatchedNode oldNode, WatchedNode newNode) {
-      if (newNode.maintenanceRelevantChange(oldNode)) {
-        enqueueFor(newNode);
+  private static <T extends KubernetesObject> ResourceEventHandler<T> handler(
+      Consumer<T> add, BiConsumer<T, T> update, BiConsumer<T, Boolean> delete) {
+    return new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(T obj) {
+        add.accept(obj);
       }
-    }
 
-    @Override
-    public void onDelete(WatchedNode node, boolean deletedFinalStateUnknown) {
-      enqueueFor(node);
-    }
+      @Override
+      public void onUpdate(T oldObj, T newObj) {
+        update.accept(oldObj, newObj);
+      }
 
-    private void enqueueFor(WatchedNode node) {
-      if (node == null || node.getMetadata() == null || node.getMetadata().getName() == null) {
-        return;
+      @Override
+      public void onDelete(T obj, boolean deletedFinalStateUnknown) {
+        delete.accept(obj, deletedFinalStateUnknown);
       }
-      for (NodeMaintenance nm :
-          maintenances.getIndexer().byIndex(BY_NODE, node.getMetadata().getName())) {
-        queue.add(new Request(nm.getMetadata().getName()));
-      }
-    }
+    };
   }
 
   /**
@@ -301,23 +365,14 @@ public final class NodeMaintenanceController implements ManagedController {
       return kind;
     }
 
-    /**
-     * Whether a change from {@code old} to this matters to maintenance: spec (cordon, taints) or
-     * our mark.
-     */
+    /** A change that matters to maintenance: spec (cordon, taints) or our mark. */
     boolean maintenanceRelevantChange(WatchedNode old) {
-      if (old == null) {
-        return true;
-      }
-      return !java.util.Objects.equals(spec, old.spec)
-          || !java.util.Objects.equals(mark(this), mark(old));
+      return old == null || !Objects.equals(spec, old.spec) || !Objects.equals(mark(), old.mark());
     }
 
-    private static String mark(WatchedNode n) {
-      if (n.metadata == null || n.metadata.getAnnotations() == null) {
-        return null;
-      }
-      return n.metadata.getAnnotations().get(NodeMaintenanceApi.NODE_STATE_ANNOTATION);
+    private String mark() {
+      var a = metadata == null ? null : metadata.getAnnotations();
+      return a == null ? null : a.get(NodeMaintenanceApi.NODE_STATE_ANNOTATION);
     }
   }
 

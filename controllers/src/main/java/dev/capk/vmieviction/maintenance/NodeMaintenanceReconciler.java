@@ -124,10 +124,10 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     }
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Admission: nothing changes before the maintenance is known to be valid and the node's only one.
-
-  /** True when the maintenance is accepted (carries our finalizer); false when refused or gone. */
+  /**
+   * Admission: nothing changes before the maintenance is known to be valid and the node's only one.
+   * True when accepted (carries our finalizer); false when refused or gone.
+   */
   private boolean admit(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
     String node = nm.nodeName();
@@ -201,16 +201,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     events.onMaintenance(nm, true, reason, message);
   }
 
-  // ---------------------------------------------------------------------------------------------
   // Maintenance: taint, cordon, drain in short steps.
-
-  /** One maintenance step as it began: the object, its phase and status, and the node. */
-  private record Pass(NodeMaintenance nm, String phase, NodeMaintenanceStatus status, V1Node node) {
-    String name() {
-      return nm.getMetadata().getName();
-    }
-  }
-
   private Result maintain(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
     String phase = nm.phase();
@@ -236,16 +227,46 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     DrainStep step = stepped.get();
     progress.stepped(step);
     MaintenanceStatus.Snapshot s = progress.snapshot();
-    Pass pass = new Pass(nm, phase, status, found.get());
-    if (step.complete()) {
-      // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
-      drains.end(nm.getMetadata().getUid());
-      drained(pass, step, s);
-      return DONE;
+    if (!step.complete()) {
+      notDrainedYet(nm, phase, status, step, s);
+      succeeded(name);
+      return new Result(true, nextStep(step));
     }
-    notDrainedYet(pass, step, s);
+    // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
+    drains.end(nm.getMetadata().getUid());
+    // A later look that finds the node as empty as before writes nothing: lastUpdate keeps the
+    // time of success.
+    var done =
+        new MaintenanceStatus.Snapshot(s.evictionPods(), s.totalPods(), List.of(), 100, null);
+    if (!PHASE_SUCCEEDED.equals(phase) || !MaintenanceStatus.shows(status, done)) {
+      status(name, Patch.of().phase(PHASE_SUCCEEDED).progress(done).lastError(null));
+    }
     succeeded(name);
-    return new Result(true, nextStep(step));
+    if (!PHASE_SUCCEEDED.equals(phase)) {
+      String node = nm.nodeName();
+      log.info(
+          "maintenance succeeded nodeMaintenance={} node={} summary=\"{}\"",
+          name,
+          node,
+          step.summary());
+      events.onMaintenance(
+          nm,
+          false,
+          MaintenanceEvents.SUCCEED_MAINTENANCE,
+          "Node maintenance was succeeded: node "
+              + node
+              + " is cordoned and drained ("
+              + step.evicted()
+              + " pod(s) evicted, "
+              + step.skipped().size()
+              + " left in place)");
+      events.onNode(
+          found.get(),
+          false,
+          MaintenanceEvents.SUCCEED_MAINTENANCE,
+          "Node is in maintenance (NodeMaintenance " + name + "): cordoned and drained");
+    }
+    return DONE;
   }
 
   /** Taints and cordons the node, where it is not yet; false if the node is gone. */
@@ -273,11 +294,8 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   }
 
   /**
-   * Writes the patch {@code plan} makes of the node, through {@link Cordoner#write}: a node that
-   * changed in what the patch depends on is read again and planned anew, up to {@link #MAX_CHANGES}
-   * times (then a 409); a refusal is thrown named.
-   *
-   * @return false if the node is gone
+   * Writes the patch {@code plan} makes of the node ({@link Cordoner#write}), planned anew on a
+   * node changed in what it depends on, up to MAX_CHANGES times (then a 409); false if it is gone.
    */
   private <T extends NodePatches.Change> boolean writeNode(
       V1Node read, Function<V1Node, Optional<T>> plan, String what, Consumer<T> applied)
@@ -350,58 +368,24 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     }
   }
 
-  /** The node is drained: the status says so, and the events once. */
-  private void drained(Pass p, DrainStep step, MaintenanceStatus.Snapshot s) throws ApiException {
-    String name = p.name();
-    String node = p.nm().nodeName();
-    if (!MaintenanceStatus.alreadySucceeded(p.phase(), p.status(), s)) {
-      status(
-          name,
-          Patch.of()
-              .phase(PHASE_SUCCEEDED)
-              .progress(s)
-              .drainProgress(100)
-              .pendingPods(List.of())
-              .lastError(null));
-    }
-    succeeded(name);
-    if (PHASE_SUCCEEDED.equals(p.phase())) {
-      return;
-    }
-    log.info(
-        "maintenance succeeded nodeMaintenance={} node={} summary=\"{}\"",
-        name,
-        node,
-        step.summary());
-    events.onMaintenance(
-        p.nm(),
-        false,
-        MaintenanceEvents.SUCCEED_MAINTENANCE,
-        "Node maintenance was succeeded: node "
-            + node
-            + " is cordoned and drained ("
-            + step.evicted()
-            + " pod(s) evicted, "
-            + step.skipped().size()
-            + " left in place)");
-    events.onNode(
-        p.node(),
-        false,
-        MaintenanceEvents.SUCCEED_MAINTENANCE,
-        "Node is in maintenance (NodeMaintenance " + name + "): cordoned and drained");
-  }
-
   /** Not drained yet: the progress written when it changed, a refused eviction told. */
-  private void notDrainedYet(Pass p, DrainStep step, MaintenanceStatus.Snapshot s)
+  private void notDrainedYet(
+      NodeMaintenance nm,
+      String phase,
+      NodeMaintenanceStatus status,
+      DrainStep step,
+      MaintenanceStatus.Snapshot s)
       throws ApiException {
     // Steps come often (each pod that leaves wakes one): write only what changed.
-    if (!PHASE_RUNNING.equals(p.phase()) || !MaintenanceStatus.shows(p.status(), s)) {
-      status(p.name(), Patch.of().phase(PHASE_RUNNING).progress(s).lastError(s.lastError()));
+    if (!PHASE_RUNNING.equals(phase) || !MaintenanceStatus.shows(status, s)) {
+      status(
+          nm.getMetadata().getName(),
+          Patch.of().phase(PHASE_RUNNING).progress(s).lastError(s.lastError()));
       log.info(
           "node not drained yet nodeMaintenance={} node={} pending={} terminating={} progress={}%"
               + " lastError=\"{}\"",
-          p.name(),
-          p.nm().nodeName(),
+          nm.getMetadata().getName(),
+          nm.nodeName(),
           s.pendingPods().size(),
           step.terminating().size(),
           s.percent(),
@@ -410,28 +394,21 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     if (MaintenanceStatus.held(step) && step.requests() > 0) {
       // An eviction was refused (or failed) just now: one event per refused attempt.
       events.onMaintenance(
-          p.nm(),
+          nm,
           true,
           MaintenanceEvents.DRAIN_BLOCKED,
-          "Node " + p.nm().nodeName() + " not drained yet, retrying: " + s.lastError());
+          "Node " + nm.nodeName() + " not drained yet, retrying: " + s.lastError());
     }
   }
 
   /**
-   * When to come back: when the earliest waiting pod is due again; without one (only deletions are
-   * awaited), after the longest retry wait, as a fallback to the watch that wakes the maintenance
-   * when pods leave.
+   * When the earliest waiting pod is due again; without one (only deletions are awaited), after the
+   * longest retry wait, as a fallback to the pod watch.
    */
   Duration nextStep(DrainStep step) {
-    Duration fallback = settings.maxRetryInterval();
-    if (step.nextTry().isEmpty()) {
-      return fallback;
-    }
-    Duration d = Duration.between(clock.instant(), step.nextTry().get());
-    if (d.isNegative()) {
-      return Duration.ZERO;
-    }
-    return d.compareTo(fallback) > 0 ? fallback : d;
+    Duration max = settings.maxRetryInterval();
+    Duration d = step.nextTry().map(t -> Duration.between(clock.instant(), t)).orElse(max);
+    return d.isNegative() ? Duration.ZERO : d.compareTo(max) > 0 ? max : d;
   }
 
   private Result nodeGone(NodeMaintenance nm) throws ApiException {
@@ -455,9 +432,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return DONE;
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // End of maintenance: restore exactly what we changed, then let the object go.
-
+  /** End of maintenance: restore exactly what we changed, then let the object go. */
   private Result end(NodeMaintenance nm) throws ApiException {
     if (!Admission.accepted(nm)) {
       return DONE;
@@ -500,8 +475,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return DONE;
   }
 
-  // ---------------------------------------------------------------------------------------------
-
   private Result failure(NodeMaintenance nm, String message) {
     String name = nm.getMetadata().getName();
     log.warn(
@@ -516,19 +489,17 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return backoff(name);
   }
 
-  /** Writes the status patch, stamped with the time of this write. */
   private void status(String name, Patch patch) throws ApiException {
     cluster.patchStatus(name, patch.lastUpdate(clock.instant()).toJson());
   }
 
-  /** The maintenance is gone: its drain ends. */
   private Result gone(String name) {
     drains.endNamed(name);
     succeeded(name);
     return DONE;
   }
 
-  /** A step of this maintenance succeeded: the next failure counts afresh. */
+  /** The next failure counts afresh. */
   private void succeeded(String name) {
     failures.forget(name);
   }
@@ -542,26 +513,25 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   }
 
   /**
-   * The drains of maintained nodes, one short step at a time: {@link MaintenanceDrains}, or a
-   * scripted stand-in in tests. What a drain remembers between its steps (each pod's retry
-   * schedule, the watch on the node's pods) is kept here, per maintenance.
+   * The drains of maintained nodes, one short step at a time ({@link NodeMaintenanceController}),
+   * with what a drain remembers between steps (each pod's retry schedule, the watch on the node's
+   * pods).
    */
   public interface DrainSteps {
 
     /**
-     * Sends the evictions that are due on the node of the maintenance {@code uid} and returns at
-     * once; pods leaving the node wake the maintenance {@code name} again.
+     * Sends the evictions that are due on the node and returns at once; pods leaving the node wake
+     * the maintenance {@code name} again.
      *
      * @throws DrainRefusedException if some pod may not be deleted with these options
-     * @throws ApiException if the node's pods could not be read, or eviction support discovered
      */
     DrainStep step(String uid, String name, String node, DrainOptions options)
         throws ApiException, DrainRefusedException;
 
-    /** The maintenance's drain is over (done, node gone, deleted): stop watching, forget it. */
+    /** The drain is over (done, node gone, deleted): stop watching, forget it. */
     void end(String uid);
 
-    /** The maintenance {@code name} is gone from the cache: end whatever drain it had. */
+    /** The maintenance is gone from the cache. */
     void endNamed(String name);
   }
 }

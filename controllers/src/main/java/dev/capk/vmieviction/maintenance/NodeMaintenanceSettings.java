@@ -101,8 +101,12 @@ public record NodeMaintenanceSettings(
    * without its cost: a refusal that repeats is tried less often, at most 20 s apart.
    */
   public static NodeMaintenanceSettings defaults() {
+    return defaults(taints(Taint.MEDIK8S_DRAIN.toString(), false));
+  }
+
+  public static NodeMaintenanceSettings defaults(List<Taint> taints) {
     return new NodeMaintenanceSettings(
-        taints(Taint.MEDIK8S_DRAIN.toString(), false),
+        taints,
         Duration.ofSeconds(30),
         Duration.ofSeconds(5),
         Duration.ofMinutes(2),
@@ -110,17 +114,5 @@ public record NodeMaintenanceSettings(
         2,
         Duration.ofMinutes(10),
         Duration.ofSeconds(20));
-  }
-
-  public NodeMaintenanceSettings withTaints(List<Taint> t) {
-    return new NodeMaintenanceSettings(
-        t,
-        passTimeout,
-        retryInterval,
-        maxBackoff,
-        progressInterval,
-        workers,
-        resync,
-        maxRetryInterval);
   }
 }

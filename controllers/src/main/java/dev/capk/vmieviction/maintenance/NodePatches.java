@@ -1,9 +1,7 @@
 package dev.capk.vmieviction.maintenance;
 
 import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
+import com.google.gson.annotations.SerializedName;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.drain.Cordoner;
 import io.kubernetes.client.openapi.models.V1Node;
@@ -37,44 +35,27 @@ public final class NodePatches {
    * @param owner the NodeMaintenance's name
    * @param ownerUid the NodeMaintenance's UID: a namesake created later is another maintenance
    */
-  public record Mark(String owner, String ownerUid, List<Taint> addedTaints, boolean cordoned) {
+  public record Mark(
+      @SerializedName("nodeMaintenance") String owner,
+      @SerializedName("uid") String ownerUid,
+      List<Taint> addedTaints,
+      boolean cordoned) {
     public Mark {
       Objects.requireNonNull(owner, "owner");
       Objects.requireNonNull(ownerUid, "ownerUid");
-      addedTaints = List.copyOf(addedTaints);
+      addedTaints = addedTaints == null ? List.of() : List.copyOf(addedTaints);
     }
 
     public String toJson() {
-      JsonObject o = new JsonObject();
-      o.addProperty("nodeMaintenance", owner);
-      o.addProperty("uid", ownerUid);
-      JsonArray taints = new JsonArray();
-      addedTaints.forEach(t -> taints.add(t.toJson()));
-      o.add("addedTaints", taints);
-      o.addProperty("cordoned", cordoned);
-      return o.toString();
+      return Taint.GSON.toJson(this);
     }
 
     /** The mark, or empty when absent or not ours to understand (edited by hand). */
     public static Optional<Mark> parse(String json) {
-      if (json == null || json.isBlank()) {
-        return Optional.empty();
-      }
       try {
-        JsonObject o = JsonParser.parseString(json).getAsJsonObject();
-        List<Taint> taints = new ArrayList<>();
-        JsonElement t = o.get("addedTaints");
-        if (t != null && t.isJsonArray()) {
-          t.getAsJsonArray().forEach(e -> taints.add(Taint.fromJson(e)));
-        }
-        JsonElement c = o.get("cordoned");
-        boolean cordoned = c != null && c.isJsonPrimitive() && c.getAsBoolean();
-        return Optional.of(
-            new Mark(
-                o.get("nodeMaintenance").getAsString(),
-                o.get("uid").getAsString(),
-                taints,
-                cordoned));
+        return json == null || json.isBlank()
+            ? Optional.empty()
+            : Optional.of(Taint.GSON.fromJson(json, Mark.class));
       } catch (RuntimeException e) {
         return Optional.empty();
       }

@@ -35,24 +35,19 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * External infra ({@code --infra-clusters=external}): watches the management cluster's
- * KubevirtClusters (in the watched namespaces, cached by {@link ManagementInformers}) and the infra
- * Secrets they name, and keeps one {@link InfraPipeline} running per (infra connection, infra
- * namespace) that {@link InfraBindings} derives from them; pipelines start and stop as
- * KubevirtClusters and Secrets change, within a second of the watch event, and only while this
- * replica leads. Its workers are the client's: one worker reconciles the bindings whenever a
- * KubevirtCluster or infra Secret changed (a burst of events costs one pass) and every {@link
- * #RESYNC_EVERY} anyway. A KubevirtCluster that cannot be bound, or whose infra cluster does not
- * answer, gets a Warning Event (a series: repeats update it at most every 30 s, and this class
- * reports each problem again at most every {@link #REPORT_AGAIN}) and a log line, never its
- * Secret's content. Readiness is the management caches' only: an infra cluster that is down makes
- * no replica unready.
+ * External infra ({@code --infra-clusters=external}): keeps one {@link InfraPipeline} running per
+ * (infra connection, infra namespace) that {@link InfraBindings} derives from the management
+ * cluster's KubevirtClusters and the infra Secrets they name, started and stopped within a second
+ * of a watch event, only while this replica leads. One worker reconciles the bindings after each
+ * change (a burst of events costs one pass) and every {@link #RESYNC_EVERY}. A KubevirtCluster that
+ * cannot be bound, or whose infra cluster does not answer, gets a Warning Event and a log line
+ * (again at most every {@link #REPORT_AGAIN}), never its Secret's content. Readiness is the
+ * management caches' only: an infra cluster that is down makes no replica unready.
  */
 final class ExternalInfraController implements ManagedController {
 
@@ -60,21 +55,16 @@ final class ExternalInfraController implements ManagedController {
 
   static final String NAME = "vmi-eviction-external-infra";
 
-  /** Bindings are computed again this often anyway: retries after unreadable Secrets. */
+  /** Bindings are computed again this often anyway (retries after unreadable Secrets). */
   static final Duration RESYNC_EVERY = Duration.ofSeconds(10);
 
-  /** A change is acted on after this pause, so that a burst of events costs one pass. */
   static final Duration DEBOUNCE = Duration.ofMillis(200);
 
-  /**
-   * List/watch failures of one pipeline within {@link #UNREACHABLE_WITHIN} that make it
-   * unreachable.
-   */
+  /** List/watch failures of one pipeline within UNREACHABLE_WITHIN that make it unreachable. */
   static final int UNREACHABLE_AFTER = 3;
 
   static final Duration UNREACHABLE_WITHIN = Duration.ofSeconds(30);
 
-  /** The same problem of a KubevirtCluster is logged and evented again after this, at most. */
   static final Duration REPORT_AGAIN = Duration.ofMinutes(5);
 
   /** The one item of the work queue: "the bindings". */
@@ -91,14 +81,14 @@ final class ExternalInfraController implements ManagedController {
   private final Map<String, Reported> reported = new ConcurrentHashMap<>();
   private final Map<Target, Deque<Long>> failures = new ConcurrentHashMap<>();
 
+  /** The UIDs of the KubevirtClusters of the last pass, for the events' references. */
+  private final Map<KubevirtClusterRef, String> uids = new HashMap<>();
+
   private boolean stopped;
 
   private record Reported(String message, long atNanos) {}
 
-  /**
-   * A pipeline running for one target: the runtime that runs it, the Clusters and KubevirtClusters
-   * bound there, and how logs and events name it.
-   */
+  /** A pipeline running for one target, in a runtime of its own, and what is bound there. */
   private record Running(
       String name,
       BoundTenants tenants,
@@ -153,13 +143,11 @@ final class ExternalInfraController implements ManagedController {
     return shared.management().factories();
   }
 
-  /** The management caches only: no infra cluster's state makes a replica unready. */
   @Override
   public boolean hasSynced() {
     return shared.management().hasSynced();
   }
 
-  /** VMIs waiting for a worker, over all pipelines. */
   int queueLength() {
     return pipelines.values().stream().mapToInt(r -> r.pipeline().queueLength()).sum();
   }
@@ -216,25 +204,18 @@ final class ExternalInfraController implements ManagedController {
             data::get,
             ref -> Optional.ofNullable(unreadable.get(ref)),
             shared.options().allowInsecureGuestTls);
-    Map<KubevirtClusterRef, KubevirtCluster> byRef =
-        all.stream()
-            .collect(
-                Collectors.toMap(
-                    k ->
-                        new KubevirtClusterRef(
-                            k.getMetadata().getNamespace(), k.getMetadata().getName()),
-                    k -> k));
+    uids.clear();
+    all.forEach(
+        k ->
+            uids.put(
+                new KubevirtClusterRef(k.getMetadata().getNamespace(), k.getMetadata().getName()),
+                k.getMetadata().getUid()));
     List<InfraBindings.Problem> problems = new ArrayList<>(bindings.problems());
-    Set<String> unusable = openConnections(bindings, problems);
-    syncPipelines(bindings, unusable, byRef);
-    reportProblems(problems, byRef);
+    syncPipelines(bindings, openConnections(bindings, problems));
+    reportProblems(problems);
   }
 
-  /**
-   * Connections: one per distinct kubeconfig.
-   *
-   * @return the ids of the connections whose kubeconfig is unusable (told in {@code problems})
-   */
+  /** One connection per distinct kubeconfig; returns the ids of the unusable ones. */
   private Set<String> openConnections(
       InfraBindings bindings, List<InfraBindings.Problem> problems) {
     Set<String> unusable = new HashSet<>();
@@ -269,10 +250,7 @@ final class ExternalInfraController implements ManagedController {
    * Pipelines: stop what is no longer bound, start what is new, rebind the others; then close the
    * connections no pipeline uses.
    */
-  private void syncPipelines(
-      InfraBindings bindings,
-      Set<String> unusable,
-      Map<KubevirtClusterRef, KubevirtCluster> byRef) {
+  private void syncPipelines(InfraBindings bindings, Set<String> unusable) {
     for (Target t : Set.copyOf(pipelines.keySet())) {
       if (!bindings.targets().containsKey(t) || unusable.contains(t.connectionId())) {
         stop(pipelines.remove(t));
@@ -287,10 +265,7 @@ final class ExternalInfraController implements ManagedController {
                 return;
               }
               List<V1ObjectReference> kvcs =
-                  bound.kubevirtClusters().stream()
-                      .sorted()
-                      .map(k -> reference(k, byRef.get(k)))
-                      .toList();
+                  bound.kubevirtClusters().stream().sorted().map(this::reference).toList();
               Running running = pipelines.get(t);
               if (running == null) {
                 start(t, connections.get(t.connectionId()), bound, kvcs);
@@ -308,10 +283,7 @@ final class ExternalInfraController implements ManagedController {
     }
   }
 
-  /**
-   * A pipeline of its own for the target, in a runtime of its own (no lease: it runs under this
-   * controller's): its informer starts now, its workers once it listed.
-   */
+  /** No lease of its own: it runs under this controller's. */
   private void start(
       Target t,
       InfraConnection connection,
@@ -342,7 +314,6 @@ final class ExternalInfraController implements ManagedController {
     log.info("infra pipeline started infra=\"{}\" clusters={}", name, tenants.bound());
   }
 
-  /** The Clusters and KubevirtClusters bound to a running pipeline changed. */
   private static void rebind(Running r, InfraBindings.Bound bound, List<V1ObjectReference> kvcs) {
     Set<GuestClusterRef> before = r.tenants().bound();
     if (!bound.clusters().equals(before)) {
@@ -358,17 +329,10 @@ final class ExternalInfraController implements ManagedController {
   }
 
   /** Problems: said once per change, again after REPORT_AGAIN while they last. */
-  private void reportProblems(
-      List<InfraBindings.Problem> problems, Map<KubevirtClusterRef, KubevirtCluster> byRef) {
+  private void reportProblems(List<InfraBindings.Problem> problems) {
     Set<String> current = new HashSet<>();
     for (InfraBindings.Problem p : problems) {
-      String key = p.kubevirtCluster() + "/" + p.reason();
-      current.add(key);
-      report(
-          key,
-          reference(p.kubevirtCluster(), byRef.get(p.kubevirtCluster())),
-          p.reason(),
-          p.message());
+      current.add(report(reference(p.kubevirtCluster()), p.reason(), p.message()));
     }
     reported
         .keySet()
@@ -379,9 +343,8 @@ final class ExternalInfraController implements ManagedController {
   }
 
   /**
-   * A pipeline's VMI informer failed to list or watch (it tries again a second later). One failure
-   * is a blip (a watch cut, a 429): the infra cluster counts as unreachable only after {@link
-   * #UNREACHABLE_AFTER} failures within {@link #UNREACHABLE_WITHIN}.
+   * A pipeline's VMI informer failed to list or watch. One failure is a blip (a watch cut, a 429):
+   * the infra cluster counts as unreachable only after UNREACHABLE_AFTER within UNREACHABLE_WITHIN.
    */
   private void unreachable(Target target, Throwable e, String serverUrl) {
     Running p = pipelines.get(target);
@@ -407,22 +370,11 @@ final class ExternalInfraController implements ManagedController {
             + why
             + "): their evacuations wait until the infra API server answers";
     for (V1ObjectReference kvc : p.kubevirtClusters().get()) {
-      report(
-          kvc.getNamespace()
-              + "/"
-              + kvc.getName()
-              + "/"
-              + InfraEventReasons.INFRA_CLUSTER_UNREACHABLE,
-          kvc,
-          InfraEventReasons.INFRA_CLUSTER_UNREACHABLE,
-          message);
+      report(kvc, InfraEventReasons.INFRA_CLUSTER_UNREACHABLE, message);
     }
   }
 
-  /**
-   * How a list/watch failed, without the server's text or the exception's message (which may quote
-   * content): the HTTP status, else the I/O failure's kind and the server's host and port.
-   */
+  /** How a list/watch failed, never quoting the server or the exception's message. */
   static String describe(Throwable e, String serverUrl) {
     if (e instanceof ApiException a && a.getCode() != 0) {
       return ApiStatus.describeWithoutServerText(a);
@@ -436,13 +388,15 @@ final class ExternalInfraController implements ManagedController {
     return "no answer: " + ApiStatus.describeWithoutServerText(cause, serverUrl);
   }
 
-  private void report(String key, V1ObjectReference kvc, String reason, String message) {
+  /** Logs and events the problem, unless it was told within REPORT_AGAIN; returns its key. */
+  private String report(V1ObjectReference kvc, String reason, String message) {
+    String key = kvc.getNamespace() + "/" + kvc.getName() + "/" + reason;
     long now = System.nanoTime();
     Reported last = reported.get(key);
     if (last != null
         && last.message().equals(message)
         && now - last.atNanos() < REPORT_AGAIN.toNanos()) {
-      return;
+      return key;
     }
     reported.put(key, new Reported(message, now));
     log.warn(
@@ -452,14 +406,15 @@ final class ExternalInfraController implements ManagedController {
         reason,
         message);
     managementEvents.record(kvc, "", true, reason, message);
+    return key;
   }
 
-  private static V1ObjectReference reference(KubevirtClusterRef ref, KubevirtCluster kvc) {
+  private V1ObjectReference reference(KubevirtClusterRef ref) {
     return new V1ObjectReference()
         .apiVersion(CapkApi.GROUP + "/" + CapkApi.VERSION)
         .kind(CapkApi.KUBEVIRT_CLUSTER_KIND)
         .namespace(ref.namespace())
         .name(ref.name())
-        .uid(kvc == null || kvc.getMetadata() == null ? null : kvc.getMetadata().getUid());
+        .uid(uids.get(ref));
   }
 }

@@ -2,6 +2,7 @@ package dev.capk.vmieviction.manager;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.exporter.common.TextFormat;
@@ -10,6 +11,9 @@ import java.io.OutputStream;
 import java.io.StringWriter;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
@@ -17,7 +21,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The manager's HTTP endpoints on the JDK's built-in server: Prometheus text format at /metrics,
- * and /healthz and /readyz probes. Nothing here needs a framework.
+ * and /healthz and /readyz probes, each bound to a controller-runtime style address ({@code :8080},
+ * {@code 127.0.0.1:8080}, {@code 0}: disabled). Nothing here needs a framework.
  */
 public final class HttpEndpoints implements AutoCloseable {
 
@@ -33,12 +38,10 @@ public final class HttpEndpoints implements AutoCloseable {
     return server.getAddress();
   }
 
-  /** /metrics from the registry. */
-  public static HttpEndpoints metrics(
-      InetSocketAddress bind, java.util.List<CollectorRegistry> registries) throws IOException {
-    HttpServer s = HttpServer.create(bind, 16);
-    s.createContext(
-        "/metrics",
+  /** /metrics from the registries; null when {@code bind} is disabled. */
+  public static HttpEndpoints metrics(String bind, List<CollectorRegistry> registries)
+      throws IOException {
+    HttpHandler metrics =
         ex -> {
           if (!"GET".equals(ex.getRequestMethod()) && !"HEAD".equals(ex.getRequestMethod())) {
             respond(ex, 405, "method not allowed\n", "text/plain");
@@ -49,28 +52,35 @@ public final class HttpEndpoints implements AutoCloseable {
             TextFormat.write004(w, registry.metricFamilySamples());
           }
           respond(ex, 200, w.toString(), TextFormat.CONTENT_TYPE_004);
-        });
-    return start(s, "metrics");
+        };
+    return serve(bind, "metrics", Map.of("/metrics", metrics));
   }
 
-  /** /healthz: the process serves requests; /readyz: the informer caches have synced. */
-  public static HttpEndpoints probes(InetSocketAddress bind, BooleanSupplier ready)
+  /**
+   * /healthz: the process serves requests; /readyz: the informer caches have synced. Null when
+   * {@code bind} is disabled.
+   */
+  public static HttpEndpoints probes(String bind, BooleanSupplier ready) throws IOException {
+    return serve(
+        bind,
+        "health probes",
+        Map.of(
+            "/healthz",
+            ex -> respond(ex, 200, "ok\n", "text/plain"),
+            "/readyz",
+            ex -> {
+              boolean ok = ready.getAsBoolean();
+              respond(ex, ok ? 200 : 503, ok ? "ok\n" : "informers not synced\n", "text/plain");
+            }));
+  }
+
+  private static HttpEndpoints serve(String bind, String what, Map<String, HttpHandler> handlers)
       throws IOException {
-    HttpServer s = HttpServer.create(bind, 16);
-    s.createContext("/healthz", ex -> respond(ex, 200, "ok\n", "text/plain"));
-    s.createContext(
-        "/readyz",
-        ex -> {
-          if (ready.getAsBoolean()) {
-            respond(ex, 200, "ok\n", "text/plain");
-          } else {
-            respond(ex, 503, "informers not synced\n", "text/plain");
-          }
-        });
-    return start(s, "health probes");
-  }
-
-  private static HttpEndpoints start(HttpServer s, String what) {
+    if (disabled(bind)) {
+      return null;
+    }
+    HttpServer s = HttpServer.create(parse(bind), 16);
+    handlers.forEach(s::createContext);
     s.setExecutor(
         Executors.newSingleThreadExecutor(
             new ThreadFactoryBuilder()
@@ -99,5 +109,44 @@ public final class HttpEndpoints implements AutoCloseable {
   @Override
   public void close() {
     server.stop(0);
+  }
+
+  static boolean disabled(String address) {
+    return address == null || address.isBlank() || address.equals("0");
+  }
+
+  /** The socket address of a bind address; port 0 asks for any free port. */
+  static InetSocketAddress parse(String address) {
+    int colon = address.lastIndexOf(':');
+    if (colon < 0) {
+      throw new IllegalArgumentException(
+          "bind address \"" + address + "\" has no port (e.g. :8080)");
+    }
+    String host = address.substring(0, colon);
+    if (host.startsWith("[") && host.endsWith("]")) {
+      host = host.substring(1, host.length() - 1);
+    }
+    int port;
+    try {
+      port = Integer.parseInt(address.substring(colon + 1));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("bind address \"" + address + "\" has no valid port");
+    }
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException("bind address \"" + address + "\" port out of range");
+    }
+    return host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
+  }
+
+  /** For flag validation: what is wrong with a bind address, if anything. */
+  static Optional<String> problem(String flag, String address) {
+    try {
+      if (!disabled(address)) {
+        parse(address);
+      }
+      return Optional.empty();
+    } catch (IllegalArgumentException e) {
+      return Optional.of(flag + ": " + e.getMessage());
+    }
   }
 }

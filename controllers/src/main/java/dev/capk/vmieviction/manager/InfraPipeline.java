@@ -136,7 +136,7 @@ final class InfraPipeline implements ManagedController {
     // Per-item exponential backoff for unexpected reconcile failures (the framework's default
     // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
     this.workers =
-        ControllerBuilder.defaultBuilder(informers.anyFactory())
+        ControllerBuilder.defaultBuilder(informers.factories().get(0))
             .withName(name)
             .withWorkQueue(queue)
             .withReconciler(reconciler)
@@ -180,8 +180,7 @@ final class InfraPipeline implements ManagedController {
 
   /**
    * A tenant's kubeconfig Secret changed: its VMIs here take their next step now, with a client
-   * built from the new kubeconfig (GuestClients compares the cached Secret's version at every
-   * call).
+   * built from the new kubeconfig.
    */
   void tenantChanged(GuestClusterRef tenant) {
     wake(tenant.name(), v -> tenant.equals(tenantOf(v)));
@@ -207,7 +206,6 @@ final class InfraPipeline implements ManagedController {
     }
   }
 
-  /** VMIs waiting for a worker. */
   int queueLength() {
     return queue.length();
   }
@@ -219,7 +217,7 @@ final class InfraPipeline implements ManagedController {
     reconciler.stopped();
   }
 
-  /** The work queue's request for a VMI key ({@code namespace/name}). */
+  /** The request for a VMI key ({@code namespace/name}). */
   private static Request request(String key) {
     int slash = key.indexOf('/');
     return new Request(key.substring(0, slash), key.substring(slash + 1));

@@ -50,9 +50,7 @@ final class InfraSecretWatches implements AutoCloseable {
   InfraSecretWatches(ApiClient watchClient, ApiClient requestClient, Runnable changed) {
     this.watchClient = watchClient;
     this.requests = new CoreV1Api(requestClient);
-    this.api =
-        new GenericKubernetesApi<>(
-            V1Secret.class, ManagementInformers.SecretList.class, "", "v1", "secrets", watchClient);
+    this.api = ManagementInformers.secrets(watchClient);
     this.changed = changed;
   }
 
@@ -76,18 +74,16 @@ final class InfraSecretWatches implements AutoCloseable {
 
   private Watch start(SecretRef ref) {
     SharedInformerFactory factory = new SharedInformerFactory(watchClient);
-    ManagementInformers.Kind<V1Secret> secret = new ManagementInformers.Kind<>();
-    secret.add(
-        ref.namespace(),
-        factory,
-        api,
-        V1Secret.class,
-        "Secret/" + ref.name(),
-        new ListOptions().fieldSelector("metadata.name=" + ref.name()),
-        UnaryOperator.identity(),
-        Duration.ZERO,
-        null,
-        null);
+    var secret =
+        new ManagementInformers.Kind<V1Secret>(
+            V1Secret.class,
+            "Secret/" + ref.name(),
+            new ListOptions().fieldSelector("metadata.name=" + ref.name()),
+            UnaryOperator.identity(),
+            Duration.ZERO,
+            false,
+            null);
+    secret.add(ref.namespace(), factory, api);
     secret.onChange(s -> changed.run());
     factory.startAllRegisteredInformers();
     return new Watch(factory, secret);

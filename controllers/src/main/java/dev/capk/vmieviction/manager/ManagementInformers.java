@@ -5,14 +5,11 @@ import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capi.Cluster;
 import dev.capk.vmieviction.api.capi.ClusterApi;
-import dev.capk.vmieviction.api.capi.ClusterList;
 import dev.capk.vmieviction.api.capi.Machine;
-import dev.capk.vmieviction.api.capi.MachineList;
 import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.api.capk.KubevirtClusterList;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
-import dev.capk.vmieviction.api.capk.KubevirtMachineList;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
 import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.workload.CachedObjects;
@@ -46,29 +43,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Shared informers on the Cluster API objects behind VMIs: Clusters and Machines ({@code
- * cluster.x-k8s.io}) and KubevirtMachines ({@code infrastructure.cluster.x-k8s.io}), in the
- * namespaces the VMI informers watch (one factory per namespace, or one for all). Every evacuation
- * step reads these objects; from here a read costs no request. With external infra, the
- * KubevirtClusters too: they say which infra clusters to watch.
+ * Shared informers on the Cluster API objects behind VMIs (Clusters, Machines, KubevirtMachines;
+ * with external infra, KubevirtClusters too), one factory per watched namespace (or one for all).
+ * Every evacuation step reads these objects; from here a read costs no request.
  *
- * <p>Only an optimisation: a cache that has not synced, or does not hold the object (created a
- * moment ago, or in a namespace not watched), answers empty and the reader sends its GET as before.
- * So these informers are not part of readiness: a deployment whose RBAC lacks list/watch on these
- * kinds never syncs them and must still become ready and evacuate, by GETs (with external infra,
- * readiness waits for all of them: the KubevirtClusters cannot be read otherwise). A list refused
- * with 403 is tried again only every {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause});
- * other failures (a kind not served: its CRD not installed) back off and are logged with a count
- * ({@link InformerFailures}).
+ * <p>Only an optimisation, so not part of readiness (except KubevirtClusters, which cannot be read
+ * otherwise): a cache that has not synced or lacks the object answers empty and the reader GETs. A
+ * deployment whose RBAC lacks list/watch on these kinds must still evacuate. A list refused with
+ * 403 is tried again only every {@link #REFUSED_LIST_PAUSE}; other failures (a CRD not installed)
+ * back off and are logged with a count ({@link InformerFailures}).
  *
- * <p>Tenant kubeconfig Secrets are cached too, but only those Cluster API labels ({@value
- * #KUBECONFIG_SECRET_SELECTOR}): never a watch on every Secret. Each keeps its name, namespace,
- * uid, resourceVersion and the kubeconfig (key {@code value}), nothing else. A changed kubeconfig
- * Secret is announced to {@link #onKubeconfigChanged} as soon as the watch delivers it.
- *
- * <p>Memory: each cached object keeps only the metadata the readers use (name, namespace, uid,
- * resourceVersion, deletionTimestamp, owner references and the annotations in {@link
- * #KEPT_ANNOTATIONS}); the models keep only the spec and status fields they read.
+ * <p>Tenant kubeconfig Secrets are cached too, only those Cluster API labels ({@value
+ * #KUBECONFIG_SECRET_SELECTOR}), never a watch on every Secret; each keeps its identity, version
+ * and kubeconfig only. Each cached object keeps only the metadata its readers use.
  */
 public final class ManagementInformers {
 
@@ -77,13 +64,10 @@ public final class ManagementInformers {
   /** How long after a refused list (403) the next one is sent. */
   static final Duration REFUSED_LIST_PAUSE = Duration.ofMinutes(5);
 
-  /**
-   * Objects per list page, VMIs and management objects alike: a few megabytes of JSON at a time (an
-   * infra cluster may hold ten thousand Machines).
-   */
+  /** Objects per list page: a few megabytes of JSON at a time. */
   static final int LIST_PAGE_SIZE = 500;
 
-  /** The annotations the readers of these objects use (ApiManagementObjects). */
+  /** The annotations ApiManagementObjects reads. */
   static final List<String> KEPT_ANNOTATIONS =
       List.of(
           ClusterApi.PAUSED_ANNOTATION,
@@ -93,57 +77,47 @@ public final class ManagementInformers {
           EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
 
   /**
-   * The Secrets worth caching: Cluster API labels the kubeconfig Secrets it writes with their
-   * Cluster's name. Kubernetes RBAC cannot restrict list/watch by label; the selector only keeps
-   * every other Secret out of the watch and the memory.
+   * Cluster API labels the kubeconfig Secrets it writes with their Cluster's name. RBAC cannot
+   * restrict list/watch by label: the selector keeps other Secrets out of the watch and the memory.
    */
   static final String KUBECONFIG_SECRET_SELECTOR = CapkLabels.CLUSTER_NAME;
 
   private final List<SharedInformerFactory> factories = new ArrayList<>();
-  private final Kind<Cluster> clusters = new Kind<>();
-  private final Kind<Machine> machines = new Kind<>();
-  private final Kind<KubevirtMachine> kubevirtMachines = new Kind<>();
-  private final Kind<V1Secret> kubeconfigSecrets = new Kind<>();
-  private final Kind<KubevirtCluster> kubevirtClusters = new Kind<>();
+  private final Kind<Cluster> clusters = Kind.management(Cluster.class, "Cluster");
+  private final Kind<Machine> machines = Kind.management(Machine.class, "Machine");
+  private final Kind<KubevirtMachine> kubevirtMachines =
+      Kind.management(KubevirtMachine.class, "KubevirtMachine");
+  private final Kind<V1Secret> kubeconfigSecrets =
+      new Kind<>(
+          V1Secret.class,
+          "Secret",
+          new ListOptions().labelSelector(KUBECONFIG_SECRET_SELECTOR),
+          ManagementInformers::trimSecret,
+          Duration.ZERO,
+          true,
+          null);
+  private final Kind<KubevirtCluster> kubevirtClusters =
+      Kind.management(KubevirtCluster.class, "KubevirtCluster");
 
   /**
-   * @param watchClient an ApiClient whose read timeout is zero (watches are long requests)
-   * @param namespaces the namespaces to watch; empty means all
-   * @param withKubevirtClusters also KubevirtClusters (external infra), part of {@link #hasSynced}
+   * @param watchClient without read timeout (watches are long requests)
+   * @param namespaces empty means all
    */
   public ManagementInformers(
       ApiClient watchClient,
       String clusterApiVersion,
       List<String> namespaces,
       boolean withKubevirtClusters) {
-    GenericKubernetesApi<Cluster, ClusterList> clusterApi =
-        ManagementApis.clusters(watchClient, clusterApiVersion);
-    GenericKubernetesApi<Machine, MachineList> machineApi =
-        ManagementApis.machines(watchClient, clusterApiVersion);
-    GenericKubernetesApi<KubevirtMachine, KubevirtMachineList> kubevirtMachineApi =
-        ManagementApis.kubevirtMachines(watchClient);
-    GenericKubernetesApi<V1Secret, SecretList> secretApi =
-        new GenericKubernetesApi<>(
-            V1Secret.class, SecretList.class, "", "v1", "secrets", watchClient);
-    List<String> scopes =
-        namespaces.isEmpty() ? List.of(VmiInformers.ALL) : List.copyOf(namespaces);
-    for (String ns : scopes) {
+    var clusterApi = ManagementApis.clusters(watchClient, clusterApiVersion);
+    var machineApi = ManagementApis.machines(watchClient, clusterApiVersion);
+    var kubevirtMachineApi = ManagementApis.kubevirtMachines(watchClient);
+    var secretApi = secrets(watchClient);
+    for (String ns : namespaces.isEmpty() ? List.of(VmiInformers.ALL) : namespaces) {
       SharedInformerFactory factory = new SharedInformerFactory(watchClient);
-      clusters.add(ns, factory, clusterApi, Cluster.class, "Cluster");
-      machines.add(ns, factory, machineApi, Machine.class, "Machine");
-      kubevirtMachines.add(
-          ns, factory, kubevirtMachineApi, KubevirtMachine.class, "KubevirtMachine");
-      kubeconfigSecrets.add(
-          ns,
-          factory,
-          secretApi,
-          V1Secret.class,
-          "Secret",
-          new ListOptions().labelSelector(KUBECONFIG_SECRET_SELECTOR),
-          ManagementInformers::trimSecret,
-          Duration.ZERO,
-          Kind.refusedListPause(),
-          null);
+      clusters.add(ns, factory, clusterApi);
+      machines.add(ns, factory, machineApi);
+      kubevirtMachines.add(ns, factory, kubevirtMachineApi);
+      kubeconfigSecrets.add(ns, factory, secretApi);
       if (withKubevirtClusters) {
         kubevirtClusters.add(
             ns,
@@ -154,12 +128,15 @@ public final class ManagementInformers {
                 CapkApi.GROUP,
                 CapkApi.VERSION,
                 CapkApi.KUBEVIRT_CLUSTER_PLURAL,
-                watchClient),
-            KubevirtCluster.class,
-            "KubevirtCluster");
+                watchClient));
       }
       factories.add(factory);
     }
+  }
+
+  static GenericKubernetesApi<V1Secret, SecretList> secrets(ApiClient client) {
+    return new GenericKubernetesApi<>(
+        V1Secret.class, SecretList.class, "", "v1", "secrets", client);
   }
 
   public CachedObjects<Cluster> clusters() {
@@ -195,7 +172,6 @@ public final class ManagementInformers {
     kubevirtClusters.onChange(k -> changed.run());
   }
 
-  /** The cached KubevirtClusters (external infra). */
   public List<KubevirtCluster> kubevirtClusters() {
     return kubevirtClusters.list();
   }
@@ -214,63 +190,62 @@ public final class ManagementInformers {
         && kubevirtClusters.hasSynced();
   }
 
-  /** Every factory, for the runtime to start and stop. */
   public List<SharedInformerFactory> factories() {
     return List.copyOf(factories);
   }
 
   /**
    * One kind's informers, by watched namespace ({@link VmiInformers#ALL} for all): each lists in
-   * pages what its selectors select, trims each object as it arrives, and has its failures counted
-   * and backed off ({@link InformerFailures}), or told to {@code listFailed}.
+   * pages what its selectors select and trims each object as it arrives.
    */
   static final class Kind<T extends KubernetesObject> implements CachedObjects<T> {
     private final Map<String, SharedIndexInformer<T>> informers = new LinkedHashMap<>();
 
-    /** A management kind: not resynced, a refused list paced ({@link RefusedListPause}). */
-    <L extends ApiObjectList<T>> void add(
-        String ns,
-        SharedInformerFactory factory,
-        GenericKubernetesApi<T, L> api,
-        Class<T> type,
-        String kind) {
-      add(
-          ns,
-          factory,
-          api,
-          type,
-          kind,
-          new ListOptions(),
-          ManagementInformers::trim,
-          Duration.ZERO,
-          refusedListPause(),
-          null);
-    }
-
-    /** How a management kind paces its lists after a refused one. */
-    static RefusedListPause refusedListPause() {
-      return new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime);
-    }
+    private final Class<T> type;
+    private final String kind;
+    private final ListOptions selectors;
+    private final UnaryOperator<T> trim;
+    private final Duration resync;
+    private final boolean paced;
+    private final Consumer<Throwable> listFailed;
 
     /**
-     * @param pause paces the lists after a refused one; null: none (a refusal is an error as any)
+     * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause});
+     *     else a refusal is an error as any
      * @param listFailed told of each failed list or watch (the informer tries again a second
-     *     later); null: counted and backed off
+     *     later); null: counted and backed off ({@link InformerFailures})
      */
-    <L extends ApiObjectList<T>> SharedIndexInformer<T> add(
-        String ns,
-        SharedInformerFactory factory,
-        GenericKubernetesApi<T, L> api,
+    Kind(
         Class<T> type,
         String kind,
         ListOptions selectors,
         UnaryOperator<T> trim,
         Duration resync,
-        RefusedListPause pause,
+        boolean paced,
         Consumer<Throwable> listFailed) {
+      this.type = type;
+      this.kind = kind;
+      this.selectors = selectors;
+      this.trim = trim;
+      this.resync = resync;
+      this.paced = paced;
+      this.listFailed = listFailed;
+    }
+
+    /** A management kind: every object, trimmed, not resynced, a refused list paced. */
+    static <T extends KubernetesObject> Kind<T> management(Class<T> type, String kind) {
+      return new Kind<>(
+          type, kind, new ListOptions(), ManagementInformers::trim, Duration.ZERO, true, null);
+    }
+
+    /** Adds the informer of namespace {@code ns} ({@link VmiInformers#ALL}: all) to the factory. */
+    <L extends ApiObjectList<T>> SharedIndexInformer<T> add(
+        String ns, SharedInformerFactory factory, GenericKubernetesApi<T, L> api) {
       InformerFailures failures =
           new InformerFailures("kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns));
       BiConsumer<Class<T>, Throwable> counted = failures.handler();
+      RefusedListPause pause =
+          paced ? new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime) : null;
       ListerWatcher<T, L> lists = listerWatcher(api, ns, kind, selectors, trim, pause);
       SharedIndexInformer<T> informer =
           factory.sharedIndexInformerFor(
@@ -280,7 +255,7 @@ public final class ManagementInformers {
               (t, e) -> {
                 if (listFailed != null) {
                   listFailed.accept(e);
-                } else if (pause == null || !(e instanceof ApiException a && a.getCode() == 403)) {
+                } else if (!paced || !(e instanceof ApiException a && a.getCode() == 403)) {
                   // (A refused list (403) that is paced was logged once by the lister.)
                   counted.accept(t, e);
                 }
@@ -304,7 +279,6 @@ public final class ManagementInformers {
           .forEach(i -> i.addEventHandlerWithResyncPeriod(handler, resync.toMillis()));
     }
 
-    /** Every cached object (of all namespaces) the index holds under {@code key}. */
     List<T> byIndex(String index, String key) {
       return informers.values().stream()
           .flatMap(i -> i.getIndexer().byIndex(index, key).stream())
@@ -327,10 +301,7 @@ public final class ManagementInformers {
     }
   }
 
-  /**
-   * An informer's handler that calls {@code changed} with each object added, deleted, or updated to
-   * another resourceVersion (not the same object again after a relist).
-   */
+  /** Calls {@code changed} on add, delete, or update to another resourceVersion (not a relist). */
   static <T extends KubernetesObject> ResourceEventHandler<T> onChange(Consumer<T> changed) {
     return new ResourceEventHandler<>() {
       @Override
@@ -354,12 +325,9 @@ public final class ManagementInformers {
   }
 
   /**
-   * Lists (page by page) and watches one kind in one namespace ("" for all), only the objects the
-   * label and field selectors of {@code selectors} select, each trimmed by {@code trim} as it
-   * arrives. Where the client falls short: its informers on a {@code GenericKubernetesApi} take no
-   * selector.
-   *
-   * @param pause paces the lists after a refused one; null: none (a refusal is an error as any)
+   * Lists (page by page) and watches one kind in one namespace ("" for all), only what {@code
+   * selectors} select, each object trimmed as it arrives. Where the client falls short: its
+   * informers on a {@code GenericKubernetesApi} take no selector.
    */
   static <T extends KubernetesObject, L extends ApiObjectList<T>> ListerWatcher<T, L> listerWatcher(
       GenericKubernetesApi<T, L> api,
@@ -471,7 +439,6 @@ public final class ManagementInformers {
     return secret;
   }
 
-  /** The Secret list as the generic API and the informers read it. */
   public static final class SecretList extends ApiObjectList<V1Secret> {
     public SecretList() {
       super("SecretList");

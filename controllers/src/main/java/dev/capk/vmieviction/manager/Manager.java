@@ -26,23 +26,23 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Starts the process from its flags: the connection to the cluster of --kubeconfig, the management
- * caches and guest clients every pipeline shares, and the controllers, run by one {@link
- * ControllerRuntime} under one leader election: in local mode the one {@link InfraPipeline} on that
- * cluster (and, with --enable-node-maintenance, the NodeMaintenance controller), in external mode
- * the {@link ExternalInfraController}, which runs one per infra cluster and namespace; metrics and
- * probes. {@link #start()} returns at once; {@link #awaitTermination()} blocks until the
- * controllers stop (shutdown or lost lease).
+ * Starts the process from its flags: the management caches and guest clients every pipeline shares,
+ * and the controllers, run by one {@link ControllerRuntime} under one leader election (in local
+ * mode the one {@link InfraPipeline} on the cluster of --kubeconfig, and the NodeMaintenance
+ * controller if enabled; in external mode the {@link ExternalInfraController}); metrics and probes.
  */
 public final class Manager implements AutoCloseable {
 
@@ -65,17 +65,15 @@ public final class Manager implements AutoCloseable {
     LenientJson.install();
     InfraConnection home = InfraConnection.local(options.kubeconfig);
     closeables.add(home);
-    // Own registry: several managers can live in one JVM (tests); the framework's controller
-    // metrics register in the default registry, so /metrics serves both.
+    // Own registry: several managers can live in one JVM (tests); /metrics serves the default too.
     CollectorRegistry registry = new CollectorRegistry(true);
-    // Clusters, Machines and KubevirtMachines, read at every evacuation step, from caches.
     management =
         new ManagementInformers(
             home.watchClient,
             options.clusterApiVersion,
             options.namespaces,
             options.externalInfra());
-    // The guest nodes' Events, written off the workers' threads: a step does not wait for them.
+    // Written off the workers' threads: a step does not wait for them.
     EventWriters guestEventWriters = new EventWriters("guest-node-events", 4, 10_000);
     closeables.add(guestEventWriters);
     InfraPipeline.Shared shared =
@@ -105,10 +103,15 @@ public final class Manager implements AutoCloseable {
               InfraPipeline.CONTROLLER_NAME, factories, local::hasSynced, local.workers()));
       closeables.add(local);
       queueLength = local::queueLength;
-      // --enable-node-maintenance: NodeMaintenance runs beside the VMI workers, under the same
-      // lease.
       if (options.enableNodeMaintenance) {
-        controllers.add(nodeMaintenance(home));
+        controllers.add(
+            new NodeMaintenanceController(
+                home.requestClient,
+                home.watchClient,
+                NodeMaintenanceSettings.defaults(
+                    NodeMaintenanceSettings.taints(
+                        options.nodeMaintenanceDrainTaint,
+                        options.nodeMaintenanceKubevirtDrainTaint))));
       }
     }
     run(controllers, home.requestClient, registry, queueLength);
@@ -125,20 +128,7 @@ public final class Manager implements AutoCloseable {
     return this;
   }
 
-  private NodeMaintenanceController nodeMaintenance(InfraConnection home) {
-    return new NodeMaintenanceController(
-        home.requestClient,
-        home.watchClient,
-        NodeMaintenanceSettings.defaults()
-            .withTaints(
-                NodeMaintenanceSettings.taints(
-                    options.nodeMaintenanceDrainTaint, options.nodeMaintenanceKubevirtDrainTaint)));
-  }
-
-  /**
-   * Leader election (in the cluster of --kubeconfig), the runtime, metrics and probes; starts the
-   * controllers.
-   */
+  /** Leader election, the runtime, metrics and probes; starts the controllers. */
   private void run(
       List<ManagedController> controllers,
       ApiClient requestClient,
@@ -169,16 +159,10 @@ public final class Manager implements AutoCloseable {
         new ControllerRuntime(controllers, elector, options.drainAttemptTimeout.plusSeconds(15));
     ManagerMetrics.register(registry, runtime::ready, queueLength);
 
-    if (!BindAddress.disabled(options.metricsBindAddress)) {
-      metricsEndpoint =
-          HttpEndpoints.metrics(
-              BindAddress.parse(options.metricsBindAddress),
-              List.of(CollectorRegistry.defaultRegistry, registry));
-    }
-    if (!BindAddress.disabled(options.healthProbeBindAddress)) {
-      probesEndpoint =
-          HttpEndpoints.probes(BindAddress.parse(options.healthProbeBindAddress), runtime::ready);
-    }
+    metricsEndpoint =
+        HttpEndpoints.metrics(
+            options.metricsBindAddress, List.of(CollectorRegistry.defaultRegistry, registry));
+    probesEndpoint = HttpEndpoints.probes(options.healthProbeBindAddress, runtime::ready);
 
     runtime.start();
   }
@@ -190,7 +174,7 @@ public final class Manager implements AutoCloseable {
             options.drainRetryInterval,
             options.drainAttemptTimeout,
             options.defaultEvictionStrategy,
-            min(Duration.ofMinutes(1), options.drainTimeout),
+            Collections.min(List.of(Duration.ofMinutes(1), options.drainTimeout)),
             EvacuationLimit.parse(options.maxConcurrentEvacuationsPerCluster).orElseThrow(),
             options.drainReserve,
             LiveMigrationPolicy.parse(options.liveMigration).orElseThrow(),
@@ -206,10 +190,7 @@ public final class Manager implements AutoCloseable {
     return settings;
   }
 
-  /**
-   * The tenants' guest clients, built from the kubeconfig Secrets the management caches hold, and
-   * the janitor that drops the ones left unused; both closed with the manager.
-   */
+  /** The tenants' guest clients, and the janitor that drops the ones left unused. */
   private GuestClients guestClients(
       ApiClient requestClient, ManagementInformers management, CollectorRegistry registry) {
     GuestClients guestClients =
@@ -245,7 +226,7 @@ public final class Manager implements AutoCloseable {
     return runtime.awaitTermination();
   }
 
-  /** The bound metrics address, when serving (port 0 in tests picks a free one). */
+  /** The bound metrics address, when serving. */
   public java.net.InetSocketAddress metricsAddress() {
     return metricsEndpoint == null ? null : metricsEndpoint.address();
   }
@@ -259,11 +240,7 @@ public final class Manager implements AutoCloseable {
     return identity;
   }
 
-  /**
-   * The Cluster, Machine and KubevirtMachine caches have synced, so reads they answer cost no
-   * request. Never true when the RBAC lacks list/watch on them (reads then go to the API); not part
-   * of {@link #ready()}.
-   */
+  /** The management caches have synced (never, without RBAC list/watch); not part of ready. */
   public boolean managementCachesSynced() {
     ManagementInformers m = management;
     return m != null && m.hasSynced();
@@ -274,9 +251,8 @@ public final class Manager implements AutoCloseable {
   }
 
   /**
-   * Closes once; a second caller (the signal's thread, the shutdown hook, main) waits until the
-   * first one's close has finished, so the process never exits in the middle of it (giving the
-   * lease up, stopping the informers).
+   * Closes once; a second caller (signal, shutdown hook, main) waits for the first one's close, so
+   * the process never exits in the middle of giving the lease up.
    */
   @Override
   public synchronized void close() {
@@ -285,16 +261,10 @@ public final class Manager implements AutoCloseable {
     }
     closed = true;
     log.info("manager stopping");
-    if (runtime != null) {
-      runtime.close();
-    }
-    if (metricsEndpoint != null) {
-      metricsEndpoint.close();
-    }
-    if (probesEndpoint != null) {
-      probesEndpoint.close();
-    }
-    for (AutoCloseable c : closeables) {
+    List<AutoCloseable> all = new ArrayList<>();
+    Stream.of(runtime, metricsEndpoint, probesEndpoint).filter(Objects::nonNull).forEach(all::add);
+    all.addAll(closeables);
+    for (AutoCloseable c : all) {
       try {
         c.close();
       } catch (Exception e) {
@@ -343,16 +313,10 @@ public final class Manager implements AutoCloseable {
   }
 
   private static String newIdentity() {
-    String host;
     try {
-      host = InetAddress.getLocalHost().getHostName();
+      return InetAddress.getLocalHost().getHostName() + "_" + UUID.randomUUID();
     } catch (IOException e) {
-      host = "unknown";
+      return "unknown_" + UUID.randomUUID();
     }
-    return host + "_" + UUID.randomUUID();
-  }
-
-  private static Duration min(Duration a, Duration b) {
-    return a.compareTo(b) <= 0 ? a : b;
   }
 }

@@ -369,8 +369,8 @@ public final class ManagerOptions {
     } catch (IllegalArgumentException e) {
       problems.add("--cross-namespace-cluster: " + e.getMessage());
     }
-    BindAddress.problem("--metrics-bind-address", metricsBindAddress).ifPresent(problems::add);
-    BindAddress.problem("--health-probe-bind-address", healthProbeBindAddress)
+    HttpEndpoints.problem("--metrics-bind-address", metricsBindAddress).ifPresent(problems::add);
+    HttpEndpoints.problem("--health-probe-bind-address", healthProbeBindAddress)
         .ifPresent(problems::add);
     dev.capk.vmieviction.maintenance.NodeMaintenanceSettings.taintProblem(
             "--node-maintenance-drain-taint", nodeMaintenanceDrainTaint)

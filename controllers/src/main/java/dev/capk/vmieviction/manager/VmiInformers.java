@@ -4,7 +4,6 @@ import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
-import dev.capk.vmieviction.logging.InformerFailures;
 import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
@@ -20,17 +19,12 @@ import java.util.function.Consumer;
 
 /**
  * Shared informers on VMIs, filtered on the server by label selector, one per watched namespace (or
- * one for all namespaces).
- *
- * <p>Where the client falls short: {@code SharedInformerFactory.sharedIndexInformerFor(
- * GenericKubernetesApi, ...)} has no label selector, and a factory holds one informer per type. So
- * the list/watch is our own small {@link ListerWatcher} (adding the selector) and each namespace
- * gets its own factory; all informers feed the same work queue.
+ * one for all namespaces), each with its own factory (a factory holds one informer per type); all
+ * feed the same work queue.
  *
  * <p>Memory: an infra cluster may hold ten thousand VMIs. The first list is read in pages, and
- * every VMI is trimmed before it is kept (see {@link #trim}): one unpaginated list of real VMIs is
- * tens of megabytes of JSON decoded at once, and a cached VMI's managedFields, owner references,
- * finalizers and foreign labels and annotations outweigh what the controller reads of it.
+ * every VMI is trimmed before it is kept ({@link #trim}): one unpaginated list of real VMIs is tens
+ * of megabytes of JSON decoded at once.
  */
 public final class VmiInformers {
 
@@ -41,15 +35,11 @@ public final class VmiInformers {
   static final String CLUSTER_INDEX = "capk-cluster";
 
   private final List<SharedInformerFactory> factories = new ArrayList<>();
-  private final ManagementInformers.Kind<VirtualMachineInstance> vmis =
-      new ManagementInformers.Kind<>();
+  private final ManagementInformers.Kind<VirtualMachineInstance> vmis;
 
   /**
-   * @param watchClient an ApiClient whose read timeout is zero (watches are long requests)
-   * @param namespaces the namespaces to watch; empty means all
-   * @param listFailed told of each failed list or watch (the informer tries again a second later);
-   *     null: the lists back off and the failures are logged with a count ({@link
-   *     InformerFailures})
+   * @param namespaces empty means all
+   * @param listFailed told of each failed list or watch; null: backed off and logged with a count
    */
   public VmiInformers(
       ApiClient watchClient,
@@ -58,28 +48,23 @@ public final class VmiInformers {
       String labelSelector,
       Duration resync,
       Consumer<Throwable> listFailed) {
+    this.vmis =
+        new ManagementInformers.Kind<>(
+            VirtualMachineInstance.class,
+            "VirtualMachineInstance",
+            new ListOptions().labelSelector(labelSelector),
+            VmiInformers::trim,
+            resync,
+            false,
+            listFailed);
     for (String ns : namespaces.isEmpty() ? List.of(ALL) : namespaces) {
       SharedInformerFactory factory = new SharedInformerFactory(watchClient);
-      vmis.add(
-              ns,
-              factory,
-              api,
-              VirtualMachineInstance.class,
-              "VirtualMachineInstance",
-              new ListOptions().labelSelector(labelSelector),
-              VmiInformers::trim,
-              resync,
-              null,
-              listFailed)
-          .addIndexers(Map.of(CLUSTER_INDEX, VmiInformers::clusterName));
+      vmis.add(ns, factory, api).addIndexers(Map.of(CLUSTER_INDEX, VmiInformers::clusterName));
       factories.add(factory);
     }
   }
 
-  /**
-   * The VMI labels the controller reads (which guest cluster a VMI belongs to, and its
-   * KubevirtMachine, for Cluster API's drain contract).
-   */
+  /** The VMI labels the controller reads. */
   private static final List<String> KEPT_LABELS =
       List.of(
           CapkLabels.CLUSTER_NAME,
@@ -156,10 +141,7 @@ public final class VmiInformers {
     return vmis.find(namespace, name).orElse(null);
   }
 
-  /**
-   * The cached VMIs of tenant Cluster {@code cluster} in {@code namespace}: an index lookup, no
-   * request.
-   */
+  /** The cached VMIs of tenant Cluster {@code cluster} in {@code namespace}. */
   public List<VirtualMachineInstance> ofCluster(String namespace, String cluster) {
     return named(cluster).stream()
         .filter(v -> namespace.equals(v.getMetadata().getNamespace()))
@@ -182,12 +164,6 @@ public final class VmiInformers {
     return vmis.hasSynced();
   }
 
-  /** Any one factory: the controller builder wants one, though the watches are wired here. */
-  public SharedInformerFactory anyFactory() {
-    return factories.get(0);
-  }
-
-  /** Every factory, for the runtime to start and stop. */
   public List<SharedInformerFactory> factories() {
     return List.copyOf(factories);
   }

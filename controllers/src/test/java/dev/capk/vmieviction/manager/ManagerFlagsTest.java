@@ -112,10 +112,10 @@ class ManagerFlagsTest {
 
   @Test
   void bindAddressesAsControllerRuntimeWritesThem() {
-    assertEquals(new InetSocketAddress(8080), BindAddress.parse(":8080"));
-    assertEquals(new InetSocketAddress("127.0.0.1", 9000), BindAddress.parse("127.0.0.1:9000"));
-    assertTrue(BindAddress.disabled("0"));
-    assertThrows(IllegalArgumentException.class, () -> BindAddress.parse("8080"));
-    assertThrows(IllegalArgumentException.class, () -> BindAddress.parse(":99999"));
+    assertEquals(new InetSocketAddress(8080), HttpEndpoints.parse(":8080"));
+    assertEquals(new InetSocketAddress("127.0.0.1", 9000), HttpEndpoints.parse("127.0.0.1:9000"));
+    assertTrue(HttpEndpoints.disabled("0"));
+    assertThrows(IllegalArgumentException.class, () -> HttpEndpoints.parse("8080"));
+    assertThrows(IllegalArgumentException.class, () -> HttpEndpoints.parse(":99999"));
   }
 }
