@@ -48,12 +48,10 @@ import org.yaml.snakeyaml.Yaml;
 class DeploymentShapesIT {
   // Its own infra cluster: the shapes bind cluster-wide RBAC.
   @RegisterExtension
-  static final LocalClusterExtension infra =
-      LocalClusterExtension.shared("shapes-infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infra = LocalClusterExtension.shared("shapes-infra");
 
   @RegisterExtension
-  static final LocalClusterExtension guestA =
-      LocalClusterExtension.shared("e2e-guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestA = LocalClusterExtension.shared("e2e-guest-a");
 
   static final String CAPK_NAMESPACE = "capk-system";
   static final String CAPK_SERVICE_ACCOUNT = "capk-manager";

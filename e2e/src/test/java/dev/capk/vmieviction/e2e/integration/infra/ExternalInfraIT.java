@@ -55,8 +55,7 @@ class ExternalInfraIT {
       LocalClusterExtension.shared("ext-infra-2", b -> b);
 
   @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestExt = LocalClusterExtension.shared("guest-a");
 
   static final Duration WAIT = Duration.ofSeconds(60);
   static final String DRAIN_START = "capk.cluster.x-k8s.io/vmi-drain-start-time";

@@ -29,16 +29,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class NodeMaintenanceEvacuationE2EIT {
   @RegisterExtension
-  static final LocalClusterExtension infra =
-      LocalClusterExtension.shared("nmflow-infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infra = LocalClusterExtension.shared("nmflow-infra");
 
   @RegisterExtension
-  static final LocalClusterExtension guestA =
-      LocalClusterExtension.shared("e2e-guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestA = LocalClusterExtension.shared("e2e-guest-a");
 
   @RegisterExtension
-  static final LocalClusterExtension guestB =
-      LocalClusterExtension.shared("e2e-guest-b", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestB = LocalClusterExtension.shared("e2e-guest-b");
 
   static final Map<String, String> uidBefore = new HashMap<>();
   static EvacuationWorld world;

@@ -49,8 +49,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class NodeMaintenanceIT {
 
   @RegisterExtension
-  static final LocalClusterExtension ext =
-      LocalClusterExtension.shared("maintenance", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension ext = LocalClusterExtension.shared("maintenance");
 
   static LocalCluster cluster;
   static String kubeconfig;

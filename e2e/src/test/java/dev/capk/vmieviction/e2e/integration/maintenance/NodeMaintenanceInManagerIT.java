@@ -33,8 +33,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class NodeMaintenanceInManagerIT {
 
   @RegisterExtension
-  static final LocalClusterExtension ext =
-      LocalClusterExtension.shared("maintenance", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension ext = LocalClusterExtension.shared("maintenance");
 
   static LocalCluster cluster;
 

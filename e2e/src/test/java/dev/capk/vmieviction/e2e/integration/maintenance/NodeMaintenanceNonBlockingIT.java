@@ -41,8 +41,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class NodeMaintenanceNonBlockingIT {
 
   @RegisterExtension
-  static final LocalClusterExtension ext =
-      LocalClusterExtension.shared("maintenance", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension ext = LocalClusterExtension.shared("maintenance");
 
   static final Duration LONG = Duration.ofMinutes(10);
 
