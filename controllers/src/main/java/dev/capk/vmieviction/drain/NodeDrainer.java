@@ -145,6 +145,12 @@ public final class NodeDrainer {
    */
   public DrainResult drain(String nodeName, DrainOptions options)
       throws ApiException, DrainRefusedException {
+    return drain(nodeName, options, DrainProgressListener.NONE);
+  }
+
+  /** As {@link #drain(String, DrainOptions)}, telling {@code listener} of each pod's progress. */
+  public DrainResult drain(String nodeName, DrainOptions options, DrainProgressListener listener)
+      throws ApiException, DrainRefusedException {
     requireNode(nodeName);
     Objects.requireNonNull(options, "options");
     long started = System.nanoTime();
@@ -153,7 +159,7 @@ public final class NodeDrainer {
         options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
     // Every request of this drain ends by its deadline, however slowly the server answers.
     RawApi api = this.api.until(deadline);
-    DrainProgressListener listener = options.progressListener();
+    Objects.requireNonNull(listener, "listener");
     LOG.info("drain started node={} options={}", nodeName, options);
     // Cordon first, as kubectl does, so nothing new lands on the node while it is emptied.
     boolean cordoned = new Cordoner(api).setUnschedulable(nodeName, true, options.dryRun());
@@ -181,7 +187,7 @@ public final class NodeDrainer {
     BlockingDrain.tell(
         () -> listener.planned(plan.toEvictRefs(), plan.skipped(), plan.warningLines()));
 
-    BlockingDrain drain = new BlockingDrain(api, nodeName, plan, memory, options, clock);
+    BlockingDrain drain = new BlockingDrain(api, nodeName, plan, memory, options, listener, clock);
     if (options.dryRun() == DryRun.CLIENT) {
       drain.wouldAllGo();
     } else if (!plan.toEvict().isEmpty()) {
@@ -270,6 +276,7 @@ public final class NodeDrainer {
         DrainPlan plan,
         DrainMemory memory,
         DrainOptions options,
+        DrainProgressListener listener,
         Clock clock) {
       this.api = api;
       this.node = node;
@@ -277,7 +284,7 @@ public final class NodeDrainer {
       plan.toEvict().forEach(p -> left.put(key(PodRef.of(p)), p));
       this.memory = memory;
       this.options = options;
-      this.listener = options.progressListener();
+      this.listener = listener;
       this.clock = clock;
       this.dryRun = options.dryRun() != DryRun.NONE;
     }

@@ -79,12 +79,7 @@ class BlockingDrainTest {
   private BlockingDrain progress(DrainOptions.Builder options) {
     memory.evictionVersion(Optional.of("policy/v1"));
     return new BlockingDrain(
-        null,
-        "n",
-        plan(a, b),
-        memory,
-        options.progressListener(recorder).build(),
-        Clock.fixed(NOW, ZoneOffset.UTC));
+        null, "n", plan(a, b), memory, options.build(), recorder, Clock.fixed(NOW, ZoneOffset.UTC));
   }
 
   private BlockingDrain progress() {
@@ -157,7 +152,8 @@ class BlockingDrainTest {
             "n",
             plan(a, b),
             new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(5)),
-            DrainOptions.builder().dryRun(DryRun.CLIENT).progressListener(recorder).build(),
+            DrainOptions.builder().dryRun(DryRun.CLIENT).build(),
+            recorder,
             Clock.fixed(NOW, ZoneOffset.UTC));
     p.wouldAllGo();
     assertTrue(p.complete());
@@ -247,15 +243,13 @@ class BlockingDrainTest {
             "n",
             plan(a),
             memory,
-            DrainOptions.builder()
-                .progressListener(
-                    new DrainProgressListener() {
-                      @Override
-                      public void evicted(PodRef pod) {
-                        throw new IllegalStateException("listener bug");
-                      }
-                    })
-                .build(),
+            DrainOptions.defaults(),
+            new DrainProgressListener() {
+              @Override
+              public void evicted(PodRef pod) {
+                throw new IllegalStateException("listener bug");
+              }
+            },
             Clock.systemUTC());
     p.seen(List.of());
     assertTrue(p.complete());

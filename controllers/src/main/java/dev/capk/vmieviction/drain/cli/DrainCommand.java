@@ -198,9 +198,8 @@ public final class DrainCommand extends NodeCommand {
     try (ConsoleReporter reporter =
         new ConsoleReporter(
             out, err, strategy, options.evictionRetryInterval(), terminal, nodes.size())) {
-      DrainOptions withReporter = options.toBuilder().progressListener(reporter).build();
       for (String node : nodes) {
-        errors.put(node, pool.submit(() -> drainOne(drainer, node, withReporter, reporter)));
+        errors.put(node, pool.submit(() -> drainOne(drainer, node, reporter)));
       }
       List<String> pendingNodes = new ArrayList<>();
       List<String> fatal = new ArrayList<>();
@@ -234,12 +233,11 @@ public final class DrainCommand extends NodeCommand {
   }
 
   /** Drains one node; returns null when drained, else kubectl's error text for it. */
-  private String drainOne(
-      NodeDrainer drainer, String node, DrainOptions options, ConsoleReporter reporter) {
+  private String drainOne(NodeDrainer drainer, String node, ConsoleReporter reporter) {
     String error;
     try {
-      DrainResult result = drainer.drain(node, options);
-      error = report(node, result, options, reporter);
+      DrainResult result = drainer.drain(node, options, reporter);
+      error = report(node, result, reporter);
     } catch (NodeNotFoundException e) {
       error = "nodes \"" + node + "\" not found";
     } catch (DrainRefusedException e) {
@@ -274,8 +272,7 @@ public final class DrainCommand extends NodeCommand {
   }
 
   /** Prints the node's outcome; returns null when drained, else the error's text. */
-  private String report(
-      String node, DrainResult result, DrainOptions options, ConsoleReporter reporter) {
+  private String report(String node, DrainResult result, ConsoleReporter reporter) {
     if (result.isComplete()) {
       reporter.println(out, "node/" + node + " drained" + ConsoleReporter.suffix(options.dryRun()));
       return null;
