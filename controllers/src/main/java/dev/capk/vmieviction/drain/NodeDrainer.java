@@ -600,12 +600,7 @@ public final class NodeDrainer {
     /** One line for logs and events. */
     public String summary() {
       StringBuilder s = new StringBuilder("node/").append(node);
-      String suffix =
-          switch (dryRun) {
-            case NONE -> "";
-            case CLIENT -> " (dry run)";
-            case SERVER -> " (server dry run)";
-          };
+      String suffix = dryRun.suffix();
       if (isComplete()) {
         s.append(" drained").append(suffix).append(": ");
       } else {

@@ -140,18 +140,6 @@ public final class DrainCommand extends NodeCommand {
     this.terminal = terminal;
   }
 
-  /** Runs {@code drain ARGS} writing to the given streams; returns the exit code. */
-  public static int run(PrintStream out, PrintStream err, String... args) {
-    return NodeCli.run(out, err, false, prepend("drain", args));
-  }
-
-  private static String[] prepend(String first, String[] rest) {
-    String[] all = new String[rest.length + 1];
-    all[0] = first;
-    System.arraycopy(rest, 0, all, 1, rest.length);
-    return all;
-  }
-
   /** The engine options these flags mean, checked before anything is sent. */
   @Override
   void check(DryRun strategy) {
@@ -274,7 +262,7 @@ public final class DrainCommand extends NodeCommand {
   /** Prints the node's outcome; returns null when drained, else the error's text. */
   private String report(String node, DrainResult result, ConsoleReporter reporter) {
     if (result.isComplete()) {
-      reporter.println(out, "node/" + node + " drained" + ConsoleReporter.suffix(options.dryRun()));
+      reporter.println(out, "node/" + node + " drained" + options.dryRun().suffix());
       return null;
     }
     PodRef blocked =
