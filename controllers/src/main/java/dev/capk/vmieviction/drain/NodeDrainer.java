@@ -317,9 +317,12 @@ public final class NodeDrainer {
       try (NodePodWatch watch = NodePodWatch.start(api, node, wake::release, seed)) {
         while (true) {
           watch.pods().ifPresent(this::seen);
+          if (complete()) {
+            return;
+          }
           interruption = watch.failure();
           timedOut = deadline.passed();
-          if (complete() || interruption.isPresent() || timedOut) {
+          if (interruption.isPresent() || timedOut) {
             return;
           }
           Duration wait = deadline.cap(until(step(stepper, deadline)));
