@@ -31,6 +31,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
@@ -509,11 +510,8 @@ public final class NodeDrainer {
     private void gone(PodRef ref) {
       left.remove(key(ref));
       evicted.add(ref);
-      if (usingEviction()) {
-        tell(() -> listener.evicted(ref));
-      } else {
-        tell(() -> listener.deleted(ref));
-      }
+      boolean eviction = usingEviction();
+      tell(() -> listener.gone(ref, eviction));
     }
 
     private void fail(PodRef ref, String reason) {
@@ -619,7 +617,10 @@ public final class NodeDrainer {
         s.append(", ")
             .append(pending.size())
             .append(" pending (")
-            .append(pending.stream().map(this::describePending).collect(Collectors.joining(", ")))
+            .append(
+                pending.stream()
+                    .map(p -> p + " " + holding(p).orElse("not evicted yet"))
+                    .collect(Collectors.joining(", ")))
             .append(")");
       }
       if (!failed.isEmpty()) {
@@ -637,20 +638,16 @@ public final class NodeDrainer {
       return s.toString();
     }
 
-    private String describePending(PodRef p) {
+    /** What holds a pending pod on the node, if known: its budgets, or its deletion. */
+    public Optional<String> holding(PodRef p) {
       Set<String> budgets = blockingBudgets.get(p);
       if (budgets != null) {
-        return p
-            + " blocked by "
-            + (budgets.isEmpty()
-                ? "a PodDisruptionBudget"
-                : "PodDisruptionBudget "
-                    + budgets.stream().sorted().collect(Collectors.joining(", ")));
+        return Optional.of(
+            budgets.isEmpty()
+                ? "blocked by a PodDisruptionBudget"
+                : "blocked by PodDisruptionBudget " + String.join(", ", new TreeSet<>(budgets)));
       }
-      if (pendingTerminating.contains(p)) {
-        return p + " terminating";
-      }
-      return p + " not evicted yet";
+      return pendingTerminating.contains(p) ? Optional.of("terminating") : Optional.empty();
     }
 
     @Override
@@ -672,8 +669,8 @@ public final class NodeDrainer {
    * time, and stop when it returns. A listener that throws is logged and otherwise ignored:
    * reporting must never break a drain.
    *
-   * <p>In a dry run, {@link #evicting} is called for each pod that would go; {@link #evicted} and
-   * {@link #deleted} are not, since nothing goes.
+   * <p>In a dry run, {@link #evicting} is called for each pod that would go; {@link #gone} is not,
+   * since nothing goes.
    */
   public interface DrainProgressListener {
     /** A listener that does nothing. */
@@ -706,11 +703,11 @@ public final class NodeDrainer {
      */
     default void retrying(PodRef pod, String reason) {}
 
-    /** The pod was evicted and is gone (or was replaced by a new pod of the same name). */
-    default void evicted(PodRef pod) {}
-
-    /** The pod was deleted (eviction disabled or not served) and is gone. */
-    default void deleted(PodRef pod) {}
+    /**
+     * The pod was evicted (or, with eviction disabled or not served, deleted) and is gone, or was
+     * replaced by a new pod of the same name.
+     */
+    default void gone(PodRef pod, boolean usingEviction) {}
 
     /**
      * The pod is being deleted since longer than the skip-wait timeout: the drain stops waiting for

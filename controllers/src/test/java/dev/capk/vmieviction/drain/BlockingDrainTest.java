@@ -50,13 +50,8 @@ class BlockingDrainTest {
         }
 
         @Override
-        public void evicted(PodRef p) {
-          calls.add("evicted " + p);
-        }
-
-        @Override
-        public void deleted(PodRef p) {
-          calls.add("deleted " + p);
+        public void gone(PodRef p, boolean eviction) {
+          calls.add((eviction ? "evicted " : "deleted ") + p);
         }
 
         @Override
@@ -246,7 +241,7 @@ class BlockingDrainTest {
             DrainOptions.defaults(),
             new DrainProgressListener() {
               @Override
-              public void evicted(PodRef pod) {
+              public void gone(PodRef pod, boolean eviction) {
                 throw new IllegalStateException("listener bug");
               }
             },

@@ -109,15 +109,9 @@ final class ConsoleReporter implements DrainProgressListener, AutoCloseable {
   }
 
   @Override
-  public void evicted(PodRef pod) {
+  public void gone(PodRef pod, boolean usingEviction) {
     done(pod);
-    println(out, "pod/" + pod.name() + " evicted");
-  }
-
-  @Override
-  public void deleted(PodRef pod) {
-    done(pod);
-    println(out, "pod/" + pod.name() + " deleted");
+    println(out, "pod/" + pod.name() + (usingEviction ? " evicted" : " deleted"));
   }
 
   @Override

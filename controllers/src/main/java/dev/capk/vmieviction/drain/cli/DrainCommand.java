@@ -18,7 +18,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -283,15 +282,7 @@ public final class DrainCommand extends NodeCommand {
       reporter.println(
           err, "There are pending pods in node \"" + node + "\" when an error occurred: " + why);
       for (PodRef p : result.pending()) {
-        Set<String> budgets = result.blockingBudgets().get(p);
-        String detail =
-            budgets != null
-                ? " (blocked by PodDisruptionBudget "
-                    + (budgets.isEmpty()
-                        ? "?"
-                        : String.join(", ", budgets.stream().sorted().toList()))
-                    + ")"
-                : result.pendingTerminating().contains(p) ? " (terminating)" : "";
+        String detail = result.holding(p).map(h -> " (" + h + ")").orElse("");
         reporter.println(err, "pod/" + p.name() + " -n " + p.namespace() + detail);
       }
     }
