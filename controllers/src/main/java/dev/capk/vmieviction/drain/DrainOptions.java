@@ -1,18 +1,15 @@
 package dev.capk.vmieviction.drain;
 
-import dev.capk.vmieviction.drain.NodeDrainer.DrainProgressListener;
 import dev.capk.vmieviction.drain.PodFilters.PodFilter;
-import java.lang.reflect.RecordComponent;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.StringJoiner;
 
 /**
  * How to drain a node: kubectl drain's flags, plus what a program needs (concurrency, extra
- * filters, progress callbacks). The constructor validates every value (and parses the pod
- * selector), so a drain never starts with options it would fail on halfway.
+ * filters). The constructor validates every value (and parses the pod selector), so a drain never
+ * starts with options it would fail on halfway.
  *
  * @param force delete pods that declare no controller, and DaemonSet pods whose DaemonSet is gone
  * @param ignoreAllDaemonSets leave DaemonSet-managed pods in place instead of refusing the drain
@@ -41,8 +38,7 @@ public record DrainOptions(
     DryRun dryRun,
     int maxConcurrentEvictions,
     Duration evictionRetryInterval,
-    List<PodFilter> filters,
-    DrainProgressListener progressListener) {
+    List<PodFilter> filters) {
   /** kubectl's default page size when listing the node's pods. */
   public static final int DEFAULT_CHUNK_SIZE = 500;
 
@@ -82,10 +78,6 @@ public record DrainOptions(
       throw new IllegalArgumentException(
           "evictionRetryInterval must be positive, got " + evictionRetryInterval);
     }
-    if (progressListener == null) {
-      throw new IllegalArgumentException(
-          "progressListener must not be null (use DrainProgressListener.NONE)");
-    }
     podSelector = podSelector == null ? "" : podSelector.strip();
     // Parsed here: an invalid selector fails before the drain changes anything.
     LabelSelectors.parse(podSelector);
@@ -123,24 +115,7 @@ public record DrainOptions(
     b.maxConcurrentEvictions = maxConcurrentEvictions;
     b.evictionRetryInterval = evictionRetryInterval;
     b.filters.addAll(filters);
-    b.progressListener = progressListener;
     return b;
-  }
-
-  @Override
-  public String toString() {
-    // No listener or filter internals: this string goes into logs.
-    StringJoiner out = new StringJoiner(", ", "DrainOptions{", "}");
-    for (RecordComponent c : DrainOptions.class.getRecordComponents()) {
-      if (!c.getName().equals("filters") && !c.getName().equals("progressListener")) {
-        try {
-          out.add(c.getName() + "=" + c.getAccessor().invoke(this));
-        } catch (ReflectiveOperationException e) {
-          throw new IllegalStateException(e);
-        }
-      }
-    }
-    return out.add("extraFilters=" + filters.size()).toString();
   }
 
   /** Sets some values over others; {@link #build} validates them all. */
@@ -158,7 +133,6 @@ public record DrainOptions(
     private int maxConcurrentEvictions = DEFAULT_MAX_CONCURRENT_EVICTIONS;
     private Duration evictionRetryInterval = DEFAULT_EVICTION_RETRY_INTERVAL;
     private final List<PodFilter> filters = new ArrayList<>();
-    private DrainProgressListener progressListener = DrainProgressListener.NONE;
 
     private Builder() {}
 
@@ -227,11 +201,6 @@ public record DrainOptions(
       return this;
     }
 
-    public Builder progressListener(DrainProgressListener l) {
-      progressListener = l;
-      return this;
-    }
-
     /**
      * @throws IllegalArgumentException naming the first bad value
      */
@@ -249,8 +218,7 @@ public record DrainOptions(
           dryRun,
           maxConcurrentEvictions,
           evictionRetryInterval,
-          filters,
-          progressListener);
+          filters);
     }
   }
 }

@@ -1,14 +1,25 @@
 package dev.capk.vmieviction.drain;
 
-/** kubectl's {@code --dry-run} strategies. */
+/** kubectl's {@code --dry-run} strategies, with the words kubectl adds to its lines for each. */
 public enum DryRun {
   /** Change the cluster. */
-  NONE,
+  NONE(""),
   /** Change nothing and send nothing that changes: cordon and evictions are only reported. */
-  CLIENT,
+  CLIENT(" (dry run)"),
   /**
    * Send every change with {@code dryRun=All}: the server validates (admission, budgets) and
    * persists nothing.
    */
-  SERVER
+  SERVER(" (server dry run)");
+
+  private final String suffix;
+
+  DryRun(String suffix) {
+    this.suffix = suffix;
+  }
+
+  /** What kubectl appends to a line ("node/x drained (dry run)"). */
+  public String suffix() {
+    return suffix;
+  }
 }

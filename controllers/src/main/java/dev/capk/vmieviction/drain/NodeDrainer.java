@@ -22,6 +22,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +31,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
@@ -143,6 +146,12 @@ public final class NodeDrainer {
    */
   public DrainResult drain(String nodeName, DrainOptions options)
       throws ApiException, DrainRefusedException {
+    return drain(nodeName, options, DrainProgressListener.NONE);
+  }
+
+  /** As {@link #drain(String, DrainOptions)}, telling {@code listener} of each pod's progress. */
+  public DrainResult drain(String nodeName, DrainOptions options, DrainProgressListener listener)
+      throws ApiException, DrainRefusedException {
     requireNode(nodeName);
     Objects.requireNonNull(options, "options");
     long started = System.nanoTime();
@@ -151,11 +160,11 @@ public final class NodeDrainer {
         options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
     // Every request of this drain ends by its deadline, however slowly the server answers.
     RawApi api = this.api.until(deadline);
-    DrainProgressListener listener = options.progressListener();
+    Objects.requireNonNull(listener, "listener");
     LOG.info("drain started node={} options={}", nodeName, options);
     // Cordon first, as kubectl does, so nothing new lands on the node while it is emptied.
     boolean cordoned = new Cordoner(api).setUnschedulable(nodeName, true, options.dryRun());
-    BlockingDrain.tell("cordoned", () -> listener.cordoned(nodeName, cordoned));
+    BlockingDrain.tell(() -> listener.cordoned(nodeName, cordoned));
 
     PodLister.Listing listing;
     try {
@@ -163,7 +172,12 @@ public final class NodeDrainer {
     } catch (ApiException e) {
       throw afterCordon(nodeName, cordoned, "listing its pods", e);
     }
-    PodFilters filters = new PodFilters(options, PodFilters.daemonSets(api), clock);
+    // kubectl retries a refused eviction at one fixed interval: no backoff beyond it.
+    DrainMemory memory =
+        new DrainMemory(options.evictionRetryInterval(), options.evictionRetryInterval());
+    // The plan's DaemonSet answers are kept in the memory, for the steps that plan again.
+    PodFilters filters =
+        new PodFilters(options, memory.daemonSets(() -> PodFilters.daemonSets(api)), clock);
     DrainPlan plan = DrainPlan.of(filters.inOrder(), listing.pods());
     if (plan.refused()) {
       DrainRefusedException refused =
@@ -172,12 +186,9 @@ public final class NodeDrainer {
       throw refused;
     }
     BlockingDrain.tell(
-        "planned", () -> listener.planned(plan.toEvictRefs(), plan.skipped(), plan.warningLines()));
+        () -> listener.planned(plan.toEvictRefs(), plan.skipped(), plan.warningLines()));
 
-    // kubectl retries a refused eviction at one fixed interval: no backoff beyond it.
-    DrainMemory memory =
-        new DrainMemory(options.evictionRetryInterval(), options.evictionRetryInterval());
-    BlockingDrain drain = new BlockingDrain(api, nodeName, plan, memory, options, clock);
+    BlockingDrain drain = new BlockingDrain(api, nodeName, plan, memory, options, listener, clock);
     if (options.dryRun() == DryRun.CLIENT) {
       drain.wouldAllGo();
     } else if (!plan.toEvict().isEmpty()) {
@@ -226,54 +237,34 @@ public final class NodeDrainer {
 
   /**
    * One blocking drain ({@link NodeDrainer#drain}) once the node is cordoned and its pods planned:
-   * steps the drain ({@link DrainStepper}, the engine the controller uses) and, between steps,
-   * waits for the node's pod watch to show pods leaving or for the next eviction to be due, never
-   * past the drain's deadline. Follows where each pod stands, told by the steps' eviction answers
-   * and by the node's pods, turns each change into the one {@link DrainProgressListener} call that
-   * kubectl's output line comes from, and the end into a {@link DrainResult}. A listener that
-   * throws is logged and ignored, since reporting must never break a drain.
-   *
-   * <p>A pod is followed by its UID: one that is recreated under its name (StatefulSet) is gone.
+   * a thin loop that steps the drain ({@link DrainStepper}, the controller's engine) and, between
+   * steps, waits for the node's pod watch to show pods leaving or for the next eviction to be due,
+   * never past the deadline. The stepper's memory keeps each pod's retries, budgets and failures;
+   * this loop keeps only what kubectl's output needs: the pods still awaited (by UID: a namesake a
+   * StatefulSet recreates is another pod), and how the others ended. A listener that throws is
+   * logged and ignored, since reporting must never break a drain.
    */
   static final class BlockingDrain implements DrainStepper.Observer {
-    private static final Logger LOG = LoggerFactory.getLogger(BlockingDrain.class);
-
     /** The longest wait between two looks: skip-wait ages grow without any event to say so. */
     private static final Duration TICK = Duration.ofSeconds(1);
-
-    enum State {
-      /** Still the stepper's: its eviction is due, refused, or failing for now. */
-      WAITING,
-      /** Its eviction was accepted: the drain waits for it to go (in a dry run: done). */
-      ACCEPTED,
-      GONE,
-      FAILED,
-      NOT_WAITED
-    }
-
-    private static final class Pod {
-      final PodRef ref;
-      V1Pod latest;
-      State state = State.WAITING;
-      boolean announced;
-      String failure;
-
-      Pod(V1Pod pod) {
-        this.ref = PodRef.of(pod);
-        this.latest = pod;
-      }
-    }
 
     private final RawApi api;
     private final String node;
     private final DrainPlan plan;
-    private final Map<String, Pod> pods = new LinkedHashMap<>();
     private final DrainMemory memory;
     private final DrainOptions options;
     private final DrainProgressListener listener;
     private final Clock clock;
     private final boolean dryRun;
     private final Semaphore wake = new Semaphore(0);
+
+    /** The pods still awaited, as last seen, by UID. */
+    private final Map<String, V1Pod> left = new LinkedHashMap<>();
+
+    private final Set<PodRef> announced = new HashSet<>();
+    private final List<PodRef> evicted = new ArrayList<>();
+    private final List<SkippedPod> notWaited = new ArrayList<>();
+    private final Map<PodRef, String> failed = new TreeMap<>();
     private boolean timedOut;
     private Optional<String> interruption = Optional.empty();
 
@@ -286,24 +277,25 @@ public final class NodeDrainer {
         DrainPlan plan,
         DrainMemory memory,
         DrainOptions options,
+        DrainProgressListener listener,
         Clock clock) {
       this.api = api;
       this.node = node;
       this.plan = plan;
-      plan.toEvict().forEach(p -> pods.put(key(PodRef.of(p)), new Pod(p)));
+      plan.toEvict().forEach(p -> left.put(key(PodRef.of(p)), p));
       this.memory = memory;
       this.options = options;
-      this.listener = options.progressListener();
+      this.listener = listener;
       this.clock = clock;
       this.dryRun = options.dryRun() != DryRun.NONE;
     }
 
     /** Calls the caller's listener; its failure is logged, never the drain's. */
-    static void tell(String callback, Runnable call) {
+    static void tell(Runnable call) {
       try {
         call.run();
       } catch (RuntimeException e) {
-        LOG.warn("drain progress listener failed callback={} error={}", callback, e.toString());
+        LOG.warn("drain progress listener failed error={}", e.toString());
       }
     }
 
@@ -317,7 +309,7 @@ public final class NodeDrainer {
       // Evictions of one step side by side, no more than the options allow.
       ExecutorService evictions =
           Executors.newFixedThreadPool(
-              Math.max(1, Math.min(options.maxConcurrentEvictions(), pods.size())),
+              Math.max(1, Math.min(options.maxConcurrentEvictions(), left.size())),
               new ThreadFactoryBuilder()
                   .setNameFormat("drain-" + node.replace("%", "%%") + "-evict-%d")
                   .setDaemon(true)
@@ -329,15 +321,17 @@ public final class NodeDrainer {
           if (complete()) {
             return;
           }
-          if (watch.failure().isPresent()) {
-            interruption = watch.failure();
+          interruption = watch.failure();
+          timedOut = deadline.passed();
+          if (interruption.isPresent() || timedOut) {
             return;
           }
-          if (deadline.passed()) {
-            timedOut = true;
-            return;
+          Duration wait = deadline.cap(until(step(stepper, deadline)));
+          if (!wait.isNegative() && !wait.isZero()) {
+            wake.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS);
           }
-          await(step(stepper, deadline), deadline);
+          // Several wake-ups while stepping ask for one look, not one each.
+          wake.drainPermits();
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -349,51 +343,33 @@ public final class NodeDrainer {
 
     /** A client dry run: every planned pod would go, nothing is sent. */
     void wouldAllGo() {
-      pods.values()
-          .forEach(
-              p -> {
-                announce(p);
-                p.state = State.ACCEPTED;
-              });
+      left.values().forEach(p -> done(PodRef.of(p)));
+      left.clear();
     }
 
-    /** One step over the pods that still need an eviction; when the next one is due. */
+    /** One step over the pods still awaited; when the next eviction is due. */
     private Optional<Instant> step(DrainStepper stepper, Deadline deadline) throws ApiException {
-      List<V1Pod> sendable = sendable();
-      if (sendable.isEmpty()) {
-        // Only deletions are awaited: the watch says when.
-        return Optional.empty();
-      }
       // Each step's requests end by the drain's deadline, not a full timeout after the step began.
-      Duration left = deadline.none() ? Duration.ZERO : deadline.remaining();
+      Duration bound = deadline.none() ? Duration.ZERO : deadline.remaining();
       DrainOptions bounded =
           options.toBuilder()
-              .timeout(left.isZero() ? left : max(left, Duration.ofMillis(1)))
+              .timeout(bound.isZero() ? bound : max(bound, Duration.ofMillis(1)))
               .build();
       try {
         return stepper
-            .step(node, sendable, bounded, memory, BudgetAllowance.UNKNOWN, this)
+            .step(node, sendable(), bounded, memory, BudgetAllowance.UNKNOWN, this)
             .nextTry();
       } catch (DrainRefusedException e) {
-        // Pods that changed since the plan (the plan refuses none of them before any eviction).
-        refused(e);
+        // Pods that changed since the plan may no longer go: failed, since some peers already went.
+        e.refusals().forEach((reason, refs) -> refs.forEach(ref -> fail(ref, reason)));
         return Optional.empty();
       }
     }
 
-    /** Waits for pods to leave, for {@code next}, or a tick, whichever comes first. */
-    private void await(Optional<Instant> next, Deadline deadline) throws InterruptedException {
-      Duration wait = TICK;
-      if (next.isPresent()) {
-        Duration untilNext = Duration.between(clock.instant(), next.get());
-        wait = untilNext.compareTo(wait) < 0 ? untilNext : wait;
-      }
-      wait = deadline.cap(wait);
-      if (!wait.isNegative() && !wait.isZero()) {
-        wake.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS);
-      }
-      // Several wake-ups while stepping ask for one look, not one each.
-      wake.drainPermits();
+    /** How long to wait for {@code next}: a tick at most (none: only deletions are awaited). */
+    private Duration until(Optional<Instant> next) {
+      Duration wait = next.map(n -> Duration.between(clock.instant(), n)).orElse(TICK);
+      return wait.compareTo(TICK) < 0 ? wait : TICK;
     }
 
     /** Evictions, unless disabled or (as discovered by the first request) not served. */
@@ -405,141 +381,100 @@ public final class NodeDrainer {
 
     @Override
     public void sending(PodRef ref) {
-      Pod p = pods.get(key(ref));
-      if (p != null) {
-        announce(p);
-      }
+      announce(ref);
     }
 
     @Override
     public void answered(PodRef ref, EvictionOutcome o) {
-      Pod p = pods.get(key(ref));
-      if (p == null || p.state != State.WAITING) {
+      if (!left.containsKey(key(ref))) {
         return;
       }
       // The stepper has remembered the answer: its budgets and failures are in the memory.
       DrainMemory.PodState s = memory.state(ref);
       switch (o.kind()) {
-        case ACCEPTED -> p.state = State.ACCEPTED;
-        case GONE, REPLACED -> gone(p);
-        case BLOCKED -> tell("blocked", () -> listener.blocked(ref, s.budgets, o.message()));
+        case ACCEPTED -> {
+          if (dryRun) {
+            left.remove(key(ref));
+            done(ref);
+          }
+        }
+        case GONE, REPLACED -> gone(ref);
+        case BLOCKED -> tell(() -> listener.blocked(ref, s.budgets, o.message()));
         case NAMESPACE_TERMINATING ->
             tell(
-                "retrying",
                 () ->
                     listener.retrying(
                         ref, "namespace " + ref.namespace() + " is terminating: " + o.message()));
         case TRANSIENT -> {
           if (s.waiting == DrainMemory.Waiting.FAILED) {
-            fail(p, s.failure);
+            fail(ref, s.failure);
           } else {
-            tell("retrying", () -> listener.retrying(ref, o.message()));
+            tell(() -> listener.retrying(ref, o.message()));
           }
         }
         // The server asked to come back later (Retry-After): kubectl says nothing either.
         case THROTTLED -> {}
-        case MULTIPLE_BUDGETS, FORBIDDEN, FAILED -> fail(p, s.failure);
+        case MULTIPLE_BUDGETS, FORBIDDEN, FAILED -> fail(ref, s.failure);
       }
     }
 
     /**
-     * The node's pods now (from the watch): a followed pod missing from them is gone; one deleted
+     * The node's pods now (from the watch): an awaited pod missing from them is gone; one deleted
      * longer ago than the skip-wait timeout is no longer waited for.
      */
     void seen(List<V1Pod> onNode) {
-      Map<String, V1Pod> byKey = new LinkedHashMap<>();
+      Map<String, V1Pod> byKey = new HashMap<>();
       onNode.forEach(v -> byKey.put(key(PodRef.of(v)), v));
-      Duration skipWait = options.skipWaitForDeleteTimeout();
-      for (Map.Entry<String, Pod> e : pods.entrySet()) {
-        Pod p = e.getValue();
-        if (done(p)) {
-          continue;
-        }
-        V1Pod now = byKey.get(e.getKey());
+      for (V1Pod before : List.copyOf(left.values())) {
+        PodRef ref = PodRef.of(before);
+        V1Pod now = byKey.get(key(ref));
         if (now == null) {
-          gone(p);
-        } else if (PodFilters.deletedLongerAgoThan(now, skipWait, clock)) {
-          p.state = State.NOT_WAITED;
-          LOG.info("pod not waited for pod={} skipWait={}", p.ref, skipWait);
-          tell("notWaitedFor", () -> listener.notWaitedFor(p.ref, notWaitedReason()));
+          gone(ref);
+        } else if (PodFilters.deletedLongerAgoThan(
+            now, options.skipWaitForDeleteTimeout(), clock)) {
+          left.remove(key(ref));
+          notWaited.add(new SkippedPod(ref, notWaitedReason()));
+          LOG.info("pod not waited for pod={}", ref);
+          tell(() -> listener.notWaitedFor(ref, notWaitedReason()));
         } else {
-          p.latest = now;
+          left.put(key(ref), now);
           if (terminating(now)) {
             // Someone else deletes it, so the stepper sends no eviction; kubectl would send one
             // (accepted, the pod going anyway) and print its line, so it is announced.
-            announce(p);
+            announce(ref);
             if (dryRun) {
-              p.state = State.ACCEPTED;
+              left.remove(key(ref));
+              evicted.add(ref);
             }
           }
         }
       }
     }
 
-    /** Pods a step found it may no longer evict: failed, since some of their peers already went. */
-    private void refused(DrainRefusedException e) {
-      e.refusals()
-          .forEach(
-              (reason, refs) ->
-                  refs.forEach(
-                      ref -> {
-                        Pod p = pods.get(key(ref));
-                        if (p != null && p.state == State.WAITING) {
-                          fail(p, reason);
-                        }
-                      }));
-    }
-
-    /** The pods that still need an eviction, as last seen: the next step's. */
+    /** The pods still awaited, as last seen: the next step's. */
     List<V1Pod> sendable() {
-      return pods.values().stream()
-          .filter(p -> p.state == State.WAITING)
-          .map(p -> p.latest)
-          .toList();
+      return List.copyOf(left.values());
     }
 
     boolean complete() {
-      return pods.values().stream().allMatch(this::done);
+      return left.isEmpty();
     }
 
-    private boolean done(Pod p) {
-      return switch (p.state) {
-        case GONE, FAILED, NOT_WAITED -> true;
-        case ACCEPTED -> dryRun;
-        case WAITING -> false;
-      };
-    }
-
-    /** How the drain ended: the plan's verdicts and where each followed pod stands. */
+    /** How the drain ended: the plan's verdicts, the pods that went, and those still awaited. */
     DrainResult result(boolean cordoned, Duration elapsed) {
-      List<PodRef> evicted = new ArrayList<>();
       List<SkippedPod> skipped = new ArrayList<>(plan.skipped());
+      skipped.addAll(notWaited);
       List<PodRef> pending = new ArrayList<>();
       List<PodRef> terminating = new ArrayList<>();
-      Map<PodRef, String> failed = new TreeMap<>();
       Map<PodRef, Set<String>> blocking = new TreeMap<>();
-      for (Pod p : pods.values()) {
-        switch (p.state) {
-          case GONE -> evicted.add(p.ref);
-          case FAILED -> failed.put(p.ref, p.failure);
-          case NOT_WAITED -> skipped.add(new SkippedPod(p.ref, notWaitedReason()));
-          case ACCEPTED -> {
-            if (dryRun) {
-              evicted.add(p.ref);
-            } else {
-              pending.add(p.ref);
-              terminating.add(p.ref);
-            }
-          }
-          case WAITING -> {
-            pending.add(p.ref);
-            DrainMemory.PodState s = memory.state(p.ref);
-            if (terminating(p.latest)) {
-              terminating.add(p.ref);
-            } else if (s != null && s.waiting == DrainMemory.Waiting.BLOCKED) {
-              blocking.put(p.ref, s.budgets);
-            }
-          }
+      for (V1Pod pod : left.values()) {
+        PodRef ref = PodRef.of(pod);
+        pending.add(ref);
+        DrainMemory.PodState s = memory.state(ref);
+        if (terminating(pod) || (s != null && s.waiting == DrainMemory.Waiting.ACCEPTED)) {
+          terminating.add(ref);
+        } else if (s != null && s.waiting == DrainMemory.Waiting.BLOCKED) {
+          blocking.put(ref, s.budgets);
         }
       }
       return new DrainResult(
@@ -559,28 +494,32 @@ public final class NodeDrainer {
           elapsed);
     }
 
-    private void announce(Pod p) {
-      if (!p.announced) {
-        p.announced = true;
+    private void announce(PodRef ref) {
+      if (announced.add(ref)) {
         boolean eviction = usingEviction();
-        tell("evicting", () -> listener.evicting(p.ref, eviction));
+        tell(() -> listener.evicting(ref, eviction));
       }
     }
 
-    private void gone(Pod p) {
-      p.state = State.GONE;
-      if (usingEviction()) {
-        tell("evicted", () -> listener.evicted(p.ref));
-      } else {
-        tell("deleted", () -> listener.deleted(p.ref));
-      }
+    /** In a dry run: would go, and is announced as kubectl prints it. */
+    private void done(PodRef ref) {
+      announce(ref);
+      evicted.add(ref);
     }
 
-    private void fail(Pod p, String reason) {
-      p.state = State.FAILED;
-      p.failure = reason;
-      LOG.info("pod eviction failed pod={} reason={}", p.ref, reason);
-      tell("failed", () -> listener.failed(p.ref, reason));
+    private void gone(PodRef ref) {
+      left.remove(key(ref));
+      evicted.add(ref);
+      boolean eviction = usingEviction();
+      tell(() -> listener.gone(ref, eviction));
+    }
+
+    private void fail(PodRef ref, String reason) {
+      if (left.remove(key(ref)) != null) {
+        failed.put(ref, reason);
+        LOG.info("pod eviction failed pod={} reason={}", ref, reason);
+        tell(() -> listener.failed(ref, reason));
+      }
     }
 
     private String notWaitedReason() {
@@ -599,11 +538,6 @@ public final class NodeDrainer {
 
     private static Duration max(Duration a, Duration b) {
       return a.compareTo(b) >= 0 ? a : b;
-    }
-
-    /** The pod's latest state, for tests. */
-    Optional<State> state(PodRef ref) {
-      return Optional.ofNullable(pods.get(key(ref))).map(p -> p.state);
     }
   }
 
@@ -667,12 +601,7 @@ public final class NodeDrainer {
     /** One line for logs and events. */
     public String summary() {
       StringBuilder s = new StringBuilder("node/").append(node);
-      String suffix =
-          switch (dryRun) {
-            case NONE -> "";
-            case CLIENT -> " (dry run)";
-            case SERVER -> " (server dry run)";
-          };
+      String suffix = dryRun.suffix();
       if (isComplete()) {
         s.append(" drained").append(suffix).append(": ");
       } else {
@@ -688,7 +617,10 @@ public final class NodeDrainer {
         s.append(", ")
             .append(pending.size())
             .append(" pending (")
-            .append(pending.stream().map(this::describePending).collect(Collectors.joining(", ")))
+            .append(
+                pending.stream()
+                    .map(p -> p + " " + holding(p).orElse("not evicted yet"))
+                    .collect(Collectors.joining(", ")))
             .append(")");
       }
       if (!failed.isEmpty()) {
@@ -706,20 +638,16 @@ public final class NodeDrainer {
       return s.toString();
     }
 
-    private String describePending(PodRef p) {
+    /** What holds a pending pod on the node, if known: its budgets, or its deletion. */
+    public Optional<String> holding(PodRef p) {
       Set<String> budgets = blockingBudgets.get(p);
       if (budgets != null) {
-        return p
-            + " blocked by "
-            + (budgets.isEmpty()
-                ? "a PodDisruptionBudget"
-                : "PodDisruptionBudget "
-                    + budgets.stream().sorted().collect(Collectors.joining(", ")));
+        return Optional.of(
+            budgets.isEmpty()
+                ? "blocked by a PodDisruptionBudget"
+                : "blocked by PodDisruptionBudget " + String.join(", ", new TreeSet<>(budgets)));
       }
-      if (pendingTerminating.contains(p)) {
-        return p + " terminating";
-      }
-      return p + " not evicted yet";
+      return pendingTerminating.contains(p) ? Optional.of("terminating") : Optional.empty();
     }
 
     @Override
@@ -741,8 +669,8 @@ public final class NodeDrainer {
    * time, and stop when it returns. A listener that throws is logged and otherwise ignored:
    * reporting must never break a drain.
    *
-   * <p>In a dry run, {@link #evicting} is called for each pod that would go; {@link #evicted} and
-   * {@link #deleted} are not, since nothing goes.
+   * <p>In a dry run, {@link #evicting} is called for each pod that would go; {@link #gone} is not,
+   * since nothing goes.
    */
   public interface DrainProgressListener {
     /** A listener that does nothing. */
@@ -775,11 +703,11 @@ public final class NodeDrainer {
      */
     default void retrying(PodRef pod, String reason) {}
 
-    /** The pod was evicted and is gone (or was replaced by a new pod of the same name). */
-    default void evicted(PodRef pod) {}
-
-    /** The pod was deleted (eviction disabled or not served) and is gone. */
-    default void deleted(PodRef pod) {}
+    /**
+     * The pod was evicted (or, with eviction disabled or not served, deleted) and is gone, or was
+     * replaced by a new pod of the same name.
+     */
+    default void gone(PodRef pod, boolean usingEviction) {}
 
     /**
      * The pod is being deleted since longer than the skip-wait timeout: the drain stops waiting for

@@ -2,6 +2,7 @@ package dev.capk.vmieviction.drain;
 
 import static dev.capk.vmieviction.drain.TestPods.pod;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
@@ -49,13 +50,8 @@ class BlockingDrainTest {
         }
 
         @Override
-        public void evicted(PodRef p) {
-          calls.add("evicted " + p);
-        }
-
-        @Override
-        public void deleted(PodRef p) {
-          calls.add("deleted " + p);
+        public void gone(PodRef p, boolean eviction) {
+          calls.add((eviction ? "evicted " : "deleted ") + p);
         }
 
         @Override
@@ -78,12 +74,7 @@ class BlockingDrainTest {
   private BlockingDrain progress(DrainOptions.Builder options) {
     memory.evictionVersion(Optional.of("policy/v1"));
     return new BlockingDrain(
-        null,
-        "n",
-        plan(a, b),
-        memory,
-        options.progressListener(recorder).build(),
-        Clock.fixed(NOW, ZoneOffset.UTC));
+        null, "n", plan(a, b), memory, options.build(), recorder, Clock.fixed(NOW, ZoneOffset.UTC));
   }
 
   private BlockingDrain progress() {
@@ -103,13 +94,15 @@ class BlockingDrainTest {
     BlockingDrain p = progress();
     p.sending(refA);
     p.sending(refB);
+    memory.accepted(refA, NOW);
     p.answered(refA, EvictionOutcome.accepted());
+    memory.accepted(refB, NOW);
     p.answered(refB, EvictionOutcome.accepted());
     p.seen(List.of(b));
     p.seen(List.of(b)); // a repeated look changes nothing
     assertEquals(List.of(refB), p.result(false, Duration.ZERO).pending());
     assertEquals(List.of(refB), p.result(false, Duration.ZERO).pendingTerminating());
-    assertTrue(p.sendable().isEmpty(), "an accepted eviction is not sent again");
+    assertFalse(memory.due(refB, NOW), "an accepted eviction is not sent again at once");
     p.seen(List.of());
     assertTrue(p.complete());
     assertEquals(List.of(refA, refB), p.result(false, Duration.ZERO).evicted());
@@ -130,7 +123,7 @@ class BlockingDrainTest {
     BlockingDrain p = progress();
     V1Pod namesake = pod("ns", "a").ownedBy("StatefulSet", "s").build();
     p.seen(List.of(namesake, b));
-    assertEquals(Optional.of(BlockingDrain.State.GONE), p.state(refA));
+    assertEquals(List.of(refA), p.result(false, Duration.ZERO).evicted());
     assertEquals(List.of(b), p.sendable(), "the namesake is not this drain's to evict");
   }
 
@@ -154,7 +147,8 @@ class BlockingDrainTest {
             "n",
             plan(a, b),
             new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(5)),
-            DrainOptions.builder().dryRun(DryRun.CLIENT).progressListener(recorder).build(),
+            DrainOptions.builder().dryRun(DryRun.CLIENT).build(),
+            recorder,
             Clock.fixed(NOW, ZoneOffset.UTC));
     p.wouldAllGo();
     assertTrue(p.complete());
@@ -187,7 +181,10 @@ class BlockingDrainTest {
     p.answered(refA, EvictionOutcome.accepted());
     assertEquals(
         List.of("retrying ns/a: connection reset", "failed ns/a: connection reset"), calls);
-    assertEquals(Optional.of(BlockingDrain.State.FAILED), p.state(refA), "a failure is final");
+    assertEquals(
+        Map.of(refA, "connection reset"),
+        p.result(false, Duration.ZERO).failed(),
+        "a failure is final");
     assertEquals(List.of(b), p.sendable());
   }
 
@@ -208,14 +205,14 @@ class BlockingDrainTest {
         .setDeletionTimestamp(OffsetDateTime.ofInstant(NOW.minusSeconds(31), ZoneOffset.UTC));
     BlockingDrain waitsForEver = progress();
     waitsForEver.seen(List.of(deleting, b));
-    assertEquals(Optional.of(BlockingDrain.State.WAITING), waitsForEver.state(refA));
+    assertEquals(List.of(deleting, b), waitsForEver.sendable());
     assertEquals(List.of(refA), waitsForEver.result(false, Duration.ZERO).pendingTerminating());
     calls.clear();
 
     BlockingDrain p =
         progress(DrainOptions.builder().skipWaitForDeleteTimeout(Duration.ofSeconds(30)));
     p.seen(List.of(deleting, b));
-    assertEquals(Optional.of(BlockingDrain.State.NOT_WAITED), p.state(refA));
+    assertEquals(List.of(b), p.sendable(), "no longer waited for");
     assertEquals(
         List.of("notWaited ns/a: deletion timestamp older than 30 seconds, not waited for"), calls);
     assertEquals(1, p.result(false, Duration.ZERO).skipped().size());
@@ -241,15 +238,13 @@ class BlockingDrainTest {
             "n",
             plan(a),
             memory,
-            DrainOptions.builder()
-                .progressListener(
-                    new DrainProgressListener() {
-                      @Override
-                      public void evicted(PodRef pod) {
-                        throw new IllegalStateException("listener bug");
-                      }
-                    })
-                .build(),
+            DrainOptions.defaults(),
+            new DrainProgressListener() {
+              @Override
+              public void gone(PodRef pod, boolean eviction) {
+                throw new IllegalStateException("listener bug");
+              }
+            },
             Clock.systemUTC());
     p.seen(List.of());
     assertTrue(p.complete());

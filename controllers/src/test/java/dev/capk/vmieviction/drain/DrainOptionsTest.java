@@ -2,11 +2,9 @@ package dev.capk.vmieviction.drain;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.capk.vmieviction.drain.NodeDrainer.DrainProgressListener;
 import dev.capk.vmieviction.drain.PodFilters.PodFilter;
 import dev.capk.vmieviction.drain.PodFilters.PodVerdict;
 import java.time.Duration;
@@ -29,7 +27,6 @@ class DrainOptionsTest {
     assertEquals(DryRun.NONE, o.dryRun());
     assertEquals(Duration.ofSeconds(5), o.evictionRetryInterval());
     assertTrue(o.maxConcurrentEvictions() >= 1);
-    assertSame(DrainProgressListener.NONE, o.progressListener());
   }
 
   private static String rejected(UnaryOperator<DrainOptions.Builder> bad) {
@@ -51,7 +48,6 @@ class DrainOptionsTest {
     assertTrue(rejected(b -> b.maxConcurrentEvictions(0)).contains("maxConcurrentEvictions"));
     assertTrue(
         rejected(b -> b.evictionRetryInterval(Duration.ZERO)).contains("evictionRetryInterval"));
-    assertTrue(rejected(b -> b.progressListener(null)).contains("progressListener"));
   }
 
   @Test

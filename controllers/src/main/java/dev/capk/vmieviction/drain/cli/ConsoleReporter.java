@@ -63,14 +63,6 @@ final class ConsoleReporter implements DrainProgressListener, AutoCloseable {
     }
   }
 
-  static String suffix(DryRun dryRun) {
-    return switch (dryRun) {
-      case NONE -> "";
-      case CLIENT -> " (dry run)";
-      case SERVER -> " (server dry run)";
-    };
-  }
-
   /** Prints one of kubectl's lines, on a cleared line when the status line is shown. */
   synchronized void println(PrintStream stream, String line) {
     clear();
@@ -90,7 +82,7 @@ final class ConsoleReporter implements DrainProgressListener, AutoCloseable {
   public void evicting(PodRef pod, boolean usingEviction) {
     // kubectl announces evictions (and, in a client dry run, whatever would go) but not deletions.
     if (usingEviction || dryRun == DryRun.CLIENT) {
-      println(out, "evicting pod " + pod + suffix(dryRun));
+      println(out, "evicting pod " + pod + dryRun.suffix());
     }
   }
 
@@ -117,15 +109,9 @@ final class ConsoleReporter implements DrainProgressListener, AutoCloseable {
   }
 
   @Override
-  public void evicted(PodRef pod) {
+  public void gone(PodRef pod, boolean usingEviction) {
     done(pod);
-    println(out, "pod/" + pod.name() + " evicted");
-  }
-
-  @Override
-  public void deleted(PodRef pod) {
-    done(pod);
-    println(out, "pod/" + pod.name() + " deleted");
+    println(out, "pod/" + pod.name() + (usingEviction ? " evicted" : " deleted"));
   }
 
   @Override

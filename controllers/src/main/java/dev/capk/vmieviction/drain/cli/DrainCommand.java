@@ -18,7 +18,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -140,18 +139,6 @@ public final class DrainCommand extends NodeCommand {
     this.terminal = terminal;
   }
 
-  /** Runs {@code drain ARGS} writing to the given streams; returns the exit code. */
-  public static int run(PrintStream out, PrintStream err, String... args) {
-    return NodeCli.run(out, err, false, prepend("drain", args));
-  }
-
-  private static String[] prepend(String first, String[] rest) {
-    String[] all = new String[rest.length + 1];
-    all[0] = first;
-    System.arraycopy(rest, 0, all, 1, rest.length);
-    return all;
-  }
-
   /** The engine options these flags mean, checked before anything is sent. */
   @Override
   void check(DryRun strategy) {
@@ -198,9 +185,8 @@ public final class DrainCommand extends NodeCommand {
     try (ConsoleReporter reporter =
         new ConsoleReporter(
             out, err, strategy, options.evictionRetryInterval(), terminal, nodes.size())) {
-      DrainOptions withReporter = options.toBuilder().progressListener(reporter).build();
       for (String node : nodes) {
-        errors.put(node, pool.submit(() -> drainOne(drainer, node, withReporter, reporter)));
+        errors.put(node, pool.submit(() -> drainOne(drainer, node, reporter)));
       }
       List<String> pendingNodes = new ArrayList<>();
       List<String> fatal = new ArrayList<>();
@@ -234,12 +220,11 @@ public final class DrainCommand extends NodeCommand {
   }
 
   /** Drains one node; returns null when drained, else kubectl's error text for it. */
-  private String drainOne(
-      NodeDrainer drainer, String node, DrainOptions options, ConsoleReporter reporter) {
+  private String drainOne(NodeDrainer drainer, String node, ConsoleReporter reporter) {
     String error;
     try {
-      DrainResult result = drainer.drain(node, options);
-      error = report(node, result, options, reporter);
+      DrainResult result = drainer.drain(node, options, reporter);
+      error = report(node, result, reporter);
     } catch (NodeNotFoundException e) {
       error = "nodes \"" + node + "\" not found";
     } catch (DrainRefusedException e) {
@@ -274,10 +259,9 @@ public final class DrainCommand extends NodeCommand {
   }
 
   /** Prints the node's outcome; returns null when drained, else the error's text. */
-  private String report(
-      String node, DrainResult result, DrainOptions options, ConsoleReporter reporter) {
+  private String report(String node, DrainResult result, ConsoleReporter reporter) {
     if (result.isComplete()) {
-      reporter.println(out, "node/" + node + " drained" + ConsoleReporter.suffix(options.dryRun()));
+      reporter.println(out, "node/" + node + " drained" + options.dryRun().suffix());
       return null;
     }
     PodRef blocked =
@@ -298,15 +282,7 @@ public final class DrainCommand extends NodeCommand {
       reporter.println(
           err, "There are pending pods in node \"" + node + "\" when an error occurred: " + why);
       for (PodRef p : result.pending()) {
-        Set<String> budgets = result.blockingBudgets().get(p);
-        String detail =
-            budgets != null
-                ? " (blocked by PodDisruptionBudget "
-                    + (budgets.isEmpty()
-                        ? "?"
-                        : String.join(", ", budgets.stream().sorted().toList()))
-                    + ")"
-                : result.pendingTerminating().contains(p) ? " (terminating)" : "";
+        String detail = result.holding(p).map(h -> " (" + h + ")").orElse("");
         reporter.println(err, "pod/" + p.name() + " -n " + p.namespace() + detail);
       }
     }

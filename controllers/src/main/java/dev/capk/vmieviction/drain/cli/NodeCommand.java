@@ -154,7 +154,7 @@ abstract class NodeCommand implements Callable<Integer> {
                 + node
                 + (changed ? " " : " already ")
                 + (cordon ? "cordoned" : "uncordoned")
-                + ConsoleReporter.suffix(dry));
+                + dry.suffix());
       } catch (ApiException e) {
         // The server's own message (a StatusError's text), else what happened to the request.
         String message = e.getCode() == 0 ? "" : ApiStatus.of(e).message();

@@ -40,7 +40,7 @@ class ConsoleReporterTest {
       }
       assertTrue(screen.toString(StandardCharsets.UTF_8).contains("\r\033[K" + status));
 
-      reporter.evicted(WEB_0);
+      reporter.gone(WEB_0, true);
       assertEquals(
           "2 nodes, 1 pod left, 1 refused by PodDisruptionBudget web-pdb", reporter.status());
     }

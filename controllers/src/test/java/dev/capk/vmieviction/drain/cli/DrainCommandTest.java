@@ -36,10 +36,13 @@ class DrainCommandTest {
   }
 
   private int run(String... args) {
-    return DrainCommand.run(
+    return NodeCli.run(
         new PrintStream(out, true, StandardCharsets.UTF_8),
         new PrintStream(err, true, StandardCharsets.UTF_8),
-        args);
+        false,
+        java.util.stream.Stream.concat(
+                java.util.stream.Stream.of("drain"), java.util.Arrays.stream(args))
+            .toArray(String[]::new));
   }
 
   private String stderr() {

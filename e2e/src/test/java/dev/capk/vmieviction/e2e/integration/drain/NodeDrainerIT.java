@@ -114,7 +114,7 @@ class NodeDrainerIT {
     fx.pods(s.ns, s.node, "web", 3, ownedBy(s.owner));
     fx.awaitRunning(s.ns, 3);
     RecordingListener rec = new RecordingListener();
-    DrainResult r = drainer.drain(s.node, opts().progressListener(rec).build());
+    DrainResult r = drainer.drain(s.node, opts().build(), rec);
     assertTrue(r.isComplete(), r.summary());
     assertTrue(r.cordonedByThisDrain());
     assertTrue(r.usedEviction());
@@ -287,7 +287,7 @@ class NodeDrainerIT {
         CompletableFuture.supplyAsync(
             () -> {
               try {
-                return drainer.drain(x, opts().progressListener(rec).build());
+                return drainer.drain(x, opts().build(), rec);
               } catch (Exception e) {
                 throw new IllegalStateException(e);
               }
@@ -367,8 +367,7 @@ class NodeDrainerIT {
     Map<String, V1Pod> before = fx.podsOn(s.node);
     for (DryRun mode : List.of(DryRun.SERVER, DryRun.CLIENT)) {
       RecordingListener rec = new RecordingListener();
-      DrainResult r =
-          drainer.drain(s.node, opts().force(true).dryRun(mode).progressListener(rec).build());
+      DrainResult r = drainer.drain(s.node, opts().force(true).dryRun(mode).build(), rec);
       assertTrue(r.isComplete(), r.summary());
       assertEquals(mode, r.dryRun());
       assertEquals(3, r.evicted().size(), "the pods that would go: " + r.summary());
@@ -387,8 +386,7 @@ class NodeDrainerIT {
     fx.awaitRunning(s.ns, 2);
     fx.budget(s.ns, "db", 2, Map.of("app", "db"), 2);
     RecordingListener rec = new RecordingListener();
-    DrainResult r =
-        drainer.drain(s.node, opts().disableEviction(true).progressListener(rec).build());
+    DrainResult r = drainer.drain(s.node, opts().disableEviction(true).build(), rec);
     assertTrue(r.isComplete(), r.summary());
     assertFalse(r.usedEviction());
     assertEquals(2, r.evicted().size());
@@ -438,7 +436,7 @@ class NodeDrainerIT {
         CompletableFuture.supplyAsync(
             () -> {
               try {
-                return drainer.drain(s.node, opts().progressListener(rec).build());
+                return drainer.drain(s.node, opts().build(), rec);
               } catch (Exception e) {
                 throw new IllegalStateException(e);
               }

@@ -59,13 +59,8 @@ final class RecordingListener implements DrainProgressListener {
   }
 
   @Override
-  public void evicted(PodRef pod) {
-    add("evicted " + pod);
-  }
-
-  @Override
-  public void deleted(PodRef pod) {
-    add("deleted " + pod);
+  public void gone(PodRef pod, boolean usingEviction) {
+    add((usingEviction ? "evicted " : "deleted ") + pod);
   }
 
   @Override

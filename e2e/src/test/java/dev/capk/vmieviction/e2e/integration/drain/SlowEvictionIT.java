@@ -135,8 +135,8 @@ class SlowEvictionIT {
                 DrainOptions.builder()
                     .evictionRetryInterval(Duration.ofMillis(200))
                     .timeout(Duration.ofSeconds(90))
-                    .progressListener(rec)
-                    .build());
+                    .build(),
+                rec);
 
     assertTrue(r.isComplete(), r.summary());
     assertEquals(2, r.evicted().size(), r.summary());
