@@ -225,11 +225,8 @@ final class Evacuator {
   private Step<Started> start(String key, VirtualMachineInstance vmi) {
     Instant now = clock.instant();
     String uid = vmi.getMetadata().getUid();
-    Map<String, String> annotations = vmi.getMetadata().getAnnotations();
-    String recorded =
-        annotations == null ? null : annotations.get(EvictionAnnotations.DRAIN_START_TIME);
-    String capkGrace =
-        annotations == null ? null : annotations.get(EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
+    String recorded = Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
+    String capkGrace = Metadata.annotation(vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
     DrainStartTime.Decision decision =
         DrainStartTime.decide(
             DrainStartTime.parse(recorded, now, MAX_CLOCK_SKEW),
@@ -814,11 +811,10 @@ final class Evacuator {
     } catch (ApiException e) {
       return Optional.of(infraFailure(key, vmi, "recording the live migration's end", e, null));
     }
-    Map<String, String> annotations = vmi.getMetadata().getAnnotations();
     Map<String, String> clear = new LinkedHashMap<>();
     for (String k :
         List.of(EvictionAnnotations.DRAIN_START_TIME, EvictionAnnotations.EVACUATION_PHASE)) {
-      if (annotations != null && annotations.containsKey(k)) {
+      if (Metadata.annotation(vmi, k) != null) {
         clear.put(k, null);
       }
     }
@@ -971,30 +967,22 @@ final class Evacuator {
       if (raw == null) {
         return new Absent();
       }
-      Optional<Instant> instant = parseRfc3339(raw);
-      if (instant.isEmpty()) {
-        return new Malformed(raw);
-      }
-      if (instant.get().isAfter(now.plus(maxClockSkew))) {
-        return new Malformed(raw);
-      }
-      return new Valid(instant.get());
+      return parseRfc3339(raw)
+          .filter(instant -> !instant.isAfter(now.plus(maxClockSkew)))
+          .<Parsed>map(Valid::new)
+          .orElse(new Malformed(raw));
     }
 
     /**
      * RFC 3339 (an ISO 8601 profile): {@code 2024-05-01T10:00:00Z}, fractions and offsets allowed.
      */
     public static Optional<Instant> parseRfc3339(String raw) {
-      if (raw == null) {
-        return Optional.empty();
-      }
-      String s = raw.trim();
-      if (s.isEmpty()) {
+      if (raw == null || raw.isBlank()) {
         return Optional.empty();
       }
       try {
         return Optional.of(
-            OffsetDateTime.parse(s, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant());
+            OffsetDateTime.parse(raw.trim(), DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant());
       } catch (DateTimeParseException e) {
         return Optional.empty();
       }

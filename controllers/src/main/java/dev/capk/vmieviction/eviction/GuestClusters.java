@@ -18,7 +18,9 @@ import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.GuestNodeUncordoner.UncordonDecision;
 import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClient;
@@ -395,11 +397,6 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     /** Requests this drainer sent (it serves one reconcile step), for the tenant's rate limit. */
     private final java.util.concurrent.atomic.AtomicInteger requests =
         new java.util.concurrent.atomic.AtomicInteger();
-
-    @Override
-    public Optional<Duration> tryEnterStep() {
-      return client.throttle().tryEnter();
-    }
 
     @Override
     public Optional<Duration> tryEnterStep(boolean finishing) {
@@ -940,12 +937,11 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     }
 
     /**
-     * The guest nodes of one cluster that carry our cordon mark, by name and providerID: what a
-     * Running VMI's uncordon check needs to know before it spends a request on its own node. With
-     * them, from the same list, every node's role, readiness and mark ({@link #nodes}): what the
+     * Every guest node of one cluster with its role, readiness and our cordon mark: what a Running
+     * VMI's uncordon check needs to know before it spends a request on its own node, and what the
      * quorum guard ({@link TenantAdmission}) needs. Pure.
      */
-    public record MarkedNodes(Set<String> names, Set<String> providerIds, List<Node> nodes) {
+    public record MarkedNodes(List<Node> nodes) {
 
       /** One guest node as the tenant-safety policy sees it. */
       public record Node(
@@ -962,18 +958,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       }
 
       public static MarkedNodes of(Collection<V1Node> nodes) {
-        Set<String> marked =
-            nodes.stream()
-                .filter(MarkedNodes::carriesMark)
-                .map(n -> n.getMetadata().getName())
-                .collect(Collectors.toUnmodifiableSet());
-        Set<String> providerIds =
-            nodes.stream()
-                .filter(MarkedNodes::carriesMark)
-                .filter(n -> n.getSpec() != null && n.getSpec().getProviderID() != null)
-                .map(n -> n.getSpec().getProviderID())
-                .collect(Collectors.toUnmodifiableSet());
-        List<Node> all =
+        return new MarkedNodes(
             nodes.stream()
                 .filter(n -> n.getMetadata() != null && n.getMetadata().getName() != null)
                 .map(
@@ -981,30 +966,18 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
                         new Node(
                             n.getMetadata().getName(),
                             n.getSpec() == null ? null : n.getSpec().getProviderID(),
-                            n.getMetadata().getLabels() != null
-                                && n.getMetadata()
-                                    .getLabels()
-                                    .containsKey(CapkLabels.NODE_ROLE_CONTROL_PLANE),
+                            Metadata.label(n, CapkLabels.NODE_ROLE_CONTROL_PLANE) != null,
                             NodeReadiness.of(n),
-                            carriesMark(n)))
-                .toList();
-        return new MarkedNodes(marked, providerIds, all);
+                            UncordonDecision.markOf(n) != null))
+                .toList());
       }
 
       /**
-       * Could the guest node of VMI {@code vmiName} be one of these (by name, or by providerID)?
+       * Could the guest node of VMI {@code vmiName} be one of the marked ones (by name, or by
+       * providerID)?
        */
       public boolean mayHoldNodeOf(String vmiName) {
-        return names.contains(vmiName)
-            || providerIds.contains(GuestNodeMatch.providerIdFor(vmiName));
-      }
-
-      private static boolean carriesMark(V1Node node) {
-        if (node.getMetadata() == null) {
-          return false;
-        }
-        Map<String, String> annotations = node.getMetadata().getAnnotations();
-        return annotations != null && annotations.containsKey(EvictionAnnotations.CORDONED_BY);
+        return nodes.stream().anyMatch(n -> n.marked() && n.runsIn(vmiName));
       }
     }
   }

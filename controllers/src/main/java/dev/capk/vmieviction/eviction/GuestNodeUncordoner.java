@@ -11,13 +11,13 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.TenantAdmission.HeldEvacuations;
+import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -188,8 +188,7 @@ final class GuestNodeUncordoner {
    * now.
    */
   private void nodeBack(VirtualMachineInstance vmi) {
-    Map<String, String> labels = vmi.getMetadata().getLabels();
-    String cluster = labels == null ? null : labels.get(CapkLabels.CLUSTER_NAME);
+    String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
     if (cluster != null) {
       held.nodeBack(HeldEvacuations.clusterKey(vmi.getMetadata().getNamespace(), cluster));
     }
@@ -259,11 +258,7 @@ final class GuestNodeUncordoner {
 
     /** The UID of the VMI we cordoned the node for, or null when we did not cordon it. */
     public static String markOf(V1Node node) {
-      if (node.getMetadata() == null) {
-        return null;
-      }
-      Map<String, String> annotations = node.getMetadata().getAnnotations();
-      return annotations == null ? null : annotations.get(EvictionAnnotations.CORDONED_BY);
+      return Metadata.annotation(node, EvictionAnnotations.CORDONED_BY);
     }
   }
 

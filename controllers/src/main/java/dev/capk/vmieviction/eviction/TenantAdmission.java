@@ -160,7 +160,7 @@ public final class TenantAdmission {
       // through the tenant's throttle, as every guest request: a stalled tenant API server must
       // hold no more workers than its share.
       Guest guest = guests.connect(vmi, Optional.of(deadline.remaining()));
-      Optional<Duration> wait = guest.tryEnterStep();
+      Optional<Duration> wait = guest.tryEnterStep(false);
       if (wait.isPresent()) {
         return held("a free slot for requests to the guest cluster", wait.get());
       }
