@@ -353,7 +353,7 @@ final class Evacuator {
     try {
       contract = contracts.apply(key, vmi, start, deadline);
     } catch (GuestAccessException e) {
-      return Step.end(guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true));
+      return Step.end(guestFailure(key, vmi, deadline, e));
     }
     Deadline moved = contract.deadline();
     memory.underWay(key, vmi.getMetadata().getUid(), start, moved.at());
@@ -394,7 +394,7 @@ final class Evacuator {
     try {
       outcome = step.run(vmi);
     } catch (GuestAccessException e) {
-      return Step.end(guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true));
+      return Step.end(guestFailure(key, vmi, deadline, e));
     } catch (ApiException e) {
       return Step.end(infraFailure(key, vmi, what, e, deadline));
     }
@@ -443,7 +443,7 @@ final class Evacuator {
       // From here on no guest request may run past the deadline.
       guest = guests.connect(vmi, Optional.of(deadline.remaining()));
     } catch (GuestAccessException e) {
-      return Step.end(guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true));
+      return Step.end(guestFailure(key, vmi, deadline, e));
     }
     boolean woken = guests.takeWake(key);
     log.debug("guest step vmi={} cluster={} woken={}", key, guest.cluster(), woken);
@@ -649,7 +649,7 @@ final class Evacuator {
   private Result guestStepFailed(
       String key, VirtualMachineInstance vmi, Deadline deadline, Guest guest, Exception failure) {
     if (failure instanceof GuestAccessException e) {
-      return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
+      return guestFailure(key, vmi, deadline, e);
     }
     if (failure instanceof ApiException e) {
       if (e.getCode() == 409) {
@@ -663,8 +663,7 @@ final class Evacuator {
           "guest cluster "
               + guest.cluster()
               + ": request failed: "
-              + ApiStatus.describeWithoutServerText(e),
-          true);
+              + ApiStatus.describeWithoutServerText(e));
     }
     // A bug or an unexpected answer: still capped at the deadline, never a hot loop.
     log.error(
@@ -678,8 +677,9 @@ final class Evacuator {
         vmi,
         deadline,
         EventReasons.RECONCILE_ERROR,
-        "unexpected " + failure.getClass().getSimpleName() + " while draining (see controller log)",
-        true);
+        "unexpected "
+            + failure.getClass().getSimpleName()
+            + " while draining (see controller log)");
   }
 
   /** Cordons and marks the node; returns it as the patch left it. */
@@ -831,12 +831,12 @@ final class Evacuator {
   }
 
   private Result guestFailure(
-      String key,
-      VirtualMachineInstance vmi,
-      Deadline deadline,
-      String reason,
-      String message,
-      boolean event) {
+      String key, VirtualMachineInstance vmi, Deadline deadline, GuestAccessException e) {
+    return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage());
+  }
+
+  private Result guestFailure(
+      String key, VirtualMachineInstance vmi, Deadline deadline, String reason, String message) {
     metrics.reconcileError(reason);
     memory.failedWith(vmi.getMetadata().getUid(), message);
     Duration backoff = memory.backoff(key);
@@ -855,12 +855,10 @@ final class Evacuator {
             message,
             delay,
             DrainStartTime.format(deadline.at()));
-    if (event) {
-      events.warning(
-          vmi,
-          reason,
-          message + "; retrying, VMI deleted anyway at " + DrainStartTime.format(deadline.at()));
-    }
+    events.warning(
+        vmi,
+        reason,
+        message + "; retrying, VMI deleted anyway at " + DrainStartTime.format(deadline.at()));
     return new Result(true, delay);
   }
 
@@ -886,8 +884,7 @@ final class Evacuator {
             + e.getMessage()
             + ", "
             + inARow
-            + " times in a row; backing off",
-        true);
+            + " times in a row; backing off");
   }
 
   /** As above; with a known deadline, the retry never comes later than it. */

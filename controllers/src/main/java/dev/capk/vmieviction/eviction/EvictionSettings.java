@@ -3,6 +3,7 @@ package dev.capk.vmieviction.eviction;
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -116,10 +117,9 @@ public record EvictionSettings(
         return Optional.empty();
       }
       int value = Integer.parseInt(digits);
-      if (percent && (value < 1 || value > 100)) {
-        return Optional.empty();
-      }
-      return Optional.of(new EvacuationLimit(value, percent));
+      return percent && (value < 1 || value > 100)
+          ? Optional.empty()
+          : Optional.of(new EvacuationLimit(value, percent));
     }
 
     public boolean unlimited() {
@@ -165,12 +165,7 @@ public record EvictionSettings(
         return Optional.empty();
       }
       String v = raw.trim().toLowerCase(Locale.ROOT);
-      for (LiveMigrationPolicy p : values()) {
-        if (p.value.equals(v)) {
-          return Optional.of(p);
-        }
-      }
-      return Optional.empty();
+      return Arrays.stream(values()).filter(p -> p.value.equals(v)).findFirst();
     }
   }
 

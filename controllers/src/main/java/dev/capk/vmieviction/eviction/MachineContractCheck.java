@@ -284,15 +284,7 @@ final class MachineContractCheck {
         Optional<String> liveMigration,
         Optional<Instant> deleting) {
       public ClusterFacts(String name, boolean paused) {
-        this(name, paused, Optional.empty(), Optional.empty());
-      }
-
-      public ClusterFacts(
-          String name,
-          boolean paused,
-          Optional<String> evacuationLimit,
-          Optional<String> liveMigration) {
-        this(name, paused, evacuationLimit, liveMigration, Optional.empty());
+        this(name, paused, Optional.empty(), Optional.empty(), Optional.empty());
       }
     }
 

@@ -231,11 +231,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       if (!EvictionStrategy.EXTERNAL.equals(effectiveStrategy)) {
         return NOT_EXTERNAL;
       }
-      String target = evacuationNodeName(vmi);
-      if (target == null || target.isBlank()) {
-        return NOT_EVACUATING;
-      }
-      return EVACUATE;
+      return evacuationRequested(vmi) ? EVACUATE : NOT_EVACUATING;
     }
 
     /**
