@@ -28,7 +28,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.time.temporal.ChronoUnit;
@@ -983,10 +982,6 @@ final class Evacuator {
       } catch (DateTimeParseException e) {
         return Optional.empty();
       }
-    }
-
-    static String describe(Instant instant) {
-      return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC).toString();
     }
 
     /**

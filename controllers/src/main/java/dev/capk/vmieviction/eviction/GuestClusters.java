@@ -48,7 +48,6 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
@@ -151,11 +150,6 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       throws GuestAccessException {
     GuestClient client = clients.get(tenants.clusterOf(vmi));
     return new GuestNodeDrainer(timeLeft.map(client::until).orElse(client));
-  }
-
-  @Override
-  public void evacuationEnded(String vmiKey) {
-    end(vmiKey);
   }
 
   private void wakeUp(String vmiKey) {
@@ -294,22 +288,6 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     failed.complete(null);
   }
 
-  /**
-   * A patch of ours over {@code before} gave {@code after}: the cluster's node watch, if any,
-   * serves it until it has caught up.
-   */
-  void nodeWritten(ApiClient client, V1Node before, V1Node after) {
-    startedNodeWatch(client).ifPresent(w -> w.wrote(before, after));
-  }
-
-  /**
-   * A patch of ours of the node {@code name} was refused: it was made over a version that is no
-   * longer current. The next step reads that node from the API, not from the watch.
-   */
-  void nodePatchRefused(ApiClient client, String name) {
-    startedNodeWatch(client).ifPresent(w -> w.refused(name));
-  }
-
   private Optional<NodeWatch> startedNodeWatch(ApiClient client) {
     CompletableFuture<NodeWatch> known;
     synchronized (this) {
@@ -324,7 +302,8 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   }
 
   /** The VMI's evacuation ended (or it is gone): stop watching its guest node. */
-  private void end(String vmiKey) {
+  @Override
+  public void evacuationEnded(String vmiKey) {
     Optional<SteppedDrains.Drain> ended = drains.end(vmiKey);
     ended.ifPresent(d -> log.debug("guest pod watch closed vmi={} node={}", vmiKey, d.node()));
     synchronized (this) {
@@ -512,17 +491,22 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       String name = node.getMetadata().getName();
       Cordoner.Written written =
           Cordoner.write(node, patchOf, (n, patch) -> sendPatch(n, patch, what), this::readNode);
+      Optional<NodeWatch> watch = startedNodeWatch(client.apiClient());
       if (written.reread()) {
-        // Our patch was made over a version that is no longer current: the watch may be behind.
-        nodePatchRefused(client.apiClient(), name);
+        // Our patch was made over a version that is no longer current: the watch may be behind,
+        // and the next step reads that node from the API.
+        watch.ifPresent(w -> w.refused(name));
       }
       switch (written.result()) {
         case APPLIED -> {
-          nodeWritten(client.apiClient(), node, written.node());
+          // The watch serves the node as our patch left it until it has caught up.
+          watch.ifPresent(w -> w.wrote(node, written.node()));
           return written.node();
         }
         case REFUSED -> throw refused(what, name, written.answer());
-        default -> throw changedSinceRead(name, what);
+        default ->
+            throw new ApiException(
+                409, "guest node " + name + " changed since it was read (" + what + ")");
       }
     }
 
@@ -535,11 +519,6 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
               RawApi.asJsonPatch(
                   client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
           V1Node.class);
-    }
-
-    private static ApiException changedSinceRead(String name, String what) {
-      return new ApiException(
-          409, "guest node " + name + " changed since it was read (" + what + ")");
     }
 
     private GuestAccessException refused(String what, String name, ApiException e) {
@@ -774,20 +753,17 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
 
       /** The Node named like the VMI; else the Node whose providerID names the VMI; else none. */
       public static Optional<V1Node> choose(String vmiName, Collection<V1Node> nodes) {
-        Optional<V1Node> byName = nodes.stream().filter(n -> vmiName.equals(nameOf(n))).findFirst();
-        if (byName.isPresent()) {
-          return byName;
-        }
-        return nodes.stream().filter(n -> hasProviderIdOf(n, vmiName)).findFirst();
-      }
-
-      public static boolean hasProviderIdOf(V1Node node, String vmiName) {
-        return node.getSpec() != null
-            && Objects.equals(providerIdFor(vmiName), node.getSpec().getProviderID());
-      }
-
-      private static String nameOf(V1Node node) {
-        return node.getMetadata() == null ? null : node.getMetadata().getName();
+        return nodes.stream()
+            .filter(n -> n.getMetadata() != null && vmiName.equals(n.getMetadata().getName()))
+            .findFirst()
+            .or(
+                () ->
+                    nodes.stream()
+                        .filter(
+                            n ->
+                                n.getSpec() != null
+                                    && providerIdFor(vmiName).equals(n.getSpec().getProviderID()))
+                        .findFirst());
       }
 
       /** A Node's Ready condition, reduced to what the drain decisions need. */
