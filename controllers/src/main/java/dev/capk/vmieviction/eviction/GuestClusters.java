@@ -325,16 +325,10 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   @Override
   public void close() {
     synchronized (this) {
+      // A failed list completes with null: nothing to close.
       nodeWatches
           .values()
-          .forEach(
-              f ->
-                  f.thenAccept(
-                      w -> {
-                        if (w != null) {
-                          w.close();
-                        }
-                      }));
+          .forEach(f -> f.thenAccept(w -> Optional.ofNullable(w).ifPresent(NodeWatch::close)));
       nodeWatches.clear();
       budgetWatches.values().forEach(BudgetWatch::close);
       budgetWatches.clear();
@@ -370,7 +364,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     GuestNodeDrainer(GuestClient client) {
       this.client = client;
       this.core = client.core();
-      this.nodeEvents = nodeEvents(nodeEventSeries, nodeEventWriters);
+      this.nodeEvents = nodeEvents();
     }
 
     /** Requests this drainer sent (it serves one reconcile step), for the tenant's rate limit. */
@@ -692,7 +686,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
      * attempt per call, through the circuit breaker and within the client's short timeouts, written
      * off the step's thread: an event is not worth slowing an evacuation down.
      */
-    private EventSeriesRecorder nodeEvents(EventSeriesBook book, EventWriters writers) {
+    private EventSeriesRecorder nodeEvents() {
       EventStore store =
           new EventStore() {
             @Override
@@ -733,7 +727,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
             }
           };
       return new EventSeriesRecorder(
-          book, store, EVENT_SOURCE, NODE_OUTCOMES, Clock.systemUTC(), writers);
+          nodeEventSeries, store, EVENT_SOURCE, NODE_OUTCOMES, Clock.systemUTC(), nodeEventWriters);
     }
 
     /**
