@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /**
@@ -176,13 +177,6 @@ public record EvictionSettings(
    */
   static final class ClusterOverride<T> {
 
-    /**
-     * Tells an invalid value; {@code shown} is the value cut to a length fit for logs and events.
-     */
-    interface Notice<T> {
-      void invalid(String shown, T used);
-    }
-
     private final Function<String, Optional<T>> parse;
 
     /** Invalid values already told, per evacuation and value. */
@@ -196,17 +190,16 @@ public record EvictionSettings(
     /**
      * @param raw the annotation's value, empty when the Cluster has none
      * @param evacuation the evacuation of one VMI ({@code uid/drain start})
+     * @param invalid tells an invalid value (cut to a length fit for logs and events) and the
+     *     flag's value used instead
      */
-    T resolve(Optional<String> raw, T flag, String evacuation, Notice<T> notice) {
-      if (raw.isEmpty()) {
-        return flag;
-      }
-      Optional<T> parsed = parse.apply(raw.get());
-      if (parsed.isPresent()) {
-        return parsed.get();
+    T resolve(Optional<String> raw, T flag, String evacuation, BiConsumer<String, T> invalid) {
+      Optional<T> parsed = raw.flatMap(parse);
+      if (raw.isEmpty() || parsed.isPresent()) {
+        return parsed.orElse(flag);
       }
       if (told.asMap().putIfAbsent(evacuation + "/" + raw.get(), Boolean.TRUE) == null) {
-        notice.invalid(NotEvacuatedNotices.shorten(raw.get()), flag);
+        invalid.accept(NotEvacuatedNotices.shorten(raw.get()), flag);
       }
       return flag;
     }
