@@ -562,12 +562,7 @@ public final class TenantAdmission {
 
   private static List<String> controlPlaneWaits(Request r) {
     List<String> waits = new ArrayList<>();
-    List<String> underWay =
-        r.peers().stream()
-            .filter(p -> p.role() == Role.CONTROL_PLANE && p.admitted())
-            .map(Peer::name)
-            .sorted()
-            .toList();
+    List<String> underWay = underWay(r, Role.CONTROL_PLANE);
     if (!underWay.isEmpty()) {
       waits.add("control-plane VMI " + String.join(", ", underWay) + " still being evacuated");
     }
@@ -590,12 +585,7 @@ public final class TenantAdmission {
       return List.of();
     }
     int allowed = r.limit().resolve(r.peers().size() + 1);
-    List<String> underWay =
-        r.peers().stream()
-            .filter(p -> p.role() == Role.WORKER && p.admitted())
-            .map(Peer::name)
-            .sorted()
-            .toList();
+    List<String> underWay = underWay(r, Role.WORKER);
     List<String> ahead = waitingAhead(r, Role.WORKER);
     if (underWay.size() + ahead.size() < allowed) {
       return List.of();
@@ -614,6 +604,15 @@ public final class TenantAdmission {
       waits.add("worker VMI " + String.join(", ", ahead) + " first (marked earlier)");
     }
     return waits;
+  }
+
+  /** Admitted VMIs of {@code role}, by name. */
+  private static List<String> underWay(Request r, Role role) {
+    return r.peers().stream()
+        .filter(p -> p.role() == role && p.admitted())
+        .map(Peer::name)
+        .sorted()
+        .toList();
   }
 
   /** Marked VMIs of {@code role} not admitted yet that come before this one. */
