@@ -81,6 +81,8 @@ public final class ApiInfraVmis implements InfraVmis {
       throws ApiException {
     String ns = vmi.getMetadata().getNamespace();
     String name = vmi.getMetadata().getName();
+    PatchOptions options = new PatchOptions();
+    options.setFieldManager(FIELD_MANAGER);
     KubernetesApiResponse<VirtualMachineInstance> r =
         call(
             () ->
@@ -89,7 +91,7 @@ public final class ApiInfraVmis implements InfraVmis {
                     name,
                     V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH,
                     new V1Patch(annotationPatch(vmi.getMetadata().getResourceVersion(), changes)),
-                    patchOptions()));
+                    options));
     VirtualMachineInstance updated = r.throwsApiException().getObject();
     ownWrites.wrote(vmi, updated);
     return updated;
@@ -153,12 +155,6 @@ public final class ApiInfraVmis implements InfraVmis {
       throw new ApiException(0, "no HTTP response");
     }
     return r;
-  }
-
-  private static PatchOptions patchOptions() {
-    PatchOptions o = new PatchOptions();
-    o.setFieldManager(FIELD_MANAGER);
-    return o;
   }
 
   /**

@@ -31,7 +31,6 @@ final class EvacuationMemory {
     }
   }
 
-  private final EvictionMetrics metrics;
   private final ItemExponentialFailureRateLimiter<String> failures;
 
   /** Last known obstacle per VMI UID, named in the deadline warning. */
@@ -39,9 +38,6 @@ final class EvacuationMemory {
 
   /** Last failure of a step per VMI UID, after the last obstacle. */
   private final Map<String, String> lastFailures = new ConcurrentHashMap<>();
-
-  /** VMI key to UID of the VMIs being evacuated, for the in-progress gauge. */
-  private final Map<String, String> inProgress = new ConcurrentHashMap<>();
 
   /** From drain start to deadline, of one evacuation under way. */
   private record Window(String uid, Instant start, Instant deadline) {
@@ -62,7 +58,7 @@ final class EvacuationMemory {
   /** VMI key to the phase its evacuation is in, for the by-phase gauge. */
   private final Map<String, EvacuationPhase> phases = new ConcurrentHashMap<>();
 
-  /** VMI key to the window of its evacuation, for the deadline-used gauge. */
+  /** VMI key to the window of its evacuation, for the in-progress and deadline-used gauges. */
   private final Map<String, Window> windows = new ConcurrentHashMap<>();
 
   /**
@@ -76,11 +72,12 @@ final class EvacuationMemory {
   private final Map<String, Instant> drainsBegan = new ConcurrentHashMap<>();
 
   EvacuationMemory(EvictionMetrics metrics, Duration maxFailureBackoff, Clock clock) {
-    this.metrics = metrics;
     this.failures =
         new ItemExponentialFailureRateLimiter<>(Duration.ofSeconds(1), maxFailureBackoff);
-    metrics.deadlineUsedFrom(this, () -> maxDeadlineUsed(clock.instant()));
-    metrics.phasesFrom(this, phases::values);
+    metrics.track(
+        this,
+        new EvictionMetrics.Source(
+            windows::size, () -> maxDeadlineUsed(clock.instant()), phases::values));
   }
 
   /** The next delay after one more failure of this VMI's step (exponential, bounded). */
@@ -117,9 +114,6 @@ final class EvacuationMemory {
    */
   void underWay(String key, String uid, Instant start, Instant deadline) {
     windows.merge(key, new Window(uid, start, deadline), Window::earlierDeadline);
-    if (inProgress.put(key, uid) == null) {
-      metrics.setInProgress(this, inProgress.size());
-    }
   }
 
   /**
@@ -178,14 +172,12 @@ final class EvacuationMemory {
     }
     windows.remove(key);
     phases.remove(key);
-    if (inProgress.remove(key) != null) {
-      metrics.setInProgress(this, inProgress.size());
-    }
   }
 
   /** The VMI is gone: forget everything about it. */
   void gone(String key) {
     succeeded(key);
-    ended(key, inProgress.get(key), false);
+    Window window = windows.get(key);
+    ended(key, window == null ? null : window.uid(), false);
   }
 }

@@ -28,7 +28,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.time.temporal.ChronoUnit;
@@ -68,13 +67,6 @@ final class Evacuator {
   /** Why the VMI is deleted, said once per evacuation by its last event. */
   private static final String DELETED_SO_THAT = "so that KubeVirt recreates it on another node";
 
-  private final InfraVmis vmis;
-  private final GuestConnector guests;
-  private final VmiEvents events;
-  private final EvictionMetrics metrics;
-  private final EvictionSettings settings;
-  private final Clock clock;
-  private final EvacuationMemory memory;
   private final CordonMarks marks;
   private final MachineContractCheck contracts;
   private final TenantAdmission admission;
@@ -84,26 +76,16 @@ final class Evacuator {
   /** What each evacuation's drain waits for, as last told. */
   private final WaitLog waits = new WaitLog();
 
+  private final StepContext c;
+
   Evacuator(
-      InfraVmis vmis,
-      GuestConnector guests,
-      VmiEvents events,
-      EvictionMetrics metrics,
-      EvictionSettings settings,
-      Clock clock,
-      EvacuationMemory memory,
+      StepContext c,
       CordonMarks marks,
       MachineContractCheck contracts,
       TenantAdmission admission,
       LiveMigrationStep migration,
       MarkSightings sightings) {
-    this.vmis = vmis;
-    this.guests = guests;
-    this.events = events;
-    this.metrics = metrics;
-    this.settings = settings;
-    this.clock = clock;
-    this.memory = memory;
+    this.c = c;
     this.marks = marks;
     this.contracts = contracts;
     this.admission = admission;
@@ -223,17 +205,14 @@ final class Evacuator {
 
   /** Records the drain start, or restores it when it was changed mid-drain, and tells so. */
   private Step<Started> start(String key, VirtualMachineInstance vmi) {
-    Instant now = clock.instant();
+    Instant now = c.clock().instant();
     String uid = vmi.getMetadata().getUid();
-    Map<String, String> annotations = vmi.getMetadata().getAnnotations();
-    String recorded =
-        annotations == null ? null : annotations.get(EvictionAnnotations.DRAIN_START_TIME);
-    String capkGrace =
-        annotations == null ? null : annotations.get(EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
+    String recorded = Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
+    String capkGrace = Metadata.annotation(vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
     DrainStartTime.Decision decision =
         DrainStartTime.decide(
             DrainStartTime.parse(recorded, now, MAX_CLOCK_SKEW),
-            memory.knownStart(key, uid),
+            c.memory().knownStart(key, uid),
             // The drain starts when the mark was seen, however long this VMI waited for a worker.
             sightings.firstSeen(uid),
             now);
@@ -246,7 +225,7 @@ final class Evacuator {
         changes.put(EvictionAnnotations.EVACUATION_PHASE, EvacuationPhase.Draining.name());
       }
       try {
-        vmi = vmis.annotate(vmi, changes);
+        vmi = c.vmis().annotate(vmi, changes);
       } catch (ApiException e) {
         // A 409 here is usually our own stale cache (the write before this one not seen yet): look
         // again at once. A known start keeps its deadline while the annotation cannot be fixed.
@@ -257,12 +236,14 @@ final class Evacuator {
                 "recording the drain start",
                 e,
                 decision instanceof DrainStartTime.Decision.Restore
-                    ? EvacuationDeadline.of(start, settings.drainTimeout(), capkGrace, clock)
+                    ? EvacuationDeadline.of(
+                        start, c.settings().drainTimeout(), capkGrace, c.clock())
                     : null));
       }
     }
-    memory.recordStart(key, uid, start);
-    Deadline deadline = EvacuationDeadline.of(start, settings.drainTimeout(), capkGrace, clock);
+    c.memory().recordStart(key, uid, start);
+    Deadline deadline =
+        EvacuationDeadline.of(start, c.settings().drainTimeout(), capkGrace, c.clock());
     if (decision instanceof DrainStartTime.Decision.Restore restore) {
       restored(key, vmi, restore, start, deadline);
     }
@@ -273,7 +254,7 @@ final class Evacuator {
         || decision instanceof DrainStartTime.Decision.ReplaceMalformed) {
       begun(key, vmi, start, deadline);
     }
-    memory.underWay(key, uid, start, deadline.at());
+    c.memory().underWay(key, uid, start, deadline.at());
     return Step.next(new Started(vmi, start, deadline));
   }
 
@@ -291,19 +272,20 @@ final class Evacuator {
         key,
         DrainStartTime.format(start),
         DrainStartTime.format(deadline.at()));
-    events.warning(
-        vmi,
-        EventReasons.DRAIN_START_TIME_RESTORED,
-        "Annotation "
-            + EvictionAnnotations.DRAIN_START_TIME
-            + " "
-            + restore.tampering().phrase
-            + was
-            + " during the drain; restored to the earliest start "
-            + DrainStartTime.format(start)
-            + ": the deadline "
-            + DrainStartTime.format(deadline.at())
-            + " never moves later");
+    c.events()
+        .warning(
+            vmi,
+            EventReasons.DRAIN_START_TIME_RESTORED,
+            "Annotation "
+                + EvictionAnnotations.DRAIN_START_TIME
+                + " "
+                + restore.tampering().phrase
+                + was
+                + " during the drain; restored to the earliest start "
+                + DrainStartTime.format(start)
+                + ": the deadline "
+                + DrainStartTime.format(deadline.at())
+                + " never moves later");
   }
 
   private void replacedMalformed(
@@ -317,33 +299,35 @@ final class Evacuator {
         key,
         shown,
         DrainStartTime.format(start));
-    events.warning(
-        vmi,
-        EventReasons.DRAIN_START_TIME_INVALID,
-        "Annotation "
-            + EvictionAnnotations.DRAIN_START_TIME
-            + " value \""
-            + shown
-            + "\" is not an RFC 3339 time in the past; drain start reset to "
-            + DrainStartTime.format(start));
+    c.events()
+        .warning(
+            vmi,
+            EventReasons.DRAIN_START_TIME_INVALID,
+            "Annotation "
+                + EvictionAnnotations.DRAIN_START_TIME
+                + " value \""
+                + shown
+                + "\" is not an RFC 3339 time in the past; drain start reset to "
+                + DrainStartTime.format(start));
   }
 
   private void begun(String key, VirtualMachineInstance vmi, Instant start, Deadline deadline) {
-    metrics.evacuationStarted();
+    c.metrics().evacuationStarted();
     log.info(
         "evacuation started vmi={} infraNode={} start={} deadline={}",
         key,
         Eligibility.evacuationNodeName(vmi),
         DrainStartTime.format(start),
         DrainStartTime.format(deadline.at()));
-    events.normal(
-        vmi,
-        EventReasons.DRAIN_STARTED,
-        "Infra node "
-            + Eligibility.evacuationNodeName(vmi)
-            + " is being drained: draining the guest node, "
-            + "then deleting this VMI; deadline "
-            + DrainStartTime.format(deadline.at()));
+    c.events()
+        .normal(
+            vmi,
+            EventReasons.DRAIN_STARTED,
+            "Infra node "
+                + Eligibility.evacuationNodeName(vmi)
+                + " is being drained: draining the guest node, "
+                + "then deleting this VMI; deadline "
+                + DrainStartTime.format(deadline.at()));
   }
 
   /**
@@ -356,10 +340,10 @@ final class Evacuator {
     try {
       contract = contracts.apply(key, vmi, start, deadline);
     } catch (GuestAccessException e) {
-      return Step.end(guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true));
+      return Step.end(guestFailure(key, vmi, deadline, e));
     }
     Deadline moved = contract.deadline();
-    memory.underWay(key, vmi.getMetadata().getUid(), start, moved.at());
+    c.memory().underWay(key, vmi.getMetadata().getUid(), start, moved.at());
     if (moved.passed()) {
       return Step.end(deadlineReached(key, vmi, start, moved, contract.origin().orElse(null)));
     }
@@ -374,7 +358,7 @@ final class Evacuator {
                       new StepOutcome.Wait(
                           EvacuationPhase.Paused,
                           "the Cluster is paused",
-                          settings.retryInterval()))
+                          c.settings().retryInterval()))
                   .result());
       case DRAIN -> Step.next(contract);
     };
@@ -397,7 +381,7 @@ final class Evacuator {
     try {
       outcome = step.run(vmi);
     } catch (GuestAccessException e) {
-      return Step.end(guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true));
+      return Step.end(guestFailure(key, vmi, deadline, e));
     } catch (ApiException e) {
       return Step.end(infraFailure(key, vmi, what, e, deadline));
     }
@@ -409,7 +393,7 @@ final class Evacuator {
       String key, VirtualMachineInstance vmi, Deadline deadline, StepOutcome outcome) {
     if (outcome instanceof StepOutcome.Wait wait) {
       inPhase(key, vmi, wait.phase());
-      memory.blockedBy(vmi.getMetadata().getUid(), wait.blocker());
+      c.memory().blockedBy(vmi.getMetadata().getUid(), wait.blocker());
       return Step.end(requeue(deadline, wait.retry()));
     }
     return Step.next(((StepOutcome.Proceed) outcome).vmi());
@@ -423,12 +407,12 @@ final class Evacuator {
    */
   private VirtualMachineInstance inPhase(
       String key, VirtualMachineInstance vmi, EvacuationPhase phase) {
-    memory.inPhase(key, phase);
+    c.memory().inPhase(key, phase);
     if (phase.name().equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_PHASE))) {
       return vmi;
     }
     try {
-      return vmis.annotate(vmi, EvictionAnnotations.EVACUATION_PHASE, phase.name());
+      return c.vmis().annotate(vmi, EvictionAnnotations.EVACUATION_PHASE, phase.name());
     } catch (ApiException e) {
       log.debug(
           "phase not recorded vmi={} phase={} error=\"{}\"", key, phase, ApiStatus.describe(e));
@@ -444,15 +428,15 @@ final class Evacuator {
     Guest guest;
     try {
       // From here on no guest request may run past the deadline.
-      guest = guests.connect(vmi, Optional.of(deadline.remaining()));
+      guest = c.guests().connect(vmi, Optional.of(deadline.remaining()));
     } catch (GuestAccessException e) {
-      return Step.end(guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true));
+      return Step.end(guestFailure(key, vmi, deadline, e));
     }
-    boolean woken = guests.takeWake(key);
+    boolean woken = c.guests().takeWake(key);
     log.debug("guest step vmi={} cluster={} woken={}", key, guest.cluster(), woken);
     Optional<Duration> throttled = guest.tryEnterStep(woken);
     if (throttled.isPresent()) {
-      metrics.throttled();
+      c.metrics().throttled();
       log.debug(
           "guest step throttled vmi={} cluster={} retryIn={}",
           key,
@@ -480,7 +464,7 @@ final class Evacuator {
             + guest.cluster()
             + ": nothing to drain";
     log.info("guest node not found vmi={} cluster={}", key, guest.cluster());
-    events.normal(vmi, EventReasons.GUEST_NODE_NOT_FOUND, msg);
+    c.events().normal(vmi, EventReasons.GUEST_NODE_NOT_FOUND, msg);
     return Step.end(delete(key, vmi, start, Outcome.NODE_MISSING));
   }
 
@@ -499,10 +483,11 @@ final class Evacuator {
             : cordon(guest, read, vmi.getMetadata().getUid(), vmi.getMetadata().getName());
     if (!unschedulable) {
       log.info("guest node cordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
-      events.normal(
-          vmi,
-          EventReasons.CORDONED,
-          "Cordoned guest node " + nodeName + " in cluster " + guest.cluster());
+      c.events()
+          .normal(
+              vmi,
+              EventReasons.CORDONED,
+              "Cordoned guest node " + nodeName + " in cluster " + guest.cluster());
       guest.nodeEvent(
           node,
           false,
@@ -519,17 +504,18 @@ final class Evacuator {
   private Pass drainStep(String key, String uid, Deadline deadline, Guest guest, V1Node node)
       throws GuestAccessException, ApiException {
     boolean unreachable = NodeReadiness.of(node) == NodeReadiness.UNREACHABLE;
-    Duration requestTimeout = EvacuationDeadline.passTimeout(deadline, settings.attemptTimeout());
-    Instant stepStart = clock.instant();
+    Duration requestTimeout =
+        EvacuationDeadline.passTimeout(deadline, c.settings().attemptTimeout());
+    Instant stepStart = c.clock().instant();
     // After a hold (tenant protection) the drain's own waiting counts, not the evacuation's.
-    Instant drainBegan = memory.drainBegan(uid, stepStart);
+    Instant drainBegan = c.memory().drainBegan(uid, stepStart);
     DrainPass pass =
         guest.drainStep(key, node.getMetadata().getName(), requestTimeout, unreachable);
-    metrics.drainStep(Duration.between(stepStart, clock.instant()));
-    metrics.evictions(
-        EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.blockingBudgets().size());
-    metrics.evictions(EvictionMetrics.EvictionResult.ERROR, pass.failures().size());
-    memory.succeeded(key);
+    c.metrics().drainStep(Duration.between(stepStart, c.clock().instant()));
+    c.metrics()
+        .evictions(EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.blockingBudgets().size());
+    c.metrics().evictions(EvictionMetrics.EvictionResult.ERROR, pass.failures().size());
+    c.memory().succeeded(key);
     return new Pass(guest, node, drainBegan, pass);
   }
 
@@ -541,8 +527,8 @@ final class Evacuator {
   private Result drainRefused(
       String key, VirtualMachineInstance vmi, Instant start, Deadline deadline, Pass step) {
     DrainPass pass = step.result();
-    memory.blockedBy(
-        vmi.getMetadata().getUid(), pass.pending() + " pod(s) left: " + pass.blockers());
+    c.memory()
+        .blockedBy(vmi.getMetadata().getUid(), pass.pending() + " pod(s) left: " + pass.blockers());
     log.atLevel(waits.changed(drainWait(vmi, start), pass.refusals()) ? Level.WARN : Level.DEBUG)
         .log(
             "drain refused vmi={} cluster={} node={} refusals={}",
@@ -550,20 +536,21 @@ final class Evacuator {
             step.guest().cluster(),
             step.nodeName(),
             pass.refusals());
-    events.warning(
-        vmi,
-        EventReasons.DRAIN_REFUSED,
-        "Drain of guest node "
-            + step.nodeName()
-            + " refused: "
-            + String.join("; ", pass.refusals()));
-    return requeue(deadline, settings.retryInterval());
+    c.events()
+        .warning(
+            vmi,
+            EventReasons.DRAIN_REFUSED,
+            "Drain of guest node "
+                + step.nodeName()
+                + " refused: "
+                + String.join("; ", pass.refusals()));
+    return requeue(deadline, c.settings().retryInterval());
   }
 
   private Result drained(String key, VirtualMachineInstance vmi, Instant start, Pass step) {
     DrainPass pass = step.result();
     Guest guest = step.guest();
-    metrics.evictions(EvictionMetrics.EvictionResult.EVICTED, pass.evicted());
+    c.metrics().evictions(EvictionMetrics.EvictionResult.EVICTED, pass.evicted());
     log.info(
         "guest node drained vmi={} cluster={} node={} summary=\"{}\"",
         key,
@@ -579,14 +566,15 @@ final class Evacuator {
         Outcome.DRAINED,
         deleted -> {
           // One event says both (drained, then deleted): VMIDeleted would repeat it.
-          events.normal(
-              vmi,
-              EventReasons.DRAIN_SUCCEEDED,
-              "Guest node "
-                  + step.nodeName()
-                  + " drained: "
-                  + pass.summary()
-                  + (deleted ? "; VMI deleted " + DELETED_SO_THAT : ""));
+          c.events()
+              .normal(
+                  vmi,
+                  EventReasons.DRAIN_SUCCEEDED,
+                  "Guest node "
+                      + step.nodeName()
+                      + " drained: "
+                      + pass.summary()
+                      + (deleted ? "; VMI deleted " + DELETED_SO_THAT : ""));
           guest.nodeEvent(
               step.node(),
               false,
@@ -600,14 +588,15 @@ final class Evacuator {
       String key, VirtualMachineInstance vmi, Instant start, Deadline deadline, Pass step) {
     DrainPass pass = step.result();
     String nodeName = step.nodeName();
-    memory.blockedBy(
-        vmi.getMetadata().getUid(), pass.pending() + " pod(s) left: " + pass.stillThere());
+    c.memory()
+        .blockedBy(
+            vmi.getMetadata().getUid(), pass.pending() + " pod(s) left: " + pass.stillThere());
     // The next step: when a waiting pod is due again; pods leaving wake it earlier (the watch).
     Duration next =
         pass.nextTry()
-            .map(t -> Duration.between(clock.instant(), t))
-            .filter(d -> d.compareTo(settings.retryInterval()) < 0)
-            .orElse(settings.retryInterval());
+            .map(t -> Duration.between(c.clock().instant(), t))
+            .filter(d -> d.compareTo(c.settings().retryInterval()) < 0)
+            .orElse(c.settings().retryInterval());
     log.atLevel(
             waits.level(
                 drainWait(vmi, start),
@@ -626,19 +615,20 @@ final class Evacuator {
     // terminate are a drain's normal course, as kubectl's retries are: a warning only once the
     // drain has waited longer than the retry interval, or when an eviction failed.
     boolean waitedLong =
-        !clock.instant().isBefore(step.drainBegan().plus(settings.retryInterval()));
+        !c.clock().instant().isBefore(step.drainBegan().plus(c.settings().retryInterval()));
     if (waitedLong || !pass.failures().isEmpty() || pass.refused()) {
-      events.warning(
-          vmi,
-          EventReasons.DRAIN_BLOCKED,
-          "Guest node "
-              + nodeName
-              + " not drained yet ("
-              + pass.pending()
-              + " pod(s) left): "
-              + pass.blockers()
-              + "; VMI deleted anyway at "
-              + DrainStartTime.format(deadline.at()));
+      c.events()
+          .warning(
+              vmi,
+              EventReasons.DRAIN_BLOCKED,
+              "Guest node "
+                  + nodeName
+                  + " not drained yet ("
+                  + pass.pending()
+                  + " pod(s) left): "
+                  + pass.blockers()
+                  + "; VMI deleted anyway at "
+                  + DrainStartTime.format(deadline.at()));
     }
     if (waitedLong && !pass.blockingBudgets().isEmpty()) {
       step.guest()
@@ -652,7 +642,7 @@ final class Evacuator {
   private Result guestStepFailed(
       String key, VirtualMachineInstance vmi, Deadline deadline, Guest guest, Exception failure) {
     if (failure instanceof GuestAccessException e) {
-      return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage(), true);
+      return guestFailure(key, vmi, deadline, e);
     }
     if (failure instanceof ApiException e) {
       if (e.getCode() == 409) {
@@ -666,8 +656,7 @@ final class Evacuator {
           "guest cluster "
               + guest.cluster()
               + ": request failed: "
-              + ApiStatus.describeWithoutServerText(e),
-          true);
+              + ApiStatus.describeWithoutServerText(e));
     }
     // A bug or an unexpected answer: still capped at the deadline, never a hot loop.
     log.error(
@@ -681,8 +670,9 @@ final class Evacuator {
         vmi,
         deadline,
         EventReasons.RECONCILE_ERROR,
-        "unexpected " + failure.getClass().getSimpleName() + " while draining (see controller log)",
-        true);
+        "unexpected "
+            + failure.getClass().getSimpleName()
+            + " while draining (see controller log)");
   }
 
   /** Cordons and marks the node; returns it as the patch left it. */
@@ -714,14 +704,14 @@ final class Evacuator {
       String contractOrigin) {
     String uid = vmi.getMetadata().getUid();
     String blocking =
-        memory.blocker(uid).orElse("unknown (no drain pass seen by this controller instance)");
+        c.memory().blocker(uid).orElse("unknown (no drain pass seen by this controller instance)");
     String origin =
         contractOrigin != null
             ? contractOrigin
-            : EvacuationDeadline.fromCapkGraceTime(deadline, start, settings.drainTimeout())
+            : EvacuationDeadline.fromCapkGraceTime(deadline, start, c.settings().drainTimeout())
                 ? "annotation " + EvictionAnnotations.CAPK_DELETION_GRACE_TIME
                 : "drain timeout "
-                    + GoDuration.format(settings.drainTimeout())
+                    + GoDuration.format(c.settings().drainTimeout())
                     + " from start "
                     + DrainStartTime.format(start);
     log.warn(
@@ -730,15 +720,16 @@ final class Evacuator {
         DrainStartTime.format(deadline.at()),
         origin,
         blocking);
-    events.warning(
-        vmi,
-        EventReasons.DEADLINE_PASSED,
-        "Guest node not drained by "
-            + DrainStartTime.format(deadline.at())
-            + " ("
-            + origin
-            + "); deleting the VMI anyway. Still blocking: "
-            + blocking);
+    c.events()
+        .warning(
+            vmi,
+            EventReasons.DEADLINE_PASSED,
+            "Guest node not drained by "
+                + DrainStartTime.format(deadline.at())
+                + " ("
+                + origin
+                + "); deleting the VMI anyway. Still blocking: "
+                + blocking);
     return delete(key, vmi, start, Outcome.DEADLINE);
   }
 
@@ -759,43 +750,46 @@ final class Evacuator {
       Predicate<Boolean> outcomeEvent) {
     InfraVmis.DeleteOutcome result;
     try {
-      result = vmis.deleteExact(vmi);
+      result = c.vmis().deleteExact(vmi);
     } catch (ApiException e) {
-      metrics.reconcileError(EventReasons.INFRA_API_ERROR);
+      c.metrics().reconcileError(EventReasons.INFRA_API_ERROR);
       // The infra API server's own message says what was refused (verb, resource, user); it holds
       // no
       // credentials, unlike a guest kubeconfig.
       String msg = "deleting the VMI failed: " + ApiStatus.describe(e);
       log.warn(
           "vmi delete failed vmi={} code={} error=\"{}\"", key, e.getCode(), ApiStatus.describe(e));
-      events.warning(vmi, EventReasons.INFRA_API_ERROR, msg);
+      c.events().warning(vmi, EventReasons.INFRA_API_ERROR, msg);
       // Past the deadline there is nothing to cap at: plain backoff, bounded.
-      return new Result(true, memory.backoff(key));
+      return new Result(true, c.memory().backoff(key));
     }
-    memory.succeeded(key);
+    c.memory().succeeded(key);
     boolean told = outcomeEvent.test(result == InfraVmis.DeleteOutcome.DELETED);
     String uid = vmi.getMetadata().getUid();
     switch (result) {
       case DELETED -> {
         log.info("vmi deleted vmi={} uid={} outcome={}", key, uid, outcome.label);
         if (!told) {
-          events.normal(
-              vmi, EventReasons.VMI_DELETED, "Deleted (" + outcome.label + ") " + DELETED_SO_THAT);
+          c.events()
+              .normal(
+                  vmi,
+                  EventReasons.VMI_DELETED,
+                  "Deleted (" + outcome.label + ") " + DELETED_SO_THAT);
         }
-        metrics.evacuationEnded(outcome, Duration.between(start, clock.instant()));
+        c.metrics().evacuationEnded(outcome, Duration.between(start, c.clock().instant()));
       }
       case REPLACED ->
           log.info("vmi replaced before delete, nothing to do vmi={} uid={}", key, uid);
       case GONE -> log.info("vmi already gone vmi={} uid={}", key, uid);
     }
-    memory.ended(key, uid, false);
+    c.memory().ended(key, uid, false);
     ended(key);
     return DONE;
   }
 
   /** The VMI's evacuation is over (or the VMI is gone): release what its drain held. */
   void ended(String key) {
-    guests.evacuationEnded(key);
+    c.guests().evacuationEnded(key);
     migration.ended(key);
   }
 
@@ -806,7 +800,7 @@ final class Evacuator {
    * @return empty when done, else the retry after a failed write
    */
   Optional<Result> callOff(String key, VirtualMachineInstance vmi) {
-    memory.ended(key, vmi.getMetadata().getUid(), false);
+    c.memory().ended(key, vmi.getMetadata().getUid(), false);
     ended(key);
     try {
       // A live migration of ours moved the VMI (KubeVirt cleared the mark): say so, once.
@@ -814,11 +808,10 @@ final class Evacuator {
     } catch (ApiException e) {
       return Optional.of(infraFailure(key, vmi, "recording the live migration's end", e, null));
     }
-    Map<String, String> annotations = vmi.getMetadata().getAnnotations();
     Map<String, String> clear = new LinkedHashMap<>();
     for (String k :
         List.of(EvictionAnnotations.DRAIN_START_TIME, EvictionAnnotations.EVACUATION_PHASE)) {
-      if (annotations != null && annotations.containsKey(k)) {
+      if (Metadata.annotation(vmi, k) != null) {
         clear.put(k, null);
       }
     }
@@ -826,7 +819,7 @@ final class Evacuator {
       return Optional.empty();
     }
     try {
-      vmis.annotate(vmi, clear);
+      c.vmis().annotate(vmi, clear);
       log.info("evacuation called off, drain start cleared vmi={}", key);
       return Optional.empty();
     } catch (ApiException e) {
@@ -835,18 +828,18 @@ final class Evacuator {
   }
 
   private Result guestFailure(
-      String key,
-      VirtualMachineInstance vmi,
-      Deadline deadline,
-      String reason,
-      String message,
-      boolean event) {
-    metrics.reconcileError(reason);
-    memory.failedWith(vmi.getMetadata().getUid(), message);
-    Duration backoff = memory.backoff(key);
-    if (REFUSALS.contains(reason) && backoff.compareTo(settings.retryInterval()) > 0) {
+      String key, VirtualMachineInstance vmi, Deadline deadline, GuestAccessException e) {
+    return guestFailure(key, vmi, deadline, e.reason().name(), e.getMessage());
+  }
+
+  private Result guestFailure(
+      String key, VirtualMachineInstance vmi, Deadline deadline, String reason, String message) {
+    c.metrics().reconcileError(reason);
+    c.memory().failedWith(vmi.getMetadata().getUid(), message);
+    Duration backoff = c.memory().backoff(key);
+    if (REFUSALS.contains(reason) && backoff.compareTo(c.settings().retryInterval()) > 0) {
       // A refusal is asked again once per retry interval at most: the tenant may lift it.
-      backoff = settings.retryInterval();
+      backoff = c.settings().retryInterval();
     }
     Duration delay = EvacuationDeadline.requeueDelay(deadline, backoff);
     // Retried with backoff while it lasts: the same failure is told once, every change of it too.
@@ -859,12 +852,11 @@ final class Evacuator {
             message,
             delay,
             DrainStartTime.format(deadline.at()));
-    if (event) {
-      events.warning(
-          vmi,
-          reason,
-          message + "; retrying, VMI deleted anyway at " + DrainStartTime.format(deadline.at()));
-    }
+    c.events()
+        .warning(
+            vmi,
+            reason,
+            message + "; retrying, VMI deleted anyway at " + DrainStartTime.format(deadline.at()));
     return new Result(true, delay);
   }
 
@@ -874,7 +866,7 @@ final class Evacuator {
    */
   private Result conflict(
       String key, VirtualMachineInstance vmi, Deadline deadline, String cluster, ApiException e) {
-    int inARow = memory.conflicted(key);
+    int inARow = c.memory().conflicted(key);
     if (inARow <= MAX_QUICK_CONFLICTS) {
       log.debug("guest node changed since read, reading again vmi={} cluster={}", key, cluster);
       return requeue(deadline, CONFLICT_RETRY);
@@ -890,8 +882,7 @@ final class Evacuator {
             + e.getMessage()
             + ", "
             + inARow
-            + " times in a row; backing off",
-        true);
+            + " times in a row; backing off");
   }
 
   /** As above; with a known deadline, the retry never comes later than it. */
@@ -900,21 +891,22 @@ final class Evacuator {
     if (e.getCode() == 404) {
       return DONE; // the VMI is gone
     }
-    if (e.getCode() == 409 && memory.conflicted(key) <= MAX_QUICK_CONFLICTS) {
+    if (e.getCode() == 409 && c.memory().conflicted(key) <= MAX_QUICK_CONFLICTS) {
       return new Result(true, CONFLICT_RETRY); // our cache was stale: read again
     }
     // A refusal (an admission policy on VMIs, RBAC), or conflicts again and again: named, and
     // backed off.
-    metrics.reconcileError(EventReasons.INFRA_API_ERROR);
+    c.metrics().reconcileError(EventReasons.INFRA_API_ERROR);
     log.warn(
         "infra API call failed vmi={} step=\"{}\" code={} error=\"{}\"",
         key,
         what,
         e.getCode(),
         ApiStatus.describe(e));
-    events.warning(vmi, EventReasons.INFRA_API_ERROR, what + " failed: " + ApiStatus.describe(e));
+    c.events()
+        .warning(vmi, EventReasons.INFRA_API_ERROR, what + " failed: " + ApiStatus.describe(e));
     // Without a recorded start there is no deadline yet: plain bounded backoff.
-    Duration delay = memory.backoff(key);
+    Duration delay = c.memory().backoff(key);
     return new Result(
         true, deadline == null ? delay : EvacuationDeadline.requeueDelay(deadline, delay));
   }
@@ -971,37 +963,25 @@ final class Evacuator {
       if (raw == null) {
         return new Absent();
       }
-      Optional<Instant> instant = parseRfc3339(raw);
-      if (instant.isEmpty()) {
-        return new Malformed(raw);
-      }
-      if (instant.get().isAfter(now.plus(maxClockSkew))) {
-        return new Malformed(raw);
-      }
-      return new Valid(instant.get());
+      return parseRfc3339(raw)
+          .filter(instant -> !instant.isAfter(now.plus(maxClockSkew)))
+          .<Parsed>map(Valid::new)
+          .orElse(new Malformed(raw));
     }
 
     /**
      * RFC 3339 (an ISO 8601 profile): {@code 2024-05-01T10:00:00Z}, fractions and offsets allowed.
      */
     public static Optional<Instant> parseRfc3339(String raw) {
-      if (raw == null) {
-        return Optional.empty();
-      }
-      String s = raw.trim();
-      if (s.isEmpty()) {
+      if (raw == null || raw.isBlank()) {
         return Optional.empty();
       }
       try {
         return Optional.of(
-            OffsetDateTime.parse(s, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant());
+            OffsetDateTime.parse(raw.trim(), DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant());
       } catch (DateTimeParseException e) {
         return Optional.empty();
       }
-    }
-
-    static String describe(Instant instant) {
-      return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC).toString();
     }
 
     /**

@@ -7,8 +7,15 @@ import io.prometheus.client.Counter;
 import io.prometheus.client.Gauge;
 import io.prometheus.client.Histogram;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.DoubleSupplier;
+import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 /** The controller's Prometheus metrics. One instance per registry. */
 public final class EvictionMetrics {
@@ -21,7 +28,7 @@ public final class EvictionMetrics {
     /** The Machine is excluded from draining (Cluster API's exclude-node-draining annotation). */
     DRAIN_EXCLUDED;
 
-    final String label = name().toLowerCase(java.util.Locale.ROOT);
+    final String label = name().toLowerCase(Locale.ROOT);
   }
 
   /** What one pod eviction came to, as reported by a drain pass. */
@@ -30,7 +37,7 @@ public final class EvictionMetrics {
     BLOCKED_BY_BUDGET,
     ERROR;
 
-    final String label = name().toLowerCase(java.util.Locale.ROOT);
+    final String label = name().toLowerCase(Locale.ROOT);
   }
 
   /** How a live migration we started ended. */
@@ -40,10 +47,9 @@ public final class EvictionMetrics {
     /** Deleted by us when falling back to the drain (deadline minus reserve, policy changed). */
     CANCELLED;
 
-    final String label = name().toLowerCase(java.util.Locale.ROOT);
+    final String label = name().toLowerCase(Locale.ROOT);
   }
 
-  private final Gauge inProgress;
   private final Counter migrations;
   private final Histogram migrationSeconds;
   private final Counter started;
@@ -54,28 +60,29 @@ public final class EvictionMetrics {
   private final Counter throttledSteps;
   private final Histogram reconcileSeconds;
   private final Gauge reconcileMaxSeconds;
-  private final java.util.concurrent.atomic.AtomicLong reconcileMaxNanos =
-      new java.util.concurrent.atomic.AtomicLong();
+  private final AtomicLong reconcileMaxNanos = new AtomicLong();
+
+  /**
+   * What the gauges of the evacuations in progress read of one source of evacuations, at scrape
+   * time: how many, the largest share of drain start to deadline gone, and each one's phase.
+   */
+  record Source(
+      IntSupplier inProgress,
+      DoubleSupplier deadlineUsed,
+      Supplier<Collection<EvacuationPhase>> phases) {}
 
   /**
    * Per source of evacuations (one per reconciler: several with external infra, one pipeline per
-   * infra namespace), what the in-progress and deadline-used gauges sum and take the maximum of.
+   * infra namespace): the gauges sum their counts and take the largest deadline used.
    */
-  private final java.util.Map<Object, Integer> inProgressBy =
-      new java.util.concurrent.ConcurrentHashMap<>();
-
-  private final java.util.Map<Object, DoubleSupplier> deadlineUsedBy =
-      new java.util.concurrent.ConcurrentHashMap<>();
-
-  /** Per source, the phase of each of its evacuations, as the by-phase gauge reads them. */
-  private final java.util.Map<
-          Object, java.util.function.Supplier<java.util.Collection<EvacuationPhase>>>
-      phasesBy = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<Object, Source> sources = new ConcurrentHashMap<>();
 
   public EvictionMetrics(CollectorRegistry registry) {
-    inProgress =
-        Gauge.build("vmi_eviction_evacuations_in_progress", "VMIs being evacuated right now.")
-            .register(registry);
+    ScrapeGauge.register(
+        registry,
+        "vmi_eviction_evacuations_in_progress",
+        "VMIs being evacuated right now.",
+        () -> sources.values().stream().mapToInt(s -> s.inProgress().getAsInt()).sum());
     started =
         Counter.build("vmi_eviction_evacuations_started_total", "Evacuations started.")
             .register(registry);
@@ -148,8 +155,8 @@ public final class EvictionMetrics {
         "Of the evacuations in progress, the largest share of the time from drain start to"
             + " deadline already gone (0 when none; 1 at the deadline).",
         () ->
-            deadlineUsedBy.values().stream()
-                .mapToDouble(DoubleSupplier::getAsDouble)
+            sources.values().stream()
+                .mapToDouble(s -> s.deadlineUsed().getAsDouble())
                 .max()
                 .orElse(0));
   }
@@ -173,8 +180,8 @@ public final class EvictionMetrics {
           new Gauge.Child() {
             @Override
             public double get() {
-              return phasesBy.values().stream()
-                  .flatMap(p -> p.get().stream())
+              return sources.values().stream()
+                  .flatMap(s -> s.phases().get().stream())
                   .filter(phase::equals)
                   .count();
             }
@@ -183,33 +190,18 @@ public final class EvictionMetrics {
     }
   }
 
-  /** Where the by-phase gauge reads the phases of {@code source}'s evacuations. */
-  void phasesFrom(
-      Object source, java.util.function.Supplier<java.util.Collection<EvacuationPhase>> phases) {
-    phasesBy.put(source, phases);
+  /** Where the gauges of the evacuations in progress read {@code key}'s. */
+  void track(Object key, Source source) {
+    sources.put(key, source);
   }
 
-  /** Where the deadline-used gauge reads the value of {@code source} (the largest counts). */
-  void deadlineUsedFrom(Object source, DoubleSupplier value) {
-    deadlineUsedBy.put(source, value);
-  }
-
-  /** {@code source}'s evacuations no longer count (its pipeline stopped). */
-  void forget(Object source) {
-    deadlineUsedBy.remove(source);
-    phasesBy.remove(source);
-    inProgressBy.remove(source);
-    inProgress.set(inProgressBy.values().stream().mapToInt(Integer::intValue).sum());
+  /** {@code key}'s evacuations no longer count (its pipeline stopped). */
+  void forget(Object key) {
+    sources.remove(key);
   }
 
   public void evacuationStarted() {
     started.inc();
-  }
-
-  /** {@code source} has {@code n} evacuations in progress; the gauge is the sum. */
-  void setInProgress(Object source, int n) {
-    inProgressBy.put(source, n);
-    inProgress.set(inProgressBy.values().stream().mapToInt(Integer::intValue).sum());
   }
 
   public void evacuationEnded(Outcome outcome, Duration sinceStart) {

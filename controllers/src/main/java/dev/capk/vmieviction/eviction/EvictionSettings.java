@@ -3,9 +3,11 @@ package dev.capk.vmieviction.eviction;
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /**
@@ -116,10 +118,9 @@ public record EvictionSettings(
         return Optional.empty();
       }
       int value = Integer.parseInt(digits);
-      if (percent && (value < 1 || value > 100)) {
-        return Optional.empty();
-      }
-      return Optional.of(new EvacuationLimit(value, percent));
+      return percent && (value < 1 || value > 100)
+          ? Optional.empty()
+          : Optional.of(new EvacuationLimit(value, percent));
     }
 
     public boolean unlimited() {
@@ -165,12 +166,7 @@ public record EvictionSettings(
         return Optional.empty();
       }
       String v = raw.trim().toLowerCase(Locale.ROOT);
-      for (LiveMigrationPolicy p : values()) {
-        if (p.value.equals(v)) {
-          return Optional.of(p);
-        }
-      }
-      return Optional.empty();
+      return Arrays.stream(values()).filter(p -> p.value.equals(v)).findFirst();
     }
   }
 
@@ -180,13 +176,6 @@ public record EvictionSettings(
    * evacuation and value.
    */
   static final class ClusterOverride<T> {
-
-    /**
-     * Tells an invalid value; {@code shown} is the value cut to a length fit for logs and events.
-     */
-    interface Notice<T> {
-      void invalid(String shown, T used);
-    }
 
     private final Function<String, Optional<T>> parse;
 
@@ -201,17 +190,16 @@ public record EvictionSettings(
     /**
      * @param raw the annotation's value, empty when the Cluster has none
      * @param evacuation the evacuation of one VMI ({@code uid/drain start})
+     * @param invalid tells an invalid value (cut to a length fit for logs and events) and the
+     *     flag's value used instead
      */
-    T resolve(Optional<String> raw, T flag, String evacuation, Notice<T> notice) {
-      if (raw.isEmpty()) {
-        return flag;
-      }
-      Optional<T> parsed = parse.apply(raw.get());
-      if (parsed.isPresent()) {
-        return parsed.get();
+    T resolve(Optional<String> raw, T flag, String evacuation, BiConsumer<String, T> invalid) {
+      Optional<T> parsed = raw.flatMap(parse);
+      if (raw.isEmpty() || parsed.isPresent()) {
+        return parsed.orElse(flag);
       }
       if (told.asMap().putIfAbsent(evacuation + "/" + raw.get(), Boolean.TRUE) == null) {
-        notice.invalid(NotEvacuatedNotices.shorten(raw.get()), flag);
+        invalid.accept(NotEvacuatedNotices.shorten(raw.get()), flag);
       }
       return flag;
     }

@@ -16,20 +16,13 @@ public interface Guest {
 
   /**
    * Lets one reconcile step talk to this guest cluster, or says when to come back (the cluster's
-   * request rate or steps at once are used up): never waits. An admitted step ends with {@link
-   * #leaveStep}.
+   * request rate or steps at once are used up): never waits. A step woken because its guest node's
+   * pods left ({@code finishing}: it may finish the drain now) is always admitted, its requests
+   * paid for as any step's. An admitted step ends with {@link #leaveStep}.
    *
    * @return empty when admitted, else how long to wait
    */
-  Optional<Duration> tryEnterStep();
-
-  /**
-   * As {@link #tryEnterStep()}, for a step woken because its guest node's pods left (it may finish
-   * the drain now): always admitted, its requests paid for as any step's.
-   */
-  default Optional<Duration> tryEnterStep(boolean finishing) {
-    return finishing ? Optional.empty() : tryEnterStep();
-  }
+  Optional<Duration> tryEnterStep(boolean finishing);
 
   /** The step is over: frees its slot and pays for the requests it sent. */
   void leaveStep();

@@ -18,7 +18,9 @@ import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.GuestNodeUncordoner.UncordonDecision;
 import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClient;
@@ -46,7 +48,6 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
@@ -149,11 +150,6 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       throws GuestAccessException {
     GuestClient client = clients.get(tenants.clusterOf(vmi));
     return new GuestNodeDrainer(timeLeft.map(client::until).orElse(client));
-  }
-
-  @Override
-  public void evacuationEnded(String vmiKey) {
-    end(vmiKey);
   }
 
   private void wakeUp(String vmiKey) {
@@ -292,22 +288,6 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     failed.complete(null);
   }
 
-  /**
-   * A patch of ours over {@code before} gave {@code after}: the cluster's node watch, if any,
-   * serves it until it has caught up.
-   */
-  void nodeWritten(ApiClient client, V1Node before, V1Node after) {
-    startedNodeWatch(client).ifPresent(w -> w.wrote(before, after));
-  }
-
-  /**
-   * A patch of ours of the node {@code name} was refused: it was made over a version that is no
-   * longer current. The next step reads that node from the API, not from the watch.
-   */
-  void nodePatchRefused(ApiClient client, String name) {
-    startedNodeWatch(client).ifPresent(w -> w.refused(name));
-  }
-
   private Optional<NodeWatch> startedNodeWatch(ApiClient client) {
     CompletableFuture<NodeWatch> known;
     synchronized (this) {
@@ -322,7 +302,8 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   }
 
   /** The VMI's evacuation ended (or it is gone): stop watching its guest node. */
-  private void end(String vmiKey) {
+  @Override
+  public void evacuationEnded(String vmiKey) {
     Optional<SteppedDrains.Drain> ended = drains.end(vmiKey);
     ended.ifPresent(d -> log.debug("guest pod watch closed vmi={} node={}", vmiKey, d.node()));
     synchronized (this) {
@@ -344,16 +325,10 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   @Override
   public void close() {
     synchronized (this) {
+      // A failed list completes with null: nothing to close.
       nodeWatches
           .values()
-          .forEach(
-              f ->
-                  f.thenAccept(
-                      w -> {
-                        if (w != null) {
-                          w.close();
-                        }
-                      }));
+          .forEach(f -> f.thenAccept(w -> Optional.ofNullable(w).ifPresent(NodeWatch::close)));
       nodeWatches.clear();
       budgetWatches.values().forEach(BudgetWatch::close);
       budgetWatches.clear();
@@ -389,17 +364,12 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     GuestNodeDrainer(GuestClient client) {
       this.client = client;
       this.core = client.core();
-      this.nodeEvents = nodeEvents(nodeEventSeries, nodeEventWriters);
+      this.nodeEvents = nodeEvents();
     }
 
     /** Requests this drainer sent (it serves one reconcile step), for the tenant's rate limit. */
     private final java.util.concurrent.atomic.AtomicInteger requests =
         new java.util.concurrent.atomic.AtomicInteger();
-
-    @Override
-    public Optional<Duration> tryEnterStep() {
-      return client.throttle().tryEnter();
-    }
 
     @Override
     public Optional<Duration> tryEnterStep(boolean finishing) {
@@ -515,17 +485,22 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       String name = node.getMetadata().getName();
       Cordoner.Written written =
           Cordoner.write(node, patchOf, (n, patch) -> sendPatch(n, patch, what), this::readNode);
+      Optional<NodeWatch> watch = startedNodeWatch(client.apiClient());
       if (written.reread()) {
-        // Our patch was made over a version that is no longer current: the watch may be behind.
-        nodePatchRefused(client.apiClient(), name);
+        // Our patch was made over a version that is no longer current: the watch may be behind,
+        // and the next step reads that node from the API.
+        watch.ifPresent(w -> w.refused(name));
       }
       switch (written.result()) {
         case APPLIED -> {
-          nodeWritten(client.apiClient(), node, written.node());
+          // The watch serves the node as our patch left it until it has caught up.
+          watch.ifPresent(w -> w.wrote(node, written.node()));
           return written.node();
         }
         case REFUSED -> throw refused(what, name, written.answer());
-        default -> throw changedSinceRead(name, what);
+        default ->
+            throw new ApiException(
+                409, "guest node " + name + " changed since it was read (" + what + ")");
       }
     }
 
@@ -538,11 +513,6 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
               RawApi.asJsonPatch(
                   client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
           V1Node.class);
-    }
-
-    private static ApiException changedSinceRead(String name, String what) {
-      return new ApiException(
-          409, "guest node " + name + " changed since it was read (" + what + ")");
     }
 
     private GuestAccessException refused(String what, String name, ApiException e) {
@@ -716,7 +686,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
      * attempt per call, through the circuit breaker and within the client's short timeouts, written
      * off the step's thread: an event is not worth slowing an evacuation down.
      */
-    private EventSeriesRecorder nodeEvents(EventSeriesBook book, EventWriters writers) {
+    private EventSeriesRecorder nodeEvents() {
       EventStore store =
           new EventStore() {
             @Override
@@ -757,7 +727,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
             }
           };
       return new EventSeriesRecorder(
-          book, store, EVENT_SOURCE, NODE_OUTCOMES, Clock.systemUTC(), writers);
+          nodeEventSeries, store, EVENT_SOURCE, NODE_OUTCOMES, Clock.systemUTC(), nodeEventWriters);
     }
 
     /**
@@ -777,20 +747,17 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
 
       /** The Node named like the VMI; else the Node whose providerID names the VMI; else none. */
       public static Optional<V1Node> choose(String vmiName, Collection<V1Node> nodes) {
-        Optional<V1Node> byName = nodes.stream().filter(n -> vmiName.equals(nameOf(n))).findFirst();
-        if (byName.isPresent()) {
-          return byName;
-        }
-        return nodes.stream().filter(n -> hasProviderIdOf(n, vmiName)).findFirst();
-      }
-
-      public static boolean hasProviderIdOf(V1Node node, String vmiName) {
-        return node.getSpec() != null
-            && Objects.equals(providerIdFor(vmiName), node.getSpec().getProviderID());
-      }
-
-      private static String nameOf(V1Node node) {
-        return node.getMetadata() == null ? null : node.getMetadata().getName();
+        return nodes.stream()
+            .filter(n -> n.getMetadata() != null && vmiName.equals(n.getMetadata().getName()))
+            .findFirst()
+            .or(
+                () ->
+                    nodes.stream()
+                        .filter(
+                            n ->
+                                n.getSpec() != null
+                                    && providerIdFor(vmiName).equals(n.getSpec().getProviderID()))
+                        .findFirst());
       }
 
       /** A Node's Ready condition, reduced to what the drain decisions need. */
@@ -940,12 +907,11 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     }
 
     /**
-     * The guest nodes of one cluster that carry our cordon mark, by name and providerID: what a
-     * Running VMI's uncordon check needs to know before it spends a request on its own node. With
-     * them, from the same list, every node's role, readiness and mark ({@link #nodes}): what the
+     * Every guest node of one cluster with its role, readiness and our cordon mark: what a Running
+     * VMI's uncordon check needs to know before it spends a request on its own node, and what the
      * quorum guard ({@link TenantAdmission}) needs. Pure.
      */
-    public record MarkedNodes(Set<String> names, Set<String> providerIds, List<Node> nodes) {
+    public record MarkedNodes(List<Node> nodes) {
 
       /** One guest node as the tenant-safety policy sees it. */
       public record Node(
@@ -962,18 +928,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       }
 
       public static MarkedNodes of(Collection<V1Node> nodes) {
-        Set<String> marked =
-            nodes.stream()
-                .filter(MarkedNodes::carriesMark)
-                .map(n -> n.getMetadata().getName())
-                .collect(Collectors.toUnmodifiableSet());
-        Set<String> providerIds =
-            nodes.stream()
-                .filter(MarkedNodes::carriesMark)
-                .filter(n -> n.getSpec() != null && n.getSpec().getProviderID() != null)
-                .map(n -> n.getSpec().getProviderID())
-                .collect(Collectors.toUnmodifiableSet());
-        List<Node> all =
+        return new MarkedNodes(
             nodes.stream()
                 .filter(n -> n.getMetadata() != null && n.getMetadata().getName() != null)
                 .map(
@@ -981,30 +936,18 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
                         new Node(
                             n.getMetadata().getName(),
                             n.getSpec() == null ? null : n.getSpec().getProviderID(),
-                            n.getMetadata().getLabels() != null
-                                && n.getMetadata()
-                                    .getLabels()
-                                    .containsKey(CapkLabels.NODE_ROLE_CONTROL_PLANE),
+                            Metadata.label(n, CapkLabels.NODE_ROLE_CONTROL_PLANE) != null,
                             NodeReadiness.of(n),
-                            carriesMark(n)))
-                .toList();
-        return new MarkedNodes(marked, providerIds, all);
+                            UncordonDecision.markOf(n) != null))
+                .toList());
       }
 
       /**
-       * Could the guest node of VMI {@code vmiName} be one of these (by name, or by providerID)?
+       * Could the guest node of VMI {@code vmiName} be one of the marked ones (by name, or by
+       * providerID)?
        */
       public boolean mayHoldNodeOf(String vmiName) {
-        return names.contains(vmiName)
-            || providerIds.contains(GuestNodeMatch.providerIdFor(vmiName));
-      }
-
-      private static boolean carriesMark(V1Node node) {
-        if (node.getMetadata() == null) {
-          return false;
-        }
-        Map<String, String> annotations = node.getMetadata().getAnnotations();
-        return annotations != null && annotations.containsKey(EvictionAnnotations.CORDONED_BY);
+        return nodes.stream().anyMatch(n -> n.marked() && n.runsIn(vmiName));
       }
     }
   }

@@ -11,13 +11,13 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.TenantAdmission.HeldEvacuations;
+import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -32,29 +32,16 @@ final class GuestNodeUncordoner {
 
   private static final Logger log = LoggerFactory.getLogger(GuestNodeUncordoner.class);
 
-  private final GuestConnector guests;
-  private final VmiEvents events;
   private final CordonMarks marks;
-  private final EvacuationMemory memory;
-  private final Duration retryInterval;
-  private final HeldEvacuations held;
 
   /** What each VMI's uncordon waits for, as last told (by UID). */
   private final WaitLog waits = new WaitLog();
 
-  GuestNodeUncordoner(
-      GuestConnector guests,
-      VmiEvents events,
-      CordonMarks marks,
-      EvacuationMemory memory,
-      Duration retryInterval,
-      HeldEvacuations held) {
-    this.held = held;
-    this.guests = guests;
-    this.events = events;
+  private final StepContext c;
+
+  GuestNodeUncordoner(StepContext c, CordonMarks marks) {
+    this.c = c;
     this.marks = marks;
-    this.memory = memory;
-    this.retryInterval = retryInterval;
   }
 
   Result check(String key, VirtualMachineInstance vmi) {
@@ -68,7 +55,7 @@ final class GuestNodeUncordoner {
     }
     Guest guest;
     try {
-      guest = guests.connect(vmi, Optional.empty());
+      guest = c.guests().connect(vmi, Optional.empty());
     } catch (GuestAccessException e) {
       switch (e.reason()) {
         case MissingClusterLabel,
@@ -89,13 +76,13 @@ final class GuestNodeUncordoner {
     } catch (GuestAccessException e) {
       return guestFailed(key, vmi, e);
     } catch (ApiException e) {
-      if (e.getCode() == 409 && memory.conflicted(key) <= Evacuator.MAX_QUICK_CONFLICTS) {
+      if (e.getCode() == 409 && c.memory().conflicted(key) <= Evacuator.MAX_QUICK_CONFLICTS) {
         log.debug("uncordon check: node changed since read, reading again vmi={}", key);
         return new Result(true, CONFLICT_RETRY);
       }
       log.atLevel(waits.level(uid, "HTTP " + e.getCode()))
           .log("uncordon check postponed vmi={} code={}", key, e.getCode());
-      return new Result(true, min(memory.backoff(key), retryInterval));
+      return new Result(true, min(c.memory().backoff(key), c.settings().retryInterval()));
     }
   }
 
@@ -136,7 +123,7 @@ final class GuestNodeUncordoner {
         // Looked at again every retry interval until the node is Ready: told once per node.
         log.atLevel(waits.level(uid, nodeName))
             .log("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
-        return new Result(true, retryInterval);
+        return new Result(true, c.settings().retryInterval());
       }
       case UNCORDON -> {
         uncordon(key, vmi, guest, node);
@@ -154,14 +141,15 @@ final class GuestNodeUncordoner {
     guest.uncordonAndUnmark(node);
     marks.notCordonedHere(guest, vmi.getMetadata().getName());
     log.info("guest node uncordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
-    events.normal(
-        vmi,
-        EventReasons.UNCORDONED,
-        "Uncordoned guest node "
-            + nodeName
-            + " in cluster "
-            + guest.cluster()
-            + ": the VMI runs again");
+    c.events()
+        .normal(
+            vmi,
+            EventReasons.UNCORDONED,
+            "Uncordoned guest node "
+                + nodeName
+                + " in cluster "
+                + guest.cluster()
+                + ": the VMI runs again");
     guest.nodeEvent(
         node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
     nodeBack(vmi);
@@ -171,10 +159,10 @@ final class GuestNodeUncordoner {
     String uid = vmi.getMetadata().getUid();
     if (e.reason() == GuestAccessException.Reason.GuestAPIRefused) {
       // Asking again will not help until the tenant lifts it: say what refused, back off.
-      events.warning(vmi, e.reason().name(), e.getMessage() + "; retrying with backoff");
+      c.events().warning(vmi, e.reason().name(), e.getMessage() + "; retrying with backoff");
       log.atLevel(waits.level(uid, e.getMessage()))
           .log("uncordon refused vmi={} detail=\"{}\"", key, e.getMessage());
-      return new Result(true, min(memory.backoff(key), retryInterval));
+      return new Result(true, min(c.memory().backoff(key), c.settings().retryInterval()));
     }
     return postponed(key, uid, e);
   }
@@ -188,10 +176,9 @@ final class GuestNodeUncordoner {
    * now.
    */
   private void nodeBack(VirtualMachineInstance vmi) {
-    Map<String, String> labels = vmi.getMetadata().getLabels();
-    String cluster = labels == null ? null : labels.get(CapkLabels.CLUSTER_NAME);
+    String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
     if (cluster != null) {
-      held.nodeBack(HeldEvacuations.clusterKey(vmi.getMetadata().getNamespace(), cluster));
+      c.held().nodeBack(HeldEvacuations.clusterKey(vmi.getMetadata().getNamespace(), cluster));
     }
   }
 
@@ -204,14 +191,14 @@ final class GuestNodeUncordoner {
             key,
             e.reason(),
             e.getMessage());
-    return new Result(true, memory.backoff(key));
+    return new Result(true, c.memory().backoff(key));
   }
 
   /** Nothing (more) of ours on this VMI's node: no need to look again. */
   private Result noMark(String key, String uid) {
     waits.forget(uid);
     marks.noteUnmarked(uid);
-    memory.succeeded(key);
+    c.memory().succeeded(key);
     return DONE;
   }
 
@@ -259,11 +246,7 @@ final class GuestNodeUncordoner {
 
     /** The UID of the VMI we cordoned the node for, or null when we did not cordon it. */
     public static String markOf(V1Node node) {
-      if (node.getMetadata() == null) {
-        return null;
-      }
-      Map<String, String> annotations = node.getMetadata().getAnnotations();
-      return annotations == null ? null : annotations.get(EvictionAnnotations.CORDONED_BY);
+      return Metadata.annotation(node, EvictionAnnotations.CORDONED_BY);
     }
   }
 

@@ -22,7 +22,6 @@ import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -31,7 +30,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,21 +51,14 @@ final class LiveMigrationStep {
         EvacuationPhase.Migrating, "live migration under way or waiting for a slot", retry);
   }
 
-  private final InfraVmis vmis;
   private final LiveMigrations migrations;
   private final ClusterDefaults kubevirt;
-  private final VmiEvents events;
-  private final EvictionMetrics metrics;
-  private final EvictionSettings settings;
-  private final Clock clock;
 
   /** Counting the running migrations and creating one is one act in this process. */
   private final Object startLock = new Object();
 
   /** VMIs (namespace/name) waiting for a free migration slot: woken when a migration ends. */
   private final Set<String> waitingForSlot = ConcurrentHashMap.newKeySet();
-
-  private final Consumer<String> wake;
 
   /** The Clusters' live-migration annotations. */
   private final ClusterOverride<LiveMigrationPolicy> policies =
@@ -77,23 +68,12 @@ final class LiveMigrationStep {
   private final Cache<String, Boolean> told =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(1, TimeUnit.HOURS).build();
 
-  LiveMigrationStep(
-      InfraVmis vmis,
-      LiveMigrations migrations,
-      ClusterDefaults kubevirt,
-      VmiEvents events,
-      EvictionMetrics metrics,
-      EvictionSettings settings,
-      Clock clock,
-      Consumer<String> wake) {
-    this.wake = wake;
-    this.vmis = vmis;
+  private final StepContext c;
+
+  LiveMigrationStep(StepContext c, LiveMigrations migrations, ClusterDefaults kubevirt) {
+    this.c = c;
     this.migrations = migrations;
     this.kubevirt = kubevirt;
-    this.events = events;
-    this.metrics = metrics;
-    this.settings = settings;
-    this.clock = clock;
   }
 
   /** One evacuation's migration as this step sees it: what {@link #decide} needs. */
@@ -151,7 +131,7 @@ final class LiveMigrationStep {
             number,
             current,
             Eligibility.evacuationNodeName(vmi),
-            deadline.at().minus(settings.drainReserve()),
+            deadline.at().minus(c.settings().drainReserve()),
             orDefaults(limits));
     return act(m, decide(m, ours), limits, deadline);
   }
@@ -160,8 +140,8 @@ final class LiveMigrationStep {
   private StepOutcome act(
       Migrating m, MigrationDecision.Step next, Readout<MigrationLimits> limits, Deadline deadline)
       throws ApiException {
-    Duration untilCutoff = Duration.between(clock.instant(), m.cutoff());
-    Duration look = min(settings.retryInterval(), untilCutoff);
+    Duration untilCutoff = Duration.between(c.clock().instant(), m.cutoff());
+    Duration look = min(c.settings().retryInterval(), untilCutoff);
     if (next instanceof MigrationDecision.Drain) {
       return new StepOutcome.Proceed(m.vmi());
     }
@@ -171,7 +151,7 @@ final class LiveMigrationStep {
     if (next instanceof MigrationDecision.Succeeded) {
       // KubeVirt clears evacuationNodeName next (virt-handler's migration ACK): the VMI then
       // leaves this step through callOff, which tells MigrationSucceeded.
-      return stop(settings.retryInterval());
+      return stop(c.settings().retryInterval());
     }
     if (next instanceof MigrationDecision.Follow) {
       return stop(look);
@@ -203,12 +183,13 @@ final class LiveMigrationStep {
       }
       waitingForSlot.remove(m.key());
       // Recorded before the create: a restart finds the attempt and follows its migration.
-      Instant now = clock.instant();
+      Instant now = c.clock().instant();
       VirtualMachineInstance recorded =
-          vmis.annotate(
-              m.vmi(),
-              EvictionAnnotations.MIGRATION_ATTEMPT,
-              MigrationAttempt.format(m.startText(), s.number(), now));
+          c.vmis()
+              .annotate(
+                  m.vmi(),
+                  EvictionAnnotations.MIGRATION_ATTEMPT,
+                  MigrationAttempt.format(m.startText(), s.number(), now));
       String name = name(m.vmi(), m.startText(), s.number());
       if (!migrations.create(migration(m.vmi(), name, m.infraNode()))) {
         return stop(look); // created before (a restart, a replica): told then
@@ -219,19 +200,20 @@ final class LiveMigrationStep {
           name,
           s.number(),
           m.infraNode());
-      events.normal(
-          recorded,
-          EventReasons.MIGRATION_STARTED,
-          "Live-migrating off infra node "
-              + m.infraNode()
-              + " (VirtualMachineInstanceMigration "
-              + name
-              + ", attempt "
-              + s.number()
-              + " of "
-              + settings.migrationAttempts()
-              + "); the guest drain follows if it is not done by "
-              + DrainStartTime.format(m.cutoff()));
+      c.events()
+          .normal(
+              recorded,
+              EventReasons.MIGRATION_STARTED,
+              "Live-migrating off infra node "
+                  + m.infraNode()
+                  + " (VirtualMachineInstanceMigration "
+                  + name
+                  + ", attempt "
+                  + s.number()
+                  + " of "
+                  + c.settings().migrationAttempts()
+                  + "); the guest drain follows if it is not done by "
+                  + DrainStartTime.format(m.cutoff()));
       return stop(look);
     }
   }
@@ -243,22 +225,23 @@ final class LiveMigrationStep {
     }
     // The fallback first, the cancel after it: a restart in between still cancels.
     VirtualMachineInstance recorded =
-        vmis.annotate(m.vmi(), EvictionAnnotations.MIGRATION_FALLBACK, m.startText());
+        c.vmis().annotate(m.vmi(), EvictionAnnotations.MIGRATION_FALLBACK, m.startText());
     if (b.cancel()) {
       migrations.delete(m.vmi().getMetadata().getNamespace(), m.current());
       slotFreed();
-      metrics.migrationEnded(EvictionMetrics.MigrationResult.CANCELLED);
+      c.metrics().migrationEnded(EvictionMetrics.MigrationResult.CANCELLED);
       log.info("live migration cancelled vmi={} migration={}", m.key(), m.current());
     }
     log.warn("falling back to the guest drain vmi={} why=\"{}\"", m.key(), b.why());
-    events.warning(
-        recorded,
-        EventReasons.FALLING_BACK_TO_DRAIN,
-        "Not live-migrated: "
-            + b.why()
-            + (b.cancel() ? "; migration " + m.current() + " cancelled" : "")
-            + ". Draining the guest node, then deleting the VMI; deadline "
-            + DrainStartTime.format(deadline.at()));
+    c.events()
+        .warning(
+            recorded,
+            EventReasons.FALLING_BACK_TO_DRAIN,
+            "Not live-migrated: "
+                + b.why()
+                + (b.cancel() ? "; migration " + m.current() + " cancelled" : "")
+                + ". Draining the guest node, then deleting the VMI; deadline "
+                + DrainStartTime.format(deadline.at()));
     return new StepOutcome.Proceed(recorded);
   }
 
@@ -282,31 +265,33 @@ final class LiveMigrationStep {
     Optional<MigrationAttempt> attempt =
         MigrationAttempt.drainStartOf(raw).flatMap(s -> MigrationAttempt.parse(raw, s));
     VirtualMachineInstance cleared =
-        vmis.annotate(vmi, EvictionAnnotations.MIGRATION_ATTEMPT, null);
+        c.vmis().annotate(vmi, EvictionAnnotations.MIGRATION_ATTEMPT, null);
     slotFreed();
     if (migrated) {
       Duration took =
-          attempt.map(a -> Duration.between(a.began(), clock.instant())).orElse(Duration.ZERO);
-      metrics.migrationSucceeded(took);
+          attempt.map(a -> Duration.between(a.began(), c.clock().instant())).orElse(Duration.ZERO);
+      c.metrics().migrationSucceeded(took);
       log.info("live migration succeeded vmi={} node={}", key, status.getNodeName());
-      events.normal(
-          cleared,
-          EventReasons.MIGRATION_SUCCEEDED,
-          "Live-migrated to infra node "
-              + status.getNodeName()
-              + ": no guest drain, the VMI keeps running");
+      c.events()
+          .normal(
+              cleared,
+              EventReasons.MIGRATION_SUCCEEDED,
+              "Live-migrated to infra node "
+                  + status.getNodeName()
+                  + ": no guest drain, the VMI keeps running");
     }
     return cleared;
   }
 
   private void failed(String key, VirtualMachineInstance vmi, int number, String then) {
     slotFreed();
-    metrics.migrationEnded(EvictionMetrics.MigrationResult.FAILED);
+    c.metrics().migrationEnded(EvictionMetrics.MigrationResult.FAILED);
     log.warn("live migration failed vmi={} attempt={} then=\"{}\"", key, number, then);
-    events.warning(
-        vmi,
-        EventReasons.MIGRATION_FAILED,
-        "Live migration attempt " + number + " failed or vanished; " + then);
+    c.events()
+        .warning(
+            vmi,
+            EventReasons.MIGRATION_FAILED,
+            "Live migration attempt " + number + " failed or vanished; " + then);
   }
 
   /** What to do next, given our migrations as {@code ours} lists them. */
@@ -339,8 +324,8 @@ final class LiveMigrationStep {
             migratable,
             m.number(),
             phase,
-            settings.migrationAttempts(),
-            clock.instant(),
+            c.settings().migrationAttempts(),
+            c.clock().instant(),
             m.cutoff(),
             running.size(),
             fromNode,
@@ -377,15 +362,16 @@ final class LiveMigrationStep {
         == null) {
       log.warn("live migration waits for KubeVirt's limits vmi={} unreadable=\"{}\"", key, what);
     }
-    events.warning(
-        vmi,
-        EventReasons.KUBEVIRT_CONFIG_UNREADABLE,
-        "KubeVirt's migration limits (the KubeVirt CR's spec.configuration.migrations) could not"
-            + " be read ("
-            + what
-            + "): no live migration is started until they are; the guest drain follows at "
-            + DrainStartTime.format(cutoff)
-            + " if they stay unreadable");
+    c.events()
+        .warning(
+            vmi,
+            EventReasons.KUBEVIRT_CONFIG_UNREADABLE,
+            "KubeVirt's migration limits (the KubeVirt CR's spec.configuration.migrations) could not"
+                + " be read ("
+                + what
+                + "): no live migration is started until they are; the guest drain follows at "
+                + DrainStartTime.format(cutoff)
+                + " if they stay unreadable");
     return stop(look);
   }
 
@@ -408,7 +394,7 @@ final class LiveMigrationStep {
   /** One of our migrations ended (or was cancelled): the VMIs waiting for a slot look again. */
   private void slotFreed() {
     for (String key : List.copyOf(waitingForSlot)) {
-      wake.accept(key);
+      c.wake().accept(key);
     }
   }
 
@@ -421,19 +407,20 @@ final class LiveMigrationStep {
       String key, VirtualMachineInstance vmi, String startText, Optional<String> raw) {
     return policies.resolve(
         raw,
-        settings.liveMigration(),
+        c.settings().liveMigration(),
         vmi.getMetadata().getUid() + "/" + startText,
         (shown, flag) -> {
           log.warn("live-migration annotation invalid vmi={} value=\"{}\"", key, shown);
-          events.warning(
-              vmi,
-              EventReasons.LIVE_MIGRATION_POLICY_INVALID,
-              "Cluster annotation "
-                  + ClusterApi.LIVE_MIGRATION_ANNOTATION
-                  + " value \""
-                  + shown
-                  + "\" is neither never nor prefer; using --live-migration="
-                  + flag.value);
+          c.events()
+              .warning(
+                  vmi,
+                  EventReasons.LIVE_MIGRATION_POLICY_INVALID,
+                  "Cluster annotation "
+                      + ClusterApi.LIVE_MIGRATION_ANNOTATION
+                      + " value \""
+                      + shown
+                      + "\" is neither never nor prefer; using --live-migration="
+                      + flag.value);
         });
   }
 

@@ -20,21 +20,4 @@ public interface LiveMigrations {
 
   /** Deletes it; already gone counts as deleted. */
   void delete(String namespace, String name) throws ApiException;
-
-  /** For a controller that never migrates: nothing exists, nothing may be created. */
-  LiveMigrations NONE =
-      new LiveMigrations() {
-        @Override
-        public List<VirtualMachineInstanceMigration> ours() {
-          return List.of();
-        }
-
-        @Override
-        public boolean create(VirtualMachineInstanceMigration migration) throws ApiException {
-          throw new ApiException(403, "live migrations are not wired in this controller");
-        }
-
-        @Override
-        public void delete(String namespace, String name) {}
-      };
 }

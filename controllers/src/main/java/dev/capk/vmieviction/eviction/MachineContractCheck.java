@@ -9,7 +9,6 @@ import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -42,9 +41,6 @@ final class MachineContractCheck {
       Optional<String> clusterLiveMigration) {}
 
   private final ManagementObjects objects;
-  private final VmiEvents events;
-  private final Duration drainTimeout;
-  private final Clock clock;
 
   /**
    * The earliest deadline a contract set per evacuation ({@code uid/start}): a later evacuation of
@@ -64,12 +60,11 @@ final class MachineContractCheck {
   private final Cache<String, Boolean> told =
       CacheBuilder.newBuilder().maximumSize(100_000).build();
 
-  MachineContractCheck(
-      ManagementObjects objects, VmiEvents events, Duration drainTimeout, Clock clock) {
+  private final StepContext c;
+
+  MachineContractCheck(StepContext c, ManagementObjects objects) {
+    this.c = c;
     this.objects = objects;
-    this.events = events;
-    this.drainTimeout = drainTimeout;
-    this.clock = clock;
   }
 
   /**
@@ -80,24 +75,25 @@ final class MachineContractCheck {
   Applied apply(String key, VirtualMachineInstance vmi, Instant start, Deadline deadline)
       throws GuestAccessException {
     MachineContract.Facts facts = objects.read(vmi);
-    MachineContract contract = MachineContract.decide(facts, start, drainTimeout);
+    MachineContract contract = MachineContract.decide(facts, start, c.settings().drainTimeout());
     String evacuation = vmi.getMetadata().getUid() + "/" + start;
     if (!contract.unavailable().isEmpty()
         && once(evacuation, EventReasons.MACHINE_CONTRACT_UNAVAILABLE)) {
       String what = String.join("; ", contract.unavailable());
       log.warn("cluster api contract not fully known vmi={} missing=\"{}\"", key, what);
-      events.warning(
-          vmi,
-          EventReasons.MACHINE_CONTRACT_UNAVAILABLE,
-          "Cluster API's settings for this machine could not all be read ("
-              + what
-              + "): what is missing does not apply, the controller's own settings do");
+      c.events()
+          .warning(
+              vmi,
+              EventReasons.MACHINE_CONTRACT_UNAVAILABLE,
+              "Cluster API's settings for this machine could not all be read ("
+                  + what
+                  + "): what is missing does not apply, the controller's own settings do");
     }
 
     Optional<String> origin = Optional.empty();
     Optional<Earliest> earlier = earlier(key, vmi, contract, evacuation, deadline);
     if (earlier.isPresent()) {
-      deadline = Deadline.at(earlier.get().at(), clock);
+      deadline = Deadline.at(earlier.get().at(), c.clock());
       origin = Optional.of(earlier.get().origin());
     }
     tellIfDeleting(key, vmi, facts, contract.cluster(), evacuation, deadline);
@@ -136,14 +132,15 @@ final class MachineContractCheck {
           key,
           DrainStartTime.format(earlier.get().at()),
           earlier.get().origin());
-      events.normal(
-          vmi,
-          EventReasons.DRAIN_DEADLINE_SHORTENED,
-          "Deadline moved earlier to "
-              + DrainStartTime.format(earlier.get().at())
-              + " by "
-              + earlier.get().origin()
-              + " (shorter than --drain-timeout; it never moves later)");
+      c.events()
+          .normal(
+              vmi,
+              EventReasons.DRAIN_DEADLINE_SHORTENED,
+              "Deadline moved earlier to "
+                  + DrainStartTime.format(earlier.get().at())
+                  + " by "
+                  + earlier.get().origin()
+                  + " (shorter than --drain-timeout; it never moves later)");
     }
     return earlier;
   }
@@ -162,15 +159,16 @@ final class MachineContractCheck {
             key,
             contract.cluster(),
             DrainStartTime.format(deadline.at()));
-        events.warning(
-            vmi,
-            EventReasons.CLUSTER_PAUSED,
-            "Cluster "
-                + contract.cluster()
-                + " is paused (spec.paused or annotation "
-                + ClusterApi.PAUSED_ANNOTATION
-                + "): its guest node is not cordoned or drained; VMI deleted anyway at "
-                + DrainStartTime.format(deadline.at()));
+        c.events()
+            .warning(
+                vmi,
+                EventReasons.CLUSTER_PAUSED,
+                "Cluster "
+                    + contract.cluster()
+                    + " is paused (spec.paused or annotation "
+                    + ClusterApi.PAUSED_ANNOTATION
+                    + "): its guest node is not cordoned or drained; VMI deleted anyway at "
+                    + DrainStartTime.format(deadline.at()));
       }
       case SKIP_DRAIN -> {
         if (once(evacuation, EventReasons.NODE_DRAIN_EXCLUDED)) {
@@ -178,14 +176,15 @@ final class MachineContractCheck {
               "machine excluded from draining, deleting without drain vmi={} machine={}",
               key,
               contract.machine());
-          events.normal(
-              vmi,
-              EventReasons.NODE_DRAIN_EXCLUDED,
-              "Machine "
-                  + contract.machine()
-                  + " has annotation "
-                  + ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION
-                  + ": its guest node is not drained, the VMI is deleted now");
+          c.events()
+              .normal(
+                  vmi,
+                  EventReasons.NODE_DRAIN_EXCLUDED,
+                  "Machine "
+                      + contract.machine()
+                      + " has annotation "
+                      + ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION
+                      + ": its guest node is not drained, the VMI is deleted now");
         }
       }
       case DRAIN -> {}
@@ -216,16 +215,17 @@ final class MachineContractCheck {
         cluster,
         DrainStartTime.format(since),
         DrainStartTime.format(deadline.at()));
-    events.normal(
-        vmi,
-        EventReasons.CLUSTER_DELETING,
-        "Cluster "
-            + cluster
-            + " is being deleted (since "
-            + DrainStartTime.format(since)
-            + "): the evacuation proceeds as usual, its guest node drained first; VMI deleted"
-            + " at the latest at "
-            + DrainStartTime.format(deadline.at()));
+    c.events()
+        .normal(
+            vmi,
+            EventReasons.CLUSTER_DELETING,
+            "Cluster "
+                + cluster
+                + " is being deleted (since "
+                + DrainStartTime.format(since)
+                + "): the evacuation proceeds as usual, its guest node drained first; VMI deleted"
+                + " at the latest at "
+                + DrainStartTime.format(deadline.at()));
   }
 
   private boolean once(String evacuation, String reason) {
@@ -284,15 +284,7 @@ final class MachineContractCheck {
         Optional<String> liveMigration,
         Optional<Instant> deleting) {
       public ClusterFacts(String name, boolean paused) {
-        this(name, paused, Optional.empty(), Optional.empty());
-      }
-
-      public ClusterFacts(
-          String name,
-          boolean paused,
-          Optional<String> evacuationLimit,
-          Optional<String> liveMigration) {
-        this(name, paused, evacuationLimit, liveMigration, Optional.empty());
+        this(name, paused, Optional.empty(), Optional.empty(), Optional.empty());
       }
     }
 

@@ -8,7 +8,6 @@ import io.kubernetes.client.extended.controller.reconciler.Result;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,8 +23,6 @@ final class NotEvacuatedNotices {
 
   private static final Logger log = LoggerFactory.getLogger(NotEvacuatedNotices.class);
 
-  private final VmiEvents events;
-
   /**
    * VMI UIDs already told that the fallback strategy leaves them to KubeVirt: once per VMI, not per
    * update.
@@ -33,19 +30,16 @@ final class NotEvacuatedNotices {
   private final Cache<String, Boolean> toldFallback =
       CacheBuilder.newBuilder().maximumSize(100_000).build();
 
-  private final EvacuationMemory memory;
-  private final Consumer<String> wake;
-
   /** VMIs (namespace/name) waiting for the KubeVirt CR. */
   private final Set<String> waiting = ConcurrentHashMap.newKeySet();
 
   /** Those of them whose wait was logged: once per wait of a marked VMI, not per retry. */
   private final Set<String> logged = ConcurrentHashMap.newKeySet();
 
-  NotEvacuatedNotices(VmiEvents events, EvacuationMemory memory, Consumer<String> wake) {
-    this.events = events;
-    this.memory = memory;
-    this.wake = wake;
+  private final StepContext c;
+
+  NotEvacuatedNotices(StepContext c) {
+    this.c = c;
   }
 
   /**
@@ -60,14 +54,15 @@ final class NotEvacuatedNotices {
     if (strategy != null && !Eligibility.KNOWN_STRATEGIES.contains(strategy)) {
       String shown = shorten(strategy);
       log.warn("unknown eviction strategy, not evacuating vmi={} strategy=\"{}\"", key, shown);
-      events.warning(
-          vmi,
-          EventReasons.EVICTION_STRATEGY_UNKNOWN,
-          "Eviction strategy \""
-              + shown
-              + "\" is not one of "
-              + String.join(", ", Eligibility.KNOWN_STRATEGIES)
-              + ": not evacuating this VMI, it is left to KubeVirt");
+      c.events()
+          .warning(
+              vmi,
+              EventReasons.EVICTION_STRATEGY_UNKNOWN,
+              "Eviction strategy \""
+                  + shown
+                  + "\" is not one of "
+                  + String.join(", ", Eligibility.KNOWN_STRATEGIES)
+                  + ": not evacuating this VMI, it is left to KubeVirt");
     }
     if (fromFallback) {
       tellFallback(key, vmi, strategy);
@@ -81,16 +76,17 @@ final class NotEvacuatedNotices {
     }
     log.info(
         "evacuation left to KubeVirt, no eviction strategy set vmi={} fallback={}", key, strategy);
-    events.normal(
-        vmi,
-        EventReasons.EVACUATION_LEFT_TO_KUBEVIRT,
-        "Infra node "
-            + Eligibility.evacuationNodeName(vmi)
-            + " is being drained, but neither this VMI nor the"
-            + " KubeVirt CR sets an evictionStrategy, so the controller's fallback (--default-eviction-strategy="
-            + strategy
-            + ") applies and KubeVirt handles this VMI itself. To have its guest node drained first, set"
-            + " evictionStrategy: External on the VMI (CAPK's VM template) or in the KubeVirt CR.");
+    c.events()
+        .normal(
+            vmi,
+            EventReasons.EVACUATION_LEFT_TO_KUBEVIRT,
+            "Infra node "
+                + Eligibility.evacuationNodeName(vmi)
+                + " is being drained, but neither this VMI nor the"
+                + " KubeVirt CR sets an evictionStrategy, so the controller's fallback (--default-eviction-strategy="
+                + strategy
+                + ") applies and KubeVirt handles this VMI itself. To have its guest node drained first, set"
+                + " evictionStrategy: External on the VMI (CAPK's VM template) or in the KubeVirt CR.");
   }
 
   /**
@@ -103,17 +99,18 @@ final class NotEvacuatedNotices {
       if (logged.add(key)) {
         log.warn("eviction strategy unknown, evacuation waits vmi={} unreadable=\"{}\"", key, what);
       }
-      events.warning(
-          vmi,
-          EventReasons.KUBEVIRT_CONFIG_UNREADABLE,
-          "This VMI sets no evictionStrategy, so the KubeVirt CR's"
-              + " spec.configuration.evictionStrategy decides whether the controller evacuates it,"
-              + " and the KubeVirt CR could not be read ("
-              + what
-              + "). Neither evacuated nor left to KubeVirt until it is read; trying again with"
-              + " backoff.");
+      c.events()
+          .warning(
+              vmi,
+              EventReasons.KUBEVIRT_CONFIG_UNREADABLE,
+              "This VMI sets no evictionStrategy, so the KubeVirt CR's"
+                  + " spec.configuration.evictionStrategy decides whether the controller evacuates it,"
+                  + " and the KubeVirt CR could not be read ("
+                  + what
+                  + "). Neither evacuated nor left to KubeVirt until it is read; trying again with"
+                  + " backoff.");
     }
-    return new Result(true, memory.backoff(key));
+    return new Result(true, c.memory().backoff(key));
   }
 
   /** A read answered: every VMI waiting for it looks again now, with its backoff reset. */
@@ -123,13 +120,13 @@ final class NotEvacuatedNotices {
     }
     if (waiting.remove(key)) {
       logged.remove(key);
-      memory.succeeded(key);
+      c.memory().succeeded(key);
     }
     for (String other : List.copyOf(waiting)) {
       if (waiting.remove(other)) {
         logged.remove(other);
-        memory.succeeded(other);
-        wake.accept(other);
+        c.memory().succeeded(other);
+        c.wake().accept(other);
       }
     }
   }

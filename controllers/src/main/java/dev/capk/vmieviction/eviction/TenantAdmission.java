@@ -21,7 +21,6 @@ import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.openapi.ApiException;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -67,13 +66,6 @@ public final class TenantAdmission {
 
   private static final Logger log = LoggerFactory.getLogger(TenantAdmission.class);
 
-  private final InfraVmis vmis;
-  private final GuestConnector guests;
-  private final VmiEvents events;
-  private final EvictionSettings settings;
-  private final Clock clock;
-  private final HeldEvacuations held;
-
   /**
    * VMIs of one Cluster are decided one at a time in this process, else two workers could each see
    * the last free slot.
@@ -98,19 +90,10 @@ public final class TenantAdmission {
   private final ClusterOverride<EvacuationLimit> limits =
       new ClusterOverride<>(EvacuationLimit::parse);
 
-  TenantAdmission(
-      InfraVmis vmis,
-      GuestConnector guests,
-      VmiEvents events,
-      EvictionSettings settings,
-      Clock clock,
-      HeldEvacuations held) {
-    this.vmis = vmis;
-    this.guests = guests;
-    this.events = events;
-    this.settings = settings;
-    this.clock = clock;
-    this.held = held;
+  private final StepContext c;
+
+  TenantAdmission(StepContext c) {
+    this.c = c;
   }
 
   /** One evacuation as this step sees it. */
@@ -145,13 +128,13 @@ public final class TenantAdmission {
     String clusterKey = HeldEvacuations.clusterKey(ns, cluster);
     if (startText.equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
         || startText.equals(admittedHere.getIfPresent(uid))) {
-      held.admitted(key, clusterKey); // also after a restart: its end wakes the held ones
+      c.held().admitted(key, clusterKey); // also after a restart: its end wakes the held ones
       return new StepOutcome.Proceed(vmi); // once admitted, always admitted
     }
     EvacuationLimit limit = limit(key, vmi, clusterLimit);
     Optional<Role> known = knownRole(vmi);
     if (known.isPresent() && known.get() == Role.WORKER && limit.unlimited()) {
-      held.admitted(key, clusterKey);
+      c.held().admitted(key, clusterKey);
       return new StepOutcome.Proceed(vmi);
     }
     MarkedNodes nodes = null;
@@ -159,8 +142,8 @@ public final class TenantAdmission {
       // One bounded list of the guest's nodes: roles and readiness at once. Outside the lock and
       // through the tenant's throttle, as every guest request: a stalled tenant API server must
       // hold no more workers than its share.
-      Guest guest = guests.connect(vmi, Optional.of(deadline.remaining()));
-      Optional<Duration> wait = guest.tryEnterStep();
+      Guest guest = c.guests().connect(vmi, Optional.of(deadline.remaining()));
+      Optional<Duration> wait = guest.tryEnterStep(false);
       if (wait.isPresent()) {
         return held("a free slot for requests to the guest cluster", wait.get());
       }
@@ -189,15 +172,15 @@ public final class TenantAdmission {
     Role role = known.orElse(roleFromNodes(name, nodes));
     learntRoles.put(vmi.getMetadata().getUid(), role);
     if (role == Role.WORKER && limit.unlimited()) {
-      held.admitted(e.key(), e.clusterKey());
+      c.held().admitted(e.key(), e.clusterKey());
       return new StepOutcome.Proceed(vmi);
     }
     List<Peer> peers =
-        vmis.ofCluster(e.ns(), e.cluster()).stream()
+        c.vmis().ofCluster(e.ns(), e.cluster()).stream()
             .filter(p -> !name.equals(p.getMetadata().getName()))
             .map(p -> peer(p, nodes))
             .toList();
-    Instant now = clock.instant();
+    Instant now = c.clock().instant();
     Decision decision =
         TenantAdmission.decide(
             new Request(
@@ -209,7 +192,7 @@ public final class TenantAdmission {
                 limit,
                 now,
                 e.deadline().at(),
-                settings.drainReserve()));
+                c.settings().drainReserve()));
     if (decision instanceof Admit) {
       log.info(
           "evacuation admitted vmi={} cluster={}/{} role={}",
@@ -260,21 +243,22 @@ public final class TenantAdmission {
         role.phrase(),
         o.risked(),
         DrainStartTime.format(e.deadline().at()));
-    events.warning(
-        e.vmi(),
-        controlPlane
-            ? EventReasons.QUORUM_GUARD_OVERRIDDEN
-            : EventReasons.DISRUPTION_LIMIT_OVERRIDDEN,
-        "Held for "
-            + (controlPlane ? "the quorum guard" : "the per-cluster limit")
-            + " until the deadline "
-            + DrainStartTime.format(e.deadline().at())
-            + " minus --drain-reserve "
-            + GoDuration.format(settings.drainReserve())
-            + ", still waiting for: "
-            + o.risked()
-            + ". Going ahead anyway: "
-            + risked);
+    c.events()
+        .warning(
+            e.vmi(),
+            controlPlane
+                ? EventReasons.QUORUM_GUARD_OVERRIDDEN
+                : EventReasons.DISRUPTION_LIMIT_OVERRIDDEN,
+            "Held for "
+                + (controlPlane ? "the quorum guard" : "the per-cluster limit")
+                + " until the deadline "
+                + DrainStartTime.format(e.deadline().at())
+                + " minus --drain-reserve "
+                + GoDuration.format(c.settings().drainReserve())
+                + ", still waiting for: "
+                + o.risked()
+                + ". Going ahead anyway: "
+                + risked);
   }
 
   private StepOutcome hold(Evacuation e, Role role, Hold h, Instant now) {
@@ -289,25 +273,28 @@ public final class TenantAdmission {
             role.phrase(),
             h.waitsFor(),
             DrainStartTime.format(h.goAheadAt()));
-    events.normal(
-        e.vmi(),
-        EventReasons.EVACUATION_HELD,
-        "The "
-            + role.phrase()
-            + " guest node is not drained yet, waiting for: "
-            + h.waitsFor()
-            + "; goes ahead anyway at "
-            + DrainStartTime.format(h.goAheadAt())
-            + " (deadline "
-            + DrainStartTime.format(e.deadline().at())
-            + " minus --drain-reserve)");
+    c.events()
+        .normal(
+            e.vmi(),
+            EventReasons.EVACUATION_HELD,
+            "The "
+                + role.phrase()
+                + " guest node is not drained yet, waiting for: "
+                + h.waitsFor()
+                + "; goes ahead anyway at "
+                + DrainStartTime.format(h.goAheadAt())
+                + " (deadline "
+                + DrainStartTime.format(e.deadline().at())
+                + " minus --drain-reserve)");
     // Woken at once when what it waits for ends (HeldEvacuations), else it looks again after the
     // retry interval, and at deadline minus reserve at the latest.
-    held.held(e.key(), e.clusterKey());
+    c.held().held(e.key(), e.clusterKey());
     Duration untilEnd = Duration.between(now, h.goAheadAt());
     return held(
         h.waitsFor(),
-        untilEnd.compareTo(settings.retryInterval()) < 0 ? untilEnd : settings.retryInterval());
+        untilEnd.compareTo(c.settings().retryInterval()) < 0
+            ? untilEnd
+            : c.settings().retryInterval());
   }
 
   /** Held: look again after {@code retry} (never later than the hold's end). */
@@ -320,15 +307,16 @@ public final class TenantAdmission {
       throws ApiException {
     // Admitted after a hold: the phase is the drain's again, in the same patch.
     VirtualMachineInstance updated =
-        vmis.annotate(
-            vmi,
-            Map.of(
-                EvictionAnnotations.EVACUATION_ADMITTED,
-                startText,
-                EvictionAnnotations.EVACUATION_PHASE,
-                EvacuationPhase.Draining.name()));
+        c.vmis()
+            .annotate(
+                vmi,
+                Map.of(
+                    EvictionAnnotations.EVACUATION_ADMITTED,
+                    startText,
+                    EvictionAnnotations.EVACUATION_PHASE,
+                    EvacuationPhase.Draining.name()));
     admittedHere.put(vmi.getMetadata().getUid(), startText);
-    held.admitted(key, clusterKey);
+    c.held().admitted(key, clusterKey);
     return updated;
   }
 
@@ -340,22 +328,23 @@ public final class TenantAdmission {
             + Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
     return limits.resolve(
         raw,
-        settings.maxConcurrentEvacuationsPerCluster(),
+        c.settings().maxConcurrentEvacuationsPerCluster(),
         evacuation,
         (shown, flag) -> {
           log.warn(
               "cluster evacuation limit invalid vmi={} value=\"{}\" used={}", key, shown, flag);
-          events.warning(
-              vmi,
-              EventReasons.EVACUATION_LIMIT_INVALID,
-              "Cluster annotation "
-                  + ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION
-                  + " value \""
-                  + shown
-                  + "\" is not a count or a percentage (e.g. 2 or 25%): using"
-                  + " --max-concurrent-evacuations-per-cluster "
-                  + flag
-                  + (flag.unlimited() ? " (unlimited)" : ""));
+          c.events()
+              .warning(
+                  vmi,
+                  EventReasons.EVACUATION_LIMIT_INVALID,
+                  "Cluster annotation "
+                      + ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION
+                      + " value \""
+                      + shown
+                      + "\" is not a count or a percentage (e.g. 2 or 25%): using"
+                      + " --max-concurrent-evacuations-per-cluster "
+                      + flag
+                      + (flag.unlimited() ? " (unlimited)" : ""));
         });
   }
 
@@ -573,12 +562,7 @@ public final class TenantAdmission {
 
   private static List<String> controlPlaneWaits(Request r) {
     List<String> waits = new ArrayList<>();
-    List<String> underWay =
-        r.peers().stream()
-            .filter(p -> p.role() == Role.CONTROL_PLANE && p.admitted())
-            .map(Peer::name)
-            .sorted()
-            .toList();
+    List<String> underWay = underWay(r, Role.CONTROL_PLANE);
     if (!underWay.isEmpty()) {
       waits.add("control-plane VMI " + String.join(", ", underWay) + " still being evacuated");
     }
@@ -601,12 +585,7 @@ public final class TenantAdmission {
       return List.of();
     }
     int allowed = r.limit().resolve(r.peers().size() + 1);
-    List<String> underWay =
-        r.peers().stream()
-            .filter(p -> p.role() == Role.WORKER && p.admitted())
-            .map(Peer::name)
-            .sorted()
-            .toList();
+    List<String> underWay = underWay(r, Role.WORKER);
     List<String> ahead = waitingAhead(r, Role.WORKER);
     if (underWay.size() + ahead.size() < allowed) {
       return List.of();
@@ -625,6 +604,15 @@ public final class TenantAdmission {
       waits.add("worker VMI " + String.join(", ", ahead) + " first (marked earlier)");
     }
     return waits;
+  }
+
+  /** Admitted VMIs of {@code role}, by name. */
+  private static List<String> underWay(Request r, Role role) {
+    return r.peers().stream()
+        .filter(p -> p.role() == role && p.admitted())
+        .map(Peer::name)
+        .sorted()
+        .toList();
   }
 
   /** Marked VMIs of {@code role} not admitted yet that come before this one. */

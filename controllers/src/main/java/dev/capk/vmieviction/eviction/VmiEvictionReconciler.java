@@ -85,26 +85,18 @@ public final class VmiEvictionReconciler implements Reconciler {
     this.held = new HeldEvacuations(wake);
     CordonMarks marks = new CordonMarks();
     this.sightings = new MarkSightings(clock);
-    MachineContractCheck contracts =
-        new MachineContractCheck(managementObjects, events, settings.drainTimeout(), clock);
+    StepContext c =
+        new StepContext(vmis, guests, events, metrics, settings, clock, memory, held, wake);
     this.evacuator =
         new Evacuator(
-            vmis,
-            guests,
-            events,
-            metrics,
-            settings,
-            clock,
-            memory,
+            c,
             marks,
-            contracts,
-            new TenantAdmission(vmis, guests, events, settings, clock, held),
-            new LiveMigrationStep(
-                vmis, migrations, clusterDefaults, events, metrics, settings, clock, wake),
+            new MachineContractCheck(c, managementObjects),
+            new TenantAdmission(c),
+            new LiveMigrationStep(c, migrations, clusterDefaults),
             sightings);
-    this.uncordoner =
-        new GuestNodeUncordoner(guests, events, marks, memory, settings.retryInterval(), held);
-    this.notices = new NotEvacuatedNotices(events, memory, wake);
+    this.uncordoner = new GuestNodeUncordoner(c, marks);
+    this.notices = new NotEvacuatedNotices(c);
   }
 
   /**
@@ -231,11 +223,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       if (!EvictionStrategy.EXTERNAL.equals(effectiveStrategy)) {
         return NOT_EXTERNAL;
       }
-      String target = evacuationNodeName(vmi);
-      if (target == null || target.isBlank()) {
-        return NOT_EVACUATING;
-      }
-      return EVACUATE;
+      return evacuationRequested(vmi) ? EVACUATE : NOT_EVACUATING;
     }
 
     /**

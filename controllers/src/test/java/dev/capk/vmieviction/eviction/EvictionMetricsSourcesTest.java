@@ -3,6 +3,7 @@ package dev.capk.vmieviction.eviction;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.prometheus.client.CollectorRegistry;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Several reconcilers (external infra: one per infra namespace) share one set of gauges. */
@@ -14,10 +15,8 @@ class EvictionMetricsSourcesTest {
     EvictionMetrics metrics = new EvictionMetrics(registry);
     Object infra1 = new Object();
     Object infra2 = new Object();
-    metrics.setInProgress(infra1, 3);
-    metrics.setInProgress(infra2, 2);
-    metrics.deadlineUsedFrom(infra1, () -> 0.25);
-    metrics.deadlineUsedFrom(infra2, () -> 0.75);
+    metrics.track(infra1, new EvictionMetrics.Source(() -> 3, () -> 0.25, List::of));
+    metrics.track(infra2, new EvictionMetrics.Source(() -> 2, () -> 0.75, List::of));
     assertEquals(5.0, registry.getSampleValue("vmi_eviction_evacuations_in_progress"));
     assertEquals(0.75, registry.getSampleValue("vmi_eviction_evacuation_deadline_used_ratio"));
 

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.EvacuationDeadline;
@@ -107,6 +108,23 @@ class VmiEvictionReconcilerTest {
                 TIMEOUT, RETRY, Duration.ofSeconds(20), "None", Duration.ofMinutes(1)));
   }
 
+  /** For a controller that never migrates: nothing exists, nothing may be created. */
+  static final LiveMigrations NO_MIGRATIONS =
+      new LiveMigrations() {
+        @Override
+        public List<VirtualMachineInstanceMigration> ours() {
+          return List.of();
+        }
+
+        @Override
+        public boolean create(VirtualMachineInstanceMigration migration) throws ApiException {
+          throw new ApiException(403, "live migrations are not wired in this controller");
+        }
+
+        @Override
+        public void delete(String namespace, String name) {}
+      };
+
   /** A reconciler whose metrics are in a fresh {@link #registry}. */
   VmiEvictionReconciler reconciler(EvictionSettings settings) {
     registry = new CollectorRegistry();
@@ -118,7 +136,7 @@ class VmiEvictionReconcilerTest {
         },
         connector,
         managementObjects,
-        LiveMigrations.NONE,
+        NO_MIGRATIONS,
         events,
         new EvictionMetrics(registry),
         settings,
@@ -1638,7 +1656,10 @@ class VmiEvictionReconcilerTest {
     }
 
     @Override
-    public Optional<Duration> tryEnterStep() {
+    public Optional<Duration> tryEnterStep(boolean finishing) {
+      if (finishing) {
+        return Optional.empty();
+      }
       if (throttledFor != null) {
         return Optional.of(throttledFor);
       }
