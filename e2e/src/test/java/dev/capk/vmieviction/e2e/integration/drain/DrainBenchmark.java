@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.harness.RepoPaths;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
@@ -33,8 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class DrainBenchmark {
   @RegisterExtension
-  static final LocalClusterExtension BENCH =
-      LocalClusterExtension.shared("bench", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension BENCH = LocalClusterExtension.shared("bench");
 
   private static final List<String> FLAGS =
       List.of("--ignore-daemonsets", "--delete-emptydir-data", "--timeout=10m");

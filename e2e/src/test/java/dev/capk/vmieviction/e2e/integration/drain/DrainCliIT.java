@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.drain.cli.NodeCli;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import java.io.ByteArrayOutputStream;
@@ -30,8 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class DrainCliIT {
   @RegisterExtension
-  static final LocalClusterExtension DRAIN =
-      LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension DRAIN = LocalClusterExtension.shared("drain");
 
   private static DrainFixture fx;
 

@@ -15,7 +15,6 @@ import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.cli.NodeCli;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import io.kubernetes.client.openapi.models.V1Pod;
@@ -46,8 +45,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class KubectlParityIT {
   @RegisterExtension
-  static final LocalClusterExtension DRAIN =
-      LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension DRAIN = LocalClusterExtension.shared("drain");
 
   private static DrainFixture fx;
   private static NodeDrainer drainer;

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.harness.RepoPaths;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
@@ -36,8 +35,7 @@ class KubectlPluginIT {
   static final String LAUNCHER = "kubectl-fastdrain";
 
   @RegisterExtension
-  static final LocalClusterExtension DRAIN =
-      LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension DRAIN = LocalClusterExtension.shared("drain");
 
   @TempDir static Path pluginDir;
 

@@ -21,7 +21,6 @@ import dev.capk.vmieviction.drain.PodFilters;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SkippedPod;
 import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
@@ -42,8 +41,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class NodeDrainerIT {
   @RegisterExtension
-  static final LocalClusterExtension DRAIN =
-      LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension DRAIN = LocalClusterExtension.shared("drain");
 
   private static DrainFixture fx;
   private static NodeDrainer drainer;

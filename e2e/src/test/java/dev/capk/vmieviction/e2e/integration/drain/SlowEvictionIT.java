@@ -14,7 +14,6 @@ import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.NodeDrainer.DrainResult;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.e2e.harness.AdmissionReviews;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.harness.Pki;
 import io.kubernetes.client.openapi.ApiClient;
@@ -41,8 +40,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class SlowEvictionIT {
   @RegisterExtension
-  static final LocalClusterExtension DRAIN =
-      LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension DRAIN = LocalClusterExtension.shared("drain");
 
   private static final String WEBHOOK = "slow-eviction-it";
   private static final String NAMESPACE_LABEL = "slow-eviction-it";

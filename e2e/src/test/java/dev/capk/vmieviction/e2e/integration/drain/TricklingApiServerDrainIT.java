@@ -29,8 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class TricklingApiServerDrainIT {
   @RegisterExtension
-  static final LocalClusterExtension DRAIN =
-      LocalClusterExtension.shared("drain", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension DRAIN = LocalClusterExtension.shared("drain");
 
   /** How long the test waits for the drain to return at all: far more than its 5 s deadline. */
   private static final Duration HANG = Duration.ofSeconds(90);

@@ -27,8 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ControllerLogsIT {
 
   @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infraExt = LocalClusterExtension.shared("infra");
 
   static final String NS = "controller-logs-it";
 

@@ -50,8 +50,7 @@ final class EvictionWorld
   private static final Set<LocalCluster> CRDS_INSTALLED =
       Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
 
-  private final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+  private final LocalClusterExtension infraExt = LocalClusterExtension.shared("infra");
   private final Map<String, LocalClusterExtension> guestExts = new LinkedHashMap<>();
   private final List<Manager> classManagers = new ArrayList<>();
   private final List<Manager> testManagers = new ArrayList<>();
@@ -68,7 +67,7 @@ final class EvictionWorld
   static EvictionWorld withGuests(String... names) {
     EvictionWorld world = new EvictionWorld();
     for (String name : names) {
-      world.guestExts.put(name, LocalClusterExtension.shared(name, LocalCluster.Builder::withAll));
+      world.guestExts.put(name, LocalClusterExtension.shared(name));
     }
     return world;
   }

@@ -30,8 +30,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class GuestNodePatchIT {
 
   @RegisterExtension
-  static final LocalClusterExtension guestExt =
-      LocalClusterExtension.shared("guest-a", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension guestExt = LocalClusterExtension.shared("guest-a");
 
   static LocalCluster guest;
 

@@ -37,8 +37,7 @@ import org.slf4j.LoggerFactory;
 class InformerFailureLogIT {
 
   @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infraExt = LocalClusterExtension.shared("infra");
 
   static final Path NODE_MAINTENANCE_CRD =
       RepoPaths.root().resolve("config/crd/nodemaintenance.medik8s.io_nodemaintenances.yaml");

@@ -61,8 +61,7 @@ class RefusalsAndShapesIT {
               .formatted(AuditLog.USER));
 
   @RegisterExtension
-  static final LocalClusterExtension infraExt =
-      LocalClusterExtension.shared("infra", LocalCluster.Builder::withAll);
+  static final LocalClusterExtension infraExt = LocalClusterExtension.shared("infra");
 
   /**
    * A guest cluster of this class's own, with kwok only: no controller manager, whose TTL
