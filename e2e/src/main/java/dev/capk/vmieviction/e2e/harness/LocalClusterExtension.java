@@ -11,8 +11,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * static final LocalClusterExtension infra = LocalClusterExtension.shared("infra");
  * </pre>
  *
- * The cluster starts before the first test class that needs it and stops when the whole test run
- * ends.
+ * The cluster starts before the first test class that needs it and stops when the JUnit run ends
+ * (under failsafe: when the class ends; see {@link SharedClusterExtension}).
  */
 public final class LocalClusterExtension extends SharedClusterExtension<LocalCluster> {
   private LocalClusterExtension(String name, UnaryOperator<LocalCluster.Builder> shape) {

@@ -5,8 +5,10 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Hands a test class a cluster shared by every class of the test run: obtained before the first
- * class that needs it, stopped (with every other shared cluster) when the whole run ends.
+ * Hands a test class a named cluster, shared by the fields and classes of one JUnit run: obtained
+ * before the first class that needs it, stopped (with every other shared cluster) when the run's
+ * root store closes. Under failsafe each test class is a JUnit run of its own, so in `make test` a
+ * class's clusters start with it and stop when it ends.
  */
 abstract class SharedClusterExtension<C extends KubeCluster> implements BeforeAllCallback {
   protected final String name;
@@ -24,7 +26,7 @@ abstract class SharedClusterExtension<C extends KubeCluster> implements BeforeAl
   @Override
   public void beforeAll(ExtensionContext context) {
     cluster = obtain(context);
-    // The root store closes its resources when the test run ends: that stops the shared clusters.
+    // The root store closes its resources when the JUnit run ends: that stops the shared clusters.
     context
         .getRoot()
         .getStore(ExtensionContext.Namespace.GLOBAL)

@@ -5,8 +5,9 @@ import java.util.Map;
 import java.util.function.UnaryOperator;
 
 /**
- * Clusters shared by every test class of one JVM, started on first use: starting a control plane
- * costs seconds, so test classes share them and keep their data apart by namespace and node names.
+ * Clusters shared within one JUnit run, started on first use and stopped when the run ends (see
+ * {@link SharedClusterExtension}: under failsafe a run is one test class). Test code keeps its data
+ * apart by namespace and node names, so that classes could share them.
  */
 public final class SharedClusters {
   private record Entry(String shape, LocalCluster cluster) {}
@@ -51,7 +52,7 @@ public final class SharedClusters {
     return OTHERS.computeIfAbsent(name, n -> backend.start(n, shape));
   }
 
-  /** Stops every shared cluster (JUnit calls this when the test run ends). */
+  /** Stops every shared cluster (JUnit calls this when its run ends). */
   public static synchronized void stopAll() {
     for (Entry e : CLUSTERS.values()) {
       e.cluster().close();
