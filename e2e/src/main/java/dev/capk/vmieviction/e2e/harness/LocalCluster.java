@@ -134,14 +134,18 @@ public final class LocalCluster implements KubeCluster {
     long began = System.nanoTime();
     writePki();
     startEtcdAndApiServer();
-    if (controllerManager) {
-      startControllerManager();
-    }
-    if (scheduler) {
-      startScheduler();
-    }
+    // The other components need only the API server: launched together, then each awaited.
+    Launched manager = controllerManager ? launchControllerManager() : null;
+    Launched sched = scheduler ? launchScheduler() : null;
     if (kwok) {
       startKwok();
+    }
+    if (manager != null) {
+      awaitHealthy(manager, this::launchControllerManager);
+      awaitDefaultServiceAccount();
+    }
+    if (sched != null) {
+      awaitHealthy(sched, this::launchScheduler);
     }
     startDuration = Duration.ofNanos(System.nanoTime() - began);
     // Printed, not asserted: start-up time is worth watching, never a test verdict.
@@ -246,27 +250,29 @@ public final class LocalCluster implements KubeCluster {
     return cmd;
   }
 
-  private void startControllerManager() {
-    for (int attempt = 1; ; attempt++) {
-      int port = FreePorts.next();
-      ManagedProcess p =
-          launch(
-              "kube-controller-manager",
-              List.of(
-                  binaries.path("kube-controller-manager").toString(),
-                  "--kubeconfig=" + files.adminKubeconfig(),
-                  "--leader-elect=false",
-                  "--bind-address=127.0.0.1",
-                  "--secure-port=" + port,
-                  "--service-account-private-key-file=" + files.serviceAccountPrivateKey(),
-                  "--root-ca-file=" + files.caCert(),
-                  "--use-service-account-credentials=false",
-                  "--profiling=false"));
-      if (startComponent(p, "https://127.0.0.1:" + port + "/healthz", attempt)) {
-        break;
-      }
-    }
-    // Pods need the "default" ServiceAccount, which the controller-manager creates.
+  /** A component launched on a fresh port, and the health endpoint that says it is up. */
+  private record Launched(ManagedProcess process, String healthUrl) {}
+
+  private Launched launchControllerManager() {
+    int port = FreePorts.next();
+    ManagedProcess p =
+        launch(
+            "kube-controller-manager",
+            List.of(
+                binaries.path("kube-controller-manager").toString(),
+                "--kubeconfig=" + files.adminKubeconfig(),
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                "--secure-port=" + port,
+                "--service-account-private-key-file=" + files.serviceAccountPrivateKey(),
+                "--root-ca-file=" + files.caCert(),
+                "--use-service-account-credentials=false",
+                "--profiling=false"));
+    return new Launched(p, "https://127.0.0.1:" + port + "/healthz");
+  }
+
+  /** Pods need the "default" ServiceAccount, which the controller-manager creates. */
+  private void awaitDefaultServiceAccount() {
     Await.until(
         "the default ServiceAccount in cluster " + name,
         START_TIMEOUT,
@@ -276,22 +282,27 @@ public final class LocalCluster implements KubeCluster {
         });
   }
 
-  private void startScheduler() {
-    for (int attempt = 1; ; attempt++) {
-      int port = FreePorts.next();
-      ManagedProcess p =
-          launch(
-              "kube-scheduler",
-              List.of(
-                  binaries.path("kube-scheduler").toString(),
-                  "--kubeconfig=" + files.adminKubeconfig(),
-                  "--leader-elect=false",
-                  "--bind-address=127.0.0.1",
-                  "--secure-port=" + port,
-                  "--profiling=false"));
-      if (startComponent(p, "https://127.0.0.1:" + port + "/healthz", attempt)) {
-        return;
-      }
+  private Launched launchScheduler() {
+    int port = FreePorts.next();
+    ManagedProcess p =
+        launch(
+            "kube-scheduler",
+            List.of(
+                binaries.path("kube-scheduler").toString(),
+                "--kubeconfig=" + files.adminKubeconfig(),
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                "--secure-port=" + port,
+                "--profiling=false"));
+    return new Launched(p, "https://127.0.0.1:" + port + "/healthz");
+  }
+
+  /** Waits until {@code first} is healthy, launching it again on new ports after a collision. */
+  private void awaitHealthy(Launched first, java.util.function.Supplier<Launched> relaunch) {
+    Launched component = first;
+    for (int attempt = 1; !startComponent(component.process(), component.healthUrl(), attempt); ) {
+      attempt++;
+      component = relaunch.get();
     }
   }
 
