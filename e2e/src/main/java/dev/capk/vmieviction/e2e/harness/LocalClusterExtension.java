@@ -12,7 +12,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * </pre>
  *
  * The cluster starts before the first test class that needs it and stops when the JUnit run ends
- * (under failsafe: when the class ends; see {@link SharedClusterExtension}).
+ * (with two or more failsafe JVMs: when the class ends; see {@link SharedClusterExtension}).
  */
 public final class LocalClusterExtension extends SharedClusterExtension<LocalCluster> {
   private LocalClusterExtension(String name, UnaryOperator<LocalCluster.Builder> shape) {

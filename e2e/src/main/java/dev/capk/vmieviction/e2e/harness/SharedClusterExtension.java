@@ -7,8 +7,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 /**
  * Hands a test class a named cluster, shared by the fields and classes of one JUnit run: obtained
  * before the first class that needs it, stopped (with every other shared cluster) when the run's
- * root store closes. Under failsafe each test class is a JUnit run of its own, so in `make test` a
- * class's clusters start with it and stop when it ends.
+ * root store closes. Failsafe with two or more JVMs (`make test`) hands each JVM one class at a
+ * time as a JUnit run of its own, so a class's clusters start with it and stop when it ends; with
+ * one JVM the classes of the run share them.
  */
 abstract class SharedClusterExtension<C extends KubeCluster> implements BeforeAllCallback {
   protected final String name;

@@ -6,8 +6,8 @@ import java.util.function.UnaryOperator;
 
 /**
  * Clusters shared within one JUnit run, started on first use and stopped when the run ends (see
- * {@link SharedClusterExtension}: under failsafe a run is one test class). Test code keeps its data
- * apart by namespace and node names, so that classes could share them.
+ * {@link SharedClusterExtension}: with two or more failsafe JVMs a run is one test class). Test
+ * code keeps its data apart by namespace and node names, so that classes can share them.
  */
 public final class SharedClusters {
   private record Entry(String shape, LocalCluster cluster) {}
