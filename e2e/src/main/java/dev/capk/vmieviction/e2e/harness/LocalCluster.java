@@ -254,21 +254,33 @@ public final class LocalCluster implements KubeCluster {
   private record Launched(ManagedProcess process, String healthUrl) {}
 
   private Launched launchControllerManager() {
+    return launchComponent(
+        "kube-controller-manager",
+        "--service-account-private-key-file=" + files.serviceAccountPrivateKey(),
+        "--root-ca-file=" + files.caCert(),
+        "--use-service-account-credentials=false");
+  }
+
+  private Launched launchScheduler() {
+    return launchComponent("kube-scheduler");
+  }
+
+  /**
+   * A control-plane component on the admin kubeconfig, without leader election, on a fresh port.
+   */
+  private Launched launchComponent(String component, String... flags) {
     int port = FreePorts.next();
-    ManagedProcess p =
-        launch(
-            "kube-controller-manager",
+    List<String> command =
+        new ArrayList<>(
             List.of(
-                binaries.path("kube-controller-manager").toString(),
+                binaries.path(component).toString(),
                 "--kubeconfig=" + files.adminKubeconfig(),
                 "--leader-elect=false",
                 "--bind-address=127.0.0.1",
                 "--secure-port=" + port,
-                "--service-account-private-key-file=" + files.serviceAccountPrivateKey(),
-                "--root-ca-file=" + files.caCert(),
-                "--use-service-account-credentials=false",
                 "--profiling=false"));
-    return new Launched(p, "https://127.0.0.1:" + port + "/healthz");
+    command.addAll(List.of(flags));
+    return new Launched(launch(component, command), "https://127.0.0.1:" + port + "/healthz");
   }
 
   /** Pods need the "default" ServiceAccount, which the controller-manager creates. */
@@ -280,21 +292,6 @@ public final class LocalCluster implements KubeCluster {
           new CoreV1Api(client()).readNamespacedServiceAccount("default", "default").execute();
           return true;
         });
-  }
-
-  private Launched launchScheduler() {
-    int port = FreePorts.next();
-    ManagedProcess p =
-        launch(
-            "kube-scheduler",
-            List.of(
-                binaries.path("kube-scheduler").toString(),
-                "--kubeconfig=" + files.adminKubeconfig(),
-                "--leader-elect=false",
-                "--bind-address=127.0.0.1",
-                "--secure-port=" + port,
-                "--profiling=false"));
-    return new Launched(p, "https://127.0.0.1:" + port + "/healthz");
   }
 
   /** Waits until {@code first} is healthy, launching it again on new ports after a collision. */

@@ -209,13 +209,13 @@ class CapkReleaseOverridesIT {
         "without the NodeMaintenance component, no node writes");
   }
 
-  /** CAPK's ClusterRoleBinding of its manager role, found by its role, not by a guessed name. */
+  /**
+   * CAPK's ClusterRoleBinding (its release has one), found in the release, not by a guessed name.
+   */
   private static String capkClusterRoleBinding() {
-    for (var e : byKey(layer).entrySet()) {
+    for (var e : byKey(release).entrySet()) {
       Map<String, Object> o = e.getValue();
-      if ("ClusterRoleBinding".equals(o.get("kind"))
-          && !e.getKey().contains("vmi-eviction")
-          && byKey(release).containsKey(e.getKey())) {
+      if ("ClusterRoleBinding".equals(o.get("kind"))) {
         return (String) metadata(o).get("name");
       }
     }
