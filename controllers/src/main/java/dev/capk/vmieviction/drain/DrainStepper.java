@@ -192,9 +192,16 @@ public final class DrainStepper {
       memory.evictionVersion(
           options.disableEviction() ? Optional.empty() : evictionVersion(api, bound));
     }
-    Map<PodRef, EvictionOutcome> answers = evict(api, options, memory, due, bound, observer);
+    Map<PodRef, EvictionOutcome> answers =
+        StrandedEvictions.complete(
+            api,
+            options,
+            plan.toEvict(),
+            evict(api, options, memory, due, bound, observer),
+            budgets,
+            bound);
     Map<PodRef, V1Pod> byRef = new HashMap<>();
-    due.forEach(p -> byRef.put(PodRef.of(p), p));
+    plan.toEvict().forEach(p -> byRef.put(PodRef.of(p), p));
     answers.forEach(
         (ref, o) -> {
           remember(api, memory, ref, byRef.get(ref), o, budgets, now);

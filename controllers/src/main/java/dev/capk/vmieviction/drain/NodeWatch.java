@@ -292,6 +292,11 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
      * @return how many were granted
      */
     int take(String budget, int wanted);
+
+    /** The budget {@code namespace/name} as last seen, if known. */
+    default Optional<V1PodDisruptionBudget> lastSeen(String budget) {
+      return Optional.empty();
+    }
   }
 
   /**
@@ -383,6 +388,11 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
           && pod.getMetadata().getNamespace().equals(budget.getMetadata().getNamespace())
           && budget.getSpec() != null
           && LabelSelectors.matches(budget.getSpec().getSelector(), pod.getMetadata().getLabels());
+    }
+
+    @Override
+    public Optional<V1PodDisruptionBudget> lastSeen(String budget) {
+      return Optional.ofNullable(budgets.get(budget)).map(seen -> seen.budget);
     }
 
     @Override

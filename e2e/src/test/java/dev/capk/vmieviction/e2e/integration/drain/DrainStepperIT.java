@@ -15,10 +15,14 @@ import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import io.kubernetes.client.openapi.apis.PolicyV1Api;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodDisruptionBudget;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -140,5 +144,71 @@ class DrainStepperIT {
       assertTrue(calls.get() > before, "pods leaving called back");
       assertTrue(stepper.step(node, watch.pods().orElseThrow(), options(), memory).complete());
     }
+  }
+
+  /**
+   * An eviction the API server approved but did not carry out (its client went away between the
+   * budget's record and the deletion): the budget counts the pod as gone for two minutes and
+   * refuses everything else meanwhile. A step refused by that budget deletes the recorded pod at
+   * once, and still leaves the pod the budget protects.
+   */
+  @Test
+  void aPodTheBudgetRecordsAsEvictedButStillRunsIsDeletedAndTheProtectedPodStays()
+      throws Exception {
+    String name = unique("stranded");
+    String node = fx.nodes(name, 1).get(0);
+    String ns = fx.namespace(name);
+    V1OwnerReference owner = fx.owner(ns);
+    V1Pod stranded = fx.pod(ns, node, "web-a", ownedBy(owner), label("app", "web"));
+    V1Pod kept = fx.pod(ns, node, "web-b", ownedBy(owner), label("app", "web"));
+    fx.awaitRunning(ns, 2);
+    fx.budget(ns, "web-budget", 1, Map.of("app", "web"), 2);
+    // What the eviction subresource writes before it deletes the pod; its deletion never came.
+    Instant created = stranded.getMetadata().getCreationTimestamp().toInstant();
+    Instant recorded = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+    if (!recorded.isAfter(created)) {
+      recorded = created.plusSeconds(1);
+    }
+    DRAIN
+        .cluster()
+        .kubectl()
+        .runOrFail(
+            null,
+            "-n",
+            ns,
+            "patch",
+            "pdb",
+            "web-budget",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            "{\"status\":{\"disruptedPods\":{\"web-a\":\"" + recorded + "\"}}}");
+    PolicyV1Api policy = new PolicyV1Api(DRAIN.cluster().client());
+    Await.until(
+        "the budget counts web-a as disrupted and allows nothing",
+        Duration.ofSeconds(30),
+        () -> {
+          V1PodDisruptionBudget b =
+              policy.readNamespacedPodDisruptionBudget("web-budget", ns).execute();
+          return b.getStatus().getDisruptedPods() != null
+              && b.getStatus().getDisruptedPods().containsKey("web-a")
+              && b.getStatus().getDisruptionsAllowed() == 0
+              && b.getStatus().getCurrentHealthy() == 1;
+        });
+
+    DrainStep step =
+        stepper.step(
+            node,
+            podsOf(node),
+            options(),
+            new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20)));
+
+    assertEquals(Map.of(PodRef.of(kept), Set.of("web-budget")), step.blockingBudgets());
+    Await.until(
+        "web-a deleted",
+        Duration.ofSeconds(30),
+        () -> !fx.podsOn(node).containsKey(stranded.getMetadata().getUid()));
+    assertTrue(
+        fx.podsOn(node).containsKey(kept.getMetadata().getUid()), "the budget still holds web-b");
   }
 }

@@ -1,0 +1,180 @@
+package dev.capk.vmieviction.drain;
+
+import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
+import dev.capk.vmieviction.drain.DrainStepper.Evictor;
+import dev.capk.vmieviction.drain.NodeWatch.BudgetAllowance;
+import dev.capk.vmieviction.kube.LenientJson;
+import dev.capk.vmieviction.kube.RawApi;
+import dev.capk.vmieviction.time.Deadline;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.PolicyV1Api;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Pod;
+import io.kubernetes.client.openapi.models.V1PodDisruptionBudget;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Evictions the API server approved but did not carry out. The eviction subresource records the pod
+ * in its budget's {@code status.disruptedPods} before it deletes the pod; when the deletion does
+ * not follow (the client that asked went away in between: killed, or out of time, which cancels the
+ * server's deletion but not the record), the budget's controller counts the pod as disrupted for
+ * two minutes (its {@code DeletionTimeout}) while the pod runs on, and the budget refuses the
+ * evictions it would otherwise allow. kubectl waits those two minutes out. A drain step refused by
+ * such a budget deletes its own pods that the budget records that way: the budget already counts
+ * them gone, so deleting them disrupts nothing the budget has not allowed.
+ *
+ * <p>Only records young enough that they still count when the deletion lands ({@link #FRESH}, by
+ * the API server's clock from its {@code Date} header, so a skewed local clock cannot make an
+ * expired record look young), and only for a pod created before its record (a StatefulSet's
+ * successor under the same name was never approved).
+ */
+final class StrandedEvictions {
+  private static final Logger LOG = LoggerFactory.getLogger(StrandedEvictions.class);
+
+  /** Half the budget controller's two minutes: the rest covers the deletion request. */
+  static final Duration FRESH = Duration.ofSeconds(60);
+
+  private StrandedEvictions() {}
+
+  /**
+   * For the pods of {@code answers} that a budget refused: reads each refusing budget once and
+   * deletes the node's pods it records as evicted but not deleted; their answers become the
+   * deletions'. Best effort: a budget that cannot be read leaves its refusals as they are.
+   */
+  static Map<PodRef, EvictionOutcome> complete(
+      RawApi api,
+      DrainOptions options,
+      List<V1Pod> podsToEvict,
+      Map<PodRef, EvictionOutcome> answers,
+      BudgetAllowance known,
+      Deadline bound) {
+    Set<String> refusing = new TreeSet<>();
+    answers.forEach(
+        (ref, o) -> {
+          if (o.kind() == EvictionOutcome.Kind.BLOCKED) {
+            o.budgets().forEach(b -> refusing.add(ref.namespace() + "/" + b));
+          }
+        });
+    if (refusing.isEmpty()) {
+      return answers;
+    }
+    Map<PodRef, EvictionOutcome> completed = new LinkedHashMap<>(answers);
+    Evictor deleter = new Evictor(api, options, null);
+    for (String budget : refusing) {
+      Optional<V1PodDisruptionBudget> seen = known.lastSeen(budget);
+      if (seen.isPresent() && find(seen.get(), podsToEvict, null).isEmpty()) {
+        // The budget watch's copy records none of these pods: no read needed.
+        continue;
+      }
+      for (V1Pod pod : stranded(api, budget, podsToEvict)) {
+        PodRef ref = PodRef.of(pod);
+        EvictionOutcome deleted = deleter.evictOrDelete(ref, bound);
+        LOG.info(
+            "deleted pod whose eviction its budget approved but the API server did not carry out"
+                + " pod={} budget={} outcome={}",
+            ref,
+            budget,
+            deleted.kind());
+        if (deleted.kind() != EvictionOutcome.Kind.ACCEPTED
+            && deleted.kind() != EvictionOutcome.Kind.GONE
+            && deleted.kind() != EvictionOutcome.Kind.REPLACED) {
+          // Not ours to delete (403) or not now: the refusal stands, the record expires.
+          continue;
+        }
+        completed.put(ref, deleted);
+      }
+    }
+    return completed;
+  }
+
+  private static List<V1Pod> stranded(RawApi api, String budget, List<V1Pod> podsToEvict) {
+    String namespace = budget.substring(0, budget.indexOf('/'));
+    String name = budget.substring(budget.indexOf('/') + 1);
+    try {
+      RawApi.Answer answer =
+          api.execute(
+              new PolicyV1Api(api.client())
+                  .readNamespacedPodDisruptionBudget(name, namespace)
+                  .buildCall(null));
+      if (!answer.ok()) {
+        return List.of();
+      }
+      Optional<Instant> serverNow = serverTime(answer.headers());
+      if (serverNow.isEmpty()) {
+        return List.of();
+      }
+      return find(
+          LenientJson.parse(answer.body(), V1PodDisruptionBudget.class),
+          podsToEvict,
+          serverNow.get());
+    } catch (ApiException | RuntimeException e) {
+      LOG.debug("budget not read, its refusals stand budget={} reason={}", budget, e.toString());
+      return List.of();
+    }
+  }
+
+  /**
+   * The pods of {@code pods} that {@code budget} records as evicted less than {@link #FRESH} before
+   * {@code serverNow} (at any time if null), not being deleted, and created before their record.
+   * Pure.
+   */
+  static List<V1Pod> find(V1PodDisruptionBudget budget, Collection<V1Pod> pods, Instant serverNow) {
+    if (budget.getStatus() == null || budget.getStatus().getDisruptedPods() == null) {
+      return List.of();
+    }
+    Map<String, OffsetDateTime> records = budget.getStatus().getDisruptedPods();
+    String namespace = budget.getMetadata() == null ? null : budget.getMetadata().getNamespace();
+    List<V1Pod> found = new ArrayList<>();
+    for (V1Pod pod : pods) {
+      V1ObjectMeta m = pod.getMetadata();
+      if (m == null || m.getName() == null || m.getNamespace() == null) {
+        continue;
+      }
+      OffsetDateTime recorded = records.get(m.getName());
+      if (recorded == null
+          || !m.getNamespace().equals(namespace)
+          || m.getDeletionTimestamp() != null
+          || m.getCreationTimestamp() == null
+          || !m.getCreationTimestamp().toInstant().isBefore(recorded.toInstant())
+          || serverNow != null && !recorded.toInstant().plus(FRESH).isAfter(serverNow)) {
+        continue;
+      }
+      found.add(pod);
+    }
+    return found;
+  }
+
+  /** The API server's time of its answer (HTTP {@code Date}, one-second precision). */
+  static Optional<Instant> serverTime(Map<String, List<String>> headers) {
+    if (headers == null) {
+      return Optional.empty();
+    }
+    for (Map.Entry<String, List<String>> e : headers.entrySet()) {
+      if ("date".equalsIgnoreCase(e.getKey()) && e.getValue() != null && !e.getValue().isEmpty()) {
+        try {
+          return Optional.of(
+              ZonedDateTime.parse(e.getValue().get(0), DateTimeFormatter.RFC_1123_DATE_TIME)
+                  .toInstant());
+        } catch (DateTimeParseException ignored) {
+          return Optional.empty();
+        }
+      }
+    }
+    return Optional.empty();
+  }
+}
