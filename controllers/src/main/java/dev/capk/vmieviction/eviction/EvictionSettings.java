@@ -150,15 +150,12 @@ public record EvictionSettings(
   /** Whether an External VMI is live-migrated before its guest node is drained. */
   public enum LiveMigrationPolicy {
     /** Today's evacuation: drain the guest node, delete the VMI. */
-    NEVER("never"),
+    NEVER,
     /** Live-migrate a LiveMigratable VMI; drain and delete only as the fallback. */
-    PREFER("prefer");
+    PREFER;
 
-    public final String value;
-
-    LiveMigrationPolicy(String value) {
-      this.value = value;
-    }
+    /** As flags and annotations spell it. */
+    public final String value = name().toLowerCase(Locale.ROOT);
 
     /** The policy a flag or annotation value names, or empty when it names none. */
     public static Optional<LiveMigrationPolicy> parse(String raw) {
