@@ -127,9 +127,9 @@ final class MachineContractCheck {
     if (deleting.isPresent() && once(evacuation, EventReasons.CLUSTER_DELETING)) {
       // Nothing changes for a Cluster being deleted (its workloads keep their budgets until the
       // VM is gone, the deadline bounds the wait): the admin learns why the tenant's VMIs go.
-      tellDeleting(key, vmi, contract.cluster(), deleting.get(), deadline);
+      tellDeleting(key, vmi, facts.cluster(), deleting.get(), deadline);
     }
-    tellStep(key, vmi, contract, evacuation, deadline);
+    tellStep(key, vmi, facts, contract.step(), evacuation, deadline);
     return new Applied(
         contract.step(),
         deadline,
@@ -142,37 +142,37 @@ final class MachineContractCheck {
   private void tellStep(
       String key,
       VirtualMachineInstance vmi,
-      MachineContract contract,
+      MachineContract.Facts facts,
+      MachineContract.Step step,
       String evacuation,
       Deadline deadline) {
-    if (contract.step() == MachineContract.Step.HOLD_PAUSED) {
+    String machine = facts.machine().map(MachineContract.MachineFacts::name).orElse("");
+    if (step == MachineContract.Step.HOLD_PAUSED) {
       log.info(
           "cluster paused, guest left untouched vmi={} cluster={} deadline={}",
           key,
-          contract.cluster(),
+          facts.cluster(),
           DrainStartTime.format(deadline.at()));
       c.events()
           .warning(
               vmi,
               EventReasons.CLUSTER_PAUSED,
               "Cluster "
-                  + contract.cluster()
+                  + facts.cluster()
                   + " is paused (spec.paused or annotation "
                   + ClusterApi.PAUSED_ANNOTATION
                   + "): its guest node is not cordoned or drained; VMI deleted anyway at "
                   + DrainStartTime.format(deadline.at()));
-    } else if (contract.step() == MachineContract.Step.SKIP_DRAIN
+    } else if (step == MachineContract.Step.SKIP_DRAIN
         && once(evacuation, EventReasons.NODE_DRAIN_EXCLUDED)) {
       log.info(
-          "machine excluded from draining, deleting without drain vmi={} machine={}",
-          key,
-          contract.machine());
+          "machine excluded from draining, deleting without drain vmi={} machine={}", key, machine);
       c.events()
           .normal(
               vmi,
               EventReasons.NODE_DRAIN_EXCLUDED,
               "Machine "
-                  + contract.machine()
+                  + machine
                   + " has annotation "
                   + ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION
                   + ": its guest node is not drained, the VMI is deleted now");
@@ -215,17 +215,10 @@ final class MachineContractCheck {
    * @param deadline the earliest deadline these settings set, if earlier than start + the global
    *     drain timeout
    * @param deadlineOrigin which setting set {@code deadline}, for messages (empty without one)
-   * @param cluster the Cluster, {@code namespace/name}, for messages
-   * @param machine the Machine, {@code namespace/name}, for messages (empty when unknown)
    * @param unavailable what could not be read or used, each a sentence part
    */
   public record MachineContract(
-      Step step,
-      Optional<Instant> deadline,
-      String deadlineOrigin,
-      String cluster,
-      String machine,
-      List<String> unavailable) {
+      Step step, Optional<Instant> deadline, String deadlineOrigin, List<String> unavailable) {
 
     public MachineContract {
       unavailable = List.copyOf(unavailable);
@@ -326,8 +319,6 @@ final class MachineContractCheck {
           step,
           earliest.isBefore(global) ? Optional.of(earliest) : Optional.empty(),
           origin,
-          facts.cluster(),
-          m.map(MachineFacts::name).orElse(""),
           unavailable);
     }
 
