@@ -4,6 +4,7 @@ import com.google.gson.JsonObject;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
+import io.kubernetes.client.common.KubernetesType;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
@@ -19,6 +20,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
+import java.util.function.Supplier;
 
 /**
  * VMIs read from the shared informer's cache and written with narrow requests: a JSON merge patch
@@ -28,7 +30,7 @@ import java.util.function.BiFunction;
  */
 public final class ApiInfraVmis implements InfraVmis {
 
-  /** The VMI API of the infra cluster {@code client} reaches (the one place it is spelt out). */
+  /** The VMI API of the infra cluster {@code client} reaches. */
   public static GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api(
       ApiClient client) {
     return new GenericKubernetesApi<>(
@@ -43,7 +45,7 @@ public final class ApiInfraVmis implements InfraVmis {
   /** Appears in managedFields: who set the annotation. */
   public static final String FIELD_MANAGER = "capk-vmi-eviction-controller";
 
-  /** (namespace, name) to the cached VMI or null: one informer cache per watched namespace. */
+  /** (namespace, name) to the cached VMI or null. */
   private final BiFunction<String, String, VirtualMachineInstance> cache;
 
   /** (namespace, cluster name) to the cached VMIs of that tenant Cluster. */
@@ -79,27 +81,24 @@ public final class ApiInfraVmis implements InfraVmis {
   @Override
   public VirtualMachineInstance annotate(VirtualMachineInstance vmi, Map<String, String> changes)
       throws ApiException {
-    String ns = vmi.getMetadata().getNamespace();
-    String name = vmi.getMetadata().getName();
     PatchOptions options = new PatchOptions();
     options.setFieldManager(FIELD_MANAGER);
-    KubernetesApiResponse<VirtualMachineInstance> r =
-        call(
-            () ->
+    V1Patch patch = new V1Patch(annotationPatch(vmi.getMetadata().getResourceVersion(), changes));
+    VirtualMachineInstance updated =
+        call(() ->
                 api.patch(
-                    ns,
-                    name,
+                    vmi.getMetadata().getNamespace(),
+                    vmi.getMetadata().getName(),
                     V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH,
-                    new V1Patch(annotationPatch(vmi.getMetadata().getResourceVersion(), changes)),
-                    options));
-    VirtualMachineInstance updated = r.throwsApiException().getObject();
+                    patch,
+                    options))
+            .throwsApiException()
+            .getObject();
     ownWrites.wrote(vmi, updated);
     return updated;
   }
 
-  /**
-   * {@code {"metadata":{"resourceVersion":rv,"annotations":{key:value,...}}}}: those fields only.
-   */
+  /** {@code {"metadata":{"resourceVersion":rv,"annotations":{key:value,...}}}}. */
   static String annotationPatch(String resourceVersion, Map<String, String> changes) {
     JsonObject annotations = new JsonObject();
     changes.forEach(annotations::addProperty);
@@ -143,18 +142,17 @@ public final class ApiInfraVmis implements InfraVmis {
    * GenericKubernetesApi reports an I/O failure as an IllegalStateException, not an ApiException,
    * and a response without HTTP status would count as success: turn both into ApiException(0).
    */
-  static <T extends io.kubernetes.client.common.KubernetesType> KubernetesApiResponse<T> call(
-      java.util.function.Supplier<KubernetesApiResponse<T>> request) throws ApiException {
-    KubernetesApiResponse<T> r;
+  static <T extends KubernetesType> KubernetesApiResponse<T> call(
+      Supplier<KubernetesApiResponse<T>> request) throws ApiException {
     try {
-      r = request.get();
+      KubernetesApiResponse<T> r = request.get();
+      if (r.getHttpStatusCode() == 0) {
+        throw new ApiException(0, "no HTTP response");
+      }
+      return r;
     } catch (IllegalStateException e) {
       throw new ApiException(e.getCause() != null ? e.getCause() : e);
     }
-    if (r.getHttpStatusCode() == 0) {
-      throw new ApiException(0, "no HTTP response");
-    }
-    return r;
   }
 
   /**
@@ -176,20 +174,15 @@ public final class ApiInfraVmis implements InfraVmis {
 
     private final Map<String, Written> byKey = new ConcurrentHashMap<>();
 
-    /**
-     * A write of ours over {@code before} was accepted and gave {@code after}.
-     *
-     * @param before the VMI the write was guarded by (its resourceVersion the precondition)
-     */
+    /** A write of ours guarded by {@code before}'s resourceVersion was accepted: {@code after}. */
     void wrote(VirtualMachineInstance before, VirtualMachineInstance after) {
-      String key = key(before);
       String uid = before.getMetadata().getUid();
       String over = before.getMetadata().getResourceVersion();
       if (after == null || after.getMetadata() == null || over == null) {
         return;
       }
       byKey.compute(
-          key,
+          key(before),
           (k, known) -> {
             Set<String> superseded = new HashSet<>();
             if (known != null && known.uid().equals(uid)) {
@@ -202,11 +195,7 @@ public final class ApiInfraVmis implements InfraVmis {
 
     /** The fresher of the cached VMI and our latest write of it. */
     VirtualMachineInstance freshest(VirtualMachineInstance cached) {
-      if (cached == null || cached.getMetadata() == null) {
-        return cached;
-      }
-      String key = key(cached);
-      Written w = byKey.get(key);
+      Written w = cached.getMetadata() == null ? null : byKey.get(key(cached));
       if (w == null) {
         return cached;
       }
@@ -215,7 +204,7 @@ public final class ApiInfraVmis implements InfraVmis {
         return w.result();
       }
       // The cache has our write or something newer (or another VMI of that name): it is current.
-      byKey.remove(key, w);
+      byKey.remove(key(cached), w);
       return cached;
     }
 

@@ -34,9 +34,8 @@ public final class ApiLiveMigrations implements LiveMigrations {
   public List<VirtualMachineInstanceMigration> ours() throws ApiException {
     ListOptions options = new ListOptions();
     options.setLabelSelector(EvictionAnnotations.MIGRATION_OWNED_LABEL);
-    KubernetesApiResponse<VirtualMachineInstanceMigrationList> r =
-        ApiInfraVmis.call(() -> api.list(options));
-    VirtualMachineInstanceMigrationList list = r.throwsApiException().getObject();
+    VirtualMachineInstanceMigrationList list =
+        ApiInfraVmis.call(() -> api.list(options)).throwsApiException().getObject();
     return list == null || list.getItems() == null ? List.of() : list.getItems();
   }
 

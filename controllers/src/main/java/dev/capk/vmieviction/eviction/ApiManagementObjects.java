@@ -21,10 +21,9 @@ import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
-import io.kubernetes.client.openapi.models.V1OwnerReference;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
-import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -49,16 +48,7 @@ public final class ApiManagementObjects implements ManagementObjects {
   public record Cached(
       CachedObjects<Cluster> clusters,
       CachedObjects<KubevirtMachine> kubevirtMachines,
-      CachedObjects<Machine> machines) {
-
-    public static Cached none() {
-      return new Cached(CachedObjects.none(), CachedObjects.none(), CachedObjects.none());
-    }
-  }
-
-  public ApiManagementObjects(ApiClient infra, String clusterApiVersion, TenantMapping namespaces) {
-    this(infra, clusterApiVersion, namespaces, Cached.none());
-  }
+      CachedObjects<Machine> machines) {}
 
   public ApiManagementObjects(
       ApiClient infra, String clusterApiVersion, TenantMapping namespaces, Cached cached) {
@@ -73,23 +63,11 @@ public final class ApiManagementObjects implements ManagementObjects {
   public MachineContract.Facts read(VirtualMachineInstance vmi) throws GuestAccessException {
     GuestClusterRef ref = namespaces.clusterOf(vmi);
     String ns = ref.namespace();
+    String clusterName = ns + "/" + ref.name();
     List<String> unavailable = new ArrayList<>();
-
     Optional<MachineContract.ClusterFacts> cluster =
         get(cached.clusters(), clusters, "Cluster", ns, ref.name(), unavailable)
-            .map(
-                c ->
-                    new MachineContract.ClusterFacts(
-                        ns + "/" + ref.name(),
-                        paused(c),
-                        Optional.ofNullable(
-                            Metadata.annotation(
-                                c.getMetadata(), ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION)),
-                        Optional.ofNullable(
-                            Metadata.annotation(
-                                c.getMetadata(), ClusterApi.LIVE_MIGRATION_ANNOTATION)),
-                        deleting(c)));
-
+            .map(c -> clusterFacts(clusterName, c));
     String kvmName = Metadata.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAME);
     Optional<KubevirtMachine> kvm = Optional.empty();
     if (kvmName == null || kvmName.isBlank()) {
@@ -104,18 +82,20 @@ public final class ApiManagementObjects implements ManagementObjects {
               kvmName,
               unavailable);
     }
-    Optional<MachineContract.KubevirtMachineFacts> kvmFacts =
-        kvm.map(
-            k ->
-                new MachineContract.KubevirtMachineFacts(
-                    ns + "/" + kvmName,
-                    Optional.ofNullable(
-                        Metadata.annotation(
-                            k.getMetadata(), EvictionAnnotations.CAPK_DELETION_GRACE_TIME))));
-
     Optional<MachineContract.MachineFacts> machine = Optional.empty();
     if (kvm.isPresent()) {
-      Optional<String> owner = ownerMachine(kvm.get().getMetadata());
+      // The Cluster API Machine among the owners (CAPI sets it on its infra machines).
+      V1ObjectMeta meta = kvm.get().getMetadata();
+      Optional<String> owner =
+          Optional.ofNullable(meta == null ? null : meta.getOwnerReferences()).stream()
+              .flatMap(List::stream)
+              .filter(o -> ClusterApi.MACHINE_KIND.equals(o.getKind()))
+              .filter(
+                  o ->
+                      o.getApiVersion() != null
+                          && o.getApiVersion().startsWith(ClusterApi.GROUP + "/"))
+              .map(o -> o.getName())
+              .findFirst();
       if (owner.isEmpty()) {
         unavailable.add("KubevirtMachine " + ns + "/" + kvmName + " has no owner Machine");
       } else {
@@ -125,20 +105,31 @@ public final class ApiManagementObjects implements ManagementObjects {
       }
     }
     return new MachineContract.Facts(
-        ns + "/" + ref.name(), cluster, kvmFacts, machine, unavailable);
+        clusterName,
+        cluster,
+        kvm.map(
+            k ->
+                new MachineContract.KubevirtMachineFacts(
+                    ns + "/" + kvmName,
+                    Optional.ofNullable(
+                        Metadata.annotation(
+                            k.getMetadata(), EvictionAnnotations.CAPK_DELETION_GRACE_TIME)))),
+        machine,
+        unavailable);
   }
 
-  /** When the Cluster is being deleted (a finalizer, e.g. Cluster API's own, keeps it). */
-  private static Optional<Instant> deleting(Cluster c) {
-    V1ObjectMeta m = c.getMetadata();
-    return m == null || m.getDeletionTimestamp() == null
-        ? Optional.empty()
-        : Optional.of(m.getDeletionTimestamp().toInstant());
-  }
-
-  private static boolean paused(Cluster c) {
-    return (c.getSpec() != null && Boolean.TRUE.equals(c.getSpec().getPaused()))
-        || Metadata.annotation(c.getMetadata(), ClusterApi.PAUSED_ANNOTATION) != null;
+  private static MachineContract.ClusterFacts clusterFacts(String name, Cluster c) {
+    V1ObjectMeta meta = c.getMetadata();
+    return new MachineContract.ClusterFacts(
+        name,
+        (c.getSpec() != null && Boolean.TRUE.equals(c.getSpec().getPaused()))
+            || Metadata.annotation(meta, ClusterApi.PAUSED_ANNOTATION) != null,
+        Optional.ofNullable(
+            Metadata.annotation(meta, ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION)),
+        Optional.ofNullable(Metadata.annotation(meta, ClusterApi.LIVE_MIGRATION_ANNOTATION)),
+        // Being deleted: a finalizer, e.g. Cluster API's own, keeps it.
+        Optional.ofNullable(meta == null ? null : meta.getDeletionTimestamp())
+            .map(OffsetDateTime::toInstant));
   }
 
   private static MachineContract.MachineFacts machineFacts(String name, Machine m) {
@@ -147,24 +138,8 @@ public final class ApiManagementObjects implements ManagementObjects {
         name,
         Metadata.annotation(m.getMetadata(), ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION) != null,
         Optional.ofNullable(spec == null ? null : spec.getNodeDrainTimeout()),
-        Optional.ofNullable(
-            spec == null || spec.getDeletion() == null
-                ? null
-                : spec.getDeletion().getNodeDrainTimeoutSeconds()));
-  }
-
-  /** The name of the Cluster API Machine among the owners (CAPI sets it on its infra machines). */
-  private static Optional<String> ownerMachine(V1ObjectMeta meta) {
-    List<V1OwnerReference> owners = meta == null ? null : meta.getOwnerReferences();
-    if (owners == null) {
-      return Optional.empty();
-    }
-    return owners.stream()
-        .filter(o -> ClusterApi.MACHINE_KIND.equals(o.getKind()))
-        .filter(
-            o -> o.getApiVersion() != null && o.getApiVersion().startsWith(ClusterApi.GROUP + "/"))
-        .map(V1OwnerReference::getName)
-        .findFirst();
+        Optional.ofNullable(spec == null ? null : spec.getDeletion())
+            .map(Machine.Deletion::getNodeDrainTimeoutSeconds));
   }
 
   /**
@@ -185,30 +160,26 @@ public final class ApiManagementObjects implements ManagementObjects {
     if (hit.isPresent()) {
       return hit;
     }
+    String what = kind + " " + ns + "/" + name;
     KubernetesApiResponse<T> r;
     try {
       r = api.get(ns, name);
-    } catch (IllegalStateException e) {
-      // GenericKubernetesApi's way of saying "I/O failure".
+    } catch (IllegalStateException e) { // GenericKubernetesApi's way of saying "I/O failure"
       throw new GuestAccessException(
-          GuestAccessException.Reason.InfraAPIError,
-          "reading " + kind + " " + ns + "/" + name + " failed: no response");
+          GuestAccessException.Reason.InfraAPIError, "reading " + what + " failed: no response");
     }
     int code = r.getHttpStatusCode();
     if (code >= 200 && code < 300 && r.getObject() != null) {
       return Optional.of(r.getObject());
     }
-    if (code == 404) {
-      unavailable.add(kind + " " + ns + "/" + name + " not found");
-      return Optional.empty();
-    }
-    if (code == 403) {
+    if (code == 404 || code == 403) {
       unavailable.add(
-          "not allowed to read " + kind + " " + ns + "/" + name + " (the controller's RBAC)");
+          code == 404
+              ? what + " not found"
+              : "not allowed to read " + what + " (the controller's RBAC)");
       return Optional.empty();
     }
     throw new GuestAccessException(
-        GuestAccessException.Reason.InfraAPIError,
-        "reading " + kind + " " + ns + "/" + name + " failed: HTTP " + code);
+        GuestAccessException.Reason.InfraAPIError, "reading " + what + " failed: HTTP " + code);
   }
 }

@@ -11,7 +11,7 @@ import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /**
- * The reconciler's knobs.
+ * The reconciler's knobs, from the flags ({@code ManagerOptions} checks them).
  *
  * @param drainTimeout the global deadline, counted from the drain start
  * @param retryInterval how long to wait before the next drain pass of an unfinished drain
@@ -59,35 +59,6 @@ public record EvictionSettings(
         DEFAULT_MIGRATION_ATTEMPTS);
   }
 
-  public EvictionSettings {
-    if (maxConcurrentEvacuationsPerCluster == null) {
-      throw new IllegalArgumentException("maxConcurrentEvacuationsPerCluster must be set");
-    }
-    if (drainReserve == null || drainReserve.isNegative()) {
-      throw new IllegalArgumentException("drainReserve must not be negative, got " + drainReserve);
-    }
-    if (liveMigration == null) {
-      throw new IllegalArgumentException("liveMigration must be set");
-    }
-    if (migrationAttempts < 1) {
-      throw new IllegalArgumentException(
-          "migrationAttempts must be at least 1, got " + migrationAttempts);
-    }
-    requirePositive("drainTimeout", drainTimeout);
-    requirePositive("retryInterval", retryInterval);
-    requirePositive("attemptTimeout", attemptTimeout);
-    requirePositive("maxFailureBackoff", maxFailureBackoff);
-    if (fallbackStrategy == null || fallbackStrategy.isBlank()) {
-      throw new IllegalArgumentException("fallbackStrategy must be set");
-    }
-  }
-
-  private static void requirePositive(String name, Duration d) {
-    if (d == null || d.isNegative() || d.isZero()) {
-      throw new IllegalArgumentException(name + " must be positive, got " + d);
-    }
-  }
-
   /**
    * How many worker VMIs of one tenant Cluster may be evacuated at once: a count ({@code 0} =
    * unlimited) or a percentage of the Cluster's VMIs ({@code 25%}, never less than one VMI).
@@ -99,12 +70,6 @@ public record EvictionSettings(
   public record EvacuationLimit(int value, boolean percent) {
 
     public static final EvacuationLimit UNLIMITED = new EvacuationLimit(0, false);
-
-    public EvacuationLimit {
-      if (value < 0 || (percent && (value < 1 || value > 100))) {
-        throw new IllegalArgumentException("not a limit: " + value + (percent ? "%" : ""));
-      }
-    }
 
     /** {@code "3"}, {@code "0"} or {@code "25%"}; empty for anything else. */
     public static Optional<EvacuationLimit> parse(String raw) {
@@ -150,15 +115,12 @@ public record EvictionSettings(
   /** Whether an External VMI is live-migrated before its guest node is drained. */
   public enum LiveMigrationPolicy {
     /** Today's evacuation: drain the guest node, delete the VMI. */
-    NEVER("never"),
+    NEVER,
     /** Live-migrate a LiveMigratable VMI; drain and delete only as the fallback. */
-    PREFER("prefer");
+    PREFER;
 
-    public final String value;
-
-    LiveMigrationPolicy(String value) {
-      this.value = value;
-    }
+    /** As flags and annotations spell it. */
+    public final String value = name().toLowerCase(Locale.ROOT);
 
     /** The policy a flag or annotation value names, or empty when it names none. */
     public static Optional<LiveMigrationPolicy> parse(String raw) {

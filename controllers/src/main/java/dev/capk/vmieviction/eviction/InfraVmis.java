@@ -10,7 +10,6 @@ import java.util.Optional;
 /** The reconciler's view of VMIs in the infra cluster: reads from the cache, writes narrowly. */
 public interface InfraVmis {
 
-  /** The cached VMI, if the informer knows it. */
   Optional<VirtualMachineInstance> get(String namespace, String name);
 
   /**
@@ -35,10 +34,8 @@ public interface InfraVmis {
     return annotate(vmi, Collections.singletonMap(key, value));
   }
 
-  /** What a delete came to. */
   enum DeleteOutcome {
     DELETED,
-    /** Already gone. */
     GONE,
     /** The UID precondition failed: a new VMI of that name exists; it is not ours to delete. */
     REPLACED

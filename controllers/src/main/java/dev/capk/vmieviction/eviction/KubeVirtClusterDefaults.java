@@ -29,21 +29,14 @@ public final class KubeVirtClusterDefaults implements ClusterDefaults {
 
   static final Duration FIRST_RETRY = Duration.ofSeconds(1);
 
-  /**
-   * What is known, and when to read again. {@code answer} null: the server never answered; {@code
-   * problem} null: the last read answered.
-   */
+  /** The last answer (null: never one) and failure (null: the last read answered). */
   private record State(
-      Optional<KubeVirt.Configuration> answer, String problem, Instant nextRead, Duration retry) {
-    Readout<Optional<KubeVirt.Configuration>> readout() {
-      return answer != null ? Readout.answer(answer) : Readout.unreadable(problem);
-    }
-  }
+      Optional<KubeVirt.Configuration> answer, String problem, Instant nextRead, Duration retry) {}
 
   private final Supplier<KubernetesApiResponse<KubeVirtList>> list;
   private final Duration refresh;
   private final Clock clock;
-  private volatile State state = new State(null, null, Instant.MIN, FIRST_RETRY);
+  private State state = new State(null, null, Instant.MIN, FIRST_RETRY);
 
   public KubeVirtClusterDefaults(
       GenericKubernetesApi<KubeVirt, KubeVirtList> api, Duration refresh, Clock clock) {
@@ -80,24 +73,18 @@ public final class KubeVirtClusterDefaults implements ClusterDefaults {
                     .orElse(MigrationLimits.KUBEVIRT_DEFAULTS));
   }
 
-  private Readout<Optional<KubeVirt.Configuration>> configuration() {
-    State known = state;
-    if (clock.instant().isBefore(known.nextRead())) {
-      return known.readout();
+  private synchronized Readout<Optional<KubeVirt.Configuration>> configuration() {
+    Instant now = clock.instant();
+    if (!now.isBefore(state.nextRead())) {
+      state = next(state, read(), now);
     }
-    synchronized (this) {
-      known = state;
-      if (clock.instant().isBefore(known.nextRead())) {
-        return known.readout();
-      }
-      state = next(known, read());
-      return state.readout();
-    }
+    return state.answer() != null
+        ? Readout.answer(state.answer())
+        : Readout.unreadable(state.problem());
   }
 
   /** The state after a read: an answer replaces what was known, a failure keeps it. */
-  private State next(State known, Readout<Optional<KubeVirt.Configuration>> read) {
-    Instant now = clock.instant();
+  private State next(State known, Readout<Optional<KubeVirt.Configuration>> read, Instant now) {
     if (read instanceof Readout.Answer<Optional<KubeVirt.Configuration>> a) {
       if (known.problem() != null) {
         log.info("KubeVirt CR read again after failures");
@@ -105,16 +92,16 @@ public final class KubeVirtClusterDefaults implements ClusterDefaults {
       return new State(a.value(), null, now.plus(refresh), FIRST_RETRY);
     }
     String problem = ((Readout.Unreadable<Optional<KubeVirt.Configuration>>) read).what();
+    boolean answered = known.answer() != null;
     if (!problem.equals(known.problem())) {
-      if (known.answer() != null) {
-        log.warn("KubeVirt CR unreadable, its last answer stays in use detail=\"{}\"", problem);
-      } else {
-        log.warn(
-            "KubeVirt CR unreadable, VMIs without their own eviction strategy wait detail=\"{}\"",
-            problem);
-      }
+      log.warn(
+          answered
+              ? "KubeVirt CR unreadable, its last answer stays in use detail=\"{}\""
+              : "KubeVirt CR unreadable, VMIs without their own eviction strategy wait"
+                  + " detail=\"{}\"",
+          problem);
     }
-    if (known.answer() != null) {
+    if (answered) {
       return new State(known.answer(), problem, now.plus(refresh), FIRST_RETRY);
     }
     Duration doubled = known.retry().multipliedBy(2);

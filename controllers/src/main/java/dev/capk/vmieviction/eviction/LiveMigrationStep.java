@@ -45,12 +45,6 @@ final class LiveMigrationStep {
 
   private static final Logger log = LoggerFactory.getLogger(LiveMigrationStep.class);
 
-  /** The step is over for now: look again after {@code retry} (capped at the deadline). */
-  private static StepOutcome stop(Duration retry) {
-    return new StepOutcome.Wait(
-        EvacuationPhase.Migrating, "live migration under way or waiting for a slot", retry);
-  }
-
   private final LiveMigrations migrations;
   private final ClusterDefaults kubevirt;
 
@@ -60,7 +54,6 @@ final class LiveMigrationStep {
   /** VMIs (namespace/name) waiting for a free migration slot: woken when a migration ends. */
   private final Set<String> waitingForSlot = ConcurrentHashMap.newKeySet();
 
-  /** The Clusters' live-migration annotations. */
   private final ClusterOverride<LiveMigrationPolicy> policies =
       new ClusterOverride<>(LiveMigrationPolicy::parse);
 
@@ -76,7 +69,12 @@ final class LiveMigrationStep {
     this.kubevirt = kubevirt;
   }
 
-  /** One evacuation's migration as this step sees it: what {@link #decide} needs. */
+  /**
+   * One evacuation's migration as this step sees it.
+   *
+   * @param number the attempt recorded, 0 when none; {@code current} its migration's name
+   * @param cutoff the deadline minus the reserve: no migration runs past it
+   */
   private record Migrating(
       String key,
       VirtualMachineInstance vmi,
@@ -86,7 +84,7 @@ final class LiveMigrationStep {
       String current,
       String infraNode,
       Instant cutoff,
-      MigrationLimits limits) {}
+      Readout<MigrationLimits> limits) {}
 
   /**
    * @param clusterPolicy the Cluster's live-migration annotation, raw
@@ -121,7 +119,6 @@ final class LiveMigrationStep {
       }
       return new StepOutcome.Proceed(vmi);
     }
-    Readout<MigrationLimits> limits = kubevirt.migrationLimits();
     Migrating m =
         new Migrating(
             key,
@@ -132,21 +129,18 @@ final class LiveMigrationStep {
             current,
             Eligibility.evacuationNodeName(vmi),
             deadline.at().minus(c.settings().drainReserve()),
-            orDefaults(limits));
-    return act(m, decide(m, ours), limits, deadline);
-  }
-
-  /** Carries out what {@link MigrationDecision} decided. */
-  private StepOutcome act(
-      Migrating m, MigrationDecision.Step next, Readout<MigrationLimits> limits, Deadline deadline)
-      throws ApiException {
-    Duration untilCutoff = Duration.between(c.clock().instant(), m.cutoff());
-    Duration look = min(c.settings().retryInterval(), untilCutoff);
+            kubevirt.migrationLimits());
+    MigrationDecision.Step next = decide(m, ours);
+    Duration look = Duration.between(c.clock().instant(), m.cutoff());
+    look = look.compareTo(c.settings().retryInterval()) < 0 ? look : c.settings().retryInterval();
+    look = look.compareTo(Duration.ofMillis(100)) < 0 ? Duration.ofMillis(100) : look;
     if (next instanceof MigrationDecision.Drain) {
-      return new StepOutcome.Proceed(m.vmi());
+      return new StepOutcome.Proceed(vmi);
     }
-    if (limits instanceof Readout.Unreadable<MigrationLimits> u && needsLimits(next)) {
-      return limitsUnreadable(m.key(), m.vmi(), m.startText(), u.what(), m.cutoff(), look);
+    if (m.limits() instanceof Readout.Unreadable<MigrationLimits> u
+        && (next instanceof MigrationDecision.Start
+            || next instanceof MigrationDecision.WaitForSlot)) {
+      return limitsUnreadable(m, u.what(), look);
     }
     if (next instanceof MigrationDecision.Succeeded) {
       // KubeVirt clears evacuationNodeName next (virt-handler's migration ACK): the VMI then
@@ -157,15 +151,21 @@ final class LiveMigrationStep {
       return stop(look);
     }
     if (next instanceof MigrationDecision.WaitForSlot w) {
-      return waitForSlot(m.key(), w, look);
+      return waitForSlot(key, w, look);
     }
     if (next instanceof MigrationDecision.Start first) {
       if (first.afterFailure()) {
-        failed(m.key(), m.vmi(), m.number(), "trying again (attempt " + first.number() + ")");
+        failed(key, vmi, number, "trying again (attempt " + first.number() + ")");
       }
       return start(m, look);
     }
     return fallBack(m, (MigrationDecision.FallBack) next, deadline);
+  }
+
+  /** The step is over for now: look again after {@code retry} (capped at the deadline). */
+  private static StepOutcome stop(Duration retry) {
+    return new StepOutcome.Wait(
+        EvacuationPhase.Migrating, "live migration under way or waiting for a slot", retry);
   }
 
   /** Starts the next attempt, unless another worker took the free slot meanwhile. */
@@ -183,13 +183,12 @@ final class LiveMigrationStep {
       }
       waitingForSlot.remove(m.key());
       // Recorded before the create: a restart finds the attempt and follows its migration.
-      Instant now = c.clock().instant();
       VirtualMachineInstance recorded =
           c.vmis()
               .annotate(
                   m.vmi(),
                   EvictionAnnotations.MIGRATION_ATTEMPT,
-                  MigrationAttempt.format(m.startText(), s.number(), now));
+                  MigrationAttempt.format(m.startText(), s.number(), c.clock().instant()));
       String name = name(m.vmi(), m.startText(), s.number());
       if (!migrations.create(migration(m.vmi(), name, m.infraNode()))) {
         return stop(look); // created before (a restart, a replica): told then
@@ -268,9 +267,11 @@ final class LiveMigrationStep {
         c.vmis().annotate(vmi, EvictionAnnotations.MIGRATION_ATTEMPT, null);
     slotFreed();
     if (migrated) {
-      Duration took =
-          attempt.map(a -> Duration.between(a.began(), c.clock().instant())).orElse(Duration.ZERO);
-      c.metrics().migrationSucceeded(took);
+      c.metrics()
+          .migrationSucceeded(
+              attempt
+                  .map(a -> Duration.between(a.began(), c.clock().instant()))
+                  .orElse(Duration.ZERO));
       log.info("live migration succeeded vmi={} node={}", key, status.getNodeName());
       c.events()
           .normal(
@@ -296,54 +297,33 @@ final class LiveMigrationStep {
 
   /** What to do next, given our migrations as {@code ours} lists them. */
   private MigrationDecision.Step decide(Migrating m, List<VirtualMachineInstanceMigration> ours) {
-    VirtualMachineInstance vmi = m.vmi();
-    String infraNode = m.infraNode();
-    Optional<String> phase =
-        currentOf(ours, vmi.getMetadata().getNamespace(), m.current())
-            .map(g -> g.phase() == null ? "" : g.phase());
     List<VirtualMachineInstanceMigration> running =
         ours.stream().filter(g -> !g.finished()).toList();
-    int fromNode =
-        (int)
-            running.stream()
-                .filter(
-                    g ->
-                        infraNode != null
-                            && infraNode.equals(
-                                Metadata.annotation(
-                                    g.getMetadata(), EvictionAnnotations.MIGRATION_SOURCE_NODE)))
-                .count();
-    VirtualMachineInstanceStatus status = vmi.getStatus();
-    boolean migratable =
-        status != null
-            && status.conditionTrue(VirtualMachineInstanceStatus.CONDITION_LIVE_MIGRATABLE);
+    long fromNode =
+        running.stream()
+            .map(
+                g ->
+                    Metadata.annotation(g.getMetadata(), EvictionAnnotations.MIGRATION_SOURCE_NODE))
+            .filter(n -> n != null && n.equals(m.infraNode()))
+            .count();
+    VirtualMachineInstanceStatus status = m.vmi().getStatus();
     return MigrationDecision.decide(
         new MigrationDecision.Facts(
             m.policy(),
-            false,
-            migratable,
+            status != null
+                && status.conditionTrue(VirtualMachineInstanceStatus.CONDITION_LIVE_MIGRATABLE),
             m.number(),
-            phase,
+            currentOf(ours, m.vmi().getMetadata().getNamespace(), m.current())
+                .map(g -> g.phase() == null ? "" : g.phase()),
             c.settings().migrationAttempts(),
             c.clock().instant(),
             m.cutoff(),
             running.size(),
-            fromNode,
-            m.limits()));
-  }
-
-  /**
-   * The limits read, or KubeVirt's defaults for the steps that need none ({@link #needsLimits}).
-   */
-  private static MigrationLimits orDefaults(Readout<MigrationLimits> limits) {
-    return limits instanceof Readout.Answer<MigrationLimits> a
-        ? a.value()
-        : MigrationLimits.KUBEVIRT_DEFAULTS;
-  }
-
-  /** Starting a migration, or waiting for a slot, counts against KubeVirt's limits. */
-  private static boolean needsLimits(MigrationDecision.Step next) {
-    return next instanceof MigrationDecision.Start || next instanceof MigrationDecision.WaitForSlot;
+            (int) fromNode,
+            // Unreadable limits hold back Start and WaitForSlot (step), the only steps they decide.
+            m.limits() instanceof Readout.Answer<MigrationLimits> a
+                ? a.value()
+                : MigrationLimits.KUBEVIRT_DEFAULTS));
   }
 
   /**
@@ -351,26 +331,21 @@ final class LiveMigrationStep {
    * may allow more than the cluster runs at once); the step looks again, and at the cutoff the
    * guest drain follows, which needs no limits.
    */
-  private StepOutcome limitsUnreadable(
-      String key,
-      VirtualMachineInstance vmi,
-      String startText,
-      String what,
-      Instant cutoff,
-      Duration look) {
-    if (told.asMap().putIfAbsent(vmi.getMetadata().getUid() + "/" + startText + "/limits", true)
+  private StepOutcome limitsUnreadable(Migrating m, String what, Duration look) {
+    if (told.asMap().putIfAbsent(m.vmi().getMetadata().getUid() + "/" + m.startText(), true)
         == null) {
-      log.warn("live migration waits for KubeVirt's limits vmi={} unreadable=\"{}\"", key, what);
+      log.warn(
+          "live migration waits for KubeVirt's limits vmi={} unreadable=\"{}\"", m.key(), what);
     }
     c.events()
         .warning(
-            vmi,
+            m.vmi(),
             EventReasons.KUBEVIRT_CONFIG_UNREADABLE,
             "KubeVirt's migration limits (the KubeVirt CR's spec.configuration.migrations) could not"
                 + " be read ("
                 + what
                 + "): no live migration is started until they are; the guest drain follows at "
-                + DrainStartTime.format(cutoff)
+                + DrainStartTime.format(m.cutoff())
                 + " if they stay unreadable");
     return stop(look);
   }
@@ -393,9 +368,7 @@ final class LiveMigrationStep {
 
   /** One of our migrations ended (or was cancelled): the VMIs waiting for a slot look again. */
   private void slotFreed() {
-    for (String key : List.copyOf(waitingForSlot)) {
-      c.wake().accept(key);
-    }
+    List.copyOf(waitingForSlot).forEach(c.wake());
   }
 
   /** The VMI's evacuation is over: it no longer waits for a slot. */
@@ -438,12 +411,8 @@ final class LiveMigrationStep {
             .substring(0, 10);
     String suffix = "-" + hash + "-" + attempt;
     String prefix = "evac-" + vmi.getMetadata().getName();
-    int room = 63 - suffix.length();
-    if (prefix.length() > room) {
-      prefix = prefix.substring(0, room);
-    }
-    prefix = prefix.replaceAll("[-.]+$", "");
-    return prefix + suffix;
+    prefix = prefix.substring(0, Math.min(prefix.length(), 63 - suffix.length()));
+    return prefix.replaceAll("[-.]+$", "") + suffix;
   }
 
   private static VirtualMachineInstanceMigration migration(
@@ -459,11 +428,5 @@ final class LiveMigrationStep {
                         ? Map.of()
                         : Map.of(EvictionAnnotations.MIGRATION_SOURCE_NODE, infraNode)))
         .spec(new VirtualMachineInstanceMigration.Spec().vmiName(vmi.getMetadata().getName()));
-  }
-
-  private static Duration min(Duration a, Duration b) {
-    Duration floor = Duration.ofMillis(100);
-    Duration m = a.compareTo(b) < 0 ? a : b;
-    return m.compareTo(floor) < 0 ? floor : m;
   }
 }

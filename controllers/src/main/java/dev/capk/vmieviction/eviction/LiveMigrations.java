@@ -7,7 +7,7 @@ import java.util.List;
 /** The VirtualMachineInstanceMigrations this controller created, in the infra cluster. */
 public interface LiveMigrations {
 
-  /** Ours (label-selected), in every namespace: one list request. */
+  /** Ours (label-selected), in every namespace. */
   List<VirtualMachineInstanceMigration> ours() throws ApiException;
 
   /**

@@ -30,8 +30,8 @@ final class MachineContractCheck {
 
   /**
    * The contract applied to one step: what to do, by when, and which setting said so; with the
-   * Cluster's evacuation limit annotation from the same read, raw, for the admit step, and its
-   * live-migration annotation, raw, for the migrate step.
+   * Cluster's evacuation limit and live-migration annotations from the same read, raw, for the
+   * admit and migrate steps.
    */
   record Applied(
       MachineContract.Step step,
@@ -39,6 +39,13 @@ final class MachineContractCheck {
       Optional<String> origin,
       Optional<String> clusterEvacuationLimit,
       Optional<String> clusterLiveMigration) {}
+
+  /** A deadline a contract set, and the setting that set it. */
+  private record Earliest(Instant at, String origin) {
+    Earliest earlier(Earliest other) {
+      return other.at.isBefore(at) ? other : this;
+    }
+  }
 
   private final ManagementObjects objects;
 
@@ -48,13 +55,6 @@ final class MachineContractCheck {
    */
   private final Cache<String, Earliest> earliest =
       CacheBuilder.newBuilder().maximumSize(100_000).build();
-
-  /** A deadline a contract set, and the setting that set it. */
-  private record Earliest(Instant at, String origin) {
-    Earliest earlier(Earliest other) {
-      return other.at.isBefore(at) ? other : this;
-    }
-  }
 
   /** {@code uid/start/reason} of the events said once per evacuation of a VMI. */
   private final Cache<String, Boolean> told =
@@ -89,125 +89,98 @@ final class MachineContractCheck {
                   + what
                   + "): what is missing does not apply, the controller's own settings do");
     }
-
+    contract
+        .deadline()
+        .ifPresent(
+            at ->
+                earliest
+                    .asMap()
+                    .merge(
+                        evacuation,
+                        new Earliest(at, contract.deadlineOrigin()),
+                        Earliest::earlier));
+    Earliest earlier = earliest.getIfPresent(evacuation);
     Optional<String> origin = Optional.empty();
-    Optional<Earliest> earlier = earlier(key, vmi, contract, evacuation, deadline);
-    if (earlier.isPresent()) {
-      deadline = Deadline.at(earlier.get().at(), c.clock());
-      origin = Optional.of(earlier.get().origin());
+    if (earlier != null && earlier.at().isBefore(deadline.at())) {
+      deadline = Deadline.at(earlier.at(), c.clock());
+      origin = Optional.of(earlier.origin());
+      if (once(evacuation, EventReasons.DRAIN_DEADLINE_SHORTENED)) {
+        String at = DrainStartTime.format(earlier.at());
+        log.info(
+            "deadline moved earlier by cluster api vmi={} deadline={} origin=\"{}\"",
+            key,
+            at,
+            earlier.origin());
+        c.events()
+            .normal(
+                vmi,
+                EventReasons.DRAIN_DEADLINE_SHORTENED,
+                "Deadline moved earlier to "
+                    + at
+                    + " by "
+                    + earlier.origin()
+                    + " (shorter than --drain-timeout; it never moves later)");
+      }
     }
-    tellIfDeleting(key, vmi, facts, contract.cluster(), evacuation, deadline);
-    tellStep(key, vmi, contract, evacuation, deadline);
+    Optional<MachineContract.ClusterFacts> cluster = facts.clusterFacts();
+    Optional<Instant> deleting = cluster.flatMap(MachineContract.ClusterFacts::deleting);
+    if (deleting.isPresent() && once(evacuation, EventReasons.CLUSTER_DELETING)) {
+      // Nothing changes for a Cluster being deleted (its workloads keep their budgets until the
+      // VM is gone, the deadline bounds the wait): the admin learns why the tenant's VMIs go.
+      tellDeleting(key, vmi, facts.cluster(), deleting.get(), deadline);
+    }
+    tellStep(key, vmi, facts, contract.step(), evacuation, deadline);
     return new Applied(
         contract.step(),
         deadline,
         origin,
-        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::evacuationLimit),
-        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::liveMigration));
-  }
-
-  /**
-   * The earliest deadline a contract set in this evacuation, when it is earlier than {@code
-   * deadline} (told once per evacuation).
-   */
-  private Optional<Earliest> earlier(
-      String key,
-      VirtualMachineInstance vmi,
-      MachineContract contract,
-      String evacuation,
-      Deadline deadline) {
-    Optional<Earliest> earlier =
-        contract.deadline().map(at -> new Earliest(at, contract.deadlineOrigin()));
-    Earliest remembered = earliest.getIfPresent(evacuation);
-    if (remembered != null) {
-      earlier = Optional.of(earlier.map(remembered::earlier).orElse(remembered));
-    }
-    if (earlier.isEmpty() || !earlier.get().at().isBefore(deadline.at())) {
-      return Optional.empty();
-    }
-    earliest.put(evacuation, earlier.get());
-    if (once(evacuation, EventReasons.DRAIN_DEADLINE_SHORTENED)) {
-      log.info(
-          "deadline moved earlier by cluster api vmi={} deadline={} origin=\"{}\"",
-          key,
-          DrainStartTime.format(earlier.get().at()),
-          earlier.get().origin());
-      c.events()
-          .normal(
-              vmi,
-              EventReasons.DRAIN_DEADLINE_SHORTENED,
-              "Deadline moved earlier to "
-                  + DrainStartTime.format(earlier.get().at())
-                  + " by "
-                  + earlier.get().origin()
-                  + " (shorter than --drain-timeout; it never moves later)");
-    }
-    return earlier;
+        cluster.flatMap(MachineContract.ClusterFacts::evacuationLimit),
+        cluster.flatMap(MachineContract.ClusterFacts::liveMigration));
   }
 
   /** A paused Cluster on every step, a Machine excluded from draining once per evacuation. */
   private void tellStep(
       String key,
       VirtualMachineInstance vmi,
-      MachineContract contract,
+      MachineContract.Facts facts,
+      MachineContract.Step step,
       String evacuation,
       Deadline deadline) {
-    switch (contract.step()) {
-      case HOLD_PAUSED -> {
-        log.info(
-            "cluster paused, guest left untouched vmi={} cluster={} deadline={}",
-            key,
-            contract.cluster(),
-            DrainStartTime.format(deadline.at()));
-        c.events()
-            .warning(
-                vmi,
-                EventReasons.CLUSTER_PAUSED,
-                "Cluster "
-                    + contract.cluster()
-                    + " is paused (spec.paused or annotation "
-                    + ClusterApi.PAUSED_ANNOTATION
-                    + "): its guest node is not cordoned or drained; VMI deleted anyway at "
-                    + DrainStartTime.format(deadline.at()));
-      }
-      case SKIP_DRAIN -> {
-        if (once(evacuation, EventReasons.NODE_DRAIN_EXCLUDED)) {
-          log.info(
-              "machine excluded from draining, deleting without drain vmi={} machine={}",
-              key,
-              contract.machine());
-          c.events()
-              .normal(
-                  vmi,
-                  EventReasons.NODE_DRAIN_EXCLUDED,
-                  "Machine "
-                      + contract.machine()
-                      + " has annotation "
-                      + ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION
-                      + ": its guest node is not drained, the VMI is deleted now");
-        }
-      }
-      case DRAIN -> {}
+    String machine = facts.machine().map(MachineContract.MachineFacts::name).orElse("");
+    if (step == MachineContract.Step.HOLD_PAUSED) {
+      log.info(
+          "cluster paused, guest left untouched vmi={} cluster={} deadline={}",
+          key,
+          facts.cluster(),
+          DrainStartTime.format(deadline.at()));
+      c.events()
+          .warning(
+              vmi,
+              EventReasons.CLUSTER_PAUSED,
+              "Cluster "
+                  + facts.cluster()
+                  + " is paused (spec.paused or annotation "
+                  + ClusterApi.PAUSED_ANNOTATION
+                  + "): its guest node is not cordoned or drained; VMI deleted anyway at "
+                  + DrainStartTime.format(deadline.at()));
+    } else if (step == MachineContract.Step.SKIP_DRAIN
+        && once(evacuation, EventReasons.NODE_DRAIN_EXCLUDED)) {
+      log.info(
+          "machine excluded from draining, deleting without drain vmi={} machine={}", key, machine);
+      c.events()
+          .normal(
+              vmi,
+              EventReasons.NODE_DRAIN_EXCLUDED,
+              "Machine "
+                  + machine
+                  + " has annotation "
+                  + ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION
+                  + ": its guest node is not drained, the VMI is deleted now");
     }
   }
 
-  /**
-   * Nothing changes for a Cluster being deleted: the tenant's workloads keep their budgets until
-   * the VM is gone, and the deadline bounds the wait. The admin learns why the tenant's VMIs go.
-   */
-  private void tellIfDeleting(
-      String key,
-      VirtualMachineInstance vmi,
-      MachineContract.Facts facts,
-      String cluster,
-      String evacuation,
-      Deadline deadline) {
-    Optional<Instant> deleting =
-        facts.clusterFacts().flatMap(MachineContract.ClusterFacts::deleting);
-    if (deleting.isEmpty() || !once(evacuation, EventReasons.CLUSTER_DELETING)) {
-      return;
-    }
-    Instant since = deleting.get();
+  private void tellDeleting(
+      String key, VirtualMachineInstance vmi, String cluster, Instant since, Deadline deadline) {
     log.info(
         "cluster being deleted, evacuation proceeds vmi={} cluster={} deletionTimestamp={}"
             + " deadline={}",
@@ -234,48 +207,35 @@ final class MachineContractCheck {
 
   /**
    * What Cluster API's own settings for a machine say about the evacuation of its VMI: a paused
-   * Cluster holds the guest untouched until the deadline, a Machine excluded from draining is
-   * deleted at once, and the Machine's drain timeout or the KubevirtMachine's grace time may move
-   * the deadline earlier, never later. What could not be read applies nothing (today's behaviour)
-   * and is named in {@link #unavailable}. Pure.
+   * Cluster holds the guest untouched until the deadline (paused wins: Cluster API does nothing at
+   * all to a paused Cluster's machines), a Machine excluded from draining is deleted at once, and
+   * the Machine's drain timeout or the KubevirtMachine's grace time may move the deadline earlier,
+   * never later. What could not be read applies nothing and is named in {@link #unavailable}. Pure.
    *
-   * @param step what to do with the guest node now
    * @param deadline the earliest deadline these settings set, if earlier than start + the global
    *     drain timeout
    * @param deadlineOrigin which setting set {@code deadline}, for messages (empty without one)
-   * @param cluster the Cluster, {@code namespace/name}, for messages
-   * @param machine the Machine, {@code namespace/name}, for messages (empty when unknown)
-   * @param unavailable what could not be read or used, each a sentence part; empty when all was
+   * @param unavailable what could not be read or used, each a sentence part
    */
   public record MachineContract(
-      Step step,
-      Optional<Instant> deadline,
-      String deadlineOrigin,
-      String cluster,
-      String machine,
-      List<String> unavailable) {
+      Step step, Optional<Instant> deadline, String deadlineOrigin, List<String> unavailable) {
 
     public MachineContract {
       unavailable = List.copyOf(unavailable);
     }
 
-    /** What to do with the guest node. */
     public enum Step {
-      /** Cordon and drain as usual. */
       DRAIN,
-      /** The Cluster is paused: no write to the guest; look again later, delete at the deadline. */
+      /** No write to the guest; look again later, delete at the deadline. */
       HOLD_PAUSED,
-      /** The Machine is excluded from draining: delete the VMI now, the guest untouched. */
+      /** Delete the VMI now, the guest untouched. */
       SKIP_DRAIN
     }
 
     /**
-     * The Cluster as read.
-     *
      * @param evacuationLimit its {@code capk.cluster.x-k8s.io/max-concurrent-evacuations}
-     *     annotation, raw (for {@link TenantAdmission}; this contract does not use it)
-     * @param deleting its {@code metadata.deletionTimestamp}, when it is being deleted: the
-     *     evacuation goes on as usual (told, not decided, here)
+     *     annotation, raw (for {@link TenantAdmission})
+     * @param deleting its {@code metadata.deletionTimestamp}: told, not decided, here
      */
     public record ClusterFacts(
         String name,
@@ -288,12 +248,10 @@ final class MachineContractCheck {
       }
     }
 
-    /** The KubevirtMachine as read: CAPK's grace time annotation, raw. */
+    /** CAPK's grace time annotation, raw. */
     public record KubevirtMachineFacts(String name, Optional<String> graceTime) {}
 
     /**
-     * The Machine as read.
-     *
      * @param nodeDrainTimeout v1beta1's {@code spec.nodeDrainTimeout}, raw
      * @param nodeDrainTimeoutSeconds v1beta2's {@code spec.deletion.nodeDrainTimeoutSeconds}
      */
@@ -304,8 +262,8 @@ final class MachineContractCheck {
         Optional<Long> nodeDrainTimeoutSeconds) {}
 
     /**
-     * What the reader found; each object absent when it could not be read (not found, not allowed),
-     * with the reason in {@code unavailable}. A transient failure is never a Facts: it is retried.
+     * What the reader found; an object absent when it could not be read (not found, not allowed),
+     * the reason in {@code unavailable}. A transient failure is never a Facts: it is retried.
      */
     public record Facts(
         String cluster,
@@ -318,68 +276,49 @@ final class MachineContractCheck {
       }
     }
 
-    /**
-     * @param start the recorded drain start
-     * @param drainTimeout the global drain timeout ({@code --drain-timeout})
-     */
     public static MachineContract decide(Facts facts, Instant start, Duration drainTimeout) {
       List<String> unavailable = new ArrayList<>(facts.unavailable());
-      boolean paused = facts.clusterFacts().map(ClusterFacts::paused).orElse(false);
-      boolean excluded = facts.machine().map(MachineFacts::drainExcluded).orElse(false);
-      // Paused wins: Cluster API does nothing at all to a paused Cluster's machines, deleting
-      // included.
-      Step step = paused ? Step.HOLD_PAUSED : excluded ? Step.SKIP_DRAIN : Step.DRAIN;
-
+      Step step =
+          facts.clusterFacts().map(ClusterFacts::paused).orElse(false)
+              ? Step.HOLD_PAUSED
+              : facts.machine().map(MachineFacts::drainExcluded).orElse(false)
+                  ? Step.SKIP_DRAIN
+                  : Step.DRAIN;
       Instant global = start.plus(drainTimeout);
       Instant earliest = global;
       String origin = "";
-      if (facts.machine().isPresent()) {
-        MachineFacts m = facts.machine().get();
-        Optional<Duration> timeout = machineDrainTimeout(m, unavailable);
-        // Zero means "no limit" in Cluster API: the global timeout applies.
-        if (timeout.isPresent() && !timeout.get().isZero()) {
-          Instant at = start.plus(timeout.get());
-          if (at.isBefore(earliest)) {
-            earliest = at;
-            origin =
-                "Machine "
-                    + m.name()
-                    + " node drain timeout "
-                    + GoDuration.format(timeout.get())
-                    + " from start "
-                    + DrainStartTime.format(start);
-          }
-        }
+      Optional<MachineFacts> m = facts.machine();
+      // Zero means "no limit" in Cluster API: the global timeout applies.
+      Optional<Duration> timeout =
+          m.flatMap(f -> machineDrainTimeout(f, unavailable)).filter(t -> !t.isZero());
+      if (timeout.isPresent() && start.plus(timeout.get()).isBefore(earliest)) {
+        earliest = start.plus(timeout.get());
+        origin =
+            "Machine "
+                + m.get().name()
+                + " node drain timeout "
+                + GoDuration.format(timeout.get())
+                + " from start "
+                + DrainStartTime.format(start);
       }
-      if (facts.kubevirtMachine().isPresent()) {
-        KubevirtMachineFacts k = facts.kubevirtMachine().get();
-        if (k.graceTime().isPresent()) {
-          Optional<Instant> grace = DrainStartTime.parseRfc3339(k.graceTime().get());
-          if (grace.isEmpty()) {
-            unavailable.add(
-                "KubevirtMachine "
-                    + k.name()
-                    + " annotation "
-                    + EvictionAnnotations.CAPK_DELETION_GRACE_TIME
-                    + " \""
-                    + NotEvacuatedNotices.shorten(k.graceTime().get())
-                    + "\" is not an RFC 3339 time: ignored");
-          } else if (grace.get().isBefore(earliest)) {
-            earliest = grace.get();
-            origin =
-                "KubevirtMachine "
-                    + k.name()
-                    + " annotation "
-                    + EvictionAnnotations.CAPK_DELETION_GRACE_TIME;
-          }
+      Optional<KubevirtMachineFacts> k = facts.kubevirtMachine();
+      Optional<String> raw = k.flatMap(KubevirtMachineFacts::graceTime);
+      if (raw.isPresent()) {
+        String name = "KubevirtMachine " + k.get().name();
+        String annotation = " annotation " + EvictionAnnotations.CAPK_DELETION_GRACE_TIME;
+        Optional<Instant> grace = DrainStartTime.parseRfc3339(raw.get());
+        if (grace.isEmpty()) {
+          unavailable.add(
+              name + annotation + " " + quoted(raw.get()) + " is not an RFC 3339 time: ignored");
+        } else if (grace.get().isBefore(earliest)) {
+          earliest = grace.get();
+          origin = name + annotation;
         }
       }
       return new MachineContract(
           step,
           earliest.isBefore(global) ? Optional.of(earliest) : Optional.empty(),
           origin,
-          facts.cluster(),
-          facts.machine().map(MachineFacts::name).orElse(""),
           unavailable);
     }
 
@@ -397,21 +336,23 @@ final class MachineContractCheck {
                 + " spec.deletion.nodeDrainTimeoutSeconds "
                 + seconds
                 + " is negative: ignored");
-        return Optional.empty();
-      }
-      if (m.nodeDrainTimeout().isPresent()) {
+      } else if (m.nodeDrainTimeout().isPresent()) {
         try {
           return Optional.of(GoDuration.parse(m.nodeDrainTimeout().get()));
         } catch (IllegalArgumentException e) {
           unavailable.add(
               "Machine "
                   + m.name()
-                  + " spec.nodeDrainTimeout \""
-                  + NotEvacuatedNotices.shorten(m.nodeDrainTimeout().get())
-                  + "\" is not a duration: ignored");
+                  + " spec.nodeDrainTimeout "
+                  + quoted(m.nodeDrainTimeout().get())
+                  + " is not a duration: ignored");
         }
       }
       return Optional.empty();
+    }
+
+    private static String quoted(String raw) {
+      return "\"" + NotEvacuatedNotices.shorten(raw) + "\"";
     }
   }
 }

@@ -26,7 +26,6 @@ final class MigrationDecision {
    */
   record Facts(
       LiveMigrationPolicy policy,
-      boolean fellBack,
       boolean liveMigratable,
       int attempt,
       Optional<String> phase,
@@ -39,9 +38,7 @@ final class MigrationDecision {
 
   sealed interface Step permits Drain, FallBack, Start, Follow, WaitForSlot, Succeeded {}
 
-  /**
-   * Go on to the guest drain: live migration is not wanted, or the fallback is already recorded.
-   */
+  /** Go on to the guest drain: live migration is not wanted. */
   record Drain() implements Step {}
 
   /**
@@ -65,9 +62,6 @@ final class MigrationDecision {
 
   static Step decide(Facts f) {
     boolean tooLate = !f.now().isBefore(f.cutoff());
-    if (f.fellBack()) {
-      return new Drain();
-    }
     if (f.attempt() == 0) {
       if (f.policy() == LiveMigrationPolicy.NEVER) {
         return new Drain();

@@ -38,8 +38,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Whether the evacuation of a marked VMI may start draining its guest node now, so that an infra
- * node drain does not take a tenant's control plane (or too many of its workers) down at once:
+ * The admit step: whether the evacuation of a marked VMI may start draining its guest node now, so
+ * that an infra node drain does not take a tenant's control plane (or too many of its workers) down
+ * at once:
  *
  * <ul>
  *   <li>control plane: at most one control-plane VMI of a tenant Cluster at a time; the next one
@@ -51,16 +52,11 @@ import org.slf4j.LoggerFactory;
  *       {@link Override} that says what it risks.
  * </ul>
  *
- * <p>The admit step: gathers what {@link #decide} decides on (the tenant Cluster's other VMIs from
- * the infra informer cache, its control-plane guest nodes from one bounded node list, the Cluster's
- * limit annotation from the Cluster API read already made), records an admission on the VMI
- * (annotation {@code capk.cluster.x-k8s.io/evacuation-admitted}, so a restarted controller counts
- * it) and says in events why a VMI is held or went ahead anyway.
- *
- * <p>A worker VMI with no limit in force costs nothing: no guest call, no write.
- *
- * <p>Held and admitted VMIs are told to {@link HeldEvacuations} (below), which wakes the held ones
- * of a Cluster when an admitted one ends or a guest node of the Cluster comes back.
+ * <p>{@link #decide} decides on the tenant Cluster's other VMIs (infra informer cache), its
+ * control-plane guest nodes (one bounded node list, skipped for a worker VMI: a worker with no
+ * limit in force costs no guest call and no write) and the Cluster's limit annotation. An admission
+ * is recorded on the VMI (annotation {@code capk.cluster.x-k8s.io/evacuation-admitted}) so a
+ * restarted controller counts it.
  */
 public final class TenantAdmission {
 
@@ -86,7 +82,6 @@ public final class TenantAdmission {
   /** The holds told, per evacuation. */
   private final WaitLog waits = new WaitLog();
 
-  /** The Clusters' limit annotations. */
   private final ClusterOverride<EvacuationLimit> limits =
       new ClusterOverride<>(EvacuationLimit::parse);
 
@@ -96,13 +91,13 @@ public final class TenantAdmission {
     this.c = c;
   }
 
-  /** One evacuation as this step sees it. */
+  /** One evacuation as this step sees it; {@code cluster} is {@code namespace/clusterName}. */
   private record Evacuation(
       String key,
       VirtualMachineInstance vmi,
-      String ns,
+      String clusterName,
       String cluster,
-      String clusterKey,
+      Role role,
       String startText,
       Deadline deadline) {}
 
@@ -120,23 +115,19 @@ public final class TenantAdmission {
       throws GuestAccessException, ApiException {
     String startText = DrainStartTime.format(start);
     String uid = vmi.getMetadata().getUid();
-    String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
-    if (cluster == null) {
+    String name = vmi.getMetadata().getName();
+    String clusterName = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
+    if (clusterName == null) {
       return new StepOutcome.Proceed(vmi); // no tenant known: the guest connection says so
     }
-    String ns = vmi.getMetadata().getNamespace();
-    String clusterKey = HeldEvacuations.clusterKey(ns, cluster);
+    String cluster = HeldEvacuations.clusterKey(vmi.getMetadata().getNamespace(), clusterName);
     if (startText.equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
         || startText.equals(admittedHere.getIfPresent(uid))) {
-      c.held().admitted(key, clusterKey); // also after a restart: its end wakes the held ones
+      c.held().admitted(key, cluster); // also after a restart: its end wakes the held ones
       return new StepOutcome.Proceed(vmi); // once admitted, always admitted
     }
     EvacuationLimit limit = limit(key, vmi, clusterLimit);
     Optional<Role> known = knownRole(vmi);
-    if (known.isPresent() && known.get() == Role.WORKER && limit.unlimited()) {
-      c.held().admitted(key, clusterKey);
-      return new StepOutcome.Proceed(vmi);
-    }
     MarkedNodes nodes = null;
     if (known.isEmpty() || known.get() == Role.CONTROL_PLANE) {
       // One bounded list of the guest's nodes: roles and readiness at once. Outside the lock and
@@ -153,60 +144,66 @@ public final class TenantAdmission {
         guest.leaveStep();
       }
     }
-    Evacuation e = new Evacuation(key, vmi, ns, cluster, clusterKey, startText, deadline);
-    Lock lock = clusterLocks.get(ns + "/" + cluster);
+    Role role = known.orElse(roleFromNodes(name, nodes));
+    learntRoles.put(uid, role);
+    if (role == Role.WORKER && limit.unlimited()) {
+      c.held().admitted(key, cluster);
+      return new StepOutcome.Proceed(vmi);
+    }
+    Evacuation e = new Evacuation(key, vmi, clusterName, cluster, role, startText, deadline);
+    Lock lock = clusterLocks.get(cluster);
     lock.lock();
     try {
-      return decide(e, start, known, nodes, limit);
+      return decide(e, start, nodes, limit);
     } finally {
       lock.unlock();
     }
   }
 
   /** Decides under the Cluster's lock, and carries the decision out. */
-  private StepOutcome decide(
-      Evacuation e, Instant start, Optional<Role> known, MarkedNodes nodes, EvacuationLimit limit)
+  private StepOutcome decide(Evacuation e, Instant start, MarkedNodes nodes, EvacuationLimit limit)
       throws ApiException {
-    VirtualMachineInstance vmi = e.vmi();
-    String name = vmi.getMetadata().getName();
-    Role role = known.orElse(roleFromNodes(name, nodes));
-    learntRoles.put(vmi.getMetadata().getUid(), role);
-    if (role == Role.WORKER && limit.unlimited()) {
-      c.held().admitted(e.key(), e.clusterKey());
-      return new StepOutcome.Proceed(vmi);
-    }
+    String name = e.vmi().getMetadata().getName();
     List<Peer> peers =
-        c.vmis().ofCluster(e.ns(), e.cluster()).stream()
+        c.vmis().ofCluster(e.vmi().getMetadata().getNamespace(), e.clusterName()).stream()
             .filter(p -> !name.equals(p.getMetadata().getName()))
             .map(p -> peer(p, nodes))
             .toList();
     Instant now = c.clock().instant();
     Decision decision =
-        TenantAdmission.decide(
+        decide(
             new Request(
                 name,
-                role,
+                e.role(),
                 start,
                 peers,
-                otherControlPlaneNodes(name, role, nodes, peers),
+                otherControlPlaneNodes(name, e.role(), nodes, peers),
                 limit,
                 now,
                 e.deadline().at(),
                 c.settings().drainReserve()));
-    if (decision instanceof Admit) {
-      log.info(
-          "evacuation admitted vmi={} cluster={}/{} role={}",
-          e.key(),
-          e.ns(),
-          e.cluster(),
-          role.phrase());
-      return new StepOutcome.Proceed(record(e.key(), e.clusterKey(), vmi, e.startText()));
+    if (decision instanceof Hold h) {
+      return hold(e, h, now);
     }
     if (decision instanceof Override o) {
-      overridden(e, role, o);
-      return new StepOutcome.Proceed(record(e.key(), e.clusterKey(), vmi, e.startText()));
+      overridden(e, o);
+    } else {
+      log.info(
+          "evacuation admitted vmi={} cluster={} role={}", e.key(), e.cluster(), e.role().phrase());
     }
-    return hold(e, role, (Hold) decision, now);
+    // Admitted after a hold: the phase is the drain's again, in the same patch.
+    VirtualMachineInstance updated =
+        c.vmis()
+            .annotate(
+                e.vmi(),
+                Map.of(
+                    EvictionAnnotations.EVACUATION_ADMITTED,
+                    e.startText(),
+                    EvictionAnnotations.EVACUATION_PHASE,
+                    EvacuationPhase.Draining.name()));
+    admittedHere.put(e.vmi().getMetadata().getUid(), e.startText());
+    c.held().admitted(e.key(), e.cluster());
+    return new StepOutcome.Proceed(updated);
   }
 
   /** The control-plane guest nodes other than the VMI's own, for a control-plane VMI. */
@@ -227,20 +224,14 @@ public final class TenantAdmission {
         .toList();
   }
 
-  private void overridden(Evacuation e, Role role, Override o) {
+  private void overridden(Evacuation e, Override o) {
     boolean controlPlane = o.role() == Role.CONTROL_PLANE;
-    String risked =
-        controlPlane
-            ? "the tenant's control plane may lose quorum: another control-plane member is"
-                + " down or being evacuated"
-            : "more worker VMIs of the Cluster than its limit are drained at once";
     log.warn(
-        "tenant safety overridden at deadline minus reserve vmi={} cluster={}/{} role={}"
+        "tenant safety overridden at deadline minus reserve vmi={} cluster={} role={}"
             + " waitedFor=\"{}\" deadline={}",
         e.key(),
-        e.ns(),
         e.cluster(),
-        role.phrase(),
+        e.role().phrase(),
         o.risked(),
         DrainStartTime.format(e.deadline().at()));
     c.events()
@@ -258,19 +249,21 @@ public final class TenantAdmission {
                 + ", still waiting for: "
                 + o.risked()
                 + ". Going ahead anyway: "
-                + risked);
+                + (controlPlane
+                    ? "the tenant's control plane may lose quorum: another control-plane member is"
+                        + " down or being evacuated"
+                    : "more worker VMIs of the Cluster than its limit are drained at once"));
   }
 
-  private StepOutcome hold(Evacuation e, Role role, Hold h, Instant now) {
-    String uid = e.vmi().getMetadata().getUid();
+  private StepOutcome hold(Evacuation e, Hold h, Instant now) {
     // Looked at again at every retry: told at INFO once per change of what it waits for.
+    String uid = e.vmi().getMetadata().getUid();
     log.atLevel(waits.level(uid + "/" + e.startText() + "/held", h.waitsFor()))
         .log(
-            "evacuation held vmi={} cluster={}/{} role={} waitsFor=\"{}\" goAheadAt={}",
+            "evacuation held vmi={} cluster={} role={} waitsFor=\"{}\" goAheadAt={}",
             e.key(),
-            e.ns(),
             e.cluster(),
-            role.phrase(),
+            e.role().phrase(),
             h.waitsFor(),
             DrainStartTime.format(h.goAheadAt()));
     c.events()
@@ -278,7 +271,7 @@ public final class TenantAdmission {
             e.vmi(),
             EventReasons.EVACUATION_HELD,
             "The "
-                + role.phrase()
+                + e.role().phrase()
                 + " guest node is not drained yet, waiting for: "
                 + h.waitsFor()
                 + "; goes ahead anyway at "
@@ -288,48 +281,22 @@ public final class TenantAdmission {
                 + " minus --drain-reserve)");
     // Woken at once when what it waits for ends (HeldEvacuations), else it looks again after the
     // retry interval, and at deadline minus reserve at the latest.
-    c.held().held(e.key(), e.clusterKey());
+    c.held().held(e.key(), e.cluster());
     Duration untilEnd = Duration.between(now, h.goAheadAt());
-    return held(
-        h.waitsFor(),
-        untilEnd.compareTo(c.settings().retryInterval()) < 0
-            ? untilEnd
-            : c.settings().retryInterval());
+    Duration retry = c.settings().retryInterval();
+    return held(h.waitsFor(), untilEnd.compareTo(retry) < 0 ? untilEnd : retry);
   }
 
-  /** Held: look again after {@code retry} (never later than the hold's end). */
   private static StepOutcome held(String waitsFor, Duration retry) {
     return new StepOutcome.Wait(EvacuationPhase.Held, "held: " + waitsFor, retry);
   }
 
-  private VirtualMachineInstance record(
-      String key, String clusterKey, VirtualMachineInstance vmi, String startText)
-      throws ApiException {
-    // Admitted after a hold: the phase is the drain's again, in the same patch.
-    VirtualMachineInstance updated =
-        c.vmis()
-            .annotate(
-                vmi,
-                Map.of(
-                    EvictionAnnotations.EVACUATION_ADMITTED,
-                    startText,
-                    EvictionAnnotations.EVACUATION_PHASE,
-                    EvacuationPhase.Draining.name()));
-    admittedHere.put(vmi.getMetadata().getUid(), startText);
-    c.held().admitted(key, clusterKey);
-    return updated;
-  }
-
   /** The Cluster's annotation when it is a limit, else the flag's (told once per evacuation). */
   private EvacuationLimit limit(String key, VirtualMachineInstance vmi, Optional<String> raw) {
-    String evacuation =
-        vmi.getMetadata().getUid()
-            + "/"
-            + Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
     return limits.resolve(
         raw,
         c.settings().maxConcurrentEvacuationsPerCluster(),
-        evacuation,
+        vmi.getMetadata().getUid() + "/" + VmiEvents.evacuation(vmi),
         (shown, flag) -> {
           log.warn(
               "cluster evacuation limit invalid vmi={} value=\"{}\" used={}", key, shown, flag);
@@ -367,27 +334,21 @@ public final class TenantAdmission {
 
   private Peer peer(VirtualMachineInstance p, MarkedNodes nodes) {
     String name = p.getMetadata().getName();
-    Role role =
-        knownRole(p).orElseGet(() -> nodes == null ? Role.WORKER : roleFromNodes(name, nodes));
     boolean marked =
         p.getMetadata().getDeletionTimestamp() == null && Eligibility.evacuationRequested(p);
     String start = Metadata.annotation(p, EvictionAnnotations.DRAIN_START_TIME);
+    String admittedByUs = admittedHere.getIfPresent(p.getMetadata().getUid());
     boolean admitted =
         (start != null
                 && start.equals(Metadata.annotation(p, EvictionAnnotations.EVACUATION_ADMITTED)))
             // Our own admission the cache does not show yet; a called-off one no longer counts.
-            || (marked && admittedByUs(p.getMetadata().getUid(), start));
+            || (marked && admittedByUs != null && (start == null || start.equals(admittedByUs)));
     return new Peer(
         name,
-        role,
+        knownRole(p).orElseGet(() -> roleFromNodes(name, nodes)),
         marked,
-        start == null ? Optional.empty() : DrainStartTime.parseRfc3339(start),
+        Optional.ofNullable(start).flatMap(DrainStartTime::parseRfc3339),
         admitted);
-  }
-
-  private boolean admittedByUs(String uid, String start) {
-    String admitted = admittedHere.getIfPresent(uid);
-    return admitted != null && (start == null || start.equals(admitted));
   }
 
   /**
@@ -404,15 +365,11 @@ public final class TenantAdmission {
 
     private final Consumer<String> wake;
 
-    /** Held VMIs ({@code namespace/name}) by Cluster. */
-    private final Map<String, Set<String>> heldByCluster = new ConcurrentHashMap<>();
-
-    /** The Cluster of each VMI held or admitted, until it is gone or its evacuation ends. */
+    /** The Cluster of each VMI ({@code namespace/name}) held or admitted, until its end. */
     private final Map<String, String> clusterOf = new ConcurrentHashMap<>();
 
-    /**
-     * @param wake enqueues a VMI (by {@code namespace/name}) for its next step
-     */
+    private final Set<String> held = ConcurrentHashMap.newKeySet();
+
     HeldEvacuations(Consumer<String> wake) {
       this.wake = wake;
     }
@@ -421,22 +378,15 @@ public final class TenantAdmission {
       return namespace + "/" + cluster;
     }
 
-    /** The admit step held {@code vmiKey}. */
     void held(String vmiKey, String cluster) {
       clusterOf.put(vmiKey, cluster);
-      heldByCluster.compute(
-          cluster,
-          (k, held) -> {
-            Set<String> s = held == null ? ConcurrentHashMap.newKeySet() : held;
-            s.add(vmiKey);
-            return s;
-          });
+      held.add(vmiKey);
     }
 
-    /** The admit step let {@code vmiKey} go ahead: its end may free what holds others. */
+    /** Its end may free what holds others. */
     void admitted(String vmiKey, String cluster) {
       clusterOf.put(vmiKey, cluster);
-      forgetHeld(vmiKey, cluster);
+      held.remove(vmiKey);
     }
 
     /**
@@ -444,32 +394,16 @@ public final class TenantAdmission {
      * recreation, or KubeVirt called the evacuation off): wake the VMIs held in its Cluster.
      */
     void ended(String vmiKey) {
+      held.remove(vmiKey);
       String cluster = clusterOf.remove(vmiKey);
       if (cluster != null) {
-        forgetHeld(vmiKey, cluster);
-        wakeHeldIn(cluster);
+        nodeBack(cluster);
       }
     }
 
     /** A guest node of {@code cluster} came back from its evacuation (uncordoned, Ready). */
     void nodeBack(String cluster) {
-      wakeHeldIn(cluster);
-    }
-
-    private void wakeHeldIn(String cluster) {
-      Set<String> held = heldByCluster.get(cluster);
-      if (held != null) {
-        held.forEach(wake);
-      }
-    }
-
-    private void forgetHeld(String vmiKey, String cluster) {
-      heldByCluster.computeIfPresent(
-          cluster,
-          (k, held) -> {
-            held.remove(vmiKey);
-            return held.isEmpty() ? null : held;
-          });
+      held.stream().filter(k -> cluster.equals(clusterOf.get(k))).forEach(wake);
     }
   }
 

@@ -36,7 +36,6 @@ class MigrationDecisionTest {
 
   static Facts facts(
       LiveMigrationPolicy policy,
-      boolean fellBack,
       boolean migratable,
       int attempt,
       Optional<String> phase,
@@ -45,7 +44,6 @@ class MigrationDecisionTest {
       int runningFromNode) {
     return new Facts(
         policy,
-        fellBack,
         migratable,
         attempt,
         phase,
@@ -64,84 +62,61 @@ class MigrationDecisionTest {
   static Stream<Arguments> table() {
     return Stream.of(
         // policy never, nothing started: today's drain, silently
+        Arguments.of("never", facts(NEVER, true, 0, ABSENT, EARLY, 0, 0), Drain.class, false),
         Arguments.of(
-            "never", facts(NEVER, false, true, 0, ABSENT, EARLY, 0, 0), Drain.class, false),
-        // already fell back: the drain, whatever else
+            "not migratable", facts(PREFER, false, 0, ABSENT, EARLY, 0, 0), FallBack.class, false),
         Arguments.of(
-            "fell back",
-            facts(PREFER, true, true, 1, phase("Running"), EARLY, 1, 1),
-            Drain.class,
-            false),
+            "too late to start", facts(PREFER, true, 0, ABSENT, LATE, 0, 0), FallBack.class, false),
+        Arguments.of("start", facts(PREFER, true, 0, ABSENT, EARLY, 4, 1), Start.class, false),
         Arguments.of(
-            "not migratable",
-            facts(PREFER, false, false, 0, ABSENT, EARLY, 0, 0),
-            FallBack.class,
-            false),
+            "cluster limit", facts(PREFER, true, 0, ABSENT, EARLY, 5, 0), WaitForSlot.class, false),
         Arguments.of(
-            "too late to start",
-            facts(PREFER, false, true, 0, ABSENT, LATE, 0, 0),
-            FallBack.class,
-            false),
-        Arguments.of(
-            "start", facts(PREFER, false, true, 0, ABSENT, EARLY, 4, 1), Start.class, false),
-        Arguments.of(
-            "cluster limit",
-            facts(PREFER, false, true, 0, ABSENT, EARLY, 5, 0),
-            WaitForSlot.class,
-            false),
-        Arguments.of(
-            "node limit",
-            facts(PREFER, false, true, 0, ABSENT, EARLY, 2, 2),
-            WaitForSlot.class,
-            false),
+            "node limit", facts(PREFER, true, 0, ABSENT, EARLY, 2, 2), WaitForSlot.class, false),
         Arguments.of(
             "pending, KubeVirt has not looked yet",
-            facts(PREFER, false, true, 1, phase(""), EARLY, 1, 1),
+            facts(PREFER, true, 1, phase(""), EARLY, 1, 1),
             Follow.class,
             false),
         Arguments.of(
-            "running",
-            facts(PREFER, false, true, 1, phase("Running"), EARLY, 1, 1),
-            Follow.class,
-            false),
+            "running", facts(PREFER, true, 1, phase("Running"), EARLY, 1, 1), Follow.class, false),
         Arguments.of(
             "running at the cutoff: cancel",
-            facts(PREFER, false, true, 1, phase("Running"), LATE, 1, 1),
+            facts(PREFER, true, 1, phase("Running"), LATE, 1, 1),
             FallBack.class,
             true),
         Arguments.of(
             "succeeded",
-            facts(PREFER, false, true, 1, phase("Succeeded"), LATE, 0, 0),
+            facts(PREFER, true, 1, phase("Succeeded"), LATE, 0, 0),
             Succeeded.class,
             false),
         Arguments.of(
             "first attempt failed: second",
-            facts(PREFER, false, true, 1, phase("Failed"), EARLY, 0, 0),
+            facts(PREFER, true, 1, phase("Failed"), EARLY, 0, 0),
             Start.class,
             false),
         Arguments.of(
             "first attempt failed, no slot",
-            facts(PREFER, false, true, 1, phase("Failed"), EARLY, 5, 0),
+            facts(PREFER, true, 1, phase("Failed"), EARLY, 5, 0),
             WaitForSlot.class,
             false),
         Arguments.of(
             "first attempt vanished: second",
-            facts(PREFER, false, true, 1, ABSENT, EARLY, 0, 0),
+            facts(PREFER, true, 1, ABSENT, EARLY, 0, 0),
             Start.class,
             false),
         Arguments.of(
             "second attempt failed: fall back",
-            facts(PREFER, false, true, 2, phase("Failed"), EARLY, 0, 0),
+            facts(PREFER, true, 2, phase("Failed"), EARLY, 0, 0),
             FallBack.class,
             false),
         Arguments.of(
             "failed at the cutoff: fall back",
-            facts(PREFER, false, true, 1, phase("Failed"), LATE, 0, 0),
+            facts(PREFER, true, 1, phase("Failed"), LATE, 0, 0),
             FallBack.class,
             false),
         Arguments.of(
             "policy turned never mid-migration: cancel",
-            facts(NEVER, false, true, 1, phase("Running"), EARLY, 1, 1),
+            facts(NEVER, true, 1, phase("Running"), EARLY, 1, 1),
             FallBack.class,
             true));
   }
