@@ -1,11 +1,12 @@
 package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.EvacuationPhase;
-import dev.capk.vmieviction.kube.ScrapeGauge;
-import io.prometheus.client.CollectorRegistry;
-import io.prometheus.client.Counter;
-import io.prometheus.client.Gauge;
-import io.prometheus.client.Histogram;
+import dev.capk.vmieviction.workload.GuestAccessException;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -16,6 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.DoubleSupplier;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 /** The controller's Prometheus metrics. One instance per registry. */
 public final class EvictionMetrics {
@@ -77,117 +79,130 @@ public final class EvictionMetrics {
    */
   private final Map<Object, Source> sources = new ConcurrentHashMap<>();
 
-  public EvictionMetrics(CollectorRegistry registry) {
-    ScrapeGauge.register(
-        registry,
-        "vmi_eviction_evacuations_in_progress",
-        "VMIs being evacuated right now.",
-        () -> sources.values().stream().mapToInt(s -> s.inProgress().getAsInt()).sum());
-    started =
-        Counter.build("vmi_eviction_evacuations_started_total", "Evacuations started.")
-            .register(registry);
+  public EvictionMetrics(PrometheusRegistry registry) {
+    GaugeWithCallback.builder()
+        .name("vmi_eviction_evacuations_in_progress")
+        .help("VMIs being evacuated right now.")
+        .callback(
+            c -> c.call(sources.values().stream().mapToInt(s -> s.inProgress().getAsInt()).sum()))
+        .register(registry);
+    // Counter names lose "_total" here and get it back in the exposition.
+    started = counter(registry, "vmi_eviction_evacuations_started_total", "Evacuations started.");
     duration =
-        Histogram.build(
+        histogram(
                 "vmi_eviction_evacuation_duration_seconds",
                 "From drain start to VMI deletion, by outcome (drained, deadline, node_missing).")
             .labelNames("outcome")
-            .buckets(5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)
+            .classicUpperBounds(5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)
             .register(registry);
-    // Every outcome's series from the start: increase() over a series that appears with its first
-    // deadline deletion would miss that deletion (the alert on forced deletions reads it).
-    for (Outcome outcome : Outcome.values()) {
-      duration.labels(outcome.label);
-    }
     evictions =
-        Counter.build("vmi_eviction_pod_evictions_total", "Guest pod evictions by result.")
-            .labelNames("result")
-            .register(registry);
+        counter(
+            registry,
+            "vmi_eviction_pod_evictions_total",
+            "Guest pod evictions by result.",
+            "result");
     reconcileErrors =
-        Counter.build("vmi_eviction_reconcile_errors_total", "Reconciles that failed, by reason.")
-            .labelNames("reason")
-            .register(registry);
+        counter(
+            registry,
+            "vmi_eviction_reconcile_errors_total",
+            "Reconciles that failed, by reason.",
+            "reason");
     drainStepSeconds =
-        Histogram.build(
+        histogram(
                 "vmi_eviction_drain_step_duration_seconds",
                 "Duration of one drain step of a guest node (the evictions that were due).")
-            .buckets(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20)
+            .classicUpperBounds(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20)
             .register(registry);
     throttledSteps =
-        Counter.build(
-                "vmi_eviction_guest_steps_throttled_total",
-                "Drain steps put off because their guest cluster's request rate or steps at once"
-                    + " were used up.")
-            .register(registry);
+        counter(
+            registry,
+            "vmi_eviction_guest_steps_throttled_total",
+            "Drain steps put off because their guest cluster's request rate or steps at once were"
+                + " used up.");
     // How long a worker is held: the figure that says whether a blocked tenant can starve others.
     reconcileSeconds =
-        Histogram.build("vmi_eviction_reconcile_duration_seconds", "Duration of one VMI reconcile.")
-            .buckets(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30)
+        histogram("vmi_eviction_reconcile_duration_seconds", "Duration of one VMI reconcile.")
+            .classicUpperBounds(
+                0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30)
             .register(registry);
     migrations =
-        Counter.build(
-                "vmi_eviction_live_migrations_total",
-                "Live migrations this controller started, by result (succeeded, failed, cancelled).")
-            .labelNames("result")
-            .register(registry);
+        counter(
+            registry,
+            "vmi_eviction_live_migrations_total",
+            "Live migrations this controller started, by result (succeeded, failed, cancelled).",
+            "result");
     migrationSeconds =
-        Histogram.build(
+        histogram(
                 "vmi_eviction_live_migration_duration_seconds",
                 "From the creation of a successful live migration to the VMI leaving the node.")
-            .buckets(1, 5, 15, 30, 60, 120, 300, 600, 1800)
+            .classicUpperBounds(1, 5, 15, 30, 60, 120, 300, 600, 1800)
             .register(registry);
     reconcileMaxSeconds =
-        Gauge.build(
-                "vmi_eviction_reconcile_duration_max_seconds",
-                "The longest VMI reconcile since the controller started.")
+        Gauge.builder()
+            .name("vmi_eviction_reconcile_duration_max_seconds")
+            .help("The longest VMI reconcile since the controller started.")
             .register(registry);
-    registerDeadlineUsedGauge(registry);
-    registerPhaseGauge(registry);
+    registerScrapeTimeGauges(registry);
+    // Every label value's series from the start: increase() over a series that appears with its
+    // first count would miss that count (the alerts on forced deletions and errors read them).
+    // Families with no series at all are not written either.
+    Stream.of(Outcome.values()).forEach(o -> duration.initLabelValues(o.label));
+    Stream.of(EvictionResult.values()).forEach(r -> evictions.initLabelValues(r.label));
+    Stream.of(MigrationResult.values()).forEach(r -> migrations.initLabelValues(r.label));
+    Stream.concat(
+            Stream.of(GuestAccessException.Reason.values()).map(Enum::name),
+            Stream.of(EventReasons.RECONCILE_ERROR, EventReasons.GUEST_NODE_CONFLICTS))
+        .forEach(reconcileErrors::initLabelValues);
+  }
+
+  private static Counter counter(
+      PrometheusRegistry registry, String name, String help, String... labelNames) {
+    return Counter.builder().name(name).help(help).labelNames(labelNames).register(registry);
+  }
+
+  /** Classic buckets only: the text formats we serve carry no native histogram. */
+  private static Histogram.Builder histogram(String name, String help) {
+    return Histogram.builder().name(name).help(help).classicOnly();
   }
 
   /**
    * Read at scrape time: the alert on evacuations nearing their deadline needs the share gone now,
-   * not at the last reconcile.
+   * not at the last reconcile; the phases are summed over sources.
    */
-  private void registerDeadlineUsedGauge(CollectorRegistry registry) {
-    ScrapeGauge.register(
-        registry,
-        "vmi_eviction_evacuation_deadline_used_ratio",
-        "Of the evacuations in progress, the largest share of the time from drain start to"
-            + " deadline already gone (0 when none; 1 at the deadline).",
-        () ->
-            sources.values().stream()
-                .mapToDouble(s -> s.deadlineUsed().getAsDouble())
-                .max()
-                .orElse(0));
-  }
-
-  /** The evacuations in each phase the controller records, summed over sources at scrape time. */
-  private void registerPhaseGauge(CollectorRegistry registry) {
-    Gauge byPhase =
-        Gauge.build(
-                "vmi_eviction_evacuations_by_phase",
-                "Evacuations in progress by the phase the controller recorded on their VMI (Held,"
-                    + " Paused, Migrating, Draining).")
-            .labelNames("phase")
-            .register(registry);
-    for (EvacuationPhase phase :
-        List.of(
-            EvacuationPhase.Held,
-            EvacuationPhase.Paused,
-            EvacuationPhase.Migrating,
-            EvacuationPhase.Draining)) {
-      byPhase.setChild(
-          new Gauge.Child() {
-            @Override
-            public double get() {
-              return sources.values().stream()
-                  .flatMap(s -> s.phases().get().stream())
-                  .filter(phase::equals)
-                  .count();
-            }
-          },
-          phase.name());
-    }
+  private void registerScrapeTimeGauges(PrometheusRegistry registry) {
+    GaugeWithCallback.builder()
+        .name("vmi_eviction_evacuation_deadline_used_ratio")
+        .help(
+            "Of the evacuations in progress, the largest share of the time from drain start to"
+                + " deadline already gone (0 when none; 1 at the deadline).")
+        .callback(
+            c ->
+                c.call(
+                    sources.values().stream()
+                        .mapToDouble(s -> s.deadlineUsed().getAsDouble())
+                        .max()
+                        .orElse(0)))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("vmi_eviction_evacuations_by_phase")
+        .help(
+            "Evacuations in progress by the phase the controller recorded on their VMI (Held,"
+                + " Paused, Migrating, Draining).")
+        .labelNames("phase")
+        .callback(
+            c -> {
+              List<EvacuationPhase> all =
+                  sources.values().stream().flatMap(s -> s.phases().get().stream()).toList();
+              for (EvacuationPhase phase :
+                  List.of(
+                      EvacuationPhase.Held,
+                      EvacuationPhase.Paused,
+                      EvacuationPhase.Migrating,
+                      EvacuationPhase.Draining)) {
+                c.call(all.stream().filter(phase::equals).count(), phase.name());
+              }
+            })
+        .register(registry);
   }
 
   /** Where the gauges of the evacuations in progress read {@code key}'s. */
@@ -205,26 +220,26 @@ public final class EvictionMetrics {
   }
 
   public void evacuationEnded(Outcome outcome, Duration sinceStart) {
-    duration.labels(outcome.label).observe(Math.max(0, sinceStart.toMillis()) / 1000.0);
+    duration.labelValues(outcome.label).observe(Math.max(0, sinceStart.toMillis()) / 1000.0);
   }
 
   public void migrationEnded(MigrationResult result) {
-    migrations.labels(result.label).inc();
+    migrations.labelValues(result.label).inc();
   }
 
   public void migrationSucceeded(Duration took) {
-    migrations.labels(MigrationResult.SUCCEEDED.label).inc();
+    migrations.labelValues(MigrationResult.SUCCEEDED.label).inc();
     migrationSeconds.observe(Math.max(0, took.toMillis()) / 1000.0);
   }
 
   public void evictions(EvictionResult result, int count) {
     if (count > 0) {
-      evictions.labels(result.label).inc(count);
+      evictions.labelValues(result.label).inc(count);
     }
   }
 
   public void reconcileError(String reason) {
-    reconcileErrors.labels(reason).inc();
+    reconcileErrors.labelValues(reason).inc();
   }
 
   public void throttled() {

@@ -4,14 +4,15 @@ import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
-import io.prometheus.client.CollectorRegistry;
-import io.prometheus.client.exporter.common.TextFormat;
+import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
+import io.prometheus.metrics.expositionformats.OpenMetricsTextFormatWriter;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.StringWriter;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -20,9 +21,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The manager's HTTP endpoints on the JDK's built-in server: Prometheus text format at /metrics,
- * and /healthz and /readyz probes, each bound to a controller-runtime style address ({@code :8080},
- * {@code 127.0.0.1:8080}, {@code 0}: disabled). Nothing here needs a framework.
+ * The manager's HTTP endpoints on the JDK's built-in server: /metrics in the Prometheus text format
+ * (OpenMetrics text when the scraper accepts it), and /healthz and /readyz probes, each bound to a
+ * controller-runtime style address ({@code :8080}, {@code 127.0.0.1:8080}, {@code 0}: disabled).
+ * Nothing here needs a framework.
  */
 public final class HttpEndpoints implements AutoCloseable {
 
@@ -38,20 +40,21 @@ public final class HttpEndpoints implements AutoCloseable {
     return server.getAddress();
   }
 
-  /** /metrics from the registries; null when {@code bind} is disabled. */
-  public static HttpEndpoints metrics(String bind, List<CollectorRegistry> registries)
-      throws IOException {
+  /** /metrics from the registry; null when {@code bind} is disabled. */
+  public static HttpEndpoints metrics(String bind, PrometheusRegistry registry) throws IOException {
     HttpHandler metrics =
         ex -> {
           if (!"GET".equals(ex.getRequestMethod()) && !"HEAD".equals(ex.getRequestMethod())) {
             respond(ex, 405, "method not allowed\n", "text/plain");
             return;
           }
-          StringWriter w = new StringWriter();
-          for (CollectorRegistry registry : registries) {
-            TextFormat.write004(w, registry.metricFamilySamples());
+          ExpositionFormatWriter format = OpenMetricsTextFormatWriter.create();
+          if (!format.accepts(ex.getRequestHeaders().getFirst("Accept"))) {
+            format = PrometheusTextFormatWriter.create();
           }
-          respond(ex, 200, w.toString(), TextFormat.CONTENT_TYPE_004);
+          ByteArrayOutputStream body = new ByteArrayOutputStream();
+          format.write(body, registry.scrape());
+          respond(ex, 200, body.toString(StandardCharsets.UTF_8), format.getContentType());
         };
     return serve(bind, "metrics", Map.of("/metrics", metrics));
   }

@@ -21,7 +21,7 @@ import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.Namespaces;
-import io.prometheus.client.CollectorRegistry;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -65,8 +65,8 @@ public final class Manager implements AutoCloseable {
     LenientJson.install();
     InfraConnection home = InfraConnection.local(options.kubeconfig);
     closeables.add(home);
-    // Own registry: several managers can live in one JVM (tests); /metrics serves the default too.
-    CollectorRegistry registry = new CollectorRegistry(true);
+    // Own registry: several managers can live in one JVM (tests).
+    PrometheusRegistry registry = new PrometheusRegistry();
     management =
         new ManagementInformers(
             home.watchClient,
@@ -132,7 +132,7 @@ public final class Manager implements AutoCloseable {
   private void run(
       List<ManagedController> controllers,
       ApiClient requestClient,
-      CollectorRegistry registry,
+      PrometheusRegistry registry,
       IntSupplier queueLength)
       throws IOException {
     LeaderElector elector = null;
@@ -159,9 +159,7 @@ public final class Manager implements AutoCloseable {
         new ControllerRuntime(controllers, elector, options.drainAttemptTimeout.plusSeconds(15));
     ManagerMetrics.register(registry, runtime::ready, queueLength);
 
-    metricsEndpoint =
-        HttpEndpoints.metrics(
-            options.metricsBindAddress, List.of(CollectorRegistry.defaultRegistry, registry));
+    metricsEndpoint = HttpEndpoints.metrics(options.metricsBindAddress, registry);
     probesEndpoint = HttpEndpoints.probes(options.healthProbeBindAddress, runtime::ready);
 
     runtime.start();
@@ -192,7 +190,7 @@ public final class Manager implements AutoCloseable {
 
   /** The tenants' guest clients, and the janitor that drops the ones left unused. */
   private GuestClients guestClients(
-      ApiClient requestClient, ManagementInformers management, CollectorRegistry registry) {
+      ApiClient requestClient, ManagementInformers management, PrometheusRegistry registry) {
     GuestClients guestClients =
         new GuestClients(
             requestClient,

@@ -8,7 +8,6 @@ import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capi.ClusterList;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.CipherOrder;
-import dev.capk.vmieviction.kube.ScrapeGauge;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.workload.GuestAccessException.Reason;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -24,8 +23,9 @@ import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
-import io.prometheus.client.CollectorRegistry;
-import io.prometheus.client.Counter;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -147,7 +147,7 @@ public final class GuestClients implements AutoCloseable {
       CachedObjects<Cluster> cachedClusters,
       CachedObjects<V1Secret> cachedSecrets,
       Settings settings,
-      CollectorRegistry registry) {
+      PrometheusRegistry registry) {
     this.cachedClusters = cachedClusters;
     this.cachedSecrets = cachedSecrets;
     this.infraCore = new CoreV1Api(infra);
@@ -163,23 +163,25 @@ public final class GuestClients implements AutoCloseable {
     Counter opened = null;
     if (registry != null) {
       opened =
-          Counter.build(
-                  "vmi_eviction_guest_circuit_opened_total",
-                  "Times a guest cluster's circuit breaker opened (its API server kept failing).")
+          Counter.builder()
+              .name("vmi_eviction_guest_circuit_opened_total")
+              .help("Times a guest cluster's circuit breaker opened (its API server kept failing).")
               .register(registry);
-      ScrapeGauge.register(
-          registry,
-          "vmi_eviction_guest_circuits_open",
-          "Guest clusters whose circuit breaker is open now.",
-          () ->
-              breakers.getAllCircuitBreakers().stream()
-                  .filter(b -> b.getState() == CircuitBreaker.State.OPEN)
-                  .count());
-      ScrapeGauge.register(
-          registry,
-          "vmi_eviction_guest_clients_cached",
-          "Guest cluster clients currently cached.",
-          () -> cache.size());
+      GaugeWithCallback.builder()
+          .name("vmi_eviction_guest_circuits_open")
+          .help("Guest clusters whose circuit breaker is open now.")
+          .callback(
+              c ->
+                  c.call(
+                      breakers.getAllCircuitBreakers().stream()
+                          .filter(b -> b.getState() == CircuitBreaker.State.OPEN)
+                          .count()))
+          .register(registry);
+      GaugeWithCallback.builder()
+          .name("vmi_eviction_guest_clients_cached")
+          .help("Guest cluster clients currently cached.")
+          .callback(c -> c.call(cache.size()))
+          .register(registry);
     }
     tellCircuitChanges(opened);
   }

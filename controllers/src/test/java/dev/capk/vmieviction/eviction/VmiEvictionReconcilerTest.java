@@ -20,12 +20,13 @@ import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.MarkedNodes;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
+import dev.capk.vmieviction.kube.Samples;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
-import io.prometheus.client.CollectorRegistry;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -66,7 +67,7 @@ class VmiEvictionReconcilerTest {
   GuestAccessException factsFailure;
   int factReads;
   VmiEvictionReconciler reconciler;
-  CollectorRegistry registry;
+  PrometheusRegistry registry;
 
   /** VMIs the reconciler asked to look at now (namespace/name), in order. */
   List<String> woken;
@@ -127,7 +128,7 @@ class VmiEvictionReconcilerTest {
 
   /** A reconciler whose metrics are in a fresh {@link #registry}. */
   VmiEvictionReconciler reconciler(EvictionSettings settings) {
-    registry = new CollectorRegistry();
+    registry = new PrometheusRegistry();
     return new VmiEvictionReconciler(
         vmis,
         () -> {
@@ -407,8 +408,11 @@ class VmiEvictionReconcilerTest {
   }
 
   private double phaseGauge(String phase) {
-    return registry.getSampleValue(
-        "vmi_eviction_evacuations_by_phase", new String[] {"phase"}, new String[] {phase});
+    return Samples.value(
+        registry,
+        "vmi_eviction_evacuations_by_phase",
+        new String[] {"phase"},
+        new String[] {phase});
   }
 
   @Test
@@ -905,7 +909,7 @@ class VmiEvictionReconcilerTest {
             managementObjects,
             recording,
             events,
-            new EvictionMetrics(new CollectorRegistry()),
+            new EvictionMetrics(new PrometheusRegistry()),
             new EvictionSettings(
                 TIMEOUT,
                 RETRY,
@@ -1266,7 +1270,7 @@ class VmiEvictionReconcilerTest {
   }
 
   double deadlineUsed() {
-    return registry.getSampleValue("vmi_eviction_evacuation_deadline_used_ratio");
+    return Samples.value(registry, "vmi_eviction_evacuation_deadline_used_ratio");
   }
 
   @Test

@@ -4,12 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.kube.Samples;
 import dev.capk.vmieviction.time.Deadline;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.retry.Retry;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
-import io.prometheus.client.CollectorRegistry;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.EOFException;
 import java.io.IOException;
 import java.security.cert.CertificateException;
@@ -214,7 +215,7 @@ class GuestClientResilienceTest {
 
   @Test
   void anOpenedCircuitIsCountedAndShownInTheMetrics() {
-    CollectorRegistry registry = new CollectorRegistry();
+    PrometheusRegistry registry = new PrometheusRegistry();
     GuestClients clients =
         new GuestClients(
             new ApiClient(),
@@ -224,13 +225,13 @@ class GuestClientResilienceTest {
             SETTINGS,
             registry);
     CircuitBreaker breaker = clients.breaker(new GuestClusterRef("ns", "c"));
-    assertEquals(0.0, registry.getSampleValue("vmi_eviction_guest_circuits_open"));
+    assertEquals(0.0, Samples.value(registry, "vmi_eviction_guest_circuits_open"));
     breaker.transitionToOpenState();
-    assertEquals(1.0, registry.getSampleValue("vmi_eviction_guest_circuit_opened_total"));
-    assertEquals(1.0, registry.getSampleValue("vmi_eviction_guest_circuits_open"));
+    assertEquals(1.0, Samples.value(registry, "vmi_eviction_guest_circuit_opened_total"));
+    assertEquals(1.0, Samples.value(registry, "vmi_eviction_guest_circuits_open"));
     breaker.transitionToHalfOpenState();
-    assertEquals(0.0, registry.getSampleValue("vmi_eviction_guest_circuits_open"));
-    assertEquals(1.0, registry.getSampleValue("vmi_eviction_guest_circuit_opened_total"));
+    assertEquals(0.0, Samples.value(registry, "vmi_eviction_guest_circuits_open"));
+    assertEquals(1.0, Samples.value(registry, "vmi_eviction_guest_circuit_opened_total"));
   }
 
   @Test

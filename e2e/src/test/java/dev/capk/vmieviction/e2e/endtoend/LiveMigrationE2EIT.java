@@ -121,7 +121,7 @@ class LiveMigrationE2EIT {
         () ->
             controller
                 .metrics()
-                .contains("vmi_eviction_live_migrations_total{result=\"succeeded\",} 2.0"));
+                .contains("vmi_eviction_live_migrations_total{result=\"succeeded\"} 2.0"));
   }
 
   @Test

@@ -582,7 +582,9 @@ class VmiEvictionControllerIT {
                 "vmi_eviction_evacuations_started",
                 "vmi_eviction_drain_step_duration_seconds",
                 "vmi_eviction_reconcile_duration_seconds",
-                "vmi_eviction_reconcile_duration_max_seconds"));
+                "vmi_eviction_reconcile_duration_max_seconds",
+                // The Java client's controller framework's, served beside ours.
+                "controller_work_queue_length{name=\""));
     for (String name : expected) {
       assertTrue(metrics.body().contains(name), name + " exported");
     }
