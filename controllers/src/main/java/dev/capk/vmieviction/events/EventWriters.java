@@ -52,15 +52,11 @@ public final class EventWriters implements AutoCloseable {
     }
   }
 
-  /** Events waiting or being written. */
-  public int pending() {
-    return lanes.stream().mapToInt(l -> l.getQueue().size() + l.getActiveCount()).sum();
-  }
-
-  /** Writes what is waiting, for at most {@code seconds}, then stops. */
-  public void close(long seconds) {
+  /** Writes what is waiting, for at most two seconds, then stops. */
+  @Override
+  public void close() {
     lanes.forEach(ThreadPoolExecutor::shutdown);
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
     for (ThreadPoolExecutor lane : lanes) {
       try {
         long left = until - System.nanoTime();
@@ -72,10 +68,5 @@ public final class EventWriters implements AutoCloseable {
         lane.shutdownNow();
       }
     }
-  }
-
-  @Override
-  public void close() {
-    close(2);
   }
 }

@@ -185,7 +185,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         false,
         MaintenanceEvents.BEGIN_MAINTENANCE,
         "Begin a node maintenance of node " + node + (reason.isEmpty() ? "" : ": " + reason));
-    status(name, Patch.of().phase(PHASE_RUNNING).lastError(null));
+    status(name, new Patch().phase(PHASE_RUNNING).lastError(null));
     return true;
   }
 
@@ -197,7 +197,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         nm.nodeName(),
         reason,
         message);
-    status(name, Patch.of().phase(PHASE_FAILED).lastError(message));
+    status(name, new Patch().phase(PHASE_FAILED).lastError(message));
     events.onMaintenance(nm, true, reason, message);
   }
 
@@ -211,37 +211,35 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     }
     if (!PHASE_RUNNING.equals(phase) && !PHASE_SUCCEEDED.equals(phase)) {
       // First look after acceptance by an older release, or the node is back after it was gone.
-      status(name, Patch.of().phase(PHASE_RUNNING).lastError(null));
+      status(name, new Patch().phase(PHASE_RUNNING).lastError(null));
     }
     if (!enter(nm, found.get())) {
       return nodeGone(nm);
     }
-    NodeMaintenanceStatus status =
-        nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus();
-    MaintenanceStatus progress =
-        new MaintenanceStatus(orZero(status.getEvictionPods()), orZero(status.getTotalpods()));
     Optional<DrainStep> stepped = drainStep(nm);
     if (stepped.isEmpty()) {
       return backoff(name);
     }
     DrainStep step = stepped.get();
-    progress.stepped(step);
-    MaintenanceStatus.Snapshot s = progress.snapshot();
+    NodeMaintenanceStatus status =
+        nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus();
+    MaintenanceStatus.Snapshot s =
+        MaintenanceStatus.after(
+            orZero(status.getEvictionPods()), orZero(status.getTotalpods()), step);
+    // Steps come often (each pod that leaves wakes one): write only what changed. A later look
+    // that finds the node as empty as before writes nothing: lastUpdate keeps the time of success.
+    String now = step.complete() ? PHASE_SUCCEEDED : PHASE_RUNNING;
+    boolean write = !now.equals(phase) || !MaintenanceStatus.shows(status, s);
+    if (write) {
+      status(name, new Patch().phase(now).progress(s).lastError(s.lastError()));
+    }
+    succeeded(name);
     if (!step.complete()) {
-      notDrainedYet(nm, phase, status, step, s);
-      succeeded(name);
+      notDrainedYet(nm, step, s, write);
       return new Result(true, nextStep(step));
     }
     // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
     drains.end(nm.getMetadata().getUid());
-    // A later look that finds the node as empty as before writes nothing: lastUpdate keeps the
-    // time of success.
-    var done =
-        new MaintenanceStatus.Snapshot(s.evictionPods(), s.totalPods(), List.of(), 100, null);
-    if (!PHASE_SUCCEEDED.equals(phase) || !MaintenanceStatus.shows(status, done)) {
-      status(name, Patch.of().phase(PHASE_SUCCEEDED).progress(done).lastError(null));
-    }
-    succeeded(name);
     if (!PHASE_SUCCEEDED.equals(phase)) {
       String node = nm.nodeName();
       log.info(
@@ -362,25 +360,16 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               name,
               node,
               refused.getMessage());
-      status(name, Patch.of().phase(PHASE_RUNNING).lastError(refused.getMessage()));
+      status(name, new Patch().phase(PHASE_RUNNING).lastError(refused.getMessage()));
       events.onMaintenance(nm, true, MaintenanceEvents.DRAIN_REFUSED, refused.getMessage());
       return Optional.empty();
     }
   }
 
-  /** Not drained yet: the progress written when it changed, a refused eviction told. */
+  /** Not drained yet: the progress logged when it changed, a refused eviction told. */
   private void notDrainedYet(
-      NodeMaintenance nm,
-      String phase,
-      NodeMaintenanceStatus status,
-      DrainStep step,
-      MaintenanceStatus.Snapshot s)
-      throws ApiException {
-    // Steps come often (each pod that leaves wakes one): write only what changed.
-    if (!PHASE_RUNNING.equals(phase) || !MaintenanceStatus.shows(status, s)) {
-      status(
-          nm.getMetadata().getName(),
-          Patch.of().phase(PHASE_RUNNING).progress(s).lastError(s.lastError()));
+      NodeMaintenance nm, DrainStep step, MaintenanceStatus.Snapshot s, boolean changed) {
+    if (changed) {
       log.info(
           "node not drained yet nodeMaintenance={} node={} pending={} terminating={} progress={}%"
               + " lastError=\"{}\"",
@@ -423,7 +412,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         st != null && PHASE_FAILED.equals(st.getPhase()) && message.equals(st.getLastError());
     if (!already) {
       log.warn("node gone nodeMaintenance={} node={}", name, nm.nodeName());
-      status(name, Patch.of().phase(PHASE_FAILED).lastError(message).pendingPods(List.of()));
+      status(name, new Patch().phase(PHASE_FAILED).lastError(message).pendingPods(List.of()));
       events.onMaintenance(nm, true, MaintenanceEvents.FAILED_MAINTENANCE, message);
     }
     drains.end(nm.getMetadata().getUid());
@@ -481,7 +470,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         "reconcile failed nodeMaintenance={} node={} error=\"{}\"", name, nm.nodeName(), message);
     if (nm.getMetadata().getDeletionTimestamp() == null && Admission.accepted(nm)) {
       try {
-        status(name, Patch.of().lastError(message));
+        status(name, new Patch().lastError(message));
       } catch (ApiException e) {
         log.debug("status not written nodeMaintenance={} code={}", name, e.getCode());
       }

@@ -51,7 +51,7 @@ public final class NodePatches {
     }
 
     /** The mark, or empty when absent or not ours to understand (edited by hand). */
-    public static Optional<Mark> parse(String json) {
+    static Optional<Mark> parse(String json) {
       try {
         return json == null || json.isBlank()
             ? Optional.empty()
@@ -74,8 +74,7 @@ public final class NodePatches {
   }
 
   /** Entering maintenance: the patch, the mark it writes, and what it changes. */
-  public record Entering(
-      String patch, Mark mark, List<Taint> taintsAdded, boolean cordonedNow, boolean wasCordoned)
+  public record Entering(String patch, Mark mark, List<Taint> taintsAdded, boolean cordonedNow)
       implements Change {
 
     /** For the CordonNode event; empty when the patch only rewrites the mark. */
@@ -89,7 +88,7 @@ public final class NodePatches {
       }
       if (cordonedNow) {
         s.append(taintsAdded.isEmpty() ? "" : " and ").append("cordoned");
-      } else if (wasCordoned && !mark.cordoned()) {
+      } else if (!mark.cordoned()) {
         s.append(taintsAdded.isEmpty() ? "" : "; ")
             .append("already cordoned, stays cordoned when maintenance ends");
       }
@@ -148,7 +147,7 @@ public final class NodePatches {
     JsonArray ops = Cordoner.unschedulableOps(node, true);
     ops.addAll(Cordoner.taintOps(node, List.of(), newTaints));
     ops.addAll(Cordoner.markOps(node, NodeMaintenanceApi.NODE_STATE_ANNOTATION, mark.toJson()));
-    return Optional.of(new Entering(ops.toString(), mark, addedNow, !unschedulable, unschedulable));
+    return Optional.of(new Entering(ops.toString(), mark, addedNow, !unschedulable));
   }
 
   /**

@@ -2,7 +2,6 @@ package dev.capk.vmieviction.maintenance;
 
 import com.google.gson.Gson;
 import com.google.gson.GsonBuilder;
-import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import io.kubernetes.client.openapi.models.V1Taint;
 import java.util.Objects;
@@ -104,10 +103,6 @@ public record Taint(String key, String value, String effect) {
   /** The taint as the Node API writes it (no value: none written). */
   public JsonObject toJson() {
     return GSON.toJsonTree(this).getAsJsonObject();
-  }
-
-  static Taint fromJson(JsonElement e) {
-    return Objects.requireNonNull(GSON.fromJson(e, Taint.class), "a taint must be an object");
   }
 
   @Override
