@@ -32,16 +32,14 @@ import org.slf4j.event.Level;
 
 /**
  * Puts nodes into maintenance as NodeMaintenance objects ask, the way the Node Maintenance Operator
- * does: validate (the node exists, no other maintenance owns it) before changing anything; add the
- * finalizer; taint and cordon the node, recording on it what was changed; drain it with the drain
- * engine one short step per reconcile (the evictions that are due, then return: pods leaving the
- * node wake the next step, refused evictions their own due time), writing progress to the status as
- * pods go; phase Succeeded when no evictable pod is left. On deletion: remove exactly the taints it
- * added, uncordon only a node it cordoned, drop the finalizer.
+ * does: validate before changing anything; add the finalizer; taint and cordon the node, recording
+ * on it what was changed; drain it one short step per reconcile (pods leaving the node wake the
+ * next step, refused evictions their own due time), progress in the status; Succeeded when no
+ * evictable pod is left. On deletion: remove exactly the taints it added, uncordon only a node it
+ * cordoned, drop the finalizer.
  *
- * <p>Level-triggered and restart-safe: what was changed lives on the node (written in the same
- * patch as the change) and the progress counts live in the status; what is kept in memory (the
- * failure backoff, each pod's eviction retry schedule) only paces retries.
+ * <p>Restart-safe: what was changed lives on the node (in the same patch as the change), the counts
+ * in the status; what is in memory (backoff, eviction retry schedules) only paces retries.
  */
 public final class NodeMaintenanceReconciler implements Reconciler {
   private static final Logger log = LoggerFactory.getLogger(NodeMaintenanceReconciler.class);
@@ -62,9 +60,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   /** The drain refusals told, by NodeMaintenance UID. */
   private final WaitLog waits = new WaitLog();
 
-  /**
-   * @param cache the NodeMaintenance by name from the informer, or null
-   */
+  /** {@code cache}: the NodeMaintenance by name from the informer, or null. */
   public NodeMaintenanceReconciler(
       Function<String, NodeMaintenance> cache,
       MaintenanceCluster cluster,
@@ -94,9 +90,8 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         if (!Admission.accepted(nm) && (Admission.inert(nm) || !admit(nm))) {
           return DONE;
         }
-        // The cache can lag behind our own status writes (a node event may arrive before our last
-        // Succeeded patch does): counts and phase read from it could overwrite what is already
-        // recorded. Maintenance decides on the object as the API server has it now.
+        // The cache can lag behind our own status writes: counts and phase read from it could
+        // overwrite what is recorded. Decide on the object as the API server has it now.
         Optional<NodeMaintenance> live = cluster.readMaintenance(name);
         if (live.isEmpty()) {
           return gone(name);
@@ -109,8 +104,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       // Not accepted: replaced by a new object of the same name, whose own watch event brings it.
       return Admission.accepted(nm) ? maintain(nm) : DONE;
     } catch (ApiException e) {
-      // A refusal, or a node that changed at every look (each node write reads it again on a
-      // change): asking again at once will not help. Said in a Warning, and backed off.
+      // A refusal, or a node that changed at every look: asking again at once will not help.
       boolean named = e instanceof RequestRefused;
       String msg = named ? e.getMessage() : "API request failed: " + ApiStatus.describe(e);
       ApiStatus.Answer answer = named ? ApiStatus.Answer.REFUSED : ApiStatus.answer(e, false);
@@ -124,10 +118,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     }
   }
 
-  /**
-   * Admission: nothing changes before the maintenance is known to be valid and the node's only one.
-   * True when accepted (carries our finalizer); false when refused or gone.
-   */
+  /** Nothing changes before the maintenance is valid and the node's only one: true if accepted. */
   private boolean admit(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
     String node = nm.nodeName();
@@ -135,8 +126,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       refuse(nm, MaintenanceEvents.NODE_NOT_FOUND, "invalid nodeName: spec.nodeName is empty");
       return false;
     }
-    // The API server's list, not the cache: a maintenance accepted (or refused) a moment ago must
-    // be seen as such, and the cache may lag behind our own writes.
+    // The API server's list: the cache may not show a maintenance accepted a moment ago.
     List<NodeMaintenance> all = cluster.listMaintenances();
     String uid = nm.getMetadata().getUid();
     Optional<NodeMaintenance> live =
@@ -293,7 +283,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
 
   /**
    * Writes the patch {@code plan} makes of the node ({@link Cordoner#write}), planned anew on a
-   * node changed in what it depends on, up to MAX_CHANGES times (then a 409); false if it is gone.
+   * node changed in what it depends on, up to MAX_CHANGES times; false if it is gone.
    */
   private <T extends NodePatches.Change> boolean writeNode(
       V1Node read, Function<V1Node, Optional<T>> plan, String what, Consumer<T> applied)
@@ -343,8 +333,9 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     try {
       DrainOptions options =
           DrainOptions.builder()
-              // The Node Maintenance Operator's drain: pods without a controller (VM pods) and
-              // emptyDir data go; DaemonSet pods stay (virt-handler must keep running).
+              // NMO's drain: VM pods (no controller) and emptyDir data go; DaemonSets
+              // (virt-handler)
+              // stay.
               .force(true)
               .ignoreAllDaemonSets(true)
               .deleteEmptyDirData(true)
@@ -353,7 +344,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               .build();
       return Optional.of(drains.step(uid, name, node, options));
     } catch (DrainRefusedException refused) {
-      // Retried with backoff while it lasts: told once per refusal, the status and events keep it.
+      // Retried with backoff: logged once per refusal, the status and events keep it.
       log.atLevel(waits.changed(uid, refused.getMessage()) ? Level.WARN : Level.DEBUG)
           .log(
               "drain refused nodeMaintenance={} node={} error=\"{}\"",
@@ -390,10 +381,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     }
   }
 
-  /**
-   * When the earliest waiting pod is due again; without one (only deletions are awaited), after the
-   * longest retry wait, as a fallback to the pod watch.
-   */
+  /** When the earliest waiting pod is due again; else the longest retry wait (the watch wakes). */
   Duration nextStep(DrainStep step) {
     Duration max = settings.maxRetryInterval();
     Duration d = step.nextTry().map(t -> Duration.between(clock.instant(), t)).orElse(max);
@@ -417,8 +405,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     }
     drains.end(nm.getMetadata().getUid());
     succeeded(name);
-    // The node informer brings us back if a node of that name appears again.
-    return DONE;
+    return DONE; // the node informer brings us back if the node appears again
   }
 
   /** End of maintenance: restore exactly what we changed, then let the object go. */
@@ -429,8 +416,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     String name = nm.getMetadata().getName();
     String uid = nm.getMetadata().getUid();
     String node = nm.nodeName();
-    // No step of this maintenance runs now (the work queue hands a key to one worker at a time),
-    // so no eviction is in flight while the node is restored.
+    // No step of it runs now (one worker per key): no eviction is in flight while restoring.
     drains.end(uid);
     Optional<V1Node> found = cluster.readNode(node);
     boolean there =
@@ -488,7 +474,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return DONE;
   }
 
-  /** The next failure counts afresh. */
   private void succeeded(String name) {
     failures.forget(name);
   }
@@ -502,15 +487,12 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   }
 
   /**
-   * The drains of maintained nodes, one short step at a time ({@link NodeMaintenanceController}),
-   * with what a drain remembers between steps (each pod's retry schedule, the watch on the node's
-   * pods).
+   * The drains of maintained nodes, one short step at a time ({@link NodeMaintenanceController}).
    */
   public interface DrainSteps {
 
     /**
-     * Sends the evictions that are due on the node and returns at once; pods leaving the node wake
-     * the maintenance {@code name} again.
+     * Sends the evictions that are due and returns at once; pods leaving wake {@code name} again.
      *
      * @throws DrainRefusedException if some pod may not be deleted with these options
      */

@@ -5,7 +5,6 @@ import dev.capk.vmieviction.time.GoDuration;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -39,12 +38,6 @@ public record NodeMaintenanceSettings(
 
   public NodeMaintenanceSettings {
     taints = List.copyOf(taints);
-    Objects.requireNonNull(passTimeout, "passTimeout");
-    Objects.requireNonNull(retryInterval, "retryInterval");
-    Objects.requireNonNull(maxBackoff, "maxBackoff");
-    Objects.requireNonNull(progressInterval, "progressInterval");
-    Objects.requireNonNull(resync, "resync");
-    Objects.requireNonNull(maxRetryInterval, "maxRetryInterval");
     if (workers < 1) {
       throw new IllegalArgumentException("workers must be at least 1, got " + workers);
     }

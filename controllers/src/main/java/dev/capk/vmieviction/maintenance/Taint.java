@@ -14,10 +14,7 @@ import java.util.regex.Pattern;
  */
 public record Taint(String key, String value, String effect) {
 
-  /**
-   * Added by the API's own cordon semantics; the node lifecycle controller keeps it on cordoned
-   * nodes.
-   */
+  /** The node lifecycle controller keeps it on cordoned nodes. */
   public static final Taint UNSCHEDULABLE =
       new Taint("node.kubernetes.io/unschedulable", null, "NoSchedule");
 
@@ -44,11 +41,7 @@ public record Taint(String key, String value, String effect) {
     value = value == null || value.isEmpty() ? null : value;
   }
 
-  /**
-   * Parses {@code key[=value]:Effect}.
-   *
-   * @throws IllegalArgumentException naming what is wrong
-   */
+  /** Parses {@code key[=value]:Effect}; an IllegalArgumentException names what is wrong. */
   public static Taint parse(String text) {
     if (text == null || text.isBlank()) {
       throw new IllegalArgumentException("a taint must be key[=value]:Effect, got nothing");
