@@ -31,11 +31,12 @@ public final class MaintenanceStatus {
       int evictionPods, int totalPods, List<String> pendingPods, int percent, String lastError) {}
 
   /**
-   * Where the drain stands after {@code step}, given the counts in the status (0 when not counted
-   * yet: the first step that plans pods sets them). Pods only waited for (being deleted, not tried
-   * yet) are progress, not an error.
+   * Where the drain stands after {@code step}, with the counts of {@code status} (null, or none
+   * yet: the first step that plans pods sets them). Pods only waited for are progress, no error.
    */
-  public static Snapshot after(int evictionPods, int totalPods, DrainStep step) {
+  public static Snapshot after(NodeMaintenanceStatus status, DrainStep step) {
+    int evictionPods = status == null ? 0 : Objects.requireNonNullElse(status.getEvictionPods(), 0);
+    int totalPods = status == null ? 0 : Objects.requireNonNullElse(status.getTotalpods(), 0);
     if (evictionPods == 0 && totalPods == 0) {
       evictionPods = step.planned().size();
       totalPods = step.planned().size() + step.skipped().size();
@@ -109,6 +110,9 @@ public final class MaintenanceStatus {
 
   /** The status already shows this progress: nothing to write. */
   static boolean shows(NodeMaintenanceStatus status, Snapshot s) {
+    if (status == null) {
+      return false;
+    }
     List<String> pending = status.getPendingPods() == null ? List.of() : status.getPendingPods();
     return Integer.valueOf(s.percent()).equals(status.getDrainProgress())
         && Integer.valueOf(s.evictionPods()).equals(status.getEvictionPods())

@@ -211,11 +211,8 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       return backoff(name);
     }
     DrainStep step = stepped.get();
-    NodeMaintenanceStatus status =
-        nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus();
-    MaintenanceStatus.Snapshot s =
-        MaintenanceStatus.after(
-            orZero(status.getEvictionPods()), orZero(status.getTotalpods()), step);
+    NodeMaintenanceStatus status = nm.getStatus();
+    MaintenanceStatus.Snapshot s = MaintenanceStatus.after(status, step);
     // Steps come often (each pod that leaves wakes one): write only what changed. A later look
     // that finds the node as empty as before writes nothing: lastUpdate keeps the time of success.
     String now = step.complete() ? PHASE_SUCCEEDED : PHASE_RUNNING;
@@ -480,10 +477,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
 
   private Result backoff(String name) {
     return new Result(true, failures.when(name));
-  }
-
-  private static int orZero(Integer i) {
-    return i == null ? 0 : i;
   }
 
   /**

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SkippedPod;
@@ -51,7 +52,11 @@ class MaintenanceStatusTest {
 
   /** The status after {@code step}, from the counts of {@code before}. */
   static MaintenanceStatus.Snapshot after(MaintenanceStatus.Snapshot before, DrainStep step) {
-    return MaintenanceStatus.after(before.evictionPods(), before.totalPods(), step);
+    return MaintenanceStatus.after(
+        new NodeMaintenanceStatus()
+            .evictionPods(before.evictionPods())
+            .totalpods(before.totalPods()),
+        step);
   }
 
   @Test
