@@ -40,16 +40,6 @@ public final class EventSeriesRecorder {
   private final Clock clock;
   private final EventWriters writers;
 
-  /** Writes on the caller's thread. */
-  public EventSeriesRecorder(
-      EventSeriesBook book,
-      EventStore store,
-      String component,
-      Set<String> outcomeReasons,
-      Clock clock) {
-    this(book, store, component, outcomeReasons, clock, null);
-  }
-
   /**
    * {@code outcomeReasons}: never capped nor delayed; {@code writers} null: the caller's thread.
    */

@@ -7,8 +7,6 @@ import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.PodRef;
 import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
@@ -123,9 +121,7 @@ public final class MaintenanceStatus {
 
   /** RFC 3339 in UTC, whole seconds, as Kubernetes writes metav1.Time. */
   static String rfc3339(Instant t) {
-    return DateTimeFormatter.ISO_OFFSET_DATE_TIME
-        .format(t.truncatedTo(ChronoUnit.SECONDS).atOffset(ZoneOffset.UTC))
-        .replace("+00:00", "Z");
+    return t.truncatedTo(ChronoUnit.SECONDS).toString();
   }
 
   /**

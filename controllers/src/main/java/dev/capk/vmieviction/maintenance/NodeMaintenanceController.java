@@ -122,7 +122,8 @@ public final class NodeMaintenanceController
                     EventStore.of(new CoreV1Api(requestClient)),
                     "node-maintenance-controller",
                     MaintenanceEvents.OUTCOMES,
-                    Clock.systemUTC())),
+                    Clock.systemUTC(),
+                    null)),
             settings,
             Clock.systemUTC());
     ControllerWatch<NodeMaintenance> watch =
