@@ -171,10 +171,7 @@ public final class InformerFailures {
 
   /** The pause after the {@code n}th failure in a row: 1 s, 2 s, 4 s... up to the maximum. */
   static Duration backoff(int n) {
-    if (n >= 16) {
-      return MAX_RETRY;
-    }
-    Duration d = FIRST_RETRY.multipliedBy(1L << (n - 1));
+    Duration d = FIRST_RETRY.multipliedBy(1L << Math.min(n - 1, 16));
     return d.compareTo(MAX_RETRY) > 0 ? MAX_RETRY : d;
   }
 
