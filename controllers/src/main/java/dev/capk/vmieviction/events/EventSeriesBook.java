@@ -14,30 +14,18 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Decides, with no I/O, what each occurrence of an event does to the API: create its series' Event
- * object, update that object's count and message, fold into the next update, or nothing (cap).
- *
- * <p>A series is one (object, scope, type, reason): repeats update one Event object whatever their
- * message says, as the core/v1 {@code count}/{@code lastTimestamp} model does. A scope is one
- * evacuation of a VMI (or one guest node). Rules, per scope:
- *
- * <ul>
- *   <li>outcome reasons are written at every occurrence: no cap, no interval ever applies to them;
- *   <li>at most {@link #MAX_SERIES_PER_SCOPE} other series: an event of a further reason is dropped
- *       (the log still has it);
- *   <li>the first occurrence of a reason creates its series at once;
- *   <li>repeats update the API at most once per {@link #UPDATE_INTERVAL} for the whole scope,
- *       whichever of its series repeats: a blocked evacuation costs at most one Event write a
- *       minute however many conditions repeat. Repeats in between are counted and go out with the
- *       series' next update, so its count and message lag by the interval or a little more.
- * </ul>
- *
- * <p>Series names are derived from their key, so a restarted controller finds its series again
- * instead of creating new objects.
+ * Decides, with no I/O, what each occurrence of an event does to the API: create its series' Event,
+ * update its count and message, fold into the next update, or nothing (capped). A series is one
+ * (object, scope, type, reason), a scope one evacuation of a VMI (or one guest node). Per scope:
+ * outcome reasons are written at every occurrence; at most {@link #MAX_SERIES_PER_SCOPE} other
+ * series (a further reason is dropped, the log has it); a first occurrence is written at once;
+ * repeats update the API at most once per {@link #UPDATE_INTERVAL} for the whole scope (a blocked
+ * evacuation costs at most one Event write a minute), those in between counted into the next.
+ * Series names derive from their key, so a restarted controller finds its series again.
  */
 public final class EventSeriesBook {
 
-  /** Series of non-outcome reasons per scope (an evacuation has fewer than this in practice). */
+  /** Series of non-outcome reasons per scope. */
   public static final int MAX_SERIES_PER_SCOPE = 10;
 
   /** Repeats in a scope (all its series together) update the API at most this often. */
@@ -61,11 +49,7 @@ public final class EventSeriesBook {
     }
   }
 
-  /**
-   * What to do with an occurrence: create the series' Event object with this count, update the
-   * existing one's count (and message, last timestamp), fold it into the next update (counted), or
-   * not write it (capped: the scope already has its cap of non-outcome series).
-   */
+  /** What to do with an occurrence: create, update, fold into the next update, or drop. */
   public sealed interface Decision {}
 
   public record Create(int count) implements Decision {}
@@ -142,17 +126,14 @@ public final class EventSeriesBook {
     return new Fold(state.occurred);
   }
 
-  /**
-   * The API now holds {@code count} for the series (more than we counted when an object from an
-   * earlier run was found and added to).
-   */
+  /** The API now holds {@code count} for the series (more if an earlier run's was added to). */
   public synchronized void written(Series series, int count) {
     Scope scope = scope(series);
     SeriesState state = scope.series.computeIfAbsent(series, s -> new SeriesState());
     long now = ticker.read();
     if (state.written > 0 && !state.outcome) {
-      // A repeat went out: the scope's slot for the interval is used. (An object's events are
-      // written one at a time, in order, so two series do not race for one slot.)
+      // A repeat went out: the scope's slot for the interval is used (an object's events are
+      // written one at a time, so two series do not race for it).
       scope.repeatWritten = true;
       scope.repeatWrittenAtNanos = now;
     }

@@ -20,13 +20,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes core/v1 Events as series (one object per object, scope, type and reason, its count and
- * message updated), as {@link EventSeriesBook} decides. Best effort: one attempt, never throws,
- * failures logged and retried by the series' next occurrence; on the caller's thread or, given
- * {@link EventWriters}, on theirs (in order per object). Not client-java's {@code
- * LegacyEventBroadcaster}: its spam filter drops an object's events beyond 25 (outcomes too), it
- * creates a combined event twice (a 409 logged as ERROR), and its update patch embeds the message
- * unescaped.
+ * Writes core/v1 Events as series, as {@link EventSeriesBook} decides: best effort, one attempt,
+ * never throws (the series' next occurrence retries); on the caller's thread or, given {@link
+ * EventWriters}, on theirs. Not client-java's {@code LegacyEventBroadcaster}: its spam filter drops
+ * an object's events beyond 25 (outcomes too), it creates a combined event twice (a 409 logged as
+ * ERROR), and its update patch embeds the message unescaped.
  */
 public final class EventSeriesRecorder {
 
@@ -42,19 +40,8 @@ public final class EventSeriesRecorder {
   private final Clock clock;
   private final EventWriters writers;
 
-  /** Writes on the caller's thread. */
-  public EventSeriesRecorder(
-      EventSeriesBook book,
-      EventStore store,
-      String component,
-      Set<String> outcomeReasons,
-      Clock clock) {
-    this(book, store, component, outcomeReasons, clock, null);
-  }
-
   /**
-   * @param outcomeReasons reasons written at every occurrence, never capped nor delayed
-   * @param writers write on their threads; null: on the caller's
+   * {@code outcomeReasons}: never capped nor delayed; {@code writers} null: the caller's thread.
    */
   public EventSeriesRecorder(
       EventSeriesBook book,

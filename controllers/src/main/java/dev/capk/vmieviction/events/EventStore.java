@@ -17,7 +17,7 @@ public interface EventStore {
 
   CoreV1Event read(String namespace, String name) throws Exception;
 
-  /** What went wrong, for a log line: never a secret (guest answers are untrusted). */
+  /** What went wrong, for a log line: never a secret. */
   String describe(Exception e);
 
   /** Plain calls through {@code core} (the infra cluster, the request client's timeouts). */

@@ -11,9 +11,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes Events off the caller's thread, as client-go's broadcaster does: a step hands its events
- * over instead of waiting for each round trip (under load they cost more than its real work). One
- * lane per object key keeps an object's events in order; a full lane drops the event, logged.
+ * Writes Events off the caller's thread, as client-go's broadcaster does (under load the round
+ * trips cost a step more than its real work). One lane per object key keeps an object's events in
+ * order; a full lane drops the event, logged.
  */
 public final class EventWriters implements AutoCloseable {
 
@@ -21,11 +21,7 @@ public final class EventWriters implements AutoCloseable {
 
   private final List<ThreadPoolExecutor> lanes = new ArrayList<>();
 
-  /**
-   * @param name names the lanes' threads
-   * @param lanes how many events may be in flight at once (each lane writes one at a time)
-   * @param queuePerLane events waiting per lane before new ones are dropped
-   */
+  /** {@code lanes} events in flight at once, {@code queuePerLane} waiting before drops. */
   public EventWriters(String name, int lanes, int queuePerLane) {
     for (int i = 0; i < lanes; i++) {
       ThreadPoolExecutor lane =
@@ -36,7 +32,6 @@ public final class EventWriters implements AutoCloseable {
               TimeUnit.SECONDS,
               new ArrayBlockingQueue<>(queuePerLane),
               new ThreadFactoryBuilder().setNameFormat(name + "-" + i).setDaemon(true).build());
-      // Idle is the norm: no thread kept meanwhile.
       lane.allowCoreThreadTimeOut(true);
       this.lanes.add(lane);
     }
@@ -52,15 +47,11 @@ public final class EventWriters implements AutoCloseable {
     }
   }
 
-  /** Events waiting or being written. */
-  public int pending() {
-    return lanes.stream().mapToInt(l -> l.getQueue().size() + l.getActiveCount()).sum();
-  }
-
-  /** Writes what is waiting, for at most {@code seconds}, then stops. */
-  public void close(long seconds) {
+  /** Writes what is waiting, for at most two seconds, then stops. */
+  @Override
+  public void close() {
     lanes.forEach(ThreadPoolExecutor::shutdown);
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
     for (ThreadPoolExecutor lane : lanes) {
       try {
         long left = until - System.nanoTime();
@@ -72,10 +63,5 @@ public final class EventWriters implements AutoCloseable {
         lane.shutdownNow();
       }
     }
-  }
-
-  @Override
-  public void close() {
-    close(2);
   }
 }

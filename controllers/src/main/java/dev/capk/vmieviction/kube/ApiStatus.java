@@ -29,11 +29,8 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
   }
 
   /**
-   * What an API answer that is not a success means for the caller: the one table every write (and
-   * every read that feeds a decision) goes by. A conflict is a race, to be read again and retried;
-   * a refusal will not succeed as sent, however often it is repeated; a transient failure says
-   * nothing about the object at all. docs/design.md gives the same table; ApiAnswerTest checks each
-   * row.
+   * What an answer that is not a success means: the one table every write (and every read that
+   * feeds a decision) goes by. docs/design.md gives the same table; ApiAnswerTest checks each row.
    */
   public enum Answer {
     /** 409: the object changed since it was read. Read it again and retry (bounded). */
@@ -58,17 +55,11 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
     TRANSIENT
   }
 
-  /**
-   * The message kube-apiserver gives a JSON Patch that does not apply to the object (its patch
-   * handler answers {@code NewGenericServerResponse(422, ...)} whatever the operation that failed).
-   */
+  /** kube-apiserver's message for a JSON Patch that does not apply (whatever op failed). */
   static final String PATCH_NOT_APPLIED_MESSAGE =
       "the server rejected our request due to an error in our request";
 
-  /**
-   * @param mustExist the request names an object that must be there (a patch of a node we read): a
-   *     404 is then a refusal, not an answer
-   */
+  /** {@code mustExist}: the object must be there (a patch of a node we read): 404 is a refusal. */
   public static Answer answer(int code, String body, boolean mustExist) {
     if (code == 0 || code == 408 || code == 429 || code >= 500) {
       return Answer.TRANSIENT;
@@ -76,8 +67,7 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
     return switch (code) {
       case 409 -> Answer.CONFLICT;
       case 404 -> mustExist ? Answer.REFUSED : Answer.GONE;
-      // Without details and with the patch handler's generic message: not a validation error
-      // (those name the kind and the fields) nor an admission denial (those name the policy).
+      // Validation errors and admission denials have details or their own message.
       case 422 -> {
         ApiStatus s = parse(code, body);
         yield s.causes().isEmpty() && PATCH_NOT_APPLIED_MESSAGE.equals(s.message())
@@ -126,10 +116,8 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
   }
 
   /**
-   * One line describing an API failure for logs and messages, with the server's own words: built
-   * from the status code, reason and the server's message only, never request headers, so never
-   * credentials. For servers we trust to say nothing secret; else {@link
-   * #describeWithoutServerText}.
+   * One line for an API failure with the server's own words (code, reason, message; never request
+   * headers). For servers we trust to say nothing secret; else {@link #describeWithoutServerText}.
    */
   public static String describe(ApiException e) {
     if (e.getCode() == 0) {
@@ -149,10 +137,9 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
   }
 
   /**
-   * One line describing a failed call to a server whose answers may echo what it was sent (a guest
-   * cluster, a Secret read): the HTTP status, or the kind of failure when there was no answer.
-   * Never any text of the response body, nor an exception message (which may hold a URL with
-   * credentials).
+   * One line for a failed call to a server whose answers may echo what it was sent (a guest
+   * cluster): the HTTP status, or the kind of failure; never response text nor an exception message
+   * (which may hold a URL with credentials).
    */
   public static String describeWithoutServerText(Throwable t) {
     if (t instanceof ApiException e) {
@@ -165,9 +152,8 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
   }
 
   /**
-   * As {@link #describeWithoutServerText(Throwable)}, naming the server's host and port when there
-   * was no answer ({@code ConnectException from 10.0.0.5:6443}): which server could not be reached
-   * is what an operator looks for first. The URL's user info, path and query are never shown.
+   * As {@link #describeWithoutServerText(Throwable)}, naming the unreachable server's host and port
+   * ({@code ConnectException from 10.0.0.5:6443}), never the URL's user info, path or query.
    */
   public static String describeWithoutServerText(Throwable t, String serverUrl) {
     String described = describeWithoutServerText(t);
@@ -192,19 +178,12 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
   /** The longest server message a refusal's description keeps. */
   static final int MAX_REFUSAL_MESSAGE = 300;
 
-  /**
-   * Runs of token-like characters this long are taken for credentials and left out: a server we do
-   * not trust may echo what it was sent, and no policy name, field or reason is that long without a
-   * break.
-   */
+  /** Taken for credentials: no policy name, field or reason is this long without a break. */
   private static final Pattern CREDENTIAL_LIKE = Pattern.compile("[A-Za-z0-9+/=_.~-]{40,}");
 
   /**
-   * One line naming a refusal for an event or a log: the HTTP status, the Status reason and the
-   * server's message (an admission policy's or webhook's own words, a validation error), with
-   * anything shaped like a credential removed, control characters dropped, and shortened. For the
-   * answers of a server that refused a write; what the request was and to which object is the
-   * caller's to say.
+   * One line naming a refusal: HTTP status, Status reason and the server's message (a policy's own
+   * words), credential-like runs and control characters removed, shortened.
    */
   public static String describeRefusal(ApiException e) {
     if (e.getCode() == 0) {

@@ -1,7 +1,7 @@
 package dev.capk.vmieviction.kube;
 
 import io.kubernetes.client.openapi.ApiClient;
-import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import okhttp3.CipherSuite;
 import okhttp3.ConnectionSpec;
@@ -21,8 +21,15 @@ import okhttp3.ConnectionSpec;
 public final class CipherOrder {
   private CipherOrder() {}
 
-  /** MODERN_TLS with the ChaCha20-Poly1305 suites moved ahead of the others, TLS 1.3 first. */
-  static final ConnectionSpec CHACHA20_FIRST = chacha20First();
+  /** MODERN_TLS with the ChaCha20-Poly1305 suites moved ahead of the others (a stable sort). */
+  static final ConnectionSpec CHACHA20_FIRST =
+      new ConnectionSpec.Builder(ConnectionSpec.MODERN_TLS)
+          .cipherSuites(
+              ConnectionSpec.MODERN_TLS.cipherSuites().stream()
+                  .sorted(
+                      Comparator.comparing((CipherSuite s) -> !s.javaName().contains("CHACHA20")))
+                  .toArray(CipherSuite[]::new))
+          .build();
 
   /** {@code client} with its HTTP client offering {@link #CHACHA20_FIRST}; returns it. */
   public static ApiClient preferChaCha20(ApiClient client) {
@@ -33,22 +40,5 @@ public final class CipherOrder {
             .connectionSpecs(List.of(CHACHA20_FIRST, ConnectionSpec.CLEARTEXT))
             .build());
     return client;
-  }
-
-  private static ConnectionSpec chacha20First() {
-    List<CipherSuite> modern = ConnectionSpec.MODERN_TLS.cipherSuites();
-    List<CipherSuite> ordered = new ArrayList<>();
-    ordered.add(CipherSuite.TLS_CHACHA20_POLY1305_SHA256);
-    ordered.add(CipherSuite.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256);
-    ordered.add(CipherSuite.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256);
-    ordered.retainAll(modern);
-    for (CipherSuite s : modern) {
-      if (!ordered.contains(s)) {
-        ordered.add(s);
-      }
-    }
-    return new ConnectionSpec.Builder(ConnectionSpec.MODERN_TLS)
-        .cipherSuites(ordered.toArray(CipherSuite[]::new))
-        .build();
   }
 }

@@ -16,12 +16,10 @@ import java.time.format.DateTimeFormatterBuilder;
 import java.time.temporal.ChronoField;
 
 /**
- * The client's generated models reject any field they do not know, so one field added to Node or
- * Pod by a newer API server would make every read fail. {@link #GSON} is the client's own Gson
- * setup (dates, quantities, int-or-string) without the strict validators, used by our reads and
- * installed once per process into the client. It carries the dynamic API's adapter too: the
- * client's Gson is one per process, and without that adapter every dynamic object read afterwards
- * in the process (tests, the demo) would come back empty.
+ * The client's generated models reject any field they do not know: one field a newer API server
+ * adds to Node would make every read fail. {@link #GSON} is the client's Gson setup without the
+ * strict validators, installed once per process into the client, with the dynamic API's adapter
+ * (without it, dynamic objects read afterwards in the process would come back empty).
  */
 public final class LenientJson {
   private LenientJson() {}
@@ -37,10 +35,7 @@ public final class LenientJson {
           .appendLiteral("Z")
           .toFormatter();
 
-  /**
-   * Skipped while reading: {@code metadata.managedFields} (a third or more of a pod's JSON) and a
-   * node's image list. Nothing reads them; an update without managedFields leaves the server's.
-   */
+  /** Never read, skipped: {@code metadata.managedFields} (a third of a pod) and node images. */
   private static final ExclusionStrategy UNREAD =
       new ExclusionStrategy() {
         @Override

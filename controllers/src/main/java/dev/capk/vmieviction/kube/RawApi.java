@@ -16,11 +16,10 @@ import okhttp3.Response;
 import okhttp3.ResponseBody;
 
 /**
- * Sends requests built by the official client's API classes (paths, auth and TLS are the client's)
- * and hands back the raw answer, read with {@link LenientJson} (the generated models reject fields
- * they do not know) and, for an error, as a Status with its reason. Through an instance {@linkplain
- * #until bound to a deadline} each request's total time is cut to what is left, so a server that
- * answers a byte at a time cannot hold the caller past it.
+ * Sends requests built by the official client's API classes and hands back the raw answer, read
+ * with {@link LenientJson}. Through an instance {@linkplain #until bound to a deadline} each
+ * request's total time is cut to what is left: a server answering a byte at a time cannot hold the
+ * caller past it.
  */
 public final class RawApi {
 
@@ -67,10 +66,8 @@ public final class RawApi {
   }
 
   /**
-   * Cuts the call's total timeout (the client's call timeout, or one the caller set; 0 = none) to
-   * the time left before {@code deadline}. Must be called before the call is executed.
-   *
-   * @throws ApiException with code 0, as for a request that got no answer, if no time is left
+   * Cuts the call's total timeout to the time left before {@code deadline}, before it executes; no
+   * time left: an ApiException with code 0, as for no answer.
    */
   public static void bound(Call call, Deadline deadline) throws ApiException {
     if (deadline.none()) {

@@ -4,16 +4,13 @@ import io.kubernetes.client.openapi.ApiException;
 
 /**
  * A request the API server refused ({@link ApiStatus.Answer#REFUSED}), named: which request, on
- * which object, and the server's reason. Asking again will not change the answer until someone
- * changes what refused it (an admission policy, RBAC, the object), so callers back off and say so.
+ * which object, and why. Asking again will not help: callers back off and say so.
  */
 public final class RequestRefused extends ApiException {
 
   /**
-   * @param what the request and its object, e.g. "cordoning node n1"
-   * @param cause the server's answer, from a server trusted to say nothing secret (the infra or
-   *     management cluster); a guest cluster's refusals are described with {@link
-   *     ApiStatus#describeRefusal}
+   * {@code what}: e.g. "cordoning node n1"; {@code cause} from a server trusted to say nothing
+   * secret (a guest's refusals: {@link ApiStatus#describeRefusal}).
    */
   public RequestRefused(String what, ApiException cause) {
     super(

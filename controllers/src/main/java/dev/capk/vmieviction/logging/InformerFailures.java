@@ -23,18 +23,17 @@ import org.slf4j.event.Level;
 
 /**
  * The failures of one informer's list and watch. The client's reflector lists again a second after
- * any failure, for ever: a kind whose CRD is not installed would cost a request and a log line
- * every second. Here failures back off the next list (1 s, doubling up to {@link #MAX_RETRY}) and
- * are logged at the 1st, 2nd, 4th, 8th... with a count, and at once when the reason changes (the
- * backoff then starts again: a CRD just installed is looked at again soon); a watch opened again
- * ends them, logged once. Use: {@code factory.sharedIndexInformerFor(failures.guard(listerWatcher),
- * type, resync, failures.handler())}.
+ * any failure, for ever (a kind whose CRD is not installed: a request and a log line a second).
+ * Here failures back off the next list (1 s, doubling up to {@link #MAX_RETRY}), are logged at the
+ * 1st, 2nd, 4th, 8th... with a count, and at once when the reason changes (the backoff restarts: a
+ * CRD just installed is seen soon); a watch opened again ends them, logged once. Use: {@code
+ * factory.sharedIndexInformerFor(failures.guard(lw), type, resync, failures.handler())}.
  */
 public final class InformerFailures {
 
   private static final Logger log = LoggerFactory.getLogger(InformerFailures.class);
 
-  /** The client's own pause after a failure, kept for the first retry. */
+  /** The client's own pause after a failure. */
   static final Duration FIRST_RETRY = Duration.ofSeconds(1);
 
   /** The longest pause between lists while they fail: a CRD installed later is seen within it. */
@@ -54,10 +53,7 @@ public final class InformerFailures {
   private int total; // failures since the last watch opened, whatever their reason
   private Instant firstOfAll;
 
-  /**
-   * @param informer which informer, as {@code key=value} context: {@code kind=Cluster
-   *     namespace=all}
-   */
+  /** {@code informer}: which one, as log context ({@code kind=Cluster namespace=all}). */
   public InformerFailures(String informer) {
     this(informer, System::nanoTime, Clock.systemUTC(), InformerFailures::describe);
   }
@@ -70,10 +66,7 @@ public final class InformerFailures {
     this.describe = describe;
   }
 
-  /**
-   * {@code inner}, listing only once the backoff allows (else failing at once, without a request,
-   * which is neither counted nor logged) and ending the failures when a watch opens.
-   */
+  /** {@code inner}, listing only once the backoff allows; a watch opened ends the failures. */
   public <T extends KubernetesObject, L extends KubernetesListObject> ListerWatcher<T, L> guard(
       ListerWatcher<T, L> inner) {
     return new ListerWatcher<>() {
@@ -122,7 +115,7 @@ public final class InformerFailures {
         });
   }
 
-  /** The informer's exception handler: counts the failure and logs it when it is worth a line. */
+  /** The informer's exception handler. */
   public <T> BiConsumer<Class<T>, Throwable> handler() {
     return (type, e) -> failed(e).ifPresent(InformerFailures::log);
   }
@@ -178,18 +171,11 @@ public final class InformerFailures {
 
   /** The pause after the {@code n}th failure in a row: 1 s, 2 s, 4 s... up to the maximum. */
   static Duration backoff(int n) {
-    if (n >= 16) {
-      return MAX_RETRY;
-    }
-    Duration d = FIRST_RETRY.multipliedBy(1L << (n - 1));
+    Duration d = FIRST_RETRY.multipliedBy(1L << Math.min(n - 1, 16));
     return d.compareTo(MAX_RETRY) > 0 ? MAX_RETRY : d;
   }
 
-  /**
-   * One line for a failure: the HTTP status (a 404 named for what it usually means), or the kind of
-   * failure without an answer. Never the server's text or an exception message, which may hold a
-   * URL.
-   */
+  /** The HTTP status (a 404 named), or the kind of failure; never server text or a URL. */
   static String describe(Throwable t) {
     if (t instanceof ApiException a) {
       if (a.getCode() == 404) {
@@ -208,7 +194,7 @@ public final class InformerFailures {
     log.atLevel(told.level()).log(told.line());
   }
 
-  /** A list not sent: the backoff is not over. The reflector calls again a second later. */
+  /** A list not sent: the backoff is not over (the reflector calls again a second later). */
   static final class NotYet extends ApiException {
     NotYet() {
       super(0, "backing off after failed lists, not listing yet");

@@ -16,15 +16,13 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.Marker;
 
 /**
- * How every process of the jar logs, set in code (found by logback through {@code
- * META-INF/services}): one line per happening to stderr; our loggers at {@code LOG_LEVEL} (default
- * INFO), the client's at WARN but leader election's at INFO, the rest at WARN. In code rather than
- * a {@code logback.xml}: parsing XML (a parser, Joran's model) costs a short-lived CLI command a
- * tenth of a second of its start-up. Hands over to logback's own search when {@code
- * logback.configurationFile} is given or a {@code logback-test.xml} is on the class path (tests).
- *
- * <p>A CLI process ({@code drain}, {@code cordon}, {@code uncordon}, {@code status}: its {@code
- * main} set {@link #PROPERTY}) then sets its levels kubectl-style with {@link #setCliVerbosity}.
+ * How every process of the jar logs (found by logback through {@code META-INF/services}): one line
+ * per happening to stderr; our loggers at {@code LOG_LEVEL} (default INFO), the client's at WARN
+ * but leader election's at INFO, the rest at WARN. In code: parsing a {@code logback.xml} costs a
+ * CLI command a tenth of a second of start-up. Hands over to logback's own search when {@code
+ * logback.configurationFile} is given or a {@code logback-test.xml} is on the class path (tests). A
+ * CLI process (its {@code main} set {@link #PROPERTY}) sets its levels with {@link
+ * #setCliVerbosity}.
  */
 public final class LogbackConfigurator extends ContextAwareBase implements Configurator {
   /** The system property a CLI process's main sets (to {@code cli}) before any logger exists. */
@@ -71,11 +69,9 @@ public final class LogbackConfigurator extends ContextAwareBase implements Confi
   }
 
   /**
-   * Sets a CLI process's log levels for kubectl's {@code -v}: the command's own output is the
-   * report, so at 0 no log line at all is written (kubectl writes none either); 1 and 2 show INFO,
-   * 3 and above DEBUG. Our and the client's loggers are set as well as the root, since {@link
-   * #configure} gives them levels of their own. Does nothing when the command runs embedded (a
-   * test's JVM, another program calling {@code NodeCli.run}): its host's logging is left alone.
+   * A CLI process's log levels for kubectl's {@code -v}: 0 none (the output is the report), 1 and 2
+   * INFO, 3 and above DEBUG. Does nothing when the command runs embedded (a test's JVM, another
+   * program calling {@code NodeCli.run}): its host's logging is left alone.
    */
   public static void setCliVerbosity(int v) {
     if (!isCliProcess() || !(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
@@ -89,11 +85,9 @@ public final class LogbackConfigurator extends ContextAwareBase implements Confi
   }
 
   /**
-   * Drops the ERROR lines with a stack trace that the official client's informers write when they
-   * are stopped: stopping an informer interrupts its threads, and the client logs each interrupt of
-   * its process loop and of its listeners as an error. An interrupt reaches those threads only when
-   * the informer is stopped (at shutdown, or when an infra cluster's pipeline is replaced), so this
-   * hides nothing that went wrong; every other line passes.
+   * Drops the ERROR lines with a stack trace that the client's informers write when stopped: they
+   * log each interrupt of their threads as an error, and an interrupt reaches them only when the
+   * informer is stopped, so this hides nothing that went wrong.
    */
   static final class InformerStopInterrupts extends TurboFilter {
     @Override

@@ -38,10 +38,7 @@ public final class Admission {
             || nm.getMetadata().getDeletionTimestamp() != null);
   }
 
-  /**
-   * The maintenance that takes precedence over {@code candidate} on its node, if any: an accepted
-   * one, else an older one not yet decided.
-   */
+  /** What takes precedence over {@code candidate}: an accepted one, else an older undecided one. */
   public static Optional<NodeMaintenance> precedence(
       NodeMaintenance candidate, Collection<NodeMaintenance> all) {
     String node = candidate.nodeName();

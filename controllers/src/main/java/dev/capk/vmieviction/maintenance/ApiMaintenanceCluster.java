@@ -24,9 +24,8 @@ import java.util.Optional;
 import okhttp3.Call;
 
 /**
- * {@link MaintenanceCluster} over the official client: requests are built by its API classes
- * (paths, auth, TLS are the client's), answers read leniently ({@link RawApi}), so a field a newer
- * API server adds to Node cannot break maintenance. Patches state their content type explicitly.
+ * {@link MaintenanceCluster} over the official client's API classes, answers read leniently ({@link
+ * RawApi}): a field a newer API server adds to Node cannot break maintenance.
  */
 public final class ApiMaintenanceCluster implements MaintenanceCluster {
   private static final int MAX_CONFLICTS = 5;
@@ -87,11 +86,9 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
   }
 
   /**
-   * Adds or removes our finalizer, reading the object again after a conflict. The list is replaced
-   * whole, so the patch carries the resourceVersion it was read at.
-   *
-   * @return false when the object is gone, being deleted (adding) or without our finalizer
-   *     (removing)
+   * Adds or removes our finalizer; the list is replaced whole, so the patch carries the
+   * resourceVersion it was read at (a conflict: read again). False when the object is gone, being
+   * deleted (adding) or without our finalizer (removing).
    */
   private boolean changeFinalizer(String name, boolean add) throws ApiException {
     for (int attempt = 1; ; attempt++) {
@@ -102,13 +99,14 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
       V1ObjectMeta meta = read.get().getMetadata();
       List<String> finalizers =
           new ArrayList<>(meta.getFinalizers() == null ? List.of() : meta.getFinalizers());
-      if (add && (meta.getDeletionTimestamp() != null || finalizers.contains(FINALIZER))) {
-        return meta.getDeletionTimestamp() == null;
+      boolean has = finalizers.contains(FINALIZER);
+      if (add ? has || meta.getDeletionTimestamp() != null : !has) {
+        return add && meta.getDeletionTimestamp() == null;
       }
       if (add) {
         finalizers.add(FINALIZER);
-      } else if (!finalizers.remove(FINALIZER)) {
-        return false;
+      } else {
+        finalizers.remove(FINALIZER);
       }
       JsonObject m = new JsonObject();
       m.addProperty("resourceVersion", meta.getResourceVersion());

@@ -6,11 +6,7 @@ import io.kubernetes.client.openapi.models.V1Node;
 import java.util.List;
 import java.util.Optional;
 
-/**
- * The reads and writes maintenance makes in the cluster: live reads (never the cache) wherever a
- * decision or a precondition depends on them, and patches of exactly what changes. Reads answer
- * empty for an object that does not exist.
- */
+/** Maintenance's live reads (empty: no such object) and its patches of exactly what changes. */
 public interface MaintenanceCluster {
 
   Optional<V1Node> readNode(String name) throws ApiException;
@@ -20,7 +16,7 @@ public interface MaintenanceCluster {
 
   Optional<NodeMaintenance> readMaintenance(String name) throws ApiException;
 
-  /** Every NodeMaintenance, read from the API server (not a cache): admission depends on it. */
+  /** Every NodeMaintenance, from the API server (admission depends on it). */
   List<NodeMaintenance> listMaintenances() throws ApiException;
 
   /** Adds our finalizer; false if the object is gone or being deleted. */

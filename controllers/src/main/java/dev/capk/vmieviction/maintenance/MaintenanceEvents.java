@@ -7,12 +7,9 @@ import io.kubernetes.client.openapi.models.V1ObjectReference;
 import java.util.Set;
 
 /**
- * Events on the NodeMaintenance and on its Node, for {@code kubectl describe}: series, the same way
- * as VMI events (one Event object per object and reason, updated on repeats). Both objects are
- * cluster-scoped, so the events land in namespace {@code default}, as the kubelet's node events do.
- *
- * <p>The first five reasons are the Node Maintenance Operator's, so alerts and dashboards written
- * for it keep working; the others name the steps and refusals it did not event.
+ * Events on the NodeMaintenance and on its Node (both cluster-scoped: namespace {@code default}, as
+ * the kubelet's node events), as series. The first five reasons are the Node Maintenance
+ * Operator's, so alerts written for it keep working.
  */
 @FunctionalInterface
 public interface MaintenanceEvents {
@@ -23,10 +20,10 @@ public interface MaintenanceEvents {
   String REMOVED_MAINTENANCE = "RemovedMaintenance";
   String CORDON_NODE = "CordonNode";
 
-  /** An eviction was refused by a budget (or failed): the pod is tried again when it is due. */
+  /** An eviction was refused by a budget (or failed). */
   String DRAIN_BLOCKED = "DrainBlocked";
 
-  /** Some pod may not be deleted at all; retried with backoff. */
+  /** Some pod may not be deleted at all. */
   String DRAIN_REFUSED = "DrainRefused";
 
   /** Refused: spec.nodeName names no node. */
@@ -35,13 +32,10 @@ public interface MaintenanceEvents {
   /** Refused: another NodeMaintenance already targets the node. */
   String DUPLICATE_MAINTENANCE = "DuplicateMaintenance";
 
-  /**
-   * A request of the maintenance was refused (an admission policy, RBAC, validation), or the node
-   * kept changing under the write: retried with backoff, the reason named.
-   */
+  /** A request was refused (admission, RBAC, validation), or the node kept changing. */
   String REQUEST_REFUSED = "RequestRefused";
 
-  /** The steps of a maintenance: each happens once, and none may be lost to a cap or a delay. */
+  /** The steps of a maintenance: each happens once; none may be lost to a cap or a delay. */
   Set<String> OUTCOMES =
       Set.of(
           BEGIN_MAINTENANCE,

@@ -7,14 +7,11 @@ import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.PodRef;
 import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
@@ -25,48 +22,35 @@ import java.util.stream.Collectors;
  * drain (a budget, a failing eviction) while something does.
  */
 public final class MaintenanceStatus {
+  private MaintenanceStatus() {}
 
   /** What the status shows at one moment. */
   public record Snapshot(
       int evictionPods, int totalPods, List<String> pendingPods, int percent, String lastError) {}
 
-  private int evictionPods;
-  private int totalPods;
-  private final Set<PodRef> pending = new TreeSet<>();
-  private String lastError;
-
   /**
-   * @param evictionPods from the status, 0 when not counted yet
-   * @param totalPods from the status, 0 when not counted yet
+   * Where the drain stands after {@code step}, with the counts of {@code status} (null, or none
+   * yet: the first step that plans pods sets them). Pods only waited for are progress, no error.
    */
-  public MaintenanceStatus(int evictionPods, int totalPods) {
-    this.evictionPods = evictionPods;
-    this.totalPods = totalPods;
-  }
-
-  /**
-   * Where the drain stands after a step. The first step that plans pods sets the counts; pods only
-   * waited for (being deleted, not tried yet) are progress, not an error.
-   */
-  public void stepped(DrainStep step) {
+  public static Snapshot after(NodeMaintenanceStatus status, DrainStep step) {
+    int evictionPods = status == null ? 0 : Objects.requireNonNullElse(status.getEvictionPods(), 0);
+    int totalPods = status == null ? 0 : Objects.requireNonNullElse(status.getTotalpods(), 0);
     if (evictionPods == 0 && totalPods == 0) {
       evictionPods = step.planned().size();
       totalPods = step.planned().size() + step.skipped().size();
     }
-    pending.clear();
-    pending.addAll(step.pending());
-    lastError = held(step) ? incompleteMessage(step) : null;
+    List<String> names = step.pending().stream().sorted().map(PodRef::name).toList();
+    return new Snapshot(
+        evictionPods,
+        totalPods,
+        names,
+        percent(evictionPods, names.size()),
+        held(step) ? incompleteMessage(step) : null);
   }
 
   /** A budget refused a pod, or an eviction fails: the drain is held, not merely under way. */
   static boolean held(DrainStep step) {
     return !step.complete() && (!step.blockingBudgets().isEmpty() || !step.failed().isEmpty());
-  }
-
-  public Snapshot snapshot() {
-    List<String> names = pending.stream().map(PodRef::name).toList();
-    return new Snapshot(
-        evictionPods, totalPods, names, percent(evictionPods, pending.size()), lastError);
   }
 
   /**
@@ -124,6 +108,9 @@ public final class MaintenanceStatus {
 
   /** The status already shows this progress: nothing to write. */
   static boolean shows(NodeMaintenanceStatus status, Snapshot s) {
+    if (status == null) {
+      return false;
+    }
     List<String> pending = status.getPendingPods() == null ? List.of() : status.getPendingPods();
     return Integer.valueOf(s.percent()).equals(status.getDrainProgress())
         && Integer.valueOf(s.evictionPods()).equals(status.getEvictionPods())
@@ -134,9 +121,7 @@ public final class MaintenanceStatus {
 
   /** RFC 3339 in UTC, whole seconds, as Kubernetes writes metav1.Time. */
   static String rfc3339(Instant t) {
-    return DateTimeFormatter.ISO_OFFSET_DATE_TIME
-        .format(t.truncatedTo(ChronoUnit.SECONDS).atOffset(ZoneOffset.UTC))
-        .replace("+00:00", "Z");
+    return t.truncatedTo(ChronoUnit.SECONDS).toString();
   }
 
   /**
@@ -145,10 +130,6 @@ public final class MaintenanceStatus {
    */
   public static final class Patch {
     private final JsonObject status = new JsonObject();
-
-    public static Patch of() {
-      return new Patch();
-    }
 
     public Patch phase(String phase) {
       status.addProperty("phase", phase);
@@ -194,11 +175,6 @@ public final class MaintenanceStatus {
       JsonObject patch = new JsonObject();
       patch.add("status", status);
       return patch.toString();
-    }
-
-    @Override
-    public String toString() {
-      return toJson();
     }
   }
 }

@@ -50,12 +50,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The NodeMaintenance controller's parts, for {@link ControllerRuntime}: its informers
- * (NodeMaintenances; Nodes, to notice a node that goes, comes back or is uncordoned behind our
- * back), its rate-limited work queue and workers, its event recorder, and the node drains of the
- * maintenances under way, by maintenance UID: a watch on the node's pods (which wakes the
- * maintenance's next step when pods leave) and the drain's memory between steps, opened by a
- * maintenance's first step, closed when its drain is over or it is deleted.
+ * The NodeMaintenance controller's parts, for {@link ControllerRuntime}: informers on
+ * NodeMaintenances and on Nodes (a node that goes, comes back or is uncordoned behind our back), a
+ * work queue and workers, and the drains under way by maintenance UID: a watch on the node's pods
+ * that wakes the next step, and the drain's memory between steps.
  */
 public final class NodeMaintenanceController
     implements ManagedController, NodeMaintenanceReconciler.DrainSteps {
@@ -82,10 +80,7 @@ public final class NodeMaintenanceController
   /** Names by UID: the work queue's key is the name. */
   private final Map<String, String> names = new ConcurrentHashMap<>();
 
-  /**
-   * @param requestClient for reads, patches, drains and events (a read timeout is fine)
-   * @param watchClient for the informers: its read timeout must be zero (watches are long requests)
-   */
+  /** {@code watchClient}, for the informers, must have no read timeout. */
   public NodeMaintenanceController(
       ApiClient requestClient, ApiClient watchClient, NodeMaintenanceSettings settings) {
     this.settings = settings;
@@ -121,15 +116,14 @@ public final class NodeMaintenanceController
             new Lister<>(maintenances.getIndexer())::get,
             new ApiMaintenanceCluster(requestClient),
             this,
-            // Series, as for VMI events: client-java's legacy recorder drops events past its
-            // spam budget.
             MaintenanceEvents.of(
                 new EventSeriesRecorder(
                     new EventSeriesBook(),
                     EventStore.of(new CoreV1Api(requestClient)),
                     "node-maintenance-controller",
                     MaintenanceEvents.OUTCOMES,
-                    Clock.systemUTC())),
+                    Clock.systemUTC(),
+                    null)),
             settings,
             Clock.systemUTC());
     ControllerWatch<NodeMaintenance> watch =
@@ -161,10 +155,7 @@ public final class NodeMaintenanceController
             .build();
   }
 
-  /**
-   * An informer on every object of {@code api}, its failed lists (without the NodeMaintenance CRD,
-   * every one) backed off and logged with a count.
-   */
+  /** An informer on every object of {@code api}, its failed lists backed off and counted. */
   private static <T extends KubernetesObject> SharedIndexInformer<T> informer(
       SharedInformerFactory factory, GenericKubernetesApi<T, ?> api, Class<T> type, long resync) {
     String kind = type == WatchedNode.class ? "Node" : type.getSimpleName();
@@ -213,7 +204,6 @@ public final class NodeMaintenanceController
 
   @Override
   public void close() {
-    List.copyOf(drains.keys()).forEach(this::end);
     drains.close();
   }
 
@@ -333,9 +323,8 @@ public final class NodeMaintenanceController
   }
 
   /**
-   * A Node as the node informer keeps it: metadata and spec only. Reading the spec as raw JSON
-   * means no field a newer API server adds can fail the watch, and the cache holds no node status
-   * (images, conditions), which is most of a Node's size. Decisions read the node live, never this.
+   * A Node as the node informer keeps it: metadata, and the spec as raw JSON (no field a newer API
+   * server adds can fail the watch), no status (most of a Node's size). Decisions read nodes live.
    */
   public static class WatchedNode implements KubernetesObject {
     @SerializedName("apiVersion")
@@ -376,7 +365,6 @@ public final class NodeMaintenanceController
     }
   }
 
-  /** A list of {@link WatchedNode}s, for the informer's list calls. */
   public static class WatchedNodeList extends ApiObjectList<WatchedNode> {
     public WatchedNodeList() {
       super("NodeList");

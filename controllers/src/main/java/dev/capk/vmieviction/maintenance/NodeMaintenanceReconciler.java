@@ -32,16 +32,14 @@ import org.slf4j.event.Level;
 
 /**
  * Puts nodes into maintenance as NodeMaintenance objects ask, the way the Node Maintenance Operator
- * does: validate (the node exists, no other maintenance owns it) before changing anything; add the
- * finalizer; taint and cordon the node, recording on it what was changed; drain it with the drain
- * engine one short step per reconcile (the evictions that are due, then return: pods leaving the
- * node wake the next step, refused evictions their own due time), writing progress to the status as
- * pods go; phase Succeeded when no evictable pod is left. On deletion: remove exactly the taints it
- * added, uncordon only a node it cordoned, drop the finalizer.
+ * does: validate before changing anything; add the finalizer; taint and cordon the node, recording
+ * on it what was changed; drain it one short step per reconcile (pods leaving the node wake the
+ * next step, refused evictions their own due time), progress in the status; Succeeded when no
+ * evictable pod is left. On deletion: remove exactly the taints it added, uncordon only a node it
+ * cordoned, drop the finalizer.
  *
- * <p>Level-triggered and restart-safe: what was changed lives on the node (written in the same
- * patch as the change) and the progress counts live in the status; what is kept in memory (the
- * failure backoff, each pod's eviction retry schedule) only paces retries.
+ * <p>Restart-safe: what was changed lives on the node (in the same patch as the change), the counts
+ * in the status; what is in memory (backoff, eviction retry schedules) only paces retries.
  */
 public final class NodeMaintenanceReconciler implements Reconciler {
   private static final Logger log = LoggerFactory.getLogger(NodeMaintenanceReconciler.class);
@@ -62,9 +60,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   /** The drain refusals told, by NodeMaintenance UID. */
   private final WaitLog waits = new WaitLog();
 
-  /**
-   * @param cache the NodeMaintenance by name from the informer, or null
-   */
+  /** {@code cache}: the NodeMaintenance by name from the informer, or null. */
   public NodeMaintenanceReconciler(
       Function<String, NodeMaintenance> cache,
       MaintenanceCluster cluster,
@@ -94,9 +90,8 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         if (!Admission.accepted(nm) && (Admission.inert(nm) || !admit(nm))) {
           return DONE;
         }
-        // The cache can lag behind our own status writes (a node event may arrive before our last
-        // Succeeded patch does): counts and phase read from it could overwrite what is already
-        // recorded. Maintenance decides on the object as the API server has it now.
+        // The cache can lag behind our own status writes: counts and phase read from it could
+        // overwrite what is recorded. Decide on the object as the API server has it now.
         Optional<NodeMaintenance> live = cluster.readMaintenance(name);
         if (live.isEmpty()) {
           return gone(name);
@@ -109,8 +104,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       // Not accepted: replaced by a new object of the same name, whose own watch event brings it.
       return Admission.accepted(nm) ? maintain(nm) : DONE;
     } catch (ApiException e) {
-      // A refusal, or a node that changed at every look (each node write reads it again on a
-      // change): asking again at once will not help. Said in a Warning, and backed off.
+      // A refusal, or a node that changed at every look: asking again at once will not help.
       boolean named = e instanceof RequestRefused;
       String msg = named ? e.getMessage() : "API request failed: " + ApiStatus.describe(e);
       ApiStatus.Answer answer = named ? ApiStatus.Answer.REFUSED : ApiStatus.answer(e, false);
@@ -124,10 +118,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     }
   }
 
-  /**
-   * Admission: nothing changes before the maintenance is known to be valid and the node's only one.
-   * True when accepted (carries our finalizer); false when refused or gone.
-   */
+  /** Nothing changes before the maintenance is valid and the node's only one: true if accepted. */
   private boolean admit(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
     String node = nm.nodeName();
@@ -135,8 +126,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       refuse(nm, MaintenanceEvents.NODE_NOT_FOUND, "invalid nodeName: spec.nodeName is empty");
       return false;
     }
-    // The API server's list, not the cache: a maintenance accepted (or refused) a moment ago must
-    // be seen as such, and the cache may lag behind our own writes.
+    // The API server's list: the cache may not show a maintenance accepted a moment ago.
     List<NodeMaintenance> all = cluster.listMaintenances();
     String uid = nm.getMetadata().getUid();
     Optional<NodeMaintenance> live =
@@ -185,7 +175,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         false,
         MaintenanceEvents.BEGIN_MAINTENANCE,
         "Begin a node maintenance of node " + node + (reason.isEmpty() ? "" : ": " + reason));
-    status(name, Patch.of().phase(PHASE_RUNNING).lastError(null));
+    status(name, new Patch().phase(PHASE_RUNNING).lastError(null));
     return true;
   }
 
@@ -197,7 +187,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         nm.nodeName(),
         reason,
         message);
-    status(name, Patch.of().phase(PHASE_FAILED).lastError(message));
+    status(name, new Patch().phase(PHASE_FAILED).lastError(message));
     events.onMaintenance(nm, true, reason, message);
   }
 
@@ -211,37 +201,32 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     }
     if (!PHASE_RUNNING.equals(phase) && !PHASE_SUCCEEDED.equals(phase)) {
       // First look after acceptance by an older release, or the node is back after it was gone.
-      status(name, Patch.of().phase(PHASE_RUNNING).lastError(null));
+      status(name, new Patch().phase(PHASE_RUNNING).lastError(null));
     }
     if (!enter(nm, found.get())) {
       return nodeGone(nm);
     }
-    NodeMaintenanceStatus status =
-        nm.getStatus() == null ? new NodeMaintenanceStatus() : nm.getStatus();
-    MaintenanceStatus progress =
-        new MaintenanceStatus(orZero(status.getEvictionPods()), orZero(status.getTotalpods()));
     Optional<DrainStep> stepped = drainStep(nm);
     if (stepped.isEmpty()) {
       return backoff(name);
     }
     DrainStep step = stepped.get();
-    progress.stepped(step);
-    MaintenanceStatus.Snapshot s = progress.snapshot();
+    NodeMaintenanceStatus status = nm.getStatus();
+    MaintenanceStatus.Snapshot s = MaintenanceStatus.after(status, step);
+    // Steps come often (each pod that leaves wakes one): write only what changed. A later look
+    // that finds the node as empty as before writes nothing: lastUpdate keeps the time of success.
+    String now = step.complete() ? PHASE_SUCCEEDED : PHASE_RUNNING;
+    boolean write = !now.equals(phase) || !MaintenanceStatus.shows(status, s);
+    if (write) {
+      status(name, new Patch().phase(now).progress(s).lastError(s.lastError()));
+    }
+    succeeded(name);
     if (!step.complete()) {
-      notDrainedYet(nm, phase, status, step, s);
-      succeeded(name);
+      notDrainedYet(nm, step, s, write);
       return new Result(true, nextStep(step));
     }
     // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
     drains.end(nm.getMetadata().getUid());
-    // A later look that finds the node as empty as before writes nothing: lastUpdate keeps the
-    // time of success.
-    var done =
-        new MaintenanceStatus.Snapshot(s.evictionPods(), s.totalPods(), List.of(), 100, null);
-    if (!PHASE_SUCCEEDED.equals(phase) || !MaintenanceStatus.shows(status, done)) {
-      status(name, Patch.of().phase(PHASE_SUCCEEDED).progress(done).lastError(null));
-    }
-    succeeded(name);
     if (!PHASE_SUCCEEDED.equals(phase)) {
       String node = nm.nodeName();
       log.info(
@@ -295,7 +280,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
 
   /**
    * Writes the patch {@code plan} makes of the node ({@link Cordoner#write}), planned anew on a
-   * node changed in what it depends on, up to MAX_CHANGES times (then a 409); false if it is gone.
+   * node changed in what it depends on, up to MAX_CHANGES times; false if it is gone.
    */
   private <T extends NodePatches.Change> boolean writeNode(
       V1Node read, Function<V1Node, Optional<T>> plan, String what, Consumer<T> applied)
@@ -345,8 +330,9 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     try {
       DrainOptions options =
           DrainOptions.builder()
-              // The Node Maintenance Operator's drain: pods without a controller (VM pods) and
-              // emptyDir data go; DaemonSet pods stay (virt-handler must keep running).
+              // NMO's drain: VM pods (no controller) and emptyDir data go; DaemonSets
+              // (virt-handler)
+              // stay.
               .force(true)
               .ignoreAllDaemonSets(true)
               .deleteEmptyDirData(true)
@@ -355,32 +341,23 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               .build();
       return Optional.of(drains.step(uid, name, node, options));
     } catch (DrainRefusedException refused) {
-      // Retried with backoff while it lasts: told once per refusal, the status and events keep it.
+      // Retried with backoff: logged once per refusal, the status and events keep it.
       log.atLevel(waits.changed(uid, refused.getMessage()) ? Level.WARN : Level.DEBUG)
           .log(
               "drain refused nodeMaintenance={} node={} error=\"{}\"",
               name,
               node,
               refused.getMessage());
-      status(name, Patch.of().phase(PHASE_RUNNING).lastError(refused.getMessage()));
+      status(name, new Patch().phase(PHASE_RUNNING).lastError(refused.getMessage()));
       events.onMaintenance(nm, true, MaintenanceEvents.DRAIN_REFUSED, refused.getMessage());
       return Optional.empty();
     }
   }
 
-  /** Not drained yet: the progress written when it changed, a refused eviction told. */
+  /** Not drained yet: the progress logged when it changed, a refused eviction told. */
   private void notDrainedYet(
-      NodeMaintenance nm,
-      String phase,
-      NodeMaintenanceStatus status,
-      DrainStep step,
-      MaintenanceStatus.Snapshot s)
-      throws ApiException {
-    // Steps come often (each pod that leaves wakes one): write only what changed.
-    if (!PHASE_RUNNING.equals(phase) || !MaintenanceStatus.shows(status, s)) {
-      status(
-          nm.getMetadata().getName(),
-          Patch.of().phase(PHASE_RUNNING).progress(s).lastError(s.lastError()));
+      NodeMaintenance nm, DrainStep step, MaintenanceStatus.Snapshot s, boolean changed) {
+    if (changed) {
       log.info(
           "node not drained yet nodeMaintenance={} node={} pending={} terminating={} progress={}%"
               + " lastError=\"{}\"",
@@ -401,10 +378,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     }
   }
 
-  /**
-   * When the earliest waiting pod is due again; without one (only deletions are awaited), after the
-   * longest retry wait, as a fallback to the pod watch.
-   */
+  /** When the earliest waiting pod is due again; else the longest retry wait (the watch wakes). */
   Duration nextStep(DrainStep step) {
     Duration max = settings.maxRetryInterval();
     Duration d = step.nextTry().map(t -> Duration.between(clock.instant(), t)).orElse(max);
@@ -423,13 +397,12 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         st != null && PHASE_FAILED.equals(st.getPhase()) && message.equals(st.getLastError());
     if (!already) {
       log.warn("node gone nodeMaintenance={} node={}", name, nm.nodeName());
-      status(name, Patch.of().phase(PHASE_FAILED).lastError(message).pendingPods(List.of()));
+      status(name, new Patch().phase(PHASE_FAILED).lastError(message).pendingPods(List.of()));
       events.onMaintenance(nm, true, MaintenanceEvents.FAILED_MAINTENANCE, message);
     }
     drains.end(nm.getMetadata().getUid());
     succeeded(name);
-    // The node informer brings us back if a node of that name appears again.
-    return DONE;
+    return DONE; // the node informer brings us back if the node appears again
   }
 
   /** End of maintenance: restore exactly what we changed, then let the object go. */
@@ -440,8 +413,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     String name = nm.getMetadata().getName();
     String uid = nm.getMetadata().getUid();
     String node = nm.nodeName();
-    // No step of this maintenance runs now (the work queue hands a key to one worker at a time),
-    // so no eviction is in flight while the node is restored.
+    // No step of it runs now (one worker per key): no eviction is in flight while restoring.
     drains.end(uid);
     Optional<V1Node> found = cluster.readNode(node);
     boolean there =
@@ -481,7 +453,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         "reconcile failed nodeMaintenance={} node={} error=\"{}\"", name, nm.nodeName(), message);
     if (nm.getMetadata().getDeletionTimestamp() == null && Admission.accepted(nm)) {
       try {
-        status(name, Patch.of().lastError(message));
+        status(name, new Patch().lastError(message));
       } catch (ApiException e) {
         log.debug("status not written nodeMaintenance={} code={}", name, e.getCode());
       }
@@ -499,7 +471,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return DONE;
   }
 
-  /** The next failure counts afresh. */
   private void succeeded(String name) {
     failures.forget(name);
   }
@@ -508,20 +479,13 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return new Result(true, failures.when(name));
   }
 
-  private static int orZero(Integer i) {
-    return i == null ? 0 : i;
-  }
-
   /**
-   * The drains of maintained nodes, one short step at a time ({@link NodeMaintenanceController}),
-   * with what a drain remembers between steps (each pod's retry schedule, the watch on the node's
-   * pods).
+   * The drains of maintained nodes, one short step at a time ({@link NodeMaintenanceController}).
    */
   public interface DrainSteps {
 
     /**
-     * Sends the evictions that are due on the node and returns at once; pods leaving the node wake
-     * the maintenance {@code name} again.
+     * Sends the evictions that are due and returns at once; pods leaving wake {@code name} again.
      *
      * @throws DrainRefusedException if some pod may not be deleted with these options
      */

@@ -5,25 +5,21 @@ import dev.capk.vmieviction.time.GoDuration;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 
 /**
  * How the NodeMaintenance controller works.
  *
  * @param taints added to the node in maintenance (besides the cordon), in this order
- * @param passTimeout bound of one drain step's eviction requests (a step never waits for pods); a
- *     NodeMaintenance's spec.evictionTimeout overrides it, up to {@link #MAX_PASS_TIMEOUT}
- * @param retryInterval first wait before a refused eviction is tried again (kubectl's 5 s); it
- *     doubles with each further refusal, up to {@code maxRetryInterval}
- * @param maxBackoff longest wait after repeated errors (exponential from one second)
- * @param progressInterval how long a pod leaving the node waits to wake the next step, so a burst
- *     of pods leaving costs one step and one status write, not one per pod
- * @param workers concurrent reconciles (each one short step; a blocked drain holds none)
+ * @param passTimeout bound of one drain step's eviction requests; a NodeMaintenance's
+ *     spec.evictionTimeout overrides it, up to {@link #MAX_PASS_TIMEOUT}
+ * @param retryInterval first wait before a refused eviction is tried again (kubectl's 5 s),
+ *     doubling up to {@code maxRetryInterval}
+ * @param maxBackoff longest wait after repeated errors
+ * @param progressInterval how long a pod leaving waits to wake the next step (a burst, one step)
  * @param resync how often every maintenance is looked at again regardless of events
  * @param maxRetryInterval longest wait between two evictions of a refused pod, and between two
- *     steps of a drain that only waits for pods to go (the watch on the node's pods wakes it
- *     sooner)
+ *     steps of a drain that only waits for pods to go
  */
 public record NodeMaintenanceSettings(
     List<Taint> taints,
@@ -39,12 +35,6 @@ public record NodeMaintenanceSettings(
 
   public NodeMaintenanceSettings {
     taints = List.copyOf(taints);
-    Objects.requireNonNull(passTimeout, "passTimeout");
-    Objects.requireNonNull(retryInterval, "retryInterval");
-    Objects.requireNonNull(maxBackoff, "maxBackoff");
-    Objects.requireNonNull(progressInterval, "progressInterval");
-    Objects.requireNonNull(resync, "resync");
-    Objects.requireNonNull(maxRetryInterval, "maxRetryInterval");
     if (workers < 1) {
       throw new IllegalArgumentException("workers must be at least 1, got " + workers);
     }

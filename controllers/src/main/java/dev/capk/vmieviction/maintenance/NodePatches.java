@@ -16,24 +16,18 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * The node patches of a maintenance, as pure functions of the node as read: JSON Patches built from
- * {@link Cordoner}'s ops, each guarded by {@code test}s of exactly what it depends on (the cordon,
- * the taints it removes, the mark), never by the resourceVersion that every node heartbeat changes.
- * Taints are added and removed one by one, so taint fields our model does not know are kept.
- * Taints, cordon and the record of what we changed (the {@link Mark}) go in the same patch, so they
- * cannot disagree after a crash.
+ * The node patches of a maintenance, pure functions of the node as read: JSON Patches of {@link
+ * Cordoner}'s ops, guarded by {@code test}s of what they depend on. Taints, cordon and the record
+ * of what we changed (the {@link Mark}) go in one patch, so they cannot disagree after a crash.
  */
 public final class NodePatches {
   private NodePatches() {}
 
   /**
-   * What a maintenance changed on a node, kept on the node itself (annotation {@link
-   * NodeMaintenanceApi#NODE_STATE_ANNOTATION}): the taints it added (taints the node already had
-   * are not listed, so they stay) and whether it cordoned the node (a node cordoned before stays
-   * cordoned afterwards).
-   *
-   * @param owner the NodeMaintenance's name
-   * @param ownerUid the NodeMaintenance's UID: a namesake created later is another maintenance
+   * What a maintenance changed on a node, kept on the node ({@link
+   * NodeMaintenanceApi#NODE_STATE_ANNOTATION}): the taints it added (not those the node had) and
+   * whether it cordoned the node. {@code ownerUid}: a namesake created later is another
+   * maintenance.
    */
   public record Mark(
       @SerializedName("nodeMaintenance") String owner,
@@ -51,7 +45,7 @@ public final class NodePatches {
     }
 
     /** The mark, or empty when absent or not ours to understand (edited by hand). */
-    public static Optional<Mark> parse(String json) {
+    static Optional<Mark> parse(String json) {
       try {
         return json == null || json.isBlank()
             ? Optional.empty()
@@ -73,9 +67,8 @@ public final class NodePatches {
     String patch();
   }
 
-  /** Entering maintenance: the patch, the mark it writes, and what it changes. */
-  public record Entering(
-      String patch, Mark mark, List<Taint> taintsAdded, boolean cordonedNow, boolean wasCordoned)
+  /** Entering maintenance: the patch, the mark it writes, what it changes. */
+  public record Entering(String patch, Mark mark, List<Taint> taintsAdded, boolean cordonedNow)
       implements Change {
 
     /** For the CordonNode event; empty when the patch only rewrites the mark. */
@@ -89,7 +82,7 @@ public final class NodePatches {
       }
       if (cordonedNow) {
         s.append(taintsAdded.isEmpty() ? "" : " and ").append("cordoned");
-      } else if (wasCordoned && !mark.cordoned()) {
+      } else if (!mark.cordoned()) {
         s.append(taintsAdded.isEmpty() ? "" : "; ")
             .append("already cordoned, stays cordoned when maintenance ends");
       }
@@ -97,7 +90,7 @@ public final class NodePatches {
     }
   }
 
-  /** Leaving maintenance: the patch, what it removes, and whether it uncordons. */
+  /** Leaving maintenance: the patch, what it removes, whether it uncordons. */
   public record Leaving(String patch, List<Taint> taintsRemoved, boolean uncordons)
       implements Change {
 
@@ -114,13 +107,9 @@ public final class NodePatches {
   }
 
   /**
-   * Taints and cordons the node for the maintenance {@code owner}/{@code ownerUid}. Empty when the
-   * node already is as wanted.
-   *
-   * <p>What counts as "added by maintenance" survives restarts and reads again: a taint listed in
-   * the node's mark stays listed; a taint the node had before the mark existed is the node's own. A
-   * mark left by another maintenance (the node was never restored, e.g. its annotation edited) is
-   * taken over, so the node still returns to its state before any maintenance.
+   * Taints and cordons the node for {@code owner}/{@code ownerUid}; empty when it already is so. A
+   * taint listed in the mark stays listed; one the node had before the mark is its own. A mark left
+   * by another maintenance is taken over, so the node still returns to its state before any.
    */
   public static Optional<Entering> enter(
       V1Node node, List<Taint> wanted, String owner, String ownerUid) {
@@ -138,8 +127,7 @@ public final class NodePatches {
       }
     }
     boolean unschedulable = unschedulable(node);
-    // Once recorded, "the node was cordoned before us" is kept even if someone uncordons it
-    // meanwhile.
+    // Once recorded, "cordoned before us" is kept even if someone uncordons it meanwhile.
     boolean cordoned = previous.map(Mark::cordoned).orElse(!unschedulable);
     Mark mark = new Mark(owner, ownerUid, new ArrayList<>(added), cordoned);
     if (addedNow.isEmpty() && unschedulable && previous.equals(Optional.of(mark))) {
@@ -148,13 +136,12 @@ public final class NodePatches {
     JsonArray ops = Cordoner.unschedulableOps(node, true);
     ops.addAll(Cordoner.taintOps(node, List.of(), newTaints));
     ops.addAll(Cordoner.markOps(node, NodeMaintenanceApi.NODE_STATE_ANNOTATION, mark.toJson()));
-    return Optional.of(new Entering(ops.toString(), mark, addedNow, !unschedulable, unschedulable));
+    return Optional.of(new Entering(ops.toString(), mark, addedNow, !unschedulable));
   }
 
   /**
-   * Restores the node from the maintenance {@code ownerUid}: removes exactly the taints it added,
-   * uncordons only if it cordoned, and drops the mark. Empty when the node carries no mark of this
-   * maintenance (nothing was changed, or it was restored already).
+   * Restores the node: removes exactly the taints {@code ownerUid} added, uncordons only if it
+   * cordoned, drops the mark. Empty when the node has no mark of it (nothing to restore).
    */
   public static Optional<Leaving> leave(V1Node node, String ownerUid) {
     Optional<Mark> found = Mark.of(node).filter(m -> m.ownerUid().equals(ownerUid));

@@ -2,7 +2,6 @@ package dev.capk.vmieviction.maintenance;
 
 import com.google.gson.Gson;
 import com.google.gson.GsonBuilder;
-import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import io.kubernetes.client.openapi.models.V1Taint;
 import java.util.Objects;
@@ -15,10 +14,7 @@ import java.util.regex.Pattern;
  */
 public record Taint(String key, String value, String effect) {
 
-  /**
-   * Added by the API's own cordon semantics; the node lifecycle controller keeps it on cordoned
-   * nodes.
-   */
+  /** The node lifecycle controller keeps it on cordoned nodes. */
   public static final Taint UNSCHEDULABLE =
       new Taint("node.kubernetes.io/unschedulable", null, "NoSchedule");
 
@@ -45,11 +41,7 @@ public record Taint(String key, String value, String effect) {
     value = value == null || value.isEmpty() ? null : value;
   }
 
-  /**
-   * Parses {@code key[=value]:Effect}.
-   *
-   * @throws IllegalArgumentException naming what is wrong
-   */
+  /** Parses {@code key[=value]:Effect}; an IllegalArgumentException names what is wrong. */
   public static Taint parse(String text) {
     if (text == null || text.isBlank()) {
       throw new IllegalArgumentException("a taint must be key[=value]:Effect, got nothing");
@@ -104,10 +96,6 @@ public record Taint(String key, String value, String effect) {
   /** The taint as the Node API writes it (no value: none written). */
   public JsonObject toJson() {
     return GSON.toJsonTree(this).getAsJsonObject();
-  }
-
-  static Taint fromJson(JsonElement e) {
-    return Objects.requireNonNull(GSON.fromJson(e, Taint.class), "a taint must be an object");
   }
 
   @Override

@@ -26,50 +26,27 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
- * The evacuations in progress, derived from the VMIs and their Events alone (what the controller
- * writes on the infra cluster): pure, no I/O.
- *
- * <ul>
- *   <li>in progress: KubeVirt set {@code status.evacuationNodeName}, or the VMI is being deleted
- *       after a drain start was recorded;
- *   <li>phase: the one the controller recorded (annotation {@code evacuation-phase}), unless the
- *       VMI says more ({@link #phase});
- *   <li>what blocks it: the latest of this evacuation's events that speak of its phase;
- *   <li>events count for this evacuation when they are about this VMI UID and last occurred at or
- *       after its drain start.
- * </ul>
+ * The evacuations in progress, from the VMIs and their Events (pure, no I/O): in progress when
+ * KubeVirt set {@code status.evacuationNodeName}, or the VMI is being deleted after a drain start;
+ * the phase the controller recorded on the VMI ({@link #phase}); what blocks it, the latest of this
+ * evacuation's events (this VMI UID, at or after its drain start) that speak of its phase.
  */
 public final class EvacuationStatuses {
   private EvacuationStatuses() {}
 
-  /**
-   * An Event about a VMI, as much of it as the status reads.
-   *
-   * @param uid the VMI's UID (the event's involvedObject.uid)
-   * @param lastSeen when the event's series last occurred (lastTimestamp, else eventTime, else
-   *     firstTimestamp)
-   */
+  /** An Event about the VMI of {@code uid}; {@code lastSeen}: when its series last occurred. */
   public record VmiEvent(String uid, String reason, String message, Instant lastSeen) {}
 
   /**
-   * An evacuation's deadline: the drain start plus the drain timeout (the status command's {@code
-   * --drain-timeout}, which must match the controller's), moved earlier by CAPK's {@code
-   * vmi-deletion-grace-time} annotation or by a {@code DrainDeadlineShortened} event, as the
-   * controller only ever moves a deadline earlier.
-   *
-   * @param source what set it, in words
+   * An evacuation's deadline: drain start plus {@code --drain-timeout}, moved earlier by CAPK's
+   * {@code vmi-deletion-grace-time} annotation or a {@code DrainDeadlineShortened} event; {@code
+   * source} says what set it.
    */
   public record DeadlineEstimate(Instant at, String source) {}
 
   /**
-   * One evacuation in progress, as the status command shows it.
-   *
-   * @param cluster the VMI's {@code cluster.x-k8s.io/cluster-name} label, or empty
-   * @param role the VMI's {@code cluster.x-k8s.io/role} label, or empty
-   * @param guestNode the guest node the controller cordoned or drained, as its events name it
-   * @param infraNode the infra node being drained ({@code status.evacuationNodeName})
-   * @param drainStart the recorded drain start; empty in phase {@link EvacuationPhase#Pending}
-   * @param blockedBy the most recent event that says what it waits for
+   * One evacuation in progress: {@code cluster} and {@code role} from the VMI's labels (or empty),
+   * {@code guestNode} as the controller's events name it, {@code infraNode} the node drained.
    */
   public record EvacuationStatus(
       String namespace,
@@ -105,12 +82,7 @@ public final class EvacuationStatuses {
   private static final Predicate<VmiEvent> DRAIN_BLOCKER =
       e -> DRAIN_REASONS.contains(e.reason()) && !EventReasons.CORDONED.equals(e.reason());
 
-  /**
-   * @param vmis the infra cluster's VMIs (any: those not being evacuated are left out)
-   * @param events Events about VMIs (any: matched by UID)
-   * @param drainTimeout the controller's {@code --drain-timeout}
-   * @return the evacuations in progress, the most urgent (least time left) first
-   */
+  /** The evacuations among {@code vmis}, the least time left first; events matched by UID. */
   public static List<EvacuationStatus> of(
       List<VirtualMachineInstance> vmis,
       List<VmiEvent> events,
@@ -196,9 +168,8 @@ public final class EvacuationStatuses {
   }
 
   /**
-   * The phase the controller recorded on the VMI, unless the VMI itself says more: being deleted,
-   * no drain start yet, or past its deadline. No recorded phase (a controller before it recorded
-   * one): draining.
+   * The phase the controller recorded on the VMI, unless the VMI says more: being deleted, no drain
+   * start yet, past its deadline. None recorded (an older controller): draining.
    */
   static EvacuationPhase phase(
       VirtualMachineInstance vmi, boolean started, Optional<Duration> left) {
@@ -237,10 +208,8 @@ public final class EvacuationStatuses {
   }
 
   /*
-   * Facts the controller's VMI events state in their messages and nowhere else on the infra
-   * cluster: the guest node it cordoned or drains, and a deadline Cluster API moved earlier. The
-   * wording is the controller's (Evacuator, MachineContractCheck); StatusCommandIT reads it back
-   * from a real controller.
+   * Facts only the controller's VMI event messages state (the guest node, a deadline Cluster API
+   * moved earlier), in the controller's wording; StatusCommandIT reads them from a real controller.
    */
 
   /** Per reason, the message pattern whose first group is the guest node's name. */
@@ -271,7 +240,7 @@ public final class EvacuationStatuses {
         : Optional.empty();
   }
 
-  /** An RFC 3339 time, or empty when there is none or it does not parse. */
+  /** An RFC 3339 time, or empty. */
   static Optional<Instant> rfc3339(String text) {
     try {
       return text == null || text.isBlank()

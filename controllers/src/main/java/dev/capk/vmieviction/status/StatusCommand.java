@@ -34,9 +34,8 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code status}: the evacuations in progress on the infra cluster, read with one paginated list of
- * VMIs and one of VMI Events (field selector {@code involvedObject.kind=VirtualMachineInstance}),
- * never a request per VMI. Prints a table, {@code -o wide} or {@code -o json}; exit 0, or 1 with a
+ * {@code status}: the evacuations in progress, read with one paginated list of VMIs and one of VMI
+ * Events, never a request per VMI. A table, {@code -o wide} or {@code -o json}; exit 0, or 1 with a
  * one-line error.
  */
 @Command(
@@ -46,13 +45,12 @@ import picocli.CommandLine.Option;
             + " time left to the deadline, and what blocks each.")
 public final class StatusCommand implements Callable<Integer> {
 
-  /** How the command is invoked as a kubectl plugin, for "see --help" hints. */
+  /** As a kubectl plugin, for "see --help" hints. */
   public static final String PLUGIN_NAME = "kubectl vmi-eviction status";
 
   /** The controller's own default {@code --drain-timeout}. */
   static final String DEFAULT_DRAIN_TIMEOUT = "10m";
 
-  /** Objects per list page. */
   static final int PAGE = 500;
 
   @Mixin ConnectionOptions connection = new ConnectionOptions();
@@ -92,7 +90,7 @@ public final class StatusCommand implements Callable<Integer> {
     this.clock = clock;
   }
 
-  /** Runs {@code status ARGS} on the process's streams; the exit code. */
+  /** Runs {@code status ARGS}; the exit code. */
   public static int run(String... args) {
     return run(System.out, System.err, args);
   }
@@ -118,7 +116,7 @@ public final class StatusCommand implements Callable<Integer> {
     return cli.execute(java.util.Arrays.copyOfRange(args, from, args.length));
   }
 
-  /** Each failure is thrown: {@link #run}'s handler prints it as one line and exits 1. */
+  /** Failures are thrown: {@link #run} prints them as one line and exits 1. */
   @Override
   public Integer call() throws ConnectionOptions.KubeconfigException {
     LogbackConfigurator.setCliVerbosity(connection.verbosity());

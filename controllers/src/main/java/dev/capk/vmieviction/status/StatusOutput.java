@@ -16,11 +16,10 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The status as kubectl prints tables: upper-case headers, columns padded to their widest cell and
- * three spaces apart, {@code <none>} for a missing value. The default view cuts the blocker's
- * message before its deadline clause (the TIME-LEFT column says it); {@code -o wide} adds the role,
- * drain start, deadline and what set it, and the blocker's event reason and whole message. For
- * scripts, {@code -o json} ({@link #json}).
+ * The status as kubectl prints tables: columns padded to their widest cell, three spaces apart,
+ * {@code <none>} for a missing value. The default view cuts the blocker's message before its
+ * deadline clause (TIME-LEFT says it); {@code -o wide} adds columns and the whole message; {@code
+ * -o json} is for scripts.
  */
 public final class StatusOutput {
   private StatusOutput() {}
@@ -94,10 +93,7 @@ public final class StatusOutput {
             .orElse(NONE));
   }
 
-  /**
-   * Time left to the deadline the way kubectl prints ages ({@code 45s}, {@code 9m12s}, {@code
-   * 2h5m}), negative once passed, {@code <unknown>} without a drain start.
-   */
+  /** Time left as kubectl prints ages ({@code 9m12s}), negative once passed. */
   static String timeLeft(Optional<Duration> left) {
     if (left.isEmpty()) {
       return "<unknown>";
@@ -144,10 +140,7 @@ public final class StatusOutput {
     return s == null || s.isEmpty() ? NONE : s;
   }
 
-  /**
-   * {@code -o json}: every field of the wide table, times in RFC 3339, {@code secondsLeft} a number
-   * (negative once the deadline passed), absent values left out, the blocker's whole message.
-   */
+  /** {@code -o json}: the wide table's fields, RFC 3339 times, absent values left out. */
   public static String json(List<EvacuationStatus> statuses, Instant now, Duration drainTimeout) {
     JsonObject root = new JsonObject();
     root.addProperty("time", time(now));

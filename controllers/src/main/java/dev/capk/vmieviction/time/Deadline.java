@@ -6,18 +6,15 @@ import java.time.Instant;
 import java.time.InstantSource;
 
 /**
- * A moment by which work must end, read on a clock: has it passed, how long is left, how long may a
- * wait or a request last. {@link #NONE} never passes.
- *
- * <p>A deadline this process sets for its own work ({@link #after}) runs on the monotonic clock, so
- * a step of the wall clock neither shortens nor stretches it; one recorded in the API ({@link #at})
- * runs on the wall clock that wrote it.
+ * A moment by which work must end. One this process sets for its own work ({@link #after}) runs on
+ * the monotonic clock (a wall clock step does not move it); one recorded in the API ({@link #at})
+ * on the wall clock that wrote it. {@link #NONE} never passes.
  */
 public final class Deadline {
   private static final Instant BASE = Instant.now();
   private static final long BASE_NANOS = System.nanoTime();
 
-  /** {@link System#nanoTime()} as a clock: steps of the wall clock do not move it. */
+  /** {@link System#nanoTime()} as a clock. */
   private static final InstantSource MONOTONIC =
       () -> BASE.plusNanos(System.nanoTime() - BASE_NANOS);
 

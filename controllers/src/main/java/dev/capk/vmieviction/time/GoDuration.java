@@ -15,9 +15,7 @@ public final class GoDuration {
 
   private GoDuration() {}
 
-  /**
-   * @throws IllegalArgumentException saying what is wrong with {@code text}
-   */
+  /** An IllegalArgumentException says what is wrong with {@code text}. */
   public static Duration parse(String text) {
     if (text == null || text.isBlank()) {
       throw new IllegalArgumentException("invalid duration \"\": empty");
@@ -62,10 +60,7 @@ public final class GoDuration {
     };
   }
 
-  /**
-   * Go's way of printing a duration (kubectl's messages print it so): "20s", "1m30s", "1h0m0s",
-   * "250ms".
-   */
+  /** As Go (and kubectl's messages) print a duration: "20s", "1m30s", "1h0m0s", "250ms". */
   public static String format(Duration d) {
     if (d.isZero()) {
       return "0s";

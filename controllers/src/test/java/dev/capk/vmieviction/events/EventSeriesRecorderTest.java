@@ -50,7 +50,8 @@ class EventSeriesRecorderTest {
         store,
         "test",
         Set.of("DrainSucceeded", "VMIDeleted"),
-        Clock.fixed(Instant.parse("2025-01-01T12:00:00Z"), ZoneOffset.UTC));
+        Clock.fixed(Instant.parse("2025-01-01T12:00:00Z"), ZoneOffset.UTC),
+        null);
   }
 
   @Test

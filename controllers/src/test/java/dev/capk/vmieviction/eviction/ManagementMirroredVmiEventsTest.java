@@ -79,7 +79,8 @@ class ManagementMirroredVmiEventsTest {
                 management,
                 "test",
                 ManagementMirroredVmiEvents.MIRRORED,
-                Clock.systemUTC()),
+                Clock.systemUTC(),
+                null),
             tenants,
             List::of,
             "infra Secret tenant-a/infra");
@@ -124,7 +125,8 @@ class ManagementMirroredVmiEventsTest {
                 management,
                 "test",
                 ManagementMirroredVmiEvents.MIRRORED,
-                Clock.systemUTC()),
+                Clock.systemUTC(),
+                null),
             refusing,
             () -> List.of(kvc),
             "infra Secret tenant-a/infra");

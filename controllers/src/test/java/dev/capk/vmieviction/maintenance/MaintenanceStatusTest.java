@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SkippedPod;
@@ -44,32 +45,46 @@ class MaintenanceStatusTest {
         Map.of());
   }
 
+  /** The status as it holds counts, before a step. */
+  static MaintenanceStatus.Snapshot counted(int evictionPods, int totalPods) {
+    return new MaintenanceStatus.Snapshot(evictionPods, totalPods, List.of(), 0, null);
+  }
+
+  /** The status after {@code step}, from the counts of {@code before}. */
+  static MaintenanceStatus.Snapshot after(MaintenanceStatus.Snapshot before, DrainStep step) {
+    return MaintenanceStatus.after(
+        new NodeMaintenanceStatus()
+            .evictionPods(before.evictionPods())
+            .totalpods(before.totalPods()),
+        step);
+  }
+
   @Test
   void theFirstPlanCountsThePodsAndProgressFollowsEachPodThatGoes() {
-    MaintenanceStatus p = new MaintenanceStatus(0, 0);
+    MaintenanceStatus.Snapshot p = counted(0, 0);
     List<PodRef> all = List.of(A, B, C);
     List<SkippedPod> ds = List.of(new SkippedPod(DS, "DaemonSet-managed"));
-    p.stepped(step(all, all, List.of(), Map.of(), Map.of(), ds));
-    MaintenanceStatus.Snapshot s = p.snapshot();
+    p = after(p, step(all, all, List.of(), Map.of(), Map.of(), ds));
+    MaintenanceStatus.Snapshot s = p;
     assertEquals(3, s.evictionPods());
     assertEquals(4, s.totalPods());
     assertEquals(List.of("a", "b", "c"), s.pendingPods());
     assertEquals(0, s.percent());
-    p.stepped(step(all, List.of(B, C), List.of(B, C), Map.of(), Map.of(), ds));
-    assertEquals(33, p.snapshot().percent());
-    p.stepped(step(List.of(), List.of(), List.of(), Map.of(), Map.of(), ds));
-    assertEquals(100, p.snapshot().percent());
-    assertEquals(List.of(), p.snapshot().pendingPods());
-    assertEquals(3, p.snapshot().evictionPods(), "counted once");
+    p = after(p, step(all, List.of(B, C), List.of(B, C), Map.of(), Map.of(), ds));
+    assertEquals(33, p.percent());
+    p = after(p, step(List.of(), List.of(), List.of(), Map.of(), Map.of(), ds));
+    assertEquals(100, p.percent());
+    assertEquals(List.of(), p.pendingPods());
+    assertEquals(3, p.evictionPods(), "counted once");
   }
 
   @Test
   void countsFromTheStatusSurviveARestartAndLaterPlansDoNotRecount() {
-    MaintenanceStatus p = new MaintenanceStatus(4, 6);
-    p.stepped(step(List.of(C), List.of(C), List.of(), Map.of(), Map.of(), List.of()));
-    assertEquals(4, p.snapshot().evictionPods());
-    assertEquals(6, p.snapshot().totalPods());
-    assertEquals(75, p.snapshot().percent());
+    MaintenanceStatus.Snapshot p = counted(4, 6);
+    p = after(p, step(List.of(C), List.of(C), List.of(), Map.of(), Map.of(), List.of()));
+    assertEquals(4, p.evictionPods());
+    assertEquals(6, p.totalPods());
+    assertEquals(75, p.percent());
   }
 
   @Test
@@ -82,52 +97,56 @@ class MaintenanceStatusTest {
 
   @Test
   void aBlockedEvictionNamesEachPodLeftAndWhatHoldsIt() {
-    MaintenanceStatus p = new MaintenanceStatus(0, 0);
-    p.stepped(
-        step(
-            List.of(A, B, C),
-            List.of(B, C),
-            List.of(C),
-            Map.of(B, Set.of("db")),
-            Map.of(),
-            List.of()));
-    MaintenanceStatus.Snapshot s = p.snapshot();
+    MaintenanceStatus.Snapshot p = counted(0, 0);
+    p =
+        after(
+            p,
+            step(
+                List.of(A, B, C),
+                List.of(B, C),
+                List.of(C),
+                Map.of(B, Set.of("db")),
+                Map.of(),
+                List.of()));
+    MaintenanceStatus.Snapshot s = p;
     assertEquals(List.of("b", "c"), s.pendingPods());
     assertEquals(33, s.percent());
     assertEquals(
         "not all pods evicted: 2 left (ns/b blocked by PodDisruptionBudget ns/db; ns/c still"
             + " terminating); retrying",
         s.lastError());
-    p.stepped(step(List.of(B), List.of(B), List.of(), Map.of(B, Set.of()), Map.of(), List.of()));
-    assertTrue(p.snapshot().lastError().contains("a PodDisruptionBudget"));
+    p = after(p, step(List.of(B), List.of(B), List.of(), Map.of(B, Set.of()), Map.of(), List.of()));
+    assertTrue(p.lastError().contains("a PodDisruptionBudget"));
 
-    p.stepped(step(List.of(), List.of(), List.of(), Map.of(), Map.of(), List.of()));
-    assertEquals(List.of(), p.snapshot().pendingPods());
-    assertNull(p.snapshot().lastError());
+    p = after(p, step(List.of(), List.of(), List.of(), Map.of(), Map.of(), List.of()));
+    assertEquals(List.of(), p.pendingPods());
+    assertNull(p.lastError());
   }
 
   @Test
   void podsOnlyOnTheirWayOutAreNoError() {
-    MaintenanceStatus p = new MaintenanceStatus(0, 0);
-    p.stepped(step(List.of(A, B), List.of(A, B), List.of(A), Map.of(), Map.of(), List.of()));
-    assertNull(p.snapshot().lastError());
+    MaintenanceStatus.Snapshot p = counted(0, 0);
+    p = after(p, step(List.of(A, B), List.of(A, B), List.of(A), Map.of(), Map.of(), List.of()));
+    assertNull(p.lastError());
   }
 
   @Test
   void failuresAreNamedToo() {
-    MaintenanceStatus p = new MaintenanceStatus(0, 0);
-    p.stepped(
-        step(
-            List.of(A),
-            List.of(A),
-            List.of(),
-            Map.of(),
-            Map.of(A, "more than one PodDisruptionBudget"),
-            List.of()));
+    MaintenanceStatus.Snapshot p = counted(0, 0);
+    p =
+        after(
+            p,
+            step(
+                List.of(A),
+                List.of(A),
+                List.of(),
+                Map.of(),
+                Map.of(A, "more than one PodDisruptionBudget"),
+                List.of()));
     assertEquals(
         "not all pods evicted: 1 left (ns/a cannot be evicted: more than one PodDisruptionBudget);"
             + " retrying",
-        p.snapshot().lastError());
+        p.lastError());
   }
 
   @Test
@@ -135,7 +154,7 @@ class MaintenanceStatusTest {
     MaintenanceStatus.Snapshot s = new MaintenanceStatus.Snapshot(3, 4, List.of("b"), 66, "x");
     JsonObject status =
         JsonParser.parseString(
-                MaintenanceStatus.Patch.of()
+                new MaintenanceStatus.Patch()
                     .phase("Running")
                     .progress(s)
                     .lastError(null)
@@ -151,7 +170,7 @@ class MaintenanceStatusTest {
     assertTrue(status.get("lastError").isJsonNull());
     assertEquals("2025-01-02T03:04:05Z", status.get("lastUpdate").getAsString());
     JsonObject done =
-        JsonParser.parseString(MaintenanceStatus.Patch.of().pendingPods(List.of()).toJson())
+        JsonParser.parseString(new MaintenanceStatus.Patch().pendingPods(List.of()).toJson())
             .getAsJsonObject();
     assertTrue(done.getAsJsonObject("status").get("pendingPods").isJsonNull());
   }

@@ -68,7 +68,7 @@ class NodePatchesTest {
     JsonElement t = node.getAsJsonObject("spec").get("taints");
     List<String> out = new ArrayList<>();
     if (t != null) {
-      t.getAsJsonArray().forEach(e -> out.add(Taint.fromJson(e).toString()));
+      t.getAsJsonArray().forEach(e -> out.add(Taint.GSON.fromJson(e, Taint.class).toString()));
     }
     return out;
   }
