@@ -526,227 +526,133 @@ final class HeadOfLineBench extends Bench {
     Stats rtt = Stats.of(cost.guestRoundTripsMs());
     long timeout = drainTimeout.toSeconds();
 
-    StringBuilder s =
-        new StringBuilder("## 7. Head-of-line: free evacuations among blocked ones\n\n");
-    s.append(
-        Report.f(
-            "An infra API server and %d tenant clusters (etcd, kube-apiserver and kwok each; no "
-                + "kube-controller-manager or scheduler, to keep them light on %d cores). Each VMI has its guest node "
-                + "(kwok, named like the VMI), its Machine and KubevirtMachine; VMIs are spread round-robin over the "
-                + "tenants. Free VMIs: %d pods on the guest node, no budget. Blocked VMIs: %d pods under a "
-                + "`minAvailable: 100%%` PodDisruptionBudget whose status (disruptionsAllowed 0, as the disruption "
-                + "controller computes it) the benchmark writes, so every eviction is refused (429) until the "
-                + "deadline. Marking: a merge patch of `status.evacuationNodeName` on each VMI, 32 in parallel, as "
-                + "KubeVirt sets it. The controller: %s, flags `--drain-timeout=%ds`, defaults otherwise, JVM `%s`. "
-                + "First one untimed evacuation per tenant (the guest clients are built), then phase 1: the %d free "
-                + "VMIs alone; phase 2: %d fresh VMIs, %d free ones (as many as in phase 1) and %d blocked ones, marked at "
-                + "once in a shuffled order (the marking took %.2f s). Times are the API servers' own, from their "
-                + "audit logs (which log only the requests timed here): evacuation time, from the infra API server "
-                + "storing the patch that set `status.evacuationNodeName` to the controller's delete request of the "
-                + "VMI arriving there. (The same seen by this benchmark's watch on the VMIs, resumed %d times: "
-                + "the API server drops a watcher that falls behind a burst, so a watch's times can be late; shown "
-                + "below for comparison.) Lateness of a blocked "
-                + "VMI: its deletion minus its deadline (the drain start annotation it carried, second precision, + %d s), "
-                + "and minus its marking + %d s (a controller that starts late also ends late); the wait was capped at "
-                + "the marking + %d s. Reaction of a free VMI: from the guest API server removing the last of its guest "
-                + "node's pods (an eviction starts a graceful deletion and kwok completes it with a delete) to the "
-                + "controller's delete request of the VMI arriving at the infra API server; all API servers run on "
-                + "this machine, on one clock. (The same seen by this benchmark's watches: a watch on each guest's "
-                + "pods, resumed %d times, and the infra watch.) Load average at the end: %s.\n\n",
-            tenants,
-            BenchMain.cores(),
-            FREE_PODS,
-            BLOCKED_PODS,
-            ControllerJar.describe(),
-            timeout,
-            ControllerJar.describeDeployed(),
-            of(Kind.ALONE).size(),
-            freeVms.size() + blocked.size(),
-            freeVms.size(),
-            blocked.size(),
-            cost.markingSeconds(),
-            tracker.resumes(),
-            timeout,
-            timeout,
-            drainTimeout.plus(lateCap).toSeconds(),
-            podWatchResumes.get(),
-            BenchMain.loadAverage()));
-    String with = Report.f("with %d blocked", blocked.size());
+    String with = Report.f("with %d blocked (phase 2)", blocked.size());
     List<List<String>> evacRows = new ArrayList<>();
     List<List<String>> reactionRows = new ArrayList<>();
-    for (String seen : List.of("", "seen by the watch: ")) {
+    for (String seen : List.of("", "seen by the watches: ")) {
       boolean watched = !seen.isEmpty();
       for (Kind kind : List.of(Kind.ALONE, Kind.FREE)) {
-        String label =
-            seen
-                + (kind == Kind.ALONE ? "alone" : with)
-                + (watched ? "" : kind == Kind.ALONE ? " (phase 1)" : " (phase 2)");
+        String label = seen + (kind == Kind.ALONE ? "alone (phase 1)" : with);
         Stats e = times(kind, watched ? evacuationWatched : evacuation);
         Stats r = times(kind, watched ? reactionWatched : reaction);
         evacRows.add(Report.row(label, e.n(), e.cells(S, MEDIAN_P95_MAX)));
-        reactionRows.add(
-            Report.row(
-                label.replace("the watch:", "the watches:"),
-                r.n(),
-                r.cells("%.0f", "median", "p95", "p99", "max")));
+        reactionRows.add(Report.row(label, r.n(), r.cells("%.0f", "median", "p95", "p99", "max")));
       }
     }
-    s.append(Report.table("free VMIs|timed|median s|p95 s|max s", evacRows)).append('\n');
-    s.append(
-        Report.f(
-            "- ratio with blocked / alone: median **%.2f** (target ≤ 1.2), max **%.2f** (target ≤ 1.5)%s\n\n",
-            medianRatio,
-            maxRatio,
-            freeMissing == 0
-                ? ""
-                : Report.f("; %d free VMIs were not deleted within the wait", freeMissing)));
-    s.append(
-        Report.table(
-            "reaction, last pod gone to VMI deleted|timed|median ms|p95 ms|p99 ms|max ms",
-            reactionRows));
     int reactionUntimed = freeVms.size() - reactionFree.n();
-    s.append('\n');
-    s.append(
-        Report.f(
-            "- reaction with %d blocked: p99 **%.0f ms** (target ≤ 500 ms; with %d samples the p99 is the %s)%s\n",
-            blocked.size(),
-            reactionFree.percentile(99),
-            reactionFree.n(),
-            reactionFree.n() < 100 ? "max" : "99th percentile",
-            reactionUntimed == 0
-                ? ""
-                : Report.f(
-                    "; %d free VMIs not timed (their pods' deletions or the VMI's not all seen)",
-                    reactionUntimed)));
-    s.append(
-        Report.f(
-            "- blocked VMIs, lateness after the deadline: median %.1f s, p95 %.1f s, max %.1f s (min %.1f s); "
-                + "**%d of %d** deleted within 2 s of their deadline%s%s\n",
-            late.median(),
-            late.percentile(95),
-            late.max(),
-            late.min(),
-            within2s,
-            blocked.size(),
-            notDeleted == 0
-                ? ""
-                : Report.f(
-                    "; %d not deleted by the marking + %d s (counted as missed)",
-                    notDeleted, drainTimeout.plus(lateCap).toSeconds()),
-            noAnnotation == 0
-                ? ""
-                : Report.f("; %d deleted without a drain start annotation seen", noAnnotation)));
-    s.append(
-        Report.f(
-            "- blocked VMIs, deletion after their marking + %d s: median %.1f s, p95 %.1f s, max %.1f s "
-                + "(%d deleted)\n",
-            timeout,
-            lateSinceMark.median(),
-            lateSinceMark.percentile(95),
-            lateSinceMark.max(),
-            lateSinceMark.n()));
-    s.append(
-        Report.f(
-            "- controller during phase 2: %.1f CPU-s, peak RSS %d MiB\n",
-            cost.cpuSeconds(), cost.peakRssKb() / 1024));
-    freeWindow.ifPresent(
-        w ->
-            s.append(
-                Report.f(
-                    "- the machine while phase 2's free VMIs were evacuated (%.1f s, from the first marking to "
-                        + "the last free VMI's delete request): busy %.0f%% of its %d cores (%.1f CPU-s): the "
-                        + "controller %.1f, the clusters' processes (etcd, kube-apiserver, kwok) %.1f, this "
-                        + "benchmark %.1f, the rest of the machine %.1f\n",
-                    w.seconds(),
-                    w.seconds() <= 0 ? 0 : 100 * w.machine() / (BenchMain.cores() * w.seconds()),
-                    BenchMain.cores(),
-                    w.machine(),
-                    w.controller(),
-                    w.clusters(),
-                    w.bench(),
-                    Math.max(0, w.machine() - w.controller() - w.clusters() - w.bench()))));
-    s.append(
-        Report.f(
-            "- a guest round trip during phase 2 (a LIST of one pod, sampled every second): median %.0f ms, "
-                + "max %.0f ms (%d samples)\n",
-            rtt.median(), rtt.max(), rtt.n()));
-    s.append(
+    String reconcileP99 =
         reconcile
-            .map(
-                h ->
-                    Report.f(
-                        "- reconcile duration (`%s`, %.0f reconciles over the controller's life): p99 ≤ %s s "
-                            + "(bucket bound), max %s\n",
-                        RECONCILE_HISTOGRAM,
-                        h.count(),
-                        h.percentileBound(99),
-                        reconcileMax.isPresent()
-                            ? reconcileMaxText
-                            : "not exported (no `" + RECONCILE_MAX_GAUGE + "`)"))
-            .orElse(
-                "- reconcile duration: not exported by this build (no `"
+            .map(h -> Report.f("p99 ≤ %s s (of %.0f)", h.percentileBound(99), h.count()))
+            .orElse("not exported");
+    List<List<String>> figures =
+        List.of(
+            Report.row(
+                "free VMIs not deleted within the wait / reaction not timed",
+                freeMissing + " / " + reactionUntimed),
+            Report.row(
+                "blocked: lateness after the deadline, median / p95 / max (min) s",
+                late.joined(S, MEDIAN_P95_MAX) + Report.f(" (%.1f)", late.min())),
+            Report.row(
+                Report.f(
+                    "blocked: deletion after marking + %d s, median / p95 / max s (deleted)",
+                    timeout),
+                lateSinceMark.joined(S, MEDIAN_P95_MAX) + " (" + lateSinceMark.n() + ")"),
+            Report.row(
+                Report.f(
+                    "blocked: not deleted by marking + %d s / deleted without drain start seen",
+                    drainTimeout.plus(lateCap).toSeconds()),
+                notDeleted + " / " + noAnnotation),
+            Report.row(
+                "controller in phase 2: CPU s / peak RSS MiB",
+                Report.f("%.1f / %d", cost.cpuSeconds(), cost.peakRssKb() / 1024)),
+            Report.row(
+                "guest round trip in phase 2 (a LIST each second): median / max ms (samples)",
+                Report.f("%.0f / %.0f (%d)", rtt.median(), rtt.max(), rtt.n())),
+            Report.row(
+                "reconcile duration `"
                     + RECONCILE_HISTOGRAM
-                    + "` on its /metrics)"
-                    + reconcileMax
-                        .map(m -> Report.f("; `%s` %.2f s", RECONCILE_MAX_GAUGE, m))
-                        .orElse("")
-                    + "\n"));
-    metrics
-        .histogram("vmi_eviction_drain_pass_duration_seconds")
-        .ifPresent(
-            h ->
-                s.append(
-                    Report.f(
-                        "- drain pass duration (`vmi_eviction_drain_pass_duration_seconds`, %.0f passes): "
-                            + "p50 ≤ %s s, p99 ≤ %s s (bucket bounds)\n",
-                        h.count(), h.percentileBound(50), h.percentileBound(99))));
-    s.append("\nAs a row of docs/benchmarks.md:\n\n");
-    s.append(
-        Report.table(
-            Report.f(
-                "build|free alone: median / p95 / max s|free with %1$d blocked: median / p95 / max s"
-                    + "|ratio median / max (≤ 1.2 / ≤ 1.5)|reaction alone: median / p99 / max ms"
-                    + "|reaction with %1$d blocked: median / p99 / max ms (p99 ≤ 500)"
-                    + "|blocked lateness after deadline: median / p95 / max s"
-                    + "|after marking + timeout: median / p95 / max s|blocked within 2 s"
-                    + "|controller CPU s / peak RSS MiB|reconcile p99 / max s|load avg",
-                blocked.size()),
-            List.of(
-                List.of(
-                    ControllerJar.shortName(),
-                    alone.joined(S, MEDIAN_P95_MAX),
-                    free.joined(S, MEDIAN_P95_MAX),
-                    Report.f("%.2f / %.2f", medianRatio, maxRatio),
-                    reactionAlone.joined("%.0f", "median", "p99", "max"),
-                    reactionFree.joined("%.0f", "median", "p99", "max"),
-                    late.joined(S, MEDIAN_P95_MAX),
-                    lateSinceMark.joined(S, MEDIAN_P95_MAX),
-                    Report.f("%d / %d", within2s, blocked.size()),
-                    Report.f("%.1f / %d", cost.cpuSeconds(), cost.peakRssKb() / 1024),
-                    reconcile
-                        .map(
-                            h ->
-                                "≤ "
-                                    + h.percentileBound(99)
-                                    + " / "
-                                    + reconcileMax.map(m -> Report.f("%.2f", m)).orElse("n/a"))
-                        .orElse("not exported"),
-                    BenchMain.loadAverage()))));
-    report.section(s.toString());
+                    + "`, max `"
+                    + RECONCILE_MAX_GAUGE
+                    + "`",
+                reconcileP99 + ", max " + reconcileMaxText),
+            Report.row(
+                "drain pass duration `vmi_eviction_drain_pass_duration_seconds` p50 / p99 (passes)",
+                metrics
+                    .histogram("vmi_eviction_drain_pass_duration_seconds")
+                    .map(
+                        h ->
+                            Report.f(
+                                "≤ %s / ≤ %s s (%.0f)",
+                                h.percentileBound(50), h.percentileBound(99), h.count()))
+                    .orElse("not exported")),
+            Report.row(
+                "machine, phase 2's first marking to last free delete: s, busy %, CPU-s of controller / clusters / bench / rest",
+                freeWindow
+                    .map(
+                        w ->
+                            Report.f(
+                                "%.1f s, %.0f%% of %d cores: %.1f / %.1f / %.1f / %.1f",
+                                w.seconds(),
+                                w.seconds() <= 0
+                                    ? 0
+                                    : 100 * w.machine() / (BenchMain.cores() * w.seconds()),
+                                BenchMain.cores(),
+                                w.controller(),
+                                w.clusters(),
+                                w.bench(),
+                                Math.max(
+                                    0, w.machine() - w.controller() - w.clusters() - w.bench())))
+                    .orElse("n/a")),
+            Report.row("load average at the end", BenchMain.loadAverage()));
+    report.section(
+        Report.f(
+                "## 7. Head-of-line: free evacuations among blocked ones\n\n"
+                    + "An infra API server and %d tenant clusters (etcd, kube-apiserver, kwok; %d cores). Each VMI has "
+                    + "its guest node (named like it), Machine and KubevirtMachine. Free: %d pods, no budget. Blocked: %d "
+                    + "pods under a `minAvailable: 100%%` budget whose status (disruptionsAllowed 0) the benchmark writes. "
+                    + "Marking: a merge patch of `status.evacuationNodeName`, 32 in parallel. Controller %s, "
+                    + "`--drain-timeout=%ds`, JVM `%s`. One untimed evacuation per tenant, then phase 1: %d free VMIs "
+                    + "alone; phase 2: %d free and %d blocked, shuffled, marked at once (in %.2f s). Times from the API "
+                    + "servers' audit logs (one clock): evacuation = marking stored to the VMI's delete request; "
+                    + "reaction = the node's last pod removed to that request; lateness = deletion minus (drain start "
+                    + "annotation + timeout), waits capped at marking + %d s. Watch times for comparison (VMI watch "
+                    + "resumed %d times, pod watches %d).\n\n",
+                tenants,
+                BenchMain.cores(),
+                FREE_PODS,
+                BLOCKED_PODS,
+                ControllerJar.describe(),
+                timeout,
+                ControllerJar.describeDeployed(),
+                of(Kind.ALONE).size(),
+                freeVms.size(),
+                blocked.size(),
+                cost.markingSeconds(),
+                drainTimeout.plus(lateCap).toSeconds(),
+                tracker.resumes(),
+                podWatchResumes.get())
+            + Report.table("free VMIs|timed|median s|p95 s|max s", evacRows)
+            + "\n"
+            + Report.table(
+                "reaction, last pod gone to VMI deleted|timed|median ms|p95 ms|p99 ms|max ms",
+                reactionRows)
+            + "\n"
+            + Report.table("figure|value", figures));
 
     Boolean measured = free.isEmpty() || alone.isEmpty() ? null : freeMissing == 0;
+    String what = "7. head-of-line: ";
     report.verdict(
-        "7. head-of-line: free VMIs' median, with blocked / alone",
+        what + "free VMIs' median, with blocked / alone",
         Report.f("%.2f", medianRatio),
         "≤ 1.2",
         measured == null ? null : measured && medianRatio <= 1.2);
     report.verdict(
-        "7. head-of-line: free VMIs' max, with blocked / alone",
+        what + "free VMIs' max, with blocked / alone",
         Report.f("%.2f", maxRatio),
         "≤ 1.5",
         measured == null ? null : measured && maxRatio <= 1.5);
     report.verdict(
-        "7. head-of-line: reaction from last pod gone to VMI deleted, p99",
+        what + "reaction from last pod gone to VMI deleted, p99",
         Report.f(
             "%.0f ms (max %.0f ms, %d of %d free VMIs timed, with %d blocked)",
             reactionFree.percentile(99),
@@ -757,15 +663,13 @@ final class HeadOfLineBench extends Bench {
         "≤ 500 ms",
         reactionFree.isEmpty() ? null : reactionUntimed == 0 && reactionFree.percentile(99) <= 500);
     report.verdict(
-        "7. head-of-line: blocked VMIs deleted within 2 s of their deadline",
+        what + "blocked VMIs deleted within 2 s of their deadline",
         Report.f("%d of %d (max lateness %.1f s)", within2s, blocked.size(), late.max()),
         "all",
         within2s == blocked.size());
     report.verdict(
-        "7. head-of-line: longest reconcile",
-        reconcile
-            .map(h -> Report.f("p99 ≤ %s s, max %s", h.percentileBound(99), reconcileMaxText))
-            .orElse("not exported by this build"),
+        what + "longest reconcile",
+        reconcileP99 + ", max " + reconcileMaxText,
         Report.f("≤ a guest round trip (max seen %.2f s) + 1 s", rtt.max() / 1000),
         reconcileMax.isEmpty() || reconcile.isEmpty()
             ? null
