@@ -1,5 +1,7 @@
 package dev.capk.vmieviction.e2e.bench;
 
+import static java.util.Collections.nCopies;
+
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.capk.vmieviction.e2e.harness.KubeCluster;
@@ -10,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -158,6 +161,32 @@ public final class AuditLog {
       count(logOf(dir, c.name()), from, to).forEach((k, v) -> out.merge(k, v, Integer::sum));
     }
     return out;
+  }
+
+  /** "infra `verb resource`" and "guest ..." to each count divided by {@code evacuations}. */
+  static Map<String, Double> perEvacuation(
+      Map<String, Integer> infra, Map<String, Integer> guest, int evacuations) {
+    Map<String, Double> out = new TreeMap<>();
+    infra.forEach((k, v) -> out.put("infra `" + k + "`", v / (double) evacuations));
+    guest.forEach((k, v) -> out.put("guest `" + k + "`", v / (double) evacuations));
+    return out;
+  }
+
+  /** One row per request kind, one column per label: its {@link #perEvacuation} counts. */
+  static String requestTable(Map<String, Map<String, Double>> columns) {
+    List<String> labels = List.copyOf(columns.keySet());
+    Map<String, List<String>> rows = new TreeMap<>();
+    columns.forEach(
+        (label, counts) ->
+            counts.forEach(
+                (kind, v) ->
+                    rows.computeIfAbsent(kind, k -> new ArrayList<>(nCopies(labels.size(), "")))
+                        .set(labels.indexOf(label), Report.f("%.2f", v))));
+    return Report.table(
+        Bench.concat(List.of("request, per evacuation"), labels),
+        rows.entrySet().stream()
+            .map(e -> Bench.concat(List.of(e.getKey()), e.getValue()))
+            .toList());
   }
 
   static int total(Map<String, Integer> counts) {

@@ -235,30 +235,20 @@ final class MigrationBench extends Bench {
       String duration,
       List<String> extraFlags) {
     int vmis = tenantsCount * vmisPerTenant;
-    StringBuilder s = new StringBuilder("## 8. Live migration: infra drain, prefer vs never\n\n");
-    s.append(
+    String intro =
         Report.f(
-            "The real `kubectl drain --ignore-daemonsets --delete-emptydir-data --force` of an infra node holding "
-                + "%d External VMIs, %d in each of %d tenant clusters (one local guest cluster each), every VMI "
-                + "LiveMigratable (the status condition virt-controller sets), with the controller at "
-                + "`--live-migration=prefer` and at `--live-migration=never` (%s), %d run(s) each, "
-                + "the policies alternating, each run draining the node the previous run left the VMIs on. The KubeVirt "
+            "## 8. Live migration: infra drain, prefer vs never\n\n"
+                + "The real `kubectl drain %s` of an infra node holding %d LiveMigratable External VMIs, %d in each "
+                + "of %d tenant clusters, with the controller at `--live-migration=prefer` and `never` (%s), %d "
+                + "run(s) each, alternating, each draining the node the previous run left the VMIs on. The KubeVirt "
                 + "stand-in refuses each launcher eviction and marks the VMI; under prefer the controller creates a "
-                + "VirtualMachineInstanceMigration, which the stand-in walks through KubeVirt's phases (target launcher "
-                + "pod on the other node, %s s in phase Running, then the VMI's nodeName moves, its mark is cleared, the "
-                + "source pod goes: UID kept); under never it drains the guest node and deletes the VMI, and the VM comes "
-                + "back on the other node with a new UID. KubeVirt's parallel limits are its defaults (no KubeVirt CR: 5 "
-                + "migrations per cluster, 2 outbound per node), which the controller is to keep to: with one source node "
-                + "at most 2 migrations at a time (the stand-in itself enforces no limit, so the column \"at once\" shows "
-                + "what the controller did; real KubeVirt would hold any excess Pending). %d pods per guest node (a Deployment pinned to the node by "
-                + "nodeSelector), without a PodDisruptionBudget: under never a pinned replacement waits Pending until the "
-                + "guest node is uncordoned, so any budget that limits something would hold each guest drain to its "
-                + "deadline (benchmark 7 measures blocked budgets). Drain: kubectl's start to its exit (kubectl retries a "
-                + "refused launcher eviction every 5 s, so drains end on that beat). Guest pods disrupted: pods of the "
-                + "workloads present before the drain and gone (evicted or deleted: UID no longer present) once every VM, "
-                + "guest node and pod is back. VMIs: migrated = same UID, other nodeName; deleted = UID gone. Migrations: "
-                + "VirtualMachineInstanceMigration objects created during the run; at once: unfinished ones, polled every "
-                + "0.25 s during the drain. Recovery (not a target): drain's end until everything is back.\n\n",
+                + "migration, which the stand-in completes after %s s in phase Running (UID kept; it enforces no "
+                + "parallel limit, so \"at once\" shows the controller keeping to KubeVirt's defaults, 2 outbound "
+                + "per node); under never the VMI is drained and deleted and comes back with a new UID. %d pods per "
+                + "guest node (a Deployment pinned to it), no budget. Pods disrupted: present before the drain and "
+                + "gone once all is back; migrated = same UID, other node; at once: unfinished migrations polled "
+                + "every 0.25 s. Recovery (no target): drain's end until everything is back.\n\n",
+            String.join(" ", DrainBench.FLAGS.subList(0, 3)),
             vmis,
             vmisPerTenant,
             tenantsCount,
@@ -267,9 +257,8 @@ final class MigrationBench extends Bench {
                 : "also `" + String.join(" ", extraFlags) + "`",
             runs,
             duration,
-            pods));
+            pods);
     List<List<String>> rows = new ArrayList<>();
-    Map<String, Stats> drainBy = new LinkedHashMap<>();
     Map<String, List<Run>> byPolicy = new LinkedHashMap<>();
     for (String policy : POLICIES) {
       List<Run> rs = results.stream().filter(r -> r.policy().equals(policy)).toList();
@@ -277,13 +266,11 @@ final class MigrationBench extends Bench {
         continue;
       }
       byPolicy.put(policy, rs);
-      Stats drain = Stats.over(rs, Run::drainSeconds);
-      drainBy.put(policy, drain);
       rows.add(
-          List.of(
+          Report.row(
               "`" + policy + "`",
-              Integer.toString(rs.size()),
-              drain.medianMinMax(1),
+              rs.size(),
+              Stats.over(rs, Run::drainSeconds).medianMinMax(1),
               joined(rs, r -> r.podsDisrupted() + " of " + r.podsBefore()),
               joined(rs, r -> Integer.toString(r.vmisMigrated())),
               joined(rs, r -> Integer.toString(r.vmisDeleted() + r.vmisOther())),
@@ -298,58 +285,29 @@ final class MigrationBench extends Bench {
                           + " at once)"),
               Stats.over(rs, Run::recoverySeconds).medianMinMax(0)));
     }
-    s.append(
-        Report.table(
-            "policy|runs|infra drain s|guest pods disrupted (per run)|VMIs migrated|VMIs deleted or unmoved|migrations created|recovery s",
-            rows));
-    s.append('\n');
+    report.section(
+        intro
+            + Report.table(
+                "policy|runs|infra drain s|guest pods disrupted (per run)|VMIs migrated|VMIs deleted or unmoved|migrations created|recovery s",
+                rows));
     List<Run> prefer = byPolicy.get("prefer");
+    List<Run> never = byPolicy.get("never");
     if (prefer != null) {
       int worst = prefer.stream().mapToInt(Run::podsDisrupted).max().orElse(-1);
-      s.append(
-          Report.f(
-              "- guest pods disrupted with `prefer`, most in a run: **%d** (target 0)\n", worst));
       report.verdict(
           Report.f("8. live migration, guest pods disrupted with prefer (%d VMIs)", vmis),
           Integer.toString(worst),
           "0",
           worst == 0);
     }
-    Stats p = drainBy.get("prefer");
-    Stats n = drainBy.get("never");
-    if (p != null && n != null) {
-      double ratio = p.median() / n.median();
-      s.append(
-          Report.f(
-              "- drain time prefer / never, ratio of medians: **%.2f** (%.1f s vs %.1f s; report only, no target)\n",
-              ratio, p.median(), n.median()));
+    if (prefer != null && never != null) {
+      Stats p = Stats.over(prefer, Run::drainSeconds);
+      Stats n = Stats.over(never, Run::drainSeconds);
       report.measured(
           Report.f("8. live migration, infra drain prefer / never (%d VMIs)", vmis),
-          Report.f("%.2f: %.1f s vs %.1f s", ratio, p.median(), n.median()));
-      List<Run> never = byPolicy.get("never");
-      s.append("\nAs a row of docs/benchmarks.md:\n\n");
-      s.append(
-          Report.table(
-              "benchmark|measured|target|verdict",
-              List.of(
-                  List.of(
-                      Report.f("8. infra drain of %d LiveMigratable VMIs, prefer / never", vmis),
-                      Report.f(
-                          "%.2f: %s vs %s, %d run(s) each; guest pods disrupted %s vs %s; VMIs migrated %s vs %s",
-                          ratio,
-                          p.medianMinMax(1) + " s",
-                          n.medianMinMax(1) + " s",
-                          prefer.size(),
-                          joined(prefer, r -> Integer.toString(r.podsDisrupted())),
-                          joined(never, r -> Integer.toString(r.podsDisrupted())),
-                          joined(prefer, r -> Integer.toString(r.vmisMigrated())),
-                          joined(never, r -> Integer.toString(r.vmisMigrated()))),
-                      "pods disrupted with prefer = 0; ratio: –",
-                      prefer.stream().allMatch(r -> r.podsDisrupted() == 0)
-                          ? "met"
-                          : "**missed**"))));
+          Report.f(
+              "%.2f: %s s vs %s s", p.median() / n.median(), p.medianMinMax(1), n.medianMinMax(1)));
     }
-    report.section(s.toString());
   }
 
   private static String joined(List<Run> rs, java.util.function.Function<Run, String> f) {
