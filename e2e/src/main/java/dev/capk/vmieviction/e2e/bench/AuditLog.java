@@ -221,20 +221,17 @@ public final class AuditLog {
    * so a run starts when the logs of {@code clusters} have not grown for 3 s (at most 2 minutes).
    */
   static void awaitQuiet(Path dir, List<? extends KubeCluster> clusters) throws Exception {
-    long quietSince = System.nanoTime();
-    long last = -1;
-    long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-    while (System.nanoTime() < deadline && System.nanoTime() - quietSince < 3_000_000_000L) {
-      long size = 0;
-      for (KubeCluster c : clusters) {
-        Path log = logOf(dir, c.name());
-        size += Files.exists(log) ? Files.size(log) : 0;
-      }
-      if (size != last) {
-        quietSince = System.nanoTime();
-        last = size;
-      }
-      Thread.sleep(250);
-    }
+    Bench.awaitQuiet(
+        () -> {
+          double size = 0;
+          for (KubeCluster c : clusters) {
+            Path log = logOf(dir, c.name());
+            size += Files.exists(log) ? Files.size(log) : 0;
+          }
+          return size;
+        },
+        0,
+        Duration.ZERO,
+        Duration.ofMinutes(2));
   }
 }

@@ -3,6 +3,7 @@ package dev.capk.vmieviction.e2e.bench;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -73,6 +74,35 @@ abstract class Bench {
     List<String> out = new ArrayList<>(a);
     out.addAll(b);
     return out;
+  }
+
+  /** When a counter settled: see {@link #awaitQuiet}; nanos by {@link System#nanoTime()}. */
+  record Quiet(long startNanos, long quietSinceNanos, double before, double last) {}
+
+  /**
+   * Waits until {@code counter} (requests, log bytes, CPU seconds; read every second) has grown by
+   * at most {@code allowedPerSecond} a second for 3 s, at least {@code minimum} from now (a wave
+   * may begin a moment after a cache synced), at most {@code cap}.
+   */
+  static Quiet awaitQuiet(
+      Callable<Double> counter, double allowedPerSecond, Duration minimum, Duration cap)
+      throws Exception {
+    long t0 = System.nanoTime();
+    double before = counter.call();
+    double last = before;
+    long quietSince = t0;
+    while (System.nanoTime() - t0 < cap.toNanos()) {
+      Thread.sleep(1000);
+      double now = counter.call();
+      if (now - last > allowedPerSecond) {
+        quietSince = System.nanoTime();
+      }
+      last = now;
+      if (System.nanoTime() - quietSince > 3e9 && System.nanoTime() - t0 > minimum.toNanos()) {
+        break;
+      }
+    }
+    return new Quiet(t0, quietSince, before, last);
   }
 
   /** An infra cluster and {@code guests} guest clusters ({@code guestPrefix} + index). */

@@ -71,7 +71,8 @@ final class ExternalInfraBench extends Bench {
       try (ControllerProcess c =
           ControllerJar.start("external-infra", work, flags, Duration.ofMinutes(3))) {
         // The start-up wave: an uncordon check per Running VMI, each answered "no such node".
-        Metrics.awaitQuiet(guest, 5, Duration.ofSeconds(60));
+        awaitQuiet(
+            () -> Metrics.nonWatch(guest), 5, Duration.ofSeconds(10), Duration.ofSeconds(60));
         double syncedMs = lastSyncMs(c.log(), launched, sites.size());
         long rssKb = c.rssKb();
         long liveKb = c.liveHeapKb();

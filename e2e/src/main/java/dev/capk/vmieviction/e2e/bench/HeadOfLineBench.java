@@ -278,19 +278,13 @@ final class HeadOfLineBench extends Bench {
     return RealisticVmis.create(infraApi, vm.ns(), vm.name(), vm.ns(), INFRA_NODE, ip);
   }
 
-  /**
-   * Waits until the controller's CPU time stops growing (3 s under 0.1 CPU-s each, at most 60 s):
-   * its start-up check of every VMI, or the previous phase's aftermath, is no part of a phase.
-   */
-  private static void awaitIdle(ControllerProcess c) {
-    double last = ControllerProcess.processCpuSeconds(c.pid());
-    int quiet = 0;
-    for (int i = 0; i < 60 && quiet < 3; i++) {
-      ControllerProcess.sleep(1000);
-      double now = ControllerProcess.processCpuSeconds(c.pid());
-      quiet = now - last < 0.1 ? quiet + 1 : 0;
-      last = now;
-    }
+  /** Until the controller's CPU stops growing: its start-up or the last phase's aftermath. */
+  private static void awaitIdle(ControllerProcess c) throws Exception {
+    Bench.awaitQuiet(
+        () -> ControllerProcess.processCpuSeconds(c.pid()),
+        0.1,
+        Duration.ZERO,
+        Duration.ofMinutes(1));
   }
 
   /**
