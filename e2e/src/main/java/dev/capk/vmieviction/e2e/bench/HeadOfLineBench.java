@@ -575,6 +575,7 @@ final class HeadOfLineBench extends Bench {
                   d[0],
                   d[0] <= 0 ? 0 : 100 * d[1] / (BenchMain.cores() * d[0]),
                   BenchMain.cores(),
+                  d[1],
                   d[2],
                   d[3],
                   d[4],
