@@ -7,12 +7,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -118,58 +118,44 @@ abstract class Bench {
 
   /** Starts clusters side by side (start-up is mostly waiting), closing all if one fails. */
   static List<LocalCluster> startAll(List<LocalCluster.Builder> builders) throws Exception {
-    return inParallel(
-        builders.stream().map(b -> (Callable<LocalCluster>) b::start).toList(),
-        LocalCluster::close);
-  }
-
-  /** Runs {@code tasks} side by side; if one fails, closes what the others made and throws. */
-  static <T> List<T> inParallel(List<Callable<T>> tasks, Consumer<T> close) throws Exception {
-    if (tasks.isEmpty()) {
-      return List.of();
+    LocalCluster[] started = new LocalCluster[builders.size()];
+    try {
+      parallel(builders.size(), builders.size(), i -> started[i] = builders.get(i).start());
+      return List.of(started);
+    } catch (Exception e) {
+      Arrays.stream(started).filter(Objects::nonNull).forEach(LocalCluster::close);
+      throw e;
     }
-    ExecutorService pool = Executors.newFixedThreadPool(tasks.size());
-    List<Future<T>> fs = tasks.stream().map(pool::submit).toList();
-    pool.shutdown();
-    List<T> done = new ArrayList<>();
-    Exception failure = null;
-    for (Future<T> f : fs) {
-      try {
-        done.add(f.get());
-      } catch (ExecutionException e) {
-        failure = failure != null ? failure : e.getCause() instanceof Exception c ? c : e;
-      }
-    }
-    if (failure != null) {
-      done.forEach(close);
-      throw failure;
-    }
-    return done;
   }
 
   interface IntTask {
     void run(int i) throws Exception;
   }
 
-  /** Runs {@code task} for 0..n-1 on {@code threads} threads; throws the first failure. */
+  /** Runs {@code task} for 0..n-1 on {@code threads} threads; then throws the first failure. */
   static void parallel(int n, int threads, IntTask task) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(n, threads)));
-    try {
-      List<Future<?>> fs = new ArrayList<>();
-      for (int i = 0; i < n; i++) {
-        int k = i;
-        fs.add(
-            pool.submit(
-                () -> {
-                  task.run(k);
-                  return null;
-                }));
-      }
-      for (Future<?> f : fs) {
+    List<Future<?>> fs = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      int k = i;
+      fs.add(
+          pool.submit(
+              () -> {
+                task.run(k);
+                return null;
+              }));
+    }
+    pool.shutdown();
+    Exception failure = null;
+    for (Future<?> f : fs) {
+      try {
         f.get();
+      } catch (ExecutionException e) {
+        failure = failure != null ? failure : e.getCause() instanceof Exception c ? c : e;
       }
-    } finally {
-      pool.shutdownNow();
+    }
+    if (failure != null) {
+      throw failure;
     }
   }
 }

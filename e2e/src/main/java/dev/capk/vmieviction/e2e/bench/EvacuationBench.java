@@ -6,12 +6,12 @@ import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
-import java.util.concurrent.Callable;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -61,16 +61,19 @@ final class EvacuationBench extends Bench {
           AuditLog.controllerKubeconfig(infra, work.resolve("controller-infra.kubeconfig"));
       progress("evacuation: creating VMs, guest nodes and workloads for %s VMIs", sizes);
       // One world first (it installs the CRDs and starts the stand-in), then the others.
-      worlds.add(new DrainWorld(infra, guests, "e" + sizes.get(0), sizes.get(0), pods, false));
-      worlds.addAll(
-          inParallel(
-              sizes.subList(1, sizes.size()).stream()
-                  .map(
-                      n ->
-                          (Callable<DrainWorld>)
-                              () -> new DrainWorld(infra, guests, "e" + n, n, pods, false))
-                  .toList(),
-              w -> w.world.close()));
+      DrainWorld[] made = new DrainWorld[sizes.size()];
+      made[0] = new DrainWorld(infra, guests, "e" + sizes.get(0), sizes.get(0), pods, false);
+      try {
+        parallel(
+            sizes.size() - 1,
+            sizes.size(),
+            i ->
+                made[i + 1] =
+                    new DrainWorld(
+                        infra, guests, "e" + sizes.get(i + 1), sizes.get(i + 1), pods, false));
+      } finally {
+        Arrays.stream(made).filter(Objects::nonNull).forEach(worlds::add);
+      }
       for (DrainWorld w : worlds) {
         w.awaitSettled(w.holding, Map.of(), true, Duration.ofMinutes(5));
       }
