@@ -128,6 +128,34 @@ abstract class Bench {
     }
   }
 
+  /**
+   * Calls {@code sample} every {@code periodMs} on a daemon thread until closed; a failed sample is
+   * skipped.
+   */
+  static AutoCloseable sampling(String name, long periodMs, Callable<?> sample) {
+    Thread t =
+        new Thread(
+            () -> {
+              while (!Thread.currentThread().isInterrupted()) {
+                try {
+                  sample.call();
+                  Thread.sleep(periodMs);
+                } catch (InterruptedException e) {
+                  return;
+                } catch (Exception e) {
+                  // a missed sample: the next one counts
+                }
+              }
+            },
+            name);
+    t.setDaemon(true);
+    t.start();
+    return () -> {
+      t.interrupt();
+      t.join(5000);
+    };
+  }
+
   interface IntTask {
     void run(int i) throws Exception;
   }

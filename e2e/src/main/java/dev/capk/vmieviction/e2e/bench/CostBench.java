@@ -154,13 +154,7 @@ final class CostBench extends Bench {
                 Config config = new Config(controller, withBudget, w, round);
                 Run r = runOnce(many, p.pid(), config, round == 1 ? startup : Double.NaN);
                 runs.add(r);
-                progress(
-                    "cost: %s: drain %.1f s; per evacuation: infra %.1f, guest %.1f, CPU %.3f s",
-                    config.label(),
-                    r.drained().drainSeconds(),
-                    r.infraRequests(),
-                    r.guestRequests(),
-                    r.cpu());
+                progress("cost: %s: %s", config.label(), r.drained());
                 if (withBudget) {
                   many.returnPodsHome();
                 }
@@ -242,17 +236,10 @@ final class CostBench extends Bench {
         AuditLog.awaitQuiet(auditDir(), clusters);
         Run o = runOnce(one, p.pid(), config, Double.NaN);
         if (o.perVmiSeconds().isEmpty()) {
-          throw new IllegalStateException(
-              "the infra audit log holds no marking and delete request of "
-                  + vmi
-                  + " in the "
-                  + controller
-                  + " run");
+          throw new IllegalStateException("no marking and delete of " + vmi + " in the audit log");
         }
         out.put(controller, o.perVmiSeconds().get(0));
-        progress(
-            "cost: pace: %s drained VMI %s's guest node in %.1f s",
-            controller, vmi, out.get(controller));
+        progress("cost: pace: %s: %.1f s", controller, out.get(controller));
       }
     }
     return out;

@@ -61,7 +61,14 @@ final class DrainWorld {
       Instant from,
       Instant to,
       double controllerCpuSeconds,
-      double machineBusySeconds) {}
+      double machineBusySeconds) {
+    @Override
+    public String toString() {
+      return Report.f(
+          "drain %.1f s, recovery %.1f s, controller CPU %.2f s",
+          drainSeconds, recoverySeconds, controllerCpuSeconds);
+    }
+  }
 
   DrainWorld(
       LocalCluster infra,

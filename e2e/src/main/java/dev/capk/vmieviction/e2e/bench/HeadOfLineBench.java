@@ -189,12 +189,24 @@ final class HeadOfLineBench extends Bench {
             together.size(), blockedCount, freeCount, drainTimeout.toSeconds());
         List<Long> clusterPids = clusters.stream().flatMap(k -> k.pids().stream()).toList();
         double cpu0 = ControllerProcess.processCpuSeconds(c.pid());
-        Thread sampler = sampler(c, clusterPids, guestApis);
-        try {
+        // Every 250 ms the CPU samples, every second a guest round trip (the guests in turn).
+        AtomicInteger round = new AtomicInteger();
+        sample(c, clusterPids);
+        try (AutoCloseable sampler =
+            sampling(
+                "bench-headofline-sampler",
+                250,
+                () -> {
+                  sample(c, clusterPids);
+                  int i = round.getAndIncrement();
+                  if (i % 4 == 0) {
+                    long t = System.nanoTime();
+                    guestApis.get(i / 4 % tenants).get("/api/v1/namespaces/hol/pods?limit=1");
+                    roundTripsMs.add((System.nanoTime() - t) / 1e6);
+                  }
+                  return null;
+                })) {
           markingSeconds = evacuate(together, drainTimeout.plus(lateCap), "phase 2");
-        } finally {
-          sampler.interrupt();
-          sampler.join(5000);
         }
         sample(c, clusterPids);
         phase2Cpu = ControllerProcess.processCpuSeconds(c.pid()) - cpu0;
@@ -337,36 +349,6 @@ final class HeadOfLineBench extends Bench {
           ControllerProcess.processCpuSeconds(ProcessHandle.current().pid()),
           c.rssKb()
         });
-  }
-
-  /** Samples {@link #samples} every 250 ms and {@link #roundTripsMs} every second until stopped. */
-  private Thread sampler(ControllerProcess c, List<Long> clusterPids, List<RawKube> guests) {
-    sample(c, clusterPids);
-    Thread t =
-        new Thread(
-            () -> {
-              for (int i = 0; !Thread.currentThread().isInterrupted(); i++) {
-                sample(c, clusterPids);
-                long t0 = System.nanoTime();
-                try {
-                  if (i % 4 == 0) {
-                    guests
-                        .get(i / 4 % guests.size())
-                        .get("/api/v1/namespaces/" + GUEST_NAMESPACE + "/pods?limit=1");
-                    roundTripsMs.add((System.nanoTime() - t0) / 1e6);
-                  }
-                  Thread.sleep(250);
-                } catch (IOException e) {
-                  // a missed sample
-                } catch (InterruptedException e) {
-                  return;
-                }
-              }
-            },
-            "bench-headofline-sampler");
-    t.setDaemon(true);
-    t.start();
-    return t;
   }
 
   private static double epochSeconds(Instant at) {

@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -121,15 +120,13 @@ final class MigrationBench extends Bench {
                 RESULT_ANNOTATION, DURATION_ANNOTATION, duration));
         JsonArray conditions = new JsonArray();
         JsonObject status = vmi.getAsJsonObject("status");
-        if (status != null && status.has("conditions")) {
-          status
-              .getAsJsonArray("conditions")
-              .forEach(
-                  c -> {
-                    if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
-                      conditions.add(c);
-                    }
-                  });
+        for (var c :
+            status != null && status.has("conditions")
+                ? status.getAsJsonArray("conditions")
+                : new JsonArray()) {
+          if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
+            conditions.add(c);
+          }
         }
         conditions.add(JsonParser.parseString("{\"type\":\"LiveMigratable\",\"status\":\"True\"}"));
         w.infraApi.mergePatch(path + "/status", "{\"status\":{\"conditions\":" + conditions + "}}");
@@ -176,26 +173,13 @@ final class MigrationBench extends Bench {
     Set<String> podsBefore = podUids(w);
     Set<String> migrationsBefore = migrations(w).keySet();
     // Migrations not finished, polled while the drain lasts: KubeVirt's limits at work.
-    AtomicBoolean draining = new AtomicBoolean(true);
     AtomicInteger peak = new AtomicInteger();
-    Thread poller =
-        new Thread(
-            () -> {
-              while (draining.get()) {
-                try {
-                  peak.accumulateAndGet(unfinished(w), Math::max);
-                  Thread.sleep(250);
-                } catch (InterruptedException e) {
-                  return;
-                } catch (Exception e) {
-                  // a missed poll: the next one counts
-                }
-              }
-            },
-            "bench-migration-poll");
-    poller.setDaemon(true);
-    DrainWorld.Drained d = w.drain(controllerPid, false, poller::start, () -> draining.set(false));
-    poller.join(5000);
+    DrainWorld.Drained d;
+    try (AutoCloseable poll =
+        sampling(
+            "bench-migration-poll", 250, () -> peak.accumulateAndGet(unfinished(w), Math::max))) {
+      d = w.drain(controllerPid, false, () -> {}, () -> {});
+    }
     Map<String, String> uidsAfter = w.uids();
     Map<String, String> nodesAfter = w.vmis("status", "nodeName");
     int migrated = 0;
