@@ -117,25 +117,15 @@ final class StartupBench extends Bench {
           }
           progress("startup: %s %s done", op, i < 0 ? "warm-up" : "round " + (i + 1));
         }
+        samples.put(tools.get(2).name() + ": first run (records the archive)", List.of(first));
         double kubectlMedian = Stats.over(samples.get(tools.get(0).name()), Sample::wall).median();
-        for (Tool t : tools) {
-          Stats w = Stats.over(samples.get(t.name()), Sample::wall);
-          Stats c = Stats.over(samples.get(t.name()), Sample::cpu);
-          rows.add(
-              Report.row(
-                  t.name(),
-                  w.n(),
-                  w.medianMinMax(2),
-                  Report.f("%.2f", c.median()),
-                  Report.f("%.1f", w.median() / kubectlMedian)));
-        }
-        rows.add(
-            Report.row(
-                "kubectl fastdrain " + op + ", after: first run (records the archive)",
-                1,
-                Report.f("%.2f", first.wall),
-                Report.f("%.2f", first.cpu),
-                Report.f("%.1f", first.wall / kubectlMedian)));
+        samples.forEach(
+            (name, taken) -> {
+              Stats w = Stats.over(taken, Sample::wall);
+              double cpu = Stats.over(taken, Sample::cpu).median();
+              String ratio = Report.f("%.1f", w.median() / kubectlMedian);
+              rows.add(Report.row(name, w.n(), w.medianMinMax(2), Report.f("%.2f", cpu), ratio));
+            });
         double ours = Stats.over(samples.get(tools.get(2).name()), Sample::wall).median();
         double was = Stats.over(samples.get(tools.get(1).name()), Sample::wall).median();
         double target = op.equals("cordon") ? 0.5 : 0.6;
