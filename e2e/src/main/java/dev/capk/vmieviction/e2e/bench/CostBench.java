@@ -12,12 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/**
- * Benchmark 9, cost per evacuation (issue 21): requests and CPU of one controller process per run
- * of a {@link DrainWorld} with spares, ours and CAPK's original Go controller when {@code
- * -Dcapk.bench.goController} names it; then one guest node's drain under a budget against `kubectl
- * drain` of a twin. The report's section says how.
- */
+/** Benchmark 9, cost per evacuation (issue 21), ours and CAPK's Go original: see its section. */
 final class CostBench extends Bench {
   private static final double TARGET_CPU = 0.12;
 

@@ -11,11 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-/**
- * Benchmarks 1 and 7 ({@code selector}): our drain CLI (`java -jar ... drain`, a fresh JVM each
- * run) against the real `kubectl drain`, same flags, same cluster, on kwok nodes refilled before
- * every run; the report's sections say how.
- */
+/** Benchmarks 1 and 7 ({@code selector}): our drain CLI against `kubectl drain`. */
 final class DrainBench extends Bench {
   static final List<String> FLAGS =
       List.of("--ignore-daemonsets", "--delete-emptydir-data", "--force", "--timeout=10m");

@@ -14,11 +14,7 @@ import java.util.Objects;
 import java.util.TreeMap;
 import java.util.function.ToDoubleFunction;
 
-/**
- * Benchmarks 2 and 5: the real `kubectl drain` of an infra node holding N VMIs of a {@link
- * DrainWorld} without spares, the controller at default workers and at one, its requests counted by
- * the audit logs of its own client identity.
- */
+/** Benchmarks 2 and 5: infra drain throughput and the controller's requests per evacuation. */
 final class EvacuationBench extends Bench {
 
   /** One timed drain; CPU seconds cover the drain and the recovery. */

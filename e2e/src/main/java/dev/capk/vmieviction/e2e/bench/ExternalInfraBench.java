@@ -16,10 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-/**
- * Benchmark 10: one controller at {@code --infra-clusters=external} serving two infra API servers
- * of many VMIs each (written as {@link ScaleBench} writes them): start-up, memory and reaction.
- */
+/** Benchmark 10: one controller at {@code --infra-clusters=external}, two infra clusters. */
 final class ExternalInfraBench extends Bench {
   static final String INFRA_NODE = "ext-infra-node-0";
 

@@ -21,11 +21,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
-/**
- * Head-of-line blocking (issue 14): does a VMI whose guest drains in a second wait behind VMIs
- * whose guests' budgets never allow a disruption? Free VMIs are evacuated alone, then again among
- * many blocked ones; the report's section says how each time is taken.
- */
+/** Head-of-line blocking (issue 14): free VMIs' evacuations alone and among blocked ones. */
 final class HeadOfLineBench extends Bench {
   static final String INFRA_NODE = "hol-infra-0";
   static final String INFRA_CLUSTER = "bench-hol-infra";

@@ -18,9 +18,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Benchmark 8, live migration (issue 16): the real `kubectl drain` of an infra node holding
- * LiveMigratable VMIs of a {@link DrainWorld}, the controller at {@code --live-migration=prefer}
- * against {@code never}, the policies alternating.
+ * Benchmark 8, live migration (issue 16): an infra drain at {@code prefer} against {@code never}.
  */
 final class MigrationBench extends Bench {
   private static final String NS = "mig";

@@ -15,11 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
-/**
- * Benchmarks 3, 4 and 6 on one infra API server holding many VMIs (written directly, status through
- * its subresource) and one guest cluster whose kwok nodes are named like some of them: reaction
- * latency, memory after the informer synced, and start-up.
- */
+/** Benchmarks 3, 4 and 6 on one infra API server of many VMIs: reaction, memory, start-up. */
 final class ScaleBench extends Bench {
   static final String NAMESPACE = "scale";
   static final String CLUSTER = "scale-tenant";

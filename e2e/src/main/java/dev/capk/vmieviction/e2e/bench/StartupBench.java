@@ -16,10 +16,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
-/**
- * CLI start-up: a cordon and a no-op drain by kubectl and by our CLI installed as a kubectl plugin,
- * its launcher before and after the class-data archive.
- */
+/** CLI start-up: cordon and a no-op drain, kubectl against our CLI as a kubectl plugin. */
 final class StartupBench extends Bench {
   /** The launcher before the class-data archive: what hack/plugin/kubectl-fastdrain ran. */
   private static final String PLAIN_LAUNCHER =
