@@ -3,7 +3,6 @@ package dev.capk.vmieviction.e2e.bench;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
-import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -102,20 +101,10 @@ final class CostBench extends Bench {
     go = ControllerJar.goBinary();
     String loadAtStart = BenchMain.loadAverage();
     List<String> controllers = go == null ? List.of("ours") : List.of("ours", "go");
-    progress("cost: starting an infra cluster and %d guest clusters, with audit logs", tenants);
     // The API servers log the controller's requests (the counts) and, on the infra cluster, every
     // VMI's marking and deletion (the pace).
-    clusters =
-        startAll(
-            "bench-cost-infra",
-            "bench-cost-guest-",
-            tenants,
-            n ->
-                AuditLog.audited(
-                    LocalCluster.builder(n).withAll(),
-                    auditDir(),
-                    n,
-                    AuditLog.CONTROLLER_RULE + (n.endsWith("infra") ? AuditLog.INFRA_RULES : "")));
+    String rule = AuditLog.CONTROLLER_RULE;
+    clusters = DrainWorld.startClusters(this, "cost", tenants, rule + AuditLog.INFRA_RULES, rule);
     LocalCluster infra = clusters.get(0);
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
     List<DrainWorld> worlds = new ArrayList<>();
@@ -161,9 +150,7 @@ final class CostBench extends Bench {
       Map<String, Double> paces = pace(one, twin, controllers);
       write(runs, paces, vmis, pods, loadAtStart);
     } finally {
-      worlds.forEach(w -> w.world.close());
-      EvacuationWorld.stopStandIn(infra);
-      clusters.forEach(LocalCluster::close);
+      DrainWorld.closeAll(worlds, clusters);
     }
   }
 

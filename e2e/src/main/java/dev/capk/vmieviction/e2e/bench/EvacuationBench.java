@@ -2,7 +2,6 @@ package dev.capk.vmieviction.e2e.bench;
 
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
-import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,18 +36,9 @@ final class EvacuationBench extends Bench {
     List<Integer> sizes = ints("bench.evac.sizes", "1,10,50");
     int guestCount = integer("bench.evac.guests", 5);
     int pods = integer("bench.evac.pods", 20);
-    progress(
-        "evacuation: starting an infra cluster and %d guest clusters (each: etcd, kube-apiserver, "
-            + "kube-controller-manager, kube-scheduler, kwok)",
-        guestCount);
     List<LocalCluster> clusters =
-        startAll(
-            "bench-evac-infra",
-            "bench-evac-guest-",
-            guestCount,
-            n ->
-                AuditLog.audited(
-                    LocalCluster.builder(n).withAll(), auditDir(), n, AuditLog.CONTROLLER_RULE));
+        DrainWorld.startClusters(
+            this, "evac", guestCount, AuditLog.CONTROLLER_RULE, AuditLog.CONTROLLER_RULE);
     LocalCluster infra = clusters.get(0);
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
     List<DrainWorld> worlds = new ArrayList<>();
@@ -107,9 +97,7 @@ final class EvacuationBench extends Bench {
       }
       write(results, sizes, pods, guestCount);
     } finally {
-      worlds.forEach(w -> w.world.close());
-      EvacuationWorld.stopStandIn(infra);
-      clusters.forEach(LocalCluster::close);
+      DrainWorld.closeAll(worlds, clusters);
     }
   }
 

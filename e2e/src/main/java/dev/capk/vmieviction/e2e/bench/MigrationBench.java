@@ -5,7 +5,6 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
-import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -51,23 +50,18 @@ final class MigrationBench extends Bench {
     // More controller flags for both policies, e.g.
     // -Dbench.migration.flags=--drain-retry-interval=5s
     List<String> extraFlags = strings("bench.migration.flags", "");
-    progress("migration: starting an infra cluster and %d guest clusters", tenantsCount);
-    List<LocalCluster> clusters =
-        startAll(
-            "bench-mig-infra",
-            "bench-mig-guest-",
-            tenantsCount,
-            n -> LocalCluster.builder(n).withAll());
+    List<LocalCluster> clusters = DrainWorld.startClusters(this, "mig", tenantsCount, null, null);
     LocalCluster infra = clusters.get(0);
-    DrainWorld w = null;
+    List<DrainWorld> worlds = new ArrayList<>();
     try {
       int vmis = tenantsCount * vmisPerTenant;
       progress(
           "migration: creating %d VMs, their guest nodes and %d pods per guest node", vmis, pods);
-      w = new DrainWorld(infra, clusters.subList(1, clusters.size()), NS, vmis, pods, false);
-      DrainWorld world = w;
+      DrainWorld w =
+          new DrainWorld(infra, clusters.subList(1, clusters.size()), NS, vmis, pods, false);
+      worlds.add(w);
       w.keepsUids = true;
-      w.alsoSettled = () -> unfinished(world) == 0;
+      w.alsoSettled = () -> unfinished(w) == 0;
       w.awaitSettled(w.holding, Map.of(), true, Duration.ofMinutes(5));
       List<Run> results = new ArrayList<>();
       for (int r = 0; r < runs; r++) {
@@ -90,11 +84,7 @@ final class MigrationBench extends Bench {
       }
       write(results, runs, tenantsCount, vmisPerTenant, pods, duration, extraFlags);
     } finally {
-      if (w != null) {
-        w.world.close();
-      }
-      EvacuationWorld.stopStandIn(infra);
-      clusters.forEach(LocalCluster::close);
+      DrainWorld.closeAll(worlds, clusters);
     }
   }
 
