@@ -1,5 +1,7 @@
 package dev.capk.vmieviction.e2e.bench;
 
+import static java.util.Collections.nCopies;
+
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.capk.vmieviction.e2e.harness.KubeCluster;
@@ -10,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -160,6 +163,32 @@ public final class AuditLog {
     return out;
   }
 
+  /** "infra `verb resource`" and "guest ..." to each count divided by {@code evacuations}. */
+  static Map<String, Double> perEvacuation(
+      Map<String, Integer> infra, Map<String, Integer> guest, int evacuations) {
+    Map<String, Double> out = new TreeMap<>();
+    infra.forEach((k, v) -> out.put("infra `" + k + "`", v / (double) evacuations));
+    guest.forEach((k, v) -> out.put("guest `" + k + "`", v / (double) evacuations));
+    return out;
+  }
+
+  /** One row per request kind, one column per label: its {@link #perEvacuation} counts. */
+  static String requestTable(Map<String, Map<String, Double>> columns) {
+    List<String> labels = List.copyOf(columns.keySet());
+    Map<String, List<String>> rows = new TreeMap<>();
+    columns.forEach(
+        (label, counts) ->
+            counts.forEach(
+                (kind, v) ->
+                    rows.computeIfAbsent(kind, k -> new ArrayList<>(nCopies(labels.size(), "")))
+                        .set(labels.indexOf(label), Report.f("%.2f", v))));
+    return Report.table(
+        Bench.concat(List.of("request, per evacuation"), labels),
+        rows.entrySet().stream()
+            .map(e -> Bench.concat(List.of(e.getKey()), e.getValue()))
+            .toList());
+  }
+
   static int total(Map<String, Integer> counts) {
     return counts.values().stream().mapToInt(Integer::intValue).sum();
   }
@@ -192,20 +221,17 @@ public final class AuditLog {
    * so a run starts when the logs of {@code clusters} have not grown for 3 s (at most 2 minutes).
    */
   static void awaitQuiet(Path dir, List<? extends KubeCluster> clusters) throws Exception {
-    long quietSince = System.nanoTime();
-    long last = -1;
-    long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-    while (System.nanoTime() < deadline && System.nanoTime() - quietSince < 3_000_000_000L) {
-      long size = 0;
-      for (KubeCluster c : clusters) {
-        Path log = logOf(dir, c.name());
-        size += Files.exists(log) ? Files.size(log) : 0;
-      }
-      if (size != last) {
-        quietSince = System.nanoTime();
-        last = size;
-      }
-      Thread.sleep(250);
-    }
+    Bench.awaitQuiet(
+        () -> {
+          double size = 0;
+          for (KubeCluster c : clusters) {
+            Path log = logOf(dir, c.name());
+            size += Files.exists(log) ? Files.size(log) : 0;
+          }
+          return size;
+        },
+        0,
+        Duration.ZERO,
+        Duration.ofMinutes(2));
   }
 }

@@ -3,15 +3,16 @@ package dev.capk.vmieviction.e2e.bench;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -75,6 +76,35 @@ abstract class Bench {
     return out;
   }
 
+  /** When a counter settled: see {@link #awaitQuiet}; nanos by {@link System#nanoTime()}. */
+  record Quiet(long startNanos, long quietSinceNanos, double before, double last) {}
+
+  /**
+   * Waits until {@code counter} (requests, log bytes, CPU seconds; read every second) has grown by
+   * at most {@code allowedPerSecond} a second for 3 s, at least {@code minimum} from now (a wave
+   * may begin a moment after a cache synced), at most {@code cap}.
+   */
+  static Quiet awaitQuiet(
+      Callable<Double> counter, double allowedPerSecond, Duration minimum, Duration cap)
+      throws Exception {
+    long t0 = System.nanoTime();
+    double before = counter.call();
+    double last = before;
+    long quietSince = t0;
+    while (System.nanoTime() - t0 < cap.toNanos()) {
+      Thread.sleep(1000);
+      double now = counter.call();
+      if (now - last > allowedPerSecond) {
+        quietSince = System.nanoTime();
+      }
+      last = now;
+      if (System.nanoTime() - quietSince > 3e9 && System.nanoTime() - t0 > minimum.toNanos()) {
+        break;
+      }
+    }
+    return new Quiet(t0, quietSince, before, last);
+  }
+
   /** An infra cluster and {@code guests} guest clusters ({@code guestPrefix} + index). */
   static List<LocalCluster> startAll(
       String infra, String guestPrefix, int guests, Function<String, LocalCluster.Builder> builder)
@@ -88,58 +118,72 @@ abstract class Bench {
 
   /** Starts clusters side by side (start-up is mostly waiting), closing all if one fails. */
   static List<LocalCluster> startAll(List<LocalCluster.Builder> builders) throws Exception {
-    return inParallel(
-        builders.stream().map(b -> (Callable<LocalCluster>) b::start).toList(),
-        LocalCluster::close);
+    LocalCluster[] started = new LocalCluster[builders.size()];
+    try {
+      parallel(builders.size(), builders.size(), i -> started[i] = builders.get(i).start());
+      return List.of(started);
+    } catch (Exception e) {
+      Arrays.stream(started).filter(Objects::nonNull).forEach(LocalCluster::close);
+      throw e;
+    }
   }
 
-  /** Runs {@code tasks} side by side; if one fails, closes what the others made and throws. */
-  static <T> List<T> inParallel(List<Callable<T>> tasks, Consumer<T> close) throws Exception {
-    if (tasks.isEmpty()) {
-      return List.of();
-    }
-    ExecutorService pool = Executors.newFixedThreadPool(tasks.size());
-    List<Future<T>> fs = tasks.stream().map(pool::submit).toList();
-    pool.shutdown();
-    List<T> done = new ArrayList<>();
-    Exception failure = null;
-    for (Future<T> f : fs) {
-      try {
-        done.add(f.get());
-      } catch (ExecutionException e) {
-        failure = failure != null ? failure : e.getCause() instanceof Exception c ? c : e;
-      }
-    }
-    if (failure != null) {
-      done.forEach(close);
-      throw failure;
-    }
-    return done;
+  /**
+   * Calls {@code sample} every {@code periodMs} on a daemon thread until closed; a failed sample is
+   * skipped.
+   */
+  static AutoCloseable sampling(String name, long periodMs, Callable<?> sample) {
+    Thread t =
+        new Thread(
+            () -> {
+              while (!Thread.currentThread().isInterrupted()) {
+                try {
+                  sample.call();
+                  Thread.sleep(periodMs);
+                } catch (InterruptedException e) {
+                  return;
+                } catch (Exception e) {
+                  // a missed sample: the next one counts
+                }
+              }
+            },
+            name);
+    t.setDaemon(true);
+    t.start();
+    return () -> {
+      t.interrupt();
+      t.join(5000);
+    };
   }
 
   interface IntTask {
     void run(int i) throws Exception;
   }
 
-  /** Runs {@code task} for 0..n-1 on {@code threads} threads; throws the first failure. */
+  /** Runs {@code task} for 0..n-1 on {@code threads} threads; then throws the first failure. */
   static void parallel(int n, int threads, IntTask task) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(n, threads)));
-    try {
-      List<Future<?>> fs = new ArrayList<>();
-      for (int i = 0; i < n; i++) {
-        int k = i;
-        fs.add(
-            pool.submit(
-                () -> {
-                  task.run(k);
-                  return null;
-                }));
-      }
-      for (Future<?> f : fs) {
+    List<Future<?>> fs = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      int k = i;
+      fs.add(
+          pool.submit(
+              () -> {
+                task.run(k);
+                return null;
+              }));
+    }
+    pool.shutdown();
+    Exception failure = null;
+    for (Future<?> f : fs) {
+      try {
         f.get();
+      } catch (ExecutionException e) {
+        failure = failure != null ? failure : e.getCause() instanceof Exception c ? c : e;
       }
-    } finally {
-      pool.shutdownNow();
+    }
+    if (failure != null) {
+      throw failure;
     }
   }
 }

@@ -7,8 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.HashMap;
 import java.util.Map;
+import java.util.Properties;
 import java.util.function.Supplier;
 
 /**
@@ -71,30 +71,13 @@ public final class BenchMain {
     System.exit(failed ? 1 : 0);
   }
 
-  private static String header() {
-    Map<String, String> v = new HashMap<>();
-    read("hack/versions.env", root -> RepoPaths.root().resolve(root))
-        .lines()
-        .filter(l -> !l.startsWith("#") && l.contains("="))
-        .forEach(
-            l ->
-                v.put(
-                    l.substring(0, l.indexOf('=')).strip(),
-                    l.substring(l.indexOf('=') + 1).strip()));
-    String cpu =
-        read("/proc/cpuinfo", Path::of)
-            .lines()
-            .filter(l -> l.startsWith("model name"))
-            .findFirst()
-            .map(l -> l.substring(l.indexOf(':') + 1).strip())
-            .orElse("unknown CPU");
-    String memory =
-        read("/proc/meminfo", Path::of)
-            .lines()
-            .filter(l -> l.startsWith("MemTotal:"))
-            .findFirst()
-            .map(l -> Report.f("%.1f GiB", Long.parseLong(l.replaceAll("[^0-9]", "")) / 1048576.0))
-            .orElse("unknown");
+  private static String header() throws IOException {
+    Properties v = new Properties();
+    try (var in = Files.newBufferedReader(RepoPaths.root().resolve("hack/versions.env"))) {
+      v.load(in);
+    }
+    String cpu = firstLine("/proc/cpuinfo", "model name").replaceAll(".*:", "").strip();
+    String memory = firstLine("/proc/meminfo", "MemTotal:").replaceAll("[^0-9]", "");
     return Report.f(
         """
         # Benchmarks (`make bench`)
@@ -107,21 +90,26 @@ public final class BenchMain {
         Instant.now().truncatedTo(ChronoUnit.SECONDS).toString().replace('T', ' ').replace("Z", ""),
         cores(),
         cpu,
-        memory,
+        memory.isEmpty() ? "unknown" : Report.f("%.1f GiB", Long.parseLong(memory) / 1048576.0),
         loadAverage(),
         System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"),
-        v.getOrDefault("KUBERNETES_VERSION", "?"),
-        v.getOrDefault("ETCD_VERSION", "?"),
-        v.getOrDefault("KWOK_VERSION", "?"),
+        v.getProperty("KUBERNETES_VERSION", "?"),
+        v.getProperty("ETCD_VERSION", "?"),
+        v.getProperty("KWOK_VERSION", "?"),
         ControllerJar.describe());
   }
 
-  private static String read(String file, java.util.function.Function<String, Path> where) {
+  private static String read(String file) {
     try {
-      return Files.readString(where.apply(file));
+      return Files.readString(Path.of(file));
     } catch (IOException e) {
       return "";
     }
+  }
+
+  /** The first line of {@code file} that starts with {@code prefix}, or "". */
+  private static String firstLine(String file, String prefix) {
+    return read(file).lines().filter(l -> l.startsWith(prefix)).findFirst().orElse("");
   }
 
   static int cores() {
@@ -129,14 +117,14 @@ public final class BenchMain {
   }
 
   static String loadAverage() {
-    String[] p = read("/proc/loadavg", Path::of).split(" ");
+    String[] p = read("/proc/loadavg").split(" ");
     return p.length < 3 ? "unknown" : p[0] + " " + p[1] + " " + p[2];
   }
 
   /** CPU seconds the whole machine spent busy (all cores; not idle nor I/O wait), /proc/stat. */
   static double busyCpuSeconds() {
     try {
-      String[] f = read("/proc/stat", Path::of).lines().findFirst().orElse("").trim().split("\\s+");
+      String[] f = read("/proc/stat").lines().findFirst().orElse("").trim().split("\\s+");
       long total = 0;
       for (int i = 1; i < Math.min(f.length, 9); i++) {
         total += Long.parseLong(f[i]);

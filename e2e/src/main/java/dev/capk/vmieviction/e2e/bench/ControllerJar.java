@@ -5,16 +5,17 @@ import dev.capk.vmieviction.e2e.harness.Pki;
 import dev.capk.vmieviction.e2e.harness.RepoPaths;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import org.yaml.snakeyaml.Yaml;
 
 /**
@@ -31,8 +32,7 @@ final class ControllerJar {
   static final String PROPERTY = "capk.bench.controllerJar";
   static final String GO_PROPERTY = "capk.bench.goController";
   static final String JAVA_HOME_PROPERTY = "capk.bench.controllerJavaHome";
-  static final Path MANIFEST = Path.of("config", "manager", "manager.yaml");
-  private static final Map<String, Object> CONTAINER = container();
+  private static final Map<String, String> CONTAINER_ENV = containerEnv();
 
   /** The Deployment's container environment besides JAVA_TOOL_OPTIONS. */
   static final Map<String, String> ENV = environment();
@@ -42,16 +42,24 @@ final class ControllerJar {
 
   private ControllerJar() {}
 
+  /** The file {@code -Dproperty} names (failing unless {@code ok}), or null when not given. */
+  private static Path configured(String property, Predicate<Path> ok) {
+    String value = System.getProperty(property, "");
+    Path file = value.isBlank() ? null : Path.of(value).toAbsolutePath().normalize();
+    if (file != null && !ok.test(file)) {
+      throw new IllegalStateException("-D" + property + " names no usable file: " + file);
+    }
+    return file;
+  }
+
   static Path path() {
-    String configured = System.getProperty(PROPERTY);
-    if (configured == null || configured.isBlank()) {
-      return ControllerProcess.jar();
-    }
-    Path jar = Path.of(configured).toAbsolutePath().normalize();
-    if (!Files.isRegularFile(jar)) {
-      throw new IllegalStateException("-D" + PROPERTY + " names no file: " + jar);
-    }
-    return jar;
+    Path jar = configured(PROPERTY, Files::isRegularFile);
+    return jar == null ? ControllerProcess.jar() : jar;
+  }
+
+  /** The Go peer's binary, or null when it is not to be measured. */
+  static Path goBinary() {
+    return configured(GO_PROPERTY, Files::isExecutable);
   }
 
   static ControllerProcess start(String name, Path logDir, List<String> flags, Duration timeout) {
@@ -69,11 +77,9 @@ final class ControllerJar {
       List<String> jvm,
       List<String> flags,
       Duration timeout) {
-    List<String> command = new ArrayList<>(List.of(javaCommand()));
-    command.addAll(jvm);
+    List<String> command = Bench.concat(List.of(javaCommand()), jvm);
     command.addAll(List.of("-jar", path().toString()));
-    deleteLog(logDir, "controller-" + name);
-    return ControllerProcess.launch(
+    return launch(
         "controller-" + name,
         logDir,
         command,
@@ -82,19 +88,6 @@ final class ControllerJar {
         ControllerProcess.METRICS_FLAG,
         flags,
         timeout);
-  }
-
-  /** The Go peer's binary, or null when it is not to be measured. */
-  static Path goBinary() {
-    String configured = System.getProperty(GO_PROPERTY);
-    if (configured == null || configured.isBlank()) {
-      return null;
-    }
-    Path binary = Path.of(configured).toAbsolutePath().normalize();
-    if (!Files.isExecutable(binary)) {
-      throw new IllegalStateException("-D" + GO_PROPERTY + " names no executable file: " + binary);
-    }
-    return binary;
   }
 
   /**
@@ -108,29 +101,41 @@ final class ControllerJar {
     Pki.Issued cert = Pki.newAuthority("bench-go-webhook-ca").serving("localhost", List.of());
     Pki.write(certs.resolve("tls.crt"), cert.certificatePem());
     Pki.write(certs.resolve("tls.key"), cert.privateKeyPem());
-    deleteLog(logDir, "go-controller-" + name);
-    return ControllerProcess.launch(
+    List<String> flags =
+        List.of(
+            "--kubeconfig=" + kubeconfig,
+            "--concurrency=" + workers,
+            "--leader-elect=false",
+            "--webhook-port=" + FreePorts.next(),
+            "--webhook-cert-dir=" + certs);
+    return launch(
         "go-controller-" + name,
         logDir,
         List.of(binary.toString()),
         Map.of(),
         "--health-addr",
         "--metrics-bind-addr",
-        List.of(
-            "--kubeconfig=" + kubeconfig,
-            "--concurrency=" + workers,
-            "--leader-elect=false",
-            "--webhook-port=" + FreePorts.next(),
-            "--webhook-cert-dir=" + certs),
+        flags,
         Duration.ofMinutes(2));
   }
 
-  private static void deleteLog(Path dir, String name) {
+  /** {@link ControllerProcess#launch} on a fresh log (the log is appended to otherwise). */
+  private static ControllerProcess launch(
+      String name,
+      Path logDir,
+      List<String> command,
+      Map<String, String> env,
+      String healthFlag,
+      String metricsFlag,
+      List<String> flags,
+      Duration timeout) {
     try {
-      Files.deleteIfExists(dir.resolve(name + ".log"));
-    } catch (IOException ignored) {
-      // appended to instead
+      Files.deleteIfExists(logDir.resolve(name + ".log"));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
+    return ControllerProcess.launch(
+        name, logDir, command, env, healthFlag, metricsFlag, flags, timeout);
   }
 
   /** "`/path/to.jar` (this tree's build; its work tree at commit ...)", for the report. */
@@ -152,15 +157,9 @@ final class ControllerJar {
         dirty == null || dirty.isEmpty() ? "" : ", with uncommitted changes");
   }
 
-  /** The commit the jar's work tree is at (or the jar's file name), for a table cell. */
-  static String shortName() {
-    String head = git(path(), "rev-parse", "--short", "HEAD");
-    return head == null ? path().getFileName().toString() : "commit " + head;
-  }
-
   private static String git(Path jar, String... args) {
-    List<String> command = new ArrayList<>(List.of("git", "-C", jar.getParent().toString()));
-    command.addAll(Arrays.asList(args));
+    List<String> command =
+        Bench.concat(List.of("git", "-C", jar.getParent().toString()), List.of(args));
     try {
       Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
       String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
@@ -188,17 +187,17 @@ final class ControllerJar {
     return Path.of(home, "bin", "java").toString();
   }
 
+  /** -XX:MaxRAM from the container's memory limit, its JAVA_TOOL_OPTIONS, then the extra flags. */
   private static List<String> flags() {
-    String limit = String.valueOf(at(CONTAINER, "resources", "limits", "memory"));
+    String limit = CONTAINER_ENV.get("memory limit");
     if (!limit.matches("\\d+[MG]i")) {
-      throw new IllegalStateException(MANIFEST + ": memory limit " + limit + " is not in Mi or Gi");
+      throw new IllegalStateException("manager.yaml: memory limit " + limit + " is not Mi or Gi");
     }
     List<String> flags = new ArrayList<>();
     flags.add("-XX:MaxRAM=" + limit.replace("Mi", "m").replace("Gi", "g"));
-    String jar = path().getFileName().toString();
-    Path archive = path().resolveSibling(jar.replaceAll("\\.jar$", "") + ".jsa");
+    Path archive = path().resolveSibling(path().getFileName().toString().replace(".jar", ".jsa"));
     String options =
-        containerEnv().getOrDefault("JAVA_TOOL_OPTIONS", "")
+        CONTAINER_ENV.getOrDefault("JAVA_TOOL_OPTIONS", "")
             + " "
             + System.getProperty("capk.bench.extraJvmFlags", "");
     for (String flag : options.trim().split("\\s+")) {
@@ -210,40 +209,39 @@ final class ControllerJar {
     return List.copyOf(flags);
   }
 
+  private static Map<String, String> environment() {
+    Map<String, String> env = new LinkedHashMap<>(CONTAINER_ENV);
+    env.remove("JAVA_TOOL_OPTIONS");
+    env.remove("memory limit");
+    return env;
+  }
+
+  /** The Deployment container's env values, and its memory limit as "memory limit". */
   @SuppressWarnings("unchecked")
   private static Map<String, String> containerEnv() {
+    Map<String, Object> container;
+    try {
+      Map<String, Object> deployment =
+          new Yaml()
+              .load(Files.readString(RepoPaths.root().resolve("config/manager/manager.yaml")));
+      Map<String, Object> pod =
+          (Map<String, Object>)
+              ((Map<String, Object>) ((Map<String, Object>) deployment.get("spec")).get("template"))
+                  .get("spec");
+      container = ((List<Map<String, Object>>) pod.get("containers")).get(0);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
     Map<String, String> out = new LinkedHashMap<>();
-    for (Object o : (List<Object>) CONTAINER.getOrDefault("env", List.of())) {
-      Map<String, Object> e = (Map<String, Object>) o;
+    for (Map<String, Object> e :
+        (List<Map<String, Object>>) container.getOrDefault("env", List.of())) {
       if (e.get("value") != null) {
         out.put(String.valueOf(e.get("name")), String.valueOf(e.get("value")));
       }
     }
+    Map<String, Object> limits =
+        (Map<String, Object>) ((Map<String, Object>) container.get("resources")).get("limits");
+    out.put("memory limit", String.valueOf(limits.get("memory")));
     return out;
-  }
-
-  private static Map<String, String> environment() {
-    Map<String, String> env = containerEnv();
-    env.remove("JAVA_TOOL_OPTIONS");
-    return env;
-  }
-
-  @SuppressWarnings("unchecked")
-  private static Object at(Object o, String... keys) {
-    for (String k : keys) {
-      o = ((Map<String, Object>) o).get(k);
-    }
-    return o;
-  }
-
-  @SuppressWarnings("unchecked")
-  private static Map<String, Object> container() {
-    try {
-      Object deployment = new Yaml().load(Files.readString(RepoPaths.root().resolve(MANIFEST)));
-      return ((List<Map<String, Object>>) at(deployment, "spec", "template", "spec", "containers"))
-          .get(0);
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
   }
 }

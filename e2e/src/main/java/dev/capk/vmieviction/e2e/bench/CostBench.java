@@ -3,21 +3,15 @@ package dev.capk.vmieviction.e2e.bench;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
-import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 
-/**
- * Benchmark 9, cost per evacuation (issue 21): requests and CPU of one controller process per run
- * of a {@link DrainWorld} with spares, ours and CAPK's original Go controller when {@code
- * -Dcapk.bench.goController} names it; then one guest node's drain under a budget against `kubectl
- * drain` of a twin. The report's section says how.
- */
+/** Benchmark 9, cost per evacuation (issue 21), ours and CAPK's Go original: see its section. */
 final class CostBench extends Bench {
   private static final double TARGET_CPU = 0.12;
 
@@ -107,20 +101,10 @@ final class CostBench extends Bench {
     go = ControllerJar.goBinary();
     String loadAtStart = BenchMain.loadAverage();
     List<String> controllers = go == null ? List.of("ours") : List.of("ours", "go");
-    progress("cost: starting an infra cluster and %d guest clusters, with audit logs", tenants);
     // The API servers log the controller's requests (the counts) and, on the infra cluster, every
     // VMI's marking and deletion (the pace).
-    clusters =
-        startAll(
-            "bench-cost-infra",
-            "bench-cost-guest-",
-            tenants,
-            n ->
-                AuditLog.audited(
-                    LocalCluster.builder(n).withAll(),
-                    auditDir(),
-                    n,
-                    AuditLog.CONTROLLER_RULE + (n.endsWith("infra") ? AuditLog.INFRA_RULES : "")));
+    String rule = AuditLog.CONTROLLER_RULE;
+    clusters = DrainWorld.startClusters(this, "cost", tenants, rule + AuditLog.INFRA_RULES, rule);
     LocalCluster infra = clusters.get(0);
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
     List<DrainWorld> worlds = new ArrayList<>();
@@ -154,18 +138,7 @@ final class CostBench extends Bench {
                 Config config = new Config(controller, withBudget, w, round);
                 Run r = runOnce(many, p.pid(), config, round == 1 ? startup : Double.NaN);
                 runs.add(r);
-                progress(
-                    "cost: %s: drain %.1f s, recovery %.1f s; per evacuation infra %.1f, Event writes %.1f, "
-                        + "guest %.1f (+%.1f Events), CPU %.3f s (start-up %.2f s)",
-                    config.label(),
-                    r.drained().drainSeconds(),
-                    r.drained().recoverySeconds(),
-                    r.infraRequests(),
-                    r.infraEvents(),
-                    r.guestRequests(),
-                    r.guestEvents(),
-                    r.cpu(),
-                    r.startupCpuSeconds());
+                progress("cost: %s: %s", config.label(), r.drained());
                 if (withBudget) {
                   many.returnPodsHome();
                 }
@@ -177,9 +150,7 @@ final class CostBench extends Bench {
       Map<String, Double> paces = pace(one, twin, controllers);
       write(runs, paces, vmis, pods, loadAtStart);
     } finally {
-      worlds.forEach(w -> w.world.close());
-      EvacuationWorld.stopStandIn(infra);
-      clusters.forEach(LocalCluster::close);
+      DrainWorld.closeAll(worlds, clusters);
     }
   }
 
@@ -221,7 +192,7 @@ final class CostBench extends Bench {
    */
   private Map<String, Double> pace(DrainWorld one, String twin, List<String> controllers)
       throws Exception {
-    Map<String, Double> out = new java.util.LinkedHashMap<>();
+    Map<String, Double> out = new LinkedHashMap<>();
     one.spares(true);
     LocalCluster guest = one.guests.get(0);
     long t0 = System.nanoTime();
@@ -247,17 +218,10 @@ final class CostBench extends Bench {
         AuditLog.awaitQuiet(auditDir(), clusters);
         Run o = runOnce(one, p.pid(), config, Double.NaN);
         if (o.perVmiSeconds().isEmpty()) {
-          throw new IllegalStateException(
-              "the infra audit log holds no marking and delete request of "
-                  + vmi
-                  + " in the "
-                  + controller
-                  + " run");
+          throw new IllegalStateException("no marking and delete of " + vmi + " in the audit log");
         }
         out.put(controller, o.perVmiSeconds().get(0));
-        progress(
-            "cost: pace: %s drained VMI %s's guest node in %.1f s",
-            controller, vmi, out.get(controller));
+        progress("cost: pace: %s: %.1f s", controller, out.get(controller));
       }
     }
     return out;
@@ -265,36 +229,11 @@ final class CostBench extends Bench {
 
   private void write(
       List<Run> runs, Map<String, Double> paces, int vmis, int pods, String loadAtStart) {
-    StringBuilder s = new StringBuilder("## 9. Cost per evacuation\n\n");
-    s.append(
-        Report.f(
-            "The real `kubectl drain` of an infra node holding %d External VMIs of 2 tenants (one local guest "
-                + "cluster each), %d pods per guest node (a Deployment per node; its pods may also run on a spare "
-                + "guest node, cordoned unless the run has budgets), without budgets or with a PodDisruptionBudget "
-                + "of maxUnavailable 1 per Deployment. One run per row, each with a controller process started "
-                + "just before it (with -Dbench.cost.rounds=N, rows 'run 2 of one process' and on: the same "
-                + "process draining again, warmed up by the runs before; the targets count the first). Requests: what the API servers' audit logs hold of the controller's own client "
-                + "identity (`%s`), WATCH excluded, from the drain's start until every VM runs again, its guest node "
-                + "is schedulable and its pods run (our controller uncordons the guest nodes it cordoned; the Go "
-                + "original never does, so the benchmark uncordons them for it, as a replacement machine's node would "
-                + "come up). Events apart: every request on Events (the writes, and for our guest node Events the "
-                + "reads that keep a series). CPU: user + system seconds of the controller process from "
-                + "/proc/PID/stat over the same window (start-up and the first look at every VMI before it, in its "
-                + "own column). Load average (1, 5, 15 min) at the section's start %s, at its end %s: the 2 cores "
-                + "may be shared, and CPU seconds are the controller's own whatever the load. Our controller: `%s`. "
-                + "Go original: %s.\n\n",
-            vmis,
-            pods,
-            AuditLog.USER,
-            loadAtStart,
-            BenchMain.loadAverage(),
-            ControllerJar.describeDeployed(),
-            go == null
-                ? "not measured (pass -D" + ControllerJar.GO_PROPERTY + ")"
-                : "`" + go + "` with `--concurrency` as the workers"));
     List<List<String>> rows = new ArrayList<>();
+    Map<String, Map<String, Double>> byKind = new LinkedHashMap<>();
     for (Run r : runs) {
       Config c = r.config();
+      byKind.put(c.label(), AuditLog.perEvacuation(r.infraCalls(), r.guestCalls(), r.vmis()));
       rows.add(
           Report.row(
               c.controller(),
@@ -315,18 +254,55 @@ final class CostBench extends Bench {
                   r.drained().controllerCpuSeconds()),
               Double.isNaN(r.startupCpuSeconds()) ? "–" : Report.f("%.2f", r.startupCpuSeconds())));
     }
-    s.append(
-        Report.table(
-            "controller|budget|workers|infra drain s|recovery s|infra requests / evac. (≤ 3)"
-                + "|infra Event requests / evac. (≤ 4 writes)|guest requests / evac."
-                + "|guest Event requests / evac.|CPU s / evac. (≤ "
-                + TARGET_CPU
-                + ")|totals: infra / Events / guest / CPU|start-up CPU s",
-            rows));
     verdicts(runs, pods);
-    s.append('\n').append(paceTable(paces));
-    s.append('\n').append(requestTable(runs));
-    report.section(s.toString());
+    double kubectl = paces.get("kubectl drain");
+    List<List<String>> paceRows = new ArrayList<>();
+    paces.forEach(
+        (tool, seconds) ->
+            paceRows.add(
+                Report.row(tool, Report.f("%.1f", seconds), Report.f("%.2f", seconds / kubectl))));
+    if (paces.containsKey("ours")) {
+      report.verdict(
+          "9. one guest node under a budget, ours / kubectl drain",
+          Report.f("%.2f", paces.get("ours") / kubectl),
+          "≤ 0.5",
+          paces.get("ours") / kubectl <= 0.5);
+    }
+    report.section(
+        Report.f(
+                "## 9. Cost per evacuation\n\n"
+                    + "The real `kubectl drain` of an infra node holding %d External VMIs of 2 tenants, %d pods per "
+                    + "guest node (a Deployment per node that may also run on a spare guest node, cordoned unless the "
+                    + "run has budgets), without budgets or with one of maxUnavailable 1 per Deployment; one run per "
+                    + "row, a controller process started just before it (-Dbench.cost.rounds=N: 'run 2 of one "
+                    + "process' and on reuse it; the targets count the first). Requests: the API servers' audit logs "
+                    + "of the controller's own identity (`%s`), WATCH excluded, from the drain's start until every "
+                    + "VM, guest node and pod is back (the Go original never uncordons, so the benchmark does for it); "
+                    + "Events apart. CPU: the controller's user + system seconds over that window (start-up in its "
+                    + "own column). Load average at the start %s, at the end %s. Ours: `%s`. Go original: %s.\n\n",
+                vmis,
+                pods,
+                AuditLog.USER,
+                loadAtStart,
+                BenchMain.loadAverage(),
+                ControllerJar.describeDeployed(),
+                go == null
+                    ? "not measured (pass -D" + ControllerJar.GO_PROPERTY + ")"
+                    : "`" + go + "` with `--concurrency` as the workers")
+            + Report.table(
+                "controller|budget|workers|infra drain s|recovery s|infra requests / evac. (≤ 3)"
+                    + "|infra Event requests / evac. (≤ 4 writes)|guest requests / evac."
+                    + "|guest Event requests / evac.|CPU s / evac. (≤ "
+                    + TARGET_CPU
+                    + ")|totals: infra / Events / guest / CPU|start-up CPU s",
+                rows)
+            + "\nOne guest node of 10 pods under maxUnavailable 1: the real `kubectl drain` of a twin node "
+            + "(process start to exit) against each controller's drain of one VMI's guest node (a fresh "
+            + "process, 16 workers; from the marking stored to the VMI's delete request, by the infra audit "
+            + "log):\n\n"
+            + Report.table("drain of one guest node|s|/ kubectl", paceRows)
+            + "\nThe requests by kind:\n\n"
+            + AuditLog.requestTable(byKind));
   }
 
   private void verdicts(List<Run> runs, int pods) {
@@ -345,13 +321,6 @@ final class CostBench extends Bench {
           Report.f("%.1f", r.infraRequests()),
           "≤ 3",
           r.infraRequests() <= 3);
-      if (!c.budget()) {
-        report.verdict(
-            what + "infra Event writes",
-            Report.f("%.1f", r.infraEvents()),
-            "≤ 4 (straight evacuation)",
-            r.infraEvents() <= 4);
-      }
       if (c.budget()) {
         double goGuest = goRun.map(Run::guestRequests).orElse(ISSUE_GO_GUEST_BUDGET);
         report.verdict(
@@ -360,6 +329,11 @@ final class CostBench extends Bench {
             Report.f("≤ Go original's %.1f", goGuest),
             r.guestRequests() <= goGuest);
       } else {
+        report.verdict(
+            what + "infra Event writes",
+            Report.f("%.1f", r.infraEvents()),
+            "≤ 4 (straight evacuation)",
+            r.infraEvents() <= 4);
         report.verdict(
             what + "guest requests",
             Report.f("%.1f", r.guestRequests()),
@@ -377,67 +351,5 @@ final class CostBench extends Bench {
             r.drained().drainSeconds() <= goSeconds);
       }
     }
-  }
-
-  private String paceTable(Map<String, Double> paces) {
-    double kubectl = paces.get("kubectl drain");
-    List<List<String>> rows = new ArrayList<>();
-    paces.forEach(
-        (tool, seconds) ->
-            rows.add(
-                List.of(
-                    tool,
-                    tool.equals("kubectl drain")
-                        ? "process start to exit"
-                        : "VMI marked to its delete request",
-                    Report.f("%.1f", seconds),
-                    Report.f("%.2f", seconds / kubectl))));
-    Double ours = paces.get("ours");
-    if (ours != null) {
-      report.verdict(
-          "9. one guest node under a budget, ours / kubectl drain",
-          Report.f("%.2f", ours / kubectl),
-          "≤ 0.5",
-          ours / kubectl <= 0.5);
-    }
-    return "One guest node of 10 pods under maxUnavailable 1, drained by each tool in turn in this run: "
-        + "the real `kubectl drain` (`"
-        + String.join(" ", DrainBench.FLAGS)
-        + "`) of a twin guest node (same Deployment, same budget, same spare node), against each "
-        + "controller's drain of one VMI's guest node after the infra drain marked it (a fresh process, "
-        + "16 workers; from `status.evacuationNodeName` stored to the arrival of the controller's delete "
-        + "request of the VMI, both from the infra API server's audit log). "
-        + "The controller's drain is what an admin waits for; our `drain` CLI is benchmark 1's.\n\n"
-        + Report.table("drain of one guest node|measured|s|/ kubectl", rows);
-  }
-
-  /** Every request kind, per evacuation, for each run: where the counts come from. */
-  private static String requestTable(List<Run> runs) {
-    Map<String, String[]> by = new TreeMap<>();
-    for (int i = 0; i < runs.size(); i++) {
-      Run r = runs.get(i);
-      for (String side : List.of("infra", "guest")) {
-        int column = i;
-        (side.equals("infra") ? r.infraCalls() : r.guestCalls())
-            .forEach(
-                (k, v) -> {
-                  String[] row =
-                      by.computeIfAbsent(side + " `" + k + "`", x -> new String[runs.size()]);
-                  row[column] = Report.f("%.1f", r.per(v));
-                });
-      }
-    }
-    List<String> head = new ArrayList<>(List.of("request, per evacuation"));
-    runs.forEach(r -> head.add(r.config().label()));
-    List<List<String>> rows = new ArrayList<>();
-    by.forEach(
-        (kind, cells) -> {
-          List<String> row = new ArrayList<>(List.of(kind));
-          for (String c : cells) {
-            row.add(c == null ? "" : c);
-          }
-          rows.add(row);
-        });
-    return "The requests by verb and resource:\n\n" + Report.table(head, rows);
   }
 }

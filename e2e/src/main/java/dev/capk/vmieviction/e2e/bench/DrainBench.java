@@ -11,11 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-/**
- * Benchmarks 1 and 7 ({@code selector}): our drain CLI (`java -jar ... drain`, a fresh JVM each
- * run) against the real `kubectl drain`, same flags, same cluster, on kwok nodes refilled before
- * every run; the report's sections say how.
- */
+/** Benchmarks 1 and 7 ({@code selector}): our drain CLI against `kubectl drain`. */
 final class DrainBench extends Bench {
   static final List<String> FLAGS =
       List.of("--ignore-daemonsets", "--delete-emptydir-data", "--force", "--timeout=10m");
@@ -54,33 +50,32 @@ final class DrainBench extends Bench {
     }
   }
 
-  private Tool kubectl(String name, List<String> target) {
-    List<String> head = List.of(cluster.binaries().kubectl().toString(), "drain");
+  /** {@code head} drain {@code target}, against this cluster, with {@link #FLAGS}. */
+  private Tool tool(String name, List<String> head, List<String> target) {
     List<String> tail = List.of("--kubeconfig", cluster.kubeconfig().toString());
     return new Tool(name, concat(concat(concat(head, target), tail), FLAGS));
   }
 
+  private Tool kubectl(String name, List<String> target) {
+    return tool(name, List.of(cluster.binaries().kubectl().toString(), "drain"), target);
+  }
+
   private Tool ours(List<String> target) {
-    List<String> head =
-        List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-jar",
-            ControllerJar.path().toString(),
-            "drain");
-    List<String> tail = List.of("--kubeconfig", cluster.kubeconfig().toString());
-    return new Tool("ours", concat(concat(concat(head, target), tail), FLAGS));
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    return tool("ours", List.of(java, "-jar", ControllerJar.path().toString(), "drain"), target);
+  }
+
+  /** "ours is `java -jar ... drain` (a fresh JVM each run), kubectl the pinned build" and so on. */
+  private static String method(String what) {
+    return Report.f(
+        "%s, refilled and uncordoned before every run; both tools with `%s`; ours is `java -jar "
+            + "controllers/target/vmi-eviction-controller.jar drain` (a fresh JVM each run, start-up "
+            + "included), kubectl the pinned build; the order alternates each round. Time: process start "
+            + "to exit, every node empty.\n\n",
+        what, String.join(" ", FLAGS));
   }
 
   private void drain() throws Exception {
-    StringBuilder s = new StringBuilder("## 1. Drain: our CLI against `kubectl drain`\n\n");
-    s.append(
-        Report.f(
-            "A kwok node with N pods (one in ten behind one of %d PodDisruptionBudgets that allow every "
-                + "disruption), refilled and uncordoned before every run; both tools with `%s`; ours is "
-                + "`java -jar controllers/target/vmi-eviction-controller.jar drain` (a fresh JVM each run, "
-                + "start-up included), kubectl the pinned build. The order alternates each round. Time: process "
-                + "start to exit, node empty.\n\n",
-            BUDGETS, String.join(" ", FLAGS)));
     List<List<String>> rows = new ArrayList<>();
     boolean warm = false;
     for (int size : ints("bench.drain.sizes", "100,1000")) {
@@ -108,24 +103,23 @@ final class DrainBench extends Bench {
           Report.f("%.2f", c.ratio()),
           "≤ 0.30",
           c.ratio() <= 0.30);
-      if (runs < 5) {
+      if (Math.min(runs, kubectlRuns) < 5) {
         report.note(
             Report.f(
-                "Drain, %,d pods: our CLI ran %d times, not 5, to keep `make bench` under 30 minutes "
-                    + "(`BENCH_OPTS=-Dbench.drain.runs.%d=5` runs 5).",
-                size, runs, size));
-      }
-      if (kubectlRuns < 5) {
-        double k = c.kubectl().median();
-        report.note(
-            Report.f(
-                "Drain, %,d pods: kubectl drain ran %d times, not 5: each run takes about %.0f s (%.2f s per pod, "
-                    + "the same per-pod pace as at smaller sizes), and 5 would not fit `make bench` in 30 minutes. "
-                    + "`make bench BENCH_OPTS=-Dbench.drain.kubectlRuns.%d=5` runs all 5.",
-                size, kubectlRuns, k, k / size, size));
+                "Drain, %,d pods: ours ran %d times, kubectl %d (%.2f s per pod), not 5, to keep `make bench` "
+                    + "under 30 minutes (`-Dbench.drain.runs.%d=5 -Dbench.drain.kubectlRuns.%5$d=5` runs 5).",
+                size, runs, kubectlRuns, c.kubectl().median() / size, size));
       }
     }
-    report.section(s + Report.table(HEAD.replace("FIRST", "pods"), rows) + PER_ROUND);
+    report.section(
+        "## 1. Drain: our CLI against `kubectl drain`\n\n"
+            + method(
+                Report.f(
+                    "A kwok node with N pods (one in ten behind one of %d PodDisruptionBudgets that "
+                        + "allow every disruption)",
+                    BUDGETS))
+            + Report.table(HEAD.replace("FIRST", "pods"), rows)
+            + PER_ROUND);
   }
 
   private void selector() throws Exception {
@@ -142,7 +136,7 @@ final class DrainBench extends Bench {
     String shape = Report.f("%d nodes × %,d pods", nodes.size(), perNode);
     Compared c =
         compare(
-            Report.f("selector: %d nodes x %d pods", nodes.size(), perNode),
+            "selector: " + shape,
             kubectl("kubectl drain -l", List.of("-l", POOL)),
             ours(List.of("-l", POOL)),
             runs,
@@ -161,28 +155,17 @@ final class DrainBench extends Bench {
             c.ratio(), c.ours().medianMinMax(2), c.kubectl().medianMinMax(2), c.ours().n()),
         "≤ 0.30",
         c.ratio() <= 0.30);
-    if (runs < 5) {
-      report.note(
-          Report.f(
-              "Drain by selector: each tool ran %d times, not 5: kubectl's run takes about %.0f s, "
-                  + "and 5 would not fit `make bench` in 30 minutes (`BENCH_OPTS=-Dbench.selector.runs=5` "
-                  + "runs 5).",
-              runs, c.kubectl().median()));
-    }
-    String intro =
-        Report.f(
-            "## 7. Drain by node selector: our CLI against `kubectl drain -l`\n\n"
-                + "%d kwok nodes labelled `%s`, %,d pods each (%,d in all; one in ten behind a "
-                + "PodDisruptionBudget that allows every disruption, as in benchmark 1), refilled and "
-                + "uncordoned before every run; both tools select the nodes with `-l %s` and run with `%s`; "
-                + "ours is `java -jar controllers/target/vmi-eviction-controller.jar drain` (a fresh JVM "
-                + "each run), kubectl the pinned build. kubectl drains the nodes one after another, ours "
-                + "concurrently. One warm-up run of ours, then the order alternates each round. Time: process "
-                + "start to exit, every node empty.\n\n",
-            nodes.size(), POOL, perNode, perNode * nodes.size(), POOL, String.join(" ", FLAGS));
-    String table =
-        Report.table(HEAD.replace("FIRST", "nodes × pods"), c.rows(shape, perNode * nodes.size()));
-    report.section(intro + table + PER_ROUND);
+    report.section(
+        "## 7. Drain by node selector: our CLI against `kubectl drain -l`\n\n"
+            + method(
+                Report.f(
+                    "%d kwok nodes labelled `%s` selected with `-l`, %,d pods each (budgets as in "
+                        + "benchmark 1; kubectl drains the nodes one after another, ours concurrently; "
+                        + "%d runs each, one warm-up run of ours first)",
+                    nodes.size(), POOL, perNode, runs))
+            + Report.table(
+                HEAD.replace("FIRST", "nodes × pods"), c.rows(shape, perNode * nodes.size()))
+            + PER_ROUND);
   }
 
   /** Makes the next run's world (nodes refilled, uncordoned); its pods' names start so. */

@@ -3,6 +3,7 @@ package dev.capk.vmieviction.e2e.bench;
 import com.google.gson.JsonObject;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
@@ -32,15 +33,16 @@ final class DrainWorld {
   final EvacuationWorld world;
   final LocalCluster infra;
   final RawKube infraApi;
-  final List<LocalCluster> guests = new ArrayList<>();
+  final List<LocalCluster> guests;
   final int size;
   private final String ns;
   private final int pods;
-  private final List<TenantCluster> tenants = new ArrayList<>();
   private final Map<TenantCluster, List<String>> vms = new LinkedHashMap<>();
-  private final Map<TenantCluster, LocalCluster> guestOf = new HashMap<>();
+
+  /** Every guest node with a Deployment (the VMs' and plain ones), and its tenant. */
+  private final Map<String, TenantCluster> nodes = new LinkedHashMap<>();
+
   private final Map<TenantCluster, String> spare = new HashMap<>();
-  private final List<String> plainNodes = new ArrayList<>();
   private boolean budgets;
   String holding;
   String other;
@@ -59,7 +61,14 @@ final class DrainWorld {
       Instant from,
       Instant to,
       double controllerCpuSeconds,
-      double machineBusySeconds) {}
+      double machineBusySeconds) {
+    @Override
+    public String toString() {
+      return Report.f(
+          "drain %.1f s, recovery %.1f s, controller CPU %.2f s",
+          drainSeconds, recoverySeconds, controllerCpuSeconds);
+    }
+  }
 
   DrainWorld(
       LocalCluster infra,
@@ -76,23 +85,19 @@ final class DrainWorld {
     this.world = EvacuationWorld.start(infra, prefix, 2);
     this.holding = world.infraNodes().get(0);
     this.other = world.infraNodes().get(1);
-    int tenantCount = Math.min(guestClusters.size(), size);
+    this.guests = guestClusters.subList(0, Math.min(guestClusters.size(), size));
     try {
-      for (int k = 0; k < tenantCount; k++) {
-        LocalCluster guest = guestClusters.get(k);
+      for (int k = 0; k < guests.size(); k++) {
+        LocalCluster guest = guests.get(k);
         TenantCluster t = world.addTenant("t" + k, guest);
         t.useKubeconfig(guest.kubeconfigFor(AuditLog.USER, "system:masters"));
-        tenants.add(t);
-        guests.add(guest);
-        guestOf.put(t, guest);
         if (spares) {
-          String node = prefix + "-t" + k + "-spare";
-          guest.kwokNodes().createNamed(node, Map.of(TenantCluster.TENANT_LABEL, t.name()));
-          guest.kubectl().runOrFail(null, "cordon", node);
-          spare.put(t, node);
+          spare.put(t, prefix + "-t" + k + "-spare");
+          guest.kwokNodes().createNamed(spare.get(t), Map.of(TenantCluster.TENANT_LABEL, t.name()));
+          guest.kubectl().runOrFail(null, "cordon", spare.get(t));
         }
         List<String> names = new ArrayList<>();
-        for (int i = k; i < size; i += tenantCount) {
+        for (int i = k; i < size; i += guests.size()) {
           names.add(prefix + "-t" + k + "-" + names.size());
         }
         vms.put(t, names);
@@ -108,6 +113,31 @@ final class DrainWorld {
     }
   }
 
+  /**
+   * The infra cluster ({@code bench-NAME-infra}) and guest clusters of a section, each with every
+   * component; audited by the infra's or the guests' rules where given.
+   */
+  static List<LocalCluster> startClusters(
+      Bench bench, String name, int guests, String infraRules, String guestRules) throws Exception {
+    bench.progress(name + ": starting an infra cluster and %d guest clusters", guests);
+    return Bench.startAll(
+        "bench-" + name + "-infra",
+        "bench-" + name + "-guest-",
+        guests,
+        n -> {
+          String rules = n.endsWith("-infra") ? infraRules : guestRules;
+          LocalCluster.Builder b = LocalCluster.builder(n).withAll();
+          return rules == null ? b : AuditLog.audited(b, bench.auditDir(), n, rules);
+        });
+  }
+
+  /** Closes the worlds, the stand-in on the infra cluster (the first) and the clusters. */
+  static void closeAll(List<DrainWorld> worlds, List<LocalCluster> clusters) {
+    worlds.forEach(w -> w.world.close());
+    EvacuationWorld.stopStandIn(clusters.get(0));
+    clusters.forEach(LocalCluster::close);
+  }
+
   List<String> vmNames() {
     return vms.values().stream().flatMap(List::stream).toList();
   }
@@ -118,23 +148,22 @@ final class DrainWorld {
 
   /** A guest node of the first tenant that is no VM, with a VM node's Deployment: a twin. */
   String addPlainNode(String name) throws Exception {
-    TenantCluster t = tenants.get(0);
-    guestOf.get(t).kwokNodes().createNamed(name, Map.of(TenantCluster.TENANT_LABEL, t.name()));
+    TenantCluster t = vms.keySet().iterator().next();
+    t.guest().kwokNodes().createNamed(name, Map.of(TenantCluster.TENANT_LABEL, t.name()));
     deploy(t, name);
-    plainNodes.add(name);
     return name;
   }
 
   private void deploy(TenantCluster t, String node) throws Exception {
-    String spareNode = spare.get(t);
+    nodes.put(node, t);
     String placement =
-        spareNode == null
+        spare.get(t) == null
             ? "\"nodeSelector\":{\"kubernetes.io/hostname\":\"%s\"}".formatted(node)
             : ("\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
                     + "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\","
                     + "\"operator\":\"In\",\"values\":[\"%s\",\"%s\"]}]}]}}}")
-                .formatted(node, spareNode);
-    new RawKube(guestOf.get(t))
+                .formatted(node, spare.get(t));
+    new RawKube(t.guest())
         .post(
             "/apis/apps/v1/namespaces/" + ns + "/deployments",
             """
@@ -144,15 +173,10 @@ final class DrainWorld {
                 .formatted(node, pods, placement));
   }
 
-  /** Every guest node of the world (VMs' and plain), by the guest cluster that has it. */
-  private Map<LocalCluster, List<String>> nodesByGuest() {
-    Map<LocalCluster, List<String>> out = new LinkedHashMap<>();
-    for (TenantCluster t : tenants) {
-      out.computeIfAbsent(guestOf.get(t), g -> new ArrayList<>()).addAll(vms.get(t));
-    }
-    if (!plainNodes.isEmpty()) {
-      out.computeIfAbsent(guestOf.get(tenants.get(0)), g -> new ArrayList<>()).addAll(plainNodes);
-    }
+  /** Every guest node of the world by the guest cluster that has it. */
+  private Map<KubeCluster, List<String>> nodesByGuest() {
+    Map<KubeCluster, List<String>> out = new LinkedHashMap<>();
+    nodes.forEach((node, t) -> out.computeIfAbsent(t.guest(), g -> new ArrayList<>()).add(node));
     return out;
   }
 
@@ -163,27 +187,22 @@ final class DrainWorld {
   void setBudgets(boolean on) {
     nodesByGuest()
         .forEach(
-            (guest, nodes) -> {
-              Kubectl k = guest.kubectl();
+            (guest, names) -> {
               if (!on) {
-                k.runOrFail(null, "-n", ns, "delete", "pdb", "--all", "--ignore-not-found");
+                guest.kubectl().runOrFail(null, "-n", ns, "delete", "pdb", "--all");
                 return;
               }
-              StringBuilder yaml = new StringBuilder();
-              for (String node : nodes) {
-                yaml.append(
+              List<String> items = new ArrayList<>();
+              for (String node : names) {
+                items.add(
                     """
-                    ---
-                    apiVersion: policy/v1
-                    kind: PodDisruptionBudget
-                    metadata: {name: w-%1$s, namespace: %2$s}
-                    spec:
-                      maxUnavailable: 1
-                      selector: {matchLabels: {app: w-%1$s}}
-                    """
+                    {"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"w-%1$s",
+                     "namespace":"%2$s"},"spec":{"maxUnavailable":1,"selector":{"matchLabels":{"app":"w-%1$s"}}}}"""
                         .formatted(node, ns));
               }
-              k.apply(yaml.toString());
+              guest
+                  .kubectl()
+                  .apply("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":" + items + "}");
             });
     budgets = on;
     awaitBudgetsAllowOne();
@@ -191,36 +210,31 @@ final class DrainWorld {
 
   /** With budgets: waits until each allows one disruption (its pods all run and are counted). */
   private void awaitBudgetsAllowOne() {
-    if (!budgets) {
-      return;
-    }
+    String path = "/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets";
     nodesByGuest()
         .forEach(
-            (guest, nodes) ->
+            (guest, names) ->
                 Await.until(
                     "every budget of " + ns + " allows one disruption",
                     Duration.ofMinutes(2),
                     () ->
-                        new RawKube(guest)
-                                    .items(
-                                        "/apis/policy/v1/namespaces/"
-                                            + ns
-                                            + "/poddisruptionbudgets")
-                                    .stream()
-                                    .filter(
-                                        b ->
-                                            "1"
-                                                .equals(
-                                                    RawKube.str(b, "status", "disruptionsAllowed")))
-                                    .count()
-                            == nodes.size()));
+                        !budgets
+                            || new RawKube(guest)
+                                    .items(path).stream()
+                                        .filter(
+                                            b ->
+                                                "1"
+                                                    .equals(
+                                                        RawKube.str(
+                                                            b, "status", "disruptionsAllowed")))
+                                        .count()
+                                == names.size()));
   }
 
   /** Makes the tenants' spare guest nodes schedulable, or cordons them. */
   void spares(boolean schedulable) {
     spare.forEach(
-        (t, node) ->
-            guestOf.get(t).kubectl().runOrFail(null, schedulable ? "uncordon" : "cordon", node));
+        (t, n) -> t.guest().kubectl().runOrFail(null, schedulable ? "uncordon" : "cordon", n));
   }
 
   /** After a run with budgets the pods run on the spares: sends them home and waits for it. */
@@ -228,8 +242,7 @@ final class DrainWorld {
     spares(false);
     spare.forEach(
         (t, node) ->
-            guestOf
-                .get(t)
+            t.guest()
                 .kubectl()
                 .runOrFail(
                     null,
@@ -245,15 +258,10 @@ final class DrainWorld {
     awaitBudgetsAllowOne();
   }
 
-  private List<JsonObject> vmiObjects(TenantCluster t) throws Exception {
-    return infraApi.items(
-        "/apis/kubevirt.io/v1/namespaces/" + t.namespace() + "/virtualmachineinstances");
-  }
-
   /** {@code path} of every VMI of this world (e.g. its UID), by namespace/name. */
   Map<String, String> vmis(String... path) throws Exception {
     Map<String, String> out = new HashMap<>();
-    for (TenantCluster t : tenants) {
+    for (TenantCluster t : vms.keySet()) {
       for (JsonObject vmi : vmiObjects(t)) {
         out.put(t.namespace() + "/" + RawKube.str(vmi, "metadata", "name"), RawKube.str(vmi, path));
       }
@@ -261,12 +269,17 @@ final class DrainWorld {
     return out;
   }
 
+  private List<JsonObject> vmiObjects(TenantCluster t) throws Exception {
+    return infraApi.items(
+        "/apis/kubevirt.io/v1/namespaces/" + t.namespace() + "/virtualmachineinstances");
+  }
+
   Map<String, String> uids() throws Exception {
     return vmis("metadata", "uid");
   }
 
   List<String> namespaces() {
-    return tenants.stream().map(TenantCluster::namespace).toList();
+    return vms.keySet().stream().map(TenantCluster::namespace).toList();
   }
 
   /**
@@ -286,23 +299,21 @@ final class DrainWorld {
    * than the one {@code previous} ("namespace/name" to UID) names for it, if any.
    */
   private boolean vmisBackOn(String node, Map<String, String> previous) throws Exception {
-    for (TenantCluster t : tenants) {
-      long ok =
-          vmiObjects(t).stream()
-              .filter(v -> "Running".equals(RawKube.str(v, "status", "phase")))
-              .filter(v -> node.equals(RawKube.str(v, "status", "nodeName")))
-              .filter(v -> RawKube.str(v, "metadata", "deletionTimestamp") == null)
-              .filter(
-                  v ->
-                      String.valueOf(RawKube.str(v, "status", "evacuationNodeName"))
-                          .matches("|null"))
-              .filter(
-                  v ->
-                      !RawKube.str(v, "metadata", "uid")
-                          .equals(
-                              previous.get(
-                                  t.namespace() + "/" + RawKube.str(v, "metadata", "name"))))
-              .count();
+    for (TenantCluster t : vms.keySet()) {
+      int ok = 0;
+      for (JsonObject v : vmiObjects(t)) {
+        String uid = RawKube.str(v, "metadata", "uid");
+        String was = previous.get(t.namespace() + "/" + RawKube.str(v, "metadata", "name"));
+        boolean running = "Running".equals(RawKube.str(v, "status", "phase"));
+        String evacuation = RawKube.str(v, "status", "evacuationNodeName");
+        if (running
+            && node.equals(RawKube.str(v, "status", "nodeName"))
+            && RawKube.str(v, "metadata", "deletionTimestamp") == null
+            && (evacuation == null || evacuation.isEmpty())
+            && !uid.equals(was)) {
+          ok++;
+        }
+      }
       if (ok != vms.get(t).size()) {
         return false;
       }
@@ -315,28 +326,23 @@ final class DrainWorld {
    * pods (not being deleted): each on its own node when {@code home}, else anywhere.
    */
   private boolean guestsSettled(boolean home) throws Exception {
-    for (Map.Entry<LocalCluster, List<String>> e : nodesByGuest().entrySet()) {
+    for (Map.Entry<KubeCluster, List<String>> e : nodesByGuest().entrySet()) {
       RawKube g = new RawKube(e.getKey());
-      for (String name : e.getValue()) {
-        JsonObject n = g.getJson("/api/v1/nodes/" + name);
-        if ("true".equals(RawKube.str(n, "spec", "unschedulable"))
-            || RawKube.str(n, "metadata", "annotations", EvictionAnnotations.CORDONED_BY) != null) {
-          return false;
-        }
-      }
       Map<String, Integer> running = new HashMap<>();
       for (JsonObject p :
           g.items("/api/v1/namespaces/" + ns + "/pods?fieldSelector=status.phase%3DRunning")) {
         if (RawKube.str(p, "metadata", "deletionTimestamp") == null) {
-          String key =
-              home
-                  ? RawKube.str(p, "spec", "nodeName")
-                  : RawKube.str(p, "metadata", "labels", "app").substring("w-".length());
-          running.merge(key, 1, Integer::sum);
+          String app = RawKube.str(p, "metadata", "labels", "app").substring("w-".length());
+          running.merge(home ? RawKube.str(p, "spec", "nodeName") : app, 1, Integer::sum);
         }
       }
-      if (!e.getValue().stream().allMatch(k -> running.getOrDefault(k, 0) == pods)) {
-        return false;
+      for (String name : e.getValue()) {
+        JsonObject n = g.getJson("/api/v1/nodes/" + name);
+        if ("true".equals(RawKube.str(n, "spec", "unschedulable"))
+            || RawKube.str(n, "metadata", "annotations", EvictionAnnotations.CORDONED_BY) != null
+            || running.getOrDefault(name, 0) != pods) {
+          return false;
+        }
       }
     }
     return true;
@@ -377,8 +383,7 @@ final class DrainWorld {
           Duration.ofMinutes(5),
           () -> vmisBackOn(other, previous));
       vms.forEach(
-          (t, nodes) ->
-              nodes.forEach(n -> guestOf.get(t).kubectl().runOrFail(null, "uncordon", n)));
+          (t, names) -> names.forEach(n -> t.guest().kubectl().runOrFail(null, "uncordon", n)));
     }
     awaitSettled(other, previous, false, Duration.ofMinutes(5));
     return new Drained(

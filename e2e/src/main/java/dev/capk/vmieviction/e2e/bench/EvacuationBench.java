@@ -2,23 +2,18 @@ package dev.capk.vmieviction.e2e.bench;
 
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
-import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
-import java.util.concurrent.Callable;
 import java.util.function.ToDoubleFunction;
 
-/**
- * Benchmarks 2 and 5: the real `kubectl drain` of an infra node holding N VMIs of a {@link
- * DrainWorld} without spares, the controller at default workers and at one, its requests counted by
- * the audit logs of its own client identity.
- */
+/** Benchmarks 2 and 5: infra drain throughput and the controller's requests per evacuation. */
 final class EvacuationBench extends Bench {
 
   /** One timed drain; CPU seconds cover the drain and the recovery. */
@@ -41,18 +36,9 @@ final class EvacuationBench extends Bench {
     List<Integer> sizes = ints("bench.evac.sizes", "1,10,50");
     int guestCount = integer("bench.evac.guests", 5);
     int pods = integer("bench.evac.pods", 20);
-    progress(
-        "evacuation: starting an infra cluster and %d guest clusters (each: etcd, kube-apiserver, "
-            + "kube-controller-manager, kube-scheduler, kwok)",
-        guestCount);
     List<LocalCluster> clusters =
-        startAll(
-            "bench-evac-infra",
-            "bench-evac-guest-",
-            guestCount,
-            n ->
-                AuditLog.audited(
-                    LocalCluster.builder(n).withAll(), auditDir(), n, AuditLog.CONTROLLER_RULE));
+        DrainWorld.startClusters(
+            this, "evac", guestCount, AuditLog.CONTROLLER_RULE, AuditLog.CONTROLLER_RULE);
     LocalCluster infra = clusters.get(0);
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
     List<DrainWorld> worlds = new ArrayList<>();
@@ -61,16 +47,19 @@ final class EvacuationBench extends Bench {
           AuditLog.controllerKubeconfig(infra, work.resolve("controller-infra.kubeconfig"));
       progress("evacuation: creating VMs, guest nodes and workloads for %s VMIs", sizes);
       // One world first (it installs the CRDs and starts the stand-in), then the others.
-      worlds.add(new DrainWorld(infra, guests, "e" + sizes.get(0), sizes.get(0), pods, false));
-      worlds.addAll(
-          inParallel(
-              sizes.subList(1, sizes.size()).stream()
-                  .map(
-                      n ->
-                          (Callable<DrainWorld>)
-                              () -> new DrainWorld(infra, guests, "e" + n, n, pods, false))
-                  .toList(),
-              w -> w.world.close()));
+      DrainWorld[] made = new DrainWorld[sizes.size()];
+      made[0] = new DrainWorld(infra, guests, "e" + sizes.get(0), sizes.get(0), pods, false);
+      try {
+        parallel(
+            sizes.size() - 1,
+            sizes.size(),
+            i ->
+                made[i + 1] =
+                    new DrainWorld(
+                        infra, guests, "e" + sizes.get(i + 1), sizes.get(i + 1), pods, false));
+      } finally {
+        Arrays.stream(made).filter(Objects::nonNull).forEach(worlds::add);
+      }
       for (DrainWorld w : worlds) {
         w.awaitSettled(w.holding, Map.of(), true, Duration.ofMinutes(5));
       }
@@ -83,10 +72,9 @@ final class EvacuationBench extends Bench {
             if (runs < 5) {
               report.note(
                   Report.f(
-                      "Evacuation, %d VMIs, workers %s: %d runs, not 5: a run of %d VMIs (drain, then "
-                          + "recovery of every VM, guest node and pod) takes 1–3 minutes on 2 cores, and 5 would not fit "
-                          + "`make bench` in 30 minutes. `BENCH_OPTS=-Dbench.evac.runs.%d=5` runs 5.",
-                      w.size, workers, runs, w.size, w.size));
+                      "Evacuation, %d VMIs, workers %s: %d runs, not 5, to fit `make bench` in 30 minutes "
+                          + "(`-Dbench.evac.runs.%1$d=5` runs 5).",
+                      w.size, workers, runs));
             }
             List<String> flags = new ArrayList<>(List.of("--kubeconfig=" + kubeconfig));
             if (!workers.equals("default")) {
@@ -99,19 +87,9 @@ final class EvacuationBench extends Bench {
               for (int r = 0; r < runs; r++) {
                 Run run = runOnce(w, tracker, workers, c.pid());
                 results.add(run);
-                Stats per = Stats.of(run.perVmiSeconds());
                 progress(
-                    "evacuation: %d VMIs, workers %s, run %d: drain %.1f s, per-VMI p50 %.1f s "
-                        + "p99 %.1f s, recovery %.1f s, controller requests/evacuation infra %.1f guest %.1f",
-                    w.size,
-                    workers,
-                    r + 1,
-                    run.drained().drainSeconds(),
-                    per.percentile(50),
-                    per.percentile(99),
-                    run.drained().recoverySeconds(),
-                    run.per(x -> AuditLog.total(x.infraCalls())),
-                    run.per(x -> AuditLog.total(x.guestCalls())));
+                    "evacuation: %d VMIs, workers %s, run %d: %s",
+                    w.size, workers, r + 1, run.drained());
               }
             }
           }
@@ -119,9 +97,7 @@ final class EvacuationBench extends Bench {
       }
       write(results, sizes, pods, guestCount);
     } finally {
-      worlds.forEach(w -> w.world.close());
-      EvacuationWorld.stopStandIn(infra);
-      clusters.forEach(LocalCluster::close);
+      DrainWorld.closeAll(worlds, clusters);
     }
   }
 
@@ -158,80 +134,66 @@ final class EvacuationBench extends Bench {
   }
 
   /** The runs of each size and worker setting that ran, in order. */
-  private static Map<String, List<Run>> bySizeAndWorkers(List<Run> results, List<Integer> sizes) {
-    Map<String, List<Run>> out = new LinkedHashMap<>();
+  private void write(List<Run> results, List<Integer> sizes, int pods, int guestCount) {
+    int target = 2 * pods + 10;
+    int verdictSize = sizes.get(Math.min(1, sizes.size() - 1));
+    List<List<String>> rows = new ArrayList<>();
+    List<List<String>> costRows = new ArrayList<>();
+    Map<String, Stats> drainBy = new LinkedHashMap<>();
     for (int size : sizes) {
       for (String workers : List.of("default", "1")) {
         List<Run> rs =
             results.stream().filter(r -> r.vmis() == size && r.workers().equals(workers)).toList();
-        if (!rs.isEmpty()) {
-          out.put(size + "/" + workers, rs);
+        if (rs.isEmpty()) {
+          continue;
+        }
+        Stats drain = Stats.over(rs, r -> r.drained().drainSeconds());
+        drainBy.put(size + "/" + workers, drain);
+        Stats per = Stats.of(rs.stream().flatMap(r -> r.perVmiSeconds().stream()).toList());
+        String workersCell = workers.equals("default") ? "default (16)" : "1";
+        rows.add(
+            Report.row(
+                size,
+                workersCell,
+                rs.size(),
+                drain.medianMinMax(1),
+                per.cells("%.1f", "p50", "p99"),
+                per.n(),
+                Stats.over(rs, r -> r.drained().recoverySeconds()).medianMinMax(0),
+                Stats.over(rs, r -> r.drained().controllerCpuSeconds()).medianMinMax(1),
+                Stats.over(rs, r -> r.drained().machineBusySeconds()).medianMinMax(0)));
+        Stats infra = Stats.over(rs, r -> r.per(x -> AuditLog.total(x.infraCalls())));
+        Stats guest = Stats.over(rs, r -> r.per(x -> AuditLog.total(x.guestCalls())));
+        costRows.add(
+            Report.row(
+                size,
+                workersCell,
+                rs.size(),
+                infra.medianMinMax(1),
+                guest.medianMinMax(1),
+                target,
+                Stats.over(rs, r -> r.per(Run::infraAll)).medianMinMax(0),
+                Stats.over(rs, r -> r.per(Run::guestAll)).medianMinMax(0)));
+        if (size == verdictSize && workers.equals("default")) {
+          for (Stats side : List.of(infra, guest)) {
+            report.verdict(
+                Report.f(
+                    "5. controller requests per evacuation, %s (P=%d, %d VMIs)",
+                    side == infra ? "infra" : "guest", pods, size),
+                Report.f("%.1f", side.median()),
+                "≤ 2P+10 = " + target,
+                side.median() <= target);
+          }
         }
       }
     }
-    return out;
-  }
-
-  private static String workersCell(String workers) {
-    return workers.equals("default") ? "default (16)" : "1";
-  }
-
-  private void write(List<Run> results, List<Integer> sizes, int pods, int guestCount) {
-    StringBuilder s = new StringBuilder("## 2. Evacuation throughput\n\n");
-    s.append(
-        Report.f(
-            "The real `kubectl drain --ignore-daemonsets --delete-emptydir-data --force` of an infra node holding N "
-                + "External VMIs of up to %d tenant clusters (one local guest cluster each), with the KubeVirt stand-in "
-                + "refusing the launcher evictions; %d pods per guest node (a Deployment pinned to the node by nodeSelector: "
-                + "the replacements wait Pending until the node is uncordoned, then come back, ready for the next run). The "
-                + "guest pods have no PodDisruptionBudget: with pinned replacements a budget that limits anything holds the "
-                + "drain until the deadline; budgets are covered by benchmark 1 and the end-to-end tests. Drain: kubectl's "
-                + "start to its exit (kubectl retries a refused launcher eviction every 5 s, so drains end on that beat). "
-                + "CPU: seconds used over the drain and the recovery, by the controller and by the whole machine (all "
-                + "cores: the six control planes, kwok, the stand-in, kubectl, the controller). Per VMI: "
-                + "from `status.evacuationNodeName` set to the VMI's deletion, as a watch on the infra API server sees them, "
-                + "pooled over the runs. Recovery (not a target): from the drain's end until every VM runs again on the other "
-                + "node, its guest node is uncordoned and its pods run again. Controller: the jar, `%s`, default `--workers` "
-                + "(16) or `--workers=1`.\n\n",
-            guestCount, pods, ControllerJar.describeDeployed()));
-    List<List<String>> rows = new ArrayList<>();
-    Map<String, Stats> drainBy = new LinkedHashMap<>();
-    bySizeAndWorkers(results, sizes)
-        .forEach(
-            (key, rs) -> {
-              Stats drain = Stats.over(rs, r -> r.drained().drainSeconds());
-              drainBy.put(key, drain);
-              Stats per = Stats.of(rs.stream().flatMap(r -> r.perVmiSeconds().stream()).toList());
-              rows.add(
-                  Report.row(
-                      rs.get(0).vmis(),
-                      workersCell(rs.get(0).workers()),
-                      rs.size(),
-                      drain.medianMinMax(1),
-                      Report.f("%.1f", per.percentile(50)),
-                      Report.f("%.1f", per.percentile(99)),
-                      per.n(),
-                      Stats.over(rs, r -> r.drained().recoverySeconds()).medianMinMax(0),
-                      Stats.over(rs, r -> r.drained().controllerCpuSeconds()).medianMinMax(1),
-                      Stats.over(rs, r -> r.drained().machineBusySeconds()).medianMinMax(0)));
-            });
-    s.append(
-        Report.table(
-            "VMIs|workers|runs|infra drain s|per-VMI p50 s|per-VMI p99 s|VMIs timed|recovery s|controller CPU s|machine CPU s",
-            rows));
-    s.append('\n');
     int largest = sizes.get(sizes.size() - 1);
-    int smallest = sizes.get(0);
     Stats big = drainBy.get(largest + "/default");
-    Stats one = drainBy.get(smallest + "/default");
-    if (big != null && one != null && largest != smallest) {
+    Stats one = drainBy.get(sizes.get(0) + "/default");
+    if (big != null && one != null && largest != sizes.get(0)) {
       double ratio = big.median() / one.median();
-      s.append(
-          Report.f(
-              "- %d VMIs / %d VMI (default workers), ratio of median drain times: **%.2f** (target ≤ 2)\n",
-              largest, smallest, ratio));
       report.verdict(
-          Report.f("2. drain time %d VMIs / %d VMI", largest, smallest),
+          Report.f("2. drain time %d VMIs / %d VMI", largest, sizes.get(0)),
           Report.f("%.2f", ratio),
           "≤ 2",
           ratio <= 2);
@@ -241,10 +203,6 @@ final class EvacuationBench extends Bench {
       Stats serial = drainBy.get(size + "/1");
       if (d != null && serial != null && size > 1) {
         double ratio = d.median() / serial.median();
-        s.append(
-            Report.f(
-                "- %d VMIs, default / `--workers=1`, ratio of median drain times: **%.2f** (target ≤ 0.1)\n",
-                size, ratio));
         report.verdict(
             Report.f("2. drain time default / serial, %d VMIs", size),
             Report.f("%.2f", ratio),
@@ -252,77 +210,44 @@ final class EvacuationBench extends Bench {
             ratio <= 0.1);
       }
     }
-    report.section(s.toString());
-    writeApiCost(results, sizes, pods);
-  }
-
-  private void writeApiCost(List<Run> results, List<Integer> sizes, int pods) {
-    int target = 2 * pods + 10;
-    StringBuilder s = new StringBuilder("## 5. API cost per evacuation\n\n");
-    s.append(
+    report.section(
         Report.f(
-            "Requests the controller sent per evacuated VMI (guest node with P = %d pods), WATCH excluded, over "
-                + "each run of benchmark 2 from the drain's start until recovery ended (so the uncordon after the VM's "
-                + "return is included). `apiserver_request_total` has no client label, so the controller runs with its own "
-                + "client certificate (user `%s`) in the infra and guest clusters, and each API server writes an audit log "
-                + "of that user only; the controller's count is that log. For scale, the last two columns give "
-                + "`apiserver_request_total` (all clients: kube-controller-manager recreating pods, scheduler, kwok, the "
-                + "KubeVirt stand-in, kubectl drain, the benchmark's own polling) over the same window, per evacuated VMI. "
-                + "Median (min–max) over the runs.\n\n",
-            pods, AuditLog.USER));
-    List<List<String>> rows = new ArrayList<>();
-    int verdictSize = sizes.get(Math.min(1, sizes.size() - 1));
-    bySizeAndWorkers(results, sizes)
-        .forEach(
-            (key, rs) -> {
-              int size = rs.get(0).vmis();
-              Stats infra = Stats.over(rs, r -> r.per(x -> AuditLog.total(x.infraCalls())));
-              Stats guest = Stats.over(rs, r -> r.per(x -> AuditLog.total(x.guestCalls())));
-              rows.add(
-                  Report.row(
-                      size,
-                      workersCell(rs.get(0).workers()),
-                      rs.size(),
-                      infra.medianMinMax(1),
-                      guest.medianMinMax(1),
-                      target,
-                      Stats.over(rs, r -> r.per(Run::infraAll)).medianMinMax(0),
-                      Stats.over(rs, r -> r.per(Run::guestAll)).medianMinMax(0)));
-              if (key.equals(verdictSize + "/default")) {
-                for (String side : List.of("infra", "guest")) {
-                  double median = (side.equals("infra") ? infra : guest).median();
-                  report.verdict(
-                      Report.f(
-                          "5. controller requests per evacuation, %s (P=%d, %d VMIs)",
-                          side, pods, size),
-                      Report.f("%.1f", median),
-                      "≤ 2P+10 = " + target,
-                      median <= target);
-                }
-              }
-            });
-    s.append(
-        Report.table(
-            "VMIs|workers|runs|controller → infra|controller → guest|target 2P+10|all clients → infra|all clients → guests",
-            rows));
-    // What the requests were, for the profile: every run of every configuration, per evacuated VMI.
-    Map<String, Double> infraBy = new TreeMap<>();
-    Map<String, Double> guestBy = new TreeMap<>();
+                "## 2. Evacuation throughput\n\n"
+                    + "The real `kubectl drain %s` of an infra node holding N External VMIs of up to %d tenant "
+                    + "clusters, the KubeVirt stand-in refusing the launcher evictions; %d pods per guest node (a "
+                    + "Deployment pinned to the node: replacements wait Pending until its uncordon), no budget "
+                    + "(a limiting one would hold pinned pods to the deadline; budgets: benchmark 1 and the end-to-end tests). Drain: "
+                    + "kubectl's start to exit (it retries a refused eviction every 5 s). Per VMI: "
+                    + "`status.evacuationNodeName` set to deletion, seen by a watch, pooled over the runs. Recovery "
+                    + "(no target): drain's end until every VM, guest node and pod is back. CPU over drain and "
+                    + "recovery: the controller's and the whole machine's. Controller `%s`, default `--workers` (16) "
+                    + "or 1.\n\n",
+                String.join(" ", DrainBench.FLAGS.subList(0, 3)),
+                guestCount,
+                pods,
+                ControllerJar.describeDeployed())
+            + Report.table(
+                "VMIs|workers|runs|infra drain s|per-VMI p50 s|per-VMI p99 s|VMIs timed|recovery s|controller CPU s|machine CPU s",
+                rows));
+    Map<String, Double> all = new TreeMap<>();
     int evacuations = results.stream().mapToInt(Run::vmis).sum();
     for (Run r : results) {
-      r.infraCalls().forEach((k, v) -> infraBy.merge(k, (double) v, Double::sum));
-      r.guestCalls().forEach((k, v) -> guestBy.merge(k, (double) v, Double::sum));
+      AuditLog.perEvacuation(r.infraCalls(), r.guestCalls(), evacuations)
+          .forEach((k, v) -> all.merge(k, v, Double::sum));
     }
-    s.append(
+    report.section(
         Report.f(
-            "\nThe controller's requests by verb and resource, averaged over all %d evacuations above:\n\n",
-            evacuations));
-    List<List<String>> detail = new ArrayList<>();
-    infraBy.forEach(
-        (k, v) -> detail.add(List.of("infra", "`" + k + "`", Report.f("%.2f", v / evacuations))));
-    guestBy.forEach(
-        (k, v) -> detail.add(List.of("guest", "`" + k + "`", Report.f("%.2f", v / evacuations))));
-    s.append(Report.table("API server|request|per evacuation", detail));
-    report.section(s.toString());
+                "## 5. API cost per evacuation\n\n"
+                    + "Requests the controller sent per evacuated VMI (P = %d pods), WATCH excluded, over each run of "
+                    + "benchmark 2 (drain start to recovery), counted by each API server's audit log of the "
+                    + "controller's own client certificate (user `%s`: `apiserver_request_total` has no client "
+                    + "label). For scale, `apiserver_request_total` of all clients over the same window. Median "
+                    + "(min–max) over the runs.\n\n",
+                pods, AuditLog.USER)
+            + Report.table(
+                "VMIs|workers|runs|controller → infra|controller → guest|target 2P+10|all clients → infra|all clients → guests",
+                costRows)
+            + "\nThe controller's requests by kind, per evacuation over all runs:\n\n"
+            + AuditLog.requestTable(Map.of("all runs", all)));
   }
 }

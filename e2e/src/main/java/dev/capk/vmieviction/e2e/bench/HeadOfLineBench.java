@@ -6,7 +6,6 @@ import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -17,20 +16,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BinaryOperator;
 import java.util.function.Function;
-import java.util.stream.Stream;
 
-/**
- * Head-of-line blocking (issue 14): does a VMI whose guest drains in a second wait behind VMIs
- * whose guests' budgets never allow a disruption? Free VMIs are evacuated alone, then again among
- * many blocked ones; the report's section says how each time is taken.
- */
+/** Head-of-line blocking (issue 14): free VMIs' evacuations alone and among blocked ones. */
 final class HeadOfLineBench extends Bench {
   static final String INFRA_NODE = "hol-infra-0";
   static final String INFRA_CLUSTER = "bench-hol-infra";
@@ -64,26 +55,31 @@ final class HeadOfLineBench extends Bench {
   private final List<Vm> vms = new ArrayList<>();
   private final Map<String, String> uids = new ConcurrentHashMap<>();
 
-  /** When our patch setting {@code status.evacuationNodeName} returned, by VMI name. */
+  /** When our patch setting {@code status.evacuationNodeName} returned, by VMI name (nanoTime). */
   private final Map<String, Long> markedAt = new ConcurrentHashMap<>();
 
   /** Guest node, then pod UID, then when this JVM received the pod's DELETED event. */
   private final Map<String, Map<String, Long>> podGoneAt = new ConcurrentHashMap<>();
 
   private final AtomicInteger podWatchResumes = new AtomicInteger();
+
+  /**
+   * Phase 2's samples every 250 ms: epoch seconds, then CPU seconds of the machine (all cores), the
+   * controller, the clusters' processes and this JVM, then the controller's RSS; a window found
+   * only afterwards (from the audit logs) is cut out of them.
+   */
+  private final List<double[]> samples = new CopyOnWriteArrayList<>();
+
+  /** A guest round trip (a small LIST, the guests in turn) each second of phase 2, in ms. */
+  private final List<Double> roundTripsMs = new CopyOnWriteArrayList<>();
+
   private RawKube infraApi;
   private VmiTracker tracker;
   private Duration drainTimeout;
   private Duration lateCap;
-
-  /** What phase 2 measured besides the evacuation times. */
-  record Cost(
-      double cpuSeconds,
-      long peakRssKb,
-      double markingSeconds,
-      List<Double> guestRoundTripsMs,
-      Optional<String> metrics,
-      CpuShares shares) {}
+  private double phase2Cpu;
+  private double markingSeconds;
+  private String metricsText = "";
 
   @Override
   void run() throws Exception {
@@ -96,16 +92,13 @@ final class HeadOfLineBench extends Bench {
       vms.add(new Vm(k, Report.f("hol-t%d-warmup", k), Kind.WARMUP));
     }
     for (int i = 0; i < freeCount; i++) {
-      int k = i % tenants;
-      vms.add(new Vm(k, Report.f("hol-t%d-alone-%02d", k, i), Kind.ALONE));
-      vms.add(new Vm(k, Report.f("hol-t%d-free-%02d", k, i), Kind.FREE));
+      vms.add(new Vm(i % tenants, Report.f("hol-t%d-alone-%02d", i % tenants, i), Kind.ALONE));
+      vms.add(new Vm(i % tenants, Report.f("hol-t%d-free-%02d", i % tenants, i), Kind.FREE));
     }
     for (int i = 0; i < blockedCount; i++) {
       vms.add(new Vm(i % tenants, Report.f("hol-t%d-blocked-%03d", i % tenants, i), Kind.BLOCKED));
     }
-    progress(
-        "headofline: starting an infra API server and %d guest clusters (etcd, kube-apiserver, kwok)",
-        tenants);
+    progress("headofline: starting an infra API server and %d guest clusters", tenants);
     // The API servers log just the requests timed here.
     List<LocalCluster> clusters =
         startAll(
@@ -129,9 +122,7 @@ final class HeadOfLineBench extends Bench {
         // No kube-controller-manager here to create the default ServiceAccount pods need.
         guestApis.get(k).createNamespace(GUEST_NAMESPACE, true);
       }
-      progress(
-          "headofline: creating %d VMIs (Machine, KubevirtMachine, VMI), their guest nodes and pods",
-          vms.size());
+      progress("headofline: creating %d VMIs, their guest nodes and pods", vms.size());
       long t0 = System.nanoTime();
       parallel(
           vms.size(),
@@ -144,11 +135,11 @@ final class HeadOfLineBench extends Bench {
             createPods(guestApis.get(vm.tenant()), vm);
             uids.put(vm.name(), createVmi(vm));
           });
+      String running =
+          "/api/v1/namespaces/" + GUEST_NAMESPACE + "/pods?fieldSelector=status.phase%3DRunning";
       for (int k = 0; k < tenants; k++) {
         int tenant = k;
         long expected = vms.stream().filter(v -> v.tenant() == tenant).mapToLong(Vm::pods).sum();
-        String running =
-            "/api/v1/namespaces/" + GUEST_NAMESPACE + "/pods?fieldSelector=status.phase%3DRunning";
         Await.until(
             expected + " running pods in guest " + k,
             Duration.ofMinutes(3),
@@ -157,7 +148,6 @@ final class HeadOfLineBench extends Bench {
       List<Vm> blocked = of(Kind.BLOCKED);
       parallel(blocked.size(), 16, i -> refuseEveryDisruption(guestApis, blocked.get(i)));
       progress("headofline: world ready in %.0f s", secondsSince(t0));
-
       tracker = new VmiTracker(infraApi);
       watches.add(tracker);
       for (RawKube guest : guestApis) {
@@ -191,16 +181,37 @@ final class HeadOfLineBench extends Bench {
         together.addAll(blocked);
         Collections.shuffle(together, new Random(14)); // free ones among the blocked ones
         progress(
-            "headofline: phase 2, %d VMIs marked at once (%d blocked by budgets, %d free); "
-                + "the blocked ones wait for their deadline (%d s)",
+            "headofline: phase 2, %d VMIs marked at once (%d blocked, %d free); deadline %d s",
             together.size(), blockedCount, freeCount, drainTimeout.toSeconds());
-        Cost cost =
-            measured(
-                c,
-                clusters,
-                guestApis,
-                () -> evacuate(together, drainTimeout.plus(lateCap), "phase 2"));
-        write(cost, tenants);
+        List<Long> clusterPids = clusters.stream().flatMap(k -> k.pids().stream()).toList();
+        double cpu0 = ControllerProcess.processCpuSeconds(c.pid());
+        // Every 250 ms the CPU samples, every second a guest round trip (the guests in turn).
+        AtomicInteger round = new AtomicInteger();
+        sample(c, clusterPids);
+        try (AutoCloseable sampler =
+            sampling(
+                "bench-headofline-sampler",
+                250,
+                () -> {
+                  sample(c, clusterPids);
+                  int i = round.getAndIncrement();
+                  if (i % 4 == 0) {
+                    long t = System.nanoTime();
+                    guestApis.get(i / 4 % tenants).get("/api/v1/namespaces/hol/pods?limit=1");
+                    roundTripsMs.add((System.nanoTime() - t) / 1e6);
+                  }
+                  return null;
+                })) {
+          markingSeconds = evacuate(together, drainTimeout.plus(lateCap), "phase 2");
+        }
+        sample(c, clusterPids);
+        phase2Cpu = ControllerProcess.processCpuSeconds(c.pid()) - cpu0;
+        try {
+          metricsText = c.metrics();
+        } catch (IOException e) {
+          // reported as not exported
+        }
+        write(tenants);
       }
     } finally {
       for (AutoCloseable w : watches) {
@@ -247,13 +258,9 @@ final class HeadOfLineBench extends Bench {
                 .formatted(vm.name()));
     guest.mergePatch(
         base + "/" + vm.name() + "/status",
-        Report.f(
-            "{\"status\":{\"observedGeneration\":%s,\"disruptionsAllowed\":0,\"currentHealthy\":%d,"
-                + "\"desiredHealthy\":%d,\"expectedPods\":%d}}",
-            RawKube.str(created, "metadata", "generation"),
-            BLOCKED_PODS,
-            BLOCKED_PODS,
-            BLOCKED_PODS));
+        """
+        {"status":{"observedGeneration":%s,"disruptionsAllowed":0,"currentHealthy":%d,"desiredHealthy":%2$d,"expectedPods":%2$d}}"""
+            .formatted(RawKube.str(created, "metadata", "generation"), BLOCKED_PODS));
   }
 
   /** The Machine and KubevirtMachine CAPK keeps for the VM, then the VMI; returns the VMI's UID. */
@@ -278,19 +285,13 @@ final class HeadOfLineBench extends Bench {
     return RealisticVmis.create(infraApi, vm.ns(), vm.name(), vm.ns(), INFRA_NODE, ip);
   }
 
-  /**
-   * Waits until the controller's CPU time stops growing (3 s under 0.1 CPU-s each, at most 60 s):
-   * its start-up check of every VMI, or the previous phase's aftermath, is no part of a phase.
-   */
-  private static void awaitIdle(ControllerProcess c) {
-    double last = ControllerProcess.processCpuSeconds(c.pid());
-    int quiet = 0;
-    for (int i = 0; i < 60 && quiet < 3; i++) {
-      ControllerProcess.sleep(1000);
-      double now = ControllerProcess.processCpuSeconds(c.pid());
-      quiet = now - last < 0.1 ? quiet + 1 : 0;
-      last = now;
-    }
+  /** Until the controller's CPU stops growing: its start-up or the last phase's aftermath. */
+  private static void awaitIdle(ControllerProcess c) throws Exception {
+    Bench.awaitQuiet(
+        () -> ControllerProcess.processCpuSeconds(c.pid()),
+        0.1,
+        Duration.ZERO,
+        Duration.ofMinutes(1));
   }
 
   /**
@@ -317,436 +318,295 @@ final class HeadOfLineBench extends Bench {
     double marking = secondsSince(t0);
     long deadline = System.nanoTime() + timeout.toNanos();
     long lastProgress = System.nanoTime();
-    while (System.nanoTime() < deadline) {
-      long left = batch.stream().filter(v -> !tracker.deleted(uids.get(v.name()))).count();
-      if (left == 0) {
-        break;
-      }
+    long left;
+    while ((left = batch.stream().filter(v -> !tracker.deleted(uids.get(v.name()))).count()) > 0
+        && System.nanoTime() < deadline) {
       if (progressLabel != null && secondsSince(lastProgress) > 30) {
         lastProgress = System.nanoTime();
         progress(
-            "headofline: %s, %.0f s after marking: %d of %d VMIs not deleted yet",
-            progressLabel, secondsSince(t0), left, batch.size());
+            "headofline: %s, %d of %d VMIs not deleted yet", progressLabel, left, batch.size());
       }
       Thread.sleep(100);
     }
     return marking;
   }
 
-  /**
-   * Runs {@code phase} while sampling the controller's RSS and the machine's CPU shares (every 250
-   * ms) and a guest API server's round trip (every second, a small LIST, the guests in turn: what
-   * "one guest round trip" was under this load); then reads its CPU time and /metrics.
-   */
-  private Cost measured(
-      ControllerProcess c,
-      List<LocalCluster> clusters,
-      List<RawKube> guests,
-      Callable<Double> phase)
-      throws Exception {
-    double cpu0 = ControllerProcess.processCpuSeconds(c.pid());
-    CpuShares shares =
-        new CpuShares(c.pid(), clusters.stream().flatMap(k -> k.pids().stream()).toList());
-    shares.sample();
-    AtomicLong peak = new AtomicLong(c.rssKb());
-    List<Double> roundTrips = new CopyOnWriteArrayList<>();
-    Thread sampler =
-        new Thread(
-            () -> {
-              for (int i = 0; !Thread.currentThread().isInterrupted(); i++) {
-                peak.accumulateAndGet(c.rssKb(), Math::max);
-                shares.sample();
-                if (i % 4 == 0) {
-                  long t = System.nanoTime();
-                  try {
-                    guests
-                        .get(i / 4 % guests.size())
-                        .get("/api/v1/namespaces/" + GUEST_NAMESPACE + "/pods?limit=1");
-                    roundTrips.add((System.nanoTime() - t) / 1e6);
-                  } catch (IOException e) {
-                    // a missed sample
-                  }
-                }
-                try {
-                  Thread.sleep(250);
-                } catch (InterruptedException e) {
-                  return;
-                }
-              }
-            },
-            "bench-headofline-sampler");
-    sampler.setDaemon(true);
-    sampler.start();
-    double marking;
-    try {
-      marking = phase.call();
-    } finally {
-      sampler.interrupt();
-      sampler.join(5000);
-    }
-    shares.sample();
-    double cpu = ControllerProcess.processCpuSeconds(c.pid()) - cpu0;
-    Optional<String> metrics;
-    try {
-      metrics = Optional.of(c.metrics());
-    } catch (IOException e) {
-      metrics = Optional.empty();
-    }
-    return new Cost(cpu, peak.get(), marking, List.copyOf(roundTrips), metrics, shares);
+  private void sample(ControllerProcess c, List<Long> clusterPids) {
+    double clusters =
+        clusterPids.stream()
+            .mapToDouble(p -> Math.max(0, ControllerProcess.processCpuSeconds(p)))
+            .sum();
+    samples.add(
+        new double[] {
+          Instant.now().toEpochMilli() / 1e3,
+          BenchMain.busyCpuSeconds(),
+          ControllerProcess.processCpuSeconds(c.pid()),
+          clusters,
+          ControllerProcess.processCpuSeconds(ProcessHandle.current().pid()),
+          c.rssKb()
+        });
   }
 
-  /**
-   * The API servers' own times, from their audit logs (all on this machine's clock): when a VMI's
-   * marking was stored (its last status patch: its creation patched it before), when its delete
-   * request arrived, and when each guest pod was removed.
-   */
-  private record ServerTimes(
-      Map<String, Instant> marked,
-      Map<String, Instant> deleteRequested,
-      Map<String, Instant> podRemoved) {
-    static ServerTimes read(Path infraLog, List<Path> guestLogs) {
-      ServerTimes t = new ServerTimes(new HashMap<>(), new HashMap<>(), new HashMap<>());
-      BinaryOperator<Instant> later = (a, b) -> a.isAfter(b) ? a : b;
-      for (AuditLog.Entry e : AuditLog.entries(infraLog)) {
-        if (e.code() == 200 && e.vmi("status") && e.verb().equals("patch")) {
-          t.marked.merge(e.name(), e.completed(), later);
-        } else if (e.code() == 200 && e.vmi(null) && e.verb().equals("delete")) {
-          t.deleteRequested.merge(e.name(), e.received(), (a, b) -> a.isBefore(b) ? a : b);
-        }
+  private static double epochSeconds(Instant at) {
+    return at.getEpochSecond() + at.getNano() / 1e9;
+  }
+
+  /** Per VM of {@code kind}: ({@code to} - {@code from}) × {@code scale} where both are known. */
+  private Stats times(Kind kind, Function<Vm, Double> from, Function<Vm, Double> to, double scale) {
+    List<Double> out = new ArrayList<>();
+    for (Vm vm : of(kind)) {
+      Double a = from.apply(vm);
+      Double b = to.apply(vm);
+      if (a != null && b != null) {
+        out.add((b - a) * scale);
       }
-      for (Path log : guestLogs) {
-        for (AuditLog.Entry e : AuditLog.entries(log)) {
-          if (e.code() == 200 && e.verb().equals("delete") && e.subresource() == null) {
-            t.podRemoved.merge(e.name(), e.completed(), later);
-          }
-        }
+    }
+    return Stats.of(out);
+  }
+
+  /** The latest of {@code at}'s values for the VM's pods (by name), null unless all are known. */
+  private static Double lastOfPods(Vm vm, Map<String, Double> at) {
+    double last = Double.NEGATIVE_INFINITY;
+    for (int j = 0; j < vm.pods(); j++) {
+      Double t = at.get(vm.name() + "-" + j);
+      if (t == null) {
+        return null;
       }
-      return t;
+      last = Math.max(last, t);
     }
+    return last;
+  }
 
-    Optional<Instant> marked(Vm vm) {
-      return Optional.ofNullable(marked.get(vm.name()));
-    }
-
-    Optional<Instant> deleted(Vm vm) {
-      return Optional.ofNullable(deleteRequested.get(vm.name()));
-    }
-
-    /** When the last of the VM's guest node's pods was removed; empty unless all were. */
-    Optional<Instant> lastPodRemoved(Vm vm) {
-      Instant last = Instant.MIN;
-      for (int j = 0; j < vm.pods(); j++) {
-        Instant at = podRemoved.get(vm.name() + "-" + j);
-        if (at == null) {
-          return Optional.empty();
-        }
-        last = at.isAfter(last) ? at : last;
+  private void write(int tenants) {
+    // The API servers' own times, from their audit logs (one clock), in epoch seconds: a VMI's
+    // marking stored (its last status patch: its creation patched it before), its first delete
+    // request received, each guest pod removed.
+    Map<String, Double> marked = new HashMap<>();
+    Map<String, Double> deleted = new HashMap<>();
+    Map<String, Double> podRemoved = new HashMap<>();
+    for (AuditLog.Entry e : AuditLog.entries(AuditLog.logOf(auditDir(), INFRA_CLUSTER))) {
+      if (e.code() == 200 && e.vmi("status") && e.verb().equals("patch")) {
+        marked.merge(e.name(), epochSeconds(e.completed()), Math::max);
+      } else if (e.code() == 200 && e.vmi(null) && e.verb().equals("delete")) {
+        deleted.merge(e.name(), epochSeconds(e.received()), Math::min);
       }
-      return Optional.of(last);
     }
-  }
-
-  /** When the last of the node's pods was seen gone by the watches (nanoTime). */
-  private Optional<Long> lastPodGoneWatched(Vm vm) {
-    Map<String, Long> gone = podGoneAt.getOrDefault(vm.name(), Map.of());
-    return gone.size() < vm.pods() ? Optional.empty() : gone.values().stream().max(Long::compare);
-  }
-
-  private Stats times(Kind kind, Function<Vm, Optional<Double>> f) {
-    return Stats.of(of(kind).stream().flatMap(vm -> f.apply(vm).stream()).toList());
-  }
-
-  private static Optional<Double> between(Optional<Instant> a, Optional<Instant> b, double scale) {
-    return a.flatMap(x -> b.map(y -> AuditLog.seconds(x, y) * scale));
-  }
-
-  private void write(Cost cost, int tenants) {
-    List<Path> guestLogs = new ArrayList<>();
     for (int k = 0; k < tenants; k++) {
-      guestLogs.add(AuditLog.logOf(auditDir(), GUEST_CLUSTER + k));
+      for (AuditLog.Entry e : AuditLog.entries(AuditLog.logOf(auditDir(), GUEST_CLUSTER + k))) {
+        if (e.code() == 200 && e.verb().equals("delete") && e.subresource() == null) {
+          podRemoved.merge(e.name(), epochSeconds(e.completed()), Math::max);
+        }
+      }
     }
-    ServerTimes server = ServerTimes.read(AuditLog.logOf(auditDir(), INFRA_CLUSTER), guestLogs);
-    // Evacuation: marking stored to the VMI's delete request, in s; reaction: the last of its guest
-    // node's pods removed to that request, in ms. By the API servers, and as the watches saw them.
-    Function<Vm, Optional<Double>> evacuation =
-        vm -> between(server.marked(vm), server.deleted(vm), 1);
-    Function<Vm, Optional<Double>> reaction =
-        vm -> between(server.lastPodRemoved(vm), server.deleted(vm), 1000);
-    Function<Vm, Optional<Double>> evacuationWatched =
-        vm ->
-            Optional.ofNullable(markedAt.get(vm.name()))
-                .flatMap(m -> tracker.deletedNanos(uids.get(vm.name())).map(d -> (d - m) / 1e9));
-    Function<Vm, Optional<Double>> reactionWatched =
-        vm ->
-            lastPodGoneWatched(vm)
-                .flatMap(g -> tracker.deletedNanos(uids.get(vm.name())).map(d -> (d - g) / 1e6));
-    Stats alone = times(Kind.ALONE, evacuation);
-    Stats free = times(Kind.FREE, evacuation);
-    Stats reactionAlone = times(Kind.ALONE, reaction);
-    Stats reactionFree = times(Kind.FREE, reaction);
+    // The same as this JVM's watches saw them, in nanoTime seconds.
+    Function<Vm, Double> markedSeen = vm -> nanosToSeconds(markedAt.get(vm.name()));
+    Function<Vm, Double> deletedSeen =
+        vm -> tracker.deletedNanos(uids.get(vm.name())).map(n -> n / 1e9).orElse(null);
+    Function<Vm, Double> podsGoneSeen =
+        vm -> {
+          Map<String, Long> gone = podGoneAt.getOrDefault(vm.name(), Map.of());
+          return gone.size() < vm.pods() ? null : Collections.max(gone.values()) / 1e9;
+        };
+    Function<Vm, Double> markedStored = vm -> marked.get(vm.name());
+    Function<Vm, Double> deleteRequested = vm -> deleted.get(vm.name());
+    Function<Vm, Double> podsRemoved = vm -> lastOfPods(vm, podRemoved);
+    Stats alone = times(Kind.ALONE, markedStored, deleteRequested, 1);
+    Stats free = times(Kind.FREE, markedStored, deleteRequested, 1);
+    Stats reactionFree = times(Kind.FREE, podsRemoved, deleteRequested, 1000);
     List<Vm> freeVms = of(Kind.FREE);
     List<Vm> blocked = of(Kind.BLOCKED);
-    Optional<Instant> firstMark =
-        Stream.concat(freeVms.stream(), blocked.stream())
-            .flatMap(v -> server.marked(v).stream())
-            .min(Instant::compareTo);
-    Optional<Instant> lastFreeDelete =
-        freeVms.stream().flatMap(v -> server.deleted(v).stream()).max(Instant::compareTo);
-    Optional<CpuShares.Window> freeWindow =
-        firstMark.flatMap(from -> lastFreeDelete.map(to -> cost.shares().between(from, to)));
     List<Double> lateness = new ArrayList<>();
     int notDeleted = 0;
     int noAnnotation = 0;
     for (Vm vm : blocked) {
       String uid = uids.get(vm.name());
-      Optional<Instant> deleted = tracker.deletedAt(uid);
+      Optional<Instant> deletedAt = tracker.deletedAt(uid);
       Optional<Instant> start = tracker.drainStart(uid).flatMap(HeadOfLineBench::parseInstant);
-      if (deleted.isEmpty()) {
+      if (deletedAt.isEmpty()) {
         notDeleted++;
       } else if (start.isEmpty()) {
         noAnnotation++;
       } else {
-        lateness.add(AuditLog.seconds(start.get().plus(drainTimeout), deleted.get()));
+        lateness.add(AuditLog.seconds(start.get().plus(drainTimeout), deletedAt.get()));
       }
     }
     Stats late = Stats.of(lateness);
+    long timeout = drainTimeout.toSeconds();
     // The deadline as the issue means it: from the moment the VMI was marked, not from when the
     // controller got round to writing its drain start.
     Stats lateSinceMark =
-        Stats.over(
-            times(Kind.BLOCKED, evacuationWatched).sorted(), x -> x - drainTimeout.toSeconds());
+        Stats.over(times(Kind.BLOCKED, markedSeen, deletedSeen, 1).sorted(), x -> x - timeout);
     long within2s = lateness.stream().filter(s -> s <= 2.0).count();
     double medianRatio = free.median() / alone.median();
     double maxRatio = free.max() / alone.max();
     int freeMissing = freeVms.size() - free.n();
-    Metrics metrics = new Metrics(cost.metrics().orElse(""));
+    int reactionUntimed = freeVms.size() - reactionFree.n();
+    Metrics metrics = new Metrics(metricsText);
     Optional<Metrics.Histogram> reconcile = metrics.histogram(RECONCILE_HISTOGRAM);
     Optional<Double> reconcileMax = metrics.gaugeMax(RECONCILE_MAX_GAUGE);
-    String reconcileMaxText = reconcileMax.map(m -> Report.f("%.2f s", m)).orElse("n/a");
-    Stats rtt = Stats.of(cost.guestRoundTripsMs());
-    long timeout = drainTimeout.toSeconds();
-
-    StringBuilder s =
-        new StringBuilder("## 7. Head-of-line: free evacuations among blocked ones\n\n");
-    s.append(
-        Report.f(
-            "An infra API server and %d tenant clusters (etcd, kube-apiserver and kwok each; no "
-                + "kube-controller-manager or scheduler, to keep them light on %d cores). Each VMI has its guest node "
-                + "(kwok, named like the VMI), its Machine and KubevirtMachine; VMIs are spread round-robin over the "
-                + "tenants. Free VMIs: %d pods on the guest node, no budget. Blocked VMIs: %d pods under a "
-                + "`minAvailable: 100%%` PodDisruptionBudget whose status (disruptionsAllowed 0, as the disruption "
-                + "controller computes it) the benchmark writes, so every eviction is refused (429) until the "
-                + "deadline. Marking: a merge patch of `status.evacuationNodeName` on each VMI, 32 in parallel, as "
-                + "KubeVirt sets it. The controller: %s, flags `--drain-timeout=%ds`, defaults otherwise, JVM `%s`. "
-                + "First one untimed evacuation per tenant (the guest clients are built), then phase 1: the %d free "
-                + "VMIs alone; phase 2: %d fresh VMIs, %d free ones (as many as in phase 1) and %d blocked ones, marked at "
-                + "once in a shuffled order (the marking took %.2f s). Times are the API servers' own, from their "
-                + "audit logs (which log only the requests timed here): evacuation time, from the infra API server "
-                + "storing the patch that set `status.evacuationNodeName` to the controller's delete request of the "
-                + "VMI arriving there. (The same seen by this benchmark's watch on the VMIs, resumed %d times: "
-                + "the API server drops a watcher that falls behind a burst, so a watch's times can be late; shown "
-                + "below for comparison.) Lateness of a blocked "
-                + "VMI: its deletion minus its deadline (the drain start annotation it carried, second precision, + %d s), "
-                + "and minus its marking + %d s (a controller that starts late also ends late); the wait was capped at "
-                + "the marking + %d s. Reaction of a free VMI: from the guest API server removing the last of its guest "
-                + "node's pods (an eviction starts a graceful deletion and kwok completes it with a delete) to the "
-                + "controller's delete request of the VMI arriving at the infra API server; all API servers run on "
-                + "this machine, on one clock. (The same seen by this benchmark's watches: a watch on each guest's "
-                + "pods, resumed %d times, and the infra watch.) Load average at the end: %s.\n\n",
-            tenants,
-            BenchMain.cores(),
-            FREE_PODS,
-            BLOCKED_PODS,
-            ControllerJar.describe(),
-            timeout,
-            ControllerJar.describeDeployed(),
-            of(Kind.ALONE).size(),
-            freeVms.size() + blocked.size(),
-            freeVms.size(),
-            blocked.size(),
-            cost.markingSeconds(),
-            tracker.resumes(),
-            timeout,
-            timeout,
-            drainTimeout.plus(lateCap).toSeconds(),
-            podWatchResumes.get(),
-            BenchMain.loadAverage()));
-    String with = Report.f("with %d blocked", blocked.size());
+    String reconcileText =
+        reconcile
+                .map(h -> Report.f("p99 ≤ %s s (of %.0f)", h.percentileBound(99), h.count()))
+                .orElse("not exported")
+            + ", max "
+            + reconcileMax.map(m -> Report.f("%.2f s", m)).orElse("n/a");
+    Stats rtt = Stats.of(roundTripsMs);
     List<List<String>> evacRows = new ArrayList<>();
     List<List<String>> reactionRows = new ArrayList<>();
-    for (String seen : List.of("", "seen by the watch: ")) {
-      boolean watched = !seen.isEmpty();
+    for (boolean watched : List.of(false, true)) {
       for (Kind kind : List.of(Kind.ALONE, Kind.FREE)) {
         String label =
-            seen
-                + (kind == Kind.ALONE ? "alone" : with)
-                + (watched ? "" : kind == Kind.ALONE ? " (phase 1)" : " (phase 2)");
-        Stats e = times(kind, watched ? evacuationWatched : evacuation);
-        Stats r = times(kind, watched ? reactionWatched : reaction);
+            (watched ? "seen by the watches: " : "")
+                + (kind == Kind.ALONE
+                    ? "alone (phase 1)"
+                    : "with " + blocked.size() + " blocked (phase 2)");
+        Stats e =
+            times(
+                kind,
+                watched ? markedSeen : markedStored,
+                watched ? deletedSeen : deleteRequested,
+                1);
+        Stats r =
+            times(
+                kind,
+                watched ? podsGoneSeen : podsRemoved,
+                watched ? deletedSeen : deleteRequested,
+                1000);
         evacRows.add(Report.row(label, e.n(), e.cells(S, MEDIAN_P95_MAX)));
-        reactionRows.add(
-            Report.row(
-                label.replace("the watch:", "the watches:"),
-                r.n(),
-                r.cells("%.0f", "median", "p95", "p99", "max")));
+        reactionRows.add(Report.row(label, r.n(), r.cells("%.0f", "median", "p95", "p99", "max")));
       }
     }
-    s.append(Report.table("free VMIs|timed|median s|p95 s|max s", evacRows)).append('\n');
-    s.append(
-        Report.f(
-            "- ratio with blocked / alone: median **%.2f** (target ≤ 1.2), max **%.2f** (target ≤ 1.5)%s\n\n",
-            medianRatio,
-            maxRatio,
-            freeMissing == 0
-                ? ""
-                : Report.f("; %d free VMIs were not deleted within the wait", freeMissing)));
-    s.append(
-        Report.table(
-            "reaction, last pod gone to VMI deleted|timed|median ms|p95 ms|p99 ms|max ms",
-            reactionRows));
-    int reactionUntimed = freeVms.size() - reactionFree.n();
-    s.append('\n');
-    s.append(
-        Report.f(
-            "- reaction with %d blocked: p99 **%.0f ms** (target ≤ 500 ms; with %d samples the p99 is the %s)%s\n",
-            blocked.size(),
-            reactionFree.percentile(99),
-            reactionFree.n(),
-            reactionFree.n() < 100 ? "max" : "99th percentile",
-            reactionUntimed == 0
-                ? ""
-                : Report.f(
-                    "; %d free VMIs not timed (their pods' deletions or the VMI's not all seen)",
-                    reactionUntimed)));
-    s.append(
-        Report.f(
-            "- blocked VMIs, lateness after the deadline: median %.1f s, p95 %.1f s, max %.1f s (min %.1f s); "
-                + "**%d of %d** deleted within 2 s of their deadline%s%s\n",
-            late.median(),
-            late.percentile(95),
-            late.max(),
-            late.min(),
-            within2s,
-            blocked.size(),
-            notDeleted == 0
-                ? ""
-                : Report.f(
-                    "; %d not deleted by the marking + %d s (counted as missed)",
-                    notDeleted, drainTimeout.plus(lateCap).toSeconds()),
-            noAnnotation == 0
-                ? ""
-                : Report.f("; %d deleted without a drain start annotation seen", noAnnotation)));
-    s.append(
-        Report.f(
-            "- blocked VMIs, deletion after their marking + %d s: median %.1f s, p95 %.1f s, max %.1f s "
-                + "(%d deleted)\n",
-            timeout,
-            lateSinceMark.median(),
-            lateSinceMark.percentile(95),
-            lateSinceMark.max(),
-            lateSinceMark.n()));
-    s.append(
-        Report.f(
-            "- controller during phase 2: %.1f CPU-s, peak RSS %d MiB\n",
-            cost.cpuSeconds(), cost.peakRssKb() / 1024));
-    freeWindow.ifPresent(
-        w ->
-            s.append(
-                Report.f(
-                    "- the machine while phase 2's free VMIs were evacuated (%.1f s, from the first marking to "
-                        + "the last free VMI's delete request): busy %.0f%% of its %d cores (%.1f CPU-s): the "
-                        + "controller %.1f, the clusters' processes (etcd, kube-apiserver, kwok) %.1f, this "
-                        + "benchmark %.1f, the rest of the machine %.1f\n",
-                    w.seconds(),
-                    w.seconds() <= 0 ? 0 : 100 * w.machine() / (BenchMain.cores() * w.seconds()),
-                    BenchMain.cores(),
-                    w.machine(),
-                    w.controller(),
-                    w.clusters(),
-                    w.bench(),
-                    Math.max(0, w.machine() - w.controller() - w.clusters() - w.bench()))));
-    s.append(
-        Report.f(
-            "- a guest round trip during phase 2 (a LIST of one pod, sampled every second): median %.0f ms, "
-                + "max %.0f ms (%d samples)\n",
-            rtt.median(), rtt.max(), rtt.n()));
-    s.append(
-        reconcile
-            .map(
-                h ->
-                    Report.f(
-                        "- reconcile duration (`%s`, %.0f reconciles over the controller's life): p99 ≤ %s s "
-                            + "(bucket bound), max %s\n",
-                        RECONCILE_HISTOGRAM,
-                        h.count(),
-                        h.percentileBound(99),
-                        reconcileMax.isPresent()
-                            ? reconcileMaxText
-                            : "not exported (no `" + RECONCILE_MAX_GAUGE + "`)"))
-            .orElse(
-                "- reconcile duration: not exported by this build (no `"
-                    + RECONCILE_HISTOGRAM
-                    + "` on its /metrics)"
-                    + reconcileMax
-                        .map(m -> Report.f("; `%s` %.2f s", RECONCILE_MAX_GAUGE, m))
-                        .orElse("")
-                    + "\n"));
-    metrics
-        .histogram("vmi_eviction_drain_pass_duration_seconds")
-        .ifPresent(
-            h ->
-                s.append(
-                    Report.f(
-                        "- drain pass duration (`vmi_eviction_drain_pass_duration_seconds`, %.0f passes): "
-                            + "p50 ≤ %s s, p99 ≤ %s s (bucket bounds)\n",
-                        h.count(), h.percentileBound(50), h.percentileBound(99))));
-    s.append("\nAs a row of docs/benchmarks.md:\n\n");
-    s.append(
-        Report.table(
-            Report.f(
-                "build|free alone: median / p95 / max s|free with %1$d blocked: median / p95 / max s"
-                    + "|ratio median / max (≤ 1.2 / ≤ 1.5)|reaction alone: median / p99 / max ms"
-                    + "|reaction with %1$d blocked: median / p99 / max ms (p99 ≤ 500)"
-                    + "|blocked lateness after deadline: median / p95 / max s"
-                    + "|after marking + timeout: median / p95 / max s|blocked within 2 s"
-                    + "|controller CPU s / peak RSS MiB|reconcile p99 / max s|load avg",
-                blocked.size()),
+    List<List<String>> figures =
+        new ArrayList<>(
             List.of(
-                List.of(
-                    ControllerJar.shortName(),
-                    alone.joined(S, MEDIAN_P95_MAX),
-                    free.joined(S, MEDIAN_P95_MAX),
-                    Report.f("%.2f / %.2f", medianRatio, maxRatio),
-                    reactionAlone.joined("%.0f", "median", "p99", "max"),
-                    reactionFree.joined("%.0f", "median", "p99", "max"),
-                    late.joined(S, MEDIAN_P95_MAX),
-                    lateSinceMark.joined(S, MEDIAN_P95_MAX),
-                    Report.f("%d / %d", within2s, blocked.size()),
-                    Report.f("%.1f / %d", cost.cpuSeconds(), cost.peakRssKb() / 1024),
-                    reconcile
+                Report.row(
+                    "free VMIs not deleted within the wait / reaction not timed",
+                    freeMissing + " / " + reactionUntimed),
+                Report.row(
+                    "blocked: lateness after the deadline, median / p95 / max (min) s",
+                    late.joined(S, MEDIAN_P95_MAX) + Report.f(" (%.1f)", late.min())),
+                Report.row(
+                    Report.f(
+                        "blocked: deletion after marking + %d s, median / p95 / max s (deleted)",
+                        timeout),
+                    lateSinceMark.joined(S, MEDIAN_P95_MAX) + " (" + lateSinceMark.n() + ")"),
+                Report.row(
+                    Report.f(
+                        "blocked: not deleted by marking + %d s / deleted without drain start seen",
+                        drainTimeout.plus(lateCap).toSeconds()),
+                    notDeleted + " / " + noAnnotation),
+                Report.row(
+                    "controller in phase 2: CPU s / peak RSS MiB",
+                    Report.f(
+                        "%.1f / %.0f",
+                        phase2Cpu, samples.stream().mapToDouble(s -> s[5]).max().orElse(0) / 1024)),
+                Report.row(
+                    "guest round trip in phase 2 (a LIST each second): median / max ms (samples)",
+                    Report.f("%.0f / %.0f (%d)", rtt.median(), rtt.max(), rtt.n())),
+                Report.row(
+                    "reconcile duration `"
+                        + RECONCILE_HISTOGRAM
+                        + "`, max `"
+                        + RECONCILE_MAX_GAUGE
+                        + "`",
+                    reconcileText),
+                Report.row(
+                    "drain pass duration `vmi_eviction_drain_pass_duration_seconds` p50 / p99 (passes)",
+                    metrics
+                        .histogram("vmi_eviction_drain_pass_duration_seconds")
                         .map(
                             h ->
-                                "≤ "
-                                    + h.percentileBound(99)
-                                    + " / "
-                                    + reconcileMax.map(m -> Report.f("%.2f", m)).orElse("n/a"))
-                        .orElse("not exported"),
-                    BenchMain.loadAverage()))));
-    report.section(s.toString());
-
+                                Report.f(
+                                    "≤ %s / ≤ %s s (%.0f)",
+                                    h.percentileBound(50), h.percentileBound(99), h.count()))
+                        .orElse("not exported")),
+                Report.row("load average at the end", BenchMain.loadAverage())));
+    // The machine from phase 2's first marking to its last free VMI's delete request: the last
+    // sample at or before the one, the first at or after the other.
+    Optional<Double> from =
+        of(Kind.FREE, Kind.BLOCKED).stream()
+            .map(markedStored)
+            .filter(x -> x != null)
+            .min(Double::compare);
+    Optional<Double> to =
+        freeVms.stream().map(deleteRequested).filter(x -> x != null).max(Double::compare);
+    if (from.isPresent() && to.isPresent() && !samples.isEmpty()) {
+      double[] a =
+          samples.stream()
+              .filter(s -> s[0] <= from.get())
+              .reduce((x, y) -> y)
+              .orElse(samples.get(0));
+      double[] b =
+          samples.stream()
+              .filter(s -> s[0] >= to.get())
+              .findFirst()
+              .orElse(samples.get(samples.size() - 1));
+      double[] d = new double[5];
+      for (int i = 0; i < 5; i++) {
+        d[i] = b[i] - a[i];
+      }
+      figures.add(
+          Report.row(
+              "machine from phase 2's first marking to its last free delete: busy; CPU-s of controller / clusters / bench / rest",
+              Report.f(
+                  "%.1f s, %.0f%% of %d cores (%.1f CPU-s); %.1f / %.1f / %.1f / %.1f",
+                  d[0],
+                  d[0] <= 0 ? 0 : 100 * d[1] / (BenchMain.cores() * d[0]),
+                  BenchMain.cores(),
+                  d[1],
+                  d[2],
+                  d[3],
+                  d[4],
+                  Math.max(0, d[1] - d[2] - d[3] - d[4]))));
+    }
+    report.section(
+        Report.f(
+                "## 7. Head-of-line: free evacuations among blocked ones\n\n"
+                    + "An infra API server and %d tenant clusters (etcd, kube-apiserver, kwok; %d cores). Each VMI has "
+                    + "its guest node (named like it), Machine and KubevirtMachine. Free: %d pods, no budget. Blocked: %d "
+                    + "pods under a `minAvailable: 100%%` budget whose status (disruptionsAllowed 0) the benchmark writes. "
+                    + "Marking: a merge patch of `status.evacuationNodeName`, 32 in parallel. Controller %s, "
+                    + "`--drain-timeout=%ds`, JVM `%s`. One untimed evacuation per tenant, then phase 1: %d free VMIs "
+                    + "alone; phase 2: %d free and %d blocked, shuffled, marked at once (in %.2f s). Times from the API "
+                    + "servers' audit logs (one clock): evacuation = marking stored to the VMI's delete request; "
+                    + "reaction = the node's last pod removed to that request; lateness = deletion minus (drain start "
+                    + "annotation + timeout), waits capped at marking + %d s. Watch times for comparison (VMI watch "
+                    + "resumed %d times, pod watches %d).\n\n",
+                tenants,
+                BenchMain.cores(),
+                FREE_PODS,
+                BLOCKED_PODS,
+                ControllerJar.describe(),
+                timeout,
+                ControllerJar.describeDeployed(),
+                of(Kind.ALONE).size(),
+                freeVms.size(),
+                blocked.size(),
+                markingSeconds,
+                drainTimeout.plus(lateCap).toSeconds(),
+                tracker.resumes(),
+                podWatchResumes.get())
+            + Report.table("free VMIs|timed|median s|p95 s|max s", evacRows)
+            + "\n"
+            + Report.table(
+                "reaction, last pod gone to VMI deleted|timed|median ms|p95 ms|p99 ms|max ms",
+                reactionRows)
+            + "\n"
+            + Report.table("figure|value", figures));
     Boolean measured = free.isEmpty() || alone.isEmpty() ? null : freeMissing == 0;
+    String what = "7. head-of-line: ";
     report.verdict(
-        "7. head-of-line: free VMIs' median, with blocked / alone",
+        what + "free VMIs' median, with blocked / alone",
         Report.f("%.2f", medianRatio),
         "≤ 1.2",
         measured == null ? null : measured && medianRatio <= 1.2);
     report.verdict(
-        "7. head-of-line: free VMIs' max, with blocked / alone",
+        what + "free VMIs' max, with blocked / alone",
         Report.f("%.2f", maxRatio),
         "≤ 1.5",
         measured == null ? null : measured && maxRatio <= 1.5);
     report.verdict(
-        "7. head-of-line: reaction from last pod gone to VMI deleted, p99",
+        what + "reaction from last pod gone to VMI deleted, p99",
         Report.f(
             "%.0f ms (max %.0f ms, %d of %d free VMIs timed, with %d blocked)",
             reactionFree.percentile(99),
@@ -757,19 +617,25 @@ final class HeadOfLineBench extends Bench {
         "≤ 500 ms",
         reactionFree.isEmpty() ? null : reactionUntimed == 0 && reactionFree.percentile(99) <= 500);
     report.verdict(
-        "7. head-of-line: blocked VMIs deleted within 2 s of their deadline",
+        what + "blocked VMIs deleted within 2 s of their deadline",
         Report.f("%d of %d (max lateness %.1f s)", within2s, blocked.size(), late.max()),
         "all",
         within2s == blocked.size());
     report.verdict(
-        "7. head-of-line: longest reconcile",
-        reconcile
-            .map(h -> Report.f("p99 ≤ %s s, max %s", h.percentileBound(99), reconcileMaxText))
-            .orElse("not exported by this build"),
+        what + "longest reconcile",
+        reconcileText,
         Report.f("≤ a guest round trip (max seen %.2f s) + 1 s", rtt.max() / 1000),
         reconcileMax.isEmpty() || reconcile.isEmpty()
             ? null
             : reconcileMax.get() <= rtt.max() / 1000 + 1);
+  }
+
+  private List<Vm> of(Kind a, Kind b) {
+    return vms.stream().filter(v -> v.kind() == a || v.kind() == b).toList();
+  }
+
+  private static Double nanosToSeconds(Long nanos) {
+    return nanos == null ? null : nanos / 1e9;
   }
 
   private static Optional<Instant> parseInstant(String raw) {
@@ -777,59 +643,6 @@ final class HeadOfLineBench extends Bench {
       return Optional.of(OffsetDateTime.parse(raw).toInstant());
     } catch (RuntimeException e) {
       return Optional.empty();
-    }
-  }
-
-  /**
-   * Who used the machine's CPU over a window: the whole machine (busy time of all cores), the
-   * controller, the clusters' processes and this JVM, sampled so that a window found only
-   * afterwards (from the audit logs) can be cut out; the rest is other work and the kernel.
-   */
-  private static final class CpuShares {
-    record Sample(Instant at, double machine, double controller, double clusters, double bench) {}
-
-    record Window(
-        double seconds, double machine, double controller, double clusters, double bench) {}
-
-    private final long controllerPid;
-    private final List<Long> clusterPids;
-    private final List<Sample> samples = new CopyOnWriteArrayList<>();
-
-    CpuShares(long controllerPid, List<Long> clusterPids) {
-      this.controllerPid = controllerPid;
-      this.clusterPids = List.copyOf(clusterPids);
-    }
-
-    void sample() {
-      double clusters =
-          clusterPids.stream()
-              .mapToDouble(p -> Math.max(0, ControllerProcess.processCpuSeconds(p)))
-              .sum();
-      samples.add(
-          new Sample(
-              Instant.now(),
-              BenchMain.busyCpuSeconds(),
-              ControllerProcess.processCpuSeconds(controllerPid),
-              clusters,
-              ControllerProcess.processCpuSeconds(ProcessHandle.current().pid())));
-    }
-
-    /** From the last sample at or before {@code from} to the first at or after {@code to}. */
-    Window between(Instant from, Instant to) {
-      Sample a = samples.get(0);
-      Sample b = samples.get(samples.size() - 1);
-      for (Sample s : samples) {
-        a = s.at().isAfter(from) ? a : s;
-      }
-      for (int i = samples.size() - 1; i >= 0; i--) {
-        b = samples.get(i).at().isBefore(to) ? b : samples.get(i);
-      }
-      return new Window(
-          AuditLog.seconds(a.at(), b.at()),
-          b.machine() - a.machine(),
-          b.controller() - a.controller(),
-          b.clusters() - a.clusters(),
-          b.bench() - a.bench());
     }
   }
 }

@@ -1,10 +1,8 @@
 package dev.capk.vmieviction.e2e.bench;
 
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -91,32 +89,5 @@ record Metrics(String text) {
               : Math.max(max, Double.parseDouble(m.group(1)));
     }
     return Optional.ofNullable(max);
-  }
-
-  /** When the requests settled: see {@link #awaitQuiet}; nanos by {@link System#nanoTime()}. */
-  record Quiet(long startNanos, long quietSinceNanos, double before, double last) {}
-
-  /**
-   * Waits until {@code cluster}'s requests (WATCH excluded, read every second) have grown by at
-   * most {@code allowedPerSecond} a second for 3 s, at least 10 s from now (a start-up wave may
-   * begin a moment after a cache synced), at most {@code cap}.
-   */
-  static Quiet awaitQuiet(LocalCluster cluster, double allowedPerSecond, Duration cap) {
-    long t0 = System.nanoTime();
-    double before = nonWatch(cluster);
-    double last = before;
-    long quietSince = t0;
-    while (System.nanoTime() - t0 < cap.toNanos()) {
-      ControllerProcess.sleep(1000);
-      double now = nonWatch(cluster);
-      if (now - last > allowedPerSecond) {
-        quietSince = System.nanoTime();
-      }
-      last = now;
-      if (System.nanoTime() - quietSince > 3e9 && System.nanoTime() - t0 > 10e9) {
-        break;
-      }
-    }
-    return new Quiet(t0, quietSince, before, last);
   }
 }

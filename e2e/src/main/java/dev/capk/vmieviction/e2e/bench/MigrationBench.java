@@ -5,7 +5,6 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
-import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,13 +14,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Benchmark 8, live migration (issue 16): the real `kubectl drain` of an infra node holding
- * LiveMigratable VMIs of a {@link DrainWorld}, the controller at {@code --live-migration=prefer}
- * against {@code never}, the policies alternating.
+ * Benchmark 8, live migration (issue 16): an infra drain at {@code prefer} against {@code never}.
  */
 final class MigrationBench extends Bench {
   private static final String NS = "mig";
@@ -54,23 +50,18 @@ final class MigrationBench extends Bench {
     // More controller flags for both policies, e.g.
     // -Dbench.migration.flags=--drain-retry-interval=5s
     List<String> extraFlags = strings("bench.migration.flags", "");
-    progress("migration: starting an infra cluster and %d guest clusters", tenantsCount);
-    List<LocalCluster> clusters =
-        startAll(
-            "bench-mig-infra",
-            "bench-mig-guest-",
-            tenantsCount,
-            n -> LocalCluster.builder(n).withAll());
+    List<LocalCluster> clusters = DrainWorld.startClusters(this, "mig", tenantsCount, null, null);
     LocalCluster infra = clusters.get(0);
-    DrainWorld w = null;
+    List<DrainWorld> worlds = new ArrayList<>();
     try {
       int vmis = tenantsCount * vmisPerTenant;
       progress(
           "migration: creating %d VMs, their guest nodes and %d pods per guest node", vmis, pods);
-      w = new DrainWorld(infra, clusters.subList(1, clusters.size()), NS, vmis, pods, false);
-      DrainWorld world = w;
+      DrainWorld w =
+          new DrainWorld(infra, clusters.subList(1, clusters.size()), NS, vmis, pods, false);
+      worlds.add(w);
       w.keepsUids = true;
-      w.alsoSettled = () -> unfinished(world) == 0;
+      w.alsoSettled = () -> unfinished(w) == 0;
       w.awaitSettled(w.holding, Map.of(), true, Duration.ofMinutes(5));
       List<Run> results = new ArrayList<>();
       for (int r = 0; r < runs; r++) {
@@ -93,11 +84,7 @@ final class MigrationBench extends Bench {
       }
       write(results, runs, tenantsCount, vmisPerTenant, pods, duration, extraFlags);
     } finally {
-      if (w != null) {
-        w.world.close();
-      }
-      EvacuationWorld.stopStandIn(infra);
-      clusters.forEach(LocalCluster::close);
+      DrainWorld.closeAll(worlds, clusters);
     }
   }
 
@@ -121,15 +108,13 @@ final class MigrationBench extends Bench {
                 RESULT_ANNOTATION, DURATION_ANNOTATION, duration));
         JsonArray conditions = new JsonArray();
         JsonObject status = vmi.getAsJsonObject("status");
-        if (status != null && status.has("conditions")) {
-          status
-              .getAsJsonArray("conditions")
-              .forEach(
-                  c -> {
-                    if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
-                      conditions.add(c);
-                    }
-                  });
+        for (var c :
+            status != null && status.has("conditions")
+                ? status.getAsJsonArray("conditions")
+                : new JsonArray()) {
+          if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
+            conditions.add(c);
+          }
         }
         conditions.add(JsonParser.parseString("{\"type\":\"LiveMigratable\",\"status\":\"True\"}"));
         w.infraApi.mergePatch(path + "/status", "{\"status\":{\"conditions\":" + conditions + "}}");
@@ -176,26 +161,13 @@ final class MigrationBench extends Bench {
     Set<String> podsBefore = podUids(w);
     Set<String> migrationsBefore = migrations(w).keySet();
     // Migrations not finished, polled while the drain lasts: KubeVirt's limits at work.
-    AtomicBoolean draining = new AtomicBoolean(true);
     AtomicInteger peak = new AtomicInteger();
-    Thread poller =
-        new Thread(
-            () -> {
-              while (draining.get()) {
-                try {
-                  peak.accumulateAndGet(unfinished(w), Math::max);
-                  Thread.sleep(250);
-                } catch (InterruptedException e) {
-                  return;
-                } catch (Exception e) {
-                  // a missed poll: the next one counts
-                }
-              }
-            },
-            "bench-migration-poll");
-    poller.setDaemon(true);
-    DrainWorld.Drained d = w.drain(controllerPid, false, poller::start, () -> draining.set(false));
-    poller.join(5000);
+    DrainWorld.Drained d;
+    try (AutoCloseable poll =
+        sampling(
+            "bench-migration-poll", 250, () -> peak.accumulateAndGet(unfinished(w), Math::max))) {
+      d = w.drain(controllerPid, false, () -> {}, () -> {});
+    }
     Map<String, String> uidsAfter = w.uids();
     Map<String, String> nodesAfter = w.vmis("status", "nodeName");
     int migrated = 0;
@@ -235,30 +207,20 @@ final class MigrationBench extends Bench {
       String duration,
       List<String> extraFlags) {
     int vmis = tenantsCount * vmisPerTenant;
-    StringBuilder s = new StringBuilder("## 8. Live migration: infra drain, prefer vs never\n\n");
-    s.append(
+    String intro =
         Report.f(
-            "The real `kubectl drain --ignore-daemonsets --delete-emptydir-data --force` of an infra node holding "
-                + "%d External VMIs, %d in each of %d tenant clusters (one local guest cluster each), every VMI "
-                + "LiveMigratable (the status condition virt-controller sets), with the controller at "
-                + "`--live-migration=prefer` and at `--live-migration=never` (%s), %d run(s) each, "
-                + "the policies alternating, each run draining the node the previous run left the VMIs on. The KubeVirt "
+            "## 8. Live migration: infra drain, prefer vs never\n\n"
+                + "The real `kubectl drain %s` of an infra node holding %d LiveMigratable External VMIs, %d in each "
+                + "of %d tenant clusters, with the controller at `--live-migration=prefer` and `never` (%s), %d "
+                + "run(s) each, alternating, each draining the node the previous run left the VMIs on. The KubeVirt "
                 + "stand-in refuses each launcher eviction and marks the VMI; under prefer the controller creates a "
-                + "VirtualMachineInstanceMigration, which the stand-in walks through KubeVirt's phases (target launcher "
-                + "pod on the other node, %s s in phase Running, then the VMI's nodeName moves, its mark is cleared, the "
-                + "source pod goes: UID kept); under never it drains the guest node and deletes the VMI, and the VM comes "
-                + "back on the other node with a new UID. KubeVirt's parallel limits are its defaults (no KubeVirt CR: 5 "
-                + "migrations per cluster, 2 outbound per node), which the controller is to keep to: with one source node "
-                + "at most 2 migrations at a time (the stand-in itself enforces no limit, so the column \"at once\" shows "
-                + "what the controller did; real KubeVirt would hold any excess Pending). %d pods per guest node (a Deployment pinned to the node by "
-                + "nodeSelector), without a PodDisruptionBudget: under never a pinned replacement waits Pending until the "
-                + "guest node is uncordoned, so any budget that limits something would hold each guest drain to its "
-                + "deadline (benchmark 7 measures blocked budgets). Drain: kubectl's start to its exit (kubectl retries a "
-                + "refused launcher eviction every 5 s, so drains end on that beat). Guest pods disrupted: pods of the "
-                + "workloads present before the drain and gone (evicted or deleted: UID no longer present) once every VM, "
-                + "guest node and pod is back. VMIs: migrated = same UID, other nodeName; deleted = UID gone. Migrations: "
-                + "VirtualMachineInstanceMigration objects created during the run; at once: unfinished ones, polled every "
-                + "0.25 s during the drain. Recovery (not a target): drain's end until everything is back.\n\n",
+                + "migration, which the stand-in completes after %s s in phase Running (UID kept; it enforces no "
+                + "parallel limit, so \"at once\" shows the controller keeping to KubeVirt's defaults, 2 outbound "
+                + "per node); under never the VMI is drained and deleted and comes back with a new UID. %d pods per "
+                + "guest node (a Deployment pinned to it), no budget. Pods disrupted: present before the drain and "
+                + "gone once all is back; migrated = same UID, other node; at once: unfinished migrations polled "
+                + "every 0.25 s. Recovery (no target): drain's end until everything is back.\n\n",
+            String.join(" ", DrainBench.FLAGS.subList(0, 3)),
             vmis,
             vmisPerTenant,
             tenantsCount,
@@ -267,9 +229,8 @@ final class MigrationBench extends Bench {
                 : "also `" + String.join(" ", extraFlags) + "`",
             runs,
             duration,
-            pods));
+            pods);
     List<List<String>> rows = new ArrayList<>();
-    Map<String, Stats> drainBy = new LinkedHashMap<>();
     Map<String, List<Run>> byPolicy = new LinkedHashMap<>();
     for (String policy : POLICIES) {
       List<Run> rs = results.stream().filter(r -> r.policy().equals(policy)).toList();
@@ -277,13 +238,11 @@ final class MigrationBench extends Bench {
         continue;
       }
       byPolicy.put(policy, rs);
-      Stats drain = Stats.over(rs, Run::drainSeconds);
-      drainBy.put(policy, drain);
       rows.add(
-          List.of(
+          Report.row(
               "`" + policy + "`",
-              Integer.toString(rs.size()),
-              drain.medianMinMax(1),
+              rs.size(),
+              Stats.over(rs, Run::drainSeconds).medianMinMax(1),
               joined(rs, r -> r.podsDisrupted() + " of " + r.podsBefore()),
               joined(rs, r -> Integer.toString(r.vmisMigrated())),
               joined(rs, r -> Integer.toString(r.vmisDeleted() + r.vmisOther())),
@@ -298,58 +257,29 @@ final class MigrationBench extends Bench {
                           + " at once)"),
               Stats.over(rs, Run::recoverySeconds).medianMinMax(0)));
     }
-    s.append(
-        Report.table(
-            "policy|runs|infra drain s|guest pods disrupted (per run)|VMIs migrated|VMIs deleted or unmoved|migrations created|recovery s",
-            rows));
-    s.append('\n');
+    report.section(
+        intro
+            + Report.table(
+                "policy|runs|infra drain s|guest pods disrupted (per run)|VMIs migrated|VMIs deleted or unmoved|migrations created|recovery s",
+                rows));
     List<Run> prefer = byPolicy.get("prefer");
+    List<Run> never = byPolicy.get("never");
     if (prefer != null) {
       int worst = prefer.stream().mapToInt(Run::podsDisrupted).max().orElse(-1);
-      s.append(
-          Report.f(
-              "- guest pods disrupted with `prefer`, most in a run: **%d** (target 0)\n", worst));
       report.verdict(
           Report.f("8. live migration, guest pods disrupted with prefer (%d VMIs)", vmis),
           Integer.toString(worst),
           "0",
           worst == 0);
     }
-    Stats p = drainBy.get("prefer");
-    Stats n = drainBy.get("never");
-    if (p != null && n != null) {
-      double ratio = p.median() / n.median();
-      s.append(
-          Report.f(
-              "- drain time prefer / never, ratio of medians: **%.2f** (%.1f s vs %.1f s; report only, no target)\n",
-              ratio, p.median(), n.median()));
+    if (prefer != null && never != null) {
+      Stats p = Stats.over(prefer, Run::drainSeconds);
+      Stats n = Stats.over(never, Run::drainSeconds);
       report.measured(
           Report.f("8. live migration, infra drain prefer / never (%d VMIs)", vmis),
-          Report.f("%.2f: %.1f s vs %.1f s", ratio, p.median(), n.median()));
-      List<Run> never = byPolicy.get("never");
-      s.append("\nAs a row of docs/benchmarks.md:\n\n");
-      s.append(
-          Report.table(
-              "benchmark|measured|target|verdict",
-              List.of(
-                  List.of(
-                      Report.f("8. infra drain of %d LiveMigratable VMIs, prefer / never", vmis),
-                      Report.f(
-                          "%.2f: %s vs %s, %d run(s) each; guest pods disrupted %s vs %s; VMIs migrated %s vs %s",
-                          ratio,
-                          p.medianMinMax(1) + " s",
-                          n.medianMinMax(1) + " s",
-                          prefer.size(),
-                          joined(prefer, r -> Integer.toString(r.podsDisrupted())),
-                          joined(never, r -> Integer.toString(r.podsDisrupted())),
-                          joined(prefer, r -> Integer.toString(r.vmisMigrated())),
-                          joined(never, r -> Integer.toString(r.vmisMigrated()))),
-                      "pods disrupted with prefer = 0; ratio: –",
-                      prefer.stream().allMatch(r -> r.podsDisrupted() == 0)
-                          ? "met"
-                          : "**missed**"))));
+          Report.f(
+              "%.2f: %s s vs %s s", p.median() / n.median(), p.medianMinMax(1), n.medianMinMax(1)));
     }
-    report.section(s.toString());
   }
 
   private static String joined(List<Run> rs, java.util.function.Function<Run, String> f) {

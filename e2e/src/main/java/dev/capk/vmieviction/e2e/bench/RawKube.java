@@ -4,7 +4,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.capk.vmieviction.e2e.harness.Await;
-import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -28,7 +28,7 @@ final class RawKube {
   private final String server;
   private final OkHttpClient http;
 
-  RawKube(LocalCluster cluster) {
+  RawKube(KubeCluster cluster) {
     this.server = cluster.serverUrl();
     this.http =
         cluster.client().getHttpClient().newBuilder().readTimeout(60, TimeUnit.SECONDS).build();

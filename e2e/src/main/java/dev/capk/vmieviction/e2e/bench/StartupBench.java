@@ -16,10 +16,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
-/**
- * CLI start-up: a cordon and a no-op drain by kubectl and by our CLI installed as a kubectl plugin,
- * its launcher before and after the class-data archive.
- */
+/** CLI start-up: cordon and a no-op drain, kubectl against our CLI as a kubectl plugin. */
 final class StartupBench extends Bench {
   /** The launcher before the class-data archive: what hack/plugin/kubectl-fastdrain ran. */
   private static final String PLAIN_LAUNCHER =
@@ -68,20 +65,18 @@ final class StartupBench extends Bench {
       }
       String kubectl = cluster.binaries().kubectl().toString();
       String node = cluster.kwokNodes().create("bench-startup", 1).get(0);
-      StringBuilder s = new StringBuilder("## CLI start-up: cordon and a no-op drain\n\n");
-      s.append(
+      String intro =
           Report.f(
-              "One kwok node without pods, uncordoned before every run. kubectl's own `cordon`/`drain` "
-                  + "against ours installed as a kubectl plugin (the launcher and the jar copied into a "
-                  + "directory on PATH, run as `kubectl fastdrain ...`): *before* is the launcher as it "
-                  + "was (`java -jar`), *after* is `hack/plugin/kubectl-fastdrain` (a class-data archive "
-                  + "recorded by its first run and kept beside the jar, `-XX:TieredStopAtLevel=1 "
-                  + "-XX:+UseSerialGC -XX:-UsePerfData`), also run directly. The drain has `%s`. %d runs "
-                  + "each after one untimed warm-up, the order rotating each round; wall: start to "
-                  + "exit; CPU: user + system seconds of the process tree. Before: %s.\n\n",
+              "## CLI start-up: cordon and a no-op drain\n\n"
+                  + "One kwok node without pods, uncordoned before every run. kubectl's `cordon`/`drain` against "
+                  + "ours as a kubectl plugin (launcher and jar on PATH, `kubectl fastdrain ...`): *before* the "
+                  + "launcher as it was (`java -jar`, %s), *after* `hack/plugin/kubectl-fastdrain` (a class-data "
+                  + "archive its first run records beside the jar, C1 only, serial GC), also run directly. Drain "
+                  + "flags `%s`. %d runs each after an untimed warm-up, the order rotating; wall: start to exit; "
+                  + "CPU: user + system of the process tree.\n\n",
+              beforeJar == null ? "this tree's jar" : "the jar `" + beforeJar + "`",
               String.join(" ", DrainBench.FLAGS),
-              runs,
-              beforeJar == null ? "this tree's jar" : "the jar `" + beforeJar + "`"));
+              runs);
       List<List<String>> rows = new ArrayList<>();
       for (String op : List.of("cordon", "drain")) {
         List<String> args =
@@ -100,11 +95,11 @@ final class StartupBench extends Bench {
                     concat(List.of(after.resolve("kubectl-fastdrain").toString()), args),
                     after));
         // The first run through the new launcher records the archive: timed on its own.
-        deleteArchives(after);
+        archives(after, true);
         cluster.kubectl().runOrFail(null, "uncordon", node);
         Sample first = time(tools.get(2), cache, true);
         progress("startup: %s, first run (records the archive): %.2f s", op, first.wall);
-        if (!hasArchive(after)) {
+        if (archives(after, false).isEmpty()) {
           throw new IllegalStateException("the launcher's first run left no archive in " + after);
         }
         Map<String, List<Sample>> samples = new LinkedHashMap<>();
@@ -119,25 +114,15 @@ final class StartupBench extends Bench {
           }
           progress("startup: %s %s done", op, i < 0 ? "warm-up" : "round " + (i + 1));
         }
+        samples.put(tools.get(2).name() + ": first run (records the archive)", List.of(first));
         double kubectlMedian = Stats.over(samples.get(tools.get(0).name()), Sample::wall).median();
-        for (Tool t : tools) {
-          Stats w = Stats.over(samples.get(t.name()), Sample::wall);
-          Stats c = Stats.over(samples.get(t.name()), Sample::cpu);
-          rows.add(
-              Report.row(
-                  t.name(),
-                  w.n(),
-                  w.medianMinMax(2),
-                  Report.f("%.2f", c.median()),
-                  Report.f("%.1f", w.median() / kubectlMedian)));
-        }
-        rows.add(
-            Report.row(
-                "kubectl fastdrain " + op + ", after: first run (records the archive)",
-                1,
-                Report.f("%.2f", first.wall),
-                Report.f("%.2f", first.cpu),
-                Report.f("%.1f", first.wall / kubectlMedian)));
+        samples.forEach(
+            (name, taken) -> {
+              Stats w = Stats.over(taken, Sample::wall);
+              double cpu = Stats.over(taken, Sample::cpu).median();
+              String ratio = Report.f("%.1f", w.median() / kubectlMedian);
+              rows.add(Report.row(name, w.n(), w.medianMinMax(2), Report.f("%.2f", cpu), ratio));
+            });
         double ours = Stats.over(samples.get(tools.get(2).name()), Sample::wall).median();
         double was = Stats.over(samples.get(tools.get(1).name()), Sample::wall).median();
         double target = op.equals("cordon") ? 0.5 : 0.6;
@@ -149,22 +134,18 @@ final class StartupBench extends Bench {
             Report.f("≤ %.1f", target),
             ours <= target);
       }
-      s.append(Report.table("tool|runs|wall s|CPU s (median)|wall / kubectl", rows));
-      report.section(s.toString());
+      report.section(intro + Report.table("tool|runs|wall s|CPU s (median)|wall / kubectl", rows));
     }
   }
 
-  private static boolean hasArchive(Path dir) throws Exception {
+  /** The class-data archives in {@code dir}; deleted first if {@code delete}. */
+  private static List<Path> archives(Path dir, boolean delete) throws Exception {
     try (Stream<Path> files = Files.list(dir)) {
-      return files.anyMatch(p -> p.toString().endsWith(".jsa"));
-    }
-  }
-
-  private static void deleteArchives(Path dir) throws Exception {
-    try (Stream<Path> old = Files.list(dir)) {
-      for (Path p : old.filter(p -> p.toString().endsWith(".jsa")).toList()) {
+      List<Path> out = files.filter(p -> p.toString().endsWith(".jsa")).toList();
+      for (Path p : delete ? out : List.<Path>of()) {
         Files.delete(p);
       }
+      return delete ? List.of() : out;
     }
   }
 
