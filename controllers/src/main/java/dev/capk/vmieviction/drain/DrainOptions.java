@@ -74,7 +74,7 @@ public record DrainOptions(
     }
     podSelector = podSelector == null ? "" : podSelector.strip();
     // Parsed here: an invalid selector fails before the drain changes anything.
-    LabelSelectors.parse(podSelector);
+    LabelSelectors.check(podSelector);
   }
 
   private static void requireNotNegative(String name, Duration d) {
