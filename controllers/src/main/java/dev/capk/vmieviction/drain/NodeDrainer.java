@@ -50,6 +50,14 @@ import org.slf4j.LoggerFactory;
 public final class NodeDrainer {
   private static final Logger LOG = LoggerFactory.getLogger(NodeDrainer.class);
 
+  /**
+   * Runs the evictions of every drain's steps. Unbounded: a step sends no more than the options'
+   * maxConcurrentEvictions and waits for their answers before it returns.
+   */
+  private static final ExecutorService EVICTIONS =
+      Executors.newCachedThreadPool(
+          new ThreadFactoryBuilder().setNameFormat("drain-evict-%d").setDaemon(true).build());
+
   private final RawApi api;
   private final Clock clock;
 
@@ -285,14 +293,7 @@ public final class NodeDrainer {
      * @throws ApiException if eviction support could not be discovered
      */
     void run(Deadline deadline, V1PodList seed) throws ApiException {
-      ExecutorService evictions =
-          Executors.newFixedThreadPool(
-              Math.min(options.maxConcurrentEvictions(), left.size()),
-              new ThreadFactoryBuilder()
-                  .setNameFormat("drain-" + node.replace("%", "%%") + "-evict-%d")
-                  .setDaemon(true)
-                  .build());
-      DrainStepper stepper = new DrainStepper(api.client(), evictions, clock);
+      DrainStepper stepper = new DrainStepper(api.client(), EVICTIONS, clock);
       try (NodePodWatch watch = NodePodWatch.start(api, node, wake::release, seed)) {
         while (true) {
           watch.pods().ifPresent(this::seen);
@@ -316,8 +317,6 @@ public final class NodeDrainer {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         interruption = Optional.of("interrupted");
-      } finally {
-        evictions.shutdownNow();
       }
     }
 
