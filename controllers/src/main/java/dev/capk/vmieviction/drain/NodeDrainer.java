@@ -120,13 +120,9 @@ public final class NodeDrainer {
    * @throws NodeNotFoundException for the first name that is not a node
    */
   public void requireNodes(List<String> nodeNames) throws ApiException {
-    CoreV1Api core = new CoreV1Api(api.client());
+    Cordoner cordoner = new Cordoner(api);
     for (String name : nodeNames) {
-      RawApi.Answer answer = api.execute(core.readNode(requireNode(name)).buildCall(null));
-      if (answer.code() == 404) {
-        throw new NodeNotFoundException(name);
-      }
-      answer.orThrow();
+      cordoner.read(requireNode(name)).orElseThrow(() -> new NodeNotFoundException(name));
     }
   }
 
