@@ -572,23 +572,18 @@ public final class NodeDrainer {
       interruption.ifPresent(i -> s.append(i).append("; "));
       s.append(evicted.size())
           .append(usedEviction || dryRun != DryRun.NONE ? " evicted" : " deleted");
-      if (!pending.isEmpty()) {
-        s.append(", ").append(pending.size()).append(" pending (");
-        s.append(
-            pending.entrySet().stream()
-                .map(e -> e.getKey() + " " + e.getValue())
-                .collect(Collectors.joining(", ")));
-        s.append(")");
-      }
-      if (!failed.isEmpty()) {
-        s.append(", ").append(failed.size()).append(" failed (");
-        s.append(
-            failed.entrySet().stream()
-                .map(e -> e.getKey() + ": " + e.getValue())
-                .collect(Collectors.joining("; ")));
-        s.append(")");
-      }
+      s.append(pods(pending, " pending (", " ", ", "))
+          .append(pods(failed, " failed (", ": ", "; "));
       return s.append(", ").append(skipped.size()).append(" skipped").toString();
+    }
+
+    /** ", 2 pending (ns/a terminating, ns/b ...)", or nothing for no pods. */
+    private static String pods(Map<PodRef, String> pods, String what, String is, String between) {
+      return pods.isEmpty()
+          ? ""
+          : pods.entrySet().stream()
+              .map(e -> e.getKey() + is + e.getValue())
+              .collect(Collectors.joining(between, ", " + pods.size() + what, ")"));
     }
 
     @Override
