@@ -59,15 +59,10 @@ public final class NodeDrainer {
           new ThreadFactoryBuilder().setNameFormat("drain-evict-%d").setDaemon(true).build());
 
   private final RawApi api;
-  private final Clock clock;
+  private final Clock clock = Clock.systemUTC();
 
   public NodeDrainer(ApiClient client) {
-    this(client, Clock.systemUTC());
-  }
-
-  NodeDrainer(ApiClient client, Clock clock) {
     this.api = new RawApi(Objects.requireNonNull(client, "client"));
-    this.clock = clock;
   }
 
   /**
