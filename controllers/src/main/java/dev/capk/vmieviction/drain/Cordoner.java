@@ -59,7 +59,7 @@ public final class Cordoner {
    */
   boolean setUnschedulable(String node, boolean desired, DryRun dryRun) throws ApiException {
     Objects.requireNonNull(node, "node");
-    V1Node now = read(node).orElseThrow(() -> gone(node));
+    V1Node now = read(node).orElseThrow(() -> new NodeNotFoundException(node));
     for (int attempt = 1; ; attempt++) {
       if (unschedulable(now) == desired) {
         return false;
@@ -77,24 +77,24 @@ public final class Cordoner {
         case APPLIED -> {
           return true;
         }
-        case GONE -> throw gone(node);
+        case GONE -> throw new NodeNotFoundException(node);
         case REFUSED -> throw w.answer();
         case CHANGED -> {
           if (attempt == MAX_CONFLICTS) {
             throw new ApiException(
                 409, "node " + node + " changed while being written, " + attempt + " times");
           }
-          now = w.node() != null ? w.node() : read(node).orElseThrow(() -> gone(node));
+          now =
+              w.node() != null
+                  ? w.node()
+                  : read(node).orElseThrow(() -> new NodeNotFoundException(node));
         }
       }
     }
   }
 
-  private static NodeNotFoundException gone(String node) {
-    return new NodeNotFoundException(node);
-  }
-
-  private Optional<V1Node> read(String node) throws ApiException {
+  /** The node as the server holds it; empty if there is none. */
+  Optional<V1Node> read(String node) throws ApiException {
     RawApi.Answer answer = api.execute(core.readNode(node).buildCall(null));
     if (answer.code() == 404) {
       return Optional.empty();

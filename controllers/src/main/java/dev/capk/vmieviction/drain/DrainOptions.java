@@ -1,15 +1,11 @@
 package dev.capk.vmieviction.drain;
 
-import dev.capk.vmieviction.drain.PodFilters.PodFilter;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Objects;
 
 /**
- * How to drain a node: kubectl drain's flags, plus what a program needs (concurrency, extra
- * filters). The constructor validates every value (and parses the pod selector), so a drain never
- * starts with options it would fail on halfway.
+ * How to drain a node: kubectl drain's flags, plus the eviction concurrency and retry interval. The
+ * constructor validates every value (and parses the pod selector), so a drain never starts with
+ * options it would fail on halfway.
  *
  * @param force delete pods that declare no controller, and DaemonSet pods whose DaemonSet is gone
  * @param ignoreAllDaemonSets leave DaemonSet-managed pods in place instead of refusing the drain
@@ -23,7 +19,6 @@ import java.util.Objects;
  *     Duration#ZERO}: wait for all
  * @param chunkSize page size when listing the node's pods; 0 lists them in one request
  * @param evictionRetryInterval pause before retrying an eviction a PodDisruptionBudget refused
- * @param filters caller filters, run after kubectl's built-in ones
  */
 public record DrainOptions(
     boolean force,
@@ -37,8 +32,7 @@ public record DrainOptions(
     int chunkSize,
     DryRun dryRun,
     int maxConcurrentEvictions,
-    Duration evictionRetryInterval,
-    List<PodFilter> filters) {
+    Duration evictionRetryInterval) {
   /** kubectl's default page size when listing the node's pods. */
   public static final int DEFAULT_CHUNK_SIZE = 500;
 
@@ -80,8 +74,7 @@ public record DrainOptions(
     }
     podSelector = podSelector == null ? "" : podSelector.strip();
     // Parsed here: an invalid selector fails before the drain changes anything.
-    LabelSelectors.parse(podSelector);
-    filters = List.copyOf(filters);
+    LabelSelectors.check(podSelector);
   }
 
   private static void requireNotNegative(String name, Duration d) {
@@ -114,7 +107,6 @@ public record DrainOptions(
     b.dryRun = dryRun;
     b.maxConcurrentEvictions = maxConcurrentEvictions;
     b.evictionRetryInterval = evictionRetryInterval;
-    b.filters.addAll(filters);
     return b;
   }
 
@@ -132,7 +124,6 @@ public record DrainOptions(
     private DryRun dryRun = DryRun.NONE;
     private int maxConcurrentEvictions = DEFAULT_MAX_CONCURRENT_EVICTIONS;
     private Duration evictionRetryInterval = DEFAULT_EVICTION_RETRY_INTERVAL;
-    private final List<PodFilter> filters = new ArrayList<>();
 
     private Builder() {}
 
@@ -196,11 +187,6 @@ public record DrainOptions(
       return this;
     }
 
-    public Builder addFilter(PodFilter f) {
-      filters.add(Objects.requireNonNull(f, "filter"));
-      return this;
-    }
-
     /**
      * @throws IllegalArgumentException naming the first bad value
      */
@@ -217,8 +203,7 @@ public record DrainOptions(
           chunkSize,
           dryRun,
           maxConcurrentEvictions,
-          evictionRetryInterval,
-          filters);
+          evictionRetryInterval);
     }
   }
 }

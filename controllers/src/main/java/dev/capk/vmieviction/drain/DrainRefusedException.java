@@ -16,22 +16,16 @@ import java.util.stream.Collectors;
 public class DrainRefusedException extends Exception {
   private static final long serialVersionUID = 1L;
 
-  private final String node;
   private final transient Map<String, List<PodRef>> refusals;
   private final boolean cordonedByThisDrain;
 
   public DrainRefusedException(
       String node, Map<String, List<PodRef>> refusals, boolean cordonedByThisDrain) {
     super(message(node, refusals));
-    this.node = node;
     Map<String, List<PodRef>> copy = new LinkedHashMap<>();
     refusals.forEach((k, v) -> copy.put(k, List.copyOf(v)));
     this.refusals = Collections.unmodifiableMap(copy);
     this.cordonedByThisDrain = cordonedByThisDrain;
-  }
-
-  public String node() {
-    return node;
   }
 
   /** Reason (kubectl's wording, "cannot delete ...") to the refused pods, in filter order. */

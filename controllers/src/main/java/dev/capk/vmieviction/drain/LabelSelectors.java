@@ -5,8 +5,6 @@ import io.kubernetes.client.util.labels.LabelSelector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -29,40 +27,18 @@ public final class LabelSelectors {
 
   private LabelSelectors() {}
 
-  /** One requirement of a selector. */
-  public record Requirement(String key, Operator operator, Set<String> values) {
-    public Requirement {
-      values = Set.copyOf(values);
-    }
-  }
-
-  public enum Operator {
-    EXISTS,
-    DOES_NOT_EXIST,
-    EQUALS,
-    NOT_EQUALS,
-    IN,
-    NOT_IN,
-    GREATER_THAN,
-    LESS_THAN
-  }
-
   /**
-   * Parses a selector in kubectl's syntax ({@code a=b,c!=d,e in (f,g),!h,i,n>4}); empty or blank
-   * selects everything.
+   * Checks a selector in kubectl's syntax ({@code a=b,c!=d,e in (f,g),!h,i,n>4}); empty or blank
+   * selects everything. The API server matches it: it is only checked here.
    *
    * @throws IllegalArgumentException naming the selector and what is wrong with it
    */
-  public static List<Requirement> parse(String selector) {
+  public static void check(String selector) {
     if (selector == null || selector.isBlank()) {
-      return List.of();
+      return;
     }
     try {
-      List<Requirement> out = new ArrayList<>();
-      for (String part : split(selector)) {
-        out.add(requirement(part));
-      }
-      return out;
+      split(selector).forEach(LabelSelectors::requirement);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "invalid label selector \"" + selector + "\": " + e.getMessage(), e);
@@ -92,46 +68,36 @@ public final class LabelSelectors {
     return parts;
   }
 
-  private static Requirement requirement(String text) {
+  private static void requirement(String text) {
     Matcher m;
     if ((m = EXISTS.matcher(text)).matches()) {
-      boolean not = !m.group(1).isEmpty();
-      return new Requirement(
-          key(m.group(2)), not ? Operator.DOES_NOT_EXIST : Operator.EXISTS, Set.of());
-    }
-    if ((m = COMPARE.matcher(text)).matches()) {
+      key(m.group(2));
+    } else if ((m = COMPARE.matcher(text)).matches()) {
       String op = m.group(2);
       String v = m.group(3);
       if (op.equals("<") || op.equals(">")) {
         if (!v.matches("-?[0-9]+")) {
           throw new IllegalArgumentException("'" + op + "' needs an integer, found \"" + v + "\"");
         }
-        return new Requirement(
-            key(m.group(1)),
-            op.equals(">") ? Operator.GREATER_THAN : Operator.LESS_THAN,
-            Set.of(v));
+      } else {
+        value(v);
       }
-      return new Requirement(
-          key(m.group(1)),
-          op.equals("!=") ? Operator.NOT_EQUALS : Operator.EQUALS,
-          Set.of(value(v)));
-    }
-    if ((m = SET.matcher(text)).matches()) {
-      Set<String> values = new TreeSet<>();
+      key(m.group(1));
+    } else if ((m = SET.matcher(text)).matches()) {
       for (String v : m.group(3).split(",", -1)) {
         if (v.isBlank()) {
           throw new IllegalArgumentException("'" + m.group(2) + "' needs values: (a, b)");
         }
-        values.add(value(v.strip()));
+        value(v.strip());
       }
-      return new Requirement(
-          key(m.group(1)), m.group(2).equals("in") ? Operator.IN : Operator.NOT_IN, values);
+      key(m.group(1));
+    } else {
+      throw new IllegalArgumentException(
+          "cannot parse requirement \""
+              + text.strip()
+              + "\" (expected key, !key, key=value, key!=value, key in (v,...), key notin (v,...),"
+              + " key<n or key>n)");
     }
-    throw new IllegalArgumentException(
-        "cannot parse requirement \""
-            + text.strip()
-            + "\" (expected key, !key, key=value, key!=value, key in (v,...), key notin (v,...),"
-            + " key<n or key>n)");
   }
 
   /**
@@ -151,7 +117,7 @@ public final class LabelSelectors {
     }
   }
 
-  private static String key(String key) {
+  private static void key(String key) {
     String name = key;
     int slash = key.indexOf('/');
     if (slash >= 0) {
@@ -166,15 +132,13 @@ public final class LabelSelectors {
       throw new IllegalArgumentException(
           "label key \"" + key + "\": name must be at most 63 characters, " + NAME_RULE);
     }
-    return key;
   }
 
-  private static String value(String value) {
+  private static void value(String value) {
     if (!value.isEmpty() && (value.length() > 63 || !NAME.matcher(value).matches())) {
       throw new IllegalArgumentException(
           "label value \"" + value + "\": must be at most 63 characters, " + NAME_RULE);
     }
-    return value;
   }
 
   private static final String NAME_RULE =

@@ -21,7 +21,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -41,29 +40,29 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Drains a node the way {@code kubectl drain} does: cordon, list the node's pods, give each a
- * verdict (refusing the whole drain if any pod may not go), evict the others (or delete them), and
- * wait until they are gone. The evictions are sent by the controller's stepped engine ({@link
- * DrainStepper}); this class blocks between its steps. Faster than kubectl: evictions run
- * concurrently (bounded), and one watch on the node's pods replaces kubectl's per-pod polling.
- *
- * <p>Thread-safe: one instance can drain several nodes at once. It knows nothing about VMIs.
+ * Drains a node the way {@code kubectl drain} does, for the CLI: cordon, list the node's pods, give
+ * each a verdict (refusing the whole drain if any pod may not go), then step the controller's
+ * engine ({@link DrainStepper}) until the pods are gone, waiting between steps on one watch of the
+ * node's pods or for the next eviction to be due. Faster than kubectl: evictions run concurrently
+ * (bounded), and the watch replaces kubectl's per-pod polling. Thread-safe: one instance can drain
+ * several nodes at once. It knows nothing about VMIs.
  */
 public final class NodeDrainer {
   private static final Logger LOG = LoggerFactory.getLogger(NodeDrainer.class);
 
+  /**
+   * Runs the evictions of every drain's steps. Unbounded: a step sends no more than the options'
+   * maxConcurrentEvictions and waits for their answers before it returns.
+   */
+  private static final ExecutorService EVICTIONS =
+      Executors.newCachedThreadPool(
+          new ThreadFactoryBuilder().setNameFormat("drain-evict-%d").setDaemon(true).build());
+
   private final RawApi api;
-  private final Cordoner cordoner;
-  private final Clock clock;
+  private final Clock clock = Clock.systemUTC();
 
   public NodeDrainer(ApiClient client) {
-    this(client, Clock.systemUTC());
-  }
-
-  NodeDrainer(ApiClient client, Clock clock) {
     this.api = new RawApi(Objects.requireNonNull(client, "client"));
-    this.cordoner = new Cordoner(api);
-    this.clock = clock;
   }
 
   /**
@@ -77,8 +76,9 @@ public final class NodeDrainer {
   public boolean setUnschedulable(String nodeName, boolean desired, DryRun dryRun)
       throws ApiException {
     boolean changed =
-        cordoner.setUnschedulable(
-            requireNode(nodeName), desired, Objects.requireNonNull(dryRun, "dryRun"));
+        new Cordoner(api)
+            .setUnschedulable(
+                requireNode(nodeName), desired, Objects.requireNonNull(dryRun, "dryRun"));
     LOG.info(
         "node {} node={} changed={} dryRun={}",
         desired ? "cordon" : "uncordon",
@@ -101,13 +101,8 @@ public final class NodeDrainer {
       if (!labelSelector.isBlank()) {
         req = req.labelSelector(labelSelector);
       }
-      if (token != null) {
-        req = req._continue(token);
-      }
-      V1NodeList page = api.get(req.buildCall(null), V1NodeList.class);
-      if (page.getItems() != null) {
-        page.getItems().forEach(n -> names.add(n.getMetadata().getName()));
-      }
+      V1NodeList page = api.get(req._continue(token).buildCall(null), V1NodeList.class);
+      page.getItems().forEach(n -> names.add(n.getMetadata().getName()));
       token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
     } while (token != null && !token.isEmpty());
     return names;
@@ -120,52 +115,42 @@ public final class NodeDrainer {
    * @throws NodeNotFoundException for the first name that is not a node
    */
   public void requireNodes(List<String> nodeNames) throws ApiException {
-    CoreV1Api core = new CoreV1Api(api.client());
+    Cordoner cordoner = new Cordoner(api);
     for (String name : nodeNames) {
-      RawApi.Answer answer = api.execute(core.readNode(requireNode(name)).buildCall(null));
-      if (answer.code() == 404) {
-        throw new NodeNotFoundException(name);
-      }
-      if (!answer.ok()) {
-        throw answer.toException();
-      }
+      cordoner.read(requireNode(name)).orElseThrow(() -> new NodeNotFoundException(name));
     }
+  }
+
+  /** As {@link #drain(String, DrainOptions, DrainProgressListener)}, telling no one. */
+  public DrainResult drain(String nodeName, DrainOptions options)
+      throws ApiException, DrainRefusedException {
+    return drain(nodeName, options, DrainProgressListener.NONE);
   }
 
   /**
    * Cordons the node and evicts its pods, blocking until they are gone or the options' timeout
-   * passes. A timeout, a pod that cannot be evicted, or a lost API server is reported in the
-   * result; only a refusal (nothing evicted) and failures before any eviction (unknown node, cannot
-   * list pods) throw. The evictions are the stepped engine's ({@link DrainStepper}), driven here
-   * until the node is empty.
+   * passes, telling {@code listener} of each pod's progress. A timeout, a pod that cannot be
+   * evicted, or a lost API server is reported in the result; only a refusal (nothing evicted) and
+   * failures before any eviction (unknown node, cannot list pods) throw.
    *
    * @throws NodeNotFoundException if there is no such node
    * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
    *     evicted
    * @throws ApiException if cordoning, listing the pods or discovering eviction support failed
    */
-  public DrainResult drain(String nodeName, DrainOptions options)
-      throws ApiException, DrainRefusedException {
-    return drain(nodeName, options, DrainProgressListener.NONE);
-  }
-
-  /** As {@link #drain(String, DrainOptions)}, telling {@code listener} of each pod's progress. */
   public DrainResult drain(String nodeName, DrainOptions options, DrainProgressListener listener)
       throws ApiException, DrainRefusedException {
     requireNode(nodeName);
-    Objects.requireNonNull(options, "options");
+    Objects.requireNonNull(listener, "listener");
     long started = System.nanoTime();
     // As kubectl's --timeout: zero means no timeout.
     Deadline deadline =
         options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
     // Every request of this drain ends by its deadline, however slowly the server answers.
     RawApi api = this.api.until(deadline);
-    Objects.requireNonNull(listener, "listener");
     LOG.info("drain started node={} options={}", nodeName, options);
     // Cordon first, as kubectl does, so nothing new lands on the node while it is emptied.
     boolean cordoned = new Cordoner(api).setUnschedulable(nodeName, true, options.dryRun());
-    BlockingDrain.tell(() -> listener.cordoned(nodeName, cordoned));
-
     PodLister.Listing listing;
     try {
       listing = new PodLister(api).list(nodeName, options.podSelector(), options.chunkSize());
@@ -187,27 +172,27 @@ public final class NodeDrainer {
     }
     BlockingDrain.tell(
         () -> listener.planned(plan.toEvictRefs(), plan.skipped(), plan.warningLines()));
-
     BlockingDrain drain = new BlockingDrain(api, nodeName, plan, memory, options, listener, clock);
     if (options.dryRun() == DryRun.CLIENT) {
       drain.wouldAllGo();
-    } else if (!plan.toEvict().isEmpty()) {
+    } else if (!drain.complete()) {
+      V1PodList seed =
+          new V1PodList()
+              .metadata(new V1ListMeta().resourceVersion(listing.resourceVersion()))
+              .items(listing.pods());
       try {
-        drain.run(
-            deadline,
-            new V1PodList()
-                .metadata(new V1ListMeta().resourceVersion(listing.resourceVersion()))
-                .items(listing.pods()));
+        drain.run(deadline, seed);
       } catch (ApiException e) {
         throw afterCordon(nodeName, cordoned, "discovering eviction support", e);
       }
     }
-    DrainResult done = drain.result(cordoned, Duration.ofNanos(System.nanoTime() - started));
+    DrainResult done = drain.result(cordoned);
     LOG.info(
-        "drain finished node={} complete={} summary={}",
+        "drain finished node={} complete={} summary={} ms={}",
         nodeName,
         done.isComplete(),
-        done.summary());
+        done.summary(),
+        Duration.ofNanos(System.nanoTime() - started).toMillis());
     return done;
   }
 
@@ -218,14 +203,10 @@ public final class NodeDrainer {
         cordoned
             ? "node " + node + " was cordoned by this drain and stays cordoned"
             : "node " + node + " was already cordoned";
-    LOG.warn(
-        "drain failed node={} step={} state={} error={}", node, step, state, ApiStatus.describe(e));
-    return new ApiException(
-        "drain of node " + node + " failed " + step + " (" + state + "): " + ApiStatus.describe(e),
-        e,
-        e.getCode(),
-        e.getResponseHeaders(),
-        e.getResponseBody());
+    String message =
+        "drain of node " + node + " failed " + step + " (" + state + "): " + ApiStatus.describe(e);
+    LOG.warn(message);
+    return new ApiException(message, e, e.getCode(), e.getResponseHeaders(), e.getResponseBody());
   }
 
   private static String requireNode(String nodeName) {
@@ -236,13 +217,12 @@ public final class NodeDrainer {
   }
 
   /**
-   * One blocking drain ({@link NodeDrainer#drain}) once the node is cordoned and its pods planned:
-   * a thin loop that steps the drain ({@link DrainStepper}, the controller's engine) and, between
-   * steps, waits for the node's pod watch to show pods leaving or for the next eviction to be due,
-   * never past the deadline. The stepper's memory keeps each pod's retries, budgets and failures;
-   * this loop keeps only what kubectl's output needs: the pods still awaited (by UID: a namesake a
-   * StatefulSet recreates is another pod), and how the others ended. A listener that throws is
-   * logged and ignored, since reporting must never break a drain.
+   * One blocking drain once the node is cordoned and its pods planned: steps the drain ({@link
+   * DrainStepper}) and, between steps, waits for the node's pod watch to show pods leaving or for
+   * the next eviction to be due, never past the deadline. The stepper's memory keeps each pod's
+   * retries, budgets and failures; this loop keeps only what kubectl's output needs: the pods still
+   * awaited (by UID: a namesake a StatefulSet recreates is another pod), and how the others ended.
+   * A listener that throws is logged and ignored, since reporting must never break a drain.
    */
   static final class BlockingDrain implements DrainStepper.Observer {
     /** The longest wait between two looks: skip-wait ages grow without any event to say so. */
@@ -255,7 +235,6 @@ public final class NodeDrainer {
     private final DrainOptions options;
     private final DrainProgressListener listener;
     private final Clock clock;
-    private final boolean dryRun;
     private final Semaphore wake = new Semaphore(0);
 
     /** The pods still awaited, as last seen, by UID. */
@@ -287,7 +266,6 @@ public final class NodeDrainer {
       this.options = options;
       this.listener = listener;
       this.clock = clock;
-      this.dryRun = options.dryRun() != DryRun.NONE;
     }
 
     /** Calls the caller's listener; its failure is logged, never the drain's. */
@@ -306,15 +284,7 @@ public final class NodeDrainer {
      * @throws ApiException if eviction support could not be discovered
      */
     void run(Deadline deadline, V1PodList seed) throws ApiException {
-      // Evictions of one step side by side, no more than the options allow.
-      ExecutorService evictions =
-          Executors.newFixedThreadPool(
-              Math.max(1, Math.min(options.maxConcurrentEvictions(), left.size())),
-              new ThreadFactoryBuilder()
-                  .setNameFormat("drain-" + node.replace("%", "%%") + "-evict-%d")
-                  .setDaemon(true)
-                  .build());
-      DrainStepper stepper = new DrainStepper(api.client(), evictions, clock);
+      DrainStepper stepper = new DrainStepper(api.client(), EVICTIONS, clock);
       try (NodePodWatch watch = NodePodWatch.start(api, node, wake::release, seed)) {
         while (true) {
           watch.pods().ifPresent(this::seen);
@@ -326,7 +296,9 @@ public final class NodeDrainer {
           if (interruption.isPresent() || timedOut) {
             return;
           }
-          Duration wait = deadline.cap(until(step(stepper, deadline)));
+          Duration wait =
+              step(stepper, deadline).map(n -> Duration.between(clock.instant(), n)).orElse(TICK);
+          wait = deadline.cap(wait.compareTo(TICK) < 0 ? wait : TICK);
           if (!wait.isNegative() && !wait.isZero()) {
             wake.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS);
           }
@@ -336,8 +308,6 @@ public final class NodeDrainer {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         interruption = Optional.of("interrupted");
-      } finally {
-        evictions.shutdownNow();
       }
     }
 
@@ -351,25 +321,24 @@ public final class NodeDrainer {
     private Optional<Instant> step(DrainStepper stepper, Deadline deadline) throws ApiException {
       // Each step's requests end by the drain's deadline, not a full timeout after the step began.
       Duration bound = deadline.none() ? Duration.ZERO : deadline.remaining();
-      DrainOptions bounded =
-          options.toBuilder()
-              .timeout(bound.isZero() ? bound : max(bound, Duration.ofMillis(1)))
-              .build();
+      if (!deadline.none() && bound.compareTo(Duration.ofMillis(1)) < 0) {
+        bound = Duration.ofMillis(1);
+      }
       try {
         return stepper
-            .step(node, sendable(), bounded, memory, BudgetAllowance.UNKNOWN, this)
+            .step(
+                node,
+                sendable(),
+                options.toBuilder().timeout(bound).build(),
+                memory,
+                BudgetAllowance.UNKNOWN,
+                this)
             .nextTry();
       } catch (DrainRefusedException e) {
         // Pods that changed since the plan may no longer go: failed, since some peers already went.
         e.refusals().forEach((reason, refs) -> refs.forEach(ref -> fail(ref, reason)));
         return Optional.empty();
       }
-    }
-
-    /** How long to wait for {@code next}: a tick at most (none: only deletions are awaited). */
-    private Duration until(Optional<Instant> next) {
-      Duration wait = next.map(n -> Duration.between(clock.instant(), n)).orElse(TICK);
-      return wait.compareTo(TICK) < 0 ? wait : TICK;
     }
 
     /** Evictions, unless disabled or (as discovered by the first request) not served. */
@@ -393,7 +362,7 @@ public final class NodeDrainer {
       DrainMemory.PodState s = memory.state(ref);
       switch (o.kind()) {
         case ACCEPTED -> {
-          if (dryRun) {
+          if (options.dryRun() != DryRun.NONE) {
             left.remove(key(ref));
             done(ref);
           }
@@ -432,17 +401,20 @@ public final class NodeDrainer {
           gone(ref);
         } else if (PodFilters.deletedLongerAgoThan(
             now, options.skipWaitForDeleteTimeout(), clock)) {
+          String reason =
+              "deletion timestamp older than "
+                  + options.skipWaitForDeleteTimeout().toSeconds()
+                  + " seconds, not waited for";
           left.remove(key(ref));
-          notWaited.add(new SkippedPod(ref, notWaitedReason()));
-          LOG.info("pod not waited for pod={}", ref);
-          tell(() -> listener.notWaitedFor(ref, notWaitedReason()));
+          notWaited.add(new SkippedPod(ref, reason));
+          tell(() -> listener.notWaitedFor(ref, reason));
         } else {
           left.put(key(ref), now);
           if (terminating(now)) {
             // Someone else deletes it, so the stepper sends no eviction; kubectl would send one
             // (accepted, the pod going anyway) and print its line, so it is announced.
             announce(ref);
-            if (dryRun) {
+            if (options.dryRun() != DryRun.NONE) {
               left.remove(key(ref));
               evicted.add(ref);
             }
@@ -461,20 +433,27 @@ public final class NodeDrainer {
     }
 
     /** How the drain ended: the plan's verdicts, the pods that went, and those still awaited. */
-    DrainResult result(boolean cordoned, Duration elapsed) {
+    DrainResult result(boolean cordoned) {
       List<SkippedPod> skipped = new ArrayList<>(plan.skipped());
       skipped.addAll(notWaited);
-      List<PodRef> pending = new ArrayList<>();
-      List<PodRef> terminating = new ArrayList<>();
+      Map<PodRef, String> pending = new TreeMap<>();
       Map<PodRef, Set<String>> blocking = new TreeMap<>();
       for (V1Pod pod : left.values()) {
         PodRef ref = PodRef.of(pod);
-        pending.add(ref);
         DrainMemory.PodState s = memory.state(ref);
-        if (terminating(pod) || (s != null && s.waiting == DrainMemory.Waiting.ACCEPTED)) {
-          terminating.add(ref);
-        } else if (s != null && s.waiting == DrainMemory.Waiting.BLOCKED) {
+        DrainMemory.Waiting waiting = s == null ? null : s.waiting;
+        if (terminating(pod) || waiting == DrainMemory.Waiting.ACCEPTED) {
+          pending.put(ref, "terminating");
+        } else if (waiting == DrainMemory.Waiting.BLOCKED) {
           blocking.put(ref, s.budgets);
+          pending.put(
+              ref,
+              s.budgets.isEmpty()
+                  ? "blocked by a PodDisruptionBudget"
+                  : "blocked by PodDisruptionBudget "
+                      + String.join(", ", new TreeSet<>(s.budgets)));
+        } else {
+          pending.put(ref, DrainResult.NOT_EVICTED);
         }
       }
       return new DrainResult(
@@ -485,13 +464,11 @@ public final class NodeDrainer {
           evicted,
           skipped,
           pending,
-          terminating,
-          failed,
           blocking,
+          failed,
           plan.warningLines(),
           timedOut && !pending.isEmpty(),
-          interruption,
-          elapsed);
+          interruption);
     }
 
     private void announce(PodRef ref) {
@@ -522,12 +499,6 @@ public final class NodeDrainer {
       }
     }
 
-    private String notWaitedReason() {
-      return "deletion timestamp older than "
-          + options.skipWaitForDeleteTimeout().toSeconds()
-          + " seconds, not waited for";
-    }
-
     private static boolean terminating(V1Pod pod) {
       return pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null;
     }
@@ -535,17 +506,11 @@ public final class NodeDrainer {
     private static String key(PodRef ref) {
       return ref.uid() != null ? ref.uid() : ref.namespace() + "/" + ref.name();
     }
-
-    private static Duration max(Duration a, Duration b) {
-      return a.compareTo(b) >= 0 ? a : b;
-    }
   }
 
   /**
-   * How a blocking drain ({@link NodeDrainer#drain}) ended. Complete means every pod to evict is
-   * gone (or, in a dry run, would go). An incomplete drain says which pods are still there, which
-   * of those were blocked by which budgets, which failed and why, and whether the timeout or a lost
-   * connection ended it.
+   * How a blocking drain ended. Complete means every pod to evict is gone (or, in a dry run, would
+   * go).
    *
    * @param cordonedByThisDrain true if this drain made the node unschedulable (false: it already
    *     was)
@@ -553,18 +518,15 @@ public final class NodeDrainer {
    *     served)
    * @param evicted pods evicted or deleted and gone (or replaced by a namesake); in a dry run, the
    *     pods that would be evicted (in a server dry run, those whose eviction the server accepted)
-   * @param skipped pods left in place, with the reason: DaemonSet, mirror, filtered, deleted long
-   *     ago, not waited for
-   * @param pending pods still there when the drain ended (timeout, lost connection, failure)
-   * @param pendingTerminating the pending pods that are being deleted
-   * @param failed pods whose eviction failed for good, with the reason (e.g. several budgets select
-   *     the pod, or the API server denied the request)
+   * @param skipped pods left in place, with the reason: DaemonSet, mirror, filtered, not waited for
+   * @param pending pods still there when the drain ended, with what holds them ("terminating",
+   *     "blocked by PodDisruptionBudget db", "not evicted yet")
    * @param blockingBudgets for each pending pod a PodDisruptionBudget last refused to evict: the
    *     budget names (empty if unknown)
-   * @param warnings kubectl-style warnings of the plan ("deleting Pods that declare no controller:
+   * @param failed pods whose eviction failed for good, with the reason
+   * @param warnings kubectl's warnings of the plan ("deleting Pods that declare no controller:
    *     ns/a")
-   * @param interruption why the drain stopped early without timing out (lost the API server,
-   *     interrupted), if it did
+   * @param interruption why the drain stopped early without timing out, if it did
    */
   public record DrainResult(
       String node,
@@ -573,24 +535,21 @@ public final class NodeDrainer {
       boolean usedEviction,
       List<PodRef> evicted,
       List<SkippedPod> skipped,
-      List<PodRef> pending,
-      List<PodRef> pendingTerminating,
-      Map<PodRef, String> failed,
+      Map<PodRef, String> pending,
       Map<PodRef, Set<String>> blockingBudgets,
+      Map<PodRef, String> failed,
       List<String> warnings,
       boolean timedOut,
-      Optional<String> interruption,
-      Duration elapsed) {
+      Optional<String> interruption) {
+    /** What {@link #pending} says of a pod nothing is known to hold. */
+    public static final String NOT_EVICTED = "not evicted yet";
 
     public DrainResult {
-      evicted = sortedCopy(evicted);
+      evicted = evicted.stream().sorted().toList();
       skipped = List.copyOf(skipped);
-      pending = sortedCopy(pending);
-      pendingTerminating = sortedCopy(pendingTerminating);
-      failed = Collections.unmodifiableMap(new TreeMap<>(failed));
-      Map<PodRef, Set<String>> blocking = new TreeMap<>();
-      blockingBudgets.forEach((k, v) -> blocking.put(k, Set.copyOf(v)));
-      blockingBudgets = Collections.unmodifiableMap(blocking);
+      pending = new TreeMap<>(pending);
+      blockingBudgets = new TreeMap<>(blockingBudgets);
+      failed = new TreeMap<>(failed);
       warnings = List.copyOf(warnings);
     }
 
@@ -601,131 +560,67 @@ public final class NodeDrainer {
     /** One line for logs and events. */
     public String summary() {
       StringBuilder s = new StringBuilder("node/").append(node);
-      String suffix = dryRun.suffix();
-      if (isComplete()) {
-        s.append(" drained").append(suffix).append(": ");
-      } else {
-        s.append(" not drained").append(suffix).append(": ");
-        if (timedOut) {
-          s.append("timed out; ");
-        }
-        interruption.ifPresent(i -> s.append(i).append("; "));
+      s.append(isComplete() ? " drained" : " not drained").append(dryRun.suffix()).append(": ");
+      if (timedOut) {
+        s.append("timed out; ");
       }
+      interruption.ifPresent(i -> s.append(i).append("; "));
       s.append(evicted.size())
           .append(usedEviction || dryRun != DryRun.NONE ? " evicted" : " deleted");
-      if (!pending.isEmpty()) {
-        s.append(", ")
-            .append(pending.size())
-            .append(" pending (")
-            .append(
-                pending.stream()
-                    .map(p -> p + " " + holding(p).orElse("not evicted yet"))
-                    .collect(Collectors.joining(", ")))
-            .append(")");
-      }
-      if (!failed.isEmpty()) {
-        s.append(", ")
-            .append(failed.size())
-            .append(" failed (")
-            .append(
-                failed.entrySet().stream()
-                    .map(e -> e.getKey() + ": " + e.getValue())
-                    .collect(Collectors.joining("; ")))
-            .append(")");
-      }
-      s.append(", ").append(skipped.size()).append(" skipped");
-      s.append(", in ").append(elapsed.toMillis()).append(" ms");
-      return s.toString();
+      s.append(pods(pending, " pending (", " ", ", "))
+          .append(pods(failed, " failed (", ": ", "; "));
+      return s.append(", ").append(skipped.size()).append(" skipped").toString();
     }
 
-    /** What holds a pending pod on the node, if known: its budgets, or its deletion. */
-    public Optional<String> holding(PodRef p) {
-      Set<String> budgets = blockingBudgets.get(p);
-      if (budgets != null) {
-        return Optional.of(
-            budgets.isEmpty()
-                ? "blocked by a PodDisruptionBudget"
-                : "blocked by PodDisruptionBudget " + String.join(", ", new TreeSet<>(budgets)));
-      }
-      return pendingTerminating.contains(p) ? Optional.of("terminating") : Optional.empty();
+    /** ", 2 pending (ns/a terminating, ns/b ...)", or nothing for no pods. */
+    private static String pods(Map<PodRef, String> pods, String what, String is, String between) {
+      return pods.isEmpty()
+          ? ""
+          : pods.entrySet().stream()
+              .map(e -> e.getKey() + is + e.getValue())
+              .collect(Collectors.joining(between, ", " + pods.size() + what, ")"));
     }
 
     @Override
     public String toString() {
       return summary();
     }
-
-    private static List<PodRef> sortedCopy(List<PodRef> l) {
-      List<PodRef> c = new ArrayList<>(l);
-      Collections.sort(c);
-      return List.copyOf(c);
-    }
   }
 
   /**
-   * Per-pod progress of one drain, for logs, events and metrics. Every method has an empty default.
-   *
-   * <p>Calls for one drain come from the thread that called {@link NodeDrainer#drain}, one at a
-   * time, and stop when it returns. A listener that throws is logged and otherwise ignored:
-   * reporting must never break a drain.
-   *
-   * <p>In a dry run, {@link #evicting} is called for each pod that would go; {@link #gone} is not,
-   * since nothing goes.
+   * Per-pod progress of one drain, for kubectl's lines. Calls for one drain come from the thread
+   * that called {@link NodeDrainer#drain}, one at a time. In a dry run, {@link #evicting} is called
+   * for each pod that would go; {@link #gone} is not, since nothing goes.
    */
   public interface DrainProgressListener {
-    /** A listener that does nothing. */
     DrainProgressListener NONE = new DrainProgressListener() {};
 
-    /** The node is unschedulable now; {@code changed} is false when it already was. */
-    default void cordoned(String node, boolean changed) {}
-
-    /**
-     * The plan: pods to evict, pods left in place, and kubectl-style warnings ("ignoring
-     * DaemonSet-managed Pods: ...").
-     */
+    /** The plan: pods to evict, pods left in place, and kubectl's warnings. */
     default void planned(List<PodRef> toEvict, List<SkippedPod> skipped, List<String> warnings) {}
 
     /**
-     * The first eviction (or, with eviction disabled or unsupported, deletion) request for a pod is
-     * about to be sent; or the pod is already being deleted (kubectl would send it one, accepted
-     * since the pod goes anyway), and the drain waits for it.
+     * The first eviction (or deletion) of a pod is about to be sent; or the pod is already being
+     * deleted (kubectl would send it one, accepted since the pod goes anyway).
      */
     default void evicting(PodRef pod, boolean usingEviction) {}
 
-    /**
-     * A PodDisruptionBudget refused the eviction (HTTP 429); the drain retries until its timeout.
-     */
+    /** A PodDisruptionBudget refused the eviction (HTTP 429); retried until the timeout. */
     default void blocked(PodRef pod, Set<String> budgets, String message) {}
 
-    /**
-     * A request for the pod failed in a way worth retrying (terminating namespace, server error);
-     * it is retried.
-     */
+    /** A request failed in a way worth retrying (terminating namespace, server error). */
     default void retrying(PodRef pod, String reason) {}
 
-    /**
-     * The pod was evicted (or, with eviction disabled or not served, deleted) and is gone, or was
-     * replaced by a new pod of the same name.
-     */
+    /** The pod was evicted (or deleted) and is gone, or was replaced by a namesake. */
     default void gone(PodRef pod, boolean usingEviction) {}
 
-    /**
-     * The pod is being deleted since longer than the skip-wait timeout: the drain stops waiting for
-     * it.
-     */
+    /** The pod is being deleted since longer than the skip-wait timeout: no longer waited for. */
     default void notWaitedFor(PodRef pod, String reason) {}
 
-    /**
-     * The pod cannot be evicted (e.g. several budgets match it); the drain goes on with the others
-     * and is incomplete.
-     */
+    /** The pod cannot be evicted; the drain goes on with the others and is incomplete. */
     default void failed(PodRef pod, String reason) {}
   }
 
-  /**
-   * The node to cordon or drain does not exist. An {@link ApiException} with code 404, so callers
-   * can treat it as one.
-   */
+  /** The node to cordon or drain does not exist: an {@link ApiException} with code 404. */
   public static class NodeNotFoundException extends ApiException {
     private static final long serialVersionUID = 1L;
 

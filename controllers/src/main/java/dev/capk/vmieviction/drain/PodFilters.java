@@ -22,8 +22,8 @@ import java.util.Objects;
 
 /**
  * kubectl drain's pod filters, in kubectl's order: skip pods deleted long ago, DaemonSet pods,
- * mirror pods, pods with emptyDir data, pods without a controller; then the caller's filters. The
- * messages are kubectl's, so operators recognise them.
+ * mirror pods, pods with emptyDir data, pods without a controller. The messages are kubectl's, so
+ * operators recognise them.
  */
 public final class PodFilters {
   public static final String DAEMONSET_FATAL =
@@ -51,18 +51,14 @@ public final class PodFilters {
     this.clock = clock;
   }
 
-  /** The built-in filters in kubectl's order, then {@link DrainOptions#filters()}. */
+  /** The filters in kubectl's order. */
   public List<PodFilter> inOrder() {
-    List<PodFilter> all =
-        new ArrayList<>(
-            List.of(
-                this::skipDeleted,
-                this::daemonSet,
-                this::mirrorPod,
-                this::localStorage,
-                this::unreplicated));
-    all.addAll(options.filters());
-    return all;
+    return List.of(
+        this::skipDeleted,
+        this::daemonSet,
+        this::mirrorPod,
+        this::localStorage,
+        this::unreplicated);
   }
 
   /**
@@ -215,11 +211,7 @@ public final class PodFilters {
       warnings = freeze(warnings);
     }
 
-    /**
-     * Runs each pod through {@code filters} in order and groups the verdicts. Pure logic.
-     *
-     * @throws IllegalStateException if a filter gives no verdict
-     */
+    /** Runs each pod through {@code filters} in order and groups the verdicts. Pure logic. */
     public static DrainPlan of(List<PodFilter> filters, List<V1Pod> pods) {
       List<V1Pod> sorted = new ArrayList<>(pods);
       sorted.sort(Comparator.comparing(PodRef::of));
@@ -235,10 +227,6 @@ public final class PodFilters {
         int decidedBy = -1;
         for (int i = 0; i < filters.size(); i++) {
           verdict = filters.get(i).verdict(pod);
-          if (verdict == null) {
-            throw new IllegalStateException(
-                "pod filter #" + i + " returned no verdict for pod " + ref);
-          }
           decidedBy = i;
           if (!verdict.deletes()) {
             break;
@@ -348,10 +336,7 @@ public final class PodFilters {
     }
   }
 
-  /**
-   * Decides about one pod of the node being drained. Extra filters given in {@link DrainOptions}
-   * run after kubectl's built-in ones, and only for pods those would delete.
-   */
+  /** Decides about one pod of the node being drained. */
   @FunctionalInterface
   public interface PodFilter {
     PodVerdict verdict(V1Pod pod);

@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.drain.PodFilters.DaemonSetLookup;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
-import dev.capk.vmieviction.drain.PodFilters.PodFilter;
-import dev.capk.vmieviction.drain.PodFilters.PodVerdict;
 import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Clock;
 import java.util.List;
@@ -112,29 +110,6 @@ class DrainPlanTest {
             pod("a", "cache").emptyDir().ownedBy("ReplicaSet", "cache").build());
     assertEquals(List.of("a/cache"), names(owned.toEvictRefs()));
     assertEquals(Map.of(), owned.warnings());
-  }
-
-  @Test
-  void aRefusingCallerFilterRefusesTheDrain() {
-    DrainPlan p =
-        plan(
-            b -> b.addFilter(x -> PodVerdict.refuse("Pods the operator pinned")),
-            pod("a", "web").ownedBy("ReplicaSet", "r").build());
-    assertEquals(
-        List.of("cannot delete Pods the operator pinned"), List.copyOf(p.refusals().keySet()));
-  }
-
-  @Test
-  void aFilterReturningNullIsABugReportedWithThePod() {
-    DrainOptions o = DrainOptions.builder().addFilter(x -> null).build();
-    List<PodFilter> filters =
-        new PodFilters(o, (ns, n) -> DaemonSetLookup.Answer.exists(), Clock.systemUTC()).inOrder();
-    IllegalStateException e =
-        assertThrows(
-            IllegalStateException.class,
-            () ->
-                DrainPlan.of(filters, List.of(pod("a", "web").ownedBy("ReplicaSet", "r").build())));
-    assertTrue(e.getMessage().contains("a/web"));
   }
 
   @Test

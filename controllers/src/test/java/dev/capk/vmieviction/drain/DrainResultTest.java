@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.drain.NodeDrainer.DrainResult;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -21,13 +20,11 @@ class DrainResultTest {
   private static DrainResult result(
       List<PodRef> evicted,
       List<SkippedPod> skipped,
-      List<PodRef> pending,
-      List<PodRef> terminating,
+      Map<PodRef, String> pending,
       Map<PodRef, String> failed,
       Map<PodRef, Set<String>> blocking,
       boolean timedOut,
-      Optional<String> interruption,
-      Duration elapsed) {
+      Optional<String> interruption) {
     return new DrainResult(
         "n1",
         DryRun.NONE,
@@ -36,13 +33,11 @@ class DrainResultTest {
         evicted,
         skipped,
         pending,
-        terminating,
-        failed,
         blocking,
+        failed,
         List.of(),
         timedOut,
-        interruption,
-        elapsed);
+        interruption);
   }
 
   @Test
@@ -51,16 +46,14 @@ class DrainResultTest {
         result(
             List.of(B, A),
             List.of(new SkippedPod(C, "mirror pod")),
-            List.of(),
-            List.of(),
+            Map.of(),
             Map.of(),
             Map.of(),
             false,
-            Optional.empty(),
-            Duration.ofMillis(1200));
+            Optional.empty());
     assertTrue(r.isComplete());
     assertEquals(List.of(A, B), r.evicted(), "sorted");
-    assertEquals("node/n1 drained: 2 evicted, 1 skipped, in 1200 ms", r.summary());
+    assertEquals("node/n1 drained: 2 evicted, 1 skipped", r.summary());
   }
 
   @Test
@@ -69,17 +62,15 @@ class DrainResultTest {
         result(
             List.of(A),
             List.of(),
-            List.of(B, C),
-            List.of(C),
+            Map.of(B, "blocked by PodDisruptionBudget web-pdb", C, "terminating"),
             Map.of(),
             Map.of(B, Set.of("web-pdb")),
             true,
-            Optional.empty(),
-            Duration.ofSeconds(30));
+            Optional.empty());
     assertFalse(r.isComplete());
     assertEquals(
         "node/n1 not drained: timed out; 1 evicted, 2 pending (ns/b blocked by PodDisruptionBudget web-pdb, "
-            + "ns/c terminating), 0 skipped, in 30000 ms",
+            + "ns/c terminating), 0 skipped",
         r.summary());
   }
 
@@ -93,14 +84,12 @@ class DrainResultTest {
             false,
             List.of(),
             List.of(),
-            List.of(),
-            List.of(),
-            Map.of(A, "several budgets"),
             Map.of(),
+            Map.of(),
+            Map.of(A, "several budgets"),
             List.of(),
             false,
-            Optional.empty(),
-            Duration.ZERO);
+            Optional.empty());
     assertFalse(r.isComplete());
     assertTrue(r.summary().contains("0 deleted"));
     assertTrue(r.summary().contains("1 failed (ns/a: several budgets)"));
@@ -112,13 +101,11 @@ class DrainResultTest {
         result(
             List.of(),
             List.of(),
-            List.of(A),
-            List.of(),
+            Map.of(A, DrainResult.NOT_EVICTED),
             Map.of(),
             Map.of(),
             false,
-            Optional.of("lost the watch"),
-            Duration.ZERO);
+            Optional.of("lost the watch"));
     assertFalse(r.isComplete());
     assertTrue(r.summary().contains("lost the watch"));
     assertEquals("lost the watch", r.interruption().orElseThrow());
@@ -134,14 +121,12 @@ class DrainResultTest {
             true,
             List.of(),
             List.of(),
-            List.of(),
-            List.of(),
+            Map.of(),
             Map.of(),
             Map.of(),
             List.of(),
             false,
-            Optional.empty(),
-            Duration.ZERO);
+            Optional.empty());
     assertTrue(r.summary().startsWith("node/n1 drained (server dry run)"));
   }
 }

@@ -185,30 +185,6 @@ class PodFiltersTest {
   }
 
   @Test
-  void callerFiltersRunAfterBuiltInsAndOnlyForPodsTheyWouldDelete() {
-    List<String> seen = new ArrayList<>();
-    PodFilter extra =
-        p -> {
-          seen.add(p.getMetadata().getName());
-          return p.getMetadata().getLabels() != null
-                  && "true".equals(p.getMetadata().getLabels().get("keep"))
-              ? PodVerdict.skip("kept by caller")
-              : PodVerdict.delete();
-        };
-    UnaryOperator<DrainOptions.Builder> opts = b -> b.ignoreAllDaemonSets(true).addFilter(extra);
-    assertEquals(
-        PodVerdict.Action.SKIP,
-        last(opts, pod("ns", "ds").ownedBy("DaemonSet", "x").build()).action());
-    assertEquals(
-        PodVerdict.skip("kept by caller"),
-        last(opts, pod("ns", "keep").ownedBy("ReplicaSet", "r").labels("keep", "true").build()));
-    assertEquals(
-        PodVerdict.Action.DELETE,
-        last(opts, pod("ns", "go").ownedBy("ReplicaSet", "r").build()).action());
-    assertEquals(List.of("keep", "go"), seen);
-  }
-
-  @Test
   void verdictFactoriesCarryTheirMeaning() {
     assertTrue(PodVerdict.delete().deletes());
     assertFalse(PodVerdict.skipWithWarning("w").deletes());

@@ -15,13 +15,10 @@ import io.kubernetes.client.openapi.ApiException;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -181,24 +178,19 @@ public final class DrainCommand extends NodeCommand {
         Executors.newFixedThreadPool(
             Math.min(MAX_PARALLEL_NODES, Math.max(1, nodes.size())),
             new ThreadFactoryBuilder().setNameFormat("drain-node-%d").setDaemon(true).build());
-    Map<String, Future<String>> errors = new LinkedHashMap<>();
     try (ConsoleReporter reporter =
         new ConsoleReporter(
             out, err, strategy, options.evictionRetryInterval(), terminal, nodes.size())) {
-      for (String node : nodes) {
-        errors.put(node, pool.submit(() -> drainOne(drainer, node, reporter)));
-      }
+      List<CompletableFuture<String>> errors =
+          nodes.stream()
+              .map(n -> CompletableFuture.supplyAsync(() -> drainOne(drainer, n, reporter), pool))
+              .toList();
       List<String> pendingNodes = new ArrayList<>();
       List<String> fatal = new ArrayList<>();
-      for (Map.Entry<String, Future<String>> e : errors.entrySet()) {
-        String error;
-        try {
-          error = e.getValue().get();
-        } catch (ExecutionException failed) {
-          error = String.valueOf(failed.getCause());
-        }
+      for (int i = 0; i < nodes.size(); i++) {
+        String error = errors.get(i).join();
         if (error != null) {
-          pendingNodes.add(e.getKey());
+          pendingNodes.add(nodes.get(i));
           fatal.add(error);
         }
       }
@@ -209,10 +201,6 @@ public final class DrainCommand extends NodeCommand {
       pendingNodes.forEach(n -> reporter.println(err, " " + n));
       // kubectl's aggregate error, printed as is (no "error: ").
       reporter.println(err, aggregate(fatal));
-      return EXIT_FAILED;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      err.println("error: interrupted");
       return EXIT_FAILED;
     } finally {
       pool.shutdownNow();
@@ -264,16 +252,14 @@ public final class DrainCommand extends NodeCommand {
       reporter.println(out, "node/" + node + " drained" + options.dryRun().suffix());
       return null;
     }
-    PodRef blocked =
-        result.pending().stream()
-            .filter(result.blockingBudgets()::containsKey)
-            .findFirst()
-            .orElse(null);
     String timeout = "global timeout reached: " + GoDuration.format(options.timeout());
+    // kubectl names the (first) pod whose eviction a budget kept refusing.
     String why =
         result.timedOut()
-            // kubectl names the (first) pod whose eviction a budget kept refusing.
-            ? blocked == null ? timeout : ConsoleReporter.evictionError(blocked) + ": " + timeout
+            ? result.blockingBudgets().keySet().stream()
+                .findFirst()
+                .map(p -> ConsoleReporter.evictionError(p) + ": " + timeout)
+                .orElse(timeout)
             : result
                 .interruption()
                 .orElse(
@@ -281,22 +267,23 @@ public final class DrainCommand extends NodeCommand {
     if (!result.pending().isEmpty()) {
       reporter.println(
           err, "There are pending pods in node \"" + node + "\" when an error occurred: " + why);
-      for (PodRef p : result.pending()) {
-        String detail = result.holding(p).map(h -> " (" + h + ")").orElse("");
-        reporter.println(err, "pod/" + p.name() + " -n " + p.namespace() + detail);
-      }
+      result
+          .pending()
+          .forEach(
+              (p, holding) ->
+                  reporter.println(
+                      err,
+                      line(p)
+                          + (holding.equals(DrainResult.NOT_EVICTED) ? "" : " (" + holding + ")")));
     }
-    for (Map.Entry<PodRef, String> f : result.failed().entrySet()) {
-      reporter.println(
-          err,
-          "failed: pod/"
-              + f.getKey().name()
-              + " -n "
-              + f.getKey().namespace()
-              + ": "
-              + f.getValue());
-    }
+    result
+        .failed()
+        .forEach((p, reason) -> reporter.println(err, "failed: " + line(p) + ": " + reason));
     return why;
+  }
+
+  private static String line(PodRef p) {
+    return "pod/" + p.name() + " -n " + p.namespace();
   }
 
   /** kubectl's aggregate error: one message as is, several in brackets. */

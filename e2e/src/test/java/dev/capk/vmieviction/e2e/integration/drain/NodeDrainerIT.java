@@ -122,7 +122,7 @@ class NodeDrainerIT {
     for (PodRef p : r.evicted()) {
       assertEquals(List.of("evicting", "evicted"), rec.eventsFor(p), "callbacks of " + p);
     }
-    assertEquals("cordoned " + s.node + " true", rec.events().get(0));
+    assertTrue(rec.events().get(0).startsWith("planned 3 "), rec.events().toString());
   }
 
   @Test
@@ -314,7 +314,7 @@ class NodeDrainerIT {
     assertFalse(r.isComplete());
     assertTrue(r.timedOut());
     assertEquals(List.of(ref(web)), r.evicted());
-    assertEquals(List.of(ref(db)), r.pending());
+    assertEquals(List.of(ref(db)), List.copyOf(r.pending().keySet()));
     assertEquals(Map.of(ref(db), Set.of("db-budget")), r.blockingBudgets());
     assertTrue(r.summary().contains("blocked by PodDisruptionBudget db-budget"), r.summary());
     assertTrue(fx.podsOn(s.node).containsKey(db.getMetadata().getUid()));

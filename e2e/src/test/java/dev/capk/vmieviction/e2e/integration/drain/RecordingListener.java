@@ -32,11 +32,6 @@ final class RecordingListener implements DrainProgressListener {
   }
 
   @Override
-  public void cordoned(String node, boolean changed) {
-    add("cordoned " + node + " " + changed);
-  }
-
-  @Override
   public void planned(List<PodRef> toEvict, List<SkippedPod> skipped, List<String> warnings) {
     add("planned " + toEvict.size() + " " + skipped.size());
   }
