@@ -7,6 +7,7 @@ import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.MAX_CLOCK_SKEW
 import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch;
@@ -210,12 +211,6 @@ final class Evacuator {
             : EvacuationDeadline.requeueDelay(r.deadline, wanted));
   }
 
-  /** Logs a line and records the event that tells the same (a Warning when logged at WARN). */
-  private void tell(Run r, Level level, String reason, String event, String line, Object... args) {
-    log.atLevel(level).log(line, args);
-    c.events().record(r.vmi, level == Level.WARN, reason, event);
-  }
-
   /** Records the drain start, or restores it when it was changed mid-drain; checks the deadline. */
   private StepOutcome start(Run r) throws ApiException {
     Instant now = c.clock().instant();
@@ -249,58 +244,16 @@ final class Evacuator {
     c.memory().recordStart(r.key, uid, r.start);
     String shown = d.raw() == null ? null : NotEvacuatedNotices.shorten(d.raw());
     if (d.kind().restores()) {
-      tell(
-          r,
-          Level.WARN,
-          EventReasons.DRAIN_START_TIME_RESTORED,
-          "Annotation "
-              + EvictionAnnotations.DRAIN_START_TIME
-              + " "
-              + d.kind().phrase
-              + (shown == null ? "" : " (to \"" + shown + "\")")
-              + " during the drain; restored to the earliest start "
-              + start
-              + ": the deadline "
-              + deadline
-              + " never moves later",
-          "drain start annotation {} mid-drain, restored vmi={} start={} deadline={}",
-          d.kind().phrase,
-          r.key,
-          start,
-          deadline);
+      String was = shown == null ? "" : " (to \"" + shown + "\")";
+      Told.START_RESTORED.to(c.events(), r.vmi, d.kind().phrase, r.key, start, deadline, was);
     }
     if (d.kind() == DrainStartTime.Kind.MALFORMED) {
-      tell(
-          r,
-          Level.WARN,
-          EventReasons.DRAIN_START_TIME_INVALID,
-          "Annotation "
-              + EvictionAnnotations.DRAIN_START_TIME
-              + " value \""
-              + shown
-              + "\" is not an RFC 3339 time in the past; drain start reset to "
-              + start,
-          "drain start annotation malformed, replaced vmi={} value=\"{}\" start={}",
-          r.key,
-          shown,
-          start);
+      Told.START_INVALID.to(c.events(), r.vmi, r.key, shown, start);
     }
     if (d.kind() == DrainStartTime.Kind.BEGIN || d.kind() == DrainStartTime.Kind.MALFORMED) {
       c.metrics().evacuationStarted();
       String infraNode = Eligibility.evacuationNodeName(r.vmi);
-      tell(
-          r,
-          Level.INFO,
-          EventReasons.DRAIN_STARTED,
-          "Infra node "
-              + infraNode
-              + " is being drained: draining the guest node, then deleting this VMI; deadline "
-              + deadline,
-          "evacuation started vmi={} infraNode={} start={} deadline={}",
-          r.key,
-          infraNode,
-          start,
-          deadline);
+      Told.STARTED.to(c.events(), r.vmi, r.key, infraNode, start, deadline);
     }
     c.memory().underWay(r.key, uid, r.start, r.deadline.at());
     // The deadline is checked before anything touches the guest cluster.
@@ -379,20 +332,8 @@ final class Evacuator {
     Guest guest = r.guest;
     Optional<V1Node> found = guest.findNode(vmiName);
     if (found.isEmpty()) {
-      tell(
-          r,
-          Level.INFO,
-          EventReasons.GUEST_NODE_NOT_FOUND,
-          "No guest node named "
-              + vmiName
-              + " or with providerID "
-              + GuestNodeMatch.providerIdFor(vmiName)
-              + " in cluster "
-              + guest.cluster()
-              + ": nothing to drain",
-          "guest node not found vmi={} cluster={}",
-          r.key,
-          guest.cluster());
+      String providerId = GuestNodeMatch.providerIdFor(vmiName);
+      Told.NODE_NOT_FOUND.to(c.events(), r.vmi, r.key, guest.cluster(), vmiName, providerId);
       return new StepOutcome.Delete(Outcome.NODE_MISSING);
     }
     V1Node read = found.get();
@@ -411,15 +352,7 @@ final class Evacuator {
       throw e;
     }
     marks.cordonedHere(guest, vmiName);
-    tell(
-        r,
-        Level.INFO,
-        EventReasons.CORDONED,
-        "Cordoned guest node " + r.nodeName() + " in cluster " + guest.cluster(),
-        "guest node cordoned vmi={} cluster={} node={}",
-        r.key,
-        guest.cluster(),
-        r.nodeName());
+    Told.NODE_CORDONED.to(c.events(), r.vmi, r.key, guest.cluster(), r.nodeName());
     guest.nodeEvent(
         r.node,
         false,
@@ -449,21 +382,15 @@ final class Evacuator {
     // The drain's waits are looked at again at every step: told once per change.
     String wait = r.uid() + "/" + DrainStartTime.format(r.start) + "/drain";
     if (pass.refused()) {
-      log.atLevel(waits.changed(wait, pass.refusals()) ? Level.WARN : Level.DEBUG)
-          .log(
-              "drain refused vmi={} cluster={} node={} refusals={}",
-              r.key,
-              r.guest.cluster(),
-              r.nodeName(),
-              pass.refusals());
-      c.events()
-          .warning(
-              r.vmi,
-              EventReasons.DRAIN_REFUSED,
-              "Drain of guest node "
-                  + r.nodeName()
-                  + " refused: "
-                  + String.join("; ", pass.refusals()));
+      Told.REFUSED.to(
+          c.events(),
+          waits.changed(wait, pass.refusals()) ? Level.WARN : Level.DEBUG,
+          r.vmi,
+          r.key,
+          r.guest.cluster(),
+          r.nodeName(),
+          pass.refusals(),
+          String.join("; ", pass.refusals()));
       return new StepOutcome.Wait(
           EvacuationPhase.Draining,
           pass.pending() + " pod(s) left: " + pass.blockers(),
@@ -554,21 +481,7 @@ final class Evacuator {
                     + " from start "
                     + DrainStartTime.format(r.start);
     String deadline = DrainStartTime.format(r.deadline.at());
-    tell(
-        r,
-        Level.WARN,
-        EventReasons.DEADLINE_PASSED,
-        "Guest node not drained by "
-            + deadline
-            + " ("
-            + origin
-            + "); deleting the VMI anyway. Still blocking: "
-            + blocking,
-        "drain deadline passed, deleting vmi={} deadline={} origin=\"{}\" blockers=\"{}\"",
-        r.key,
-        deadline,
-        origin,
-        blocking);
+    Told.DEADLINE.to(c.events(), r.vmi, r.key, deadline, origin, blocking);
     return new StepOutcome.Delete(Outcome.DEADLINE);
   }
 
@@ -645,17 +558,7 @@ final class Evacuator {
       }
       if (infra) {
         c.metrics().reconcileError(EventReasons.INFRA_API_ERROR);
-        String error = ApiStatus.describe(e);
-        tell(
-            r,
-            Level.WARN,
-            EventReasons.INFRA_API_ERROR,
-            doing + " failed: " + error,
-            "infra API call failed vmi={} step=\"{}\" code={} error=\"{}\"",
-            r.key,
-            doing,
-            e.getCode(),
-            error);
+        Told.INFRA_FAILED.to(c.events(), r.vmi, r.key, doing, e.getCode(), ApiStatus.describe(e));
         return requeue(r, c.memory().backoff(r.key));
       }
       return guestFailed(

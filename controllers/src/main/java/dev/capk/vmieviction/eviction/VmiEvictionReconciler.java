@@ -19,8 +19,6 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Evacuates VMIs with eviction strategy External: when KubeVirt sets {@code
@@ -31,8 +29,6 @@ import org.slf4j.LoggerFactory;
  * it to the class that carries it out.
  */
 public final class VmiEvictionReconciler implements Reconciler {
-
-  private static final Logger log = LoggerFactory.getLogger(VmiEvictionReconciler.class);
 
   static final Result DONE = new Result(false);
 
@@ -136,8 +132,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       // touched. An evacuation under way stops here too (its binding went away).
       forget(key);
       if (Eligibility.evacuationRequested(vmi)) {
-        log.warn("vmi refused, left alone vmi={} reason=\"{}\"", key, refused.get());
-        events.warning(vmi, EventReasons.INFRA_CLUSTER_MISMATCH, refused.get());
+        EventReasons.Told.CLUSTER_MISMATCH.to(events, vmi, key, refused.get());
       }
       return DONE;
     }
