@@ -189,7 +189,7 @@ final class Evacuator {
   private Result end(Run r, StepOutcome outcome) {
     if (outcome instanceof StepOutcome.Wait w) {
       inPhase(r, w.phase());
-      c.memory().blockedBy(r.uid(), w.blocker());
+      c.memory().blockedBy(r.key, w.blocker());
       return requeue(r, w.retry());
     }
     if (outcome instanceof StepOutcome.RequeueAfter a) {
@@ -255,7 +255,7 @@ final class Evacuator {
       String infraNode = Eligibility.evacuationNodeName(r.vmi);
       Told.STARTED.to(c.events(), r.vmi, r.key, infraNode, start, deadline);
     }
-    c.memory().underWay(r.key, uid, r.start, r.deadline.at());
+    c.memory().underWay(r.key, r.deadline.at());
     // The deadline is checked before anything touches the guest cluster.
     return r.deadline.passed() ? deadlineReached(r, null) : new StepOutcome.Proceed(r.vmi);
   }
@@ -267,7 +267,7 @@ final class Evacuator {
   private StepOutcome contract(Run r) throws GuestAccessException {
     r.contract = contracts.apply(r.key, r.vmi, r.start, r.deadline);
     r.deadline = r.contract.deadline();
-    c.memory().underWay(r.key, r.uid(), r.start, r.deadline.at());
+    c.memory().underWay(r.key, r.deadline.at());
     if (r.deadline.passed()) {
       return deadlineReached(r, r.contract.origin().orElse(null));
     }
@@ -371,7 +371,7 @@ final class Evacuator {
         EvacuationDeadline.passTimeout(r.deadline, c.settings().attemptTimeout());
     Instant stepStart = c.clock().instant();
     // After a hold (tenant protection) the drain's own waiting counts, not the evacuation's.
-    r.drainBegan = c.memory().drainBegan(r.uid(), stepStart);
+    r.drainBegan = c.memory().drainBegan(r.key, stepStart);
     DrainPass pass = r.guest.drainStep(r.key, r.nodeName(), requestTimeout, unreachable);
     r.pass = pass;
     c.metrics().drainStep(Duration.between(stepStart, c.clock().instant()));
@@ -469,7 +469,7 @@ final class Evacuator {
     Duration timeout = c.settings().drainTimeout();
     String blocking =
         c.memory()
-            .blocker(r.uid())
+            .blocker(r.key)
             .orElse("unknown (no drain pass seen by this controller instance)");
     String origin =
         contractOrigin != null
@@ -531,7 +531,7 @@ final class Evacuator {
     if (deleted) {
       c.metrics().evacuationEnded(outcome, Duration.between(r.start, c.clock().instant()));
     }
-    c.memory().ended(r.key, r.uid(), false);
+    c.memory().ended(r.key, false);
     ended(r.key);
     return DONE;
   }
@@ -599,7 +599,7 @@ final class Evacuator {
 
   private Result guestFailed(Run r, String reason, String message) {
     c.metrics().reconcileError(reason);
-    c.memory().failedWith(r.uid(), message);
+    c.memory().failedWith(r.key, message);
     Duration backoff = c.memory().backoff(r.key);
     if (REFUSALS.contains(reason) && backoff.compareTo(c.settings().retryInterval()) > 0) {
       // A refusal is asked again once per retry interval at most: the tenant may lift it.
@@ -653,7 +653,7 @@ final class Evacuator {
    * @return empty when done, else the retry after a failed write
    */
   Optional<Result> callOff(String key, VirtualMachineInstance vmi) {
-    c.memory().ended(key, vmi.getMetadata().getUid(), false);
+    c.memory().ended(key, false);
     ended(key);
     Run r = new Run(key, vmi);
     String doing = "recording the live migration's end";

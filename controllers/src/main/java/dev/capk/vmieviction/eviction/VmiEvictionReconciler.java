@@ -161,7 +161,7 @@ public final class VmiEvictionReconciler implements Reconciler {
             key, vmi, strategy, Eligibility.isFallbackStrategy(vmiStrategy, clusterDefault));
         // The earliest start is kept: flipping the strategy away and back must not buy a later
         // deadline.
-        memory.ended(key, uid, true);
+        memory.ended(key, true);
         memory.succeeded(key);
         evacuator.ended(key);
         held.ended(key);
@@ -170,7 +170,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       default:
         // An admitted VMI being deleted still counts against its Cluster until it is gone: its
         // held peers are woken then, not now.
-        memory.ended(key, uid, false);
+        memory.ended(key, false);
         memory.succeeded(key);
         evacuator.ended(key);
         return DONE;
