@@ -606,17 +606,11 @@ final class Evacuator {
       backoff = c.settings().retryInterval();
     }
     Result retry = requeue(r, backoff);
-    String deadline = DrainStartTime.format(r.deadline.at());
     // Retried with backoff while it lasts: the same failure is told once, every change of it too.
-    log.atLevel(waits.changed(r.uid() + "/failure", reason + message) ? Level.WARN : Level.DEBUG)
-        .log(
-            "evacuation step failed vmi={} reason={} detail=\"{}\" retryIn={} deadline={}",
-            r.key,
-            reason,
-            message,
-            retry.getRequeueAfter(),
-            deadline);
-    c.events().warning(r.vmi, reason, message + "; retrying, VMI deleted anyway at " + deadline);
+    Level level = waits.changed(r.uid() + "/failure", reason + message) ? Level.WARN : Level.DEBUG;
+    Duration after = retry.getRequeueAfter();
+    String deadline = DrainStartTime.format(r.deadline.at());
+    Told.STEP_FAILED.to(c.events(), level, r.vmi, r.key, reason, message, after, deadline);
     return retry;
   }
 

@@ -100,7 +100,8 @@ public final class EventReasons {
   /**
    * The catalog of what an evacuation both logs and events: each entry's reason, whether its event
    * is a Warning, its log line and its event message, both formatted ({@link String#format}, by
-   * position) from the same arguments, so that one call says both.
+   * position) from the same arguments, so that one call says both. Without a reason of its own, the
+   * event's reason is the second argument.
    */
   enum Told {
     STARTED(
@@ -177,6 +178,12 @@ public final class EventReasons {
             + " spec.configuration.evictionStrategy decides whether the controller evacuates it,"
             + " and the KubeVirt CR could not be read (%2$s). Neither evacuated nor left to"
             + " KubeVirt until it is read; trying again with backoff."),
+    /** Arguments: vmi, the reason (the event's), the failure, retry in, deadline. */
+    STEP_FAILED(
+        null,
+        true,
+        "evacuation step failed vmi=%s reason=%s detail=\"%s\" retryIn=%s deadline=%s",
+        "%3$s; retrying, VMI deleted anyway at %5$s"),
     CLUSTER_MISMATCH(
         INFRA_CLUSTER_MISMATCH, true, "vmi refused, left alone vmi=%s reason=\"%s\"", "%2$s");
 
@@ -204,7 +211,8 @@ public final class EventReasons {
       if (log.isEnabledForLevel(level)) {
         log.atLevel(level).log(String.format(line, args));
       }
-      events.record(vmi, warning, reason, String.format(message, args));
+      String told = reason != null ? reason : (String) args[1];
+      events.record(vmi, warning, told, String.format(message, args));
     }
   }
 }

@@ -4,8 +4,7 @@
  * its steps (start and deadline, Cluster API contract, tenant admission, live migration, cordon,
  * drain step, delete), each step answering one sealed {@code StepOutcome} (proceed, wait, requeue
  * after, delete with an outcome, failed with a cause), and records the evacuation's phase on the
- * VMI; {@link
- * dev.capk.vmieviction.eviction.GuestNodeUncordoner} uncordons afterwards. {@link
+ * VMI; {@link dev.capk.vmieviction.eviction.GuestNodeUncordoner} uncordons afterwards. {@link
  * dev.capk.vmieviction.eviction.GuestClusters} is the guest side: it connects a VMI to its guest
  * cluster and keeps each cluster's node and budget watches and each drain's pod watch. The pure
  * decisions are nested in the step they serve ({@code VmiEvictionReconciler.Eligibility}, {@code
