@@ -173,10 +173,4 @@ final class EvacuationMemory {
       evacuations.put(key, new Evacuation(e.uid, e.start));
     }
   }
-
-  /** The VMI is gone: forget everything about it. */
-  void gone(String key) {
-    succeeded(key);
-    ended(key, false);
-  }
 }

@@ -494,7 +494,6 @@ final class Evacuator {
       r.deleting = true;
       return failed(r, "deleting the VMI", e);
     }
-    c.memory().succeeded(r.key);
     boolean deleted = result == InfraVmis.DeleteOutcome.DELETED;
     log.info(
         deleted
@@ -531,8 +530,7 @@ final class Evacuator {
     if (deleted) {
       c.metrics().evacuationEnded(outcome, Duration.between(r.start, c.clock().instant()));
     }
-    c.memory().ended(r.key, false);
-    ended(r.key);
+    ended(r.key, false);
     return DONE;
   }
 
@@ -634,8 +632,13 @@ final class Evacuator {
     }
   }
 
-  /** The VMI's evacuation is over (or the VMI is gone): release what its drain held. */
-  void ended(String key) {
+  /**
+   * The VMI's evacuation is over (or the VMI is gone): forget it (with {@code keepStart}, all but
+   * its earliest start) and release what its drain held.
+   */
+  void ended(String key, boolean keepStart) {
+    c.memory().ended(key, keepStart);
+    c.memory().succeeded(key);
     c.guests().evacuationEnded(key);
     migration.ended(key);
   }
@@ -647,8 +650,10 @@ final class Evacuator {
    * @return empty when done, else the retry after a failed write
    */
   Optional<Result> callOff(String key, VirtualMachineInstance vmi) {
+    // The backoff is kept: a write refused again and again backs off.
     c.memory().ended(key, false);
-    ended(key);
+    c.guests().evacuationEnded(key);
+    migration.ended(key);
     Run r = new Run(key, vmi);
     String doing = "recording the live migration's end";
     try {

@@ -125,7 +125,6 @@ public final class VmiEvictionReconciler implements Reconciler {
       return forget(key); // deleted, by us or anyone
     }
     VirtualMachineInstance vmi = found.get();
-    String uid = vmi.getMetadata().getUid();
     Optional<String> refused = refusal.apply(vmi);
     if (refused.isPresent()) {
       // Checked before anything else, the deadline included: a VMI that is not ours is never
@@ -161,26 +160,21 @@ public final class VmiEvictionReconciler implements Reconciler {
             key, vmi, strategy, Eligibility.isFallbackStrategy(vmiStrategy, clusterDefault));
         // The earliest start is kept: flipping the strategy away and back must not buy a later
         // deadline.
-        memory.ended(key, true);
-        memory.succeeded(key);
-        evacuator.ended(key);
+        evacuator.ended(key, true);
         held.ended(key);
         return DONE;
       case DELETING:
       default:
         // An admitted VMI being deleted still counts against its Cluster until it is gone: its
         // held peers are woken then, not now.
-        memory.ended(key, false);
-        memory.succeeded(key);
-        evacuator.ended(key);
+        evacuator.ended(key, false);
         return DONE;
     }
   }
 
   /** The VMI is gone, or not ours: forget everything about it. */
   private Result forget(String key) {
-    memory.gone(key);
-    evacuator.ended(key);
+    evacuator.ended(key, false);
     held.ended(key);
     notices.waitEnded(key);
     return DONE;
