@@ -6,15 +6,17 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
 
 /**
  * What this process remembers about the evacuations under way, keyed by VMI ({@code
- * namespace/name}) and checked against its UID. Nothing here is needed for correctness after a
- * restart (the API holds the drain start and our cordon marks); it keeps the deadline from moving
- * later within a run, the backoff after failures, the last obstacle for the deadline warning, and
- * the in-progress and deadline-used gauges.
+ * namespace/name}), one record per VMI UID. Nothing here is needed for correctness after a restart
+ * (the API holds the drain start and our cordon marks); it keeps the deadline from moving later
+ * within a run, the backoff after failures, the last obstacle for the deadline warning, and the
+ * in-progress, by-phase and deadline-used gauges.
  *
  * <p>The framework's {@code Result(true, delay)} requeues with {@code addAfter} and does not touch
  * the work queue's per-item failure counter, so the backoff is kept here, where it can be capped at
@@ -22,30 +24,33 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class EvacuationMemory {
 
-  private record KnownStart(String uid, Instant start) {
-    KnownStart earlier(KnownStart other) {
-      if (!uid.equals(other.uid)) {
-        return other; // a new VMI under the same name: its own evacuation
-      }
-      return other.start.isBefore(start) ? other : this;
-    }
-  }
+  /**
+   * One VMI's evacuation. Its start is the earliest seen or written: the annotation can be
+   * rewritten by anyone, this record cannot, so the deadline only moves earlier. Written by the
+   * VMI's reconcile (one at a time per key), read by the gauges.
+   */
+  private static final class Evacuation {
+    final String uid;
+    volatile Instant start;
 
-  private final ItemExponentialFailureRateLimiter<String> failures;
+    /** The earliest deadline of the evacuation under way; null when it is not under way. */
+    volatile Instant deadline;
 
-  /** Last known obstacle per VMI UID, named in the deadline warning. */
-  private final Map<String, String> blockers = new ConcurrentHashMap<>();
+    volatile EvacuationPhase phase;
 
-  /** Last failure of a step per VMI UID, after the last obstacle. */
-  private final Map<String, String> lastFailures = new ConcurrentHashMap<>();
+    /**
+     * The last obstacle, and the last failure of a step after it, named in the deadline warning.
+     */
+    volatile String blocker;
 
-  /** From drain start to deadline, of one evacuation under way. */
-  private record Window(String uid, Instant start, Instant deadline) {
-    Window earlierDeadline(Window other) {
-      if (!uid.equals(other.uid)) {
-        return other;
-      }
-      return other.deadline.isBefore(deadline) ? other : this;
+    volatile String failure;
+
+    /** When the guest node's drain began (its first drain step; a hold is not counted). */
+    volatile Instant drainBegan;
+
+    Evacuation(String uid, Instant start) {
+      this.uid = uid;
+      this.start = start;
     }
 
     double used(Instant now) {
@@ -55,21 +60,12 @@ final class EvacuationMemory {
     }
   }
 
-  /** VMI key to the phase its evacuation is in, for the by-phase gauge. */
-  private final Map<String, EvacuationPhase> phases = new ConcurrentHashMap<>();
+  private final ItemExponentialFailureRateLimiter<String> failures;
 
-  /** VMI key to the window of its evacuation, for the in-progress and deadline-used gauges. */
-  private final Map<String, Window> windows = new ConcurrentHashMap<>();
+  /** Conflicts in a row per VMI key: bounded before its retries back off. */
+  private final Map<String, Integer> conflicts = new ConcurrentHashMap<>();
 
-  /**
-   * The earliest drain start seen or written per VMI: the annotation can be rewritten by anyone,
-   * this record cannot, so the deadline only moves earlier. After a restart the annotation is the
-   * record again.
-   */
-  private final Map<String, KnownStart> knownStarts = new ConcurrentHashMap<>();
-
-  /** VMI UID to when its guest node's drain began (its first drain step; a hold is not counted). */
-  private final Map<String, Instant> drainsBegan = new ConcurrentHashMap<>();
+  private final Map<String, Evacuation> evacuations = new ConcurrentHashMap<>();
 
   EvacuationMemory(EvictionMetrics metrics, Duration maxFailureBackoff, Clock clock) {
     this.failures =
@@ -77,16 +73,21 @@ final class EvacuationMemory {
     metrics.track(
         this,
         new EvictionMetrics.Source(
-            windows::size, () -> maxDeadlineUsed(clock.instant()), phases::values));
+            () -> (int) underWay().count(),
+            // Above one half, the deadline is nearer than the start.
+            () -> underWay().mapToDouble(e -> e.used(clock.instant())).max().orElse(0),
+            () ->
+                evacuations.values().stream().map(e -> e.phase).filter(Objects::nonNull).toList()));
+  }
+
+  private Stream<Evacuation> underWay() {
+    return evacuations.values().stream().filter(e -> e.deadline != null);
   }
 
   /** The next delay after one more failure of this VMI's step (exponential, bounded). */
   Duration backoff(String key) {
     return failures.when(key);
   }
-
-  /** Conflicts in a row per VMI key: bounded before its retries back off. */
-  private final Map<String, Integer> conflicts = new ConcurrentHashMap<>();
 
   /** One more conflict in a row on this VMI's guest node; @return how many in a row now */
   int conflicted(String key) {
@@ -100,60 +101,65 @@ final class EvacuationMemory {
   }
 
   Optional<Instant> knownStart(String key, String uid) {
-    KnownStart known = knownStarts.get(key);
-    return known != null && known.uid().equals(uid) ? Optional.of(known.start()) : Optional.empty();
+    Evacuation e = evacuations.get(key);
+    return e != null && e.uid.equals(uid) ? Optional.of(e.start) : Optional.empty();
   }
 
+  /** Records a start, kept when earlier; a new VMI under the same name has its own evacuation. */
   void recordStart(String key, String uid, Instant start) {
-    knownStarts.merge(key, new KnownStart(uid, start), KnownStart::earlier);
+    Evacuation e = evacuations.get(key);
+    if (e == null || !e.uid.equals(uid)) {
+      evacuations.put(key, new Evacuation(uid, start));
+    } else if (start.isBefore(e.start)) {
+      e.start = start;
+    }
   }
 
   /**
-   * The VMI's evacuation is under way, from {@code start} to {@code deadline}; called at each step,
-   * the earliest deadline is kept (Cluster API's settings may move it earlier).
+   * The VMI's evacuation is under way until {@code deadline} (after {@link #recordStart}); called
+   * at each step, the earliest deadline is kept (Cluster API's settings may move it earlier).
    */
-  void underWay(String key, String uid, Instant start, Instant deadline) {
-    windows.merge(key, new Window(uid, start, deadline), Window::earlierDeadline);
-  }
-
-  /**
-   * Of the evacuations under way, the largest share of the time from drain start to deadline gone
-   * by {@code now}: above one half, the deadline is nearer than the start. 0 when there are none.
-   */
-  double maxDeadlineUsed(Instant now) {
-    return windows.values().stream().mapToDouble(w -> w.used(now)).max().orElse(0);
+  void underWay(String key, Instant deadline) {
+    Evacuation e = evacuations.get(key);
+    if (e.deadline == null || deadline.isBefore(e.deadline)) {
+      e.deadline = deadline;
+    }
   }
 
   /** The VMI's evacuation is in {@code phase}, as recorded on it. */
   void inPhase(String key, EvacuationPhase phase) {
-    phases.put(key, phase);
+    evacuations.get(key).phase = phase;
   }
 
   /** When the guest node's drain for this VMI began: {@code now} at its first drain step. */
-  Instant drainBegan(String uid, Instant now) {
-    return drainsBegan.computeIfAbsent(uid, u -> now);
+  Instant drainBegan(String key, Instant now) {
+    Evacuation e = evacuations.get(key);
+    if (e.drainBegan == null) {
+      e.drainBegan = now;
+    }
+    return e.drainBegan;
   }
 
-  void blockedBy(String uid, String obstacle) {
-    blockers.put(uid, obstacle);
-    lastFailures.remove(uid);
+  void blockedBy(String key, String obstacle) {
+    Evacuation e = evacuations.get(key);
+    e.blocker = obstacle;
+    e.failure = null;
   }
 
   /**
    * The last step failed (e.g. the guest API): said after the last pass's obstacle, which it does
    * not replace, so the deadline warning still counts the pods left.
    */
-  void failedWith(String uid, String failure) {
-    lastFailures.put(uid, failure);
+  void failedWith(String key, String failure) {
+    evacuations.get(key).failure = failure;
   }
 
-  Optional<String> blocker(String uid) {
-    String obstacle = blockers.get(uid);
-    String failure = lastFailures.get(uid);
-    if (obstacle == null) {
-      return Optional.ofNullable(failure);
+  Optional<String> blocker(String key) {
+    Evacuation e = evacuations.get(key);
+    if (e == null || e.blocker == null) {
+      return Optional.ofNullable(e == null ? null : e.failure);
     }
-    return Optional.of(failure == null ? obstacle : obstacle + "; then " + failure);
+    return Optional.of(e.failure == null ? e.blocker : e.blocker + "; then " + e.failure);
   }
 
   /**
@@ -161,23 +167,10 @@ final class EvacuationMemory {
    * keepStart} the earliest start is kept: a VMI whose strategy flips away from External and back
    * must not get a later deadline.
    */
-  void ended(String key, String uid, boolean keepStart) {
-    if (!keepStart) {
-      knownStarts.remove(key);
+  void ended(String key, boolean keepStart) {
+    Evacuation e = evacuations.remove(key);
+    if (keepStart && e != null) {
+      evacuations.put(key, new Evacuation(e.uid, e.start));
     }
-    if (uid != null) {
-      blockers.remove(uid);
-      lastFailures.remove(uid);
-      drainsBegan.remove(uid);
-    }
-    windows.remove(key);
-    phases.remove(key);
-  }
-
-  /** The VMI is gone: forget everything about it. */
-  void gone(String key) {
-    succeeded(key);
-    Window window = windows.get(key);
-    ended(key, window == null ? null : window.uid(), false);
   }
 }

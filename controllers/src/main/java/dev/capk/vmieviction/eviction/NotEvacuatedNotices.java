@@ -3,13 +3,13 @@ package dev.capk.vmieviction.eviction;
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * Tells the admin draining an infra node why a VMI marked for evacuation is left to KubeVirt rather
@@ -20,8 +20,6 @@ import org.slf4j.LoggerFactory;
  * told why in a Warning; all are woken as soon as a read answers.
  */
 final class NotEvacuatedNotices {
-
-  private static final Logger log = LoggerFactory.getLogger(NotEvacuatedNotices.class);
 
   /**
    * VMI UIDs already told that the fallback strategy leaves them to KubeVirt: once per VMI, not per
@@ -52,41 +50,14 @@ final class NotEvacuatedNotices {
       return;
     }
     if (strategy != null && !Eligibility.KNOWN_STRATEGIES.contains(strategy)) {
-      String shown = shorten(strategy);
-      log.warn("unknown eviction strategy, not evacuating vmi={} strategy=\"{}\"", key, shown);
-      c.events()
-          .warning(
-              vmi,
-              EventReasons.EVICTION_STRATEGY_UNKNOWN,
-              "Eviction strategy \""
-                  + shown
-                  + "\" is not one of "
-                  + String.join(", ", Eligibility.KNOWN_STRATEGIES)
-                  + ": not evacuating this VMI, it is left to KubeVirt");
+      String known = String.join(", ", Eligibility.KNOWN_STRATEGIES);
+      Told.STRATEGY_UNKNOWN.to(c.events(), vmi, key, shorten(strategy), known);
     }
-    if (fromFallback) {
-      tellFallback(key, vmi, strategy);
-    }
-  }
-
-  private void tellFallback(String key, VirtualMachineInstance vmi, String strategy) {
     String uid = vmi.getMetadata().getUid();
-    if (uid == null || toldFallback.asMap().putIfAbsent(uid, Boolean.TRUE) != null) {
-      return;
+    if (fromFallback && uid != null && toldFallback.asMap().putIfAbsent(uid, true) == null) {
+      String infraNode = Eligibility.evacuationNodeName(vmi);
+      Told.LEFT_TO_KUBEVIRT.to(c.events(), vmi, key, strategy, infraNode);
     }
-    log.info(
-        "evacuation left to KubeVirt, no eviction strategy set vmi={} fallback={}", key, strategy);
-    c.events()
-        .normal(
-            vmi,
-            EventReasons.EVACUATION_LEFT_TO_KUBEVIRT,
-            "Infra node "
-                + Eligibility.evacuationNodeName(vmi)
-                + " is being drained, but neither this VMI nor the"
-                + " KubeVirt CR sets an evictionStrategy, so the controller's fallback (--default-eviction-strategy="
-                + strategy
-                + ") applies and KubeVirt handles this VMI itself. To have its guest node drained first, set"
-                + " evictionStrategy: External on the VMI (CAPK's VM template) or in the KubeVirt CR.");
   }
 
   /**
@@ -96,37 +67,21 @@ final class NotEvacuatedNotices {
   Result waitFor(String key, VirtualMachineInstance vmi, String what) {
     waiting.add(key);
     if (Eligibility.evacuationRequested(vmi)) {
-      if (logged.add(key)) {
-        log.warn("eviction strategy unknown, evacuation waits vmi={} unreadable=\"{}\"", key, what);
-      }
-      c.events()
-          .warning(
-              vmi,
-              EventReasons.KUBEVIRT_CONFIG_UNREADABLE,
-              "This VMI sets no evictionStrategy, so the KubeVirt CR's"
-                  + " spec.configuration.evictionStrategy decides whether the controller evacuates it,"
-                  + " and the KubeVirt CR could not be read ("
-                  + what
-                  + "). Neither evacuated nor left to KubeVirt until it is read; trying again with"
-                  + " backoff.");
+      Level level = logged.add(key) ? Level.WARN : Level.DEBUG;
+      Told.CONFIG_UNREADABLE.to(c.events(), level, vmi, key, what);
     }
     return new Result(true, c.memory().backoff(key));
   }
 
   /** A read answered: every VMI waiting for it looks again now, with its backoff reset. */
   void answered(String key) {
-    if (waiting.isEmpty()) {
-      return;
-    }
-    if (waiting.remove(key)) {
-      logged.remove(key);
-      c.memory().succeeded(key);
-    }
-    for (String other : List.copyOf(waiting)) {
-      if (waiting.remove(other)) {
-        logged.remove(other);
-        c.memory().succeeded(other);
-        c.wake().accept(other);
+    for (String waiter : List.copyOf(waiting)) {
+      if (waiting.remove(waiter)) {
+        logged.remove(waiter);
+        c.memory().succeeded(waiter);
+        if (!waiter.equals(key)) {
+          c.wake().accept(waiter);
+        }
       }
     }
   }

@@ -19,8 +19,6 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Evacuates VMIs with eviction strategy External: when KubeVirt sets {@code
@@ -31,8 +29,6 @@ import org.slf4j.LoggerFactory;
  * it to the class that carries it out.
  */
 public final class VmiEvictionReconciler implements Reconciler {
-
-  private static final Logger log = LoggerFactory.getLogger(VmiEvictionReconciler.class);
 
   static final Result DONE = new Result(false);
 
@@ -129,15 +125,13 @@ public final class VmiEvictionReconciler implements Reconciler {
       return forget(key); // deleted, by us or anyone
     }
     VirtualMachineInstance vmi = found.get();
-    String uid = vmi.getMetadata().getUid();
     Optional<String> refused = refusal.apply(vmi);
     if (refused.isPresent()) {
       // Checked before anything else, the deadline included: a VMI that is not ours is never
       // touched. An evacuation under way stops here too (its binding went away).
       forget(key);
       if (Eligibility.evacuationRequested(vmi)) {
-        log.warn("vmi refused, left alone vmi={} reason=\"{}\"", key, refused.get());
-        events.warning(vmi, EventReasons.INFRA_CLUSTER_MISMATCH, refused.get());
+        EventReasons.Told.CLUSTER_MISMATCH.to(events, vmi, key, refused.get());
       }
       return DONE;
     }
@@ -166,26 +160,21 @@ public final class VmiEvictionReconciler implements Reconciler {
             key, vmi, strategy, Eligibility.isFallbackStrategy(vmiStrategy, clusterDefault));
         // The earliest start is kept: flipping the strategy away and back must not buy a later
         // deadline.
-        memory.ended(key, uid, true);
-        memory.succeeded(key);
-        evacuator.ended(key);
+        evacuator.ended(key, true);
         held.ended(key);
         return DONE;
       case DELETING:
       default:
         // An admitted VMI being deleted still counts against its Cluster until it is gone: its
         // held peers are woken then, not now.
-        memory.ended(key, uid, false);
-        memory.succeeded(key);
-        evacuator.ended(key);
+        evacuator.ended(key, false);
         return DONE;
     }
   }
 
   /** The VMI is gone, or not ours: forget everything about it. */
   private Result forget(String key) {
-    memory.gone(key);
-    evacuator.ended(key);
+    evacuator.ended(key, false);
     held.ended(key);
     notices.waitEnded(key);
     return DONE;

@@ -2,9 +2,9 @@
  * The VMI eviction controller: {@link dev.capk.vmieviction.eviction.VmiEvictionReconciler} picks
  * the step for a VMI, {@link dev.capk.vmieviction.eviction.Evacuator} carries an evacuation through
  * its steps (start and deadline, Cluster API contract, tenant admission, live migration, cordon,
- * drain step, delete), each step answering a {@code StepOutcome} or ending the reconcile, and
- * records the evacuation's phase on the VMI; {@link
- * dev.capk.vmieviction.eviction.GuestNodeUncordoner} uncordons afterwards. {@link
+ * drain step, delete), each step answering one sealed {@code StepOutcome} (proceed, wait, requeue
+ * after, delete with an outcome, failed with a cause), and records the evacuation's phase on the
+ * VMI; {@link dev.capk.vmieviction.eviction.GuestNodeUncordoner} uncordons afterwards. {@link
  * dev.capk.vmieviction.eviction.GuestClusters} is the guest side: it connects a VMI to its guest
  * cluster and keeps each cluster's node and budget watches and each drain's pod watch. The pure
  * decisions are nested in the step they serve ({@code VmiEvictionReconciler.Eligibility}, {@code

@@ -29,25 +29,25 @@ class DecisionsTest {
     final java.time.Instant earliest = java.time.Instant.parse("2025-03-01T12:00:00Z");
 
     DrainStartTime.Decision decide(String annotation, java.time.Instant known) {
-      return DrainStartTime.decide(
-          DrainStartTime.parse(annotation, now, java.time.Duration.ofMinutes(1)),
-          Optional.ofNullable(known),
-          Optional.empty(),
-          now);
+      return DrainStartTime.decide(annotation, Optional.ofNullable(known), Optional.empty(), now);
     }
 
     @Test
     void withoutAKnownStartTheAnnotationIsTheRecord() {
       assertEquals(
-          new DrainStartTime.Decision.Keep(java.time.Instant.parse("2025-03-01T11:00:00Z")),
+          new DrainStartTime.Decision(
+              DrainStartTime.Kind.KEEP, java.time.Instant.parse("2025-03-01T11:00:00Z"), null),
           decide("2025-03-01T11:00:00Z", null));
       assertEquals(
-          new DrainStartTime.Decision.Begin(java.time.Instant.parse("2025-03-01T12:00:30Z")),
+          new DrainStartTime.Decision(
+              DrainStartTime.Kind.BEGIN, java.time.Instant.parse("2025-03-01T12:00:30Z"), null),
           decide(null, null),
           "a new evacuation starts now, at second precision as written");
       assertEquals(
-          new DrainStartTime.Decision.ReplaceMalformed(
-              java.time.Instant.parse("2025-03-01T12:00:30Z"), "garbage"),
+          new DrainStartTime.Decision(
+              DrainStartTime.Kind.MALFORMED,
+              java.time.Instant.parse("2025-03-01T12:00:30Z"),
+              "garbage"),
           decide("garbage", null));
     }
 
@@ -55,49 +55,50 @@ class DecisionsTest {
     void aNewEvacuationStartsWhenItsMarkWasFirstSeenNeverLaterThanNow() {
       java.time.Instant seen = java.time.Instant.parse("2025-03-01T12:00:18.400Z");
       assertEquals(
-          new DrainStartTime.Decision.Begin(java.time.Instant.parse("2025-03-01T12:00:18Z")),
-          DrainStartTime.decide(
-              new DrainStartTime.Absent(), Optional.empty(), Optional.of(seen), now));
+          new DrainStartTime.Decision(
+              DrainStartTime.Kind.BEGIN, java.time.Instant.parse("2025-03-01T12:00:18Z"), null),
+          DrainStartTime.decide(null, Optional.empty(), Optional.of(seen), now));
       assertEquals(
-          new DrainStartTime.Decision.ReplaceMalformed(
-              java.time.Instant.parse("2025-03-01T12:00:18Z"), "garbage"),
-          DrainStartTime.decide(
-              new DrainStartTime.Malformed("garbage"), Optional.empty(), Optional.of(seen), now));
+          new DrainStartTime.Decision(
+              DrainStartTime.Kind.MALFORMED,
+              java.time.Instant.parse("2025-03-01T12:00:18Z"),
+              "garbage"),
+          DrainStartTime.decide("garbage", Optional.empty(), Optional.of(seen), now));
       assertEquals(
-          new DrainStartTime.Decision.Begin(java.time.Instant.parse("2025-03-01T12:00:30Z")),
-          DrainStartTime.decide(
-              new DrainStartTime.Absent(), Optional.empty(), Optional.of(now.plusSeconds(5)), now),
+          new DrainStartTime.Decision(
+              DrainStartTime.Kind.BEGIN, java.time.Instant.parse("2025-03-01T12:00:30Z"), null),
+          DrainStartTime.decide(null, Optional.empty(), Optional.of(now.plusSeconds(5)), now),
           "a sighting after now (the clock stepped back) is not a start");
       assertEquals(
-          new DrainStartTime.Decision.Keep(earliest),
+          new DrainStartTime.Decision(DrainStartTime.Kind.KEEP, earliest, null),
           DrainStartTime.decide(
-              new DrainStartTime.Valid(earliest), Optional.empty(), Optional.of(seen), now),
+              DrainStartTime.format(earliest), Optional.empty(), Optional.of(seen), now),
           "a recorded start is the record: a sighting never moves it");
     }
 
     @Test
     void withAKnownStartTheDeadlineOnlyMovesEarlier() {
       assertEquals(
-          new DrainStartTime.Decision.Keep(earliest), decide("2025-03-01T12:00:00Z", earliest));
+          new DrainStartTime.Decision(DrainStartTime.Kind.KEEP, earliest, null),
+          decide("2025-03-01T12:00:00Z", earliest));
       assertEquals(
-          new DrainStartTime.Decision.Keep(java.time.Instant.parse("2025-03-01T11:50:00Z")),
+          new DrainStartTime.Decision(
+              DrainStartTime.Kind.KEEP, java.time.Instant.parse("2025-03-01T11:50:00Z"), null),
           decide("2025-03-01T11:50:00Z", earliest),
           "earlier: accepted");
       assertEquals(
-          new DrainStartTime.Decision.Restore(
-              earliest, DrainStartTime.Decision.Tampering.MOVED_LATER, "2025-03-01T12:00:20Z"),
+          new DrainStartTime.Decision(
+              DrainStartTime.Kind.MOVED_LATER, earliest, "2025-03-01T12:00:20Z"),
           decide("2025-03-01T12:00:20Z", earliest));
       assertEquals(
-          new DrainStartTime.Decision.Restore(
-              earliest, DrainStartTime.Decision.Tampering.REMOVED, null),
+          new DrainStartTime.Decision(DrainStartTime.Kind.REMOVED, earliest, null),
           decide(null, earliest));
       assertEquals(
-          new DrainStartTime.Decision.Restore(
-              earliest, DrainStartTime.Decision.Tampering.MALFORMED, "soon"),
+          new DrainStartTime.Decision(DrainStartTime.Kind.MADE_UNUSABLE, earliest, "soon"),
           decide("soon", earliest));
       assertEquals(
-          new DrainStartTime.Decision.Restore(
-              earliest, DrainStartTime.Decision.Tampering.MALFORMED, "2030-01-01T00:00:00Z"),
+          new DrainStartTime.Decision(
+              DrainStartTime.Kind.MADE_UNUSABLE, earliest, "2030-01-01T00:00:00Z"),
           decide("2030-01-01T00:00:00Z", earliest),
           "a future start is malformed");
     }
