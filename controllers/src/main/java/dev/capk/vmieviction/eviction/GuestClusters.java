@@ -52,11 +52,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -104,17 +100,8 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   /** Guarded by this: one budget watch per guest cluster client with blocked drains. */
   private final Map<ApiClient, BudgetWatch> budgetWatches = new IdentityHashMap<>();
 
-  /**
-   * Guarded by this: per guest cluster client, its node watch, or the list it is being started from
-   * (a failed or outdated one is replaced by the next step that needs the nodes).
-   */
-  private final Map<ApiClient, CompletableFuture<NodeWatch>> nodeWatches = new IdentityHashMap<>();
-
-  /** Lists the nodes of a guest cluster, as one request of the step that asks. */
-  @FunctionalInterface
-  interface NodeListing {
-    V1NodeList list() throws GuestAccessException, ApiException;
-  }
+  /** Guarded by this: per guest cluster client, its node watch. */
+  private final Map<ApiClient, NodeWatch> nodeWatches = new IdentityHashMap<>();
 
   /** Budgets that allowed a disruption since the VMI's last step, by VMI. Guarded by this. */
   private final Map<String, Set<String>> freed = new HashMap<>();
@@ -228,72 +215,29 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   }
 
   /**
-   * The node watch of the guest cluster {@code client} reaches, while it is current: started from
-   * {@code listing}'s list if there is none (that list is the caller's one request; steps that ask
-   * meanwhile wait for it, at most {@code maxWait}). Empty while the watch does not reach the
-   * server, or when its list failed or took longer than {@code maxWait}: the caller reads the node
-   * itself, and that read names the trouble.
+   * The node watch of the guest cluster {@code client} reaches, started if none runs, once it has
+   * listed (within {@code maxWait}) and while it reaches the server; else empty, and the caller
+   * reads the node itself, which names the trouble.
    *
    * @param name names the watch's thread
    */
-  Optional<NodeWatch> nodeWatch(
-      ApiClient client, String name, Duration maxWait, NodeListing listing)
-      throws GuestAccessException, ApiException {
-    CompletableFuture<NodeWatch> mine = new CompletableFuture<>();
-    CompletableFuture<NodeWatch> known;
+  Optional<NodeWatch> nodeWatch(ApiClient client, String name, Duration maxWait) {
+    NodeWatch watch;
     synchronized (this) {
       // Watches over for good (idle, refused, or of a client replaced since) are forgotten.
-      nodeWatches.values().removeIf(f -> f.isDone() && (f.join() == null || f.join().over()));
-      known = nodeWatches.get(client);
-      if (known == null) {
-        nodeWatches.put(client, mine);
-      }
-    }
-    if (known == null) {
-      try {
-        NodeWatch started = NodeWatch.start(client, listing.list(), name);
-        log.debug("guest node watch opened cluster={}", name);
-        mine.complete(started);
-        return Optional.of(started);
-      } catch (GuestAccessException e) {
-        if (e.reason() == GuestAccessException.Reason.GuestAPIForbidden) {
-          // The guest identity may not list nodes: its steps read them one by one, as they may.
-          log.info("guest nodes may not be listed, read per step cluster={}", name);
-          mine.complete(NodeWatch.refused(client, name));
-          return Optional.empty();
-        }
-        forget(client, mine);
-        throw e;
-      } catch (ApiException | RuntimeException e) {
-        forget(client, mine);
-        throw e;
-      }
+      nodeWatches.values().removeIf(NodeWatch::over);
+      watch = nodeWatches.computeIfAbsent(client, c -> NodeWatch.start(c, name));
     }
     try {
-      NodeWatch watch = known.get(Math.max(0, maxWait.toMillis()), TimeUnit.MILLISECONDS);
-      return watch != null && watch.current() ? Optional.of(watch) : Optional.empty();
-    } catch (TimeoutException | ExecutionException e) {
-      return Optional.empty();
+      return watch.awaitListed(maxWait) ? Optional.of(watch) : Optional.empty();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return Optional.empty();
     }
   }
 
-  /** A failed list is not kept: the next step lists again. */
-  private void forget(ApiClient client, CompletableFuture<NodeWatch> failed) {
-    synchronized (this) {
-      nodeWatches.remove(client, failed);
-    }
-    failed.complete(null);
-  }
-
-  private Optional<NodeWatch> startedNodeWatch(ApiClient client) {
-    CompletableFuture<NodeWatch> known;
-    synchronized (this) {
-      known = nodeWatches.get(client);
-    }
-    return Optional.ofNullable(known == null ? null : known.getNow(null));
+  private synchronized Optional<NodeWatch> startedNodeWatch(ApiClient client) {
+    return Optional.ofNullable(nodeWatches.get(client));
   }
 
   @Override
@@ -325,10 +269,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   @Override
   public void close() {
     synchronized (this) {
-      // A failed list completes with null: nothing to close.
-      nodeWatches
-          .values()
-          .forEach(f -> f.thenAccept(w -> Optional.ofNullable(w).ifPresent(NodeWatch::close)));
+      nodeWatches.values().forEach(NodeWatch::close);
       nodeWatches.clear();
       budgetWatches.values().forEach(BudgetWatch::close);
       budgetWatches.clear();
@@ -428,12 +369,9 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
      * The guest cluster's node watch, started from one list by the first step that needs a node;
      * empty while it does not reach the guest API server (the step then reads for itself).
      */
-    private Optional<NodeWatch> nodeWatch() throws GuestAccessException, ApiException {
+    private Optional<NodeWatch> nodeWatch() {
       return GuestClusters.this.nodeWatch(
-          client.apiClient(),
-          client.cluster().toString(),
-          client.bound(NODE_LIST_WAIT),
-          this::listNodes);
+          client.apiClient(), client.cluster().toString(), client.bound(NODE_LIST_WAIT));
     }
 
     @Override
