@@ -688,7 +688,6 @@ final class Evacuator {
       }
       throw e;
     }
-    marks.cordonedHere(guest, vmiName);
     return cordoned != null ? cordoned : read;
   }
 
