@@ -374,7 +374,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
       Set<String> names = new TreeSet<>();
       budgets.forEach(
           (key, seen) -> {
-            if (selects(seen.budget, pod)) {
+            if (seen.budget != null && selects(seen.budget, pod)) {
               names.add(key);
             }
           });
@@ -428,8 +428,8 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     public void seen(String type, V1PodDisruptionBudget budget) {
       String key = budget.getMetadata().getNamespace() + "/" + budget.getMetadata().getName();
       if ("DELETED".equals(type)) {
-        // A budget gone refuses nothing any more.
-        budgets.remove(key);
+        // A budget gone refuses nothing any more (and selects no pod).
+        budgets.put(key, new Seen(null, Integer.MAX_VALUE));
         onAllowing.accept(key);
         return;
       }
