@@ -697,24 +697,12 @@ public final class SteppedDrains implements AutoCloseable {
       return w;
     }
 
-    public String node() {
-      return node;
-    }
-
     /** The node's pods now; empty until the first list arrived, and after the watch gave up. */
     public synchronized Optional<List<V1Pod>> pods() {
       if (!listed || failure != null) {
         return Optional.empty();
       }
       return Optional.of(new ArrayList<>(pods.values()));
-    }
-
-    /**
-     * The guest API server is not reached now: the watch gave up, or its last try failed and none
-     * was accepted since. What this watch knows may be stale.
-     */
-    public synchronized boolean unreachable() {
-      return failure != null || (loop != null && loop.failing());
     }
 
     /** Why the watch gave up (it does after about 30 s of failures), if it did. */

@@ -591,38 +591,32 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
      * off the step's thread: an event is not worth slowing an evacuation down.
      */
     private EventSeriesRecorder nodeEvents() {
+      EventStore plain = EventStore.of(core);
       EventStore store =
           new EventStore() {
             @Override
             public void create(CoreV1Event event) throws Exception {
-              requests.incrementAndGet();
-              client.callOnce(
+              client.guarded(
                   "recording event",
-                  () ->
-                      core.createNamespacedEvent(event.getMetadata().getNamespace(), event)
-                          .buildCall(null),
-                  null);
+                  () -> {
+                    plain.create(event);
+                    return null;
+                  });
             }
 
             @Override
             public void mergePatch(String namespace, String name, String patch) throws Exception {
-              requests.incrementAndGet();
-              client.callOnce(
+              client.guarded(
                   "recording event",
-                  () ->
-                      RawApi.asMergePatch(
-                          client.apiClient(),
-                          core.patchNamespacedEvent(name, namespace, new V1Patch(patch))
-                              .buildCall(null)),
-                  null);
+                  () -> {
+                    plain.mergePatch(namespace, name, patch);
+                    return null;
+                  });
             }
 
             @Override
             public CoreV1Event read(String namespace, String name) throws Exception {
-              return client.callOnce(
-                  "reading event",
-                  () -> core.readNamespacedEvent(name, namespace).buildCall(null),
-                  CoreV1Event.class);
+              return client.guarded("reading event", () -> plain.read(namespace, name));
             }
 
             @Override

@@ -104,15 +104,6 @@ public record GuestClient(
     return call(what, this.<T>send(what, request, returnType));
   }
 
-  /**
-   * One attempt through the breaker, bounded like {@link #call(String, Request, Type)}: for
-   * best-effort requests.
-   */
-  public <T> T callOnce(String what, Request request, Type returnType) throws Exception {
-    GuestCall<T> send = send(what, request, returnType);
-    return guarded(what, send::call);
-  }
-
   private <T> GuestCall<T> send(String what, Request request, Type returnType)
       throws GuestAccessException {
     if (deadline.passed()) {
