@@ -147,12 +147,10 @@ public final class SteppedDrains implements AutoCloseable {
     return new DrainStepper(client, evictions, Clock.systemUTC(), evictionSupport);
   }
 
-  /** The drain under {@code key}, if one is open. */
   public Optional<Drain> get(String key) {
     return Optional.ofNullable(drains.get(key));
   }
 
-  /** Closes the drain under {@code key}: its watch stops. */
   public Optional<Drain> end(String key) {
     Drain d = drains.remove(key);
     if (d != null) {
@@ -161,14 +159,8 @@ public final class SteppedDrains implements AutoCloseable {
     return Optional.ofNullable(d);
   }
 
-  /** The keys of the drains open now. */
   public Set<String> keys() {
     return drains.keySet();
-  }
-
-  /** Drains open now. */
-  public int size() {
-    return drains.size();
   }
 
   @Override
@@ -629,11 +621,8 @@ public final class SteppedDrains implements AutoCloseable {
    * watch gave up), and only then, so the drain's next step comes as soon as there is something new
    * and a drain whose pods stay (a budget refuses) is not woken for nothing.
    *
-   * <p>Why not a client-java informer: a {@code SharedInformerFactory} keeps one informer per type,
-   * and each informer runs several threads; a drain of hundreds of nodes at once needs hundreds of
-   * differently filtered pod watches, one thread each here ({@link WatchLoop}'s: a single watch,
-   * not a GET per pod per second as kubectl does). Repeated failures to reach the server end it
-   * ({@link #failure}).
+   * <p>One thread each ({@link WatchLoop}), not a GET per pod per second as kubectl does. Repeated
+   * failures to reach the server end it ({@link #failure}).
    */
   public static final class NodePodWatch implements AutoCloseable, WatchLoop.Kind<V1Pod> {
     private static final Logger LOG = LoggerFactory.getLogger(NodePodWatch.class);
@@ -666,8 +655,6 @@ public final class SteppedDrains implements AutoCloseable {
         listed = true;
       }
       this.lister = new PodLister(api);
-      // No resourceVersion: the loop lists first, then watches from that list's version. Each watch
-      // request is bounded by the api's deadline rather than by the client's call timeout.
       this.loop = new WatchLoop<>(api, this, from, "drain-watch-" + node);
     }
 
@@ -679,7 +666,7 @@ public final class SteppedDrains implements AutoCloseable {
       this.loop = null;
     }
 
-    /** Starts following the node's pods; the first list arrives on the watch's own thread. */
+    /** Starts following the node's pods, listing them on the watch's thread. */
     public static NodePodWatch start(ApiClient client, String node, Runnable onPodsLeft) {
       return start(new RawApi(client), node, onPodsLeft, null);
     }

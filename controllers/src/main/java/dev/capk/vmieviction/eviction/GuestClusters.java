@@ -300,9 +300,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     public Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException {
       Optional<NodeWatch> watch = nodeWatch();
       if (watch.isPresent()) {
-        Optional<V1Node> named = watch.get().node(vmiName);
-        Optional<V1Node> cached =
-            named.isPresent() ? named : GuestNodeMatch.choose(vmiName, watch.get().nodes());
+        Optional<V1Node> cached = GuestNodeMatch.choose(vmiName, watch.get().nodes());
         if (cached.isEmpty() || !watch.get().refusedSince(cached.get().getMetadata().getName())) {
           return cached;
         }
