@@ -220,7 +220,7 @@ public final class SteppedDrains implements AutoCloseable {
     private final OkHttpClient watchHttp;
     private final Thread thread;
     private volatile boolean closed;
-    private volatile Watch<T> current;
+    private volatile Call current;
     private String resourceVersion;
 
     /** The last try failed and no watch has been accepted since: the server is not reached now. */
@@ -261,13 +261,9 @@ public final class SteppedDrains implements AutoCloseable {
     @Override
     public void close() {
       closed = true;
-      Watch<T> w = current;
-      if (w != null) {
-        try {
-          w.close();
-        } catch (IOException | RuntimeException e) {
-          // closing a broken watch: nothing to do
-        }
+      Call c = current;
+      if (c != null) {
+        c.cancel();
       }
       thread.interrupt();
     }
@@ -285,7 +281,7 @@ public final class SteppedDrains implements AutoCloseable {
           if (closed) {
             return;
           }
-          if (e instanceof ApiException ae && ae.getCode() == 410) {
+          if (e instanceof ApiException ae && ae.getCode() == 410 && resourceVersion != null) {
             resourceVersion = null;
             continue;
           }
@@ -318,8 +314,11 @@ public final class SteppedDrains implements AutoCloseable {
       }
       Call call = watchHttp.newCall(list.newBuilder().url(url.build()).build());
       api.bound(call);
+      current = call;
+      if (closed) {
+        return;
+      }
       try (Watch<T> watch = Watch.createWatch(api.client(), call, kind.responseType())) {
-        current = watch;
         failing = false;
         while (!closed && watch.hasNext()) {
           handle(watch.next());

@@ -329,10 +329,6 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       }
     }
 
-    /**
-     * The guest cluster's node watch, started from one list by the first step that needs a node;
-     * empty while it does not reach the guest API server (the step then reads for itself).
-     */
     private Optional<NodeWatch> nodeWatch() {
       return GuestClusters.this.nodeWatch(
           client.apiClient(), client.cluster().toString(), client.bound(NODE_LIST_WAIT));
@@ -375,12 +371,10 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     }
 
     /**
-     * A JSON Patch of the node, built by {@code patchOf} from the node as read and sent by {@link
-     * Cordoner#write}. The node as the patch left it is returned, and served by the cluster's node
-     * watch until the watch has it. A change of the node since it was read (or its removal) is
-     * reported as a 409: the callers read the node again and retry, bounded. A refusal is a {@link
-     * GuestAccessException} naming the request and the server's reason, which the callers back off
-     * from and warn about.
+     * A JSON Patch of the node ({@link Cordoner#write}); the node as it left it is served by the
+     * node watch until the watch has it. A change of the node since it was read (or its removal) is
+     * a 409, which the callers read again and retry, bounded; a refusal a {@link
+     * GuestAccessException} naming the server's reason.
      */
     private V1Node jsonPatchNode(V1Node node, Function<V1Node, String> patchOf, String what)
         throws GuestAccessException, ApiException {
@@ -389,13 +383,11 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
           Cordoner.write(node, patchOf, (n, patch) -> sendPatch(n, patch, what), this::readNode);
       Optional<NodeWatch> watch = startedNodeWatch(client.apiClient());
       if (written.reread()) {
-        // Our patch was made over a version that is no longer current: the watch may be behind,
-        // and the next step reads that node from the API.
+        // Made over a version no longer current: the watch may be behind; the next step reads.
         watch.ifPresent(w -> w.refused(name));
       }
       switch (written.result()) {
         case APPLIED -> {
-          // The watch serves the node as our patch left it until it has caught up.
           watch.ifPresent(w -> w.wrote(node, written.node()));
           return written.node();
         }
