@@ -1,16 +1,18 @@
 package dev.capk.vmieviction.drain;
 
+import com.google.gson.reflect.TypeToken;
 import dev.capk.vmieviction.drain.SteppedDrains.WatchLoop;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.PolicyV1Api;
-import io.kubernetes.client.openapi.models.V1ListMeta;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodDisruptionBudget;
+import io.kubernetes.client.util.Watch;
+import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -21,6 +23,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import okhttp3.Call;
 import org.slf4j.Logger;
@@ -62,55 +65,53 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
    */
   static final Duration IDLE = Duration.ofMinutes(5);
 
+  private volatile boolean listed;
   private volatile boolean gaveUp;
   private volatile boolean ended;
   private volatile long usedNanos = System.nanoTime();
 
-  private NodeWatch(ApiClient client, V1NodeList seed, String name) {
+  private NodeWatch(ApiClient client, String name) {
     this.api = new RawApi(client);
-    seed.getItems().forEach(n -> nodes.put(n.getMetadata().getName(), trimmed(n)));
-    this.loop =
-        new WatchLoop<>(api, this, seed.getMetadata().getResourceVersion(), "node-watch-" + name);
+    this.loop = new WatchLoop<>(api, this, null, "node-watch-" + name);
   }
 
   /**
-   * Follows the nodes of the cluster {@code client} reaches, from {@code seed}: the caller's own
-   * list of them, which must carry the list's resourceVersion (the watch resumes right after it).
+   * Follows the nodes of the cluster {@code client} reaches: lists them on its own thread, then
+   * watches.
    *
    * @param name names the watch's thread (the cluster, for thread dumps)
    */
-  public static NodeWatch start(ApiClient client, V1NodeList seed, String name) {
-    if (seed.getMetadata() == null || seed.getMetadata().getResourceVersion() == null) {
-      throw new IllegalArgumentException("a node list without a resourceVersion");
-    }
-    NodeWatch w = new NodeWatch(client, seed, name);
+  public static NodeWatch start(ApiClient client, String name) {
+    NodeWatch w = new NodeWatch(client, name);
     w.loop.start();
-    return w;
-  }
-
-  /**
-   * A watch that will not be made: the guest identity may not list the cluster's nodes. Not
-   * current; over once unused for {@link #IDLE}, when a step may try again.
-   */
-  public static NodeWatch refused(ApiClient client, String name) {
-    NodeWatch w =
-        new NodeWatch(
-            client, new V1NodeList().metadata(new V1ListMeta()).items(new ArrayList<>()), name);
-    w.gaveUp = true;
     return w;
   }
 
   /** Not started: fed by hand through {@link #seen}, for tests of what it serves. */
   static NodeWatch unstarted(V1NodeList seed) {
-    return new NodeWatch(new ApiClient(), seed, "unstarted");
+    NodeWatch w = new NodeWatch(new ApiClient(), "unstarted");
+    w.replace(seed);
+    return w;
   }
 
   /**
-   * True while what this knows is current: the watch has not given up and its last try did not
-   * fail.
+   * Waits at most {@code maxWait} for the first list (steps that ask meanwhile share it).
+   *
+   * @return whether what this knows is current
    */
+  public synchronized boolean awaitListed(Duration maxWait) throws InterruptedException {
+    long end = System.nanoTime() + maxWait.toNanos();
+    for (long left = maxWait.toNanos();
+        !listed && !gaveUp && !ended && !loop.failing() && left > 0;
+        left = end - System.nanoTime()) {
+      TimeUnit.NANOSECONDS.timedWait(this, left);
+    }
+    return current();
+  }
+
+  /** True while what this knows is current: listed, and the watch is up. */
   public boolean current() {
-    return !gaveUp && !ended && !loop.failing();
+    return listed && !gaveUp && !ended && !loop.failing();
   }
 
   /**
@@ -191,8 +192,8 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   }
 
   @Override
-  public Class<V1Node> objectType() {
-    return V1Node.class;
+  public Type responseType() {
+    return new TypeToken<Watch.Response<V1Node>>() {}.getType();
   }
 
   @Override
@@ -200,15 +201,19 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     return new CoreV1Api(client).listNode().buildCall(null);
   }
 
-  /** After a 410: a fresh list replaces what was known. */
+  /** At the start, and after a 410: a fresh list replaces what was known. */
   @Override
   public String relist() throws ApiException {
     V1NodeList list = api.get(list(api.client()), V1NodeList.class);
-    synchronized (this) {
-      nodes.clear();
-      list.getItems().forEach(n -> nodes.put(n.getMetadata().getName(), trimmed(n)));
-    }
+    replace(list);
     return list.getMetadata().getResourceVersion();
+  }
+
+  private synchronized void replace(V1NodeList list) {
+    nodes.clear();
+    list.getItems().forEach(n -> nodes.put(n.getMetadata().getName(), trimmed(n)));
+    listed = true;
+    notifyAll();
   }
 
   @Override
@@ -225,15 +230,15 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   }
 
   @Override
-  public boolean giveUp(Exception failure, int failures) {
+  public synchronized boolean giveUp(Exception failure, int failures) {
+    // Steps waiting for the first list read their nodes themselves.
+    notifyAll();
     if (failure instanceof ApiException ae && ae.getCode() == 403) {
       // The guest identity may not watch nodes: each step reads its node itself.
       LOG.info("node watch refused (HTTP 403), guest nodes are read per step");
       gaveUp = true;
-      synchronized (this) {
-        nodes.clear();
-        written.clear();
-      }
+      nodes.clear();
+      written.clear();
       return true;
     }
     LOG.debug(
@@ -374,7 +379,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
       Set<String> names = new TreeSet<>();
       budgets.forEach(
           (key, seen) -> {
-            if (selects(seen.budget, pod)) {
+            if (seen.budget != null && selects(seen.budget, pod)) {
               names.add(key);
             }
           });
@@ -425,16 +430,16 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     }
 
     @Override
-    public Class<V1PodDisruptionBudget> objectType() {
-      return V1PodDisruptionBudget.class;
+    public Type responseType() {
+      return new TypeToken<Watch.Response<V1PodDisruptionBudget>>() {}.getType();
     }
 
     @Override
     public void seen(String type, V1PodDisruptionBudget budget) {
       String key = budget.getMetadata().getNamespace() + "/" + budget.getMetadata().getName();
       if ("DELETED".equals(type)) {
-        // A budget gone refuses nothing any more.
-        budgets.remove(key);
+        // A budget gone refuses nothing any more (and selects no pod).
+        budgets.put(key, new Seen(null, Integer.MAX_VALUE));
         onAllowing.accept(key);
         return;
       }

@@ -1,10 +1,7 @@
 package dev.capk.vmieviction.drain;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
-import com.google.gson.stream.JsonReader;
+import com.google.gson.reflect.TypeToken;
 import dev.capk.vmieviction.drain.PodFilters.DaemonSetLookup;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
@@ -15,8 +12,9 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
+import io.kubernetes.client.util.Watch;
 import java.io.IOException;
-import java.io.StringReader;
+import java.lang.reflect.Type;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -43,8 +41,6 @@ import okhttp3.Call;
 import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
-import okhttp3.Response;
-import okio.BufferedSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -151,12 +147,10 @@ public final class SteppedDrains implements AutoCloseable {
     return new DrainStepper(client, evictions, Clock.systemUTC(), evictionSupport);
   }
 
-  /** The drain under {@code key}, if one is open. */
   public Optional<Drain> get(String key) {
     return Optional.ofNullable(drains.get(key));
   }
 
-  /** Closes the drain under {@code key}: its watch stops. */
   public Optional<Drain> end(String key) {
     Drain d = drains.remove(key);
     if (d != null) {
@@ -165,14 +159,8 @@ public final class SteppedDrains implements AutoCloseable {
     return Optional.ofNullable(d);
   }
 
-  /** The keys of the drains open now. */
   public Set<String> keys() {
     return drains.keySet();
-  }
-
-  /** Drains open now. */
-  public int size() {
-    return drains.size();
   }
 
   @Override
@@ -183,15 +171,14 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   /**
-   * One raw watch kept running on a thread of its own, for the drain engine's watches of one kind
-   * each (a node's pods, a cluster's budgets): it resumes from the last resourceVersion seen
-   * (objects and bookmarks), starts again from a fresh list when the server answers 410 (that
-   * version is too old), and after a failure waits 0.25 s, doubling up to 8 s, before the next try;
-   * {@link #close} cancels the request under way. What a kind does with its objects, how it lists,
-   * and when it gives up are its {@link Kind}'s.
+   * One watch kept running on a thread of its own, for the drain engine's watches of one kind each
+   * (a node's pods, a cluster's nodes or budgets): it resumes from the last resourceVersion seen
+   * (objects and bookmarks), starts again from a fresh list after a 410, and after a failure waits
+   * 0.25 s, doubling up to 8 s. What a kind does with its objects, how it lists, and when it gives
+   * up are its {@link Kind}'s.
    *
-   * <p>Why not client-java's informers: one informer per type and several threads each; the drains
-   * need many differently filtered watches, one thread each here.
+   * <p>Why not client-java's informers: each runs several threads; the drains need many differently
+   * filtered watches, one thread each here.
    */
   static final class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
 
@@ -200,13 +187,10 @@ public final class SteppedDrains implements AutoCloseable {
 
     /** What one kind of watch does. Called on the loop's thread. */
     interface Kind<T extends KubernetesObject> {
-      /** The objects' type, decoded straight from the watch's lines. */
-      Class<T> objectType();
+      /** {@code Watch.Response<T>}, for the client's decoder. */
+      Type responseType();
 
-      /**
-       * The list request the watch is made of: the loop adds the watch's parameters (bookmarks, its
-       * resourceVersion, its timeout).
-       */
+      /** The list request the watch is made of (the loop adds the watch's parameters). */
       Call list(ApiClient client) throws ApiException;
 
       /**
@@ -220,8 +204,8 @@ public final class SteppedDrains implements AutoCloseable {
       void seen(String type, T object);
 
       /**
-       * A try failed ({@code failures} in a row, counting since the watch was last accepted): true
-       * to end the loop, false to try again after the backoff.
+       * A try failed ({@code failures} in a row since a watch was last accepted): true ends the
+       * loop.
        */
       boolean giveUp(Exception failure, int failures);
 
@@ -229,11 +213,6 @@ public final class SteppedDrains implements AutoCloseable {
       default boolean wanted() {
         return true;
       }
-    }
-
-    /** The watch's resourceVersion is too old: start again from a list. */
-    private static final class Expired extends Exception {
-      private static final long serialVersionUID = 1L;
     }
 
     private final RawApi api;
@@ -244,23 +223,19 @@ public final class SteppedDrains implements AutoCloseable {
     private volatile Call current;
     private String resourceVersion;
 
-    /** Whether the current watch request was accepted (only the loop's thread uses it). */
-    private boolean connected;
-
     /** The last try failed and no watch has been accepted since: the server is not reached now. */
     private volatile boolean failing;
 
     /**
      * @param api each watch request is bound to its deadline
      * @param resourceVersion where the first watch starts; null: {@link Kind#relist} first
-     * @param threadName names the loop's thread
      */
     WatchLoop(RawApi api, Kind<T> kind, String resourceVersion, String threadName) {
       this.api = api;
       this.kind = kind;
       this.resourceVersion = resourceVersion;
-      // The caller's connection pool, auth and TLS; a watch is silent until something changes, so
-      // not the client's short call timeout.
+      // The caller's pool, auth and TLS; a watch is silent until something changes, so not the
+      // client's short call timeout.
       this.watchHttp =
           api.client()
               .getHttpClient()
@@ -270,17 +245,15 @@ public final class SteppedDrains implements AutoCloseable {
               .build();
       this.thread = new Thread(this::run, threadName);
       this.thread.setDaemon(true);
+      // Watch events are decoded by the client's Gson: without the strict validators.
+      LenientJson.install();
     }
 
-    /**
-     * True while the server is not reached: the last try failed and no watch was accepted since
-     * (between retries, before the loop gives up).
-     */
     boolean failing() {
       return failing;
     }
 
-    WatchLoop start() {
+    WatchLoop<T> start() {
       thread.start();
       return this;
     }
@@ -298,26 +271,23 @@ public final class SteppedDrains implements AutoCloseable {
     private void run() {
       int failures = 0;
       while (!closed && kind.wanted()) {
-        connected = false;
         try {
           if (resourceVersion == null) {
             resourceVersion = kind.relist();
           }
-          if (watchOnce()) {
-            failures = 0;
-          }
-        } catch (Expired e) {
-          resourceVersion = null;
-        } catch (IOException | ApiException | RuntimeException e) {
+          watchOnce();
+          failures = 0;
+        } catch (ApiException | RuntimeException e) {
           if (closed) {
             return;
           }
-          failing = true;
-          if (connected) {
-            // The watch was up before it broke: a new outage, not one more failure of the last.
-            failures = 0;
+          if (e instanceof ApiException ae && ae.getCode() == 410 && resourceVersion != null) {
+            resourceVersion = null;
+            continue;
           }
-          failures++;
+          // A watch that was up before it broke starts a new count.
+          failures = failing ? failures + 1 : 1;
+          failing = true;
           if (kind.giveUp(e, failures)) {
             return;
           }
@@ -330,8 +300,8 @@ public final class SteppedDrains implements AutoCloseable {
       }
     }
 
-    /** One watch request, read to its end. @return true if the server accepted it */
-    private boolean watchOnce() throws IOException, ApiException, Expired {
+    /** One watch request, read to its end; a 410 (as answer or as event) is an ApiException. */
+    private void watchOnce() throws ApiException {
       Request list = kind.list(api.client()).request();
       HttpUrl.Builder url =
           list.url()
@@ -340,96 +310,43 @@ public final class SteppedDrains implements AutoCloseable {
               .addQueryParameter("allowWatchBookmarks", "true")
               .addQueryParameter("timeoutSeconds", String.valueOf(WATCH_SECONDS));
       if (resourceVersion != null) {
-        // Null: the server sends the state first.
         url.addQueryParameter("resourceVersion", resourceVersion);
       }
       Call call = watchHttp.newCall(list.newBuilder().url(url.build()).build());
       api.bound(call);
       current = call;
       if (closed) {
-        return false;
+        return;
       }
-      try (Response response = call.execute()) {
-        if (response.code() == 410) {
-          throw new Expired();
-        }
-        if (!response.isSuccessful()) {
-          String body = response.body() == null ? "" : response.body().string();
-          throw new RawApi.Answer(response.code(), body, response.headers().toMultimap())
-              .toException();
-        }
-        connected = true;
+      try (Watch<T> watch = Watch.createWatch(api.client(), call, kind.responseType())) {
         failing = false;
-        BufferedSource source = response.body().source();
-        String line;
-        while (!closed && (line = source.readUtf8Line()) != null) {
-          if (!line.isBlank()) {
-            handle(line);
-          }
+        while (!closed && watch.hasNext()) {
+          handle(watch.next());
         }
-        return true;
+      } catch (IOException e) {
+        throw new ApiException(e);
       } finally {
         current = null;
       }
     }
 
-    /**
-     * One line of the watch, decoded in one pass: the API server writes {@code type} before {@code
-     * object}, so the object is read straight into its type, not first into a JSON tree (a pod is a
-     * few kB, and a drain sees each of its pods change several times). Errors and bookmarks, and a
-     * line in another order, go through the tree.
-     */
-    private void handle(String line) throws Expired, IOException {
-      String type = null;
-      T object = null;
-      JsonElement raw = null;
-      try (JsonReader reader = new JsonReader(new StringReader(line))) {
-        reader.beginObject();
-        while (reader.hasNext()) {
-          String name = reader.nextName();
-          if ("type".equals(name)) {
-            type = reader.nextString();
-          } else if ("object".equals(name)) {
-            if (type != null && !"ERROR".equals(type) && !"BOOKMARK".equals(type)) {
-              object = LenientJson.GSON.fromJson(reader, kind.objectType());
-            } else {
-              raw = JsonParser.parseReader(reader);
-            }
-          } else {
-            reader.skipValue();
-          }
-        }
-        reader.endObject();
+    private void handle(Watch.Response<T> event) throws ApiException {
+      if ("ERROR".equals(event.type)) {
+        int code =
+            event.status == null || event.status.getCode() == null ? 0 : event.status.getCode();
+        throw new ApiException(
+            code, "watch error: " + (event.status == null ? "" : event.status.getReason()));
       }
-      if (type == null) {
-        throw new IOException("watch event without a type");
-      }
-      if ("ERROR".equals(type)) {
-        JsonObject status =
-            raw != null && raw.isJsonObject() ? raw.getAsJsonObject() : new JsonObject();
-        int code = status.has("code") ? status.get("code").getAsInt() : 0;
-        if (code == 410) {
-          throw new Expired();
-        }
-        throw new IOException("watch error: " + ApiStatus.parse(code, status.toString()).message());
-      }
-      if ("BOOKMARK".equals(type)) {
-        String version = resourceVersionOf(raw);
-        if (version != null) {
-          resourceVersion = version;
-        }
-        return;
-      }
-      if (object == null && raw != null) {
-        object = LenientJson.GSON.fromJson(raw, kind.objectType());
-      }
+      T object = event.object;
       if (object == null || object.getMetadata() == null) {
         return;
       }
       if (object.getMetadata().getResourceVersion() != null) {
         resourceVersion = object.getMetadata().getResourceVersion();
       }
-      kind.seen(type, object);
+      if (!"BOOKMARK".equals(event.type)) {
+        kind.seen(event.type, object);
+      }
     }
 
     /**
@@ -439,18 +356,6 @@ public final class SteppedDrains implements AutoCloseable {
       return failure instanceof ApiException ae
           ? ApiStatus.describe(ae)
           : failure.getClass().getSimpleName();
-    }
-
-    private static String resourceVersionOf(JsonElement object) {
-      if (object == null || !object.isJsonObject()) {
-        return null;
-      }
-      JsonElement metadata = object.getAsJsonObject().get("metadata");
-      if (metadata == null || !metadata.isJsonObject()) {
-        return null;
-      }
-      JsonElement version = metadata.getAsJsonObject().get("resourceVersion");
-      return version != null && version.isJsonPrimitive() ? version.getAsString() : null;
     }
   }
 
@@ -715,11 +620,8 @@ public final class SteppedDrains implements AutoCloseable {
    * watch gave up), and only then, so the drain's next step comes as soon as there is something new
    * and a drain whose pods stay (a budget refuses) is not woken for nothing.
    *
-   * <p>Why not a client-java informer: a {@code SharedInformerFactory} keeps one informer per type,
-   * and each informer runs several threads; a drain of hundreds of nodes at once needs hundreds of
-   * differently filtered pod watches, one thread each here ({@link WatchLoop}'s: a single watch,
-   * not a GET per pod per second as kubectl does). Repeated failures to reach the server end it
-   * ({@link #failure}).
+   * <p>One thread each ({@link WatchLoop}), not a GET per pod per second as kubectl does. Repeated
+   * failures to reach the server end it ({@link #failure}).
    */
   public static final class NodePodWatch implements AutoCloseable, WatchLoop.Kind<V1Pod> {
     private static final Logger LOG = LoggerFactory.getLogger(NodePodWatch.class);
@@ -752,8 +654,6 @@ public final class SteppedDrains implements AutoCloseable {
         listed = true;
       }
       this.lister = new PodLister(api);
-      // No resourceVersion: the loop lists first, then watches from that list's version. Each watch
-      // request is bounded by the api's deadline rather than by the client's call timeout.
       this.loop = new WatchLoop<>(api, this, from, "drain-watch-" + node);
     }
 
@@ -765,7 +665,7 @@ public final class SteppedDrains implements AutoCloseable {
       this.loop = null;
     }
 
-    /** Starts following the node's pods; the first list arrives on the watch's own thread. */
+    /** Starts following the node's pods, listing them on the watch's thread. */
     public static NodePodWatch start(ApiClient client, String node, Runnable onPodsLeft) {
       return start(new RawApi(client), node, onPodsLeft, null);
     }
@@ -783,10 +683,6 @@ public final class SteppedDrains implements AutoCloseable {
       return w;
     }
 
-    public String node() {
-      return node;
-    }
-
     /** The node's pods now; empty until the first list arrived, and after the watch gave up. */
     public synchronized Optional<List<V1Pod>> pods() {
       if (!listed || failure != null) {
@@ -795,22 +691,14 @@ public final class SteppedDrains implements AutoCloseable {
       return Optional.of(new ArrayList<>(pods.values()));
     }
 
-    /**
-     * The guest API server is not reached now: the watch gave up, or its last try failed and none
-     * was accepted since. What this watch knows may be stale.
-     */
-    public synchronized boolean unreachable() {
-      return failure != null || (loop != null && loop.failing());
-    }
-
     /** Why the watch gave up (it does after about 30 s of failures), if it did. */
     public synchronized Optional<String> failure() {
       return Optional.ofNullable(failure);
     }
 
     @Override
-    public Class<V1Pod> objectType() {
-      return V1Pod.class;
+    public Type responseType() {
+      return new TypeToken<Watch.Response<V1Pod>>() {}.getType();
     }
 
     @Override

@@ -351,7 +351,6 @@ final class Evacuator {
       }
       throw e;
     }
-    marks.cordonedHere(guest, vmiName);
     Told.NODE_CORDONED.to(c.events(), r.vmi, r.key, guest.cluster(), r.nodeName());
     guest.nodeEvent(
         r.node,

@@ -37,8 +37,8 @@ public interface Guest {
   Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException;
 
   /**
-   * The nodes that carry our cordon mark now, from the cluster's node watch (started by one list if
-   * none runs; a list of its own while the watch does not reach the server).
+   * The nodes that carry our cordon mark now, from the cluster's node watch (started if none runs;
+   * a list of its own while the watch has not listed or does not reach the server).
    */
   MarkedNodes markedNodes() throws GuestAccessException, ApiException;
 

@@ -42,8 +42,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -52,11 +52,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -66,24 +62,16 @@ import org.slf4j.LoggerFactory;
 /**
  * The guest clusters of the evacuations: connects a VMI to its guest cluster (through the cached
  * guest clients, reaching only the Cluster the tenant mapping allows), and keeps what each
- * cluster's evacuations share and what each drain needs between its steps.
+ * cluster's evacuations share.
  *
- * <p>The guest node drains under way, one per VMI being evacuated (by {@code namespace/name}): the
- * watch on the guest node's pods, which wakes the VMI's next step when pods leave, and the drain's
- * memory between steps ({@link SteppedDrains}). Opened by the first drain step of a VMI, closed
- * when its evacuation ends; a drain of another node or through another client (a rotated
- * kubeconfig) replaces it.
- *
- * <p>While drains of a guest cluster are refused by PodDisruptionBudgets, one {@link BudgetWatch}
- * per guest cluster (client) follows that cluster's budgets; a budget that allows a disruption
- * again wakes the drains it refused, and their refused pods are due at once. Closed when the
- * cluster's last drain ends, not when its drains stop waiting for a budget: under a budget that
- * allows one disruption at a time a drain is refused, freed and refused again many times, and each
- * new watch would list every budget of the cluster again.
- *
- * <p>Each guest cluster (client) whose nodes evacuations read has one {@link NodeWatch}: the first
- * step that needs a node lists the cluster's nodes once, and the steps and uncordon checks after it
- * read from the watch, not a GET each. It ends when unused for {@link NodeWatch#IDLE}.
+ * <p>Per VMI being evacuated ({@code namespace/name}), the drain of its guest node ({@link
+ * SteppedDrains}): a watch on the node's pods, which wakes the VMI's next step when pods leave, and
+ * the drain's memory between steps. Per guest cluster client: one {@link NodeWatch}, which the
+ * steps and uncordon checks read instead of a GET each (it ends when unused for {@link
+ * NodeWatch#IDLE}); and, from the first refusal by a PodDisruptionBudget to the end of the
+ * cluster's last drain, one {@link BudgetWatch}, whose budgets allowing again wake the drains they
+ * refused (kept while drains run: under a budget that allows one disruption at a time a drain is
+ * refused many times, and each new watch would list every budget again).
  */
 public final class GuestClusters implements GuestConnector, AutoCloseable {
 
@@ -92,32 +80,17 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   private final Consumer<String> wake;
   private final SteppedDrains drains;
 
-  /** VMIs woken because pods left their guest node, until their next step asks. */
+  /** VMIs woken by their pods or budgets, until their next step asks. */
   private final Set<String> woken = ConcurrentHashMap.newKeySet();
 
-  /** A drain refused by budgets: through which client, and by which budgets (namespace/name). */
-  private record Blocked(ApiClient client, Set<String> budgets) {}
+  /** Guarded by this: the budgets ({@code namespace/name}) that refused each VMI's last step. */
+  private final Map<String, Set<String>> blocked = new HashMap<>();
 
   /** Guarded by this. */
-  private final Map<String, Blocked> blocked = new HashMap<>();
-
-  /** Guarded by this: one budget watch per guest cluster client with blocked drains. */
   private final Map<ApiClient, BudgetWatch> budgetWatches = new IdentityHashMap<>();
 
-  /**
-   * Guarded by this: per guest cluster client, its node watch, or the list it is being started from
-   * (a failed or outdated one is replaced by the next step that needs the nodes).
-   */
-  private final Map<ApiClient, CompletableFuture<NodeWatch>> nodeWatches = new IdentityHashMap<>();
-
-  /** Lists the nodes of a guest cluster, as one request of the step that asks. */
-  @FunctionalInterface
-  interface NodeListing {
-    V1NodeList list() throws GuestAccessException, ApiException;
-  }
-
-  /** Budgets that allowed a disruption since the VMI's last step, by VMI. Guarded by this. */
-  private final Map<String, Set<String>> freed = new HashMap<>();
+  /** Guarded by this. */
+  private final Map<ApiClient, NodeWatch> nodeWatches = new IdentityHashMap<>();
 
   private final GuestClients clients;
   private final TenantMapping tenants;
@@ -153,35 +126,27 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   }
 
   private void wakeUp(String vmiKey) {
-    log.debug("guest pods left, waking vmi={}", vmiKey);
+    log.debug("guest drain woken vmi={}", vmiKey);
     woken.add(vmiKey);
     wake.accept(vmiKey);
   }
 
   /**
-   * After a step: the budgets ({@code namespace/name}) that refused the VMI's pods, through {@code
-   * client}; none, or another client, ends what was known before. Opens the cluster's budget watch
-   * if needed; a budget already seen allowing wakes the VMI at once.
+   * After a step through {@code client}: the budgets that refused the VMI's pods. Opens the
+   * cluster's budget watch if needed; a budget it already sees allowing wakes the VMI at once.
    */
-  synchronized void blockedBy(String vmiKey, ApiClient client, Set<String> budgets) {
-    Blocked before =
-        budgets.isEmpty()
-            ? blocked.remove(vmiKey)
-            : blocked.put(vmiKey, new Blocked(client, Set.copyOf(budgets)));
-    if (before != null && before.client() != client) {
-      closeUnusedWatch(before.client());
-    }
+  private synchronized void blockedBy(String vmiKey, ApiClient client, Set<String> budgets) {
     if (budgets.isEmpty()) {
+      blocked.remove(vmiKey);
       return;
     }
+    blocked.put(vmiKey, Set.copyOf(budgets));
     BudgetWatch watch =
         budgetWatches.computeIfAbsent(
-            client,
-            c -> {
-              log.debug("guest budget watch opened vmi={}", vmiKey);
-              return BudgetWatch.start(c, vmiKey, budget -> budgetAllows(c, budget));
-            });
-    budgets.stream().filter(watch::allows).forEach(b -> budgetAllows(client, b));
+            client, c -> BudgetWatch.start(c, vmiKey, budget -> budgetAllows(c, budget)));
+    if (budgets.stream().anyMatch(watch::allows)) {
+      wakeUp(vmiKey);
+    }
   }
 
   /**
@@ -189,111 +154,55 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
    */
   private synchronized void budgetAllows(ApiClient client, String budget) {
     blocked.forEach(
-        (vmiKey, b) -> {
-          if (b.client() == client && b.budgets().contains(budget)) {
-            freed.computeIfAbsent(vmiKey, k -> new HashSet<>()).add(budget);
-            log.debug("guest budget allows, waking vmi={} budget={}", vmiKey, budget);
+        (vmiKey, budgets) -> {
+          if (budgets.contains(budget)
+              && drains.get(vmiKey).map(d -> d.client() == client).orElse(false)) {
             wakeUp(vmiKey);
           }
         });
   }
 
   /**
-   * What the budget watch of the cluster {@code client} reaches knows of its budgets, so a step
-   * sends no more evictions than a budget allows; nothing known while no drain of the cluster was
-   * refused by a budget yet (no watch).
+   * What the cluster's budget watch knows, so a step sends no more evictions than a budget allows;
+   * nothing while no drain of the cluster was refused by a budget yet.
    */
-  synchronized BudgetAllowance budgetsOf(ApiClient client) {
+  private synchronized BudgetAllowance budgetsOf(ApiClient client) {
     BudgetWatch watch = budgetWatches.get(client);
     return watch == null ? BudgetAllowance.UNKNOWN : watch;
   }
 
-  /** The budgets that allowed a disruption since the VMI's last step (once). */
-  synchronized Set<String> takeFreedBudgets(String vmiKey) {
-    Set<String> f = freed.remove(vmiKey);
-    return f == null ? Set.of() : f;
-  }
-
-  private void closeUnusedWatch(ApiClient client) {
-    boolean draining =
-        drains.keys().stream()
-            .anyMatch(k -> drains.get(k).map(d -> d.client() == client).orElse(false));
-    if (!draining && blocked.values().stream().noneMatch(b -> b.client() == client)) {
-      BudgetWatch w = budgetWatches.remove(client);
-      if (w != null) {
-        w.close();
-        log.debug("guest budget watch closed");
-      }
-    }
+  /** The budgets that refused the VMI's last step and allow a disruption now. */
+  private synchronized Set<String> allowingNow(String vmiKey, ApiClient client) {
+    BudgetWatch watch = budgetWatches.get(client);
+    return watch == null
+        ? Set.of()
+        : blocked.getOrDefault(vmiKey, Set.of()).stream()
+            .filter(watch::allows)
+            .collect(Collectors.toSet());
   }
 
   /**
-   * The node watch of the guest cluster {@code client} reaches, while it is current: started from
-   * {@code listing}'s list if there is none (that list is the caller's one request; steps that ask
-   * meanwhile wait for it, at most {@code maxWait}). Empty while the watch does not reach the
-   * server, or when its list failed or took longer than {@code maxWait}: the caller reads the node
-   * itself, and that read names the trouble.
-   *
-   * @param name names the watch's thread
+   * The node watch of the guest cluster {@code client} reaches, started if none runs, once it has
+   * listed (within {@code maxWait}) and while it reaches the server; else empty, and the caller
+   * reads the node itself, which names the trouble.
    */
-  Optional<NodeWatch> nodeWatch(
-      ApiClient client, String name, Duration maxWait, NodeListing listing)
-      throws GuestAccessException, ApiException {
-    CompletableFuture<NodeWatch> mine = new CompletableFuture<>();
-    CompletableFuture<NodeWatch> known;
+  private Optional<NodeWatch> nodeWatch(ApiClient client, String name, Duration maxWait) {
+    NodeWatch watch;
     synchronized (this) {
       // Watches over for good (idle, refused, or of a client replaced since) are forgotten.
-      nodeWatches.values().removeIf(f -> f.isDone() && (f.join() == null || f.join().over()));
-      known = nodeWatches.get(client);
-      if (known == null) {
-        nodeWatches.put(client, mine);
-      }
-    }
-    if (known == null) {
-      try {
-        NodeWatch started = NodeWatch.start(client, listing.list(), name);
-        log.debug("guest node watch opened cluster={}", name);
-        mine.complete(started);
-        return Optional.of(started);
-      } catch (GuestAccessException e) {
-        if (e.reason() == GuestAccessException.Reason.GuestAPIForbidden) {
-          // The guest identity may not list nodes: its steps read them one by one, as they may.
-          log.info("guest nodes may not be listed, read per step cluster={}", name);
-          mine.complete(NodeWatch.refused(client, name));
-          return Optional.empty();
-        }
-        forget(client, mine);
-        throw e;
-      } catch (ApiException | RuntimeException e) {
-        forget(client, mine);
-        throw e;
-      }
+      nodeWatches.values().removeIf(NodeWatch::over);
+      watch = nodeWatches.computeIfAbsent(client, c -> NodeWatch.start(c, name));
     }
     try {
-      NodeWatch watch = known.get(Math.max(0, maxWait.toMillis()), TimeUnit.MILLISECONDS);
-      return watch != null && watch.current() ? Optional.of(watch) : Optional.empty();
-    } catch (TimeoutException | ExecutionException e) {
-      return Optional.empty();
+      return watch.awaitListed(maxWait) ? Optional.of(watch) : Optional.empty();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return Optional.empty();
     }
   }
 
-  /** A failed list is not kept: the next step lists again. */
-  private void forget(ApiClient client, CompletableFuture<NodeWatch> failed) {
-    synchronized (this) {
-      nodeWatches.remove(client, failed);
-    }
-    failed.complete(null);
-  }
-
-  private Optional<NodeWatch> startedNodeWatch(ApiClient client) {
-    CompletableFuture<NodeWatch> known;
-    synchronized (this) {
-      known = nodeWatches.get(client);
-    }
-    return Optional.ofNullable(known == null ? null : known.getNow(null));
+  private synchronized Optional<NodeWatch> startedNodeWatch(ApiClient client) {
+    return Optional.ofNullable(nodeWatches.get(client));
   }
 
   @Override
@@ -301,34 +210,32 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     return woken.remove(vmiKey);
   }
 
-  /** The VMI's evacuation ended (or it is gone): stop watching its guest node. */
   @Override
   public void evacuationEnded(String vmiKey) {
-    Optional<SteppedDrains.Drain> ended = drains.end(vmiKey);
-    ended.ifPresent(d -> log.debug("guest pod watch closed vmi={} node={}", vmiKey, d.node()));
+    drains.end(vmiKey);
     synchronized (this) {
-      Blocked before = blocked.remove(vmiKey);
-      freed.remove(vmiKey);
-      if (before != null) {
-        closeUnusedWatch(before.client());
-      }
-      ended.ifPresent(d -> closeUnusedWatch(d.client()));
+      blocked.remove(vmiKey);
+      // A budget watch ends with the last drain through its client.
+      Set<ApiClient> draining = Collections.newSetFromMap(new IdentityHashMap<>());
+      drains.keys().forEach(k -> drains.get(k).ifPresent(d -> draining.add(d.client())));
+      budgetWatches
+          .entrySet()
+          .removeIf(
+              e -> {
+                if (draining.contains(e.getKey())) {
+                  return false;
+                }
+                e.getValue().close();
+                return true;
+              });
     }
     woken.remove(vmiKey);
-  }
-
-  /** Drains under way, for metrics and tests. */
-  public int open() {
-    return drains.size();
   }
 
   @Override
   public void close() {
     synchronized (this) {
-      // A failed list completes with null: nothing to close.
-      nodeWatches
-          .values()
-          .forEach(f -> f.thenAccept(w -> Optional.ofNullable(w).ifPresent(NodeWatch::close)));
+      nodeWatches.values().forEach(NodeWatch::close);
       nodeWatches.clear();
       budgetWatches.values().forEach(BudgetWatch::close);
       budgetWatches.clear();
@@ -393,9 +300,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     public Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException {
       Optional<NodeWatch> watch = nodeWatch();
       if (watch.isPresent()) {
-        Optional<V1Node> named = watch.get().node(vmiName);
-        Optional<V1Node> cached =
-            named.isPresent() ? named : GuestNodeMatch.choose(vmiName, watch.get().nodes());
+        Optional<V1Node> cached = GuestNodeMatch.choose(vmiName, watch.get().nodes());
         if (cached.isEmpty() || !watch.get().refusedSince(cached.get().getMetadata().getName())) {
           return cached;
         }
@@ -424,16 +329,9 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       }
     }
 
-    /**
-     * The guest cluster's node watch, started from one list by the first step that needs a node;
-     * empty while it does not reach the guest API server (the step then reads for itself).
-     */
-    private Optional<NodeWatch> nodeWatch() throws GuestAccessException, ApiException {
+    private Optional<NodeWatch> nodeWatch() {
       return GuestClusters.this.nodeWatch(
-          client.apiClient(),
-          client.cluster().toString(),
-          client.bound(NODE_LIST_WAIT),
-          this::listNodes);
+          client.apiClient(), client.cluster().toString(), client.bound(NODE_LIST_WAIT));
     }
 
     @Override
@@ -473,12 +371,10 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     }
 
     /**
-     * A JSON Patch of the node, built by {@code patchOf} from the node as read and sent by {@link
-     * Cordoner#write}. The node as the patch left it is returned, and served by the cluster's node
-     * watch until the watch has it. A change of the node since it was read (or its removal) is
-     * reported as a 409: the callers read the node again and retry, bounded. A refusal is a {@link
-     * GuestAccessException} naming the request and the server's reason, which the callers back off
-     * from and warn about.
+     * A JSON Patch of the node ({@link Cordoner#write}); the node as it left it is served by the
+     * node watch until the watch has it. A change of the node since it was read (or its removal) is
+     * a 409, which the callers read again and retry, bounded; a refusal a {@link
+     * GuestAccessException} naming the server's reason.
      */
     private V1Node jsonPatchNode(V1Node node, Function<V1Node, String> patchOf, String what)
         throws GuestAccessException, ApiException {
@@ -487,13 +383,11 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
           Cordoner.write(node, patchOf, (n, patch) -> sendPatch(n, patch, what), this::readNode);
       Optional<NodeWatch> watch = startedNodeWatch(client.apiClient());
       if (written.reread()) {
-        // Our patch was made over a version that is no longer current: the watch may be behind,
-        // and the next step reads that node from the API.
+        // Made over a version no longer current: the watch may be behind; the next step reads.
         watch.ifPresent(w -> w.refused(name));
       }
       switch (written.result()) {
         case APPLIED -> {
-          // The watch serves the node as our patch left it until it has caught up.
           watch.ifPresent(w -> w.wrote(node, written.node()));
           return written.node();
         }
@@ -534,8 +428,8 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
         throws GuestAccessException, ApiException {
       DrainOptions options = drainOptions(requestTimeout, nodeUnreachable);
       PodsOnNode on = podsOnNode(vmiKey, nodeName);
-      // Budgets that allow a disruption again since the last step: the pods they refused go now.
-      on.drain().memory().budgetsAllow(takeFreedBudgets(vmiKey));
+      // Budgets that allow a disruption again: the pods they refused go now.
+      on.drain().memory().budgetsAllow(allowingNow(vmiKey, client.apiClient()));
       try {
         DrainStep step =
             client.guarded(
@@ -687,38 +581,32 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
      * off the step's thread: an event is not worth slowing an evacuation down.
      */
     private EventSeriesRecorder nodeEvents() {
+      EventStore plain = EventStore.of(core);
       EventStore store =
           new EventStore() {
             @Override
             public void create(CoreV1Event event) throws Exception {
-              requests.incrementAndGet();
-              client.callOnce(
+              client.guarded(
                   "recording event",
-                  () ->
-                      core.createNamespacedEvent(event.getMetadata().getNamespace(), event)
-                          .buildCall(null),
-                  null);
+                  () -> {
+                    plain.create(event);
+                    return null;
+                  });
             }
 
             @Override
             public void mergePatch(String namespace, String name, String patch) throws Exception {
-              requests.incrementAndGet();
-              client.callOnce(
+              client.guarded(
                   "recording event",
-                  () ->
-                      RawApi.asMergePatch(
-                          client.apiClient(),
-                          core.patchNamespacedEvent(name, namespace, new V1Patch(patch))
-                              .buildCall(null)),
-                  null);
+                  () -> {
+                    plain.mergePatch(namespace, name, patch);
+                    return null;
+                  });
             }
 
             @Override
             public CoreV1Event read(String namespace, String name) throws Exception {
-              return client.callOnce(
-                  "reading event",
-                  () -> core.readNamespacedEvent(name, namespace).buildCall(null),
-                  CoreV1Event.class);
+              return client.guarded("reading event", () -> plain.read(namespace, name));
             }
 
             @Override

@@ -91,26 +91,22 @@ final class GuestNodeUncordoner {
       throws GuestAccessException, ApiException {
     String uid = vmi.getMetadata().getUid();
     String vmiName = vmi.getMetadata().getName();
-    // A node this process cordoned is read at once; others only if the cluster's list of our
-    // marks (one list for all its VMIs, e.g. after a restart) may hold it.
-    if (!marks.knownCordonedHere(guest, vmiName) && !guest.markedNodes().mayHoldNodeOf(vmiName)) {
+    // The node is read only if the cluster's node cache shows a mark of ours that may be on it.
+    if (!mayBeMarked(guest, vmiName)) {
       return noMark(key, uid);
     }
     Optional<V1Node> found = guest.findNode(vmiName);
     if (found.isEmpty()) {
-      marks.notCordonedHere(guest, vmiName);
       return noMark(key, uid);
     }
     V1Node node = found.get();
     String nodeName = node.getMetadata().getName();
     switch (UncordonDecision.of(node, vmi)) {
       case NOT_OURS -> {
-        marks.notCordonedHere(guest, vmiName);
         return noMark(key, uid);
       }
       case REMOVE_MARK -> {
         guest.removeMark(node);
-        marks.notCordonedHere(guest, vmiName);
         log.info(
             "guest node already schedulable, mark removed vmi={} cluster={} node={}",
             key,
@@ -139,7 +135,6 @@ final class GuestNodeUncordoner {
       throws GuestAccessException, ApiException {
     String nodeName = node.getMetadata().getName();
     guest.uncordonAndUnmark(node);
-    marks.notCordonedHere(guest, vmi.getMetadata().getName());
     log.info("guest node uncordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
     c.events()
         .normal(
@@ -153,6 +148,19 @@ final class GuestNodeUncordoner {
     guest.nodeEvent(
         node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
     nodeBack(vmi);
+  }
+
+  /** A guest identity that may not list nodes reads the VMI's node by name. */
+  private static boolean mayBeMarked(Guest guest, String vmiName)
+      throws GuestAccessException, ApiException {
+    try {
+      return guest.markedNodes().mayHoldNodeOf(vmiName);
+    } catch (GuestAccessException e) {
+      if (e.reason() != GuestAccessException.Reason.GuestAPIForbidden) {
+        throw e;
+      }
+      return true;
+    }
   }
 
   private Result guestFailed(String key, VirtualMachineInstance vmi, GuestAccessException e) {
@@ -251,42 +259,14 @@ final class GuestNodeUncordoner {
   }
 
   /**
-   * What this process knows about the cordon marks it puts on guest nodes, so that the uncordon
-   * checks of Running VMIs spend no guest request on a VMI known to have no mark, and read the node
-   * of a VMI this process cordoned without the cluster's list of marks (which a guest identity that
-   * may not list nodes cannot have). The marks of a cluster's other nodes come from its node watch
+   * VMIs whose guest node is known to carry no mark of ours, so that the uncordon checks of Running
+   * VMIs spend no guest request on them. The marks themselves come from the cluster's node cache
    * ({@link Guest#markedNodes}).
    */
   static final class CordonMarks {
 
-    /** VMI UIDs whose guest node is known to carry no mark of ours: no guest call needed. */
     private final Cache<String, Boolean> unmarked =
         CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(6, TimeUnit.HOURS).build();
-
-    /**
-     * Guest nodes (by cluster and VMI name) this process cordoned with its mark: their VMI's
-     * uncordon check reads the node itself, without the cluster's list of marks.
-     */
-    private final Cache<String, Boolean> cordonedHere =
-        CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(6, TimeUnit.HOURS).build();
-
-    /** This process cordoned the guest node of the VMI named {@code vmiName}, with its mark. */
-    void cordonedHere(Guest guest, String vmiName) {
-      cordonedHere.put(guest.cluster() + "/" + vmiName, Boolean.TRUE);
-    }
-
-    /**
-     * Whether this process cordoned the node of the VMI named {@code vmiName} and has not undone
-     * it.
-     */
-    boolean knownCordonedHere(Guest guest, String vmiName) {
-      return cordonedHere.getIfPresent(guest.cluster() + "/" + vmiName) != null;
-    }
-
-    /** The mark on the node of the VMI named {@code vmiName} is gone (or was never ours). */
-    void notCordonedHere(Guest guest, String vmiName) {
-      cordonedHere.invalidate(guest.cluster() + "/" + vmiName);
-    }
 
     boolean knownUnmarked(String vmiUid) {
       return unmarked.getIfPresent(vmiUid) != null;

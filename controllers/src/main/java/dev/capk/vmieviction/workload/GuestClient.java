@@ -37,15 +37,12 @@ public record GuestClient(
     Deadline deadline)
     implements AutoCloseable {
 
-  /** A call against the guest API. */
   @FunctionalInterface
   public interface GuestCall<T> {
     T call() throws ApiException;
   }
 
-  /**
-   * A request built by the official client's API classes, not yet sent ({@code buildCall(null)}).
-   */
+  /** A request built by the official client's API classes ({@code buildCall(null)}). */
   @FunctionalInterface
   public interface Request {
     okhttp3.Call build() throws ApiException;
@@ -102,15 +99,6 @@ public record GuestClient(
   public <T> T call(String what, Request request, Type returnType)
       throws ApiException, GuestAccessException {
     return call(what, this.<T>send(what, request, returnType));
-  }
-
-  /**
-   * One attempt through the breaker, bounded like {@link #call(String, Request, Type)}: for
-   * best-effort requests.
-   */
-  public <T> T callOnce(String what, Request request, Type returnType) throws Exception {
-    GuestCall<T> send = send(what, request, returnType);
-    return guarded(what, send::call);
   }
 
   private <T> GuestCall<T> send(String what, Request request, Type returnType)
@@ -259,14 +247,10 @@ public record GuestClient(
       this.refilledAt = nanoTime.getAsLong();
     }
 
-    /** Lets a step in (empty: then {@link #leave} must follow), or says when to come back. */
-    public synchronized Optional<Duration> tryEnter() {
-      return tryEnter(false);
-    }
-
     /**
-     * As {@link #tryEnter()}; a step that can finish a drain now (its guest node's pods just left:
-     * the tenant's API server is answering) is always let in, and pays for its requests like any.
+     * Lets a step in (empty: then {@link #leave} must follow), or says when to come back; a step
+     * that can finish a drain now (its guest node's pods just left: the tenant's API server is
+     * answering) is always let in, and pays for its requests like any.
      */
     public synchronized Optional<Duration> tryEnter(boolean finishing) {
       refill();

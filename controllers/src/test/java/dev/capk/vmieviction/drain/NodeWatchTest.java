@@ -3,9 +3,9 @@ package dev.capk.vmieviction.drain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ContainerImage;
 import io.kubernetes.client.openapi.models.V1ListMeta;
@@ -15,6 +15,7 @@ import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1NodeSpec;
 import io.kubernetes.client.openapi.models.V1NodeStatus;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -81,11 +82,14 @@ class NodeWatchTest {
   }
 
   @Test
-  void aSeedWithoutAResourceVersionIsRefused() {
-    V1NodeList seed = new V1NodeList().metadata(new V1ListMeta()).items(List.of());
-    assertThrows(
-        IllegalArgumentException.class,
-        () -> NodeWatch.start(new io.kubernetes.client.openapi.ApiClient(), seed, "x"));
+  void aWatchThatHasNotListedYetIsNoAnswerAndAStepWaitsForItOnlyBriefly() throws Exception {
+    NodeWatch w = NodeWatch.start(new ApiClient().setBasePath("https://127.0.0.1:1"), "x");
+    try {
+      assertFalse(w.awaitListed(Duration.ofSeconds(5)), "not listed: the step reads itself");
+      assertFalse(w.current());
+    } finally {
+      w.close();
+    }
   }
 
   private static V1NodeList list(String rv, V1Node... nodes) {

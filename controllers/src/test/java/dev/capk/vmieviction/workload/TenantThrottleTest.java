@@ -21,29 +21,29 @@ class TenantThrottleTest {
   @Test
   void stepsBeyondTheBoundAtOnceAreToldToComeBackSoonAndAdmittedOnceOneLeaves() {
     GuestClient.Throttle t = throttle(100, 100, 2);
-    assertEquals(Optional.empty(), t.tryEnter());
-    assertEquals(Optional.empty(), t.tryEnter());
+    assertEquals(Optional.empty(), t.tryEnter(false));
+    assertEquals(Optional.empty(), t.tryEnter(false));
 
-    assertEquals(Optional.of(GuestClient.Throttle.BUSY_RETRY), t.tryEnter());
+    assertEquals(Optional.of(GuestClient.Throttle.BUSY_RETRY), t.tryEnter(false));
 
     t.leave(1);
-    assertEquals(Optional.empty(), t.tryEnter());
+    assertEquals(Optional.empty(), t.tryEnter(false));
     assertEquals(2, t.inFlight());
   }
 
   @Test
   void aStepPaysForItsRequestsWhenItLeavesAndTheDebtIsWaitedOutAtTheRate() {
     GuestClient.Throttle t = throttle(10, 5, 4);
-    assertEquals(Optional.empty(), t.tryEnter());
+    assertEquals(Optional.empty(), t.tryEnter(false));
     // 1 token on entry, 14 more on leaving: 5 - 15 = -10 tokens.
     t.leave(15);
 
-    Optional<Duration> wait = t.tryEnter();
+    Optional<Duration> wait = t.tryEnter(false);
 
     // 11 tokens short at 10 per second.
     assertEquals(Optional.of(Duration.ofMillis(1100)), wait);
     nanos.addAndGet(Duration.ofMillis(1100).toNanos());
-    assertEquals(Optional.empty(), t.tryEnter());
+    assertEquals(Optional.empty(), t.tryEnter(false));
   }
 
   @Test
@@ -51,22 +51,23 @@ class TenantThrottleTest {
     GuestClient.Throttle t = throttle(10, 3, 10);
     nanos.addAndGet(Duration.ofHours(1).toNanos());
     for (int i = 0; i < 3; i++) {
-      assertEquals(Optional.empty(), t.tryEnter(), "step " + i);
+      assertEquals(Optional.empty(), t.tryEnter(false), "step " + i);
     }
-    assertTrue(t.tryEnter().isPresent(), "the fourth step at once exceeds the burst");
+    assertTrue(t.tryEnter(false).isPresent(), "the fourth step at once exceeds the burst");
   }
 
   @Test
   void aStepThatCanFinishADrainIsAlwaysLetInAndPaysLikeAnyOther() {
     GuestClient.Throttle t = throttle(10, 1, 1);
-    assertEquals(Optional.empty(), t.tryEnter());
-    assertTrue(t.tryEnter().isPresent(), "full: an ordinary step waits");
+    assertEquals(Optional.empty(), t.tryEnter(false));
+    assertTrue(t.tryEnter(false).isPresent(), "full: an ordinary step waits");
 
     assertEquals(Optional.empty(), t.tryEnter(true));
 
     t.leave(1);
     t.leave(1);
-    assertEquals(Optional.of(Duration.ofMillis(200)), t.tryEnter(), "its token was paid: in debt");
+    assertEquals(
+        Optional.of(Duration.ofMillis(200)), t.tryEnter(false), "its token was paid: in debt");
   }
 
   @Test
