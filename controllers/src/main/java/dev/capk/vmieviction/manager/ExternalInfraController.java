@@ -110,11 +110,6 @@ final class ExternalInfraController implements ManagedController {
     shared.management().onKubevirtClusterChanged(changed);
     this.secrets =
         new InfraSecretWatches(shared.home().watchClient, shared.home().requestClient, changed);
-    // A tenant's rotated guest kubeconfig: its VMIs take their next step now.
-    shared
-        .management()
-        .onKubeconfigChanged(
-            ref -> pipelines.values().forEach(r -> r.pipeline().tenantChanged(ref)));
     queue.add(BINDINGS);
     this.workers =
         ControllerBuilder.defaultBuilder(shared.management().factories().get(0))
@@ -138,9 +133,10 @@ final class ExternalInfraController implements ManagedController {
     return NAME;
   }
 
+  /** The management informers: started by the manager. */
   @Override
   public List<SharedInformerFactory> informerFactories() {
-    return shared.management().factories();
+    return List.of();
   }
 
   @Override
@@ -148,7 +144,8 @@ final class ExternalInfraController implements ManagedController {
     return shared.management().hasSynced();
   }
 
-  int queueLength() {
+  @Override
+  public int queueLength() {
     return pipelines.values().stream().mapToInt(r -> r.pipeline().queueLength()).sum();
   }
 

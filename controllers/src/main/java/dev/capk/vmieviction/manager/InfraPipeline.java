@@ -62,6 +62,7 @@ final class InfraPipeline implements ManagedController {
   private final GuestClusters guests;
   private final VmiEvictionReconciler reconciler;
   private final Controller workers;
+  private final Runnable unsubscribe;
 
   /**
    * @param id "" for the one pipeline of local mode, else what tells this one's queue and workers
@@ -144,6 +145,7 @@ final class InfraPipeline implements ManagedController {
             .withReadyFunc(informers::hasSynced)
             .withReadyTimeout(Duration.ofMinutes(5))
             .build();
+    this.unsubscribe = shared.management().onKubeconfigChanged(this::tenantChanged);
   }
 
   /** The one pipeline of local mode: the VMIs of --namespace in the cluster of --kubeconfig. */
@@ -182,7 +184,7 @@ final class InfraPipeline implements ManagedController {
    * A tenant's kubeconfig Secret changed: its VMIs here take their next step now, with a client
    * built from the new kubeconfig.
    */
-  void tenantChanged(GuestClusterRef tenant) {
+  private void tenantChanged(GuestClusterRef tenant) {
     wake(tenant.name(), v -> tenant.equals(tenantOf(v)));
   }
 
@@ -206,13 +208,15 @@ final class InfraPipeline implements ManagedController {
     }
   }
 
-  int queueLength() {
+  @Override
+  public int queueLength() {
     return queue.length();
   }
 
   /** After the workers and informers stopped: the guests' watches, and the shared gauges. */
   @Override
   public void close() {
+    unsubscribe.run();
     guests.close();
     reconciler.stopped();
   }

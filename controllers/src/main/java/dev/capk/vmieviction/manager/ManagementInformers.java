@@ -36,6 +36,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
@@ -98,6 +100,7 @@ public final class ManagementInformers {
           null);
   private final Kind<KubevirtCluster> kubevirtClusters =
       Kind.management(KubevirtCluster.class, "KubevirtCluster");
+  private final Set<Consumer<GuestClusterRef>> kubeconfigListeners = ConcurrentHashMap.newKeySet();
 
   /**
    * @param watchClient without read timeout (watches are long requests)
@@ -132,6 +135,7 @@ public final class ManagementInformers {
       }
       factories.add(factory);
     }
+    kubeconfigSecrets.onChange(this::kubeconfigChanged);
   }
 
   static GenericKubernetesApi<V1Secret, SecretList> secrets(ApiClient client) {
@@ -151,20 +155,24 @@ public final class ManagementInformers {
   /**
    * Calls {@code changed} with the tenant Cluster of a kubeconfig Secret whose content changed (or
    * that was created or deleted) after the cache listed it: the tenant's guest client is stale and
-   * the evacuations that use it may go on at once. Never with the Secret itself.
+   * the evacuations that use it may go on at once. Never with the Secret itself. Until the returned
+   * stop runs.
    */
-  public void onKubeconfigChanged(Consumer<GuestClusterRef> changed) {
+  public Runnable onKubeconfigChanged(Consumer<GuestClusterRef> changed) {
+    kubeconfigListeners.add(changed);
+    return () -> kubeconfigListeners.remove(changed);
+  }
+
+  private void kubeconfigChanged(V1Secret secret) {
     String suffix = ClusterApi.kubeconfigSecretName("");
-    kubeconfigSecrets.onChange(
-        secret -> {
-          String name = secret.getMetadata().getName();
-          if (name != null && name.endsWith(suffix) && name.length() > suffix.length()) {
-            changed.accept(
-                new GuestClusterRef(
-                    secret.getMetadata().getNamespace(),
-                    name.substring(0, name.length() - suffix.length())));
-          }
-        });
+    String name = secret.getMetadata().getName();
+    if (name != null && name.endsWith(suffix) && name.length() > suffix.length()) {
+      GuestClusterRef ref =
+          new GuestClusterRef(
+              secret.getMetadata().getNamespace(),
+              name.substring(0, name.length() - suffix.length()));
+      kubeconfigListeners.forEach(l -> l.accept(ref));
+    }
   }
 
   /** Calls {@code changed} when a KubevirtCluster is added, changed or deleted. */
@@ -192,6 +200,14 @@ public final class ManagementInformers {
 
   public List<SharedInformerFactory> factories() {
     return List.copyOf(factories);
+  }
+
+  public void start() {
+    factories.forEach(SharedInformerFactory::startAllRegisteredInformers);
+  }
+
+  public void stop() {
+    factories.forEach(f -> f.stopAllRegisteredInformers(true));
   }
 
   /**
