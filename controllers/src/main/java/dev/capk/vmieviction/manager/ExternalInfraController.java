@@ -81,9 +81,6 @@ final class ExternalInfraController implements ManagedController {
   private final Map<String, Reported> reported = new ConcurrentHashMap<>();
   private final Map<Target, Deque<Long>> failures = new ConcurrentHashMap<>();
 
-  /** The UIDs of the KubevirtClusters of the last pass, for the events' references. */
-  private final Map<KubevirtClusterRef, String> uids = new HashMap<>();
-
   private boolean stopped;
 
   private record Reported(String message, long atNanos) {}
@@ -201,12 +198,6 @@ final class ExternalInfraController implements ManagedController {
             data::get,
             ref -> Optional.ofNullable(unreadable.get(ref)),
             shared.options().allowInsecureGuestTls);
-    uids.clear();
-    all.forEach(
-        k ->
-            uids.put(
-                new KubevirtClusterRef(k.getMetadata().getNamespace(), k.getMetadata().getName()),
-                k.getMetadata().getUid()));
     List<InfraBindings.Problem> problems = new ArrayList<>(bindings.problems());
     syncPipelines(bindings, openConnections(bindings, problems));
     reportProblems(problems);
@@ -262,7 +253,10 @@ final class ExternalInfraController implements ManagedController {
                 return;
               }
               List<V1ObjectReference> kvcs =
-                  bound.kubevirtClusters().stream().sorted().map(this::reference).toList();
+                  bound.kubevirtClusters().stream()
+                      .sorted()
+                      .map(ExternalInfraController::reference)
+                      .toList();
               Running running = pipelines.get(t);
               if (running == null) {
                 start(t, connections.get(t.connectionId()), bound, kvcs);
@@ -406,12 +400,12 @@ final class ExternalInfraController implements ManagedController {
     return key;
   }
 
-  private V1ObjectReference reference(KubevirtClusterRef ref) {
+  private static V1ObjectReference reference(KubevirtClusterRef ref) {
     return new V1ObjectReference()
         .apiVersion(CapkApi.GROUP + "/" + CapkApi.VERSION)
         .kind(CapkApi.KUBEVIRT_CLUSTER_KIND)
         .namespace(ref.namespace())
         .name(ref.name())
-        .uid(uids.get(ref));
+        .uid(ref.uid());
   }
 }
