@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.manager;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
@@ -14,12 +15,12 @@ import dev.capk.vmieviction.infra.InfraEventReasons;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
-import dev.capk.vmieviction.runtime.TwoLaneWorkQueue;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
+import io.kubernetes.client.extended.workqueue.DefaultRateLimitingQueue;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
@@ -34,6 +35,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -74,7 +76,13 @@ final class ExternalInfraController implements ManagedController {
   private final EventWriters managementEventWriters;
   private final EventSeriesRecorder managementEvents;
   private final InfraSecretWatches secrets;
-  private final TwoLaneWorkQueue<Request> queue = new TwoLaneWorkQueue<>("infra-bindings");
+  private final DefaultRateLimitingQueue<Request> queue =
+      new DefaultRateLimitingQueue<>(
+          Executors.newSingleThreadExecutor(
+              new ThreadFactoryBuilder()
+                  .setNameFormat("infra-bindings-delays")
+                  .setDaemon(true)
+                  .build()));
   private final Controller workers;
   private final Map<String, InfraConnection> connections = new HashMap<>();
   private final Map<Target, Running> pipelines = new ConcurrentHashMap<>();
