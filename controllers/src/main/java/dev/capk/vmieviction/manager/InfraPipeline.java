@@ -31,21 +31,19 @@ import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 
 /**
- * The eviction pipeline of the VMIs one infra connection shows in some namespaces: label-selected
- * VMI informers, a two-lane work queue, {@code --workers} workers (the client's {@code
- * ControllerBuilder}) and a reconciler whose VMI reads and writes, VMI events, KubeVirt defaults
- * and live migrations go to that infra cluster, while Clusters, Machines, KubevirtMachines and
- * kubeconfig Secrets come from the cluster of --kubeconfig, through a {@link TenantMapping}. Local
- * mode runs one, on the cluster of --kubeconfig; external mode one per (infra connection,
- * namespace), so an infra cluster that is down or slow holds only its own pipelines. A {@link
- * ManagedController}: the runtime starts its informers and, once they synced, its workers.
+ * The eviction pipeline of the VMIs one infra connection shows in some namespaces: VMI informers, a
+ * two-lane work queue, {@code --workers} workers and a reconciler whose VMI reads and writes, VMI
+ * events, KubeVirt defaults and live migrations go to that infra cluster, while the Cluster API
+ * objects and kubeconfig Secrets come from the cluster of --kubeconfig, through a {@link
+ * TenantMapping}. Local mode runs one, on the cluster of --kubeconfig; external mode one per (infra
+ * connection, namespace), so an infra cluster that is down or slow holds only its own pipelines.
  */
 final class InfraPipeline implements ManagedController {
 
   static final String CONTROLLER_NAME = "vmi-eviction";
   static final Duration RESYNC = Duration.ofMinutes(10);
 
-  /** What every pipeline shares: the cluster of --kubeconfig, its caches, and the settings. */
+  /** What every pipeline shares. */
   record Shared(
       ManagerOptions options,
       InfraConnection home,
@@ -148,7 +146,7 @@ final class InfraPipeline implements ManagedController {
     this.unsubscribe = shared.management().onKubeconfigChanged(this::tenantChanged);
   }
 
-  /** The one pipeline of local mode: the VMIs of --namespace in the cluster of --kubeconfig. */
+  /** The pipeline of local mode: the VMIs of --namespace in the cluster of --kubeconfig. */
   static InfraPipeline local(Shared shared) {
     return new InfraPipeline(
         "",
@@ -180,10 +178,7 @@ final class InfraPipeline implements ManagedController {
     return workers;
   }
 
-  /**
-   * A tenant's kubeconfig Secret changed: its VMIs here take their next step now, with a client
-   * built from the new kubeconfig.
-   */
+  /** A tenant's kubeconfig Secret changed: its VMIs take their next step now, with a new client. */
   private void tenantChanged(GuestClusterRef tenant) {
     wake(tenant.name(), v -> tenant.equals(tenantOf(v)));
   }
@@ -221,7 +216,6 @@ final class InfraPipeline implements ManagedController {
     reconciler.stopped();
   }
 
-  /** The request for a VMI key ({@code namespace/name}). */
   private static Request request(String key) {
     int slash = key.indexOf('/');
     return new Request(key.substring(0, slash), key.substring(slash + 1));

@@ -214,16 +214,16 @@ public final class ManagementInformers {
    * One kind's informers, by watched namespace ({@link VmiInformers#ALL} for all): each lists in
    * pages what its selectors select and trims each object as it arrives.
    */
-  static final class Kind<T extends KubernetesObject> implements CachedObjects<T> {
-    private final Map<String, SharedIndexInformer<T>> informers = new LinkedHashMap<>();
-
-    private final Class<T> type;
-    private final String kind;
-    private final ListOptions selectors;
-    private final UnaryOperator<T> trim;
-    private final Duration resync;
-    private final boolean paced;
-    private final Consumer<Throwable> listFailed;
+  record Kind<T extends KubernetesObject>(
+      Class<T> type,
+      String kind,
+      ListOptions selectors,
+      UnaryOperator<T> trim,
+      Duration resync,
+      boolean paced,
+      Consumer<Throwable> listFailed,
+      Map<String, SharedIndexInformer<T>> informers)
+      implements CachedObjects<T> {
 
     /**
      * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause});
@@ -239,13 +239,7 @@ public final class ManagementInformers {
         Duration resync,
         boolean paced,
         Consumer<Throwable> listFailed) {
-      this.type = type;
-      this.kind = kind;
-      this.selectors = selectors;
-      this.trim = trim;
-      this.resync = resync;
-      this.paced = paced;
-      this.listFailed = listFailed;
+      this(type, kind, selectors, trim, resync, paced, listFailed, new LinkedHashMap<>());
     }
 
     /** A management kind: every object, trimmed, not resynced, a refused list paced. */
