@@ -35,6 +35,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
@@ -76,13 +77,13 @@ final class ExternalInfraController implements ManagedController {
   private final EventWriters managementEventWriters;
   private final EventSeriesRecorder managementEvents;
   private final InfraSecretWatches secrets;
-  private final DefaultRateLimitingQueue<Request> queue =
-      new DefaultRateLimitingQueue<>(
-          Executors.newSingleThreadExecutor(
-              new ThreadFactoryBuilder()
-                  .setNameFormat("infra-bindings-delays")
-                  .setDaemon(true)
-                  .build()));
+  private final ExecutorService delays =
+      Executors.newSingleThreadExecutor(
+          new ThreadFactoryBuilder()
+              .setNameFormat("infra-bindings-delays")
+              .setDaemon(true)
+              .build());
+  private final DefaultRateLimitingQueue<Request> queue = new DefaultRateLimitingQueue<>(delays);
   private final Controller workers;
   private final Map<String, InfraConnection> connections = new HashMap<>();
   private final Map<Target, Running> pipelines = new ConcurrentHashMap<>();
@@ -173,6 +174,7 @@ final class ExternalInfraController implements ManagedController {
   @Override
   public void close() {
     stopping();
+    delays.shutdownNow();
     managementEventWriters.close();
   }
 

@@ -262,16 +262,8 @@ public final class Manager implements AutoCloseable {
   private static void releaseLease(LeaseLock lock, String identity) {
     try {
       LeaderElectionRecord record = lock.get();
-      if (record.getHolderIdentity() == null) {
-        log.debug("lease already free lease={}", lock.describe());
-        return;
-      }
       if (!identity.equals(record.getHolderIdentity())) {
-        log.info(
-            "lease held by another replica, left alone lease={} holder={}",
-            lock.describe(),
-            record.getHolderIdentity());
-        return;
+        return; // free already, or another replica's
       }
       // No holder: client-go and client-java electors both take the lease at once.
       record.setHolderIdentity(null);
