@@ -41,7 +41,8 @@ import java.util.function.Function;
 public record InfraBindings(
     Map<String, Connection> connections, Map<Target, Bound> targets, List<Problem> problems) {
 
-  public record KubevirtClusterRef(String namespace, String name)
+  /** A KubevirtCluster; its UID goes into the references of the events about it. */
+  public record KubevirtClusterRef(String namespace, String name, String uid)
       implements Comparable<KubevirtClusterRef> {
     @Override
     public String toString() {
@@ -199,7 +200,10 @@ public record InfraBindings(
       return Optional.empty(); // its VMIs run in the management cluster: not external infra
     }
     KubevirtClusterRef ref =
-        new KubevirtClusterRef(kvc.getMetadata().getNamespace(), kvc.getMetadata().getName());
+        new KubevirtClusterRef(
+            kvc.getMetadata().getNamespace(),
+            kvc.getMetadata().getName(),
+            kvc.getMetadata().getUid());
     Optional<String> cluster = ownerCluster(kvc.getMetadata());
     if (cluster.isEmpty()) {
       return refuse(

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.manager;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
@@ -14,12 +15,12 @@ import dev.capk.vmieviction.infra.InfraEventReasons;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
-import dev.capk.vmieviction.runtime.TwoLaneWorkQueue;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
+import io.kubernetes.client.extended.workqueue.DefaultRateLimitingQueue;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
@@ -34,6 +35,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -74,15 +77,18 @@ final class ExternalInfraController implements ManagedController {
   private final EventWriters managementEventWriters;
   private final EventSeriesRecorder managementEvents;
   private final InfraSecretWatches secrets;
-  private final TwoLaneWorkQueue<Request> queue = new TwoLaneWorkQueue<>("infra-bindings");
+  private final ExecutorService delays =
+      Executors.newSingleThreadExecutor(
+          new ThreadFactoryBuilder()
+              .setNameFormat("infra-bindings-delays")
+              .setDaemon(true)
+              .build());
+  private final DefaultRateLimitingQueue<Request> queue = new DefaultRateLimitingQueue<>(delays);
   private final Controller workers;
   private final Map<String, InfraConnection> connections = new HashMap<>();
   private final Map<Target, Running> pipelines = new ConcurrentHashMap<>();
   private final Map<String, Reported> reported = new ConcurrentHashMap<>();
   private final Map<Target, Deque<Long>> failures = new ConcurrentHashMap<>();
-
-  /** The UIDs of the KubevirtClusters of the last pass, for the events' references. */
-  private final Map<KubevirtClusterRef, String> uids = new HashMap<>();
 
   private boolean stopped;
 
@@ -110,11 +116,6 @@ final class ExternalInfraController implements ManagedController {
     shared.management().onKubevirtClusterChanged(changed);
     this.secrets =
         new InfraSecretWatches(shared.home().watchClient, shared.home().requestClient, changed);
-    // A tenant's rotated guest kubeconfig: its VMIs take their next step now.
-    shared
-        .management()
-        .onKubeconfigChanged(
-            ref -> pipelines.values().forEach(r -> r.pipeline().tenantChanged(ref)));
     queue.add(BINDINGS);
     this.workers =
         ControllerBuilder.defaultBuilder(shared.management().factories().get(0))
@@ -138,9 +139,10 @@ final class ExternalInfraController implements ManagedController {
     return NAME;
   }
 
+  /** The management informers: started by the manager. */
   @Override
   public List<SharedInformerFactory> informerFactories() {
-    return shared.management().factories();
+    return List.of();
   }
 
   @Override
@@ -148,7 +150,8 @@ final class ExternalInfraController implements ManagedController {
     return shared.management().hasSynced();
   }
 
-  int queueLength() {
+  @Override
+  public int queueLength() {
     return pipelines.values().stream().mapToInt(r -> r.pipeline().queueLength()).sum();
   }
 
@@ -171,6 +174,7 @@ final class ExternalInfraController implements ManagedController {
   @Override
   public void close() {
     stopping();
+    delays.shutdownNow();
     managementEventWriters.close();
   }
 
@@ -204,12 +208,6 @@ final class ExternalInfraController implements ManagedController {
             data::get,
             ref -> Optional.ofNullable(unreadable.get(ref)),
             shared.options().allowInsecureGuestTls);
-    uids.clear();
-    all.forEach(
-        k ->
-            uids.put(
-                new KubevirtClusterRef(k.getMetadata().getNamespace(), k.getMetadata().getName()),
-                k.getMetadata().getUid()));
     List<InfraBindings.Problem> problems = new ArrayList<>(bindings.problems());
     syncPipelines(bindings, openConnections(bindings, problems));
     reportProblems(problems);
@@ -265,7 +263,10 @@ final class ExternalInfraController implements ManagedController {
                 return;
               }
               List<V1ObjectReference> kvcs =
-                  bound.kubevirtClusters().stream().sorted().map(this::reference).toList();
+                  bound.kubevirtClusters().stream()
+                      .sorted()
+                      .map(ExternalInfraController::reference)
+                      .toList();
               Running running = pipelines.get(t);
               if (running == null) {
                 start(t, connections.get(t.connectionId()), bound, kvcs);
@@ -409,12 +410,12 @@ final class ExternalInfraController implements ManagedController {
     return key;
   }
 
-  private V1ObjectReference reference(KubevirtClusterRef ref) {
+  private static V1ObjectReference reference(KubevirtClusterRef ref) {
     return new V1ObjectReference()
         .apiVersion(CapkApi.GROUP + "/" + CapkApi.VERSION)
         .kind(CapkApi.KUBEVIRT_CLUSTER_KIND)
         .namespace(ref.namespace())
         .name(ref.name())
-        .uid(uids.get(ref));
+        .uid(ref.uid());
   }
 }

@@ -31,21 +31,19 @@ import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 
 /**
- * The eviction pipeline of the VMIs one infra connection shows in some namespaces: label-selected
- * VMI informers, a two-lane work queue, {@code --workers} workers (the client's {@code
- * ControllerBuilder}) and a reconciler whose VMI reads and writes, VMI events, KubeVirt defaults
- * and live migrations go to that infra cluster, while Clusters, Machines, KubevirtMachines and
- * kubeconfig Secrets come from the cluster of --kubeconfig, through a {@link TenantMapping}. Local
- * mode runs one, on the cluster of --kubeconfig; external mode one per (infra connection,
- * namespace), so an infra cluster that is down or slow holds only its own pipelines. A {@link
- * ManagedController}: the runtime starts its informers and, once they synced, its workers.
+ * The eviction pipeline of the VMIs one infra connection shows in some namespaces: VMI informers, a
+ * two-lane work queue, {@code --workers} workers and a reconciler whose VMI reads and writes, VMI
+ * events, KubeVirt defaults and live migrations go to that infra cluster, while the Cluster API
+ * objects and kubeconfig Secrets come from the cluster of --kubeconfig, through a {@link
+ * TenantMapping}. Local mode runs one, on the cluster of --kubeconfig; external mode one per (infra
+ * connection, namespace), so an infra cluster that is down or slow holds only its own pipelines.
  */
 final class InfraPipeline implements ManagedController {
 
   static final String CONTROLLER_NAME = "vmi-eviction";
   static final Duration RESYNC = Duration.ofMinutes(10);
 
-  /** What every pipeline shares: the cluster of --kubeconfig, its caches, and the settings. */
+  /** What every pipeline shares. */
   record Shared(
       ManagerOptions options,
       InfraConnection home,
@@ -62,6 +60,7 @@ final class InfraPipeline implements ManagedController {
   private final GuestClusters guests;
   private final VmiEvictionReconciler reconciler;
   private final Controller workers;
+  private final Runnable unsubscribe;
 
   /**
    * @param id "" for the one pipeline of local mode, else what tells this one's queue and workers
@@ -144,9 +143,10 @@ final class InfraPipeline implements ManagedController {
             .withReadyFunc(informers::hasSynced)
             .withReadyTimeout(Duration.ofMinutes(5))
             .build();
+    this.unsubscribe = shared.management().onKubeconfigChanged(this::tenantChanged);
   }
 
-  /** The one pipeline of local mode: the VMIs of --namespace in the cluster of --kubeconfig. */
+  /** The pipeline of local mode: the VMIs of --namespace in the cluster of --kubeconfig. */
   static InfraPipeline local(Shared shared) {
     return new InfraPipeline(
         "",
@@ -178,11 +178,8 @@ final class InfraPipeline implements ManagedController {
     return workers;
   }
 
-  /**
-   * A tenant's kubeconfig Secret changed: its VMIs here take their next step now, with a client
-   * built from the new kubeconfig.
-   */
-  void tenantChanged(GuestClusterRef tenant) {
+  /** A tenant's kubeconfig Secret changed: its VMIs take their next step now, with a new client. */
+  private void tenantChanged(GuestClusterRef tenant) {
     wake(tenant.name(), v -> tenant.equals(tenantOf(v)));
   }
 
@@ -206,18 +203,19 @@ final class InfraPipeline implements ManagedController {
     }
   }
 
-  int queueLength() {
+  @Override
+  public int queueLength() {
     return queue.length();
   }
 
   /** After the workers and informers stopped: the guests' watches, and the shared gauges. */
   @Override
   public void close() {
+    unsubscribe.run();
     guests.close();
     reconciler.stopped();
   }
 
-  /** The request for a VMI key ({@code namespace/name}). */
   private static Request request(String key) {
     int slash = key.indexOf('/');
     return new Request(key.substring(0, slash), key.substring(slash + 1));

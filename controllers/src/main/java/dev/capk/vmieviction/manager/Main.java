@@ -49,14 +49,12 @@ public final class Main {
         cli.printVersionHelp(new PrintWriter(System.out, true));
         return 0;
       }
-      List<String> problems = options.validate();
-      if (!problems.isEmpty()) {
-        problems.forEach(p -> System.err.println("error: " + p));
-        return 2;
-      }
-    } catch (CommandLine.ParameterException e) {
+      validate(options);
+    } catch (CommandLine.ParameterException | IllegalArgumentException e) {
       System.err.println("error: " + e.getMessage());
-      System.err.println("Try --help.");
+      if (e instanceof CommandLine.ParameterException) {
+        System.err.println("Try --help.");
+      }
       return 2;
     }
     Manager manager = new Manager(options);
@@ -103,10 +101,14 @@ public final class Main {
     } catch (CommandLine.ParameterException e) {
       throw new IllegalArgumentException(e.getMessage(), e);
     }
+    return new Manager(validate(options)).start();
+  }
+
+  private static ManagerOptions validate(ManagerOptions options) {
     List<String> problems = options.validate();
     if (!problems.isEmpty()) {
-      throw new IllegalArgumentException(String.join("; ", problems));
+      throw new IllegalArgumentException(String.join("\nerror: ", problems));
     }
-    return new Manager(options).start();
+    return options;
   }
 }

@@ -36,6 +36,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
@@ -98,6 +100,7 @@ public final class ManagementInformers {
           null);
   private final Kind<KubevirtCluster> kubevirtClusters =
       Kind.management(KubevirtCluster.class, "KubevirtCluster");
+  private final Set<Consumer<GuestClusterRef>> kubeconfigListeners = ConcurrentHashMap.newKeySet();
 
   /**
    * @param watchClient without read timeout (watches are long requests)
@@ -132,6 +135,7 @@ public final class ManagementInformers {
       }
       factories.add(factory);
     }
+    kubeconfigSecrets.onChange(this::kubeconfigChanged);
   }
 
   static GenericKubernetesApi<V1Secret, SecretList> secrets(ApiClient client) {
@@ -151,20 +155,24 @@ public final class ManagementInformers {
   /**
    * Calls {@code changed} with the tenant Cluster of a kubeconfig Secret whose content changed (or
    * that was created or deleted) after the cache listed it: the tenant's guest client is stale and
-   * the evacuations that use it may go on at once. Never with the Secret itself.
+   * the evacuations that use it may go on at once. Never with the Secret itself. Until the returned
+   * stop runs.
    */
-  public void onKubeconfigChanged(Consumer<GuestClusterRef> changed) {
+  public Runnable onKubeconfigChanged(Consumer<GuestClusterRef> changed) {
+    kubeconfigListeners.add(changed);
+    return () -> kubeconfigListeners.remove(changed);
+  }
+
+  private void kubeconfigChanged(V1Secret secret) {
     String suffix = ClusterApi.kubeconfigSecretName("");
-    kubeconfigSecrets.onChange(
-        secret -> {
-          String name = secret.getMetadata().getName();
-          if (name != null && name.endsWith(suffix) && name.length() > suffix.length()) {
-            changed.accept(
-                new GuestClusterRef(
-                    secret.getMetadata().getNamespace(),
-                    name.substring(0, name.length() - suffix.length())));
-          }
-        });
+    String name = secret.getMetadata().getName();
+    if (name != null && name.endsWith(suffix) && name.length() > suffix.length()) {
+      GuestClusterRef ref =
+          new GuestClusterRef(
+              secret.getMetadata().getNamespace(),
+              name.substring(0, name.length() - suffix.length()));
+      kubeconfigListeners.forEach(l -> l.accept(ref));
+    }
   }
 
   /** Calls {@code changed} when a KubevirtCluster is added, changed or deleted. */
@@ -194,20 +202,28 @@ public final class ManagementInformers {
     return List.copyOf(factories);
   }
 
+  public void start() {
+    factories.forEach(SharedInformerFactory::startAllRegisteredInformers);
+  }
+
+  public void stop() {
+    factories.forEach(f -> f.stopAllRegisteredInformers(true));
+  }
+
   /**
    * One kind's informers, by watched namespace ({@link VmiInformers#ALL} for all): each lists in
    * pages what its selectors select and trims each object as it arrives.
    */
-  static final class Kind<T extends KubernetesObject> implements CachedObjects<T> {
-    private final Map<String, SharedIndexInformer<T>> informers = new LinkedHashMap<>();
-
-    private final Class<T> type;
-    private final String kind;
-    private final ListOptions selectors;
-    private final UnaryOperator<T> trim;
-    private final Duration resync;
-    private final boolean paced;
-    private final Consumer<Throwable> listFailed;
+  record Kind<T extends KubernetesObject>(
+      Class<T> type,
+      String kind,
+      ListOptions selectors,
+      UnaryOperator<T> trim,
+      Duration resync,
+      boolean paced,
+      Consumer<Throwable> listFailed,
+      Map<String, SharedIndexInformer<T>> informers)
+      implements CachedObjects<T> {
 
     /**
      * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause});
@@ -223,13 +239,7 @@ public final class ManagementInformers {
         Duration resync,
         boolean paced,
         Consumer<Throwable> listFailed) {
-      this.type = type;
-      this.kind = kind;
-      this.selectors = selectors;
-      this.trim = trim;
-      this.resync = resync;
-      this.paced = paced;
-      this.listFailed = listFailed;
+      this(type, kind, selectors, trim, resync, paced, listFailed, new LinkedHashMap<>());
     }
 
     /** A management kind: every object, trimmed, not resynced, a refused list paced. */

@@ -18,7 +18,6 @@ import io.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
 import io.kubernetes.client.extended.leaderelection.LeaderElectionRecord;
 import io.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
-import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.Namespaces;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -73,6 +72,10 @@ public final class Manager implements AutoCloseable {
             options.clusterApiVersion,
             options.namespaces,
             options.externalInfra());
+    // Outside the runtime: not part of readiness (they may never sync: RBAC without list/watch on
+    // them), and reads they cannot answer go to the API.
+    management.start();
+    closeables.add(management::stop);
     // Written off the workers' threads: a step does not wait for them.
     EventWriters guestEventWriters = new EventWriters("guest-node-events", 4, 10_000);
     closeables.add(guestEventWriters);
@@ -86,35 +89,21 @@ public final class Manager implements AutoCloseable {
             new EvictionMetrics(registry),
             evictionSettings());
     List<ManagedController> controllers = new ArrayList<>();
-    IntSupplier queueLength;
-    if (options.externalInfra()) {
-      ExternalInfraController external = new ExternalInfraController(shared);
-      controllers.add(external);
-      queueLength = external::queueLength;
-    } else {
-      InfraPipeline local = InfraPipeline.local(shared);
-      management.onKubeconfigChanged(local::tenantChanged);
-      List<SharedInformerFactory> factories = new ArrayList<>(local.informerFactories());
-      factories.addAll(management.factories());
-      // Readiness waits for the VMI caches only: the management caches may never sync (RBAC
-      // without list/watch on them) and reads they cannot answer go to the API.
+    controllers.add(
+        options.externalInfra()
+            ? new ExternalInfraController(shared)
+            : InfraPipeline.local(shared));
+    if (options.enableNodeMaintenance) {
       controllers.add(
-          ManagedController.of(
-              InfraPipeline.CONTROLLER_NAME, factories, local::hasSynced, local.workers()));
-      closeables.add(local);
-      queueLength = local::queueLength;
-      if (options.enableNodeMaintenance) {
-        controllers.add(
-            new NodeMaintenanceController(
-                home.requestClient,
-                home.watchClient,
-                NodeMaintenanceSettings.defaults(
-                    NodeMaintenanceSettings.taints(
-                        options.nodeMaintenanceDrainTaint,
-                        options.nodeMaintenanceKubevirtDrainTaint))));
-      }
+          new NodeMaintenanceController(
+              home.requestClient,
+              home.watchClient,
+              NodeMaintenanceSettings.defaults(
+                  NodeMaintenanceSettings.taints(
+                      options.nodeMaintenanceDrainTaint,
+                      options.nodeMaintenanceKubevirtDrainTaint))));
     }
-    run(controllers, home.requestClient, registry, queueLength);
+    run(controllers, home.requestClient, registry);
     log.info(
         "manager started infraClusters={} namespaces={} selector=\"{}\" drainTimeout={} retryInterval={} attemptTimeout={} workers={} defaultStrategy={}",
         options.infraClusters,
@@ -130,11 +119,10 @@ public final class Manager implements AutoCloseable {
 
   /** Leader election, the runtime, metrics and probes; starts the controllers. */
   private void run(
-      List<ManagedController> controllers,
-      ApiClient requestClient,
-      PrometheusRegistry registry,
-      IntSupplier queueLength)
+      List<ManagedController> controllers, ApiClient requestClient, PrometheusRegistry registry)
       throws IOException {
+    IntSupplier queueLength =
+        () -> controllers.stream().mapToInt(ManagedController::queueLength).sum();
     LeaderElector elector = null;
     if (options.leaderElect) {
       String namespace = leaderElectionNamespace();
@@ -274,16 +262,8 @@ public final class Manager implements AutoCloseable {
   private static void releaseLease(LeaseLock lock, String identity) {
     try {
       LeaderElectionRecord record = lock.get();
-      if (record.getHolderIdentity() == null) {
-        log.debug("lease already free lease={}", lock.describe());
-        return;
-      }
       if (!identity.equals(record.getHolderIdentity())) {
-        log.info(
-            "lease held by another replica, left alone lease={} holder={}",
-            lock.describe(),
-            record.getHolderIdentity());
-        return;
+        return; // free already, or another replica's
       }
       // No holder: client-go and client-java electors both take the lease at once.
       record.setHolderIdentity(null);

@@ -23,10 +23,9 @@ import org.slf4j.LoggerFactory;
  * client's pieces: all workers in one {@link ControllerManager}, under one {@link
  * LeaderElectingController} when leader election is on. Informers start at once (a standby's caches
  * are warm; {@link #ready()} means all synced); workers reconcile only under the lease. What the
- * client lacks: one factory for many ({@link AllFactories}: a factory holds one informer per type);
- * informers started outside the lease; a shutdown that waits (bounded) for reconciles in flight, so
- * no drain pass runs after a successor took over; and a lost lease that stops the process ({@link
- * #awaitTermination()}) to be restarted, as controller-runtime does.
+ * client lacks: informers started outside the lease; a shutdown that waits (bounded) for reconciles
+ * in flight, so no drain pass runs after a successor took over; and a lost lease that stops the
+ * process ({@link #awaitTermination()}) to be restarted, as controller-runtime does.
  */
 public final class ControllerRuntime implements AutoCloseable {
 
@@ -88,13 +87,14 @@ public final class ControllerRuntime implements AutoCloseable {
     if (root != null || closing.get()) {
       return this;
     }
-    AllFactories factories = new AllFactories(controllers);
+    // The informers run outside the manager: a standby's caches are warm too.
     Controller workers =
         new ControllerManager(
-            factories, controllers.stream().map(Workers::new).toArray(Controller[]::new));
+            new SharedInformerFactory(new ApiClient().setReadTimeout(0)),
+            controllers.stream().map(Workers::new).toArray(Controller[]::new));
     root = elector == null ? workers : new LeaderElectingController(elector, workers);
     controllers.forEach(ManagedController::start);
-    factories.startAllRegisteredInformers();
+    factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
     Thread runner = new Thread(this::run, "controllers");
     runner.start();
     Thread synced = new Thread(this::awaitFirstSync, "after-first-sync");
@@ -140,6 +140,10 @@ public final class ControllerRuntime implements AutoCloseable {
     }
   }
 
+  private List<SharedInformerFactory> factories() {
+    return controllers.stream().flatMap(c -> c.informerFactories().stream()).distinct().toList();
+  }
+
   /** Every controller's informers have synced (a standby's too): what /readyz reports. */
   public boolean ready() {
     return controllers.stream().allMatch(ManagedController::hasSynced);
@@ -168,6 +172,7 @@ public final class ControllerRuntime implements AutoCloseable {
     if (elector != null) {
       elector.close();
     }
+    factories().forEach(f -> f.stopAllRegisteredInformers(true));
     for (ManagedController c : controllers) {
       try {
         c.close();
@@ -227,27 +232,6 @@ public final class ControllerRuntime implements AutoCloseable {
         controller.stopping();
       }
       controller.workers().shutdown();
-    }
-  }
-
-  /** Every controller's factories as the one {@code ControllerManager} starts and stops. */
-  private static final class AllFactories extends SharedInformerFactory {
-    private final List<SharedInformerFactory> factories;
-
-    AllFactories(List<ManagedController> controllers) {
-      super(new ApiClient().setReadTimeout(0));
-      this.factories =
-          controllers.stream().flatMap(c -> c.informerFactories().stream()).distinct().toList();
-    }
-
-    @Override
-    public synchronized void startAllRegisteredInformers() {
-      factories.forEach(SharedInformerFactory::startAllRegisteredInformers);
-    }
-
-    @Override
-    public synchronized void stopAllRegisteredInformers(boolean shutdownExecutor) {
-      factories.forEach(f -> f.stopAllRegisteredInformers(shutdownExecutor));
     }
   }
 }

@@ -3,7 +3,6 @@ package dev.capk.vmieviction.runtime;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 
 /**
  * One controller as {@link ControllerRuntime} runs it: informers that fill its caches (started at
@@ -33,25 +32,8 @@ public interface ManagedController extends AutoCloseable {
   @Override
   default void close() {}
 
-  /** A controller whose parts were built elsewhere and that owns nothing else. */
-  static ManagedController of(
-      String name,
-      List<SharedInformerFactory> factories,
-      BooleanSupplier synced,
-      Controller workers) {
-    return new Parts(name, factories, synced, workers);
-  }
-
-  /** See {@link #of}. */
-  record Parts(
-      String name,
-      List<SharedInformerFactory> informerFactories,
-      BooleanSupplier synced,
-      Controller workers)
-      implements ManagedController {
-    @Override
-    public boolean hasSynced() {
-      return synced.getAsBoolean();
-    }
+  /** VMIs waiting in its work queue for a worker (the manager's queue depth gauge). */
+  default int queueLength() {
+    return 0;
   }
 }

@@ -31,18 +31,13 @@ public final class TwoLaneWorkQueue<T> implements RateLimitingQueue<T> {
   private final Set<T> dirtyFirst = new HashSet<>();
   private final Set<T> processing = new HashSet<>();
   private final Map<T, Pending> pending = new HashMap<>();
-  private final RateLimiter<T> limiter;
+  private final RateLimiter<T> limiter = new DefaultControllerRateLimiter<>();
   private final ScheduledExecutorService timer;
   private boolean shuttingDown;
 
   private record Pending(long readyAtNanos, ScheduledFuture<?> future) {}
 
   public TwoLaneWorkQueue(String name) {
-    this(name, new DefaultControllerRateLimiter<>());
-  }
-
-  public TwoLaneWorkQueue(String name, RateLimiter<T> limiter) {
-    this.limiter = limiter;
     this.timer =
         Executors.newSingleThreadScheduledExecutor(
             new ThreadFactoryBuilder()

@@ -118,7 +118,9 @@ class InfraBindingsTest {
     assertEquals(
         Set.of(new GuestClusterRef("a", "one"), new GuestClusterRef("b", "two")), bound.clusters());
     assertEquals(
-        Set.of(new KubevirtClusterRef("a", "one"), new KubevirtClusterRef("b", "two")),
+        Set.of(
+            new KubevirtClusterRef("a", "one", "uid-one"),
+            new KubevirtClusterRef("b", "two", "uid-two")),
         bound.kubevirtClusters());
   }
 
@@ -231,7 +233,7 @@ class InfraBindingsTest {
     assertEquals(
         List.of(
             new InfraBindings.Problem(
-                new KubevirtClusterRef("b", "l"),
+                new KubevirtClusterRef("b", "l", "uid-l"),
                 "InfraSecretInvalid",
                 "infra Secret b/s of KubevirtCluster b/l could not be read: not allowed (HTTP 403)")),
         b.problems());

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 class ControllerRuntimeTest {
 
   /** A controller whose caches sync when told, and whose lifecycle calls are written down. */
-  static final class FakeController implements ManagedController {
+  static class FakeController implements ManagedController {
     final String name;
     final List<String> calls;
     final AtomicBoolean synced = new AtomicBoolean();
@@ -176,7 +176,7 @@ class ControllerRuntimeTest {
     CountDownLatch reconciling = new CountDownLatch(1);
     AtomicBoolean finished = new AtomicBoolean();
     RateLimitingQueue<Request> queue = new DefaultRateLimitingQueue<>();
-    Controller workers =
+    Controller slowWorkers =
         ControllerBuilder.defaultBuilder(
                 new SharedInformerFactory(new ApiClient().setReadTimeout(0)))
             .withName("slow")
@@ -197,7 +197,17 @@ class ControllerRuntimeTest {
             .build();
     ControllerRuntime runtime =
         new ControllerRuntime(
-            List.of(ManagedController.of("slow", List.of(), () -> true, workers)),
+            List.of(
+                new FakeController("slow", new CopyOnWriteArrayList<>()) {
+                  {
+                    synced.set(true);
+                  }
+
+                  @Override
+                  public Controller workers() {
+                    return slowWorkers;
+                  }
+                }),
             null,
             Duration.ofSeconds(30));
     runtime.start();
