@@ -24,12 +24,17 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * What one evacuation costs in Event writes in the infra cluster, counted by a watch of the Events
  * in the VMIs' namespace (each create or patch of an Event is one change the watch sees): a
  * straight evacuation writes at most 4, a blocked one at most one more a minute of blocking, and no
  * outcome is left out.
+ *
+ * <p>The two tests run at once (each counts the writes of its own VMI): the straight evacuation
+ * fits in the blocked one's minute and a quarter.
  */
 class EventBudgetIT {
 
@@ -55,6 +60,7 @@ class EventBudgetIT {
   }
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   void aStraightEvacuationWritesAtMostFourEventsInTheInfraCluster() throws Exception {
     String vm = unique("vm-straight");
     String spare = "spare-" + vm;
@@ -82,6 +88,7 @@ class EventBudgetIT {
   }
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   void aBlockedEvacuationAddsAtMostOneEventWriteAMinuteAndKeepsItsOutcome() throws Exception {
     String vm = unique("vm-blocked");
     world.guest().kwokNodes().createNamed(vm, Map.of());

@@ -34,6 +34,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Answers taken for what they are, against a real guest API server: a node in a shape the client's
@@ -83,6 +86,13 @@ class RefusalsAndShapesIT {
   static LocalCluster guest;
   static Path dir;
   Manager manager;
+
+  /**
+   * The guest's eviction requests, which one test counts in the audit log: the tests that make them
+   * do not overlap. The two tests that wait for a 25 s deadline run at once, each with a
+   * controller, a namespace and a node of its own; every other count is of one node.
+   */
+  static final String EVICTIONS = "guest pod evictions";
 
   @BeforeAll
   static void clusters() {
@@ -168,6 +178,7 @@ class RefusalsAndShapesIT {
   }
 
   @Test
+  @ResourceLock(EVICTIONS)
   void aNodeWithoutAnyAnnotationsIsCordonedDrainedAndItsVmiDeletedWithDrainSucceeded()
       throws Exception {
     String ns = tenant("no-annotations");
@@ -204,6 +215,7 @@ class RefusalsAndShapesIT {
   }
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   void aCordonDeniedByAnAdmissionPolicyIsNamedBackedOffAndTheVmiDeletedAtItsDeadline()
       throws Exception {
     String ns = tenant("denied-cordon");
@@ -253,6 +265,8 @@ class RefusalsAndShapesIT {
   }
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
+  @ResourceLock(EVICTIONS)
   void evictionsDeniedByAnAdmissionPolicyAreNamedAndTheVmiDeletedAtItsDeadline() throws Exception {
     String ns = tenant("denied-evictions");
     String vm = unique("vm-noevict");
