@@ -202,9 +202,12 @@ public final class DrainStepper {
             bound);
     Map<PodRef, V1Pod> byRef = new HashMap<>();
     plan.toEvict().forEach(p -> byRef.put(PodRef.of(p), p));
+    // Retries count from the answer, not from the step's start: an eviction an API server took
+    // seconds to accept is not due again before the watch could show the pod leaving.
+    Instant answered = clock.instant();
     answers.forEach(
         (ref, o) -> {
-          remember(api, memory, ref, byRef.get(ref), o, budgets, now);
+          remember(api, memory, ref, byRef.get(ref), o, budgets, answered);
           observer.answered(ref, o);
         });
     return report(plan, memory, answers, now);
