@@ -6,11 +6,11 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
+import dev.capk.vmieviction.eviction.ClusterDefaults;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.GuestClusters;
 import dev.capk.vmieviction.eviction.InfraVmis;
-import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
@@ -107,10 +107,7 @@ final class InfraPipeline implements ManagedController {
         new VmiEvictionReconciler(
             new InfraVmis(
                 informers::get, informers::ofCluster, InfraVmis.api(connection.requestClient)),
-            new KubeVirtClusterDefaults(
-                InfraConnection.kubevirtApi(connection.requestClient),
-                Duration.ofMinutes(1),
-                Clock.systemUTC()),
+            new ClusterDefaults(connection.requestClient, Duration.ofMinutes(1), Clock.systemUTC()),
             guests,
             new ApiManagementObjects(
                 shared.home().requestClient,

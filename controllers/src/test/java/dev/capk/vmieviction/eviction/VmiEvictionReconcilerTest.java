@@ -9,11 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.gson.JsonParser;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
-import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.EvacuationDeadline;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
@@ -21,7 +21,6 @@ import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.MarkedNodes;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract;
-import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.Samples;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -69,7 +68,9 @@ class VmiEvictionReconcilerTest {
   List<String> connects;
   List<Optional<Duration>> connectBounds;
   GuestAccessException connectFailure;
-  Readout<Optional<String>> clusterDefault;
+
+  /** The KubeVirt CR list's answer; null: no answer at all (the connection failed). */
+  KubernetesApiResponse<KubeVirtList> kubevirtCr;
 
   int clusterDefaultReads;
 
@@ -95,7 +96,7 @@ class VmiEvictionReconcilerTest {
     events = new FakeEvents();
     connects = new ArrayList<>();
     connectBounds = new ArrayList<>();
-    clusterDefault = Readout.answer(Optional.empty());
+    kubevirtCr = NO_KUBEVIRT_CR;
     facts = facts(false, false, null, null);
     woken = new ArrayList<>();
     managementObjects =
@@ -162,15 +163,41 @@ class VmiEvictionReconcilerTest {
     };
   }
 
+  static final KubernetesApiResponse<KubeVirtList> NO_KUBEVIRT_CR =
+      KubeVirtClusterDefaultsTest.list("{\"items\":[]}");
+
+  /** The strategy {@code strategy} set in the KubeVirt CR. */
+  static KubernetesApiResponse<KubeVirtList> kubevirtCr(String strategy) {
+    return KubeVirtClusterDefaultsTest.list(
+        "{\"items\":[{\"spec\":{\"configuration\":{\"evictionStrategy\":\"" + strategy + "\"}}}]}");
+  }
+
+  /** The real defaults over {@link #kubevirtCr}, read on every call while answered. */
+  ClusterDefaults clusterDefaults() {
+    return new ClusterDefaults(
+        () -> {
+          clusterDefaultReads++;
+          if (kubevirtCr == null) {
+            throw new IllegalStateException("connection refused");
+          }
+          return kubevirtCr;
+        },
+        Duration.ZERO,
+        clock);
+  }
+
+  /** After a failed first read the CR is read again {@link ClusterDefaults#FIRST_RETRY} later. */
+  void kubevirtCrReadAgainAs(KubernetesApiResponse<KubeVirtList> answer) {
+    kubevirtCr = answer;
+    clock.now = clock.now.plus(ClusterDefaults.FIRST_RETRY);
+  }
+
   /** A reconciler whose metrics are in a fresh {@link #registry}. */
   VmiEvictionReconciler reconciler(EvictionSettings settings) {
     registry = new PrometheusRegistry();
     return new VmiEvictionReconciler(
         vmis.infra,
-        () -> {
-          clusterDefaultReads++;
-          return clusterDefault;
-        },
+        clusterDefaults(),
         connector,
         managementObjects,
         NO_MIGRATIONS,
@@ -851,7 +878,7 @@ class VmiEvictionReconcilerTest {
   @Test
   void clusterDefaultExternalAppliesToVmisWithoutAStrategy() {
     vmis.put(vmi("vm-1", null, "infra-1"));
-    clusterDefault = Readout.answer(Optional.of("External"));
+    kubevirtCr = kubevirtCr("External");
     guest.node = Optional.empty();
 
     reconcile("vm-1");
@@ -862,7 +889,7 @@ class VmiEvictionReconcilerTest {
   @Test
   void aVmiWithoutAStrategyWaitsWhileTheKubeVirtCrIsUnreadableAndIsEvacuatedOnceItIsRead() {
     vmis.put(vmi("vm-1", null, "infra-1"));
-    clusterDefault = Readout.unreadable("listing KubeVirt CRs failed: HTTP 429");
+    kubevirtCr = KubeVirtClusterDefaultsTest.failure(429, "TooManyRequests", "later");
     guest.node = Optional.empty();
 
     Result first = reconcile("vm-1");
@@ -884,7 +911,7 @@ class VmiEvictionReconcilerTest {
     String told = events.message("Warning", EventReasons.KUBEVIRT_CONFIG_UNREADABLE);
     assertTrue(told.contains("HTTP 429") && told.contains("KubeVirt CR"), told);
 
-    clusterDefault = Readout.answer(Optional.of("External"));
+    kubevirtCrReadAgainAs(kubevirtCr("External"));
     reconcile("vm-1");
 
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
@@ -893,11 +920,11 @@ class VmiEvictionReconcilerTest {
   @Test
   void anUnreadableKubeVirtCrThatSaysNothingLeavesTheVmiToKubeVirtOnlyOnceReadAsNotSet() {
     vmis.put(vmi("vm-1", null, "infra-1"));
-    clusterDefault = Readout.unreadable("listing KubeVirt CRs failed: HTTP 503");
+    kubevirtCr = KubeVirtClusterDefaultsTest.failure(503, "ServiceUnavailable", "down");
     reconcile("vm-1");
     assertFalse(events.has("Normal", EventReasons.EVACUATION_LEFT_TO_KUBEVIRT));
 
-    clusterDefault = Readout.answer(Optional.empty()); // the answer: no strategy set
+    kubevirtCrReadAgainAs(NO_KUBEVIRT_CR); // the answer: no strategy set
     assertEquals(VmiEvictionReconciler.DONE, reconcile("vm-1"));
 
     assertTrue(events.has("Normal", EventReasons.EVACUATION_LEFT_TO_KUBEVIRT));
@@ -907,23 +934,12 @@ class VmiEvictionReconcilerTest {
   @Test
   void noLiveMigrationStartsWhileKubeVirtsLimitsAreUnreadableAndTheDrainFollowsAtTheCutoff() {
     List<String> created = new ArrayList<>();
-    ClusterDefaults unreadableLimits =
-        new ClusterDefaults() {
-          @Override
-          public Readout<Optional<String>> evictionStrategy() {
-            return Readout.answer(Optional.empty());
-          }
-
-          @Override
-          public Readout<MigrationLimits> migrationLimits() {
-            return Readout.unreadable("listing KubeVirt CRs failed: HTTP 429");
-          }
-        };
+    kubevirtCr = KubeVirtClusterDefaultsTest.failure(429, "TooManyRequests", "later");
     Duration reserve = Duration.ofMinutes(3);
     reconciler =
         new VmiEvictionReconciler(
             vmis.infra,
-            unreadableLimits,
+            clusterDefaults(),
             connector,
             managementObjects,
             migrations(created),
@@ -971,7 +987,7 @@ class VmiEvictionReconcilerTest {
   @Test
   void aVmiThatNamesItsStrategyNeedsNoKubeVirtCrAndDoesNotWaitForIt() {
     evacuating("vm-1");
-    clusterDefault = Readout.unreadable("listing KubeVirt CRs failed: HTTP 429");
+    kubevirtCr = KubeVirtClusterDefaultsTest.failure(429, "TooManyRequests", "later");
     guest.node = Optional.empty();
 
     reconcile("vm-1");
@@ -985,7 +1001,7 @@ class VmiEvictionReconcilerTest {
   void theFirstAnswerAfterAFailedReadWakesEveryVmiThatWaitedForIt() {
     vmis.put(vmi("vm-1", null, "infra-1"));
     vmis.put(vmi("vm-quiet", null, null));
-    clusterDefault = Readout.unreadable("listing KubeVirt CRs failed: no response");
+    kubevirtCr = null; // no response
     reconcile("vm-1");
     assertTrue(reconcile("vm-quiet").isRequeue(), "an unmarked VMI waits too, without a word");
     assertEquals(
@@ -999,7 +1015,7 @@ class VmiEvictionReconcilerTest {
     reconcile("vm-own");
     assertEquals(List.of(), woken, "a VMI naming its strategy read no CR: no answer, no wake");
 
-    clusterDefault = Readout.answer(Optional.of("External"));
+    kubevirtCrReadAgainAs(kubevirtCr("External"));
     guest.node = Optional.empty();
     reconcile("vm-quiet");
 
