@@ -1,21 +1,171 @@
 package dev.capk.vmieviction.eviction;
 
+import dev.capk.vmieviction.api.kubevirt.KubeVirt;
+import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
+import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.models.V1Status;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * KubeVirt's cluster-wide defaults, as the KubeVirt CR holds them. A failed read is {@link
- * Readout.Unreadable}, never "not set": the caller waits rather than apply a default.
+ * The cluster-wide eviction strategy and migration limits from the KubeVirt CR, read at most once
+ * per refresh interval. Only an answer counts: no CRD (404), no CR, or a CR without the field says
+ * "not set", and the operator's fallback strategy and KubeVirt's default limits apply. A failed
+ * list (429, 5xx, 403, timeout, reset) says nothing: the last answer stays in use when there was
+ * one (read again after the refresh interval), else the read is {@link Readout.Unreadable} and is
+ * tried again with backoff (from 1 s, doubling up to the refresh interval).
  */
-public interface ClusterDefaults {
+public final class ClusterDefaults {
+
+  private static final Logger log = LoggerFactory.getLogger(ClusterDefaults.class);
+
+  static final Duration FIRST_RETRY = Duration.ofSeconds(1);
+
+  /** The last answer (null: never one) and failure (null: the last read answered). */
+  private record State(
+      Optional<KubeVirt.Configuration> answer, String problem, Instant nextRead, Duration retry) {}
+
+  private final Supplier<KubernetesApiResponse<KubeVirtList>> list;
+  private final Duration refresh;
+  private final Clock clock;
+  private State state = new State(null, null, Instant.MIN, FIRST_RETRY);
+
+  /** Reads the KubeVirt CRs of the infra cluster {@code infra} reaches. */
+  public ClusterDefaults(ApiClient infra, Duration refresh, Clock clock) {
+    this(
+        new GenericKubernetesApi<>(
+                KubeVirt.class,
+                KubeVirtList.class,
+                KubeVirtApi.GROUP,
+                KubeVirtApi.VERSION,
+                KubeVirtApi.KUBEVIRT_PLURAL,
+                infra)
+            ::list,
+        refresh,
+        clock);
+  }
+
+  /**
+   * @param list one list of the KubeVirt CRs (GenericKubernetesApi's: an I/O failure is thrown)
+   */
+  ClusterDefaults(
+      Supplier<KubernetesApiResponse<KubeVirtList>> list, Duration refresh, Clock clock) {
+    this.list = list;
+    this.refresh = refresh;
+    this.clock = clock;
+  }
 
   /** {@code spec.configuration.evictionStrategy} of the KubeVirt CR: empty when it sets none. */
-  Readout<Optional<String>> evictionStrategy();
+  public Readout<Optional<String>> evictionStrategy() {
+    return configuration()
+        .map(c -> c.map(KubeVirt.Configuration::getEvictionStrategy).filter(s -> !s.isBlank()));
+  }
 
   /** KubeVirt's migration limits from the KubeVirt CR, or KubeVirt's defaults where unset. */
-  default Readout<MigrationLimits> migrationLimits() {
-    return Readout.answer(MigrationLimits.KUBEVIRT_DEFAULTS);
+  public Readout<MigrationLimits> migrationLimits() {
+    return configuration()
+        .map(
+            c ->
+                c.map(KubeVirt.Configuration::getMigrations)
+                    .map(
+                        m ->
+                            MigrationLimits.of(
+                                m.getParallelMigrationsPerCluster(),
+                                m.getParallelOutboundMigrationsPerNode()))
+                    .orElse(MigrationLimits.KUBEVIRT_DEFAULTS));
+  }
+
+  private synchronized Readout<Optional<KubeVirt.Configuration>> configuration() {
+    Instant now = clock.instant();
+    if (!now.isBefore(state.nextRead())) {
+      state = next(state, read(), now);
+    }
+    return state.answer() != null
+        ? Readout.answer(state.answer())
+        : Readout.unreadable(state.problem());
+  }
+
+  /** The state after a read: an answer replaces what was known, a failure keeps it. */
+  private State next(State known, Readout<Optional<KubeVirt.Configuration>> read, Instant now) {
+    if (read instanceof Readout.Answer<Optional<KubeVirt.Configuration>> a) {
+      if (known.problem() != null) {
+        log.info("KubeVirt CR read again after failures");
+      }
+      return new State(a.value(), null, now.plus(refresh), FIRST_RETRY);
+    }
+    String problem = ((Readout.Unreadable<Optional<KubeVirt.Configuration>>) read).what();
+    boolean answered = known.answer() != null;
+    if (!problem.equals(known.problem())) {
+      log.warn(
+          answered
+              ? "KubeVirt CR unreadable, its last answer stays in use detail=\"{}\""
+              : "KubeVirt CR unreadable, VMIs without their own eviction strategy wait"
+                  + " detail=\"{}\"",
+          problem);
+    }
+    if (answered) {
+      return new State(known.answer(), problem, now.plus(refresh), FIRST_RETRY);
+    }
+    Duration doubled = known.retry().multipliedBy(2);
+    return new State(
+        null, problem, now.plus(known.retry()), doubled.compareTo(refresh) > 0 ? refresh : doubled);
+  }
+
+  private Readout<Optional<KubeVirt.Configuration>> read() {
+    try {
+      return answerOf(list.get());
+    } catch (RuntimeException e) {
+      // GenericKubernetesApi's way of saying "I/O failure": timeout, reset, refused.
+      return Readout.unreadable(
+          "listing KubeVirt CRs failed: no response (" + e.getClass().getSimpleName() + ")");
+    }
+  }
+
+  /**
+   * What one list of KubeVirt CRs says: the first CR not being deleted that has a configuration, or
+   * "not set" (no CRD, no such CR); any other failure is unreadable. Pure.
+   */
+  static Readout<Optional<KubeVirt.Configuration>> answerOf(KubernetesApiResponse<KubeVirtList> r) {
+    int code = r.getHttpStatusCode();
+    if (code == 404) {
+      return Readout.answer(Optional.empty()); // no KubeVirt CRD: nothing sets a strategy
+    }
+    if (!r.isSuccess()) {
+      return Readout.unreadable("listing KubeVirt CRs failed: HTTP " + code + reason(r));
+    }
+    if (r.getObject() == null || r.getObject().getItems() == null) {
+      // GenericKubernetesApi reports an answer without a body as a success without an object.
+      return Readout.unreadable("listing KubeVirt CRs failed: an answer without a list");
+    }
+    return Readout.answer(
+        r.getObject().getItems().stream()
+            .filter(
+                kv -> kv.getMetadata() == null || kv.getMetadata().getDeletionTimestamp() == null)
+            .map(KubeVirt::getSpec)
+            .filter(s -> s != null && s.getConfiguration() != null)
+            .map(KubeVirt.Spec::getConfiguration)
+            .findFirst());
+  }
+
+  /** The server's own words, shortened: the infra API server's Status, never a credential. */
+  private static String reason(KubernetesApiResponse<?> r) {
+    V1Status status = r.getStatus();
+    String message = status == null ? null : status.getMessage();
+    if (message == null || message.isBlank()) {
+      return "";
+    }
+    String m = message.strip();
+    return " (" + (m.length() > 200 ? m.substring(0, 200) + "..." : m) + ")";
   }
 
   /**

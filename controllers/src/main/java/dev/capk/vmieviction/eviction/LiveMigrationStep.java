@@ -8,6 +8,7 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
 import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
@@ -21,6 +22,10 @@ import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
+import io.kubernetes.client.util.generic.options.CreateOptions;
+import io.kubernetes.client.util.generic.options.ListOptions;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -45,7 +50,9 @@ final class LiveMigrationStep {
 
   private static final Logger log = LoggerFactory.getLogger(LiveMigrationStep.class);
 
-  private final LiveMigrations migrations;
+  private final GenericKubernetesApi<
+          VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationList>
+      migrations;
   private final ClusterDefaults kubevirt;
 
   /** Counting the running migrations and creating one is one act in this process. */
@@ -63,10 +70,46 @@ final class LiveMigrationStep {
 
   private final StepContext c;
 
-  LiveMigrationStep(StepContext c, LiveMigrations migrations, ClusterDefaults kubevirt) {
+  /** {@code migrations}: the infra cluster's VirtualMachineInstanceMigration API. */
+  LiveMigrationStep(
+      StepContext c,
+      GenericKubernetesApi<VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationList>
+          migrations,
+      ClusterDefaults kubevirt) {
     this.c = c;
     this.migrations = migrations;
     this.kubevirt = kubevirt;
+  }
+
+  /** The migrations this controller created (label-selected), in every namespace. */
+  private List<VirtualMachineInstanceMigration> ours() throws ApiException {
+    ListOptions options = new ListOptions();
+    options.setLabelSelector(EvictionAnnotations.MIGRATION_OWNED_LABEL);
+    VirtualMachineInstanceMigrationList list =
+        InfraVmis.call(() -> migrations.list(options)).throwsApiException().getObject();
+    return list == null || list.getItems() == null ? List.of() : list.getItems();
+  }
+
+  /** False when one of that name existed already (a restart or another replica got there). */
+  private boolean create(VirtualMachineInstanceMigration migration) throws ApiException {
+    CreateOptions options = new CreateOptions();
+    options.setFieldManager(InfraVmis.FIELD_MANAGER);
+    KubernetesApiResponse<VirtualMachineInstanceMigration> r =
+        InfraVmis.call(() -> migrations.create(migration, options));
+    if (r.getHttpStatusCode() == 409) {
+      return false; // AlreadyExists: the deterministic name says it is this very attempt
+    }
+    r.throwsApiException();
+    return true;
+  }
+
+  /** Already gone counts as deleted. */
+  private void delete(String namespace, String name) throws ApiException {
+    KubernetesApiResponse<VirtualMachineInstanceMigration> r =
+        InfraVmis.call(() -> migrations.delete(namespace, name));
+    if (r.getHttpStatusCode() != 404) {
+      r.throwsApiException();
+    }
   }
 
   /**
@@ -110,12 +153,12 @@ final class LiveMigrationStep {
     String ns = vmi.getMetadata().getNamespace();
     int number = attempt.map(MigrationAttempt::number).orElse(0);
     String current = number == 0 ? null : name(vmi, startText, number);
-    List<VirtualMachineInstanceMigration> ours = migrations.ours();
+    List<VirtualMachineInstanceMigration> ours = ours();
     if (fellBack) {
       // Restart-safe cancel: the fallback was recorded before the delete, so a migration of ours
       // still running here is deleted now.
       if (currentOf(ours, ns, current).filter(m -> !m.finished()).isPresent()) {
-        migrations.delete(ns, current);
+        delete(ns, current);
       }
       return new StepOutcome.Proceed(vmi);
     }
@@ -174,7 +217,7 @@ final class LiveMigrationStep {
       // Counted again under the lock, from a fresh list (a consistent read, which sees the
       // creates of the workers before this one): workers starting at once must not all take
       // the same free slot.
-      MigrationDecision.Step again = decide(m, migrations.ours());
+      MigrationDecision.Step again = decide(m, ours());
       if (again instanceof MigrationDecision.WaitForSlot w) {
         return waitForSlot(m.key(), w, look);
       }
@@ -190,7 +233,7 @@ final class LiveMigrationStep {
                   EvictionAnnotations.MIGRATION_ATTEMPT,
                   MigrationAttempt.format(m.startText(), s.number(), c.clock().instant()));
       String name = name(m.vmi(), m.startText(), s.number());
-      if (!migrations.create(migration(m.vmi(), name, m.infraNode()))) {
+      if (!create(migration(m.vmi(), name, m.infraNode()))) {
         return stop(look); // created before (a restart, a replica): told then
       }
       log.info(
@@ -226,7 +269,7 @@ final class LiveMigrationStep {
     VirtualMachineInstance recorded =
         c.vmis().annotate(m.vmi(), EvictionAnnotations.MIGRATION_FALLBACK, m.startText());
     if (b.cancel()) {
-      migrations.delete(m.vmi().getMetadata().getNamespace(), m.current());
+      delete(m.vmi().getMetadata().getNamespace(), m.current());
       slotFreed();
       c.metrics().migrationEnded(EvictionMetrics.MigrationResult.CANCELLED);
       log.info("live migration cancelled vmi={} migration={}", m.key(), m.current());

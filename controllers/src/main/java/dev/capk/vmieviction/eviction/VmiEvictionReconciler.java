@@ -2,6 +2,8 @@ package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.kubevirt.EvictionStrategy;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
 import dev.capk.vmieviction.eviction.GuestNodeUncordoner.CordonMarks;
 import dev.capk.vmieviction.eviction.TenantAdmission.HeldEvacuations;
@@ -10,6 +12,7 @@ import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.informer.ResourceEventHandler;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -52,7 +55,8 @@ public final class VmiEvictionReconciler implements Reconciler {
   private final MarkSightings sightings;
 
   /**
-   * @param migrations where the live migrations of {@code --live-migration=prefer} are created
+   * @param migrations the infra cluster's API where the live migrations of {@code
+   *     --live-migration=prefer} are created
    * @param wake enqueues a VMI (by {@code namespace/name}) for a look now: a VMI held by the admit
    *     step is woken when what holds it ends
    * @param refusal why a VMI is not ours at all (its labels claim a tenant the management objects
@@ -64,7 +68,8 @@ public final class VmiEvictionReconciler implements Reconciler {
       ClusterDefaults clusterDefaults,
       GuestConnector guests,
       ManagementObjects managementObjects,
-      LiveMigrations migrations,
+      GenericKubernetesApi<VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationList>
+          migrations,
       VmiEvents events,
       EvictionMetrics metrics,
       EvictionSettings settings,

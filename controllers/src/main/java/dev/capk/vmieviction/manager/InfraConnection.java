@@ -1,8 +1,5 @@
 package dev.capk.vmieviction.manager;
 
-import dev.capk.vmieviction.api.kubevirt.KubeVirt;
-import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
-import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
 import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
@@ -14,7 +11,6 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.StringReader;
@@ -100,16 +96,6 @@ final class InfraConnection implements AutoCloseable {
       // The parser's and builder's messages may quote the content: name the failure kind only.
       throw new Unusable("kubeconfig unusable (" + e.getClass().getSimpleName() + ")");
     }
-  }
-
-  static GenericKubernetesApi<KubeVirt, KubeVirtList> kubevirtApi(ApiClient c) {
-    return new GenericKubernetesApi<>(
-        KubeVirt.class,
-        KubeVirtList.class,
-        KubeVirtApi.GROUP,
-        KubeVirtApi.VERSION,
-        KubeVirtApi.KUBEVIRT_PLURAL,
-        c);
   }
 
   /** Our own series recorder, not client-java's legacy broadcaster: see EventSeriesRecorder. */

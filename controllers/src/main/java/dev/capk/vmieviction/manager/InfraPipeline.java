@@ -1,14 +1,16 @@
 package dev.capk.vmieviction.manager;
 
+import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.events.EventWriters;
-import dev.capk.vmieviction.eviction.ApiInfraVmis;
-import dev.capk.vmieviction.eviction.ApiLiveMigrations;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
+import dev.capk.vmieviction.eviction.ClusterDefaults;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.GuestClusters;
-import dev.capk.vmieviction.eviction.KubeVirtClusterDefaults;
+import dev.capk.vmieviction.eviction.InfraVmis;
 import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
@@ -23,6 +25,7 @@ import io.kubernetes.client.extended.controller.ControllerWatch;
 import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.informer.SharedInformerFactory;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -85,7 +88,7 @@ final class InfraPipeline implements ManagedController {
     this.informers =
         new VmiInformers(
             connection.watchClient,
-            ApiInfraVmis.api(connection.watchClient),
+            InfraVmis.api(connection.watchClient),
             namespaces,
             options.vmiLabelSelector,
             RESYNC,
@@ -102,19 +105,22 @@ final class InfraPipeline implements ManagedController {
             options.drainRetryInterval);
     this.reconciler =
         new VmiEvictionReconciler(
-            new ApiInfraVmis(
-                informers::get, informers::ofCluster, ApiInfraVmis.api(connection.requestClient)),
-            new KubeVirtClusterDefaults(
-                InfraConnection.kubevirtApi(connection.requestClient),
-                Duration.ofMinutes(1),
-                Clock.systemUTC()),
+            new InfraVmis(
+                informers::get, informers::ofCluster, InfraVmis.api(connection.requestClient)),
+            new ClusterDefaults(connection.requestClient, Duration.ofMinutes(1), Clock.systemUTC()),
             guests,
             new ApiManagementObjects(
                 shared.home().requestClient,
                 options.clusterApiVersion,
                 tenants,
                 shared.management().all()),
-            new ApiLiveMigrations(connection.requestClient),
+            new GenericKubernetesApi<>(
+                VirtualMachineInstanceMigration.class,
+                VirtualMachineInstanceMigrationList.class,
+                KubeVirtApi.GROUP,
+                KubeVirtApi.VERSION,
+                KubeVirtApi.MIGRATION_PLURAL,
+                connection.requestClient),
             events.apply(new SeriesVmiEvents(connection.vmiEvents)),
             shared.metrics(),
             shared.settings(),

@@ -4,7 +4,7 @@ import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.drain.cli.ConnectionOptions;
-import dev.capk.vmieviction.eviction.ApiInfraVmis;
+import dev.capk.vmieviction.eviction.InfraVmis;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.logging.LogbackConfigurator;
@@ -168,7 +168,7 @@ public final class StatusCommand implements Callable<Integer> {
       throws ApiException {
     ListOptions o = new ListOptions();
     o.setLabelSelector(selector == null || selector.isBlank() ? null : selector);
-    return listAll(ApiInfraVmis.api(client), namespace, o, "VMIs");
+    return listAll(InfraVmis.api(client), namespace, o, "VMIs");
   }
 
   private static List<VmiEvent> listVmiEvents(ApiClient client, String namespace)

@@ -4,14 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.kubevirt.KubeVirt;
-import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
 import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.JSON;
 import io.kubernetes.client.openapi.models.V1Status;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import java.net.ServerSocket;
 import java.time.Clock;
@@ -38,17 +36,8 @@ class KubeVirtClusterDefaultsTest {
     }
     ApiClient client = new ApiClient().setBasePath("http://127.0.0.1:" + closedPort);
     client.setConnectTimeout(1000);
-    GenericKubernetesApi<KubeVirt, KubeVirtList> api =
-        new GenericKubernetesApi<>(
-            KubeVirt.class,
-            KubeVirtList.class,
-            KubeVirtApi.GROUP,
-            KubeVirtApi.VERSION,
-            KubeVirtApi.KUBEVIRT_PLURAL,
-            client);
-
-    KubeVirtClusterDefaults defaults =
-        new KubeVirtClusterDefaults(api, Duration.ofMinutes(1), Clock.systemUTC());
+    ClusterDefaults defaults =
+        new ClusterDefaults(client, Duration.ofMinutes(1), Clock.systemUTC());
 
     assertTrue(
         defaults.evictionStrategy() instanceof Readout.Unreadable<Optional<String>> u
@@ -90,17 +79,8 @@ class KubeVirtClusterDefaultsTest {
       answering.setDaemon(true);
       answering.start();
       ApiClient client = new ApiClient().setBasePath("http://127.0.0.1:" + server.getLocalPort());
-      GenericKubernetesApi<KubeVirt, KubeVirtList> api =
-          new GenericKubernetesApi<>(
-              KubeVirt.class,
-              KubeVirtList.class,
-              KubeVirtApi.GROUP,
-              KubeVirtApi.VERSION,
-              KubeVirtApi.KUBEVIRT_PLURAL,
-              client);
-
-      KubeVirtClusterDefaults defaults =
-          new KubeVirtClusterDefaults(api, Duration.ofMinutes(1), Clock.systemUTC());
+      ClusterDefaults defaults =
+          new ClusterDefaults(client, Duration.ofMinutes(1), Clock.systemUTC());
 
       assertTrue(
           defaults.evictionStrategy() instanceof Readout.Unreadable<Optional<String>> u
@@ -137,8 +117,7 @@ class KubeVirtClusterDefaultsTest {
   }
 
   static Readout<Optional<String>> strategyOf(KubernetesApiResponse<KubeVirtList> r) {
-    return KubeVirtClusterDefaults.answerOf(r)
-        .map(c -> c.map(KubeVirt.Configuration::getEvictionStrategy));
+    return ClusterDefaults.answerOf(r).map(c -> c.map(KubeVirt.Configuration::getEvictionStrategy));
   }
 
   @Test
@@ -206,8 +185,8 @@ class KubeVirtClusterDefaultsTest {
   Deque<KubernetesApiResponse<KubeVirtList>> answers = new ArrayDeque<>();
   int lists;
 
-  KubeVirtClusterDefaults defaults() {
-    return new KubeVirtClusterDefaults(
+  ClusterDefaults defaults() {
+    return new ClusterDefaults(
         () -> {
           lists++;
           return answers.isEmpty() ? failure(429, "TooManyRequests", "later") : answers.poll();
@@ -222,18 +201,18 @@ class KubeVirtClusterDefaultsTest {
 
   @Test
   void aFailedFirstReadIsTriedAgainWithBackoffAndItsAnswerCountsAtOnce() {
-    KubeVirtClusterDefaults d = defaults();
+    ClusterDefaults d = defaults();
 
     assertTrue(d.evictionStrategy() instanceof Readout.Unreadable);
     assertTrue(d.evictionStrategy() instanceof Readout.Unreadable);
     assertEquals(1, lists, "not read again before the first retry");
-    after(KubeVirtClusterDefaults.FIRST_RETRY);
+    after(ClusterDefaults.FIRST_RETRY);
     assertTrue(d.evictionStrategy() instanceof Readout.Unreadable);
     assertEquals(2, lists);
-    after(KubeVirtClusterDefaults.FIRST_RETRY);
+    after(ClusterDefaults.FIRST_RETRY);
     d.evictionStrategy();
     assertEquals(2, lists, "the second retry waits twice as long");
-    after(KubeVirtClusterDefaults.FIRST_RETRY);
+    after(ClusterDefaults.FIRST_RETRY);
     answers.add(list(EXTERNAL));
 
     assertEquals(Readout.answer(Optional.of("External")), d.evictionStrategy());
@@ -243,7 +222,7 @@ class KubeVirtClusterDefaultsTest {
 
   @Test
   void theBackoffOfFailedReadsStopsAtTheRefreshInterval() {
-    KubeVirtClusterDefaults d = defaults();
+    ClusterDefaults d = defaults();
     for (int i = 0; i < 12; i++) {
       d.evictionStrategy();
       after(REFRESH);
@@ -254,7 +233,7 @@ class KubeVirtClusterDefaultsTest {
   @Test
   void aGoodAnswerStaysInUseWhileARefreshFailsAndIsReadAgainAfterTheRefreshInterval() {
     answers.add(list(EXTERNAL));
-    KubeVirtClusterDefaults d = defaults();
+    ClusterDefaults d = defaults();
     assertEquals(Readout.answer(Optional.of("External")), d.evictionStrategy());
 
     after(REFRESH);

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.eviction.ApiInfraVmis.OwnWrites;
+import dev.capk.vmieviction.eviction.InfraVmis.OwnWrites;
 import org.junit.jupiter.api.Test;
 
 class OwnWritesTest {

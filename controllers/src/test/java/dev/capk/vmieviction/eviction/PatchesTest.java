@@ -21,14 +21,14 @@ class PatchesTest {
   void vmiAnnotationPatchCarriesOnlyTheAnnotationAndThePrecondition() {
     assertEquals(
         "{\"metadata\":{\"resourceVersion\":\"42\",\"annotations\":{\"k\":\"v\"}}}",
-        ApiInfraVmis.annotationPatch("42", Map.of("k", "v")));
+        InfraVmis.annotationPatch("42", Map.of("k", "v")));
   }
 
   @Test
   void removingAnAnnotationSendsNull() {
     assertEquals(
         "{\"metadata\":{\"resourceVersion\":\"42\",\"annotations\":{\"k\":null}}}",
-        ApiInfraVmis.annotationPatch("42", java.util.Collections.singletonMap("k", null)));
+        InfraVmis.annotationPatch("42", java.util.Collections.singletonMap("k", null)));
   }
 
   @Test
@@ -38,7 +38,7 @@ class PatchesTest {
     changes.put("phase", null);
     assertEquals(
         "{\"metadata\":{\"resourceVersion\":\"42\",\"annotations\":{\"start\":\"t\",\"phase\":null}}}",
-        ApiInfraVmis.annotationPatch("42", changes));
+        InfraVmis.annotationPatch("42", changes));
   }
 
   @Test

@@ -6,11 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.JsonParser;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
-import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.EvacuationDeadline;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
@@ -18,14 +21,22 @@ import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.MarkedNodes;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract;
-import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.Samples;
 import dev.capk.vmieviction.workload.GuestAccessException;
+import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
+import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1Status;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
+import io.kubernetes.client.util.generic.options.CreateOptions;
+import io.kubernetes.client.util.generic.options.DeleteOptions;
+import io.kubernetes.client.util.generic.options.ListOptions;
+import io.kubernetes.client.util.generic.options.PatchOptions;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -57,7 +68,9 @@ class VmiEvictionReconcilerTest {
   List<String> connects;
   List<Optional<Duration>> connectBounds;
   GuestAccessException connectFailure;
-  Readout<Optional<String>> clusterDefault;
+
+  /** The KubeVirt CR list's answer; null: no answer at all (the connection failed). */
+  KubernetesApiResponse<KubeVirtList> kubevirtCr;
 
   int clusterDefaultReads;
 
@@ -83,7 +96,7 @@ class VmiEvictionReconcilerTest {
     events = new FakeEvents();
     connects = new ArrayList<>();
     connectBounds = new ArrayList<>();
-    clusterDefault = Readout.answer(Optional.empty());
+    kubevirtCr = NO_KUBEVIRT_CR;
     facts = facts(false, false, null, null);
     woken = new ArrayList<>();
     managementObjects =
@@ -110,31 +123,81 @@ class VmiEvictionReconcilerTest {
   }
 
   /** For a controller that never migrates: nothing exists, nothing may be created. */
-  static final LiveMigrations NO_MIGRATIONS =
-      new LiveMigrations() {
-        @Override
-        public List<VirtualMachineInstanceMigration> ours() {
-          return List.of();
-        }
+  static final GenericKubernetesApi<
+          VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationList>
+      NO_MIGRATIONS = migrations(null);
 
-        @Override
-        public boolean create(VirtualMachineInstanceMigration migration) throws ApiException {
-          throw new ApiException(403, "live migrations are not wired in this controller");
-        }
+  /**
+   * A migration API where none of ours exists and each create lands in {@code created}; with null,
+   * every create is refused (403).
+   */
+  static GenericKubernetesApi<VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationList>
+      migrations(List<String> created) {
+    return new GenericKubernetesApi<>(
+        VirtualMachineInstanceMigration.class,
+        VirtualMachineInstanceMigrationList.class,
+        "kubevirt.io",
+        "v1",
+        "virtualmachineinstancemigrations",
+        new ApiClient()) {
+      @Override
+      public KubernetesApiResponse<VirtualMachineInstanceMigrationList> list(ListOptions o) {
+        return new KubernetesApiResponse<>(new VirtualMachineInstanceMigrationList());
+      }
 
-        @Override
-        public void delete(String namespace, String name) {}
-      };
+      @Override
+      public KubernetesApiResponse<VirtualMachineInstanceMigration> create(
+          VirtualMachineInstanceMigration m, CreateOptions o) {
+        if (created == null) {
+          return new KubernetesApiResponse<>(
+              new V1Status().message("live migrations are not wired in this controller"), 403);
+        }
+        created.add(m.getMetadata().getName());
+        return new KubernetesApiResponse<>(m);
+      }
+
+      @Override
+      public KubernetesApiResponse<VirtualMachineInstanceMigration> delete(String ns, String name) {
+        return new KubernetesApiResponse<>(new V1Status(), 404);
+      }
+    };
+  }
+
+  static final KubernetesApiResponse<KubeVirtList> NO_KUBEVIRT_CR =
+      KubeVirtClusterDefaultsTest.list("{\"items\":[]}");
+
+  /** The strategy {@code strategy} set in the KubeVirt CR. */
+  static KubernetesApiResponse<KubeVirtList> kubevirtCr(String strategy) {
+    return KubeVirtClusterDefaultsTest.list(
+        "{\"items\":[{\"spec\":{\"configuration\":{\"evictionStrategy\":\"" + strategy + "\"}}}]}");
+  }
+
+  /** The real defaults over {@link #kubevirtCr}, read on every call while answered. */
+  ClusterDefaults clusterDefaults() {
+    return new ClusterDefaults(
+        () -> {
+          clusterDefaultReads++;
+          if (kubevirtCr == null) {
+            throw new IllegalStateException("connection refused");
+          }
+          return kubevirtCr;
+        },
+        Duration.ZERO,
+        clock);
+  }
+
+  /** After a failed first read the CR is read again {@link ClusterDefaults#FIRST_RETRY} later. */
+  void kubevirtCrReadAgainAs(KubernetesApiResponse<KubeVirtList> answer) {
+    kubevirtCr = answer;
+    clock.now = clock.now.plus(ClusterDefaults.FIRST_RETRY);
+  }
 
   /** A reconciler whose metrics are in a fresh {@link #registry}. */
   VmiEvictionReconciler reconciler(EvictionSettings settings) {
     registry = new PrometheusRegistry();
     return new VmiEvictionReconciler(
-        vmis,
-        () -> {
-          clusterDefaultReads++;
-          return clusterDefault;
-        },
+        vmis.infra,
+        clusterDefaults(),
         connector,
         managementObjects,
         NO_MIGRATIONS,
@@ -815,7 +878,7 @@ class VmiEvictionReconcilerTest {
   @Test
   void clusterDefaultExternalAppliesToVmisWithoutAStrategy() {
     vmis.put(vmi("vm-1", null, "infra-1"));
-    clusterDefault = Readout.answer(Optional.of("External"));
+    kubevirtCr = kubevirtCr("External");
     guest.node = Optional.empty();
 
     reconcile("vm-1");
@@ -826,7 +889,7 @@ class VmiEvictionReconcilerTest {
   @Test
   void aVmiWithoutAStrategyWaitsWhileTheKubeVirtCrIsUnreadableAndIsEvacuatedOnceItIsRead() {
     vmis.put(vmi("vm-1", null, "infra-1"));
-    clusterDefault = Readout.unreadable("listing KubeVirt CRs failed: HTTP 429");
+    kubevirtCr = KubeVirtClusterDefaultsTest.failure(429, "TooManyRequests", "later");
     guest.node = Optional.empty();
 
     Result first = reconcile("vm-1");
@@ -848,7 +911,7 @@ class VmiEvictionReconcilerTest {
     String told = events.message("Warning", EventReasons.KUBEVIRT_CONFIG_UNREADABLE);
     assertTrue(told.contains("HTTP 429") && told.contains("KubeVirt CR"), told);
 
-    clusterDefault = Readout.answer(Optional.of("External"));
+    kubevirtCrReadAgainAs(kubevirtCr("External"));
     reconcile("vm-1");
 
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
@@ -857,11 +920,11 @@ class VmiEvictionReconcilerTest {
   @Test
   void anUnreadableKubeVirtCrThatSaysNothingLeavesTheVmiToKubeVirtOnlyOnceReadAsNotSet() {
     vmis.put(vmi("vm-1", null, "infra-1"));
-    clusterDefault = Readout.unreadable("listing KubeVirt CRs failed: HTTP 503");
+    kubevirtCr = KubeVirtClusterDefaultsTest.failure(503, "ServiceUnavailable", "down");
     reconcile("vm-1");
     assertFalse(events.has("Normal", EventReasons.EVACUATION_LEFT_TO_KUBEVIRT));
 
-    clusterDefault = Readout.answer(Optional.empty()); // the answer: no strategy set
+    kubevirtCrReadAgainAs(NO_KUBEVIRT_CR); // the answer: no strategy set
     assertEquals(VmiEvictionReconciler.DONE, reconcile("vm-1"));
 
     assertTrue(events.has("Normal", EventReasons.EVACUATION_LEFT_TO_KUBEVIRT));
@@ -871,43 +934,15 @@ class VmiEvictionReconcilerTest {
   @Test
   void noLiveMigrationStartsWhileKubeVirtsLimitsAreUnreadableAndTheDrainFollowsAtTheCutoff() {
     List<String> created = new ArrayList<>();
-    LiveMigrations recording =
-        new LiveMigrations() {
-          @Override
-          public List<dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration> ours() {
-            return List.of();
-          }
-
-          @Override
-          public boolean create(
-              dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration m) {
-            created.add(m.getMetadata().getName());
-            return true;
-          }
-
-          @Override
-          public void delete(String namespace, String name) {}
-        };
-    ClusterDefaults unreadableLimits =
-        new ClusterDefaults() {
-          @Override
-          public Readout<Optional<String>> evictionStrategy() {
-            return Readout.answer(Optional.empty());
-          }
-
-          @Override
-          public Readout<MigrationLimits> migrationLimits() {
-            return Readout.unreadable("listing KubeVirt CRs failed: HTTP 429");
-          }
-        };
+    kubevirtCr = KubeVirtClusterDefaultsTest.failure(429, "TooManyRequests", "later");
     Duration reserve = Duration.ofMinutes(3);
     reconciler =
         new VmiEvictionReconciler(
-            vmis,
-            unreadableLimits,
+            vmis.infra,
+            clusterDefaults(),
             connector,
             managementObjects,
-            recording,
+            migrations(created),
             events,
             new EvictionMetrics(new PrometheusRegistry()),
             new EvictionSettings(
@@ -952,7 +987,7 @@ class VmiEvictionReconcilerTest {
   @Test
   void aVmiThatNamesItsStrategyNeedsNoKubeVirtCrAndDoesNotWaitForIt() {
     evacuating("vm-1");
-    clusterDefault = Readout.unreadable("listing KubeVirt CRs failed: HTTP 429");
+    kubevirtCr = KubeVirtClusterDefaultsTest.failure(429, "TooManyRequests", "later");
     guest.node = Optional.empty();
 
     reconcile("vm-1");
@@ -966,7 +1001,7 @@ class VmiEvictionReconcilerTest {
   void theFirstAnswerAfterAFailedReadWakesEveryVmiThatWaitedForIt() {
     vmis.put(vmi("vm-1", null, "infra-1"));
     vmis.put(vmi("vm-quiet", null, null));
-    clusterDefault = Readout.unreadable("listing KubeVirt CRs failed: no response");
+    kubevirtCr = null; // no response
     reconcile("vm-1");
     assertTrue(reconcile("vm-quiet").isRequeue(), "an unmarked VMI waits too, without a word");
     assertEquals(
@@ -980,7 +1015,7 @@ class VmiEvictionReconcilerTest {
     reconcile("vm-own");
     assertEquals(List.of(), woken, "a VMI naming its strategy read no CR: no answer, no wake");
 
-    clusterDefault = Readout.answer(Optional.of("External"));
+    kubevirtCrReadAgainAs(kubevirtCr("External"));
     guest.node = Optional.empty();
     reconcile("vm-quiet");
 
@@ -1553,62 +1588,75 @@ class VmiEvictionReconcilerTest {
     return vmi;
   }
 
-  static final class FakeVmis implements InfraVmis {
+  /** The real {@link InfraVmis} over an in-memory cache and API server. */
+  static final class FakeVmis {
     final Map<String, VirtualMachineInstance> byName = new HashMap<>();
     final Map<String, String> annotations = new HashMap<>();
     final List<String> deletedUids = new ArrayList<>();
     int patches;
     int conflictsLeft;
 
+    final InfraVmis infra =
+        new InfraVmis(
+            (namespace, name) -> byName.get(name),
+            (namespace, cluster) ->
+                byName.values().stream()
+                    .filter(v -> namespace.equals(v.getMetadata().getNamespace()))
+                    .filter(
+                        v ->
+                            cluster.equals(
+                                v.getMetadata().getLabels().get(CapkLabels.CLUSTER_NAME)))
+                    .toList(),
+            new GenericKubernetesApi<>(
+                VirtualMachineInstance.class,
+                VirtualMachineInstanceList.class,
+                "kubevirt.io",
+                "v1",
+                "virtualmachineinstances",
+                new ApiClient()) {
+              @Override
+              public KubernetesApiResponse<VirtualMachineInstance> patch(
+                  String namespace, String name, String type, V1Patch patch, PatchOptions o) {
+                VirtualMachineInstance vmi = byName.get(name);
+                if (conflictsLeft > 0) {
+                  conflictsLeft--;
+                  return new KubernetesApiResponse<>(
+                      new V1Status().message("the object has been modified"), 409);
+                }
+                patches++;
+                String rv = vmi.getMetadata().getResourceVersion();
+                vmi.getMetadata().setResourceVersion(rv == null ? "1" : rv + "+");
+                JsonParser.parseString(patch.getValue())
+                    .getAsJsonObject()
+                    .getAsJsonObject("metadata")
+                    .getAsJsonObject("annotations")
+                    .entrySet()
+                    .forEach(
+                        e -> {
+                          String value =
+                              e.getValue().isJsonNull() ? null : e.getValue().getAsString();
+                          annotations.put(e.getKey(), value);
+                          if (value == null) {
+                            vmi.getMetadata().getAnnotations().remove(e.getKey());
+                          } else {
+                            vmi.getMetadata().getAnnotations().put(e.getKey(), value);
+                          }
+                        });
+                return new KubernetesApiResponse<>(vmi);
+              }
+
+              @Override
+              public KubernetesApiResponse<VirtualMachineInstance> delete(
+                  String namespace, String name, DeleteOptions o) {
+                VirtualMachineInstance vmi = byName.remove(name);
+                deletedUids.add(vmi.getMetadata().getUid());
+                return new KubernetesApiResponse<>(vmi);
+              }
+            });
+
     VirtualMachineInstance put(VirtualMachineInstance v) {
       byName.put(v.getMetadata().getName(), v);
       return v;
-    }
-
-    @Override
-    public Optional<VirtualMachineInstance> get(String namespace, String name) {
-      return Optional.ofNullable(byName.get(name));
-    }
-
-    @Override
-    public List<VirtualMachineInstance> ofCluster(String namespace, String cluster) {
-      return byName.values().stream()
-          .filter(v -> namespace.equals(v.getMetadata().getNamespace()))
-          .filter(
-              v ->
-                  v.getMetadata().getLabels() != null
-                      && cluster.equals(
-                          v.getMetadata()
-                              .getLabels()
-                              .get(dev.capk.vmieviction.api.CapkLabels.CLUSTER_NAME)))
-          .toList();
-    }
-
-    @Override
-    public VirtualMachineInstance annotate(VirtualMachineInstance vmi, Map<String, String> changes)
-        throws ApiException {
-      if (conflictsLeft > 0) {
-        conflictsLeft--;
-        throw new ApiException(409, "the object has been modified");
-      }
-      patches++;
-      changes.forEach(
-          (key, value) -> {
-            annotations.put(key, value);
-            if (value == null) {
-              vmi.getMetadata().getAnnotations().remove(key);
-            } else {
-              vmi.getMetadata().getAnnotations().put(key, value);
-            }
-          });
-      return vmi;
-    }
-
-    @Override
-    public DeleteOutcome deleteExact(VirtualMachineInstance vmi) {
-      deletedUids.add(vmi.getMetadata().getUid());
-      byName.remove(vmi.getMetadata().getName());
-      return DeleteOutcome.DELETED;
     }
   }
 

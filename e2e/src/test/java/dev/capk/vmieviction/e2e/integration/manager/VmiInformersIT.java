@@ -10,7 +10,7 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.eviction.ApiInfraVmis;
+import dev.capk.vmieviction.eviction.InfraVmis;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.manager.VmiInformers;
 import io.kubernetes.client.custom.V1Patch;
@@ -125,7 +125,7 @@ class VmiInformersIT {
     start(ns);
     String before = informers.get(ns, "a").getMetadata().getResourceVersion();
 
-    ApiInfraVmis.api(infra.cluster().client())
+    InfraVmis.api(infra.cluster().client())
         .patch(
             ns,
             "a",
@@ -200,7 +200,7 @@ class VmiInformersIT {
             .build());
     informers =
         new VmiInformers(
-            watchClient, ApiInfraVmis.api(watchClient), List.of(ns), SELECTOR, Duration.ZERO, null);
+            watchClient, InfraVmis.api(watchClient), List.of(ns), SELECTOR, Duration.ZERO, null);
     informers.factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
     Await.until("VMI informer synced", Duration.ofSeconds(60), informers::hasSynced);
   }

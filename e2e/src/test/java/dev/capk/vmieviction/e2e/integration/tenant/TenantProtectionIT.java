@@ -13,7 +13,7 @@ import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import dev.capk.vmieviction.e2e.scenario.HeldUntilDeadline;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import dev.capk.vmieviction.e2e.scenario.TenantEvents;
-import dev.capk.vmieviction.eviction.ApiInfraVmis;
+import dev.capk.vmieviction.eviction.InfraVmis;
 import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.informer.ResourceEventHandler;
@@ -293,7 +293,7 @@ class TenantProtectionIT {
       infraFactory = new SharedInformerFactory(infraWatch);
       vmis =
           infraFactory.sharedIndexInformerFor(
-              ApiInfraVmis.api(infraWatch), VirtualMachineInstance.class, 0, tenant.namespace());
+              InfraVmis.api(infraWatch), VirtualMachineInstance.class, 0, tenant.namespace());
       guestFactory = new SharedInformerFactory(guestWatch);
       nodes =
           guestFactory.sharedIndexInformerFor(
