@@ -9,6 +9,7 @@ import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
+import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.TenantAdmission.HeldEvacuations;
 import dev.capk.vmieviction.kube.Metadata;
@@ -22,6 +23,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * After an evacuation: once the recreated VMI runs and its guest node is Ready, uncordon the node
@@ -135,16 +137,7 @@ final class GuestNodeUncordoner {
       throws GuestAccessException, ApiException {
     String nodeName = node.getMetadata().getName();
     guest.uncordonAndUnmark(node);
-    log.info("guest node uncordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
-    c.events()
-        .normal(
-            vmi,
-            EventReasons.UNCORDONED,
-            "Uncordoned guest node "
-                + nodeName
-                + " in cluster "
-                + guest.cluster()
-                + ": the VMI runs again");
+    Told.NODE_UNCORDONED.to(c.events(), vmi, key, guest.cluster(), nodeName);
     guest.nodeEvent(
         node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
     nodeBack(vmi);
@@ -167,9 +160,8 @@ final class GuestNodeUncordoner {
     String uid = vmi.getMetadata().getUid();
     if (e.reason() == GuestAccessException.Reason.GuestAPIRefused) {
       // Asking again will not help until the tenant lifts it: say what refused, back off.
-      c.events().warning(vmi, e.reason().name(), e.getMessage() + "; retrying with backoff");
-      log.atLevel(waits.level(uid, e.getMessage()))
-          .log("uncordon refused vmi={} detail=\"{}\"", key, e.getMessage());
+      Level level = waits.level(uid, e.getMessage());
+      Told.UNCORDON_REFUSED.to(c.events(), level, vmi, key, e.reason().name(), e.getMessage());
       return new Result(true, min(c.memory().backoff(key), c.settings().retryInterval()));
     }
     return postponed(key, uid, e);
