@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -135,7 +136,109 @@ public final class EventReasons {
         "evacuation step failed vmi=%s reason=%s detail=\"%s\" retryIn=%s deadline=%s",
         "%3$s; retrying, VMI deleted anyway at %5$s"),
     CLUSTER_MISMATCH(
-        INFRA_CLUSTER_MISMATCH, true, "vmi refused, left alone vmi=%s reason=\"%s\"", "%2$s");
+        INFRA_CLUSTER_MISMATCH, true, "vmi refused, left alone vmi=%s reason=\"%s\"", "%2$s"),
+    HELD(
+        EVACUATION_HELD,
+        false,
+        "evacuation held vmi=%s cluster=%s role=%s waitsFor=\"%s\" goAheadAt=%s",
+        "The %3$s guest node is not drained yet, waiting for: %4$s; goes ahead anyway at %5$s"
+            + " (deadline %6$s minus --drain-reserve)"),
+    /**
+     * Arguments: vmi, the reason, cluster, role, what it waited for, deadline, what held it, the
+     * reserve, what going ahead risks.
+     */
+    OVERRIDDEN(
+        null,
+        true,
+        "tenant safety overridden at deadline minus reserve vmi=%1$s cluster=%3$s role=%4$s"
+            + " waitedFor=\"%5$s\" deadline=%6$s",
+        "Held for %7$s until the deadline %6$s minus --drain-reserve %8$s, still waiting for:"
+            + " %5$s. Going ahead anyway: %9$s"),
+    /** Arguments: vmi, value, the flag's limit used, and " (unlimited)" when it is. */
+    LIMIT_INVALID(
+        EVACUATION_LIMIT_INVALID,
+        true,
+        "cluster evacuation limit invalid vmi=%s value=\"%s\" used=%s",
+        "Cluster annotation "
+            + ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION
+            + " value \"%2$s\" is not a count or a percentage (e.g. 2 or 25%%): using"
+            + " --max-concurrent-evacuations-per-cluster %3$s%4$s"),
+    POLICY_INVALID(
+        LIVE_MIGRATION_POLICY_INVALID,
+        true,
+        "live-migration annotation invalid vmi=%s value=\"%s\"",
+        "Cluster annotation "
+            + ClusterApi.LIVE_MIGRATION_ANNOTATION
+            + " value \"%2$s\" is neither never nor prefer; using --live-migration=%3$s"),
+    MIGRATING(
+        MIGRATION_STARTED,
+        false,
+        "live migration started vmi=%s migration=%s attempt=%s infraNode=%s",
+        "Live-migrating off infra node %4$s (VirtualMachineInstanceMigration %2$s, attempt %3$s of"
+            + " %5$s); the guest drain follows if it is not done by %6$s"),
+    MIGRATED(
+        MIGRATION_SUCCEEDED,
+        false,
+        "live migration succeeded vmi=%s node=%s",
+        "Live-migrated to infra node %2$s: no guest drain, the VMI keeps running"),
+    ATTEMPT_FAILED(
+        MIGRATION_FAILED,
+        true,
+        "live migration failed vmi=%s attempt=%s then=\"%s\"",
+        "Live migration attempt %2$s failed or vanished; %3$s"),
+    FALLBACK(
+        FALLING_BACK_TO_DRAIN,
+        true,
+        "falling back to the guest drain vmi=%s why=\"%s\"",
+        "Not live-migrated: %2$s%3$s. Draining the guest node, then deleting the VMI; deadline %4$s"),
+    LIMITS_UNREADABLE(
+        KUBEVIRT_CONFIG_UNREADABLE,
+        true,
+        "live migration waits for KubeVirt's limits vmi=%s unreadable=\"%s\"",
+        "KubeVirt's migration limits (the KubeVirt CR's spec.configuration.migrations) could not"
+            + " be read (%2$s): no live migration is started until they are; the guest drain"
+            + " follows at %3$s if they stay unreadable"),
+    CONTRACT_UNAVAILABLE(
+        MACHINE_CONTRACT_UNAVAILABLE,
+        true,
+        "cluster api contract not fully known vmi=%s missing=\"%s\"",
+        "Cluster API's settings for this machine could not all be read (%2$s): what is missing"
+            + " does not apply, the controller's own settings do"),
+    SHORTENED(
+        DRAIN_DEADLINE_SHORTENED,
+        false,
+        "deadline moved earlier by cluster api vmi=%s deadline=%s origin=\"%s\"",
+        "Deadline moved earlier to %2$s by %3$s (shorter than --drain-timeout; it never moves"
+            + " later)"),
+    PAUSED(
+        CLUSTER_PAUSED,
+        true,
+        "cluster paused, guest left untouched vmi=%s cluster=%s deadline=%s",
+        "Cluster %2$s is paused (spec.paused or annotation "
+            + ClusterApi.PAUSED_ANNOTATION
+            + "): its guest node is not cordoned or drained; VMI deleted anyway at %3$s"),
+    DRAIN_EXCLUDED(
+        NODE_DRAIN_EXCLUDED,
+        false,
+        "machine excluded from draining, deleting without drain vmi=%s machine=%s",
+        "Machine %2$s has annotation "
+            + ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION
+            + ": its guest node is not drained, the VMI is deleted now"),
+    DELETING(
+        CLUSTER_DELETING,
+        false,
+        "cluster being deleted, evacuation proceeds vmi=%s cluster=%s deletionTimestamp=%s"
+            + " deadline=%s",
+        "Cluster %2$s is being deleted (since %3$s): the evacuation proceeds as usual, its guest"
+            + " node drained first; VMI deleted at the latest at %4$s"),
+    NODE_UNCORDONED(
+        UNCORDONED,
+        false,
+        "guest node uncordoned vmi=%s cluster=%s node=%s",
+        "Uncordoned guest node %3$s in cluster %2$s: the VMI runs again"),
+    /** Arguments: vmi, the reason, what refused. */
+    UNCORDON_REFUSED(
+        null, true, "uncordon refused vmi=%1$s detail=\"%3$s\"", "%3$s; retrying with backoff");
 
     private static final Logger log = LoggerFactory.getLogger(Evacuator.class);
 

@@ -9,6 +9,7 @@ import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
+import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.TenantAdmission.HeldEvacuations;
 import dev.capk.vmieviction.kube.Metadata;
@@ -22,6 +23,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * After an evacuation: once the recreated VMI runs and its guest node is Ready, uncordon the node
@@ -53,9 +55,8 @@ final class GuestNodeUncordoner {
     if (marks.knownUnmarked(uid)) {
       return DONE;
     }
-    Guest guest;
     try {
-      guest = c.guests().connect(vmi, Optional.empty());
+      return uncordonIfOurs(key, vmi, c.guests().connect(vmi, Optional.empty()));
     } catch (GuestAccessException e) {
       switch (e.reason()) {
         case MissingClusterLabel,
@@ -66,15 +67,23 @@ final class GuestNodeUncordoner {
           marks.noteUnmarked(uid);
           return DONE;
         }
+        case GuestAPIRefused -> {
+          // Asking again will not help until the tenant lifts it: say what refused, back off.
+          Level level = waits.level(uid, e.getMessage());
+          Told.UNCORDON_REFUSED.to(c.events(), level, vmi, key, e.reason().name(), e.getMessage());
+          return new Result(true, min(c.memory().backoff(key), c.settings().retryInterval()));
+        }
         default -> {
-          return postponed(key, uid, e);
+          // Retried with backoff while the guest cluster cannot be used: told once per cause.
+          log.atLevel(waits.level(uid, e.reason() + ": " + e.getMessage()))
+              .log(
+                  "uncordon check postponed vmi={} reason={} detail=\"{}\"",
+                  key,
+                  e.reason(),
+                  e.getMessage());
+          return new Result(true, c.memory().backoff(key));
         }
       }
-    }
-    try {
-      return uncordonIfOurs(key, vmi, guest);
-    } catch (GuestAccessException e) {
-      return guestFailed(key, vmi, e);
     } catch (ApiException e) {
       if (e.getCode() == 409 && c.memory().conflicted(key) <= Evacuator.MAX_QUICK_CONFLICTS) {
         log.debug("uncordon check: node changed since read, reading again vmi={}", key);
@@ -135,16 +144,7 @@ final class GuestNodeUncordoner {
       throws GuestAccessException, ApiException {
     String nodeName = node.getMetadata().getName();
     guest.uncordonAndUnmark(node);
-    log.info("guest node uncordoned vmi={} cluster={} node={}", key, guest.cluster(), nodeName);
-    c.events()
-        .normal(
-            vmi,
-            EventReasons.UNCORDONED,
-            "Uncordoned guest node "
-                + nodeName
-                + " in cluster "
-                + guest.cluster()
-                + ": the VMI runs again");
+    Told.NODE_UNCORDONED.to(c.events(), vmi, key, guest.cluster(), nodeName);
     guest.nodeEvent(
         node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
     nodeBack(vmi);
@@ -163,18 +163,6 @@ final class GuestNodeUncordoner {
     }
   }
 
-  private Result guestFailed(String key, VirtualMachineInstance vmi, GuestAccessException e) {
-    String uid = vmi.getMetadata().getUid();
-    if (e.reason() == GuestAccessException.Reason.GuestAPIRefused) {
-      // Asking again will not help until the tenant lifts it: say what refused, back off.
-      c.events().warning(vmi, e.reason().name(), e.getMessage() + "; retrying with backoff");
-      log.atLevel(waits.level(uid, e.getMessage()))
-          .log("uncordon refused vmi={} detail=\"{}\"", key, e.getMessage());
-      return new Result(true, min(c.memory().backoff(key), c.settings().retryInterval()));
-    }
-    return postponed(key, uid, e);
-  }
-
   private static Duration min(Duration a, Duration b) {
     return a.compareTo(b) <= 0 ? a : b;
   }
@@ -188,18 +176,6 @@ final class GuestNodeUncordoner {
     if (cluster != null) {
       c.held().nodeBack(HeldEvacuations.clusterKey(vmi.getMetadata().getNamespace(), cluster));
     }
-  }
-
-  /** The guest cluster cannot be used now: look again after the backoff. */
-  private Result postponed(String key, String uid, GuestAccessException e) {
-    // Retried with backoff while the guest cluster cannot be used: told once per cause.
-    log.atLevel(waits.level(uid, e.reason() + ": " + e.getMessage()))
-        .log(
-            "uncordon check postponed vmi={} reason={} detail=\"{}\"",
-            key,
-            e.reason(),
-            e.getMessage());
-    return new Result(true, c.memory().backoff(key));
   }
 
   /** Nothing (more) of ours on this VMI's node: no need to look again. */

@@ -1,11 +1,8 @@
 package dev.capk.vmieviction.eviction;
 
-import com.google.common.cache.Cache;
-import com.google.common.cache.CacheBuilder;
 import com.google.common.hash.Hashing;
 import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
-import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
@@ -13,12 +10,14 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
 import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.StepOutcome;
+import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.EvictionSettings.ClusterOverride;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationAttempt;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
@@ -34,9 +33,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * The migrate step: with live migration preferred, moves a {@code LiveMigratable} VMI off the
@@ -65,8 +64,7 @@ final class LiveMigrationStep {
       new ClusterOverride<>(LiveMigrationPolicy::parse);
 
   /** KubeVirt's unreadable limits already told, per evacuation. */
-  private final Cache<String, Boolean> told =
-      CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(1, TimeUnit.HOURS).build();
+  private final WaitLog told = new WaitLog();
 
   private final StepContext c;
 
@@ -236,26 +234,15 @@ final class LiveMigrationStep {
       if (!create(migration(m.vmi(), name, m.infraNode()))) {
         return stop(look); // created before (a restart, a replica): told then
       }
-      log.info(
-          "live migration started vmi={} migration={} attempt={} infraNode={}",
+      Told.MIGRATING.to(
+          c.events(),
+          recorded,
           m.key(),
           name,
           s.number(),
-          m.infraNode());
-      c.events()
-          .normal(
-              recorded,
-              EventReasons.MIGRATION_STARTED,
-              "Live-migrating off infra node "
-                  + m.infraNode()
-                  + " (VirtualMachineInstanceMigration "
-                  + name
-                  + ", attempt "
-                  + s.number()
-                  + " of "
-                  + c.settings().migrationAttempts()
-                  + "); the guest drain follows if it is not done by "
-                  + DrainStartTime.format(m.cutoff()));
+          m.infraNode(),
+          c.settings().migrationAttempts(),
+          DrainStartTime.format(m.cutoff()));
       return stop(look);
     }
   }
@@ -274,16 +261,9 @@ final class LiveMigrationStep {
       c.metrics().migrationEnded(EvictionMetrics.MigrationResult.CANCELLED);
       log.info("live migration cancelled vmi={} migration={}", m.key(), m.current());
     }
-    log.warn("falling back to the guest drain vmi={} why=\"{}\"", m.key(), b.why());
-    c.events()
-        .warning(
-            recorded,
-            EventReasons.FALLING_BACK_TO_DRAIN,
-            "Not live-migrated: "
-                + b.why()
-                + (b.cancel() ? "; migration " + m.current() + " cancelled" : "")
-                + ". Draining the guest node, then deleting the VMI; deadline "
-                + DrainStartTime.format(deadline.at()));
+    String cancelled = b.cancel() ? "; migration " + m.current() + " cancelled" : "";
+    Told.FALLBACK.to(
+        c.events(), recorded, m.key(), b.why(), cancelled, DrainStartTime.format(deadline.at()));
     return new StepOutcome.Proceed(recorded);
   }
 
@@ -315,14 +295,7 @@ final class LiveMigrationStep {
               attempt
                   .map(a -> Duration.between(a.began(), c.clock().instant()))
                   .orElse(Duration.ZERO));
-      log.info("live migration succeeded vmi={} node={}", key, status.getNodeName());
-      c.events()
-          .normal(
-              cleared,
-              EventReasons.MIGRATION_SUCCEEDED,
-              "Live-migrated to infra node "
-                  + status.getNodeName()
-                  + ": no guest drain, the VMI keeps running");
+      Told.MIGRATED.to(c.events(), cleared, key, status.getNodeName());
     }
     return cleared;
   }
@@ -330,12 +303,7 @@ final class LiveMigrationStep {
   private void failed(String key, VirtualMachineInstance vmi, int number, String then) {
     slotFreed();
     c.metrics().migrationEnded(EvictionMetrics.MigrationResult.FAILED);
-    log.warn("live migration failed vmi={} attempt={} then=\"{}\"", key, number, then);
-    c.events()
-        .warning(
-            vmi,
-            EventReasons.MIGRATION_FAILED,
-            "Live migration attempt " + number + " failed or vanished; " + then);
+    Told.ATTEMPT_FAILED.to(c.events(), vmi, key, number, then);
   }
 
   /** What to do next, given our migrations as {@code ours} lists them. */
@@ -375,21 +343,14 @@ final class LiveMigrationStep {
    * guest drain follows, which needs no limits.
    */
   private StepOutcome limitsUnreadable(Migrating m, String what, Duration look) {
-    if (told.asMap().putIfAbsent(m.vmi().getMetadata().getUid() + "/" + m.startText(), true)
-        == null) {
-      log.warn(
-          "live migration waits for KubeVirt's limits vmi={} unreadable=\"{}\"", m.key(), what);
-    }
-    c.events()
-        .warning(
-            m.vmi(),
-            EventReasons.KUBEVIRT_CONFIG_UNREADABLE,
-            "KubeVirt's migration limits (the KubeVirt CR's spec.configuration.migrations) could not"
-                + " be read ("
-                + what
-                + "): no live migration is started until they are; the guest drain follows at "
-                + DrainStartTime.format(m.cutoff())
-                + " if they stay unreadable");
+    boolean first = told.changed(m.vmi().getMetadata().getUid() + "/" + m.startText(), true);
+    Told.LIMITS_UNREADABLE.to(
+        c.events(),
+        first ? Level.WARN : Level.DEBUG,
+        m.vmi(),
+        m.key(),
+        what,
+        DrainStartTime.format(m.cutoff()));
     return stop(look);
   }
 
@@ -425,19 +386,7 @@ final class LiveMigrationStep {
         raw,
         c.settings().liveMigration(),
         vmi.getMetadata().getUid() + "/" + startText,
-        (shown, flag) -> {
-          log.warn("live-migration annotation invalid vmi={} value=\"{}\"", key, shown);
-          c.events()
-              .warning(
-                  vmi,
-                  EventReasons.LIVE_MIGRATION_POLICY_INVALID,
-                  "Cluster annotation "
-                      + ClusterApi.LIVE_MIGRATION_ANNOTATION
-                      + " value \""
-                      + shown
-                      + "\" is neither never nor prefer; using --live-migration="
-                      + flag.value);
-        });
+        (shown, flag) -> Told.POLICY_INVALID.to(c.events(), vmi, key, shown, flag.value));
   }
 
   /**

@@ -3,9 +3,9 @@ package dev.capk.vmieviction.eviction;
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.EvictionAnnotations;
-import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
+import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -14,8 +14,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * Reads Cluster API's contract for a VMI's machine ({@link ManagementObjects}), decides what it
@@ -25,8 +24,6 @@ import org.slf4j.LoggerFactory;
  * moves earlier, even when the Machine's timeout is raised or the grace time removed mid-drain.
  */
 final class MachineContractCheck {
-
-  private static final Logger log = LoggerFactory.getLogger(MachineContractCheck.class);
 
   /**
    * The contract applied to one step: what to do, by when, and which setting said so; with the
@@ -56,7 +53,7 @@ final class MachineContractCheck {
   private final Cache<String, Earliest> earliest =
       CacheBuilder.newBuilder().maximumSize(100_000).build();
 
-  /** {@code uid/start/reason} of the events said once per evacuation of a VMI. */
+  /** {@code uid/start/entry} of what is told once per evacuation of a VMI. */
   private final Cache<String, Boolean> told =
       CacheBuilder.newBuilder().maximumSize(100_000).build();
 
@@ -77,17 +74,9 @@ final class MachineContractCheck {
     MachineContract.Facts facts = objects.read(vmi);
     MachineContract contract = MachineContract.decide(facts, start, c.settings().drainTimeout());
     String evacuation = vmi.getMetadata().getUid() + "/" + start;
-    if (!contract.unavailable().isEmpty()
-        && once(evacuation, EventReasons.MACHINE_CONTRACT_UNAVAILABLE)) {
+    if (!contract.unavailable().isEmpty()) {
       String what = String.join("; ", contract.unavailable());
-      log.warn("cluster api contract not fully known vmi={} missing=\"{}\"", key, what);
-      c.events()
-          .warning(
-              vmi,
-              EventReasons.MACHINE_CONTRACT_UNAVAILABLE,
-              "Cluster API's settings for this machine could not all be read ("
-                  + what
-                  + "): what is missing does not apply, the controller's own settings do");
+      once(evacuation, Told.CONTRACT_UNAVAILABLE, vmi, key, what);
     }
     contract
         .deadline()
@@ -104,32 +93,25 @@ final class MachineContractCheck {
     if (earlier != null && earlier.at().isBefore(deadline.at())) {
       deadline = Deadline.at(earlier.at(), c.clock());
       origin = Optional.of(earlier.origin());
-      if (once(evacuation, EventReasons.DRAIN_DEADLINE_SHORTENED)) {
-        String at = DrainStartTime.format(earlier.at());
-        log.info(
-            "deadline moved earlier by cluster api vmi={} deadline={} origin=\"{}\"",
-            key,
-            at,
-            earlier.origin());
-        c.events()
-            .normal(
-                vmi,
-                EventReasons.DRAIN_DEADLINE_SHORTENED,
-                "Deadline moved earlier to "
-                    + at
-                    + " by "
-                    + earlier.origin()
-                    + " (shorter than --drain-timeout; it never moves later)");
-      }
+      String shortened = DrainStartTime.format(earlier.at());
+      once(evacuation, Told.SHORTENED, vmi, key, shortened, earlier.origin());
     }
+    String at = DrainStartTime.format(deadline.at());
     Optional<MachineContract.ClusterFacts> cluster = facts.clusterFacts();
     Optional<Instant> deleting = cluster.flatMap(MachineContract.ClusterFacts::deleting);
-    if (deleting.isPresent() && once(evacuation, EventReasons.CLUSTER_DELETING)) {
+    if (deleting.isPresent()) {
       // Nothing changes for a Cluster being deleted (its workloads keep their budgets until the
       // VM is gone, the deadline bounds the wait): the admin learns why the tenant's VMIs go.
-      tellDeleting(key, vmi, facts.cluster(), deleting.get(), deadline);
+      String since = DrainStartTime.format(deleting.get());
+      once(evacuation, Told.DELETING, vmi, key, facts.cluster(), since, at);
     }
-    tellStep(key, vmi, facts, contract.step(), evacuation, deadline);
+    // A paused Cluster on every step (as a series), a Machine excluded from draining once.
+    if (contract.step() == MachineContract.Step.HOLD_PAUSED) {
+      Told.PAUSED.to(c.events(), Level.INFO, vmi, key, facts.cluster(), at);
+    } else if (contract.step() == MachineContract.Step.SKIP_DRAIN) {
+      String machine = facts.machine().map(MachineContract.MachineFacts::name).orElse("");
+      once(evacuation, Told.DRAIN_EXCLUDED, vmi, key, machine);
+    }
     return new Applied(
         contract.step(),
         deadline,
@@ -138,71 +120,11 @@ final class MachineContractCheck {
         cluster.flatMap(MachineContract.ClusterFacts::liveMigration));
   }
 
-  /** A paused Cluster on every step, a Machine excluded from draining once per evacuation. */
-  private void tellStep(
-      String key,
-      VirtualMachineInstance vmi,
-      MachineContract.Facts facts,
-      MachineContract.Step step,
-      String evacuation,
-      Deadline deadline) {
-    String machine = facts.machine().map(MachineContract.MachineFacts::name).orElse("");
-    if (step == MachineContract.Step.HOLD_PAUSED) {
-      log.info(
-          "cluster paused, guest left untouched vmi={} cluster={} deadline={}",
-          key,
-          facts.cluster(),
-          DrainStartTime.format(deadline.at()));
-      c.events()
-          .warning(
-              vmi,
-              EventReasons.CLUSTER_PAUSED,
-              "Cluster "
-                  + facts.cluster()
-                  + " is paused (spec.paused or annotation "
-                  + ClusterApi.PAUSED_ANNOTATION
-                  + "): its guest node is not cordoned or drained; VMI deleted anyway at "
-                  + DrainStartTime.format(deadline.at()));
-    } else if (step == MachineContract.Step.SKIP_DRAIN
-        && once(evacuation, EventReasons.NODE_DRAIN_EXCLUDED)) {
-      log.info(
-          "machine excluded from draining, deleting without drain vmi={} machine={}", key, machine);
-      c.events()
-          .normal(
-              vmi,
-              EventReasons.NODE_DRAIN_EXCLUDED,
-              "Machine "
-                  + machine
-                  + " has annotation "
-                  + ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION
-                  + ": its guest node is not drained, the VMI is deleted now");
+  /** Tells {@code entry} once per evacuation of a VMI. */
+  private void once(String evacuation, Told entry, VirtualMachineInstance vmi, Object... args) {
+    if (told.asMap().putIfAbsent(evacuation + "/" + entry, Boolean.TRUE) == null) {
+      entry.to(c.events(), vmi, args);
     }
-  }
-
-  private void tellDeleting(
-      String key, VirtualMachineInstance vmi, String cluster, Instant since, Deadline deadline) {
-    log.info(
-        "cluster being deleted, evacuation proceeds vmi={} cluster={} deletionTimestamp={}"
-            + " deadline={}",
-        key,
-        cluster,
-        DrainStartTime.format(since),
-        DrainStartTime.format(deadline.at()));
-    c.events()
-        .normal(
-            vmi,
-            EventReasons.CLUSTER_DELETING,
-            "Cluster "
-                + cluster
-                + " is being deleted (since "
-                + DrainStartTime.format(since)
-                + "): the evacuation proceeds as usual, its guest node drained first; VMI deleted"
-                + " at the latest at "
-                + DrainStartTime.format(deadline.at()));
-  }
-
-  private boolean once(String evacuation, String reason) {
-    return told.asMap().putIfAbsent(evacuation + "/" + reason, Boolean.TRUE) == null;
   }
 
   /**

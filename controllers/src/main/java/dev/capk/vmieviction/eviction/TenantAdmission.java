@@ -6,10 +6,10 @@ import com.google.common.util.concurrent.Striped;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
-import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.StepOutcome;
+import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.EvictionSettings.ClusterOverride;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
@@ -226,59 +226,37 @@ public final class TenantAdmission {
 
   private void overridden(Evacuation e, Override o) {
     boolean controlPlane = o.role() == Role.CONTROL_PLANE;
-    log.warn(
-        "tenant safety overridden at deadline minus reserve vmi={} cluster={} role={}"
-            + " waitedFor=\"{}\" deadline={}",
+    Told.OVERRIDDEN.to(
+        c.events(),
+        e.vmi(),
         e.key(),
+        controlPlane
+            ? EventReasons.QUORUM_GUARD_OVERRIDDEN
+            : EventReasons.DISRUPTION_LIMIT_OVERRIDDEN,
         e.cluster(),
         e.role().phrase(),
         o.risked(),
-        DrainStartTime.format(e.deadline().at()));
-    c.events()
-        .warning(
-            e.vmi(),
-            controlPlane
-                ? EventReasons.QUORUM_GUARD_OVERRIDDEN
-                : EventReasons.DISRUPTION_LIMIT_OVERRIDDEN,
-            "Held for "
-                + (controlPlane ? "the quorum guard" : "the per-cluster limit")
-                + " until the deadline "
-                + DrainStartTime.format(e.deadline().at())
-                + " minus --drain-reserve "
-                + GoDuration.format(c.settings().drainReserve())
-                + ", still waiting for: "
-                + o.risked()
-                + ". Going ahead anyway: "
-                + (controlPlane
-                    ? "the tenant's control plane may lose quorum: another control-plane member is"
-                        + " down or being evacuated"
-                    : "more worker VMIs of the Cluster than its limit are drained at once"));
+        DrainStartTime.format(e.deadline().at()),
+        controlPlane ? "the quorum guard" : "the per-cluster limit",
+        GoDuration.format(c.settings().drainReserve()),
+        controlPlane
+            ? "the tenant's control plane may lose quorum: another control-plane member is down or"
+                + " being evacuated"
+            : "more worker VMIs of the Cluster than its limit are drained at once");
   }
 
   private StepOutcome hold(Evacuation e, Hold h, Instant now) {
     // Looked at again at every retry: told at INFO once per change of what it waits for.
-    String uid = e.vmi().getMetadata().getUid();
-    log.atLevel(waits.level(uid + "/" + e.startText() + "/held", h.waitsFor()))
-        .log(
-            "evacuation held vmi={} cluster={} role={} waitsFor=\"{}\" goAheadAt={}",
-            e.key(),
-            e.cluster(),
-            e.role().phrase(),
-            h.waitsFor(),
-            DrainStartTime.format(h.goAheadAt()));
-    c.events()
-        .normal(
-            e.vmi(),
-            EventReasons.EVACUATION_HELD,
-            "The "
-                + e.role().phrase()
-                + " guest node is not drained yet, waiting for: "
-                + h.waitsFor()
-                + "; goes ahead anyway at "
-                + DrainStartTime.format(h.goAheadAt())
-                + " (deadline "
-                + DrainStartTime.format(e.deadline().at())
-                + " minus --drain-reserve)");
+    Told.HELD.to(
+        c.events(),
+        waits.level(e.vmi().getMetadata().getUid() + "/" + e.startText() + "/held", h.waitsFor()),
+        e.vmi(),
+        e.key(),
+        e.cluster(),
+        e.role().phrase(),
+        h.waitsFor(),
+        DrainStartTime.format(h.goAheadAt()),
+        DrainStartTime.format(e.deadline().at()));
     // Woken at once when what it waits for ends (HeldEvacuations), else it looks again after the
     // retry interval, and at deadline minus reserve at the latest.
     c.held().held(e.key(), e.cluster());
@@ -297,22 +275,9 @@ public final class TenantAdmission {
         raw,
         c.settings().maxConcurrentEvacuationsPerCluster(),
         vmi.getMetadata().getUid() + "/" + VmiEvents.evacuation(vmi),
-        (shown, flag) -> {
-          log.warn(
-              "cluster evacuation limit invalid vmi={} value=\"{}\" used={}", key, shown, flag);
-          c.events()
-              .warning(
-                  vmi,
-                  EventReasons.EVACUATION_LIMIT_INVALID,
-                  "Cluster annotation "
-                      + ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION
-                      + " value \""
-                      + shown
-                      + "\" is not a count or a percentage (e.g. 2 or 25%): using"
-                      + " --max-concurrent-evacuations-per-cluster "
-                      + flag
-                      + (flag.unlimited() ? " (unlimited)" : ""));
-        });
+        (shown, flag) ->
+            Told.LIMIT_INVALID.to(
+                c.events(), vmi, key, shown, flag, flag.unlimited() ? " (unlimited)" : ""));
   }
 
   /** From the VMI's role label, else as learnt from its guest node before. */
