@@ -330,7 +330,8 @@ public final class Cordoner {
         unschedulable(node) ? new JsonPrimitive(true) : JsonNull.INSTANCE);
   }
 
-  private static boolean unschedulable(V1Node node) {
+  /** {@code spec.unschedulable} is true. */
+  public static boolean unschedulable(V1Node node) {
     return node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
   }
 

@@ -426,7 +426,26 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
         String vmiKey, String nodeName, Duration requestTimeout, boolean nodeUnreachable)
         throws GuestAccessException, ApiException {
       DrainOptions options = drainOptions(requestTimeout, nodeUnreachable);
-      SteppedDrains.Pods on = podsOnNode(vmiKey, nodeName);
+      // The watch's pods; else one list of our own, which also starts a watch not running yet.
+      SteppedDrains.Pods on =
+          drains.pods(
+              vmiKey,
+              client.apiClient(),
+              nodeName,
+              (key, n) -> wakeUp(key),
+              () -> {
+                requests.incrementAndGet();
+                return client.call(
+                    "listing the pods of node " + nodeName,
+                    () ->
+                        core.listPodForAllNamespaces()
+                            .fieldSelector("spec.nodeName=" + nodeName)
+                            .buildCall(null),
+                    V1PodList.class);
+              });
+      if (on.opened()) {
+        log.debug("guest pod watch opened vmi={} node={}", vmiKey, nodeName);
+      }
       // Budgets that allow a disruption again: the pods they refused go now.
       on.drain().memory().budgetsAllow(allowingNow(vmiKey, client.apiClient()));
       try {
@@ -474,32 +493,6 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
           .skipWaitForDeleteTimeout(nodeUnreachable ? SKIP_WAIT_WHEN_UNREACHABLE : Duration.ZERO)
           .maxConcurrentEvictions(DrainOptions.DEFAULT_MAX_CONCURRENT_EVICTIONS)
           .build();
-    }
-
-    /** The pods a drain step starts from, and the node's drain. */
-    /** The drain's pods: one list of our own also starts a watch that is not running yet. */
-    private SteppedDrains.Pods podsOnNode(String vmiKey, String nodeName)
-        throws GuestAccessException, ApiException {
-      SteppedDrains.Pods on =
-          drains.pods(
-              vmiKey,
-              client.apiClient(),
-              nodeName,
-              (key, n) -> wakeUp(key),
-              () -> {
-                requests.incrementAndGet();
-                return client.call(
-                    "listing the pods of node " + nodeName,
-                    () ->
-                        core.listPodForAllNamespaces()
-                            .fieldSelector("spec.nodeName=" + nodeName)
-                            .buildCall(null),
-                    V1PodList.class);
-              });
-      if (on.opened()) {
-        log.debug("guest pod watch opened vmi={} node={}", vmiKey, nodeName);
-      }
-      return on;
     }
 
     private GuestAccessException denied(String nodeName, DrainStep step) {
