@@ -38,12 +38,13 @@ import java.util.function.Function;
  * server: the patch adds the whole map (an {@code add} under a missing parent does not apply).
  */
 public final class Cordoner {
-  private static final int MAX_CONFLICTS = 5;
+  /** Writes in a row that find the node changed in what they depend on, before giving up. */
+  public static final int MAX_WRITES = 5;
 
   private final RawApi api;
   private final CoreV1Api core;
 
-  Cordoner(RawApi api) {
+  public Cordoner(RawApi api) {
     this.api = api;
     this.core = new CoreV1Api(api.client());
   }
@@ -51,50 +52,39 @@ public final class Cordoner {
   /**
    * Sets {@code spec.unschedulable} to {@code desired}, as kubectl (un)cordons: a client dry run
    * only reads, a server dry run sends the patch with {@code dryRun=All}. A node changed between
-   * the read and the write is read again, up to {@value #MAX_CONFLICTS} times; a refusal is thrown
-   * at once, as kubectl reports it.
+   * the read and the write is read again ({@link #write(V1Node, Function, Function, Send, Read)});
+   * a refusal is thrown at once, as kubectl reports it.
    *
    * @return true if the node changed (in a dry run: would change)
    * @throws NodeNotFoundException if there is no such node
    */
   boolean setUnschedulable(String node, boolean desired, DryRun dryRun) throws ApiException {
     Objects.requireNonNull(node, "node");
-    V1Node now = read(node).orElseThrow(() -> new NodeNotFoundException(node));
-    for (int attempt = 1; ; attempt++) {
-      if (unschedulable(now) == desired) {
-        return false;
-      }
-      if (dryRun == DryRun.CLIENT) {
-        return true;
-      }
-      Written w =
-          write(
-              now,
-              desired ? n -> cordonPatch(n, null, null) : n -> uncordonPatch(n, null),
-              (name, patch) -> patch(name, patch, dryRun),
-              this::read);
-      switch (w.result()) {
-        case APPLIED -> {
-          return true;
-        }
-        case GONE -> throw new NodeNotFoundException(node);
-        case REFUSED -> throw w.answer();
-        case CHANGED -> {
-          if (attempt == MAX_CONFLICTS) {
-            throw new ApiException(
-                409, "node " + node + " changed while being written, " + attempt + " times");
-          }
-          now =
-              w.node() != null
-                  ? w.node()
-                  : read(node).orElseThrow(() -> new NodeNotFoundException(node));
-        }
+    V1Node read = read(node).orElseThrow(() -> new NodeNotFoundException(node));
+    Planned<String> w =
+        write(
+            read,
+            n ->
+                unschedulable(n) == desired
+                    ? Optional.empty()
+                    : Optional.of(desired ? cordonPatch(n, null, null) : uncordonPatch(n, null)),
+            Function.identity(),
+            (name, patch) -> dryRun == DryRun.CLIENT ? read : patch(name, patch, dryRun),
+            this::read);
+    switch (w.result()) {
+      case GONE -> throw new NodeNotFoundException(node);
+      case REFUSED -> throw w.answer();
+      case CHANGED ->
+          throw new ApiException(
+              409, "node " + node + " changed while being written, " + MAX_WRITES + " times");
+      default -> {
+        return w.change() != null;
       }
     }
   }
 
   /** The node as the server holds it; empty if there is none. */
-  Optional<V1Node> read(String node) throws ApiException {
+  public Optional<V1Node> read(String node) throws ApiException {
     RawApi.Answer answer = api.execute(core.readNode(node).buildCall(null));
     if (answer.code() == 404) {
       return Optional.empty();
@@ -102,7 +92,8 @@ public final class Cordoner {
     return Optional.of(LenientJson.parse(answer.orThrow().body(), V1Node.class));
   }
 
-  private V1Node patch(String node, String patch, DryRun dryRun) throws ApiException {
+  /** Applies a JSON Patch to the node; the node as patched. */
+  public V1Node patch(String node, String patch, DryRun dryRun) throws ApiException {
     CoreV1Api.APIpatchNodeRequest req = core.patchNode(node, new V1Patch(patch));
     if (dryRun == DryRun.SERVER) {
       req = req.dryRun("All");
@@ -181,6 +172,42 @@ public final class Cordoner {
           return new Written(same ? Result.REFUSED : Result.CHANGED, now.get(), e);
         }
       }
+    }
+  }
+
+  /**
+   * The change {@code plan} makes of the node, and how its write ended; no change: nothing needed
+   * writing. {@code CHANGED}: the node changed at each of {@link #MAX_WRITES} writes.
+   */
+  public record Planned<T>(Result result, T change, ApiException answer) {}
+
+  /**
+   * Writes the patch of the change {@code plan} makes of the node ({@link #write(V1Node, Function,
+   * Send, Read)}), planned anew from the node read again while it changed in what the patch depends
+   * on, up to {@link #MAX_WRITES} times. An empty plan: nothing to write.
+   */
+  public static <T, X extends Exception> Planned<T> write(
+      V1Node node,
+      Function<V1Node, Optional<T>> plan,
+      Function<T, String> patchOf,
+      Send<X> send,
+      Read<X> read)
+      throws ApiException, X {
+    String name = node.getMetadata().getName();
+    for (int attempt = 1; ; attempt++) {
+      Optional<T> change = plan.apply(node);
+      if (change.isEmpty()) {
+        return new Planned<>(Result.APPLIED, null, null);
+      }
+      Written w = write(node, n -> plan.apply(n).map(patchOf).orElse(""), send, read);
+      if (w.result() != Result.CHANGED || attempt == MAX_WRITES) {
+        return new Planned<>(w.result(), change.get(), w.answer());
+      }
+      Optional<V1Node> now = w.reread() ? Optional.of(w.node()) : read.node(name);
+      if (now.isEmpty()) {
+        return new Planned<>(Result.GONE, null, null);
+      }
+      node = now.get();
     }
   }
 
@@ -303,7 +330,8 @@ public final class Cordoner {
         unschedulable(node) ? new JsonPrimitive(true) : JsonNull.INSTANCE);
   }
 
-  private static boolean unschedulable(V1Node node) {
+  /** {@code spec.unschedulable} is true. */
+  public static boolean unschedulable(V1Node node) {
     return node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
   }
 

@@ -87,36 +87,49 @@ public final class SteppedDrains implements AutoCloseable {
             new ThreadFactoryBuilder().setNameFormat(threadName).setDaemon(true).build());
   }
 
+  /** Lists a node's pods (all namespaces) by the caller's client (its bounds, counts). */
+  @FunctionalInterface
+  public interface PodList<X extends Exception> {
+    V1PodList list() throws ApiException, X;
+  }
+
+  /** The pods a step drains, its drain, and whether that drain's watch was opened just now. */
+  public record Pods(List<V1Pod> pods, Drain drain, boolean opened) {}
+
   /**
    * The drain under {@code key} of {@code node} through {@code client}, opened (its watch started,
    * calling {@code onPodsLeft} with the key) if there is none, or if its watch gave up or was for
-   * another client or node.
+   * another client or node; and the node's pods: the watch's cache once it has listed, else {@code
+   * list}, from which a watch started here resumes (one list for both).
    */
-  public Drain open(
-      String key, ApiClient client, String node, BiConsumer<String, String> onPodsLeft) {
-    return open(key, client, node, onPodsLeft, null);
-  }
-
-  /**
-   * As {@link #open(String, ApiClient, String, BiConsumer)}; a watch started here resumes from
-   * {@code seed}, the caller's fresh list of the node's pods (null: it lists itself).
-   */
-  public Drain open(
+  public <X extends Exception> Pods pods(
       String key,
       ApiClient client,
       String node,
       BiConsumer<String, String> onPodsLeft,
-      V1PodList seed) {
-    Optional<Drain> usable = usable(key, client, node);
-    if (usable.isPresent()) {
-      return usable.get();
-    }
+      PodList<X> list)
+      throws ApiException, X {
     Drain current = drains.get(key);
+    boolean usable =
+        current != null
+            && current.client == client
+            && current.node.equals(node)
+            && current.watch.failure().isEmpty();
+    Optional<List<V1Pod>> watched = usable ? current.watch.pods() : Optional.empty();
+    if (watched.isPresent()) {
+      return new Pods(watched.get(), current, false);
+    }
+    V1PodList listed = list.list();
+    List<V1Pod> pods = listed.getItems() == null ? List.of() : listed.getItems();
+    if (usable) {
+      return new Pods(pods, current, false);
+    }
     Drain opened =
         new Drain(
             client,
             node,
-            NodePodWatch.start(new RawApi(client), node, () -> onPodsLeft.accept(key, node), seed),
+            NodePodWatch.start(
+                new RawApi(client), node, () -> onPodsLeft.accept(key, node), listed),
             current != null && current.node.equals(node)
                 ? current.memory
                 : new DrainMemory(baseRetry, maxRetry));
@@ -124,22 +137,7 @@ public final class SteppedDrains implements AutoCloseable {
     if (replaced != null) {
       replaced.watch.close();
     }
-    return opened;
-  }
-
-  /**
-   * The drain under {@code key} if it is open for {@code node} through {@code client} and its watch
-   * still runs: what {@link #open} would return without starting a watch.
-   */
-  public Optional<Drain> usable(String key, ApiClient client, String node) {
-    Drain current = drains.get(key);
-    if (current != null
-        && current.client == client
-        && current.node.equals(node)
-        && current.watch.failure().isEmpty()) {
-      return Optional.of(current);
-    }
-    return Optional.empty();
+    return new Pods(pods, opened, true);
   }
 
   /** A stepper for the drains through {@code client}. */

@@ -35,7 +35,6 @@ import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeCondition;
 import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
-import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Clock;
 import java.time.Duration;
@@ -427,7 +426,26 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
         String vmiKey, String nodeName, Duration requestTimeout, boolean nodeUnreachable)
         throws GuestAccessException, ApiException {
       DrainOptions options = drainOptions(requestTimeout, nodeUnreachable);
-      PodsOnNode on = podsOnNode(vmiKey, nodeName);
+      // The watch's pods; else one list of our own, which also starts a watch not running yet.
+      SteppedDrains.Pods on =
+          drains.pods(
+              vmiKey,
+              client.apiClient(),
+              nodeName,
+              (key, n) -> wakeUp(key),
+              () -> {
+                requests.incrementAndGet();
+                return client.call(
+                    "listing the pods of node " + nodeName,
+                    () ->
+                        core.listPodForAllNamespaces()
+                            .fieldSelector("spec.nodeName=" + nodeName)
+                            .buildCall(null),
+                    V1PodList.class);
+              });
+      if (on.opened()) {
+        log.debug("guest pod watch opened vmi={} node={}", vmiKey, nodeName);
+      }
       // Budgets that allow a disruption again: the pods they refused go now.
       on.drain().memory().budgetsAllow(allowingNow(vmiKey, client.apiClient()));
       try {
@@ -475,38 +493,6 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
           .skipWaitForDeleteTimeout(nodeUnreachable ? SKIP_WAIT_WHEN_UNREACHABLE : Duration.ZERO)
           .maxConcurrentEvictions(DrainOptions.DEFAULT_MAX_CONCURRENT_EVICTIONS)
           .build();
-    }
-
-    /** The pods a drain step starts from, and the node's drain. */
-    private record PodsOnNode(List<V1Pod> pods, SteppedDrains.Drain drain) {}
-
-    /**
-     * The watch's cache when it has listed; else a list of our own, from which a watch that is not
-     * running yet starts (one list for both).
-     */
-    private PodsOnNode podsOnNode(String vmiKey, String nodeName)
-        throws GuestAccessException, ApiException {
-      Optional<SteppedDrains.Drain> running = drains.usable(vmiKey, client.apiClient(), nodeName);
-      Optional<List<V1Pod>> watched = running.flatMap(d -> d.watch().pods());
-      if (watched.isPresent()) {
-        return new PodsOnNode(watched.get(), running.get());
-      }
-      requests.incrementAndGet();
-      V1PodList listed =
-          client.call(
-              "listing the pods of node " + nodeName,
-              () ->
-                  core.listPodForAllNamespaces()
-                      .fieldSelector("spec.nodeName=" + nodeName)
-                      .buildCall(null),
-              V1PodList.class);
-      boolean opening = drains.get(vmiKey).isEmpty();
-      SteppedDrains.Drain drain =
-          drains.open(vmiKey, client.apiClient(), nodeName, (key, n) -> wakeUp(key), listed);
-      if (opening) {
-        log.debug("guest pod watch opened vmi={} node={}", vmiKey, nodeName);
-      }
-      return new PodsOnNode(listed.getItems(), drain);
     }
 
     private GuestAccessException denied(String nodeName, DrainStep step) {

@@ -8,13 +8,14 @@ import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.VERSION;
 import com.google.gson.JsonObject;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
+import dev.capk.vmieviction.drain.Cordoner;
+import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.kube.RawApi.Answer;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.CustomObjectsApi;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
@@ -31,39 +32,32 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
   private static final int MAX_CONFLICTS = 5;
 
   private final RawApi api;
-  private final CoreV1Api core;
+  private final Cordoner nodes;
   private final CustomObjectsApi custom;
 
   public ApiMaintenanceCluster(ApiClient client) {
     this.api = new RawApi(client);
-    this.core = new CoreV1Api(client);
+    this.nodes = new Cordoner(api);
     this.custom = new CustomObjectsApi(client);
   }
 
   @Override
   public Optional<V1Node> readNode(String name) throws ApiException {
-    return read(core.readNode(name).buildCall(null), V1Node.class);
+    return nodes.read(name);
   }
 
   @Override
   public V1Node patchNode(String name, String jsonPatch) throws ApiException {
-    Call call = core.patchNode(name, new V1Patch(jsonPatch)).buildCall(null);
-    return LenientJson.parse(
-        api.execute(RawApi.asJsonPatch(api.client(), call)).orThrow().body(), V1Node.class);
+    return nodes.patch(name, jsonPatch, DryRun.NONE);
   }
 
   @Override
   public Optional<NodeMaintenance> readMaintenance(String name) throws ApiException {
-    return read(
-        custom.getClusterCustomObject(GROUP, VERSION, PLURAL, name).buildCall(null),
-        NodeMaintenance.class);
-  }
-
-  private <T> Optional<T> read(Call call, Class<T> type) throws ApiException {
-    Answer a = api.execute(call);
+    Answer a =
+        api.execute(custom.getClusterCustomObject(GROUP, VERSION, PLURAL, name).buildCall(null));
     return a.code() == 404
         ? Optional.empty()
-        : Optional.ofNullable(LenientJson.parse(a.orThrow().body(), type));
+        : Optional.ofNullable(LenientJson.parse(a.orThrow().body(), NodeMaintenance.class));
   }
 
   @Override

@@ -33,7 +33,6 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
-import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.time.Clock;
@@ -41,7 +40,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.function.BiConsumer;
@@ -211,33 +209,27 @@ public final class NodeMaintenanceController
   public DrainStep step(String uid, String name, String node, DrainOptions options)
       throws ApiException, DrainRefusedException {
     names.put(uid, name);
-    boolean opening = drains.get(uid).map(d -> !d.node().equals(node)).orElse(true);
     // Pods leaving the node wake its next step (a burst of them, one step).
-    SteppedDrains.Drain drain =
-        drains.open(
+    SteppedDrains.Pods on =
+        drains.pods(
             uid,
             requestClient,
             node,
             (key, n) ->
                 queue.addAfter(
-                    new Request(names.getOrDefault(key, name)), settings.progressInterval()));
-    if (opening) {
+                    new Request(names.getOrDefault(key, name)), settings.progressInterval()),
+            () ->
+                new RawApi(requestClient)
+                    .get(
+                        new CoreV1Api(requestClient)
+                            .listPodForAllNamespaces()
+                            .fieldSelector("spec.nodeName=" + node)
+                            .buildCall(null),
+                        V1PodList.class));
+    if (on.opened()) {
       log.debug("node pod watch opened nodeMaintenance={} node={}", name, node);
     }
-    // The watch's cache once it has listed; a list of our own until then.
-    Optional<List<V1Pod>> pods = drain.watch().pods();
-    if (pods.isEmpty()) {
-      V1PodList list =
-          new RawApi(requestClient)
-              .get(
-                  new CoreV1Api(requestClient)
-                      .listPodForAllNamespaces()
-                      .fieldSelector("spec.nodeName=" + node)
-                      .buildCall(null),
-                  V1PodList.class);
-      pods = Optional.of(list.getItems() == null ? List.of() : list.getItems());
-    }
-    return drains.stepper(requestClient).step(node, pods.get(), options, drain.memory());
+    return drains.stepper(requestClient).step(node, on.pods(), options, on.drain().memory());
   }
 
   @Override

@@ -46,9 +46,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
 
   static final Result DONE = new Result(false);
 
-  /** Node writes in a row that find the node changed in what they depend on, before backing off. */
-  static final int MAX_CHANGES = 5;
-
   private final Function<String, NodeMaintenance> cache;
   private final MaintenanceCluster cluster;
   private final DrainSteps drains;
@@ -278,46 +275,31 @@ public final class NodeMaintenanceReconciler implements Reconciler {
         });
   }
 
-  /**
-   * Writes the patch {@code plan} makes of the node ({@link Cordoner#write}), planned anew on a
-   * node changed in what it depends on, up to MAX_CHANGES times; false if it is gone.
-   */
+  /** Writes the change {@code plan} makes of the node ({@link Cordoner#write}); false if gone. */
   private <T extends NodePatches.Change> boolean writeNode(
       V1Node read, Function<V1Node, Optional<T>> plan, String what, Consumer<T> applied)
       throws ApiException {
     String name = read.getMetadata().getName();
-    V1Node node = read;
-    for (int attempt = 1; ; attempt++) {
-      Optional<T> change = plan.apply(node);
-      if (change.isEmpty()) {
-        return true;
+    Cordoner.Planned<T> w =
+        Cordoner.write(read, plan, T::patch, cluster::patchNode, cluster::readNode);
+    switch (w.result()) {
+      case GONE -> {
+        return false;
       }
-      Cordoner.Written w =
-          Cordoner.write(
-              node,
-              n -> plan.apply(n).map(NodePatches.Change::patch).orElse(""),
-              cluster::patchNode,
-              cluster::readNode);
-      switch (w.result()) {
-        case APPLIED -> {
-          applied.accept(change.get());
-          return true;
+      case REFUSED -> throw new RequestRefused(what + " " + name, w.answer());
+      case CHANGED ->
+          throw new ApiException(
+              409,
+              "node "
+                  + name
+                  + " changed at every look, "
+                  + Cordoner.MAX_WRITES
+                  + " times in a row");
+      default -> {
+        if (w.change() != null) {
+          applied.accept(w.change());
         }
-        case GONE -> {
-          return false;
-        }
-        case REFUSED -> throw new RequestRefused(what + " " + name, w.answer());
-        case CHANGED -> {
-          if (attempt == MAX_CHANGES) {
-            throw new ApiException(
-                409, "node " + name + " changed at every look, " + attempt + " times in a row");
-          }
-          Optional<V1Node> now = w.reread() ? Optional.of(w.node()) : cluster.readNode(name);
-          if (now.isEmpty()) {
-            return false;
-          }
-          node = now.get();
-        }
+        return true;
       }
     }
   }

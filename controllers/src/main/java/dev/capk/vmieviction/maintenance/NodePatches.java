@@ -126,7 +126,7 @@ public final class NodePatches {
         added.add(t);
       }
     }
-    boolean unschedulable = unschedulable(node);
+    boolean unschedulable = Cordoner.unschedulable(node);
     // Once recorded, "cordoned before us" is kept even if someone uncordons it meanwhile.
     boolean cordoned = previous.map(Mark::cordoned).orElse(!unschedulable);
     Mark mark = new Mark(owner, ownerUid, new ArrayList<>(added), cordoned);
@@ -160,15 +160,11 @@ public final class NodePatches {
         remove.add(i);
       }
     }
-    boolean uncordon = mark.cordoned() && unschedulable(node);
+    boolean uncordon = mark.cordoned() && Cordoner.unschedulable(node);
     JsonArray ops = uncordon ? Cordoner.unschedulableOps(node, false) : new JsonArray();
     ops.addAll(Cordoner.taintOps(node, remove, new JsonArray()));
     ops.addAll(Cordoner.markOps(node, NodeMaintenanceApi.NODE_STATE_ANNOTATION, null));
     return Optional.of(new Leaving(ops.toString(), removed, uncordon));
-  }
-
-  static boolean unschedulable(V1Node node) {
-    return node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
   }
 
   static List<V1Taint> taints(V1Node node) {

@@ -265,4 +265,60 @@ class CordonerTest {
       assertSame(e, assertThrows(ApiException.class, () -> write(e, Optional.empty())));
     }
   }
+
+  // ---- the planned write: planned anew from the node read again, a bounded number of times.
+
+  private static Optional<String> cordon(V1Node n) {
+    return Boolean.TRUE.equals(n.getSpec().getUnschedulable())
+        ? Optional.empty()
+        : Optional.of(Cordoner.cordonPatch(n, null, null));
+  }
+
+  /** A cordon planned on a schedulable node, whose every patch is answered {@code answer}. */
+  private static Cordoner.Planned<String> planned(
+      ApiException answer, V1Node reread, List<String> sent) throws ApiException {
+    return Cordoner.write(
+        node(null, Map.of()),
+        CordonerTest::cordon,
+        p -> p,
+        (name, patch) -> {
+          sent.add(patch);
+          throw answer;
+        },
+        name -> Optional.of(reread));
+  }
+
+  @Test
+  void aPlannedWriteIsPlannedAnewOnTheNodeReadAgainAndGivesUpAfterMaxWrites() throws ApiException {
+    List<String> sent = new ArrayList<>();
+    Cordoner.Planned<String> w =
+        planned(new ApiException(409, "conflict"), node(null, Map.of()), sent);
+    assertEquals(Cordoner.Result.CHANGED, w.result());
+    assertEquals(Cordoner.MAX_WRITES, sent.size());
+  }
+
+  @Test
+  void aPlannedWriteThatOthersMadeMeanwhileNeedsNothingMore() throws ApiException {
+    List<String> sent = new ArrayList<>();
+    Cordoner.Planned<String> w = planned(ServerPatches.notApplied(), node(true, Map.of()), sent);
+    assertEquals(Cordoner.Result.APPLIED, w.result());
+    assertNull(w.change(), "nothing written");
+    assertEquals(1, sent.size());
+  }
+
+  @Test
+  void aPlannedWriteAppliedGivesTheChangeWritten() throws ApiException {
+    V1Node read = node(null, Map.of());
+    Cordoner.Planned<String> w =
+        Cordoner.write(
+            read,
+            CordonerTest::cordon,
+            p -> p,
+            (name, patch) -> node(true, Map.of()),
+            name -> {
+              throw new AssertionError("no read");
+            });
+    assertEquals(Cordoner.Result.APPLIED, w.result());
+    assertEquals(Cordoner.cordonPatch(read, null, null), w.change());
+  }
 }
