@@ -527,6 +527,9 @@ public final class LocalCluster implements KubeCluster {
   private void stopProcesses() {
     List<ManagedProcess> reversed = new ArrayList<>(processes);
     java.util.Collections.reverse(reversed);
+    // Every component is asked at once, so their shutdowns overlap (the API server's alone takes
+    // about a second; a cluster's data is thrown away): ~2 s less per cluster, 95 clusters a run.
+    reversed.forEach(ManagedProcess::askToStop);
     for (ManagedProcess p : reversed) {
       p.stop(Duration.ofSeconds(10));
     }

@@ -77,13 +77,24 @@ public final class ManagedProcess implements AutoCloseable {
     return process.exitValue();
   }
 
+  /** Asks the process to stop (SIGTERM) and returns at once; {@link #stop} then waits for it. */
+  public void askToStop() {
+    if (process.isAlive() && !asked) {
+      asked = true;
+      process.destroy();
+    }
+  }
+
+  /** SIGTERM sent already: a second one makes kube-apiserver exit at once, not gracefully. */
+  private volatile boolean asked;
+
   /**
    * Stops gracefully (SIGTERM), then forcibly after {@code grace}; waits until the process is gone.
    */
   public void stop(Duration grace) {
     try {
       if (process.isAlive()) {
-        process.destroy();
+        askToStop();
         if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
           process.destroyForcibly();
           process.waitFor(30, TimeUnit.SECONDS);

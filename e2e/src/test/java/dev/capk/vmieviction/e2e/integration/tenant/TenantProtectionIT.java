@@ -101,9 +101,9 @@ class TenantProtectionIT {
     world.addVmsOn(nodes.get(2), controlPlane, "External", true, "tp-cp-0", "tp-cp-1", "tp-cp-2");
     world.addVmsOn(nodes.get(3), reserve, "External", true, "tp-res-0", "tp-res-1");
     for (String vm : List.of("tp-res-0", "tp-res-1")) {
-      // A 40s drain timeout for these machines only (Cluster API's contract), and a guest pod its
+      // A 30s drain timeout for these machines only (Cluster API's contract), and a guest pod its
       // budget does not let the drain evict: each stays admitted until its deadline.
-      HeldUntilDeadline.machineDrainTimeout(infra, reserve.namespace(), vm, Duration.ofSeconds(40));
+      HeldUntilDeadline.machineDrainTimeout(infra, reserve.namespace(), vm, Duration.ofSeconds(30));
       HeldUntilDeadline.unevictablePod(guest, "tp-block", vm);
     }
     List<String> flags =
@@ -188,9 +188,9 @@ class TenantProtectionIT {
               .min(Comparator.naturalOrder())
               .orElseThrow(() -> new AssertionError("no EvacuationHeld: " + describe(events)));
       assertFalse(heldSince.isAfter(overriddenAt), describe(events));
-      // The figure: at deadline (start + the machine's 40s) minus the 20s reserve, ±2s
+      // The figure: at deadline (start + the machine's 30s) minus the 20s reserve, ±2s
       // (and a second more: events and the drain start annotation keep whole seconds).
-      Instant goAhead = draining.drainStartOf(held).plusSeconds(40 - 20);
+      Instant goAhead = draining.drainStartOf(held).plusSeconds(30 - 20);
       assertFalse(
           overriddenAt.isBefore(goAhead.minusSeconds(2)),
           "override at " + overriddenAt + ", deadline minus reserve " + goAhead);
