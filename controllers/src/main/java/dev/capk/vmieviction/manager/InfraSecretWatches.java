@@ -11,6 +11,7 @@ import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -82,7 +83,8 @@ final class InfraSecretWatches implements AutoCloseable {
             UnaryOperator.identity(),
             Duration.ZERO,
             false,
-            null);
+            null,
+            new LinkedHashMap<>());
     secret.add(ref.namespace(), factory, api);
     secret.onChange(s -> changed.run());
     factory.startAllRegisteredInformers();

@@ -97,7 +97,8 @@ public final class ManagementInformers {
           ManagementInformers::trimSecret,
           Duration.ZERO,
           true,
-          null);
+          null,
+          new LinkedHashMap<>());
   private final Kind<KubevirtCluster> kubevirtClusters =
       Kind.management(KubevirtCluster.class, "KubevirtCluster");
   private final Set<Consumer<GuestClusterRef>> kubeconfigListeners = ConcurrentHashMap.newKeySet();
@@ -213,6 +214,12 @@ public final class ManagementInformers {
   /**
    * One kind's informers, by watched namespace ({@link VmiInformers#ALL} for all): each lists in
    * pages what its selectors select and trims each object as it arrives.
+   *
+   * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause});
+   *     else a refusal is an error as any
+   * @param listFailed told of each failed list or watch (the informer tries again a second later);
+   *     null: counted and backed off ({@link InformerFailures})
+   * @param informers filled by {@link #add}: a new, empty map
    */
   record Kind<T extends KubernetesObject>(
       Class<T> type,
@@ -225,27 +232,17 @@ public final class ManagementInformers {
       Map<String, SharedIndexInformer<T>> informers)
       implements CachedObjects<T> {
 
-    /**
-     * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause});
-     *     else a refusal is an error as any
-     * @param listFailed told of each failed list or watch (the informer tries again a second
-     *     later); null: counted and backed off ({@link InformerFailures})
-     */
-    Kind(
-        Class<T> type,
-        String kind,
-        ListOptions selectors,
-        UnaryOperator<T> trim,
-        Duration resync,
-        boolean paced,
-        Consumer<Throwable> listFailed) {
-      this(type, kind, selectors, trim, resync, paced, listFailed, new LinkedHashMap<>());
-    }
-
     /** A management kind: every object, trimmed, not resynced, a refused list paced. */
     static <T extends KubernetesObject> Kind<T> management(Class<T> type, String kind) {
       return new Kind<>(
-          type, kind, new ListOptions(), ManagementInformers::trim, Duration.ZERO, true, null);
+          type,
+          kind,
+          new ListOptions(),
+          ManagementInformers::trim,
+          Duration.ZERO,
+          true,
+          null,
+          new LinkedHashMap<>());
     }
 
     /** Adds the informer of namespace {@code ns} ({@link VmiInformers#ALL}: all) to the factory. */

@@ -13,6 +13,7 @@ import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -56,7 +57,8 @@ public final class VmiInformers {
             VmiInformers::trim,
             resync,
             false,
-            listFailed);
+            listFailed,
+            new LinkedHashMap<>());
     for (String ns : namespaces.isEmpty() ? List.of(ALL) : namespaces) {
       SharedInformerFactory factory = new SharedInformerFactory(watchClient);
       vmis.add(ns, factory, api).addIndexers(Map.of(CLUSTER_INDEX, VmiInformers::clusterName));
