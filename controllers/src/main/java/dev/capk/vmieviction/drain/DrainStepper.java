@@ -199,6 +199,7 @@ public final class DrainStepper {
             plan.toEvict(),
             evict(api, options, memory, due, bound, observer),
             budgets,
+            clock.instant(),
             bound);
     Map<PodRef, V1Pod> byRef = new HashMap<>();
     plan.toEvict().forEach(p -> byRef.put(PodRef.of(p), p));

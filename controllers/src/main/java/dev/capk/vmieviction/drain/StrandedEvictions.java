@@ -49,6 +49,12 @@ final class StrandedEvictions {
   /** Half the budget controller's two minutes: the rest covers the deletion request. */
   static final Duration FRESH = Duration.ofSeconds(60);
 
+  /**
+   * A younger record may be an eviction under way: the server deletes the pod just after it, and
+   * the node's pod watch may not show the deletion yet.
+   */
+  static final Duration IN_FLIGHT = Duration.ofSeconds(5);
+
   private StrandedEvictions() {}
 
   /**
@@ -62,6 +68,7 @@ final class StrandedEvictions {
       List<V1Pod> podsToEvict,
       Map<PodRef, EvictionOutcome> answers,
       BudgetAllowance known,
+      Instant localNow,
       Deadline bound) {
     Set<String> refusing = new TreeSet<>();
     answers.forEach(
@@ -76,9 +83,10 @@ final class StrandedEvictions {
     Map<PodRef, EvictionOutcome> completed = new LinkedHashMap<>(answers);
     Evictor deleter = new Evictor(api, options, null);
     for (String budget : refusing) {
+      // Only where the budget watch's copy records one of these pods (by our clock, which only
+      // decides whether the budget is worth a read): a normal refusal costs no request.
       Optional<V1PodDisruptionBudget> seen = known.lastSeen(budget);
-      if (seen.isPresent() && find(seen.get(), podsToEvict, null).isEmpty()) {
-        // The budget watch's copy records none of these pods: no read needed.
+      if (seen.isEmpty() || find(seen.get(), podsToEvict, localNow, null).isEmpty()) {
         continue;
       }
       for (V1Pod pod : stranded(api, budget, podsToEvict)) {
@@ -121,7 +129,8 @@ final class StrandedEvictions {
       return find(
           LenientJson.parse(answer.body(), V1PodDisruptionBudget.class),
           podsToEvict,
-          serverNow.get());
+          serverNow.get(),
+          FRESH);
     } catch (ApiException | RuntimeException e) {
       LOG.debug("budget not read, its refusals stand budget={} reason={}", budget, e.toString());
       return List.of();
@@ -129,11 +138,12 @@ final class StrandedEvictions {
   }
 
   /**
-   * The pods of {@code pods} that {@code budget} records as evicted less than {@link #FRESH} before
-   * {@code serverNow} (at any time if null), not being deleted, and created before their record.
-   * Pure.
+   * The pods of {@code pods} that {@code budget} records as evicted at least {@link #IN_FLIGHT} and
+   * less than {@code maxAge} (if not null) before {@code now}, not being deleted, and created
+   * before their record. Pure.
    */
-  static List<V1Pod> find(V1PodDisruptionBudget budget, Collection<V1Pod> pods, Instant serverNow) {
+  static List<V1Pod> find(
+      V1PodDisruptionBudget budget, Collection<V1Pod> pods, Instant now, Duration maxAge) {
     if (budget.getStatus() == null || budget.getStatus().getDisruptedPods() == null) {
       return List.of();
     }
@@ -151,7 +161,8 @@ final class StrandedEvictions {
           || m.getDeletionTimestamp() != null
           || m.getCreationTimestamp() == null
           || !m.getCreationTimestamp().toInstant().isBefore(recorded.toInstant())
-          || serverNow != null && !recorded.toInstant().plus(FRESH).isAfter(serverNow)) {
+          || recorded.toInstant().plus(IN_FLIGHT).isAfter(now)
+          || maxAge != null && !recorded.toInstant().plus(maxAge).isAfter(now)) {
         continue;
       }
       found.add(pod);

@@ -57,7 +57,8 @@ class StrandedEvictionsTest {
         List.of(
             pod("web-1", "app", "2026-11-27T09:00:00Z", ""),
             pod("web-2", "app", "2026-11-27T09:00:00Z", ""));
-    assertEquals(List.of("web-1"), names(StrandedEvictions.find(b, pods, NOW)));
+    assertEquals(
+        List.of("web-1"), names(StrandedEvictions.find(b, pods, NOW, StrandedEvictions.FRESH)));
   }
 
   @Test
@@ -65,9 +66,9 @@ class StrandedEvictionsTest {
     V1PodDisruptionBudget b =
         budget("{\"disruptedPods\":{\"web-1\":\"2026-11-27T10:00:00Z\"}}"); // 60 s old
     List<V1Pod> pods = List.of(pod("web-1", "app", "2026-11-27T09:00:00Z", ""));
-    assertTrue(StrandedEvictions.find(b, pods, NOW).isEmpty());
-    // Without a time (a budget watch's copy, asking whether a fresh read is worth it): recorded.
-    assertEquals(List.of("web-1"), names(StrandedEvictions.find(b, pods, null)));
+    assertTrue(StrandedEvictions.find(b, pods, NOW, StrandedEvictions.FRESH).isEmpty());
+    // Without an upper bound (a budget watch's copy, asking whether a fresh read is worth it).
+    assertEquals(List.of("web-1"), names(StrandedEvictions.find(b, pods, NOW, null)));
   }
 
   @Test
@@ -87,7 +88,15 @@ class StrandedEvictionsTest {
             // A StatefulSet's successor, created after the record of its predecessor.
             pod("web-2", "app", "2026-11-27T10:00:40Z", ""),
             pod("web-3", "other", "2026-11-27T09:00:00Z", ""));
-    assertTrue(StrandedEvictions.find(b, pods, NOW).isEmpty());
+    assertTrue(StrandedEvictions.find(b, pods, NOW, StrandedEvictions.FRESH).isEmpty());
+  }
+
+  @Test
+  void aRecordOfTheLastSecondsMayBeAnEvictionUnderWayAndIsLeftAlone() throws Exception {
+    V1PodDisruptionBudget b = budget("{\"disruptedPods\":{\"web-1\":\"2026-11-27T10:00:57Z\"}}");
+    List<V1Pod> pods = List.of(pod("web-1", "app", "2026-11-27T09:00:00Z", ""));
+    assertTrue(StrandedEvictions.find(b, pods, NOW, StrandedEvictions.FRESH).isEmpty());
+    assertTrue(StrandedEvictions.find(b, pods, NOW, null).isEmpty());
   }
 
   @Test
@@ -97,9 +106,12 @@ class StrandedEvictionsTest {
         LenientJson.parse(
             "{\"metadata\":{\"name\":\"web\",\"namespace\":\"app\"},\"spec\":{}}",
             V1PodDisruptionBudget.class);
-    assertTrue(StrandedEvictions.find(noStatus, List.of(p), NOW).isEmpty());
     assertTrue(
-        StrandedEvictions.find(budget("{\"disruptionsAllowed\":0}"), List.of(p), NOW).isEmpty());
+        StrandedEvictions.find(noStatus, List.of(p), NOW, StrandedEvictions.FRESH).isEmpty());
+    assertTrue(
+        StrandedEvictions.find(
+                budget("{\"disruptionsAllowed\":0}"), List.of(p), NOW, StrandedEvictions.FRESH)
+            .isEmpty());
   }
 
   @Test

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.DrainStepper;
+import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch;
@@ -165,10 +166,8 @@ class DrainStepperIT {
     fx.budget(ns, "web-budget", 1, Map.of("app", "web"), 2);
     // What the eviction subresource writes before it deletes the pod; its deletion never came.
     Instant created = stranded.getMetadata().getCreationTimestamp().toInstant();
-    Instant recorded = Instant.now().truncatedTo(ChronoUnit.SECONDS);
-    if (!recorded.isAfter(created)) {
-      recorded = created.plusSeconds(1);
-    }
+    Instant now = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+    Instant recorded = now.isAfter(created) ? now : created.plusSeconds(1);
     DRAIN
         .cluster()
         .kubectl()
@@ -196,14 +195,34 @@ class DrainStepperIT {
               && b.getStatus().getCurrentHealthy() == 1;
         });
 
-    DrainStep step =
-        stepper.step(
-            node,
-            podsOf(node),
-            options(),
-            new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20)));
+    DrainStep step;
+    // The controller's drains watch the budgets that refuse them; the watch's copy is what says
+    // the budget is worth a read.
+    try (BudgetWatch budgets = BudgetWatch.start(DRAIN.cluster().client(), name, b -> {})) {
+      Await.until(
+          "the budget watch sees the record",
+          Duration.ofSeconds(30),
+          () ->
+              budgets
+                  .lastSeen(ns + "/web-budget")
+                  .map(b -> b.getStatus().getDisruptedPods())
+                  .filter(p -> p.containsKey("web-a"))
+                  .isPresent());
+      // A record of the last seconds may be an eviction under way: this one is older.
+      Thread.sleep(
+          Math.max(0, Duration.between(Instant.now(), recorded.plusSeconds(6)).toMillis()));
 
-    assertEquals(Map.of(PodRef.of(kept), Set.of("web-budget")), step.blockingBudgets());
+      step =
+          stepper.step(
+              node,
+              podsOf(node),
+              options(),
+              new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20)),
+              budgets);
+    }
+
+    // Named as the budget watch knows it (namespace/name).
+    assertEquals(Map.of(PodRef.of(kept), Set.of(ns + "/web-budget")), step.blockingBudgets());
     Await.until(
         "web-a deleted",
         Duration.ofSeconds(30),
