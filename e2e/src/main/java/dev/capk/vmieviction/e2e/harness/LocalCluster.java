@@ -527,9 +527,10 @@ public final class LocalCluster implements KubeCluster {
   private void stopProcesses() {
     List<ManagedProcess> reversed = new ArrayList<>(processes);
     java.util.Collections.reverse(reversed);
-    // Every component is asked at once, so their shutdowns overlap (the API server's alone takes
-    // about a second; a cluster's data is thrown away): ~2 s less per cluster, 95 clusters a run.
-    reversed.forEach(ManagedProcess::askToStop);
+    // Every component but etcd is asked at once, so their shutdowns overlap (the API server's
+    // alone takes about a second; 95 clusters stop in a run). etcd goes last, once the API server
+    // is gone: asked together, each waits seconds on the other (10 s a cluster, measured).
+    reversed.stream().filter(p -> p != etcd).forEach(ManagedProcess::askToStop);
     for (ManagedProcess p : reversed) {
       p.stop(Duration.ofSeconds(10));
     }
