@@ -81,7 +81,7 @@ final class StrandedEvictions {
       return answers;
     }
     Map<PodRef, EvictionOutcome> completed = new LinkedHashMap<>(answers);
-    Evictor deleter = new Evictor(api, options, null);
+    Evictor deleter = null; // built only when a pod is to go: most refusals find none
     for (String budget : refusing) {
       // Only where the budget watch's copy records one of these pods (by our clock, which only
       // decides whether the budget is worth a read): a normal refusal costs no request.
@@ -91,6 +91,9 @@ final class StrandedEvictions {
       }
       for (V1Pod pod : stranded(api, budget, podsToEvict)) {
         PodRef ref = PodRef.of(pod);
+        if (deleter == null) {
+          deleter = new Evictor(api, options, null);
+        }
         EvictionOutcome deleted = deleter.evictOrDelete(ref, bound);
         LOG.info(
             "deleted pod whose eviction its budget approved but the API server did not carry out"
