@@ -59,18 +59,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The guest clusters of the evacuations: connects a VMI to its guest cluster (through the cached
- * guest clients, reaching only the Cluster the tenant mapping allows), and keeps what each
- * cluster's evacuations share.
+ * The guest clusters of the evacuations: connects a VMI to its guest cluster (only the Cluster the
+ * tenant mapping allows), and keeps what each cluster's evacuations share.
  *
- * <p>Per VMI being evacuated ({@code namespace/name}), the drain of its guest node ({@link
- * SteppedDrains}): a watch on the node's pods, which wakes the VMI's next step when pods leave, and
- * the drain's memory between steps. Per guest cluster client: one {@link NodeWatch}, which the
- * steps and uncordon checks read instead of a GET each (it ends when unused for {@link
- * NodeWatch#IDLE}); and, from the first refusal by a PodDisruptionBudget to the end of the
- * cluster's last drain, one {@link BudgetWatch}, whose budgets allowing again wake the drains they
- * refused (kept while drains run: under a budget that allows one disruption at a time a drain is
- * refused many times, and each new watch would list every budget again).
+ * <p>Per VMI being evacuated, the drain of its guest node ({@link SteppedDrains}), whose pod watch
+ * wakes the VMI's next step when pods leave. Per guest cluster client: one {@link NodeWatch}, read
+ * instead of a GET each (it ends when unused for {@link NodeWatch#IDLE}); and, from the first
+ * refusal by a PodDisruptionBudget to the end of the cluster's last drain, one {@link BudgetWatch},
+ * whose budgets allowing again wake the drains they refused (kept while drains run: under a budget
+ * that allows one disruption at a time each new watch would list every budget again).
  */
 public final class GuestClusters implements GuestConnector, AutoCloseable {
 
@@ -85,10 +82,9 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   /** Guarded by this: the budgets ({@code namespace/name}) that refused each VMI's last step. */
   private final Map<String, Set<String>> blocked = new HashMap<>();
 
-  /** Guarded by this. */
+  /** Guarded by this, as the next. */
   private final Map<ApiClient, BudgetWatch> budgetWatches = new IdentityHashMap<>();
 
-  /** Guarded by this. */
   private final Map<ApiClient, NodeWatch> nodeWatches = new IdentityHashMap<>();
 
   private final GuestClients clients;
@@ -162,22 +158,23 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   }
 
   /**
-   * What the cluster's budget watch knows, so a step sends no more evictions than a budget allows;
-   * nothing while no drain of the cluster was refused by a budget yet.
+   * What the cluster's budget watch knows, so a step sends no more evictions than a budget allows
+   * (nothing while no drain of the cluster was refused by a budget yet); the budgets that refused
+   * the VMI's last step and allow a disruption now are handed to its drain's memory.
    */
-  private synchronized BudgetAllowance budgetsOf(ApiClient client) {
-    BudgetWatch watch = budgetWatches.get(client);
-    return watch == null ? BudgetAllowance.UNKNOWN : watch;
-  }
-
-  /** The budgets that refused the VMI's last step and allow a disruption now. */
-  private synchronized Set<String> allowingNow(String vmiKey, ApiClient client) {
-    BudgetWatch watch = budgetWatches.get(client);
-    return watch == null
-        ? Set.of()
-        : blocked.getOrDefault(vmiKey, Set.of()).stream()
-            .filter(watch::allows)
-            .collect(Collectors.toSet());
+  private BudgetAllowance budgetsFor(
+      String vmiKey, ApiClient client, SteppedDrains.DrainMemory memory) {
+    BudgetWatch watch;
+    Set<String> refused;
+    synchronized (this) {
+      watch = budgetWatches.get(client);
+      refused = blocked.getOrDefault(vmiKey, Set.of());
+    }
+    if (watch == null) {
+      return BudgetAllowance.UNKNOWN;
+    }
+    memory.budgetsAllow(refused.stream().filter(watch::allows).collect(Collectors.toSet()));
+    return watch;
   }
 
   /**
@@ -217,16 +214,9 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       // A budget watch ends with the last drain through its client.
       Set<ApiClient> draining = Collections.newSetFromMap(new IdentityHashMap<>());
       drains.keys().forEach(k -> drains.get(k).ifPresent(d -> draining.add(d.client())));
-      budgetWatches
-          .entrySet()
-          .removeIf(
-              e -> {
-                if (draining.contains(e.getKey())) {
-                  return false;
-                }
-                e.getValue().close();
-                return true;
-              });
+      List.copyOf(budgetWatches.keySet()).stream()
+          .filter(c -> !draining.contains(c))
+          .forEach(c -> budgetWatches.remove(c).close());
     }
     woken.remove(vmiKey);
   }
@@ -354,15 +344,13 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     }
 
     @Override
-    public V1Node uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException {
-      return jsonPatchNode(
-          node,
-          n -> Cordoner.uncordonPatch(n, EvictionAnnotations.CORDONED_BY),
-          "uncordoning node");
-    }
-
-    @Override
-    public V1Node removeMark(V1Node node) throws GuestAccessException, ApiException {
+    public V1Node unmark(V1Node node) throws GuestAccessException, ApiException {
+      if (Cordoner.unschedulable(node)) {
+        return jsonPatchNode(
+            node,
+            n -> Cordoner.uncordonPatch(n, EvictionAnnotations.CORDONED_BY),
+            "uncordoning node");
+      }
       return jsonPatchNode(
           node,
           n -> Cordoner.removeMarkPatch(n, EvictionAnnotations.CORDONED_BY),
@@ -409,16 +397,9 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     }
 
     private GuestAccessException refused(String what, String name, ApiException e) {
-      return new GuestAccessException(
+      return client.error(
           GuestAccessException.Reason.GuestAPIRefused,
-          "guest cluster "
-              + cluster()
-              + ": "
-              + what
-              + " "
-              + name
-              + " refused: "
-              + ApiStatus.describeRefusal(e));
+          what + " " + name + " refused: " + ApiStatus.describeRefusal(e));
     }
 
     @Override
@@ -447,7 +428,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
         log.debug("guest pod watch opened vmi={} node={}", vmiKey, nodeName);
       }
       // Budgets that allow a disruption again: the pods they refused go now.
-      on.drain().memory().budgetsAllow(allowingNow(vmiKey, client.apiClient()));
+      BudgetAllowance budgets = budgetsFor(vmiKey, client.apiClient(), on.drain().memory());
       try {
         DrainStep step =
             client.guarded(
@@ -455,12 +436,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
                 () ->
                     drains
                         .stepper(client.apiClient())
-                        .step(
-                            nodeName,
-                            on.pods(),
-                            options,
-                            on.drain().memory(),
-                            budgetsOf(client.apiClient())));
+                        .step(nodeName, on.pods(), options, on.drain().memory(), budgets));
         requests.addAndGet(step.requests());
         if (!step.denied().isEmpty()) {
           // The tenant's RBAC refused us: no retry of this step can help, and it is not a budget's
@@ -498,17 +474,14 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     private GuestAccessException denied(String nodeName, DrainStep step) {
       PodRef first = step.denied().iterator().next();
       int others = step.denied().size() - 1;
-      return new GuestAccessException(
+      return client.error(
           GuestAccessException.Reason.GuestAPIForbidden,
-          "guest cluster "
-              + cluster()
-              + ": draining node "
-              + nodeName
-              + ": pod "
-              + first
-              + ": "
-              + step.failed().get(first)
-              + (others > 0 ? " (and " + others + " more pod(s))" : ""));
+          "draining node %s: pod %s: %s%s"
+              .formatted(
+                  nodeName,
+                  first,
+                  step.failed().get(first),
+                  others > 0 ? " (and " + others + " more pod(s))" : ""));
     }
 
     private DrainPass passOf(String vmiKey, DrainStep step) {
