@@ -52,6 +52,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -264,8 +265,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     }
 
     /** Requests this drainer sent (it serves one reconcile step), for the tenant's rate limit. */
-    private final java.util.concurrent.atomic.AtomicInteger requests =
-        new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger requests = new AtomicInteger();
 
     @Override
     public Optional<Duration> tryEnterStep(boolean finishing) {
@@ -345,16 +345,12 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
 
     @Override
     public V1Node unmark(V1Node node) throws GuestAccessException, ApiException {
-      if (Cordoner.unschedulable(node)) {
-        return jsonPatchNode(
-            node,
-            n -> Cordoner.uncordonPatch(n, EvictionAnnotations.CORDONED_BY),
-            "uncordoning node");
-      }
+      String mark = EvictionAnnotations.CORDONED_BY;
+      boolean uncordon = Cordoner.unschedulable(node);
       return jsonPatchNode(
           node,
-          n -> Cordoner.removeMarkPatch(n, EvictionAnnotations.CORDONED_BY),
-          "removing cordon mark");
+          n -> uncordon ? Cordoner.uncordonPatch(n, mark) : Cordoner.removeMarkPatch(n, mark),
+          uncordon ? "uncordoning node" : "removing cordon mark");
     }
 
     /**
@@ -378,7 +374,10 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
           watch.ifPresent(w -> w.wrote(node, written.node()));
           return written.node();
         }
-        case REFUSED -> throw refused(what, name, written.answer());
+        case REFUSED ->
+            throw client.error(
+                GuestAccessException.Reason.GuestAPIRefused,
+                what + " " + name + " refused: " + ApiStatus.describeRefusal(written.answer()));
         default ->
             throw new ApiException(
                 409, "guest node " + name + " changed since it was read (" + what + ")");
@@ -394,12 +393,6 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
               RawApi.asJsonPatch(
                   client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
           V1Node.class);
-    }
-
-    private GuestAccessException refused(String what, String name, ApiException e) {
-      return client.error(
-          GuestAccessException.Reason.GuestAPIRefused,
-          what + " " + name + " refused: " + ApiStatus.describeRefusal(e));
     }
 
     @Override
