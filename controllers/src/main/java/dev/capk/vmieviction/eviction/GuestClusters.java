@@ -179,18 +179,21 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   }
 
   /**
-   * The node watch of the guest cluster {@code client} reaches, started if none runs, once it has
-   * listed (within {@code maxWait}) and while it reaches the server; else empty, and the caller
-   * reads the node itself, which names the trouble.
+   * The node watch of the guest cluster, started if none runs, once it has listed (within {@link
+   * GuestNodeDrainer#NODE_LIST_WAIT}, cut to the deadline) and while it reaches the server; else
+   * empty, and the caller reads the node itself, which names the trouble.
    */
-  private Optional<NodeWatch> nodeWatch(ApiClient client, String name, Duration maxWait) {
+  private Optional<NodeWatch> nodeWatch(GuestClient client) {
     NodeWatch watch;
     synchronized (this) {
       // Watches over for good (idle, refused, or of a client replaced since) are forgotten.
       nodeWatches.values().removeIf(NodeWatch::over);
-      watch = nodeWatches.computeIfAbsent(client, c -> NodeWatch.start(c, name));
+      watch =
+          nodeWatches.computeIfAbsent(
+              client.apiClient(), c -> NodeWatch.start(c, client.cluster().toString()));
     }
     try {
+      Duration maxWait = client.deadline().cap(GuestNodeDrainer.NODE_LIST_WAIT);
       return watch.awaitListed(maxWait) ? Optional.of(watch) : Optional.empty();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -287,7 +290,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
 
     @Override
     public Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException {
-      Optional<NodeWatch> watch = nodeWatch();
+      Optional<NodeWatch> watch = nodeWatch(client);
       if (watch.isPresent()) {
         Optional<V1Node> cached = GuestNodeMatch.choose(vmiName, watch.get().nodes());
         if (cached.isEmpty() || !watch.get().refusedSince(cached.get().getMetadata().getName())) {
@@ -318,14 +321,9 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       }
     }
 
-    private Optional<NodeWatch> nodeWatch() {
-      return GuestClusters.this.nodeWatch(
-          client.apiClient(), client.cluster().toString(), client.bound(NODE_LIST_WAIT));
-    }
-
     @Override
     public MarkedNodes markedNodes() throws GuestAccessException, ApiException {
-      Optional<NodeWatch> watch = nodeWatch();
+      Optional<NodeWatch> watch = nodeWatch(client);
       return MarkedNodes.of(watch.isPresent() ? watch.get().nodes() : listNodes().getItems());
     }
 

@@ -68,11 +68,6 @@ public record GuestClient(
     return new CoreV1Api(apiClient);
   }
 
-  /** {@code wanted}, cut to what is left before this client's deadline. */
-  public Duration bound(Duration wanted) {
-    return deadline.cap(wanted);
-  }
-
   /**
    * Runs one guest API call with retry and circuit breaker. A non-transient API answer (404, 409,
    * 422) comes back as the {@link ApiException}; 401/403 and exhausted transient failures become a

@@ -15,6 +15,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.security.cert.CertificateException;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLPeerUnverifiedException;
@@ -213,8 +214,8 @@ class GuestClientResilienceTest {
         new GuestClients(
             new ApiClient(),
             "v1beta1",
-            CachedObjects.none(),
-            CachedObjects.none(),
+            (ns, name) -> Optional.empty(),
+            (ns, name) -> Optional.empty(),
             SETTINGS,
             registry);
     CircuitBreaker breaker = clients.breaker(new GuestClusterRef("ns", "c"));
