@@ -185,12 +185,11 @@ public final class Manager implements AutoCloseable {
             options.clusterApiVersion,
             management.clusters(),
             management.kubeconfigSecrets(),
-            GuestClients.Settings.defaults()
-                .withFlags(
-                    options.guestClientIdleTimeout,
-                    options.allowInsecureGuestTls,
-                    new GuestClient.Throttle.Limits(
-                        options.guestQps, options.guestBurst, options.guestMaxInFlight)),
+            new GuestClients.Settings(
+                options.guestClientIdleTimeout,
+                options.allowInsecureGuestTls,
+                new GuestClient.Throttle.Limits(
+                    options.guestQps, options.guestBurst, options.guestMaxInFlight)),
             registry);
     closeables.add(guestClients);
     ScheduledExecutorService janitor =
