@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.drain;
 
-import com.google.gson.reflect.TypeToken;
 import dev.capk.vmieviction.drain.SteppedDrains.WatchLoop;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
@@ -11,8 +10,6 @@ import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodDisruptionBudget;
-import io.kubernetes.client.util.Watch;
-import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -72,7 +69,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
 
   private NodeWatch(ApiClient client, String name) {
     this.api = new RawApi(client);
-    this.loop = new WatchLoop<>(api, this, null, "node-watch-" + name);
+    this.loop = new WatchLoop<>(api, V1Node.class, this, null, "node-watch-" + name);
   }
 
   /**
@@ -166,11 +163,8 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     }
     String name = after.getMetadata().getName();
     String over = before.getMetadata().getResourceVersion();
-    Set<String> superseded = new HashSet<>();
     Written known = written.get(name);
-    if (known != null) {
-      superseded.addAll(known.superseded());
-    }
+    Set<String> superseded = new HashSet<>(known == null ? Set.of() : known.superseded());
     if (over != null) {
       superseded.add(over);
     }
@@ -189,11 +183,6 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   /** Whether a patch of the node was refused since this was last asked (once). */
   public synchronized boolean refusedSince(String name) {
     return refused.remove(name);
-  }
-
-  @Override
-  public Type responseType() {
-    return new TypeToken<Watch.Response<V1Node>>() {}.getType();
   }
 
   @Override
@@ -264,47 +253,6 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   }
 
   /**
-   * What is known now of a cluster's PodDisruptionBudgets (a budget watch's cache, {@link
-   * BudgetWatch}), so that a drain step sends no more evictions for a budget's pods than the budget
-   * allows: the rest would only be refused (429). The eviction API stays the judge; this only
-   * spares requests that cannot succeed.
-   */
-  public interface BudgetAllowance {
-
-    /** Nothing known: every due pod is sent its eviction, as kubectl does. */
-    BudgetAllowance UNKNOWN =
-        new BudgetAllowance() {
-          @Override
-          public Set<String> selecting(V1Pod pod) {
-            return Set.of();
-          }
-
-          @Override
-          public int take(String budget, int wanted) {
-            return wanted;
-          }
-        };
-
-    /**
-     * The known budgets ({@code namespace/name}) that select {@code pod}; empty if none is known.
-     */
-    Set<String> selecting(V1Pod pod);
-
-    /**
-     * Takes up to {@code wanted} of the disruptions {@code budget} allows now and not yet taken
-     * since its status was last seen.
-     *
-     * @return how many were granted
-     */
-    int take(String budget, int wanted);
-
-    /** The budget {@code namespace/name} as last seen, if known. */
-    default Optional<V1PodDisruptionBudget> lastSeen(String budget) {
-      return Optional.empty();
-    }
-  }
-
-  /**
    * One watch on the PodDisruptionBudgets of a cluster (all namespaces), for the stepped drains
    * whose evictions a budget refused: {@code onAllowing} is called with a budget's {@code
    * namespace/name} whenever its status says it allows a disruption (and is current: {@code
@@ -316,10 +264,17 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
    *
    * <p>Started without a resourceVersion, the watch first reports every budget as it is (so a
    * budget that allowed before the watch started is seen), then each change.
+   *
+   * <p>What it knows lets a drain step send no more evictions for a budget's pods than the budget
+   * allows: the rest would only be refused (429). The eviction API stays the judge; this only
+   * spares requests that cannot succeed.
    */
   public static final class BudgetWatch
-      implements AutoCloseable, BudgetAllowance, WatchLoop.Kind<V1PodDisruptionBudget> {
+      implements AutoCloseable, WatchLoop.Kind<V1PodDisruptionBudget> {
     private static final Logger LOG = LoggerFactory.getLogger(BudgetWatch.class);
+
+    /** Knows no budget, never started: every due pod is sent its eviction, as kubectl does. */
+    public static final BudgetWatch NONE = new BudgetWatch(null, "none", budget -> {});
 
     private final Consumer<String> onAllowing;
     private final WatchLoop<V1PodDisruptionBudget> loop;
@@ -344,7 +299,15 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
 
     private BudgetWatch(ApiClient client, String name, Consumer<String> onAllowing) {
       this.onAllowing = onAllowing;
-      this.loop = new WatchLoop<>(new RawApi(client), this, null, "budget-watch-" + name);
+      this.loop =
+          client == null
+              ? null
+              : new WatchLoop<>(
+                  new RawApi(client),
+                  V1PodDisruptionBudget.class,
+                  this,
+                  null,
+                  "budget-watch-" + name);
     }
 
     /**
@@ -374,7 +337,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
       }
     }
 
-    @Override
+    /** The known budgets ({@code namespace/name}) that select {@code pod}. */
     public Set<String> selecting(V1Pod pod) {
       Set<String> names = new TreeSet<>();
       budgets.forEach(
@@ -387,7 +350,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     }
 
     /** The budget is in the pod's namespace and its selector matches the pod's labels. */
-    static boolean selects(V1PodDisruptionBudget budget, V1Pod pod) {
+    private static boolean selects(V1PodDisruptionBudget budget, V1Pod pod) {
       return pod.getMetadata() != null
           && pod.getMetadata().getNamespace() != null
           && pod.getMetadata().getNamespace().equals(budget.getMetadata().getNamespace())
@@ -395,12 +358,17 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
           && LabelSelectors.matches(budget.getSpec().getSelector(), pod.getMetadata().getLabels());
     }
 
-    @Override
+    /** The budget {@code namespace/name} as last seen, if known. */
     public Optional<V1PodDisruptionBudget> lastSeen(String budget) {
       return Optional.ofNullable(budgets.get(budget)).map(seen -> seen.budget);
     }
 
-    @Override
+    /**
+     * Takes up to {@code wanted} of the disruptions {@code budget} allows now and not yet taken
+     * since its status was last seen (all of them for a budget not known).
+     *
+     * @return how many were granted
+     */
     public int take(String budget, int wanted) {
       Seen seen = budgets.get(budget);
       if (seen == null) {
@@ -415,7 +383,9 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
 
     @Override
     public void close() {
-      loop.close();
+      if (loop != null) {
+        loop.close();
+      }
     }
 
     @Override
@@ -427,11 +397,6 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     @Override
     public String relist() {
       return null;
-    }
-
-    @Override
-    public Type responseType() {
-      return new TypeToken<Watch.Response<V1PodDisruptionBudget>>() {}.getType();
     }
 
     @Override

@@ -47,13 +47,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The node drains a controller carries out in steps, each under a key of the caller's (a VMI, a
  * NodeMaintenance): the watch on the node's pods, which calls back when pods leave, and the drain's
- * memory between steps. {@link #open} opens a drain at its first step and reopens a watch that gave
- * up or that another client or node replaces (keeping the memory for the same node); {@link #end}
- * closes it. Threads for the steps' eviction requests are shared by all drains.
+ * memory between steps, from {@link #pods} to {@link #end}. Threads for the steps' eviction
+ * requests are shared by all drains.
  */
 public final class SteppedDrains implements AutoCloseable {
 
-  /** One key's drain: its client and node, the watch on the node's pods, its memory. */
   public record Drain(ApiClient client, String node, NodePodWatch watch, DrainMemory memory) {}
 
   private final Duration baseRetry;
@@ -76,7 +74,7 @@ public final class SteppedDrains implements AutoCloseable {
   public SteppedDrains(String threadName, Duration baseRetry, Duration maxRetry) {
     this.baseRetry = baseRetry.compareTo(maxRetry) > 0 ? maxRetry : baseRetry;
     this.maxRetry = maxRetry;
-    // Threads for the eviction requests of steps in flight; idle ones go after a minute.
+    // Idle threads go after a minute.
     this.evictions =
         new ThreadPoolExecutor(
             0,
@@ -140,7 +138,6 @@ public final class SteppedDrains implements AutoCloseable {
     return new Pods(pods, opened, true);
   }
 
-  /** A stepper for the drains through {@code client}. */
   public DrainStepper stepper(ApiClient client) {
     return new DrainStepper(client, evictions, Clock.systemUTC(), evictionSupport);
   }
@@ -185,9 +182,6 @@ public final class SteppedDrains implements AutoCloseable {
 
     /** What one kind of watch does. Called on the loop's thread. */
     interface Kind<T extends KubernetesObject> {
-      /** {@code Watch.Response<T>}, for the client's decoder. */
-      Type responseType();
-
       /** The list request the watch is made of (the loop adds the watch's parameters). */
       Call list(ApiClient client) throws ApiException;
 
@@ -201,10 +195,7 @@ public final class SteppedDrains implements AutoCloseable {
       /** An object the watch reported ({@code ADDED}, {@code MODIFIED} or {@code DELETED}). */
       void seen(String type, T object);
 
-      /**
-       * A try failed ({@code failures} in a row since a watch was last accepted): true ends the
-       * loop.
-       */
+      /** A try failed, {@code failures} in a row since a watch was accepted: true ends the loop. */
       boolean giveUp(Exception failure, int failures);
 
       /** Asked before each watch request: false ends the loop (nobody needs it any more). */
@@ -215,22 +206,24 @@ public final class SteppedDrains implements AutoCloseable {
 
     private final RawApi api;
     private final Kind<T> kind;
+    private final Type responseType;
     private final OkHttpClient watchHttp;
     private final Thread thread;
     private volatile boolean closed;
     private volatile Call current;
     private String resourceVersion;
 
-    /** The last try failed and no watch has been accepted since: the server is not reached now. */
+    /** No watch accepted since the last failed try: the server is not reached now. */
     private volatile boolean failing;
 
     /**
      * @param api each watch request is bound to its deadline
      * @param resourceVersion where the first watch starts; null: {@link Kind#relist} first
      */
-    WatchLoop(RawApi api, Kind<T> kind, String resourceVersion, String threadName) {
+    WatchLoop(RawApi api, Class<T> type, Kind<T> kind, String resourceVersion, String threadName) {
       this.api = api;
       this.kind = kind;
+      this.responseType = TypeToken.getParameterized(Watch.Response.class, type).getType();
       this.resourceVersion = resourceVersion;
       // The caller's pool, auth and TLS; a watch is silent until something changes, so not the
       // client's short call timeout.
@@ -316,7 +309,7 @@ public final class SteppedDrains implements AutoCloseable {
       if (closed) {
         return;
       }
-      try (Watch<T> watch = Watch.createWatch(api.client(), call, kind.responseType())) {
+      try (Watch<T> watch = Watch.createWatch(api.client(), call, responseType)) {
         failing = false;
         while (!closed && watch.hasNext()) {
           handle(watch.next());
@@ -347,9 +340,7 @@ public final class SteppedDrains implements AutoCloseable {
       }
     }
 
-    /**
-     * A failed try, for a log line: the API's status, or the failure's kind (never server text).
-     */
+    /** A failed try, for a log line: the API's status, or the failure's kind (no server text). */
     static String describe(Exception failure) {
       return failure instanceof ApiException ae
           ? ApiStatus.describe(ae)
@@ -390,7 +381,6 @@ public final class SteppedDrains implements AutoCloseable {
       FAILED
     }
 
-    /** One pod's state between steps. */
     static final class PodState {
       Waiting waiting;
       Instant due;
@@ -468,13 +458,13 @@ public final class SteppedDrains implements AutoCloseable {
       return pods.get(pod);
     }
 
-    /** Forgets pods that are no longer on the node. */
     void keepOnly(Set<PodRef> present) {
       pods.keySet().retainAll(present);
     }
 
     void accepted(PodRef pod, Instant now) {
-      PodState s = fresh(pod);
+      PodState s = new PodState();
+      pods.put(pod, s);
       s.waiting = Waiting.ACCEPTED;
       // The watch shows the deletion within moments; re-send only if it never does.
       s.due = now.plus(baseRetry);
@@ -503,7 +493,7 @@ public final class SteppedDrains implements AutoCloseable {
       }
     }
 
-    /** The pod waits for {@code why} (a refusal, not a failure) on {@code budgets}. */
+    /** A refusal, not a failure. */
     private PodState waitFor(PodRef pod, Waiting why, Set<String> budgets) {
       PodState s = pods.computeIfAbsent(pod, p -> new PodState());
       s.waiting = why;
@@ -522,9 +512,7 @@ public final class SteppedDrains implements AutoCloseable {
       s.due = now.plusSeconds(Math.max(1, retryAfterSeconds));
     }
 
-    /**
-     * @return true once the pod failed this often in a row that it is reported failed
-     */
+    /** True once the pod failed this often in a row that it is reported failed. */
     boolean transientFailure(PodRef pod, String message, Instant now) {
       PodState s = pods.computeIfAbsent(pod, p -> new PodState());
       s.transientFailures++;
@@ -580,7 +568,7 @@ public final class SteppedDrains implements AutoCloseable {
       return wait.compareTo(maxRetry) > 0 ? maxRetry : wait;
     }
 
-    /** Pods evicted (or found gone) by this drain so far. */
+    /** Pods evicted (or found gone) so far. */
     public int evictedCount() {
       return evicted.size();
     }
@@ -603,12 +591,6 @@ public final class SteppedDrains implements AutoCloseable {
       }
       return daemonSets;
     }
-
-    private PodState fresh(PodRef pod) {
-      PodState s = new PodState();
-      pods.put(pod, s);
-      return s;
-    }
   }
 
   /**
@@ -624,9 +606,7 @@ public final class SteppedDrains implements AutoCloseable {
   public static final class NodePodWatch implements AutoCloseable, WatchLoop.Kind<V1Pod> {
     private static final Logger LOG = LoggerFactory.getLogger(NodePodWatch.class);
 
-    /**
-     * Consecutive failures (backoff 0.25 s doubling, at most 8 s: ~30 s in all) before giving up.
-     */
+    /** Consecutive failures (backoff 0.25 s doubling, at most 8 s: ~30 s in all). */
     private static final int MAX_FAILURES = 9;
 
     private final String node;
@@ -652,10 +632,10 @@ public final class SteppedDrains implements AutoCloseable {
         listed = true;
       }
       this.lister = new PodLister(api);
-      this.loop = new WatchLoop<>(api, this, from, "drain-watch-" + node);
+      this.loop = new WatchLoop<>(api, V1Pod.class, this, from, "drain-watch-" + node);
     }
 
-    /** Fed by hand, for tests of what it reports. */
+    /** Fed by hand, for tests. */
     NodePodWatch(String node, Runnable onPodsLeft) {
       this.node = node;
       this.onPodsLeft = onPodsLeft;
@@ -695,11 +675,6 @@ public final class SteppedDrains implements AutoCloseable {
     }
 
     @Override
-    public Type responseType() {
-      return new TypeToken<Watch.Response<V1Pod>>() {}.getType();
-    }
-
-    @Override
     public Call list(ApiClient client) throws ApiException {
       return new CoreV1Api(client)
           .listPodForAllNamespaces()
@@ -732,10 +707,7 @@ public final class SteppedDrains implements AutoCloseable {
 
     @Override
     public boolean giveUp(Exception failure, int failures) {
-      String reason =
-          failure instanceof ApiException ae
-              ? ApiStatus.describe(ae)
-              : String.valueOf(failure.getMessage());
+      String reason = WatchLoop.describe(failure);
       if (failures >= MAX_FAILURES) {
         LOG.warn("pod watch gave up node={} failures={} reason={}", node, failures, reason);
         watchFailed("lost the watch on the pods of node " + node + ": " + reason);
@@ -788,9 +760,7 @@ public final class SteppedDrains implements AutoCloseable {
    * watch to resume from.
    */
   static final class PodLister {
-    /**
-     * A continue token expires after a few minutes; a list that slow is restarted, but not forever.
-     */
+    /** A continue token expires after a few minutes: a list that slow restarts, a few times. */
     private static final int MAX_RESTARTS = 3;
 
     record Listing(List<V1Pod> pods, String resourceVersion) {}
@@ -812,35 +782,31 @@ public final class SteppedDrains implements AutoCloseable {
      * consistent snapshot, whose resourceVersion is returned.
      */
     Listing list(String node, String labelSelector, int chunkSize) throws ApiException {
-      for (int attempt = 0; ; attempt++) {
-        try {
-          return listOnce(node, labelSelector, chunkSize);
-        } catch (ApiException e) {
-          if (e.getCode() != 410 || attempt >= MAX_RESTARTS) {
-            throw e;
-          }
-          // 410 Expired: the snapshot behind the continue token is gone; start a fresh one.
-        }
-      }
-    }
-
-    private Listing listOnce(String node, String labelSelector, int chunkSize) throws ApiException {
       List<V1Pod> pods = new ArrayList<>();
       String resourceVersion = null;
       String token = null;
-      do {
-        CoreV1Api.APIlistPodForAllNamespacesRequest req =
-            core.listPodForAllNamespaces().fieldSelector(nodeFieldSelector(node));
-        if (!labelSelector.isEmpty()) {
-          req = req.labelSelector(labelSelector);
+      for (int restarts = 0; ; ) {
+        V1PodList page;
+        try {
+          page =
+              api.get(
+                  core.listPodForAllNamespaces()
+                      .fieldSelector(nodeFieldSelector(node))
+                      .labelSelector(labelSelector.isEmpty() ? null : labelSelector)
+                      .limit(chunkSize > 0 ? chunkSize : null)
+                      ._continue(token)
+                      .buildCall(null),
+                  V1PodList.class);
+        } catch (ApiException e) {
+          if (e.getCode() != 410 || restarts++ >= MAX_RESTARTS) {
+            throw e;
+          }
+          // 410 Expired: the snapshot behind the continue token is gone; start a fresh one.
+          pods.clear();
+          resourceVersion = null;
+          token = null;
+          continue;
         }
-        if (chunkSize > 0) {
-          req = req.limit(chunkSize);
-        }
-        if (token != null) {
-          req = req._continue(token);
-        }
-        V1PodList page = api.get(req.buildCall(null), V1PodList.class);
         if (page.getItems() != null) {
           pods.addAll(page.getItems());
         }
@@ -848,8 +814,10 @@ public final class SteppedDrains implements AutoCloseable {
           resourceVersion = page.getMetadata().getResourceVersion();
         }
         token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
-      } while (token != null && !token.isEmpty());
-      return new Listing(pods, resourceVersion);
+        if (token == null || token.isEmpty()) {
+          return new Listing(pods, resourceVersion);
+        }
+      }
     }
   }
 }

@@ -8,7 +8,6 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.NodeWatch;
-import dev.capk.vmieviction.drain.NodeWatch.BudgetAllowance;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SteppedDrains;
@@ -165,9 +164,9 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
    * What the cluster's budget watch knows, so a step sends no more evictions than a budget allows;
    * nothing while no drain of the cluster was refused by a budget yet.
    */
-  private synchronized BudgetAllowance budgetsOf(ApiClient client) {
+  private synchronized BudgetWatch budgetsOf(ApiClient client) {
     BudgetWatch watch = budgetWatches.get(client);
-    return watch == null ? BudgetAllowance.UNKNOWN : watch;
+    return watch == null ? BudgetWatch.NONE : watch;
   }
 
   /** The budgets that refused the VMI's last step and allow a disruption now. */
