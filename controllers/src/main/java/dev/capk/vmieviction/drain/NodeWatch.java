@@ -39,11 +39,8 @@ import org.slf4j.LoggerFactory;
  * process patched is served as the patch left it until the watch has passed the version the patch
  * was made over, so a step never reads back a node from before its own write.
  */
-public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
+public final class NodeWatch extends WatchLoop<V1Node> {
   private static final Logger LOG = LoggerFactory.getLogger(NodeWatch.class);
-
-  private final RawApi api;
-  private final WatchLoop<V1Node> loop;
 
   /** Guarded by this: the nodes by name. */
   private final Map<String, V1Node> nodes = new HashMap<>();
@@ -67,9 +64,8 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   private volatile boolean ended;
   private volatile long usedNanos = System.nanoTime();
 
-  private NodeWatch(ApiClient client, String name) {
-    this.api = new RawApi(client);
-    this.loop = new WatchLoop<>(api, V1Node.class, this, null, "node-watch-" + name);
+  private NodeWatch(RawApi api, String name) {
+    super(api, V1Node.class, null, "node-watch-" + name);
   }
 
   /**
@@ -79,14 +75,14 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
    * @param name names the watch's thread (the cluster, for thread dumps)
    */
   public static NodeWatch start(ApiClient client, String name) {
-    NodeWatch w = new NodeWatch(client, name);
-    w.loop.start();
+    NodeWatch w = new NodeWatch(new RawApi(client), name);
+    w.startThread();
     return w;
   }
 
   /** Not started: fed by hand through {@link #seen}, for tests of what it serves. */
   static NodeWatch unstarted(V1NodeList seed) {
-    NodeWatch w = new NodeWatch(new ApiClient(), "unstarted");
+    NodeWatch w = new NodeWatch(null, "unstarted");
     w.replace(seed);
     return w;
   }
@@ -99,7 +95,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   public synchronized boolean awaitListed(Duration maxWait) throws InterruptedException {
     long end = System.nanoTime() + maxWait.toNanos();
     for (long left = maxWait.toNanos();
-        !listed && !gaveUp && !ended && !loop.failing() && left > 0;
+        !listed && !gaveUp && !ended && !failing() && left > 0;
         left = end - System.nanoTime()) {
       TimeUnit.NANOSECONDS.timedWait(this, left);
     }
@@ -108,7 +104,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
 
   /** True while what this knows is current: listed, and the watch is up. */
   public boolean current() {
-    return listed && !gaveUp && !ended && !loop.failing();
+    return listed && !gaveUp && !ended && !failing();
   }
 
   /**
@@ -120,7 +116,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   }
 
   @Override
-  public boolean wanted() {
+  boolean wanted() {
     if (idle()) {
       ended = true;
     }
@@ -186,14 +182,14 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   }
 
   @Override
-  public Call list(ApiClient client) throws ApiException {
-    return new CoreV1Api(client).listNode().buildCall(null);
+  Call list() throws ApiException {
+    return new CoreV1Api(api.client()).listNode().buildCall(null);
   }
 
   /** At the start, and after a 410: a fresh list replaces what was known. */
   @Override
-  public String relist() throws ApiException {
-    V1NodeList list = api.get(list(api.client()), V1NodeList.class);
+  String relist() throws ApiException {
+    V1NodeList list = api.get(list(), V1NodeList.class);
     replace(list);
     return list.getMetadata().getResourceVersion();
   }
@@ -206,7 +202,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   }
 
   @Override
-  public void seen(String type, V1Node node) {
+  void seen(String type, V1Node node) {
     String name = node.getMetadata().getName();
     synchronized (this) {
       if ("DELETED".equals(type)) {
@@ -219,7 +215,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   }
 
   @Override
-  public synchronized boolean giveUp(Exception failure, int failures) {
+  synchronized boolean giveUp(Exception failure, int failures) {
     // Steps waiting for the first list read their nodes themselves.
     notifyAll();
     if (failure instanceof ApiException ae && ae.getCode() == 403) {
@@ -230,8 +226,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
       written.clear();
       return true;
     }
-    LOG.debug(
-        "node watch failed, retrying failures={} reason={}", failures, WatchLoop.describe(failure));
+    LOG.debug("node watch failed, retrying failures={} reason={}", failures, describe(failure));
     return false;
   }
 
@@ -249,7 +244,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   @Override
   public void close() {
     ended = true;
-    loop.close();
+    super.close();
   }
 
   /**
@@ -269,15 +264,13 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
    * allows: the rest would only be refused (429). The eviction API stays the judge; this only
    * spares requests that cannot succeed.
    */
-  public static final class BudgetWatch
-      implements AutoCloseable, WatchLoop.Kind<V1PodDisruptionBudget> {
+  public static final class BudgetWatch extends WatchLoop<V1PodDisruptionBudget> {
     private static final Logger LOG = LoggerFactory.getLogger(BudgetWatch.class);
 
     /** Knows no budget, never started: every due pod is sent its eviction, as kubectl does. */
     public static final BudgetWatch NONE = new BudgetWatch(null, "none", budget -> {});
 
     private final Consumer<String> onAllowing;
-    private final WatchLoop<V1PodDisruptionBudget> loop;
 
     /** Each budget as last seen, by {@code namespace/name}. */
     private final Map<String, Seen> budgets = new ConcurrentHashMap<>();
@@ -297,17 +290,9 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
       }
     }
 
-    private BudgetWatch(ApiClient client, String name, Consumer<String> onAllowing) {
+    private BudgetWatch(RawApi api, String name, Consumer<String> onAllowing) {
+      super(api, V1PodDisruptionBudget.class, null, "budget-watch-" + name);
       this.onAllowing = onAllowing;
-      this.loop =
-          client == null
-              ? null
-              : new WatchLoop<>(
-                  new RawApi(client),
-                  V1PodDisruptionBudget.class,
-                  this,
-                  null,
-                  "budget-watch-" + name);
     }
 
     /**
@@ -317,8 +302,8 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
      * @param name names the thread (the cluster, for thread dumps)
      */
     public static BudgetWatch start(ApiClient client, String name, Consumer<String> onAllowing) {
-      BudgetWatch w = new BudgetWatch(client, name, onAllowing);
-      w.loop.start();
+      BudgetWatch w = new BudgetWatch(new RawApi(client), name, onAllowing);
+      w.startThread();
       return w;
     }
 
@@ -382,25 +367,20 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     }
 
     @Override
-    public void close() {
-      if (loop != null) {
-        loop.close();
-      }
-    }
-
-    @Override
-    public Call list(ApiClient client) throws ApiException {
-      return new PolicyV1Api(client).listPodDisruptionBudgetForAllNamespaces().buildCall(null);
+    Call list() throws ApiException {
+      return new PolicyV1Api(api.client())
+          .listPodDisruptionBudgetForAllNamespaces()
+          .buildCall(null);
     }
 
     /** No list of its own: a watch without a resourceVersion reports every budget first. */
     @Override
-    public String relist() {
+    String relist() {
       return null;
     }
 
     @Override
-    public void seen(String type, V1PodDisruptionBudget budget) {
+    void seen(String type, V1PodDisruptionBudget budget) {
       String key = budget.getMetadata().getNamespace() + "/" + budget.getMetadata().getName();
       if ("DELETED".equals(type)) {
         // A budget gone refuses nothing any more (and selects no pod).
@@ -417,16 +397,13 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     }
 
     @Override
-    public boolean giveUp(Exception failure, int failures) {
+    boolean giveUp(Exception failure, int failures) {
       if (failure instanceof ApiException ae && ae.getCode() == 403) {
         // The guest identity may not watch budgets: refused pods wait for the retry timer.
         LOG.info("budget watch refused (HTTP 403), refused evictions are retried on a timer");
         return true;
       }
-      LOG.debug(
-          "budget watch failed, retrying failures={} reason={}",
-          failures,
-          WatchLoop.describe(failure));
+      LOG.debug("budget watch failed, retrying failures={} reason={}", failures, describe(failure));
       return false;
     }
 

@@ -170,89 +170,86 @@ public final class SteppedDrains implements AutoCloseable {
    * (a node's pods, a cluster's nodes or budgets): it resumes from the last resourceVersion seen
    * (objects and bookmarks), starts again from a fresh list after a 410, and after a failure waits
    * 0.25 s, doubling up to 8 s. What a kind does with its objects, how it lists, and when it gives
-   * up are its {@link Kind}'s.
+   * up are its subclass's, called on the loop's thread.
    *
    * <p>Why not client-java's informers: each runs several threads; the drains need many differently
    * filtered watches, one thread each here.
    */
-  static final class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
+  abstract static class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
 
     /** The server ends each watch after this; the watch is then resumed. */
     static final int WATCH_SECONDS = 120;
 
-    /** What one kind of watch does. Called on the loop's thread. */
-    interface Kind<T extends KubernetesObject> {
-      /** The list request the watch is made of (the loop adds the watch's parameters). */
-      Call list(ApiClient client) throws ApiException;
+    /** Each watch request is bound to its deadline; null: never started (fed by hand, tests). */
+    final RawApi api;
 
-      /**
-       * There is no resourceVersion to resume from (at the start, or after a 410): list, report the
-       * full state, and return the list's resourceVersion; or null to watch from the state the
-       * server sends.
-       */
-      String relist() throws ApiException;
-
-      /** An object the watch reported ({@code ADDED}, {@code MODIFIED} or {@code DELETED}). */
-      void seen(String type, T object);
-
-      /** A try failed, {@code failures} in a row since a watch was accepted: true ends the loop. */
-      boolean giveUp(Exception failure, int failures);
-
-      /** Asked before each watch request: false ends the loop (nobody needs it any more). */
-      default boolean wanted() {
-        return true;
-      }
-    }
-
-    private final RawApi api;
-    private final Kind<T> kind;
     private final Type responseType;
     private final OkHttpClient watchHttp;
     private final Thread thread;
     private volatile boolean closed;
-    private volatile Call current;
+    private volatile Call call;
     private String resourceVersion;
 
     /** No watch accepted since the last failed try: the server is not reached now. */
     private volatile boolean failing;
 
     /**
-     * @param api each watch request is bound to its deadline
-     * @param resourceVersion where the first watch starts; null: {@link Kind#relist} first
+     * @param resourceVersion where the first watch starts; null: {@link #relist} first
      */
-    WatchLoop(RawApi api, Class<T> type, Kind<T> kind, String resourceVersion, String threadName) {
+    WatchLoop(RawApi api, Class<T> type, String resourceVersion, String threadName) {
       this.api = api;
-      this.kind = kind;
       this.responseType = TypeToken.getParameterized(Watch.Response.class, type).getType();
       this.resourceVersion = resourceVersion;
       // The caller's pool, auth and TLS; a watch is silent until something changes, so not the
       // client's short call timeout.
       this.watchHttp =
-          api.client()
-              .getHttpClient()
-              .newBuilder()
-              .readTimeout(Duration.ofSeconds(WATCH_SECONDS + 30))
-              .callTimeout(Duration.ZERO)
-              .build();
+          api == null
+              ? null
+              : api.client()
+                  .getHttpClient()
+                  .newBuilder()
+                  .readTimeout(Duration.ofSeconds(WATCH_SECONDS + 30))
+                  .callTimeout(Duration.ZERO)
+                  .build();
       this.thread = new Thread(this::run, threadName);
       this.thread.setDaemon(true);
-      // Watch events are decoded by the client's Gson: without the strict validators.
-      LenientJson.install();
+    }
+
+    /** The list request the watch is made of (the loop adds the watch's parameters). */
+    abstract Call list() throws ApiException;
+
+    /**
+     * There is no resourceVersion to resume from (at the start, or after a 410): list, report the
+     * full state, and return the list's resourceVersion; or null to watch from the state the server
+     * sends.
+     */
+    abstract String relist() throws ApiException;
+
+    /** An object the watch reported ({@code ADDED}, {@code MODIFIED} or {@code DELETED}). */
+    abstract void seen(String type, T object);
+
+    /** A try failed, {@code failures} in a row since a watch was accepted: true ends the loop. */
+    abstract boolean giveUp(Exception failure, int failures);
+
+    /** Asked before each watch request: false ends the loop (nobody needs it any more). */
+    boolean wanted() {
+      return true;
     }
 
     boolean failing() {
       return failing;
     }
 
-    WatchLoop<T> start() {
+    void startThread() {
+      // Watch events are decoded by the client's Gson: without the strict validators.
+      LenientJson.install();
       thread.start();
-      return this;
     }
 
     @Override
     public void close() {
       closed = true;
-      Call c = current;
+      Call c = call;
       if (c != null) {
         c.cancel();
       }
@@ -261,10 +258,10 @@ public final class SteppedDrains implements AutoCloseable {
 
     private void run() {
       int failures = 0;
-      while (!closed && kind.wanted()) {
+      while (!closed && wanted()) {
         try {
           if (resourceVersion == null) {
-            resourceVersion = kind.relist();
+            resourceVersion = relist();
           }
           watchOnce();
           failures = 0;
@@ -279,7 +276,7 @@ public final class SteppedDrains implements AutoCloseable {
           // A watch that was up before it broke starts a new count.
           failures = failing ? failures + 1 : 1;
           failing = true;
-          if (kind.giveUp(e, failures)) {
+          if (giveUp(e, failures)) {
             return;
           }
           try {
@@ -293,7 +290,7 @@ public final class SteppedDrains implements AutoCloseable {
 
     /** One watch request, read to its end; a 410 (as answer or as event) is an ApiException. */
     private void watchOnce() throws ApiException {
-      Request list = kind.list(api.client()).request();
+      Request list = list().request();
       HttpUrl.Builder url =
           list.url()
               .newBuilder()
@@ -303,13 +300,13 @@ public final class SteppedDrains implements AutoCloseable {
       if (resourceVersion != null) {
         url.addQueryParameter("resourceVersion", resourceVersion);
       }
-      Call call = watchHttp.newCall(list.newBuilder().url(url.build()).build());
-      api.bound(call);
-      current = call;
+      Call c = watchHttp.newCall(list.newBuilder().url(url.build()).build());
+      api.bound(c);
+      call = c;
       if (closed) {
         return;
       }
-      try (Watch<T> watch = Watch.createWatch(api.client(), call, responseType)) {
+      try (Watch<T> watch = Watch.createWatch(api.client(), c, responseType)) {
         failing = false;
         while (!closed && watch.hasNext()) {
           handle(watch.next());
@@ -317,7 +314,7 @@ public final class SteppedDrains implements AutoCloseable {
       } catch (IOException e) {
         throw new ApiException(e);
       } finally {
-        current = null;
+        call = null;
       }
     }
 
@@ -336,7 +333,7 @@ public final class SteppedDrains implements AutoCloseable {
         resourceVersion = object.getMetadata().getResourceVersion();
       }
       if (!"BOOKMARK".equals(event.type)) {
-        kind.seen(event.type, object);
+        seen(event.type, object);
       }
     }
 
@@ -603,7 +600,7 @@ public final class SteppedDrains implements AutoCloseable {
    * <p>One thread each ({@link WatchLoop}), not a GET per pod per second as kubectl does. Repeated
    * failures to reach the server end it ({@link #failure}).
    */
-  public static final class NodePodWatch implements AutoCloseable, WatchLoop.Kind<V1Pod> {
+  public static final class NodePodWatch extends WatchLoop<V1Pod> {
     private static final Logger LOG = LoggerFactory.getLogger(NodePodWatch.class);
 
     /** Consecutive failures (backoff 0.25 s doubling, at most 8 s: ~30 s in all). */
@@ -611,36 +608,28 @@ public final class SteppedDrains implements AutoCloseable {
 
     private final String node;
     private final Runnable onPodsLeft;
-    private final PodLister lister;
-    private final WatchLoop<V1Pod> loop;
     private final Map<String, V1Pod> pods = new LinkedHashMap<>();
     private boolean listed;
     private String failure;
 
-    private NodePodWatch(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
+    /** A null {@code api}: fed by hand, for tests. */
+    NodePodWatch(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
+      super(api, V1Pod.class, resourceVersion(seed), "drain-watch-" + node);
       this.node = node;
       this.onPodsLeft = onPodsLeft;
-      String from =
-          seed == null || seed.getMetadata() == null
-              ? null
-              : seed.getMetadata().getResourceVersion();
-      if (from != null) {
+      if (resourceVersion(seed) != null) {
         // The caller's own list: the watch starts right after it, instead of listing again.
         if (seed.getItems() != null) {
           seed.getItems().forEach(p -> pods.put(key(p), p));
         }
         listed = true;
       }
-      this.lister = new PodLister(api);
-      this.loop = new WatchLoop<>(api, V1Pod.class, this, from, "drain-watch-" + node);
     }
 
-    /** Fed by hand, for tests. */
-    NodePodWatch(String node, Runnable onPodsLeft) {
-      this.node = node;
-      this.onPodsLeft = onPodsLeft;
-      this.lister = null;
-      this.loop = null;
+    private static String resourceVersion(V1PodList list) {
+      return list == null || list.getMetadata() == null
+          ? null
+          : list.getMetadata().getResourceVersion();
     }
 
     /** Starts following the node's pods, listing them on the watch's thread. */
@@ -657,7 +646,7 @@ public final class SteppedDrains implements AutoCloseable {
      */
     static NodePodWatch start(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
       NodePodWatch w = new NodePodWatch(api, node, onPodsLeft, seed);
-      w.loop.start();
+      w.startThread();
       return w;
     }
 
@@ -675,23 +664,24 @@ public final class SteppedDrains implements AutoCloseable {
     }
 
     @Override
-    public Call list(ApiClient client) throws ApiException {
-      return new CoreV1Api(client)
+    Call list() throws ApiException {
+      return new CoreV1Api(api.client())
           .listPodForAllNamespaces()
           .fieldSelector(PodLister.nodeFieldSelector(node))
           .buildCall(null);
     }
 
     @Override
-    public String relist() throws ApiException {
-      PodLister.Listing listing = lister.list(node, "", DrainOptions.DEFAULT_CHUNK_SIZE);
+    String relist() throws ApiException {
+      PodLister.Listing listing =
+          new PodLister(api).list(node, "", DrainOptions.DEFAULT_CHUNK_SIZE);
       LOG.debug("pods listed node={} pods={}", node, listing.pods().size());
       relisted(listing.pods());
       return listing.resourceVersion();
     }
 
     @Override
-    public void seen(String type, V1Pod pod) {
+    void seen(String type, V1Pod pod) {
       boolean deleted = "DELETED".equals(type);
       synchronized (this) {
         if (deleted) {
@@ -706,8 +696,8 @@ public final class SteppedDrains implements AutoCloseable {
     }
 
     @Override
-    public boolean giveUp(Exception failure, int failures) {
-      String reason = WatchLoop.describe(failure);
+    boolean giveUp(Exception failure, int failures) {
+      String reason = describe(failure);
       if (failures >= MAX_FAILURES) {
         LOG.warn("pod watch gave up node={} failures={} reason={}", node, failures, reason);
         watchFailed("lost the watch on the pods of node " + node + ": " + reason);
@@ -743,15 +733,7 @@ public final class SteppedDrains implements AutoCloseable {
     }
 
     private static String key(V1Pod pod) {
-      PodRef ref = PodRef.of(pod);
-      return ref.namespace() + "/" + ref.name();
-    }
-
-    @Override
-    public void close() {
-      if (loop != null) {
-        loop.close();
-      }
+      return PodRef.of(pod).toString();
     }
   }
 
