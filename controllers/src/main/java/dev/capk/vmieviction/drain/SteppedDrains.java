@@ -558,10 +558,7 @@ public final class SteppedDrains implements AutoCloseable {
 
     /** 5 s, 10 s, 20 s, ... up to the maximum. */
     Duration refusalWait(int earlierRefusals) {
-      Duration wait = baseRetry;
-      for (int i = 0; i < earlierRefusals && wait.compareTo(maxRetry) < 0; i++) {
-        wait = wait.multipliedBy(2);
-      }
+      Duration wait = baseRetry.multipliedBy(1L << Math.min(earlierRefusals, 30));
       return wait.compareTo(maxRetry) > 0 ? maxRetry : wait;
     }
 
