@@ -8,7 +8,6 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.NodeWatch;
-import dev.capk.vmieviction.drain.NodeWatch.BudgetAllowance;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SteppedDrains;
@@ -163,7 +162,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
    * (nothing while no drain of the cluster was refused by a budget yet); the budgets that refused
    * the VMI's last step and allow a disruption now are handed to its drain's memory.
    */
-  private BudgetAllowance budgetsFor(
+  private BudgetWatch budgetsFor(
       String vmiKey, ApiClient client, SteppedDrains.DrainMemory memory) {
     BudgetWatch watch;
     Set<String> refused;
@@ -172,7 +171,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       refused = blocked.getOrDefault(vmiKey, Set.of());
     }
     if (watch == null) {
-      return BudgetAllowance.UNKNOWN;
+      return BudgetWatch.NONE;
     }
     memory.budgetsAllow(refused.stream().filter(watch::allows).collect(Collectors.toSet()));
     return watch;
@@ -419,7 +418,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
         log.debug("guest pod watch opened vmi={} node={}", vmiKey, nodeName);
       }
       // Budgets that allow a disruption again: the pods they refused go now.
-      BudgetAllowance budgets = budgetsFor(vmiKey, client.apiClient(), on.drain().memory());
+      BudgetWatch budgets = budgetsFor(vmiKey, client.apiClient(), on.drain().memory());
       try {
         DrainStep step =
             client.guarded(
