@@ -4,7 +4,6 @@ import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
-import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.ManagementMirroredVmiEvents;
 import dev.capk.vmieviction.infra.BoundTenants;
 import dev.capk.vmieviction.infra.InfraBindings;
@@ -74,7 +73,6 @@ final class ExternalInfraController implements ManagedController {
   private static final Request BINDINGS = new Request("", "bindings");
 
   private final InfraPipeline.Shared shared;
-  private final EventWriters managementEventWriters;
   private final EventSeriesRecorder managementEvents;
   private final InfraSecretWatches secrets;
   private final ExecutorService delays =
@@ -106,12 +104,12 @@ final class ExternalInfraController implements ManagedController {
     this.shared = shared;
     // Events in the management cluster: on KubevirtMachines (evacuation outcomes) and on
     // KubevirtClusters (infra Secret and connection problems).
-    this.managementEventWriters = new EventWriters("management-events", 2, 10_000);
     this.managementEvents =
         InfraConnection.events(
             shared.home().requestClient,
             ManagementMirroredVmiEvents.MIRRORED,
-            managementEventWriters);
+            "management-events",
+            2);
     Runnable changed = () -> queue.addAfter(BINDINGS, DEBOUNCE);
     shared.management().onKubevirtClusterChanged(changed);
     this.secrets =
@@ -175,7 +173,7 @@ final class ExternalInfraController implements ManagedController {
   public void close() {
     stopping();
     delays.shutdownNow();
-    managementEventWriters.close();
+    managementEvents.close();
   }
 
   private static void stop(Running r) {

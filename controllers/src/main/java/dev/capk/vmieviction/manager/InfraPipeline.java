@@ -4,7 +4,7 @@ import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
-import dev.capk.vmieviction.events.EventWriters;
+import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
 import dev.capk.vmieviction.eviction.ClusterDefaults;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
@@ -52,7 +52,7 @@ final class InfraPipeline implements ManagedController {
       InfraConnection home,
       ManagementInformers management,
       GuestClients guestClients,
-      EventWriters guestEventWriters,
+      EventSeriesRecorder guestNodeEvents,
       EvictionMetrics metrics,
       EvictionSettings settings) {}
 
@@ -100,7 +100,7 @@ final class InfraPipeline implements ManagedController {
         new GuestClusters(
             shared.guestClients(),
             tenants,
-            shared.guestEventWriters(),
+            shared.guestNodeEvents(),
             key -> queue.addFirst(request(key)),
             options.drainRetryInterval);
     this.reconciler =
