@@ -102,8 +102,6 @@ public final class EventSeriesRecorder implements AutoCloseable {
 
   private final Cache<String, Scope> scopes; // guarded by itself
   private final Ticker ticker;
-  private final Duration updateInterval;
-  private final int maxSeries;
   private final EventStore store;
   private final String component;
   private final Set<String> outcomeReasons;
@@ -122,15 +120,7 @@ public final class EventSeriesRecorder implements AutoCloseable {
       Clock clock,
       String writers,
       int lanes) {
-    this(
-        store,
-        component,
-        outcomeReasons,
-        clock,
-        lanes(writers, lanes),
-        Ticker.systemTicker(),
-        UPDATE_INTERVAL,
-        MAX_SERIES_PER_SCOPE);
+    this(store, component, outcomeReasons, clock, lanes(writers, lanes), Ticker.systemTicker());
   }
 
   EventSeriesRecorder(
@@ -139,50 +129,34 @@ public final class EventSeriesRecorder implements AutoCloseable {
       Set<String> outcomeReasons,
       Clock clock,
       List<ThreadPoolExecutor> lanes,
-      Ticker ticker,
-      Duration updateInterval,
-      int maxSeries) {
-    this(
+      Ticker ticker) {
+    this.scopes =
         CacheBuilder.newBuilder()
             .maximumSize(50_000)
             .expireAfterAccess(FORGET_AFTER.toNanos(), TimeUnit.NANOSECONDS)
             .ticker(ticker)
-            .build(),
-        ticker,
-        updateInterval,
-        maxSeries,
-        store,
-        component,
-        Set.copyOf(outcomeReasons),
-        clock,
-        lanes);
-  }
-
-  private EventSeriesRecorder(
-      Cache<String, Scope> scopes,
-      Ticker ticker,
-      Duration updateInterval,
-      int maxSeries,
-      EventStore store,
-      String component,
-      Set<String> outcomeReasons,
-      Clock clock,
-      List<ThreadPoolExecutor> lanes) {
-    this.scopes = scopes;
+            .build();
     this.ticker = ticker;
-    this.updateInterval = updateInterval;
-    this.maxSeries = maxSeries;
     this.store = store;
     this.component = component;
-    this.outcomeReasons = outcomeReasons;
+    this.outcomeReasons = Set.copyOf(outcomeReasons);
     this.clock = clock;
     this.lanes = lanes;
   }
 
+  private EventSeriesRecorder(EventSeriesRecorder same, EventStore store) {
+    this.scopes = same.scopes;
+    this.ticker = same.ticker;
+    this.store = store;
+    this.component = same.component;
+    this.outcomeReasons = same.outcomeReasons;
+    this.clock = same.clock;
+    this.lanes = same.lanes;
+  }
+
   /** The same series and lanes, written through another store (another cluster). */
   public EventSeriesRecorder to(EventStore other) {
-    return new EventSeriesRecorder(
-        scopes, ticker, updateInterval, maxSeries, other, component, outcomeReasons, clock, lanes);
+    return new EventSeriesRecorder(this, other);
   }
 
   private static List<ThreadPoolExecutor> lanes(String name, int count) {
@@ -304,7 +278,7 @@ public final class EventSeriesRecorder implements AutoCloseable {
       SeriesState state = scope.series.get(series);
       if (state == null) {
         if (!outcome) {
-          if (scope.capped >= maxSeries) {
+          if (scope.capped >= MAX_SERIES_PER_SCOPE) {
             return new Decision(Write.CAPPED, 0);
           }
           scope.capped++;
@@ -320,9 +294,9 @@ public final class EventSeriesRecorder implements AutoCloseable {
       long now = ticker.read();
       boolean due =
           outcome
-              || now - state.writtenAtNanos >= updateInterval.toNanos()
+              || now - state.writtenAtNanos >= UPDATE_INTERVAL.toNanos()
                   && (!scope.repeatWritten
-                      || now - scope.repeatWrittenAtNanos >= updateInterval.toNanos());
+                      || now - scope.repeatWrittenAtNanos >= UPDATE_INTERVAL.toNanos());
       return new Decision(due ? Write.UPDATE : Write.FOLD, state.occurred);
     }
   }

@@ -23,8 +23,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** What each occurrence of an event does, as a table of occurrences and the decisions they get. */
 class EventSeriesDecisionsTest {
 
-  static final Duration INTERVAL = Duration.ofSeconds(30);
-  static final int CAP = 3;
+  static final Duration INTERVAL = EventSeriesRecorder.UPDATE_INTERVAL;
+  static final int CAP = EventSeriesRecorder.MAX_SERIES_PER_SCOPE;
 
   final AtomicLong nanos = new AtomicLong();
   final EventSeriesRecorder book =
@@ -39,9 +39,7 @@ class EventSeriesDecisionsTest {
             public long read() {
               return nanos.get();
             }
-          },
-          INTERVAL,
-          CAP);
+          });
 
   static Decision create(int count) {
     return new Decision(Write.CREATE, count);
@@ -74,6 +72,22 @@ class EventSeriesDecisionsTest {
     return new Occurrence(0, scope, reason, false);
   }
 
+  /** The cap's series S1..S10 of evacuation-1 first (each created), then {@code then}. */
+  static List<Occurrence> capFilled(Occurrence... then) {
+    List<Occurrence> all = new ArrayList<>();
+    for (int i = 1; i <= CAP; i++) {
+      all.add(at(0, "S" + i));
+    }
+    all.addAll(List.of(then));
+    return all;
+  }
+
+  static List<Decision> capFilled(Decision... then) {
+    List<Decision> all = new ArrayList<>(java.util.Collections.nCopies(CAP, create(1)));
+    all.addAll(List.of(then));
+    return all;
+  }
+
   static Stream<Arguments> table() {
     return Stream.of(
         Arguments.of(
@@ -86,7 +100,7 @@ class EventSeriesDecisionsTest {
                 at(0, "DrainBlocked"),
                 at(1, "DrainBlocked"),
                 at(1, "DrainBlocked"),
-                at(30, "DrainBlocked"),
+                at(60, "DrainBlocked"),
                 at(1, "DrainBlocked")),
             List.of(create(1), fold(2), fold(3), update(4), fold(5))),
         Arguments.of(
@@ -94,36 +108,28 @@ class EventSeriesDecisionsTest {
             List.of(
                 at(0, "DrainBlocked"),
                 at(0, "GuestAPIUnavailable"),
-                at(30, "DrainBlocked"),
+                at(60, "DrainBlocked"),
                 at(0, "GuestAPIUnavailable"),
-                at(29, "GuestAPIUnavailable"),
+                at(59, "GuestAPIUnavailable"),
                 at(1, "GuestAPIUnavailable"),
                 at(0, "DrainBlocked")),
             List.of(create(1), create(1), update(2), fold(2), fold(3), update(4), fold(3))),
         Arguments.of(
             "non-outcome series beyond the cap are dropped, their repeats too; earlier series still update",
-            List.of(at(0, "A"), at(0, "B"), at(0, "C"), at(0, "D"), at(60, "D"), at(0, "A")),
-            List.of(create(1), create(1), create(1), capped(), capped(), update(2))),
+            capFilled(at(0, "D"), at(120, "D"), at(0, "S1")),
+            capFilled(capped(), capped(), update(2))),
         Arguments.of(
             "outcomes are written past the cap, and every repeat at once",
-            List.of(
-                at(0, "A"),
-                at(0, "B"),
-                at(0, "C"),
-                outcome(0, "DrainSucceeded"),
-                outcome(0, "VMIDeleted"),
-                outcome(1, "VMIDeleted")),
-            List.of(create(1), create(1), create(1), create(1), create(1), update(2))),
+            capFilled(
+                outcome(0, "DrainSucceeded"), outcome(0, "VMIDeleted"), outcome(1, "VMIDeleted")),
+            capFilled(create(1), create(1), update(2))),
         Arguments.of(
             "another evacuation has its own series and its own cap",
-            List.of(
-                in("evacuation-1", "A"),
-                in("evacuation-1", "B"),
-                in("evacuation-1", "C"),
+            capFilled(
                 in("evacuation-1", "DrainBlocked"),
                 in("evacuation-2", "DrainBlocked"),
                 in("evacuation-2", "DrainBlocked")),
-            List.of(create(1), create(1), create(1), capped(), create(1), fold(2))));
+            capFilled(capped(), create(1), fold(2))));
   }
 
   @ParameterizedTest(name = "{0}")

@@ -48,9 +48,7 @@ class EventSeriesRecorderTest {
         Set.of("DrainSucceeded", "VMIDeleted"),
         Clock.fixed(Instant.parse("2025-01-01T12:00:00Z"), ZoneOffset.UTC),
         java.util.List.of(),
-        ticker,
-        EventSeriesRecorder.UPDATE_INTERVAL,
-        EventSeriesRecorder.MAX_SERIES_PER_SCOPE);
+        ticker);
   }
 
   @Test
