@@ -41,11 +41,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Shared informers on the Cluster API objects behind VMIs (Clusters, Machines, KubevirtMachines;
@@ -64,8 +61,6 @@ import org.slf4j.LoggerFactory;
  * and kubeconfig only. Each cached object keeps only the metadata its readers use.
  */
 public final class ManagementInformers {
-
-  private static final Logger log = LoggerFactory.getLogger(ManagementInformers.class);
 
   /** All namespaces. */
   public static final String ALL = "";
@@ -264,7 +259,7 @@ public final class ManagementInformers {
    * One kind's informers, by watched namespace ({@link #ALL} for all): each lists in pages what its
    * selectors select and trims each object as it arrives.
    *
-   * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause});
+   * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE} (see {@link InformerFailures});
    *     else a refusal is an error as any
    * @param listFailed told of each failed list or watch (the informer tries again a second later);
    *     null: counted and backed off ({@link InformerFailures})
@@ -313,24 +308,16 @@ public final class ManagementInformers {
     <L extends ApiObjectList<T>> SharedIndexInformer<T> add(
         String ns, SharedInformerFactory factory, GenericKubernetesApi<T, L> api) {
       InformerFailures failures =
-          new InformerFailures("kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns));
-      BiConsumer<Class<T>, Throwable> counted = failures.handler();
-      RefusedListPause pause =
-          paced ? new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime) : null;
-      ListerWatcher<T, L> lists = listerWatcher(api, ns, kind, selectors, trim, pause);
+          new InformerFailures(
+              "kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns),
+              paced ? REFUSED_LIST_PAUSE : null);
+      ListerWatcher<T, L> lists = listerWatcher(api, ns, kind, selectors, trim);
       SharedIndexInformer<T> informer =
           factory.sharedIndexInformerFor(
               listFailed != null ? lists : failures.guard(lists),
               type,
               resync.toMillis(),
-              (t, e) -> {
-                if (listFailed != null) {
-                  listFailed.accept(e);
-                } else if (!paced || !(e instanceof ApiException a && a.getCode() == 403)) {
-                  // (A refused list (403) that is paced was logged once by the lister.)
-                  counted.accept(t, e);
-                }
-              });
+              listFailed != null ? (t, e) -> listFailed.accept(e) : failures.handler());
       informer.setTransform(o -> trim.apply(type.cast(o)));
       informers.put(ns, informer);
       return informer;
@@ -404,9 +391,7 @@ public final class ManagementInformers {
       String namespace,
       String kind,
       ListOptions selectors,
-      UnaryOperator<T> trim,
-      RefusedListPause pause) {
-    String where = namespace.isEmpty() ? "all" : namespace;
+      UnaryOperator<T> trim) {
     return new ListerWatcher<>() {
       /**
        * All pages of one consistent list. The requested resourceVersion is dropped: with "0" the
@@ -415,10 +400,6 @@ public final class ManagementInformers {
        */
       @Override
       public L list(CallGeneratorParams params) throws ApiException {
-        if (pause != null && !pause.mayList()) {
-          // No request: the informer calls again every second.
-          throw new ApiException(403, "listing " + kind + " was refused, not tried again yet");
-        }
         L all = null;
         String continueToken = null;
         do {
@@ -429,15 +410,6 @@ public final class ManagementInformers {
           var r = namespace.isEmpty() ? api.list(o) : api.list(namespace, o);
           if (r.getHttpStatusCode() == 0) {
             throw new ApiException(0, "no HTTP response listing " + kind);
-          }
-          if (r.getHttpStatusCode() == 403 && pause != null) {
-            pause.refused();
-            log.info(
-                "informer cache off kind={} namespace={} reason=list refused (HTTP 403, RBAC)"
-                    + " reads=GET retryIn={}",
-                kind,
-                where,
-                REFUSED_LIST_PAUSE);
           }
           L page = r.throwsApiException().getObject();
           List<T> items = page.getItems() == null ? List.of() : page.getItems();
@@ -451,9 +423,6 @@ public final class ManagementInformers {
           }
           continueToken = page.getMetadata() == null ? null : page.getMetadata().getContinue();
         } while (continueToken != null && !continueToken.isEmpty());
-        if (pause != null) {
-          pause.listed();
-        }
         return all;
       }
 

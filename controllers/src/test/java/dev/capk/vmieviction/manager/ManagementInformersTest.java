@@ -1,7 +1,6 @@
 package dev.capk.vmieviction.manager;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -11,27 +10,11 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import io.kubernetes.client.openapi.models.V1ManagedFieldsEntry;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 class ManagementInformersTest {
-
-  @Test
-  void aRefusedListIsNotSentAgainBeforeThePauseAndAGrantIsSeenAfterIt() {
-    AtomicLong now = new AtomicLong();
-    RefusedListPause pause = new RefusedListPause(Duration.ofMinutes(5), now::get);
-    assertTrue(pause.mayList(), "the first list goes out");
-    pause.refused();
-    now.addAndGet(Duration.ofMinutes(4).toNanos());
-    assertFalse(pause.mayList(), "the informer's retries a second later send nothing");
-    now.addAndGet(Duration.ofMinutes(1).toNanos());
-    assertTrue(pause.mayList(), "after the pause, the list is tried again");
-    pause.listed();
-    assertTrue(pause.mayList());
-  }
 
   @Test
   void aCachedKubeconfigSecretKeepsItsIdentityVersionAndKubeconfigOnly() {
