@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.manager;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
@@ -14,13 +13,12 @@ import dev.capk.vmieviction.infra.InfraEventReasons;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
+import dev.capk.vmieviction.runtime.TwoLaneWorkQueue;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
-import io.kubernetes.client.extended.workqueue.DefaultRateLimitingQueue;
-import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import java.time.Duration;
@@ -34,8 +32,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -49,7 +45,8 @@ import org.slf4j.LoggerFactory;
  * change (a burst of events costs one pass) and every {@link #RESYNC_EVERY}. A KubevirtCluster that
  * cannot be bound, or whose infra cluster does not answer, gets a Warning Event and a log line
  * (again at most every {@link #REPORT_AGAIN}), never its Secret's content. Readiness is the
- * management caches' only: an infra cluster that is down makes no replica unready.
+ * management caches' only (started by the manager): an infra cluster that is down makes no replica
+ * unready.
  */
 final class ExternalInfraController implements ManagedController {
 
@@ -75,13 +72,7 @@ final class ExternalInfraController implements ManagedController {
   private final InfraPipeline.Shared shared;
   private final EventSeriesRecorder managementEvents;
   private final InfraSecretWatches secrets;
-  private final ExecutorService delays =
-      Executors.newSingleThreadExecutor(
-          new ThreadFactoryBuilder()
-              .setNameFormat("infra-bindings-delays")
-              .setDaemon(true)
-              .build());
-  private final DefaultRateLimitingQueue<Request> queue = new DefaultRateLimitingQueue<>(delays);
+  private final TwoLaneWorkQueue<Request> queue = new TwoLaneWorkQueue<>("infra-bindings");
   private final Controller workers;
   private final Map<String, InfraConnection> connections = new HashMap<>();
   private final Map<Target, Running> pipelines = new ConcurrentHashMap<>();
@@ -137,12 +128,6 @@ final class ExternalInfraController implements ManagedController {
     return NAME;
   }
 
-  /** The management informers: started by the manager. */
-  @Override
-  public List<SharedInformerFactory> informerFactories() {
-    return List.of();
-  }
-
   @Override
   public boolean hasSynced() {
     return shared.management().hasSynced();
@@ -172,7 +157,6 @@ final class ExternalInfraController implements ManagedController {
   @Override
   public void close() {
     stopping();
-    delays.shutdownNow();
     managementEvents.close();
   }
 
