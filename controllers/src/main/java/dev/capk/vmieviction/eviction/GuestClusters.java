@@ -11,10 +11,8 @@ import dev.capk.vmieviction.drain.NodeWatch;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SteppedDrains;
-import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
-import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.GuestNodeUncordoner.UncordonDecision;
@@ -89,24 +87,37 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
 
   private final GuestClients clients;
   private final TenantMapping tenants;
-  private final EventSeriesBook nodeEventSeries = new EventSeriesBook();
-  private final EventWriters nodeEventWriters;
+  private final EventSeriesRecorder nodeEventSeries;
+
+  /**
+   * The guest nodes' Event series, written on threads of their own, to a cluster through {@code
+   * to}.
+   */
+  public static EventSeriesRecorder nodeEvents(int lanes) {
+    return new EventSeriesRecorder(
+        null,
+        GuestNodeDrainer.EVENT_SOURCE,
+        GuestNodeDrainer.NODE_OUTCOMES,
+        Clock.systemUTC(),
+        "guest-node-events",
+        lanes);
+  }
 
   /**
    * @param tenants which Cluster a VMI may reach
-   * @param nodeEventWriters write the guest nodes' Events off the steps' threads
+   * @param nodeEvents the guest nodes' Event series (written off the steps' threads), any cluster's
    * @param wake enqueues a VMI (by {@code namespace/name}) for its next step
    * @param maxRetry the longest wait between two evictions of a refused pod
    */
   public GuestClusters(
       GuestClients clients,
       TenantMapping tenants,
-      EventWriters nodeEventWriters,
+      EventSeriesRecorder nodeEvents,
       Consumer<String> wake,
       Duration maxRetry) {
     this.clients = clients;
     this.tenants = tenants;
-    this.nodeEventWriters = nodeEventWriters;
+    this.nodeEventSeries = nodeEvents;
     this.wake = wake;
     this.drains =
         new SteppedDrains(
@@ -563,8 +574,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
               return "cluster " + cluster() + ": " + ApiStatus.describeWithoutServerText(e);
             }
           };
-      return new EventSeriesRecorder(
-          nodeEventSeries, store, EVENT_SOURCE, NODE_OUTCOMES, Clock.systemUTC(), nodeEventWriters);
+      return nodeEventSeries.to(store);
     }
 
     /**

@@ -8,8 +8,8 @@ import java.util.Set;
 
 /**
  * VMI events as series: one Event object per VMI, evacuation and reason, updated on repeats, at
- * most {@link dev.capk.vmieviction.events.EventSeriesBook#MAX_SERIES_PER_SCOPE} non-outcome series
- * per evacuation, and the outcomes ({@link #OUTCOMES}) always written.
+ * most {@link dev.capk.vmieviction.events.EventSeriesRecorder#MAX_SERIES_PER_SCOPE} non-outcome
+ * series per evacuation, and the outcomes ({@link #OUTCOMES}) always written.
  */
 public final class SeriesVmiEvents implements VmiEvents {
 
