@@ -5,10 +5,11 @@
  * controller's through {@link dev.capk.vmieviction.drain.SteppedDrains}, the {@code drain} CLI's
  * ({@link dev.capk.vmieviction.drain.cli.DrainCommand}) through the blocking loop below.
  *
- * <p>The CLI's entry point: {@link dev.capk.vmieviction.drain.NodeDrainer} ({@code cordon}, {@code
- * uncordon}, {@code drain}) with {@link dev.capk.vmieviction.drain.DrainOptions}. A drain cordons
- * the node, lists its pods ({@link dev.capk.vmieviction.drain.SteppedDrains.PodLister}, paginated),
- * gives each a {@link dev.capk.vmieviction.drain.PodFilters.PodVerdict} through {@link
+ * <p>The CLI's: {@link dev.capk.vmieviction.drain.Cordoner} ({@code cordon}, {@code uncordon}) and
+ * {@link dev.capk.vmieviction.drain.NodeDrainer} ({@code drain}) with {@link
+ * dev.capk.vmieviction.drain.DrainOptions}. A drain of a cordoned node lists its pods ({@link
+ * dev.capk.vmieviction.drain.SteppedDrains.PodLister}, paginated), gives each a {@link
+ * dev.capk.vmieviction.drain.PodFilters.PodVerdict} through {@link
  * dev.capk.vmieviction.drain.PodFilters} in kubectl's order ({@link
  * dev.capk.vmieviction.drain.PodFilters.DrainPlan#of}) and refuses as a whole ({@link
  * dev.capk.vmieviction.drain.DrainRefusedException}); otherwise {@link

@@ -1,7 +1,7 @@
 package dev.capk.vmieviction.drain.cli;
 
 import dev.capk.vmieviction.drain.DryRun;
-import dev.capk.vmieviction.drain.NodeDrainer;
+import io.kubernetes.client.openapi.ApiClient;
 import java.io.PrintStream;
 import java.util.List;
 
@@ -19,10 +19,10 @@ public final class CordonCommand extends NodeCommand {
   }
 
   @Override
-  int run(NodeDrainer drainer, List<String> nodes, DryRun strategy) {
+  int run(ApiClient client, List<String> nodes, DryRun strategy) {
     // kubectl prints each node's refusal ("error: unable to cordon node ...") and still exits 0
     // (RunCordonOrUncordon returns no error for them): a drop-in does the same.
-    setUnschedulable(drainer, nodes, cordon, strategy);
+    setUnschedulable(nodes, cordon, strategy);
     return EXIT_OK;
   }
 }

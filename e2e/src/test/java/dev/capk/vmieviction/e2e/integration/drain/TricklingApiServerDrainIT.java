@@ -61,7 +61,7 @@ class TricklingApiServerDrainIT {
                   return e;
                 }
               });
-      // Before: the drain's first request (reading the node to cordon it) took hours.
+      // Before: the drain's first request (listing the node's pods) took hours.
       Throwable failure = outcome.get(HANG.toSeconds(), TimeUnit.SECONDS);
       ApiException e = assertInstanceOf(ApiException.class, failure);
       assertEquals(0, e.getCode(), "no answer within the drain's deadline");
