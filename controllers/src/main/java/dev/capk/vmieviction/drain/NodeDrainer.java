@@ -103,7 +103,7 @@ public final class NodeDrainer {
         new PodFilters(options, memory.daemonSets(() -> PodFilters.daemonSets(api)), clock);
     DrainPlan plan = DrainPlan.of(filters.inOrder(), listing.pods());
     if (plan.refused()) {
-      DrainRefusedException refused = new DrainRefusedException(nodeName, plan.refusals(), false);
+      DrainRefusedException refused = new DrainRefusedException(nodeName, plan.refusals());
       LOG.info("drain refused node={} reason={}", nodeName, refused.getMessage());
       throw refused;
     }
@@ -142,15 +142,14 @@ public final class NodeDrainer {
 
     private final RawApi api;
     private final String node;
-    private final DrainPlan plan;
     private final DrainMemory memory;
     private final DrainOptions options;
     private final DrainProgressListener listener;
     private final Clock clock;
     private final Semaphore wake = new Semaphore(0);
 
-    /** The pods still awaited, as last seen, by UID. */
-    private final Map<String, V1Pod> left = new LinkedHashMap<>();
+    /** The pods still awaited, as last seen (a namesake, with another UID, is another pod). */
+    private final Map<PodRef, V1Pod> left = new LinkedHashMap<>();
 
     private final Set<PodRef> announced = new HashSet<>();
     private final List<PodRef> evicted = new ArrayList<>();
@@ -171,8 +170,7 @@ public final class NodeDrainer {
         Clock clock) {
       this.api = api;
       this.node = node;
-      this.plan = plan;
-      plan.toEvict().forEach(p -> left.put(key(PodRef.of(p)), p));
+      plan.toEvict().forEach(p -> left.put(PodRef.of(p), p));
       this.memory = memory;
       this.options = options;
       this.listener = listener;
@@ -224,7 +222,7 @@ public final class NodeDrainer {
 
     /** A client dry run: every planned pod would go, nothing is sent. */
     void wouldAllGo() {
-      left.values().forEach(p -> done(PodRef.of(p)));
+      left.keySet().forEach(this::done);
       left.clear();
     }
 
@@ -266,7 +264,7 @@ public final class NodeDrainer {
 
     @Override
     public void answered(PodRef ref, EvictionOutcome o) {
-      if (!left.containsKey(key(ref))) {
+      if (!left.containsKey(ref)) {
         return;
       }
       // The stepper has remembered the answer: its budgets and failures are in the memory.
@@ -274,7 +272,7 @@ public final class NodeDrainer {
       switch (o.kind()) {
         case ACCEPTED -> {
           if (options.dryRun() != DryRun.NONE) {
-            left.remove(key(ref));
+            left.remove(ref);
             done(ref);
           }
         }
@@ -303,11 +301,10 @@ public final class NodeDrainer {
      * longer ago than the skip-wait timeout is no longer waited for.
      */
     void seen(List<V1Pod> onNode) {
-      Map<String, V1Pod> byKey = new HashMap<>();
-      onNode.forEach(v -> byKey.put(key(PodRef.of(v)), v));
-      for (V1Pod before : List.copyOf(left.values())) {
-        PodRef ref = PodRef.of(before);
-        V1Pod now = byKey.get(key(ref));
+      Map<PodRef, V1Pod> byRef = new HashMap<>();
+      onNode.forEach(v -> byRef.put(PodRef.of(v), v));
+      for (PodRef ref : List.copyOf(left.keySet())) {
+        V1Pod now = byRef.get(ref);
         if (now == null) {
           gone(ref);
         } else if (PodFilters.deletedLongerAgoThan(
@@ -316,16 +313,16 @@ public final class NodeDrainer {
               "deletion timestamp older than "
                   + options.skipWaitForDeleteTimeout().toSeconds()
                   + " seconds, not waited for";
-          left.remove(key(ref));
+          left.remove(ref);
           tell(() -> listener.notWaitedFor(ref, reason));
         } else {
-          left.put(key(ref), now);
+          left.put(ref, now);
           if (terminating(now)) {
             // Someone else deletes it, so the stepper sends no eviction; kubectl would send one
             // (accepted, the pod going anyway) and print its line, so it is announced.
             announce(ref);
             if (options.dryRun() != DryRun.NONE) {
-              left.remove(key(ref));
+              left.remove(ref);
               evicted.add(ref);
             }
           }
@@ -345,8 +342,9 @@ public final class NodeDrainer {
     /** How the drain ended: the pods that went, and those still awaited with what holds them. */
     DrainResult result() {
       Map<PodRef, String> pending = new TreeMap<>();
-      for (V1Pod pod : left.values()) {
-        PodRef ref = PodRef.of(pod);
+      for (Map.Entry<PodRef, V1Pod> e : left.entrySet()) {
+        PodRef ref = e.getKey();
+        V1Pod pod = e.getValue();
         DrainMemory.PodState s = memory.state(ref);
         DrainMemory.Waiting waiting = s == null ? null : s.waiting;
         if (terminating(pod) || waiting == DrainMemory.Waiting.ACCEPTED) {
@@ -380,14 +378,14 @@ public final class NodeDrainer {
     }
 
     private void gone(PodRef ref) {
-      left.remove(key(ref));
+      left.remove(ref);
       evicted.add(ref);
       boolean eviction = usingEviction();
       tell(() -> listener.gone(ref, eviction));
     }
 
     private void fail(PodRef ref, String reason) {
-      if (left.remove(key(ref)) != null) {
+      if (left.remove(ref) != null) {
         failed.put(ref, reason);
         LOG.info("pod eviction failed pod={} reason={}", ref, reason);
         tell(() -> listener.failed(ref, reason));
@@ -396,10 +394,6 @@ public final class NodeDrainer {
 
     private static boolean terminating(V1Pod pod) {
       return pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null;
-    }
-
-    private static String key(PodRef ref) {
-      return ref.uid() != null ? ref.uid() : ref.namespace() + "/" + ref.name();
     }
   }
 

@@ -72,14 +72,13 @@ class DrainPlanTest {
             pod("a", "bare-1").build(),
             pod("a", "bare-2").build(),
             pod("a", "cache").ownedBy("ReplicaSet", "c").emptyDir().build());
-    DrainRefusedException e = new DrainRefusedException("node-1", p.refusals(), true);
+    DrainRefusedException e = new DrainRefusedException("node-1", p.refusals());
     assertEquals(
         "cannot drain node \"node-1\": "
             + "cannot delete Pods with local storage (use --delete-emptydir-data to override): a/cache; "
             + "cannot delete Pods that declare no controller (use --force to override): a/bare-1, a/bare-2",
         e.getMessage());
     assertEquals(3, e.refusedPods().size());
-    assertTrue(e.cordonedByThisDrain());
     assertThrows(UnsupportedOperationException.class, () -> e.refusals().clear());
   }
 
