@@ -19,13 +19,14 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * What {@code drain}, {@code cordon} and {@code uncordon} share: the nodes in kubectl's two forms
+ * The {@code cordon} and {@code uncordon NODE... | -l SELECTOR} commands (they differ only in the
+ * value they set), and what {@code drain} shares with them: the nodes in kubectl's two forms
  * (names, or a label selector with {@code -l}; never both, never neither), the connection flags,
  * {@code --dry-run}, and the steps before a command changes anything: check the flags, connect, and
  * resolve every node (kubectl resolves all its arguments first). Errors are kubectl's lines; exit
  * 1.
  */
-abstract class NodeCommand implements Callable<Integer> {
+class NodeCommand implements Callable<Integer> {
   static final int EXIT_OK = 0;
   static final int EXIT_FAILED = 1;
 
@@ -75,7 +76,12 @@ abstract class NodeCommand implements Callable<Integer> {
   void check(DryRun strategy) {}
 
   /** Acts on the resolved nodes; returns the exit code. */
-  abstract int run(ApiClient client, List<String> nodes, DryRun strategy);
+  int run(ApiClient client, List<String> nodes, DryRun strategy) {
+    // kubectl prints each node's refusal ("error: unable to cordon node ...") and still exits 0
+    // (RunCordonOrUncordon returns no error for them): a drop-in does the same.
+    setUnschedulable(nodes, name.equals("cordon"), strategy);
+    return EXIT_OK;
+  }
 
   @Override
   public final Integer call() {
