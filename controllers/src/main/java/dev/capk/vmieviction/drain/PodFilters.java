@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * kubectl drain's pod filters, in kubectl's order: skip pods deleted long ago, DaemonSet pods,
@@ -87,16 +88,19 @@ public final class PodFilters {
     if (isFinished(pod)) {
       return PodVerdict.delete();
     }
-    DaemonSetLookup.Answer answer = daemonSets.find(namespaceOf(pod), ref.getName());
-    switch (answer.presence()) {
-      case NOT_FOUND:
-        return options.force()
-            ? PodVerdict.deleteWithWarning(answer.message())
-            : PodVerdict.refuse(answer.message());
-      case UNKNOWN:
-        return PodVerdict.refuse(answer.message());
-      default:
-        break;
+    Optional<ApiException> missing = daemonSets.find(namespaceOf(pod), ref.getName());
+    if (missing.isPresent() && missing.get().getCode() == 404) {
+      // kubectl's message, from the API server's NotFound error.
+      String gone = "daemonsets.apps \"" + ref.getName() + "\" not found";
+      return options.force() ? PodVerdict.deleteWithWarning(gone) : PodVerdict.refuse(gone);
+    } else if (missing.isPresent()) {
+      return PodVerdict.refuse(
+          "cannot look up daemonset "
+              + namespaceOf(pod)
+              + "/"
+              + ref.getName()
+              + ": "
+              + ApiStatus.describe(missing.get()));
     }
     if (!options.ignoreAllDaemonSets()) {
       return PodVerdict.refuse(DAEMONSET_FATAL);
@@ -342,55 +346,30 @@ public final class PodFilters {
     PodVerdict verdict(V1Pod pod);
   }
 
-  /** Tells whether the DaemonSet a pod names as its controller still exists. */
+  /**
+   * Tells whether the DaemonSet a pod names as its controller still exists: empty if it does, else
+   * the server's 404 or why the lookup failed.
+   */
   @FunctionalInterface
   public interface DaemonSetLookup {
-    enum Presence {
-      EXISTS,
-      NOT_FOUND,
-      UNKNOWN
-    }
-
-    /** The answer, and for NOT_FOUND or UNKNOWN (lookup failed) a message saying so. */
-    record Answer(Presence presence, String message) {
-      public static Answer exists() {
-        return new Answer(Presence.EXISTS, "");
-      }
-
-      /** The message kubectl shows, from the API server's NotFound error. */
-      public static Answer notFound(String name) {
-        return new Answer(Presence.NOT_FOUND, "daemonsets.apps \"" + name + "\" not found");
-      }
-
-      public static Answer unknown(String message) {
-        return new Answer(Presence.UNKNOWN, message);
-      }
-    }
-
-    Answer find(String namespace, String name);
+    Optional<ApiException> find(String namespace, String name);
   }
 
   /** DaemonSets looked up through the API, once per namespace/name (many pods share one). */
   static DaemonSetLookup daemonSets(RawApi api) {
     AppsV1Api apps = new AppsV1Api(api.client());
-    Map<String, DaemonSetLookup.Answer> cache = new HashMap<>();
+    Map<String, Optional<ApiException>> cache = new HashMap<>();
     return (namespace, name) -> {
       synchronized (cache) {
         return cache.computeIfAbsent(
             namespace + "/" + name,
             k -> {
-              String failed = "cannot look up daemonset " + k + ": ";
               try {
                 RawApi.Answer a =
                     api.execute(apps.readNamespacedDaemonSet(name, namespace).buildCall(null));
-                return a.ok()
-                    ? DaemonSetLookup.Answer.exists()
-                    : a.code() == 404
-                        ? DaemonSetLookup.Answer.notFound(name)
-                        : DaemonSetLookup.Answer.unknown(
-                            failed + ApiStatus.describe(a.toException()));
+                return a.ok() ? Optional.empty() : Optional.of(a.toException());
               } catch (ApiException e) {
-                return DaemonSetLookup.Answer.unknown(failed + ApiStatus.describe(e));
+                return Optional.of(e);
               }
             });
       }
