@@ -62,12 +62,6 @@ public final class NodeDrainer {
     this.api = new RawApi(Objects.requireNonNull(client, "client"));
   }
 
-  /** As {@link #drain(String, DrainOptions, DrainProgressListener)}, telling no one. */
-  public DrainResult drain(String nodeName, DrainOptions options)
-      throws ApiException, DrainRefusedException {
-    return drain(nodeName, options, DrainProgressListener.NONE);
-  }
-
   /**
    * Evicts the pods of a node the caller has resolved and cordoned (kubectl's drain command cordons
    * every node before it drains any), blocking until they are gone or the options' timeout passes,

@@ -12,7 +12,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -200,20 +199,13 @@ public final class PodFilters {
    * The verdicts for a node's pods: what to evict, what to leave, what refuses the drain ({@code
    * refusals}: kubectl's reason, "cannot delete Pods with local storage (...)", to the pods it
    * refuses), and kubectl's warnings (message to the pods it concerns). Pods are in namespace/name
-   * order, refusal and warning groups in filter order.
+   * order, refusal and warning groups in filter order. Built afresh by {@link #of}, and read only.
    */
   public record DrainPlan(
       List<V1Pod> toEvict,
       List<SkippedPod> skipped,
       Map<String, List<PodRef>> refusals,
       Map<String, List<PodRef>> warnings) {
-
-    public DrainPlan {
-      toEvict = List.copyOf(toEvict);
-      skipped = List.copyOf(skipped);
-      refusals = freeze(refusals);
-      warnings = freeze(warnings);
-    }
 
     /** Runs each pod through {@code filters} in order and groups the verdicts. Pure logic. */
     public static DrainPlan of(List<PodFilter> filters, List<V1Pod> pods) {
@@ -281,12 +273,6 @@ public final class PodFilters {
       List<String> lines = new ArrayList<>();
       warnings.forEach((msg, pods) -> lines.add(msg + ": " + DrainRefusedException.join(pods)));
       return lines;
-    }
-
-    private static Map<String, List<PodRef>> freeze(Map<String, List<PodRef>> m) {
-      Map<String, List<PodRef>> copy = new LinkedHashMap<>();
-      m.forEach((k, v) -> copy.put(k, List.copyOf(v)));
-      return Collections.unmodifiableMap(copy);
     }
   }
 

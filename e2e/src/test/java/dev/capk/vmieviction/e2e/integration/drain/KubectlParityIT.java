@@ -331,7 +331,9 @@ class KubectlParityIT {
           .setUnschedulable(node, true, options.dryRun());
       DrainResult r =
           drainer.drain(
-              node, options.toBuilder().evictionRetryInterval(Duration.ofSeconds(1)).build());
+              node,
+              options.toBuilder().evictionRetryInterval(Duration.ofSeconds(1)).build(),
+              NodeDrainer.DrainProgressListener.NONE);
       succeeded = r.isComplete();
       detail = r.toString();
       Map<String, V1Pod> afterDrain = fx.podsOn(node);

@@ -55,7 +55,9 @@ class TricklingApiServerDrainIT {
               () -> {
                 try {
                   drainer.drain(
-                      node, DrainOptions.builder().timeout(Duration.ofSeconds(5)).build());
+                      node,
+                      DrainOptions.builder().timeout(Duration.ofSeconds(5)).build(),
+                      NodeDrainer.DrainProgressListener.NONE);
                   return null;
                 } catch (Exception e) {
                   return e;
