@@ -60,7 +60,7 @@ class NodeDrainerIT {
   private static DrainResult drain(String node, DrainOptions options, RecordingListener rec)
       throws Exception {
     cordoner.setUnschedulable(node, true, options.dryRun());
-    return drain(node, options, rec);
+    return drainer.drain(node, options, rec);
   }
 
   private static DrainResult drain(String node, DrainOptions options) throws Exception {
