@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.e2e.bench;
 
+import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -60,6 +61,11 @@ abstract class Bench {
   static void progress(String format, Object... args) {
     System.out.printf(
         "bench [%5.0fs] %s%n", (System.nanoTime() - STARTED) / 1e9, Report.f(format, args));
+  }
+
+  /** {@code kubectl ARGS} (split at spaces) against {@code cluster}; fails unless it exits 0. */
+  static void kubectl(KubeCluster cluster, String args) {
+    cluster.kubectl().runOrFail(null, args.split(" "));
   }
 
   static double minutesSinceStart() {

@@ -45,35 +45,27 @@ final class CostBench extends Bench {
   }
 
   /**
-   * The controller's cost over one run (drain and recovery) of {@code vmis} evacuations; per VMI:
-   * from its marking stored to the controller's delete request, by the infra API server's log.
+   * The controller's cost over one run of {@code vmis} evacuations (see {@link DrainWorld#drain}).
    */
-  record Run(
-      Config config,
-      int vmis,
-      DrainWorld.Drained drained,
-      List<Double> perVmiSeconds,
-      Map<String, Integer> infraCalls,
-      Map<String, Integer> guestCalls,
-      double startupCpuSeconds) {
+  record Run(Config config, int vmis, DrainWorld.Drained d, double startupCpuSeconds) {
     double infraRequests() {
-      return per(AuditLog.total(infraCalls) - events(infraCalls));
+      return per(AuditLog.total(d.infraCalls()) - events(d.infraCalls()));
     }
 
     double infraEvents() {
-      return per(events(infraCalls));
+      return per(events(d.infraCalls()));
     }
 
     double guestRequests() {
-      return per(AuditLog.total(guestCalls) - events(guestCalls));
+      return per(AuditLog.total(d.guestCalls()) - events(d.guestCalls()));
     }
 
     double guestEvents() {
-      return per(events(guestCalls));
+      return per(events(d.guestCalls()));
     }
 
     double cpu() {
-      return drained.controllerCpuSeconds() / vmis;
+      return d.controllerCpuSeconds() / vmis;
     }
 
     double per(int count) {
@@ -118,8 +110,6 @@ final class CostBench extends Bench {
       worlds.add(one);
       String twin = one.addPlainNode("s-twin");
       one.setBudgets(true);
-      many.awaitSettled(many.holding, Map.of(), true, Duration.ofMinutes(5));
-      one.awaitSettled(one.holding, Map.of(), true, Duration.ofMinutes(5));
       List<Run> runs = new ArrayList<>();
       for (String budget : budgets) {
         boolean withBudget = budget.equals("budget");
@@ -138,7 +128,7 @@ final class CostBench extends Bench {
                 Config config = new Config(controller, withBudget, w, round);
                 Run r = runOnce(many, p.pid(), config, round == 1 ? startup : Double.NaN);
                 runs.add(r);
-                progress("cost: %s: %s", config.label(), r.drained());
+                progress("cost: %s: %s", config.label(), r.d());
                 if (withBudget) {
                   many.returnPodsHome();
                 }
@@ -163,27 +153,10 @@ final class CostBench extends Bench {
     return ControllerJar.start(name, work, flags, Duration.ofMinutes(2));
   }
 
-  /** One run of {@code w}: see {@link DrainWorld#drain}; the counts from the audit logs. */
   private Run runOnce(DrainWorld w, long controllerPid, Config config, double startupCpuSeconds)
       throws Exception {
-    DrainWorld.Drained d =
-        w.drain(controllerPid, config.controller().equals("go"), () -> {}, () -> {});
-    Path infraLog = AuditLog.logOf(auditDir(), w.infra.name());
-    List<Double> perVmi = new ArrayList<>();
-    for (String vmi : w.vmNames()) {
-      AuditLog.evacuationSeconds(infraLog, vmi, d.from(), d.to()).ifPresent(perVmi::add);
-    }
-    Run run =
-        new Run(
-            config,
-            w.size,
-            d,
-            perVmi,
-            AuditLog.count(infraLog, d.from(), d.to()),
-            AuditLog.count(auditDir(), w.guests, d.from(), d.to()),
-            startupCpuSeconds);
-    w.swap();
-    return run;
+    boolean go = config.controller().equals("go");
+    return new Run(config, w.size, w.drain(controllerPid, go, auditDir()), startupCpuSeconds);
   }
 
   /**
@@ -208,7 +181,7 @@ final class CostBench extends Bench {
       throw new IllegalStateException("kubectl drain " + twin + " failed: " + r.stderr());
     }
     progress("cost: pace: kubectl drain of %s: %.1f s", twin, out.get("kubectl drain"));
-    guest.kubectl().runOrFail(null, "uncordon", twin);
+    kubectl(guest, "uncordon " + twin);
     String vmi = one.vmNames().get(0);
     for (String controller : controllers) {
       one.returnPodsHome();
@@ -217,10 +190,10 @@ final class CostBench extends Bench {
       try (ControllerProcess p = start(config)) {
         AuditLog.awaitQuiet(auditDir(), clusters);
         Run o = runOnce(one, p.pid(), config, Double.NaN);
-        if (o.perVmiSeconds().isEmpty()) {
+        if (o.d().perVmiSeconds().isEmpty()) {
           throw new IllegalStateException("no marking and delete of " + vmi + " in the audit log");
         }
-        out.put(controller, o.perVmiSeconds().get(0));
+        out.put(controller, o.d().perVmiSeconds().get(0));
         progress("cost: pace: %s: %.1f s", controller, out.get(controller));
       }
     }
@@ -233,14 +206,15 @@ final class CostBench extends Bench {
     Map<String, Map<String, Double>> byKind = new LinkedHashMap<>();
     for (Run r : runs) {
       Config c = r.config();
-      byKind.put(c.label(), AuditLog.perEvacuation(r.infraCalls(), r.guestCalls(), r.vmis()));
+      byKind.put(
+          c.label(), AuditLog.perEvacuation(r.d().infraCalls(), r.d().guestCalls(), r.vmis()));
       rows.add(
           Report.row(
               c.controller(),
               c.budget() ? "maxUnavailable 1" : "none",
               c.workers(),
-              Report.f("%.1f", r.drained().drainSeconds()),
-              Report.f("%.1f", r.drained().recoverySeconds()),
+              Report.f("%.1f", r.d().drainSeconds()),
+              Report.f("%.1f", r.d().recoverySeconds()),
               Report.f("%.1f", r.infraRequests()),
               Report.f("%.1f", r.infraEvents()),
               Report.f("%.1f", r.guestRequests()) + (c.budget() ? "" : " (≤ " + (pods + 4) + ")"),
@@ -251,7 +225,7 @@ final class CostBench extends Bench {
                   r.infraRequests() * r.vmis(),
                   r.infraEvents() * r.vmis(),
                   r.guestRequests() * r.vmis(),
-                  r.drained().controllerCpuSeconds()),
+                  r.d().controllerCpuSeconds()),
               Double.isNaN(r.startupCpuSeconds()) ? "–" : Report.f("%.2f", r.startupCpuSeconds())));
     }
     verdicts(runs, pods);
@@ -343,12 +317,12 @@ final class CostBench extends Bench {
       report.verdict(what + "CPU s", Report.f("%.3f", r.cpu()), "≤ 0.12", r.cpu() <= TARGET_CPU);
       if (c.budget() && c.workers() == 1) {
         double goSeconds =
-            goRun.map(g -> g.drained().drainSeconds()).orElse(ISSUE_GO_SERIAL_BUDGET_SECONDS);
+            goRun.map(g -> g.d().drainSeconds()).orElse(ISSUE_GO_SERIAL_BUDGET_SECONDS);
         report.verdict(
             "9. " + r.vmis() + " VMIs, budget, 1 worker: infra drain s",
-            Report.f("%.1f", r.drained().drainSeconds()),
+            Report.f("%.1f", r.d().drainSeconds()),
             Report.f("≤ Go original's %.1f", goSeconds),
-            r.drained().drainSeconds() <= goSeconds);
+            r.d().drainSeconds() <= goSeconds);
       }
     }
   }

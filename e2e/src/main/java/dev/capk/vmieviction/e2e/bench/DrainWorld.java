@@ -9,6 +9,7 @@ import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -53,15 +54,23 @@ final class DrainWorld {
   /** A further condition of a settled world (e.g. no migration unfinished). */
   Callable<Boolean> alsoSettled = () -> true;
 
-  /** One drain and its recovery: times, the VMIs' UIDs before, the window and its CPU. */
+  /**
+   * One drain and its recovery: times, the VMIs' UIDs before, over that window the controller's
+   * CPU, the machine's, every client's requests but WATCHes ({@code apiserver_request_total}) and,
+   * when audited, the controller's requests by kind and each VMI's seconds from marking stored to
+   * its delete request (the infra audit log).
+   */
   record Drained(
       double drainSeconds,
       double recoverySeconds,
       Map<String, String> before,
-      Instant from,
-      Instant to,
       double controllerCpuSeconds,
-      double machineBusySeconds) {
+      double machineBusySeconds,
+      double infraAll,
+      double guestAll,
+      List<Double> perVmiSeconds,
+      Map<String, Integer> infraCalls,
+      Map<String, Integer> guestCalls) {
     @Override
     public String toString() {
       return Report.f(
@@ -94,7 +103,7 @@ final class DrainWorld {
         if (spares) {
           spare.put(t, prefix + "-t" + k + "-spare");
           guest.kwokNodes().createNamed(spare.get(t), Map.of(TenantCluster.TENANT_LABEL, t.name()));
-          guest.kubectl().runOrFail(null, "cordon", spare.get(t));
+          Bench.kubectl(guest, "cordon " + spare.get(t));
         }
         List<String> names = new ArrayList<>();
         for (int i = k; i < size; i += guests.size()) {
@@ -111,6 +120,7 @@ final class DrainWorld {
       throw new IllegalStateException(
           "cannot set up the world of " + size + " VMIs: " + e.getMessage(), e);
     }
+    awaitSettled(holding, Map.of(), true, Duration.ofMinutes(5));
   }
 
   /**
@@ -185,75 +195,54 @@ final class DrainWorld {
    * each created budget allows one disruption.
    */
   void setBudgets(boolean on) {
+    budgets = on;
     nodesByGuest()
         .forEach(
             (guest, names) -> {
-              if (!on) {
-                guest.kubectl().runOrFail(null, "-n", ns, "delete", "pdb", "--all");
-                return;
+              String budget =
+                  """
+                  {"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"w-%1$s",
+                   "namespace":"%2$s"},"spec":{"maxUnavailable":1,"selector":{"matchLabels":{"app":"w-%1$s"}}}}""";
+              List<String> items = names.stream().map(n -> budget.formatted(n, ns)).toList();
+              if (on) {
+                guest
+                    .kubectl()
+                    .apply("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":" + items + "}");
+              } else {
+                Bench.kubectl(guest, "-n " + ns + " delete pdb --all");
               }
-              List<String> items = new ArrayList<>();
-              for (String node : names) {
-                items.add(
-                    """
-                    {"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"w-%1$s",
-                     "namespace":"%2$s"},"spec":{"maxUnavailable":1,"selector":{"matchLabels":{"app":"w-%1$s"}}}}"""
-                        .formatted(node, ns));
-              }
-              guest
-                  .kubectl()
-                  .apply("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":" + items + "}");
             });
-    budgets = on;
     awaitBudgetsAllowOne();
   }
 
   /** With budgets: waits until each allows one disruption (its pods all run and are counted). */
   private void awaitBudgetsAllowOne() {
     String path = "/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets";
-    nodesByGuest()
-        .forEach(
-            (guest, names) ->
-                Await.until(
-                    "every budget of " + ns + " allows one disruption",
-                    Duration.ofMinutes(2),
-                    () ->
-                        !budgets
-                            || new RawKube(guest)
-                                    .items(path).stream()
-                                        .filter(
-                                            b ->
-                                                "1"
-                                                    .equals(
-                                                        RawKube.str(
-                                                            b, "status", "disruptionsAllowed")))
-                                        .count()
-                                == names.size()));
+    for (Map.Entry<KubeCluster, List<String>> e : nodesByGuest().entrySet()) {
+      RawKube g = new RawKube(e.getKey());
+      Await.until(
+          "every budget of " + ns + " allows one disruption",
+          Duration.ofMinutes(2),
+          () ->
+              !budgets
+                  || g.items(path).stream()
+                          .filter(b -> "1".equals(RawKube.str(b, "status", "disruptionsAllowed")))
+                          .count()
+                      == e.getValue().size());
+    }
   }
 
   /** Makes the tenants' spare guest nodes schedulable, or cordons them. */
   void spares(boolean schedulable) {
-    spare.forEach(
-        (t, n) -> t.guest().kubectl().runOrFail(null, schedulable ? "uncordon" : "cordon", n));
+    spare.forEach((t, n) -> Bench.kubectl(t.guest(), (schedulable ? "uncordon " : "cordon ") + n));
   }
 
   /** After a run with budgets the pods run on the spares: sends them home and waits for it. */
   void returnPodsHome() {
     spares(false);
+    String delete = "-n " + ns + " delete pods --grace-period=0 --force --wait=false";
     spare.forEach(
-        (t, node) ->
-            t.guest()
-                .kubectl()
-                .runOrFail(
-                    null,
-                    "-n",
-                    ns,
-                    "delete",
-                    "pods",
-                    "--field-selector=spec.nodeName=" + node,
-                    "--grace-period=0",
-                    "--force",
-                    "--wait=false"));
+        (t, n) -> Bench.kubectl(t.guest(), delete + " --field-selector=spec.nodeName=" + n));
     awaitSettled(holding, Map.of(), true, Duration.ofMinutes(3));
     awaitBudgetsAllowOne();
   }
@@ -287,7 +276,8 @@ final class DrainWorld {
    * guest node is cordoned, and every Deployment runs its P pods: on its own guest node when {@code
    * home}, anywhere otherwise.
    */
-  void awaitSettled(String node, Map<String, String> previous, boolean home, Duration timeout) {
+  private void awaitSettled(
+      String node, Map<String, String> previous, boolean home, Duration timeout) {
     Await.until(
         "world " + ns + " settled on " + node,
         timeout,
@@ -349,27 +339,21 @@ final class DrainWorld {
   }
 
   /**
-   * The real `kubectl drain` of the infra node holding the VMIs ({@code starting} runs just before
-   * it, {@code drained} when it ends), then the wait until every VM, guest node and pod is back on
-   * the other infra node, with the controller's CPU and the machine's over that window. {@code
-   * uncordonForIt}: the controller never uncordons guest nodes (the Go original), so the benchmark
-   * does once their VMs run again, as a replacement machine's node would come up. {@link #swap}
-   * ends the run.
+   * The real `kubectl drain` of the infra node holding the VMIs, then the wait until every VM,
+   * guest node and pod is back on the other infra node (which the next run drains); measured as
+   * {@link Drained} says, by the audit logs in {@code auditDir} unless null. {@code uncordonForIt}:
+   * the controller never uncordons guest nodes (the Go original), so the benchmark does once their
+   * VMs run again, as a replacement machine's node would come up.
    */
-  Drained drain(long controllerPid, boolean uncordonForIt, Runnable starting, Runnable drained)
-      throws Exception {
+  Drained drain(long controllerPid, boolean uncordonForIt, Path auditDir) throws Exception {
     Map<String, String> before = uids();
-    double cpuBefore = ControllerProcess.processCpuSeconds(controllerPid);
-    double busyBefore = BenchMain.busyCpuSeconds();
-    starting.run();
+    double cpu = ControllerProcess.processCpuSeconds(controllerPid);
+    double busy = BenchMain.busyCpuSeconds();
+    double infraAll = Metrics.nonWatch(infra);
+    double guestAll = guests.stream().mapToDouble(Metrics::nonWatch).sum();
     Instant from = Instant.now();
     long t0 = System.nanoTime();
-    Kubectl.Result r;
-    try {
-      r = world.drainInfraNode(holding, Duration.ofMinutes(15));
-    } finally {
-      drained.run();
-    }
+    Kubectl.Result r = world.drainInfraNode(holding, Duration.ofMinutes(15));
     double drain = Bench.secondsSince(t0);
     if (!r.ok()) {
       throw new IllegalStateException(
@@ -382,25 +366,34 @@ final class DrainWorld {
           "VMs of " + ns + " back on " + other,
           Duration.ofMinutes(5),
           () -> vmisBackOn(other, previous));
-      vms.forEach(
-          (t, names) -> names.forEach(n -> t.guest().kubectl().runOrFail(null, "uncordon", n)));
+      vms.forEach((t, names) -> names.forEach(n -> Bench.kubectl(t.guest(), "uncordon " + n)));
     }
     awaitSettled(other, previous, false, Duration.ofMinutes(5));
-    return new Drained(
-        drain,
-        Bench.secondsSince(t1),
-        before,
-        from,
-        Instant.now(),
-        ControllerProcess.processCpuSeconds(controllerPid) - cpuBefore,
-        BenchMain.busyCpuSeconds() - busyBefore);
-  }
-
-  /** Uncordons the drained infra node: the next run drains the other one. */
-  void swap() {
-    infra.kubectl().runOrFail(null, "uncordon", holding);
+    double recovery = Bench.secondsSince(t1);
+    Instant to = Instant.now();
+    cpu = ControllerProcess.processCpuSeconds(controllerPid) - cpu;
+    busy = BenchMain.busyCpuSeconds() - busy;
+    infraAll = Metrics.nonWatch(infra) - infraAll;
+    guestAll = guests.stream().mapToDouble(Metrics::nonWatch).sum() - guestAll;
+    List<Double> perVmi = List.of();
+    Map<String, Integer> infraCalls = Map.of();
+    Map<String, Integer> guestCalls = Map.of();
+    if (auditDir != null) {
+      Path log = AuditLog.logOf(auditDir, infra.name());
+      Map<String, AuditLog.Evacuation> evacuations = AuditLog.evacuations(log, from, to);
+      perVmi =
+          vmNames().stream()
+              .map(n -> evacuations.getOrDefault(n, AuditLog.Evacuation.NONE).seconds())
+              .filter(s -> !Double.isNaN(s))
+              .toList();
+      infraCalls = AuditLog.count(log, from, to);
+      guestCalls = AuditLog.count(auditDir, guests, from, to);
+    }
+    Bench.kubectl(infra, "uncordon " + holding);
     String h = holding;
     holding = other;
     other = h;
+    return new Drained(
+        drain, recovery, before, cpu, busy, infraAll, guestAll, perVmi, infraCalls, guestCalls);
   }
 }

@@ -62,7 +62,6 @@ final class MigrationBench extends Bench {
       worlds.add(w);
       w.keepsUids = true;
       w.alsoSettled = () -> unfinished(w) == 0;
-      w.awaitSettled(w.holding, Map.of(), true, Duration.ofMinutes(5));
       List<Run> results = new ArrayList<>();
       for (int r = 0; r < runs; r++) {
         for (String policy : policies) {
@@ -166,7 +165,7 @@ final class MigrationBench extends Bench {
     try (AutoCloseable poll =
         sampling(
             "bench-migration-poll", 250, () -> peak.accumulateAndGet(unfinished(w), Math::max))) {
-      d = w.drain(controllerPid, false, () -> {}, () -> {});
+      d = w.drain(controllerPid, false, null);
     }
     Map<String, String> uidsAfter = w.uids();
     Map<String, String> nodesAfter = w.vmis("status", "nodeName");
@@ -183,7 +182,6 @@ final class MigrationBench extends Bench {
     int disrupted = (int) podsBefore.stream().filter(u -> !podsAfter.contains(u)).count();
     Map<String, String> created = new HashMap<>(migrations(w));
     created.keySet().removeAll(migrationsBefore);
-    w.swap();
     return new Run(
         policy,
         d.drainSeconds(),
