@@ -99,6 +99,7 @@ final class ScaleBench extends Bench {
       Crds.installTestCrds(infra);
       TenantCluster.create(infra, guest, CLUSTER, NAMESPACE);
       RawKube infraApi = new RawKube(infra);
+      RealisticVmis.Numbered vmis = new RealisticVmis.Numbered(infraApi, NAMESPACE, CLUSTER);
       progress("scale: %d kwok guest nodes named like VMIs", samples + warmup);
       parallel(
           samples + warmup,
@@ -106,19 +107,17 @@ final class ScaleBench extends Bench {
           i ->
               guest
                   .kwokNodes()
-                  .createNamed(vmiName(i), Map.of("node-role.kubernetes.io/worker", "")));
-      List<Double> latenciesMs = new ArrayList<>();
+                  .createNamed(vmis.name(i), Map.of("node-role.kubernetes.io/worker", "")));
+      Stats latencies = Stats.of(List.of());
       int created = 0;
       try {
         for (int target : counts) {
           progress("scale: creating VMIs %d..%d", created, target - 1);
           long t0 = System.nanoTime();
-          int from = created;
-          RealisticVmis.createMany(
-              infraApi, NAMESPACE, CLUSTER, INFRA_NODE, from, target, ScaleBench::vmiName);
+          vmis.create(INFRA_NODE, created, target);
           created = target;
           progress("scale: %d VMIs created in %.0f s", created, secondsSince(t0));
-          String one = infraApi.get(vmiPath(created - 1));
+          String one = infraApi.get(vmis.path() + "/" + vmis.name(created - 1));
           vmiBytes = one.getBytes(StandardCharsets.UTF_8).length;
           JsonObject trimmed = JsonParser.parseString(one).getAsJsonObject();
           trimmed.getAsJsonObject("metadata").remove("managedFields");
@@ -139,7 +138,7 @@ final class ScaleBench extends Bench {
                 MemoryRun m = measureMemory(c, guest, target, baseline, config.label());
                 progress("scale: %d VMIs, run %d: %s", target, r + 1, m);
                 if (target == counts.get(0) && r == runs - 1 && config == configs.get(0)) {
-                  latenciesMs.addAll(latency(infraApi, new RawKube(guest), warmup, samples));
+                  latencies = latency(vmis, new RawKube(guest), warmup, samples);
                 }
               } catch (ControllerProcess.NotReady e) {
                 failed.add(config);
@@ -149,7 +148,7 @@ final class ScaleBench extends Bench {
           }
         }
       } finally {
-        write(latenciesMs, counts);
+        write(latencies, counts);
       }
     }
   }
@@ -223,10 +222,9 @@ final class ScaleBench extends Bench {
   /**
    * Sets status.evacuationNodeName on one VMI at a time and times until its guest node is cordoned.
    */
-  private List<Double> latency(RawKube infraApi, RawKube guestApi, int warmup, int samples)
+  private Stats latency(RealisticVmis.Numbered vmis, RawKube guestApi, int warmup, int samples)
       throws Exception {
     Map<String, Long> cordonedAt = new ConcurrentHashMap<>();
-    List<Double> out = new ArrayList<>();
     try (AutoCloseable w =
         guestApi.watchResuming(
             "/api/v1/nodes",
@@ -237,36 +235,18 @@ final class ScaleBench extends Bench {
             },
             () -> {})) {
       progress("scale: reaction latency, %d samples (after %d untimed)", samples, warmup);
-      for (int i = 0; i < warmup + samples; i++) {
-        double ms =
-            RealisticVmis.markAndTime(infraApi, vmiPath(i), INFRA_NODE, cordonedAt, vmiName(i));
-        if (i >= warmup) {
-          out.add(ms);
-        }
-        // One evacuation at a time: the next starts after this one's drain and delete.
-        Thread.sleep(200);
-      }
+      // One evacuation at a time: the next starts after this one's drain and delete.
+      return RealisticVmis.reactionTimes(
+              List.of(vmis), INFRA_NODE, cordonedAt, warmup, samples, 200)
+          .get(0);
     }
-    return out;
-  }
-
-  static String vmiName(int i) {
-    return Report.f("%s-md-%05d", CLUSTER, i);
-  }
-
-  private static String vmiPath(int i) {
-    return "/apis/kubevirt.io/v1/namespaces/"
-        + NAMESPACE
-        + "/virtualmachineinstances/"
-        + vmiName(i);
   }
 
   private List<MemoryRun> runsOf(int count, String jvm) {
     return memory.stream().filter(m -> m.vmis() == count && m.jvm().equals(jvm)).toList();
   }
 
-  private void write(List<Double> latencies, List<Integer> counts) {
-    Stats lat = Stats.of(latencies);
+  private void write(Stats lat, List<Integer> counts) {
     report.verdict(
         "3. reaction latency p99, 1,000 VMIs",
         Report.f("%.0f ms", lat.percentile(99)),
