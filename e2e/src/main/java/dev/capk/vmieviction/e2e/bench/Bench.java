@@ -14,7 +14,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.function.Function;
 
 /**
  * One section of the report, in its work directory, with its knobs: system properties (make bench
@@ -111,13 +110,22 @@ abstract class Bench {
     return new Quiet(t0, quietSince, before, last);
   }
 
-  /** An infra cluster and {@code guests} guest clusters ({@code guestPrefix} + index). */
-  static List<LocalCluster> startAll(
-      String infra, String guestPrefix, int guests, Function<String, LocalCluster.Builder> builder)
+  /**
+   * The infra cluster ({@code bench-NAME-infra}) and guest clusters ({@code bench-NAME-guest-K}) of
+   * a section, audited by the infra's or the guests' rules where given: each with every component
+   * if {@code full}, else an API server alone for the infra and kwok beside it for the guests.
+   */
+  List<LocalCluster> startClusters(
+      String name, int guests, String infraRules, String guestRules, boolean full)
       throws Exception {
-    List<LocalCluster.Builder> builders = new ArrayList<>(List.of(builder.apply(infra)));
-    for (int k = 0; k < guests; k++) {
-      builders.add(builder.apply(guestPrefix + k));
+    progress("%s: starting an infra cluster and %d guest clusters", name, guests);
+    List<LocalCluster.Builder> builders = new ArrayList<>();
+    for (int k = -1; k < guests; k++) {
+      String n = "bench-" + name + (k < 0 ? "-infra" : "-guest-" + k);
+      LocalCluster.Builder b = LocalCluster.builder(n);
+      b = full ? b.withAll() : k < 0 ? b : b.withKwok();
+      String rules = k < 0 ? infraRules : guestRules;
+      builders.add(rules == null ? b : AuditLog.audited(b, auditDir(), n, rules));
     }
     return startAll(builders);
   }

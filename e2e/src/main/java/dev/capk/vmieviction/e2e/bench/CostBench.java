@@ -96,7 +96,7 @@ final class CostBench extends Bench {
     // The API servers log the controller's requests (the counts) and, on the infra cluster, every
     // VMI's marking and deletion (the pace).
     String rule = AuditLog.CONTROLLER_RULE;
-    clusters = DrainWorld.startClusters(this, "cost", tenants, rule + AuditLog.INFRA_RULES, rule);
+    clusters = startClusters("cost", tenants, rule + AuditLog.INFRA_RULES, rule, true);
     LocalCluster infra = clusters.get(0);
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
     List<DrainWorld> worlds = new ArrayList<>();

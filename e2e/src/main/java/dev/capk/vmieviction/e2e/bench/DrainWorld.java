@@ -123,24 +123,6 @@ final class DrainWorld {
     awaitSettled(holding, Map.of(), true, Duration.ofMinutes(5));
   }
 
-  /**
-   * The infra cluster ({@code bench-NAME-infra}) and guest clusters of a section, each with every
-   * component; audited by the infra's or the guests' rules where given.
-   */
-  static List<LocalCluster> startClusters(
-      Bench bench, String name, int guests, String infraRules, String guestRules) throws Exception {
-    bench.progress(name + ": starting an infra cluster and %d guest clusters", guests);
-    return Bench.startAll(
-        "bench-" + name + "-infra",
-        "bench-" + name + "-guest-",
-        guests,
-        n -> {
-          String rules = n.endsWith("-infra") ? infraRules : guestRules;
-          LocalCluster.Builder b = LocalCluster.builder(n).withAll();
-          return rules == null ? b : AuditLog.audited(b, bench.auditDir(), n, rules);
-        });
-  }
-
   /** Closes the worlds, the stand-in on the infra cluster (the first) and the clusters. */
   static void closeAll(List<DrainWorld> worlds, List<LocalCluster> clusters) {
     worlds.forEach(w -> w.world.close());

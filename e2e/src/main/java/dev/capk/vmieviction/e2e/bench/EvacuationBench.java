@@ -29,7 +29,7 @@ final class EvacuationBench extends Bench {
     int pods = integer("bench.evac.pods", 20);
     String rule = AuditLog.CONTROLLER_RULE;
     List<LocalCluster> clusters =
-        DrainWorld.startClusters(this, "evac", guestCount, rule + AuditLog.INFRA_RULES, rule);
+        startClusters("evac", guestCount, rule + AuditLog.INFRA_RULES, rule, true);
     LocalCluster infra = clusters.get(0);
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
     List<DrainWorld> worlds = new CopyOnWriteArrayList<>();

@@ -107,18 +107,9 @@ final class HeadOfLineBench extends Bench {
     for (int i = 0; i < blockedCount; i++) {
       vms.add(new Vm(i % tenants, Report.f("hol-t%d-blocked-%03d", i % tenants, i), Kind.BLOCKED));
     }
-    progress("headofline: starting an infra API server and %d guest clusters", tenants);
     // The API servers log just the requests timed here.
     List<LocalCluster> clusters =
-        startAll(
-            INFRA_CLUSTER,
-            GUEST_CLUSTER,
-            tenants,
-            n ->
-                n.equals(INFRA_CLUSTER)
-                    ? AuditLog.audited(LocalCluster.builder(n), auditDir(), n, AuditLog.INFRA_RULES)
-                    : AuditLog.audited(
-                        LocalCluster.builder(n).withKwok(), auditDir(), n, AuditLog.GUEST_RULES));
+        startClusters("hol", tenants, AuditLog.INFRA_RULES, AuditLog.GUEST_RULES, false);
     LocalCluster infra = clusters.get(0);
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
     List<AutoCloseable> watches = new ArrayList<>();
@@ -191,9 +182,9 @@ final class HeadOfLineBench extends Bench {
           ControllerJar.start("headofline", work, flags, Duration.ofMinutes(2))) {
         awaitIdle(c);
         progress("headofline: warm-up, one untimed evacuation per tenant");
-        evacuate(of(Kind.WARMUP), Duration.ofMinutes(2), null);
+        evacuate(of(Kind.WARMUP), Duration.ofMinutes(2));
         progress("headofline: phase 1, the %d free VMIs alone (fresh objects)", freeCount);
-        evacuate(of(Kind.ALONE), drainTimeout.plus(Duration.ofSeconds(30)), null);
+        evacuate(of(Kind.ALONE), drainTimeout.plus(Duration.ofSeconds(30)));
         awaitIdle(c);
         List<Vm> together = new ArrayList<>(of(Kind.FREE));
         together.addAll(blocked);
@@ -220,7 +211,7 @@ final class HeadOfLineBench extends Bench {
                   }
                   return null;
                 })) {
-          markingSeconds = evacuate(together, drainTimeout.plus(lateCap), "phase 2");
+          markingSeconds = evacuate(together, drainTimeout.plus(lateCap));
         }
         sample(c, clusterPids);
         phase2Cpu = ControllerProcess.processCpuSeconds(c.pid()) - cpu0;
@@ -239,8 +230,8 @@ final class HeadOfLineBench extends Bench {
     }
   }
 
-  private List<Vm> of(Kind kind) {
-    return vms.stream().filter(v -> v.kind() == kind).toList();
+  private List<Vm> of(Kind... kinds) {
+    return vms.stream().filter(v -> List.of(kinds).contains(v.kind())).toList();
   }
 
   /**
@@ -291,9 +282,8 @@ final class HeadOfLineBench extends Bench {
              "metadata":{"name":"%1$s","labels":{"cluster.x-k8s.io/cluster-name":"%2$s"}},"spec":{"clusterName":"%2$s"}}"""
                 .formatted(vm.name(), vm.ns()));
     infraApi.post(
-        "/apis/infrastructure.cluster.x-k8s.io/v1alpha1/namespaces/"
-            + vm.ns()
-            + "/kubevirtmachines",
+        "/apis/infrastructure.cluster.x-k8s.io/v1alpha1/namespaces/%s/kubevirtmachines"
+            .formatted(vm.ns()),
         """
         {"apiVersion":"infrastructure.cluster.x-k8s.io/v1alpha1","kind":"KubevirtMachine",
          "metadata":{"name":"%1$s","labels":{"cluster.x-k8s.io/cluster-name":"%2$s"},
@@ -317,21 +307,14 @@ final class HeadOfLineBench extends Bench {
    * when it refuses the launcher's eviction) and waits until each is deleted or {@code timeout}
    * passed; returns the seconds the marking took.
    */
-  private double evacuate(List<Vm> batch, Duration timeout, String progressLabel) throws Exception {
+  private double evacuate(List<Vm> batch, Duration timeout) throws Exception {
     long t0 = System.nanoTime();
     parallel(
         batch.size(),
         32,
         i -> {
-          Vm vm = batch.get(i);
-          infraApi.mergePatch(
-              "/apis/kubevirt.io/v1/namespaces/"
-                  + vm.ns()
-                  + "/virtualmachineinstances/"
-                  + vm.name()
-                  + "/status",
-              "{\"status\":{\"evacuationNodeName\":\"" + INFRA_NODE + "\"}}");
-          markedAt.put(vm.name(), System.nanoTime() / 1e9);
+          RealisticVmis.mark(infraApi, batch.get(i).ns(), batch.get(i).name(), INFRA_NODE);
+          markedAt.put(batch.get(i).name(), System.nanoTime() / 1e9);
         });
     double marking = secondsSince(t0);
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -339,10 +322,9 @@ final class HeadOfLineBench extends Bench {
     long left;
     while ((left = batch.stream().filter(v -> !deletedAt.containsKey(v.name())).count()) > 0
         && System.nanoTime() < deadline) {
-      if (progressLabel != null && secondsSince(lastProgress) > 30) {
+      if (secondsSince(lastProgress) > 30) {
         lastProgress = System.nanoTime();
-        progress(
-            "headofline: %s, %d of %d VMIs not deleted yet", progressLabel, left, batch.size());
+        progress("headofline: %d of %d VMIs not deleted yet", left, batch.size());
       }
       Thread.sleep(100);
     }
@@ -456,18 +438,9 @@ final class HeadOfLineBench extends Bench {
                 + (kind == Kind.ALONE
                     ? "alone (phase 1)"
                     : "with " + blocked.size() + " blocked (phase 2)");
-        Stats e =
-            times(
-                kind,
-                watched ? markedSeen : markedStored,
-                watched ? deletedSeen : deleteRequested,
-                1);
-        Stats r =
-            times(
-                kind,
-                watched ? podsGoneSeen : podsRemoved,
-                watched ? deletedSeen : deleteRequested,
-                1000);
+        ToDoubleFunction<Vm> deleted = watched ? deletedSeen : deleteRequested;
+        Stats e = times(kind, watched ? markedSeen : markedStored, deleted, 1);
+        Stats r = times(kind, watched ? podsGoneSeen : podsRemoved, deleted, 1000);
         evacRows.add(Report.row(label, e.n(), e.cells(S, MEDIAN_P95_MAX)));
         reactionRows.add(Report.row(label, r.n(), r.cells("%.0f", "median", "p95", "p99", "max")));
       }
@@ -624,10 +597,6 @@ final class HeadOfLineBench extends Bench {
         reconcileMax.isEmpty() || reconcile.isEmpty()
             ? null
             : reconcileMax.get() <= rtt.max() / 1000 + 1);
-  }
-
-  private List<Vm> of(Kind a, Kind b) {
-    return vms.stream().filter(v -> v.kind() == a || v.kind() == b).toList();
   }
 
   private static double parseEpoch(String raw) {

@@ -50,7 +50,7 @@ final class MigrationBench extends Bench {
     // More controller flags for both policies, e.g.
     // -Dbench.migration.flags=--drain-retry-interval=5s
     List<String> extraFlags = strings("bench.migration.flags", "");
-    List<LocalCluster> clusters = DrainWorld.startClusters(this, "mig", tenantsCount, null, null);
+    List<LocalCluster> clusters = startClusters("mig", tenantsCount, null, null, true);
     LocalCluster infra = clusters.get(0);
     List<DrainWorld> worlds = new ArrayList<>();
     try {

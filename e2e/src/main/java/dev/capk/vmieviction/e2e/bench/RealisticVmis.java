@@ -99,6 +99,18 @@ runcmd:\\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\\n"}}]}}
   }
 
   /**
+   * Sets {@code status.evacuationNodeName} on a VMI, as KubeVirt does when it refuses the
+   * launcher's eviction.
+   */
+  static void mark(RawKube api, String namespace, String name, String infraNode)
+      throws IOException {
+    api.mergePatch(
+        "/apis/kubevirt.io/v1/namespaces/%s/virtualmachineinstances/%s/status"
+            .formatted(namespace, name),
+        "{\"status\":{\"evacuationNodeName\":\"" + infraNode + "\"}}");
+  }
+
+  /**
    * VMIs {@code CLUSTER-md-NNNNN} of tenant {@code cluster} in {@code namespace} of {@code api}.
    */
   record Numbered(RawKube api, String namespace, String cluster) {
@@ -123,10 +135,9 @@ runcmd:\\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\\n"}}]}}
   }
 
   /**
-   * Sets {@code status.evacuationNodeName} on VMI i of each of {@code targets} in turn, one at a
-   * time {@code pauseMs} apart, as KubeVirt does when it refuses the launcher's eviction, and times
-   * each until {@code seen} holds its name (a watch's receive time, nanoTime; at most 30 s): the
-   * milliseconds per target, after {@code warmup} untimed rounds.
+   * {@link #mark Marks} VMI i of each of {@code targets} in turn, one at a time {@code pauseMs}
+   * apart, and times until {@code seen} holds its name (a watch's receive time, nanoTime; at most
+   * 30 s): the milliseconds per target, after {@code warmup} untimed rounds.
    */
   static List<Stats> reactionTimes(
       List<Numbered> targets,
@@ -143,10 +154,7 @@ runcmd:\\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\\n"}}]}}
         Numbered t = targets.get(k);
         String name = t.name(i);
         long t0 = System.nanoTime();
-        t.api()
-            .mergePatch(
-                t.path() + "/" + name + "/status",
-                "{\"status\":{\"evacuationNodeName\":\"" + infraNode + "\"}}");
+        mark(t.api(), t.namespace(), name, infraNode);
         while (!seen.containsKey(name) && System.nanoTime() - t0 < 30_000_000_000L) {
           Thread.sleep(1);
         }

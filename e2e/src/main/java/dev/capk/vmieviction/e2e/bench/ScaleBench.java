@@ -88,12 +88,7 @@ final class ScaleBench extends Bench {
     List<Integer> counts = ints("bench.scale.counts", "1000,10000");
     int samples = integer("bench.latency.samples", 100);
     int warmup = 3;
-    progress("scale: starting an infra API server and a guest cluster (kwok)");
-    List<LocalCluster> clusters =
-        startAll(
-            List.of(
-                LocalCluster.builder("bench-scale-infra"),
-                LocalCluster.builder("bench-scale-guest").withKwok()));
+    List<LocalCluster> clusters = startClusters("scale", 1, null, null, false);
     try (LocalCluster infra = clusters.get(0);
         LocalCluster guest = clusters.get(1)) {
       Crds.installTestCrds(infra);
