@@ -2,14 +2,12 @@ package dev.capk.vmieviction.e2e.bench;
 
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
-import java.io.File;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.util.Set;
 
 /** Benchmarks 1 and 7 ({@code selector}): our drain CLI against `kubectl drain`. */
 final class DrainBench extends Bench {
@@ -28,9 +26,6 @@ final class DrainBench extends Bench {
   DrainBench(boolean bySelector) {
     this.bySelector = bySelector;
   }
-
-  /** One drain command under test, by the name its row carries. */
-  record Tool(String name, List<String> command) {}
 
   @Override
   void run() throws Exception {
@@ -53,7 +48,7 @@ final class DrainBench extends Bench {
   /** {@code head} drain {@code target}, against this cluster, with {@link #FLAGS}. */
   private Tool tool(String name, List<String> head, List<String> target) {
     List<String> tail = List.of("--kubeconfig", cluster.kubeconfig().toString());
-    return new Tool(name, concat(concat(concat(head, target), tail), FLAGS));
+    return new Tool(name, concat(concat(concat(head, target), tail), FLAGS), null, false);
   }
 
   private Tool kubectl(String name, List<String> target) {
@@ -202,8 +197,10 @@ final class DrainBench extends Bench {
   }
 
   /**
-   * Rounds of both tools, the order alternating (kubectl first in even rounds), each run on a world
-   * {@code refill} made afresh, after an untimed warm-up round if {@code warmUp}; ours runs {@code
+   * Rounds of both tools (see {@link #rounds}: kubectl first in even rounds), each run on a world
+   * {@code refill} made afresh and leaving every one of {@code nodes} empty, after an untimed
+   * warm-up round if {@code warmUp} (the selector's is ours alone: a first JVM start reads the jar
+   * from a cold page cache; kubectl's would cost a minute and change nothing); ours runs {@code
    * runs} times, kubectl {@code kubectlRuns}.
    */
   private Compared compare(
@@ -216,41 +213,33 @@ final class DrainBench extends Bench {
       Refill refill,
       List<String> nodes)
       throws Exception {
-    Map<String, List<Double>> times = new LinkedHashMap<>();
-    List<Double> pairRatios = new ArrayList<>();
-    int round = 0;
-    // The selector's warm-up is ours alone (a first JVM start reads the jar from a cold page
-    // cache); kubectl's would cost a minute and change nothing.
-    List<Tool> warm = bySelector ? List.of(ours) : List.of(ours, kubectl);
-    for (int i = warmUp ? -1 : 0; i < Math.max(runs, kubectlRuns); i++) {
-      List<Tool> order =
-          new ArrayList<>(
-              i < 0 ? warm : i % 2 == 0 ? List.of(kubectl, ours) : List.of(ours, kubectl));
-      if (i >= kubectlRuns) {
-        order.remove(kubectl);
-      }
-      if (i >= runs) {
-        order.remove(ours);
-      }
-      Map<String, Double> thisRound = new LinkedHashMap<>();
-      for (Tool t : order) {
-        refill.prepare("r" + (round++));
-        double sec = time(t, nodes);
-        thisRound.put(t.name(), sec);
-        progress("%s, %-16s %s: %.2f s", what, t.name(), i < 0 ? "warm-up" : "run " + (i + 1), sec);
-      }
-      if (i >= 0) {
-        thisRound.forEach((k, v) -> times.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
-        if (thisRound.size() == 2) {
-          pairRatios.add(thisRound.get(ours.name()) / thisRound.get(kubectl.name()));
-        }
-      }
+    Set<String> warm =
+        !warmUp ? Set.of() : bySelector ? Set.of(ours.name()) : Set.of(ours.name(), kubectl.name());
+    Map<String, List<Sample>> times =
+        rounds(
+            what,
+            List.of(kubectl, ours),
+            List.of(kubectlRuns, runs),
+            warm,
+            (t, seq) -> refill.prepare("r" + seq),
+            (t, seq) -> {
+              for (String node : nodes) {
+                int left = api.items("/api/v1/pods?fieldSelector=spec.nodeName%3D" + node).size();
+                if (left != 0) {
+                  throw new IllegalStateException(
+                      t.name() + " exited 0 but left " + left + " pods on " + node);
+                }
+              }
+            },
+            Duration.ofMinutes(15));
+    List<Sample> k = times.get(kubectl.name());
+    List<Sample> o = times.get(ours.name());
+    List<Double> pairs = new ArrayList<>();
+    for (int i = 0; i < Math.min(k.size(), o.size()); i++) {
+      pairs.add(o.get(i).wall() / k.get(i).wall());
     }
     return new Compared(
-        kubectl,
-        Stats.of(times.get(kubectl.name())),
-        Stats.of(times.get(ours.name())),
-        Stats.of(pairRatios));
+        kubectl, Stats.over(k, Sample::wall), Stats.over(o, Sample::wall), Stats.of(pairs));
   }
 
   /** A namespace with the owner ConfigMap and the budgets that {@link #refill} pods fall under. */
@@ -269,7 +258,7 @@ final class DrainBench extends Bench {
 
   /** Uncordons the node and binds {@code size} fresh pods to it; waits until they run and count. */
   private void refill(String ns, String node, int size, String prefix) throws Exception {
-    cluster.kubectl().runOrFail(null, "uncordon", node);
+    kubectl(cluster, "uncordon " + node);
     String ownerUid =
         RawKube.str(api.get("/api/v1/namespaces/" + ns + "/configmaps/owner"), "metadata", "uid");
     parallel(
@@ -315,33 +304,5 @@ final class DrainBench extends Bench {
           }
           return healthy == guarded;
         });
-  }
-
-  /**
-   * Runs {@code t} to its exit; fails unless it exited 0 and left every one of {@code nodes} empty.
-   */
-  private double time(Tool t, List<String> nodes) throws Exception {
-    File log = work.resolve("last-" + t.name().replaceAll("[^a-z]+", "-") + ".log").toFile();
-    long start = System.nanoTime();
-    Process p =
-        new ProcessBuilder(t.command()).redirectErrorStream(true).redirectOutput(log).start();
-    boolean finished = p.waitFor(15, TimeUnit.MINUTES);
-    double seconds = secondsSince(start);
-    if (!finished) {
-      p.destroyForcibly().waitFor();
-      throw new IllegalStateException(t.name() + " did not finish in 15 minutes, see " + log);
-    }
-    if (p.exitValue() != 0) {
-      throw new IllegalStateException(
-          t.name() + " failed (exit " + p.exitValue() + "), see " + log);
-    }
-    for (String node : nodes) {
-      int left = api.items("/api/v1/pods?fieldSelector=spec.nodeName%3D" + node).size();
-      if (left != 0) {
-        throw new IllegalStateException(
-            t.name() + " exited 0 but left " + left + " pods on " + node + ", see " + log);
-      }
-    }
-    return seconds;
   }
 }
