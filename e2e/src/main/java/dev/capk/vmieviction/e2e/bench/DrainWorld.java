@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.e2e.bench;
 
+import com.google.common.base.Strings;
 import com.google.gson.JsonObject;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.e2e.harness.Await;
@@ -134,10 +135,6 @@ final class DrainWorld {
     return vms.values().stream().flatMap(List::stream).toList();
   }
 
-  List<RawKube> guestApis() {
-    return guests.stream().map(RawKube::new).toList();
-  }
-
   /** A guest node of the first tenant that is no VM, with a VM node's Deployment: a twin. */
   String addPlainNode(String name) throws Exception {
     TenantCluster t = vms.keySet().iterator().next();
@@ -229,28 +226,25 @@ final class DrainWorld {
     awaitBudgetsAllowOne();
   }
 
-  /** {@code path} of every VMI of this world (e.g. its UID), by namespace/name. */
+  /** {@code path} of every VMI of this world (e.g. its UID), by name. */
   Map<String, String> vmis(String... path) throws Exception {
     Map<String, String> out = new HashMap<>();
-    for (TenantCluster t : vms.keySet()) {
-      for (JsonObject vmi : vmiObjects(t)) {
-        out.put(t.namespace() + "/" + RawKube.str(vmi, "metadata", "name"), RawKube.str(vmi, path));
-      }
+    for (JsonObject vmi : vmiObjects()) {
+      out.put(RawKube.str(vmi, "metadata", "name"), RawKube.str(vmi, path));
     }
     return out;
   }
 
-  private List<JsonObject> vmiObjects(TenantCluster t) throws Exception {
-    return infraApi.items(
-        "/apis/kubevirt.io/v1/namespaces/" + t.namespace() + "/virtualmachineinstances");
+  /** This world's VMIs (the infra cluster may hold other worlds'). */
+  private List<JsonObject> vmiObjects() throws Exception {
+    List<String> mine = vmNames();
+    return infraApi.items("/apis/kubevirt.io/v1/virtualmachineinstances").stream()
+        .filter(v -> mine.contains(RawKube.str(v, "metadata", "name")))
+        .toList();
   }
 
   Map<String, String> uids() throws Exception {
     return vmis("metadata", "uid");
-  }
-
-  List<String> namespaces() {
-    return vms.keySet().stream().map(TenantCluster::namespace).toList();
   }
 
   /**
@@ -268,29 +262,20 @@ final class DrainWorld {
 
   /**
    * Whether every VMI runs on {@code node}, unmarked and not being deleted, each with another UID
-   * than the one {@code previous} ("namespace/name" to UID) names for it, if any.
+   * than the one {@code previous} (name to UID) names for it, if any.
    */
   private boolean vmisBackOn(String node, Map<String, String> previous) throws Exception {
-    for (TenantCluster t : vms.keySet()) {
-      int ok = 0;
-      for (JsonObject v : vmiObjects(t)) {
-        String uid = RawKube.str(v, "metadata", "uid");
-        String was = previous.get(t.namespace() + "/" + RawKube.str(v, "metadata", "name"));
-        boolean running = "Running".equals(RawKube.str(v, "status", "phase"));
-        String evacuation = RawKube.str(v, "status", "evacuationNodeName");
-        if (running
-            && node.equals(RawKube.str(v, "status", "nodeName"))
-            && RawKube.str(v, "metadata", "deletionTimestamp") == null
-            && (evacuation == null || evacuation.isEmpty())
-            && !uid.equals(was)) {
-          ok++;
-        }
-      }
-      if (ok != vms.get(t).size()) {
-        return false;
-      }
-    }
-    return true;
+    return vmiObjects().stream()
+            .filter(v -> "Running".equals(RawKube.str(v, "status", "phase")))
+            .filter(v -> node.equals(RawKube.str(v, "status", "nodeName")))
+            .filter(v -> RawKube.str(v, "metadata", "deletionTimestamp") == null)
+            .filter(v -> Strings.isNullOrEmpty(RawKube.str(v, "status", "evacuationNodeName")))
+            .filter(
+                v ->
+                    !RawKube.str(v, "metadata", "uid")
+                        .equals(previous.get(RawKube.str(v, "metadata", "name"))))
+            .count()
+        == vmNames().size();
   }
 
   /**

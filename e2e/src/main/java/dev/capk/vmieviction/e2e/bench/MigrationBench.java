@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class MigrationBench extends Bench {
   private static final String NS = "mig";
+  private static final String KUBEVIRT = "/apis/kubevirt.io/v1/";
   private static final List<String> POLICIES = List.of("prefer", "never");
   private static final String RESULT_ANNOTATION = "standin.kubevirt.io/migration-result";
   private static final String DURATION_ANNOTATION = "standin.kubevirt.io/migration-duration";
@@ -87,45 +88,45 @@ final class MigrationBench extends Bench {
     }
   }
 
-  private static String path(String namespace, String resource) {
-    return "/apis/kubevirt.io/v1/namespaces/" + namespace + "/" + resource;
-  }
-
   /**
    * Makes every VMI LiveMigratable, as virt-controller reports it (the status condition), with a
    * stand-in migration that succeeds after {@code duration} seconds. A VMI recreated by a run under
    * never is a new object without either, so every run sets them again.
    */
   private static void prepare(DrainWorld w, String duration) throws Exception {
-    for (String ns : w.namespaces()) {
-      for (JsonObject vmi : w.infraApi.items(path(ns, "virtualmachineinstances"))) {
-        String path = path(ns, "virtualmachineinstances/" + RawKube.str(vmi, "metadata", "name"));
-        w.infraApi.mergePatch(
-            path,
-            Report.f(
-                "{\"metadata\":{\"annotations\":{\"%s\":\"succeed\",\"%s\":\"%s\"}}}",
-                RESULT_ANNOTATION, DURATION_ANNOTATION, duration));
-        JsonArray conditions = new JsonArray();
-        JsonObject status = vmi.getAsJsonObject("status");
-        for (var c :
-            status != null && status.has("conditions")
-                ? status.getAsJsonArray("conditions")
-                : new JsonArray()) {
-          if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
-            conditions.add(c);
-          }
+    for (JsonObject vmi : w.infraApi.items(KUBEVIRT + "virtualmachineinstances")) {
+      String path =
+          KUBEVIRT
+              + "namespaces/%s/virtualmachineinstances/%s"
+                  .formatted(
+                      RawKube.str(vmi, "metadata", "namespace"),
+                      RawKube.str(vmi, "metadata", "name"));
+      w.infraApi.mergePatch(
+          path,
+          Report.f(
+              "{\"metadata\":{\"annotations\":{\"%s\":\"succeed\",\"%s\":\"%s\"}}}",
+              RESULT_ANNOTATION, DURATION_ANNOTATION, duration));
+      JsonArray conditions = new JsonArray();
+      JsonObject status = vmi.getAsJsonObject("status");
+      for (var c :
+          status != null && status.has("conditions")
+              ? status.getAsJsonArray("conditions")
+              : new JsonArray()) {
+        if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
+          conditions.add(c);
         }
-        conditions.add(JsonParser.parseString("{\"type\":\"LiveMigratable\",\"status\":\"True\"}"));
-        w.infraApi.mergePatch(path + "/status", "{\"status\":{\"conditions\":" + conditions + "}}");
       }
+      conditions.add(JsonParser.parseString("{\"type\":\"LiveMigratable\",\"status\":\"True\"}"));
+      w.infraApi.mergePatch(path + "/status", "{\"status\":{\"conditions\":" + conditions + "}}");
     }
   }
 
   /** UID of every guest pod of the workloads, over all guest clusters. */
   private static Set<String> podUids(DrainWorld w) throws Exception {
     Set<String> out = new HashSet<>();
-    for (RawKube g : w.guestApis()) {
-      g.items("/api/v1/namespaces/" + NS + "/pods")
+    for (LocalCluster g : w.guests) {
+      new RawKube(g)
+          .items("/api/v1/namespaces/" + NS + "/pods")
           .forEach(p -> out.add(RawKube.str(p, "metadata", "uid")));
     }
     return out;
@@ -134,12 +135,10 @@ final class MigrationBench extends Bench {
   /** Every migration object, by UID, with its phase ("" when none yet). */
   private static Map<String, String> migrations(DrainWorld w) throws Exception {
     Map<String, String> out = new HashMap<>();
-    for (String ns : w.namespaces()) {
-      for (JsonObject m : w.infraApi.items(path(ns, "virtualmachineinstancemigrations"))) {
-        out.put(
-            RawKube.str(m, "metadata", "uid"),
-            Objects.toString(RawKube.str(m, "status", "phase"), ""));
-      }
+    for (JsonObject m : w.infraApi.items(KUBEVIRT + "virtualmachineinstancemigrations")) {
+      out.put(
+          RawKube.str(m, "metadata", "uid"),
+          Objects.toString(RawKube.str(m, "status", "phase"), ""));
     }
     return out;
   }
