@@ -32,6 +32,11 @@ final class Report {
     write();
   }
 
+  /** A row of the summary: {@code value} against {@code target}, at most {@code limit}. */
+  void atMost(String benchmark, String format, double value, String target, double limit) {
+    verdict(benchmark, f(format, value), target, Double.isNaN(value) ? null : value <= limit);
+  }
+
   /** A row of the summary for a number reported without a target. */
   synchronized void measured(String benchmark, String measured) {
     verdicts.add(List.of(benchmark, measured, "– (report only)", "–"));
