@@ -5,6 +5,7 @@ import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -80,7 +81,6 @@ final class DrainBench extends Bench {
       int kubectlRuns =
           integer("bench.drain.kubectlRuns." + size, size >= 1000 ? Math.min(2, runs) : runs);
       String node = cluster.kwokNodes().create("bench-drain-" + size, 1).get(0);
-      String ns = setUp("drain-" + size);
       Compared c =
           compare(
               Report.f("drain: %d pods", size),
@@ -89,8 +89,8 @@ final class DrainBench extends Bench {
               runs,
               kubectlRuns,
               !warm,
-              prefix -> refill(ns, node, size, prefix),
-              List.of(node));
+              Map.of(node, setUp("drain-" + size)),
+              size);
       warm = true;
       rows.addAll(c.rows(Report.f("%,d", size), size));
       report.atMost(
@@ -121,9 +121,9 @@ final class DrainBench extends Bench {
     String[] pool = POOL.split("=");
     List<String> nodes =
         cluster.kwokNodes().create("bench-selector", nodeCount, Map.of(pool[0], pool[1]));
-    List<String> namespaces = new ArrayList<>();
+    Map<String, String> namespaces = new LinkedHashMap<>();
     for (String node : nodes) {
-      namespaces.add(setUp("sel-" + node));
+      namespaces.put(node, setUp("sel-" + node));
     }
     String shape = Report.f("%d nodes × %,d pods", nodes.size(), perNode);
     Compared c =
@@ -134,12 +134,8 @@ final class DrainBench extends Bench {
             runs,
             runs,
             true,
-            prefix -> {
-              for (int n = 0; n < nodes.size(); n++) {
-                refill(namespaces.get(n), nodes.get(n), perNode, prefix);
-              }
-            },
-            nodes);
+            namespaces,
+            perNode);
     report.verdict(
         Report.f("7. drain -l, %s, ours / kubectl", shape),
         Report.f(
@@ -158,11 +154,6 @@ final class DrainBench extends Bench {
             + Report.table(
                 HEAD.replace("FIRST", "nodes × pods"), c.rows(shape, perNode * nodes.size()))
             + PER_ROUND);
-  }
-
-  /** Makes the next run's world (nodes refilled, uncordoned); its pods' names start so. */
-  interface Refill {
-    void prepare(String podPrefix) throws Exception;
   }
 
   /** Both tools' times, and the ratio ours / kubectl within each round. */
@@ -194,11 +185,11 @@ final class DrainBench extends Bench {
   }
 
   /**
-   * Rounds of both tools (see {@link #rounds}: kubectl first in even rounds), each run on a world
-   * {@code refill} made afresh and leaving every one of {@code nodes} empty, after an untimed
-   * warm-up round if {@code warmUp} (the selector's is ours alone: a first JVM start reads the jar
-   * from a cold page cache; kubectl's would cost a minute and change nothing); ours runs {@code
-   * runs} times, kubectl {@code kubectlRuns}.
+   * Rounds of both tools (see {@link #rounds}: kubectl first in even rounds), each run on the nodes
+   * of {@code namespaces} refilled with {@code perNode} pods each and leaving every one empty,
+   * after an untimed warm-up round if {@code warmUp} (the selector's is ours alone: a first JVM
+   * start reads the jar from a cold page cache; kubectl's would cost a minute and change nothing);
+   * ours runs {@code runs} times, kubectl {@code kubectlRuns}.
    */
   private Compared compare(
       String what,
@@ -207,8 +198,8 @@ final class DrainBench extends Bench {
       int runs,
       int kubectlRuns,
       boolean warmUp,
-      Refill refill,
-      List<String> nodes)
+      Map<String, String> namespaces,
+      int perNode)
       throws Exception {
     Set<String> warm =
         !warmUp ? Set.of() : bySelector ? Set.of(ours.name()) : Set.of(ours.name(), kubectl.name());
@@ -218,9 +209,13 @@ final class DrainBench extends Bench {
             List.of(kubectl, ours),
             List.of(kubectlRuns, runs),
             warm,
-            (t, seq) -> refill.prepare("r" + seq),
             (t, seq) -> {
-              for (String node : nodes) {
+              for (Map.Entry<String, String> e : namespaces.entrySet()) {
+                refill(e.getValue(), e.getKey(), perNode, "r" + seq);
+              }
+            },
+            (t, seq) -> {
+              for (String node : namespaces.keySet()) {
                 int left = api.items("/api/v1/pods?fieldSelector=spec.nodeName%3D" + node).size();
                 if (left != 0) {
                   throw new IllegalStateException(
