@@ -26,19 +26,11 @@ final class MigrationBench extends Bench {
   private static final String RESULT_ANNOTATION = "standin.kubevirt.io/migration-result";
   private static final String DURATION_ANNOTATION = "standin.kubevirt.io/migration-duration";
 
-  /** One timed drain under one policy; its toString is the progress line. */
-  record Run(
-      String policy,
-      double drainSeconds,
-      double recoverySeconds,
-      int podsDisrupted,
-      int podsBefore,
-      int vmisMigrated,
-      int vmisDeleted,
-      int vmisOther,
-      int migrationsCreated,
-      int migrationsSucceeded,
-      int peakMigrationsRunning) {}
+  /**
+   * One timed drain under one policy, and its cells: guest pods disrupted, VMIs migrated, VMIs
+   * deleted or unmoved, migrations created.
+   */
+  record Run(String policy, DrainWorld.Drained d, int podsDisrupted, List<String> cells) {}
 
   @Override
   void run() throws Exception {
@@ -168,31 +160,25 @@ final class MigrationBench extends Bench {
     }
     Map<String, String> uidsAfter = w.uids();
     Map<String, String> nodesAfter = w.vmis("status", "nodeName");
-    int migrated = 0;
-    int deleted = 0;
-    for (Map.Entry<String, String> e : d.before().entrySet()) {
-      if (!e.getValue().equals(uidsAfter.get(e.getKey()))) {
-        deleted++;
-      } else if (!String.valueOf(nodesAfter.get(e.getKey())).equals(nodesBefore.get(e.getKey()))) {
-        migrated++;
-      }
-    }
+    long migrated =
+        d.before().keySet().stream()
+            .filter(n -> d.before().get(n).equals(uidsAfter.get(n)))
+            .filter(n -> !String.valueOf(nodesAfter.get(n)).equals(nodesBefore.get(n)))
+            .count();
     Set<String> podsAfter = podUids(w);
     int disrupted = (int) podsBefore.stream().filter(u -> !podsAfter.contains(u)).count();
     Map<String, String> created = new HashMap<>(migrations(w));
     created.keySet().removeAll(migrationsBefore);
+    long succeeded = created.values().stream().filter("Succeeded"::equals).count();
     return new Run(
         policy,
-        d.drainSeconds(),
-        d.recoverySeconds(),
+        d,
         disrupted,
-        podsBefore.size(),
-        migrated,
-        deleted,
-        d.before().size() - migrated - deleted,
-        created.size(),
-        (int) created.values().stream().filter("Succeeded"::equals).count(),
-        peak.get());
+        List.of(
+            disrupted + " of " + podsBefore.size(),
+            Long.toString(migrated),
+            Long.toString(d.before().size() - migrated),
+            Report.f("%d (%d succeeded, ≤ %d at once)", created.size(), succeeded, peak.get())));
   }
 
   private void write(
@@ -235,24 +221,18 @@ final class MigrationBench extends Bench {
         continue;
       }
       byPolicy.put(policy, rs);
+      List<String> cells = new ArrayList<>();
+      for (int j = 0; j < 4; j++) {
+        int k = j;
+        cells.add(String.join(", ", rs.stream().map(r -> r.cells().get(k)).toList()));
+      }
       rows.add(
           Report.row(
               "`" + policy + "`",
               rs.size(),
-              Stats.over(rs, Run::drainSeconds).medianMinMax(1),
-              joined(rs, r -> r.podsDisrupted() + " of " + r.podsBefore()),
-              joined(rs, r -> Integer.toString(r.vmisMigrated())),
-              joined(rs, r -> Integer.toString(r.vmisDeleted() + r.vmisOther())),
-              joined(
-                  rs,
-                  r ->
-                      r.migrationsCreated()
-                          + " ("
-                          + r.migrationsSucceeded()
-                          + " succeeded, ≤ "
-                          + r.peakMigrationsRunning()
-                          + " at once)"),
-              Stats.over(rs, Run::recoverySeconds).medianMinMax(0)));
+              Stats.over(rs, r -> r.d().drainSeconds()).medianMinMax(1),
+              cells,
+              Stats.over(rs, r -> r.d().recoverySeconds()).medianMinMax(0)));
     }
     report.section(
         intro
@@ -270,16 +250,12 @@ final class MigrationBench extends Bench {
           worst == 0);
     }
     if (prefer != null && never != null) {
-      Stats p = Stats.over(prefer, Run::drainSeconds);
-      Stats n = Stats.over(never, Run::drainSeconds);
+      Stats p = Stats.over(prefer, r -> r.d().drainSeconds());
+      Stats n = Stats.over(never, r -> r.d().drainSeconds());
       report.measured(
           Report.f("8. live migration, infra drain prefer / never (%d VMIs)", vmis),
           Report.f(
               "%.2f: %s s vs %s s", p.median() / n.median(), p.medianMinMax(1), n.medianMinMax(1)));
     }
-  }
-
-  private static String joined(List<Run> rs, java.util.function.Function<Run, String> f) {
-    return String.join(", ", rs.stream().map(f).toList());
   }
 }
