@@ -229,10 +229,6 @@ public final class AuditLog {
     return at.getEpochSecond() + at.getNano() / 1e9;
   }
 
-  static double seconds(Instant from, Instant to) {
-    return Duration.between(from, to).toNanos() / 1e9;
-  }
-
   /**
    * After a start a controller checks every Running VMI once; those requests are no evacuation's,
    * so a run starts when the logs of {@code clusters} have not grown for 3 s (at most 2 minutes).

@@ -61,10 +61,6 @@ abstract class Bench {
     return strings(key, defaults).stream().map(Integer::parseInt).toList();
   }
 
-  static int integer(String key, int def) {
-    return Integer.getInteger(key, def);
-  }
-
   /** Runs for one configuration: its own property, else bench.runs, else {@code def}. */
   static int runs(String key, int def) {
     return Integer.getInteger(key, Integer.getInteger("bench.runs", def));

@@ -82,13 +82,13 @@ final class CostBench extends Bench {
 
   @Override
   void run() throws Exception {
-    int vmis = integer("bench.cost.vmis", 10);
-    int pods = integer("bench.cost.pods", 10);
-    int tenants = integer("bench.cost.tenants", 2);
+    int vmis = Integer.getInteger("bench.cost.vmis", 10);
+    int pods = Integer.getInteger("bench.cost.pods", 10);
+    int tenants = Integer.getInteger("bench.cost.tenants", 2);
     List<Integer> workers = ints("bench.cost.workers", "16,1");
     List<String> budgets = strings("bench.cost.budgets", "none,budget");
     // More than 1: each process runs the world again, to tell JVM warm-up from steady cost.
-    int rounds = integer("bench.cost.rounds", 1);
+    int rounds = Integer.getInteger("bench.cost.rounds", 1);
     go = ControllerJar.goBinary();
     String loadAtStart = BenchMain.loadAverage();
     List<String> controllers = go == null ? List.of("ours") : List.of("ours", "go");

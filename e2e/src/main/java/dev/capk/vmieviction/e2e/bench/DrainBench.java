@@ -79,7 +79,8 @@ final class DrainBench extends Bench {
       // kubectl drain evicts one pod per 0.2 s whatever the machine (it stays under client-go's
       // default client-side rate limit), so 1,000 pods take 200 s a run: fewer runs fit.
       int kubectlRuns =
-          integer("bench.drain.kubectlRuns." + size, size >= 1000 ? Math.min(2, runs) : runs);
+          Integer.getInteger(
+              "bench.drain.kubectlRuns." + size, size >= 1000 ? Math.min(2, runs) : runs);
       String node = cluster.kwokNodes().create("bench-drain-" + size, 1).get(0);
       Compared c =
           compare(
@@ -115,8 +116,8 @@ final class DrainBench extends Bench {
   }
 
   private void selector() throws Exception {
-    int nodeCount = integer("bench.selector.nodes", 3);
-    int perNode = integer("bench.selector.pods", 300) / nodeCount;
+    int nodeCount = Integer.getInteger("bench.selector.nodes", 3);
+    int perNode = Integer.getInteger("bench.selector.pods", 300) / nodeCount;
     int runs = runs("bench.selector.runs", 3);
     String[] pool = POOL.split("=");
     List<String> nodes =

@@ -25,8 +25,8 @@ final class EvacuationBench extends Bench {
   @Override
   void run() throws Exception {
     List<Integer> sizes = ints("bench.evac.sizes", "1,10,50");
-    int guestCount = integer("bench.evac.guests", 5);
-    int pods = integer("bench.evac.pods", 20);
+    int guestCount = Integer.getInteger("bench.evac.guests", 5);
+    int pods = Integer.getInteger("bench.evac.pods", 20);
     String rule = AuditLog.CONTROLLER_RULE;
     List<LocalCluster> clusters =
         startClusters("evac", guestCount, rule + AuditLog.INFRA_RULES, rule, true);

@@ -21,8 +21,8 @@ final class ExternalInfraBench extends Bench {
 
   @Override
   void run() throws Exception {
-    int perInfra = integer("bench.external.vmis", 5000);
-    int samples = integer("bench.external.samples", 50);
+    int perInfra = Integer.getInteger("bench.external.vmis", 5000);
+    int samples = Integer.getInteger("bench.external.samples", 50);
     progress("external: starting a management, two infra and a guest API server (no kwok needed)");
     List<LocalCluster> clusters =
         startAll(
@@ -83,7 +83,7 @@ final class ExternalInfraBench extends Bench {
             .toList();
     return synced.size() < pipelines
         ? Double.NaN
-        : AuditLog.seconds(launched, Collections.max(synced)) * 1000;
+        : (AuditLog.epoch(Collections.max(synced)) - AuditLog.epoch(launched)) * 1000;
   }
 
   /**

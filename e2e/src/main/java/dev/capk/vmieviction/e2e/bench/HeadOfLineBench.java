@@ -92,11 +92,11 @@ final class HeadOfLineBench extends Bench {
 
   @Override
   void run() throws Exception {
-    int tenants = integer("bench.hol.tenants", 4);
-    int freeCount = integer("bench.hol.free", 20);
-    int blockedCount = integer("bench.hol.blocked", 200);
-    drainTimeout = Duration.ofSeconds(integer("bench.hol.drainTimeoutSeconds", 180));
-    lateCap = Duration.ofSeconds(integer("bench.hol.lateCapSeconds", 240));
+    int tenants = Integer.getInteger("bench.hol.tenants", 4);
+    int freeCount = Integer.getInteger("bench.hol.free", 20);
+    int blockedCount = Integer.getInteger("bench.hol.blocked", 200);
+    drainTimeout = Duration.ofSeconds(Integer.getInteger("bench.hol.drainTimeoutSeconds", 180));
+    lateCap = Duration.ofSeconds(Integer.getInteger("bench.hol.lateCapSeconds", 240));
     for (int k = 0; k < tenants; k++) {
       vms.add(new Vm(k, Report.f("hol-t%d-warmup", k), Kind.WARMUP));
     }

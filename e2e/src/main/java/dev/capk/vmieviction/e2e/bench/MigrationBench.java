@@ -34,9 +34,9 @@ final class MigrationBench extends Bench {
 
   @Override
   void run() throws Exception {
-    int tenantsCount = integer("bench.migration.tenants", 2);
-    int vmisPerTenant = integer("bench.migration.vmisPerTenant", 10);
-    int pods = integer("bench.migration.pods", 3);
+    int tenantsCount = Integer.getInteger("bench.migration.tenants", 2);
+    int vmisPerTenant = Integer.getInteger("bench.migration.vmisPerTenant", 10);
+    int pods = Integer.getInteger("bench.migration.pods", 3);
     String duration = System.getProperty("bench.migration.duration", "1");
     int runs = runs("bench.migration.runs", 2);
     List<String> policies = strings("bench.migration.policies", String.join(",", POLICIES));

@@ -84,7 +84,7 @@ final class ScaleBench extends Bench {
   @Override
   void run() throws Exception {
     List<Integer> counts = ints("bench.scale.counts", "1000,10000");
-    int samples = integer("bench.latency.samples", 100);
+    int samples = Integer.getInteger("bench.latency.samples", 100);
     int warmup = 3;
     List<LocalCluster> clusters = startClusters("scale", 1, null, null, false);
     try (LocalCluster infra = clusters.get(0);
@@ -187,7 +187,7 @@ final class ScaleBench extends Bench {
   private MemoryRun measureMemory(
       ControllerProcess c, LocalCluster guest, int vmis, double baselinePerSecond, String jvm)
       throws Exception {
-    Duration cap = Duration.ofSeconds(integer("bench.scale.settleCapSeconds", 30));
+    Duration cap = Duration.ofSeconds(Integer.getInteger("bench.scale.settleCapSeconds", 30));
     Quiet q =
         awaitQuiet(
             () -> Metrics.nonWatch(guest), baselinePerSecond + 6, Duration.ofSeconds(10), cap);
