@@ -37,10 +37,6 @@ final class CostBench extends Bench {
           workers,
           round > 1 ? ", run " + round + " of one process" : "");
     }
-
-    boolean sameAs(Config o) {
-      return budget == o.budget && workers == o.workers && round == 1;
-    }
   }
 
   /**
@@ -285,7 +281,7 @@ final class CostBench extends Bench {
       String what = "9. " + c.label() + ", per evacuation: ";
       Optional<Run> goRun =
           runs.stream()
-              .filter(g -> g.config().controller().equals("go") && g.config().sameAs(c))
+              .filter(g -> g.config().equals(new Config("go", c.budget(), c.workers(), 1)))
               .findFirst();
       report.atMost(what + "infra requests", "%.1f", r.infraRequests(), "≤ 3", 3);
       if (c.budget()) {

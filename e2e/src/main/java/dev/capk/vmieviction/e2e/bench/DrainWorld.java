@@ -41,8 +41,8 @@ final class DrainWorld {
   private final int pods;
   private final Map<TenantCluster, List<String>> vms = new LinkedHashMap<>();
 
-  /** Every guest node with a Deployment (the VMs' and plain ones), and its tenant. */
-  private final Map<String, TenantCluster> nodes = new LinkedHashMap<>();
+  /** Every guest node with a Deployment (the VMs' and plain ones), by guest cluster. */
+  private final Map<KubeCluster, List<String>> nodes = new LinkedHashMap<>();
 
   private final Map<TenantCluster, String> spare = new HashMap<>();
   private boolean budgets;
@@ -144,7 +144,7 @@ final class DrainWorld {
   }
 
   private void deploy(TenantCluster t, String node) throws Exception {
-    nodes.put(node, t);
+    nodes.computeIfAbsent(t.guest(), g -> new ArrayList<>()).add(node);
     String placement =
         spare.get(t) == null
             ? "\"nodeSelector\":{\"kubernetes.io/hostname\":\"%s\"}".formatted(node)
@@ -162,42 +162,34 @@ final class DrainWorld {
                 .formatted(node, pods, placement));
   }
 
-  /** Every guest node of the world by the guest cluster that has it. */
-  private Map<KubeCluster, List<String>> nodesByGuest() {
-    Map<KubeCluster, List<String>> out = new LinkedHashMap<>();
-    nodes.forEach((node, t) -> out.computeIfAbsent(t.guest(), g -> new ArrayList<>()).add(node));
-    return out;
-  }
-
   /**
    * Creates (or removes) a PodDisruptionBudget of maxUnavailable 1 per Deployment, and waits until
    * each created budget allows one disruption.
    */
   void setBudgets(boolean on) {
     budgets = on;
-    nodesByGuest()
-        .forEach(
-            (guest, names) -> {
-              String budget =
-                  """
+    nodes.forEach(
+        (guest, names) -> {
+          String budget =
+              """
                   {"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"w-%1$s",
                    "namespace":"%2$s"},"spec":{"maxUnavailable":1,"selector":{"matchLabels":{"app":"w-%1$s"}}}}""";
-              List<String> items = names.stream().map(n -> budget.formatted(n, ns)).toList();
-              if (on) {
-                guest
-                    .kubectl()
-                    .apply("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":" + items + "}");
-              } else {
-                Bench.kubectl(guest, "-n " + ns + " delete pdb --all");
-              }
-            });
+          List<String> items = names.stream().map(n -> budget.formatted(n, ns)).toList();
+          if (on) {
+            guest
+                .kubectl()
+                .apply("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":" + items + "}");
+          } else {
+            Bench.kubectl(guest, "-n " + ns + " delete pdb --all");
+          }
+        });
     awaitBudgetsAllowOne();
   }
 
   /** With budgets: waits until each allows one disruption (its pods all run and are counted). */
   private void awaitBudgetsAllowOne() {
     String path = "/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets";
-    for (Map.Entry<KubeCluster, List<String>> e : nodesByGuest().entrySet()) {
+    for (Map.Entry<KubeCluster, List<String>> e : nodes.entrySet()) {
       RawKube g = new RawKube(e.getKey());
       Await.until(
           "every budget of " + ns + " allows one disruption",
@@ -283,7 +275,7 @@ final class DrainWorld {
    * pods (not being deleted): each on its own node when {@code home}, else anywhere.
    */
   private boolean guestsSettled(boolean home) throws Exception {
-    for (Map.Entry<KubeCluster, List<String>> e : nodesByGuest().entrySet()) {
+    for (Map.Entry<KubeCluster, List<String>> e : nodes.entrySet()) {
       RawKube g = new RawKube(e.getKey());
       Map<String, Integer> running = new HashMap<>();
       for (JsonObject p :
