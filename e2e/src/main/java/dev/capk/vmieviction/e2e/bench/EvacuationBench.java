@@ -16,11 +16,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 final class EvacuationBench extends Bench {
 
   /** One timed drain of {@code vmis} VMIs with {@code workers}. */
-  record Run(int vmis, String workers, DrainWorld.Drained d) {
-    double per(double count) {
-      return count / vmis;
-    }
-  }
+  record Run(int vmis, String workers, DrainWorld.Drained d) {}
 
   @Override
   void run() throws Exception {
@@ -111,8 +107,8 @@ final class EvacuationBench extends Bench {
                 Stats.over(rs, r -> r.d().recoverySeconds()).medianMinMax(0),
                 Stats.over(rs, r -> r.d().controllerCpuSeconds()).medianMinMax(1),
                 Stats.over(rs, r -> r.d().machineBusySeconds()).medianMinMax(0)));
-        Stats infra = Stats.over(rs, r -> r.per(AuditLog.total(r.d().infraCalls())));
-        Stats guest = Stats.over(rs, r -> r.per(AuditLog.total(r.d().guestCalls())));
+        Stats infra = Stats.over(rs, r -> AuditLog.total(r.d().infraCalls()) / (double) r.vmis());
+        Stats guest = Stats.over(rs, r -> AuditLog.total(r.d().guestCalls()) / (double) r.vmis());
         costRows.add(
             Report.row(
                 size,
@@ -121,8 +117,8 @@ final class EvacuationBench extends Bench {
                 infra.medianMinMax(1),
                 guest.medianMinMax(1),
                 target,
-                Stats.over(rs, r -> r.per(r.d().infraAll())).medianMinMax(0),
-                Stats.over(rs, r -> r.per(r.d().guestAll())).medianMinMax(0)));
+                Stats.over(rs, r -> r.d().infraAll() / r.vmis()).medianMinMax(0),
+                Stats.over(rs, r -> r.d().guestAll() / r.vmis()).medianMinMax(0)));
         if (size == verdictSize && workers.equals("default")) {
           for (Stats side : List.of(infra, guest)) {
             report.atMost(
