@@ -183,7 +183,7 @@ public final class AuditLog {
                     rows.computeIfAbsent(kind, k -> new ArrayList<>(nCopies(labels.size(), "")))
                         .set(labels.indexOf(label), Report.f("%.2f", v))));
     return Report.table(
-        Bench.concat(List.of("request, per evacuation"), labels),
+        String.join("|", Bench.concat(List.of("request, per evacuation"), labels)),
         rows.entrySet().stream()
             .map(e -> Bench.concat(List.of(e.getKey()), e.getValue()))
             .toList());

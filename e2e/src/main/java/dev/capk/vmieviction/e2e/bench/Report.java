@@ -77,17 +77,12 @@ final class Report {
     }
   }
 
-  static String table(List<String> head, List<List<String>> rows) {
-    StringBuilder s = new StringBuilder("| ").append(String.join(" | ", head)).append(" |\n|");
-    head.forEach(h -> s.append(" --- |"));
-    s.append('\n');
-    rows.forEach(r -> s.append("| ").append(String.join(" | ", r)).append(" |\n"));
-    return s.toString();
-  }
-
   /** A table from its header cells (joined by "|") and rows. */
   static String table(String head, List<List<String>> rows) {
-    return table(List.of(head.split("\\|")), rows);
+    StringBuilder s = new StringBuilder("| ").append(head.replace("|", " | ")).append(" |\n|");
+    s.append(" --- |".repeat(head.split("\\|").length)).append('\n');
+    rows.forEach(r -> s.append("| ").append(String.join(" | ", r)).append(" |\n"));
+    return s.toString();
   }
 
   /** A table row: each cell as a string, the cells of a list cell in its place. */
