@@ -186,27 +186,25 @@ abstract class Bench {
   /** Runs {@code task} for 0..n-1 on {@code threads} threads; then throws the first failure. */
   static void parallel(int n, int threads, IntTask task) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(n, threads)));
-    List<Future<?>> fs = new ArrayList<>();
+    List<Callable<Void>> tasks = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       int k = i;
-      fs.add(
-          pool.submit(
-              () -> {
-                task.run(k);
-                return null;
-              }));
+      tasks.add(
+          () -> {
+            task.run(k);
+            return null;
+          });
     }
-    pool.shutdown();
-    Exception failure = null;
-    for (Future<?> f : fs) {
-      try {
-        f.get();
-      } catch (ExecutionException e) {
-        failure = failure != null ? failure : e.getCause() instanceof Exception c ? c : e;
+    try {
+      for (Future<Void> f : pool.invokeAll(tasks)) {
+        try {
+          f.get();
+        } catch (ExecutionException e) {
+          throw e.getCause() instanceof Exception c ? c : e;
+        }
       }
-    }
-    if (failure != null) {
-      throw failure;
+    } finally {
+      pool.shutdown();
     }
   }
 
