@@ -166,22 +166,20 @@ final class DrainBench extends Bench {
     /** kubectl's row and ours, {@code pods} drained a run. */
     List<List<String>> rows(String first, int pods) {
       return List.of(
-          Report.row(
-              first,
-              kubectlTool.name(),
-              kubectl.n(),
-              kubectl.medianMinMax(2),
-              Report.f("%.3f", kubectl.median() / pods),
-              "1.00",
-              ""),
-          Report.row(
+          row(first, kubectlTool.name(), kubectl, pods, "1.00", ""),
+          row(
               first,
               "ours (java -jar)",
-              ours.n(),
-              ours.medianMinMax(2),
-              Report.f("%.3f", ours.median() / pods),
+              ours,
+              pods,
               Report.f("%.2f", ratio()),
               pairs.medianMinMax(2)));
+    }
+
+    private static List<String> row(
+        String first, String tool, Stats s, int pods, String ratio, String pairs) {
+      String perPod = Report.f("%.3f", s.median() / pods);
+      return Report.row(first, tool, s.n(), s.medianMinMax(2), perPod, ratio, pairs);
     }
   }
 
