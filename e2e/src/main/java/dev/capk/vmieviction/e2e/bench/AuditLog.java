@@ -13,9 +13,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 
@@ -183,7 +183,7 @@ public final class AuditLog {
                     rows.computeIfAbsent(kind, k -> new ArrayList<>(nCopies(labels.size(), "")))
                         .set(labels.indexOf(label), Report.f("%.2f", v))));
     return Report.table(
-        Bench.concat(List.of("request, per evacuation"), labels),
+        String.join("|", Bench.concat(List.of("request, per evacuation"), labels)),
         rows.entrySet().stream()
             .map(e -> Bench.concat(List.of(e.getKey()), e.getValue()))
             .toList());
@@ -194,26 +194,39 @@ public final class AuditLog {
   }
 
   /**
-   * Seconds from VMI {@code vmi}'s marking stored to the arrival of the first request to delete it,
-   * both in [from, to) (the same names come back in later runs).
+   * A VMI's marking stored (its last status patch before its first delete request) and that
+   * request's arrival, epoch seconds; NaN where not seen.
    */
-  static Optional<Double> evacuationSeconds(Path infraLog, String vmi, Instant from, Instant to) {
-    Instant marked = null;
+  record Evacuation(double marked, double deleteRequested) {
+    static final Evacuation NONE = new Evacuation(Double.NaN, Double.NaN);
+
+    double seconds() {
+      return deleteRequested - marked;
+    }
+  }
+
+  /**
+   * Every VMI's {@link Evacuation} by name, of the requests received in [from, to) (the same names
+   * come back in later runs).
+   */
+  static Map<String, Evacuation> evacuations(Path infraLog, Instant from, Instant to) {
+    Map<String, Evacuation> out = new HashMap<>();
     for (Entry e : entries(infraLog)) {
-      if (!vmi.equals(e.name()) || !e.within(from, to)) {
+      Evacuation was = out.getOrDefault(e.name(), Evacuation.NONE);
+      if (!e.within(from, to) || !Double.isNaN(was.deleteRequested())) {
         continue;
       }
       if (e.vmi("status") && e.verb().equals("patch") && e.code() == 200) {
-        marked = e.completed();
-      } else if (e.vmi(null) && e.verb().equals("delete") && marked != null) {
-        return Optional.of(seconds(marked, e.received()));
+        out.put(e.name(), new Evacuation(epoch(e.completed()), Double.NaN));
+      } else if (e.vmi(null) && e.verb().equals("delete") && !Double.isNaN(was.marked())) {
+        out.put(e.name(), new Evacuation(was.marked(), epoch(e.received())));
       }
     }
-    return Optional.empty();
+    return out;
   }
 
-  static double seconds(Instant from, Instant to) {
-    return Duration.between(from, to).toNanos() / 1e9;
+  static double epoch(Instant at) {
+    return at.getEpochSecond() + at.getNano() / 1e9;
   }
 
   /**

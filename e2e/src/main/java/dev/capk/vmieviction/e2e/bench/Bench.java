@@ -1,25 +1,38 @@
 package dev.capk.vmieviction.e2e.bench;
 
+import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
+import java.io.File;
+import java.lang.ProcessBuilder.Redirect;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.function.Function;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * One section of the report, in its work directory, with its knobs: system properties (make bench
  * passes BENCH_OPTS through) whose defaults are what `make bench` measures.
  */
 abstract class Bench {
+  /** sh's `times`: the shell's own user and system time, then its children's (the last line). */
+  private static final Pattern TIMES =
+      Pattern.compile("(\\d+)m([\\d.]+)s\\s+(\\d+)m([\\d.]+)s\\s*$");
+
   private static final long STARTED = System.nanoTime();
   Report report;
   Path work;
@@ -48,10 +61,6 @@ abstract class Bench {
     return strings(key, defaults).stream().map(Integer::parseInt).toList();
   }
 
-  static int integer(String key, int def) {
-    return Integer.getInteger(key, def);
-  }
-
   /** Runs for one configuration: its own property, else bench.runs, else {@code def}. */
   static int runs(String key, int def) {
     return Integer.getInteger(key, Integer.getInteger("bench.runs", def));
@@ -60,6 +69,11 @@ abstract class Bench {
   static void progress(String format, Object... args) {
     System.out.printf(
         "bench [%5.0fs] %s%n", (System.nanoTime() - STARTED) / 1e9, Report.f(format, args));
+  }
+
+  /** {@code kubectl ARGS} (split at spaces) against {@code cluster}; fails unless it exits 0. */
+  static void kubectl(KubeCluster cluster, String args) {
+    cluster.kubectl().runOrFail(null, args.split(" "));
   }
 
   static double minutesSinceStart() {
@@ -105,13 +119,22 @@ abstract class Bench {
     return new Quiet(t0, quietSince, before, last);
   }
 
-  /** An infra cluster and {@code guests} guest clusters ({@code guestPrefix} + index). */
-  static List<LocalCluster> startAll(
-      String infra, String guestPrefix, int guests, Function<String, LocalCluster.Builder> builder)
+  /**
+   * The infra cluster ({@code bench-NAME-infra}) and guest clusters ({@code bench-NAME-guest-K}) of
+   * a section, audited by the infra's or the guests' rules where given: each with every component
+   * if {@code full}, else an API server alone for the infra and kwok beside it for the guests.
+   */
+  List<LocalCluster> startClusters(
+      String name, int guests, String infraRules, String guestRules, boolean full)
       throws Exception {
-    List<LocalCluster.Builder> builders = new ArrayList<>(List.of(builder.apply(infra)));
-    for (int k = 0; k < guests; k++) {
-      builders.add(builder.apply(guestPrefix + k));
+    progress("%s: starting an infra cluster and %d guest clusters", name, guests);
+    List<LocalCluster.Builder> builders = new ArrayList<>();
+    for (int k = -1; k < guests; k++) {
+      String n = "bench-" + name + (k < 0 ? "-infra" : "-guest-" + k);
+      LocalCluster.Builder b = LocalCluster.builder(n);
+      b = full ? b.withAll() : k < 0 ? b : b.withKwok();
+      String rules = k < 0 ? infraRules : guestRules;
+      builders.add(rules == null ? b : AuditLog.audited(b, auditDir(), n, rules));
     }
     return startAll(builders);
   }
@@ -163,27 +186,127 @@ abstract class Bench {
   /** Runs {@code task} for 0..n-1 on {@code threads} threads; then throws the first failure. */
   static void parallel(int n, int threads, IntTask task) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(n, threads)));
-    List<Future<?>> fs = new ArrayList<>();
+    List<Callable<Void>> tasks = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       int k = i;
-      fs.add(
-          pool.submit(
-              () -> {
-                task.run(k);
-                return null;
-              }));
+      tasks.add(
+          () -> {
+            task.run(k);
+            return null;
+          });
     }
-    pool.shutdown();
-    Exception failure = null;
-    for (Future<?> f : fs) {
-      try {
-        f.get();
-      } catch (ExecutionException e) {
-        failure = failure != null ? failure : e.getCause() instanceof Exception c ? c : e;
+    try {
+      for (Future<Void> f : pool.invokeAll(tasks)) {
+        try {
+          f.get();
+        } catch (ExecutionException e) {
+          throw e.getCause() instanceof Exception c ? c : e;
+        }
+      }
+    } finally {
+      pool.shutdown();
+    }
+  }
+
+  /**
+   * A command to time; {@code path} (unless null) goes in front of PATH; {@code quiet}: it must
+   * write nothing on stderr.
+   */
+  record Tool(String name, List<String> command, Path path, boolean quiet) {}
+
+  /** One timed run: wall seconds, and CPU seconds of its process tree (user + system). */
+  record Sample(double wall, double cpu) {}
+
+  interface Step {
+    void run(Tool tool, int seq) throws Exception;
+  }
+
+  /**
+   * Rounds of {@code tools} (tool k in the first {@code runs.get(k)} only), the order rotating each
+   * round, after an untimed warm-up round of the tools named in {@code warm}; {@code before} and
+   * {@code after} each run (numbered from 0). The samples by tool name.
+   */
+  Map<String, List<Sample>> rounds(
+      String what,
+      List<Tool> tools,
+      List<Integer> runs,
+      Set<String> warm,
+      Step before,
+      Step after,
+      Duration timeout)
+      throws Exception {
+    Map<String, List<Sample>> out = new LinkedHashMap<>();
+    tools.forEach(t -> out.put(t.name(), new ArrayList<>()));
+    int seq = 0;
+    for (int i = -1; i < Collections.max(runs); i++) {
+      for (int k = 0; k < tools.size(); k++) {
+        int j = Math.floorMod(k + i, tools.size());
+        Tool t = tools.get(j);
+        if (i < 0 ? !warm.contains(t.name()) : i >= runs.get(j)) {
+          continue;
+        }
+        before.run(t, seq);
+        Sample sample = time(t, timeout);
+        after.run(t, seq++);
+        if (i >= 0) {
+          out.get(t.name()).add(sample);
+        }
+        progress(
+            "%s, %-16s %s: %.2f s",
+            what, t.name(), i < 0 ? "warm-up" : "run " + (i + 1), sample.wall);
       }
     }
-    if (failure != null) {
-      throw failure;
+    return out;
+  }
+
+  /**
+   * Runs {@code t} through {@code sh}, whose {@code times} reports the CPU of the whole process
+   * tree; fails unless it exits 0 within {@code timeout} (and, if quiet, with nothing on stderr).
+   * Its output goes to {@code NAME.out} and {@code NAME.err} in the work directory.
+   */
+  Sample time(Tool t, Duration timeout) throws Exception {
+    String slug = t.name().replaceAll("[^a-z]+", "-");
+    Path out = work.resolve(slug + ".out");
+    Path err = work.resolve(slug + ".err");
+    Path times = work.resolve(slug + ".times");
+    String script =
+        "\"$@\" >\"$BENCH_OUT\" 2>\"$BENCH_ERR\"; rc=$?; times >\"$BENCH_TIMES\"; exit $rc";
+    ProcessBuilder pb =
+        new ProcessBuilder(concat(List.of("/bin/sh", "-c", script, "sh"), t.command()));
+    Map<String, String> env = pb.environment();
+    env.remove("FASTDRAIN_JAR");
+    env.remove("JAVA");
+    env.put("XDG_CACHE_HOME", work.resolve("xdg-cache").toString());
+    String javaBin = Path.of(System.getProperty("java.home"), "bin").toString();
+    String path = String.join(File.pathSeparator, javaBin, env.getOrDefault("PATH", ""));
+    env.put("PATH", t.path() == null ? path : t.path() + File.pathSeparator + path);
+    env.put("BENCH_OUT", out.toString());
+    env.put("BENCH_ERR", err.toString());
+    env.put("BENCH_TIMES", times.toString());
+    long start = System.nanoTime();
+    Process p = pb.redirectErrorStream(true).redirectOutput(Redirect.DISCARD).start();
+    if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      p.destroyForcibly().waitFor();
+      throw new IllegalStateException(t.name() + " did not finish in " + timeout + ", see " + out);
     }
+    double wall = secondsSince(start);
+    if (p.exitValue() != 0) {
+      throw new IllegalStateException(
+          t.name() + " failed (exit " + p.exitValue() + "), see " + out + " and " + err);
+    }
+    if (t.quiet() && Files.size(err) > 0) {
+      throw new IllegalStateException(t.name() + " wrote on stderr: " + Files.readString(err));
+    }
+    List<String> lines = Files.readAllLines(times);
+    Matcher m = TIMES.matcher(lines.get(lines.size() - 1));
+    if (!m.find()) {
+      throw new IllegalStateException("unexpected `times` output: " + lines);
+    }
+    double cpu =
+        Integer.parseInt(m.group(1)) * 60
+            + Double.parseDouble(m.group(2))
+            + Integer.parseInt(m.group(3)) * 60
+            + Double.parseDouble(m.group(4));
+    return new Sample(wall, cpu);
   }
 }

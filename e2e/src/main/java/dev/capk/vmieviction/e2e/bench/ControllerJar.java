@@ -32,13 +32,16 @@ final class ControllerJar {
   static final String PROPERTY = "capk.bench.controllerJar";
   static final String GO_PROPERTY = "capk.bench.goController";
   static final String JAVA_HOME_PROPERTY = "capk.bench.controllerJavaHome";
-  private static final Map<String, String> CONTAINER_ENV = containerEnv();
 
   /** The Deployment's container environment besides JAVA_TOOL_OPTIONS. */
-  static final Map<String, String> ENV = environment();
+  static final Map<String, String> ENV = new LinkedHashMap<>();
 
   /** The JVM flags the Deployment's container ends up with. */
-  static final List<String> JVM = flags();
+  static final List<String> JVM = new ArrayList<>();
+
+  static {
+    readDeployment();
+  }
 
   private ControllerJar() {}
 
@@ -68,7 +71,7 @@ final class ControllerJar {
 
   /**
    * Starts the jar with {@code env} and JVM flags {@code jvm} and waits until /readyz answers 200
-   * (see {@link ControllerProcess}); its log holds this run only.
+   * (see {@link ControllerProcess}).
    */
   static ControllerProcess start(
       String name,
@@ -79,8 +82,8 @@ final class ControllerJar {
       Duration timeout) {
     List<String> command = Bench.concat(List.of(javaCommand()), jvm);
     command.addAll(List.of("-jar", path().toString()));
-    return launch(
-        "controller-" + name,
+    return ControllerProcess.launch(
+        fresh(logDir, "controller-" + name),
         logDir,
         command,
         env,
@@ -108,8 +111,8 @@ final class ControllerJar {
             "--leader-elect=false",
             "--webhook-port=" + FreePorts.next(),
             "--webhook-cert-dir=" + certs);
-    return launch(
-        "go-controller-" + name,
+    return ControllerProcess.launch(
+        fresh(logDir, "go-controller-" + name),
         logDir,
         List.of(binary.toString()),
         Map.of(),
@@ -119,42 +122,28 @@ final class ControllerJar {
         Duration.ofMinutes(2));
   }
 
-  /** {@link ControllerProcess#launch} on a fresh log (the log is appended to otherwise). */
-  private static ControllerProcess launch(
-      String name,
-      Path logDir,
-      List<String> command,
-      Map<String, String> env,
-      String healthFlag,
-      String metricsFlag,
-      List<String> flags,
-      Duration timeout) {
+  /** {@code name}, its log deleted: a log is appended to, and each holds one run. */
+  private static String fresh(Path logDir, String name) {
     try {
       Files.deleteIfExists(logDir.resolve(name + ".log"));
+      return name;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    return ControllerProcess.launch(
-        name, logDir, command, env, healthFlag, metricsFlag, flags, timeout);
   }
 
   /** "`/path/to.jar` (this tree's build; its work tree at commit ...)", for the report. */
   static String describe() {
     Path jar = path();
     String source = System.getProperty(PROPERTY) == null ? "this tree's build" : "-D" + PROPERTY;
-    String head = git(jar, "rev-parse", "--short", "HEAD");
+    String head = git(jar, "log", "-1", "--format=%h \"%s\"");
     if (head == null) {
       return Report.f("`%s` (%s; not in a git work tree)", jar, source);
     }
-    String subject = git(jar, "log", "-1", "--format=%s");
     String dirty = git(jar, "status", "--porcelain", "--untracked-files=no");
     return Report.f(
-        "`%s` (%s; its work tree at commit %s \"%s\"%s)",
-        jar,
-        source,
-        head,
-        subject == null ? "" : subject,
-        dirty == null || dirty.isEmpty() ? "" : ", with uncommitted changes");
+        "`%s` (%s; its work tree at commit %s%s)",
+        jar, source, head, dirty == null || dirty.isEmpty() ? "" : ", with uncommitted changes");
   }
 
   private static String git(Path jar, String... args) {
@@ -187,61 +176,56 @@ final class ControllerJar {
     return Path.of(home, "bin", "java").toString();
   }
 
-  /** -XX:MaxRAM from the container's memory limit, its JAVA_TOOL_OPTIONS, then the extra flags. */
-  private static List<String> flags() {
-    String limit = CONTAINER_ENV.get("memory limit");
-    if (!limit.matches("\\d+[MG]i")) {
-      throw new IllegalStateException("manager.yaml: memory limit " + limit + " is not Mi or Gi");
-    }
-    List<String> flags = new ArrayList<>();
-    flags.add("-XX:MaxRAM=" + limit.replace("Mi", "m").replace("Gi", "g"));
-    Path archive = path().resolveSibling(path().getFileName().toString().replace(".jar", ".jsa"));
-    String options =
-        CONTAINER_ENV.getOrDefault("JAVA_TOOL_OPTIONS", "")
-            + " "
-            + System.getProperty("capk.bench.extraJvmFlags", "");
-    for (String flag : options.trim().split("\\s+")) {
-      if (!flag.isEmpty()) {
-        boolean cds = flag.startsWith("-XX:SharedArchiveFile=");
-        flags.add(cds ? "-XX:SharedArchiveFile=" + archive : flag);
-      }
-    }
-    return List.copyOf(flags);
-  }
-
-  private static Map<String, String> environment() {
-    Map<String, String> env = new LinkedHashMap<>(CONTAINER_ENV);
-    env.remove("JAVA_TOOL_OPTIONS");
-    env.remove("memory limit");
-    return env;
-  }
-
-  /** The Deployment container's env values, and its memory limit as "memory limit". */
-  @SuppressWarnings("unchecked")
-  private static Map<String, String> containerEnv() {
-    Map<String, Object> container;
+  /**
+   * Fills {@link #ENV} and {@link #JVM} from the Deployment's container: -XX:MaxRAM from its memory
+   * limit, its JAVA_TOOL_OPTIONS (the archive the build put next to the jar in place of the
+   * image's), then the extra flags.
+   */
+  private static void readDeployment() {
+    Object container;
     try {
-      Map<String, Object> deployment =
-          new Yaml()
-              .load(Files.readString(RepoPaths.root().resolve("config/manager/manager.yaml")));
-      Map<String, Object> pod =
-          (Map<String, Object>)
-              ((Map<String, Object>) ((Map<String, Object>) deployment.get("spec")).get("template"))
-                  .get("spec");
-      container = ((List<Map<String, Object>>) pod.get("containers")).get(0);
+      Path yaml = RepoPaths.root().resolve("config/manager/manager.yaml");
+      container =
+          ((List<?>)
+                  at(
+                      new Yaml().load(Files.readString(yaml)),
+                      "spec",
+                      "template",
+                      "spec",
+                      "containers"))
+              .get(0);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    Map<String, String> out = new LinkedHashMap<>();
-    for (Map<String, Object> e :
-        (List<Map<String, Object>>) container.getOrDefault("env", List.of())) {
-      if (e.get("value") != null) {
-        out.put(String.valueOf(e.get("name")), String.valueOf(e.get("value")));
+    String limit = String.valueOf(at(container, "resources", "limits", "memory"));
+    if (!limit.matches("\\d+[MG]i")) {
+      throw new IllegalStateException("manager.yaml: memory limit " + limit + " is not Mi or Gi");
+    }
+    JVM.add("-XX:MaxRAM=" + limit.replace("Mi", "m").replace("Gi", "g"));
+    String options = System.getProperty("capk.bench.extraJvmFlags", "");
+    for (Object e : (List<?>) ((Map<?, ?>) container).get("env")) {
+      String name = String.valueOf(at(e, "name"));
+      Object value = at(e, "value");
+      if (name.equals("JAVA_TOOL_OPTIONS")) {
+        options = value + " " + options;
+      } else if (value != null) {
+        ENV.put(name, String.valueOf(value));
       }
     }
-    Map<String, Object> limits =
-        (Map<String, Object>) ((Map<String, Object>) container.get("resources")).get("limits");
-    out.put("memory limit", String.valueOf(limits.get("memory")));
-    return out;
+    Path archive = path().resolveSibling(path().getFileName().toString().replace(".jar", ".jsa"));
+    for (String flag : options.trim().split("\\s+")) {
+      if (!flag.isEmpty()) {
+        boolean cds = flag.startsWith("-XX:SharedArchiveFile=");
+        JVM.add(cds ? "-XX:SharedArchiveFile=" + archive : flag);
+      }
+    }
+  }
+
+  /** The value at {@code keys} in nested YAML maps. */
+  private static Object at(Object yaml, String... keys) {
+    for (String k : keys) {
+      yaml = ((Map<?, ?>) yaml).get(k);
+    }
+    return yaml;
   }
 }

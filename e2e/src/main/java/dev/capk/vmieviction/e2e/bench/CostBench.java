@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.e2e.bench;
 
-import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.nio.file.Path;
@@ -38,42 +37,30 @@ final class CostBench extends Bench {
           workers,
           round > 1 ? ", run " + round + " of one process" : "");
     }
-
-    boolean sameAs(Config o) {
-      return budget == o.budget && workers == o.workers && round == 1;
-    }
   }
 
   /**
-   * The controller's cost over one run (drain and recovery) of {@code vmis} evacuations; per VMI:
-   * from its marking stored to the controller's delete request, by the infra API server's log.
+   * The controller's cost over one run of {@code vmis} evacuations (see {@link DrainWorld#drain}).
    */
-  record Run(
-      Config config,
-      int vmis,
-      DrainWorld.Drained drained,
-      List<Double> perVmiSeconds,
-      Map<String, Integer> infraCalls,
-      Map<String, Integer> guestCalls,
-      double startupCpuSeconds) {
+  record Run(Config config, int vmis, DrainWorld.Drained d, double startupCpuSeconds) {
     double infraRequests() {
-      return per(AuditLog.total(infraCalls) - events(infraCalls));
+      return per(AuditLog.total(d.infraCalls()) - events(d.infraCalls()));
     }
 
     double infraEvents() {
-      return per(events(infraCalls));
+      return per(events(d.infraCalls()));
     }
 
     double guestRequests() {
-      return per(AuditLog.total(guestCalls) - events(guestCalls));
+      return per(AuditLog.total(d.guestCalls()) - events(d.guestCalls()));
     }
 
     double guestEvents() {
-      return per(events(guestCalls));
+      return per(events(d.guestCalls()));
     }
 
     double cpu() {
-      return drained.controllerCpuSeconds() / vmis;
+      return d.controllerCpuSeconds() / vmis;
     }
 
     double per(int count) {
@@ -91,20 +78,20 @@ final class CostBench extends Bench {
 
   @Override
   void run() throws Exception {
-    int vmis = integer("bench.cost.vmis", 10);
-    int pods = integer("bench.cost.pods", 10);
-    int tenants = integer("bench.cost.tenants", 2);
+    int vmis = Integer.getInteger("bench.cost.vmis", 10);
+    int pods = Integer.getInteger("bench.cost.pods", 10);
+    int tenants = Integer.getInteger("bench.cost.tenants", 2);
     List<Integer> workers = ints("bench.cost.workers", "16,1");
     List<String> budgets = strings("bench.cost.budgets", "none,budget");
     // More than 1: each process runs the world again, to tell JVM warm-up from steady cost.
-    int rounds = integer("bench.cost.rounds", 1);
+    int rounds = Integer.getInteger("bench.cost.rounds", 1);
     go = ControllerJar.goBinary();
     String loadAtStart = BenchMain.loadAverage();
     List<String> controllers = go == null ? List.of("ours") : List.of("ours", "go");
     // The API servers log the controller's requests (the counts) and, on the infra cluster, every
     // VMI's marking and deletion (the pace).
     String rule = AuditLog.CONTROLLER_RULE;
-    clusters = DrainWorld.startClusters(this, "cost", tenants, rule + AuditLog.INFRA_RULES, rule);
+    clusters = startClusters("cost", tenants, rule + AuditLog.INFRA_RULES, rule, true);
     LocalCluster infra = clusters.get(0);
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
     List<DrainWorld> worlds = new ArrayList<>();
@@ -118,8 +105,6 @@ final class CostBench extends Bench {
       worlds.add(one);
       String twin = one.addPlainNode("s-twin");
       one.setBudgets(true);
-      many.awaitSettled(many.holding, Map.of(), true, Duration.ofMinutes(5));
-      one.awaitSettled(one.holding, Map.of(), true, Duration.ofMinutes(5));
       List<Run> runs = new ArrayList<>();
       for (String budget : budgets) {
         boolean withBudget = budget.equals("budget");
@@ -138,7 +123,7 @@ final class CostBench extends Bench {
                 Config config = new Config(controller, withBudget, w, round);
                 Run r = runOnce(many, p.pid(), config, round == 1 ? startup : Double.NaN);
                 runs.add(r);
-                progress("cost: %s: %s", config.label(), r.drained());
+                progress("cost: %s: %s", config.label(), r.d());
                 if (withBudget) {
                   many.returnPodsHome();
                 }
@@ -163,27 +148,10 @@ final class CostBench extends Bench {
     return ControllerJar.start(name, work, flags, Duration.ofMinutes(2));
   }
 
-  /** One run of {@code w}: see {@link DrainWorld#drain}; the counts from the audit logs. */
   private Run runOnce(DrainWorld w, long controllerPid, Config config, double startupCpuSeconds)
       throws Exception {
-    DrainWorld.Drained d =
-        w.drain(controllerPid, config.controller().equals("go"), () -> {}, () -> {});
-    Path infraLog = AuditLog.logOf(auditDir(), w.infra.name());
-    List<Double> perVmi = new ArrayList<>();
-    for (String vmi : w.vmNames()) {
-      AuditLog.evacuationSeconds(infraLog, vmi, d.from(), d.to()).ifPresent(perVmi::add);
-    }
-    Run run =
-        new Run(
-            config,
-            w.size,
-            d,
-            perVmi,
-            AuditLog.count(infraLog, d.from(), d.to()),
-            AuditLog.count(auditDir(), w.guests, d.from(), d.to()),
-            startupCpuSeconds);
-    w.swap();
-    return run;
+    boolean go = config.controller().equals("go");
+    return new Run(config, w.size, w.drain(controllerPid, go, auditDir()), startupCpuSeconds);
   }
 
   /**
@@ -195,20 +163,17 @@ final class CostBench extends Bench {
     Map<String, Double> out = new LinkedHashMap<>();
     one.spares(true);
     LocalCluster guest = one.guests.get(0);
-    long t0 = System.nanoTime();
-    Kubectl.Result r =
-        guest
-            .kubectl()
-            .run(
-                null,
-                Duration.ofMinutes(11),
-                concat(List.of("drain", twin), DrainBench.FLAGS).toArray(String[]::new));
-    out.put("kubectl drain", secondsSince(t0));
-    if (!r.ok()) {
-      throw new IllegalStateException("kubectl drain " + twin + " failed: " + r.stderr());
-    }
+    List<String> drain =
+        List.of(
+            guest.binaries().kubectl().toString(),
+            "drain",
+            twin,
+            "--kubeconfig",
+            guest.kubeconfig().toString());
+    Tool kubectl = new Tool("kubectl drain", concat(drain, DrainBench.FLAGS), null, false);
+    out.put(kubectl.name(), time(kubectl, Duration.ofMinutes(11)).wall());
     progress("cost: pace: kubectl drain of %s: %.1f s", twin, out.get("kubectl drain"));
-    guest.kubectl().runOrFail(null, "uncordon", twin);
+    kubectl(guest, "uncordon " + twin);
     String vmi = one.vmNames().get(0);
     for (String controller : controllers) {
       one.returnPodsHome();
@@ -217,10 +182,10 @@ final class CostBench extends Bench {
       try (ControllerProcess p = start(config)) {
         AuditLog.awaitQuiet(auditDir(), clusters);
         Run o = runOnce(one, p.pid(), config, Double.NaN);
-        if (o.perVmiSeconds().isEmpty()) {
+        if (o.d().perVmiSeconds().isEmpty()) {
           throw new IllegalStateException("no marking and delete of " + vmi + " in the audit log");
         }
-        out.put(controller, o.perVmiSeconds().get(0));
+        out.put(controller, o.d().perVmiSeconds().get(0));
         progress("cost: pace: %s: %.1f s", controller, out.get(controller));
       }
     }
@@ -233,14 +198,15 @@ final class CostBench extends Bench {
     Map<String, Map<String, Double>> byKind = new LinkedHashMap<>();
     for (Run r : runs) {
       Config c = r.config();
-      byKind.put(c.label(), AuditLog.perEvacuation(r.infraCalls(), r.guestCalls(), r.vmis()));
+      byKind.put(
+          c.label(), AuditLog.perEvacuation(r.d().infraCalls(), r.d().guestCalls(), r.vmis()));
       rows.add(
           Report.row(
               c.controller(),
               c.budget() ? "maxUnavailable 1" : "none",
               c.workers(),
-              Report.f("%.1f", r.drained().drainSeconds()),
-              Report.f("%.1f", r.drained().recoverySeconds()),
+              Report.f("%.1f", r.d().drainSeconds()),
+              Report.f("%.1f", r.d().recoverySeconds()),
               Report.f("%.1f", r.infraRequests()),
               Report.f("%.1f", r.infraEvents()),
               Report.f("%.1f", r.guestRequests()) + (c.budget() ? "" : " (≤ " + (pods + 4) + ")"),
@@ -251,7 +217,7 @@ final class CostBench extends Bench {
                   r.infraRequests() * r.vmis(),
                   r.infraEvents() * r.vmis(),
                   r.guestRequests() * r.vmis(),
-                  r.drained().controllerCpuSeconds()),
+                  r.d().controllerCpuSeconds()),
               Double.isNaN(r.startupCpuSeconds()) ? "–" : Report.f("%.2f", r.startupCpuSeconds())));
     }
     verdicts(runs, pods);
@@ -262,11 +228,12 @@ final class CostBench extends Bench {
             paceRows.add(
                 Report.row(tool, Report.f("%.1f", seconds), Report.f("%.2f", seconds / kubectl))));
     if (paces.containsKey("ours")) {
-      report.verdict(
+      report.atMost(
           "9. one guest node under a budget, ours / kubectl drain",
-          Report.f("%.2f", paces.get("ours") / kubectl),
+          "%.2f",
+          paces.get("ours") / kubectl,
           "≤ 0.5",
-          paces.get("ours") / kubectl <= 0.5);
+          0.5);
     }
     report.section(
         Report.f(
@@ -314,41 +281,33 @@ final class CostBench extends Bench {
       String what = "9. " + c.label() + ", per evacuation: ";
       Optional<Run> goRun =
           runs.stream()
-              .filter(g -> g.config().controller().equals("go") && g.config().sameAs(c))
+              .filter(g -> g.config().equals(new Config("go", c.budget(), c.workers(), 1)))
               .findFirst();
-      report.verdict(
-          what + "infra requests",
-          Report.f("%.1f", r.infraRequests()),
-          "≤ 3",
-          r.infraRequests() <= 3);
+      report.atMost(what + "infra requests", "%.1f", r.infraRequests(), "≤ 3", 3);
       if (c.budget()) {
         double goGuest = goRun.map(Run::guestRequests).orElse(ISSUE_GO_GUEST_BUDGET);
-        report.verdict(
+        report.atMost(
             what + "guest requests",
-            Report.f("%.1f", r.guestRequests()),
+            "%.1f",
+            r.guestRequests(),
             Report.f("≤ Go original's %.1f", goGuest),
-            r.guestRequests() <= goGuest);
+            goGuest);
       } else {
-        report.verdict(
-            what + "infra Event writes",
-            Report.f("%.1f", r.infraEvents()),
-            "≤ 4 (straight evacuation)",
-            r.infraEvents() <= 4);
-        report.verdict(
-            what + "guest requests",
-            Report.f("%.1f", r.guestRequests()),
-            "≤ P+4 = " + (pods + 4),
-            r.guestRequests() <= pods + 4);
+        report.atMost(
+            what + "infra Event writes", "%.1f", r.infraEvents(), "≤ 4 (straight evacuation)", 4);
+        report.atMost(
+            what + "guest requests", "%.1f", r.guestRequests(), "≤ P+4 = " + (pods + 4), pods + 4);
       }
-      report.verdict(what + "CPU s", Report.f("%.3f", r.cpu()), "≤ 0.12", r.cpu() <= TARGET_CPU);
+      report.atMost(what + "CPU s", "%.3f", r.cpu(), "≤ 0.12", TARGET_CPU);
       if (c.budget() && c.workers() == 1) {
         double goSeconds =
-            goRun.map(g -> g.drained().drainSeconds()).orElse(ISSUE_GO_SERIAL_BUDGET_SECONDS);
-        report.verdict(
+            goRun.map(g -> g.d().drainSeconds()).orElse(ISSUE_GO_SERIAL_BUDGET_SECONDS);
+        report.atMost(
             "9. " + r.vmis() + " VMIs, budget, 1 worker: infra drain s",
-            Report.f("%.1f", r.drained().drainSeconds()),
+            "%.1f",
+            r.d().drainSeconds(),
             Report.f("≤ Go original's %.1f", goSeconds),
-            r.drained().drainSeconds() <= goSeconds);
+            goSeconds);
       }
     }
   }

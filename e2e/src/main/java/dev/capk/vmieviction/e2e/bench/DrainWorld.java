@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.e2e.bench;
 
+import com.google.common.base.Strings;
 import com.google.gson.JsonObject;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.e2e.harness.Await;
@@ -9,6 +10,7 @@ import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -39,8 +41,8 @@ final class DrainWorld {
   private final int pods;
   private final Map<TenantCluster, List<String>> vms = new LinkedHashMap<>();
 
-  /** Every guest node with a Deployment (the VMs' and plain ones), and its tenant. */
-  private final Map<String, TenantCluster> nodes = new LinkedHashMap<>();
+  /** Every guest node with a Deployment (the VMs' and plain ones), by guest cluster. */
+  private final Map<KubeCluster, List<String>> nodes = new LinkedHashMap<>();
 
   private final Map<TenantCluster, String> spare = new HashMap<>();
   private boolean budgets;
@@ -53,15 +55,23 @@ final class DrainWorld {
   /** A further condition of a settled world (e.g. no migration unfinished). */
   Callable<Boolean> alsoSettled = () -> true;
 
-  /** One drain and its recovery: times, the VMIs' UIDs before, the window and its CPU. */
+  /**
+   * One drain and its recovery: times, the VMIs' UIDs before, over that window the controller's
+   * CPU, the machine's, every client's requests but WATCHes ({@code apiserver_request_total}) and,
+   * when audited, the controller's requests by kind and each VMI's seconds from marking stored to
+   * its delete request (the infra audit log).
+   */
   record Drained(
       double drainSeconds,
       double recoverySeconds,
       Map<String, String> before,
-      Instant from,
-      Instant to,
       double controllerCpuSeconds,
-      double machineBusySeconds) {
+      double machineBusySeconds,
+      double infraAll,
+      double guestAll,
+      List<Double> perVmiSeconds,
+      Map<String, Integer> infraCalls,
+      Map<String, Integer> guestCalls) {
     @Override
     public String toString() {
       return Report.f(
@@ -94,7 +104,7 @@ final class DrainWorld {
         if (spares) {
           spare.put(t, prefix + "-t" + k + "-spare");
           guest.kwokNodes().createNamed(spare.get(t), Map.of(TenantCluster.TENANT_LABEL, t.name()));
-          guest.kubectl().runOrFail(null, "cordon", spare.get(t));
+          Bench.kubectl(guest, "cordon " + spare.get(t));
         }
         List<String> names = new ArrayList<>();
         for (int i = k; i < size; i += guests.size()) {
@@ -111,24 +121,7 @@ final class DrainWorld {
       throw new IllegalStateException(
           "cannot set up the world of " + size + " VMIs: " + e.getMessage(), e);
     }
-  }
-
-  /**
-   * The infra cluster ({@code bench-NAME-infra}) and guest clusters of a section, each with every
-   * component; audited by the infra's or the guests' rules where given.
-   */
-  static List<LocalCluster> startClusters(
-      Bench bench, String name, int guests, String infraRules, String guestRules) throws Exception {
-    bench.progress(name + ": starting an infra cluster and %d guest clusters", guests);
-    return Bench.startAll(
-        "bench-" + name + "-infra",
-        "bench-" + name + "-guest-",
-        guests,
-        n -> {
-          String rules = n.endsWith("-infra") ? infraRules : guestRules;
-          LocalCluster.Builder b = LocalCluster.builder(n).withAll();
-          return rules == null ? b : AuditLog.audited(b, bench.auditDir(), n, rules);
-        });
+    awaitSettled(holding, Map.of(), true, Duration.ofMinutes(5));
   }
 
   /** Closes the worlds, the stand-in on the infra cluster (the first) and the clusters. */
@@ -142,10 +135,6 @@ final class DrainWorld {
     return vms.values().stream().flatMap(List::stream).toList();
   }
 
-  List<RawKube> guestApis() {
-    return guests.stream().map(RawKube::new).toList();
-  }
-
   /** A guest node of the first tenant that is no VM, with a VM node's Deployment: a twin. */
   String addPlainNode(String name) throws Exception {
     TenantCluster t = vms.keySet().iterator().next();
@@ -155,7 +144,7 @@ final class DrainWorld {
   }
 
   private void deploy(TenantCluster t, String node) throws Exception {
-    nodes.put(node, t);
+    nodes.computeIfAbsent(t.guest(), g -> new ArrayList<>()).add(node);
     String placement =
         spare.get(t) == null
             ? "\"nodeSelector\":{\"kubernetes.io/hostname\":\"%s\"}".formatted(node)
@@ -173,113 +162,81 @@ final class DrainWorld {
                 .formatted(node, pods, placement));
   }
 
-  /** Every guest node of the world by the guest cluster that has it. */
-  private Map<KubeCluster, List<String>> nodesByGuest() {
-    Map<KubeCluster, List<String>> out = new LinkedHashMap<>();
-    nodes.forEach((node, t) -> out.computeIfAbsent(t.guest(), g -> new ArrayList<>()).add(node));
-    return out;
-  }
-
   /**
    * Creates (or removes) a PodDisruptionBudget of maxUnavailable 1 per Deployment, and waits until
    * each created budget allows one disruption.
    */
   void setBudgets(boolean on) {
-    nodesByGuest()
-        .forEach(
-            (guest, names) -> {
-              if (!on) {
-                guest.kubectl().runOrFail(null, "-n", ns, "delete", "pdb", "--all");
-                return;
-              }
-              List<String> items = new ArrayList<>();
-              for (String node : names) {
-                items.add(
-                    """
-                    {"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"w-%1$s",
-                     "namespace":"%2$s"},"spec":{"maxUnavailable":1,"selector":{"matchLabels":{"app":"w-%1$s"}}}}"""
-                        .formatted(node, ns));
-              }
-              guest
-                  .kubectl()
-                  .apply("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":" + items + "}");
-            });
     budgets = on;
+    nodes.forEach(
+        (guest, names) -> {
+          String budget =
+              """
+                  {"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"w-%1$s",
+                   "namespace":"%2$s"},"spec":{"maxUnavailable":1,"selector":{"matchLabels":{"app":"w-%1$s"}}}}""";
+          List<String> items = names.stream().map(n -> budget.formatted(n, ns)).toList();
+          if (on) {
+            guest
+                .kubectl()
+                .apply("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":" + items + "}");
+          } else {
+            Bench.kubectl(guest, "-n " + ns + " delete pdb --all");
+          }
+        });
     awaitBudgetsAllowOne();
   }
 
   /** With budgets: waits until each allows one disruption (its pods all run and are counted). */
   private void awaitBudgetsAllowOne() {
     String path = "/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets";
-    nodesByGuest()
-        .forEach(
-            (guest, names) ->
-                Await.until(
-                    "every budget of " + ns + " allows one disruption",
-                    Duration.ofMinutes(2),
-                    () ->
-                        !budgets
-                            || new RawKube(guest)
-                                    .items(path).stream()
-                                        .filter(
-                                            b ->
-                                                "1"
-                                                    .equals(
-                                                        RawKube.str(
-                                                            b, "status", "disruptionsAllowed")))
-                                        .count()
-                                == names.size()));
+    for (Map.Entry<KubeCluster, List<String>> e : nodes.entrySet()) {
+      RawKube g = new RawKube(e.getKey());
+      Await.until(
+          "every budget of " + ns + " allows one disruption",
+          Duration.ofMinutes(2),
+          () ->
+              !budgets
+                  || g.items(path).stream()
+                          .filter(b -> "1".equals(RawKube.str(b, "status", "disruptionsAllowed")))
+                          .count()
+                      == e.getValue().size());
+    }
   }
 
   /** Makes the tenants' spare guest nodes schedulable, or cordons them. */
   void spares(boolean schedulable) {
-    spare.forEach(
-        (t, n) -> t.guest().kubectl().runOrFail(null, schedulable ? "uncordon" : "cordon", n));
+    spare.forEach((t, n) -> Bench.kubectl(t.guest(), (schedulable ? "uncordon " : "cordon ") + n));
   }
 
   /** After a run with budgets the pods run on the spares: sends them home and waits for it. */
   void returnPodsHome() {
     spares(false);
+    String delete = "-n " + ns + " delete pods --grace-period=0 --force --wait=false";
     spare.forEach(
-        (t, node) ->
-            t.guest()
-                .kubectl()
-                .runOrFail(
-                    null,
-                    "-n",
-                    ns,
-                    "delete",
-                    "pods",
-                    "--field-selector=spec.nodeName=" + node,
-                    "--grace-period=0",
-                    "--force",
-                    "--wait=false"));
+        (t, n) -> Bench.kubectl(t.guest(), delete + " --field-selector=spec.nodeName=" + n));
     awaitSettled(holding, Map.of(), true, Duration.ofMinutes(3));
     awaitBudgetsAllowOne();
   }
 
-  /** {@code path} of every VMI of this world (e.g. its UID), by namespace/name. */
+  /** {@code path} of every VMI of this world (e.g. its UID), by name. */
   Map<String, String> vmis(String... path) throws Exception {
     Map<String, String> out = new HashMap<>();
-    for (TenantCluster t : vms.keySet()) {
-      for (JsonObject vmi : vmiObjects(t)) {
-        out.put(t.namespace() + "/" + RawKube.str(vmi, "metadata", "name"), RawKube.str(vmi, path));
-      }
+    for (JsonObject vmi : vmiObjects()) {
+      out.put(RawKube.str(vmi, "metadata", "name"), RawKube.str(vmi, path));
     }
     return out;
   }
 
-  private List<JsonObject> vmiObjects(TenantCluster t) throws Exception {
-    return infraApi.items(
-        "/apis/kubevirt.io/v1/namespaces/" + t.namespace() + "/virtualmachineinstances");
+  /** This world's VMIs (the infra cluster may hold other worlds'). */
+  private List<JsonObject> vmiObjects() throws Exception {
+    List<String> mine = vmNames();
+    return infraApi.items("/apis/kubevirt.io/v1/virtualmachineinstances").stream()
+        .filter(v -> mine.contains(RawKube.str(v, "metadata", "name")))
+        .toList();
   }
 
   Map<String, String> uids() throws Exception {
     return vmis("metadata", "uid");
-  }
-
-  List<String> namespaces() {
-    return vms.keySet().stream().map(TenantCluster::namespace).toList();
   }
 
   /**
@@ -287,7 +244,8 @@ final class DrainWorld {
    * guest node is cordoned, and every Deployment runs its P pods: on its own guest node when {@code
    * home}, anywhere otherwise.
    */
-  void awaitSettled(String node, Map<String, String> previous, boolean home, Duration timeout) {
+  private void awaitSettled(
+      String node, Map<String, String> previous, boolean home, Duration timeout) {
     Await.until(
         "world " + ns + " settled on " + node,
         timeout,
@@ -296,29 +254,20 @@ final class DrainWorld {
 
   /**
    * Whether every VMI runs on {@code node}, unmarked and not being deleted, each with another UID
-   * than the one {@code previous} ("namespace/name" to UID) names for it, if any.
+   * than the one {@code previous} (name to UID) names for it, if any.
    */
   private boolean vmisBackOn(String node, Map<String, String> previous) throws Exception {
-    for (TenantCluster t : vms.keySet()) {
-      int ok = 0;
-      for (JsonObject v : vmiObjects(t)) {
-        String uid = RawKube.str(v, "metadata", "uid");
-        String was = previous.get(t.namespace() + "/" + RawKube.str(v, "metadata", "name"));
-        boolean running = "Running".equals(RawKube.str(v, "status", "phase"));
-        String evacuation = RawKube.str(v, "status", "evacuationNodeName");
-        if (running
-            && node.equals(RawKube.str(v, "status", "nodeName"))
-            && RawKube.str(v, "metadata", "deletionTimestamp") == null
-            && (evacuation == null || evacuation.isEmpty())
-            && !uid.equals(was)) {
-          ok++;
-        }
-      }
-      if (ok != vms.get(t).size()) {
-        return false;
-      }
-    }
-    return true;
+    return vmiObjects().stream()
+            .filter(v -> "Running".equals(RawKube.str(v, "status", "phase")))
+            .filter(v -> node.equals(RawKube.str(v, "status", "nodeName")))
+            .filter(v -> RawKube.str(v, "metadata", "deletionTimestamp") == null)
+            .filter(v -> Strings.isNullOrEmpty(RawKube.str(v, "status", "evacuationNodeName")))
+            .filter(
+                v ->
+                    !RawKube.str(v, "metadata", "uid")
+                        .equals(previous.get(RawKube.str(v, "metadata", "name"))))
+            .count()
+        == vmNames().size();
   }
 
   /**
@@ -326,7 +275,7 @@ final class DrainWorld {
    * pods (not being deleted): each on its own node when {@code home}, else anywhere.
    */
   private boolean guestsSettled(boolean home) throws Exception {
-    for (Map.Entry<KubeCluster, List<String>> e : nodesByGuest().entrySet()) {
+    for (Map.Entry<KubeCluster, List<String>> e : nodes.entrySet()) {
       RawKube g = new RawKube(e.getKey());
       Map<String, Integer> running = new HashMap<>();
       for (JsonObject p :
@@ -349,27 +298,21 @@ final class DrainWorld {
   }
 
   /**
-   * The real `kubectl drain` of the infra node holding the VMIs ({@code starting} runs just before
-   * it, {@code drained} when it ends), then the wait until every VM, guest node and pod is back on
-   * the other infra node, with the controller's CPU and the machine's over that window. {@code
-   * uncordonForIt}: the controller never uncordons guest nodes (the Go original), so the benchmark
-   * does once their VMs run again, as a replacement machine's node would come up. {@link #swap}
-   * ends the run.
+   * The real `kubectl drain` of the infra node holding the VMIs, then the wait until every VM,
+   * guest node and pod is back on the other infra node (which the next run drains); measured as
+   * {@link Drained} says, by the audit logs in {@code auditDir} unless null. {@code uncordonForIt}:
+   * the controller never uncordons guest nodes (the Go original), so the benchmark does once their
+   * VMs run again, as a replacement machine's node would come up.
    */
-  Drained drain(long controllerPid, boolean uncordonForIt, Runnable starting, Runnable drained)
-      throws Exception {
+  Drained drain(long controllerPid, boolean uncordonForIt, Path auditDir) throws Exception {
     Map<String, String> before = uids();
-    double cpuBefore = ControllerProcess.processCpuSeconds(controllerPid);
-    double busyBefore = BenchMain.busyCpuSeconds();
-    starting.run();
+    double cpu = ControllerProcess.processCpuSeconds(controllerPid);
+    double busy = BenchMain.busyCpuSeconds();
+    double infraAll = Metrics.nonWatch(infra);
+    double guestAll = guests.stream().mapToDouble(Metrics::nonWatch).sum();
     Instant from = Instant.now();
     long t0 = System.nanoTime();
-    Kubectl.Result r;
-    try {
-      r = world.drainInfraNode(holding, Duration.ofMinutes(15));
-    } finally {
-      drained.run();
-    }
+    Kubectl.Result r = world.drainInfraNode(holding, Duration.ofMinutes(15));
     double drain = Bench.secondsSince(t0);
     if (!r.ok()) {
       throw new IllegalStateException(
@@ -382,25 +325,34 @@ final class DrainWorld {
           "VMs of " + ns + " back on " + other,
           Duration.ofMinutes(5),
           () -> vmisBackOn(other, previous));
-      vms.forEach(
-          (t, names) -> names.forEach(n -> t.guest().kubectl().runOrFail(null, "uncordon", n)));
+      vms.forEach((t, names) -> names.forEach(n -> Bench.kubectl(t.guest(), "uncordon " + n)));
     }
     awaitSettled(other, previous, false, Duration.ofMinutes(5));
-    return new Drained(
-        drain,
-        Bench.secondsSince(t1),
-        before,
-        from,
-        Instant.now(),
-        ControllerProcess.processCpuSeconds(controllerPid) - cpuBefore,
-        BenchMain.busyCpuSeconds() - busyBefore);
-  }
-
-  /** Uncordons the drained infra node: the next run drains the other one. */
-  void swap() {
-    infra.kubectl().runOrFail(null, "uncordon", holding);
+    double recovery = Bench.secondsSince(t1);
+    Instant to = Instant.now();
+    cpu = ControllerProcess.processCpuSeconds(controllerPid) - cpu;
+    busy = BenchMain.busyCpuSeconds() - busy;
+    infraAll = Metrics.nonWatch(infra) - infraAll;
+    guestAll = guests.stream().mapToDouble(Metrics::nonWatch).sum() - guestAll;
+    List<Double> perVmi = List.of();
+    Map<String, Integer> infraCalls = Map.of();
+    Map<String, Integer> guestCalls = Map.of();
+    if (auditDir != null) {
+      Path log = AuditLog.logOf(auditDir, infra.name());
+      Map<String, AuditLog.Evacuation> evacuations = AuditLog.evacuations(log, from, to);
+      perVmi =
+          vmNames().stream()
+              .map(n -> evacuations.getOrDefault(n, AuditLog.Evacuation.NONE).seconds())
+              .filter(s -> !Double.isNaN(s))
+              .toList();
+      infraCalls = AuditLog.count(log, from, to);
+      guestCalls = AuditLog.count(auditDir, guests, from, to);
+    }
+    Bench.kubectl(infra, "uncordon " + holding);
     String h = holding;
     holding = other;
     other = h;
+    return new Drained(
+        drain, recovery, before, cpu, busy, infraAll, guestAll, perVmi, infraCalls, guestCalls);
   }
 }

@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,21 +19,10 @@ import java.util.concurrent.ConcurrentHashMap;
 final class ExternalInfraBench extends Bench {
   static final String INFRA_NODE = "ext-infra-node-0";
 
-  /** One infra cluster of the run: its API server and its tenant. */
-  private record Site(String label, RawKube api, TenantCluster tenant) {
-    String vmis() {
-      return "/apis/kubevirt.io/v1/namespaces/" + tenant.namespace() + "/virtualmachineinstances";
-    }
-
-    String vmiName(int i) {
-      return Report.f("%s-md-%05d", tenant.name(), i);
-    }
-  }
-
   @Override
   void run() throws Exception {
-    int perInfra = integer("bench.external.vmis", 5000);
-    int samples = integer("bench.external.samples", 50);
+    int perInfra = Integer.getInteger("bench.external.vmis", 5000);
+    int samples = Integer.getInteger("bench.external.samples", 50);
     progress("external: starting a management, two infra and a guest API server (no kwok needed)");
     List<LocalCluster> clusters =
         startAll(
@@ -47,20 +35,18 @@ final class ExternalInfraBench extends Bench {
       LocalCluster management = clusters.get(0);
       LocalCluster guest = clusters.get(3);
       Crds.installTestCrds(management);
-      List<Site> sites = new ArrayList<>();
+      List<RealisticVmis.Numbered> sites = new ArrayList<>();
       for (int k = 1; k <= 2; k++) {
         LocalCluster infra = clusters.get(k);
         Crds.installTestCrds(infra);
         TenantCluster t =
             TenantCluster.create(management, infra, guest, "ext-tenant-" + k, "ext-tenant-" + k);
         ExternalInfraWorld.bindToInfra(management, t, infra.adminKubeconfigYaml());
-        Site site = new Site("infra cluster " + k, new RawKube(infra), t);
-        progress("external: %,d VMIs into %s", perInfra, site.label());
+        progress("external: %,d VMIs into infra cluster %d", perInfra, k);
         long t0 = System.nanoTime();
-        RealisticVmis.createMany(
-            site.api(), t.namespace(), t.name(), INFRA_NODE, 0, perInfra, site::vmiName);
-        progress("external: %s filled in %.0f s", site.label(), secondsSince(t0));
-        sites.add(site);
+        sites.add(new RealisticVmis.Numbered(new RawKube(infra), t.namespace(), t.name()));
+        sites.get(k - 1).create(INFRA_NODE, 0, perInfra);
+        progress("external: infra cluster %d filled in %.0f s", k, secondsSince(t0));
       }
       Instant launched = Instant.now();
       List<String> flags =
@@ -77,8 +63,7 @@ final class ExternalInfraBench extends Bench {
             "external: ready in %.0f ms (%.2f CPU s), both infra caches synced after %.0f ms,"
                 + " RSS %d MiB after sync (live heap %d MiB)",
             c.startupMs(), c.startupCpuSeconds(), syncedMs, rssKb / 1024, liveKb / 1024);
-        Map<String, Stats> latencies = latency(sites, 3, samples);
-        write(perInfra, c, syncedMs, rssKb, liveKb, latencies);
+        write(perInfra, c, syncedMs, rssKb, liveKb, latency(sites, 3, samples));
       }
     } finally {
       clusters.forEach(LocalCluster::close);
@@ -98,55 +83,38 @@ final class ExternalInfraBench extends Bench {
             .toList();
     return synced.size() < pipelines
         ? Double.NaN
-        : AuditLog.seconds(launched, Collections.max(synced)) * 1000;
+        : (AuditLog.epoch(Collections.max(synced)) - AuditLog.epoch(launched)) * 1000;
   }
 
   /**
    * Marks one VMI at a time, alternating between the infra clusters, and times each mark to the
    * delete request seen on that infra cluster.
    */
-  private Map<String, Stats> latency(List<Site> sites, int warmup, int samples) throws Exception {
+  private List<Stats> latency(List<RealisticVmis.Numbered> sites, int warmup, int samples)
+      throws Exception {
     Map<String, Long> deletedAt = new ConcurrentHashMap<>();
-    Map<String, List<Double>> out = new LinkedHashMap<>();
     List<AutoCloseable> watches = new ArrayList<>();
     try {
-      for (Site site : sites) {
-        out.put(site.label(), new ArrayList<>());
+      for (RealisticVmis.Numbered site : sites) {
         watches.add(
             site.api()
                 .watchResuming(
-                    site.vmis(),
+                    site.path(),
                     (type, vmi, at) -> {
-                      String name = site.label() + "/" + RawKube.str(vmi, "metadata", "name");
                       if ("DELETED".equals(type)
                           || RawKube.str(vmi, "metadata", "deletionTimestamp") != null) {
-                        deletedAt.putIfAbsent(name, at);
+                        deletedAt.putIfAbsent(RawKube.str(vmi, "metadata", "name"), at);
                       }
                     },
                     () -> {}));
       }
       progress("external: reaction latency, %d samples per infra cluster", samples);
-      for (int i = 0; i < warmup + samples; i++) {
-        for (Site site : sites) {
-          String name = site.vmiName(i);
-          String key = site.label() + "/" + name;
-          double ms =
-              RealisticVmis.markAndTime(
-                  site.api(), site.vmis() + "/" + name, INFRA_NODE, deletedAt, key);
-          if (i >= warmup) {
-            out.get(site.label()).add(ms);
-          }
-          Thread.sleep(100);
-        }
-      }
+      return RealisticVmis.reactionTimes(sites, INFRA_NODE, deletedAt, warmup, samples, 100);
     } finally {
       for (AutoCloseable w : watches) {
         w.close();
       }
     }
-    Map<String, Stats> stats = new LinkedHashMap<>();
-    out.forEach((label, l) -> stats.put(label, Stats.of(l)));
-    return stats;
   }
 
   private void write(
@@ -155,16 +123,16 @@ final class ExternalInfraBench extends Bench {
       double syncedMs,
       long rssKb,
       long liveKb,
-      Map<String, Stats> latencies) {
+      List<Stats> latencies) {
     List<List<String>> rows = new ArrayList<>();
-    latencies.forEach(
-        (label, lat) -> {
-          rows.add(
-              Report.row(label, perInfra, lat.n(), lat.cells("%.0f", "p50", "p99", "min", "max")));
-          report.measured(
-              "10. external infra reaction p50 / p99, " + label,
-              Report.f("%.0f / %.0f ms", lat.percentile(50), lat.percentile(99)));
-        });
+    for (int k = 0; k < latencies.size(); k++) {
+      Stats lat = latencies.get(k);
+      String label = "infra cluster " + (k + 1);
+      rows.add(Report.row(label, perInfra, lat.n(), lat.cells("%.0f", "p50", "p99", "min", "max")));
+      report.measured(
+          "10. external infra reaction p50 / p99, " + label,
+          Report.f("%.0f / %.0f ms", lat.percentile(50), lat.percentile(99)));
+    }
     report.measured(
         Report.f("10. external infra RSS, 2 × %,d VMIs", perInfra),
         Report.f("%d MiB", rssKb / 1024));

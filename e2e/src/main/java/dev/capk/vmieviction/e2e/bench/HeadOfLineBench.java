@@ -1,5 +1,7 @@
 package dev.capk.vmieviction.e2e.bench;
 
+import static dev.capk.vmieviction.api.EvictionAnnotations.DRAIN_START_TIME;
+
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
@@ -15,11 +17,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
+import java.util.function.ToDoubleFunction;
+import java.util.stream.IntStream;
 
 /** Head-of-line blocking (issue 14): free VMIs' evacuations alone and among blocked ones. */
 final class HeadOfLineBench extends Bench {
@@ -53,14 +57,20 @@ final class HeadOfLineBench extends Bench {
   }
 
   private final List<Vm> vms = new ArrayList<>();
-  private final Map<String, String> uids = new ConcurrentHashMap<>();
 
-  /** When our patch setting {@code status.evacuationNodeName} returned, by VMI name (nanoTime). */
-  private final Map<String, Long> markedAt = new ConcurrentHashMap<>();
+  /**
+   * By VMI name, when (nanoTime seconds) our patch setting {@code status.evacuationNodeName}
+   * returned, and when this JVM's watch saw the VMI deleted; by pod name, when it saw the pod gone.
+   */
+  private final Map<String, Double> markedAt = new ConcurrentHashMap<>();
 
-  /** Guest node, then pod UID, then when this JVM received the pod's DELETED event. */
-  private final Map<String, Map<String, Long>> podGoneAt = new ConcurrentHashMap<>();
+  private final Map<String, Double> deletedAt = new ConcurrentHashMap<>();
+  private final Map<String, Double> podGoneAt = new ConcurrentHashMap<>();
 
+  /** The drain start annotation last seen on each VMI before its deletion. */
+  private final Map<String, String> drainStart = new ConcurrentHashMap<>();
+
+  private final AtomicInteger vmiWatchResumes = new AtomicInteger();
   private final AtomicInteger podWatchResumes = new AtomicInteger();
 
   /**
@@ -74,7 +84,6 @@ final class HeadOfLineBench extends Bench {
   private final List<Double> roundTripsMs = new CopyOnWriteArrayList<>();
 
   private RawKube infraApi;
-  private VmiTracker tracker;
   private Duration drainTimeout;
   private Duration lateCap;
   private double phase2Cpu;
@@ -83,11 +92,11 @@ final class HeadOfLineBench extends Bench {
 
   @Override
   void run() throws Exception {
-    int tenants = integer("bench.hol.tenants", 4);
-    int freeCount = integer("bench.hol.free", 20);
-    int blockedCount = integer("bench.hol.blocked", 200);
-    drainTimeout = Duration.ofSeconds(integer("bench.hol.drainTimeoutSeconds", 180));
-    lateCap = Duration.ofSeconds(integer("bench.hol.lateCapSeconds", 240));
+    int tenants = Integer.getInteger("bench.hol.tenants", 4);
+    int freeCount = Integer.getInteger("bench.hol.free", 20);
+    int blockedCount = Integer.getInteger("bench.hol.blocked", 200);
+    drainTimeout = Duration.ofSeconds(Integer.getInteger("bench.hol.drainTimeoutSeconds", 180));
+    lateCap = Duration.ofSeconds(Integer.getInteger("bench.hol.lateCapSeconds", 240));
     for (int k = 0; k < tenants; k++) {
       vms.add(new Vm(k, Report.f("hol-t%d-warmup", k), Kind.WARMUP));
     }
@@ -98,18 +107,9 @@ final class HeadOfLineBench extends Bench {
     for (int i = 0; i < blockedCount; i++) {
       vms.add(new Vm(i % tenants, Report.f("hol-t%d-blocked-%03d", i % tenants, i), Kind.BLOCKED));
     }
-    progress("headofline: starting an infra API server and %d guest clusters", tenants);
     // The API servers log just the requests timed here.
     List<LocalCluster> clusters =
-        startAll(
-            INFRA_CLUSTER,
-            GUEST_CLUSTER,
-            tenants,
-            n ->
-                n.equals(INFRA_CLUSTER)
-                    ? AuditLog.audited(LocalCluster.builder(n), auditDir(), n, AuditLog.INFRA_RULES)
-                    : AuditLog.audited(
-                        LocalCluster.builder(n).withKwok(), auditDir(), n, AuditLog.GUEST_RULES));
+        startClusters("hol", tenants, AuditLog.INFRA_RULES, AuditLog.GUEST_RULES, false);
     LocalCluster infra = clusters.get(0);
     List<LocalCluster> guests = clusters.subList(1, clusters.size());
     List<AutoCloseable> watches = new ArrayList<>();
@@ -133,7 +133,7 @@ final class HeadOfLineBench extends Bench {
                 Map.of("node-role.kubernetes.io/worker", "", TenantCluster.TENANT_LABEL, vm.ns());
             guests.get(vm.tenant()).kwokNodes().createNamed(vm.name(), labels);
             createPods(guestApis.get(vm.tenant()), vm);
-            uids.put(vm.name(), createVmi(vm));
+            createVmi(vm);
           });
       String running =
           "/api/v1/namespaces/" + GUEST_NAMESPACE + "/pods?fieldSelector=status.phase%3DRunning";
@@ -148,19 +148,28 @@ final class HeadOfLineBench extends Bench {
       List<Vm> blocked = of(Kind.BLOCKED);
       parallel(blocked.size(), 16, i -> refuseEveryDisruption(guestApis, blocked.get(i)));
       progress("headofline: world ready in %.0f s", secondsSince(t0));
-      tracker = new VmiTracker(infraApi);
-      watches.add(tracker);
+      watches.add(
+          infraApi.watchResuming(
+              "/apis/kubevirt.io/v1/virtualmachineinstances",
+              (type, vmi, at) -> {
+                String name = RawKube.str(vmi, "metadata", "name");
+                String start = RawKube.str(vmi, "metadata", "annotations", DRAIN_START_TIME);
+                if (start != null && !deletedAt.containsKey(name)) {
+                  drainStart.put(name, start);
+                }
+                if (type.equals("DELETED")
+                    || RawKube.str(vmi, "metadata", "deletionTimestamp") != null) {
+                  deletedAt.putIfAbsent(name, at / 1e9);
+                }
+              },
+              vmiWatchResumes::incrementAndGet));
       for (RawKube guest : guestApis) {
         watches.add(
             guest.watchResuming(
                 "/api/v1/namespaces/" + GUEST_NAMESPACE + "/pods",
                 (type, pod, at) -> {
-                  String uid = RawKube.str(pod, "metadata", "uid");
-                  String node = RawKube.str(pod, "spec", "nodeName");
-                  if ("DELETED".equals(type) && uid != null && node != null) {
-                    podGoneAt
-                        .computeIfAbsent(node, n -> new ConcurrentHashMap<>())
-                        .putIfAbsent(uid, at);
+                  if (type.equals("DELETED")) {
+                    podGoneAt.putIfAbsent(RawKube.str(pod, "metadata", "name"), at / 1e9);
                   }
                 },
                 podWatchResumes::incrementAndGet));
@@ -173,9 +182,9 @@ final class HeadOfLineBench extends Bench {
           ControllerJar.start("headofline", work, flags, Duration.ofMinutes(2))) {
         awaitIdle(c);
         progress("headofline: warm-up, one untimed evacuation per tenant");
-        evacuate(of(Kind.WARMUP), Duration.ofMinutes(2), null);
+        evacuate(of(Kind.WARMUP), Duration.ofMinutes(2));
         progress("headofline: phase 1, the %d free VMIs alone (fresh objects)", freeCount);
-        evacuate(of(Kind.ALONE), drainTimeout.plus(Duration.ofSeconds(30)), null);
+        evacuate(of(Kind.ALONE), drainTimeout.plus(Duration.ofSeconds(30)));
         awaitIdle(c);
         List<Vm> together = new ArrayList<>(of(Kind.FREE));
         together.addAll(blocked);
@@ -202,7 +211,7 @@ final class HeadOfLineBench extends Bench {
                   }
                   return null;
                 })) {
-          markingSeconds = evacuate(together, drainTimeout.plus(lateCap), "phase 2");
+          markingSeconds = evacuate(together, drainTimeout.plus(lateCap));
         }
         sample(c, clusterPids);
         phase2Cpu = ControllerProcess.processCpuSeconds(c.pid()) - cpu0;
@@ -221,8 +230,8 @@ final class HeadOfLineBench extends Bench {
     }
   }
 
-  private List<Vm> of(Kind kind) {
-    return vms.stream().filter(v -> v.kind() == kind).toList();
+  private List<Vm> of(Kind... kinds) {
+    return vms.stream().filter(v -> List.of(kinds).contains(v.kind())).toList();
   }
 
   /**
@@ -263,8 +272,8 @@ final class HeadOfLineBench extends Bench {
             .formatted(RawKube.str(created, "metadata", "generation"), BLOCKED_PODS));
   }
 
-  /** The Machine and KubevirtMachine CAPK keeps for the VM, then the VMI; returns the VMI's UID. */
-  private String createVmi(Vm vm) throws IOException {
+  /** The Machine and KubevirtMachine CAPK keeps for the VM, then the VMI. */
+  private void createVmi(Vm vm) throws IOException {
     String machine =
         infraApi.post(
             "/apis/cluster.x-k8s.io/v1beta1/namespaces/" + vm.ns() + "/machines",
@@ -273,16 +282,15 @@ final class HeadOfLineBench extends Bench {
              "metadata":{"name":"%1$s","labels":{"cluster.x-k8s.io/cluster-name":"%2$s"}},"spec":{"clusterName":"%2$s"}}"""
                 .formatted(vm.name(), vm.ns()));
     infraApi.post(
-        "/apis/infrastructure.cluster.x-k8s.io/v1alpha1/namespaces/"
-            + vm.ns()
-            + "/kubevirtmachines",
+        "/apis/infrastructure.cluster.x-k8s.io/v1alpha1/namespaces/%s/kubevirtmachines"
+            .formatted(vm.ns()),
         """
         {"apiVersion":"infrastructure.cluster.x-k8s.io/v1alpha1","kind":"KubevirtMachine",
          "metadata":{"name":"%1$s","labels":{"cluster.x-k8s.io/cluster-name":"%2$s"},
           "ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Machine","name":"%1$s","uid":"%3$s"}]}}"""
             .formatted(vm.name(), vm.ns(), RawKube.str(machine, "metadata", "uid")));
     String ip = "10.244.0." + (Math.abs(vm.name().hashCode()) % 250 + 2);
-    return RealisticVmis.create(infraApi, vm.ns(), vm.name(), vm.ns(), INFRA_NODE, ip);
+    RealisticVmis.create(infraApi, vm.ns(), vm.name(), vm.ns(), INFRA_NODE, ip);
   }
 
   /** Until the controller's CPU stops growing: its start-up or the last phase's aftermath. */
@@ -299,32 +307,24 @@ final class HeadOfLineBench extends Bench {
    * when it refuses the launcher's eviction) and waits until each is deleted or {@code timeout}
    * passed; returns the seconds the marking took.
    */
-  private double evacuate(List<Vm> batch, Duration timeout, String progressLabel) throws Exception {
+  private double evacuate(List<Vm> batch, Duration timeout) throws Exception {
     long t0 = System.nanoTime();
     parallel(
         batch.size(),
         32,
         i -> {
-          Vm vm = batch.get(i);
-          infraApi.mergePatch(
-              "/apis/kubevirt.io/v1/namespaces/"
-                  + vm.ns()
-                  + "/virtualmachineinstances/"
-                  + vm.name()
-                  + "/status",
-              "{\"status\":{\"evacuationNodeName\":\"" + INFRA_NODE + "\"}}");
-          markedAt.put(vm.name(), System.nanoTime());
+          RealisticVmis.mark(infraApi, batch.get(i).ns(), batch.get(i).name(), INFRA_NODE);
+          markedAt.put(batch.get(i).name(), System.nanoTime() / 1e9);
         });
     double marking = secondsSince(t0);
     long deadline = System.nanoTime() + timeout.toNanos();
     long lastProgress = System.nanoTime();
     long left;
-    while ((left = batch.stream().filter(v -> !tracker.deleted(uids.get(v.name()))).count()) > 0
+    while ((left = batch.stream().filter(v -> !deletedAt.containsKey(v.name())).count()) > 0
         && System.nanoTime() < deadline) {
-      if (progressLabel != null && secondsSince(lastProgress) > 30) {
+      if (secondsSince(lastProgress) > 30) {
         lastProgress = System.nanoTime();
-        progress(
-            "headofline: %s, %d of %d VMIs not deleted yet", progressLabel, left, batch.size());
+        progress("headofline: %d of %d VMIs not deleted yet", left, batch.size());
       }
       Thread.sleep(100);
     }
@@ -347,91 +347,69 @@ final class HeadOfLineBench extends Bench {
         });
   }
 
-  private static double epochSeconds(Instant at) {
-    return at.getEpochSecond() + at.getNano() / 1e9;
-  }
-
   /** Per VM of {@code kind}: ({@code to} - {@code from}) × {@code scale} where both are known. */
-  private Stats times(Kind kind, Function<Vm, Double> from, Function<Vm, Double> to, double scale) {
+  private Stats times(Kind kind, ToDoubleFunction<Vm> from, ToDoubleFunction<Vm> to, double scale) {
     List<Double> out = new ArrayList<>();
     for (Vm vm : of(kind)) {
-      Double a = from.apply(vm);
-      Double b = to.apply(vm);
-      if (a != null && b != null) {
-        out.add((b - a) * scale);
+      double d = (to.applyAsDouble(vm) - from.applyAsDouble(vm)) * scale;
+      if (!Double.isNaN(d)) {
+        out.add(d);
       }
     }
     return Stats.of(out);
   }
 
-  /** The latest of {@code at}'s values for the VM's pods (by name), null unless all are known. */
-  private static Double lastOfPods(Vm vm, Map<String, Double> at) {
-    double last = Double.NEGATIVE_INFINITY;
-    for (int j = 0; j < vm.pods(); j++) {
-      Double t = at.get(vm.name() + "-" + j);
-      if (t == null) {
-        return null;
-      }
-      last = Math.max(last, t);
-    }
-    return last;
+  /** The latest of {@code at}'s values for the VM's pods (by name), NaN unless all are known. */
+  private static double lastOfPods(Vm vm, Map<String, Double> at) {
+    return IntStream.range(0, vm.pods())
+        .mapToDouble(j -> at.getOrDefault(vm.name() + "-" + j, Double.NaN))
+        .max()
+        .orElse(Double.NaN);
   }
 
   private void write(int tenants) {
     // The API servers' own times, from their audit logs (one clock), in epoch seconds: a VMI's
-    // marking stored (its last status patch: its creation patched it before), its first delete
-    // request received, each guest pod removed.
-    Map<String, Double> marked = new HashMap<>();
-    Map<String, Double> deleted = new HashMap<>();
+    // marking stored and its delete request received, each guest pod removed.
+    Map<String, AuditLog.Evacuation> evacuations =
+        AuditLog.evacuations(AuditLog.logOf(auditDir(), INFRA_CLUSTER), Instant.EPOCH, Instant.MAX);
     Map<String, Double> podRemoved = new HashMap<>();
-    for (AuditLog.Entry e : AuditLog.entries(AuditLog.logOf(auditDir(), INFRA_CLUSTER))) {
-      if (e.code() == 200 && e.vmi("status") && e.verb().equals("patch")) {
-        marked.merge(e.name(), epochSeconds(e.completed()), Math::max);
-      } else if (e.code() == 200 && e.vmi(null) && e.verb().equals("delete")) {
-        deleted.merge(e.name(), epochSeconds(e.received()), Math::min);
-      }
-    }
     for (int k = 0; k < tenants; k++) {
       for (AuditLog.Entry e : AuditLog.entries(AuditLog.logOf(auditDir(), GUEST_CLUSTER + k))) {
         if (e.code() == 200 && e.verb().equals("delete") && e.subresource() == null) {
-          podRemoved.merge(e.name(), epochSeconds(e.completed()), Math::max);
+          podRemoved.merge(e.name(), AuditLog.epoch(e.completed()), Math::max);
         }
       }
     }
+    ToDoubleFunction<Vm> markedStored =
+        vm -> evacuations.getOrDefault(vm.name(), AuditLog.Evacuation.NONE).marked();
+    ToDoubleFunction<Vm> deleteRequested =
+        vm -> evacuations.getOrDefault(vm.name(), AuditLog.Evacuation.NONE).deleteRequested();
+    ToDoubleFunction<Vm> podsRemoved = vm -> lastOfPods(vm, podRemoved);
     // The same as this JVM's watches saw them, in nanoTime seconds.
-    Function<Vm, Double> markedSeen = vm -> nanosToSeconds(markedAt.get(vm.name()));
-    Function<Vm, Double> deletedSeen =
-        vm -> tracker.deletedNanos(uids.get(vm.name())).map(n -> n / 1e9).orElse(null);
-    Function<Vm, Double> podsGoneSeen =
-        vm -> {
-          Map<String, Long> gone = podGoneAt.getOrDefault(vm.name(), Map.of());
-          return gone.size() < vm.pods() ? null : Collections.max(gone.values()) / 1e9;
-        };
-    Function<Vm, Double> markedStored = vm -> marked.get(vm.name());
-    Function<Vm, Double> deleteRequested = vm -> deleted.get(vm.name());
-    Function<Vm, Double> podsRemoved = vm -> lastOfPods(vm, podRemoved);
+    ToDoubleFunction<Vm> markedSeen = vm -> markedAt.getOrDefault(vm.name(), Double.NaN);
+    ToDoubleFunction<Vm> deletedSeen = vm -> deletedAt.getOrDefault(vm.name(), Double.NaN);
+    ToDoubleFunction<Vm> podsGoneSeen = vm -> lastOfPods(vm, podGoneAt);
     Stats alone = times(Kind.ALONE, markedStored, deleteRequested, 1);
     Stats free = times(Kind.FREE, markedStored, deleteRequested, 1);
     Stats reactionFree = times(Kind.FREE, podsRemoved, deleteRequested, 1000);
     List<Vm> freeVms = of(Kind.FREE);
     List<Vm> blocked = of(Kind.BLOCKED);
+    long timeout = drainTimeout.toSeconds();
     List<Double> lateness = new ArrayList<>();
     int notDeleted = 0;
     int noAnnotation = 0;
     for (Vm vm : blocked) {
-      String uid = uids.get(vm.name());
-      Optional<Instant> deletedAt = tracker.deletedAt(uid);
-      Optional<Instant> start = tracker.drainStart(uid).flatMap(HeadOfLineBench::parseInstant);
-      if (deletedAt.isEmpty()) {
+      double deleted = deleteRequested.applyAsDouble(vm);
+      double start = parseEpoch(drainStart.get(vm.name()));
+      if (Double.isNaN(deleted)) {
         notDeleted++;
-      } else if (start.isEmpty()) {
+      } else if (Double.isNaN(start)) {
         noAnnotation++;
       } else {
-        lateness.add(AuditLog.seconds(start.get().plus(drainTimeout), deletedAt.get()));
+        lateness.add(deleted - start - timeout);
       }
     }
     Stats late = Stats.of(lateness);
-    long timeout = drainTimeout.toSeconds();
     // The deadline as the issue means it: from the moment the VMI was marked, not from when the
     // controller got round to writing its drain start.
     Stats lateSinceMark =
@@ -460,18 +438,9 @@ final class HeadOfLineBench extends Bench {
                 + (kind == Kind.ALONE
                     ? "alone (phase 1)"
                     : "with " + blocked.size() + " blocked (phase 2)");
-        Stats e =
-            times(
-                kind,
-                watched ? markedSeen : markedStored,
-                watched ? deletedSeen : deleteRequested,
-                1);
-        Stats r =
-            times(
-                kind,
-                watched ? podsGoneSeen : podsRemoved,
-                watched ? deletedSeen : deleteRequested,
-                1000);
+        ToDoubleFunction<Vm> deleted = watched ? deletedSeen : deleteRequested;
+        Stats e = times(kind, watched ? markedSeen : markedStored, deleted, 1);
+        Stats r = times(kind, watched ? podsGoneSeen : podsRemoved, deleted, 1000);
         evacRows.add(Report.row(label, e.n(), e.cells(S, MEDIAN_P95_MAX)));
         reactionRows.add(Report.row(label, r.n(), r.cells("%.0f", "median", "p95", "p99", "max")));
       }
@@ -523,22 +492,22 @@ final class HeadOfLineBench extends Bench {
                 Report.row("load average at the end", BenchMain.loadAverage())));
     // The machine from phase 2's first marking to its last free VMI's delete request: the last
     // sample at or before the one, the first at or after the other.
-    Optional<Double> from =
+    OptionalDouble from =
         of(Kind.FREE, Kind.BLOCKED).stream()
-            .map(markedStored)
-            .filter(x -> x != null)
-            .min(Double::compare);
-    Optional<Double> to =
-        freeVms.stream().map(deleteRequested).filter(x -> x != null).max(Double::compare);
+            .mapToDouble(markedStored)
+            .filter(x -> !Double.isNaN(x))
+            .min();
+    OptionalDouble to =
+        freeVms.stream().mapToDouble(deleteRequested).filter(x -> !Double.isNaN(x)).max();
     if (from.isPresent() && to.isPresent() && !samples.isEmpty()) {
       double[] a =
           samples.stream()
-              .filter(s -> s[0] <= from.get())
+              .filter(s -> s[0] <= from.getAsDouble())
               .reduce((x, y) -> y)
               .orElse(samples.get(0));
       double[] b =
           samples.stream()
-              .filter(s -> s[0] >= to.get())
+              .filter(s -> s[0] >= to.getAsDouble())
               .findFirst()
               .orElse(samples.get(samples.size() - 1));
       double[] d = new double[5];
@@ -584,7 +553,7 @@ final class HeadOfLineBench extends Bench {
                 blocked.size(),
                 markingSeconds,
                 drainTimeout.plus(lateCap).toSeconds(),
-                tracker.resumes(),
+                vmiWatchResumes.get(),
                 podWatchResumes.get())
             + Report.table("free VMIs|timed|median s|p95 s|max s", evacRows)
             + "\n"
@@ -630,19 +599,11 @@ final class HeadOfLineBench extends Bench {
             : reconcileMax.get() <= rtt.max() / 1000 + 1);
   }
 
-  private List<Vm> of(Kind a, Kind b) {
-    return vms.stream().filter(v -> v.kind() == a || v.kind() == b).toList();
-  }
-
-  private static Double nanosToSeconds(Long nanos) {
-    return nanos == null ? null : nanos / 1e9;
-  }
-
-  private static Optional<Instant> parseInstant(String raw) {
+  private static double parseEpoch(String raw) {
     try {
-      return Optional.of(OffsetDateTime.parse(raw).toInstant());
+      return AuditLog.epoch(OffsetDateTime.parse(raw).toInstant());
     } catch (RuntimeException e) {
-      return Optional.empty();
+      return Double.NaN;
     }
   }
 }

@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.BinaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -15,16 +16,8 @@ import java.util.regex.Pattern;
  * own histograms and gauges, without a Prometheus.
  */
 record Metrics(String text) {
-  static Metrics of(LocalCluster cluster) {
-    try {
-      return new Metrics(new RawKube(cluster).get("/metrics"));
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read /metrics of " + cluster.name(), e);
-    }
-  }
-
-  /** The values of {@code name}'s series by the value of {@code label}, summed. */
-  private TreeMap<String, Double> by(String name, String label) {
+  /** The values of {@code name}'s series by the value of {@code label}, merged by {@code merge}. */
+  private TreeMap<String, Double> by(String name, String label, BinaryOperator<Double> merge) {
     Matcher m =
         Pattern.compile("(?m)^" + Pattern.quote(name) + "(?:\\{([^}]*)})? ([0-9.eE+\\-]+|NaN)")
             .matcher(text);
@@ -32,21 +25,22 @@ record Metrics(String text) {
     TreeMap<String, Double> out = new TreeMap<>();
     while (m.find()) {
       Matcher v = value.matcher(m.group(1) == null ? "" : m.group(1));
-      out.merge(v.find() ? v.group(1) : "", Double.parseDouble(m.group(2)), Double::sum);
+      out.merge(v.find() ? v.group(1) : "", Double.parseDouble(m.group(2)), merge);
     }
     return out;
   }
 
-  /** API server requests so far but WATCHes. */
-  double nonWatch() {
-    return by("apiserver_request_total", "verb").entrySet().stream()
-        .filter(e -> !e.getKey().equals("WATCH"))
-        .mapToDouble(Map.Entry::getValue)
-        .sum();
-  }
-
+  /** An API server's requests so far but WATCHes. */
   static double nonWatch(LocalCluster cluster) {
-    return of(cluster).nonWatch();
+    try {
+      return new Metrics(new RawKube(cluster).get("/metrics"))
+          .by("apiserver_request_total", "verb", Double::sum).entrySet().stream()
+              .filter(e -> !e.getKey().equals("WATCH"))
+              .mapToDouble(Map.Entry::getValue)
+              .sum();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read /metrics of " + cluster.name(), e);
+    }
   }
 
   /** A histogram's cumulative bucket counts by upper bound ({@code le}; +Inf last). */
@@ -68,7 +62,7 @@ record Metrics(String text) {
 
   Optional<Histogram> histogram(String name) {
     TreeMap<Double, Double> buckets = new TreeMap<>();
-    by(name + "_bucket", "le")
+    by(name + "_bucket", "le", Double::sum)
         .forEach(
             (le, v) ->
                 buckets.put(
@@ -78,16 +72,6 @@ record Metrics(String text) {
 
   /** A gauge's value, the largest over its label sets (the gauges read here are maxima). */
   Optional<Double> gaugeMax(String name) {
-    Matcher m =
-        Pattern.compile("(?m)^" + Pattern.quote(name) + "(?:\\{[^}]*})? ([0-9.eE+\\-]+)$")
-            .matcher(text);
-    Double max = null;
-    while (m.find()) {
-      max =
-          max == null
-              ? Double.parseDouble(m.group(1))
-              : Math.max(max, Double.parseDouble(m.group(1)));
-    }
-    return Optional.ofNullable(max);
+    return by(name, "", Math::max).values().stream().max(Double::compare);
   }
 }

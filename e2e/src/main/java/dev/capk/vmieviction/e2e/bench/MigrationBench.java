@@ -21,36 +21,29 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class MigrationBench extends Bench {
   private static final String NS = "mig";
+  private static final String KUBEVIRT = "/apis/kubevirt.io/v1/";
   private static final List<String> POLICIES = List.of("prefer", "never");
   private static final String RESULT_ANNOTATION = "standin.kubevirt.io/migration-result";
   private static final String DURATION_ANNOTATION = "standin.kubevirt.io/migration-duration";
 
-  /** One timed drain under one policy; its toString is the progress line. */
-  record Run(
-      String policy,
-      double drainSeconds,
-      double recoverySeconds,
-      int podsDisrupted,
-      int podsBefore,
-      int vmisMigrated,
-      int vmisDeleted,
-      int vmisOther,
-      int migrationsCreated,
-      int migrationsSucceeded,
-      int peakMigrationsRunning) {}
+  /**
+   * One timed drain under one policy, and its cells: guest pods disrupted, VMIs migrated, VMIs
+   * deleted or unmoved, migrations created.
+   */
+  record Run(String policy, DrainWorld.Drained d, int podsDisrupted, List<String> cells) {}
 
   @Override
   void run() throws Exception {
-    int tenantsCount = integer("bench.migration.tenants", 2);
-    int vmisPerTenant = integer("bench.migration.vmisPerTenant", 10);
-    int pods = integer("bench.migration.pods", 3);
+    int tenantsCount = Integer.getInteger("bench.migration.tenants", 2);
+    int vmisPerTenant = Integer.getInteger("bench.migration.vmisPerTenant", 10);
+    int pods = Integer.getInteger("bench.migration.pods", 3);
     String duration = System.getProperty("bench.migration.duration", "1");
     int runs = runs("bench.migration.runs", 2);
     List<String> policies = strings("bench.migration.policies", String.join(",", POLICIES));
     // More controller flags for both policies, e.g.
     // -Dbench.migration.flags=--drain-retry-interval=5s
     List<String> extraFlags = strings("bench.migration.flags", "");
-    List<LocalCluster> clusters = DrainWorld.startClusters(this, "mig", tenantsCount, null, null);
+    List<LocalCluster> clusters = startClusters("mig", tenantsCount, null, null, true);
     LocalCluster infra = clusters.get(0);
     List<DrainWorld> worlds = new ArrayList<>();
     try {
@@ -62,7 +55,6 @@ final class MigrationBench extends Bench {
       worlds.add(w);
       w.keepsUids = true;
       w.alsoSettled = () -> unfinished(w) == 0;
-      w.awaitSettled(w.holding, Map.of(), true, Duration.ofMinutes(5));
       List<Run> results = new ArrayList<>();
       for (int r = 0; r < runs; r++) {
         for (String policy : policies) {
@@ -88,45 +80,45 @@ final class MigrationBench extends Bench {
     }
   }
 
-  private static String path(String namespace, String resource) {
-    return "/apis/kubevirt.io/v1/namespaces/" + namespace + "/" + resource;
-  }
-
   /**
    * Makes every VMI LiveMigratable, as virt-controller reports it (the status condition), with a
    * stand-in migration that succeeds after {@code duration} seconds. A VMI recreated by a run under
    * never is a new object without either, so every run sets them again.
    */
   private static void prepare(DrainWorld w, String duration) throws Exception {
-    for (String ns : w.namespaces()) {
-      for (JsonObject vmi : w.infraApi.items(path(ns, "virtualmachineinstances"))) {
-        String path = path(ns, "virtualmachineinstances/" + RawKube.str(vmi, "metadata", "name"));
-        w.infraApi.mergePatch(
-            path,
-            Report.f(
-                "{\"metadata\":{\"annotations\":{\"%s\":\"succeed\",\"%s\":\"%s\"}}}",
-                RESULT_ANNOTATION, DURATION_ANNOTATION, duration));
-        JsonArray conditions = new JsonArray();
-        JsonObject status = vmi.getAsJsonObject("status");
-        for (var c :
-            status != null && status.has("conditions")
-                ? status.getAsJsonArray("conditions")
-                : new JsonArray()) {
-          if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
-            conditions.add(c);
-          }
+    for (JsonObject vmi : w.infraApi.items(KUBEVIRT + "virtualmachineinstances")) {
+      String path =
+          KUBEVIRT
+              + "namespaces/%s/virtualmachineinstances/%s"
+                  .formatted(
+                      RawKube.str(vmi, "metadata", "namespace"),
+                      RawKube.str(vmi, "metadata", "name"));
+      w.infraApi.mergePatch(
+          path,
+          Report.f(
+              "{\"metadata\":{\"annotations\":{\"%s\":\"succeed\",\"%s\":\"%s\"}}}",
+              RESULT_ANNOTATION, DURATION_ANNOTATION, duration));
+      JsonArray conditions = new JsonArray();
+      JsonObject status = vmi.getAsJsonObject("status");
+      for (var c :
+          status != null && status.has("conditions")
+              ? status.getAsJsonArray("conditions")
+              : new JsonArray()) {
+        if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
+          conditions.add(c);
         }
-        conditions.add(JsonParser.parseString("{\"type\":\"LiveMigratable\",\"status\":\"True\"}"));
-        w.infraApi.mergePatch(path + "/status", "{\"status\":{\"conditions\":" + conditions + "}}");
       }
+      conditions.add(JsonParser.parseString("{\"type\":\"LiveMigratable\",\"status\":\"True\"}"));
+      w.infraApi.mergePatch(path + "/status", "{\"status\":{\"conditions\":" + conditions + "}}");
     }
   }
 
   /** UID of every guest pod of the workloads, over all guest clusters. */
   private static Set<String> podUids(DrainWorld w) throws Exception {
     Set<String> out = new HashSet<>();
-    for (RawKube g : w.guestApis()) {
-      g.items("/api/v1/namespaces/" + NS + "/pods")
+    for (LocalCluster g : w.guests) {
+      new RawKube(g)
+          .items("/api/v1/namespaces/" + NS + "/pods")
           .forEach(p -> out.add(RawKube.str(p, "metadata", "uid")));
     }
     return out;
@@ -135,12 +127,10 @@ final class MigrationBench extends Bench {
   /** Every migration object, by UID, with its phase ("" when none yet). */
   private static Map<String, String> migrations(DrainWorld w) throws Exception {
     Map<String, String> out = new HashMap<>();
-    for (String ns : w.namespaces()) {
-      for (JsonObject m : w.infraApi.items(path(ns, "virtualmachineinstancemigrations"))) {
-        out.put(
-            RawKube.str(m, "metadata", "uid"),
-            Objects.toString(RawKube.str(m, "status", "phase"), ""));
-      }
+    for (JsonObject m : w.infraApi.items(KUBEVIRT + "virtualmachineinstancemigrations")) {
+      out.put(
+          RawKube.str(m, "metadata", "uid"),
+          Objects.toString(RawKube.str(m, "status", "phase"), ""));
     }
     return out;
   }
@@ -166,36 +156,29 @@ final class MigrationBench extends Bench {
     try (AutoCloseable poll =
         sampling(
             "bench-migration-poll", 250, () -> peak.accumulateAndGet(unfinished(w), Math::max))) {
-      d = w.drain(controllerPid, false, () -> {}, () -> {});
+      d = w.drain(controllerPid, false, null);
     }
     Map<String, String> uidsAfter = w.uids();
     Map<String, String> nodesAfter = w.vmis("status", "nodeName");
-    int migrated = 0;
-    int deleted = 0;
-    for (Map.Entry<String, String> e : d.before().entrySet()) {
-      if (!e.getValue().equals(uidsAfter.get(e.getKey()))) {
-        deleted++;
-      } else if (!String.valueOf(nodesAfter.get(e.getKey())).equals(nodesBefore.get(e.getKey()))) {
-        migrated++;
-      }
-    }
+    long migrated =
+        d.before().keySet().stream()
+            .filter(n -> d.before().get(n).equals(uidsAfter.get(n)))
+            .filter(n -> !String.valueOf(nodesAfter.get(n)).equals(nodesBefore.get(n)))
+            .count();
     Set<String> podsAfter = podUids(w);
     int disrupted = (int) podsBefore.stream().filter(u -> !podsAfter.contains(u)).count();
     Map<String, String> created = new HashMap<>(migrations(w));
     created.keySet().removeAll(migrationsBefore);
-    w.swap();
+    long succeeded = created.values().stream().filter("Succeeded"::equals).count();
     return new Run(
         policy,
-        d.drainSeconds(),
-        d.recoverySeconds(),
+        d,
         disrupted,
-        podsBefore.size(),
-        migrated,
-        deleted,
-        d.before().size() - migrated - deleted,
-        created.size(),
-        (int) created.values().stream().filter("Succeeded"::equals).count(),
-        peak.get());
+        List.of(
+            disrupted + " of " + podsBefore.size(),
+            Long.toString(migrated),
+            Long.toString(d.before().size() - migrated),
+            Report.f("%d (%d succeeded, ≤ %d at once)", created.size(), succeeded, peak.get())));
   }
 
   private void write(
@@ -238,24 +221,18 @@ final class MigrationBench extends Bench {
         continue;
       }
       byPolicy.put(policy, rs);
+      List<String> cells = new ArrayList<>();
+      for (int j = 0; j < 4; j++) {
+        int k = j;
+        cells.add(String.join(", ", rs.stream().map(r -> r.cells().get(k)).toList()));
+      }
       rows.add(
           Report.row(
               "`" + policy + "`",
               rs.size(),
-              Stats.over(rs, Run::drainSeconds).medianMinMax(1),
-              joined(rs, r -> r.podsDisrupted() + " of " + r.podsBefore()),
-              joined(rs, r -> Integer.toString(r.vmisMigrated())),
-              joined(rs, r -> Integer.toString(r.vmisDeleted() + r.vmisOther())),
-              joined(
-                  rs,
-                  r ->
-                      r.migrationsCreated()
-                          + " ("
-                          + r.migrationsSucceeded()
-                          + " succeeded, ≤ "
-                          + r.peakMigrationsRunning()
-                          + " at once)"),
-              Stats.over(rs, Run::recoverySeconds).medianMinMax(0)));
+              Stats.over(rs, r -> r.d().drainSeconds()).medianMinMax(1),
+              cells,
+              Stats.over(rs, r -> r.d().recoverySeconds()).medianMinMax(0)));
     }
     report.section(
         intro
@@ -273,16 +250,12 @@ final class MigrationBench extends Bench {
           worst == 0);
     }
     if (prefer != null && never != null) {
-      Stats p = Stats.over(prefer, Run::drainSeconds);
-      Stats n = Stats.over(never, Run::drainSeconds);
+      Stats p = Stats.over(prefer, r -> r.d().drainSeconds());
+      Stats n = Stats.over(never, r -> r.d().drainSeconds());
       report.measured(
           Report.f("8. live migration, infra drain prefer / never (%d VMIs)", vmis),
           Report.f(
               "%.2f: %s s vs %s s", p.median() / n.median(), p.medianMinMax(1), n.medianMinMax(1)));
     }
-  }
-
-  private static String joined(List<Run> rs, java.util.function.Function<Run, String> f) {
-    return String.join(", ", rs.stream().map(f).toList());
   }
 }

@@ -1,5 +1,7 @@
 package dev.capk.vmieviction.e2e.bench;
 
+import static java.util.Objects.requireNonNullElse;
+
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
@@ -8,8 +10,6 @@ import dev.capk.vmieviction.e2e.harness.KubeCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -128,11 +128,8 @@ final class RawKube {
         new Thread(
             () -> {
               while (!closed.get()) {
-                String url =
-                    server
-                        + collection
-                        + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=7200&resourceVersion="
-                        + rv.get();
+                String query = "?watch=1&allowWatchBookmarks=true&timeoutSeconds=7200";
+                String url = server + collection + query + "&resourceVersion=" + rv.get();
                 Call call = streaming.newCall(new Request.Builder().url(url).build());
                 current.set(call);
                 if (closed.get()) {
@@ -140,9 +137,7 @@ final class RawKube {
                 }
                 boolean gone = false;
                 try (Response r = call.execute();
-                    BufferedReader in =
-                        new BufferedReader(
-                            new InputStreamReader(r.body().byteStream(), StandardCharsets.UTF_8))) {
+                    BufferedReader in = new BufferedReader(r.body().charStream())) {
                   for (String line; !closed.get() && (line = in.readLine()) != null; ) {
                     long now = System.nanoTime();
                     JsonObject e = JsonParser.parseString(line).getAsJsonObject();
@@ -152,10 +147,8 @@ final class RawKube {
                       gone = "410".equals(str(object, "code"));
                       break;
                     }
-                    String version = str(object, "metadata", "resourceVersion");
-                    if (version != null) {
-                      rv.set(version);
-                    }
+                    rv.set(
+                        requireNonNullElse(str(object, "metadata", "resourceVersion"), rv.get()));
                     if (!type.equals("BOOKMARK")) {
                       onEvent.event(type, object, now);
                     }

@@ -1,9 +1,10 @@
 package dev.capk.vmieviction.e2e.bench;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.IntFunction;
 
 /**
  * VirtualMachineInstances shaped like the ones CAPK creates through KubeVirt: the labels,
@@ -97,48 +98,75 @@ runcmd:\\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\\n"}}]}}
     return RawKube.str(created, "metadata", "uid");
   }
 
-  /** Creates the VMIs {@code name(from)} to {@code name(to - 1)}, 16 at a time. */
-  static void createMany(
-      RawKube api,
-      String namespace,
-      String cluster,
-      String node,
-      int from,
-      int to,
-      IntFunction<String> name)
-      throws Exception {
-    Bench.parallel(
-        to - from,
-        16,
-        i ->
-            create(
-                api,
-                namespace,
-                name.apply(from + i),
-                cluster,
-                node,
-                "10.244." + ((from + i) / 250 % 250) + "." + ((from + i) % 250 + 2)));
+  /**
+   * Sets {@code status.evacuationNodeName} on a VMI, as KubeVirt does when it refuses the
+   * launcher's eviction.
+   */
+  static void mark(RawKube api, String namespace, String name, String infraNode)
+      throws IOException {
+    api.mergePatch(
+        "/apis/kubevirt.io/v1/namespaces/%s/virtualmachineinstances/%s/status"
+            .formatted(namespace, name),
+        "{\"status\":{\"evacuationNodeName\":\"" + infraNode + "\"}}");
   }
 
   /**
-   * Sets {@code status.evacuationNodeName} on one VMI, as KubeVirt does when it refuses the
-   * launcher's eviction, and waits (at most 30 s) until {@code seen} holds {@code key} (a watch's
-   * receive time, in {@link System#nanoTime()}); returns the milliseconds in between.
+   * VMIs {@code CLUSTER-md-NNNNN} of tenant {@code cluster} in {@code namespace} of {@code api}.
    */
-  static double markAndTime(
-      RawKube api, String vmiPath, String infraNode, Map<String, Long> seen, String key)
+  record Numbered(RawKube api, String namespace, String cluster) {
+    String path() {
+      return "/apis/kubevirt.io/v1/namespaces/" + namespace + "/virtualmachineinstances";
+    }
+
+    String name(int i) {
+      return Report.f("%s-md-%05d", cluster, i);
+    }
+
+    /** Creates VMIs {@code from} to {@code to - 1}, Running on {@code node}, 16 at a time. */
+    void create(String node, int from, int to) throws Exception {
+      Bench.parallel(
+          to - from,
+          16,
+          i -> {
+            String ip = "10.244." + ((from + i) / 250 % 250) + "." + ((from + i) % 250 + 2);
+            RealisticVmis.create(api, namespace, name(from + i), cluster, node, ip);
+          });
+    }
+  }
+
+  /**
+   * {@link #mark Marks} VMI i of each of {@code targets} in turn, one at a time {@code pauseMs}
+   * apart, and times until {@code seen} holds its name (a watch's receive time, nanoTime; at most
+   * 30 s): the milliseconds per target, after {@code warmup} untimed rounds.
+   */
+  static List<Stats> reactionTimes(
+      List<Numbered> targets,
+      String infraNode,
+      Map<String, Long> seen,
+      int warmup,
+      int samples,
+      long pauseMs)
       throws Exception {
-    long t0 = System.nanoTime();
-    api.mergePatch(
-        vmiPath + "/status", "{\"status\":{\"evacuationNodeName\":\"" + infraNode + "\"}}");
-    long deadline = t0 + 30_000_000_000L;
-    while (!seen.containsKey(key) && System.nanoTime() < deadline) {
-      Thread.sleep(1);
+    List<List<Double>> out = new ArrayList<>();
+    targets.forEach(t -> out.add(new ArrayList<>()));
+    for (int i = 0; i < warmup + samples; i++) {
+      for (int k = 0; k < targets.size(); k++) {
+        Numbered t = targets.get(k);
+        String name = t.name(i);
+        long t0 = System.nanoTime();
+        mark(t.api(), t.namespace(), name, infraNode);
+        while (!seen.containsKey(name) && System.nanoTime() - t0 < 30_000_000_000L) {
+          Thread.sleep(1);
+        }
+        if (!seen.containsKey(name)) {
+          throw new IllegalStateException(name + ": nothing seen within 30 s of its marking");
+        }
+        if (i >= warmup) {
+          out.get(k).add((seen.get(name) - t0) / 1e6);
+        }
+        Thread.sleep(pauseMs);
+      }
     }
-    Long at = seen.get(key);
-    if (at == null) {
-      throw new IllegalStateException(key + ": nothing seen within 30 s of its VMI being marked");
-    }
-    return (at - t0) / 1e6;
+    return out.stream().map(Stats::of).toList();
   }
 }

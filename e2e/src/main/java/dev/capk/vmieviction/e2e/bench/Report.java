@@ -32,6 +32,11 @@ final class Report {
     write();
   }
 
+  /** A row of the summary: {@code value} against {@code target}, at most {@code limit}. */
+  void atMost(String benchmark, String format, double value, String target, double limit) {
+    verdict(benchmark, f(format, value), target, Double.isNaN(value) ? null : value <= limit);
+  }
+
   /** A row of the summary for a number reported without a target. */
   synchronized void measured(String benchmark, String measured) {
     verdicts.add(List.of(benchmark, measured, "– (report only)", "–"));
@@ -72,17 +77,12 @@ final class Report {
     }
   }
 
-  static String table(List<String> head, List<List<String>> rows) {
-    StringBuilder s = new StringBuilder("| ").append(String.join(" | ", head)).append(" |\n|");
-    head.forEach(h -> s.append(" --- |"));
-    s.append('\n');
-    rows.forEach(r -> s.append("| ").append(String.join(" | ", r)).append(" |\n"));
-    return s.toString();
-  }
-
   /** A table from its header cells (joined by "|") and rows. */
   static String table(String head, List<List<String>> rows) {
-    return table(List.of(head.split("\\|")), rows);
+    StringBuilder s = new StringBuilder("| ").append(head.replace("|", " | ")).append(" |\n|");
+    s.append(" --- |".repeat(head.split("\\|").length)).append('\n');
+    rows.forEach(r -> s.append("| ").append(String.join(" | ", r)).append(" |\n"));
+    return s.toString();
   }
 
   /** A table row: each cell as a string, the cells of a list cell in its place. */

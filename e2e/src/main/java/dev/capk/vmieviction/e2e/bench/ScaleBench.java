@@ -27,11 +27,12 @@ final class ScaleBench extends Bench {
   private int vmiBytes;
   private int vmiBytesWithoutManagedFields;
   private final List<MemoryRun> memory = new ArrayList<>();
-  private final List<Failure> failures = new ArrayList<>();
 
+  /** One start: what {@link #measureMemory} read, or why it never got ready (RSS: its peak). */
   record MemoryRun(
       int vmis,
       String jvm,
+      String neverReady,
       double startupMs,
       double startupCpuSeconds,
       long rssKb,
@@ -39,14 +40,11 @@ final class ScaleBench extends Bench {
       String heapSource,
       long liveHeapKb,
       double wave,
-      double waveSeconds) {}
-
-  /** A start that never reached /readyz. */
-  record Failure(int vmis, String jvm, String why, long peakRssKb) {
-    static Failure of(int vmis, String jvm, ControllerProcess.NotReady e) {
+      double waveSeconds) {
+    static MemoryRun failed(int vmis, String jvm, ControllerProcess.NotReady e) {
       String oom = e.outOfMemory ? "OutOfMemoryError (Java heap space); " : "";
       String why = Report.f("%snot ready after %.0f s", oom, e.waitedSeconds);
-      return new Failure(vmis, jvm, why, e.peakRssKb);
+      return new MemoryRun(vmis, jvm, why, 0, 0, e.peakRssKb, 0, "", 0, 0, 0);
     }
   }
 
@@ -86,19 +84,15 @@ final class ScaleBench extends Bench {
   @Override
   void run() throws Exception {
     List<Integer> counts = ints("bench.scale.counts", "1000,10000");
-    int samples = integer("bench.latency.samples", 100);
+    int samples = Integer.getInteger("bench.latency.samples", 100);
     int warmup = 3;
-    progress("scale: starting an infra API server and a guest cluster (kwok)");
-    List<LocalCluster> clusters =
-        startAll(
-            List.of(
-                LocalCluster.builder("bench-scale-infra"),
-                LocalCluster.builder("bench-scale-guest").withKwok()));
+    List<LocalCluster> clusters = startClusters("scale", 1, null, null, false);
     try (LocalCluster infra = clusters.get(0);
         LocalCluster guest = clusters.get(1)) {
       Crds.installTestCrds(infra);
       TenantCluster.create(infra, guest, CLUSTER, NAMESPACE);
       RawKube infraApi = new RawKube(infra);
+      RealisticVmis.Numbered vmis = new RealisticVmis.Numbered(infraApi, NAMESPACE, CLUSTER);
       progress("scale: %d kwok guest nodes named like VMIs", samples + warmup);
       parallel(
           samples + warmup,
@@ -106,19 +100,17 @@ final class ScaleBench extends Bench {
           i ->
               guest
                   .kwokNodes()
-                  .createNamed(vmiName(i), Map.of("node-role.kubernetes.io/worker", "")));
-      List<Double> latenciesMs = new ArrayList<>();
+                  .createNamed(vmis.name(i), Map.of("node-role.kubernetes.io/worker", "")));
+      Stats latencies = Stats.of(List.of());
       int created = 0;
       try {
         for (int target : counts) {
           progress("scale: creating VMIs %d..%d", created, target - 1);
           long t0 = System.nanoTime();
-          int from = created;
-          RealisticVmis.createMany(
-              infraApi, NAMESPACE, CLUSTER, INFRA_NODE, from, target, ScaleBench::vmiName);
+          vmis.create(INFRA_NODE, created, target);
           created = target;
           progress("scale: %d VMIs created in %.0f s", created, secondsSince(t0));
-          String one = infraApi.get(vmiPath(created - 1));
+          String one = infraApi.get(vmis.path() + "/" + vmis.name(created - 1));
           vmiBytes = one.getBytes(StandardCharsets.UTF_8).length;
           JsonObject trimmed = JsonParser.parseString(one).getAsJsonObject();
           trimmed.getAsJsonObject("metadata").remove("managedFields");
@@ -139,7 +131,7 @@ final class ScaleBench extends Bench {
                 MemoryRun m = measureMemory(c, guest, target, baseline, config.label());
                 progress("scale: %d VMIs, run %d: %s", target, r + 1, m);
                 if (target == counts.get(0) && r == runs - 1 && config == configs.get(0)) {
-                  latenciesMs.addAll(latency(infraApi, new RawKube(guest), warmup, samples));
+                  latencies = latency(vmis, new RawKube(guest), warmup, samples);
                 }
               } catch (ControllerProcess.NotReady e) {
                 failed.add(config);
@@ -149,7 +141,7 @@ final class ScaleBench extends Bench {
           }
         }
       } finally {
-        write(latenciesMs, counts);
+        write(latencies, counts);
       }
     }
   }
@@ -164,12 +156,12 @@ final class ScaleBench extends Bench {
       ControllerProcess.NotReady e)
       throws Exception {
     String big = String.join(" ", BIG_HEAP);
-    failures.add(Failure.of(target, jvm, e));
+    memory.add(MemoryRun.failed(target, jvm, e));
     progress("scale: %d VMIs: never ready (%s); once more with %s", target, e.getMessage(), big);
     try (ControllerProcess c = start(infra, "scale-" + target + "-bigheap", Map.of(), BIG_HEAP)) {
       measureMemory(c, guest, target, baseline, big);
     } catch (ControllerProcess.NotReady e2) {
-      failures.add(Failure.of(target, big, e2));
+      memory.add(MemoryRun.failed(target, big, e2));
     }
   }
 
@@ -195,7 +187,7 @@ final class ScaleBench extends Bench {
   private MemoryRun measureMemory(
       ControllerProcess c, LocalCluster guest, int vmis, double baselinePerSecond, String jvm)
       throws Exception {
-    Duration cap = Duration.ofSeconds(integer("bench.scale.settleCapSeconds", 30));
+    Duration cap = Duration.ofSeconds(Integer.getInteger("bench.scale.settleCapSeconds", 30));
     Quiet q =
         awaitQuiet(
             () -> Metrics.nonWatch(guest), baselinePerSecond + 6, Duration.ofSeconds(10), cap);
@@ -208,6 +200,7 @@ final class ScaleBench extends Bench {
         new MemoryRun(
             vmis,
             jvm,
+            null,
             c.startupMs(),
             c.startupCpuSeconds(),
             rss,
@@ -223,10 +216,9 @@ final class ScaleBench extends Bench {
   /**
    * Sets status.evacuationNodeName on one VMI at a time and times until its guest node is cordoned.
    */
-  private List<Double> latency(RawKube infraApi, RawKube guestApi, int warmup, int samples)
+  private Stats latency(RealisticVmis.Numbered vmis, RawKube guestApi, int warmup, int samples)
       throws Exception {
     Map<String, Long> cordonedAt = new ConcurrentHashMap<>();
-    List<Double> out = new ArrayList<>();
     try (AutoCloseable w =
         guestApi.watchResuming(
             "/api/v1/nodes",
@@ -237,55 +229,36 @@ final class ScaleBench extends Bench {
             },
             () -> {})) {
       progress("scale: reaction latency, %d samples (after %d untimed)", samples, warmup);
-      for (int i = 0; i < warmup + samples; i++) {
-        double ms =
-            RealisticVmis.markAndTime(infraApi, vmiPath(i), INFRA_NODE, cordonedAt, vmiName(i));
-        if (i >= warmup) {
-          out.add(ms);
-        }
-        // One evacuation at a time: the next starts after this one's drain and delete.
-        Thread.sleep(200);
-      }
+      // One evacuation at a time: the next starts after this one's drain and delete.
+      return RealisticVmis.reactionTimes(
+              List.of(vmis), INFRA_NODE, cordonedAt, warmup, samples, 200)
+          .get(0);
     }
-    return out;
   }
 
-  static String vmiName(int i) {
-    return Report.f("%s-md-%05d", CLUSTER, i);
+  /** The runs of {@code count} VMIs and {@code jvm} that got ready ({@code ready}) or not. */
+  private List<MemoryRun> runsOf(int count, String jvm, boolean ready) {
+    return memory.stream()
+        .filter(m -> m.vmis() == count && m.jvm().equals(jvm) && ready == (m.neverReady() == null))
+        .toList();
   }
 
-  private static String vmiPath(int i) {
-    return "/apis/kubevirt.io/v1/namespaces/"
-        + NAMESPACE
-        + "/virtualmachineinstances/"
-        + vmiName(i);
-  }
-
-  private List<MemoryRun> runsOf(int count, String jvm) {
-    return memory.stream().filter(m -> m.vmis() == count && m.jvm().equals(jvm)).toList();
-  }
-
-  private void write(List<Double> latencies, List<Integer> counts) {
-    Stats lat = Stats.of(latencies);
-    report.verdict(
-        "3. reaction latency p99, 1,000 VMIs",
-        Report.f("%.0f ms", lat.percentile(99)),
-        "≤ 200 ms",
-        lat.isEmpty() ? null : lat.percentile(99) <= 200);
+  private void write(Stats lat, List<Integer> counts) {
+    report.atMost(
+        "3. reaction latency p99, 1,000 VMIs", "%.0f ms", lat.percentile(99), "≤ 200 ms", 200);
     String deployed = ControllerJar.describeDeployed();
     List<List<String>> rows = new ArrayList<>();
     List<String> jvms = new ArrayList<>(configs().stream().map(JvmConfig::label).toList());
     jvms.add(String.join(" ", BIG_HEAP));
     for (int count : counts) {
       for (String jvm : jvms) {
-        for (Failure f : failures) {
-          if (f.vmis() == count && f.jvm().equals(jvm)) {
-            String peak = Report.f("peak %d", f.peakRssKb() / 1024);
-            rows.add(
-                Report.row(count, "`" + jvm + "`", 1, "**never ready**: " + f.why(), "", peak));
-          }
+        for (MemoryRun f : runsOf(count, jvm, false)) {
+          String peak = Report.f("peak %d", f.rssKb() / 1024);
+          rows.add(
+              Report.row(
+                  count, "`" + jvm + "`", 1, "**never ready**: " + f.neverReady(), "", peak));
         }
-        List<MemoryRun> runs = runsOf(count, jvm);
+        List<MemoryRun> runs = runsOf(count, jvm, true);
         if (!runs.isEmpty()) {
           rows.add(
               Report.row(
@@ -301,32 +274,26 @@ final class ScaleBench extends Bench {
                   Stats.over(runs, MemoryRun::waveSeconds).medianMinMax(0)));
         }
       }
-      Stats rss = Stats.over(runsOf(count, deployed), m -> m.rssKb() / 1024.0);
-      Stats start = Stats.over(runsOf(count, deployed), MemoryRun::startupMs);
+      Stats rss = Stats.over(runsOf(count, deployed, true), m -> m.rssKb() / 1024.0);
+      Stats start = Stats.over(runsOf(count, deployed, true), MemoryRun::startupMs);
       if (count == 10_000) {
-        Optional<Failure> failed =
-            failures.stream()
-                .filter(f -> f.vmis() == count && f.jvm().equals(deployed))
-                .findFirst();
+        Optional<MemoryRun> failed = runsOf(count, deployed, false).stream().findFirst();
         String bigHeap =
-            runsOf(count, String.join(" ", BIG_HEAP)).stream()
+            runsOf(count, String.join(" ", BIG_HEAP), true).stream()
                 .findFirst()
                 .map(m -> Report.f("; with `%s`: %d MiB RSS", m.jvm(), m.rssKb() / 1024))
                 .orElse("");
         report.verdict(
             "4. RSS with 10,000 VMIs",
             failed
-                .map(f -> "never ready with the Deployment's heap: " + f.why() + bigHeap)
+                .map(f -> "never ready with the Deployment's heap: " + f.neverReady() + bigHeap)
                 .orElse(Report.f("%.0f MiB", rss.median())),
             "≤ 160 MiB",
             failed.isEmpty() && rss.median() <= 160);
       }
       if (count == 1_000) {
-        report.verdict(
-            "6. start-up to /readyz, 1,000 VMIs",
-            Report.f("%.2f s", start.median() / 1000),
-            "≤ 1.5 s",
-            start.isEmpty() ? null : start.median() <= 1500);
+        report.atMost(
+            "6. start-up to /readyz, 1,000 VMIs", "%.2f s", start.median() / 1000, "≤ 1.5 s", 1.5);
       }
     }
     report.section(
