@@ -214,9 +214,7 @@ public final class NodeMaintenanceController
             uid,
             requestClient,
             node,
-            (key, n) ->
-                queue.addAfter(
-                    new Request(names.getOrDefault(key, name)), settings.progressInterval()),
+            (key, n) -> queue.addAfter(new Request(name), settings.progressInterval()),
             () ->
                 new RawApi(requestClient)
                     .get(

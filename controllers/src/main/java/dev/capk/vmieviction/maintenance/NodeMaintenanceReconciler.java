@@ -24,7 +24,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -217,7 +216,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     if (write) {
       status(name, new Patch().phase(now).progress(s).lastError(s.lastError()));
     }
-    succeeded(name);
+    failures.forget(name);
     if (!step.complete()) {
       notDrainedYet(nm, step, s, write);
       return new Result(true, nextStep(step));
@@ -254,38 +253,38 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   /** Taints and cordons the node, where it is not yet; false if the node is gone. */
   private boolean enter(NodeMaintenance nm, V1Node read) throws ApiException {
     String name = nm.getMetadata().getName();
-    String uid = nm.getMetadata().getUid();
-    return writeNode(
-        read,
-        n -> NodePatches.enter(n, settings.taints(), name, uid),
-        "tainting and cordoning node",
-        e -> {
-          log.info(
-              "node tainted and cordoned nodeMaintenance={} node={} taintsAdded={} cordoned={}",
-              name,
-              nm.nodeName(),
-              e.taintsAdded(),
-              e.cordonedNow());
-          e.describe(name)
-              .ifPresent(
-                  msg -> {
-                    events.onNode(read, false, MaintenanceEvents.CORDON_NODE, msg);
-                    events.onMaintenance(nm, false, MaintenanceEvents.CORDON_NODE, msg);
-                  });
-        });
+    var w =
+        writeNode(
+            read,
+            n -> NodePatches.enter(n, settings.taints(), name, nm.getMetadata().getUid()),
+            NodePatches.Entering::patch,
+            "tainting and cordoning node");
+    if (w.change() != null) {
+      log.info(
+          "node tainted and cordoned nodeMaintenance={} node={} taintsAdded={} cordoned={}",
+          name,
+          nm.nodeName(),
+          w.change().taintsAdded(),
+          w.change().cordonedNow());
+      w.change()
+          .describe(name)
+          .ifPresent(
+              msg -> {
+                events.onNode(read, false, MaintenanceEvents.CORDON_NODE, msg);
+                events.onMaintenance(nm, false, MaintenanceEvents.CORDON_NODE, msg);
+              });
+    }
+    return w.result() != Cordoner.Result.GONE;
   }
 
-  /** Writes the change {@code plan} makes of the node ({@link Cordoner#write}); false if gone. */
-  private <T extends NodePatches.Change> boolean writeNode(
-      V1Node read, Function<V1Node, Optional<T>> plan, String what, Consumer<T> applied)
+  /** Writes the change {@code plan} makes of the node ({@link Cordoner#write}), unless refused. */
+  private <T> Cordoner.Planned<T> writeNode(
+      V1Node read, Function<V1Node, Optional<T>> plan, Function<T, String> patch, String what)
       throws ApiException {
     String name = read.getMetadata().getName();
     Cordoner.Planned<T> w =
-        Cordoner.write(read, plan, T::patch, cluster::patchNode, cluster::readNode);
-    switch (w.result()) {
-      case GONE -> {
-        return false;
-      }
+        Cordoner.write(read, plan, patch, cluster::patchNode, cluster::readNode);
+    return switch (w.result()) {
       case REFUSED -> throw new RequestRefused(what + " " + name, w.answer());
       case CHANGED ->
           throw new ApiException(
@@ -295,13 +294,8 @@ public final class NodeMaintenanceReconciler implements Reconciler {
                   + " changed at every look, "
                   + Cordoner.MAX_WRITES
                   + " times in a row");
-      default -> {
-        if (w.change() != null) {
-          applied.accept(w.change());
-        }
-        return true;
-      }
-    }
+      default -> w;
+    };
   }
 
   /** The drain's next step; empty when the drain was refused (told: back off). */
@@ -312,9 +306,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     try {
       DrainOptions options =
           DrainOptions.builder()
-              // NMO's drain: VM pods (no controller) and emptyDir data go; DaemonSets
-              // (virt-handler)
-              // stay.
+              // NMO's drain: VM pods (no controller) and emptyDir data go; DaemonSets stay.
               .force(true)
               .ignoreAllDaemonSets(true)
               .deleteEmptyDirData(true)
@@ -383,7 +375,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       events.onMaintenance(nm, true, MaintenanceEvents.FAILED_MAINTENANCE, message);
     }
     drains.end(nm.getMetadata().getUid());
-    succeeded(name);
+    failures.forget(name);
     return DONE; // the node informer brings us back if the node appears again
   }
 
@@ -398,26 +390,28 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     // No step of it runs now (one worker per key): no eviction is in flight while restoring.
     drains.end(uid);
     Optional<V1Node> found = cluster.readNode(node);
-    boolean there =
-        found.isPresent()
-            && writeNode(
+    var w =
+        found.isEmpty()
+            ? null
+            : writeNode(
                 found.get(),
                 n -> NodePatches.leave(n, uid),
-                "restoring node",
-                l -> {
-                  log.info(
-                      "node restored nodeMaintenance={} node={} taintsRemoved={} uncordoned={}",
-                      name,
-                      node,
-                      l.taintsRemoved(),
-                      l.uncordons());
-                  events.onNode(
-                      found.get(), false, MaintenanceEvents.UNCORDON_NODE, l.describe(name));
-                });
+                NodePatches.Leaving::patch,
+                "restoring node");
+    if (w != null && w.change() != null) {
+      log.info(
+          "node restored nodeMaintenance={} node={} taintsRemoved={} uncordoned={}",
+          name,
+          node,
+          w.change().taintsRemoved(),
+          w.change().uncordons());
+      events.onNode(found.get(), false, MaintenanceEvents.UNCORDON_NODE, w.change().describe(name));
+    }
+    boolean there = w != null && w.result() != Cordoner.Result.GONE;
     if (!there) {
       log.info("node gone, nothing to restore nodeMaintenance={} node={}", name, node);
     }
-    succeeded(name);
+    failures.forget(name);
     if (cluster.removeFinalizer(name)) {
       log.info("maintenance removed nodeMaintenance={} node={}", name, node);
       events.onMaintenance(
@@ -449,12 +443,8 @@ public final class NodeMaintenanceReconciler implements Reconciler {
 
   private Result gone(String name) {
     drains.endNamed(name);
-    succeeded(name);
-    return DONE;
-  }
-
-  private void succeeded(String name) {
     failures.forget(name);
+    return DONE;
   }
 
   private Result backoff(String name) {

@@ -62,14 +62,8 @@ public final class NodePatches {
     }
   }
 
-  /** A node patch, and what it changes. */
-  public interface Change {
-    String patch();
-  }
-
   /** Entering maintenance: the patch, the mark it writes, what it changes. */
-  public record Entering(String patch, Mark mark, List<Taint> taintsAdded, boolean cordonedNow)
-      implements Change {
+  public record Entering(String patch, Mark mark, List<Taint> taintsAdded, boolean cordonedNow) {
 
     /** For the CordonNode event; empty when the patch only rewrites the mark. */
     Optional<String> describe(String name) {
@@ -91,8 +85,7 @@ public final class NodePatches {
   }
 
   /** Leaving maintenance: the patch, what it removes, whether it uncordons. */
-  public record Leaving(String patch, List<Taint> taintsRemoved, boolean uncordons)
-      implements Change {
+  public record Leaving(String patch, List<Taint> taintsRemoved, boolean uncordons) {
 
     /** For the UncordonNode event. */
     String describe(String name) {

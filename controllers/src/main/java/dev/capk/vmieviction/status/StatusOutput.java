@@ -13,7 +13,8 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 
 /**
  * The status as kubectl prints tables: columns padded to their widest cell, three spaces apart,
@@ -26,25 +27,37 @@ public final class StatusOutput {
 
   static final String NONE = "<none>";
 
-  /** The columns of {@code -o wide}; the default view leaves out those in {@link #WIDE_ONLY}. */
-  private static final List<String> WIDE_HEADERS =
-      List.of(
-          "NAMESPACE",
-          "VMI",
-          "CLUSTER",
-          "ROLE",
-          "GUEST-NODE",
-          "INFRA-NODE",
-          "PHASE",
-          "STARTED",
-          "DEADLINE",
-          "DEADLINE-FROM",
-          "TIME-LEFT",
-          "REASON",
-          "BLOCKED-BY");
+  /** A column: its header, whether only {@code -o wide} shows it, its cell (wide or not). */
+  private record Column(
+      String header, boolean wideOnly, BiFunction<EvacuationStatus, Boolean, String> cell) {
+    Column(String header, boolean wideOnly, Function<EvacuationStatus, String> cell) {
+      this(header, wideOnly, (s, wide) -> cell.apply(s));
+    }
+  }
 
-  private static final Set<String> WIDE_ONLY =
-      Set.of("ROLE", "STARTED", "DEADLINE", "DEADLINE-FROM", "REASON");
+  private static final List<Column> COLUMNS =
+      List.of(
+          new Column("NAMESPACE", false, EvacuationStatus::namespace),
+          new Column("VMI", false, EvacuationStatus::name),
+          new Column("CLUSTER", false, s -> orNone(s.cluster())),
+          new Column("ROLE", true, s -> orNone(s.role())),
+          new Column("GUEST-NODE", false, s -> s.guestNode().orElse(NONE)),
+          new Column("INFRA-NODE", false, s -> orNone(s.infraNode())),
+          new Column("PHASE", false, s -> s.phase().name()),
+          new Column("STARTED", true, s -> s.drainStart().map(StatusOutput::time).orElse(NONE)),
+          new Column("DEADLINE", true, s -> s.deadline().map(d -> time(d.at())).orElse(NONE)),
+          new Column(
+              "DEADLINE-FROM", true, s -> s.deadline().map(DeadlineEstimate::source).orElse(NONE)),
+          new Column("TIME-LEFT", false, s -> timeLeft(s.timeLeft())),
+          new Column("REASON", true, s -> s.blockedBy().map(VmiEvent::reason).orElse(NONE)),
+          // The default view cuts the blocker's message before its deadline clause.
+          new Column(
+              "BLOCKED-BY",
+              false,
+              (s, wide) ->
+                  s.blockedBy()
+                      .map(e -> wide ? oneLine(e.message()) : withoutDeadlineClause(e.message()))
+                      .orElse(NONE)));
 
   /** Clauses of the controller's messages that restate the deadline. */
   private static final List<String> DEADLINE_CLAUSES =
@@ -55,42 +68,13 @@ public final class StatusOutput {
 
   /** The table's lines, headers first. */
   public static List<String> lines(List<EvacuationStatus> statuses, boolean wide) {
+    List<Column> shown = COLUMNS.stream().filter(c -> wide || !c.wideOnly()).toList();
     List<List<String>> rows = new ArrayList<>();
-    rows.add(columns(WIDE_HEADERS, wide));
+    rows.add(shown.stream().map(Column::header).toList());
     for (EvacuationStatus s : statuses) {
-      rows.add(columns(row(s, wide), wide));
+      rows.add(shown.stream().map(c -> c.cell().apply(s, wide)).toList());
     }
     return align(rows);
-  }
-
-  private static List<String> columns(List<String> wideCells, boolean wide) {
-    List<String> out = new ArrayList<>();
-    for (int i = 0; i < wideCells.size(); i++) {
-      if (wide || !WIDE_ONLY.contains(WIDE_HEADERS.get(i))) {
-        out.add(wideCells.get(i));
-      }
-    }
-    return out;
-  }
-
-  /** Every wide column's cell; the blocker's message cut before its deadline clause unless wide. */
-  private static List<String> row(EvacuationStatus s, boolean wide) {
-    return List.of(
-        s.namespace(),
-        s.name(),
-        orNone(s.cluster()),
-        orNone(s.role()),
-        s.guestNode().orElse(NONE),
-        orNone(s.infraNode()),
-        s.phase().name(),
-        s.drainStart().map(StatusOutput::time).orElse(NONE),
-        s.deadline().map(d -> time(d.at())).orElse(NONE),
-        s.deadline().map(DeadlineEstimate::source).orElse(NONE),
-        timeLeft(s.timeLeft()),
-        s.blockedBy().map(VmiEvent::reason).orElse(NONE),
-        s.blockedBy()
-            .map(e -> wide ? oneLine(e.message()) : withoutDeadlineClause(e.message()))
-            .orElse(NONE));
   }
 
   /** Time left as kubectl prints ages ({@code 9m12s}), negative once passed. */
