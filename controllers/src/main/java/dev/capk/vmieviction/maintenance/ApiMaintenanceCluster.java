@@ -69,22 +69,12 @@ public final class ApiMaintenanceCluster implements MaintenanceCluster {
     return list == null || list.getItems() == null ? List.of() : list.getItems();
   }
 
-  @Override
-  public boolean addFinalizer(String name) throws ApiException {
-    return changeFinalizer(name, true);
-  }
-
-  @Override
-  public boolean removeFinalizer(String name) throws ApiException {
-    return changeFinalizer(name, false);
-  }
-
   /**
-   * Adds or removes our finalizer; the list is replaced whole, so the patch carries the
-   * resourceVersion it was read at (a conflict: read again). False when the object is gone, being
-   * deleted (adding) or without our finalizer (removing).
+   * The list is replaced whole, so the patch carries the resourceVersion it was read at (a
+   * conflict: read again).
    */
-  private boolean changeFinalizer(String name, boolean add) throws ApiException {
+  @Override
+  public boolean changeFinalizer(String name, boolean add) throws ApiException {
     for (int attempt = 1; ; attempt++) {
       Optional<NodeMaintenance> read = readMaintenance(name);
       if (read.isEmpty()) {

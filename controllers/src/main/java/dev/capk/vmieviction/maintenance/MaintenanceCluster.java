@@ -19,11 +19,11 @@ public interface MaintenanceCluster {
   /** Every NodeMaintenance, from the API server (admission depends on it). */
   List<NodeMaintenance> listMaintenances() throws ApiException;
 
-  /** Adds our finalizer; false if the object is gone or being deleted. */
-  boolean addFinalizer(String name) throws ApiException;
-
-  /** Removes our finalizer; true if this call removed it. */
-  boolean removeFinalizer(String name) throws ApiException;
+  /**
+   * Adds ({@code add}) or removes our finalizer: true if this call did; adding, false if the object
+   * is gone or being deleted.
+   */
+  boolean changeFinalizer(String name, boolean add) throws ApiException;
 
   /** Applies a JSON merge patch to the status subresource. */
   void patchStatus(String name, String mergePatch) throws ApiException;

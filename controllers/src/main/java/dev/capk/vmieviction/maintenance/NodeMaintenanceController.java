@@ -19,7 +19,6 @@ import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.extended.controller.Controller;
-import io.kubernetes.client.extended.controller.ControllerWatch;
 import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.workqueue.DefaultRateLimitingQueue;
@@ -41,8 +40,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
-import java.util.function.BiConsumer;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -123,28 +120,37 @@ public final class NodeMaintenanceController
                     0)),
             settings,
             Clock.systemUTC());
-    ControllerWatch<NodeMaintenance> watch =
-        ControllerBuilder.controllerWatchBuilder(NodeMaintenance.class, queue)
-            .withWorkQueueKeyFunc(nm -> new Request(nm.getMetadata().getName()))
-            // Our own status writes must not wake us (each would start another drain step).
-            .withOnUpdateFilter(NodeMaintenanceController::worthReconciling)
-            .withResyncPeriod(settings.resync())
-            .build();
-    maintenances.addEventHandlerWithResyncPeriod(
-        endOnDeletion(watch.getResourceEventHandler()), settings.resync().toMillis());
     nodes.addEventHandler(
-        handler(
-            this::enqueueFor,
-            (o, n) -> {
-              if (n.maintenanceRelevantChange(o)) {
-                enqueueFor(n);
-              }
-            },
-            (n, unknown) -> enqueueFor(n)));
+        new ResourceEventHandler<>() {
+          @Override
+          public void onAdd(WatchedNode n) {
+            enqueueFor(n);
+          }
+
+          @Override
+          public void onUpdate(WatchedNode o, WatchedNode n) {
+            if (n.maintenanceRelevantChange(o)) {
+              enqueueFor(n);
+            }
+          }
+
+          @Override
+          public void onDelete(WatchedNode n, boolean finalStateUnknown) {
+            enqueueFor(n);
+          }
+        });
     this.workers =
         ControllerBuilder.defaultBuilder(factory)
             .withName(NAME)
             .withWorkQueue(queue)
+            .watch(
+                q ->
+                    ControllerBuilder.controllerWatchBuilder(NodeMaintenance.class, q)
+                        .withWorkQueueKeyFunc(nm -> new Request(nm.getMetadata().getName()))
+                        // Our own status writes must not wake us (each would start a drain step).
+                        .withOnUpdateFilter(NodeMaintenanceController::worthReconciling)
+                        .withResyncPeriod(settings.resync())
+                        .build())
             .withReconciler(reconciler)
             .withWorkerCount(settings.workers())
             .withReadyFunc(this::hasSynced)
@@ -259,28 +265,6 @@ public final class NodeMaintenanceController
         || !Objects.equals(o.getFinalizers(), n.getFinalizers());
   }
 
-  /**
-   * The framework's handler, plus: a maintenance being deleted stops watching its node at once (its
-   * next reconcile restores the node; no step of it can be running then).
-   */
-  private ResourceEventHandler<NodeMaintenance> endOnDeletion(
-      ResourceEventHandler<NodeMaintenance> delegate) {
-    return handler(
-        delegate::onAdd,
-        (o, n) -> {
-          if (n.getMetadata().getDeletionTimestamp() != null) {
-            end(n.getMetadata().getUid());
-          }
-          delegate.onUpdate(o, n);
-        },
-        (o, unknown) -> {
-          if (o != null && o.getMetadata() != null) {
-            end(o.getMetadata().getUid());
-          }
-          delegate.onDelete(o, unknown);
-        });
-  }
-
   /** A node that appears, goes, or changes its spec or our mark: look at its maintenances again. */
   private void enqueueFor(WatchedNode node) {
     if (node != null && node.getMetadata() != null && node.getMetadata().getName() != null) {
@@ -289,26 +273,6 @@ public final class NodeMaintenanceController
           .byIndex(BY_NODE, node.getMetadata().getName())
           .forEach(nm -> queue.add(new Request(nm.getMetadata().getName())));
     }
-  }
-
-  private static <T extends KubernetesObject> ResourceEventHandler<T> handler(
-      Consumer<T> add, BiConsumer<T, T> update, BiConsumer<T, Boolean> delete) {
-    return new ResourceEventHandler<>() {
-      @Override
-      public void onAdd(T obj) {
-        add.accept(obj);
-      }
-
-      @Override
-      public void onUpdate(T oldObj, T newObj) {
-        update.accept(oldObj, newObj);
-      }
-
-      @Override
-      public void onDelete(T obj, boolean deletedFinalStateUnknown) {
-        delete.accept(obj, deletedFinalStateUnknown);
-      }
-    };
   }
 
   /**

@@ -160,7 +160,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               + "; this one changed nothing: delete it");
       return false;
     }
-    if (!cluster.addFinalizer(name)) {
+    if (!cluster.changeFinalizer(name, true)) {
       return false;
     }
     String reason = nm.getSpec() == null ? null : nm.getSpec().getReason();
@@ -412,7 +412,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       log.info("node gone, nothing to restore nodeMaintenance={} node={}", name, node);
     }
     failures.forget(name);
-    if (cluster.removeFinalizer(name)) {
+    if (cluster.changeFinalizer(name, false)) {
       log.info("maintenance removed nodeMaintenance={} node={}", name, node);
       events.onMaintenance(
           nm,

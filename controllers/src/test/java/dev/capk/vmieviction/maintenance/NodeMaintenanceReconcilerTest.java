@@ -561,9 +561,9 @@ class NodeMaintenanceReconcilerTest {
     }
 
     @Override
-    public boolean addFinalizer(String name) {
+    public boolean changeFinalizer(String name, boolean add) {
       NodeMaintenance nm = maintenances.get(name);
-      if (nm == null || nm.getMetadata().getDeletionTimestamp() != null) {
+      if (nm == null || (add && nm.getMetadata().getDeletionTimestamp() != null)) {
         return false;
       }
       List<String> f =
@@ -571,19 +571,13 @@ class NodeMaintenanceReconcilerTest {
               nm.getMetadata().getFinalizers() == null
                   ? List.of()
                   : nm.getMetadata().getFinalizers());
-      f.add(NodeMaintenanceApi.FINALIZER);
-      nm.getMetadata().setFinalizers(f);
-      return true;
-    }
-
-    @Override
-    public boolean removeFinalizer(String name) {
-      NodeMaintenance nm = maintenances.get(name);
-      if (nm == null || !nm.getMetadata().getFinalizers().remove(NodeMaintenanceApi.FINALIZER)) {
+      if (add) {
+        f.add(NodeMaintenanceApi.FINALIZER);
+      } else if (!f.remove(NodeMaintenanceApi.FINALIZER)) {
         return false;
       }
-      if (nm.getMetadata().getFinalizers().isEmpty()
-          && nm.getMetadata().getDeletionTimestamp() != null) {
+      nm.getMetadata().setFinalizers(f);
+      if (f.isEmpty() && nm.getMetadata().getDeletionTimestamp() != null) {
         maintenances.remove(name);
       }
       return true;
