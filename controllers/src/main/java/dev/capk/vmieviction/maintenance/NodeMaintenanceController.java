@@ -38,7 +38,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,7 +45,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The NodeMaintenance controller's parts, for {@link ControllerRuntime}: informers on
  * NodeMaintenances and on Nodes (a node that goes, comes back or is uncordoned behind our back), a
- * work queue and workers, and the drains under way by maintenance UID: a watch on the node's pods
+ * work queue and workers, and the drains under way by maintenance name: a watch on the node's pods
  * that wakes the next step, and the drain's memory between steps.
  */
 public final class NodeMaintenanceController
@@ -70,9 +69,6 @@ public final class NodeMaintenanceController
   private final Controller workers;
   private final ApiClient requestClient;
   private final SteppedDrains drains;
-
-  /** Names by UID: the work queue's key is the name. */
-  private final Map<String, String> names = new ConcurrentHashMap<>();
 
   /** {@code watchClient}, for the informers, must have no read timeout. */
   public NodeMaintenanceController(
@@ -211,13 +207,12 @@ public final class NodeMaintenanceController
   }
 
   @Override
-  public DrainStep step(String uid, String name, String node, DrainOptions options)
+  public DrainStep step(String name, String node, DrainOptions options)
       throws ApiException, DrainRefusedException {
-    names.put(uid, name);
     // Pods leaving the node wake its next step (a burst of them, one step).
     SteppedDrains.Pods on =
         drains.pods(
-            uid,
+            name,
             requestClient,
             node,
             (key, n) -> queue.addAfter(new Request(name), settings.progressInterval()),
@@ -236,20 +231,11 @@ public final class NodeMaintenanceController
   }
 
   @Override
-  public void end(String uid) {
-    String name = names.remove(uid);
+  public void end(String name) {
     drains
-        .end(uid)
+        .end(name)
         .ifPresent(
             d -> log.debug("node pod watch closed nodeMaintenance={} node={}", name, d.node()));
-  }
-
-  @Override
-  public void endNamed(String name) {
-    names.entrySet().stream()
-        .filter(e -> e.getValue().equals(name))
-        .toList()
-        .forEach(e -> end(e.getKey()));
   }
 
   /**

@@ -222,7 +222,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       return new Result(true, nextStep(step));
     }
     // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
-    drains.end(nm.getMetadata().getUid());
+    drains.end(nm.getMetadata().getName());
     if (!PHASE_SUCCEEDED.equals(phase)) {
       String node = nm.nodeName();
       log.info(
@@ -313,7 +313,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               // Bounds the step's eviction requests; the step itself never waits for pods.
               .timeout(settings.passTimeout(nm))
               .build();
-      return Optional.of(drains.step(uid, name, node, options));
+      return Optional.of(drains.step(name, node, options));
     } catch (DrainRefusedException refused) {
       // Retried with backoff: logged once per refusal, the status and events keep it.
       log.atLevel(waits.changed(uid, refused.getMessage()) ? Level.WARN : Level.DEBUG)
@@ -374,7 +374,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       status(name, new Patch().phase(PHASE_FAILED).lastError(message).pendingPods(List.of()));
       events.onMaintenance(nm, true, MaintenanceEvents.FAILED_MAINTENANCE, message);
     }
-    drains.end(nm.getMetadata().getUid());
+    drains.end(nm.getMetadata().getName());
     failures.forget(name);
     return DONE; // the node informer brings us back if the node appears again
   }
@@ -388,7 +388,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     String uid = nm.getMetadata().getUid();
     String node = nm.nodeName();
     // No step of it runs now (one worker per key): no eviction is in flight while restoring.
-    drains.end(uid);
+    drains.end(name);
     Optional<V1Node> found = cluster.readNode(node);
     var w =
         found.isEmpty()
@@ -442,7 +442,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   }
 
   private Result gone(String name) {
-    drains.endNamed(name);
+    drains.end(name);
     failures.forget(name);
     return DONE;
   }
@@ -461,13 +461,13 @@ public final class NodeMaintenanceReconciler implements Reconciler {
      *
      * @throws DrainRefusedException if some pod may not be deleted with these options
      */
-    DrainStep step(String uid, String name, String node, DrainOptions options)
+    DrainStep step(String name, String node, DrainOptions options)
         throws ApiException, DrainRefusedException;
 
-    /** The drain is over (done, node gone, deleted): stop watching, forget it. */
-    void end(String uid);
-
-    /** The maintenance is gone from the cache. */
-    void endNamed(String name);
+    /**
+     * The drain is over (done, node gone, deleted, gone from the cache): stop watching, forget it.
+     * A drain is ended before the finalizer goes, so a namesake created later starts afresh.
+     */
+    void end(String name);
   }
 }

@@ -49,19 +49,14 @@ class NodeMaintenanceReconcilerTest {
   final NodeMaintenanceReconciler.DrainSteps steps =
       new NodeMaintenanceReconciler.DrainSteps() {
         @Override
-        public DrainStep step(String uid, String name, String node, DrainOptions options) {
+        public DrainStep step(String name, String node, DrainOptions options) {
           drains.add(options);
           return script.remove(0).apply(options);
         }
 
         @Override
-        public void end(String uid) {
-          ended.add(uid);
-        }
-
-        @Override
-        public void endNamed(String name) {
-          ended.add("name:" + name);
+        public void end(String name) {
+          ended.add(name);
         }
       };
   final NodeMaintenanceSettings settings = NodeMaintenanceSettings.defaults();
@@ -187,7 +182,7 @@ class NodeMaintenanceReconcilerTest {
     assertTrue(events.stream().anyMatch(e -> e.startsWith("nm/nm-a Normal BeginMaintenance")));
     assertTrue(events.stream().anyMatch(e -> e.startsWith("node/n1 Normal CordonNode")));
     assertTrue(events.stream().anyMatch(e -> e.startsWith("nm/nm-a Normal SucceedMaintenance")));
-    assertEquals(List.of("uid-nm-a"), ended, "a drained node is watched no more");
+    assertEquals(List.of("nm-a"), ended, "a drained node is watched no more");
   }
 
   @Test
@@ -344,7 +339,7 @@ class NodeMaintenanceReconcilerTest {
     assertTrue(
         events.stream().anyMatch(e -> e.startsWith("node/n1 Normal UncordonNode")),
         events.toString());
-    assertEquals(List.of("uid-nm-a"), ended, "the drain mid-way was ended: no watch, no memory");
+    assertEquals(List.of("nm-a"), ended, "the drain mid-way was ended: no watch, no memory");
     assertTrue(script.isEmpty() && drains.size() == 1, "no step after deletion");
   }
 
