@@ -2,7 +2,6 @@ package dev.capk.vmieviction.maintenance;
 
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
-import java.time.OffsetDateTime;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
@@ -22,7 +21,8 @@ public final class Admission {
   /** Oldest first; same second: by name, so every reader agrees. */
   static final Comparator<NodeMaintenance> AGE =
       Comparator.comparing(
-              (NodeMaintenance nm) -> created(nm), Comparator.nullsLast(Comparator.naturalOrder()))
+              (NodeMaintenance nm) -> nm.getMetadata().getCreationTimestamp(),
+              Comparator.nullsLast(Comparator.naturalOrder()))
           .thenComparing(
               nm -> nm.getMetadata().getName(), Comparator.nullsLast(Comparator.naturalOrder()));
 
@@ -55,9 +55,5 @@ public final class Admission {
       return owner;
     }
     return rivals.stream().filter(nm -> AGE.compare(nm, candidate) < 0).findFirst();
-  }
-
-  private static OffsetDateTime created(NodeMaintenance nm) {
-    return nm.getMetadata() == null ? null : nm.getMetadata().getCreationTimestamp();
   }
 }

@@ -13,6 +13,7 @@ import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
+import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
@@ -299,8 +300,7 @@ public final class NodeMaintenanceController
     }
 
     private String mark() {
-      var a = metadata == null ? null : metadata.getAnnotations();
-      return a == null ? null : a.get(NodeMaintenanceApi.NODE_STATE_ANNOTATION);
+      return Metadata.annotation(metadata, NodeMaintenanceApi.NODE_STATE_ANNOTATION);
     }
   }
 

@@ -4,12 +4,12 @@ import com.google.gson.JsonArray;
 import com.google.gson.annotations.SerializedName;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.drain.Cordoner;
+import dev.capk.vmieviction.kube.Metadata;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1Taint;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -57,8 +57,7 @@ public final class NodePatches {
 
     /** The mark on {@code node}, if any (a malformed annotation reads as none). */
     public static Optional<Mark> of(V1Node node) {
-      Map<String, String> a = node.getMetadata().getAnnotations();
-      return parse(a == null ? null : a.get(NodeMaintenanceApi.NODE_STATE_ANNOTATION));
+      return parse(Metadata.annotation(node, NodeMaintenanceApi.NODE_STATE_ANNOTATION));
     }
   }
 

@@ -62,25 +62,18 @@ public final class EvacuationStatuses {
       Optional<Duration> timeLeft,
       Optional<VmiEvent> blockedBy) {}
 
-  /** Events that say a drain is under way, and what it waits for. */
-  static final Set<String> DRAIN_REASONS =
+  /** The events that name what a draining VMI waits for (a cordon is progress, not a blocker). */
+  private static final Set<String> DRAIN_BLOCKERS =
       Stream.concat(
               Stream.of(
                   EventReasons.DRAIN_BLOCKED,
                   EventReasons.DRAIN_REFUSED,
-                  EventReasons.CORDONED,
                   EventReasons.RECONCILE_ERROR,
                   EventReasons.INFRA_API_ERROR),
               Stream.of(GuestAccessException.Reason.values()).map(Enum::name))
           .collect(Collectors.toUnmodifiableSet());
 
-  /** Events that say how a live migration of ours goes. */
-  static final Set<String> MIGRATION_REASONS =
-      Set.of(EventReasons.MIGRATION_STARTED, EventReasons.MIGRATION_FAILED);
-
-  /** The events that name what a draining VMI waits for (a cordon is progress, not a blocker). */
-  private static final Predicate<VmiEvent> DRAIN_BLOCKER =
-      e -> DRAIN_REASONS.contains(e.reason()) && !EventReasons.CORDONED.equals(e.reason());
+  private static final Predicate<VmiEvent> DRAIN_BLOCKER = e -> DRAIN_BLOCKERS.contains(e.reason());
 
   /** The evacuations among {@code vmis}, the least time left first; events matched by UID. */
   public static List<EvacuationStatus> of(
@@ -141,7 +134,12 @@ public final class EvacuationStatuses {
           case Pending, WaitingForRecreate -> Optional.empty();
           case Held -> latest(current, e -> EventReasons.EVACUATION_HELD.equals(e.reason()));
           case Paused -> latest(current, e -> EventReasons.CLUSTER_PAUSED.equals(e.reason()));
-          case Migrating -> latest(current, e -> MIGRATION_REASONS.contains(e.reason()));
+          case Migrating ->
+              latest(
+                  current,
+                  e ->
+                      EventReasons.MIGRATION_STARTED.equals(e.reason())
+                          || EventReasons.MIGRATION_FAILED.equals(e.reason()));
           case Draining -> latest(current, DRAIN_BLOCKER);
           case DeadlinePassed ->
               latest(current, e -> EventReasons.DEADLINE_PASSED.equals(e.reason()))
