@@ -71,6 +71,27 @@ public final class NodeMaintenanceController
   private final ApiClient requestClient;
   private final SteppedDrains drains;
 
+  /** A node that appears, goes, or changes its spec or our mark: look at its maintenances again. */
+  private final ResourceEventHandler<WatchedNode> nodeEvents =
+      new ResourceEventHandler<>() {
+        @Override
+        public void onAdd(WatchedNode n) {
+          enqueueFor(n);
+        }
+
+        @Override
+        public void onUpdate(WatchedNode o, WatchedNode n) {
+          if (n.maintenanceRelevantChange(o)) {
+            enqueueFor(n);
+          }
+        }
+
+        @Override
+        public void onDelete(WatchedNode n, boolean finalStateUnknown) {
+          enqueueFor(n);
+        }
+      };
+
   /** {@code watchClient}, for the informers, must have no read timeout. */
   public NodeMaintenanceController(
       ApiClient requestClient, ApiClient watchClient, NodeMaintenanceSettings settings) {
@@ -117,25 +138,7 @@ public final class NodeMaintenanceController
                     0)),
             settings,
             Clock.systemUTC());
-    nodes.addEventHandler(
-        new ResourceEventHandler<>() {
-          @Override
-          public void onAdd(WatchedNode n) {
-            enqueueFor(n);
-          }
-
-          @Override
-          public void onUpdate(WatchedNode o, WatchedNode n) {
-            if (n.maintenanceRelevantChange(o)) {
-              enqueueFor(n);
-            }
-          }
-
-          @Override
-          public void onDelete(WatchedNode n, boolean finalStateUnknown) {
-            enqueueFor(n);
-          }
-        });
+    nodes.addEventHandler(nodeEvents);
     this.workers =
         ControllerBuilder.defaultBuilder(factory)
             .withName(NAME)
@@ -252,7 +255,6 @@ public final class NodeMaintenanceController
         || !Objects.equals(o.getFinalizers(), n.getFinalizers());
   }
 
-  /** A node that appears, goes, or changes its spec or our mark: look at its maintenances again. */
   private void enqueueFor(WatchedNode node) {
     if (node != null && node.getMetadata() != null && node.getMetadata().getName() != null) {
       maintenances
