@@ -3,6 +3,7 @@ package dev.capk.vmieviction.maintenance;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
+import com.google.gson.JsonPrimitive;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.PodRef;
@@ -143,11 +144,7 @@ public final class MaintenanceStatus {
 
     /** Sets lastError, or removes it when null. */
     public Patch lastError(String error) {
-      if (error == null) {
-        status.add("lastError", JsonNull.INSTANCE);
-      } else {
-        status.addProperty("lastError", error);
-      }
+      status.add("lastError", error == null ? JsonNull.INSTANCE : new JsonPrimitive(error));
       return this;
     }
 
@@ -161,13 +158,9 @@ public final class MaintenanceStatus {
 
     /** Sets pendingPods, or removes the field when the list is empty (the operator's omitempty). */
     public Patch pendingPods(List<String> names) {
-      if (names == null || names.isEmpty()) {
-        status.add("pendingPods", JsonNull.INSTANCE);
-      } else {
-        JsonArray a = new JsonArray();
-        names.forEach(a::add);
-        status.add("pendingPods", a);
-      }
+      JsonArray a = new JsonArray();
+      names.forEach(a::add);
+      status.add("pendingPods", a.isEmpty() ? JsonNull.INSTANCE : a);
       return this;
     }
 

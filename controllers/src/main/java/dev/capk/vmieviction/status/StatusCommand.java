@@ -175,20 +175,19 @@ public final class StatusCommand implements Callable<Integer> {
       throws ApiException {
     ListOptions o = new ListOptions();
     o.setFieldSelector("involvedObject.kind=" + KubeVirtApi.VMI_KIND);
-    List<VmiEvent> all = new ArrayList<>();
-    for (CoreV1Event e :
-        listAll(
+    return listAll(
             new GenericKubernetesApi<>(
                 CoreV1Event.class, CoreV1EventList.class, "", "v1", "events", client),
             namespace,
             o,
-            "Events")) {
-      Instant last = lastSeen(e);
-      if (e.getInvolvedObject() != null && last != null) {
-        all.add(new VmiEvent(e.getInvolvedObject().getUid(), e.getReason(), e.getMessage(), last));
-      }
-    }
-    return all;
+            "Events")
+        .stream()
+        .filter(e -> e.getInvolvedObject() != null && lastSeen(e) != null)
+        .map(
+            e ->
+                new VmiEvent(
+                    e.getInvolvedObject().getUid(), e.getReason(), e.getMessage(), lastSeen(e)))
+        .toList();
   }
 
   /** Every object {@code options} select, in pages. */
