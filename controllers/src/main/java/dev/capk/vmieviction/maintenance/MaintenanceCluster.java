@@ -20,8 +20,8 @@ public interface MaintenanceCluster {
   List<NodeMaintenance> listMaintenances() throws ApiException;
 
   /**
-   * Adds ({@code add}) or removes our finalizer: true if this call did; adding, false if the object
-   * is gone or being deleted.
+   * Adds ({@code add}) our finalizer, false if the object is gone or being deleted; or removes it,
+   * true if this call removed it.
    */
   boolean changeFinalizer(String name, boolean add) throws ApiException;
 
