@@ -381,14 +381,14 @@ public final class NodeMaintenanceReconciler implements Reconciler {
 
   /** End of maintenance: restore exactly what we changed, then let the object go. */
   private Result end(NodeMaintenance nm) throws ApiException {
+    String name = nm.getMetadata().getName();
+    // No step of it runs now (one worker per key): no eviction is in flight while restoring.
+    drains.end(name);
     if (!Admission.accepted(nm)) {
       return DONE;
     }
-    String name = nm.getMetadata().getName();
     String uid = nm.getMetadata().getUid();
     String node = nm.nodeName();
-    // No step of it runs now (one worker per key): no eviction is in flight while restoring.
-    drains.end(name);
     Optional<V1Node> found = cluster.readNode(node);
     var w =
         found.isEmpty()

@@ -344,6 +344,20 @@ class NodeMaintenanceReconcilerTest {
   }
 
   @Test
+  void aDeletionWhoseFinalizerSomeoneElseRemovedStillEndsTheDrain() {
+    cluster.addNode("n1", false);
+    cluster.create("nm-a", "n1", 0);
+    script.add(
+        o -> step(List.of(A), List.of(A), List.of(), Map.of(), 1, Optional.of(NOW.plusSeconds(5))));
+    reconcile("nm-a");
+    // Another finalizer holds the object; ours was stripped by hand.
+    cluster.maintenances.get("nm-a").getMetadata().finalizers(List.of("example.com/hold"));
+    cluster.delete("nm-a");
+    assertEquals(NodeMaintenanceReconciler.DONE, reconcile("nm-a"));
+    assertEquals(List.of("nm-a"), ended, "no watch outlives the maintenance's deletion");
+  }
+
+  @Test
   void aNodeThatDisappearsFailsTheMaintenanceWhichCanStillBeDeleted() {
     cluster.addNode("n1", false);
     cluster.create("nm-a", "n1", 0);
