@@ -189,7 +189,7 @@ final class Evacuator {
   private Result end(Run r, StepOutcome outcome) {
     if (outcome instanceof StepOutcome.Wait w) {
       inPhase(r, w.phase());
-      c.memory().blockedBy(r.key, w.blocker());
+      c.blockedBy(r.key, w.blocker());
       return requeue(r, w.retry());
     }
     if (outcome instanceof StepOutcome.RequeueAfter a) {
@@ -213,13 +213,13 @@ final class Evacuator {
 
   /** Records the drain start, or restores it when it was changed mid-drain; checks the deadline. */
   private StepOutcome start(Run r) throws ApiException {
-    Instant now = c.clock().instant();
+    Instant now = c.clock.instant();
     String uid = r.uid();
     String recorded = Metadata.annotation(r.vmi, EvictionAnnotations.DRAIN_START_TIME);
     DrainStartTime.Decision d =
         DrainStartTime.decide(
             recorded,
-            c.memory().knownStart(r.key, uid),
+            c.knownStart(r.key, uid),
             // The drain starts when the mark was seen, however long this VMI waited for a worker.
             sightings.firstSeen(uid),
             now);
@@ -227,9 +227,9 @@ final class Evacuator {
     r.deadline =
         EvacuationDeadline.of(
             r.start,
-            c.settings().drainTimeout(),
+            c.settings.drainTimeout(),
             Metadata.annotation(r.vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME),
-            c.clock());
+            c.clock);
     String start = DrainStartTime.format(r.start);
     String deadline = DrainStartTime.format(r.deadline.at());
     if (d.kind() != DrainStartTime.Kind.KEEP) {
@@ -239,23 +239,23 @@ final class Evacuator {
         // A new evacuation: the common course is the drain, recorded with the start at no cost.
         changes.put(EvictionAnnotations.EVACUATION_PHASE, EvacuationPhase.Draining.name());
       }
-      r.vmi = c.vmis().annotate(r.vmi, changes);
+      r.vmi = c.vmis.annotate(r.vmi, changes);
     }
-    c.memory().recordStart(r.key, uid, r.start);
+    c.recordStart(r.key, uid, r.start);
     String shown = d.raw() == null ? null : NotEvacuatedNotices.shorten(d.raw());
     if (d.kind().restores()) {
       String was = shown == null ? "" : " (to \"" + shown + "\")";
-      Told.START_RESTORED.to(c.events(), r.vmi, d.kind().phrase, r.key, start, deadline, was);
+      Told.START_RESTORED.to(c.events, r.vmi, d.kind().phrase, r.key, start, deadline, was);
     }
     if (d.kind() == DrainStartTime.Kind.MALFORMED) {
-      Told.START_INVALID.to(c.events(), r.vmi, r.key, shown, start);
+      Told.START_INVALID.to(c.events, r.vmi, r.key, shown, start);
     }
     if (d.kind() == DrainStartTime.Kind.BEGIN || d.kind() == DrainStartTime.Kind.MALFORMED) {
-      c.metrics().evacuationStarted();
+      c.metrics.evacuationStarted();
       String infraNode = Eligibility.evacuationNodeName(r.vmi);
-      Told.STARTED.to(c.events(), r.vmi, r.key, infraNode, start, deadline);
+      Told.STARTED.to(c.events, r.vmi, r.key, infraNode, start, deadline);
     }
-    c.memory().underWay(r.key, r.deadline.at());
+    c.underWay(r.key, r.deadline.at());
     // The deadline is checked before anything touches the guest cluster.
     return r.deadline.passed() ? deadlineReached(r, null) : new StepOutcome.Proceed(r.vmi);
   }
@@ -267,7 +267,7 @@ final class Evacuator {
   private StepOutcome contract(Run r) throws GuestAccessException {
     r.contract = contracts.apply(r.key, r.vmi, r.start, r.deadline);
     r.deadline = r.contract.deadline();
-    c.memory().underWay(r.key, r.deadline.at());
+    c.underWay(r.key, r.deadline.at());
     if (r.deadline.passed()) {
       return deadlineReached(r, r.contract.origin().orElse(null));
     }
@@ -275,7 +275,7 @@ final class Evacuator {
       case SKIP_DRAIN -> new StepOutcome.Delete(Outcome.DRAIN_EXCLUDED);
       case HOLD_PAUSED ->
           new StepOutcome.Wait(
-              EvacuationPhase.Paused, "the Cluster is paused", c.settings().retryInterval());
+              EvacuationPhase.Paused, "the Cluster is paused", c.settings.retryInterval());
       case DRAIN -> new StepOutcome.Proceed(r.vmi);
     };
   }
@@ -303,12 +303,12 @@ final class Evacuator {
   private StepOutcome enterGuest(Run r) throws GuestAccessException {
     r.vmi = inPhase(r, EvacuationPhase.Draining);
     // From here on no guest request may run past the deadline.
-    Guest guest = c.guests().connect(r.vmi, Optional.of(r.deadline.remaining()));
-    boolean woken = c.guests().takeWake(r.key);
+    Guest guest = c.guests.connect(r.vmi, Optional.of(r.deadline.remaining()));
+    boolean woken = c.guests.takeWake(r.key);
     log.debug("guest step vmi={} cluster={} woken={}", r.key, guest.cluster(), woken);
     Optional<Duration> throttled = guest.tryEnterStep(woken);
     if (throttled.isPresent()) {
-      c.metrics().throttled();
+      c.metrics.throttled();
       log.debug(
           "guest step throttled vmi={} cluster={} retryIn={}",
           r.key,
@@ -333,7 +333,7 @@ final class Evacuator {
     Optional<V1Node> found = guest.findNode(vmiName);
     if (found.isEmpty()) {
       String providerId = GuestNodeMatch.providerIdFor(vmiName);
-      Told.NODE_NOT_FOUND.to(c.events(), r.vmi, r.key, guest.cluster(), vmiName, providerId);
+      Told.NODE_NOT_FOUND.to(c.events, r.vmi, r.key, guest.cluster(), vmiName, providerId);
       return new StepOutcome.Delete(Outcome.NODE_MISSING);
     }
     V1Node read = found.get();
@@ -351,7 +351,7 @@ final class Evacuator {
       }
       throw e;
     }
-    Told.NODE_CORDONED.to(c.events(), r.vmi, r.key, guest.cluster(), r.nodeName());
+    Told.NODE_CORDONED.to(c.events, r.vmi, r.key, guest.cluster(), r.nodeName());
     guest.nodeEvent(
         r.node,
         false,
@@ -367,22 +367,22 @@ final class Evacuator {
   private StepOutcome drain(Run r) throws GuestAccessException, ApiException {
     boolean unreachable = NodeReadiness.of(r.node) == NodeReadiness.UNREACHABLE;
     Duration requestTimeout =
-        EvacuationDeadline.passTimeout(r.deadline, c.settings().attemptTimeout());
-    Instant stepStart = c.clock().instant();
+        EvacuationDeadline.passTimeout(r.deadline, c.settings.attemptTimeout());
+    Instant stepStart = c.clock.instant();
     // After a hold (tenant protection) the drain's own waiting counts, not the evacuation's.
-    r.drainBegan = c.memory().drainBegan(r.key, stepStart);
+    r.drainBegan = c.drainBegan(r.key, stepStart);
     DrainPass pass = r.guest.drainStep(r.key, r.nodeName(), requestTimeout, unreachable);
     r.pass = pass;
-    c.metrics().drainStep(Duration.between(stepStart, c.clock().instant()));
-    c.metrics()
-        .evictions(EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.blockingBudgets().size());
-    c.metrics().evictions(EvictionMetrics.EvictionResult.ERROR, pass.failures().size());
-    c.memory().succeeded(r.key);
+    c.metrics.drainStep(Duration.between(stepStart, c.clock.instant()));
+    c.metrics.evictions(
+        EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.blockingBudgets().size());
+    c.metrics.evictions(EvictionMetrics.EvictionResult.ERROR, pass.failures().size());
+    c.succeeded(r.key);
     // The drain's waits are looked at again at every step: told once per change.
     String wait = r.uid() + "/" + DrainStartTime.format(r.start) + "/drain";
     if (pass.refused()) {
       Told.REFUSED.to(
-          c.events(),
+          c.events,
           waits.changed(wait, pass.refusals()) ? Level.WARN : Level.DEBUG,
           r.vmi,
           r.key,
@@ -393,10 +393,10 @@ final class Evacuator {
       return new StepOutcome.Wait(
           EvacuationPhase.Draining,
           pass.pending() + " pod(s) left: " + pass.blockers(),
-          c.settings().retryInterval());
+          c.settings.retryInterval());
     }
     if (pass.complete()) {
-      c.metrics().evictions(EvictionMetrics.EvictionResult.EVICTED, pass.evicted());
+      c.metrics.evictions(EvictionMetrics.EvictionResult.EVICTED, pass.evicted());
       log.info(
           "guest node drained vmi={} cluster={} node={} summary=\"{}\"",
           r.key,
@@ -412,13 +412,13 @@ final class Evacuator {
 
   private StepOutcome notDrainedYet(Run r, String wait) {
     DrainPass pass = r.pass;
-    Instant now = c.clock().instant();
+    Instant now = c.clock.instant();
     // The next step: when a waiting pod is due again; pods leaving wake it earlier (the watch).
     Duration next =
         pass.nextTry()
             .map(t -> Duration.between(now, t))
-            .filter(d -> d.compareTo(c.settings().retryInterval()) < 0)
-            .orElse(c.settings().retryInterval());
+            .filter(d -> d.compareTo(c.settings.retryInterval()) < 0)
+            .orElse(c.settings.retryInterval());
     log.atLevel(
             waits.level(
                 wait, List.of(r.nodeName(), pass.pending(), pass.terminating(), pass.blockers())))
@@ -435,20 +435,19 @@ final class Evacuator {
     // A budget that refuses for a moment (a rolling workload) and pods that take their time to
     // terminate are a drain's normal course, as kubectl's retries are: a warning only once the
     // drain has waited longer than the retry interval, or when an eviction failed.
-    boolean waitedLong = !now.isBefore(r.drainBegan.plus(c.settings().retryInterval()));
+    boolean waitedLong = !now.isBefore(r.drainBegan.plus(c.settings.retryInterval()));
     if (waitedLong || !pass.failures().isEmpty()) {
-      c.events()
-          .warning(
-              r.vmi,
-              EventReasons.DRAIN_BLOCKED,
-              "Guest node "
-                  + r.nodeName()
-                  + " not drained yet ("
-                  + pass.pending()
-                  + " pod(s) left): "
-                  + pass.blockers()
-                  + "; VMI deleted anyway at "
-                  + DrainStartTime.format(r.deadline.at()));
+      c.events.warning(
+          r.vmi,
+          EventReasons.DRAIN_BLOCKED,
+          "Guest node "
+              + r.nodeName()
+              + " not drained yet ("
+              + pass.pending()
+              + " pod(s) left): "
+              + pass.blockers()
+              + "; VMI deleted anyway at "
+              + DrainStartTime.format(r.deadline.at()));
     }
     if (waitedLong && !pass.blockingBudgets().isEmpty()) {
       r.guest.nodeEvent(
@@ -465,11 +464,9 @@ final class Evacuator {
    *     timeout or the VMI's own grace time did
    */
   private StepOutcome deadlineReached(Run r, String contractOrigin) {
-    Duration timeout = c.settings().drainTimeout();
+    Duration timeout = c.settings.drainTimeout();
     String blocking =
-        c.memory()
-            .blocker(r.key)
-            .orElse("unknown (no drain pass seen by this controller instance)");
+        c.blocker(r.key).orElse("unknown (no drain pass seen by this controller instance)");
     String origin =
         contractOrigin != null
             ? contractOrigin
@@ -480,7 +477,7 @@ final class Evacuator {
                     + " from start "
                     + DrainStartTime.format(r.start);
     String deadline = DrainStartTime.format(r.deadline.at());
-    Told.DEADLINE.to(c.events(), r.vmi, r.key, deadline, origin, blocking);
+    Told.DEADLINE.to(c.events, r.vmi, r.key, deadline, origin, blocking);
     return new StepOutcome.Delete(Outcome.DEADLINE);
   }
 
@@ -488,7 +485,7 @@ final class Evacuator {
   private Result delete(Run r, Outcome outcome) {
     InfraVmis.DeleteOutcome result;
     try {
-      result = c.vmis().deleteExact(r.vmi);
+      result = c.vmis.deleteExact(r.vmi);
     } catch (ApiException e) {
       r.deleting = true;
       return failed(r, "deleting the VMI", e);
@@ -505,29 +502,25 @@ final class Evacuator {
         outcome.label);
     if (outcome == Outcome.DRAINED) {
       // One event says both (drained, then deleted): VMIDeleted would repeat it.
-      c.events()
-          .normal(
-              r.vmi,
-              EventReasons.DRAIN_SUCCEEDED,
-              "Guest node "
-                  + r.nodeName()
-                  + " drained: "
-                  + r.pass.summary()
-                  + (deleted ? "; VMI deleted " + DELETED_SO_THAT : ""));
+      c.events.normal(
+          r.vmi,
+          EventReasons.DRAIN_SUCCEEDED,
+          "Guest node "
+              + r.nodeName()
+              + " drained: "
+              + r.pass.summary()
+              + (deleted ? "; VMI deleted " + DELETED_SO_THAT : ""));
       r.guest.nodeEvent(
           r.node,
           false,
           EventReasons.DRAIN_SUCCEEDED,
           "Drained for the evacuation of infra VMI " + r.key);
     } else if (deleted) {
-      c.events()
-          .normal(
-              r.vmi,
-              EventReasons.VMI_DELETED,
-              "Deleted (" + outcome.label + ") " + DELETED_SO_THAT);
+      c.events.normal(
+          r.vmi, EventReasons.VMI_DELETED, "Deleted (" + outcome.label + ") " + DELETED_SO_THAT);
     }
     if (deleted) {
-      c.metrics().evacuationEnded(outcome, Duration.between(r.start, c.clock().instant()));
+      c.metrics.evacuationEnded(outcome, Duration.between(r.start, c.clock.instant()));
     }
     ended(r.key, false);
     return DONE;
@@ -548,15 +541,15 @@ final class Evacuator {
       if (infra && e.getCode() == 404) {
         return DONE; // the VMI is gone
       }
-      int inARow = e.getCode() == 409 ? c.memory().conflicted(r.key) : 0;
+      int inARow = e.getCode() == 409 ? c.conflicted(r.key) : 0;
       if (e.getCode() == 409 && inARow <= MAX_QUICK_CONFLICTS) {
         log.debug("changed since read, reading again vmi={} step=\"{}\"", r.key, doing);
         return requeue(r, CONFLICT_RETRY);
       }
       if (infra) {
-        c.metrics().reconcileError(EventReasons.INFRA_API_ERROR);
-        Told.INFRA_FAILED.to(c.events(), r.vmi, r.key, doing, e.getCode(), ApiStatus.describe(e));
-        return requeue(r, c.memory().backoff(r.key));
+        c.metrics.reconcileError(EventReasons.INFRA_API_ERROR);
+        Told.INFRA_FAILED.to(c.events, r.vmi, r.key, doing, e.getCode(), ApiStatus.describe(e));
+        return requeue(r, c.backoff(r.key));
       }
       return guestFailed(
           r,
@@ -595,19 +588,19 @@ final class Evacuator {
   }
 
   private Result guestFailed(Run r, String reason, String message) {
-    c.metrics().reconcileError(reason);
-    c.memory().failedWith(r.key, message);
-    Duration backoff = c.memory().backoff(r.key);
-    if (REFUSALS.contains(reason) && backoff.compareTo(c.settings().retryInterval()) > 0) {
+    c.metrics.reconcileError(reason);
+    c.failedWith(r.key, message);
+    Duration backoff = c.backoff(r.key);
+    if (REFUSALS.contains(reason) && backoff.compareTo(c.settings.retryInterval()) > 0) {
       // A refusal is asked again once per retry interval at most: the tenant may lift it.
-      backoff = c.settings().retryInterval();
+      backoff = c.settings.retryInterval();
     }
     Result retry = requeue(r, backoff);
     // Retried with backoff while it lasts: the same failure is told once, every change of it too.
     Level level = waits.changed(r.uid() + "/failure", reason + message) ? Level.WARN : Level.DEBUG;
     Duration after = retry.getRequeueAfter();
     String deadline = DrainStartTime.format(r.deadline.at());
-    Told.STEP_FAILED.to(c.events(), level, r.vmi, r.key, reason, message, after, deadline);
+    Told.STEP_FAILED.to(c.events, level, r.vmi, r.key, reason, message, after, deadline);
     return retry;
   }
 
@@ -618,12 +611,12 @@ final class Evacuator {
    * @return the VMI as the write left it
    */
   private VirtualMachineInstance inPhase(Run r, EvacuationPhase phase) {
-    c.memory().inPhase(r.key, phase);
+    c.inPhase(r.key, phase);
     if (phase.name().equals(Metadata.annotation(r.vmi, EvictionAnnotations.EVACUATION_PHASE))) {
       return r.vmi;
     }
     try {
-      return c.vmis().annotate(r.vmi, EvictionAnnotations.EVACUATION_PHASE, phase.name());
+      return c.vmis.annotate(r.vmi, EvictionAnnotations.EVACUATION_PHASE, phase.name());
     } catch (ApiException e) {
       log.debug(
           "phase not recorded vmi={} phase={} error=\"{}\"", r.key, phase, ApiStatus.describe(e));
@@ -636,9 +629,9 @@ final class Evacuator {
    * its earliest start) and release what its drain held.
    */
   void ended(String key, boolean keepStart) {
-    c.memory().ended(key, keepStart);
-    c.memory().succeeded(key);
-    c.guests().evacuationEnded(key);
+    c.ended(key, keepStart);
+    c.succeeded(key);
+    c.guests.evacuationEnded(key);
     migration.ended(key);
   }
 
@@ -650,8 +643,8 @@ final class Evacuator {
    */
   Optional<Result> callOff(String key, VirtualMachineInstance vmi) {
     // The backoff is kept: a write refused again and again backs off.
-    c.memory().ended(key, false);
-    c.guests().evacuationEnded(key);
+    c.ended(key, false);
+    c.guests.evacuationEnded(key);
     migration.ended(key);
     Run r = new Run(key, vmi);
     String doing = "recording the live migration's end";
@@ -667,7 +660,7 @@ final class Evacuator {
       }
       if (!clear.isEmpty()) {
         doing = "clearing the drain start";
-        c.vmis().annotate(r.vmi, clear);
+        c.vmis.annotate(r.vmi, clear);
         log.info("evacuation called off, drain start cleared vmi={}", key);
       }
       return Optional.empty();

@@ -56,7 +56,7 @@ final class GuestNodeUncordoner {
       return DONE;
     }
     try {
-      return uncordonIfOurs(key, vmi, c.guests().connect(vmi, Optional.empty()));
+      return uncordonIfOurs(key, vmi, c.guests.connect(vmi, Optional.empty()));
     } catch (GuestAccessException e) {
       switch (e.reason()) {
         case MissingClusterLabel,
@@ -70,8 +70,8 @@ final class GuestNodeUncordoner {
         case GuestAPIRefused -> {
           // Asking again will not help until the tenant lifts it: say what refused, back off.
           Level level = waits.level(uid, e.getMessage());
-          Told.UNCORDON_REFUSED.to(c.events(), level, vmi, key, e.reason().name(), e.getMessage());
-          return new Result(true, min(c.memory().backoff(key), c.settings().retryInterval()));
+          Told.UNCORDON_REFUSED.to(c.events, level, vmi, key, e.reason().name(), e.getMessage());
+          return new Result(true, min(c.backoff(key), c.settings.retryInterval()));
         }
         default -> {
           // Retried with backoff while the guest cluster cannot be used: told once per cause.
@@ -81,17 +81,17 @@ final class GuestNodeUncordoner {
                   key,
                   e.reason(),
                   e.getMessage());
-          return new Result(true, c.memory().backoff(key));
+          return new Result(true, c.backoff(key));
         }
       }
     } catch (ApiException e) {
-      if (e.getCode() == 409 && c.memory().conflicted(key) <= Evacuator.MAX_QUICK_CONFLICTS) {
+      if (e.getCode() == 409 && c.conflicted(key) <= Evacuator.MAX_QUICK_CONFLICTS) {
         log.debug("uncordon check: node changed since read, reading again vmi={}", key);
         return new Result(true, CONFLICT_RETRY);
       }
       log.atLevel(waits.level(uid, "HTTP " + e.getCode()))
           .log("uncordon check postponed vmi={} code={}", key, e.getCode());
-      return new Result(true, min(c.memory().backoff(key), c.settings().retryInterval()));
+      return new Result(true, min(c.backoff(key), c.settings.retryInterval()));
     }
   }
 
@@ -128,7 +128,7 @@ final class GuestNodeUncordoner {
         // Looked at again every retry interval until the node is Ready: told once per node.
         log.atLevel(waits.level(uid, nodeName))
             .log("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
-        return new Result(true, c.settings().retryInterval());
+        return new Result(true, c.settings.retryInterval());
       }
       case UNCORDON -> {
         uncordon(key, vmi, guest, node);
@@ -144,7 +144,7 @@ final class GuestNodeUncordoner {
       throws GuestAccessException, ApiException {
     String nodeName = node.getMetadata().getName();
     guest.uncordonAndUnmark(node);
-    Told.NODE_UNCORDONED.to(c.events(), vmi, key, guest.cluster(), nodeName);
+    Told.NODE_UNCORDONED.to(c.events, vmi, key, guest.cluster(), nodeName);
     guest.nodeEvent(
         node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
     nodeBack(vmi);
@@ -174,7 +174,7 @@ final class GuestNodeUncordoner {
   private void nodeBack(VirtualMachineInstance vmi) {
     String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
     if (cluster != null) {
-      c.held().nodeBack(HeldEvacuations.clusterKey(vmi.getMetadata().getNamespace(), cluster));
+      c.held.nodeBack(HeldEvacuations.clusterKey(vmi.getMetadata().getNamespace(), cluster));
     }
   }
 
@@ -182,7 +182,7 @@ final class GuestNodeUncordoner {
   private Result noMark(String key, String uid) {
     waits.forget(uid);
     marks.noteUnmarked(uid);
-    c.memory().succeeded(key);
+    c.succeeded(key);
     return DONE;
   }
 

@@ -169,11 +169,11 @@ final class LiveMigrationStep {
             number,
             current,
             Eligibility.evacuationNodeName(vmi),
-            deadline.at().minus(c.settings().drainReserve()),
+            deadline.at().minus(c.settings.drainReserve()),
             kubevirt.migrationLimits());
     MigrationDecision.Step next = decide(m, ours);
-    Duration look = Duration.between(c.clock().instant(), m.cutoff());
-    look = look.compareTo(c.settings().retryInterval()) < 0 ? look : c.settings().retryInterval();
+    Duration look = Duration.between(c.clock.instant(), m.cutoff());
+    look = look.compareTo(c.settings.retryInterval()) < 0 ? look : c.settings.retryInterval();
     look = look.compareTo(Duration.ofMillis(100)) < 0 ? Duration.ofMillis(100) : look;
     if (next instanceof MigrationDecision.Drain) {
       return new StepOutcome.Proceed(vmi);
@@ -186,7 +186,7 @@ final class LiveMigrationStep {
     if (next instanceof MigrationDecision.Succeeded) {
       // KubeVirt clears evacuationNodeName next (virt-handler's migration ACK): the VMI then
       // leaves this step through callOff, which tells MigrationSucceeded.
-      return stop(c.settings().retryInterval());
+      return stop(c.settings.retryInterval());
     }
     if (next instanceof MigrationDecision.Follow) {
       return stop(look);
@@ -225,23 +225,22 @@ final class LiveMigrationStep {
       waitingForSlot.remove(m.key());
       // Recorded before the create: a restart finds the attempt and follows its migration.
       VirtualMachineInstance recorded =
-          c.vmis()
-              .annotate(
-                  m.vmi(),
-                  EvictionAnnotations.MIGRATION_ATTEMPT,
-                  MigrationAttempt.format(m.startText(), s.number(), c.clock().instant()));
+          c.vmis.annotate(
+              m.vmi(),
+              EvictionAnnotations.MIGRATION_ATTEMPT,
+              MigrationAttempt.format(m.startText(), s.number(), c.clock.instant()));
       String name = name(m.vmi(), m.startText(), s.number());
       if (!create(migration(m.vmi(), name, m.infraNode()))) {
         return stop(look); // created before (a restart, a replica): told then
       }
       Told.MIGRATING.to(
-          c.events(),
+          c.events,
           recorded,
           m.key(),
           name,
           s.number(),
           m.infraNode(),
-          c.settings().migrationAttempts(),
+          c.settings.migrationAttempts(),
           DrainStartTime.format(m.cutoff()));
       return stop(look);
     }
@@ -254,16 +253,16 @@ final class LiveMigrationStep {
     }
     // The fallback first, the cancel after it: a restart in between still cancels.
     VirtualMachineInstance recorded =
-        c.vmis().annotate(m.vmi(), EvictionAnnotations.MIGRATION_FALLBACK, m.startText());
+        c.vmis.annotate(m.vmi(), EvictionAnnotations.MIGRATION_FALLBACK, m.startText());
     if (b.cancel()) {
       delete(m.vmi().getMetadata().getNamespace(), m.current());
       slotFreed();
-      c.metrics().migrationEnded(EvictionMetrics.MigrationResult.CANCELLED);
+      c.metrics.migrationEnded(EvictionMetrics.MigrationResult.CANCELLED);
       log.info("live migration cancelled vmi={} migration={}", m.key(), m.current());
     }
     String cancelled = b.cancel() ? "; migration " + m.current() + " cancelled" : "";
     Told.FALLBACK.to(
-        c.events(), recorded, m.key(), b.why(), cancelled, DrainStartTime.format(deadline.at()));
+        c.events, recorded, m.key(), b.why(), cancelled, DrainStartTime.format(deadline.at()));
     return new StepOutcome.Proceed(recorded);
   }
 
@@ -287,23 +286,20 @@ final class LiveMigrationStep {
     Optional<MigrationAttempt> attempt =
         MigrationAttempt.drainStartOf(raw).flatMap(s -> MigrationAttempt.parse(raw, s));
     VirtualMachineInstance cleared =
-        c.vmis().annotate(vmi, EvictionAnnotations.MIGRATION_ATTEMPT, null);
+        c.vmis.annotate(vmi, EvictionAnnotations.MIGRATION_ATTEMPT, null);
     slotFreed();
     if (migrated) {
-      c.metrics()
-          .migrationSucceeded(
-              attempt
-                  .map(a -> Duration.between(a.began(), c.clock().instant()))
-                  .orElse(Duration.ZERO));
-      Told.MIGRATED.to(c.events(), cleared, key, status.getNodeName());
+      c.metrics.migrationSucceeded(
+          attempt.map(a -> Duration.between(a.began(), c.clock.instant())).orElse(Duration.ZERO));
+      Told.MIGRATED.to(c.events, cleared, key, status.getNodeName());
     }
     return cleared;
   }
 
   private void failed(String key, VirtualMachineInstance vmi, int number, String then) {
     slotFreed();
-    c.metrics().migrationEnded(EvictionMetrics.MigrationResult.FAILED);
-    Told.ATTEMPT_FAILED.to(c.events(), vmi, key, number, then);
+    c.metrics.migrationEnded(EvictionMetrics.MigrationResult.FAILED);
+    Told.ATTEMPT_FAILED.to(c.events, vmi, key, number, then);
   }
 
   /** What to do next, given our migrations as {@code ours} lists them. */
@@ -326,8 +322,8 @@ final class LiveMigrationStep {
             m.number(),
             currentOf(ours, m.vmi().getMetadata().getNamespace(), m.current())
                 .map(g -> g.phase() == null ? "" : g.phase()),
-            c.settings().migrationAttempts(),
-            c.clock().instant(),
+            c.settings.migrationAttempts(),
+            c.clock.instant(),
             m.cutoff(),
             running.size(),
             (int) fromNode,
@@ -345,7 +341,7 @@ final class LiveMigrationStep {
   private StepOutcome limitsUnreadable(Migrating m, String what, Duration look) {
     boolean first = told.changed(m.vmi().getMetadata().getUid() + "/" + m.startText(), true);
     Told.LIMITS_UNREADABLE.to(
-        c.events(),
+        c.events,
         first ? Level.WARN : Level.DEBUG,
         m.vmi(),
         m.key(),
@@ -372,7 +368,7 @@ final class LiveMigrationStep {
 
   /** One of our migrations ended (or was cancelled): the VMIs waiting for a slot look again. */
   private void slotFreed() {
-    List.copyOf(waitingForSlot).forEach(c.wake());
+    List.copyOf(waitingForSlot).forEach(c.wake);
   }
 
   /** The VMI's evacuation is over: it no longer waits for a slot. */
@@ -384,9 +380,9 @@ final class LiveMigrationStep {
       String key, VirtualMachineInstance vmi, String startText, Optional<String> raw) {
     return policies.resolve(
         raw,
-        c.settings().liveMigration(),
+        c.settings.liveMigration(),
         vmi.getMetadata().getUid() + "/" + startText,
-        (shown, flag) -> Told.POLICY_INVALID.to(c.events(), vmi, key, shown, flag.value));
+        (shown, flag) -> Told.POLICY_INVALID.to(c.events, vmi, key, shown, flag.value));
   }
 
   /**

@@ -51,12 +51,12 @@ final class NotEvacuatedNotices {
     }
     if (strategy != null && !Eligibility.KNOWN_STRATEGIES.contains(strategy)) {
       String known = String.join(", ", Eligibility.KNOWN_STRATEGIES);
-      Told.STRATEGY_UNKNOWN.to(c.events(), vmi, key, shorten(strategy), known);
+      Told.STRATEGY_UNKNOWN.to(c.events, vmi, key, shorten(strategy), known);
     }
     String uid = vmi.getMetadata().getUid();
     if (fromFallback && uid != null && toldFallback.asMap().putIfAbsent(uid, true) == null) {
       String infraNode = Eligibility.evacuationNodeName(vmi);
-      Told.LEFT_TO_KUBEVIRT.to(c.events(), vmi, key, strategy, infraNode);
+      Told.LEFT_TO_KUBEVIRT.to(c.events, vmi, key, strategy, infraNode);
     }
   }
 
@@ -68,9 +68,9 @@ final class NotEvacuatedNotices {
     waiting.add(key);
     if (Eligibility.evacuationRequested(vmi)) {
       Level level = logged.add(key) ? Level.WARN : Level.DEBUG;
-      Told.CONFIG_UNREADABLE.to(c.events(), level, vmi, key, what);
+      Told.CONFIG_UNREADABLE.to(c.events, level, vmi, key, what);
     }
-    return new Result(true, c.memory().backoff(key));
+    return new Result(true, c.backoff(key));
   }
 
   /** A read answered: every VMI waiting for it looks again now, with its backoff reset. */
@@ -78,9 +78,9 @@ final class NotEvacuatedNotices {
     for (String waiter : List.copyOf(waiting)) {
       if (waiting.remove(waiter)) {
         logged.remove(waiter);
-        c.memory().succeeded(waiter);
+        c.succeeded(waiter);
         if (!waiter.equals(key)) {
-          c.wake().accept(waiter);
+          c.wake.accept(waiter);
         }
       }
     }

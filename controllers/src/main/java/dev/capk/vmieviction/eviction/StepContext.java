@@ -1,21 +1,205 @@
 package dev.capk.vmieviction.eviction;
 
+import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.eviction.TenantAdmission.HeldEvacuations;
+import io.kubernetes.client.extended.workqueue.ratelimiter.ItemExponentialFailureRateLimiter;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 
 /**
  * What the steps of one reconciler's evacuations share: the infra VMIs, the guest clusters, the VMI
- * events, the metrics, the settings, the clock, what this process remembers of each evacuation, the
- * held VMIs, and how to wake a VMI (by {@code namespace/name}) for a look now.
+ * events, the metrics, the settings, the clock, the held VMIs, how to wake a VMI (by {@code
+ * namespace/name}) for a look now, and what this process remembers about the evacuations under way,
+ * keyed by VMI, one record per VMI UID. Nothing remembered is needed for correctness after a
+ * restart (the API holds the drain start and our cordon marks); it keeps the deadline from moving
+ * later within a run, the backoff after failures, the last obstacle for the deadline warning, and
+ * the in-progress, by-phase and deadline-used gauges.
+ *
+ * <p>The framework's {@code Result(true, delay)} requeues with {@code addAfter} and does not touch
+ * the work queue's per-item failure counter, so the backoff is kept here, where it can be capped at
+ * the deadline.
  */
-record StepContext(
-    InfraVmis vmis,
-    GuestConnector guests,
-    VmiEvents events,
-    EvictionMetrics metrics,
-    EvictionSettings settings,
-    Clock clock,
-    EvacuationMemory memory,
-    HeldEvacuations held,
-    Consumer<String> wake) {}
+final class StepContext {
+
+  final InfraVmis vmis;
+  final GuestConnector guests;
+  final VmiEvents events;
+  final EvictionMetrics metrics;
+  final EvictionSettings settings;
+  final Clock clock;
+  final HeldEvacuations held;
+  final Consumer<String> wake;
+
+  /**
+   * One VMI's evacuation. Its start is the earliest seen or written: the annotation can be
+   * rewritten by anyone, this record cannot, so the deadline only moves earlier. Written by the
+   * VMI's reconcile (one at a time per key), read by the gauges.
+   */
+  private static final class Evacuation {
+    final String uid;
+    volatile Instant start;
+
+    /** The earliest deadline of the evacuation under way; null when it is not under way. */
+    volatile Instant deadline;
+
+    volatile EvacuationPhase phase;
+
+    /**
+     * The last obstacle, and the last failure of a step after it, named in the deadline warning.
+     */
+    volatile String blocker;
+
+    volatile String failure;
+
+    /** When the guest node's drain began (its first drain step; a hold is not counted). */
+    volatile Instant drainBegan;
+
+    Evacuation(String uid, Instant start) {
+      this.uid = uid;
+      this.start = start;
+    }
+
+    double used(Instant now) {
+      long total = Duration.between(start, deadline).toMillis();
+      long gone = Duration.between(start, now).toMillis();
+      return total <= 0 ? 1 : Math.max(0, gone) / (double) total;
+    }
+  }
+
+  private final ItemExponentialFailureRateLimiter<String> failures;
+
+  /** Conflicts in a row per VMI key: bounded before its retries back off. */
+  private final Map<String, Integer> conflicts = new ConcurrentHashMap<>();
+
+  private final Map<String, Evacuation> evacuations = new ConcurrentHashMap<>();
+
+  StepContext(
+      InfraVmis vmis,
+      GuestConnector guests,
+      VmiEvents events,
+      EvictionMetrics metrics,
+      EvictionSettings settings,
+      Clock clock,
+      Consumer<String> wake) {
+    this.vmis = vmis;
+    this.guests = guests;
+    this.events = events;
+    this.metrics = metrics;
+    this.settings = settings;
+    this.clock = clock;
+    this.wake = wake;
+    this.held = new HeldEvacuations(wake);
+    this.failures =
+        new ItemExponentialFailureRateLimiter<>(
+            Duration.ofSeconds(1), settings.maxFailureBackoff());
+    metrics.track(
+        this,
+        new EvictionMetrics.Source(
+            () -> (int) underWay().count(),
+            // Above one half, the deadline is nearer than the start.
+            () -> underWay().mapToDouble(e -> e.used(clock.instant())).max().orElse(0),
+            () ->
+                evacuations.values().stream().map(e -> e.phase).filter(Objects::nonNull).toList()));
+  }
+
+  private Stream<Evacuation> underWay() {
+    return evacuations.values().stream().filter(e -> e.deadline != null);
+  }
+
+  /** The next delay after one more failure of this VMI's step (exponential, bounded). */
+  Duration backoff(String key) {
+    return failures.when(key);
+  }
+
+  /** One more conflict in a row on this VMI's guest node; @return how many in a row now */
+  int conflicted(String key) {
+    return conflicts.merge(key, 1, Integer::sum);
+  }
+
+  /** The step succeeded: the next failure starts the backoff afresh. */
+  void succeeded(String key) {
+    failures.forget(key);
+    conflicts.remove(key);
+  }
+
+  Optional<Instant> knownStart(String key, String uid) {
+    Evacuation e = evacuations.get(key);
+    return e != null && e.uid.equals(uid) ? Optional.of(e.start) : Optional.empty();
+  }
+
+  /** Records a start, kept when earlier; a new VMI under the same name has its own evacuation. */
+  void recordStart(String key, String uid, Instant start) {
+    Evacuation e = evacuations.get(key);
+    if (e == null || !e.uid.equals(uid)) {
+      evacuations.put(key, new Evacuation(uid, start));
+    } else if (start.isBefore(e.start)) {
+      e.start = start;
+    }
+  }
+
+  /**
+   * The VMI's evacuation is under way until {@code deadline} (after {@link #recordStart}); called
+   * at each step, the earliest deadline is kept (Cluster API's settings may move it earlier).
+   */
+  void underWay(String key, Instant deadline) {
+    Evacuation e = evacuations.get(key);
+    if (e.deadline == null || deadline.isBefore(e.deadline)) {
+      e.deadline = deadline;
+    }
+  }
+
+  /** The VMI's evacuation is in {@code phase}, as recorded on it. */
+  void inPhase(String key, EvacuationPhase phase) {
+    evacuations.get(key).phase = phase;
+  }
+
+  /** When the guest node's drain for this VMI began: {@code now} at its first drain step. */
+  Instant drainBegan(String key, Instant now) {
+    Evacuation e = evacuations.get(key);
+    if (e.drainBegan == null) {
+      e.drainBegan = now;
+    }
+    return e.drainBegan;
+  }
+
+  void blockedBy(String key, String obstacle) {
+    Evacuation e = evacuations.get(key);
+    e.blocker = obstacle;
+    e.failure = null;
+  }
+
+  /**
+   * The last step failed (e.g. the guest API): said after the last pass's obstacle, which it does
+   * not replace, so the deadline warning still counts the pods left.
+   */
+  void failedWith(String key, String failure) {
+    evacuations.get(key).failure = failure;
+  }
+
+  Optional<String> blocker(String key) {
+    Evacuation e = evacuations.get(key);
+    if (e == null || e.blocker == null) {
+      return Optional.ofNullable(e == null ? null : e.failure);
+    }
+    return Optional.of(e.failure == null ? e.blocker : e.blocker + "; then " + e.failure);
+  }
+
+  /**
+   * The evacuation of this VMI is over (deleted, called off, left to KubeVirt). With {@code
+   * keepStart} the earliest start is kept: a VMI whose strategy flips away from External and back
+   * must not get a later deadline.
+   */
+  void ended(String key, boolean keepStart) {
+    Evacuation e = evacuations.remove(key);
+    if (keepStart && e != null) {
+      evacuations.put(key, new Evacuation(e.uid, e.start));
+    }
+  }
+}

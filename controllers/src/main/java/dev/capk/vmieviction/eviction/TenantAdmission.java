@@ -123,7 +123,7 @@ public final class TenantAdmission {
     String cluster = HeldEvacuations.clusterKey(vmi.getMetadata().getNamespace(), clusterName);
     if (startText.equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
         || startText.equals(admittedHere.getIfPresent(uid))) {
-      c.held().admitted(key, cluster); // also after a restart: its end wakes the held ones
+      c.held.admitted(key, cluster); // also after a restart: its end wakes the held ones
       return new StepOutcome.Proceed(vmi); // once admitted, always admitted
     }
     EvacuationLimit limit = limit(key, vmi, clusterLimit);
@@ -133,7 +133,7 @@ public final class TenantAdmission {
       // One bounded list of the guest's nodes: roles and readiness at once. Outside the lock and
       // through the tenant's throttle, as every guest request: a stalled tenant API server must
       // hold no more workers than its share.
-      Guest guest = c.guests().connect(vmi, Optional.of(deadline.remaining()));
+      Guest guest = c.guests.connect(vmi, Optional.of(deadline.remaining()));
       Optional<Duration> wait = guest.tryEnterStep(false);
       if (wait.isPresent()) {
         return held("a free slot for requests to the guest cluster", wait.get());
@@ -147,7 +147,7 @@ public final class TenantAdmission {
     Role role = known.orElse(roleFromNodes(name, nodes));
     learntRoles.put(uid, role);
     if (role == Role.WORKER && limit.unlimited()) {
-      c.held().admitted(key, cluster);
+      c.held.admitted(key, cluster);
       return new StepOutcome.Proceed(vmi);
     }
     Evacuation e = new Evacuation(key, vmi, clusterName, cluster, role, startText, deadline);
@@ -165,11 +165,11 @@ public final class TenantAdmission {
       throws ApiException {
     String name = e.vmi().getMetadata().getName();
     List<Peer> peers =
-        c.vmis().ofCluster(e.vmi().getMetadata().getNamespace(), e.clusterName()).stream()
+        c.vmis.ofCluster(e.vmi().getMetadata().getNamespace(), e.clusterName()).stream()
             .filter(p -> !name.equals(p.getMetadata().getName()))
             .map(p -> peer(p, nodes))
             .toList();
-    Instant now = c.clock().instant();
+    Instant now = c.clock.instant();
     Decision decision =
         decide(
             new Request(
@@ -181,7 +181,7 @@ public final class TenantAdmission {
                 limit,
                 now,
                 e.deadline().at(),
-                c.settings().drainReserve()));
+                c.settings.drainReserve()));
     if (decision instanceof Hold h) {
       return hold(e, h, now);
     }
@@ -193,16 +193,15 @@ public final class TenantAdmission {
     }
     // Admitted after a hold: the phase is the drain's again, in the same patch.
     VirtualMachineInstance updated =
-        c.vmis()
-            .annotate(
-                e.vmi(),
-                Map.of(
-                    EvictionAnnotations.EVACUATION_ADMITTED,
-                    e.startText(),
-                    EvictionAnnotations.EVACUATION_PHASE,
-                    EvacuationPhase.Draining.name()));
+        c.vmis.annotate(
+            e.vmi(),
+            Map.of(
+                EvictionAnnotations.EVACUATION_ADMITTED,
+                e.startText(),
+                EvictionAnnotations.EVACUATION_PHASE,
+                EvacuationPhase.Draining.name()));
     admittedHere.put(e.vmi().getMetadata().getUid(), e.startText());
-    c.held().admitted(e.key(), e.cluster());
+    c.held.admitted(e.key(), e.cluster());
     return new StepOutcome.Proceed(updated);
   }
 
@@ -227,7 +226,7 @@ public final class TenantAdmission {
   private void overridden(Evacuation e, Override o) {
     boolean controlPlane = o.role() == Role.CONTROL_PLANE;
     Told.OVERRIDDEN.to(
-        c.events(),
+        c.events,
         e.vmi(),
         e.key(),
         controlPlane
@@ -238,7 +237,7 @@ public final class TenantAdmission {
         o.risked(),
         DrainStartTime.format(e.deadline().at()),
         controlPlane ? "the quorum guard" : "the per-cluster limit",
-        GoDuration.format(c.settings().drainReserve()),
+        GoDuration.format(c.settings.drainReserve()),
         controlPlane
             ? "the tenant's control plane may lose quorum: another control-plane member is down or"
                 + " being evacuated"
@@ -248,7 +247,7 @@ public final class TenantAdmission {
   private StepOutcome hold(Evacuation e, Hold h, Instant now) {
     // Looked at again at every retry: told at INFO once per change of what it waits for.
     Told.HELD.to(
-        c.events(),
+        c.events,
         waits.level(e.vmi().getMetadata().getUid() + "/" + e.startText() + "/held", h.waitsFor()),
         e.vmi(),
         e.key(),
@@ -259,9 +258,9 @@ public final class TenantAdmission {
         DrainStartTime.format(e.deadline().at()));
     // Woken at once when what it waits for ends (HeldEvacuations), else it looks again after the
     // retry interval, and at deadline minus reserve at the latest.
-    c.held().held(e.key(), e.cluster());
+    c.held.held(e.key(), e.cluster());
     Duration untilEnd = Duration.between(now, h.goAheadAt());
-    Duration retry = c.settings().retryInterval();
+    Duration retry = c.settings.retryInterval();
     return held(h.waitsFor(), untilEnd.compareTo(retry) < 0 ? untilEnd : retry);
   }
 
@@ -273,11 +272,11 @@ public final class TenantAdmission {
   private EvacuationLimit limit(String key, VirtualMachineInstance vmi, Optional<String> raw) {
     return limits.resolve(
         raw,
-        c.settings().maxConcurrentEvacuationsPerCluster(),
+        c.settings.maxConcurrentEvacuationsPerCluster(),
         vmi.getMetadata().getUid() + "/" + VmiEvents.evacuation(vmi),
         (shown, flag) ->
             Told.LIMIT_INVALID.to(
-                c.events(), vmi, key, shown, flag, flag.unlimited() ? " (unlimited)" : ""));
+                c.events, vmi, key, shown, flag, flag.unlimited() ? " (unlimited)" : ""));
   }
 
   /** From the VMI's role label, else as learnt from its guest node before. */

@@ -4,7 +4,7 @@ import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.events.EventWriters;
-import dev.capk.vmieviction.eviction.SeriesVmiEvents;
+import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.infra.InfraBindings;
 import dev.capk.vmieviction.kube.CipherOrder;
 import io.kubernetes.client.openapi.ApiClient;
@@ -58,7 +58,7 @@ final class InfraConnection implements AutoCloseable {
     requestClient.setReadTimeout((int) REQUEST_READ_TIMEOUT.toMillis());
     requestClient.setConnectTimeout((int) REQUEST_CONNECT_TIMEOUT.toMillis());
     this.eventWriters = new EventWriters(writers, lanes, 10_000);
-    this.vmiEvents = events(requestClient, SeriesVmiEvents.OUTCOMES, eventWriters);
+    this.vmiEvents = events(requestClient, VmiEvents.OUTCOMES, eventWriters);
   }
 
   /** The cluster of --kubeconfig: the infra cluster in local mode, the management cluster else. */
