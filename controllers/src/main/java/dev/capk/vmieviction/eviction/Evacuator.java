@@ -71,7 +71,6 @@ final class Evacuator {
   private final StepContext c;
   private final CordonMarks marks;
   private final MachineContractCheck contracts;
-  private final TenantAdmission admission;
   private final LiveMigrationStep migration;
   private final MarkSightings sightings;
 
@@ -79,15 +78,7 @@ final class Evacuator {
   private final WaitLog waits = new WaitLog();
 
   /** The evacuation, top to bottom; {@code doing} names a step's infra writes when they fail. */
-  private final List<Step> steps =
-      List.of(
-          new Step("recording the drain start", this::start),
-          new Step("reading Cluster API's contract", this::contract),
-          new Step("recording the admission", this::admit),
-          new Step("the live migration step", this::migrate),
-          new Step("connecting to the guest cluster", this::enterGuest),
-          new Step("cordoning the guest node", this::cordon),
-          new Step("the drain step", this::drain));
+  private final List<Step> steps;
 
   Evacuator(
       StepContext c,
@@ -99,9 +90,25 @@ final class Evacuator {
     this.c = c;
     this.marks = marks;
     this.contracts = contracts;
-    this.admission = admission;
     this.migration = migration;
     this.sightings = sightings;
+    this.steps =
+        List.of(
+            new Step("recording the drain start", this::start),
+            new Step("reading Cluster API's contract", this::contract),
+            // Tenant safety: one control-plane VMI of a tenant at a time, the per-cluster limit.
+            new Step(
+                "recording the admission",
+                r ->
+                    admission.check(
+                        r.key, r.vmi, r.start, r.deadline, r.contract.evacuationLimit())),
+            // With live migration preferred the VMI moves; the drain after it is the fallback.
+            new Step(
+                "the live migration step",
+                r -> migration.step(r.key, r.vmi, r.start, r.deadline, r.contract.liveMigration())),
+            new Step("connecting to the guest cluster", this::enterGuest),
+            new Step("cordoning the guest node", this::cordon),
+            new Step("the drain step", this::drain));
   }
 
   /** What a step of an evacuation came to. */
@@ -281,22 +288,6 @@ final class Evacuator {
   }
 
   /**
-   * One control-plane VMI of a tenant at a time, the per-cluster limit for workers. A held VMI
-   * keeps its deadline and goes ahead at deadline - reserve at the latest.
-   */
-  private StepOutcome admit(Run r) throws GuestAccessException, ApiException {
-    return admission.check(r.key, r.vmi, r.start, r.deadline, r.contract.clusterEvacuationLimit());
-  }
-
-  /**
-   * With live migration preferred, a LiveMigratable VMI moves and its guest is never drained; the
-   * drain after it is the fallback, inside the same deadline.
-   */
-  private StepOutcome migrate(Run r) throws GuestAccessException, ApiException {
-    return migration.step(r.key, r.vmi, r.start, r.deadline, r.contract.clusterLiveMigration());
-  }
-
-  /**
    * Connects to the guest cluster and enters one of the tenant's steps (left when the run ends). A
    * step that may not talk to its guest cluster now comes back later, and this worker moves on.
    */
@@ -397,12 +388,6 @@ final class Evacuator {
     }
     if (pass.complete()) {
       c.metrics.evictions(EvictionMetrics.EvictionResult.EVICTED, pass.evicted());
-      log.info(
-          "guest node drained vmi={} cluster={} node={} summary=\"{}\"",
-          r.key,
-          r.guest.cluster(),
-          r.nodeName(),
-          pass.summary());
       // The delete first, the events after it: nothing stands between the last pod leaving and
       // the VMI's deletion but the delete request itself.
       return new StepOutcome.Delete(Outcome.DRAINED);
@@ -491,33 +476,21 @@ final class Evacuator {
       return failed(r, "deleting the VMI", e);
     }
     boolean deleted = result == InfraVmis.DeleteOutcome.DELETED;
-    log.info(
-        deleted
-            ? "vmi deleted vmi={} uid={} outcome={}"
-            : result == InfraVmis.DeleteOutcome.GONE
-                ? "vmi already gone vmi={} uid={}"
-                : "vmi replaced before delete, nothing to do vmi={} uid={}",
-        r.key,
-        r.uid(),
-        outcome.label);
+    if (!deleted) {
+      // GONE, or REPLACED: a new VMI of that name exists, not ours to delete.
+      log.info("vmi not deleted vmi={} uid={} found={}", r.key, r.uid(), result);
+    }
     if (outcome == Outcome.DRAINED) {
       // One event says both (drained, then deleted): VMIDeleted would repeat it.
-      c.events.normal(
-          r.vmi,
-          EventReasons.DRAIN_SUCCEEDED,
-          "Guest node "
-              + r.nodeName()
-              + " drained: "
-              + r.pass.summary()
-              + (deleted ? "; VMI deleted " + DELETED_SO_THAT : ""));
+      String then = deleted ? "; VMI deleted " + DELETED_SO_THAT : "";
+      Told.DRAINED.to(c.events, r.vmi, r.key, r.nodeName(), r.pass.summary(), then);
       r.guest.nodeEvent(
           r.node,
           false,
           EventReasons.DRAIN_SUCCEEDED,
           "Drained for the evacuation of infra VMI " + r.key);
     } else if (deleted) {
-      c.events.normal(
-          r.vmi, EventReasons.VMI_DELETED, "Deleted (" + outcome.label + ") " + DELETED_SO_THAT);
+      Told.DELETED.to(c.events, r.vmi, r.key, outcome.label, DELETED_SO_THAT);
     }
     if (deleted) {
       c.metrics.evacuationEnded(outcome, Duration.between(r.start, c.clock.instant()));
@@ -534,45 +507,35 @@ final class Evacuator {
    */
   private Result failed(Run r, String doing, Exception cause) {
     boolean infra = r.guest == null || r.deleting;
-    if (cause instanceof RuntimeException e && infra) {
+    int code = cause instanceof ApiException e ? e.getCode() : -1;
+    if (infra && cause instanceof RuntimeException e) {
       throw e;
     }
-    if (cause instanceof ApiException e && (infra || e.getCode() == 409)) {
-      if (infra && e.getCode() == 404) {
-        return DONE; // the VMI is gone
-      }
-      int inARow = e.getCode() == 409 ? c.conflicted(r.key) : 0;
-      if (e.getCode() == 409 && inARow <= MAX_QUICK_CONFLICTS) {
-        log.debug("changed since read, reading again vmi={} step=\"{}\"", r.key, doing);
-        return requeue(r, CONFLICT_RETRY);
-      }
-      if (infra) {
-        c.metrics.reconcileError(EventReasons.INFRA_API_ERROR);
-        Told.INFRA_FAILED.to(c.events, r.vmi, r.key, doing, e.getCode(), ApiStatus.describe(e));
-        return requeue(r, c.backoff(r.key));
-      }
-      return guestFailed(
-          r,
-          EventReasons.GUEST_NODE_CONFLICTS,
-          "guest cluster "
-              + r.guest.cluster()
-              + ": "
-              + e.getMessage()
-              + ", "
-              + inARow
-              + " times in a row; backing off");
+    if (infra && code == 404) {
+      return DONE; // the VMI is gone
+    }
+    int inARow = code == 409 ? c.conflicted(r.key) : 0;
+    if (code == 409 && inARow <= MAX_QUICK_CONFLICTS) {
+      log.debug("changed since read, reading again vmi={} step=\"{}\"", r.key, doing);
+      return requeue(r, CONFLICT_RETRY);
+    }
+    if (infra && cause instanceof ApiException e) {
+      c.metrics.reconcileError(EventReasons.INFRA_API_ERROR);
+      Told.INFRA_FAILED.to(c.events, r.vmi, r.key, doing, code, ApiStatus.describe(e));
+      return requeue(r, c.backoff(r.key));
     }
     if (cause instanceof GuestAccessException e) {
       return guestFailed(r, e.reason().name(), e.getMessage());
     }
-    if (cause instanceof ApiException e) {
+    String cluster = "guest cluster " + r.guest.cluster();
+    if (code == 409) {
+      String times = ", " + inARow + " times in a row; backing off";
       return guestFailed(
-          r,
-          GuestAccessException.Reason.GuestAPIError.name(),
-          "guest cluster "
-              + r.guest.cluster()
-              + ": request failed: "
-              + ApiStatus.describeWithoutServerText(e));
+          r, EventReasons.GUEST_NODE_CONFLICTS, cluster + ": " + cause.getMessage() + times);
+    }
+    if (cause instanceof ApiException e) {
+      String what = ": request failed: " + ApiStatus.describeWithoutServerText(e);
+      return guestFailed(r, GuestAccessException.Reason.GuestAPIError.name(), cluster + what);
     }
     // A bug or an unexpected answer: still capped at the deadline, never a hot loop.
     log.error(

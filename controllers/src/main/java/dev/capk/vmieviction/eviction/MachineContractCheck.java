@@ -34,8 +34,8 @@ final class MachineContractCheck {
       MachineContract.Step step,
       Deadline deadline,
       Optional<String> origin,
-      Optional<String> clusterEvacuationLimit,
-      Optional<String> clusterLiveMigration) {}
+      Optional<String> evacuationLimit,
+      Optional<String> liveMigration) {}
 
   /** A deadline a contract set, and the setting that set it. */
   private record Earliest(Instant at, String origin) {
