@@ -595,7 +595,7 @@ final class Evacuator {
     c.ended(key, keepStart);
     c.succeeded(key);
     c.guests.evacuationEnded(key);
-    migration.ended(key);
+    c.waitsNoMore(key);
   }
 
   /**
@@ -608,7 +608,7 @@ final class Evacuator {
     // The backoff is kept: a write refused again and again backs off.
     c.ended(key, false);
     c.guests.evacuationEnded(key);
-    migration.ended(key);
+    c.waitsNoMore(key);
     Run r = new Run(key, vmi);
     String doing = "recording the live migration's end";
     try {

@@ -11,7 +11,6 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
-import dev.capk.vmieviction.eviction.TenantAdmission.HeldEvacuations;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -174,7 +173,7 @@ final class GuestNodeUncordoner {
   private void nodeBack(VirtualMachineInstance vmi) {
     String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
     if (cluster != null) {
-      c.held.nodeBack(HeldEvacuations.clusterKey(vmi.getMetadata().getNamespace(), cluster));
+      c.waitOver(vmi.getMetadata().getNamespace() + "/" + cluster, null);
     }
   }
 

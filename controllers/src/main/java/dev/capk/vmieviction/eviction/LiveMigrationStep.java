@@ -31,8 +31,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
@@ -57,8 +55,8 @@ final class LiveMigrationStep {
   /** Counting the running migrations and creating one is one act in this process. */
   private final Object startLock = new Object();
 
-  /** VMIs (namespace/name) waiting for a free migration slot: woken when a migration ends. */
-  private final Set<String> waitingForSlot = ConcurrentHashMap.newKeySet();
+  /** What the VMIs waiting for a free migration slot wait for: woken when a migration ends. */
+  private static final String SLOT = "a live migration slot";
 
   private final ClusterOverride<LiveMigrationPolicy> policies =
       new ClusterOverride<>(LiveMigrationPolicy::parse);
@@ -222,7 +220,6 @@ final class LiveMigrationStep {
       if (!(again instanceof MigrationDecision.Start s)) {
         return stop(Duration.ofMillis(100)); // the facts moved: decide afresh
       }
-      waitingForSlot.remove(m.key());
       // Recorded before the create: a restart finds the attempt and follows its migration.
       VirtualMachineInstance recorded =
           c.vmis.annotate(
@@ -360,7 +357,7 @@ final class LiveMigrationStep {
 
   /** Waits its turn: woken when one of our migrations ends, else looks again after {@code look}. */
   private StepOutcome waitForSlot(String key, MigrationDecision.WaitForSlot w, Duration look) {
-    if (waitingForSlot.add(key)) {
+    if (c.waitFor(SLOT, key)) {
       log.info("live migration waits for a slot vmi={} waitsFor=\"{}\"", key, w.waitsFor());
     }
     return stop(look);
@@ -368,12 +365,7 @@ final class LiveMigrationStep {
 
   /** One of our migrations ended (or was cancelled): the VMIs waiting for a slot look again. */
   private void slotFreed() {
-    List.copyOf(waitingForSlot).forEach(c.wake);
-  }
-
-  /** The VMI's evacuation is over: it no longer waits for a slot. */
-  void ended(String key) {
-    waitingForSlot.remove(key);
+    c.waitOver(SLOT, null);
   }
 
   private LiveMigrationPolicy policy(

@@ -1,7 +1,6 @@
 package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.EvacuationPhase;
-import dev.capk.vmieviction.eviction.TenantAdmission.HeldEvacuations;
 import io.kubernetes.client.extended.workqueue.ratelimiter.ItemExponentialFailureRateLimiter;
 import java.time.Clock;
 import java.time.Duration;
@@ -9,18 +8,19 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
 /**
  * What the steps of one reconciler's evacuations share: the infra VMIs, the guest clusters, the VMI
- * events, the metrics, the settings, the clock, the held VMIs, how to wake a VMI (by {@code
- * namespace/name}) for a look now, and what this process remembers about the evacuations under way,
- * keyed by VMI, one record per VMI UID. Nothing remembered is needed for correctness after a
- * restart (the API holds the drain start and our cordon marks); it keeps the deadline from moving
- * later within a run, the backoff after failures, the last obstacle for the deadline warning, and
- * the in-progress, by-phase and deadline-used gauges.
+ * events, the metrics, the settings, the clock, the VMIs waiting for what this process sees end,
+ * and what this process remembers about the evacuations under way, keyed by VMI, one record per VMI
+ * UID. Nothing remembered is needed for correctness after a restart (the API holds the drain start
+ * and our cordon marks); it keeps the deadline from moving later within a run, the backoff after
+ * failures, the last obstacle for the deadline warning, and the in-progress, by-phase and
+ * deadline-used gauges.
  *
  * <p>The framework's {@code Result(true, delay)} requeues with {@code addAfter} and does not touch
  * the work queue's per-item failure counter, so the backoff is kept here, where it can be capped at
@@ -34,8 +34,7 @@ final class StepContext {
   final EvictionMetrics metrics;
   final EvictionSettings settings;
   final Clock clock;
-  final HeldEvacuations held;
-  final Consumer<String> wake;
+  private final Consumer<String> wake;
 
   /**
    * One VMI's evacuation. Its start is the earliest seen or written: the annotation can be
@@ -80,6 +79,20 @@ final class StepContext {
 
   private final Map<String, Evacuation> evacuations = new ConcurrentHashMap<>();
 
+  /**
+   * VMIs (namespace/name) by what they wait for, woken at once when this process sees it end
+   * instead of at their next look (up to {@code --drain-retry-interval} later): a tenant Cluster's
+   * hold ({@code namespace/cluster}: an admitted VMI of it gone, or a guest node of it back from
+   * its evacuation), a free live migration slot, the KubeVirt CR's answer. A woken VMI is only
+   * looked at again: its step decides, and waits again if it must. What this process does not see
+   * (a hold another replica recorded, a node Ready again without our cordon) is found by the VMI's
+   * own next look.
+   */
+  private final Map<String, Set<String>> waiting = new ConcurrentHashMap<>();
+
+  /** The tenant Cluster of each VMI held or admitted: its end may free what holds the others. */
+  private final Map<String, String> clusterOf = new ConcurrentHashMap<>();
+
   StepContext(
       InfraVmis vmis,
       GuestConnector guests,
@@ -95,7 +108,6 @@ final class StepContext {
     this.settings = settings;
     this.clock = clock;
     this.wake = wake;
-    this.held = new HeldEvacuations(wake);
     this.failures =
         new ItemExponentialFailureRateLimiter<>(
             Duration.ofSeconds(1), settings.maxFailureBackoff());
@@ -200,6 +212,55 @@ final class StepContext {
     Evacuation e = evacuations.remove(key);
     if (keepStart && e != null) {
       evacuations.put(key, new Evacuation(e.uid, e.start));
+    }
+  }
+
+  /**
+   * @return false when {@code key} waited for {@code what} already
+   */
+  boolean waitFor(String what, String key) {
+    return waiting.computeIfAbsent(what, w -> ConcurrentHashMap.newKeySet()).add(key);
+  }
+
+  /**
+   * {@code what} ended: wakes the VMIs waiting for it, but {@code self} (at its step now).
+   *
+   * @return the VMIs that waited
+   */
+  Set<String> waitOver(String what, String self) {
+    Set<String> woken = waiting.remove(what);
+    if (woken == null) {
+      return Set.of();
+    }
+    woken.stream().filter(k -> !k.equals(self)).forEach(wake);
+    return woken;
+  }
+
+  /** {@code key} waits for nothing any more (its evacuation is over, or it is gone). */
+  void waitsNoMore(String key) {
+    waiting.values().forEach(keys -> keys.remove(key));
+  }
+
+  /** The VMI {@code key} of tenant {@code cluster} is held ({@code !admitted}) or admitted. */
+  void admission(String key, String cluster, boolean admitted) {
+    clusterOf.put(key, cluster);
+    Set<String> held = waiting.get(cluster);
+    if (admitted && held != null) {
+      held.remove(key);
+    } else if (!admitted) {
+      waitFor(cluster, key);
+    }
+  }
+
+  /**
+   * {@code key} is gone, or under this name runs a VMI that is not being evacuated (its recreation,
+   * or KubeVirt called the evacuation off): wake the VMIs held in its Cluster.
+   */
+  void admissionEnded(String key) {
+    String cluster = clusterOf.remove(key);
+    waitsNoMore(key);
+    if (cluster != null) {
+      waitOver(cluster, key);
     }
   }
 }

@@ -29,10 +29,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
-import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -120,10 +118,10 @@ public final class TenantAdmission {
     if (clusterName == null) {
       return new StepOutcome.Proceed(vmi); // no tenant known: the guest connection says so
     }
-    String cluster = HeldEvacuations.clusterKey(vmi.getMetadata().getNamespace(), clusterName);
+    String cluster = vmi.getMetadata().getNamespace() + "/" + clusterName;
     if (startText.equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
         || startText.equals(admittedHere.getIfPresent(uid))) {
-      c.held.admitted(key, cluster); // also after a restart: its end wakes the held ones
+      c.admission(key, cluster, true); // also after a restart: its end wakes the held ones
       return new StepOutcome.Proceed(vmi); // once admitted, always admitted
     }
     EvacuationLimit limit = limit(key, vmi, clusterLimit);
@@ -147,7 +145,7 @@ public final class TenantAdmission {
     Role role = known.orElse(roleFromNodes(name, nodes));
     learntRoles.put(uid, role);
     if (role == Role.WORKER && limit.unlimited()) {
-      c.held.admitted(key, cluster);
+      c.admission(key, cluster, true);
       return new StepOutcome.Proceed(vmi);
     }
     Evacuation e = new Evacuation(key, vmi, clusterName, cluster, role, startText, deadline);
@@ -201,7 +199,7 @@ public final class TenantAdmission {
                 EvictionAnnotations.EVACUATION_PHASE,
                 EvacuationPhase.Draining.name()));
     admittedHere.put(e.vmi().getMetadata().getUid(), e.startText());
-    c.held.admitted(e.key(), e.cluster());
+    c.admission(e.key(), e.cluster(), true);
     return new StepOutcome.Proceed(updated);
   }
 
@@ -256,9 +254,10 @@ public final class TenantAdmission {
         h.waitsFor(),
         DrainStartTime.format(h.goAheadAt()),
         DrainStartTime.format(e.deadline().at()));
-    // Woken at once when what it waits for ends (HeldEvacuations), else it looks again after the
+    // Woken at once when what it waits for ends (StepContext#waitFor), else it looks again after
+    // the
     // retry interval, and at deadline minus reserve at the latest.
-    c.held.held(e.key(), e.cluster());
+    c.admission(e.key(), e.cluster(), false);
     Duration untilEnd = Duration.between(now, h.goAheadAt());
     Duration retry = c.settings.retryInterval();
     return held(h.waitsFor(), untilEnd.compareTo(retry) < 0 ? untilEnd : retry);
@@ -313,62 +312,6 @@ public final class TenantAdmission {
         marked,
         Optional.ofNullable(start).flatMap(DrainStartTime::parseRfc3339),
         admitted);
-  }
-
-  /**
-   * The VMIs the admit step holds, by tenant Cluster ({@code namespace/cluster}), so that what ends
-   * a hold wakes them at once instead of at their next look (up to {@code --drain-retry-interval}
-   * later): an admitted VMI of the Cluster gone (a worker's slot, or the control plane's turn,
-   * freed) and a guest node of the Cluster uncordoned after its evacuation (a control-plane member
-   * back and Ready). A woken VMI is only looked at again: the admit step decides, as on any look.
-   *
-   * <p>What this process has not seen (a hold recorded by another replica, a node back Ready
-   * without our cordon) is still found by the held VMI's own next look.
-   */
-  static final class HeldEvacuations {
-
-    private final Consumer<String> wake;
-
-    /** The Cluster of each VMI ({@code namespace/name}) held or admitted, until its end. */
-    private final Map<String, String> clusterOf = new ConcurrentHashMap<>();
-
-    private final Set<String> held = ConcurrentHashMap.newKeySet();
-
-    HeldEvacuations(Consumer<String> wake) {
-      this.wake = wake;
-    }
-
-    static String clusterKey(String namespace, String cluster) {
-      return namespace + "/" + cluster;
-    }
-
-    void held(String vmiKey, String cluster) {
-      clusterOf.put(vmiKey, cluster);
-      held.add(vmiKey);
-    }
-
-    /** Its end may free what holds others. */
-    void admitted(String vmiKey, String cluster) {
-      clusterOf.put(vmiKey, cluster);
-      held.remove(vmiKey);
-    }
-
-    /**
-     * {@code vmiKey} is gone, or under this name runs a VMI that is not being evacuated (its
-     * recreation, or KubeVirt called the evacuation off): wake the VMIs held in its Cluster.
-     */
-    void ended(String vmiKey) {
-      held.remove(vmiKey);
-      String cluster = clusterOf.remove(vmiKey);
-      if (cluster != null) {
-        nodeBack(cluster);
-      }
-    }
-
-    /** A guest node of {@code cluster} came back from its evacuation (uncordoned, Ready). */
-    void nodeBack(String cluster) {
-      held.stream().filter(k -> cluster.equals(clusterOf.get(k))).forEach(wake);
-    }
   }
 
   public enum Role {

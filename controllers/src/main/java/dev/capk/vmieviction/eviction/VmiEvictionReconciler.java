@@ -145,7 +145,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       case NOT_EVACUATING:
         // Under this name runs a VMI not being evacuated: often the recreation of one whose
         // admission held others (its deletion may not have reached us as a look of its own).
-        c.held.ended(key);
+        c.admissionEnded(key);
         return evacuator.callOff(key, vmi).orElseGet(() -> uncordoner.check(key, vmi));
       case NOT_EXTERNAL:
         notices.leftToKubeVirt(
@@ -153,7 +153,7 @@ public final class VmiEvictionReconciler implements Reconciler {
         // The earliest start is kept: flipping the strategy away and back must not buy a later
         // deadline.
         evacuator.ended(key, true);
-        c.held.ended(key);
+        c.admissionEnded(key);
         return DONE;
       case DELETING:
       default:
@@ -167,8 +167,7 @@ public final class VmiEvictionReconciler implements Reconciler {
   /** The VMI is gone, or not ours: forget everything about it. */
   private Result forget(String key) {
     evacuator.ended(key, false);
-    c.held.ended(key);
-    notices.waitEnded(key);
+    c.admissionEnded(key);
     return DONE;
   }
 
