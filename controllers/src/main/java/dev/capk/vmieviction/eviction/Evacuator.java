@@ -46,10 +46,10 @@ import org.slf4j.event.Level;
  * live-migrate, enter the guest cluster, cordon the guest node with our mark, advance its drain by
  * one non-blocking step, and delete the VMI once drained or at the deadline. Each step answers one
  * {@link StepOutcome}; {@link #end} turns every outcome but {@code Proceed} into this reconcile's
- * result, with one requeue and backoff policy and one failure path. No step waits: the next one
- * comes through the work queue, when a pod is due again or when the watch on the guest node's pods
- * sees pods leave. The pure decisions live in {@link DrainStartTime}, {@link EvacuationDeadline}
- * and {@link DrainPass}.
+ * result, with one requeue and backoff policy; a step that throws takes the one failure path,
+ * {@link #failed}. No step waits: the next one comes through the work queue, when a pod is due
+ * again or when the watch on the guest node's pods sees pods leave. The pure decisions live in
+ * {@link DrainStartTime}, {@link EvacuationDeadline} and {@link DrainPass}.
  */
 final class Evacuator {
 
@@ -128,9 +128,6 @@ final class Evacuator {
 
     /** Delete the VMI now: the evacuation ends with {@code outcome}. */
     record Delete(Outcome outcome) implements StepOutcome {}
-
-    /** The step failed: named in a Warning, retried with backoff, never past the deadline. */
-    record Failed(String doing, Exception cause) implements StepOutcome {}
   }
 
   @FunctionalInterface
@@ -178,7 +175,7 @@ final class Evacuator {
         try {
           outcome = step.action().run(r);
         } catch (GuestAccessException | ApiException | RuntimeException e) {
-          outcome = new StepOutcome.Failed(step.doing(), e);
+          return failed(r, step.doing(), e);
         }
         if (!(outcome instanceof StepOutcome.Proceed proceed)) {
           return end(r, outcome);
@@ -202,11 +199,7 @@ final class Evacuator {
     if (outcome instanceof StepOutcome.RequeueAfter a) {
       return requeue(r, a.delay());
     }
-    if (outcome instanceof StepOutcome.Delete d) {
-      return delete(r, d.outcome());
-    }
-    StepOutcome.Failed f = (StepOutcome.Failed) outcome;
-    return failed(r, f.doing(), f.cause());
+    return delete(r, ((StepOutcome.Delete) outcome).outcome());
   }
 
   /** The one requeue policy: never past the deadline, but a failed delete has none to cap at. */
