@@ -5,7 +5,7 @@ import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventWriters;
-import dev.capk.vmieviction.eviction.ManagementMirroredVmiEvents;
+import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.infra.BoundTenants;
 import dev.capk.vmieviction.infra.InfraBindings;
 import dev.capk.vmieviction.infra.InfraBindings.KubevirtClusterRef;
@@ -109,9 +109,7 @@ final class ExternalInfraController implements ManagedController {
     this.managementEventWriters = new EventWriters("management-events", 2, 10_000);
     this.managementEvents =
         InfraConnection.events(
-            shared.home().requestClient,
-            ManagementMirroredVmiEvents.MIRRORED,
-            managementEventWriters);
+            shared.home().requestClient, VmiEvents.MIRRORED, managementEventWriters);
     Runnable changed = () -> queue.addAfter(BINDINGS, DEBOUNCE);
     shared.management().onKubevirtClusterChanged(changed);
     this.secrets =
@@ -300,8 +298,7 @@ final class ExternalInfraController implements ManagedController {
             List.of(t.namespace()),
             tenants,
             onVmi ->
-                new ManagementMirroredVmiEvents(
-                    onVmi, managementEvents, tenants, kubevirtClusters::get, name),
+                VmiEvents.mirrored(onVmi, managementEvents, tenants, kubevirtClusters::get, name),
             e -> unreachable(t, e, connection.watchClient.getBasePath()),
             shared);
     ControllerRuntime runtime =

@@ -72,13 +72,13 @@ class ManagementMirroredVmiEventsTest {
     OnVmi onVmi = new OnVmi();
     TenantMapping tenants = v -> new GuestClusterRef("tenant-a", "web");
     VmiEvents events =
-        new ManagementMirroredVmiEvents(
+        VmiEvents.mirrored(
             onVmi,
             new EventSeriesRecorder(
                 new EventSeriesBook(),
                 management,
                 "test",
-                ManagementMirroredVmiEvents.MIRRORED,
+                VmiEvents.MIRRORED,
                 Clock.systemUTC(),
                 null),
             tenants,
@@ -118,13 +118,13 @@ class ManagementMirroredVmiEventsTest {
     V1ObjectReference kvc =
         new V1ObjectReference().kind("KubevirtCluster").namespace("tenant-a").name("web").uid("k");
     VmiEvents events =
-        new ManagementMirroredVmiEvents(
+        VmiEvents.mirrored(
             new OnVmi(),
             new EventSeriesRecorder(
                 new EventSeriesBook(),
                 management,
                 "test",
-                ManagementMirroredVmiEvents.MIRRORED,
+                VmiEvents.MIRRORED,
                 Clock.systemUTC(),
                 null),
             refusing,
