@@ -587,8 +587,6 @@ final class Evacuator {
   void ended(String key, boolean keepStart) {
     c.ended(key, keepStart);
     c.succeeded(key);
-    c.guests.evacuationEnded(key);
-    c.waitsNoMore(key);
   }
 
   /**
@@ -600,8 +598,6 @@ final class Evacuator {
   Optional<Result> callOff(String key, VirtualMachineInstance vmi) {
     // The backoff is kept: a write refused again and again backs off.
     c.ended(key, false);
-    c.guests.evacuationEnded(key);
-    c.waitsNoMore(key);
     Run r = new Run(key, vmi);
     String doing = "recording the live migration's end";
     try {

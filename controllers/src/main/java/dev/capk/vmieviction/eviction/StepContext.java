@@ -206,13 +206,15 @@ final class StepContext {
   /**
    * The evacuation of this VMI is over (deleted, called off, left to KubeVirt). With {@code
    * keepStart} the earliest start is kept: a VMI whose strategy flips away from External and back
-   * must not get a later deadline.
+   * must not get a later deadline. What its drain held is released, and it waits for nothing.
    */
   void ended(String key, boolean keepStart) {
     Evacuation e = evacuations.remove(key);
     if (keepStart && e != null) {
       evacuations.put(key, new Evacuation(e.uid, e.start));
     }
+    guests.evacuationEnded(key);
+    waitsNoMore(key);
   }
 
   /**
