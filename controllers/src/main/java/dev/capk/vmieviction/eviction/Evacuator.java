@@ -146,7 +146,7 @@ final class Evacuator {
     MachineContractCheck.Applied contract;
     Guest guest; // set once entered; left when the run ends
     V1Node node;
-    Instant drainBegan;
+    StepContext.Evacuation e; // this process's memory of it, once its start is known
     DrainPass pass;
     boolean deleting;
 
@@ -193,7 +193,8 @@ final class Evacuator {
   private Result end(Run r, StepOutcome outcome) {
     if (outcome instanceof StepOutcome.Wait w) {
       inPhase(r, w.phase());
-      c.blockedBy(r.key, w.blocker());
+      r.e.blocker = w.blocker();
+      r.e.failure = null;
       return requeue(r, w.retry());
     }
     if (outcome instanceof StepOutcome.RequeueAfter a) {
@@ -241,7 +242,7 @@ final class Evacuator {
       }
       r.vmi = c.vmis.annotate(r.vmi, changes);
     }
-    c.recordStart(r.key, uid, r.start);
+    r.e = c.recordStart(r.key, uid, r.start);
     String shown = d.raw() == null ? null : NotEvacuatedNotices.shorten(d.raw());
     if (d.kind().restores()) {
       String was = shown == null ? "" : " (to \"" + shown + "\")";
@@ -255,7 +256,7 @@ final class Evacuator {
       String infraNode = Eligibility.evacuationNodeName(r.vmi);
       Told.STARTED.to(c.events, r.vmi, r.key, infraNode, start, deadline);
     }
-    c.underWay(r.key, r.deadline.at());
+    r.e.underWay(r.deadline.at());
     // The deadline is checked before anything touches the guest cluster.
     return r.deadline.passed() ? deadlineReached(r, null) : new StepOutcome.Proceed(r.vmi);
   }
@@ -267,7 +268,7 @@ final class Evacuator {
   private StepOutcome contract(Run r) throws GuestAccessException {
     r.contract = contracts.apply(r.key, r.vmi, r.start, r.deadline);
     r.deadline = r.contract.deadline();
-    c.underWay(r.key, r.deadline.at());
+    r.e.underWay(r.deadline.at());
     if (r.deadline.passed()) {
       return deadlineReached(r, r.contract.origin().orElse(null));
     }
@@ -354,7 +355,9 @@ final class Evacuator {
         EvacuationDeadline.passTimeout(r.deadline, c.settings.attemptTimeout());
     Instant stepStart = c.clock.instant();
     // After a hold (tenant protection) the drain's own waiting counts, not the evacuation's.
-    r.drainBegan = c.drainBegan(r.key, stepStart);
+    if (r.e.drainBegan == null) {
+      r.e.drainBegan = stepStart;
+    }
     DrainPass pass = r.guest.drainStep(r.key, r.nodeName(), requestTimeout, unreachable);
     r.pass = pass;
     c.metrics.drainStep(Duration.between(stepStart, c.clock.instant()));
@@ -413,7 +416,7 @@ final class Evacuator {
     // A budget that refuses for a moment (a rolling workload) and pods that take their time to
     // terminate are a drain's normal course, as kubectl's retries are: a warning only once the
     // drain has waited longer than the retry interval, or when an eviction failed.
-    boolean waitedLong = !now.isBefore(r.drainBegan.plus(c.settings.retryInterval()));
+    boolean waitedLong = !now.isBefore(r.e.drainBegan.plus(c.settings.retryInterval()));
     if (waitedLong || !pass.failures().isEmpty()) {
       c.events.warning(
           r.vmi,
@@ -444,7 +447,7 @@ final class Evacuator {
   private StepOutcome deadlineReached(Run r, String contractOrigin) {
     Duration timeout = c.settings.drainTimeout();
     String blocking =
-        c.blocker(r.key).orElse("unknown (no drain pass seen by this controller instance)");
+        r.e.blocker().orElse("unknown (no drain pass seen by this controller instance)");
     String origin =
         contractOrigin != null
             ? contractOrigin
@@ -545,7 +548,7 @@ final class Evacuator {
 
   private Result guestFailed(Run r, String reason, String message) {
     c.metrics.reconcileError(reason);
-    c.failedWith(r.key, message);
+    r.e.failure = message;
     Duration backoff = c.backoff(r.key);
     if (REFUSALS.contains(reason) && backoff.compareTo(c.settings.retryInterval()) > 0) {
       // A refusal is asked again once per retry interval at most: the tenant may lift it.
@@ -567,7 +570,7 @@ final class Evacuator {
    * @return the VMI as the write left it
    */
   private VirtualMachineInstance inPhase(Run r, EvacuationPhase phase) {
-    c.inPhase(r.key, phase);
+    r.e.phase = phase;
     if (phase.name().equals(Metadata.annotation(r.vmi, EvictionAnnotations.EVACUATION_PHASE))) {
       return r.vmi;
     }

@@ -41,7 +41,7 @@ final class StepContext {
    * rewritten by anyone, this record cannot, so the deadline only moves earlier. Written by the
    * VMI's reconcile (one at a time per key), read by the gauges.
    */
-  private static final class Evacuation {
+  static final class Evacuation {
     final String uid;
     volatile Instant start;
 
@@ -63,6 +63,20 @@ final class StepContext {
     Evacuation(String uid, Instant start) {
       this.uid = uid;
       this.start = start;
+    }
+
+    /** Under way until {@code at}; the earliest is kept (Cluster API may move it earlier). */
+    void underWay(Instant at) {
+      if (deadline == null || at.isBefore(deadline)) {
+        deadline = at;
+      }
+    }
+
+    /** The last step's failure comes after the last obstacle: the pods left still count. */
+    Optional<String> blocker() {
+      return blocker == null
+          ? Optional.ofNullable(failure)
+          : Optional.of(failure == null ? blocker : blocker + "; then " + failure);
     }
 
     double used(Instant now) {
@@ -146,61 +160,20 @@ final class StepContext {
     return e != null && e.uid.equals(uid) ? Optional.of(e.start) : Optional.empty();
   }
 
-  /** Records a start, kept when earlier; a new VMI under the same name has its own evacuation. */
-  void recordStart(String key, String uid, Instant start) {
+  /**
+   * Records a start, kept when earlier; a new VMI under the same name has its own evacuation.
+   *
+   * @return the evacuation's memory, written by its steps
+   */
+  Evacuation recordStart(String key, String uid, Instant start) {
     Evacuation e = evacuations.get(key);
     if (e == null || !e.uid.equals(uid)) {
-      evacuations.put(key, new Evacuation(uid, start));
+      e = new Evacuation(uid, start);
+      evacuations.put(key, e);
     } else if (start.isBefore(e.start)) {
       e.start = start;
     }
-  }
-
-  /**
-   * The VMI's evacuation is under way until {@code deadline} (after {@link #recordStart}); called
-   * at each step, the earliest deadline is kept (Cluster API's settings may move it earlier).
-   */
-  void underWay(String key, Instant deadline) {
-    Evacuation e = evacuations.get(key);
-    if (e.deadline == null || deadline.isBefore(e.deadline)) {
-      e.deadline = deadline;
-    }
-  }
-
-  /** The VMI's evacuation is in {@code phase}, as recorded on it. */
-  void inPhase(String key, EvacuationPhase phase) {
-    evacuations.get(key).phase = phase;
-  }
-
-  /** When the guest node's drain for this VMI began: {@code now} at its first drain step. */
-  Instant drainBegan(String key, Instant now) {
-    Evacuation e = evacuations.get(key);
-    if (e.drainBegan == null) {
-      e.drainBegan = now;
-    }
-    return e.drainBegan;
-  }
-
-  void blockedBy(String key, String obstacle) {
-    Evacuation e = evacuations.get(key);
-    e.blocker = obstacle;
-    e.failure = null;
-  }
-
-  /**
-   * The last step failed (e.g. the guest API): said after the last pass's obstacle, which it does
-   * not replace, so the deadline warning still counts the pods left.
-   */
-  void failedWith(String key, String failure) {
-    evacuations.get(key).failure = failure;
-  }
-
-  Optional<String> blocker(String key) {
-    Evacuation e = evacuations.get(key);
-    if (e == null || e.blocker == null) {
-      return Optional.ofNullable(e == null ? null : e.failure);
-    }
-    return Optional.of(e.failure == null ? e.blocker : e.blocker + "; then " + e.failure);
+    return e;
   }
 
   /**

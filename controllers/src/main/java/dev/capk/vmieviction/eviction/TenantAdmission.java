@@ -255,8 +255,7 @@ public final class TenantAdmission {
         DrainStartTime.format(h.goAheadAt()),
         DrainStartTime.format(e.deadline().at()));
     // Woken at once when what it waits for ends (StepContext#waitFor), else it looks again after
-    // the
-    // retry interval, and at deadline minus reserve at the latest.
+    // the retry interval, and at deadline minus reserve at the latest.
     c.admission(e.key(), e.cluster(), false);
     Duration untilEnd = Duration.between(now, h.goAheadAt());
     Duration retry = c.settings.retryInterval();
