@@ -141,8 +141,8 @@ final class LiveMigrationStep {
     boolean fellBack =
         startText.equals(Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
     Optional<MigrationAttempt> attempt =
-        MigrationAttempt.parse(
-            Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT), startText);
+        MigrationAttempt.parse(Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT))
+            .filter(a -> a.drainStart().equals(startText));
     if (attempt.isEmpty() && (fellBack || policy == LiveMigrationPolicy.NEVER)) {
       return new StepOutcome.Proceed(vmi); // the cheap path: no request
     }
@@ -280,14 +280,14 @@ final class LiveMigrationStep {
             && status.getMigrationState() != null
             && status.getMigrationState().completed()
             && !status.getMigrationState().failed();
-    Optional<MigrationAttempt> attempt =
-        MigrationAttempt.drainStartOf(raw).flatMap(s -> MigrationAttempt.parse(raw, s));
     VirtualMachineInstance cleared =
         c.vmis.annotate(vmi, EvictionAnnotations.MIGRATION_ATTEMPT, null);
     slotFreed();
     if (migrated) {
       c.metrics.migrationSucceeded(
-          attempt.map(a -> Duration.between(a.began(), c.clock.instant())).orElse(Duration.ZERO));
+          MigrationAttempt.parse(raw)
+              .map(a -> Duration.between(a.began(), c.clock.instant()))
+              .orElse(Duration.ZERO));
       Told.MIGRATED.to(c.events, cleared, key, status.getNodeName());
     }
     return cleared;
