@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.drain;
 
-import dev.capk.vmieviction.drain.NodeWatch.BudgetAllowance;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
@@ -11,13 +10,11 @@ import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.openapi.apis.PolicyV1Api;
 import io.kubernetes.client.openapi.models.V1APIResourceList;
 import io.kubernetes.client.openapi.models.V1DeleteOptions;
 import io.kubernetes.client.openapi.models.V1Eviction;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
-import io.kubernetes.client.openapi.models.V1PodDisruptionBudgetList;
 import io.kubernetes.client.openapi.models.V1Preconditions;
 import java.io.InterruptedIOException;
 import java.time.Clock;
@@ -34,8 +31,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -75,21 +72,19 @@ public final class DrainStepper {
   private final Executor evictions;
   private final Clock clock;
 
-  /** Eviction support per client, shared by the steppers of many drains; null: per drain. */
+  /**
+   * What discovery answered (or is being asked) per client, by identity: a cluster's eviction
+   * support is asked once per client, not once per drain, when steppers share it.
+   */
   private final Map<ApiClient, CompletableFuture<Optional<String>>> evictionSupport;
 
   /**
    * @param evictions runs one step's eviction requests side by side
    */
   public DrainStepper(ApiClient client, Executor evictions, Clock clock) {
-    this(client, evictions, clock, null);
+    this(client, evictions, clock, new ConcurrentHashMap<>());
   }
 
-  /**
-   * @param evictionSupport what discovery answered (or is being asked) per client, by identity,
-   *     filled by this stepper: a cluster's eviction support is asked once per client, not once per
-   *     drain
-   */
   DrainStepper(
       ApiClient client,
       Executor evictions,
@@ -101,49 +96,45 @@ public final class DrainStepper {
     this.evictionSupport = evictionSupport;
   }
 
-  /**
-   * One step.
-   *
-   * @param podsOnNode the pods bound to the node now
-   * @param options kubectl's drain flags; {@code timeout} bounds each eviction request of the step
-   * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
-   *     evicted by this step
-   * @throws ApiException if eviction support could not be discovered
-   */
+  /** One step, knowing nothing of the budgets. */
   public DrainStep step(
       String nodeName, List<V1Pod> podsOnNode, DrainOptions options, DrainMemory memory)
       throws ApiException, DrainRefusedException {
-    return step(nodeName, podsOnNode, options, memory, BudgetAllowance.UNKNOWN, Observer.NONE);
+    return step(nodeName, podsOnNode, options, memory, BudgetWatch.NONE, Observer.NONE);
   }
 
-  /**
-   * One step that sends, for the Ready pods of each budget {@code budgets} knows, no more evictions
-   * than the budget allows now: the others wait, as if refused, for the budget to allow (the
-   * caller's wake, {@link DrainMemory#budgetsAllow}) or for their retry timer. When a pod's timer
-   * comes and its budget allows nothing, one such pod per budget is still sent (the eviction API
-   * judges; the known status may be late).
-   */
+  /** One step, telling nobody of its evictions. */
   public DrainStep step(
       String nodeName,
       List<V1Pod> podsOnNode,
       DrainOptions options,
       DrainMemory memory,
-      BudgetAllowance budgets)
+      BudgetWatch budgets)
       throws ApiException, DrainRefusedException {
     return step(nodeName, podsOnNode, options, memory, budgets, Observer.NONE);
   }
 
   /**
-   * As {@link #step(String, List, DrainOptions, DrainMemory, BudgetAllowance)}, telling {@code
-   * observer} of each eviction. A server dry run sends each eviction with {@code dryRun=All}: an
-   * accepted pod stays, so the caller, not this stepper, decides it is done.
+   * One step. For the Ready pods of each budget {@code budgets} knows, it sends no more evictions
+   * than the budget allows now: the others wait, as if refused, for the budget to allow (the
+   * caller's wake, {@link DrainMemory#budgetsAllow}) or for their retry timer. When a pod's timer
+   * comes and its budget allows nothing, one such pod per budget is still sent (the eviction API
+   * judges; the known status may be late). A server dry run sends each eviction with {@code
+   * dryRun=All}: an accepted pod stays, so the caller, not this stepper, decides it is done.
+   *
+   * @param podsOnNode the pods bound to the node now
+   * @param options kubectl's drain flags; {@code timeout} bounds each eviction request of the step
+   * @param observer told of each eviction
+   * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
+   *     evicted by this step
+   * @throws ApiException if eviction support could not be discovered
    */
   DrainStep step(
       String nodeName,
       List<V1Pod> podsOnNode,
       DrainOptions options,
       DrainMemory memory,
-      BudgetAllowance budgets,
+      BudgetWatch budgets,
       Observer observer)
       throws ApiException, DrainRefusedException {
     if (options.dryRun() == DryRun.CLIENT) {
@@ -208,7 +199,7 @@ public final class DrainStepper {
     Instant answered = clock.instant();
     answers.forEach(
         (ref, o) -> {
-          remember(api, memory, ref, byRef.get(ref), o, budgets, answered);
+          remember(memory, ref, byRef.get(ref), o, budgets, answered);
           observer.answered(ref, o);
         });
     return report(plan, memory, answers, now);
@@ -219,7 +210,7 @@ public final class DrainStepper {
    * are known to select it (the eviction API answers those), or if the pod is not Ready: the API
    * server may evict an unhealthy pod whatever the budget allows.
    */
-  private static Optional<String> limitingBudget(V1Pod pod, BudgetAllowance budgets) {
+  private static Optional<String> limitingBudget(V1Pod pod, BudgetWatch budgets) {
     if (!ready(pod)) {
       return Optional.empty();
     }
@@ -241,21 +232,16 @@ public final class DrainStepper {
    * instead of each asking the same.
    */
   private Optional<String> evictionVersion(RawApi bounded, Deadline bound) throws ApiException {
-    if (evictionSupport == null) {
-      return discoverEviction(bounded);
-    }
     CompletableFuture<Optional<String>> mine = new CompletableFuture<>();
     CompletableFuture<Optional<String>> asked = evictionSupport.putIfAbsent(api.client(), mine);
     if (asked == null) {
+      asked = mine;
       try {
-        Optional<String> found = discoverEviction(bounded);
-        mine.complete(found);
-        return found;
+        mine.complete(discoverEviction(bounded));
       } catch (ApiException | RuntimeException e) {
         // A failed discovery is not kept: the next step asks again.
         evictionSupport.remove(api.client(), mine);
         mine.completeExceptionally(e);
-        throw e;
       }
     }
     Duration wait = bound.none() ? Evictor.EVICTION_TIMEOUT : bound.remaining();
@@ -291,30 +277,22 @@ public final class DrainStepper {
       PodRef ref = PodRef.of(pod);
       observer.sending(ref);
       sent.put(
-          ref, CompletableFuture.supplyAsync(() -> evictor.evictOrDelete(ref, bound), evictions));
+          ref,
+          CompletableFuture.supplyAsync(() -> evictor.evictOrDelete(ref, bound), evictions)
+              .exceptionally(e -> EvictionOutcome.unreachable("unexpected error: " + e)));
     }
     Map<PodRef, EvictionOutcome> answers = new LinkedHashMap<>();
     // Each request is bounded (Evictor's timeout, cut to the step's bound): this join ends.
-    sent.forEach(
-        (ref, f) -> {
-          EvictionOutcome o;
-          try {
-            o = f.join();
-          } catch (RuntimeException e) {
-            o = EvictionOutcome.unreachable("unexpected error: " + e);
-          }
-          answers.put(ref, o);
-        });
+    sent.forEach((ref, f) -> answers.put(ref, f.join()));
     return answers;
   }
 
   private static void remember(
-      RawApi api,
       DrainMemory memory,
       PodRef ref,
       V1Pod pod,
       EvictionOutcome o,
-      BudgetAllowance budgets,
+      BudgetWatch budgets,
       Instant now) {
     switch (o.kind()) {
       case ACCEPTED -> memory.accepted(ref, now);
@@ -323,7 +301,8 @@ public final class DrainStepper {
           memory.refused(
               ref,
               DrainMemory.Waiting.BLOCKED,
-              o.budgets().isEmpty() ? selecting(api, pod, budgets) : o.budgets(),
+              // A 429 names its budgets; one that does not: those the budget watch knows.
+              o.budgets().isEmpty() ? budgets.selecting(pod) : o.budgets(),
               now);
       case THROTTLED -> memory.throttled(ref, o.retryAfterSeconds(), now);
       case NAMESPACE_TERMINATING ->
@@ -348,34 +327,6 @@ public final class DrainStepper {
               now);
       case FAILED -> memory.failed(ref, o.message(), false, now);
     }
-  }
-
-  /**
-   * The budgets selecting a pod refused by a 429 that named none: from the budget watch's cache if
-   * it knows any, else those of the pod's namespace, listed.
-   */
-  private static Set<String> selecting(RawApi api, V1Pod pod, BudgetAllowance budgets) {
-    Set<String> known = budgets.selecting(pod);
-    if (!known.isEmpty()) {
-      return known;
-    }
-    Set<String> names = new TreeSet<>();
-    try {
-      V1PodDisruptionBudgetList list =
-          api.get(
-              new PolicyV1Api(api.client())
-                  .listNamespacedPodDisruptionBudget(pod.getMetadata().getNamespace())
-                  .buildCall(null),
-              V1PodDisruptionBudgetList.class);
-      if (list.getItems() != null) {
-        list.getItems().stream()
-            .filter(b -> BudgetWatch.selects(b, pod))
-            .forEach(b -> names.add(b.getMetadata().getName()));
-      }
-    } catch (ApiException e) {
-      // Best effort: the names only enrich the report; the retry goes on without them.
-    }
-    return names;
   }
 
   private static DrainStep report(
@@ -485,13 +436,24 @@ public final class DrainStepper {
               .build();
     }
 
-    boolean usingEviction() {
-      return evictionGroupVersion != null;
-    }
-
     EvictionOutcome evictOrDelete(PodRef pod, Deadline deadline) {
       try {
-        okhttp3.Call built = usingEviction() ? evictionCall(pod) : deletionCall(pod);
+        okhttp3.Call built =
+            evictionGroupVersion != null
+                ? core.createNamespacedPodEviction(
+                        pod.name(),
+                        pod.namespace(),
+                        new V1Eviction()
+                            .apiVersion(evictionGroupVersion)
+                            .kind("Eviction")
+                            .metadata(
+                                new V1ObjectMeta().name(pod.name()).namespace(pod.namespace()))
+                            .deleteOptions(deleteOptions(pod)))
+                    .buildCall(null)
+                : core.deleteNamespacedPod(pod.name(), pod.namespace())
+                    .body(deleteOptions(pod))
+                    .dryRun(options.dryRun() == DryRun.SERVER ? "All" : null)
+                    .buildCall(null);
         okhttp3.Call call = evictionHttp.newCall(built.request());
         call.timeout()
             .timeout(
@@ -504,7 +466,7 @@ public final class DrainStepper {
       }
     }
 
-    V1DeleteOptions deleteOptions(PodRef pod) {
+    private V1DeleteOptions deleteOptions(PodRef pod) {
       V1DeleteOptions o = new V1DeleteOptions();
       if (options.gracePeriodSeconds() >= 0) {
         o.setGracePeriodSeconds((long) options.gracePeriodSeconds());
@@ -516,26 +478,6 @@ public final class DrainStepper {
         o.setDryRun(List.of("All"));
       }
       return o;
-    }
-
-    private okhttp3.Call evictionCall(PodRef pod) throws ApiException {
-      V1Eviction eviction =
-          new V1Eviction()
-              .apiVersion(evictionGroupVersion)
-              .kind("Eviction")
-              .metadata(new V1ObjectMeta().name(pod.name()).namespace(pod.namespace()))
-              .deleteOptions(deleteOptions(pod));
-      return core.createNamespacedPodEviction(pod.name(), pod.namespace(), eviction)
-          .buildCall(null);
-    }
-
-    private okhttp3.Call deletionCall(PodRef pod) throws ApiException {
-      CoreV1Api.APIdeleteNamespacedPodRequest req =
-          core.deleteNamespacedPod(pod.name(), pod.namespace()).body(deleteOptions(pod));
-      if (options.dryRun() == DryRun.SERVER) {
-        req = req.dryRun("All");
-      }
-      return req.buildCall(null);
     }
   }
 
@@ -668,20 +610,23 @@ public final class DrainStepper {
     }
 
     private static long retryAfter(Map<String, List<String>> headers) {
-      if (headers != null) {
-        for (Map.Entry<String, List<String>> e : headers.entrySet()) {
-          if ("retry-after".equalsIgnoreCase(e.getKey())
-              && e.getValue() != null
-              && !e.getValue().isEmpty()) {
-            try {
-              return Math.max(0, Math.min(30, Long.parseLong(e.getValue().get(0).trim())));
-            } catch (NumberFormatException ignored) {
-              // An HTTP date: fall back to the default below.
-            }
-          }
-        }
+      try {
+        return header(headers, "Retry-After")
+            .map(v -> Math.max(0, Math.min(30, Long.parseLong(v.trim()))))
+            .orElse(1L);
+      } catch (NumberFormatException e) {
+        return 1; // An HTTP date: the default.
       }
-      return 1;
+    }
+
+    /** The first value of an HTTP header, by its name in any case. */
+    static Optional<String> header(Map<String, List<String>> headers, String name) {
+      return headers == null
+          ? Optional.empty()
+          : headers.entrySet().stream()
+              .filter(e -> name.equalsIgnoreCase(e.getKey()) && e.getValue() != null)
+              .flatMap(e -> e.getValue().stream())
+              .findFirst();
     }
 
     private static EvictionOutcome of(Kind kind, String message) {

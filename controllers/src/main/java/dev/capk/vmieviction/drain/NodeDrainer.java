@@ -2,7 +2,7 @@ package dev.capk.vmieviction.drain;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
-import dev.capk.vmieviction.drain.NodeWatch.BudgetAllowance;
+import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch;
@@ -331,7 +331,7 @@ public final class NodeDrainer {
                 sendable(),
                 options.toBuilder().timeout(bound).build(),
                 memory,
-                BudgetAllowance.UNKNOWN,
+                BudgetWatch.NONE,
                 this)
             .nextTry();
       } catch (DrainRefusedException e) {

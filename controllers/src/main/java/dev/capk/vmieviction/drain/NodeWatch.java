@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.drain;
 
-import com.google.gson.reflect.TypeToken;
 import dev.capk.vmieviction.drain.SteppedDrains.WatchLoop;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
@@ -11,8 +10,6 @@ import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodDisruptionBudget;
-import io.kubernetes.client.util.Watch;
-import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -42,11 +39,8 @@ import org.slf4j.LoggerFactory;
  * process patched is served as the patch left it until the watch has passed the version the patch
  * was made over, so a step never reads back a node from before its own write.
  */
-public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
+public final class NodeWatch extends WatchLoop<V1Node> {
   private static final Logger LOG = LoggerFactory.getLogger(NodeWatch.class);
-
-  private final RawApi api;
-  private final WatchLoop<V1Node> loop;
 
   /** Guarded by this: the nodes by name. */
   private final Map<String, V1Node> nodes = new HashMap<>();
@@ -70,9 +64,8 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   private volatile boolean ended;
   private volatile long usedNanos = System.nanoTime();
 
-  private NodeWatch(ApiClient client, String name) {
-    this.api = new RawApi(client);
-    this.loop = new WatchLoop<>(api, this, null, "node-watch-" + name);
+  private NodeWatch(RawApi api, String name) {
+    super(api, V1Node.class, null, "node-watch-" + name);
   }
 
   /**
@@ -82,14 +75,14 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
    * @param name names the watch's thread (the cluster, for thread dumps)
    */
   public static NodeWatch start(ApiClient client, String name) {
-    NodeWatch w = new NodeWatch(client, name);
-    w.loop.start();
+    NodeWatch w = new NodeWatch(new RawApi(client), name);
+    w.startThread();
     return w;
   }
 
   /** Not started: fed by hand through {@link #seen}, for tests of what it serves. */
   static NodeWatch unstarted(V1NodeList seed) {
-    NodeWatch w = new NodeWatch(new ApiClient(), "unstarted");
+    NodeWatch w = new NodeWatch(null, "unstarted");
     w.replace(seed);
     return w;
   }
@@ -102,7 +95,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   public synchronized boolean awaitListed(Duration maxWait) throws InterruptedException {
     long end = System.nanoTime() + maxWait.toNanos();
     for (long left = maxWait.toNanos();
-        !listed && !gaveUp && !ended && !loop.failing() && left > 0;
+        !listed && !gaveUp && !ended && !failing() && left > 0;
         left = end - System.nanoTime()) {
       TimeUnit.NANOSECONDS.timedWait(this, left);
     }
@@ -111,7 +104,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
 
   /** True while what this knows is current: listed, and the watch is up. */
   public boolean current() {
-    return listed && !gaveUp && !ended && !loop.failing();
+    return listed && !gaveUp && !ended && !failing();
   }
 
   /**
@@ -123,7 +116,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   }
 
   @Override
-  public boolean wanted() {
+  boolean wanted() {
     if (idle()) {
       ended = true;
     }
@@ -166,11 +159,8 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     }
     String name = after.getMetadata().getName();
     String over = before.getMetadata().getResourceVersion();
-    Set<String> superseded = new HashSet<>();
     Written known = written.get(name);
-    if (known != null) {
-      superseded.addAll(known.superseded());
-    }
+    Set<String> superseded = new HashSet<>(known == null ? Set.of() : known.superseded());
     if (over != null) {
       superseded.add(over);
     }
@@ -192,19 +182,14 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   }
 
   @Override
-  public Type responseType() {
-    return new TypeToken<Watch.Response<V1Node>>() {}.getType();
-  }
-
-  @Override
-  public Call list(ApiClient client) throws ApiException {
-    return new CoreV1Api(client).listNode().buildCall(null);
+  Call list() throws ApiException {
+    return new CoreV1Api(api.client()).listNode().buildCall(null);
   }
 
   /** At the start, and after a 410: a fresh list replaces what was known. */
   @Override
-  public String relist() throws ApiException {
-    V1NodeList list = api.get(list(api.client()), V1NodeList.class);
+  String relist() throws ApiException {
+    V1NodeList list = api.get(list(), V1NodeList.class);
     replace(list);
     return list.getMetadata().getResourceVersion();
   }
@@ -217,7 +202,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   }
 
   @Override
-  public void seen(String type, V1Node node) {
+  void seen(String type, V1Node node) {
     String name = node.getMetadata().getName();
     synchronized (this) {
       if ("DELETED".equals(type)) {
@@ -230,7 +215,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   }
 
   @Override
-  public synchronized boolean giveUp(Exception failure, int failures) {
+  synchronized boolean giveUp(Exception failure, int failures) {
     // Steps waiting for the first list read their nodes themselves.
     notifyAll();
     if (failure instanceof ApiException ae && ae.getCode() == 403) {
@@ -241,8 +226,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
       written.clear();
       return true;
     }
-    LOG.debug(
-        "node watch failed, retrying failures={} reason={}", failures, WatchLoop.describe(failure));
+    LOG.debug("node watch failed, retrying failures={} reason={}", failures, describe(failure));
     return false;
   }
 
@@ -260,48 +244,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
   @Override
   public void close() {
     ended = true;
-    loop.close();
-  }
-
-  /**
-   * What is known now of a cluster's PodDisruptionBudgets (a budget watch's cache, {@link
-   * BudgetWatch}), so that a drain step sends no more evictions for a budget's pods than the budget
-   * allows: the rest would only be refused (429). The eviction API stays the judge; this only
-   * spares requests that cannot succeed.
-   */
-  public interface BudgetAllowance {
-
-    /** Nothing known: every due pod is sent its eviction, as kubectl does. */
-    BudgetAllowance UNKNOWN =
-        new BudgetAllowance() {
-          @Override
-          public Set<String> selecting(V1Pod pod) {
-            return Set.of();
-          }
-
-          @Override
-          public int take(String budget, int wanted) {
-            return wanted;
-          }
-        };
-
-    /**
-     * The known budgets ({@code namespace/name}) that select {@code pod}; empty if none is known.
-     */
-    Set<String> selecting(V1Pod pod);
-
-    /**
-     * Takes up to {@code wanted} of the disruptions {@code budget} allows now and not yet taken
-     * since its status was last seen.
-     *
-     * @return how many were granted
-     */
-    int take(String budget, int wanted);
-
-    /** The budget {@code namespace/name} as last seen, if known. */
-    default Optional<V1PodDisruptionBudget> lastSeen(String budget) {
-      return Optional.empty();
-    }
+    super.close();
   }
 
   /**
@@ -316,13 +259,18 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
    *
    * <p>Started without a resourceVersion, the watch first reports every budget as it is (so a
    * budget that allowed before the watch started is seen), then each change.
+   *
+   * <p>What it knows lets a drain step send no more evictions for a budget's pods than the budget
+   * allows: the rest would only be refused (429). The eviction API stays the judge; this only
+   * spares requests that cannot succeed.
    */
-  public static final class BudgetWatch
-      implements AutoCloseable, BudgetAllowance, WatchLoop.Kind<V1PodDisruptionBudget> {
+  public static final class BudgetWatch extends WatchLoop<V1PodDisruptionBudget> {
     private static final Logger LOG = LoggerFactory.getLogger(BudgetWatch.class);
 
+    /** Knows no budget, never started: every due pod is sent its eviction, as kubectl does. */
+    public static final BudgetWatch NONE = new BudgetWatch(null, "none", budget -> {});
+
     private final Consumer<String> onAllowing;
-    private final WatchLoop<V1PodDisruptionBudget> loop;
 
     /** Each budget as last seen, by {@code namespace/name}. */
     private final Map<String, Seen> budgets = new ConcurrentHashMap<>();
@@ -342,9 +290,9 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
       }
     }
 
-    private BudgetWatch(ApiClient client, String name, Consumer<String> onAllowing) {
+    private BudgetWatch(RawApi api, String name, Consumer<String> onAllowing) {
+      super(api, V1PodDisruptionBudget.class, null, "budget-watch-" + name);
       this.onAllowing = onAllowing;
-      this.loop = new WatchLoop<>(new RawApi(client), this, null, "budget-watch-" + name);
     }
 
     /**
@@ -354,8 +302,8 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
      * @param name names the thread (the cluster, for thread dumps)
      */
     public static BudgetWatch start(ApiClient client, String name, Consumer<String> onAllowing) {
-      BudgetWatch w = new BudgetWatch(client, name, onAllowing);
-      w.loop.start();
+      BudgetWatch w = new BudgetWatch(new RawApi(client), name, onAllowing);
+      w.startThread();
       return w;
     }
 
@@ -374,7 +322,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
       }
     }
 
-    @Override
+    /** The known budgets ({@code namespace/name}) that select {@code pod}. */
     public Set<String> selecting(V1Pod pod) {
       Set<String> names = new TreeSet<>();
       budgets.forEach(
@@ -387,7 +335,7 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     }
 
     /** The budget is in the pod's namespace and its selector matches the pod's labels. */
-    static boolean selects(V1PodDisruptionBudget budget, V1Pod pod) {
+    private static boolean selects(V1PodDisruptionBudget budget, V1Pod pod) {
       return pod.getMetadata() != null
           && pod.getMetadata().getNamespace() != null
           && pod.getMetadata().getNamespace().equals(budget.getMetadata().getNamespace())
@@ -395,12 +343,17 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
           && LabelSelectors.matches(budget.getSpec().getSelector(), pod.getMetadata().getLabels());
     }
 
-    @Override
+    /** The budget {@code namespace/name} as last seen, if known. */
     public Optional<V1PodDisruptionBudget> lastSeen(String budget) {
       return Optional.ofNullable(budgets.get(budget)).map(seen -> seen.budget);
     }
 
-    @Override
+    /**
+     * Takes up to {@code wanted} of the disruptions {@code budget} allows now and not yet taken
+     * since its status was last seen (all of them for a budget not known).
+     *
+     * @return how many were granted
+     */
     public int take(String budget, int wanted) {
       Seen seen = budgets.get(budget);
       if (seen == null) {
@@ -414,28 +367,20 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     }
 
     @Override
-    public void close() {
-      loop.close();
-    }
-
-    @Override
-    public Call list(ApiClient client) throws ApiException {
-      return new PolicyV1Api(client).listPodDisruptionBudgetForAllNamespaces().buildCall(null);
+    Call list() throws ApiException {
+      return new PolicyV1Api(api.client())
+          .listPodDisruptionBudgetForAllNamespaces()
+          .buildCall(null);
     }
 
     /** No list of its own: a watch without a resourceVersion reports every budget first. */
     @Override
-    public String relist() {
+    String relist() {
       return null;
     }
 
     @Override
-    public Type responseType() {
-      return new TypeToken<Watch.Response<V1PodDisruptionBudget>>() {}.getType();
-    }
-
-    @Override
-    public void seen(String type, V1PodDisruptionBudget budget) {
+    void seen(String type, V1PodDisruptionBudget budget) {
       String key = budget.getMetadata().getNamespace() + "/" + budget.getMetadata().getName();
       if ("DELETED".equals(type)) {
         // A budget gone refuses nothing any more (and selects no pod).
@@ -452,16 +397,13 @@ public final class NodeWatch implements AutoCloseable, WatchLoop.Kind<V1Node> {
     }
 
     @Override
-    public boolean giveUp(Exception failure, int failures) {
+    boolean giveUp(Exception failure, int failures) {
       if (failure instanceof ApiException ae && ae.getCode() == 403) {
         // The guest identity may not watch budgets: refused pods wait for the retry timer.
         LOG.info("budget watch refused (HTTP 403), refused evictions are retried on a timer");
         return true;
       }
-      LOG.debug(
-          "budget watch failed, retrying failures={} reason={}",
-          failures,
-          WatchLoop.describe(failure));
+      LOG.debug("budget watch failed, retrying failures={} reason={}", failures, describe(failure));
       return false;
     }
 

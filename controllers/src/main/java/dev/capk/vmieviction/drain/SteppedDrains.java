@@ -47,13 +47,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The node drains a controller carries out in steps, each under a key of the caller's (a VMI, a
  * NodeMaintenance): the watch on the node's pods, which calls back when pods leave, and the drain's
- * memory between steps. {@link #open} opens a drain at its first step and reopens a watch that gave
- * up or that another client or node replaces (keeping the memory for the same node); {@link #end}
- * closes it. Threads for the steps' eviction requests are shared by all drains.
+ * memory between steps, from {@link #pods} to {@link #end}. Threads for the steps' eviction
+ * requests are shared by all drains.
  */
 public final class SteppedDrains implements AutoCloseable {
 
-  /** One key's drain: its client and node, the watch on the node's pods, its memory. */
   public record Drain(ApiClient client, String node, NodePodWatch watch, DrainMemory memory) {}
 
   private final Duration baseRetry;
@@ -76,7 +74,7 @@ public final class SteppedDrains implements AutoCloseable {
   public SteppedDrains(String threadName, Duration baseRetry, Duration maxRetry) {
     this.baseRetry = baseRetry.compareTo(maxRetry) > 0 ? maxRetry : baseRetry;
     this.maxRetry = maxRetry;
-    // Threads for the eviction requests of steps in flight; idle ones go after a minute.
+    // Idle threads go after a minute.
     this.evictions =
         new ThreadPoolExecutor(
             0,
@@ -140,7 +138,6 @@ public final class SteppedDrains implements AutoCloseable {
     return new Pods(pods, opened, true);
   }
 
-  /** A stepper for the drains through {@code client}. */
   public DrainStepper stepper(ApiClient client) {
     return new DrainStepper(client, evictions, Clock.systemUTC(), evictionSupport);
   }
@@ -173,93 +170,86 @@ public final class SteppedDrains implements AutoCloseable {
    * (a node's pods, a cluster's nodes or budgets): it resumes from the last resourceVersion seen
    * (objects and bookmarks), starts again from a fresh list after a 410, and after a failure waits
    * 0.25 s, doubling up to 8 s. What a kind does with its objects, how it lists, and when it gives
-   * up are its {@link Kind}'s.
+   * up are its subclass's, called on the loop's thread.
    *
    * <p>Why not client-java's informers: each runs several threads; the drains need many differently
    * filtered watches, one thread each here.
    */
-  static final class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
+  abstract static class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
 
     /** The server ends each watch after this; the watch is then resumed. */
     static final int WATCH_SECONDS = 120;
 
-    /** What one kind of watch does. Called on the loop's thread. */
-    interface Kind<T extends KubernetesObject> {
-      /** {@code Watch.Response<T>}, for the client's decoder. */
-      Type responseType();
+    /** Each watch request is bound to its deadline; null: never started (fed by hand, tests). */
+    final RawApi api;
 
-      /** The list request the watch is made of (the loop adds the watch's parameters). */
-      Call list(ApiClient client) throws ApiException;
-
-      /**
-       * There is no resourceVersion to resume from (at the start, or after a 410): list, report the
-       * full state, and return the list's resourceVersion; or null to watch from the state the
-       * server sends.
-       */
-      String relist() throws ApiException;
-
-      /** An object the watch reported ({@code ADDED}, {@code MODIFIED} or {@code DELETED}). */
-      void seen(String type, T object);
-
-      /**
-       * A try failed ({@code failures} in a row since a watch was last accepted): true ends the
-       * loop.
-       */
-      boolean giveUp(Exception failure, int failures);
-
-      /** Asked before each watch request: false ends the loop (nobody needs it any more). */
-      default boolean wanted() {
-        return true;
-      }
-    }
-
-    private final RawApi api;
-    private final Kind<T> kind;
+    private final Type responseType;
     private final OkHttpClient watchHttp;
     private final Thread thread;
     private volatile boolean closed;
-    private volatile Call current;
+    private volatile Call call;
     private String resourceVersion;
 
-    /** The last try failed and no watch has been accepted since: the server is not reached now. */
+    /** No watch accepted since the last failed try: the server is not reached now. */
     private volatile boolean failing;
 
     /**
-     * @param api each watch request is bound to its deadline
-     * @param resourceVersion where the first watch starts; null: {@link Kind#relist} first
+     * @param resourceVersion where the first watch starts; null: {@link #relist} first
      */
-    WatchLoop(RawApi api, Kind<T> kind, String resourceVersion, String threadName) {
+    WatchLoop(RawApi api, Class<T> type, String resourceVersion, String threadName) {
       this.api = api;
-      this.kind = kind;
+      this.responseType = TypeToken.getParameterized(Watch.Response.class, type).getType();
       this.resourceVersion = resourceVersion;
       // The caller's pool, auth and TLS; a watch is silent until something changes, so not the
       // client's short call timeout.
       this.watchHttp =
-          api.client()
-              .getHttpClient()
-              .newBuilder()
-              .readTimeout(Duration.ofSeconds(WATCH_SECONDS + 30))
-              .callTimeout(Duration.ZERO)
-              .build();
+          api == null
+              ? null
+              : api.client()
+                  .getHttpClient()
+                  .newBuilder()
+                  .readTimeout(Duration.ofSeconds(WATCH_SECONDS + 30))
+                  .callTimeout(Duration.ZERO)
+                  .build();
       this.thread = new Thread(this::run, threadName);
       this.thread.setDaemon(true);
-      // Watch events are decoded by the client's Gson: without the strict validators.
-      LenientJson.install();
+    }
+
+    /** The list request the watch is made of (the loop adds the watch's parameters). */
+    abstract Call list() throws ApiException;
+
+    /**
+     * There is no resourceVersion to resume from (at the start, or after a 410): list, report the
+     * full state, and return the list's resourceVersion; or null to watch from the state the server
+     * sends.
+     */
+    abstract String relist() throws ApiException;
+
+    /** An object the watch reported ({@code ADDED}, {@code MODIFIED} or {@code DELETED}). */
+    abstract void seen(String type, T object);
+
+    /** A try failed, {@code failures} in a row since a watch was accepted: true ends the loop. */
+    abstract boolean giveUp(Exception failure, int failures);
+
+    /** Asked before each watch request: false ends the loop (nobody needs it any more). */
+    boolean wanted() {
+      return true;
     }
 
     boolean failing() {
       return failing;
     }
 
-    WatchLoop<T> start() {
+    void startThread() {
+      // Watch events are decoded by the client's Gson: without the strict validators.
+      LenientJson.install();
       thread.start();
-      return this;
     }
 
     @Override
     public void close() {
       closed = true;
-      Call c = current;
+      Call c = call;
       if (c != null) {
         c.cancel();
       }
@@ -268,10 +258,10 @@ public final class SteppedDrains implements AutoCloseable {
 
     private void run() {
       int failures = 0;
-      while (!closed && kind.wanted()) {
+      while (!closed && wanted()) {
         try {
           if (resourceVersion == null) {
-            resourceVersion = kind.relist();
+            resourceVersion = relist();
           }
           watchOnce();
           failures = 0;
@@ -286,7 +276,7 @@ public final class SteppedDrains implements AutoCloseable {
           // A watch that was up before it broke starts a new count.
           failures = failing ? failures + 1 : 1;
           failing = true;
-          if (kind.giveUp(e, failures)) {
+          if (giveUp(e, failures)) {
             return;
           }
           try {
@@ -300,7 +290,7 @@ public final class SteppedDrains implements AutoCloseable {
 
     /** One watch request, read to its end; a 410 (as answer or as event) is an ApiException. */
     private void watchOnce() throws ApiException {
-      Request list = kind.list(api.client()).request();
+      Request list = list().request();
       HttpUrl.Builder url =
           list.url()
               .newBuilder()
@@ -310,13 +300,13 @@ public final class SteppedDrains implements AutoCloseable {
       if (resourceVersion != null) {
         url.addQueryParameter("resourceVersion", resourceVersion);
       }
-      Call call = watchHttp.newCall(list.newBuilder().url(url.build()).build());
-      api.bound(call);
-      current = call;
+      Call c = watchHttp.newCall(list.newBuilder().url(url.build()).build());
+      api.bound(c);
+      call = c;
       if (closed) {
         return;
       }
-      try (Watch<T> watch = Watch.createWatch(api.client(), call, kind.responseType())) {
+      try (Watch<T> watch = Watch.createWatch(api.client(), c, responseType)) {
         failing = false;
         while (!closed && watch.hasNext()) {
           handle(watch.next());
@@ -324,7 +314,7 @@ public final class SteppedDrains implements AutoCloseable {
       } catch (IOException e) {
         throw new ApiException(e);
       } finally {
-        current = null;
+        call = null;
       }
     }
 
@@ -343,13 +333,11 @@ public final class SteppedDrains implements AutoCloseable {
         resourceVersion = object.getMetadata().getResourceVersion();
       }
       if (!"BOOKMARK".equals(event.type)) {
-        kind.seen(event.type, object);
+        seen(event.type, object);
       }
     }
 
-    /**
-     * A failed try, for a log line: the API's status, or the failure's kind (never server text).
-     */
+    /** A failed try, for a log line: the API's status, or the failure's kind (no server text). */
     static String describe(Exception failure) {
       return failure instanceof ApiException ae
           ? ApiStatus.describe(ae)
@@ -390,7 +378,6 @@ public final class SteppedDrains implements AutoCloseable {
       FAILED
     }
 
-    /** One pod's state between steps. */
     static final class PodState {
       Waiting waiting;
       Instant due;
@@ -468,13 +455,13 @@ public final class SteppedDrains implements AutoCloseable {
       return pods.get(pod);
     }
 
-    /** Forgets pods that are no longer on the node. */
     void keepOnly(Set<PodRef> present) {
       pods.keySet().retainAll(present);
     }
 
     void accepted(PodRef pod, Instant now) {
-      PodState s = fresh(pod);
+      PodState s = new PodState();
+      pods.put(pod, s);
       s.waiting = Waiting.ACCEPTED;
       // The watch shows the deletion within moments; re-send only if it never does.
       s.due = now.plus(baseRetry);
@@ -503,7 +490,7 @@ public final class SteppedDrains implements AutoCloseable {
       }
     }
 
-    /** The pod waits for {@code why} (a refusal, not a failure) on {@code budgets}. */
+    /** A refusal, not a failure. */
     private PodState waitFor(PodRef pod, Waiting why, Set<String> budgets) {
       PodState s = pods.computeIfAbsent(pod, p -> new PodState());
       s.waiting = why;
@@ -522,9 +509,7 @@ public final class SteppedDrains implements AutoCloseable {
       s.due = now.plusSeconds(Math.max(1, retryAfterSeconds));
     }
 
-    /**
-     * @return true once the pod failed this often in a row that it is reported failed
-     */
+    /** True once the pod failed this often in a row that it is reported failed. */
     boolean transientFailure(PodRef pod, String message, Instant now) {
       PodState s = pods.computeIfAbsent(pod, p -> new PodState());
       s.transientFailures++;
@@ -573,14 +558,11 @@ public final class SteppedDrains implements AutoCloseable {
 
     /** 5 s, 10 s, 20 s, ... up to the maximum. */
     Duration refusalWait(int earlierRefusals) {
-      Duration wait = baseRetry;
-      for (int i = 0; i < earlierRefusals && wait.compareTo(maxRetry) < 0; i++) {
-        wait = wait.multipliedBy(2);
-      }
+      Duration wait = baseRetry.multipliedBy(1L << Math.min(earlierRefusals, 30));
       return wait.compareTo(maxRetry) > 0 ? maxRetry : wait;
     }
 
-    /** Pods evicted (or found gone) by this drain so far. */
+    /** Pods evicted (or found gone) so far. */
     public int evictedCount() {
       return evicted.size();
     }
@@ -603,12 +585,6 @@ public final class SteppedDrains implements AutoCloseable {
       }
       return daemonSets;
     }
-
-    private PodState fresh(PodRef pod) {
-      PodState s = new PodState();
-      pods.put(pod, s);
-      return s;
-    }
   }
 
   /**
@@ -621,46 +597,36 @@ public final class SteppedDrains implements AutoCloseable {
    * <p>One thread each ({@link WatchLoop}), not a GET per pod per second as kubectl does. Repeated
    * failures to reach the server end it ({@link #failure}).
    */
-  public static final class NodePodWatch implements AutoCloseable, WatchLoop.Kind<V1Pod> {
+  public static final class NodePodWatch extends WatchLoop<V1Pod> {
     private static final Logger LOG = LoggerFactory.getLogger(NodePodWatch.class);
 
-    /**
-     * Consecutive failures (backoff 0.25 s doubling, at most 8 s: ~30 s in all) before giving up.
-     */
+    /** Consecutive failures (backoff 0.25 s doubling, at most 8 s: ~30 s in all). */
     private static final int MAX_FAILURES = 9;
 
     private final String node;
     private final Runnable onPodsLeft;
-    private final PodLister lister;
-    private final WatchLoop<V1Pod> loop;
     private final Map<String, V1Pod> pods = new LinkedHashMap<>();
     private boolean listed;
     private String failure;
 
-    private NodePodWatch(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
+    /** A null {@code api}: fed by hand, for tests. */
+    NodePodWatch(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
+      super(api, V1Pod.class, resourceVersion(seed), "drain-watch-" + node);
       this.node = node;
       this.onPodsLeft = onPodsLeft;
-      String from =
-          seed == null || seed.getMetadata() == null
-              ? null
-              : seed.getMetadata().getResourceVersion();
-      if (from != null) {
+      if (resourceVersion(seed) != null) {
         // The caller's own list: the watch starts right after it, instead of listing again.
         if (seed.getItems() != null) {
           seed.getItems().forEach(p -> pods.put(key(p), p));
         }
         listed = true;
       }
-      this.lister = new PodLister(api);
-      this.loop = new WatchLoop<>(api, this, from, "drain-watch-" + node);
     }
 
-    /** Fed by hand, for tests of what it reports. */
-    NodePodWatch(String node, Runnable onPodsLeft) {
-      this.node = node;
-      this.onPodsLeft = onPodsLeft;
-      this.lister = null;
-      this.loop = null;
+    private static String resourceVersion(V1PodList list) {
+      return list == null || list.getMetadata() == null
+          ? null
+          : list.getMetadata().getResourceVersion();
     }
 
     /** Starts following the node's pods, listing them on the watch's thread. */
@@ -677,7 +643,7 @@ public final class SteppedDrains implements AutoCloseable {
      */
     static NodePodWatch start(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
       NodePodWatch w = new NodePodWatch(api, node, onPodsLeft, seed);
-      w.loop.start();
+      w.startThread();
       return w;
     }
 
@@ -695,28 +661,24 @@ public final class SteppedDrains implements AutoCloseable {
     }
 
     @Override
-    public Type responseType() {
-      return new TypeToken<Watch.Response<V1Pod>>() {}.getType();
-    }
-
-    @Override
-    public Call list(ApiClient client) throws ApiException {
-      return new CoreV1Api(client)
+    Call list() throws ApiException {
+      return new CoreV1Api(api.client())
           .listPodForAllNamespaces()
           .fieldSelector(PodLister.nodeFieldSelector(node))
           .buildCall(null);
     }
 
     @Override
-    public String relist() throws ApiException {
-      PodLister.Listing listing = lister.list(node, "", DrainOptions.DEFAULT_CHUNK_SIZE);
+    String relist() throws ApiException {
+      PodLister.Listing listing =
+          new PodLister(api).list(node, "", DrainOptions.DEFAULT_CHUNK_SIZE);
       LOG.debug("pods listed node={} pods={}", node, listing.pods().size());
       relisted(listing.pods());
       return listing.resourceVersion();
     }
 
     @Override
-    public void seen(String type, V1Pod pod) {
+    void seen(String type, V1Pod pod) {
       boolean deleted = "DELETED".equals(type);
       synchronized (this) {
         if (deleted) {
@@ -731,11 +693,8 @@ public final class SteppedDrains implements AutoCloseable {
     }
 
     @Override
-    public boolean giveUp(Exception failure, int failures) {
-      String reason =
-          failure instanceof ApiException ae
-              ? ApiStatus.describe(ae)
-              : String.valueOf(failure.getMessage());
+    boolean giveUp(Exception failure, int failures) {
+      String reason = describe(failure);
       if (failures >= MAX_FAILURES) {
         LOG.warn("pod watch gave up node={} failures={} reason={}", node, failures, reason);
         watchFailed("lost the watch on the pods of node " + node + ": " + reason);
@@ -771,15 +730,7 @@ public final class SteppedDrains implements AutoCloseable {
     }
 
     private static String key(V1Pod pod) {
-      PodRef ref = PodRef.of(pod);
-      return ref.namespace() + "/" + ref.name();
-    }
-
-    @Override
-    public void close() {
-      if (loop != null) {
-        loop.close();
-      }
+      return PodRef.of(pod).toString();
     }
   }
 
@@ -788,9 +739,7 @@ public final class SteppedDrains implements AutoCloseable {
    * watch to resume from.
    */
   static final class PodLister {
-    /**
-     * A continue token expires after a few minutes; a list that slow is restarted, but not forever.
-     */
+    /** A continue token expires after a few minutes: a list that slow restarts, a few times. */
     private static final int MAX_RESTARTS = 3;
 
     record Listing(List<V1Pod> pods, String resourceVersion) {}
@@ -812,35 +761,31 @@ public final class SteppedDrains implements AutoCloseable {
      * consistent snapshot, whose resourceVersion is returned.
      */
     Listing list(String node, String labelSelector, int chunkSize) throws ApiException {
-      for (int attempt = 0; ; attempt++) {
-        try {
-          return listOnce(node, labelSelector, chunkSize);
-        } catch (ApiException e) {
-          if (e.getCode() != 410 || attempt >= MAX_RESTARTS) {
-            throw e;
-          }
-          // 410 Expired: the snapshot behind the continue token is gone; start a fresh one.
-        }
-      }
-    }
-
-    private Listing listOnce(String node, String labelSelector, int chunkSize) throws ApiException {
       List<V1Pod> pods = new ArrayList<>();
       String resourceVersion = null;
       String token = null;
-      do {
-        CoreV1Api.APIlistPodForAllNamespacesRequest req =
-            core.listPodForAllNamespaces().fieldSelector(nodeFieldSelector(node));
-        if (!labelSelector.isEmpty()) {
-          req = req.labelSelector(labelSelector);
+      for (int restarts = 0; ; ) {
+        V1PodList page;
+        try {
+          page =
+              api.get(
+                  core.listPodForAllNamespaces()
+                      .fieldSelector(nodeFieldSelector(node))
+                      .labelSelector(labelSelector.isEmpty() ? null : labelSelector)
+                      .limit(chunkSize > 0 ? chunkSize : null)
+                      ._continue(token)
+                      .buildCall(null),
+                  V1PodList.class);
+        } catch (ApiException e) {
+          if (e.getCode() != 410 || restarts++ >= MAX_RESTARTS) {
+            throw e;
+          }
+          // 410 Expired: the snapshot behind the continue token is gone; start a fresh one.
+          pods.clear();
+          resourceVersion = null;
+          token = null;
+          continue;
         }
-        if (chunkSize > 0) {
-          req = req.limit(chunkSize);
-        }
-        if (token != null) {
-          req = req._continue(token);
-        }
-        V1PodList page = api.get(req.buildCall(null), V1PodList.class);
         if (page.getItems() != null) {
           pods.addAll(page.getItems());
         }
@@ -848,8 +793,10 @@ public final class SteppedDrains implements AutoCloseable {
           resourceVersion = page.getMetadata().getResourceVersion();
         }
         token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
-      } while (token != null && !token.isEmpty());
-      return new Listing(pods, resourceVersion);
+        if (token == null || token.isEmpty()) {
+          return new Listing(pods, resourceVersion);
+        }
+      }
     }
   }
 }

@@ -2,7 +2,7 @@ package dev.capk.vmieviction.drain;
 
 import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
 import dev.capk.vmieviction.drain.DrainStepper.Evictor;
-import dev.capk.vmieviction.drain.NodeWatch.BudgetAllowance;
+import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
@@ -67,7 +67,7 @@ final class StrandedEvictions {
       DrainOptions options,
       List<V1Pod> podsToEvict,
       Map<PodRef, EvictionOutcome> answers,
-      BudgetAllowance known,
+      BudgetWatch known,
       Instant localNow,
       Deadline bound) {
     Set<String> refusing = new TreeSet<>();
@@ -175,20 +175,11 @@ final class StrandedEvictions {
 
   /** The API server's time of its answer (HTTP {@code Date}, one-second precision). */
   static Optional<Instant> serverTime(Map<String, List<String>> headers) {
-    if (headers == null) {
+    try {
+      return EvictionOutcome.header(headers, "Date")
+          .map(d -> ZonedDateTime.parse(d, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant());
+    } catch (DateTimeParseException e) {
       return Optional.empty();
     }
-    for (Map.Entry<String, List<String>> e : headers.entrySet()) {
-      if ("date".equalsIgnoreCase(e.getKey()) && e.getValue() != null && !e.getValue().isEmpty()) {
-        try {
-          return Optional.of(
-              ZonedDateTime.parse(e.getValue().get(0), DateTimeFormatter.RFC_1123_DATE_TIME)
-                  .toInstant());
-        } catch (DateTimeParseException ignored) {
-          return Optional.empty();
-        }
-      }
-    }
-    return Optional.empty();
   }
 }

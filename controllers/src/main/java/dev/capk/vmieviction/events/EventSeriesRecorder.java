@@ -1,72 +1,196 @@
 package dev.capk.vmieviction.events;
 
+import com.google.common.base.Ticker;
+import com.google.common.cache.Cache;
+import com.google.common.cache.CacheBuilder;
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.google.gson.JsonObject;
-import dev.capk.vmieviction.events.EventSeriesBook.Capped;
-import dev.capk.vmieviction.events.EventSeriesBook.Create;
-import dev.capk.vmieviction.events.EventSeriesBook.Decision;
-import dev.capk.vmieviction.events.EventSeriesBook.Series;
-import dev.capk.vmieviction.events.EventSeriesBook.Update;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1EventSource;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes core/v1 Events as series, as {@link EventSeriesBook} decides: best effort, one attempt,
- * never throws (the series' next occurrence retries); on the caller's thread or, given {@link
- * EventWriters}, on theirs. Not client-java's {@code LegacyEventBroadcaster}: its spam filter drops
- * an object's events beyond 25 (outcomes too), it creates a combined event twice (a 409 logged as
- * ERROR), and its update patch embeds the message unescaped.
+ * Writes core/v1 Events as series: best effort, one attempt, never throws (the series' next
+ * occurrence retries). A series is one (object, scope, type, reason), a scope one evacuation of a
+ * VMI (or one guest node). Per scope: outcome reasons are written at every occurrence; at most
+ * {@link #MAX_SERIES_PER_SCOPE} other series (a further reason is dropped, the log has it); a first
+ * occurrence is written at once; repeats update the API at most once per {@link #UPDATE_INTERVAL}
+ * for the whole scope (a blocked evacuation costs at most one Event write a minute), those in
+ * between counted into the next. Series names derive from their key, so a restarted controller
+ * finds its series again.
+ *
+ * <p>Given lanes, writes off the caller's thread, as client-go's broadcaster does (under load the
+ * round trips cost a step more than its real work): one lane per object key keeps an object's
+ * events in order; a full lane drops the event, logged. Not client-java's {@code
+ * LegacyEventBroadcaster}: its spam filter drops an object's events beyond 25 (outcomes too), it
+ * creates a combined event twice (a 409 logged as ERROR), and its update patch embeds the message
+ * unescaped.
  */
-public final class EventSeriesRecorder {
+public final class EventSeriesRecorder implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(EventSeriesRecorder.class);
+
+  /** Series of non-outcome reasons per scope. */
+  public static final int MAX_SERIES_PER_SCOPE = 10;
+
+  /** Repeats in a scope (all its series together) update the API at most this often. */
+  public static final Duration UPDATE_INTERVAL = Duration.ofMinutes(1);
+
+  /** Longer than the API server's default event TTL (1 h): the object is gone by then anyway. */
+  static final Duration FORGET_AFTER = Duration.ofMinutes(70);
 
   /** The API server refuses event messages longer than this. */
   public static final int MAX_MESSAGE = 1024;
 
-  private final EventSeriesBook book;
+  /** One series: an event of {@code reason} and {@code type} about one object in one scope. */
+  record Series(String objectName, String objectUid, String scope, String type, String reason) {
+
+    /** A valid, stable Event name: the object's name, a dot, a digest of the key. */
+    String eventName() {
+      String prefix = objectName.length() > 200 ? objectName.substring(0, 200) : objectName;
+      return prefix + "." + digest(objectUid + "\n" + scope + "\n" + type + "\n" + reason);
+    }
+  }
+
+  /** What an occurrence does: create, update, fold into the next update, or drop (capped). */
+  enum Write {
+    CREATE,
+    UPDATE,
+    FOLD,
+    CAPPED
+  }
+
+  /** A decision and the count it writes. */
+  record Decision(Write write, int count) {}
+
+  private static final class SeriesState {
+    boolean outcome;
+    int occurred;
+    int written; // 0: no object known to exist
+    long writtenAtNanos;
+  }
+
+  private static final class Scope {
+    final Map<Series, SeriesState> series = new HashMap<>();
+    int capped; // non-outcome series admitted
+    long repeatWrittenAtNanos; // the last update of a repeat of any non-outcome series
+    boolean repeatWritten;
+  }
+
+  private final Cache<String, Scope> scopes; // guarded by itself
+  private final Ticker ticker;
   private final EventStore store;
   private final String component;
   private final Set<String> outcomeReasons;
   private final Clock clock;
-  private final EventWriters writers;
+  private final List<ThreadPoolExecutor> lanes;
 
   /**
-   * {@code outcomeReasons}: never capped nor delayed; {@code writers} null: the caller's thread.
+   * @param outcomeReasons never capped nor delayed
+   * @param writers the lanes' thread name prefix
+   * @param lanes events written at once, off the caller's thread; 0: on the caller's thread
    */
   public EventSeriesRecorder(
-      EventSeriesBook book,
       EventStore store,
       String component,
       Set<String> outcomeReasons,
       Clock clock,
-      EventWriters writers) {
-    this.book = book;
+      String writers,
+      int lanes) {
+    this(store, component, outcomeReasons, clock, lanes(writers, lanes), Ticker.systemTicker());
+  }
+
+  EventSeriesRecorder(
+      EventStore store,
+      String component,
+      Set<String> outcomeReasons,
+      Clock clock,
+      List<ThreadPoolExecutor> lanes,
+      Ticker ticker) {
+    this.scopes =
+        CacheBuilder.newBuilder()
+            .maximumSize(50_000)
+            .expireAfterAccess(FORGET_AFTER.toNanos(), TimeUnit.NANOSECONDS)
+            .ticker(ticker)
+            .build();
+    this.ticker = ticker;
     this.store = store;
     this.component = component;
     this.outcomeReasons = Set.copyOf(outcomeReasons);
     this.clock = clock;
-    this.writers = writers;
+    this.lanes = lanes;
+  }
+
+  private EventSeriesRecorder(EventSeriesRecorder same, EventStore store) {
+    this.scopes = same.scopes;
+    this.ticker = same.ticker;
+    this.store = store;
+    this.component = same.component;
+    this.outcomeReasons = same.outcomeReasons;
+    this.clock = same.clock;
+    this.lanes = same.lanes;
+  }
+
+  /** The same series and lanes, written through another store (another cluster). */
+  public EventSeriesRecorder to(EventStore other) {
+    return new EventSeriesRecorder(this, other);
+  }
+
+  private static List<ThreadPoolExecutor> lanes(String name, int count) {
+    List<ThreadPoolExecutor> lanes = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      ThreadPoolExecutor lane =
+          new ThreadPoolExecutor(
+              1,
+              1,
+              30,
+              TimeUnit.SECONDS,
+              new ArrayBlockingQueue<>(10_000),
+              new ThreadFactoryBuilder().setNameFormat(name + "-" + i).setDaemon(true).build());
+      lane.allowCoreThreadTimeOut(true);
+      lanes.add(lane);
+    }
+    return List.copyOf(lanes);
   }
 
   /** One occurrence; {@code scope} separates series of the same object, e.g. one evacuation. */
   public void record(
       V1ObjectReference involved, String scope, boolean warning, String reason, String message) {
-    if (writers == null) {
+    if (lanes.isEmpty()) {
       recordNow(involved, scope, warning, reason, message);
-    } else {
-      writers.submit(
-          involved.getNamespace() + "/" + involved.getName() + "/" + involved.getUid(),
-          () -> recordNow(involved, scope, warning, reason, message));
+      return;
+    }
+    // After every earlier write of the same object.
+    String key = involved.getNamespace() + "/" + involved.getName() + "/" + involved.getUid();
+    try {
+      lanes
+          .get(Math.floorMod(key.hashCode(), lanes.size()))
+          .execute(() -> recordNow(involved, scope, warning, reason, message));
+    } catch (RejectedExecutionException e) {
+      log.info("event not recorded, too many waiting to be written object={}", key);
     }
   }
 
@@ -75,7 +199,7 @@ public final class EventSeriesRecorder {
     String type = warning ? "Warning" : "Normal";
     Series series =
         new Series(involved.getName(), String.valueOf(involved.getUid()), scope, type, reason);
-    Decision decision = book.occurred(series, outcomeReasons.contains(reason));
+    Decision decision = occurred(series, outcomeReasons.contains(reason));
     String namespace =
         involved.getNamespace() == null || involved.getNamespace().isEmpty()
             ? "default" // cluster-scoped objects (Nodes): where the kubelet's events go
@@ -90,18 +214,17 @@ public final class EventSeriesRecorder {
             .source(new V1EventSource().component(component))
             .reportingComponent(component);
     try {
-      if (decision instanceof Create c) {
-        create(series, event, c.count());
-      } else if (decision instanceof Update u) {
-        update(series, event, u.count());
-      } else if (decision instanceof Capped) {
-        log.debug(
-            "event not recorded, series cap reached object={}/{} reason={}",
-            namespace,
-            involved.getName(),
-            reason);
+      switch (decision.write()) {
+        case CREATE -> create(series, event, decision.count());
+        case UPDATE -> update(series, event, decision.count());
+        case CAPPED ->
+            log.debug(
+                "event not recorded, series cap reached object={}/{} reason={}",
+                namespace,
+                involved.getName(),
+                reason);
+        case FOLD -> {} // counted, written with the next update
       }
-      // Fold: counted, written with the next update.
     } catch (Exception e) {
       log.info(
           "event not recorded object={}/{} kind={} reason={} error=\"{}\"",
@@ -117,7 +240,7 @@ public final class EventSeriesRecorder {
     OffsetDateTime now = now();
     try {
       store.create(event.firstTimestamp(now).lastTimestamp(now).count(count));
-      book.written(series, count);
+      written(series, count);
     } catch (ApiException e) {
       if (e.getCode() != 409) {
         throw e;
@@ -127,7 +250,7 @@ public final class EventSeriesRecorder {
       CoreV1Event existing = store.read(namespace, series.eventName());
       int total = (existing.getCount() == null ? 1 : existing.getCount()) + count;
       store.mergePatch(namespace, series.eventName(), updatePatch(event.getMessage(), total, now));
-      book.written(series, total);
+      written(series, total);
     }
   }
 
@@ -137,14 +260,80 @@ public final class EventSeriesRecorder {
           event.getMetadata().getNamespace(),
           series.eventName(),
           updatePatch(event.getMessage(), count, now()));
-      book.written(series, count);
+      written(series, count);
     } catch (ApiException e) {
       if (e.getCode() != 404) {
         throw e;
       }
       // Expired (the API server keeps events for an hour) or deleted: start the object again.
-      book.vanished(series);
+      vanished(series);
       create(series, event, count);
+    }
+  }
+
+  /** What an occurrence does to the API (no I/O). */
+  Decision occurred(Series series, boolean outcome) {
+    synchronized (scopes) {
+      Scope scope = scope(series);
+      SeriesState state = scope.series.get(series);
+      if (state == null) {
+        if (!outcome) {
+          if (scope.capped >= MAX_SERIES_PER_SCOPE) {
+            return new Decision(Write.CAPPED, 0);
+          }
+          scope.capped++;
+        }
+        state = new SeriesState();
+        state.outcome = outcome;
+        scope.series.put(series, state);
+      }
+      state.occurred++;
+      if (state.written == 0) {
+        return new Decision(Write.CREATE, state.occurred);
+      }
+      long now = ticker.read();
+      boolean due =
+          outcome
+              || now - state.writtenAtNanos >= UPDATE_INTERVAL.toNanos()
+                  && (!scope.repeatWritten
+                      || now - scope.repeatWrittenAtNanos >= UPDATE_INTERVAL.toNanos());
+      return new Decision(due ? Write.UPDATE : Write.FOLD, state.occurred);
+    }
+  }
+
+  /** The API now holds {@code count} for the series (more if an earlier run's was added to). */
+  void written(Series series, int count) {
+    synchronized (scopes) {
+      Scope scope = scope(series);
+      SeriesState state = scope.series.computeIfAbsent(series, s -> new SeriesState());
+      long now = ticker.read();
+      if (state.written > 0 && !state.outcome) {
+        // A repeat went out: the scope's slot for the interval is used (an object's events are
+        // written one at a time, so two series do not race for it).
+        scope.repeatWritten = true;
+        scope.repeatWrittenAtNanos = now;
+      }
+      state.occurred = Math.max(state.occurred, count);
+      state.written = count;
+      state.writtenAtNanos = now;
+    }
+  }
+
+  /** The series' object is gone (expired or deleted): the next occurrence creates it again. */
+  void vanished(Series series) {
+    synchronized (scopes) {
+      SeriesState state = scope(series).series.get(series);
+      if (state != null) {
+        state.written = 0;
+      }
+    }
+  }
+
+  private Scope scope(Series series) {
+    try {
+      return scopes.get(series.objectUid() + "\n" + series.scope(), Scope::new);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(e);
     }
   }
 
@@ -166,5 +355,33 @@ public final class EventSeriesRecorder {
     return message.length() <= MAX_MESSAGE
         ? message
         : message.substring(0, MAX_MESSAGE - 3) + "...";
+  }
+
+  static String digest(String key) {
+    try {
+      byte[] hash =
+          MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(hash, 0, 8);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Writes what is waiting, for at most two seconds, then stops the lanes. */
+  @Override
+  public void close() {
+    lanes.forEach(ThreadPoolExecutor::shutdown);
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+    for (ThreadPoolExecutor lane : lanes) {
+      try {
+        long left = until - System.nanoTime();
+        if (left <= 0 || !lane.awaitTermination(left, TimeUnit.NANOSECONDS)) {
+          lane.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        lane.shutdownNow();
+      }
+    }
   }
 }

@@ -69,40 +69,39 @@ public final class ApiManagementObjects implements ManagementObjects {
         get(cached.clusters(), clusters, "Cluster", ns, ref.name(), unavailable)
             .map(c -> clusterFacts(clusterName, c));
     String kvmName = Metadata.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAME);
-    Optional<KubevirtMachine> kvm = Optional.empty();
-    if (kvmName == null || kvmName.isBlank()) {
+    boolean unnamed = kvmName == null || kvmName.isBlank();
+    if (unnamed) {
       unavailable.add("the VMI has no label " + CapkLabels.KUBEVIRT_MACHINE_NAME);
-    } else {
-      kvm =
-          get(
-              cached.kubevirtMachines(),
-              kubevirtMachines,
-              "KubevirtMachine",
-              ns,
-              kvmName,
-              unavailable);
+    }
+    Optional<KubevirtMachine> kvm =
+        unnamed
+            ? Optional.empty()
+            : get(
+                cached.kubevirtMachines(),
+                kubevirtMachines,
+                "KubevirtMachine",
+                ns,
+                kvmName,
+                unavailable);
+    // The Cluster API Machine among the owners (CAPI sets it on its infra machines).
+    Optional<String> owner =
+        kvm.map(KubevirtMachine::getMetadata).map(V1ObjectMeta::getOwnerReferences).stream()
+            .flatMap(List::stream)
+            .filter(o -> ClusterApi.MACHINE_KIND.equals(o.getKind()))
+            .filter(
+                o ->
+                    o.getApiVersion() != null
+                        && o.getApiVersion().startsWith(ClusterApi.GROUP + "/"))
+            .map(o -> o.getName())
+            .findFirst();
+    if (kvm.isPresent() && owner.isEmpty()) {
+      unavailable.add("KubevirtMachine " + ns + "/" + kvmName + " has no owner Machine");
     }
     Optional<MachineContract.MachineFacts> machine = Optional.empty();
-    if (kvm.isPresent()) {
-      // The Cluster API Machine among the owners (CAPI sets it on its infra machines).
-      V1ObjectMeta meta = kvm.get().getMetadata();
-      Optional<String> owner =
-          Optional.ofNullable(meta == null ? null : meta.getOwnerReferences()).stream()
-              .flatMap(List::stream)
-              .filter(o -> ClusterApi.MACHINE_KIND.equals(o.getKind()))
-              .filter(
-                  o ->
-                      o.getApiVersion() != null
-                          && o.getApiVersion().startsWith(ClusterApi.GROUP + "/"))
-              .map(o -> o.getName())
-              .findFirst();
-      if (owner.isEmpty()) {
-        unavailable.add("KubevirtMachine " + ns + "/" + kvmName + " has no owner Machine");
-      } else {
-        machine =
-            get(cached.machines(), machines, "Machine", ns, owner.get(), unavailable)
-                .map(m -> machineFacts(ns + "/" + owner.get(), m));
-      }
+    if (owner.isPresent()) {
+      machine =
+          get(cached.machines(), machines, "Machine", ns, owner.get(), unavailable)
+              .map(m -> machineFacts(ns + "/" + owner.get(), m));
     }
     return new MachineContract.Facts(
         clusterName,

@@ -91,8 +91,8 @@ public final class ClusterDefaults {
       state = next(state, read(), now);
     }
     return state.answer() != null
-        ? Readout.answer(state.answer())
-        : Readout.unreadable(state.problem());
+        ? new Readout.Answer<>(state.answer())
+        : new Readout.Unreadable<>(state.problem());
   }
 
   /** The state after a read: an answer replaces what was known, a failure keeps it. */
@@ -126,7 +126,7 @@ public final class ClusterDefaults {
       return answerOf(list.get());
     } catch (RuntimeException e) {
       // GenericKubernetesApi's way of saying "I/O failure": timeout, reset, refused.
-      return Readout.unreadable(
+      return new Readout.Unreadable<>(
           "listing KubeVirt CRs failed: no response (" + e.getClass().getSimpleName() + ")");
     }
   }
@@ -138,16 +138,16 @@ public final class ClusterDefaults {
   static Readout<Optional<KubeVirt.Configuration>> answerOf(KubernetesApiResponse<KubeVirtList> r) {
     int code = r.getHttpStatusCode();
     if (code == 404) {
-      return Readout.answer(Optional.empty()); // no KubeVirt CRD: nothing sets a strategy
+      return new Readout.Answer<>(Optional.empty()); // no KubeVirt CRD: nothing sets a strategy
     }
     if (!r.isSuccess()) {
-      return Readout.unreadable("listing KubeVirt CRs failed: HTTP " + code + reason(r));
+      return new Readout.Unreadable<>("listing KubeVirt CRs failed: HTTP " + code + reason(r));
     }
     if (r.getObject() == null || r.getObject().getItems() == null) {
       // GenericKubernetesApi reports an answer without a body as a success without an object.
-      return Readout.unreadable("listing KubeVirt CRs failed: an answer without a list");
+      return new Readout.Unreadable<>("listing KubeVirt CRs failed: an answer without a list");
     }
-    return Readout.answer(
+    return new Readout.Answer<>(
         r.getObject().getItems().stream()
             .filter(
                 kv -> kv.getMetadata() == null || kv.getMetadata().getDeletionTimestamp() == null)
@@ -180,14 +180,6 @@ public final class ClusterDefaults {
 
     /** The read failed: {@code what} says which read and how, for events and logs (no secrets). */
     record Unreadable<T>(String what) implements Readout<T> {}
-
-    static <T> Readout<T> answer(T value) {
-      return new Answer<>(value);
-    }
-
-    static <T> Readout<T> unreadable(String what) {
-      return new Unreadable<>(what);
-    }
 
     /** The answer's value mapped; a failed read stays one, with the same description. */
     default <R> Readout<R> map(Function<? super T, ? extends R> f) {

@@ -11,20 +11,18 @@ import java.util.Optional;
 /**
  * The guest cluster of one VMI, as the reconciler uses it. Every call is bounded in time; an
  * unreachable or failing guest API shows as a {@link GuestAccessException} with a specific reason.
+ * Node writes apply only while the node is as read (409 otherwise) and return it as they left it.
  */
 public interface Guest {
 
   /**
-   * Lets one reconcile step talk to this guest cluster, or says when to come back (the cluster's
-   * request rate or steps at once are used up): never waits. A step woken because its guest node's
-   * pods left ({@code finishing}: it may finish the drain now) is always admitted, its requests
-   * paid for as any step's. An admitted step ends with {@link #leaveStep}.
-   *
-   * @return empty when admitted, else how long to wait
+   * Lets one reconcile step talk to this guest cluster (empty), or says how long to wait (the
+   * cluster's request rate or steps at once are used up): never waits. A step that may finish a
+   * drain ({@code finishing}: its guest node's pods left) is always admitted. An admitted step ends
+   * with {@link #leaveStep}, which frees its slot and pays for the requests it sent.
    */
   Optional<Duration> tryEnterStep(boolean finishing);
 
-  /** The step is over: frees its slot and pays for the requests it sent. */
   void leaveStep();
 
   /** {@code namespace/name} of the Cluster, for logs and events. */
@@ -36,18 +34,10 @@ public interface Guest {
    */
   Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException;
 
-  /**
-   * The nodes that carry our cordon mark now, from the cluster's node watch (started if none runs;
-   * a list of its own while the watch has not listed or does not reach the server).
-   */
+  /** The nodes and our cordon marks, from the cluster's node watch (else a list of its own). */
   MarkedNodes markedNodes() throws GuestAccessException, ApiException;
 
-  /**
-   * Cordons the node and marks it as cordoned by us for the VMI, in one patch that applies only
-   * while the node is still schedulable and unmarked as read (409 if someone changed that since).
-   *
-   * @return the node as the patch left it
-   */
+  /** Cordons the node and marks it as cordoned by us for the VMI, in one patch. */
   V1Node cordonAndMark(V1Node node, String vmiUid) throws GuestAccessException, ApiException;
 
   /**
@@ -60,19 +50,10 @@ public interface Guest {
       throws GuestAccessException, ApiException;
 
   /**
-   * Uncordons the node and removes our mark, in one patch that applies only while the node is still
-   * cordoned with the mark it was read with (409 otherwise).
-   *
-   * @return the node as the patch left it
+   * Removes our mark and, if the node is cordoned as read, uncordons it, in one patch (a cordon
+   * made since it was read is never lifted).
    */
-  V1Node uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException;
-
-  /**
-   * Removes our mark only (the node is already schedulable), if it is still as read (409).
-   *
-   * @return the node as the patch left it
-   */
-  V1Node removeMark(V1Node node) throws GuestAccessException, ApiException;
+  V1Node unmark(V1Node node) throws GuestAccessException, ApiException;
 
   /** Best effort: an Event on the guest Node. Never throws. */
   void nodeEvent(V1Node node, boolean warning, String reason, String message);

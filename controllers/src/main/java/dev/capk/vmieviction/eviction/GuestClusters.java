@@ -8,14 +8,11 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.NodeWatch;
-import dev.capk.vmieviction.drain.NodeWatch.BudgetAllowance;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SteppedDrains;
-import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
-import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.GuestNodeUncordoner.UncordonDecision;
@@ -52,6 +49,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -59,18 +57,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The guest clusters of the evacuations: connects a VMI to its guest cluster (through the cached
- * guest clients, reaching only the Cluster the tenant mapping allows), and keeps what each
- * cluster's evacuations share.
+ * The guest clusters of the evacuations: connects a VMI to its guest cluster (only the Cluster the
+ * tenant mapping allows), and keeps what each cluster's evacuations share.
  *
- * <p>Per VMI being evacuated ({@code namespace/name}), the drain of its guest node ({@link
- * SteppedDrains}): a watch on the node's pods, which wakes the VMI's next step when pods leave, and
- * the drain's memory between steps. Per guest cluster client: one {@link NodeWatch}, which the
- * steps and uncordon checks read instead of a GET each (it ends when unused for {@link
- * NodeWatch#IDLE}); and, from the first refusal by a PodDisruptionBudget to the end of the
- * cluster's last drain, one {@link BudgetWatch}, whose budgets allowing again wake the drains they
- * refused (kept while drains run: under a budget that allows one disruption at a time a drain is
- * refused many times, and each new watch would list every budget again).
+ * <p>Per VMI being evacuated, the drain of its guest node ({@link SteppedDrains}), whose pod watch
+ * wakes the VMI's next step when pods leave. Per guest cluster client: one {@link NodeWatch}, read
+ * instead of a GET each (it ends when unused for {@link NodeWatch#IDLE}); and, from the first
+ * refusal by a PodDisruptionBudget to the end of the cluster's last drain, one {@link BudgetWatch},
+ * whose budgets allowing again wake the drains they refused (kept while drains run: under a budget
+ * that allows one disruption at a time each new watch would list every budget again).
  */
 public final class GuestClusters implements GuestConnector, AutoCloseable {
 
@@ -85,32 +80,44 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   /** Guarded by this: the budgets ({@code namespace/name}) that refused each VMI's last step. */
   private final Map<String, Set<String>> blocked = new HashMap<>();
 
-  /** Guarded by this. */
+  /** Guarded by this, as the next. */
   private final Map<ApiClient, BudgetWatch> budgetWatches = new IdentityHashMap<>();
 
-  /** Guarded by this. */
   private final Map<ApiClient, NodeWatch> nodeWatches = new IdentityHashMap<>();
 
   private final GuestClients clients;
   private final TenantMapping tenants;
-  private final EventSeriesBook nodeEventSeries = new EventSeriesBook();
-  private final EventWriters nodeEventWriters;
+  private final EventSeriesRecorder nodeEventSeries;
+
+  /**
+   * The guest nodes' Event series, written on threads of their own, to a cluster through {@code
+   * to}.
+   */
+  public static EventSeriesRecorder nodeEvents(int lanes) {
+    return new EventSeriesRecorder(
+        null,
+        GuestNodeDrainer.EVENT_SOURCE,
+        GuestNodeDrainer.NODE_OUTCOMES,
+        Clock.systemUTC(),
+        "guest-node-events",
+        lanes);
+  }
 
   /**
    * @param tenants which Cluster a VMI may reach
-   * @param nodeEventWriters write the guest nodes' Events off the steps' threads
+   * @param nodeEvents the guest nodes' Event series (written off the steps' threads), any cluster's
    * @param wake enqueues a VMI (by {@code namespace/name}) for its next step
    * @param maxRetry the longest wait between two evictions of a refused pod
    */
   public GuestClusters(
       GuestClients clients,
       TenantMapping tenants,
-      EventWriters nodeEventWriters,
+      EventSeriesRecorder nodeEvents,
       Consumer<String> wake,
       Duration maxRetry) {
     this.clients = clients;
     this.tenants = tenants;
-    this.nodeEventWriters = nodeEventWriters;
+    this.nodeEventSeries = nodeEvents;
     this.wake = wake;
     this.drains =
         new SteppedDrains(
@@ -162,37 +169,41 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
   }
 
   /**
-   * What the cluster's budget watch knows, so a step sends no more evictions than a budget allows;
-   * nothing while no drain of the cluster was refused by a budget yet.
+   * What the cluster's budget watch knows, so a step sends no more evictions than a budget allows
+   * (nothing while no drain of the cluster was refused by a budget yet); the budgets that refused
+   * the VMI's last step and allow a disruption now are handed to its drain's memory.
    */
-  private synchronized BudgetAllowance budgetsOf(ApiClient client) {
-    BudgetWatch watch = budgetWatches.get(client);
-    return watch == null ? BudgetAllowance.UNKNOWN : watch;
-  }
-
-  /** The budgets that refused the VMI's last step and allow a disruption now. */
-  private synchronized Set<String> allowingNow(String vmiKey, ApiClient client) {
-    BudgetWatch watch = budgetWatches.get(client);
-    return watch == null
-        ? Set.of()
-        : blocked.getOrDefault(vmiKey, Set.of()).stream()
-            .filter(watch::allows)
-            .collect(Collectors.toSet());
+  private BudgetWatch budgetsFor(
+      String vmiKey, ApiClient client, SteppedDrains.DrainMemory memory) {
+    BudgetWatch watch;
+    Set<String> refused;
+    synchronized (this) {
+      watch = budgetWatches.get(client);
+      refused = blocked.getOrDefault(vmiKey, Set.of());
+    }
+    if (watch == null) {
+      return BudgetWatch.NONE;
+    }
+    memory.budgetsAllow(refused.stream().filter(watch::allows).collect(Collectors.toSet()));
+    return watch;
   }
 
   /**
-   * The node watch of the guest cluster {@code client} reaches, started if none runs, once it has
-   * listed (within {@code maxWait}) and while it reaches the server; else empty, and the caller
-   * reads the node itself, which names the trouble.
+   * The node watch of the guest cluster, started if none runs, once it has listed (within {@link
+   * GuestNodeDrainer#NODE_LIST_WAIT}, cut to the deadline) and while it reaches the server; else
+   * empty, and the caller reads the node itself, which names the trouble.
    */
-  private Optional<NodeWatch> nodeWatch(ApiClient client, String name, Duration maxWait) {
+  private Optional<NodeWatch> nodeWatch(GuestClient client) {
     NodeWatch watch;
     synchronized (this) {
       // Watches over for good (idle, refused, or of a client replaced since) are forgotten.
       nodeWatches.values().removeIf(NodeWatch::over);
-      watch = nodeWatches.computeIfAbsent(client, c -> NodeWatch.start(c, name));
+      watch =
+          nodeWatches.computeIfAbsent(
+              client.apiClient(), c -> NodeWatch.start(c, client.cluster().toString()));
     }
     try {
+      Duration maxWait = client.deadline().cap(GuestNodeDrainer.NODE_LIST_WAIT);
       return watch.awaitListed(maxWait) ? Optional.of(watch) : Optional.empty();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -217,16 +228,9 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       // A budget watch ends with the last drain through its client.
       Set<ApiClient> draining = Collections.newSetFromMap(new IdentityHashMap<>());
       drains.keys().forEach(k -> drains.get(k).ifPresent(d -> draining.add(d.client())));
-      budgetWatches
-          .entrySet()
-          .removeIf(
-              e -> {
-                if (draining.contains(e.getKey())) {
-                  return false;
-                }
-                e.getValue().close();
-                return true;
-              });
+      List.copyOf(budgetWatches.keySet()).stream()
+          .filter(c -> !draining.contains(c))
+          .forEach(c -> budgetWatches.remove(c).close());
     }
     woken.remove(vmiKey);
   }
@@ -274,8 +278,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     }
 
     /** Requests this drainer sent (it serves one reconcile step), for the tenant's rate limit. */
-    private final java.util.concurrent.atomic.AtomicInteger requests =
-        new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger requests = new AtomicInteger();
 
     @Override
     public Optional<Duration> tryEnterStep(boolean finishing) {
@@ -297,7 +300,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
 
     @Override
     public Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException {
-      Optional<NodeWatch> watch = nodeWatch();
+      Optional<NodeWatch> watch = nodeWatch(client);
       if (watch.isPresent()) {
         Optional<V1Node> cached = GuestNodeMatch.choose(vmiName, watch.get().nodes());
         if (cached.isEmpty() || !watch.get().refusedSince(cached.get().getMetadata().getName())) {
@@ -328,14 +331,9 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       }
     }
 
-    private Optional<NodeWatch> nodeWatch() {
-      return GuestClusters.this.nodeWatch(
-          client.apiClient(), client.cluster().toString(), client.bound(NODE_LIST_WAIT));
-    }
-
     @Override
     public MarkedNodes markedNodes() throws GuestAccessException, ApiException {
-      Optional<NodeWatch> watch = nodeWatch();
+      Optional<NodeWatch> watch = nodeWatch(client);
       return MarkedNodes.of(watch.isPresent() ? watch.get().nodes() : listNodes().getItems());
     }
 
@@ -354,19 +352,13 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     }
 
     @Override
-    public V1Node uncordonAndUnmark(V1Node node) throws GuestAccessException, ApiException {
+    public V1Node unmark(V1Node node) throws GuestAccessException, ApiException {
+      String mark = EvictionAnnotations.CORDONED_BY;
+      boolean uncordon = Cordoner.unschedulable(node);
       return jsonPatchNode(
           node,
-          n -> Cordoner.uncordonPatch(n, EvictionAnnotations.CORDONED_BY),
-          "uncordoning node");
-    }
-
-    @Override
-    public V1Node removeMark(V1Node node) throws GuestAccessException, ApiException {
-      return jsonPatchNode(
-          node,
-          n -> Cordoner.removeMarkPatch(n, EvictionAnnotations.CORDONED_BY),
-          "removing cordon mark");
+          n -> uncordon ? Cordoner.uncordonPatch(n, mark) : Cordoner.removeMarkPatch(n, mark),
+          uncordon ? "uncordoning node" : "removing cordon mark");
     }
 
     /**
@@ -390,7 +382,10 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
           watch.ifPresent(w -> w.wrote(node, written.node()));
           return written.node();
         }
-        case REFUSED -> throw refused(what, name, written.answer());
+        case REFUSED ->
+            throw client.error(
+                GuestAccessException.Reason.GuestAPIRefused,
+                what + " " + name + " refused: " + ApiStatus.describeRefusal(written.answer()));
         default ->
             throw new ApiException(
                 409, "guest node " + name + " changed since it was read (" + what + ")");
@@ -406,19 +401,6 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
               RawApi.asJsonPatch(
                   client.apiClient(), core.patchNode(name, new V1Patch(patch)).buildCall(null)),
           V1Node.class);
-    }
-
-    private GuestAccessException refused(String what, String name, ApiException e) {
-      return new GuestAccessException(
-          GuestAccessException.Reason.GuestAPIRefused,
-          "guest cluster "
-              + cluster()
-              + ": "
-              + what
-              + " "
-              + name
-              + " refused: "
-              + ApiStatus.describeRefusal(e));
     }
 
     @Override
@@ -447,7 +429,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
         log.debug("guest pod watch opened vmi={} node={}", vmiKey, nodeName);
       }
       // Budgets that allow a disruption again: the pods they refused go now.
-      on.drain().memory().budgetsAllow(allowingNow(vmiKey, client.apiClient()));
+      BudgetWatch budgets = budgetsFor(vmiKey, client.apiClient(), on.drain().memory());
       try {
         DrainStep step =
             client.guarded(
@@ -455,12 +437,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
                 () ->
                     drains
                         .stepper(client.apiClient())
-                        .step(
-                            nodeName,
-                            on.pods(),
-                            options,
-                            on.drain().memory(),
-                            budgetsOf(client.apiClient())));
+                        .step(nodeName, on.pods(), options, on.drain().memory(), budgets));
         requests.addAndGet(step.requests());
         if (!step.denied().isEmpty()) {
           // The tenant's RBAC refused us: no retry of this step can help, and it is not a budget's
@@ -498,17 +475,14 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     private GuestAccessException denied(String nodeName, DrainStep step) {
       PodRef first = step.denied().iterator().next();
       int others = step.denied().size() - 1;
-      return new GuestAccessException(
+      return client.error(
           GuestAccessException.Reason.GuestAPIForbidden,
-          "guest cluster "
-              + cluster()
-              + ": draining node "
-              + nodeName
-              + ": pod "
-              + first
-              + ": "
-              + step.failed().get(first)
-              + (others > 0 ? " (and " + others + " more pod(s))" : ""));
+          "draining node %s: pod %s: %s%s"
+              .formatted(
+                  nodeName,
+                  first,
+                  step.failed().get(first),
+                  others > 0 ? " (and " + others + " more pod(s))" : ""));
     }
 
     private DrainPass passOf(String vmiKey, DrainStep step) {
@@ -600,8 +574,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
               return "cluster " + cluster() + ": " + ApiStatus.describeWithoutServerText(e);
             }
           };
-      return new EventSeriesRecorder(
-          nodeEventSeries, store, EVENT_SOURCE, NODE_OUTCOMES, Clock.systemUTC(), nodeEventWriters);
+      return nodeEventSeries.to(store);
     }
 
     /**

@@ -100,53 +100,39 @@ final class GuestNodeUncordoner {
     String uid = vmi.getMetadata().getUid();
     String vmiName = vmi.getMetadata().getName();
     // The node is read only if the cluster's node cache shows a mark of ours that may be on it.
-    if (!mayBeMarked(guest, vmiName)) {
-      return noMark(key, uid);
-    }
-    Optional<V1Node> found = guest.findNode(vmiName);
-    if (found.isEmpty()) {
+    Optional<V1Node> found =
+        mayBeMarked(guest, vmiName) ? guest.findNode(vmiName) : Optional.empty();
+    UncordonDecision decision =
+        found.map(n -> UncordonDecision.of(n, vmi)).orElse(UncordonDecision.NOT_OURS);
+    if (decision == UncordonDecision.NOT_OURS) {
       return noMark(key, uid);
     }
     V1Node node = found.get();
     String nodeName = node.getMetadata().getName();
-    switch (UncordonDecision.of(node, vmi)) {
-      case NOT_OURS -> {
-        return noMark(key, uid);
-      }
-      case REMOVE_MARK -> {
-        guest.removeMark(node);
-        log.info(
-            "guest node already schedulable, mark removed vmi={} cluster={} node={}",
-            key,
-            guest.cluster(),
-            nodeName);
-        nodeBack(vmi);
-        return noMark(key, uid);
-      }
-      case WAIT -> {
-        // Looked at again every retry interval until the node is Ready: told once per node.
-        log.atLevel(waits.level(uid, nodeName))
-            .log("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
-        return new Result(true, c.settings.retryInterval());
-      }
-      case UNCORDON -> {
-        uncordon(key, vmi, guest, node);
-        return noMark(key, uid);
-      }
-      default -> {
-        return DONE;
-      }
+    if (decision == UncordonDecision.WAIT) {
+      // Looked at again every retry interval until the node is Ready: told once per node.
+      log.atLevel(waits.level(uid, nodeName))
+          .log("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
+      return new Result(true, c.settings.retryInterval());
     }
-  }
-
-  private void uncordon(String key, VirtualMachineInstance vmi, Guest guest, V1Node node)
-      throws GuestAccessException, ApiException {
-    String nodeName = node.getMetadata().getName();
-    guest.uncordonAndUnmark(node);
-    Told.NODE_UNCORDONED.to(c.events, vmi, key, guest.cluster(), nodeName);
-    guest.nodeEvent(
-        node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
-    nodeBack(vmi);
+    guest.unmark(node); // uncordons only a node cordoned as read: REMOVE_MARK removes the mark
+    if (decision == UncordonDecision.UNCORDON) {
+      Told.NODE_UNCORDONED.to(c.events, vmi, key, guest.cluster(), nodeName);
+      guest.nodeEvent(
+          node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
+    } else {
+      log.info(
+          "guest node already schedulable, mark removed vmi={} cluster={} node={}",
+          key,
+          guest.cluster(),
+          nodeName);
+    }
+    // The node is back: a VMI of the same Cluster held by the quorum guard may go now.
+    String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
+    if (cluster != null) {
+      c.waitOver(vmi.getMetadata().getNamespace() + "/" + cluster, null);
+    }
+    return noMark(key, uid);
   }
 
   /** A guest identity that may not list nodes reads the VMI's node by name. */
@@ -164,17 +150,6 @@ final class GuestNodeUncordoner {
 
   private static Duration min(Duration a, Duration b) {
     return a.compareTo(b) <= 0 ? a : b;
-  }
-
-  /**
-   * The node is back from its evacuation: a VMI of the same Cluster held by the quorum guard may go
-   * now.
-   */
-  private void nodeBack(VirtualMachineInstance vmi) {
-    String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
-    if (cluster != null) {
-      c.waitOver(vmi.getMetadata().getNamespace() + "/" + cluster, null);
-    }
   }
 
   /** Nothing (more) of ours on this VMI's node: no need to look again. */

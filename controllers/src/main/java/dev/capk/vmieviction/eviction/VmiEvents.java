@@ -47,7 +47,7 @@ public interface VmiEvents {
 
   /**
    * VMI events as series: one Event object per VMI, evacuation and reason, updated on repeats, at
-   * most {@link dev.capk.vmieviction.events.EventSeriesBook#MAX_SERIES_PER_SCOPE} non-outcome
+   * most {@link dev.capk.vmieviction.events.EventSeriesRecorder#MAX_SERIES_PER_SCOPE} non-outcome
    * series per evacuation, and the {@link #OUTCOMES} (which {@code recorder} must treat as its
    * outcome reasons) always written.
    */

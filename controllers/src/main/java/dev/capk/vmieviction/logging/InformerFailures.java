@@ -26,7 +26,10 @@ import org.slf4j.event.Level;
  * any failure, for ever (a kind whose CRD is not installed: a request and a log line a second).
  * Here failures back off the next list (1 s, doubling up to {@link #MAX_RETRY}), are logged at the
  * 1st, 2nd, 4th, 8th... with a count, and at once when the reason changes (the backoff restarts: a
- * CRD just installed is seen soon); a watch opened again ends them, logged once. Use: {@code
+ * CRD just installed is seen soon); a watch opened again ends them, logged once. Given a pause for
+ * refusals, a list refused (HTTP 403: RBAC lacks list on the kind) waits that pause instead and is
+ * logged once at INFO each time: a deployment without the verb must not send a refused list every
+ * second for ever, and granting it later is seen within the pause. Use: {@code
  * factory.sharedIndexInformerFor(failures.guard(lw), type, resync, failures.handler())}.
  */
 public final class InformerFailures {
@@ -45,6 +48,7 @@ public final class InformerFailures {
   private final LongSupplier nanoTime;
   private final Clock clock;
   private final Function<Throwable, String> describe;
+  private final Duration refusedPause; // null: a refusal is a failure as any
 
   private int sameReason; // failures in a row with the same reason: the backoff (0: none failing)
   private long nextListAt; // nanoTime before which no list is sent (while failing)
@@ -55,12 +59,22 @@ public final class InformerFailures {
 
   /** {@code informer}: which one, as log context ({@code kind=Cluster namespace=all}). */
   public InformerFailures(String informer) {
-    this(informer, System::nanoTime, Clock.systemUTC(), InformerFailures::describe);
+    this(informer, null);
+  }
+
+  /** {@code refusedPause}: how long after a refused list (403) the next one is sent. */
+  public InformerFailures(String informer, Duration refusedPause) {
+    this(informer, System::nanoTime, Clock.systemUTC(), InformerFailures::describe, refusedPause);
   }
 
   InformerFailures(
-      String informer, LongSupplier nanoTime, Clock clock, Function<Throwable, String> describe) {
+      String informer,
+      LongSupplier nanoTime,
+      Clock clock,
+      Function<Throwable, String> describe,
+      Duration refusedPause) {
     this.informer = informer;
+    this.refusedPause = refusedPause;
     this.nanoTime = nanoTime;
     this.clock = clock;
     this.describe = describe;
@@ -130,12 +144,21 @@ public final class InformerFailures {
       return Optional.empty();
     }
     Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
+    total++;
+    firstOfAll = firstOfAll == null ? now : firstOfAll;
+    if (refusedPause != null && e instanceof ApiException a && a.getCode() == 403) {
+      sameReason = Math.max(sameReason, 1);
+      nextListAt = nanoTime.getAsLong() + refusedPause.toNanos();
+      return Optional.of(
+          new Told(
+              Level.INFO,
+              "informer cache off %s reason=list refused (HTTP 403, RBAC) reads=GET retryIn=%s"
+                  .formatted(informer, refusedPause)));
+    }
     String described = describe.apply(e);
     // Something changed (a CRD installed is first "storage initializing"): look again soon.
     boolean changed = !described.equals(reason);
     sameReason = changed ? 1 : sameReason + 1;
-    total++;
-    firstOfAll = firstOfAll == null ? now : firstOfAll;
     since = changed ? now : since;
     reason = described;
     Duration pause = backoff(sameReason);

@@ -11,7 +11,6 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.SteppedDrains;
-import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.kube.RawApi;
@@ -116,12 +115,12 @@ public final class NodeMaintenanceController
             this,
             MaintenanceEvents.of(
                 new EventSeriesRecorder(
-                    new EventSeriesBook(),
                     EventStore.of(new CoreV1Api(requestClient)),
                     "node-maintenance-controller",
                     MaintenanceEvents.OUTCOMES,
                     Clock.systemUTC(),
-                    null)),
+                    null,
+                    0)),
             settings,
             Clock.systemUTC());
     ControllerWatch<NodeMaintenance> watch =

@@ -1,10 +1,8 @@
 package dev.capk.vmieviction.manager;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
-import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.infra.BoundTenants;
 import dev.capk.vmieviction.infra.InfraBindings;
@@ -15,13 +13,12 @@ import dev.capk.vmieviction.infra.InfraEventReasons;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
+import dev.capk.vmieviction.runtime.TwoLaneWorkQueue;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
-import io.kubernetes.client.extended.workqueue.DefaultRateLimitingQueue;
-import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import java.time.Duration;
@@ -35,8 +32,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -50,7 +45,8 @@ import org.slf4j.LoggerFactory;
  * change (a burst of events costs one pass) and every {@link #RESYNC_EVERY}. A KubevirtCluster that
  * cannot be bound, or whose infra cluster does not answer, gets a Warning Event and a log line
  * (again at most every {@link #REPORT_AGAIN}), never its Secret's content. Readiness is the
- * management caches' only: an infra cluster that is down makes no replica unready.
+ * management caches' only (started by the manager): an infra cluster that is down makes no replica
+ * unready.
  */
 final class ExternalInfraController implements ManagedController {
 
@@ -74,16 +70,9 @@ final class ExternalInfraController implements ManagedController {
   private static final Request BINDINGS = new Request("", "bindings");
 
   private final InfraPipeline.Shared shared;
-  private final EventWriters managementEventWriters;
   private final EventSeriesRecorder managementEvents;
   private final InfraSecretWatches secrets;
-  private final ExecutorService delays =
-      Executors.newSingleThreadExecutor(
-          new ThreadFactoryBuilder()
-              .setNameFormat("infra-bindings-delays")
-              .setDaemon(true)
-              .build());
-  private final DefaultRateLimitingQueue<Request> queue = new DefaultRateLimitingQueue<>(delays);
+  private final TwoLaneWorkQueue<Request> queue = new TwoLaneWorkQueue<>("infra-bindings");
   private final Controller workers;
   private final Map<String, InfraConnection> connections = new HashMap<>();
   private final Map<Target, Running> pipelines = new ConcurrentHashMap<>();
@@ -106,10 +95,9 @@ final class ExternalInfraController implements ManagedController {
     this.shared = shared;
     // Events in the management cluster: on KubevirtMachines (evacuation outcomes) and on
     // KubevirtClusters (infra Secret and connection problems).
-    this.managementEventWriters = new EventWriters("management-events", 2, 10_000);
     this.managementEvents =
         InfraConnection.events(
-            shared.home().requestClient, VmiEvents.MIRRORED, managementEventWriters);
+            shared.home().requestClient, VmiEvents.MIRRORED, "management-events", 2);
     Runnable changed = () -> queue.addAfter(BINDINGS, DEBOUNCE);
     shared.management().onKubevirtClusterChanged(changed);
     this.secrets =
@@ -135,12 +123,6 @@ final class ExternalInfraController implements ManagedController {
   @Override
   public String name() {
     return NAME;
-  }
-
-  /** The management informers: started by the manager. */
-  @Override
-  public List<SharedInformerFactory> informerFactories() {
-    return List.of();
   }
 
   @Override
@@ -172,8 +154,7 @@ final class ExternalInfraController implements ManagedController {
   @Override
   public void close() {
     stopping();
-    delays.shutdownNow();
-    managementEventWriters.close();
+    managementEvents.close();
   }
 
   private static void stop(Running r) {

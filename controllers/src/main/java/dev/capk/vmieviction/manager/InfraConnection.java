@@ -1,9 +1,7 @@
 package dev.capk.vmieviction.manager;
 
-import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
-import dev.capk.vmieviction.events.EventWriters;
 import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.infra.InfraBindings;
 import dev.capk.vmieviction.kube.CipherOrder;
@@ -47,7 +45,6 @@ final class InfraConnection implements AutoCloseable {
   final ApiClient watchClient;
   final ApiClient requestClient;
   final EventSeriesRecorder vmiEvents;
-  private final EventWriters eventWriters;
 
   private InfraConnection(
       String name, ApiClient watchClient, ApiClient requestClient, String writers, int lanes) {
@@ -57,8 +54,7 @@ final class InfraConnection implements AutoCloseable {
     this.requestClient = requestClient;
     requestClient.setReadTimeout((int) REQUEST_READ_TIMEOUT.toMillis());
     requestClient.setConnectTimeout((int) REQUEST_CONNECT_TIMEOUT.toMillis());
-    this.eventWriters = new EventWriters(writers, lanes, 10_000);
-    this.vmiEvents = events(requestClient, VmiEvents.OUTCOMES, eventWriters);
+    this.vmiEvents = events(requestClient, VmiEvents.OUTCOMES, writers, lanes);
   }
 
   /** The cluster of --kubeconfig: the infra cluster in local mode, the management cluster else. */
@@ -100,18 +96,18 @@ final class InfraConnection implements AutoCloseable {
 
   /** Our own series recorder, not client-java's legacy broadcaster: see EventSeriesRecorder. */
   static EventSeriesRecorder events(
-      ApiClient requests, Set<String> outcomes, EventWriters writers) {
+      ApiClient requests, Set<String> outcomes, String writers, int lanes) {
     return new EventSeriesRecorder(
-        new EventSeriesBook(),
         EventStore.of(new CoreV1Api(requests)),
         "capk-vmi-eviction-controller",
         outcomes,
         Clock.systemUTC(),
-        writers);
+        writers,
+        lanes);
   }
 
   @Override
   public void close() {
-    eventWriters.close();
+    vmiEvents.close();
   }
 }

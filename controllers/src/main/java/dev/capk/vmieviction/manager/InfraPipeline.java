@@ -4,7 +4,7 @@ import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
-import dev.capk.vmieviction.events.EventWriters;
+import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
 import dev.capk.vmieviction.eviction.ClusterDefaults;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
@@ -51,13 +51,13 @@ final class InfraPipeline implements ManagedController {
       InfraConnection home,
       ManagementInformers management,
       GuestClients guestClients,
-      EventWriters guestEventWriters,
+      EventSeriesRecorder guestNodeEvents,
       EvictionMetrics metrics,
       EvictionSettings settings) {}
 
   private final String name;
   private final TenantMapping tenants;
-  private final VmiInformers informers;
+  private final ManagementInformers.Kind<VirtualMachineInstance> vmis;
   private final TwoLaneWorkQueue<Request> queue;
   private final GuestClusters guests;
   private final VmiEvictionReconciler reconciler;
@@ -84,14 +84,9 @@ final class InfraPipeline implements ManagedController {
     String suffix = id.isEmpty() ? "" : "-" + id;
     this.name = CONTROLLER_NAME + suffix;
     this.tenants = tenants;
-    this.informers =
-        new VmiInformers(
-            connection.watchClient,
-            InfraVmis.api(connection.watchClient),
-            namespaces,
-            options.vmiLabelSelector,
-            RESYNC,
-            listFailed);
+    this.vmis =
+        ManagementInformers.vmis(
+            connection.watchClient, namespaces, options.vmiLabelSelector, RESYNC, listFailed);
     // Two lanes: a VMI whose guest node's pods left goes ahead of retries of blocked drains.
     this.queue = new TwoLaneWorkQueue<>("vmi-workqueue" + suffix);
     // Pods leaving a guest node being drained wake that VMI's next step at once.
@@ -99,13 +94,18 @@ final class InfraPipeline implements ManagedController {
         new GuestClusters(
             shared.guestClients(),
             tenants,
-            shared.guestEventWriters(),
+            shared.guestNodeEvents(),
             key -> queue.addFirst(request(key)),
             options.drainRetryInterval);
     this.reconciler =
         new VmiEvictionReconciler(
             new InfraVmis(
-                informers::get, informers::ofCluster, InfraVmis.api(connection.requestClient)),
+                (ns, name) -> vmis.find(ns, name).orElse(null),
+                (ns, cluster) ->
+                    named(cluster).stream()
+                        .filter(v -> ns.equals(v.getMetadata().getNamespace()))
+                        .toList(),
+                InfraVmis.api(connection.requestClient)),
             new ClusterDefaults(connection.requestClient, Duration.ofMinutes(1), Clock.systemUTC()),
             guests,
             new ApiManagementObjects(
@@ -135,17 +135,17 @@ final class InfraPipeline implements ManagedController {
     // informer, and there is one factory per watched namespace. Each event records when a VMI's
     // mark was first seen before it reaches the queue: a drain starts then, not when a worker gets
     // to the VMI.
-    informers.addEventHandler(
+    vmis.addEventHandler(
         reconciler.markSightings().before(watch.getResourceEventHandler()), RESYNC);
     // Per-item exponential backoff for unexpected reconcile failures (the framework's default
     // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
     this.workers =
-        ControllerBuilder.defaultBuilder(informers.factories().get(0))
+        ControllerBuilder.defaultBuilder(vmis.factories().get(0))
             .withName(name)
             .withWorkQueue(queue)
             .withReconciler(reconciler)
             .withWorkerCount(options.workers)
-            .withReadyFunc(informers::hasSynced)
+            .withReadyFunc(vmis::hasSynced)
             .withReadyTimeout(Duration.ofMinutes(5))
             .build();
     this.unsubscribe = shared.management().onKubeconfigChanged(this::tenantChanged);
@@ -170,12 +170,12 @@ final class InfraPipeline implements ManagedController {
 
   @Override
   public List<SharedInformerFactory> informerFactories() {
-    return informers.factories();
+    return vmis.factories();
   }
 
   @Override
   public boolean hasSynced() {
-    return informers.hasSynced();
+    return vmis.hasSynced();
   }
 
   @Override
@@ -194,10 +194,15 @@ final class InfraPipeline implements ManagedController {
   }
 
   private void wake(String cluster, Predicate<VirtualMachineInstance> which) {
-    informers.named(cluster).stream()
+    named(cluster).stream()
         .filter(which)
         .forEach(
             v -> queue.add(new Request(v.getMetadata().getNamespace(), v.getMetadata().getName())));
+  }
+
+  /** The cached VMIs labelled with tenant Cluster name {@code cluster}, in any namespace. */
+  private List<VirtualMachineInstance> named(String cluster) {
+    return vmis.byIndex(ManagementInformers.CLUSTER_INDEX, cluster);
   }
 
   private GuestClusterRef tenantOf(VirtualMachineInstance vmi) {

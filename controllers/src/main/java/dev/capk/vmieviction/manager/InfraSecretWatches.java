@@ -10,8 +10,10 @@ import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -37,13 +39,12 @@ final class InfraSecretWatches implements AutoCloseable {
     }
   }
 
-  private record Watch(SharedInformerFactory factory, ManagementInformers.Kind<V1Secret> secret) {}
-
   private final ApiClient watchClient;
   private final CoreV1Api requests;
   private final GenericKubernetesApi<V1Secret, ManagementInformers.SecretList> api;
   private final Runnable changed;
-  private final Map<SecretRef, Watch> watches = new ConcurrentHashMap<>();
+  private final Map<SecretRef, ManagementInformers.Kind<V1Secret>> watches =
+      new ConcurrentHashMap<>();
 
   /** Each watched Secret's data as last read: kept while a read fails. */
   private final Map<SecretRef, Map<String, byte[]>> lastRead = new ConcurrentHashMap<>();
@@ -59,9 +60,8 @@ final class InfraSecretWatches implements AutoCloseable {
   synchronized void retain(Set<SecretRef> wanted) {
     for (SecretRef ref : Set.copyOf(watches.keySet())) {
       if (!wanted.contains(ref)) {
-        Watch w = watches.remove(ref);
         lastRead.remove(ref);
-        w.factory().stopAllRegisteredInformers(true);
+        watches.remove(ref).factories().forEach(f -> f.stopAllRegisteredInformers(true));
         log.info("infra secret watch stopped secret={}", ref);
       }
     }
@@ -73,8 +73,7 @@ final class InfraSecretWatches implements AutoCloseable {
     }
   }
 
-  private Watch start(SecretRef ref) {
-    SharedInformerFactory factory = new SharedInformerFactory(watchClient);
+  private ManagementInformers.Kind<V1Secret> start(SecretRef ref) {
     var secret =
         new ManagementInformers.Kind<V1Secret>(
             V1Secret.class,
@@ -84,11 +83,12 @@ final class InfraSecretWatches implements AutoCloseable {
             Duration.ZERO,
             false,
             null,
-            new LinkedHashMap<>());
-    secret.add(ref.namespace(), factory, api);
+            new LinkedHashMap<>(),
+            new ArrayList<>());
+    secret.addEach(watchClient, List.of(ref.namespace()), api);
     secret.onChange(s -> changed.run());
-    factory.startAllRegisteredInformers();
-    return new Watch(factory, secret);
+    secret.factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
+    return secret;
   }
 
   /**
@@ -99,9 +99,9 @@ final class InfraSecretWatches implements AutoCloseable {
    */
   Optional<Map<String, byte[]>> data(SecretRef ref) throws Unreadable {
     Optional<Map<String, byte[]>> read;
-    Watch w = watches.get(ref);
-    if (w != null && w.secret().hasSynced()) {
-      read = w.secret().find(ref.namespace(), ref.name()).map(InfraSecretWatches::dataOf);
+    var w = watches.get(ref);
+    if (w != null && w.hasSynced()) {
+      read = w.find(ref.namespace(), ref.name()).map(InfraSecretWatches::dataOf);
     } else {
       try {
         read =
@@ -133,7 +133,7 @@ final class InfraSecretWatches implements AutoCloseable {
 
   @Override
   public synchronized void close() {
-    watches.values().forEach(w -> w.factory().stopAllRegisteredInformers(true));
+    watches.values().forEach(w -> w.factories().forEach(f -> f.stopAllRegisteredInformers(true)));
     watches.clear();
     lastRead.clear();
   }

@@ -10,7 +10,9 @@ import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.api.capk.KubevirtClusterList;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.ApiManagementObjects;
+import dev.capk.vmieviction.eviction.InfraVmis;
 import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.GuestClusterRef;
@@ -31,6 +33,7 @@ import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,16 +41,14 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Shared informers on the Cluster API objects behind VMIs (Clusters, Machines, KubevirtMachines;
  * with external infra, KubevirtClusters too), one factory per watched namespace (or one for all).
- * Every evacuation step reads these objects; from here a read costs no request.
+ * Every evacuation step reads these objects; from here a read costs no request. The VMIs' informers
+ * are built here too ({@link #vmis}), one per pipeline.
  *
  * <p>Only an optimisation, so not part of readiness (except KubevirtClusters, which cannot be read
  * otherwise): a cache that has not synced or lacks the object answers empty and the reader GETs. A
@@ -61,7 +62,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class ManagementInformers {
 
-  private static final Logger log = LoggerFactory.getLogger(ManagementInformers.class);
+  /** All namespaces. */
+  public static final String ALL = "";
+
+  /** The VMI informers' index of VMIs by the name of their tenant Cluster (label). */
+  static final String CLUSTER_INDEX = "capk-cluster";
 
   /** How long after a refused list (403) the next one is sent. */
   static final Duration REFUSED_LIST_PAUSE = Duration.ofMinutes(5);
@@ -98,7 +103,8 @@ public final class ManagementInformers {
           Duration.ZERO,
           true,
           null,
-          new LinkedHashMap<>());
+          new LinkedHashMap<>(),
+          List.of());
   private final Kind<KubevirtCluster> kubevirtClusters =
       Kind.management(KubevirtCluster.class, "KubevirtCluster");
   private final Set<Consumer<GuestClusterRef>> kubeconfigListeners = ConcurrentHashMap.newKeySet();
@@ -116,7 +122,7 @@ public final class ManagementInformers {
     var machineApi = ManagementApis.machines(watchClient, clusterApiVersion);
     var kubevirtMachineApi = ManagementApis.kubevirtMachines(watchClient);
     var secretApi = secrets(watchClient);
-    for (String ns : namespaces.isEmpty() ? List.of(VmiInformers.ALL) : namespaces) {
+    for (String ns : namespaces.isEmpty() ? List.of(ALL) : namespaces) {
       SharedInformerFactory factory = new SharedInformerFactory(watchClient);
       clusters.add(ns, factory, clusterApi);
       machines.add(ns, factory, machineApi);
@@ -137,6 +143,44 @@ public final class ManagementInformers {
       factories.add(factory);
     }
     kubeconfigSecrets.onChange(this::kubeconfigChanged);
+  }
+
+  /**
+   * VMIs, filtered on the server by label selector, one informer per watched namespace ({@code
+   * namespaces} empty: one for all), each in a factory of its own (a factory holds one informer per
+   * type), indexed by tenant Cluster name ({@link #CLUSTER_INDEX}). An infra cluster may hold ten
+   * thousand VMIs: the first list is read in pages and every VMI is trimmed before it is kept
+   * ({@link #trimVmi}).
+   *
+   * @param listFailed told of each failed list or watch; null: backed off and logged with a count
+   */
+  public static Kind<VirtualMachineInstance> vmis(
+      ApiClient watchClient,
+      List<String> namespaces,
+      String labelSelector,
+      Duration resync,
+      Consumer<Throwable> listFailed) {
+    Kind<VirtualMachineInstance> vmis =
+        new Kind<>(
+            VirtualMachineInstance.class,
+            "VirtualMachineInstance",
+            new ListOptions().labelSelector(labelSelector),
+            ManagementInformers::trimVmi,
+            resync,
+            false,
+            listFailed,
+            new LinkedHashMap<>(),
+            new ArrayList<>());
+    vmis.addEach(watchClient, namespaces, InfraVmis.api(watchClient))
+        .forEach(i -> i.addIndexers(Map.of(CLUSTER_INDEX, ManagementInformers::clusterName)));
+    return vmis;
+  }
+
+  private static List<String> clusterName(VirtualMachineInstance vmi) {
+    V1ObjectMeta m = vmi.getMetadata();
+    String cluster =
+        m == null || m.getLabels() == null ? null : m.getLabels().get(CapkLabels.CLUSTER_NAME);
+    return cluster == null ? List.of() : List.of(cluster);
   }
 
   static GenericKubernetesApi<V1Secret, SecretList> secrets(ApiClient client) {
@@ -212,16 +256,17 @@ public final class ManagementInformers {
   }
 
   /**
-   * One kind's informers, by watched namespace ({@link VmiInformers#ALL} for all): each lists in
-   * pages what its selectors select and trims each object as it arrives.
+   * One kind's informers, by watched namespace ({@link #ALL} for all): each lists in pages what its
+   * selectors select and trims each object as it arrives.
    *
-   * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE} (see {@link RefusedListPause});
+   * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE} (see {@link InformerFailures});
    *     else a refusal is an error as any
    * @param listFailed told of each failed list or watch (the informer tries again a second later);
    *     null: counted and backed off ({@link InformerFailures})
    * @param informers filled by {@link #add}: a new, empty map
+   * @param factories filled by {@link #addEach}: a new, empty list
    */
-  record Kind<T extends KubernetesObject>(
+  public record Kind<T extends KubernetesObject>(
       Class<T> type,
       String kind,
       ListOptions selectors,
@@ -229,7 +274,8 @@ public final class ManagementInformers {
       Duration resync,
       boolean paced,
       Consumer<Throwable> listFailed,
-      Map<String, SharedIndexInformer<T>> informers)
+      Map<String, SharedIndexInformer<T>> informers,
+      List<SharedInformerFactory> factories)
       implements CachedObjects<T> {
 
     /** A management kind: every object, trimmed, not resynced, a refused list paced. */
@@ -242,37 +288,42 @@ public final class ManagementInformers {
           Duration.ZERO,
           true,
           null,
-          new LinkedHashMap<>());
+          new LinkedHashMap<>(),
+          List.of());
     }
 
-    /** Adds the informer of namespace {@code ns} ({@link VmiInformers#ALL}: all) to the factory. */
+    /** One informer per namespace ({@code namespaces} empty: all), each in a factory of its own. */
+    <L extends ApiObjectList<T>> List<SharedIndexInformer<T>> addEach(
+        ApiClient client, List<String> namespaces, GenericKubernetesApi<T, L> api) {
+      List<SharedIndexInformer<T>> added = new ArrayList<>();
+      for (String ns : namespaces.isEmpty() ? List.of(ALL) : namespaces) {
+        SharedInformerFactory factory = new SharedInformerFactory(client);
+        added.add(add(ns, factory, api));
+        factories.add(factory);
+      }
+      return added;
+    }
+
+    /** Adds the informer of namespace {@code ns} ({@link #ALL}: all) to the factory. */
     <L extends ApiObjectList<T>> SharedIndexInformer<T> add(
         String ns, SharedInformerFactory factory, GenericKubernetesApi<T, L> api) {
       InformerFailures failures =
-          new InformerFailures("kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns));
-      BiConsumer<Class<T>, Throwable> counted = failures.handler();
-      RefusedListPause pause =
-          paced ? new RefusedListPause(REFUSED_LIST_PAUSE, System::nanoTime) : null;
-      ListerWatcher<T, L> lists = listerWatcher(api, ns, kind, selectors, trim, pause);
+          new InformerFailures(
+              "kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns),
+              paced ? REFUSED_LIST_PAUSE : null);
+      ListerWatcher<T, L> lists = listerWatcher(api, ns, kind, selectors, trim);
       SharedIndexInformer<T> informer =
           factory.sharedIndexInformerFor(
               listFailed != null ? lists : failures.guard(lists),
               type,
               resync.toMillis(),
-              (t, e) -> {
-                if (listFailed != null) {
-                  listFailed.accept(e);
-                } else if (!paced || !(e instanceof ApiException a && a.getCode() == 403)) {
-                  // (A refused list (403) that is paced was logged once by the lister.)
-                  counted.accept(t, e);
-                }
-              });
+              listFailed != null ? (t, e) -> listFailed.accept(e) : failures.handler());
       informer.setTransform(o -> trim.apply(type.cast(o)));
       informers.put(ns, informer);
       return informer;
     }
 
-    boolean hasSynced() {
+    public boolean hasSynced() {
       return informers.values().stream().allMatch(SharedIndexInformer::hasSynced);
     }
 
@@ -280,13 +331,13 @@ public final class ManagementInformers {
       informers.values().forEach(i -> i.addEventHandler(ManagementInformers.onChange(changed)));
     }
 
-    void addEventHandler(ResourceEventHandler<T> handler, Duration resync) {
+    public void addEventHandler(ResourceEventHandler<T> handler, Duration resync) {
       informers
           .values()
           .forEach(i -> i.addEventHandlerWithResyncPeriod(handler, resync.toMillis()));
     }
 
-    List<T> byIndex(String index, String key) {
+    public List<T> byIndex(String index, String key) {
       return informers.values().stream()
           .flatMap(i -> i.getIndexer().byIndex(index, key).stream())
           .toList();
@@ -298,8 +349,7 @@ public final class ManagementInformers {
 
     @Override
     public Optional<T> find(String namespace, String name) {
-      SharedIndexInformer<T> informer =
-          informers.getOrDefault(namespace, informers.get(VmiInformers.ALL));
+      SharedIndexInformer<T> informer = informers.getOrDefault(namespace, informers.get(ALL));
       if (informer == null || !informer.hasSynced()) {
         return Optional.empty();
       }
@@ -341,9 +391,7 @@ public final class ManagementInformers {
       String namespace,
       String kind,
       ListOptions selectors,
-      UnaryOperator<T> trim,
-      RefusedListPause pause) {
-    String where = namespace.isEmpty() ? "all" : namespace;
+      UnaryOperator<T> trim) {
     return new ListerWatcher<>() {
       /**
        * All pages of one consistent list. The requested resourceVersion is dropped: with "0" the
@@ -352,10 +400,6 @@ public final class ManagementInformers {
        */
       @Override
       public L list(CallGeneratorParams params) throws ApiException {
-        if (pause != null && !pause.mayList()) {
-          // No request: the informer calls again every second.
-          throw new ApiException(403, "listing " + kind + " was refused, not tried again yet");
-        }
         L all = null;
         String continueToken = null;
         do {
@@ -366,15 +410,6 @@ public final class ManagementInformers {
           var r = namespace.isEmpty() ? api.list(o) : api.list(namespace, o);
           if (r.getHttpStatusCode() == 0) {
             throw new ApiException(0, "no HTTP response listing " + kind);
-          }
-          if (r.getHttpStatusCode() == 403 && pause != null) {
-            pause.refused();
-            log.info(
-                "informer cache off kind={} namespace={} reason=list refused (HTTP 403, RBAC)"
-                    + " reads=GET retryIn={}",
-                kind,
-                where,
-                REFUSED_LIST_PAUSE);
           }
           L page = r.throwsApiException().getObject();
           List<T> items = page.getItems() == null ? List.of() : page.getItems();
@@ -388,9 +423,6 @@ public final class ManagementInformers {
           }
           continueToken = page.getMetadata() == null ? null : page.getMetadata().getContinue();
         } while (continueToken != null && !continueToken.isEmpty());
-        if (pause != null) {
-          pause.listed();
-        }
         return all;
       }
 
@@ -416,12 +448,73 @@ public final class ManagementInformers {
   static <T extends KubernetesObject> T trim(T object) {
     V1ObjectMeta m = object.getMetadata();
     if (m != null) {
-      m.setAnnotations(VmiInformers.keep(m.getAnnotations(), KEPT_ANNOTATIONS, false));
+      m.setAnnotations(keep(m.getAnnotations(), KEPT_ANNOTATIONS, false));
       m.setLabels(null);
       m.setManagedFields(null);
       m.setFinalizers(null);
     }
     return object;
+  }
+
+  /** The VMI labels the controller reads. */
+  private static final List<String> KEPT_VMI_LABELS =
+      List.of(
+          CapkLabels.CLUSTER_NAME,
+          CapkLabels.KUBEVIRT_MACHINE_NAME,
+          CapkLabels.KUBEVIRT_MACHINE_NAMESPACE,
+          CapkLabels.ROLE);
+
+  /** The VMI annotations the controller reads. */
+  private static final List<String> KEPT_VMI_ANNOTATIONS =
+      List.of(
+          EvictionAnnotations.DRAIN_START_TIME,
+          EvictionAnnotations.CAPK_DELETION_GRACE_TIME,
+          EvictionAnnotations.EVACUATION_ADMITTED,
+          EvictionAnnotations.EVACUATION_PHASE,
+          EvictionAnnotations.MIGRATION_ATTEMPT,
+          EvictionAnnotations.MIGRATION_FALLBACK);
+
+  /**
+   * The VMI cache keeps only the metadata the controller reads: identity (name, namespace, uid),
+   * the resourceVersion its patches are guarded by, deletionTimestamp, and the labels and
+   * annotations above (the model keeps only the spec and status fields it reads). Everything else,
+   * managedFields first, would cost several kilobytes per VMI. Code that needs more must read the
+   * VMI from the API. Label values are interned: thousands of VMIs name a handful of clusters.
+   */
+  static VirtualMachineInstance trimVmi(VirtualMachineInstance vmi) {
+    V1ObjectMeta m = vmi.getMetadata();
+    if (m != null) {
+      vmi.setMetadata(
+          new V1ObjectMeta()
+              .name(m.getName())
+              .namespace(m.getNamespace())
+              .uid(m.getUid())
+              .resourceVersion(m.getResourceVersion())
+              .deletionTimestamp(m.getDeletionTimestamp())
+              .labels(keep(m.getLabels(), KEPT_VMI_LABELS, true))
+              .annotations(keep(m.getAnnotations(), KEPT_VMI_ANNOTATIONS, false))
+              // The model starts every list empty: null costs nothing per VMI.
+              .managedFields(null)
+              .finalizers(null)
+              .ownerReferences(null));
+    }
+    return vmi;
+  }
+
+  /** The entries of {@code all} under {@code keys}; null when none (the cheapest empty map). */
+  static Map<String, String> keep(
+      Map<String, String> all, List<String> keys, boolean internValues) {
+    Map<String, String> kept = null;
+    for (String key : keys) {
+      String value = all == null ? null : all.get(key);
+      if (value != null) {
+        if (kept == null) {
+          kept = new HashMap<>(4);
+        }
+        kept.put(key, internValues ? value.intern() : value);
+      }
+    }
+    return kept;
   }
 
   /**

@@ -1,11 +1,12 @@
 package dev.capk.vmieviction.manager;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
-import dev.capk.vmieviction.events.EventWriters;
+import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
+import dev.capk.vmieviction.eviction.GuestClusters;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
@@ -77,15 +78,15 @@ public final class Manager implements AutoCloseable {
     management.start();
     closeables.add(management::stop);
     // Written off the workers' threads: a step does not wait for them.
-    EventWriters guestEventWriters = new EventWriters("guest-node-events", 4, 10_000);
-    closeables.add(guestEventWriters);
+    EventSeriesRecorder guestNodeEvents = GuestClusters.nodeEvents(4);
+    closeables.add(guestNodeEvents);
     InfraPipeline.Shared shared =
         new InfraPipeline.Shared(
             options,
             home,
             management,
             guestClients(home.requestClient, management, registry),
-            guestEventWriters,
+            guestNodeEvents,
             new EvictionMetrics(registry),
             evictionSettings());
     List<ManagedController> controllers = new ArrayList<>();
@@ -185,12 +186,11 @@ public final class Manager implements AutoCloseable {
             options.clusterApiVersion,
             management.clusters(),
             management.kubeconfigSecrets(),
-            GuestClients.Settings.defaults()
-                .withFlags(
-                    options.guestClientIdleTimeout,
-                    options.allowInsecureGuestTls,
-                    new GuestClient.Throttle.Limits(
-                        options.guestQps, options.guestBurst, options.guestMaxInFlight)),
+            new GuestClients.Settings(
+                options.guestClientIdleTimeout,
+                options.allowInsecureGuestTls,
+                new GuestClient.Throttle.Limits(
+                    options.guestQps, options.guestBurst, options.guestMaxInFlight)),
             registry);
     closeables.add(guestClients);
     ScheduledExecutorService janitor =

@@ -14,7 +14,9 @@ public interface ManagedController extends AutoCloseable {
   String name();
 
   /** Every factory holding this controller's informers; the runtime starts and stops them. */
-  List<SharedInformerFactory> informerFactories();
+  default List<SharedInformerFactory> informerFactories() {
+    return List.of();
+  }
 
   /** All of this controller's informers have listed once. */
   boolean hasSynced();

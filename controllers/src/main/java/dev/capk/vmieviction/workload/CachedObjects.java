@@ -12,9 +12,4 @@ import java.util.Optional;
 public interface CachedObjects<T> {
 
   Optional<T> find(String namespace, String name);
-
-  /** No cache: every read goes to the API. */
-  static <T> CachedObjects<T> none() {
-    return (namespace, name) -> Optional.empty();
-  }
 }

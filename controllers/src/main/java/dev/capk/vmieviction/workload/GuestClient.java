@@ -68,11 +68,6 @@ public record GuestClient(
     return new CoreV1Api(apiClient);
   }
 
-  /** {@code wanted}, cut to what is left before this client's deadline. */
-  public Duration bound(Duration wanted) {
-    return deadline.cap(wanted);
-  }
-
   /**
    * Runs one guest API call with retry and circuit breaker. A non-transient API answer (404, 409,
    * 422) comes back as the {@link ApiException}; 401/403 and exhausted transient failures become a
@@ -91,26 +86,23 @@ public record GuestClient(
   }
 
   /**
-   * Sends one request with retry and circuit breaker, as {@link #call(String, GuestCall)}, each
-   * attempt bounded by the call timeout cut to what is left before this client's deadline.
+   * Sends one request as {@link #call(String, GuestCall)}, each attempt bounded by the call timeout
+   * cut to what is left before this client's deadline.
    *
    * @param returnType the answer's model type, or null to ignore the answer
    */
   public <T> T call(String what, Request request, Type returnType)
       throws ApiException, GuestAccessException {
-    return call(what, this.<T>send(what, request, returnType));
-  }
-
-  private <T> GuestCall<T> send(String what, Request request, Type returnType)
-      throws GuestAccessException {
     if (deadline.passed()) {
       throw error(Reason.GuestAPIUnavailable, "no time left before the VMI's deadline for " + what);
     }
-    return () -> {
-      okhttp3.Call call = request.build();
-      RawApi.bound(call, deadline);
-      return apiClient.<T>execute(call, returnType).getData();
-    };
+    return call(
+        what,
+        () -> {
+          okhttp3.Call call = request.build();
+          RawApi.bound(call, deadline);
+          return apiClient.<T>execute(call, returnType).getData();
+        });
   }
 
   /**
@@ -161,7 +153,8 @@ public record GuestClient(
     return error(Reason.GuestAPIUnavailable, what + " failed: " + described);
   }
 
-  private GuestAccessException error(Reason reason, String text) {
+  /** A failure of this guest cluster, named in the message. */
+  public GuestAccessException error(Reason reason, String text) {
     return new GuestAccessException(reason, "guest cluster " + cluster + ": " + text);
   }
 

@@ -12,10 +12,9 @@ import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.workload.GuestAccessException.Reason;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.core.IntervalFunction;
+import io.github.resilience4j.retry.Retry;
 import io.github.resilience4j.retry.RetryConfig;
-import io.github.resilience4j.retry.RetryRegistry;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
@@ -53,57 +52,28 @@ public final class GuestClients implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(GuestClients.class);
 
   /**
+   * @param idleTtl how long an unused client is kept
    * @param allowInsecureTls accept kubeconfigs that relax TLS ({@code insecure-skip-tls-verify},
    *     {@code tls-server-name}, {@code proxy-url}); off unless the operator asks for it
    * @param limits each guest cluster's request rate and steps at once
    */
   public record Settings(
-      Duration connectTimeout,
-      Duration readTimeout,
-      Duration idleTtl,
-      int retryAttempts,
-      Duration retryWait,
-      Duration circuitOpenFor,
-      boolean allowInsecureTls,
-      GuestClient.Throttle.Limits limits) {
+      Duration idleTtl, boolean allowInsecureTls, GuestClient.Throttle.Limits limits) {}
 
-    /**
-     * Short timeouts and few retries: a stalled guest API server must cost a worker seconds, not
-     * minutes (worst case per call: attempts x call timeout + waits).
-     */
-    public static Settings defaults() {
-      return new Settings(
-          Duration.ofSeconds(3),
-          Duration.ofSeconds(5),
-          Duration.ofMinutes(15),
-          2,
-          Duration.ofMillis(250),
-          Duration.ofSeconds(20),
-          false,
-          GuestClient.Throttle.Limits.defaults());
-    }
+  // Short timeouts and few retries: a stalled guest API server must cost a worker seconds, not
+  // minutes (worst case per call: attempts x call timeout + waits).
+  static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(3);
+  static final Duration READ_TIMEOUT = Duration.ofSeconds(5);
+  static final int RETRY_ATTEMPTS = 2;
+  static final Duration RETRY_WAIT = Duration.ofMillis(250);
+  static final Duration CIRCUIT_OPEN_FOR = Duration.ofSeconds(20);
 
-    /**
-     * The total bound of one guest request: connecting, TLS, sending and reading the whole answer.
-     * The connect and read timeouts alone bound each step, so a server that sends its answer one
-     * byte at a time, each within the read timeout, could hold a worker for hours.
-     */
-    public Duration callTimeout() {
-      return connectTimeout.plus(readTimeout);
-    }
-
-    public Settings withFlags(Duration idle, boolean allowInsecure, GuestClient.Throttle.Limits l) {
-      return new Settings(
-          connectTimeout,
-          readTimeout,
-          idle,
-          retryAttempts,
-          retryWait,
-          circuitOpenFor,
-          allowInsecure,
-          l);
-    }
-  }
+  /**
+   * The total bound of one guest request: connecting, TLS, sending and reading the whole answer.
+   * The connect and read timeouts alone bound each step, so a server that sends its answer one byte
+   * at a time, each within the read timeout, could hold a worker for hours.
+   */
+  static final Duration CALL_TIMEOUT = CONNECT_TIMEOUT.plus(READ_TIMEOUT);
 
   private final CoreV1Api infraCore;
   private final GenericKubernetesApi<Cluster, ClusterList> clusters;
@@ -111,8 +81,7 @@ public final class GuestClients implements AutoCloseable {
   private final CachedObjects<V1Secret> cachedSecrets;
   private final Settings settings;
   private final Cache<GuestClusterRef, GuestClient> cache;
-  private final CircuitBreakerRegistry breakers;
-  private final RetryRegistry retries;
+  private final Counter opened;
 
   /**
    * How long a look at a tenant's Cluster and Secret counts as current: a tenant's steps come in
@@ -120,13 +89,31 @@ public final class GuestClients implements AutoCloseable {
    */
   static final Duration RECHECK = Duration.ofSeconds(3);
 
-  /** What a cluster keeps across its clients, as its breaker; the lock that builds one. */
-  private static final class Tenant {
-    final GuestClient.Throttle throttle;
+  /** What a cluster keeps across its clients: its breaker, retry and throttle. */
+  private final class Tenant {
+    final GuestClient.Throttle throttle = new GuestClient.Throttle(settings.limits());
+    final CircuitBreaker breaker;
+    final Retry retry;
     volatile Long checkedAt; // System.nanoTime(); null: never
 
-    Tenant(Settings settings) {
-      throttle = new GuestClient.Throttle(settings.limits());
+    Tenant(GuestClusterRef ref) {
+      breaker = CircuitBreaker.of(ref.toString(), BREAKER);
+      retry = Retry.of(ref.toString(), RETRY);
+      // One line per state change: when a tenant's API server was given up on, and tried again.
+      breaker
+          .getEventPublisher()
+          .onStateTransition(
+              t -> {
+                CircuitBreaker.State to = t.getStateTransition().getToState();
+                if (to != CircuitBreaker.State.OPEN) {
+                  log.info("guest circuit {} cluster={}", to.name().toLowerCase(), ref);
+                  return;
+                }
+                log.warn("guest circuit opened cluster={} openFor={}", ref, CIRCUIT_OPEN_FOR);
+                if (opened != null) {
+                  opened.inc();
+                }
+              });
     }
 
     boolean checkedRecently() {
@@ -158,32 +145,30 @@ public final class GuestClients implements AutoCloseable {
             .expireAfterAccess(settings.idleTtl())
             .removalListener(GuestClients::dropped)
             .build();
-    this.breakers = CircuitBreakerRegistry.of(breakerConfig(settings));
-    this.retries = RetryRegistry.of(retryConfig(settings));
-    Counter opened = null;
-    if (registry != null) {
-      opened =
-          Counter.builder()
-              .name("vmi_eviction_guest_circuit_opened_total")
-              .help("Times a guest cluster's circuit breaker opened (its API server kept failing).")
-              .register(registry);
-      GaugeWithCallback.builder()
-          .name("vmi_eviction_guest_circuits_open")
-          .help("Guest clusters whose circuit breaker is open now.")
-          .callback(
-              c ->
-                  c.call(
-                      breakers.getAllCircuitBreakers().stream()
-                          .filter(b -> b.getState() == CircuitBreaker.State.OPEN)
-                          .count()))
-          .register(registry);
-      GaugeWithCallback.builder()
-          .name("vmi_eviction_guest_clients_cached")
-          .help("Guest cluster clients currently cached.")
-          .callback(c -> c.call(cache.size()))
-          .register(registry);
+    if (registry == null) {
+      opened = null;
+      return;
     }
-    tellCircuitChanges(opened);
+    opened =
+        Counter.builder()
+            .name("vmi_eviction_guest_circuit_opened_total")
+            .help("Times a guest cluster's circuit breaker opened (its API server kept failing).")
+            .register(registry);
+    GaugeWithCallback.builder()
+        .name("vmi_eviction_guest_circuits_open")
+        .help("Guest clusters whose circuit breaker is open now.")
+        .callback(
+            c ->
+                c.call(
+                    tenants.values().stream()
+                        .filter(t -> t.breaker.getState() == CircuitBreaker.State.OPEN)
+                        .count()))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("vmi_eviction_guest_clients_cached")
+        .help("Guest cluster clients currently cached.")
+        .callback(c -> c.call(cache.size()))
+        .register(registry);
   }
 
   private static void dropped(RemovalNotification<GuestClusterRef, GuestClient> n) {
@@ -193,59 +178,28 @@ public final class GuestClients implements AutoCloseable {
     }
   }
 
-  /** One line per state change: when a tenant's API server was given up on, and tried again. */
-  private void tellCircuitChanges(Counter opened) {
-    breakers
-        .getEventPublisher()
-        .onEntryAdded(
-            added ->
-                added
-                    .getAddedEntry()
-                    .getEventPublisher()
-                    .onStateTransition(
-                        t -> {
-                          CircuitBreaker.State to = t.getStateTransition().getToState();
-                          String cluster = t.getCircuitBreakerName();
-                          if (to != CircuitBreaker.State.OPEN) {
-                            log.info(
-                                "guest circuit {} cluster={}", to.name().toLowerCase(), cluster);
-                            return;
-                          }
-                          log.warn(
-                              "guest circuit opened cluster={} openFor={}",
-                              cluster,
-                              settings.circuitOpenFor());
-                          if (opened != null) {
-                            opened.inc();
-                          }
-                        }));
-  }
-
   /**
    * The breaker opens when most of the last calls to a guest API failed transiently (no answer,
    * 5xx, 429); while open, calls fail at once. Answers like 404 or 403 mean the API works.
    */
-  static CircuitBreakerConfig breakerConfig(Settings settings) {
-    return CircuitBreakerConfig.custom()
-        .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
-        .slidingWindowSize(10)
-        .minimumNumberOfCalls(5)
-        .failureRateThreshold(60)
-        .waitDurationInOpenState(settings.circuitOpenFor())
-        .permittedNumberOfCallsInHalfOpenState(2)
-        .automaticTransitionFromOpenToHalfOpenEnabled(false)
-        .recordException(GuestClient::isTransient)
-        .build();
-  }
+  static final CircuitBreakerConfig BREAKER =
+      CircuitBreakerConfig.custom()
+          .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+          .slidingWindowSize(10)
+          .minimumNumberOfCalls(5)
+          .failureRateThreshold(60)
+          .waitDurationInOpenState(CIRCUIT_OPEN_FOR)
+          .permittedNumberOfCallsInHalfOpenState(2)
+          .automaticTransitionFromOpenToHalfOpenEnabled(false)
+          .recordException(GuestClient::isTransient)
+          .build();
 
-  static RetryConfig retryConfig(Settings settings) {
-    return RetryConfig.custom()
-        .maxAttempts(Math.max(1, settings.retryAttempts()))
-        .intervalFunction(
-            IntervalFunction.ofExponentialBackoff(settings.retryWait().toMillis(), 2.0))
-        .retryOnException(GuestClient::isTransient)
-        .build();
-  }
+  static final RetryConfig RETRY =
+      RetryConfig.custom()
+          .maxAttempts(RETRY_ATTEMPTS)
+          .intervalFunction(IntervalFunction.ofExponentialBackoff(RETRY_WAIT.toMillis(), 2.0))
+          .retryOnException(GuestClient::isTransient)
+          .build();
 
   /**
    * The client for a guest cluster, whose Cluster exists and kubeconfig Secret is usable.
@@ -253,7 +207,7 @@ public final class GuestClients implements AutoCloseable {
    * @throws GuestAccessException with a specific reason; its message is safe to publish
    */
   public GuestClient get(GuestClusterRef ref) throws GuestAccessException {
-    Tenant tenant = tenants.computeIfAbsent(ref, k -> new Tenant(settings));
+    Tenant tenant = tenants.computeIfAbsent(ref, Tenant::new);
     GuestClient cached = cache.getIfPresent(ref);
     // The cache costs no request, so it is asked every time: a rotated Secret is used at the first
     // call after the watch delivered it, not a RECHECK later.
@@ -272,7 +226,7 @@ public final class GuestClients implements AutoCloseable {
     synchronized (tenant) { // several workers may miss at once: one builds the client
       cached = cache.getIfPresent(ref);
       if (cached == null || !cached.secretVersion().equals(version)) {
-        GuestClient fresh = build(ref, secret, version, tenant.throttle);
+        GuestClient fresh = build(ref, secret, version, tenant);
         log.info(
             cached == null
                 ? "guest client created cluster={}"
@@ -330,8 +284,7 @@ public final class GuestClients implements AutoCloseable {
     return secret.getMetadata().getUid() + "/" + secret.getMetadata().getResourceVersion();
   }
 
-  private GuestClient build(
-      GuestClusterRef ref, V1Secret secret, String version, GuestClient.Throttle throttle)
+  private GuestClient build(GuestClusterRef ref, V1Secret secret, String version, Tenant tenant)
       throws GuestAccessException {
     String secretName = ref.namespace() + "/" + secret.getMetadata().getName();
     Map<String, byte[]> data = secret.getData();
@@ -358,7 +311,7 @@ public final class GuestClients implements AutoCloseable {
       KubeConfig kc = KubeConfig.loadKubeConfig(new StringReader(yaml));
       client =
           CipherOrder.preferChaCha20(
-              ClientBuilder.kubeconfig(kc).setReadTimeout(settings.readTimeout()).build());
+              ClientBuilder.kubeconfig(kc).setReadTimeout(READ_TIMEOUT).build());
     } catch (Exception e) {
       // The parser's and builder's messages may quote the content: name the failure kind only.
       throw new GuestAccessException(
@@ -366,15 +319,14 @@ public final class GuestClients implements AutoCloseable {
           "kubeconfig in Secret %s unusable (%s)"
               .formatted(secretName, e.getClass().getSimpleName()));
     }
-    client.setConnectTimeout((int) settings.connectTimeout().toMillis());
-    client.setWriteTimeout((int) settings.readTimeout().toMillis());
+    client.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
+    client.setWriteTimeout((int) READ_TIMEOUT.toMillis());
     // Last, so that it is not lost: each setter above rebuilds the HTTP client. With no CA data,
     // client-java verifies against the JVM's default trust store (never trust-all) and checks the
     // host name; only insecure-skip-tls-verify turns both off, which the policy above refuses.
-    client.setHttpClient(
-        client.getHttpClient().newBuilder().callTimeout(settings.callTimeout()).build());
+    client.setHttpClient(client.getHttpClient().newBuilder().callTimeout(CALL_TIMEOUT).build());
     return new GuestClient(
-        ref, client, version, breaker(ref), retries.retry(ref.toString()), throttle, Deadline.NONE);
+        ref, client, version, tenant.breaker, tenant.retry, tenant.throttle, Deadline.NONE);
   }
 
   private static final Set<String> FORBIDDEN_CLUSTER_KEYS = Set.of("certificate-authority");
@@ -471,7 +423,7 @@ public final class GuestClients implements AutoCloseable {
 
   /** The circuit breaker of a guest cluster: one per cluster, kept across its clients. */
   CircuitBreaker breaker(GuestClusterRef ref) {
-    return breakers.circuitBreaker(ref.toString());
+    return tenants.computeIfAbsent(ref, Tenant::new).breaker;
   }
 
   @Override

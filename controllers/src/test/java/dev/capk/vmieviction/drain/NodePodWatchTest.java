@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 class NodePodWatchTest {
 
   final AtomicInteger wakes = new AtomicInteger();
-  final NodePodWatch watch = new NodePodWatch("n", wakes::incrementAndGet);
+  final NodePodWatch watch = new NodePodWatch(null, "n", wakes::incrementAndGet, null);
 
   static V1Pod pod(String name) {
     return new V1Pod().metadata(new V1ObjectMeta().namespace("ns").name(name).uid("uid-" + name));

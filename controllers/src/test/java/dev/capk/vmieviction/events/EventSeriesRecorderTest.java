@@ -26,15 +26,12 @@ class EventSeriesRecorderTest {
   final InMemoryStore store = new InMemoryStore();
   final EventSeriesRecorder recorder =
       recorder(
-          new EventSeriesBook(
-              new Ticker() {
-                @Override
-                public long read() {
-                  return nanos.get();
-                }
-              },
-              EventSeriesBook.UPDATE_INTERVAL,
-              EventSeriesBook.MAX_SERIES_PER_SCOPE));
+          new Ticker() {
+            @Override
+            public long read() {
+              return nanos.get();
+            }
+          });
 
   final V1ObjectReference vmi =
       new V1ObjectReference()
@@ -44,14 +41,14 @@ class EventSeriesRecorderTest {
           .name("vm-1")
           .uid("uid-1");
 
-  EventSeriesRecorder recorder(EventSeriesBook book) {
+  EventSeriesRecorder recorder(Ticker ticker) {
     return new EventSeriesRecorder(
-        book,
         store,
         "test",
         Set.of("DrainSucceeded", "VMIDeleted"),
         Clock.fixed(Instant.parse("2025-01-01T12:00:00Z"), ZoneOffset.UTC),
-        null);
+        java.util.List.of(),
+        ticker);
   }
 
   @Test
@@ -84,8 +81,8 @@ class EventSeriesRecorderTest {
   void aSeriesOfAnEarlierRunIsAddedToNotDuplicated() {
     recorder.record(vmi, "start-1", true, "DrainBlocked", "blocked");
     store.byReason("DrainBlocked").setCount(5);
-    // A restarted controller: a fresh book, the same objects in the API.
-    EventSeriesRecorder restarted = recorder(new EventSeriesBook());
+    // A restarted controller: fresh series, the same objects in the API.
+    EventSeriesRecorder restarted = recorder(Ticker.systemTicker());
     restarted.record(vmi, "start-1", true, "DrainBlocked", "blocked again");
     assertEquals(1, store.events.size());
     assertEquals(6, store.byReason("DrainBlocked").getCount());

@@ -122,18 +122,18 @@ class KubeVirtClusterDefaultsTest {
 
   @Test
   void onlyAnAnswerThatReallySaysNoStrategyIsNotSet() {
-    assertEquals(Readout.answer(Optional.of("External")), strategyOf(list(EXTERNAL)));
+    assertEquals(new Readout.Answer<>(Optional.of("External")), strategyOf(list(EXTERNAL)));
     assertEquals(
-        Readout.answer(Optional.empty()),
+        new Readout.Answer<>(Optional.empty()),
         strategyOf(failure(404, "NotFound", "the server could not find the requested resource")),
         "no KubeVirt CRD");
     assertEquals(
-        Readout.answer(Optional.empty()),
+        new Readout.Answer<>(Optional.empty()),
         strategyOf(
             list("{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"KubeVirtList\",\"items\":[]}")),
         "no KubeVirt CR");
     assertEquals(
-        Readout.answer(Optional.empty()),
+        new Readout.Answer<>(Optional.empty()),
         strategyOf(
             list(
                 """
@@ -142,7 +142,7 @@ class KubeVirtClusterDefaultsTest {
                 """)),
         "a CR without a configuration");
     assertEquals(
-        Readout.answer(Optional.empty()),
+        new Readout.Answer<>(Optional.empty()),
         strategyOf(
             list(
                 """
@@ -215,8 +215,8 @@ class KubeVirtClusterDefaultsTest {
     after(ClusterDefaults.FIRST_RETRY);
     answers.add(list(EXTERNAL));
 
-    assertEquals(Readout.answer(Optional.of("External")), d.evictionStrategy());
-    assertEquals(Readout.answer(new MigrationLimits(3, 2)), d.migrationLimits());
+    assertEquals(new Readout.Answer<>(Optional.of("External")), d.evictionStrategy());
+    assertEquals(new Readout.Answer<>(new MigrationLimits(3, 2)), d.migrationLimits());
     assertEquals(3, lists, "the answer is kept for the refresh interval");
   }
 
@@ -234,10 +234,11 @@ class KubeVirtClusterDefaultsTest {
   void aGoodAnswerStaysInUseWhileARefreshFailsAndIsReadAgainAfterTheRefreshInterval() {
     answers.add(list(EXTERNAL));
     ClusterDefaults d = defaults();
-    assertEquals(Readout.answer(Optional.of("External")), d.evictionStrategy());
+    assertEquals(new Readout.Answer<>(Optional.of("External")), d.evictionStrategy());
 
     after(REFRESH);
-    assertEquals(Readout.answer(Optional.of("External")), d.evictionStrategy(), "refresh failed");
+    assertEquals(
+        new Readout.Answer<>(Optional.of("External")), d.evictionStrategy(), "refresh failed");
     assertEquals(2, lists);
     after(REFRESH.minusSeconds(1));
     d.evictionStrategy();
@@ -246,7 +247,7 @@ class KubeVirtClusterDefaultsTest {
     answers.add(failure(404, "NotFound", "gone"));
 
     assertEquals(
-        Readout.answer(Optional.empty()),
+        new Readout.Answer<>(Optional.empty()),
         d.evictionStrategy(),
         "an answer replaces the last one: the CRD is gone, nothing sets a strategy");
   }

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.events.EventSeriesBook;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -75,12 +74,7 @@ class ManagementMirroredVmiEventsTest {
         VmiEvents.mirrored(
             onVmi,
             new EventSeriesRecorder(
-                new EventSeriesBook(),
-                management,
-                "test",
-                VmiEvents.MIRRORED,
-                Clock.systemUTC(),
-                null),
+                management, "test", VmiEvents.MIRRORED, Clock.systemUTC(), null, 0),
             tenants,
             List::of,
             "infra Secret tenant-a/infra");
@@ -121,12 +115,7 @@ class ManagementMirroredVmiEventsTest {
         VmiEvents.mirrored(
             new OnVmi(),
             new EventSeriesRecorder(
-                new EventSeriesBook(),
-                management,
-                "test",
-                VmiEvents.MIRRORED,
-                Clock.systemUTC(),
-                null),
+                management, "test", VmiEvents.MIRRORED, Clock.systemUTC(), null, 0),
             refusing,
             () -> List.of(kvc),
             "infra Secret tenant-a/infra");

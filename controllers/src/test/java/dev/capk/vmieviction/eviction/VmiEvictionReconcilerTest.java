@@ -1747,14 +1747,9 @@ class VmiEvictionReconcilerTest {
     }
 
     @Override
-    public V1Node uncordonAndUnmark(V1Node n) {
-      calls.add("uncordon " + n.getMetadata().getName());
-      return n;
-    }
-
-    @Override
-    public V1Node removeMark(V1Node n) {
-      calls.add("unmark " + n.getMetadata().getName());
+    public V1Node unmark(V1Node n) {
+      boolean cordoned = n.getSpec() != null && Boolean.TRUE.equals(n.getSpec().getUnschedulable());
+      calls.add((cordoned ? "uncordon " : "unmark ") + n.getMetadata().getName());
       return n;
     }
 

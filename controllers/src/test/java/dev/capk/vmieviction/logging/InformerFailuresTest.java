@@ -33,7 +33,8 @@ class InformerFailuresTest {
           "kind=NodeMaintenance namespace=all",
           nanos::get,
           Clock.fixed(Instant.parse("2026-11-26T14:00:00Z"), ZoneOffset.UTC),
-          InformerFailures::describe);
+          InformerFailures::describe,
+          null);
 
   /** The reflector's loop, a second per round: lists when the backoff allows, fails with 404. */
   List<String> failForSeconds(int seconds) {
@@ -45,6 +46,27 @@ class InformerFailuresTest {
       nanos.addAndGet(Duration.ofSeconds(1).toNanos());
     }
     return lines;
+  }
+
+  @Test
+  void aRefusedListIsNotSentAgainBeforeThePauseAndAGrantIsSeenAfterIt() {
+    InformerFailures paced =
+        new InformerFailures(
+            "kind=Cluster namespace=all",
+            nanos::get,
+            Clock.systemUTC(),
+            InformerFailures::describe,
+            Duration.ofMinutes(5));
+    assertTrue(paced.mayList(), "the first list goes out");
+    Optional<InformerFailures.Told> told = paced.failed(new ApiException(403, "forbidden"));
+    assertEquals(Level.INFO, told.orElseThrow().level());
+    assertTrue(told.get().line().startsWith("informer cache off kind=Cluster"), told.get().line());
+    nanos.addAndGet(Duration.ofMinutes(4).toNanos());
+    assertFalse(paced.mayList(), "the informer's retries a second later send nothing");
+    nanos.addAndGet(Duration.ofMinutes(1).toNanos());
+    assertTrue(paced.mayList(), "after the pause, the list is tried again");
+    paced.opened();
+    assertTrue(paced.mayList());
   }
 
   @Test

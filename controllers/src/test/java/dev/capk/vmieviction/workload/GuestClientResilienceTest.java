@@ -15,6 +15,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.security.cert.CertificateException;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLPeerUnverifiedException;
@@ -27,14 +28,7 @@ class GuestClientResilienceTest {
 
   static final GuestClients.Settings SETTINGS =
       new GuestClients.Settings(
-          Duration.ofSeconds(1),
-          Duration.ofSeconds(1),
-          Duration.ofMinutes(1),
-          3,
-          Duration.ofMillis(1),
-          Duration.ofMinutes(5),
-          false,
-          GuestClient.Throttle.Limits.defaults());
+          Duration.ofMinutes(1), false, GuestClient.Throttle.Limits.defaults());
 
   static GuestClient client() {
     GuestClusterRef ref = new GuestClusterRef("ns", "c");
@@ -42,8 +36,8 @@ class GuestClientResilienceTest {
         ref,
         new ApiClient(),
         "uid/1",
-        CircuitBreaker.of("ns/c", GuestClients.breakerConfig(SETTINGS)),
-        Retry.of("ns/c", GuestClients.retryConfig(SETTINGS)),
+        CircuitBreaker.of("ns/c", GuestClients.BREAKER),
+        Retry.of("ns/c", GuestClients.RETRY),
         new GuestClient.Throttle(GuestClient.Throttle.Limits.defaults()),
         Deadline.NONE);
   }
@@ -62,7 +56,7 @@ class GuestClientResilienceTest {
                       calls.incrementAndGet();
                       throw new ApiException(new IOException("connection refused"));
                     }));
-    assertEquals(3, calls.get());
+    assertEquals(GuestClients.RETRY_ATTEMPTS, calls.get());
     assertEquals(GuestAccessException.Reason.GuestAPIUnavailable, e.reason());
   }
 
@@ -125,7 +119,7 @@ class GuestClientResilienceTest {
   void aDeadGuestApiOpensTheCircuitAndLaterCallsFailWithoutTrying() {
     GuestClient c = client();
     AtomicInteger calls = new AtomicInteger();
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) { // the breaker judges from 5 calls on
       assertThrows(
           GuestAccessException.class,
           () ->
@@ -210,7 +204,7 @@ class GuestClientResilienceTest {
                       throw handshakeFailure(new EOFException("SSL peer shut down incorrectly"));
                     }));
     assertEquals(GuestAccessException.Reason.GuestAPIUnavailable, e.reason());
-    assertEquals(3, calls.get());
+    assertEquals(GuestClients.RETRY_ATTEMPTS, calls.get());
   }
 
   @Test
@@ -220,8 +214,8 @@ class GuestClientResilienceTest {
         new GuestClients(
             new ApiClient(),
             "v1beta1",
-            CachedObjects.none(),
-            CachedObjects.none(),
+            (ns, name) -> Optional.empty(),
+            (ns, name) -> Optional.empty(),
             SETTINGS,
             registry);
     CircuitBreaker breaker = clients.breaker(new GuestClusterRef("ns", "c"));
@@ -256,10 +250,10 @@ class GuestClientResilienceTest {
 
   @Test
   void theCallTimeoutBoundsTheWholeRequestAndDerivesFromConnectAndReadTimeouts() {
-    GuestClients.Settings s = GuestClients.Settings.defaults();
-    assertEquals(s.connectTimeout().plus(s.readTimeout()), s.callTimeout());
+    assertEquals(
+        GuestClients.CONNECT_TIMEOUT.plus(GuestClients.READ_TIMEOUT), GuestClients.CALL_TIMEOUT);
     assertTrue(
-        s.callTimeout().compareTo(Duration.ofSeconds(10)) <= 0,
-        "a few seconds: " + s.callTimeout());
+        GuestClients.CALL_TIMEOUT.compareTo(Duration.ofSeconds(10)) <= 0,
+        "a few seconds: " + GuestClients.CALL_TIMEOUT);
   }
 }

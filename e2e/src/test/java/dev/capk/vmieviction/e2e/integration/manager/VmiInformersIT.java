@@ -12,7 +12,8 @@ import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.eviction.InfraVmis;
 import dev.capk.vmieviction.kube.LenientJson;
-import dev.capk.vmieviction.manager.VmiInformers;
+import dev.capk.vmieviction.manager.ManagementInformers;
+import dev.capk.vmieviction.manager.ManagementInformers.Kind;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
@@ -49,7 +50,7 @@ class VmiInformersIT {
   private static final int MANY = 1_100;
 
   private final List<HttpUrl> requests = new CopyOnWriteArrayList<>();
-  private VmiInformers informers;
+  private Kind<VirtualMachineInstance> informers;
 
   @BeforeAll
   static void crds() {
@@ -86,9 +87,10 @@ class VmiInformersIT {
       assertEquals(SELECTOR, list.queryParameter("labelSelector"), list.toString());
     }
     for (int i = 0; i < MANY; i++) {
-      assertNotNull(informers.get(ns, "vmi-" + i), "vmi-" + i + " cached");
+      assertNotNull(informers.find(ns, "vmi-" + i).orElse(null), "vmi-" + i + " cached");
     }
-    assertNull(informers.get(ns, "not-capk"), "the label selector is applied by the server");
+    assertNull(
+        informers.find(ns, "not-capk").orElse(null), "the label selector is applied by the server");
   }
 
   @Test
@@ -106,7 +108,7 @@ class VmiInformersIT {
 
     start(ns);
 
-    VirtualMachineInstance cached = informers.get(ns, "a");
+    VirtualMachineInstance cached = informers.find(ns, "a").orElse(null);
     assertNotNull(cached);
     assertOnlyWhatTheControllerReads(
         ns,
@@ -123,7 +125,7 @@ class VmiInformersIT {
     String ns = namespace("trim-watch");
     create(ns, vmi("a", capkLabels(ns), Map.of()));
     start(ns);
-    String before = informers.get(ns, "a").getMetadata().getResourceVersion();
+    String before = informers.find(ns, "a").orElseThrow().getMetadata().getResourceVersion();
 
     InfraVmis.api(infra.cluster().client())
         .patch(
@@ -138,11 +140,13 @@ class VmiInformersIT {
     Await.until(
         "the watch delivers the change",
         Duration.ofSeconds(30),
-        () -> !before.equals(informers.get(ns, "a").getMetadata().getResourceVersion()));
+        () ->
+            !before.equals(
+                informers.find(ns, "a").orElseThrow().getMetadata().getResourceVersion()));
 
     assertOnlyWhatTheControllerReads(
         ns,
-        informers.get(ns, "a").getMetadata(),
+        informers.find(ns, "a").orElseThrow().getMetadata(),
         Map.of("capk.cluster.x-k8s.io/vmi-drain-start-time", "2026-02-02T00:00:00Z"));
   }
 
@@ -153,7 +157,7 @@ class VmiInformersIT {
     start(ns);
 
     assertTrue(informers.hasSynced());
-    assertNull(informers.get(ns, "vmi-0"));
+    assertNull(informers.find(ns, "vmi-0").orElse(null));
     assertEquals(
         1, requests.stream().filter(u -> !"true".equals(u.queryParameter("watch"))).count());
   }
@@ -198,9 +202,7 @@ class VmiInformersIT {
                   return chain.proceed(chain.request());
                 })
             .build());
-    informers =
-        new VmiInformers(
-            watchClient, InfraVmis.api(watchClient), List.of(ns), SELECTOR, Duration.ZERO, null);
+    informers = ManagementInformers.vmis(watchClient, List.of(ns), SELECTOR, Duration.ZERO, null);
     informers.factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
     Await.until("VMI informer synced", Duration.ofSeconds(60), informers::hasSynced);
   }

@@ -5,15 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.common.base.Ticker;
-import dev.capk.vmieviction.events.EventSeriesBook.Capped;
-import dev.capk.vmieviction.events.EventSeriesBook.Create;
-import dev.capk.vmieviction.events.EventSeriesBook.Decision;
-import dev.capk.vmieviction.events.EventSeriesBook.Fold;
-import dev.capk.vmieviction.events.EventSeriesBook.Series;
-import dev.capk.vmieviction.events.EventSeriesBook.Update;
+import dev.capk.vmieviction.events.EventSeriesRecorder.Decision;
+import dev.capk.vmieviction.events.EventSeriesRecorder.Series;
+import dev.capk.vmieviction.events.EventSeriesRecorder.Write;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -22,22 +21,41 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** What each occurrence of an event does, as a table of occurrences and the decisions they get. */
-class EventSeriesBookTest {
+class EventSeriesDecisionsTest {
 
-  static final Duration INTERVAL = Duration.ofSeconds(30);
-  static final int CAP = 3;
+  static final Duration INTERVAL = EventSeriesRecorder.UPDATE_INTERVAL;
+  static final int CAP = EventSeriesRecorder.MAX_SERIES_PER_SCOPE;
 
   final AtomicLong nanos = new AtomicLong();
-  final EventSeriesBook book =
-      new EventSeriesBook(
+  final EventSeriesRecorder book =
+      new EventSeriesRecorder(
+          null,
+          "test",
+          Set.of(),
+          Clock.systemUTC(),
+          List.of(),
           new Ticker() {
             @Override
             public long read() {
               return nanos.get();
             }
-          },
-          INTERVAL,
-          CAP);
+          });
+
+  static Decision create(int count) {
+    return new Decision(Write.CREATE, count);
+  }
+
+  static Decision update(int count) {
+    return new Decision(Write.UPDATE, count);
+  }
+
+  static Decision fold(int count) {
+    return new Decision(Write.FOLD, count);
+  }
+
+  static Decision capped() {
+    return new Decision(Write.CAPPED, 0);
+  }
 
   /** An occurrence: after {@code afterSeconds}, {@code reason} in {@code scope}; outcome or not. */
   record Occurrence(int afterSeconds, String scope, String reason, boolean outcome) {}
@@ -54,81 +72,64 @@ class EventSeriesBookTest {
     return new Occurrence(0, scope, reason, false);
   }
 
+  /** The cap's series S1..S10 of evacuation-1 first (each created), then {@code then}. */
+  static List<Occurrence> capFilled(Occurrence... then) {
+    List<Occurrence> all = new ArrayList<>();
+    for (int i = 1; i <= CAP; i++) {
+      all.add(at(0, "S" + i));
+    }
+    all.addAll(List.of(then));
+    return all;
+  }
+
+  static List<Decision> capFilled(Decision... then) {
+    List<Decision> all = new ArrayList<>(java.util.Collections.nCopies(CAP, create(1)));
+    all.addAll(List.of(then));
+    return all;
+  }
+
   static Stream<Arguments> table() {
     return Stream.of(
         Arguments.of(
             "the first occurrence creates the series",
             List.of(at(0, "DrainBlocked")),
-            List.of(new Create(1))),
+            List.of(create(1))),
         Arguments.of(
             "repeats within the interval are counted and go out with the next update",
             List.of(
                 at(0, "DrainBlocked"),
                 at(1, "DrainBlocked"),
                 at(1, "DrainBlocked"),
-                at(30, "DrainBlocked"),
+                at(60, "DrainBlocked"),
                 at(1, "DrainBlocked")),
-            List.of(new Create(1), new Fold(2), new Fold(3), new Update(4), new Fold(5))),
+            List.of(create(1), fold(2), fold(3), update(4), fold(5))),
         Arguments.of(
             "repeats of all the scope's series together update at most once per interval",
             List.of(
                 at(0, "DrainBlocked"),
                 at(0, "GuestAPIUnavailable"),
-                at(30, "DrainBlocked"),
+                at(60, "DrainBlocked"),
                 at(0, "GuestAPIUnavailable"),
-                at(29, "GuestAPIUnavailable"),
+                at(59, "GuestAPIUnavailable"),
                 at(1, "GuestAPIUnavailable"),
                 at(0, "DrainBlocked")),
-            List.of(
-                new Create(1),
-                new Create(1),
-                new Update(2),
-                new Fold(2),
-                new Fold(3),
-                new Update(4),
-                new Fold(3))),
+            List.of(create(1), create(1), update(2), fold(2), fold(3), update(4), fold(3))),
         Arguments.of(
             "non-outcome series beyond the cap are dropped, their repeats too; earlier series still update",
-            List.of(at(0, "A"), at(0, "B"), at(0, "C"), at(0, "D"), at(60, "D"), at(0, "A")),
-            List.of(
-                new Create(1),
-                new Create(1),
-                new Create(1),
-                new Capped(),
-                new Capped(),
-                new Update(2))),
+            capFilled(at(0, "D"), at(120, "D"), at(0, "S1")),
+            capFilled(capped(), capped(), update(2))),
         Arguments.of(
             "outcomes are written past the cap, and every repeat at once",
-            List.of(
-                at(0, "A"),
-                at(0, "B"),
-                at(0, "C"),
-                outcome(0, "DrainSucceeded"),
-                outcome(0, "VMIDeleted"),
-                outcome(1, "VMIDeleted")),
-            List.of(
-                new Create(1),
-                new Create(1),
-                new Create(1),
-                new Create(1),
-                new Create(1),
-                new Update(2))),
+            capFilled(
+                outcome(0, "DrainSucceeded"), outcome(0, "VMIDeleted"), outcome(1, "VMIDeleted")),
+            capFilled(create(1), create(1), update(2))),
         Arguments.of(
             "another evacuation has its own series and its own cap",
-            List.of(
-                in("evacuation-1", "A"),
-                in("evacuation-1", "B"),
-                in("evacuation-1", "C"),
+            capFilled(
                 in("evacuation-1", "DrainBlocked"),
                 in("evacuation-2", "DrainBlocked"),
                 in("evacuation-2", "DrainBlocked")),
-            List.of(
-                new Create(1),
-                new Create(1),
-                new Create(1),
-                new Capped(),
-                new Create(1),
-                new Fold(2))));
+            capFilled(capped(), create(1), fold(2))));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -142,10 +143,8 @@ class EventSeriesBookTest {
       Decision d = book.occurred(s, o.outcome());
       got.add(d);
       // The API took every write.
-      if (d instanceof Create c) {
-        book.written(s, c.count());
-      } else if (d instanceof Update u) {
-        book.written(s, u.count());
+      if (d.write() == Write.CREATE || d.write() == Write.UPDATE) {
+        book.written(s, d.count());
       }
     }
     assertEquals(expected, got, behaviour);
@@ -154,15 +153,13 @@ class EventSeriesBookTest {
   @Test
   void aWriteThatFailedIsRetriedByTheNextOccurrenceWithEverythingCounted() {
     Series s = series("evacuation-1", "DrainBlocked");
-    assertEquals(new Create(1), book.occurred(s, false)); // the API did not take it
-    assertEquals(new Create(2), book.occurred(s, false));
+    assertEquals(create(1), book.occurred(s, false)); // the API did not take it
+    assertEquals(create(2), book.occurred(s, false));
     book.written(s, 2);
     nanos.addAndGet(INTERVAL.toNanos());
-    assertEquals(new Update(3), book.occurred(s, false)); // not taken either
+    assertEquals(update(3), book.occurred(s, false)); // not taken either
     assertEquals(
-        new Update(4),
-        book.occurred(s, false),
-        "still due: the last write is older than the interval");
+        update(4), book.occurred(s, false), "still due: the last write is older than the interval");
   }
 
   @Test
@@ -170,16 +167,16 @@ class EventSeriesBookTest {
     Series s = series("evacuation-1", "DrainBlocked");
     book.written(s, 1);
     book.vanished(s);
-    assertEquals(new Create(2), book.occurred(s, false));
+    assertEquals(create(2), book.occurred(s, false));
   }
 
   @Test
   void aSeriesFoundFromAnEarlierRunContinuesItsCount() {
     Series s = series("evacuation-1", "DrainBlocked");
-    assertEquals(new Create(1), book.occurred(s, false));
+    assertEquals(create(1), book.occurred(s, false));
     book.written(s, 7); // the object existed with 6
     nanos.addAndGet(INTERVAL.toNanos());
-    assertEquals(new Update(8), book.occurred(s, false));
+    assertEquals(update(8), book.occurred(s, false));
   }
 
   @Test
