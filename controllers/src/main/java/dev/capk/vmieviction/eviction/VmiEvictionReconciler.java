@@ -270,23 +270,16 @@ public final class VmiEvictionReconciler implements Reconciler {
 
     /** What the informer shows of a VMI now (added, updated or resynced). */
     void seen(VirtualMachineInstance vmi) {
-      String uid = uid(vmi);
-      if (uid == null) {
-        return;
-      }
       if (Eligibility.evacuationRequested(vmi)) {
-        firstSeen.putIfAbsent(uid, clock.instant());
+        firstSeen.putIfAbsent(vmi.getMetadata().getUid(), clock.instant());
       } else {
-        firstSeen.remove(uid);
+        gone(vmi);
       }
     }
 
     /** The VMI is gone (or no longer selected). */
     void gone(VirtualMachineInstance vmi) {
-      String uid = uid(vmi);
-      if (uid != null) {
-        firstSeen.remove(uid);
-      }
+      firstSeen.remove(vmi.getMetadata().getUid());
     }
 
     /** When the current mark of the VMI with this UID was first seen; empty if it was not. */
@@ -319,10 +312,6 @@ public final class VmiEvictionReconciler implements Reconciler {
           next.onDelete(vmi, finalStateUnknown);
         }
       };
-    }
-
-    private static String uid(VirtualMachineInstance vmi) {
-      return vmi == null || vmi.getMetadata() == null ? null : vmi.getMetadata().getUid();
     }
   }
 }
