@@ -5,7 +5,6 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonPrimitive;
-import dev.capk.vmieviction.drain.NodeDrainer.NodeNotFoundException;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
@@ -58,7 +57,7 @@ public final class Cordoner {
    * @return true if the node changed (in a dry run: would change)
    * @throws NodeNotFoundException if there is no such node
    */
-  boolean setUnschedulable(String node, boolean desired, DryRun dryRun) throws ApiException {
+  public boolean setUnschedulable(String node, boolean desired, DryRun dryRun) throws ApiException {
     Objects.requireNonNull(node, "node");
     V1Node read = read(node).orElseThrow(() -> new NodeNotFoundException(node));
     Planned<String> w =
@@ -358,5 +357,26 @@ public final class Cordoner {
 
   private static JsonElement jsonOrNull(String value) {
     return value == null ? JsonNull.INSTANCE : new JsonPrimitive(value);
+  }
+
+  /** The node to cordon does not exist: an {@link ApiException} with code 404. */
+  public static class NodeNotFoundException extends ApiException {
+    private static final long serialVersionUID = 1L;
+
+    private final String node;
+
+    public NodeNotFoundException(String node) {
+      super(404, "node \"" + node + "\" not found");
+      this.node = node;
+    }
+
+    public String node() {
+      return node;
+    }
+
+    @Override
+    public String getMessage() {
+      return "node \"" + node + "\" not found";
+    }
   }
 }

@@ -10,31 +10,23 @@ import java.util.stream.Collectors;
 /**
  * The drain cannot proceed: some pods may not be deleted with the given options (DaemonSet pods
  * without ignoreAllDaemonSets, emptyDir without deleteEmptyDirData, pods without a controller
- * without force...). Nothing was evicted. As with kubectl, the node stays cordoned; {@link
- * #cordonedByThisDrain()} says whether this drain cordoned it.
+ * without force...). Nothing was evicted. As with kubectl, the node stays cordoned.
  */
 public class DrainRefusedException extends Exception {
   private static final long serialVersionUID = 1L;
 
   private final transient Map<String, List<PodRef>> refusals;
-  private final boolean cordonedByThisDrain;
 
-  public DrainRefusedException(
-      String node, Map<String, List<PodRef>> refusals, boolean cordonedByThisDrain) {
+  public DrainRefusedException(String node, Map<String, List<PodRef>> refusals) {
     super(message(node, refusals));
     Map<String, List<PodRef>> copy = new LinkedHashMap<>();
     refusals.forEach((k, v) -> copy.put(k, List.copyOf(v)));
     this.refusals = Collections.unmodifiableMap(copy);
-    this.cordonedByThisDrain = cordonedByThisDrain;
   }
 
   /** Reason (kubectl's wording, "cannot delete ...") to the refused pods, in filter order. */
   public Map<String, List<PodRef>> refusals() {
     return refusals;
-  }
-
-  public boolean cordonedByThisDrain() {
-    return cordonedByThisDrain;
   }
 
   /** Every refused pod, in reason order. */

@@ -147,7 +147,7 @@ public final class DrainStepper {
         new PodFilters(options, memory.daemonSets(() -> PodFilters.daemonSets(this.api)), clock);
     DrainPlan plan = DrainPlan.of(filters.inOrder(), podsOnNode);
     if (plan.refused()) {
-      throw new DrainRefusedException(nodeName, plan.refusals(), false);
+      throw new DrainRefusedException(nodeName, plan.refusals());
     }
     Instant now = clock.instant();
     Set<PodRef> present = new HashSet<>();

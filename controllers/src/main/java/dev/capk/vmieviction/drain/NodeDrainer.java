@@ -7,14 +7,11 @@ import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch;
 import dev.capk.vmieviction.drain.SteppedDrains.PodLister;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ListMeta;
-import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Clock;
@@ -40,8 +37,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Drains a node the way {@code kubectl drain} does, for the CLI: cordon, list the node's pods, give
- * each a verdict (refusing the whole drain if any pod may not go), then step the controller's
+ * Drains a cordoned node the way {@code kubectl drain} does, for the CLI: list the node's pods,
+ * give each a verdict (refusing the whole drain if any pod may not go), then step the controller's
  * engine ({@link DrainStepper}) until the pods are gone, waiting between steps on one watch of the
  * node's pods or for the next eviction to be due. Faster than kubectl: evictions run concurrently
  * (bounded), and the watch replaces kubectl's per-pod polling. Thread-safe: one instance can drain
@@ -66,81 +63,22 @@ public final class NodeDrainer {
   }
 
   /**
-   * Cordons (or, with {@code desired} false, uncordons) the node as kubectl does under {@code
-   * --dry-run}: a client dry run sends nothing, a server dry run sends the patch with {@code
-   * dryRun=All}.
+   * Evicts the pods of a node the caller has resolved and cordoned (kubectl's drain command cordons
+   * every node before it drains any), blocking until they are gone or the options' timeout passes,
+   * telling {@code listener} of the plan and of each pod's progress. A timeout, a pod that cannot
+   * be evicted, or a lost API server is reported in the result; only a refusal (nothing evicted)
+   * and failures before any eviction (cannot list pods) throw.
    *
-   * @return true if the node changed (or, in a dry run, would change)
-   * @throws NodeNotFoundException if there is no such node
-   */
-  public boolean setUnschedulable(String nodeName, boolean desired, DryRun dryRun)
-      throws ApiException {
-    boolean changed =
-        new Cordoner(api)
-            .setUnschedulable(
-                requireNode(nodeName), desired, Objects.requireNonNull(dryRun, "dryRun"));
-    LOG.info(
-        "node {} node={} changed={} dryRun={}",
-        desired ? "cordon" : "uncordon",
-        nodeName,
-        changed,
-        dryRun);
-    return changed;
-  }
-
-  /**
-   * The names of the nodes matching a label selector (kubectl's {@code -l}), sorted by name as the
-   * API server lists them, page by page. The selector is checked by the server.
-   */
-  public List<String> nodesMatching(String labelSelector) throws ApiException {
-    CoreV1Api core = new CoreV1Api(api.client());
-    List<String> names = new ArrayList<>();
-    String token = null;
-    do {
-      CoreV1Api.APIlistNodeRequest req = core.listNode().limit(DrainOptions.DEFAULT_CHUNK_SIZE);
-      if (!labelSelector.isBlank()) {
-        req = req.labelSelector(labelSelector);
-      }
-      V1NodeList page = api.get(req._continue(token).buildCall(null), V1NodeList.class);
-      page.getItems().forEach(n -> names.add(n.getMetadata().getName()));
-      token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
-    } while (token != null && !token.isEmpty());
-    return names;
-  }
-
-  /**
-   * Checks that every named node exists, before a command changes any of them (kubectl resolves all
-   * its arguments first).
-   *
-   * @throws NodeNotFoundException for the first name that is not a node
-   */
-  public void requireNodes(List<String> nodeNames) throws ApiException {
-    Cordoner cordoner = new Cordoner(api);
-    for (String name : nodeNames) {
-      cordoner.read(requireNode(name)).orElseThrow(() -> new NodeNotFoundException(name));
-    }
-  }
-
-  /** As {@link #drain(String, DrainOptions, DrainProgressListener)}, telling no one. */
-  public DrainResult drain(String nodeName, DrainOptions options)
-      throws ApiException, DrainRefusedException {
-    return drain(nodeName, options, DrainProgressListener.NONE);
-  }
-
-  /**
-   * Cordons the node and evicts its pods, blocking until they are gone or the options' timeout
-   * passes, telling {@code listener} of each pod's progress. A timeout, a pod that cannot be
-   * evicted, or a lost API server is reported in the result; only a refusal (nothing evicted) and
-   * failures before any eviction (unknown node, cannot list pods) throw.
-   *
-   * @throws NodeNotFoundException if there is no such node
    * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
    *     evicted
-   * @throws ApiException if cordoning, listing the pods or discovering eviction support failed
+   * @throws ApiException if listing the pods or discovering eviction support failed
    */
   public DrainResult drain(String nodeName, DrainOptions options, DrainProgressListener listener)
       throws ApiException, DrainRefusedException {
-    requireNode(nodeName);
+    if (nodeName == null || nodeName.isBlank()) {
+      // A blank name would select the unscheduled pods of the whole cluster.
+      throw new IllegalArgumentException("node name must not be empty");
+    }
     Objects.requireNonNull(listener, "listener");
     long started = System.nanoTime();
     // As kubectl's --timeout: zero means no timeout.
@@ -149,14 +87,8 @@ public final class NodeDrainer {
     // Every request of this drain ends by its deadline, however slowly the server answers.
     RawApi api = this.api.until(deadline);
     LOG.info("drain started node={} options={}", nodeName, options);
-    // Cordon first, as kubectl does, so nothing new lands on the node while it is emptied.
-    boolean cordoned = new Cordoner(api).setUnschedulable(nodeName, true, options.dryRun());
-    PodLister.Listing listing;
-    try {
-      listing = new PodLister(api).list(nodeName, options.podSelector(), options.chunkSize());
-    } catch (ApiException e) {
-      throw afterCordon(nodeName, cordoned, "listing its pods", e);
-    }
+    PodLister.Listing listing =
+        new PodLister(api).list(nodeName, options.podSelector(), options.chunkSize());
     // kubectl retries a refused eviction at one fixed interval: no backoff beyond it.
     DrainMemory memory =
         new DrainMemory(options.evictionRetryInterval(), options.evictionRetryInterval());
@@ -165,8 +97,7 @@ public final class NodeDrainer {
         new PodFilters(options, memory.daemonSets(() -> PodFilters.daemonSets(api)), clock);
     DrainPlan plan = DrainPlan.of(filters.inOrder(), listing.pods());
     if (plan.refused()) {
-      DrainRefusedException refused =
-          new DrainRefusedException(nodeName, plan.refusals(), cordoned);
+      DrainRefusedException refused = new DrainRefusedException(nodeName, plan.refusals());
       LOG.info("drain refused node={} reason={}", nodeName, refused.getMessage());
       throw refused;
     }
@@ -180,40 +111,15 @@ public final class NodeDrainer {
           new V1PodList()
               .metadata(new V1ListMeta().resourceVersion(listing.resourceVersion()))
               .items(listing.pods());
-      try {
-        drain.run(deadline, seed);
-      } catch (ApiException e) {
-        throw afterCordon(nodeName, cordoned, "discovering eviction support", e);
-      }
+      drain.run(deadline, seed);
     }
-    DrainResult done = drain.result(cordoned);
+    DrainResult done = drain.result();
     LOG.info(
-        "drain finished node={} complete={} summary={} ms={}",
+        "drain finished node={} summary={} ms={}",
         nodeName,
-        done.isComplete(),
-        done.summary(),
+        done,
         Duration.ofNanos(System.nanoTime() - started).toMillis());
     return done;
-  }
-
-  /** A failure after the node was cordoned: says so, since the node stays cordoned. */
-  private static ApiException afterCordon(
-      String node, boolean cordoned, String step, ApiException e) {
-    String state =
-        cordoned
-            ? "node " + node + " was cordoned by this drain and stays cordoned"
-            : "node " + node + " was already cordoned";
-    String message =
-        "drain of node " + node + " failed " + step + " (" + state + "): " + ApiStatus.describe(e);
-    LOG.warn(message);
-    return new ApiException(message, e, e.getCode(), e.getResponseHeaders(), e.getResponseBody());
-  }
-
-  private static String requireNode(String nodeName) {
-    if (nodeName == null || nodeName.isBlank()) {
-      throw new IllegalArgumentException("node name must not be empty");
-    }
-    return nodeName;
   }
 
   /**
@@ -230,19 +136,17 @@ public final class NodeDrainer {
 
     private final RawApi api;
     private final String node;
-    private final DrainPlan plan;
     private final DrainMemory memory;
     private final DrainOptions options;
     private final DrainProgressListener listener;
     private final Clock clock;
     private final Semaphore wake = new Semaphore(0);
 
-    /** The pods still awaited, as last seen, by UID. */
-    private final Map<String, V1Pod> left = new LinkedHashMap<>();
+    /** The pods still awaited, as last seen (a namesake, with another UID, is another pod). */
+    private final Map<PodRef, V1Pod> left = new LinkedHashMap<>();
 
     private final Set<PodRef> announced = new HashSet<>();
     private final List<PodRef> evicted = new ArrayList<>();
-    private final List<SkippedPod> notWaited = new ArrayList<>();
     private final Map<PodRef, String> failed = new TreeMap<>();
     private boolean timedOut;
     private Optional<String> interruption = Optional.empty();
@@ -260,8 +164,7 @@ public final class NodeDrainer {
         Clock clock) {
       this.api = api;
       this.node = node;
-      this.plan = plan;
-      plan.toEvict().forEach(p -> left.put(key(PodRef.of(p)), p));
+      plan.toEvict().forEach(p -> left.put(PodRef.of(p), p));
       this.memory = memory;
       this.options = options;
       this.listener = listener;
@@ -313,7 +216,7 @@ public final class NodeDrainer {
 
     /** A client dry run: every planned pod would go, nothing is sent. */
     void wouldAllGo() {
-      left.values().forEach(p -> done(PodRef.of(p)));
+      left.keySet().forEach(this::done);
       left.clear();
     }
 
@@ -355,7 +258,7 @@ public final class NodeDrainer {
 
     @Override
     public void answered(PodRef ref, EvictionOutcome o) {
-      if (!left.containsKey(key(ref))) {
+      if (!left.containsKey(ref)) {
         return;
       }
       // The stepper has remembered the answer: its budgets and failures are in the memory.
@@ -363,7 +266,7 @@ public final class NodeDrainer {
       switch (o.kind()) {
         case ACCEPTED -> {
           if (options.dryRun() != DryRun.NONE) {
-            left.remove(key(ref));
+            left.remove(ref);
             done(ref);
           }
         }
@@ -392,11 +295,10 @@ public final class NodeDrainer {
      * longer ago than the skip-wait timeout is no longer waited for.
      */
     void seen(List<V1Pod> onNode) {
-      Map<String, V1Pod> byKey = new HashMap<>();
-      onNode.forEach(v -> byKey.put(key(PodRef.of(v)), v));
-      for (V1Pod before : List.copyOf(left.values())) {
-        PodRef ref = PodRef.of(before);
-        V1Pod now = byKey.get(key(ref));
+      Map<PodRef, V1Pod> byRef = new HashMap<>();
+      onNode.forEach(v -> byRef.put(PodRef.of(v), v));
+      for (PodRef ref : List.copyOf(left.keySet())) {
+        V1Pod now = byRef.get(ref);
         if (now == null) {
           gone(ref);
         } else if (PodFilters.deletedLongerAgoThan(
@@ -405,17 +307,16 @@ public final class NodeDrainer {
               "deletion timestamp older than "
                   + options.skipWaitForDeleteTimeout().toSeconds()
                   + " seconds, not waited for";
-          left.remove(key(ref));
-          notWaited.add(new SkippedPod(ref, reason));
+          left.remove(ref);
           tell(() -> listener.notWaitedFor(ref, reason));
         } else {
-          left.put(key(ref), now);
+          left.put(ref, now);
           if (terminating(now)) {
             // Someone else deletes it, so the stepper sends no eviction; kubectl would send one
             // (accepted, the pod going anyway) and print its line, so it is announced.
             announce(ref);
             if (options.dryRun() != DryRun.NONE) {
-              left.remove(key(ref));
+              left.remove(ref);
               evicted.add(ref);
             }
           }
@@ -432,43 +333,29 @@ public final class NodeDrainer {
       return left.isEmpty();
     }
 
-    /** How the drain ended: the plan's verdicts, the pods that went, and those still awaited. */
-    DrainResult result(boolean cordoned) {
-      List<SkippedPod> skipped = new ArrayList<>(plan.skipped());
-      skipped.addAll(notWaited);
+    /** How the drain ended: the pods that went, and those still awaited with what holds them. */
+    DrainResult result() {
       Map<PodRef, String> pending = new TreeMap<>();
-      Map<PodRef, Set<String>> blocking = new TreeMap<>();
-      for (V1Pod pod : left.values()) {
-        PodRef ref = PodRef.of(pod);
+      for (Map.Entry<PodRef, V1Pod> e : left.entrySet()) {
+        PodRef ref = e.getKey();
+        V1Pod pod = e.getValue();
         DrainMemory.PodState s = memory.state(ref);
         DrainMemory.Waiting waiting = s == null ? null : s.waiting;
         if (terminating(pod) || waiting == DrainMemory.Waiting.ACCEPTED) {
           pending.put(ref, "terminating");
         } else if (waiting == DrainMemory.Waiting.BLOCKED) {
-          blocking.put(ref, s.budgets);
           pending.put(
               ref,
-              s.budgets.isEmpty()
-                  ? "blocked by a PodDisruptionBudget"
-                  : "blocked by PodDisruptionBudget "
-                      + String.join(", ", new TreeSet<>(s.budgets)));
+              DrainResult.BLOCKED
+                  + (s.budgets.isEmpty()
+                      ? "a PodDisruptionBudget"
+                      : "PodDisruptionBudget " + String.join(", ", new TreeSet<>(s.budgets))));
         } else {
           pending.put(ref, DrainResult.NOT_EVICTED);
         }
       }
       return new DrainResult(
-          node,
-          options.dryRun(),
-          cordoned,
-          usingEviction(),
-          evicted,
-          skipped,
-          pending,
-          blocking,
-          failed,
-          plan.warningLines(),
-          timedOut && !pending.isEmpty(),
-          interruption);
+          evicted, pending, failed, timedOut && !pending.isEmpty(), interruption);
     }
 
     private void announce(PodRef ref) {
@@ -485,14 +372,14 @@ public final class NodeDrainer {
     }
 
     private void gone(PodRef ref) {
-      left.remove(key(ref));
+      left.remove(ref);
       evicted.add(ref);
       boolean eviction = usingEviction();
       tell(() -> listener.gone(ref, eviction));
     }
 
     private void fail(PodRef ref, String reason) {
-      if (left.remove(key(ref)) != null) {
+      if (left.remove(ref) != null) {
         failed.put(ref, reason);
         LOG.info("pod eviction failed pod={} reason={}", ref, reason);
         tell(() -> listener.failed(ref, reason));
@@ -502,74 +389,54 @@ public final class NodeDrainer {
     private static boolean terminating(V1Pod pod) {
       return pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null;
     }
-
-    private static String key(PodRef ref) {
-      return ref.uid() != null ? ref.uid() : ref.namespace() + "/" + ref.name();
-    }
   }
 
   /**
-   * How a blocking drain ended. Complete means every pod to evict is gone (or, in a dry run, would
-   * go).
+   * How a blocking drain ended; the plan (pods skipped, warnings) and each pod's progress were told
+   * to the listener. Complete means every pod to evict is gone (or, in a dry run, would go).
    *
-   * @param cordonedByThisDrain true if this drain made the node unschedulable (false: it already
-   *     was)
-   * @param usedEviction true if pods were evicted, false if deleted (eviction disabled or not
-   *     served)
    * @param evicted pods evicted or deleted and gone (or replaced by a namesake); in a dry run, the
    *     pods that would be evicted (in a server dry run, those whose eviction the server accepted)
-   * @param skipped pods left in place, with the reason: DaemonSet, mirror, filtered, not waited for
    * @param pending pods still there when the drain ended, with what holds them ("terminating",
    *     "blocked by PodDisruptionBudget db", "not evicted yet")
-   * @param blockingBudgets for each pending pod a PodDisruptionBudget last refused to evict: the
-   *     budget names (empty if unknown)
    * @param failed pods whose eviction failed for good, with the reason
-   * @param warnings kubectl's warnings of the plan ("deleting Pods that declare no controller:
-   *     ns/a")
    * @param interruption why the drain stopped early without timing out, if it did
    */
   public record DrainResult(
-      String node,
-      DryRun dryRun,
-      boolean cordonedByThisDrain,
-      boolean usedEviction,
       List<PodRef> evicted,
-      List<SkippedPod> skipped,
       Map<PodRef, String> pending,
-      Map<PodRef, Set<String>> blockingBudgets,
       Map<PodRef, String> failed,
-      List<String> warnings,
       boolean timedOut,
       Optional<String> interruption) {
     /** What {@link #pending} says of a pod nothing is known to hold. */
     public static final String NOT_EVICTED = "not evicted yet";
 
+    /** How {@link #pending} starts for a pod a PodDisruptionBudget last refused to evict. */
+    public static final String BLOCKED = "blocked by ";
+
     public DrainResult {
       evicted = evicted.stream().sorted().toList();
-      skipped = List.copyOf(skipped);
       pending = new TreeMap<>(pending);
-      blockingBudgets = new TreeMap<>(blockingBudgets);
       failed = new TreeMap<>(failed);
-      warnings = List.copyOf(warnings);
     }
 
     public boolean isComplete() {
       return pending.isEmpty() && failed.isEmpty() && interruption.isEmpty();
     }
 
-    /** One line for logs and events. */
-    public String summary() {
-      StringBuilder s = new StringBuilder("node/").append(node);
-      s.append(isComplete() ? " drained" : " not drained").append(dryRun.suffix()).append(": ");
+    /** One line for logs: "not drained: timed out; 2 evicted, 1 pending (ns/a terminating)". */
+    @Override
+    public String toString() {
+      StringBuilder s = new StringBuilder(isComplete() ? "drained: " : "not drained: ");
       if (timedOut) {
         s.append("timed out; ");
       }
       interruption.ifPresent(i -> s.append(i).append("; "));
-      s.append(evicted.size())
-          .append(usedEviction || dryRun != DryRun.NONE ? " evicted" : " deleted");
-      s.append(pods(pending, " pending (", " ", ", "))
-          .append(pods(failed, " failed (", ": ", "; "));
-      return s.append(", ").append(skipped.size()).append(" skipped").toString();
+      return s.append(evicted.size())
+          .append(" evicted")
+          .append(pods(pending, " pending (", " ", ", "))
+          .append(pods(failed, " failed (", ": ", "; "))
+          .toString();
     }
 
     /** ", 2 pending (ns/a terminating, ns/b ...)", or nothing for no pods. */
@@ -579,11 +446,6 @@ public final class NodeDrainer {
           : pods.entrySet().stream()
               .map(e -> e.getKey() + is + e.getValue())
               .collect(Collectors.joining(between, ", " + pods.size() + what, ")"));
-    }
-
-    @Override
-    public String toString() {
-      return summary();
     }
   }
 
@@ -618,26 +480,5 @@ public final class NodeDrainer {
 
     /** The pod cannot be evicted; the drain goes on with the others and is incomplete. */
     default void failed(PodRef pod, String reason) {}
-  }
-
-  /** The node to cordon or drain does not exist: an {@link ApiException} with code 404. */
-  public static class NodeNotFoundException extends ApiException {
-    private static final long serialVersionUID = 1L;
-
-    private final String node;
-
-    public NodeNotFoundException(String node) {
-      super(404, "node \"" + node + "\" not found");
-      this.node = node;
-    }
-
-    public String node() {
-      return node;
-    }
-
-    @Override
-    public String getMessage() {
-      return "node \"" + node + "\" not found";
-    }
   }
 }

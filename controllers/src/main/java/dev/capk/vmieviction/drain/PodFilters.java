@@ -12,13 +12,13 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * kubectl drain's pod filters, in kubectl's order: skip pods deleted long ago, DaemonSet pods,
@@ -87,16 +87,19 @@ public final class PodFilters {
     if (isFinished(pod)) {
       return PodVerdict.delete();
     }
-    DaemonSetLookup.Answer answer = daemonSets.find(namespaceOf(pod), ref.getName());
-    switch (answer.presence()) {
-      case NOT_FOUND:
-        return options.force()
-            ? PodVerdict.deleteWithWarning(answer.message())
-            : PodVerdict.refuse(answer.message());
-      case UNKNOWN:
-        return PodVerdict.refuse(answer.message());
-      default:
-        break;
+    Optional<ApiException> missing = daemonSets.find(namespaceOf(pod), ref.getName());
+    if (missing.isPresent() && missing.get().getCode() == 404) {
+      // kubectl's message, from the API server's NotFound error.
+      String gone = "daemonsets.apps \"" + ref.getName() + "\" not found";
+      return options.force() ? PodVerdict.deleteWithWarning(gone) : PodVerdict.refuse(gone);
+    } else if (missing.isPresent()) {
+      return PodVerdict.refuse(
+          "cannot look up daemonset "
+              + namespaceOf(pod)
+              + "/"
+              + ref.getName()
+              + ": "
+              + ApiStatus.describe(missing.get()));
     }
     if (!options.ignoreAllDaemonSets()) {
       return PodVerdict.refuse(DAEMONSET_FATAL);
@@ -196,20 +199,13 @@ public final class PodFilters {
    * The verdicts for a node's pods: what to evict, what to leave, what refuses the drain ({@code
    * refusals}: kubectl's reason, "cannot delete Pods with local storage (...)", to the pods it
    * refuses), and kubectl's warnings (message to the pods it concerns). Pods are in namespace/name
-   * order, refusal and warning groups in filter order.
+   * order, refusal and warning groups in filter order. Built afresh by {@link #of}, and read only.
    */
   public record DrainPlan(
       List<V1Pod> toEvict,
       List<SkippedPod> skipped,
       Map<String, List<PodRef>> refusals,
       Map<String, List<PodRef>> warnings) {
-
-    public DrainPlan {
-      toEvict = List.copyOf(toEvict);
-      skipped = List.copyOf(skipped);
-      refusals = freeze(refusals);
-      warnings = freeze(warnings);
-    }
 
     /** Runs each pod through {@code filters} in order and groups the verdicts. Pure logic. */
     public static DrainPlan of(List<PodFilter> filters, List<V1Pod> pods) {
@@ -278,12 +274,6 @@ public final class PodFilters {
       warnings.forEach((msg, pods) -> lines.add(msg + ": " + DrainRefusedException.join(pods)));
       return lines;
     }
-
-    private static Map<String, List<PodRef>> freeze(Map<String, List<PodRef>> m) {
-      Map<String, List<PodRef>> copy = new LinkedHashMap<>();
-      m.forEach((k, v) -> copy.put(k, List.copyOf(v)));
-      return Collections.unmodifiableMap(copy);
-    }
   }
 
   /**
@@ -342,55 +332,30 @@ public final class PodFilters {
     PodVerdict verdict(V1Pod pod);
   }
 
-  /** Tells whether the DaemonSet a pod names as its controller still exists. */
+  /**
+   * Tells whether the DaemonSet a pod names as its controller still exists: empty if it does, else
+   * the server's 404 or why the lookup failed.
+   */
   @FunctionalInterface
   public interface DaemonSetLookup {
-    enum Presence {
-      EXISTS,
-      NOT_FOUND,
-      UNKNOWN
-    }
-
-    /** The answer, and for NOT_FOUND or UNKNOWN (lookup failed) a message saying so. */
-    record Answer(Presence presence, String message) {
-      public static Answer exists() {
-        return new Answer(Presence.EXISTS, "");
-      }
-
-      /** The message kubectl shows, from the API server's NotFound error. */
-      public static Answer notFound(String name) {
-        return new Answer(Presence.NOT_FOUND, "daemonsets.apps \"" + name + "\" not found");
-      }
-
-      public static Answer unknown(String message) {
-        return new Answer(Presence.UNKNOWN, message);
-      }
-    }
-
-    Answer find(String namespace, String name);
+    Optional<ApiException> find(String namespace, String name);
   }
 
   /** DaemonSets looked up through the API, once per namespace/name (many pods share one). */
   static DaemonSetLookup daemonSets(RawApi api) {
     AppsV1Api apps = new AppsV1Api(api.client());
-    Map<String, DaemonSetLookup.Answer> cache = new HashMap<>();
+    Map<String, Optional<ApiException>> cache = new HashMap<>();
     return (namespace, name) -> {
       synchronized (cache) {
         return cache.computeIfAbsent(
             namespace + "/" + name,
             k -> {
-              String failed = "cannot look up daemonset " + k + ": ";
               try {
                 RawApi.Answer a =
                     api.execute(apps.readNamespacedDaemonSet(name, namespace).buildCall(null));
-                return a.ok()
-                    ? DaemonSetLookup.Answer.exists()
-                    : a.code() == 404
-                        ? DaemonSetLookup.Answer.notFound(name)
-                        : DaemonSetLookup.Answer.unknown(
-                            failed + ApiStatus.describe(a.toException()));
+                return a.ok() ? Optional.empty() : Optional.of(a.toException());
               } catch (ApiException e) {
-                return DaemonSetLookup.Answer.unknown(failed + ApiStatus.describe(e));
+                return Optional.of(e);
               }
             });
       }

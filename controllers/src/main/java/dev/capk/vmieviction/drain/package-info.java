@@ -5,18 +5,12 @@
  * controller's through {@link dev.capk.vmieviction.drain.SteppedDrains}, the {@code drain} CLI's
  * ({@link dev.capk.vmieviction.drain.cli.DrainCommand}) through the blocking loop below.
  *
- * <p>The CLI's entry point: {@link dev.capk.vmieviction.drain.NodeDrainer} ({@code cordon}, {@code
- * uncordon}, {@code drain}) with {@link dev.capk.vmieviction.drain.DrainOptions}. A drain cordons
- * the node, lists its pods ({@link dev.capk.vmieviction.drain.SteppedDrains.PodLister}, paginated),
- * gives each a {@link dev.capk.vmieviction.drain.PodFilters.PodVerdict} through {@link
- * dev.capk.vmieviction.drain.PodFilters} in kubectl's order ({@link
- * dev.capk.vmieviction.drain.PodFilters.DrainPlan#of}) and refuses as a whole ({@link
- * dev.capk.vmieviction.drain.DrainRefusedException}); otherwise {@link
- * dev.capk.vmieviction.drain.NodeDrainer.BlockingDrain} steps the drain (evictions concurrent,
- * {@link dev.capk.vmieviction.drain.DrainStepper.Evictor}), waits between steps on one watch of the
- * node's pods ({@link dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch}), tells per-pod
- * progress to a {@link dev.capk.vmieviction.drain.NodeDrainer.DrainProgressListener} and answers
- * with a {@link dev.capk.vmieviction.drain.NodeDrainer.DrainResult}.
+ * <p>The CLI's: {@link dev.capk.vmieviction.drain.Cordoner} ({@code cordon}, {@code uncordon}) and
+ * {@link dev.capk.vmieviction.drain.NodeDrainer} ({@code drain} of a cordoned node, with {@link
+ * dev.capk.vmieviction.drain.DrainOptions}): it plans the node's pods with {@link
+ * dev.capk.vmieviction.drain.PodFilters} in kubectl's order, refuses as a whole ({@link
+ * dev.capk.vmieviction.drain.DrainRefusedException}) or steps the drain, telling each pod's
+ * progress to a {@link dev.capk.vmieviction.drain.NodeDrainer.DrainProgressListener}.
  *
  * <p>Requests are built by the official client's API classes; answers are read leniently ({@link
  * dev.capk.vmieviction.kube.RawApi}) so a newer API server's extra fields cannot break a drain.

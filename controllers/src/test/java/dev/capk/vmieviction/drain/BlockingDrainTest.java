@@ -82,7 +82,7 @@ class BlockingDrainTest {
   }
 
   private static List<PodRef> terminating(BlockingDrain p) {
-    return p.result(false).pending().entrySet().stream()
+    return p.result().pending().entrySet().stream()
         .filter(e -> e.getValue().equals("terminating"))
         .map(Map.Entry::getKey)
         .toList();
@@ -107,12 +107,12 @@ class BlockingDrainTest {
     p.answered(refB, EvictionOutcome.accepted());
     p.seen(List.of(b));
     p.seen(List.of(b)); // a repeated look changes nothing
-    assertEquals(List.of(refB), List.copyOf(p.result(false).pending().keySet()));
+    assertEquals(List.of(refB), List.copyOf(p.result().pending().keySet()));
     assertEquals(List.of(refB), terminating(p));
     assertFalse(memory.due(refB, NOW), "an accepted eviction is not sent again at once");
     p.seen(List.of());
     assertTrue(p.complete());
-    assertEquals(List.of(refA, refB), p.result(false).evicted());
+    assertEquals(List.of(refA, refB), p.result().evicted());
     assertEquals(List.of("evicting ns/a", "evicting ns/b", "evicted ns/a", "evicted ns/b"), calls);
   }
 
@@ -130,7 +130,7 @@ class BlockingDrainTest {
     BlockingDrain p = progress();
     V1Pod namesake = pod("ns", "a").ownedBy("StatefulSet", "s").build();
     p.seen(List.of(namesake, b));
-    assertEquals(List.of(refA), p.result(false).evicted());
+    assertEquals(List.of(refA), p.result().evicted());
     assertEquals(List.of(b), p.sendable(), "the namesake is not this drain's to evict");
   }
 
@@ -141,9 +141,9 @@ class BlockingDrainTest {
     memory.failed(refB, "boom", false, NOW);
     p.answered(refB, outcome(EvictionOutcome.Kind.FAILED, "boom"));
     assertTrue(p.complete());
-    assertEquals(List.of(refA), p.result(false).evicted());
-    assertEquals(Map.of(refB, "boom"), p.result(false).failed());
-    assertTrue(p.result(false).pending().isEmpty());
+    assertEquals(List.of(refA), p.result().evicted());
+    assertEquals(Map.of(refB, "boom"), p.result().failed());
+    assertTrue(p.result().pending().isEmpty());
   }
 
   @Test
@@ -159,9 +159,9 @@ class BlockingDrainTest {
             Clock.fixed(NOW, ZoneOffset.UTC));
     p.wouldAllGo();
     assertTrue(p.complete());
-    DrainResult r = p.result(true);
+    DrainResult r = p.result();
     assertEquals(List.of(refA, refB), r.evicted());
-    assertTrue(r.usedEviction() && r.isComplete());
+    assertTrue(r.isComplete());
     assertEquals(List.of("evicting ns/a", "evicting ns/b"), calls);
   }
 
@@ -171,9 +171,9 @@ class BlockingDrainTest {
     memory.refused(refA, DrainMemory.Waiting.BLOCKED, Set.of("pdb-1"), NOW);
     p.answered(refA, outcome(EvictionOutcome.Kind.BLOCKED, "Cannot evict pod"));
     assertEquals(List.of("blocked ns/a [pdb-1]: Cannot evict pod"), calls);
-    assertEquals(Map.of(refA, Set.of("pdb-1")), p.result(false).blockingBudgets());
+    assertEquals("blocked by PodDisruptionBudget pdb-1", p.result().pending().get(refA));
     p.seen(List.of(b));
-    assertTrue(p.result(false).blockingBudgets().isEmpty(), "a pod that went is no longer blocked");
+    assertFalse(p.result().pending().containsKey(refA), "a pod that went is no longer blocked");
   }
 
   @Test
@@ -186,7 +186,7 @@ class BlockingDrainTest {
     p.answered(refA, EvictionOutcome.accepted());
     assertEquals(
         List.of("retrying ns/a: connection reset", "failed ns/a: connection reset"), calls);
-    assertEquals(Map.of(refA, "connection reset"), p.result(false).failed(), "a failure is final");
+    assertEquals(Map.of(refA, "connection reset"), p.result().failed(), "a failure is final");
     assertEquals(List.of(b), p.sendable());
   }
 
@@ -217,7 +217,7 @@ class BlockingDrainTest {
     assertEquals(List.of(b), p.sendable(), "no longer waited for");
     assertEquals(
         List.of("notWaited ns/a: deletion timestamp older than 30 seconds, not waited for"), calls);
-    assertEquals(1, p.result(false).skipped().size());
+    assertFalse(p.result().pending().containsKey(refA), "nor pending");
   }
 
   @Test

@@ -6,19 +6,19 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.capk.vmieviction.drain.PodFilters.DaemonSetLookup;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 class DrainPlanTest {
   private static DrainPlan plan(UnaryOperator<DrainOptions.Builder> opts, V1Pod... pods) {
     DrainOptions o = opts.apply(DrainOptions.builder()).build();
-    PodFilters f = new PodFilters(o, (ns, n) -> DaemonSetLookup.Answer.exists(), Clock.systemUTC());
+    PodFilters f = new PodFilters(o, (ns, n) -> Optional.empty(), Clock.systemUTC());
     return DrainPlan.of(f.inOrder(), List.of(pods));
   }
 
@@ -72,14 +72,13 @@ class DrainPlanTest {
             pod("a", "bare-1").build(),
             pod("a", "bare-2").build(),
             pod("a", "cache").ownedBy("ReplicaSet", "c").emptyDir().build());
-    DrainRefusedException e = new DrainRefusedException("node-1", p.refusals(), true);
+    DrainRefusedException e = new DrainRefusedException("node-1", p.refusals());
     assertEquals(
         "cannot drain node \"node-1\": "
             + "cannot delete Pods with local storage (use --delete-emptydir-data to override): a/cache; "
             + "cannot delete Pods that declare no controller (use --force to override): a/bare-1, a/bare-2",
         e.getMessage());
     assertEquals(3, e.refusedPods().size());
-    assertTrue(e.cordonedByThisDrain());
     assertThrows(UnsupportedOperationException.class, () -> e.refusals().clear());
   }
 

@@ -8,7 +8,6 @@ import dev.capk.vmieviction.drain.NodeDrainer.DrainResult;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class DrainResultTest {
@@ -16,117 +15,49 @@ class DrainResultTest {
   private static final PodRef B = new PodRef("ns", "b", "2");
   private static final PodRef C = new PodRef("ns", "c", "3");
 
-  /** A result with these pods and nothing else, evictions used, no dry run. */
-  private static DrainResult result(
-      List<PodRef> evicted,
-      List<SkippedPod> skipped,
-      Map<PodRef, String> pending,
-      Map<PodRef, String> failed,
-      Map<PodRef, Set<String>> blocking,
-      boolean timedOut,
-      Optional<String> interruption) {
-    return new DrainResult(
-        "n1",
-        DryRun.NONE,
-        false,
-        true,
-        evicted,
-        skipped,
-        pending,
-        blocking,
-        failed,
-        List.of(),
-        timedOut,
-        interruption);
-  }
-
   @Test
   void completeWhenNothingPendingOrFailed() {
-    DrainResult r =
-        result(
-            List.of(B, A),
-            List.of(new SkippedPod(C, "mirror pod")),
-            Map.of(),
-            Map.of(),
-            Map.of(),
-            false,
-            Optional.empty());
+    DrainResult r = new DrainResult(List.of(B, A), Map.of(), Map.of(), false, Optional.empty());
     assertTrue(r.isComplete());
     assertEquals(List.of(A, B), r.evicted(), "sorted");
-    assertEquals("node/n1 drained: 2 evicted, 1 skipped", r.summary());
+    assertEquals("drained: 2 evicted", r.toString());
   }
 
   @Test
   void timeoutSummaryNamesPendingPodsAndTheirBudgets() {
     DrainResult r =
-        result(
+        new DrainResult(
             List.of(A),
-            List.of(),
             Map.of(B, "blocked by PodDisruptionBudget web-pdb", C, "terminating"),
             Map.of(),
-            Map.of(B, Set.of("web-pdb")),
             true,
             Optional.empty());
     assertFalse(r.isComplete());
     assertEquals(
-        "node/n1 not drained: timed out; 1 evicted, 2 pending (ns/b blocked by PodDisruptionBudget web-pdb, "
-            + "ns/c terminating), 0 skipped",
-        r.summary());
+        "not drained: timed out; 1 evicted, 2 pending (ns/b blocked by PodDisruptionBudget web-pdb, "
+            + "ns/c terminating)",
+        r.toString());
   }
 
   @Test
   void aFailedPodMakesTheDrainIncomplete() {
     DrainResult r =
-        new DrainResult(
-            "n1",
-            DryRun.NONE,
-            false,
-            false,
-            List.of(),
-            List.of(),
-            Map.of(),
-            Map.of(),
-            Map.of(A, "several budgets"),
-            List.of(),
-            false,
-            Optional.empty());
+        new DrainResult(List.of(), Map.of(), Map.of(A, "several budgets"), false, Optional.empty());
     assertFalse(r.isComplete());
-    assertTrue(r.summary().contains("0 deleted"));
-    assertTrue(r.summary().contains("1 failed (ns/a: several budgets)"));
+    assertTrue(r.toString().contains("1 failed (ns/a: several budgets)"), r.toString());
   }
 
   @Test
   void anInterruptionMakesTheDrainIncompleteAndSaysWhy() {
     DrainResult r =
-        result(
-            List.of(),
+        new DrainResult(
             List.of(),
             Map.of(A, DrainResult.NOT_EVICTED),
-            Map.of(),
             Map.of(),
             false,
             Optional.of("lost the watch"));
     assertFalse(r.isComplete());
-    assertTrue(r.summary().contains("lost the watch"));
+    assertTrue(r.toString().contains("lost the watch"));
     assertEquals("lost the watch", r.interruption().orElseThrow());
-  }
-
-  @Test
-  void dryRunIsSaidInTheSummary() {
-    DrainResult r =
-        new DrainResult(
-            "n1",
-            DryRun.SERVER,
-            false,
-            true,
-            List.of(),
-            List.of(),
-            Map.of(),
-            Map.of(),
-            Map.of(),
-            List.of(),
-            false,
-            Optional.empty());
-    assertTrue(r.summary().startsWith("node/n1 drained (server dry run)"));
   }
 }

@@ -32,7 +32,11 @@ class LabelSelectorsTest {
         "app.kubernetes.io/name=web",
         "a=",
         "a==",
-        "a=,b"
+        "a=,b",
+        "a!=",
+        "n>-4",
+        "a in (x , y),b notin (z)",
+        "example.com/a.b_c-d=E.f_g-h"
       })
   void kubectlsOperatorsQualifiedKeysAndEmptyValuesAreAccepted(String selector) {
     LabelSelectors.check(selector);
@@ -55,13 +59,33 @@ class LabelSelectorsTest {
         "app=" + "a123456789a123456789a123456789a123456789a123456789a123456789abcd",
         "app=(x)",
         "!",
-        "app notin"
+        "app notin",
+        "a in (x,)",
+        "a in (x),",
+        "a=b,,c=d",
+        "x.example.com/ab/cd=e"
       })
   void invalidSelectorsAreRefusedWithTheSelectorInTheMessage(String selector) {
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> LabelSelectors.check("a".repeat(254) + "/b=c"),
+        "a key prefix is at most 253 characters");
     IllegalArgumentException e =
         assertThrows(IllegalArgumentException.class, () -> LabelSelectors.check(selector));
     assertTrue(
         e.getMessage().startsWith("invalid label selector \"" + selector + "\": "), e.getMessage());
+  }
+
+  @Test
+  void theMessageNamesTheFirstRequirementThatCannotBeParsed() {
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> LabelSelectors.check("a=b, c in d,e"));
+    assertTrue(
+        e.getMessage()
+            .startsWith(
+                "invalid label selector \"a=b, c in d,e\": cannot parse"
+                    + " requirement \"c in d,e\""),
+        e.getMessage());
   }
 
   @Test

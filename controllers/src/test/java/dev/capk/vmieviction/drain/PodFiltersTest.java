@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.capk.vmieviction.drain.PodFilters.DaemonSetLookup;
 import dev.capk.vmieviction.drain.PodFilters.PodFilter;
 import dev.capk.vmieviction.drain.PodFilters.PodVerdict;
+import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Clock;
 import java.time.Duration;
@@ -16,6 +17,7 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
@@ -24,14 +26,21 @@ class PodFiltersTest {
   private static final Instant NOW = Instant.parse("2025-01-01T12:00:00Z");
   private static final Clock CLOCK = Clock.fixed(NOW, ZoneOffset.UTC);
 
-  /** DaemonSets that exist; any other is NotFound. */
+  /** DaemonSets "gone-*" are NotFound, "forbidden-*" cannot be read, any other exists. */
   private static final DaemonSetLookup LOOKUP =
       (ns, name) ->
           name.startsWith("gone")
-              ? DaemonSetLookup.Answer.notFound(name)
+              ? Optional.of(new ApiException(404, "not found"))
               : name.startsWith("forbidden")
-                  ? DaemonSetLookup.Answer.unknown("daemonsets.apps \"" + name + "\" is forbidden")
-                  : DaemonSetLookup.Answer.exists();
+                  ? Optional.of(
+                      new ApiException(
+                          403,
+                          null,
+                          "{\"kind\":\"Status\",\"reason\":\"Forbidden\",\"message\":"
+                              + "\"daemonsets.apps \\\""
+                              + name
+                              + "\\\" is forbidden\"}"))
+                  : Optional.empty();
 
   private static List<PodVerdict> chain(UnaryOperator<DrainOptions.Builder> opts, V1Pod p) {
     List<PodVerdict> out = new ArrayList<>();

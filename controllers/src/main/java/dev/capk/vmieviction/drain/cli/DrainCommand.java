@@ -6,11 +6,11 @@ import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.NodeDrainer.DrainResult;
-import dev.capk.vmieviction.drain.NodeDrainer.NodeNotFoundException;
 import dev.capk.vmieviction.drain.PodFilters;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.time.GoDuration;
+import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -169,11 +169,12 @@ public final class DrainCommand extends NodeCommand {
   }
 
   @Override
-  int run(NodeDrainer drainer, List<String> nodes, DryRun strategy) {
+  int run(ApiClient client, List<String> nodes, DryRun strategy) {
     // As kubectl: cordon every node first, so no pod moves from one of them onto another.
-    if (!setUnschedulable(drainer, nodes, true, strategy)) {
+    if (!setUnschedulable(nodes, true, strategy)) {
       return EXIT_FAILED;
     }
+    NodeDrainer drainer = new NodeDrainer(client);
     ExecutorService pool =
         Executors.newFixedThreadPool(
             Math.min(MAX_PARALLEL_NODES, Math.max(1, nodes.size())),
@@ -213,8 +214,6 @@ public final class DrainCommand extends NodeCommand {
     try {
       DrainResult result = drainer.drain(node, options, reporter);
       error = report(node, result, reporter);
-    } catch (NodeNotFoundException e) {
-      error = "nodes \"" + node + "\" not found";
     } catch (DrainRefusedException e) {
       List<String> groups =
           e.refusals().entrySet().stream()
@@ -226,11 +225,7 @@ public final class DrainCommand extends NodeCommand {
               .toList();
       error = aggregate(groups);
     } catch (ApiException e) {
-      // The engine's own messages say whether the node was left cordoned; others are the server's.
-      error =
-          e.getMessage() != null && e.getMessage().startsWith("drain of node ")
-              ? e.getMessage()
-              : ApiStatus.describe(e);
+      error = ApiStatus.describe(e);
     } catch (RuntimeException e) {
       error = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     }
@@ -256,9 +251,10 @@ public final class DrainCommand extends NodeCommand {
     // kubectl names the (first) pod whose eviction a budget kept refusing.
     String why =
         result.timedOut()
-            ? result.blockingBudgets().keySet().stream()
+            ? result.pending().entrySet().stream()
+                .filter(p -> p.getValue().startsWith(DrainResult.BLOCKED))
                 .findFirst()
-                .map(p -> ConsoleReporter.evictionError(p) + ": " + timeout)
+                .map(p -> ConsoleReporter.evictionError(p.getKey()) + ": " + timeout)
                 .orElse(timeout)
             : result
                 .interruption()

@@ -37,15 +37,14 @@ public final class NodeCli {
     if (only == null || only.equals("drain")) {
       root.addSubcommand("drain", new DrainCommand(out, err, terminal));
     }
-    for (boolean cordon : new boolean[] {true, false}) {
-      String name = cordon ? "cordon" : "uncordon";
+    for (String name : List.of("cordon", "uncordon")) {
       if (only == null || only.equals(name)) {
-        root.addSubcommand(name, new CordonCommand(cordon, out, err));
+        root.addSubcommand(name, new NodeCommand(name, out, err));
         root.getSubcommands()
             .get(name)
             .getCommandSpec()
             .usageMessage()
-            .description("Mark node as " + (cordon ? "unschedulable." : "schedulable."));
+            .description("Mark node as " + (name.equals("cordon") ? "un" : "") + "schedulable.");
       }
     }
     root.setOut(new PrintWriter(out, true));

@@ -1,12 +1,15 @@
 package dev.capk.vmieviction.drain.cli;
 
+import dev.capk.vmieviction.drain.Cordoner;
+import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DryRun;
-import dev.capk.vmieviction.drain.NodeDrainer;
-import dev.capk.vmieviction.drain.NodeDrainer.NodeNotFoundException;
 import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.logging.LogbackConfigurator;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1NodeList;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,13 +19,14 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * What {@code drain}, {@code cordon} and {@code uncordon} share: the nodes in kubectl's two forms
+ * The {@code cordon} and {@code uncordon NODE... | -l SELECTOR} commands (they differ only in the
+ * value they set), and what {@code drain} shares with them: the nodes in kubectl's two forms
  * (names, or a label selector with {@code -l}; never both, never neither), the connection flags,
  * {@code --dry-run}, and the steps before a command changes anything: check the flags, connect, and
  * resolve every node (kubectl resolves all its arguments first). Errors are kubectl's lines; exit
  * 1.
  */
-abstract class NodeCommand implements Callable<Integer> {
+class NodeCommand implements Callable<Integer> {
   static final int EXIT_OK = 0;
   static final int EXIT_FAILED = 1;
 
@@ -55,6 +59,9 @@ abstract class NodeCommand implements Callable<Integer> {
   final PrintStream out;
   final PrintStream err;
 
+  /** Set once connected. */
+  Cordoner cordoner;
+
   NodeCommand(String name, PrintStream out, PrintStream err) {
     this.name = name;
     this.out = out;
@@ -69,7 +76,12 @@ abstract class NodeCommand implements Callable<Integer> {
   void check(DryRun strategy) {}
 
   /** Acts on the resolved nodes; returns the exit code. */
-  abstract int run(NodeDrainer drainer, List<String> nodes, DryRun strategy);
+  int run(ApiClient client, List<String> nodes, DryRun strategy) {
+    // kubectl prints each node's refusal ("error: unable to cordon node ...") and still exits 0
+    // (RunCordonOrUncordon returns no error for them): a drop-in does the same.
+    setUnschedulable(nodes, name.equals("cordon"), strategy);
+    return EXIT_OK;
+  }
 
   @Override
   public final Integer call() {
@@ -90,23 +102,47 @@ abstract class NodeCommand implements Callable<Integer> {
       err.println("error: " + e.getMessage());
       return EXIT_FAILED;
     }
-    NodeDrainer drainer = new NodeDrainer(client);
+    cordoner = new Cordoner(new RawApi(client));
     List<String> nodes;
     try {
       if (selector != null && names.isEmpty()) {
-        nodes = drainer.nodesMatching(selector);
+        nodes = nodesMatching(client, selector);
       } else {
+        // kubectl resolves all its arguments before it changes any node.
         nodes = names.stream().distinct().toList();
-        drainer.requireNodes(nodes);
+        for (String node : nodes) {
+          if (cordoner.read(node).isEmpty()) {
+            err.println("Error from server (NotFound): nodes \"" + node + "\" not found");
+            return EXIT_FAILED;
+          }
+        }
       }
-    } catch (NodeNotFoundException e) {
-      err.println("Error from server (NotFound): nodes \"" + e.node() + "\" not found");
-      return EXIT_FAILED;
     } catch (ApiException e) {
       err.println(resolveError(e));
       return EXIT_FAILED;
     }
-    return run(drainer, nodes, strategy);
+    return run(client, nodes, strategy);
+  }
+
+  /**
+   * The names of the nodes matching a label selector, sorted by name as the API server lists them,
+   * page by page. The selector is checked by the server.
+   */
+  private static List<String> nodesMatching(ApiClient client, String selector) throws ApiException {
+    RawApi api = new RawApi(client);
+    List<String> names = new ArrayList<>();
+    String token = null;
+    do {
+      CoreV1Api.APIlistNodeRequest req =
+          new CoreV1Api(client).listNode().limit(DrainOptions.DEFAULT_CHUNK_SIZE);
+      if (!selector.isBlank()) {
+        req = req.labelSelector(selector);
+      }
+      V1NodeList page = api.get(req._continue(token).buildCall(null), V1NodeList.class);
+      page.getItems().forEach(n -> names.add(n.getMetadata().getName()));
+      token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+    } while (token != null && !token.isEmpty());
+    return names;
   }
 
   /** kubectl's usage error: the message, a hint, exit 1. */
@@ -144,11 +180,11 @@ abstract class NodeCommand implements Callable<Integer> {
    *
    * @return true if every node is in the desired state (or, in a dry run, would be)
    */
-  boolean setUnschedulable(NodeDrainer drainer, List<String> nodes, boolean cordon, DryRun dry) {
+  boolean setUnschedulable(List<String> nodes, boolean cordon, DryRun dry) {
     boolean ok = true;
     for (String node : nodes) {
       try {
-        boolean changed = drainer.setUnschedulable(node, cordon, dry);
+        boolean changed = cordoner.setUnschedulable(node, cordon, dry);
         out.println(
             "node/"
                 + node

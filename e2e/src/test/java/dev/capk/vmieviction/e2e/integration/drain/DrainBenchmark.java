@@ -3,10 +3,11 @@ package dev.capk.vmieviction.e2e.integration.drain;
 import static dev.capk.vmieviction.e2e.integration.drain.DrainFixture.ownedBy;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.drain.DryRun;
-import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
 import dev.capk.vmieviction.e2e.harness.RepoPaths;
+import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import java.io.File;
 import java.nio.file.Files;
@@ -151,13 +152,13 @@ class DrainBenchmark {
     assertTrue(
         p.waitFor(2, TimeUnit.MINUTES) && p.exitValue() == 0,
         "CDS archive run failed, see " + work.resolve("cds.log"));
-    new NodeDrainer(fx.cluster.client()).setUnschedulable(node, false, DryRun.NONE);
+    new Cordoner(new RawApi(fx.cluster.client())).setUnschedulable(node, false, DryRun.NONE);
   }
 
   /** An uncordoned node with exactly {@code size} fresh Running pods. */
   private void refill(String node, String ns, V1OwnerReference owner, int size, String prefix)
       throws Exception {
-    new NodeDrainer(fx.cluster.client()).setUnschedulable(node, false, DryRun.NONE);
+    new Cordoner(new RawApi(fx.cluster.client())).setUnschedulable(node, false, DryRun.NONE);
     fx.pods(ns, node, prefix, size, ownedBy(owner));
     fx.awaitRunning(ns, size);
   }

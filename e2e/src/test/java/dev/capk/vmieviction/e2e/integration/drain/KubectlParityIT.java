@@ -7,6 +7,7 @@ import static dev.capk.vmieviction.e2e.integration.drain.DrainFixture.unique;
 import static dev.capk.vmieviction.e2e.integration.drain.DrainFixture.withEmptyDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.NodeDrainer;
@@ -16,6 +17,7 @@ import dev.capk.vmieviction.drain.cli.NodeCli;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Duration;
@@ -324,11 +326,16 @@ class KubectlParityIT {
     boolean succeeded;
     String detail;
     try {
+      // As the drain command: cordon first (a dry run only says it would).
+      new Cordoner(new RawApi(DRAIN.cluster().client()))
+          .setUnschedulable(node, true, options.dryRun());
       DrainResult r =
           drainer.drain(
-              node, options.toBuilder().evictionRetryInterval(Duration.ofSeconds(1)).build());
+              node,
+              options.toBuilder().evictionRetryInterval(Duration.ofSeconds(1)).build(),
+              NodeDrainer.DrainProgressListener.NONE);
       succeeded = r.isComplete();
-      detail = r.summary();
+      detail = r.toString();
       Map<String, V1Pod> afterDrain = fx.podsOn(node);
       if (options.dryRun() == dev.capk.vmieviction.drain.DryRun.NONE) {
         // The engine's own account agrees with what happened to the node.

@@ -11,17 +11,19 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.drain.Cordoner;
+import dev.capk.vmieviction.drain.Cordoner.NodeNotFoundException;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.NodeDrainer.DrainResult;
-import dev.capk.vmieviction.drain.NodeDrainer.NodeNotFoundException;
 import dev.capk.vmieviction.drain.PodFilters;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SkippedPod;
 import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import io.kubernetes.client.openapi.models.V1Pod;
@@ -37,7 +39,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The drain engine against a real control plane: each verdict, budgets, timeouts, dry runs, a large
- * node.
+ * node. Each drain is preceded by a cordon, as the drain command cordons every node first.
  */
 class NodeDrainerIT {
   @RegisterExtension
@@ -45,11 +47,24 @@ class NodeDrainerIT {
 
   private static DrainFixture fx;
   private static NodeDrainer drainer;
+  private static Cordoner cordoner;
 
   @BeforeAll
   static void setUp() {
     fx = new DrainFixture(DRAIN.cluster());
     drainer = new NodeDrainer(DRAIN.cluster().client());
+    cordoner = new Cordoner(new RawApi(DRAIN.cluster().client()));
+  }
+
+  /** As the drain command: cordon (in the options' dry-run mode), then drain. */
+  private static DrainResult drain(String node, DrainOptions options, RecordingListener rec)
+      throws Exception {
+    cordoner.setUnschedulable(node, true, options.dryRun());
+    return drainer.drain(node, options, rec);
+  }
+
+  private static DrainResult drain(String node, DrainOptions options) throws Exception {
+    return drain(node, options, new RecordingListener());
   }
 
   /** Short retries keep budget tests quick; a timeout keeps a broken test from hanging. */
@@ -75,13 +90,13 @@ class NodeDrainerIT {
   @Test
   void cordonAndUncordonTwiceChangeTheNodeOnlyTheFirstTime() throws Exception {
     String node = fx.nodes(unique("cordon"), 1).get(0);
-    assertTrue(drainer.setUnschedulable(node, true, DryRun.NONE));
+    assertTrue(cordoner.setUnschedulable(node, true, DryRun.NONE));
     assertTrue(fx.unschedulable(node));
-    assertFalse(drainer.setUnschedulable(node, true, DryRun.NONE));
+    assertFalse(cordoner.setUnschedulable(node, true, DryRun.NONE));
     assertTrue(fx.unschedulable(node));
-    assertTrue(drainer.setUnschedulable(node, false, DryRun.NONE));
+    assertTrue(cordoner.setUnschedulable(node, false, DryRun.NONE));
     assertFalse(fx.unschedulable(node));
-    assertFalse(drainer.setUnschedulable(node, false, DryRun.NONE));
+    assertFalse(cordoner.setUnschedulable(node, false, DryRun.NONE));
     assertFalse(fx.unschedulable(node));
     // Nothing but spec.unschedulable changed: kwok still keeps the node Ready with its labels.
     assertEquals(
@@ -93,9 +108,8 @@ class NodeDrainerIT {
   void anUnknownNodeIsAClearError() {
     for (ThrowingCall call :
         List.<ThrowingCall>of(
-            () -> drainer.setUnschedulable("no-such-node", true, DryRun.NONE),
-            () -> drainer.setUnschedulable("no-such-node", false, DryRun.NONE),
-            () -> drainer.drain("no-such-node", DrainOptions.defaults()))) {
+            () -> cordoner.setUnschedulable("no-such-node", true, DryRun.NONE),
+            () -> cordoner.setUnschedulable("no-such-node", false, DryRun.NONE))) {
       NodeNotFoundException e = assertThrows(NodeNotFoundException.class, call::run);
       assertEquals("node \"no-such-node\" not found", e.getMessage());
       assertEquals(404, e.getCode());
@@ -112,10 +126,8 @@ class NodeDrainerIT {
     fx.pods(s.ns, s.node, "web", 3, ownedBy(s.owner));
     fx.awaitRunning(s.ns, 3);
     RecordingListener rec = new RecordingListener();
-    DrainResult r = drainer.drain(s.node, opts().build(), rec);
-    assertTrue(r.isComplete(), r.summary());
-    assertTrue(r.cordonedByThisDrain());
-    assertTrue(r.usedEviction());
+    DrainResult r = drain(s.node, opts().build(), rec);
+    assertTrue(r.isComplete(), r.toString());
     assertEquals(3, r.evicted().size());
     assertTrue(fx.podsOn(s.node).isEmpty());
     assertTrue(fx.unschedulable(s.node));
@@ -131,7 +143,7 @@ class NodeDrainerIT {
     fx.daemonSet(s.ns, "agent", s.node);
     V1Pod web = fx.pod(s.ns, s.node, "web", ownedBy(s.owner));
     DrainRefusedException refused =
-        assertThrows(DrainRefusedException.class, () -> drainer.drain(s.node, opts().build()));
+        assertThrows(DrainRefusedException.class, () -> drain(s.node, opts().build()));
     assertEquals(
         Set.of("cannot delete " + PodFilters.DAEMONSET_FATAL), refused.refusals().keySet());
     assertEquals(1, refused.refusedPods().size());
@@ -139,18 +151,18 @@ class NodeDrainerIT {
     assertTrue(
         fx.podsOn(s.node).containsKey(web.getMetadata().getUid()), "nothing evicted when refused");
     assertTrue(fx.unschedulable(s.node), "kubectl leaves a refused node cordoned too");
-    assertTrue(refused.cordonedByThisDrain());
 
-    DrainResult r = drainer.drain(s.node, opts().ignoreAllDaemonSets(true).build());
-    assertTrue(r.isComplete(), r.summary());
+    RecordingListener rec = new RecordingListener();
+    assertFalse(cordoner.setUnschedulable(s.node, true, DryRun.NONE), "cordoned already");
+    DrainResult r = drainer.drain(s.node, opts().ignoreAllDaemonSets(true).build(), rec);
+    assertTrue(r.isComplete(), r.toString());
     assertEquals(List.of(ref(web)), r.evicted());
-    assertEquals(1, r.skipped().size());
-    assertEquals(PodFilters.DAEMONSET_WARNING, r.skipped().get(0).reason());
+    assertEquals(1, rec.skipped.size());
+    assertEquals(PodFilters.DAEMONSET_WARNING, rec.skipped.get(0).reason());
     assertTrue(
-        r.warnings().get(0).startsWith("ignoring DaemonSet-managed Pods: " + s.ns + "/agent-"),
-        r.warnings().toString());
+        rec.warnings.get(0).startsWith("ignoring DaemonSet-managed Pods: " + s.ns + "/agent-"),
+        rec.warnings.toString());
     assertEquals(Set.of("agent"), DrainFixture.roles(fx.podsOn(s.node).values()));
-    assertFalse(r.cordonedByThisDrain(), "already cordoned by the refused attempt");
   }
 
   @Test
@@ -158,10 +170,11 @@ class NodeDrainerIT {
     Setup s = setup("mirror");
     V1Pod staticPod = fx.pod(s.ns, s.node, "static", mirror());
     V1Pod web = fx.pod(s.ns, s.node, "web", ownedBy(s.owner));
-    DrainResult r = drainer.drain(s.node, opts().build());
-    assertTrue(r.isComplete(), r.summary());
+    RecordingListener rec = new RecordingListener();
+    DrainResult r = drain(s.node, opts().build(), rec);
+    assertTrue(r.isComplete(), r.toString());
     assertEquals(List.of(ref(web)), r.evicted());
-    assertEquals(List.of(new SkippedPod(ref(staticPod), PodFilters.MIRROR_POD)), r.skipped());
+    assertEquals(List.of(new SkippedPod(ref(staticPod), PodFilters.MIRROR_POD)), rec.skipped);
     assertEquals(Set.of("static"), DrainFixture.roles(fx.podsOn(s.node).values()));
   }
 
@@ -170,16 +183,17 @@ class NodeDrainerIT {
     Setup s = setup("emptydir");
     V1Pod cache = fx.pod(s.ns, s.node, "cache", ownedBy(s.owner), withEmptyDir());
     DrainRefusedException refused =
-        assertThrows(DrainRefusedException.class, () -> drainer.drain(s.node, opts().build()));
+        assertThrows(DrainRefusedException.class, () -> drain(s.node, opts().build()));
     assertEquals(
         Map.of("cannot delete " + PodFilters.LOCAL_STORAGE_FATAL, List.of(ref(cache))),
         refused.refusals());
     assertEquals(1, fx.podsOn(s.node).size());
 
-    DrainResult r = drainer.drain(s.node, opts().deleteEmptyDirData(true).build());
-    assertTrue(r.isComplete(), r.summary());
+    RecordingListener rec = new RecordingListener();
+    DrainResult r = drain(s.node, opts().deleteEmptyDirData(true).build(), rec);
+    assertTrue(r.isComplete(), r.toString());
     assertEquals(List.of(ref(cache)), r.evicted());
-    assertEquals(List.of(), r.warnings(), "kubectl 1.35 warns of no local storage either");
+    assertEquals(List.of(), rec.warnings, "kubectl 1.35 warns of no local storage either");
   }
 
   @Test
@@ -187,12 +201,12 @@ class NodeDrainerIT {
     Setup s = setup("bare");
     V1Pod bare = fx.pod(s.ns, s.node, "bare");
     DrainRefusedException refused =
-        assertThrows(DrainRefusedException.class, () -> drainer.drain(s.node, opts().build()));
+        assertThrows(DrainRefusedException.class, () -> drain(s.node, opts().build()));
     assertEquals(Map.of(PodFilters.UNMANAGED_FATAL, List.of(ref(bare))), refused.refusals());
     assertTrue(refused.getMessage().contains(s.ns + "/bare"), refused.getMessage());
 
-    DrainResult r = drainer.drain(s.node, opts().force(true).build());
-    assertTrue(r.isComplete(), r.summary());
+    DrainResult r = drain(s.node, opts().force(true).build());
+    assertTrue(r.isComplete(), r.toString());
     assertEquals(List.of(ref(bare)), r.evicted());
   }
 
@@ -202,10 +216,11 @@ class NodeDrainerIT {
     V1Pod done = fx.pod(s.ns, s.node, "done", withEmptyDir());
     fx.awaitRunning(s.ns, 1);
     fx.finish(s.ns, "done", "Succeeded");
-    DrainResult r = drainer.drain(s.node, opts().build());
-    assertTrue(r.isComplete(), r.summary());
+    RecordingListener rec = new RecordingListener();
+    DrainResult r = drain(s.node, opts().build(), rec);
+    assertTrue(r.isComplete(), r.toString());
     assertEquals(List.of(ref(done)), r.evicted());
-    assertTrue(r.warnings().isEmpty(), r.warnings().toString());
+    assertTrue(rec.warnings.isEmpty(), rec.warnings.toString());
   }
 
   @Test
@@ -229,16 +244,17 @@ class NodeDrainerIT {
               .plusSeconds(2)
               .isBefore(java.time.Instant.now());
         });
+    RecordingListener rec = new RecordingListener();
     DrainResult r =
-        drainer.drain(node, opts().skipWaitForDeleteTimeout(Duration.ofSeconds(1)).build());
-    assertTrue(r.isComplete(), r.summary());
-    assertTrue(r.evicted().isEmpty(), "nothing actually went: " + r.summary());
-    assertEquals(2, r.skipped().size(), r.skipped().toString());
+        drain(node, opts().skipWaitForDeleteTimeout(Duration.ofSeconds(1)).build(), rec);
+    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.evicted().isEmpty(), "nothing actually went: " + r.toString());
+    assertEquals(2, rec.skipped.size(), rec.skipped.toString());
     SkippedPod oldSkip =
-        r.skipped().stream().filter(p -> p.pod().equals(ref(old))).findFirst().orElseThrow();
+        rec.skipped.stream().filter(p -> p.pod().equals(ref(old))).findFirst().orElseThrow();
     assertEquals("deletion timestamp older than 1 seconds", oldSkip.reason());
     SkippedPod freshSkip =
-        r.skipped().stream().filter(p -> p.pod().equals(ref(fresh))).findFirst().orElseThrow();
+        rec.skipped.stream().filter(p -> p.pod().equals(ref(fresh))).findFirst().orElseThrow();
     assertTrue(freshSkip.reason().contains("not waited for"), freshSkip.reason());
   }
 
@@ -248,10 +264,11 @@ class NodeDrainerIT {
     V1Pod a = fx.pod(s.ns, s.node, "a", ownedBy(s.owner), label("tier", "front"));
     fx.pod(s.ns, s.node, "b", ownedBy(s.owner), label("tier", "back"));
     fx.pod(s.ns, s.node, "c");
-    DrainResult r = drainer.drain(s.node, opts().podSelector("tier in (front)").build());
-    assertTrue(r.isComplete(), r.summary());
+    RecordingListener rec = new RecordingListener();
+    DrainResult r = drain(s.node, opts().podSelector("tier in (front)").build(), rec);
+    assertTrue(r.isComplete(), r.toString());
     assertEquals(List.of(ref(a)), r.evicted());
-    assertTrue(r.skipped().isEmpty(), "unselected pods are not the drain's business");
+    assertTrue(rec.skipped.isEmpty(), "unselected pods are not the drain's business");
     assertEquals(Set.of("b", "c"), DrainFixture.roles(fx.podsOn(s.node).values()));
   }
 
@@ -260,7 +277,7 @@ class NodeDrainerIT {
     String node = fx.nodes(unique("badsel"), 1).get(0);
     assertThrows(
         IllegalArgumentException.class,
-        () -> drainer.drain(node, opts().podSelector("tier in (front").build()));
+        () -> drain(node, opts().podSelector("tier in (front").build()));
     assertFalse(fx.unschedulable(node));
   }
 
@@ -272,10 +289,10 @@ class NodeDrainerIT {
     String y = nodes.get(1);
     String ns = fx.namespace(name);
     // Both replicas on x: keep y cordoned while the Deployment starts.
-    drainer.setUnschedulable(y, true, DryRun.NONE);
+    cordoner.setUnschedulable(y, true, DryRun.NONE);
     fx.cluster.kubectl().apply(deployment(ns, "web", 2, y.replaceAll("-[0-9]+$", "")));
     fx.awaitRunning(ns, 2);
-    drainer.setUnschedulable(y, false, DryRun.NONE);
+    cordoner.setUnschedulable(y, false, DryRun.NONE);
     fx.budget(ns, "web", 2, Map.of("app", "web"), 2);
     Map<String, V1Pod> before = fx.podsOn(x);
     assertEquals(2, before.size());
@@ -285,7 +302,7 @@ class NodeDrainerIT {
         CompletableFuture.supplyAsync(
             () -> {
               try {
-                return drainer.drain(x, opts().build(), rec);
+                return drain(x, opts().build(), rec);
               } catch (Exception e) {
                 throw new IllegalStateException(e);
               }
@@ -297,9 +314,9 @@ class NodeDrainerIT {
 
     fx.cluster.kubectl().runOrFail(null, "-n", ns, "scale", "deployment", "web", "--replicas=3");
     DrainResult r = drain.get(90, TimeUnit.SECONDS);
-    assertTrue(r.isComplete(), r.summary());
+    assertTrue(r.isComplete(), r.toString());
     assertEquals(before.values().stream().map(PodRef::of).sorted().toList(), r.evicted());
-    assertTrue(r.blockingBudgets().isEmpty());
+    assertTrue(r.pending().isEmpty());
     assertTrue(fx.podsOn(x).isEmpty());
   }
 
@@ -310,13 +327,12 @@ class NodeDrainerIT {
     V1Pod web = fx.pod(s.ns, s.node, "web", ownedBy(s.owner));
     fx.awaitRunning(s.ns, 2);
     fx.budget(s.ns, "db-budget", 1, Map.of("app", "db"), 1);
-    DrainResult r = drainer.drain(s.node, opts().timeout(Duration.ofSeconds(3)).build());
+    DrainResult r = drain(s.node, opts().timeout(Duration.ofSeconds(3)).build());
     assertFalse(r.isComplete());
     assertTrue(r.timedOut());
     assertEquals(List.of(ref(web)), r.evicted());
-    assertEquals(List.of(ref(db)), List.copyOf(r.pending().keySet()));
-    assertEquals(Map.of(ref(db), Set.of("db-budget")), r.blockingBudgets());
-    assertTrue(r.summary().contains("blocked by PodDisruptionBudget db-budget"), r.summary());
+    assertEquals(Map.of(ref(db), "blocked by PodDisruptionBudget db-budget"), r.pending());
+    assertTrue(r.toString().contains("blocked by PodDisruptionBudget db-budget"), r.toString());
     assertTrue(fx.podsOn(s.node).containsKey(db.getMetadata().getUid()));
   }
 
@@ -327,15 +343,15 @@ class NodeDrainerIT {
     String x = nodes.get(0);
     String y = nodes.get(1);
     String ns = fx.namespace(name);
-    drainer.setUnschedulable(y, true, DryRun.NONE);
+    cordoner.setUnschedulable(y, true, DryRun.NONE);
     fx.cluster.kubectl().apply(statefulSet(ns, "db", name));
     fx.awaitRunning(ns, 1);
-    drainer.setUnschedulable(y, false, DryRun.NONE);
+    cordoner.setUnschedulable(y, false, DryRun.NONE);
     V1Pod original = fx.core.readNamespacedPod("db-0", ns).execute();
     assertEquals(x, original.getSpec().getNodeName());
 
-    DrainResult r = drainer.drain(x, opts().build());
-    assertTrue(r.isComplete(), r.summary());
+    DrainResult r = drain(x, opts().build());
+    assertTrue(r.isComplete(), r.toString());
     assertEquals(List.of(ref(original)), r.evicted());
     Await.until(
         "db-0 recreated",
@@ -365,11 +381,10 @@ class NodeDrainerIT {
     Map<String, V1Pod> before = fx.podsOn(s.node);
     for (DryRun mode : List.of(DryRun.SERVER, DryRun.CLIENT)) {
       RecordingListener rec = new RecordingListener();
+      assertTrue(cordoner.setUnschedulable(s.node, true, mode), "would cordon");
       DrainResult r = drainer.drain(s.node, opts().force(true).dryRun(mode).build(), rec);
-      assertTrue(r.isComplete(), r.summary());
-      assertEquals(mode, r.dryRun());
-      assertEquals(3, r.evicted().size(), "the pods that would go: " + r.summary());
-      assertTrue(r.cordonedByThisDrain(), "would cordon");
+      assertTrue(r.isComplete(), r.toString());
+      assertEquals(3, r.evicted().size(), "the pods that would go: " + r.toString());
       assertFalse(fx.unschedulable(s.node), mode + " did not cordon");
       assertEquals(before.keySet(), fx.podsOn(s.node).keySet(), mode + " evicted nothing");
       assertTrue(
@@ -384,9 +399,8 @@ class NodeDrainerIT {
     fx.awaitRunning(s.ns, 2);
     fx.budget(s.ns, "db", 2, Map.of("app", "db"), 2);
     RecordingListener rec = new RecordingListener();
-    DrainResult r = drainer.drain(s.node, opts().disableEviction(true).build(), rec);
-    assertTrue(r.isComplete(), r.summary());
-    assertFalse(r.usedEviction());
+    DrainResult r = drain(s.node, opts().disableEviction(true).build(), rec);
+    assertTrue(r.isComplete(), r.toString());
     assertEquals(2, r.evicted().size());
     assertTrue(fx.podsOn(s.node).isEmpty());
     assertTrue(
@@ -401,14 +415,14 @@ class NodeDrainerIT {
     fx.awaitRunning(s.ns, 2);
     fx.budget(s.ns, "one", 0, Map.of("app", "db"), 1);
     fx.budget(s.ns, "two", 0, Map.of(DrainFixture.ROLE, "db"), 1);
-    DrainResult r = drainer.drain(s.node, opts().build());
+    DrainResult r = drain(s.node, opts().build());
     assertFalse(r.isComplete());
     assertFalse(r.timedOut());
     assertEquals(List.of(ref(web)), r.evicted());
     assertTrue(
         r.failed().get(ref(db)).contains("more than one PodDisruptionBudget"),
         r.failed().toString());
-    assertTrue(r.summary().contains(ref(db).toString()), r.summary());
+    assertTrue(r.toString().contains(ref(db).toString()), r.toString());
   }
 
   @Test
@@ -416,9 +430,8 @@ class NodeDrainerIT {
     Setup s = setup("big");
     fx.pods(s.ns, s.node, "p", 500, ownedBy(s.owner));
     fx.awaitRunning(s.ns, 500);
-    DrainResult r =
-        drainer.drain(s.node, opts().timeout(Duration.ofMinutes(3)).chunkSize(100).build());
-    assertTrue(r.isComplete(), r.summary());
+    DrainResult r = drain(s.node, opts().timeout(Duration.ofMinutes(3)).chunkSize(100).build());
+    assertTrue(r.isComplete(), r.toString());
     assertEquals(500, r.evicted().size());
     assertTrue(fx.podsOn(s.node).isEmpty());
   }
@@ -434,7 +447,7 @@ class NodeDrainerIT {
         CompletableFuture.supplyAsync(
             () -> {
               try {
-                return drainer.drain(s.node, opts().build(), rec);
+                return drain(s.node, opts().build(), rec);
               } catch (Exception e) {
                 throw new IllegalStateException(e);
               }
@@ -443,7 +456,7 @@ class NodeDrainerIT {
     fx.cluster.restartApiServer(Duration.ofSeconds(2));
     fx.policy.deleteNamespacedPodDisruptionBudget("db", s.ns).execute();
     DrainResult r = drain.get(90, TimeUnit.SECONDS);
-    assertTrue(r.isComplete(), r.summary());
+    assertTrue(r.isComplete(), r.toString());
     assertEquals(List.of(ref(db)), r.evicted());
   }
 

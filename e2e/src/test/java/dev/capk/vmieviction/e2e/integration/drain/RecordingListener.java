@@ -16,6 +16,12 @@ final class RecordingListener implements DrainProgressListener {
   final CountDownLatch firstBlock = new CountDownLatch(1);
   volatile Set<String> lastBudgets = Set.of();
 
+  /** The plan's pods left in place and the pods no longer waited for, with the reasons. */
+  final List<SkippedPod> skipped = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  /** The plan's warnings, as kubectl prints them. */
+  volatile List<String> warnings = List.of();
+
   private synchronized void add(String line) {
     events.add(line);
   }
@@ -33,6 +39,8 @@ final class RecordingListener implements DrainProgressListener {
 
   @Override
   public void planned(List<PodRef> toEvict, List<SkippedPod> skipped, List<String> warnings) {
+    this.skipped.addAll(skipped);
+    this.warnings = List.copyOf(warnings);
     add("planned " + toEvict.size() + " " + skipped.size());
   }
 
@@ -60,6 +68,7 @@ final class RecordingListener implements DrainProgressListener {
 
   @Override
   public void notWaitedFor(PodRef pod, String reason) {
+    skipped.add(new SkippedPod(pod, reason));
     add("notWaited " + pod);
   }
 

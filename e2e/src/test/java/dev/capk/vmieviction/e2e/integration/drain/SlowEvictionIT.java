@@ -136,8 +136,8 @@ class SlowEvictionIT {
                     .build(),
                 rec);
 
-    assertTrue(r.isComplete(), r.summary());
-    assertEquals(2, r.evicted().size(), r.summary());
+    assertTrue(r.isComplete(), r.toString());
+    assertEquals(2, r.evicted().size(), r.toString());
     assertEquals(
         2,
         held.get() - before,

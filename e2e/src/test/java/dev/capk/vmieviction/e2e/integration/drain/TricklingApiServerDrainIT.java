@@ -55,13 +55,15 @@ class TricklingApiServerDrainIT {
               () -> {
                 try {
                   drainer.drain(
-                      node, DrainOptions.builder().timeout(Duration.ofSeconds(5)).build());
+                      node,
+                      DrainOptions.builder().timeout(Duration.ofSeconds(5)).build(),
+                      NodeDrainer.DrainProgressListener.NONE);
                   return null;
                 } catch (Exception e) {
                   return e;
                 }
               });
-      // Before: the drain's first request (reading the node to cordon it) took hours.
+      // Before: the drain's first request (listing the node's pods) took hours.
       Throwable failure = outcome.get(HANG.toSeconds(), TimeUnit.SECONDS);
       ApiException e = assertInstanceOf(ApiException.class, failure);
       assertEquals(0, e.getCode(), "no answer within the drain's deadline");

@@ -406,13 +406,15 @@ class RefusalsAndShapesIT {
   /** The CLI's cordon and uncordon, as `kubectl fastdrain cordon|uncordon` run them. */
   @Test
   void theCliCordonAndUncordonApplyToEveryShape() throws Exception {
-    var drainer = new dev.capk.vmieviction.drain.NodeDrainer(guest.client());
+    var cordoner =
+        new dev.capk.vmieviction.drain.Cordoner(
+            new dev.capk.vmieviction.kube.RawApi(guest.client()));
     for (int i = 0; i < SHAPES.size(); i++) {
       String name = unique("shape-cli-" + i);
       JsonObject before = shapedNode(i, name);
-      assertTrue(drainer.setUnschedulable(name, true, dev.capk.vmieviction.drain.DryRun.NONE));
+      assertTrue(cordoner.setUnschedulable(name, true, dev.capk.vmieviction.drain.DryRun.NONE));
       assertTrue(unschedulable(node(guest, name)), "shape " + i + " cordoned");
-      assertTrue(drainer.setUnschedulable(name, false, dev.capk.vmieviction.drain.DryRun.NONE));
+      assertTrue(cordoner.setUnschedulable(name, false, dev.capk.vmieviction.drain.DryRun.NONE));
       assertSameExceptVersion(before, rawNode(name), "shape " + i + " after uncordon");
     }
   }
