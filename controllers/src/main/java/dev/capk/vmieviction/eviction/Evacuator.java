@@ -290,15 +290,15 @@ final class Evacuator {
     // From here on no guest request may run past the deadline.
     Guest guest = c.guests.connect(r.vmi, Optional.of(r.deadline.remaining()));
     boolean woken = c.guests.takeWake(r.key);
-    log.debug("guest step vmi={} cluster={} woken={}", r.key, guest.cluster(), woken);
     Optional<Duration> throttled = guest.tryEnterStep(woken);
+    log.debug(
+        "guest step vmi={} cluster={} woken={} throttledFor={}",
+        r.key,
+        guest.cluster(),
+        woken,
+        throttled.orElse(Duration.ZERO));
     if (throttled.isPresent()) {
       c.metrics.throttled();
-      log.debug(
-          "guest step throttled vmi={} cluster={} retryIn={}",
-          r.key,
-          guest.cluster(),
-          throttled.get());
       return new StepOutcome.RequeueAfter(throttled.get());
     }
     r.guest = guest;
