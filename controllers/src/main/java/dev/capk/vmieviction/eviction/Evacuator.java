@@ -46,10 +46,10 @@ import org.slf4j.event.Level;
  * live-migrate, enter the guest cluster, cordon the guest node with our mark, advance its drain by
  * one non-blocking step, and delete the VMI once drained or at the deadline. Each step answers one
  * {@link StepOutcome}; {@link #end} turns every outcome but {@code Proceed} into this reconcile's
- * result, with one requeue and backoff policy and one failure path. No step waits: the next one
- * comes through the work queue, when a pod is due again or when the watch on the guest node's pods
- * sees pods leave. The pure decisions live in {@link DrainStartTime}, {@link EvacuationDeadline}
- * and {@link DrainPass}.
+ * result, with one requeue and backoff policy; a step that throws takes the one failure path,
+ * {@link #failed}. No step waits: the next one comes through the work queue, when a pod is due
+ * again or when the watch on the guest node's pods sees pods leave. The pure decisions live in
+ * {@link DrainStartTime}, {@link EvacuationDeadline} and {@link DrainPass}.
  */
 final class Evacuator {
 
@@ -71,7 +71,6 @@ final class Evacuator {
   private final StepContext c;
   private final CordonMarks marks;
   private final MachineContractCheck contracts;
-  private final TenantAdmission admission;
   private final LiveMigrationStep migration;
   private final MarkSightings sightings;
 
@@ -79,15 +78,7 @@ final class Evacuator {
   private final WaitLog waits = new WaitLog();
 
   /** The evacuation, top to bottom; {@code doing} names a step's infra writes when they fail. */
-  private final List<Step> steps =
-      List.of(
-          new Step("recording the drain start", this::start),
-          new Step("reading Cluster API's contract", this::contract),
-          new Step("recording the admission", this::admit),
-          new Step("the live migration step", this::migrate),
-          new Step("connecting to the guest cluster", this::enterGuest),
-          new Step("cordoning the guest node", this::cordon),
-          new Step("the drain step", this::drain));
+  private final List<Step> steps;
 
   Evacuator(
       StepContext c,
@@ -99,9 +90,25 @@ final class Evacuator {
     this.c = c;
     this.marks = marks;
     this.contracts = contracts;
-    this.admission = admission;
     this.migration = migration;
     this.sightings = sightings;
+    this.steps =
+        List.of(
+            new Step("recording the drain start", this::start),
+            new Step("reading Cluster API's contract", this::contract),
+            // Tenant safety: one control-plane VMI of a tenant at a time, the per-cluster limit.
+            new Step(
+                "recording the admission",
+                r ->
+                    admission.check(
+                        r.key, r.vmi, r.start, r.deadline, r.contract.evacuationLimit())),
+            // With live migration preferred the VMI moves; the drain after it is the fallback.
+            new Step(
+                "the live migration step",
+                r -> migration.step(r.key, r.vmi, r.start, r.deadline, r.contract.liveMigration())),
+            new Step("connecting to the guest cluster", this::enterGuest),
+            new Step("cordoning the guest node", this::cordon),
+            new Step("the drain step", this::drain));
   }
 
   /** What a step of an evacuation came to. */
@@ -121,9 +128,6 @@ final class Evacuator {
 
     /** Delete the VMI now: the evacuation ends with {@code outcome}. */
     record Delete(Outcome outcome) implements StepOutcome {}
-
-    /** The step failed: named in a Warning, retried with backoff, never past the deadline. */
-    record Failed(String doing, Exception cause) implements StepOutcome {}
   }
 
   @FunctionalInterface
@@ -142,7 +146,7 @@ final class Evacuator {
     MachineContractCheck.Applied contract;
     Guest guest; // set once entered; left when the run ends
     V1Node node;
-    Instant drainBegan;
+    StepContext.Evacuation e; // this process's memory of it, once its start is known
     DrainPass pass;
     boolean deleting;
 
@@ -171,7 +175,7 @@ final class Evacuator {
         try {
           outcome = step.action().run(r);
         } catch (GuestAccessException | ApiException | RuntimeException e) {
-          outcome = new StepOutcome.Failed(step.doing(), e);
+          return failed(r, step.doing(), e);
         }
         if (!(outcome instanceof StepOutcome.Proceed proceed)) {
           return end(r, outcome);
@@ -189,17 +193,14 @@ final class Evacuator {
   private Result end(Run r, StepOutcome outcome) {
     if (outcome instanceof StepOutcome.Wait w) {
       inPhase(r, w.phase());
-      c.memory().blockedBy(r.key, w.blocker());
+      r.e.blocker = w.blocker();
+      r.e.failure = null;
       return requeue(r, w.retry());
     }
     if (outcome instanceof StepOutcome.RequeueAfter a) {
       return requeue(r, a.delay());
     }
-    if (outcome instanceof StepOutcome.Delete d) {
-      return delete(r, d.outcome());
-    }
-    StepOutcome.Failed f = (StepOutcome.Failed) outcome;
-    return failed(r, f.doing(), f.cause());
+    return delete(r, ((StepOutcome.Delete) outcome).outcome());
   }
 
   /** The one requeue policy: never past the deadline, but a failed delete has none to cap at. */
@@ -213,13 +214,13 @@ final class Evacuator {
 
   /** Records the drain start, or restores it when it was changed mid-drain; checks the deadline. */
   private StepOutcome start(Run r) throws ApiException {
-    Instant now = c.clock().instant();
+    Instant now = c.clock.instant();
     String uid = r.uid();
     String recorded = Metadata.annotation(r.vmi, EvictionAnnotations.DRAIN_START_TIME);
     DrainStartTime.Decision d =
         DrainStartTime.decide(
             recorded,
-            c.memory().knownStart(r.key, uid),
+            c.knownStart(r.key, uid),
             // The drain starts when the mark was seen, however long this VMI waited for a worker.
             sightings.firstSeen(uid),
             now);
@@ -227,9 +228,9 @@ final class Evacuator {
     r.deadline =
         EvacuationDeadline.of(
             r.start,
-            c.settings().drainTimeout(),
+            c.settings.drainTimeout(),
             Metadata.annotation(r.vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME),
-            c.clock());
+            c.clock);
     String start = DrainStartTime.format(r.start);
     String deadline = DrainStartTime.format(r.deadline.at());
     if (d.kind() != DrainStartTime.Kind.KEEP) {
@@ -239,23 +240,23 @@ final class Evacuator {
         // A new evacuation: the common course is the drain, recorded with the start at no cost.
         changes.put(EvictionAnnotations.EVACUATION_PHASE, EvacuationPhase.Draining.name());
       }
-      r.vmi = c.vmis().annotate(r.vmi, changes);
+      r.vmi = c.vmis.annotate(r.vmi, changes);
     }
-    c.memory().recordStart(r.key, uid, r.start);
+    r.e = c.recordStart(r.key, uid, r.start);
     String shown = d.raw() == null ? null : NotEvacuatedNotices.shorten(d.raw());
     if (d.kind().restores()) {
       String was = shown == null ? "" : " (to \"" + shown + "\")";
-      Told.START_RESTORED.to(c.events(), r.vmi, d.kind().phrase, r.key, start, deadline, was);
+      Told.START_RESTORED.to(c.events, r.vmi, d.kind().phrase, r.key, start, deadline, was);
     }
     if (d.kind() == DrainStartTime.Kind.MALFORMED) {
-      Told.START_INVALID.to(c.events(), r.vmi, r.key, shown, start);
+      Told.START_INVALID.to(c.events, r.vmi, r.key, shown, start);
     }
     if (d.kind() == DrainStartTime.Kind.BEGIN || d.kind() == DrainStartTime.Kind.MALFORMED) {
-      c.metrics().evacuationStarted();
+      c.metrics.evacuationStarted();
       String infraNode = Eligibility.evacuationNodeName(r.vmi);
-      Told.STARTED.to(c.events(), r.vmi, r.key, infraNode, start, deadline);
+      Told.STARTED.to(c.events, r.vmi, r.key, infraNode, start, deadline);
     }
-    c.memory().underWay(r.key, r.deadline.at());
+    r.e.underWay(r.deadline.at());
     // The deadline is checked before anything touches the guest cluster.
     return r.deadline.passed() ? deadlineReached(r, null) : new StepOutcome.Proceed(r.vmi);
   }
@@ -267,7 +268,7 @@ final class Evacuator {
   private StepOutcome contract(Run r) throws GuestAccessException {
     r.contract = contracts.apply(r.key, r.vmi, r.start, r.deadline);
     r.deadline = r.contract.deadline();
-    c.memory().underWay(r.key, r.deadline.at());
+    r.e.underWay(r.deadline.at());
     if (r.deadline.passed()) {
       return deadlineReached(r, r.contract.origin().orElse(null));
     }
@@ -275,25 +276,9 @@ final class Evacuator {
       case SKIP_DRAIN -> new StepOutcome.Delete(Outcome.DRAIN_EXCLUDED);
       case HOLD_PAUSED ->
           new StepOutcome.Wait(
-              EvacuationPhase.Paused, "the Cluster is paused", c.settings().retryInterval());
+              EvacuationPhase.Paused, "the Cluster is paused", c.settings.retryInterval());
       case DRAIN -> new StepOutcome.Proceed(r.vmi);
     };
-  }
-
-  /**
-   * One control-plane VMI of a tenant at a time, the per-cluster limit for workers. A held VMI
-   * keeps its deadline and goes ahead at deadline - reserve at the latest.
-   */
-  private StepOutcome admit(Run r) throws GuestAccessException, ApiException {
-    return admission.check(r.key, r.vmi, r.start, r.deadline, r.contract.clusterEvacuationLimit());
-  }
-
-  /**
-   * With live migration preferred, a LiveMigratable VMI moves and its guest is never drained; the
-   * drain after it is the fallback, inside the same deadline.
-   */
-  private StepOutcome migrate(Run r) throws GuestAccessException, ApiException {
-    return migration.step(r.key, r.vmi, r.start, r.deadline, r.contract.clusterLiveMigration());
   }
 
   /**
@@ -303,17 +288,17 @@ final class Evacuator {
   private StepOutcome enterGuest(Run r) throws GuestAccessException {
     r.vmi = inPhase(r, EvacuationPhase.Draining);
     // From here on no guest request may run past the deadline.
-    Guest guest = c.guests().connect(r.vmi, Optional.of(r.deadline.remaining()));
-    boolean woken = c.guests().takeWake(r.key);
-    log.debug("guest step vmi={} cluster={} woken={}", r.key, guest.cluster(), woken);
+    Guest guest = c.guests.connect(r.vmi, Optional.of(r.deadline.remaining()));
+    boolean woken = c.guests.takeWake(r.key);
     Optional<Duration> throttled = guest.tryEnterStep(woken);
+    log.debug(
+        "guest step vmi={} cluster={} woken={} throttledFor={}",
+        r.key,
+        guest.cluster(),
+        woken,
+        throttled.orElse(Duration.ZERO));
     if (throttled.isPresent()) {
-      c.metrics().throttled();
-      log.debug(
-          "guest step throttled vmi={} cluster={} retryIn={}",
-          r.key,
-          guest.cluster(),
-          throttled.get());
+      c.metrics.throttled();
       return new StepOutcome.RequeueAfter(throttled.get());
     }
     r.guest = guest;
@@ -333,7 +318,7 @@ final class Evacuator {
     Optional<V1Node> found = guest.findNode(vmiName);
     if (found.isEmpty()) {
       String providerId = GuestNodeMatch.providerIdFor(vmiName);
-      Told.NODE_NOT_FOUND.to(c.events(), r.vmi, r.key, guest.cluster(), vmiName, providerId);
+      Told.NODE_NOT_FOUND.to(c.events, r.vmi, r.key, guest.cluster(), vmiName, providerId);
       return new StepOutcome.Delete(Outcome.NODE_MISSING);
     }
     V1Node read = found.get();
@@ -351,7 +336,7 @@ final class Evacuator {
       }
       throw e;
     }
-    Told.NODE_CORDONED.to(c.events(), r.vmi, r.key, guest.cluster(), r.nodeName());
+    Told.NODE_CORDONED.to(c.events, r.vmi, r.key, guest.cluster(), r.nodeName());
     guest.nodeEvent(
         r.node,
         false,
@@ -367,22 +352,24 @@ final class Evacuator {
   private StepOutcome drain(Run r) throws GuestAccessException, ApiException {
     boolean unreachable = NodeReadiness.of(r.node) == NodeReadiness.UNREACHABLE;
     Duration requestTimeout =
-        EvacuationDeadline.passTimeout(r.deadline, c.settings().attemptTimeout());
-    Instant stepStart = c.clock().instant();
+        EvacuationDeadline.passTimeout(r.deadline, c.settings.attemptTimeout());
+    Instant stepStart = c.clock.instant();
     // After a hold (tenant protection) the drain's own waiting counts, not the evacuation's.
-    r.drainBegan = c.memory().drainBegan(r.key, stepStart);
+    if (r.e.drainBegan == null) {
+      r.e.drainBegan = stepStart;
+    }
     DrainPass pass = r.guest.drainStep(r.key, r.nodeName(), requestTimeout, unreachable);
     r.pass = pass;
-    c.metrics().drainStep(Duration.between(stepStart, c.clock().instant()));
-    c.metrics()
-        .evictions(EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.blockingBudgets().size());
-    c.metrics().evictions(EvictionMetrics.EvictionResult.ERROR, pass.failures().size());
-    c.memory().succeeded(r.key);
+    c.metrics.drainStep(Duration.between(stepStart, c.clock.instant()));
+    c.metrics.evictions(
+        EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.blockingBudgets().size());
+    c.metrics.evictions(EvictionMetrics.EvictionResult.ERROR, pass.failures().size());
+    c.succeeded(r.key);
     // The drain's waits are looked at again at every step: told once per change.
     String wait = r.uid() + "/" + DrainStartTime.format(r.start) + "/drain";
     if (pass.refused()) {
       Told.REFUSED.to(
-          c.events(),
+          c.events,
           waits.changed(wait, pass.refusals()) ? Level.WARN : Level.DEBUG,
           r.vmi,
           r.key,
@@ -393,16 +380,10 @@ final class Evacuator {
       return new StepOutcome.Wait(
           EvacuationPhase.Draining,
           pass.pending() + " pod(s) left: " + pass.blockers(),
-          c.settings().retryInterval());
+          c.settings.retryInterval());
     }
     if (pass.complete()) {
-      c.metrics().evictions(EvictionMetrics.EvictionResult.EVICTED, pass.evicted());
-      log.info(
-          "guest node drained vmi={} cluster={} node={} summary=\"{}\"",
-          r.key,
-          r.guest.cluster(),
-          r.nodeName(),
-          pass.summary());
+      c.metrics.evictions(EvictionMetrics.EvictionResult.EVICTED, pass.evicted());
       // The delete first, the events after it: nothing stands between the last pod leaving and
       // the VMI's deletion but the delete request itself.
       return new StepOutcome.Delete(Outcome.DRAINED);
@@ -412,13 +393,13 @@ final class Evacuator {
 
   private StepOutcome notDrainedYet(Run r, String wait) {
     DrainPass pass = r.pass;
-    Instant now = c.clock().instant();
+    Instant now = c.clock.instant();
     // The next step: when a waiting pod is due again; pods leaving wake it earlier (the watch).
     Duration next =
         pass.nextTry()
             .map(t -> Duration.between(now, t))
-            .filter(d -> d.compareTo(c.settings().retryInterval()) < 0)
-            .orElse(c.settings().retryInterval());
+            .filter(d -> d.compareTo(c.settings.retryInterval()) < 0)
+            .orElse(c.settings.retryInterval());
     log.atLevel(
             waits.level(
                 wait, List.of(r.nodeName(), pass.pending(), pass.terminating(), pass.blockers())))
@@ -435,20 +416,19 @@ final class Evacuator {
     // A budget that refuses for a moment (a rolling workload) and pods that take their time to
     // terminate are a drain's normal course, as kubectl's retries are: a warning only once the
     // drain has waited longer than the retry interval, or when an eviction failed.
-    boolean waitedLong = !now.isBefore(r.drainBegan.plus(c.settings().retryInterval()));
+    boolean waitedLong = !now.isBefore(r.e.drainBegan.plus(c.settings.retryInterval()));
     if (waitedLong || !pass.failures().isEmpty()) {
-      c.events()
-          .warning(
-              r.vmi,
-              EventReasons.DRAIN_BLOCKED,
-              "Guest node "
-                  + r.nodeName()
-                  + " not drained yet ("
-                  + pass.pending()
-                  + " pod(s) left): "
-                  + pass.blockers()
-                  + "; VMI deleted anyway at "
-                  + DrainStartTime.format(r.deadline.at()));
+      c.events.warning(
+          r.vmi,
+          EventReasons.DRAIN_BLOCKED,
+          "Guest node "
+              + r.nodeName()
+              + " not drained yet ("
+              + pass.pending()
+              + " pod(s) left): "
+              + pass.blockers()
+              + "; VMI deleted anyway at "
+              + DrainStartTime.format(r.deadline.at()));
     }
     if (waitedLong && !pass.blockingBudgets().isEmpty()) {
       r.guest.nodeEvent(
@@ -465,11 +445,9 @@ final class Evacuator {
    *     timeout or the VMI's own grace time did
    */
   private StepOutcome deadlineReached(Run r, String contractOrigin) {
-    Duration timeout = c.settings().drainTimeout();
+    Duration timeout = c.settings.drainTimeout();
     String blocking =
-        c.memory()
-            .blocker(r.key)
-            .orElse("unknown (no drain pass seen by this controller instance)");
+        r.e.blocker().orElse("unknown (no drain pass seen by this controller instance)");
     String origin =
         contractOrigin != null
             ? contractOrigin
@@ -480,7 +458,7 @@ final class Evacuator {
                     + " from start "
                     + DrainStartTime.format(r.start);
     String deadline = DrainStartTime.format(r.deadline.at());
-    Told.DEADLINE.to(c.events(), r.vmi, r.key, deadline, origin, blocking);
+    Told.DEADLINE.to(c.events, r.vmi, r.key, deadline, origin, blocking);
     return new StepOutcome.Delete(Outcome.DEADLINE);
   }
 
@@ -488,46 +466,30 @@ final class Evacuator {
   private Result delete(Run r, Outcome outcome) {
     InfraVmis.DeleteOutcome result;
     try {
-      result = c.vmis().deleteExact(r.vmi);
+      result = c.vmis.deleteExact(r.vmi);
     } catch (ApiException e) {
       r.deleting = true;
       return failed(r, "deleting the VMI", e);
     }
     boolean deleted = result == InfraVmis.DeleteOutcome.DELETED;
-    log.info(
-        deleted
-            ? "vmi deleted vmi={} uid={} outcome={}"
-            : result == InfraVmis.DeleteOutcome.GONE
-                ? "vmi already gone vmi={} uid={}"
-                : "vmi replaced before delete, nothing to do vmi={} uid={}",
-        r.key,
-        r.uid(),
-        outcome.label);
+    if (!deleted) {
+      // GONE, or REPLACED: a new VMI of that name exists, not ours to delete.
+      log.info("vmi not deleted vmi={} uid={} found={}", r.key, r.uid(), result);
+    }
     if (outcome == Outcome.DRAINED) {
       // One event says both (drained, then deleted): VMIDeleted would repeat it.
-      c.events()
-          .normal(
-              r.vmi,
-              EventReasons.DRAIN_SUCCEEDED,
-              "Guest node "
-                  + r.nodeName()
-                  + " drained: "
-                  + r.pass.summary()
-                  + (deleted ? "; VMI deleted " + DELETED_SO_THAT : ""));
+      String then = deleted ? "; VMI deleted " + DELETED_SO_THAT : "";
+      Told.DRAINED.to(c.events, r.vmi, r.key, r.nodeName(), r.pass.summary(), then);
       r.guest.nodeEvent(
           r.node,
           false,
           EventReasons.DRAIN_SUCCEEDED,
           "Drained for the evacuation of infra VMI " + r.key);
     } else if (deleted) {
-      c.events()
-          .normal(
-              r.vmi,
-              EventReasons.VMI_DELETED,
-              "Deleted (" + outcome.label + ") " + DELETED_SO_THAT);
+      Told.DELETED.to(c.events, r.vmi, r.key, outcome.label, DELETED_SO_THAT);
     }
     if (deleted) {
-      c.metrics().evacuationEnded(outcome, Duration.between(r.start, c.clock().instant()));
+      c.metrics.evacuationEnded(outcome, Duration.between(r.start, c.clock.instant()));
     }
     ended(r.key, false);
     return DONE;
@@ -541,45 +503,35 @@ final class Evacuator {
    */
   private Result failed(Run r, String doing, Exception cause) {
     boolean infra = r.guest == null || r.deleting;
-    if (cause instanceof RuntimeException e && infra) {
+    int code = cause instanceof ApiException e ? e.getCode() : -1;
+    if (infra && cause instanceof RuntimeException e) {
       throw e;
     }
-    if (cause instanceof ApiException e && (infra || e.getCode() == 409)) {
-      if (infra && e.getCode() == 404) {
-        return DONE; // the VMI is gone
-      }
-      int inARow = e.getCode() == 409 ? c.memory().conflicted(r.key) : 0;
-      if (e.getCode() == 409 && inARow <= MAX_QUICK_CONFLICTS) {
-        log.debug("changed since read, reading again vmi={} step=\"{}\"", r.key, doing);
-        return requeue(r, CONFLICT_RETRY);
-      }
-      if (infra) {
-        c.metrics().reconcileError(EventReasons.INFRA_API_ERROR);
-        Told.INFRA_FAILED.to(c.events(), r.vmi, r.key, doing, e.getCode(), ApiStatus.describe(e));
-        return requeue(r, c.memory().backoff(r.key));
-      }
-      return guestFailed(
-          r,
-          EventReasons.GUEST_NODE_CONFLICTS,
-          "guest cluster "
-              + r.guest.cluster()
-              + ": "
-              + e.getMessage()
-              + ", "
-              + inARow
-              + " times in a row; backing off");
+    if (infra && code == 404) {
+      return DONE; // the VMI is gone
+    }
+    int inARow = code == 409 ? c.conflicted(r.key) : 0;
+    if (code == 409 && inARow <= MAX_QUICK_CONFLICTS) {
+      log.debug("changed since read, reading again vmi={} step=\"{}\"", r.key, doing);
+      return requeue(r, CONFLICT_RETRY);
+    }
+    if (infra && cause instanceof ApiException e) {
+      c.metrics.reconcileError(EventReasons.INFRA_API_ERROR);
+      Told.INFRA_FAILED.to(c.events, r.vmi, r.key, doing, code, ApiStatus.describe(e));
+      return requeue(r, c.backoff(r.key));
     }
     if (cause instanceof GuestAccessException e) {
       return guestFailed(r, e.reason().name(), e.getMessage());
     }
-    if (cause instanceof ApiException e) {
+    String cluster = "guest cluster " + r.guest.cluster();
+    if (code == 409) {
+      String times = ", " + inARow + " times in a row; backing off";
       return guestFailed(
-          r,
-          GuestAccessException.Reason.GuestAPIError.name(),
-          "guest cluster "
-              + r.guest.cluster()
-              + ": request failed: "
-              + ApiStatus.describeWithoutServerText(e));
+          r, EventReasons.GUEST_NODE_CONFLICTS, cluster + ": " + cause.getMessage() + times);
+    }
+    if (cause instanceof ApiException e) {
+      String what = ": request failed: " + ApiStatus.describeWithoutServerText(e);
+      return guestFailed(r, GuestAccessException.Reason.GuestAPIError.name(), cluster + what);
     }
     // A bug or an unexpected answer: still capped at the deadline, never a hot loop.
     log.error(
@@ -595,19 +547,19 @@ final class Evacuator {
   }
 
   private Result guestFailed(Run r, String reason, String message) {
-    c.metrics().reconcileError(reason);
-    c.memory().failedWith(r.key, message);
-    Duration backoff = c.memory().backoff(r.key);
-    if (REFUSALS.contains(reason) && backoff.compareTo(c.settings().retryInterval()) > 0) {
+    c.metrics.reconcileError(reason);
+    r.e.failure = message;
+    Duration backoff = c.backoff(r.key);
+    if (REFUSALS.contains(reason) && backoff.compareTo(c.settings.retryInterval()) > 0) {
       // A refusal is asked again once per retry interval at most: the tenant may lift it.
-      backoff = c.settings().retryInterval();
+      backoff = c.settings.retryInterval();
     }
     Result retry = requeue(r, backoff);
     // Retried with backoff while it lasts: the same failure is told once, every change of it too.
     Level level = waits.changed(r.uid() + "/failure", reason + message) ? Level.WARN : Level.DEBUG;
     Duration after = retry.getRequeueAfter();
     String deadline = DrainStartTime.format(r.deadline.at());
-    Told.STEP_FAILED.to(c.events(), level, r.vmi, r.key, reason, message, after, deadline);
+    Told.STEP_FAILED.to(c.events, level, r.vmi, r.key, reason, message, after, deadline);
     return retry;
   }
 
@@ -618,12 +570,12 @@ final class Evacuator {
    * @return the VMI as the write left it
    */
   private VirtualMachineInstance inPhase(Run r, EvacuationPhase phase) {
-    c.memory().inPhase(r.key, phase);
+    r.e.phase = phase;
     if (phase.name().equals(Metadata.annotation(r.vmi, EvictionAnnotations.EVACUATION_PHASE))) {
       return r.vmi;
     }
     try {
-      return c.vmis().annotate(r.vmi, EvictionAnnotations.EVACUATION_PHASE, phase.name());
+      return c.vmis.annotate(r.vmi, EvictionAnnotations.EVACUATION_PHASE, phase.name());
     } catch (ApiException e) {
       log.debug(
           "phase not recorded vmi={} phase={} error=\"{}\"", r.key, phase, ApiStatus.describe(e));
@@ -636,10 +588,8 @@ final class Evacuator {
    * its earliest start) and release what its drain held.
    */
   void ended(String key, boolean keepStart) {
-    c.memory().ended(key, keepStart);
-    c.memory().succeeded(key);
-    c.guests().evacuationEnded(key);
-    migration.ended(key);
+    c.ended(key, keepStart);
+    c.succeeded(key);
   }
 
   /**
@@ -650,9 +600,7 @@ final class Evacuator {
    */
   Optional<Result> callOff(String key, VirtualMachineInstance vmi) {
     // The backoff is kept: a write refused again and again backs off.
-    c.memory().ended(key, false);
-    c.guests().evacuationEnded(key);
-    migration.ended(key);
+    c.ended(key, false);
     Run r = new Run(key, vmi);
     String doing = "recording the live migration's end";
     try {
@@ -667,7 +615,7 @@ final class Evacuator {
       }
       if (!clear.isEmpty()) {
         doing = "clearing the drain start";
-        c.vmis().annotate(r.vmi, clear);
+        c.vmis.annotate(r.vmi, clear);
         log.info("evacuation called off, drain start cleared vmi={}", key);
       }
       return Optional.empty();

@@ -94,6 +94,14 @@ public final class EventReasons {
         true,
         "drain refused vmi=%s cluster=%s node=%s refusals=%s",
         "Drain of guest node %3$s refused: %5$s"),
+    /** Arguments: vmi, node, the drain's summary, then what became of the VMI. */
+    DRAINED(
+        DRAIN_SUCCEEDED,
+        false,
+        "guest node drained vmi=%s node=%s summary=\"%s\"%s",
+        "Guest node %2$s drained: %3$s%4$s"),
+    /** Arguments: vmi, the outcome, why. */
+    DELETED(VMI_DELETED, false, "vmi deleted vmi=%s outcome=%s", "Deleted (%2$s) %3$s"),
     DEADLINE(
         DEADLINE_PASSED,
         true,

@@ -40,25 +40,6 @@ public record EvictionSettings(
   public static final Duration DEFAULT_DRAIN_RESERVE = Duration.ofMinutes(3);
   public static final int DEFAULT_MIGRATION_ATTEMPTS = 2;
 
-  /** No per-cluster limit, the default reserve, live migration never tried. */
-  public EvictionSettings(
-      Duration drainTimeout,
-      Duration retryInterval,
-      Duration attemptTimeout,
-      String fallbackStrategy,
-      Duration maxFailureBackoff) {
-    this(
-        drainTimeout,
-        retryInterval,
-        attemptTimeout,
-        fallbackStrategy,
-        maxFailureBackoff,
-        EvacuationLimit.UNLIMITED,
-        DEFAULT_DRAIN_RESERVE,
-        LiveMigrationPolicy.NEVER,
-        DEFAULT_MIGRATION_ATTEMPTS);
-  }
-
   /**
    * How many worker VMIs of one tenant Cluster may be evacuated at once: a count ({@code 0} =
    * unlimited) or a percentage of the Cluster's VMIs ({@code 25%}, never less than one VMI).

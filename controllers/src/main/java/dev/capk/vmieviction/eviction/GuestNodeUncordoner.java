@@ -11,7 +11,6 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
-import dev.capk.vmieviction.eviction.TenantAdmission.HeldEvacuations;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -56,7 +55,7 @@ final class GuestNodeUncordoner {
       return DONE;
     }
     try {
-      return uncordonIfOurs(key, vmi, c.guests().connect(vmi, Optional.empty()));
+      return uncordonIfOurs(key, vmi, c.guests.connect(vmi, Optional.empty()));
     } catch (GuestAccessException e) {
       switch (e.reason()) {
         case MissingClusterLabel,
@@ -70,8 +69,8 @@ final class GuestNodeUncordoner {
         case GuestAPIRefused -> {
           // Asking again will not help until the tenant lifts it: say what refused, back off.
           Level level = waits.level(uid, e.getMessage());
-          Told.UNCORDON_REFUSED.to(c.events(), level, vmi, key, e.reason().name(), e.getMessage());
-          return new Result(true, min(c.memory().backoff(key), c.settings().retryInterval()));
+          Told.UNCORDON_REFUSED.to(c.events, level, vmi, key, e.reason().name(), e.getMessage());
+          return new Result(true, min(c.backoff(key), c.settings.retryInterval()));
         }
         default -> {
           // Retried with backoff while the guest cluster cannot be used: told once per cause.
@@ -81,17 +80,17 @@ final class GuestNodeUncordoner {
                   key,
                   e.reason(),
                   e.getMessage());
-          return new Result(true, c.memory().backoff(key));
+          return new Result(true, c.backoff(key));
         }
       }
     } catch (ApiException e) {
-      if (e.getCode() == 409 && c.memory().conflicted(key) <= Evacuator.MAX_QUICK_CONFLICTS) {
+      if (e.getCode() == 409 && c.conflicted(key) <= Evacuator.MAX_QUICK_CONFLICTS) {
         log.debug("uncordon check: node changed since read, reading again vmi={}", key);
         return new Result(true, CONFLICT_RETRY);
       }
       log.atLevel(waits.level(uid, "HTTP " + e.getCode()))
           .log("uncordon check postponed vmi={} code={}", key, e.getCode());
-      return new Result(true, min(c.memory().backoff(key), c.settings().retryInterval()));
+      return new Result(true, min(c.backoff(key), c.settings.retryInterval()));
     }
   }
 
@@ -114,11 +113,11 @@ final class GuestNodeUncordoner {
       // Looked at again every retry interval until the node is Ready: told once per node.
       log.atLevel(waits.level(uid, nodeName))
           .log("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
-      return new Result(true, c.settings().retryInterval());
+      return new Result(true, c.settings.retryInterval());
     }
     guest.unmark(node); // uncordons only a node cordoned as read: REMOVE_MARK removes the mark
     if (decision == UncordonDecision.UNCORDON) {
-      Told.NODE_UNCORDONED.to(c.events(), vmi, key, guest.cluster(), nodeName);
+      Told.NODE_UNCORDONED.to(c.events, vmi, key, guest.cluster(), nodeName);
       guest.nodeEvent(
           node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
     } else {
@@ -131,7 +130,7 @@ final class GuestNodeUncordoner {
     // The node is back: a VMI of the same Cluster held by the quorum guard may go now.
     String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
     if (cluster != null) {
-      c.held().nodeBack(HeldEvacuations.clusterKey(vmi.getMetadata().getNamespace(), cluster));
+      c.waitOver(vmi.getMetadata().getNamespace() + "/" + cluster, null);
     }
     return noMark(key, uid);
   }
@@ -157,7 +156,7 @@ final class GuestNodeUncordoner {
   private Result noMark(String key, String uid) {
     waits.forget(uid);
     marks.noteUnmarked(uid);
-    c.memory().succeeded(key);
+    c.succeeded(key);
     return DONE;
   }
 

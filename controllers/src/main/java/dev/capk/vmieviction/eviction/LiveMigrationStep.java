@@ -31,8 +31,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
@@ -57,8 +55,8 @@ final class LiveMigrationStep {
   /** Counting the running migrations and creating one is one act in this process. */
   private final Object startLock = new Object();
 
-  /** VMIs (namespace/name) waiting for a free migration slot: woken when a migration ends. */
-  private final Set<String> waitingForSlot = ConcurrentHashMap.newKeySet();
+  /** What the VMIs waiting for a free migration slot wait for: woken when a migration ends. */
+  private static final String SLOT = "a live migration slot";
 
   private final ClusterOverride<LiveMigrationPolicy> policies =
       new ClusterOverride<>(LiveMigrationPolicy::parse);
@@ -143,8 +141,8 @@ final class LiveMigrationStep {
     boolean fellBack =
         startText.equals(Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
     Optional<MigrationAttempt> attempt =
-        MigrationAttempt.parse(
-            Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT), startText);
+        MigrationAttempt.parse(Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT))
+            .filter(a -> a.drainStart().equals(startText));
     if (attempt.isEmpty() && (fellBack || policy == LiveMigrationPolicy.NEVER)) {
       return new StepOutcome.Proceed(vmi); // the cheap path: no request
     }
@@ -169,11 +167,11 @@ final class LiveMigrationStep {
             number,
             current,
             Eligibility.evacuationNodeName(vmi),
-            deadline.at().minus(c.settings().drainReserve()),
+            deadline.at().minus(c.settings.drainReserve()),
             kubevirt.migrationLimits());
     MigrationDecision.Step next = decide(m, ours);
-    Duration look = Duration.between(c.clock().instant(), m.cutoff());
-    look = look.compareTo(c.settings().retryInterval()) < 0 ? look : c.settings().retryInterval();
+    Duration look = Duration.between(c.clock.instant(), m.cutoff());
+    look = look.compareTo(c.settings.retryInterval()) < 0 ? look : c.settings.retryInterval();
     look = look.compareTo(Duration.ofMillis(100)) < 0 ? Duration.ofMillis(100) : look;
     if (next instanceof MigrationDecision.Drain) {
       return new StepOutcome.Proceed(vmi);
@@ -186,7 +184,7 @@ final class LiveMigrationStep {
     if (next instanceof MigrationDecision.Succeeded) {
       // KubeVirt clears evacuationNodeName next (virt-handler's migration ACK): the VMI then
       // leaves this step through callOff, which tells MigrationSucceeded.
-      return stop(c.settings().retryInterval());
+      return stop(c.settings.retryInterval());
     }
     if (next instanceof MigrationDecision.Follow) {
       return stop(look);
@@ -222,26 +220,24 @@ final class LiveMigrationStep {
       if (!(again instanceof MigrationDecision.Start s)) {
         return stop(Duration.ofMillis(100)); // the facts moved: decide afresh
       }
-      waitingForSlot.remove(m.key());
       // Recorded before the create: a restart finds the attempt and follows its migration.
       VirtualMachineInstance recorded =
-          c.vmis()
-              .annotate(
-                  m.vmi(),
-                  EvictionAnnotations.MIGRATION_ATTEMPT,
-                  MigrationAttempt.format(m.startText(), s.number(), c.clock().instant()));
+          c.vmis.annotate(
+              m.vmi(),
+              EvictionAnnotations.MIGRATION_ATTEMPT,
+              MigrationAttempt.format(m.startText(), s.number(), c.clock.instant()));
       String name = name(m.vmi(), m.startText(), s.number());
       if (!create(migration(m.vmi(), name, m.infraNode()))) {
         return stop(look); // created before (a restart, a replica): told then
       }
       Told.MIGRATING.to(
-          c.events(),
+          c.events,
           recorded,
           m.key(),
           name,
           s.number(),
           m.infraNode(),
-          c.settings().migrationAttempts(),
+          c.settings.migrationAttempts(),
           DrainStartTime.format(m.cutoff()));
       return stop(look);
     }
@@ -254,16 +250,16 @@ final class LiveMigrationStep {
     }
     // The fallback first, the cancel after it: a restart in between still cancels.
     VirtualMachineInstance recorded =
-        c.vmis().annotate(m.vmi(), EvictionAnnotations.MIGRATION_FALLBACK, m.startText());
+        c.vmis.annotate(m.vmi(), EvictionAnnotations.MIGRATION_FALLBACK, m.startText());
     if (b.cancel()) {
       delete(m.vmi().getMetadata().getNamespace(), m.current());
       slotFreed();
-      c.metrics().migrationEnded(EvictionMetrics.MigrationResult.CANCELLED);
+      c.metrics.migrationEnded(EvictionMetrics.MigrationResult.CANCELLED);
       log.info("live migration cancelled vmi={} migration={}", m.key(), m.current());
     }
     String cancelled = b.cancel() ? "; migration " + m.current() + " cancelled" : "";
     Told.FALLBACK.to(
-        c.events(), recorded, m.key(), b.why(), cancelled, DrainStartTime.format(deadline.at()));
+        c.events, recorded, m.key(), b.why(), cancelled, DrainStartTime.format(deadline.at()));
     return new StepOutcome.Proceed(recorded);
   }
 
@@ -284,26 +280,23 @@ final class LiveMigrationStep {
             && status.getMigrationState() != null
             && status.getMigrationState().completed()
             && !status.getMigrationState().failed();
-    Optional<MigrationAttempt> attempt =
-        MigrationAttempt.drainStartOf(raw).flatMap(s -> MigrationAttempt.parse(raw, s));
     VirtualMachineInstance cleared =
-        c.vmis().annotate(vmi, EvictionAnnotations.MIGRATION_ATTEMPT, null);
+        c.vmis.annotate(vmi, EvictionAnnotations.MIGRATION_ATTEMPT, null);
     slotFreed();
     if (migrated) {
-      c.metrics()
-          .migrationSucceeded(
-              attempt
-                  .map(a -> Duration.between(a.began(), c.clock().instant()))
-                  .orElse(Duration.ZERO));
-      Told.MIGRATED.to(c.events(), cleared, key, status.getNodeName());
+      c.metrics.migrationSucceeded(
+          MigrationAttempt.parse(raw)
+              .map(a -> Duration.between(a.began(), c.clock.instant()))
+              .orElse(Duration.ZERO));
+      Told.MIGRATED.to(c.events, cleared, key, status.getNodeName());
     }
     return cleared;
   }
 
   private void failed(String key, VirtualMachineInstance vmi, int number, String then) {
     slotFreed();
-    c.metrics().migrationEnded(EvictionMetrics.MigrationResult.FAILED);
-    Told.ATTEMPT_FAILED.to(c.events(), vmi, key, number, then);
+    c.metrics.migrationEnded(EvictionMetrics.MigrationResult.FAILED);
+    Told.ATTEMPT_FAILED.to(c.events, vmi, key, number, then);
   }
 
   /** What to do next, given our migrations as {@code ours} lists them. */
@@ -326,8 +319,8 @@ final class LiveMigrationStep {
             m.number(),
             currentOf(ours, m.vmi().getMetadata().getNamespace(), m.current())
                 .map(g -> g.phase() == null ? "" : g.phase()),
-            c.settings().migrationAttempts(),
-            c.clock().instant(),
+            c.settings.migrationAttempts(),
+            c.clock.instant(),
             m.cutoff(),
             running.size(),
             (int) fromNode,
@@ -345,7 +338,7 @@ final class LiveMigrationStep {
   private StepOutcome limitsUnreadable(Migrating m, String what, Duration look) {
     boolean first = told.changed(m.vmi().getMetadata().getUid() + "/" + m.startText(), true);
     Told.LIMITS_UNREADABLE.to(
-        c.events(),
+        c.events,
         first ? Level.WARN : Level.DEBUG,
         m.vmi(),
         m.key(),
@@ -364,7 +357,7 @@ final class LiveMigrationStep {
 
   /** Waits its turn: woken when one of our migrations ends, else looks again after {@code look}. */
   private StepOutcome waitForSlot(String key, MigrationDecision.WaitForSlot w, Duration look) {
-    if (waitingForSlot.add(key)) {
+    if (c.waitFor(SLOT, key)) {
       log.info("live migration waits for a slot vmi={} waitsFor=\"{}\"", key, w.waitsFor());
     }
     return stop(look);
@@ -372,21 +365,16 @@ final class LiveMigrationStep {
 
   /** One of our migrations ended (or was cancelled): the VMIs waiting for a slot look again. */
   private void slotFreed() {
-    List.copyOf(waitingForSlot).forEach(c.wake());
-  }
-
-  /** The VMI's evacuation is over: it no longer waits for a slot. */
-  void ended(String key) {
-    waitingForSlot.remove(key);
+    c.waitOver(SLOT, null);
   }
 
   private LiveMigrationPolicy policy(
       String key, VirtualMachineInstance vmi, String startText, Optional<String> raw) {
     return policies.resolve(
         raw,
-        c.settings().liveMigration(),
+        c.settings.liveMigration(),
         vmi.getMetadata().getUid() + "/" + startText,
-        (shown, flag) -> Told.POLICY_INVALID.to(c.events(), vmi, key, shown, flag.value));
+        (shown, flag) -> Told.POLICY_INVALID.to(c.events, vmi, key, shown, flag.value));
   }
 
   /**

@@ -34,8 +34,8 @@ final class MachineContractCheck {
       MachineContract.Step step,
       Deadline deadline,
       Optional<String> origin,
-      Optional<String> clusterEvacuationLimit,
-      Optional<String> clusterLiveMigration) {}
+      Optional<String> evacuationLimit,
+      Optional<String> liveMigration) {}
 
   /** A deadline a contract set, and the setting that set it. */
   private record Earliest(Instant at, String origin) {
@@ -72,7 +72,7 @@ final class MachineContractCheck {
   Applied apply(String key, VirtualMachineInstance vmi, Instant start, Deadline deadline)
       throws GuestAccessException {
     MachineContract.Facts facts = objects.read(vmi);
-    MachineContract contract = MachineContract.decide(facts, start, c.settings().drainTimeout());
+    MachineContract contract = MachineContract.decide(facts, start, c.settings.drainTimeout());
     String evacuation = vmi.getMetadata().getUid() + "/" + start;
     if (!contract.unavailable().isEmpty()) {
       String what = String.join("; ", contract.unavailable());
@@ -91,7 +91,7 @@ final class MachineContractCheck {
     Earliest earlier = earliest.getIfPresent(evacuation);
     Optional<String> origin = Optional.empty();
     if (earlier != null && earlier.at().isBefore(deadline.at())) {
-      deadline = Deadline.at(earlier.at(), c.clock());
+      deadline = Deadline.at(earlier.at(), c.clock);
       origin = Optional.of(earlier.origin());
       String shortened = DrainStartTime.format(earlier.at());
       once(evacuation, Told.SHORTENED, vmi, key, shortened, earlier.origin());
@@ -107,7 +107,7 @@ final class MachineContractCheck {
     }
     // A paused Cluster on every step (as a series), a Machine excluded from draining once.
     if (contract.step() == MachineContract.Step.HOLD_PAUSED) {
-      Told.PAUSED.to(c.events(), Level.INFO, vmi, key, facts.cluster(), at);
+      Told.PAUSED.to(c.events, Level.INFO, vmi, key, facts.cluster(), at);
     } else if (contract.step() == MachineContract.Step.SKIP_DRAIN) {
       String machine = facts.machine().map(MachineContract.MachineFacts::name).orElse("");
       once(evacuation, Told.DRAIN_EXCLUDED, vmi, key, machine);
@@ -123,7 +123,7 @@ final class MachineContractCheck {
   /** Tells {@code entry} once per evacuation of a VMI. */
   private void once(String evacuation, Told entry, VirtualMachineInstance vmi, Object... args) {
     if (told.asMap().putIfAbsent(evacuation + "/" + entry, Boolean.TRUE) == null) {
-      entry.to(c.events(), vmi, args);
+      entry.to(c.events, vmi, args);
     }
   }
 

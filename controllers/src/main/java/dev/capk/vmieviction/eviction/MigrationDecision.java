@@ -128,41 +128,30 @@ final class MigrationDecision {
    * {@code <drain start>/<n>/<attempt created>}. An attempt recorded for another drain start (an
    * earlier evacuation) is no attempt of this one.
    *
+   * @param drainStart the drain start of the evacuation it belongs to
    * @param number 1 for the first attempt
    * @param began when this attempt was recorded, for the migration duration
    */
-  record MigrationAttempt(int number, Instant began) {
+  record MigrationAttempt(String drainStart, int number, Instant began) {
 
     static String format(String drainStart, int number, Instant began) {
       return drainStart + "/" + number + "/" + DrainStartTime.format(began);
     }
 
-    /** The attempt of the evacuation that started at {@code drainStart}, if one is recorded. */
-    static Optional<MigrationAttempt> parse(String raw, String drainStart) {
-      if (raw == null || drainStart == null || !raw.startsWith(drainStart + "/")) {
-        return Optional.empty();
-      }
-      String[] rest = raw.substring(drainStart.length() + 1).split("/", 2);
-      if (rest.length != 2) {
+    /** The attempt recorded, of whatever evacuation: callers compare its drain start. */
+    static Optional<MigrationAttempt> parse(String raw) {
+      String[] parts = raw == null ? new String[0] : raw.split("/");
+      if (parts.length != 3) {
         return Optional.empty();
       }
       try {
-        int n = Integer.parseInt(rest[0]);
+        int n = Integer.parseInt(parts[1]);
         return n < 1
             ? Optional.empty()
-            : Optional.of(new MigrationAttempt(n, Instant.parse(rest[1])));
+            : Optional.of(new MigrationAttempt(parts[0], n, Instant.parse(parts[2])));
       } catch (NumberFormatException | DateTimeParseException e) {
         return Optional.empty();
       }
-    }
-
-    /** The drain start an attempt annotation belongs to, whatever evacuation that was. */
-    static Optional<String> drainStartOf(String raw) {
-      if (raw == null) {
-        return Optional.empty();
-      }
-      String[] parts = raw.split("/");
-      return parts.length == 3 ? Optional.of(parts[0]) : Optional.empty();
     }
   }
 

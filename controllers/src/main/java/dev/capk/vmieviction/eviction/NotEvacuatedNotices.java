@@ -6,9 +6,6 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import io.kubernetes.client.extended.controller.reconciler.Result;
-import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.event.Level;
 
 /**
@@ -28,11 +25,8 @@ final class NotEvacuatedNotices {
   private final Cache<String, Boolean> toldFallback =
       CacheBuilder.newBuilder().maximumSize(100_000).build();
 
-  /** VMIs (namespace/name) waiting for the KubeVirt CR. */
-  private final Set<String> waiting = ConcurrentHashMap.newKeySet();
-
-  /** Those of them whose wait was logged: once per wait of a marked VMI, not per retry. */
-  private final Set<String> logged = ConcurrentHashMap.newKeySet();
+  /** What the VMIs that set no strategy wait for while the KubeVirt CR cannot be read. */
+  private static final String CR = "the KubeVirt CR";
 
   private final StepContext c;
 
@@ -51,12 +45,12 @@ final class NotEvacuatedNotices {
     }
     if (strategy != null && !Eligibility.KNOWN_STRATEGIES.contains(strategy)) {
       String known = String.join(", ", Eligibility.KNOWN_STRATEGIES);
-      Told.STRATEGY_UNKNOWN.to(c.events(), vmi, key, shorten(strategy), known);
+      Told.STRATEGY_UNKNOWN.to(c.events, vmi, key, shorten(strategy), known);
     }
     String uid = vmi.getMetadata().getUid();
     if (fromFallback && uid != null && toldFallback.asMap().putIfAbsent(uid, true) == null) {
       String infraNode = Eligibility.evacuationNodeName(vmi);
-      Told.LEFT_TO_KUBEVIRT.to(c.events(), vmi, key, strategy, infraNode);
+      Told.LEFT_TO_KUBEVIRT.to(c.events, vmi, key, strategy, infraNode);
     }
   }
 
@@ -65,31 +59,17 @@ final class NotEvacuatedNotices {
    * @return look again after the VMI's next backoff step
    */
   Result waitFor(String key, VirtualMachineInstance vmi, String what) {
-    waiting.add(key);
+    // Logged once per wait, not per retry.
+    Level level = c.waitFor(CR, key) ? Level.WARN : Level.DEBUG;
     if (Eligibility.evacuationRequested(vmi)) {
-      Level level = logged.add(key) ? Level.WARN : Level.DEBUG;
-      Told.CONFIG_UNREADABLE.to(c.events(), level, vmi, key, what);
+      Told.CONFIG_UNREADABLE.to(c.events, level, vmi, key, what);
     }
-    return new Result(true, c.memory().backoff(key));
+    return new Result(true, c.backoff(key));
   }
 
   /** A read answered: every VMI waiting for it looks again now, with its backoff reset. */
   void answered(String key) {
-    for (String waiter : List.copyOf(waiting)) {
-      if (waiting.remove(waiter)) {
-        logged.remove(waiter);
-        c.memory().succeeded(waiter);
-        if (!waiter.equals(key)) {
-          c.wake().accept(waiter);
-        }
-      }
-    }
-  }
-
-  /** The VMI is gone or not ours: it waits no more. */
-  void waitEnded(String key) {
-    waiting.remove(key);
-    logged.remove(key);
+    c.waitOver(CR, key).forEach(c::succeeded);
   }
 
   /** Hostile values are cut before they reach a log line or an event. */

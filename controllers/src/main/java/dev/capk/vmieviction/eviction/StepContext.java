@@ -1,21 +1,241 @@
 package dev.capk.vmieviction.eviction;
 
-import dev.capk.vmieviction.eviction.TenantAdmission.HeldEvacuations;
+import dev.capk.vmieviction.api.EvacuationPhase;
+import io.kubernetes.client.extended.workqueue.ratelimiter.ItemExponentialFailureRateLimiter;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 
 /**
  * What the steps of one reconciler's evacuations share: the infra VMIs, the guest clusters, the VMI
- * events, the metrics, the settings, the clock, what this process remembers of each evacuation, the
- * held VMIs, and how to wake a VMI (by {@code namespace/name}) for a look now.
+ * events, the metrics, the settings, the clock, the VMIs waiting for what this process sees end,
+ * and what this process remembers about the evacuations under way, keyed by VMI, one record per VMI
+ * UID. Nothing remembered is needed for correctness after a restart (the API holds the drain start
+ * and our cordon marks); it keeps the deadline from moving later within a run, the backoff after
+ * failures, the last obstacle for the deadline warning, and the in-progress, by-phase and
+ * deadline-used gauges.
+ *
+ * <p>The framework's {@code Result(true, delay)} requeues with {@code addAfter} and does not touch
+ * the work queue's per-item failure counter, so the backoff is kept here, where it can be capped at
+ * the deadline.
  */
-record StepContext(
-    InfraVmis vmis,
-    GuestConnector guests,
-    VmiEvents events,
-    EvictionMetrics metrics,
-    EvictionSettings settings,
-    Clock clock,
-    EvacuationMemory memory,
-    HeldEvacuations held,
-    Consumer<String> wake) {}
+final class StepContext {
+
+  final InfraVmis vmis;
+  final GuestConnector guests;
+  final VmiEvents events;
+  final EvictionMetrics metrics;
+  final EvictionSettings settings;
+  final Clock clock;
+  private final Consumer<String> wake;
+
+  /**
+   * One VMI's evacuation. Its start is the earliest seen or written: the annotation can be
+   * rewritten by anyone, this record cannot, so the deadline only moves earlier. Written by the
+   * VMI's reconcile (one at a time per key), read by the gauges.
+   */
+  static final class Evacuation {
+    final String uid;
+    volatile Instant start;
+
+    /** The earliest deadline of the evacuation under way; null when it is not under way. */
+    volatile Instant deadline;
+
+    volatile EvacuationPhase phase;
+
+    /**
+     * The last obstacle, and the last failure of a step after it, named in the deadline warning.
+     */
+    volatile String blocker;
+
+    volatile String failure;
+
+    /** When the guest node's drain began (its first drain step; a hold is not counted). */
+    volatile Instant drainBegan;
+
+    Evacuation(String uid, Instant start) {
+      this.uid = uid;
+      this.start = start;
+    }
+
+    /** Under way until {@code at}; the earliest is kept (Cluster API may move it earlier). */
+    void underWay(Instant at) {
+      if (deadline == null || at.isBefore(deadline)) {
+        deadline = at;
+      }
+    }
+
+    /** The last step's failure comes after the last obstacle: the pods left still count. */
+    Optional<String> blocker() {
+      return blocker == null
+          ? Optional.ofNullable(failure)
+          : Optional.of(failure == null ? blocker : blocker + "; then " + failure);
+    }
+
+    double used(Instant now) {
+      long total = Duration.between(start, deadline).toMillis();
+      long gone = Duration.between(start, now).toMillis();
+      return total <= 0 ? 1 : Math.max(0, gone) / (double) total;
+    }
+  }
+
+  private final ItemExponentialFailureRateLimiter<String> failures;
+
+  /** Conflicts in a row per VMI key: bounded before its retries back off. */
+  private final Map<String, Integer> conflicts = new ConcurrentHashMap<>();
+
+  private final Map<String, Evacuation> evacuations = new ConcurrentHashMap<>();
+
+  /**
+   * VMIs (namespace/name) by what they wait for, woken at once when this process sees it end
+   * instead of at their next look (up to {@code --drain-retry-interval} later): a tenant Cluster's
+   * hold ({@code namespace/cluster}: an admitted VMI of it gone, or a guest node of it back from
+   * its evacuation), a free live migration slot, the KubeVirt CR's answer. A woken VMI is only
+   * looked at again: its step decides, and waits again if it must. What this process does not see
+   * (a hold another replica recorded, a node Ready again without our cordon) is found by the VMI's
+   * own next look.
+   */
+  private final Map<String, Set<String>> waiting = new ConcurrentHashMap<>();
+
+  /** The tenant Cluster of each VMI held or admitted: its end may free what holds the others. */
+  private final Map<String, String> clusterOf = new ConcurrentHashMap<>();
+
+  StepContext(
+      InfraVmis vmis,
+      GuestConnector guests,
+      VmiEvents events,
+      EvictionMetrics metrics,
+      EvictionSettings settings,
+      Clock clock,
+      Consumer<String> wake) {
+    this.vmis = vmis;
+    this.guests = guests;
+    this.events = events;
+    this.metrics = metrics;
+    this.settings = settings;
+    this.clock = clock;
+    this.wake = wake;
+    this.failures =
+        new ItemExponentialFailureRateLimiter<>(
+            Duration.ofSeconds(1), settings.maxFailureBackoff());
+    metrics.track(
+        this,
+        new EvictionMetrics.Source(
+            () -> (int) underWay().count(),
+            // Above one half, the deadline is nearer than the start.
+            () -> underWay().mapToDouble(e -> e.used(clock.instant())).max().orElse(0),
+            () ->
+                evacuations.values().stream().map(e -> e.phase).filter(Objects::nonNull).toList()));
+  }
+
+  private Stream<Evacuation> underWay() {
+    return evacuations.values().stream().filter(e -> e.deadline != null);
+  }
+
+  /** The next delay after one more failure of this VMI's step (exponential, bounded). */
+  Duration backoff(String key) {
+    return failures.when(key);
+  }
+
+  /** One more conflict in a row on this VMI's guest node; @return how many in a row now */
+  int conflicted(String key) {
+    return conflicts.merge(key, 1, Integer::sum);
+  }
+
+  /** The step succeeded: the next failure starts the backoff afresh. */
+  void succeeded(String key) {
+    failures.forget(key);
+    conflicts.remove(key);
+  }
+
+  Optional<Instant> knownStart(String key, String uid) {
+    Evacuation e = evacuations.get(key);
+    return e != null && e.uid.equals(uid) ? Optional.of(e.start) : Optional.empty();
+  }
+
+  /**
+   * Records a start, kept when earlier; a new VMI under the same name has its own evacuation.
+   *
+   * @return the evacuation's memory, written by its steps
+   */
+  Evacuation recordStart(String key, String uid, Instant start) {
+    Evacuation e = evacuations.get(key);
+    if (e == null || !e.uid.equals(uid)) {
+      e = new Evacuation(uid, start);
+      evacuations.put(key, e);
+    } else if (start.isBefore(e.start)) {
+      e.start = start;
+    }
+    return e;
+  }
+
+  /**
+   * The evacuation of this VMI is over (deleted, called off, left to KubeVirt). With {@code
+   * keepStart} the earliest start is kept: a VMI whose strategy flips away from External and back
+   * must not get a later deadline. What its drain held is released, and it waits for nothing.
+   */
+  void ended(String key, boolean keepStart) {
+    Evacuation e = evacuations.remove(key);
+    if (keepStart && e != null) {
+      evacuations.put(key, new Evacuation(e.uid, e.start));
+    }
+    guests.evacuationEnded(key);
+    waitsNoMore(key);
+  }
+
+  /**
+   * @return false when {@code key} waited for {@code what} already
+   */
+  boolean waitFor(String what, String key) {
+    return waiting.computeIfAbsent(what, w -> ConcurrentHashMap.newKeySet()).add(key);
+  }
+
+  /**
+   * {@code what} ended: wakes the VMIs waiting for it, but {@code self} (at its step now).
+   *
+   * @return the VMIs that waited
+   */
+  Set<String> waitOver(String what, String self) {
+    Set<String> woken = waiting.remove(what);
+    if (woken == null) {
+      return Set.of();
+    }
+    woken.stream().filter(k -> !k.equals(self)).forEach(wake);
+    return woken;
+  }
+
+  /** {@code key} waits for nothing any more (its evacuation is over, or it is gone). */
+  void waitsNoMore(String key) {
+    waiting.values().forEach(keys -> keys.remove(key));
+  }
+
+  /** The VMI {@code key} of tenant {@code cluster} is held ({@code !admitted}) or admitted. */
+  void admission(String key, String cluster, boolean admitted) {
+    clusterOf.put(key, cluster);
+    Set<String> held = waiting.get(cluster);
+    if (admitted && held != null) {
+      held.remove(key);
+    } else if (!admitted) {
+      waitFor(cluster, key);
+    }
+  }
+
+  /**
+   * {@code key} is gone, or under this name runs a VMI that is not being evacuated (its recreation,
+   * or KubeVirt called the evacuation off): wake the VMIs held in its Cluster.
+   */
+  void admissionEnded(String key) {
+    String cluster = clusterOf.remove(key);
+    waitsNoMore(key);
+    if (cluster != null) {
+      waitOver(cluster, key);
+    }
+  }
+}

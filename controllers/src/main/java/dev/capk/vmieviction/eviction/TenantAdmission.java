@@ -29,10 +29,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
-import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -120,10 +118,10 @@ public final class TenantAdmission {
     if (clusterName == null) {
       return new StepOutcome.Proceed(vmi); // no tenant known: the guest connection says so
     }
-    String cluster = HeldEvacuations.clusterKey(vmi.getMetadata().getNamespace(), clusterName);
+    String cluster = vmi.getMetadata().getNamespace() + "/" + clusterName;
     if (startText.equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
         || startText.equals(admittedHere.getIfPresent(uid))) {
-      c.held().admitted(key, cluster); // also after a restart: its end wakes the held ones
+      c.admission(key, cluster, true); // also after a restart: its end wakes the held ones
       return new StepOutcome.Proceed(vmi); // once admitted, always admitted
     }
     EvacuationLimit limit = limit(key, vmi, clusterLimit);
@@ -133,7 +131,7 @@ public final class TenantAdmission {
       // One bounded list of the guest's nodes: roles and readiness at once. Outside the lock and
       // through the tenant's throttle, as every guest request: a stalled tenant API server must
       // hold no more workers than its share.
-      Guest guest = c.guests().connect(vmi, Optional.of(deadline.remaining()));
+      Guest guest = c.guests.connect(vmi, Optional.of(deadline.remaining()));
       Optional<Duration> wait = guest.tryEnterStep(false);
       if (wait.isPresent()) {
         return held("a free slot for requests to the guest cluster", wait.get());
@@ -147,7 +145,7 @@ public final class TenantAdmission {
     Role role = known.orElse(roleFromNodes(name, nodes));
     learntRoles.put(uid, role);
     if (role == Role.WORKER && limit.unlimited()) {
-      c.held().admitted(key, cluster);
+      c.admission(key, cluster, true);
       return new StepOutcome.Proceed(vmi);
     }
     Evacuation e = new Evacuation(key, vmi, clusterName, cluster, role, startText, deadline);
@@ -165,11 +163,11 @@ public final class TenantAdmission {
       throws ApiException {
     String name = e.vmi().getMetadata().getName();
     List<Peer> peers =
-        c.vmis().ofCluster(e.vmi().getMetadata().getNamespace(), e.clusterName()).stream()
+        c.vmis.ofCluster(e.vmi().getMetadata().getNamespace(), e.clusterName()).stream()
             .filter(p -> !name.equals(p.getMetadata().getName()))
             .map(p -> peer(p, nodes))
             .toList();
-    Instant now = c.clock().instant();
+    Instant now = c.clock.instant();
     Decision decision =
         decide(
             new Request(
@@ -181,7 +179,7 @@ public final class TenantAdmission {
                 limit,
                 now,
                 e.deadline().at(),
-                c.settings().drainReserve()));
+                c.settings.drainReserve()));
     if (decision instanceof Hold h) {
       return hold(e, h, now);
     }
@@ -193,16 +191,15 @@ public final class TenantAdmission {
     }
     // Admitted after a hold: the phase is the drain's again, in the same patch.
     VirtualMachineInstance updated =
-        c.vmis()
-            .annotate(
-                e.vmi(),
-                Map.of(
-                    EvictionAnnotations.EVACUATION_ADMITTED,
-                    e.startText(),
-                    EvictionAnnotations.EVACUATION_PHASE,
-                    EvacuationPhase.Draining.name()));
+        c.vmis.annotate(
+            e.vmi(),
+            Map.of(
+                EvictionAnnotations.EVACUATION_ADMITTED,
+                e.startText(),
+                EvictionAnnotations.EVACUATION_PHASE,
+                EvacuationPhase.Draining.name()));
     admittedHere.put(e.vmi().getMetadata().getUid(), e.startText());
-    c.held().admitted(e.key(), e.cluster());
+    c.admission(e.key(), e.cluster(), true);
     return new StepOutcome.Proceed(updated);
   }
 
@@ -227,7 +224,7 @@ public final class TenantAdmission {
   private void overridden(Evacuation e, Override o) {
     boolean controlPlane = o.role() == Role.CONTROL_PLANE;
     Told.OVERRIDDEN.to(
-        c.events(),
+        c.events,
         e.vmi(),
         e.key(),
         controlPlane
@@ -238,7 +235,7 @@ public final class TenantAdmission {
         o.risked(),
         DrainStartTime.format(e.deadline().at()),
         controlPlane ? "the quorum guard" : "the per-cluster limit",
-        GoDuration.format(c.settings().drainReserve()),
+        GoDuration.format(c.settings.drainReserve()),
         controlPlane
             ? "the tenant's control plane may lose quorum: another control-plane member is down or"
                 + " being evacuated"
@@ -248,7 +245,7 @@ public final class TenantAdmission {
   private StepOutcome hold(Evacuation e, Hold h, Instant now) {
     // Looked at again at every retry: told at INFO once per change of what it waits for.
     Told.HELD.to(
-        c.events(),
+        c.events,
         waits.level(e.vmi().getMetadata().getUid() + "/" + e.startText() + "/held", h.waitsFor()),
         e.vmi(),
         e.key(),
@@ -257,11 +254,11 @@ public final class TenantAdmission {
         h.waitsFor(),
         DrainStartTime.format(h.goAheadAt()),
         DrainStartTime.format(e.deadline().at()));
-    // Woken at once when what it waits for ends (HeldEvacuations), else it looks again after the
-    // retry interval, and at deadline minus reserve at the latest.
-    c.held().held(e.key(), e.cluster());
+    // Woken at once when what it waits for ends (StepContext#waitFor), else it looks again after
+    // the retry interval, and at deadline minus reserve at the latest.
+    c.admission(e.key(), e.cluster(), false);
     Duration untilEnd = Duration.between(now, h.goAheadAt());
-    Duration retry = c.settings().retryInterval();
+    Duration retry = c.settings.retryInterval();
     return held(h.waitsFor(), untilEnd.compareTo(retry) < 0 ? untilEnd : retry);
   }
 
@@ -273,11 +270,11 @@ public final class TenantAdmission {
   private EvacuationLimit limit(String key, VirtualMachineInstance vmi, Optional<String> raw) {
     return limits.resolve(
         raw,
-        c.settings().maxConcurrentEvacuationsPerCluster(),
+        c.settings.maxConcurrentEvacuationsPerCluster(),
         vmi.getMetadata().getUid() + "/" + VmiEvents.evacuation(vmi),
         (shown, flag) ->
             Told.LIMIT_INVALID.to(
-                c.events(), vmi, key, shown, flag, flag.unlimited() ? " (unlimited)" : ""));
+                c.events, vmi, key, shown, flag, flag.unlimited() ? " (unlimited)" : ""));
   }
 
   /** From the VMI's role label, else as learnt from its guest node before. */
@@ -314,62 +311,6 @@ public final class TenantAdmission {
         marked,
         Optional.ofNullable(start).flatMap(DrainStartTime::parseRfc3339),
         admitted);
-  }
-
-  /**
-   * The VMIs the admit step holds, by tenant Cluster ({@code namespace/cluster}), so that what ends
-   * a hold wakes them at once instead of at their next look (up to {@code --drain-retry-interval}
-   * later): an admitted VMI of the Cluster gone (a worker's slot, or the control plane's turn,
-   * freed) and a guest node of the Cluster uncordoned after its evacuation (a control-plane member
-   * back and Ready). A woken VMI is only looked at again: the admit step decides, as on any look.
-   *
-   * <p>What this process has not seen (a hold recorded by another replica, a node back Ready
-   * without our cordon) is still found by the held VMI's own next look.
-   */
-  static final class HeldEvacuations {
-
-    private final Consumer<String> wake;
-
-    /** The Cluster of each VMI ({@code namespace/name}) held or admitted, until its end. */
-    private final Map<String, String> clusterOf = new ConcurrentHashMap<>();
-
-    private final Set<String> held = ConcurrentHashMap.newKeySet();
-
-    HeldEvacuations(Consumer<String> wake) {
-      this.wake = wake;
-    }
-
-    static String clusterKey(String namespace, String cluster) {
-      return namespace + "/" + cluster;
-    }
-
-    void held(String vmiKey, String cluster) {
-      clusterOf.put(vmiKey, cluster);
-      held.add(vmiKey);
-    }
-
-    /** Its end may free what holds others. */
-    void admitted(String vmiKey, String cluster) {
-      clusterOf.put(vmiKey, cluster);
-      held.remove(vmiKey);
-    }
-
-    /**
-     * {@code vmiKey} is gone, or under this name runs a VMI that is not being evacuated (its
-     * recreation, or KubeVirt called the evacuation off): wake the VMIs held in its Cluster.
-     */
-    void ended(String vmiKey) {
-      held.remove(vmiKey);
-      String cluster = clusterOf.remove(vmiKey);
-      if (cluster != null) {
-        nodeBack(cluster);
-      }
-    }
-
-    /** A guest node of {@code cluster} came back from its evacuation (uncordoned, Ready). */
-    void nodeBack(String cluster) {
-      held.stream().filter(k -> cluster.equals(clusterOf.get(k))).forEach(wake);
-    }
   }
 
   public enum Role {

@@ -6,7 +6,6 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
 import dev.capk.vmieviction.eviction.GuestNodeUncordoner.CordonMarks;
-import dev.capk.vmieviction.eviction.TenantAdmission.HeldEvacuations;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
@@ -41,16 +40,11 @@ public final class VmiEvictionReconciler implements Reconciler {
   /** After a 409 (the object changed under us), look again almost at once. */
   static final Duration CONFLICT_RETRY = Duration.ofMillis(500);
 
-  private final InfraVmis vmis;
   private final ClusterDefaults clusterDefaults;
-  private final EvictionSettings settings;
-  private final EvacuationMemory memory;
   private final Evacuator evacuator;
   private final GuestNodeUncordoner uncordoner;
   private final NotEvacuatedNotices notices;
-  private final EvictionMetrics metrics;
-  private final HeldEvacuations held;
-  private final VmiEvents events;
+  private final StepContext c;
   private final Function<VirtualMachineInstance, Optional<String>> refusal;
   private final MarkSightings sightings;
 
@@ -76,18 +70,11 @@ public final class VmiEvictionReconciler implements Reconciler {
       Clock clock,
       Consumer<String> wake,
       Function<VirtualMachineInstance, Optional<String>> refusal) {
-    this.events = events;
     this.refusal = refusal;
-    this.vmis = vmis;
     this.clusterDefaults = clusterDefaults;
-    this.settings = settings;
-    this.metrics = metrics;
-    this.memory = new EvacuationMemory(metrics, settings.maxFailureBackoff(), clock);
-    this.held = new HeldEvacuations(wake);
     CordonMarks marks = new CordonMarks();
     this.sightings = new MarkSightings(clock);
-    StepContext c =
-        new StepContext(vmis, guests, events, metrics, settings, clock, memory, held, wake);
+    this.c = new StepContext(vmis, guests, events, metrics, settings, clock, wake);
     this.evacuator =
         new Evacuator(
             c,
@@ -110,7 +97,7 @@ public final class VmiEvictionReconciler implements Reconciler {
 
   /** This reconciler's evacuations no longer count in the shared gauges (its pipeline stopped). */
   public void stopped() {
-    metrics.forget(memory);
+    c.metrics.forget(c);
   }
 
   @Override
@@ -119,13 +106,13 @@ public final class VmiEvictionReconciler implements Reconciler {
     try {
       return step(request);
     } finally {
-      metrics.reconciled(Duration.ofNanos(System.nanoTime() - began));
+      c.metrics.reconciled(Duration.ofNanos(System.nanoTime() - began));
     }
   }
 
   private Result step(Request request) {
     String key = request.getNamespace() + "/" + request.getName();
-    Optional<VirtualMachineInstance> found = vmis.get(request.getNamespace(), request.getName());
+    Optional<VirtualMachineInstance> found = c.vmis.get(request.getNamespace(), request.getName());
     if (found.isEmpty()) {
       return forget(key); // deleted, by us or anyone
     }
@@ -136,7 +123,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       // touched. An evacuation under way stops here too (its binding went away).
       forget(key);
       if (Eligibility.evacuationRequested(vmi)) {
-        EventReasons.Told.CLUSTER_MISMATCH.to(events, vmi, key, refused.get());
+        EventReasons.Told.CLUSTER_MISMATCH.to(c.events, vmi, key, refused.get());
       }
       return DONE;
     }
@@ -151,14 +138,14 @@ public final class VmiEvictionReconciler implements Reconciler {
       clusterDefault = ((Readout.Answer<Optional<String>>) read).value();
     }
     String strategy =
-        Eligibility.effectiveStrategy(vmiStrategy, clusterDefault, settings.fallbackStrategy());
+        Eligibility.effectiveStrategy(vmiStrategy, clusterDefault, c.settings.fallbackStrategy());
     switch (Eligibility.of(vmi, strategy)) {
       case EVACUATE:
         return evacuator.evacuate(key, vmi);
       case NOT_EVACUATING:
         // Under this name runs a VMI not being evacuated: often the recreation of one whose
         // admission held others (its deletion may not have reached us as a look of its own).
-        held.ended(key);
+        c.admissionEnded(key);
         return evacuator.callOff(key, vmi).orElseGet(() -> uncordoner.check(key, vmi));
       case NOT_EXTERNAL:
         notices.leftToKubeVirt(
@@ -166,7 +153,7 @@ public final class VmiEvictionReconciler implements Reconciler {
         // The earliest start is kept: flipping the strategy away and back must not buy a later
         // deadline.
         evacuator.ended(key, true);
-        held.ended(key);
+        c.admissionEnded(key);
         return DONE;
       case DELETING:
       default:
@@ -180,8 +167,7 @@ public final class VmiEvictionReconciler implements Reconciler {
   /** The VMI is gone, or not ours: forget everything about it. */
   private Result forget(String key) {
     evacuator.ended(key, false);
-    held.ended(key);
-    notices.waitEnded(key);
+    c.admissionEnded(key);
     return DONE;
   }
 
@@ -284,23 +270,16 @@ public final class VmiEvictionReconciler implements Reconciler {
 
     /** What the informer shows of a VMI now (added, updated or resynced). */
     void seen(VirtualMachineInstance vmi) {
-      String uid = uid(vmi);
-      if (uid == null) {
-        return;
-      }
       if (Eligibility.evacuationRequested(vmi)) {
-        firstSeen.putIfAbsent(uid, clock.instant());
+        firstSeen.putIfAbsent(vmi.getMetadata().getUid(), clock.instant());
       } else {
-        firstSeen.remove(uid);
+        gone(vmi);
       }
     }
 
     /** The VMI is gone (or no longer selected). */
     void gone(VirtualMachineInstance vmi) {
-      String uid = uid(vmi);
-      if (uid != null) {
-        firstSeen.remove(uid);
-      }
+      firstSeen.remove(vmi.getMetadata().getUid());
     }
 
     /** When the current mark of the VMI with this UID was first seen; empty if it was not. */
@@ -333,10 +312,6 @@ public final class VmiEvictionReconciler implements Reconciler {
           next.onDelete(vmi, finalStateUnknown);
         }
       };
-    }
-
-    private static String uid(VirtualMachineInstance vmi) {
-      return vmi == null || vmi.getMetadata() == null ? null : vmi.getMetadata().getUid();
     }
   }
 }

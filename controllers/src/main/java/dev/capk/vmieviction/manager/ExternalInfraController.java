@@ -3,7 +3,7 @@ package dev.capk.vmieviction.manager;
 import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
-import dev.capk.vmieviction.eviction.ManagementMirroredVmiEvents;
+import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.infra.BoundTenants;
 import dev.capk.vmieviction.infra.InfraBindings;
 import dev.capk.vmieviction.infra.InfraBindings.KubevirtClusterRef;
@@ -97,10 +97,7 @@ final class ExternalInfraController implements ManagedController {
     // KubevirtClusters (infra Secret and connection problems).
     this.managementEvents =
         InfraConnection.events(
-            shared.home().requestClient,
-            ManagementMirroredVmiEvents.MIRRORED,
-            "management-events",
-            2);
+            shared.home().requestClient, VmiEvents.MIRRORED, "management-events", 2);
     Runnable changed = () -> queue.addAfter(BINDINGS, DEBOUNCE);
     shared.management().onKubevirtClusterChanged(changed);
     this.secrets =
@@ -282,8 +279,7 @@ final class ExternalInfraController implements ManagedController {
             List.of(t.namespace()),
             tenants,
             onVmi ->
-                new ManagementMirroredVmiEvents(
-                    onVmi, managementEvents, tenants, kubevirtClusters::get, name),
+                VmiEvents.mirrored(onVmi, managementEvents, tenants, kubevirtClusters::get, name),
             e -> unreachable(t, e, connection.watchClient.getBasePath()),
             shared);
     ControllerRuntime runtime =

@@ -2,7 +2,7 @@ package dev.capk.vmieviction.manager;
 
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
-import dev.capk.vmieviction.eviction.SeriesVmiEvents;
+import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.infra.InfraBindings;
 import dev.capk.vmieviction.kube.CipherOrder;
 import io.kubernetes.client.openapi.ApiClient;
@@ -54,7 +54,7 @@ final class InfraConnection implements AutoCloseable {
     this.requestClient = requestClient;
     requestClient.setReadTimeout((int) REQUEST_READ_TIMEOUT.toMillis());
     requestClient.setConnectTimeout((int) REQUEST_CONNECT_TIMEOUT.toMillis());
-    this.vmiEvents = events(requestClient, SeriesVmiEvents.OUTCOMES, writers, lanes);
+    this.vmiEvents = events(requestClient, VmiEvents.OUTCOMES, writers, lanes);
   }
 
   /** The cluster of --kubeconfig: the infra cluster in local mode, the management cluster else. */

@@ -11,7 +11,6 @@ import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.GuestClusters;
 import dev.capk.vmieviction.eviction.InfraVmis;
-import dev.capk.vmieviction.eviction.SeriesVmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
 import dev.capk.vmieviction.runtime.ManagedController;
@@ -121,7 +120,7 @@ final class InfraPipeline implements ManagedController {
                 KubeVirtApi.VERSION,
                 KubeVirtApi.MIGRATION_PLURAL,
                 connection.requestClient),
-            events.apply(new SeriesVmiEvents(connection.vmiEvents)),
+            events.apply(VmiEvents.series(connection.vmiEvents)),
             shared.metrics(),
             shared.settings(),
             Clock.systemUTC(),

@@ -71,15 +71,10 @@ class ManagementMirroredVmiEventsTest {
     OnVmi onVmi = new OnVmi();
     TenantMapping tenants = v -> new GuestClusterRef("tenant-a", "web");
     VmiEvents events =
-        new ManagementMirroredVmiEvents(
+        VmiEvents.mirrored(
             onVmi,
             new EventSeriesRecorder(
-                management,
-                "test",
-                ManagementMirroredVmiEvents.MIRRORED,
-                Clock.systemUTC(),
-                null,
-                0),
+                management, "test", VmiEvents.MIRRORED, Clock.systemUTC(), null, 0),
             tenants,
             List::of,
             "infra Secret tenant-a/infra");
@@ -117,15 +112,10 @@ class ManagementMirroredVmiEventsTest {
     V1ObjectReference kvc =
         new V1ObjectReference().kind("KubevirtCluster").namespace("tenant-a").name("web").uid("k");
     VmiEvents events =
-        new ManagementMirroredVmiEvents(
+        VmiEvents.mirrored(
             new OnVmi(),
             new EventSeriesRecorder(
-                management,
-                "test",
-                ManagementMirroredVmiEvents.MIRRORED,
-                Clock.systemUTC(),
-                null,
-                0),
+                management, "test", VmiEvents.MIRRORED, Clock.systemUTC(), null, 0),
             refusing,
             () -> List.of(kvc),
             "infra Secret tenant-a/infra");

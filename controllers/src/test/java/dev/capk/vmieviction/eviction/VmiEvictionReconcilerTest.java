@@ -119,7 +119,15 @@ class VmiEvictionReconcilerTest {
     reconciler =
         reconciler(
             new EvictionSettings(
-                TIMEOUT, RETRY, Duration.ofSeconds(20), "None", Duration.ofMinutes(1)));
+                TIMEOUT,
+                RETRY,
+                Duration.ofSeconds(20),
+                "None",
+                Duration.ofMinutes(1),
+                EvacuationLimit.UNLIMITED,
+                EvictionSettings.DEFAULT_DRAIN_RESERVE,
+                LiveMigrationPolicy.NEVER,
+                EvictionSettings.DEFAULT_MIGRATION_ATTEMPTS));
   }
 
   /** For a controller that never migrates: nothing exists, nothing may be created. */
