@@ -100,7 +100,7 @@ public final class DrainStepper {
   public DrainStep step(
       String nodeName, List<V1Pod> podsOnNode, DrainOptions options, DrainMemory memory)
       throws ApiException, DrainRefusedException {
-    return step(nodeName, podsOnNode, options, memory, BudgetWatch.NONE, Observer.NONE);
+    return step(nodeName, podsOnNode, options, memory, BudgetWatch.NONE);
   }
 
   /** One step, telling nobody of its evictions. */
@@ -111,7 +111,8 @@ public final class DrainStepper {
       DrainMemory memory,
       BudgetWatch budgets)
       throws ApiException, DrainRefusedException {
-    return step(nodeName, podsOnNode, options, memory, budgets, Observer.NONE);
+    Deadline bound = options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
+    return step(nodeName, podsOnNode, options, memory, budgets, Observer.NONE, bound);
   }
 
   /**
@@ -123,8 +124,9 @@ public final class DrainStepper {
    * dryRun=All}: an accepted pod stays, so the caller, not this stepper, decides it is done.
    *
    * @param podsOnNode the pods bound to the node now
-   * @param options kubectl's drain flags; {@code timeout} bounds each eviction request of the step
+   * @param options kubectl's drain flags (their {@code timeout} is the public steps' bound)
    * @param observer told of each eviction
+   * @param bound every request of the step ends by it
    * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
    *     evicted by this step
    * @throws ApiException if eviction support could not be discovered
@@ -135,12 +137,12 @@ public final class DrainStepper {
       DrainOptions options,
       DrainMemory memory,
       BudgetWatch budgets,
-      Observer observer)
+      Observer observer,
+      Deadline bound)
       throws ApiException, DrainRefusedException {
     if (options.dryRun() == DryRun.CLIENT) {
       throw new IllegalArgumentException("a client dry run sends nothing: there is no step");
     }
-    Deadline bound = options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
     RawApi api = this.api.until(bound);
     // The lookup outlives this step (its answers are kept for the drain): not bound to this step.
     PodFilters filters =

@@ -222,20 +222,10 @@ public final class NodeDrainer {
 
     /** One step over the pods still awaited; when the next eviction is due. */
     private Optional<Instant> step(DrainStepper stepper, Deadline deadline) throws ApiException {
-      // Each step's requests end by the drain's deadline, not a full timeout after the step began.
-      Duration bound = deadline.none() ? Duration.ZERO : deadline.remaining();
-      if (!deadline.none() && bound.compareTo(Duration.ofMillis(1)) < 0) {
-        bound = Duration.ofMillis(1);
-      }
       try {
+        // Each step's requests end by the drain's deadline, not a full timeout after it began.
         return stepper
-            .step(
-                node,
-                sendable(),
-                options.toBuilder().timeout(bound).build(),
-                memory,
-                BudgetWatch.NONE,
-                this)
+            .step(node, sendable(), options, memory, BudgetWatch.NONE, this, deadline)
             .nextTry();
       } catch (DrainRefusedException e) {
         // Pods that changed since the plan may no longer go: failed, since some peers already went.
