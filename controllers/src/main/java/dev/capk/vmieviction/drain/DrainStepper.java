@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.drain;
 
+import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome.Kind;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
@@ -201,7 +202,7 @@ public final class DrainStepper {
     Instant answered = clock.instant();
     answers.forEach(
         (ref, o) -> {
-          remember(memory, ref, byRef.get(ref), o, budgets, answered);
+          remember(options, memory, ref, byRef.get(ref), o, budgets, answered);
           observer.answered(ref, o);
         });
     return report(plan, memory, answers, now);
@@ -290,6 +291,7 @@ public final class DrainStepper {
   }
 
   private static void remember(
+      DrainOptions options,
       DrainMemory memory,
       PodRef ref,
       V1Pod pod,
@@ -299,16 +301,16 @@ public final class DrainStepper {
     switch (o.kind()) {
       case ACCEPTED -> memory.accepted(ref, now);
       case GONE, REPLACED -> memory.gone(ref);
-      case BLOCKED ->
+      // A 429 names its budgets; one that does not: those the budget watch knows.
+      case BLOCKED, NAMESPACE_TERMINATING ->
           memory.refused(
               ref,
-              DrainMemory.Waiting.BLOCKED,
-              // A 429 names its budgets; one that does not: those the budget watch knows.
-              o.budgets().isEmpty() ? budgets.selecting(pod) : o.budgets(),
+              o.kind(),
+              o.budgets().isEmpty() && o.kind() == Kind.BLOCKED
+                  ? budgets.selecting(pod)
+                  : o.budgets(),
               now);
       case THROTTLED -> memory.throttled(ref, o.retryAfterSeconds(), now);
-      case NAMESPACE_TERMINATING ->
-          memory.refused(ref, DrainMemory.Waiting.NAMESPACE_TERMINATING, Set.of(), now);
       case TRANSIENT -> memory.transientFailure(ref, o.message(), now);
       case MULTIPLE_BUDGETS ->
           memory.failed(
@@ -322,7 +324,7 @@ public final class DrainStepper {
       case FORBIDDEN ->
           memory.failed(
               ref,
-              (memory.evictionVersion().isPresent() ? "create pods/eviction" : "delete pods")
+              (memory.usingEviction(options) ? "create pods/eviction" : "delete pods")
                   + " denied: "
                   + o.message(),
               true,

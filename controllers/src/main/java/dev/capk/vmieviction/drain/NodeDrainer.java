@@ -234,13 +234,6 @@ public final class NodeDrainer {
       }
     }
 
-    /** Evictions, unless disabled or (as discovered by the first request) not served. */
-    boolean usingEviction() {
-      return memory.evictionDiscovered()
-          ? memory.evictionVersion().isPresent()
-          : !options.disableEviction();
-    }
-
     @Override
     public void sending(PodRef ref) {
       announce(ref);
@@ -268,7 +261,7 @@ public final class NodeDrainer {
                     listener.retrying(
                         ref, "namespace " + ref.namespace() + " is terminating: " + o.message()));
         case TRANSIENT -> {
-          if (s.waiting == DrainMemory.Waiting.FAILED) {
+          if (s.waiting == EvictionOutcome.Kind.FAILED) {
             fail(ref, s.failure);
           } else {
             tell(() -> listener.retrying(ref, o.message()));
@@ -330,10 +323,10 @@ public final class NodeDrainer {
         PodRef ref = e.getKey();
         V1Pod pod = e.getValue();
         DrainMemory.PodState s = memory.state(ref);
-        DrainMemory.Waiting waiting = s == null ? null : s.waiting;
-        if (terminating(pod) || waiting == DrainMemory.Waiting.ACCEPTED) {
+        EvictionOutcome.Kind waiting = s == null ? null : s.waiting;
+        if (terminating(pod) || waiting == EvictionOutcome.Kind.ACCEPTED) {
           pending.put(ref, "terminating");
-        } else if (waiting == DrainMemory.Waiting.BLOCKED) {
+        } else if (waiting == EvictionOutcome.Kind.BLOCKED) {
           pending.put(
               ref,
               DrainResult.BLOCKED
@@ -350,7 +343,7 @@ public final class NodeDrainer {
 
     private void announce(PodRef ref) {
       if (announced.add(ref)) {
-        boolean eviction = usingEviction();
+        boolean eviction = memory.usingEviction(options);
         tell(() -> listener.evicting(ref, eviction));
       }
     }
@@ -364,7 +357,7 @@ public final class NodeDrainer {
     private void gone(PodRef ref) {
       left.remove(ref);
       evicted.add(ref);
-      boolean eviction = usingEviction();
+      boolean eviction = memory.usingEviction(options);
       tell(() -> listener.gone(ref, eviction));
     }
 
