@@ -92,24 +92,6 @@ public record DrainOptions(
     return builder().build();
   }
 
-  /** A builder holding these options, to derive others. */
-  public Builder toBuilder() {
-    Builder b = new Builder();
-    b.force = force;
-    b.ignoreAllDaemonSets = ignoreAllDaemonSets;
-    b.deleteEmptyDirData = deleteEmptyDirData;
-    b.gracePeriodSeconds = gracePeriodSeconds;
-    b.timeout = timeout;
-    b.podSelector = podSelector;
-    b.disableEviction = disableEviction;
-    b.skipWaitForDeleteTimeout = skipWaitForDeleteTimeout;
-    b.chunkSize = chunkSize;
-    b.dryRun = dryRun;
-    b.maxConcurrentEvictions = maxConcurrentEvictions;
-    b.evictionRetryInterval = evictionRetryInterval;
-    return b;
-  }
-
   /** Sets some values over others; {@link #build} validates them all. */
   public static final class Builder {
     private boolean force;

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.drain;
 
+import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome.Kind;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
@@ -100,7 +101,7 @@ public final class DrainStepper {
   public DrainStep step(
       String nodeName, List<V1Pod> podsOnNode, DrainOptions options, DrainMemory memory)
       throws ApiException, DrainRefusedException {
-    return step(nodeName, podsOnNode, options, memory, BudgetWatch.NONE, Observer.NONE);
+    return step(nodeName, podsOnNode, options, memory, BudgetWatch.NONE);
   }
 
   /** One step, telling nobody of its evictions. */
@@ -111,7 +112,8 @@ public final class DrainStepper {
       DrainMemory memory,
       BudgetWatch budgets)
       throws ApiException, DrainRefusedException {
-    return step(nodeName, podsOnNode, options, memory, budgets, Observer.NONE);
+    Deadline bound = options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
+    return step(nodeName, podsOnNode, options, memory, budgets, Observer.NONE, bound);
   }
 
   /**
@@ -123,8 +125,9 @@ public final class DrainStepper {
    * dryRun=All}: an accepted pod stays, so the caller, not this stepper, decides it is done.
    *
    * @param podsOnNode the pods bound to the node now
-   * @param options kubectl's drain flags; {@code timeout} bounds each eviction request of the step
+   * @param options kubectl's drain flags (their {@code timeout} is the public steps' bound)
    * @param observer told of each eviction
+   * @param bound every request of the step ends by it
    * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
    *     evicted by this step
    * @throws ApiException if eviction support could not be discovered
@@ -135,12 +138,12 @@ public final class DrainStepper {
       DrainOptions options,
       DrainMemory memory,
       BudgetWatch budgets,
-      Observer observer)
+      Observer observer,
+      Deadline bound)
       throws ApiException, DrainRefusedException {
     if (options.dryRun() == DryRun.CLIENT) {
       throw new IllegalArgumentException("a client dry run sends nothing: there is no step");
     }
-    Deadline bound = options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
     RawApi api = this.api.until(bound);
     // The lookup outlives this step (its answers are kept for the drain): not bound to this step.
     PodFilters filters =
@@ -199,7 +202,7 @@ public final class DrainStepper {
     Instant answered = clock.instant();
     answers.forEach(
         (ref, o) -> {
-          remember(memory, ref, byRef.get(ref), o, budgets, answered);
+          remember(options, memory, ref, byRef.get(ref), o, budgets, answered);
           observer.answered(ref, o);
         });
     return report(plan, memory, answers, now);
@@ -288,6 +291,7 @@ public final class DrainStepper {
   }
 
   private static void remember(
+      DrainOptions options,
       DrainMemory memory,
       PodRef ref,
       V1Pod pod,
@@ -297,16 +301,16 @@ public final class DrainStepper {
     switch (o.kind()) {
       case ACCEPTED -> memory.accepted(ref, now);
       case GONE, REPLACED -> memory.gone(ref);
-      case BLOCKED ->
+      // A 429 names its budgets; one that does not: those the budget watch knows.
+      case BLOCKED, NAMESPACE_TERMINATING ->
           memory.refused(
               ref,
-              DrainMemory.Waiting.BLOCKED,
-              // A 429 names its budgets; one that does not: those the budget watch knows.
-              o.budgets().isEmpty() ? budgets.selecting(pod) : o.budgets(),
+              o.kind(),
+              o.budgets().isEmpty() && o.kind() == Kind.BLOCKED
+                  ? budgets.selecting(pod)
+                  : o.budgets(),
               now);
       case THROTTLED -> memory.throttled(ref, o.retryAfterSeconds(), now);
-      case NAMESPACE_TERMINATING ->
-          memory.refused(ref, DrainMemory.Waiting.NAMESPACE_TERMINATING, Set.of(), now);
       case TRANSIENT -> memory.transientFailure(ref, o.message(), now);
       case MULTIPLE_BUDGETS ->
           memory.failed(
@@ -320,7 +324,7 @@ public final class DrainStepper {
       case FORBIDDEN ->
           memory.failed(
               ref,
-              (memory.evictionVersion().isPresent() ? "create pods/eviction" : "delete pods")
+              (memory.usingEviction(options) ? "create pods/eviction" : "delete pods")
                   + " denied: "
                   + o.message(),
               true,

@@ -222,33 +222,16 @@ public final class NodeDrainer {
 
     /** One step over the pods still awaited; when the next eviction is due. */
     private Optional<Instant> step(DrainStepper stepper, Deadline deadline) throws ApiException {
-      // Each step's requests end by the drain's deadline, not a full timeout after the step began.
-      Duration bound = deadline.none() ? Duration.ZERO : deadline.remaining();
-      if (!deadline.none() && bound.compareTo(Duration.ofMillis(1)) < 0) {
-        bound = Duration.ofMillis(1);
-      }
       try {
+        // Each step's requests end by the drain's deadline, not a full timeout after it began.
         return stepper
-            .step(
-                node,
-                sendable(),
-                options.toBuilder().timeout(bound).build(),
-                memory,
-                BudgetWatch.NONE,
-                this)
+            .step(node, sendable(), options, memory, BudgetWatch.NONE, this, deadline)
             .nextTry();
       } catch (DrainRefusedException e) {
         // Pods that changed since the plan may no longer go: failed, since some peers already went.
         e.refusals().forEach((reason, refs) -> refs.forEach(ref -> fail(ref, reason)));
         return Optional.empty();
       }
-    }
-
-    /** Evictions, unless disabled or (as discovered by the first request) not served. */
-    boolean usingEviction() {
-      return memory.evictionDiscovered()
-          ? memory.evictionVersion().isPresent()
-          : !options.disableEviction();
     }
 
     @Override
@@ -278,7 +261,7 @@ public final class NodeDrainer {
                     listener.retrying(
                         ref, "namespace " + ref.namespace() + " is terminating: " + o.message()));
         case TRANSIENT -> {
-          if (s.waiting == DrainMemory.Waiting.FAILED) {
+          if (s.waiting == EvictionOutcome.Kind.FAILED) {
             fail(ref, s.failure);
           } else {
             tell(() -> listener.retrying(ref, o.message()));
@@ -340,10 +323,10 @@ public final class NodeDrainer {
         PodRef ref = e.getKey();
         V1Pod pod = e.getValue();
         DrainMemory.PodState s = memory.state(ref);
-        DrainMemory.Waiting waiting = s == null ? null : s.waiting;
-        if (terminating(pod) || waiting == DrainMemory.Waiting.ACCEPTED) {
+        EvictionOutcome.Kind waiting = s == null ? null : s.waiting;
+        if (terminating(pod) || waiting == EvictionOutcome.Kind.ACCEPTED) {
           pending.put(ref, "terminating");
-        } else if (waiting == DrainMemory.Waiting.BLOCKED) {
+        } else if (waiting == EvictionOutcome.Kind.BLOCKED) {
           pending.put(
               ref,
               DrainResult.BLOCKED
@@ -360,7 +343,7 @@ public final class NodeDrainer {
 
     private void announce(PodRef ref) {
       if (announced.add(ref)) {
-        boolean eviction = usingEviction();
+        boolean eviction = memory.usingEviction(options);
         tell(() -> listener.evicting(ref, eviction));
       }
     }
@@ -374,7 +357,7 @@ public final class NodeDrainer {
     private void gone(PodRef ref) {
       left.remove(ref);
       evicted.add(ref);
-      boolean eviction = usingEviction();
+      boolean eviction = memory.usingEviction(options);
       tell(() -> listener.gone(ref, eviction));
     }
 

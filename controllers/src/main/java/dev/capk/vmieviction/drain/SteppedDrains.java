@@ -2,6 +2,7 @@ package dev.capk.vmieviction.drain;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.google.gson.reflect.TypeToken;
+import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome.Kind;
 import dev.capk.vmieviction.drain.PodFilters.DaemonSetLookup;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
@@ -367,19 +368,10 @@ public final class SteppedDrains implements AutoCloseable {
      */
     static final int MAX_TRANSIENT_FAILURES = 10;
 
-    /** Why a pod waits. */
-    enum Waiting {
-      /** Eviction accepted: the pod is being deleted; its disappearance ends the wait. */
-      ACCEPTED,
-      BLOCKED,
-      THROTTLED,
-      NAMESPACE_TERMINATING,
-      TRANSIENT,
-      FAILED
-    }
-
     static final class PodState {
-      Waiting waiting;
+      /** What its last eviction came to (any failure for good: FAILED). */
+      Kind waiting;
+
       Instant due;
       int refusals;
       int transientFailures;
@@ -407,8 +399,8 @@ public final class SteppedDrains implements AutoCloseable {
           case THROTTLED -> "eviction throttled by the API server (429 with Retry-After), retrying";
           case NAMESPACE_TERMINATING -> "eviction refused: its namespace is being deleted";
           case TRANSIENT -> "eviction failed, retrying" + (failure == null ? "" : ": " + failure);
-          case FAILED ->
-              // A denial's text says what was denied ("create pods/eviction denied: ...").
+          default ->
+              // FAILED: a denial's text says what was denied ("create pods/eviction denied: ...").
               denied ? failure : "eviction failed: " + failure;
         };
       }
@@ -462,7 +454,7 @@ public final class SteppedDrains implements AutoCloseable {
     void accepted(PodRef pod, Instant now) {
       PodState s = new PodState();
       pods.put(pod, s);
-      s.waiting = Waiting.ACCEPTED;
+      s.waiting = Kind.ACCEPTED;
       // The watch shows the deletion within moments; re-send only if it never does.
       s.due = now.plus(baseRetry);
       evicted.add(pod);
@@ -473,7 +465,7 @@ public final class SteppedDrains implements AutoCloseable {
       evicted.add(pod);
     }
 
-    void refused(PodRef pod, Waiting why, Set<String> budgets, Instant now) {
+    void refused(PodRef pod, Kind why, Set<String> budgets, Instant now) {
       PodState s = waitFor(pod, why, budgets);
       s.due = now.plus(refusalWait(s.refusals++));
     }
@@ -484,14 +476,14 @@ public final class SteppedDrains implements AutoCloseable {
      * come).
      */
     void held(PodRef pod, Set<String> budgets, Instant now) {
-      PodState s = waitFor(pod, Waiting.BLOCKED, budgets);
+      PodState s = waitFor(pod, Kind.BLOCKED, budgets);
       if (s.due == null || !now.isBefore(s.due)) {
         s.due = now.plus(refusalWait(s.refusals++));
       }
     }
 
     /** A refusal, not a failure. */
-    private PodState waitFor(PodRef pod, Waiting why, Set<String> budgets) {
+    private PodState waitFor(PodRef pod, Kind why, Set<String> budgets) {
       PodState s = pods.computeIfAbsent(pod, p -> new PodState());
       s.waiting = why;
       s.transientFailures = 0;
@@ -504,7 +496,7 @@ public final class SteppedDrains implements AutoCloseable {
 
     void throttled(PodRef pod, long retryAfterSeconds, Instant now) {
       PodState s = pods.computeIfAbsent(pod, p -> new PodState());
-      s.waiting = Waiting.THROTTLED;
+      s.waiting = Kind.THROTTLED;
       s.woken = false;
       s.due = now.plusSeconds(Math.max(1, retryAfterSeconds));
     }
@@ -518,17 +510,17 @@ public final class SteppedDrains implements AutoCloseable {
       s.failure = message;
       s.due = now.plusMillis(Math.min(5_000L, 200L << Math.min(20, s.transientFailures - 1)));
       if (s.transientFailures > MAX_TRANSIENT_FAILURES) {
-        s.waiting = Waiting.FAILED;
+        s.waiting = Kind.FAILED;
         return true;
       }
-      s.waiting = Waiting.TRANSIENT;
+      s.waiting = Kind.TRANSIENT;
       return false;
     }
 
     /** Retrying cannot help soon: reported failed, tried again after the longest wait. */
     void failed(PodRef pod, String reason, boolean denied, Instant now) {
       PodState s = pods.computeIfAbsent(pod, p -> new PodState());
-      s.waiting = Waiting.FAILED;
+      s.waiting = Kind.FAILED;
       s.failure = reason;
       s.denied = denied;
       s.woken = false;
@@ -547,7 +539,7 @@ public final class SteppedDrains implements AutoCloseable {
       }
       pods.forEach(
           (pod, s) -> {
-            if (s.waiting == Waiting.BLOCKED
+            if (s.waiting == Kind.BLOCKED
                 && s.budgets.stream()
                     .anyMatch(
                         b -> budgets.contains(b.contains("/") ? b : pod.namespace() + "/" + b))) {
@@ -573,6 +565,11 @@ public final class SteppedDrains implements AutoCloseable {
 
     boolean evictionDiscovered() {
       return evictionVersion != null;
+    }
+
+    /** Evictions, unless disabled or (as discovered by the first request) not served. */
+    boolean usingEviction(DrainOptions options) {
+      return evictionDiscovered() ? evictionVersion.isPresent() : !options.disableEviction();
     }
 
     void evictionVersion(Optional<String> version) {

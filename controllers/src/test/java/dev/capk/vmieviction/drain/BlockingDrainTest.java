@@ -168,7 +168,7 @@ class BlockingDrainTest {
   @Test
   void aRefusalIsReportedWithTheBudgetsTheMemoryKnowsAndThePodStaysPendingAndBlocked() {
     BlockingDrain p = progress();
-    memory.refused(refA, DrainMemory.Waiting.BLOCKED, Set.of("pdb-1"), NOW);
+    memory.refused(refA, EvictionOutcome.Kind.BLOCKED, Set.of("pdb-1"), NOW);
     p.answered(refA, outcome(EvictionOutcome.Kind.BLOCKED, "Cannot evict pod"));
     assertEquals(List.of("blocked ns/a [pdb-1]: Cannot evict pod"), calls);
     assertEquals("blocked by PodDisruptionBudget pdb-1", p.result().pending().get(refA));
@@ -193,7 +193,7 @@ class BlockingDrainTest {
   @Test
   void aTerminatingNamespaceIsRetriedAndSaidSo() {
     BlockingDrain p = progress();
-    memory.refused(refA, DrainMemory.Waiting.NAMESPACE_TERMINATING, Set.of(), NOW);
+    memory.refused(refA, EvictionOutcome.Kind.NAMESPACE_TERMINATING, Set.of(), NOW);
     p.answered(refA, outcome(EvictionOutcome.Kind.NAMESPACE_TERMINATING, "forbidden"));
     assertEquals(List.of("retrying ns/a: namespace ns is terminating: forbidden"), calls);
   }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,10 +30,10 @@ class DrainMemoryTest {
     assertEquals(Duration.ofSeconds(20), memory.refusalWait(2));
     assertEquals(Duration.ofSeconds(20), memory.refusalWait(30));
 
-    memory.refused(POD, DrainMemory.Waiting.BLOCKED, Set.of("pdb"), T0);
+    memory.refused(POD, EvictionOutcome.Kind.BLOCKED, Set.of("pdb"), T0);
     assertFalse(memory.due(POD, T0.plusSeconds(4)));
     assertTrue(memory.due(POD, T0.plusSeconds(5)));
-    memory.refused(POD, DrainMemory.Waiting.BLOCKED, Set.of("pdb"), T0.plusSeconds(5));
+    memory.refused(POD, EvictionOutcome.Kind.BLOCKED, Set.of("pdb"), T0.plusSeconds(5));
     assertFalse(memory.due(POD, T0.plusSeconds(14)));
     assertTrue(memory.due(POD, T0.plusSeconds(15)));
     assertEquals(Set.of("pdb"), memory.state(POD).budgets);
@@ -42,9 +43,9 @@ class DrainMemoryTest {
   void aPodRefusedByABudgetThatAllowsAgainIsDueAtOnceOthersKeepTheirWait() {
     PodRef other = new PodRef("ns", "q", "uid-q");
     PodRef elsewhere = new PodRef("other-ns", "p", "uid-r");
-    memory.refused(POD, DrainMemory.Waiting.BLOCKED, Set.of("pdb"), T0);
-    memory.refused(other, DrainMemory.Waiting.BLOCKED, Set.of("another"), T0);
-    memory.refused(elsewhere, DrainMemory.Waiting.BLOCKED, Set.of("pdb"), T0);
+    memory.refused(POD, EvictionOutcome.Kind.BLOCKED, Set.of("pdb"), T0);
+    memory.refused(other, EvictionOutcome.Kind.BLOCKED, Set.of("another"), T0);
+    memory.refused(elsewhere, EvictionOutcome.Kind.BLOCKED, Set.of("pdb"), T0);
 
     memory.budgetsAllow(Set.of("ns/pdb"));
 
@@ -52,13 +53,13 @@ class DrainMemoryTest {
     assertFalse(memory.due(other, T0.plusSeconds(1)), "another budget: still waiting");
     assertFalse(memory.due(elsewhere, T0.plusSeconds(1)), "a budget of that name elsewhere");
     // Refused again: the wait goes on doubling.
-    memory.refused(POD, DrainMemory.Waiting.BLOCKED, Set.of("pdb"), T0.plusSeconds(1));
+    memory.refused(POD, EvictionOutcome.Kind.BLOCKED, Set.of("pdb"), T0.plusSeconds(1));
     assertFalse(memory.due(POD, T0.plusSeconds(10)));
   }
 
   @Test
   void aWokenPodItsStepHoldsBackKeepsItsTimerAndIsNoLongerDue() {
-    memory.refused(POD, DrainMemory.Waiting.BLOCKED, Set.of("pdb"), T0);
+    memory.refused(POD, EvictionOutcome.Kind.BLOCKED, Set.of("pdb"), T0);
     memory.budgetsAllow(Set.of("ns/pdb"));
     assertTrue(memory.due(POD, T0.plusSeconds(1)), "woken: due before its timer");
     assertFalse(memory.timerDue(POD, T0.plusSeconds(1)), "but not by its timer");
@@ -68,7 +69,7 @@ class DrainMemoryTest {
 
     assertFalse(memory.due(POD, T0.plusSeconds(4)));
     assertTrue(memory.due(POD, T0.plusSeconds(5)), "the timer of its refusal stays");
-    assertEquals(DrainMemory.Waiting.BLOCKED, memory.state(POD).waiting);
+    assertEquals(EvictionOutcome.Kind.BLOCKED, memory.state(POD).waiting);
   }
 
   @Test
@@ -108,14 +109,14 @@ class DrainMemoryTest {
       reported = memory.transientFailure(POD, "connection reset", now);
     }
     assertTrue(reported);
-    assertEquals(DrainMemory.Waiting.FAILED, memory.state(POD).waiting);
+    assertEquals(EvictionOutcome.Kind.FAILED, memory.state(POD).waiting);
     assertEquals("connection reset", memory.state(POD).failure);
     assertTrue(memory.due(POD, now.plusSeconds(5)));
   }
 
   @Test
   void podsThatLeftTheNodeAreForgotten() {
-    memory.refused(POD, DrainMemory.Waiting.BLOCKED, Set.of(), T0);
+    memory.refused(POD, EvictionOutcome.Kind.BLOCKED, Set.of(), T0);
     memory.keepOnly(Set.of());
     assertTrue(memory.due(POD, T0));
   }

@@ -59,24 +59,4 @@ class DrainOptionsTest {
     DrainOptions o = DrainOptions.builder().podSelector("  app=web ").build();
     assertEquals("app=web", o.podSelector());
   }
-
-  @Test
-  void toBuilderKeepsEveryValue() {
-    DrainOptions o =
-        DrainOptions.builder()
-            .force(true)
-            .ignoreAllDaemonSets(true)
-            .deleteEmptyDirData(true)
-            .gracePeriodSeconds(0)
-            .timeout(Duration.ofMinutes(2))
-            .podSelector("a=b")
-            .disableEviction(true)
-            .skipWaitForDeleteTimeout(Duration.ofSeconds(30))
-            .chunkSize(0)
-            .dryRun(DryRun.SERVER)
-            .maxConcurrentEvictions(3)
-            .evictionRetryInterval(Duration.ofMillis(100))
-            .build();
-    assertEquals(o, o.toBuilder().build());
-  }
 }

@@ -2,6 +2,7 @@ package dev.capk.vmieviction.drain;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1Pod;
@@ -53,7 +54,7 @@ class PodWaitsTest {
   void aTriedPodSaysWhatItsLastEvictionCameTo() {
     DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20));
     PodRef web = new PodRef("shop", "web-0", "u1");
-    memory.refused(web, DrainMemory.Waiting.BLOCKED, Set.of("web-pdb"), NOW);
+    memory.refused(web, EvictionOutcome.Kind.BLOCKED, Set.of("web-pdb"), NOW);
     assertEquals(
         "eviction refused by PodDisruptionBudget shop/web-pdb",
         memory.state(web).why(web),
