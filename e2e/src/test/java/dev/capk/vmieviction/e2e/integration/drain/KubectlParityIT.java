@@ -34,6 +34,8 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -43,7 +45,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * namespace), one drained by kubectl with the flags, one by the engine with the same options. Both
  * must evict the same pods, leave the same pods, refuse the same pods (and the same scenarios as a
  * whole), succeed or fail alike, and leave the node cordoned alike. Pods are compared by their role
- * label.
+ * label. The cases run a few at a time (each on its own nodes and namespaces): most of their time
+ * is kubectl's and our retry waits.
  */
 class KubectlParityIT {
   @RegisterExtension
@@ -256,6 +259,7 @@ class KubectlParityIT {
       String detail) {}
 
   @ParameterizedTest(name = "{0}")
+  @Execution(ExecutionMode.CONCURRENT)
   @MethodSource("scenarios")
   void kubectlAndTheEngineAgree(
       String name,
@@ -534,6 +538,7 @@ class KubectlParityIT {
           "^error when evicting pods/\"[^\"]+\" -n \"NS\" \\(will retry after 5s\\): .*$");
 
   @ParameterizedTest(name = "{0}")
+  @Execution(ExecutionMode.CONCURRENT)
   @MethodSource("commands")
   void theCommandAndKubectlAgreeLineForLine(
       String name, Sides setup, boolean sameOutput, List<String> args) throws Exception {
