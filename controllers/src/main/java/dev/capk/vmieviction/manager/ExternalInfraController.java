@@ -1,12 +1,10 @@
 package dev.capk.vmieviction.manager;
 
-import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.ManagementMirroredVmiEvents;
 import dev.capk.vmieviction.infra.BoundTenants;
 import dev.capk.vmieviction.infra.InfraBindings;
-import dev.capk.vmieviction.infra.InfraBindings.KubevirtClusterRef;
 import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
 import dev.capk.vmieviction.infra.InfraBindings.Target;
 import dev.capk.vmieviction.infra.InfraEventReasons;
@@ -244,16 +242,11 @@ final class ExternalInfraController implements ManagedController {
               if (unusable.contains(t.connectionId())) {
                 return;
               }
-              List<V1ObjectReference> kvcs =
-                  bound.kubevirtClusters().stream()
-                      .sorted()
-                      .map(ExternalInfraController::reference)
-                      .toList();
               Running running = pipelines.get(t);
               if (running == null) {
-                start(t, connections.get(t.connectionId()), bound, kvcs);
+                start(t, connections.get(t.connectionId()), bound);
               } else {
-                rebind(running, bound, kvcs);
+                rebind(running, bound);
               }
             });
     for (String id : Set.copyOf(connections.keySet())) {
@@ -267,14 +260,11 @@ final class ExternalInfraController implements ManagedController {
   }
 
   /** No lease of its own: it runs under this controller's. */
-  private void start(
-      Target t,
-      InfraConnection connection,
-      InfraBindings.Bound bound,
-      List<V1ObjectReference> kvcs) {
+  private void start(Target t, InfraConnection connection, InfraBindings.Bound bound) {
     String name = connection.name + " namespace " + t.namespace();
     BoundTenants tenants = new BoundTenants(name, bound.clusters());
-    AtomicReference<List<V1ObjectReference>> kubevirtClusters = new AtomicReference<>(kvcs);
+    AtomicReference<List<V1ObjectReference>> kubevirtClusters =
+        new AtomicReference<>(bound.kubevirtClusters());
     InfraPipeline pipeline =
         new InfraPipeline(
             t.namespace(),
@@ -297,7 +287,7 @@ final class ExternalInfraController implements ManagedController {
     log.info("infra pipeline started infra=\"{}\" clusters={}", name, tenants.bound());
   }
 
-  private static void rebind(Running r, InfraBindings.Bound bound, List<V1ObjectReference> kvcs) {
+  private static void rebind(Running r, InfraBindings.Bound bound) {
     Set<GuestClusterRef> before = r.tenants().bound();
     if (!bound.clusters().equals(before)) {
       log.info("infra pipeline rebound infra=\"{}\" clusters={}", r.name(), bound.clusters());
@@ -308,14 +298,14 @@ final class ExternalInfraController implements ManagedController {
           .distinct()
           .forEach(r.pipeline()::wake);
     }
-    r.kubevirtClusters().set(kvcs);
+    r.kubevirtClusters().set(bound.kubevirtClusters());
   }
 
   /** Problems: said once per change, again after REPORT_AGAIN while they last. */
   private void reportProblems(List<InfraBindings.Problem> problems) {
     Set<String> current = new HashSet<>();
     for (InfraBindings.Problem p : problems) {
-      current.add(report(reference(p.kubevirtCluster()), p.reason(), p.message()));
+      current.add(report(p.kubevirtCluster(), p.reason(), p.message()));
     }
     reported
         .keySet()
@@ -390,14 +380,5 @@ final class ExternalInfraController implements ManagedController {
         message);
     managementEvents.record(kvc, "", true, reason, message);
     return key;
-  }
-
-  private static V1ObjectReference reference(KubevirtClusterRef ref) {
-    return new V1ObjectReference()
-        .apiVersion(CapkApi.GROUP + "/" + CapkApi.VERSION)
-        .kind(CapkApi.KUBEVIRT_CLUSTER_KIND)
-        .namespace(ref.namespace())
-        .name(ref.name())
-        .uid(ref.uid());
   }
 }

@@ -10,9 +10,7 @@ import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -82,9 +80,7 @@ final class InfraSecretWatches implements AutoCloseable {
             UnaryOperator.identity(),
             Duration.ZERO,
             false,
-            null,
-            new LinkedHashMap<>(),
-            new ArrayList<>());
+            null);
     secret.addEach(watchClient, List.of(ref.namespace()), api);
     secret.onChange(s -> changed.run());
     secret.factories().forEach(SharedInformerFactory::startAllRegisteredInformers);

@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
-import dev.capk.vmieviction.infra.InfraBindings.KubevirtClusterRef;
 import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
 import dev.capk.vmieviction.infra.InfraBindings.Target;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
@@ -68,6 +68,15 @@ class InfraBindingsTest {
     return k;
   }
 
+  static V1ObjectReference kvcRef(String ns, String name) {
+    return new V1ObjectReference()
+        .apiVersion("infrastructure.cluster.x-k8s.io/v1alpha1")
+        .kind("KubevirtCluster")
+        .namespace(ns)
+        .name(name)
+        .uid("uid-" + name);
+  }
+
   static Map<String, byte[]> secret(String kubeconfig, String namespace) {
     Map<String, byte[]> data = new HashMap<>();
     if (kubeconfig != null) {
@@ -117,11 +126,7 @@ class InfraBindingsTest {
     InfraBindings.Bound bound = b.targets().values().iterator().next();
     assertEquals(
         Set.of(new GuestClusterRef("a", "one"), new GuestClusterRef("b", "two")), bound.clusters());
-    assertEquals(
-        Set.of(
-            new KubevirtClusterRef("a", "one", "uid-one"),
-            new KubevirtClusterRef("b", "two", "uid-two")),
-        bound.kubevirtClusters());
+    assertEquals(List.of(kvcRef("a", "one"), kvcRef("b", "two")), bound.kubevirtClusters());
   }
 
   @Test
@@ -233,7 +238,7 @@ class InfraBindingsTest {
     assertEquals(
         List.of(
             new InfraBindings.Problem(
-                new KubevirtClusterRef("b", "l", "uid-l"),
+                kvcRef("b", "l"),
                 "InfraSecretInvalid",
                 "infra Secret b/s of KubevirtCluster b/l could not be read: not allowed (HTTP 403)")),
         b.problems());
