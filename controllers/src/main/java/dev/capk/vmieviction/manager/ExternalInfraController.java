@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.manager;
 
+import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.ManagementMirroredVmiEvents;
@@ -74,12 +75,14 @@ final class ExternalInfraController implements ManagedController {
   private final Controller workers;
   private final Map<String, InfraConnection> connections = new HashMap<>();
   private final Map<Target, Running> pipelines = new ConcurrentHashMap<>();
-  private final Map<String, Reported> reported = new ConcurrentHashMap<>();
+
+  /** The message last told per KubevirtCluster and reason, forgotten after REPORT_AGAIN. */
+  private final Map<String, String> reported =
+      CacheBuilder.newBuilder().expireAfterWrite(REPORT_AGAIN).<String, String>build().asMap();
+
   private final Map<Target, Deque<Long>> failures = new ConcurrentHashMap<>();
 
   private boolean stopped;
-
-  private record Reported(String message, long atNanos) {}
 
   /** A pipeline running for one target, in a runtime of its own, and what is bound there. */
   private record Running(
@@ -364,14 +367,10 @@ final class ExternalInfraController implements ManagedController {
   /** Logs and events the problem, unless it was told within REPORT_AGAIN; returns its key. */
   private String report(V1ObjectReference kvc, String reason, String message) {
     String key = kvc.getNamespace() + "/" + kvc.getName() + "/" + reason;
-    long now = System.nanoTime();
-    Reported last = reported.get(key);
-    if (last != null
-        && last.message().equals(message)
-        && now - last.atNanos() < REPORT_AGAIN.toNanos()) {
+    if (message.equals(reported.get(key))) {
       return key;
     }
-    reported.put(key, new Reported(message, now));
+    reported.put(key, message);
     log.warn(
         "kubevirtcluster problem kubevirtCluster={}/{} reason={} detail=\"{}\"",
         kvc.getNamespace(),

@@ -493,11 +493,7 @@ public final class ManagementInformers {
     V1ObjectMeta m = vmi.getMetadata();
     if (m != null) {
       vmi.setMetadata(
-          new V1ObjectMeta()
-              .name(m.getName())
-              .namespace(m.getNamespace())
-              .uid(m.getUid())
-              .resourceVersion(m.getResourceVersion())
+          identity(m)
               .deletionTimestamp(m.getDeletionTimestamp())
               .labels(keep(m.getLabels(), KEPT_VMI_LABELS, true))
               .annotations(keep(m.getAnnotations(), KEPT_VMI_ANNOTATIONS, false))
@@ -507,6 +503,15 @@ public final class ManagementInformers {
               .ownerReferences(null));
     }
     return vmi;
+  }
+
+  /** Name, namespace, uid and the resourceVersion that patches are guarded by. */
+  private static V1ObjectMeta identity(V1ObjectMeta m) {
+    return new V1ObjectMeta()
+        .name(m.getName())
+        .namespace(m.getNamespace())
+        .uid(m.getUid())
+        .resourceVersion(m.getResourceVersion());
   }
 
   /** The entries of {@code all} under {@code keys}; null when none (the cheapest empty map). */
@@ -532,12 +537,7 @@ public final class ManagementInformers {
   static V1Secret trimSecret(V1Secret secret) {
     V1ObjectMeta m = secret.getMetadata();
     if (m != null) {
-      secret.setMetadata(
-          new V1ObjectMeta()
-              .name(m.getName())
-              .namespace(m.getNamespace())
-              .uid(m.getUid())
-              .resourceVersion(m.getResourceVersion()));
+      secret.setMetadata(identity(m));
     }
     Map<String, byte[]> data = secret.getData();
     byte[] value = data == null ? null : data.get(ClusterApi.KUBECONFIG_SECRET_KEY);
