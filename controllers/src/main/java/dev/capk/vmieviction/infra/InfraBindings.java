@@ -83,6 +83,13 @@ public record InfraBindings(
    */
   public record Bound(Set<GuestClusterRef> clusters, List<V1ObjectReference> kubevirtClusters) {}
 
+  /** A Secret that could not be read now (no answer, 5xx, 403): not an answer, read again later. */
+  public static final class Unreadable extends RuntimeException {
+    public Unreadable(String message) {
+      super(message, null, false, false);
+    }
+  }
+
   /** A KubevirtCluster that is not bound now; {@code reason} is an event reason. */
   public record Problem(V1ObjectReference kubevirtCluster, String reason, String message) {}
 
@@ -114,21 +121,19 @@ public record InfraBindings(
   }
 
   /**
-   * @param secretData a Secret's data, empty when it does not exist or could not be read
-   * @param unreadable why a Secret could not be read (never seen, and the last read failed or was
-   *     refused), empty when it was read
+   * @param secretData a Secret's data, empty when it does not exist; throws {@link Unreadable} when
+   *     it could not be read (never seen, and the last read failed or was refused)
    * @param allowInsecureTls the operator accepts kubeconfigs that relax TLS
    */
   public static InfraBindings of(
       Collection<KubevirtCluster> kubevirtClusters,
       Function<SecretRef, Optional<Map<String, byte[]>>> secretData,
-      Function<SecretRef, Optional<String>> unreadable,
       boolean allowInsecureTls) {
     Map<String, Connection> connections = new TreeMap<>();
     Map<Target, Bound> targets = new LinkedHashMap<>();
     List<Problem> problems = new ArrayList<>();
     for (KubevirtCluster kvc : sorted(kubevirtClusters)) {
-      Binding b = bind(kvc, secretData, unreadable, allowInsecureTls, problems);
+      Binding b = bind(kvc, secretData, allowInsecureTls, problems);
       if (b == null) {
         continue;
       }
@@ -172,7 +177,6 @@ public record InfraBindings(
   private static Binding bind(
       KubevirtCluster kvc,
       Function<SecretRef, Optional<Map<String, byte[]>>> secretData,
-      Function<SecretRef, Optional<String>> unreadable,
       boolean allowInsecureTls,
       List<Problem> problems) {
     Optional<SecretRef> secret = secretOf(kvc);
@@ -201,14 +205,15 @@ public record InfraBindings(
                   + ClusterApi.GROUP
                   + "): its infra cluster is not used until Cluster API sets it"));
     }
-    Optional<Map<String, byte[]>> data = secretData.apply(secret.get());
     String what = "infra Secret " + secret.get() + " of KubevirtCluster " + kvcName;
+    Optional<Map<String, byte[]>> data;
+    try {
+      data = secretData.apply(secret.get());
+    } catch (Unreadable e) {
+      return refuse(problems, invalid(ref, what + " could not be read: " + e.getMessage()));
+    }
     if (data.isEmpty()) {
-      Optional<String> why = unreadable.apply(secret.get());
-      return refuse(
-          problems,
-          invalid(
-              ref, what + (why.isPresent() ? " could not be read: " + why.get() : " not found")));
+      return refuse(problems, invalid(ref, what + " not found"));
     }
     byte[] raw = data.get().get(CapkApi.INFRA_SECRET_KUBECONFIG_KEY);
     if (raw == null || raw.length == 0) {

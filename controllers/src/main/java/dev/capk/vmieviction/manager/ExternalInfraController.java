@@ -6,7 +6,6 @@ import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.ManagementMirroredVmiEvents;
 import dev.capk.vmieviction.infra.BoundTenants;
 import dev.capk.vmieviction.infra.InfraBindings;
-import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
 import dev.capk.vmieviction.infra.InfraBindings.Target;
 import dev.capk.vmieviction.infra.InfraEventReasons;
 import dev.capk.vmieviction.kube.ApiStatus;
@@ -28,7 +27,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
@@ -172,25 +170,10 @@ final class ExternalInfraController implements ManagedController {
       return;
     }
     List<KubevirtCluster> all = shared.management().kubevirtClusters();
-    Set<SecretRef> referenced = InfraBindings.referencedSecrets(all);
-    secrets.retain(referenced);
-    Map<SecretRef, Optional<Map<String, byte[]>>> data = new HashMap<>();
-    Map<SecretRef, String> unreadable = new HashMap<>();
-    for (SecretRef ref : referenced) {
-      try {
-        data.put(ref, secrets.data(ref));
-      } catch (InfraSecretWatches.Unreadable e) {
-        // Never read: a problem of its KubevirtClusters only; the next pass reads again.
-        data.put(ref, Optional.empty());
-        unreadable.put(ref, e.getMessage());
-      }
-    }
+    secrets.retain(InfraBindings.referencedSecrets(all));
+    // A Secret never read is a problem of its KubevirtClusters only; the next pass reads again.
     InfraBindings bindings =
-        InfraBindings.of(
-            all,
-            data::get,
-            ref -> Optional.ofNullable(unreadable.get(ref)),
-            shared.options().allowInsecureGuestTls);
+        InfraBindings.of(all, secrets::data, shared.options().allowInsecureGuestTls);
     List<InfraBindings.Problem> problems = new ArrayList<>(bindings.problems());
     syncPipelines(bindings, openConnections(bindings, problems));
     reportProblems(problems);

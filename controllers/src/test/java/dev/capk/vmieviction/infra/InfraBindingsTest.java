@@ -89,7 +89,7 @@ class InfraBindingsTest {
   }
 
   static InfraBindings bind(List<KubevirtCluster> kvcs, Map<SecretRef, Map<String, byte[]>> s) {
-    return InfraBindings.of(kvcs, r -> Optional.ofNullable(s.get(r)), r -> Optional.empty(), false);
+    return InfraBindings.of(kvcs, r -> Optional.ofNullable(s.get(r)), false);
   }
 
   @Test
@@ -226,13 +226,16 @@ class InfraBindingsTest {
 
   @Test
   void aSecretThatCouldNotBeReadIsAProblemOfItsKubevirtClustersOnly() {
-    SecretRef readable = new SecretRef("a", "s");
     SecretRef refused = new SecretRef("b", "s");
     InfraBindings b =
         InfraBindings.of(
             List.of(kvc("a", "k", "k", null, "s"), kvc("b", "l", "l", null, "s")),
-            r -> r.equals(readable) ? Optional.of(secret(KUBECONFIG_1, null)) : Optional.empty(),
-            r -> r.equals(refused) ? Optional.of("not allowed (HTTP 403)") : Optional.empty(),
+            r -> {
+              if (r.equals(refused)) {
+                throw new InfraBindings.Unreadable("not allowed (HTTP 403)");
+              }
+              return Optional.of(secret(KUBECONFIG_1, null));
+            },
             false);
     assertEquals(1, b.targets().size(), "the readable one is bound");
     assertEquals(
@@ -267,10 +270,7 @@ class InfraBindingsTest {
         KUBECONFIG_1.replace("certificate-authority-data: Q0E=", "insecure-skip-tls-verify: true");
     InfraBindings b =
         InfraBindings.of(
-            List.of(kvc("a", "k", "k", null, "s")),
-            r -> Optional.of(secret(insecure, null)),
-            r -> Optional.empty(),
-            true);
+            List.of(kvc("a", "k", "k", null, "s")), r -> Optional.of(secret(insecure, null)), true);
     assertEquals(1, b.targets().size());
     assertTrue(b.connections().values().iterator().next().allowsInsecureTls());
   }
