@@ -175,14 +175,13 @@ final class ExternalInfraController implements ManagedController {
     InfraBindings bindings =
         InfraBindings.of(all, secrets::data, shared.options().allowInsecureGuestTls);
     List<InfraBindings.Problem> problems = new ArrayList<>(bindings.problems());
-    syncPipelines(bindings, openConnections(bindings, problems));
+    openConnections(bindings, problems);
+    syncPipelines(bindings);
     reportProblems(problems);
   }
 
-  /** One connection per distinct kubeconfig; returns the ids of the unusable ones. */
-  private Set<String> openConnections(
-      InfraBindings bindings, List<InfraBindings.Problem> problems) {
-    Set<String> unusable = new HashSet<>();
+  /** One connection per distinct kubeconfig; one that cannot be opened is left out. */
+  private void openConnections(InfraBindings bindings, List<InfraBindings.Problem> problems) {
     for (InfraBindings.Connection c : bindings.connections().values()) {
       if (connections.containsKey(c.id())) {
         continue;
@@ -196,7 +195,6 @@ final class ExternalInfraController implements ManagedController {
         }
         log.info("infra connection opened infra=\"{}\"", c.displayName());
       } catch (InfraConnection.Unusable e) {
-        unusable.add(c.id());
         String why = c.displayName() + ": " + e.getMessage();
         bindings.targets().entrySet().stream()
             .filter(t -> t.getKey().connectionId().equals(c.id()))
@@ -207,16 +205,15 @@ final class ExternalInfraController implements ManagedController {
                         new InfraBindings.Problem(k, InfraEventReasons.INFRA_SECRET_INVALID, why)));
       }
     }
-    return unusable;
   }
 
   /**
-   * Pipelines: stop what is no longer bound, start what is new, rebind the others; then close the
-   * connections no pipeline uses.
+   * Pipelines: stop what is no longer bound (or whose connection could not be opened), start what
+   * is new, rebind the others; then close the connections no pipeline uses.
    */
-  private void syncPipelines(InfraBindings bindings, Set<String> unusable) {
+  private void syncPipelines(InfraBindings bindings) {
     for (Target t : Set.copyOf(pipelines.keySet())) {
-      if (!bindings.targets().containsKey(t) || unusable.contains(t.connectionId())) {
+      if (!bindings.targets().containsKey(t) || !connections.containsKey(t.connectionId())) {
         stop(pipelines.remove(t));
         failures.remove(t);
       }
@@ -225,7 +222,7 @@ final class ExternalInfraController implements ManagedController {
         .targets()
         .forEach(
             (t, bound) -> {
-              if (unusable.contains(t.connectionId())) {
+              if (!connections.containsKey(t.connectionId())) {
                 return;
               }
               Running running = pipelines.get(t);
