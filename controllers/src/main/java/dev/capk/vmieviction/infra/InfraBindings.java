@@ -6,6 +6,7 @@ import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.workload.GuestClients;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -40,20 +41,6 @@ import java.util.function.Function;
  */
 public record InfraBindings(
     Map<String, Connection> connections, Map<Target, Bound> targets, List<Problem> problems) {
-
-  /** A KubevirtCluster; its UID goes into the references of the events about it. */
-  public record KubevirtClusterRef(String namespace, String name, String uid)
-      implements Comparable<KubevirtClusterRef> {
-    @Override
-    public String toString() {
-      return namespace + "/" + name;
-    }
-
-    @Override
-    public int compareTo(KubevirtClusterRef o) {
-      return toString().compareTo(o.toString());
-    }
-  }
 
   public record SecretRef(String namespace, String name) {
     @Override
@@ -92,17 +79,19 @@ public record InfraBindings(
 
   /**
    * What is bound to a target: the tenant Clusters whose VMIs may run there, and the
-   * KubevirtClusters that bind them (where the target's problems are reported).
+   * KubevirtClusters that bind them, in name order (where the target's problems are reported).
    */
-  public record Bound(Set<GuestClusterRef> clusters, Set<KubevirtClusterRef> kubevirtClusters) {
-    public Bound {
-      clusters = Set.copyOf(clusters);
-      kubevirtClusters = Set.copyOf(kubevirtClusters);
+  public record Bound(Set<GuestClusterRef> clusters, List<V1ObjectReference> kubevirtClusters) {}
+
+  /** A Secret that could not be read now (no answer, 5xx, 403): not an answer, read again later. */
+  public static final class Unreadable extends RuntimeException {
+    public Unreadable(String message) {
+      super(message, null, false, false);
     }
   }
 
   /** A KubevirtCluster that is not bound now; {@code reason} is an event reason. */
-  public record Problem(KubevirtClusterRef kubevirtCluster, String reason, String message) {}
+  public record Problem(V1ObjectReference kubevirtCluster, String reason, String message) {}
 
   public InfraBindings {
     connections = Map.copyOf(connections);
@@ -132,79 +121,78 @@ public record InfraBindings(
   }
 
   /**
-   * @param secretData a Secret's data, empty when it does not exist or could not be read
-   * @param unreadable why a Secret could not be read (never seen, and the last read failed or was
-   *     refused), empty when it was read
+   * @param secretData a Secret's data, empty when it does not exist; throws {@link Unreadable} when
+   *     it could not be read (never seen, and the last read failed or was refused)
    * @param allowInsecureTls the operator accepts kubeconfigs that relax TLS
    */
   public static InfraBindings of(
       Collection<KubevirtCluster> kubevirtClusters,
       Function<SecretRef, Optional<Map<String, byte[]>>> secretData,
-      Function<SecretRef, Optional<String>> unreadable,
       boolean allowInsecureTls) {
-    Map<String, String> kubeconfigs = new TreeMap<>();
-    Map<String, Set<SecretRef>> secretsOf = new TreeMap<>();
-    Map<Target, Set<GuestClusterRef>> clusters = new LinkedHashMap<>();
-    Map<Target, Set<KubevirtClusterRef>> owners = new LinkedHashMap<>();
+    Map<String, Connection> connections = new TreeMap<>();
+    Map<Target, Bound> targets = new LinkedHashMap<>();
     List<Problem> problems = new ArrayList<>();
     for (KubevirtCluster kvc : sorted(kubevirtClusters)) {
-      Optional<Binding> bound = bind(kvc, secretData, unreadable, allowInsecureTls, problems);
-      if (bound.isEmpty()) {
+      Binding b = bind(kvc, secretData, allowInsecureTls, problems);
+      if (b == null) {
         continue;
       }
-      Binding b = bound.get();
       String id = connectionKey(b.kubeconfig());
-      kubeconfigs.put(id, b.kubeconfig());
-      secretsOf.computeIfAbsent(id, k -> new LinkedHashSet<>()).add(b.secret());
-      Target target = new Target(id, b.namespace());
-      clusters
-          .computeIfAbsent(target, k -> new TreeSet<>(Comparator.comparing(Object::toString)))
-          .add(new GuestClusterRef(b.ref().namespace(), b.cluster()));
-      owners.computeIfAbsent(target, k -> new TreeSet<>()).add(b.ref());
+      connections
+          .computeIfAbsent(
+              id,
+              k ->
+                  new Connection(
+                      k,
+                      b.kubeconfig(),
+                      allowInsecureTls
+                          && !GuestClients.kubeconfigViolations(b.kubeconfig(), false).isEmpty(),
+                      new LinkedHashSet<>()))
+          .secrets()
+          .add(b.secret());
+      Bound bound =
+          targets.computeIfAbsent(
+              new Target(id, b.namespace()),
+              t ->
+                  new Bound(
+                      new TreeSet<>(Comparator.comparing(Object::toString)), new ArrayList<>()));
+      bound.clusters().add(new GuestClusterRef(b.ref().getNamespace(), b.cluster()));
+      bound.kubevirtClusters().add(b.ref());
     }
-    Map<String, Connection> connections = new LinkedHashMap<>();
-    kubeconfigs.forEach(
-        (id, yaml) ->
-            connections.put(
-                id,
-                new Connection(
-                    id,
-                    yaml,
-                    allowInsecureTls && !GuestClients.kubeconfigViolations(yaml, false).isEmpty(),
-                    secretsOf.get(id))));
-    Map<Target, Bound> targets = new LinkedHashMap<>();
-    clusters.forEach((t, c) -> targets.put(t, new Bound(c, owners.get(t))));
     return new InfraBindings(connections, targets, problems);
   }
 
   /** What one KubevirtCluster binds: its Cluster to the kubeconfig and namespace of its Secret. */
   private record Binding(
-      KubevirtClusterRef ref,
+      V1ObjectReference ref,
       SecretRef secret,
       String cluster,
       String kubeconfig,
       String namespace) {}
 
   /**
-   * @return what the KubevirtCluster binds; empty when it names no Secret, or when it cannot be
-   *     used (then its problem is added to {@code problems})
+   * @return what the KubevirtCluster binds; null when it names no Secret, or when it cannot be used
+   *     (then its problem is added to {@code problems})
    */
-  private static Optional<Binding> bind(
+  private static Binding bind(
       KubevirtCluster kvc,
       Function<SecretRef, Optional<Map<String, byte[]>>> secretData,
-      Function<SecretRef, Optional<String>> unreadable,
       boolean allowInsecureTls,
       List<Problem> problems) {
     Optional<SecretRef> secret = secretOf(kvc);
     if (secret.isEmpty()) {
-      return Optional.empty(); // its VMIs run in the management cluster: not external infra
+      return null; // its VMIs run in the management cluster: not external infra
     }
-    KubevirtClusterRef ref =
-        new KubevirtClusterRef(
-            kvc.getMetadata().getNamespace(),
-            kvc.getMetadata().getName(),
-            kvc.getMetadata().getUid());
-    Optional<String> cluster = ownerCluster(kvc.getMetadata());
+    V1ObjectMeta meta = kvc.getMetadata();
+    V1ObjectReference ref =
+        new V1ObjectReference()
+            .apiVersion(CapkApi.GROUP + "/" + CapkApi.VERSION)
+            .kind(CapkApi.KUBEVIRT_CLUSTER_KIND)
+            .namespace(meta.getNamespace())
+            .name(meta.getName())
+            .uid(meta.getUid());
+    String kvcName = meta.getNamespace() + "/" + meta.getName();
+    Optional<String> cluster = ownerCluster(meta);
     if (cluster.isEmpty()) {
       return refuse(
           problems,
@@ -212,19 +200,20 @@ public record InfraBindings(
               ref,
               InfraEventReasons.CLUSTER_OWNER_MISSING,
               "KubevirtCluster "
-                  + ref
+                  + kvcName
                   + " has no owner reference to a Cluster ("
                   + ClusterApi.GROUP
                   + "): its infra cluster is not used until Cluster API sets it"));
     }
-    Optional<Map<String, byte[]>> data = secretData.apply(secret.get());
-    String what = "infra Secret " + secret.get() + " of KubevirtCluster " + ref;
+    String what = "infra Secret " + secret.get() + " of KubevirtCluster " + kvcName;
+    Optional<Map<String, byte[]>> data;
+    try {
+      data = secretData.apply(secret.get());
+    } catch (Unreadable e) {
+      return refuse(problems, invalid(ref, what + " could not be read: " + e.getMessage()));
+    }
     if (data.isEmpty()) {
-      Optional<String> why = unreadable.apply(secret.get());
-      return refuse(
-          problems,
-          invalid(
-              ref, what + (why.isPresent() ? " could not be read: " + why.get() : " not found")));
+      return refuse(problems, invalid(ref, what + " not found"));
     }
     byte[] raw = data.get().get(CapkApi.INFRA_SECRET_KUBECONFIG_KEY);
     if (raw == null || raw.length == 0) {
@@ -241,7 +230,7 @@ public record InfraBindings(
     byte[] nsRaw = data.get().get(CapkApi.INFRA_SECRET_NAMESPACE_KEY);
     String namespace =
         nsRaw == null || nsRaw.length == 0
-            ? ref.namespace()
+            ? meta.getNamespace()
             : new String(nsRaw, StandardCharsets.UTF_8).trim();
     if (!namespace.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?") || namespace.length() > 63) {
       return refuse(
@@ -250,16 +239,16 @@ public record InfraBindings(
               ref,
               what + ": key '" + CapkApi.INFRA_SECRET_NAMESPACE_KEY + "' is not a namespace name"));
     }
-    return Optional.of(new Binding(ref, secret.get(), cluster.get(), kubeconfig, namespace));
+    return new Binding(ref, secret.get(), cluster.get(), kubeconfig, namespace);
   }
 
-  private static Problem invalid(KubevirtClusterRef ref, String message) {
+  private static Problem invalid(V1ObjectReference ref, String message) {
     return new Problem(ref, InfraEventReasons.INFRA_SECRET_INVALID, message);
   }
 
-  private static Optional<Binding> refuse(List<Problem> problems, Problem problem) {
+  private static Binding refuse(List<Problem> problems, Problem problem) {
     problems.add(problem);
-    return Optional.empty();
+    return null;
   }
 
   /** The Cluster API Cluster among the owners, as CAPK's util.GetOwnerCluster finds it. */

@@ -1,13 +1,11 @@
 package dev.capk.vmieviction.manager;
 
-import dev.capk.vmieviction.api.capk.CapkApi;
+import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.infra.BoundTenants;
 import dev.capk.vmieviction.infra.InfraBindings;
-import dev.capk.vmieviction.infra.InfraBindings.KubevirtClusterRef;
-import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
 import dev.capk.vmieviction.infra.InfraBindings.Target;
 import dev.capk.vmieviction.infra.InfraEventReasons;
 import dev.capk.vmieviction.kube.ApiStatus;
@@ -29,7 +27,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
@@ -76,12 +73,14 @@ final class ExternalInfraController implements ManagedController {
   private final Controller workers;
   private final Map<String, InfraConnection> connections = new HashMap<>();
   private final Map<Target, Running> pipelines = new ConcurrentHashMap<>();
-  private final Map<String, Reported> reported = new ConcurrentHashMap<>();
+
+  /** The message last told per KubevirtCluster and reason, forgotten after REPORT_AGAIN. */
+  private final Map<String, String> reported =
+      CacheBuilder.newBuilder().expireAfterWrite(REPORT_AGAIN).<String, String>build().asMap();
+
   private final Map<Target, Deque<Long>> failures = new ConcurrentHashMap<>();
 
   private boolean stopped;
-
-  private record Reported(String message, long atNanos) {}
 
   /** A pipeline running for one target, in a runtime of its own, and what is bound there. */
   private record Running(
@@ -168,34 +167,18 @@ final class ExternalInfraController implements ManagedController {
       return;
     }
     List<KubevirtCluster> all = shared.management().kubevirtClusters();
-    Set<SecretRef> referenced = InfraBindings.referencedSecrets(all);
-    secrets.retain(referenced);
-    Map<SecretRef, Optional<Map<String, byte[]>>> data = new HashMap<>();
-    Map<SecretRef, String> unreadable = new HashMap<>();
-    for (SecretRef ref : referenced) {
-      try {
-        data.put(ref, secrets.data(ref));
-      } catch (InfraSecretWatches.Unreadable e) {
-        // Never read: a problem of its KubevirtClusters only; the next pass reads again.
-        data.put(ref, Optional.empty());
-        unreadable.put(ref, e.getMessage());
-      }
-    }
+    secrets.retain(InfraBindings.referencedSecrets(all));
+    // A Secret never read is a problem of its KubevirtClusters only; the next pass reads again.
     InfraBindings bindings =
-        InfraBindings.of(
-            all,
-            data::get,
-            ref -> Optional.ofNullable(unreadable.get(ref)),
-            shared.options().allowInsecureGuestTls);
+        InfraBindings.of(all, secrets::data, shared.options().allowInsecureGuestTls);
     List<InfraBindings.Problem> problems = new ArrayList<>(bindings.problems());
-    syncPipelines(bindings, openConnections(bindings, problems));
+    openConnections(bindings, problems);
+    syncPipelines(bindings);
     reportProblems(problems);
   }
 
-  /** One connection per distinct kubeconfig; returns the ids of the unusable ones. */
-  private Set<String> openConnections(
-      InfraBindings bindings, List<InfraBindings.Problem> problems) {
-    Set<String> unusable = new HashSet<>();
+  /** One connection per distinct kubeconfig; one that cannot be opened is left out. */
+  private void openConnections(InfraBindings bindings, List<InfraBindings.Problem> problems) {
     for (InfraBindings.Connection c : bindings.connections().values()) {
       if (connections.containsKey(c.id())) {
         continue;
@@ -209,7 +192,6 @@ final class ExternalInfraController implements ManagedController {
         }
         log.info("infra connection opened infra=\"{}\"", c.displayName());
       } catch (InfraConnection.Unusable e) {
-        unusable.add(c.id());
         String why = c.displayName() + ": " + e.getMessage();
         bindings.targets().entrySet().stream()
             .filter(t -> t.getKey().connectionId().equals(c.id()))
@@ -220,16 +202,15 @@ final class ExternalInfraController implements ManagedController {
                         new InfraBindings.Problem(k, InfraEventReasons.INFRA_SECRET_INVALID, why)));
       }
     }
-    return unusable;
   }
 
   /**
-   * Pipelines: stop what is no longer bound, start what is new, rebind the others; then close the
-   * connections no pipeline uses.
+   * Pipelines: stop what is no longer bound (or whose connection could not be opened), start what
+   * is new, rebind the others; then close the connections no pipeline uses.
    */
-  private void syncPipelines(InfraBindings bindings, Set<String> unusable) {
+  private void syncPipelines(InfraBindings bindings) {
     for (Target t : Set.copyOf(pipelines.keySet())) {
-      if (!bindings.targets().containsKey(t) || unusable.contains(t.connectionId())) {
+      if (!bindings.targets().containsKey(t) || !connections.containsKey(t.connectionId())) {
         stop(pipelines.remove(t));
         failures.remove(t);
       }
@@ -238,19 +219,14 @@ final class ExternalInfraController implements ManagedController {
         .targets()
         .forEach(
             (t, bound) -> {
-              if (unusable.contains(t.connectionId())) {
+              if (!connections.containsKey(t.connectionId())) {
                 return;
               }
-              List<V1ObjectReference> kvcs =
-                  bound.kubevirtClusters().stream()
-                      .sorted()
-                      .map(ExternalInfraController::reference)
-                      .toList();
               Running running = pipelines.get(t);
               if (running == null) {
-                start(t, connections.get(t.connectionId()), bound, kvcs);
+                start(t, connections.get(t.connectionId()), bound);
               } else {
-                rebind(running, bound, kvcs);
+                rebind(running, bound);
               }
             });
     for (String id : Set.copyOf(connections.keySet())) {
@@ -264,14 +240,11 @@ final class ExternalInfraController implements ManagedController {
   }
 
   /** No lease of its own: it runs under this controller's. */
-  private void start(
-      Target t,
-      InfraConnection connection,
-      InfraBindings.Bound bound,
-      List<V1ObjectReference> kvcs) {
+  private void start(Target t, InfraConnection connection, InfraBindings.Bound bound) {
     String name = connection.name + " namespace " + t.namespace();
     BoundTenants tenants = new BoundTenants(name, bound.clusters());
-    AtomicReference<List<V1ObjectReference>> kubevirtClusters = new AtomicReference<>(kvcs);
+    AtomicReference<List<V1ObjectReference>> kubevirtClusters =
+        new AtomicReference<>(bound.kubevirtClusters());
     InfraPipeline pipeline =
         new InfraPipeline(
             t.namespace(),
@@ -293,7 +266,7 @@ final class ExternalInfraController implements ManagedController {
     log.info("infra pipeline started infra=\"{}\" clusters={}", name, tenants.bound());
   }
 
-  private static void rebind(Running r, InfraBindings.Bound bound, List<V1ObjectReference> kvcs) {
+  private static void rebind(Running r, InfraBindings.Bound bound) {
     Set<GuestClusterRef> before = r.tenants().bound();
     if (!bound.clusters().equals(before)) {
       log.info("infra pipeline rebound infra=\"{}\" clusters={}", r.name(), bound.clusters());
@@ -304,14 +277,14 @@ final class ExternalInfraController implements ManagedController {
           .distinct()
           .forEach(r.pipeline()::wake);
     }
-    r.kubevirtClusters().set(kvcs);
+    r.kubevirtClusters().set(bound.kubevirtClusters());
   }
 
   /** Problems: said once per change, again after REPORT_AGAIN while they last. */
   private void reportProblems(List<InfraBindings.Problem> problems) {
     Set<String> current = new HashSet<>();
     for (InfraBindings.Problem p : problems) {
-      current.add(report(reference(p.kubevirtCluster()), p.reason(), p.message()));
+      current.add(report(p.kubevirtCluster(), p.reason(), p.message()));
     }
     reported
         .keySet()
@@ -370,14 +343,10 @@ final class ExternalInfraController implements ManagedController {
   /** Logs and events the problem, unless it was told within REPORT_AGAIN; returns its key. */
   private String report(V1ObjectReference kvc, String reason, String message) {
     String key = kvc.getNamespace() + "/" + kvc.getName() + "/" + reason;
-    long now = System.nanoTime();
-    Reported last = reported.get(key);
-    if (last != null
-        && last.message().equals(message)
-        && now - last.atNanos() < REPORT_AGAIN.toNanos()) {
+    if (message.equals(reported.get(key))) {
       return key;
     }
-    reported.put(key, new Reported(message, now));
+    reported.put(key, message);
     log.warn(
         "kubevirtcluster problem kubevirtCluster={}/{} reason={} detail=\"{}\"",
         kvc.getNamespace(),
@@ -386,14 +355,5 @@ final class ExternalInfraController implements ManagedController {
         message);
     managementEvents.record(kvc, "", true, reason, message);
     return key;
-  }
-
-  private static V1ObjectReference reference(KubevirtClusterRef ref) {
-    return new V1ObjectReference()
-        .apiVersion(CapkApi.GROUP + "/" + CapkApi.VERSION)
-        .kind(CapkApi.KUBEVIRT_CLUSTER_KIND)
-        .namespace(ref.namespace())
-        .name(ref.name())
-        .uid(ref.uid());
   }
 }

@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.manager;
 
 import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
+import dev.capk.vmieviction.infra.InfraBindings.Unreadable;
 import dev.capk.vmieviction.kube.ApiStatus;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
@@ -10,9 +11,7 @@ import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -31,13 +30,6 @@ import org.slf4j.LoggerFactory;
 final class InfraSecretWatches implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(InfraSecretWatches.class);
-
-  /** A Secret that could not be read now (no answer, 5xx...): not an answer, retried. */
-  static final class Unreadable extends Exception {
-    Unreadable(String message) {
-      super(message, null, false, false);
-    }
-  }
 
   private final ApiClient watchClient;
   private final CoreV1Api requests;
@@ -82,9 +74,7 @@ final class InfraSecretWatches implements AutoCloseable {
             UnaryOperator.identity(),
             Duration.ZERO,
             false,
-            null,
-            new LinkedHashMap<>(),
-            new ArrayList<>());
+            null);
     secret.addEach(watchClient, List.of(ref.namespace()), api);
     secret.onChange(s -> changed.run());
     secret.factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
@@ -97,7 +87,7 @@ final class InfraSecretWatches implements AutoCloseable {
    *
    * @throws Unreadable when it could not be read and never was
    */
-  Optional<Map<String, byte[]>> data(SecretRef ref) throws Unreadable {
+  Optional<Map<String, byte[]>> data(SecretRef ref) {
     Optional<Map<String, byte[]>> read;
     var w = watches.get(ref);
     if (w != null && w.hasSynced()) {

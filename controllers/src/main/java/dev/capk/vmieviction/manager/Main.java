@@ -1,7 +1,6 @@
 package dev.capk.vmieviction.manager;
 
 import dev.capk.vmieviction.logging.LogbackConfigurator;
-import java.io.PrintWriter;
 import java.util.List;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -38,15 +37,8 @@ public final class Main {
       return dev.capk.vmieviction.status.StatusCommand.run(args);
     }
     ManagerOptions options = new ManagerOptions();
-    CommandLine cli = new CommandLine(options);
     try {
-      cli.parseArgs(args);
-      if (cli.isUsageHelpRequested()) {
-        cli.usage(new PrintWriter(System.out, true));
-        return 0;
-      }
-      if (cli.isVersionHelpRequested()) {
-        cli.printVersionHelp(new PrintWriter(System.out, true));
+      if (CommandLine.printHelpIfRequested(new CommandLine(options).parseArgs(args))) {
         return 0;
       }
       validate(options);

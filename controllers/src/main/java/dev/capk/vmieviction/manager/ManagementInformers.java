@@ -102,9 +102,7 @@ public final class ManagementInformers {
           ManagementInformers::trimSecret,
           Duration.ZERO,
           true,
-          null,
-          new LinkedHashMap<>(),
-          List.of());
+          null);
   private final Kind<KubevirtCluster> kubevirtClusters =
       Kind.management(KubevirtCluster.class, "KubevirtCluster");
   private final Set<Consumer<GuestClusterRef>> kubeconfigListeners = ConcurrentHashMap.newKeySet();
@@ -168,9 +166,7 @@ public final class ManagementInformers {
             ManagementInformers::trimVmi,
             resync,
             false,
-            listFailed,
-            new LinkedHashMap<>(),
-            new ArrayList<>());
+            listFailed);
     vmis.addEach(watchClient, namespaces, InfraVmis.api(watchClient))
         .forEach(i -> i.addIndexers(Map.of(CLUSTER_INDEX, ManagementInformers::clusterName)));
     return vmis;
@@ -263,8 +259,8 @@ public final class ManagementInformers {
    *     else a refusal is an error as any
    * @param listFailed told of each failed list or watch (the informer tries again a second later);
    *     null: counted and backed off ({@link InformerFailures})
-   * @param informers filled by {@link #add}: a new, empty map
-   * @param factories filled by {@link #addEach}: a new, empty list
+   * @param informers filled by {@link #add}
+   * @param factories filled by {@link #addEach}
    */
   public record Kind<T extends KubernetesObject>(
       Class<T> type,
@@ -278,18 +274,30 @@ public final class ManagementInformers {
       List<SharedInformerFactory> factories)
       implements CachedObjects<T> {
 
+    public Kind(
+        Class<T> type,
+        String kind,
+        ListOptions selectors,
+        UnaryOperator<T> trim,
+        Duration resync,
+        boolean paced,
+        Consumer<Throwable> listFailed) {
+      this(
+          type,
+          kind,
+          selectors,
+          trim,
+          resync,
+          paced,
+          listFailed,
+          new LinkedHashMap<>(),
+          new ArrayList<>());
+    }
+
     /** A management kind: every object, trimmed, not resynced, a refused list paced. */
     static <T extends KubernetesObject> Kind<T> management(Class<T> type, String kind) {
       return new Kind<>(
-          type,
-          kind,
-          new ListOptions(),
-          ManagementInformers::trim,
-          Duration.ZERO,
-          true,
-          null,
-          new LinkedHashMap<>(),
-          List.of());
+          type, kind, new ListOptions(), ManagementInformers::trim, Duration.ZERO, true, null);
     }
 
     /** One informer per namespace ({@code namespaces} empty: all), each in a factory of its own. */
@@ -485,11 +493,7 @@ public final class ManagementInformers {
     V1ObjectMeta m = vmi.getMetadata();
     if (m != null) {
       vmi.setMetadata(
-          new V1ObjectMeta()
-              .name(m.getName())
-              .namespace(m.getNamespace())
-              .uid(m.getUid())
-              .resourceVersion(m.getResourceVersion())
+          identity(m)
               .deletionTimestamp(m.getDeletionTimestamp())
               .labels(keep(m.getLabels(), KEPT_VMI_LABELS, true))
               .annotations(keep(m.getAnnotations(), KEPT_VMI_ANNOTATIONS, false))
@@ -499,6 +503,15 @@ public final class ManagementInformers {
               .ownerReferences(null));
     }
     return vmi;
+  }
+
+  /** Name, namespace, uid and the resourceVersion that patches are guarded by. */
+  private static V1ObjectMeta identity(V1ObjectMeta m) {
+    return new V1ObjectMeta()
+        .name(m.getName())
+        .namespace(m.getNamespace())
+        .uid(m.getUid())
+        .resourceVersion(m.getResourceVersion());
   }
 
   /** The entries of {@code all} under {@code keys}; null when none (the cheapest empty map). */
@@ -524,12 +537,7 @@ public final class ManagementInformers {
   static V1Secret trimSecret(V1Secret secret) {
     V1ObjectMeta m = secret.getMetadata();
     if (m != null) {
-      secret.setMetadata(
-          new V1ObjectMeta()
-              .name(m.getName())
-              .namespace(m.getNamespace())
-              .uid(m.getUid())
-              .resourceVersion(m.getResourceVersion()));
+      secret.setMetadata(identity(m));
     }
     Map<String, byte[]> data = secret.getData();
     byte[] value = data == null ? null : data.get(ClusterApi.KUBECONFIG_SECRET_KEY);

@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
-import dev.capk.vmieviction.infra.InfraBindings.KubevirtClusterRef;
 import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
 import dev.capk.vmieviction.infra.InfraBindings.Target;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
@@ -68,6 +68,15 @@ class InfraBindingsTest {
     return k;
   }
 
+  static V1ObjectReference kvcRef(String ns, String name) {
+    return new V1ObjectReference()
+        .apiVersion("infrastructure.cluster.x-k8s.io/v1alpha1")
+        .kind("KubevirtCluster")
+        .namespace(ns)
+        .name(name)
+        .uid("uid-" + name);
+  }
+
   static Map<String, byte[]> secret(String kubeconfig, String namespace) {
     Map<String, byte[]> data = new HashMap<>();
     if (kubeconfig != null) {
@@ -80,7 +89,7 @@ class InfraBindingsTest {
   }
 
   static InfraBindings bind(List<KubevirtCluster> kvcs, Map<SecretRef, Map<String, byte[]>> s) {
-    return InfraBindings.of(kvcs, r -> Optional.ofNullable(s.get(r)), r -> Optional.empty(), false);
+    return InfraBindings.of(kvcs, r -> Optional.ofNullable(s.get(r)), false);
   }
 
   @Test
@@ -117,11 +126,7 @@ class InfraBindingsTest {
     InfraBindings.Bound bound = b.targets().values().iterator().next();
     assertEquals(
         Set.of(new GuestClusterRef("a", "one"), new GuestClusterRef("b", "two")), bound.clusters());
-    assertEquals(
-        Set.of(
-            new KubevirtClusterRef("a", "one", "uid-one"),
-            new KubevirtClusterRef("b", "two", "uid-two")),
-        bound.kubevirtClusters());
+    assertEquals(List.of(kvcRef("a", "one"), kvcRef("b", "two")), bound.kubevirtClusters());
   }
 
   @Test
@@ -221,19 +226,22 @@ class InfraBindingsTest {
 
   @Test
   void aSecretThatCouldNotBeReadIsAProblemOfItsKubevirtClustersOnly() {
-    SecretRef readable = new SecretRef("a", "s");
     SecretRef refused = new SecretRef("b", "s");
     InfraBindings b =
         InfraBindings.of(
             List.of(kvc("a", "k", "k", null, "s"), kvc("b", "l", "l", null, "s")),
-            r -> r.equals(readable) ? Optional.of(secret(KUBECONFIG_1, null)) : Optional.empty(),
-            r -> r.equals(refused) ? Optional.of("not allowed (HTTP 403)") : Optional.empty(),
+            r -> {
+              if (r.equals(refused)) {
+                throw new InfraBindings.Unreadable("not allowed (HTTP 403)");
+              }
+              return Optional.of(secret(KUBECONFIG_1, null));
+            },
             false);
     assertEquals(1, b.targets().size(), "the readable one is bound");
     assertEquals(
         List.of(
             new InfraBindings.Problem(
-                new KubevirtClusterRef("b", "l", "uid-l"),
+                kvcRef("b", "l"),
                 "InfraSecretInvalid",
                 "infra Secret b/s of KubevirtCluster b/l could not be read: not allowed (HTTP 403)")),
         b.problems());
@@ -262,10 +270,7 @@ class InfraBindingsTest {
         KUBECONFIG_1.replace("certificate-authority-data: Q0E=", "insecure-skip-tls-verify: true");
     InfraBindings b =
         InfraBindings.of(
-            List.of(kvc("a", "k", "k", null, "s")),
-            r -> Optional.of(secret(insecure, null)),
-            r -> Optional.empty(),
-            true);
+            List.of(kvc("a", "k", "k", null, "s")), r -> Optional.of(secret(insecure, null)), true);
     assertEquals(1, b.targets().size());
     assertTrue(b.connections().values().iterator().next().allowsInsecureTls());
   }
