@@ -41,12 +41,10 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -446,9 +444,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
         }
         return passOf(vmiKey, step);
       } catch (DrainRefusedException e) {
-        List<String> refusals = new ArrayList<>();
-        e.refusals().forEach((reason, refused) -> refusals.add(reason + ": " + refused));
-        return DrainPass.refused(e.refusedPods().size(), refusals, e.getMessage());
+        return DrainPass.refused(e);
       } catch (GuestAccessException e) {
         throw e;
       } catch (ApiException e) {
@@ -486,42 +482,11 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     }
 
     private DrainPass passOf(String vmiKey, DrainStep step) {
-      List<String> failures = new ArrayList<>();
-      step.failed().forEach((pod, reason) -> failures.add(pod + ": " + reason));
-      Map<String, Set<String>> budgets = blockingBudgets(step);
       // While budgets refuse pods, their changes wake this drain (the retry timer stays).
-      blockedBy(
-          vmiKey,
-          client.apiClient(),
-          budgets.values().stream().flatMap(Set::stream).collect(Collectors.toSet()));
-      return new DrainPass(
-          step.complete(),
-          step.evicted(),
-          // Every pod still on the node counts, failed ones too: they have not left.
-          step.pending().size(),
-          budgets,
-          failures,
-          List.of(),
-          step.summary(),
-          step.terminating().size(),
-          step.nextTry(),
-          step.waiting().entrySet().stream()
-              .collect(
-                  Collectors.toMap(e -> e.getKey().toString(), Map.Entry::getValue, (a, b) -> a)));
-    }
-
-    /** A budget lives in its pod's namespace: named namespace/name, as kubectl users know it. */
-    private static Map<String, Set<String>> blockingBudgets(DrainStep step) {
-      Map<String, Set<String>> budgets = new LinkedHashMap<>();
-      step.blockingBudgets()
-          .forEach(
-              (pod, b) ->
-                  budgets.put(
-                      pod.toString(),
-                      b.stream()
-                          .map(name -> name.contains("/") ? name : pod.namespace() + "/" + name)
-                          .collect(Collectors.toCollection(TreeSet::new))));
-      return budgets;
+      Set<String> budgets = new TreeSet<>();
+      step.blockingBudgets().forEach((pod, b) -> budgets.addAll(DrainPass.budgetNames(pod, b)));
+      blockedBy(vmiKey, client.apiClient(), budgets);
+      return new DrainPass(step, List.of());
     }
 
     @Override
@@ -633,33 +598,11 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     }
 
     /**
-     * What one step of a guest node's drain came to, in the reconciler's terms.
-     *
-     * @param complete every pod that had to go is gone
-     * @param evicted pods evicted or deleted by the drain so far
-     * @param pending pods still on the node that have to go, failed ones included
-     * @param blockingBudgets for each blocked pod ({@code namespace/name}), the budgets that
-     *     refused it
-     * @param failures pods that cannot be evicted at all, with why
-     * @param refusals non-empty when the drain engine refused to start (kubectl's "cannot delete")
-     * @param summary one line for logs and events
-     * @param terminating the pending pods that are being deleted (a watch sees them go)
-     * @param nextTry when the next eviction of a waiting pod is due; empty when only deletions are
-     *     awaited
-     * @param podsLeft for each pod still on the node ({@code namespace/name}), why it is still
-     *     there
+     * What one step of a guest node's drain came to: the drain engine's step, and the reasons it
+     * refused to start (kubectl's "cannot delete"; empty when it did not), in the reconciler's
+     * terms.
      */
-    public record DrainPass(
-        boolean complete,
-        int evicted,
-        int pending,
-        Map<String, Set<String>> blockingBudgets,
-        List<String> failures,
-        List<String> refusals,
-        String summary,
-        int terminating,
-        Optional<Instant> nextTry,
-        Map<String, String> podsLeft) {
+    public record DrainPass(DrainStep step, List<String> refusals) {
 
       /** How many pods a message names before it only counts the others. */
       static final int NAMED_PODS = 10;
@@ -673,30 +616,74 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
        */
       static final int MAX_NAMED_TEXT = 640;
 
-      /** The drain engine refused to start (kubectl's "cannot delete"): nothing was evicted. */
-      static DrainPass refused(int pending, List<String> refusals, String summary) {
+      /** The drain engine refused to start: nothing was evicted, every refused pod is pending. */
+      static DrainPass refused(DrainRefusedException e) {
+        List<String> refusals = new ArrayList<>();
+        e.refusals().forEach((reason, pods) -> refusals.add(reason + ": " + pods));
+        List<PodRef> pods = e.refusedPods();
         return new DrainPass(
-            false,
-            0,
-            pending,
-            Map.of(),
-            List.of(),
-            refusals,
-            summary,
-            0,
-            Optional.empty(),
-            Map.of());
+            new DrainStep(
+                false,
+                0,
+                0,
+                pods,
+                pods,
+                List.of(),
+                Map.of(),
+                Map.of(),
+                Set.of(),
+                List.of(),
+                Optional.empty(),
+                Map.of()),
+            refusals);
       }
 
       public DrainPass {
-        blockingBudgets = new TreeMap<>(blockingBudgets);
-        failures = List.copyOf(failures);
         refusals = List.copyOf(refusals);
-        podsLeft = new TreeMap<>(podsLeft);
       }
 
       public boolean refused() {
         return !refusals.isEmpty();
+      }
+
+      public boolean complete() {
+        return step.complete();
+      }
+
+      public int evicted() {
+        return step.evicted();
+      }
+
+      /** Every pod still on the node that has to go counts, failed ones too: they have not left. */
+      public int pending() {
+        return step.pending().size();
+      }
+
+      public int terminating() {
+        return step.terminating().size();
+      }
+
+      public Optional<Instant> nextTry() {
+        return step.nextTry();
+      }
+
+      public String summary() {
+        return step.summary();
+      }
+
+      public Map<PodRef, Set<String>> blockingBudgets() {
+        return step.blockingBudgets();
+      }
+
+      public Map<PodRef, String> failures() {
+        return step.failed();
+      }
+
+      /** A budget lives in its pod's namespace: named namespace/name, as kubectl users know it. */
+      static Set<String> budgetNames(PodRef pod, Set<String> budgets) {
+        return budgets.stream()
+            .map(name -> name.contains("/") ? name : pod.namespace() + "/" + name)
+            .collect(Collectors.toCollection(TreeSet::new));
       }
 
       /** What stands in the way, for the event that warns at the deadline. */
@@ -705,17 +692,26 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
           return "drain refused: " + String.join("; ", refusals);
         }
         StringBuilder sb = new StringBuilder();
-        if (!blockingBudgets.isEmpty()) {
+        if (!blockingBudgets().isEmpty()) {
           sb.append("PodDisruptionBudgets ");
-          blockingBudgets.forEach(
-              (pod, budgets) ->
-                  sb.append(String.join(",", budgets)).append(" (pod ").append(pod).append(") "));
+          blockingBudgets()
+              .forEach(
+                  (pod, budgets) ->
+                      sb.append(String.join(",", budgetNames(pod, budgets)))
+                          .append(" (pod ")
+                          .append(pod)
+                          .append(") "));
         }
-        if (!failures.isEmpty()) {
-          sb.append("failed pods: ").append(String.join("; ", failures)).append(' ');
+        if (!failures().isEmpty()) {
+          sb.append("failed pods: ")
+              .append(
+                  failures().entrySet().stream()
+                      .map(f -> f.getKey() + ": " + f.getValue())
+                      .collect(Collectors.joining("; ")))
+              .append(' ');
         }
         if (sb.length() == 0) {
-          sb.append(pending).append(" pod(s) still terminating");
+          sb.append(pending()).append(" pod(s) still terminating");
         }
         return sb.toString().trim();
       }
@@ -726,12 +722,12 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
        * when the step did not name them, or when the drain was refused.
        */
       public String stillThere() {
-        if (refused() || podsLeft.isEmpty()) {
+        if (refused() || step.waiting().isEmpty()) {
           return blockers();
         }
         StringBuilder sb = new StringBuilder();
         int named = 0;
-        for (Map.Entry<String, String> pod : podsLeft.entrySet()) {
+        for (Map.Entry<PodRef, String> pod : step.waiting().entrySet()) {
           String why = pod.getValue();
           String one =
               pod.getKey()
@@ -745,7 +741,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
           sb.append(named > 0 ? "; " : "").append(one);
           named++;
         }
-        int more = Math.max(pending, podsLeft.size()) - named;
+        int more = Math.max(pending(), step.waiting().size()) - named;
         if (more > 0) {
           sb.append("; and ").append(more).append(" more");
         }

@@ -44,7 +44,7 @@ class PatchesTest {
   @Test
   void blockersNameTheBudgetsAndPods() {
     DrainPass p =
-        new DrainPass(
+        DrainPassTest.pass(
             false,
             0,
             2,
@@ -59,7 +59,7 @@ class PatchesTest {
     assertTrue(p.blockers().contains("ns/db-0"), p.blockers());
     assertEquals(
         "2 pod(s) still terminating",
-        new DrainPass(
+        DrainPassTest.pass(
                 false, 0, 2, Map.of(), List.of(), List.of(), "s", 0, Optional.empty(), Map.of())
             .blockers());
   }

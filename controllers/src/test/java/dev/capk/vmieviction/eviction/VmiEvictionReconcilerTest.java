@@ -307,7 +307,7 @@ class VmiEvictionReconcilerTest {
     evacuating("vm-1");
     guest.node = Optional.of(node("vm-1", "kubevirt://vm-1", false, "True"));
     guest.passes.add(
-        new DrainPass(
+        DrainPassTest.pass(
             false,
             0,
             1,
@@ -329,7 +329,7 @@ class VmiEvictionReconcilerTest {
     evacuating("vm-1");
     guest.node = Optional.of(node("vm-1", "kubevirt://vm-1", false, "True"));
     guest.passes.add(
-        new DrainPass(
+        DrainPassTest.pass(
             false,
             2,
             1,
@@ -647,7 +647,7 @@ class VmiEvictionReconcilerTest {
     evacuating("vm-1");
     guest.node = Optional.of(node("vm-1", null, false, "True"));
     guest.passes.add(
-        new DrainPass(
+        DrainPassTest.pass(
             false,
             0,
             2,
@@ -678,7 +678,7 @@ class VmiEvictionReconcilerTest {
     evacuating("vm-1");
     guest.node = Optional.of(node("vm-1", null, false, "True"));
     guest.passes.add(
-        new DrainPass(
+        DrainPassTest.pass(
             false,
             1,
             2,
@@ -710,7 +710,7 @@ class VmiEvictionReconcilerTest {
     evacuating("vm-1");
     guest.node = Optional.of(node("vm-1", null, false, "True"));
     guest.passes.add(
-        new DrainPass(
+        DrainPassTest.pass(
             false,
             0,
             1,
@@ -1047,7 +1047,7 @@ class VmiEvictionReconcilerTest {
     evacuating("vm-1");
     guest.node = Optional.of(node("vm-1", null, false, "True"));
     guest.passes.add(
-        new DrainPass(
+        DrainPassTest.pass(
             false,
             0,
             1,
@@ -1192,12 +1192,12 @@ class VmiEvictionReconcilerTest {
   // ---------------------------------------------------------------------------------------------
 
   static DrainPass complete() {
-    return new DrainPass(
+    return DrainPassTest.pass(
         true, 3, 0, Map.of(), List.of(), List.of(), "3 evicted", 0, Optional.empty(), Map.of());
   }
 
   static DrainPass blocked(String pod, String budget) {
-    return new DrainPass(
+    return DrainPassTest.pass(
         false,
         0,
         1,
