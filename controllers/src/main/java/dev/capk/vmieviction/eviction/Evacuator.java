@@ -362,8 +362,8 @@ final class Evacuator {
     r.pass = pass;
     c.metrics.drainStep(Duration.between(stepStart, c.clock.instant()));
     c.metrics.evictions(
-        EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.blockingBudgets().size());
-    c.metrics.evictions(EvictionMetrics.EvictionResult.ERROR, pass.failures().size());
+        EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.step().blockingBudgets().size());
+    c.metrics.evictions(EvictionMetrics.EvictionResult.ERROR, pass.step().failed().size());
     c.succeeded(r.key);
     // The drain's waits are looked at again at every step: told once per change.
     String wait = r.uid() + "/" + DrainStartTime.format(r.start) + "/drain";
@@ -382,8 +382,8 @@ final class Evacuator {
           pass.pending() + " pod(s) left: " + pass.blockers(),
           c.settings.retryInterval());
     }
-    if (pass.complete()) {
-      c.metrics.evictions(EvictionMetrics.EvictionResult.EVICTED, pass.evicted());
+    if (pass.step().complete()) {
+      c.metrics.evictions(EvictionMetrics.EvictionResult.EVICTED, pass.step().evicted());
       // The delete first, the events after it: nothing stands between the last pod leaving and
       // the VMI's deletion but the delete request itself.
       return new StepOutcome.Delete(Outcome.DRAINED);
@@ -396,20 +396,26 @@ final class Evacuator {
     Instant now = c.clock.instant();
     // The next step: when a waiting pod is due again; pods leaving wake it earlier (the watch).
     Duration next =
-        pass.nextTry()
+        pass.step()
+            .nextTry()
             .map(t -> Duration.between(now, t))
             .filter(d -> d.compareTo(c.settings.retryInterval()) < 0)
             .orElse(c.settings.retryInterval());
     log.atLevel(
             waits.level(
-                wait, List.of(r.nodeName(), pass.pending(), pass.terminating(), pass.blockers())))
+                wait,
+                List.of(
+                    r.nodeName(),
+                    pass.pending(),
+                    pass.step().terminating().size(),
+                    pass.blockers())))
         .log(
             "guest node not drained yet vmi={} cluster={} node={} pending={} terminating={} blockers=\"{}\" next={} deadline={}",
             r.key,
             r.guest.cluster(),
             r.nodeName(),
             pass.pending(),
-            pass.terminating(),
+            pass.step().terminating().size(),
             pass.blockers(),
             next,
             DrainStartTime.format(r.deadline.at()));
@@ -417,7 +423,7 @@ final class Evacuator {
     // terminate are a drain's normal course, as kubectl's retries are: a warning only once the
     // drain has waited longer than the retry interval, or when an eviction failed.
     boolean waitedLong = !now.isBefore(r.e.drainBegan.plus(c.settings.retryInterval()));
-    if (waitedLong || !pass.failures().isEmpty()) {
+    if (waitedLong || !pass.step().failed().isEmpty()) {
       c.events.warning(
           r.vmi,
           EventReasons.DRAIN_BLOCKED,
@@ -430,7 +436,7 @@ final class Evacuator {
               + "; VMI deleted anyway at "
               + DrainStartTime.format(r.deadline.at()));
     }
-    if (waitedLong && !pass.blockingBudgets().isEmpty()) {
+    if (waitedLong && !pass.step().blockingBudgets().isEmpty()) {
       r.guest.nodeEvent(
           r.node, true, EventReasons.DRAIN_BLOCKED, "Drain blocked: " + pass.blockers());
     }
@@ -479,7 +485,7 @@ final class Evacuator {
     if (outcome == Outcome.DRAINED) {
       // One event says both (drained, then deleted): VMIDeleted would repeat it.
       String then = deleted ? "; VMI deleted " + DELETED_SO_THAT : "";
-      Told.DRAINED.to(c.events, r.vmi, r.key, r.nodeName(), r.pass.summary(), then);
+      Told.DRAINED.to(c.events, r.vmi, r.key, r.nodeName(), r.pass.step().summary(), then);
       r.guest.nodeEvent(
           r.node,
           false,

@@ -35,7 +35,6 @@ import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -646,37 +645,9 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
         return !refusals.isEmpty();
       }
 
-      public boolean complete() {
-        return step.complete();
-      }
-
-      public int evicted() {
-        return step.evicted();
-      }
-
       /** Every pod still on the node that has to go counts, failed ones too: they have not left. */
       public int pending() {
         return step.pending().size();
-      }
-
-      public int terminating() {
-        return step.terminating().size();
-      }
-
-      public Optional<Instant> nextTry() {
-        return step.nextTry();
-      }
-
-      public String summary() {
-        return step.summary();
-      }
-
-      public Map<PodRef, Set<String>> blockingBudgets() {
-        return step.blockingBudgets();
-      }
-
-      public Map<PodRef, String> failures() {
-        return step.failed();
       }
 
       /** A budget lives in its pod's namespace: named namespace/name, as kubectl users know it. */
@@ -692,9 +663,9 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
           return "drain refused: " + String.join("; ", refusals);
         }
         StringBuilder sb = new StringBuilder();
-        if (!blockingBudgets().isEmpty()) {
+        if (!step.blockingBudgets().isEmpty()) {
           sb.append("PodDisruptionBudgets ");
-          blockingBudgets()
+          step.blockingBudgets()
               .forEach(
                   (pod, budgets) ->
                       sb.append(String.join(",", budgetNames(pod, budgets)))
@@ -702,10 +673,10 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
                           .append(pod)
                           .append(") "));
         }
-        if (!failures().isEmpty()) {
+        if (!step.failed().isEmpty()) {
           sb.append("failed pods: ")
               .append(
-                  failures().entrySet().stream()
+                  step.failed().entrySet().stream()
                       .map(f -> f.getKey() + ": " + f.getValue())
                       .collect(Collectors.joining("; ")))
               .append(' ');
