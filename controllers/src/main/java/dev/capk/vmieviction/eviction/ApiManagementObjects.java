@@ -63,35 +63,30 @@ public final class ApiManagementObjects implements ManagementObjects {
   public MachineContract.Facts read(VirtualMachineInstance vmi) throws GuestAccessException {
     GuestClusterRef ref = namespaces.clusterOf(vmi);
     String ns = ref.namespace();
-    String clusterName = ns + "/" + ref.name();
     List<String> unavailable = new ArrayList<>();
     Optional<MachineContract.ClusterFacts> cluster =
         get(cached.clusters(), clusters, "Cluster", ns, ref.name(), unavailable)
-            .map(c -> clusterFacts(clusterName, c));
+            .map(c -> clusterFacts(ref.toString(), c));
     String kvmName = Metadata.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAME);
-    boolean unnamed = kvmName == null || kvmName.isBlank();
-    if (unnamed) {
+    Optional<KubevirtMachine> kvm = Optional.empty();
+    if (kvmName == null || kvmName.isBlank()) {
       unavailable.add("the VMI has no label " + CapkLabels.KUBEVIRT_MACHINE_NAME);
+    } else {
+      kvm =
+          get(
+              cached.kubevirtMachines(),
+              kubevirtMachines,
+              "KubevirtMachine",
+              ns,
+              kvmName,
+              unavailable);
     }
-    Optional<KubevirtMachine> kvm =
-        unnamed
-            ? Optional.empty()
-            : get(
-                cached.kubevirtMachines(),
-                kubevirtMachines,
-                "KubevirtMachine",
-                ns,
-                kvmName,
-                unavailable);
     // The Cluster API Machine among the owners (CAPI sets it on its infra machines).
     Optional<String> owner =
         kvm.map(KubevirtMachine::getMetadata).map(V1ObjectMeta::getOwnerReferences).stream()
             .flatMap(List::stream)
             .filter(o -> ClusterApi.MACHINE_KIND.equals(o.getKind()))
-            .filter(
-                o ->
-                    o.getApiVersion() != null
-                        && o.getApiVersion().startsWith(ClusterApi.GROUP + "/"))
+            .filter(o -> String.valueOf(o.getApiVersion()).startsWith(ClusterApi.GROUP + "/"))
             .map(o -> o.getName())
             .findFirst();
     if (kvm.isPresent() && owner.isEmpty()) {
@@ -104,7 +99,7 @@ public final class ApiManagementObjects implements ManagementObjects {
               .map(m -> machineFacts(ns + "/" + owner.get(), m));
     }
     return new MachineContract.Facts(
-        clusterName,
+        ref.toString(),
         cluster,
         kvm.map(
             k ->

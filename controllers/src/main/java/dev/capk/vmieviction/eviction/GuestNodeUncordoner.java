@@ -9,6 +9,7 @@ import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
+import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.kube.Metadata;
@@ -178,9 +179,7 @@ final class GuestNodeUncordoner {
       if (markOf(node) == null) {
         return NOT_OURS;
       }
-      boolean unschedulable =
-          node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
-      if (!unschedulable) {
+      if (!Cordoner.unschedulable(node)) {
         return REMOVE_MARK;
       }
       if (vmi == null

@@ -268,10 +268,6 @@ public record GuestClient(
       tokens -= Math.max(0, requests - 1);
     }
 
-    public synchronized int inFlight() {
-      return inFlight;
-    }
-
     private void refill() {
       long now = nanoTime.getAsLong();
       tokens = Math.min(limits.burst(), tokens + (now - refilledAt) / 1e9 * limits.qps());
