@@ -404,7 +404,16 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
     public DrainPass drainStep(
         String vmiKey, String nodeName, Duration requestTimeout, boolean nodeUnreachable)
         throws GuestAccessException, ApiException {
-      DrainOptions options = drainOptions(requestTimeout, nodeUnreachable);
+      DrainOptions options =
+          DrainOptions.builder()
+              .force(true)
+              .ignoreAllDaemonSets(true)
+              .deleteEmptyDirData(true)
+              .timeout(requestTimeout)
+              // An unreachable kubelet never confirms deletions: skip pods deleted long ago.
+              .skipWaitForDeleteTimeout(
+                  nodeUnreachable ? SKIP_WAIT_WHEN_UNREACHABLE : Duration.ZERO)
+              .build();
       // The watch's pods; else one list of our own, which also starts a watch not running yet.
       SteppedDrains.Pods on =
           drains.pods(
@@ -452,19 +461,6 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
       } catch (Exception e) {
         throw client.failed("draining node " + nodeName, e);
       }
-    }
-
-    private DrainOptions drainOptions(Duration requestTimeout, boolean nodeUnreachable) {
-      return DrainOptions.builder()
-          .force(true)
-          .ignoreAllDaemonSets(true)
-          .deleteEmptyDirData(true)
-          .gracePeriodSeconds(-1)
-          .timeout(requestTimeout)
-          // An unreachable kubelet never confirms deletions: do not wait for pods deleted long ago.
-          .skipWaitForDeleteTimeout(nodeUnreachable ? SKIP_WAIT_WHEN_UNREACHABLE : Duration.ZERO)
-          .maxConcurrentEvictions(DrainOptions.DEFAULT_MAX_CONCURRENT_EVICTIONS)
-          .build();
     }
 
     private GuestAccessException denied(String nodeName, DrainStep step) {
