@@ -96,17 +96,7 @@ final class ExternalInfraBench extends Bench {
     List<AutoCloseable> watches = new ArrayList<>();
     try {
       for (RealisticVmis.Numbered site : sites) {
-        watches.add(
-            site.api()
-                .watchResuming(
-                    site.path(),
-                    (type, vmi, at) -> {
-                      if ("DELETED".equals(type)
-                          || RawKube.str(vmi, "metadata", "deletionTimestamp") != null) {
-                        deletedAt.putIfAbsent(RawKube.str(vmi, "metadata", "name"), at);
-                      }
-                    },
-                    () -> {}));
+        watches.add(site.api().watchResuming(site.path(), RawKube::deleted, deletedAt, () -> {}));
       }
       progress("external: reaction latency, %d samples per infra cluster", samples);
       return RealisticVmis.reactionTimes(sites, INFRA_NODE, deletedAt, warmup, samples, 100);

@@ -58,13 +58,13 @@ final class HeadOfLineBench extends Bench {
   private final List<Vm> vms = new ArrayList<>();
 
   /**
-   * By VMI name, when (nanoTime seconds) our patch setting {@code status.evacuationNodeName}
-   * returned, and when this JVM's watch saw the VMI deleted; by pod name, when it saw the pod gone.
+   * By VMI name, when (nanoTime) our patch setting {@code status.evacuationNodeName} returned, and
+   * when this JVM's watch saw the VMI deleted; by pod name, when it saw the pod gone.
    */
-  private final Map<String, Double> markedAt = new ConcurrentHashMap<>();
+  private final Map<String, Long> markedAt = new ConcurrentHashMap<>();
 
-  private final Map<String, Double> deletedAt = new ConcurrentHashMap<>();
-  private final Map<String, Double> podGoneAt = new ConcurrentHashMap<>();
+  private final Map<String, Long> deletedAt = new ConcurrentHashMap<>();
+  private final Map<String, Long> podGoneAt = new ConcurrentHashMap<>();
 
   /** The drain start annotation last seen on each VMI before its deletion. */
   private final Map<String, String> drainStart = new ConcurrentHashMap<>();
@@ -150,27 +150,23 @@ final class HeadOfLineBench extends Bench {
       watches.add(
           infraApi.watchResuming(
               "/apis/kubevirt.io/v1/virtualmachineinstances",
-              (type, vmi, at) -> {
+              (type, vmi) -> {
+                // Also notes the drain start each VMI shows before its deletion.
                 String name = RawKube.str(vmi, "metadata", "name");
                 String start = RawKube.str(vmi, "metadata", "annotations", DRAIN_START_TIME);
                 if (start != null && !deletedAt.containsKey(name)) {
                   drainStart.put(name, start);
                 }
-                if (type.equals("DELETED")
-                    || RawKube.str(vmi, "metadata", "deletionTimestamp") != null) {
-                  deletedAt.putIfAbsent(name, at / 1e9);
-                }
+                return RawKube.deleted(type, vmi);
               },
+              deletedAt,
               vmiWatchResumes::incrementAndGet));
       for (RawKube guest : guestApis) {
         watches.add(
             guest.watchResuming(
                 "/api/v1/namespaces/" + GUEST_NAMESPACE + "/pods",
-                (type, pod, at) -> {
-                  if (type.equals("DELETED")) {
-                    podGoneAt.putIfAbsent(RawKube.str(pod, "metadata", "name"), at / 1e9);
-                  }
-                },
+                (type, pod) -> type.equals("DELETED"),
+                podGoneAt,
                 podWatchResumes::incrementAndGet));
       }
       List<String> flags =
@@ -313,7 +309,7 @@ final class HeadOfLineBench extends Bench {
         32,
         i -> {
           RealisticVmis.mark(infraApi, batch.get(i).ns(), batch.get(i).name(), INFRA_NODE);
-          markedAt.put(batch.get(i).name(), System.nanoTime() / 1e9);
+          markedAt.put(batch.get(i).name(), System.nanoTime());
         });
     double marking = secondsSince(t0);
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -359,11 +355,17 @@ final class HeadOfLineBench extends Bench {
   }
 
   /** The latest of {@code at}'s values for the VM's pods (by name), NaN unless all are known. */
-  private static double lastOfPods(Vm vm, Map<String, Double> at) {
+  private static double lastOfPods(Vm vm, ToDoubleFunction<String> at) {
     return IntStream.range(0, vm.pods())
-        .mapToDouble(j -> at.getOrDefault(vm.name() + "-" + j, Double.NaN))
+        .mapToDouble(j -> at.applyAsDouble(vm.name() + "-" + j))
         .max()
         .orElse(Double.NaN);
+  }
+
+  /** {@code at}'s nanoTime of {@code key} in seconds, NaN if none. */
+  private static double seen(Map<String, Long> at, String key) {
+    Long t = at.get(key);
+    return t == null ? Double.NaN : t / 1e9;
   }
 
   private void write(int tenants) {
@@ -383,11 +385,12 @@ final class HeadOfLineBench extends Bench {
         vm -> evacuations.getOrDefault(vm.name(), AuditLog.Evacuation.NONE).marked();
     ToDoubleFunction<Vm> deleteRequested =
         vm -> evacuations.getOrDefault(vm.name(), AuditLog.Evacuation.NONE).deleteRequested();
-    ToDoubleFunction<Vm> podsRemoved = vm -> lastOfPods(vm, podRemoved);
+    ToDoubleFunction<Vm> podsRemoved =
+        vm -> lastOfPods(vm, n -> podRemoved.getOrDefault(n, Double.NaN));
     // The same as this JVM's watches saw them, in nanoTime seconds.
-    ToDoubleFunction<Vm> markedSeen = vm -> markedAt.getOrDefault(vm.name(), Double.NaN);
-    ToDoubleFunction<Vm> deletedSeen = vm -> deletedAt.getOrDefault(vm.name(), Double.NaN);
-    ToDoubleFunction<Vm> podsGoneSeen = vm -> lastOfPods(vm, podGoneAt);
+    ToDoubleFunction<Vm> markedSeen = vm -> seen(markedAt, vm.name());
+    ToDoubleFunction<Vm> deletedSeen = vm -> seen(deletedAt, vm.name());
+    ToDoubleFunction<Vm> podsGoneSeen = vm -> lastOfPods(vm, n -> seen(podGoneAt, n));
     Stats alone = times(Kind.ALONE, markedStored, deleteRequested, 1);
     Stats free = times(Kind.FREE, markedStored, deleteRequested, 1);
     Stats reactionFree = times(Kind.FREE, podsRemoved, deleteRequested, 1000);

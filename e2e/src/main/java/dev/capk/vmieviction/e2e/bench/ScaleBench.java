@@ -49,33 +49,29 @@ final class ScaleBench extends Bench {
   }
 
   /** A controller JVM to measure: its environment and flags; {@code label} names it. */
-  record JvmConfig(String label, Map<String, String> env, List<String> flags) {
-    /** "NAME=value ... -flag ...": leading NAME=value tokens are environment, the rest flags. */
-    static JvmConfig parse(String spec) {
-      Map<String, String> env = new LinkedHashMap<>();
-      List<String> flags = new ArrayList<>();
-      for (String token : spec.trim().split("\\s+")) {
-        if (flags.isEmpty() && token.matches("[A-Z_][A-Z0-9_]*=.*")) {
-          env.put(token.substring(0, token.indexOf('=')), token.substring(token.indexOf('=') + 1));
-        } else if (!token.isEmpty()) {
-          flags.add(token);
-        }
-      }
-      return new JvmConfig(ControllerJar.describe(env, flags), env, flags);
-    }
-  }
+  record JvmConfig(String label, Map<String, String> env, List<String> flags) {}
 
   /**
    * The Deployment's JVM first; then any given by {@code -Dbench.scale.jvms="A|B"} (each "NAME=v
-   * ... -flags ..."), measured the same way in the same run, e.g. the flags before a change.
+   * ... -flags ...": leading NAME=value tokens are environment), measured the same way in the same
+   * run, e.g. the flags before a change.
    */
   static List<JvmConfig> configs() {
     List<JvmConfig> configs = new ArrayList<>();
     configs.add(
         new JvmConfig(ControllerJar.describeDeployed(), ControllerJar.ENV, ControllerJar.JVM));
     for (String spec : System.getProperty("bench.scale.jvms", "").split("\\|")) {
+      Map<String, String> env = new LinkedHashMap<>();
+      List<String> flags = new ArrayList<>();
+      for (String t : spec.strip().split("\\s+")) {
+        if (flags.isEmpty() && t.matches("[A-Z_][A-Z0-9_]*=.*")) {
+          env.put(t.split("=", 2)[0], t.split("=", 2)[1]);
+        } else if (!t.isEmpty()) {
+          flags.add(t);
+        }
+      }
       if (!spec.isBlank()) {
-        configs.add(JvmConfig.parse(spec));
+        configs.add(new JvmConfig(ControllerJar.describe(env, flags), env, flags));
       }
     }
     return configs;
@@ -222,11 +218,8 @@ final class ScaleBench extends Bench {
     try (AutoCloseable w =
         guestApi.watchResuming(
             "/api/v1/nodes",
-            (type, node, at) -> {
-              if ("true".equals(RawKube.str(node, "spec", "unschedulable"))) {
-                cordonedAt.putIfAbsent(RawKube.str(node, "metadata", "name"), at);
-              }
-            },
+            (type, node) -> "true".equals(RawKube.str(node, "spec", "unschedulable")),
+            cordonedAt,
             () -> {})) {
       progress("scale: reaction latency, %d samples (after %d untimed)", samples, warmup);
       // One evacuation at a time: the next starts after this one's drain and delete.
