@@ -158,7 +158,7 @@ final class MigrationBench extends Bench {
             "bench-migration-poll", 250, () -> peak.accumulateAndGet(unfinished(w), Math::max))) {
       d = w.drain(controllerPid, false, null);
     }
-    Map<String, String> uidsAfter = w.uids();
+    Map<String, String> uidsAfter = w.vmis("metadata", "uid");
     Map<String, String> nodesAfter = w.vmis("status", "nodeName");
     long migrated =
         d.before().keySet().stream()
