@@ -344,14 +344,11 @@ final class HeadOfLineBench extends Bench {
 
   /** Per VM of {@code kind}: ({@code to} - {@code from}) × {@code scale} where both are known. */
   private Stats times(Kind kind, ToDoubleFunction<Vm> from, ToDoubleFunction<Vm> to, double scale) {
-    List<Double> out = new ArrayList<>();
-    for (Vm vm : of(kind)) {
-      double d = (to.applyAsDouble(vm) - from.applyAsDouble(vm)) * scale;
-      if (!Double.isNaN(d)) {
-        out.add(d);
-      }
-    }
-    return Stats.of(out);
+    return Stats.of(
+        of(kind).stream()
+            .map(vm -> (to.applyAsDouble(vm) - from.applyAsDouble(vm)) * scale)
+            .filter(d -> !d.isNaN())
+            .toList());
   }
 
   /** The latest of {@code at}'s values for the VM's pods (by name), NaN unless all are known. */
@@ -585,10 +582,6 @@ final class HeadOfLineBench extends Bench {
   }
 
   private static double parseEpoch(String raw) {
-    try {
-      return AuditLog.epoch(OffsetDateTime.parse(raw).toInstant());
-    } catch (RuntimeException e) {
-      return Double.NaN;
-    }
+    return raw == null ? Double.NaN : AuditLog.epoch(OffsetDateTime.parse(raw).toInstant());
   }
 }
