@@ -85,7 +85,6 @@ final class HeadOfLineBench extends Bench {
   private RawKube infraApi;
   private Duration drainTimeout;
   private Duration lateCap;
-  private double phase2Cpu;
   private double markingSeconds;
   private String metricsText = "";
 
@@ -188,7 +187,6 @@ final class HeadOfLineBench extends Bench {
             "headofline: phase 2, %d VMIs marked at once (%d blocked, %d free); deadline %d s",
             together.size(), blockedCount, freeCount, drainTimeout.toSeconds());
         List<Long> clusterPids = clusters.stream().flatMap(k -> k.pids().stream()).toList();
-        double cpu0 = ControllerProcess.processCpuSeconds(c.pid());
         // Every 250 ms the CPU samples, every second a guest round trip (the guests in turn).
         AtomicInteger round = new AtomicInteger();
         sample(c, clusterPids);
@@ -209,7 +207,6 @@ final class HeadOfLineBench extends Bench {
           markingSeconds = evacuate(together, drainTimeout.plus(lateCap));
         }
         sample(c, clusterPids);
-        phase2Cpu = ControllerProcess.processCpuSeconds(c.pid()) - cpu0;
         try {
           metricsText = c.metrics();
         } catch (IOException e) {
@@ -460,7 +457,7 @@ final class HeadOfLineBench extends Bench {
             drainTimeout.plus(lateCap).toSeconds(),
             notDeleted,
             blocked.size() - notDeleted - lateness.size(),
-            phase2Cpu,
+            samples.get(samples.size() - 1)[2] - samples.get(0)[2],
             samples.stream().mapToDouble(s -> s[5]).max().orElse(0) / 1024,
             rtt.median(),
             rtt.max(),
