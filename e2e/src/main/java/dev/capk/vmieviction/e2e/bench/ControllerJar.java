@@ -215,7 +215,6 @@ final class ControllerJar {
     }
   }
 
-  /** The value at {@code keys} in nested YAML maps. */
   private static Object at(Object yaml, String... keys) {
     for (String k : keys) {
       yaml = ((Map<?, ?>) yaml).get(k);

@@ -199,7 +199,6 @@ final class DrainWorld {
     }
   }
 
-  /** Makes the tenants' spare guest nodes schedulable, or cordons them. */
   void spares(boolean schedulable) {
     spare.forEach((t, n) -> Bench.kubectl(t.guest(), (schedulable ? "uncordon " : "cordon ") + n));
   }

@@ -15,7 +15,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /** Benchmarks 2 and 5: infra drain throughput and the controller's requests per evacuation. */
 final class EvacuationBench extends Bench {
 
-  /** One timed drain of {@code vmis} VMIs with {@code workers}. */
   record Run(int vmis, String workers, DrainWorld.Drained d) {}
 
   @Override
@@ -78,7 +77,6 @@ final class EvacuationBench extends Bench {
     }
   }
 
-  /** The runs of each size and worker setting that ran, in order. */
   private void write(List<Run> results, List<Integer> sizes, int pods, int guestCount) {
     int target = 2 * pods + 10;
     int verdictSize = sizes.get(Math.min(1, sizes.size() - 1));

@@ -113,7 +113,6 @@ final class MigrationBench extends Bench {
     }
   }
 
-  /** UID of every guest pod of the workloads, over all guest clusters. */
   private static Set<String> podUids(DrainWorld w) throws Exception {
     Set<String> out = new HashSet<>();
     for (LocalCluster g : w.guests) {

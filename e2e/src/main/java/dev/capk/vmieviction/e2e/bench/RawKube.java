@@ -67,7 +67,6 @@ final class RawKube {
     return JsonParser.parseString(get(path)).getAsJsonObject();
   }
 
-  /** The items of the list at {@code path}. */
   List<JsonObject> items(String path) throws IOException {
     List<JsonObject> out = new ArrayList<>();
     getJson(path).getAsJsonArray("items").forEach(e -> out.add(e.getAsJsonObject()));

@@ -224,7 +224,6 @@ final class ScaleBench extends Bench {
     }
   }
 
-  /** The runs of {@code count} VMIs and {@code jvm} that got ready ({@code ready}) or not. */
   private List<MemoryRun> runsOf(int count, String jvm, boolean ready) {
     return memory.stream()
         .filter(m -> m.vmis() == count && m.jvm().equals(jvm) && ready == (m.neverReady() == null))
