@@ -59,10 +59,7 @@ final class ExternalInfraBench extends Bench {
         double syncedMs = lastSyncMs(c.log(), launched, sites.size());
         long rssKb = c.rssKb();
         long liveKb = c.liveHeapKb();
-        progress(
-            "external: ready in %.0f ms (%.2f CPU s), both infra caches synced after %.0f ms,"
-                + " RSS %d MiB after sync (live heap %d MiB)",
-            c.startupMs(), c.startupCpuSeconds(), syncedMs, rssKb / 1024, liveKb / 1024);
+        progress("external: ready in %.0f ms, RSS %d MiB after sync", c.startupMs(), rssKb / 1024);
         write(perInfra, c, syncedMs, rssKb, liveKb, latency(sites, 3, samples));
       }
     } finally {

@@ -147,7 +147,11 @@ final class ScaleBench extends Bench {
    */
   private boolean measure(int target, String name, JvmConfig config, Callable<?> meanwhile)
       throws Exception {
-    double baseline = baselineRate(guest);
+    // Requests a second the guest API server gets without the controller (kwok's heartbeats).
+    double before = Metrics.nonWatch(guest);
+    long t = System.nanoTime();
+    ControllerProcess.sleep(3000);
+    double baseline = Math.max(0, (Metrics.nonWatch(guest) - before - 1) / secondsSince(t));
     List<String> flags = List.of("--kubeconfig=" + infra.kubeconfig());
     try (ControllerProcess c =
         ControllerJar.start(
@@ -160,14 +164,6 @@ final class ScaleBench extends Bench {
       memory.add(MemoryRun.failed(target, config.label(), e));
       return false;
     }
-  }
-
-  /** Requests a second the guest API server gets without the controller (kwok's heartbeats). */
-  private static double baselineRate(LocalCluster guest) {
-    double a = Metrics.nonWatch(guest);
-    long t = System.nanoTime();
-    ControllerProcess.sleep(3000);
-    return Math.max(0, (Metrics.nonWatch(guest) - a - 1) / secondsSince(t));
   }
 
   /**
