@@ -96,17 +96,14 @@ final class CostBench extends Bench {
         many.setBudgets(withBudget);
         for (String controller : controllers) {
           for (int w : workers) {
-            many.spares(withBudget);
             try (ControllerProcess p = start(new Config(controller, withBudget, w, 1))) {
-              AuditLog.awaitQuiet(auditDir(), clusters);
-              double startup = ControllerProcess.processCpuSeconds(p.pid());
               for (int round = 1; round <= rounds; round++) {
-                if (round > 1) {
-                  many.spares(withBudget);
-                  AuditLog.awaitQuiet(auditDir(), clusters);
-                }
+                many.spares(withBudget);
+                AuditLog.awaitQuiet(auditDir(), clusters);
+                double startup =
+                    round > 1 ? Double.NaN : ControllerProcess.processCpuSeconds(p.pid());
                 Config config = new Config(controller, withBudget, w, round);
-                Run r = runOnce(many, p.pid(), config, round == 1 ? startup : Double.NaN);
+                Run r = runOnce(many, p.pid(), config, startup);
                 runs.add(r);
                 progress("cost: %s: %s", config.label(), r.d());
                 if (withBudget) {
