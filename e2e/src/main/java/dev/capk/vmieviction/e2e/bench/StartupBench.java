@@ -72,11 +72,13 @@ final class StartupBench extends Bench {
                     after,
                     true));
         // The first run through the new launcher records the archive: timed on its own.
-        archives(after, true);
+        for (Path old : archives(after)) {
+          Files.delete(old);
+        }
         kubectl(cluster, "uncordon " + node);
         Sample first = time(tools.get(2), Duration.ofMinutes(2));
         progress("startup: %s, first run (records the archive): %.2f s", op, first.wall());
-        if (archives(after, false).isEmpty()) {
+        if (archives(after).isEmpty()) {
           throw new IllegalStateException("the launcher's first run left no archive in " + after);
         }
         Map<String, List<Sample>> samples =
@@ -124,14 +126,10 @@ final class StartupBench extends Bench {
     return dir;
   }
 
-  /** The class-data archives in {@code dir}; deleted first if {@code delete}. */
-  private static List<Path> archives(Path dir, boolean delete) throws Exception {
+  /** The class-data archives in {@code dir}. */
+  private static List<Path> archives(Path dir) throws Exception {
     try (Stream<Path> files = Files.list(dir)) {
-      List<Path> out = files.filter(p -> p.toString().endsWith(".jsa")).toList();
-      for (Path p : delete ? out : List.<Path>of()) {
-        Files.delete(p);
-      }
-      return delete ? List.of() : out;
+      return files.filter(p -> p.toString().endsWith(".jsa")).toList();
     }
   }
 }
