@@ -85,7 +85,8 @@ final class DrainWorld {
       String prefix,
       int size,
       int pods,
-      boolean spares) {
+      boolean spares)
+      throws Exception {
     this.infra = infra;
     this.ns = prefix;
     this.size = size;
@@ -95,30 +96,25 @@ final class DrainWorld {
     this.holding = world.infraNodes().get(0);
     this.other = world.infraNodes().get(1);
     this.guests = guestClusters.subList(0, Math.min(guestClusters.size(), size));
-    try {
-      for (int k = 0; k < guests.size(); k++) {
-        LocalCluster guest = guests.get(k);
-        TenantCluster t = world.addTenant("t" + k, guest);
-        t.useKubeconfig(guest.kubeconfigFor(AuditLog.USER, "system:masters"));
-        if (spares) {
-          spare.put(t, prefix + "-t" + k + "-spare");
-          guest.kwokNodes().createNamed(spare.get(t), Map.of(TenantCluster.TENANT_LABEL, t.name()));
-          Bench.kubectl(guest, "cordon " + spare.get(t));
-        }
-        List<String> names = new ArrayList<>();
-        for (int i = k; i < size; i += guests.size()) {
-          names.add(prefix + "-t" + k + "-" + names.size());
-        }
-        vms.put(t, names);
-        world.addVmsOn(holding, t, "External", names.toArray(String[]::new));
-        new RawKube(guest).createNamespace(ns, false);
-        for (String node : names) {
-          deploy(t, node);
-        }
+    for (int k = 0; k < guests.size(); k++) {
+      LocalCluster guest = guests.get(k);
+      TenantCluster t = world.addTenant("t" + k, guest);
+      t.useKubeconfig(guest.kubeconfigFor(AuditLog.USER, "system:masters"));
+      if (spares) {
+        spare.put(t, prefix + "-t" + k + "-spare");
+        guest.kwokNodes().createNamed(spare.get(t), Map.of(TenantCluster.TENANT_LABEL, t.name()));
+        Bench.kubectl(guest, "cordon " + spare.get(t));
       }
-    } catch (Exception e) {
-      throw new IllegalStateException(
-          "cannot set up the world of " + size + " VMIs: " + e.getMessage(), e);
+      List<String> names = new ArrayList<>();
+      for (int i = k; i < size; i += guests.size()) {
+        names.add(prefix + "-t" + k + "-" + names.size());
+      }
+      vms.put(t, names);
+      world.addVmsOn(holding, t, "External", names.toArray(String[]::new));
+      new RawKube(guest).createNamespace(ns, false);
+      for (String node : names) {
+        deploy(t, node);
+      }
     }
     awaitSettled(holding, Map.of(), true, Duration.ofMinutes(5));
   }
