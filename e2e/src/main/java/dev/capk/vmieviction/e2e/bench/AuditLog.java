@@ -77,11 +77,6 @@ public final class AuditLog {
     }
   }
 
-  static LocalCluster.Builder audited(LocalCluster.Builder b, Path dir, String name, String rules) {
-    apiServerFlags(dir, name, rules).forEach(b::apiServerFlag);
-    return b;
-  }
-
   /** The infra kubeconfig of the controller's own identity, written to {@code file}. */
   static Path controllerKubeconfig(LocalCluster infra, Path file) throws IOException {
     return Files.writeString(file, infra.kubeconfigFor(USER, "system:masters"));

@@ -132,9 +132,11 @@ abstract class Bench {
     for (int k = -1; k < guests; k++) {
       String n = "bench-" + name + (k < 0 ? "-infra" : "-guest-" + k);
       LocalCluster.Builder b = LocalCluster.builder(n);
-      b = full ? b.withAll() : k < 0 ? b : b.withKwok();
+      builders.add(full ? b.withAll() : k < 0 ? b : b.withKwok());
       String rules = k < 0 ? infraRules : guestRules;
-      builders.add(rules == null ? b : AuditLog.audited(b, auditDir(), n, rules));
+      if (rules != null) {
+        AuditLog.apiServerFlags(auditDir(), n, rules).forEach(b::apiServerFlag);
+      }
     }
     return startAll(builders);
   }

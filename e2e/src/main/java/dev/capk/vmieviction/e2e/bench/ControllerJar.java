@@ -182,28 +182,22 @@ final class ControllerJar {
    * image's), then the extra flags.
    */
   private static void readDeployment() {
-    Object container;
+    Object yaml;
     try {
-      Path yaml = RepoPaths.root().resolve("config/manager/manager.yaml");
-      container =
-          ((List<?>)
-                  at(
-                      new Yaml().load(Files.readString(yaml)),
-                      "spec",
-                      "template",
-                      "spec",
-                      "containers"))
-              .get(0);
+      yaml =
+          new Yaml()
+              .load(Files.readString(RepoPaths.root().resolve("config/manager/manager.yaml")));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+    Object container = ((List<?>) at(yaml, "spec", "template", "spec", "containers")).get(0);
     String limit = String.valueOf(at(container, "resources", "limits", "memory"));
     if (!limit.matches("\\d+[MG]i")) {
       throw new IllegalStateException("manager.yaml: memory limit " + limit + " is not Mi or Gi");
     }
     JVM.add("-XX:MaxRAM=" + limit.replace("Mi", "m").replace("Gi", "g"));
     String options = System.getProperty("capk.bench.extraJvmFlags", "");
-    for (Object e : (List<?>) ((Map<?, ?>) container).get("env")) {
+    for (Object e : (List<?>) at(container, "env")) {
       String name = String.valueOf(at(e, "name"));
       Object value = at(e, "value");
       if (name.equals("JAVA_TOOL_OPTIONS")) {
@@ -221,7 +215,6 @@ final class ControllerJar {
     }
   }
 
-  /** The value at {@code keys} in nested YAML maps. */
   private static Object at(Object yaml, String... keys) {
     for (String k : keys) {
       yaml = ((Map<?, ?>) yaml).get(k);

@@ -43,36 +43,21 @@ final class CostBench extends Bench {
    * The controller's cost over one run of {@code vmis} evacuations (see {@link DrainWorld#drain}).
    */
   record Run(Config config, int vmis, DrainWorld.Drained d, double startupCpuSeconds) {
-    double infraRequests() {
-      return per(AuditLog.total(d.infraCalls()) - events(d.infraCalls()));
-    }
-
-    double infraEvents() {
-      return per(events(d.infraCalls()));
-    }
-
-    double guestRequests() {
-      return per(AuditLog.total(d.guestCalls()) - events(d.guestCalls()));
-    }
-
-    double guestEvents() {
-      return per(events(d.guestCalls()));
+    /**
+     * Requests per evacuation to the infra or the guest API servers: on Events (the writes, and for
+     * guest node Events the reads of a series), or all others.
+     */
+    double per(boolean infra, boolean events) {
+      return (infra ? d.infraCalls() : d.guestCalls())
+              .entrySet().stream()
+                  .filter(e -> e.getKey().endsWith(" events") == events)
+                  .mapToInt(Map.Entry::getValue)
+                  .sum()
+          / (double) vmis;
     }
 
     double cpu() {
       return d.controllerCpuSeconds() / vmis;
-    }
-
-    double per(int count) {
-      return count / (double) vmis;
-    }
-
-    /** Every request on Events: the writes, and for guest node Events the reads of a series. */
-    private static int events(Map<String, Integer> calls) {
-      return calls.entrySet().stream()
-          .filter(e -> e.getKey().endsWith(" events"))
-          .mapToInt(Map.Entry::getValue)
-          .sum();
     }
   }
 
@@ -111,17 +96,14 @@ final class CostBench extends Bench {
         many.setBudgets(withBudget);
         for (String controller : controllers) {
           for (int w : workers) {
-            many.spares(withBudget);
             try (ControllerProcess p = start(new Config(controller, withBudget, w, 1))) {
-              AuditLog.awaitQuiet(auditDir(), clusters);
-              double startup = ControllerProcess.processCpuSeconds(p.pid());
               for (int round = 1; round <= rounds; round++) {
-                if (round > 1) {
-                  many.spares(withBudget);
-                  AuditLog.awaitQuiet(auditDir(), clusters);
-                }
+                many.spares(withBudget);
+                AuditLog.awaitQuiet(auditDir(), clusters);
+                double startup =
+                    round > 1 ? Double.NaN : ControllerProcess.processCpuSeconds(p.pid());
                 Config config = new Config(controller, withBudget, w, round);
-                Run r = runOnce(many, p.pid(), config, round == 1 ? startup : Double.NaN);
+                Run r = runOnce(many, p.pid(), config, startup);
                 runs.add(r);
                 progress("cost: %s: %s", config.label(), r.d());
                 if (withBudget) {
@@ -207,16 +189,16 @@ final class CostBench extends Bench {
               c.workers(),
               Report.f("%.1f", r.d().drainSeconds()),
               Report.f("%.1f", r.d().recoverySeconds()),
-              Report.f("%.1f", r.infraRequests()),
-              Report.f("%.1f", r.infraEvents()),
-              Report.f("%.1f", r.guestRequests()) + (c.budget() ? "" : " (≤ " + (pods + 4) + ")"),
-              Report.f("%.1f", r.guestEvents()),
+              Report.f("%.1f", r.per(true, false)),
+              Report.f("%.1f", r.per(true, true)),
+              Report.f("%.1f", r.per(false, false)) + (c.budget() ? "" : " (≤ " + (pods + 4) + ")"),
+              Report.f("%.1f", r.per(false, true)),
               Report.f("%.3f", r.cpu()),
               Report.f(
                   "%.0f / %.0f / %.0f / %.2f s",
-                  r.infraRequests() * r.vmis(),
-                  r.infraEvents() * r.vmis(),
-                  r.guestRequests() * r.vmis(),
+                  r.per(true, false) * r.vmis(),
+                  r.per(true, true) * r.vmis(),
+                  r.per(false, false) * r.vmis(),
                   r.d().controllerCpuSeconds()),
               Double.isNaN(r.startupCpuSeconds()) ? "–" : Report.f("%.2f", r.startupCpuSeconds())));
     }
@@ -283,20 +265,24 @@ final class CostBench extends Bench {
           runs.stream()
               .filter(g -> g.config().equals(new Config("go", c.budget(), c.workers(), 1)))
               .findFirst();
-      report.atMost(what + "infra requests", "%.1f", r.infraRequests(), "≤ 3", 3);
+      report.atMost(what + "infra requests", "%.1f", r.per(true, false), "≤ 3", 3);
       if (c.budget()) {
-        double goGuest = goRun.map(Run::guestRequests).orElse(ISSUE_GO_GUEST_BUDGET);
+        double goGuest = goRun.map(g -> g.per(false, false)).orElse(ISSUE_GO_GUEST_BUDGET);
         report.atMost(
             what + "guest requests",
             "%.1f",
-            r.guestRequests(),
+            r.per(false, false),
             Report.f("≤ Go original's %.1f", goGuest),
             goGuest);
       } else {
         report.atMost(
-            what + "infra Event writes", "%.1f", r.infraEvents(), "≤ 4 (straight evacuation)", 4);
+            what + "infra Event writes", "%.1f", r.per(true, true), "≤ 4 (straight evacuation)", 4);
         report.atMost(
-            what + "guest requests", "%.1f", r.guestRequests(), "≤ P+4 = " + (pods + 4), pods + 4);
+            what + "guest requests",
+            "%.1f",
+            r.per(false, false),
+            "≤ P+4 = " + (pods + 4),
+            pods + 4);
       }
       report.atMost(what + "CPU s", "%.3f", r.cpu(), "≤ 0.12", TARGET_CPU);
       if (c.budget() && c.workers() == 1) {

@@ -14,9 +14,6 @@ import java.util.Set;
 final class DrainBench extends Bench {
   static final List<String> FLAGS =
       List.of("--ignore-daemonsets", "--delete-emptydir-data", "--force", "--timeout=10m");
-  static final String HEAD = "FIRST|tool|runs|seconds|s per pod|ratio of medians|per-round ratio";
-  static final String PER_ROUND =
-      "\nper-round ratio: ours / kubectl within the same round, median (min–max).\n";
   private static final int BUDGETS = 5;
   private static final String POOL = "bench.capk.dev/pool=selector";
 
@@ -61,14 +58,18 @@ final class DrainBench extends Bench {
     return tool("ours", List.of(java, "-jar", ControllerJar.path().toString(), "drain"), target);
   }
 
-  /** "ours is `java -jar ... drain` (a fresh JVM each run), kubectl the pinned build" and so on. */
-  private static String method(String what) {
-    return Report.f(
-        "%s, refilled and uncordoned before every run; both tools with `%s`; ours is `java -jar "
-            + "controllers/target/vmi-eviction-controller.jar drain` (a fresh JVM each run, start-up "
-            + "included), kubectl the pinned build; the order alternates each round. Time: process start "
-            + "to exit, every node empty.\n\n",
-        what, String.join(" ", FLAGS));
+  /** A section of {@code title}, {@code what} was drained and how, then the rows of its table. */
+  private void section(String title, String what, String first, List<List<String>> rows) {
+    report.section(
+        Report.f(
+                "%s\n\n%s, refilled and uncordoned before every run; both tools with `%s`; ours is "
+                    + "`java -jar controllers/target/vmi-eviction-controller.jar drain` (a fresh JVM each "
+                    + "run, start-up included), kubectl the pinned build; the order alternates each "
+                    + "round. Time: process start to exit, every node empty.\n\n",
+                title, what, String.join(" ", FLAGS))
+            + Report.table(
+                first + "|tool|runs|seconds|s per pod|ratio of medians|per-round ratio", rows)
+            + "\nper-round ratio: ours / kubectl within the same round, median (min–max).\n");
   }
 
   private void drain() throws Exception {
@@ -104,15 +105,14 @@ final class DrainBench extends Bench {
                 size, runs, kubectlRuns, c.kubectl().median() / size, size));
       }
     }
-    report.section(
-        "## 1. Drain: our CLI against `kubectl drain`\n\n"
-            + method(
-                Report.f(
-                    "A kwok node with N pods (one in ten behind one of %d PodDisruptionBudgets that "
-                        + "allow every disruption)",
-                    BUDGETS))
-            + Report.table(HEAD.replace("FIRST", "pods"), rows)
-            + PER_ROUND);
+    section(
+        "## 1. Drain: our CLI against `kubectl drain`",
+        Report.f(
+            "A kwok node with N pods (one in ten behind one of %d PodDisruptionBudgets that "
+                + "allow every disruption)",
+            BUDGETS),
+        "pods",
+        rows);
   }
 
   private void selector() throws Exception {
@@ -144,17 +144,15 @@ final class DrainBench extends Bench {
             c.ratio(), c.ours().medianMinMax(2), c.kubectl().medianMinMax(2), c.ours().n()),
         "≤ 0.30",
         c.ratio() <= 0.30);
-    report.section(
-        "## 7. Drain by node selector: our CLI against `kubectl drain -l`\n\n"
-            + method(
-                Report.f(
-                    "%d kwok nodes labelled `%s` selected with `-l`, %,d pods each (budgets as in "
-                        + "benchmark 1; kubectl drains the nodes one after another, ours concurrently; "
-                        + "%d runs each, one warm-up run of ours first)",
-                    nodes.size(), POOL, perNode, runs))
-            + Report.table(
-                HEAD.replace("FIRST", "nodes × pods"), c.rows(shape, perNode * nodes.size()))
-            + PER_ROUND);
+    section(
+        "## 7. Drain by node selector: our CLI against `kubectl drain -l`",
+        Report.f(
+            "%d kwok nodes labelled `%s` selected with `-l`, %,d pods each (budgets as in "
+                + "benchmark 1; kubectl drains the nodes one after another, ours concurrently; "
+                + "%d runs each, one warm-up run of ours first)",
+            nodes.size(), POOL, perNode, runs),
+        "nodes × pods",
+        c.rows(shape, perNode * nodes.size()));
   }
 
   /** Both tools' times, and the ratio ours / kubectl within each round. */

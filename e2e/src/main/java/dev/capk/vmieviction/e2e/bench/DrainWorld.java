@@ -45,7 +45,6 @@ final class DrainWorld {
   private final Map<KubeCluster, List<String>> nodes = new LinkedHashMap<>();
 
   private final Map<TenantCluster, String> spare = new HashMap<>();
-  private boolean budgets;
   String holding;
   String other;
 
@@ -86,7 +85,8 @@ final class DrainWorld {
       String prefix,
       int size,
       int pods,
-      boolean spares) {
+      boolean spares)
+      throws Exception {
     this.infra = infra;
     this.ns = prefix;
     this.size = size;
@@ -96,30 +96,25 @@ final class DrainWorld {
     this.holding = world.infraNodes().get(0);
     this.other = world.infraNodes().get(1);
     this.guests = guestClusters.subList(0, Math.min(guestClusters.size(), size));
-    try {
-      for (int k = 0; k < guests.size(); k++) {
-        LocalCluster guest = guests.get(k);
-        TenantCluster t = world.addTenant("t" + k, guest);
-        t.useKubeconfig(guest.kubeconfigFor(AuditLog.USER, "system:masters"));
-        if (spares) {
-          spare.put(t, prefix + "-t" + k + "-spare");
-          guest.kwokNodes().createNamed(spare.get(t), Map.of(TenantCluster.TENANT_LABEL, t.name()));
-          Bench.kubectl(guest, "cordon " + spare.get(t));
-        }
-        List<String> names = new ArrayList<>();
-        for (int i = k; i < size; i += guests.size()) {
-          names.add(prefix + "-t" + k + "-" + names.size());
-        }
-        vms.put(t, names);
-        world.addVmsOn(holding, t, "External", names.toArray(String[]::new));
-        new RawKube(guest).createNamespace(ns, false);
-        for (String node : names) {
-          deploy(t, node);
-        }
+    for (int k = 0; k < guests.size(); k++) {
+      LocalCluster guest = guests.get(k);
+      TenantCluster t = world.addTenant("t" + k, guest);
+      t.useKubeconfig(guest.kubeconfigFor(AuditLog.USER, "system:masters"));
+      if (spares) {
+        spare.put(t, prefix + "-t" + k + "-spare");
+        guest.kwokNodes().createNamed(spare.get(t), Map.of(TenantCluster.TENANT_LABEL, t.name()));
+        Bench.kubectl(guest, "cordon " + spare.get(t));
       }
-    } catch (Exception e) {
-      throw new IllegalStateException(
-          "cannot set up the world of " + size + " VMIs: " + e.getMessage(), e);
+      List<String> names = new ArrayList<>();
+      for (int i = k; i < size; i += guests.size()) {
+        names.add(prefix + "-t" + k + "-" + names.size());
+      }
+      vms.put(t, names);
+      world.addVmsOn(holding, t, "External", names.toArray(String[]::new));
+      new RawKube(guest).createNamespace(ns, false);
+      for (String node : names) {
+        deploy(t, node);
+      }
     }
     awaitSettled(holding, Map.of(), true, Duration.ofMinutes(5));
   }
@@ -162,20 +157,16 @@ final class DrainWorld {
                 .formatted(node, pods, placement));
   }
 
-  /**
-   * Creates (or removes) a PodDisruptionBudget of maxUnavailable 1 per Deployment, and waits until
-   * each created budget allows one disruption.
-   */
+  /** Creates (then awaits, see below) or removes a budget of maxUnavailable 1 per Deployment. */
   void setBudgets(boolean on) {
-    budgets = on;
+    String budget =
+        """
+        {"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"w-%1$s",
+         "namespace":"%2$s"},"spec":{"maxUnavailable":1,"selector":{"matchLabels":{"app":"w-%1$s"}}}}""";
     nodes.forEach(
         (guest, names) -> {
-          String budget =
-              """
-                  {"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"w-%1$s",
-                   "namespace":"%2$s"},"spec":{"maxUnavailable":1,"selector":{"matchLabels":{"app":"w-%1$s"}}}}""";
-          List<String> items = names.stream().map(n -> budget.formatted(n, ns)).toList();
           if (on) {
+            List<String> items = names.stream().map(n -> budget.formatted(n, ns)).toList();
             guest
                 .kubectl()
                 .apply("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":" + items + "}");
@@ -183,10 +174,12 @@ final class DrainWorld {
             Bench.kubectl(guest, "-n " + ns + " delete pdb --all");
           }
         });
-    awaitBudgetsAllowOne();
+    if (on) {
+      awaitBudgetsAllowOne();
+    }
   }
 
-  /** With budgets: waits until each allows one disruption (its pods all run and are counted). */
+  /** Waits until each budget allows one disruption (its pods all run and are counted). */
   private void awaitBudgetsAllowOne() {
     String path = "/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets";
     for (Map.Entry<KubeCluster, List<String>> e : nodes.entrySet()) {
@@ -195,20 +188,18 @@ final class DrainWorld {
           "every budget of " + ns + " allows one disruption",
           Duration.ofMinutes(2),
           () ->
-              !budgets
-                  || g.items(path).stream()
-                          .filter(b -> "1".equals(RawKube.str(b, "status", "disruptionsAllowed")))
-                          .count()
-                      == e.getValue().size());
+              g.items(path).stream()
+                      .filter(b -> "1".equals(RawKube.str(b, "status", "disruptionsAllowed")))
+                      .count()
+                  == e.getValue().size());
     }
   }
 
-  /** Makes the tenants' spare guest nodes schedulable, or cordons them. */
   void spares(boolean schedulable) {
     spare.forEach((t, n) -> Bench.kubectl(t.guest(), (schedulable ? "uncordon " : "cordon ") + n));
   }
 
-  /** After a run with budgets the pods run on the spares: sends them home and waits for it. */
+  /** After a run with budgets (only) the pods run on the spares: sends them home, awaits it. */
   void returnPodsHome() {
     spares(false);
     String delete = "-n " + ns + " delete pods --grace-period=0 --force --wait=false";
@@ -233,10 +224,6 @@ final class DrainWorld {
     return infraApi.items("/apis/kubevirt.io/v1/virtualmachineinstances").stream()
         .filter(v -> mine.contains(RawKube.str(v, "metadata", "name")))
         .toList();
-  }
-
-  Map<String, String> uids() throws Exception {
-    return vmis("metadata", "uid");
   }
 
   /**
@@ -305,7 +292,7 @@ final class DrainWorld {
    * VMs run again, as a replacement machine's node would come up.
    */
   Drained drain(long controllerPid, boolean uncordonForIt, Path auditDir) throws Exception {
-    Map<String, String> before = uids();
+    Map<String, String> before = vmis("metadata", "uid");
     double cpu = ControllerProcess.processCpuSeconds(controllerPid);
     double busy = BenchMain.busyCpuSeconds();
     double infraAll = Metrics.nonWatch(infra);

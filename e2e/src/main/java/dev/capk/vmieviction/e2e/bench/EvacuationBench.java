@@ -15,7 +15,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /** Benchmarks 2 and 5: infra drain throughput and the controller's requests per evacuation. */
 final class EvacuationBench extends Bench {
 
-  /** One timed drain of {@code vmis} VMIs with {@code workers}. */
   record Run(int vmis, String workers, DrainWorld.Drained d) {}
 
   @Override
@@ -34,14 +33,14 @@ final class EvacuationBench extends Bench {
           AuditLog.controllerKubeconfig(infra, work.resolve("controller-infra.kubeconfig"));
       progress("evacuation: creating VMs, guest nodes and workloads for %s VMIs", sizes);
       // One world first (it installs the CRDs and starts the stand-in), then the others.
-      worlds.add(new DrainWorld(infra, guests, "e" + sizes.get(0), sizes.get(0), pods, false));
-      parallel(
-          sizes.size() - 1,
-          sizes.size(),
-          i ->
-              worlds.add(
-                  new DrainWorld(
-                      infra, guests, "e" + sizes.get(i + 1), sizes.get(i + 1), pods, false)));
+      for (List<Integer> batch : List.of(sizes.subList(0, 1), sizes.subList(1, sizes.size()))) {
+        parallel(
+            batch.size(),
+            batch.size(),
+            i ->
+                worlds.add(
+                    new DrainWorld(infra, guests, "e" + batch.get(i), batch.get(i), pods, false)));
+      }
       worlds.sort(Comparator.comparingInt(w -> sizes.indexOf(w.size)));
       List<Run> results = new ArrayList<>();
       for (DrainWorld w : worlds) {
@@ -55,10 +54,9 @@ final class EvacuationBench extends Bench {
                         + "(`-Dbench.evac.runs.%1$d=5` runs 5).",
                     w.size, workers, runs));
           }
-          List<String> flags = new ArrayList<>(List.of("--kubeconfig=" + kubeconfig));
-          if (!workers.equals("default")) {
-            flags.add("--workers=" + workers);
-          }
+          String config = "--kubeconfig=" + kubeconfig;
+          List<String> flags =
+              workers.equals("default") ? List.of(config) : List.of(config, "--workers=" + workers);
           String name = "evac-" + w.size + "-w" + workers;
           try (ControllerProcess c =
               ControllerJar.start(name, work, flags, Duration.ofMinutes(2))) {
@@ -78,7 +76,6 @@ final class EvacuationBench extends Bench {
     }
   }
 
-  /** The runs of each size and worker setting that ran, in order. */
   private void write(List<Run> results, List<Integer> sizes, int pods, int guestCount) {
     int target = 2 * pods + 10;
     int verdictSize = sizes.get(Math.min(1, sizes.size() - 1));

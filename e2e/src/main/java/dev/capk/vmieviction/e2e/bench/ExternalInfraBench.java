@@ -59,10 +59,7 @@ final class ExternalInfraBench extends Bench {
         double syncedMs = lastSyncMs(c.log(), launched, sites.size());
         long rssKb = c.rssKb();
         long liveKb = c.liveHeapKb();
-        progress(
-            "external: ready in %.0f ms (%.2f CPU s), both infra caches synced after %.0f ms,"
-                + " RSS %d MiB after sync (live heap %d MiB)",
-            c.startupMs(), c.startupCpuSeconds(), syncedMs, rssKb / 1024, liveKb / 1024);
+        progress("external: ready in %.0f ms, RSS %d MiB after sync", c.startupMs(), rssKb / 1024);
         write(perInfra, c, syncedMs, rssKb, liveKb, latency(sites, 3, samples));
       }
     } finally {
@@ -96,17 +93,7 @@ final class ExternalInfraBench extends Bench {
     List<AutoCloseable> watches = new ArrayList<>();
     try {
       for (RealisticVmis.Numbered site : sites) {
-        watches.add(
-            site.api()
-                .watchResuming(
-                    site.path(),
-                    (type, vmi, at) -> {
-                      if ("DELETED".equals(type)
-                          || RawKube.str(vmi, "metadata", "deletionTimestamp") != null) {
-                        deletedAt.putIfAbsent(RawKube.str(vmi, "metadata", "name"), at);
-                      }
-                    },
-                    () -> {}));
+        watches.add(site.api().watchResuming(site.path(), RawKube::deleted, deletedAt, () -> {}));
       }
       progress("external: reaction latency, %d samples per infra cluster", samples);
       return RealisticVmis.reactionTimes(sites, INFRA_NODE, deletedAt, warmup, samples, 100);

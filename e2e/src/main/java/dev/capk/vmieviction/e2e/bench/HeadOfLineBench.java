@@ -17,7 +17,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalDouble;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -59,13 +58,13 @@ final class HeadOfLineBench extends Bench {
   private final List<Vm> vms = new ArrayList<>();
 
   /**
-   * By VMI name, when (nanoTime seconds) our patch setting {@code status.evacuationNodeName}
-   * returned, and when this JVM's watch saw the VMI deleted; by pod name, when it saw the pod gone.
+   * By VMI name, when (nanoTime) our patch setting {@code status.evacuationNodeName} returned, and
+   * when this JVM's watch saw the VMI deleted; by pod name, when it saw the pod gone.
    */
-  private final Map<String, Double> markedAt = new ConcurrentHashMap<>();
+  private final Map<String, Long> markedAt = new ConcurrentHashMap<>();
 
-  private final Map<String, Double> deletedAt = new ConcurrentHashMap<>();
-  private final Map<String, Double> podGoneAt = new ConcurrentHashMap<>();
+  private final Map<String, Long> deletedAt = new ConcurrentHashMap<>();
+  private final Map<String, Long> podGoneAt = new ConcurrentHashMap<>();
 
   /** The drain start annotation last seen on each VMI before its deletion. */
   private final Map<String, String> drainStart = new ConcurrentHashMap<>();
@@ -86,7 +85,6 @@ final class HeadOfLineBench extends Bench {
   private RawKube infraApi;
   private Duration drainTimeout;
   private Duration lateCap;
-  private double phase2Cpu;
   private double markingSeconds;
   private String metricsText = "";
 
@@ -151,27 +149,23 @@ final class HeadOfLineBench extends Bench {
       watches.add(
           infraApi.watchResuming(
               "/apis/kubevirt.io/v1/virtualmachineinstances",
-              (type, vmi, at) -> {
+              (type, vmi) -> {
+                // Also notes the drain start each VMI shows before its deletion.
                 String name = RawKube.str(vmi, "metadata", "name");
                 String start = RawKube.str(vmi, "metadata", "annotations", DRAIN_START_TIME);
                 if (start != null && !deletedAt.containsKey(name)) {
                   drainStart.put(name, start);
                 }
-                if (type.equals("DELETED")
-                    || RawKube.str(vmi, "metadata", "deletionTimestamp") != null) {
-                  deletedAt.putIfAbsent(name, at / 1e9);
-                }
+                return RawKube.deleted(type, vmi);
               },
+              deletedAt,
               vmiWatchResumes::incrementAndGet));
       for (RawKube guest : guestApis) {
         watches.add(
             guest.watchResuming(
                 "/api/v1/namespaces/" + GUEST_NAMESPACE + "/pods",
-                (type, pod, at) -> {
-                  if (type.equals("DELETED")) {
-                    podGoneAt.putIfAbsent(RawKube.str(pod, "metadata", "name"), at / 1e9);
-                  }
-                },
+                (type, pod) -> type.equals("DELETED"),
+                podGoneAt,
                 podWatchResumes::incrementAndGet));
       }
       List<String> flags =
@@ -193,7 +187,6 @@ final class HeadOfLineBench extends Bench {
             "headofline: phase 2, %d VMIs marked at once (%d blocked, %d free); deadline %d s",
             together.size(), blockedCount, freeCount, drainTimeout.toSeconds());
         List<Long> clusterPids = clusters.stream().flatMap(k -> k.pids().stream()).toList();
-        double cpu0 = ControllerProcess.processCpuSeconds(c.pid());
         // Every 250 ms the CPU samples, every second a guest round trip (the guests in turn).
         AtomicInteger round = new AtomicInteger();
         sample(c, clusterPids);
@@ -214,7 +207,6 @@ final class HeadOfLineBench extends Bench {
           markingSeconds = evacuate(together, drainTimeout.plus(lateCap));
         }
         sample(c, clusterPids);
-        phase2Cpu = ControllerProcess.processCpuSeconds(c.pid()) - cpu0;
         try {
           metricsText = c.metrics();
         } catch (IOException e) {
@@ -314,7 +306,7 @@ final class HeadOfLineBench extends Bench {
         32,
         i -> {
           RealisticVmis.mark(infraApi, batch.get(i).ns(), batch.get(i).name(), INFRA_NODE);
-          markedAt.put(batch.get(i).name(), System.nanoTime() / 1e9);
+          markedAt.put(batch.get(i).name(), System.nanoTime());
         });
     double marking = secondsSince(t0);
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -349,22 +341,25 @@ final class HeadOfLineBench extends Bench {
 
   /** Per VM of {@code kind}: ({@code to} - {@code from}) × {@code scale} where both are known. */
   private Stats times(Kind kind, ToDoubleFunction<Vm> from, ToDoubleFunction<Vm> to, double scale) {
-    List<Double> out = new ArrayList<>();
-    for (Vm vm : of(kind)) {
-      double d = (to.applyAsDouble(vm) - from.applyAsDouble(vm)) * scale;
-      if (!Double.isNaN(d)) {
-        out.add(d);
-      }
-    }
-    return Stats.of(out);
+    return Stats.of(
+        of(kind).stream()
+            .map(vm -> (to.applyAsDouble(vm) - from.applyAsDouble(vm)) * scale)
+            .filter(d -> !d.isNaN())
+            .toList());
   }
 
   /** The latest of {@code at}'s values for the VM's pods (by name), NaN unless all are known. */
-  private static double lastOfPods(Vm vm, Map<String, Double> at) {
+  private static double lastOfPods(Vm vm, ToDoubleFunction<String> at) {
     return IntStream.range(0, vm.pods())
-        .mapToDouble(j -> at.getOrDefault(vm.name() + "-" + j, Double.NaN))
+        .mapToDouble(j -> at.applyAsDouble(vm.name() + "-" + j))
         .max()
         .orElse(Double.NaN);
+  }
+
+  /** {@code at}'s nanoTime of {@code key} in seconds, NaN if none. */
+  private static double seen(Map<String, Long> at, String key) {
+    Long t = at.get(key);
+    return t == null ? Double.NaN : t / 1e9;
   }
 
   private void write(int tenants) {
@@ -384,11 +379,12 @@ final class HeadOfLineBench extends Bench {
         vm -> evacuations.getOrDefault(vm.name(), AuditLog.Evacuation.NONE).marked();
     ToDoubleFunction<Vm> deleteRequested =
         vm -> evacuations.getOrDefault(vm.name(), AuditLog.Evacuation.NONE).deleteRequested();
-    ToDoubleFunction<Vm> podsRemoved = vm -> lastOfPods(vm, podRemoved);
+    ToDoubleFunction<Vm> podsRemoved =
+        vm -> lastOfPods(vm, n -> podRemoved.getOrDefault(n, Double.NaN));
     // The same as this JVM's watches saw them, in nanoTime seconds.
-    ToDoubleFunction<Vm> markedSeen = vm -> markedAt.getOrDefault(vm.name(), Double.NaN);
-    ToDoubleFunction<Vm> deletedSeen = vm -> deletedAt.getOrDefault(vm.name(), Double.NaN);
-    ToDoubleFunction<Vm> podsGoneSeen = vm -> lastOfPods(vm, podGoneAt);
+    ToDoubleFunction<Vm> markedSeen = vm -> seen(markedAt, vm.name());
+    ToDoubleFunction<Vm> deletedSeen = vm -> seen(deletedAt, vm.name());
+    ToDoubleFunction<Vm> podsGoneSeen = vm -> lastOfPods(vm, n -> seen(podGoneAt, n));
     Stats alone = times(Kind.ALONE, markedStored, deleteRequested, 1);
     Stats free = times(Kind.FREE, markedStored, deleteRequested, 1);
     Stats reactionFree = times(Kind.FREE, podsRemoved, deleteRequested, 1000);
@@ -397,26 +393,18 @@ final class HeadOfLineBench extends Bench {
     long timeout = drainTimeout.toSeconds();
     List<Double> lateness = new ArrayList<>();
     int notDeleted = 0;
-    int noAnnotation = 0;
     for (Vm vm : blocked) {
       double deleted = deleteRequested.applyAsDouble(vm);
-      double start = parseEpoch(drainStart.get(vm.name()));
-      if (Double.isNaN(deleted)) {
-        notDeleted++;
-      } else if (Double.isNaN(start)) {
-        noAnnotation++;
-      } else {
-        lateness.add(deleted - start - timeout);
-      }
+      notDeleted += Double.isNaN(deleted) ? 1 : 0;
+      lateness.add(deleted - parseEpoch(drainStart.get(vm.name())) - timeout);
     }
+    lateness.removeIf(x -> x.isNaN());
     Stats late = Stats.of(lateness);
     // The deadline as the issue means it: from the moment the VMI was marked, not from when the
     // controller got round to writing its drain start.
     Stats lateSinceMark =
         Stats.over(times(Kind.BLOCKED, markedSeen, deletedSeen, 1).sorted(), x -> x - timeout);
     long within2s = lateness.stream().filter(s -> s <= 2.0).count();
-    double medianRatio = free.median() / alone.median();
-    double maxRatio = free.max() / alone.max();
     int freeMissing = freeVms.size() - free.n();
     int reactionUntimed = freeVms.size() - reactionFree.n();
     Metrics metrics = new Metrics(metricsText);
@@ -426,8 +414,7 @@ final class HeadOfLineBench extends Bench {
         reconcile
                 .map(h -> Report.f("p99 ≤ %s s (of %.0f)", h.percentileBound(99), h.count()))
                 .orElse("not exported")
-            + ", max "
-            + reconcileMax.map(m -> Report.f("%.2f s", m)).orElse("n/a");
+            + reconcileMax.map(m -> Report.f(", max %.2f s", m)).orElse(", max n/a");
     Stats rtt = Stats.of(roundTripsMs);
     List<List<String>> evacRows = new ArrayList<>();
     List<List<String>> reactionRows = new ArrayList<>();
@@ -445,88 +432,82 @@ final class HeadOfLineBench extends Bench {
         reactionRows.add(Report.row(label, r.n(), r.cells("%.0f", "median", "p95", "p99", "max")));
       }
     }
-    List<List<String>> figures =
-        new ArrayList<>(
-            List.of(
-                Report.row(
-                    "free VMIs not deleted within the wait / reaction not timed",
-                    freeMissing + " / " + reactionUntimed),
-                Report.row(
-                    "blocked: lateness after the deadline, median / p95 / max (min) s",
-                    late.joined(S, MEDIAN_P95_MAX) + Report.f(" (%.1f)", late.min())),
-                Report.row(
-                    Report.f(
-                        "blocked: deletion after marking + %d s, median / p95 / max s (deleted)",
-                        timeout),
-                    lateSinceMark.joined(S, MEDIAN_P95_MAX) + " (" + lateSinceMark.n() + ")"),
-                Report.row(
-                    Report.f(
-                        "blocked: not deleted by marking + %d s / deleted without drain start seen",
-                        drainTimeout.plus(lateCap).toSeconds()),
-                    notDeleted + " / " + noAnnotation),
-                Report.row(
-                    "controller in phase 2: CPU s / peak RSS MiB",
-                    Report.f(
-                        "%.1f / %.0f",
-                        phase2Cpu, samples.stream().mapToDouble(s -> s[5]).max().orElse(0) / 1024)),
-                Report.row(
-                    "guest round trip in phase 2 (a LIST each second): median / max ms (samples)",
-                    Report.f("%.0f / %.0f (%d)", rtt.median(), rtt.max(), rtt.n())),
-                Report.row(
-                    "reconcile duration `"
-                        + RECONCILE_HISTOGRAM
-                        + "`, max `"
-                        + RECONCILE_MAX_GAUGE
-                        + "`",
-                    reconcileText),
-                Report.row(
-                    "drain pass duration `vmi_eviction_drain_pass_duration_seconds` p50 / p99 (passes)",
-                    metrics
-                        .histogram("vmi_eviction_drain_pass_duration_seconds")
-                        .map(
-                            h ->
-                                Report.f(
-                                    "≤ %s / ≤ %s s (%.0f)",
-                                    h.percentileBound(50), h.percentileBound(99), h.count()))
-                        .orElse("not exported")),
-                Report.row("load average at the end", BenchMain.loadAverage())));
+    String figures =
+        Report.f(
+            """
+            | figure | value |
+            | --- | --- |
+            | free VMIs not deleted within the wait / reaction not timed | %d / %d |
+            | blocked: lateness after the deadline, median / p95 / max (min) s | %s (%.1f) |
+            | blocked: deletion after marking + %d s, median / p95 / max s (deleted) | %s (%d) |
+            | blocked: not deleted by marking + %d s / deleted without drain start seen | %d / %d |
+            | controller in phase 2: CPU s / peak RSS MiB | %.1f / %.0f |
+            | guest round trip in phase 2 (a LIST each second): median / max ms (samples) | %.0f / %.0f (%d) |
+            | reconcile duration `%s`, max `%s` | %s |
+            | drain pass duration `vmi_eviction_drain_pass_duration_seconds` p50 / p99 (passes) | %s |
+            | load average at the end | %s |
+            """,
+            freeMissing,
+            reactionUntimed,
+            late.joined(S, MEDIAN_P95_MAX),
+            late.min(),
+            timeout,
+            lateSinceMark.joined(S, MEDIAN_P95_MAX),
+            lateSinceMark.n(),
+            drainTimeout.plus(lateCap).toSeconds(),
+            notDeleted,
+            blocked.size() - notDeleted - lateness.size(),
+            samples.get(samples.size() - 1)[2] - samples.get(0)[2],
+            samples.stream().mapToDouble(s -> s[5]).max().orElse(0) / 1024,
+            rtt.median(),
+            rtt.max(),
+            rtt.n(),
+            RECONCILE_HISTOGRAM,
+            RECONCILE_MAX_GAUGE,
+            reconcileText,
+            metrics
+                .histogram("vmi_eviction_drain_pass_duration_seconds")
+                .map(
+                    h ->
+                        Report.f(
+                            "≤ %s / ≤ %s s (%.0f)",
+                            h.percentileBound(50), h.percentileBound(99), h.count()))
+                .orElse("not exported"),
+            BenchMain.loadAverage());
     // The machine from phase 2's first marking to its last free VMI's delete request: the last
     // sample at or before the one, the first at or after the other.
-    OptionalDouble from =
+    double from =
         of(Kind.FREE, Kind.BLOCKED).stream()
             .mapToDouble(markedStored)
             .filter(x -> !Double.isNaN(x))
-            .min();
-    OptionalDouble to =
-        freeVms.stream().mapToDouble(deleteRequested).filter(x -> !Double.isNaN(x)).max();
-    if (from.isPresent() && to.isPresent() && !samples.isEmpty()) {
+            .min()
+            .orElse(Double.NaN);
+    double to =
+        freeVms.stream()
+            .mapToDouble(deleteRequested)
+            .filter(x -> !Double.isNaN(x))
+            .max()
+            .orElse(Double.NaN);
+    if (!Double.isNaN(from + to) && !samples.isEmpty()) {
       double[] a =
-          samples.stream()
-              .filter(s -> s[0] <= from.getAsDouble())
-              .reduce((x, y) -> y)
-              .orElse(samples.get(0));
+          samples.stream().filter(s -> s[0] <= from).reduce((x, y) -> y).orElse(samples.get(0));
       double[] b =
           samples.stream()
-              .filter(s -> s[0] >= to.getAsDouble())
+              .filter(s -> s[0] >= to)
               .findFirst()
               .orElse(samples.get(samples.size() - 1));
-      double[] d = new double[5];
-      for (int i = 0; i < 5; i++) {
-        d[i] = b[i] - a[i];
-      }
-      figures.add(
-          Report.row(
-              "machine from phase 2's first marking to its last free delete: busy; CPU-s of controller / clusters / bench / rest",
-              Report.f(
-                  "%.1f s, %.0f%% of %d cores (%.1f CPU-s); %.1f / %.1f / %.1f / %.1f",
-                  d[0],
-                  d[0] <= 0 ? 0 : 100 * d[1] / (BenchMain.cores() * d[0]),
-                  BenchMain.cores(),
-                  d[1],
-                  d[2],
-                  d[3],
-                  d[4],
-                  Math.max(0, d[1] - d[2] - d[3] - d[4]))));
+      double[] d = IntStream.range(0, 5).mapToDouble(i -> b[i] - a[i]).toArray();
+      figures +=
+          Report.f(
+              "| machine from phase 2's first marking to its last free delete: busy; CPU-s of controller / clusters / bench / rest | %.1f s, %.0f%% of %d cores (%.1f CPU-s); %.1f / %.1f / %.1f / %.1f |\n",
+              d[0],
+              d[0] <= 0 ? 0 : 100 * d[1] / (BenchMain.cores() * d[0]),
+              BenchMain.cores(),
+              d[1],
+              d[2],
+              d[3],
+              d[4],
+              Math.max(0, d[1] - d[2] - d[3] - d[4]));
     }
     report.section(
         Report.f(
@@ -561,19 +542,17 @@ final class HeadOfLineBench extends Bench {
                 "reaction, last pod gone to VMI deleted|timed|median ms|p95 ms|p99 ms|max ms",
                 reactionRows)
             + "\n"
-            + Report.table("figure|value", figures));
-    Boolean measured = free.isEmpty() || alone.isEmpty() ? null : freeMissing == 0;
+            + figures);
     String what = "7. head-of-line: ";
-    report.verdict(
-        what + "free VMIs' median, with blocked / alone",
-        Report.f("%.2f", medianRatio),
-        "≤ 1.2",
-        measured == null ? null : measured && medianRatio <= 1.2);
-    report.verdict(
-        what + "free VMIs' max, with blocked / alone",
-        Report.f("%.2f", maxRatio),
-        "≤ 1.5",
-        measured == null ? null : measured && maxRatio <= 1.5);
+    for (String stat : List.of("median", "max")) {
+      double ratio = free.get(stat) / alone.get(stat);
+      double limit = stat.equals("median") ? 1.2 : 1.5;
+      report.verdict(
+          what + "free VMIs' " + stat + ", with blocked / alone",
+          Report.f("%.2f", ratio),
+          "≤ " + limit,
+          free.isEmpty() || alone.isEmpty() ? null : freeMissing == 0 && ratio <= limit);
+    }
     report.verdict(
         what + "reaction from last pod gone to VMI deleted, p99",
         Report.f(
@@ -600,10 +579,6 @@ final class HeadOfLineBench extends Bench {
   }
 
   private static double parseEpoch(String raw) {
-    try {
-      return AuditLog.epoch(OffsetDateTime.parse(raw).toInstant());
-    } catch (RuntimeException e) {
-      return Double.NaN;
-    }
+    return raw == null ? Double.NaN : AuditLog.epoch(OffsetDateTime.parse(raw).toInstant());
   }
 }

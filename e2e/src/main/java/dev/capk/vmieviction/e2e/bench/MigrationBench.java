@@ -7,14 +7,17 @@ import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 /**
  * Benchmark 8, live migration (issue 16): an infra drain at {@code prefer} against {@code never}.
@@ -113,7 +116,6 @@ final class MigrationBench extends Bench {
     }
   }
 
-  /** UID of every guest pod of the workloads, over all guest clusters. */
   private static Set<String> podUids(DrainWorld w) throws Exception {
     Set<String> out = new HashSet<>();
     for (LocalCluster g : w.guests) {
@@ -158,7 +160,7 @@ final class MigrationBench extends Bench {
             "bench-migration-poll", 250, () -> peak.accumulateAndGet(unfinished(w), Math::max))) {
       d = w.drain(controllerPid, false, null);
     }
-    Map<String, String> uidsAfter = w.uids();
+    Map<String, String> uidsAfter = w.vmis("metadata", "uid");
     Map<String, String> nodesAfter = w.vmis("status", "nodeName");
     long migrated =
         d.before().keySet().stream()
@@ -214,26 +216,20 @@ final class MigrationBench extends Bench {
             duration,
             pods);
     List<List<String>> rows = new ArrayList<>();
-    Map<String, List<Run>> byPolicy = new LinkedHashMap<>();
-    for (String policy : POLICIES) {
-      List<Run> rs = results.stream().filter(r -> r.policy().equals(policy)).toList();
-      if (rs.isEmpty()) {
-        continue;
-      }
-      byPolicy.put(policy, rs);
-      List<String> cells = new ArrayList<>();
-      for (int j = 0; j < 4; j++) {
-        int k = j;
-        cells.add(String.join(", ", rs.stream().map(r -> r.cells().get(k)).toList()));
-      }
-      rows.add(
-          Report.row(
-              "`" + policy + "`",
-              rs.size(),
-              Stats.over(rs, r -> r.d().drainSeconds()).medianMinMax(1),
-              cells,
-              Stats.over(rs, r -> r.d().recoverySeconds()).medianMinMax(0)));
-    }
+    Map<String, List<Run>> byPolicy = new TreeMap<>(Comparator.comparing(POLICIES::indexOf));
+    results.forEach(r -> byPolicy.computeIfAbsent(r.policy(), p -> new ArrayList<>()).add(r));
+    byPolicy.forEach(
+        (policy, rs) ->
+            rows.add(
+                Report.row(
+                    "`" + policy + "`",
+                    rs.size(),
+                    Stats.over(rs, r -> r.d().drainSeconds()).medianMinMax(1),
+                    IntStream.range(0, 4)
+                        .mapToObj(k -> rs.stream().map(r -> r.cells().get(k)))
+                        .map(c -> c.collect(Collectors.joining(", ")))
+                        .toList(),
+                    Stats.over(rs, r -> r.d().recoverySeconds()).medianMinMax(0))));
     report.section(
         intro
             + Report.table(

@@ -13,9 +13,11 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiPredicate;
 import okhttp3.Call;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
@@ -65,7 +67,6 @@ final class RawKube {
     return JsonParser.parseString(get(path)).getAsJsonObject();
   }
 
-  /** The items of the list at {@code path}. */
   List<JsonObject> items(String path) throws IOException {
     List<JsonObject> out = new ArrayList<>();
     getJson(path).getAsJsonArray("items").forEach(e -> out.add(e.getAsJsonObject()));
@@ -106,18 +107,19 @@ final class RawKube {
     }
   }
 
-  interface WatchListener {
-    void event(String type, JsonObject object, long receivedNanos);
-  }
-
   /**
-   * Watches a whole collection from now on, on a daemon thread, handing each event to {@code
-   * onEvent} with its local receive time (nanoTime); closing the handle stops it. An API server
-   * drops a watcher that falls behind a burst: it is resumed from the last resourceVersion seen, or
-   * after a 410 by a fresh list whose items come as MODIFIED; {@code onResume} is told each time,
-   * since events after a resume may be seen later than they happened.
+   * Watches a whole collection from now on, on a daemon thread, recording into {@code at}, by name,
+   * when (nanoTime) each object was first seen satisfying {@code when} (given each event's type and
+   * object); closing the handle stops it. An API server drops a watcher that falls behind a burst:
+   * it is resumed from the last resourceVersion seen, or after a 410 by a fresh list whose items
+   * come as MODIFIED; {@code onResume} is told each time, since events after a resume may be seen
+   * later than they happened.
    */
-  AutoCloseable watchResuming(String collection, WatchListener onEvent, Runnable onResume)
+  AutoCloseable watchResuming(
+      String collection,
+      BiPredicate<String, JsonObject> when,
+      Map<String, Long> at,
+      Runnable onResume)
       throws IOException {
     OkHttpClient streaming = http.newBuilder().readTimeout(0, TimeUnit.MILLISECONDS).build();
     AtomicReference<String> rv =
@@ -149,8 +151,8 @@ final class RawKube {
                     }
                     rv.set(
                         requireNonNullElse(str(object, "metadata", "resourceVersion"), rv.get()));
-                    if (!type.equals("BOOKMARK")) {
-                      onEvent.event(type, object, now);
+                    if (!type.equals("BOOKMARK") && when.test(type, object)) {
+                      at.putIfAbsent(str(object, "metadata", "name"), now);
                     }
                   }
                 } catch (IOException | RuntimeException e) {
@@ -165,8 +167,11 @@ final class RawKube {
                     JsonObject list = getJson(collection);
                     long now = System.nanoTime();
                     rv.set(str(list, "metadata", "resourceVersion"));
-                    list.getAsJsonArray("items")
-                        .forEach(i -> onEvent.event("MODIFIED", i.getAsJsonObject(), now));
+                    for (JsonElement i : list.getAsJsonArray("items")) {
+                      if (when.test("MODIFIED", i.getAsJsonObject())) {
+                        at.putIfAbsent(str(i.getAsJsonObject(), "metadata", "name"), now);
+                      }
+                    }
                   }
                 } catch (IOException | RuntimeException e) {
                   ControllerProcess.sleep(500);
@@ -183,6 +188,11 @@ final class RawKube {
         call.cancel();
       }
     };
+  }
+
+  /** Whether a watch event says its object is gone or going. */
+  static boolean deleted(String type, JsonObject o) {
+    return type.equals("DELETED") || str(o, "metadata", "deletionTimestamp") != null;
   }
 
   static String str(JsonObject o, String... path) {

@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 
 /** Benchmarks 3, 4 and 6 on one infra API server of many VMIs: reaction, memory, start-up. */
@@ -22,8 +23,12 @@ final class ScaleBench extends Bench {
   static final String INFRA_NODE = "scale-infra-0";
 
   /** A larger heap, to learn what the controller needs when the Deployment's is not enough. */
-  static final List<String> BIG_HEAP = List.of("-Xmx1g", "-XX:+UseSerialGC");
+  static final JvmConfig BIG_HEAP =
+      new JvmConfig("-Xmx1g -XX:+UseSerialGC", Map.of(), List.of("-Xmx1g", "-XX:+UseSerialGC"));
 
+  private LocalCluster infra;
+  private LocalCluster guest;
+  private Stats latencies = Stats.of(List.of());
   private int vmiBytes;
   private int vmiBytesWithoutManagedFields;
   private final List<MemoryRun> memory = new ArrayList<>();
@@ -49,33 +54,29 @@ final class ScaleBench extends Bench {
   }
 
   /** A controller JVM to measure: its environment and flags; {@code label} names it. */
-  record JvmConfig(String label, Map<String, String> env, List<String> flags) {
-    /** "NAME=value ... -flag ...": leading NAME=value tokens are environment, the rest flags. */
-    static JvmConfig parse(String spec) {
-      Map<String, String> env = new LinkedHashMap<>();
-      List<String> flags = new ArrayList<>();
-      for (String token : spec.trim().split("\\s+")) {
-        if (flags.isEmpty() && token.matches("[A-Z_][A-Z0-9_]*=.*")) {
-          env.put(token.substring(0, token.indexOf('=')), token.substring(token.indexOf('=') + 1));
-        } else if (!token.isEmpty()) {
-          flags.add(token);
-        }
-      }
-      return new JvmConfig(ControllerJar.describe(env, flags), env, flags);
-    }
-  }
+  record JvmConfig(String label, Map<String, String> env, List<String> flags) {}
 
   /**
    * The Deployment's JVM first; then any given by {@code -Dbench.scale.jvms="A|B"} (each "NAME=v
-   * ... -flags ..."), measured the same way in the same run, e.g. the flags before a change.
+   * ... -flags ...": leading NAME=value tokens are environment), measured the same way in the same
+   * run, e.g. the flags before a change.
    */
   static List<JvmConfig> configs() {
     List<JvmConfig> configs = new ArrayList<>();
     configs.add(
         new JvmConfig(ControllerJar.describeDeployed(), ControllerJar.ENV, ControllerJar.JVM));
     for (String spec : System.getProperty("bench.scale.jvms", "").split("\\|")) {
+      Map<String, String> env = new LinkedHashMap<>();
+      List<String> flags = new ArrayList<>();
+      for (String t : spec.strip().split("\\s+")) {
+        if (flags.isEmpty() && t.matches("[A-Z_][A-Z0-9_]*=.*")) {
+          env.put(t.split("=", 2)[0], t.split("=", 2)[1]);
+        } else if (!t.isEmpty()) {
+          flags.add(t);
+        }
+      }
       if (!spec.isBlank()) {
-        configs.add(JvmConfig.parse(spec));
+        configs.add(new JvmConfig(ControllerJar.describe(env, flags), env, flags));
       }
     }
     return configs;
@@ -87,8 +88,8 @@ final class ScaleBench extends Bench {
     int samples = Integer.getInteger("bench.latency.samples", 100);
     int warmup = 3;
     List<LocalCluster> clusters = startClusters("scale", 1, null, null, false);
-    try (LocalCluster infra = clusters.get(0);
-        LocalCluster guest = clusters.get(1)) {
+    try (LocalCluster infra = this.infra = clusters.get(0);
+        LocalCluster guest = this.guest = clusters.get(1)) {
       Crds.installTestCrds(infra);
       TenantCluster.create(infra, guest, CLUSTER, NAMESPACE);
       RawKube infraApi = new RawKube(infra);
@@ -101,7 +102,6 @@ final class ScaleBench extends Bench {
               guest
                   .kwokNodes()
                   .createNamed(vmis.name(i), Map.of("node-role.kubernetes.io/worker", "")));
-      Stats latencies = Stats.of(List.of());
       int created = 0;
       try {
         for (int target : counts) {
@@ -125,58 +125,45 @@ final class ScaleBench extends Bench {
               if (failed.contains(config)) {
                 continue;
               }
-              double baseline = baselineRate(guest);
               String name = "scale-" + target + "-" + r + "-jvm" + configs.indexOf(config);
-              try (ControllerProcess c = start(infra, name, config.env(), config.flags())) {
-                MemoryRun m = measureMemory(c, guest, target, baseline, config.label());
-                progress("scale: %d VMIs, run %d: %s", target, r + 1, m);
-                if (target == counts.get(0) && r == runs - 1 && config == configs.get(0)) {
-                  latencies = latency(vmis, new RawKube(guest), warmup, samples);
-                }
-              } catch (ControllerProcess.NotReady e) {
-                failed.add(config);
-                neverReady(infra, guest, target, baseline, config.label(), e);
+              boolean timed = target == counts.get(0) && r == runs - 1 && config == configs.get(0);
+              if (!measure(
+                  target, name, config, () -> timed ? latency(vmis, warmup, samples) : null)) {
+                failed.add(config); // and once more with a larger heap:
+                measure(target, "scale-" + target + "-bigheap", BIG_HEAP, () -> null);
               }
             }
           }
         }
       } finally {
-        write(latencies, counts);
+        write(counts);
       }
     }
   }
 
-  /** Notes a start that never got ready, then starts once more with {@link #BIG_HEAP}. */
-  private void neverReady(
-      LocalCluster infra,
-      LocalCluster guest,
-      int target,
-      double baseline,
-      String jvm,
-      ControllerProcess.NotReady e)
+  /**
+   * Starts a controller on {@code config}'s JVM, records its {@link MemoryRun} (or that it never
+   * got ready) and then calls {@code meanwhile} while it runs; returns whether it got ready.
+   */
+  private boolean measure(int target, String name, JvmConfig config, Callable<?> meanwhile)
       throws Exception {
-    String big = String.join(" ", BIG_HEAP);
-    memory.add(MemoryRun.failed(target, jvm, e));
-    progress("scale: %d VMIs: never ready (%s); once more with %s", target, e.getMessage(), big);
-    try (ControllerProcess c = start(infra, "scale-" + target + "-bigheap", Map.of(), BIG_HEAP)) {
-      measureMemory(c, guest, target, baseline, big);
-    } catch (ControllerProcess.NotReady e2) {
-      memory.add(MemoryRun.failed(target, big, e2));
-    }
-  }
-
-  private ControllerProcess start(
-      LocalCluster infra, String name, Map<String, String> env, List<String> jvm) {
-    return ControllerJar.start(
-        name, work, env, jvm, List.of("--kubeconfig=" + infra.kubeconfig()), Duration.ofMinutes(3));
-  }
-
-  /** Requests a second the guest API server gets without the controller (kwok's heartbeats). */
-  private static double baselineRate(LocalCluster guest) {
-    double a = Metrics.nonWatch(guest);
+    // Requests a second the guest API server gets without the controller (kwok's heartbeats).
+    double before = Metrics.nonWatch(guest);
     long t = System.nanoTime();
     ControllerProcess.sleep(3000);
-    return Math.max(0, (Metrics.nonWatch(guest) - a - 1) / secondsSince(t));
+    double baseline = Math.max(0, (Metrics.nonWatch(guest) - before - 1) / secondsSince(t));
+    List<String> flags = List.of("--kubeconfig=" + infra.kubeconfig());
+    try (ControllerProcess c =
+        ControllerJar.start(
+            name, work, config.env(), config.flags(), flags, Duration.ofMinutes(3))) {
+      progress("scale: %s: %s", name, measureMemory(c, guest, target, baseline, config.label()));
+      meanwhile.call();
+      return true;
+    } catch (ControllerProcess.NotReady e) {
+      progress("scale: %s: never ready (%s)", name, e.getMessage());
+      memory.add(MemoryRun.failed(target, config.label(), e));
+      return false;
+    }
   }
 
   /**
@@ -216,40 +203,37 @@ final class ScaleBench extends Bench {
   /**
    * Sets status.evacuationNodeName on one VMI at a time and times until its guest node is cordoned.
    */
-  private Stats latency(RealisticVmis.Numbered vmis, RawKube guestApi, int warmup, int samples)
-      throws Exception {
+  private Stats latency(RealisticVmis.Numbered vmis, int warmup, int samples) throws Exception {
     Map<String, Long> cordonedAt = new ConcurrentHashMap<>();
     try (AutoCloseable w =
-        guestApi.watchResuming(
-            "/api/v1/nodes",
-            (type, node, at) -> {
-              if ("true".equals(RawKube.str(node, "spec", "unschedulable"))) {
-                cordonedAt.putIfAbsent(RawKube.str(node, "metadata", "name"), at);
-              }
-            },
-            () -> {})) {
+        new RawKube(guest)
+            .watchResuming(
+                "/api/v1/nodes",
+                (type, node) -> "true".equals(RawKube.str(node, "spec", "unschedulable")),
+                cordonedAt,
+                () -> {})) {
       progress("scale: reaction latency, %d samples (after %d untimed)", samples, warmup);
       // One evacuation at a time: the next starts after this one's drain and delete.
-      return RealisticVmis.reactionTimes(
-              List.of(vmis), INFRA_NODE, cordonedAt, warmup, samples, 200)
-          .get(0);
+      return latencies =
+          RealisticVmis.reactionTimes(List.of(vmis), INFRA_NODE, cordonedAt, warmup, samples, 200)
+              .get(0);
     }
   }
 
-  /** The runs of {@code count} VMIs and {@code jvm} that got ready ({@code ready}) or not. */
   private List<MemoryRun> runsOf(int count, String jvm, boolean ready) {
     return memory.stream()
         .filter(m -> m.vmis() == count && m.jvm().equals(jvm) && ready == (m.neverReady() == null))
         .toList();
   }
 
-  private void write(Stats lat, List<Integer> counts) {
+  private void write(List<Integer> counts) {
+    Stats lat = latencies;
     report.atMost(
         "3. reaction latency p99, 1,000 VMIs", "%.0f ms", lat.percentile(99), "≤ 200 ms", 200);
     String deployed = ControllerJar.describeDeployed();
     List<List<String>> rows = new ArrayList<>();
     List<String> jvms = new ArrayList<>(configs().stream().map(JvmConfig::label).toList());
-    jvms.add(String.join(" ", BIG_HEAP));
+    jvms.add(BIG_HEAP.label());
     for (int count : counts) {
       for (String jvm : jvms) {
         for (MemoryRun f : runsOf(count, jvm, false)) {
@@ -279,7 +263,7 @@ final class ScaleBench extends Bench {
       if (count == 10_000) {
         Optional<MemoryRun> failed = runsOf(count, deployed, false).stream().findFirst();
         String bigHeap =
-            runsOf(count, String.join(" ", BIG_HEAP), true).stream()
+            runsOf(count, BIG_HEAP.label(), true).stream()
                 .findFirst()
                 .map(m -> Report.f("; with `%s`: %d MiB RSS", m.jvm(), m.rssKb() / 1024))
                 .orElse("");

@@ -4,11 +4,11 @@ import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.RepoPaths;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -31,26 +31,14 @@ final class StartupBench extends Bench {
     progress("startup: starting a cluster (etcd, kube-apiserver, kwok)");
     try (LocalCluster cluster =
         startAll(List.of(LocalCluster.builder("bench-startup").withKwok())).get(0)) {
-      try (Stream<Path> old = Files.walk(work)) {
-        for (Path p : old.sorted(Comparator.reverseOrder()).toList()) {
-          Files.delete(p);
-        }
-      }
-      Path before = Files.createDirectories(work.resolve("plugin-before"));
-      Path after = Files.createDirectories(work.resolve("plugin-after"));
-      Files.writeString(before.resolve("kubectl-fastdrain"), PLAIN_LAUNCHER);
-      Files.copy(
-          RepoPaths.root().resolve("hack/plugin/kubectl-fastdrain"),
-          after.resolve("kubectl-fastdrain"));
       // -Dbench.startup.beforeJar: "before" with another build (the one before the CLI's own
       // start-up changes); by default both run this tree's jar.
       String beforeJar = System.getProperty("bench.startup.beforeJar");
-      for (Path dir : List.of(before, after)) {
-        Files.setPosixFilePermissions(
-            dir.resolve("kubectl-fastdrain"), PosixFilePermissions.fromString("rwxr-xr-x"));
-        Path jar = dir == before && beforeJar != null ? Path.of(beforeJar) : ControllerJar.path();
-        Files.copy(jar, dir.resolve("vmi-eviction-controller.jar"));
-      }
+      Path jar = ControllerJar.path();
+      Path before =
+          plugin("plugin-before", PLAIN_LAUNCHER, beforeJar == null ? jar : Path.of(beforeJar));
+      String launcher = Files.readString(RepoPaths.root().resolve("hack/plugin/kubectl-fastdrain"));
+      Path after = plugin("plugin-after", launcher, jar);
       String kubectl = cluster.binaries().kubectl().toString();
       String node = cluster.kwokNodes().create("bench-startup", 1).get(0);
       String intro =
@@ -84,11 +72,13 @@ final class StartupBench extends Bench {
                     after,
                     true));
         // The first run through the new launcher records the archive: timed on its own.
-        archives(after, true);
+        for (Path old : archives(after)) {
+          Files.delete(old);
+        }
         kubectl(cluster, "uncordon " + node);
         Sample first = time(tools.get(2), Duration.ofMinutes(2));
         progress("startup: %s, first run (records the archive): %.2f s", op, first.wall());
-        if (archives(after, false).isEmpty()) {
+        if (archives(after).isEmpty()) {
           throw new IllegalStateException("the launcher's first run left no archive in " + after);
         }
         Map<String, List<Sample>> samples =
@@ -125,14 +115,21 @@ final class StartupBench extends Bench {
     }
   }
 
-  /** The class-data archives in {@code dir}; deleted first if {@code delete}. */
-  private static List<Path> archives(Path dir, boolean delete) throws Exception {
+  /** A kubectl plugin's directory: {@code launcher} as kubectl-fastdrain beside {@code jar}. */
+  private Path plugin(String name, String launcher, Path jar) throws Exception {
+    Path dir = Files.createDirectories(work.resolve(name));
+    Files.writeString(dir.resolve("kubectl-fastdrain"), launcher);
+    Files.setPosixFilePermissions(
+        dir.resolve("kubectl-fastdrain"), PosixFilePermissions.fromString("rwxr-xr-x"));
+    Files.copy(
+        jar, dir.resolve("vmi-eviction-controller.jar"), StandardCopyOption.REPLACE_EXISTING);
+    return dir;
+  }
+
+  /** The class-data archives in {@code dir}. */
+  private static List<Path> archives(Path dir) throws Exception {
     try (Stream<Path> files = Files.list(dir)) {
-      List<Path> out = files.filter(p -> p.toString().endsWith(".jsa")).toList();
-      for (Path p : delete ? out : List.<Path>of()) {
-        Files.delete(p);
-      }
-      return delete ? List.of() : out;
+      return files.filter(p -> p.toString().endsWith(".jsa")).toList();
     }
   }
 }
