@@ -28,6 +28,8 @@ import java.util.Optional;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Issue 29 items 5 and 6, against real API servers: the deadline's warning names the pod that held
@@ -60,7 +62,9 @@ class DrainStartAndDeadlineIT {
                 .formatted(DRAIN_TIMEOUT.toSeconds())));
   }
 
+  /** Beside the other test: it waits out a deadline on the healthy tenant's own guest node. */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   void theDeadlineWarningNamesThePodAFinalizerKeptAndTheFinalizer() throws Exception {
     String vm = unique("vm-keep");
     String ns = unique("keep");
