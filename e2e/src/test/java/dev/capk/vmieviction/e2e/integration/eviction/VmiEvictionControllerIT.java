@@ -45,8 +45,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The VMI eviction controller against real control planes: an infra cluster holding the VMIs, the
@@ -433,14 +431,7 @@ class VmiEvictionControllerIT {
     assertTrue(event(world.infra(), NS, vm, "GuestNodeUncordoned").isEmpty());
   }
 
-  /**
-   * Beside the other tests (its VMIs wait out their deadline, touching no one else's objects): it
-   * may meet the restart of {@link
-   * #budgetThatNeverAllowsDisruptionDelaysDeletionToTheDeadlineWhichSurvivesARestart}, which a
-   * deadline survives.
-   */
   @Test
-  @Execution(ExecutionMode.CONCURRENT)
   void missingClusterMissingSecretAndBadKubeconfigAreEventedAndTheDeadlineStillFires()
       throws Exception {
     // No Cluster at all.
