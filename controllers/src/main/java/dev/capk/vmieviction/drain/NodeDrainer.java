@@ -9,6 +9,7 @@ import dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch;
 import dev.capk.vmieviction.drain.SteppedDrains.PodLister;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
+import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ListMeta;
@@ -18,6 +19,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -32,7 +34,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -65,21 +66,21 @@ public final class NodeDrainer {
   /**
    * Evicts the pods of a node the caller has resolved and cordoned (kubectl's drain command cordons
    * every node before it drains any), blocking until they are gone or the options' timeout passes,
-   * telling {@code listener} of the plan and of each pod's progress. A timeout, a pod that cannot
-   * be evicted, or a lost API server is reported in the result; only a refusal (nothing evicted)
-   * and failures before any eviction (cannot list pods) throw.
+   * writing kubectl's lines to {@code output}. A timeout, a pod that cannot be evicted, or a lost
+   * API server is reported in the result; only a refusal (nothing evicted) and failures before any
+   * eviction (cannot list pods) throw.
    *
    * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
    *     evicted
    * @throws ApiException if listing the pods or discovering eviction support failed
    */
-  public DrainResult drain(String nodeName, DrainOptions options, DrainProgressListener listener)
+  public Drained drain(String nodeName, DrainOptions options, DrainOutput output)
       throws ApiException, DrainRefusedException {
     if (nodeName == null || nodeName.isBlank()) {
       // A blank name would select the unscheduled pods of the whole cluster.
       throw new IllegalArgumentException("node name must not be empty");
     }
-    Objects.requireNonNull(listener, "listener");
+    Objects.requireNonNull(output, "output");
     long started = System.nanoTime();
     // As kubectl's --timeout: zero means no timeout.
     Deadline deadline =
@@ -101,9 +102,7 @@ public final class NodeDrainer {
       LOG.info("drain refused node={} reason={}", nodeName, refused.getMessage());
       throw refused;
     }
-    BlockingDrain.tell(
-        () -> listener.planned(plan.toEvictRefs(), plan.skipped(), plan.warningLines()));
-    BlockingDrain drain = new BlockingDrain(api, nodeName, plan, memory, options, listener, clock);
+    BlockingDrain drain = new BlockingDrain(api, nodeName, plan, memory, options, output, clock);
     if (options.dryRun() == DryRun.CLIENT) {
       drain.wouldAllGo();
     } else if (!drain.complete()) {
@@ -113,11 +112,12 @@ public final class NodeDrainer {
               .items(listing.pods());
       drain.run(deadline, seed);
     }
-    DrainResult done = drain.result();
+    Drained done = drain.finish();
     LOG.info(
-        "drain finished node={} summary={} ms={}",
+        "drain finished node={} evicted={} error={} ms={}",
         nodeName,
-        done,
+        done.evicted().size(),
+        done.error().orElse("none"),
         Duration.ofNanos(System.nanoTime() - started).toMillis());
     return done;
   }
@@ -128,7 +128,7 @@ public final class NodeDrainer {
    * the next eviction to be due, never past the deadline. The stepper's memory keeps each pod's
    * retries, budgets and failures; this loop keeps only what kubectl's output needs: the pods still
    * awaited (by UID: a namesake a StatefulSet recreates is another pod), and how the others ended.
-   * A listener that throws is logged and ignored, since reporting must never break a drain.
+   * An output that throws is logged and ignored, since reporting must never break a drain.
    */
   static final class BlockingDrain implements DrainStepper.Observer {
     /** The longest wait between two looks: skip-wait ages grow without any event to say so. */
@@ -138,7 +138,7 @@ public final class NodeDrainer {
     private final String node;
     private final DrainMemory memory;
     private final DrainOptions options;
-    private final DrainProgressListener listener;
+    private final DrainOutput output;
     private final Clock clock;
     private final Semaphore wake = new Semaphore(0);
 
@@ -148,7 +148,10 @@ public final class NodeDrainer {
     private final Set<PodRef> announced = new HashSet<>();
     private final List<PodRef> evicted = new ArrayList<>();
     private final Map<PodRef, String> failed = new TreeMap<>();
-    private boolean timedOut;
+
+    /** Set when the deadline passed with pods left (visible for tests). */
+    boolean timedOut;
+
     private Optional<String> interruption = Optional.empty();
 
     /**
@@ -160,24 +163,16 @@ public final class NodeDrainer {
         DrainPlan plan,
         DrainMemory memory,
         DrainOptions options,
-        DrainProgressListener listener,
+        DrainOutput output,
         Clock clock) {
       this.api = api;
       this.node = node;
       plan.toEvict().forEach(p -> left.put(PodRef.of(p), p));
       this.memory = memory;
       this.options = options;
-      this.listener = listener;
+      this.output = output;
       this.clock = clock;
-    }
-
-    /** Calls the caller's listener; its failure is logged, never the drain's. */
-    static void tell(Runnable call) {
-      try {
-        call.run();
-      } catch (RuntimeException e) {
-        LOG.warn("drain progress listener failed error={}", e.toString());
-      }
+      plan.warningLines().forEach(w -> err("Warning: " + w));
     }
 
     /**
@@ -191,6 +186,7 @@ public final class NodeDrainer {
       try (NodePodWatch watch = NodePodWatch.start(api, node, wake::release, seed)) {
         while (true) {
           watch.pods().ifPresent(this::seen);
+          tell(() -> output.awaiting(node, left.size(), refusals().values()));
           if (complete()) {
             return;
           }
@@ -254,17 +250,26 @@ public final class NodeDrainer {
           }
         }
         case GONE, REPLACED -> gone(ref);
-        case BLOCKED -> tell(() -> listener.blocked(ref, s.budgets, o.message()));
+        case BLOCKED ->
+            err(
+                evictionError(ref)
+                    + " (will retry after "
+                    + GoDuration.format(options.evictionRetryInterval())
+                    + "): "
+                    + o.message()
+                    + (s.budgets.isEmpty() ? "" : " [" + budgets(s.budgets) + "]"));
         case NAMESPACE_TERMINATING ->
-            tell(
-                () ->
-                    listener.retrying(
-                        ref, "namespace " + ref.namespace() + " is terminating: " + o.message()));
+            err(
+                evictionError(ref)
+                    + " (will retry): namespace "
+                    + ref.namespace()
+                    + " is terminating: "
+                    + o.message());
         case TRANSIENT -> {
           if (s.waiting == EvictionOutcome.Kind.FAILED) {
             fail(ref, s.failure);
           } else {
-            tell(() -> listener.retrying(ref, o.message()));
+            err(evictionError(ref) + " (will retry): " + o.message());
           }
         }
         // The server asked to come back later (Retry-After): kubectl says nothing either.
@@ -286,12 +291,13 @@ public final class NodeDrainer {
           gone(ref);
         } else if (PodFilters.deletedLongerAgoThan(
             now, options.skipWaitForDeleteTimeout(), clock)) {
-          String reason =
-              "deletion timestamp older than "
-                  + options.skipWaitForDeleteTimeout().toSeconds()
-                  + " seconds, not waited for";
           left.remove(ref);
-          tell(() -> listener.notWaitedFor(ref, reason));
+          out(
+              "pod \""
+                  + ref.name()
+                  + "\" deletion timestamp older than "
+                  + options.skipWaitForDeleteTimeout().toSeconds()
+                  + " seconds, not waited for, skipping");
         } else {
           left.put(ref, now);
           if (terminating(now)) {
@@ -316,35 +322,82 @@ public final class NodeDrainer {
       return left.isEmpty();
     }
 
-    /** How the drain ended: the pods that went, and those still awaited with what holds them. */
-    DrainResult result() {
-      Map<PodRef, String> pending = new TreeMap<>();
-      for (Map.Entry<PodRef, V1Pod> e : left.entrySet()) {
-        PodRef ref = e.getKey();
-        V1Pod pod = e.getValue();
+    /**
+     * Writes how the node's drain ended as kubectl does ("node/x drained", or the pods still there
+     * with what holds them, and those that failed) and returns it.
+     */
+    Drained finish() {
+      Map<PodRef, Set<String>> refused = refusals();
+      Optional<String> error = Optional.empty();
+      if (left.isEmpty() && failed.isEmpty() && interruption.isEmpty()) {
+        out("node/" + node + " drained" + options.dryRun().suffix());
+      } else {
+        String timeout = "global timeout reached: " + GoDuration.format(options.timeout());
+        // kubectl names the (first) pod whose eviction a budget kept refusing.
+        error =
+            Optional.of(
+                timedOut && !left.isEmpty()
+                    ? refused.keySet().stream()
+                        .findFirst()
+                        .map(p -> evictionError(p) + ": " + timeout)
+                        .orElse(timeout)
+                    : interruption.orElse(
+                        failed.isEmpty() ? "incomplete" : "some pods could not be evicted"));
+        if (!left.isEmpty()) {
+          err(
+              "There are pending pods in node \""
+                  + node
+                  + "\" when an error occurred: "
+                  + error.get());
+          new TreeMap<>(left).forEach((ref, pod) -> err(line(ref) + holding(ref, pod, refused)));
+        }
+        failed.forEach((ref, reason) -> err("failed: " + line(ref) + ": " + reason));
+      }
+      return new Drained(evicted, error);
+    }
+
+    /** What holds a pod still there, as kubectl's pending line ends. */
+    private String holding(PodRef ref, V1Pod pod, Map<PodRef, Set<String>> refused) {
+      DrainMemory.PodState s = memory.state(ref);
+      if (terminating(pod) || (s != null && s.waiting == EvictionOutcome.Kind.ACCEPTED)) {
+        return " (terminating)";
+      }
+      Set<String> by = refused.get(ref);
+      return by == null
+          ? ""
+          : " (blocked by " + (by.isEmpty() ? "a PodDisruptionBudget" : budgets(by)) + ")";
+    }
+
+    /** The pods still awaited whose last eviction a budget refused, by PodRef, with the budgets. */
+    private Map<PodRef, Set<String>> refusals() {
+      Map<PodRef, Set<String>> refused = new TreeMap<>();
+      for (PodRef ref : left.keySet()) {
         DrainMemory.PodState s = memory.state(ref);
-        EvictionOutcome.Kind waiting = s == null ? null : s.waiting;
-        if (terminating(pod) || waiting == EvictionOutcome.Kind.ACCEPTED) {
-          pending.put(ref, "terminating");
-        } else if (waiting == EvictionOutcome.Kind.BLOCKED) {
-          pending.put(
-              ref,
-              DrainResult.BLOCKED
-                  + (s.budgets.isEmpty()
-                      ? "a PodDisruptionBudget"
-                      : "PodDisruptionBudget " + String.join(", ", new TreeSet<>(s.budgets))));
-        } else {
-          pending.put(ref, DrainResult.NOT_EVICTED);
+        if (s != null && s.waiting == EvictionOutcome.Kind.BLOCKED && !terminating(left.get(ref))) {
+          refused.put(ref, Set.copyOf(s.budgets));
         }
       }
-      return new DrainResult(
-          evicted, pending, failed, timedOut && !pending.isEmpty(), interruption);
+      return refused;
+    }
+
+    private static String budgets(Set<String> names) {
+      return "PodDisruptionBudget " + String.join(", ", new TreeSet<>(names));
+    }
+
+    private static String line(PodRef p) {
+      return "pod/" + p.name() + " -n " + p.namespace();
+    }
+
+    /** kubectl's start of a line about a pod's eviction. */
+    private static String evictionError(PodRef pod) {
+      return "error when evicting pods/\"" + pod.name() + "\" -n \"" + pod.namespace() + "\"";
     }
 
     private void announce(PodRef ref) {
-      if (announced.add(ref)) {
-        boolean eviction = memory.usingEviction(options);
-        tell(() -> listener.evicting(ref, eviction));
+      // kubectl announces evictions (and, in a client dry run, whatever would go), not deletions.
+      if (announced.add(ref)
+          && (memory.usingEviction(options) || options.dryRun() == DryRun.CLIENT)) {
+        out("evicting pod " + ref + options.dryRun().suffix());
       }
     }
 
@@ -357,15 +410,31 @@ public final class NodeDrainer {
     private void gone(PodRef ref) {
       left.remove(ref);
       evicted.add(ref);
-      boolean eviction = memory.usingEviction(options);
-      tell(() -> listener.gone(ref, eviction));
+      out("pod/" + ref.name() + (memory.usingEviction(options) ? " evicted" : " deleted"));
     }
 
     private void fail(PodRef ref, String reason) {
       if (left.remove(ref) != null) {
         failed.put(ref, reason);
         LOG.info("pod eviction failed pod={} reason={}", ref, reason);
-        tell(() -> listener.failed(ref, reason));
+        err(evictionError(ref) + ": " + reason);
+      }
+    }
+
+    private void out(String line) {
+      tell(() -> output.out(line));
+    }
+
+    private void err(String line) {
+      tell(() -> output.err(line));
+    }
+
+    /** Calls the caller's output; its failure is logged, never the drain's. */
+    private static void tell(Runnable call) {
+      try {
+        call.run();
+      } catch (RuntimeException e) {
+        LOG.warn("drain output failed error={}", e.toString());
       }
     }
 
@@ -375,93 +444,37 @@ public final class NodeDrainer {
   }
 
   /**
-   * How a blocking drain ended; the plan (pods skipped, warnings) and each pod's progress were told
-   * to the listener. Complete means every pod to evict is gone (or, in a dry run, would go).
+   * How a blocking drain ended; its lines were written to the output.
    *
    * @param evicted pods evicted or deleted and gone (or replaced by a namesake); in a dry run, the
    *     pods that would be evicted (in a server dry run, those whose eviction the server accepted)
-   * @param pending pods still there when the drain ended, with what holds them ("terminating",
-   *     "blocked by PodDisruptionBudget db", "not evicted yet")
-   * @param failed pods whose eviction failed for good, with the reason
-   * @param interruption why the drain stopped early without timing out, if it did
+   * @param error kubectl's reason the node is not drained, if it is not
    */
-  public record DrainResult(
-      List<PodRef> evicted,
-      Map<PodRef, String> pending,
-      Map<PodRef, String> failed,
-      boolean timedOut,
-      Optional<String> interruption) {
-    /** What {@link #pending} says of a pod nothing is known to hold. */
-    public static final String NOT_EVICTED = "not evicted yet";
-
-    /** How {@link #pending} starts for a pod a PodDisruptionBudget last refused to evict. */
-    public static final String BLOCKED = "blocked by ";
-
-    public DrainResult {
+  public record Drained(List<PodRef> evicted, Optional<String> error) {
+    public Drained {
       evicted = evicted.stream().sorted().toList();
-      pending = new TreeMap<>(pending);
-      failed = new TreeMap<>(failed);
     }
 
     public boolean isComplete() {
-      return pending.isEmpty() && failed.isEmpty() && interruption.isEmpty();
-    }
-
-    /** One line for logs: "not drained: timed out; 2 evicted, 1 pending (ns/a terminating)". */
-    @Override
-    public String toString() {
-      StringBuilder s = new StringBuilder(isComplete() ? "drained: " : "not drained: ");
-      if (timedOut) {
-        s.append("timed out; ");
-      }
-      interruption.ifPresent(i -> s.append(i).append("; "));
-      return s.append(evicted.size())
-          .append(" evicted")
-          .append(pods(pending, " pending (", " ", ", "))
-          .append(pods(failed, " failed (", ": ", "; "))
-          .toString();
-    }
-
-    /** ", 2 pending (ns/a terminating, ns/b ...)", or nothing for no pods. */
-    private static String pods(Map<PodRef, String> pods, String what, String is, String between) {
-      return pods.isEmpty()
-          ? ""
-          : pods.entrySet().stream()
-              .map(e -> e.getKey() + is + e.getValue())
-              .collect(Collectors.joining(between, ", " + pods.size() + what, ")"));
+      return error.isEmpty();
     }
   }
 
   /**
-   * Per-pod progress of one drain, for kubectl's lines. Calls for one drain come from the thread
-   * that called {@link NodeDrainer#drain}, one at a time. In a dry run, {@link #evicting} is called
-   * for each pod that would go; {@link #gone} is not, since nothing goes.
+   * Where a blocking drain writes kubectl's lines, from the thread that called {@link
+   * NodeDrainer#drain}, one at a time.
    */
-  public interface DrainProgressListener {
-    DrainProgressListener NONE = new DrainProgressListener() {};
+  public interface DrainOutput {
+    DrainOutput NONE = new DrainOutput() {};
 
-    /** The plan: pods to evict, pods left in place, and kubectl's warnings. */
-    default void planned(List<PodRef> toEvict, List<SkippedPod> skipped, List<String> warnings) {}
+    default void out(String line) {}
+
+    default void err(String line) {}
 
     /**
-     * The first eviction (or deletion) of a pod is about to be sent; or the pod is already being
-     * deleted (kubectl would send it one, accepted since the pod goes anyway).
+     * For a status line: how many of the node's pods are still awaited, and the budgets that
+     * refused the last eviction of each of those a budget refused.
      */
-    default void evicting(PodRef pod, boolean usingEviction) {}
-
-    /** A PodDisruptionBudget refused the eviction (HTTP 429); retried until the timeout. */
-    default void blocked(PodRef pod, Set<String> budgets, String message) {}
-
-    /** A request failed in a way worth retrying (terminating namespace, server error). */
-    default void retrying(PodRef pod, String reason) {}
-
-    /** The pod was evicted (or deleted) and is gone, or was replaced by a namesake. */
-    default void gone(PodRef pod, boolean usingEviction) {}
-
-    /** The pod is being deleted since longer than the skip-wait timeout: no longer waited for. */
-    default void notWaitedFor(PodRef pod, String reason) {}
-
-    /** The pod cannot be evicted; the drain goes on with the others and is incomplete. */
-    default void failed(PodRef pod, String reason) {}
+    default void awaiting(String node, int left, Collection<Set<String>> refusedBy) {}
   }
 }

@@ -9,8 +9,8 @@
  * {@link dev.capk.vmieviction.drain.NodeDrainer} ({@code drain} of a cordoned node, with {@link
  * dev.capk.vmieviction.drain.DrainOptions}): it plans the node's pods with {@link
  * dev.capk.vmieviction.drain.PodFilters} in kubectl's order, refuses as a whole ({@link
- * dev.capk.vmieviction.drain.DrainRefusedException}) or steps the drain, telling each pod's
- * progress to a {@link dev.capk.vmieviction.drain.NodeDrainer.DrainProgressListener}.
+ * dev.capk.vmieviction.drain.DrainRefusedException}) or steps the drain, writing kubectl.s lines to
+ * a {@link dev.capk.vmieviction.drain.NodeDrainer.DrainOutput}.
  *
  * <p>Requests are built by the official client's API classes; answers are read leniently ({@link
  * dev.capk.vmieviction.kube.RawApi}) so a newer API server's extra fields cannot break a drain.

@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
 import dev.capk.vmieviction.drain.NodeDrainer.BlockingDrain;
-import dev.capk.vmieviction.drain.NodeDrainer.DrainProgressListener;
-import dev.capk.vmieviction.drain.NodeDrainer.DrainResult;
+import dev.capk.vmieviction.drain.NodeDrainer.DrainOutput;
+import dev.capk.vmieviction.drain.NodeDrainer.Drained;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import io.kubernetes.client.openapi.models.V1Pod;
@@ -25,43 +25,23 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
- * A blocking drain's per-pod bookkeeping: which listener call each eviction answer and each look at
- * the node's pods makes, and what the result says.
+ * A blocking drain's per-pod bookkeeping: which of kubectl's lines each eviction answer and each
+ * look at the node's pods writes, and how the drain's end is reported.
  */
 class BlockingDrainTest {
   private static final Instant NOW = Instant.parse("2026-01-01T00:00:00Z");
 
   private final List<String> calls = new ArrayList<>();
-  private final DrainProgressListener recorder =
-      new DrainProgressListener() {
+  private final DrainOutput recorder =
+      new DrainOutput() {
         @Override
-        public void evicting(PodRef p, boolean eviction) {
-          calls.add((eviction ? "evicting " : "deleting ") + p);
+        public void out(String line) {
+          calls.add(line);
         }
 
         @Override
-        public void blocked(PodRef p, Set<String> budgets, String message) {
-          calls.add("blocked " + p + " " + budgets + ": " + message);
-        }
-
-        @Override
-        public void retrying(PodRef p, String reason) {
-          calls.add("retrying " + p + ": " + reason);
-        }
-
-        @Override
-        public void gone(PodRef p, boolean eviction) {
-          calls.add((eviction ? "evicted " : "deleted ") + p);
-        }
-
-        @Override
-        public void failed(PodRef p, String r) {
-          calls.add("failed " + p + ": " + r);
-        }
-
-        @Override
-        public void notWaitedFor(PodRef p, String r) {
-          calls.add("notWaited " + p + ": " + r);
+        public void err(String line) {
+          calls.add("err: " + line);
         }
       };
 
@@ -81,11 +61,19 @@ class BlockingDrainTest {
     return progress(DrainOptions.builder());
   }
 
-  private static List<PodRef> terminating(BlockingDrain p) {
-    return p.result().pending().entrySet().stream()
-        .filter(e -> e.getValue().equals("terminating"))
-        .map(Map.Entry::getKey)
-        .toList();
+  /** The lines {@link BlockingDrain#finish} writes now, and what it returns. */
+  private Drained finish(BlockingDrain p, List<String> lines) {
+    int before = calls.size();
+    Drained d = p.finish();
+    lines.addAll(calls.subList(before, calls.size()));
+    calls.subList(before, calls.size()).clear();
+    return d;
+  }
+
+  private List<String> endLines(BlockingDrain p) {
+    List<String> lines = new ArrayList<>();
+    finish(p, lines);
+    return lines;
   }
 
   private static DrainPlan plan(V1Pod... toEvict) {
@@ -107,13 +95,21 @@ class BlockingDrainTest {
     p.answered(refB, EvictionOutcome.accepted());
     p.seen(List.of(b));
     p.seen(List.of(b)); // a repeated look changes nothing
-    assertEquals(List.of(refB), List.copyOf(p.result().pending().keySet()));
-    assertEquals(List.of(refB), terminating(p));
+    assertEquals(
+        List.of(
+            "err: There are pending pods in node \"n\" when an error occurred: incomplete",
+            "err: pod/b -n ns (terminating)"),
+        endLines(p));
     assertFalse(memory.due(refB, NOW), "an accepted eviction is not sent again at once");
     p.seen(List.of());
     assertTrue(p.complete());
-    assertEquals(List.of(refA, refB), p.result().evicted());
-    assertEquals(List.of("evicting ns/a", "evicting ns/b", "evicted ns/a", "evicted ns/b"), calls);
+    List<String> end = new ArrayList<>();
+    Drained d = finish(p, end);
+    assertEquals(List.of(refA, refB), d.evicted());
+    assertTrue(d.isComplete());
+    assertEquals(List.of("node/n drained"), end);
+    assertEquals(
+        List.of("evicting pod ns/a", "evicting pod ns/b", "pod/a evicted", "pod/b evicted"), calls);
   }
 
   @Test
@@ -122,7 +118,7 @@ class BlockingDrainTest {
     memory.evictionVersion(Optional.empty());
     p.sending(refA);
     p.answered(refA, outcome(EvictionOutcome.Kind.GONE, "not found"));
-    assertEquals(List.of("deleting ns/a", "deleted ns/a"), calls);
+    assertEquals(List.of("pod/a deleted"), calls, "kubectl announces no deletion");
   }
 
   @Test
@@ -130,7 +126,7 @@ class BlockingDrainTest {
     BlockingDrain p = progress();
     V1Pod namesake = pod("ns", "a").ownedBy("StatefulSet", "s").build();
     p.seen(List.of(namesake, b));
-    assertEquals(List.of(refA), p.result().evicted());
+    assertEquals(List.of(refA), finish(p, new ArrayList<>()).evicted());
     assertEquals(List.of(b), p.sendable(), "the namesake is not this drain's to evict");
   }
 
@@ -141,9 +137,11 @@ class BlockingDrainTest {
     memory.failed(refB, "boom", false, NOW);
     p.answered(refB, outcome(EvictionOutcome.Kind.FAILED, "boom"));
     assertTrue(p.complete());
-    assertEquals(List.of(refA), p.result().evicted());
-    assertEquals(Map.of(refB, "boom"), p.result().failed());
-    assertTrue(p.result().pending().isEmpty());
+    List<String> end = new ArrayList<>();
+    Drained d = finish(p, end);
+    assertEquals(List.of(refA), d.evicted());
+    assertEquals(Optional.of("some pods could not be evicted"), d.error());
+    assertEquals(List.of("err: failed: pod/b -n ns: boom"), end, "failed, and nothing pending");
   }
 
   @Test
@@ -159,10 +157,15 @@ class BlockingDrainTest {
             Clock.fixed(NOW, ZoneOffset.UTC));
     p.wouldAllGo();
     assertTrue(p.complete());
-    DrainResult r = p.result();
+    Drained r = p.finish();
     assertEquals(List.of(refA, refB), r.evicted());
     assertTrue(r.isComplete());
-    assertEquals(List.of("evicting ns/a", "evicting ns/b"), calls);
+    assertEquals(
+        List.of(
+            "evicting pod ns/a (dry run)",
+            "evicting pod ns/b (dry run)",
+            "node/n drained (dry run)"),
+        calls);
   }
 
   @Test
@@ -170,10 +173,21 @@ class BlockingDrainTest {
     BlockingDrain p = progress();
     memory.refused(refA, EvictionOutcome.Kind.BLOCKED, Set.of("pdb-1"), NOW);
     p.answered(refA, outcome(EvictionOutcome.Kind.BLOCKED, "Cannot evict pod"));
-    assertEquals(List.of("blocked ns/a [pdb-1]: Cannot evict pod"), calls);
-    assertEquals("blocked by PodDisruptionBudget pdb-1", p.result().pending().get(refA));
+    assertEquals(
+        List.of(
+            "err: error when evicting pods/\"a\" -n \"ns\" (will retry after 5s): Cannot evict pod"
+                + " [PodDisruptionBudget pdb-1]"),
+        calls);
+    assertTrue(
+        endLines(p).contains("err: pod/a -n ns (blocked by PodDisruptionBudget pdb-1)"),
+        "pending and blocked");
     p.seen(List.of(b));
-    assertFalse(p.result().pending().containsKey(refA), "a pod that went is no longer blocked");
+    assertEquals(
+        List.of(
+            "err: There are pending pods in node \"n\" when an error occurred: incomplete",
+            "err: pod/b -n ns"),
+        endLines(p),
+        "a pod that went is no longer blocked");
   }
 
   @Test
@@ -185,8 +199,12 @@ class BlockingDrainTest {
     p.answered(refA, outcome(EvictionOutcome.Kind.TRANSIENT, "connection reset"));
     p.answered(refA, EvictionOutcome.accepted());
     assertEquals(
-        List.of("retrying ns/a: connection reset", "failed ns/a: connection reset"), calls);
-    assertEquals(Map.of(refA, "connection reset"), p.result().failed(), "a failure is final");
+        List.of(
+            "err: error when evicting pods/\"a\" -n \"ns\" (will retry): connection reset",
+            "err: error when evicting pods/\"a\" -n \"ns\": connection reset"),
+        calls);
+    assertTrue(
+        endLines(p).contains("err: failed: pod/a -n ns: connection reset"), "a failure is final");
     assertEquals(List.of(b), p.sendable());
   }
 
@@ -195,7 +213,11 @@ class BlockingDrainTest {
     BlockingDrain p = progress();
     memory.refused(refA, EvictionOutcome.Kind.NAMESPACE_TERMINATING, Set.of(), NOW);
     p.answered(refA, outcome(EvictionOutcome.Kind.NAMESPACE_TERMINATING, "forbidden"));
-    assertEquals(List.of("retrying ns/a: namespace ns is terminating: forbidden"), calls);
+    assertEquals(
+        List.of(
+            "err: error when evicting pods/\"a\" -n \"ns\" (will retry): namespace ns is"
+                + " terminating: forbidden"),
+        calls);
   }
 
   @Test
@@ -208,7 +230,7 @@ class BlockingDrainTest {
     BlockingDrain waitsForEver = progress();
     waitsForEver.seen(List.of(deleting, b));
     assertEquals(List.of(deleting, b), waitsForEver.sendable());
-    assertEquals(List.of(refA), terminating(waitsForEver));
+    assertTrue(endLines(waitsForEver).contains("err: pod/a -n ns (terminating)"));
     calls.clear();
 
     BlockingDrain p =
@@ -216,8 +238,9 @@ class BlockingDrainTest {
     p.seen(List.of(deleting, b));
     assertEquals(List.of(b), p.sendable(), "no longer waited for");
     assertEquals(
-        List.of("notWaited ns/a: deletion timestamp older than 30 seconds, not waited for"), calls);
-    assertFalse(p.result().pending().containsKey(refA), "nor pending");
+        List.of("pod \"a\" deletion timestamp older than 30 seconds, not waited for, skipping"),
+        calls);
+    assertFalse(endLines(p).contains("err: pod/a -n ns (terminating)"), "nor pending");
   }
 
   @Test
@@ -229,11 +252,29 @@ class BlockingDrainTest {
     p.seen(List.of(deleting, b));
     p.seen(List.of(deleting, b));
     p.seen(List.of(b));
-    assertEquals(List.of("evicting ns/a", "evicted ns/a"), calls);
+    assertEquals(List.of("evicting pod ns/a", "pod/a evicted"), calls);
   }
 
   @Test
-  void aListenerThatThrowsDoesNotBreakTheDrain() {
+  void aTimeoutNamesThePodABudgetKeepsRefusingAndWhatHoldsEachPendingPod() {
+    BlockingDrain p = progress(DrainOptions.builder().timeout(Duration.ofSeconds(3)));
+    memory.refused(refA, EvictionOutcome.Kind.BLOCKED, Set.of("db", "web"), NOW);
+    p.answered(refA, outcome(EvictionOutcome.Kind.BLOCKED, "Cannot evict pod"));
+    calls.clear();
+    p.timedOut = true;
+    String why = "error when evicting pods/\"a\" -n \"ns\": global timeout reached: 3s";
+    List<String> end = new ArrayList<>();
+    assertEquals(Optional.of(why), finish(p, end).error());
+    assertEquals(
+        List.of(
+            "err: There are pending pods in node \"n\" when an error occurred: " + why,
+            "err: pod/a -n ns (blocked by PodDisruptionBudget db, web)",
+            "err: pod/b -n ns"),
+        end);
+  }
+
+  @Test
+  void anOutputThatThrowsDoesNotBreakTheDrain() {
     BlockingDrain p =
         new BlockingDrain(
             null,
@@ -241,10 +282,10 @@ class BlockingDrainTest {
             plan(a),
             memory,
             DrainOptions.defaults(),
-            new DrainProgressListener() {
+            new DrainOutput() {
               @Override
-              public void gone(PodRef pod, boolean eviction) {
-                throw new IllegalStateException("listener bug");
+              public void out(String line) {
+                throw new IllegalStateException("output bug");
               }
             },
             Clock.systemUTC());

@@ -5,7 +5,6 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
-import dev.capk.vmieviction.drain.NodeDrainer.DrainResult;
 import dev.capk.vmieviction.drain.PodFilters;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.kube.ApiStatus;
@@ -179,9 +178,7 @@ public final class DrainCommand extends NodeCommand {
         Executors.newFixedThreadPool(
             Math.min(MAX_PARALLEL_NODES, Math.max(1, nodes.size())),
             new ThreadFactoryBuilder().setNameFormat("drain-node-%d").setDaemon(true).build());
-    try (ConsoleReporter reporter =
-        new ConsoleReporter(
-            out, err, strategy, options.evictionRetryInterval(), terminal, nodes.size())) {
+    try (ConsoleReporter reporter = new ConsoleReporter(out, err, terminal, nodes.size())) {
       List<CompletableFuture<String>> errors =
           nodes.stream()
               .map(n -> CompletableFuture.supplyAsync(() -> drainOne(drainer, n, reporter), pool))
@@ -198,10 +195,10 @@ public final class DrainCommand extends NodeCommand {
       if (fatal.isEmpty()) {
         return EXIT_OK;
       }
-      reporter.println(err, "There are pending nodes to be drained:");
-      pendingNodes.forEach(n -> reporter.println(err, " " + n));
+      reporter.err("There are pending nodes to be drained:");
+      pendingNodes.forEach(n -> reporter.err(" " + n));
       // kubectl's aggregate error, printed as is (no "error: ").
-      reporter.println(err, aggregate(fatal));
+      reporter.err(aggregate(fatal));
       return EXIT_FAILED;
     } finally {
       pool.shutdownNow();
@@ -212,8 +209,7 @@ public final class DrainCommand extends NodeCommand {
   private String drainOne(NodeDrainer drainer, String node, ConsoleReporter reporter) {
     String error;
     try {
-      DrainResult result = drainer.drain(node, options, reporter);
-      error = report(node, result, reporter);
+      error = drainer.drain(node, options, reporter).error().orElse(null);
     } catch (DrainRefusedException e) {
       List<String> groups =
           e.refusals().entrySet().stream()
@@ -230,8 +226,7 @@ public final class DrainCommand extends NodeCommand {
       error = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     }
     if (error != null) {
-      reporter.println(
-          err,
+      reporter.err(
           "error: unable to drain node \""
               + node
               + "\" due to error: "
@@ -239,47 +234,6 @@ public final class DrainCommand extends NodeCommand {
               + ", continuing command...");
     }
     return error;
-  }
-
-  /** Prints the node's outcome; returns null when drained, else the error's text. */
-  private String report(String node, DrainResult result, ConsoleReporter reporter) {
-    if (result.isComplete()) {
-      reporter.println(out, "node/" + node + " drained" + options.dryRun().suffix());
-      return null;
-    }
-    String timeout = "global timeout reached: " + GoDuration.format(options.timeout());
-    // kubectl names the (first) pod whose eviction a budget kept refusing.
-    String why =
-        result.timedOut()
-            ? result.pending().entrySet().stream()
-                .filter(p -> p.getValue().startsWith(DrainResult.BLOCKED))
-                .findFirst()
-                .map(p -> ConsoleReporter.evictionError(p.getKey()) + ": " + timeout)
-                .orElse(timeout)
-            : result
-                .interruption()
-                .orElse(
-                    result.failed().isEmpty() ? "incomplete" : "some pods could not be evicted");
-    if (!result.pending().isEmpty()) {
-      reporter.println(
-          err, "There are pending pods in node \"" + node + "\" when an error occurred: " + why);
-      result
-          .pending()
-          .forEach(
-              (p, holding) ->
-                  reporter.println(
-                      err,
-                      line(p)
-                          + (holding.equals(DrainResult.NOT_EVICTED) ? "" : " (" + holding + ")")));
-    }
-    result
-        .failed()
-        .forEach((p, reason) -> reporter.println(err, "failed: " + line(p) + ": " + reason));
-    return why;
-  }
-
-  private static String line(PodRef p) {
-    return "pod/" + p.name() + " -n " + p.namespace();
   }
 
   /** kubectl's aggregate error: one message as is, several in brackets. */

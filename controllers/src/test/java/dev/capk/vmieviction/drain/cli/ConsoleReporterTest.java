@@ -3,12 +3,9 @@ package dev.capk.vmieviction.drain.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.capk.vmieviction.drain.DryRun;
-import dev.capk.vmieviction.drain.PodRef;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -16,11 +13,8 @@ import org.junit.jupiter.api.Test;
 /** The status line shown on a terminal while a drain waits, and its absence elsewhere. */
 class ConsoleReporterTest {
 
-  static final PodRef WEB_0 = new PodRef("app", "web-0", "u0");
-  static final PodRef WEB_1 = new PodRef("app", "web-1", "u1");
-
   private static ConsoleReporter reporter(PrintStream out, boolean terminal, int nodes) {
-    return new ConsoleReporter(out, out, DryRun.NONE, Duration.ofSeconds(5), terminal, nodes);
+    return new ConsoleReporter(out, out, terminal, nodes);
   }
 
   @Test
@@ -29,8 +23,8 @@ class ConsoleReporterTest {
     ByteArrayOutputStream screen = new ByteArrayOutputStream();
     PrintStream terminal = new PrintStream(screen, true, StandardCharsets.UTF_8);
     try (ConsoleReporter reporter = reporter(terminal, true, 2)) {
-      reporter.planned(List.of(WEB_0, WEB_1), List.of(), List.of());
-      reporter.blocked(WEB_1, Set.of("web-pdb"), "Cannot evict pod");
+      reporter.awaiting("n1", 2, List.of(Set.of("web-pdb")));
+      reporter.err("error when evicting pods/\"web-1\" -n \"app\" (will retry after 5s): Cannot");
       String status = "2 nodes, 2 pods left, 1 refused by PodDisruptionBudget web-pdb";
       assertEquals(status, reporter.status());
       // The line is redrawn in the background (the blocked line cleared it): wait until it shows.
@@ -40,7 +34,8 @@ class ConsoleReporterTest {
       }
       assertTrue(screen.toString(StandardCharsets.UTF_8).contains("\r\033[K" + status));
 
-      reporter.gone(WEB_0, true);
+      reporter.awaiting("n1", 1, List.of(Set.of("web-pdb")));
+      reporter.out("pod/web-0 evicted");
       assertEquals(
           "2 nodes, 1 pod left, 1 refused by PodDisruptionBudget web-pdb", reporter.status());
     }
@@ -55,8 +50,8 @@ class ConsoleReporterTest {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     PrintStream stream = new PrintStream(out, true, StandardCharsets.UTF_8);
     try (ConsoleReporter reporter = reporter(stream, false, 1)) {
-      reporter.planned(List.of(WEB_0), List.of(), List.of());
-      reporter.evicting(WEB_0, true);
+      reporter.awaiting("n1", 1, List.of());
+      reporter.out("evicting pod app/web-0");
     }
     assertEquals("evicting pod app/web-0\n", out.toString(StandardCharsets.UTF_8));
   }

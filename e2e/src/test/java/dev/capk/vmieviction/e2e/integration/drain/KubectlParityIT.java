@@ -11,7 +11,7 @@ import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.NodeDrainer;
-import dev.capk.vmieviction.drain.NodeDrainer.DrainResult;
+import dev.capk.vmieviction.drain.NodeDrainer.Drained;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.cli.NodeCli;
 import dev.capk.vmieviction.e2e.harness.Await;
@@ -339,7 +339,7 @@ class KubectlParityIT {
       // As the drain command: cordon first (a dry run only says it would).
       new Cordoner(new RawApi(DRAIN.cluster().client()))
           .setUnschedulable(node, true, options.dryRun());
-      DrainResult r = drainer.drain(node, options, NodeDrainer.DrainProgressListener.NONE);
+      Drained r = drainer.drain(node, options, NodeDrainer.DrainOutput.NONE);
       succeeded = r.isComplete();
       detail = r.toString();
       Map<String, V1Pod> afterDrain = fx.podsOn(node);

@@ -11,7 +11,7 @@ import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.NodeDrainer;
-import dev.capk.vmieviction.drain.NodeDrainer.DrainResult;
+import dev.capk.vmieviction.drain.NodeDrainer.Drained;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.e2e.harness.AdmissionReviews;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
@@ -124,9 +124,9 @@ class SlowEvictionIT {
                 KubeConfig.loadKubeConfig(new StringReader(DRAIN.cluster().adminKubeconfigYaml())))
             .build();
     impatient.setReadTimeout(1_000);
-    RecordingListener rec = new RecordingListener();
+    RecordingOutput rec = new RecordingOutput();
     int before = held.get();
-    DrainResult r =
+    Drained r =
         new NodeDrainer(impatient)
             .drain(
                 node,

@@ -59,7 +59,7 @@ class TricklingApiServerDrainIT {
                   drainer.drain(
                       node,
                       DrainOptions.builder().timeout(Duration.ofSeconds(5)).build(),
-                      NodeDrainer.DrainProgressListener.NONE);
+                      NodeDrainer.DrainOutput.NONE);
                   return null;
                 } catch (Exception e) {
                   return e;
