@@ -83,6 +83,8 @@ final class HeadOfLineBench extends Bench {
   private final List<Double> roundTripsMs = new CopyOnWriteArrayList<>();
 
   private RawKube infraApi;
+  private List<LocalCluster> guests;
+  private List<RawKube> guestApis;
   private Duration drainTimeout;
   private Duration lateCap;
   private double markingSeconds;
@@ -109,12 +111,12 @@ final class HeadOfLineBench extends Bench {
     List<LocalCluster> clusters =
         startClusters("hol", tenants, AuditLog.INFRA_RULES, AuditLog.GUEST_RULES, false);
     LocalCluster infra = clusters.get(0);
-    List<LocalCluster> guests = clusters.subList(1, clusters.size());
+    guests = clusters.subList(1, clusters.size());
     List<AutoCloseable> watches = new ArrayList<>();
     try {
       Crds.installTestCrds(infra);
       infraApi = new RawKube(infra);
-      List<RawKube> guestApis = guests.stream().map(RawKube::new).toList();
+      guestApis = guests.stream().map(RawKube::new).toList();
       for (int k = 0; k < tenants; k++) {
         TenantCluster.create(infra, guests.get(k), "hol-t" + k, "hol-t" + k);
         // No kube-controller-manager here to create the default ServiceAccount pods need.
@@ -122,16 +124,7 @@ final class HeadOfLineBench extends Bench {
       }
       progress("headofline: creating %d VMIs, their guest nodes and pods", vms.size());
       long t0 = System.nanoTime();
-      parallel(
-          vms.size(),
-          16,
-          i -> {
-            Vm vm = vms.get(i);
-            Map<String, String> labels =
-                Map.of("node-role.kubernetes.io/worker", "", TenantCluster.TENANT_LABEL, vm.ns());
-            guests.get(vm.tenant()).kwokNodes().createNamed(vm.name(), labels);
-            createVm(guestApis.get(vm.tenant()), vm);
-          });
+      parallel(vms.size(), 16, i -> createVm(vms.get(i)));
       String running =
           "/api/v1/namespaces/" + GUEST_NAMESPACE + "/pods?fieldSelector=status.phase%3DRunning";
       for (int k = 0; k < tenants; k++) {
@@ -224,14 +217,18 @@ final class HeadOfLineBench extends Bench {
   }
 
   /**
-   * The VM's pods, bound to its guest node (kwok runs them) and labelled with its name; they have
-   * no controller: the controller drains with force, as CAPK's does. A blocked VM's pods fall under
-   * a {@code minAvailable: 100%} budget with the status the disruption controller would compute (no
-   * disruption allowed): the guests run no kube-controller-manager (to keep four guests light on
-   * two cores), and the eviction API reads only the status. Then the Machine and KubevirtMachine
-   * CAPK keeps for the VM, and the VMI.
+   * The VM's guest node (named like it), and its pods, bound to it (kwok runs them) and labelled
+   * with its name; they have no controller: the controller drains with force, as CAPK's does. A
+   * blocked VM's pods fall under a {@code minAvailable: 100%} budget with the status the disruption
+   * controller would compute (no disruption allowed): the guests run no kube-controller-manager (to
+   * keep four guests light on two cores), and the eviction API reads only the status. Then the
+   * Machine and KubevirtMachine CAPK keeps for the VM, and the VMI.
    */
-  private void createVm(RawKube guest, Vm vm) throws IOException {
+  private void createVm(Vm vm) throws IOException {
+    Map<String, String> labels =
+        Map.of("node-role.kubernetes.io/worker", "", TenantCluster.TENANT_LABEL, vm.ns());
+    guests.get(vm.tenant()).kwokNodes().createNamed(vm.name(), labels);
+    RawKube guest = guestApis.get(vm.tenant());
     String ns = "/namespaces/" + GUEST_NAMESPACE;
     for (int j = 0; j < vm.pods(); j++) {
       guest.post(
