@@ -101,16 +101,12 @@ final class MigrationBench extends Bench {
           Report.f(
               "{\"metadata\":{\"annotations\":{\"%s\":\"succeed\",\"%s\":\"%s\"}}}",
               RESULT_ANNOTATION, DURATION_ANNOTATION, duration));
-      JsonArray conditions = new JsonArray();
       JsonObject status = vmi.getAsJsonObject("status");
-      for (var c :
+      JsonArray conditions =
           status != null && status.has("conditions")
               ? status.getAsJsonArray("conditions")
-              : new JsonArray()) {
-        if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
-          conditions.add(c);
-        }
-      }
+              : new JsonArray();
+      conditions.asList().removeIf(c -> "LiveMigratable".equals(RawKube.str(c, "type")));
       conditions.add(JsonParser.parseString("{\"type\":\"LiveMigratable\",\"status\":\"True\"}"));
       w.infraApi.mergePatch(path + "/status", "{\"status\":{\"conditions\":" + conditions + "}}");
     }
