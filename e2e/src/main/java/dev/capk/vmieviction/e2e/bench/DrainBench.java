@@ -31,8 +31,7 @@ final class DrainBench extends Bench {
     progress(
         "%s: starting a cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)",
         name);
-    try (LocalCluster c =
-        startAll(List.of(LocalCluster.builder("bench-" + name).withAll())).get(0)) {
+    try (LocalCluster c = LocalCluster.builder("bench-" + name).withAll().start()) {
       cluster = c;
       api = new RawKube(c);
       if (bySelector) {

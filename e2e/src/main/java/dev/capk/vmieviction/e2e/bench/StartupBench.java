@@ -29,8 +29,7 @@ final class StartupBench extends Bench {
   void run() throws Exception {
     int runs = runs("bench.startup.runs", 10);
     progress("startup: starting a cluster (etcd, kube-apiserver, kwok)");
-    try (LocalCluster cluster =
-        startAll(List.of(LocalCluster.builder("bench-startup").withKwok())).get(0)) {
+    try (LocalCluster cluster = LocalCluster.builder("bench-startup").withKwok().start()) {
       // -Dbench.startup.beforeJar: "before" with another build (the one before the CLI's own
       // start-up changes); by default both run this tree's jar.
       String beforeJar = System.getProperty("bench.startup.beforeJar");
