@@ -380,13 +380,10 @@ final class HeadOfLineBench extends Bench {
     List<Vm> blocked = of(Kind.BLOCKED);
     long timeout = drainTimeout.toSeconds();
     long notDeleted = blocked.size() - known(blocked, deleteRequested).n();
+    ToDoubleFunction<Vm> drainStarted = vm -> parseEpoch(drainStart.get(vm.name()));
     Stats late =
-        known(
-            blocked,
-            vm ->
-                deleteRequested.applyAsDouble(vm)
-                    - parseEpoch(drainStart.get(vm.name()))
-                    - timeout);
+        Stats.over(
+            times(Kind.BLOCKED, drainStarted, deleteRequested, 1).sorted(), x -> x - timeout);
     // The deadline as the issue means it: from the moment the VMI was marked, not from when the
     // controller got round to writing its drain start.
     Stats lateSinceMark =
