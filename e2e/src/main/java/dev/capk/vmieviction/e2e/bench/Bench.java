@@ -21,18 +21,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * One section of the report, in its work directory, with its knobs: system properties (make bench
  * passes BENCH_OPTS through) whose defaults are what `make bench` measures.
  */
 abstract class Bench {
-  /** sh's `times`: the shell's own user and system time, then its children's (the last line). */
-  private static final Pattern TIMES =
-      Pattern.compile("(\\d+)m([\\d.]+)s\\s+(\\d+)m([\\d.]+)s\\s*$");
-
   private static final long STARTED = System.nanoTime();
   Report report;
   Path work;
@@ -272,9 +266,9 @@ abstract class Bench {
     Path err = work.resolve(slug + ".err");
     Path times = work.resolve(slug + ".times");
     String script =
-        "\"$@\" >\"$BENCH_OUT\" 2>\"$BENCH_ERR\"; rc=$?; times >\"$BENCH_TIMES\"; exit $rc";
-    ProcessBuilder pb =
-        new ProcessBuilder(concat(List.of("/bin/sh", "-c", script, "sh"), t.command()));
+        "o=$1 e=$2 t=$3; shift 3; \"$@\" >\"$o\" 2>\"$e\"; rc=$?; times >\"$t\"; exit $rc";
+    List<String> sh = List.of("/bin/sh", "-c", script, "sh", out + "", err + "", times + "");
+    ProcessBuilder pb = new ProcessBuilder(concat(sh, t.command()));
     Map<String, String> env = pb.environment();
     env.remove("FASTDRAIN_JAR");
     env.remove("JAVA");
@@ -282,9 +276,6 @@ abstract class Bench {
     String javaBin = Path.of(System.getProperty("java.home"), "bin").toString();
     String path = String.join(File.pathSeparator, javaBin, env.getOrDefault("PATH", ""));
     env.put("PATH", t.path() == null ? path : t.path() + File.pathSeparator + path);
-    env.put("BENCH_OUT", out.toString());
-    env.put("BENCH_ERR", err.toString());
-    env.put("BENCH_TIMES", times.toString());
     long start = System.nanoTime();
     Process p = pb.redirectErrorStream(true).redirectOutput(Redirect.DISCARD).start();
     if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -299,16 +290,14 @@ abstract class Bench {
     if (t.quiet() && Files.size(err) > 0) {
       throw new IllegalStateException(t.name() + " wrote on stderr: " + Files.readString(err));
     }
+    // sh's `times`: the shell's own user and system time, then its children's (the last line),
+    // each as "1m2.345s".
     List<String> lines = Files.readAllLines(times);
-    Matcher m = TIMES.matcher(lines.get(lines.size() - 1));
-    if (!m.find()) {
-      throw new IllegalStateException("unexpected `times` output: " + lines);
+    double cpu = 0;
+    for (String time : lines.get(lines.size() - 1).strip().split("\\s+")) {
+      String[] minutesSeconds = time.split("[ms]");
+      cpu += Integer.parseInt(minutesSeconds[0]) * 60 + Double.parseDouble(minutesSeconds[1]);
     }
-    double cpu =
-        Integer.parseInt(m.group(1)) * 60
-            + Double.parseDouble(m.group(2))
-            + Integer.parseInt(m.group(3)) * 60
-            + Double.parseDouble(m.group(4));
     return new Sample(wall, cpu);
   }
 }

@@ -65,7 +65,8 @@ final class ControllerJar {
     return configured(GO_PROPERTY, Files::isExecutable);
   }
 
-  static ControllerProcess start(String name, Path logDir, List<String> flags, Duration timeout) {
+  static ControllerProcess start(String name, Path logDir, List<String> flags, Duration timeout)
+      throws IOException {
     return start(name, logDir, ENV, JVM, flags, timeout);
   }
 
@@ -79,7 +80,8 @@ final class ControllerJar {
       Map<String, String> env,
       List<String> jvm,
       List<String> flags,
-      Duration timeout) {
+      Duration timeout)
+      throws IOException {
     List<String> command = Bench.concat(List.of(javaCommand()), jvm);
     command.addAll(List.of("-jar", path().toString()));
     return ControllerProcess.launch(
@@ -123,13 +125,9 @@ final class ControllerJar {
   }
 
   /** {@code name}, its log deleted: a log is appended to, and each holds one run. */
-  private static String fresh(Path logDir, String name) {
-    try {
-      Files.deleteIfExists(logDir.resolve(name + ".log"));
-      return name;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+  private static String fresh(Path logDir, String name) throws IOException {
+    Files.deleteIfExists(logDir.resolve(name + ".log"));
+    return name;
   }
 
   /** "`/path/to.jar` (this tree's build; its work tree at commit ...)", for the report. */

@@ -221,14 +221,12 @@ final class CostBench extends Bench {
         Report.f(
                 "## 9. Cost per evacuation\n\n"
                     + "The real `kubectl drain` of an infra node holding %d External VMIs of 2 tenants, %d pods per "
-                    + "guest node (a Deployment per node that may also run on a spare guest node, cordoned unless the "
-                    + "run has budgets), without budgets or with one of maxUnavailable 1 per Deployment; one run per "
-                    + "row, a controller process started just before it (-Dbench.cost.rounds=N: 'run 2 of one "
-                    + "process' and on reuse it; the targets count the first). Requests: the API servers' audit logs "
-                    + "of the controller's own identity (`%s`), WATCH excluded, from the drain's start until every "
-                    + "VM, guest node and pod is back (the Go original never uncordons, so the benchmark does for it); "
-                    + "Events apart. CPU: the controller's user + system seconds over that window (start-up in its "
-                    + "own column). Load average at the start %s, at the end %s. Ours: `%s`. Go original: %s.\n\n",
+                    + "guest node (a Deployment per node, also allowed on a spare guest node cordoned unless the run "
+                    + "has budgets); one run per row, on a controller started just before it (-Dbench.cost.rounds=N: "
+                    + "'run 2 of one process' and on reuse it). Requests: audit logs of the controller's identity "
+                    + "(`%s`), WATCH excluded, from the drain's start until all is back (the benchmark uncordons for "
+                    + "the Go original, which never does). CPU: the controller's user + system seconds over that "
+                    + "window. Load average at the start %s, at the end %s. Ours: `%s`. Go original: %s.\n\n",
                 vmis,
                 pods,
                 AuditLog.USER,
@@ -245,10 +243,8 @@ final class CostBench extends Bench {
                     + TARGET_CPU
                     + ")|totals: infra / Events / guest / CPU|start-up CPU s",
                 rows)
-            + "\nOne guest node of 10 pods under maxUnavailable 1: the real `kubectl drain` of a twin node "
-            + "(process start to exit) against each controller's drain of one VMI's guest node (a fresh "
-            + "process, 16 workers; from the marking stored to the VMI's delete request, by the infra audit "
-            + "log):\n\n"
+            + "\nOne guest node of 10 pods under maxUnavailable 1: `kubectl drain` of a twin node (start to "
+            + "exit) against each controller (fresh, 16 workers; marking stored to delete request):\n\n"
             + Report.table("drain of one guest node|s|/ kubectl", paceRows)
             + "\nThe requests by kind:\n\n"
             + AuditLog.requestTable(byKind));

@@ -31,8 +31,7 @@ final class DrainBench extends Bench {
     progress(
         "%s: starting a cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)",
         name);
-    try (LocalCluster c =
-        startAll(List.of(LocalCluster.builder("bench-" + name).withAll())).get(0)) {
+    try (LocalCluster c = LocalCluster.builder("bench-" + name).withAll().start()) {
       cluster = c;
       api = new RawKube(c);
       if (bySelector) {
@@ -64,8 +63,7 @@ final class DrainBench extends Bench {
         Report.f(
                 "%s\n\n%s, refilled and uncordoned before every run; both tools with `%s`; ours is "
                     + "`java -jar controllers/target/vmi-eviction-controller.jar drain` (a fresh JVM each "
-                    + "run, start-up included), kubectl the pinned build; the order alternates each "
-                    + "round. Time: process start to exit, every node empty.\n\n",
+                    + "run), kubectl the pinned build, alternating. Time: start to exit, nodes empty.\n\n",
                 title, what, String.join(" ", FLAGS))
             + Report.table(
                 first + "|tool|runs|seconds|s per pod|ratio of medians|per-round ratio", rows)

@@ -156,13 +156,10 @@ final class EvacuationBench extends Bench {
                 "## 2. Evacuation throughput\n\n"
                     + "The real `kubectl drain %s` of an infra node holding N External VMIs of up to %d tenant "
                     + "clusters, the KubeVirt stand-in refusing the launcher evictions; %d pods per guest node (a "
-                    + "Deployment pinned to the node: replacements wait Pending until its uncordon), no budget "
-                    + "(a limiting one would hold pinned pods to the deadline; budgets: benchmark 1 and the end-to-end tests). Drain: "
-                    + "kubectl's start to exit (it retries a refused eviction every 5 s). Per VMI: "
-                    + "its marking stored to the controller's delete request, by the infra audit log, pooled over the runs. Recovery "
-                    + "(no target): drain's end until every VM, guest node and pod is back. CPU over drain and "
-                    + "recovery: the controller's and the whole machine's. Controller `%s`, default `--workers` (16) "
-                    + "or 1.\n\n",
+                    + "Deployment pinned to it: replacements wait for its uncordon), no budget (it would hold pinned "
+                    + "pods to the deadline). Drain: kubectl's start to exit (it retries a refused eviction every "
+                    + "5 s). Per VMI: marking stored to delete request (infra audit log), pooled over the runs. "
+                    + "Recovery: drain's end until all is back. CPU over both. Controller `%s`.\n\n",
                 String.join(" ", DrainBench.FLAGS.subList(0, 3)),
                 guestCount,
                 pods,
@@ -180,10 +177,8 @@ final class EvacuationBench extends Bench {
         Report.f(
                 "## 5. API cost per evacuation\n\n"
                     + "Requests the controller sent per evacuated VMI (P = %d pods), WATCH excluded, over each run of "
-                    + "benchmark 2 (drain start to recovery), counted by each API server's audit log of the "
-                    + "controller's own client certificate (user `%s`: `apiserver_request_total` has no client "
-                    + "label). For scale, `apiserver_request_total` of all clients over the same window. Median "
-                    + "(min–max) over the runs.\n\n",
+                    + "benchmark 2, by the audit logs of its own client certificate (user `%s`); all clients: "
+                    + "`apiserver_request_total`. Median (min–max) over the runs.\n\n",
                 pods, AuditLog.USER)
             + Report.table(
                 "VMIs|workers|runs|controller → infra|controller → guest|target 2P+10|all clients → infra|all clients → guests",

@@ -132,11 +132,10 @@ final class ExternalInfraBench extends Bench {
                     + "One controller, `--infra-clusters=external`, with the Deployment's JVM (`%s`), against a "
                     + "management API server holding two tenants' Cluster, kubeconfig Secret, KubevirtCluster and "
                     + "infra Secret; each tenant's %,d VMIs (shaped like CAPK's) in its own infra API server. "
-                    + "Start-up: to the first `/readyz` 200 (the management caches only) and its CPU, and to the "
-                    + "later infra pipeline's \"synced\" log line. Memory: VmRSS and live heap after a full GC, once "
-                    + "the start-up wave went quiet. Reaction: our PATCH of `status.evacuationNodeName` to the "
-                    + "VMI's deletion seen by a watch on its infra cluster (no guest nodes exist, so the drain is "
-                    + "instant); one at a time, alternating between the clusters, 3 untimed first.\n\n",
+                    + "/readyz waits for the management caches only; \"synced\": the later infra pipeline's log "
+                    + "line. Memory once the start-up wave went quiet. Reaction: our PATCH of "
+                    + "`status.evacuationNodeName` to a watch on its infra cluster seeing the VMI deleted (no guest "
+                    + "nodes: instant drain); one at a time, alternating, 3 untimed first.\n\n",
                 ControllerJar.describeDeployed(), perInfra)
             + Report.table(
                 "VMIs watched|start-up to /readyz ms|start-up CPU s|to both infra caches synced ms|RSS MiB|live heap MiB",

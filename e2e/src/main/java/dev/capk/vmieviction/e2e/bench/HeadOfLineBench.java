@@ -83,6 +83,8 @@ final class HeadOfLineBench extends Bench {
   private final List<Double> roundTripsMs = new CopyOnWriteArrayList<>();
 
   private RawKube infraApi;
+  private List<LocalCluster> guests;
+  private List<RawKube> guestApis;
   private Duration drainTimeout;
   private Duration lateCap;
   private double markingSeconds;
@@ -109,12 +111,12 @@ final class HeadOfLineBench extends Bench {
     List<LocalCluster> clusters =
         startClusters("hol", tenants, AuditLog.INFRA_RULES, AuditLog.GUEST_RULES, false);
     LocalCluster infra = clusters.get(0);
-    List<LocalCluster> guests = clusters.subList(1, clusters.size());
+    guests = clusters.subList(1, clusters.size());
     List<AutoCloseable> watches = new ArrayList<>();
     try {
       Crds.installTestCrds(infra);
       infraApi = new RawKube(infra);
-      List<RawKube> guestApis = guests.stream().map(RawKube::new).toList();
+      guestApis = guests.stream().map(RawKube::new).toList();
       for (int k = 0; k < tenants; k++) {
         TenantCluster.create(infra, guests.get(k), "hol-t" + k, "hol-t" + k);
         // No kube-controller-manager here to create the default ServiceAccount pods need.
@@ -122,17 +124,7 @@ final class HeadOfLineBench extends Bench {
       }
       progress("headofline: creating %d VMIs, their guest nodes and pods", vms.size());
       long t0 = System.nanoTime();
-      parallel(
-          vms.size(),
-          16,
-          i -> {
-            Vm vm = vms.get(i);
-            Map<String, String> labels =
-                Map.of("node-role.kubernetes.io/worker", "", TenantCluster.TENANT_LABEL, vm.ns());
-            guests.get(vm.tenant()).kwokNodes().createNamed(vm.name(), labels);
-            createPods(guestApis.get(vm.tenant()), vm);
-            createVmi(vm);
-          });
+      parallel(vms.size(), 16, i -> createVm(vms.get(i)));
       String running =
           "/api/v1/namespaces/" + GUEST_NAMESPACE + "/pods?fieldSelector=status.phase%3DRunning";
       for (int k = 0; k < tenants; k++) {
@@ -143,8 +135,6 @@ final class HeadOfLineBench extends Bench {
             Duration.ofMinutes(3),
             () -> guestApis.get(tenant).items(running).size() == expected);
       }
-      List<Vm> blocked = of(Kind.BLOCKED);
-      parallel(blocked.size(), 16, i -> refuseEveryDisruption(guestApis, blocked.get(i)));
       progress("headofline: world ready in %.0f s", secondsSince(t0));
       watches.add(
           infraApi.watchResuming(
@@ -181,7 +171,7 @@ final class HeadOfLineBench extends Bench {
         evacuate(of(Kind.ALONE), drainTimeout.plus(Duration.ofSeconds(30)));
         awaitIdle(c);
         List<Vm> together = new ArrayList<>(of(Kind.FREE));
-        together.addAll(blocked);
+        together.addAll(of(Kind.BLOCKED));
         Collections.shuffle(together, new Random(14)); // free ones among the blocked ones
         progress(
             "headofline: phase 2, %d VMIs marked at once (%d blocked, %d free); deadline %d s",
@@ -227,45 +217,42 @@ final class HeadOfLineBench extends Bench {
   }
 
   /**
-   * Pods bound to the VM's guest node (kwok runs them), labelled with the node's name for the
-   * budget. They have no controller: the controller drains with force, as CAPK's does.
+   * The VM's guest node (named like it), and its pods, bound to it (kwok runs them) and labelled
+   * with its name; they have no controller: the controller drains with force, as CAPK's does. A
+   * blocked VM's pods fall under a {@code minAvailable: 100%} budget with the status the disruption
+   * controller would compute (no disruption allowed): the guests run no kube-controller-manager (to
+   * keep four guests light on two cores), and the eviction API reads only the status. Then the
+   * Machine and KubevirtMachine CAPK keeps for the VM, and the VMI.
    */
-  private static void createPods(RawKube guest, Vm vm) throws IOException {
+  private void createVm(Vm vm) throws IOException {
+    Map<String, String> labels =
+        Map.of("node-role.kubernetes.io/worker", "", TenantCluster.TENANT_LABEL, vm.ns());
+    guests.get(vm.tenant()).kwokNodes().createNamed(vm.name(), labels);
+    RawKube guest = guestApis.get(vm.tenant());
+    String ns = "/namespaces/" + GUEST_NAMESPACE;
     for (int j = 0; j < vm.pods(); j++) {
       guest.post(
-          "/api/v1/namespaces/" + GUEST_NAMESPACE + "/pods",
+          "/api/v1" + ns + "/pods",
           """
           {"metadata":{"name":"%1$s-%2$d","labels":{"vm":"%1$s"}},
            "spec":{"nodeName":"%1$s","automountServiceAccountToken":false,"terminationGracePeriodSeconds":1,
             "containers":[{"name":"main","image":"registry.example/app:1"}]}}"""
               .formatted(vm.name(), j));
     }
-  }
-
-  /**
-   * A {@code minAvailable: 100%} budget over the node's pods, with the status the disruption
-   * controller computes for it (no disruption allowed). The guests run no kube-controller-manager
-   * (to keep four guests light on two cores), so the benchmark writes that status itself; the
-   * eviction API reads only the status, and answers 429 as it would.
-   */
-  private static void refuseEveryDisruption(List<RawKube> guests, Vm vm) throws IOException {
-    RawKube guest = guests.get(vm.tenant());
-    String base = "/apis/policy/v1/namespaces/" + GUEST_NAMESPACE + "/poddisruptionbudgets";
-    String created =
-        guest.post(
-            base,
-            """
-            {"metadata":{"name":"%1$s"},"spec":{"minAvailable":"100%%","selector":{"matchLabels":{"vm":"%1$s"}}}}"""
-                .formatted(vm.name()));
-    guest.mergePatch(
-        base + "/" + vm.name() + "/status",
-        """
-        {"status":{"observedGeneration":%s,"disruptionsAllowed":0,"currentHealthy":%d,"desiredHealthy":%2$d,"expectedPods":%2$d}}"""
-            .formatted(RawKube.str(created, "metadata", "generation"), BLOCKED_PODS));
-  }
-
-  /** The Machine and KubevirtMachine CAPK keeps for the VM, then the VMI. */
-  private void createVmi(Vm vm) throws IOException {
+    if (vm.kind() == Kind.BLOCKED) {
+      String pdbs = "/apis/policy/v1" + ns + "/poddisruptionbudgets";
+      String created =
+          guest.post(
+              pdbs,
+              """
+              {"metadata":{"name":"%1$s"},"spec":{"minAvailable":"100%%","selector":{"matchLabels":{"vm":"%1$s"}}}}"""
+                  .formatted(vm.name()));
+      guest.mergePatch(
+          pdbs + "/" + vm.name() + "/status",
+          """
+          {"status":{"observedGeneration":%s,"disruptionsAllowed":0,"currentHealthy":%d,"desiredHealthy":%2$d,"expectedPods":%2$d}}"""
+              .formatted(RawKube.str(created, "metadata", "generation"), BLOCKED_PODS));
+    }
     String machine =
         infraApi.post(
             "/apis/cluster.x-k8s.io/v1beta1/namespaces/" + vm.ns() + "/machines",
@@ -341,11 +328,12 @@ final class HeadOfLineBench extends Bench {
 
   /** Per VM of {@code kind}: ({@code to} - {@code from}) × {@code scale} where both are known. */
   private Stats times(Kind kind, ToDoubleFunction<Vm> from, ToDoubleFunction<Vm> to, double scale) {
-    return Stats.of(
-        of(kind).stream()
-            .map(vm -> (to.applyAsDouble(vm) - from.applyAsDouble(vm)) * scale)
-            .filter(d -> !d.isNaN())
-            .toList());
+    return known(of(kind), vm -> (to.applyAsDouble(vm) - from.applyAsDouble(vm)) * scale);
+  }
+
+  /** {@code f} of each of {@code vms} where it is known (not NaN). */
+  private static Stats known(List<Vm> vms, ToDoubleFunction<Vm> f) {
+    return Stats.of(vms.stream().map(f::applyAsDouble).filter(d -> !d.isNaN()).toList());
   }
 
   /** The latest of {@code at}'s values for the VM's pods (by name), NaN unless all are known. */
@@ -391,20 +379,16 @@ final class HeadOfLineBench extends Bench {
     List<Vm> freeVms = of(Kind.FREE);
     List<Vm> blocked = of(Kind.BLOCKED);
     long timeout = drainTimeout.toSeconds();
-    List<Double> lateness = new ArrayList<>();
-    int notDeleted = 0;
-    for (Vm vm : blocked) {
-      double deleted = deleteRequested.applyAsDouble(vm);
-      notDeleted += Double.isNaN(deleted) ? 1 : 0;
-      lateness.add(deleted - parseEpoch(drainStart.get(vm.name())) - timeout);
-    }
-    lateness.removeIf(x -> x.isNaN());
-    Stats late = Stats.of(lateness);
+    long notDeleted = blocked.size() - known(blocked, deleteRequested).n();
+    ToDoubleFunction<Vm> drainStarted = vm -> parseEpoch(drainStart.get(vm.name()));
+    Stats late =
+        Stats.over(
+            times(Kind.BLOCKED, drainStarted, deleteRequested, 1).sorted(), x -> x - timeout);
     // The deadline as the issue means it: from the moment the VMI was marked, not from when the
     // controller got round to writing its drain start.
     Stats lateSinceMark =
         Stats.over(times(Kind.BLOCKED, markedSeen, deletedSeen, 1).sorted(), x -> x - timeout);
-    long within2s = lateness.stream().filter(s -> s <= 2.0).count();
+    long within2s = late.sorted().stream().filter(s -> s <= 2.0).count();
     int freeMissing = freeVms.size() - free.n();
     int reactionUntimed = freeVms.size() - reactionFree.n();
     Metrics metrics = new Metrics(metricsText);
@@ -456,7 +440,7 @@ final class HeadOfLineBench extends Bench {
             lateSinceMark.n(),
             drainTimeout.plus(lateCap).toSeconds(),
             notDeleted,
-            blocked.size() - notDeleted - lateness.size(),
+            blocked.size() - notDeleted - late.n(),
             samples.get(samples.size() - 1)[2] - samples.get(0)[2],
             samples.stream().mapToDouble(s -> s[5]).max().orElse(0) / 1024,
             rtt.median(),
@@ -476,18 +460,8 @@ final class HeadOfLineBench extends Bench {
             BenchMain.loadAverage());
     // The machine from phase 2's first marking to its last free VMI's delete request: the last
     // sample at or before the one, the first at or after the other.
-    double from =
-        of(Kind.FREE, Kind.BLOCKED).stream()
-            .mapToDouble(markedStored)
-            .filter(x -> !Double.isNaN(x))
-            .min()
-            .orElse(Double.NaN);
-    double to =
-        freeVms.stream()
-            .mapToDouble(deleteRequested)
-            .filter(x -> !Double.isNaN(x))
-            .max()
-            .orElse(Double.NaN);
+    double from = known(of(Kind.FREE, Kind.BLOCKED), markedStored).min();
+    double to = known(freeVms, deleteRequested).max();
     if (!Double.isNaN(from + to) && !samples.isEmpty()) {
       double[] a =
           samples.stream().filter(s -> s[0] <= from).reduce((x, y) -> y).orElse(samples.get(0));
@@ -511,25 +485,25 @@ final class HeadOfLineBench extends Bench {
     }
     report.section(
         Report.f(
-                "## 7. Head-of-line: free evacuations among blocked ones\n\n"
-                    + "An infra API server and %d tenant clusters (etcd, kube-apiserver, kwok; %d cores). Each VMI has "
-                    + "its guest node (named like it), Machine and KubevirtMachine. Free: %d pods, no budget. Blocked: %d "
-                    + "pods under a `minAvailable: 100%%` budget whose status (disruptionsAllowed 0) the benchmark writes. "
-                    + "Marking: a merge patch of `status.evacuationNodeName`, 32 in parallel. Controller %s, "
-                    + "`--drain-timeout=%ds`, JVM `%s`. One untimed evacuation per tenant, then phase 1: %d free VMIs "
-                    + "alone; phase 2: %d free and %d blocked, shuffled, marked at once (in %.2f s). Times from the API "
-                    + "servers' audit logs (one clock): evacuation = marking stored to the VMI's delete request; "
-                    + "reaction = the node's last pod removed to that request; lateness = deletion minus (drain start "
-                    + "annotation + timeout), waits capped at marking + %d s. Watch times for comparison (VMI watch "
-                    + "resumed %d times, pod watches %d).\n\n",
+                """
+                ## 7. Head-of-line: free evacuations among blocked ones
+
+                An infra API server and %d tenant clusters (etcd, kube-apiserver, kwok). Each VMI has its guest \
+                node (named like it), Machine and KubevirtMachine. Free: %d pods, no budget. Blocked: %d pods under \
+                a `minAvailable: 100%%` budget whose status (disruptionsAllowed 0) the benchmark writes. Marking: a \
+                merge patch of `status.evacuationNodeName`, 32 in parallel. Controller `--drain-timeout=%ds`, JVM \
+                `%s`. One untimed evacuation per tenant, then phase 1: %d free VMIs alone; phase 2: as many free \
+                and %d blocked, shuffled, marked at once (in %.2f s). Times from the API servers' audit logs (one \
+                clock): evacuation = marking stored to the VMI's delete request; reaction = the node's last pod \
+                removed to that request; lateness = deletion minus (drain start annotation + timeout), waits capped \
+                at marking + %d s. Watch times for comparison (VMI watch resumed %d times, pod watches %d).
+
+                """,
                 tenants,
-                BenchMain.cores(),
                 FREE_PODS,
                 BLOCKED_PODS,
-                ControllerJar.describe(),
                 timeout,
                 ControllerJar.describeDeployed(),
-                of(Kind.ALONE).size(),
                 freeVms.size(),
                 blocked.size(),
                 markingSeconds,

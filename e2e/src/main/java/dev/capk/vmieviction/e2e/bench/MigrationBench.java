@@ -101,16 +101,12 @@ final class MigrationBench extends Bench {
           Report.f(
               "{\"metadata\":{\"annotations\":{\"%s\":\"succeed\",\"%s\":\"%s\"}}}",
               RESULT_ANNOTATION, DURATION_ANNOTATION, duration));
-      JsonArray conditions = new JsonArray();
       JsonObject status = vmi.getAsJsonObject("status");
-      for (var c :
+      JsonArray conditions =
           status != null && status.has("conditions")
               ? status.getAsJsonArray("conditions")
-              : new JsonArray()) {
-        if (!"LiveMigratable".equals(RawKube.str(c.getAsJsonObject(), "type"))) {
-          conditions.add(c);
-        }
-      }
+              : new JsonArray();
+      conditions.asList().removeIf(c -> "LiveMigratable".equals(RawKube.str(c, "type")));
       conditions.add(JsonParser.parseString("{\"type\":\"LiveMigratable\",\"status\":\"True\"}"));
       w.infraApi.mergePatch(path + "/status", "{\"status\":{\"conditions\":" + conditions + "}}");
     }
@@ -196,15 +192,12 @@ final class MigrationBench extends Bench {
         Report.f(
             "## 8. Live migration: infra drain, prefer vs never\n\n"
                 + "The real `kubectl drain %s` of an infra node holding %d LiveMigratable External VMIs, %d in each "
-                + "of %d tenant clusters, with the controller at `--live-migration=prefer` and `never` (%s), %d "
-                + "run(s) each, alternating, each draining the node the previous run left the VMIs on. The KubeVirt "
-                + "stand-in refuses each launcher eviction and marks the VMI; under prefer the controller creates a "
-                + "migration, which the stand-in completes after %s s in phase Running (UID kept; it enforces no "
-                + "parallel limit, so \"at once\" shows the controller keeping to KubeVirt's defaults, 2 outbound "
-                + "per node); under never the VMI is drained and deleted and comes back with a new UID. %d pods per "
-                + "guest node (a Deployment pinned to it), no budget. Pods disrupted: present before the drain and "
-                + "gone once all is back; migrated = same UID, other node; at once: unfinished migrations polled "
-                + "every 0.25 s. Recovery (no target): drain's end until everything is back.\n\n",
+                + "of %d tenant clusters, the controller at `--live-migration=prefer` and `never` (%s), %d run(s) "
+                + "each, alternating. Under prefer the stand-in completes each migration after %s s (UID kept; it "
+                + "has no parallel limit, so \"at once\" shows the controller keeping to KubeVirt's 2 outbound per "
+                + "node); under never the VMI is drained, deleted and recreated. %d pods per guest node (pinned "
+                + "Deployment), no budget. Pods disrupted: present before, gone once all is back; migrated: same "
+                + "UID, other node; at once: unfinished migrations polled every 0.25 s.\n\n",
             String.join(" ", DrainBench.FLAGS.subList(0, 3)),
             vmis,
             vmisPerTenant,

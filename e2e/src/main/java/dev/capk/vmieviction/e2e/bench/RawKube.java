@@ -169,7 +169,7 @@ final class RawKube {
                     rv.set(str(list, "metadata", "resourceVersion"));
                     for (JsonElement i : list.getAsJsonArray("items")) {
                       if (when.test("MODIFIED", i.getAsJsonObject())) {
-                        at.putIfAbsent(str(i.getAsJsonObject(), "metadata", "name"), now);
+                        at.putIfAbsent(str(i, "metadata", "name"), now);
                       }
                     }
                   }
@@ -195,7 +195,7 @@ final class RawKube {
     return type.equals("DELETED") || str(o, "metadata", "deletionTimestamp") != null;
   }
 
-  static String str(JsonObject o, String... path) {
+  static String str(JsonElement o, String... path) {
     JsonElement e = o;
     for (String k : path) {
       if (e == null || !e.isJsonObject()) {
@@ -207,6 +207,6 @@ final class RawKube {
   }
 
   static String str(String json, String... path) {
-    return str(JsonParser.parseString(json).getAsJsonObject(), path);
+    return str(JsonParser.parseString(json), path);
   }
 }

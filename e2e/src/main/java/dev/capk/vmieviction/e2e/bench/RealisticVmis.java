@@ -88,14 +88,13 @@ runcmd:\\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\\n"}}]}}
         .formatted(name, node, Integer.toHexString(name.hashCode() & 0xfffff), podIp);
   }
 
-  /** Creates VMI {@code name}, Running on {@code node} with {@code podIp}; returns its UID. */
-  static String create(
+  /** Creates VMI {@code name}, Running on {@code node} with {@code podIp}. */
+  static void create(
       RawKube api, String namespace, String name, String cluster, String node, String podIp)
       throws IOException {
     String base = "/apis/kubevirt.io/v1/namespaces/" + namespace + "/virtualmachineinstances";
-    String created = api.post(base, vmi(namespace, name, cluster));
+    api.post(base, vmi(namespace, name, cluster));
     api.mergePatch(base + "/" + name + "/status", status(name, node, podIp));
-    return RawKube.str(created, "metadata", "uid");
   }
 
   /**

@@ -281,27 +281,26 @@ final class ScaleBench extends Bench {
       }
     }
     report.section(
-        Report.f(
-                "## 3. Reaction latency (%,d watched VMIs)\n\n"
-                    + "From our PATCH of `status.evacuationNodeName` on one VMI to the guest node's "
-                    + "`spec.unschedulable` turning true, seen by a watch on the guest's nodes; one evacuation at a "
-                    + "time, after 3 untimed ones.\n\n",
-                counts.get(0))
+        "## 3. Reaction latency\n\nOur PATCH of `status.evacuationNodeName` on one VMI to a watch on"
+            + " the guest's nodes seeing its node cordoned; one at a time, 3 untimed first.\n\n"
             + Report.table(
                 "watched VMIs|samples|p50 ms|p99 ms|min ms|max ms",
                 List.of(
                     Report.row(
                         counts.get(0), lat.n(), lat.cells("%.0f", "p50", "p99", "min", "max"))))
             + Report.f(
-                "\n## 4. Memory and 6. start-up\n\n"
-                    + "VMIs of %,d bytes of JSON each as the API server returns them (%,d without managedFields; "
-                    + "shaped as KubeVirt writes them), one namespace, all selected. Controller JVM as "
-                    + "config/manager/manager.yaml runs it: `%s`; further rows: JVMs of `-Dbench.scale.jvms`, runs "
-                    + "interleaved, and `-Xmx1g` once where one never got ready. Start-up: process start to the first "
-                    + "`/readyz` 200 (polled every 10 ms), and the CPU used until then. Memory once the start-up wave "
-                    + "(an uncordon check per Running VMI, counted on the guest API server's "
-                    + "`apiserver_request_total` minus kwok's rate just before) went quiet, at most 30 s: VmRSS, heap "
-                    + "used (%s), live heap after `jcmd GC.run`. Median (min–max) of the runs.\n\n",
+                """
+
+                ## 4. Memory and 6. start-up
+
+                VMIs shaped as KubeVirt writes them, %,d bytes of JSON each (%,d without managedFields), one \
+                namespace, all selected. The Deployment's JVM (`%s`), then those of `-Dbench.scale.jvms`, runs \
+                interleaved, and `-Xmx1g` once where one never got ready. Start-up: to the first `/readyz` 200 \
+                (polled every 10 ms), and its CPU. Memory once the start-up wave (an uncordon check per Running \
+                VMI: the guest's `apiserver_request_total` minus kwok's rate) went quiet, at most 30 s: VmRSS, \
+                heap used (%s), live heap after `jcmd GC.run`. Median (min–max) of the runs.
+
+                """,
                 vmiBytes,
                 vmiBytesWithoutManagedFields,
                 deployed,

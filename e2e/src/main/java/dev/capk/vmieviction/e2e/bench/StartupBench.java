@@ -29,8 +29,7 @@ final class StartupBench extends Bench {
   void run() throws Exception {
     int runs = runs("bench.startup.runs", 10);
     progress("startup: starting a cluster (etcd, kube-apiserver, kwok)");
-    try (LocalCluster cluster =
-        startAll(List.of(LocalCluster.builder("bench-startup").withKwok())).get(0)) {
+    try (LocalCluster cluster = LocalCluster.builder("bench-startup").withKwok().start()) {
       // -Dbench.startup.beforeJar: "before" with another build (the one before the CLI's own
       // start-up changes); by default both run this tree's jar.
       String beforeJar = System.getProperty("bench.startup.beforeJar");
@@ -44,12 +43,11 @@ final class StartupBench extends Bench {
       String intro =
           Report.f(
               "## CLI start-up: cordon and a no-op drain\n\n"
-                  + "One kwok node without pods, uncordoned before every run. kubectl's `cordon`/`drain` against "
-                  + "ours as a kubectl plugin (launcher and jar on PATH, `kubectl fastdrain ...`): *before* the "
-                  + "launcher as it was (`java -jar`, %s), *after* `hack/plugin/kubectl-fastdrain` (a class-data "
-                  + "archive its first run records beside the jar, C1 only, serial GC), also run directly. Drain "
-                  + "flags `%s`. %d runs each after an untimed warm-up, the order rotating; wall: start to exit; "
-                  + "CPU: user + system of the process tree.\n\n",
+                  + "One kwok node without pods, uncordoned before every run. kubectl against ours as a plugin "
+                  + "(launcher and jar on PATH): *before* the launcher as it was (`java -jar`, %s), *after* "
+                  + "`hack/plugin/kubectl-fastdrain` (a class-data archive its first run records beside the jar, "
+                  + "C1 only, serial GC), also run directly. Drain flags `%s`. %d runs each after an untimed "
+                  + "warm-up, the order rotating; CPU: user + system of the process tree.\n\n",
               beforeJar == null ? "this tree's jar" : "the jar `" + beforeJar + "`",
               String.join(" ", DrainBench.FLAGS),
               runs);
