@@ -14,6 +14,8 @@ import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -27,6 +29,8 @@ import picocli.CommandLine.Parameters;
  * 1.
  */
 class NodeCommand implements Callable<Integer> {
+  private static final Logger LOG = LoggerFactory.getLogger(NodeCommand.class);
+
   static final int EXIT_OK = 0;
   static final int EXIT_FAILED = 1;
 
@@ -185,6 +189,13 @@ class NodeCommand implements Callable<Integer> {
     for (String node : nodes) {
       try {
         boolean changed = cordoner.setUnschedulable(node, cordon, dry);
+        // Seen with -v 1 and up (kubectl's levels); at the default verbosity only kubectl's lines.
+        LOG.info(
+            "node {} node={} changed={} dryRun={}",
+            cordon ? "cordon" : "uncordon",
+            node,
+            changed,
+            dry);
         out.println(
             "node/"
                 + node
