@@ -111,9 +111,9 @@ final class RawKube {
    * Watches a whole collection from now on, on a daemon thread, recording into {@code at}, by name,
    * when (nanoTime) each object was first seen satisfying {@code when} (given each event's type and
    * object); closing the handle stops it. An API server drops a watcher that falls behind a burst:
-   * it is resumed from the last resourceVersion seen, or after a 410 by a fresh list whose items
-   * come as MODIFIED; {@code onResume} is told each time, since events after a resume may be seen
-   * later than they happened.
+   * it is resumed from the last resourceVersion seen, or after a 410 by a watch without one, which
+   * begins with the collection's items as ADDED; {@code onResume} is told each time, since events
+   * after a resume may be seen later than they happened.
    */
   AutoCloseable watchResuming(
       String collection,
@@ -122,22 +122,21 @@ final class RawKube {
       Runnable onResume)
       throws IOException {
     OkHttpClient streaming = http.newBuilder().readTimeout(0, TimeUnit.MILLISECONDS).build();
-    AtomicReference<String> rv =
-        new AtomicReference<>(str(getJson(collection + "?limit=1"), "metadata", "resourceVersion"));
+    String first = str(getJson(collection + "?limit=1"), "metadata", "resourceVersion");
     AtomicBoolean closed = new AtomicBoolean();
     AtomicReference<Call> current = new AtomicReference<>();
     Thread t =
         new Thread(
             () -> {
+              String rv = first; // null after a 410
               while (!closed.get()) {
-                String query = "?watch=1&allowWatchBookmarks=true&timeoutSeconds=7200";
-                String url = server + collection + query + "&resourceVersion=" + rv.get();
+                String url = server + collection + "?watch=1&allowWatchBookmarks=true";
+                url += "&timeoutSeconds=7200" + (rv == null ? "" : "&resourceVersion=" + rv);
                 Call call = streaming.newCall(new Request.Builder().url(url).build());
                 current.set(call);
                 if (closed.get()) {
                   return;
                 }
-                boolean gone = false;
                 try (Response r = call.execute();
                     BufferedReader in = new BufferedReader(r.body().charStream())) {
                   for (String line; !closed.get() && (line = in.readLine()) != null; ) {
@@ -146,11 +145,10 @@ final class RawKube {
                     String type = e.get("type").getAsString();
                     JsonObject object = e.getAsJsonObject("object");
                     if (type.equals("ERROR")) {
-                      gone = "410".equals(str(object, "code"));
+                      rv = "410".equals(str(object, "code")) ? null : rv;
                       break;
                     }
-                    rv.set(
-                        requireNonNullElse(str(object, "metadata", "resourceVersion"), rv.get()));
+                    rv = requireNonNullElse(str(object, "metadata", "resourceVersion"), rv);
                     if (!type.equals("BOOKMARK") && when.test(type, object)) {
                       at.putIfAbsent(str(object, "metadata", "name"), now);
                     }
@@ -158,23 +156,8 @@ final class RawKube {
                 } catch (IOException | RuntimeException e) {
                   // resumed below, unless closed
                 }
-                if (closed.get()) {
-                  return;
-                }
-                onResume.run();
-                try {
-                  if (gone) {
-                    JsonObject list = getJson(collection);
-                    long now = System.nanoTime();
-                    rv.set(str(list, "metadata", "resourceVersion"));
-                    for (JsonElement i : list.getAsJsonArray("items")) {
-                      if (when.test("MODIFIED", i.getAsJsonObject())) {
-                        at.putIfAbsent(str(i, "metadata", "name"), now);
-                      }
-                    }
-                  }
-                } catch (IOException | RuntimeException e) {
-                  ControllerProcess.sleep(500);
+                if (!closed.get()) {
+                  onResume.run();
                 }
               }
             },
