@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -147,31 +148,21 @@ abstract class Bench {
     }
   }
 
-  /**
-   * Calls {@code sample} every {@code periodMs} on a daemon thread until closed; a failed sample is
-   * skipped.
-   */
-  static AutoCloseable sampling(String name, long periodMs, Callable<?> sample) {
-    Thread t =
-        new Thread(
-            () -> {
-              while (!Thread.currentThread().isInterrupted()) {
-                try {
-                  sample.call();
-                  Thread.sleep(periodMs);
-                } catch (InterruptedException e) {
-                  return;
-                } catch (Exception e) {
-                  // a missed sample: the next one counts
-                }
-              }
-            },
-            name);
-    t.setDaemon(true);
-    t.start();
+  /** Calls {@code sample} every {@code periodMs} until closed; a failed sample is skipped. */
+  static AutoCloseable sampling(long periodMs, Callable<?> sample) {
+    ScheduledExecutorService pool = Executors.newSingleThreadScheduledExecutor();
+    Runnable once =
+        () -> {
+          try {
+            sample.call();
+          } catch (Exception e) {
+            // a missed sample: the next one counts
+          }
+        };
+    pool.scheduleWithFixedDelay(once, 0, periodMs, TimeUnit.MILLISECONDS);
     return () -> {
-      t.interrupt();
-      t.join(5000);
+      pool.shutdownNow();
+      pool.awaitTermination(5, TimeUnit.SECONDS);
     };
   }
 

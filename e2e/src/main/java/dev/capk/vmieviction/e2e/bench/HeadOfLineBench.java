@@ -182,7 +182,6 @@ final class HeadOfLineBench extends Bench {
         sample(c, clusterPids);
         try (AutoCloseable sampler =
             sampling(
-                "bench-headofline-sampler",
                 250,
                 () -> {
                   sample(c, clusterPids);

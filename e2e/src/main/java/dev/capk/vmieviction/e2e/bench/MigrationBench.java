@@ -152,8 +152,7 @@ final class MigrationBench extends Bench {
     AtomicInteger peak = new AtomicInteger();
     DrainWorld.Drained d;
     try (AutoCloseable poll =
-        sampling(
-            "bench-migration-poll", 250, () -> peak.accumulateAndGet(unfinished(w), Math::max))) {
+        sampling(250, () -> peak.accumulateAndGet(unfinished(w), Math::max))) {
       d = w.drain(controllerPid, false, null);
     }
     Map<String, String> uidsAfter = w.vmis("metadata", "uid");
