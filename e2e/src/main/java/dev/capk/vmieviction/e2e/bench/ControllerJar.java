@@ -39,10 +39,6 @@ final class ControllerJar {
   /** The JVM flags the Deployment's container ends up with. */
   static final List<String> JVM = new ArrayList<>();
 
-  static {
-    readDeployment();
-  }
-
   private ControllerJar() {}
 
   /** The file {@code -Dproperty} names (failing unless {@code ok}), or null when not given. */
@@ -179,7 +175,7 @@ final class ControllerJar {
    * limit, its JAVA_TOOL_OPTIONS (the archive the build put next to the jar in place of the
    * image's), then the extra flags.
    */
-  private static void readDeployment() {
+  static {
     Object yaml;
     try {
       yaml =
