@@ -118,12 +118,7 @@ class VmiEvictionReconcilerTest {
         };
     reconciler =
         reconciler(
-            new EvictionSettings(
-                TIMEOUT,
-                RETRY,
-                Duration.ofSeconds(20),
-                "None",
-                Duration.ofMinutes(1),
+            settings(
                 EvacuationLimit.UNLIMITED,
                 EvictionSettings.DEFAULT_DRAIN_RESERVE,
                 LiveMigrationPolicy.NEVER,
@@ -953,16 +948,7 @@ class VmiEvictionReconcilerTest {
             migrations(created),
             events,
             new EvictionMetrics(new PrometheusRegistry()),
-            new EvictionSettings(
-                TIMEOUT,
-                RETRY,
-                Duration.ofSeconds(20),
-                "None",
-                Duration.ofMinutes(1),
-                EvacuationLimit.UNLIMITED,
-                reserve,
-                LiveMigrationPolicy.PREFER,
-                2),
+            settings(EvacuationLimit.UNLIMITED, reserve, LiveMigrationPolicy.PREFER, 2),
             clock,
             woken::add,
             vmi -> Optional.empty());
@@ -1564,12 +1550,7 @@ class VmiEvictionReconcilerTest {
   void aHeldWorkerIsWokenWhenTheAdmittedWorkerOfItsClusterIsGone() {
     reconciler =
         reconciler(
-            new EvictionSettings(
-                TIMEOUT,
-                RETRY,
-                Duration.ofSeconds(20),
-                "None",
-                Duration.ofMinutes(1),
+            settings(
                 EvacuationLimit.parse("1").orElseThrow(),
                 EvictionSettings.DEFAULT_DRAIN_RESERVE,
                 LiveMigrationPolicy.NEVER,
@@ -1782,5 +1763,20 @@ class VmiEvictionReconcilerTest {
           .map(Event::message)
           .orElseThrow(() -> new AssertionError("no " + type + " " + reason + " in " + list));
     }
+  }
+
+  /** The test's drain timeout and retry interval, with these limits. */
+  private static EvictionSettings settings(
+      EvacuationLimit limit, Duration reserve, LiveMigrationPolicy policy, int attempts) {
+    return new EvictionSettings(
+        TIMEOUT,
+        RETRY,
+        Duration.ofSeconds(20),
+        "None",
+        Duration.ofMinutes(1),
+        limit,
+        reserve,
+        policy,
+        attempts);
   }
 }
