@@ -126,7 +126,7 @@ public final class NodeMaintenanceController
     NodeMaintenanceReconciler reconciler =
         new NodeMaintenanceReconciler(
             new Lister<>(maintenances.getIndexer())::get,
-            new ApiMaintenanceCluster(requestClient),
+            new MaintenanceCluster(requestClient),
             this,
             MaintenanceEvents.of(
                 new EventSeriesRecorder(

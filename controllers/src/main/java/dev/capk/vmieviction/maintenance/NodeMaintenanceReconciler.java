@@ -4,6 +4,7 @@ import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_FAIL
 import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_RUNNING;
 import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_SUCCEEDED;
 
+import com.google.common.base.Strings;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
 import dev.capk.vmieviction.drain.Cordoner;
@@ -163,28 +164,32 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     if (!cluster.changeFinalizer(name, true)) {
       return false;
     }
-    String reason = nm.getSpec() == null ? null : nm.getSpec().getReason();
-    reason = reason == null ? "" : reason;
-    log.info("maintenance accepted nodeMaintenance={} node={} reason=\"{}\"", name, node, reason);
-    events.onMaintenance(
+    String why = nm.getSpec() == null ? null : nm.getSpec().getReason();
+    String message = "Begin a node maintenance of node " + node;
+    tell(
         nm,
         false,
         MaintenanceEvents.BEGIN_MAINTENANCE,
-        "Begin a node maintenance of node " + node + (reason.isEmpty() ? "" : ": " + reason));
+        message + (Strings.isNullOrEmpty(why) ? "" : ": " + why));
     status(name, new Patch().phase(PHASE_RUNNING).lastError(null));
     return true;
   }
 
   private void refuse(NodeMaintenance nm, String reason, String message) throws ApiException {
-    String name = nm.getMetadata().getName();
-    log.warn(
-        "maintenance refused nodeMaintenance={} node={} reason={} message=\"{}\"",
-        name,
-        nm.nodeName(),
-        reason,
-        message);
-    status(name, new Patch().phase(PHASE_FAILED).lastError(message));
-    events.onMaintenance(nm, true, reason, message);
+    status(nm.getMetadata().getName(), new Patch().phase(PHASE_FAILED).lastError(message));
+    tell(nm, true, reason, message);
+  }
+
+  /** A step of the maintenance: one log line and one event on it, in the same words. */
+  private void tell(NodeMaintenance nm, boolean warning, String reason, String message) {
+    log.atLevel(warning ? Level.WARN : Level.INFO)
+        .log(
+            "maintenance {} nodeMaintenance={} node={} message=\"{}\"",
+            reason,
+            nm.getMetadata().getName(),
+            nm.nodeName(),
+            message);
+    events.onMaintenance(nm, warning, reason, message);
   }
 
   // Maintenance: taint, cordon, drain in short steps.
@@ -224,18 +229,12 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
     drains.end(nm.getMetadata().getName());
     if (!PHASE_SUCCEEDED.equals(phase)) {
-      String node = nm.nodeName();
-      log.info(
-          "maintenance succeeded nodeMaintenance={} node={} summary=\"{}\"",
-          name,
-          node,
-          step.summary());
-      events.onMaintenance(
+      tell(
           nm,
           false,
           MaintenanceEvents.SUCCEED_MAINTENANCE,
           "Node maintenance was succeeded: node "
-              + node
+              + nm.nodeName()
               + " is cordoned and drained ("
               + step.evicted()
               + " pod(s) evicted, "
@@ -259,21 +258,13 @@ public final class NodeMaintenanceReconciler implements Reconciler {
             n -> NodePatches.enter(n, settings.taints(), name, nm.getMetadata().getUid()),
             NodePatches.Entering::patch,
             "tainting and cordoning node");
-    if (w.change() != null) {
-      log.info(
-          "node tainted and cordoned nodeMaintenance={} node={} taintsAdded={} cordoned={}",
-          name,
-          nm.nodeName(),
-          w.change().taintsAdded(),
-          w.change().cordonedNow());
-      w.change()
-          .describe(name)
-          .ifPresent(
-              msg -> {
-                events.onNode(read, false, MaintenanceEvents.CORDON_NODE, msg);
-                events.onMaintenance(nm, false, MaintenanceEvents.CORDON_NODE, msg);
-              });
-    }
+    Optional.ofNullable(w.change())
+        .flatMap(c -> c.describe(name))
+        .ifPresent(
+            msg -> {
+              events.onNode(read, false, MaintenanceEvents.CORDON_NODE, msg);
+              tell(nm, false, MaintenanceEvents.CORDON_NODE, msg);
+            });
     return w.result() != Cordoner.Result.GONE;
   }
 
@@ -370,9 +361,8 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     boolean already =
         st != null && PHASE_FAILED.equals(st.getPhase()) && message.equals(st.getLastError());
     if (!already) {
-      log.warn("node gone nodeMaintenance={} node={}", name, nm.nodeName());
       status(name, new Patch().phase(PHASE_FAILED).lastError(message).pendingPods(List.of()));
-      events.onMaintenance(nm, true, MaintenanceEvents.FAILED_MAINTENANCE, message);
+      tell(nm, true, MaintenanceEvents.FAILED_MAINTENANCE, message);
     }
     drains.end(nm.getMetadata().getName());
     failures.forget(name);
@@ -387,7 +377,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     if (!Admission.accepted(nm)) {
       return DONE;
     }
-    String uid = nm.getMetadata().getUid();
     String node = nm.nodeName();
     Optional<V1Node> found = cluster.readNode(node);
     var w =
@@ -395,30 +384,16 @@ public final class NodeMaintenanceReconciler implements Reconciler {
             ? null
             : writeNode(
                 found.get(),
-                n -> NodePatches.leave(n, uid),
+                n -> NodePatches.leave(n, nm.getMetadata().getUid()),
                 NodePatches.Leaving::patch,
                 "restoring node");
     if (w != null && w.change() != null) {
-      log.info(
-          "node restored nodeMaintenance={} node={} taintsRemoved={} uncordoned={}",
-          name,
-          node,
-          w.change().taintsRemoved(),
-          w.change().uncordons());
       events.onNode(found.get(), false, MaintenanceEvents.UNCORDON_NODE, w.change().describe(name));
-    }
-    boolean there = w != null && w.result() != Cordoner.Result.GONE;
-    if (!there) {
-      log.info("node gone, nothing to restore nodeMaintenance={} node={}", name, node);
     }
     failures.forget(name);
     if (cluster.changeFinalizer(name, false)) {
-      log.info("maintenance removed nodeMaintenance={} node={}", name, node);
-      events.onMaintenance(
-          nm,
-          false,
-          MaintenanceEvents.REMOVED_MAINTENANCE,
-          "Removed a node maintenance of node " + node);
+      String message = "Removed a node maintenance of node " + node;
+      tell(nm, false, MaintenanceEvents.REMOVED_MAINTENANCE, message);
     }
     return DONE;
   }

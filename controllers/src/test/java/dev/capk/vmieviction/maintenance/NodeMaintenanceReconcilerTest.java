@@ -17,6 +17,7 @@ import dev.capk.vmieviction.drain.ServerPatches;
 import dev.capk.vmieviction.kube.LenientJson;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
+import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
@@ -494,7 +495,7 @@ class NodeMaintenanceReconcilerTest {
   }
 
   /** Nodes as JSON, patched with the API server's JSON Patch semantics; maintenances as objects. */
-  static final class FakeCluster implements MaintenanceCluster {
+  static final class FakeCluster extends MaintenanceCluster {
     final Map<String, JsonObject> nodes = new LinkedHashMap<>();
     final Map<String, NodeMaintenance> maintenances = new LinkedHashMap<>();
     final List<String> nodePatches = new ArrayList<>();
@@ -504,6 +505,10 @@ class NodeMaintenanceReconcilerTest {
     final List<ThrowingRunnable> beforeNodePatch = new ArrayList<>();
 
     int rv = 100;
+
+    FakeCluster() {
+      super(new ApiClient()); // never called: every method is replaced
+    }
 
     void addNode(String name, boolean unschedulable) {
       JsonObject n = NodePatchesTest.node(unschedulable, null, null);
