@@ -364,9 +364,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       status(name, new Patch().phase(PHASE_FAILED).lastError(message).pendingPods(List.of()));
       tell(nm, true, MaintenanceEvents.FAILED_MAINTENANCE, message);
     }
-    drains.end(nm.getMetadata().getName());
-    failures.forget(name);
-    return DONE; // the node informer brings us back if the node appears again
+    return gone(name); // the node informer brings us back if the node appears again
   }
 
   /** End of maintenance: restore exactly what we changed, then let the object go. */

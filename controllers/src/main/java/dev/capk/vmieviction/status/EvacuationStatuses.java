@@ -1,5 +1,7 @@
 package dev.capk.vmieviction.status;
 
+import static com.google.common.base.Strings.nullToEmpty;
+
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
@@ -154,8 +156,8 @@ public final class EvacuationStatuses {
         vmi.getMetadata().getNamespace(),
         vmi.getMetadata().getName(),
         vmi.getMetadata().getUid(),
-        orEmpty(Metadata.label(vmi, CapkLabels.CLUSTER_NAME)),
-        orEmpty(Metadata.label(vmi, CapkLabels.ROLE)),
+        nullToEmpty(Metadata.label(vmi, CapkLabels.CLUSTER_NAME)),
+        nullToEmpty(Metadata.label(vmi, CapkLabels.ROLE)),
         guestNode,
         infraNode(vmi),
         phase,
@@ -256,11 +258,6 @@ public final class EvacuationStatuses {
   }
 
   private static String infraNode(VirtualMachineInstance vmi) {
-    String n = vmi.getStatus() == null ? null : vmi.getStatus().getEvacuationNodeName();
-    return n == null ? "" : n;
-  }
-
-  private static String orEmpty(String s) {
-    return s == null ? "" : s;
+    return nullToEmpty(vmi.getStatus() == null ? null : vmi.getStatus().getEvacuationNodeName());
   }
 }

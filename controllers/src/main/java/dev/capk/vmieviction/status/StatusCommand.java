@@ -27,7 +27,9 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.Callable;
+import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -215,16 +217,11 @@ public final class StatusCommand implements Callable<Integer> {
 
   /** lastTimestamp (core/v1 series), else the series' or the event's time, else its first. */
   static Instant lastSeen(CoreV1Event e) {
-    OffsetDateTime t = e.getLastTimestamp();
-    if (t == null && e.getSeries() != null) {
-      t = e.getSeries().getLastObservedTime();
-    }
-    if (t == null) {
-      t = e.getEventTime();
-    }
-    if (t == null) {
-      t = e.getFirstTimestamp();
-    }
-    return t == null ? null : t.toInstant();
+    var series = e.getSeries() == null ? null : e.getSeries().getLastObservedTime();
+    return Stream.of(e.getLastTimestamp(), series, e.getEventTime(), e.getFirstTimestamp())
+        .filter(Objects::nonNull)
+        .findFirst()
+        .map(OffsetDateTime::toInstant)
+        .orElse(null);
   }
 }
