@@ -1,9 +1,6 @@
 package dev.capk.vmieviction.maintenance;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
-import com.google.gson.JsonObject;
-import com.google.gson.annotations.SerializedName;
-import dev.capk.vmieviction.api.ApiObjectList;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
@@ -13,6 +10,7 @@ import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.logging.InformerFailures;
@@ -31,7 +29,8 @@ import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.time.Clock;
@@ -59,7 +58,7 @@ public final class NodeMaintenanceController
   private final NodeMaintenanceSettings settings;
   private final SharedInformerFactory factory;
   private final SharedIndexInformer<NodeMaintenance> maintenances;
-  private final SharedIndexInformer<WatchedNode> nodes;
+  private final SharedIndexInformer<V1Node> nodes;
   private final RateLimitingQueue<Request> queue =
       new DefaultRateLimitingQueue<>(
           Executors.newSingleThreadExecutor(
@@ -72,22 +71,22 @@ public final class NodeMaintenanceController
   private final SteppedDrains drains;
 
   /** A node that appears, goes, or changes its spec or our mark: look at its maintenances again. */
-  private final ResourceEventHandler<WatchedNode> nodeEvents =
+  private final ResourceEventHandler<V1Node> nodeEvents =
       new ResourceEventHandler<>() {
         @Override
-        public void onAdd(WatchedNode n) {
+        public void onAdd(V1Node n) {
           enqueueFor(n);
         }
 
         @Override
-        public void onUpdate(WatchedNode o, WatchedNode n) {
-          if (n.maintenanceRelevantChange(o)) {
+        public void onUpdate(V1Node o, V1Node n) {
+          if (!Objects.equals(o.getSpec(), n.getSpec()) || !Objects.equals(mark(o), mark(n))) {
             enqueueFor(n);
           }
         }
 
         @Override
-        public void onDelete(WatchedNode n, boolean finalStateUnknown) {
+        public void onDelete(V1Node n, boolean finalStateUnknown) {
           enqueueFor(n);
         }
       };
@@ -120,9 +119,12 @@ public final class NodeMaintenanceController
         informer(
             factory,
             new GenericKubernetesApi<>(
-                WatchedNode.class, WatchedNodeList.class, "", "v1", "nodes", watchClient),
-            WatchedNode.class,
+                V1Node.class, V1NodeList.class, "", "v1", "nodes", watchClient),
+            V1Node.class,
             0);
+    // Decisions read nodes live: the cache keeps no status (most of a Node's size).
+    nodes.setTransform(n -> n instanceof V1Node node ? node.status(null) : n);
+    LenientJson.install(); // no field a newer API server adds to Node may fail the watch
     NodeMaintenanceReconciler reconciler =
         new NodeMaintenanceReconciler(
             new Lister<>(maintenances.getIndexer())::get,
@@ -161,7 +163,7 @@ public final class NodeMaintenanceController
   /** An informer on every object of {@code api}, its failed lists backed off and counted. */
   private static <T extends KubernetesObject> SharedIndexInformer<T> informer(
       SharedInformerFactory factory, GenericKubernetesApi<T, ?> api, Class<T> type, long resync) {
-    String kind = type == WatchedNode.class ? "Node" : type.getSimpleName();
+    String kind = type == V1Node.class ? "Node" : type.getSimpleName();
     InformerFailures failures = new InformerFailures("kind=" + kind + " namespace=all");
     return factory.sharedIndexInformerFor(failures.guard(api), type, resync, failures.handler());
   }
@@ -255,60 +257,16 @@ public final class NodeMaintenanceController
         || !Objects.equals(o.getFinalizers(), n.getFinalizers());
   }
 
-  private void enqueueFor(WatchedNode node) {
+  private static String mark(V1Node node) {
+    return Metadata.annotation(node, NodeMaintenanceApi.NODE_STATE_ANNOTATION);
+  }
+
+  private void enqueueFor(V1Node node) {
     if (node != null && node.getMetadata() != null && node.getMetadata().getName() != null) {
       maintenances
           .getIndexer()
           .byIndex(BY_NODE, node.getMetadata().getName())
           .forEach(nm -> queue.add(new Request(nm.getMetadata().getName())));
-    }
-  }
-
-  /**
-   * A Node as the node informer keeps it: metadata, and the spec as raw JSON (no field a newer API
-   * server adds can fail the watch), no status (most of a Node's size). Decisions read nodes live.
-   */
-  public static class WatchedNode implements KubernetesObject {
-    @SerializedName("apiVersion")
-    private String apiVersion = "v1";
-
-    @SerializedName("kind")
-    private String kind = "Node";
-
-    @SerializedName("metadata")
-    private V1ObjectMeta metadata;
-
-    @SerializedName("spec")
-    private JsonObject spec;
-
-    @Override
-    public V1ObjectMeta getMetadata() {
-      return metadata;
-    }
-
-    @Override
-    public String getApiVersion() {
-      return apiVersion;
-    }
-
-    @Override
-    public String getKind() {
-      return kind;
-    }
-
-    /** A change that matters to maintenance: spec (cordon, taints) or our mark. */
-    boolean maintenanceRelevantChange(WatchedNode old) {
-      return old == null || !Objects.equals(spec, old.spec) || !Objects.equals(mark(), old.mark());
-    }
-
-    private String mark() {
-      return Metadata.annotation(metadata, NodeMaintenanceApi.NODE_STATE_ANNOTATION);
-    }
-  }
-
-  public static class WatchedNodeList extends ApiObjectList<WatchedNode> {
-    public WatchedNodeList() {
-      super("NodeList");
     }
   }
 }
