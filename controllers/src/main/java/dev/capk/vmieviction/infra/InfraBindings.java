@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.infra;
 
+import com.google.common.hash.Hashing;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
@@ -9,12 +10,9 @@ import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -50,13 +48,10 @@ public record InfraBindings(
   }
 
   /**
-   * One infra cluster's credentials.
+   * One infra cluster's credentials: {@code kubeconfig} is secret, never logged; the {@code
+   * secrets} that hold it name the connection in logs and events.
    *
-   * @param id a digest of the current context's cluster and user: same server and credentials, one
-   *     connection
-   * @param kubeconfig the YAML (secret: never logged)
    * @param allowsInsecureTls the kubeconfig relaxes TLS (accepted only with the operator's flag)
-   * @param secrets the Secrets that hold it: how logs and events name the connection
    */
   public record Connection(
       String id, String kubeconfig, boolean allowsInsecureTls, Set<SecretRef> secrets) {
@@ -113,7 +108,7 @@ public record InfraBindings(
     return Optional.of(new SecretRef(ns, ref.getName()));
   }
 
-  /** Every Secret the KubevirtClusters name: those to watch. */
+  /** The Secrets to watch. */
   public static Set<SecretRef> referencedSecrets(Collection<KubevirtCluster> kubevirtClusters) {
     Set<SecretRef> out = new LinkedHashSet<>();
     kubevirtClusters.forEach(k -> secretOf(k).ifPresent(out::add));
@@ -162,7 +157,6 @@ public record InfraBindings(
     return new InfraBindings(connections, targets, problems);
   }
 
-  /** What one KubevirtCluster binds: its Cluster to the kubeconfig and namespace of its Secret. */
   private record Binding(
       V1ObjectReference ref,
       SecretRef secret,
@@ -170,10 +164,7 @@ public record InfraBindings(
       String kubeconfig,
       String namespace) {}
 
-  /**
-   * @return what the KubevirtCluster binds; null when it names no Secret, or when it cannot be used
-   *     (then its problem is added to {@code problems})
-   */
+  /** Null when the KubevirtCluster names no Secret, or cannot be used (its problem added). */
   private static Binding bind(
       KubevirtCluster kvc,
       Function<SecretRef, Optional<Map<String, byte[]>>> secretData,
@@ -295,18 +286,17 @@ public record InfraBindings(
           Map<?, ?> cluster = named(config.get("clusters"), context.get("cluster"), "cluster");
           Map<?, ?> user = named(config.get("users"), context.get("user"), "user");
           if (cluster != null && user != null) {
-            return digest("cluster\n" + stringKeys(cluster) + "\nuser\n" + stringKeys(user));
+            return sha256("cluster\n" + stringKeys(cluster) + "\nuser\n" + stringKeys(user));
           }
         }
       }
     } catch (RuntimeException e) {
-      // Checked by GuestClients.kubeconfigViolations before: cannot happen; fall back to the whole
-      // content.
+      // Checked by GuestClients.kubeconfigViolations before: cannot happen.
     }
-    return digest(kubeconfig);
+    return sha256(kubeconfig);
   }
 
-  /** The {@code kind} body of the entry named {@code name} in a kubeconfig's named list. */
+  /** The {@code kind} body of the entry {@code name} of a kubeconfig's list. */
   private static Map<?, ?> named(Object entries, Object name, String kind) {
     if (!(entries instanceof List<?> list) || name == null) {
       return null;
@@ -327,14 +317,7 @@ public record InfraBindings(
     return out;
   }
 
-  static String digest(String kubeconfig) {
-    try {
-      return HexFormat.of()
-          .formatHex(
-              MessageDigest.getInstance("SHA-256")
-                  .digest(kubeconfig.getBytes(StandardCharsets.UTF_8)));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+  private static String sha256(String text) {
+    return Hashing.sha256().hashString(text, StandardCharsets.UTF_8).toString();
   }
 }
