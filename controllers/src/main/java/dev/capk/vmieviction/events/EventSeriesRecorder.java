@@ -26,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -331,11 +330,9 @@ public final class EventSeriesRecorder implements AutoCloseable {
   }
 
   private Scope scope(Series series) {
-    try {
-      return scopes.get(series.objectUid() + "\n" + series.scope(), Scope::new);
-    } catch (ExecutionException e) {
-      throw new IllegalStateException(e);
-    }
+    return scopes
+        .asMap()
+        .computeIfAbsent(series.objectUid() + "\n" + series.scope(), k -> new Scope());
   }
 
   /** Exactly the fields an update changes, JSON-escaped by Gson. */

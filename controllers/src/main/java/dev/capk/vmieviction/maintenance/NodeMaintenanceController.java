@@ -80,7 +80,9 @@ public final class NodeMaintenanceController
 
         @Override
         public void onUpdate(V1Node o, V1Node n) {
-          if (!Objects.equals(o.getSpec(), n.getSpec()) || !Objects.equals(mark(o), mark(n))) {
+          String mark = NodeMaintenanceApi.NODE_STATE_ANNOTATION;
+          if (!Objects.equals(o.getSpec(), n.getSpec())
+              || !Objects.equals(Metadata.annotation(o, mark), Metadata.annotation(n, mark))) {
             enqueueFor(n);
           }
         }
@@ -255,10 +257,6 @@ public final class NodeMaintenanceController
         || !Objects.equals(o.getGeneration(), n.getGeneration())
         || !Objects.equals(o.getDeletionTimestamp(), n.getDeletionTimestamp())
         || !Objects.equals(o.getFinalizers(), n.getFinalizers());
-  }
-
-  private static String mark(V1Node node) {
-    return Metadata.annotation(node, NodeMaintenanceApi.NODE_STATE_ANNOTATION);
   }
 
   private void enqueueFor(V1Node node) {
