@@ -3,6 +3,7 @@ package dev.capk.vmieviction.maintenance;
 import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_FAILED;
 import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_RUNNING;
 import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_SUCCEEDED;
+import static dev.capk.vmieviction.drain.Cordoner.MAX_WRITES;
 
 import com.google.common.base.Strings;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
@@ -135,30 +136,24 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       return Admission.accepted(live.get());
     }
     if (cluster.readNode(node).isEmpty()) {
-      refuse(
-          nm,
-          MaintenanceEvents.NODE_NOT_FOUND,
-          "invalid nodeName, no node with name "
-              + node
-              + " found; nothing was changed: delete this NodeMaintenance and create one for an existing node");
+      String fix = "delete this NodeMaintenance and create one for an existing node";
+      String message = "invalid nodeName, no node with name %s found; nothing was changed: %s";
+      refuse(nm, MaintenanceEvents.NODE_NOT_FOUND, message.formatted(node, fix));
       return false;
     }
     Optional<NodeMaintenance> first = Admission.precedence(live.get(), all);
     if (first.isPresent()) {
       var owner = first.get().getMetadata();
+      String created =
+          Optional.ofNullable(owner.getCreationTimestamp())
+              .map(t -> " (created " + MaintenanceStatus.rfc3339(t.toInstant()) + ")")
+              .orElse("");
+      String message = "invalid nodeName, a NodeMaintenance for node %s already exists: %s%s;";
+      message = message.formatted(node, owner.getName(), created);
       refuse(
           nm,
           MaintenanceEvents.DUPLICATE_MAINTENANCE,
-          "invalid nodeName, a NodeMaintenance for node "
-              + node
-              + " already exists: "
-              + owner.getName()
-              + (owner.getCreationTimestamp() == null
-                  ? ""
-                  : " (created "
-                      + MaintenanceStatus.rfc3339(owner.getCreationTimestamp().toInstant())
-                      + ")")
-              + "; this one changed nothing: delete it");
+          message + " this one changed nothing: delete it");
       return false;
     }
     if (!cluster.changeFinalizer(name, true)) {
@@ -229,17 +224,14 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
     drains.end(nm.getMetadata().getName());
     if (!PHASE_SUCCEEDED.equals(phase)) {
+      String message =
+          "Node maintenance was succeeded: node %s is cordoned and drained"
+              + " (%d pod(s) evicted, %d left in place)";
       tell(
           nm,
           false,
           MaintenanceEvents.SUCCEED_MAINTENANCE,
-          "Node maintenance was succeeded: node "
-              + nm.nodeName()
-              + " is cordoned and drained ("
-              + step.evicted()
-              + " pod(s) evicted, "
-              + step.skipped().size()
-              + " left in place)");
+          message.formatted(nm.nodeName(), step.evicted(), step.skipped().size()));
       events.onNode(
           found.get(),
           false,
@@ -279,12 +271,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       case REFUSED -> throw new RequestRefused(what + " " + name, w.answer());
       case CHANGED ->
           throw new ApiException(
-              409,
-              "node "
-                  + name
-                  + " changed at every look, "
-                  + Cordoner.MAX_WRITES
-                  + " times in a row");
+              409, "node %s changed at every look, %d times in a row".formatted(name, MAX_WRITES));
       default -> w;
     };
   }
