@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.kube;
 
+import com.google.common.base.Throwables;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Status;
 import io.kubernetes.client.openapi.models.V1StatusCause;
@@ -121,10 +122,7 @@ public record ApiStatus(int code, String reason, String message, List<Cause> cau
    */
   public static String describe(ApiException e) {
     if (e.getCode() == 0) {
-      Throwable root = e;
-      while (root.getCause() != null && root.getCause() != root) {
-        root = root.getCause();
-      }
+      Throwable root = Throwables.getRootCause(e);
       String what = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
       return "cannot reach the API server: " + what;
     }
