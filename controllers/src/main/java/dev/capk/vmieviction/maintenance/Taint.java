@@ -28,12 +28,13 @@ public record Taint(String key, String value, String effect) {
   static final Gson GSON = new GsonBuilder().disableHtmlEscaping().create();
 
   private static final Set<String> EFFECTS = Set.of("NoSchedule", "PreferNoSchedule", "NoExecute");
-  private static final Pattern NAME =
-      Pattern.compile("[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?");
-  private static final Pattern DNS_SUBDOMAIN =
-      Pattern.compile("[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?");
-  private static final Pattern VALUE =
-      Pattern.compile("([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?");
+  private static final String NAME = "[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?";
+
+  /** A qualified name: an optional DNS subdomain prefix and a slash, then a name. */
+  private static final Pattern KEY =
+      Pattern.compile("([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?" + NAME);
+
+  private static final Pattern VALUE = Pattern.compile("(" + NAME + ")?");
 
   public Taint {
     Objects.requireNonNull(key, "key");
@@ -59,7 +60,7 @@ public record Taint(String key, String value, String effect) {
     int eq = kv.indexOf('=');
     String key = eq < 0 ? kv : kv.substring(0, eq);
     String value = eq < 0 ? null : kv.substring(eq + 1);
-    if (!validKey(key)) {
+    if (!KEY.matcher(key).matches()) {
       throw bad("taint key must be a qualified name ([prefix/]name)", key, t);
     }
     if (value != null && !VALUE.matcher(value).matches()) {
@@ -70,16 +71,6 @@ public record Taint(String key, String value, String effect) {
 
   private static IllegalArgumentException bad(String rule, String part, String taint) {
     return new IllegalArgumentException(rule + ", got \"" + part + "\" in \"" + taint + "\"");
-  }
-
-  private static boolean validKey(String key) {
-    int slash = key.indexOf('/');
-    if (slash < 0) {
-      return NAME.matcher(key).matches();
-    }
-    String prefix = key.substring(0, slash);
-    String name = key.substring(slash + 1);
-    return DNS_SUBDOMAIN.matcher(prefix).matches() && NAME.matcher(name).matches();
   }
 
   /** True when the node's taint has this key and effect. */

@@ -42,6 +42,11 @@ class TaintTest {
             .contains("value"));
     assertThrows(IllegalArgumentException.class, () -> Taint.parse(""));
     assertThrows(IllegalArgumentException.class, () -> Taint.parse(":NoSchedule"));
+    // A key's prefix is a lower-case DNS subdomain, and only one slash is allowed.
+    assertEquals("example.com/a_B.c", Taint.parse("example.com/a_B.c:NoSchedule").key());
+    assertThrows(IllegalArgumentException.class, () -> Taint.parse("Example.com/a:NoSchedule"));
+    assertThrows(IllegalArgumentException.class, () -> Taint.parse("a/b/c:NoSchedule"));
+    assertThrows(IllegalArgumentException.class, () -> Taint.parse("/a:NoSchedule"));
   }
 
   @Test
