@@ -59,14 +59,10 @@ public final class MaintenanceStatus {
    * tolerates the taints), so more may be pending than were counted at the start.
    */
   public static int percent(int evictionPods, int pending) {
-    if (pending == 0) {
-      return 100;
+    if (pending == 0 || evictionPods <= 0) {
+      return pending == 0 ? 100 : 0;
     }
-    if (evictionPods <= 0) {
-      return 0;
-    }
-    int p = (evictionPods - pending) * 100 / evictionPods;
-    return Math.max(0, Math.min(99, p));
+    return Math.max(0, Math.min(99, (evictionPods - pending) * 100 / evictionPods));
   }
 
   private static String budgetNames(PodRef pod, Set<String> budgets) {

@@ -42,16 +42,14 @@ public record NodeMaintenanceSettings(
 
   /** spec.evictionTimeout when set and positive (capped), else {@link #passTimeout()}. */
   public Duration passTimeout(NodeMaintenance nm) {
-    String spec = nm.getSpec() == null ? null : nm.getSpec().getEvictionTimeout();
-    if (spec != null && !spec.isBlank()) {
-      try {
-        Duration d = GoDuration.parse(spec.strip());
-        if (!d.isZero() && !d.isNegative()) {
-          return d.compareTo(MAX_PASS_TIMEOUT) > 0 ? MAX_PASS_TIMEOUT : d;
-        }
-      } catch (IllegalArgumentException e) {
-        // The CRD's pattern keeps bad values out; an old object may still carry one: the default.
+    try {
+      Duration d =
+          GoDuration.parse(nm.getSpec() == null ? null : nm.getSpec().getEvictionTimeout());
+      if (!d.isZero()) {
+        return d.compareTo(MAX_PASS_TIMEOUT) > 0 ? MAX_PASS_TIMEOUT : d;
       }
+    } catch (IllegalArgumentException e) {
+      // None set; or a bad value the CRD's pattern keeps out, but an old object may still carry.
     }
     return passTimeout;
   }

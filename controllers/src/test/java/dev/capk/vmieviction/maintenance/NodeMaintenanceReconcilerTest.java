@@ -386,6 +386,13 @@ class NodeMaintenanceReconcilerTest {
     assertEquals(settings.passTimeout(), settings.passTimeout(nm));
     nm.getSpec().setEvictionTimeout("soon");
     assertEquals(settings.passTimeout(), settings.passTimeout(nm));
+    nm.getSpec().setEvictionTimeout(" 45s ");
+    assertEquals(Duration.ofSeconds(45), settings.passTimeout(nm));
+    for (String none : new String[] {"-5s", " ", null}) {
+      nm.getSpec().setEvictionTimeout(none);
+      assertEquals(settings.passTimeout(), settings.passTimeout(nm), none);
+    }
+    assertEquals(settings.passTimeout(), settings.passTimeout(new NodeMaintenance()));
   }
 
   @Test
