@@ -88,17 +88,13 @@ public final class StatusOutput {
 
   static String human(Duration d) {
     long s = d.toSeconds();
-    if (s < 60 * 2) {
-      return s + "s";
-    }
     long m = s / 60;
-    if (m < 60) {
-      long rest = s % 60;
-      return rest == 0 ? m + "m" : m + "m" + rest + "s";
-    }
-    long h = m / 60;
-    long rest = m % 60;
-    return rest == 0 ? h + "h" : h + "h" + rest + "m";
+    return s < 60 * 2 ? s + "s" : m < 60 ? two(m, "m", s % 60, "s") : two(m / 60, "h", m % 60, "m");
+  }
+
+  /** {@code 9m12s}, or {@code 9m} when the smaller unit is zero. */
+  private static String two(long big, String bigUnit, long small, String smallUnit) {
+    return big + bigUnit + (small == 0 ? "" : small + smallUnit);
   }
 
   static String withoutDeadlineClause(String message) {

@@ -75,12 +75,6 @@ public final class GoDuration {
     long m = d.toMinutesPart();
     double s = d.toSecondsPart() + d.toNanosPart() / 1e9;
     String sec = s == Math.rint(s) ? String.valueOf((long) s) : String.valueOf(s);
-    if (h > 0) {
-      return h + "h" + m + "m" + sec + "s";
-    }
-    if (m > 0) {
-      return m + "m" + sec + "s";
-    }
-    return sec + "s";
+    return (h > 0 ? h + "h" + m + "m" : m > 0 ? m + "m" : "") + sec + "s";
   }
 }
