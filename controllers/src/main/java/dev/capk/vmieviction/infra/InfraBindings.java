@@ -22,6 +22,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Function;
+import java.util.stream.Stream;
 
 /**
  * What the management cluster's KubevirtClusters and their infra Secrets bind: which infra
@@ -245,10 +246,8 @@ public record InfraBindings(
   /** The Cluster API Cluster among the owners, as CAPK's util.GetOwnerCluster finds it. */
   static Optional<String> ownerCluster(V1ObjectMeta meta) {
     List<V1OwnerReference> owners = meta == null ? null : meta.getOwnerReferences();
-    if (owners == null) {
-      return Optional.empty();
-    }
-    return owners.stream()
+    return Stream.ofNullable(owners)
+        .flatMap(List::stream)
         .filter(o -> ClusterApi.CLUSTER_KIND.equals(o.getKind()))
         .filter(
             o -> o.getApiVersion() != null && o.getApiVersion().startsWith(ClusterApi.GROUP + "/"))

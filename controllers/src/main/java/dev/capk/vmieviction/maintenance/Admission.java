@@ -50,10 +50,9 @@ public final class Admission {
             .filter(nm -> !inert(nm))
             .sorted(AGE)
             .toList();
-    Optional<NodeMaintenance> owner = rivals.stream().filter(Admission::accepted).findFirst();
-    if (owner.isPresent()) {
-      return owner;
-    }
-    return rivals.stream().filter(nm -> AGE.compare(nm, candidate) < 0).findFirst();
+    return rivals.stream()
+        .filter(Admission::accepted)
+        .findFirst()
+        .or(() -> rivals.stream().filter(nm -> AGE.compare(nm, candidate) < 0).findFirst());
   }
 }

@@ -95,12 +95,8 @@ public final class MaintenanceStatus {
         parts.add(p + " not evicted yet");
       }
     }
-    StringBuilder s =
-        new StringBuilder("not all pods evicted: ").append(step.pending().size()).append(" left");
-    if (!parts.isEmpty()) {
-      s.append(" (").append(String.join("; ", parts)).append(")");
-    }
-    return s.append("; retrying").toString();
+    String each = parts.isEmpty() ? "" : " (" + String.join("; ", parts) + ")";
+    return "not all pods evicted: " + step.pending().size() + " left" + each + "; retrying";
   }
 
   /** The status already shows this progress: nothing to write. */
