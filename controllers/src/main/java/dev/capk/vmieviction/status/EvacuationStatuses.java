@@ -103,14 +103,10 @@ public final class EvacuationStatuses {
   }
 
   static boolean inProgress(VirtualMachineInstance vmi) {
-    if (vmi.getMetadata() == null) {
-      return false;
-    }
-    boolean marked = !infraNode(vmi).isEmpty();
-    boolean deletingAfterStart =
-        vmi.getMetadata().getDeletionTimestamp() != null
-            && Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME) != null;
-    return marked || deletingAfterStart;
+    return vmi.getMetadata() != null
+        && (!infraNode(vmi).isEmpty() // marked
+            || vmi.getMetadata().getDeletionTimestamp() != null // deleted after a drain start
+                && Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME) != null);
   }
 
   static EvacuationStatus of(
