@@ -243,7 +243,7 @@ final class Evacuator {
       r.vmi = c.vmis.annotate(r.vmi, changes);
     }
     r.e = c.recordStart(r.key, uid, r.start);
-    String shown = d.raw() == null ? null : NotEvacuatedNotices.shorten(d.raw());
+    String shown = d.raw() == null ? null : VmiEvictionReconciler.shorten(d.raw());
     if (d.kind().restores()) {
       String was = shown == null ? "" : " (to \"" + shown + "\")";
       Told.START_RESTORED.to(c.events, r.vmi, d.kind().phrase, r.key, start, deadline, was);
@@ -337,14 +337,9 @@ final class Evacuator {
       throw e;
     }
     Told.NODE_CORDONED.to(c.events, r.vmi, r.key, guest.cluster(), r.nodeName());
-    guest.nodeEvent(
-        r.node,
-        false,
-        EventReasons.CORDONED,
-        "Cordoned: infra VMI "
-            + r.key
-            + " is being evacuated from node "
-            + Eligibility.evacuationNodeName(r.vmi));
+    String infraNode = Eligibility.evacuationNodeName(r.vmi);
+    String why = "Cordoned: infra VMI " + r.key + " is being evacuated from node " + infraNode;
+    guest.nodeEvent(r.node, false, EventReasons.CORDONED, why);
     return new StepOutcome.Proceed(r.vmi);
   }
 
@@ -368,15 +363,17 @@ final class Evacuator {
     // The drain's waits are looked at again at every step: told once per change.
     String wait = r.uid() + "/" + DrainStartTime.format(r.start) + "/drain";
     if (pass.refused()) {
+      Level level = waits.changed(wait, pass.refusals()) ? Level.WARN : Level.DEBUG;
+      String refusals = String.join("; ", pass.refusals());
       Told.REFUSED.to(
           c.events,
-          waits.changed(wait, pass.refusals()) ? Level.WARN : Level.DEBUG,
+          level,
           r.vmi,
           r.key,
           r.guest.cluster(),
           r.nodeName(),
           pass.refusals(),
-          String.join("; ", pass.refusals()));
+          refusals);
       return new StepOutcome.Wait(
           EvacuationPhase.Draining,
           pass.pending() + " pod(s) left: " + pass.blockers(),
@@ -401,40 +398,30 @@ final class Evacuator {
             .map(t -> Duration.between(now, t))
             .filter(d -> d.compareTo(c.settings.retryInterval()) < 0)
             .orElse(c.settings.retryInterval());
+    int terminating = pass.step().terminating().size();
+    String deadline = DrainStartTime.format(r.deadline.at());
     log.atLevel(
-            waits.level(
-                wait,
-                List.of(
-                    r.nodeName(),
-                    pass.pending(),
-                    pass.step().terminating().size(),
-                    pass.blockers())))
+            waits.level(wait, List.of(r.nodeName(), pass.pending(), terminating, pass.blockers())))
         .log(
             "guest node not drained yet vmi={} cluster={} node={} pending={} terminating={} blockers=\"{}\" next={} deadline={}",
             r.key,
             r.guest.cluster(),
             r.nodeName(),
             pass.pending(),
-            pass.step().terminating().size(),
+            terminating,
             pass.blockers(),
             next,
-            DrainStartTime.format(r.deadline.at()));
+            deadline);
     // A budget that refuses for a moment (a rolling workload) and pods that take their time to
     // terminate are a drain's normal course, as kubectl's retries are: a warning only once the
     // drain has waited longer than the retry interval, or when an eviction failed.
     boolean waitedLong = !now.isBefore(r.e.drainBegan.plus(c.settings.retryInterval()));
     if (waitedLong || !pass.step().failed().isEmpty()) {
-      c.events.warning(
-          r.vmi,
-          EventReasons.DRAIN_BLOCKED,
-          "Guest node "
-              + r.nodeName()
-              + " not drained yet ("
-              + pass.pending()
-              + " pod(s) left): "
-              + pass.blockers()
-              + "; VMI deleted anyway at "
-              + DrainStartTime.format(r.deadline.at()));
+      String message =
+          String.format(
+              "Guest node %s not drained yet (%d pod(s) left): %s; VMI deleted anyway at %s",
+              r.nodeName(), pass.pending(), pass.blockers(), deadline);
+      c.events.record(r.vmi, true, EventReasons.DRAIN_BLOCKED, message);
     }
     if (waitedLong && !pass.step().blockingBudgets().isEmpty()) {
       r.guest.nodeEvent(
@@ -486,11 +473,8 @@ final class Evacuator {
       // One event says both (drained, then deleted): VMIDeleted would repeat it.
       String then = deleted ? "; VMI deleted " + DELETED_SO_THAT : "";
       Told.DRAINED.to(c.events, r.vmi, r.key, r.nodeName(), r.pass.step().summary(), then);
-      r.guest.nodeEvent(
-          r.node,
-          false,
-          EventReasons.DRAIN_SUCCEEDED,
-          "Drained for the evacuation of infra VMI " + r.key);
+      String why = "Drained for the evacuation of infra VMI " + r.key;
+      r.guest.nodeEvent(r.node, false, EventReasons.DRAIN_SUCCEEDED, why);
     } else if (deleted) {
       Told.DELETED.to(c.events, r.vmi, r.key, outcome.label, DELETED_SO_THAT);
     }

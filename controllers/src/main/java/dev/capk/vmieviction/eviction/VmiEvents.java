@@ -37,14 +37,6 @@ public interface VmiEvents {
   /** One event: a Warning, else Normal. */
   void record(VirtualMachineInstance vmi, boolean warning, String reason, String message);
 
-  default void normal(VirtualMachineInstance vmi, String reason, String message) {
-    record(vmi, false, reason, message);
-  }
-
-  default void warning(VirtualMachineInstance vmi, String reason, String message) {
-    record(vmi, true, reason, message);
-  }
-
   /**
    * VMI events as series: one Event object per VMI, evacuation and reason, updated on repeats, at
    * most {@link dev.capk.vmieviction.events.EventSeriesRecorder#MAX_SERIES_PER_SCOPE} non-outcome

@@ -1,10 +1,13 @@
 package dev.capk.vmieviction.eviction;
 
+import com.google.common.cache.Cache;
+import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.kubevirt.EvictionStrategy;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
+import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.GuestNodeUncordoner.CordonMarks;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
@@ -21,6 +24,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import org.slf4j.event.Level;
 
 /**
  * Evacuates VMIs with eviction strategy External: when KubeVirt sets {@code
@@ -28,7 +32,8 @@ import java.util.function.Function;
  * KubeVirt recreates it elsewhere; delete it anyway at the deadline; once it runs again, uncordon
  * the guest node. Level-triggered and idempotent: all state that matters (drain start, our cordon)
  * lives in the API. This class decides which step applies to a VMI ({@link Eligibility}) and hands
- * it to the class that carries it out.
+ * it to the class that carries it out; a VMI marked but left to KubeVirt, or whose strategy cannot
+ * be read yet, it tells about itself.
  */
 public final class VmiEvictionReconciler implements Reconciler {
 
@@ -40,13 +45,19 @@ public final class VmiEvictionReconciler implements Reconciler {
   /** After a 409 (the object changed under us), look again almost at once. */
   static final Duration CONFLICT_RETRY = Duration.ofMillis(500);
 
+  /** What the VMIs that set no strategy wait for while the KubeVirt CR cannot be read. */
+  private static final String KUBEVIRT_CR = "the KubeVirt CR";
+
   private final ClusterDefaults clusterDefaults;
   private final Evacuator evacuator;
   private final GuestNodeUncordoner uncordoner;
-  private final NotEvacuatedNotices notices;
   private final StepContext c;
   private final Function<VirtualMachineInstance, Optional<String>> refusal;
   private final MarkSightings sightings;
+
+  /** VMI UIDs told that the fallback strategy leaves them to KubeVirt: once per VMI. */
+  private final Cache<String, Boolean> toldFallback =
+      CacheBuilder.newBuilder().maximumSize(100_000).build();
 
   /**
    * @param migrations the infra cluster's API where the live migrations of {@code
@@ -84,7 +95,6 @@ public final class VmiEvictionReconciler implements Reconciler {
             new LiveMigrationStep(c, migrations, clusterDefaults),
             sightings);
     this.uncordoner = new GuestNodeUncordoner(c, marks);
-    this.notices = new NotEvacuatedNotices(c);
   }
 
   /**
@@ -123,7 +133,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       // touched. An evacuation under way stops here too (its binding went away).
       forget(key);
       if (Eligibility.evacuationRequested(vmi)) {
-        EventReasons.Told.CLUSTER_MISMATCH.to(c.events, vmi, key, refused.get());
+        Told.CLUSTER_MISMATCH.to(c.events, vmi, key, refused.get());
       }
       return DONE;
     }
@@ -132,9 +142,16 @@ public final class VmiEvictionReconciler implements Reconciler {
     if (needsClusterDefault(vmi, vmiStrategy)) {
       Readout<Optional<String>> read = clusterDefaults.evictionStrategy();
       if (read instanceof Readout.Unreadable<Optional<String>> unreadable) {
-        return notices.waitFor(key, vmi, unreadable.what());
+        // Neither evacuated nor left to KubeVirt: whether it is ours is not known. Told once per
+        // wait, not per retry; woken as soon as a read answers.
+        Level level = c.waitFor(KUBEVIRT_CR, key) ? Level.WARN : Level.DEBUG;
+        if (Eligibility.evacuationRequested(vmi)) {
+          Told.CONFIG_UNREADABLE.to(c.events, level, vmi, key, unreadable.what());
+        }
+        return new Result(true, c.backoff(key));
       }
-      notices.answered(key);
+      // Every VMI waiting for the read looks again now, with its backoff reset.
+      c.waitOver(KUBEVIRT_CR, key).forEach(c::succeeded);
       clusterDefault = ((Readout.Answer<Optional<String>>) read).value();
     }
     String strategy =
@@ -148,7 +165,7 @@ public final class VmiEvictionReconciler implements Reconciler {
         c.admissionEnded(key);
         return evacuator.callOff(key, vmi).orElseGet(() -> uncordoner.check(key, vmi));
       case NOT_EXTERNAL:
-        notices.leftToKubeVirt(
+        leftToKubeVirt(
             key, vmi, strategy, Eligibility.isFallbackStrategy(vmiStrategy, clusterDefault));
         // The earliest start is kept: flipping the strategy away and back must not buy a later
         // deadline.
@@ -162,6 +179,31 @@ public final class VmiEvictionReconciler implements Reconciler {
         evacuator.ended(key, false);
         return DONE;
     }
+  }
+
+  /**
+   * Tells the admin draining an infra node why a marked VMI is left to KubeVirt: its strategy is
+   * unknown, or only the operator's fallback (neither the VMI nor the KubeVirt CR set one).
+   */
+  private void leftToKubeVirt(
+      String key, VirtualMachineInstance vmi, String strategy, boolean fromFallback) {
+    if (!Eligibility.evacuationRequested(vmi)) {
+      return;
+    }
+    if (strategy != null && !Eligibility.KNOWN_STRATEGIES.contains(strategy)) {
+      String known = String.join(", ", Eligibility.KNOWN_STRATEGIES);
+      Told.STRATEGY_UNKNOWN.to(c.events, vmi, key, shorten(strategy), known);
+    }
+    String uid = vmi.getMetadata().getUid();
+    if (fromFallback && uid != null && toldFallback.asMap().putIfAbsent(uid, true) == null) {
+      String infraNode = Eligibility.evacuationNodeName(vmi);
+      Told.LEFT_TO_KUBEVIRT.to(c.events, vmi, key, strategy, infraNode);
+    }
+  }
+
+  /** Hostile values are cut before they reach a log line or an event. */
+  static String shorten(String raw) {
+    return raw.length() > 64 ? raw.substring(0, 64) + "..." : raw;
   }
 
   /** The VMI is gone, or not ours: forget everything about it. */
