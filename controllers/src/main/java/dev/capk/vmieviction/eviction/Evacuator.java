@@ -41,15 +41,12 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
 
 /**
- * One evacuation, as the list of its {@link #steps} read top to bottom: record (or restore) the
- * drain start and check the deadline, apply Cluster API's contract, admit (tenant safety),
- * live-migrate, enter the guest cluster, cordon the guest node with our mark, advance its drain by
- * one non-blocking step, and delete the VMI once drained or at the deadline. Each step answers one
+ * One evacuation, as the list of its {@link #steps} read top to bottom. Each step answers one
  * {@link StepOutcome}; {@link #end} turns every outcome but {@code Proceed} into this reconcile's
- * result, with one requeue and backoff policy; a step that throws takes the one failure path,
- * {@link #failed}. No step waits: the next one comes through the work queue, when a pod is due
- * again or when the watch on the guest node's pods sees pods leave. The pure decisions live in
- * {@link DrainStartTime}, {@link EvacuationDeadline} and {@link DrainPass}.
+ * result (one requeue policy); a step that throws takes the one failure path, {@link #failed}. No
+ * step waits: the next one comes through the work queue, when a pod is due again or when the watch
+ * on the guest node's pods sees pods leave. The pure decisions live in {@link DrainStartTime},
+ * {@link EvacuationDeadline} and {@link DrainPass}.
  */
 final class Evacuator {
 
@@ -111,22 +108,17 @@ final class Evacuator {
             new Step("the drain step", this::drain));
   }
 
-  /** What a step of an evacuation came to. */
+  /** What a step came to. Every delay is capped at the deadline. */
   sealed interface StepOutcome {
 
     /** Go on to the next step with {@code vmi} as this step left it. */
     record Proceed(VirtualMachineInstance vmi) implements StepOutcome {}
 
-    /**
-     * The evacuation waits in {@code phase} for what {@code blocker} names (said in the deadline
-     * warning if it lasts): look again after {@code retry}, never past the deadline.
-     */
+    /** Waits in {@code phase} for {@code blocker} (named in the deadline warning if it lasts). */
     record Wait(EvacuationPhase phase, String blocker, Duration retry) implements StepOutcome {}
 
-    /** Look again after {@code delay}, never past the deadline. */
     record RequeueAfter(Duration delay) implements StepOutcome {}
 
-    /** Delete the VMI now: the evacuation ends with {@code outcome}. */
     record Delete(Outcome outcome) implements StepOutcome {}
   }
 
@@ -164,9 +156,7 @@ final class Evacuator {
     }
   }
 
-  /**
-   * One reconcile of the evacuation of a VMI that KubeVirt marked and whose strategy is External.
-   */
+  /** One reconcile of the evacuation of a VMI that KubeVirt marked, strategy External. */
   Result evacuate(String key, VirtualMachineInstance vmi) {
     Run r = new Run(key, vmi);
     try {
@@ -614,10 +604,7 @@ final class Evacuator {
     }
   }
 
-  /**
-   * The drain start annotation's value: RFC 3339 in UTC, second precision (what Kubernetes writes
-   * for its own timestamps), and what to do with it ({@link #decide}). Pure.
-   */
+  /** The drain start annotation's value (RFC 3339, UTC, seconds, as Kubernetes writes times). */
   public static final class DrainStartTime {
     private DrainStartTime() {}
 
@@ -633,9 +620,7 @@ final class Evacuator {
       return parseRfc3339(raw).filter(instant -> !instant.isAfter(now.plus(maxClockSkew)));
     }
 
-    /**
-     * RFC 3339 (an ISO 8601 profile): {@code 2024-05-01T10:00:00Z}, fractions and offsets allowed.
-     */
+    /** {@code 2024-05-01T10:00:00Z}, fractions and offsets allowed. */
     public static Optional<Instant> parseRfc3339(String raw) {
       if (raw == null || raw.isBlank()) {
         return Optional.empty();
@@ -650,11 +635,11 @@ final class Evacuator {
 
     /** What to do with the annotation; the ones with a phrase restore an earlier known start. */
     public enum Kind {
-      /** It holds a usable start, no later than any we knew: keep it. */
+      /** A usable start, no later than any we knew. */
       KEEP(null),
-      /** No start known and none recorded: a new evacuation; write it. */
+      /** A new evacuation. */
       BEGIN(null),
-      /** No start known and the annotation is unusable: replace it, with a warning. */
+      /** No start known and the annotation is unusable: replaced, with a warning. */
       MALFORMED(null),
       REMOVED("was removed"),
       MOVED_LATER("was moved later"),
@@ -671,21 +656,16 @@ final class Evacuator {
       }
     }
 
-    /**
-     * @param start the start the deadline counts from
-     * @param raw the annotation's unusable or later value, for the warning
-     */
+    /** {@code raw}: the annotation's unusable or later value, for the warning. */
     public record Decision(Kind kind, Instant start, String raw) {}
 
     /**
-     * What to do with the drain start annotation of a VMI being evacuated. The deadline only ever
-     * moves earlier: a start that was removed, moved later or made malformed in the middle of a
-     * drain is restored, never followed.
+     * The deadline only ever moves earlier: a start removed, moved later or made malformed in the
+     * middle of a drain is restored, never followed.
      *
-     * @param raw the annotation's value now
      * @param earliestKnown the earliest start seen or written for this VMI's UID by this process
-     * @param markSeen when this process first saw the VMI's current evacuation mark (the informer's
-     *     event): a new evacuation starts then, not when a worker got to it
+     * @param markSeen when this process first saw the VMI's current mark: a new evacuation starts
+     *     then, not when a worker got to it
      */
     static Decision decide(
         String raw, Optional<Instant> earliestKnown, Optional<Instant> markSeen, Instant now) {
@@ -712,10 +692,9 @@ final class Evacuator {
   }
 
   /**
-   * An evacuation's deadline and what follows from it: when the evacuation must end whatever the
-   * guest says (start + drain timeout, or the deadline CAPK's own controller already wrote:
-   * clusters migrating from CAPK keep their promise), when to look again, how long a drain pass may
-   * last. Pure, given the clock.
+   * An evacuation's deadline (start + drain timeout, or earlier the one CAPK's own controller
+   * wrote: clusters migrating from CAPK keep their promise), when to look again, how long a pass
+   * may last.
    */
   static final class EvacuationDeadline {
     private EvacuationDeadline() {}
@@ -742,8 +721,7 @@ final class Evacuator {
     }
 
     /**
-     * The wanted delay, but never later than the deadline (plus a small margin so the next
-     * reconcile sees it passed), and never negative.
+     * The wanted delay, never negative, never past the deadline (plus {@link #DEADLINE_MARGIN}).
      */
     static Duration requeueDelay(Deadline deadline, Duration wanted) {
       Duration w = wanted.isNegative() ? Duration.ZERO : wanted;
@@ -752,8 +730,7 @@ final class Evacuator {
     }
 
     /**
-     * How long one drain pass may block a worker: the per-attempt timeout, cut to what is left
-     * before the deadline, and at least a second so that a pass can do something.
+     * The per-attempt timeout, cut to what is left before the deadline, at least {@link #MIN_PASS}.
      */
     static Duration passTimeout(Deadline deadline, Duration attemptTimeout) {
       Duration t = deadline.cap(attemptTimeout);

@@ -24,10 +24,9 @@ import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
 /**
- * VMIs read from the shared informer's cache and written with narrow requests: a JSON merge patch
- * of one annotation (guarded by resourceVersion) and a delete with UID precondition. Never a PUT:
- * our VMI model is partial and an update would erase what it does not model. Reads see our own
- * writes even while the cache lags behind them ({@link OwnWrites}).
+ * VMIs read from the informer's cache and written with narrow requests: a JSON merge patch of
+ * annotations (guarded by resourceVersion) and a delete with UID precondition. Never a PUT: our VMI
+ * model is partial. Reads see our own writes while the cache lags ({@link OwnWrites}).
  */
 public final class InfraVmis {
 
@@ -64,10 +63,7 @@ public final class InfraVmis {
     this.api = api;
   }
 
-  /**
-   * The cached VMIs of tenant Cluster {@code cluster} in {@code namespace} (label {@code
-   * cluster.x-k8s.io/cluster-name}): an index lookup in the informer cache, never a request.
-   */
+  /** The cached VMIs of a tenant Cluster: an index lookup, never a request. */
   public List<VirtualMachineInstance> ofCluster(String namespace, String cluster) {
     return clusterIndex.apply(namespace, cluster).stream().map(ownWrites::freshest).toList();
   }
@@ -82,11 +78,10 @@ public final class InfraVmis {
   }
 
   /**
-   * Sets (or, with a null value, removes) annotations in one JSON merge patch guarded by the
-   * object's resourceVersion, so a stale cache can never overwrite a newer value.
+   * Sets (or, with a null value, removes) annotations, guarded by the resourceVersion so a stale
+   * cache can never overwrite a newer value: 409 when the object changed since read.
    *
    * @return the VMI as the server has it after the patch
-   * @throws ApiException 409 when the object changed since it was read, 404 when it is gone
    */
   public VirtualMachineInstance annotate(VirtualMachineInstance vmi, Map<String, String> changes)
       throws ApiException {
@@ -107,7 +102,6 @@ public final class InfraVmis {
     return updated;
   }
 
-  /** As {@link #annotate(VirtualMachineInstance, Map)}, for one annotation. */
   public VirtualMachineInstance annotate(VirtualMachineInstance vmi, String key, String value)
       throws ApiException {
     return annotate(vmi, Collections.singletonMap(key, value));
@@ -178,16 +172,13 @@ public final class InfraVmis {
   }
 
   /**
-   * The VMIs as our own writes left them, until the informer's cache has caught up: so that a step
-   * reads what the step before it wrote. Under load the infra API server's watch can run seconds
-   * behind; a step that read its VMI from the cache would then miss the drain start it wrote a
-   * moment ago, take the annotation for removed, and have its corrective write refused (409) again
-   * and again until the cache caught up, while a finished drain waited.
+   * The VMIs as our own writes left them, until the cache has caught up. Under load the watch can
+   * run seconds behind; a step reading the cache would miss the drain start written a moment ago,
+   * take it for removed, and have its corrective write refused (409) until the cache caught up.
    *
-   * <p>Sound without comparing resourceVersions for order (they are opaque): a cached VMI whose
-   * resourceVersion is one that a write of ours was accepted over is certainly older than that
-   * write's result, so the result is served instead; any other version is the cache's, and this
-   * forgets the VMI.
+   * <p>Sound without ordering resourceVersions (they are opaque): a cached VMI whose version a
+   * write of ours was accepted over is older than that write's result, which is served instead; any
+   * other version is the cache's, and this forgets the VMI.
    */
   static final class OwnWrites {
 

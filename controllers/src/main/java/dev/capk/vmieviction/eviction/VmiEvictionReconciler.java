@@ -28,12 +28,10 @@ import org.slf4j.event.Level;
 
 /**
  * Evacuates VMIs with eviction strategy External: when KubeVirt sets {@code
- * status.evacuationNodeName}, drain the guest node running inside the VMI, then delete the VMI so
- * KubeVirt recreates it elsewhere; delete it anyway at the deadline; once it runs again, uncordon
- * the guest node. Level-triggered and idempotent: all state that matters (drain start, our cordon)
- * lives in the API. This class decides which step applies to a VMI ({@link Eligibility}) and hands
- * it to the class that carries it out; a VMI marked but left to KubeVirt, or whose strategy cannot
- * be read yet, it tells about itself.
+ * status.evacuationNodeName}, drain the guest node inside the VMI, then delete the VMI (anyway at
+ * the deadline); once it runs again, uncordon the guest node. Level-triggered: all state that
+ * matters lives in the API. This class decides which step applies ({@link Eligibility}) and hands
+ * it on; a marked VMI left to KubeVirt, or whose strategy cannot be read yet, it tells about.
  */
 public final class VmiEvictionReconciler implements Reconciler {
 
@@ -97,10 +95,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     this.uncordoner = new GuestNodeUncordoner(c, marks);
   }
 
-  /**
-   * Where the VMI informer's events must pass before they reach the work queue ({@link
-   * MarkSightings#before}): a drain starts when its mark was seen.
-   */
+  /** Where the VMI informer's events must pass before the work queue ({@link MarkSightings}). */
   public MarkSightings markSightings() {
     return sightings;
   }
@@ -181,10 +176,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     }
   }
 
-  /**
-   * Tells the admin draining an infra node why a marked VMI is left to KubeVirt: its strategy is
-   * unknown, or only the operator's fallback (neither the VMI nor the KubeVirt CR set one).
-   */
+  /** Tells why a marked VMI is left to KubeVirt: its strategy is unknown, or the fallback. */
   private void leftToKubeVirt(
       String key, VirtualMachineInstance vmi, String strategy, boolean fromFallback) {
     if (!Eligibility.evacuationRequested(vmi)) {
@@ -224,10 +216,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     return !deleting && (vmiStrategy == null || vmiStrategy.isBlank());
   }
 
-  /**
-   * Whether a VMI is one this controller must evacuate now, and if not, why not; and which eviction
-   * strategy applies to it. Pure.
-   */
+  /** Whether this controller must evacuate a VMI now, if not why not, and its strategy. Pure. */
   public enum Eligibility {
     /** External strategy, evacuation requested, not being deleted: drain and delete. */
     EVACUATE,
@@ -248,9 +237,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       return evacuationRequested(vmi) ? EVACUATE : NOT_EVACUATING;
     }
 
-    /**
-     * KubeVirt asked for this VMI to leave its infra node ({@code status.evacuationNodeName} set).
-     */
+    /** KubeVirt asked for this VMI to leave its infra node. */
     static boolean evacuationRequested(VirtualMachineInstance vmi) {
       String target = evacuationNodeName(vmi);
       return target != null && !target.isBlank();
@@ -277,10 +264,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       return isBlank(vmiStrategy) && clusterDefault.filter(s -> !isBlank(s)).isEmpty();
     }
 
-    /**
-     * The strategies KubeVirt accepts, in its API's spelling (case-sensitive, as KubeVirt compares
-     * them).
-     */
+    /** The strategies KubeVirt accepts, case-sensitive as KubeVirt compares them. */
     public static final List<String> KNOWN_STRATEGIES =
         List.of(
             EvictionStrategy.NONE,
@@ -294,12 +278,10 @@ public final class VmiEvictionReconciler implements Reconciler {
   }
 
   /**
-   * When this process first saw each VMI's evacuation mark ({@code status.evacuationNodeName}), by
-   * VMI UID, as the informer delivered it: the drain start an evacuation records. A worker may
-   * reach the VMI much later (its key held by a slow step of another kind, such as an uncordon
-   * check on a slow guest, or every worker busy), and the deadline must still count from the mark,
-   * not from the worker. Forgotten when the mark is cleared or the VMI goes; after a restart, the
-   * first list shows the marks again. Thread-safe: the informer's thread records, workers read.
+   * When this process first saw each VMI's evacuation mark, by UID, as the informer delivered it:
+   * the drain start an evacuation records. A worker may reach the VMI much later (every worker
+   * busy, or its key held by a slow uncordon check), and the deadline must still count from the
+   * mark. After a restart, the first list shows the marks again.
    */
   public static final class MarkSightings {
 
@@ -329,10 +311,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       return uid == null ? Optional.empty() : Optional.ofNullable(firstSeen.get(uid));
     }
 
-    /**
-     * {@code next} (the handler that feeds the work queue), after recording what each event shows:
-     * the sighting is recorded before the VMI can reach a worker.
-     */
+    /** {@code next} (feeding the work queue), after recording what each event shows. */
     public ResourceEventHandler<VirtualMachineInstance> before(
         ResourceEventHandler<VirtualMachineInstance> next) {
       return new ResourceEventHandler<>() {
