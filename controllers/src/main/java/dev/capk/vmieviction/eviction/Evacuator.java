@@ -8,6 +8,7 @@ import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
+import dev.capk.vmieviction.eviction.EvictionMetrics.EvictionResult;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch;
@@ -204,16 +205,14 @@ final class Evacuator {
 
   /** Records the drain start, or restores it when it was changed mid-drain; checks the deadline. */
   private StepOutcome start(Run r) throws ApiException {
-    Instant now = c.clock.instant();
     String uid = r.uid();
-    String recorded = Metadata.annotation(r.vmi, EvictionAnnotations.DRAIN_START_TIME);
     DrainStartTime.Decision d =
         DrainStartTime.decide(
-            recorded,
+            Metadata.annotation(r.vmi, EvictionAnnotations.DRAIN_START_TIME),
             c.knownStart(r.key, uid),
             // The drain starts when the mark was seen, however long this VMI waited for a worker.
             sightings.firstSeen(uid),
-            now);
+            c.clock.instant());
     r.start = d.start();
     r.deadline =
         EvacuationDeadline.of(
@@ -336,41 +335,32 @@ final class Evacuator {
   /** Advances the guest node's drain by one step: the evictions that are due, none waited for. */
   private StepOutcome drain(Run r) throws GuestAccessException, ApiException {
     boolean unreachable = NodeReadiness.of(r.node) == NodeReadiness.UNREACHABLE;
-    Duration requestTimeout =
-        EvacuationDeadline.passTimeout(r.deadline, c.settings.attemptTimeout());
+    Duration timeout = EvacuationDeadline.passTimeout(r.deadline, c.settings.attemptTimeout());
     Instant stepStart = c.clock.instant();
     // After a hold (tenant protection) the drain's own waiting counts, not the evacuation's.
     if (r.e.drainBegan == null) {
       r.e.drainBegan = stepStart;
     }
-    DrainPass pass = r.guest.drainStep(r.key, r.nodeName(), requestTimeout, unreachable);
-    r.pass = pass;
+    DrainPass pass = r.pass = r.guest.drainStep(r.key, r.nodeName(), timeout, unreachable);
     c.metrics.drainStep(Duration.between(stepStart, c.clock.instant()));
-    c.metrics.evictions(
-        EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.step().blockingBudgets().size());
-    c.metrics.evictions(EvictionMetrics.EvictionResult.ERROR, pass.step().failed().size());
+    c.metrics.evictions(EvictionResult.BLOCKED_BY_BUDGET, pass.step().blockingBudgets().size());
+    c.metrics.evictions(EvictionResult.ERROR, pass.step().failed().size());
     c.succeeded(r.key);
     // The drain's waits are looked at again at every step: told once per change.
     String wait = r.uid() + "/" + DrainStartTime.format(r.start) + "/drain";
     if (pass.refused()) {
-      Level level = waits.changed(wait, pass.refusals()) ? Level.WARN : Level.DEBUG;
-      String refusals = String.join("; ", pass.refusals());
+      List<String> refused = pass.refusals();
+      Level level = waits.changed(wait, refused) ? Level.WARN : Level.DEBUG;
+      String joined = String.join("; ", refused);
       Told.REFUSED.to(
-          c.events,
-          level,
-          r.vmi,
-          r.key,
-          r.guest.cluster(),
-          r.nodeName(),
-          pass.refusals(),
-          refusals);
+          c.events, level, r.vmi, r.key, r.guest.cluster(), r.nodeName(), refused, joined);
       return new StepOutcome.Wait(
           EvacuationPhase.Draining,
           pass.pending() + " pod(s) left: " + pass.blockers(),
           c.settings.retryInterval());
     }
     if (pass.step().complete()) {
-      c.metrics.evictions(EvictionMetrics.EvictionResult.EVICTED, pass.step().evicted());
+      c.metrics.evictions(EvictionResult.EVICTED, pass.step().evicted());
       // The delete first, the events after it: nothing stands between the last pod leaving and
       // the VMI's deletion but the delete request itself.
       return new StepOutcome.Delete(Outcome.DRAINED);
@@ -414,8 +404,8 @@ final class Evacuator {
       c.events.record(r.vmi, true, EventReasons.DRAIN_BLOCKED, message);
     }
     if (waitedLong && !pass.step().blockingBudgets().isEmpty()) {
-      r.guest.nodeEvent(
-          r.node, true, EventReasons.DRAIN_BLOCKED, "Drain blocked: " + pass.blockers());
+      String why = "Drain blocked: " + pass.blockers();
+      r.guest.nodeEvent(r.node, true, EventReasons.DRAIN_BLOCKED, why);
     }
     return new StepOutcome.Wait(
         EvacuationPhase.Draining,

@@ -64,19 +64,13 @@ public final class EvictionMetrics {
   private final Gauge reconcileMaxSeconds;
   private final AtomicLong reconcileMaxNanos = new AtomicLong();
 
-  /**
-   * What the gauges of the evacuations in progress read of one source of evacuations, at scrape
-   * time: how many, the largest share of drain start to deadline gone, and each one's phase.
-   */
+  /** What the in-progress gauges read of one source of evacuations, at scrape time. */
   record Source(
       IntSupplier inProgress,
       DoubleSupplier deadlineUsed,
       Supplier<Collection<EvacuationPhase>> phases) {}
 
-  /**
-   * Per source of evacuations (one per reconciler: several with external infra, one pipeline per
-   * infra namespace): the gauges sum their counts and take the largest deadline used.
-   */
+  /** One per reconciler (several with external infra): the gauges sum or take the largest. */
   private final Map<Object, Source> sources = new ConcurrentHashMap<>();
 
   public EvictionMetrics(PrometheusRegistry registry) {
@@ -205,7 +199,7 @@ public final class EvictionMetrics {
         .register(registry);
   }
 
-  /** Where the gauges of the evacuations in progress read {@code key}'s. */
+  /** Where the in-progress gauges read {@code key}'s evacuations. */
   void track(Object key, Source source) {
     sources.put(key, source);
   }

@@ -36,8 +36,7 @@ final class StepContext {
 
   /**
    * One VMI's evacuation. Its start is the earliest seen or written: the annotation can be
-   * rewritten by anyone, this record cannot, so the deadline only moves earlier. Written by the
-   * VMI's reconcile (one at a time per key), read by the gauges.
+   * rewritten by anyone, this record cannot, so the deadline only moves earlier.
    */
   static final class Evacuation {
     final String uid;
@@ -166,9 +165,8 @@ final class StepContext {
   }
 
   /**
-   * The evacuation of this VMI is over (deleted, called off, left to KubeVirt). With {@code
-   * keepStart} the earliest start is kept: a VMI whose strategy flips away from External and back
-   * must not get a later deadline. What its drain held is released, and it waits for nothing.
+   * The evacuation of this VMI is over. With {@code keepStart} the earliest start is kept: a VMI
+   * whose strategy flips away from External and back must not get a later deadline.
    */
   void ended(String key, boolean keepStart) {
     Evacuation e = evacuations.remove(key);
@@ -212,10 +210,7 @@ final class StepContext {
     }
   }
 
-  /**
-   * {@code key} is gone, or under this name runs a VMI that is not being evacuated (its recreation,
-   * or KubeVirt called the evacuation off): wake the VMIs held in its Cluster.
-   */
+  /** {@code key} is gone, or no longer being evacuated: wake the VMIs held in its Cluster. */
   void admissionEnded(String key) {
     String cluster = clusterOf.remove(key);
     waitsNoMore(key);

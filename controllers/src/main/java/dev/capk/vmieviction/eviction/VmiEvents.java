@@ -38,10 +38,8 @@ public interface VmiEvents {
   void record(VirtualMachineInstance vmi, boolean warning, String reason, String message);
 
   /**
-   * VMI events as series: one Event object per VMI, evacuation and reason, updated on repeats, at
-   * most {@link dev.capk.vmieviction.events.EventSeriesRecorder#MAX_SERIES_PER_SCOPE} non-outcome
-   * series per evacuation, and the {@link #OUTCOMES} (which {@code recorder} must treat as its
-   * outcome reasons) always written.
+   * As series: one Event per VMI, evacuation and reason, updated on repeats, capped per evacuation
+   * but for the {@link #OUTCOMES} (which {@code recorder} must treat as its outcome reasons).
    */
   static VmiEvents series(EventSeriesRecorder recorder) {
     return (vmi, warning, reason, message) -> {
@@ -109,8 +107,7 @@ public interface VmiEvents {
   }
 
   /**
-   * An evacuation is known by its recorded start: a later evacuation of the same VMI starts new
-   * series.
+   * An evacuation is known by its recorded start: a later one of the same VMI starts new series.
    */
   static String evacuation(VirtualMachineInstance vmi) {
     String start = Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
