@@ -205,13 +205,13 @@ final class Evacuator {
 
   /** Records the drain start, or restores it when it was changed mid-drain; checks the deadline. */
   private StepOutcome start(Run r) throws ApiException {
-    String uid = r.uid();
+    StepContext.Evacuation e = c.evacuation(r.key, r.uid());
     DrainStartTime.Decision d =
         DrainStartTime.decide(
             Metadata.annotation(r.vmi, EvictionAnnotations.DRAIN_START_TIME),
-            c.knownStart(r.key, uid),
+            Optional.ofNullable(e.start),
             // The drain starts when the mark was seen, however long this VMI waited for a worker.
-            sightings.firstSeen(uid),
+            sightings.firstSeen(r.uid()),
             c.clock.instant());
     r.start = d.start();
     r.deadline =
@@ -231,7 +231,9 @@ final class Evacuator {
       }
       r.vmi = c.vmis.annotate(r.vmi, changes);
     }
-    r.e = c.recordStart(r.key, uid, r.start);
+    // Never later than the start it knew: the decision restores the earliest.
+    e.start = r.start;
+    r.e = e;
     String shown = d.raw() == null ? null : VmiEvictionReconciler.shorten(d.raw());
     if (d.kind().restores()) {
       String was = shown == null ? "" : " (to \"" + shown + "\")";

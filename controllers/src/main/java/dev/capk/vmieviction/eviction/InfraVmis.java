@@ -8,6 +8,7 @@ import io.kubernetes.client.common.KubernetesType;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Preconditions;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
@@ -131,13 +132,12 @@ public final class InfraVmis {
 
   /** Deletes exactly this VMI: UID precondition, Foreground propagation. */
   public DeleteOutcome deleteExact(VirtualMachineInstance vmi) throws ApiException {
+    V1ObjectMeta m = vmi.getMetadata();
     DeleteOptions options = new DeleteOptions();
     options.setPropagationPolicy("Foreground");
-    options.setPreconditions(new V1Preconditions().uid(vmi.getMetadata().getUid()));
+    options.setPreconditions(new V1Preconditions().uid(m.getUid()));
     KubernetesApiResponse<VirtualMachineInstance> r =
-        call(
-            () ->
-                api.delete(vmi.getMetadata().getNamespace(), vmi.getMetadata().getName(), options));
+        call(() -> api.delete(m.getNamespace(), m.getName(), options));
     if (r.isSuccess()) {
       // Still there while its finalizers run (Foreground): a step that read the cache before it
       // saw the deletion would delete it again and tell the outcome twice.

@@ -42,7 +42,7 @@ final class StepContext {
     final String uid;
     volatile Instant start;
 
-    /** The earliest deadline of the evacuation under way; null when it is not under way. */
+    /** The earliest deadline of the evacuation under way (started); null when it is not. */
     volatile Instant deadline;
 
     volatile EvacuationPhase phase;
@@ -147,21 +147,12 @@ final class StepContext {
     conflicts.remove(key);
   }
 
-  Optional<Instant> knownStart(String key, String uid) {
-    Evacuation e = evacuations.get(key);
-    return e != null && e.uid.equals(uid) ? Optional.of(e.start) : Optional.empty();
-  }
-
-  /** Records a start, kept when earlier; a new VMI under the same name has its own evacuation. */
-  Evacuation recordStart(String key, String uid, Instant start) {
-    Evacuation e = evacuations.get(key);
-    if (e == null || !e.uid.equals(uid)) {
-      e = new Evacuation(uid, start);
-      evacuations.put(key, e);
-    } else if (start.isBefore(e.start)) {
-      e.start = start;
-    }
-    return e;
+  /**
+   * The evacuation of VMI {@code uid}: a new VMI under the same name has its own (no start yet).
+   */
+  Evacuation evacuation(String key, String uid) {
+    return evacuations.compute(
+        key, (k, e) -> e != null && e.uid.equals(uid) ? e : new Evacuation(uid, null));
   }
 
   /**

@@ -134,7 +134,9 @@ public final class VmiEvictionReconciler implements Reconciler {
     }
     String vmiStrategy = vmi.getSpec() == null ? null : vmi.getSpec().getEvictionStrategy();
     Optional<String> clusterDefault = Optional.empty();
-    if (needsClusterDefault(vmi, vmiStrategy)) {
+    // The KubeVirt CR's strategy decides only for a VMI that names none and is not being deleted
+    // (what is done with a VMI being deleted does not depend on it): a failed read holds no other.
+    if (vmi.getMetadata().getDeletionTimestamp() == null && Eligibility.isBlank(vmiStrategy)) {
       Readout<Optional<String>> read = clusterDefaults.evictionStrategy();
       if (read instanceof Readout.Unreadable<Optional<String>> unreadable) {
         // Neither evacuated nor left to KubeVirt: whether it is ours is not known. Told once per
@@ -205,17 +207,6 @@ public final class VmiEvictionReconciler implements Reconciler {
     return DONE;
   }
 
-  /**
-   * The KubeVirt CR's strategy decides only for a VMI that names none and is not being deleted
-   * (what is done with a VMI being deleted does not depend on its strategy): a failed read of the
-   * CR must hold no other VMI.
-   */
-  private static boolean needsClusterDefault(VirtualMachineInstance vmi, String vmiStrategy) {
-    boolean deleting =
-        vmi.getMetadata() != null && vmi.getMetadata().getDeletionTimestamp() != null;
-    return !deleting && (vmiStrategy == null || vmiStrategy.isBlank());
-  }
-
   /** Whether this controller must evacuate a VMI now, if not why not, and its strategy. Pure. */
   public enum Eligibility {
     /** External strategy, evacuation requested, not being deleted: drain and delete. */
@@ -272,7 +263,7 @@ public final class VmiEvictionReconciler implements Reconciler {
             EvictionStrategy.LIVE_MIGRATE_IF_POSSIBLE,
             EvictionStrategy.EXTERNAL);
 
-    private static boolean isBlank(String s) {
+    static boolean isBlank(String s) {
       return s == null || s.isBlank();
     }
   }
