@@ -272,10 +272,7 @@ final class Evacuator {
     };
   }
 
-  /**
-   * Connects to the guest cluster and enters one of the tenant's steps (left when the run ends). A
-   * step that may not talk to its guest cluster now comes back later, and this worker moves on.
-   */
+  /** Enters one of the tenant's guest steps, or comes back later when it may not talk to it now. */
   private StepOutcome enterGuest(Run r) throws GuestAccessException {
     r.vmi = inPhase(r, EvacuationPhase.Draining);
     // From here on no guest request may run past the deadline.
@@ -415,10 +412,7 @@ final class Evacuator {
         next.compareTo(MIN_STEP_DELAY) < 0 ? MIN_STEP_DELAY : next);
   }
 
-  /**
-   * @param contractOrigin the Cluster API setting that set the deadline, or null when the drain
-   *     timeout or the VMI's own grace time did
-   */
+  /** {@code contractOrigin}: the Cluster API setting that set the deadline, if one did. */
   private StepOutcome deadlineReached(Run r, String contractOrigin) {
     Duration timeout = c.settings.drainTimeout();
     String blocking =
@@ -555,18 +549,14 @@ final class Evacuator {
     }
   }
 
-  /**
-   * The VMI's evacuation is over (or the VMI is gone): forget it (with {@code keepStart}, all but
-   * its earliest start) and release what its drain held.
-   */
+  /** Over, or the VMI gone: forget it (but its earliest start, with {@code keepStart}). */
   void ended(String key, boolean keepStart) {
     c.ended(key, keepStart);
     c.succeeded(key);
   }
 
   /**
-   * KubeVirt cleared {@code evacuationNodeName}: the evacuation was called off, and a later one
-   * must get a fresh start and deadline, not this stale one.
+   * KubeVirt cleared the mark: a later evacuation must get a fresh start and deadline.
    *
    * @return empty when done, else the retry after a failed write
    */
@@ -712,18 +702,14 @@ final class Evacuator {
       return deadline.at().isBefore(start.plus(timeout));
     }
 
-    /**
-     * The wanted delay, never negative, never past the deadline (plus {@link #DEADLINE_MARGIN}).
-     */
+    /** The wanted delay, never negative, never past the deadline plus {@link #DEADLINE_MARGIN}. */
     static Duration requeueDelay(Deadline deadline, Duration wanted) {
       Duration w = wanted.isNegative() ? Duration.ZERO : wanted;
       Duration untilDeadline = deadline.remaining().plus(DEADLINE_MARGIN);
       return w.compareTo(untilDeadline) < 0 ? w : untilDeadline;
     }
 
-    /**
-     * The per-attempt timeout, cut to what is left before the deadline, at least {@link #MIN_PASS}.
-     */
+    /** The attempt timeout, cut to what is left before the deadline, at least {@link #MIN_PASS}. */
     static Duration passTimeout(Deadline deadline, Duration attemptTimeout) {
       Duration t = deadline.cap(attemptTimeout);
       return t.compareTo(MIN_PASS) < 0 ? MIN_PASS : t;

@@ -63,6 +63,7 @@ public final class EvictionMetrics {
   private final Histogram reconcileSeconds;
   private final Gauge reconcileMaxSeconds;
   private final AtomicLong reconcileMaxNanos = new AtomicLong();
+  private final PrometheusRegistry registry;
 
   /** What the in-progress gauges read of one source of evacuations, at scrape time. */
   record Source(
@@ -74,6 +75,7 @@ public final class EvictionMetrics {
   private final Map<Object, Source> sources = new ConcurrentHashMap<>();
 
   public EvictionMetrics(PrometheusRegistry registry) {
+    this.registry = registry;
     GaugeWithCallback.builder()
         .name("vmi_eviction_evacuations_in_progress")
         .help("VMIs being evacuated right now.")
@@ -81,7 +83,7 @@ public final class EvictionMetrics {
             c -> c.call(sources.values().stream().mapToInt(s -> s.inProgress().getAsInt()).sum()))
         .register(registry);
     // Counter names lose "_total" here and get it back in the exposition.
-    started = counter(registry, "vmi_eviction_evacuations_started_total", "Evacuations started.");
+    started = counter("vmi_eviction_evacuations_started_total", "Evacuations started.");
     duration =
         histogram(
                 "vmi_eviction_evacuation_duration_seconds",
@@ -90,17 +92,10 @@ public final class EvictionMetrics {
             .classicUpperBounds(5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)
             .register(registry);
     evictions =
-        counter(
-            registry,
-            "vmi_eviction_pod_evictions_total",
-            "Guest pod evictions by result.",
-            "result");
+        counter("vmi_eviction_pod_evictions_total", "Guest pod evictions by result.", "result");
     reconcileErrors =
         counter(
-            registry,
-            "vmi_eviction_reconcile_errors_total",
-            "Reconciles that failed, by reason.",
-            "reason");
+            "vmi_eviction_reconcile_errors_total", "Reconciles that failed, by reason.", "reason");
     drainStepSeconds =
         histogram(
                 "vmi_eviction_drain_step_duration_seconds",
@@ -109,7 +104,6 @@ public final class EvictionMetrics {
             .register(registry);
     throttledSteps =
         counter(
-            registry,
             "vmi_eviction_guest_steps_throttled_total",
             "Drain steps put off because their guest cluster's request rate or steps at once were"
                 + " used up.");
@@ -121,7 +115,6 @@ public final class EvictionMetrics {
             .register(registry);
     migrations =
         counter(
-            registry,
             "vmi_eviction_live_migrations_total",
             "Live migrations this controller started, by result (succeeded, failed, cancelled).",
             "result");
@@ -149,8 +142,7 @@ public final class EvictionMetrics {
         .forEach(reconcileErrors::initLabelValues);
   }
 
-  private static Counter counter(
-      PrometheusRegistry registry, String name, String help, String... labelNames) {
+  private Counter counter(String name, String help, String... labelNames) {
     return Counter.builder().name(name).help(help).labelNames(labelNames).register(registry);
   }
 

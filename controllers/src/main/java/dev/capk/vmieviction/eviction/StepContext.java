@@ -147,9 +147,7 @@ final class StepContext {
     conflicts.remove(key);
   }
 
-  /**
-   * The evacuation of VMI {@code uid}: a new VMI under the same name has its own (no start yet).
-   */
+  /** The evacuation of VMI {@code uid}; a new VMI of the same name has its own. */
   Evacuation evacuation(String key, String uid) {
     return evacuations.compute(
         key, (k, e) -> e != null && e.uid.equals(uid) ? e : new Evacuation(uid, null));
@@ -168,9 +166,7 @@ final class StepContext {
     waitsNoMore(key);
   }
 
-  /**
-   * @return false when {@code key} waited for {@code what} already
-   */
+  /** {@code key} waits for {@code what}; false when it did already. */
   boolean waitFor(String what, String key) {
     return waiting.computeIfAbsent(what, w -> ConcurrentHashMap.newKeySet()).add(key);
   }

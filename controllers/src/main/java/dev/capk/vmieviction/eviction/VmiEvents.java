@@ -106,9 +106,7 @@ public interface VmiEvents {
     };
   }
 
-  /**
-   * An evacuation is known by its recorded start: a later one of the same VMI starts new series.
-   */
+  /** An evacuation is known by its start: a later one of the same VMI starts new series. */
   static String evacuation(VirtualMachineInstance vmi) {
     String start = Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
     return start == null ? "" : start;

@@ -119,14 +119,14 @@ public final class VmiEvictionReconciler implements Reconciler {
     String key = request.getNamespace() + "/" + request.getName();
     Optional<VirtualMachineInstance> found = c.vmis.get(request.getNamespace(), request.getName());
     if (found.isEmpty()) {
-      return forget(key); // deleted, by us or anyone
+      return forget(key, false); // deleted, by us or anyone
     }
     VirtualMachineInstance vmi = found.get();
     Optional<String> refused = refusal.apply(vmi);
     if (refused.isPresent()) {
       // Checked before anything else, the deadline included: a VMI that is not ours is never
       // touched. An evacuation under way stops here too (its binding went away).
-      forget(key);
+      forget(key, false);
       if (Eligibility.evacuationRequested(vmi)) {
         Told.CLUSTER_MISMATCH.to(c.events, vmi, key, refused.get());
       }
@@ -153,29 +153,27 @@ public final class VmiEvictionReconciler implements Reconciler {
     }
     String strategy =
         Eligibility.effectiveStrategy(vmiStrategy, clusterDefault, c.settings.fallbackStrategy());
-    switch (Eligibility.of(vmi, strategy)) {
-      case EVACUATE:
-        return evacuator.evacuate(key, vmi);
-      case NOT_EVACUATING:
+    return switch (Eligibility.of(vmi, strategy)) {
+      case EVACUATE -> evacuator.evacuate(key, vmi);
+      case NOT_EVACUATING -> {
         // Under this name runs a VMI not being evacuated: often the recreation of one whose
         // admission held others (its deletion may not have reached us as a look of its own).
         c.admissionEnded(key);
-        return evacuator.callOff(key, vmi).orElseGet(() -> uncordoner.check(key, vmi));
-      case NOT_EXTERNAL:
+        yield evacuator.callOff(key, vmi).orElseGet(() -> uncordoner.check(key, vmi));
+      }
+      case NOT_EXTERNAL -> {
         leftToKubeVirt(
             key, vmi, strategy, Eligibility.isFallbackStrategy(vmiStrategy, clusterDefault));
-        // The earliest start is kept: flipping the strategy away and back must not buy a later
-        // deadline.
-        evacuator.ended(key, true);
-        c.admissionEnded(key);
-        return DONE;
-      case DELETING:
-      default:
-        // An admitted VMI being deleted still counts against its Cluster until it is gone: its
-        // held peers are woken then, not now.
+        // The earliest start is kept: flipping the strategy away and back buys no later deadline.
+        yield forget(key, true);
+      }
+      case DELETING -> {
+        // An admitted VMI being deleted counts against its Cluster until it is gone: its held
+        // peers are woken then, not now.
         evacuator.ended(key, false);
-        return DONE;
-    }
+        yield DONE;
+      }
+    };
   }
 
   /** Tells why a marked VMI is left to KubeVirt: its strategy is unknown, or the fallback. */
@@ -200,9 +198,9 @@ public final class VmiEvictionReconciler implements Reconciler {
     return raw.length() > 64 ? raw.substring(0, 64) + "..." : raw;
   }
 
-  /** The VMI is gone, or not ours: forget everything about it. */
-  private Result forget(String key) {
-    evacuator.ended(key, false);
+  /** The VMI is gone, not ours or left to KubeVirt: forget it (but, with keepStart, its start). */
+  private Result forget(String key, boolean keepStart) {
+    evacuator.ended(key, keepStart);
     c.admissionEnded(key);
     return DONE;
   }
