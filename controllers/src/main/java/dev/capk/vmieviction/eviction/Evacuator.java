@@ -196,11 +196,8 @@ final class Evacuator {
 
   /** The one requeue policy: never past the deadline, but a failed delete has none to cap at. */
   private Result requeue(Run r, Duration wanted) {
-    return new Result(
-        true,
-        r.deadline == null || r.deleting
-            ? wanted
-            : EvacuationDeadline.requeueDelay(r.deadline, wanted));
+    boolean capped = r.deadline != null && !r.deleting;
+    return new Result(true, capped ? EvacuationDeadline.requeueDelay(r.deadline, wanted) : wanted);
   }
 
   /** Records the drain start, or restores it when it was changed mid-drain; checks the deadline. */
@@ -214,12 +211,8 @@ final class Evacuator {
             sightings.firstSeen(r.uid()),
             c.clock.instant());
     r.start = d.start();
-    r.deadline =
-        EvacuationDeadline.of(
-            r.start,
-            c.settings.drainTimeout(),
-            Metadata.annotation(r.vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME),
-            c.clock);
+    String capkGrace = Metadata.annotation(r.vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
+    r.deadline = EvacuationDeadline.of(r.start, c.settings.drainTimeout(), capkGrace, c.clock);
     String start = DrainStartTime.format(r.start);
     String deadline = DrainStartTime.format(r.deadline.at());
     if (d.kind() != DrainStartTime.Kind.KEEP) {

@@ -90,19 +90,17 @@ public interface VmiEvents {
       if (machine == null || machine.isBlank()) {
         return;
       }
-      String namespace;
       try {
-        namespace = tenants.clusterOf(vmi).namespace();
+        V1ObjectReference kubevirtMachine =
+            new V1ObjectReference()
+                .apiVersion(CapkApi.GROUP + "/" + CapkApi.VERSION)
+                .kind(CapkApi.KUBEVIRT_MACHINE_KIND)
+                .namespace(tenants.clusterOf(vmi).namespace())
+                .name(machine);
+        management.record(kubevirtMachine, evacuation(vmi), warning, reason, text);
       } catch (GuestAccessException e) {
-        return; // not mapped: said on the VMI
+        // Not mapped to a Cluster: said on the VMI.
       }
-      V1ObjectReference kubevirtMachine =
-          new V1ObjectReference()
-              .apiVersion(CapkApi.GROUP + "/" + CapkApi.VERSION)
-              .kind(CapkApi.KUBEVIRT_MACHINE_KIND)
-              .namespace(namespace)
-              .name(machine);
-      management.record(kubevirtMachine, evacuation(vmi), warning, reason, text);
     };
   }
 
