@@ -142,7 +142,7 @@ public record EvictionSettings(
         return parsed.orElse(flag);
       }
       if (told.asMap().putIfAbsent(evacuation + "/" + raw.get(), Boolean.TRUE) == null) {
-        invalid.accept(NotEvacuatedNotices.shorten(raw.get()), flag);
+        invalid.accept(VmiEvictionReconciler.shorten(raw.get()), flag);
       }
       return flag;
     }
