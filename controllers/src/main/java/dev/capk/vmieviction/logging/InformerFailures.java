@@ -7,16 +7,17 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.util.CallGeneratorParams;
 import io.kubernetes.client.util.Watchable;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
-import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
@@ -38,6 +39,9 @@ public final class InformerFailures {
 
   /** The client's own pause after a failure. */
   static final Duration FIRST_RETRY = Duration.ofSeconds(1);
+
+  /** Objects per list page: a few megabytes of JSON at a time. */
+  static final int LIST_PAGE_SIZE = 500;
 
   /** The longest pause between lists while they fail: a CRD installed later is seen within it. */
   static final Duration MAX_RETRY = Duration.ofSeconds(30);
@@ -101,32 +105,63 @@ public final class InformerFailures {
     };
   }
 
-  /** As {@link #guard(ListerWatcher)}, on every object of {@code api} (all namespaces). */
-  public <T extends KubernetesObject, L extends KubernetesListObject> ListerWatcher<T, L> guard(
-      GenericKubernetesApi<T, L> api) {
-    return guard(
-        new ListerWatcher<T, L>() {
-          @Override
-          public L list(CallGeneratorParams params) throws ApiException {
-            KubernetesApiResponse<L> r = api.list(options(params));
-            if (r.getHttpStatusCode() == 0) {
-              throw new ApiException(0, "no HTTP response to a list");
-            }
-            return r.throwsApiException().getObject();
+  /**
+   * Lists (page by page) and watches {@code api} in one namespace ("" for all), only what {@code
+   * selectors} select, each object trimmed as it arrives: the client's informers on a {@code
+   * GenericKubernetesApi} take no selector. The requested resourceVersion is dropped: with "0" the
+   * API server answers from its cache in one piece, ignoring the page size, and a consistent list
+   * is never older than what was asked for.
+   */
+  @SuppressWarnings("unchecked")
+  public static <T extends KubernetesObject, L extends KubernetesListObject>
+      ListerWatcher<T, L> lists(
+          GenericKubernetesApi<T, L> api,
+          String namespace,
+          ListOptions selectors,
+          UnaryOperator<T> trim) {
+    Function<CallGeneratorParams, ListOptions> options =
+        params -> {
+          ListOptions o = new ListOptions();
+          o.setResourceVersion(params.resourceVersion);
+          o.setTimeoutSeconds(params.timeoutSeconds);
+          String labels = selectors.getLabelSelector();
+          o.setLabelSelector(labels == null || labels.isBlank() ? null : labels);
+          o.setFieldSelector(selectors.getFieldSelector());
+          return o;
+        };
+    return new ListerWatcher<>() {
+      @Override
+      public L list(CallGeneratorParams params) throws ApiException {
+        L all = null;
+        String continueToken = null;
+        do {
+          ListOptions o = options.apply(params);
+          o.setResourceVersion(null);
+          o.setLimit(LIST_PAGE_SIZE);
+          o.setContinue(continueToken);
+          var r = namespace.isEmpty() ? api.list(o) : api.list(namespace, o);
+          if (r.getHttpStatusCode() == 0) {
+            throw new ApiException(0, "no HTTP response to a list");
           }
+          L page = r.throwsApiException().getObject();
+          List<T> items = page.getItems() == null ? List.of() : (List<T>) page.getItems();
+          items.forEach(trim::apply);
+          if (all == null) {
+            all = page; // its resourceVersion is the whole list's
+          } else {
+            ((List<T>) all.getItems()).addAll(items);
+          }
+          continueToken = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+        } while (continueToken != null && !continueToken.isEmpty());
+        return all;
+      }
 
-          @Override
-          public Watchable<T> watch(CallGeneratorParams params) throws ApiException {
-            return api.watch(options(params));
-          }
-
-          private ListOptions options(CallGeneratorParams params) {
-            ListOptions o = new ListOptions();
-            o.setResourceVersion(params.resourceVersion);
-            o.setTimeoutSeconds(params.timeoutSeconds);
-            return o;
-          }
-        });
+      @Override
+      public Watchable<T> watch(CallGeneratorParams params) throws ApiException {
+        ListOptions o = options.apply(params);
+        return namespace.isEmpty() ? api.watch(o) : api.watch(namespace, o);
+      }
+    };
   }
 
   /** The informer's exception handler. */

@@ -24,11 +24,8 @@ import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Secret;
-import io.kubernetes.client.util.CallGeneratorParams;
-import io.kubernetes.client.util.Watchable;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
@@ -70,9 +67,6 @@ public final class ManagementInformers {
 
   /** How long after a refused list (403) the next one is sent. */
   static final Duration REFUSED_LIST_PAUSE = Duration.ofMinutes(5);
-
-  /** Objects per list page: a few megabytes of JSON at a time. */
-  static final int LIST_PAGE_SIZE = 500;
 
   /** The annotations ApiManagementObjects reads. */
   static final List<String> KEPT_ANNOTATIONS =
@@ -319,7 +313,7 @@ public final class ManagementInformers {
           new InformerFailures(
               "kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns),
               paced ? REFUSED_LIST_PAUSE : null);
-      ListerWatcher<T, L> lists = listerWatcher(api, ns, kind, selectors, trim);
+      ListerWatcher<T, L> lists = InformerFailures.lists(api, ns, selectors, trim);
       SharedIndexInformer<T> informer =
           factory.sharedIndexInformerFor(
               listFailed != null ? lists : failures.guard(lists),
@@ -385,69 +379,6 @@ public final class ManagementInformers {
       @Override
       public void onDelete(T o, boolean stateUnknown) {
         changed.accept(o);
-      }
-    };
-  }
-
-  /**
-   * Lists (page by page) and watches one kind in one namespace ("" for all), only what {@code
-   * selectors} select, each object trimmed as it arrives. Where the client falls short: its
-   * informers on a {@code GenericKubernetesApi} take no selector.
-   */
-  static <T extends KubernetesObject, L extends ApiObjectList<T>> ListerWatcher<T, L> listerWatcher(
-      GenericKubernetesApi<T, L> api,
-      String namespace,
-      String kind,
-      ListOptions selectors,
-      UnaryOperator<T> trim) {
-    return new ListerWatcher<>() {
-      /**
-       * All pages of one consistent list. The requested resourceVersion is dropped: with "0" the
-       * API server answers from its cache in one piece, ignoring the page size, and a consistent
-       * list is never older than what was asked for.
-       */
-      @Override
-      public L list(CallGeneratorParams params) throws ApiException {
-        L all = null;
-        String continueToken = null;
-        do {
-          ListOptions o = options(params);
-          o.setResourceVersion(null);
-          o.setLimit(LIST_PAGE_SIZE);
-          o.setContinue(continueToken);
-          var r = namespace.isEmpty() ? api.list(o) : api.list(namespace, o);
-          if (r.getHttpStatusCode() == 0) {
-            throw new ApiException(0, "no HTTP response listing " + kind);
-          }
-          L page = r.throwsApiException().getObject();
-          List<T> items = page.getItems() == null ? List.of() : page.getItems();
-          items.forEach(trim::apply);
-          if (all == null) {
-            all = page;
-            all.setItems(new ArrayList<>(items));
-          } else {
-            all.getItems().addAll(items);
-            all.setMetadata(page.getMetadata());
-          }
-          continueToken = page.getMetadata() == null ? null : page.getMetadata().getContinue();
-        } while (continueToken != null && !continueToken.isEmpty());
-        return all;
-      }
-
-      @Override
-      public Watchable<T> watch(CallGeneratorParams params) throws ApiException {
-        ListOptions o = options(params);
-        return namespace.isEmpty() ? api.watch(o) : api.watch(namespace, o);
-      }
-
-      private ListOptions options(CallGeneratorParams params) {
-        ListOptions o = new ListOptions();
-        o.setResourceVersion(params.resourceVersion);
-        o.setTimeoutSeconds(params.timeoutSeconds);
-        String labels = selectors.getLabelSelector();
-        o.setLabelSelector(labels == null || labels.isBlank() ? null : labels);
-        o.setFieldSelector(selectors.getFieldSelector());
-        return o;
       }
     };
   }
