@@ -40,10 +40,11 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
 
 /**
  * Shared informers on the Cluster API objects behind VMIs (Clusters, Machines, KubevirtMachines;
- * with external infra, KubevirtClusters too), one factory per watched namespace (or one for all).
+ * with external infra, KubevirtClusters too), one informer per watched namespace (or one for all).
  * Every evacuation step reads these objects; from here a read costs no request. The VMIs' informers
  * are built here too ({@link #vmis}), one per pipeline.
  *
@@ -83,7 +84,6 @@ public final class ManagementInformers {
    */
   static final String KUBECONFIG_SECRET_SELECTOR = CapkLabels.CLUSTER_NAME;
 
-  private final List<SharedInformerFactory> factories = new ArrayList<>();
   private final Kind<Cluster> clusters = Kind.management(Cluster.class, "Cluster");
   private final Kind<Machine> machines = Kind.management(Machine.class, "Machine");
   private final Kind<KubevirtMachine> kubevirtMachines =
@@ -110,29 +110,23 @@ public final class ManagementInformers {
       String clusterApiVersion,
       List<String> namespaces,
       boolean withKubevirtClusters) {
-    var clusterApi = ManagementApis.clusters(watchClient, clusterApiVersion);
-    var machineApi = ManagementApis.machines(watchClient, clusterApiVersion);
-    var kubevirtMachineApi = ManagementApis.kubevirtMachines(watchClient);
-    var secretApi = secrets(watchClient);
-    for (String ns : namespaces.isEmpty() ? List.of(ALL) : namespaces) {
-      SharedInformerFactory factory = new SharedInformerFactory(watchClient);
-      clusters.add(ns, factory, clusterApi);
-      machines.add(ns, factory, machineApi);
-      kubevirtMachines.add(ns, factory, kubevirtMachineApi);
-      kubeconfigSecrets.add(ns, factory, secretApi);
-      if (withKubevirtClusters) {
-        kubevirtClusters.add(
-            ns,
-            factory,
-            new GenericKubernetesApi<>(
-                KubevirtCluster.class,
-                KubevirtClusterList.class,
-                CapkApi.GROUP,
-                CapkApi.VERSION,
-                CapkApi.KUBEVIRT_CLUSTER_PLURAL,
-                watchClient));
-      }
-      factories.add(factory);
+    clusters.addEach(
+        watchClient, namespaces, ManagementApis.clusters(watchClient, clusterApiVersion));
+    machines.addEach(
+        watchClient, namespaces, ManagementApis.machines(watchClient, clusterApiVersion));
+    kubevirtMachines.addEach(watchClient, namespaces, ManagementApis.kubevirtMachines(watchClient));
+    kubeconfigSecrets.addEach(watchClient, namespaces, secrets(watchClient));
+    if (withKubevirtClusters) {
+      kubevirtClusters.addEach(
+          watchClient,
+          namespaces,
+          new GenericKubernetesApi<>(
+              KubevirtCluster.class,
+              KubevirtClusterList.class,
+              CapkApi.GROUP,
+              CapkApi.VERSION,
+              CapkApi.KUBEVIRT_CLUSTER_PLURAL,
+              watchClient));
     }
     kubeconfigSecrets.onChange(this::kubeconfigChanged);
   }
@@ -161,7 +155,9 @@ public final class ManagementInformers {
             resync,
             false,
             listFailed);
-    vmis.addEach(watchClient, namespaces, InfraVmis.api(watchClient))
+    vmis.addEach(watchClient, namespaces, InfraVmis.api(watchClient));
+    vmis.informers()
+        .values()
         .forEach(i -> i.addIndexers(Map.of(CLUSTER_INDEX, ManagementInformers::clusterName)));
     return vmis;
   }
@@ -226,23 +222,23 @@ public final class ManagementInformers {
 
   /** Every cache listed once and is watching: reads they can answer cost no request. */
   public boolean hasSynced() {
-    return clusters.hasSynced()
-        && machines.hasSynced()
-        && kubevirtMachines.hasSynced()
-        && kubeconfigSecrets.hasSynced()
-        && kubevirtClusters.hasSynced();
+    return kinds().allMatch(Kind::hasSynced);
+  }
+
+  private Stream<Kind<?>> kinds() {
+    return Stream.of(clusters, machines, kubevirtMachines, kubeconfigSecrets, kubevirtClusters);
   }
 
   public List<SharedInformerFactory> factories() {
-    return List.copyOf(factories);
+    return kinds().flatMap(k -> k.factories().stream()).toList();
   }
 
   public void start() {
-    factories.forEach(SharedInformerFactory::startAllRegisteredInformers);
+    factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
   }
 
   public void stop() {
-    factories.forEach(f -> f.stopAllRegisteredInformers(true));
+    factories().forEach(f -> f.stopAllRegisteredInformers(true));
   }
 
   /**
@@ -253,8 +249,7 @@ public final class ManagementInformers {
    *     else a refusal is an error as any
    * @param listFailed told of each failed list or watch (the informer tries again a second later);
    *     null: counted and backed off ({@link InformerFailures})
-   * @param informers filled by {@link #add}
-   * @param factories filled by {@link #addEach}
+   * @param informers filled by {@link #addEach}, as its factories
    */
   public record Kind<T extends KubernetesObject>(
       Class<T> type,
@@ -295,34 +290,25 @@ public final class ManagementInformers {
     }
 
     /** One informer per namespace ({@code namespaces} empty: all), each in a factory of its own. */
-    <L extends ApiObjectList<T>> List<SharedIndexInformer<T>> addEach(
+    <L extends ApiObjectList<T>> void addEach(
         ApiClient client, List<String> namespaces, GenericKubernetesApi<T, L> api) {
-      List<SharedIndexInformer<T>> added = new ArrayList<>();
       for (String ns : namespaces.isEmpty() ? List.of(ALL) : namespaces) {
+        InformerFailures failures =
+            new InformerFailures(
+                "kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns),
+                paced ? REFUSED_LIST_PAUSE : null);
+        ListerWatcher<T, L> lists = InformerFailures.lists(api, ns, selectors, trim);
         SharedInformerFactory factory = new SharedInformerFactory(client);
-        added.add(add(ns, factory, api));
+        SharedIndexInformer<T> informer =
+            factory.sharedIndexInformerFor(
+                listFailed != null ? lists : failures.guard(lists),
+                type,
+                resync.toMillis(),
+                listFailed != null ? (t, e) -> listFailed.accept(e) : failures.handler());
+        informer.setTransform(o -> trim.apply(type.cast(o)));
+        informers.put(ns, informer);
         factories.add(factory);
       }
-      return added;
-    }
-
-    /** Adds the informer of namespace {@code ns} ({@link #ALL}: all) to the factory. */
-    <L extends ApiObjectList<T>> SharedIndexInformer<T> add(
-        String ns, SharedInformerFactory factory, GenericKubernetesApi<T, L> api) {
-      InformerFailures failures =
-          new InformerFailures(
-              "kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns),
-              paced ? REFUSED_LIST_PAUSE : null);
-      ListerWatcher<T, L> lists = InformerFailures.lists(api, ns, selectors, trim);
-      SharedIndexInformer<T> informer =
-          factory.sharedIndexInformerFor(
-              listFailed != null ? lists : failures.guard(lists),
-              type,
-              resync.toMillis(),
-              listFailed != null ? (t, e) -> listFailed.accept(e) : failures.handler());
-      informer.setTransform(o -> trim.apply(type.cast(o)));
-      informers.put(ns, informer);
-      return informer;
     }
 
     public boolean hasSynced() {
