@@ -151,18 +151,6 @@ final class InfraPipeline implements ManagedController {
     this.unsubscribe = shared.management().onKubeconfigChanged(this::tenantChanged);
   }
 
-  /** The pipeline of local mode: the VMIs of --namespace in the cluster of --kubeconfig. */
-  static InfraPipeline local(Shared shared) {
-    return new InfraPipeline(
-        "",
-        shared.home(),
-        shared.options().namespaces,
-        shared.options().clusterNamespacePolicy(),
-        UnaryOperator.identity(),
-        null,
-        shared);
-  }
-
   @Override
   public String name() {
     return name;

@@ -102,8 +102,7 @@ public final class ManagementInformers {
   private final Set<Consumer<GuestClusterRef>> kubeconfigListeners = ConcurrentHashMap.newKeySet();
 
   /**
-   * @param watchClient without read timeout (watches are long requests)
-   * @param namespaces empty means all
+   * {@code watchClient}: without read timeout (watches are long); {@code namespaces}: none, all.
    */
   public ManagementInformers(
       ApiClient watchClient,
@@ -132,11 +131,8 @@ public final class ManagementInformers {
   }
 
   /**
-   * VMIs, filtered on the server by label selector, one informer per watched namespace ({@code
-   * namespaces} empty: one for all), each in a factory of its own (a factory holds one informer per
-   * type), indexed by tenant Cluster name ({@link #CLUSTER_INDEX}). An infra cluster may hold ten
-   * thousand VMIs: the first list is read in pages and every VMI is trimmed before it is kept
-   * ({@link #trimVmi}).
+   * VMIs selected on the server by label, indexed by tenant Cluster name ({@link #CLUSTER_INDEX}),
+   * each trimmed before it is kept ({@link #trimVmi}): an infra cluster may hold ten thousand.
    *
    * @param listFailed told of each failed list or watch; null: backed off and logged with a count
    */
@@ -184,10 +180,8 @@ public final class ManagementInformers {
   }
 
   /**
-   * Calls {@code changed} with the tenant Cluster of a kubeconfig Secret whose content changed (or
-   * that was created or deleted) after the cache listed it: the tenant's guest client is stale and
-   * the evacuations that use it may go on at once. Never with the Secret itself. Until the returned
-   * stop runs.
+   * Until the returned stop runs, tells {@code changed} the tenant whose kubeconfig Secret changed,
+   * appeared or went (never the Secret): its guest client is stale, its evacuations may go on now.
    */
   public Runnable onKubeconfigChanged(Consumer<GuestClusterRef> changed) {
     kubeconfigListeners.add(changed);
@@ -242,14 +236,11 @@ public final class ManagementInformers {
   }
 
   /**
-   * One kind's informers, by watched namespace ({@link #ALL} for all): each lists in pages what its
-   * selectors select and trims each object as it arrives.
+   * One kind's informers by watched namespace ({@link #ALL} for all), filled by {@link #addEach}.
    *
-   * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE} (see {@link InformerFailures});
-   *     else a refusal is an error as any
+   * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE}, else it is an error as any
    * @param listFailed told of each failed list or watch (the informer tries again a second later);
    *     null: counted and backed off ({@link InformerFailures})
-   * @param informers filled by {@link #addEach}, as its factories
    */
   public record Kind<T extends KubernetesObject>(
       Class<T> type,

@@ -34,6 +34,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
+import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -93,7 +94,14 @@ public final class Manager implements AutoCloseable {
     controllers.add(
         options.externalInfra()
             ? new ExternalInfraController(shared)
-            : InfraPipeline.local(shared));
+            : new InfraPipeline(
+                "",
+                home,
+                options.namespaces,
+                options.clusterNamespacePolicy(),
+                UnaryOperator.identity(),
+                null,
+                shared));
     if (options.enableNodeMaintenance) {
       controllers.add(
           new NodeMaintenanceController(
