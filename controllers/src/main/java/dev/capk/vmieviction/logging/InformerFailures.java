@@ -61,12 +61,10 @@ public final class InformerFailures {
   private int total; // failures since the last watch opened, whatever their reason
   private Instant firstOfAll;
 
-  /** {@code informer}: which one, as log context ({@code kind=Cluster namespace=all}). */
-  public InformerFailures(String informer) {
-    this(informer, null);
-  }
-
-  /** {@code refusedPause}: how long after a refused list (403) the next one is sent. */
+  /**
+   * @param informer which one, as log context ({@code kind=Cluster namespace=all})
+   * @param refusedPause how long after a refused list (403) the next one is sent; null: no pause
+   */
   public InformerFailures(String informer, Duration refusedPause) {
     this(informer, System::nanoTime, Clock.systemUTC(), InformerFailures::describe, refusedPause);
   }

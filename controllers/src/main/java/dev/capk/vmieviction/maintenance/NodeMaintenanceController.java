@@ -164,7 +164,7 @@ public final class NodeMaintenanceController
   private static <T extends KubernetesObject> SharedIndexInformer<T> informer(
       SharedInformerFactory factory, GenericKubernetesApi<T, ?> api, Class<T> type, long resync) {
     String kind = type == WatchedNode.class ? "Node" : type.getSimpleName();
-    InformerFailures failures = new InformerFailures("kind=" + kind + " namespace=all");
+    InformerFailures failures = new InformerFailures("kind=" + kind + " namespace=all", null);
     var lists = InformerFailures.lists(api, "", new ListOptions(), UnaryOperator.identity());
     return factory.sharedIndexInformerFor(failures.guard(lists), type, resync, failures.handler());
   }

@@ -118,27 +118,19 @@ public final class HttpEndpoints implements AutoCloseable {
     return address == null || address.isBlank() || address.equals("0");
   }
 
-  /** The socket address of a bind address; port 0 asks for any free port. */
+  /** The socket address of a bind address ({@code [HOST]:PORT}); port 0 asks for any free one. */
   static InetSocketAddress parse(String address) {
-    int colon = address.lastIndexOf(':');
-    if (colon < 0) {
-      throw new IllegalArgumentException(
-          "bind address \"" + address + "\" has no port (e.g. :8080)");
-    }
-    String host = address.substring(0, colon);
-    if (host.startsWith("[") && host.endsWith("]")) {
-      host = host.substring(1, host.length() - 1);
-    }
-    int port;
     try {
-      port = Integer.parseInt(address.substring(colon + 1));
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("bind address \"" + address + "\" has no valid port");
+      int colon = address.lastIndexOf(':');
+      String host = address.substring(0, colon).replaceAll("^\\[(.*)]$", "$1");
+      int port = Integer.parseInt(address.substring(colon + 1));
+      return host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
+    } catch (RuntimeException e) { // no colon, no number, a port out of range
+      throw new IllegalArgumentException(
+          "bind address \""
+              + address
+              + "\" is not [HOST]:PORT with a port up to 65535 (e.g. :8080)");
     }
-    if (port < 0 || port > 65535) {
-      throw new IllegalArgumentException("bind address \"" + address + "\" port out of range");
-    }
-    return host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
   }
 
   /** For flag validation: what is wrong with a bind address, if anything. */

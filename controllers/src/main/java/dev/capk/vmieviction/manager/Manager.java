@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.manager;
 
+import com.google.common.collect.Lists;
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
@@ -154,11 +155,11 @@ public final class Manager implements AutoCloseable {
     // Reconciles in flight get one drain pass plus guest call timeouts to finish at shutdown.
     runtime =
         new ControllerRuntime(controllers, elector, options.drainAttemptTimeout.plusSeconds(15));
+    closeables.add(runtime);
     ManagerMetrics.register(registry, runtime::ready, queueLength);
-
     metricsEndpoint = HttpEndpoints.metrics(options.metricsBindAddress, registry);
     probesEndpoint = HttpEndpoints.probes(options.healthProbeBindAddress, runtime::ready);
-
+    Stream.of(metricsEndpoint, probesEndpoint).filter(Objects::nonNull).forEach(closeables::add);
     runtime.start();
   }
 
@@ -255,10 +256,8 @@ public final class Manager implements AutoCloseable {
     }
     closed = true;
     log.info("manager stopping");
-    List<AutoCloseable> all = new ArrayList<>();
-    Stream.of(runtime, metricsEndpoint, probesEndpoint).filter(Objects::nonNull).forEach(all::add);
-    all.addAll(closeables);
-    for (AutoCloseable c : all) {
+    // Last opened, first closed: the runtime before what its controllers use.
+    for (AutoCloseable c : Lists.reverse(closeables)) {
       try {
         c.close();
       } catch (Exception e) {
