@@ -27,10 +27,9 @@ import org.slf4j.event.Level;
  * any failure, for ever (a kind whose CRD is not installed: a request and a log line a second).
  * Here failures back off the next list (1 s, doubling up to {@link #MAX_RETRY}), are logged at the
  * 1st, 2nd, 4th, 8th... with a count, and at once when the reason changes (the backoff restarts: a
- * CRD just installed is seen soon); a watch opened again ends them, logged once. Given a pause for
- * refusals, a list refused (HTTP 403: RBAC lacks list on the kind) waits that pause instead and is
- * logged once at INFO each time: a deployment without the verb must not send a refused list every
- * second for ever, and granting it later is seen within the pause. Use: {@code
+ * CRD just installed is seen soon); a watch opened again ends them, logged once. A list refused
+ * (403: RBAC lacks the verb) waits the refusal pause, if given, and is logged once at INFO each
+ * time: granting the verb later is seen within the pause. Use: {@code
  * factory.sharedIndexInformerFor(failures.guard(lw), type, resync, failures.handler())}.
  */
 public final class InformerFailures {
@@ -51,7 +50,6 @@ public final class InformerFailures {
   private final String informer;
   private final LongSupplier nanoTime;
   private final Clock clock;
-  private final Function<Throwable, String> describe;
   private final Duration refusedPause; // null: a refusal is a failure as any
 
   private int sameReason; // failures in a row with the same reason: the backoff (0: none failing)
@@ -66,20 +64,14 @@ public final class InformerFailures {
    * @param refusedPause how long after a refused list (403) the next one is sent; null: no pause
    */
   public InformerFailures(String informer, Duration refusedPause) {
-    this(informer, System::nanoTime, Clock.systemUTC(), InformerFailures::describe, refusedPause);
+    this(informer, System::nanoTime, Clock.systemUTC(), refusedPause);
   }
 
-  InformerFailures(
-      String informer,
-      LongSupplier nanoTime,
-      Clock clock,
-      Function<Throwable, String> describe,
-      Duration refusedPause) {
+  InformerFailures(String informer, LongSupplier nanoTime, Clock clock, Duration refusedPause) {
     this.informer = informer;
     this.refusedPause = refusedPause;
     this.nanoTime = nanoTime;
     this.clock = clock;
-    this.describe = describe;
   }
 
   /** {@code inner}, listing only once the backoff allows; a watch opened ends the failures. */
@@ -188,7 +180,7 @@ public final class InformerFailures {
               "informer cache off %s reason=list refused (HTTP 403, RBAC) reads=GET retryIn=%s"
                   .formatted(informer, refusedPause)));
     }
-    String described = describe.apply(e);
+    String described = describe(e);
     // Something changed (a CRD installed is first "storage initializing"): look again soon.
     boolean changed = !described.equals(reason);
     sameReason = changed ? 1 : sameReason + 1;

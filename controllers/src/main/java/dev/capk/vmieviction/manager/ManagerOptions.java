@@ -46,10 +46,7 @@ public final class ManagerOptions {
               + " default: in-cluster config (else $KUBECONFIG, ~/.kube/config).")
   Path kubeconfig;
 
-  /** VMIs in the cluster of --kubeconfig (today's mode). */
   static final String INFRA_LOCAL = "local";
-
-  /** VMIs in the infra clusters named by KubevirtClusters' spec.infraClusterSecretRef. */
   static final String INFRA_EXTERNAL = "external";
 
   @Option(
@@ -416,12 +413,11 @@ public final class ManagerOptions {
   static final class JarVersion implements picocli.CommandLine.IVersionProvider {
     @Override
     public String[] getVersion() {
-      return new String[] {"vmi-eviction-controller " + of()};
-    }
-
-    static String of() {
       String v = ManagerOptions.class.getPackage().getImplementationVersion();
-      return v == null ? "(version unknown: not run from the built jar)" : v;
+      return new String[] {
+        "vmi-eviction-controller "
+            + (v == null ? "(version unknown: not run from the built jar)" : v)
+      };
     }
   }
 }
