@@ -24,7 +24,6 @@ import org.slf4j.LoggerFactory;
  * The manager's HTTP endpoints on the JDK's built-in server: /metrics in the Prometheus text format
  * (OpenMetrics text when the scraper accepts it), and /healthz and /readyz probes, each bound to a
  * controller-runtime style address ({@code :8080}, {@code 127.0.0.1:8080}, {@code 0}: disabled).
- * Nothing here needs a framework.
  */
 public final class HttpEndpoints implements AutoCloseable {
 
@@ -59,10 +58,7 @@ public final class HttpEndpoints implements AutoCloseable {
     return serve(bind, "metrics", Map.of("/metrics", metrics));
   }
 
-  /**
-   * /healthz: the process serves requests; /readyz: the informer caches have synced. Null when
-   * {@code bind} is disabled.
-   */
+  /** /healthz: the process serves requests; /readyz: the caches synced. Null when disabled. */
   public static HttpEndpoints probes(String bind, BooleanSupplier ready) throws IOException {
     return serve(
         bind,

@@ -28,7 +28,6 @@ public final class Main {
     System.exit(run(args));
   }
 
-  /** Runs to completion and returns the exit code. */
   public static int run(String... args) {
     if (args.length > 0 && NODE_COMMANDS.contains(args[0])) {
       return dev.capk.vmieviction.drain.cli.NodeCli.run(args);
@@ -80,12 +79,7 @@ public final class Main {
     }
   }
 
-  /**
-   * Starts a manager and returns it running, for callers that stop it themselves (tests,
-   * embedding).
-   *
-   * @throws IllegalArgumentException on bad flags, with picocli's or our message
-   */
+  /** A manager running, for callers that stop it (tests); IllegalArgumentException: bad flags. */
   public static Manager start(String... args) throws java.io.IOException {
     return new Manager(parse(args)).start();
   }

@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.manager;
 
-import dev.capk.vmieviction.api.ApiObjectList;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capi.Cluster;
@@ -17,6 +16,7 @@ import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import dev.capk.vmieviction.workload.ManagementApis;
+import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.ResourceEventHandler;
@@ -26,6 +26,7 @@ import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Secret;
+import io.kubernetes.client.openapi.models.V1SecretList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
@@ -165,9 +166,9 @@ public final class ManagementInformers {
     return cluster == null ? List.of() : List.of(cluster);
   }
 
-  static GenericKubernetesApi<V1Secret, SecretList> secrets(ApiClient client) {
+  static GenericKubernetesApi<V1Secret, V1SecretList> secrets(ApiClient client) {
     return new GenericKubernetesApi<>(
-        V1Secret.class, SecretList.class, "", "v1", "secrets", client);
+        V1Secret.class, V1SecretList.class, "", "v1", "secrets", client);
   }
 
   public CachedObjects<Cluster> clusters() {
@@ -281,7 +282,7 @@ public final class ManagementInformers {
     }
 
     /** One informer per namespace ({@code namespaces} empty: all), each in a factory of its own. */
-    <L extends ApiObjectList<T>> void addEach(
+    <L extends KubernetesListObject> void addEach(
         ApiClient client, List<String> namespaces, GenericKubernetesApi<T, L> api) {
       for (String ns : namespaces.isEmpty() ? List.of(ALL) : namespaces) {
         InformerFailures failures =
@@ -453,11 +454,5 @@ public final class ManagementInformers {
     secret.setStringData(null);
     secret.setType(null);
     return secret;
-  }
-
-  public static final class SecretList extends ApiObjectList<V1Secret> {
-    public SecretList() {
-      super("SecretList");
-    }
   }
 }

@@ -127,7 +127,6 @@ public final class Manager implements AutoCloseable {
     return this;
   }
 
-  /** Leader election, the runtime, metrics and probes; starts the controllers. */
   private void run(
       List<ManagedController> controllers, ApiClient requestClient, PrometheusRegistry registry)
       throws IOException {
@@ -221,7 +220,6 @@ public final class Manager implements AutoCloseable {
     return runtime.awaitTermination();
   }
 
-  /** The bound metrics address, when serving. */
   public java.net.InetSocketAddress metricsAddress() {
     return metricsEndpoint == null ? null : metricsEndpoint.address();
   }
