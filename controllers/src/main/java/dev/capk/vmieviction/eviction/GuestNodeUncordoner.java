@@ -11,7 +11,7 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
 import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.workload.GuestAccessException;

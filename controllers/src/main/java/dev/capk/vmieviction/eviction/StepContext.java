@@ -29,7 +29,7 @@ import java.util.stream.Stream;
 final class StepContext {
 
   final InfraVmis vmis;
-  final GuestConnector guests;
+  final GuestClusters guests;
   final VmiEvents events;
   final EvictionMetrics metrics;
   final EvictionSettings settings;
@@ -109,7 +109,7 @@ final class StepContext {
 
   StepContext(
       InfraVmis vmis,
-      GuestConnector guests,
+      GuestClusters guests,
       VmiEvents events,
       EvictionMetrics metrics,
       EvictionSettings settings,

@@ -60,7 +60,7 @@ public final class VmiEvictionReconciler implements Reconciler {
   public VmiEvictionReconciler(
       InfraVmis vmis,
       ClusterDefaults clusterDefaults,
-      GuestConnector guests,
+      GuestClusters guests,
       ManagementObjects managementObjects,
       GenericKubernetesApi<VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationList>
           migrations,

@@ -74,8 +74,20 @@ public record GuestClient(
    * {@link GuestAccessException} with a specific reason.
    */
   public <T> T call(String what, GuestCall<T> call) throws ApiException, GuestAccessException {
+    return mapped(what, Retry.decorateCallable(retry, () -> guarded(what, call::call)));
+  }
+
+  /**
+   * Runs a long guest operation (a drain step, which calls the guest API itself and handles its own
+   * retries and timeouts) inside the circuit breaker, its failures classified as {@link #call}'s.
+   */
+  public <T> T guardedStep(String what, Callable<T> op) throws ApiException, GuestAccessException {
+    return mapped(what, () -> guarded(what, op));
+  }
+
+  private <T> T mapped(String what, Callable<T> op) throws ApiException, GuestAccessException {
     try {
-      return Retry.decorateCallable(retry, () -> guarded(what, call::call)).call();
+      return op.call();
     } catch (ApiException e) {
       throw translate(what, e);
     } catch (GuestAccessException e) {
@@ -105,10 +117,7 @@ public record GuestClient(
         });
   }
 
-  /**
-   * Runs a long guest operation (a drain pass) inside the circuit breaker, without retry: the
-   * operation handles its own retries and timeouts.
-   */
+  /** Runs {@code op} inside the circuit breaker, once, its failures as thrown. */
   public <T> T guarded(String what, Callable<T> op) throws Exception {
     try {
       return circuitBreaker.executeCallable(op);
@@ -120,11 +129,11 @@ public record GuestClient(
   }
 
   /**
-   * An API answer of a guest call (ours, or the drain engine's), as the reconciler sees it: a
-   * rejected certificate, 401/403 and transient failures become a {@link GuestAccessException}; any
-   * other answer (404, 409, 422) comes back to be rethrown.
+   * An API answer of a guest call, as the reconciler sees it: a rejected certificate, 401/403 and
+   * transient failures become a {@link GuestAccessException}; any other answer (404, 409, 422)
+   * comes back to be rethrown.
    */
-  public ApiException translate(String what, ApiException e) throws GuestAccessException {
+  private ApiException translate(String what, ApiException e) throws GuestAccessException {
     if (e.getCode() == 401 || e.getCode() == 403) {
       throw error(
           Reason.GuestAPIForbidden, what + " denied (" + ApiStatus.describeRefusal(e) + ")");
@@ -139,7 +148,7 @@ public record GuestClient(
    * A guest call that got no API answer: a rejected certificate (refused, never retried without
    * checks), else the API server is unavailable.
    */
-  public GuestAccessException failed(String what, Exception e) {
+  private GuestAccessException failed(String what, Exception e) {
     String described = ApiStatus.describeWithoutServerText(e, apiClient.getBasePath());
     if (isCertificateRejected(e)) {
       return error(

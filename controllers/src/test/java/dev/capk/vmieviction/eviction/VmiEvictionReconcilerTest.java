@@ -18,8 +18,8 @@ import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.EvacuationDeadline;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.MarkedNodes;
+import dev.capk.vmieviction.eviction.Guest.DrainPass;
+import dev.capk.vmieviction.eviction.Guest.MarkedNodes;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.Samples;
@@ -86,7 +86,7 @@ class VmiEvictionReconcilerTest {
   List<String> woken;
 
   ManagementObjects managementObjects;
-  GuestConnector connector;
+  GuestClusters connector;
 
   @BeforeEach
   void setUp() {
@@ -108,13 +108,17 @@ class VmiEvictionReconcilerTest {
           return facts;
         };
     connector =
-        (vmi, timeLeft) -> {
-          connects.add(vmi.getMetadata().getName());
-          connectBounds.add(timeLeft);
-          if (connectFailure != null) {
-            throw connectFailure;
+        new GuestClusters(null, null, null, key -> {}, RETRY) {
+          @Override
+          public Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft)
+              throws GuestAccessException {
+            connects.add(vmi.getMetadata().getName());
+            connectBounds.add(timeLeft);
+            if (connectFailure != null) {
+              throw connectFailure;
+            }
+            return guest;
           }
-          return guest;
         };
     reconciler =
         reconciler(
@@ -1649,7 +1653,11 @@ class VmiEvictionReconcilerTest {
     }
   }
 
-  static final class FakeGuest implements Guest {
+  static final class FakeGuest extends Guest {
+    FakeGuest() {
+      super(null, null);
+    }
+
     Optional<V1Node> node = Optional.empty();
     final Deque<DrainPass> passes = new ArrayDeque<>();
     Duration throttledFor;
