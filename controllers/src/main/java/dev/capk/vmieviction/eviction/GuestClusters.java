@@ -1,5 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
+import com.google.common.cache.Cache;
+import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.NodeWatch;
@@ -21,6 +23,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -52,6 +55,13 @@ public class GuestClusters implements AutoCloseable {
 
   /** Guarded by this, as the next. */
   private final Map<ApiClient, BudgetWatch> budgetWatches = new IdentityHashMap<>();
+
+  /**
+   * VMIs (by UID) whose guest node is known to carry no mark of ours, so that the uncordon checks
+   * of Running VMIs spend no guest request on them; a VMI's entry goes before its node is cordoned.
+   */
+  final Cache<String, Boolean> unmarked =
+      CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(6, TimeUnit.HOURS).build();
 
   private final Map<ApiClient, NodeWatch> nodeWatches = new IdentityHashMap<>();
 

@@ -5,7 +5,6 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
-import dev.capk.vmieviction.eviction.GuestNodeUncordoner.CordonMarks;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
@@ -72,18 +71,16 @@ public final class VmiEvictionReconciler implements Reconciler {
       Function<VirtualMachineInstance, Optional<String>> refusal) {
     this.refusal = refusal;
     this.clusterDefaults = clusterDefaults;
-    CordonMarks marks = new CordonMarks();
     this.sightings = new MarkSightings(clock);
     this.c = new StepContext(vmis, guests, events, metrics, settings, clock, wake);
     this.evacuator =
         new Evacuator(
             c,
-            marks,
             new MachineContractCheck(c, managementObjects),
             new TenantAdmission(c),
             new LiveMigrationStep(c, migrations, clusterDefaults),
             sightings);
-    this.uncordoner = new GuestNodeUncordoner(c, marks);
+    this.uncordoner = new GuestNodeUncordoner(c);
     this.notices = new NotEvacuatedNotices(c);
   }
 
