@@ -54,14 +54,8 @@ public record GuestClient(
    * guest cannot push the VMI's deletion back. Shares connections, breaker, retry and throttle.
    */
   public GuestClient until(Duration timeLeft) {
-    return new GuestClient(
-        cluster,
-        apiClient,
-        secretVersion,
-        circuitBreaker,
-        retry,
-        throttle,
-        Deadline.after(timeLeft));
+    Deadline d = Deadline.after(timeLeft);
+    return new GuestClient(cluster, apiClient, secretVersion, circuitBreaker, retry, throttle, d);
   }
 
   public CoreV1Api core() {
@@ -85,11 +79,23 @@ public record GuestClient(
     return mapped(what, () -> guarded(what, op));
   }
 
+  /**
+   * A guest call's failure as the reconciler sees it: 401/403, a rejected certificate and transient
+   * failures become a {@link GuestAccessException}; any other API answer (404, 409, 422) is
+   * rethrown.
+   */
   private <T> T mapped(String what, Callable<T> op) throws ApiException, GuestAccessException {
     try {
       return op.call();
     } catch (ApiException e) {
-      throw translate(what, e);
+      if (e.getCode() == 401 || e.getCode() == 403) {
+        throw error(
+            Reason.GuestAPIForbidden, what + " denied (" + ApiStatus.describeRefusal(e) + ")");
+      }
+      if (!isCertificateRejected(e) && !isTransient(e)) {
+        throw e;
+      }
+      throw failed(what, e);
     } catch (GuestAccessException e) {
       throw e;
     } catch (Exception e) {
@@ -126,22 +132,6 @@ public record GuestClient(
           Reason.GuestAPIUnavailable,
           "API server failing, calls paused (circuit open) while " + what);
     }
-  }
-
-  /**
-   * An API answer of a guest call, as the reconciler sees it: a rejected certificate, 401/403 and
-   * transient failures become a {@link GuestAccessException}; any other answer (404, 409, 422)
-   * comes back to be rethrown.
-   */
-  private ApiException translate(String what, ApiException e) throws GuestAccessException {
-    if (e.getCode() == 401 || e.getCode() == 403) {
-      throw error(
-          Reason.GuestAPIForbidden, what + " denied (" + ApiStatus.describeRefusal(e) + ")");
-    }
-    if (isCertificateRejected(e) || isTransient(e)) {
-      throw failed(what, e);
-    }
-    return e;
   }
 
   /**

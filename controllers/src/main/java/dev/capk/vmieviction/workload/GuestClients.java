@@ -246,15 +246,10 @@ public final class GuestClients implements AutoCloseable {
 
   private void requireCluster(GuestClusterRef ref) throws GuestAccessException {
     if (cachedClusters.find(ref.namespace(), ref.name()).isEmpty()) {
-      read("Cluster " + ref, Reason.ClusterNotFound, () -> getCluster(ref));
-    }
-  }
-
-  private Cluster getCluster(GuestClusterRef ref) throws ApiException {
-    try {
-      return clusters.get(ref.namespace(), ref.name()).throwsApiException().getObject();
-    } catch (IllegalStateException e) { // GenericKubernetesApi's way of saying "I/O failure"
-      throw new ApiException("no response");
+      read(
+          "Cluster " + ref,
+          Reason.ClusterNotFound,
+          () -> clusters.get(ref.namespace(), ref.name()).throwsApiException());
     }
   }
 
@@ -277,6 +272,9 @@ public final class GuestClients implements AutoCloseable {
           : new GuestAccessException(
               Reason.InfraAPIError,
               "reading " + what + " failed: " + ApiStatus.describeWithoutServerText(e));
+    } catch (IllegalStateException e) { // GenericKubernetesApi's way of saying "I/O failure"
+      throw new GuestAccessException(
+          Reason.InfraAPIError, "reading " + what + " failed: no response");
     }
   }
 
