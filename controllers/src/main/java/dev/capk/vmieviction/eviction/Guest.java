@@ -520,9 +520,8 @@ public class Guest {
   }
 
   /**
-   * Every guest node of one cluster with its role, readiness and our cordon mark: what a Running
-   * VMI's uncordon check needs to know before it spends a request on its own node, and what the
-   * quorum guard ({@link TenantAdmission}) needs. Pure.
+   * Every guest node of one cluster with its role, readiness and our cordon mark: what the quorum
+   * guard ({@link TenantAdmission}) needs. Pure.
    */
   public record MarkedNodes(List<Node> nodes) {
 
@@ -553,14 +552,6 @@ public class Guest {
                           GuestNodeMatch.NodeReadiness.of(n),
                           UncordonDecision.markOf(n) != null))
               .toList());
-    }
-
-    /**
-     * Could the guest node of VMI {@code vmiName} be one of the marked ones (by name, or by
-     * providerID)?
-     */
-    public boolean mayHoldNodeOf(String vmiName) {
-      return nodes.stream().anyMatch(n -> n.marked() && n.runsIn(vmiName));
     }
   }
 }

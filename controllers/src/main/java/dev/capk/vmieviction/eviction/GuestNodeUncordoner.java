@@ -94,9 +94,8 @@ final class GuestNodeUncordoner {
       throws GuestAccessException, ApiException {
     String uid = vmi.getMetadata().getUid();
     String vmiName = vmi.getMetadata().getName();
-    // The node is read only if the cluster's node cache shows a mark of ours that may be on it.
-    Optional<V1Node> found =
-        mayBeMarked(guest, vmiName) ? guest.findNode(vmiName) : Optional.empty();
+    // From the cluster's node watch: the checks of all its Running VMIs cost its one list.
+    Optional<V1Node> found = guest.findNode(vmiName);
     UncordonDecision decision =
         found.map(n -> UncordonDecision.of(n, vmi)).orElse(UncordonDecision.NOT_OURS);
     if (decision == UncordonDecision.NOT_OURS) {
@@ -128,19 +127,6 @@ final class GuestNodeUncordoner {
       c.waitOver(vmi.getMetadata().getNamespace() + "/" + cluster, null);
     }
     return noMark(key, uid);
-  }
-
-  /** A guest identity that may not list nodes reads the VMI's node by name. */
-  private static boolean mayBeMarked(Guest guest, String vmiName)
-      throws GuestAccessException, ApiException {
-    try {
-      return guest.markedNodes().mayHoldNodeOf(vmiName);
-    } catch (GuestAccessException e) {
-      if (e.reason() != GuestAccessException.Reason.GuestAPIForbidden) {
-        throw e;
-      }
-      return true;
-    }
   }
 
   private static Duration min(Duration a, Duration b) {
