@@ -351,10 +351,8 @@ public class Guest {
   public static final class GuestNodeMatch {
     private GuestNodeMatch() {}
 
-    public static final String PROVIDER_ID_PREFIX = "kubevirt://";
-
     public static String providerIdFor(String vmiName) {
-      return PROVIDER_ID_PREFIX + vmiName;
+      return "kubevirt://" + vmiName;
     }
 
     /** The Node named like the VMI; else the Node whose providerID names the VMI; else none. */

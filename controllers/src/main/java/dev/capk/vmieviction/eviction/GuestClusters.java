@@ -69,10 +69,7 @@ public class GuestClusters implements AutoCloseable {
   private final TenantMapping tenants;
   final EventSeriesRecorder nodeEventSeries;
 
-  /**
-   * The guest nodes' Event series, written on threads of their own, to a cluster through {@code
-   * to}.
-   */
+  /** The guest nodes' Event series, written on threads of their own (to a cluster: {@code to}). */
   public static EventSeriesRecorder nodeEvents(int lanes) {
     return new EventSeriesRecorder(
         null,
