@@ -215,11 +215,6 @@ public record GuestClient(
                   .formatted(qps, burst, maxInFlight));
         }
       }
-
-      /** kubectl's client limits (QPS 50, burst 300); four steps of one tenant at once. */
-      public static Limits defaults() {
-        return new Limits(50, 300, 4);
-      }
     }
 
     private final Limits limits;
