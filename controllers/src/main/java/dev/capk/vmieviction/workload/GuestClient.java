@@ -37,11 +37,6 @@ public record GuestClient(
     Deadline deadline)
     implements AutoCloseable {
 
-  @FunctionalInterface
-  public interface GuestCall<T> {
-    T call() throws ApiException;
-  }
-
   /** A request built by the official client's API classes ({@code buildCall(null)}). */
   @FunctionalInterface
   public interface Request {
@@ -67,8 +62,8 @@ public record GuestClient(
    * 422) comes back as the {@link ApiException}; 401/403 and exhausted transient failures become a
    * {@link GuestAccessException} with a specific reason.
    */
-  public <T> T call(String what, GuestCall<T> call) throws ApiException, GuestAccessException {
-    return mapped(what, Retry.decorateCallable(retry, () -> guarded(what, call::call)));
+  public <T> T call(String what, Callable<T> call) throws ApiException, GuestAccessException {
+    return mapped(what, Retry.decorateCallable(retry, () -> guarded(what, call)));
   }
 
   /**
@@ -104,7 +99,7 @@ public record GuestClient(
   }
 
   /**
-   * Sends one request as {@link #call(String, GuestCall)}, each attempt bounded by the call timeout
+   * Sends one request as {@link #call(String, Callable)}, each attempt bounded by the call timeout
    * cut to what is left before this client's deadline.
    *
    * @param returnType the answer's model type, or null to ignore the answer
