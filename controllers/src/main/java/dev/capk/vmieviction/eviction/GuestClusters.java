@@ -38,7 +38,8 @@ import org.slf4j.LoggerFactory;
  * instead of a GET each (it ends when unused for {@link NodeWatch#IDLE}); and, from the first
  * refusal by a PodDisruptionBudget to the end of the cluster's last drain, one {@link BudgetWatch},
  * whose budgets allowing again wake the drains they refused (kept while drains run: under a budget
- * that allows one disruption at a time each new watch would list every budget again).
+ * that allows one disruption at a time each new watch would list every budget again). Not final:
+ * the reconciler's tests fake {@link #connect}.
  */
 public class GuestClusters implements AutoCloseable {
 
