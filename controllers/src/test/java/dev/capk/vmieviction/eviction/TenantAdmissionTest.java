@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.TenantAdmission.Admit;
 import dev.capk.vmieviction.eviction.TenantAdmission.ControlPlaneNode;
 import dev.capk.vmieviction.eviction.TenantAdmission.Decision;
