@@ -133,6 +133,25 @@ class KubectlPluginIT {
     assertEquals(1, none.code, "no command is a usage error");
   }
 
+  /**
+   * The jar is built for Java 25. A JDK 17 (its release file, and a java that would leave a mark if
+   * started) as JAVA: the launcher names it and the version it needs, and never starts it.
+   */
+  @Test
+  void anOlderJavaIsNamedAndNeverStarted(@TempDir Path jdk) throws Exception {
+    Files.createDirectories(jdk.resolve("bin"));
+    Files.writeString(jdk.resolve("release"), "JAVA_VERSION=\"17.0.15\"\n");
+    Path java = jdk.resolve("bin/java");
+    Files.writeString(java, "#!/bin/sh\ntouch \"$0.started\"\n");
+    java.toFile().setExecutable(true);
+    Run r = kubectl(pluginDir, Map.of("JAVA", java.toString()), "fastdrain", "cordon", "any");
+    assertEquals(1, r.code, r.err);
+    assertEquals(
+        "error: kubectl-fastdrain: " + java + " is Java 17; it needs Java 25 or newer (set JAVA)",
+        r.err.strip());
+    assertFalse(Files.exists(jdk.resolve("bin/java.started")), "the old java was started");
+  }
+
   @Test
   void atTheDefaultVerbosityADrainWritesKubectlsLinesOnlyAndWithVOneItsLogLinesToo()
       throws Exception {
