@@ -181,10 +181,10 @@ public final class DrainStepper {
     }
     memory.keepOnly(present);
     held.forEach((ref, budget) -> memory.held(ref, Set.of(budget), now));
-    if (!due.isEmpty() && !memory.evictionDiscovered()) {
+    if (!due.isEmpty() && memory.evictionVersion == null) {
       // Discovered once per drain (per client, given the shared answers), not per pod or step.
-      memory.evictionVersion(
-          options.disableEviction() ? Optional.empty() : evictionVersion(api, bound));
+      memory.evictionVersion =
+          options.disableEviction() ? Optional.empty() : evictionVersion(api, bound);
     }
     Map<PodRef, EvictionOutcome> answers =
         StrandedEvictions.complete(
@@ -274,7 +274,7 @@ public final class DrainStepper {
     if (due.isEmpty()) {
       return Map.of();
     }
-    Evictor evictor = new Evictor(api, options, memory.evictionVersion().orElse(null));
+    Evictor evictor = new Evictor(api, options, memory.evictionVersion.orElse(null));
     Map<PodRef, CompletableFuture<EvictionOutcome>> sent = new LinkedHashMap<>();
     for (V1Pod pod : due) {
       PodRef ref = PodRef.of(pod);

@@ -6,13 +6,11 @@ import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch;
-import dev.capk.vmieviction.drain.SteppedDrains.PodLister;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.models.V1ListMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Clock;
@@ -48,10 +46,7 @@ import org.slf4j.LoggerFactory;
 public final class NodeDrainer {
   private static final Logger LOG = LoggerFactory.getLogger(NodeDrainer.class);
 
-  /**
-   * Runs the evictions of every drain's steps. Unbounded: a step sends no more than the options'
-   * maxConcurrentEvictions and waits for their answers before it returns.
-   */
+  /** Unbounded: a step sends at most maxConcurrentEvictions and waits for their answers. */
   private static final ExecutorService EVICTIONS =
       Executors.newCachedThreadPool(
           new ThreadFactoryBuilder().setNameFormat("drain-evict-%d").setDaemon(true).build());
@@ -68,11 +63,7 @@ public final class NodeDrainer {
    * every node before it drains any), blocking until they are gone or the options' timeout passes,
    * writing kubectl's lines to {@code output}. A timeout, a pod that cannot be evicted, or a lost
    * API server is reported in the result; only a refusal (nothing evicted) and failures before any
-   * eviction (cannot list pods) throw.
-   *
-   * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
-   *     evicted
-   * @throws ApiException if listing the pods or discovering eviction support failed
+   * eviction (listing the pods, discovering eviction support) throw.
    */
   public Drained drain(String nodeName, DrainOptions options, DrainOutput output)
       throws ApiException, DrainRefusedException {
@@ -88,15 +79,15 @@ public final class NodeDrainer {
     // Every request of this drain ends by its deadline, however slowly the server answers.
     RawApi api = this.api.until(deadline);
     LOG.info("drain started node={} options={}", nodeName, options);
-    PodLister.Listing listing =
-        new PodLister(api).list(nodeName, options.podSelector(), options.chunkSize());
+    V1PodList listed =
+        SteppedDrains.listPods(api, nodeName, options.podSelector(), options.chunkSize());
     // kubectl retries a refused eviction at one fixed interval: no backoff beyond it.
     DrainMemory memory =
         new DrainMemory(options.evictionRetryInterval(), options.evictionRetryInterval());
     // The plan's DaemonSet answers are kept in the memory, for the steps that plan again.
     PodFilters filters =
         new PodFilters(options, memory.daemonSets(() -> PodFilters.daemonSets(api)), clock);
-    DrainPlan plan = DrainPlan.of(filters.inOrder(), listing.pods());
+    DrainPlan plan = DrainPlan.of(filters.inOrder(), listed.getItems());
     if (plan.refused()) {
       DrainRefusedException refused = new DrainRefusedException(nodeName, plan.refusals());
       LOG.info("drain refused node={} reason={}", nodeName, refused.getMessage());
@@ -106,11 +97,7 @@ public final class NodeDrainer {
     if (options.dryRun() == DryRun.CLIENT) {
       drain.wouldAllGo();
     } else if (!drain.complete()) {
-      V1PodList seed =
-          new V1PodList()
-              .metadata(new V1ListMeta().resourceVersion(listing.resourceVersion()))
-              .items(listing.pods());
-      drain.run(deadline, seed);
+      drain.run(deadline, listed);
     }
     Drained done = drain.finish();
     LOG.info(
@@ -154,9 +141,7 @@ public final class NodeDrainer {
 
     private Optional<String> interruption = Optional.empty();
 
-    /**
-     * @param api bound to the drain's deadline
-     */
+    /** {@code api}: bound to the drain's deadline. */
     BlockingDrain(
         RawApi api,
         String node,
@@ -178,8 +163,6 @@ public final class NodeDrainer {
     /**
      * Evicts the plan's pods and waits until they are gone, the deadline passes, or the watch is
      * lost. The watch starts from {@code seed}, the plan's list, so no deletion slips past it.
-     *
-     * @throws ApiException if eviction support could not be discovered
      */
     void run(Deadline deadline, V1PodList seed) throws ApiException {
       DrainStepper stepper = new DrainStepper(api.client(), EVICTIONS, clock);
@@ -313,7 +296,6 @@ public final class NodeDrainer {
       }
     }
 
-    /** The pods still awaited, as last seen: the next step's. */
     List<V1Pod> sendable() {
       return List.copyOf(left.values());
     }
@@ -368,7 +350,7 @@ public final class NodeDrainer {
           : " (blocked by " + (by.isEmpty() ? "a PodDisruptionBudget" : budgets(by)) + ")";
     }
 
-    /** The pods still awaited whose last eviction a budget refused, by PodRef, with the budgets. */
+    /** The pods still awaited whose last eviction a budget refused, with the budgets. */
     private Map<PodRef, Set<String>> refusals() {
       Map<PodRef, Set<String>> refused = new TreeMap<>();
       for (PodRef ref : left.keySet()) {
@@ -429,7 +411,7 @@ public final class NodeDrainer {
       tell(() -> output.err(line));
     }
 
-    /** Calls the caller's output; its failure is logged, never the drain's. */
+    /** An output's failure is logged, never the drain's. */
     private static void tell(Runnable call) {
       try {
         call.run();
@@ -460,10 +442,7 @@ public final class NodeDrainer {
     }
   }
 
-  /**
-   * Where a blocking drain writes kubectl's lines, from the thread that called {@link
-   * NodeDrainer#drain}, one at a time.
-   */
+  /** Where a blocking drain writes kubectl's lines, one at a time, from the draining thread. */
   public interface DrainOutput {
     DrainOutput NONE = new DrainOutput() {};
 
@@ -471,10 +450,7 @@ public final class NodeDrainer {
 
     default void err(String line) {}
 
-    /**
-     * For a status line: how many of the node's pods are still awaited, and the budgets that
-     * refused the last eviction of each of those a budget refused.
-     */
+    /** For a status line: the node's pods still awaited; the budgets refusing each refused one. */
     default void awaiting(String node, int left, Collection<Set<String>> refusedBy) {}
   }
 }

@@ -203,7 +203,7 @@ public final class PodFilters {
    */
   public record DrainPlan(
       List<V1Pod> toEvict,
-      List<SkippedPod> skipped,
+      Map<PodRef, String> skipped,
       Map<String, List<PodRef>> refusals,
       Map<String, List<PodRef>> warnings) {
 
@@ -213,7 +213,7 @@ public final class PodFilters {
       sorted.sort(Comparator.comparing(PodRef::of));
 
       List<V1Pod> toEvict = new ArrayList<>();
-      List<SkippedPod> skipped = new ArrayList<>();
+      Map<PodRef, String> skipped = new LinkedHashMap<>();
       List<Decided> refusals = new ArrayList<>();
       List<Decided> warnings = new ArrayList<>();
 
@@ -236,9 +236,8 @@ public final class PodFilters {
         switch (verdict.action()) {
           case DELETE -> toEvict.add(pod);
           case SKIP ->
-              skipped.add(
-                  new SkippedPod(
-                      ref, verdict.reason().isEmpty() ? "skipped by a filter" : verdict.reason()));
+              skipped.put(
+                  ref, verdict.reason().isEmpty() ? "skipped by a filter" : verdict.reason());
           case REFUSE ->
               refusals.add(
                   new Decided(

@@ -11,6 +11,7 @@ import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1ListMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.util.Watch;
@@ -32,8 +33,7 @@ import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
@@ -77,12 +77,7 @@ public final class SteppedDrains implements AutoCloseable {
     this.maxRetry = maxRetry;
     // Idle threads go after a minute.
     this.evictions =
-        new ThreadPoolExecutor(
-            0,
-            Integer.MAX_VALUE,
-            1,
-            TimeUnit.MINUTES,
-            new SynchronousQueue<>(),
+        Executors.newCachedThreadPool(
             new ThreadFactoryBuilder().setNameFormat(threadName).setDaemon(true).build());
   }
 
@@ -411,8 +406,10 @@ public final class SteppedDrains implements AutoCloseable {
     private final Map<PodRef, PodState> pods = new HashMap<>();
     private final Set<PodRef> evicted = new TreeSet<>();
 
-    /** The eviction API version, discovered once per drain; null until then. */
-    private Optional<String> evictionVersion;
+    /**
+     * The eviction API version ("policy/v1"; empty: deletions), discovered once; null until then.
+     */
+    Optional<String> evictionVersion;
 
     private DaemonSetLookup daemonSets;
 
@@ -559,21 +556,9 @@ public final class SteppedDrains implements AutoCloseable {
       return evicted.size();
     }
 
-    Optional<String> evictionVersion() {
-      return evictionVersion;
-    }
-
-    boolean evictionDiscovered() {
-      return evictionVersion != null;
-    }
-
     /** Evictions, unless disabled or (as discovered by the first request) not served. */
     boolean usingEviction(DrainOptions options) {
-      return evictionDiscovered() ? evictionVersion.isPresent() : !options.disableEviction();
-    }
-
-    void evictionVersion(Optional<String> version) {
-      this.evictionVersion = version;
+      return evictionVersion != null ? evictionVersion.isPresent() : !options.disableEviction();
     }
 
     DaemonSetLookup daemonSets(Supplier<DaemonSetLookup> create) {
@@ -661,17 +646,16 @@ public final class SteppedDrains implements AutoCloseable {
     Call list() throws ApiException {
       return new CoreV1Api(api.client())
           .listPodForAllNamespaces()
-          .fieldSelector(PodLister.nodeFieldSelector(node))
+          .fieldSelector("spec.nodeName=" + node)
           .buildCall(null);
     }
 
     @Override
     String relist() throws ApiException {
-      PodLister.Listing listing =
-          new PodLister(api).list(node, "", DrainOptions.DEFAULT_CHUNK_SIZE);
-      LOG.debug("pods listed node={} pods={}", node, listing.pods().size());
-      relisted(listing.pods());
-      return listing.resourceVersion();
+      V1PodList listed = listPods(api, node, "", DrainOptions.DEFAULT_CHUNK_SIZE);
+      LOG.debug("pods listed node={} pods={}", node, listed.getItems().size());
+      relisted(listed.getItems());
+      return listed.getMetadata().getResourceVersion();
     }
 
     @Override
@@ -732,67 +716,45 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   /**
-   * Lists the pods bound to a node, page by page, and remembers the list's resourceVersion for a
-   * watch to resume from.
+   * All pods on {@code node} matching {@code labelSelector} (empty: all), page by page. The pages
+   * form one consistent snapshot, whose resourceVersion the list carries for a watch to resume
+   * from. A continue token expires after a few minutes: a list that slow restarts, a few times.
    */
-  static final class PodLister {
-    /** A continue token expires after a few minutes: a list that slow restarts, a few times. */
-    private static final int MAX_RESTARTS = 3;
-
-    record Listing(List<V1Pod> pods, String resourceVersion) {}
-
-    private final RawApi api;
-    private final CoreV1Api core;
-
-    PodLister(RawApi api) {
-      this.api = api;
-      this.core = new CoreV1Api(api.client());
-    }
-
-    static String nodeFieldSelector(String node) {
-      return "spec.nodeName=" + node;
-    }
-
-    /**
-     * All pods on {@code node} matching {@code labelSelector} (empty: all). The pages form one
-     * consistent snapshot, whose resourceVersion is returned.
-     */
-    Listing list(String node, String labelSelector, int chunkSize) throws ApiException {
-      List<V1Pod> pods = new ArrayList<>();
-      String resourceVersion = null;
-      String token = null;
-      for (int restarts = 0; ; ) {
-        V1PodList page;
-        try {
-          page =
-              api.get(
-                  core.listPodForAllNamespaces()
-                      .fieldSelector(nodeFieldSelector(node))
-                      .labelSelector(labelSelector.isEmpty() ? null : labelSelector)
-                      .limit(chunkSize > 0 ? chunkSize : null)
-                      ._continue(token)
-                      .buildCall(null),
-                  V1PodList.class);
-        } catch (ApiException e) {
-          if (e.getCode() != 410 || restarts++ >= MAX_RESTARTS) {
-            throw e;
-          }
-          // 410 Expired: the snapshot behind the continue token is gone; start a fresh one.
-          pods.clear();
-          resourceVersion = null;
-          token = null;
-          continue;
+  static V1PodList listPods(RawApi api, String node, String labelSelector, int chunkSize)
+      throws ApiException {
+    CoreV1Api core = new CoreV1Api(api.client());
+    V1PodList all = new V1PodList().metadata(new V1ListMeta()).items(new ArrayList<>());
+    String token = null;
+    for (int restarts = 0; ; ) {
+      V1PodList page;
+      try {
+        page =
+            api.get(
+                core.listPodForAllNamespaces()
+                    .fieldSelector("spec.nodeName=" + node)
+                    .labelSelector(labelSelector.isEmpty() ? null : labelSelector)
+                    .limit(chunkSize > 0 ? chunkSize : null)
+                    ._continue(token)
+                    .buildCall(null),
+                V1PodList.class);
+      } catch (ApiException e) {
+        if (e.getCode() != 410 || restarts++ >= 3) {
+          throw e;
         }
-        if (page.getItems() != null) {
-          pods.addAll(page.getItems());
-        }
-        if (resourceVersion == null && page.getMetadata() != null) {
-          resourceVersion = page.getMetadata().getResourceVersion();
-        }
-        token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
-        if (token == null || token.isEmpty()) {
-          return new Listing(pods, resourceVersion);
-        }
+        // 410 Expired: the snapshot behind the continue token is gone; start a fresh one.
+        all = new V1PodList().metadata(new V1ListMeta()).items(new ArrayList<>());
+        token = null;
+        continue;
+      }
+      if (page.getItems() != null) {
+        all.getItems().addAll(page.getItems());
+      }
+      if (all.getMetadata().getResourceVersion() == null && page.getMetadata() != null) {
+        all.getMetadata().setResourceVersion(page.getMetadata().getResourceVersion());
+      }
+      token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+      if (token == null || token.isEmpty()) {
+        return all;
       }
     }
   }

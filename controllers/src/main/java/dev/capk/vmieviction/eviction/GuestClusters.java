@@ -627,7 +627,7 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
                 Map.of(),
                 Map.of(),
                 Set.of(),
-                List.of(),
+                Map.of(),
                 Optional.empty(),
                 Map.of()),
             refusals);

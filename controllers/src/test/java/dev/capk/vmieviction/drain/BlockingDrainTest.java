@@ -52,7 +52,7 @@ class BlockingDrainTest {
   private final DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(5));
 
   private BlockingDrain progress(DrainOptions.Builder options) {
-    memory.evictionVersion(Optional.of("policy/v1"));
+    memory.evictionVersion = Optional.of("policy/v1");
     return new BlockingDrain(
         null, "n", plan(a, b), memory, options.build(), recorder, Clock.fixed(NOW, ZoneOffset.UTC));
   }
@@ -77,7 +77,7 @@ class BlockingDrainTest {
   }
 
   private static DrainPlan plan(V1Pod... toEvict) {
-    return new DrainPlan(List.of(toEvict), List.of(), Map.of(), Map.of());
+    return new DrainPlan(List.of(toEvict), Map.of(), Map.of(), Map.of());
   }
 
   private static EvictionOutcome outcome(EvictionOutcome.Kind kind, String message) {
@@ -115,7 +115,7 @@ class BlockingDrainTest {
   @Test
   void deletionsAreReportedAsDeletedWhenEvictionIsOff() {
     BlockingDrain p = progress();
-    memory.evictionVersion(Optional.empty());
+    memory.evictionVersion = Optional.empty();
     p.sending(refA);
     p.answered(refA, outcome(EvictionOutcome.Kind.GONE, "not found"));
     assertEquals(List.of("pod/a deleted"), calls, "kubectl announces no deletion");

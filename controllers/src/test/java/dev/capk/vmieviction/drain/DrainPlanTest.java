@@ -39,7 +39,7 @@ class DrainPlanTest {
     assertEquals(List.of("a/web-1", "b/web-2"), names(p.toEvictRefs()));
     assertEquals(
         List.of("kube-system/etcd", "kube-system/proxy"),
-        p.skipped().stream().map(s -> s.pod().toString()).toList());
+        p.skipped().keySet().stream().map(PodRef::toString).toList());
     assertEquals(List.of("ignoring DaemonSet-managed Pods: kube-system/proxy"), p.warningLines());
   }
 
