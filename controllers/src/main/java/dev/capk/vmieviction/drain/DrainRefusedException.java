@@ -29,7 +29,6 @@ public class DrainRefusedException extends Exception {
     return refusals;
   }
 
-  /** Every refused pod, in reason order. */
   public List<PodRef> refusedPods() {
     return refusals.values().stream().flatMap(List::stream).toList();
   }

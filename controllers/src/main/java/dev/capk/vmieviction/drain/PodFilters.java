@@ -51,7 +51,6 @@ public final class PodFilters {
     this.clock = clock;
   }
 
-  /** The filters in kubectl's order. */
   public List<PodFilter> inOrder() {
     return List.of(
         this::skipDeleted,
@@ -61,10 +60,7 @@ public final class PodFilters {
         this::unreplicated);
   }
 
-  /**
-   * Pods whose deletion began longer ago than the skip-wait timeout are stuck; waiting for them is
-   * pointless.
-   */
+  /** Pods whose deletion began longer ago than the skip-wait timeout are stuck: not waited for. */
   public PodVerdict skipDeleted(V1Pod pod) {
     if (deletedLongerAgoThan(pod, options.skipWaitForDeleteTimeout(), clock)) {
       return PodVerdict.skip(
@@ -117,10 +113,7 @@ public final class PodFilters {
     return PodVerdict.delete();
   }
 
-  /**
-   * emptyDir data dies with the pod; only an explicit flag allows that (a finished pod has nothing
-   * left to lose).
-   */
+  /** emptyDir data dies with the pod: only a flag allows that (unless the pod is finished). */
   public PodVerdict localStorage(V1Pod pod) {
     if (!hasEmptyDir(pod) || isFinished(pod)) {
       return PodVerdict.delete();
@@ -131,10 +124,7 @@ public final class PodFilters {
     return PodVerdict.deleteWithWarning(LOCAL_STORAGE_WARNING);
   }
 
-  /**
-   * Nothing recreates a pod without a controller: deleting it loses it, so only --force allows
-   * that.
-   */
+  /** Nothing recreates a pod without a controller: only --force allows deleting it. */
   public PodVerdict unreplicated(V1Pod pod) {
     if (isFinished(pod) || controllerOf(pod) != null) {
       return PodVerdict.delete();
@@ -207,7 +197,7 @@ public final class PodFilters {
       Map<String, List<PodRef>> refusals,
       Map<String, List<PodRef>> warnings) {
 
-    /** Runs each pod through {@code filters} in order and groups the verdicts. Pure logic. */
+    /** Runs each pod through {@code filters} in order and groups the verdicts. */
     public static DrainPlan of(List<PodFilter> filters, List<V1Pod> pods) {
       List<V1Pod> sorted = new ArrayList<>(pods);
       sorted.sort(Comparator.comparing(PodRef::of));
@@ -325,7 +315,6 @@ public final class PodFilters {
     }
   }
 
-  /** Decides about one pod of the node being drained. */
   @FunctionalInterface
   public interface PodFilter {
     PodVerdict verdict(V1Pod pod);

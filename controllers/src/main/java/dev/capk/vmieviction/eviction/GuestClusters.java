@@ -405,15 +405,14 @@ public final class GuestClusters implements GuestConnector, AutoCloseable {
         String vmiKey, String nodeName, Duration requestTimeout, boolean nodeUnreachable)
         throws GuestAccessException, ApiException {
       DrainOptions options =
-          DrainOptions.builder()
-              .force(true)
-              .ignoreAllDaemonSets(true)
-              .deleteEmptyDirData(true)
-              .timeout(requestTimeout)
-              // An unreachable kubelet never confirms deletions: skip pods deleted long ago.
-              .skipWaitForDeleteTimeout(
-                  nodeUnreachable ? SKIP_WAIT_WHEN_UNREACHABLE : Duration.ZERO)
-              .build();
+          DrainOptions.of(
+              o -> {
+                o.force = o.ignoreAllDaemonSets = o.deleteEmptyDirData = true;
+                o.timeout = requestTimeout;
+                // An unreachable kubelet never confirms deletions: skip pods deleted long ago.
+                o.skipWaitForDeleteTimeout =
+                    nodeUnreachable ? SKIP_WAIT_WHEN_UNREACHABLE : Duration.ZERO;
+              });
       // The watch's pods; else one list of our own, which also starts a watch not running yet.
       SteppedDrains.Pods on =
           drains.pods(

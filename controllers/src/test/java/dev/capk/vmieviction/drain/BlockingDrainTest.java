@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -51,14 +52,20 @@ class BlockingDrainTest {
   private final PodRef refB = PodRef.of(b);
   private final DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(5));
 
-  private BlockingDrain progress(DrainOptions.Builder options) {
+  private BlockingDrain progress(Consumer<DrainOptions.Builder> options) {
     memory.evictionVersion = Optional.of("policy/v1");
     return new BlockingDrain(
-        null, "n", plan(a, b), memory, options.build(), recorder, Clock.fixed(NOW, ZoneOffset.UTC));
+        null,
+        "n",
+        plan(a, b),
+        memory,
+        DrainOptions.of(options),
+        recorder,
+        Clock.fixed(NOW, ZoneOffset.UTC));
   }
 
   private BlockingDrain progress() {
-    return progress(DrainOptions.builder());
+    return progress(b -> {});
   }
 
   /** The lines {@link BlockingDrain#finish} writes now, and what it returns. */
@@ -132,7 +139,7 @@ class BlockingDrainTest {
 
   @Test
   void inAServerDryRunAnAcceptedEvictionIsTheEnd() {
-    BlockingDrain p = progress(DrainOptions.builder().dryRun(DryRun.SERVER));
+    BlockingDrain p = progress(b -> b.dryRun = DryRun.SERVER);
     p.answered(refA, EvictionOutcome.accepted());
     memory.failed(refB, "boom", false, NOW);
     p.answered(refB, outcome(EvictionOutcome.Kind.FAILED, "boom"));
@@ -152,7 +159,7 @@ class BlockingDrainTest {
             "n",
             plan(a, b),
             new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(5)),
-            DrainOptions.builder().dryRun(DryRun.CLIENT).build(),
+            DrainOptions.of(b -> b.dryRun = DryRun.CLIENT),
             recorder,
             Clock.fixed(NOW, ZoneOffset.UTC));
     p.wouldAllGo();
@@ -233,8 +240,7 @@ class BlockingDrainTest {
     assertTrue(endLines(waitsForEver).contains("err: pod/a -n ns (terminating)"));
     calls.clear();
 
-    BlockingDrain p =
-        progress(DrainOptions.builder().skipWaitForDeleteTimeout(Duration.ofSeconds(30)));
+    BlockingDrain p = progress(b -> b.skipWaitForDeleteTimeout = Duration.ofSeconds(30));
     p.seen(List.of(deleting, b));
     assertEquals(List.of(b), p.sendable(), "no longer waited for");
     assertEquals(
@@ -257,7 +263,7 @@ class BlockingDrainTest {
 
   @Test
   void aTimeoutNamesThePodABudgetKeepsRefusingAndWhatHoldsEachPendingPod() {
-    BlockingDrain p = progress(DrainOptions.builder().timeout(Duration.ofSeconds(3)));
+    BlockingDrain p = progress(b -> b.timeout = Duration.ofSeconds(3));
     memory.refused(refA, EvictionOutcome.Kind.BLOCKED, Set.of("db", "web"), NOW);
     p.answered(refA, outcome(EvictionOutcome.Kind.BLOCKED, "Cannot evict pod"));
     calls.clear();

@@ -37,7 +37,7 @@ class PodWaitsTest {
             .step(
                 "node-1",
                 List.of(kept, two, none),
-                DrainOptions.builder().force(true).build(),
+                DrainOptions.of(b -> b.force = true),
                 new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20)));
 
     assertEquals(

@@ -139,24 +139,21 @@ public final class DrainCommand extends NodeCommand {
   @Override
   void check(DryRun strategy) {
     try {
+      // kubectl: a negative grace period means the pod's own; a skip-wait of 0 or less, none.
       options =
-          DrainOptions.builder()
-              .force(force)
-              .ignoreAllDaemonSets(ignoreDaemonSets)
-              .deleteEmptyDirData(deleteEmptyDirData)
-              // kubectl: any negative value means the pod's own grace period.
-              .gracePeriodSeconds(Math.max(-1, gracePeriod))
-              .timeout(timeout)
-              .podSelector(podSelector)
-              .disableEviction(disableEviction)
-              // kubectl: 0 or negative means wait for every pod.
-              .skipWaitForDeleteTimeout(
-                  Duration.ofSeconds(Math.max(0, skipWaitForDeleteTimeoutSeconds)))
-              .chunkSize(Math.max(0, chunkSize))
-              .dryRun(strategy)
-              .maxConcurrentEvictions(maxConcurrentEvictions)
-              .evictionRetryInterval(evictionRetryInterval)
-              .build();
+          new DrainOptions(
+              force,
+              ignoreDaemonSets,
+              deleteEmptyDirData,
+              Math.max(-1, gracePeriod),
+              timeout,
+              podSelector,
+              disableEviction,
+              Duration.ofSeconds(Math.max(0, skipWaitForDeleteTimeoutSeconds)),
+              Math.max(0, chunkSize),
+              strategy,
+              maxConcurrentEvictions,
+              evictionRetryInterval);
     } catch (IllegalArgumentException e) {
       if (e.getMessage() != null && e.getMessage().startsWith("invalid label selector")) {
         throw new IllegalArgumentException(

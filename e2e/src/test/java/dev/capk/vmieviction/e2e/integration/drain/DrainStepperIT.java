@@ -61,7 +61,7 @@ class DrainStepperIT {
   }
 
   static DrainOptions options() {
-    return DrainOptions.builder().timeout(Duration.ofSeconds(20)).build();
+    return DrainOptions.of(b -> b.timeout = Duration.ofSeconds(20));
   }
 
   static List<V1Pod> podsOf(String node) throws Exception {
