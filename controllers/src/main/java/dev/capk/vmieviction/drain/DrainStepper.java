@@ -40,6 +40,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import okhttp3.OkHttpClient;
 
 /**
@@ -601,16 +602,12 @@ public final class DrainStepper {
      * pods...").
      */
     static Set<String> budgetNames(ApiStatus status) {
-      Set<String> names = new LinkedHashSet<>();
-      for (ApiStatus.Cause c : status.causes()) {
-        if (DISRUPTION_BUDGET_CAUSE.equals(c.reason())) {
-          Matcher m = BUDGET_NAME.matcher(c.message());
-          if (m.find()) {
-            names.add(m.group(1));
-          }
-        }
-      }
-      return names;
+      return status.causes().stream()
+          .filter(c -> DISRUPTION_BUDGET_CAUSE.equals(c.reason()))
+          .map(c -> BUDGET_NAME.matcher(c.message()))
+          .filter(Matcher::find)
+          .map(m -> m.group(1))
+          .collect(Collectors.toCollection(LinkedHashSet::new));
     }
 
     private static long retryAfter(Map<String, List<String>> headers) {

@@ -7,7 +7,6 @@ import io.kubernetes.client.openapi.apis.AppsV1Api;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import io.kubernetes.client.openapi.models.V1Pod;
-import io.kubernetes.client.openapi.models.V1Volume;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.OffsetDateTime;
@@ -154,29 +153,20 @@ public final class PodFilters {
   }
 
   static boolean hasEmptyDir(V1Pod pod) {
-    if (pod.getSpec() == null || pod.getSpec().getVolumes() == null) {
-      return false;
-    }
-    for (V1Volume v : pod.getSpec().getVolumes()) {
-      if (v.getEmptyDir() != null) {
-        return true;
-      }
-    }
-    return false;
+    return pod.getSpec() != null
+        && pod.getSpec().getVolumes() != null
+        && pod.getSpec().getVolumes().stream().anyMatch(v -> v.getEmptyDir() != null);
   }
 
   /** The owner reference marked controller=true, as metav1.GetControllerOf finds it. */
   static V1OwnerReference controllerOf(V1Pod pod) {
     V1ObjectMeta m = pod.getMetadata();
-    if (m == null || m.getOwnerReferences() == null) {
-      return null;
-    }
-    for (V1OwnerReference r : m.getOwnerReferences()) {
-      if (Boolean.TRUE.equals(r.getController())) {
-        return r;
-      }
-    }
-    return null;
+    return m == null || m.getOwnerReferences() == null
+        ? null
+        : m.getOwnerReferences().stream()
+            .filter(r -> Boolean.TRUE.equals(r.getController()))
+            .findFirst()
+            .orElse(null);
   }
 
   private static String namespaceOf(V1Pod pod) {

@@ -3,6 +3,7 @@ package dev.capk.vmieviction.drain.cli;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
+import java.io.File;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -11,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Map;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import picocli.CommandLine;
@@ -81,12 +83,10 @@ public final class ConnectionOptions {
       description = "Show this help and exit.")
   boolean help;
 
-  /** The namespace chosen with -n, or null. */
   public String namespace() {
     return namespace;
   }
 
-  /** The -v level. */
   public int verbosity() {
     return verbosity;
   }
@@ -122,15 +122,13 @@ public final class ConnectionOptions {
     if (file == null) {
       String fromEnv = env.get("KUBECONFIG");
       if (fromEnv != null && !fromEnv.isBlank()) {
-        for (String p : fromEnv.split(java.io.File.pathSeparator)) {
-          if (!p.isBlank() && Files.exists(Path.of(p))) {
-            file = Path.of(p);
-            break;
-          }
-        }
-        if (file == null) {
-          throw new KubeconfigException("no kubeconfig found at KUBECONFIG=" + fromEnv);
-        }
+        file =
+            Arrays.stream(fromEnv.split(File.pathSeparator))
+                .filter(p -> !p.isBlank() && Files.exists(Path.of(p)))
+                .map(Path::of)
+                .findFirst()
+                .orElseThrow(
+                    () -> new KubeconfigException("no kubeconfig found at KUBECONFIG=" + fromEnv));
       } else {
         String home = env.getOrDefault("HOME", System.getProperty("user.home"));
         Path dflt = Path.of(home, ".kube", "config");
