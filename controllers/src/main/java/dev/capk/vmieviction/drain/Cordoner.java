@@ -358,10 +358,6 @@ public final class Cordoner {
       this.node = node;
     }
 
-    public String node() {
-      return node;
-    }
-
     @Override
     public String getMessage() {
       return "node \"" + node + "\" not found";

@@ -83,7 +83,7 @@ public final class NodeWatch extends WatchLoop<V1Node> {
   public synchronized boolean awaitListed(Duration maxWait) throws InterruptedException {
     long end = System.nanoTime() + maxWait.toNanos();
     for (long left = maxWait.toNanos();
-        !listed && !gaveUp && !ended && !failing() && left > 0;
+        !listed && !gaveUp && !ended && !failing && left > 0;
         left = end - System.nanoTime()) {
       TimeUnit.NANOSECONDS.timedWait(this, left);
     }
@@ -92,7 +92,7 @@ public final class NodeWatch extends WatchLoop<V1Node> {
 
   /** True while what this knows is current: listed, and the watch is up. */
   public boolean current() {
-    return listed && !gaveUp && !ended && !failing();
+    return listed && !gaveUp && !ended && !failing;
   }
 
   /**

@@ -187,7 +187,7 @@ public final class SteppedDrains implements AutoCloseable {
     private String resourceVersion;
 
     /** No watch accepted since the last failed try: the server is not reached now. */
-    private volatile boolean failing;
+    volatile boolean failing;
 
     /**
      * @param resourceVersion where the first watch starts; null: {@link #relist} first
@@ -230,10 +230,6 @@ public final class SteppedDrains implements AutoCloseable {
     /** Asked before each watch request: false ends the loop (nobody needs it any more). */
     boolean wanted() {
       return true;
-    }
-
-    boolean failing() {
-      return failing;
     }
 
     void startThread() {
