@@ -45,9 +45,7 @@ public class DrainRefusedException extends Exception {
     return "cannot drain node \"" + node + "\": " + groups;
   }
 
-  /**
-   * kubectl's rule: a reason reads "cannot delete ..." whether or not its filter wrote that prefix.
-   */
+  /** kubectl's rule: a reason reads "cannot delete ...", whatever its filter wrote. */
   static String kubectlReason(String reason) {
     String r = reason == null || reason.isBlank() ? "unexpected error" : reason;
     return r.toLowerCase(Locale.ROOT).startsWith("cannot delete") ? r : "cannot delete " + r;

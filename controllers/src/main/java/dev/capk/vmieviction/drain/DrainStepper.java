@@ -58,10 +58,7 @@ import okhttp3.OkHttpClient;
  */
 public final class DrainStepper {
 
-  /**
-   * Told of each eviction a step sends, on the stepping thread: before it goes, and once its answer
-   * is in the drain's memory. For a caller that reports every request as kubectl prints it.
-   */
+  /** Told, on the stepping thread, of each eviction before it goes and once its answer is kept. */
   interface Observer {
     Observer NONE = new Observer() {};
 
@@ -74,15 +71,10 @@ public final class DrainStepper {
   private final Executor evictions;
   private final Clock clock;
 
-  /**
-   * What discovery answered (or is being asked) per client, by identity: a cluster's eviction
-   * support is asked once per client, not once per drain, when steppers share it.
-   */
+  /** Discovery's answer (or question) per client, by identity: asked once per client, not drain. */
   private final Map<ApiClient, CompletableFuture<Optional<String>>> evictionSupport;
 
-  /**
-   * @param evictions runs one step's eviction requests side by side
-   */
+  /** {@code evictions} runs one step's eviction requests side by side. */
   public DrainStepper(ApiClient client, Executor evictions, Clock clock) {
     this(client, evictions, clock, new ConcurrentHashMap<>());
   }
@@ -123,12 +115,9 @@ public final class DrainStepper {
    * caller's wake, {@link DrainMemory#budgetsAllow}) or for their retry timer. When a pod's timer
    * comes and its budget allows nothing, one such pod per budget is still sent (the eviction API
    * judges; the known status may be late). A server dry run sends each eviction with {@code
-   * dryRun=All}: an accepted pod stays, so the caller, not this stepper, decides it is done.
+   * dryRun=All}: an accepted pod stays, so the caller, not this stepper, decides it is done. Every
+   * request of the step ends by {@code bound} (the public steps': the options' timeout).
    *
-   * @param podsOnNode the pods bound to the node now
-   * @param options kubectl's drain flags (their {@code timeout} is the public steps' bound)
-   * @param observer told of each eviction
-   * @param bound every request of the step ends by it
    * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
    *     evicted by this step
    * @throws ApiException if eviction support could not be discovered
@@ -161,9 +150,9 @@ public final class DrainStepper {
     for (V1Pod pod : plan.toEvict()) {
       PodRef ref = PodRef.of(pod);
       present.add(ref);
-      boolean terminating =
-          pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null;
-      if (terminating || !memory.due(ref, now) || due.size() >= options.maxConcurrentEvictions()) {
+      if (PodFilters.terminating(pod)
+          || !memory.due(ref, now)
+          || due.size() >= options.maxConcurrentEvictions()) {
         continue;
       }
       Optional<String> budget = limitingBudget(pod, budgets);
@@ -354,7 +343,7 @@ public final class DrainStepper {
         continue;
       }
       pending.add(ref);
-      if (pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null) {
+      if (PodFilters.terminating(pod)) {
         // Being deleted: its disappearance, not a timer, ends the wait.
         terminating.add(ref);
         waiting.put(ref, whyTerminating(pod));
@@ -422,9 +411,7 @@ public final class DrainStepper {
     /** "policy/v1", or null to delete instead of evicting. */
     private final String evictionGroupVersion;
 
-    /**
-     * The client's HTTP client (same connections) with a read timeout long enough for an eviction.
-     */
+    /** The client's HTTP client (same connections), its read timeout long enough to evict. */
     private final OkHttpClient evictionHttp;
 
     Evictor(RawApi api, DrainOptions options, String evictionGroupVersion) {
@@ -486,9 +473,7 @@ public final class DrainStepper {
     }
   }
 
-  /**
-   * What one eviction or deletion request achieved, classified from the HTTP answer. Pure logic.
-   */
+  /** What one eviction or deletion request achieved, classified from the HTTP answer. */
   public record EvictionOutcome(
       Kind kind, String message, Set<String> budgets, long retryAfterSeconds) {
     public enum Kind {
@@ -504,16 +489,11 @@ public final class DrainStepper {
       THROTTLED,
       /** 403 NamespaceTerminating: the namespace is being deleted; the eviction API refuses. */
       NAMESPACE_TERMINATING,
-      /**
-       * 500: several budgets select the pod, which the eviction API cannot handle; retrying cannot
-       * help.
-       */
+      /** 500: several budgets select the pod, which the eviction API cannot handle. */
       MULTIPLE_BUDGETS,
       /** Connection failure, timeout, or a 5xx: worth a few retries. */
       TRANSIENT,
-      /**
-       * 401/403 other than NamespaceTerminating: our identity may not evict (or delete) the pod.
-       */
+      /** 401/403 other than NamespaceTerminating: we may not evict (or delete) the pod. */
       FORBIDDEN,
       /** Anything else (invalid, unexpected...): retrying cannot help. */
       FAILED
@@ -542,11 +522,7 @@ public final class DrainStepper {
       return new EvictionOutcome(Kind.TRANSIENT, message, Set.of(), 0);
     }
 
-    /**
-     * Classifies an HTTP answer to an eviction or a deletion.
-     *
-     * @param headers response headers (for Retry-After), may be empty
-     */
+    /** Classifies an HTTP answer to an eviction or a deletion ({@code headers}: may be empty). */
     public static EvictionOutcome classify(
         int code, String body, Map<String, List<String>> headers) {
       if (code >= 200 && code < 300) {
@@ -597,10 +573,7 @@ public final class DrainStepper {
       }
     }
 
-    /**
-     * Budget names from the causes of a 429 ("The disruption budget web-pdb needs 2 healthy
-     * pods...").
-     */
+    /** Budget names from a 429's causes ("The disruption budget web-pdb needs 2 healthy..."). */
     static Set<String> budgetNames(ApiStatus status) {
       return status.causes().stream()
           .filter(c -> DISRUPTION_BUDGET_CAUSE.equals(c.reason()))
@@ -635,10 +608,7 @@ public final class DrainStepper {
     }
   }
 
-  /**
-   * Whether and in which group/version the server serves the pods/eviction subresource, as kubectl
-   * finds it from discovery; empty: a server without it gets deletions.
-   */
+  /** The group/version serving pods/eviction, as kubectl discovers it; empty: delete instead. */
   static Optional<String> discoverEviction(RawApi api) throws ApiException {
     return evictionGroupVersion(
         api.get(

@@ -283,7 +283,7 @@ public final class NodeDrainer {
                   + " seconds, not waited for, skipping");
         } else {
           left.put(ref, now);
-          if (terminating(now)) {
+          if (PodFilters.terminating(now)) {
             // Someone else deletes it, so the stepper sends no eviction; kubectl would send one
             // (accepted, the pod going anyway) and print its line, so it is announced.
             announce(ref);
@@ -304,10 +304,7 @@ public final class NodeDrainer {
       return left.isEmpty();
     }
 
-    /**
-     * Writes how the node's drain ended as kubectl does ("node/x drained", or the pods still there
-     * with what holds them, and those that failed) and returns it.
-     */
+    /** Writes how the drain ended as kubectl does ("node/x drained", or what is left, and why). */
     Drained finish() {
       Map<PodRef, Set<String>> refused = refusals();
       Optional<String> error = Optional.empty();
@@ -341,7 +338,8 @@ public final class NodeDrainer {
     /** What holds a pod still there, as kubectl's pending line ends. */
     private String holding(PodRef ref, V1Pod pod, Map<PodRef, Set<String>> refused) {
       DrainMemory.PodState s = memory.state(ref);
-      if (terminating(pod) || (s != null && s.waiting == EvictionOutcome.Kind.ACCEPTED)) {
+      if (PodFilters.terminating(pod)
+          || (s != null && s.waiting == EvictionOutcome.Kind.ACCEPTED)) {
         return " (terminating)";
       }
       Set<String> by = refused.get(ref);
@@ -355,7 +353,9 @@ public final class NodeDrainer {
       Map<PodRef, Set<String>> refused = new TreeMap<>();
       for (PodRef ref : left.keySet()) {
         DrainMemory.PodState s = memory.state(ref);
-        if (s != null && s.waiting == EvictionOutcome.Kind.BLOCKED && !terminating(left.get(ref))) {
+        if (s != null
+            && s.waiting == EvictionOutcome.Kind.BLOCKED
+            && !PodFilters.terminating(left.get(ref))) {
           refused.put(ref, Set.copyOf(s.budgets));
         }
       }
@@ -418,10 +418,6 @@ public final class NodeDrainer {
       } catch (RuntimeException e) {
         LOG.warn("drain output failed error={}", e.toString());
       }
-    }
-
-    private static boolean terminating(V1Pod pod) {
-      return pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null;
     }
   }
 

@@ -147,6 +147,10 @@ public final class PodFilters {
     return elapsedSeconds > limit.toSeconds();
   }
 
+  static boolean terminating(V1Pod pod) {
+    return pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null;
+  }
+
   static boolean isFinished(V1Pod pod) {
     String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
     return "Succeeded".equals(phase) || "Failed".equals(phase);
@@ -310,10 +314,7 @@ public final class PodFilters {
     PodVerdict verdict(V1Pod pod);
   }
 
-  /**
-   * Tells whether the DaemonSet a pod names as its controller still exists: empty if it does, else
-   * the server's 404 or why the lookup failed.
-   */
+  /** Whether a pod's DaemonSet exists: empty if so, else the 404 or why the lookup failed. */
   @FunctionalInterface
   public interface DaemonSetLookup {
     Optional<ApiException> find(String namespace, String name);

@@ -60,10 +60,7 @@ public final class SteppedDrains implements AutoCloseable {
   private final Map<String, Drain> drains = new ConcurrentHashMap<>();
   private final ExecutorService evictions;
 
-  /**
-   * Whether each client's cluster serves evictions, asked at its first drain: a client (a guest
-   * cluster's, rebuilt when its kubeconfig changes) is forgotten with it.
-   */
+  /** Eviction support per client, asked at its first drain, forgotten with it (weak keys). */
   private final Map<ApiClient, CompletableFuture<Optional<String>>> evictionSupport =
       Collections.synchronizedMap(new WeakHashMap<>());
 
@@ -189,9 +186,7 @@ public final class SteppedDrains implements AutoCloseable {
     /** No watch accepted since the last failed try: the server is not reached now. */
     volatile boolean failing;
 
-    /**
-     * @param resourceVersion where the first watch starts; null: {@link #relist} first
-     */
+    /** {@code resourceVersion}: where the first watch starts; null: {@link #relist} first. */
     WatchLoop(RawApi api, Class<T> type, String resourceVersion, String threadName) {
       this.api = api;
       this.responseType = TypeToken.getParameterized(Watch.Response.class, type).getType();
@@ -402,17 +397,12 @@ public final class SteppedDrains implements AutoCloseable {
     private final Map<PodRef, PodState> pods = new HashMap<>();
     private final Set<PodRef> evicted = new TreeSet<>();
 
-    /**
-     * The eviction API version ("policy/v1"; empty: deletions), discovered once; null until then.
-     */
+    /** The eviction API version ("policy/v1"; empty: deletions); null until discovered. */
     Optional<String> evictionVersion;
 
     private DaemonSetLookup daemonSets;
 
-    /**
-     * @param baseRetry the first wait after a refusal (kubectl: 5 s)
-     * @param maxRetry the longest wait between two evictions of a refused pod
-     */
+    /** {@code baseRetry}: the first wait after a refusal (kubectl: 5 s). */
     public DrainMemory(Duration baseRetry, Duration maxRetry) {
       if (baseRetry.isNegative() || baseRetry.isZero() || maxRetry.compareTo(baseRetry) < 0) {
         throw new IllegalArgumentException(
@@ -428,9 +418,7 @@ public final class SteppedDrains implements AutoCloseable {
       return s == null || s.woken || !now.isBefore(s.due);
     }
 
-    /**
-     * True if the pod's retry timer (not a budget's wake) makes it due now, or it was never tried.
-     */
+    /** True if its timer (not a budget's wake) makes the pod due now, or it was never tried. */
     boolean timerDue(PodRef pod, Instant now) {
       PodState s = pods.get(pod);
       return s == null || !now.isBefore(s.due);

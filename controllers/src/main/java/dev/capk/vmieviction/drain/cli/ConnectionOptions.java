@@ -103,10 +103,7 @@ public final class ConnectionOptions {
   /** Long enough for any single request of a drain; watches set their own. */
   private static final Duration READ_TIMEOUT = Duration.ofSeconds(60);
 
-  /**
-   * An API client for the chosen kubeconfig, context, cluster and user, found as kubectl finds one:
-   * --kubeconfig, else $KUBECONFIG, else ~/.kube/config, else the in-cluster service account.
-   */
+  /** A client found as kubectl finds one: --kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster. */
   public ApiClient connect(Map<String, String> env) throws KubeconfigException {
     ApiClient client = find(env);
     if (requestTimeout != null && !requestTimeout.isZero()) {
@@ -145,10 +142,7 @@ public final class ConnectionOptions {
     return fromFile(file, context, cluster, user);
   }
 
-  /**
-   * kubectl's --cluster and --user: the chosen context, in memory only, names another cluster or
-   * user of the same kubeconfig. The file is never written.
-   */
+  /** kubectl's --cluster and --user: the context names them, in memory only (never the file). */
   @SuppressWarnings("unchecked")
   private static void overrideContext(KubeConfig config, String cluster, String user)
       throws KubeconfigException {
@@ -255,10 +249,7 @@ public final class ConnectionOptions {
     }
   }
 
-  /**
-   * kubectl's --request-timeout: a bare integer is seconds, otherwise a Go duration; never
-   * negative.
-   */
+  /** kubectl's --request-timeout: bare integer seconds, or a Go duration; never negative. */
   static final class RequestTimeoutConverter implements CommandLine.ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {

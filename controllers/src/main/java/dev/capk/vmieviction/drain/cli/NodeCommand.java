@@ -128,10 +128,7 @@ class NodeCommand implements Callable<Integer> {
     return run(client, nodes, strategy);
   }
 
-  /**
-   * The names of the nodes matching a label selector, sorted by name as the API server lists them,
-   * page by page. The selector is checked by the server.
-   */
+  /** The nodes matching a label selector (checked by the server), by name, page by page. */
   private static List<String> nodesMatching(ApiClient client, String selector) throws ApiException {
     RawApi api = new RawApi(client);
     List<String> names = new ArrayList<>();
