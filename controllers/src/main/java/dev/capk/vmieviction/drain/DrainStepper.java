@@ -531,46 +531,39 @@ public final class DrainStepper {
       ApiStatus status = ApiStatus.parse(code, body);
       String msg = status.message().isEmpty() ? "HTTP " + code : status.message();
       String lower = msg.toLowerCase(Locale.ROOT);
-      switch (code) {
-        case 404:
-          return of(Kind.GONE, msg);
-        case 409:
-          // Evictions and deletions carry a UID precondition; its failure means the pod was
-          // replaced.
-          if (lower.contains("precondition") || lower.contains("uid")) {
-            return of(Kind.REPLACED, msg);
-          }
-          return of(Kind.TRANSIENT, msg);
-        case 429:
-          {
-            Set<String> budgets = budgetNames(status);
-            boolean budget =
-                !budgets.isEmpty()
+      Set<String> budgets = code == 429 ? budgetNames(status) : Set.of();
+      return switch (code) {
+        case 404 -> of(Kind.GONE, msg);
+        // Evictions and deletions carry a UID precondition: its failure means the pod was replaced.
+        case 409 ->
+            of(
+                lower.contains("precondition") || lower.contains("uid")
+                    ? Kind.REPLACED
+                    : Kind.TRANSIENT,
+                msg);
+        case 429 ->
+            !budgets.isEmpty()
                     || status.hasCause(DISRUPTION_BUDGET_CAUSE)
-                    || lower.contains("disruption budget");
-            if (budget) {
-              return new EvictionOutcome(Kind.BLOCKED, msg, budgets, 0);
-            }
-            return new EvictionOutcome(Kind.THROTTLED, msg, Set.of(), retryAfter(headers));
-          }
-        case 403:
-          if (status.hasCause(NAMESPACE_TERMINATING_CAUSE)) {
-            return of(Kind.NAMESPACE_TERMINATING, msg);
-          }
-          return of(Kind.FORBIDDEN, msg);
-        case 401:
-          return of(Kind.FORBIDDEN, msg);
-        case 500:
-          if (lower.contains("more than one poddisruptionbudget")
-              || lower.contains("multiple poddisruptionbudgets")) {
-            return of(Kind.MULTIPLE_BUDGETS, msg);
-          }
-          return of(Kind.TRANSIENT, msg);
-        case 408, 502, 503, 504:
-          return of(Kind.TRANSIENT, msg);
-        default:
-          return of(code > 500 ? Kind.TRANSIENT : Kind.FAILED, "HTTP " + code + ": " + msg);
-      }
+                    || lower.contains("disruption budget")
+                ? new EvictionOutcome(Kind.BLOCKED, msg, budgets, 0)
+                : new EvictionOutcome(Kind.THROTTLED, msg, Set.of(), retryAfter(headers));
+        case 403 ->
+            of(
+                status.hasCause(NAMESPACE_TERMINATING_CAUSE)
+                    ? Kind.NAMESPACE_TERMINATING
+                    : Kind.FORBIDDEN,
+                msg);
+        case 401 -> of(Kind.FORBIDDEN, msg);
+        case 500 ->
+            of(
+                lower.contains("more than one poddisruptionbudget")
+                        || lower.contains("multiple poddisruptionbudgets")
+                    ? Kind.MULTIPLE_BUDGETS
+                    : Kind.TRANSIENT,
+                msg);
+        case 408, 502, 503, 504 -> of(Kind.TRANSIENT, msg);
+        default -> of(code > 500 ? Kind.TRANSIENT : Kind.FAILED, "HTTP " + code + ": " + msg);
+      };
     }
 
     /** Budget names from a 429's causes ("The disruption budget web-pdb needs 2 healthy..."). */

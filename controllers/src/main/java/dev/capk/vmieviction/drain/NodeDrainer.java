@@ -181,9 +181,7 @@ public final class NodeDrainer {
           Duration wait =
               step(stepper, deadline).map(n -> Duration.between(clock.instant(), n)).orElse(TICK);
           wait = deadline.cap(wait.compareTo(TICK) < 0 ? wait : TICK);
-          if (!wait.isNegative() && !wait.isZero()) {
-            wake.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS);
-          }
+          wake.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS);
           // Several wake-ups while stepping ask for one look, not one each.
           wake.drainPermits();
         }
@@ -431,10 +429,6 @@ public final class NodeDrainer {
   public record Drained(List<PodRef> evicted, Optional<String> error) {
     public Drained {
       evicted = evicted.stream().sorted().toList();
-    }
-
-    public boolean isComplete() {
-      return error.isEmpty();
     }
   }
 

@@ -243,10 +243,6 @@ public final class PodFilters {
       return out;
     }
 
-    public List<PodRef> toEvictRefs() {
-      return toEvict.stream().map(PodRef::of).toList();
-    }
-
     public boolean refused() {
       return !refusals.isEmpty();
     }

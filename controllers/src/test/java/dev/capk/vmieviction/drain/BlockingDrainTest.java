@@ -113,7 +113,7 @@ class BlockingDrainTest {
     List<String> end = new ArrayList<>();
     Drained d = finish(p, end);
     assertEquals(List.of(refA, refB), d.evicted());
-    assertTrue(d.isComplete());
+    assertTrue(d.error().isEmpty());
     assertEquals(List.of("node/n drained"), end);
     assertEquals(
         List.of("evicting pod ns/a", "evicting pod ns/b", "pod/a evicted", "pod/b evicted"), calls);
@@ -166,7 +166,7 @@ class BlockingDrainTest {
     assertTrue(p.complete());
     Drained r = p.finish();
     assertEquals(List.of(refA, refB), r.evicted());
-    assertTrue(r.isComplete());
+    assertTrue(r.error().isEmpty());
     assertEquals(
         List.of(
             "evicting pod ns/a (dry run)",

@@ -36,7 +36,8 @@ class DrainPlanTest {
             pod("kube-system", "proxy").ownedBy("DaemonSet", "proxy").build(),
             pod("kube-system", "etcd").mirror().build());
     assertFalse(p.refused());
-    assertEquals(List.of("a/web-1", "b/web-2"), names(p.toEvictRefs()));
+    assertEquals(
+        List.of("a/web-1", "b/web-2"), names(p.toEvict().stream().map(PodRef::of).toList()));
     assertEquals(
         List.of("kube-system/etcd", "kube-system/proxy"),
         p.skipped().keySet().stream().map(PodRef::toString).toList());
@@ -100,11 +101,11 @@ class DrainPlanTest {
               b.deleteEmptyDirData = true;
             },
             pod("a", "scratch").emptyDir().build());
-    assertEquals(List.of("a/scratch"), names(forced.toEvictRefs()));
+    assertEquals(List.of("a/scratch"), names(forced.toEvict().stream().map(PodRef::of).toList()));
     assertEquals(
         Map.of(
             PodFilters.UNMANAGED_WARNING,
-            List.of(new PodRef("a", "scratch", forced.toEvictRefs().get(0).uid()))),
+            List.of(new PodRef("a", "scratch", PodRef.of(forced.toEvict().get(0)).uid()))),
         forced.warnings());
 
     // kubectl 1.35 prints no "deleting Pods with local storage": the next filter's "Okay" wins.
@@ -112,7 +113,7 @@ class DrainPlanTest {
         plan(
             b -> b.deleteEmptyDirData = true,
             pod("a", "cache").emptyDir().ownedBy("ReplicaSet", "cache").build());
-    assertEquals(List.of("a/cache"), names(owned.toEvictRefs()));
+    assertEquals(List.of("a/cache"), names(owned.toEvict().stream().map(PodRef::of).toList()));
     assertEquals(Map.of(), owned.warnings());
   }
 

@@ -135,7 +135,7 @@ class NodeDrainerIT {
     fx.awaitRunning(s.ns, 3);
     RecordingOutput rec = new RecordingOutput();
     Drained r = drain(s.node, opts(), rec);
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(3, r.evicted().size());
     assertTrue(fx.podsOn(s.node).isEmpty());
     assertTrue(fx.unschedulable(s.node));
@@ -163,7 +163,7 @@ class NodeDrainerIT {
     RecordingOutput rec = new RecordingOutput();
     assertFalse(cordoner.setUnschedulable(s.node, true, DryRun.NONE), "cordoned already");
     Drained r = drainer.drain(s.node, opts(b -> b.ignoreAllDaemonSets = true), rec);
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(web)), r.evicted());
     assertEquals(1, rec.warnings().size(), rec.lines().toString());
     assertTrue(
@@ -179,7 +179,7 @@ class NodeDrainerIT {
     V1Pod web = fx.pod(s.ns, s.node, "web", ownedBy(s.owner));
     RecordingOutput rec = new RecordingOutput();
     Drained r = drain(s.node, opts(), rec);
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(web)), r.evicted());
     assertTrue(
         rec.lines().stream().noneMatch(l -> l.contains("static")),
@@ -200,7 +200,7 @@ class NodeDrainerIT {
 
     RecordingOutput rec = new RecordingOutput();
     Drained r = drain(s.node, opts(b -> b.deleteEmptyDirData = true), rec);
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(cache)), r.evicted());
     assertEquals(List.of(), rec.warnings(), "kubectl 1.35 warns of no local storage either");
   }
@@ -215,7 +215,7 @@ class NodeDrainerIT {
     assertTrue(refused.getMessage().contains(s.ns + "/bare"), refused.getMessage());
 
     Drained r = drain(s.node, opts(b -> b.force = true));
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(bare)), r.evicted());
   }
 
@@ -227,7 +227,7 @@ class NodeDrainerIT {
     fx.finish(s.ns, "done", "Succeeded");
     RecordingOutput rec = new RecordingOutput();
     Drained r = drain(s.node, opts(), rec);
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(done)), r.evicted());
     assertTrue(rec.warnings().isEmpty(), rec.lines().toString());
   }
@@ -255,7 +255,7 @@ class NodeDrainerIT {
         });
     RecordingOutput rec = new RecordingOutput();
     Drained r = drain(node, opts(b -> b.skipWaitForDeleteTimeout = Duration.ofSeconds(1)), rec);
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertTrue(r.evicted().isEmpty(), "nothing actually went: " + r.toString());
     // old was being deleted too long already at the plan (skipped silently, as kubectl does);
     // fresh was evicted and became so while waited for.
@@ -275,7 +275,7 @@ class NodeDrainerIT {
     fx.pod(s.ns, s.node, "c");
     RecordingOutput rec = new RecordingOutput();
     Drained r = drain(s.node, opts(b -> b.podSelector = "tier in (front)"), rec);
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(a)), r.evicted());
     assertEquals(
         List.of("evicting pod " + ref(a), "pod/a evicted", "node/" + s.node + " drained"),
@@ -326,7 +326,7 @@ class NodeDrainerIT {
 
     fx.cluster.kubectl().runOrFail(null, "-n", ns, "scale", "deployment", "web", "--replicas=3");
     Drained r = drain.get(90, TimeUnit.SECONDS);
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(before.values().stream().map(PodRef::of).sorted().toList(), r.evicted());
     assertTrue(fx.podsOn(x).isEmpty());
   }
@@ -341,7 +341,7 @@ class NodeDrainerIT {
     RecordingOutput rec = new RecordingOutput();
     // Long enough for the budget's first refusal to come back on a loaded machine.
     Drained r = drain(s.node, opts(b -> b.timeout = Duration.ofSeconds(6)), rec);
-    assertFalse(r.isComplete());
+    assertFalse(r.error().isEmpty());
     assertTrue(r.error().orElseThrow().endsWith("global timeout reached: 6s"), r.toString());
     assertEquals(List.of(ref(web)), r.evicted());
     List<String> lines = rec.lines();
@@ -371,7 +371,7 @@ class NodeDrainerIT {
     assertEquals(x, original.getSpec().getNodeName());
 
     Drained r = drain(x, opts());
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(original)), r.evicted());
     Await.until(
         "db-0 recreated",
@@ -411,7 +411,7 @@ class NodeDrainerIT {
                     b.dryRun = mode;
                   }),
               rec);
-      assertTrue(r.isComplete(), r.toString());
+      assertTrue(r.error().isEmpty(), r.toString());
       assertEquals(3, r.evicted().size(), "the pods that would go: " + r.toString());
       assertFalse(fx.unschedulable(s.node), mode + " did not cordon");
       assertEquals(before.keySet(), fx.podsOn(s.node).keySet(), mode + " evicted nothing");
@@ -428,7 +428,7 @@ class NodeDrainerIT {
     fx.budget(s.ns, "db", 2, Map.of("app", "db"), 2);
     RecordingOutput rec = new RecordingOutput();
     Drained r = drain(s.node, opts(b -> b.disableEviction = true), rec);
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(2, r.evicted().size());
     assertTrue(fx.podsOn(s.node).isEmpty());
     assertTrue(rec.lines().stream().anyMatch(e -> e.endsWith(" deleted")), rec.lines().toString());
@@ -467,7 +467,7 @@ class NodeDrainerIT {
                   b.timeout = Duration.ofMinutes(3);
                   b.chunkSize = 100;
                 }));
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(500, r.evicted().size());
     assertTrue(fx.podsOn(s.node).isEmpty());
   }
@@ -492,7 +492,7 @@ class NodeDrainerIT {
     fx.cluster.restartApiServer(Duration.ofSeconds(2));
     fx.policy.deleteNamespacedPodDisruptionBudget("db", s.ns).execute();
     Drained r = drain.get(90, TimeUnit.SECONDS);
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(db)), r.evicted());
   }
 

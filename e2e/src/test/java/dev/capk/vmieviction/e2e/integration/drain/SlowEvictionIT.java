@@ -137,7 +137,7 @@ class SlowEvictionIT {
                     }),
                 rec);
 
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(2, r.evicted().size(), r.toString());
     assertEquals(
         2,
