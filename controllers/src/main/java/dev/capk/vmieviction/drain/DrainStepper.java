@@ -90,13 +90,6 @@ public final class DrainStepper {
     this.evictionSupport = evictionSupport;
   }
 
-  /** One step, knowing nothing of the budgets. */
-  public DrainStep step(
-      String nodeName, List<V1Pod> podsOnNode, DrainOptions options, DrainMemory memory)
-      throws ApiException, DrainRefusedException {
-    return step(nodeName, podsOnNode, options, memory, BudgetWatch.NONE);
-  }
-
   /** One step, telling nobody of its evictions. */
   public DrainStep step(
       String nodeName,

@@ -38,7 +38,8 @@ class PodWaitsTest {
                 "node-1",
                 List.of(kept, two, none),
                 DrainOptions.of(b -> b.force = true),
-                new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20)));
+                new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20)),
+                NodeWatch.BudgetWatch.NONE);
 
     assertEquals(
         Map.of(
