@@ -6,7 +6,6 @@ import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.PodFilters;
-import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
@@ -208,15 +207,7 @@ public final class DrainCommand extends NodeCommand {
     try {
       error = drainer.drain(node, options, reporter).error().orElse(null);
     } catch (DrainRefusedException e) {
-      List<String> groups =
-          e.refusals().entrySet().stream()
-              .map(
-                  r ->
-                      kubectlRefusal(r.getKey())
-                          + ": "
-                          + String.join(", ", r.getValue().stream().map(PodRef::toString).toList()))
-              .toList();
-      error = aggregate(groups);
+      error = aggregate(e.groups().stream().map(DrainCommand::kubectlRefusal).toList());
     } catch (ApiException e) {
       error = ApiStatus.describe(e);
     } catch (RuntimeException e) {
@@ -243,8 +234,8 @@ public final class DrainCommand extends NodeCommand {
    * without a controller already starts with it: scripts see "cannot delete cannot delete Pods that
    * declare no controller", so we print the same.
    */
-  static String kubectlRefusal(String reason) {
-    return reason.equals(PodFilters.UNMANAGED_FATAL) ? "cannot delete " + reason : reason;
+  static String kubectlRefusal(String group) {
+    return group.startsWith(PodFilters.UNMANAGED_FATAL + ": ") ? "cannot delete " + group : group;
   }
 
   /** picocli converter for Go-style durations. */
