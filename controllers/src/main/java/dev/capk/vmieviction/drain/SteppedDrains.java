@@ -124,10 +124,7 @@ public final class SteppedDrains implements AutoCloseable {
             current != null && current.node.equals(node)
                 ? current.memory
                 : new DrainMemory(baseRetry, maxRetry));
-    Drain replaced = drains.put(key, opened);
-    if (replaced != null) {
-      replaced.watch.close();
-    }
+    Optional.ofNullable(drains.put(key, opened)).ifPresent(replaced -> replaced.watch.close());
     return new Pods(pods, opened, true);
   }
 
@@ -140,11 +137,9 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   public Optional<Drain> end(String key) {
-    Drain d = drains.remove(key);
-    if (d != null) {
-      d.watch.close();
-    }
-    return Optional.ofNullable(d);
+    Optional<Drain> ended = Optional.ofNullable(drains.remove(key));
+    ended.ifPresent(d -> d.watch.close());
+    return ended;
   }
 
   public Set<String> keys() {
