@@ -330,10 +330,8 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     }
 
     /**
-     * Takes up to {@code wanted} of the disruptions {@code budget} allows now and not yet taken
-     * since its status was last seen (all of them for a budget not known).
-     *
-     * @return how many were granted
+     * Takes (returns) up to {@code wanted} of the disruptions {@code budget} allows and not yet
+     * taken since its status was last seen (all of them for a budget not known).
      */
     public int take(String budget, int wanted) {
       Seen seen = budgets.get(budget);

@@ -596,11 +596,9 @@ public final class SteppedDrains implements AutoCloseable {
     }
 
     /**
-     * As {@link #start(ApiClient, String, Runnable)}, from a list of the node's pods the caller has
-     * just made (field selector {@code spec.nodeName}, all namespaces): the watch resumes from its
-     * resourceVersion and {@link #pods()} answers from it at once, so the drain's first step and
-     * the watch share one list. Null, or a list without a resourceVersion: the watch lists itself.
-     * Each watch request is bound to {@code api}'s deadline (a blocking drain's).
+     * As {@link #start(ApiClient, String, Runnable)}, resuming from a list of the node's pods the
+     * caller has just made (one list for the drain's first step and the watch; null, or no
+     * resourceVersion: the watch lists itself). Each request is bound to {@code api}'s deadline.
      */
     static NodePodWatch start(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
       NodePodWatch w = new NodePodWatch(api, node, onPodsLeft, seed);

@@ -72,11 +72,7 @@ class NodeCommand implements Callable<Integer> {
     this.err = err;
   }
 
-  /**
-   * Checks the command's own flags before anything is sent.
-   *
-   * @throws IllegalArgumentException with kubectl's wording for a bad value
-   */
+  /** Checks the command's own flags before anything is sent (kubectl's wording if bad). */
   void check(DryRun strategy) {}
 
   /** Acts on the resolved nodes; returns the exit code. */
