@@ -110,12 +110,9 @@ public final class NodeDrainer {
   }
 
   /**
-   * One blocking drain once the node is cordoned and its pods planned: steps the drain ({@link
-   * DrainStepper}) and, between steps, waits for the node's pod watch to show pods leaving or for
-   * the next eviction to be due, never past the deadline. The stepper's memory keeps each pod's
-   * retries, budgets and failures; this loop keeps only what kubectl's output needs: the pods still
-   * awaited (by UID: a namesake a StatefulSet recreates is another pod), and how the others ended.
-   * An output that throws is logged and ignored, since reporting must never break a drain.
+   * One blocking drain of planned pods, never waiting past the deadline. The stepper's memory keeps
+   * each pod's retries, budgets and failures; this keeps only what kubectl's output needs: the pods
+   * still awaited, and how the others ended. An output that throws is logged, never the drain's.
    */
   static final class BlockingDrain implements DrainStepper.Observer {
     /** The longest wait between two looks: skip-wait ages grow without any event to say so. */

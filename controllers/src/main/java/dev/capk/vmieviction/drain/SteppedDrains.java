@@ -65,9 +65,8 @@ public final class SteppedDrains implements AutoCloseable {
       Collections.synchronizedMap(new WeakHashMap<>());
 
   /**
-   * @param threadName names the eviction threads ({@code %d}: their number)
-   * @param baseRetry the first wait after a refused eviction (cut to {@code maxRetry})
-   * @param maxRetry the longest wait between two evictions of a refused pod
+   * {@code threadName} names the eviction threads ({@code %d}: their number); {@code baseRetry},
+   * the first wait after a refused eviction, is cut to {@code maxRetry}, the longest.
    */
   public SteppedDrains(String threadName, Duration baseRetry, Duration maxRetry) {
     this.baseRetry = baseRetry.compareTo(maxRetry) > 0 ? maxRetry : baseRetry;
