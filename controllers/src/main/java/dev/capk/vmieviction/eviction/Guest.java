@@ -221,14 +221,14 @@ public class Guest {
       String vmiKey, String nodeName, Duration requestTimeout, boolean nodeUnreachable)
       throws GuestAccessException, ApiException {
     DrainOptions options =
-        DrainOptions.builder()
-            .force(true)
-            .ignoreAllDaemonSets(true)
-            .deleteEmptyDirData(true)
-            .timeout(requestTimeout)
-            // An unreachable kubelet never confirms deletions: skip pods deleted long ago.
-            .skipWaitForDeleteTimeout(nodeUnreachable ? SKIP_WAIT_WHEN_UNREACHABLE : Duration.ZERO)
-            .build();
+        DrainOptions.of(
+            o -> {
+              o.force = o.ignoreAllDaemonSets = o.deleteEmptyDirData = true;
+              o.timeout = requestTimeout;
+              // An unreachable kubelet never confirms deletions: skip pods deleted long ago.
+              o.skipWaitForDeleteTimeout =
+                  nodeUnreachable ? SKIP_WAIT_WHEN_UNREACHABLE : Duration.ZERO;
+            });
     // The watch's pods; else one list of our own, which also starts a watch not running yet.
     SteppedDrains.Pods on =
         guests.drains.pods(
@@ -429,7 +429,7 @@ public class Guest {
               Map.of(),
               Map.of(),
               Set.of(),
-              List.of(),
+              Map.of(),
               Optional.empty(),
               Map.of()),
           refusals);

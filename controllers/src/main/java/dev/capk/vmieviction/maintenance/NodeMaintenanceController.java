@@ -10,6 +10,7 @@ import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
+import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
@@ -234,7 +235,9 @@ public final class NodeMaintenanceController
     if (on.opened()) {
       log.debug("node pod watch opened nodeMaintenance={} node={}", name, node);
     }
-    return drains.stepper(requestClient).step(node, on.pods(), options, on.drain().memory());
+    return drains
+        .stepper(requestClient)
+        .step(node, on.pods(), options, on.drain().memory(), BudgetWatch.NONE);
   }
 
   @Override

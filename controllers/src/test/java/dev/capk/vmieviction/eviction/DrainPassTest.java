@@ -60,7 +60,7 @@ class DrainPassTest {
             budgets,
             failed,
             Set.of(),
-            List.of(),
+            Map.of(),
             nextTry,
             waiting),
         refusals);

@@ -97,7 +97,7 @@ class NodeMaintenanceReconcilerTest {
         blocking,
         Map.of(),
         Set.of(),
-        List.of(),
+        Map.of(),
         nextTry,
         Map.of());
   }
