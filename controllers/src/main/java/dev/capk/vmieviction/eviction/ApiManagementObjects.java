@@ -1,7 +1,6 @@
 package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.CapkLabels;
-import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capi.Cluster;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capi.ClusterList;
@@ -23,7 +22,6 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -64,9 +62,8 @@ public final class ApiManagementObjects implements ManagementObjects {
     GuestClusterRef ref = namespaces.clusterOf(vmi);
     String ns = ref.namespace();
     List<String> unavailable = new ArrayList<>();
-    Optional<MachineContract.ClusterFacts> cluster =
-        get(cached.clusters(), clusters, "Cluster", ns, ref.name(), unavailable)
-            .map(c -> clusterFacts(ref.toString(), c));
+    Optional<Cluster> cluster =
+        get(cached.clusters(), clusters, "Cluster", ns, ref.name(), unavailable);
     String kvmName = Metadata.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAME);
     Optional<KubevirtMachine> kvm = Optional.empty();
     if (kvmName == null || kvmName.isBlank()) {
@@ -92,48 +89,11 @@ public final class ApiManagementObjects implements ManagementObjects {
     if (kvm.isPresent() && owner.isEmpty()) {
       unavailable.add("KubevirtMachine " + ns + "/" + kvmName + " has no owner Machine");
     }
-    Optional<MachineContract.MachineFacts> machine = Optional.empty();
+    Optional<Machine> machine = Optional.empty();
     if (owner.isPresent()) {
-      machine =
-          get(cached.machines(), machines, "Machine", ns, owner.get(), unavailable)
-              .map(m -> machineFacts(ns + "/" + owner.get(), m));
+      machine = get(cached.machines(), machines, "Machine", ns, owner.get(), unavailable);
     }
-    return new MachineContract.Facts(
-        ref.toString(),
-        cluster,
-        kvm.map(
-            k ->
-                new MachineContract.KubevirtMachineFacts(
-                    ns + "/" + kvmName,
-                    Optional.ofNullable(
-                        Metadata.annotation(
-                            k.getMetadata(), EvictionAnnotations.CAPK_DELETION_GRACE_TIME)))),
-        machine,
-        unavailable);
-  }
-
-  private static MachineContract.ClusterFacts clusterFacts(String name, Cluster c) {
-    V1ObjectMeta meta = c.getMetadata();
-    return new MachineContract.ClusterFacts(
-        name,
-        (c.getSpec() != null && Boolean.TRUE.equals(c.getSpec().getPaused()))
-            || Metadata.annotation(meta, ClusterApi.PAUSED_ANNOTATION) != null,
-        Optional.ofNullable(
-            Metadata.annotation(meta, ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION)),
-        Optional.ofNullable(Metadata.annotation(meta, ClusterApi.LIVE_MIGRATION_ANNOTATION)),
-        // Being deleted: a finalizer, e.g. Cluster API's own, keeps it.
-        Optional.ofNullable(meta == null ? null : meta.getDeletionTimestamp())
-            .map(OffsetDateTime::toInstant));
-  }
-
-  private static MachineContract.MachineFacts machineFacts(String name, Machine m) {
-    Machine.Spec spec = m.getSpec();
-    return new MachineContract.MachineFacts(
-        name,
-        Metadata.annotation(m.getMetadata(), ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION) != null,
-        Optional.ofNullable(spec == null ? null : spec.getNodeDrainTimeout()),
-        Optional.ofNullable(spec == null ? null : spec.getDeletion())
-            .map(Machine.Deletion::getNodeDrainTimeoutSeconds));
+    return new MachineContract.Facts(ref.toString(), cluster, kvm, machine, unavailable);
   }
 
   /**

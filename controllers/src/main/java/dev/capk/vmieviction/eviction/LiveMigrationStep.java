@@ -77,7 +77,7 @@ final class LiveMigrationStep {
     this.kubevirt = kubevirt;
   }
 
-  /** The migrations this controller created (label-selected), in every namespace. */
+  /** Ours (label-selected), in every namespace. */
   private List<VirtualMachineInstanceMigration> ours() throws ApiException {
     ListOptions options = new ListOptions();
     options.setLabelSelector(EvictionAnnotations.MIGRATION_OWNED_LABEL);
@@ -108,12 +108,7 @@ final class LiveMigrationStep {
     }
   }
 
-  /**
-   * One evacuation's migration as this step sees it.
-   *
-   * @param number the attempt recorded, 0 when none; {@code current} its migration's name
-   * @param cutoff the deadline minus the reserve: no migration runs past it
-   */
+  /** {@code number}: the attempt recorded (0: none), {@code current} its migration's name. */
   private record Migrating(
       String key,
       VirtualMachineInstance vmi,
@@ -137,7 +132,12 @@ final class LiveMigrationStep {
       Optional<String> clusterPolicy)
       throws ApiException {
     String startText = DrainStartTime.format(start);
-    LiveMigrationPolicy policy = policy(key, vmi, startText, clusterPolicy);
+    LiveMigrationPolicy policy =
+        policies.resolve(
+            clusterPolicy,
+            c.settings.liveMigration(),
+            vmi.getMetadata().getUid() + "/" + startText,
+            (shown, flag) -> Told.POLICY_INVALID.to(c.events, vmi, key, shown, flag.value));
     boolean fellBack =
         startText.equals(Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
     Optional<MigrationAttempt> attempt =
@@ -201,7 +201,6 @@ final class LiveMigrationStep {
     return fallBack(m, (MigrationDecision.FallBack) next, deadline);
   }
 
-  /** The step is over for now: look again after {@code retry} (capped at the deadline). */
   private static StepOutcome stop(Duration retry) {
     return new StepOutcome.Wait(
         EvacuationPhase.Migrating, "live migration under way or waiting for a slot", retry);
@@ -299,7 +298,6 @@ final class LiveMigrationStep {
     Told.ATTEMPT_FAILED.to(c.events, vmi, key, number, then);
   }
 
-  /** What to do next, given our migrations as {@code ours} lists them. */
   private MigrationDecision.Step decide(Migrating m, List<VirtualMachineInstanceMigration> ours) {
     List<VirtualMachineInstanceMigration> running =
         ours.stream().filter(g -> !g.finished()).toList();
@@ -363,18 +361,9 @@ final class LiveMigrationStep {
     return stop(look);
   }
 
-  /** One of our migrations ended (or was cancelled): the VMIs waiting for a slot look again. */
+  /** The VMIs waiting for a slot look again. */
   private void slotFreed() {
     c.waitOver(SLOT, null);
-  }
-
-  private LiveMigrationPolicy policy(
-      String key, VirtualMachineInstance vmi, String startText, Optional<String> raw) {
-    return policies.resolve(
-        raw,
-        c.settings.liveMigration(),
-        vmi.getMetadata().getUid() + "/" + startText,
-        (shown, flag) -> Told.POLICY_INVALID.to(c.events, vmi, key, shown, flag.value));
   }
 
   /**
