@@ -86,8 +86,24 @@ final class LiveMigrationStep {
     return list == null || list.getItems() == null ? List.of() : list.getItems();
   }
 
-  /** False when one of that name existed already (a restart or another replica got there). */
-  private boolean create(VirtualMachineInstanceMigration migration) throws ApiException {
+  /**
+   * Creates attempt {@code name} of {@code m}; false when one of that name existed already (a
+   * restart or another replica got there).
+   */
+  private boolean create(Migrating m, String name) throws ApiException {
+    String vmi = m.vmi().getMetadata().getName();
+    VirtualMachineInstanceMigration migration =
+        new VirtualMachineInstanceMigration()
+            .metadata(
+                new V1ObjectMeta()
+                    .name(name)
+                    .namespace(m.vmi().getMetadata().getNamespace())
+                    .labels(Map.of(EvictionAnnotations.MIGRATION_OWNED_LABEL, "true"))
+                    .annotations(
+                        m.infraNode() == null
+                            ? Map.of()
+                            : Map.of(EvictionAnnotations.MIGRATION_SOURCE_NODE, m.infraNode())))
+            .spec(new VirtualMachineInstanceMigration.Spec().vmiName(vmi));
     CreateOptions options = new CreateOptions();
     options.setFieldManager(InfraVmis.FIELD_MANAGER);
     KubernetesApiResponse<VirtualMachineInstanceMigration> r =
@@ -226,7 +242,7 @@ final class LiveMigrationStep {
               EvictionAnnotations.MIGRATION_ATTEMPT,
               MigrationAttempt.format(m.startText(), s.number(), c.clock.instant()));
       String name = name(m.vmi(), m.startText(), s.number());
-      if (!create(migration(m.vmi(), name, m.infraNode()))) {
+      if (!create(m, name)) {
         return stop(look); // created before (a restart, a replica): told then
       }
       Told.MIGRATING.to(
@@ -301,12 +317,11 @@ final class LiveMigrationStep {
   private MigrationDecision.Step decide(Migrating m, List<VirtualMachineInstanceMigration> ours) {
     List<VirtualMachineInstanceMigration> running =
         ours.stream().filter(g -> !g.finished()).toList();
+    String source = EvictionAnnotations.MIGRATION_SOURCE_NODE;
     long fromNode =
         running.stream()
-            .map(
-                g ->
-                    Metadata.annotation(g.getMetadata(), EvictionAnnotations.MIGRATION_SOURCE_NODE))
-            .filter(n -> n != null && n.equals(m.infraNode()))
+            .filter(g -> m.infraNode() != null)
+            .filter(g -> m.infraNode().equals(Metadata.annotation(g, source)))
             .count();
     VirtualMachineInstanceStatus status = m.vmi().getStatus();
     return MigrationDecision.decide(
@@ -382,20 +397,5 @@ final class LiveMigrationStep {
     String prefix = "evac-" + vmi.getMetadata().getName();
     prefix = prefix.substring(0, Math.min(prefix.length(), 63 - suffix.length()));
     return prefix.replaceAll("[-.]+$", "") + suffix;
-  }
-
-  private static VirtualMachineInstanceMigration migration(
-      VirtualMachineInstance vmi, String name, String infraNode) {
-    return new VirtualMachineInstanceMigration()
-        .metadata(
-            new V1ObjectMeta()
-                .name(name)
-                .namespace(vmi.getMetadata().getNamespace())
-                .labels(Map.of(EvictionAnnotations.MIGRATION_OWNED_LABEL, "true"))
-                .annotations(
-                    infraNode == null
-                        ? Map.of()
-                        : Map.of(EvictionAnnotations.MIGRATION_SOURCE_NODE, infraNode)))
-        .spec(new VirtualMachineInstanceMigration.Spec().vmiName(vmi.getMetadata().getName()));
   }
 }

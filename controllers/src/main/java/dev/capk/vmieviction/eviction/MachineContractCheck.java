@@ -86,16 +86,10 @@ final class MachineContractCheck {
       String what = String.join("; ", contract.unavailable());
       once(evacuation, Told.CONTRACT_UNAVAILABLE, vmi, key, what);
     }
-    contract
-        .deadline()
-        .ifPresent(
-            at ->
-                earliest
-                    .asMap()
-                    .merge(
-                        evacuation,
-                        new Earliest(at, contract.deadlineOrigin()),
-                        Earliest::earlier));
+    if (contract.deadline().isPresent()) {
+      Earliest set = new Earliest(contract.deadline().get(), contract.deadlineOrigin());
+      earliest.asMap().merge(evacuation, set, Earliest::earlier);
+    }
     Earliest earlier = earliest.getIfPresent(evacuation);
     Optional<String> origin = Optional.empty();
     if (earlier != null && earlier.at().isBefore(deadline.at())) {
@@ -239,25 +233,18 @@ final class MachineContractCheck {
       Long seconds =
           spec.getDeletion() == null ? null : spec.getDeletion().getNodeDrainTimeoutSeconds();
       String timeout = spec.getNodeDrainTimeout();
+      String field = "Machine " + name(m) + " spec.";
       if (seconds != null && seconds >= 0) {
         return Optional.of(Duration.ofSeconds(seconds));
       } else if (seconds != null) {
         unavailable.add(
-            "Machine "
-                + name(m)
-                + " spec.deletion.nodeDrainTimeoutSeconds "
-                + seconds
-                + " is negative: ignored");
+            field + "deletion.nodeDrainTimeoutSeconds " + seconds + " is negative: ignored");
       } else if (timeout != null) {
         try {
           return Optional.of(GoDuration.parse(timeout));
         } catch (IllegalArgumentException e) {
           unavailable.add(
-              "Machine "
-                  + name(m)
-                  + " spec.nodeDrainTimeout "
-                  + quoted(timeout)
-                  + " is not a duration: ignored");
+              field + "nodeDrainTimeout " + quoted(timeout) + " is not a duration: ignored");
         }
       }
       return Optional.empty();

@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.api.kubevirt.KubeVirt;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
@@ -161,14 +162,16 @@ final class MigrationDecision {
    */
   public record MigrationLimits(int perCluster, int outboundPerNode) {
 
-    /**
-     * KubeVirt's own defaults (parallelMigrationsPerCluster 5, parallelOutboundMigrationsPerNode
-     * 2).
-     */
+    /** KubeVirt's own defaults. */
     public static final MigrationLimits KUBEVIRT_DEFAULTS = new MigrationLimits(5, 2);
 
-    /** The CR's values where set and positive, else KubeVirt's defaults. */
-    public static MigrationLimits of(Integer perCluster, Integer outboundPerNode) {
+    /**
+     * The CR's values where set and positive, else KubeVirt's defaults (also when {@code m} is
+     * null).
+     */
+    public static MigrationLimits of(KubeVirt.Migrations m) {
+      Integer perCluster = m == null ? null : m.getParallelMigrationsPerCluster();
+      Integer outboundPerNode = m == null ? null : m.getParallelOutboundMigrationsPerNode();
       return new MigrationLimits(
           perCluster != null && perCluster > 0 ? perCluster : KUBEVIRT_DEFAULTS.perCluster,
           outboundPerNode != null && outboundPerNode > 0
