@@ -168,13 +168,12 @@ public final class TenantAdmission {
             .map(Peer::name)
             .collect(Collectors.toSet());
     // The other control-plane guest nodes, for a control-plane VMI.
-    List<ControlPlaneNode> others =
+    List<MarkedNodes.Node> others =
         role != Role.CONTROL_PLANE || nodes == null
             ? List.of()
             : nodes.nodes().stream()
                 .filter(n -> !n.runsIn(name))
                 .filter(n -> n.controlPlane() || controlPlanePeers.stream().anyMatch(n::runsIn))
-                .map(n -> new ControlPlaneNode(n.name(), n.readiness(), n.marked()))
                 .toList();
     return new Request(
         name,
@@ -320,18 +319,11 @@ public final class TenantAdmission {
       String name, Role role, boolean marked, Optional<Instant> start, boolean admitted) {}
 
   /**
-   * A control-plane guest node of the tenant other than this VMI's.
-   *
-   * @param cordonedForEvacuation still carries this controller's cordon mark: its VMI's evacuation
-   *     has not finished (it is uncordoned once the recreated VMI runs and the node is Ready)
-   */
-  public record ControlPlaneNode(
-      String name, NodeReadiness readiness, boolean cordonedForEvacuation) {}
-
-  /**
    * @param start this VMI's recorded drain start
    * @param peers the Cluster's other VMIs
-   * @param otherControlPlaneNodes read only for a control-plane VMI (empty otherwise)
+   * @param otherControlPlaneNodes read only for a control-plane VMI (empty otherwise); one still
+   *     marked by our cordon is not back from its evacuation (uncordoned once the recreated VMI
+   *     runs and the node is Ready)
    * @param limit the worker limit of this Cluster
    * @param deadline this VMI's deadline; the hold ends at {@code deadline - reserve}
    */
@@ -340,7 +332,7 @@ public final class TenantAdmission {
       Role role,
       Instant start,
       List<Peer> peers,
-      List<ControlPlaneNode> otherControlPlaneNodes,
+      List<MarkedNodes.Node> otherControlPlaneNodes,
       EvacuationLimit limit,
       Instant now,
       Instant deadline,
@@ -404,10 +396,10 @@ public final class TenantAdmission {
                   ? " (" + r.limit() + " of " + (r.peers().size() + 1) + ")"
                   : ""));
     }
-    for (ControlPlaneNode n : r.otherControlPlaneNodes()) {
+    for (MarkedNodes.Node n : r.otherControlPlaneNodes()) {
       if (n.readiness() != NodeReadiness.READY) {
         waits.add("control-plane guest node " + n.name() + " not Ready");
-      } else if (n.cordonedForEvacuation()) {
+      } else if (n.marked()) {
         waits.add("control-plane guest node " + n.name() + " not back from its evacuation yet");
       }
     }

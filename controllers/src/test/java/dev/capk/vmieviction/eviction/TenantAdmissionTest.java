@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
-import dev.capk.vmieviction.eviction.TenantAdmission.ControlPlaneNode;
+import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.MarkedNodes;
 import dev.capk.vmieviction.eviction.TenantAdmission.Decision;
 import dev.capk.vmieviction.eviction.TenantAdmission.Peer;
 import dev.capk.vmieviction.eviction.TenantAdmission.Request;
@@ -50,14 +50,15 @@ class TenantAdmissionTest {
     return peer(name, Role.WORKER, true, offset, admitted);
   }
 
-  static ControlPlaneNode node(String name, NodeReadiness readiness, boolean cordoned) {
-    return new ControlPlaneNode(name, readiness, cordoned);
+  /** A control-plane guest node; {@code cordoned}: still marked by our cordon. */
+  static MarkedNodes.Node node(String name, NodeReadiness readiness, boolean cordoned) {
+    return new MarkedNodes.Node(name, null, true, readiness, cordoned);
   }
 
-  static final ControlPlaneNode CP2_READY = node("cp-2", NodeReadiness.READY, false);
-  static final ControlPlaneNode CP3_READY = node("cp-3", NodeReadiness.READY, false);
+  static final MarkedNodes.Node CP2_READY = node("cp-2", NodeReadiness.READY, false);
+  static final MarkedNodes.Node CP3_READY = node("cp-3", NodeReadiness.READY, false);
 
-  static Request cpRequest(List<Peer> peers, List<ControlPlaneNode> nodes, Instant now) {
+  static Request cpRequest(List<Peer> peers, List<MarkedNodes.Node> nodes, Instant now) {
     return new Request(
         "cp-1",
         Role.CONTROL_PLANE,
