@@ -28,10 +28,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -162,25 +160,12 @@ public final class TenantAdmission {
             .filter(p -> !name.equals(p.getMetadata().getName()))
             .map(p -> peer(p, nodes))
             .toList();
-    Set<String> controlPlanePeers =
-        peers.stream()
-            .filter(p -> p.role() == Role.CONTROL_PLANE)
-            .map(Peer::name)
-            .collect(Collectors.toSet());
-    // The other control-plane guest nodes, for a control-plane VMI.
-    List<MarkedNodes.Node> others =
-        role != Role.CONTROL_PLANE || nodes == null
-            ? List.of()
-            : nodes.nodes().stream()
-                .filter(n -> !n.runsIn(name))
-                .filter(n -> n.controlPlane() || controlPlanePeers.stream().anyMatch(n::runsIn))
-                .toList();
     return new Request(
         name,
         role,
         start,
         peers,
-        others,
+        nodes == null ? List.of() : nodes.nodes(),
         limit,
         c.clock.instant(),
         deadline.at(),
@@ -321,9 +306,9 @@ public final class TenantAdmission {
   /**
    * @param start this VMI's recorded drain start
    * @param peers the Cluster's other VMIs
-   * @param otherControlPlaneNodes read only for a control-plane VMI (empty otherwise); one still
-   *     marked by our cordon is not back from its evacuation (uncordoned once the recreated VMI
-   *     runs and the node is Ready)
+   * @param guestNodes the guest's nodes, read for a control-plane VMI (or one of unknown role); one
+   *     still marked by our cordon is not back from its evacuation (uncordoned once the recreated
+   *     VMI runs and the node is Ready)
    * @param limit the worker limit of this Cluster
    * @param deadline this VMI's deadline; the hold ends at {@code deadline - reserve}
    */
@@ -332,14 +317,14 @@ public final class TenantAdmission {
       Role role,
       Instant start,
       List<Peer> peers,
-      List<MarkedNodes.Node> otherControlPlaneNodes,
+      List<MarkedNodes.Node> guestNodes,
       EvacuationLimit limit,
       Instant now,
       Instant deadline,
       Duration reserve) {
     public Request {
       peers = List.copyOf(peers);
-      otherControlPlaneNodes = List.copyOf(otherControlPlaneNodes);
+      guestNodes = List.copyOf(guestNodes);
     }
   }
 
@@ -396,10 +381,17 @@ public final class TenantAdmission {
                   ? " (" + r.limit() + " of " + (r.peers().size() + 1) + ")"
                   : ""));
     }
-    for (MarkedNodes.Node n : r.otherControlPlaneNodes()) {
-      if (n.readiness() != NodeReadiness.READY) {
+    // The other control-plane guest nodes: by their role label, or running a control-plane peer.
+    for (MarkedNodes.Node n : r.guestNodes()) {
+      boolean other =
+          cp
+              && !n.runsIn(r.name())
+              && (n.controlPlane()
+                  || r.peers().stream()
+                      .anyMatch(p -> p.role() == Role.CONTROL_PLANE && n.runsIn(p.name())));
+      if (other && n.readiness() != NodeReadiness.READY) {
         waits.add("control-plane guest node " + n.name() + " not Ready");
-      } else if (n.marked()) {
+      } else if (other && n.marked()) {
         waits.add("control-plane guest node " + n.name() + " not back from its evacuation yet");
       }
     }

@@ -142,6 +142,24 @@ class TenantAdmissionTest {
             "Admit",
             ""),
         Arguments.of(
+            "control plane, an unlabelled guest node running a control-plane peer NotReady: held",
+            cpRequest(
+                List.of(peer("cp-2", Role.CONTROL_PLANE, false, null, false)),
+                List.of(new MarkedNodes.Node("cp-2", null, false, NodeReadiness.NOT_READY, false)),
+                EARLY),
+            "Hold",
+            "control-plane guest node cp-2 not Ready"),
+        Arguments.of(
+            "control plane, its own guest node and a worker's node do not hold it",
+            cpRequest(
+                List.of(),
+                List.of(
+                    node("cp-1", NodeReadiness.NOT_READY, true),
+                    new MarkedNodes.Node("w-1", null, false, NodeReadiness.NOT_READY, true)),
+                EARLY),
+            "Admit",
+            ""),
+        Arguments.of(
             "control plane held at deadline minus reserve: overridden",
             cpRequest(List.of(cp("cp-2", -10, true)), List.of(), DEADLINE.minus(RESERVE)),
             "Override",
