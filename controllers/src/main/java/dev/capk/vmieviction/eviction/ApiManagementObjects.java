@@ -31,8 +31,6 @@ import java.util.Optional;
  * capk.cluster.x-k8s.io/kubevirt-machine-name} label) and the Machine owning that, from the
  * informer caches when they hold them (no request), else with one GET each, in the namespace the
  * {@link TenantMapping} lets the VMI reach: a VMI label never leads to another tenant's objects.
- * 404 and 403 are answers (the object is unknown, which applies nothing); any other failure is
- * transient and thrown, never turned into a default.
  */
 public final class ApiManagementObjects implements ManagementObjects {
 
@@ -96,12 +94,7 @@ public final class ApiManagementObjects implements ManagementObjects {
     return new MachineContract.Facts(ref.toString(), cluster, kvm, machine, unavailable);
   }
 
-  /**
-   * The cached object, else one GET. 404 and 403 are answers: empty, with the reason added to
-   * {@code unavailable}.
-   *
-   * @throws GuestAccessException InfraAPIError on anything else (no answer, 429, 5xx...)
-   */
+  /** The cached object, else one GET; a 404 or 403 is named in {@code unavailable}. */
   private static <T extends KubernetesObject, L extends KubernetesListObject> Optional<T> get(
       CachedObjects<T> cache,
       GenericKubernetesApi<T, L> api,

@@ -78,13 +78,9 @@ public record EvictionSettings(
      * rounds down, and is at least one. {@link Integer#MAX_VALUE} when unlimited.
      */
     public int resolve(int clusterVmis) {
-      if (unlimited()) {
-        return Integer.MAX_VALUE;
-      }
-      if (!percent) {
-        return value;
-      }
-      return Math.max(1, (int) ((long) clusterVmis * value / 100));
+      return unlimited()
+          ? Integer.MAX_VALUE
+          : percent ? Math.max(1, (int) ((long) clusterVmis * value / 100)) : value;
     }
 
     @Override
@@ -105,10 +101,7 @@ public record EvictionSettings(
 
     /** The policy a flag or annotation value names, or empty when it names none. */
     public static Optional<LiveMigrationPolicy> parse(String raw) {
-      if (raw == null) {
-        return Optional.empty();
-      }
-      String v = raw.trim().toLowerCase(Locale.ROOT);
+      String v = raw == null ? null : raw.trim().toLowerCase(Locale.ROOT);
       return Arrays.stream(values()).filter(p -> p.value.equals(v)).findFirst();
     }
   }
@@ -138,13 +131,12 @@ public record EvictionSettings(
      */
     T resolve(Optional<String> raw, T flag, String evacuation, BiConsumer<String, T> invalid) {
       Optional<T> parsed = raw.flatMap(parse);
-      if (raw.isEmpty() || parsed.isPresent()) {
-        return parsed.orElse(flag);
-      }
-      if (told.asMap().putIfAbsent(evacuation + "/" + raw.get(), Boolean.TRUE) == null) {
+      if (parsed.isEmpty()
+          && raw.isPresent()
+          && told.asMap().putIfAbsent(evacuation + "/" + raw.get(), Boolean.TRUE) == null) {
         invalid.accept(NotEvacuatedNotices.shorten(raw.get()), flag);
       }
-      return flag;
+      return parsed.orElse(flag);
     }
   }
 }

@@ -66,7 +66,6 @@ final class LiveMigrationStep {
 
   private final StepContext c;
 
-  /** {@code migrations}: the infra cluster's VirtualMachineInstanceMigration API. */
   LiveMigrationStep(
       StepContext c,
       GenericKubernetesApi<VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationList>
@@ -279,10 +278,8 @@ final class LiveMigrationStep {
   }
 
   /**
-   * The migration succeeded and KubeVirt cleared the evacuation mark: tell it once (the attempt
-   * annotation is removed with it).
-   *
-   * @return the VMI as it is after the attempt annotation was removed
+   * KubeVirt cleared the evacuation mark: a migration of ours that succeeded is told once, and the
+   * attempt annotation removed; @return the VMI as that left it
    */
   VirtualMachineInstance succeeded(String key, VirtualMachineInstance vmi) throws ApiException {
     String raw = Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT);

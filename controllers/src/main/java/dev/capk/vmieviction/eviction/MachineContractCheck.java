@@ -45,7 +45,6 @@ final class MachineContractCheck {
       Optional<String> evacuationLimit,
       Optional<String> liveMigration) {}
 
-  /** A deadline a contract set, and the setting that set it. */
   private record Earliest(Instant at, String origin) {
     Earliest earlier(Earliest other) {
       return other.at.isBefore(at) ? other : this;
