@@ -5,12 +5,12 @@ import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
 import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.models.V1Status;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -147,13 +147,9 @@ public final class ClusterDefaults {
 
   /** The server's own words, shortened: the infra API server's Status, never a credential. */
   private static String reason(KubernetesApiResponse<?> r) {
-    V1Status status = r.getStatus();
-    String message = status == null ? null : status.getMessage();
-    if (message == null || message.isBlank()) {
-      return "";
-    }
-    String m = message.strip();
-    return " (" + (m.length() > 200 ? m.substring(0, 200) + "..." : m) + ")";
+    String m =
+        r.getStatus() == null ? "" : Objects.toString(r.getStatus().getMessage(), "").strip();
+    return m.isEmpty() ? "" : " (" + (m.length() > 200 ? m.substring(0, 200) + "..." : m) + ")";
   }
 
   /**
@@ -171,10 +167,9 @@ public final class ClusterDefaults {
 
     /** The answer's value mapped; a failed read stays one, with the same description. */
     default <R> Readout<R> map(Function<? super T, ? extends R> f) {
-      if (this instanceof Answer<T> a) {
-        return new Answer<>(f.apply(a.value()));
-      }
-      return new Unreadable<>(((Unreadable<T>) this).what());
+      return this instanceof Answer<T> a
+          ? new Answer<>(f.apply(a.value()))
+          : new Unreadable<>(((Unreadable<T>) this).what());
     }
   }
 }

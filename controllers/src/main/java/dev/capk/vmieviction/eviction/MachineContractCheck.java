@@ -34,9 +34,8 @@ import org.slf4j.event.Level;
 final class MachineContractCheck {
 
   /**
-   * The contract applied to one step: what to do, by when, and which setting said so; with the
-   * Cluster's evacuation limit and live-migration annotations from the same read, raw, for the
-   * admit and migrate steps.
+   * What to do, by when, which setting said so; the Cluster's limit and live-migration annotations,
+   * raw, for the admit and migrate steps.
    */
   record Applied(
       MachineContract.Step step,

@@ -321,19 +321,11 @@ public final class TenantAdmission {
       EvacuationLimit limit,
       Instant now,
       Instant deadline,
-      Duration reserve) {
-    public Request {
-      peers = List.copyOf(peers);
-      guestNodes = List.copyOf(guestNodes);
-    }
-  }
+      Duration reserve) {}
 
   /**
-   * Admit when {@code waitsFor} is empty; else hold until {@code goAheadAt} (deadline minus
-   * reserve), and from then on go ahead anyway ({@code override}), {@code waitsFor} being what that
-   * risks.
-   *
-   * @param waitsFor what it waits for, a sentence part
+   * Admit when {@code waitsFor} (a sentence part) is empty; else hold until {@code goAheadAt}
+   * (deadline minus reserve), and from then on go ahead anyway ({@code override}) at that risk.
    */
   public record Decision(String waitsFor, Instant goAheadAt, boolean override) {
     public boolean admit() {
