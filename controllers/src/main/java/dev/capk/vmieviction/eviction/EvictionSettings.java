@@ -1,12 +1,10 @@
 package dev.capk.vmieviction.eviction;
 
-import com.google.common.cache.Cache;
-import com.google.common.cache.CacheBuilder;
+import dev.capk.vmieviction.logging.WaitLog;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
 
@@ -108,35 +106,27 @@ public record EvictionSettings(
 
   /**
    * A Cluster annotation that overrides a flag for the Cluster's VMIs (the evacuation limit, the
-   * live-migration policy): its value when valid, else the flag's, an invalid value told once per
-   * evacuation and value.
+   * live-migration policy): its value when valid, else the flag's.
+   *
+   * @param raw the annotation's value, empty when the Cluster has none
+   * @param told where an invalid value is remembered, so that it is told once per {@code
+   *     evacuation} ({@code uid/drain start}) and value
+   * @param invalid tells an invalid value (cut to a length fit for logs and events) and the flag's
+   *     value used instead
    */
-  static final class ClusterOverride<T> {
-
-    private final Function<String, Optional<T>> parse;
-
-    /** Invalid values already told, per evacuation and value. */
-    private final Cache<String, Boolean> told =
-        CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(1, TimeUnit.HOURS).build();
-
-    ClusterOverride(Function<String, Optional<T>> parse) {
-      this.parse = parse;
+  static <T> T clusterOverride(
+      Optional<String> raw,
+      Function<String, Optional<T>> parse,
+      T flag,
+      WaitLog told,
+      String evacuation,
+      BiConsumer<String, T> invalid) {
+    Optional<T> parsed = raw.flatMap(parse);
+    if (parsed.isEmpty()
+        && raw.isPresent()
+        && told.changed(evacuation + "/override/" + raw.get(), true)) {
+      invalid.accept(NotEvacuatedNotices.shorten(raw.get()), flag);
     }
-
-    /**
-     * @param raw the annotation's value, empty when the Cluster has none
-     * @param evacuation the evacuation of one VMI ({@code uid/drain start})
-     * @param invalid tells an invalid value (cut to a length fit for logs and events) and the
-     *     flag's value used instead
-     */
-    T resolve(Optional<String> raw, T flag, String evacuation, BiConsumer<String, T> invalid) {
-      Optional<T> parsed = raw.flatMap(parse);
-      if (parsed.isEmpty()
-          && raw.isPresent()
-          && told.asMap().putIfAbsent(evacuation + "/" + raw.get(), Boolean.TRUE) == null) {
-        invalid.accept(NotEvacuatedNotices.shorten(raw.get()), flag);
-      }
-      return parsed.orElse(flag);
-    }
+    return parsed.orElse(flag);
   }
 }

@@ -11,7 +11,6 @@ import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.StepOutcome;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
-import dev.capk.vmieviction.eviction.EvictionSettings.ClusterOverride;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationAttempt;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
@@ -58,10 +57,7 @@ final class LiveMigrationStep {
   /** What the VMIs waiting for a free migration slot wait for: woken when a migration ends. */
   private static final String SLOT = "a live migration slot";
 
-  private final ClusterOverride<LiveMigrationPolicy> policies =
-      new ClusterOverride<>(LiveMigrationPolicy::parse);
-
-  /** KubeVirt's unreadable limits already told, per evacuation. */
+  /** KubeVirt's unreadable limits and invalid policies already told, per evacuation. */
   private final WaitLog told = new WaitLog();
 
   private final StepContext c;
@@ -85,10 +81,7 @@ final class LiveMigrationStep {
     return list == null || list.getItems() == null ? List.of() : list.getItems();
   }
 
-  /**
-   * Creates attempt {@code name} of {@code m}; false when one of that name existed already (a
-   * restart or another replica got there).
-   */
+  /** False when it existed already (a restart or another replica got there). */
   private boolean create(Migrating m, String name) throws ApiException {
     String vmi = m.vmi().getMetadata().getName();
     VirtualMachineInstanceMigration migration =
@@ -148,9 +141,11 @@ final class LiveMigrationStep {
       throws ApiException {
     String startText = DrainStartTime.format(start);
     LiveMigrationPolicy policy =
-        policies.resolve(
+        EvictionSettings.clusterOverride(
             clusterPolicy,
+            LiveMigrationPolicy::parse,
             c.settings.liveMigration(),
+            told,
             vmi.getMetadata().getUid() + "/" + startText,
             (shown, flag) -> Told.POLICY_INVALID.to(c.events, vmi, key, shown, flag.value));
     boolean fellBack =

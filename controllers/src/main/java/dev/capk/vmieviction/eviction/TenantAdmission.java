@@ -10,7 +10,6 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.StepOutcome;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
-import dev.capk.vmieviction.eviction.EvictionSettings.ClusterOverride;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.MarkedNodes;
@@ -75,11 +74,8 @@ public final class TenantAdmission {
   private final Cache<String, Role> learntRoles =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterAccess(1, TimeUnit.HOURS).build();
 
-  /** The holds told, per evacuation. */
+  /** The holds and invalid limits told, per evacuation. */
   private final WaitLog waits = new WaitLog();
-
-  private final ClusterOverride<EvacuationLimit> limits =
-      new ClusterOverride<>(EvacuationLimit::parse);
 
   private final StepContext c;
 
@@ -136,40 +132,33 @@ public final class TenantAdmission {
       c.admission(key, cluster, true);
       return new StepOutcome.Proceed(vmi);
     }
+    MarkedNodes read = nodes;
     Lock lock = clusterLocks.get(cluster);
     lock.lock();
     try {
-      return admit(key, vmi, cluster, request(vmi, role, start, deadline, nodes, limit));
+      // The Cluster's other VMIs, from an index of the infra informer cache.
+      List<Peer> peers =
+          c.vmis.ofCluster(vmi.getMetadata().getNamespace(), clusterName).stream()
+              .filter(p -> !name.equals(p.getMetadata().getName()))
+              .map(p -> peer(p, read))
+              .toList();
+      return admit(
+          key,
+          vmi,
+          cluster,
+          new Request(
+              name,
+              role,
+              start,
+              peers,
+              read == null ? List.of() : read.nodes(),
+              limit,
+              c.clock.instant(),
+              deadline.at(),
+              c.settings.drainReserve()));
     } finally {
       lock.unlock();
     }
-  }
-
-  /** The pure request, from the Cluster's VMIs in the infra cache and the guest's nodes. */
-  private Request request(
-      VirtualMachineInstance vmi,
-      Role role,
-      Instant start,
-      Deadline deadline,
-      MarkedNodes nodes,
-      EvacuationLimit limit) {
-    String name = vmi.getMetadata().getName();
-    String clusterName = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
-    List<Peer> peers =
-        c.vmis.ofCluster(vmi.getMetadata().getNamespace(), clusterName).stream()
-            .filter(p -> !name.equals(p.getMetadata().getName()))
-            .map(p -> peer(p, nodes))
-            .toList();
-    return new Request(
-        name,
-        role,
-        start,
-        peers,
-        nodes == null ? List.of() : nodes.nodes(),
-        limit,
-        c.clock.instant(),
-        deadline.at(),
-        c.settings.drainReserve());
   }
 
   /** Decides under the Cluster's lock, and carries the decision out. */
@@ -239,9 +228,11 @@ public final class TenantAdmission {
 
   /** The Cluster's annotation when it is a limit, else the flag's (told once per evacuation). */
   private EvacuationLimit limit(String key, VirtualMachineInstance vmi, Optional<String> raw) {
-    return limits.resolve(
+    return EvictionSettings.clusterOverride(
         raw,
+        EvacuationLimit::parse,
         c.settings.maxConcurrentEvacuationsPerCluster(),
+        waits,
         vmi.getMetadata().getUid() + "/" + VmiEvents.evacuation(vmi),
         (shown, flag) ->
             Told.LIMIT_INVALID.to(
