@@ -3,11 +3,8 @@ package dev.capk.vmieviction.eviction;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.capi.Cluster;
 import dev.capk.vmieviction.api.capi.ClusterApi;
-import dev.capk.vmieviction.api.capi.ClusterList;
 import dev.capk.vmieviction.api.capi.Machine;
-import dev.capk.vmieviction.api.capi.MachineList;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
-import dev.capk.vmieviction.api.capk.KubevirtMachineList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract;
 import dev.capk.vmieviction.kube.Metadata;
@@ -16,7 +13,6 @@ import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import dev.capk.vmieviction.workload.ManagementApis;
 import dev.capk.vmieviction.workload.TenantMapping;
-import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
@@ -34,11 +30,10 @@ import java.util.Optional;
  */
 public final class ApiManagementObjects implements ManagementObjects {
 
-  private final GenericKubernetesApi<Cluster, ClusterList> clusters;
-  private final GenericKubernetesApi<KubevirtMachine, KubevirtMachineList> kubevirtMachines;
-  private final GenericKubernetesApi<Machine, MachineList> machines;
   private final TenantMapping namespaces;
-  private final Cached cached;
+  private final Source<Cluster> clusters;
+  private final Source<KubevirtMachine> kubevirtMachines;
+  private final Source<Machine> machines;
 
   /** Where each kind is looked for before it is read with a GET. */
   public record Cached(
@@ -48,11 +43,16 @@ public final class ApiManagementObjects implements ManagementObjects {
 
   public ApiManagementObjects(
       ApiClient infra, String clusterApiVersion, TenantMapping namespaces, Cached cached) {
-    this.cached = cached;
-    this.clusters = ManagementApis.clusters(infra, clusterApiVersion);
-    this.kubevirtMachines = ManagementApis.kubevirtMachines(infra);
-    this.machines = ManagementApis.machines(infra, clusterApiVersion);
     this.namespaces = namespaces;
+    this.clusters =
+        new Source<>(
+            "Cluster", cached.clusters(), ManagementApis.clusters(infra, clusterApiVersion));
+    this.kubevirtMachines =
+        new Source<>(
+            "KubevirtMachine", cached.kubevirtMachines(), ManagementApis.kubevirtMachines(infra));
+    this.machines =
+        new Source<>(
+            "Machine", cached.machines(), ManagementApis.machines(infra, clusterApiVersion));
   }
 
   @Override
@@ -60,21 +60,13 @@ public final class ApiManagementObjects implements ManagementObjects {
     GuestClusterRef ref = namespaces.clusterOf(vmi);
     String ns = ref.namespace();
     List<String> unavailable = new ArrayList<>();
-    Optional<Cluster> cluster =
-        get(cached.clusters(), clusters, "Cluster", ns, ref.name(), unavailable);
+    Optional<Cluster> cluster = clusters.get(ns, ref.name(), unavailable);
     String kvmName = Metadata.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAME);
     Optional<KubevirtMachine> kvm = Optional.empty();
     if (kvmName == null || kvmName.isBlank()) {
       unavailable.add("the VMI has no label " + CapkLabels.KUBEVIRT_MACHINE_NAME);
     } else {
-      kvm =
-          get(
-              cached.kubevirtMachines(),
-              kubevirtMachines,
-              "KubevirtMachine",
-              ns,
-              kvmName,
-              unavailable);
+      kvm = kubevirtMachines.get(ns, kvmName, unavailable);
     }
     // The Cluster API Machine among the owners (CAPI sets it on its infra machines).
     Optional<String> owner =
@@ -89,44 +81,42 @@ public final class ApiManagementObjects implements ManagementObjects {
     }
     Optional<Machine> machine = Optional.empty();
     if (owner.isPresent()) {
-      machine = get(cached.machines(), machines, "Machine", ns, owner.get(), unavailable);
+      machine = machines.get(ns, owner.get(), unavailable);
     }
     return new MachineContract.Facts(ref.toString(), cluster, kvm, machine, unavailable);
   }
 
-  /** The cached object, else one GET; a 404 or 403 is named in {@code unavailable}. */
-  private static <T extends KubernetesObject, L extends KubernetesListObject> Optional<T> get(
-      CachedObjects<T> cache,
-      GenericKubernetesApi<T, L> api,
-      String kind,
-      String ns,
-      String name,
-      List<String> unavailable)
-      throws GuestAccessException {
-    Optional<T> hit = cache.find(ns, name);
-    if (hit.isPresent()) {
-      return hit;
-    }
-    String what = kind + " " + ns + "/" + name;
-    KubernetesApiResponse<T> r;
-    try {
-      r = api.get(ns, name);
-    } catch (IllegalStateException e) { // GenericKubernetesApi's way of saying "I/O failure"
+  /** One kind: its informer cache, else one GET. */
+  private record Source<T extends KubernetesObject>(
+      String kind, CachedObjects<T> cache, GenericKubernetesApi<T, ?> api) {
+
+    /** The cached object, else one GET; a 404 or 403 is named in {@code unavailable}. */
+    Optional<T> get(String ns, String name, List<String> unavailable) throws GuestAccessException {
+      Optional<T> hit = cache.find(ns, name);
+      if (hit.isPresent()) {
+        return hit;
+      }
+      String what = kind + " " + ns + "/" + name;
+      KubernetesApiResponse<T> r;
+      try {
+        r = api.get(ns, name);
+      } catch (IllegalStateException e) { // GenericKubernetesApi's way of saying "I/O failure"
+        throw new GuestAccessException(
+            GuestAccessException.Reason.InfraAPIError, "reading " + what + " failed: no response");
+      }
+      int code = r.getHttpStatusCode();
+      if (code >= 200 && code < 300 && r.getObject() != null) {
+        return Optional.of(r.getObject());
+      }
+      if (code == 404 || code == 403) {
+        unavailable.add(
+            code == 404
+                ? what + " not found"
+                : "not allowed to read " + what + " (the controller's RBAC)");
+        return Optional.empty();
+      }
       throw new GuestAccessException(
-          GuestAccessException.Reason.InfraAPIError, "reading " + what + " failed: no response");
+          GuestAccessException.Reason.InfraAPIError, "reading " + what + " failed: HTTP " + code);
     }
-    int code = r.getHttpStatusCode();
-    if (code >= 200 && code < 300 && r.getObject() != null) {
-      return Optional.of(r.getObject());
-    }
-    if (code == 404 || code == 403) {
-      unavailable.add(
-          code == 404
-              ? what + " not found"
-              : "not allowed to read " + what + " (the controller's RBAC)");
-      return Optional.empty();
-    }
-    throw new GuestAccessException(
-        GuestAccessException.Reason.InfraAPIError, "reading " + what + " failed: HTTP " + code);
   }
 }

@@ -262,7 +262,7 @@ final class LiveMigrationStep {
         c.vmis.annotate(m.vmi(), EvictionAnnotations.MIGRATION_FALLBACK, m.startText());
     if (b.cancel()) {
       delete(m.vmi().getMetadata().getNamespace(), m.current());
-      slotFreed();
+      c.waitOver(SLOT, null);
       c.metrics.migrationEnded(EvictionMetrics.MigrationResult.CANCELLED);
       log.info("live migration cancelled vmi={} migration={}", m.key(), m.current());
     }
@@ -289,7 +289,7 @@ final class LiveMigrationStep {
             && !status.getMigrationState().failed();
     VirtualMachineInstance cleared =
         c.vmis.annotate(vmi, EvictionAnnotations.MIGRATION_ATTEMPT, null);
-    slotFreed();
+    c.waitOver(SLOT, null);
     if (migrated) {
       c.metrics.migrationSucceeded(
           MigrationAttempt.parse(raw)
@@ -301,7 +301,7 @@ final class LiveMigrationStep {
   }
 
   private void failed(String key, VirtualMachineInstance vmi, int number, String then) {
-    slotFreed();
+    c.waitOver(SLOT, null);
     c.metrics.migrationEnded(EvictionMetrics.MigrationResult.FAILED);
     Told.ATTEMPT_FAILED.to(c.events, vmi, key, number, then);
   }
@@ -366,11 +366,6 @@ final class LiveMigrationStep {
       log.info("live migration waits for a slot vmi={} waitsFor=\"{}\"", key, w.waitsFor());
     }
     return stop(look);
-  }
-
-  /** The VMIs waiting for a slot look again. */
-  private void slotFreed() {
-    c.waitOver(SLOT, null);
   }
 
   /**

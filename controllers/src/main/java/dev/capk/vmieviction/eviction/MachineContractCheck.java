@@ -11,6 +11,7 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -59,9 +60,8 @@ final class MachineContractCheck {
   private final Cache<String, Earliest> earliest =
       CacheBuilder.newBuilder().maximumSize(100_000).build();
 
-  /** {@code uid/start/entry} of what is told once per evacuation of a VMI. */
-  private final Cache<String, Boolean> told =
-      CacheBuilder.newBuilder().maximumSize(100_000).build();
+  /** What is told once per evacuation of a VMI, by {@code uid/start/entry}. */
+  private final WaitLog told = new WaitLog();
 
   private final StepContext c;
 
@@ -122,7 +122,7 @@ final class MachineContractCheck {
 
   /** Tells {@code entry} once per evacuation of a VMI. */
   private void once(String evacuation, Told entry, VirtualMachineInstance vmi, Object... args) {
-    if (told.asMap().putIfAbsent(evacuation + "/" + entry, Boolean.TRUE) == null) {
+    if (told.changed(evacuation + "/" + entry, true)) {
       entry.to(c.events, vmi, args);
     }
   }
