@@ -125,7 +125,7 @@ public record EvictionSettings(
     if (parsed.isEmpty()
         && raw.isPresent()
         && told.changed(evacuation + "/override/" + raw.get(), true)) {
-      invalid.accept(NotEvacuatedNotices.shorten(raw.get()), flag);
+      invalid.accept(VmiEvictionReconciler.shorten(raw.get()), flag);
     }
     return parsed.orElse(flag);
   }

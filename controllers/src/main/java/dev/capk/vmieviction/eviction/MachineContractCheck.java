@@ -259,7 +259,7 @@ final class MachineContractCheck {
     }
 
     private static String quoted(String raw) {
-      return "\"" + NotEvacuatedNotices.shorten(raw) + "\"";
+      return "\"" + VmiEvictionReconciler.shorten(raw) + "\"";
     }
   }
 }

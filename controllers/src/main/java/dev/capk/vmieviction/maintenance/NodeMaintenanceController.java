@@ -34,12 +34,14 @@ import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Executors;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -162,8 +164,9 @@ public final class NodeMaintenanceController
   private static <T extends KubernetesObject> SharedIndexInformer<T> informer(
       SharedInformerFactory factory, GenericKubernetesApi<T, ?> api, Class<T> type, long resync) {
     String kind = type == WatchedNode.class ? "Node" : type.getSimpleName();
-    InformerFailures failures = new InformerFailures("kind=" + kind + " namespace=all");
-    return factory.sharedIndexInformerFor(failures.guard(api), type, resync, failures.handler());
+    InformerFailures failures = new InformerFailures("kind=" + kind + " namespace=all", null);
+    var lists = InformerFailures.lists(api, "", new ListOptions(), UnaryOperator.identity());
+    return factory.sharedIndexInformerFor(failures.guard(lists), type, resync, failures.handler());
   }
 
   @Override

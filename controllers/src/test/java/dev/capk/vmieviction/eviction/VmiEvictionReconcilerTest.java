@@ -16,6 +16,7 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.EvacuationDeadline;
+import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
@@ -511,8 +512,7 @@ class VmiEvictionReconcilerTest {
 
     assertEquals(
         "2025-03-01T12:00:00Z", vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME));
-    assertTrue(
-        events.message("Warning", EventReasons.DRAIN_START_TIME_INVALID).contains("not-a-time"));
+    assertTrue(events.message("Warning", Told.START_INVALID.reason).contains("not-a-time"));
   }
 
   /**
@@ -539,11 +539,10 @@ class VmiEvictionReconcilerTest {
         "2025-03-01T12:00:00Z",
         v.getMetadata().getAnnotations().get(EvictionAnnotations.DRAIN_START_TIME),
         "the earliest start is written back");
-    String warning = events.message("Warning", EventReasons.DRAIN_START_TIME_RESTORED);
+    String warning = events.message("Warning", Told.START_RESTORED.reason);
     assertTrue(
         warning.contains(tamperingPhrase) && warning.contains("2025-03-01T12:10:00Z"), warning);
-    assertFalse(
-        events.has("Warning", EventReasons.DRAIN_START_TIME_INVALID), "not a new evacuation");
+    assertFalse(events.has("Warning", Told.START_INVALID.reason), "not a new evacuation");
 
     clock.now = T0.plus(TIMEOUT).minusSeconds(1);
     reconcile("vm-1");
@@ -593,7 +592,7 @@ class VmiEvictionReconcilerTest {
     reconcile("vm-1");
 
     assertEquals(patches, vmis.patches, "an earlier start is kept as it is");
-    assertFalse(events.has("Warning", EventReasons.DRAIN_START_TIME_RESTORED));
+    assertFalse(events.has("Warning", Told.START_RESTORED.reason));
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids, "deleted at the earlier deadline");
   }
 
@@ -605,7 +604,7 @@ class VmiEvictionReconcilerTest {
 
     assertEquals(new Result(true, VmiEvictionReconciler.CONFLICT_RETRY), reconcile("vm-1"));
     assertFalse(
-        events.has("Warning", EventReasons.DRAIN_START_TIME_RESTORED),
+        events.has("Warning", Told.START_RESTORED.reason),
         "a 409 means our cache was stale: nothing to warn about yet");
   }
 
@@ -620,7 +619,7 @@ class VmiEvictionReconcilerTest {
     }
 
     assertEquals(
-        List.of(EventReasons.EVACUATION_LEFT_TO_KUBEVIRT),
+        List.of(Told.LEFT_TO_KUBEVIRT.reason),
         events.reasons(),
         "one event per VMI UID, none when not marked");
     Event told = events.list.get(0);
@@ -802,7 +801,7 @@ class VmiEvictionReconcilerTest {
 
     assertFalse(reconcile("vm-1").isRequeue());
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
-    assertTrue(events.has("Normal", EventReasons.GUEST_NODE_NOT_FOUND));
+    assertTrue(events.has("Normal", Told.NODE_NOT_FOUND.reason));
     assertFalse(guest.calls.stream().anyMatch(c -> c.startsWith("drain")));
   }
 
@@ -870,7 +869,7 @@ class VmiEvictionReconcilerTest {
     assertEquals(0, vmis.patches, "no annotation written");
     assertTrue(vmis.deletedUids.isEmpty());
     assertEquals(
-        List.of(EventReasons.EVICTION_STRATEGY_UNKNOWN, EventReasons.EVICTION_STRATEGY_UNKNOWN),
+        List.of(Told.STRATEGY_UNKNOWN.reason, Told.STRATEGY_UNKNOWN.reason),
         events.reasons(),
         "one warning per evacuating VMI, none for the quiet one");
     assertTrue(
@@ -904,7 +903,7 @@ class VmiEvictionReconcilerTest {
         "backoff: " + first + " then " + second);
     assertEquals(List.of(), vmis.deletedUids, "not evacuated on a guess");
     assertFalse(
-        events.has("Normal", EventReasons.EVACUATION_LEFT_TO_KUBEVIRT),
+        events.has("Normal", Told.LEFT_TO_KUBEVIRT.reason),
         "a failed read is not 'no strategy': not left to KubeVirt");
     assertEquals(
         null,
@@ -925,12 +924,12 @@ class VmiEvictionReconcilerTest {
     vmis.put(vmi("vm-1", null, "infra-1"));
     kubevirtCr = KubeVirtClusterDefaultsTest.failure(503, "ServiceUnavailable", "down");
     reconcile("vm-1");
-    assertFalse(events.has("Normal", EventReasons.EVACUATION_LEFT_TO_KUBEVIRT));
+    assertFalse(events.has("Normal", Told.LEFT_TO_KUBEVIRT.reason));
 
     kubevirtCrReadAgainAs(NO_KUBEVIRT_CR); // the answer: no strategy set
     assertEquals(VmiEvictionReconciler.DONE, reconcile("vm-1"));
 
-    assertTrue(events.has("Normal", EventReasons.EVACUATION_LEFT_TO_KUBEVIRT));
+    assertTrue(events.has("Normal", Told.LEFT_TO_KUBEVIRT.reason));
     assertEquals(List.of(), vmis.deletedUids);
   }
 
@@ -974,7 +973,7 @@ class VmiEvictionReconcilerTest {
     reconcile("vm-1");
 
     assertEquals(List.of(), created);
-    assertTrue(events.has("Warning", EventReasons.FALLING_BACK_TO_DRAIN));
+    assertTrue(events.has("Warning", Told.FALLBACK.reason));
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids, "drained (no node) and deleted");
   }
 
@@ -1264,7 +1263,7 @@ class VmiEvictionReconcilerTest {
     assertEquals(List.of(), connects);
     assertEquals(List.of(), guest.calls, "not cordoned, not drained");
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
-    assertTrue(events.has("Normal", EventReasons.NODE_DRAIN_EXCLUDED));
+    assertTrue(events.has("Normal", Told.DRAIN_EXCLUDED.reason));
   }
 
   @Test
@@ -1367,9 +1366,9 @@ class VmiEvictionReconcilerTest {
     assertTrue(events.has("Normal", EventReasons.DRAIN_SUCCEEDED));
     assertEquals(
         1,
-        events.reasons().stream().filter(EventReasons.CLUSTER_DELETING::equals).count(),
+        events.reasons().stream().filter(Told.DELETING.reason::equals).count(),
         "told once, not per step");
-    String told = events.message("Normal", EventReasons.CLUSTER_DELETING);
+    String told = events.message("Normal", Told.DELETING.reason);
     assertTrue(
         told.contains("Cluster tenant-a/guest is being deleted")
             && told.contains("proceeds as usual")
@@ -1399,11 +1398,11 @@ class VmiEvictionReconcilerTest {
     assertEquals(3, factReads, "read on every step");
     assertEquals(
         1,
-        events.reasons().stream().filter(EventReasons.MACHINE_CONTRACT_UNAVAILABLE::equals).count(),
+        events.reasons().stream().filter(Told.CONTRACT_UNAVAILABLE.reason::equals).count(),
         "told once, not per step");
     assertTrue(
         events
-            .message("Warning", EventReasons.MACHINE_CONTRACT_UNAVAILABLE)
+            .message("Warning", Told.CONTRACT_UNAVAILABLE.reason)
             .contains("Machine tenant-a/machine-1 not found"));
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
     assertTrue(events.has("Normal", EventReasons.DRAIN_SUCCEEDED));
