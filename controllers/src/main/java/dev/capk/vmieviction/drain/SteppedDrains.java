@@ -32,8 +32,7 @@ import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
@@ -75,15 +74,13 @@ public final class SteppedDrains implements AutoCloseable {
   public SteppedDrains(String threadName, Duration baseRetry, Duration maxRetry) {
     this.baseRetry = baseRetry.compareTo(maxRetry) > 0 ? maxRetry : baseRetry;
     this.maxRetry = maxRetry;
-    // Idle threads go after a minute.
+    // A virtual thread per eviction call: a thousand drains under way cost no thousand stacks.
     this.evictions =
-        new ThreadPoolExecutor(
-            0,
-            Integer.MAX_VALUE,
-            1,
-            TimeUnit.MINUTES,
-            new SynchronousQueue<>(),
-            new ThreadFactoryBuilder().setNameFormat(threadName).setDaemon(true).build());
+        Executors.newThreadPerTaskExecutor(
+            new ThreadFactoryBuilder()
+                .setThreadFactory(Thread.ofVirtual().factory())
+                .setNameFormat(threadName)
+                .build());
   }
 
   /** Lists a node's pods (all namespaces) by the caller's client (its bounds, counts). */
@@ -173,8 +170,8 @@ public final class SteppedDrains implements AutoCloseable {
    * 0.25 s, doubling up to 8 s. What a kind does with its objects, how it lists, and when it gives
    * up are its subclass's, called on the loop's thread.
    *
-   * <p>Why not client-java's informers: each runs several threads; the drains need many differently
-   * filtered watches, one thread each here.
+   * <p>Why not client-java's informers: each runs several platform threads; the drains need many
+   * differently filtered watches, one virtual thread each here.
    */
   abstract static class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
 
@@ -212,8 +209,8 @@ public final class SteppedDrains implements AutoCloseable {
                   .readTimeout(Duration.ofSeconds(WATCH_SECONDS + 30))
                   .callTimeout(Duration.ZERO)
                   .build();
-      this.thread = new Thread(this::run, threadName);
-      this.thread.setDaemon(true);
+      // Virtual: the loop blocks on its watch's socket most of its life.
+      this.thread = Thread.ofVirtual().name(threadName).unstarted(this::run);
     }
 
     /** The list request the watch is made of (the loop adds the watch's parameters). */

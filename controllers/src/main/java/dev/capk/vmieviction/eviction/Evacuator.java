@@ -10,10 +10,9 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.EvictionMetrics.EvictionResult;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
-import dev.capk.vmieviction.eviction.GuestNodeUncordoner.CordonMarks;
+import dev.capk.vmieviction.eviction.Guest.DrainPass;
+import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch;
+import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.ApiStatus;
@@ -67,7 +66,6 @@ final class Evacuator {
   private static final String DELETED_SO_THAT = "so that KubeVirt recreates it on another node";
 
   private final StepContext c;
-  private final CordonMarks marks;
   private final MachineContractCheck contracts;
   private final LiveMigrationStep migration;
   private final MarkSightings sightings;
@@ -80,13 +78,11 @@ final class Evacuator {
 
   Evacuator(
       StepContext c,
-      CordonMarks marks,
       MachineContractCheck contracts,
       TenantAdmission admission,
       LiveMigrationStep migration,
       MarkSightings sightings) {
     this.c = c;
-    this.marks = marks;
     this.contracts = contracts;
     this.migration = migration;
     this.sightings = sightings;
@@ -284,7 +280,7 @@ final class Evacuator {
     }
     r.guest = guest;
     // Cordoning marks the node for this UID: from now on the uncordon check must look again.
-    marks.mayBeMarked(r.uid());
+    c.guests.unmarked.invalidate(r.uid());
     return new StepOutcome.Proceed(r.vmi);
   }
 

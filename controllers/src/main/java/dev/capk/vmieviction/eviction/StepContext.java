@@ -27,7 +27,7 @@ import java.util.stream.Stream;
 final class StepContext {
 
   final InfraVmis vmis;
-  final GuestConnector guests;
+  final GuestClusters guests;
   final VmiEvents events;
   final EvictionMetrics metrics;
   final EvictionSettings settings;
@@ -101,7 +101,7 @@ final class StepContext {
 
   StepContext(
       InfraVmis vmis,
-      GuestConnector guests,
+      GuestClusters guests,
       VmiEvents events,
       EvictionMetrics metrics,
       EvictionSettings settings,

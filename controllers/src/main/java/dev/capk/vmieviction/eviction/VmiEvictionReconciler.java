@@ -8,7 +8,6 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
-import dev.capk.vmieviction.eviction.GuestNodeUncordoner.CordonMarks;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
@@ -69,7 +68,7 @@ public final class VmiEvictionReconciler implements Reconciler {
   public VmiEvictionReconciler(
       InfraVmis vmis,
       ClusterDefaults clusterDefaults,
-      GuestConnector guests,
+      GuestClusters guests,
       ManagementObjects managementObjects,
       GenericKubernetesApi<VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationList>
           migrations,
@@ -81,18 +80,16 @@ public final class VmiEvictionReconciler implements Reconciler {
       Function<VirtualMachineInstance, Optional<String>> refusal) {
     this.refusal = refusal;
     this.clusterDefaults = clusterDefaults;
-    CordonMarks marks = new CordonMarks();
     this.sightings = new MarkSightings(clock);
     this.c = new StepContext(vmis, guests, events, metrics, settings, clock, wake);
     this.evacuator =
         new Evacuator(
             c,
-            marks,
             new MachineContractCheck(c, managementObjects),
             new TenantAdmission(c),
             new LiveMigrationStep(c, migrations, clusterDefaults),
             sightings);
-    this.uncordoner = new GuestNodeUncordoner(c, marks);
+    this.uncordoner = new GuestNodeUncordoner(c);
   }
 
   /** Where the VMI informer's events must pass before the work queue ({@link MarkSightings}). */

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.MarkedNodes;
+import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.Guest.MarkedNodes;
 import dev.capk.vmieviction.eviction.TenantAdmission.Decision;
 import dev.capk.vmieviction.eviction.TenantAdmission.Peer;
 import dev.capk.vmieviction.eviction.TenantAdmission.Request;

@@ -19,8 +19,8 @@ import dev.capk.vmieviction.eviction.Evacuator.EvacuationDeadline;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.MarkedNodes;
+import dev.capk.vmieviction.eviction.Guest.DrainPass;
+import dev.capk.vmieviction.eviction.Guest.MarkedNodes;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.Samples;
@@ -87,7 +87,7 @@ class VmiEvictionReconcilerTest {
   List<String> woken;
 
   ManagementObjects managementObjects;
-  GuestConnector connector;
+  GuestClusters connector;
 
   @BeforeEach
   void setUp() {
@@ -109,13 +109,17 @@ class VmiEvictionReconcilerTest {
           return facts;
         };
     connector =
-        (vmi, timeLeft) -> {
-          connects.add(vmi.getMetadata().getName());
-          connectBounds.add(timeLeft);
-          if (connectFailure != null) {
-            throw connectFailure;
+        new GuestClusters(null, null, null, key -> {}, RETRY) {
+          @Override
+          public Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft)
+              throws GuestAccessException {
+            connects.add(vmi.getMetadata().getName());
+            connectBounds.add(timeLeft);
+            if (connectFailure != null) {
+              throw connectFailure;
+            }
+            return guest;
           }
-          return guest;
         };
     reconciler =
         reconciler(
@@ -1064,7 +1068,7 @@ class VmiEvictionReconcilerTest {
   }
 
   @Test
-  void runningVmisOfOneClusterShareOneListOfMarkedNodesAndOnlyAMarkedNodeIsRead() {
+  void ofTheRunningVmisOfOneClusterOnlyTheOneWhoseNodeCarriesOurMarkUncordonsIt() {
     for (int i = 0; i < 50; i++) {
       vmis.put(vmi("vm-" + i, "External", null));
     }
@@ -1080,19 +1084,16 @@ class VmiEvictionReconcilerTest {
     }
 
     assertEquals(List.of("uncordon node-of-vm-7"), guest.calls);
-    assertEquals(
-        1,
-        guest.nodeReads,
-        "only the VMI whose node (by providerID) carries our mark reads its node");
-    // Each check reads the cluster's marks from its node watch: GuestNodeWatchIT counts one list.
+    // Each check reads its node from the cluster's node watch: GuestNodeWatchIT counts one list
+    // and no GET for all the checks of a cluster.
   }
 
   @Test
   void aMarkWeJustSetIsSeenByTheUncordonCheckOfTheRecreatedVmi() {
     vmis.put(vmi("vm-2", "External", null));
     guest.node = Optional.of(node("vm-1", null, false, "True"));
-    reconcile("vm-2"); // lists the cluster's marks: none yet
-    assertEquals(1, guest.markedNodeLists);
+    reconcile("vm-2"); // reads its node: no mark of ours yet
+    assertEquals(1, guest.nodeReads);
 
     evacuating("vm-1");
     guest.passes.add(complete());
@@ -1631,7 +1632,11 @@ class VmiEvictionReconcilerTest {
     }
   }
 
-  static final class FakeGuest implements Guest {
+  static final class FakeGuest extends Guest {
+    FakeGuest() {
+      super(null, null);
+    }
+
     Optional<V1Node> node = Optional.empty();
     final Deque<DrainPass> passes = new ArrayDeque<>();
     Duration throttledFor;
@@ -1649,13 +1654,12 @@ class VmiEvictionReconcilerTest {
     }
 
     int nodeReads;
-    int markedNodeLists;
     boolean nodeListForbidden;
 
     @Override
     public Optional<V1Node> findNode(String vmiName) {
       nodeReads++;
-      return node;
+      return node.flatMap(n -> Guest.GuestNodeMatch.choose(vmiName, List.of(n)));
     }
 
     @Override
@@ -1664,7 +1668,6 @@ class VmiEvictionReconcilerTest {
         throw new GuestAccessException(
             GuestAccessException.Reason.GuestAPIForbidden, "listing nodes denied");
       }
-      markedNodeLists++;
       return MarkedNodes.of(node.map(List::of).orElse(List.of()));
     }
 

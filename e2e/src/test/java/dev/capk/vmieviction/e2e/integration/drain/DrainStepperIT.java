@@ -51,7 +51,8 @@ class DrainStepperIT {
   @BeforeAll
   static void setUp() {
     fx = new DrainFixture(DRAIN.cluster());
-    evictions = Executors.newCachedThreadPool();
+    // As SteppedDrains sends them: a virtual thread per eviction.
+    evictions = Executors.newVirtualThreadPerTaskExecutor();
     stepper = new DrainStepper(DRAIN.cluster().client(), evictions, Clock.systemUTC());
   }
 
