@@ -1226,16 +1226,10 @@ class VmiEvictionReconcilerTest {
       boolean paused, boolean excluded, String nodeDrainTimeout, String kubevirtMachineGrace) {
     return new MachineContract.Facts(
         "tenant-a/guest",
-        Optional.of(new MachineContract.ClusterFacts("tenant-a/guest", paused)),
+        Optional.of(MachineContractTest.cluster("tenant-a", "guest", paused)),
+        Optional.of(MachineContractTest.kubevirtMachine("tenant-a", "vm-1", kubevirtMachineGrace)),
         Optional.of(
-            new MachineContract.KubevirtMachineFacts(
-                "tenant-a/vm-1", Optional.ofNullable(kubevirtMachineGrace))),
-        Optional.of(
-            new MachineContract.MachineFacts(
-                "tenant-a/machine-1",
-                excluded,
-                Optional.ofNullable(nodeDrainTimeout),
-                Optional.empty())),
+            MachineContractTest.machine("tenant-a", "machine-1", excluded, nodeDrainTimeout, null)),
         List.of());
   }
 
@@ -1357,22 +1351,12 @@ class VmiEvictionReconcilerTest {
   void aClusterBeingDeletedIsDrainedAsUsualAndToldOncePerEvacuation() {
     evacuating("vm-1");
     guest.node = Optional.of(node("vm-1", null, false, "True"));
-    facts =
-        new MachineContract.Facts(
-            "tenant-a/guest",
-            Optional.of(
-                new MachineContract.ClusterFacts(
-                    "tenant-a/guest",
-                    false,
-                    Optional.empty(),
-                    Optional.empty(),
-                    Optional.of(T0.minus(Duration.ofMinutes(1))))),
-            Optional.of(
-                new MachineContract.KubevirtMachineFacts("tenant-a/vm-1", Optional.empty())),
-            Optional.of(
-                new MachineContract.MachineFacts(
-                    "tenant-a/machine-1", false, Optional.empty(), Optional.empty())),
-            List.of());
+    facts = facts(false, false, null, null);
+    facts
+        .clusterObject()
+        .orElseThrow()
+        .getMetadata()
+        .deletionTimestamp(T0.minus(Duration.ofMinutes(1)).atOffset(ZoneOffset.UTC));
     guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
     guest.passes.add(complete());
 
@@ -1400,9 +1384,8 @@ class VmiEvictionReconcilerTest {
     facts =
         new MachineContract.Facts(
             "tenant-a/guest",
-            Optional.of(new MachineContract.ClusterFacts("tenant-a/guest", false)),
-            Optional.of(
-                new MachineContract.KubevirtMachineFacts("tenant-a/vm-1", Optional.empty())),
+            Optional.of(MachineContractTest.cluster("tenant-a", "guest", false)),
+            Optional.of(MachineContractTest.kubevirtMachine("tenant-a", "vm-1", null)),
             Optional.empty(),
             List.of("Machine tenant-a/machine-1 not found"));
     guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
