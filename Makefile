@@ -3,6 +3,16 @@ SHELL := bash
 MVN ?= mvn -B
 # Where the Kubernetes binaries are built and cached (outside the repo); see hack/build-k8s.sh.
 export K8S_BIN_CACHE ?= $(HOME)/.cache/capk-vmi-eviction/k8s-bin
+# The JDK (25 or later) that Maven, the tests, the demo and the benchmarks run on, first on PATH;
+# hack/java-home.sh says where it looks. Without one, every target stops here with its message.
+JAVA_HOME := $(shell bash hack/java-home.sh)
+ifeq ($(JAVA_HOME),)
+$(error no JDK 25 or later: see README.md, Prerequisites)
+endif
+export JAVA_HOME
+export PATH := $(JAVA_HOME)/bin:$(PATH)
+# Maven 3.8's own Guava would warn on every run that JDK 25 will remove sun.misc.Unsafe's memory access.
+export MAVEN_OPTS ?= --sun-misc-unsafe-memory-access=allow
 
 .PHONY: test unit fmt binaries promtool package demo soak e2e bench cds-classlist capk-overrides clean
 

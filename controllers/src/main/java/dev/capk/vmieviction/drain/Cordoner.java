@@ -49,12 +49,9 @@ public final class Cordoner {
   }
 
   /**
-   * Sets {@code spec.unschedulable} to {@code desired}, as kubectl (un)cordons: a client dry run
-   * only reads, a server dry run sends the patch with {@code dryRun=All}. A node changed between
-   * the read and the write is read again ({@link #write(V1Node, Function, Function, Send, Read)});
-   * a refusal is thrown at once, as kubectl reports it.
+   * Sets {@code spec.unschedulable} as kubectl (un)cordons (a client dry run only reads); a node
+   * changed since read is read again, a refusal thrown at once. True if it changed (would change).
    *
-   * @return true if the node changed (in a dry run: would change)
    * @throws NodeNotFoundException if there is no such node
    */
   public boolean setUnschedulable(String node, boolean desired, DryRun dryRun) throws ApiException {
@@ -82,7 +79,6 @@ public final class Cordoner {
     }
   }
 
-  /** The node as the server holds it; empty if there is none. */
   public Optional<V1Node> read(String node) throws ApiException {
     RawApi.Answer answer = api.execute(core.readNode(node).buildCall(null));
     if (answer.code() == 404) {
@@ -91,7 +87,6 @@ public final class Cordoner {
     return Optional.of(LenientJson.parse(answer.orThrow().body(), V1Node.class));
   }
 
-  /** Applies a JSON Patch to the node; the node as patched. */
   public V1Node patch(String node, String patch, DryRun dryRun) throws ApiException {
     CoreV1Api.APIpatchNodeRequest req = core.patchNode(node, new V1Patch(patch));
     if (dryRun == DryRun.SERVER) {
@@ -104,14 +99,12 @@ public final class Cordoner {
   /** Sends a JSON Patch of a node by the caller's client (its bounds, breaker and counts). */
   @FunctionalInterface
   public interface Send<X extends Exception> {
-    /** The node as the patch left it. */
     V1Node patch(String node, String jsonPatch) throws ApiException, X;
   }
 
-  /** Reads a node by the caller's client. */
+  /** Reads a node by the caller's client; empty if there is none (404). */
   @FunctionalInterface
   public interface Read<X extends Exception> {
-    /** The node as the server holds it; empty if there is none (404). */
     Optional<V1Node> node(String name) throws ApiException, X;
   }
 
@@ -120,7 +113,6 @@ public final class Cordoner {
     APPLIED,
     /** The node changed in what the patch depends on: read it again and retry (bounded). */
     CHANGED,
-    /** The node is gone. */
     GONE,
     /** The write will not succeed as sent; {@link Written#answer()} says why. */
     REFUSED
@@ -261,10 +253,7 @@ public final class Cordoner {
     return ops;
   }
 
-  /**
-   * Ops that set the annotation {@code markKey} to {@code markValue}, or remove it when null, while
-   * it holds what the node was read with.
-   */
+  /** Ops that set the annotation {@code markKey} (remove it: null) while it is as read. */
   public static JsonArray markOps(V1Node node, String markKey, String markValue) {
     return markValue == null ? removeMark(node, markKey) : addMark(node, markKey, markValue);
   }
@@ -329,7 +318,6 @@ public final class Cordoner {
         unschedulable(node) ? new JsonPrimitive(true) : JsonNull.INSTANCE);
   }
 
-  /** {@code spec.unschedulable} is true. */
   public static boolean unschedulable(V1Node node) {
     return node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable());
   }
@@ -368,10 +356,6 @@ public final class Cordoner {
     public NodeNotFoundException(String node) {
       super(404, "node \"" + node + "\" not found");
       this.node = node;
-    }
-
-    public String node() {
-      return node;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.drain;
 
 import java.time.Duration;
+import java.util.function.Consumer;
 
 /**
  * How to drain a node: kubectl drain's flags, plus the eviction concurrency and retry interval. The
@@ -83,109 +84,45 @@ public record DrainOptions(
     }
   }
 
-  public static Builder builder() {
-    return new Builder();
+  /** kubectl drain's defaults with what {@code set} changes, all then validated. */
+  public static DrainOptions of(Consumer<Builder> set) {
+    Builder b = new Builder();
+    set.accept(b);
+    return new DrainOptions(
+        b.force,
+        b.ignoreAllDaemonSets,
+        b.deleteEmptyDirData,
+        b.gracePeriodSeconds,
+        b.timeout,
+        b.podSelector,
+        b.disableEviction,
+        b.skipWaitForDeleteTimeout,
+        b.chunkSize,
+        b.dryRun,
+        b.maxConcurrentEvictions,
+        b.evictionRetryInterval);
   }
 
   /** kubectl drain's defaults: no flags given. */
   public static DrainOptions defaults() {
-    return builder().build();
+    return of(b -> {});
   }
 
-  /** Sets some values over others; {@link #build} validates them all. */
+  /** The values {@link #of} starts from (kubectl drain's defaults), for its caller to change. */
   public static final class Builder {
-    private boolean force;
-    private boolean ignoreAllDaemonSets;
-    private boolean deleteEmptyDirData;
-    private int gracePeriodSeconds = -1;
-    private Duration timeout = Duration.ZERO;
-    private String podSelector = "";
-    private boolean disableEviction;
-    private Duration skipWaitForDeleteTimeout = Duration.ZERO;
-    private int chunkSize = DEFAULT_CHUNK_SIZE;
-    private DryRun dryRun = DryRun.NONE;
-    private int maxConcurrentEvictions = DEFAULT_MAX_CONCURRENT_EVICTIONS;
-    private Duration evictionRetryInterval = DEFAULT_EVICTION_RETRY_INTERVAL;
+    public boolean force;
+    public boolean ignoreAllDaemonSets;
+    public boolean deleteEmptyDirData;
+    public int gracePeriodSeconds = -1;
+    public Duration timeout = Duration.ZERO;
+    public String podSelector = "";
+    public boolean disableEviction;
+    public Duration skipWaitForDeleteTimeout = Duration.ZERO;
+    public int chunkSize = DEFAULT_CHUNK_SIZE;
+    public DryRun dryRun = DryRun.NONE;
+    public int maxConcurrentEvictions = DEFAULT_MAX_CONCURRENT_EVICTIONS;
+    public Duration evictionRetryInterval = DEFAULT_EVICTION_RETRY_INTERVAL;
 
     private Builder() {}
-
-    public Builder force(boolean v) {
-      force = v;
-      return this;
-    }
-
-    public Builder ignoreAllDaemonSets(boolean v) {
-      ignoreAllDaemonSets = v;
-      return this;
-    }
-
-    public Builder deleteEmptyDirData(boolean v) {
-      deleteEmptyDirData = v;
-      return this;
-    }
-
-    public Builder gracePeriodSeconds(int v) {
-      gracePeriodSeconds = v;
-      return this;
-    }
-
-    public Builder timeout(Duration v) {
-      timeout = v;
-      return this;
-    }
-
-    public Builder podSelector(String v) {
-      podSelector = v;
-      return this;
-    }
-
-    public Builder disableEviction(boolean v) {
-      disableEviction = v;
-      return this;
-    }
-
-    public Builder skipWaitForDeleteTimeout(Duration v) {
-      skipWaitForDeleteTimeout = v;
-      return this;
-    }
-
-    public Builder chunkSize(int v) {
-      chunkSize = v;
-      return this;
-    }
-
-    public Builder dryRun(DryRun v) {
-      dryRun = v;
-      return this;
-    }
-
-    public Builder maxConcurrentEvictions(int v) {
-      maxConcurrentEvictions = v;
-      return this;
-    }
-
-    public Builder evictionRetryInterval(Duration v) {
-      evictionRetryInterval = v;
-      return this;
-    }
-
-    /**
-     * @throws IllegalArgumentException naming the first bad value
-     */
-    public DrainOptions build() {
-      return new DrainOptions(
-          force,
-          ignoreAllDaemonSets,
-          deleteEmptyDirData,
-          gracePeriodSeconds,
-          timeout,
-          podSelector,
-          disableEviction,
-          skipWaitForDeleteTimeout,
-          chunkSize,
-          dryRun,
-          maxConcurrentEvictions,
-          evictionRetryInterval);
-    }
   }
 }

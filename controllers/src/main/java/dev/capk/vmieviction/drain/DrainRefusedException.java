@@ -29,26 +29,25 @@ public class DrainRefusedException extends Exception {
     return refusals;
   }
 
-  /** Every refused pod, in reason order. */
   public List<PodRef> refusedPods() {
     return refusals.values().stream().flatMap(List::stream).toList();
   }
 
-  /**
-   * One line, kubectl-style: {@code cannot drain node "n": cannot delete <reason>: ns/a, ns/b;
-   * cannot delete <reason>: ns/c}.
-   */
-  static String message(String node, Map<String, List<PodRef>> refusals) {
-    String groups =
-        refusals.entrySet().stream()
-            .map(e -> e.getKey() + ": " + join(e.getValue()))
-            .collect(Collectors.joining("; "));
-    return "cannot drain node \"" + node + "\": " + groups;
+  /** One {@code cannot delete <reason>: ns/a, ns/b} per reason, in filter order. */
+  public List<String> groups() {
+    return groups(refusals);
   }
 
-  /**
-   * kubectl's rule: a reason reads "cannot delete ..." whether or not its filter wrote that prefix.
-   */
+  private static List<String> groups(Map<String, List<PodRef>> refusals) {
+    return refusals.entrySet().stream().map(e -> e.getKey() + ": " + join(e.getValue())).toList();
+  }
+
+  /** One line, kubectl-style: {@code cannot drain node "n": <group>; <group>}. */
+  static String message(String node, Map<String, List<PodRef>> refusals) {
+    return "cannot drain node \"" + node + "\": " + String.join("; ", groups(refusals));
+  }
+
+  /** kubectl's rule: a reason reads "cannot delete ...", whatever its filter wrote. */
   static String kubectlReason(String reason) {
     String r = reason == null || reason.isBlank() ? "unexpected error" : reason;
     return r.toLowerCase(Locale.ROOT).startsWith("cannot delete") ? r : "cannot delete " + r;

@@ -22,7 +22,8 @@ import java.util.TreeSet;
  * @param blockingBudgets for each pod a budget refused, the budgets' names
  * @param failed pods that cannot be evicted for now, with why (retried later all the same)
  * @param denied the failed pods whose eviction the API server's authorization refused
- * @param skipped pods left on the node (DaemonSets, mirror pods, deletions too old to wait for)
+ * @param skipped pods left on the node (DaemonSets, mirror pods, deletions too old to wait for),
+ *     with why
  * @param nextTry when the earliest waiting pod is due for its next eviction; empty when only
  *     deletions are awaited
  * @param waiting for each pending pod, why it is still on the node (terminating behind which
@@ -39,7 +40,7 @@ public record DrainStep(
     Map<PodRef, Set<String>> blockingBudgets,
     Map<PodRef, String> failed,
     Set<PodRef> denied,
-    List<SkippedPod> skipped,
+    Map<PodRef, String> skipped,
     Optional<Instant> nextTry,
     Map<PodRef, String> waiting) {
 
@@ -50,7 +51,7 @@ public record DrainStep(
     blockingBudgets = new TreeMap<>(blockingBudgets);
     failed = new TreeMap<>(failed);
     denied = new TreeSet<>(denied);
-    skipped = List.copyOf(skipped);
+    skipped = new TreeMap<>(skipped);
     waiting = new TreeMap<>(waiting);
   }
 

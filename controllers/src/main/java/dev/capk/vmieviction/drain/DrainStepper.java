@@ -40,6 +40,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import okhttp3.OkHttpClient;
 
 /**
@@ -57,10 +58,7 @@ import okhttp3.OkHttpClient;
  */
 public final class DrainStepper {
 
-  /**
-   * Told of each eviction a step sends, on the stepping thread: before it goes, and once its answer
-   * is in the drain's memory. For a caller that reports every request as kubectl prints it.
-   */
+  /** Told, on the stepping thread, of each eviction before it goes and once its answer is kept. */
   interface Observer {
     Observer NONE = new Observer() {};
 
@@ -73,15 +71,10 @@ public final class DrainStepper {
   private final Executor evictions;
   private final Clock clock;
 
-  /**
-   * What discovery answered (or is being asked) per client, by identity: a cluster's eviction
-   * support is asked once per client, not once per drain, when steppers share it.
-   */
+  /** Discovery's answer (or question) per client, by identity: asked once per client, not drain. */
   private final Map<ApiClient, CompletableFuture<Optional<String>>> evictionSupport;
 
-  /**
-   * @param evictions runs one step's eviction requests side by side
-   */
+  /** {@code evictions} runs one step's eviction requests side by side. */
   public DrainStepper(ApiClient client, Executor evictions, Clock clock) {
     this(client, evictions, clock, new ConcurrentHashMap<>());
   }
@@ -95,13 +88,6 @@ public final class DrainStepper {
     this.evictions = evictions;
     this.clock = clock;
     this.evictionSupport = evictionSupport;
-  }
-
-  /** One step, knowing nothing of the budgets. */
-  public DrainStep step(
-      String nodeName, List<V1Pod> podsOnNode, DrainOptions options, DrainMemory memory)
-      throws ApiException, DrainRefusedException {
-    return step(nodeName, podsOnNode, options, memory, BudgetWatch.NONE);
   }
 
   /** One step, telling nobody of its evictions. */
@@ -122,12 +108,9 @@ public final class DrainStepper {
    * caller's wake, {@link DrainMemory#budgetsAllow}) or for their retry timer. When a pod's timer
    * comes and its budget allows nothing, one such pod per budget is still sent (the eviction API
    * judges; the known status may be late). A server dry run sends each eviction with {@code
-   * dryRun=All}: an accepted pod stays, so the caller, not this stepper, decides it is done.
+   * dryRun=All}: an accepted pod stays, so the caller, not this stepper, decides it is done. Every
+   * request of the step ends by {@code bound} (the public steps': the options' timeout).
    *
-   * @param podsOnNode the pods bound to the node now
-   * @param options kubectl's drain flags (their {@code timeout} is the public steps' bound)
-   * @param observer told of each eviction
-   * @param bound every request of the step ends by it
    * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
    *     evicted by this step
    * @throws ApiException if eviction support could not be discovered
@@ -160,9 +143,9 @@ public final class DrainStepper {
     for (V1Pod pod : plan.toEvict()) {
       PodRef ref = PodRef.of(pod);
       present.add(ref);
-      boolean terminating =
-          pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null;
-      if (terminating || !memory.due(ref, now) || due.size() >= options.maxConcurrentEvictions()) {
+      if (PodFilters.terminating(pod)
+          || !memory.due(ref, now)
+          || due.size() >= options.maxConcurrentEvictions()) {
         continue;
       }
       Optional<String> budget = limitingBudget(pod, budgets);
@@ -181,10 +164,10 @@ public final class DrainStepper {
     }
     memory.keepOnly(present);
     held.forEach((ref, budget) -> memory.held(ref, Set.of(budget), now));
-    if (!due.isEmpty() && !memory.evictionDiscovered()) {
+    if (!due.isEmpty() && memory.evictionVersion == null) {
       // Discovered once per drain (per client, given the shared answers), not per pod or step.
-      memory.evictionVersion(
-          options.disableEviction() ? Optional.empty() : evictionVersion(api, bound));
+      memory.evictionVersion =
+          options.disableEviction() ? Optional.empty() : evictionVersion(api, bound);
     }
     Map<PodRef, EvictionOutcome> answers =
         StrandedEvictions.complete(
@@ -274,7 +257,7 @@ public final class DrainStepper {
     if (due.isEmpty()) {
       return Map.of();
     }
-    Evictor evictor = new Evictor(api, options, memory.evictionVersion().orElse(null));
+    Evictor evictor = new Evictor(api, options, memory.evictionVersion.orElse(null));
     Map<PodRef, CompletableFuture<EvictionOutcome>> sent = new LinkedHashMap<>();
     for (V1Pod pod : due) {
       PodRef ref = PodRef.of(pod);
@@ -353,7 +336,7 @@ public final class DrainStepper {
         continue;
       }
       pending.add(ref);
-      if (pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null) {
+      if (PodFilters.terminating(pod)) {
         // Being deleted: its disappearance, not a timer, ends the wait.
         terminating.add(ref);
         waiting.put(ref, whyTerminating(pod));
@@ -421,9 +404,7 @@ public final class DrainStepper {
     /** "policy/v1", or null to delete instead of evicting. */
     private final String evictionGroupVersion;
 
-    /**
-     * The client's HTTP client (same connections) with a read timeout long enough for an eviction.
-     */
+    /** The client's HTTP client (same connections), its read timeout long enough to evict. */
     private final OkHttpClient evictionHttp;
 
     Evictor(RawApi api, DrainOptions options, String evictionGroupVersion) {
@@ -485,9 +466,7 @@ public final class DrainStepper {
     }
   }
 
-  /**
-   * What one eviction or deletion request achieved, classified from the HTTP answer. Pure logic.
-   */
+  /** What one eviction or deletion request achieved, classified from the HTTP answer. */
   public record EvictionOutcome(
       Kind kind, String message, Set<String> budgets, long retryAfterSeconds) {
     public enum Kind {
@@ -503,16 +482,11 @@ public final class DrainStepper {
       THROTTLED,
       /** 403 NamespaceTerminating: the namespace is being deleted; the eviction API refuses. */
       NAMESPACE_TERMINATING,
-      /**
-       * 500: several budgets select the pod, which the eviction API cannot handle; retrying cannot
-       * help.
-       */
+      /** 500: several budgets select the pod, which the eviction API cannot handle. */
       MULTIPLE_BUDGETS,
       /** Connection failure, timeout, or a 5xx: worth a few retries. */
       TRANSIENT,
-      /**
-       * 401/403 other than NamespaceTerminating: our identity may not evict (or delete) the pod.
-       */
+      /** 401/403 other than NamespaceTerminating: we may not evict (or delete) the pod. */
       FORBIDDEN,
       /** Anything else (invalid, unexpected...): retrying cannot help. */
       FAILED
@@ -541,11 +515,7 @@ public final class DrainStepper {
       return new EvictionOutcome(Kind.TRANSIENT, message, Set.of(), 0);
     }
 
-    /**
-     * Classifies an HTTP answer to an eviction or a deletion.
-     *
-     * @param headers response headers (for Retry-After), may be empty
-     */
+    /** Classifies an HTTP answer to an eviction or a deletion ({@code headers}: may be empty). */
     public static EvictionOutcome classify(
         int code, String body, Map<String, List<String>> headers) {
       if (code >= 200 && code < 300) {
@@ -554,63 +524,49 @@ public final class DrainStepper {
       ApiStatus status = ApiStatus.parse(code, body);
       String msg = status.message().isEmpty() ? "HTTP " + code : status.message();
       String lower = msg.toLowerCase(Locale.ROOT);
-      switch (code) {
-        case 404:
-          return of(Kind.GONE, msg);
-        case 409:
-          // Evictions and deletions carry a UID precondition; its failure means the pod was
-          // replaced.
-          if (lower.contains("precondition") || lower.contains("uid")) {
-            return of(Kind.REPLACED, msg);
-          }
-          return of(Kind.TRANSIENT, msg);
-        case 429:
-          {
-            Set<String> budgets = budgetNames(status);
-            boolean budget =
-                !budgets.isEmpty()
+      Set<String> budgets = code == 429 ? budgetNames(status) : Set.of();
+      return switch (code) {
+        case 404 -> of(Kind.GONE, msg);
+        // Evictions and deletions carry a UID precondition: its failure means the pod was replaced.
+        case 409 ->
+            of(
+                lower.contains("precondition") || lower.contains("uid")
+                    ? Kind.REPLACED
+                    : Kind.TRANSIENT,
+                msg);
+        case 429 ->
+            !budgets.isEmpty()
                     || status.hasCause(DISRUPTION_BUDGET_CAUSE)
-                    || lower.contains("disruption budget");
-            if (budget) {
-              return new EvictionOutcome(Kind.BLOCKED, msg, budgets, 0);
-            }
-            return new EvictionOutcome(Kind.THROTTLED, msg, Set.of(), retryAfter(headers));
-          }
-        case 403:
-          if (status.hasCause(NAMESPACE_TERMINATING_CAUSE)) {
-            return of(Kind.NAMESPACE_TERMINATING, msg);
-          }
-          return of(Kind.FORBIDDEN, msg);
-        case 401:
-          return of(Kind.FORBIDDEN, msg);
-        case 500:
-          if (lower.contains("more than one poddisruptionbudget")
-              || lower.contains("multiple poddisruptionbudgets")) {
-            return of(Kind.MULTIPLE_BUDGETS, msg);
-          }
-          return of(Kind.TRANSIENT, msg);
-        case 408, 502, 503, 504:
-          return of(Kind.TRANSIENT, msg);
-        default:
-          return of(code > 500 ? Kind.TRANSIENT : Kind.FAILED, "HTTP " + code + ": " + msg);
-      }
+                    || lower.contains("disruption budget")
+                ? new EvictionOutcome(Kind.BLOCKED, msg, budgets, 0)
+                : new EvictionOutcome(Kind.THROTTLED, msg, Set.of(), retryAfter(headers));
+        case 403 ->
+            of(
+                status.hasCause(NAMESPACE_TERMINATING_CAUSE)
+                    ? Kind.NAMESPACE_TERMINATING
+                    : Kind.FORBIDDEN,
+                msg);
+        case 401 -> of(Kind.FORBIDDEN, msg);
+        case 500 ->
+            of(
+                lower.contains("more than one poddisruptionbudget")
+                        || lower.contains("multiple poddisruptionbudgets")
+                    ? Kind.MULTIPLE_BUDGETS
+                    : Kind.TRANSIENT,
+                msg);
+        case 408, 502, 503, 504 -> of(Kind.TRANSIENT, msg);
+        default -> of(code > 500 ? Kind.TRANSIENT : Kind.FAILED, "HTTP " + code + ": " + msg);
+      };
     }
 
-    /**
-     * Budget names from the causes of a 429 ("The disruption budget web-pdb needs 2 healthy
-     * pods...").
-     */
+    /** Budget names from a 429's causes ("The disruption budget web-pdb needs 2 healthy..."). */
     static Set<String> budgetNames(ApiStatus status) {
-      Set<String> names = new LinkedHashSet<>();
-      for (ApiStatus.Cause c : status.causes()) {
-        if (DISRUPTION_BUDGET_CAUSE.equals(c.reason())) {
-          Matcher m = BUDGET_NAME.matcher(c.message());
-          if (m.find()) {
-            names.add(m.group(1));
-          }
-        }
-      }
-      return names;
+      return status.causes().stream()
+          .filter(c -> DISRUPTION_BUDGET_CAUSE.equals(c.reason()))
+          .map(c -> BUDGET_NAME.matcher(c.message()))
+          .filter(Matcher::find)
+          .map(m -> m.group(1))
+          .collect(Collectors.toCollection(LinkedHashSet::new));
     }
 
     private static long retryAfter(Map<String, List<String>> headers) {
@@ -638,10 +594,7 @@ public final class DrainStepper {
     }
   }
 
-  /**
-   * Whether and in which group/version the server serves the pods/eviction subresource, as kubectl
-   * finds it from discovery; empty: a server without it gets deletions.
-   */
+  /** The group/version serving pods/eviction, as kubectl discovers it; empty: delete instead. */
   static Optional<String> discoverEviction(RawApi api) throws ApiException {
     return evictionGroupVersion(
         api.get(

@@ -6,13 +6,11 @@ import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch;
-import dev.capk.vmieviction.drain.SteppedDrains.PodLister;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.models.V1ListMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Clock;
@@ -48,10 +46,7 @@ import org.slf4j.LoggerFactory;
 public final class NodeDrainer {
   private static final Logger LOG = LoggerFactory.getLogger(NodeDrainer.class);
 
-  /**
-   * Runs the evictions of every drain's steps. Unbounded: a step sends no more than the options'
-   * maxConcurrentEvictions and waits for their answers before it returns.
-   */
+  /** Unbounded: a step sends at most maxConcurrentEvictions and waits for their answers. */
   private static final ExecutorService EVICTIONS =
       Executors.newCachedThreadPool(
           new ThreadFactoryBuilder().setNameFormat("drain-evict-%d").setDaemon(true).build());
@@ -68,11 +63,7 @@ public final class NodeDrainer {
    * every node before it drains any), blocking until they are gone or the options' timeout passes,
    * writing kubectl's lines to {@code output}. A timeout, a pod that cannot be evicted, or a lost
    * API server is reported in the result; only a refusal (nothing evicted) and failures before any
-   * eviction (cannot list pods) throw.
-   *
-   * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
-   *     evicted
-   * @throws ApiException if listing the pods or discovering eviction support failed
+   * eviction (listing the pods, discovering eviction support) throw.
    */
   public Drained drain(String nodeName, DrainOptions options, DrainOutput output)
       throws ApiException, DrainRefusedException {
@@ -88,15 +79,15 @@ public final class NodeDrainer {
     // Every request of this drain ends by its deadline, however slowly the server answers.
     RawApi api = this.api.until(deadline);
     LOG.info("drain started node={} options={}", nodeName, options);
-    PodLister.Listing listing =
-        new PodLister(api).list(nodeName, options.podSelector(), options.chunkSize());
+    V1PodList listed =
+        SteppedDrains.listPods(api, nodeName, options.podSelector(), options.chunkSize());
     // kubectl retries a refused eviction at one fixed interval: no backoff beyond it.
     DrainMemory memory =
         new DrainMemory(options.evictionRetryInterval(), options.evictionRetryInterval());
     // The plan's DaemonSet answers are kept in the memory, for the steps that plan again.
     PodFilters filters =
         new PodFilters(options, memory.daemonSets(() -> PodFilters.daemonSets(api)), clock);
-    DrainPlan plan = DrainPlan.of(filters.inOrder(), listing.pods());
+    DrainPlan plan = DrainPlan.of(filters.inOrder(), listed.getItems());
     if (plan.refused()) {
       DrainRefusedException refused = new DrainRefusedException(nodeName, plan.refusals());
       LOG.info("drain refused node={} reason={}", nodeName, refused.getMessage());
@@ -106,11 +97,7 @@ public final class NodeDrainer {
     if (options.dryRun() == DryRun.CLIENT) {
       drain.wouldAllGo();
     } else if (!drain.complete()) {
-      V1PodList seed =
-          new V1PodList()
-              .metadata(new V1ListMeta().resourceVersion(listing.resourceVersion()))
-              .items(listing.pods());
-      drain.run(deadline, seed);
+      drain.run(deadline, listed);
     }
     Drained done = drain.finish();
     LOG.info(
@@ -123,12 +110,9 @@ public final class NodeDrainer {
   }
 
   /**
-   * One blocking drain once the node is cordoned and its pods planned: steps the drain ({@link
-   * DrainStepper}) and, between steps, waits for the node's pod watch to show pods leaving or for
-   * the next eviction to be due, never past the deadline. The stepper's memory keeps each pod's
-   * retries, budgets and failures; this loop keeps only what kubectl's output needs: the pods still
-   * awaited (by UID: a namesake a StatefulSet recreates is another pod), and how the others ended.
-   * An output that throws is logged and ignored, since reporting must never break a drain.
+   * One blocking drain of planned pods, never waiting past the deadline. The stepper's memory keeps
+   * each pod's retries, budgets and failures; this keeps only what kubectl's output needs: the pods
+   * still awaited, and how the others ended. An output that throws is logged, never the drain's.
    */
   static final class BlockingDrain implements DrainStepper.Observer {
     /** The longest wait between two looks: skip-wait ages grow without any event to say so. */
@@ -154,9 +138,7 @@ public final class NodeDrainer {
 
     private Optional<String> interruption = Optional.empty();
 
-    /**
-     * @param api bound to the drain's deadline
-     */
+    /** {@code api}: bound to the drain's deadline. */
     BlockingDrain(
         RawApi api,
         String node,
@@ -178,8 +160,6 @@ public final class NodeDrainer {
     /**
      * Evicts the plan's pods and waits until they are gone, the deadline passes, or the watch is
      * lost. The watch starts from {@code seed}, the plan's list, so no deletion slips past it.
-     *
-     * @throws ApiException if eviction support could not be discovered
      */
     void run(Deadline deadline, V1PodList seed) throws ApiException {
       DrainStepper stepper = new DrainStepper(api.client(), EVICTIONS, clock);
@@ -198,9 +178,7 @@ public final class NodeDrainer {
           Duration wait =
               step(stepper, deadline).map(n -> Duration.between(clock.instant(), n)).orElse(TICK);
           wait = deadline.cap(wait.compareTo(TICK) < 0 ? wait : TICK);
-          if (!wait.isNegative() && !wait.isZero()) {
-            wake.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS);
-          }
+          wake.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS);
           // Several wake-ups while stepping ask for one look, not one each.
           wake.drainPermits();
         }
@@ -300,7 +278,7 @@ public final class NodeDrainer {
                   + " seconds, not waited for, skipping");
         } else {
           left.put(ref, now);
-          if (terminating(now)) {
+          if (PodFilters.terminating(now)) {
             // Someone else deletes it, so the stepper sends no eviction; kubectl would send one
             // (accepted, the pod going anyway) and print its line, so it is announced.
             announce(ref);
@@ -313,7 +291,6 @@ public final class NodeDrainer {
       }
     }
 
-    /** The pods still awaited, as last seen: the next step's. */
     List<V1Pod> sendable() {
       return List.copyOf(left.values());
     }
@@ -322,10 +299,7 @@ public final class NodeDrainer {
       return left.isEmpty();
     }
 
-    /**
-     * Writes how the node's drain ended as kubectl does ("node/x drained", or the pods still there
-     * with what holds them, and those that failed) and returns it.
-     */
+    /** Writes how the drain ended as kubectl does ("node/x drained", or what is left, and why). */
     Drained finish() {
       Map<PodRef, Set<String>> refused = refusals();
       Optional<String> error = Optional.empty();
@@ -359,7 +333,8 @@ public final class NodeDrainer {
     /** What holds a pod still there, as kubectl's pending line ends. */
     private String holding(PodRef ref, V1Pod pod, Map<PodRef, Set<String>> refused) {
       DrainMemory.PodState s = memory.state(ref);
-      if (terminating(pod) || (s != null && s.waiting == EvictionOutcome.Kind.ACCEPTED)) {
+      if (PodFilters.terminating(pod)
+          || (s != null && s.waiting == EvictionOutcome.Kind.ACCEPTED)) {
         return " (terminating)";
       }
       Set<String> by = refused.get(ref);
@@ -368,12 +343,14 @@ public final class NodeDrainer {
           : " (blocked by " + (by.isEmpty() ? "a PodDisruptionBudget" : budgets(by)) + ")";
     }
 
-    /** The pods still awaited whose last eviction a budget refused, by PodRef, with the budgets. */
+    /** The pods still awaited whose last eviction a budget refused, with the budgets. */
     private Map<PodRef, Set<String>> refusals() {
       Map<PodRef, Set<String>> refused = new TreeMap<>();
       for (PodRef ref : left.keySet()) {
         DrainMemory.PodState s = memory.state(ref);
-        if (s != null && s.waiting == EvictionOutcome.Kind.BLOCKED && !terminating(left.get(ref))) {
+        if (s != null
+            && s.waiting == EvictionOutcome.Kind.BLOCKED
+            && !PodFilters.terminating(left.get(ref))) {
           refused.put(ref, Set.copyOf(s.budgets));
         }
       }
@@ -429,17 +406,13 @@ public final class NodeDrainer {
       tell(() -> output.err(line));
     }
 
-    /** Calls the caller's output; its failure is logged, never the drain's. */
+    /** An output's failure is logged, never the drain's. */
     private static void tell(Runnable call) {
       try {
         call.run();
       } catch (RuntimeException e) {
         LOG.warn("drain output failed error={}", e.toString());
       }
-    }
-
-    private static boolean terminating(V1Pod pod) {
-      return pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null;
     }
   }
 
@@ -454,16 +427,9 @@ public final class NodeDrainer {
     public Drained {
       evicted = evicted.stream().sorted().toList();
     }
-
-    public boolean isComplete() {
-      return error.isEmpty();
-    }
   }
 
-  /**
-   * Where a blocking drain writes kubectl's lines, from the thread that called {@link
-   * NodeDrainer#drain}, one at a time.
-   */
+  /** Where a blocking drain writes kubectl's lines, one at a time, from the draining thread. */
   public interface DrainOutput {
     DrainOutput NONE = new DrainOutput() {};
 
@@ -471,10 +437,7 @@ public final class NodeDrainer {
 
     default void err(String line) {}
 
-    /**
-     * For a status line: how many of the node's pods are still awaited, and the budgets that
-     * refused the last eviction of each of those a budget refused.
-     */
+    /** For a status line: the node's pods still awaited; the budgets refusing each refused one. */
     default void awaiting(String node, int left, Collection<Set<String>> refusedBy) {}
   }
 }

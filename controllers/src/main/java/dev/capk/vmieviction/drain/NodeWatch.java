@@ -42,16 +42,13 @@ import org.slf4j.LoggerFactory;
 public final class NodeWatch extends WatchLoop<V1Node> {
   private static final Logger LOG = LoggerFactory.getLogger(NodeWatch.class);
 
-  /** Guarded by this: the nodes by name. */
+  // Guarded by this: the nodes by name; per node, our last write's result and the versions it was
+  // made over; the nodes whose last patch of ours was refused (see refused()).
   private final Map<String, V1Node> nodes = new HashMap<>();
-
-  /** Guarded by this: per node, our last write's result and the versions it was made over. */
   private final Map<String, Written> written = new HashMap<>();
+  private final Set<String> refused = new HashSet<>();
 
   private record Written(V1Node result, Set<String> superseded) {}
-
-  /** Guarded by this: nodes whose last patch of ours was refused (see {@link #refused}). */
-  private final Set<String> refused = new HashSet<>();
 
   /**
    * Unused for this long, the watch ends after its current request (at most {@link
@@ -68,34 +65,25 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     super(api, V1Node.class, null, "node-watch-" + name);
   }
 
-  /**
-   * Follows the nodes of the cluster {@code client} reaches: lists them on its own thread, then
-   * watches.
-   *
-   * @param name names the watch's thread (the cluster, for thread dumps)
-   */
+  /** Lists, then watches, the nodes {@code client} reaches; {@code name}: the thread's. */
   public static NodeWatch start(ApiClient client, String name) {
     NodeWatch w = new NodeWatch(new RawApi(client), name);
     w.startThread();
     return w;
   }
 
-  /** Not started: fed by hand through {@link #seen}, for tests of what it serves. */
+  /** Not started: fed by hand through {@link #seen}, for tests. */
   static NodeWatch unstarted(V1NodeList seed) {
     NodeWatch w = new NodeWatch(null, "unstarted");
     w.replace(seed);
     return w;
   }
 
-  /**
-   * Waits at most {@code maxWait} for the first list (steps that ask meanwhile share it).
-   *
-   * @return whether what this knows is current
-   */
+  /** Waits at most {@code maxWait} for the first list; then whether this is {@link #current}. */
   public synchronized boolean awaitListed(Duration maxWait) throws InterruptedException {
     long end = System.nanoTime() + maxWait.toNanos();
     for (long left = maxWait.toNanos();
-        !listed && !gaveUp && !ended && !failing() && left > 0;
+        !listed && !gaveUp && !ended && !failing && left > 0;
         left = end - System.nanoTime()) {
       TimeUnit.NANOSECONDS.timedWait(this, left);
     }
@@ -104,7 +92,7 @@ public final class NodeWatch extends WatchLoop<V1Node> {
 
   /** True while what this knows is current: listed, and the watch is up. */
   public boolean current() {
-    return listed && !gaveUp && !ended && !failing();
+    return listed && !gaveUp && !ended && !failing;
   }
 
   /**
@@ -142,7 +130,6 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     return Optional.ofNullable(cached);
   }
 
-  /** Every node as last seen. */
   public synchronized List<V1Node> nodes() {
     List<V1Node> all = new ArrayList<>(nodes.size());
     nodes.keySet().forEach(name -> node(name).ifPresent(all::add));
@@ -176,7 +163,7 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     refused.add(name);
   }
 
-  /** Whether a patch of the node was refused since this was last asked (once). */
+  /** Whether a patch of the node was refused since this was last asked. */
   public synchronized boolean refusedSince(String name) {
     return refused.remove(name);
   }
@@ -295,12 +282,7 @@ public final class NodeWatch extends WatchLoop<V1Node> {
       this.onAllowing = onAllowing;
     }
 
-    /**
-     * Starts watching the budgets of the cluster {@code client} reaches; {@code onAllowing} is
-     * called on the watch's thread.
-     *
-     * @param name names the thread (the cluster, for thread dumps)
-     */
+    /** Watches the budgets {@code client} reaches; {@code onAllowing} runs on its thread. */
     public static BudgetWatch start(ApiClient client, String name, Consumer<String> onAllowing) {
       BudgetWatch w = new BudgetWatch(new RawApi(client), name, onAllowing);
       w.startThread();
@@ -322,7 +304,7 @@ public final class NodeWatch extends WatchLoop<V1Node> {
       }
     }
 
-    /** The known budgets ({@code namespace/name}) that select {@code pod}. */
+    /** The known budgets ({@code namespace/name}) selecting {@code pod}. */
     public Set<String> selecting(V1Pod pod) {
       Set<String> names = new TreeSet<>();
       budgets.forEach(
@@ -343,16 +325,13 @@ public final class NodeWatch extends WatchLoop<V1Node> {
           && LabelSelectors.matches(budget.getSpec().getSelector(), pod.getMetadata().getLabels());
     }
 
-    /** The budget {@code namespace/name} as last seen, if known. */
     public Optional<V1PodDisruptionBudget> lastSeen(String budget) {
       return Optional.ofNullable(budgets.get(budget)).map(seen -> seen.budget);
     }
 
     /**
-     * Takes up to {@code wanted} of the disruptions {@code budget} allows now and not yet taken
-     * since its status was last seen (all of them for a budget not known).
-     *
-     * @return how many were granted
+     * Takes (returns) up to {@code wanted} of the disruptions {@code budget} allows and not yet
+     * taken since its status was last seen (all of them for a budget not known).
      */
     public int take(String budget, int wanted) {
       Seen seen = budgets.get(budget);

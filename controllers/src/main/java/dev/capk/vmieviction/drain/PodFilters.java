@@ -7,7 +7,6 @@ import io.kubernetes.client.openapi.apis.AppsV1Api;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1OwnerReference;
 import io.kubernetes.client.openapi.models.V1Pod;
-import io.kubernetes.client.openapi.models.V1Volume;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.OffsetDateTime;
@@ -51,7 +50,6 @@ public final class PodFilters {
     this.clock = clock;
   }
 
-  /** The filters in kubectl's order. */
   public List<PodFilter> inOrder() {
     return List.of(
         this::skipDeleted,
@@ -61,10 +59,7 @@ public final class PodFilters {
         this::unreplicated);
   }
 
-  /**
-   * Pods whose deletion began longer ago than the skip-wait timeout are stuck; waiting for them is
-   * pointless.
-   */
+  /** Pods whose deletion began longer ago than the skip-wait timeout are stuck: not waited for. */
   public PodVerdict skipDeleted(V1Pod pod) {
     if (deletedLongerAgoThan(pod, options.skipWaitForDeleteTimeout(), clock)) {
       return PodVerdict.skip(
@@ -117,10 +112,7 @@ public final class PodFilters {
     return PodVerdict.delete();
   }
 
-  /**
-   * emptyDir data dies with the pod; only an explicit flag allows that (a finished pod has nothing
-   * left to lose).
-   */
+  /** emptyDir data dies with the pod: only a flag allows that (unless the pod is finished). */
   public PodVerdict localStorage(V1Pod pod) {
     if (!hasEmptyDir(pod) || isFinished(pod)) {
       return PodVerdict.delete();
@@ -131,10 +123,7 @@ public final class PodFilters {
     return PodVerdict.deleteWithWarning(LOCAL_STORAGE_WARNING);
   }
 
-  /**
-   * Nothing recreates a pod without a controller: deleting it loses it, so only --force allows
-   * that.
-   */
+  /** Nothing recreates a pod without a controller: only --force allows deleting it. */
   public PodVerdict unreplicated(V1Pod pod) {
     if (isFinished(pod) || controllerOf(pod) != null) {
       return PodVerdict.delete();
@@ -158,35 +147,30 @@ public final class PodFilters {
     return elapsedSeconds > limit.toSeconds();
   }
 
+  static boolean terminating(V1Pod pod) {
+    return pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null;
+  }
+
   static boolean isFinished(V1Pod pod) {
     String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
     return "Succeeded".equals(phase) || "Failed".equals(phase);
   }
 
   static boolean hasEmptyDir(V1Pod pod) {
-    if (pod.getSpec() == null || pod.getSpec().getVolumes() == null) {
-      return false;
-    }
-    for (V1Volume v : pod.getSpec().getVolumes()) {
-      if (v.getEmptyDir() != null) {
-        return true;
-      }
-    }
-    return false;
+    return pod.getSpec() != null
+        && pod.getSpec().getVolumes() != null
+        && pod.getSpec().getVolumes().stream().anyMatch(v -> v.getEmptyDir() != null);
   }
 
   /** The owner reference marked controller=true, as metav1.GetControllerOf finds it. */
   static V1OwnerReference controllerOf(V1Pod pod) {
     V1ObjectMeta m = pod.getMetadata();
-    if (m == null || m.getOwnerReferences() == null) {
-      return null;
-    }
-    for (V1OwnerReference r : m.getOwnerReferences()) {
-      if (Boolean.TRUE.equals(r.getController())) {
-        return r;
-      }
-    }
-    return null;
+    return m == null || m.getOwnerReferences() == null
+        ? null
+        : m.getOwnerReferences().stream()
+            .filter(r -> Boolean.TRUE.equals(r.getController()))
+            .findFirst()
+            .orElse(null);
   }
 
   private static String namespaceOf(V1Pod pod) {
@@ -203,17 +187,17 @@ public final class PodFilters {
    */
   public record DrainPlan(
       List<V1Pod> toEvict,
-      List<SkippedPod> skipped,
+      Map<PodRef, String> skipped,
       Map<String, List<PodRef>> refusals,
       Map<String, List<PodRef>> warnings) {
 
-    /** Runs each pod through {@code filters} in order and groups the verdicts. Pure logic. */
+    /** Runs each pod through {@code filters} in order and groups the verdicts. */
     public static DrainPlan of(List<PodFilter> filters, List<V1Pod> pods) {
       List<V1Pod> sorted = new ArrayList<>(pods);
       sorted.sort(Comparator.comparing(PodRef::of));
 
       List<V1Pod> toEvict = new ArrayList<>();
-      List<SkippedPod> skipped = new ArrayList<>();
+      Map<PodRef, String> skipped = new LinkedHashMap<>();
       List<Decided> refusals = new ArrayList<>();
       List<Decided> warnings = new ArrayList<>();
 
@@ -236,9 +220,8 @@ public final class PodFilters {
         switch (verdict.action()) {
           case DELETE -> toEvict.add(pod);
           case SKIP ->
-              skipped.add(
-                  new SkippedPod(
-                      ref, verdict.reason().isEmpty() ? "skipped by a filter" : verdict.reason()));
+              skipped.put(
+                  ref, verdict.reason().isEmpty() ? "skipped by a filter" : verdict.reason());
           case REFUSE ->
               refusals.add(
                   new Decided(
@@ -258,10 +241,6 @@ public final class PodFilters {
           .sorted(Comparator.comparingInt(Decided::filter))
           .forEach(d -> out.computeIfAbsent(d.reason(), k -> new ArrayList<>()).add(d.pod()));
       return out;
-    }
-
-    public List<PodRef> toEvictRefs() {
-      return toEvict.stream().map(PodRef::of).toList();
     }
 
     public boolean refused() {
@@ -326,16 +305,12 @@ public final class PodFilters {
     }
   }
 
-  /** Decides about one pod of the node being drained. */
   @FunctionalInterface
   public interface PodFilter {
     PodVerdict verdict(V1Pod pod);
   }
 
-  /**
-   * Tells whether the DaemonSet a pod names as its controller still exists: empty if it does, else
-   * the server's 404 or why the lookup failed.
-   */
+  /** Whether a pod's DaemonSet exists: empty if so, else the 404 or why the lookup failed. */
   @FunctionalInterface
   public interface DaemonSetLookup {
     Optional<ApiException> find(String namespace, String name);

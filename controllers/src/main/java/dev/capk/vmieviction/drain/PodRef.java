@@ -5,10 +5,7 @@ import io.kubernetes.client.openapi.models.V1Pod;
 import java.util.Comparator;
 import java.util.Objects;
 
-/**
- * One pod, by identity. The UID matters: a StatefulSet recreates a pod under the same name, and the
- * new one is a different pod.
- */
+/** One pod, by identity: a StatefulSet's pod recreated under the same name has another UID. */
 public record PodRef(String namespace, String name, String uid) implements Comparable<PodRef> {
   private static final Comparator<PodRef> ORDER =
       Comparator.comparing(PodRef::namespace)

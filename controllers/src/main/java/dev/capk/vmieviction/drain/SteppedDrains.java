@@ -11,6 +11,7 @@ import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1ListMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.util.Watch;
@@ -32,8 +33,7 @@ import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
@@ -60,30 +60,24 @@ public final class SteppedDrains implements AutoCloseable {
   private final Map<String, Drain> drains = new ConcurrentHashMap<>();
   private final ExecutorService evictions;
 
-  /**
-   * Whether each client's cluster serves evictions, asked at its first drain: a client (a guest
-   * cluster's, rebuilt when its kubeconfig changes) is forgotten with it.
-   */
+  /** Eviction support per client, asked at its first drain, forgotten with it (weak keys). */
   private final Map<ApiClient, CompletableFuture<Optional<String>>> evictionSupport =
       Collections.synchronizedMap(new WeakHashMap<>());
 
   /**
-   * @param threadName names the eviction threads ({@code %d}: their number)
-   * @param baseRetry the first wait after a refused eviction (cut to {@code maxRetry})
-   * @param maxRetry the longest wait between two evictions of a refused pod
+   * {@code threadName} names the eviction threads ({@code %d}: their number); {@code baseRetry},
+   * the first wait after a refused eviction, is cut to {@code maxRetry}, the longest.
    */
   public SteppedDrains(String threadName, Duration baseRetry, Duration maxRetry) {
     this.baseRetry = baseRetry.compareTo(maxRetry) > 0 ? maxRetry : baseRetry;
     this.maxRetry = maxRetry;
-    // Idle threads go after a minute.
+    // A virtual thread per eviction call: a thousand drains under way cost no thousand stacks.
     this.evictions =
-        new ThreadPoolExecutor(
-            0,
-            Integer.MAX_VALUE,
-            1,
-            TimeUnit.MINUTES,
-            new SynchronousQueue<>(),
-            new ThreadFactoryBuilder().setNameFormat(threadName).setDaemon(true).build());
+        Executors.newThreadPerTaskExecutor(
+            new ThreadFactoryBuilder()
+                .setThreadFactory(Thread.ofVirtual().factory())
+                .setNameFormat(threadName)
+                .build());
   }
 
   /** Lists a node's pods (all namespaces) by the caller's client (its bounds, counts). */
@@ -132,10 +126,7 @@ public final class SteppedDrains implements AutoCloseable {
             current != null && current.node.equals(node)
                 ? current.memory
                 : new DrainMemory(baseRetry, maxRetry));
-    Drain replaced = drains.put(key, opened);
-    if (replaced != null) {
-      replaced.watch.close();
-    }
+    Optional.ofNullable(drains.put(key, opened)).ifPresent(replaced -> replaced.watch.close());
     return new Pods(pods, opened, true);
   }
 
@@ -148,11 +139,9 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   public Optional<Drain> end(String key) {
-    Drain d = drains.remove(key);
-    if (d != null) {
-      d.watch.close();
-    }
-    return Optional.ofNullable(d);
+    Optional<Drain> ended = Optional.ofNullable(drains.remove(key));
+    ended.ifPresent(d -> d.watch.close());
+    return ended;
   }
 
   public Set<String> keys() {
@@ -173,8 +162,8 @@ public final class SteppedDrains implements AutoCloseable {
    * 0.25 s, doubling up to 8 s. What a kind does with its objects, how it lists, and when it gives
    * up are its subclass's, called on the loop's thread.
    *
-   * <p>Why not client-java's informers: each runs several threads; the drains need many differently
-   * filtered watches, one thread each here.
+   * <p>Why not client-java's informers: each runs several platform threads; the drains need many
+   * differently filtered watches, one virtual thread each here.
    */
   abstract static class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
 
@@ -192,11 +181,9 @@ public final class SteppedDrains implements AutoCloseable {
     private String resourceVersion;
 
     /** No watch accepted since the last failed try: the server is not reached now. */
-    private volatile boolean failing;
+    volatile boolean failing;
 
-    /**
-     * @param resourceVersion where the first watch starts; null: {@link #relist} first
-     */
+    /** {@code resourceVersion}: where the first watch starts; null: {@link #relist} first. */
     WatchLoop(RawApi api, Class<T> type, String resourceVersion, String threadName) {
       this.api = api;
       this.responseType = TypeToken.getParameterized(Watch.Response.class, type).getType();
@@ -212,8 +199,8 @@ public final class SteppedDrains implements AutoCloseable {
                   .readTimeout(Duration.ofSeconds(WATCH_SECONDS + 30))
                   .callTimeout(Duration.ZERO)
                   .build();
-      this.thread = new Thread(this::run, threadName);
-      this.thread.setDaemon(true);
+      // Virtual: the loop blocks on its watch's socket most of its life.
+      this.thread = Thread.ofVirtual().name(threadName).unstarted(this::run);
     }
 
     /** The list request the watch is made of (the loop adds the watch's parameters). */
@@ -235,10 +222,6 @@ public final class SteppedDrains implements AutoCloseable {
     /** Asked before each watch request: false ends the loop (nobody needs it any more). */
     boolean wanted() {
       return true;
-    }
-
-    boolean failing() {
-      return failing;
     }
 
     void startThread() {
@@ -411,15 +394,12 @@ public final class SteppedDrains implements AutoCloseable {
     private final Map<PodRef, PodState> pods = new HashMap<>();
     private final Set<PodRef> evicted = new TreeSet<>();
 
-    /** The eviction API version, discovered once per drain; null until then. */
-    private Optional<String> evictionVersion;
+    /** The eviction API version ("policy/v1"; empty: deletions); null until discovered. */
+    Optional<String> evictionVersion;
 
     private DaemonSetLookup daemonSets;
 
-    /**
-     * @param baseRetry the first wait after a refusal (kubectl: 5 s)
-     * @param maxRetry the longest wait between two evictions of a refused pod
-     */
+    /** {@code baseRetry}: the first wait after a refusal (kubectl: 5 s). */
     public DrainMemory(Duration baseRetry, Duration maxRetry) {
       if (baseRetry.isNegative() || baseRetry.isZero() || maxRetry.compareTo(baseRetry) < 0) {
         throw new IllegalArgumentException(
@@ -435,9 +415,7 @@ public final class SteppedDrains implements AutoCloseable {
       return s == null || s.woken || !now.isBefore(s.due);
     }
 
-    /**
-     * True if the pod's retry timer (not a budget's wake) makes it due now, or it was never tried.
-     */
+    /** True if its timer (not a budget's wake) makes the pod due now, or it was never tried. */
     boolean timerDue(PodRef pod, Instant now) {
       PodState s = pods.get(pod);
       return s == null || !now.isBefore(s.due);
@@ -559,21 +537,9 @@ public final class SteppedDrains implements AutoCloseable {
       return evicted.size();
     }
 
-    Optional<String> evictionVersion() {
-      return evictionVersion;
-    }
-
-    boolean evictionDiscovered() {
-      return evictionVersion != null;
-    }
-
     /** Evictions, unless disabled or (as discovered by the first request) not served. */
     boolean usingEviction(DrainOptions options) {
-      return evictionDiscovered() ? evictionVersion.isPresent() : !options.disableEviction();
-    }
-
-    void evictionVersion(Optional<String> version) {
-      this.evictionVersion = version;
+      return evictionVersion != null ? evictionVersion.isPresent() : !options.disableEviction();
     }
 
     DaemonSetLookup daemonSets(Supplier<DaemonSetLookup> create) {
@@ -632,11 +598,9 @@ public final class SteppedDrains implements AutoCloseable {
     }
 
     /**
-     * As {@link #start(ApiClient, String, Runnable)}, from a list of the node's pods the caller has
-     * just made (field selector {@code spec.nodeName}, all namespaces): the watch resumes from its
-     * resourceVersion and {@link #pods()} answers from it at once, so the drain's first step and
-     * the watch share one list. Null, or a list without a resourceVersion: the watch lists itself.
-     * Each watch request is bound to {@code api}'s deadline (a blocking drain's).
+     * As {@link #start(ApiClient, String, Runnable)}, resuming from a list of the node's pods the
+     * caller has just made (one list for the drain's first step and the watch; null, or no
+     * resourceVersion: the watch lists itself). Each request is bound to {@code api}'s deadline.
      */
     static NodePodWatch start(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
       NodePodWatch w = new NodePodWatch(api, node, onPodsLeft, seed);
@@ -661,17 +625,16 @@ public final class SteppedDrains implements AutoCloseable {
     Call list() throws ApiException {
       return new CoreV1Api(api.client())
           .listPodForAllNamespaces()
-          .fieldSelector(PodLister.nodeFieldSelector(node))
+          .fieldSelector("spec.nodeName=" + node)
           .buildCall(null);
     }
 
     @Override
     String relist() throws ApiException {
-      PodLister.Listing listing =
-          new PodLister(api).list(node, "", DrainOptions.DEFAULT_CHUNK_SIZE);
-      LOG.debug("pods listed node={} pods={}", node, listing.pods().size());
-      relisted(listing.pods());
-      return listing.resourceVersion();
+      V1PodList listed = listPods(api, node, "", DrainOptions.DEFAULT_CHUNK_SIZE);
+      LOG.debug("pods listed node={} pods={}", node, listed.getItems().size());
+      relisted(listed.getItems());
+      return listed.getMetadata().getResourceVersion();
     }
 
     @Override
@@ -732,67 +695,45 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   /**
-   * Lists the pods bound to a node, page by page, and remembers the list's resourceVersion for a
-   * watch to resume from.
+   * All pods on {@code node} matching {@code labelSelector} (empty: all), page by page. The pages
+   * form one consistent snapshot, whose resourceVersion the list carries for a watch to resume
+   * from. A continue token expires after a few minutes: a list that slow restarts, a few times.
    */
-  static final class PodLister {
-    /** A continue token expires after a few minutes: a list that slow restarts, a few times. */
-    private static final int MAX_RESTARTS = 3;
-
-    record Listing(List<V1Pod> pods, String resourceVersion) {}
-
-    private final RawApi api;
-    private final CoreV1Api core;
-
-    PodLister(RawApi api) {
-      this.api = api;
-      this.core = new CoreV1Api(api.client());
-    }
-
-    static String nodeFieldSelector(String node) {
-      return "spec.nodeName=" + node;
-    }
-
-    /**
-     * All pods on {@code node} matching {@code labelSelector} (empty: all). The pages form one
-     * consistent snapshot, whose resourceVersion is returned.
-     */
-    Listing list(String node, String labelSelector, int chunkSize) throws ApiException {
-      List<V1Pod> pods = new ArrayList<>();
-      String resourceVersion = null;
-      String token = null;
-      for (int restarts = 0; ; ) {
-        V1PodList page;
-        try {
-          page =
-              api.get(
-                  core.listPodForAllNamespaces()
-                      .fieldSelector(nodeFieldSelector(node))
-                      .labelSelector(labelSelector.isEmpty() ? null : labelSelector)
-                      .limit(chunkSize > 0 ? chunkSize : null)
-                      ._continue(token)
-                      .buildCall(null),
-                  V1PodList.class);
-        } catch (ApiException e) {
-          if (e.getCode() != 410 || restarts++ >= MAX_RESTARTS) {
-            throw e;
-          }
-          // 410 Expired: the snapshot behind the continue token is gone; start a fresh one.
-          pods.clear();
-          resourceVersion = null;
-          token = null;
-          continue;
+  static V1PodList listPods(RawApi api, String node, String labelSelector, int chunkSize)
+      throws ApiException {
+    CoreV1Api core = new CoreV1Api(api.client());
+    V1PodList all = new V1PodList().metadata(new V1ListMeta()).items(new ArrayList<>());
+    String token = null;
+    for (int restarts = 0; ; ) {
+      V1PodList page;
+      try {
+        page =
+            api.get(
+                core.listPodForAllNamespaces()
+                    .fieldSelector("spec.nodeName=" + node)
+                    .labelSelector(labelSelector.isEmpty() ? null : labelSelector)
+                    .limit(chunkSize > 0 ? chunkSize : null)
+                    ._continue(token)
+                    .buildCall(null),
+                V1PodList.class);
+      } catch (ApiException e) {
+        if (e.getCode() != 410 || restarts++ >= 3) {
+          throw e;
         }
-        if (page.getItems() != null) {
-          pods.addAll(page.getItems());
-        }
-        if (resourceVersion == null && page.getMetadata() != null) {
-          resourceVersion = page.getMetadata().getResourceVersion();
-        }
-        token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
-        if (token == null || token.isEmpty()) {
-          return new Listing(pods, resourceVersion);
-        }
+        // 410 Expired: the snapshot behind the continue token is gone; start a fresh one.
+        all = new V1PodList().metadata(new V1ListMeta()).items(new ArrayList<>());
+        token = null;
+        continue;
+      }
+      if (page.getItems() != null) {
+        all.getItems().addAll(page.getItems());
+      }
+      if (all.getMetadata().getResourceVersion() == null && page.getMetadata() != null) {
+        all.getMetadata().setResourceVersion(page.getMetadata().getResourceVersion());
+      }
+      token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+      if (token == null || token.isEmpty()) {
+        return all;
       }
     }
   }

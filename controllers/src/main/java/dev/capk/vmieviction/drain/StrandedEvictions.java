@@ -49,10 +49,7 @@ final class StrandedEvictions {
   /** Half the budget controller's two minutes: the rest covers the deletion request. */
   static final Duration FRESH = Duration.ofSeconds(60);
 
-  /**
-   * A younger record may be an eviction under way: the server deletes the pod just after it, and
-   * the node's pod watch may not show the deletion yet.
-   */
+  /** A younger record may be an eviction under way, its deletion not yet seen by the watch. */
   static final Duration IN_FLIGHT = Duration.ofSeconds(5);
 
   private StrandedEvictions() {}
@@ -141,9 +138,8 @@ final class StrandedEvictions {
   }
 
   /**
-   * The pods of {@code pods} that {@code budget} records as evicted at least {@link #IN_FLIGHT} and
-   * less than {@code maxAge} (if not null) before {@code now}, not being deleted, and created
-   * before their record. Pure.
+   * The pods {@code budget} records as evicted at least {@link #IN_FLIGHT} and less than {@code
+   * maxAge} (if not null) before {@code now}, not being deleted, and created before their record.
    */
   static List<V1Pod> find(
       V1PodDisruptionBudget budget, Collection<V1Pod> pods, Instant now, Duration maxAge) {

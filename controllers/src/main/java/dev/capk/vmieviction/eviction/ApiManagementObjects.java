@@ -1,14 +1,10 @@
 package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.CapkLabels;
-import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capi.Cluster;
 import dev.capk.vmieviction.api.capi.ClusterApi;
-import dev.capk.vmieviction.api.capi.ClusterList;
 import dev.capk.vmieviction.api.capi.Machine;
-import dev.capk.vmieviction.api.capi.MachineList;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
-import dev.capk.vmieviction.api.capk.KubevirtMachineList;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract;
 import dev.capk.vmieviction.kube.Metadata;
@@ -17,13 +13,11 @@ import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import dev.capk.vmieviction.workload.ManagementApis;
 import dev.capk.vmieviction.workload.TenantMapping;
-import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -33,16 +27,13 @@ import java.util.Optional;
  * capk.cluster.x-k8s.io/kubevirt-machine-name} label) and the Machine owning that, from the
  * informer caches when they hold them (no request), else with one GET each, in the namespace the
  * {@link TenantMapping} lets the VMI reach: a VMI label never leads to another tenant's objects.
- * 404 and 403 are answers (the object is unknown, which applies nothing); any other failure is
- * transient and thrown, never turned into a default.
  */
 public final class ApiManagementObjects implements ManagementObjects {
 
-  private final GenericKubernetesApi<Cluster, ClusterList> clusters;
-  private final GenericKubernetesApi<KubevirtMachine, KubevirtMachineList> kubevirtMachines;
-  private final GenericKubernetesApi<Machine, MachineList> machines;
   private final TenantMapping namespaces;
-  private final Cached cached;
+  private final Source<Cluster> clusters;
+  private final Source<KubevirtMachine> kubevirtMachines;
+  private final Source<Machine> machines;
 
   /** Where each kind is looked for before it is read with a GET. */
   public record Cached(
@@ -52,11 +43,16 @@ public final class ApiManagementObjects implements ManagementObjects {
 
   public ApiManagementObjects(
       ApiClient infra, String clusterApiVersion, TenantMapping namespaces, Cached cached) {
-    this.cached = cached;
-    this.clusters = ManagementApis.clusters(infra, clusterApiVersion);
-    this.kubevirtMachines = ManagementApis.kubevirtMachines(infra);
-    this.machines = ManagementApis.machines(infra, clusterApiVersion);
     this.namespaces = namespaces;
+    this.clusters =
+        new Source<>(
+            "Cluster", cached.clusters(), ManagementApis.clusters(infra, clusterApiVersion));
+    this.kubevirtMachines =
+        new Source<>(
+            "KubevirtMachine", cached.kubevirtMachines(), ManagementApis.kubevirtMachines(infra));
+    this.machines =
+        new Source<>(
+            "Machine", cached.machines(), ManagementApis.machines(infra, clusterApiVersion));
   }
 
   @Override
@@ -64,22 +60,13 @@ public final class ApiManagementObjects implements ManagementObjects {
     GuestClusterRef ref = namespaces.clusterOf(vmi);
     String ns = ref.namespace();
     List<String> unavailable = new ArrayList<>();
-    Optional<MachineContract.ClusterFacts> cluster =
-        get(cached.clusters(), clusters, "Cluster", ns, ref.name(), unavailable)
-            .map(c -> clusterFacts(ref.toString(), c));
+    Optional<Cluster> cluster = clusters.get(ns, ref.name(), unavailable);
     String kvmName = Metadata.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAME);
     Optional<KubevirtMachine> kvm = Optional.empty();
     if (kvmName == null || kvmName.isBlank()) {
       unavailable.add("the VMI has no label " + CapkLabels.KUBEVIRT_MACHINE_NAME);
     } else {
-      kvm =
-          get(
-              cached.kubevirtMachines(),
-              kubevirtMachines,
-              "KubevirtMachine",
-              ns,
-              kvmName,
-              unavailable);
+      kvm = kubevirtMachines.get(ns, kvmName, unavailable);
     }
     // The Cluster API Machine among the owners (CAPI sets it on its infra machines).
     Optional<String> owner =
@@ -92,88 +79,44 @@ public final class ApiManagementObjects implements ManagementObjects {
     if (kvm.isPresent() && owner.isEmpty()) {
       unavailable.add("KubevirtMachine " + ns + "/" + kvmName + " has no owner Machine");
     }
-    Optional<MachineContract.MachineFacts> machine = Optional.empty();
+    Optional<Machine> machine = Optional.empty();
     if (owner.isPresent()) {
-      machine =
-          get(cached.machines(), machines, "Machine", ns, owner.get(), unavailable)
-              .map(m -> machineFacts(ns + "/" + owner.get(), m));
+      machine = machines.get(ns, owner.get(), unavailable);
     }
-    return new MachineContract.Facts(
-        ref.toString(),
-        cluster,
-        kvm.map(
-            k ->
-                new MachineContract.KubevirtMachineFacts(
-                    ns + "/" + kvmName,
-                    Optional.ofNullable(
-                        Metadata.annotation(
-                            k.getMetadata(), EvictionAnnotations.CAPK_DELETION_GRACE_TIME)))),
-        machine,
-        unavailable);
+    return new MachineContract.Facts(ref.toString(), cluster, kvm, machine, unavailable);
   }
 
-  private static MachineContract.ClusterFacts clusterFacts(String name, Cluster c) {
-    V1ObjectMeta meta = c.getMetadata();
-    return new MachineContract.ClusterFacts(
-        name,
-        (c.getSpec() != null && Boolean.TRUE.equals(c.getSpec().getPaused()))
-            || Metadata.annotation(meta, ClusterApi.PAUSED_ANNOTATION) != null,
-        Optional.ofNullable(
-            Metadata.annotation(meta, ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION)),
-        Optional.ofNullable(Metadata.annotation(meta, ClusterApi.LIVE_MIGRATION_ANNOTATION)),
-        // Being deleted: a finalizer, e.g. Cluster API's own, keeps it.
-        Optional.ofNullable(meta == null ? null : meta.getDeletionTimestamp())
-            .map(OffsetDateTime::toInstant));
-  }
+  /** One kind: its informer cache, else one GET. */
+  private record Source<T extends KubernetesObject>(
+      String kind, CachedObjects<T> cache, GenericKubernetesApi<T, ?> api) {
 
-  private static MachineContract.MachineFacts machineFacts(String name, Machine m) {
-    Machine.Spec spec = m.getSpec();
-    return new MachineContract.MachineFacts(
-        name,
-        Metadata.annotation(m.getMetadata(), ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION) != null,
-        Optional.ofNullable(spec == null ? null : spec.getNodeDrainTimeout()),
-        Optional.ofNullable(spec == null ? null : spec.getDeletion())
-            .map(Machine.Deletion::getNodeDrainTimeoutSeconds));
-  }
-
-  /**
-   * The cached object, else one GET. 404 and 403 are answers: empty, with the reason added to
-   * {@code unavailable}.
-   *
-   * @throws GuestAccessException InfraAPIError on anything else (no answer, 429, 5xx...)
-   */
-  private static <T extends KubernetesObject, L extends KubernetesListObject> Optional<T> get(
-      CachedObjects<T> cache,
-      GenericKubernetesApi<T, L> api,
-      String kind,
-      String ns,
-      String name,
-      List<String> unavailable)
-      throws GuestAccessException {
-    Optional<T> hit = cache.find(ns, name);
-    if (hit.isPresent()) {
-      return hit;
-    }
-    String what = kind + " " + ns + "/" + name;
-    KubernetesApiResponse<T> r;
-    try {
-      r = api.get(ns, name);
-    } catch (IllegalStateException e) { // GenericKubernetesApi's way of saying "I/O failure"
+    /** The cached object, else one GET; a 404 or 403 is named in {@code unavailable}. */
+    Optional<T> get(String ns, String name, List<String> unavailable) throws GuestAccessException {
+      Optional<T> hit = cache.find(ns, name);
+      if (hit.isPresent()) {
+        return hit;
+      }
+      String what = kind + " " + ns + "/" + name;
+      KubernetesApiResponse<T> r;
+      try {
+        r = api.get(ns, name);
+      } catch (IllegalStateException e) { // GenericKubernetesApi's way of saying "I/O failure"
+        throw new GuestAccessException(
+            GuestAccessException.Reason.InfraAPIError, "reading " + what + " failed: no response");
+      }
+      int code = r.getHttpStatusCode();
+      if (code >= 200 && code < 300 && r.getObject() != null) {
+        return Optional.of(r.getObject());
+      }
+      if (code == 404 || code == 403) {
+        unavailable.add(
+            code == 404
+                ? what + " not found"
+                : "not allowed to read " + what + " (the controller's RBAC)");
+        return Optional.empty();
+      }
       throw new GuestAccessException(
-          GuestAccessException.Reason.InfraAPIError, "reading " + what + " failed: no response");
+          GuestAccessException.Reason.InfraAPIError, "reading " + what + " failed: HTTP " + code);
     }
-    int code = r.getHttpStatusCode();
-    if (code >= 200 && code < 300 && r.getObject() != null) {
-      return Optional.of(r.getObject());
-    }
-    if (code == 404 || code == 403) {
-      unavailable.add(
-          code == 404
-              ? what + " not found"
-              : "not allowed to read " + what + " (the controller's RBAC)");
-      return Optional.empty();
-    }
-    throw new GuestAccessException(
-        GuestAccessException.Reason.InfraAPIError, "reading " + what + " failed: HTTP " + code);
   }
 }

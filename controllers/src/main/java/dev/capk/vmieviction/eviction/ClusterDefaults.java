@@ -5,12 +5,12 @@ import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtList;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
 import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.models.V1Status;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -31,14 +31,16 @@ public final class ClusterDefaults {
 
   static final Duration FIRST_RETRY = Duration.ofSeconds(1);
 
-  /** The last answer (null: never one) and failure (null: the last read answered). */
-  private record State(
-      Optional<KubeVirt.Configuration> answer, String problem, Instant nextRead, Duration retry) {}
-
   private final Supplier<KubernetesApiResponse<KubeVirtList>> list;
   private final Duration refresh;
   private final Clock clock;
-  private State state = new State(null, null, Instant.MIN, FIRST_RETRY);
+
+  /** The last answer (null: never one) and failure (null: the last read answered). */
+  private Optional<KubeVirt.Configuration> answer;
+
+  private String problem;
+  private Instant nextRead = Instant.MIN;
+  private Duration retry = FIRST_RETRY;
 
   /** Reads the KubeVirt CRs of the infra cluster {@code infra} reaches. */
   public ClusterDefaults(ApiClient infra, Duration refresh, Clock clock) {
@@ -74,51 +76,37 @@ public final class ClusterDefaults {
   /** KubeVirt's migration limits from the KubeVirt CR, or KubeVirt's defaults where unset. */
   public Readout<MigrationLimits> migrationLimits() {
     return configuration()
-        .map(
-            c ->
-                c.map(KubeVirt.Configuration::getMigrations)
-                    .map(
-                        m ->
-                            MigrationLimits.of(
-                                m.getParallelMigrationsPerCluster(),
-                                m.getParallelOutboundMigrationsPerNode()))
-                    .orElse(MigrationLimits.KUBEVIRT_DEFAULTS));
+        .map(c -> MigrationLimits.of(c.map(KubeVirt.Configuration::getMigrations).orElse(null)));
   }
 
+  /** An answer replaces what was known, a failure keeps it. */
   private synchronized Readout<Optional<KubeVirt.Configuration>> configuration() {
     Instant now = clock.instant();
-    if (!now.isBefore(state.nextRead())) {
-      state = next(state, read(), now);
-    }
-    return state.answer() != null
-        ? new Readout.Answer<>(state.answer())
-        : new Readout.Unreadable<>(state.problem());
-  }
-
-  /** The state after a read: an answer replaces what was known, a failure keeps it. */
-  private State next(State known, Readout<Optional<KubeVirt.Configuration>> read, Instant now) {
-    if (read instanceof Readout.Answer<Optional<KubeVirt.Configuration>> a) {
-      if (known.problem() != null) {
-        log.info("KubeVirt CR read again after failures");
+    if (!now.isBefore(nextRead)) {
+      Readout<Optional<KubeVirt.Configuration>> read = read();
+      if (read instanceof Readout.Answer<Optional<KubeVirt.Configuration>> a) {
+        if (problem != null) {
+          log.info("KubeVirt CR read again after failures");
+        }
+        answer = a.value();
+        problem = null;
+      } else {
+        String what = ((Readout.Unreadable<Optional<KubeVirt.Configuration>>) read).what();
+        if (!what.equals(problem)) {
+          log.warn(
+              answer != null
+                  ? "KubeVirt CR unreadable, its last answer stays in use detail=\"{}\""
+                  : "KubeVirt CR unreadable, VMIs without their own eviction strategy wait"
+                      + " detail=\"{}\"",
+              what);
+        }
+        problem = what;
       }
-      return new State(a.value(), null, now.plus(refresh), FIRST_RETRY);
+      nextRead = now.plus(answer != null ? refresh : retry);
+      Duration doubled = retry.multipliedBy(2);
+      retry = answer != null ? FIRST_RETRY : doubled.compareTo(refresh) > 0 ? refresh : doubled;
     }
-    String problem = ((Readout.Unreadable<Optional<KubeVirt.Configuration>>) read).what();
-    boolean answered = known.answer() != null;
-    if (!problem.equals(known.problem())) {
-      log.warn(
-          answered
-              ? "KubeVirt CR unreadable, its last answer stays in use detail=\"{}\""
-              : "KubeVirt CR unreadable, VMIs without their own eviction strategy wait"
-                  + " detail=\"{}\"",
-          problem);
-    }
-    if (answered) {
-      return new State(known.answer(), problem, now.plus(refresh), FIRST_RETRY);
-    }
-    Duration doubled = known.retry().multipliedBy(2);
-    return new State(
-        null, problem, now.plus(known.retry()), doubled.compareTo(refresh) > 0 ? refresh : doubled);
+    return answer != null ? new Readout.Answer<>(answer) : new Readout.Unreadable<>(problem);
   }
 
   private Readout<Optional<KubeVirt.Configuration>> read() {
@@ -159,13 +147,9 @@ public final class ClusterDefaults {
 
   /** The server's own words, shortened: the infra API server's Status, never a credential. */
   private static String reason(KubernetesApiResponse<?> r) {
-    V1Status status = r.getStatus();
-    String message = status == null ? null : status.getMessage();
-    if (message == null || message.isBlank()) {
-      return "";
-    }
-    String m = message.strip();
-    return " (" + (m.length() > 200 ? m.substring(0, 200) + "..." : m) + ")";
+    String m =
+        r.getStatus() == null ? "" : Objects.toString(r.getStatus().getMessage(), "").strip();
+    return m.isEmpty() ? "" : " (" + (m.length() > 200 ? m.substring(0, 200) + "..." : m) + ")";
   }
 
   /**
@@ -183,10 +167,9 @@ public final class ClusterDefaults {
 
     /** The answer's value mapped; a failed read stays one, with the same description. */
     default <R> Readout<R> map(Function<? super T, ? extends R> f) {
-      if (this instanceof Answer<T> a) {
-        return new Answer<>(f.apply(a.value()));
-      }
-      return new Unreadable<>(((Unreadable<T>) this).what());
+      return this instanceof Answer<T> a
+          ? new Answer<>(f.apply(a.value()))
+          : new Unreadable<>(((Unreadable<T>) this).what());
     }
   }
 }

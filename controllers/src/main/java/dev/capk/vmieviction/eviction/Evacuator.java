@@ -8,11 +8,11 @@ import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
+import dev.capk.vmieviction.eviction.EvictionMetrics.EvictionResult;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
-import dev.capk.vmieviction.eviction.GuestNodeUncordoner.CordonMarks;
+import dev.capk.vmieviction.eviction.Guest.DrainPass;
+import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch;
+import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.ApiStatus;
@@ -41,15 +41,12 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
 
 /**
- * One evacuation, as the list of its {@link #steps} read top to bottom: record (or restore) the
- * drain start and check the deadline, apply Cluster API's contract, admit (tenant safety),
- * live-migrate, enter the guest cluster, cordon the guest node with our mark, advance its drain by
- * one non-blocking step, and delete the VMI once drained or at the deadline. Each step answers one
+ * One evacuation, as the list of its {@link #steps} read top to bottom. Each step answers one
  * {@link StepOutcome}; {@link #end} turns every outcome but {@code Proceed} into this reconcile's
- * result, with one requeue and backoff policy; a step that throws takes the one failure path,
- * {@link #failed}. No step waits: the next one comes through the work queue, when a pod is due
- * again or when the watch on the guest node's pods sees pods leave. The pure decisions live in
- * {@link DrainStartTime}, {@link EvacuationDeadline} and {@link DrainPass}.
+ * result (one requeue policy); a step that throws takes the one failure path, {@link #failed}. No
+ * step waits: the next one comes through the work queue, when a pod is due again or when the watch
+ * on the guest node's pods sees pods leave. The pure decisions live in {@link DrainStartTime},
+ * {@link EvacuationDeadline} and {@link DrainPass}.
  */
 final class Evacuator {
 
@@ -69,7 +66,6 @@ final class Evacuator {
   private static final String DELETED_SO_THAT = "so that KubeVirt recreates it on another node";
 
   private final StepContext c;
-  private final CordonMarks marks;
   private final MachineContractCheck contracts;
   private final LiveMigrationStep migration;
   private final MarkSightings sightings;
@@ -82,13 +78,11 @@ final class Evacuator {
 
   Evacuator(
       StepContext c,
-      CordonMarks marks,
       MachineContractCheck contracts,
       TenantAdmission admission,
       LiveMigrationStep migration,
       MarkSightings sightings) {
     this.c = c;
-    this.marks = marks;
     this.contracts = contracts;
     this.migration = migration;
     this.sightings = sightings;
@@ -111,22 +105,17 @@ final class Evacuator {
             new Step("the drain step", this::drain));
   }
 
-  /** What a step of an evacuation came to. */
+  /** What a step came to. Every delay is capped at the deadline. */
   sealed interface StepOutcome {
 
     /** Go on to the next step with {@code vmi} as this step left it. */
     record Proceed(VirtualMachineInstance vmi) implements StepOutcome {}
 
-    /**
-     * The evacuation waits in {@code phase} for what {@code blocker} names (said in the deadline
-     * warning if it lasts): look again after {@code retry}, never past the deadline.
-     */
+    /** Waits in {@code phase} for {@code blocker} (named in the deadline warning if it lasts). */
     record Wait(EvacuationPhase phase, String blocker, Duration retry) implements StepOutcome {}
 
-    /** Look again after {@code delay}, never past the deadline. */
     record RequeueAfter(Duration delay) implements StepOutcome {}
 
-    /** Delete the VMI now: the evacuation ends with {@code outcome}. */
     record Delete(Outcome outcome) implements StepOutcome {}
   }
 
@@ -164,9 +153,7 @@ final class Evacuator {
     }
   }
 
-  /**
-   * One reconcile of the evacuation of a VMI that KubeVirt marked and whose strategy is External.
-   */
+  /** One reconcile of the evacuation of a VMI that KubeVirt marked, strategy External. */
   Result evacuate(String key, VirtualMachineInstance vmi) {
     Run r = new Run(key, vmi);
     try {
@@ -205,32 +192,23 @@ final class Evacuator {
 
   /** The one requeue policy: never past the deadline, but a failed delete has none to cap at. */
   private Result requeue(Run r, Duration wanted) {
-    return new Result(
-        true,
-        r.deadline == null || r.deleting
-            ? wanted
-            : EvacuationDeadline.requeueDelay(r.deadline, wanted));
+    boolean capped = r.deadline != null && !r.deleting;
+    return new Result(true, capped ? EvacuationDeadline.requeueDelay(r.deadline, wanted) : wanted);
   }
 
   /** Records the drain start, or restores it when it was changed mid-drain; checks the deadline. */
   private StepOutcome start(Run r) throws ApiException {
-    Instant now = c.clock.instant();
-    String uid = r.uid();
-    String recorded = Metadata.annotation(r.vmi, EvictionAnnotations.DRAIN_START_TIME);
+    StepContext.Evacuation e = c.evacuation(r.key, r.uid());
     DrainStartTime.Decision d =
         DrainStartTime.decide(
-            recorded,
-            c.knownStart(r.key, uid),
+            Metadata.annotation(r.vmi, EvictionAnnotations.DRAIN_START_TIME),
+            Optional.ofNullable(e.start),
             // The drain starts when the mark was seen, however long this VMI waited for a worker.
-            sightings.firstSeen(uid),
-            now);
+            sightings.firstSeen(r.uid()),
+            c.clock.instant());
     r.start = d.start();
-    r.deadline =
-        EvacuationDeadline.of(
-            r.start,
-            c.settings.drainTimeout(),
-            Metadata.annotation(r.vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME),
-            c.clock);
+    String capkGrace = Metadata.annotation(r.vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
+    r.deadline = EvacuationDeadline.of(r.start, c.settings.drainTimeout(), capkGrace, c.clock);
     String start = DrainStartTime.format(r.start);
     String deadline = DrainStartTime.format(r.deadline.at());
     if (d.kind() != DrainStartTime.Kind.KEEP) {
@@ -242,8 +220,10 @@ final class Evacuator {
       }
       r.vmi = c.vmis.annotate(r.vmi, changes);
     }
-    r.e = c.recordStart(r.key, uid, r.start);
-    String shown = d.raw() == null ? null : NotEvacuatedNotices.shorten(d.raw());
+    // Never later than the start it knew: the decision restores the earliest.
+    e.start = r.start;
+    r.e = e;
+    String shown = d.raw() == null ? null : VmiEvictionReconciler.shorten(d.raw());
     if (d.kind().restores()) {
       String was = shown == null ? "" : " (to \"" + shown + "\")";
       Told.START_RESTORED.to(c.events, r.vmi, d.kind().phrase, r.key, start, deadline, was);
@@ -281,10 +261,7 @@ final class Evacuator {
     };
   }
 
-  /**
-   * Connects to the guest cluster and enters one of the tenant's steps (left when the run ends). A
-   * step that may not talk to its guest cluster now comes back later, and this worker moves on.
-   */
+  /** Enters one of the tenant's guest steps, or comes back later when it may not talk to it now. */
   private StepOutcome enterGuest(Run r) throws GuestAccessException {
     r.vmi = inPhase(r, EvacuationPhase.Draining);
     // From here on no guest request may run past the deadline.
@@ -303,7 +280,7 @@ final class Evacuator {
     }
     r.guest = guest;
     // Cordoning marks the node for this UID: from now on the uncordon check must look again.
-    marks.mayBeMarked(r.uid());
+    c.guests.unmarked.invalidate(r.uid());
     return new StepOutcome.Proceed(r.vmi);
   }
 
@@ -337,53 +314,41 @@ final class Evacuator {
       throw e;
     }
     Told.NODE_CORDONED.to(c.events, r.vmi, r.key, guest.cluster(), r.nodeName());
-    guest.nodeEvent(
-        r.node,
-        false,
-        EventReasons.CORDONED,
-        "Cordoned: infra VMI "
-            + r.key
-            + " is being evacuated from node "
-            + Eligibility.evacuationNodeName(r.vmi));
+    String infraNode = Eligibility.evacuationNodeName(r.vmi);
+    String why = "Cordoned: infra VMI " + r.key + " is being evacuated from node " + infraNode;
+    guest.nodeEvent(r.node, false, EventReasons.CORDONED, why);
     return new StepOutcome.Proceed(r.vmi);
   }
 
   /** Advances the guest node's drain by one step: the evictions that are due, none waited for. */
   private StepOutcome drain(Run r) throws GuestAccessException, ApiException {
     boolean unreachable = NodeReadiness.of(r.node) == NodeReadiness.UNREACHABLE;
-    Duration requestTimeout =
-        EvacuationDeadline.passTimeout(r.deadline, c.settings.attemptTimeout());
+    Duration timeout = EvacuationDeadline.passTimeout(r.deadline, c.settings.attemptTimeout());
     Instant stepStart = c.clock.instant();
     // After a hold (tenant protection) the drain's own waiting counts, not the evacuation's.
     if (r.e.drainBegan == null) {
       r.e.drainBegan = stepStart;
     }
-    DrainPass pass = r.guest.drainStep(r.key, r.nodeName(), requestTimeout, unreachable);
-    r.pass = pass;
+    DrainPass pass = r.pass = r.guest.drainStep(r.key, r.nodeName(), timeout, unreachable);
     c.metrics.drainStep(Duration.between(stepStart, c.clock.instant()));
-    c.metrics.evictions(
-        EvictionMetrics.EvictionResult.BLOCKED_BY_BUDGET, pass.step().blockingBudgets().size());
-    c.metrics.evictions(EvictionMetrics.EvictionResult.ERROR, pass.step().failed().size());
+    c.metrics.evictions(EvictionResult.BLOCKED_BY_BUDGET, pass.step().blockingBudgets().size());
+    c.metrics.evictions(EvictionResult.ERROR, pass.step().failed().size());
     c.succeeded(r.key);
     // The drain's waits are looked at again at every step: told once per change.
     String wait = r.uid() + "/" + DrainStartTime.format(r.start) + "/drain";
     if (pass.refused()) {
+      List<String> refused = pass.refusals();
+      Level level = waits.changed(wait, refused) ? Level.WARN : Level.DEBUG;
+      String joined = String.join("; ", refused);
       Told.REFUSED.to(
-          c.events,
-          waits.changed(wait, pass.refusals()) ? Level.WARN : Level.DEBUG,
-          r.vmi,
-          r.key,
-          r.guest.cluster(),
-          r.nodeName(),
-          pass.refusals(),
-          String.join("; ", pass.refusals()));
+          c.events, level, r.vmi, r.key, r.guest.cluster(), r.nodeName(), refused, joined);
       return new StepOutcome.Wait(
           EvacuationPhase.Draining,
           pass.pending() + " pod(s) left: " + pass.blockers(),
           c.settings.retryInterval());
     }
     if (pass.step().complete()) {
-      c.metrics.evictions(EvictionMetrics.EvictionResult.EVICTED, pass.step().evicted());
+      c.metrics.evictions(EvictionResult.EVICTED, pass.step().evicted());
       // The delete first, the events after it: nothing stands between the last pod leaving and
       // the VMI's deletion but the delete request itself.
       return new StepOutcome.Delete(Outcome.DRAINED);
@@ -401,44 +366,34 @@ final class Evacuator {
             .map(t -> Duration.between(now, t))
             .filter(d -> d.compareTo(c.settings.retryInterval()) < 0)
             .orElse(c.settings.retryInterval());
+    int terminating = pass.step().terminating().size();
+    String deadline = DrainStartTime.format(r.deadline.at());
     log.atLevel(
-            waits.level(
-                wait,
-                List.of(
-                    r.nodeName(),
-                    pass.pending(),
-                    pass.step().terminating().size(),
-                    pass.blockers())))
+            waits.level(wait, List.of(r.nodeName(), pass.pending(), terminating, pass.blockers())))
         .log(
             "guest node not drained yet vmi={} cluster={} node={} pending={} terminating={} blockers=\"{}\" next={} deadline={}",
             r.key,
             r.guest.cluster(),
             r.nodeName(),
             pass.pending(),
-            pass.step().terminating().size(),
+            terminating,
             pass.blockers(),
             next,
-            DrainStartTime.format(r.deadline.at()));
+            deadline);
     // A budget that refuses for a moment (a rolling workload) and pods that take their time to
     // terminate are a drain's normal course, as kubectl's retries are: a warning only once the
     // drain has waited longer than the retry interval, or when an eviction failed.
     boolean waitedLong = !now.isBefore(r.e.drainBegan.plus(c.settings.retryInterval()));
     if (waitedLong || !pass.step().failed().isEmpty()) {
-      c.events.warning(
-          r.vmi,
-          EventReasons.DRAIN_BLOCKED,
-          "Guest node "
-              + r.nodeName()
-              + " not drained yet ("
-              + pass.pending()
-              + " pod(s) left): "
-              + pass.blockers()
-              + "; VMI deleted anyway at "
-              + DrainStartTime.format(r.deadline.at()));
+      String message =
+          String.format(
+              "Guest node %s not drained yet (%d pod(s) left): %s; VMI deleted anyway at %s",
+              r.nodeName(), pass.pending(), pass.blockers(), deadline);
+      c.events.record(r.vmi, true, EventReasons.DRAIN_BLOCKED, message);
     }
     if (waitedLong && !pass.step().blockingBudgets().isEmpty()) {
-      r.guest.nodeEvent(
-          r.node, true, EventReasons.DRAIN_BLOCKED, "Drain blocked: " + pass.blockers());
+      String why = "Drain blocked: " + pass.blockers();
+      r.guest.nodeEvent(r.node, true, EventReasons.DRAIN_BLOCKED, why);
     }
     return new StepOutcome.Wait(
         EvacuationPhase.Draining,
@@ -446,10 +401,7 @@ final class Evacuator {
         next.compareTo(MIN_STEP_DELAY) < 0 ? MIN_STEP_DELAY : next);
   }
 
-  /**
-   * @param contractOrigin the Cluster API setting that set the deadline, or null when the drain
-   *     timeout or the VMI's own grace time did
-   */
+  /** {@code contractOrigin}: the Cluster API setting that set the deadline, if one did. */
   private StepOutcome deadlineReached(Run r, String contractOrigin) {
     Duration timeout = c.settings.drainTimeout();
     String blocking =
@@ -486,11 +438,8 @@ final class Evacuator {
       // One event says both (drained, then deleted): VMIDeleted would repeat it.
       String then = deleted ? "; VMI deleted " + DELETED_SO_THAT : "";
       Told.DRAINED.to(c.events, r.vmi, r.key, r.nodeName(), r.pass.step().summary(), then);
-      r.guest.nodeEvent(
-          r.node,
-          false,
-          EventReasons.DRAIN_SUCCEEDED,
-          "Drained for the evacuation of infra VMI " + r.key);
+      String why = "Drained for the evacuation of infra VMI " + r.key;
+      r.guest.nodeEvent(r.node, false, EventReasons.DRAIN_SUCCEEDED, why);
     } else if (deleted) {
       Told.DELETED.to(c.events, r.vmi, r.key, outcome.label, DELETED_SO_THAT);
     }
@@ -589,18 +538,14 @@ final class Evacuator {
     }
   }
 
-  /**
-   * The VMI's evacuation is over (or the VMI is gone): forget it (with {@code keepStart}, all but
-   * its earliest start) and release what its drain held.
-   */
+  /** Over, or the VMI gone: forget it (but its earliest start, with {@code keepStart}). */
   void ended(String key, boolean keepStart) {
     c.ended(key, keepStart);
     c.succeeded(key);
   }
 
   /**
-   * KubeVirt cleared {@code evacuationNodeName}: the evacuation was called off, and a later one
-   * must get a fresh start and deadline, not this stale one.
+   * KubeVirt cleared the mark: a later evacuation must get a fresh start and deadline.
    *
    * @return empty when done, else the retry after a failed write
    */
@@ -630,10 +575,7 @@ final class Evacuator {
     }
   }
 
-  /**
-   * The drain start annotation's value: RFC 3339 in UTC, second precision (what Kubernetes writes
-   * for its own timestamps), and what to do with it ({@link #decide}). Pure.
-   */
+  /** The drain start annotation's value (RFC 3339, UTC, seconds, as Kubernetes writes times). */
   public static final class DrainStartTime {
     private DrainStartTime() {}
 
@@ -649,9 +591,7 @@ final class Evacuator {
       return parseRfc3339(raw).filter(instant -> !instant.isAfter(now.plus(maxClockSkew)));
     }
 
-    /**
-     * RFC 3339 (an ISO 8601 profile): {@code 2024-05-01T10:00:00Z}, fractions and offsets allowed.
-     */
+    /** {@code 2024-05-01T10:00:00Z}, fractions and offsets allowed. */
     public static Optional<Instant> parseRfc3339(String raw) {
       if (raw == null || raw.isBlank()) {
         return Optional.empty();
@@ -666,11 +606,11 @@ final class Evacuator {
 
     /** What to do with the annotation; the ones with a phrase restore an earlier known start. */
     public enum Kind {
-      /** It holds a usable start, no later than any we knew: keep it. */
+      /** A usable start, no later than any we knew. */
       KEEP(null),
-      /** No start known and none recorded: a new evacuation; write it. */
+      /** A new evacuation. */
       BEGIN(null),
-      /** No start known and the annotation is unusable: replace it, with a warning. */
+      /** No start known and the annotation is unusable: replaced, with a warning. */
       MALFORMED(null),
       REMOVED("was removed"),
       MOVED_LATER("was moved later"),
@@ -687,21 +627,16 @@ final class Evacuator {
       }
     }
 
-    /**
-     * @param start the start the deadline counts from
-     * @param raw the annotation's unusable or later value, for the warning
-     */
+    /** {@code raw}: the annotation's unusable or later value, for the warning. */
     public record Decision(Kind kind, Instant start, String raw) {}
 
     /**
-     * What to do with the drain start annotation of a VMI being evacuated. The deadline only ever
-     * moves earlier: a start that was removed, moved later or made malformed in the middle of a
-     * drain is restored, never followed.
+     * The deadline only ever moves earlier: a start removed, moved later or made malformed in the
+     * middle of a drain is restored, never followed.
      *
-     * @param raw the annotation's value now
      * @param earliestKnown the earliest start seen or written for this VMI's UID by this process
-     * @param markSeen when this process first saw the VMI's current evacuation mark (the informer's
-     *     event): a new evacuation starts then, not when a worker got to it
+     * @param markSeen when this process first saw the VMI's current mark: a new evacuation starts
+     *     then, not when a worker got to it
      */
     static Decision decide(
         String raw, Optional<Instant> earliestKnown, Optional<Instant> markSeen, Instant now) {
@@ -728,10 +663,9 @@ final class Evacuator {
   }
 
   /**
-   * An evacuation's deadline and what follows from it: when the evacuation must end whatever the
-   * guest says (start + drain timeout, or the deadline CAPK's own controller already wrote:
-   * clusters migrating from CAPK keep their promise), when to look again, how long a drain pass may
-   * last. Pure, given the clock.
+   * An evacuation's deadline (start + drain timeout, or earlier the one CAPK's own controller
+   * wrote: clusters migrating from CAPK keep their promise), when to look again, how long a pass
+   * may last.
    */
   static final class EvacuationDeadline {
     private EvacuationDeadline() {}
@@ -757,20 +691,14 @@ final class Evacuator {
       return deadline.at().isBefore(start.plus(timeout));
     }
 
-    /**
-     * The wanted delay, but never later than the deadline (plus a small margin so the next
-     * reconcile sees it passed), and never negative.
-     */
+    /** The wanted delay, never negative, never past the deadline plus {@link #DEADLINE_MARGIN}. */
     static Duration requeueDelay(Deadline deadline, Duration wanted) {
       Duration w = wanted.isNegative() ? Duration.ZERO : wanted;
       Duration untilDeadline = deadline.remaining().plus(DEADLINE_MARGIN);
       return w.compareTo(untilDeadline) < 0 ? w : untilDeadline;
     }
 
-    /**
-     * How long one drain pass may block a worker: the per-attempt timeout, cut to what is left
-     * before the deadline, and at least a second so that a pass can do something.
-     */
+    /** The attempt timeout, cut to what is left before the deadline, at least {@link #MIN_PASS}. */
     static Duration passTimeout(Deadline deadline, Duration attemptTimeout) {
       Duration t = deadline.cap(attemptTimeout);
       return t.compareTo(MIN_PASS) < 0 ? MIN_PASS : t;

@@ -9,43 +9,32 @@ import org.slf4j.event.Level;
 
 /**
  * Reasons of the Kubernetes Events the controller emits on VMIs (besides {@code
- * GuestAccessException.Reason}). What each means and what to do about it: docs/operations.md,
- * "Events" (DocumentedEventReasonsTest keeps the two lists the same).
+ * GuestAccessException.Reason}): the constants below, and those that only the {@link Told} catalog
+ * uses, in its entries. What each means: docs/operations.md, "Events" (DocumentedEventReasonsTest
+ * keeps the two lists the same).
  */
 public final class EventReasons {
   private EventReasons() {}
 
   public static final String DRAIN_STARTED = "DrainStarted";
-  public static final String DRAIN_START_TIME_INVALID = "DrainStartTimeInvalid";
-  public static final String DRAIN_START_TIME_RESTORED = "DrainStartTimeRestored";
-  public static final String EVACUATION_LEFT_TO_KUBEVIRT = "EvacuationLeftToKubeVirt";
   public static final String RECONCILE_ERROR = "ReconcileError";
   public static final String CORDONED = "GuestNodeCordoned";
   public static final String DRAIN_BLOCKED = "DrainBlocked";
   public static final String DRAIN_REFUSED = "DrainRefused";
   public static final String DRAIN_SUCCEEDED = "DrainSucceeded";
-  public static final String GUEST_NODE_NOT_FOUND = "GuestNodeNotFound";
   public static final String GUEST_NODE_CONFLICTS = "GuestNodeConflicts";
   public static final String DEADLINE_PASSED = "DrainDeadlinePassed";
   public static final String VMI_DELETED = "VMIDeleted";
   public static final String UNCORDONED = "GuestNodeUncordoned";
   public static final String INFRA_API_ERROR = "InfraAPIError";
-  public static final String EVICTION_STRATEGY_UNKNOWN = "EvictionStrategyUnknown";
   public static final String KUBEVIRT_CONFIG_UNREADABLE = "KubeVirtConfigUnreadable";
   public static final String CLUSTER_PAUSED = "ClusterPaused";
-  public static final String CLUSTER_DELETING = "ClusterDeleting";
-  public static final String NODE_DRAIN_EXCLUDED = "NodeDrainExcluded";
   public static final String DRAIN_DEADLINE_SHORTENED = "DrainDeadlineShortened";
-  public static final String MACHINE_CONTRACT_UNAVAILABLE = "MachineContractUnavailable";
   public static final String EVACUATION_HELD = "EvacuationHeld";
   public static final String QUORUM_GUARD_OVERRIDDEN = "QuorumGuardOverridden";
   public static final String DISRUPTION_LIMIT_OVERRIDDEN = "DisruptionLimitOverridden";
-  public static final String EVACUATION_LIMIT_INVALID = "EvacuationLimitInvalid";
   public static final String MIGRATION_STARTED = "MigrationStarted";
-  public static final String MIGRATION_SUCCEEDED = "MigrationSucceeded";
   public static final String MIGRATION_FAILED = "MigrationFailed";
-  public static final String FALLING_BACK_TO_DRAIN = "FallingBackToDrain";
-  public static final String LIVE_MIGRATION_POLICY_INVALID = "LiveMigrationPolicyInvalid";
   public static final String INFRA_CLUSTER_MISMATCH = "InfraClusterMismatch";
 
   /**
@@ -63,7 +52,7 @@ public final class EventReasons {
             + " deadline %4$s"),
     /** Arguments: how it was changed, vmi, start, deadline, and its value as {@code (to "...")}. */
     START_RESTORED(
-        DRAIN_START_TIME_RESTORED,
+        "DrainStartTimeRestored",
         true,
         "drain start annotation %s mid-drain, restored vmi=%s start=%s deadline=%s",
         "Annotation "
@@ -71,7 +60,7 @@ public final class EventReasons {
             + " %1$s%5$s during the drain; restored to the earliest start %3$s: the deadline %4$s"
             + " never moves later"),
     START_INVALID(
-        DRAIN_START_TIME_INVALID,
+        "DrainStartTimeInvalid",
         true,
         "drain start annotation malformed, replaced vmi=%s value=\"%s\" start=%s",
         "Annotation "
@@ -79,7 +68,7 @@ public final class EventReasons {
             + " value \"%2$s\" is not an RFC 3339 time in the past; drain start reset to %3$s"),
     /** Arguments: vmi, cluster, VMI name, providerID. */
     NODE_NOT_FOUND(
-        GUEST_NODE_NOT_FOUND,
+        "GuestNodeNotFound",
         false,
         "guest node not found vmi=%s cluster=%s",
         "No guest node named %3$s or with providerID %4$s in cluster %2$s: nothing to drain"),
@@ -114,14 +103,14 @@ public final class EventReasons {
         "%2$s failed: %4$s"),
     /** Arguments: vmi, strategy (shortened), the known strategies. */
     STRATEGY_UNKNOWN(
-        EVICTION_STRATEGY_UNKNOWN,
+        "EvictionStrategyUnknown",
         true,
         "unknown eviction strategy, not evacuating vmi=%s strategy=\"%s\"",
         "Eviction strategy \"%2$s\" is not one of %3$s: not evacuating this VMI, it is left to"
             + " KubeVirt"),
     /** Arguments: vmi, fallback strategy, infra node. */
     LEFT_TO_KUBEVIRT(
-        EVACUATION_LEFT_TO_KUBEVIRT,
+        "EvacuationLeftToKubeVirt",
         false,
         "evacuation left to KubeVirt, no eviction strategy set vmi=%s fallback=%s",
         "Infra node %3$s is being drained, but neither this VMI nor the KubeVirt CR sets an"
@@ -164,7 +153,7 @@ public final class EventReasons {
             + " %5$s. Going ahead anyway: %9$s"),
     /** Arguments: vmi, value, the flag's limit used, and " (unlimited)" when it is. */
     LIMIT_INVALID(
-        EVACUATION_LIMIT_INVALID,
+        "EvacuationLimitInvalid",
         true,
         "cluster evacuation limit invalid vmi=%s value=\"%s\" used=%s",
         "Cluster annotation "
@@ -172,7 +161,7 @@ public final class EventReasons {
             + " value \"%2$s\" is not a count or a percentage (e.g. 2 or 25%%): using"
             + " --max-concurrent-evacuations-per-cluster %3$s%4$s"),
     POLICY_INVALID(
-        LIVE_MIGRATION_POLICY_INVALID,
+        "LiveMigrationPolicyInvalid",
         true,
         "live-migration annotation invalid vmi=%s value=\"%s\"",
         "Cluster annotation "
@@ -185,7 +174,7 @@ public final class EventReasons {
         "Live-migrating off infra node %4$s (VirtualMachineInstanceMigration %2$s, attempt %3$s of"
             + " %5$s); the guest drain follows if it is not done by %6$s"),
     MIGRATED(
-        MIGRATION_SUCCEEDED,
+        "MigrationSucceeded",
         false,
         "live migration succeeded vmi=%s node=%s",
         "Live-migrated to infra node %2$s: no guest drain, the VMI keeps running"),
@@ -195,7 +184,7 @@ public final class EventReasons {
         "live migration failed vmi=%s attempt=%s then=\"%s\"",
         "Live migration attempt %2$s failed or vanished; %3$s"),
     FALLBACK(
-        FALLING_BACK_TO_DRAIN,
+        "FallingBackToDrain",
         true,
         "falling back to the guest drain vmi=%s why=\"%s\"",
         "Not live-migrated: %2$s%3$s. Draining the guest node, then deleting the VMI; deadline %4$s"),
@@ -207,7 +196,7 @@ public final class EventReasons {
             + " be read (%2$s): no live migration is started until they are; the guest drain"
             + " follows at %3$s if they stay unreadable"),
     CONTRACT_UNAVAILABLE(
-        MACHINE_CONTRACT_UNAVAILABLE,
+        "MachineContractUnavailable",
         true,
         "cluster api contract not fully known vmi=%s missing=\"%s\"",
         "Cluster API's settings for this machine could not all be read (%2$s): what is missing"
@@ -226,14 +215,14 @@ public final class EventReasons {
             + ClusterApi.PAUSED_ANNOTATION
             + "): its guest node is not cordoned or drained; VMI deleted anyway at %3$s"),
     DRAIN_EXCLUDED(
-        NODE_DRAIN_EXCLUDED,
+        "NodeDrainExcluded",
         false,
         "machine excluded from draining, deleting without drain vmi=%s machine=%s",
         "Machine %2$s has annotation "
             + ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION
             + ": its guest node is not drained, the VMI is deleted now"),
     DELETING(
-        CLUSTER_DELETING,
+        "ClusterDeleting",
         false,
         "cluster being deleted, evacuation proceeds vmi=%s cluster=%s deletionTimestamp=%s"
             + " deadline=%s",

@@ -63,23 +63,19 @@ public final class EvictionMetrics {
   private final Histogram reconcileSeconds;
   private final Gauge reconcileMaxSeconds;
   private final AtomicLong reconcileMaxNanos = new AtomicLong();
+  private final PrometheusRegistry registry;
 
-  /**
-   * What the gauges of the evacuations in progress read of one source of evacuations, at scrape
-   * time: how many, the largest share of drain start to deadline gone, and each one's phase.
-   */
+  /** What the in-progress gauges read of one source of evacuations, at scrape time. */
   record Source(
       IntSupplier inProgress,
       DoubleSupplier deadlineUsed,
       Supplier<Collection<EvacuationPhase>> phases) {}
 
-  /**
-   * Per source of evacuations (one per reconciler: several with external infra, one pipeline per
-   * infra namespace): the gauges sum their counts and take the largest deadline used.
-   */
+  /** One per reconciler (several with external infra): the gauges sum or take the largest. */
   private final Map<Object, Source> sources = new ConcurrentHashMap<>();
 
   public EvictionMetrics(PrometheusRegistry registry) {
+    this.registry = registry;
     GaugeWithCallback.builder()
         .name("vmi_eviction_evacuations_in_progress")
         .help("VMIs being evacuated right now.")
@@ -87,7 +83,7 @@ public final class EvictionMetrics {
             c -> c.call(sources.values().stream().mapToInt(s -> s.inProgress().getAsInt()).sum()))
         .register(registry);
     // Counter names lose "_total" here and get it back in the exposition.
-    started = counter(registry, "vmi_eviction_evacuations_started_total", "Evacuations started.");
+    started = counter("vmi_eviction_evacuations_started_total", "Evacuations started.");
     duration =
         histogram(
                 "vmi_eviction_evacuation_duration_seconds",
@@ -96,17 +92,10 @@ public final class EvictionMetrics {
             .classicUpperBounds(5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)
             .register(registry);
     evictions =
-        counter(
-            registry,
-            "vmi_eviction_pod_evictions_total",
-            "Guest pod evictions by result.",
-            "result");
+        counter("vmi_eviction_pod_evictions_total", "Guest pod evictions by result.", "result");
     reconcileErrors =
         counter(
-            registry,
-            "vmi_eviction_reconcile_errors_total",
-            "Reconciles that failed, by reason.",
-            "reason");
+            "vmi_eviction_reconcile_errors_total", "Reconciles that failed, by reason.", "reason");
     drainStepSeconds =
         histogram(
                 "vmi_eviction_drain_step_duration_seconds",
@@ -115,7 +104,6 @@ public final class EvictionMetrics {
             .register(registry);
     throttledSteps =
         counter(
-            registry,
             "vmi_eviction_guest_steps_throttled_total",
             "Drain steps put off because their guest cluster's request rate or steps at once were"
                 + " used up.");
@@ -127,7 +115,6 @@ public final class EvictionMetrics {
             .register(registry);
     migrations =
         counter(
-            registry,
             "vmi_eviction_live_migrations_total",
             "Live migrations this controller started, by result (succeeded, failed, cancelled).",
             "result");
@@ -155,8 +142,7 @@ public final class EvictionMetrics {
         .forEach(reconcileErrors::initLabelValues);
   }
 
-  private static Counter counter(
-      PrometheusRegistry registry, String name, String help, String... labelNames) {
+  private Counter counter(String name, String help, String... labelNames) {
     return Counter.builder().name(name).help(help).labelNames(labelNames).register(registry);
   }
 
@@ -205,7 +191,7 @@ public final class EvictionMetrics {
         .register(registry);
   }
 
-  /** Where the gauges of the evacuations in progress read {@code key}'s. */
+  /** Where the in-progress gauges read {@code key}'s evacuations. */
   void track(Object key, Source source) {
     sources.put(key, source);
   }

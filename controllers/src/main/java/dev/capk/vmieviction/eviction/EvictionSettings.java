@@ -1,12 +1,10 @@
 package dev.capk.vmieviction.eviction;
 
-import com.google.common.cache.Cache;
-import com.google.common.cache.CacheBuilder;
+import dev.capk.vmieviction.logging.WaitLog;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
 
@@ -78,13 +76,9 @@ public record EvictionSettings(
      * rounds down, and is at least one. {@link Integer#MAX_VALUE} when unlimited.
      */
     public int resolve(int clusterVmis) {
-      if (unlimited()) {
-        return Integer.MAX_VALUE;
-      }
-      if (!percent) {
-        return value;
-      }
-      return Math.max(1, (int) ((long) clusterVmis * value / 100));
+      return unlimited()
+          ? Integer.MAX_VALUE
+          : percent ? Math.max(1, (int) ((long) clusterVmis * value / 100)) : value;
     }
 
     @Override
@@ -105,46 +99,34 @@ public record EvictionSettings(
 
     /** The policy a flag or annotation value names, or empty when it names none. */
     public static Optional<LiveMigrationPolicy> parse(String raw) {
-      if (raw == null) {
-        return Optional.empty();
-      }
-      String v = raw.trim().toLowerCase(Locale.ROOT);
+      String v = raw == null ? null : raw.trim().toLowerCase(Locale.ROOT);
       return Arrays.stream(values()).filter(p -> p.value.equals(v)).findFirst();
     }
   }
 
   /**
    * A Cluster annotation that overrides a flag for the Cluster's VMIs (the evacuation limit, the
-   * live-migration policy): its value when valid, else the flag's, an invalid value told once per
-   * evacuation and value.
+   * live-migration policy): its value when valid, else the flag's.
+   *
+   * @param raw the annotation's value, empty when the Cluster has none
+   * @param told where an invalid value is remembered, so that it is told once per {@code
+   *     evacuation} ({@code uid/drain start}) and value
+   * @param invalid tells an invalid value (cut to a length fit for logs and events) and the flag's
+   *     value used instead
    */
-  static final class ClusterOverride<T> {
-
-    private final Function<String, Optional<T>> parse;
-
-    /** Invalid values already told, per evacuation and value. */
-    private final Cache<String, Boolean> told =
-        CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(1, TimeUnit.HOURS).build();
-
-    ClusterOverride(Function<String, Optional<T>> parse) {
-      this.parse = parse;
+  static <T> T clusterOverride(
+      Optional<String> raw,
+      Function<String, Optional<T>> parse,
+      T flag,
+      WaitLog told,
+      String evacuation,
+      BiConsumer<String, T> invalid) {
+    Optional<T> parsed = raw.flatMap(parse);
+    if (parsed.isEmpty()
+        && raw.isPresent()
+        && told.changed(evacuation + "/override/" + raw.get(), true)) {
+      invalid.accept(VmiEvictionReconciler.shorten(raw.get()), flag);
     }
-
-    /**
-     * @param raw the annotation's value, empty when the Cluster has none
-     * @param evacuation the evacuation of one VMI ({@code uid/drain start})
-     * @param invalid tells an invalid value (cut to a length fit for logs and events) and the
-     *     flag's value used instead
-     */
-    T resolve(Optional<String> raw, T flag, String evacuation, BiConsumer<String, T> invalid) {
-      Optional<T> parsed = raw.flatMap(parse);
-      if (raw.isEmpty() || parsed.isPresent()) {
-        return parsed.orElse(flag);
-      }
-      if (told.asMap().putIfAbsent(evacuation + "/" + raw.get(), Boolean.TRUE) == null) {
-        invalid.accept(NotEvacuatedNotices.shorten(raw.get()), flag);
-      }
-      return flag;
-    }
+    return parsed.orElse(flag);
   }
 }

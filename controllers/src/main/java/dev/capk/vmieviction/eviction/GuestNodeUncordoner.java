@@ -3,15 +3,13 @@ package dev.capk.vmieviction.eviction;
 import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.CONFLICT_RETRY;
 import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.DONE;
 
-import com.google.common.cache.Cache;
-import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
 import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -20,7 +18,6 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
@@ -34,16 +31,13 @@ final class GuestNodeUncordoner {
 
   private static final Logger log = LoggerFactory.getLogger(GuestNodeUncordoner.class);
 
-  private final CordonMarks marks;
-
   /** What each VMI's uncordon waits for, as last told (by UID). */
   private final WaitLog waits = new WaitLog();
 
   private final StepContext c;
 
-  GuestNodeUncordoner(StepContext c, CordonMarks marks) {
+  GuestNodeUncordoner(StepContext c) {
     this.c = c;
-    this.marks = marks;
   }
 
   Result check(String key, VirtualMachineInstance vmi) {
@@ -52,7 +46,7 @@ final class GuestNodeUncordoner {
         || !VirtualMachineInstanceStatus.PHASE_RUNNING.equals(vmi.getStatus().getPhase())) {
       return DONE; // an update will come when it runs
     }
-    if (marks.knownUnmarked(uid)) {
+    if (c.guests.unmarked.getIfPresent(uid) != null) {
       return DONE;
     }
     try {
@@ -64,7 +58,7 @@ final class GuestNodeUncordoner {
             ClusterNotFound,
             KubeconfigSecretNotFound -> {
           // No guest cluster to go to: nothing of ours can be there. Not an error for this VMI.
-          marks.noteUnmarked(uid);
+          c.guests.unmarked.put(uid, true);
           return DONE;
         }
         case GuestAPIRefused -> {
@@ -100,9 +94,8 @@ final class GuestNodeUncordoner {
       throws GuestAccessException, ApiException {
     String uid = vmi.getMetadata().getUid();
     String vmiName = vmi.getMetadata().getName();
-    // The node is read only if the cluster's node cache shows a mark of ours that may be on it.
-    Optional<V1Node> found =
-        mayBeMarked(guest, vmiName) ? guest.findNode(vmiName) : Optional.empty();
+    // From the cluster's node watch: the checks of all its Running VMIs cost its one list.
+    Optional<V1Node> found = guest.findNode(vmiName);
     UncordonDecision decision =
         found.map(n -> UncordonDecision.of(n, vmi)).orElse(UncordonDecision.NOT_OURS);
     if (decision == UncordonDecision.NOT_OURS) {
@@ -136,19 +129,6 @@ final class GuestNodeUncordoner {
     return noMark(key, uid);
   }
 
-  /** A guest identity that may not list nodes reads the VMI's node by name. */
-  private static boolean mayBeMarked(Guest guest, String vmiName)
-      throws GuestAccessException, ApiException {
-    try {
-      return guest.markedNodes().mayHoldNodeOf(vmiName);
-    } catch (GuestAccessException e) {
-      if (e.reason() != GuestAccessException.Reason.GuestAPIForbidden) {
-        throw e;
-      }
-      return true;
-    }
-  }
-
   private static Duration min(Duration a, Duration b) {
     return a.compareTo(b) <= 0 ? a : b;
   }
@@ -156,7 +136,7 @@ final class GuestNodeUncordoner {
   /** Nothing (more) of ours on this VMI's node: no need to look again. */
   private Result noMark(String key, String uid) {
     waits.forget(uid);
-    marks.noteUnmarked(uid);
+    c.guests.unmarked.put(uid, true);
     c.succeeded(key);
     return DONE;
   }
@@ -204,30 +184,6 @@ final class GuestNodeUncordoner {
     /** The UID of the VMI we cordoned the node for, or null when we did not cordon it. */
     public static String markOf(V1Node node) {
       return Metadata.annotation(node, EvictionAnnotations.CORDONED_BY);
-    }
-  }
-
-  /**
-   * VMIs whose guest node is known to carry no mark of ours, so that the uncordon checks of Running
-   * VMIs spend no guest request on them. The marks themselves come from the cluster's node cache
-   * ({@link Guest#markedNodes}).
-   */
-  static final class CordonMarks {
-
-    private final Cache<String, Boolean> unmarked =
-        CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(6, TimeUnit.HOURS).build();
-
-    boolean knownUnmarked(String vmiUid) {
-      return unmarked.getIfPresent(vmiUid) != null;
-    }
-
-    void noteUnmarked(String vmiUid) {
-      unmarked.put(vmiUid, Boolean.TRUE);
-    }
-
-    /** This VMI's node is about to be cordoned: its uncordon check must look again. */
-    void mayBeMarked(String vmiUid) {
-      unmarked.invalidate(vmiUid);
     }
   }
 }

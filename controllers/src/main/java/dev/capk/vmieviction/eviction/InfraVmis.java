@@ -8,6 +8,7 @@ import io.kubernetes.client.common.KubernetesType;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Preconditions;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
@@ -24,10 +25,9 @@ import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
 /**
- * VMIs read from the shared informer's cache and written with narrow requests: a JSON merge patch
- * of one annotation (guarded by resourceVersion) and a delete with UID precondition. Never a PUT:
- * our VMI model is partial and an update would erase what it does not model. Reads see our own
- * writes even while the cache lags behind them ({@link OwnWrites}).
+ * VMIs read from the informer's cache and written with narrow requests: a JSON merge patch of
+ * annotations (guarded by resourceVersion) and a delete with UID precondition. Never a PUT: our VMI
+ * model is partial. Reads see our own writes while the cache lags ({@link OwnWrites}).
  */
 public final class InfraVmis {
 
@@ -64,10 +64,7 @@ public final class InfraVmis {
     this.api = api;
   }
 
-  /**
-   * The cached VMIs of tenant Cluster {@code cluster} in {@code namespace} (label {@code
-   * cluster.x-k8s.io/cluster-name}): an index lookup in the informer cache, never a request.
-   */
+  /** The cached VMIs of a tenant Cluster: an index lookup, never a request. */
   public List<VirtualMachineInstance> ofCluster(String namespace, String cluster) {
     return clusterIndex.apply(namespace, cluster).stream().map(ownWrites::freshest).toList();
   }
@@ -82,11 +79,10 @@ public final class InfraVmis {
   }
 
   /**
-   * Sets (or, with a null value, removes) annotations in one JSON merge patch guarded by the
-   * object's resourceVersion, so a stale cache can never overwrite a newer value.
+   * Sets (or, with a null value, removes) annotations, guarded by the resourceVersion so a stale
+   * cache can never overwrite a newer value: 409 when the object changed since read.
    *
    * @return the VMI as the server has it after the patch
-   * @throws ApiException 409 when the object changed since it was read, 404 when it is gone
    */
   public VirtualMachineInstance annotate(VirtualMachineInstance vmi, Map<String, String> changes)
       throws ApiException {
@@ -107,7 +103,6 @@ public final class InfraVmis {
     return updated;
   }
 
-  /** As {@link #annotate(VirtualMachineInstance, Map)}, for one annotation. */
   public VirtualMachineInstance annotate(VirtualMachineInstance vmi, String key, String value)
       throws ApiException {
     return annotate(vmi, Collections.singletonMap(key, value));
@@ -137,13 +132,12 @@ public final class InfraVmis {
 
   /** Deletes exactly this VMI: UID precondition, Foreground propagation. */
   public DeleteOutcome deleteExact(VirtualMachineInstance vmi) throws ApiException {
+    V1ObjectMeta m = vmi.getMetadata();
     DeleteOptions options = new DeleteOptions();
     options.setPropagationPolicy("Foreground");
-    options.setPreconditions(new V1Preconditions().uid(vmi.getMetadata().getUid()));
+    options.setPreconditions(new V1Preconditions().uid(m.getUid()));
     KubernetesApiResponse<VirtualMachineInstance> r =
-        call(
-            () ->
-                api.delete(vmi.getMetadata().getNamespace(), vmi.getMetadata().getName(), options));
+        call(() -> api.delete(m.getNamespace(), m.getName(), options));
     if (r.isSuccess()) {
       // Still there while its finalizers run (Foreground): a step that read the cache before it
       // saw the deletion would delete it again and tell the outcome twice.
@@ -178,16 +172,13 @@ public final class InfraVmis {
   }
 
   /**
-   * The VMIs as our own writes left them, until the informer's cache has caught up: so that a step
-   * reads what the step before it wrote. Under load the infra API server's watch can run seconds
-   * behind; a step that read its VMI from the cache would then miss the drain start it wrote a
-   * moment ago, take the annotation for removed, and have its corrective write refused (409) again
-   * and again until the cache caught up, while a finished drain waited.
+   * The VMIs as our own writes left them, until the cache has caught up. Under load the watch can
+   * run seconds behind; a step reading the cache would miss the drain start written a moment ago,
+   * take it for removed, and have its corrective write refused (409) until the cache caught up.
    *
-   * <p>Sound without comparing resourceVersions for order (they are opaque): a cached VMI whose
-   * resourceVersion is one that a write of ours was accepted over is certainly older than that
-   * write's result, so the result is served instead; any other version is the cache's, and this
-   * forgets the VMI.
+   * <p>Sound without ordering resourceVersions (they are opaque): a cached VMI whose version a
+   * write of ours was accepted over is older than that write's result, which is served instead; any
+   * other version is the cache's, and this forgets the VMI.
    */
   static final class OwnWrites {
 

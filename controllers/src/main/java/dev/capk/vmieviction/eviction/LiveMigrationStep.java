@@ -11,7 +11,6 @@ import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.StepOutcome;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
-import dev.capk.vmieviction.eviction.EvictionSettings.ClusterOverride;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationAttempt;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
@@ -58,15 +57,11 @@ final class LiveMigrationStep {
   /** What the VMIs waiting for a free migration slot wait for: woken when a migration ends. */
   private static final String SLOT = "a live migration slot";
 
-  private final ClusterOverride<LiveMigrationPolicy> policies =
-      new ClusterOverride<>(LiveMigrationPolicy::parse);
-
-  /** KubeVirt's unreadable limits already told, per evacuation. */
+  /** KubeVirt's unreadable limits and invalid policies already told, per evacuation. */
   private final WaitLog told = new WaitLog();
 
   private final StepContext c;
 
-  /** {@code migrations}: the infra cluster's VirtualMachineInstanceMigration API. */
   LiveMigrationStep(
       StepContext c,
       GenericKubernetesApi<VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationList>
@@ -77,7 +72,7 @@ final class LiveMigrationStep {
     this.kubevirt = kubevirt;
   }
 
-  /** The migrations this controller created (label-selected), in every namespace. */
+  /** Ours (label-selected), in every namespace. */
   private List<VirtualMachineInstanceMigration> ours() throws ApiException {
     ListOptions options = new ListOptions();
     options.setLabelSelector(EvictionAnnotations.MIGRATION_OWNED_LABEL);
@@ -86,8 +81,21 @@ final class LiveMigrationStep {
     return list == null || list.getItems() == null ? List.of() : list.getItems();
   }
 
-  /** False when one of that name existed already (a restart or another replica got there). */
-  private boolean create(VirtualMachineInstanceMigration migration) throws ApiException {
+  /** False when it existed already (a restart or another replica got there). */
+  private boolean create(Migrating m, String name) throws ApiException {
+    String vmi = m.vmi().getMetadata().getName();
+    VirtualMachineInstanceMigration migration =
+        new VirtualMachineInstanceMigration()
+            .metadata(
+                new V1ObjectMeta()
+                    .name(name)
+                    .namespace(m.vmi().getMetadata().getNamespace())
+                    .labels(Map.of(EvictionAnnotations.MIGRATION_OWNED_LABEL, "true"))
+                    .annotations(
+                        m.infraNode() == null
+                            ? Map.of()
+                            : Map.of(EvictionAnnotations.MIGRATION_SOURCE_NODE, m.infraNode())))
+            .spec(new VirtualMachineInstanceMigration.Spec().vmiName(vmi));
     CreateOptions options = new CreateOptions();
     options.setFieldManager(InfraVmis.FIELD_MANAGER);
     KubernetesApiResponse<VirtualMachineInstanceMigration> r =
@@ -108,12 +116,7 @@ final class LiveMigrationStep {
     }
   }
 
-  /**
-   * One evacuation's migration as this step sees it.
-   *
-   * @param number the attempt recorded, 0 when none; {@code current} its migration's name
-   * @param cutoff the deadline minus the reserve: no migration runs past it
-   */
+  /** {@code number}: the attempt recorded (0: none), {@code current} its migration's name. */
   private record Migrating(
       String key,
       VirtualMachineInstance vmi,
@@ -137,7 +140,14 @@ final class LiveMigrationStep {
       Optional<String> clusterPolicy)
       throws ApiException {
     String startText = DrainStartTime.format(start);
-    LiveMigrationPolicy policy = policy(key, vmi, startText, clusterPolicy);
+    LiveMigrationPolicy policy =
+        EvictionSettings.clusterOverride(
+            clusterPolicy,
+            LiveMigrationPolicy::parse,
+            c.settings.liveMigration(),
+            told,
+            vmi.getMetadata().getUid() + "/" + startText,
+            (shown, flag) -> Told.POLICY_INVALID.to(c.events, vmi, key, shown, flag.value));
     boolean fellBack =
         startText.equals(Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
     Optional<MigrationAttempt> attempt =
@@ -201,7 +211,6 @@ final class LiveMigrationStep {
     return fallBack(m, (MigrationDecision.FallBack) next, deadline);
   }
 
-  /** The step is over for now: look again after {@code retry} (capped at the deadline). */
   private static StepOutcome stop(Duration retry) {
     return new StepOutcome.Wait(
         EvacuationPhase.Migrating, "live migration under way or waiting for a slot", retry);
@@ -227,7 +236,7 @@ final class LiveMigrationStep {
               EvictionAnnotations.MIGRATION_ATTEMPT,
               MigrationAttempt.format(m.startText(), s.number(), c.clock.instant()));
       String name = name(m.vmi(), m.startText(), s.number());
-      if (!create(migration(m.vmi(), name, m.infraNode()))) {
+      if (!create(m, name)) {
         return stop(look); // created before (a restart, a replica): told then
       }
       Told.MIGRATING.to(
@@ -253,7 +262,7 @@ final class LiveMigrationStep {
         c.vmis.annotate(m.vmi(), EvictionAnnotations.MIGRATION_FALLBACK, m.startText());
     if (b.cancel()) {
       delete(m.vmi().getMetadata().getNamespace(), m.current());
-      slotFreed();
+      c.waitOver(SLOT, null);
       c.metrics.migrationEnded(EvictionMetrics.MigrationResult.CANCELLED);
       log.info("live migration cancelled vmi={} migration={}", m.key(), m.current());
     }
@@ -264,10 +273,8 @@ final class LiveMigrationStep {
   }
 
   /**
-   * The migration succeeded and KubeVirt cleared the evacuation mark: tell it once (the attempt
-   * annotation is removed with it).
-   *
-   * @return the VMI as it is after the attempt annotation was removed
+   * KubeVirt cleared the evacuation mark: a migration of ours that succeeded is told once, and the
+   * attempt annotation removed; @return the VMI as that left it
    */
   VirtualMachineInstance succeeded(String key, VirtualMachineInstance vmi) throws ApiException {
     String raw = Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT);
@@ -282,7 +289,7 @@ final class LiveMigrationStep {
             && !status.getMigrationState().failed();
     VirtualMachineInstance cleared =
         c.vmis.annotate(vmi, EvictionAnnotations.MIGRATION_ATTEMPT, null);
-    slotFreed();
+    c.waitOver(SLOT, null);
     if (migrated) {
       c.metrics.migrationSucceeded(
           MigrationAttempt.parse(raw)
@@ -294,21 +301,19 @@ final class LiveMigrationStep {
   }
 
   private void failed(String key, VirtualMachineInstance vmi, int number, String then) {
-    slotFreed();
+    c.waitOver(SLOT, null);
     c.metrics.migrationEnded(EvictionMetrics.MigrationResult.FAILED);
     Told.ATTEMPT_FAILED.to(c.events, vmi, key, number, then);
   }
 
-  /** What to do next, given our migrations as {@code ours} lists them. */
   private MigrationDecision.Step decide(Migrating m, List<VirtualMachineInstanceMigration> ours) {
     List<VirtualMachineInstanceMigration> running =
         ours.stream().filter(g -> !g.finished()).toList();
+    String source = EvictionAnnotations.MIGRATION_SOURCE_NODE;
     long fromNode =
         running.stream()
-            .map(
-                g ->
-                    Metadata.annotation(g.getMetadata(), EvictionAnnotations.MIGRATION_SOURCE_NODE))
-            .filter(n -> n != null && n.equals(m.infraNode()))
+            .filter(g -> m.infraNode() != null)
+            .filter(g -> m.infraNode().equals(Metadata.annotation(g, source)))
             .count();
     VirtualMachineInstanceStatus status = m.vmi().getStatus();
     return MigrationDecision.decide(
@@ -363,20 +368,6 @@ final class LiveMigrationStep {
     return stop(look);
   }
 
-  /** One of our migrations ended (or was cancelled): the VMIs waiting for a slot look again. */
-  private void slotFreed() {
-    c.waitOver(SLOT, null);
-  }
-
-  private LiveMigrationPolicy policy(
-      String key, VirtualMachineInstance vmi, String startText, Optional<String> raw) {
-    return policies.resolve(
-        raw,
-        c.settings.liveMigration(),
-        vmi.getMetadata().getUid() + "/" + startText,
-        (shown, flag) -> Told.POLICY_INVALID.to(c.events, vmi, key, shown, flag.value));
-  }
-
   /**
    * The migration's name for one attempt of one evacuation: the VMI's name, cut to fit, and a hash
    * of its UID and drain start, then the attempt. Deterministic, so a restarted controller or a
@@ -393,20 +384,5 @@ final class LiveMigrationStep {
     String prefix = "evac-" + vmi.getMetadata().getName();
     prefix = prefix.substring(0, Math.min(prefix.length(), 63 - suffix.length()));
     return prefix.replaceAll("[-.]+$", "") + suffix;
-  }
-
-  private static VirtualMachineInstanceMigration migration(
-      VirtualMachineInstance vmi, String name, String infraNode) {
-    return new VirtualMachineInstanceMigration()
-        .metadata(
-            new V1ObjectMeta()
-                .name(name)
-                .namespace(vmi.getMetadata().getNamespace())
-                .labels(Map.of(EvictionAnnotations.MIGRATION_OWNED_LABEL, "true"))
-                .annotations(
-                    infraNode == null
-                        ? Map.of()
-                        : Map.of(EvictionAnnotations.MIGRATION_SOURCE_NODE, infraNode)))
-        .spec(new VirtualMachineInstanceMigration.Spec().vmiName(vmi.getMetadata().getName()));
   }
 }

@@ -3,14 +3,23 @@ package dev.capk.vmieviction.eviction;
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.api.capi.Cluster;
+import dev.capk.vmieviction.api.capi.ClusterApi;
+import dev.capk.vmieviction.api.capi.Machine;
+import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
+import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
+import io.kubernetes.client.common.KubernetesObject;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -26,9 +35,8 @@ import org.slf4j.event.Level;
 final class MachineContractCheck {
 
   /**
-   * The contract applied to one step: what to do, by when, and which setting said so; with the
-   * Cluster's evacuation limit and live-migration annotations from the same read, raw, for the
-   * admit and migrate steps.
+   * What to do, by when, which setting said so; the Cluster's limit and live-migration annotations,
+   * raw, for the admit and migrate steps.
    */
   record Applied(
       MachineContract.Step step,
@@ -37,7 +45,6 @@ final class MachineContractCheck {
       Optional<String> evacuationLimit,
       Optional<String> liveMigration) {}
 
-  /** A deadline a contract set, and the setting that set it. */
   private record Earliest(Instant at, String origin) {
     Earliest earlier(Earliest other) {
       return other.at.isBefore(at) ? other : this;
@@ -53,9 +60,8 @@ final class MachineContractCheck {
   private final Cache<String, Earliest> earliest =
       CacheBuilder.newBuilder().maximumSize(100_000).build();
 
-  /** {@code uid/start/entry} of what is told once per evacuation of a VMI. */
-  private final Cache<String, Boolean> told =
-      CacheBuilder.newBuilder().maximumSize(100_000).build();
+  /** What is told once per evacuation of a VMI, by {@code uid/start/entry}. */
+  private final WaitLog told = new WaitLog();
 
   private final StepContext c;
 
@@ -78,16 +84,10 @@ final class MachineContractCheck {
       String what = String.join("; ", contract.unavailable());
       once(evacuation, Told.CONTRACT_UNAVAILABLE, vmi, key, what);
     }
-    contract
-        .deadline()
-        .ifPresent(
-            at ->
-                earliest
-                    .asMap()
-                    .merge(
-                        evacuation,
-                        new Earliest(at, contract.deadlineOrigin()),
-                        Earliest::earlier));
+    if (contract.deadline().isPresent()) {
+      Earliest set = new Earliest(contract.deadline().get(), contract.deadlineOrigin());
+      earliest.asMap().merge(evacuation, set, Earliest::earlier);
+    }
     Earliest earlier = earliest.getIfPresent(evacuation);
     Optional<String> origin = Optional.empty();
     if (earlier != null && earlier.at().isBefore(deadline.at())) {
@@ -97,32 +97,32 @@ final class MachineContractCheck {
       once(evacuation, Told.SHORTENED, vmi, key, shortened, earlier.origin());
     }
     String at = DrainStartTime.format(deadline.at());
-    Optional<MachineContract.ClusterFacts> cluster = facts.clusterFacts();
-    Optional<Instant> deleting = cluster.flatMap(MachineContract.ClusterFacts::deleting);
+    Optional<OffsetDateTime> deleting =
+        facts.clusterObject().map(Cluster::getMetadata).map(V1ObjectMeta::getDeletionTimestamp);
     if (deleting.isPresent()) {
       // Nothing changes for a Cluster being deleted (its workloads keep their budgets until the
       // VM is gone, the deadline bounds the wait): the admin learns why the tenant's VMIs go.
-      String since = DrainStartTime.format(deleting.get());
+      String since = DrainStartTime.format(deleting.get().toInstant());
       once(evacuation, Told.DELETING, vmi, key, facts.cluster(), since, at);
     }
     // A paused Cluster on every step (as a series), a Machine excluded from draining once.
     if (contract.step() == MachineContract.Step.HOLD_PAUSED) {
       Told.PAUSED.to(c.events, Level.INFO, vmi, key, facts.cluster(), at);
     } else if (contract.step() == MachineContract.Step.SKIP_DRAIN) {
-      String machine = facts.machine().map(MachineContract.MachineFacts::name).orElse("");
+      String machine = facts.machine().map(MachineContract::name).orElse("");
       once(evacuation, Told.DRAIN_EXCLUDED, vmi, key, machine);
     }
     return new Applied(
         contract.step(),
         deadline,
         origin,
-        cluster.flatMap(MachineContract.ClusterFacts::evacuationLimit),
-        cluster.flatMap(MachineContract.ClusterFacts::liveMigration));
+        facts.clusterAnnotation(ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION),
+        facts.clusterAnnotation(ClusterApi.LIVE_MIGRATION_ANNOTATION));
   }
 
   /** Tells {@code entry} once per evacuation of a VMI. */
   private void once(String evacuation, Told entry, VirtualMachineInstance vmi, Object... args) {
-    if (told.asMap().putIfAbsent(evacuation + "/" + entry, Boolean.TRUE) == null) {
+    if (told.changed(evacuation + "/" + entry, true)) {
       entry.to(c.events, vmi, args);
     }
   }
@@ -142,6 +142,8 @@ final class MachineContractCheck {
   public record MachineContract(
       Step step, Optional<Instant> deadline, String deadlineOrigin, List<String> unavailable) {
 
+    private static final String EXCLUDED = ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION;
+
     public MachineContract {
       unavailable = List.copyOf(unavailable);
     }
@@ -155,61 +157,39 @@ final class MachineContractCheck {
     }
 
     /**
-     * @param evacuationLimit its {@code capk.cluster.x-k8s.io/max-concurrent-evacuations}
-     *     annotation, raw (for {@link TenantAdmission})
-     * @param deleting its {@code metadata.deletionTimestamp}: told, not decided, here
-     */
-    public record ClusterFacts(
-        String name,
-        boolean paused,
-        Optional<String> evacuationLimit,
-        Optional<String> liveMigration,
-        Optional<Instant> deleting) {
-      public ClusterFacts(String name, boolean paused) {
-        this(name, paused, Optional.empty(), Optional.empty(), Optional.empty());
-      }
-    }
-
-    /** CAPK's grace time annotation, raw. */
-    public record KubevirtMachineFacts(String name, Optional<String> graceTime) {}
-
-    /**
-     * @param nodeDrainTimeout v1beta1's {@code spec.nodeDrainTimeout}, raw
-     * @param nodeDrainTimeoutSeconds v1beta2's {@code spec.deletion.nodeDrainTimeoutSeconds}
-     */
-    public record MachineFacts(
-        String name,
-        boolean drainExcluded,
-        Optional<String> nodeDrainTimeout,
-        Optional<Long> nodeDrainTimeoutSeconds) {}
-
-    /**
-     * What the reader found; an object absent when it could not be read (not found, not allowed),
-     * the reason in {@code unavailable}. A transient failure is never a Facts: it is retried.
+     * What the reader found of the VMI's Cluster ({@code cluster} names it), its KubevirtMachine
+     * and the Machine owning that; an object absent when it could not be read (not found, not
+     * allowed), the reason in {@code unavailable}. A transient failure is never a Facts: it is
+     * retried.
      */
     public record Facts(
         String cluster,
-        Optional<ClusterFacts> clusterFacts,
-        Optional<KubevirtMachineFacts> kubevirtMachine,
-        Optional<MachineFacts> machine,
+        Optional<Cluster> clusterObject,
+        Optional<KubevirtMachine> kubevirtMachine,
+        Optional<Machine> machine,
         List<String> unavailable) {
       public Facts {
         unavailable = List.copyOf(unavailable);
+      }
+
+      /** A Cluster annotation (the evacuation limit, the live-migration policy), raw. */
+      Optional<String> clusterAnnotation(String key) {
+        return clusterObject.map(c -> Metadata.annotation(c, key));
       }
     }
 
     public static MachineContract decide(Facts facts, Instant start, Duration drainTimeout) {
       List<String> unavailable = new ArrayList<>(facts.unavailable());
       Step step =
-          facts.clusterFacts().map(ClusterFacts::paused).orElse(false)
+          facts.clusterObject().filter(MachineContract::paused).isPresent()
               ? Step.HOLD_PAUSED
-              : facts.machine().map(MachineFacts::drainExcluded).orElse(false)
+              : facts.machine().filter(m -> Metadata.annotation(m, EXCLUDED) != null).isPresent()
                   ? Step.SKIP_DRAIN
                   : Step.DRAIN;
       Instant global = start.plus(drainTimeout);
       Instant earliest = global;
       String origin = "";
-      Optional<MachineFacts> m = facts.machine();
+      Optional<Machine> m = facts.machine();
       // Zero means "no limit" in Cluster API: the global timeout applies.
       Optional<Duration> timeout =
           m.flatMap(f -> machineDrainTimeout(f, unavailable)).filter(t -> !t.isZero());
@@ -217,16 +197,17 @@ final class MachineContractCheck {
         earliest = start.plus(timeout.get());
         origin =
             "Machine "
-                + m.get().name()
+                + name(m.get())
                 + " node drain timeout "
                 + GoDuration.format(timeout.get())
                 + " from start "
                 + DrainStartTime.format(start);
       }
-      Optional<KubevirtMachineFacts> k = facts.kubevirtMachine();
-      Optional<String> raw = k.flatMap(KubevirtMachineFacts::graceTime);
+      Optional<KubevirtMachine> k = facts.kubevirtMachine();
+      Optional<String> raw =
+          k.map(kvm -> Metadata.annotation(kvm, EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
       if (raw.isPresent()) {
-        String name = "KubevirtMachine " + k.get().name();
+        String name = "KubevirtMachine " + name(k.get());
         String annotation = " annotation " + EvictionAnnotations.CAPK_DELETION_GRACE_TIME;
         Optional<Instant> grace = DrainStartTime.parseRfc3339(raw.get());
         if (grace.isEmpty()) {
@@ -245,36 +226,40 @@ final class MachineContractCheck {
     }
 
     /** The Machine's drain timeout in either version's field; v1beta2's wins when both are set. */
-    private static Optional<Duration> machineDrainTimeout(
-        MachineFacts m, List<String> unavailable) {
-      if (m.nodeDrainTimeoutSeconds().isPresent()) {
-        long seconds = m.nodeDrainTimeoutSeconds().get();
-        if (seconds >= 0) {
-          return Optional.of(Duration.ofSeconds(seconds));
-        }
+    private static Optional<Duration> machineDrainTimeout(Machine m, List<String> unavailable) {
+      Machine.Spec spec = m.getSpec() == null ? new Machine.Spec() : m.getSpec();
+      Long seconds =
+          spec.getDeletion() == null ? null : spec.getDeletion().getNodeDrainTimeoutSeconds();
+      String timeout = spec.getNodeDrainTimeout();
+      String field = "Machine " + name(m) + " spec.";
+      if (seconds != null && seconds >= 0) {
+        return Optional.of(Duration.ofSeconds(seconds));
+      } else if (seconds != null) {
         unavailable.add(
-            "Machine "
-                + m.name()
-                + " spec.deletion.nodeDrainTimeoutSeconds "
-                + seconds
-                + " is negative: ignored");
-      } else if (m.nodeDrainTimeout().isPresent()) {
+            field + "deletion.nodeDrainTimeoutSeconds " + seconds + " is negative: ignored");
+      } else if (timeout != null) {
         try {
-          return Optional.of(GoDuration.parse(m.nodeDrainTimeout().get()));
+          return Optional.of(GoDuration.parse(timeout));
         } catch (IllegalArgumentException e) {
           unavailable.add(
-              "Machine "
-                  + m.name()
-                  + " spec.nodeDrainTimeout "
-                  + quoted(m.nodeDrainTimeout().get())
-                  + " is not a duration: ignored");
+              field + "nodeDrainTimeout " + quoted(timeout) + " is not a duration: ignored");
         }
       }
       return Optional.empty();
     }
 
+    /** {@code spec.paused} or Cluster API's paused annotation. */
+    static boolean paused(Cluster c) {
+      return (c.getSpec() != null && Boolean.TRUE.equals(c.getSpec().getPaused()))
+          || Metadata.annotation(c, ClusterApi.PAUSED_ANNOTATION) != null;
+    }
+
+    static String name(KubernetesObject o) {
+      return o.getMetadata().getNamespace() + "/" + o.getMetadata().getName();
+    }
+
     private static String quoted(String raw) {
-      return "\"" + NotEvacuatedNotices.shorten(raw) + "\"";
+      return "\"" + VmiEvictionReconciler.shorten(raw) + "\"";
     }
   }
 }

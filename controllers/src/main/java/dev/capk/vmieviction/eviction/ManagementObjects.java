@@ -11,12 +11,10 @@ import dev.capk.vmieviction.workload.GuestAccessException;
 public interface ManagementObjects {
 
   /**
-   * What can be read now. An object that does not exist or may not be read (404, 403) is absent
-   * from the facts with its reason; that is an answer.
-   *
-   * @throws GuestAccessException when the VMI may not reach its Cluster (the same reasons as a
-   *     guest connection: {@code MissingClusterLabel}, {@code ClusterNamespaceRefused}), or {@code
-   *     InfraAPIError} when a read failed transiently: not an answer, to be retried
+   * What can be read now: an object that does not exist or may not be read (404, 403) is absent,
+   * its reason in the facts. That is an answer; a transient failure ({@code InfraAPIError}) or a
+   * VMI that may not reach its Cluster ({@code MissingClusterLabel}, {@code
+   * ClusterNamespaceRefused}) is thrown, to be retried.
    */
   MachineContract.Facts read(VirtualMachineInstance vmi) throws GuestAccessException;
 }

@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.api.kubevirt.KubeVirt;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
@@ -125,12 +126,9 @@ final class MigrationDecision {
 
   /**
    * The live migration attempt recorded on a VMI ({@link EvictionAnnotations#MIGRATION_ATTEMPT}):
-   * {@code <drain start>/<n>/<attempt created>}. An attempt recorded for another drain start (an
-   * earlier evacuation) is no attempt of this one.
-   *
-   * @param drainStart the drain start of the evacuation it belongs to
-   * @param number 1 for the first attempt
-   * @param began when this attempt was recorded, for the migration duration
+   * {@code <drain start>/<n>/<began>}, the drain start of its evacuation (an attempt of an earlier
+   * one is no attempt of this one), the attempt from 1, and when it was recorded (for the
+   * migration's duration).
    */
   record MigrationAttempt(String drainStart, int number, Instant began) {
 
@@ -161,14 +159,13 @@ final class MigrationDecision {
    */
   public record MigrationLimits(int perCluster, int outboundPerNode) {
 
-    /**
-     * KubeVirt's own defaults (parallelMigrationsPerCluster 5, parallelOutboundMigrationsPerNode
-     * 2).
-     */
+    /** KubeVirt's own defaults. */
     public static final MigrationLimits KUBEVIRT_DEFAULTS = new MigrationLimits(5, 2);
 
     /** The CR's values where set and positive, else KubeVirt's defaults. */
-    public static MigrationLimits of(Integer perCluster, Integer outboundPerNode) {
+    public static MigrationLimits of(KubeVirt.Migrations m) {
+      Integer perCluster = m == null ? null : m.getParallelMigrationsPerCluster();
+      Integer outboundPerNode = m == null ? null : m.getParallelOutboundMigrationsPerNode();
       return new MigrationLimits(
           perCluster != null && perCluster > 0 ? perCluster : KUBEVIRT_DEFAULTS.perCluster,
           outboundPerNode != null && outboundPerNode > 0

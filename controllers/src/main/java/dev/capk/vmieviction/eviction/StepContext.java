@@ -14,13 +14,11 @@ import java.util.function.Consumer;
 import java.util.stream.Stream;
 
 /**
- * What the steps of one reconciler's evacuations share: the infra VMIs, the guest clusters, the VMI
- * events, the metrics, the settings, the clock, the VMIs waiting for what this process sees end,
- * and what this process remembers about the evacuations under way, keyed by VMI, one record per VMI
- * UID. Nothing remembered is needed for correctness after a restart (the API holds the drain start
- * and our cordon marks); it keeps the deadline from moving later within a run, the backoff after
- * failures, the last obstacle for the deadline warning, and the in-progress, by-phase and
- * deadline-used gauges.
+ * What the steps of one reconciler's evacuations share, and what this process remembers about the
+ * evacuations under way (one record per VMI UID). Nothing remembered is needed for correctness
+ * after a restart (the API holds the drain start and our cordon marks); it keeps the deadline from
+ * moving later within a run, the backoff, the last obstacle for the deadline warning, and the
+ * gauges.
  *
  * <p>The framework's {@code Result(true, delay)} requeues with {@code addAfter} and does not touch
  * the work queue's per-item failure counter, so the backoff is kept here, where it can be capped at
@@ -29,7 +27,7 @@ import java.util.stream.Stream;
 final class StepContext {
 
   final InfraVmis vmis;
-  final GuestConnector guests;
+  final GuestClusters guests;
   final VmiEvents events;
   final EvictionMetrics metrics;
   final EvictionSettings settings;
@@ -38,21 +36,18 @@ final class StepContext {
 
   /**
    * One VMI's evacuation. Its start is the earliest seen or written: the annotation can be
-   * rewritten by anyone, this record cannot, so the deadline only moves earlier. Written by the
-   * VMI's reconcile (one at a time per key), read by the gauges.
+   * rewritten by anyone, this record cannot, so the deadline only moves earlier.
    */
   static final class Evacuation {
     final String uid;
     volatile Instant start;
 
-    /** The earliest deadline of the evacuation under way; null when it is not under way. */
+    /** The earliest deadline of the evacuation under way (started); null when it is not. */
     volatile Instant deadline;
 
     volatile EvacuationPhase phase;
 
-    /**
-     * The last obstacle, and the last failure of a step after it, named in the deadline warning.
-     */
+    /** The last obstacle, and the last failure of a step after it: for the deadline warning. */
     volatile String blocker;
 
     volatile String failure;
@@ -94,13 +89,10 @@ final class StepContext {
   private final Map<String, Evacuation> evacuations = new ConcurrentHashMap<>();
 
   /**
-   * VMIs (namespace/name) by what they wait for, woken at once when this process sees it end
-   * instead of at their next look (up to {@code --drain-retry-interval} later): a tenant Cluster's
-   * hold ({@code namespace/cluster}: an admitted VMI of it gone, or a guest node of it back from
-   * its evacuation), a free live migration slot, the KubeVirt CR's answer. A woken VMI is only
-   * looked at again: its step decides, and waits again if it must. What this process does not see
-   * (a hold another replica recorded, a node Ready again without our cordon) is found by the VMI's
-   * own next look.
+   * VMIs (namespace/name) by what they wait for (a tenant Cluster's hold, a free live migration
+   * slot, the KubeVirt CR's answer), woken when this process sees it end rather than up to {@code
+   * --drain-retry-interval} later. A woken VMI's step decides again; what this process does not see
+   * (a hold another replica recorded) is found by the VMI's own next look.
    */
   private final Map<String, Set<String>> waiting = new ConcurrentHashMap<>();
 
@@ -109,7 +101,7 @@ final class StepContext {
 
   StepContext(
       InfraVmis vmis,
-      GuestConnector guests,
+      GuestClusters guests,
       VmiEvents events,
       EvictionMetrics metrics,
       EvictionSettings settings,
@@ -139,7 +131,7 @@ final class StepContext {
     return evacuations.values().stream().filter(e -> e.deadline != null);
   }
 
-  /** The next delay after one more failure of this VMI's step (exponential, bounded). */
+  /** The next delay after one more failure of this VMI's step. */
   Duration backoff(String key) {
     return failures.when(key);
   }
@@ -155,31 +147,15 @@ final class StepContext {
     conflicts.remove(key);
   }
 
-  Optional<Instant> knownStart(String key, String uid) {
-    Evacuation e = evacuations.get(key);
-    return e != null && e.uid.equals(uid) ? Optional.of(e.start) : Optional.empty();
+  /** The evacuation of VMI {@code uid}; a new VMI of the same name has its own. */
+  Evacuation evacuation(String key, String uid) {
+    return evacuations.compute(
+        key, (k, e) -> e != null && e.uid.equals(uid) ? e : new Evacuation(uid, null));
   }
 
   /**
-   * Records a start, kept when earlier; a new VMI under the same name has its own evacuation.
-   *
-   * @return the evacuation's memory, written by its steps
-   */
-  Evacuation recordStart(String key, String uid, Instant start) {
-    Evacuation e = evacuations.get(key);
-    if (e == null || !e.uid.equals(uid)) {
-      e = new Evacuation(uid, start);
-      evacuations.put(key, e);
-    } else if (start.isBefore(e.start)) {
-      e.start = start;
-    }
-    return e;
-  }
-
-  /**
-   * The evacuation of this VMI is over (deleted, called off, left to KubeVirt). With {@code
-   * keepStart} the earliest start is kept: a VMI whose strategy flips away from External and back
-   * must not get a later deadline. What its drain held is released, and it waits for nothing.
+   * The evacuation of this VMI is over. With {@code keepStart} the earliest start is kept: a VMI
+   * whose strategy flips away from External and back must not get a later deadline.
    */
   void ended(String key, boolean keepStart) {
     Evacuation e = evacuations.remove(key);
@@ -190,18 +166,12 @@ final class StepContext {
     waitsNoMore(key);
   }
 
-  /**
-   * @return false when {@code key} waited for {@code what} already
-   */
+  /** {@code key} waits for {@code what}; false when it did already. */
   boolean waitFor(String what, String key) {
     return waiting.computeIfAbsent(what, w -> ConcurrentHashMap.newKeySet()).add(key);
   }
 
-  /**
-   * {@code what} ended: wakes the VMIs waiting for it, but {@code self} (at its step now).
-   *
-   * @return the VMIs that waited
-   */
+  /** {@code what} ended: wakes the VMIs that waited for it (returned), but {@code self}. */
   Set<String> waitOver(String what, String self) {
     Set<String> woken = waiting.remove(what);
     if (woken == null) {
@@ -227,10 +197,7 @@ final class StepContext {
     }
   }
 
-  /**
-   * {@code key} is gone, or under this name runs a VMI that is not being evacuated (its recreation,
-   * or KubeVirt called the evacuation off): wake the VMIs held in its Cluster.
-   */
+  /** {@code key} is gone, or no longer being evacuated: wake the VMIs held in its Cluster. */
   void admissionEnded(String key) {
     String cluster = clusterOf.remove(key);
     waitsNoMore(key);

@@ -10,10 +10,9 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.StepOutcome;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
-import dev.capk.vmieviction.eviction.EvictionSettings.ClusterOverride;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.MarkedNodes;
+import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.Guest.MarkedNodes;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
@@ -28,10 +27,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +44,7 @@ import org.slf4j.LoggerFactory;
  *   <li>workers: at most the Cluster's limit admitted at once;
  *   <li>waiting VMIs go in a fixed order: earliest drain start, then name;
  *   <li>the deadline wins: a VMI still held at deadline minus the reserve goes ahead anyway, an
- *       {@link Override} that says what it risks.
+ *       override that says what it risks.
  * </ul>
  *
  * <p>{@link #decide} decides on the tenant Cluster's other VMIs (infra informer cache), its
@@ -77,27 +74,14 @@ public final class TenantAdmission {
   private final Cache<String, Role> learntRoles =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterAccess(1, TimeUnit.HOURS).build();
 
-  /** The holds told, per evacuation. */
+  /** The holds and invalid limits told, per evacuation. */
   private final WaitLog waits = new WaitLog();
-
-  private final ClusterOverride<EvacuationLimit> limits =
-      new ClusterOverride<>(EvacuationLimit::parse);
 
   private final StepContext c;
 
   TenantAdmission(StepContext c) {
     this.c = c;
   }
-
-  /** One evacuation as this step sees it; {@code cluster} is {@code namespace/clusterName}. */
-  private record Evacuation(
-      String key,
-      VirtualMachineInstance vmi,
-      String clusterName,
-      String cluster,
-      Role role,
-      String startText,
-      Deadline deadline) {}
 
   /**
    * @param clusterLimit the Cluster's limit annotation, raw, as the Cluster API read found it
@@ -148,118 +132,94 @@ public final class TenantAdmission {
       c.admission(key, cluster, true);
       return new StepOutcome.Proceed(vmi);
     }
-    Evacuation e = new Evacuation(key, vmi, clusterName, cluster, role, startText, deadline);
+    MarkedNodes read = nodes;
     Lock lock = clusterLocks.get(cluster);
     lock.lock();
     try {
-      return decide(e, start, nodes, limit);
+      // The Cluster's other VMIs, from an index of the infra informer cache.
+      List<Peer> peers =
+          c.vmis.ofCluster(vmi.getMetadata().getNamespace(), clusterName).stream()
+              .filter(p -> !name.equals(p.getMetadata().getName()))
+              .map(p -> peer(p, read))
+              .toList();
+      return admit(
+          key,
+          vmi,
+          cluster,
+          new Request(
+              name,
+              role,
+              start,
+              peers,
+              read == null ? List.of() : read.nodes(),
+              limit,
+              c.clock.instant(),
+              deadline.at(),
+              c.settings.drainReserve()));
     } finally {
       lock.unlock();
     }
   }
 
   /** Decides under the Cluster's lock, and carries the decision out. */
-  private StepOutcome decide(Evacuation e, Instant start, MarkedNodes nodes, EvacuationLimit limit)
+  private StepOutcome admit(String key, VirtualMachineInstance vmi, String cluster, Request r)
       throws ApiException {
-    String name = e.vmi().getMetadata().getName();
-    List<Peer> peers =
-        c.vmis.ofCluster(e.vmi().getMetadata().getNamespace(), e.clusterName()).stream()
-            .filter(p -> !name.equals(p.getMetadata().getName()))
-            .map(p -> peer(p, nodes))
-            .toList();
-    Instant now = c.clock.instant();
-    Decision decision =
-        decide(
-            new Request(
-                name,
-                e.role(),
-                start,
-                peers,
-                otherControlPlaneNodes(name, e.role(), nodes, peers),
-                limit,
-                now,
-                e.deadline().at(),
-                c.settings.drainReserve()));
-    if (decision instanceof Hold h) {
-      return hold(e, h, now);
+    Decision d = decide(r);
+    String role = r.role().phrase();
+    String deadline = DrainStartTime.format(r.deadline());
+    if (!d.admit() && !d.override()) {
+      // Looked at again at every retry: told at INFO once per change of what it waits for.
+      String wait = vmi.getMetadata().getUid() + "/" + DrainStartTime.format(r.start()) + "/held";
+      Told.HELD.to(
+          c.events,
+          waits.level(wait, d.waitsFor()),
+          vmi,
+          key,
+          cluster,
+          role,
+          d.waitsFor(),
+          DrainStartTime.format(d.goAheadAt()),
+          deadline);
+      // Woken at once when what it waits for ends (StepContext#waitFor), else it looks again after
+      // the retry interval, and at deadline minus reserve at the latest.
+      c.admission(key, cluster, false);
+      Duration untilEnd = Duration.between(r.now(), d.goAheadAt());
+      Duration retry = c.settings.retryInterval();
+      return held(d.waitsFor(), untilEnd.compareTo(retry) < 0 ? untilEnd : retry);
     }
-    if (decision instanceof Override o) {
-      overridden(e, o);
+    if (d.override()) {
+      boolean cp = r.role() == Role.CONTROL_PLANE;
+      Told.OVERRIDDEN.to(
+          c.events,
+          vmi,
+          key,
+          cp ? EventReasons.QUORUM_GUARD_OVERRIDDEN : EventReasons.DISRUPTION_LIMIT_OVERRIDDEN,
+          cluster,
+          role,
+          d.waitsFor(),
+          deadline,
+          cp ? "the quorum guard" : "the per-cluster limit",
+          GoDuration.format(r.reserve()),
+          cp
+              ? "the tenant's control plane may lose quorum: another control-plane member is down"
+                  + " or being evacuated"
+              : "more worker VMIs of the Cluster than its limit are drained at once");
     } else {
-      log.info(
-          "evacuation admitted vmi={} cluster={} role={}", e.key(), e.cluster(), e.role().phrase());
+      log.info("evacuation admitted vmi={} cluster={} role={}", key, cluster, role);
     }
     // Admitted after a hold: the phase is the drain's again, in the same patch.
+    String startText = DrainStartTime.format(r.start());
     VirtualMachineInstance updated =
         c.vmis.annotate(
-            e.vmi(),
+            vmi,
             Map.of(
                 EvictionAnnotations.EVACUATION_ADMITTED,
-                e.startText(),
+                startText,
                 EvictionAnnotations.EVACUATION_PHASE,
                 EvacuationPhase.Draining.name()));
-    admittedHere.put(e.vmi().getMetadata().getUid(), e.startText());
-    c.admission(e.key(), e.cluster(), true);
+    admittedHere.put(vmi.getMetadata().getUid(), startText);
+    c.admission(key, cluster, true);
     return new StepOutcome.Proceed(updated);
-  }
-
-  /** The control-plane guest nodes other than the VMI's own, for a control-plane VMI. */
-  private static List<ControlPlaneNode> otherControlPlaneNodes(
-      String name, Role role, MarkedNodes nodes, List<Peer> peers) {
-    if (role != Role.CONTROL_PLANE || nodes == null) {
-      return List.of();
-    }
-    Set<String> controlPlanePeers =
-        peers.stream()
-            .filter(p -> p.role() == Role.CONTROL_PLANE)
-            .map(Peer::name)
-            .collect(Collectors.toSet());
-    return nodes.nodes().stream()
-        .filter(n -> !n.runsIn(name))
-        .filter(n -> n.controlPlane() || controlPlanePeers.stream().anyMatch(n::runsIn))
-        .map(n -> new ControlPlaneNode(n.name(), n.readiness(), n.marked()))
-        .toList();
-  }
-
-  private void overridden(Evacuation e, Override o) {
-    boolean controlPlane = o.role() == Role.CONTROL_PLANE;
-    Told.OVERRIDDEN.to(
-        c.events,
-        e.vmi(),
-        e.key(),
-        controlPlane
-            ? EventReasons.QUORUM_GUARD_OVERRIDDEN
-            : EventReasons.DISRUPTION_LIMIT_OVERRIDDEN,
-        e.cluster(),
-        e.role().phrase(),
-        o.risked(),
-        DrainStartTime.format(e.deadline().at()),
-        controlPlane ? "the quorum guard" : "the per-cluster limit",
-        GoDuration.format(c.settings.drainReserve()),
-        controlPlane
-            ? "the tenant's control plane may lose quorum: another control-plane member is down or"
-                + " being evacuated"
-            : "more worker VMIs of the Cluster than its limit are drained at once");
-  }
-
-  private StepOutcome hold(Evacuation e, Hold h, Instant now) {
-    // Looked at again at every retry: told at INFO once per change of what it waits for.
-    Told.HELD.to(
-        c.events,
-        waits.level(e.vmi().getMetadata().getUid() + "/" + e.startText() + "/held", h.waitsFor()),
-        e.vmi(),
-        e.key(),
-        e.cluster(),
-        e.role().phrase(),
-        h.waitsFor(),
-        DrainStartTime.format(h.goAheadAt()),
-        DrainStartTime.format(e.deadline().at()));
-    // Woken at once when what it waits for ends (StepContext#waitFor), else it looks again after
-    // the retry interval, and at deadline minus reserve at the latest.
-    c.admission(e.key(), e.cluster(), false);
-    Duration untilEnd = Duration.between(now, h.goAheadAt());
-    Duration retry = c.settings.retryInterval();
-    return held(h.waitsFor(), untilEnd.compareTo(retry) < 0 ? untilEnd : retry);
   }
 
   private static StepOutcome held(String waitsFor, Duration retry) {
@@ -268,9 +228,11 @@ public final class TenantAdmission {
 
   /** The Cluster's annotation when it is a limit, else the flag's (told once per evacuation). */
   private EvacuationLimit limit(String key, VirtualMachineInstance vmi, Optional<String> raw) {
-    return limits.resolve(
+    return EvictionSettings.clusterOverride(
         raw,
+        EvacuationLimit::parse,
         c.settings.maxConcurrentEvacuationsPerCluster(),
+        waits,
         vmi.getMetadata().getUid() + "/" + VmiEvents.evacuation(vmi),
         (shown, flag) ->
             Told.LIMIT_INVALID.to(
@@ -333,18 +295,11 @@ public final class TenantAdmission {
       String name, Role role, boolean marked, Optional<Instant> start, boolean admitted) {}
 
   /**
-   * A control-plane guest node of the tenant other than this VMI's.
-   *
-   * @param cordonedForEvacuation still carries this controller's cordon mark: its VMI's evacuation
-   *     has not finished (it is uncordoned once the recreated VMI runs and the node is Ready)
-   */
-  public record ControlPlaneNode(
-      String name, NodeReadiness readiness, boolean cordonedForEvacuation) {}
-
-  /**
    * @param start this VMI's recorded drain start
    * @param peers the Cluster's other VMIs
-   * @param otherControlPlaneNodes read only for a control-plane VMI (empty otherwise)
+   * @param guestNodes the guest's nodes, read for a control-plane VMI (or one of unknown role); one
+   *     still marked by our cordon is not back from its evacuation (uncordoned once the recreated
+   *     VMI runs and the node is Ready)
    * @param limit the worker limit of this Cluster
    * @param deadline this VMI's deadline; the hold ends at {@code deadline - reserve}
    */
@@ -353,116 +308,81 @@ public final class TenantAdmission {
       Role role,
       Instant start,
       List<Peer> peers,
-      List<ControlPlaneNode> otherControlPlaneNodes,
+      List<MarkedNodes.Node> guestNodes,
       EvacuationLimit limit,
       Instant now,
       Instant deadline,
-      Duration reserve) {
-    public Request {
-      peers = List.copyOf(peers);
-      otherControlPlaneNodes = List.copyOf(otherControlPlaneNodes);
+      Duration reserve) {}
+
+  /**
+   * Admit when {@code waitsFor} (a sentence part) is empty; else hold until {@code goAheadAt}
+   * (deadline minus reserve), and from then on go ahead anyway ({@code override}) at that risk.
+   */
+  public record Decision(String waitsFor, Instant goAheadAt, boolean override) {
+    public boolean admit() {
+      return waitsFor.isEmpty();
     }
   }
-
-  public sealed interface Decision permits Admit, Hold, Override {}
-
-  /** Go ahead. */
-  public record Admit() implements Decision {}
-
-  /**
-   * Wait.
-   *
-   * @param waitsFor what it waits for, a sentence part
-   * @param goAheadAt when it goes ahead anyway (deadline minus reserve)
-   */
-  public record Hold(String waitsFor, Instant goAheadAt) implements Decision {}
-
-  /**
-   * Held until deadline minus reserve: go ahead anyway.
-   *
-   * @param risked what going ahead risks, a sentence part
-   */
-  public record Override(Role role, String risked) implements Decision {}
 
   private static final Comparator<Peer> ORDER =
       Comparator.comparing((Peer p) -> p.start().orElse(Instant.MAX)).thenComparing(Peer::name);
 
+  /**
+   * A control-plane VMI counts as a worker under a limit of one, and also waits for the other
+   * control-plane guest nodes to be Ready and back from their evacuations.
+   */
   public static Decision decide(Request r) {
-    List<String> waits = r.role() == Role.CONTROL_PLANE ? controlPlaneWaits(r) : workerWaits(r);
-    if (waits.isEmpty()) {
-      return new Admit();
-    }
-    Instant goAheadAt = r.deadline().minus(r.reserve());
-    String waitsFor = String.join("; ", waits);
-    if (!r.now().isBefore(goAheadAt)) {
-      return new Override(r.role(), waitsFor);
-    }
-    return new Hold(waitsFor, goAheadAt);
-  }
-
-  private static List<String> controlPlaneWaits(Request r) {
+    boolean cp = r.role() == Role.CONTROL_PLANE;
+    int allowed = cp ? 1 : r.limit().resolve(r.peers().size() + 1);
+    // Admitted VMIs of the role, and the marked ones not admitted yet that come before this one.
+    Peer self = new Peer(r.name(), r.role(), true, Optional.of(r.start()), false);
+    List<String> underWay =
+        r.peers().stream()
+            .filter(p -> p.role() == r.role() && p.admitted())
+            .map(Peer::name)
+            .sorted()
+            .toList();
+    List<String> ahead =
+        r.peers().stream()
+            .filter(p -> p.role() == r.role() && p.marked() && !p.admitted())
+            .filter(p -> ORDER.compare(p, self) < 0)
+            .sorted(ORDER)
+            .map(Peer::name)
+            .toList();
+    boolean full = underWay.size() + ahead.size() >= allowed;
     List<String> waits = new ArrayList<>();
-    List<String> underWay = underWay(r, Role.CONTROL_PLANE);
-    if (!underWay.isEmpty()) {
+    if (full && cp && !underWay.isEmpty()) {
       waits.add("control-plane VMI " + String.join(", ", underWay) + " still being evacuated");
+    } else if (full && !cp) {
+      waits.add(
+          underWay.size()
+              + " worker VMI(s) of the Cluster being evacuated"
+              + (underWay.isEmpty() ? "" : " (" + String.join(", ", underWay) + ")")
+              + ", limit "
+              + allowed
+              + (r.limit().percent()
+                  ? " (" + r.limit() + " of " + (r.peers().size() + 1) + ")"
+                  : ""));
     }
-    for (ControlPlaneNode n : r.otherControlPlaneNodes()) {
-      if (n.readiness() != NodeReadiness.READY) {
+    // The other control-plane guest nodes: by their role label, or running a control-plane peer.
+    for (MarkedNodes.Node n : r.guestNodes()) {
+      boolean other =
+          cp
+              && !n.runsIn(r.name())
+              && (n.controlPlane()
+                  || r.peers().stream()
+                      .anyMatch(p -> p.role() == Role.CONTROL_PLANE && n.runsIn(p.name())));
+      if (other && n.readiness() != NodeReadiness.READY) {
         waits.add("control-plane guest node " + n.name() + " not Ready");
-      } else if (n.cordonedForEvacuation()) {
+      } else if (other && n.marked()) {
         waits.add("control-plane guest node " + n.name() + " not back from its evacuation yet");
       }
     }
-    List<String> ahead = waitingAhead(r, Role.CONTROL_PLANE);
-    if (!ahead.isEmpty()) {
-      waits.add("control-plane VMI " + String.join(", ", ahead) + " first (marked earlier)");
+    if (full && !ahead.isEmpty()) {
+      waits.add(r.role().phrase() + " VMI " + String.join(", ", ahead) + " first (marked earlier)");
     }
-    return waits;
-  }
-
-  private static List<String> workerWaits(Request r) {
-    if (r.limit().unlimited()) {
-      return List.of();
-    }
-    int allowed = r.limit().resolve(r.peers().size() + 1);
-    List<String> underWay = underWay(r, Role.WORKER);
-    List<String> ahead = waitingAhead(r, Role.WORKER);
-    if (underWay.size() + ahead.size() < allowed) {
-      return List.of();
-    }
-    List<String> waits = new ArrayList<>();
-    waits.add(
-        underWay.size()
-            + " worker VMI(s) of the Cluster being evacuated"
-            + (underWay.isEmpty() ? "" : " (" + String.join(", ", underWay) + ")")
-            + ", limit "
-            + allowed
-            + (r.limit().percent()
-                ? " (" + r.limit() + " of " + (r.peers().size() + 1) + ")"
-                : ""));
-    if (!ahead.isEmpty()) {
-      waits.add("worker VMI " + String.join(", ", ahead) + " first (marked earlier)");
-    }
-    return waits;
-  }
-
-  /** Admitted VMIs of {@code role}, by name. */
-  private static List<String> underWay(Request r, Role role) {
-    return r.peers().stream()
-        .filter(p -> p.role() == role && p.admitted())
-        .map(Peer::name)
-        .sorted()
-        .toList();
-  }
-
-  /** Marked VMIs of {@code role} not admitted yet that come before this one. */
-  private static List<String> waitingAhead(Request r, Role role) {
-    Peer self = new Peer(r.name(), r.role(), true, Optional.of(r.start()), false);
-    return r.peers().stream()
-        .filter(p -> p.role() == role && p.marked() && !p.admitted())
-        .filter(p -> ORDER.compare(p, self) < 0)
-        .sorted(ORDER)
-        .map(Peer::name)
-        .toList();
+    Instant goAheadAt = r.deadline().minus(r.reserve());
+    boolean override = !waits.isEmpty() && !r.now().isBefore(goAheadAt);
+    return new Decision(String.join("; ", waits), goAheadAt, override);
   }
 }

@@ -37,19 +37,9 @@ public interface VmiEvents {
   /** One event: a Warning, else Normal. */
   void record(VirtualMachineInstance vmi, boolean warning, String reason, String message);
 
-  default void normal(VirtualMachineInstance vmi, String reason, String message) {
-    record(vmi, false, reason, message);
-  }
-
-  default void warning(VirtualMachineInstance vmi, String reason, String message) {
-    record(vmi, true, reason, message);
-  }
-
   /**
-   * VMI events as series: one Event object per VMI, evacuation and reason, updated on repeats, at
-   * most {@link dev.capk.vmieviction.events.EventSeriesRecorder#MAX_SERIES_PER_SCOPE} non-outcome
-   * series per evacuation, and the {@link #OUTCOMES} (which {@code recorder} must treat as its
-   * outcome reasons) always written.
+   * As series: one Event per VMI, evacuation and reason, updated on repeats, capped per evacuation
+   * but for the {@link #OUTCOMES} (which {@code recorder} must treat as its outcome reasons).
    */
   static VmiEvents series(EventSeriesRecorder recorder) {
     return (vmi, warning, reason, message) -> {
@@ -100,26 +90,21 @@ public interface VmiEvents {
       if (machine == null || machine.isBlank()) {
         return;
       }
-      String namespace;
       try {
-        namespace = tenants.clusterOf(vmi).namespace();
+        V1ObjectReference kubevirtMachine =
+            new V1ObjectReference()
+                .apiVersion(CapkApi.GROUP + "/" + CapkApi.VERSION)
+                .kind(CapkApi.KUBEVIRT_MACHINE_KIND)
+                .namespace(tenants.clusterOf(vmi).namespace())
+                .name(machine);
+        management.record(kubevirtMachine, evacuation(vmi), warning, reason, text);
       } catch (GuestAccessException e) {
-        return; // not mapped: said on the VMI
+        // Not mapped to a Cluster: said on the VMI.
       }
-      V1ObjectReference kubevirtMachine =
-          new V1ObjectReference()
-              .apiVersion(CapkApi.GROUP + "/" + CapkApi.VERSION)
-              .kind(CapkApi.KUBEVIRT_MACHINE_KIND)
-              .namespace(namespace)
-              .name(machine);
-      management.record(kubevirtMachine, evacuation(vmi), warning, reason, text);
     };
   }
 
-  /**
-   * An evacuation is known by its recorded start: a later evacuation of the same VMI starts new
-   * series.
-   */
+  /** An evacuation is known by its start: a later one of the same VMI starts new series. */
   static String evacuation(VirtualMachineInstance vmi) {
     String start = Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
     return start == null ? "" : start;

@@ -1,11 +1,13 @@
 package dev.capk.vmieviction.eviction;
 
+import com.google.common.cache.Cache;
+import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.kubevirt.EvictionStrategy;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
-import dev.capk.vmieviction.eviction.GuestNodeUncordoner.CordonMarks;
+import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
@@ -21,14 +23,14 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import org.slf4j.event.Level;
 
 /**
  * Evacuates VMIs with eviction strategy External: when KubeVirt sets {@code
- * status.evacuationNodeName}, drain the guest node running inside the VMI, then delete the VMI so
- * KubeVirt recreates it elsewhere; delete it anyway at the deadline; once it runs again, uncordon
- * the guest node. Level-triggered and idempotent: all state that matters (drain start, our cordon)
- * lives in the API. This class decides which step applies to a VMI ({@link Eligibility}) and hands
- * it to the class that carries it out.
+ * status.evacuationNodeName}, drain the guest node inside the VMI, then delete the VMI (anyway at
+ * the deadline); once it runs again, uncordon the guest node. Level-triggered: all state that
+ * matters lives in the API. This class decides which step applies ({@link Eligibility}) and hands
+ * it on; a marked VMI left to KubeVirt, or whose strategy cannot be read yet, it tells about.
  */
 public final class VmiEvictionReconciler implements Reconciler {
 
@@ -40,13 +42,19 @@ public final class VmiEvictionReconciler implements Reconciler {
   /** After a 409 (the object changed under us), look again almost at once. */
   static final Duration CONFLICT_RETRY = Duration.ofMillis(500);
 
+  /** What the VMIs that set no strategy wait for while the KubeVirt CR cannot be read. */
+  private static final String KUBEVIRT_CR = "the KubeVirt CR";
+
   private final ClusterDefaults clusterDefaults;
   private final Evacuator evacuator;
   private final GuestNodeUncordoner uncordoner;
-  private final NotEvacuatedNotices notices;
   private final StepContext c;
   private final Function<VirtualMachineInstance, Optional<String>> refusal;
   private final MarkSightings sightings;
+
+  /** VMI UIDs told that the fallback strategy leaves them to KubeVirt: once per VMI. */
+  private final Cache<String, Boolean> toldFallback =
+      CacheBuilder.newBuilder().maximumSize(100_000).build();
 
   /**
    * @param migrations the infra cluster's API where the live migrations of {@code
@@ -60,7 +68,7 @@ public final class VmiEvictionReconciler implements Reconciler {
   public VmiEvictionReconciler(
       InfraVmis vmis,
       ClusterDefaults clusterDefaults,
-      GuestConnector guests,
+      GuestClusters guests,
       ManagementObjects managementObjects,
       GenericKubernetesApi<VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationList>
           migrations,
@@ -72,25 +80,19 @@ public final class VmiEvictionReconciler implements Reconciler {
       Function<VirtualMachineInstance, Optional<String>> refusal) {
     this.refusal = refusal;
     this.clusterDefaults = clusterDefaults;
-    CordonMarks marks = new CordonMarks();
     this.sightings = new MarkSightings(clock);
     this.c = new StepContext(vmis, guests, events, metrics, settings, clock, wake);
     this.evacuator =
         new Evacuator(
             c,
-            marks,
             new MachineContractCheck(c, managementObjects),
             new TenantAdmission(c),
             new LiveMigrationStep(c, migrations, clusterDefaults),
             sightings);
-    this.uncordoner = new GuestNodeUncordoner(c, marks);
-    this.notices = new NotEvacuatedNotices(c);
+    this.uncordoner = new GuestNodeUncordoner(c);
   }
 
-  /**
-   * Where the VMI informer's events must pass before they reach the work queue ({@link
-   * MarkSightings#before}): a drain starts when its mark was seen.
-   */
+  /** Where the VMI informer's events must pass before the work queue ({@link MarkSightings}). */
   public MarkSightings markSightings() {
     return sightings;
   }
@@ -114,78 +116,93 @@ public final class VmiEvictionReconciler implements Reconciler {
     String key = request.getNamespace() + "/" + request.getName();
     Optional<VirtualMachineInstance> found = c.vmis.get(request.getNamespace(), request.getName());
     if (found.isEmpty()) {
-      return forget(key); // deleted, by us or anyone
+      return forget(key, false); // deleted, by us or anyone
     }
     VirtualMachineInstance vmi = found.get();
     Optional<String> refused = refusal.apply(vmi);
     if (refused.isPresent()) {
       // Checked before anything else, the deadline included: a VMI that is not ours is never
       // touched. An evacuation under way stops here too (its binding went away).
-      forget(key);
+      forget(key, false);
       if (Eligibility.evacuationRequested(vmi)) {
-        EventReasons.Told.CLUSTER_MISMATCH.to(c.events, vmi, key, refused.get());
+        Told.CLUSTER_MISMATCH.to(c.events, vmi, key, refused.get());
       }
       return DONE;
     }
     String vmiStrategy = vmi.getSpec() == null ? null : vmi.getSpec().getEvictionStrategy();
     Optional<String> clusterDefault = Optional.empty();
-    if (needsClusterDefault(vmi, vmiStrategy)) {
+    // The KubeVirt CR's strategy decides only for a VMI that names none and is not being deleted
+    // (what is done with a VMI being deleted does not depend on it): a failed read holds no other.
+    if (vmi.getMetadata().getDeletionTimestamp() == null && Eligibility.isBlank(vmiStrategy)) {
       Readout<Optional<String>> read = clusterDefaults.evictionStrategy();
       if (read instanceof Readout.Unreadable<Optional<String>> unreadable) {
-        return notices.waitFor(key, vmi, unreadable.what());
+        // Neither evacuated nor left to KubeVirt: whether it is ours is not known. Told once per
+        // wait, not per retry; woken as soon as a read answers.
+        Level level = c.waitFor(KUBEVIRT_CR, key) ? Level.WARN : Level.DEBUG;
+        if (Eligibility.evacuationRequested(vmi)) {
+          Told.CONFIG_UNREADABLE.to(c.events, level, vmi, key, unreadable.what());
+        }
+        return new Result(true, c.backoff(key));
       }
-      notices.answered(key);
+      // Every VMI waiting for the read looks again now, with its backoff reset.
+      c.waitOver(KUBEVIRT_CR, key).forEach(c::succeeded);
       clusterDefault = ((Readout.Answer<Optional<String>>) read).value();
     }
     String strategy =
         Eligibility.effectiveStrategy(vmiStrategy, clusterDefault, c.settings.fallbackStrategy());
-    switch (Eligibility.of(vmi, strategy)) {
-      case EVACUATE:
-        return evacuator.evacuate(key, vmi);
-      case NOT_EVACUATING:
+    return switch (Eligibility.of(vmi, strategy)) {
+      case EVACUATE -> evacuator.evacuate(key, vmi);
+      case NOT_EVACUATING -> {
         // Under this name runs a VMI not being evacuated: often the recreation of one whose
         // admission held others (its deletion may not have reached us as a look of its own).
         c.admissionEnded(key);
-        return evacuator.callOff(key, vmi).orElseGet(() -> uncordoner.check(key, vmi));
-      case NOT_EXTERNAL:
-        notices.leftToKubeVirt(
+        yield evacuator.callOff(key, vmi).orElseGet(() -> uncordoner.check(key, vmi));
+      }
+      case NOT_EXTERNAL -> {
+        leftToKubeVirt(
             key, vmi, strategy, Eligibility.isFallbackStrategy(vmiStrategy, clusterDefault));
-        // The earliest start is kept: flipping the strategy away and back must not buy a later
-        // deadline.
-        evacuator.ended(key, true);
-        c.admissionEnded(key);
-        return DONE;
-      case DELETING:
-      default:
-        // An admitted VMI being deleted still counts against its Cluster until it is gone: its
-        // held peers are woken then, not now.
+        // The earliest start is kept: flipping the strategy away and back buys no later deadline.
+        yield forget(key, true);
+      }
+      case DELETING -> {
+        // An admitted VMI being deleted counts against its Cluster until it is gone: its held
+        // peers are woken then, not now.
         evacuator.ended(key, false);
-        return DONE;
+        yield DONE;
+      }
+    };
+  }
+
+  /** Tells why a marked VMI is left to KubeVirt: its strategy is unknown, or the fallback. */
+  private void leftToKubeVirt(
+      String key, VirtualMachineInstance vmi, String strategy, boolean fromFallback) {
+    if (!Eligibility.evacuationRequested(vmi)) {
+      return;
+    }
+    if (strategy != null && !Eligibility.KNOWN_STRATEGIES.contains(strategy)) {
+      String known = String.join(", ", Eligibility.KNOWN_STRATEGIES);
+      Told.STRATEGY_UNKNOWN.to(c.events, vmi, key, shorten(strategy), known);
+    }
+    String uid = vmi.getMetadata().getUid();
+    if (fromFallback && uid != null && toldFallback.asMap().putIfAbsent(uid, true) == null) {
+      String infraNode = Eligibility.evacuationNodeName(vmi);
+      Told.LEFT_TO_KUBEVIRT.to(c.events, vmi, key, strategy, infraNode);
     }
   }
 
-  /** The VMI is gone, or not ours: forget everything about it. */
-  private Result forget(String key) {
-    evacuator.ended(key, false);
+  /** Hostile values are cut before they reach a log line or an event. */
+  static String shorten(String raw) {
+    return raw.length() > 64 ? raw.substring(0, 64) + "..." : raw;
+  }
+
+  /** The VMI is gone, not ours or left to KubeVirt: forget it (but, with keepStart, its start). */
+  private Result forget(String key, boolean keepStart) {
+    evacuator.ended(key, keepStart);
     c.admissionEnded(key);
     return DONE;
   }
 
-  /**
-   * The KubeVirt CR's strategy decides only for a VMI that names none and is not being deleted
-   * (what is done with a VMI being deleted does not depend on its strategy): a failed read of the
-   * CR must hold no other VMI.
-   */
-  private static boolean needsClusterDefault(VirtualMachineInstance vmi, String vmiStrategy) {
-    boolean deleting =
-        vmi.getMetadata() != null && vmi.getMetadata().getDeletionTimestamp() != null;
-    return !deleting && (vmiStrategy == null || vmiStrategy.isBlank());
-  }
-
-  /**
-   * Whether a VMI is one this controller must evacuate now, and if not, why not; and which eviction
-   * strategy applies to it. Pure.
-   */
+  /** Whether this controller must evacuate a VMI now, if not why not, and its strategy. Pure. */
   public enum Eligibility {
     /** External strategy, evacuation requested, not being deleted: drain and delete. */
     EVACUATE,
@@ -206,9 +223,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       return evacuationRequested(vmi) ? EVACUATE : NOT_EVACUATING;
     }
 
-    /**
-     * KubeVirt asked for this VMI to leave its infra node ({@code status.evacuationNodeName} set).
-     */
+    /** KubeVirt asked for this VMI to leave its infra node. */
     static boolean evacuationRequested(VirtualMachineInstance vmi) {
       String target = evacuationNodeName(vmi);
       return target != null && !target.isBlank();
@@ -235,10 +250,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       return isBlank(vmiStrategy) && clusterDefault.filter(s -> !isBlank(s)).isEmpty();
     }
 
-    /**
-     * The strategies KubeVirt accepts, in its API's spelling (case-sensitive, as KubeVirt compares
-     * them).
-     */
+    /** The strategies KubeVirt accepts, case-sensitive as KubeVirt compares them. */
     public static final List<String> KNOWN_STRATEGIES =
         List.of(
             EvictionStrategy.NONE,
@@ -246,18 +258,16 @@ public final class VmiEvictionReconciler implements Reconciler {
             EvictionStrategy.LIVE_MIGRATE_IF_POSSIBLE,
             EvictionStrategy.EXTERNAL);
 
-    private static boolean isBlank(String s) {
+    static boolean isBlank(String s) {
       return s == null || s.isBlank();
     }
   }
 
   /**
-   * When this process first saw each VMI's evacuation mark ({@code status.evacuationNodeName}), by
-   * VMI UID, as the informer delivered it: the drain start an evacuation records. A worker may
-   * reach the VMI much later (its key held by a slow step of another kind, such as an uncordon
-   * check on a slow guest, or every worker busy), and the deadline must still count from the mark,
-   * not from the worker. Forgotten when the mark is cleared or the VMI goes; after a restart, the
-   * first list shows the marks again. Thread-safe: the informer's thread records, workers read.
+   * When this process first saw each VMI's evacuation mark, by UID, as the informer delivered it:
+   * the drain start an evacuation records. A worker may reach the VMI much later (every worker
+   * busy, or its key held by a slow uncordon check), and the deadline must still count from the
+   * mark. After a restart, the first list shows the marks again.
    */
   public static final class MarkSightings {
 
@@ -287,10 +297,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       return uid == null ? Optional.empty() : Optional.ofNullable(firstSeen.get(uid));
     }
 
-    /**
-     * {@code next} (the handler that feeds the work queue), after recording what each event shows:
-     * the sighting is recorded before the VMI can reach a worker.
-     */
+    /** {@code next} (feeding the work queue), after recording what each event shows. */
     public ResourceEventHandler<VirtualMachineInstance> before(
         ResourceEventHandler<VirtualMachineInstance> next) {
       return new ResourceEventHandler<>() {

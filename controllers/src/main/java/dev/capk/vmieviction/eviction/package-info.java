@@ -10,9 +10,8 @@
  * decisions are nested in the step they serve ({@code VmiEvictionReconciler.Eligibility}, {@code
  * Evacuator.DrainStartTime}, {@code Evacuator.EvacuationDeadline}, {@code TenantAdmission.decide},
  * {@code MachineContractCheck.MachineContract}, {@code GuestNodeUncordoner.UncordonDecision},
- * {@code GuestClusters.GuestNodeDrainer.GuestNodeMatch}), or stand alone ({@code
- * MigrationDecision}), and are tested as tables. May import {@code api}, {@code drain}, {@code
- * events}, {@code kube}, {@code logging}, {@code time} and {@code workload}; never {@code manager}
- * or {@code maintenance}.
+ * {@code Guest.GuestNodeMatch}), or stand alone ({@code MigrationDecision}), and are tested as
+ * tables. May import {@code api}, {@code drain}, {@code events}, {@code kube}, {@code logging},
+ * {@code time} and {@code workload}; never {@code manager} or {@code maintenance}.
  */
 package dev.capk.vmieviction.eviction;

@@ -7,16 +7,17 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.util.CallGeneratorParams;
 import io.kubernetes.client.util.Watchable;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
-import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
@@ -26,10 +27,9 @@ import org.slf4j.event.Level;
  * any failure, for ever (a kind whose CRD is not installed: a request and a log line a second).
  * Here failures back off the next list (1 s, doubling up to {@link #MAX_RETRY}), are logged at the
  * 1st, 2nd, 4th, 8th... with a count, and at once when the reason changes (the backoff restarts: a
- * CRD just installed is seen soon); a watch opened again ends them, logged once. Given a pause for
- * refusals, a list refused (HTTP 403: RBAC lacks list on the kind) waits that pause instead and is
- * logged once at INFO each time: a deployment without the verb must not send a refused list every
- * second for ever, and granting it later is seen within the pause. Use: {@code
+ * CRD just installed is seen soon); a watch opened again ends them, logged once. A list refused
+ * (403: RBAC lacks the verb) waits the refusal pause, if given, and is logged once at INFO each
+ * time: granting the verb later is seen within the pause. Use: {@code
  * factory.sharedIndexInformerFor(failures.guard(lw), type, resync, failures.handler())}.
  */
 public final class InformerFailures {
@@ -39,6 +39,9 @@ public final class InformerFailures {
   /** The client's own pause after a failure. */
   static final Duration FIRST_RETRY = Duration.ofSeconds(1);
 
+  /** Objects per list page: a few megabytes of JSON at a time. */
+  static final int LIST_PAGE_SIZE = 500;
+
   /** The longest pause between lists while they fail: a CRD installed later is seen within it. */
   static final Duration MAX_RETRY = Duration.ofSeconds(30);
 
@@ -47,7 +50,6 @@ public final class InformerFailures {
   private final String informer;
   private final LongSupplier nanoTime;
   private final Clock clock;
-  private final Function<Throwable, String> describe;
   private final Duration refusedPause; // null: a refusal is a failure as any
 
   private int sameReason; // failures in a row with the same reason: the backoff (0: none failing)
@@ -57,27 +59,19 @@ public final class InformerFailures {
   private int total; // failures since the last watch opened, whatever their reason
   private Instant firstOfAll;
 
-  /** {@code informer}: which one, as log context ({@code kind=Cluster namespace=all}). */
-  public InformerFailures(String informer) {
-    this(informer, null);
-  }
-
-  /** {@code refusedPause}: how long after a refused list (403) the next one is sent. */
+  /**
+   * @param informer which one, as log context ({@code kind=Cluster namespace=all})
+   * @param refusedPause how long after a refused list (403) the next one is sent; null: no pause
+   */
   public InformerFailures(String informer, Duration refusedPause) {
-    this(informer, System::nanoTime, Clock.systemUTC(), InformerFailures::describe, refusedPause);
+    this(informer, System::nanoTime, Clock.systemUTC(), refusedPause);
   }
 
-  InformerFailures(
-      String informer,
-      LongSupplier nanoTime,
-      Clock clock,
-      Function<Throwable, String> describe,
-      Duration refusedPause) {
+  InformerFailures(String informer, LongSupplier nanoTime, Clock clock, Duration refusedPause) {
     this.informer = informer;
     this.refusedPause = refusedPause;
     this.nanoTime = nanoTime;
     this.clock = clock;
-    this.describe = describe;
   }
 
   /** {@code inner}, listing only once the backoff allows; a watch opened ends the failures. */
@@ -101,32 +95,63 @@ public final class InformerFailures {
     };
   }
 
-  /** As {@link #guard(ListerWatcher)}, on every object of {@code api} (all namespaces). */
-  public <T extends KubernetesObject, L extends KubernetesListObject> ListerWatcher<T, L> guard(
-      GenericKubernetesApi<T, L> api) {
-    return guard(
-        new ListerWatcher<T, L>() {
-          @Override
-          public L list(CallGeneratorParams params) throws ApiException {
-            KubernetesApiResponse<L> r = api.list(options(params));
-            if (r.getHttpStatusCode() == 0) {
-              throw new ApiException(0, "no HTTP response to a list");
-            }
-            return r.throwsApiException().getObject();
+  /**
+   * Lists (page by page) and watches {@code api} in one namespace ("" for all), only what {@code
+   * selectors} select, each object trimmed as it arrives: the client's informers on a {@code
+   * GenericKubernetesApi} take no selector. The requested resourceVersion is dropped: with "0" the
+   * API server answers from its cache in one piece, ignoring the page size, and a consistent list
+   * is never older than what was asked for.
+   */
+  @SuppressWarnings("unchecked")
+  public static <T extends KubernetesObject, L extends KubernetesListObject>
+      ListerWatcher<T, L> lists(
+          GenericKubernetesApi<T, L> api,
+          String namespace,
+          ListOptions selectors,
+          UnaryOperator<T> trim) {
+    Function<CallGeneratorParams, ListOptions> options =
+        params -> {
+          ListOptions o = new ListOptions();
+          o.setResourceVersion(params.resourceVersion);
+          o.setTimeoutSeconds(params.timeoutSeconds);
+          String labels = selectors.getLabelSelector();
+          o.setLabelSelector(labels == null || labels.isBlank() ? null : labels);
+          o.setFieldSelector(selectors.getFieldSelector());
+          return o;
+        };
+    return new ListerWatcher<>() {
+      @Override
+      public L list(CallGeneratorParams params) throws ApiException {
+        L all = null;
+        String continueToken = null;
+        do {
+          ListOptions o = options.apply(params);
+          o.setResourceVersion(null);
+          o.setLimit(LIST_PAGE_SIZE);
+          o.setContinue(continueToken);
+          var r = namespace.isEmpty() ? api.list(o) : api.list(namespace, o);
+          if (r.getHttpStatusCode() == 0) {
+            throw new ApiException(0, "no HTTP response to a list");
           }
+          L page = r.throwsApiException().getObject();
+          List<T> items = page.getItems() == null ? List.of() : (List<T>) page.getItems();
+          items.forEach(trim::apply);
+          if (all == null) {
+            all = page; // its resourceVersion is the whole list's
+          } else {
+            ((List<T>) all.getItems()).addAll(items);
+          }
+          continueToken = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+        } while (continueToken != null && !continueToken.isEmpty());
+        return all;
+      }
 
-          @Override
-          public Watchable<T> watch(CallGeneratorParams params) throws ApiException {
-            return api.watch(options(params));
-          }
-
-          private ListOptions options(CallGeneratorParams params) {
-            ListOptions o = new ListOptions();
-            o.setResourceVersion(params.resourceVersion);
-            o.setTimeoutSeconds(params.timeoutSeconds);
-            return o;
-          }
-        });
+      @Override
+      public Watchable<T> watch(CallGeneratorParams params) throws ApiException {
+        ListOptions o = options.apply(params);
+        return namespace.isEmpty() ? api.watch(o) : api.watch(namespace, o);
+      }
+    };
   }
 
   /** The informer's exception handler. */
@@ -155,7 +180,7 @@ public final class InformerFailures {
               "informer cache off %s reason=list refused (HTTP 403, RBAC) reads=GET retryIn=%s"
                   .formatted(informer, refusedPause)));
     }
-    String described = describe.apply(e);
+    String described = describe(e);
     // Something changed (a CRD installed is first "storage initializing"): look again soon.
     boolean changed = !described.equals(reason);
     sameReason = changed ? 1 : sameReason + 1;

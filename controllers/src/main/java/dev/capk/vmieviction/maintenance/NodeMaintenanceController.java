@@ -7,6 +7,7 @@ import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
+import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
@@ -33,12 +34,14 @@ import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Executors;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -166,8 +169,9 @@ public final class NodeMaintenanceController
   private static <T extends KubernetesObject> SharedIndexInformer<T> informer(
       SharedInformerFactory factory, GenericKubernetesApi<T, ?> api, Class<T> type, long resync) {
     String kind = type == V1Node.class ? "Node" : type.getSimpleName();
-    InformerFailures failures = new InformerFailures("kind=" + kind + " namespace=all");
-    return factory.sharedIndexInformerFor(failures.guard(api), type, resync, failures.handler());
+    InformerFailures failures = new InformerFailures("kind=" + kind + " namespace=all", null);
+    var lists = InformerFailures.lists(api, "", new ListOptions(), UnaryOperator.identity());
+    return factory.sharedIndexInformerFor(failures.guard(lists), type, resync, failures.handler());
   }
 
   @Override
@@ -235,7 +239,9 @@ public final class NodeMaintenanceController
     if (on.opened()) {
       log.debug("node pod watch opened nodeMaintenance={} node={}", name, node);
     }
-    return drains.stepper(requestClient).step(node, on.pods(), options, on.drain().memory());
+    return drains
+        .stepper(requestClient)
+        .step(node, on.pods(), options, on.drain().memory(), BudgetWatch.NONE);
   }
 
   @Override

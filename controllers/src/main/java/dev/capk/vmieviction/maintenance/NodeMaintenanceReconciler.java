@@ -283,14 +283,13 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     String node = nm.nodeName();
     try {
       DrainOptions options =
-          DrainOptions.builder()
-              // NMO's drain: VM pods (no controller) and emptyDir data go; DaemonSets stay.
-              .force(true)
-              .ignoreAllDaemonSets(true)
-              .deleteEmptyDirData(true)
-              // Bounds the step's eviction requests; the step itself never waits for pods.
-              .timeout(settings.passTimeout(nm))
-              .build();
+          DrainOptions.of(
+              o -> {
+                // NMO's drain: VM pods (no controller) and emptyDir data go; DaemonSets stay.
+                o.force = o.ignoreAllDaemonSets = o.deleteEmptyDirData = true;
+                // Bounds the step's eviction requests; the step itself never waits for pods.
+                o.timeout = settings.passTimeout(nm);
+              });
       return Optional.of(drains.step(name, node, options));
     } catch (DrainRefusedException refused) {
       // Retried with backoff: logged once per refusal, the status and events keep it.

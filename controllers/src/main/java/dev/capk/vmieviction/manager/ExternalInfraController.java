@@ -55,16 +55,13 @@ final class ExternalInfraController implements ManagedController {
   static final Duration RESYNC_EVERY = Duration.ofSeconds(10);
 
   static final Duration DEBOUNCE = Duration.ofMillis(200);
+  static final Duration REPORT_AGAIN = Duration.ofMinutes(5);
 
   /** List/watch failures of one pipeline within UNREACHABLE_WITHIN that make it unreachable. */
   static final int UNREACHABLE_AFTER = 3;
 
   static final Duration UNREACHABLE_WITHIN = Duration.ofSeconds(30);
-
-  static final Duration REPORT_AGAIN = Duration.ofMinutes(5);
-
-  /** The one item of the work queue: "the bindings". */
-  private static final Request BINDINGS = new Request("", "bindings");
+  private static final Request BINDINGS = new Request("", "bindings"); // the queue's one item
 
   private final InfraPipeline.Shared shared;
   private final EventSeriesRecorder managementEvents;
@@ -78,17 +75,16 @@ final class ExternalInfraController implements ManagedController {
   private final Map<String, String> reported =
       CacheBuilder.newBuilder().expireAfterWrite(REPORT_AGAIN).<String, String>build().asMap();
 
-  private final Map<Target, Deque<Long>> failures = new ConcurrentHashMap<>();
-
   private boolean stopped;
 
-  /** A pipeline running for one target, in a runtime of its own, and what is bound there. */
+  /** A pipeline running for one target, in a runtime of its own, what is bound there, failures. */
   private record Running(
       String name,
       BoundTenants tenants,
       AtomicReference<List<V1ObjectReference>> kubevirtClusters,
       InfraPipeline pipeline,
-      ControllerRuntime runtime) {}
+      ControllerRuntime runtime,
+      Deque<Long> failures) {}
 
   ExternalInfraController(InfraPipeline.Shared shared) {
     this.shared = shared;
@@ -191,7 +187,7 @@ final class ExternalInfraController implements ManagedController {
               c.displayName());
         }
         log.info("infra connection opened infra=\"{}\"", c.displayName());
-      } catch (InfraConnection.Unusable e) {
+      } catch (IllegalArgumentException e) {
         String why = c.displayName() + ": " + e.getMessage();
         bindings.targets().entrySet().stream()
             .filter(t -> t.getKey().connectionId().equals(c.id()))
@@ -212,7 +208,6 @@ final class ExternalInfraController implements ManagedController {
     for (Target t : Set.copyOf(pipelines.keySet())) {
       if (!bindings.targets().containsKey(t) || !connections.containsKey(t.connectionId())) {
         stop(pipelines.remove(t));
-        failures.remove(t);
       }
     }
     bindings
@@ -261,7 +256,8 @@ final class ExternalInfraController implements ManagedController {
             null,
             Duration.ofSeconds(30),
             () -> log.info("infra pipeline synced infra=\"{}\"", name));
-    pipelines.put(t, new Running(name, tenants, kubevirtClusters, pipeline, runtime));
+    pipelines.put(
+        t, new Running(name, tenants, kubevirtClusters, pipeline, runtime, new ArrayDeque<>()));
     runtime.start();
     log.info("infra pipeline started infra=\"{}\" clusters={}", name, tenants.bound());
   }
@@ -304,7 +300,7 @@ final class ExternalInfraController implements ManagedController {
       return;
     }
     long now = System.nanoTime();
-    Deque<Long> recent = failures.computeIfAbsent(target, t -> new ArrayDeque<>());
+    Deque<Long> recent = p.failures();
     synchronized (recent) {
       recent.addLast(now);
       while (!recent.isEmpty() && now - recent.peekFirst() > UNREACHABLE_WITHIN.toNanos()) {

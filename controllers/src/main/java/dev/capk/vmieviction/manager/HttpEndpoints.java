@@ -24,7 +24,6 @@ import org.slf4j.LoggerFactory;
  * The manager's HTTP endpoints on the JDK's built-in server: /metrics in the Prometheus text format
  * (OpenMetrics text when the scraper accepts it), and /healthz and /readyz probes, each bound to a
  * controller-runtime style address ({@code :8080}, {@code 127.0.0.1:8080}, {@code 0}: disabled).
- * Nothing here needs a framework.
  */
 public final class HttpEndpoints implements AutoCloseable {
 
@@ -59,10 +58,7 @@ public final class HttpEndpoints implements AutoCloseable {
     return serve(bind, "metrics", Map.of("/metrics", metrics));
   }
 
-  /**
-   * /healthz: the process serves requests; /readyz: the informer caches have synced. Null when
-   * {@code bind} is disabled.
-   */
+  /** /healthz: the process serves requests; /readyz: the caches synced. Null when disabled. */
   public static HttpEndpoints probes(String bind, BooleanSupplier ready) throws IOException {
     return serve(
         bind,
@@ -118,27 +114,19 @@ public final class HttpEndpoints implements AutoCloseable {
     return address == null || address.isBlank() || address.equals("0");
   }
 
-  /** The socket address of a bind address; port 0 asks for any free port. */
+  /** The socket address of a bind address ({@code [HOST]:PORT}); port 0 asks for any free one. */
   static InetSocketAddress parse(String address) {
-    int colon = address.lastIndexOf(':');
-    if (colon < 0) {
-      throw new IllegalArgumentException(
-          "bind address \"" + address + "\" has no port (e.g. :8080)");
-    }
-    String host = address.substring(0, colon);
-    if (host.startsWith("[") && host.endsWith("]")) {
-      host = host.substring(1, host.length() - 1);
-    }
-    int port;
     try {
-      port = Integer.parseInt(address.substring(colon + 1));
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("bind address \"" + address + "\" has no valid port");
+      int colon = address.lastIndexOf(':');
+      String host = address.substring(0, colon).replaceAll("^\\[(.*)]$", "$1");
+      int port = Integer.parseInt(address.substring(colon + 1));
+      return host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
+    } catch (RuntimeException e) { // no colon, no number, a port out of range
+      throw new IllegalArgumentException(
+          "bind address \""
+              + address
+              + "\" is not [HOST]:PORT with a port up to 65535 (e.g. :8080)");
     }
-    if (port < 0 || port > 65535) {
-      throw new IllegalArgumentException("bind address \"" + address + "\" port out of range");
-    }
-    return host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
   }
 
   /** For flag validation: what is wrong with a bind address, if anything. */

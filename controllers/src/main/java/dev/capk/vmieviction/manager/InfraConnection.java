@@ -32,13 +32,6 @@ final class InfraConnection implements AutoCloseable {
   static final Duration REQUEST_READ_TIMEOUT = Duration.ofSeconds(15);
   static final Duration REQUEST_CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
-  /** The kubeconfig could not be turned into a client; the message holds no content. */
-  static final class Unusable extends Exception {
-    Unusable(String message) {
-      super(message, null, false, false);
-    }
-  }
-
   /** How logs and events name it (never by its kubeconfig's content). */
   final String name;
 
@@ -78,19 +71,24 @@ final class InfraConnection implements AutoCloseable {
             : ClientBuilder.standard().build());
   }
 
-  /** An external infra cluster, named by the Secrets that lead to it. */
-  static InfraConnection open(InfraBindings.Connection connection) throws Unusable {
+  /**
+   * An external infra cluster, named by the Secrets that lead to it.
+   *
+   * @throws IllegalArgumentException the kubeconfig cannot make a client (message without content)
+   */
+  static InfraConnection open(InfraBindings.Connection connection) {
     return new InfraConnection(
         connection.displayName(), client(connection), client(connection), "infra-vmi-events", 2);
   }
 
-  private static ApiClient client(InfraBindings.Connection connection) throws Unusable {
+  private static ApiClient client(InfraBindings.Connection connection) {
     try {
       KubeConfig kc = KubeConfig.loadKubeConfig(new StringReader(connection.kubeconfig()));
       return CipherOrder.preferChaCha20(ClientBuilder.kubeconfig(kc).build());
     } catch (Exception e) {
       // The parser's and builder's messages may quote the content: name the failure kind only.
-      throw new Unusable("kubeconfig unusable (" + e.getClass().getSimpleName() + ")");
+      throw new IllegalArgumentException(
+          "kubeconfig unusable (" + e.getClass().getSimpleName() + ")");
     }
   }
 

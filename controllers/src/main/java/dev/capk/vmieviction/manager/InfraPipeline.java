@@ -45,7 +45,6 @@ final class InfraPipeline implements ManagedController {
   static final String CONTROLLER_NAME = "vmi-eviction";
   static final Duration RESYNC = Duration.ofMinutes(10);
 
-  /** What every pipeline shares. */
   record Shared(
       ManagerOptions options,
       InfraConnection home,
@@ -131,10 +130,9 @@ final class InfraPipeline implements ManagedController {
         ControllerBuilder.controllerWatchBuilder(VirtualMachineInstance.class, queue)
             .withResyncPeriod(RESYNC)
             .build();
-    // Registered here rather than with ControllerBuilder.watch(): that only sees one factory's
-    // informer, and there is one factory per watched namespace. Each event records when a VMI's
-    // mark was first seen before it reaches the queue: a drain starts then, not when a worker gets
-    // to the VMI.
+    // Not ControllerBuilder.watch(): that sees one factory's informer, and there is one factory per
+    // namespace. Each event records when a VMI's mark was first seen before it reaches the queue: a
+    // drain starts then, not when a worker gets to the VMI.
     vmis.addEventHandler(
         reconciler.markSightings().before(watch.getResourceEventHandler()), RESYNC);
     // Per-item exponential backoff for unexpected reconcile failures (the framework's default
@@ -149,18 +147,6 @@ final class InfraPipeline implements ManagedController {
             .withReadyTimeout(Duration.ofMinutes(5))
             .build();
     this.unsubscribe = shared.management().onKubeconfigChanged(this::tenantChanged);
-  }
-
-  /** The pipeline of local mode: the VMIs of --namespace in the cluster of --kubeconfig. */
-  static InfraPipeline local(Shared shared) {
-    return new InfraPipeline(
-        "",
-        shared.home(),
-        shared.options().namespaces,
-        shared.options().clusterNamespacePolicy(),
-        UnaryOperator.identity(),
-        null,
-        shared);
   }
 
   @Override

@@ -8,6 +8,7 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Secret;
+import io.kubernetes.client.openapi.models.V1SecretList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
@@ -33,7 +34,7 @@ final class InfraSecretWatches implements AutoCloseable {
 
   private final ApiClient watchClient;
   private final CoreV1Api requests;
-  private final GenericKubernetesApi<V1Secret, ManagementInformers.SecretList> api;
+  private final GenericKubernetesApi<V1Secret, V1SecretList> api;
   private final Runnable changed;
   private final Map<SecretRef, ManagementInformers.Kind<V1Secret>> watches =
       new ConcurrentHashMap<>();

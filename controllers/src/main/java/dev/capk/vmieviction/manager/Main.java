@@ -28,7 +28,6 @@ public final class Main {
     System.exit(run(args));
   }
 
-  /** Runs to completion and returns the exit code. */
   public static int run(String... args) {
     if (args.length > 0 && NODE_COMMANDS.contains(args[0])) {
       return dev.capk.vmieviction.drain.cli.NodeCli.run(args);
@@ -36,18 +35,18 @@ public final class Main {
     if (args.length > 0 && "status".equals(args[0])) {
       return dev.capk.vmieviction.status.StatusCommand.run(args);
     }
-    ManagerOptions options = new ManagerOptions();
+    ManagerOptions options;
     try {
-      if (CommandLine.printHelpIfRequested(new CommandLine(options).parseArgs(args))) {
-        return 0;
-      }
-      validate(options);
-    } catch (CommandLine.ParameterException | IllegalArgumentException e) {
+      options = parse(args);
+    } catch (IllegalArgumentException e) {
       System.err.println("error: " + e.getMessage());
-      if (e instanceof CommandLine.ParameterException) {
+      if (e.getCause() instanceof CommandLine.ParameterException) {
         System.err.println("Try --help.");
       }
       return 2;
+    }
+    if (options == null) {
+      return 0;
     }
     Manager manager = new Manager(options);
     Runnable stop = manager::close;
@@ -80,23 +79,21 @@ public final class Main {
     }
   }
 
-  /**
-   * Starts a manager and returns it running, for callers that stop it themselves (tests,
-   * embedding).
-   *
-   * @throws IllegalArgumentException on bad flags, with picocli's or our message
-   */
+  /** A manager running, for callers that stop it (tests); IllegalArgumentException: bad flags. */
   public static Manager start(String... args) throws java.io.IOException {
+    return new Manager(parse(args)).start();
+  }
+
+  /** The flags, checked; null when they asked for help or the version (printed). */
+  private static ManagerOptions parse(String... args) {
     ManagerOptions options = new ManagerOptions();
     try {
-      new CommandLine(options).parseArgs(args);
+      if (CommandLine.printHelpIfRequested(new CommandLine(options).parseArgs(args))) {
+        return null;
+      }
     } catch (CommandLine.ParameterException e) {
       throw new IllegalArgumentException(e.getMessage(), e);
     }
-    return new Manager(validate(options)).start();
-  }
-
-  private static ManagerOptions validate(ManagerOptions options) {
     List<String> problems = options.validate();
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("\nerror: ", problems));

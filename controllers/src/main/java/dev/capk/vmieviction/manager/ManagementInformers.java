@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.manager;
 
-import dev.capk.vmieviction.api.ApiObjectList;
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capi.Cluster;
@@ -17,6 +16,7 @@ import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import dev.capk.vmieviction.workload.ManagementApis;
+import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.ResourceEventHandler;
@@ -24,11 +24,9 @@ import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.informer.cache.Lister;
 import io.kubernetes.client.openapi.ApiClient;
-import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Secret;
-import io.kubernetes.client.util.CallGeneratorParams;
-import io.kubernetes.client.util.Watchable;
+import io.kubernetes.client.openapi.models.V1SecretList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
@@ -43,10 +41,11 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
 
 /**
  * Shared informers on the Cluster API objects behind VMIs (Clusters, Machines, KubevirtMachines;
- * with external infra, KubevirtClusters too), one factory per watched namespace (or one for all).
+ * with external infra, KubevirtClusters too), one informer per watched namespace (or one for all).
  * Every evacuation step reads these objects; from here a read costs no request. The VMIs' informers
  * are built here too ({@link #vmis}), one per pipeline.
  *
@@ -71,9 +70,6 @@ public final class ManagementInformers {
   /** How long after a refused list (403) the next one is sent. */
   static final Duration REFUSED_LIST_PAUSE = Duration.ofMinutes(5);
 
-  /** Objects per list page: a few megabytes of JSON at a time. */
-  static final int LIST_PAGE_SIZE = 500;
-
   /** The annotations ApiManagementObjects reads. */
   static final List<String> KEPT_ANNOTATIONS =
       List.of(
@@ -89,7 +85,6 @@ public final class ManagementInformers {
    */
   static final String KUBECONFIG_SECRET_SELECTOR = CapkLabels.CLUSTER_NAME;
 
-  private final List<SharedInformerFactory> factories = new ArrayList<>();
   private final Kind<Cluster> clusters = Kind.management(Cluster.class, "Cluster");
   private final Kind<Machine> machines = Kind.management(Machine.class, "Machine");
   private final Kind<KubevirtMachine> kubevirtMachines =
@@ -108,47 +103,37 @@ public final class ManagementInformers {
   private final Set<Consumer<GuestClusterRef>> kubeconfigListeners = ConcurrentHashMap.newKeySet();
 
   /**
-   * @param watchClient without read timeout (watches are long requests)
-   * @param namespaces empty means all
+   * {@code watchClient}: without read timeout (watches are long); {@code namespaces}: none, all.
    */
   public ManagementInformers(
       ApiClient watchClient,
       String clusterApiVersion,
       List<String> namespaces,
       boolean withKubevirtClusters) {
-    var clusterApi = ManagementApis.clusters(watchClient, clusterApiVersion);
-    var machineApi = ManagementApis.machines(watchClient, clusterApiVersion);
-    var kubevirtMachineApi = ManagementApis.kubevirtMachines(watchClient);
-    var secretApi = secrets(watchClient);
-    for (String ns : namespaces.isEmpty() ? List.of(ALL) : namespaces) {
-      SharedInformerFactory factory = new SharedInformerFactory(watchClient);
-      clusters.add(ns, factory, clusterApi);
-      machines.add(ns, factory, machineApi);
-      kubevirtMachines.add(ns, factory, kubevirtMachineApi);
-      kubeconfigSecrets.add(ns, factory, secretApi);
-      if (withKubevirtClusters) {
-        kubevirtClusters.add(
-            ns,
-            factory,
-            new GenericKubernetesApi<>(
-                KubevirtCluster.class,
-                KubevirtClusterList.class,
-                CapkApi.GROUP,
-                CapkApi.VERSION,
-                CapkApi.KUBEVIRT_CLUSTER_PLURAL,
-                watchClient));
-      }
-      factories.add(factory);
+    clusters.addEach(
+        watchClient, namespaces, ManagementApis.clusters(watchClient, clusterApiVersion));
+    machines.addEach(
+        watchClient, namespaces, ManagementApis.machines(watchClient, clusterApiVersion));
+    kubevirtMachines.addEach(watchClient, namespaces, ManagementApis.kubevirtMachines(watchClient));
+    kubeconfigSecrets.addEach(watchClient, namespaces, secrets(watchClient));
+    if (withKubevirtClusters) {
+      kubevirtClusters.addEach(
+          watchClient,
+          namespaces,
+          new GenericKubernetesApi<>(
+              KubevirtCluster.class,
+              KubevirtClusterList.class,
+              CapkApi.GROUP,
+              CapkApi.VERSION,
+              CapkApi.KUBEVIRT_CLUSTER_PLURAL,
+              watchClient));
     }
     kubeconfigSecrets.onChange(this::kubeconfigChanged);
   }
 
   /**
-   * VMIs, filtered on the server by label selector, one informer per watched namespace ({@code
-   * namespaces} empty: one for all), each in a factory of its own (a factory holds one informer per
-   * type), indexed by tenant Cluster name ({@link #CLUSTER_INDEX}). An infra cluster may hold ten
-   * thousand VMIs: the first list is read in pages and every VMI is trimmed before it is kept
-   * ({@link #trimVmi}).
+   * VMIs selected on the server by label, indexed by tenant Cluster name ({@link #CLUSTER_INDEX}),
+   * each trimmed before it is kept ({@link #trimVmi}): an infra cluster may hold ten thousand.
    *
    * @param listFailed told of each failed list or watch; null: backed off and logged with a count
    */
@@ -167,7 +152,9 @@ public final class ManagementInformers {
             resync,
             false,
             listFailed);
-    vmis.addEach(watchClient, namespaces, InfraVmis.api(watchClient))
+    vmis.addEach(watchClient, namespaces, InfraVmis.api(watchClient));
+    vmis.informers()
+        .values()
         .forEach(i -> i.addIndexers(Map.of(CLUSTER_INDEX, ManagementInformers::clusterName)));
     return vmis;
   }
@@ -179,9 +166,9 @@ public final class ManagementInformers {
     return cluster == null ? List.of() : List.of(cluster);
   }
 
-  static GenericKubernetesApi<V1Secret, SecretList> secrets(ApiClient client) {
+  static GenericKubernetesApi<V1Secret, V1SecretList> secrets(ApiClient client) {
     return new GenericKubernetesApi<>(
-        V1Secret.class, SecretList.class, "", "v1", "secrets", client);
+        V1Secret.class, V1SecretList.class, "", "v1", "secrets", client);
   }
 
   public CachedObjects<Cluster> clusters() {
@@ -194,10 +181,8 @@ public final class ManagementInformers {
   }
 
   /**
-   * Calls {@code changed} with the tenant Cluster of a kubeconfig Secret whose content changed (or
-   * that was created or deleted) after the cache listed it: the tenant's guest client is stale and
-   * the evacuations that use it may go on at once. Never with the Secret itself. Until the returned
-   * stop runs.
+   * Until the returned stop runs, tells {@code changed} the tenant whose kubeconfig Secret changed,
+   * appeared or went (never the Secret): its guest client is stale, its evacuations may go on now.
    */
   public Runnable onKubeconfigChanged(Consumer<GuestClusterRef> changed) {
     kubeconfigListeners.add(changed);
@@ -232,35 +217,31 @@ public final class ManagementInformers {
 
   /** Every cache listed once and is watching: reads they can answer cost no request. */
   public boolean hasSynced() {
-    return clusters.hasSynced()
-        && machines.hasSynced()
-        && kubevirtMachines.hasSynced()
-        && kubeconfigSecrets.hasSynced()
-        && kubevirtClusters.hasSynced();
+    return kinds().allMatch(Kind::hasSynced);
+  }
+
+  private Stream<Kind<?>> kinds() {
+    return Stream.of(clusters, machines, kubevirtMachines, kubeconfigSecrets, kubevirtClusters);
   }
 
   public List<SharedInformerFactory> factories() {
-    return List.copyOf(factories);
+    return kinds().flatMap(k -> k.factories().stream()).toList();
   }
 
   public void start() {
-    factories.forEach(SharedInformerFactory::startAllRegisteredInformers);
+    factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
   }
 
   public void stop() {
-    factories.forEach(f -> f.stopAllRegisteredInformers(true));
+    factories().forEach(f -> f.stopAllRegisteredInformers(true));
   }
 
   /**
-   * One kind's informers, by watched namespace ({@link #ALL} for all): each lists in pages what its
-   * selectors select and trims each object as it arrives.
+   * One kind's informers by watched namespace ({@link #ALL} for all), filled by {@link #addEach}.
    *
-   * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE} (see {@link InformerFailures});
-   *     else a refusal is an error as any
+   * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE}, else it is an error as any
    * @param listFailed told of each failed list or watch (the informer tries again a second later);
    *     null: counted and backed off ({@link InformerFailures})
-   * @param informers filled by {@link #add}
-   * @param factories filled by {@link #addEach}
    */
   public record Kind<T extends KubernetesObject>(
       Class<T> type,
@@ -301,34 +282,25 @@ public final class ManagementInformers {
     }
 
     /** One informer per namespace ({@code namespaces} empty: all), each in a factory of its own. */
-    <L extends ApiObjectList<T>> List<SharedIndexInformer<T>> addEach(
+    <L extends KubernetesListObject> void addEach(
         ApiClient client, List<String> namespaces, GenericKubernetesApi<T, L> api) {
-      List<SharedIndexInformer<T>> added = new ArrayList<>();
       for (String ns : namespaces.isEmpty() ? List.of(ALL) : namespaces) {
+        InformerFailures failures =
+            new InformerFailures(
+                "kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns),
+                paced ? REFUSED_LIST_PAUSE : null);
+        ListerWatcher<T, L> lists = InformerFailures.lists(api, ns, selectors, trim);
         SharedInformerFactory factory = new SharedInformerFactory(client);
-        added.add(add(ns, factory, api));
+        SharedIndexInformer<T> informer =
+            factory.sharedIndexInformerFor(
+                listFailed != null ? lists : failures.guard(lists),
+                type,
+                resync.toMillis(),
+                listFailed != null ? (t, e) -> listFailed.accept(e) : failures.handler());
+        informer.setTransform(o -> trim.apply(type.cast(o)));
+        informers.put(ns, informer);
         factories.add(factory);
       }
-      return added;
-    }
-
-    /** Adds the informer of namespace {@code ns} ({@link #ALL}: all) to the factory. */
-    <L extends ApiObjectList<T>> SharedIndexInformer<T> add(
-        String ns, SharedInformerFactory factory, GenericKubernetesApi<T, L> api) {
-      InformerFailures failures =
-          new InformerFailures(
-              "kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns),
-              paced ? REFUSED_LIST_PAUSE : null);
-      ListerWatcher<T, L> lists = listerWatcher(api, ns, kind, selectors, trim);
-      SharedIndexInformer<T> informer =
-          factory.sharedIndexInformerFor(
-              listFailed != null ? lists : failures.guard(lists),
-              type,
-              resync.toMillis(),
-              listFailed != null ? (t, e) -> listFailed.accept(e) : failures.handler());
-      informer.setTransform(o -> trim.apply(type.cast(o)));
-      informers.put(ns, informer);
-      return informer;
     }
 
     public boolean hasSynced() {
@@ -385,69 +357,6 @@ public final class ManagementInformers {
       @Override
       public void onDelete(T o, boolean stateUnknown) {
         changed.accept(o);
-      }
-    };
-  }
-
-  /**
-   * Lists (page by page) and watches one kind in one namespace ("" for all), only what {@code
-   * selectors} select, each object trimmed as it arrives. Where the client falls short: its
-   * informers on a {@code GenericKubernetesApi} take no selector.
-   */
-  static <T extends KubernetesObject, L extends ApiObjectList<T>> ListerWatcher<T, L> listerWatcher(
-      GenericKubernetesApi<T, L> api,
-      String namespace,
-      String kind,
-      ListOptions selectors,
-      UnaryOperator<T> trim) {
-    return new ListerWatcher<>() {
-      /**
-       * All pages of one consistent list. The requested resourceVersion is dropped: with "0" the
-       * API server answers from its cache in one piece, ignoring the page size, and a consistent
-       * list is never older than what was asked for.
-       */
-      @Override
-      public L list(CallGeneratorParams params) throws ApiException {
-        L all = null;
-        String continueToken = null;
-        do {
-          ListOptions o = options(params);
-          o.setResourceVersion(null);
-          o.setLimit(LIST_PAGE_SIZE);
-          o.setContinue(continueToken);
-          var r = namespace.isEmpty() ? api.list(o) : api.list(namespace, o);
-          if (r.getHttpStatusCode() == 0) {
-            throw new ApiException(0, "no HTTP response listing " + kind);
-          }
-          L page = r.throwsApiException().getObject();
-          List<T> items = page.getItems() == null ? List.of() : page.getItems();
-          items.forEach(trim::apply);
-          if (all == null) {
-            all = page;
-            all.setItems(new ArrayList<>(items));
-          } else {
-            all.getItems().addAll(items);
-            all.setMetadata(page.getMetadata());
-          }
-          continueToken = page.getMetadata() == null ? null : page.getMetadata().getContinue();
-        } while (continueToken != null && !continueToken.isEmpty());
-        return all;
-      }
-
-      @Override
-      public Watchable<T> watch(CallGeneratorParams params) throws ApiException {
-        ListOptions o = options(params);
-        return namespace.isEmpty() ? api.watch(o) : api.watch(namespace, o);
-      }
-
-      private ListOptions options(CallGeneratorParams params) {
-        ListOptions o = new ListOptions();
-        o.setResourceVersion(params.resourceVersion);
-        o.setTimeoutSeconds(params.timeoutSeconds);
-        String labels = selectors.getLabelSelector();
-        o.setLabelSelector(labels == null || labels.isBlank() ? null : labels);
-        o.setFieldSelector(selectors.getFieldSelector());
-        return o;
       }
     };
   }
@@ -545,11 +454,5 @@ public final class ManagementInformers {
     secret.setStringData(null);
     secret.setType(null);
     return secret;
-  }
-
-  public static final class SecretList extends ApiObjectList<V1Secret> {
-    public SecretList() {
-      super("SecretList");
-    }
   }
 }

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.manager;
 
+import com.google.common.collect.Lists;
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
@@ -34,6 +35,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
+import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -93,7 +95,14 @@ public final class Manager implements AutoCloseable {
     controllers.add(
         options.externalInfra()
             ? new ExternalInfraController(shared)
-            : InfraPipeline.local(shared));
+            : new InfraPipeline(
+                "",
+                home,
+                options.namespaces,
+                options.clusterNamespacePolicy(),
+                UnaryOperator.identity(),
+                null,
+                shared));
     if (options.enableNodeMaintenance) {
       controllers.add(
           new NodeMaintenanceController(
@@ -118,7 +127,6 @@ public final class Manager implements AutoCloseable {
     return this;
   }
 
-  /** Leader election, the runtime, metrics and probes; starts the controllers. */
   private void run(
       List<ManagedController> controllers, ApiClient requestClient, PrometheusRegistry registry)
       throws IOException {
@@ -146,11 +154,11 @@ public final class Manager implements AutoCloseable {
     // Reconciles in flight get one drain pass plus guest call timeouts to finish at shutdown.
     runtime =
         new ControllerRuntime(controllers, elector, options.drainAttemptTimeout.plusSeconds(15));
+    closeables.add(runtime);
     ManagerMetrics.register(registry, runtime::ready, queueLength);
-
     metricsEndpoint = HttpEndpoints.metrics(options.metricsBindAddress, registry);
     probesEndpoint = HttpEndpoints.probes(options.healthProbeBindAddress, runtime::ready);
-
+    Stream.of(metricsEndpoint, probesEndpoint).filter(Objects::nonNull).forEach(closeables::add);
     runtime.start();
   }
 
@@ -212,7 +220,6 @@ public final class Manager implements AutoCloseable {
     return runtime.awaitTermination();
   }
 
-  /** The bound metrics address, when serving. */
   public java.net.InetSocketAddress metricsAddress() {
     return metricsEndpoint == null ? null : metricsEndpoint.address();
   }
@@ -247,10 +254,8 @@ public final class Manager implements AutoCloseable {
     }
     closed = true;
     log.info("manager stopping");
-    List<AutoCloseable> all = new ArrayList<>();
-    Stream.of(runtime, metricsEndpoint, probesEndpoint).filter(Objects::nonNull).forEach(all::add);
-    all.addAll(closeables);
-    for (AutoCloseable c : all) {
+    // Last opened, first closed: the runtime before what its controllers use.
+    for (AutoCloseable c : Lists.reverse(closeables)) {
       try {
         c.close();
       } catch (Exception e) {

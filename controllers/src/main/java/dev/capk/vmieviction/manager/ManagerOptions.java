@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiConsumer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
@@ -45,10 +46,7 @@ public final class ManagerOptions {
               + " default: in-cluster config (else $KUBECONFIG, ~/.kube/config).")
   Path kubeconfig;
 
-  /** VMIs in the cluster of --kubeconfig (today's mode). */
   static final String INFRA_LOCAL = "local";
-
-  /** VMIs in the infra clusters named by KubevirtClusters' spec.infraClusterSecretRef. */
   static final String INFRA_EXTERNAL = "external";
 
   @Option(
@@ -310,60 +308,55 @@ public final class ManagerOptions {
   /** Checks values picocli cannot; returns the problems, empty when all is well. */
   List<String> validate() {
     List<String> problems = new ArrayList<>();
-    positive("--drain-timeout", drainTimeout, problems);
-    positive("--drain-retry-interval", drainRetryInterval, problems);
-    positive("--drain-attempt-timeout", drainAttemptTimeout, problems);
-    positive("--guest-client-idle-timeout", guestClientIdleTimeout, problems);
-    if (EvacuationLimit.parse(maxConcurrentEvacuationsPerCluster).isEmpty()) {
-      problems.add(
-          "--max-concurrent-evacuations-per-cluster must be a count (0 = unlimited) or a"
-              + " percentage from 1% to 100%, got \""
-              + maxConcurrentEvacuationsPerCluster
-              + "\"");
-    }
-    if (drainReserve == null || drainReserve.isNegative()) {
-      problems.add(
-          "--drain-reserve must not be negative, got "
-              + (drainReserve == null ? "nothing" : GoDuration.format(drainReserve)));
-    }
-    if (!INFRA_LOCAL.equals(infraClusters) && !INFRA_EXTERNAL.equals(infraClusters)) {
-      problems.add("--infra-clusters must be local or external, got \"" + infraClusters + "\"");
-    }
-    if (externalInfra() && enableNodeMaintenance) {
-      problems.add(
-          "--enable-node-maintenance serves the Nodes of the --kubeconfig cluster, which with"
-              + " --infra-clusters=external is the management cluster: not supported together");
-    }
-    if (LiveMigrationPolicy.parse(liveMigration).isEmpty()) {
-      problems.add("--live-migration must be never or prefer, got \"" + liveMigration + "\"");
-    }
-    atLeastOne("--migration-attempts", migrationAttempts, problems);
-    atLeastOne("--workers", workers, problems);
-    if (!List.of(
-            EvictionStrategy.NONE,
-            EvictionStrategy.LIVE_MIGRATE,
-            EvictionStrategy.LIVE_MIGRATE_IF_POSSIBLE,
-            EvictionStrategy.EXTERNAL)
-        .contains(defaultEvictionStrategy)) {
-      problems.add(
-          "--default-eviction-strategy must be one of None, LiveMigrate, LiveMigrateIfPossible, External; got \""
-              + defaultEvictionStrategy
-              + "\"");
-    }
-    if (!renewDeadline.minus(leaseDuration).isNegative()) {
-      problems.add(
-          "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration");
-    }
-    if (!(guestQps > 0)) {
-      problems.add("--guest-qps must be positive, got " + guestQps);
-    }
-    atLeastOne("--guest-burst", guestBurst, problems);
-    atLeastOne("--guest-max-in-flight", guestMaxInFlight, problems);
-    for (String ns : namespaces) {
-      if (ns.isBlank()) {
-        problems.add("--namespace must not be empty");
-      }
-    }
+    BiConsumer<Boolean, String> require =
+        (ok, problem) -> {
+          if (!ok) {
+            problems.add(problem);
+          }
+        };
+    positive(require, "--drain-timeout", drainTimeout);
+    positive(require, "--drain-retry-interval", drainRetryInterval);
+    positive(require, "--drain-attempt-timeout", drainAttemptTimeout);
+    positive(require, "--guest-client-idle-timeout", guestClientIdleTimeout);
+    require.accept(
+        EvacuationLimit.parse(maxConcurrentEvacuationsPerCluster).isPresent(),
+        "--max-concurrent-evacuations-per-cluster must be a count (0 = unlimited) or a"
+            + " percentage from 1% to 100%, got \""
+            + maxConcurrentEvacuationsPerCluster
+            + "\"");
+    require.accept(
+        !drainReserve.isNegative(),
+        "--drain-reserve must not be negative, got " + GoDuration.format(drainReserve));
+    require.accept(
+        INFRA_LOCAL.equals(infraClusters) || externalInfra(),
+        "--infra-clusters must be local or external, got \"" + infraClusters + "\"");
+    require.accept(
+        !(externalInfra() && enableNodeMaintenance),
+        "--enable-node-maintenance serves the Nodes of the --kubeconfig cluster, which with"
+            + " --infra-clusters=external is the management cluster: not supported together");
+    require.accept(
+        LiveMigrationPolicy.parse(liveMigration).isPresent(),
+        "--live-migration must be never or prefer, got \"" + liveMigration + "\"");
+    atLeastOne(require, "--migration-attempts", migrationAttempts);
+    atLeastOne(require, "--workers", workers);
+    require.accept(
+        List.of(
+                EvictionStrategy.NONE,
+                EvictionStrategy.LIVE_MIGRATE,
+                EvictionStrategy.LIVE_MIGRATE_IF_POSSIBLE,
+                EvictionStrategy.EXTERNAL)
+            .contains(defaultEvictionStrategy),
+        "--default-eviction-strategy must be one of None, LiveMigrate, LiveMigrateIfPossible,"
+            + " External; got \""
+            + defaultEvictionStrategy
+            + "\"");
+    require.accept(
+        renewDeadline.compareTo(leaseDuration) < 0,
+        "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration");
+    require.accept(guestQps > 0, "--guest-qps must be positive, got " + guestQps);
+    atLeastOne(require, "--guest-burst", guestBurst);
+    atLeastOne(require, "--guest-max-in-flight", guestMaxInFlight);
+    require.accept(namespaces.stream().noneMatch(String::isBlank), "--namespace must not be empty");
     try {
       clusterNamespacePolicy();
     } catch (IllegalArgumentException e) {
@@ -378,6 +371,15 @@ public final class ManagerOptions {
     return problems;
   }
 
+  private static void atLeastOne(BiConsumer<Boolean, String> require, String flag, int n) {
+    require.accept(n >= 1, flag + " must be at least 1, got " + n);
+  }
+
+  private static void positive(BiConsumer<Boolean, String> require, String flag, Duration d) {
+    require.accept(
+        d.compareTo(Duration.ZERO) > 0, flag + " must be positive, got " + GoDuration.format(d));
+  }
+
   /** --infra-clusters=external: the VMIs run in the infra clusters KubevirtClusters name. */
   boolean externalInfra() {
     return INFRA_EXTERNAL.equals(infraClusters);
@@ -386,19 +388,6 @@ public final class ManagerOptions {
   /** Which namespaces a VMI's Cluster may be read from. */
   TenantMapping clusterNamespacePolicy() {
     return TenantMapping.local(allowCrossNamespaceClusters, crossNamespaceClusters);
-  }
-
-  private static void atLeastOne(String flag, int n, List<String> problems) {
-    if (n < 1) {
-      problems.add(flag + " must be at least 1, got " + n);
-    }
-  }
-
-  private static void positive(String flag, Duration d, List<String> problems) {
-    if (d == null || d.isZero() || d.isNegative()) {
-      problems.add(
-          flag + " must be positive, got " + (d == null ? "nothing" : GoDuration.format(d)));
-    }
   }
 
   /**
@@ -424,12 +413,11 @@ public final class ManagerOptions {
   static final class JarVersion implements picocli.CommandLine.IVersionProvider {
     @Override
     public String[] getVersion() {
-      return new String[] {"vmi-eviction-controller " + of()};
-    }
-
-    static String of() {
       String v = ManagerOptions.class.getPackage().getImplementationVersion();
-      return v == null ? "(version unknown: not run from the built jar)" : v;
+      return new String[] {
+        "vmi-eviction-controller "
+            + (v == null ? "(version unknown: not run from the built jar)" : v)
+      };
     }
   }
 }

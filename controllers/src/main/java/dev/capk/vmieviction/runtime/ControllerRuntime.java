@@ -43,18 +43,16 @@ public final class ControllerRuntime implements AutoCloseable {
   private volatile boolean leaseLost;
   private Controller root;
 
-  /**
-   * @param elector gates the workers of every controller; null runs them at once
-   * @param shutdownGrace how long {@link #close()} waits for reconciles in flight, in all
-   */
+  /** As below, giving the heap back after the first sync ({@link #giveHeapBack()}). */
   public ControllerRuntime(
       List<ManagedController> controllers, LeaderElector elector, Duration shutdownGrace) {
     this(controllers, elector, shutdownGrace, ControllerRuntime::giveHeapBack);
   }
 
   /**
-   * @param afterFirstSync runs once, on a thread of its own, when every cache has first synced
-   *     (leading or not); by default {@link #giveHeapBack()}
+   * @param elector gates the workers of every controller; null runs them at once
+   * @param shutdownGrace how long {@link #close()} waits for reconciles in flight, in all
+   * @param afterFirstSync runs once, on a thread of its own, once every cache first synced
    */
   public ControllerRuntime(
       List<ManagedController> controllers,

@@ -18,7 +18,6 @@ public interface ManagedController extends AutoCloseable {
     return List.of();
   }
 
-  /** All of this controller's informers have listed once. */
   boolean hasSynced();
 
   /** The workers (a {@code DefaultController}: the runtime waits for its reconciles), leading. */

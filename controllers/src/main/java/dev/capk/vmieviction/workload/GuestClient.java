@@ -37,11 +37,6 @@ public record GuestClient(
     Deadline deadline)
     implements AutoCloseable {
 
-  @FunctionalInterface
-  public interface GuestCall<T> {
-    T call() throws ApiException;
-  }
-
   /** A request built by the official client's API classes ({@code buildCall(null)}). */
   @FunctionalInterface
   public interface Request {
@@ -54,14 +49,8 @@ public record GuestClient(
    * guest cannot push the VMI's deletion back. Shares connections, breaker, retry and throttle.
    */
   public GuestClient until(Duration timeLeft) {
-    return new GuestClient(
-        cluster,
-        apiClient,
-        secretVersion,
-        circuitBreaker,
-        retry,
-        throttle,
-        Deadline.after(timeLeft));
+    Deadline d = Deadline.after(timeLeft);
+    return new GuestClient(cluster, apiClient, secretVersion, circuitBreaker, retry, throttle, d);
   }
 
   public CoreV1Api core() {
@@ -73,11 +62,35 @@ public record GuestClient(
    * 422) comes back as the {@link ApiException}; 401/403 and exhausted transient failures become a
    * {@link GuestAccessException} with a specific reason.
    */
-  public <T> T call(String what, GuestCall<T> call) throws ApiException, GuestAccessException {
+  public <T> T call(String what, Callable<T> call) throws ApiException, GuestAccessException {
+    return mapped(what, Retry.decorateCallable(retry, () -> guarded(what, call)));
+  }
+
+  /**
+   * Runs a long guest operation (a drain step, which calls the guest API itself and handles its own
+   * retries and timeouts) inside the circuit breaker, its failures classified as {@link #call}'s.
+   */
+  public <T> T guardedStep(String what, Callable<T> op) throws ApiException, GuestAccessException {
+    return mapped(what, () -> guarded(what, op));
+  }
+
+  /**
+   * A guest call's failure as the reconciler sees it: 401/403, a rejected certificate and transient
+   * failures become a {@link GuestAccessException}; any other API answer (404, 409, 422) is
+   * rethrown.
+   */
+  private <T> T mapped(String what, Callable<T> op) throws ApiException, GuestAccessException {
     try {
-      return Retry.decorateCallable(retry, () -> guarded(what, call::call)).call();
+      return op.call();
     } catch (ApiException e) {
-      throw translate(what, e);
+      if (e.getCode() == 401 || e.getCode() == 403) {
+        throw error(
+            Reason.GuestAPIForbidden, what + " denied (" + ApiStatus.describeRefusal(e) + ")");
+      }
+      if (!isCertificateRejected(e) && !isTransient(e)) {
+        throw e;
+      }
+      throw failed(what, e);
     } catch (GuestAccessException e) {
       throw e;
     } catch (Exception e) {
@@ -86,7 +99,7 @@ public record GuestClient(
   }
 
   /**
-   * Sends one request as {@link #call(String, GuestCall)}, each attempt bounded by the call timeout
+   * Sends one request as {@link #call(String, Callable)}, each attempt bounded by the call timeout
    * cut to what is left before this client's deadline.
    *
    * @param returnType the answer's model type, or null to ignore the answer
@@ -105,10 +118,7 @@ public record GuestClient(
         });
   }
 
-  /**
-   * Runs a long guest operation (a drain pass) inside the circuit breaker, without retry: the
-   * operation handles its own retries and timeouts.
-   */
+  /** Runs {@code op} inside the circuit breaker, once, its failures as thrown. */
   public <T> T guarded(String what, Callable<T> op) throws Exception {
     try {
       return circuitBreaker.executeCallable(op);
@@ -120,26 +130,10 @@ public record GuestClient(
   }
 
   /**
-   * An API answer of a guest call (ours, or the drain engine's), as the reconciler sees it: a
-   * rejected certificate, 401/403 and transient failures become a {@link GuestAccessException}; any
-   * other answer (404, 409, 422) comes back to be rethrown.
-   */
-  public ApiException translate(String what, ApiException e) throws GuestAccessException {
-    if (e.getCode() == 401 || e.getCode() == 403) {
-      throw error(
-          Reason.GuestAPIForbidden, what + " denied (" + ApiStatus.describeRefusal(e) + ")");
-    }
-    if (isCertificateRejected(e) || isTransient(e)) {
-      throw failed(what, e);
-    }
-    return e;
-  }
-
-  /**
    * A guest call that got no API answer: a rejected certificate (refused, never retried without
    * checks), else the API server is unavailable.
    */
-  public GuestAccessException failed(String what, Exception e) {
+  private GuestAccessException failed(String what, Exception e) {
     String described = ApiStatus.describeWithoutServerText(e, apiClient.getBasePath());
     if (isCertificateRejected(e)) {
       return error(
@@ -215,11 +209,6 @@ public record GuestClient(
               "need qps > 0, burst >= 1 and maxInFlight >= 1, got %s, %d, %d"
                   .formatted(qps, burst, maxInFlight));
         }
-      }
-
-      /** kubectl's client limits (QPS 50, burst 300); four steps of one tenant at once. */
-      public static Limits defaults() {
-        return new Limits(50, 300, 4);
       }
     }
 

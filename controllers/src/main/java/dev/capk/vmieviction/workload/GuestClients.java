@@ -32,6 +32,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -246,15 +247,10 @@ public final class GuestClients implements AutoCloseable {
 
   private void requireCluster(GuestClusterRef ref) throws GuestAccessException {
     if (cachedClusters.find(ref.namespace(), ref.name()).isEmpty()) {
-      read("Cluster " + ref, Reason.ClusterNotFound, () -> getCluster(ref));
-    }
-  }
-
-  private Cluster getCluster(GuestClusterRef ref) throws ApiException {
-    try {
-      return clusters.get(ref.namespace(), ref.name()).throwsApiException().getObject();
-    } catch (IllegalStateException e) { // GenericKubernetesApi's way of saying "I/O failure"
-      throw new ApiException("no response");
+      read(
+          "Cluster " + ref,
+          Reason.ClusterNotFound,
+          () -> clusters.get(ref.namespace(), ref.name()).throwsApiException());
     }
   }
 
@@ -267,7 +263,7 @@ public final class GuestClients implements AutoCloseable {
   }
 
   /** One infra read: a 404 is {@code notFound}, any other failure an InfraAPIError. */
-  private static <T> T read(String what, Reason notFound, GuestClient.GuestCall<T> read)
+  private static <T> T read(String what, Reason notFound, Callable<T> read)
       throws GuestAccessException {
     try {
       return read.call();
@@ -277,6 +273,9 @@ public final class GuestClients implements AutoCloseable {
           : new GuestAccessException(
               Reason.InfraAPIError,
               "reading " + what + " failed: " + ApiStatus.describeWithoutServerText(e));
+    } catch (Exception e) { // GenericKubernetesApi's IllegalStateException: an I/O failure
+      throw new GuestAccessException(
+          Reason.InfraAPIError, "reading " + what + " failed: no response");
     }
   }
 

@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -51,14 +52,20 @@ class BlockingDrainTest {
   private final PodRef refB = PodRef.of(b);
   private final DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(5));
 
-  private BlockingDrain progress(DrainOptions.Builder options) {
-    memory.evictionVersion(Optional.of("policy/v1"));
+  private BlockingDrain progress(Consumer<DrainOptions.Builder> options) {
+    memory.evictionVersion = Optional.of("policy/v1");
     return new BlockingDrain(
-        null, "n", plan(a, b), memory, options.build(), recorder, Clock.fixed(NOW, ZoneOffset.UTC));
+        null,
+        "n",
+        plan(a, b),
+        memory,
+        DrainOptions.of(options),
+        recorder,
+        Clock.fixed(NOW, ZoneOffset.UTC));
   }
 
   private BlockingDrain progress() {
-    return progress(DrainOptions.builder());
+    return progress(b -> {});
   }
 
   /** The lines {@link BlockingDrain#finish} writes now, and what it returns. */
@@ -77,7 +84,7 @@ class BlockingDrainTest {
   }
 
   private static DrainPlan plan(V1Pod... toEvict) {
-    return new DrainPlan(List.of(toEvict), List.of(), Map.of(), Map.of());
+    return new DrainPlan(List.of(toEvict), Map.of(), Map.of(), Map.of());
   }
 
   private static EvictionOutcome outcome(EvictionOutcome.Kind kind, String message) {
@@ -106,7 +113,7 @@ class BlockingDrainTest {
     List<String> end = new ArrayList<>();
     Drained d = finish(p, end);
     assertEquals(List.of(refA, refB), d.evicted());
-    assertTrue(d.isComplete());
+    assertTrue(d.error().isEmpty());
     assertEquals(List.of("node/n drained"), end);
     assertEquals(
         List.of("evicting pod ns/a", "evicting pod ns/b", "pod/a evicted", "pod/b evicted"), calls);
@@ -115,7 +122,7 @@ class BlockingDrainTest {
   @Test
   void deletionsAreReportedAsDeletedWhenEvictionIsOff() {
     BlockingDrain p = progress();
-    memory.evictionVersion(Optional.empty());
+    memory.evictionVersion = Optional.empty();
     p.sending(refA);
     p.answered(refA, outcome(EvictionOutcome.Kind.GONE, "not found"));
     assertEquals(List.of("pod/a deleted"), calls, "kubectl announces no deletion");
@@ -132,7 +139,7 @@ class BlockingDrainTest {
 
   @Test
   void inAServerDryRunAnAcceptedEvictionIsTheEnd() {
-    BlockingDrain p = progress(DrainOptions.builder().dryRun(DryRun.SERVER));
+    BlockingDrain p = progress(b -> b.dryRun = DryRun.SERVER);
     p.answered(refA, EvictionOutcome.accepted());
     memory.failed(refB, "boom", false, NOW);
     p.answered(refB, outcome(EvictionOutcome.Kind.FAILED, "boom"));
@@ -152,14 +159,14 @@ class BlockingDrainTest {
             "n",
             plan(a, b),
             new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(5)),
-            DrainOptions.builder().dryRun(DryRun.CLIENT).build(),
+            DrainOptions.of(b -> b.dryRun = DryRun.CLIENT),
             recorder,
             Clock.fixed(NOW, ZoneOffset.UTC));
     p.wouldAllGo();
     assertTrue(p.complete());
     Drained r = p.finish();
     assertEquals(List.of(refA, refB), r.evicted());
-    assertTrue(r.isComplete());
+    assertTrue(r.error().isEmpty());
     assertEquals(
         List.of(
             "evicting pod ns/a (dry run)",
@@ -233,8 +240,7 @@ class BlockingDrainTest {
     assertTrue(endLines(waitsForEver).contains("err: pod/a -n ns (terminating)"));
     calls.clear();
 
-    BlockingDrain p =
-        progress(DrainOptions.builder().skipWaitForDeleteTimeout(Duration.ofSeconds(30)));
+    BlockingDrain p = progress(b -> b.skipWaitForDeleteTimeout = Duration.ofSeconds(30));
     p.seen(List.of(deleting, b));
     assertEquals(List.of(b), p.sendable(), "no longer waited for");
     assertEquals(
@@ -257,7 +263,7 @@ class BlockingDrainTest {
 
   @Test
   void aTimeoutNamesThePodABudgetKeepsRefusingAndWhatHoldsEachPendingPod() {
-    BlockingDrain p = progress(DrainOptions.builder().timeout(Duration.ofSeconds(3)));
+    BlockingDrain p = progress(b -> b.timeout = Duration.ofSeconds(3));
     memory.refused(refA, EvictionOutcome.Kind.BLOCKED, Set.of("db", "web"), NOW);
     p.answered(refA, outcome(EvictionOutcome.Kind.BLOCKED, "Cannot evict pod"));
     calls.clear();

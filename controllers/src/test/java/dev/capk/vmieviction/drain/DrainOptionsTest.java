@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
-import java.util.function.UnaryOperator;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 class DrainOptionsTest {
@@ -27,36 +27,34 @@ class DrainOptionsTest {
     assertTrue(o.maxConcurrentEvictions() >= 1);
   }
 
-  private static String rejected(UnaryOperator<DrainOptions.Builder> bad) {
-    return assertThrows(
-            IllegalArgumentException.class, () -> bad.apply(DrainOptions.builder()).build())
-        .getMessage();
+  private static String rejected(Consumer<DrainOptions.Builder> bad) {
+    return assertThrows(IllegalArgumentException.class, () -> DrainOptions.of(bad)).getMessage();
   }
 
   @Test
   void badValuesAreRejectedWithAMessageNamingTheOption() {
-    assertTrue(rejected(b -> b.gracePeriodSeconds(-2)).contains("gracePeriodSeconds"));
-    assertTrue(rejected(b -> b.timeout(Duration.ofSeconds(-1))).contains("timeout"));
-    assertTrue(rejected(b -> b.timeout(null)).contains("timeout"));
+    assertTrue(rejected(b -> b.gracePeriodSeconds = -2).contains("gracePeriodSeconds"));
+    assertTrue(rejected(b -> b.timeout = Duration.ofSeconds(-1)).contains("timeout"));
+    assertTrue(rejected(b -> b.timeout = null).contains("timeout"));
     assertTrue(
-        rejected(b -> b.skipWaitForDeleteTimeout(Duration.ofSeconds(-1)))
+        rejected(b -> b.skipWaitForDeleteTimeout = Duration.ofSeconds(-1))
             .contains("skipWaitForDeleteTimeout"));
-    assertTrue(rejected(b -> b.chunkSize(-1)).contains("chunkSize"));
-    assertTrue(rejected(b -> b.dryRun(null)).contains("dryRun"));
-    assertTrue(rejected(b -> b.maxConcurrentEvictions(0)).contains("maxConcurrentEvictions"));
+    assertTrue(rejected(b -> b.chunkSize = -1).contains("chunkSize"));
+    assertTrue(rejected(b -> b.dryRun = null).contains("dryRun"));
+    assertTrue(rejected(b -> b.maxConcurrentEvictions = 0).contains("maxConcurrentEvictions"));
     assertTrue(
-        rejected(b -> b.evictionRetryInterval(Duration.ZERO)).contains("evictionRetryInterval"));
+        rejected(b -> b.evictionRetryInterval = Duration.ZERO).contains("evictionRetryInterval"));
   }
 
   @Test
   void anInvalidPodSelectorIsRejectedAtBuildTime() {
-    String msg = rejected(b -> b.podSelector("app in (web"));
+    String msg = rejected(b -> b.podSelector = "app in (web");
     assertTrue(msg.startsWith("invalid label selector \"app in (web\""), msg);
   }
 
   @Test
   void selectorIsTrimmedAndParsed() {
-    DrainOptions o = DrainOptions.builder().podSelector("  app=web ").build();
+    DrainOptions o = DrainOptions.of(b -> b.podSelector = "  app=web ");
     assertEquals("app=web", o.podSelector());
   }
 }

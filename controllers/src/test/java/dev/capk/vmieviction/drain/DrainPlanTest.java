@@ -12,12 +12,12 @@ import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.UnaryOperator;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 class DrainPlanTest {
-  private static DrainPlan plan(UnaryOperator<DrainOptions.Builder> opts, V1Pod... pods) {
-    DrainOptions o = opts.apply(DrainOptions.builder()).build();
+  private static DrainPlan plan(Consumer<DrainOptions.Builder> opts, V1Pod... pods) {
+    DrainOptions o = DrainOptions.of(opts);
     PodFilters f = new PodFilters(o, (ns, n) -> Optional.empty(), Clock.systemUTC());
     return DrainPlan.of(f.inOrder(), List.of(pods));
   }
@@ -30,16 +30,17 @@ class DrainPlanTest {
   void podsAreSortedAndSplitIntoEvictAndSkip() {
     DrainPlan p =
         plan(
-            b -> b.ignoreAllDaemonSets(true),
+            b -> b.ignoreAllDaemonSets = true,
             pod("b", "web-2").ownedBy("ReplicaSet", "web").build(),
             pod("a", "web-1").ownedBy("ReplicaSet", "web").build(),
             pod("kube-system", "proxy").ownedBy("DaemonSet", "proxy").build(),
             pod("kube-system", "etcd").mirror().build());
     assertFalse(p.refused());
-    assertEquals(List.of("a/web-1", "b/web-2"), names(p.toEvictRefs()));
+    assertEquals(
+        List.of("a/web-1", "b/web-2"), names(p.toEvict().stream().map(PodRef::of).toList()));
     assertEquals(
         List.of("kube-system/etcd", "kube-system/proxy"),
-        p.skipped().stream().map(s -> s.pod().toString()).toList());
+        p.skipped().keySet().stream().map(PodRef::toString).toList());
     assertEquals(List.of("ignoring DaemonSet-managed Pods: kube-system/proxy"), p.warningLines());
   }
 
@@ -47,7 +48,7 @@ class DrainPlanTest {
   void refusalsAreGroupedByReasonInFilterOrderWithSortedPods() {
     DrainPlan p =
         plan(
-            b -> b,
+            b -> {},
             pod("z", "bare-2").build(),
             pod("a", "cache").ownedBy("ReplicaSet", "c").emptyDir().build(),
             pod("a", "bare-1").build(),
@@ -68,7 +69,7 @@ class DrainPlanTest {
   void refusedExceptionListsEveryRefusedPodKubectlStyle() {
     DrainPlan p =
         plan(
-            b -> b,
+            b -> {},
             pod("a", "bare-1").build(),
             pod("a", "bare-2").build(),
             pod("a", "cache").ownedBy("ReplicaSet", "c").emptyDir().build());
@@ -94,26 +95,31 @@ class DrainPlanTest {
   @Test
   void asKubectlOnlyTheLastVerdictsWarningIsKept() {
     DrainPlan forced =
-        plan(b -> b.force(true).deleteEmptyDirData(true), pod("a", "scratch").emptyDir().build());
-    assertEquals(List.of("a/scratch"), names(forced.toEvictRefs()));
+        plan(
+            b -> {
+              b.force = true;
+              b.deleteEmptyDirData = true;
+            },
+            pod("a", "scratch").emptyDir().build());
+    assertEquals(List.of("a/scratch"), names(forced.toEvict().stream().map(PodRef::of).toList()));
     assertEquals(
         Map.of(
             PodFilters.UNMANAGED_WARNING,
-            List.of(new PodRef("a", "scratch", forced.toEvictRefs().get(0).uid()))),
+            List.of(new PodRef("a", "scratch", PodRef.of(forced.toEvict().get(0)).uid()))),
         forced.warnings());
 
     // kubectl 1.35 prints no "deleting Pods with local storage": the next filter's "Okay" wins.
     DrainPlan owned =
         plan(
-            b -> b.deleteEmptyDirData(true),
+            b -> b.deleteEmptyDirData = true,
             pod("a", "cache").emptyDir().ownedBy("ReplicaSet", "cache").build());
-    assertEquals(List.of("a/cache"), names(owned.toEvictRefs()));
+    assertEquals(List.of("a/cache"), names(owned.toEvict().stream().map(PodRef::of).toList()));
     assertEquals(Map.of(), owned.warnings());
   }
 
   @Test
   void emptyNodeHasAnEmptyPlan() {
-    DrainPlan p = plan(b -> b);
+    DrainPlan p = plan(b -> {});
     assertFalse(p.refused());
     assertTrue(p.toEvict().isEmpty());
     assertTrue(p.skipped().isEmpty());

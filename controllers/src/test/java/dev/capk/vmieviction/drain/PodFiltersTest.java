@@ -18,7 +18,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.UnaryOperator;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 /** Each built-in filter's verdicts, and the chain's order, against kubectl's behaviour. */
@@ -42,10 +42,9 @@ class PodFiltersTest {
                               + "\\\" is forbidden\"}"))
                   : Optional.empty();
 
-  private static List<PodVerdict> chain(UnaryOperator<DrainOptions.Builder> opts, V1Pod p) {
+  private static List<PodVerdict> chain(Consumer<DrainOptions.Builder> opts, V1Pod p) {
     List<PodVerdict> out = new ArrayList<>();
-    for (PodFilter f :
-        new PodFilters(opts.apply(DrainOptions.builder()).build(), LOOKUP, CLOCK).inOrder()) {
+    for (PodFilter f : new PodFilters(DrainOptions.of(opts), LOOKUP, CLOCK).inOrder()) {
       PodVerdict v = f.verdict(p);
       out.add(v);
       if (!v.deletes()) {
@@ -56,13 +55,13 @@ class PodFiltersTest {
   }
 
   /** The chain's final verdict, as kubectl computes it. */
-  private static PodVerdict last(UnaryOperator<DrainOptions.Builder> opts, V1Pod p) {
+  private static PodVerdict last(Consumer<DrainOptions.Builder> opts, V1Pod p) {
     List<PodVerdict> c = chain(opts, p);
     return c.get(c.size() - 1);
   }
 
-  private static UnaryOperator<DrainOptions.Builder> none() {
-    return b -> b;
+  private static Consumer<DrainOptions.Builder> none() {
+    return b -> {};
   }
 
   @Test
@@ -79,7 +78,7 @@ class PodFiltersTest {
     assertEquals(PodVerdict.Action.REFUSE, refused.action());
     assertEquals(PodFilters.DAEMONSET_FATAL, refused.reason());
 
-    PodVerdict ignored = last(b -> b.ignoreAllDaemonSets(true), ds);
+    PodVerdict ignored = last(b -> b.ignoreAllDaemonSets = true, ds);
     assertEquals(PodVerdict.Action.SKIP, ignored.action());
     assertTrue(ignored.warning());
     assertEquals(PodFilters.DAEMONSET_WARNING, ignored.reason());
@@ -88,11 +87,11 @@ class PodFiltersTest {
   @Test
   void orphanedDaemonSetPodRefusesEvenWhenIgnoredButForceDeletesItWithWarning() {
     V1Pod orphan = pod("ns", "agent-1").ownedBy("DaemonSet", "gone-agent").build();
-    PodVerdict refused = last(b -> b.ignoreAllDaemonSets(true), orphan);
+    PodVerdict refused = last(b -> b.ignoreAllDaemonSets = true, orphan);
     assertEquals(PodVerdict.Action.REFUSE, refused.action());
     assertEquals("daemonsets.apps \"gone-agent\" not found", refused.reason());
 
-    List<PodVerdict> forced = chain(b -> b.force(true), orphan);
+    List<PodVerdict> forced = chain(b -> b.force = true, orphan);
     assertEquals(PodVerdict.Action.DELETE, forced.get(forced.size() - 1).action());
     assertTrue(forced.stream().anyMatch(v -> v.warning() && v.reason().contains("not found")));
   }
@@ -101,7 +100,10 @@ class PodFiltersTest {
   void daemonSetLookupFailureRefuses() {
     PodVerdict v =
         last(
-            b -> b.ignoreAllDaemonSets(true).force(true),
+            b -> {
+              b.ignoreAllDaemonSets = true;
+              b.force = true;
+            },
             pod("ns", "a").ownedBy("DaemonSet", "forbidden-x").build());
     assertEquals(PodVerdict.Action.REFUSE, v.action());
     assertTrue(v.reason().contains("forbidden"));
@@ -129,7 +131,7 @@ class PodFiltersTest {
     assertEquals(PodVerdict.Action.REFUSE, refused.action());
     assertEquals(PodFilters.LOCAL_STORAGE_FATAL, refused.reason());
 
-    List<PodVerdict> allowed = chain(b -> b.deleteEmptyDirData(true), p);
+    List<PodVerdict> allowed = chain(b -> b.deleteEmptyDirData = true, p);
     assertEquals(PodVerdict.Action.DELETE, allowed.get(allowed.size() - 1).action());
     assertTrue(allowed.contains(PodVerdict.deleteWithWarning(PodFilters.LOCAL_STORAGE_WARNING)));
   }
@@ -150,7 +152,7 @@ class PodFiltersTest {
     assertEquals(PodVerdict.Action.REFUSE, refused.action());
     assertEquals(PodFilters.UNMANAGED_FATAL, refused.reason());
 
-    PodVerdict forced = last(b -> b.force(true), bare);
+    PodVerdict forced = last(b -> b.force = true, bare);
     assertEquals(PodVerdict.deleteWithWarning(PodFilters.UNMANAGED_WARNING), forced);
   }
 
@@ -163,7 +165,7 @@ class PodFiltersTest {
   @Test
   void emptyDirWithDeletionAllowedStillRefusesWhenUnmanagedAndNotForced() {
     // The local-storage warning lets the pod through to the next filter, which refuses it.
-    PodVerdict v = last(b -> b.deleteEmptyDirData(true), pod("ns", "a").emptyDir().build());
+    PodVerdict v = last(b -> b.deleteEmptyDirData = true, pod("ns", "a").emptyDir().build());
     assertEquals(PodFilters.UNMANAGED_FATAL, v.reason());
   }
 
@@ -174,7 +176,7 @@ class PodFiltersTest {
             .ownedBy("DaemonSet", "x")
             .deletedAt(OffsetDateTime.ofInstant(NOW.minusSeconds(61), ZoneOffset.UTC))
             .build();
-    PodVerdict v = last(b -> b.skipWaitForDeleteTimeout(Duration.ofSeconds(60)), stuck);
+    PodVerdict v = last(b -> b.skipWaitForDeleteTimeout = Duration.ofSeconds(60), stuck);
     assertEquals(PodVerdict.Action.SKIP, v.action());
     assertTrue(v.reason().contains("60"));
 
@@ -185,7 +187,7 @@ class PodFiltersTest {
             .build();
     assertEquals(
         PodVerdict.Action.DELETE,
-        last(b -> b.skipWaitForDeleteTimeout(Duration.ofSeconds(60)), recent).action(),
+        last(b -> b.skipWaitForDeleteTimeout = Duration.ofSeconds(60), recent).action(),
         "exactly the limit is not older than it");
     assertEquals(
         PodVerdict.Action.REFUSE,

@@ -37,8 +37,9 @@ class PodWaitsTest {
             .step(
                 "node-1",
                 List.of(kept, two, none),
-                DrainOptions.builder().force(true).build(),
-                new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20)));
+                DrainOptions.of(b -> b.force = true),
+                new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20)),
+                NodeWatch.BudgetWatch.NONE);
 
     assertEquals(
         Map.of(

@@ -2,8 +2,8 @@ package dev.capk.vmieviction.eviction;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.capk.vmieviction.eviction.EvictionSettings.ClusterOverride;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
+import dev.capk.vmieviction.logging.WaitLog;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -11,12 +11,18 @@ import org.junit.jupiter.api.Test;
 
 class ClusterOverrideTest {
 
-  final ClusterOverride<EvacuationLimit> limits = new ClusterOverride<>(EvacuationLimit::parse);
+  final WaitLog seen = new WaitLog();
   final EvacuationLimit flag = EvacuationLimit.parse("3").orElseThrow();
   final List<String> told = new ArrayList<>();
 
   EvacuationLimit resolve(Optional<String> raw, String evacuation) {
-    return limits.resolve(raw, flag, evacuation, (shown, used) -> told.add(shown + "->" + used));
+    return EvictionSettings.clusterOverride(
+        raw,
+        EvacuationLimit::parse,
+        flag,
+        seen,
+        evacuation,
+        (s, used) -> told.add(s + "->" + used));
   }
 
   @Test

@@ -9,8 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch;
+import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.GuestNodeUncordoner.UncordonDecision;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import io.kubernetes.client.openapi.models.V1Node;

@@ -25,6 +25,10 @@ class DocumentedEventReasonsTest {
         emitted.add((String) f.get(null));
       }
     }
+    // The reasons only the catalog uses are in its entries.
+    Arrays.stream(EventReasons.Told.values())
+        .filter(t -> t.reason != null)
+        .forEach(t -> emitted.add(t.reason));
     // A guest access failure is evented with its reason's name.
     Arrays.stream(GuestAccessException.Reason.values()).map(Enum::name).forEach(emitted::add);
 

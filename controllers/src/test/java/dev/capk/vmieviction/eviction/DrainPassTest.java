@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.PodRef;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
+import dev.capk.vmieviction.eviction.Guest.DrainPass;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -60,7 +60,7 @@ class DrainPassTest {
             budgets,
             failed,
             Set.of(),
-            List.of(),
+            Map.of(),
             nextTry,
             waiting),
         refusals);

@@ -3,15 +3,19 @@ package dev.capk.vmieviction.eviction;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.api.EvictionAnnotations;
+import dev.capk.vmieviction.api.capi.Cluster;
+import dev.capk.vmieviction.api.capi.ClusterApi;
+import dev.capk.vmieviction.api.capi.Machine;
+import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract;
-import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract.ClusterFacts;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract.Facts;
-import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract.KubevirtMachineFacts;
-import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract.MachineFacts;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract.Step;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -28,17 +32,42 @@ class MachineContractTest {
       Boolean paused, Boolean excluded, String v1beta1Timeout, Long v1beta2Seconds, String grace) {
     return new Facts(
         "ns/c",
-        paused == null ? Optional.empty() : Optional.of(new ClusterFacts("ns/c", paused)),
-        Optional.of(new KubevirtMachineFacts("ns/kvm", Optional.ofNullable(grace))),
-        excluded == null
-            ? Optional.empty()
-            : Optional.of(
-                new MachineFacts(
-                    "ns/m",
-                    excluded,
-                    Optional.ofNullable(v1beta1Timeout),
-                    Optional.ofNullable(v1beta2Seconds))),
+        Optional.ofNullable(paused).map(p -> cluster("ns", "c", p)),
+        Optional.of(kubevirtMachine("ns", "kvm", grace)),
+        Optional.ofNullable(excluded)
+            .map(e -> machine("ns", "m", e, v1beta1Timeout, v1beta2Seconds)),
         paused == null || excluded == null ? List.of("something not found") : List.of());
+  }
+
+  static V1ObjectMeta meta(String ns, String name, String annotation, String value) {
+    V1ObjectMeta meta = new V1ObjectMeta().namespace(ns).name(name);
+    return value == null ? meta : meta.annotations(Map.of(annotation, value));
+  }
+
+  static Cluster cluster(String ns, String name, boolean paused) {
+    Cluster c = new Cluster().metadata(meta(ns, name, null, null));
+    c.setSpec(new Cluster.Spec());
+    c.getSpec().setPaused(paused);
+    return c;
+  }
+
+  static KubevirtMachine kubevirtMachine(String ns, String name, String grace) {
+    return new KubevirtMachine()
+        .metadata(meta(ns, name, EvictionAnnotations.CAPK_DELETION_GRACE_TIME, grace));
+  }
+
+  /** A Machine with v1beta1's and v1beta2's drain timeouts, each when not null. */
+  static Machine machine(
+      String ns, String name, boolean excluded, String v1beta1Timeout, Long v1beta2Seconds) {
+    String exclude = ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION;
+    Machine m = new Machine().metadata(meta(ns, name, exclude, excluded ? "" : null));
+    m.setSpec(new Machine.Spec());
+    m.getSpec().setNodeDrainTimeout(v1beta1Timeout);
+    if (v1beta2Seconds != null) {
+      m.getSpec().setDeletion(new Machine.Deletion());
+      m.getSpec().getDeletion().setNodeDrainTimeoutSeconds(v1beta2Seconds);
+    }
+    return m;
   }
 
   static Stream<Arguments> table() {

@@ -79,10 +79,10 @@ class ManagementMirroredVmiEventsTest {
             List::of,
             "infra Secret tenant-a/infra");
 
-    events.normal(vmi(), EventReasons.DRAIN_STARTED, "started");
-    events.normal(vmi(), EventReasons.CORDONED, "cordoned");
-    events.warning(vmi(), EventReasons.DRAIN_BLOCKED, "blocked");
-    events.normal(vmi(), EventReasons.VMI_DELETED, "deleted");
+    events.record(vmi(), false, EventReasons.DRAIN_STARTED, "started");
+    events.record(vmi(), false, EventReasons.CORDONED, "cordoned");
+    events.record(vmi(), true, EventReasons.DRAIN_BLOCKED, "blocked");
+    events.record(vmi(), false, EventReasons.VMI_DELETED, "deleted");
 
     assertEquals(
         List.of(
@@ -120,8 +120,8 @@ class ManagementMirroredVmiEventsTest {
             () -> List.of(kvc),
             "infra Secret tenant-a/infra");
 
-    events.warning(vmi(), EventReasons.INFRA_CLUSTER_MISMATCH, "not bound");
-    events.normal(vmi(), EventReasons.DRAIN_STARTED, "cannot happen, and maps nowhere");
+    events.record(vmi(), true, EventReasons.INFRA_CLUSTER_MISMATCH, "not bound");
+    events.record(vmi(), false, EventReasons.DRAIN_STARTED, "cannot happen, and maps nowhere");
 
     assertEquals(1, management.events.size());
     assertEquals("KubevirtCluster", management.events.get(0).getInvolvedObject().getKind());

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.events.EventSeriesRecorder;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
+import dev.capk.vmieviction.eviction.Guest.DrainPass;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

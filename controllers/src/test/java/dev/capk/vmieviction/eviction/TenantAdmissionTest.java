@@ -4,12 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.GuestNodeMatch.NodeReadiness;
-import dev.capk.vmieviction.eviction.TenantAdmission.Admit;
-import dev.capk.vmieviction.eviction.TenantAdmission.ControlPlaneNode;
+import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.Guest.MarkedNodes;
 import dev.capk.vmieviction.eviction.TenantAdmission.Decision;
-import dev.capk.vmieviction.eviction.TenantAdmission.Hold;
-import dev.capk.vmieviction.eviction.TenantAdmission.Override;
 import dev.capk.vmieviction.eviction.TenantAdmission.Peer;
 import dev.capk.vmieviction.eviction.TenantAdmission.Request;
 import dev.capk.vmieviction.eviction.TenantAdmission.Role;
@@ -53,14 +50,15 @@ class TenantAdmissionTest {
     return peer(name, Role.WORKER, true, offset, admitted);
   }
 
-  static ControlPlaneNode node(String name, NodeReadiness readiness, boolean cordoned) {
-    return new ControlPlaneNode(name, readiness, cordoned);
+  /** A control-plane guest node; {@code cordoned}: still marked by our cordon. */
+  static MarkedNodes.Node node(String name, NodeReadiness readiness, boolean cordoned) {
+    return new MarkedNodes.Node(name, null, true, readiness, cordoned);
   }
 
-  static final ControlPlaneNode CP2_READY = node("cp-2", NodeReadiness.READY, false);
-  static final ControlPlaneNode CP3_READY = node("cp-3", NodeReadiness.READY, false);
+  static final MarkedNodes.Node CP2_READY = node("cp-2", NodeReadiness.READY, false);
+  static final MarkedNodes.Node CP3_READY = node("cp-3", NodeReadiness.READY, false);
 
-  static Request cpRequest(List<Peer> peers, List<ControlPlaneNode> nodes, Instant now) {
+  static Request cpRequest(List<Peer> peers, List<MarkedNodes.Node> nodes, Instant now) {
     return new Request(
         "cp-1",
         Role.CONTROL_PLANE,
@@ -141,6 +139,24 @@ class TenantAdmissionTest {
         Arguments.of(
             "control plane, an admitted worker does not hold a control-plane VMI",
             cpRequest(List.of(worker("w-1", -5, true)), List.of(), EARLY),
+            "Admit",
+            ""),
+        Arguments.of(
+            "control plane, an unlabelled guest node running a control-plane peer NotReady: held",
+            cpRequest(
+                List.of(peer("cp-2", Role.CONTROL_PLANE, false, null, false)),
+                List.of(new MarkedNodes.Node("cp-2", null, false, NodeReadiness.NOT_READY, false)),
+                EARLY),
+            "Hold",
+            "control-plane guest node cp-2 not Ready"),
+        Arguments.of(
+            "control plane, its own guest node and a worker's node do not hold it",
+            cpRequest(
+                List.of(),
+                List.of(
+                    node("cp-1", NodeReadiness.NOT_READY, true),
+                    new MarkedNodes.Node("w-1", null, false, NodeReadiness.NOT_READY, true)),
+                EARLY),
             "Admit",
             ""),
         Arguments.of(
@@ -234,8 +250,9 @@ class TenantAdmissionTest {
   @MethodSource("table")
   void decides(String name, Request request, String expected, String says) {
     Decision d = TenantAdmission.decide(request);
-    assertEquals(expected, d.getClass().getSimpleName(), name + ": " + d);
-    String text = d instanceof Hold h ? h.waitsFor() : d instanceof Override o ? o.risked() : "";
+    String kind = d.admit() ? "Admit" : d.override() ? "Override" : "Hold";
+    assertEquals(expected, kind, name + ": " + d);
+    String text = d.waitsFor();
     assertTrue(text.contains(says), name + ": \"" + text + "\" should say \"" + says + "\"");
   }
 
@@ -244,7 +261,9 @@ class TenantAdmissionTest {
     Decision d =
         TenantAdmission.decide(cpRequest(List.of(cp("cp-2", -10, true)), List.of(), EARLY));
     assertEquals(
-        new Hold("control-plane VMI cp-2 still being evacuated", DEADLINE.minus(RESERVE)), d);
+        new Decision(
+            "control-plane VMI cp-2 still being evacuated", DEADLINE.minus(RESERVE), false),
+        d);
   }
 
   @Test
@@ -260,14 +279,12 @@ class TenantAdmissionTest {
             START,
             DEADLINE,
             TIMEOUT);
-    assertTrue(TenantAdmission.decide(r) instanceof Override);
-    assertEquals(Role.CONTROL_PLANE, ((Override) TenantAdmission.decide(r)).role());
+    assertTrue(TenantAdmission.decide(r).override());
   }
 
   @Test
   void admitIsAdmit() {
-    assertEquals(
-        new Admit(), TenantAdmission.decide(cpRequest(List.of(), List.of(CP2_READY), EARLY)));
+    assertTrue(TenantAdmission.decide(cpRequest(List.of(), List.of(CP2_READY), EARLY)).admit());
   }
 
   static Stream<Arguments> limits() {

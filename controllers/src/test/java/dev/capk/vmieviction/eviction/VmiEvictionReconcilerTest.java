@@ -16,10 +16,11 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.EvacuationDeadline;
+import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.DrainPass;
-import dev.capk.vmieviction.eviction.GuestClusters.GuestNodeDrainer.MarkedNodes;
+import dev.capk.vmieviction.eviction.Guest.DrainPass;
+import dev.capk.vmieviction.eviction.Guest.MarkedNodes;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.Samples;
@@ -86,7 +87,7 @@ class VmiEvictionReconcilerTest {
   List<String> woken;
 
   ManagementObjects managementObjects;
-  GuestConnector connector;
+  GuestClusters connector;
 
   @BeforeEach
   void setUp() {
@@ -108,13 +109,17 @@ class VmiEvictionReconcilerTest {
           return facts;
         };
     connector =
-        (vmi, timeLeft) -> {
-          connects.add(vmi.getMetadata().getName());
-          connectBounds.add(timeLeft);
-          if (connectFailure != null) {
-            throw connectFailure;
+        new GuestClusters(null, null, null, key -> {}, RETRY) {
+          @Override
+          public Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft)
+              throws GuestAccessException {
+            connects.add(vmi.getMetadata().getName());
+            connectBounds.add(timeLeft);
+            if (connectFailure != null) {
+              throw connectFailure;
+            }
+            return guest;
           }
-          return guest;
         };
     reconciler =
         reconciler(
@@ -511,8 +516,7 @@ class VmiEvictionReconcilerTest {
 
     assertEquals(
         "2025-03-01T12:00:00Z", vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME));
-    assertTrue(
-        events.message("Warning", EventReasons.DRAIN_START_TIME_INVALID).contains("not-a-time"));
+    assertTrue(events.message("Warning", Told.START_INVALID.reason).contains("not-a-time"));
   }
 
   /**
@@ -539,11 +543,10 @@ class VmiEvictionReconcilerTest {
         "2025-03-01T12:00:00Z",
         v.getMetadata().getAnnotations().get(EvictionAnnotations.DRAIN_START_TIME),
         "the earliest start is written back");
-    String warning = events.message("Warning", EventReasons.DRAIN_START_TIME_RESTORED);
+    String warning = events.message("Warning", Told.START_RESTORED.reason);
     assertTrue(
         warning.contains(tamperingPhrase) && warning.contains("2025-03-01T12:10:00Z"), warning);
-    assertFalse(
-        events.has("Warning", EventReasons.DRAIN_START_TIME_INVALID), "not a new evacuation");
+    assertFalse(events.has("Warning", Told.START_INVALID.reason), "not a new evacuation");
 
     clock.now = T0.plus(TIMEOUT).minusSeconds(1);
     reconcile("vm-1");
@@ -593,7 +596,7 @@ class VmiEvictionReconcilerTest {
     reconcile("vm-1");
 
     assertEquals(patches, vmis.patches, "an earlier start is kept as it is");
-    assertFalse(events.has("Warning", EventReasons.DRAIN_START_TIME_RESTORED));
+    assertFalse(events.has("Warning", Told.START_RESTORED.reason));
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids, "deleted at the earlier deadline");
   }
 
@@ -605,7 +608,7 @@ class VmiEvictionReconcilerTest {
 
     assertEquals(new Result(true, VmiEvictionReconciler.CONFLICT_RETRY), reconcile("vm-1"));
     assertFalse(
-        events.has("Warning", EventReasons.DRAIN_START_TIME_RESTORED),
+        events.has("Warning", Told.START_RESTORED.reason),
         "a 409 means our cache was stale: nothing to warn about yet");
   }
 
@@ -620,7 +623,7 @@ class VmiEvictionReconcilerTest {
     }
 
     assertEquals(
-        List.of(EventReasons.EVACUATION_LEFT_TO_KUBEVIRT),
+        List.of(Told.LEFT_TO_KUBEVIRT.reason),
         events.reasons(),
         "one event per VMI UID, none when not marked");
     Event told = events.list.get(0);
@@ -802,7 +805,7 @@ class VmiEvictionReconcilerTest {
 
     assertFalse(reconcile("vm-1").isRequeue());
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
-    assertTrue(events.has("Normal", EventReasons.GUEST_NODE_NOT_FOUND));
+    assertTrue(events.has("Normal", Told.NODE_NOT_FOUND.reason));
     assertFalse(guest.calls.stream().anyMatch(c -> c.startsWith("drain")));
   }
 
@@ -870,7 +873,7 @@ class VmiEvictionReconcilerTest {
     assertEquals(0, vmis.patches, "no annotation written");
     assertTrue(vmis.deletedUids.isEmpty());
     assertEquals(
-        List.of(EventReasons.EVICTION_STRATEGY_UNKNOWN, EventReasons.EVICTION_STRATEGY_UNKNOWN),
+        List.of(Told.STRATEGY_UNKNOWN.reason, Told.STRATEGY_UNKNOWN.reason),
         events.reasons(),
         "one warning per evacuating VMI, none for the quiet one");
     assertTrue(
@@ -904,7 +907,7 @@ class VmiEvictionReconcilerTest {
         "backoff: " + first + " then " + second);
     assertEquals(List.of(), vmis.deletedUids, "not evacuated on a guess");
     assertFalse(
-        events.has("Normal", EventReasons.EVACUATION_LEFT_TO_KUBEVIRT),
+        events.has("Normal", Told.LEFT_TO_KUBEVIRT.reason),
         "a failed read is not 'no strategy': not left to KubeVirt");
     assertEquals(
         null,
@@ -925,12 +928,12 @@ class VmiEvictionReconcilerTest {
     vmis.put(vmi("vm-1", null, "infra-1"));
     kubevirtCr = KubeVirtClusterDefaultsTest.failure(503, "ServiceUnavailable", "down");
     reconcile("vm-1");
-    assertFalse(events.has("Normal", EventReasons.EVACUATION_LEFT_TO_KUBEVIRT));
+    assertFalse(events.has("Normal", Told.LEFT_TO_KUBEVIRT.reason));
 
     kubevirtCrReadAgainAs(NO_KUBEVIRT_CR); // the answer: no strategy set
     assertEquals(VmiEvictionReconciler.DONE, reconcile("vm-1"));
 
-    assertTrue(events.has("Normal", EventReasons.EVACUATION_LEFT_TO_KUBEVIRT));
+    assertTrue(events.has("Normal", Told.LEFT_TO_KUBEVIRT.reason));
     assertEquals(List.of(), vmis.deletedUids);
   }
 
@@ -974,7 +977,7 @@ class VmiEvictionReconcilerTest {
     reconcile("vm-1");
 
     assertEquals(List.of(), created);
-    assertTrue(events.has("Warning", EventReasons.FALLING_BACK_TO_DRAIN));
+    assertTrue(events.has("Warning", Told.FALLBACK.reason));
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids, "drained (no node) and deleted");
   }
 
@@ -1065,7 +1068,7 @@ class VmiEvictionReconcilerTest {
   }
 
   @Test
-  void runningVmisOfOneClusterShareOneListOfMarkedNodesAndOnlyAMarkedNodeIsRead() {
+  void ofTheRunningVmisOfOneClusterOnlyTheOneWhoseNodeCarriesOurMarkUncordonsIt() {
     for (int i = 0; i < 50; i++) {
       vmis.put(vmi("vm-" + i, "External", null));
     }
@@ -1081,19 +1084,16 @@ class VmiEvictionReconcilerTest {
     }
 
     assertEquals(List.of("uncordon node-of-vm-7"), guest.calls);
-    assertEquals(
-        1,
-        guest.nodeReads,
-        "only the VMI whose node (by providerID) carries our mark reads its node");
-    // Each check reads the cluster's marks from its node watch: GuestNodeWatchIT counts one list.
+    // Each check reads its node from the cluster's node watch: GuestNodeWatchIT counts one list
+    // and no GET for all the checks of a cluster.
   }
 
   @Test
   void aMarkWeJustSetIsSeenByTheUncordonCheckOfTheRecreatedVmi() {
     vmis.put(vmi("vm-2", "External", null));
     guest.node = Optional.of(node("vm-1", null, false, "True"));
-    reconcile("vm-2"); // lists the cluster's marks: none yet
-    assertEquals(1, guest.markedNodeLists);
+    reconcile("vm-2"); // reads its node: no mark of ours yet
+    assertEquals(1, guest.nodeReads);
 
     evacuating("vm-1");
     guest.passes.add(complete());
@@ -1226,16 +1226,10 @@ class VmiEvictionReconcilerTest {
       boolean paused, boolean excluded, String nodeDrainTimeout, String kubevirtMachineGrace) {
     return new MachineContract.Facts(
         "tenant-a/guest",
-        Optional.of(new MachineContract.ClusterFacts("tenant-a/guest", paused)),
+        Optional.of(MachineContractTest.cluster("tenant-a", "guest", paused)),
+        Optional.of(MachineContractTest.kubevirtMachine("tenant-a", "vm-1", kubevirtMachineGrace)),
         Optional.of(
-            new MachineContract.KubevirtMachineFacts(
-                "tenant-a/vm-1", Optional.ofNullable(kubevirtMachineGrace))),
-        Optional.of(
-            new MachineContract.MachineFacts(
-                "tenant-a/machine-1",
-                excluded,
-                Optional.ofNullable(nodeDrainTimeout),
-                Optional.empty())),
+            MachineContractTest.machine("tenant-a", "machine-1", excluded, nodeDrainTimeout, null)),
         List.of());
   }
 
@@ -1270,7 +1264,7 @@ class VmiEvictionReconcilerTest {
     assertEquals(List.of(), connects);
     assertEquals(List.of(), guest.calls, "not cordoned, not drained");
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
-    assertTrue(events.has("Normal", EventReasons.NODE_DRAIN_EXCLUDED));
+    assertTrue(events.has("Normal", Told.DRAIN_EXCLUDED.reason));
   }
 
   @Test
@@ -1357,22 +1351,12 @@ class VmiEvictionReconcilerTest {
   void aClusterBeingDeletedIsDrainedAsUsualAndToldOncePerEvacuation() {
     evacuating("vm-1");
     guest.node = Optional.of(node("vm-1", null, false, "True"));
-    facts =
-        new MachineContract.Facts(
-            "tenant-a/guest",
-            Optional.of(
-                new MachineContract.ClusterFacts(
-                    "tenant-a/guest",
-                    false,
-                    Optional.empty(),
-                    Optional.empty(),
-                    Optional.of(T0.minus(Duration.ofMinutes(1))))),
-            Optional.of(
-                new MachineContract.KubevirtMachineFacts("tenant-a/vm-1", Optional.empty())),
-            Optional.of(
-                new MachineContract.MachineFacts(
-                    "tenant-a/machine-1", false, Optional.empty(), Optional.empty())),
-            List.of());
+    facts = facts(false, false, null, null);
+    facts
+        .clusterObject()
+        .orElseThrow()
+        .getMetadata()
+        .deletionTimestamp(T0.minus(Duration.ofMinutes(1)).atOffset(ZoneOffset.UTC));
     guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
     guest.passes.add(complete());
 
@@ -1383,9 +1367,9 @@ class VmiEvictionReconcilerTest {
     assertTrue(events.has("Normal", EventReasons.DRAIN_SUCCEEDED));
     assertEquals(
         1,
-        events.reasons().stream().filter(EventReasons.CLUSTER_DELETING::equals).count(),
+        events.reasons().stream().filter(Told.DELETING.reason::equals).count(),
         "told once, not per step");
-    String told = events.message("Normal", EventReasons.CLUSTER_DELETING);
+    String told = events.message("Normal", Told.DELETING.reason);
     assertTrue(
         told.contains("Cluster tenant-a/guest is being deleted")
             && told.contains("proceeds as usual")
@@ -1400,9 +1384,8 @@ class VmiEvictionReconcilerTest {
     facts =
         new MachineContract.Facts(
             "tenant-a/guest",
-            Optional.of(new MachineContract.ClusterFacts("tenant-a/guest", false)),
-            Optional.of(
-                new MachineContract.KubevirtMachineFacts("tenant-a/vm-1", Optional.empty())),
+            Optional.of(MachineContractTest.cluster("tenant-a", "guest", false)),
+            Optional.of(MachineContractTest.kubevirtMachine("tenant-a", "vm-1", null)),
             Optional.empty(),
             List.of("Machine tenant-a/machine-1 not found"));
     guest.passes.add(blocked("guest-ns/db-0", "guest-ns/db-pdb"));
@@ -1416,11 +1399,11 @@ class VmiEvictionReconcilerTest {
     assertEquals(3, factReads, "read on every step");
     assertEquals(
         1,
-        events.reasons().stream().filter(EventReasons.MACHINE_CONTRACT_UNAVAILABLE::equals).count(),
+        events.reasons().stream().filter(Told.CONTRACT_UNAVAILABLE.reason::equals).count(),
         "told once, not per step");
     assertTrue(
         events
-            .message("Warning", EventReasons.MACHINE_CONTRACT_UNAVAILABLE)
+            .message("Warning", Told.CONTRACT_UNAVAILABLE.reason)
             .contains("Machine tenant-a/machine-1 not found"));
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
     assertTrue(events.has("Normal", EventReasons.DRAIN_SUCCEEDED));
@@ -1649,7 +1632,11 @@ class VmiEvictionReconcilerTest {
     }
   }
 
-  static final class FakeGuest implements Guest {
+  static final class FakeGuest extends Guest {
+    FakeGuest() {
+      super(null, null);
+    }
+
     Optional<V1Node> node = Optional.empty();
     final Deque<DrainPass> passes = new ArrayDeque<>();
     Duration throttledFor;
@@ -1667,13 +1654,12 @@ class VmiEvictionReconcilerTest {
     }
 
     int nodeReads;
-    int markedNodeLists;
     boolean nodeListForbidden;
 
     @Override
     public Optional<V1Node> findNode(String vmiName) {
       nodeReads++;
-      return node;
+      return node.flatMap(n -> Guest.GuestNodeMatch.choose(vmiName, List.of(n)));
     }
 
     @Override
@@ -1682,7 +1668,6 @@ class VmiEvictionReconcilerTest {
         throw new GuestAccessException(
             GuestAccessException.Reason.GuestAPIForbidden, "listing nodes denied");
       }
-      markedNodeLists++;
       return MarkedNodes.of(node.map(List::of).orElse(List.of()));
     }
 

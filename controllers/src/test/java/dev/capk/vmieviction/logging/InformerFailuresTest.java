@@ -33,7 +33,6 @@ class InformerFailuresTest {
           "kind=NodeMaintenance namespace=all",
           nanos::get,
           Clock.fixed(Instant.parse("2026-11-26T14:00:00Z"), ZoneOffset.UTC),
-          InformerFailures::describe,
           null);
 
   /** The reflector's loop, a second per round: lists when the backoff allows, fails with 404. */
@@ -52,11 +51,7 @@ class InformerFailuresTest {
   void aRefusedListIsNotSentAgainBeforeThePauseAndAGrantIsSeenAfterIt() {
     InformerFailures paced =
         new InformerFailures(
-            "kind=Cluster namespace=all",
-            nanos::get,
-            Clock.systemUTC(),
-            InformerFailures::describe,
-            Duration.ofMinutes(5));
+            "kind=Cluster namespace=all", nanos::get, Clock.systemUTC(), Duration.ofMinutes(5));
     assertTrue(paced.mayList(), "the first list goes out");
     Optional<InformerFailures.Told> told = paced.failed(new ApiException(403, "forbidden"));
     assertEquals(Level.INFO, told.orElseThrow().level());

@@ -9,7 +9,6 @@ import com.google.gson.JsonParser;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceStatus;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.drain.PodRef;
-import dev.capk.vmieviction.drain.SkippedPod;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -29,7 +28,7 @@ class MaintenanceStatusTest {
       List<PodRef> terminating,
       Map<PodRef, Set<String>> blocking,
       Map<PodRef, String> failed,
-      List<SkippedPod> skipped) {
+      Map<PodRef, String> skipped) {
     return new DrainStep(
         pending.isEmpty(),
         planned.size() - pending.size(),
@@ -63,7 +62,7 @@ class MaintenanceStatusTest {
   void theFirstPlanCountsThePodsAndProgressFollowsEachPodThatGoes() {
     MaintenanceStatus.Snapshot p = counted(0, 0);
     List<PodRef> all = List.of(A, B, C);
-    List<SkippedPod> ds = List.of(new SkippedPod(DS, "DaemonSet-managed"));
+    Map<PodRef, String> ds = Map.of(DS, "DaemonSet-managed");
     p = after(p, step(all, all, List.of(), Map.of(), Map.of(), ds));
     MaintenanceStatus.Snapshot s = p;
     assertEquals(3, s.evictionPods());
@@ -81,7 +80,7 @@ class MaintenanceStatusTest {
   @Test
   void countsFromTheStatusSurviveARestartAndLaterPlansDoNotRecount() {
     MaintenanceStatus.Snapshot p = counted(4, 6);
-    p = after(p, step(List.of(C), List.of(C), List.of(), Map.of(), Map.of(), List.of()));
+    p = after(p, step(List.of(C), List.of(C), List.of(), Map.of(), Map.of(), Map.of()));
     assertEquals(4, p.evictionPods());
     assertEquals(6, p.totalPods());
     assertEquals(75, p.percent());
@@ -107,7 +106,7 @@ class MaintenanceStatusTest {
                 List.of(C),
                 Map.of(B, Set.of("db")),
                 Map.of(),
-                List.of()));
+                Map.of()));
     MaintenanceStatus.Snapshot s = p;
     assertEquals(List.of("b", "c"), s.pendingPods());
     assertEquals(33, s.percent());
@@ -115,10 +114,10 @@ class MaintenanceStatusTest {
         "not all pods evicted: 2 left (ns/b blocked by PodDisruptionBudget ns/db; ns/c still"
             + " terminating); retrying",
         s.lastError());
-    p = after(p, step(List.of(B), List.of(B), List.of(), Map.of(B, Set.of()), Map.of(), List.of()));
+    p = after(p, step(List.of(B), List.of(B), List.of(), Map.of(B, Set.of()), Map.of(), Map.of()));
     assertTrue(p.lastError().contains("a PodDisruptionBudget"));
 
-    p = after(p, step(List.of(), List.of(), List.of(), Map.of(), Map.of(), List.of()));
+    p = after(p, step(List.of(), List.of(), List.of(), Map.of(), Map.of(), Map.of()));
     assertEquals(List.of(), p.pendingPods());
     assertNull(p.lastError());
   }
@@ -126,7 +125,7 @@ class MaintenanceStatusTest {
   @Test
   void podsOnlyOnTheirWayOutAreNoError() {
     MaintenanceStatus.Snapshot p = counted(0, 0);
-    p = after(p, step(List.of(A, B), List.of(A, B), List.of(A), Map.of(), Map.of(), List.of()));
+    p = after(p, step(List.of(A, B), List.of(A, B), List.of(A), Map.of(), Map.of(), Map.of()));
     assertNull(p.lastError());
   }
 
@@ -142,7 +141,7 @@ class MaintenanceStatusTest {
                 List.of(),
                 Map.of(),
                 Map.of(A, "more than one PodDisruptionBudget"),
-                List.of()));
+                Map.of()));
     assertEquals(
         "not all pods evicted: 1 left (ns/a cannot be evicted: more than one PodDisruptionBudget);"
             + " retrying",

@@ -98,7 +98,7 @@ class NodeMaintenanceReconcilerTest {
         blocking,
         Map.of(),
         Set.of(),
-        List.of(),
+        Map.of(),
         nextTry,
         Map.of());
   }

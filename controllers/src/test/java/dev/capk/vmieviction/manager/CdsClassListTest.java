@@ -54,7 +54,7 @@ class CdsClassListTest {
         List.of(
             "dev/capk/vmieviction/manager/Main",
             "dev/capk/vmieviction/eviction/Evacuator",
-            "dev/capk/vmieviction/eviction/GuestClusters$GuestNodeDrainer",
+            "dev/capk/vmieviction/eviction/Guest",
             "dev/capk/vmieviction/drain/DrainStepper",
             "dev/capk/vmieviction/drain/DrainStepper$Evictor",
             "dev/capk/vmieviction/drain/SteppedDrains$NodePodWatch",

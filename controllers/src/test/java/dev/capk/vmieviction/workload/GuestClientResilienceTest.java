@@ -25,10 +25,11 @@ import org.junit.jupiter.api.Test;
  * Retry and circuit breaker around guest calls; the calls are lambdas, nothing goes on the network.
  */
 class GuestClientResilienceTest {
+  /** The flags' defaults: kubectl's client limits (QPS 50, burst 300), four steps at once. */
+  static final GuestClient.Throttle.Limits LIMITS = new GuestClient.Throttle.Limits(50, 300, 4);
 
   static final GuestClients.Settings SETTINGS =
-      new GuestClients.Settings(
-          Duration.ofMinutes(1), false, GuestClient.Throttle.Limits.defaults());
+      new GuestClients.Settings(Duration.ofMinutes(1), false, LIMITS);
 
   static GuestClient client() {
     GuestClusterRef ref = new GuestClusterRef("ns", "c");
@@ -38,7 +39,7 @@ class GuestClientResilienceTest {
         "uid/1",
         CircuitBreaker.of("ns/c", GuestClients.BREAKER),
         Retry.of("ns/c", GuestClients.RETRY),
-        new GuestClient.Throttle(GuestClient.Throttle.Limits.defaults()),
+        new GuestClient.Throttle(LIMITS),
         Deadline.NONE);
   }
 

@@ -3,6 +3,7 @@ package dev.capk.vmieviction.drain.cli;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
+import java.io.File;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -11,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Map;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import picocli.CommandLine;
@@ -81,12 +83,10 @@ public final class ConnectionOptions {
       description = "Show this help and exit.")
   boolean help;
 
-  /** The namespace chosen with -n, or null. */
   public String namespace() {
     return namespace;
   }
 
-  /** The -v level. */
   public int verbosity() {
     return verbosity;
   }
@@ -103,10 +103,7 @@ public final class ConnectionOptions {
   /** Long enough for any single request of a drain; watches set their own. */
   private static final Duration READ_TIMEOUT = Duration.ofSeconds(60);
 
-  /**
-   * An API client for the chosen kubeconfig, context, cluster and user, found as kubectl finds one:
-   * --kubeconfig, else $KUBECONFIG, else ~/.kube/config, else the in-cluster service account.
-   */
+  /** A client found as kubectl finds one: --kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster. */
   public ApiClient connect(Map<String, String> env) throws KubeconfigException {
     ApiClient client = find(env);
     if (requestTimeout != null && !requestTimeout.isZero()) {
@@ -122,15 +119,13 @@ public final class ConnectionOptions {
     if (file == null) {
       String fromEnv = env.get("KUBECONFIG");
       if (fromEnv != null && !fromEnv.isBlank()) {
-        for (String p : fromEnv.split(java.io.File.pathSeparator)) {
-          if (!p.isBlank() && Files.exists(Path.of(p))) {
-            file = Path.of(p);
-            break;
-          }
-        }
-        if (file == null) {
-          throw new KubeconfigException("no kubeconfig found at KUBECONFIG=" + fromEnv);
-        }
+        file =
+            Arrays.stream(fromEnv.split(File.pathSeparator))
+                .filter(p -> !p.isBlank() && Files.exists(Path.of(p)))
+                .map(Path::of)
+                .findFirst()
+                .orElseThrow(
+                    () -> new KubeconfigException("no kubeconfig found at KUBECONFIG=" + fromEnv));
       } else {
         String home = env.getOrDefault("HOME", System.getProperty("user.home"));
         Path dflt = Path.of(home, ".kube", "config");
@@ -147,10 +142,7 @@ public final class ConnectionOptions {
     return fromFile(file, context, cluster, user);
   }
 
-  /**
-   * kubectl's --cluster and --user: the chosen context, in memory only, names another cluster or
-   * user of the same kubeconfig. The file is never written.
-   */
+  /** kubectl's --cluster and --user: the context names them, in memory only (never the file). */
   @SuppressWarnings("unchecked")
   private static void overrideContext(KubeConfig config, String cluster, String user)
       throws KubeconfigException {
@@ -257,10 +249,7 @@ public final class ConnectionOptions {
     }
   }
 
-  /**
-   * kubectl's --request-timeout: a bare integer is seconds, otherwise a Go duration; never
-   * negative.
-   */
+  /** kubectl's --request-timeout: bare integer seconds, or a Go duration; never negative. */
   static final class RequestTimeoutConverter implements CommandLine.ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {

@@ -6,7 +6,6 @@ import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.PodFilters;
-import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
@@ -139,24 +138,21 @@ public final class DrainCommand extends NodeCommand {
   @Override
   void check(DryRun strategy) {
     try {
+      // kubectl: a negative grace period means the pod's own; a skip-wait of 0 or less, none.
       options =
-          DrainOptions.builder()
-              .force(force)
-              .ignoreAllDaemonSets(ignoreDaemonSets)
-              .deleteEmptyDirData(deleteEmptyDirData)
-              // kubectl: any negative value means the pod's own grace period.
-              .gracePeriodSeconds(Math.max(-1, gracePeriod))
-              .timeout(timeout)
-              .podSelector(podSelector)
-              .disableEviction(disableEviction)
-              // kubectl: 0 or negative means wait for every pod.
-              .skipWaitForDeleteTimeout(
-                  Duration.ofSeconds(Math.max(0, skipWaitForDeleteTimeoutSeconds)))
-              .chunkSize(Math.max(0, chunkSize))
-              .dryRun(strategy)
-              .maxConcurrentEvictions(maxConcurrentEvictions)
-              .evictionRetryInterval(evictionRetryInterval)
-              .build();
+          new DrainOptions(
+              force,
+              ignoreDaemonSets,
+              deleteEmptyDirData,
+              Math.max(-1, gracePeriod),
+              timeout,
+              podSelector,
+              disableEviction,
+              Duration.ofSeconds(Math.max(0, skipWaitForDeleteTimeoutSeconds)),
+              Math.max(0, chunkSize),
+              strategy,
+              maxConcurrentEvictions,
+              evictionRetryInterval);
     } catch (IllegalArgumentException e) {
       if (e.getMessage() != null && e.getMessage().startsWith("invalid label selector")) {
         throw new IllegalArgumentException(
@@ -211,15 +207,7 @@ public final class DrainCommand extends NodeCommand {
     try {
       error = drainer.drain(node, options, reporter).error().orElse(null);
     } catch (DrainRefusedException e) {
-      List<String> groups =
-          e.refusals().entrySet().stream()
-              .map(
-                  r ->
-                      kubectlRefusal(r.getKey())
-                          + ": "
-                          + String.join(", ", r.getValue().stream().map(PodRef::toString).toList()))
-              .toList();
-      error = aggregate(groups);
+      error = aggregate(e.groups().stream().map(DrainCommand::kubectlRefusal).toList());
     } catch (ApiException e) {
       error = ApiStatus.describe(e);
     } catch (RuntimeException e) {
@@ -246,8 +234,8 @@ public final class DrainCommand extends NodeCommand {
    * without a controller already starts with it: scripts see "cannot delete cannot delete Pods that
    * declare no controller", so we print the same.
    */
-  static String kubectlRefusal(String reason) {
-    return reason.equals(PodFilters.UNMANAGED_FATAL) ? "cannot delete " + reason : reason;
+  static String kubectlRefusal(String group) {
+    return group.startsWith(PodFilters.UNMANAGED_FATAL + ": ") ? "cannot delete " + group : group;
   }
 
   /** picocli converter for Go-style durations. */

@@ -72,11 +72,7 @@ class NodeCommand implements Callable<Integer> {
     this.err = err;
   }
 
-  /**
-   * Checks the command's own flags before anything is sent.
-   *
-   * @throws IllegalArgumentException with kubectl's wording for a bad value
-   */
+  /** Checks the command's own flags before anything is sent (kubectl's wording if bad). */
   void check(DryRun strategy) {}
 
   /** Acts on the resolved nodes; returns the exit code. */
@@ -128,10 +124,7 @@ class NodeCommand implements Callable<Integer> {
     return run(client, nodes, strategy);
   }
 
-  /**
-   * The names of the nodes matching a label selector, sorted by name as the API server lists them,
-   * page by page. The selector is checked by the server.
-   */
+  /** The nodes matching a label selector (checked by the server), by name, page by page. */
   private static List<String> nodesMatching(ApiClient client, String selector) throws ApiException {
     RawApi api = new RawApi(client);
     List<String> names = new ArrayList<>();

@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  * passes BENCH_OPTS through) whose defaults are what `make bench` measures.
  */
 abstract class Bench {
-  private static final long STARTED = System.nanoTime();
+  static final long STARTED = System.nanoTime();
   Report report;
   Path work;
 
@@ -69,10 +69,6 @@ abstract class Bench {
   /** {@code kubectl ARGS} (split at spaces) against {@code cluster}; fails unless it exits 0. */
   static void kubectl(KubeCluster cluster, String args) {
     cluster.kubectl().runOrFail(null, args.split(" "));
-  }
-
-  static double minutesSinceStart() {
-    return (System.nanoTime() - STARTED) / 60e9;
   }
 
   static double secondsSince(long nanos) {

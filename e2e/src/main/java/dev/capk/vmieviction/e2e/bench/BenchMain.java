@@ -64,7 +64,9 @@ public final class BenchMain {
         Report.f(
             "---\nThe benchmarks took %.1f minutes (after the build); load average at the end %s. "
                 + "Logs of every process under `%s`.",
-            Bench.minutesSinceStart(), loadAverage(), root.relativize(work.toAbsolutePath())));
+            Bench.secondsSince(Bench.STARTED) / 60,
+            loadAverage(),
+            root.relativize(work.toAbsolutePath())));
     System.out.println();
     System.out.println(report.render());
     System.out.println("bench: report written to " + out);

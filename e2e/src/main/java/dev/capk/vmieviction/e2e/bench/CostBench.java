@@ -145,14 +145,7 @@ final class CostBench extends Bench {
     Map<String, Double> out = new LinkedHashMap<>();
     one.spares(true);
     LocalCluster guest = one.guests.get(0);
-    List<String> drain =
-        List.of(
-            guest.binaries().kubectl().toString(),
-            "drain",
-            twin,
-            "--kubeconfig",
-            guest.kubeconfig().toString());
-    Tool kubectl = new Tool("kubectl drain", concat(drain, DrainBench.FLAGS), null, false);
+    Tool kubectl = DrainBench.kubectl(guest, "kubectl drain", List.of(twin));
     out.put(kubectl.name(), time(kubectl, Duration.ofMinutes(11)).wall());
     progress("cost: pace: kubectl drain of %s: %.1f s", twin, out.get("kubectl drain"));
     kubectl(guest, "uncordon " + twin);

@@ -42,19 +42,21 @@ final class DrainBench extends Bench {
     }
   }
 
-  /** {@code head} drain {@code target}, against this cluster, with {@link #FLAGS}. */
-  private Tool tool(String name, List<String> head, List<String> target) {
+  /** {@code head} drain {@code target}, against {@code cluster}, with {@link #FLAGS}. */
+  private static Tool tool(
+      LocalCluster cluster, String name, List<String> head, List<String> target) {
     List<String> tail = List.of("--kubeconfig", cluster.kubeconfig().toString());
     return new Tool(name, concat(concat(concat(head, target), tail), FLAGS), null, false);
   }
 
-  private Tool kubectl(String name, List<String> target) {
-    return tool(name, List.of(cluster.binaries().kubectl().toString(), "drain"), target);
+  static Tool kubectl(LocalCluster cluster, String name, List<String> target) {
+    return tool(cluster, name, List.of(cluster.binaries().kubectl().toString(), "drain"), target);
   }
 
   private Tool ours(List<String> target) {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    return tool("ours", List.of(java, "-jar", ControllerJar.path().toString(), "drain"), target);
+    List<String> head = List.of(java, "-jar", ControllerJar.path().toString(), "drain");
+    return tool(cluster, "ours", head, target);
   }
 
   /** A section of {@code title}, {@code what} was drained and how, then the rows of its table. */
@@ -84,7 +86,7 @@ final class DrainBench extends Bench {
       Compared c =
           compare(
               Report.f("drain: %d pods", size),
-              kubectl("kubectl drain", List.of(node)),
+              kubectl(cluster, "kubectl drain", List.of(node)),
               ours(List.of(node)),
               runs,
               kubectlRuns,
@@ -128,7 +130,7 @@ final class DrainBench extends Bench {
     Compared c =
         compare(
             "selector: " + shape,
-            kubectl("kubectl drain -l", List.of("-l", POOL)),
+            kubectl(cluster, "kubectl drain -l", List.of("-l", POOL)),
             ours(List.of("-l", POOL)),
             runs,
             runs,

@@ -57,20 +57,13 @@ final class HeadOfLineBench extends Bench {
 
   private final List<Vm> vms = new ArrayList<>();
 
-  /**
-   * By VMI name, when (nanoTime) our patch setting {@code status.evacuationNodeName} returned, and
-   * when this JVM's watch saw the VMI deleted; by pod name, when it saw the pod gone.
-   */
-  private final Map<String, Long> markedAt = new ConcurrentHashMap<>();
-
+  /** By VMI name, when (nanoTime) this JVM's watch saw the VMI deleted: what the waits wait on. */
   private final Map<String, Long> deletedAt = new ConcurrentHashMap<>();
-  private final Map<String, Long> podGoneAt = new ConcurrentHashMap<>();
 
   /** The drain start annotation last seen on each VMI before its deletion. */
   private final Map<String, String> drainStart = new ConcurrentHashMap<>();
 
   private final AtomicInteger vmiWatchResumes = new AtomicInteger();
-  private final AtomicInteger podWatchResumes = new AtomicInteger();
 
   /**
    * Phase 2's samples every 250 ms: epoch seconds, then CPU seconds of the machine (all cores), the
@@ -150,14 +143,6 @@ final class HeadOfLineBench extends Bench {
               },
               deletedAt,
               vmiWatchResumes::incrementAndGet));
-      for (RawKube guest : guestApis) {
-        watches.add(
-            guest.watchResuming(
-                "/api/v1/namespaces/" + GUEST_NAMESPACE + "/pods",
-                (type, pod) -> type.equals("DELETED"),
-                podGoneAt,
-                podWatchResumes::incrementAndGet));
-      }
       List<String> flags =
           List.of(
               "--kubeconfig=" + infra.kubeconfig(),
@@ -290,10 +275,7 @@ final class HeadOfLineBench extends Bench {
     parallel(
         batch.size(),
         32,
-        i -> {
-          RealisticVmis.mark(infraApi, batch.get(i).ns(), batch.get(i).name(), INFRA_NODE);
-          markedAt.put(batch.get(i).name(), System.nanoTime());
-        });
+        i -> RealisticVmis.mark(infraApi, batch.get(i).ns(), batch.get(i).name(), INFRA_NODE));
     double marking = secondsSince(t0);
     long deadline = System.nanoTime() + timeout.toNanos();
     long lastProgress = System.nanoTime();
@@ -335,20 +317,6 @@ final class HeadOfLineBench extends Bench {
     return Stats.of(vms.stream().map(f::applyAsDouble).filter(d -> !d.isNaN()).toList());
   }
 
-  /** The latest of {@code at}'s values for the VM's pods (by name), NaN unless all are known. */
-  private static double lastOfPods(Vm vm, ToDoubleFunction<String> at) {
-    return IntStream.range(0, vm.pods())
-        .mapToDouble(j -> at.applyAsDouble(vm.name() + "-" + j))
-        .max()
-        .orElse(Double.NaN);
-  }
-
-  /** {@code at}'s nanoTime of {@code key} in seconds, NaN if none. */
-  private static double seen(Map<String, Long> at, String key) {
-    Long t = at.get(key);
-    return t == null ? Double.NaN : t / 1e9;
-  }
-
   private void write(int tenants) {
     // The API servers' own times, from their audit logs (one clock), in epoch seconds: a VMI's
     // marking stored and its delete request received, each guest pod removed.
@@ -366,12 +334,13 @@ final class HeadOfLineBench extends Bench {
         vm -> evacuations.getOrDefault(vm.name(), AuditLog.Evacuation.NONE).marked();
     ToDoubleFunction<Vm> deleteRequested =
         vm -> evacuations.getOrDefault(vm.name(), AuditLog.Evacuation.NONE).deleteRequested();
+    // The last of the VM's pods removed, NaN unless all are known.
     ToDoubleFunction<Vm> podsRemoved =
-        vm -> lastOfPods(vm, n -> podRemoved.getOrDefault(n, Double.NaN));
-    // The same as this JVM's watches saw them, in nanoTime seconds.
-    ToDoubleFunction<Vm> markedSeen = vm -> seen(markedAt, vm.name());
-    ToDoubleFunction<Vm> deletedSeen = vm -> seen(deletedAt, vm.name());
-    ToDoubleFunction<Vm> podsGoneSeen = vm -> lastOfPods(vm, n -> seen(podGoneAt, n));
+        vm ->
+            IntStream.range(0, vm.pods())
+                .mapToDouble(j -> podRemoved.getOrDefault(vm.name() + "-" + j, Double.NaN))
+                .max()
+                .orElse(Double.NaN);
     Stats alone = times(Kind.ALONE, markedStored, deleteRequested, 1);
     Stats free = times(Kind.FREE, markedStored, deleteRequested, 1);
     Stats reactionFree = times(Kind.FREE, podsRemoved, deleteRequested, 1000);
@@ -386,7 +355,8 @@ final class HeadOfLineBench extends Bench {
     // The deadline as the issue means it: from the moment the VMI was marked, not from when the
     // controller got round to writing its drain start.
     Stats lateSinceMark =
-        Stats.over(times(Kind.BLOCKED, markedSeen, deletedSeen, 1).sorted(), x -> x - timeout);
+        Stats.over(
+            times(Kind.BLOCKED, markedStored, deleteRequested, 1).sorted(), x -> x - timeout);
     long within2s = late.sorted().stream().filter(s -> s <= 2.0).count();
     int freeMissing = freeVms.size() - free.n();
     int reactionUntimed = freeVms.size() - reactionFree.n();
@@ -401,19 +371,13 @@ final class HeadOfLineBench extends Bench {
     Stats rtt = Stats.of(roundTripsMs);
     List<List<String>> evacRows = new ArrayList<>();
     List<List<String>> reactionRows = new ArrayList<>();
-    for (boolean watched : List.of(false, true)) {
-      for (Kind kind : List.of(Kind.ALONE, Kind.FREE)) {
-        String label =
-            (watched ? "seen by the watches: " : "")
-                + (kind == Kind.ALONE
-                    ? "alone (phase 1)"
-                    : "with " + blocked.size() + " blocked (phase 2)");
-        ToDoubleFunction<Vm> deleted = watched ? deletedSeen : deleteRequested;
-        Stats e = times(kind, watched ? markedSeen : markedStored, deleted, 1);
-        Stats r = times(kind, watched ? podsGoneSeen : podsRemoved, deleted, 1000);
-        evacRows.add(Report.row(label, e.n(), e.cells(S, MEDIAN_P95_MAX)));
-        reactionRows.add(Report.row(label, r.n(), r.cells("%.0f", "median", "p95", "p99", "max")));
-      }
+    for (Kind kind : List.of(Kind.ALONE, Kind.FREE)) {
+      String label =
+          kind == Kind.ALONE ? "alone (phase 1)" : "with " + blocked.size() + " blocked (phase 2)";
+      Stats e = times(kind, markedStored, deleteRequested, 1);
+      Stats r = times(kind, podsRemoved, deleteRequested, 1000);
+      evacRows.add(Report.row(label, e.n(), e.cells(S, MEDIAN_P95_MAX)));
+      reactionRows.add(Report.row(label, r.n(), r.cells("%.0f", "median", "p95", "p99", "max")));
     }
     String figures =
         Report.f(
@@ -495,7 +459,7 @@ final class HeadOfLineBench extends Bench {
                 and %d blocked, shuffled, marked at once (in %.2f s). Times from the API servers' audit logs (one \
                 clock): evacuation = marking stored to the VMI's delete request; reaction = the node's last pod \
                 removed to that request; lateness = deletion minus (drain start annotation + timeout), waits capped \
-                at marking + %d s. Watch times for comparison (VMI watch resumed %d times, pod watches %d).
+                at marking + %d s (the benchmark's VMI watch, which ends the waits, resumed %d times).
 
                 """,
                 tenants,
@@ -507,8 +471,7 @@ final class HeadOfLineBench extends Bench {
                 blocked.size(),
                 markingSeconds,
                 drainTimeout.plus(lateCap).toSeconds(),
-                vmiWatchResumes.get(),
-                podWatchResumes.get())
+                vmiWatchResumes.get())
             + Report.table("free VMIs|timed|median s|p95 s|max s", evacRows)
             + "\n"
             + Report.table(

@@ -51,7 +51,8 @@ class DrainStepperIT {
   @BeforeAll
   static void setUp() {
     fx = new DrainFixture(DRAIN.cluster());
-    evictions = Executors.newCachedThreadPool();
+    // As SteppedDrains sends them: a virtual thread per eviction.
+    evictions = Executors.newVirtualThreadPerTaskExecutor();
     stepper = new DrainStepper(DRAIN.cluster().client(), evictions, Clock.systemUTC());
   }
 
@@ -61,7 +62,7 @@ class DrainStepperIT {
   }
 
   static DrainOptions options() {
-    return DrainOptions.builder().timeout(Duration.ofSeconds(20)).build();
+    return DrainOptions.of(b -> b.timeout = Duration.ofSeconds(20));
   }
 
   static List<V1Pod> podsOf(String node) throws Exception {
@@ -81,7 +82,7 @@ class DrainStepperIT {
     fx.budget(ns, "db-budget", 1, Map.of("app", "db"), 1);
     DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20));
 
-    DrainStep first = stepper.step(node, podsOf(node), options(), memory);
+    DrainStep first = stepper.step(node, podsOf(node), options(), memory, BudgetWatch.NONE);
 
     assertFalse(first.complete());
     assertEquals(2, first.requests(), "one eviction per pod, sent in the same step");
@@ -94,7 +95,7 @@ class DrainStepperIT {
         () -> !fx.podsOn(node).containsKey(web.getMetadata().getUid()));
 
     // Before db is due again, a step sends nothing.
-    DrainStep early = stepper.step(node, podsOf(node), options(), memory);
+    DrainStep early = stepper.step(node, podsOf(node), options(), memory, BudgetWatch.NONE);
     assertEquals(0, early.requests());
     assertEquals(first.nextTry(), early.nextTry());
     assertEquals(List.of(PodRef.of(db)), early.pending());
@@ -110,7 +111,8 @@ class DrainStepperIT {
             node,
             podsOf(node),
             options(),
-            new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20)));
+            new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20)),
+            BudgetWatch.NONE);
 
     assertTrue(step.complete());
     assertEquals(0, step.requests());
@@ -135,7 +137,8 @@ class DrainStepperIT {
       int before = calls.get();
       DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20));
 
-      DrainStep step = stepper.step(node, watch.pods().orElseThrow(), options(), memory);
+      DrainStep step =
+          stepper.step(node, watch.pods().orElseThrow(), options(), memory, BudgetWatch.NONE);
       assertEquals(2, step.requests());
 
       Await.until(
@@ -143,7 +146,10 @@ class DrainStepperIT {
           Duration.ofSeconds(60),
           () -> watch.pods().map(List::isEmpty).orElse(false));
       assertTrue(calls.get() > before, "pods leaving called back");
-      assertTrue(stepper.step(node, watch.pods().orElseThrow(), options(), memory).complete());
+      assertTrue(
+          stepper
+              .step(node, watch.pods().orElseThrow(), options(), memory, BudgetWatch.NONE)
+              .complete());
     }
   }
 

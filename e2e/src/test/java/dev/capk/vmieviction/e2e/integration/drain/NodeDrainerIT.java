@@ -33,6 +33,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -68,10 +69,17 @@ class NodeDrainerIT {
   }
 
   /** Short retries keep budget tests quick; a timeout keeps a broken test from hanging. */
-  private static DrainOptions.Builder opts() {
-    return DrainOptions.builder()
-        .evictionRetryInterval(Duration.ofMillis(200))
-        .timeout(Duration.ofSeconds(90));
+  private static DrainOptions opts(Consumer<DrainOptions.Builder> more) {
+    return DrainOptions.of(
+        b -> {
+          b.evictionRetryInterval = Duration.ofMillis(200);
+          b.timeout = Duration.ofSeconds(90);
+          more.accept(b);
+        });
+  }
+
+  private static DrainOptions opts() {
+    return opts(b -> {});
   }
 
   private record Setup(String node, String ns, V1OwnerReference owner) {}
@@ -126,8 +134,8 @@ class NodeDrainerIT {
     fx.pods(s.ns, s.node, "web", 3, ownedBy(s.owner));
     fx.awaitRunning(s.ns, 3);
     RecordingOutput rec = new RecordingOutput();
-    Drained r = drain(s.node, opts().build(), rec);
-    assertTrue(r.isComplete(), r.toString());
+    Drained r = drain(s.node, opts(), rec);
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(3, r.evicted().size());
     assertTrue(fx.podsOn(s.node).isEmpty());
     assertTrue(fx.unschedulable(s.node));
@@ -143,7 +151,7 @@ class NodeDrainerIT {
     fx.daemonSet(s.ns, "agent", s.node);
     V1Pod web = fx.pod(s.ns, s.node, "web", ownedBy(s.owner));
     DrainRefusedException refused =
-        assertThrows(DrainRefusedException.class, () -> drain(s.node, opts().build()));
+        assertThrows(DrainRefusedException.class, () -> drain(s.node, opts()));
     assertEquals(
         Set.of("cannot delete " + PodFilters.DAEMONSET_FATAL), refused.refusals().keySet());
     assertEquals(1, refused.refusedPods().size());
@@ -154,8 +162,8 @@ class NodeDrainerIT {
 
     RecordingOutput rec = new RecordingOutput();
     assertFalse(cordoner.setUnschedulable(s.node, true, DryRun.NONE), "cordoned already");
-    Drained r = drainer.drain(s.node, opts().ignoreAllDaemonSets(true).build(), rec);
-    assertTrue(r.isComplete(), r.toString());
+    Drained r = drainer.drain(s.node, opts(b -> b.ignoreAllDaemonSets = true), rec);
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(web)), r.evicted());
     assertEquals(1, rec.warnings().size(), rec.lines().toString());
     assertTrue(
@@ -170,8 +178,8 @@ class NodeDrainerIT {
     V1Pod staticPod = fx.pod(s.ns, s.node, "static", mirror());
     V1Pod web = fx.pod(s.ns, s.node, "web", ownedBy(s.owner));
     RecordingOutput rec = new RecordingOutput();
-    Drained r = drain(s.node, opts().build(), rec);
-    assertTrue(r.isComplete(), r.toString());
+    Drained r = drain(s.node, opts(), rec);
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(web)), r.evicted());
     assertTrue(
         rec.lines().stream().noneMatch(l -> l.contains("static")),
@@ -184,15 +192,15 @@ class NodeDrainerIT {
     Setup s = setup("emptydir");
     V1Pod cache = fx.pod(s.ns, s.node, "cache", ownedBy(s.owner), withEmptyDir());
     DrainRefusedException refused =
-        assertThrows(DrainRefusedException.class, () -> drain(s.node, opts().build()));
+        assertThrows(DrainRefusedException.class, () -> drain(s.node, opts()));
     assertEquals(
         Map.of("cannot delete " + PodFilters.LOCAL_STORAGE_FATAL, List.of(ref(cache))),
         refused.refusals());
     assertEquals(1, fx.podsOn(s.node).size());
 
     RecordingOutput rec = new RecordingOutput();
-    Drained r = drain(s.node, opts().deleteEmptyDirData(true).build(), rec);
-    assertTrue(r.isComplete(), r.toString());
+    Drained r = drain(s.node, opts(b -> b.deleteEmptyDirData = true), rec);
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(cache)), r.evicted());
     assertEquals(List.of(), rec.warnings(), "kubectl 1.35 warns of no local storage either");
   }
@@ -202,12 +210,12 @@ class NodeDrainerIT {
     Setup s = setup("bare");
     V1Pod bare = fx.pod(s.ns, s.node, "bare");
     DrainRefusedException refused =
-        assertThrows(DrainRefusedException.class, () -> drain(s.node, opts().build()));
+        assertThrows(DrainRefusedException.class, () -> drain(s.node, opts()));
     assertEquals(Map.of(PodFilters.UNMANAGED_FATAL, List.of(ref(bare))), refused.refusals());
     assertTrue(refused.getMessage().contains(s.ns + "/bare"), refused.getMessage());
 
-    Drained r = drain(s.node, opts().force(true).build());
-    assertTrue(r.isComplete(), r.toString());
+    Drained r = drain(s.node, opts(b -> b.force = true));
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(bare)), r.evicted());
   }
 
@@ -218,8 +226,8 @@ class NodeDrainerIT {
     fx.awaitRunning(s.ns, 1);
     fx.finish(s.ns, "done", "Succeeded");
     RecordingOutput rec = new RecordingOutput();
-    Drained r = drain(s.node, opts().build(), rec);
-    assertTrue(r.isComplete(), r.toString());
+    Drained r = drain(s.node, opts(), rec);
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(done)), r.evicted());
     assertTrue(rec.warnings().isEmpty(), rec.lines().toString());
   }
@@ -246,8 +254,8 @@ class NodeDrainerIT {
               .isBefore(java.time.Instant.now());
         });
     RecordingOutput rec = new RecordingOutput();
-    Drained r = drain(node, opts().skipWaitForDeleteTimeout(Duration.ofSeconds(1)).build(), rec);
-    assertTrue(r.isComplete(), r.toString());
+    Drained r = drain(node, opts(b -> b.skipWaitForDeleteTimeout = Duration.ofSeconds(1)), rec);
+    assertTrue(r.error().isEmpty(), r.toString());
     assertTrue(r.evicted().isEmpty(), "nothing actually went: " + r.toString());
     // old was being deleted too long already at the plan (skipped silently, as kubectl does);
     // fresh was evicted and became so while waited for.
@@ -266,8 +274,8 @@ class NodeDrainerIT {
     fx.pod(s.ns, s.node, "b", ownedBy(s.owner), label("tier", "back"));
     fx.pod(s.ns, s.node, "c");
     RecordingOutput rec = new RecordingOutput();
-    Drained r = drain(s.node, opts().podSelector("tier in (front)").build(), rec);
-    assertTrue(r.isComplete(), r.toString());
+    Drained r = drain(s.node, opts(b -> b.podSelector = "tier in (front)"), rec);
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(a)), r.evicted());
     assertEquals(
         List.of("evicting pod " + ref(a), "pod/a evicted", "node/" + s.node + " drained"),
@@ -281,7 +289,7 @@ class NodeDrainerIT {
     String node = fx.nodes(unique("badsel"), 1).get(0);
     assertThrows(
         IllegalArgumentException.class,
-        () -> drain(node, opts().podSelector("tier in (front").build()));
+        () -> drain(node, opts(b -> b.podSelector = "tier in (front")));
     assertFalse(fx.unschedulable(node));
   }
 
@@ -306,7 +314,7 @@ class NodeDrainerIT {
         CompletableFuture.supplyAsync(
             () -> {
               try {
-                return drain(x, opts().build(), rec);
+                return drain(x, opts(), rec);
               } catch (Exception e) {
                 throw new IllegalStateException(e);
               }
@@ -318,7 +326,7 @@ class NodeDrainerIT {
 
     fx.cluster.kubectl().runOrFail(null, "-n", ns, "scale", "deployment", "web", "--replicas=3");
     Drained r = drain.get(90, TimeUnit.SECONDS);
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(before.values().stream().map(PodRef::of).sorted().toList(), r.evicted());
     assertTrue(fx.podsOn(x).isEmpty());
   }
@@ -332,8 +340,8 @@ class NodeDrainerIT {
     fx.budget(s.ns, "db-budget", 1, Map.of("app", "db"), 1);
     RecordingOutput rec = new RecordingOutput();
     // Long enough for the budget's first refusal to come back on a loaded machine.
-    Drained r = drain(s.node, opts().timeout(Duration.ofSeconds(6)).build(), rec);
-    assertFalse(r.isComplete());
+    Drained r = drain(s.node, opts(b -> b.timeout = Duration.ofSeconds(6)), rec);
+    assertFalse(r.error().isEmpty());
     assertTrue(r.error().orElseThrow().endsWith("global timeout reached: 6s"), r.toString());
     assertEquals(List.of(ref(web)), r.evicted());
     List<String> lines = rec.lines();
@@ -362,8 +370,8 @@ class NodeDrainerIT {
     V1Pod original = fx.core.readNamespacedPod("db-0", ns).execute();
     assertEquals(x, original.getSpec().getNodeName());
 
-    Drained r = drain(x, opts().build());
-    assertTrue(r.isComplete(), r.toString());
+    Drained r = drain(x, opts());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(original)), r.evicted());
     Await.until(
         "db-0 recreated",
@@ -394,8 +402,16 @@ class NodeDrainerIT {
     for (DryRun mode : List.of(DryRun.SERVER, DryRun.CLIENT)) {
       RecordingOutput rec = new RecordingOutput();
       assertTrue(cordoner.setUnschedulable(s.node, true, mode), "would cordon");
-      Drained r = drainer.drain(s.node, opts().force(true).dryRun(mode).build(), rec);
-      assertTrue(r.isComplete(), r.toString());
+      Drained r =
+          drainer.drain(
+              s.node,
+              opts(
+                  b -> {
+                    b.force = true;
+                    b.dryRun = mode;
+                  }),
+              rec);
+      assertTrue(r.error().isEmpty(), r.toString());
       assertEquals(3, r.evicted().size(), "the pods that would go: " + r.toString());
       assertFalse(fx.unschedulable(s.node), mode + " did not cordon");
       assertEquals(before.keySet(), fx.podsOn(s.node).keySet(), mode + " evicted nothing");
@@ -411,8 +427,8 @@ class NodeDrainerIT {
     fx.awaitRunning(s.ns, 2);
     fx.budget(s.ns, "db", 2, Map.of("app", "db"), 2);
     RecordingOutput rec = new RecordingOutput();
-    Drained r = drain(s.node, opts().disableEviction(true).build(), rec);
-    assertTrue(r.isComplete(), r.toString());
+    Drained r = drain(s.node, opts(b -> b.disableEviction = true), rec);
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(2, r.evicted().size());
     assertTrue(fx.podsOn(s.node).isEmpty());
     assertTrue(rec.lines().stream().anyMatch(e -> e.endsWith(" deleted")), rec.lines().toString());
@@ -430,7 +446,7 @@ class NodeDrainerIT {
     fx.budget(s.ns, "one", 0, Map.of("app", "db"), 1);
     fx.budget(s.ns, "two", 0, Map.of(DrainFixture.ROLE, "db"), 1);
     RecordingOutput rec = new RecordingOutput();
-    Drained r = drain(s.node, opts().build(), rec);
+    Drained r = drain(s.node, opts(), rec);
     assertEquals(Optional.of("some pods could not be evicted"), r.error(), "not timed out");
     assertEquals(List.of(ref(web)), r.evicted());
     String failed = rec.lines().get(rec.lines().size() - 1);
@@ -443,8 +459,15 @@ class NodeDrainerIT {
     Setup s = setup("big");
     fx.pods(s.ns, s.node, "p", 500, ownedBy(s.owner));
     fx.awaitRunning(s.ns, 500);
-    Drained r = drain(s.node, opts().timeout(Duration.ofMinutes(3)).chunkSize(100).build());
-    assertTrue(r.isComplete(), r.toString());
+    Drained r =
+        drain(
+            s.node,
+            opts(
+                b -> {
+                  b.timeout = Duration.ofMinutes(3);
+                  b.chunkSize = 100;
+                }));
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(500, r.evicted().size());
     assertTrue(fx.podsOn(s.node).isEmpty());
   }
@@ -460,7 +483,7 @@ class NodeDrainerIT {
         CompletableFuture.supplyAsync(
             () -> {
               try {
-                return drain(s.node, opts().build(), rec);
+                return drain(s.node, opts(), rec);
               } catch (Exception e) {
                 throw new IllegalStateException(e);
               }
@@ -469,7 +492,7 @@ class NodeDrainerIT {
     fx.cluster.restartApiServer(Duration.ofSeconds(2));
     fx.policy.deleteNamespacedPodDisruptionBudget("db", s.ns).execute();
     Drained r = drain.get(90, TimeUnit.SECONDS);
-    assertTrue(r.isComplete(), r.toString());
+    assertTrue(r.error().isEmpty(), r.toString());
     assertEquals(List.of(ref(db)), r.evicted());
   }
 

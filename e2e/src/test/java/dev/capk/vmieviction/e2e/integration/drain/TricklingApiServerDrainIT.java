@@ -58,7 +58,7 @@ class TricklingApiServerDrainIT {
                 try {
                   drainer.drain(
                       node,
-                      DrainOptions.builder().timeout(Duration.ofSeconds(5)).build(),
+                      DrainOptions.of(b -> b.timeout = Duration.ofSeconds(5)),
                       NodeDrainer.DrainOutput.NONE);
                   return null;
                 } catch (Exception e) {
