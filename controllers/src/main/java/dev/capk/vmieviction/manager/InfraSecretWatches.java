@@ -12,6 +12,7 @@ import io.kubernetes.client.openapi.models.V1SecretList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -75,7 +76,9 @@ final class InfraSecretWatches implements AutoCloseable {
             UnaryOperator.identity(),
             Duration.ZERO,
             false,
-            null);
+            null,
+            new HashMap<>(),
+            new ArrayList<>());
     secret.addEach(watchClient, List.of(ref.namespace()), api);
     secret.onChange(s -> changed.run());
     secret.factories().forEach(SharedInformerFactory::startAllRegisteredInformers);

@@ -97,7 +97,9 @@ public final class ManagementInformers {
           ManagementInformers::trimSecret,
           Duration.ZERO,
           true,
-          null);
+          null,
+          new LinkedHashMap<>(),
+          new ArrayList<>());
   private final Kind<KubevirtCluster> kubevirtClusters =
       Kind.management(KubevirtCluster.class, "KubevirtCluster");
   private final Set<Consumer<GuestClusterRef>> kubeconfigListeners = ConcurrentHashMap.newKeySet();
@@ -151,7 +153,9 @@ public final class ManagementInformers {
             ManagementInformers::trimVmi,
             resync,
             false,
-            listFailed);
+            listFailed,
+            new LinkedHashMap<>(),
+            new ArrayList<>());
     vmis.addEach(watchClient, namespaces, InfraVmis.api(watchClient));
     vmis.informers()
         .values()
@@ -255,30 +259,18 @@ public final class ManagementInformers {
       List<SharedInformerFactory> factories)
       implements CachedObjects<T> {
 
-    public Kind(
-        Class<T> type,
-        String kind,
-        ListOptions selectors,
-        UnaryOperator<T> trim,
-        Duration resync,
-        boolean paced,
-        Consumer<Throwable> listFailed) {
-      this(
-          type,
-          kind,
-          selectors,
-          trim,
-          resync,
-          paced,
-          listFailed,
-          new LinkedHashMap<>(),
-          new ArrayList<>());
-    }
-
     /** A management kind: every object, trimmed, not resynced, a refused list paced. */
     static <T extends KubernetesObject> Kind<T> management(Class<T> type, String kind) {
       return new Kind<>(
-          type, kind, new ListOptions(), ManagementInformers::trim, Duration.ZERO, true, null);
+          type,
+          kind,
+          new ListOptions(),
+          ManagementInformers::trim,
+          Duration.ZERO,
+          true,
+          null,
+          new LinkedHashMap<>(),
+          new ArrayList<>());
     }
 
     /** One informer per namespace ({@code namespaces} empty: all), each in a factory of its own. */
