@@ -8,6 +8,7 @@ import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.GuestClusters;
+import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
@@ -16,14 +17,17 @@ import dev.capk.vmieviction.runtime.ManagedController;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestClient;
 import dev.capk.vmieviction.workload.GuestClients;
+import dev.capk.vmieviction.workload.ManagementApis;
 import io.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
 import io.kubernetes.client.extended.leaderelection.LeaderElectionRecord;
 import io.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.util.Namespaces;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -67,6 +71,7 @@ public final class Manager implements AutoCloseable {
     LenientJson.install();
     InfraConnection home = InfraConnection.local(options.kubeconfig);
     closeables.add(home);
+    options.clusterApiVersion = clusterApiVersion(home.requestClient);
     // Own registry: several managers can live in one JVM (tests).
     PrometheusRegistry registry = new PrometheusRegistry();
     management =
@@ -115,7 +120,8 @@ public final class Manager implements AutoCloseable {
     }
     run(controllers, home.requestClient, registry);
     log.info(
-        "manager started infraClusters={} namespaces={} selector=\"{}\" drainTimeout={} retryInterval={} attemptTimeout={} workers={} defaultStrategy={}",
+        "manager started clusterApi={} infraClusters={} namespaces={} selector=\"{}\" drainTimeout={} retryInterval={} attemptTimeout={} workers={} defaultStrategy={}",
+        options.clusterApiVersion,
         options.infraClusters,
         options.namespaces.isEmpty() ? "all" : options.namespaces,
         options.vmiLabelSelector,
@@ -183,6 +189,23 @@ public final class Manager implements AutoCloseable {
           GoDuration.format(options.drainTimeout));
     }
     return settings;
+  }
+
+  /**
+   * The flag's version, else the one discovery finds (a server that cannot say stops the start).
+   */
+  private String clusterApiVersion(ApiClient client) throws IOException {
+    try {
+      return ManagementApis.clusterApiVersion(client, options.clusterApiVersion, 6);
+    } catch (ApiException e) {
+      throw new IOException(
+          "cannot discover which versions of cluster.x-k8s.io the API server serves: "
+              + ApiStatus.describe(e),
+          e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("interrupted discovering cluster.x-k8s.io's versions");
+    }
   }
 
   /** The tenants' guest clients, and the janitor that drops the ones left unused. */

@@ -248,8 +248,10 @@ public final class ManagerOptions {
   @Option(
       names = "--cluster-api-version",
       paramLabel = "VERSION",
-      defaultValue = ClusterApi.DEFAULT_VERSION,
-      description = "Version of cluster.x-k8s.io Clusters to read (default: ${DEFAULT-VALUE}).")
+      defaultValue = "",
+      description =
+          "Version of cluster.x-k8s.io to read, v1beta2 or v1beta1 (default: v1beta2 if the"
+              + " server serves it, else v1beta1).")
   String clusterApiVersion;
 
   @Option(
@@ -334,6 +336,9 @@ public final class ManagerOptions {
         !(externalInfra() && enableNodeMaintenance),
         "--enable-node-maintenance serves the Nodes of the --kubeconfig cluster, which with"
             + " --infra-clusters=external is the management cluster: not supported together");
+    require.accept(
+        List.of("", ClusterApi.V1BETA2, ClusterApi.V1BETA1).contains(clusterApiVersion),
+        "--cluster-api-version must be v1beta2 or v1beta1, got \"" + clusterApiVersion + "\"");
     require.accept(
         LiveMigrationPolicy.parse(liveMigration).isPresent(),
         "--live-migration must be never or prefer, got \"" + liveMigration + "\"");

@@ -9,7 +9,12 @@ import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.capk.KubevirtMachineList;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.ApisApi;
+import io.kubernetes.client.openapi.models.V1APIGroupList;
+import io.kubernetes.client.openapi.models.V1GroupVersionForDiscovery;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import java.util.List;
 
 /**
  * The official client's generic APIs for the Cluster API objects behind a VMI, built one way for
@@ -18,6 +23,44 @@ import io.kubernetes.client.util.generic.GenericKubernetesApi;
 public final class ManagementApis {
 
   private ManagementApis() {}
+
+  /**
+   * The version of cluster.x-k8s.io to read: {@code asked} if set, else v1beta2 if the server
+   * serves it, else v1beta1 if it does, else v1beta2 (the informers then report what is missing).
+   * Discovery is one request; a failed one is tried again ({@code attempts} in all, the wait
+   * doubling from half a second), never taken for "not served".
+   */
+  public static String clusterApiVersion(ApiClient client, String asked, int attempts)
+      throws ApiException, InterruptedException {
+    if (!asked.isEmpty()) {
+      return asked;
+    }
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return preferred(served(new ApisApi(client).getAPIVersions().execute()));
+      } catch (ApiException e) {
+        if (attempt >= attempts) {
+          throw e;
+        }
+        Thread.sleep(Math.min(8_000L, 500L << (attempt - 1)));
+      }
+    }
+  }
+
+  /** The versions of cluster.x-k8s.io a discovery answer lists, none if it lists no such group. */
+  static List<String> served(V1APIGroupList groups) {
+    return groups.getGroups().stream()
+        .filter(g -> ClusterApi.GROUP.equals(g.getName()))
+        .flatMap(g -> g.getVersions().stream())
+        .map(V1GroupVersionForDiscovery::getVersion)
+        .toList();
+  }
+
+  static String preferred(List<String> served) {
+    return served.contains(ClusterApi.V1BETA2) || !served.contains(ClusterApi.V1BETA1)
+        ? ClusterApi.V1BETA2
+        : ClusterApi.V1BETA1;
+  }
 
   public static GenericKubernetesApi<Cluster, ClusterList> clusters(
       ApiClient client, String clusterApiVersion) {

@@ -6,8 +6,13 @@ public final class ClusterApi {
 
   public static final String GROUP = "cluster.x-k8s.io";
 
-  /** The version read by default; CAPI serves v1beta1 and v1beta2 with conversion. */
-  public static final String DEFAULT_VERSION = "v1beta1";
+  /**
+   * The versions we read, preferred first: Cluster API serves both with conversion from v1.11 and
+   * stops serving v1beta1 in v1.16; an older release serves v1beta1 alone.
+   */
+  public static final String V1BETA2 = "v1beta2";
+
+  public static final String V1BETA1 = "v1beta1";
 
   public static final String CLUSTER_PLURAL = "clusters";
   public static final String CLUSTER_KIND = "Cluster";
