@@ -11,6 +11,9 @@ $(error no JDK 25 or later: see README.md, Prerequisites)
 endif
 export JAVA_HOME
 export PATH := $(JAVA_HOME)/bin:$(PATH)
+# The demo's and the benchmarks' blocking tasks (kubectl, process output) run on CompletableFuture's
+# common pool, which JDK 25 no longer widens past its parallelism (one on two cores).
+COMMON_POOL := -Djava.util.concurrent.ForkJoinPool.common.parallelism=8
 # Maven 3.8's own Guava would warn on every run that JDK 25 will remove sun.misc.Unsafe's memory access.
 export MAVEN_OPTS ?= --sun-misc-unsafe-memory-access=allow
 
@@ -58,7 +61,7 @@ unit:
 ## demo: an infra node drain that drains tenant nodes first, on local clusters, narrated
 demo: binaries
 	$(MVN) -q -pl e2e -am package dependency:build-classpath -DskipTests -Dmdep.outputFile=target/classpath.txt
-	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" java -Xmx1g \
+	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" java -Xmx1g $(COMMON_POOL) \
 	  -Dcapk.repoRoot="$(CURDIR)" -Dcapk.workDir="$(CURDIR)/e2e/target/demo" \
 	  -Dlogback.configurationFile="$(CURDIR)/e2e/src/main/resources/demo-logback.xml" \
 	  -cp "e2e/target/classes:$$(cat e2e/target/classpath.txt)" dev.capk.vmieviction.e2e.demo.DemoMain
@@ -73,7 +76,7 @@ demo: binaries
 ##        make bench BENCH_OPTS="-Dbench.only=cost -Dcapk.bench.goController=/path/to/manager"
 bench: binaries
 	$(MVN) -q -pl e2e -am package dependency:build-classpath -DskipTests -Dmdep.outputFile=target/classpath.txt
-	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" java -Xmx2g $(BENCH_OPTS) \
+	K8S_BIN_DIR="$$(bash hack/build-k8s.sh 2>/dev/null | tail -n 1)" java -Xmx2g $(COMMON_POOL) $(BENCH_OPTS) \
 	  -Dcapk.repoRoot="$(CURDIR)" -Dcapk.workDir="$(CURDIR)/e2e/target/bench" \
 	  -Dlogback.configurationFile="$(CURDIR)/e2e/src/main/resources/demo-logback.xml" \
 	  -cp "e2e/target/classes:$$(cat e2e/target/classpath.txt)" dev.capk.vmieviction.e2e.bench.BenchMain
