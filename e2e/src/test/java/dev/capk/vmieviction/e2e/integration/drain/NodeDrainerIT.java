@@ -340,9 +340,9 @@ class NodeDrainerIT {
     fx.budget(s.ns, "db-budget", 1, Map.of("app", "db"), 1);
     RecordingOutput rec = new RecordingOutput();
     // Long enough for the budget's first refusal to come back on a loaded machine.
-    Drained r = drain(s.node, opts(b -> b.timeout = Duration.ofSeconds(6)), rec);
+    Drained r = drain(s.node, opts(b -> b.timeout = Duration.ofSeconds(15)), rec);
     assertFalse(r.error().isEmpty());
-    assertTrue(r.error().orElseThrow().endsWith("global timeout reached: 6s"), r.toString());
+    assertTrue(r.error().orElseThrow().endsWith("global timeout reached: 15s"), r.toString());
     assertEquals(List.of(ref(web)), r.evicted());
     List<String> lines = rec.lines();
     assertEquals(
