@@ -34,19 +34,20 @@ class ClusterApiVersionIT {
 
     String both = Files.readString(Crds.testCrdDir().resolve("cluster.x-k8s.io_clusters.yaml"));
     String v1beta1Only = both.substring(0, both.indexOf("  - name: v1beta2"));
-    capi.cluster().kubectl().runOrFail(v1beta1Only, "apply", "--server-side", "-f", "-");
-    Await.until(
-        "discovery lists cluster.x-k8s.io/v1beta1",
-        Duration.ofSeconds(30),
-        () -> discovered(client).equals(ClusterApi.V1BETA1));
+    applyAndAwaitDiscovered(client, v1beta1Only, ClusterApi.V1BETA1);
     assertEquals(ClusterApi.V1BETA2, ManagementApis.clusterApiVersion(client, "v1beta2", 1));
 
-    capi.cluster().kubectl().runOrFail(both, "apply", "--server-side", "-f", "-");
-    Await.until(
-        "discovery lists cluster.x-k8s.io/v1beta2",
-        Duration.ofSeconds(30),
-        () -> discovered(client).equals(ClusterApi.V1BETA2));
+    applyAndAwaitDiscovered(client, both, ClusterApi.V1BETA2);
     assertEquals(ClusterApi.V1BETA1, ManagementApis.clusterApiVersion(client, "v1beta1", 1));
+  }
+
+  /** Applies the CRD {@code yaml}, then waits until discovery picks {@code version}. */
+  private static void applyAndAwaitDiscovered(ApiClient client, String yaml, String version) {
+    capi.cluster().kubectl().runOrFail(yaml, "apply", "--server-side", "-f", "-");
+    Await.until(
+        "discovery picks cluster.x-k8s.io/" + version,
+        Duration.ofSeconds(30),
+        () -> discovered(client).equals(version));
   }
 
   /** No answer is not "not served": discovery is tried again, then the failure is the caller's. */
