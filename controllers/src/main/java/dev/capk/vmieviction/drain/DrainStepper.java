@@ -44,21 +44,18 @@ import java.util.stream.Collectors;
 import okhttp3.OkHttpClient;
 
 /**
- * Drains a node one short step at a time, for callers that must not wait (a controller's worker). A
- * step gives each of the node's pods its verdict as {@code kubectl drain} does (refusing the whole
- * drain if any pod may not go), sends an eviction to each pod that is due (concurrently, bounded,
- * each with the pod's UID as a precondition), and returns at once: it never waits for a pod to
- * leave or for a budget to allow it. The caller comes back when a watch shows pods leaving or when
- * {@link DrainStep#nextTry()} is reached; {@link DrainMemory} carries each pod's retry schedule
- * from one step to the next.
- *
- * <p>The node's pods come from the caller (a watch's cache, see {@link NodePodWatch}, or a list),
- * so a step of a drain that waits costs no request at all. Cordoning is the caller's. Thread-safe
- * across drains; the steps of one drain must not overlap.
+ * Drains a node one short step at a time, for callers that must not wait. A step gives each pod its
+ * verdict as {@code kubectl drain} does (refusing the whole drain if any pod may not go), sends an
+ * eviction to each pod that is due (concurrently, bounded, with the pod's UID as a precondition),
+ * and returns: it never waits for a pod to leave or a budget to allow. The caller comes back when a
+ * watch shows pods leaving or at {@link DrainStep#nextTry()}; {@link DrainMemory} carries each
+ * pod's retry schedule between steps. The pods come from the caller (a {@link NodePodWatch}'s
+ * cache, or a list), so a step that only waits costs no request. The steps of one drain must not
+ * overlap.
  */
 public final class DrainStepper {
 
-  /** Told, on the stepping thread, of each eviction before it goes and once its answer is kept. */
+  /** Told, on the stepping thread, of each eviction before it goes and once it is answered. */
   interface Observer {
     Observer NONE = new Observer() {};
 
@@ -71,10 +68,9 @@ public final class DrainStepper {
   private final Executor evictions;
   private final Clock clock;
 
-  /** Discovery's answer (or question) per client, by identity: asked once per client, not drain. */
+  /** Discovery's answer (or question) per client, by identity. */
   private final Map<ApiClient, CompletableFuture<Optional<String>>> evictionSupport;
 
-  /** {@code evictions} runs one step's eviction requests side by side. */
   public DrainStepper(ApiClient client, Executor evictions, Clock clock) {
     this(client, evictions, clock, new ConcurrentHashMap<>());
   }
@@ -90,7 +86,7 @@ public final class DrainStepper {
     this.evictionSupport = evictionSupport;
   }
 
-  /** One step, telling nobody of its evictions. */
+  /** One step, bound by the options' timeout. */
   public DrainStep step(
       String nodeName,
       List<V1Pod> podsOnNode,
@@ -104,12 +100,10 @@ public final class DrainStepper {
 
   /**
    * One step. For the Ready pods of each budget {@code budgets} knows, it sends no more evictions
-   * than the budget allows now: the others wait, as if refused, for the budget to allow (the
-   * caller's wake, {@link DrainMemory#budgetsAllow}) or for their retry timer. When a pod's timer
-   * comes and its budget allows nothing, one such pod per budget is still sent (the eviction API
-   * judges; the known status may be late). A server dry run sends each eviction with {@code
-   * dryRun=All}: an accepted pod stays, so the caller, not this stepper, decides it is done. Every
-   * request of the step ends by {@code bound} (the public steps': the options' timeout).
+   * than the budget allows now: the others wait, as if refused, for the budget to allow or for
+   * their timer; when the timer comes, one pod per budget is sent all the same (the known status
+   * may be late). In a server dry run an accepted pod stays, so the caller decides it is done.
+   * Every request ends by {@code bound}.
    *
    * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
    *     evicted by this step
@@ -152,11 +146,9 @@ public final class DrainStepper {
       if (budget.isEmpty()) {
         due.add(pod);
       } else if (budgets.take(budget.get(), 1) == 1) {
-        // Sent within what the budget allows: no probe of it besides.
         probed.add(budget.get());
         due.add(pod);
       } else if (memory.timerDue(ref, now) && probed.add(budget.get())) {
-        // Its timer came and the budget allows nothing as far as we know: one pod asks.
         due.add(pod);
       } else {
         held.put(ref, budget.get());
@@ -165,7 +157,6 @@ public final class DrainStepper {
     memory.keepOnly(present);
     held.forEach((ref, budget) -> memory.held(ref, Set.of(budget), now));
     if (!due.isEmpty() && memory.evictionVersion == null) {
-      // Discovered once per drain (per client, given the shared answers), not per pod or step.
       memory.evictionVersion =
           options.disableEviction() ? Optional.empty() : evictionVersion(api, bound);
     }
@@ -192,9 +183,8 @@ public final class DrainStepper {
   }
 
   /**
-   * The one known budget whose allowance limits the pod's eviction; none if no budget or several
-   * are known to select it (the eviction API answers those), or if the pod is not Ready: the API
-   * server may evict an unhealthy pod whatever the budget allows.
+   * The one known budget selecting the pod; none if several do (the eviction API answers those), or
+   * if the pod is not Ready: an unhealthy pod may go whatever the budget allows.
    */
   private static Optional<String> limitingBudget(V1Pod pod, BudgetWatch budgets) {
     if (!ready(pod)) {
@@ -212,10 +202,9 @@ public final class DrainStepper {
   }
 
   /**
-   * Whether and in which version the cluster serves evictions: asked once per client. Steps of the
-   * same cluster that need the answer while one of them asks (the first steps of a burst of
-   * evacuations) wait for that one answer, no longer than they would wait for their own request,
-   * instead of each asking the same.
+   * Whether and in which version the cluster serves evictions: asked once per client. Steps that
+   * need it while one asks (a burst of evacuations) wait for that answer, no longer than for their
+   * own request.
    */
   private Optional<String> evictionVersion(RawApi bounded, Deadline bound) throws ApiException {
     CompletableFuture<Optional<String>> mine = new CompletableFuture<>();
@@ -268,7 +257,7 @@ public final class DrainStepper {
               .exceptionally(e -> EvictionOutcome.unreachable("unexpected error: " + e)));
     }
     Map<PodRef, EvictionOutcome> answers = new LinkedHashMap<>();
-    // Each request is bounded (Evictor's timeout, cut to the step's bound): this join ends.
+    // Each request is bounded: this join ends.
     sent.forEach((ref, f) -> answers.put(ref, f.join()));
     return answers;
   }
@@ -337,14 +326,13 @@ public final class DrainStepper {
       }
       pending.add(ref);
       if (PodFilters.terminating(pod)) {
-        // Being deleted: its disappearance, not a timer, ends the wait.
         terminating.add(ref);
         waiting.put(ref, whyTerminating(pod));
         continue;
       }
       DrainMemory.PodState s = memory.state(ref);
       if (s == null) {
-        // Not tried yet: more pods were due than one step sends.
+        // More pods were due than one step sends.
         next = earliest(next, now);
         waiting.put(ref, "eviction not sent yet");
         continue;
@@ -383,16 +371,13 @@ public final class DrainStepper {
   }
 
   /**
-   * Sends one eviction (policy group/version as discovered) or, when evictions are off, one
-   * deletion, and classifies the answer. Both carry the pod's UID as a precondition, so a pod
-   * recreated under the same name (StatefulSet) is never hit by a request meant for its
-   * predecessor.
+   * Sends one eviction or, when evictions are off, one deletion, with the pod's UID as a
+   * precondition (never a StatefulSet pod's successor), and classifies the answer.
    *
-   * <p>An eviction gets time to finish: the API server records the pod in its PodDisruptionBudget
-   * before it deletes the pod, and a client that gives up in between (a guest client's short read
-   * timeout on a busy API server) cancels the deletion but not the record, so the budget refuses
-   * that pod for the two minutes until its controller drops the record. Evictions therefore wait up
-   * to {@link #EVICTION_TIMEOUT}, never past the drain's deadline.
+   * <p>An eviction gets time to finish: the API server records the pod in its budget before it
+   * deletes it, and a client that gives up in between cancels the deletion but not the record, so
+   * the budget refuses that pod for two minutes. Evictions wait up to {@link #EVICTION_TIMEOUT},
+   * never past the drain's deadline.
    */
   static final class Evictor {
     private final RawApi api;
@@ -401,10 +386,9 @@ public final class DrainStepper {
     static final Duration EVICTION_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration MIN_EVICTION_TIMEOUT = Duration.ofSeconds(1);
 
-    /** "policy/v1", or null to delete instead of evicting. */
+    /** Null: delete instead. */
     private final String evictionGroupVersion;
 
-    /** The client's HTTP client (same connections), its read timeout long enough to evict. */
     private final OkHttpClient evictionHttp;
 
     Evictor(RawApi api, DrainOptions options, String evictionGroupVersion) {
@@ -466,7 +450,6 @@ public final class DrainStepper {
     }
   }
 
-  /** What one eviction or deletion request achieved, classified from the HTTP answer. */
   public record EvictionOutcome(
       Kind kind, String message, Set<String> budgets, long retryAfterSeconds) {
     public enum Kind {
@@ -492,10 +475,8 @@ public final class DrainStepper {
       FAILED
     }
 
-    /** The cause reason kube-apiserver gives a 403 for an eviction in a namespace being deleted. */
     static final String NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating";
 
-    /** The cause reason kube-apiserver gives each budget that blocks an eviction. */
     static final String DISRUPTION_BUDGET_CAUSE = "DisruptionBudget";
 
     private static final Pattern BUDGET_NAME =
@@ -510,12 +491,11 @@ public final class DrainStepper {
       return new EvictionOutcome(Kind.ACCEPTED, "", Set.of(), 0);
     }
 
-    /** A transport failure: no HTTP answer at all. */
+    /** No HTTP answer at all. */
     static EvictionOutcome unreachable(String message) {
       return new EvictionOutcome(Kind.TRANSIENT, message, Set.of(), 0);
     }
 
-    /** Classifies an HTTP answer to an eviction or a deletion ({@code headers}: may be empty). */
     public static EvictionOutcome classify(
         int code, String body, Map<String, List<String>> headers) {
       if (code >= 200 && code < 300) {
@@ -579,7 +559,6 @@ public final class DrainStepper {
       }
     }
 
-    /** The first value of an HTTP header, by its name in any case. */
     static Optional<String> header(Map<String, List<String>> headers, String name) {
       return headers == null
           ? Optional.empty()

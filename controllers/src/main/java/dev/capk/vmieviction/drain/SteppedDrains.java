@@ -64,10 +64,7 @@ public final class SteppedDrains implements AutoCloseable {
   private final Map<ApiClient, CompletableFuture<Optional<String>>> evictionSupport =
       Collections.synchronizedMap(new WeakHashMap<>());
 
-  /**
-   * {@code threadName} names the eviction threads ({@code %d}: their number); {@code baseRetry},
-   * the first wait after a refused eviction, is cut to {@code maxRetry}, the longest.
-   */
+  /** {@code threadName}: the eviction threads' ({@code %d}: their number). */
   public SteppedDrains(String threadName, Duration baseRetry, Duration maxRetry) {
     this.baseRetry = baseRetry.compareTo(maxRetry) > 0 ? maxRetry : baseRetry;
     this.maxRetry = maxRetry;
@@ -80,7 +77,7 @@ public final class SteppedDrains implements AutoCloseable {
                 .build());
   }
 
-  /** Lists a node's pods (all namespaces) by the caller's client (its bounds, counts). */
+  /** Lists a node's pods by the caller's client (its bounds, counts). */
   @FunctionalInterface
   public interface PodList<X extends Exception> {
     V1PodList list() throws ApiException, X;
@@ -156,21 +153,17 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   /**
-   * One watch kept running on a thread of its own, for the drain engine's watches of one kind each
-   * (a node's pods, a cluster's nodes or budgets): it resumes from the last resourceVersion seen
-   * (objects and bookmarks), starts again from a fresh list after a 410, and after a failure waits
-   * 0.25 s, doubling up to 8 s. What a kind does with its objects, how it lists, and when it gives
-   * up are its subclass's, called on the loop's thread.
-   *
-   * <p>Why not client-java's informers: each runs several platform threads; the drains need many
-   * differently filtered watches, one virtual thread each here.
+   * One watch on a virtual thread of its own: it resumes from the last resourceVersion seen
+   * (objects and bookmarks), lists afresh after a 410, and backs off from 0.25 s to 8 s after a
+   * failure. Not client-java's informers: each runs several platform threads, and the drains need
+   * many differently filtered watches.
    */
   abstract static class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
 
     /** The server ends each watch after this; the watch is then resumed. */
     static final int WATCH_SECONDS = 120;
 
-    /** Each watch request is bound to its deadline; null: never started (fed by hand, tests). */
+    /** Null: never started (fed by hand, tests). */
     final RawApi api;
 
     private final Type responseType;
@@ -188,8 +181,7 @@ public final class SteppedDrains implements AutoCloseable {
       this.api = api;
       this.responseType = TypeToken.getParameterized(Watch.Response.class, type).getType();
       this.resourceVersion = resourceVersion;
-      // The caller's pool, auth and TLS; a watch is silent until something changes, so not the
-      // client's short call timeout.
+      // The caller's pool, auth and TLS, without its short call timeout: a watch is often silent.
       this.watchHttp =
           api == null
               ? null
@@ -199,27 +191,24 @@ public final class SteppedDrains implements AutoCloseable {
                   .readTimeout(Duration.ofSeconds(WATCH_SECONDS + 30))
                   .callTimeout(Duration.ZERO)
                   .build();
-      // Virtual: the loop blocks on its watch's socket most of its life.
       this.thread = Thread.ofVirtual().name(threadName).unstarted(this::run);
     }
 
-    /** The list request the watch is made of (the loop adds the watch's parameters). */
+    /** The list request the watch is made of. */
     abstract Call list() throws ApiException;
 
     /**
-     * There is no resourceVersion to resume from (at the start, or after a 410): list, report the
-     * full state, and return the list's resourceVersion; or null to watch from the state the server
-     * sends.
+     * No resourceVersion to resume from: list, report the full state, return the list's version
+     * (null: the watch sends the state).
      */
     abstract String relist() throws ApiException;
 
-    /** An object the watch reported ({@code ADDED}, {@code MODIFIED} or {@code DELETED}). */
     abstract void seen(String type, T object);
 
-    /** A try failed, {@code failures} in a row since a watch was accepted: true ends the loop. */
+    /** {@code failures} in a row since a watch was accepted: true ends the loop. */
     abstract boolean giveUp(Exception failure, int failures);
 
-    /** Asked before each watch request: false ends the loop (nobody needs it any more). */
+    /** Asked before each watch request: false ends the loop. */
     boolean wanted() {
       return true;
     }
@@ -272,7 +261,7 @@ public final class SteppedDrains implements AutoCloseable {
       }
     }
 
-    /** One watch request, read to its end; a 410 (as answer or as event) is an ApiException. */
+    /** One watch request, read to its end. */
     private void watchOnce() throws ApiException {
       Request list = list().request();
       HttpUrl.Builder url =
@@ -321,7 +310,7 @@ public final class SteppedDrains implements AutoCloseable {
       }
     }
 
-    /** A failed try, for a log line: the API's status, or the failure's kind (no server text). */
+    /** For a log line: the API's status, or the failure's kind (no server text). */
     static String describe(Exception failure) {
       return failure instanceof ApiException ae
           ? ApiStatus.describe(ae)
@@ -330,25 +319,16 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   /**
-   * What a stepped drain of one node remembers between its steps: when each pod that could not go
-   * yet is due for its next eviction, why it waits, and how many pods left. Pure bookkeeping, no
-   * I/O; losing it (a restart) only means due pods are tried again at once.
+   * What a drain remembers between its steps: when each pod that could not go yet is due again, and
+   * why it waits. No I/O; losing it (a restart) only means due pods are tried again at once.
    *
-   * <p>Retry schedule: a pod refused by a budget (or a terminating namespace) is tried again after
-   * kubectl's retry interval, and the wait doubles for each further refusal up to {@code maxRetry}:
-   * quick while a rolling budget frees a slot, cheap while a budget never allows anything. The API
-   * server's Retry-After is honoured as given; transient failures back off from 200 ms.
-   *
-   * <p>Not thread-safe: the steps of one drain run one at a time (a work queue never hands one key
-   * to two workers at once).
+   * <p>A refused pod waits kubectl's retry interval, doubling per further refusal up to {@code
+   * maxRetry}: quick while a rolling budget frees a slot, cheap while a budget never allows
+   * anything. Not thread-safe: a work queue never hands one key to two workers at once.
    */
   public static final class DrainMemory {
 
-    /**
-     * Consecutive transient failures (connection, 5xx) before a pod is reported failed (it is still
-     * retried): with the backoff below (0.2 s doubling, at most 5 s) a drain rides out about 30 s
-     * of API server outage first.
-     */
+    /** Transient failures in a row before a pod is reported failed: about 30 s of outage. */
     static final int MAX_TRANSIENT_FAILURES = 10;
 
     static final class PodState {
@@ -399,7 +379,6 @@ public final class SteppedDrains implements AutoCloseable {
 
     private DaemonSetLookup daemonSets;
 
-    /** {@code baseRetry}: the first wait after a refusal (kubectl: 5 s). */
     public DrainMemory(Duration baseRetry, Duration maxRetry) {
       if (baseRetry.isNegative() || baseRetry.isZero() || maxRetry.compareTo(baseRetry) < 0) {
         throw new IllegalArgumentException(
@@ -409,13 +388,13 @@ public final class SteppedDrains implements AutoCloseable {
       this.maxRetry = maxRetry;
     }
 
-    /** True if the pod may be sent an eviction now: its timer came, or its budget woke it. */
+    /** Its timer came, or its budget woke it. */
     boolean due(PodRef pod, Instant now) {
       PodState s = pods.get(pod);
       return s == null || s.woken || !now.isBefore(s.due);
     }
 
-    /** True if its timer (not a budget's wake) makes the pod due now, or it was never tried. */
+    /** Its timer came (not a budget's wake), or it was never tried. */
     boolean timerDue(PodRef pod, Instant now) {
       PodState s = pods.get(pod);
       return s == null || !now.isBefore(s.due);
@@ -433,7 +412,6 @@ public final class SteppedDrains implements AutoCloseable {
       PodState s = new PodState();
       pods.put(pod, s);
       s.waiting = Kind.ACCEPTED;
-      // The watch shows the deletion within moments; re-send only if it never does.
       s.due = now.plus(baseRetry);
       evicted.add(pod);
     }
@@ -448,11 +426,7 @@ public final class SteppedDrains implements AutoCloseable {
       s.due = now.plus(refusalWait(s.refusals++));
     }
 
-    /**
-     * Not sent: the known status of {@code budgets} allows no more disruptions now. The pod waits
-     * as if refused, for its budget's wake or for its timer (set as a refusal would, if it had
-     * come).
-     */
+    /** Not sent, its budget allowing nothing now: waits as if refused. */
     void held(PodRef pod, Set<String> budgets, Instant now) {
       PodState s = waitFor(pod, Kind.BLOCKED, budgets);
       if (s.due == null || !now.isBefore(s.due)) {
@@ -460,7 +434,6 @@ public final class SteppedDrains implements AutoCloseable {
       }
     }
 
-    /** A refusal, not a failure. */
     private PodState waitFor(PodRef pod, Kind why, Set<String> budgets) {
       PodState s = pods.computeIfAbsent(pod, p -> new PodState());
       s.waiting = why;
@@ -479,12 +452,11 @@ public final class SteppedDrains implements AutoCloseable {
       s.due = now.plusSeconds(Math.max(1, retryAfterSeconds));
     }
 
-    /** True once the pod failed this often in a row that it is reported failed. */
+    /** True once it is reported failed. */
     boolean transientFailure(PodRef pod, String message, Instant now) {
       PodState s = pods.computeIfAbsent(pod, p -> new PodState());
       s.transientFailures++;
       s.woken = false;
-      // Kept for the messages that say why the pod is still there.
       s.failure = message;
       s.due = now.plusMillis(Math.min(5_000L, 200L << Math.min(20, s.transientFailures - 1)));
       if (s.transientFailures > MAX_TRANSIENT_FAILURES) {
@@ -495,7 +467,7 @@ public final class SteppedDrains implements AutoCloseable {
       return false;
     }
 
-    /** Retrying cannot help soon: reported failed, tried again after the longest wait. */
+    /** Reported failed, tried again after the longest wait. */
     void failed(PodRef pod, String reason, boolean denied, Instant now) {
       PodState s = pods.computeIfAbsent(pod, p -> new PodState());
       s.waiting = Kind.FAILED;
@@ -507,9 +479,7 @@ public final class SteppedDrains implements AutoCloseable {
 
     /**
      * The budgets {@code namespace/name} allow a disruption now: the pods they refused are due at
-     * once (their refusal count and timer stay, so a budget that refuses again backs off as before,
-     * and a pod the step does not send, its budget's disruptions taken by others, waits for its
-     * timer).
+     * once (their refusal count and timer stay, so a budget that refuses again backs off as before).
      */
     public void budgetsAllow(Set<String> budgets) {
       if (budgets.isEmpty()) {
@@ -526,18 +496,15 @@ public final class SteppedDrains implements AutoCloseable {
           });
     }
 
-    /** 5 s, 10 s, 20 s, ... up to the maximum. */
     Duration refusalWait(int earlierRefusals) {
       Duration wait = baseRetry.multipliedBy(1L << Math.min(earlierRefusals, 30));
       return wait.compareTo(maxRetry) > 0 ? maxRetry : wait;
     }
 
-    /** Pods evicted (or found gone) so far. */
     public int evictedCount() {
       return evicted.size();
     }
 
-    /** Evictions, unless disabled or (as discovered by the first request) not served. */
     boolean usingEviction(DrainOptions options) {
       return evictionVersion != null ? evictionVersion.isPresent() : !options.disableEviction();
     }
@@ -551,19 +518,14 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   /**
-   * The pods bound to one node, kept current by one list and one watch (field selector {@code
-   * spec.nodeName}), for a drain that is carried out in steps: each step reads the pods from here
-   * instead of listing them, and {@code onPodsLeft} is called whenever pods leave the node (or the
-   * watch gave up), and only then, so the drain's next step comes as soon as there is something new
-   * and a drain whose pods stay (a budget refuses) is not woken for nothing.
-   *
-   * <p>One thread each ({@link WatchLoop}), not a GET per pod per second as kubectl does. Repeated
-   * failures to reach the server end it ({@link #failure}).
+   * The pods bound to one node, kept by one list and one watch (not kubectl's GET per pod per
+   * second). {@code onPodsLeft} runs whenever pods leave the node (or the watch gave up), and only
+   * then: a drain whose pods stay (a budget refuses) is not woken for nothing.
    */
   public static final class NodePodWatch extends WatchLoop<V1Pod> {
     private static final Logger LOG = LoggerFactory.getLogger(NodePodWatch.class);
 
-    /** Consecutive failures (backoff 0.25 s doubling, at most 8 s: ~30 s in all). */
+    /** Failures in a row (~30 s) before it gives up. */
     private static final int MAX_FAILURES = 9;
 
     private final String node;
@@ -578,7 +540,6 @@ public final class SteppedDrains implements AutoCloseable {
       this.node = node;
       this.onPodsLeft = onPodsLeft;
       if (resourceVersion(seed) != null) {
-        // The caller's own list: the watch starts right after it, instead of listing again.
         if (seed.getItems() != null) {
           seed.getItems().forEach(p -> pods.put(key(p), p));
         }
@@ -592,23 +553,18 @@ public final class SteppedDrains implements AutoCloseable {
           : list.getMetadata().getResourceVersion();
     }
 
-    /** Starts following the node's pods, listing them on the watch's thread. */
     public static NodePodWatch start(ApiClient client, String node, Runnable onPodsLeft) {
       return start(new RawApi(client), node, onPodsLeft, null);
     }
 
-    /**
-     * As {@link #start(ApiClient, String, Runnable)}, resuming from a list of the node's pods the
-     * caller has just made (one list for the drain's first step and the watch; null, or no
-     * resourceVersion: the watch lists itself). Each request is bound to {@code api}'s deadline.
-     */
+    /** Resuming from {@code seed}, the caller's list (null: the watch lists itself). */
     static NodePodWatch start(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
       NodePodWatch w = new NodePodWatch(api, node, onPodsLeft, seed);
       w.startThread();
       return w;
     }
 
-    /** The node's pods now; empty until the first list arrived, and after the watch gave up. */
+    /** Empty until the first list arrived, and after the watch gave up. */
     public synchronized Optional<List<V1Pod>> pods() {
       if (!listed || failure != null) {
         return Optional.empty();
@@ -616,7 +572,6 @@ public final class SteppedDrains implements AutoCloseable {
       return Optional.of(new ArrayList<>(pods.values()));
     }
 
-    /** Why the watch gave up (it does after about 30 s of failures), if it did. */
     public synchronized Optional<String> failure() {
       return Optional.ofNullable(failure);
     }
@@ -664,7 +619,6 @@ public final class SteppedDrains implements AutoCloseable {
       return false;
     }
 
-    /** The full current list after a relist: any pod tracked but not in it is gone. */
     void relisted(List<V1Pod> current) {
       boolean left;
       synchronized (this) {
@@ -695,9 +649,8 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   /**
-   * All pods on {@code node} matching {@code labelSelector} (empty: all), page by page. The pages
-   * form one consistent snapshot, whose resourceVersion the list carries for a watch to resume
-   * from. A continue token expires after a few minutes: a list that slow restarts, a few times.
+   * All pods on {@code node} matching {@code labelSelector} (empty: all), page by page, as one
+   * snapshot a watch can resume from. A list slower than its continue token's life restarts.
    */
   static V1PodList listPods(RawApi api, String node, String labelSelector, int chunkSize)
       throws ApiException {
