@@ -122,9 +122,9 @@ public final class Cordoner {
   }
 
   /**
-   * Sends the patch {@code patchOf} builds from {@code node}, once. A patch that did not apply (422,
-   * no reason given) is a change only if the patch built from the node read again differs; else a
-   * refusal. Transient answers are thrown.
+   * Sends the patch {@code patchOf} builds from {@code node}, once. A patch that did not apply
+   * (422, no reason given) is a change only if the patch built from the node read again differs;
+   * else a refusal. Transient answers are thrown.
    */
   public static <X extends Exception> Written write(
       V1Node node, Function<V1Node, String> patchOf, Send<X> send, Read<X> read)
@@ -160,8 +160,8 @@ public final class Cordoner {
   public record Planned<T>(Result result, T change, ApiException answer) {}
 
   /**
-   * Writes the change {@code plan} makes of the node, planned anew from the node read again while it
-   * changed in what the patch depends on, up to {@link #MAX_WRITES} times.
+   * Writes the change {@code plan} makes of the node, planned anew from the node read again while
+   * it changed in what the patch depends on, up to {@link #MAX_WRITES} times.
    */
   public static <T, X extends Exception> Planned<T> write(
       V1Node node,

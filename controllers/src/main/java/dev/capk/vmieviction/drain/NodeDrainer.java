@@ -1,10 +1,10 @@
 package dev.capk.vmieviction.drain;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
-import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
+import dev.capk.vmieviction.drain.SteppedDrains.EvictionOutcome;
 import dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Drains a cordoned node as {@code kubectl drain} does, for the CLI: plan the node's pods (refusing
- * the whole drain if any may not go), then step the controllers' engine ({@link DrainStepper})
+ * the whole drain if any may not go), then step the controllers' engine ({@link SteppedDrains})
  * until they are gone, waiting between steps on one watch of the node's pods or for the next
  * eviction to be due. Thread-safe: one instance can drain several nodes at once.
  */
@@ -59,8 +59,8 @@ public final class NodeDrainer {
   /**
    * Evicts the pods of a node the caller has cordoned, blocking until they are gone or the options'
    * timeout passes, writing kubectl's lines to {@code output}. A timeout, a pod that cannot be
-   * evicted, or a lost API server is reported in the result; only a refusal and failures before
-   * any eviction throw.
+   * evicted, or a lost API server is reported in the result; only a refusal and failures before any
+   * eviction throw.
    */
   public Drained drain(String nodeName, DrainOptions options, DrainOutput output)
       throws ApiException, DrainRefusedException {
@@ -108,7 +108,7 @@ public final class NodeDrainer {
    * One blocking drain of planned pods, never waiting past the deadline. The stepper's memory keeps
    * each pod's retries, budgets and failures; this, what kubectl's output needs.
    */
-  static final class BlockingDrain implements DrainStepper.Observer {
+  static final class BlockingDrain implements SteppedDrains.Observer {
     /** The longest wait between looks: skip-wait ages grow without any event. */
     private static final Duration TICK = Duration.ofSeconds(1);
 
@@ -151,7 +151,9 @@ public final class NodeDrainer {
 
     /** Until the pods are gone, the deadline passes, or the watch is lost. */
     void run(Deadline deadline, V1PodList seed) throws ApiException {
-      DrainStepper stepper = new DrainStepper(api.client(), EVICTIONS, clock);
+      SteppedDrains stepper =
+          new SteppedDrains(
+              EVICTIONS, clock, options.evictionRetryInterval(), options.evictionRetryInterval());
       try (NodePodWatch watch = NodePodWatch.start(api, node, wake::release, seed)) {
         while (true) {
           watch.pods().ifPresent(this::seen);
@@ -182,10 +184,10 @@ public final class NodeDrainer {
     }
 
     /** When the next eviction is due. */
-    private Optional<Instant> step(DrainStepper stepper, Deadline deadline) throws ApiException {
+    private Optional<Instant> step(SteppedDrains stepper, Deadline deadline) throws ApiException {
       try {
         return stepper
-            .step(node, sendable(), options, memory, BudgetWatch.NONE, this, deadline)
+            .step(api.client(), node, sendable(), options, memory, BudgetWatch.NONE, this, deadline)
             .nextTry();
       } catch (DrainRefusedException e) {
         // Pods that changed since the plan may no longer go: failed, since some peers already went.

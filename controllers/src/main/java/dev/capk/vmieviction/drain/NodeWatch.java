@@ -32,8 +32,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>An answer only while the watch is up ({@link #current}); while the server is not reached, the
  * callers read the node themselves, and that read names the outage. A node this process patched is
- * served as the patch left it until the watch passes the version the patch was made over, so a
- * step never reads back a node from before its own write.
+ * served as the patch left it until the watch passes the version the patch was made over, so a step
+ * never reads back a node from before its own write.
  */
 public final class NodeWatch extends WatchLoop<V1Node> {
   private static final Logger LOG = LoggerFactory.getLogger(NodeWatch.class);

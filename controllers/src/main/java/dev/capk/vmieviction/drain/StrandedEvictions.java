@@ -1,8 +1,8 @@
 package dev.capk.vmieviction.drain;
 
-import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
-import dev.capk.vmieviction.drain.DrainStepper.Evictor;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
+import dev.capk.vmieviction.drain.SteppedDrains.EvictionOutcome;
+import dev.capk.vmieviction.drain.SteppedDrains.Evictor;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;

@@ -260,10 +260,8 @@ public class Guest {
           DrainStep step;
           try {
             step =
-                guests
-                    .drains
-                    .stepper(client.apiClient())
-                    .step(nodeName, on.pods(), options, on.drain().memory(), budgets);
+                guests.drains.step(
+                    client.apiClient(), nodeName, on.pods(), options, on.drain().memory(), budgets);
           } catch (DrainRefusedException e) {
             return DrainPass.refused(e);
           }
