@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.drain;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
@@ -28,8 +27,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -43,11 +40,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class NodeDrainer {
   private static final Logger LOG = LoggerFactory.getLogger(NodeDrainer.class);
-
-  /** Unbounded: a step sends at most maxConcurrentEvictions. */
-  private static final ExecutorService EVICTIONS =
-      Executors.newCachedThreadPool(
-          new ThreadFactoryBuilder().setNameFormat("drain-evict-%d").setDaemon(true).build());
 
   private final RawApi api;
   private final Clock clock = Clock.systemUTC();
@@ -151,10 +143,9 @@ public final class NodeDrainer {
 
     /** Until the pods are gone, the deadline passes, or the watch is lost. */
     void run(Deadline deadline, V1PodList seed) throws ApiException {
-      SteppedDrains stepper =
-          new SteppedDrains(
-              EVICTIONS, clock, options.evictionRetryInterval(), options.evictionRetryInterval());
-      try (NodePodWatch watch = NodePodWatch.start(api, node, wake::release, seed)) {
+      Duration retry = options.evictionRetryInterval();
+      try (SteppedDrains stepper = new SteppedDrains("drain-evict-%d", retry, retry);
+          NodePodWatch watch = NodePodWatch.start(api, node, wake::release, seed)) {
         while (true) {
           watch.pods().ifPresent(this::seen);
           tell(() -> output.awaiting(node, left.size(), refusals().values()));

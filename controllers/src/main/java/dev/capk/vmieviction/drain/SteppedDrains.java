@@ -64,17 +64,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The drain engine: drains nodes one short step at a time, for callers that must not wait. A step
- * gives each pod its verdict as {@code kubectl drain} does (refusing the whole drain if any pod may
- * not go), sends an eviction to each pod that is due (concurrently, bounded, with the pod's UID as
- * a precondition), and returns: it never waits for a pod to leave or a budget to allow. The caller
- * comes back when a watch shows pods leaving or at {@link DrainStep#nextTry()}; {@link DrainMemory}
- * carries each pod's retry schedule between steps. The pods come from the caller (a {@link
- * NodePodWatch}'s cache, or a list), so a step that only waits costs no request. The steps of one
- * drain must not overlap.
+ * gives each pod its verdict as {@code kubectl drain} does, sends an eviction to each pod that is
+ * due (concurrently, bounded, with the pod's UID as a precondition), and returns: it never waits
+ * for a pod to leave or a budget to allow. The caller comes back when a watch shows pods leaving or
+ * at {@link DrainStep#nextTry()}; {@link DrainMemory} carries the retry schedule between steps.
  *
- * <p>For the controllers, it also keeps their drains, each under a key of the caller's (a VMI, a
- * NodeMaintenance): the watch on the node's pods, which calls back when pods leave, and the drain's
- * memory, from {@link #pods} to {@link #end}.
+ * <p>It keeps the controllers' drains, each under a key of theirs (a VMI, a NodeMaintenance): the
+ * watch on the node's pods, whose cache the steps read, and the drain's memory, from {@link #pods}
+ * to {@link #end}. The steps of one drain must not overlap.
  */
 public final class SteppedDrains implements AutoCloseable {
 
@@ -127,8 +124,8 @@ public final class SteppedDrains implements AutoCloseable {
     V1PodList list() throws ApiException, X;
   }
 
-  /** The pods a step drains, its drain, and whether that drain's watch was opened just now. */
-  public record Pods(List<V1Pod> pods, Drain drain, boolean opened) {}
+  /** The pods a step drains, and its drain. */
+  public record Pods(List<V1Pod> pods, Drain drain) {}
 
   /**
    * The drain under {@code key} of {@code node} through {@code client}, opened (its watch started,
@@ -151,12 +148,12 @@ public final class SteppedDrains implements AutoCloseable {
             && current.watch.failure().isEmpty();
     Optional<List<V1Pod>> watched = usable ? current.watch.pods() : Optional.empty();
     if (watched.isPresent()) {
-      return new Pods(watched.get(), current, false);
+      return new Pods(watched.get(), current);
     }
     V1PodList listed = list.list();
     List<V1Pod> pods = listed.getItems() == null ? List.of() : listed.getItems();
     if (usable) {
-      return new Pods(pods, current, false);
+      return new Pods(pods, current);
     }
     Drain opened =
         new Drain(
@@ -168,7 +165,8 @@ public final class SteppedDrains implements AutoCloseable {
                 ? current.memory
                 : new DrainMemory(baseRetry, maxRetry));
     Optional.ofNullable(drains.put(key, opened)).ifPresent(replaced -> replaced.watch.close());
-    return new Pods(pods, opened, true);
+    NodePodWatch.LOG.debug("pod watch opened key={} node={}", key, node);
+    return new Pods(pods, opened);
   }
 
   public Optional<Drain> get(String key) {
@@ -323,7 +321,11 @@ public final class SteppedDrains implements AutoCloseable {
     if (asked == null) {
       asked = mine;
       try {
-        mine.complete(discoverEviction(bounded));
+        V1APIResourceList core =
+            bounded.get(
+                new CoreV1Api(bounded.client()).getAPIResources().buildCall(null),
+                V1APIResourceList.class);
+        mine.complete(evictionGroupVersion(core));
       } catch (ApiException | RuntimeException e) {
         // A failed discovery is not kept: the next step asks again.
         evictionSupport.remove(bounded.client(), mine);
@@ -443,7 +445,6 @@ public final class SteppedDrains implements AutoCloseable {
       }
       DrainMemory.PodState s = memory.state(ref);
       if (s == null) {
-        // More pods were due than one step sends.
         next = earliest(next, now);
         waiting.put(ref, "eviction not sent yet");
         continue;
@@ -685,13 +686,6 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   /** The group/version serving pods/eviction, as kubectl discovers it; empty: delete instead. */
-  static Optional<String> discoverEviction(RawApi api) throws ApiException {
-    return evictionGroupVersion(
-        api.get(
-            new CoreV1Api(api.client()).getAPIResources().buildCall(null),
-            V1APIResourceList.class));
-  }
-
   static Optional<String> evictionGroupVersion(V1APIResourceList list) {
     return list.getResources().stream()
         .filter(r -> "pods/eviction".equals(r.getName()) && "Eviction".equals(r.getKind()))
@@ -1051,9 +1045,6 @@ public final class SteppedDrains implements AutoCloseable {
      * before).
      */
     public void budgetsAllow(Set<String> budgets) {
-      if (budgets.isEmpty()) {
-        return;
-      }
       pods.forEach(
           (pod, s) -> {
             if (s.waiting == Kind.BLOCKED
@@ -1092,7 +1083,7 @@ public final class SteppedDrains implements AutoCloseable {
    * then: a drain whose pods stay (a budget refuses) is not woken for nothing.
    */
   public static final class NodePodWatch extends WatchLoop<V1Pod> {
-    private static final Logger LOG = LoggerFactory.getLogger(NodePodWatch.class);
+    static final Logger LOG = LoggerFactory.getLogger(NodePodWatch.class);
 
     /** Failures in a row (~30 s) before it gives up. */
     private static final int MAX_FAILURES = 9;
