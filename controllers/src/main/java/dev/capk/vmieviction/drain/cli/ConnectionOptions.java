@@ -13,6 +13,8 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import picocli.CommandLine;
@@ -115,74 +117,27 @@ public final class ConnectionOptions {
   }
 
   private ApiClient find(Map<String, String> env) throws KubeconfigException {
-    Path file = kubeconfig;
-    if (file == null) {
-      String fromEnv = env.get("KUBECONFIG");
-      if (fromEnv != null && !fromEnv.isBlank()) {
-        file =
-            Arrays.stream(fromEnv.split(File.pathSeparator))
-                .filter(p -> !p.isBlank() && Files.exists(Path.of(p)))
-                .map(Path::of)
-                .findFirst()
-                .orElseThrow(
-                    () -> new KubeconfigException("no kubeconfig found at KUBECONFIG=" + fromEnv));
-      } else {
-        String home = env.getOrDefault("HOME", System.getProperty("user.home"));
-        Path dflt = Path.of(home, ".kube", "config");
-        if (Files.exists(dflt)) {
-          file = dflt;
-        } else if (env.containsKey("KUBERNETES_SERVICE_HOST")) {
-          return inCluster();
-        } else {
-          throw new KubeconfigException(
-              "no kubeconfig: use --kubeconfig, set KUBECONFIG, or create ~/.kube/config");
-        }
-      }
+    if (kubeconfig != null) {
+      return fromFile(kubeconfig);
     }
-    return fromFile(file, context, cluster, user);
-  }
-
-  /** kubectl's --cluster and --user: the context names them, in memory only (never the file). */
-  @SuppressWarnings("unchecked")
-  private static void overrideContext(KubeConfig config, String cluster, String user)
-      throws KubeconfigException {
-    boolean newCluster = cluster != null && !cluster.isBlank();
-    boolean newUser = user != null && !user.isBlank();
-    if (!newCluster && !newUser) {
-      return;
+    String fromEnv = env.get("KUBECONFIG");
+    if (fromEnv != null && !fromEnv.isBlank()) {
+      return fromFile(
+          Arrays.stream(fromEnv.split(File.pathSeparator))
+              .filter(p -> !p.isBlank() && Files.exists(Path.of(p)))
+              .map(Path::of)
+              .findFirst()
+              .orElseThrow(
+                  () -> new KubeconfigException("no kubeconfig found at KUBECONFIG=" + fromEnv)));
     }
-    if (newCluster && !hasNamed(config.getClusters(), cluster)) {
-      throw new KubeconfigException("cluster \"" + cluster + "\" does not exist");
+    Path home = Path.of(env.getOrDefault("HOME", System.getProperty("user.home")));
+    if (Files.exists(home.resolve(".kube/config"))) {
+      return fromFile(home.resolve(".kube/config"));
     }
-    if (newUser && !hasNamed(config.getUsers(), user)) {
-      throw new KubeconfigException("auth info \"" + user + "\" does not exist");
+    if (!env.containsKey("KUBERNETES_SERVICE_HOST")) {
+      throw new KubeconfigException(
+          "no kubeconfig: use --kubeconfig, set KUBECONFIG, or create ~/.kube/config");
     }
-    String name = config.getCurrentContext();
-    for (Object o : config.getContexts()) {
-      if (o instanceof Map<?, ?> entry && name.equals(entry.get("name"))) {
-        Map<String, Object> ctx = new java.util.HashMap<>();
-        if (entry.get("context") instanceof Map<?, ?> old) {
-          ((Map<String, Object>) old).forEach(ctx::put);
-        }
-        if (newCluster) {
-          ctx.put("cluster", cluster);
-        }
-        if (newUser) {
-          ctx.put("user", user);
-        }
-        ((Map<String, Object>) entry).put("context", ctx);
-        config.setContext(name);
-        return;
-      }
-    }
-  }
-
-  private static boolean hasNamed(java.util.List<Object> entries, String name) {
-    return entries != null
-        && entries.stream().anyMatch(o -> o instanceof Map<?, ?> m && name.equals(m.get("name")));
-  }
-
-  private static ApiClient inCluster() throws KubeconfigException {
     try {
       return ClientBuilder.cluster().setReadTimeout(READ_TIMEOUT).build();
     } catch (IOException | RuntimeException e) {
@@ -191,8 +146,7 @@ public final class ConnectionOptions {
     }
   }
 
-  private static ApiClient fromFile(Path file, String context, String cluster, String user)
-      throws KubeconfigException {
+  private ApiClient fromFile(Path file) throws KubeconfigException {
     KubeConfig config;
     try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       config = KubeConfig.loadKubeConfig(r);
@@ -217,23 +171,22 @@ public final class ConnectionOptions {
       throw new KubeconfigException("kubeconfig " + file + " has no contexts");
     }
     config.setFile(file.toAbsolutePath().toFile());
-    if (context != null && !context.isBlank()) {
-      if (!config.setContext(context)) {
-        // kubectl's wording
-        throw new KubeconfigException("context \"" + context + "\" does not exist");
-      }
-    } else if (config.getCurrentContext() == null || config.getCurrentContext().isBlank()) {
+    if (given(context) && !config.setContext(context)) {
+      throw new KubeconfigException("context \"" + context + "\" does not exist"); // kubectl's
+    } else if (!given(context) && !given(config.getCurrentContext())) {
       throw new KubeconfigException(
           "kubeconfig " + file + " has no current-context: use --context");
     }
-    overrideContext(config, cluster, user);
+    if (given(cluster) || given(user)) {
+      overrideContext(config);
+    }
     String server;
     try {
       server = config.getServer();
     } catch (RuntimeException e) {
       server = null;
     }
-    if (server == null || server.isBlank()) {
+    if (!given(server)) {
       throw new KubeconfigException(
           "kubeconfig " + file + ": the current context's cluster has no server");
     }
@@ -247,6 +200,43 @@ public final class ConnectionOptions {
               + e.getClass().getSimpleName()
               + ")");
     }
+  }
+
+  /** kubectl's --cluster and --user: the context names them, in memory only (never the file). */
+  @SuppressWarnings("unchecked")
+  private void overrideContext(KubeConfig config) throws KubeconfigException {
+    if (given(cluster) && !hasNamed(config.getClusters(), cluster)) {
+      throw new KubeconfigException("cluster \"" + cluster + "\" does not exist");
+    }
+    if (given(user) && !hasNamed(config.getUsers(), user)) {
+      throw new KubeconfigException("auth info \"" + user + "\" does not exist");
+    }
+    String name = config.getCurrentContext();
+    for (Object o : config.getContexts()) {
+      if (o instanceof Map<?, ?> entry && name.equals(entry.get("name"))) {
+        Map<String, Object> ctx = new HashMap<>();
+        if (entry.get("context") instanceof Map<?, ?> old) {
+          ctx.putAll((Map<String, Object>) old);
+        }
+        if (given(cluster)) {
+          ctx.put("cluster", cluster);
+        }
+        if (given(user)) {
+          ctx.put("user", user);
+        }
+        ((Map<String, Object>) entry).put("context", ctx);
+        config.setContext(name);
+      }
+    }
+  }
+
+  private static boolean given(String value) {
+    return value != null && !value.isBlank();
+  }
+
+  private static boolean hasNamed(List<Object> entries, String name) {
+    return entries != null
+        && entries.stream().anyMatch(o -> o instanceof Map<?, ?> m && name.equals(m.get("name")));
   }
 
   /** kubectl's --request-timeout: bare integer seconds, or a Go duration; never negative. */

@@ -12,11 +12,12 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import java.io.PrintStream;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -167,7 +168,7 @@ public final class DrainCommand extends NodeCommand {
   int run(ApiClient client, List<String> nodes, DryRun strategy) {
     // As kubectl: cordon every node first, so no pod moves from one of them onto another.
     if (!setUnschedulable(nodes, true, strategy)) {
-      return EXIT_FAILED;
+      return 1;
     }
     NodeDrainer drainer = new NodeDrainer(client);
     ExecutorService pool =
@@ -175,27 +176,23 @@ public final class DrainCommand extends NodeCommand {
             Math.min(MAX_PARALLEL_NODES, Math.max(1, nodes.size())),
             new ThreadFactoryBuilder().setNameFormat("drain-node-%d").setDaemon(true).build());
     try (ConsoleReporter reporter = new ConsoleReporter(out, err, terminal, nodes.size())) {
-      List<CompletableFuture<String>> errors =
+      Map<String, CompletableFuture<String>> errors =
           nodes.stream()
-              .map(n -> CompletableFuture.supplyAsync(() -> drainOne(drainer, n, reporter), pool))
-              .toList();
-      List<String> pendingNodes = new ArrayList<>();
-      List<String> fatal = new ArrayList<>();
-      for (int i = 0; i < nodes.size(); i++) {
-        String error = errors.get(i).join();
-        if (error != null) {
-          pendingNodes.add(nodes.get(i));
-          fatal.add(error);
-        }
-      }
-      if (fatal.isEmpty()) {
-        return EXIT_OK;
+              .collect(
+                  Collectors.toMap(
+                      n -> n,
+                      n ->
+                          CompletableFuture.supplyAsync(
+                              () -> drainOne(drainer, n, reporter), pool)));
+      List<String> pending = nodes.stream().filter(n -> errors.get(n).join() != null).toList();
+      if (pending.isEmpty()) {
+        return 0;
       }
       reporter.err("There are pending nodes to be drained:");
-      pendingNodes.forEach(n -> reporter.err(" " + n));
+      pending.forEach(n -> reporter.err(" " + n));
       // kubectl's aggregate error, printed as is (no "error: ").
-      reporter.err(aggregate(fatal));
-      return EXIT_FAILED;
+      reporter.err(aggregate(pending.stream().map(n -> errors.get(n).join()).toList()));
+      return 1;
     } finally {
       pool.shutdownNow();
     }
@@ -211,7 +208,7 @@ public final class DrainCommand extends NodeCommand {
     } catch (ApiException e) {
       error = ApiStatus.describe(e);
     } catch (RuntimeException e) {
-      error = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+      error = NodeCli.message(e);
     }
     if (error != null) {
       reporter.err(

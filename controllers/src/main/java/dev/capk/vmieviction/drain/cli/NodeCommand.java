@@ -31,9 +31,6 @@ import picocli.CommandLine.Parameters;
 class NodeCommand implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(NodeCommand.class);
 
-  static final int EXIT_OK = 0;
-  static final int EXIT_FAILED = 1;
-
   @Parameters(
       arity = "0..*",
       paramLabel = "NODE",
@@ -80,11 +77,12 @@ class NodeCommand implements Callable<Integer> {
     // kubectl prints each node's refusal ("error: unable to cordon node ...") and still exits 0
     // (RunCordonOrUncordon returns no error for them): a drop-in does the same.
     setUnschedulable(nodes, name.equals("cordon"), strategy);
-    return EXIT_OK;
+    return 0;
   }
 
+  /** Bad flags and kubeconfig problems are thrown: {@link NodeCli#execute} prints their line. */
   @Override
-  public final Integer call() {
+  public final Integer call() throws ConnectionOptions.KubeconfigException {
     LogbackConfigurator.setCliVerbosity(connection.verbosity());
     if (names.isEmpty() && selector == null) {
       return usageError("USAGE: " + name + " NODE [flags]");
@@ -92,34 +90,24 @@ class NodeCommand implements Callable<Integer> {
     if (!names.isEmpty() && selector != null && !selector.isEmpty()) {
       return usageError("error: cannot specify both a node name and a --selector option");
     }
-    DryRun strategy;
-    ApiClient client;
-    try {
-      strategy = parseDryRun(dryRun);
-      check(strategy);
-      client = connection.connect(System.getenv());
-    } catch (IllegalArgumentException | ConnectionOptions.KubeconfigException e) {
-      err.println("error: " + e.getMessage());
-      return EXIT_FAILED;
-    }
+    DryRun strategy = parseDryRun(dryRun);
+    check(strategy);
+    ApiClient client = connection.connect(System.getenv());
     cordoner = new Cordoner(new RawApi(client));
-    List<String> nodes;
+    List<String> nodes = names.stream().distinct().toList();
     try {
-      if (selector != null && names.isEmpty()) {
+      if (names.isEmpty()) {
         nodes = nodesMatching(client, selector);
-      } else {
-        // kubectl resolves all its arguments before it changes any node.
-        nodes = names.stream().distinct().toList();
-        for (String node : nodes) {
-          if (cordoner.read(node).isEmpty()) {
-            err.println("Error from server (NotFound): nodes \"" + node + "\" not found");
-            return EXIT_FAILED;
-          }
+      }
+      for (String node : names) { // kubectl resolves all its arguments before it changes any node
+        if (cordoner.read(node).isEmpty()) {
+          err.println("Error from server (NotFound): nodes \"" + node + "\" not found");
+          return 1;
         }
       }
     } catch (ApiException e) {
       err.println(resolveError(e));
-      return EXIT_FAILED;
+      return 1;
     }
     return run(client, nodes, strategy);
   }
@@ -146,7 +134,7 @@ class NodeCommand implements Callable<Integer> {
   private int usageError(String message) {
     err.println(message.startsWith("error: ") ? message : "error: " + message);
     err.println("See '" + NodeCli.NAME + " " + name + " -h' for help and examples");
-    return EXIT_FAILED;
+    return 1;
   }
 
   /**
