@@ -8,7 +8,6 @@ import dev.capk.vmieviction.drain.cli.NodeCli;
 import dev.capk.vmieviction.eviction.InfraVmis;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
-import dev.capk.vmieviction.logging.LogbackConfigurator;
 import dev.capk.vmieviction.status.EvacuationStatuses.EvacuationStatus;
 import dev.capk.vmieviction.status.EvacuationStatuses.VmiEvent;
 import dev.capk.vmieviction.time.GoDuration;
@@ -101,8 +100,7 @@ public final class StatusCommand implements Callable<Integer> {
 
   /** Failures are thrown: {@link NodeCli#execute} prints them as one line and exits 1. */
   @Override
-  public Integer call() throws ConnectionOptions.KubeconfigException {
-    LogbackConfigurator.setCliVerbosity(connection.verbosity());
+  public Integer call() {
     if (output != null && !output.equals("wide") && !output.equals("json")) {
       throw new IllegalArgumentException(
           "unable to match a printer suitable for the output format \""

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.drain.cli;
 
+import dev.capk.vmieviction.logging.LogbackConfigurator;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
@@ -24,8 +25,6 @@ import picocli.CommandLine.Option;
  * kubectl's global flags that choose and reach the cluster, shared by every subcommand (the node
  * commands here, and the jar's {@code status} command), and the API client they choose. Only the
  * flags that mean something here exist; any other global flag of kubectl is refused by name.
- * Kubeconfig failures are one-line messages that name the file and the problem, never the file's
- * content (it holds credentials).
  */
 public final class ConnectionOptions {
   @Option(
@@ -89,24 +88,16 @@ public final class ConnectionOptions {
     return namespace;
   }
 
-  public int verbosity() {
-    return verbosity;
-  }
-
-  /** A kubeconfig problem to show the user as is. */
-  public static final class KubeconfigException extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    KubeconfigException(String message) {
-      super(message);
-    }
-  }
-
   /** Long enough for any single request of a drain; watches set their own. */
   private static final Duration READ_TIMEOUT = Duration.ofSeconds(60);
 
-  /** A client found as kubectl finds one: --kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster. */
-  public ApiClient connect(Map<String, String> env) throws KubeconfigException {
+  /**
+   * A client found as kubectl finds one: --kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster;
+   * this process logs as -v says from here on. A kubeconfig problem is an IllegalArgumentException
+   * whose message names the file and the problem, never the file's content.
+   */
+  public ApiClient connect(Map<String, String> env) {
+    LogbackConfigurator.setCliVerbosity(verbosity);
     ApiClient client = find(env);
     if (requestTimeout != null && !requestTimeout.isZero()) {
       // As kubectl's --request-timeout: a bound on each whole request. The drain's watch builds its
@@ -116,7 +107,7 @@ public final class ConnectionOptions {
     return client;
   }
 
-  private ApiClient find(Map<String, String> env) throws KubeconfigException {
+  private ApiClient find(Map<String, String> env) {
     if (kubeconfig != null) {
       return fromFile(kubeconfig);
     }
@@ -128,53 +119,55 @@ public final class ConnectionOptions {
               .map(Path::of)
               .findFirst()
               .orElseThrow(
-                  () -> new KubeconfigException("no kubeconfig found at KUBECONFIG=" + fromEnv)));
+                  () ->
+                      new IllegalArgumentException(
+                          "no kubeconfig found at KUBECONFIG=" + fromEnv)));
     }
     Path home = Path.of(env.getOrDefault("HOME", System.getProperty("user.home")));
     if (Files.exists(home.resolve(".kube/config"))) {
       return fromFile(home.resolve(".kube/config"));
     }
     if (!env.containsKey("KUBERNETES_SERVICE_HOST")) {
-      throw new KubeconfigException(
+      throw new IllegalArgumentException(
           "no kubeconfig: use --kubeconfig, set KUBECONFIG, or create ~/.kube/config");
     }
     try {
       return ClientBuilder.cluster().setReadTimeout(READ_TIMEOUT).build();
     } catch (IOException | RuntimeException e) {
-      throw new KubeconfigException(
+      throw new IllegalArgumentException(
           "cannot use the in-cluster service account: " + e.getClass().getSimpleName());
     }
   }
 
-  private ApiClient fromFile(Path file) throws KubeconfigException {
+  private ApiClient fromFile(Path file) {
     KubeConfig config;
     try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       config = KubeConfig.loadKubeConfig(r);
     } catch (NoSuchFileException e) {
-      throw new KubeconfigException("kubeconfig " + file + " does not exist");
+      throw new IllegalArgumentException("kubeconfig " + file + " does not exist");
     } catch (AccessDeniedException e) {
-      throw new KubeconfigException("kubeconfig " + file + " is not readable");
+      throw new IllegalArgumentException("kubeconfig " + file + " is not readable");
     } catch (MarkedYAMLException e) {
       // Only the problem and the line: the snippet the exception carries may hold a token.
       int line = e.getProblemMark() == null ? -1 : e.getProblemMark().getLine() + 1;
-      throw new KubeconfigException(
+      throw new IllegalArgumentException(
           "kubeconfig "
               + file
               + " is not valid YAML: "
               + e.getProblem()
               + (line > 0 ? " (line " + line + ")" : ""));
     } catch (IOException | RuntimeException e) {
-      throw new KubeconfigException(
+      throw new IllegalArgumentException(
           "kubeconfig " + file + " cannot be read: " + e.getClass().getSimpleName());
     }
     if (config == null || config.getContexts() == null || config.getContexts().isEmpty()) {
-      throw new KubeconfigException("kubeconfig " + file + " has no contexts");
+      throw new IllegalArgumentException("kubeconfig " + file + " has no contexts");
     }
     config.setFile(file.toAbsolutePath().toFile());
     if (given(context) && !config.setContext(context)) {
-      throw new KubeconfigException("context \"" + context + "\" does not exist"); // kubectl's
+      throw new IllegalArgumentException("context \"" + context + "\" does not exist"); // kubectl's
     } else if (!given(context) && !given(config.getCurrentContext())) {
-      throw new KubeconfigException(
+      throw new IllegalArgumentException(
           "kubeconfig " + file + " has no current-context: use --context");
     }
     if (given(cluster) || given(user)) {
@@ -187,13 +180,13 @@ public final class ConnectionOptions {
       server = null;
     }
     if (!given(server)) {
-      throw new KubeconfigException(
+      throw new IllegalArgumentException(
           "kubeconfig " + file + ": the current context's cluster has no server");
     }
     try {
       return ClientBuilder.kubeconfig(config).setReadTimeout(READ_TIMEOUT).build();
     } catch (IOException | RuntimeException e) {
-      throw new KubeconfigException(
+      throw new IllegalArgumentException(
           "kubeconfig "
               + file
               + ": cannot set up credentials or TLS ("
@@ -204,12 +197,12 @@ public final class ConnectionOptions {
 
   /** kubectl's --cluster and --user: the context names them, in memory only (never the file). */
   @SuppressWarnings("unchecked")
-  private void overrideContext(KubeConfig config) throws KubeconfigException {
+  private void overrideContext(KubeConfig config) {
     if (given(cluster) && !hasNamed(config.getClusters(), cluster)) {
-      throw new KubeconfigException("cluster \"" + cluster + "\" does not exist");
+      throw new IllegalArgumentException("cluster \"" + cluster + "\" does not exist");
     }
     if (given(user) && !hasNamed(config.getUsers(), user)) {
-      throw new KubeconfigException("auth info \"" + user + "\" does not exist");
+      throw new IllegalArgumentException("auth info \"" + user + "\" does not exist");
     }
     String name = config.getCurrentContext();
     for (Object o : config.getContexts()) {

@@ -5,7 +5,6 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
-import dev.capk.vmieviction.logging.LogbackConfigurator;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
@@ -82,13 +81,12 @@ class NodeCommand implements Callable<Integer> {
 
   /** Bad flags and kubeconfig problems are thrown: {@link NodeCli#execute} prints their line. */
   @Override
-  public final Integer call() throws ConnectionOptions.KubeconfigException {
-    LogbackConfigurator.setCliVerbosity(connection.verbosity());
+  public final Integer call() {
     if (names.isEmpty() && selector == null) {
       return usageError("USAGE: " + name + " NODE [flags]");
     }
     if (!names.isEmpty() && selector != null && !selector.isEmpty()) {
-      return usageError("error: cannot specify both a node name and a --selector option");
+      return usageError("cannot specify both a node name and a --selector option");
     }
     DryRun strategy = parseDryRun(dryRun);
     check(strategy);
@@ -119,11 +117,12 @@ class NodeCommand implements Callable<Integer> {
     String token = null;
     do {
       CoreV1Api.APIlistNodeRequest req =
-          new CoreV1Api(client).listNode().limit(DrainOptions.DEFAULT_CHUNK_SIZE);
-      if (!selector.isBlank()) {
-        req = req.labelSelector(selector);
-      }
-      V1NodeList page = api.get(req._continue(token).buildCall(null), V1NodeList.class);
+          new CoreV1Api(client)
+              .listNode()
+              .limit(DrainOptions.DEFAULT_CHUNK_SIZE)
+              .labelSelector(selector.isBlank() ? null : selector)
+              ._continue(token);
+      V1NodeList page = api.get(req.buildCall(null), V1NodeList.class);
       page.getItems().forEach(n -> names.add(n.getMetadata().getName()));
       token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
     } while (token != null && !token.isEmpty());
@@ -132,7 +131,7 @@ class NodeCommand implements Callable<Integer> {
 
   /** kubectl's usage error: the message, a hint, exit 1. */
   private int usageError(String message) {
-    err.println(message.startsWith("error: ") ? message : "error: " + message);
+    err.println("error: " + message);
     err.println("See '" + NodeCli.NAME + " " + name + " -h' for help and examples");
     return 1;
   }
@@ -166,37 +165,26 @@ class NodeCommand implements Callable<Integer> {
    * @return true if every node is in the desired state (or, in a dry run, would be)
    */
   boolean setUnschedulable(List<String> nodes, boolean cordon, DryRun dry) {
+    String verb = cordon ? "cordon" : "uncordon";
     boolean ok = true;
     for (String node : nodes) {
       try {
         boolean changed = cordoner.setUnschedulable(node, cordon, dry);
         // Seen with -v 1 and up (kubectl's levels); at the default verbosity only kubectl's lines.
-        LOG.info(
-            "node {} node={} changed={} dryRun={}",
-            cordon ? "cordon" : "uncordon",
-            node,
-            changed,
-            dry);
-        out.println(
-            "node/"
-                + node
-                + (changed ? " " : " already ")
-                + (cordon ? "cordoned" : "uncordoned")
-                + dry.suffix());
+        LOG.info("node {} node={} changed={} dryRun={}", verb, node, changed, dry);
+        out.println("node/" + node + (changed ? " " : " already ") + verb + "ed" + dry.suffix());
       } catch (ApiException e) {
-        // The server's own message (a StatusError's text), else what happened to the request.
-        String message = e.getCode() == 0 ? "" : ApiStatus.of(e).message();
-        err.println(
-            "error: unable to "
-                + (cordon ? "cordon" : "uncordon")
-                + " node \""
-                + node
-                + "\": "
-                + (message.isEmpty() ? ApiStatus.describe(e) : message));
+        err.println("error: unable to " + verb + " node \"" + node + "\": " + serverMessage(e));
         ok = false;
       }
     }
     return ok;
+  }
+
+  /** The server's own message (a StatusError's text), else what happened to the request. */
+  private static String serverMessage(ApiException e) {
+    String message = e.getCode() == 0 ? "" : ApiStatus.of(e).message();
+    return message.isEmpty() ? ApiStatus.describe(e) : message;
   }
 
   /** kubectl's dry-run values. @throws IllegalArgumentException with kubectl's message otherwise */
