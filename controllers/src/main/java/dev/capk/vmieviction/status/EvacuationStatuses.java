@@ -28,8 +28,8 @@ import java.util.stream.Stream;
 /**
  * The evacuations in progress, from the VMIs and their Events (pure, no I/O): in progress when
  * KubeVirt set {@code status.evacuationNodeName}, or the VMI is being deleted after a drain start;
- * the phase the controller recorded on the VMI ({@link #phase}); what blocks it, the latest of this
- * evacuation's events (this VMI UID, at or after its drain start) that speak of its phase.
+ * the phase the controller recorded on the VMI; what blocks it, the latest of this evacuation's
+ * events (this VMI UID, at or after its drain start) that speak of its phase.
  */
 public final class EvacuationStatuses {
   private EvacuationStatuses() {}

@@ -15,6 +15,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 /**
  * The status as kubectl prints tables: columns padded to their widest cell, three spaces apart,
@@ -59,12 +62,9 @@ public final class StatusOutput {
                       .map(e -> wide ? oneLine(e.message()) : withoutDeadlineClause(e.message()))
                       .orElse(NONE)));
 
-  /** Clauses of the controller's messages that restate the deadline. */
-  private static final List<String> DEADLINE_CLAUSES =
-      List.of(
-          "; retrying, VMI deleted anyway at ",
-          "; VMI deleted anyway at ",
-          "; goes ahead anyway at ");
+  /** The clause of the controller's messages that restates the deadline (TIME-LEFT says it). */
+  private static final Pattern DEADLINE_CLAUSE =
+      Pattern.compile("(?<=.); (retrying, VMI deleted|VMI deleted|goes ahead) anyway at .*$");
 
   /** The table's lines, headers first. */
   public static List<String> lines(List<EvacuationStatus> statuses, boolean wide) {
@@ -97,15 +97,8 @@ public final class StatusOutput {
     return big + bigUnit + (small == 0 ? "" : small + smallUnit);
   }
 
-  static String withoutDeadlineClause(String message) {
-    String m = oneLine(message);
-    for (String clause : DEADLINE_CLAUSES) {
-      int i = m.indexOf(clause);
-      if (i > 0) {
-        return m.substring(0, i);
-      }
-    }
-    return m;
+  private static String withoutDeadlineClause(String message) {
+    return DEADLINE_CLAUSE.matcher(oneLine(message)).replaceFirst("");
   }
 
   private static String oneLine(String message) {
@@ -163,25 +156,20 @@ public final class StatusOutput {
 
   /** Pads every column but the last to its widest cell; three spaces between columns. */
   private static List<String> align(List<List<String>> rows) {
-    int columns = rows.get(0).size();
-    int[] width = new int[columns];
+    int[] width = new int[rows.get(0).size()];
     for (List<String> r : rows) {
-      for (int i = 0; i < columns; i++) {
+      for (int i = 0; i < width.length; i++) {
         width[i] = Math.max(width[i], r.get(i).length());
       }
     }
-    List<String> out = new ArrayList<>();
-    for (List<String> r : rows) {
-      StringBuilder sb = new StringBuilder();
-      for (int i = 0; i < columns; i++) {
-        String cell = r.get(i);
-        sb.append(cell);
-        if (i < columns - 1) {
-          sb.append(" ".repeat(width[i] - cell.length() + 3));
-        }
-      }
-      out.add(sb.toString());
-    }
-    return out;
+    int last = width.length - 1;
+    return rows.stream()
+        .map(
+            r ->
+                IntStream.range(0, last)
+                        .mapToObj(i -> r.get(i) + " ".repeat(width[i] - r.get(i).length() + 3))
+                        .collect(Collectors.joining())
+                    + r.get(last))
+        .toList();
   }
 }
