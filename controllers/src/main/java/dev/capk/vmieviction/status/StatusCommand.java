@@ -83,11 +83,6 @@ public final class StatusCommand implements Callable<Integer> {
     this.err = err;
   }
 
-  /** Runs {@code status ARGS}; the exit code. */
-  public static int run(String... args) {
-    return run(System.out, System.err, args);
-  }
-
   /** Runs {@code status ARGS} (the first argument, {@code status}, included) on these streams. */
   public static int run(PrintStream out, PrintStream err, String... args) {
     int from = args.length > 0 && "status".equals(args[0]) ? 1 : 0;
@@ -103,9 +98,9 @@ public final class StatusCommand implements Callable<Integer> {
   public Integer call() {
     if (output != null && !output.equals("wide") && !output.equals("json")) {
       throw new IllegalArgumentException(
-          "unable to match a printer suitable for the output format \""
-              + output
-              + "\", allowed formats are: json,wide");
+          "unable to match a printer suitable for the output format \"%s\", allowed formats are:"
+                  .formatted(output)
+              + " json,wide");
     }
     Duration timeout;
     try {

@@ -17,6 +17,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
@@ -140,35 +141,31 @@ public final class ConnectionOptions {
   }
 
   private ApiClient fromFile(Path file) {
+    Function<String, IllegalArgumentException> bad =
+        problem -> new IllegalArgumentException("kubeconfig " + file + problem);
     KubeConfig config;
     try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       config = KubeConfig.loadKubeConfig(r);
     } catch (NoSuchFileException e) {
-      throw new IllegalArgumentException("kubeconfig " + file + " does not exist");
+      throw bad.apply(" does not exist");
     } catch (AccessDeniedException e) {
-      throw new IllegalArgumentException("kubeconfig " + file + " is not readable");
+      throw bad.apply(" is not readable");
     } catch (MarkedYAMLException e) {
       // Only the problem and the line: the snippet the exception carries may hold a token.
       int line = e.getProblemMark() == null ? -1 : e.getProblemMark().getLine() + 1;
-      throw new IllegalArgumentException(
-          "kubeconfig "
-              + file
-              + " is not valid YAML: "
-              + e.getProblem()
-              + (line > 0 ? " (line " + line + ")" : ""));
+      throw bad.apply(
+          " is not valid YAML: " + e.getProblem() + (line > 0 ? " (line " + line + ")" : ""));
     } catch (IOException | RuntimeException e) {
-      throw new IllegalArgumentException(
-          "kubeconfig " + file + " cannot be read: " + e.getClass().getSimpleName());
+      throw bad.apply(" cannot be read: " + e.getClass().getSimpleName());
     }
     if (config == null || config.getContexts() == null || config.getContexts().isEmpty()) {
-      throw new IllegalArgumentException("kubeconfig " + file + " has no contexts");
+      throw bad.apply(" has no contexts");
     }
     config.setFile(file.toAbsolutePath().toFile());
     if (given(context) && !config.setContext(context)) {
       throw new IllegalArgumentException("context \"" + context + "\" does not exist"); // kubectl's
     } else if (!given(context) && !given(config.getCurrentContext())) {
-      throw new IllegalArgumentException(
-          "kubeconfig " + file + " has no current-context: use --context");
+      throw bad.apply(" has no current-context: use --context");
     }
     if (given(cluster) || given(user)) {
       overrideContext(config);
@@ -180,18 +177,12 @@ public final class ConnectionOptions {
       server = null;
     }
     if (!given(server)) {
-      throw new IllegalArgumentException(
-          "kubeconfig " + file + ": the current context's cluster has no server");
+      throw bad.apply(": the current context's cluster has no server");
     }
     try {
       return ClientBuilder.kubeconfig(config).setReadTimeout(READ_TIMEOUT).build();
     } catch (IOException | RuntimeException e) {
-      throw new IllegalArgumentException(
-          "kubeconfig "
-              + file
-              + ": cannot set up credentials or TLS ("
-              + e.getClass().getSimpleName()
-              + ")");
+      throw bad.apply(": cannot set up credentials or TLS (" + e.getClass().getSimpleName() + ")");
     }
   }
 

@@ -212,11 +212,8 @@ public final class DrainCommand extends NodeCommand {
     }
     if (error != null) {
       reporter.err(
-          "error: unable to drain node \""
-              + node
-              + "\" due to error: "
-              + error
-              + ", continuing command...");
+          "error: unable to drain node \"%s\" due to error: %s, continuing command..."
+              .formatted(node, error));
     }
     return error;
   }
