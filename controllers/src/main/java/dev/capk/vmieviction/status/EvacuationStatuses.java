@@ -11,6 +11,7 @@ import dev.capk.vmieviction.eviction.EventReasons;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
+import io.kubernetes.client.openapi.models.CoreV1Event;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -18,6 +19,7 @@ import java.time.format.DateTimeParseException;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -35,7 +37,24 @@ public final class EvacuationStatuses {
   private EvacuationStatuses() {}
 
   /** An Event about the VMI of {@code uid}; {@code lastSeen}: when its series last occurred. */
-  public record VmiEvent(String uid, String reason, String message, Instant lastSeen) {}
+  public record VmiEvent(String uid, String reason, String message, Instant lastSeen) {
+    /** lastTimestamp (core/v1 series), else the series' or the event's time, else its first. */
+    VmiEvent(CoreV1Event e) {
+      this(
+          e.getInvolvedObject().getUid(),
+          e.getReason(),
+          e.getMessage(),
+          Stream.of(
+                  e.getLastTimestamp(),
+                  e.getSeries() == null ? null : e.getSeries().getLastObservedTime(),
+                  e.getEventTime(),
+                  e.getFirstTimestamp())
+              .filter(Objects::nonNull)
+              .findFirst()
+              .map(OffsetDateTime::toInstant)
+              .orElse(null));
+    }
+  }
 
   /**
    * An evacuation's deadline: drain start plus {@code --drain-timeout}, moved earlier by CAPK's
@@ -114,7 +133,7 @@ public final class EvacuationStatuses {
             .toList();
     Optional<DeadlineEstimate> deadline = start.map(s -> deadline(s, drainTimeout, vmi, current));
     Optional<Duration> left = deadline.map(d -> Duration.between(now, d.at()));
-    EvacuationPhase phase = phase(vmi, start.isPresent(), left);
+    EvacuationPhase phase = phase(vmi, left);
     Optional<VmiEvent> blocker =
         switch (phase) {
           case Pending, WaitingForRecreate -> Optional.empty();
@@ -150,15 +169,14 @@ public final class EvacuationStatuses {
    * The phase the controller recorded on the VMI, unless the VMI says more: being deleted, no drain
    * start yet, past its deadline. None recorded (an older controller): draining.
    */
-  private static EvacuationPhase phase(
-      VirtualMachineInstance vmi, boolean started, Optional<Duration> left) {
+  private static EvacuationPhase phase(VirtualMachineInstance vmi, Optional<Duration> left) {
     if (vmi.getMetadata().getDeletionTimestamp() != null) {
       return EvacuationPhase.WaitingForRecreate;
     }
-    if (!started) {
+    if (left.isEmpty()) { // no drain start
       return EvacuationPhase.Pending;
     }
-    if (left.isPresent() && (left.get().isNegative() || left.get().isZero())) {
+    if (!left.get().isPositive()) {
       return EvacuationPhase.DeadlinePassed;
     }
     return EvacuationPhase.recorded(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_PHASE))
@@ -220,9 +238,9 @@ public final class EvacuationStatuses {
   /** An RFC 3339 time, or empty. */
   private static Optional<Instant> rfc3339(String text) {
     try {
-      return text == null || text.isBlank()
-          ? Optional.empty()
-          : Optional.of(OffsetDateTime.parse(text.trim()).toInstant());
+      return Optional.ofNullable(text)
+          .filter(t -> !t.isBlank())
+          .map(t -> OffsetDateTime.parse(t.trim()).toInstant());
     } catch (DateTimeParseException e) {
       return Optional.empty();
     }

@@ -22,13 +22,10 @@ import io.kubernetes.client.util.generic.options.ListOptions;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.Callable;
-import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -137,16 +134,7 @@ public final class StatusCommand implements Callable<Integer> {
     List<EvacuationStatus> statuses =
         EvacuationStatuses.of(
             vmis,
-            events.stream()
-                .filter(e -> e.getInvolvedObject() != null)
-                .map(
-                    e ->
-                        new VmiEvent(
-                            e.getInvolvedObject().getUid(),
-                            e.getReason(),
-                            e.getMessage(),
-                            lastSeen(e)))
-                .toList(),
+            events.stream().filter(e -> e.getInvolvedObject() != null).map(VmiEvent::new).toList(),
             now,
             timeout);
     if ("json".equals(output)) {
@@ -182,15 +170,5 @@ public final class StatusCommand implements Callable<Integer> {
       token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
     } while (token != null && !token.isEmpty());
     return all;
-  }
-
-  /** lastTimestamp (core/v1 series), else the series' or the event's time, else its first. */
-  private static Instant lastSeen(CoreV1Event e) {
-    var series = e.getSeries() == null ? null : e.getSeries().getLastObservedTime();
-    return Stream.of(e.getLastTimestamp(), series, e.getEventTime(), e.getFirstTimestamp())
-        .filter(Objects::nonNull)
-        .findFirst()
-        .map(OffsetDateTime::toInstant)
-        .orElse(null);
   }
 }

@@ -79,11 +79,7 @@ public final class StatusOutput {
 
   /** Time left as kubectl prints ages ({@code 9m12s}), negative once passed. */
   static String timeLeft(Optional<Duration> left) {
-    if (left.isEmpty()) {
-      return "<unknown>";
-    }
-    Duration d = left.get();
-    return d.isNegative() ? "-" + human(d.negated()) : human(d);
+    return left.map(d -> d.isNegative() ? "-" + human(d.negated()) : human(d)).orElse("<unknown>");
   }
 
   static String human(Duration d) {

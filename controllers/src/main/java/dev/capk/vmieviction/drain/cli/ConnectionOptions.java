@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.drain.cli;
 
 import dev.capk.vmieviction.logging.LogbackConfigurator;
+import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
@@ -223,19 +224,31 @@ public final class ConnectionOptions {
         && entries.stream().anyMatch(o -> o instanceof Map<?, ?> m && name.equals(m.get("name")));
   }
 
-  /** kubectl's --request-timeout: bare integer seconds, or a Go duration; never negative. */
-  static final class RequestTimeoutConverter implements CommandLine.ITypeConverter<Duration> {
+  /** Go durations (90s, 5m), as kubectl's duration flags. */
+  static class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String value) {
+      try {
+        return GoDuration.parse(value);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.TypeConversionException(e.getMessage());
+      }
+    }
+  }
+
+  /** kubectl's --request-timeout: also bare integer seconds; never negative. */
+  static final class RequestTimeoutConverter extends DurationConverter {
     @Override
     public Duration convert(String value) {
       try {
         Duration d =
             value.matches("\\d+")
                 ? Duration.ofSeconds(Long.parseLong(value))
-                : dev.capk.vmieviction.time.GoDuration.parse(value);
+                : super.convert(value);
         if (!d.isNegative()) {
           return d;
         }
-      } catch (IllegalArgumentException e) {
+      } catch (RuntimeException e) {
         // fall through to kubectl's message
       }
       throw new CommandLine.TypeConversionException(

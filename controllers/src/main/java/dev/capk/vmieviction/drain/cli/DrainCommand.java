@@ -7,7 +7,6 @@ import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.PodFilters;
 import dev.capk.vmieviction.kube.ApiStatus;
-import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import java.io.PrintStream;
@@ -18,7 +17,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.stream.Collectors;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -76,7 +74,7 @@ public final class DrainCommand extends NodeCommand {
       names = "--timeout",
       defaultValue = "0s",
       paramLabel = "DURATION",
-      converter = DurationConverter.class,
+      converter = ConnectionOptions.DurationConverter.class,
       description =
           "The length of time to wait before giving up, zero means infinite (e.g. 90s, 5m).")
   Duration timeout;
@@ -122,7 +120,7 @@ public final class DrainCommand extends NodeCommand {
       names = "--eviction-retry-interval",
       defaultValue = "5s",
       paramLabel = "DURATION",
-      converter = DurationConverter.class,
+      converter = ConnectionOptions.DurationConverter.class,
       description =
           "Pause before retrying an eviction a PodDisruptionBudget refused (not a kubectl flag; kubectl waits 5s).")
   Duration evictionRetryInterval;
@@ -230,17 +228,5 @@ public final class DrainCommand extends NodeCommand {
    */
   static String kubectlRefusal(String group) {
     return group.startsWith(PodFilters.UNMANAGED_FATAL + ": ") ? "cannot delete " + group : group;
-  }
-
-  /** picocli converter for Go-style durations. */
-  static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
-    @Override
-    public Duration convert(String value) {
-      try {
-        return GoDuration.parse(value);
-      } catch (IllegalArgumentException e) {
-        throw new CommandLine.TypeConversionException(e.getMessage());
-      }
-    }
   }
 }

@@ -149,10 +149,9 @@ class NodeCommand implements Callable<Integer> {
       return "error: unable to " + name + " " + subject + ": " + ApiStatus.describe(e);
     }
     String lookup =
-        selector != null && names.isEmpty()
-            ? "Unable to find \"/v1, Resource=nodes\" that match label selector \""
-                + selector
-                + "\", field selector \"\": "
+        names.isEmpty()
+            ? "Unable to find \"/v1, Resource=nodes\" that match label selector \"%s\", field selector \"\": "
+                .formatted(selector)
             : "";
     String reason = status.reason().isEmpty() ? "Unknown" : status.reason();
     return "Error from server (" + reason + "): " + lookup + status.message();
