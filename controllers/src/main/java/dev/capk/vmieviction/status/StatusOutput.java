@@ -1,8 +1,6 @@
 package dev.capk.vmieviction.status;
 
 import com.google.gson.GsonBuilder;
-import com.google.gson.JsonArray;
-import com.google.gson.JsonObject;
 import dev.capk.vmieviction.status.EvacuationStatuses.DeadlineEstimate;
 import dev.capk.vmieviction.status.EvacuationStatuses.EvacuationStatus;
 import dev.capk.vmieviction.status.EvacuationStatuses.VmiEvent;
@@ -11,7 +9,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -111,43 +111,38 @@ public final class StatusOutput {
 
   /** {@code -o json}: the wide table's fields, RFC 3339 times, absent values left out. */
   public static String json(List<EvacuationStatus> statuses, Instant now, Duration drainTimeout) {
-    JsonObject root = new JsonObject();
-    root.addProperty("time", time(now));
-    root.addProperty("drainTimeout", GoDuration.format(drainTimeout));
-    JsonArray items = new JsonArray();
+    List<Map<String, Object>> items = new ArrayList<>();
     for (EvacuationStatus s : statuses) {
-      JsonObject o = new JsonObject();
-      o.addProperty("namespace", s.namespace());
-      o.addProperty("name", s.name());
-      o.addProperty("uid", s.uid());
-      addIfSet(o, "cluster", s.cluster());
-      addIfSet(o, "role", s.role());
-      addIfSet(o, "guestNode", s.guestNode().orElse(null));
-      addIfSet(o, "infraNode", s.infraNode());
-      o.addProperty("phase", s.phase().name());
-      addIfSet(o, "drainStart", s.drainStart().map(Instant::toString).orElse(null));
-      addIfSet(o, "deadline", s.deadline().map(d -> d.at().toString()).orElse(null));
-      addIfSet(o, "deadlineFrom", s.deadline().map(DeadlineEstimate::source).orElse(null));
-      s.timeLeft().ifPresent(d -> o.addProperty("secondsLeft", d.toSeconds()));
+      Map<String, Object> o = new LinkedHashMap<>(); // Gson leaves null values out
+      o.put("namespace", s.namespace());
+      o.put("name", s.name());
+      o.put("uid", s.uid());
+      o.put("cluster", s.cluster());
+      o.put("role", s.role());
+      o.put("guestNode", s.guestNode().orElse(null));
+      o.put("infraNode", s.infraNode());
+      o.put("phase", s.phase().name());
+      o.put("drainStart", s.drainStart().map(Instant::toString).orElse(null));
+      o.put("deadline", s.deadline().map(d -> d.at().toString()).orElse(null));
+      o.put("deadlineFrom", s.deadline().map(DeadlineEstimate::source).orElse(null));
+      o.put("secondsLeft", s.timeLeft().map(Duration::toSeconds).orElse(null));
+      o.values().removeIf(""::equals); // an absent label or node
       s.blockedBy()
           .ifPresent(
               e -> {
-                JsonObject b = new JsonObject();
-                b.addProperty("reason", e.reason());
-                b.addProperty("message", e.message());
-                b.addProperty("lastSeen", e.lastSeen().toString());
-                o.add("blockedBy", b);
+                Map<String, Object> b = new LinkedHashMap<>();
+                b.put("reason", e.reason());
+                b.put("message", e.message());
+                b.put("lastSeen", e.lastSeen().toString());
+                o.put("blockedBy", b);
               });
       items.add(o);
     }
-    root.add("evacuations", items);
+    Map<String, Object> root = new LinkedHashMap<>();
+    root.put("time", time(now));
+    root.put("drainTimeout", GoDuration.format(drainTimeout));
+    root.put("evacuations", items);
     return new GsonBuilder().setPrettyPrinting().disableHtmlEscaping().create().toJson(root);
-  }
-
-  private static void addIfSet(JsonObject o, String key, String value) {
-    if (value != null && !value.isEmpty()) {
-      o.addProperty(key, value);
-    }
   }
 
   /** Pads every column but the last to its widest cell; three spaces between columns. */
