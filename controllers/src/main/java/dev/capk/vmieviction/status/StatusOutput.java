@@ -53,7 +53,6 @@ public final class StatusOutput {
               "DEADLINE-FROM", true, s -> s.deadline().map(DeadlineEstimate::source).orElse(NONE)),
           new Column("TIME-LEFT", false, s -> timeLeft(s.timeLeft())),
           new Column("REASON", true, s -> s.blockedBy().map(VmiEvent::reason).orElse(NONE)),
-          // The default view cuts the blocker's message before its deadline clause.
           new Column(
               "BLOCKED-BY",
               false,

@@ -84,10 +84,8 @@ final class ConsoleReporter implements DrainOutput, AutoCloseable {
         + (left == 1 ? "1 pod left" : left + " pods left")
         + (refused.isEmpty()
             ? ""
-            : ", "
-                + refused.size()
-                + " refused by PodDisruptionBudget "
-                + (budgets.isEmpty() ? "?" : budgets));
+            : ", %d refused by PodDisruptionBudget %s"
+                .formatted(refused.size(), budgets.isEmpty() ? "?" : budgets));
   }
 
   private synchronized void draw() {

@@ -12,21 +12,18 @@ import io.kubernetes.client.openapi.ApiException;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code drain NODE... | -l SELECTOR [flags]}: drains nodes of any cluster with kubectl drain's
- * flags, output lines and exit codes, using the drain engine. As kubectl, it resolves every node
- * first, cordons them all, then drains them; unlike kubectl, the nodes are drained concurrently
- * (budgets still hold: the API server checks each eviction against them). Exit codes: 0 every node
- * drained, 1 anything else (bad usage, refused, timed out, failed, API error). Errors are one line
- * each, without stack traces or credentials.
+ * {@code drain NODE... | -l SELECTOR [flags]}: kubectl drain's flags, lines and exit codes (0 every
+ * node drained, 1 anything else) on the drain engine. As kubectl, it cordons every node, then
+ * drains them; unlike kubectl, concurrently (the API server still checks each eviction against the
+ * budgets).
  */
 @Command(
     name = "drain",
@@ -174,22 +171,22 @@ public final class DrainCommand extends NodeCommand {
             Math.min(MAX_PARALLEL_NODES, Math.max(1, nodes.size())),
             new ThreadFactoryBuilder().setNameFormat("drain-node-%d").setDaemon(true).build());
     try (ConsoleReporter reporter = new ConsoleReporter(out, err, terminal, nodes.size())) {
-      Map<String, CompletableFuture<String>> errors =
+      List<CompletableFuture<String>> drains =
           nodes.stream()
-              .collect(
-                  Collectors.toMap(
-                      n -> n,
-                      n ->
-                          CompletableFuture.supplyAsync(
-                              () -> drainOne(drainer, n, reporter), pool)));
-      List<String> pending = nodes.stream().filter(n -> errors.get(n).join() != null).toList();
+              .map(n -> CompletableFuture.supplyAsync(() -> drainOne(drainer, n, reporter), pool))
+              .toList();
+      List<Integer> pending =
+          IntStream.range(0, nodes.size())
+              .filter(i -> drains.get(i).join() != null)
+              .boxed()
+              .toList();
       if (pending.isEmpty()) {
         return 0;
       }
       reporter.err("There are pending nodes to be drained:");
-      pending.forEach(n -> reporter.err(" " + n));
+      pending.forEach(i -> reporter.err(" " + nodes.get(i)));
       // kubectl's aggregate error, printed as is (no "error: ").
-      reporter.err(aggregate(pending.stream().map(n -> errors.get(n).join()).toList()));
+      reporter.err(aggregate(pending.stream().map(i -> drains.get(i).join()).toList()));
       return 1;
     } finally {
       pool.shutdownNow();

@@ -20,12 +20,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * The {@code cordon} and {@code uncordon NODE... | -l SELECTOR} commands (they differ only in the
- * value they set), and what {@code drain} shares with them: the nodes in kubectl's two forms
- * (names, or a label selector with {@code -l}; never both, never neither), the connection flags,
- * {@code --dry-run}, and the steps before a command changes anything: check the flags, connect, and
- * resolve every node (kubectl resolves all its arguments first). Errors are kubectl's lines; exit
- * 1.
+ * {@code cordon} and {@code uncordon NODE... | -l SELECTOR} (they differ only in the value they
+ * set), and what {@code drain} shares with them: kubectl's two ways to name nodes (never both,
+ * never neither), the connection flags, {@code --dry-run}, and every node resolved before any
+ * change, as kubectl does. Errors are kubectl's lines; exit 1.
  */
 class NodeCommand implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(NodeCommand.class);
