@@ -30,6 +30,10 @@ public final class StatusOutput {
 
   static final String NONE = "<none>";
 
+  /** The clause of the controller's messages that restates the deadline (TIME-LEFT says it). */
+  private static final Pattern DEADLINE_CLAUSE =
+      Pattern.compile("(?<=.); (retrying, VMI deleted|VMI deleted|goes ahead) anyway at .*$");
+
   /** A column: its header, whether only {@code -o wide} shows it, its cell (wide or not). */
   private record Column(
       String header, boolean wideOnly, BiFunction<EvacuationStatus, Boolean, String> cell) {
@@ -58,12 +62,9 @@ public final class StatusOutput {
               false,
               (s, wide) ->
                   s.blockedBy()
-                      .map(e -> wide ? oneLine(e.message()) : withoutDeadlineClause(e.message()))
+                      .map(e -> oneLine(e.message()))
+                      .map(m -> wide ? m : DEADLINE_CLAUSE.matcher(m).replaceFirst(""))
                       .orElse(NONE)));
-
-  /** The clause of the controller's messages that restates the deadline (TIME-LEFT says it). */
-  private static final Pattern DEADLINE_CLAUSE =
-      Pattern.compile("(?<=.); (retrying, VMI deleted|VMI deleted|goes ahead) anyway at .*$");
 
   /** The table's lines, headers first. */
   public static List<String> lines(List<EvacuationStatus> statuses, boolean wide) {
@@ -84,16 +85,12 @@ public final class StatusOutput {
   static String human(Duration d) {
     long s = d.toSeconds();
     long m = s / 60;
-    return s < 60 * 2 ? s + "s" : m < 60 ? two(m, "m", s % 60, "s") : two(m / 60, "h", m % 60, "m");
+    return s < 2 * 60 ? s + "s" : m < 60 ? two(m, "m", s % 60, "s") : two(m / 60, "h", m % 60, "m");
   }
 
   /** {@code 9m12s}, or {@code 9m} when the smaller unit is zero. */
   private static String two(long big, String bigUnit, long small, String smallUnit) {
     return big + bigUnit + (small == 0 ? "" : small + smallUnit);
-  }
-
-  private static String withoutDeadlineClause(String message) {
-    return DEADLINE_CLAUSE.matcher(oneLine(message)).replaceFirst("");
   }
 
   private static String oneLine(String message) {
