@@ -11,7 +11,7 @@ import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventStore;
-import dev.capk.vmieviction.eviction.GuestNodeUncordoner.UncordonDecision;
+import dev.capk.vmieviction.eviction.Evacuator.UncordonDecision;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.kube.RawApi;
