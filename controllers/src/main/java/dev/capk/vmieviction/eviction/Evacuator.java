@@ -587,7 +587,7 @@ final class Evacuator {
     if (vmi.getStatus() == null
         || !VirtualMachineInstanceStatus.PHASE_RUNNING.equals(vmi.getStatus().getPhase())
         || c.guests.unmarked.getIfPresent(uid) != null) {
-      return DONE; // an update will come when it runs
+      return DONE; // not running (an update will come when it does), or known to carry no mark
     }
     try {
       return uncordonIfOurs(key, vmi, c.guests.connect(vmi, Optional.empty()));
