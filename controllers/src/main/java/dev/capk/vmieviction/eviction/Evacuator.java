@@ -827,23 +827,14 @@ final class Evacuator {
       if (!Cordoner.unschedulable(node)) {
         return REMOVE_MARK;
       }
-      if (vmi == null
-          || vmi.getMetadata() == null
-          || vmi.getMetadata().getDeletionTimestamp() != null) {
-        return WAIT;
-      }
-      VirtualMachineInstanceStatus status = vmi.getStatus();
-      if (status == null) {
-        return WAIT;
-      }
-      String evacuation = status.getEvacuationNodeName();
-      if (evacuation != null && !evacuation.isBlank()) {
-        return WAIT;
-      }
-      if (!VirtualMachineInstanceStatus.PHASE_RUNNING.equals(status.getPhase())) {
-        return WAIT;
-      }
-      return NodeReadiness.of(node) == NodeReadiness.READY ? UNCORDON : WAIT;
+      boolean back =
+          vmi != null
+              && vmi.getMetadata() != null
+              && vmi.getMetadata().getDeletionTimestamp() == null
+              && vmi.getStatus() != null
+              && !Eligibility.evacuationRequested(vmi)
+              && VirtualMachineInstanceStatus.PHASE_RUNNING.equals(vmi.getStatus().getPhase());
+      return back && NodeReadiness.of(node) == NodeReadiness.READY ? UNCORDON : WAIT;
     }
 
     /** The UID of the VMI we cordoned the node for, or null when we did not cordon it. */

@@ -364,19 +364,17 @@ public class Guest {
       UNREACHABLE;
 
       public static NodeReadiness of(V1Node node) {
-        if (node.getStatus() == null || node.getStatus().getConditions() == null) {
-          return UNREACHABLE;
-        }
-        for (V1NodeCondition c : node.getStatus().getConditions()) {
-          if ("Ready".equals(c.getType())) {
-            return switch (String.valueOf(c.getStatus())) {
-              case "True" -> READY;
-              case "False" -> NOT_READY;
-              default -> UNREACHABLE;
-            };
-          }
-        }
-        return UNREACHABLE;
+        List<V1NodeCondition> conditions =
+            node.getStatus() == null ? null : node.getStatus().getConditions();
+        String ready =
+            conditions == null
+                ? null
+                : conditions.stream()
+                    .filter(c -> "Ready".equals(c.getType()))
+                    .map(c -> String.valueOf(c.getStatus()))
+                    .findFirst()
+                    .orElse(null);
+        return "True".equals(ready) ? READY : "False".equals(ready) ? NOT_READY : UNREACHABLE;
       }
     }
   }
