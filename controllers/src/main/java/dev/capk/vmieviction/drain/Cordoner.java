@@ -54,7 +54,7 @@ public final class Cordoner {
   public boolean setUnschedulable(String node, boolean desired, DryRun dryRun) throws ApiException {
     Objects.requireNonNull(node, "node");
     V1Node read = read(node).orElseThrow(() -> new NodeNotFoundException(node));
-    Planned<String> w =
+    Written<String> w =
         write(
             read,
             n ->
@@ -62,6 +62,7 @@ public final class Cordoner {
                     ? Optional.empty()
                     : Optional.of(desired ? cordonPatch(n, null, null) : uncordonPatch(n, null)),
             Function.identity(),
+            MAX_WRITES,
             (name, patch) -> dryRun == DryRun.CLIENT ? read : patch(name, patch, dryRun),
             this::read);
     switch (w.result()) {
@@ -113,8 +114,11 @@ public final class Cordoner {
     REFUSED
   }
 
-  /** {@code node}: as the patch left it, or as read again after a patch that did not apply. */
-  public record Written(Result result, V1Node node, ApiException answer) {
+  /**
+   * How a write ended: the change planned (null: nothing to write, or the node is gone), and the
+   * node as the patch left it, or as read again after a patch that did not apply.
+   */
+  public record Written<T>(Result result, T change, V1Node node, ApiException answer) {
     /** What the caller saw of the node is old. */
     public boolean reread() {
       return result != Result.APPLIED && node != null;
@@ -122,51 +126,16 @@ public final class Cordoner {
   }
 
   /**
-   * Sends the patch {@code patchOf} builds from {@code node}, once. A patch that did not apply
-   * (422, no reason given) is a change only if the patch built from the node read again differs;
-   * else a refusal. Transient answers are thrown.
-   */
-  public static <X extends Exception> Written write(
-      V1Node node, Function<V1Node, String> patchOf, Send<X> send, Read<X> read)
-      throws ApiException, X {
-    String name = node.getMetadata().getName();
-    String patch = patchOf.apply(node);
-    try {
-      return new Written(Result.APPLIED, send.patch(name, patch), null);
-    } catch (ApiException e) {
-      ApiStatus.Answer answer = ApiStatus.answer(e, false);
-      switch (answer) {
-        case TRANSIENT -> throw e;
-        case CONFLICT -> {
-          return new Written(Result.CHANGED, null, e);
-        }
-        case GONE, REFUSED -> {
-          return new Written(
-              answer == ApiStatus.Answer.GONE ? Result.GONE : Result.REFUSED, null, e);
-        }
-        default -> { // PATCH_NOT_APPLIED
-          Optional<V1Node> now = read.node(name);
-          if (now.isEmpty()) {
-            return new Written(Result.GONE, null, e);
-          }
-          boolean same = patchOf.apply(now.get()).equals(patch);
-          return new Written(same ? Result.REFUSED : Result.CHANGED, now.get(), e);
-        }
-      }
-    }
-  }
-
-  /** The change {@code plan} made of the node (none: nothing to write), and how it ended. */
-  public record Planned<T>(Result result, T change, ApiException answer) {}
-
-  /**
    * Writes the change {@code plan} makes of the node, planned anew from the node read again while
-   * it changed in what the patch depends on, up to {@link #MAX_WRITES} times.
+   * it changed in what the patch depends on, up to {@code attempts} times. A patch that did not
+   * apply (422, no reason given) is a change only if the patch planned on the node read again
+   * differs; else a refusal. Transient answers are thrown.
    */
-  public static <T, X extends Exception> Planned<T> write(
+  public static <T, X extends Exception> Written<T> write(
       V1Node node,
       Function<V1Node, Optional<T>> plan,
       Function<T, String> patchOf,
+      int attempts,
       Send<X> send,
       Read<X> read)
       throws ApiException, X {
@@ -174,15 +143,34 @@ public final class Cordoner {
     for (int attempt = 1; ; attempt++) {
       Optional<T> change = plan.apply(node);
       if (change.isEmpty()) {
-        return new Planned<>(Result.APPLIED, null, null);
+        return new Written<>(Result.APPLIED, null, null, null);
       }
-      Written w = write(node, n -> plan.apply(n).map(patchOf).orElse(""), send, read);
-      if (w.result() != Result.CHANGED || attempt == MAX_WRITES) {
-        return new Planned<>(w.result(), change.get(), w.answer());
+      String patch = patchOf.apply(change.get());
+      Optional<V1Node> now = Optional.empty();
+      try {
+        return new Written<>(Result.APPLIED, change.get(), send.patch(name, patch), null);
+      } catch (ApiException e) {
+        Result result =
+            switch (ApiStatus.answer(e, false)) {
+              case TRANSIENT -> throw e;
+              case CONFLICT -> Result.CHANGED;
+              case GONE -> Result.GONE;
+              case REFUSED -> Result.REFUSED;
+              default -> { // PATCH_NOT_APPLIED
+                now = read.node(name);
+                yield now.isEmpty()
+                    ? Result.GONE
+                    : plan.apply(now.get()).map(patchOf).orElse("").equals(patch)
+                        ? Result.REFUSED
+                        : Result.CHANGED;
+              }
+            };
+        if (result != Result.CHANGED || attempt == attempts) {
+          return new Written<>(result, change.get(), now.orElse(null), e);
+        }
       }
-      Optional<V1Node> now = w.reread() ? Optional.of(w.node()) : read.node(name);
-      if (now.isEmpty()) {
-        return new Planned<>(Result.GONE, null, null);
+      if (now.isEmpty() && (now = read.node(name)).isEmpty()) {
+        return new Written<>(Result.GONE, null, null, null);
       }
       node = now.get();
     }

@@ -169,8 +169,14 @@ public class Guest {
   private V1Node jsonPatchNode(V1Node node, Function<V1Node, String> patchOf, String what)
       throws GuestAccessException, ApiException {
     String name = node.getMetadata().getName();
-    Cordoner.Written written =
-        Cordoner.write(node, patchOf, (n, patch) -> sendPatch(n, patch, what), this::readNode);
+    Cordoner.Written<String> written =
+        Cordoner.write(
+            node,
+            n -> Optional.of(patchOf.apply(n)),
+            Function.identity(),
+            1,
+            (n, patch) -> sendPatch(n, patch, what),
+            this::readNode);
     Optional<NodeWatch> watch = guests.startedNodeWatch(client.apiClient());
     if (written.reread()) {
       // Made over a version no longer current: the watch may be behind; the next step reads.

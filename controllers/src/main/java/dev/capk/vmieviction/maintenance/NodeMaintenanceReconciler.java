@@ -261,12 +261,12 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   }
 
   /** Writes the change {@code plan} makes of the node ({@link Cordoner#write}), unless refused. */
-  private <T> Cordoner.Planned<T> writeNode(
+  private <T> Cordoner.Written<T> writeNode(
       V1Node read, Function<V1Node, Optional<T>> plan, Function<T, String> patch, String what)
       throws ApiException {
     String name = read.getMetadata().getName();
-    Cordoner.Planned<T> w =
-        Cordoner.write(read, plan, patch, cluster::patchNode, cluster::readNode);
+    Cordoner.Written<T> w =
+        Cordoner.write(read, plan, patch, MAX_WRITES, cluster::patchNode, cluster::readNode);
     return switch (w.result()) {
       case REFUSED -> throw new RequestRefused(what + " " + name, w.answer());
       case CHANGED ->

@@ -192,11 +192,14 @@ class CordonerTest {
 
   // ---- write: how a patch's answers are sorted.
 
-  private static Cordoner.Written write(ApiException answer, Optional<V1Node> reread)
+  /** One attempt of a cordon, whose patch is answered {@code answer}. */
+  private static Cordoner.Written<String> write(ApiException answer, Optional<V1Node> reread)
       throws ApiException {
     return Cordoner.write(
         node(null, Map.of()),
-        n -> Cordoner.cordonPatch(n, null, null),
+        n -> Optional.of(Cordoner.cordonPatch(n, null, null)),
+        p -> p,
+        1,
         (name, patch) -> {
           throw answer;
         },
@@ -207,10 +210,12 @@ class CordonerTest {
   void anAppliedPatchGivesTheNodeAsPatched() throws ApiException {
     V1Node patched = node(true, Map.of());
     List<String> sent = new ArrayList<>();
-    Cordoner.Written w =
+    Cordoner.Written<String> w =
         Cordoner.write(
             node(null, Map.of()),
-            n -> Cordoner.cordonPatch(n, null, null),
+            n -> Optional.of(Cordoner.cordonPatch(n, null, null)),
+            p -> p,
+            1,
             (name, patch) -> {
               sent.add(name + " " + patch);
               return patched;
@@ -227,7 +232,7 @@ class CordonerTest {
   @Test
   void aPatchThatDidNotApplyToANodeThatChangedIsAChangeWithTheNodeReadAgain() throws ApiException {
     V1Node cordonedMeanwhile = node(true, Map.of());
-    Cordoner.Written w = write(ServerPatches.notApplied(), Optional.of(cordonedMeanwhile));
+    Cordoner.Written<String> w = write(ServerPatches.notApplied(), Optional.of(cordonedMeanwhile));
     assertEquals(Cordoner.Result.CHANGED, w.result());
     assertSame(cordonedMeanwhile, w.node());
     assertTrue(w.reread());
@@ -235,7 +240,8 @@ class CordonerTest {
 
   @Test
   void aPatchThatWouldNotApplyToTheNodeAsItIsNowIsARefusal() throws ApiException {
-    Cordoner.Written w = write(ServerPatches.notApplied(), Optional.of(node(null, Map.of())));
+    Cordoner.Written<String> w =
+        write(ServerPatches.notApplied(), Optional.of(node(null, Map.of())));
     assertEquals(Cordoner.Result.REFUSED, w.result());
     assertEquals(422, w.answer().getCode());
   }
@@ -250,10 +256,10 @@ class CordonerTest {
 
   @Test
   void aDenialIsARefusalAndAConflictAChangeWithoutARead() throws ApiException {
-    Cordoner.Written denied = write(new ApiException(403, "forbidden"), Optional.empty());
+    Cordoner.Written<String> denied = write(new ApiException(403, "forbidden"), Optional.empty());
     assertEquals(Cordoner.Result.REFUSED, denied.result());
     assertNull(denied.node());
-    Cordoner.Written conflict = write(new ApiException(409, "conflict"), Optional.empty());
+    Cordoner.Written<String> conflict = write(new ApiException(409, "conflict"), Optional.empty());
     assertEquals(Cordoner.Result.CHANGED, conflict.result());
     assertFalse(conflict.reread());
   }
@@ -275,12 +281,13 @@ class CordonerTest {
   }
 
   /** A cordon planned on a schedulable node, whose every patch is answered {@code answer}. */
-  private static Cordoner.Planned<String> planned(
+  private static Cordoner.Written<String> planned(
       ApiException answer, V1Node reread, List<String> sent) throws ApiException {
     return Cordoner.write(
         node(null, Map.of()),
         CordonerTest::cordon,
         p -> p,
+        Cordoner.MAX_WRITES,
         (name, patch) -> {
           sent.add(patch);
           throw answer;
@@ -291,7 +298,7 @@ class CordonerTest {
   @Test
   void aPlannedWriteIsPlannedAnewOnTheNodeReadAgainAndGivesUpAfterMaxWrites() throws ApiException {
     List<String> sent = new ArrayList<>();
-    Cordoner.Planned<String> w =
+    Cordoner.Written<String> w =
         planned(new ApiException(409, "conflict"), node(null, Map.of()), sent);
     assertEquals(Cordoner.Result.CHANGED, w.result());
     assertEquals(Cordoner.MAX_WRITES, sent.size());
@@ -300,7 +307,7 @@ class CordonerTest {
   @Test
   void aPlannedWriteThatOthersMadeMeanwhileNeedsNothingMore() throws ApiException {
     List<String> sent = new ArrayList<>();
-    Cordoner.Planned<String> w = planned(ServerPatches.notApplied(), node(true, Map.of()), sent);
+    Cordoner.Written<String> w = planned(ServerPatches.notApplied(), node(true, Map.of()), sent);
     assertEquals(Cordoner.Result.APPLIED, w.result());
     assertNull(w.change(), "nothing written");
     assertEquals(1, sent.size());
@@ -309,11 +316,12 @@ class CordonerTest {
   @Test
   void aPlannedWriteAppliedGivesTheChangeWritten() throws ApiException {
     V1Node read = node(null, Map.of());
-    Cordoner.Planned<String> w =
+    Cordoner.Written<String> w =
         Cordoner.write(
             read,
             CordonerTest::cordon,
             p -> p,
+            Cordoner.MAX_WRITES,
             (name, patch) -> node(true, Map.of()),
             name -> {
               throw new AssertionError("no read");
