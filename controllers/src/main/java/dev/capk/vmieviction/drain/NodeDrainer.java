@@ -144,7 +144,7 @@ public final class NodeDrainer {
     /** Until the pods are gone, the deadline passes, or the watch is lost. */
     void run(Deadline deadline, V1PodList seed) throws ApiException {
       Duration retry = options.evictionRetryInterval();
-      try (SteppedDrains stepper = new SteppedDrains("drain-evict-%d", retry, retry);
+      try (SteppedDrains stepper = new SteppedDrains("drain-evict-", retry, retry);
           NodePodWatch watch = NodePodWatch.start(api, node, wake::release, seed)) {
         while (true) {
           watch.pods().ifPresent(this::seen);

@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.drain;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.google.gson.reflect.TypeToken;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodFilters.DaemonSetLookup;
@@ -96,15 +95,13 @@ public final class SteppedDrains implements AutoCloseable {
   private final Map<ApiClient, CompletableFuture<Optional<String>>> evictionSupport =
       Collections.synchronizedMap(new WeakHashMap<>());
 
-  /** {@code threadName}: the eviction threads' ({@code %d}: their number). */
-  public SteppedDrains(String threadName, Duration baseRetry, Duration maxRetry) {
-    // A virtual thread per eviction call: a thousand drains under way cost no thousand stacks.
+  /**
+   * A virtual thread per eviction call, named {@code threadPrefix} and a number: a thousand drains
+   * under way cost no thousand stacks.
+   */
+  public SteppedDrains(String threadPrefix, Duration baseRetry, Duration maxRetry) {
     this(
-        Executors.newThreadPerTaskExecutor(
-            new ThreadFactoryBuilder()
-                .setThreadFactory(Thread.ofVirtual().factory())
-                .setNameFormat(threadName)
-                .build()),
+        Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name(threadPrefix, 0).factory()),
         Clock.systemUTC(),
         baseRetry,
         maxRetry);
@@ -285,7 +282,10 @@ public final class SteppedDrains implements AutoCloseable {
     Instant answered = clock.instant();
     answers.forEach(
         (ref, o) -> {
-          remember(options, memory, ref, byRef.get(ref), o, budgets, answered);
+          // A 429 names its budgets; one that does not: those the budget watch knows.
+          boolean unnamed = o.kind() == Kind.BLOCKED && o.budgets().isEmpty();
+          memory.answered(
+              ref, o, unnamed ? budgets.selecting(byRef.get(ref)) : o.budgets(), answered);
           observer.answered(ref, o);
         });
     return report(plan, memory, answers, now);
@@ -373,49 +373,6 @@ public final class SteppedDrains implements AutoCloseable {
     // Each request is bounded: this join ends.
     sent.forEach((ref, f) -> answers.put(ref, f.join()));
     return answers;
-  }
-
-  private static void remember(
-      DrainOptions options,
-      DrainMemory memory,
-      PodRef ref,
-      V1Pod pod,
-      EvictionOutcome o,
-      BudgetWatch budgets,
-      Instant now) {
-    switch (o.kind()) {
-      case ACCEPTED -> memory.accepted(ref, now);
-      case GONE, REPLACED -> memory.gone(ref);
-      // A 429 names its budgets; one that does not: those the budget watch knows.
-      case BLOCKED, NAMESPACE_TERMINATING ->
-          memory.refused(
-              ref,
-              o.kind(),
-              o.budgets().isEmpty() && o.kind() == Kind.BLOCKED
-                  ? budgets.selecting(pod)
-                  : o.budgets(),
-              now);
-      case THROTTLED -> memory.throttled(ref, o.retryAfterSeconds(), now);
-      case TRANSIENT -> memory.transientFailure(ref, o.message(), now);
-      case MULTIPLE_BUDGETS ->
-          memory.failed(
-              ref,
-              "more than one PodDisruptionBudget selects pod "
-                  + ref
-                  + ", which the eviction API does not support: "
-                  + o.message(),
-              false,
-              now);
-      case FORBIDDEN ->
-          memory.failed(
-              ref,
-              (memory.usingEviction(options) ? "create pods/eviction" : "delete pods")
-                  + " denied: "
-                  + o.message(),
-              true,
-              now);
-      case FAILED -> memory.failed(ref, o.message(), false, now);
-    }
   }
 
   private static DrainStep report(
@@ -970,22 +927,61 @@ public final class SteppedDrains implements AutoCloseable {
       pods.keySet().retainAll(present);
     }
 
-    void accepted(PodRef pod, Instant now) {
-      PodState s = new PodState();
-      pods.put(pod, s);
-      s.waiting = Kind.ACCEPTED;
-      s.due = now.plus(baseRetry);
-      evicted.add(pod);
-    }
-
-    void gone(PodRef pod) {
-      pods.remove(pod);
-      evicted.add(pod);
-    }
-
-    void refused(PodRef pod, Kind why, Set<String> budgets, Instant now) {
-      PodState s = waitFor(pod, why, budgets);
-      s.due = now.plus(refusalWait(s.refusals++));
+    /**
+     * What the pod's eviction came to: gone, or when it is due again and why it waits ({@code
+     * budgets}: those that refused it).
+     */
+    void answered(PodRef pod, EvictionOutcome o, Set<String> budgets, Instant now) {
+      Kind kind = o.kind();
+      if (kind == Kind.GONE || kind == Kind.REPLACED || kind == Kind.ACCEPTED) {
+        evicted.add(pod);
+        pods.remove(pod);
+        if (kind != Kind.ACCEPTED) {
+          return;
+        }
+      }
+      PodState s =
+          kind == Kind.BLOCKED || kind == Kind.NAMESPACE_TERMINATING
+              ? waitFor(pod, kind, budgets)
+              : pods.computeIfAbsent(pod, p -> new PodState());
+      s.woken = false;
+      switch (kind) {
+        case ACCEPTED -> {
+          s.waiting = kind;
+          s.due = now.plus(baseRetry);
+        }
+        case BLOCKED, NAMESPACE_TERMINATING -> s.due = now.plus(refusalWait(s.refusals++));
+        case THROTTLED -> {
+          s.waiting = kind;
+          s.due = now.plusSeconds(Math.max(1, o.retryAfterSeconds()));
+        }
+        case TRANSIENT -> {
+          s.transientFailures++;
+          s.failure = o.message();
+          s.due = now.plusMillis(Math.min(5_000L, 200L << Math.min(20, s.transientFailures - 1)));
+          s.waiting = s.transientFailures > MAX_TRANSIENT_FAILURES ? Kind.FAILED : kind;
+        }
+        default -> { // failed: reported, and tried again after the longest wait
+          s.waiting = Kind.FAILED;
+          s.denied = kind == Kind.FORBIDDEN;
+          s.failure =
+              switch (kind) {
+                case MULTIPLE_BUDGETS ->
+                    "more than one PodDisruptionBudget selects pod "
+                        + pod
+                        + ", which the eviction API does not support: "
+                        + o.message();
+                case FORBIDDEN ->
+                    (evictionVersion != null && evictionVersion.isEmpty()
+                            ? "delete pods"
+                            : "create pods/eviction")
+                        + " denied: "
+                        + o.message();
+                default -> o.message();
+              };
+          s.due = now.plus(maxRetry);
+        }
+      }
     }
 
     /** Not sent, its budget allowing nothing now: waits as if refused. */
@@ -1005,38 +1001,6 @@ public final class SteppedDrains implements AutoCloseable {
       s.budgets = Set.copyOf(budgets);
       s.woken = false;
       return s;
-    }
-
-    void throttled(PodRef pod, long retryAfterSeconds, Instant now) {
-      PodState s = pods.computeIfAbsent(pod, p -> new PodState());
-      s.waiting = Kind.THROTTLED;
-      s.woken = false;
-      s.due = now.plusSeconds(Math.max(1, retryAfterSeconds));
-    }
-
-    /** True once it is reported failed. */
-    boolean transientFailure(PodRef pod, String message, Instant now) {
-      PodState s = pods.computeIfAbsent(pod, p -> new PodState());
-      s.transientFailures++;
-      s.woken = false;
-      s.failure = message;
-      s.due = now.plusMillis(Math.min(5_000L, 200L << Math.min(20, s.transientFailures - 1)));
-      if (s.transientFailures > MAX_TRANSIENT_FAILURES) {
-        s.waiting = Kind.FAILED;
-        return true;
-      }
-      s.waiting = Kind.TRANSIENT;
-      return false;
-    }
-
-    /** Reported failed, tried again after the longest wait. */
-    void failed(PodRef pod, String reason, boolean denied, Instant now) {
-      PodState s = pods.computeIfAbsent(pod, p -> new PodState());
-      s.waiting = Kind.FAILED;
-      s.failure = reason;
-      s.denied = denied;
-      s.woken = false;
-      s.due = now.plus(maxRetry);
     }
 
     /**

@@ -102,7 +102,7 @@ public class GuestClusters implements AutoCloseable {
     this.wake = wake;
     this.drains =
         new SteppedDrains(
-            "guest-eviction-%d", DrainOptions.DEFAULT_EVICTION_RETRY_INTERVAL, maxRetry);
+            "guest-eviction-", DrainOptions.DEFAULT_EVICTION_RETRY_INTERVAL, maxRetry);
   }
 
   /**

@@ -103,7 +103,7 @@ public final class NodeMaintenanceController
     this.requestClient = requestClient;
     this.drains =
         new SteppedDrains(
-            "node-maintenance-eviction-%d", settings.retryInterval(), settings.maxRetryInterval());
+            "node-maintenance-eviction-", settings.retryInterval(), settings.maxRetryInterval());
     this.factory = new SharedInformerFactory(watchClient);
     this.maintenances =
         informer(

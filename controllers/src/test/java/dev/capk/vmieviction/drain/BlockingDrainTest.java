@@ -91,15 +91,23 @@ class BlockingDrainTest {
     return new EvictionOutcome(kind, message, Set.of(), 0);
   }
 
+  /** As a step: the memory remembers the answer, then the drain is told. */
+  private void answer(BlockingDrain p, PodRef ref, EvictionOutcome o, Set<String> budgets) {
+    memory.answered(ref, o, budgets, NOW);
+    p.answered(ref, o);
+  }
+
+  private void answer(BlockingDrain p, PodRef ref, EvictionOutcome o) {
+    answer(p, ref, o, Set.of());
+  }
+
   @Test
   void acceptedPodsArePendingUntilTheWatchNoLongerListsThem() {
     BlockingDrain p = progress();
     p.sending(refA);
     p.sending(refB);
-    memory.accepted(refA, NOW);
-    p.answered(refA, EvictionOutcome.accepted());
-    memory.accepted(refB, NOW);
-    p.answered(refB, EvictionOutcome.accepted());
+    answer(p, refA, EvictionOutcome.accepted());
+    answer(p, refB, EvictionOutcome.accepted());
     p.seen(List.of(b));
     p.seen(List.of(b)); // a repeated look changes nothing
     assertEquals(
@@ -141,8 +149,7 @@ class BlockingDrainTest {
   void inAServerDryRunAnAcceptedEvictionIsTheEnd() {
     BlockingDrain p = progress(b -> b.dryRun = DryRun.SERVER);
     p.answered(refA, EvictionOutcome.accepted());
-    memory.failed(refB, "boom", false, NOW);
-    p.answered(refB, outcome(EvictionOutcome.Kind.FAILED, "boom"));
+    answer(p, refB, outcome(EvictionOutcome.Kind.FAILED, "boom"));
     assertTrue(p.complete());
     List<String> end = new ArrayList<>();
     Drained d = finish(p, end);
@@ -178,8 +185,7 @@ class BlockingDrainTest {
   @Test
   void aRefusalIsReportedWithTheBudgetsTheMemoryKnowsAndThePodStaysPendingAndBlocked() {
     BlockingDrain p = progress();
-    memory.refused(refA, EvictionOutcome.Kind.BLOCKED, Set.of("pdb-1"), NOW);
-    p.answered(refA, outcome(EvictionOutcome.Kind.BLOCKED, "Cannot evict pod"));
+    answer(p, refA, outcome(EvictionOutcome.Kind.BLOCKED, "Cannot evict pod"), Set.of("pdb-1"));
     assertEquals(
         List.of(
             "err: error when evicting pods/\"a\" -n \"ns\" (will retry after 5s): Cannot evict pod"
@@ -200,10 +206,12 @@ class BlockingDrainTest {
   @Test
   void transientFailuresAreRetriedUntilTheMemoryGivesUp() {
     BlockingDrain p = progress();
-    memory.transientFailure(refA, "connection reset", NOW);
-    p.answered(refA, outcome(EvictionOutcome.Kind.TRANSIENT, "connection reset"));
-    memory.failed(refA, "connection reset", false, NOW);
-    p.answered(refA, outcome(EvictionOutcome.Kind.TRANSIENT, "connection reset"));
+    EvictionOutcome reset = outcome(EvictionOutcome.Kind.TRANSIENT, "connection reset");
+    answer(p, refA, reset);
+    for (int i = 0; i < DrainMemory.MAX_TRANSIENT_FAILURES; i++) {
+      memory.answered(refA, reset, Set.of(), NOW);
+    }
+    p.answered(refA, reset);
     p.answered(refA, EvictionOutcome.accepted());
     assertEquals(
         List.of(
@@ -218,8 +226,7 @@ class BlockingDrainTest {
   @Test
   void aTerminatingNamespaceIsRetriedAndSaidSo() {
     BlockingDrain p = progress();
-    memory.refused(refA, EvictionOutcome.Kind.NAMESPACE_TERMINATING, Set.of(), NOW);
-    p.answered(refA, outcome(EvictionOutcome.Kind.NAMESPACE_TERMINATING, "forbidden"));
+    answer(p, refA, outcome(EvictionOutcome.Kind.NAMESPACE_TERMINATING, "forbidden"), Set.of());
     assertEquals(
         List.of(
             "err: error when evicting pods/\"a\" -n \"ns\" (will retry): namespace ns is"
@@ -264,8 +271,7 @@ class BlockingDrainTest {
   @Test
   void aTimeoutNamesThePodABudgetKeepsRefusingAndWhatHoldsEachPendingPod() {
     BlockingDrain p = progress(b -> b.timeout = Duration.ofSeconds(3));
-    memory.refused(refA, EvictionOutcome.Kind.BLOCKED, Set.of("db", "web"), NOW);
-    p.answered(refA, outcome(EvictionOutcome.Kind.BLOCKED, "Cannot evict pod"));
+    answer(p, refA, outcome(EvictionOutcome.Kind.BLOCKED, "Cannot evict pod"), Set.of("db", "web"));
     calls.clear();
     p.timedOut = true;
     String why = "error when evicting pods/\"a\" -n \"ns\": global timeout reached: 3s";

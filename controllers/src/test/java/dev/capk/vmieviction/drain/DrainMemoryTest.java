@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import dev.capk.vmieviction.drain.SteppedDrains.EvictionOutcome;
+import dev.capk.vmieviction.drain.SteppedDrains.EvictionOutcome.Kind;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Set;
@@ -17,6 +18,10 @@ class DrainMemoryTest {
   static final PodRef POD = new PodRef("ns", "p", "uid-p");
 
   final DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20));
+
+  static EvictionOutcome outcome(Kind kind, long retryAfterSeconds) {
+    return new EvictionOutcome(kind, "", Set.of(), retryAfterSeconds);
+  }
 
   @Test
   void aPodNeverTriedIsDueAtOnce() {
@@ -30,10 +35,10 @@ class DrainMemoryTest {
     assertEquals(Duration.ofSeconds(20), memory.refusalWait(2));
     assertEquals(Duration.ofSeconds(20), memory.refusalWait(30));
 
-    memory.refused(POD, EvictionOutcome.Kind.BLOCKED, Set.of("pdb"), T0);
+    memory.answered(POD, outcome(Kind.BLOCKED, 0), Set.of("pdb"), T0);
     assertFalse(memory.due(POD, T0.plusSeconds(4)));
     assertTrue(memory.due(POD, T0.plusSeconds(5)));
-    memory.refused(POD, EvictionOutcome.Kind.BLOCKED, Set.of("pdb"), T0.plusSeconds(5));
+    memory.answered(POD, outcome(Kind.BLOCKED, 0), Set.of("pdb"), T0.plusSeconds(5));
     assertFalse(memory.due(POD, T0.plusSeconds(14)));
     assertTrue(memory.due(POD, T0.plusSeconds(15)));
     assertEquals(Set.of("pdb"), memory.state(POD).budgets);
@@ -43,9 +48,9 @@ class DrainMemoryTest {
   void aPodRefusedByABudgetThatAllowsAgainIsDueAtOnceOthersKeepTheirWait() {
     PodRef other = new PodRef("ns", "q", "uid-q");
     PodRef elsewhere = new PodRef("other-ns", "p", "uid-r");
-    memory.refused(POD, EvictionOutcome.Kind.BLOCKED, Set.of("pdb"), T0);
-    memory.refused(other, EvictionOutcome.Kind.BLOCKED, Set.of("another"), T0);
-    memory.refused(elsewhere, EvictionOutcome.Kind.BLOCKED, Set.of("pdb"), T0);
+    memory.answered(POD, outcome(Kind.BLOCKED, 0), Set.of("pdb"), T0);
+    memory.answered(other, outcome(Kind.BLOCKED, 0), Set.of("another"), T0);
+    memory.answered(elsewhere, outcome(Kind.BLOCKED, 0), Set.of("pdb"), T0);
 
     memory.budgetsAllow(Set.of("ns/pdb"));
 
@@ -53,13 +58,13 @@ class DrainMemoryTest {
     assertFalse(memory.due(other, T0.plusSeconds(1)), "another budget: still waiting");
     assertFalse(memory.due(elsewhere, T0.plusSeconds(1)), "a budget of that name elsewhere");
     // Refused again: the wait goes on doubling.
-    memory.refused(POD, EvictionOutcome.Kind.BLOCKED, Set.of("pdb"), T0.plusSeconds(1));
+    memory.answered(POD, outcome(Kind.BLOCKED, 0), Set.of("pdb"), T0.plusSeconds(1));
     assertFalse(memory.due(POD, T0.plusSeconds(10)));
   }
 
   @Test
   void aWokenPodItsStepHoldsBackKeepsItsTimerAndIsNoLongerDue() {
-    memory.refused(POD, EvictionOutcome.Kind.BLOCKED, Set.of("pdb"), T0);
+    memory.answered(POD, outcome(Kind.BLOCKED, 0), Set.of("pdb"), T0);
     memory.budgetsAllow(Set.of("ns/pdb"));
     assertTrue(memory.due(POD, T0.plusSeconds(1)), "woken: due before its timer");
     assertFalse(memory.timerDue(POD, T0.plusSeconds(1)), "but not by its timer");
@@ -69,7 +74,7 @@ class DrainMemoryTest {
 
     assertFalse(memory.due(POD, T0.plusSeconds(4)));
     assertTrue(memory.due(POD, T0.plusSeconds(5)), "the timer of its refusal stays");
-    assertEquals(EvictionOutcome.Kind.BLOCKED, memory.state(POD).waiting);
+    assertEquals(Kind.BLOCKED, memory.state(POD).waiting);
   }
 
   @Test
@@ -85,7 +90,7 @@ class DrainMemoryTest {
 
   @Test
   void anAcceptedEvictionIsNotSentAgainWhileTheDeletionIsOnItsWay() {
-    memory.accepted(POD, T0);
+    memory.answered(POD, EvictionOutcome.accepted(), Set.of(), T0);
     assertFalse(memory.due(POD, T0.plusSeconds(1)));
     assertEquals(1, memory.evictedCount());
     // Never seen deleting (a lost deletion): sent again after the retry interval.
@@ -94,29 +99,30 @@ class DrainMemoryTest {
 
   @Test
   void theServersRetryAfterIsHonouredAndAtLeastOneSecond() {
-    memory.throttled(POD, 0, T0);
+    memory.answered(POD, outcome(Kind.THROTTLED, 0), Set.of(), T0);
     assertFalse(memory.due(POD, T0.plusMillis(999)));
     assertTrue(memory.due(POD, T0.plusSeconds(1)));
-    memory.throttled(POD, 7, T0);
+    memory.answered(POD, outcome(Kind.THROTTLED, 7), Set.of(), T0);
     assertFalse(memory.due(POD, T0.plusSeconds(6)));
   }
 
   @Test
   void transientFailuresBackOffAndAreReportedFailedAfterTheLimitButStillRetried() {
-    boolean reported = false;
     Instant now = T0;
-    for (int i = 0; i <= DrainMemory.MAX_TRANSIENT_FAILURES; i++) {
-      reported = memory.transientFailure(POD, "connection reset", now);
+    EvictionOutcome reset = new EvictionOutcome(Kind.TRANSIENT, "connection reset", Set.of(), 0);
+    for (int i = 0; i < DrainMemory.MAX_TRANSIENT_FAILURES; i++) {
+      memory.answered(POD, reset, Set.of(), now);
     }
-    assertTrue(reported);
-    assertEquals(EvictionOutcome.Kind.FAILED, memory.state(POD).waiting);
+    assertEquals(Kind.TRANSIENT, memory.state(POD).waiting);
+    memory.answered(POD, reset, Set.of(), now);
+    assertEquals(Kind.FAILED, memory.state(POD).waiting);
     assertEquals("connection reset", memory.state(POD).failure);
     assertTrue(memory.due(POD, now.plusSeconds(5)));
   }
 
   @Test
   void podsThatLeftTheNodeAreForgotten() {
-    memory.refused(POD, EvictionOutcome.Kind.BLOCKED, Set.of(), T0);
+    memory.answered(POD, outcome(Kind.BLOCKED, 0), Set.of(), T0);
     memory.keepOnly(Set.of());
     assertTrue(memory.due(POD, T0));
   }

@@ -56,26 +56,32 @@ class PodWaitsTest {
     assertEquals(0, step.requests());
   }
 
+  private static EvictionOutcome answer(EvictionOutcome.Kind kind, String message) {
+    return new EvictionOutcome(kind, message, Set.of(), 0);
+  }
+
   @Test
   void aTriedPodSaysWhatItsLastEvictionCameTo() {
     DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20));
     PodRef web = new PodRef("shop", "web-0", "u1");
-    memory.refused(web, EvictionOutcome.Kind.BLOCKED, Set.of("web-pdb"), NOW);
+    memory.answered(web, answer(EvictionOutcome.Kind.BLOCKED, ""), Set.of("web-pdb"), NOW);
     assertEquals(
         "eviction refused by PodDisruptionBudget shop/web-pdb",
         memory.state(web).why(web),
         "a budget is named in its pod's namespace");
 
     PodRef denied = new PodRef("locked", "db-0", "u2");
-    memory.failed(denied, "create pods/eviction denied: policy says no", true, NOW);
+    memory.answered(
+        denied, answer(EvictionOutcome.Kind.FORBIDDEN, "policy says no"), Set.of(), NOW);
     assertEquals("create pods/eviction denied: policy says no", memory.state(denied).why(denied));
 
     PodRef failed = new PodRef("shop", "api-0", "u3");
-    memory.failed(failed, "HTTP 500: boom", false, NOW);
+    memory.answered(failed, answer(EvictionOutcome.Kind.FAILED, "HTTP 500: boom"), Set.of(), NOW);
     assertEquals("eviction failed: HTTP 500: boom", memory.state(failed).why(failed));
 
     PodRef flaky = new PodRef("shop", "api-1", "u4");
-    memory.transientFailure(flaky, "connection reset", NOW);
+    memory.answered(
+        flaky, answer(EvictionOutcome.Kind.TRANSIENT, "connection reset"), Set.of(), NOW);
     assertEquals("eviction failed, retrying: connection reset", memory.state(flaky).why(flaky));
   }
 }
