@@ -72,11 +72,10 @@ public final class NodeDrainer {
     // kubectl retries a refused eviction at one fixed interval: no backoff beyond it.
     DrainMemory memory =
         new DrainMemory(options.evictionRetryInterval(), options.evictionRetryInterval());
-    PodFilters filters =
-        new PodFilters(options, memory.daemonSets(() -> PodFilters.daemonSets(api)), clock);
-    DrainPlan plan = DrainPlan.of(filters.inOrder(), listed.getItems());
-    if (plan.refused()) {
-      DrainRefusedException refused = new DrainRefusedException(nodeName, plan.refusals());
+    DrainPlan plan;
+    try {
+      plan = memory.plan(api, nodeName, listed.getItems(), options, clock);
+    } catch (DrainRefusedException refused) {
       LOG.info("drain refused node={} reason={}", nodeName, refused.getMessage());
       throw refused;
     }

@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import okhttp3.Call;
 import org.slf4j.Logger;
@@ -235,17 +236,8 @@ public final class NodeWatch extends WatchLoop<V1Node> {
 
     private final Map<String, Seen> budgets = new ConcurrentHashMap<>();
 
-    /** A budget as last seen, and how many of its allowed disruptions steps took since. */
-    private static final class Seen {
-      final V1PodDisruptionBudget budget;
-      final int allowed;
-      int taken;
-
-      Seen(V1PodDisruptionBudget budget, int allowed) {
-        this.budget = budget;
-        this.allowed = allowed;
-      }
-    }
+    /** A budget as last seen, and how many disruptions it allows that no step took since. */
+    private record Seen(V1PodDisruptionBudget budget, AtomicInteger left) {}
 
     private BudgetWatch(RawApi api, String name, Consumer<String> onAllowing) {
       super(api, V1PodDisruptionBudget.class, null, "budget-watch-" + name);
@@ -262,12 +254,7 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     /** Allowed a disruption when last seen, not yet taken by a step since. */
     public boolean allows(String budget) {
       Seen seen = budgets.get(budget);
-      if (seen == null) {
-        return false;
-      }
-      synchronized (seen) {
-        return seen.allowed - seen.taken > 0;
-      }
+      return seen != null && seen.left().get() > 0;
     }
 
     public Set<String> selecting(V1Pod pod) {
@@ -296,14 +283,9 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     /** Takes up to {@code wanted} of the disruptions {@code budget} allows (all if not known). */
     public int take(String budget, int wanted) {
       Seen seen = budgets.get(budget);
-      if (seen == null) {
-        return wanted;
-      }
-      synchronized (seen) {
-        int granted = Math.max(0, Math.min(wanted, seen.allowed - seen.taken));
-        seen.taken += granted;
-        return granted;
-      }
+      return seen == null
+          ? wanted
+          : Math.clamp(seen.left().getAndUpdate(l -> Math.max(0, l - wanted)), 0, wanted);
     }
 
     @Override
@@ -323,13 +305,13 @@ public final class NodeWatch extends WatchLoop<V1Node> {
       String key = budget.getMetadata().getNamespace() + "/" + budget.getMetadata().getName();
       if ("DELETED".equals(type)) {
         // A budget gone refuses nothing any more (and selects no pod).
-        budgets.put(key, new Seen(null, Integer.MAX_VALUE));
+        budgets.put(key, new Seen(null, new AtomicInteger(Integer.MAX_VALUE)));
         onAllowing.accept(key);
         return;
       }
       int now = disruptionsAllowed(budget);
       // A new status counts the evictions it accepted: what was taken before is forgotten.
-      budgets.put(key, new Seen(budget, now));
+      budgets.put(key, new Seen(budget, new AtomicInteger(now)));
       if (now > 0) {
         onAllowing.accept(key);
       }

@@ -50,7 +50,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
-import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -229,12 +228,7 @@ public final class SteppedDrains implements AutoCloseable {
     RawApi unbound = new RawApi(client);
     RawApi api = unbound.until(bound);
     // The lookup outlives this step (its answers are kept for the drain): not bound to this step.
-    PodFilters filters =
-        new PodFilters(options, memory.daemonSets(() -> PodFilters.daemonSets(unbound)), clock);
-    DrainPlan plan = DrainPlan.of(filters.inOrder(), podsOnNode);
-    if (plan.refused()) {
-      throw new DrainRefusedException(nodeName, plan.refusals());
-    }
+    DrainPlan plan = memory.plan(unbound, nodeName, podsOnNode, options, clock);
     Instant now = clock.instant();
     Set<PodRef> present = new HashSet<>();
     List<V1Pod> due = new ArrayList<>();
@@ -1033,11 +1027,20 @@ public final class SteppedDrains implements AutoCloseable {
       return evictionVersion != null ? evictionVersion.isPresent() : !options.disableEviction();
     }
 
-    DaemonSetLookup daemonSets(Supplier<DaemonSetLookup> create) {
+    /**
+     * kubectl's verdicts on the node's pods, refused if one may not go; DaemonSets are looked up
+     * through {@code api} by the drain's first plan, once per DaemonSet for the drain.
+     */
+    DrainPlan plan(RawApi api, String node, List<V1Pod> pods, DrainOptions options, Clock clock)
+        throws DrainRefusedException {
       if (daemonSets == null) {
-        daemonSets = create.get();
+        daemonSets = PodFilters.daemonSets(api);
       }
-      return daemonSets;
+      DrainPlan plan = DrainPlan.of(new PodFilters(options, daemonSets, clock).inOrder(), pods);
+      if (plan.refused()) {
+        throw new DrainRefusedException(node, plan.refusals());
+      }
+      return plan;
     }
   }
 
