@@ -5,7 +5,6 @@ import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiClient;
@@ -447,7 +446,7 @@ public final class DrainStepper {
         RawApi.Answer answer = api.execute(call);
         return EvictionOutcome.classify(answer.code(), answer.body(), answer.headers());
       } catch (ApiException e) {
-        return EvictionOutcome.unreachable(ApiStatus.describe(e));
+        return EvictionOutcome.unreachable(RawApi.describe(e));
       }
     }
 
@@ -521,7 +520,7 @@ public final class DrainStepper {
       if (code >= 200 && code < 300) {
         return accepted();
       }
-      ApiStatus status = ApiStatus.parse(code, body);
+      RawApi.Status status = RawApi.Status.parse(body);
       String msg = status.message().isEmpty() ? "HTTP " + code : status.message();
       String lower = msg.toLowerCase(Locale.ROOT);
       Set<String> budgets = code == 429 ? budgetNames(status) : Set.of();
@@ -560,7 +559,7 @@ public final class DrainStepper {
     }
 
     /** Budget names from a 429's causes ("The disruption budget web-pdb needs 2 healthy..."). */
-    static Set<String> budgetNames(ApiStatus status) {
+    static Set<String> budgetNames(RawApi.Status status) {
       return status.causes().stream()
           .filter(c -> DISRUPTION_BUDGET_CAUSE.equals(c.reason()))
           .map(c -> BUDGET_NAME.matcher(c.message()))

@@ -4,7 +4,6 @@ import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.google.gson.reflect.TypeToken;
 import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome.Kind;
 import dev.capk.vmieviction.drain.PodFilters.DaemonSetLookup;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.common.KubernetesObject;
@@ -324,7 +323,7 @@ public final class SteppedDrains implements AutoCloseable {
     /** A failed try, for a log line: the API's status, or the failure's kind (no server text). */
     static String describe(Exception failure) {
       return failure instanceof ApiException ae
-          ? ApiStatus.describe(ae)
+          ? RawApi.describe(ae)
           : failure.getClass().getSimpleName();
     }
   }

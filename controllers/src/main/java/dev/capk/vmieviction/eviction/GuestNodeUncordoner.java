@@ -10,7 +10,7 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
 import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.extended.controller.reconciler.Result;
@@ -122,7 +122,7 @@ final class GuestNodeUncordoner {
           nodeName);
     }
     // The node is back: a VMI of the same Cluster held by the quorum guard may go now.
-    String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
+    String cluster = LenientJson.label(vmi, CapkLabels.CLUSTER_NAME);
     if (cluster != null) {
       c.waitOver(vmi.getMetadata().getNamespace() + "/" + cluster, null);
     }
@@ -183,7 +183,7 @@ final class GuestNodeUncordoner {
 
     /** The UID of the VMI we cordoned the node for, or null when we did not cordon it. */
     public static String markOf(V1Node node) {
-      return Metadata.annotation(node, EvictionAnnotations.CORDONED_BY);
+      return LenientJson.annotation(node, EvictionAnnotations.CORDONED_BY);
     }
   }
 }

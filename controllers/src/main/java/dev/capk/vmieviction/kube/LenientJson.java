@@ -4,6 +4,7 @@ import com.google.gson.ExclusionStrategy;
 import com.google.gson.FieldAttributes;
 import com.google.gson.Gson;
 import com.google.gson.JsonElement;
+import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.JSON;
 import io.kubernetes.client.openapi.models.V1NodeStatus;
@@ -14,12 +15,15 @@ import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeFormatterBuilder;
 import java.time.temporal.ChronoField;
+import java.util.Map;
 
 /**
- * The client's generated models reject any field they do not know: one field a newer API server
- * adds to Node would make every read fail. {@link #GSON} is the client's Gson setup without the
- * strict validators, installed once per process into the client, with the dynamic API's adapter
- * (without it, dynamic objects read afterwards in the process would come back empty).
+ * Reads objects in every shape the API allows. The client's generated models reject any field they
+ * do not know: one field a newer API server adds to Node would make every read fail. {@link #GSON}
+ * is the client's Gson setup without the strict validators, installed once per process into the
+ * client, with the dynamic API's adapter (without it, dynamic objects read afterwards in the
+ * process would come back empty). An object may lack its metadata, labels or annotations: {@link
+ * #label} and {@link #annotation} are then null.
  */
 public final class LenientJson {
   private LenientJson() {}
@@ -87,5 +91,16 @@ public final class LenientJson {
 
   public static <T> T parse(JsonElement json, Class<T> type) {
     return GSON.fromJson(json, type);
+  }
+
+  public static String label(KubernetesObject o, String key) {
+    Map<String, String> labels = o.getMetadata() == null ? null : o.getMetadata().getLabels();
+    return labels == null ? null : labels.get(key);
+  }
+
+  public static String annotation(KubernetesObject o, String key) {
+    V1ObjectMeta meta = o.getMetadata();
+    Map<String, String> annotations = meta == null ? null : meta.getAnnotations();
+    return annotations == null ? null : annotations.get(key);
   }
 }

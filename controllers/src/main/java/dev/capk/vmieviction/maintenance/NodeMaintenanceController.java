@@ -12,7 +12,6 @@ import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.kube.LenientJson;
-import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
@@ -85,7 +84,8 @@ public final class NodeMaintenanceController
         public void onUpdate(V1Node o, V1Node n) {
           String mark = NodeMaintenanceApi.NODE_STATE_ANNOTATION;
           if (!Objects.equals(o.getSpec(), n.getSpec())
-              || !Objects.equals(Metadata.annotation(o, mark), Metadata.annotation(n, mark))) {
+              || !Objects.equals(
+                  LenientJson.annotation(o, mark), LenientJson.annotation(n, mark))) {
             enqueueFor(n);
           }
         }

@@ -12,7 +12,7 @@ import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
-import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.kube.RequestRefused;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.maintenance.MaintenanceStatus.Patch;
@@ -104,9 +104,9 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     } catch (ApiException e) {
       // A refusal, or a node that changed at every look: asking again at once will not help.
       boolean named = e instanceof RequestRefused;
-      String msg = named ? e.getMessage() : "API request failed: " + ApiStatus.describe(e);
-      ApiStatus.Answer answer = named ? ApiStatus.Answer.REFUSED : ApiStatus.answer(e, false);
-      if (answer == ApiStatus.Answer.REFUSED || answer == ApiStatus.Answer.CONFLICT) {
+      String msg = named ? e.getMessage() : "API request failed: " + RawApi.describe(e);
+      RawApi.Meaning answer = named ? RawApi.Meaning.REFUSED : RawApi.meaning(e, false);
+      if (answer == RawApi.Meaning.REFUSED || answer == RawApi.Meaning.CONFLICT) {
         events.onMaintenance(nm, true, MaintenanceEvents.REQUEST_REFUSED, msg);
       }
       return failure(nm, msg);

@@ -7,7 +7,7 @@ import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.EventReasons;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import java.time.Duration;
@@ -106,12 +106,12 @@ public final class EvacuationStatuses {
     return vmi.getMetadata() != null
         && (!infraNode(vmi).isEmpty() // marked
             || vmi.getMetadata().getDeletionTimestamp() != null // deleted after a drain start
-                && Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME) != null);
+                && LenientJson.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME) != null);
   }
 
   static EvacuationStatus of(
       VirtualMachineInstance vmi, List<VmiEvent> ownEvents, Instant now, Duration drainTimeout) {
-    String startRaw = Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
+    String startRaw = LenientJson.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
     Optional<Instant> start = rfc3339(startRaw);
     // Events carry whole seconds: one of this evacuation may read just before a sub-second start.
     List<VmiEvent> current =
@@ -152,8 +152,8 @@ public final class EvacuationStatuses {
         vmi.getMetadata().getNamespace(),
         vmi.getMetadata().getName(),
         vmi.getMetadata().getUid(),
-        nullToEmpty(Metadata.label(vmi, CapkLabels.CLUSTER_NAME)),
-        nullToEmpty(Metadata.label(vmi, CapkLabels.ROLE)),
+        nullToEmpty(LenientJson.label(vmi, CapkLabels.CLUSTER_NAME)),
+        nullToEmpty(LenientJson.label(vmi, CapkLabels.ROLE)),
         guestNode,
         infraNode(vmi),
         phase,
@@ -178,7 +178,8 @@ public final class EvacuationStatuses {
     if (left.isPresent() && (left.get().isNegative() || left.get().isZero())) {
       return EvacuationPhase.DeadlinePassed;
     }
-    return EvacuationPhase.recorded(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_PHASE))
+    return EvacuationPhase.recorded(
+            LenientJson.annotation(vmi, EvictionAnnotations.EVACUATION_PHASE))
         .orElse(EvacuationPhase.Draining);
   }
 
@@ -188,7 +189,7 @@ public final class EvacuationStatuses {
     DeadlineEstimate best =
         new DeadlineEstimate(start.plus(timeout), "--drain-timeout " + GoDuration.format(timeout));
     Optional<Instant> grace =
-        rfc3339(Metadata.annotation(vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
+        rfc3339(LenientJson.annotation(vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
     if (grace.isPresent() && grace.get().isBefore(best.at())) {
       best =
           new DeadlineEstimate(

@@ -5,8 +5,8 @@ import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.drain.cli.ConnectionOptions;
 import dev.capk.vmieviction.eviction.InfraVmis;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.logging.LogbackConfigurator;
 import dev.capk.vmieviction.status.EvacuationStatuses.EvacuationStatus;
 import dev.capk.vmieviction.status.EvacuationStatuses.VmiEvent;
@@ -151,7 +151,7 @@ public final class StatusCommand implements Callable<Integer> {
       now = clock.instant();
       statuses = EvacuationStatuses.of(vmis, events, now, timeout);
     } catch (ApiException e) {
-      throw new IllegalStateException(ApiStatus.describe(e));
+      throw new IllegalStateException(RawApi.describe(e));
     }
     if (json) {
       out.println(StatusOutput.json(statuses, now, timeout));

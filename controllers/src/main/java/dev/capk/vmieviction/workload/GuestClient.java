@@ -1,7 +1,6 @@
 package dev.capk.vmieviction.workload;
 
 import com.google.common.base.Throwables;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.workload.GuestAccessException.Reason;
@@ -84,8 +83,7 @@ public record GuestClient(
       return op.call();
     } catch (ApiException e) {
       if (e.getCode() == 401 || e.getCode() == 403) {
-        throw error(
-            Reason.GuestAPIForbidden, what + " denied (" + ApiStatus.describeRefusal(e) + ")");
+        throw error(Reason.GuestAPIForbidden, what + " denied (" + RawApi.describeRefusal(e) + ")");
       }
       if (!isCertificateRejected(e) && !isTransient(e)) {
         throw e;
@@ -134,7 +132,7 @@ public record GuestClient(
    * checks), else the API server is unavailable.
    */
   private GuestAccessException failed(String what, Exception e) {
-    String described = ApiStatus.describeWithoutServerText(e, apiClient.getBasePath());
+    String described = RawApi.describeWithoutServerText(e, apiClient.getBasePath());
     if (isCertificateRejected(e)) {
       return error(
           Reason.GuestAPICertificateRejected,
@@ -154,7 +152,7 @@ public record GuestClient(
 
   /**
    * Transient, so retried and counted against the breaker: no answer at all, or an answer that
-   * {@link ApiStatus#answer} calls transient (429, 5xx). A rejected certificate will be presented
+   * {@link RawApi#meaning} calls transient (429, 5xx). A rejected certificate will be presented
    * again.
    */
   static boolean isTransient(Throwable t) {
@@ -163,7 +161,7 @@ public record GuestClient(
     }
     for (Throwable c : Throwables.getCausalChain(t)) {
       if (c instanceof ApiException e) {
-        return ApiStatus.answer(e, false) == ApiStatus.Answer.TRANSIENT;
+        return RawApi.meaning(e, false) == RawApi.Meaning.TRANSIENT;
       }
       if (c instanceof IOException) {
         return true;

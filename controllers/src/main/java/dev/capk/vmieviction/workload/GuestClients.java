@@ -6,8 +6,8 @@ import com.google.common.cache.RemovalNotification;
 import dev.capk.vmieviction.api.capi.Cluster;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capi.ClusterList;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.CipherOrder;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.workload.GuestAccessException.Reason;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -272,7 +272,7 @@ public final class GuestClients implements AutoCloseable {
           ? new GuestAccessException(notFound, what + " not found")
           : new GuestAccessException(
               Reason.InfraAPIError,
-              "reading " + what + " failed: " + ApiStatus.describeWithoutServerText(e));
+              "reading " + what + " failed: " + RawApi.describeWithoutServerText(e));
     } catch (Exception e) { // GenericKubernetesApi's IllegalStateException: an I/O failure
       throw new GuestAccessException(
           Reason.InfraAPIError, "reading " + what + " failed: no response");

@@ -6,7 +6,7 @@ import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.PodFilters;
-import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
@@ -209,7 +209,7 @@ public final class DrainCommand extends NodeCommand {
     } catch (DrainRefusedException e) {
       error = aggregate(e.groups().stream().map(DrainCommand::kubectlRefusal).toList());
     } catch (ApiException e) {
-      error = ApiStatus.describe(e);
+      error = RawApi.describe(e);
     } catch (RuntimeException e) {
       error = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     }

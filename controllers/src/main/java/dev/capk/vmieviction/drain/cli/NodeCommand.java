@@ -3,7 +3,6 @@ package dev.capk.vmieviction.drain.cli;
 import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DryRun;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.logging.LogbackConfigurator;
 import io.kubernetes.client.openapi.ApiClient;
@@ -156,10 +155,10 @@ class NodeCommand implements Callable<Integer> {
    * an answer, what happened to the request.
    */
   private String resolveError(ApiException e) {
-    ApiStatus status = ApiStatus.of(e);
+    RawApi.Status status = RawApi.Status.of(e);
     if (e.getCode() == 0 || status.message().isEmpty()) {
       String subject = names.size() == 1 ? "node \"" + names.get(0) + "\"" : "nodes";
-      return "error: unable to " + name + " " + subject + ": " + ApiStatus.describe(e);
+      return "error: unable to " + name + " " + subject + ": " + RawApi.describe(e);
     }
     String lookup =
         selector != null && names.isEmpty()
@@ -197,14 +196,14 @@ class NodeCommand implements Callable<Integer> {
                 + dry.suffix());
       } catch (ApiException e) {
         // The server's own message (a StatusError's text), else what happened to the request.
-        String message = e.getCode() == 0 ? "" : ApiStatus.of(e).message();
+        String message = e.getCode() == 0 ? "" : RawApi.Status.of(e).message();
         err.println(
             "error: unable to "
                 + (cordon ? "cordon" : "uncordon")
                 + " node \""
                 + node
                 + "\": "
-                + (message.isEmpty() ? ApiStatus.describe(e) : message));
+                + (message.isEmpty() ? RawApi.describe(e) : message));
         ok = false;
       }
     }
