@@ -698,7 +698,7 @@ public final class SteppedDrains implements AutoCloseable {
    * form one consistent snapshot, whose resourceVersion the list carries for a watch to resume
    * from. A continue token expires after a few minutes: a list that slow restarts, a few times.
    */
-  static V1PodList listPods(RawApi api, String node, String labelSelector, int chunkSize)
+  public static V1PodList listPods(RawApi api, String node, String labelSelector, int chunkSize)
       throws ApiException {
     CoreV1Api core = new CoreV1Api(api.client());
     V1PodList all = new V1PodList().metadata(new V1ListMeta()).items(new ArrayList<>());

@@ -274,12 +274,7 @@ public record InfraBindings(
    */
   static String connectionKey(String kubeconfig) {
     try {
-      Object root =
-          new org.yaml.snakeyaml.Yaml(
-                  new org.yaml.snakeyaml.constructor.SafeConstructor(
-                      new org.yaml.snakeyaml.LoaderOptions()))
-              .load(kubeconfig);
-      if (root instanceof Map<?, ?> config) {
+      if (GuestClients.yaml(kubeconfig) instanceof Map<?, ?> config) {
         Map<?, ?> context = named(config.get("contexts"), config.get("current-context"), "context");
         if (context != null) {
           Map<?, ?> cluster = named(config.get("clusters"), context.get("cluster"), "cluster");

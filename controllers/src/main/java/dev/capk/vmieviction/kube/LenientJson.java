@@ -3,7 +3,6 @@ package dev.capk.vmieviction.kube;
 import com.google.gson.ExclusionStrategy;
 import com.google.gson.FieldAttributes;
 import com.google.gson.Gson;
-import com.google.gson.JsonElement;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.JSON;
@@ -65,15 +64,9 @@ public final class LenientJson {
           .registerTypeAdapterFactory(new DynamicKubernetesTypeAdaptorFactory())
           .create();
 
-  private static volatile boolean installed;
-
   /** Makes the client's own typed calls read leniently too. */
-  public static synchronized void install() {
-    if (installed) {
-      return;
-    }
+  public static void install() {
     JSON.setGson(GSON);
-    installed = true;
   }
 
   /** {@code json} as {@code type}; an unreadable answer becomes an ApiException that says so. */
@@ -87,10 +80,6 @@ public final class LenientJson {
               + ": "
               + e.getMessage());
     }
-  }
-
-  public static <T> T parse(JsonElement json, Class<T> type) {
-    return GSON.fromJson(json, type);
   }
 
   public static String label(KubernetesObject o, String key) {

@@ -31,7 +31,6 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeList;
-import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Clock;
@@ -229,13 +228,8 @@ public final class NodeMaintenanceController
             node,
             (key, n) -> queue.addAfter(new Request(name), settings.progressInterval()),
             () ->
-                new RawApi(requestClient)
-                    .get(
-                        new CoreV1Api(requestClient)
-                            .listPodForAllNamespaces()
-                            .fieldSelector("spec.nodeName=" + node)
-                            .buildCall(null),
-                        V1PodList.class));
+                SteppedDrains.listPods(
+                    new RawApi(requestClient), node, "", DrainOptions.DEFAULT_CHUNK_SIZE));
     if (on.opened()) {
       log.debug("node pod watch opened nodeMaintenance={} node={}", name, node);
     }
