@@ -109,7 +109,6 @@ public record InfraBindings(
     return Optional.of(new SecretRef(ns, ref.getName()));
   }
 
-  /** The Secrets to watch. */
   public static Set<SecretRef> referencedSecrets(Collection<KubevirtCluster> kubevirtClusters) {
     Set<SecretRef> out = new LinkedHashSet<>();
     kubevirtClusters.forEach(k -> secretOf(k).ifPresent(out::add));

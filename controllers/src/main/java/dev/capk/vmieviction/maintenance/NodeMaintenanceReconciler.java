@@ -186,7 +186,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     events.onMaintenance(nm, warning, reason, message);
   }
 
-  // Maintenance: taint, cordon, drain in short steps.
   private Result maintain(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
     String phase = nm.phase();

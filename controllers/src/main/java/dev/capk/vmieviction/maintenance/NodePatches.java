@@ -86,7 +86,6 @@ public final class NodePatches {
   /** Leaving maintenance: the patch, what it removes, whether it uncordons. */
   public record Leaving(String patch, List<Taint> taintsRemoved, boolean uncordons) {
 
-    /** For the UncordonNode event. */
     String describe(String name) {
       return "Maintenance "
           + name

@@ -36,15 +36,9 @@ public record GuestClient(
     Deadline deadline)
     implements AutoCloseable {
 
-  /** A request built by the official client's API classes ({@code buildCall(null)}). */
-  @FunctionalInterface
-  public interface Request {
-    okhttp3.Call build() throws ApiException;
-  }
-
   /**
    * This client, for one reconcile of a VMI: every request sent through {@link #call(String,
-   * Request, Type)} also ends within {@code timeLeft} from now (the VMI's deadline), so a slow
+   * Callable, Type)} also ends within {@code timeLeft} from now (the VMI's deadline), so a slow
    * guest cannot push the VMI's deletion back. Shares connections, breaker, retry and throttle.
    */
   public GuestClient until(Duration timeLeft) {
@@ -100,9 +94,10 @@ public record GuestClient(
    * Sends one request as {@link #call(String, Callable)}, each attempt bounded by the call timeout
    * cut to what is left before this client's deadline.
    *
+   * @param request built by the official client's API classes ({@code buildCall(null)})
    * @param returnType the answer's model type, or null to ignore the answer
    */
-  public <T> T call(String what, Request request, Type returnType)
+  public <T> T call(String what, Callable<okhttp3.Call> request, Type returnType)
       throws ApiException, GuestAccessException {
     if (deadline.passed()) {
       throw error(Reason.GuestAPIUnavailable, "no time left before the VMI's deadline for " + what);
@@ -110,7 +105,7 @@ public record GuestClient(
     return call(
         what,
         () -> {
-          okhttp3.Call call = request.build();
+          okhttp3.Call call = request.call();
           RawApi.bound(call, deadline);
           return apiClient.<T>execute(call, returnType).getData();
         });
@@ -145,7 +140,6 @@ public record GuestClient(
     return error(Reason.GuestAPIUnavailable, what + " failed: " + described);
   }
 
-  /** A failure of this guest cluster, named in the message. */
   public GuestAccessException error(Reason reason, String text) {
     return new GuestAccessException(reason, "guest cluster " + cluster + ": " + text);
   }
@@ -199,7 +193,6 @@ public record GuestClient(
     /** How soon a step refused for lack of a free slot looks again. */
     static final Duration BUSY_RETRY = Duration.ofMillis(250);
 
-    /** The limits of one guest cluster. */
     public record Limits(double qps, int burst, int maxInFlight) {
       public Limits {
         if (!(qps > 0) || burst < 1 || maxInFlight < 1) {
