@@ -230,12 +230,8 @@ public final class NodeMaintenanceController
             () ->
                 SteppedDrains.listPods(
                     new RawApi(requestClient), node, "", DrainOptions.DEFAULT_CHUNK_SIZE));
-    if (on.opened()) {
-      log.debug("node pod watch opened nodeMaintenance={} node={}", name, node);
-    }
-    return drains
-        .stepper(requestClient)
-        .step(node, on.pods(), options, on.drain().memory(), BudgetWatch.NONE);
+    return drains.step(
+        requestClient, node, on.pods(), options, on.drain().memory(), BudgetWatch.NONE);
   }
 
   @Override
