@@ -5,7 +5,6 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonPrimitive;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.custom.V1Patch;
@@ -134,15 +133,14 @@ public final class Cordoner {
     try {
       return new Written(Result.APPLIED, send.patch(name, patch), null);
     } catch (ApiException e) {
-      ApiStatus.Answer answer = ApiStatus.answer(e, false);
+      RawApi.Meaning answer = RawApi.meaning(e, false);
       switch (answer) {
         case TRANSIENT -> throw e;
         case CONFLICT -> {
           return new Written(Result.CHANGED, null, e);
         }
         case GONE, REFUSED -> {
-          return new Written(
-              answer == ApiStatus.Answer.GONE ? Result.GONE : Result.REFUSED, null, e);
+          return new Written(answer == RawApi.Meaning.GONE ? Result.GONE : Result.REFUSED, null, e);
         }
         default -> { // PATCH_NOT_APPLIED
           Optional<V1Node> now = read.node(name);

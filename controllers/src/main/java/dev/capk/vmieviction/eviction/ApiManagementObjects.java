@@ -7,7 +7,7 @@ import dev.capk.vmieviction.api.capi.Machine;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClusterRef;
@@ -61,7 +61,7 @@ public final class ApiManagementObjects implements ManagementObjects {
     String ns = ref.namespace();
     List<String> unavailable = new ArrayList<>();
     Optional<Cluster> cluster = clusters.get(ns, ref.name(), unavailable);
-    String kvmName = Metadata.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAME);
+    String kvmName = LenientJson.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAME);
     Optional<KubevirtMachine> kvm = Optional.empty();
     if (kvmName == null || kvmName.isBlank()) {
       unavailable.add("the VMI has no label " + CapkLabels.KUBEVIRT_MACHINE_NAME);

@@ -18,8 +18,8 @@ import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch;
 import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
-import dev.capk.vmieviction.kube.ApiStatus;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
@@ -204,13 +204,13 @@ final class Evacuator {
     StepContext.Evacuation e = c.evacuation(r.key, r.uid());
     DrainStartTime.Decision d =
         DrainStartTime.decide(
-            Metadata.annotation(r.vmi, EvictionAnnotations.DRAIN_START_TIME),
+            LenientJson.annotation(r.vmi, EvictionAnnotations.DRAIN_START_TIME),
             Optional.ofNullable(e.start),
             // The drain starts when the mark was seen, however long this VMI waited for a worker.
             sightings.firstSeen(r.uid()),
             c.clock.instant());
     r.start = d.start();
-    String capkGrace = Metadata.annotation(r.vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
+    String capkGrace = LenientJson.annotation(r.vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
     r.deadline = EvacuationDeadline.of(r.start, c.settings.drainTimeout(), capkGrace, c.clock);
     String start = DrainStartTime.format(r.start);
     String deadline = DrainStartTime.format(r.deadline.at());
@@ -475,7 +475,7 @@ final class Evacuator {
     }
     if (infra && cause instanceof ApiException e) {
       c.metrics.reconcileError(EventReasons.INFRA_API_ERROR);
-      Told.INFRA_FAILED.to(c.events, r.vmi, r.key, doing, code, ApiStatus.describe(e));
+      Told.INFRA_FAILED.to(c.events, r.vmi, r.key, doing, code, RawApi.describe(e));
       return requeue(r, c.backoff(r.key));
     }
     if (cause instanceof GuestAccessException e) {
@@ -488,7 +488,7 @@ final class Evacuator {
           r, EventReasons.GUEST_NODE_CONFLICTS, cluster + ": " + cause.getMessage() + times);
     }
     if (cause instanceof ApiException e) {
-      String what = ": request failed: " + ApiStatus.describeWithoutServerText(e);
+      String what = ": request failed: " + RawApi.describeWithoutServerText(e);
       return guestFailed(r, GuestAccessException.Reason.GuestAPIError.name(), cluster + what);
     }
     // A bug or an unexpected answer: still capped at the deadline, never a hot loop.
@@ -530,14 +530,14 @@ final class Evacuator {
    */
   private VirtualMachineInstance inPhase(Run r, EvacuationPhase phase) {
     r.e.phase = phase;
-    if (phase.name().equals(Metadata.annotation(r.vmi, EvictionAnnotations.EVACUATION_PHASE))) {
+    if (phase.name().equals(LenientJson.annotation(r.vmi, EvictionAnnotations.EVACUATION_PHASE))) {
       return r.vmi;
     }
     try {
       return c.vmis.annotate(r.vmi, EvictionAnnotations.EVACUATION_PHASE, phase.name());
     } catch (ApiException e) {
       log.debug(
-          "phase not recorded vmi={} phase={} error=\"{}\"", r.key, phase, ApiStatus.describe(e));
+          "phase not recorded vmi={} phase={} error=\"{}\"", r.key, phase, RawApi.describe(e));
       return r.vmi;
     }
   }
@@ -563,7 +563,7 @@ final class Evacuator {
       Map<String, String> clear = new HashMap<>();
       for (String k :
           List.of(EvictionAnnotations.DRAIN_START_TIME, EvictionAnnotations.EVACUATION_PHASE)) {
-        if (Metadata.annotation(r.vmi, k) != null) {
+        if (LenientJson.annotation(r.vmi, k) != null) {
           clear.put(k, null);
         }
       }
@@ -661,7 +661,7 @@ final class Evacuator {
           nodeName);
     }
     // The node is back: a VMI of the same Cluster held by the quorum guard may go now.
-    String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
+    String cluster = LenientJson.label(vmi, CapkLabels.CLUSTER_NAME);
     if (cluster != null) {
       c.waitOver(vmi.getMetadata().getNamespace() + "/" + cluster, null);
     }
@@ -839,7 +839,7 @@ final class Evacuator {
 
     /** The UID of the VMI we cordoned the node for, or null when we did not cordon it. */
     public static String markOf(V1Node node) {
-      return Metadata.annotation(node, EvictionAnnotations.CORDONED_BY);
+      return LenientJson.annotation(node, EvictionAnnotations.CORDONED_BY);
     }
   }
 }

@@ -15,7 +15,7 @@ import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationAttempt;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiException;
@@ -149,9 +149,9 @@ final class LiveMigrationStep {
             vmi.getMetadata().getUid() + "/" + startText,
             (shown, flag) -> Told.POLICY_INVALID.to(c.events, vmi, key, shown, flag.value));
     boolean fellBack =
-        startText.equals(Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
+        startText.equals(LenientJson.annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
     Optional<MigrationAttempt> attempt =
-        MigrationAttempt.parse(Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT))
+        MigrationAttempt.parse(LenientJson.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT))
             .filter(a -> a.drainStart().equals(startText));
     if (attempt.isEmpty() && (fellBack || policy == LiveMigrationPolicy.NEVER)) {
       return new StepOutcome.Proceed(vmi); // the cheap path: no request
@@ -277,7 +277,7 @@ final class LiveMigrationStep {
    * attempt annotation removed; @return the VMI as that left it
    */
   VirtualMachineInstance succeeded(String key, VirtualMachineInstance vmi) throws ApiException {
-    String raw = Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT);
+    String raw = LenientJson.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT);
     if (raw == null) {
       return vmi;
     }
@@ -313,7 +313,7 @@ final class LiveMigrationStep {
     long fromNode =
         running.stream()
             .filter(g -> m.infraNode() != null)
-            .filter(g -> m.infraNode().equals(Metadata.annotation(g, source)))
+            .filter(g -> m.infraNode().equals(LenientJson.annotation(g, source)))
             .count();
     VirtualMachineInstanceStatus status = m.vmi().getStatus();
     return MigrationDecision.decide(

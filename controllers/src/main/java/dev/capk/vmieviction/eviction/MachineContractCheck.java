@@ -10,7 +10,7 @@ import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.EventReasons.Told;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
@@ -174,7 +174,7 @@ final class MachineContractCheck {
 
       /** A Cluster annotation (the evacuation limit, the live-migration policy), raw. */
       Optional<String> clusterAnnotation(String key) {
-        return clusterObject.map(c -> Metadata.annotation(c, key));
+        return clusterObject.map(c -> LenientJson.annotation(c, key));
       }
     }
 
@@ -183,7 +183,7 @@ final class MachineContractCheck {
       Step step =
           facts.clusterObject().filter(MachineContract::paused).isPresent()
               ? Step.HOLD_PAUSED
-              : facts.machine().filter(m -> Metadata.annotation(m, EXCLUDED) != null).isPresent()
+              : facts.machine().filter(m -> LenientJson.annotation(m, EXCLUDED) != null).isPresent()
                   ? Step.SKIP_DRAIN
                   : Step.DRAIN;
       Instant global = start.plus(drainTimeout);
@@ -205,7 +205,7 @@ final class MachineContractCheck {
       }
       Optional<KubevirtMachine> k = facts.kubevirtMachine();
       Optional<String> raw =
-          k.map(kvm -> Metadata.annotation(kvm, EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
+          k.map(kvm -> LenientJson.annotation(kvm, EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
       if (raw.isPresent()) {
         String name = "KubevirtMachine " + name(k.get());
         String annotation = " annotation " + EvictionAnnotations.CAPK_DELETION_GRACE_TIME;
@@ -251,7 +251,7 @@ final class MachineContractCheck {
     /** {@code spec.paused} or Cluster API's paused annotation. */
     static boolean paused(Cluster c) {
       return (c.getSpec() != null && Boolean.TRUE.equals(c.getSpec().getPaused()))
-          || Metadata.annotation(c, ClusterApi.PAUSED_ANNOTATION) != null;
+          || LenientJson.annotation(c, ClusterApi.PAUSED_ANNOTATION) != null;
     }
 
     static String name(KubernetesObject o) {

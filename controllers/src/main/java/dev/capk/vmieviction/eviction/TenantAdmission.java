@@ -14,7 +14,7 @@ import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.Guest.MarkedNodes;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
@@ -98,12 +98,12 @@ public final class TenantAdmission {
     String startText = DrainStartTime.format(start);
     String uid = vmi.getMetadata().getUid();
     String name = vmi.getMetadata().getName();
-    String clusterName = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
+    String clusterName = LenientJson.label(vmi, CapkLabels.CLUSTER_NAME);
     if (clusterName == null) {
       return new StepOutcome.Proceed(vmi); // no tenant known: the guest connection says so
     }
     String cluster = vmi.getMetadata().getNamespace() + "/" + clusterName;
-    if (startText.equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
+    if (startText.equals(LenientJson.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
         || startText.equals(admittedHere.getIfPresent(uid))) {
       c.admission(key, cluster, true); // also after a restart: its end wakes the held ones
       return new StepOutcome.Proceed(vmi); // once admitted, always admitted
@@ -241,7 +241,7 @@ public final class TenantAdmission {
 
   /** From the VMI's role label, else as learnt from its guest node before. */
   private Optional<Role> knownRole(VirtualMachineInstance vmi) {
-    String label = Metadata.label(vmi, CapkLabels.ROLE);
+    String label = LenientJson.label(vmi, CapkLabels.ROLE);
     if (label != null) {
       return Optional.of(
           CapkLabels.ROLE_CONTROL_PLANE.equals(label) ? Role.CONTROL_PLANE : Role.WORKER);
@@ -260,11 +260,11 @@ public final class TenantAdmission {
     String name = p.getMetadata().getName();
     boolean marked =
         p.getMetadata().getDeletionTimestamp() == null && Eligibility.evacuationRequested(p);
-    String start = Metadata.annotation(p, EvictionAnnotations.DRAIN_START_TIME);
+    String start = LenientJson.annotation(p, EvictionAnnotations.DRAIN_START_TIME);
     String admittedByUs = admittedHere.getIfPresent(p.getMetadata().getUid());
     boolean admitted =
         (start != null
-                && start.equals(Metadata.annotation(p, EvictionAnnotations.EVACUATION_ADMITTED)))
+                && start.equals(LenientJson.annotation(p, EvictionAnnotations.EVACUATION_ADMITTED)))
             // Our own admission the cache does not show yet; a called-off one no longer counts.
             || (marked && admittedByUs != null && (start == null || start.equals(admittedByUs)));
     return new Peer(

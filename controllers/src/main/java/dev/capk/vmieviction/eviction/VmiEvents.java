@@ -5,7 +5,7 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.TenantMapping;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
@@ -86,7 +86,7 @@ public interface VmiEvents {
             .forEach(k -> management.record(k, vmiKey, warning, reason, text));
         return;
       }
-      String machine = Metadata.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAME);
+      String machine = LenientJson.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAME);
       if (machine == null || machine.isBlank()) {
         return;
       }
@@ -106,7 +106,7 @@ public interface VmiEvents {
 
   /** An evacuation is known by its start: a later one of the same VMI starts new series. */
   static String evacuation(VirtualMachineInstance vmi) {
-    String start = Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
+    String start = LenientJson.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
     return start == null ? "" : start;
   }
 }

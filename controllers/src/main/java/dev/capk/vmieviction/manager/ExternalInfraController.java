@@ -8,7 +8,7 @@ import dev.capk.vmieviction.infra.BoundTenants;
 import dev.capk.vmieviction.infra.InfraBindings;
 import dev.capk.vmieviction.infra.InfraBindings.Target;
 import dev.capk.vmieviction.infra.InfraEventReasons;
-import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
 import dev.capk.vmieviction.runtime.TwoLaneWorkQueue;
@@ -325,7 +325,7 @@ final class ExternalInfraController implements ManagedController {
   /** How a list/watch failed, never quoting the server or the exception's message. */
   static String describe(Throwable e, String serverUrl) {
     if (e instanceof ApiException a && a.getCode() != 0) {
-      return ApiStatus.describeWithoutServerText(a);
+      return RawApi.describeWithoutServerText(a);
     }
     Throwable cause = e;
     // GenericKubernetesApi wraps an I/O failure in an IllegalStateException.
@@ -333,7 +333,7 @@ final class ExternalInfraController implements ManagedController {
         && cause.getCause() != null) {
       cause = cause.getCause();
     }
-    return "no answer: " + ApiStatus.describeWithoutServerText(cause, serverUrl);
+    return "no answer: " + RawApi.describeWithoutServerText(cause, serverUrl);
   }
 
   /** Logs and events the problem, unless it was told within REPORT_AGAIN; returns its key. */

@@ -2,7 +2,7 @@ package dev.capk.vmieviction.manager;
 
 import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
 import dev.capk.vmieviction.infra.InfraBindings.Unreadable;
-import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
@@ -106,7 +106,7 @@ final class InfraSecretWatches implements AutoCloseable {
           String why =
               e.getCode() == 403
                   ? "not allowed (HTTP 403: the controller's RBAC)"
-                  : ApiStatus.describeWithoutServerText(e);
+                  : RawApi.describeWithoutServerText(e);
           Map<String, byte[]> last = lastRead.get(ref);
           if (last == null) {
             throw new Unreadable(why);

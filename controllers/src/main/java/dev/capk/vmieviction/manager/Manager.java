@@ -8,8 +8,8 @@ import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.GuestClusters;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
@@ -200,7 +200,7 @@ public final class Manager implements AutoCloseable {
     } catch (ApiException e) {
       throw new IOException(
           "cannot discover which versions of cluster.x-k8s.io the API server serves: "
-              + ApiStatus.describe(e),
+              + RawApi.describe(e),
           e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -8,7 +8,7 @@ import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.EventReasons;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.openapi.models.CoreV1Event;
@@ -117,13 +117,13 @@ public final class EvacuationStatuses {
     return vmi.getMetadata() != null
         && (!infraNode(vmi).isEmpty() // marked
             || vmi.getMetadata().getDeletionTimestamp() != null // deleted after a drain start
-                && Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME) != null);
+                && LenientJson.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME) != null);
   }
 
   private static EvacuationStatus of(
       VirtualMachineInstance vmi, List<VmiEvent> ownEvents, Instant now, Duration drainTimeout) {
     Optional<Instant> start =
-        rfc3339(Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME));
+        rfc3339(LenientJson.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME));
     // Events carry whole seconds: one of this evacuation may read just before a sub-second start.
     List<VmiEvent> current =
         ownEvents.stream()
@@ -151,8 +151,8 @@ public final class EvacuationStatuses {
         vmi.getMetadata().getNamespace(),
         vmi.getMetadata().getName(),
         vmi.getMetadata().getUid(),
-        nullToEmpty(Metadata.label(vmi, CapkLabels.CLUSTER_NAME)),
-        nullToEmpty(Metadata.label(vmi, CapkLabels.ROLE)),
+        nullToEmpty(LenientJson.label(vmi, CapkLabels.CLUSTER_NAME)),
+        nullToEmpty(LenientJson.label(vmi, CapkLabels.ROLE)),
         current.stream()
             .map(EvacuationStatuses::guestNode)
             .flatMap(Optional::stream)
@@ -179,7 +179,8 @@ public final class EvacuationStatuses {
     if (!left.get().isPositive()) {
       return EvacuationPhase.DeadlinePassed;
     }
-    return EvacuationPhase.recorded(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_PHASE))
+    return EvacuationPhase.recorded(
+            LenientJson.annotation(vmi, EvictionAnnotations.EVACUATION_PHASE))
         .orElse(EvacuationPhase.Draining);
   }
 
@@ -191,7 +192,7 @@ public final class EvacuationStatuses {
             Stream.of(
                 new DeadlineEstimate(
                     start.plus(timeout), "--drain-timeout " + GoDuration.format(timeout))),
-            rfc3339(Metadata.annotation(vmi, grace))
+            rfc3339(LenientJson.annotation(vmi, grace))
                 .map(at -> new DeadlineEstimate(at, "annotation " + grace))
                 .stream(),
             current.stream().map(EvacuationStatuses::shortenedDeadline).flatMap(Optional::stream))
