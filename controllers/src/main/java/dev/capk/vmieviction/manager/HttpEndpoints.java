@@ -21,9 +21,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The manager's HTTP endpoints on the JDK's built-in server: /metrics in the Prometheus text format
- * (OpenMetrics text when the scraper accepts it), and /healthz and /readyz probes, each bound to a
- * controller-runtime style address ({@code :8080}, {@code 127.0.0.1:8080}, {@code 0}: disabled).
+ * /metrics (Prometheus text, OpenMetrics when accepted) and the /healthz and /readyz probes on the
+ * JDK's server, each at a controller-runtime style address ({@code :8080}, {@code 0}: disabled).
  */
 public final class HttpEndpoints implements AutoCloseable {
 
@@ -39,7 +38,7 @@ public final class HttpEndpoints implements AutoCloseable {
     return server.getAddress();
   }
 
-  /** /metrics from the registry; null when {@code bind} is disabled. */
+  /** Null when {@code bind} is disabled. */
   public static HttpEndpoints metrics(String bind, PrometheusRegistry registry) throws IOException {
     HttpHandler metrics =
         ex -> {
@@ -58,7 +57,7 @@ public final class HttpEndpoints implements AutoCloseable {
     return serve(bind, "metrics", Map.of("/metrics", metrics));
   }
 
-  /** /healthz: the process serves requests; /readyz: the caches synced. Null when disabled. */
+  /** /healthz: the process serves; /readyz: the caches synced. Null when disabled. */
   public static HttpEndpoints probes(String bind, BooleanSupplier ready) throws IOException {
     return serve(
         bind,
@@ -114,7 +113,7 @@ public final class HttpEndpoints implements AutoCloseable {
     return address == null || address.isBlank() || address.equals("0");
   }
 
-  /** The socket address of a bind address ({@code [HOST]:PORT}); port 0 asks for any free one. */
+  /** {@code [HOST]:PORT}; port 0 asks for any free one. */
   static InetSocketAddress parse(String address) {
     try {
       int colon = address.lastIndexOf(':');
@@ -129,7 +128,6 @@ public final class HttpEndpoints implements AutoCloseable {
     }
   }
 
-  /** For flag validation: what is wrong with a bind address, if anything. */
   static Optional<String> problem(String flag, String address) {
     try {
       if (!disabled(address)) {

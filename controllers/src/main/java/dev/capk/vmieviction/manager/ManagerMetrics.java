@@ -14,11 +14,7 @@ import java.util.Collections;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
-/**
- * The manager's own gauges, read at scrape time: whether /readyz would answer ok (the alert on a
- * controller that is not ready reads it) and how many VMIs wait in the work queue; and the Java
- * client's controller framework's.
- */
+/** The manager's gauges, read at scrape time, and the Java client's controller framework's. */
 final class ManagerMetrics {
 
   private ManagerMetrics() {}

@@ -81,7 +81,7 @@ public final class TwoLaneWorkQueue<T> implements RateLimitingQueue<T> {
     return first.size() + rest.size();
   }
 
-  /** The next item, the first lane first; blocks while there is none; null once shut down. */
+  /** Blocks while there is none; null once shut down. */
   @Override
   public synchronized T get() throws InterruptedException {
     while (first.isEmpty() && rest.isEmpty() && !shuttingDown) {
