@@ -33,10 +33,6 @@ public final class LogbackConfigurator extends ContextAwareBase implements Confi
   private static final String CLIENT = "io.kubernetes.client";
   private static final String LEADER_ELECTION = "io.kubernetes.client.extended.leaderelection";
 
-  public static boolean isCliProcess() {
-    return "cli".equals(System.getProperty(PROPERTY));
-  }
-
   @Override
   public ExecutionStatus configure(LoggerContext context) {
     if (System.getProperty("logback.configurationFile") != null
@@ -70,7 +66,8 @@ public final class LogbackConfigurator extends ContextAwareBase implements Confi
    * nothing when the command runs embedded (a test's JVM): its host's logging is left alone.
    */
   public static void setCliVerbosity(int v) {
-    if (!isCliProcess() || !(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
+    if (!"cli".equals(System.getProperty(PROPERTY))
+        || !(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
       return;
     }
     Level level = v <= 0 ? Level.OFF : v <= 2 ? Level.INFO : Level.DEBUG;

@@ -16,7 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.Set;
 
 /**
@@ -26,9 +25,6 @@ import java.util.Set;
  * its VMIs (threads of its own: a slow API server delays only its own events).
  */
 final class InfraConnection implements AutoCloseable {
-
-  static final Duration REQUEST_READ_TIMEOUT = Duration.ofSeconds(15);
-  static final Duration REQUEST_CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
   /** Never its kubeconfig's content. */
   final String name;
@@ -43,8 +39,8 @@ final class InfraConnection implements AutoCloseable {
     this.watchClient = watchClient;
     watchClient.setReadTimeout(0);
     this.requestClient = requestClient;
-    requestClient.setReadTimeout((int) REQUEST_READ_TIMEOUT.toMillis());
-    requestClient.setConnectTimeout((int) REQUEST_CONNECT_TIMEOUT.toMillis());
+    requestClient.setReadTimeout(15_000);
+    requestClient.setConnectTimeout(5_000);
     this.vmiEvents = events(requestClient, VmiEvents.OUTCOMES, writers, lanes);
   }
 

@@ -63,7 +63,7 @@ public final class ManagementInformers {
 
   static final Duration REFUSED_LIST_PAUSE = Duration.ofMinutes(5);
 
-  /** What ApiManagementObjects reads. */
+  /** The annotations ApiManagementObjects reads. */
   static final List<String> KEPT_ANNOTATIONS =
       List.of(
           ClusterApi.PAUSED_ANNOTATION,
@@ -71,12 +71,6 @@ public final class ManagementInformers {
           ClusterApi.LIVE_MIGRATION_ANNOTATION,
           ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION,
           EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
-
-  /**
-   * Cluster API labels the kubeconfig Secrets it writes with their Cluster's name. RBAC cannot
-   * restrict list/watch by label: the selector keeps other Secrets out of the watch and the memory.
-   */
-  static final String KUBECONFIG_SECRET_SELECTOR = CapkLabels.CLUSTER_NAME;
 
   private final Kind<Cluster> clusters = Kind.management(Cluster.class, "Cluster");
   private final Kind<Machine> machines = Kind.management(Machine.class, "Machine");
@@ -86,7 +80,8 @@ public final class ManagementInformers {
       new Kind<>(
           V1Secret.class,
           "Secret",
-          new ListOptions().labelSelector(KUBECONFIG_SECRET_SELECTOR),
+          // Cluster API labels the kubeconfig Secrets it writes; RBAC cannot select by label.
+          new ListOptions().labelSelector(CapkLabels.CLUSTER_NAME),
           ManagementInformers::trimSecret,
           Duration.ZERO,
           true,
@@ -204,6 +199,7 @@ public final class ManagementInformers {
     return kubevirtClusters.list();
   }
 
+  /** The three caches, as the reader of a VMI's Cluster API objects takes them. */
   public ApiManagementObjects.Cached all() {
     return new ApiManagementObjects.Cached(clusters, kubevirtMachines, machines);
   }
