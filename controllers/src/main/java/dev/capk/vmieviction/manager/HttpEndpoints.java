@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.manager;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
@@ -79,12 +78,9 @@ public final class HttpEndpoints implements AutoCloseable {
     }
     HttpServer s = HttpServer.create(parse(bind), 16);
     handlers.forEach(s::createContext);
+    String thread = "http-" + what.replace(' ', '-');
     s.setExecutor(
-        Executors.newSingleThreadExecutor(
-            new ThreadFactoryBuilder()
-                .setNameFormat("http-" + what.replace(' ', '-'))
-                .setDaemon(true)
-                .build()));
+        Executors.newSingleThreadExecutor(Thread.ofPlatform().name(thread).daemon().factory()));
     s.start();
     log.info("serving {} address={}", what, s.getAddress());
     return new HttpEndpoints(s);

@@ -1,7 +1,6 @@
 package dev.capk.vmieviction.manager;
 
 import com.google.common.collect.Lists;
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
@@ -222,10 +221,7 @@ public final class Manager implements AutoCloseable {
     closeables.add(guestClients);
     ScheduledExecutorService janitor =
         Executors.newSingleThreadScheduledExecutor(
-            new ThreadFactoryBuilder()
-                .setNameFormat("guest-client-janitor")
-                .setDaemon(true)
-                .build());
+            Thread.ofPlatform().name("guest-client-janitor").daemon().factory());
     janitor.scheduleWithFixedDelay(guestClients::cleanUp, 1, 1, TimeUnit.MINUTES);
     closeables.add(janitor::shutdownNow);
     return guestClients;

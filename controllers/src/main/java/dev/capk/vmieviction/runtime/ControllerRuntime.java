@@ -89,11 +89,8 @@ public final class ControllerRuntime implements AutoCloseable {
     root = elector == null ? workers : new LeaderElectingController(elector, workers);
     controllers.forEach(ManagedController::start);
     factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
-    Thread runner = new Thread(this::run, "controllers");
-    runner.start();
-    Thread synced = new Thread(this::awaitFirstSync, "after-first-sync");
-    synced.setDaemon(true);
-    synced.start();
+    Thread.ofPlatform().name("controllers").start(this::run);
+    Thread.ofPlatform().name("after-first-sync").daemon().start(this::awaitFirstSync);
     log.info(
         "controllers started names={} leaderElection={}",
         controllers.stream().map(ManagedController::name).toList(),

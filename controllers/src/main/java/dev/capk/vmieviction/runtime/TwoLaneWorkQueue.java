@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.runtime;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.kubernetes.client.extended.workqueue.RateLimitingQueue;
 import io.kubernetes.client.extended.workqueue.ratelimiter.DefaultControllerRateLimiter;
 import io.kubernetes.client.extended.workqueue.ratelimiter.RateLimiter;
@@ -40,10 +39,7 @@ public final class TwoLaneWorkQueue<T> implements RateLimitingQueue<T> {
   public TwoLaneWorkQueue(String name) {
     this.timer =
         Executors.newSingleThreadScheduledExecutor(
-            new ThreadFactoryBuilder()
-                .setNameFormat(name.replace("%", "%%") + "-delays")
-                .setDaemon(true)
-                .build());
+            Thread.ofPlatform().name(name + "-delays").daemon().factory());
   }
 
   @Override
