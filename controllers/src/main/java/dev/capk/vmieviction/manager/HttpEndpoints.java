@@ -3,25 +3,37 @@ package dev.capk.vmieviction.manager;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
+import io.prometheus.client.Collector;
+import io.prometheus.client.CollectorRegistry;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
 import io.prometheus.metrics.expositionformats.OpenMetricsTextFormatWriter;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * /metrics (Prometheus text, OpenMetrics when accepted) and the /healthz and /readyz probes on the
- * JDK's server, each at a controller-runtime style address ({@code :8080}, {@code 0}: disabled).
+ * /metrics (Prometheus text, OpenMetrics when accepted), with the manager's own gauges, and the
+ * /healthz and /readyz probes on the JDK's server, each at a controller-runtime style address
+ * ({@code :8080}, {@code 0}: disabled).
  */
 public final class HttpEndpoints implements AutoCloseable {
 
@@ -37,8 +49,24 @@ public final class HttpEndpoints implements AutoCloseable {
     return server.getAddress();
   }
 
-  /** Null when {@code bind} is disabled. */
-  public static HttpEndpoints metrics(String bind, PrometheusRegistry registry) throws IOException {
+  /**
+   * Registers the manager's gauges, read at scrape time, and the client framework's metrics; serves
+   * them with the rest of {@code registry}. Null when {@code bind} is disabled.
+   */
+  public static HttpEndpoints metrics(
+      String bind, PrometheusRegistry registry, BooleanSupplier ready, IntSupplier queueDepth)
+      throws IOException {
+    GaugeWithCallback.builder()
+        .name("vmi_eviction_controller_ready")
+        .help("1 when every informer cache has synced (what /readyz reports), else 0.")
+        .callback(c -> c.call(ready.getAsBoolean() ? 1 : 0))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("vmi_eviction_workqueue_depth")
+        .help("VMIs waiting in the work queue for a worker (not those waiting out a delay).")
+        .callback(c -> c.call(queueDepth.getAsInt()))
+        .register(registry);
+    registry.register(HttpEndpoints::clientFramework);
     HttpHandler metrics =
         ex -> {
           if (!"GET".equals(ex.getRequestMethod()) && !"HEAD".equals(ex.getRequestMethod())) {
@@ -54,6 +82,30 @@ public final class HttpEndpoints implements AutoCloseable {
           respond(ex, 200, body.toString(StandardCharsets.UTF_8), format.getContentType());
         };
     return serve(bind, "metrics", Map.of("/metrics", metrics));
+  }
+
+  /**
+   * The client's {@code DefaultController} counts in simpleclient's default registry (a gauge and a
+   * counter, by controller name; nothing else is registered there): served as they are.
+   */
+  static MetricSnapshots clientFramework() {
+    MetricSnapshots.Builder all = MetricSnapshots.builder();
+    for (var f : Collections.list(CollectorRegistry.defaultRegistry.metricFamilySamples())) {
+      boolean gauge = f.type == Collector.Type.GAUGE;
+      var gauges = GaugeSnapshot.builder().name(f.name).help(f.help);
+      var counters = CounterSnapshot.builder().name(f.name).help(f.help);
+      for (var s : f.samples) {
+        Labels labels = Labels.of(s.labelNames, s.labelValues);
+        if (gauge) {
+          gauges.dataPoint(GaugeDataPointSnapshot.builder().labels(labels).value(s.value).build());
+        } else if (s.name.equals(f.name + "_total")) { // not a counter's _created
+          counters.dataPoint(
+              CounterDataPointSnapshot.builder().labels(labels).value(s.value).build());
+        }
+      }
+      all.metricSnapshot(gauge ? gauges.build() : counters.build());
+    }
+    return all.build();
   }
 
   /** /healthz: the process serves; /readyz: the caches synced. Null when disabled. */

@@ -37,7 +37,6 @@ import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.IntSupplier;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -134,8 +133,6 @@ public final class Manager implements AutoCloseable {
   private void run(
       List<ManagedController> controllers, ApiClient requestClient, PrometheusRegistry registry)
       throws IOException {
-    IntSupplier queueLength =
-        () -> controllers.stream().mapToInt(ManagedController::queueLength).sum();
     LeaderElector elector = null;
     if (options.leaderElect) {
       String namespace = leaderElectionNamespace();
@@ -158,8 +155,12 @@ public final class Manager implements AutoCloseable {
     runtime =
         new ControllerRuntime(controllers, elector, options.drainAttemptTimeout.plusSeconds(15));
     closeables.add(runtime);
-    ManagerMetrics.register(registry, runtime::ready, queueLength);
-    metricsEndpoint = HttpEndpoints.metrics(options.metricsBindAddress, registry);
+    metricsEndpoint =
+        HttpEndpoints.metrics(
+            options.metricsBindAddress,
+            registry,
+            runtime::ready,
+            () -> controllers.stream().mapToInt(ManagedController::queueLength).sum());
     probesEndpoint = HttpEndpoints.probes(options.healthProbeBindAddress, runtime::ready);
     Stream.of(metricsEndpoint, probesEndpoint).filter(Objects::nonNull).forEach(closeables::add);
     runtime.start();
