@@ -84,10 +84,7 @@ public final class HttpEndpoints implements AutoCloseable {
     return serve(bind, "metrics", Map.of("/metrics", metrics));
   }
 
-  /**
-   * The client's {@code DefaultController} counts in simpleclient's default registry (a gauge and a
-   * counter, by controller name; nothing else is registered there): served as they are.
-   */
+  /** The client's {@code DefaultController} counts in simpleclient's default registry. */
   static MetricSnapshots clientFramework() {
     MetricSnapshots.Builder all = MetricSnapshots.builder();
     for (var f : Collections.list(CollectorRegistry.defaultRegistry.metricFamilySamples())) {

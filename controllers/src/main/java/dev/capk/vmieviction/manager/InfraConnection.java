@@ -64,9 +64,7 @@ final class InfraConnection implements AutoCloseable {
             : ClientBuilder.standard().build());
   }
 
-  /**
-   * @throws IllegalArgumentException the kubeconfig cannot make a client (without content)
-   */
+  /** An external infra cluster; IllegalArgumentException: no client (quoting no content). */
   static InfraConnection open(InfraBindings.Connection connection) {
     return new InfraConnection(
         connection.displayName(), client(connection), client(connection), "infra-vmi-events", 2);
