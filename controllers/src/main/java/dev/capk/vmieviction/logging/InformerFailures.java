@@ -28,8 +28,8 @@ import org.slf4j.event.Level;
  * back off the next list (1 s, doubling up to {@link #MAX_RETRY}), are logged at the 1st, 2nd, 4th,
  * 8th... with a count, and at once when the reason changes (the backoff restarts: a CRD just
  * installed is seen soon); a watch opened again ends them. A list refused (403) waits the refusal
- * pause, if given, logged at INFO. Use: {@code factory.sharedIndexInformerFor(failures.guard(lw),
- * type, resync, failures.handler())}.
+ * pause, if given, logged at INFO. Use: {@code factory.sharedIndexInformerFor(failures.lists(api,
+ * ...), type, resync, failures.handler())}.
  */
 public final class InformerFailures {
 
@@ -72,40 +72,19 @@ public final class InformerFailures {
     this.clock = clock;
   }
 
-  /** {@code inner}, listing only once the backoff allows; a watch opened ends the failures. */
-  public <T extends KubernetesObject, L extends KubernetesListObject> ListerWatcher<T, L> guard(
-      ListerWatcher<T, L> inner) {
-    return new ListerWatcher<>() {
-      @Override
-      public L list(CallGeneratorParams params) throws ApiException {
-        if (!mayList()) {
-          throw new NotYet();
-        }
-        return inner.list(params);
-      }
-
-      @Override
-      public Watchable<T> watch(CallGeneratorParams params) throws ApiException {
-        Watchable<T> w = inner.watch(params);
-        opened().ifPresent(InformerFailures::log);
-        return w;
-      }
-    };
-  }
-
   /**
    * Lists (page by page) and watches {@code api} in one namespace ("" for all), only what {@code
    * selectors} select (the client's informers on a {@code GenericKubernetesApi} take none), each
-   * object trimmed as it arrives. The list drops the requested resourceVersion: with "0" the API
-   * server answers from its cache in one piece, ignoring the page size.
+   * object trimmed as it arrives; lists only once the backoff allows, and a watch opened ends the
+   * failures. The list drops the requested resourceVersion: with "0" the API server answers from
+   * its cache in one piece, ignoring the page size.
    */
   @SuppressWarnings("unchecked")
-  public static <T extends KubernetesObject, L extends KubernetesListObject>
-      ListerWatcher<T, L> lists(
-          GenericKubernetesApi<T, L> api,
-          String namespace,
-          ListOptions selectors,
-          UnaryOperator<T> trim) {
+  public <T extends KubernetesObject, L extends KubernetesListObject> ListerWatcher<T, L> lists(
+      GenericKubernetesApi<T, L> api,
+      String namespace,
+      ListOptions selectors,
+      UnaryOperator<T> trim) {
     Function<CallGeneratorParams, ListOptions> options =
         params -> {
           ListOptions o = new ListOptions();
@@ -119,6 +98,9 @@ public final class InformerFailures {
     return new ListerWatcher<>() {
       @Override
       public L list(CallGeneratorParams params) throws ApiException {
+        if (!mayList()) {
+          throw new NotYet();
+        }
         L all = null;
         String continueToken = null;
         do {
@@ -146,7 +128,9 @@ public final class InformerFailures {
       @Override
       public Watchable<T> watch(CallGeneratorParams params) throws ApiException {
         ListOptions o = options.apply(params);
-        return namespace.isEmpty() ? api.watch(o) : api.watch(namespace, o);
+        Watchable<T> w = namespace.isEmpty() ? api.watch(o) : api.watch(namespace, o);
+        opened().ifPresent(InformerFailures::log);
+        return w;
       }
     };
   }

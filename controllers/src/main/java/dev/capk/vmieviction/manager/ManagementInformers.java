@@ -18,7 +18,6 @@ import dev.capk.vmieviction.workload.GuestClusterRef;
 import dev.capk.vmieviction.workload.ManagementApis;
 import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
-import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
@@ -265,11 +264,11 @@ public final class ManagementInformers {
             new InformerFailures(
                 "kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns),
                 paced ? REFUSED_LIST_PAUSE : null);
-        ListerWatcher<T, L> lists = InformerFailures.lists(api, ns, selectors, trim);
         SharedInformerFactory factory = new SharedInformerFactory(client);
+        // Told to listFailed, failures are neither counted nor backed off: lists go out at once.
         SharedIndexInformer<T> informer =
             factory.sharedIndexInformerFor(
-                listFailed != null ? lists : failures.guard(lists),
+                failures.lists(api, ns, selectors, trim),
                 type,
                 resync.toMillis(),
                 listFailed != null ? (t, e) -> listFailed.accept(e) : failures.handler());
