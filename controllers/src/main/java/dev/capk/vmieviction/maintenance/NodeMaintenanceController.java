@@ -169,8 +169,8 @@ public final class NodeMaintenanceController
       SharedInformerFactory factory, GenericKubernetesApi<T, ?> api, Class<T> type, long resync) {
     String kind = type == V1Node.class ? "Node" : type.getSimpleName();
     InformerFailures failures = new InformerFailures("kind=" + kind + " namespace=all", null);
-    var lists = InformerFailures.lists(api, "", new ListOptions(), UnaryOperator.identity());
-    return factory.sharedIndexInformerFor(failures.guard(lists), type, resync, failures.handler());
+    var lists = failures.lists(api, "", new ListOptions(), UnaryOperator.identity());
+    return factory.sharedIndexInformerFor(lists, type, resync, failures.handler());
   }
 
   @Override
