@@ -246,7 +246,7 @@ final class Evacuator {
    * Cluster's guest untouched (a wait, as admission's, until the deadline), or skip the drain.
    */
   private StepOutcome contract(Run r) throws GuestAccessException {
-    r.contract = contracts.apply(r.key, r.vmi, r.start, r.deadline);
+    r.contract = contracts.apply(c, r.key, r.vmi, r.start, r.deadline);
     r.deadline = r.contract.deadline();
     r.e.underWay(r.deadline.at());
     if (r.deadline.passed()) {

@@ -69,7 +69,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       InfraVmis vmis,
       ClusterDefaults clusterDefaults,
       GuestClusters guests,
-      ManagementObjects managementObjects,
+      MachineContractCheck contracts,
       GenericKubernetesApi<VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationList>
           migrations,
       VmiEvents events,
@@ -85,7 +85,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     this.evacuator =
         new Evacuator(
             c,
-            new MachineContractCheck(c, managementObjects),
+            contracts,
             new TenantAdmission(c),
             new LiveMigrationStep(c, migrations, clusterDefaults),
             sightings);

@@ -24,6 +24,7 @@ import dev.capk.vmieviction.eviction.Guest.MarkedNodes;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.Samples;
+import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.extended.controller.reconciler.Request;
@@ -86,7 +87,6 @@ class VmiEvictionReconcilerTest {
   /** VMIs the reconciler asked to look at now (namespace/name), in order. */
   List<String> woken;
 
-  ManagementObjects managementObjects;
   GuestClusters connector;
 
   @BeforeEach
@@ -100,14 +100,6 @@ class VmiEvictionReconcilerTest {
     kubevirtCr = NO_KUBEVIRT_CR;
     facts = facts(false, false, null, null);
     woken = new ArrayList<>();
-    managementObjects =
-        vmi -> {
-          factReads++;
-          if (factsFailure != null) {
-            throw factsFailure;
-          }
-          return facts;
-        };
     connector =
         new GuestClusters(null, null, null, key -> {}, RETRY) {
           @Override
@@ -200,6 +192,25 @@ class VmiEvictionReconcilerTest {
     clock.now = clock.now.plus(ClusterDefaults.FIRST_RETRY);
   }
 
+  /** A fresh contract check (as a restarted controller has) that reads {@link #facts}. */
+  MachineContractCheck contracts() {
+    return new MachineContractCheck(
+        new ApiClient(), "v1beta1", null, new MachineContractCheck.Cached(none(), none(), none())) {
+      @Override
+      MachineContract.Facts read(VirtualMachineInstance vmi) throws GuestAccessException {
+        factReads++;
+        if (factsFailure != null) {
+          throw factsFailure;
+        }
+        return facts;
+      }
+    };
+  }
+
+  static <T> CachedObjects<T> none() {
+    return (ns, name) -> Optional.empty();
+  }
+
   /** A reconciler whose metrics are in a fresh {@link #registry}. */
   VmiEvictionReconciler reconciler(EvictionSettings settings) {
     registry = new PrometheusRegistry();
@@ -207,7 +218,7 @@ class VmiEvictionReconcilerTest {
         vmis.infra,
         clusterDefaults(),
         connector,
-        managementObjects,
+        contracts(),
         NO_MIGRATIONS,
         events,
         new EvictionMetrics(registry),
@@ -947,7 +958,7 @@ class VmiEvictionReconcilerTest {
             vmis.infra,
             clusterDefaults(),
             connector,
-            managementObjects,
+            contracts(),
             migrations(created),
             events,
             new EvictionMetrics(new PrometheusRegistry()),
