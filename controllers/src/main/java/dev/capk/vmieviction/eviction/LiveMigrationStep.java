@@ -183,32 +183,26 @@ final class LiveMigrationStep {
     Duration look = Duration.between(c.clock.instant(), m.cutoff());
     look = look.compareTo(c.settings.retryInterval()) < 0 ? look : c.settings.retryInterval();
     look = look.compareTo(Duration.ofMillis(100)) < 0 ? Duration.ofMillis(100) : look;
-    if (next instanceof MigrationDecision.Drain) {
-      return new StepOutcome.Proceed(vmi);
-    }
     if (m.limits() instanceof Readout.Unreadable<MigrationLimits> u
         && (next instanceof MigrationDecision.Start
             || next instanceof MigrationDecision.WaitForSlot)) {
       return limitsUnreadable(m, u.what(), look);
     }
-    if (next instanceof MigrationDecision.Succeeded) {
+    return switch (next) {
+      case MigrationDecision.Drain _ -> new StepOutcome.Proceed(vmi);
       // KubeVirt clears evacuationNodeName next (virt-handler's migration ACK): the VMI then
       // leaves this step through callOff, which tells MigrationSucceeded.
-      return stop(c.settings.retryInterval());
-    }
-    if (next instanceof MigrationDecision.Follow) {
-      return stop(look);
-    }
-    if (next instanceof MigrationDecision.WaitForSlot w) {
-      return waitForSlot(key, w, look);
-    }
-    if (next instanceof MigrationDecision.Start first) {
-      if (first.afterFailure()) {
-        failed(key, vmi, number, "trying again (attempt " + first.number() + ")");
+      case MigrationDecision.Succeeded _ -> stop(c.settings.retryInterval());
+      case MigrationDecision.Follow _ -> stop(look);
+      case MigrationDecision.WaitForSlot w -> waitForSlot(key, w, look);
+      case MigrationDecision.Start first -> {
+        if (first.afterFailure()) {
+          failed(key, vmi, number, "trying again (attempt " + first.number() + ")");
+        }
+        yield start(m, look);
       }
-      return start(m, look);
-    }
-    return fallBack(m, (MigrationDecision.FallBack) next, deadline);
+      case MigrationDecision.FallBack b -> fallBack(m, b, deadline);
+    };
   }
 
   private static StepOutcome stop(Duration retry) {
