@@ -7,12 +7,12 @@ import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.MAX_CLOCK_SKEW
 import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.EvictionMetrics.EvictionResult;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
 import dev.capk.vmieviction.eviction.Guest.DrainPass;
 import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch;
 import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.VmiEvents.Told;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.ApiStatus;
@@ -60,7 +60,7 @@ final class Evacuator {
 
   /** Answers that will not change by asking again soon: backed off up to the retry interval. */
   private static final Set<String> REFUSALS =
-      Set.of(GuestAccessException.Reason.GuestAPIRefused.name(), EventReasons.GUEST_NODE_CONFLICTS);
+      Set.of(GuestAccessException.Reason.GuestAPIRefused.name(), VmiEvents.GUEST_NODE_CONFLICTS);
 
   /** Why the VMI is deleted, said once per evacuation by its last event. */
   private static final String DELETED_SO_THAT = "so that KubeVirt recreates it on another node";
@@ -316,7 +316,7 @@ final class Evacuator {
     Told.NODE_CORDONED.to(c.events, r.vmi, r.key, guest.cluster(), r.nodeName());
     String infraNode = Eligibility.evacuationNodeName(r.vmi);
     String why = "Cordoned: infra VMI " + r.key + " is being evacuated from node " + infraNode;
-    guest.nodeEvent(r.node, false, EventReasons.CORDONED, why);
+    guest.nodeEvent(r.node, false, VmiEvents.CORDONED, why);
     return new StepOutcome.Proceed(r.vmi);
   }
 
@@ -389,11 +389,11 @@ final class Evacuator {
           String.format(
               "Guest node %s not drained yet (%d pod(s) left): %s; VMI deleted anyway at %s",
               r.nodeName(), pass.pending(), pass.blockers(), deadline);
-      c.events.record(r.vmi, true, EventReasons.DRAIN_BLOCKED, message);
+      c.events.record(r.vmi, true, VmiEvents.DRAIN_BLOCKED, message);
     }
     if (waitedLong && !pass.step().blockingBudgets().isEmpty()) {
       String why = "Drain blocked: " + pass.blockers();
-      r.guest.nodeEvent(r.node, true, EventReasons.DRAIN_BLOCKED, why);
+      r.guest.nodeEvent(r.node, true, VmiEvents.DRAIN_BLOCKED, why);
     }
     return new StepOutcome.Wait(
         EvacuationPhase.Draining,
@@ -439,7 +439,7 @@ final class Evacuator {
       String then = deleted ? "; VMI deleted " + DELETED_SO_THAT : "";
       Told.DRAINED.to(c.events, r.vmi, r.key, r.nodeName(), r.pass.step().summary(), then);
       String why = "Drained for the evacuation of infra VMI " + r.key;
-      r.guest.nodeEvent(r.node, false, EventReasons.DRAIN_SUCCEEDED, why);
+      r.guest.nodeEvent(r.node, false, VmiEvents.DRAIN_SUCCEEDED, why);
     } else if (deleted) {
       Told.DELETED.to(c.events, r.vmi, r.key, outcome.label, DELETED_SO_THAT);
     }
@@ -471,7 +471,7 @@ final class Evacuator {
       return requeue(r, CONFLICT_RETRY);
     }
     if (infra && cause instanceof ApiException e) {
-      c.metrics.reconcileError(EventReasons.INFRA_API_ERROR);
+      c.metrics.reconcileError(VmiEvents.INFRA_API_ERROR);
       Told.INFRA_FAILED.to(c.events, r.vmi, r.key, doing, code, ApiStatus.describe(e));
       return requeue(r, c.backoff(r.key));
     }
@@ -482,7 +482,7 @@ final class Evacuator {
     if (code == 409) {
       String times = ", " + inARow + " times in a row; backing off";
       return guestFailed(
-          r, EventReasons.GUEST_NODE_CONFLICTS, cluster + ": " + cause.getMessage() + times);
+          r, VmiEvents.GUEST_NODE_CONFLICTS, cluster + ": " + cause.getMessage() + times);
     }
     if (cause instanceof ApiException e) {
       String what = ": request failed: " + ApiStatus.describeWithoutServerText(e);
@@ -497,7 +497,7 @@ final class Evacuator {
         cause);
     return guestFailed(
         r,
-        EventReasons.RECONCILE_ERROR,
+        VmiEvents.RECONCILE_ERROR,
         "unexpected " + cause.getClass().getSimpleName() + " while draining (see controller log)");
   }
 

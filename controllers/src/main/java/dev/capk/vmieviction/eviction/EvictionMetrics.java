@@ -159,7 +159,7 @@ public final class EvictionMetrics {
     Stream.of(MigrationResult.values()).forEach(r -> migrations.initLabelValues(label(r)));
     Stream.concat(
             Stream.of(GuestAccessException.Reason.values()).map(Enum::name),
-            Stream.of(EventReasons.RECONCILE_ERROR, EventReasons.GUEST_NODE_CONFLICTS))
+            Stream.of(VmiEvents.RECONCILE_ERROR, VmiEvents.GUEST_NODE_CONFLICTS))
         .forEach(reconcileErrors::initLabelValues);
   }
 

@@ -61,8 +61,7 @@ public class Guest {
   static final String EVENT_SOURCE = "capk-vmi-eviction-controller";
 
   /** What an evacuation did to the node: written at every occurrence, never capped. */
-  static final Set<String> NODE_OUTCOMES =
-      Set.of(EventReasons.DRAIN_SUCCEEDED, EventReasons.UNCORDONED);
+  static final Set<String> NODE_OUTCOMES = Set.of(VmiEvents.DRAIN_SUCCEEDED, VmiEvents.UNCORDONED);
 
   /** How long a step waits for the node list another step of the same cluster is making. */
   static final Duration NODE_LIST_WAIT = Duration.ofSeconds(10);

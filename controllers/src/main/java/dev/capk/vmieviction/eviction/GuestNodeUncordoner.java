@@ -8,8 +8,8 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
 import dev.capk.vmieviction.drain.Cordoner;
-import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.VmiEvents.Told;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -113,7 +113,7 @@ final class GuestNodeUncordoner {
     if (decision == UncordonDecision.UNCORDON) {
       Told.NODE_UNCORDONED.to(c.events, vmi, key, guest.cluster(), nodeName);
       guest.nodeEvent(
-          node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
+          node, false, VmiEvents.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
     } else {
       log.info(
           "guest node already schedulable, mark removed vmi={} cluster={} node={}",

@@ -9,10 +9,10 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.StepOutcome;
-import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.Guest.MarkedNodes;
+import dev.capk.vmieviction.eviction.VmiEvents.Told;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.logging.WaitLog;
@@ -193,7 +193,7 @@ public final class TenantAdmission {
           c.events,
           vmi,
           key,
-          cp ? EventReasons.QUORUM_GUARD_OVERRIDDEN : EventReasons.DISRUPTION_LIMIT_OVERRIDDEN,
+          cp ? VmiEvents.QUORUM_GUARD_OVERRIDDEN : VmiEvents.DISRUPTION_LIMIT_OVERRIDDEN,
           cluster,
           role,
           d.waitsFor(),

@@ -6,7 +6,7 @@ import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.eviction.EventReasons;
+import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -68,10 +68,10 @@ public final class EvacuationStatuses {
   private static final Set<String> DRAIN_BLOCKERS =
       Stream.concat(
               Stream.of(
-                  EventReasons.DRAIN_BLOCKED,
-                  EventReasons.DRAIN_REFUSED,
-                  EventReasons.RECONCILE_ERROR,
-                  EventReasons.INFRA_API_ERROR),
+                  VmiEvents.DRAIN_BLOCKED,
+                  VmiEvents.DRAIN_REFUSED,
+                  VmiEvents.RECONCILE_ERROR,
+                  VmiEvents.INFRA_API_ERROR),
               Stream.of(GuestAccessException.Reason.values()).map(Enum::name))
           .collect(Collectors.toUnmodifiableSet());
 
@@ -130,17 +130,17 @@ public final class EvacuationStatuses {
     Optional<VmiEvent> blocker =
         switch (phase) {
           case Pending, WaitingForRecreate -> Optional.empty();
-          case Held -> latest(current, e -> EventReasons.EVACUATION_HELD.equals(e.reason()));
-          case Paused -> latest(current, e -> EventReasons.CLUSTER_PAUSED.equals(e.reason()));
+          case Held -> latest(current, e -> VmiEvents.EVACUATION_HELD.equals(e.reason()));
+          case Paused -> latest(current, e -> VmiEvents.CLUSTER_PAUSED.equals(e.reason()));
           case Migrating ->
               latest(
                   current,
                   e ->
-                      EventReasons.MIGRATION_STARTED.equals(e.reason())
-                          || EventReasons.MIGRATION_FAILED.equals(e.reason()));
+                      VmiEvents.MIGRATION_STARTED.equals(e.reason())
+                          || VmiEvents.MIGRATION_FAILED.equals(e.reason()));
           case Draining -> latest(current, DRAIN_BLOCKER);
           case DeadlinePassed ->
-              latest(current, e -> EventReasons.DEADLINE_PASSED.equals(e.reason()))
+              latest(current, e -> VmiEvents.DEADLINE_PASSED.equals(e.reason()))
                   .or(() -> latest(current, DRAIN_BLOCKER));
         };
     Optional<String> guestNode =
@@ -211,10 +211,10 @@ public final class EvacuationStatuses {
   /** Per reason, the message pattern whose first group is the guest node's name. */
   private static final Map<String, Pattern> GUEST_NODE =
       Map.of(
-          EventReasons.CORDONED, Pattern.compile("^Cordoned guest node (\\S+) in cluster "),
-          EventReasons.DRAIN_BLOCKED, Pattern.compile("^Guest node (\\S+) not drained yet"),
-          EventReasons.DRAIN_REFUSED, Pattern.compile("^Drain of guest node (\\S+) refused"),
-          EventReasons.DRAIN_SUCCEEDED, Pattern.compile("^Guest node (\\S+) drained"));
+          VmiEvents.CORDONED, Pattern.compile("^Cordoned guest node (\\S+) in cluster "),
+          VmiEvents.DRAIN_BLOCKED, Pattern.compile("^Guest node (\\S+) not drained yet"),
+          VmiEvents.DRAIN_REFUSED, Pattern.compile("^Drain of guest node (\\S+) refused"),
+          VmiEvents.DRAIN_SUCCEEDED, Pattern.compile("^Guest node (\\S+) drained"));
 
   private static final Pattern SHORTENED =
       Pattern.compile("^Deadline moved earlier to (\\S+) by (.+?) \\(shorter than");
@@ -227,7 +227,7 @@ public final class EvacuationStatuses {
 
   /** The deadline a {@code DrainDeadlineShortened} event announces, with what set it. */
   static Optional<DeadlineEstimate> shortenedDeadline(VmiEvent e) {
-    if (!EventReasons.DRAIN_DEADLINE_SHORTENED.equals(e.reason()) || e.message() == null) {
+    if (!VmiEvents.DRAIN_DEADLINE_SHORTENED.equals(e.reason()) || e.message() == null) {
       return Optional.empty();
     }
     Matcher m = SHORTENED.matcher(e.message());
