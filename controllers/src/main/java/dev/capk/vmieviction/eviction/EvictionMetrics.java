@@ -70,8 +70,63 @@ public final class EvictionMetrics {
 
   public EvictionMetrics(PrometheusRegistry registry) {
     this.registry = registry;
-    // Read at scrape time: the alert on evacuations nearing their deadline needs the share gone
-    // now, not at the last reconcile.
+    // Counter names lose "_total" here and get it back in the exposition.
+    started = counter("vmi_eviction_evacuations_started_total", "Evacuations started.");
+    duration =
+        histogram(
+            "vmi_eviction_evacuation_duration_seconds",
+            "From drain start to VMI deletion, by outcome (drained, deadline, node_missing).",
+            new double[] {5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600},
+            "outcome");
+    evictions =
+        counter("vmi_eviction_pod_evictions_total", "Guest pod evictions by result.", "result");
+    reconcileErrors =
+        counter(
+            "vmi_eviction_reconcile_errors_total", "Reconciles that failed, by reason.", "reason");
+    drainStepSeconds =
+        histogram(
+            "vmi_eviction_drain_step_duration_seconds",
+            "Duration of one drain step of a guest node (the evictions that were due).",
+            new double[] {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20});
+    throttledSteps =
+        counter(
+            "vmi_eviction_guest_steps_throttled_total",
+            "Drain steps put off because their guest cluster's request rate or steps at once were"
+                + " used up.");
+    // How long a worker is held: the figure that says whether a blocked tenant can starve others.
+    reconcileSeconds =
+        histogram(
+            "vmi_eviction_reconcile_duration_seconds",
+            "Duration of one VMI reconcile.",
+            new double[] {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30});
+    migrations =
+        counter(
+            "vmi_eviction_live_migrations_total",
+            "Live migrations this controller started, by result (succeeded, failed, cancelled).",
+            "result");
+    migrationSeconds =
+        histogram(
+            "vmi_eviction_live_migration_duration_seconds",
+            "From the creation of a successful live migration to the VMI leaving the node.",
+            new double[] {1, 5, 15, 30, 60, 120, 300, 600, 1800});
+    registerScrapeTimeGauges();
+    // Every label value's series from the start: increase() over a series that appears with its
+    // first count would miss that count (the alerts on forced deletions and errors read them).
+    // Families with no series at all are not written either.
+    Stream.of(Outcome.values()).forEach(o -> duration.initLabelValues(o.label));
+    Stream.of(EvictionResult.values()).forEach(r -> evictions.initLabelValues(label(r)));
+    Stream.of(MigrationResult.values()).forEach(r -> migrations.initLabelValues(label(r)));
+    Stream.concat(
+            Stream.of(GuestAccessException.Reason.values()).map(Enum::name),
+            Stream.of(VmiEvents.RECONCILE_ERROR, VmiEvents.GUEST_NODE_CONFLICTS))
+        .forEach(reconcileErrors::initLabelValues);
+  }
+
+  /**
+   * Read at scrape time: the alert on evacuations nearing their deadline needs the share gone now,
+   * not at the last reconcile.
+   */
+  private void registerScrapeTimeGauges() {
     gauge("vmi_eviction_evacuations_in_progress", "VMIs being evacuated right now.")
         .callback(
             c -> c.call(sources.values().stream().mapToInt(s -> s.inProgress().getAsInt()).sum()))
@@ -112,55 +167,6 @@ public final class EvictionMetrics {
             "The longest VMI reconcile since the controller started.")
         .callback(c -> c.call(reconcileMaxNanos.get() / 1e9))
         .register(registry);
-    // Counter names lose "_total" here and get it back in the exposition.
-    started = counter("vmi_eviction_evacuations_started_total", "Evacuations started.");
-    duration =
-        histogram(
-            "vmi_eviction_evacuation_duration_seconds",
-            "From drain start to VMI deletion, by outcome (drained, deadline, node_missing).",
-            new double[] {5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600},
-            "outcome");
-    evictions =
-        counter("vmi_eviction_pod_evictions_total", "Guest pod evictions by result.", "result");
-    reconcileErrors =
-        counter(
-            "vmi_eviction_reconcile_errors_total", "Reconciles that failed, by reason.", "reason");
-    drainStepSeconds =
-        histogram(
-            "vmi_eviction_drain_step_duration_seconds",
-            "Duration of one drain step of a guest node (the evictions that were due).",
-            new double[] {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20});
-    throttledSteps =
-        counter(
-            "vmi_eviction_guest_steps_throttled_total",
-            "Drain steps put off because their guest cluster's request rate or steps at once were"
-                + " used up.");
-    // How long a worker is held: the figure that says whether a blocked tenant can starve others.
-    reconcileSeconds =
-        histogram(
-            "vmi_eviction_reconcile_duration_seconds",
-            "Duration of one VMI reconcile.",
-            new double[] {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30});
-    migrations =
-        counter(
-            "vmi_eviction_live_migrations_total",
-            "Live migrations this controller started, by result (succeeded, failed, cancelled).",
-            "result");
-    migrationSeconds =
-        histogram(
-            "vmi_eviction_live_migration_duration_seconds",
-            "From the creation of a successful live migration to the VMI leaving the node.",
-            new double[] {1, 5, 15, 30, 60, 120, 300, 600, 1800});
-    // Every label value's series from the start: increase() over a series that appears with its
-    // first count would miss that count (the alerts on forced deletions and errors read them).
-    // Families with no series at all are not written either.
-    Stream.of(Outcome.values()).forEach(o -> duration.initLabelValues(o.label));
-    Stream.of(EvictionResult.values()).forEach(r -> evictions.initLabelValues(label(r)));
-    Stream.of(MigrationResult.values()).forEach(r -> migrations.initLabelValues(label(r)));
-    Stream.concat(
-            Stream.of(GuestAccessException.Reason.values()).map(Enum::name),
-            Stream.of(VmiEvents.RECONCILE_ERROR, VmiEvents.GUEST_NODE_CONFLICTS))
-        .forEach(reconcileErrors::initLabelValues);
   }
 
   private static String label(Enum<?> value) {

@@ -72,7 +72,6 @@ final class LiveMigrationStep {
     this.kubevirt = kubevirt;
   }
 
-  /** Ours (label-selected), in every namespace. */
   private List<VirtualMachineInstanceMigration> ours() throws ApiException {
     ListOptions options = new ListOptions();
     options.setLabelSelector(EvictionAnnotations.MIGRATION_OWNED_LABEL);
@@ -107,7 +106,6 @@ final class LiveMigrationStep {
     return true;
   }
 
-  /** Already gone counts as deleted. */
   private void delete(String namespace, String name) throws ApiException {
     KubernetesApiResponse<VirtualMachineInstanceMigration> r =
         InfraVmis.call(() -> migrations.delete(namespace, name));
@@ -129,7 +127,6 @@ final class LiveMigrationStep {
       Readout<MigrationLimits> limits) {}
 
   /**
-   * @param clusterPolicy the Cluster's live-migration annotation, raw
    * @throws ApiException when the infra API could not be read or written: retry
    */
   StepOutcome step(

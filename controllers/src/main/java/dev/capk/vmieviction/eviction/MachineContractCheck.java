@@ -63,7 +63,6 @@ public class MachineContractCheck {
     }
   }
 
-  /** Where each kind is looked for before it is read with a GET. */
   public record Cached(
       CachedObjects<Cluster> clusters,
       CachedObjects<KubevirtMachine> kubevirtMachines,
@@ -346,7 +345,6 @@ public class MachineContractCheck {
       return Optional.empty();
     }
 
-    /** {@code spec.paused} or Cluster API's paused annotation. */
     static boolean paused(Cluster c) {
       return (c.getSpec() != null && Boolean.TRUE.equals(c.getSpec().getPaused()))
           || Metadata.annotation(c, ClusterApi.PAUSED_ANNOTATION) != null;
