@@ -22,19 +22,16 @@ import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * Cordons and uncordons nodes, for the CLI and the eviction controller (which records its cordon in
- * a mark annotation, written in the same patch), and builds the ops the NodeMaintenance controller
- * combines into its own patch (cordon, taints, its mark).
+ * Cordons and uncordons nodes for the CLI and the controllers, with their marks, and builds the ops
+ * the NodeMaintenance controller combines into its own patch.
  *
  * <p>Each write is a JSON Patch of exactly those fields, whose {@code test}s of them as read are
  * its precondition: never an update of the whole Node, whose fields our models may not know, and
- * not a resourceVersion guard, which every status heartbeat would fail. A concurrent change of what
- * the patch depends on is read again rather than overwritten ({@link #write}).
+ * not a resourceVersion guard, which every status heartbeat would fail.
  *
- * <p>Patches are built from what the server holds, not from the client model's defaults: the server
- * omits an empty annotation map and {@code spec.unschedulable: false} (both omitempty), while the
- * model shows them as an empty map and false. A node read with no annotations has none on the
- * server: the patch adds the whole map (an {@code add} under a missing parent does not apply).
+ * <p>Patches are built from what the server holds, not the model's defaults: the server omits an
+ * empty annotation map and {@code spec.unschedulable: false} (omitempty), which the model shows as
+ * an empty map and false; an {@code add} under a missing parent does not apply.
  */
 public final class Cordoner {
   /** Writes in a row that find the node changed in what they depend on, before giving up. */
@@ -49,8 +46,8 @@ public final class Cordoner {
   }
 
   /**
-   * Sets {@code spec.unschedulable} as kubectl (un)cordons (a client dry run only reads); a node
-   * changed since read is read again, a refusal thrown at once. True if it changed (would change).
+   * Sets {@code spec.unschedulable} as kubectl (un)cordons (a client dry run only reads). True if
+   * it changed (would change).
    *
    * @throws NodeNotFoundException if there is no such node
    */
@@ -96,34 +93,29 @@ public final class Cordoner {
     return LenientJson.parse(answer.orThrow().body(), V1Node.class);
   }
 
-  /** Sends a JSON Patch of a node by the caller's client (its bounds, breaker and counts). */
+  /** Sends a JSON Patch of a node by the caller's client. */
   @FunctionalInterface
   public interface Send<X extends Exception> {
     V1Node patch(String node, String jsonPatch) throws ApiException, X;
   }
 
-  /** Reads a node by the caller's client; empty if there is none (404). */
+  /** Reads a node by the caller's client; empty: 404. */
   @FunctionalInterface
   public interface Read<X extends Exception> {
     Optional<V1Node> node(String name) throws ApiException, X;
   }
 
-  /** What a write came to, sorted by {@link ApiStatus.Answer}. */
   public enum Result {
     APPLIED,
-    /** The node changed in what the patch depends on: read it again and retry (bounded). */
+    /** The node changed in what the patch depends on. */
     CHANGED,
     GONE,
-    /** The write will not succeed as sent; {@link Written#answer()} says why. */
     REFUSED
   }
 
-  /**
-   * One write's outcome. {@code node}: as the patch left it (applied), or as read again after a
-   * patch that did not apply; else null. {@code answer}: the server's answer when not applied.
-   */
+  /** {@code node}: as the patch left it, or as read again after a patch that did not apply. */
   public record Written(Result result, V1Node node, ApiException answer) {
-    /** The patch did not apply, so the node was read again: what the caller saw of it is old. */
+    /** What the caller saw of the node is old. */
     public boolean reread() {
       return result != Result.APPLIED && node != null;
     }
@@ -131,10 +123,8 @@ public final class Cordoner {
 
   /**
    * Sends the patch {@code patchOf} builds from {@code node}, once. A patch that did not apply
-   * (422, the server does not say why) is a change only if the node really changed in what the
-   * patch depends on: the node is read again and the patch built from it compared; the same patch
-   * would not apply either, so that is a refusal. Answers that tell nothing about the node (no
-   * answer, 429, 5xx) are thrown.
+   * (422, no reason given) is a change only if the patch built from the node read again differs;
+   * else a refusal. Transient answers are thrown.
    */
   public static <X extends Exception> Written write(
       V1Node node, Function<V1Node, String> patchOf, Send<X> send, Read<X> read)
@@ -166,16 +156,12 @@ public final class Cordoner {
     }
   }
 
-  /**
-   * The change {@code plan} makes of the node, and how its write ended; no change: nothing needed
-   * writing. {@code CHANGED}: the node changed at each of {@link #MAX_WRITES} writes.
-   */
+  /** The change {@code plan} made of the node (none: nothing to write), and how it ended. */
   public record Planned<T>(Result result, T change, ApiException answer) {}
 
   /**
-   * Writes the patch of the change {@code plan} makes of the node ({@link #write(V1Node, Function,
-   * Send, Read)}), planned anew from the node read again while it changed in what the patch depends
-   * on, up to {@link #MAX_WRITES} times. An empty plan: nothing to write.
+   * Writes the change {@code plan} makes of the node, planned anew from the node read again while
+   * it changed in what the patch depends on, up to {@link #MAX_WRITES} times.
    */
   public static <T, X extends Exception> Planned<T> write(
       V1Node node,
@@ -232,7 +218,6 @@ public final class Cordoner {
     return ops.toString();
   }
 
-  /** Removes the mark {@code markKey} only, while it is the one the node was read with. */
   public static String removeMarkPatch(V1Node node, String markKey) {
     return removeMark(node, markKey).toString();
   }
@@ -253,7 +238,7 @@ public final class Cordoner {
     return ops;
   }
 
-  /** Ops that set the annotation {@code markKey} (remove it: null) while it is as read. */
+  /** Ops that set the annotation (null: remove it) while it is as read. */
   public static JsonArray markOps(V1Node node, String markKey, String markValue) {
     return markValue == null ? removeMark(node, markKey) : addMark(node, markKey, markValue);
   }
@@ -287,7 +272,6 @@ public final class Cordoner {
     return ops;
   }
 
-  /** A node read without annotations has none on the server: the whole map is added. */
   private static JsonArray addMark(V1Node node, String markKey, String markValue) {
     JsonArray ops = new JsonArray();
     Map<String, String> annotations = node.getMetadata().getAnnotations();
@@ -310,7 +294,7 @@ public final class Cordoner {
     return ops;
   }
 
-  /** False is absent on the server (omitempty): tested as absent (a test of null passes there). */
+  /** False is absent on the server (omitempty): a test of null passes there. */
   private static JsonObject testUnschedulable(V1Node node) {
     return op(
         "test",
@@ -347,7 +331,6 @@ public final class Cordoner {
     return value == null ? JsonNull.INSTANCE : new JsonPrimitive(value);
   }
 
-  /** The node to cordon does not exist: an {@link ApiException} with code 404. */
   public static class NodeNotFoundException extends ApiException {
     private static final long serialVersionUID = 1L;
 

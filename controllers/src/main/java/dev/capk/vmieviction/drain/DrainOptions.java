@@ -4,9 +4,8 @@ import java.time.Duration;
 import java.util.function.Consumer;
 
 /**
- * How to drain a node: kubectl drain's flags, plus the eviction concurrency and retry interval. The
- * constructor validates every value (and parses the pod selector), so a drain never starts with
- * options it would fail on halfway.
+ * How to drain a node: kubectl drain's flags, plus the eviction concurrency and retry interval, all
+ * validated here, so a drain never starts with options it would fail on halfway.
  *
  * @param force delete pods that declare no controller, and DaemonSet pods whose DaemonSet is gone
  * @param ignoreAllDaemonSets leave DaemonSet-managed pods in place instead of refusing the drain
@@ -34,17 +33,12 @@ public record DrainOptions(
     DryRun dryRun,
     int maxConcurrentEvictions,
     Duration evictionRetryInterval) {
-  /** kubectl's default page size when listing the node's pods. */
   public static final int DEFAULT_CHUNK_SIZE = 500;
 
-  /**
-   * Evictions in flight at once. The API server handles evictions cheaply and the requests are
-   * multiplexed on one HTTP/2 connection; the bound keeps a huge node from opening a flood of
-   * requests.
-   */
+  /** Evictions in flight at once: the bound keeps a huge node from sending a flood. */
   public static final int DEFAULT_MAX_CONCURRENT_EVICTIONS = 32;
 
-  /** kubectl waits 5 s before retrying an eviction a PodDisruptionBudget refused. */
+  /** kubectl's. */
   public static final Duration DEFAULT_EVICTION_RETRY_INTERVAL = Duration.ofSeconds(5);
 
   /**
@@ -74,7 +68,6 @@ public record DrainOptions(
           "evictionRetryInterval must be positive, got " + evictionRetryInterval);
     }
     podSelector = podSelector == null ? "" : podSelector.strip();
-    // Parsed here: an invalid selector fails before the drain changes anything.
     LabelSelectors.check(podSelector);
   }
 
@@ -103,12 +96,11 @@ public record DrainOptions(
         b.evictionRetryInterval);
   }
 
-  /** kubectl drain's defaults: no flags given. */
   public static DrainOptions defaults() {
     return of(b -> {});
   }
 
-  /** The values {@link #of} starts from (kubectl drain's defaults), for its caller to change. */
+  /** kubectl drain's defaults, for {@link #of}'s caller to change. */
   public static final class Builder {
     public boolean force;
     public boolean ignoreAllDaemonSets;

@@ -1,7 +1,6 @@
 package dev.capk.vmieviction.drain;
 
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -17,11 +16,10 @@ public class DrainRefusedException extends Exception {
 
   private final transient Map<String, List<PodRef>> refusals;
 
+  /** {@code refusals}: read only (a plan's). */
   public DrainRefusedException(String node, Map<String, List<PodRef>> refusals) {
-    super(message(node, refusals));
-    Map<String, List<PodRef>> copy = new LinkedHashMap<>();
-    refusals.forEach((k, v) -> copy.put(k, List.copyOf(v)));
-    this.refusals = Collections.unmodifiableMap(copy);
+    super("cannot drain node \"" + node + "\": " + String.join("; ", groups(refusals)));
+    this.refusals = Collections.unmodifiableMap(refusals);
   }
 
   /** Reason (kubectl's wording, "cannot delete ...") to the refused pods, in filter order. */
@@ -40,11 +38,6 @@ public class DrainRefusedException extends Exception {
 
   private static List<String> groups(Map<String, List<PodRef>> refusals) {
     return refusals.entrySet().stream().map(e -> e.getKey() + ": " + join(e.getValue())).toList();
-  }
-
-  /** One line, kubectl-style: {@code cannot drain node "n": <group>; <group>}. */
-  static String message(String node, Map<String, List<PodRef>> refusals) {
-    return "cannot drain node \"" + node + "\": " + String.join("; ", groups(refusals));
   }
 
   /** kubectl's rule: a reason reads "cannot delete ...", whatever its filter wrote. */

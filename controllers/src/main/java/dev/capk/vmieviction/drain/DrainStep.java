@@ -14,21 +14,15 @@ import java.util.TreeSet;
  * @param complete every pod that had to go is gone
  * @param evicted pods evicted (or found gone) by the drain so far, over all its steps
  * @param requests eviction requests this step sent
- * @param planned the pods this step's plan had to evict (those found gone by the step included),
- *     for callers that count a drain's size
- * @param pending pods still on the node that have to go (failed ones and terminating ones too)
- * @param terminating the pending pods that are being deleted: their disappearance, seen by a watch,
- *     is what the drain waits for
+ * @param planned the pods this step's plan had to evict (those found gone included)
+ * @param pending pods still on the node that have to go (failed and terminating ones too)
+ * @param terminating the pending pods being deleted
  * @param blockingBudgets for each pod a budget refused, the budgets' names
  * @param failed pods that cannot be evicted for now, with why (retried later all the same)
  * @param denied the failed pods whose eviction the API server's authorization refused
- * @param skipped pods left on the node (DaemonSets, mirror pods, deletions too old to wait for),
- *     with why
- * @param nextTry when the earliest waiting pod is due for its next eviction; empty when only
- *     deletions are awaited
- * @param waiting for each pending pod, why it is still on the node (terminating behind which
- *     finalizers, refused by which budget, why its eviction failed), for the messages that name
- *     what holds a drain
+ * @param skipped pods left on the node, with why
+ * @param nextTry when the earliest waiting pod is due; empty when only deletions are awaited
+ * @param waiting for each pending pod, why it is still on the node, in words an admin can act on
  */
 public record DrainStep(
     boolean complete,
@@ -55,7 +49,7 @@ public record DrainStep(
     waiting = new TreeMap<>(waiting);
   }
 
-  /** One line for logs and events, like a drain result's. */
+  /** One line for logs and events. */
   public String summary() {
     StringBuilder sb = new StringBuilder();
     sb.append(evicted).append(" pod(s) evicted");

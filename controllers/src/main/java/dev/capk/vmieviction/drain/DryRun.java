@@ -2,7 +2,6 @@ package dev.capk.vmieviction.drain;
 
 /** kubectl's {@code --dry-run} strategies, with the words kubectl adds to its lines for each. */
 public enum DryRun {
-  /** Change the cluster. */
   NONE(""),
   /** Change nothing and send nothing that changes: cordon and evictions are only reported. */
   CLIENT(" (dry run)"),

@@ -13,15 +13,13 @@ import java.util.regex.Pattern;
  * string form, and knows neither {@code <} nor {@code >}, which kubectl accepts.
  */
 public final class LabelSelectors {
-  /** A label value, or a key's name: at most 63 characters. */
   private static final String NAME = "[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?";
 
-  /** A key: a name, perhaps after a DNS subdomain prefix of at most 253 characters. */
+  /** A name, perhaps after a DNS subdomain prefix. */
   private static final String KEY =
       "(?:(?=[^/]{1,253}/)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
           + NAME;
 
-  /** One requirement, then the comma before another or the end. */
   private static final Pattern REQUIREMENT =
       Pattern.compile(
           ("\\s*(?:!?\\s*K|K\\s*(?:==?|!=)\\s*(?:V)?|K\\s*[<>]\\s*-?[0-9]+"
@@ -32,8 +30,7 @@ public final class LabelSelectors {
   private LabelSelectors() {}
 
   /**
-   * Checks a selector in kubectl's syntax ({@code a=b,c!=d,e in (f,g),!h,i,n>4}); empty or blank
-   * selects everything. The API server matches it: it is only checked here.
+   * Checks a selector in kubectl's syntax ({@code a=b,c!=d,e in (f,g),!h,i,n>4}); blank: all.
    *
    * @throws IllegalArgumentException naming the selector and the first requirement that is wrong
    */
@@ -56,11 +53,7 @@ public final class LabelSelectors {
     }
   }
 
-  /**
-   * Whether a structured selector (a PodDisruptionBudget's) selects a pod with these labels: the
-   * official client's matcher, and as for policy/v1 budgets, a null selector selects nothing, an
-   * empty one every pod.
-   */
+  /** As for policy/v1 budgets, a null selector selects nothing, an empty one every pod. */
   public static boolean matches(V1LabelSelector selector, Map<String, String> labels) {
     if (selector == null) {
       return false;

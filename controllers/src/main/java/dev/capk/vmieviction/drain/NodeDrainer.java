@@ -1,10 +1,9 @@
 package dev.capk.vmieviction.drain;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
-import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
+import dev.capk.vmieviction.drain.SteppedDrains.EvictionOutcome;
 import dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
@@ -28,28 +27,19 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Drains a cordoned node the way {@code kubectl drain} does, for the CLI: list the node's pods,
- * give each a verdict (refusing the whole drain if any pod may not go), then step the controller's
- * engine ({@link DrainStepper}) until the pods are gone, waiting between steps on one watch of the
- * node's pods or for the next eviction to be due. Faster than kubectl: evictions run concurrently
- * (bounded), and the watch replaces kubectl's per-pod polling. Thread-safe: one instance can drain
- * several nodes at once. It knows nothing about VMIs.
+ * Drains a cordoned node as {@code kubectl drain} does, for the CLI: plan the node's pods (refusing
+ * the whole drain if any may not go), then step the controllers' engine ({@link SteppedDrains})
+ * until they are gone, waiting between steps on one watch of the node's pods or for the next
+ * eviction to be due. Thread-safe: one instance can drain several nodes at once.
  */
 public final class NodeDrainer {
   private static final Logger LOG = LoggerFactory.getLogger(NodeDrainer.class);
-
-  /** Unbounded: a step sends at most maxConcurrentEvictions and waits for their answers. */
-  private static final ExecutorService EVICTIONS =
-      Executors.newCachedThreadPool(
-          new ThreadFactoryBuilder().setNameFormat("drain-evict-%d").setDaemon(true).build());
 
   private final RawApi api;
   private final Clock clock = Clock.systemUTC();
@@ -59,11 +49,10 @@ public final class NodeDrainer {
   }
 
   /**
-   * Evicts the pods of a node the caller has resolved and cordoned (kubectl's drain command cordons
-   * every node before it drains any), blocking until they are gone or the options' timeout passes,
-   * writing kubectl's lines to {@code output}. A timeout, a pod that cannot be evicted, or a lost
-   * API server is reported in the result; only a refusal (nothing evicted) and failures before any
-   * eviction (listing the pods, discovering eviction support) throw.
+   * Evicts the pods of a node the caller has cordoned, blocking until they are gone or the options'
+   * timeout passes, writing kubectl's lines to {@code output}. A timeout, a pod that cannot be
+   * evicted, or a lost API server is reported in the result; only a refusal and failures before any
+   * eviction throw.
    */
   public Drained drain(String nodeName, DrainOptions options, DrainOutput output)
       throws ApiException, DrainRefusedException {
@@ -76,7 +65,6 @@ public final class NodeDrainer {
     // As kubectl's --timeout: zero means no timeout.
     Deadline deadline =
         options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
-    // Every request of this drain ends by its deadline, however slowly the server answers.
     RawApi api = this.api.until(deadline);
     LOG.info("drain started node={} options={}", nodeName, options);
     V1PodList listed =
@@ -84,7 +72,6 @@ public final class NodeDrainer {
     // kubectl retries a refused eviction at one fixed interval: no backoff beyond it.
     DrainMemory memory =
         new DrainMemory(options.evictionRetryInterval(), options.evictionRetryInterval());
-    // The plan's DaemonSet answers are kept in the memory, for the steps that plan again.
     PodFilters filters =
         new PodFilters(options, memory.daemonSets(() -> PodFilters.daemonSets(api)), clock);
     DrainPlan plan = DrainPlan.of(filters.inOrder(), listed.getItems());
@@ -111,11 +98,10 @@ public final class NodeDrainer {
 
   /**
    * One blocking drain of planned pods, never waiting past the deadline. The stepper's memory keeps
-   * each pod's retries, budgets and failures; this keeps only what kubectl's output needs: the pods
-   * still awaited, and how the others ended. An output that throws is logged, never the drain's.
+   * each pod's retries, budgets and failures; this, what kubectl's output needs.
    */
-  static final class BlockingDrain implements DrainStepper.Observer {
-    /** The longest wait between two looks: skip-wait ages grow without any event to say so. */
+  static final class BlockingDrain implements SteppedDrains.Observer {
+    /** The longest wait between looks: skip-wait ages grow without any event. */
     private static final Duration TICK = Duration.ofSeconds(1);
 
     private final RawApi api;
@@ -126,19 +112,17 @@ public final class NodeDrainer {
     private final Clock clock;
     private final Semaphore wake = new Semaphore(0);
 
-    /** The pods still awaited, as last seen (a namesake, with another UID, is another pod). */
+    /** The pods still awaited, as last seen. */
     private final Map<PodRef, V1Pod> left = new LinkedHashMap<>();
 
     private final Set<PodRef> announced = new HashSet<>();
     private final List<PodRef> evicted = new ArrayList<>();
     private final Map<PodRef, String> failed = new TreeMap<>();
 
-    /** Set when the deadline passed with pods left (visible for tests). */
     boolean timedOut;
 
     private Optional<String> interruption = Optional.empty();
 
-    /** {@code api}: bound to the drain's deadline. */
     BlockingDrain(
         RawApi api,
         String node,
@@ -157,13 +141,11 @@ public final class NodeDrainer {
       plan.warningLines().forEach(w -> err("Warning: " + w));
     }
 
-    /**
-     * Evicts the plan's pods and waits until they are gone, the deadline passes, or the watch is
-     * lost. The watch starts from {@code seed}, the plan's list, so no deletion slips past it.
-     */
+    /** Until the pods are gone, the deadline passes, or the watch is lost. */
     void run(Deadline deadline, V1PodList seed) throws ApiException {
-      DrainStepper stepper = new DrainStepper(api.client(), EVICTIONS, clock);
-      try (NodePodWatch watch = NodePodWatch.start(api, node, wake::release, seed)) {
+      Duration retry = options.evictionRetryInterval();
+      try (SteppedDrains stepper = new SteppedDrains("drain-evict-%d", retry, retry);
+          NodePodWatch watch = NodePodWatch.start(api, node, wake::release, seed)) {
         while (true) {
           watch.pods().ifPresent(this::seen);
           tell(() -> output.awaiting(node, left.size(), refusals().values()));
@@ -179,7 +161,6 @@ public final class NodeDrainer {
               step(stepper, deadline).map(n -> Duration.between(clock.instant(), n)).orElse(TICK);
           wait = deadline.cap(wait.compareTo(TICK) < 0 ? wait : TICK);
           wake.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS);
-          // Several wake-ups while stepping ask for one look, not one each.
           wake.drainPermits();
         }
       } catch (InterruptedException e) {
@@ -188,18 +169,16 @@ public final class NodeDrainer {
       }
     }
 
-    /** A client dry run: every planned pod would go, nothing is sent. */
     void wouldAllGo() {
       left.keySet().forEach(this::done);
       left.clear();
     }
 
-    /** One step over the pods still awaited; when the next eviction is due. */
-    private Optional<Instant> step(DrainStepper stepper, Deadline deadline) throws ApiException {
+    /** When the next eviction is due. */
+    private Optional<Instant> step(SteppedDrains stepper, Deadline deadline) throws ApiException {
       try {
-        // Each step's requests end by the drain's deadline, not a full timeout after it began.
         return stepper
-            .step(node, sendable(), options, memory, BudgetWatch.NONE, this, deadline)
+            .step(api.client(), node, sendable(), options, memory, BudgetWatch.NONE, this, deadline)
             .nextTry();
       } catch (DrainRefusedException e) {
         // Pods that changed since the plan may no longer go: failed, since some peers already went.
@@ -218,7 +197,6 @@ public final class NodeDrainer {
       if (!left.containsKey(ref)) {
         return;
       }
-      // The stepper has remembered the answer: its budgets and failures are in the memory.
       DrainMemory.PodState s = memory.state(ref);
       switch (o.kind()) {
         case ACCEPTED -> {
@@ -256,10 +234,7 @@ public final class NodeDrainer {
       }
     }
 
-    /**
-     * The node's pods now (from the watch): an awaited pod missing from them is gone; one deleted
-     * longer ago than the skip-wait timeout is no longer waited for.
-     */
+    /** The node's pods now, from the watch. */
     void seen(List<V1Pod> onNode) {
       Map<PodRef, V1Pod> byRef = new HashMap<>();
       onNode.forEach(v -> byRef.put(PodRef.of(v), v));
@@ -299,7 +274,7 @@ public final class NodeDrainer {
       return left.isEmpty();
     }
 
-    /** Writes how the drain ended as kubectl does ("node/x drained", or what is left, and why). */
+    /** Writes how the drain ended as kubectl does. */
     Drained finish() {
       Map<PodRef, Set<String>> refused = refusals();
       Optional<String> error = Optional.empty();
@@ -330,7 +305,6 @@ public final class NodeDrainer {
       return new Drained(evicted, error);
     }
 
-    /** What holds a pod still there, as kubectl's pending line ends. */
     private String holding(PodRef ref, V1Pod pod, Map<PodRef, Set<String>> refused) {
       DrainMemory.PodState s = memory.state(ref);
       if (PodFilters.terminating(pod)
@@ -343,7 +317,6 @@ public final class NodeDrainer {
           : " (blocked by " + (by.isEmpty() ? "a PodDisruptionBudget" : budgets(by)) + ")";
     }
 
-    /** The pods still awaited whose last eviction a budget refused, with the budgets. */
     private Map<PodRef, Set<String>> refusals() {
       Map<PodRef, Set<String>> refused = new TreeMap<>();
       for (PodRef ref : left.keySet()) {
@@ -365,7 +338,6 @@ public final class NodeDrainer {
       return "pod/" + p.name() + " -n " + p.namespace();
     }
 
-    /** kubectl's start of a line about a pod's eviction. */
     private static String evictionError(PodRef pod) {
       return "error when evicting pods/\"" + pod.name() + "\" -n \"" + pod.namespace() + "\"";
     }
@@ -378,7 +350,6 @@ public final class NodeDrainer {
       }
     }
 
-    /** In a dry run: would go, and is announced as kubectl prints it. */
     private void done(PodRef ref) {
       announce(ref);
       evicted.add(ref);
@@ -406,7 +377,7 @@ public final class NodeDrainer {
       tell(() -> output.err(line));
     }
 
-    /** An output's failure is logged, never the drain's. */
+    /** An output's failure is logged, not the drain's. */
     private static void tell(Runnable call) {
       try {
         call.run();
@@ -417,10 +388,9 @@ public final class NodeDrainer {
   }
 
   /**
-   * How a blocking drain ended; its lines were written to the output.
+   * How a blocking drain ended.
    *
-   * @param evicted pods evicted or deleted and gone (or replaced by a namesake); in a dry run, the
-   *     pods that would be evicted (in a server dry run, those whose eviction the server accepted)
+   * @param evicted pods evicted or deleted and gone; in a dry run, those that would be
    * @param error kubectl's reason the node is not drained, if it is not
    */
   public record Drained(List<PodRef> evicted, Optional<String> error) {
@@ -429,7 +399,7 @@ public final class NodeDrainer {
     }
   }
 
-  /** Where a blocking drain writes kubectl's lines, one at a time, from the draining thread. */
+  /** Where a blocking drain writes kubectl's lines, from the draining thread. */
   public interface DrainOutput {
     DrainOutput NONE = new DrainOutput() {};
 

@@ -27,17 +27,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The nodes of one cluster, kept current by one list and one watch, for the evacuations of that
- * cluster's nodes: each step reads its node from here instead of sending a GET, and the node a step
- * waits on to come back is looked at without a request each time.
+ * The nodes of one cluster, kept by one list and one watch, so the evacuation steps read their node
+ * without a GET each. A node's image and volume lists and managed fields are dropped (tens of kB).
  *
- * <p>Only what the steps use is kept: the images and volumes a node's status lists, and the fields'
- * managers, are dropped as each node arrives (a node's image list alone can be tens of kB).
- *
- * <p>What it knows is an answer only while the watch is up ({@link #current}); while the server is
- * not reached, the callers read the node themselves, and that read names the outage. A node this
- * process patched is served as the patch left it until the watch has passed the version the patch
- * was made over, so a step never reads back a node from before its own write.
+ * <p>An answer only while the watch is up ({@link #current}); while the server is not reached, the
+ * callers read the node themselves, and that read names the outage. A node this process patched is
+ * served as the patch left it until the watch passes the version the patch was made over, so a step
+ * never reads back a node from before its own write.
  */
 public final class NodeWatch extends WatchLoop<V1Node> {
   private static final Logger LOG = LoggerFactory.getLogger(NodeWatch.class);
@@ -50,10 +46,7 @@ public final class NodeWatch extends WatchLoop<V1Node> {
 
   private record Written(V1Node result, Set<String> superseded) {}
 
-  /**
-   * Unused for this long, the watch ends after its current request (at most {@link
-   * WatchLoop#WATCH_SECONDS} later): a cluster whose evacuations are over is not watched for good.
-   */
+  /** Unused this long, the watch ends after its current request. */
   static final Duration IDLE = Duration.ofMinutes(5);
 
   private volatile boolean listed;
@@ -65,7 +58,6 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     super(api, V1Node.class, null, "node-watch-" + name);
   }
 
-  /** Lists, then watches, the nodes {@code client} reaches; {@code name}: the thread's. */
   public static NodeWatch start(ApiClient client, String name) {
     NodeWatch w = new NodeWatch(new RawApi(client), name);
     w.startThread();
@@ -90,14 +82,14 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     return current();
   }
 
-  /** True while what this knows is current: listed, and the watch is up. */
+  /** Listed, and the watch is up. */
   public boolean current() {
     return listed && !gaveUp && !ended && !failing;
   }
 
   /**
-   * Over for good: ended idle or closed, or refused and then unused for {@link #IDLE} (a watch the
-   * guest identity may not make is not tried again at every step, each with a list).
+   * Ended idle or closed, or refused and then unused for {@link #IDLE} (a watch the guest identity
+   * may not make is not tried again at every step).
    */
   public boolean over() {
     return ended || (gaveUp && idle());
@@ -115,7 +107,6 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     return System.nanoTime() - usedNanos > IDLE.toNanos();
   }
 
-  /** The node named {@code name} as last seen; empty when the cluster has none of that name. */
   public synchronized Optional<V1Node> node(String name) {
     usedNanos = System.nanoTime();
     V1Node cached = nodes.get(name);
@@ -124,7 +115,6 @@ public final class NodeWatch extends WatchLoop<V1Node> {
       if (cached != null && w.superseded().contains(cached.getMetadata().getResourceVersion())) {
         return Optional.of(w.result());
       }
-      // The watch has our write or something newer.
       written.remove(name);
     }
     return Optional.ofNullable(cached);
@@ -136,10 +126,7 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     return all;
   }
 
-  /**
-   * A write of ours over {@code before} (a version this watch served) was accepted and gave {@code
-   * after}: served until the watch catches up.
-   */
+  /** Our write over {@code before} gave {@code after}: served until the watch catches up. */
   public synchronized void wrote(V1Node before, V1Node after) {
     if (after == null || after.getMetadata() == null || before.getMetadata() == null) {
       return;
@@ -155,15 +142,13 @@ public final class NodeWatch extends WatchLoop<V1Node> {
   }
 
   /**
-   * A patch of ours of the node {@code name} was refused as made over an old version: the next
-   * {@link #refusedSince} of it says so, and its caller reads the node from the API (this watch may
-   * be behind).
+   * Our patch of the node was refused as made over an old version: the next {@link #refusedSince}
+   * says so, and its caller reads the node from the API (this watch may be behind).
    */
   public synchronized void refused(String name) {
     refused.add(name);
   }
 
-  /** Whether a patch of the node was refused since this was last asked. */
   public synchronized boolean refusedSince(String name) {
     return refused.remove(name);
   }
@@ -173,7 +158,6 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     return new CoreV1Api(api.client()).listNode().buildCall(null);
   }
 
-  /** At the start, and after a 410: a fresh list replaces what was known. */
   @Override
   String relist() throws ApiException {
     V1NodeList list = api.get(list(), V1NodeList.class);
@@ -217,7 +201,6 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     return false;
   }
 
-  /** What the evacuation steps use of a node: its status's image and volume lists are not. */
   private static V1Node trimmed(V1Node node) {
     node.getMetadata().setManagedFields(null);
     if (node.getStatus() != null) {
@@ -235,37 +218,24 @@ public final class NodeWatch extends WatchLoop<V1Node> {
   }
 
   /**
-   * One watch on the PodDisruptionBudgets of a cluster (all namespaces), for the stepped drains
-   * whose evictions a budget refused: {@code onAllowing} is called with a budget's {@code
-   * namespace/name} whenever its status says it allows a disruption (and is current: {@code
-   * observedGeneration} not behind {@code generation}, as the API server's eviction check
-   * requires), so a refused pod is tried again as soon as its budget can allow it, not when a retry
-   * timer says. The timer stays the fallback: a watch that fails is tried again ({@link WatchLoop}:
-   * backoff up to 8 s) for as long as it is open, and costs nothing but a later retry meanwhile;
-   * one the guest identity may not make (403) ends.
-   *
-   * <p>Started without a resourceVersion, the watch first reports every budget as it is (so a
-   * budget that allowed before the watch started is seen), then each change.
-   *
-   * <p>What it knows lets a drain step send no more evictions for a budget's pods than the budget
-   * allows: the rest would only be refused (429). The eviction API stays the judge; this only
-   * spares requests that cannot succeed.
+   * One watch on a cluster's PodDisruptionBudgets: {@code onAllowing} gets a budget's {@code
+   * namespace/name} whenever its current status allows a disruption, so a refused pod is tried
+   * again as soon as its budget can allow it, not when its retry timer says (the timer stays the
+   * fallback; a 403 ends the watch). Started without a resourceVersion, it first reports every
+   * budget as it is. It also lets a step send no more evictions than a budget allows: the rest
+   * would only be refused (429). The eviction API stays the judge.
    */
   public static final class BudgetWatch extends WatchLoop<V1PodDisruptionBudget> {
     private static final Logger LOG = LoggerFactory.getLogger(BudgetWatch.class);
 
-    /** Knows no budget, never started: every due pod is sent its eviction, as kubectl does. */
+    /** Knows no budget: every due pod is sent its eviction, as kubectl does. */
     public static final BudgetWatch NONE = new BudgetWatch(null, "none", budget -> {});
 
     private final Consumer<String> onAllowing;
 
-    /** Each budget as last seen, by {@code namespace/name}. */
     private final Map<String, Seen> budgets = new ConcurrentHashMap<>();
 
-    /**
-     * A budget as last seen: the disruptions its status allowed, and how many of them drain steps
-     * took since (their evictions were sent; the status catches up when the server accepts them).
-     */
+    /** A budget as last seen, and how many of its allowed disruptions steps took since. */
     private static final class Seen {
       final V1PodDisruptionBudget budget;
       final int allowed;
@@ -282,18 +252,14 @@ public final class NodeWatch extends WatchLoop<V1Node> {
       this.onAllowing = onAllowing;
     }
 
-    /** Watches the budgets {@code client} reaches; {@code onAllowing} runs on its thread. */
+    /** {@code onAllowing} runs on the watch's thread. */
     public static BudgetWatch start(ApiClient client, String name, Consumer<String> onAllowing) {
       BudgetWatch w = new BudgetWatch(new RawApi(client), name, onAllowing);
       w.startThread();
       return w;
     }
 
-    /**
-     * The budget {@code namespace/name} allowed a disruption when last seen, not yet taken by a
-     * step since (a drain woken for a disruption another took would only be held again, and woken
-     * again).
-     */
+    /** Allowed a disruption when last seen, not yet taken by a step since. */
     public boolean allows(String budget) {
       Seen seen = budgets.get(budget);
       if (seen == null) {
@@ -304,7 +270,6 @@ public final class NodeWatch extends WatchLoop<V1Node> {
       }
     }
 
-    /** The known budgets ({@code namespace/name}) selecting {@code pod}. */
     public Set<String> selecting(V1Pod pod) {
       Set<String> names = new TreeSet<>();
       budgets.forEach(
@@ -316,7 +281,6 @@ public final class NodeWatch extends WatchLoop<V1Node> {
       return names;
     }
 
-    /** The budget is in the pod's namespace and its selector matches the pod's labels. */
     private static boolean selects(V1PodDisruptionBudget budget, V1Pod pod) {
       return pod.getMetadata() != null
           && pod.getMetadata().getNamespace() != null
@@ -329,10 +293,7 @@ public final class NodeWatch extends WatchLoop<V1Node> {
       return Optional.ofNullable(budgets.get(budget)).map(seen -> seen.budget);
     }
 
-    /**
-     * Takes (returns) up to {@code wanted} of the disruptions {@code budget} allows and not yet
-     * taken since its status was last seen (all of them for a budget not known).
-     */
+    /** Takes up to {@code wanted} of the disruptions {@code budget} allows (all if not known). */
     public int take(String budget, int wanted) {
       Seen seen = budgets.get(budget);
       if (seen == null) {
@@ -352,7 +313,6 @@ public final class NodeWatch extends WatchLoop<V1Node> {
           .buildCall(null);
     }
 
-    /** No list of its own: a watch without a resourceVersion reports every budget first. */
     @Override
     String relist() {
       return null;
@@ -386,10 +346,7 @@ public final class NodeWatch extends WatchLoop<V1Node> {
       return false;
     }
 
-    /**
-     * What the API server's eviction check would allow now: none while the status is older than the
-     * budget's spec (the server refuses evictions then too), else the status's count.
-     */
+    /** As the eviction check: none while the status is older than the spec. */
     static int disruptionsAllowed(V1PodDisruptionBudget budget) {
       var status = budget.getStatus();
       if (status == null || status.getDisruptionsAllowed() == null) {

@@ -37,7 +37,6 @@ public final class PodFilters {
   public static final String MIRROR_POD =
       "mirror pod (the kubelet's static pod; cannot be deleted through the API)";
 
-  /** The annotation the kubelet puts on the API copy of a static pod. */
   public static final String MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror";
 
   private final DrainOptions options;
@@ -59,7 +58,7 @@ public final class PodFilters {
         this::unreplicated);
   }
 
-  /** Pods whose deletion began longer ago than the skip-wait timeout are stuck: not waited for. */
+  /** A pod deleted longer ago than the skip-wait timeout is stuck: not waited for. */
   public PodVerdict skipDeleted(V1Pod pod) {
     if (deletedLongerAgoThan(pod, options.skipWaitForDeleteTimeout(), clock)) {
       return PodVerdict.skip(
@@ -102,7 +101,7 @@ public final class PodFilters {
     return PodVerdict.skipWithWarning(DAEMONSET_WARNING);
   }
 
-  /** The API copy of a static pod cannot be deleted: the kubelet owns the pod. */
+  /** The kubelet owns a static pod: its API copy cannot be deleted. */
   public PodVerdict mirrorPod(V1Pod pod) {
     Map<String, String> annotations =
         pod.getMetadata() == null ? null : pod.getMetadata().getAnnotations();
@@ -112,7 +111,7 @@ public final class PodFilters {
     return PodVerdict.delete();
   }
 
-  /** emptyDir data dies with the pod: only a flag allows that (unless the pod is finished). */
+  /** emptyDir data dies with the pod: only a flag allows that. */
   public PodVerdict localStorage(V1Pod pod) {
     if (!hasEmptyDir(pod) || isFinished(pod)) {
       return PodVerdict.delete();
@@ -123,7 +122,7 @@ public final class PodFilters {
     return PodVerdict.deleteWithWarning(LOCAL_STORAGE_WARNING);
   }
 
-  /** Nothing recreates a pod without a controller: only --force allows deleting it. */
+  /** Nothing recreates a pod without a controller: only --force deletes it. */
   public PodVerdict unreplicated(V1Pod pod) {
     if (isFinished(pod) || controllerOf(pod) != null) {
       return PodVerdict.delete();
@@ -180,10 +179,9 @@ public final class PodFilters {
   }
 
   /**
-   * The verdicts for a node's pods: what to evict, what to leave, what refuses the drain ({@code
-   * refusals}: kubectl's reason, "cannot delete Pods with local storage (...)", to the pods it
-   * refuses), and kubectl's warnings (message to the pods it concerns). Pods are in namespace/name
-   * order, refusal and warning groups in filter order. Built afresh by {@link #of}, and read only.
+   * The verdicts for a node's pods: what to evict, what to leave, what refuses the drain (kubectl's
+   * reason to its pods), and kubectl's warnings (message to its pods). Pods in namespace/name
+   * order, groups in filter order. Read only.
    */
   public record DrainPlan(
       List<V1Pod> toEvict,
@@ -191,7 +189,6 @@ public final class PodFilters {
       Map<String, List<PodRef>> refusals,
       Map<String, List<PodRef>> warnings) {
 
-    /** Runs each pod through {@code filters} in order and groups the verdicts. */
     public static DrainPlan of(List<PodFilter> filters, List<V1Pod> pods) {
       List<V1Pod> sorted = new ArrayList<>(pods);
       sorted.sort(Comparator.comparing(PodRef::of));
@@ -231,7 +228,6 @@ public final class PodFilters {
       return new DrainPlan(toEvict, skipped, grouped(refusals), grouped(warnings));
     }
 
-    /** A pod's verdict and the index of the filter that gave it. */
     private record Decided(int filter, String reason, PodRef pod) {}
 
     /** Pods by reason: reasons in the order of their filters, then of their first pod. */
@@ -256,17 +252,14 @@ public final class PodFilters {
   }
 
   /**
-   * What one {@link PodFilter} decides about one pod. Filters run in order; the first verdict that
-   * is not {@link Action#DELETE} ends the chain (as in kubectl), and a DELETE verdict may carry a
-   * warning.
+   * What one {@link PodFilter} decides about one pod. The first verdict that is not {@link
+   * Action#DELETE} ends the chain (as in kubectl); a DELETE verdict may carry a warning.
    */
   public record PodVerdict(Action action, String reason, boolean warning) {
     public enum Action {
-      /** Evict (or delete) the pod, unless a later filter decides otherwise. */
       DELETE,
-      /** Leave the pod where it is; the drain goes on. */
       SKIP,
-      /** The drain must not proceed while this pod is there: nothing is evicted. */
+      /** Nothing is evicted while this pod is there. */
       REFUSE
     }
 

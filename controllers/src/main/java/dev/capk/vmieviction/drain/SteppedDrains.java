@@ -2,20 +2,29 @@ package dev.capk.vmieviction.drain;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.google.gson.reflect.TypeToken;
-import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome.Kind;
+import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodFilters.DaemonSetLookup;
+import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
+import dev.capk.vmieviction.drain.SteppedDrains.EvictionOutcome.Kind;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
+import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
+import io.kubernetes.client.openapi.models.V1APIResourceList;
+import io.kubernetes.client.openapi.models.V1DeleteOptions;
+import io.kubernetes.client.openapi.models.V1Eviction;
 import io.kubernetes.client.openapi.models.V1ListMeta;
+import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodList;
+import io.kubernetes.client.openapi.models.V1Preconditions;
 import io.kubernetes.client.util.Watch;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.lang.reflect.Type;
 import java.time.Clock;
 import java.time.Duration;
@@ -23,8 +32,11 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -32,11 +44,16 @@ import java.util.TreeSet;
 import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import okhttp3.Call;
 import okhttp3.HttpUrl;
@@ -46,48 +63,69 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node drains a controller carries out in steps, each under a key of the caller's (a VMI, a
- * NodeMaintenance): the watch on the node's pods, which calls back when pods leave, and the drain's
- * memory between steps, from {@link #pods} to {@link #end}. Threads for the steps' eviction
- * requests are shared by all drains.
+ * The drain engine: drains nodes one short step at a time, for callers that must not wait. A step
+ * gives each pod its verdict as {@code kubectl drain} does, sends an eviction to each pod that is
+ * due (concurrently, bounded, with the pod's UID as a precondition), and returns: it never waits
+ * for a pod to leave or a budget to allow. The caller comes back when a watch shows pods leaving or
+ * at {@link DrainStep#nextTry()}; {@link DrainMemory} carries the retry schedule between steps.
+ *
+ * <p>It keeps the controllers' drains, each under a key of theirs (a VMI, a NodeMaintenance): the
+ * watch on the node's pods, whose cache the steps read, and the drain's memory, from {@link #pods}
+ * to {@link #end}. The steps of one drain must not overlap.
  */
 public final class SteppedDrains implements AutoCloseable {
 
   public record Drain(ApiClient client, String node, NodePodWatch watch, DrainMemory memory) {}
 
+  /** Told, on the stepping thread, of each eviction before it goes and once it is answered. */
+  interface Observer {
+    Observer NONE = new Observer() {};
+
+    default void sending(PodRef pod) {}
+
+    default void answered(PodRef pod, EvictionOutcome outcome) {}
+  }
+
   private final Duration baseRetry;
   private final Duration maxRetry;
   private final Map<String, Drain> drains = new ConcurrentHashMap<>();
-  private final ExecutorService evictions;
+  private final Executor evictions;
+  private final Clock clock;
 
-  /** Eviction support per client, asked at its first drain, forgotten with it (weak keys). */
+  /** Eviction support per client, by identity, forgotten with it (weak keys). */
   private final Map<ApiClient, CompletableFuture<Optional<String>>> evictionSupport =
       Collections.synchronizedMap(new WeakHashMap<>());
 
-  /**
-   * {@code threadName} names the eviction threads ({@code %d}: their number); {@code baseRetry},
-   * the first wait after a refused eviction, is cut to {@code maxRetry}, the longest.
-   */
+  /** {@code threadName}: the eviction threads' ({@code %d}: their number). */
   public SteppedDrains(String threadName, Duration baseRetry, Duration maxRetry) {
-    this.baseRetry = baseRetry.compareTo(maxRetry) > 0 ? maxRetry : baseRetry;
-    this.maxRetry = maxRetry;
     // A virtual thread per eviction call: a thousand drains under way cost no thousand stacks.
-    this.evictions =
+    this(
         Executors.newThreadPerTaskExecutor(
             new ThreadFactoryBuilder()
                 .setThreadFactory(Thread.ofVirtual().factory())
                 .setNameFormat(threadName)
-                .build());
+                .build()),
+        Clock.systemUTC(),
+        baseRetry,
+        maxRetry);
   }
 
-  /** Lists a node's pods (all namespaces) by the caller's client (its bounds, counts). */
+  /** {@code baseRetry}, the first wait after a refused eviction, is cut to {@code maxRetry}. */
+  public SteppedDrains(Executor evictions, Clock clock, Duration baseRetry, Duration maxRetry) {
+    this.baseRetry = baseRetry.compareTo(maxRetry) > 0 ? maxRetry : baseRetry;
+    this.maxRetry = maxRetry;
+    this.evictions = evictions;
+    this.clock = clock;
+  }
+
+  /** Lists a node's pods by the caller's client (its bounds, counts). */
   @FunctionalInterface
   public interface PodList<X extends Exception> {
     V1PodList list() throws ApiException, X;
   }
 
-  /** The pods a step drains, its drain, and whether that drain's watch was opened just now. */
-  public record Pods(List<V1Pod> pods, Drain drain, boolean opened) {}
+  /** The pods a step drains, and its drain. */
+  public record Pods(List<V1Pod> pods, Drain drain) {}
 
   /**
    * The drain under {@code key} of {@code node} through {@code client}, opened (its watch started,
@@ -110,12 +148,12 @@ public final class SteppedDrains implements AutoCloseable {
             && current.watch.failure().isEmpty();
     Optional<List<V1Pod>> watched = usable ? current.watch.pods() : Optional.empty();
     if (watched.isPresent()) {
-      return new Pods(watched.get(), current, false);
+      return new Pods(watched.get(), current);
     }
     V1PodList listed = list.list();
     List<V1Pod> pods = listed.getItems() == null ? List.of() : listed.getItems();
     if (usable) {
-      return new Pods(pods, current, false);
+      return new Pods(pods, current);
     }
     Drain opened =
         new Drain(
@@ -127,11 +165,8 @@ public final class SteppedDrains implements AutoCloseable {
                 ? current.memory
                 : new DrainMemory(baseRetry, maxRetry));
     Optional.ofNullable(drains.put(key, opened)).ifPresent(replaced -> replaced.watch.close());
-    return new Pods(pods, opened, true);
-  }
-
-  public DrainStepper stepper(ApiClient client) {
-    return new DrainStepper(client, evictions, Clock.systemUTC(), evictionSupport);
+    NodePodWatch.LOG.debug("pod watch opened key={} node={}", key, node);
+    return new Pods(pods, opened);
   }
 
   public Optional<Drain> get(String key) {
@@ -152,25 +187,545 @@ public final class SteppedDrains implements AutoCloseable {
   public void close() {
     drains.values().forEach(d -> d.watch.close());
     drains.clear();
-    evictions.shutdownNow();
+    if (evictions instanceof ExecutorService pool) {
+      pool.shutdownNow();
+    }
+  }
+
+  /** One step, bound by the options' timeout. */
+  public DrainStep step(
+      ApiClient client,
+      String nodeName,
+      List<V1Pod> podsOnNode,
+      DrainOptions options,
+      DrainMemory memory,
+      BudgetWatch budgets)
+      throws ApiException, DrainRefusedException {
+    Deadline bound = options.timeout().isZero() ? Deadline.NONE : Deadline.after(options.timeout());
+    return step(client, nodeName, podsOnNode, options, memory, budgets, Observer.NONE, bound);
   }
 
   /**
-   * One watch kept running on a thread of its own, for the drain engine's watches of one kind each
-   * (a node's pods, a cluster's nodes or budgets): it resumes from the last resourceVersion seen
-   * (objects and bookmarks), starts again from a fresh list after a 410, and after a failure waits
-   * 0.25 s, doubling up to 8 s. What a kind does with its objects, how it lists, and when it gives
-   * up are its subclass's, called on the loop's thread.
+   * One step. For the Ready pods of each budget {@code budgets} knows, it sends no more evictions
+   * than the budget allows now: the others wait, as if refused, for the budget to allow or for
+   * their timer; when the timer comes, one pod per budget is sent all the same (the known status
+   * may be late). In a server dry run an accepted pod stays, so the caller decides it is done.
+   * Every request ends by {@code bound}.
    *
-   * <p>Why not client-java's informers: each runs several platform threads; the drains need many
-   * differently filtered watches, one virtual thread each here.
+   * @throws DrainRefusedException if some pod may not be deleted with these options; nothing was
+   *     evicted by this step
+   * @throws ApiException if eviction support could not be discovered
+   */
+  DrainStep step(
+      ApiClient client,
+      String nodeName,
+      List<V1Pod> podsOnNode,
+      DrainOptions options,
+      DrainMemory memory,
+      BudgetWatch budgets,
+      Observer observer,
+      Deadline bound)
+      throws ApiException, DrainRefusedException {
+    if (options.dryRun() == DryRun.CLIENT) {
+      throw new IllegalArgumentException("a client dry run sends nothing: there is no step");
+    }
+    RawApi unbound = new RawApi(client);
+    RawApi api = unbound.until(bound);
+    // The lookup outlives this step (its answers are kept for the drain): not bound to this step.
+    PodFilters filters =
+        new PodFilters(options, memory.daemonSets(() -> PodFilters.daemonSets(unbound)), clock);
+    DrainPlan plan = DrainPlan.of(filters.inOrder(), podsOnNode);
+    if (plan.refused()) {
+      throw new DrainRefusedException(nodeName, plan.refusals());
+    }
+    Instant now = clock.instant();
+    Set<PodRef> present = new HashSet<>();
+    List<V1Pod> due = new ArrayList<>();
+    Map<PodRef, String> held = new LinkedHashMap<>();
+    Set<String> probed = new HashSet<>();
+    for (V1Pod pod : plan.toEvict()) {
+      PodRef ref = PodRef.of(pod);
+      present.add(ref);
+      if (PodFilters.terminating(pod)
+          || !memory.due(ref, now)
+          || due.size() >= options.maxConcurrentEvictions()) {
+        continue;
+      }
+      Optional<String> budget = limitingBudget(pod, budgets);
+      if (budget.isEmpty()) {
+        due.add(pod);
+      } else if (budgets.take(budget.get(), 1) == 1) {
+        probed.add(budget.get());
+        due.add(pod);
+      } else if (memory.timerDue(ref, now) && probed.add(budget.get())) {
+        due.add(pod);
+      } else {
+        held.put(ref, budget.get());
+      }
+    }
+    memory.keepOnly(present);
+    held.forEach((ref, budget) -> memory.held(ref, Set.of(budget), now));
+    if (!due.isEmpty() && memory.evictionVersion == null) {
+      memory.evictionVersion =
+          options.disableEviction() ? Optional.empty() : evictionVersion(api, bound);
+    }
+    Map<PodRef, EvictionOutcome> answers =
+        StrandedEvictions.complete(
+            api,
+            options,
+            plan.toEvict(),
+            evict(api, options, memory, due, bound, observer),
+            budgets,
+            clock.instant(),
+            bound);
+    Map<PodRef, V1Pod> byRef = new HashMap<>();
+    plan.toEvict().forEach(p -> byRef.put(PodRef.of(p), p));
+    // Retries count from the answer, not from the step's start: an eviction an API server took
+    // seconds to accept is not due again before the watch could show the pod leaving.
+    Instant answered = clock.instant();
+    answers.forEach(
+        (ref, o) -> {
+          remember(options, memory, ref, byRef.get(ref), o, budgets, answered);
+          observer.answered(ref, o);
+        });
+    return report(plan, memory, answers, now);
+  }
+
+  /**
+   * The one known budget selecting the pod; none if several do (the eviction API answers those), or
+   * if the pod is not Ready: an unhealthy pod may go whatever the budget allows.
+   */
+  private static Optional<String> limitingBudget(V1Pod pod, BudgetWatch budgets) {
+    if (!ready(pod)) {
+      return Optional.empty();
+    }
+    Set<String> selecting = budgets.selecting(pod);
+    return selecting.size() == 1 ? Optional.of(selecting.iterator().next()) : Optional.empty();
+  }
+
+  private static boolean ready(V1Pod pod) {
+    return pod.getStatus() != null
+        && pod.getStatus().getConditions() != null
+        && pod.getStatus().getConditions().stream()
+            .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+  }
+
+  /**
+   * Whether and in which version the cluster serves evictions: asked once per client. Steps that
+   * need it while one asks (a burst of evacuations) wait for that answer, no longer than for their
+   * own request.
+   */
+  private Optional<String> evictionVersion(RawApi bounded, Deadline bound) throws ApiException {
+    CompletableFuture<Optional<String>> mine = new CompletableFuture<>();
+    CompletableFuture<Optional<String>> asked = evictionSupport.putIfAbsent(bounded.client(), mine);
+    if (asked == null) {
+      asked = mine;
+      try {
+        V1APIResourceList core =
+            bounded.get(
+                new CoreV1Api(bounded.client()).getAPIResources().buildCall(null),
+                V1APIResourceList.class);
+        mine.complete(evictionGroupVersion(core));
+      } catch (ApiException | RuntimeException e) {
+        // A failed discovery is not kept: the next step asks again.
+        evictionSupport.remove(bounded.client(), mine);
+        mine.completeExceptionally(e);
+      }
+    }
+    Duration wait = bound.none() ? Evictor.EVICTION_TIMEOUT : bound.remaining();
+    try {
+      return asked.get(Math.max(0, wait.toMillis()), TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof ApiException cause) {
+        throw cause;
+      }
+      throw new ApiException(e.getCause());
+    } catch (TimeoutException e) {
+      throw new ApiException(
+          new InterruptedIOException("the deadline passed while discovery was asked"));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ApiException(e);
+    }
+  }
+
+  private Map<PodRef, EvictionOutcome> evict(
+      RawApi api,
+      DrainOptions options,
+      DrainMemory memory,
+      List<V1Pod> due,
+      Deadline bound,
+      Observer observer) {
+    if (due.isEmpty()) {
+      return Map.of();
+    }
+    Evictor evictor = new Evictor(api, options, memory.evictionVersion.orElse(null));
+    Map<PodRef, CompletableFuture<EvictionOutcome>> sent = new LinkedHashMap<>();
+    for (V1Pod pod : due) {
+      PodRef ref = PodRef.of(pod);
+      observer.sending(ref);
+      sent.put(
+          ref,
+          CompletableFuture.supplyAsync(() -> evictor.evictOrDelete(ref, bound), evictions)
+              .exceptionally(e -> EvictionOutcome.unreachable("unexpected error: " + e)));
+    }
+    Map<PodRef, EvictionOutcome> answers = new LinkedHashMap<>();
+    // Each request is bounded: this join ends.
+    sent.forEach((ref, f) -> answers.put(ref, f.join()));
+    return answers;
+  }
+
+  private static void remember(
+      DrainOptions options,
+      DrainMemory memory,
+      PodRef ref,
+      V1Pod pod,
+      EvictionOutcome o,
+      BudgetWatch budgets,
+      Instant now) {
+    switch (o.kind()) {
+      case ACCEPTED -> memory.accepted(ref, now);
+      case GONE, REPLACED -> memory.gone(ref);
+      // A 429 names its budgets; one that does not: those the budget watch knows.
+      case BLOCKED, NAMESPACE_TERMINATING ->
+          memory.refused(
+              ref,
+              o.kind(),
+              o.budgets().isEmpty() && o.kind() == Kind.BLOCKED
+                  ? budgets.selecting(pod)
+                  : o.budgets(),
+              now);
+      case THROTTLED -> memory.throttled(ref, o.retryAfterSeconds(), now);
+      case TRANSIENT -> memory.transientFailure(ref, o.message(), now);
+      case MULTIPLE_BUDGETS ->
+          memory.failed(
+              ref,
+              "more than one PodDisruptionBudget selects pod "
+                  + ref
+                  + ", which the eviction API does not support: "
+                  + o.message(),
+              false,
+              now);
+      case FORBIDDEN ->
+          memory.failed(
+              ref,
+              (memory.usingEviction(options) ? "create pods/eviction" : "delete pods")
+                  + " denied: "
+                  + o.message(),
+              true,
+              now);
+      case FAILED -> memory.failed(ref, o.message(), false, now);
+    }
+  }
+
+  private static DrainStep report(
+      DrainPlan plan, DrainMemory memory, Map<PodRef, EvictionOutcome> answers, Instant now) {
+    List<PodRef> planned = new ArrayList<>();
+    List<PodRef> pending = new ArrayList<>();
+    List<PodRef> terminating = new ArrayList<>();
+    Map<PodRef, Set<String>> blocking = new LinkedHashMap<>();
+    Map<PodRef, String> failed = new LinkedHashMap<>();
+    Set<PodRef> denied = new HashSet<>();
+    Map<PodRef, String> waiting = new LinkedHashMap<>();
+    Instant next = null;
+    for (V1Pod pod : plan.toEvict()) {
+      PodRef ref = PodRef.of(pod);
+      planned.add(ref);
+      EvictionOutcome answer = answers.get(ref);
+      if (answer != null
+          && (answer.kind() == EvictionOutcome.Kind.GONE
+              || answer.kind() == EvictionOutcome.Kind.REPLACED)) {
+        continue;
+      }
+      pending.add(ref);
+      if (PodFilters.terminating(pod)) {
+        terminating.add(ref);
+        waiting.put(ref, whyTerminating(pod));
+        continue;
+      }
+      DrainMemory.PodState s = memory.state(ref);
+      if (s == null) {
+        next = earliest(next, now);
+        waiting.put(ref, "eviction not sent yet");
+        continue;
+      }
+      next = earliest(next, s.due);
+      waiting.put(ref, s.why(ref));
+      switch (s.waiting) {
+        case ACCEPTED -> terminating.add(ref);
+        case BLOCKED -> blocking.put(ref, s.budgets);
+        case FAILED -> {
+          failed.put(ref, s.failure);
+          if (s.denied) {
+            denied.add(ref);
+          }
+        }
+        default -> {}
+      }
+    }
+    return new DrainStep(
+        pending.isEmpty(),
+        memory.evictedCount(),
+        answers.size(),
+        planned,
+        pending,
+        terminating,
+        blocking,
+        failed,
+        denied,
+        plan.skipped(),
+        Optional.ofNullable(next),
+        waiting);
+  }
+
+  private static Instant earliest(Instant a, Instant b) {
+    return a == null || b.isBefore(a) ? b : a;
+  }
+
+  /**
+   * Sends one eviction or, when evictions are off, one deletion, with the pod's UID as a
+   * precondition (never a StatefulSet pod's successor), and classifies the answer.
+   *
+   * <p>An eviction gets time to finish: the API server records the pod in its budget before it
+   * deletes it, and a client that gives up in between cancels the deletion but not the record, so
+   * the budget refuses that pod for two minutes. Evictions wait up to {@link #EVICTION_TIMEOUT},
+   * never past the drain's deadline.
+   */
+  static final class Evictor {
+    private final RawApi api;
+    private final CoreV1Api core;
+    private final DrainOptions options;
+    static final Duration EVICTION_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration MIN_EVICTION_TIMEOUT = Duration.ofSeconds(1);
+
+    /** Null: delete instead. */
+    private final String evictionGroupVersion;
+
+    private final OkHttpClient evictionHttp;
+
+    Evictor(RawApi api, DrainOptions options, String evictionGroupVersion) {
+      this.api = api;
+      this.core = new CoreV1Api(api.client());
+      this.options = options;
+      this.evictionGroupVersion = evictionGroupVersion;
+      this.evictionHttp =
+          api.client()
+              .getHttpClient()
+              .newBuilder()
+              .readTimeout(EVICTION_TIMEOUT)
+              .writeTimeout(EVICTION_TIMEOUT)
+              .build();
+    }
+
+    EvictionOutcome evictOrDelete(PodRef pod, Deadline deadline) {
+      try {
+        okhttp3.Call built =
+            evictionGroupVersion != null
+                ? core.createNamespacedPodEviction(
+                        pod.name(),
+                        pod.namespace(),
+                        new V1Eviction()
+                            .apiVersion(evictionGroupVersion)
+                            .kind("Eviction")
+                            .metadata(
+                                new V1ObjectMeta().name(pod.name()).namespace(pod.namespace()))
+                            .deleteOptions(deleteOptions(pod)))
+                    .buildCall(null)
+                : core.deleteNamespacedPod(pod.name(), pod.namespace())
+                    .body(deleteOptions(pod))
+                    .dryRun(options.dryRun() == DryRun.SERVER ? "All" : null)
+                    .buildCall(null);
+        okhttp3.Call call = evictionHttp.newCall(built.request());
+        call.timeout()
+            .timeout(
+                Math.max(MIN_EVICTION_TIMEOUT.toNanos(), deadline.cap(EVICTION_TIMEOUT).toNanos()),
+                TimeUnit.NANOSECONDS);
+        RawApi.Answer answer = api.execute(call);
+        return EvictionOutcome.classify(answer.code(), answer.body(), answer.headers());
+      } catch (ApiException e) {
+        return EvictionOutcome.unreachable(ApiStatus.describe(e));
+      }
+    }
+
+    private V1DeleteOptions deleteOptions(PodRef pod) {
+      V1DeleteOptions o = new V1DeleteOptions();
+      if (options.gracePeriodSeconds() >= 0) {
+        o.setGracePeriodSeconds((long) options.gracePeriodSeconds());
+      }
+      if (pod.uid() != null) {
+        o.setPreconditions(new V1Preconditions().uid(pod.uid()));
+      }
+      if (options.dryRun() == DryRun.SERVER) {
+        o.setDryRun(List.of("All"));
+      }
+      return o;
+    }
+  }
+
+  public record EvictionOutcome(
+      Kind kind, String message, Set<String> budgets, long retryAfterSeconds) {
+    public enum Kind {
+      /** The server accepted the eviction (or deletion); the pod is going. */
+      ACCEPTED,
+      /** 404: the pod is already gone. */
+      GONE,
+      /** 409 on the UID precondition: a new pod has the name; the one we meant is gone. */
+      REPLACED,
+      /** 429 from a PodDisruptionBudget: retry later. */
+      BLOCKED,
+      /** 429 from API priority and fairness: the server is busy, retry soon. */
+      THROTTLED,
+      /** 403 NamespaceTerminating: the namespace is being deleted; the eviction API refuses. */
+      NAMESPACE_TERMINATING,
+      /** 500: several budgets select the pod, which the eviction API cannot handle. */
+      MULTIPLE_BUDGETS,
+      /** Connection failure, timeout, or a 5xx: worth a few retries. */
+      TRANSIENT,
+      /** 401/403 other than NamespaceTerminating: we may not evict (or delete) the pod. */
+      FORBIDDEN,
+      /** Anything else (invalid, unexpected...): retrying cannot help. */
+      FAILED
+    }
+
+    static final String NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating";
+
+    static final String DISRUPTION_BUDGET_CAUSE = "DisruptionBudget";
+
+    private static final Pattern BUDGET_NAME =
+        Pattern.compile("(?i)disruption budget \"?([a-z0-9][-a-z0-9.]*[a-z0-9]|[a-z0-9])\"?");
+
+    public EvictionOutcome {
+      message = message == null ? "" : message;
+      budgets = Set.copyOf(budgets);
+    }
+
+    static EvictionOutcome accepted() {
+      return new EvictionOutcome(Kind.ACCEPTED, "", Set.of(), 0);
+    }
+
+    /** No HTTP answer at all. */
+    static EvictionOutcome unreachable(String message) {
+      return new EvictionOutcome(Kind.TRANSIENT, message, Set.of(), 0);
+    }
+
+    public static EvictionOutcome classify(
+        int code, String body, Map<String, List<String>> headers) {
+      if (code >= 200 && code < 300) {
+        return accepted();
+      }
+      ApiStatus status = ApiStatus.parse(code, body);
+      String msg = status.message().isEmpty() ? "HTTP " + code : status.message();
+      String lower = msg.toLowerCase(Locale.ROOT);
+      Set<String> budgets = code == 429 ? budgetNames(status) : Set.of();
+      return switch (code) {
+        case 404 -> of(Kind.GONE, msg);
+        // Evictions and deletions carry a UID precondition: its failure means the pod was replaced.
+        case 409 ->
+            of(
+                lower.contains("precondition") || lower.contains("uid")
+                    ? Kind.REPLACED
+                    : Kind.TRANSIENT,
+                msg);
+        case 429 ->
+            !budgets.isEmpty()
+                    || status.hasCause(DISRUPTION_BUDGET_CAUSE)
+                    || lower.contains("disruption budget")
+                ? new EvictionOutcome(Kind.BLOCKED, msg, budgets, 0)
+                : new EvictionOutcome(Kind.THROTTLED, msg, Set.of(), retryAfter(headers));
+        case 403 ->
+            of(
+                status.hasCause(NAMESPACE_TERMINATING_CAUSE)
+                    ? Kind.NAMESPACE_TERMINATING
+                    : Kind.FORBIDDEN,
+                msg);
+        case 401 -> of(Kind.FORBIDDEN, msg);
+        case 500 ->
+            of(
+                lower.contains("more than one poddisruptionbudget")
+                        || lower.contains("multiple poddisruptionbudgets")
+                    ? Kind.MULTIPLE_BUDGETS
+                    : Kind.TRANSIENT,
+                msg);
+        case 408, 502, 503, 504 -> of(Kind.TRANSIENT, msg);
+        default -> of(code > 500 ? Kind.TRANSIENT : Kind.FAILED, "HTTP " + code + ": " + msg);
+      };
+    }
+
+    /** Budget names from a 429's causes ("The disruption budget web-pdb needs 2 healthy..."). */
+    static Set<String> budgetNames(ApiStatus status) {
+      return status.causes().stream()
+          .filter(c -> DISRUPTION_BUDGET_CAUSE.equals(c.reason()))
+          .map(c -> BUDGET_NAME.matcher(c.message()))
+          .filter(Matcher::find)
+          .map(m -> m.group(1))
+          .collect(Collectors.toCollection(LinkedHashSet::new));
+    }
+
+    private static long retryAfter(Map<String, List<String>> headers) {
+      try {
+        return header(headers, "Retry-After")
+            .map(v -> Math.max(0, Math.min(30, Long.parseLong(v.trim()))))
+            .orElse(1L);
+      } catch (NumberFormatException e) {
+        return 1; // An HTTP date: the default.
+      }
+    }
+
+    static Optional<String> header(Map<String, List<String>> headers, String name) {
+      return headers == null
+          ? Optional.empty()
+          : headers.entrySet().stream()
+              .filter(e -> name.equalsIgnoreCase(e.getKey()) && e.getValue() != null)
+              .flatMap(e -> e.getValue().stream())
+              .findFirst();
+    }
+
+    private static EvictionOutcome of(Kind kind, String message) {
+      return new EvictionOutcome(kind, message, Set.of(), 0);
+    }
+  }
+
+  /** The group/version serving pods/eviction, as kubectl discovers it; empty: delete instead. */
+  static Optional<String> evictionGroupVersion(V1APIResourceList list) {
+    return list.getResources().stream()
+        .filter(r -> "pods/eviction".equals(r.getName()) && "Eviction".equals(r.getKind()))
+        .filter(r -> r.getGroup() != null && !r.getGroup().isEmpty())
+        .filter(r -> r.getVersion() != null && !r.getVersion().isEmpty())
+        .map(r -> r.getGroup() + "/" + r.getVersion())
+        .findFirst();
+  }
+
+  /**
+   * Why a pod being deleted is still on the node, in words an admin can act on: its finalizers hold
+   * it (no controller removed them yet), or else its kubelet has not confirmed the deletion.
+   */
+  static String whyTerminating(V1Pod pod) {
+    V1ObjectMeta m = pod.getMetadata();
+    List<String> finalizers =
+        m == null || m.getFinalizers() == null ? List.of() : m.getFinalizers();
+    if (!finalizers.isEmpty()) {
+      return "terminating behind finalizer"
+          + (finalizers.size() == 1 ? " " : "s ")
+          + String.join(", ", finalizers);
+    }
+    Long grace = m == null ? null : m.getDeletionGracePeriodSeconds();
+    return grace == null
+        ? "terminating, deletion not yet confirmed by its kubelet"
+        : "terminating (grace period " + grace + "s), deletion not yet confirmed by its kubelet";
+  }
+
+  /**
+   * One watch on a virtual thread of its own: it resumes from the last resourceVersion seen
+   * (objects and bookmarks), lists afresh after a 410, and backs off from 0.25 s to 8 s after a
+   * failure. Not client-java's informers: each runs several platform threads, and the drains need
+   * many differently filtered watches.
    */
   abstract static class WatchLoop<T extends KubernetesObject> implements AutoCloseable {
 
     /** The server ends each watch after this; the watch is then resumed. */
     static final int WATCH_SECONDS = 120;
 
-    /** Each watch request is bound to its deadline; null: never started (fed by hand, tests). */
+    /** Null: never started (fed by hand, tests). */
     final RawApi api;
 
     private final Type responseType;
@@ -188,8 +743,7 @@ public final class SteppedDrains implements AutoCloseable {
       this.api = api;
       this.responseType = TypeToken.getParameterized(Watch.Response.class, type).getType();
       this.resourceVersion = resourceVersion;
-      // The caller's pool, auth and TLS; a watch is silent until something changes, so not the
-      // client's short call timeout.
+      // The caller's pool, auth and TLS, without its short call timeout: a watch is often silent.
       this.watchHttp =
           api == null
               ? null
@@ -199,27 +753,24 @@ public final class SteppedDrains implements AutoCloseable {
                   .readTimeout(Duration.ofSeconds(WATCH_SECONDS + 30))
                   .callTimeout(Duration.ZERO)
                   .build();
-      // Virtual: the loop blocks on its watch's socket most of its life.
       this.thread = Thread.ofVirtual().name(threadName).unstarted(this::run);
     }
 
-    /** The list request the watch is made of (the loop adds the watch's parameters). */
+    /** The list request the watch is made of. */
     abstract Call list() throws ApiException;
 
     /**
-     * There is no resourceVersion to resume from (at the start, or after a 410): list, report the
-     * full state, and return the list's resourceVersion; or null to watch from the state the server
-     * sends.
+     * No resourceVersion to resume from: list, report the full state, return the list's version
+     * (null: the watch sends the state).
      */
     abstract String relist() throws ApiException;
 
-    /** An object the watch reported ({@code ADDED}, {@code MODIFIED} or {@code DELETED}). */
     abstract void seen(String type, T object);
 
-    /** A try failed, {@code failures} in a row since a watch was accepted: true ends the loop. */
+    /** {@code failures} in a row since a watch was accepted: true ends the loop. */
     abstract boolean giveUp(Exception failure, int failures);
 
-    /** Asked before each watch request: false ends the loop (nobody needs it any more). */
+    /** Asked before each watch request: false ends the loop. */
     boolean wanted() {
       return true;
     }
@@ -272,7 +823,7 @@ public final class SteppedDrains implements AutoCloseable {
       }
     }
 
-    /** One watch request, read to its end; a 410 (as answer or as event) is an ApiException. */
+    /** One watch request, read to its end. */
     private void watchOnce() throws ApiException {
       Request list = list().request();
       HttpUrl.Builder url =
@@ -321,7 +872,7 @@ public final class SteppedDrains implements AutoCloseable {
       }
     }
 
-    /** A failed try, for a log line: the API's status, or the failure's kind (no server text). */
+    /** For a log line: the API's status, or the failure's kind (no server text). */
     static String describe(Exception failure) {
       return failure instanceof ApiException ae
           ? ApiStatus.describe(ae)
@@ -330,25 +881,16 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   /**
-   * What a stepped drain of one node remembers between its steps: when each pod that could not go
-   * yet is due for its next eviction, why it waits, and how many pods left. Pure bookkeeping, no
-   * I/O; losing it (a restart) only means due pods are tried again at once.
+   * What a drain remembers between its steps: when each pod that could not go yet is due again, and
+   * why it waits. No I/O; losing it (a restart) only means due pods are tried again at once.
    *
-   * <p>Retry schedule: a pod refused by a budget (or a terminating namespace) is tried again after
-   * kubectl's retry interval, and the wait doubles for each further refusal up to {@code maxRetry}:
-   * quick while a rolling budget frees a slot, cheap while a budget never allows anything. The API
-   * server's Retry-After is honoured as given; transient failures back off from 200 ms.
-   *
-   * <p>Not thread-safe: the steps of one drain run one at a time (a work queue never hands one key
-   * to two workers at once).
+   * <p>A refused pod waits kubectl's retry interval, doubling per further refusal up to {@code
+   * maxRetry}: quick while a rolling budget frees a slot, cheap while a budget never allows
+   * anything. Not thread-safe: a work queue never hands one key to two workers at once.
    */
   public static final class DrainMemory {
 
-    /**
-     * Consecutive transient failures (connection, 5xx) before a pod is reported failed (it is still
-     * retried): with the backoff below (0.2 s doubling, at most 5 s) a drain rides out about 30 s
-     * of API server outage first.
-     */
+    /** Transient failures in a row before a pod is reported failed: about 30 s of outage. */
     static final int MAX_TRANSIENT_FAILURES = 10;
 
     static final class PodState {
@@ -399,7 +941,6 @@ public final class SteppedDrains implements AutoCloseable {
 
     private DaemonSetLookup daemonSets;
 
-    /** {@code baseRetry}: the first wait after a refusal (kubectl: 5 s). */
     public DrainMemory(Duration baseRetry, Duration maxRetry) {
       if (baseRetry.isNegative() || baseRetry.isZero() || maxRetry.compareTo(baseRetry) < 0) {
         throw new IllegalArgumentException(
@@ -409,13 +950,13 @@ public final class SteppedDrains implements AutoCloseable {
       this.maxRetry = maxRetry;
     }
 
-    /** True if the pod may be sent an eviction now: its timer came, or its budget woke it. */
+    /** Its timer came, or its budget woke it. */
     boolean due(PodRef pod, Instant now) {
       PodState s = pods.get(pod);
       return s == null || s.woken || !now.isBefore(s.due);
     }
 
-    /** True if its timer (not a budget's wake) makes the pod due now, or it was never tried. */
+    /** Its timer came (not a budget's wake), or it was never tried. */
     boolean timerDue(PodRef pod, Instant now) {
       PodState s = pods.get(pod);
       return s == null || !now.isBefore(s.due);
@@ -433,7 +974,6 @@ public final class SteppedDrains implements AutoCloseable {
       PodState s = new PodState();
       pods.put(pod, s);
       s.waiting = Kind.ACCEPTED;
-      // The watch shows the deletion within moments; re-send only if it never does.
       s.due = now.plus(baseRetry);
       evicted.add(pod);
     }
@@ -448,11 +988,7 @@ public final class SteppedDrains implements AutoCloseable {
       s.due = now.plus(refusalWait(s.refusals++));
     }
 
-    /**
-     * Not sent: the known status of {@code budgets} allows no more disruptions now. The pod waits
-     * as if refused, for its budget's wake or for its timer (set as a refusal would, if it had
-     * come).
-     */
+    /** Not sent, its budget allowing nothing now: waits as if refused. */
     void held(PodRef pod, Set<String> budgets, Instant now) {
       PodState s = waitFor(pod, Kind.BLOCKED, budgets);
       if (s.due == null || !now.isBefore(s.due)) {
@@ -460,7 +996,6 @@ public final class SteppedDrains implements AutoCloseable {
       }
     }
 
-    /** A refusal, not a failure. */
     private PodState waitFor(PodRef pod, Kind why, Set<String> budgets) {
       PodState s = pods.computeIfAbsent(pod, p -> new PodState());
       s.waiting = why;
@@ -479,12 +1014,11 @@ public final class SteppedDrains implements AutoCloseable {
       s.due = now.plusSeconds(Math.max(1, retryAfterSeconds));
     }
 
-    /** True once the pod failed this often in a row that it is reported failed. */
+    /** True once it is reported failed. */
     boolean transientFailure(PodRef pod, String message, Instant now) {
       PodState s = pods.computeIfAbsent(pod, p -> new PodState());
       s.transientFailures++;
       s.woken = false;
-      // Kept for the messages that say why the pod is still there.
       s.failure = message;
       s.due = now.plusMillis(Math.min(5_000L, 200L << Math.min(20, s.transientFailures - 1)));
       if (s.transientFailures > MAX_TRANSIENT_FAILURES) {
@@ -495,7 +1029,7 @@ public final class SteppedDrains implements AutoCloseable {
       return false;
     }
 
-    /** Retrying cannot help soon: reported failed, tried again after the longest wait. */
+    /** Reported failed, tried again after the longest wait. */
     void failed(PodRef pod, String reason, boolean denied, Instant now) {
       PodState s = pods.computeIfAbsent(pod, p -> new PodState());
       s.waiting = Kind.FAILED;
@@ -507,14 +1041,10 @@ public final class SteppedDrains implements AutoCloseable {
 
     /**
      * The budgets {@code namespace/name} allow a disruption now: the pods they refused are due at
-     * once (their refusal count and timer stay, so a budget that refuses again backs off as before,
-     * and a pod the step does not send, its budget's disruptions taken by others, waits for its
-     * timer).
+     * once (their refusal count and timer stay, so a budget that refuses again backs off as
+     * before).
      */
     public void budgetsAllow(Set<String> budgets) {
-      if (budgets.isEmpty()) {
-        return;
-      }
       pods.forEach(
           (pod, s) -> {
             if (s.waiting == Kind.BLOCKED
@@ -526,18 +1056,15 @@ public final class SteppedDrains implements AutoCloseable {
           });
     }
 
-    /** 5 s, 10 s, 20 s, ... up to the maximum. */
     Duration refusalWait(int earlierRefusals) {
       Duration wait = baseRetry.multipliedBy(1L << Math.min(earlierRefusals, 30));
       return wait.compareTo(maxRetry) > 0 ? maxRetry : wait;
     }
 
-    /** Pods evicted (or found gone) so far. */
     public int evictedCount() {
       return evicted.size();
     }
 
-    /** Evictions, unless disabled or (as discovered by the first request) not served. */
     boolean usingEviction(DrainOptions options) {
       return evictionVersion != null ? evictionVersion.isPresent() : !options.disableEviction();
     }
@@ -551,19 +1078,14 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   /**
-   * The pods bound to one node, kept current by one list and one watch (field selector {@code
-   * spec.nodeName}), for a drain that is carried out in steps: each step reads the pods from here
-   * instead of listing them, and {@code onPodsLeft} is called whenever pods leave the node (or the
-   * watch gave up), and only then, so the drain's next step comes as soon as there is something new
-   * and a drain whose pods stay (a budget refuses) is not woken for nothing.
-   *
-   * <p>One thread each ({@link WatchLoop}), not a GET per pod per second as kubectl does. Repeated
-   * failures to reach the server end it ({@link #failure}).
+   * The pods bound to one node, kept by one list and one watch (not kubectl's GET per pod per
+   * second). {@code onPodsLeft} runs whenever pods leave the node (or the watch gave up), and only
+   * then: a drain whose pods stay (a budget refuses) is not woken for nothing.
    */
   public static final class NodePodWatch extends WatchLoop<V1Pod> {
-    private static final Logger LOG = LoggerFactory.getLogger(NodePodWatch.class);
+    static final Logger LOG = LoggerFactory.getLogger(NodePodWatch.class);
 
-    /** Consecutive failures (backoff 0.25 s doubling, at most 8 s: ~30 s in all). */
+    /** Failures in a row (~30 s) before it gives up. */
     private static final int MAX_FAILURES = 9;
 
     private final String node;
@@ -578,7 +1100,6 @@ public final class SteppedDrains implements AutoCloseable {
       this.node = node;
       this.onPodsLeft = onPodsLeft;
       if (resourceVersion(seed) != null) {
-        // The caller's own list: the watch starts right after it, instead of listing again.
         if (seed.getItems() != null) {
           seed.getItems().forEach(p -> pods.put(key(p), p));
         }
@@ -592,23 +1113,18 @@ public final class SteppedDrains implements AutoCloseable {
           : list.getMetadata().getResourceVersion();
     }
 
-    /** Starts following the node's pods, listing them on the watch's thread. */
     public static NodePodWatch start(ApiClient client, String node, Runnable onPodsLeft) {
       return start(new RawApi(client), node, onPodsLeft, null);
     }
 
-    /**
-     * As {@link #start(ApiClient, String, Runnable)}, resuming from a list of the node's pods the
-     * caller has just made (one list for the drain's first step and the watch; null, or no
-     * resourceVersion: the watch lists itself). Each request is bound to {@code api}'s deadline.
-     */
+    /** Resuming from {@code seed}, the caller's list (null: the watch lists itself). */
     static NodePodWatch start(RawApi api, String node, Runnable onPodsLeft, V1PodList seed) {
       NodePodWatch w = new NodePodWatch(api, node, onPodsLeft, seed);
       w.startThread();
       return w;
     }
 
-    /** The node's pods now; empty until the first list arrived, and after the watch gave up. */
+    /** Empty until the first list arrived, and after the watch gave up. */
     public synchronized Optional<List<V1Pod>> pods() {
       if (!listed || failure != null) {
         return Optional.empty();
@@ -616,7 +1132,6 @@ public final class SteppedDrains implements AutoCloseable {
       return Optional.of(new ArrayList<>(pods.values()));
     }
 
-    /** Why the watch gave up (it does after about 30 s of failures), if it did. */
     public synchronized Optional<String> failure() {
       return Optional.ofNullable(failure);
     }
@@ -664,7 +1179,6 @@ public final class SteppedDrains implements AutoCloseable {
       return false;
     }
 
-    /** The full current list after a relist: any pod tracked but not in it is gone. */
     void relisted(List<V1Pod> current) {
       boolean left;
       synchronized (this) {
@@ -695,9 +1209,8 @@ public final class SteppedDrains implements AutoCloseable {
   }
 
   /**
-   * All pods on {@code node} matching {@code labelSelector} (empty: all), page by page. The pages
-   * form one consistent snapshot, whose resourceVersion the list carries for a watch to resume
-   * from. A continue token expires after a few minutes: a list that slow restarts, a few times.
+   * All pods on {@code node} matching {@code labelSelector} (empty: all), page by page, as one
+   * snapshot a watch can resume from. A list slower than its continue token's life restarts.
    */
   static V1PodList listPods(RawApi api, String node, String labelSelector, int chunkSize)
       throws ApiException {

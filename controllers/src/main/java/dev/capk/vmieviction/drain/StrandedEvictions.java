@@ -1,8 +1,8 @@
 package dev.capk.vmieviction.drain;
 
-import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
-import dev.capk.vmieviction.drain.DrainStepper.Evictor;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
+import dev.capk.vmieviction.drain.SteppedDrains.EvictionOutcome;
+import dev.capk.vmieviction.drain.SteppedDrains.Evictor;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
@@ -31,17 +31,14 @@ import org.slf4j.LoggerFactory;
 /**
  * Evictions the API server approved but did not carry out. The eviction subresource records the pod
  * in its budget's {@code status.disruptedPods} before it deletes the pod; when the deletion does
- * not follow (the client that asked went away in between: killed, or out of time, which cancels the
- * server's deletion but not the record), the budget's controller counts the pod as disrupted for
- * two minutes (its {@code DeletionTimeout}) while the pod runs on, and the budget refuses the
- * evictions it would otherwise allow. kubectl waits those two minutes out. A drain step refused by
- * such a budget deletes its own pods that the budget records that way: the budget already counts
- * them gone, so deleting them disrupts nothing the budget has not allowed.
+ * not follow (the client went away in between), the budget counts the pod as disrupted for two
+ * minutes while it runs on, and refuses evictions it would otherwise allow. kubectl waits those
+ * minutes out. A step refused by such a budget deletes its own pods that the budget records that
+ * way: the budget already counts them gone.
  *
- * <p>Only records young enough that they still count when the deletion lands ({@link #FRESH}, by
- * the API server's clock from its {@code Date} header, so a skewed local clock cannot make an
- * expired record look young), and only for a pod created before its record (a StatefulSet's
- * successor under the same name was never approved).
+ * <p>Only records that still count when the deletion lands ({@link #FRESH}, by the API server's
+ * {@code Date}, so a skewed local clock cannot make an expired record look young), and only for a
+ * pod created before its record (a StatefulSet's successor was never approved).
  */
 final class StrandedEvictions {
   private static final Logger LOG = LoggerFactory.getLogger(StrandedEvictions.class);
@@ -55,9 +52,8 @@ final class StrandedEvictions {
   private StrandedEvictions() {}
 
   /**
-   * For the pods of {@code answers} that a budget refused: reads each refusing budget once and
-   * deletes the node's pods it records as evicted but not deleted; their answers become the
-   * deletions'. Best effort: a budget that cannot be read leaves its refusals as they are.
+   * Reads each budget that refused a pod of {@code answers} once and deletes the pods it records as
+   * evicted but not deleted; their answers become the deletions'. Best effort.
    */
   static Map<PodRef, EvictionOutcome> complete(
       RawApi api,
@@ -78,10 +74,9 @@ final class StrandedEvictions {
       return answers;
     }
     Map<PodRef, EvictionOutcome> completed = new LinkedHashMap<>(answers);
-    Evictor deleter = null; // built only when a pod is to go: most refusals find none
+    Evictor deleter = null;
     for (String budget : refusing) {
-      // Only where the budget watch's copy records one of these pods (by our clock, which only
-      // decides whether the budget is worth a read): a normal refusal costs no request.
+      // Read only where the watch's copy records one of these pods: a refusal costs no request.
       Optional<V1PodDisruptionBudget> seen = known.lastSeen(budget);
       if (seen.isEmpty() || find(seen.get(), podsToEvict, localNow, null).isEmpty()) {
         continue;
@@ -169,7 +164,6 @@ final class StrandedEvictions {
     return found;
   }
 
-  /** The API server's time of its answer (HTTP {@code Date}, one-second precision). */
   static Optional<Instant> serverTime(Map<String, List<String>> headers) {
     try {
       return EvictionOutcome.header(headers, "Date")

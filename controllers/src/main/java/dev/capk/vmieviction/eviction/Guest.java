@@ -247,9 +247,6 @@ public class Guest {
                           .buildCall(null),
                   V1PodList.class);
             });
-    if (on.opened()) {
-      log.debug("guest pod watch opened vmi={} node={}", vmiKey, nodeName);
-    }
     // Budgets that allow a disruption again: the pods they refused go now.
     BudgetWatch budgets = guests.budgetsFor(vmiKey, client.apiClient(), on.drain().memory());
     // The drain engine calls the guest API itself: its failures are classified like ours.
@@ -259,10 +256,8 @@ public class Guest {
           DrainStep step;
           try {
             step =
-                guests
-                    .drains
-                    .stepper(client.apiClient())
-                    .step(nodeName, on.pods(), options, on.drain().memory(), budgets);
+                guests.drains.step(
+                    client.apiClient(), nodeName, on.pods(), options, on.drain().memory(), budgets);
           } catch (DrainRefusedException e) {
             return DrainPass.refused(e);
           }

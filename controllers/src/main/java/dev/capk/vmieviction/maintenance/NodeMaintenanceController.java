@@ -236,12 +236,8 @@ public final class NodeMaintenanceController
                             .fieldSelector("spec.nodeName=" + node)
                             .buildCall(null),
                         V1PodList.class));
-    if (on.opened()) {
-      log.debug("node pod watch opened nodeMaintenance={} node={}", name, node);
-    }
-    return drains
-        .stepper(requestClient)
-        .step(node, on.pods(), options, on.drain().memory(), BudgetWatch.NONE);
+    return drains.step(
+        requestClient, node, on.pods(), options, on.drain().memory(), BudgetWatch.NONE);
   }
 
   @Override

@@ -33,7 +33,7 @@ public final class Main {
       return dev.capk.vmieviction.drain.cli.NodeCli.run(args);
     }
     if (args.length > 0 && "status".equals(args[0])) {
-      return dev.capk.vmieviction.status.StatusCommand.run(args);
+      return dev.capk.vmieviction.status.StatusCommand.run(System.out, System.err, args);
     }
     ManagerOptions options;
     try {

@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.status;
 
 import static com.google.common.base.Strings.nullToEmpty;
+import static java.time.temporal.ChronoUnit.SECONDS;
 
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvacuationPhase;
@@ -10,18 +11,17 @@ import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
+import io.kubernetes.client.openapi.models.CoreV1Event;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
-import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -30,14 +30,31 @@ import java.util.stream.Stream;
 /**
  * The evacuations in progress, from the VMIs and their Events (pure, no I/O): in progress when
  * KubeVirt set {@code status.evacuationNodeName}, or the VMI is being deleted after a drain start;
- * the phase the controller recorded on the VMI ({@link #phase}); what blocks it, the latest of this
- * evacuation's events (this VMI UID, at or after its drain start) that speak of its phase.
+ * the phase the controller recorded on the VMI; what blocks it, the latest of this evacuation's
+ * events (this VMI UID, at or after its drain start) that speak of its phase.
  */
 public final class EvacuationStatuses {
   private EvacuationStatuses() {}
 
   /** An Event about the VMI of {@code uid}; {@code lastSeen}: when its series last occurred. */
-  public record VmiEvent(String uid, String reason, String message, Instant lastSeen) {}
+  public record VmiEvent(String uid, String reason, String message, Instant lastSeen) {
+    /** lastTimestamp (core/v1 series), else the series' or the event's time, else its first. */
+    VmiEvent(CoreV1Event e) {
+      this(
+          e.getInvolvedObject().getUid(),
+          e.getReason(),
+          e.getMessage(),
+          Stream.of(
+                  e.getLastTimestamp(),
+                  e.getSeries() == null ? null : e.getSeries().getLastObservedTime(),
+                  e.getEventTime(),
+                  e.getFirstTimestamp())
+              .filter(Objects::nonNull)
+              .findFirst()
+              .map(OffsetDateTime::toInstant)
+              .orElse(null));
+    }
+  }
 
   /**
    * An evacuation's deadline: drain start plus {@code --drain-timeout}, moved earlier by CAPK's
@@ -75,8 +92,6 @@ public final class EvacuationStatuses {
               Stream.of(GuestAccessException.Reason.values()).map(Enum::name))
           .collect(Collectors.toUnmodifiableSet());
 
-  private static final Predicate<VmiEvent> DRAIN_BLOCKER = e -> DRAIN_BLOCKERS.contains(e.reason());
-
   /** The evacuations among {@code vmis}, the least time left first; events matched by UID. */
   public static List<EvacuationStatus> of(
       List<VirtualMachineInstance> vmis,
@@ -87,74 +102,60 @@ public final class EvacuationStatuses {
         events.stream()
             .filter(e -> e.uid() != null && e.lastSeen() != null)
             .collect(Collectors.groupingBy(VmiEvent::uid));
-    List<EvacuationStatus> out = new ArrayList<>();
-    for (VirtualMachineInstance vmi : vmis) {
-      if (inProgress(vmi)) {
-        out.add(
-            of(vmi, byUid.getOrDefault(vmi.getMetadata().getUid(), List.of()), now, drainTimeout));
-      }
-    }
-    out.sort(
-        Comparator.comparing(
-                (EvacuationStatus s) -> s.timeLeft().orElse(Duration.ofSeconds(Long.MAX_VALUE)))
-            .thenComparing(EvacuationStatus::namespace)
-            .thenComparing(EvacuationStatus::name));
-    return out;
+    return vmis.stream()
+        .filter(EvacuationStatuses::inProgress)
+        .map(v -> of(v, byUid.getOrDefault(v.getMetadata().getUid(), List.of()), now, drainTimeout))
+        .sorted(
+            Comparator.comparing(
+                    (EvacuationStatus s) -> s.timeLeft().orElse(Duration.ofSeconds(Long.MAX_VALUE)))
+                .thenComparing(EvacuationStatus::namespace)
+                .thenComparing(EvacuationStatus::name))
+        .toList();
   }
 
-  static boolean inProgress(VirtualMachineInstance vmi) {
+  private static boolean inProgress(VirtualMachineInstance vmi) {
     return vmi.getMetadata() != null
         && (!infraNode(vmi).isEmpty() // marked
             || vmi.getMetadata().getDeletionTimestamp() != null // deleted after a drain start
                 && Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME) != null);
   }
 
-  static EvacuationStatus of(
+  private static EvacuationStatus of(
       VirtualMachineInstance vmi, List<VmiEvent> ownEvents, Instant now, Duration drainTimeout) {
-    String startRaw = Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME);
-    Optional<Instant> start = rfc3339(startRaw);
+    Optional<Instant> start =
+        rfc3339(Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME));
     // Events carry whole seconds: one of this evacuation may read just before a sub-second start.
     List<VmiEvent> current =
-        start
-            .map(s -> s.truncatedTo(ChronoUnit.SECONDS))
-            .map(
-                s ->
-                    ownEvents.stream()
-                        .filter(e -> !e.lastSeen().isBefore(s))
-                        .sorted(LATEST_LAST)
-                        .toList())
-            .orElse(List.of());
+        ownEvents.stream()
+            .filter(
+                e -> start.isPresent() && !e.lastSeen().isBefore(start.get().truncatedTo(SECONDS)))
+            .sorted(Comparator.comparing(VmiEvent::lastSeen))
+            .toList();
     Optional<DeadlineEstimate> deadline = start.map(s -> deadline(s, drainTimeout, vmi, current));
     Optional<Duration> left = deadline.map(d -> Duration.between(now, d.at()));
-    EvacuationPhase phase = phase(vmi, start.isPresent(), left);
+    EvacuationPhase phase = phase(vmi, left);
     Optional<VmiEvent> blocker =
         switch (phase) {
           case Pending, WaitingForRecreate -> Optional.empty();
-          case Held -> latest(current, e -> VmiEvents.EVACUATION_HELD.equals(e.reason()));
-          case Paused -> latest(current, e -> VmiEvents.CLUSTER_PAUSED.equals(e.reason()));
+          case Held -> latest(current, Set.of(VmiEvents.EVACUATION_HELD));
+          case Paused -> latest(current, Set.of(VmiEvents.CLUSTER_PAUSED));
           case Migrating ->
-              latest(
-                  current,
-                  e ->
-                      VmiEvents.MIGRATION_STARTED.equals(e.reason())
-                          || VmiEvents.MIGRATION_FAILED.equals(e.reason()));
-          case Draining -> latest(current, DRAIN_BLOCKER);
+              latest(current, Set.of(VmiEvents.MIGRATION_STARTED, VmiEvents.MIGRATION_FAILED));
+          case Draining -> latest(current, DRAIN_BLOCKERS);
           case DeadlinePassed ->
-              latest(current, e -> VmiEvents.DEADLINE_PASSED.equals(e.reason()))
-                  .or(() -> latest(current, DRAIN_BLOCKER));
+              latest(current, Set.of(VmiEvents.DEADLINE_PASSED))
+                  .or(() -> latest(current, DRAIN_BLOCKERS));
         };
-    Optional<String> guestNode =
-        current.stream()
-            .map(EvacuationStatuses::guestNode)
-            .flatMap(Optional::stream)
-            .reduce((first, second) -> second);
     return new EvacuationStatus(
         vmi.getMetadata().getNamespace(),
         vmi.getMetadata().getName(),
         vmi.getMetadata().getUid(),
         nullToEmpty(Metadata.label(vmi, CapkLabels.CLUSTER_NAME)),
         nullToEmpty(Metadata.label(vmi, CapkLabels.ROLE)),
-        guestNode,
+        current.stream()
+            .map(EvacuationStatuses::guestNode)
+            .flatMap(Optional::stream)
+            .reduce((a, b) -> b),
         infraNode(vmi),
         phase,
         start,
@@ -167,15 +168,14 @@ public final class EvacuationStatuses {
    * The phase the controller recorded on the VMI, unless the VMI says more: being deleted, no drain
    * start yet, past its deadline. None recorded (an older controller): draining.
    */
-  static EvacuationPhase phase(
-      VirtualMachineInstance vmi, boolean started, Optional<Duration> left) {
+  private static EvacuationPhase phase(VirtualMachineInstance vmi, Optional<Duration> left) {
     if (vmi.getMetadata().getDeletionTimestamp() != null) {
       return EvacuationPhase.WaitingForRecreate;
     }
-    if (!started) {
+    if (left.isEmpty()) { // no drain start
       return EvacuationPhase.Pending;
     }
-    if (left.isPresent() && (left.get().isNegative() || left.get().isZero())) {
+    if (!left.get().isPositive()) {
       return EvacuationPhase.DeadlinePassed;
     }
     return EvacuationPhase.recorded(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_PHASE))
@@ -183,24 +183,20 @@ public final class EvacuationStatuses {
   }
 
   /** The earliest of start + timeout, CAPK's grace time and a deadline Cluster API shortened. */
-  static DeadlineEstimate deadline(
+  private static DeadlineEstimate deadline(
       Instant start, Duration timeout, VirtualMachineInstance vmi, List<VmiEvent> current) {
-    DeadlineEstimate best =
-        new DeadlineEstimate(start.plus(timeout), "--drain-timeout " + GoDuration.format(timeout));
-    Optional<Instant> grace =
-        rfc3339(Metadata.annotation(vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
-    if (grace.isPresent() && grace.get().isBefore(best.at())) {
-      best =
-          new DeadlineEstimate(
-              grace.get(), "annotation " + EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
-    }
-    for (VmiEvent e : current) {
-      Optional<DeadlineEstimate> shortened = shortenedDeadline(e);
-      if (shortened.isPresent() && shortened.get().at().isBefore(best.at())) {
-        best = shortened.get();
-      }
-    }
-    return best;
+    String grace = EvictionAnnotations.CAPK_DELETION_GRACE_TIME;
+    return Stream.of(
+            Stream.of(
+                new DeadlineEstimate(
+                    start.plus(timeout), "--drain-timeout " + GoDuration.format(timeout))),
+            rfc3339(Metadata.annotation(vmi, grace))
+                .map(at -> new DeadlineEstimate(at, "annotation " + grace))
+                .stream(),
+            current.stream().map(EvacuationStatuses::shortenedDeadline).flatMap(Optional::stream))
+        .flatMap(s -> s)
+        .min(Comparator.comparing(DeadlineEstimate::at)) // the first of equals
+        .orElseThrow();
   }
 
   /*
@@ -216,41 +212,42 @@ public final class EvacuationStatuses {
           VmiEvents.DRAIN_REFUSED, Pattern.compile("^Drain of guest node (\\S+) refused"),
           VmiEvents.DRAIN_SUCCEEDED, Pattern.compile("^Guest node (\\S+) drained"));
 
-  private static final Pattern SHORTENED =
-      Pattern.compile("^Deadline moved earlier to (\\S+) by (.+?) \\(shorter than");
+  private static final Map<String, Pattern> SHORTENED =
+      Map.of(
+          VmiEvents.DRAIN_DEADLINE_SHORTENED,
+          Pattern.compile("^Deadline moved earlier to (\\S+) by (.+?) \\(shorter than"));
 
-  static Optional<String> guestNode(VmiEvent e) {
-    Pattern p = GUEST_NODE.get(e.reason());
-    Matcher m = p == null || e.message() == null ? null : p.matcher(e.message());
-    return m != null && m.find() ? Optional.of(m.group(1)) : Optional.empty();
+  private static Optional<String> guestNode(VmiEvent e) {
+    return match(e, GUEST_NODE).map(m -> m.group(1));
   }
 
   /** The deadline a {@code DrainDeadlineShortened} event announces, with what set it. */
-  static Optional<DeadlineEstimate> shortenedDeadline(VmiEvent e) {
-    if (!VmiEvents.DRAIN_DEADLINE_SHORTENED.equals(e.reason()) || e.message() == null) {
-      return Optional.empty();
-    }
-    Matcher m = SHORTENED.matcher(e.message());
-    return m.find()
-        ? rfc3339(m.group(1)).map(at -> new DeadlineEstimate(at, m.group(2)))
-        : Optional.empty();
+  private static Optional<DeadlineEstimate> shortenedDeadline(VmiEvent e) {
+    return match(e, SHORTENED)
+        .flatMap(m -> rfc3339(m.group(1)).map(at -> new DeadlineEstimate(at, m.group(2))));
+  }
+
+  /** The event's message matched by the pattern for its reason, if it matches. */
+  private static Optional<Matcher> match(VmiEvent e, Map<String, Pattern> byReason) {
+    Pattern p = byReason.get(e.reason());
+    Matcher m = p == null || e.message() == null ? null : p.matcher(e.message());
+    return m != null && m.find() ? Optional.of(m) : Optional.empty();
   }
 
   /** An RFC 3339 time, or empty. */
-  static Optional<Instant> rfc3339(String text) {
+  private static Optional<Instant> rfc3339(String text) {
     try {
-      return text == null || text.isBlank()
-          ? Optional.empty()
-          : Optional.of(OffsetDateTime.parse(text.trim()).toInstant());
+      return Optional.ofNullable(text)
+          .filter(t -> !t.isBlank())
+          .map(t -> OffsetDateTime.parse(t.trim()).toInstant());
     } catch (DateTimeParseException e) {
       return Optional.empty();
     }
   }
 
-  private static final Comparator<VmiEvent> LATEST_LAST = Comparator.comparing(VmiEvent::lastSeen);
-
-  private static Optional<VmiEvent> latest(List<VmiEvent> sorted, Predicate<VmiEvent> which) {
-    return sorted.stream().filter(which).reduce((first, second) -> second);
+  /** The latest of {@code sorted} with one of these reasons. */
+  private static Optional<VmiEvent> latest(List<VmiEvent> sorted, Set<String> reasons) {
+    return sorted.stream().filter(e -> reasons.contains(e.reason())).reduce((a, b) -> b);
   }
 
   private static String infraNode(VirtualMachineInstance vmi) {

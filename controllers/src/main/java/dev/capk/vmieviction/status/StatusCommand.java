@@ -4,10 +4,10 @@ import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.drain.cli.ConnectionOptions;
+import dev.capk.vmieviction.drain.cli.NodeCli;
 import dev.capk.vmieviction.eviction.InfraVmis;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
-import dev.capk.vmieviction.logging.LogbackConfigurator;
 import dev.capk.vmieviction.status.EvacuationStatuses.EvacuationStatus;
 import dev.capk.vmieviction.status.EvacuationStatuses.VmiEvent;
 import dev.capk.vmieviction.time.GoDuration;
@@ -20,16 +20,12 @@ import io.kubernetes.client.openapi.models.CoreV1EventList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.Callable;
-import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -41,19 +37,13 @@ import picocli.CommandLine.Option;
  * one-line error.
  */
 @Command(
-    name = "status",
+    name = "kubectl vmi-eviction status",
     description =
         "List the VMI evacuations in progress on the infra cluster: guest cluster and node, phase,"
             + " time left to the deadline, and what blocks each.")
 public final class StatusCommand implements Callable<Integer> {
 
-  /** As a kubectl plugin, for "see --help" hints. */
-  public static final String PLUGIN_NAME = "kubectl vmi-eviction status";
-
-  /** The controller's own default {@code --drain-timeout}. */
-  static final String DEFAULT_DRAIN_TIMEOUT = "10m";
-
-  static final int PAGE = 500;
+  private static final int PAGE = 500;
 
   @Mixin ConnectionOptions connection = new ConnectionOptions();
 
@@ -66,7 +56,7 @@ public final class StatusCommand implements Callable<Integer> {
   @Option(
       names = "--drain-timeout",
       paramLabel = "DURATION",
-      defaultValue = DEFAULT_DRAIN_TIMEOUT,
+      defaultValue = "10m",
       description =
           "The controller's --drain-timeout: deadline = drain start + this, moved earlier by the"
               + " VMI's vmi-deletion-grace-time annotation or a DrainDeadlineShortened event"
@@ -84,51 +74,30 @@ public final class StatusCommand implements Callable<Integer> {
 
   private final PrintStream out;
   private final PrintStream err;
-  private final Clock clock;
 
-  StatusCommand(PrintStream out, PrintStream err, Clock clock) {
+  StatusCommand(PrintStream out, PrintStream err) {
     this.out = out;
     this.err = err;
-    this.clock = clock;
-  }
-
-  /** Runs {@code status ARGS}; the exit code. */
-  public static int run(String... args) {
-    return run(System.out, System.err, args);
   }
 
   /** Runs {@code status ARGS} (the first argument, {@code status}, included) on these streams. */
   public static int run(PrintStream out, PrintStream err, String... args) {
-    CommandLine cli = new CommandLine(new StatusCommand(out, err, Clock.systemUTC()));
-    cli.setOut(new PrintWriter(out, true));
-    cli.setErr(new PrintWriter(err, true));
-    cli.setExecutionExceptionHandler(
-        (e, line, parsed) -> {
-          err.println(
-              "error: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
-          return 1;
-        });
-    cli.setParameterExceptionHandler(
-        (e, a) -> {
-          err.println("error: " + e.getMessage());
-          err.println("See '" + PLUGIN_NAME + " --help' for usage.");
-          return 1;
-        });
     int from = args.length > 0 && "status".equals(args[0]) ? 1 : 0;
-    return cli.execute(java.util.Arrays.copyOfRange(args, from, args.length));
+    return NodeCli.execute(
+        new CommandLine(new StatusCommand(out, err)),
+        out,
+        err,
+        Arrays.copyOfRange(args, from, args.length));
   }
 
-  /** Failures are thrown: {@link #run} prints them as one line and exits 1. */
+  /** Failures are thrown: {@link NodeCli#execute} prints them as one line and exits 1. */
   @Override
-  public Integer call() throws ConnectionOptions.KubeconfigException {
-    LogbackConfigurator.setCliVerbosity(connection.verbosity());
-    boolean wide = "wide".equals(output);
-    boolean json = "json".equals(output);
-    if (output != null && !wide && !json) {
+  public Integer call() {
+    if (output != null && !output.equals("wide") && !output.equals("json")) {
       throw new IllegalArgumentException(
-          "unable to match a printer suitable for the output format \""
-              + output
-              + "\", allowed formats are: json,wide");
+          "unable to match a printer suitable for the output format \"%s\", allowed formats are:"
+                  .formatted(output)
+              + " json,wide");
     }
     Duration timeout;
     try {
@@ -143,53 +112,41 @@ public final class StatusCommand implements Callable<Integer> {
     ApiClient client = connection.connect(System.getenv());
     LenientJson.install();
     String namespace = connection.namespace();
-    List<EvacuationStatus> statuses;
-    Instant now;
+    ListOptions vmiOptions = new ListOptions();
+    vmiOptions.setLabelSelector(selector == null || selector.isBlank() ? null : selector);
+    ListOptions eventOptions = new ListOptions();
+    eventOptions.setFieldSelector("involvedObject.kind=" + KubeVirtApi.VMI_KIND);
+    List<VirtualMachineInstance> vmis;
+    List<CoreV1Event> events;
     try {
-      List<VirtualMachineInstance> vmis = listVmis(client, namespace);
-      List<VmiEvent> events = listVmiEvents(client, namespace);
-      now = clock.instant();
-      statuses = EvacuationStatuses.of(vmis, events, now, timeout);
+      vmis = listAll(InfraVmis.api(client), namespace, vmiOptions, "VMIs");
+      events =
+          listAll(
+              new GenericKubernetesApi<>(
+                  CoreV1Event.class, CoreV1EventList.class, "", "v1", "events", client),
+              namespace,
+              eventOptions,
+              "Events");
     } catch (ApiException e) {
       throw new IllegalStateException(ApiStatus.describe(e));
     }
-    if (json) {
+    Instant now = Instant.now();
+    List<EvacuationStatus> statuses =
+        EvacuationStatuses.of(
+            vmis,
+            events.stream().filter(e -> e.getInvolvedObject() != null).map(VmiEvent::new).toList(),
+            now,
+            timeout);
+    if ("json".equals(output)) {
       out.println(StatusOutput.json(statuses, now, timeout));
     } else if (statuses.isEmpty()) {
       err.println(
-          namespace == null
-              ? "No evacuations in progress."
-              : "No evacuations in progress in namespace " + namespace + ".");
+          "No evacuations in progress"
+              + (namespace == null ? "." : " in namespace " + namespace + "."));
     } else {
-      StatusOutput.lines(statuses, wide).forEach(out::println);
+      StatusOutput.lines(statuses, "wide".equals(output)).forEach(out::println);
     }
     return 0;
-  }
-
-  private List<VirtualMachineInstance> listVmis(ApiClient client, String namespace)
-      throws ApiException {
-    ListOptions o = new ListOptions();
-    o.setLabelSelector(selector == null || selector.isBlank() ? null : selector);
-    return listAll(InfraVmis.api(client), namespace, o, "VMIs");
-  }
-
-  private static List<VmiEvent> listVmiEvents(ApiClient client, String namespace)
-      throws ApiException {
-    ListOptions o = new ListOptions();
-    o.setFieldSelector("involvedObject.kind=" + KubeVirtApi.VMI_KIND);
-    return listAll(
-            new GenericKubernetesApi<>(
-                CoreV1Event.class, CoreV1EventList.class, "", "v1", "events", client),
-            namespace,
-            o,
-            "Events")
-        .stream()
-        .filter(e -> e.getInvolvedObject() != null && lastSeen(e) != null)
-        .map(
-            e ->
-                new VmiEvent(
-                    e.getInvolvedObject().getUid(), e.getReason(), e.getMessage(), lastSeen(e)))
-        .toList();
   }
 
   /** Every object {@code options} select, in pages. */
@@ -213,15 +170,5 @@ public final class StatusCommand implements Callable<Integer> {
       token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
     } while (token != null && !token.isEmpty());
     return all;
-  }
-
-  /** lastTimestamp (core/v1 series), else the series' or the event's time, else its first. */
-  static Instant lastSeen(CoreV1Event e) {
-    var series = e.getSeries() == null ? null : e.getSeries().getLastObservedTime();
-    return Stream.of(e.getLastTimestamp(), series, e.getEventTime(), e.getFirstTimestamp())
-        .filter(Objects::nonNull)
-        .findFirst()
-        .map(OffsetDateTime::toInstant)
-        .orElse(null);
   }
 }

@@ -1,8 +1,6 @@
 package dev.capk.vmieviction.status;
 
 import com.google.gson.GsonBuilder;
-import com.google.gson.JsonArray;
-import com.google.gson.JsonObject;
 import dev.capk.vmieviction.status.EvacuationStatuses.DeadlineEstimate;
 import dev.capk.vmieviction.status.EvacuationStatuses.EvacuationStatus;
 import dev.capk.vmieviction.status.EvacuationStatuses.VmiEvent;
@@ -11,10 +9,15 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 /**
  * The status as kubectl prints tables: columns padded to their widest cell, three spaces apart,
@@ -26,6 +29,10 @@ public final class StatusOutput {
   private StatusOutput() {}
 
   static final String NONE = "<none>";
+
+  /** The clause of the controller's messages that restates the deadline (TIME-LEFT says it). */
+  private static final Pattern DEADLINE_CLAUSE =
+      Pattern.compile("(?<=.); (retrying, VMI deleted|VMI deleted|goes ahead) anyway at .*$");
 
   /** A column: its header, whether only {@code -o wide} shows it, its cell (wide or not). */
   private record Column(
@@ -50,21 +57,14 @@ public final class StatusOutput {
               "DEADLINE-FROM", true, s -> s.deadline().map(DeadlineEstimate::source).orElse(NONE)),
           new Column("TIME-LEFT", false, s -> timeLeft(s.timeLeft())),
           new Column("REASON", true, s -> s.blockedBy().map(VmiEvent::reason).orElse(NONE)),
-          // The default view cuts the blocker's message before its deadline clause.
           new Column(
               "BLOCKED-BY",
               false,
               (s, wide) ->
                   s.blockedBy()
-                      .map(e -> wide ? oneLine(e.message()) : withoutDeadlineClause(e.message()))
+                      .map(e -> oneLine(e.message()))
+                      .map(m -> wide ? m : DEADLINE_CLAUSE.matcher(m).replaceFirst(""))
                       .orElse(NONE)));
-
-  /** Clauses of the controller's messages that restate the deadline. */
-  private static final List<String> DEADLINE_CLAUSES =
-      List.of(
-          "; retrying, VMI deleted anyway at ",
-          "; VMI deleted anyway at ",
-          "; goes ahead anyway at ");
 
   /** The table's lines, headers first. */
   public static List<String> lines(List<EvacuationStatus> statuses, boolean wide) {
@@ -79,33 +79,18 @@ public final class StatusOutput {
 
   /** Time left as kubectl prints ages ({@code 9m12s}), negative once passed. */
   static String timeLeft(Optional<Duration> left) {
-    if (left.isEmpty()) {
-      return "<unknown>";
-    }
-    Duration d = left.get();
-    return d.isNegative() ? "-" + human(d.negated()) : human(d);
+    return left.map(d -> d.isNegative() ? "-" + human(d.negated()) : human(d)).orElse("<unknown>");
   }
 
   static String human(Duration d) {
     long s = d.toSeconds();
     long m = s / 60;
-    return s < 60 * 2 ? s + "s" : m < 60 ? two(m, "m", s % 60, "s") : two(m / 60, "h", m % 60, "m");
+    return s < 2 * 60 ? s + "s" : m < 60 ? two(m, "m", s % 60, "s") : two(m / 60, "h", m % 60, "m");
   }
 
   /** {@code 9m12s}, or {@code 9m} when the smaller unit is zero. */
   private static String two(long big, String bigUnit, long small, String smallUnit) {
     return big + bigUnit + (small == 0 ? "" : small + smallUnit);
-  }
-
-  static String withoutDeadlineClause(String message) {
-    String m = oneLine(message);
-    for (String clause : DEADLINE_CLAUSES) {
-      int i = m.indexOf(clause);
-      if (i > 0) {
-        return m.substring(0, i);
-      }
-    }
-    return m;
   }
 
   private static String oneLine(String message) {
@@ -122,66 +107,56 @@ public final class StatusOutput {
 
   /** {@code -o json}: the wide table's fields, RFC 3339 times, absent values left out. */
   public static String json(List<EvacuationStatus> statuses, Instant now, Duration drainTimeout) {
-    JsonObject root = new JsonObject();
-    root.addProperty("time", time(now));
-    root.addProperty("drainTimeout", GoDuration.format(drainTimeout));
-    JsonArray items = new JsonArray();
+    List<Map<String, Object>> items = new ArrayList<>();
     for (EvacuationStatus s : statuses) {
-      JsonObject o = new JsonObject();
-      o.addProperty("namespace", s.namespace());
-      o.addProperty("name", s.name());
-      o.addProperty("uid", s.uid());
-      addIfSet(o, "cluster", s.cluster());
-      addIfSet(o, "role", s.role());
-      addIfSet(o, "guestNode", s.guestNode().orElse(null));
-      addIfSet(o, "infraNode", s.infraNode());
-      o.addProperty("phase", s.phase().name());
-      addIfSet(o, "drainStart", s.drainStart().map(Instant::toString).orElse(null));
-      addIfSet(o, "deadline", s.deadline().map(d -> d.at().toString()).orElse(null));
-      addIfSet(o, "deadlineFrom", s.deadline().map(DeadlineEstimate::source).orElse(null));
-      s.timeLeft().ifPresent(d -> o.addProperty("secondsLeft", d.toSeconds()));
+      Map<String, Object> o = new LinkedHashMap<>(); // Gson leaves null values out
+      o.put("namespace", s.namespace());
+      o.put("name", s.name());
+      o.put("uid", s.uid());
+      o.put("cluster", s.cluster());
+      o.put("role", s.role());
+      o.put("guestNode", s.guestNode().orElse(null));
+      o.put("infraNode", s.infraNode());
+      o.put("phase", s.phase().name());
+      o.put("drainStart", s.drainStart().map(Instant::toString).orElse(null));
+      o.put("deadline", s.deadline().map(d -> d.at().toString()).orElse(null));
+      o.put("deadlineFrom", s.deadline().map(DeadlineEstimate::source).orElse(null));
+      o.put("secondsLeft", s.timeLeft().map(Duration::toSeconds).orElse(null));
+      o.values().removeIf(""::equals); // an absent label or node
       s.blockedBy()
           .ifPresent(
               e -> {
-                JsonObject b = new JsonObject();
-                b.addProperty("reason", e.reason());
-                b.addProperty("message", e.message());
-                b.addProperty("lastSeen", e.lastSeen().toString());
-                o.add("blockedBy", b);
+                Map<String, Object> b = new LinkedHashMap<>();
+                b.put("reason", e.reason());
+                b.put("message", e.message());
+                b.put("lastSeen", e.lastSeen().toString());
+                o.put("blockedBy", b);
               });
       items.add(o);
     }
-    root.add("evacuations", items);
+    Map<String, Object> root = new LinkedHashMap<>();
+    root.put("time", time(now));
+    root.put("drainTimeout", GoDuration.format(drainTimeout));
+    root.put("evacuations", items);
     return new GsonBuilder().setPrettyPrinting().disableHtmlEscaping().create().toJson(root);
-  }
-
-  private static void addIfSet(JsonObject o, String key, String value) {
-    if (value != null && !value.isEmpty()) {
-      o.addProperty(key, value);
-    }
   }
 
   /** Pads every column but the last to its widest cell; three spaces between columns. */
   private static List<String> align(List<List<String>> rows) {
-    int columns = rows.get(0).size();
-    int[] width = new int[columns];
+    int[] width = new int[rows.get(0).size()];
     for (List<String> r : rows) {
-      for (int i = 0; i < columns; i++) {
+      for (int i = 0; i < width.length; i++) {
         width[i] = Math.max(width[i], r.get(i).length());
       }
     }
-    List<String> out = new ArrayList<>();
-    for (List<String> r : rows) {
-      StringBuilder sb = new StringBuilder();
-      for (int i = 0; i < columns; i++) {
-        String cell = r.get(i);
-        sb.append(cell);
-        if (i < columns - 1) {
-          sb.append(" ".repeat(width[i] - cell.length() + 3));
-        }
-      }
-      out.add(sb.toString());
-    }
-    return out;
+    int last = width.length - 1;
+    return rows.stream()
+        .map(
+            r ->
+                IntStream.range(0, last)
+                        .mapToObj(i -> r.get(i) + " ".repeat(width[i] - r.get(i).length() + 3))
+                        .collect(Collectors.joining())
+                    + r.get(last))
+        .toList();
   }
 }

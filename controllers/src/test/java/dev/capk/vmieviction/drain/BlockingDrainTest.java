@@ -5,12 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
 import dev.capk.vmieviction.drain.NodeDrainer.BlockingDrain;
 import dev.capk.vmieviction.drain.NodeDrainer.DrainOutput;
 import dev.capk.vmieviction.drain.NodeDrainer.Drained;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
+import dev.capk.vmieviction.drain.SteppedDrains.EvictionOutcome;
 import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Clock;
 import java.time.Duration;

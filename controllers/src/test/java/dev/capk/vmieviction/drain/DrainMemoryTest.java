@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
+import dev.capk.vmieviction.drain.SteppedDrains.EvictionOutcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Set;

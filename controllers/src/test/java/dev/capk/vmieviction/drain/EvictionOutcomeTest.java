@@ -3,7 +3,7 @@ package dev.capk.vmieviction.drain;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
+import dev.capk.vmieviction.drain.SteppedDrains.EvictionOutcome;
 import dev.capk.vmieviction.kube.ApiStatus;
 import java.util.List;
 import java.util.Map;
@@ -192,7 +192,7 @@ class EvictionOutcomeTest {
   }
 
   private static java.util.Optional<String> parse(String json) throws Exception {
-    return DrainStepper.evictionGroupVersion(
+    return SteppedDrains.evictionGroupVersion(
         dev.capk.vmieviction.kube.LenientJson.parse(
             json, io.kubernetes.client.openapi.models.V1APIResourceList.class));
   }

@@ -2,8 +2,8 @@ package dev.capk.vmieviction.drain;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.capk.vmieviction.drain.DrainStepper.EvictionOutcome;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
+import dev.capk.vmieviction.drain.SteppedDrains.EvictionOutcome;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1Pod;
 import java.time.Clock;
@@ -33,8 +33,13 @@ class PodWaitsTest {
 
     // Every pod is terminating: nothing is due, so the step sends no request at all.
     DrainStep step =
-        new DrainStepper(new ApiClient(), Runnable::run, Clock.fixed(NOW, ZoneOffset.UTC))
+        new SteppedDrains(
+                Runnable::run,
+                Clock.fixed(NOW, ZoneOffset.UTC),
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(20))
             .step(
+                new ApiClient(),
                 "node-1",
                 List.of(kept, two, none),
                 DrainOptions.of(b -> b.force = true),

@@ -55,8 +55,8 @@ class CdsClassListTest {
             "dev/capk/vmieviction/manager/Main",
             "dev/capk/vmieviction/eviction/Evacuator",
             "dev/capk/vmieviction/eviction/Guest",
-            "dev/capk/vmieviction/drain/DrainStepper",
-            "dev/capk/vmieviction/drain/DrainStepper$Evictor",
+            "dev/capk/vmieviction/drain/SteppedDrains",
+            "dev/capk/vmieviction/drain/SteppedDrains$Evictor",
             "dev/capk/vmieviction/drain/SteppedDrains$NodePodWatch",
             "dev/capk/vmieviction/drain/NodeWatch$BudgetWatch",
             "sun/security/ssl/SSLSocketImpl")) {

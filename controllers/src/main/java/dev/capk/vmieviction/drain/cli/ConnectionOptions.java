@@ -1,5 +1,7 @@
 package dev.capk.vmieviction.drain.cli;
 
+import dev.capk.vmieviction.logging.LogbackConfigurator;
+import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
@@ -13,7 +15,10 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
@@ -22,8 +27,6 @@ import picocli.CommandLine.Option;
  * kubectl's global flags that choose and reach the cluster, shared by every subcommand (the node
  * commands here, and the jar's {@code status} command), and the API client they choose. Only the
  * flags that mean something here exist; any other global flag of kubectl is refused by name.
- * Kubeconfig failures are one-line messages that name the file and the problem, never the file's
- * content (it holds credentials).
  */
 public final class ConnectionOptions {
   @Option(
@@ -87,24 +90,16 @@ public final class ConnectionOptions {
     return namespace;
   }
 
-  public int verbosity() {
-    return verbosity;
-  }
-
-  /** A kubeconfig problem to show the user as is. */
-  public static final class KubeconfigException extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    KubeconfigException(String message) {
-      super(message);
-    }
-  }
-
   /** Long enough for any single request of a drain; watches set their own. */
   private static final Duration READ_TIMEOUT = Duration.ofSeconds(60);
 
-  /** A client found as kubectl finds one: --kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster. */
-  public ApiClient connect(Map<String, String> env) throws KubeconfigException {
+  /**
+   * A client found as kubectl finds one: --kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster;
+   * this process logs as -v says from here on. A kubeconfig problem is an IllegalArgumentException
+   * whose message names the file and the problem, never the file's content.
+   */
+  public ApiClient connect(Map<String, String> env) {
+    LogbackConfigurator.setCliVerbosity(verbosity);
     ApiClient client = find(env);
     if (requestTimeout != null && !requestTimeout.isZero()) {
       // As kubectl's --request-timeout: a bound on each whole request. The drain's watch builds its
@@ -114,154 +109,146 @@ public final class ConnectionOptions {
     return client;
   }
 
-  private ApiClient find(Map<String, String> env) throws KubeconfigException {
-    Path file = kubeconfig;
-    if (file == null) {
-      String fromEnv = env.get("KUBECONFIG");
-      if (fromEnv != null && !fromEnv.isBlank()) {
-        file =
-            Arrays.stream(fromEnv.split(File.pathSeparator))
-                .filter(p -> !p.isBlank() && Files.exists(Path.of(p)))
-                .map(Path::of)
-                .findFirst()
-                .orElseThrow(
-                    () -> new KubeconfigException("no kubeconfig found at KUBECONFIG=" + fromEnv));
-      } else {
-        String home = env.getOrDefault("HOME", System.getProperty("user.home"));
-        Path dflt = Path.of(home, ".kube", "config");
-        if (Files.exists(dflt)) {
-          file = dflt;
-        } else if (env.containsKey("KUBERNETES_SERVICE_HOST")) {
-          return inCluster();
-        } else {
-          throw new KubeconfigException(
-              "no kubeconfig: use --kubeconfig, set KUBECONFIG, or create ~/.kube/config");
-        }
-      }
+  private ApiClient find(Map<String, String> env) {
+    if (kubeconfig != null) {
+      return fromFile(kubeconfig);
     }
-    return fromFile(file, context, cluster, user);
-  }
-
-  /** kubectl's --cluster and --user: the context names them, in memory only (never the file). */
-  @SuppressWarnings("unchecked")
-  private static void overrideContext(KubeConfig config, String cluster, String user)
-      throws KubeconfigException {
-    boolean newCluster = cluster != null && !cluster.isBlank();
-    boolean newUser = user != null && !user.isBlank();
-    if (!newCluster && !newUser) {
-      return;
+    String fromEnv = env.get("KUBECONFIG");
+    if (fromEnv != null && !fromEnv.isBlank()) {
+      return fromFile(
+          Arrays.stream(fromEnv.split(File.pathSeparator))
+              .filter(p -> !p.isBlank() && Files.exists(Path.of(p)))
+              .map(Path::of)
+              .findFirst()
+              .orElseThrow(
+                  () ->
+                      new IllegalArgumentException(
+                          "no kubeconfig found at KUBECONFIG=" + fromEnv)));
     }
-    if (newCluster && !hasNamed(config.getClusters(), cluster)) {
-      throw new KubeconfigException("cluster \"" + cluster + "\" does not exist");
+    Path home = Path.of(env.getOrDefault("HOME", System.getProperty("user.home")));
+    if (Files.exists(home.resolve(".kube/config"))) {
+      return fromFile(home.resolve(".kube/config"));
     }
-    if (newUser && !hasNamed(config.getUsers(), user)) {
-      throw new KubeconfigException("auth info \"" + user + "\" does not exist");
+    if (!env.containsKey("KUBERNETES_SERVICE_HOST")) {
+      throw new IllegalArgumentException(
+          "no kubeconfig: use --kubeconfig, set KUBECONFIG, or create ~/.kube/config");
     }
-    String name = config.getCurrentContext();
-    for (Object o : config.getContexts()) {
-      if (o instanceof Map<?, ?> entry && name.equals(entry.get("name"))) {
-        Map<String, Object> ctx = new java.util.HashMap<>();
-        if (entry.get("context") instanceof Map<?, ?> old) {
-          ((Map<String, Object>) old).forEach(ctx::put);
-        }
-        if (newCluster) {
-          ctx.put("cluster", cluster);
-        }
-        if (newUser) {
-          ctx.put("user", user);
-        }
-        ((Map<String, Object>) entry).put("context", ctx);
-        config.setContext(name);
-        return;
-      }
-    }
-  }
-
-  private static boolean hasNamed(java.util.List<Object> entries, String name) {
-    return entries != null
-        && entries.stream().anyMatch(o -> o instanceof Map<?, ?> m && name.equals(m.get("name")));
-  }
-
-  private static ApiClient inCluster() throws KubeconfigException {
     try {
       return ClientBuilder.cluster().setReadTimeout(READ_TIMEOUT).build();
     } catch (IOException | RuntimeException e) {
-      throw new KubeconfigException(
+      throw new IllegalArgumentException(
           "cannot use the in-cluster service account: " + e.getClass().getSimpleName());
     }
   }
 
-  private static ApiClient fromFile(Path file, String context, String cluster, String user)
-      throws KubeconfigException {
+  private ApiClient fromFile(Path file) {
+    Function<String, IllegalArgumentException> bad =
+        problem -> new IllegalArgumentException("kubeconfig " + file + problem);
     KubeConfig config;
     try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       config = KubeConfig.loadKubeConfig(r);
     } catch (NoSuchFileException e) {
-      throw new KubeconfigException("kubeconfig " + file + " does not exist");
+      throw bad.apply(" does not exist");
     } catch (AccessDeniedException e) {
-      throw new KubeconfigException("kubeconfig " + file + " is not readable");
+      throw bad.apply(" is not readable");
     } catch (MarkedYAMLException e) {
       // Only the problem and the line: the snippet the exception carries may hold a token.
       int line = e.getProblemMark() == null ? -1 : e.getProblemMark().getLine() + 1;
-      throw new KubeconfigException(
-          "kubeconfig "
-              + file
-              + " is not valid YAML: "
-              + e.getProblem()
-              + (line > 0 ? " (line " + line + ")" : ""));
+      throw bad.apply(
+          " is not valid YAML: " + e.getProblem() + (line > 0 ? " (line " + line + ")" : ""));
     } catch (IOException | RuntimeException e) {
-      throw new KubeconfigException(
-          "kubeconfig " + file + " cannot be read: " + e.getClass().getSimpleName());
+      throw bad.apply(" cannot be read: " + e.getClass().getSimpleName());
     }
     if (config == null || config.getContexts() == null || config.getContexts().isEmpty()) {
-      throw new KubeconfigException("kubeconfig " + file + " has no contexts");
+      throw bad.apply(" has no contexts");
     }
     config.setFile(file.toAbsolutePath().toFile());
-    if (context != null && !context.isBlank()) {
-      if (!config.setContext(context)) {
-        // kubectl's wording
-        throw new KubeconfigException("context \"" + context + "\" does not exist");
-      }
-    } else if (config.getCurrentContext() == null || config.getCurrentContext().isBlank()) {
-      throw new KubeconfigException(
-          "kubeconfig " + file + " has no current-context: use --context");
+    if (given(context) && !config.setContext(context)) {
+      throw new IllegalArgumentException("context \"" + context + "\" does not exist"); // kubectl's
+    } else if (!given(context) && !given(config.getCurrentContext())) {
+      throw bad.apply(" has no current-context: use --context");
     }
-    overrideContext(config, cluster, user);
+    if (given(cluster) || given(user)) {
+      overrideContext(config);
+    }
     String server;
     try {
       server = config.getServer();
     } catch (RuntimeException e) {
       server = null;
     }
-    if (server == null || server.isBlank()) {
-      throw new KubeconfigException(
-          "kubeconfig " + file + ": the current context's cluster has no server");
+    if (!given(server)) {
+      throw bad.apply(": the current context's cluster has no server");
     }
     try {
       return ClientBuilder.kubeconfig(config).setReadTimeout(READ_TIMEOUT).build();
     } catch (IOException | RuntimeException e) {
-      throw new KubeconfigException(
-          "kubeconfig "
-              + file
-              + ": cannot set up credentials or TLS ("
-              + e.getClass().getSimpleName()
-              + ")");
+      throw bad.apply(": cannot set up credentials or TLS (" + e.getClass().getSimpleName() + ")");
     }
   }
 
-  /** kubectl's --request-timeout: bare integer seconds, or a Go duration; never negative. */
-  static final class RequestTimeoutConverter implements CommandLine.ITypeConverter<Duration> {
+  /** kubectl's --cluster and --user: the context names them, in memory only (never the file). */
+  @SuppressWarnings("unchecked")
+  private void overrideContext(KubeConfig config) {
+    if (given(cluster) && !hasNamed(config.getClusters(), cluster)) {
+      throw new IllegalArgumentException("cluster \"" + cluster + "\" does not exist");
+    }
+    if (given(user) && !hasNamed(config.getUsers(), user)) {
+      throw new IllegalArgumentException("auth info \"" + user + "\" does not exist");
+    }
+    String name = config.getCurrentContext();
+    for (Object o : config.getContexts()) {
+      if (o instanceof Map<?, ?> entry && name.equals(entry.get("name"))) {
+        Map<String, Object> ctx = new HashMap<>();
+        if (entry.get("context") instanceof Map<?, ?> old) {
+          ctx.putAll((Map<String, Object>) old);
+        }
+        if (given(cluster)) {
+          ctx.put("cluster", cluster);
+        }
+        if (given(user)) {
+          ctx.put("user", user);
+        }
+        ((Map<String, Object>) entry).put("context", ctx);
+        config.setContext(name);
+      }
+    }
+  }
+
+  private static boolean given(String value) {
+    return value != null && !value.isBlank();
+  }
+
+  private static boolean hasNamed(List<Object> entries, String name) {
+    return entries != null
+        && entries.stream().anyMatch(o -> o instanceof Map<?, ?> m && name.equals(m.get("name")));
+  }
+
+  /** Go durations (90s, 5m), as kubectl's duration flags. */
+  static class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String value) {
+      try {
+        return GoDuration.parse(value);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.TypeConversionException(e.getMessage());
+      }
+    }
+  }
+
+  /** kubectl's --request-timeout: also bare integer seconds; never negative. */
+  static final class RequestTimeoutConverter extends DurationConverter {
     @Override
     public Duration convert(String value) {
       try {
         Duration d =
             value.matches("\\d+")
                 ? Duration.ofSeconds(Long.parseLong(value))
-                : dev.capk.vmieviction.time.GoDuration.parse(value);
+                : super.convert(value);
         if (!d.isNegative()) {
           return d;
         }
-      } catch (IllegalArgumentException e) {
+      } catch (RuntimeException e) {
         // fall through to kubectl's message
       }
       throw new CommandLine.TypeConversionException(

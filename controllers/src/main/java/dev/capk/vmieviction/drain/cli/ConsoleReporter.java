@@ -7,11 +7,11 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * Prints the drains' kubectl lines. On a terminal, also one status line under them ("3 nodes, 41
@@ -78,19 +78,14 @@ final class ConsoleReporter implements DrainOutput, AutoCloseable {
     int left = awaiting.values().stream().mapToInt(Awaiting::left).sum();
     List<Set<String>> refused =
         awaiting.values().stream().flatMap(a -> a.refusedBy().stream()).toList();
-    Set<String> budgets = new TreeSet<>();
-    refused.forEach(budgets::addAll);
-    return (nodes == 1 ? "1 node" : nodes + " nodes")
-        + ", "
-        + left
-        + (left == 1 ? " pod" : " pods")
-        + " left"
+    String budgets =
+        refused.stream().flatMap(Set::stream).sorted().distinct().collect(Collectors.joining(", "));
+    return (nodes == 1 ? "1 node, " : nodes + " nodes, ")
+        + (left == 1 ? "1 pod left" : left + " pods left")
         + (refused.isEmpty()
             ? ""
-            : ", "
-                + refused.size()
-                + " refused by PodDisruptionBudget "
-                + (budgets.isEmpty() ? "?" : String.join(", ", budgets)));
+            : ", %d refused by PodDisruptionBudget %s"
+                .formatted(refused.size(), budgets.isEmpty() ? "?" : budgets));
   }
 
   private synchronized void draw() {

@@ -7,27 +7,23 @@ import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.PodFilters;
 import dev.capk.vmieviction.kube.ApiStatus;
-import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import java.io.PrintStream;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import picocli.CommandLine;
+import java.util.stream.IntStream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code drain NODE... | -l SELECTOR [flags]}: drains nodes of any cluster with kubectl drain's
- * flags, output lines and exit codes, using the drain engine. As kubectl, it resolves every node
- * first, cordons them all, then drains them; unlike kubectl, the nodes are drained concurrently
- * (budgets still hold: the API server checks each eviction against them). Exit codes: 0 every node
- * drained, 1 anything else (bad usage, refused, timed out, failed, API error). Errors are one line
- * each, without stack traces or credentials.
+ * {@code drain NODE... | -l SELECTOR [flags]}: kubectl drain's flags, lines and exit codes (0 every
+ * node drained, 1 anything else) on the drain engine. As kubectl, it cordons every node, then
+ * drains them; unlike kubectl, concurrently (the API server still checks each eviction against the
+ * budgets).
  */
 @Command(
     name = "drain",
@@ -75,7 +71,7 @@ public final class DrainCommand extends NodeCommand {
       names = "--timeout",
       defaultValue = "0s",
       paramLabel = "DURATION",
-      converter = DurationConverter.class,
+      converter = ConnectionOptions.DurationConverter.class,
       description =
           "The length of time to wait before giving up, zero means infinite (e.g. 90s, 5m).")
   Duration timeout;
@@ -121,7 +117,7 @@ public final class DrainCommand extends NodeCommand {
       names = "--eviction-retry-interval",
       defaultValue = "5s",
       paramLabel = "DURATION",
-      converter = DurationConverter.class,
+      converter = ConnectionOptions.DurationConverter.class,
       description =
           "Pause before retrying an eviction a PodDisruptionBudget refused (not a kubectl flag; kubectl waits 5s).")
   Duration evictionRetryInterval;
@@ -167,7 +163,7 @@ public final class DrainCommand extends NodeCommand {
   int run(ApiClient client, List<String> nodes, DryRun strategy) {
     // As kubectl: cordon every node first, so no pod moves from one of them onto another.
     if (!setUnschedulable(nodes, true, strategy)) {
-      return EXIT_FAILED;
+      return 1;
     }
     NodeDrainer drainer = new NodeDrainer(client);
     ExecutorService pool =
@@ -175,27 +171,23 @@ public final class DrainCommand extends NodeCommand {
             Math.min(MAX_PARALLEL_NODES, Math.max(1, nodes.size())),
             new ThreadFactoryBuilder().setNameFormat("drain-node-%d").setDaemon(true).build());
     try (ConsoleReporter reporter = new ConsoleReporter(out, err, terminal, nodes.size())) {
-      List<CompletableFuture<String>> errors =
+      List<CompletableFuture<String>> drains =
           nodes.stream()
               .map(n -> CompletableFuture.supplyAsync(() -> drainOne(drainer, n, reporter), pool))
               .toList();
-      List<String> pendingNodes = new ArrayList<>();
-      List<String> fatal = new ArrayList<>();
-      for (int i = 0; i < nodes.size(); i++) {
-        String error = errors.get(i).join();
-        if (error != null) {
-          pendingNodes.add(nodes.get(i));
-          fatal.add(error);
-        }
-      }
-      if (fatal.isEmpty()) {
-        return EXIT_OK;
+      List<Integer> pending =
+          IntStream.range(0, nodes.size())
+              .filter(i -> drains.get(i).join() != null)
+              .boxed()
+              .toList();
+      if (pending.isEmpty()) {
+        return 0;
       }
       reporter.err("There are pending nodes to be drained:");
-      pendingNodes.forEach(n -> reporter.err(" " + n));
+      pending.forEach(i -> reporter.err(" " + nodes.get(i)));
       // kubectl's aggregate error, printed as is (no "error: ").
-      reporter.err(aggregate(fatal));
-      return EXIT_FAILED;
+      reporter.err(aggregate(pending.stream().map(i -> drains.get(i).join()).toList()));
+      return 1;
     } finally {
       pool.shutdownNow();
     }
@@ -211,15 +203,12 @@ public final class DrainCommand extends NodeCommand {
     } catch (ApiException e) {
       error = ApiStatus.describe(e);
     } catch (RuntimeException e) {
-      error = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+      error = NodeCli.message(e);
     }
     if (error != null) {
       reporter.err(
-          "error: unable to drain node \""
-              + node
-              + "\" due to error: "
-              + error
-              + ", continuing command...");
+          "error: unable to drain node \"%s\" due to error: %s, continuing command..."
+              .formatted(node, error));
     }
     return error;
   }
@@ -236,17 +225,5 @@ public final class DrainCommand extends NodeCommand {
    */
   static String kubectlRefusal(String group) {
     return group.startsWith(PodFilters.UNMANAGED_FATAL + ": ") ? "cannot delete " + group : group;
-  }
-
-  /** picocli converter for Go-style durations. */
-  static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
-    @Override
-    public Duration convert(String value) {
-      try {
-        return GoDuration.parse(value);
-      } catch (IllegalArgumentException e) {
-        throw new CommandLine.TypeConversionException(e.getMessage());
-      }
-    }
   }
 }

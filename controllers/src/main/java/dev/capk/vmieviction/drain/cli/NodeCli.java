@@ -39,34 +39,44 @@ public final class NodeCli {
     }
     for (String name : List.of("cordon", "uncordon")) {
       if (only == null || only.equals(name)) {
-        root.addSubcommand(name, new NodeCommand(name, out, err));
-        root.getSubcommands()
-            .get(name)
-            .getCommandSpec()
-            .usageMessage()
-            .description("Mark node as " + (name.equals("cordon") ? "un" : "") + "schedulable.");
+        CommandLine sub = new CommandLine(new NodeCommand(name, out, err));
+        String un = name.equals("cordon") ? "un" : "";
+        sub.getCommandSpec().usageMessage().description("Mark node as " + un + "schedulable.");
+        root.addSubcommand(name, sub);
       }
     }
-    root.setOut(new PrintWriter(out, true));
-    root.setErr(new PrintWriter(err, true));
-    root.setExecutionExceptionHandler(
-        (e, line, parsed) -> {
-          // Never a stack trace: one line, the exception's type when it has no message.
-          err.println(
-              "error: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
-          return NodeCommand.EXIT_FAILED;
-        });
-    root.setParameterExceptionHandler(
-        (e, a) -> {
-          err.println("error: " + kubectlWording(e));
-          err.println("See '" + fullName(e.getCommandLine()) + " --help' for usage.");
-          return NodeCommand.EXIT_FAILED;
-        });
     if (args.length == 0) {
       root.usage(new PrintWriter(err, true));
-      return NodeCommand.EXIT_FAILED;
+      return 1;
     }
-    return root.execute(args);
+    return execute(root, out, err, args);
+  }
+
+  /**
+   * Runs {@code cli} on these streams as kubectl runs a command: a flag error is kubectl's line and
+   * a hint, a failure one line without a stack trace; both exit 1.
+   */
+  public static int execute(CommandLine cli, PrintStream out, PrintStream err, String... args) {
+    cli.setOut(new PrintWriter(out, true));
+    cli.setErr(new PrintWriter(err, true));
+    cli.setExecutionExceptionHandler(
+        (e, line, parsed) -> {
+          err.println("error: " + message(e));
+          return 1;
+        });
+    cli.setParameterExceptionHandler(
+        (e, a) -> {
+          err.println("error: " + kubectlWording(e));
+          String name = e.getCommandLine().getCommandSpec().qualifiedName();
+          err.println("See '" + name + " --help' for usage.");
+          return 1;
+        });
+    return cli.execute(args);
+  }
+
+  /** An exception's message, else its type's name. */
+  static String message(Throwable e) {
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
   }
 
   /** pflag's wording for an unknown flag, which scripts and people know; picocli's otherwise. */
@@ -82,9 +92,5 @@ public final class NodeCli {
       }
     }
     return e.getMessage();
-  }
-
-  private static String fullName(CommandLine cl) {
-    return cl.getParent() == null ? NAME : NAME + " " + cl.getCommandName();
   }
 }

@@ -5,7 +5,6 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
-import dev.capk.vmieviction.logging.LogbackConfigurator;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
@@ -21,18 +20,13 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * The {@code cordon} and {@code uncordon NODE... | -l SELECTOR} commands (they differ only in the
- * value they set), and what {@code drain} shares with them: the nodes in kubectl's two forms
- * (names, or a label selector with {@code -l}; never both, never neither), the connection flags,
- * {@code --dry-run}, and the steps before a command changes anything: check the flags, connect, and
- * resolve every node (kubectl resolves all its arguments first). Errors are kubectl's lines; exit
- * 1.
+ * {@code cordon} and {@code uncordon NODE... | -l SELECTOR} (they differ only in the value they
+ * set), and what {@code drain} shares with them: kubectl's two ways to name nodes (never both,
+ * never neither), the connection flags, {@code --dry-run}, and every node resolved before any
+ * change, as kubectl does. Errors are kubectl's lines; exit 1.
  */
 class NodeCommand implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(NodeCommand.class);
-
-  static final int EXIT_OK = 0;
-  static final int EXIT_FAILED = 1;
 
   @Parameters(
       arity = "0..*",
@@ -80,46 +74,36 @@ class NodeCommand implements Callable<Integer> {
     // kubectl prints each node's refusal ("error: unable to cordon node ...") and still exits 0
     // (RunCordonOrUncordon returns no error for them): a drop-in does the same.
     setUnschedulable(nodes, name.equals("cordon"), strategy);
-    return EXIT_OK;
+    return 0;
   }
 
+  /** Bad flags and kubeconfig problems are thrown: {@link NodeCli#execute} prints their line. */
   @Override
   public final Integer call() {
-    LogbackConfigurator.setCliVerbosity(connection.verbosity());
     if (names.isEmpty() && selector == null) {
       return usageError("USAGE: " + name + " NODE [flags]");
     }
     if (!names.isEmpty() && selector != null && !selector.isEmpty()) {
-      return usageError("error: cannot specify both a node name and a --selector option");
+      return usageError("cannot specify both a node name and a --selector option");
     }
-    DryRun strategy;
-    ApiClient client;
-    try {
-      strategy = parseDryRun(dryRun);
-      check(strategy);
-      client = connection.connect(System.getenv());
-    } catch (IllegalArgumentException | ConnectionOptions.KubeconfigException e) {
-      err.println("error: " + e.getMessage());
-      return EXIT_FAILED;
-    }
+    DryRun strategy = parseDryRun(dryRun);
+    check(strategy);
+    ApiClient client = connection.connect(System.getenv());
     cordoner = new Cordoner(new RawApi(client));
-    List<String> nodes;
+    List<String> nodes = names.stream().distinct().toList();
     try {
-      if (selector != null && names.isEmpty()) {
+      if (names.isEmpty()) {
         nodes = nodesMatching(client, selector);
-      } else {
-        // kubectl resolves all its arguments before it changes any node.
-        nodes = names.stream().distinct().toList();
-        for (String node : nodes) {
-          if (cordoner.read(node).isEmpty()) {
-            err.println("Error from server (NotFound): nodes \"" + node + "\" not found");
-            return EXIT_FAILED;
-          }
+      }
+      for (String node : names) { // kubectl resolves all its arguments before it changes any node
+        if (cordoner.read(node).isEmpty()) {
+          err.println("Error from server (NotFound): nodes \"" + node + "\" not found");
+          return 1;
         }
       }
     } catch (ApiException e) {
       err.println(resolveError(e));
-      return EXIT_FAILED;
+      return 1;
     }
     return run(client, nodes, strategy);
   }
@@ -131,11 +115,12 @@ class NodeCommand implements Callable<Integer> {
     String token = null;
     do {
       CoreV1Api.APIlistNodeRequest req =
-          new CoreV1Api(client).listNode().limit(DrainOptions.DEFAULT_CHUNK_SIZE);
-      if (!selector.isBlank()) {
-        req = req.labelSelector(selector);
-      }
-      V1NodeList page = api.get(req._continue(token).buildCall(null), V1NodeList.class);
+          new CoreV1Api(client)
+              .listNode()
+              .limit(DrainOptions.DEFAULT_CHUNK_SIZE)
+              .labelSelector(selector.isBlank() ? null : selector)
+              ._continue(token);
+      V1NodeList page = api.get(req.buildCall(null), V1NodeList.class);
       page.getItems().forEach(n -> names.add(n.getMetadata().getName()));
       token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
     } while (token != null && !token.isEmpty());
@@ -144,9 +129,9 @@ class NodeCommand implements Callable<Integer> {
 
   /** kubectl's usage error: the message, a hint, exit 1. */
   private int usageError(String message) {
-    err.println(message.startsWith("error: ") ? message : "error: " + message);
+    err.println("error: " + message);
     err.println("See '" + NodeCli.NAME + " " + name + " -h' for help and examples");
-    return EXIT_FAILED;
+    return 1;
   }
 
   /**
@@ -162,10 +147,9 @@ class NodeCommand implements Callable<Integer> {
       return "error: unable to " + name + " " + subject + ": " + ApiStatus.describe(e);
     }
     String lookup =
-        selector != null && names.isEmpty()
-            ? "Unable to find \"/v1, Resource=nodes\" that match label selector \""
-                + selector
-                + "\", field selector \"\": "
+        names.isEmpty()
+            ? "Unable to find \"/v1, Resource=nodes\" that match label selector \"%s\", field selector \"\": "
+                .formatted(selector)
             : "";
     String reason = status.reason().isEmpty() ? "Unknown" : status.reason();
     return "Error from server (" + reason + "): " + lookup + status.message();
@@ -178,37 +162,26 @@ class NodeCommand implements Callable<Integer> {
    * @return true if every node is in the desired state (or, in a dry run, would be)
    */
   boolean setUnschedulable(List<String> nodes, boolean cordon, DryRun dry) {
+    String verb = cordon ? "cordon" : "uncordon";
     boolean ok = true;
     for (String node : nodes) {
       try {
         boolean changed = cordoner.setUnschedulable(node, cordon, dry);
         // Seen with -v 1 and up (kubectl's levels); at the default verbosity only kubectl's lines.
-        LOG.info(
-            "node {} node={} changed={} dryRun={}",
-            cordon ? "cordon" : "uncordon",
-            node,
-            changed,
-            dry);
-        out.println(
-            "node/"
-                + node
-                + (changed ? " " : " already ")
-                + (cordon ? "cordoned" : "uncordoned")
-                + dry.suffix());
+        LOG.info("node {} node={} changed={} dryRun={}", verb, node, changed, dry);
+        out.println("node/" + node + (changed ? " " : " already ") + verb + "ed" + dry.suffix());
       } catch (ApiException e) {
-        // The server's own message (a StatusError's text), else what happened to the request.
-        String message = e.getCode() == 0 ? "" : ApiStatus.of(e).message();
-        err.println(
-            "error: unable to "
-                + (cordon ? "cordon" : "uncordon")
-                + " node \""
-                + node
-                + "\": "
-                + (message.isEmpty() ? ApiStatus.describe(e) : message));
+        err.println("error: unable to " + verb + " node \"" + node + "\": " + serverMessage(e));
         ok = false;
       }
     }
     return ok;
+  }
+
+  /** The server's own message (a StatusError's text), else what happened to the request. */
+  private static String serverMessage(ApiException e) {
+    String message = e.getCode() == 0 ? "" : ApiStatus.of(e).message();
+    return message.isEmpty() ? ApiStatus.describe(e) : message;
   }
 
   /** kubectl's dry-run values. @throws IllegalArgumentException with kubectl's message otherwise */

@@ -9,9 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainStep;
-import dev.capk.vmieviction.drain.DrainStepper;
 import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodRef;
+import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.drain.SteppedDrains.DrainMemory;
 import dev.capk.vmieviction.drain.SteppedDrains.NodePodWatch;
 import dev.capk.vmieviction.e2e.harness.Await;
@@ -46,14 +46,16 @@ class DrainStepperIT {
 
   private static DrainFixture fx;
   private static ExecutorService evictions;
-  private static DrainStepper stepper;
+  private static SteppedDrains stepper;
 
   @BeforeAll
   static void setUp() {
     fx = new DrainFixture(DRAIN.cluster());
     // As SteppedDrains sends them: a virtual thread per eviction.
     evictions = Executors.newVirtualThreadPerTaskExecutor();
-    stepper = new DrainStepper(DRAIN.cluster().client(), evictions, Clock.systemUTC());
+    stepper =
+        new SteppedDrains(
+            evictions, Clock.systemUTC(), Duration.ofSeconds(5), Duration.ofSeconds(20));
   }
 
   @AfterAll
@@ -82,7 +84,9 @@ class DrainStepperIT {
     fx.budget(ns, "db-budget", 1, Map.of("app", "db"), 1);
     DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20));
 
-    DrainStep first = stepper.step(node, podsOf(node), options(), memory, BudgetWatch.NONE);
+    DrainStep first =
+        stepper.step(
+            DRAIN.cluster().client(), node, podsOf(node), options(), memory, BudgetWatch.NONE);
 
     assertFalse(first.complete());
     assertEquals(2, first.requests(), "one eviction per pod, sent in the same step");
@@ -95,7 +99,9 @@ class DrainStepperIT {
         () -> !fx.podsOn(node).containsKey(web.getMetadata().getUid()));
 
     // Before db is due again, a step sends nothing.
-    DrainStep early = stepper.step(node, podsOf(node), options(), memory, BudgetWatch.NONE);
+    DrainStep early =
+        stepper.step(
+            DRAIN.cluster().client(), node, podsOf(node), options(), memory, BudgetWatch.NONE);
     assertEquals(0, early.requests());
     assertEquals(first.nextTry(), early.nextTry());
     assertEquals(List.of(PodRef.of(db)), early.pending());
@@ -108,6 +114,7 @@ class DrainStepperIT {
 
     DrainStep step =
         stepper.step(
+            DRAIN.cluster().client(),
             node,
             podsOf(node),
             options(),
@@ -138,7 +145,13 @@ class DrainStepperIT {
       DrainMemory memory = new DrainMemory(Duration.ofSeconds(5), Duration.ofSeconds(20));
 
       DrainStep step =
-          stepper.step(node, watch.pods().orElseThrow(), options(), memory, BudgetWatch.NONE);
+          stepper.step(
+              DRAIN.cluster().client(),
+              node,
+              watch.pods().orElseThrow(),
+              options(),
+              memory,
+              BudgetWatch.NONE);
       assertEquals(2, step.requests());
 
       Await.until(
@@ -148,7 +161,13 @@ class DrainStepperIT {
       assertTrue(calls.get() > before, "pods leaving called back");
       assertTrue(
           stepper
-              .step(node, watch.pods().orElseThrow(), options(), memory, BudgetWatch.NONE)
+              .step(
+                  DRAIN.cluster().client(),
+                  node,
+                  watch.pods().orElseThrow(),
+                  options(),
+                  memory,
+                  BudgetWatch.NONE)
               .complete());
     }
   }
@@ -220,6 +239,7 @@ class DrainStepperIT {
 
       step =
           stepper.step(
+              DRAIN.cluster().client(),
               node,
               podsOf(node),
               options(),
