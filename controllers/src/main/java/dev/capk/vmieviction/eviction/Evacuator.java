@@ -4,9 +4,12 @@ import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.CONFLICT_RETRY
 import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.DONE;
 import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.MAX_CLOCK_SKEW;
 
+import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
+import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.eviction.EvictionMetrics.EvictionResult;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
 import dev.capk.vmieviction.eviction.Guest.DrainPass;
@@ -41,12 +44,12 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
 
 /**
- * One evacuation, as the list of its {@link #steps} read top to bottom. Each step answers one
- * {@link StepOutcome}; {@link #end} turns every outcome but {@code Proceed} into this reconcile's
- * result (one requeue policy); a step that throws takes the one failure path, {@link #failed}. No
- * step waits: the next one comes through the work queue, when a pod is due again or when the watch
- * on the guest node's pods sees pods leave. The pure decisions live in {@link DrainStartTime},
- * {@link EvacuationDeadline} and {@link DrainPass}.
+ * One evacuation, as the list of its {@link #steps} read top to bottom, and the uncordon after it
+ * ({@link #callOff}). Each step answers one {@link StepOutcome}; {@link #end} turns every outcome
+ * but {@code Proceed} into this reconcile's result (one requeue policy); a step that throws takes
+ * the one failure path, {@link #failed}. No step waits: the next one comes through the work queue,
+ * when a pod is due again or when the watch on the guest node's pods sees pods leave. The pure
+ * decisions live in {@link DrainStartTime}, {@link EvacuationDeadline} and {@link DrainPass}.
  */
 final class Evacuator {
 
@@ -504,18 +507,19 @@ final class Evacuator {
   private Result guestFailed(Run r, String reason, String message) {
     c.metrics.reconcileError(reason);
     r.e.failure = message;
-    Duration backoff = c.backoff(r.key);
-    if (REFUSALS.contains(reason) && backoff.compareTo(c.settings.retryInterval()) > 0) {
-      // A refusal is asked again once per retry interval at most: the tenant may lift it.
-      backoff = c.settings.retryInterval();
-    }
-    Result retry = requeue(r, backoff);
+    Result retry = requeue(r, REFUSALS.contains(reason) ? refusalBackoff(r.key) : c.backoff(r.key));
     // Retried with backoff while it lasts: the same failure is told once, every change of it too.
     Level level = waits.changed(r.uid() + "/failure", reason + message) ? Level.WARN : Level.DEBUG;
     Duration after = retry.getRequeueAfter();
     String deadline = DrainStartTime.format(r.deadline.at());
     Told.STEP_FAILED.to(c.events, level, r.vmi, r.key, reason, message, after, deadline);
     return retry;
+  }
+
+  /** A refusal is asked again once per retry interval at most: the tenant may lift it. */
+  private Duration refusalBackoff(String key) {
+    Duration backoff = c.backoff(key);
+    return backoff.compareTo(c.settings.retryInterval()) < 0 ? backoff : c.settings.retryInterval();
   }
 
   /**
@@ -545,11 +549,10 @@ final class Evacuator {
   }
 
   /**
-   * KubeVirt cleared the mark: a later evacuation must get a fresh start and deadline.
-   *
-   * @return empty when done, else the retry after a failed write
+   * Not being evacuated: if KubeVirt cleared the mark, a later evacuation must get a fresh start
+   * and deadline; then the uncordon check.
    */
-  Optional<Result> callOff(String key, VirtualMachineInstance vmi) {
+  Result callOff(String key, VirtualMachineInstance vmi) {
     // The backoff is kept: a write refused again and again backs off.
     c.ended(key, false);
     Run r = new Run(key, vmi);
@@ -569,10 +572,108 @@ final class Evacuator {
         c.vmis.annotate(r.vmi, clear);
         log.info("evacuation called off, drain start cleared vmi={}", key);
       }
-      return Optional.empty();
     } catch (ApiException e) {
-      return Optional.of(failed(r, doing, e));
+      return failed(r, doing, e);
     }
+    return uncordon(key, vmi);
+  }
+
+  /**
+   * Once the recreated VMI runs and its guest node is Ready, uncordons the node this controller
+   * cordoned (and only such a node: the mark says whose cordon it is; {@link UncordonDecision}).
+   */
+  private Result uncordon(String key, VirtualMachineInstance vmi) {
+    String uid = vmi.getMetadata().getUid();
+    if (vmi.getStatus() == null
+        || !VirtualMachineInstanceStatus.PHASE_RUNNING.equals(vmi.getStatus().getPhase())
+        || c.guests.unmarked.getIfPresent(uid) != null) {
+      return DONE; // not running (an update will come when it does), or known to carry no mark
+    }
+    try {
+      return uncordonIfOurs(key, vmi, c.guests.connect(vmi, Optional.empty()));
+    } catch (GuestAccessException e) {
+      switch (e.reason()) {
+        case MissingClusterLabel,
+            ClusterNamespaceRefused,
+            ClusterNotFound,
+            KubeconfigSecretNotFound -> {
+          // No guest cluster to go to: nothing of ours can be there. Not an error for this VMI.
+          c.guests.unmarked.put(uid, true);
+          return DONE;
+        }
+        case GuestAPIRefused -> {
+          // Asking again will not help until the tenant lifts it: say what refused, back off.
+          Level level = waits.level(uid, e.getMessage());
+          Told.UNCORDON_REFUSED.to(c.events, level, vmi, key, e.reason().name(), e.getMessage());
+          return new Result(true, refusalBackoff(key));
+        }
+        default -> {
+          // Retried with backoff while the guest cluster cannot be used: told once per cause.
+          log.atLevel(waits.level(uid, e.reason() + ": " + e.getMessage()))
+              .log(
+                  "uncordon check postponed vmi={} reason={} detail=\"{}\"",
+                  key,
+                  e.reason(),
+                  e.getMessage());
+          return new Result(true, c.backoff(key));
+        }
+      }
+    } catch (ApiException e) {
+      if (e.getCode() == 409 && c.conflicted(key) <= MAX_QUICK_CONFLICTS) {
+        log.debug("uncordon check: node changed since read, reading again vmi={}", key);
+        return new Result(true, CONFLICT_RETRY);
+      }
+      log.atLevel(waits.level(uid, "HTTP " + e.getCode()))
+          .log("uncordon check postponed vmi={} code={}", key, e.getCode());
+      return new Result(true, refusalBackoff(key));
+    }
+  }
+
+  /** Finds the VMI's guest node and, where {@link UncordonDecision} says so, uncordons it. */
+  private Result uncordonIfOurs(String key, VirtualMachineInstance vmi, Guest guest)
+      throws GuestAccessException, ApiException {
+    String uid = vmi.getMetadata().getUid();
+    // From the cluster's node watch: the checks of all its Running VMIs cost its one list.
+    Optional<V1Node> found = guest.findNode(vmi.getMetadata().getName());
+    UncordonDecision decision =
+        found.map(n -> UncordonDecision.of(n, vmi)).orElse(UncordonDecision.NOT_OURS);
+    if (decision == UncordonDecision.NOT_OURS) {
+      return noMark(key, uid);
+    }
+    V1Node node = found.get();
+    String nodeName = node.getMetadata().getName();
+    if (decision == UncordonDecision.WAIT) {
+      // Looked at again every retry interval until the node is Ready: told once per node.
+      log.atLevel(waits.level(uid, nodeName))
+          .log("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
+      return new Result(true, c.settings.retryInterval());
+    }
+    guest.unmark(node); // uncordons only a node cordoned as read: REMOVE_MARK removes the mark
+    if (decision == UncordonDecision.UNCORDON) {
+      Told.NODE_UNCORDONED.to(c.events, vmi, key, guest.cluster(), nodeName);
+      guest.nodeEvent(
+          node, false, VmiEvents.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
+    } else {
+      log.info(
+          "guest node already schedulable, mark removed vmi={} cluster={} node={}",
+          key,
+          guest.cluster(),
+          nodeName);
+    }
+    // The node is back: a VMI of the same Cluster held by the quorum guard may go now.
+    String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
+    if (cluster != null) {
+      c.waitOver(vmi.getMetadata().getNamespace() + "/" + cluster, null);
+    }
+    return noMark(key, uid);
+  }
+
+  /** Nothing (more) of ours on this VMI's node: no need to look again. */
+  private Result noMark(String key, String uid) {
+    waits.forget(uid);
+    c.guests.unmarked.put(uid, true);
+    c.succeeded(key);
+    return DONE;
   }
 
   /** The drain start annotation's value (RFC 3339, UTC, seconds, as Kubernetes writes times). */
@@ -702,6 +803,43 @@ final class Evacuator {
     static Duration passTimeout(Deadline deadline, Duration attemptTimeout) {
       Duration t = deadline.cap(attemptTimeout);
       return t.compareTo(MIN_PASS) < 0 ? MIN_PASS : t;
+    }
+  }
+
+  /**
+   * What to do about a guest node after an evacuation. Only a node carrying our cordon mark is ever
+   * uncordoned; an admin's cordon has no mark and is left alone. Pure.
+   */
+  public enum UncordonDecision {
+    /** No mark: not ours to touch. */
+    NOT_OURS,
+    /** Our mark, but the VMI is still evacuating or not back yet: look again later. */
+    WAIT,
+    /** Our mark, the VMI runs again (recreated, or its evacuation was called off), node Ready. */
+    UNCORDON,
+    /** Our mark, but someone already made the node schedulable: only remove the mark. */
+    REMOVE_MARK;
+
+    public static UncordonDecision of(V1Node node, VirtualMachineInstance vmi) {
+      if (markOf(node) == null) {
+        return NOT_OURS;
+      }
+      if (!Cordoner.unschedulable(node)) {
+        return REMOVE_MARK;
+      }
+      boolean back =
+          vmi != null
+              && vmi.getMetadata() != null
+              && vmi.getMetadata().getDeletionTimestamp() == null
+              && vmi.getStatus() != null
+              && !Eligibility.evacuationRequested(vmi)
+              && VirtualMachineInstanceStatus.PHASE_RUNNING.equals(vmi.getStatus().getPhase());
+      return back && NodeReadiness.of(node) == NodeReadiness.READY ? UNCORDON : WAIT;
+    }
+
+    /** The UID of the VMI we cordoned the node for, or null when we did not cordon it. */
+    public static String markOf(V1Node node) {
+      return Metadata.annotation(node, EvictionAnnotations.CORDONED_BY);
     }
   }
 }

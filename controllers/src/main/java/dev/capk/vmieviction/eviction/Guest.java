@@ -11,7 +11,7 @@ import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventStore;
-import dev.capk.vmieviction.eviction.GuestNodeUncordoner.UncordonDecision;
+import dev.capk.vmieviction.eviction.Evacuator.UncordonDecision;
 import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.kube.RawApi;
@@ -57,14 +57,6 @@ public class Guest {
    * {@code --skip-wait-for-delete-timeout}, as CAPK sets it).
    */
   static final Duration SKIP_WAIT_WHEN_UNREACHABLE = Duration.ofMinutes(5);
-
-  static final String EVENT_SOURCE = "capk-vmi-eviction-controller";
-
-  /** What an evacuation did to the node: written at every occurrence, never capped. */
-  static final Set<String> NODE_OUTCOMES = Set.of(VmiEvents.DRAIN_SUCCEEDED, VmiEvents.UNCORDONED);
-
-  /** How long a step waits for the node list another step of the same cluster is making. */
-  static final Duration NODE_LIST_WAIT = Duration.ofSeconds(10);
 
   private final GuestClusters guests;
   private final GuestClient client;
@@ -372,19 +364,17 @@ public class Guest {
       UNREACHABLE;
 
       public static NodeReadiness of(V1Node node) {
-        if (node.getStatus() == null || node.getStatus().getConditions() == null) {
-          return UNREACHABLE;
-        }
-        for (V1NodeCondition c : node.getStatus().getConditions()) {
-          if ("Ready".equals(c.getType())) {
-            return switch (String.valueOf(c.getStatus())) {
-              case "True" -> READY;
-              case "False" -> NOT_READY;
-              default -> UNREACHABLE;
-            };
-          }
-        }
-        return UNREACHABLE;
+        List<V1NodeCondition> conditions =
+            node.getStatus() == null ? null : node.getStatus().getConditions();
+        String ready =
+            conditions == null
+                ? null
+                : conditions.stream()
+                    .filter(c -> "Ready".equals(c.getType()))
+                    .map(c -> String.valueOf(c.getStatus()))
+                    .findFirst()
+                    .orElse(null);
+        return "True".equals(ready) ? READY : "False".equals(ready) ? NOT_READY : UNREACHABLE;
       }
     }
   }

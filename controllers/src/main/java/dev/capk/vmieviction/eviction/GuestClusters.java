@@ -70,15 +70,18 @@ public class GuestClusters implements AutoCloseable {
   private final TenantMapping tenants;
   final EventSeriesRecorder nodeEventSeries;
 
-  /** The guest nodes' Event series, written on threads of their own (to a cluster: {@code to}). */
+  /** How long a step waits for the node list another step of the same cluster is making. */
+  static final Duration NODE_LIST_WAIT = Duration.ofSeconds(10);
+
+  /**
+   * The guest nodes' Event series, written on threads of their own (to a cluster: {@code to}); what
+   * an evacuation did to a node (drained, uncordoned) is written at every occurrence, never capped.
+   */
   public static EventSeriesRecorder nodeEvents(int lanes) {
+    Set<String> outcomes = Set.of(VmiEvents.DRAIN_SUCCEEDED, VmiEvents.UNCORDONED);
+    String source = "capk-vmi-eviction-controller";
     return new EventSeriesRecorder(
-        null,
-        Guest.EVENT_SOURCE,
-        Guest.NODE_OUTCOMES,
-        Clock.systemUTC(),
-        "guest-node-events",
-        lanes);
+        null, source, outcomes, Clock.systemUTC(), "guest-node-events", lanes);
   }
 
   /**
@@ -103,11 +106,8 @@ public class GuestClusters implements AutoCloseable {
   }
 
   /**
-   * The guest cluster of the VMI (Cluster, kubeconfig Secret) for one step.
-   *
-   * @param timeLeft the time left before the VMI's deadline: no guest request of the returned
-   *     {@link Guest} runs past it; empty when no deadline runs (each request still has its own
-   *     bound)
+   * The guest cluster of the VMI for one step, no request of which runs past {@code timeLeft} (the
+   * VMI's deadline; empty: none, each request still has its own bound).
    */
   public Guest connect(VirtualMachineInstance vmi, Optional<Duration> timeLeft)
       throws GuestAccessException {
@@ -139,9 +139,7 @@ public class GuestClusters implements AutoCloseable {
     }
   }
 
-  /**
-   * A budget of the cluster {@code client} reaches allows a disruption: wake the drains it held.
-   */
+  /** A budget of {@code client}'s cluster allows a disruption: wake the drains it held. */
   private synchronized void budgetAllows(ApiClient client, String budget) {
     blocked.forEach(
         (vmiKey, budgets) -> {
@@ -173,8 +171,8 @@ public class GuestClusters implements AutoCloseable {
 
   /**
    * The node watch of the guest cluster, started if none runs, once it has listed (within {@link
-   * Guest#NODE_LIST_WAIT}, cut to the deadline) and while it reaches the server; else empty, and
-   * the caller reads the node itself, which names the trouble.
+   * #NODE_LIST_WAIT}, cut to the deadline) and while it reaches the server; else empty, and the
+   * caller reads the node itself, which names the trouble.
    */
   Optional<NodeWatch> nodeWatch(GuestClient client) {
     NodeWatch watch;
@@ -186,7 +184,7 @@ public class GuestClusters implements AutoCloseable {
               client.apiClient(), c -> NodeWatch.start(c, client.cluster().toString()));
     }
     try {
-      Duration maxWait = client.deadline().cap(Guest.NODE_LIST_WAIT);
+      Duration maxWait = client.deadline().cap(NODE_LIST_WAIT);
       return watch.awaitListed(maxWait) ? Optional.of(watch) : Optional.empty();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -198,10 +196,7 @@ public class GuestClusters implements AutoCloseable {
     return Optional.ofNullable(nodeWatches.get(client));
   }
 
-  /**
-   * True once after the watch on the VMI's guest node woke it because pods left: its next step may
-   * finish the drain.
-   */
+  /** True once after its pods or budgets woke the VMI: its next step may finish the drain. */
   public boolean takeWake(String vmiKey) {
     return woken.remove(vmiKey);
   }

@@ -47,7 +47,6 @@ public final class VmiEvictionReconciler implements Reconciler {
 
   private final ClusterDefaults clusterDefaults;
   private final Evacuator evacuator;
-  private final GuestNodeUncordoner uncordoner;
   private final StepContext c;
   private final Function<VirtualMachineInstance, Optional<String>> refusal;
   private final MarkSightings sightings;
@@ -89,7 +88,6 @@ public final class VmiEvictionReconciler implements Reconciler {
             new TenantAdmission(c),
             new LiveMigrationStep(c, migrations, clusterDefaults),
             sightings);
-    this.uncordoner = new GuestNodeUncordoner(c);
   }
 
   /** Where the VMI informer's events must pass before the work queue ({@link MarkSightings}). */
@@ -156,7 +154,7 @@ public final class VmiEvictionReconciler implements Reconciler {
         // Under this name runs a VMI not being evacuated: often the recreation of one whose
         // admission held others (its deletion may not have reached us as a look of its own).
         c.admissionEnded(key);
-        yield evacuator.callOff(key, vmi).orElseGet(() -> uncordoner.check(key, vmi));
+        yield evacuator.callOff(key, vmi);
       }
       case NOT_EXTERNAL -> {
         leftToKubeVirt(

@@ -9,9 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
+import dev.capk.vmieviction.eviction.Evacuator.UncordonDecision;
 import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch;
 import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
-import dev.capk.vmieviction.eviction.GuestNodeUncordoner.UncordonDecision;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeStatus;
