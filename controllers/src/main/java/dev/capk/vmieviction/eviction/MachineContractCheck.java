@@ -57,11 +57,7 @@ public class MachineContractCheck {
       Optional<String> evacuationLimit,
       Optional<String> liveMigration) {}
 
-  private record Earliest(Instant at, String origin) {
-    Earliest earlier(Earliest other) {
-      return other.at.isBefore(at) ? other : this;
-    }
-  }
+  private record Earliest(Instant at, String origin) {}
 
   public record Cached(
       CachedObjects<Cluster> clusters,
@@ -114,7 +110,9 @@ public class MachineContractCheck {
     }
     if (contract.deadline().isPresent()) {
       Earliest set = new Earliest(contract.deadline().get(), contract.deadlineOrigin());
-      earliest.asMap().merge(evacuation, set, Earliest::earlier);
+      earliest
+          .asMap()
+          .merge(evacuation, set, (was, now) -> now.at().isBefore(was.at()) ? now : was);
     }
     Earliest earlier = earliest.getIfPresent(evacuation);
     Optional<String> origin = Optional.empty();
