@@ -5,12 +5,12 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
-import dev.capk.vmieviction.eviction.ApiManagementObjects;
 import dev.capk.vmieviction.eviction.ClusterDefaults;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.GuestClusters;
 import dev.capk.vmieviction.eviction.InfraVmis;
+import dev.capk.vmieviction.eviction.MachineContractCheck;
 import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
 import dev.capk.vmieviction.runtime.ManagedController;
@@ -101,7 +101,7 @@ final class InfraPipeline implements ManagedController {
                 InfraVmis.api(connection.requestClient)),
             new ClusterDefaults(connection.requestClient, Duration.ofMinutes(1), Clock.systemUTC()),
             guests,
-            new ApiManagementObjects(
+            new MachineContractCheck(
                 shared.home().requestClient,
                 options.clusterApiVersion,
                 tenants,

@@ -10,8 +10,8 @@ import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.api.capk.KubevirtClusterList;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.eviction.ApiManagementObjects;
 import dev.capk.vmieviction.eviction.InfraVmis;
+import dev.capk.vmieviction.eviction.MachineContractCheck;
 import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.GuestClusterRef;
@@ -62,7 +62,7 @@ public final class ManagementInformers {
 
   static final Duration REFUSED_LIST_PAUSE = Duration.ofMinutes(5);
 
-  /** The annotations ApiManagementObjects reads. */
+  /** The annotations MachineContractCheck reads. */
   static final List<String> KEPT_ANNOTATIONS =
       List.of(
           ClusterApi.PAUSED_ANNOTATION,
@@ -199,8 +199,8 @@ public final class ManagementInformers {
   }
 
   /** The three caches, as the reader of a VMI's Cluster API objects takes them. */
-  public ApiManagementObjects.Cached all() {
-    return new ApiManagementObjects.Cached(clusters, kubevirtMachines, machines);
+  public MachineContractCheck.Cached all() {
+    return new MachineContractCheck.Cached(clusters, kubevirtMachines, machines);
   }
 
   public boolean hasSynced() {

@@ -7,7 +7,7 @@ import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.eviction.EventReasons;
+import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -85,10 +85,10 @@ public final class EvacuationStatuses {
   private static final Set<String> DRAIN_BLOCKERS =
       Stream.concat(
               Stream.of(
-                  EventReasons.DRAIN_BLOCKED,
-                  EventReasons.DRAIN_REFUSED,
-                  EventReasons.RECONCILE_ERROR,
-                  EventReasons.INFRA_API_ERROR),
+                  VmiEvents.DRAIN_BLOCKED,
+                  VmiEvents.DRAIN_REFUSED,
+                  VmiEvents.RECONCILE_ERROR,
+                  VmiEvents.INFRA_API_ERROR),
               Stream.of(GuestAccessException.Reason.values()).map(Enum::name))
           .collect(Collectors.toUnmodifiableSet());
 
@@ -137,14 +137,13 @@ public final class EvacuationStatuses {
     Optional<VmiEvent> blocker =
         switch (phase) {
           case Pending, WaitingForRecreate -> Optional.empty();
-          case Held -> latest(current, Set.of(EventReasons.EVACUATION_HELD));
-          case Paused -> latest(current, Set.of(EventReasons.CLUSTER_PAUSED));
+          case Held -> latest(current, Set.of(VmiEvents.EVACUATION_HELD));
+          case Paused -> latest(current, Set.of(VmiEvents.CLUSTER_PAUSED));
           case Migrating ->
-              latest(
-                  current, Set.of(EventReasons.MIGRATION_STARTED, EventReasons.MIGRATION_FAILED));
+              latest(current, Set.of(VmiEvents.MIGRATION_STARTED, VmiEvents.MIGRATION_FAILED));
           case Draining -> latest(current, DRAIN_BLOCKERS);
           case DeadlinePassed ->
-              latest(current, Set.of(EventReasons.DEADLINE_PASSED))
+              latest(current, Set.of(VmiEvents.DEADLINE_PASSED))
                   .or(() -> latest(current, DRAIN_BLOCKERS));
         };
     return new EvacuationStatus(
@@ -209,14 +208,14 @@ public final class EvacuationStatuses {
   /** Per reason, the message pattern whose first group is the guest node's name. */
   private static final Map<String, Pattern> GUEST_NODE =
       Map.of(
-          EventReasons.CORDONED, Pattern.compile("^Cordoned guest node (\\S+) in cluster "),
-          EventReasons.DRAIN_BLOCKED, Pattern.compile("^Guest node (\\S+) not drained yet"),
-          EventReasons.DRAIN_REFUSED, Pattern.compile("^Drain of guest node (\\S+) refused"),
-          EventReasons.DRAIN_SUCCEEDED, Pattern.compile("^Guest node (\\S+) drained"));
+          VmiEvents.CORDONED, Pattern.compile("^Cordoned guest node (\\S+) in cluster "),
+          VmiEvents.DRAIN_BLOCKED, Pattern.compile("^Guest node (\\S+) not drained yet"),
+          VmiEvents.DRAIN_REFUSED, Pattern.compile("^Drain of guest node (\\S+) refused"),
+          VmiEvents.DRAIN_SUCCEEDED, Pattern.compile("^Guest node (\\S+) drained"));
 
   private static final Map<String, Pattern> SHORTENED =
       Map.of(
-          EventReasons.DRAIN_DEADLINE_SHORTENED,
+          VmiEvents.DRAIN_DEADLINE_SHORTENED,
           Pattern.compile("^Deadline moved earlier to (\\S+) by (.+?) \\(shorter than"));
 
   private static Optional<String> guestNode(VmiEvent e) {
