@@ -5,7 +5,6 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonPrimitive;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.custom.V1Patch;
@@ -151,7 +150,7 @@ public final class Cordoner {
         return new Written<>(Result.APPLIED, change.get(), send.patch(name, patch), null);
       } catch (ApiException e) {
         Result result =
-            switch (ApiStatus.answer(e, false)) {
+            switch (RawApi.meaning(e, false)) {
               case TRANSIENT -> throw e;
               case CONFLICT -> Result.CHANGED;
               case GONE -> Result.GONE;

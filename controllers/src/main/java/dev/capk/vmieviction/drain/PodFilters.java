@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.drain;
 
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.AppsV1Api;
@@ -93,7 +92,7 @@ public final class PodFilters {
               + "/"
               + ref.getName()
               + ": "
-              + ApiStatus.describe(missing.get()));
+              + RawApi.describe(missing.get()));
     }
     if (!options.ignoreAllDaemonSets()) {
       return PodVerdict.refuse(DAEMONSET_FATAL);

@@ -5,7 +5,6 @@ import dev.capk.vmieviction.drain.NodeWatch.BudgetWatch;
 import dev.capk.vmieviction.drain.PodFilters.DaemonSetLookup;
 import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.EvictionOutcome.Kind;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
@@ -494,7 +493,7 @@ public final class SteppedDrains implements AutoCloseable {
         RawApi.Answer answer = api.execute(call);
         return EvictionOutcome.classify(answer.code(), answer.body(), answer.headers());
       } catch (ApiException e) {
-        return EvictionOutcome.unreachable(ApiStatus.describe(e));
+        return EvictionOutcome.unreachable(RawApi.describe(e));
       }
     }
 
@@ -564,7 +563,7 @@ public final class SteppedDrains implements AutoCloseable {
       if (code >= 200 && code < 300) {
         return accepted();
       }
-      ApiStatus status = ApiStatus.parse(code, body);
+      RawApi.Status status = RawApi.Status.parse(body);
       String msg = status.message().isEmpty() ? "HTTP " + code : status.message();
       String lower = msg.toLowerCase(Locale.ROOT);
       Set<String> budgets = code == 429 ? budgetNames(status) : Set.of();
@@ -603,7 +602,7 @@ public final class SteppedDrains implements AutoCloseable {
     }
 
     /** Budget names from a 429's causes ("The disruption budget web-pdb needs 2 healthy..."). */
-    static Set<String> budgetNames(ApiStatus status) {
+    static Set<String> budgetNames(RawApi.Status status) {
       return status.causes().stream()
           .filter(c -> DISRUPTION_BUDGET_CAUSE.equals(c.reason()))
           .map(c -> BUDGET_NAME.matcher(c.message()))
@@ -826,7 +825,7 @@ public final class SteppedDrains implements AutoCloseable {
     /** For a log line: the API's status, or the failure's kind (no server text). */
     static String describe(Exception failure) {
       return failure instanceof ApiException ae
-          ? ApiStatus.describe(ae)
+          ? RawApi.describe(ae)
           : failure.getClass().getSimpleName();
     }
   }
@@ -1179,7 +1178,7 @@ public final class SteppedDrains implements AutoCloseable {
    * All pods on {@code node} matching {@code labelSelector} (empty: all), page by page, as one
    * snapshot a watch can resume from. A list slower than its continue token's life restarts.
    */
-  static V1PodList listPods(RawApi api, String node, String labelSelector, int chunkSize)
+  public static V1PodList listPods(RawApi api, String node, String labelSelector, int chunkSize)
       throws ApiException {
     CoreV1Api core = new CoreV1Api(api.client());
     V1PodList all = new V1PodList().metadata(new V1ListMeta()).items(new ArrayList<>());

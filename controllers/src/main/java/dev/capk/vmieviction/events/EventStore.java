@@ -1,6 +1,6 @@
 package dev.capk.vmieviction.events;
 
-import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
@@ -44,7 +44,7 @@ public interface EventStore {
 
       @Override
       public String describe(Exception e) {
-        return e instanceof ApiException a ? ApiStatus.describe(a) : e.getClass().getSimpleName();
+        return e instanceof ApiException a ? RawApi.describe(a) : e.getClass().getSimpleName();
       }
     };
   }

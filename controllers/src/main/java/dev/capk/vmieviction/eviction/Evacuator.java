@@ -10,16 +10,16 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
 import dev.capk.vmieviction.drain.Cordoner;
-import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.EvictionMetrics.EvictionResult;
 import dev.capk.vmieviction.eviction.EvictionMetrics.Outcome;
 import dev.capk.vmieviction.eviction.Guest.DrainPass;
 import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch;
 import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
+import dev.capk.vmieviction.eviction.VmiEvents.Told;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
-import dev.capk.vmieviction.kube.ApiStatus;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
@@ -63,7 +63,7 @@ final class Evacuator {
 
   /** Answers that will not change by asking again soon: backed off up to the retry interval. */
   private static final Set<String> REFUSALS =
-      Set.of(GuestAccessException.Reason.GuestAPIRefused.name(), EventReasons.GUEST_NODE_CONFLICTS);
+      Set.of(GuestAccessException.Reason.GuestAPIRefused.name(), VmiEvents.GUEST_NODE_CONFLICTS);
 
   /** Why the VMI is deleted, said once per evacuation by its last event. */
   private static final String DELETED_SO_THAT = "so that KubeVirt recreates it on another node";
@@ -204,13 +204,13 @@ final class Evacuator {
     StepContext.Evacuation e = c.evacuation(r.key, r.uid());
     DrainStartTime.Decision d =
         DrainStartTime.decide(
-            Metadata.annotation(r.vmi, EvictionAnnotations.DRAIN_START_TIME),
+            LenientJson.annotation(r.vmi, EvictionAnnotations.DRAIN_START_TIME),
             Optional.ofNullable(e.start),
             // The drain starts when the mark was seen, however long this VMI waited for a worker.
             sightings.firstSeen(r.uid()),
             c.clock.instant());
     r.start = d.start();
-    String capkGrace = Metadata.annotation(r.vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
+    String capkGrace = LenientJson.annotation(r.vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
     r.deadline = EvacuationDeadline.of(r.start, c.settings.drainTimeout(), capkGrace, c.clock);
     String start = DrainStartTime.format(r.start);
     String deadline = DrainStartTime.format(r.deadline.at());
@@ -249,7 +249,7 @@ final class Evacuator {
    * Cluster's guest untouched (a wait, as admission's, until the deadline), or skip the drain.
    */
   private StepOutcome contract(Run r) throws GuestAccessException {
-    r.contract = contracts.apply(r.key, r.vmi, r.start, r.deadline);
+    r.contract = contracts.apply(c, r.key, r.vmi, r.start, r.deadline);
     r.deadline = r.contract.deadline();
     r.e.underWay(r.deadline.at());
     if (r.deadline.passed()) {
@@ -319,7 +319,7 @@ final class Evacuator {
     Told.NODE_CORDONED.to(c.events, r.vmi, r.key, guest.cluster(), r.nodeName());
     String infraNode = Eligibility.evacuationNodeName(r.vmi);
     String why = "Cordoned: infra VMI " + r.key + " is being evacuated from node " + infraNode;
-    guest.nodeEvent(r.node, false, EventReasons.CORDONED, why);
+    guest.nodeEvent(r.node, false, VmiEvents.CORDONED, why);
     return new StepOutcome.Proceed(r.vmi);
   }
 
@@ -392,11 +392,11 @@ final class Evacuator {
           String.format(
               "Guest node %s not drained yet (%d pod(s) left): %s; VMI deleted anyway at %s",
               r.nodeName(), pass.pending(), pass.blockers(), deadline);
-      c.events.record(r.vmi, true, EventReasons.DRAIN_BLOCKED, message);
+      c.events.record(r.vmi, true, VmiEvents.DRAIN_BLOCKED, message);
     }
     if (waitedLong && !pass.step().blockingBudgets().isEmpty()) {
       String why = "Drain blocked: " + pass.blockers();
-      r.guest.nodeEvent(r.node, true, EventReasons.DRAIN_BLOCKED, why);
+      r.guest.nodeEvent(r.node, true, VmiEvents.DRAIN_BLOCKED, why);
     }
     return new StepOutcome.Wait(
         EvacuationPhase.Draining,
@@ -442,7 +442,7 @@ final class Evacuator {
       String then = deleted ? "; VMI deleted " + DELETED_SO_THAT : "";
       Told.DRAINED.to(c.events, r.vmi, r.key, r.nodeName(), r.pass.step().summary(), then);
       String why = "Drained for the evacuation of infra VMI " + r.key;
-      r.guest.nodeEvent(r.node, false, EventReasons.DRAIN_SUCCEEDED, why);
+      r.guest.nodeEvent(r.node, false, VmiEvents.DRAIN_SUCCEEDED, why);
     } else if (deleted) {
       Told.DELETED.to(c.events, r.vmi, r.key, outcome.label, DELETED_SO_THAT);
     }
@@ -474,8 +474,8 @@ final class Evacuator {
       return requeue(r, CONFLICT_RETRY);
     }
     if (infra && cause instanceof ApiException e) {
-      c.metrics.reconcileError(EventReasons.INFRA_API_ERROR);
-      Told.INFRA_FAILED.to(c.events, r.vmi, r.key, doing, code, ApiStatus.describe(e));
+      c.metrics.reconcileError(VmiEvents.INFRA_API_ERROR);
+      Told.INFRA_FAILED.to(c.events, r.vmi, r.key, doing, code, RawApi.describe(e));
       return requeue(r, c.backoff(r.key));
     }
     if (cause instanceof GuestAccessException e) {
@@ -485,10 +485,10 @@ final class Evacuator {
     if (code == 409) {
       String times = ", " + inARow + " times in a row; backing off";
       return guestFailed(
-          r, EventReasons.GUEST_NODE_CONFLICTS, cluster + ": " + cause.getMessage() + times);
+          r, VmiEvents.GUEST_NODE_CONFLICTS, cluster + ": " + cause.getMessage() + times);
     }
     if (cause instanceof ApiException e) {
-      String what = ": request failed: " + ApiStatus.describeWithoutServerText(e);
+      String what = ": request failed: " + RawApi.describeWithoutServerText(e);
       return guestFailed(r, GuestAccessException.Reason.GuestAPIError.name(), cluster + what);
     }
     // A bug or an unexpected answer: still capped at the deadline, never a hot loop.
@@ -500,7 +500,7 @@ final class Evacuator {
         cause);
     return guestFailed(
         r,
-        EventReasons.RECONCILE_ERROR,
+        VmiEvents.RECONCILE_ERROR,
         "unexpected " + cause.getClass().getSimpleName() + " while draining (see controller log)");
   }
 
@@ -530,14 +530,14 @@ final class Evacuator {
    */
   private VirtualMachineInstance inPhase(Run r, EvacuationPhase phase) {
     r.e.phase = phase;
-    if (phase.name().equals(Metadata.annotation(r.vmi, EvictionAnnotations.EVACUATION_PHASE))) {
+    if (phase.name().equals(LenientJson.annotation(r.vmi, EvictionAnnotations.EVACUATION_PHASE))) {
       return r.vmi;
     }
     try {
       return c.vmis.annotate(r.vmi, EvictionAnnotations.EVACUATION_PHASE, phase.name());
     } catch (ApiException e) {
       log.debug(
-          "phase not recorded vmi={} phase={} error=\"{}\"", r.key, phase, ApiStatus.describe(e));
+          "phase not recorded vmi={} phase={} error=\"{}\"", r.key, phase, RawApi.describe(e));
       return r.vmi;
     }
   }
@@ -563,7 +563,7 @@ final class Evacuator {
       Map<String, String> clear = new HashMap<>();
       for (String k :
           List.of(EvictionAnnotations.DRAIN_START_TIME, EvictionAnnotations.EVACUATION_PHASE)) {
-        if (Metadata.annotation(r.vmi, k) != null) {
+        if (LenientJson.annotation(r.vmi, k) != null) {
           clear.put(k, null);
         }
       }
@@ -652,7 +652,7 @@ final class Evacuator {
     if (decision == UncordonDecision.UNCORDON) {
       Told.NODE_UNCORDONED.to(c.events, vmi, key, guest.cluster(), nodeName);
       guest.nodeEvent(
-          node, false, EventReasons.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
+          node, false, VmiEvents.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
     } else {
       log.info(
           "guest node already schedulable, mark removed vmi={} cluster={} node={}",
@@ -661,7 +661,7 @@ final class Evacuator {
           nodeName);
     }
     // The node is back: a VMI of the same Cluster held by the quorum guard may go now.
-    String cluster = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
+    String cluster = LenientJson.label(vmi, CapkLabels.CLUSTER_NAME);
     if (cluster != null) {
       c.waitOver(vmi.getMetadata().getNamespace() + "/" + cluster, null);
     }
@@ -839,7 +839,7 @@ final class Evacuator {
 
     /** The UID of the VMI we cordoned the node for, or null when we did not cordon it. */
     public static String markOf(V1Node node) {
-      return Metadata.annotation(node, EvictionAnnotations.CORDONED_BY);
+      return LenientJson.annotation(node, EvictionAnnotations.CORDONED_BY);
     }
   }
 }

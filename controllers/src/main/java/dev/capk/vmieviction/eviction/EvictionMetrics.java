@@ -3,7 +3,6 @@ package dev.capk.vmieviction.eviction;
 import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.prometheus.metrics.core.metrics.Counter;
-import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -37,9 +36,7 @@ public final class EvictionMetrics {
   public enum EvictionResult {
     EVICTED,
     BLOCKED_BY_BUDGET,
-    ERROR;
-
-    final String label = name().toLowerCase(Locale.ROOT);
+    ERROR
   }
 
   /** How a live migration we started ended. */
@@ -47,23 +44,20 @@ public final class EvictionMetrics {
     SUCCEEDED,
     FAILED,
     /** Deleted by us when falling back to the drain (deadline minus reserve, policy changed). */
-    CANCELLED;
-
-    final String label = name().toLowerCase(Locale.ROOT);
+    CANCELLED
   }
 
-  private final Counter migrations;
-  private final Histogram migrationSeconds;
+  private final PrometheusRegistry registry;
   private final Counter started;
-  private final Histogram duration;
   private final Counter evictions;
   private final Counter reconcileErrors;
-  private final Histogram drainStepSeconds;
   private final Counter throttledSteps;
+  private final Counter migrations;
+  private final Histogram duration;
+  private final Histogram drainStepSeconds;
   private final Histogram reconcileSeconds;
-  private final Gauge reconcileMaxSeconds;
+  private final Histogram migrationSeconds;
   private final AtomicLong reconcileMaxNanos = new AtomicLong();
-  private final PrometheusRegistry registry;
 
   /** What the in-progress gauges read of one source of evacuations, at scrape time. */
   record Source(
@@ -76,21 +70,14 @@ public final class EvictionMetrics {
 
   public EvictionMetrics(PrometheusRegistry registry) {
     this.registry = registry;
-    GaugeWithCallback.builder()
-        .name("vmi_eviction_evacuations_in_progress")
-        .help("VMIs being evacuated right now.")
-        .callback(
-            c -> c.call(sources.values().stream().mapToInt(s -> s.inProgress().getAsInt()).sum()))
-        .register(registry);
     // Counter names lose "_total" here and get it back in the exposition.
     started = counter("vmi_eviction_evacuations_started_total", "Evacuations started.");
     duration =
         histogram(
-                "vmi_eviction_evacuation_duration_seconds",
-                "From drain start to VMI deletion, by outcome (drained, deadline, node_missing).")
-            .labelNames("outcome")
-            .classicUpperBounds(5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)
-            .register(registry);
+            "vmi_eviction_evacuation_duration_seconds",
+            "From drain start to VMI deletion, by outcome (drained, deadline, node_missing).",
+            new double[] {5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600},
+            "outcome");
     evictions =
         counter("vmi_eviction_pod_evictions_total", "Guest pod evictions by result.", "result");
     reconcileErrors =
@@ -98,10 +85,9 @@ public final class EvictionMetrics {
             "vmi_eviction_reconcile_errors_total", "Reconciles that failed, by reason.", "reason");
     drainStepSeconds =
         histogram(
-                "vmi_eviction_drain_step_duration_seconds",
-                "Duration of one drain step of a guest node (the evictions that were due).")
-            .classicUpperBounds(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20)
-            .register(registry);
+            "vmi_eviction_drain_step_duration_seconds",
+            "Duration of one drain step of a guest node (the evictions that were due).",
+            new double[] {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20});
     throttledSteps =
         counter(
             "vmi_eviction_guest_steps_throttled_total",
@@ -109,10 +95,10 @@ public final class EvictionMetrics {
                 + " used up.");
     // How long a worker is held: the figure that says whether a blocked tenant can starve others.
     reconcileSeconds =
-        histogram("vmi_eviction_reconcile_duration_seconds", "Duration of one VMI reconcile.")
-            .classicUpperBounds(
-                0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30)
-            .register(registry);
+        histogram(
+            "vmi_eviction_reconcile_duration_seconds",
+            "Duration of one VMI reconcile.",
+            new double[] {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30});
     migrations =
         counter(
             "vmi_eviction_live_migrations_total",
@@ -120,45 +106,33 @@ public final class EvictionMetrics {
             "result");
     migrationSeconds =
         histogram(
-                "vmi_eviction_live_migration_duration_seconds",
-                "From the creation of a successful live migration to the VMI leaving the node.")
-            .classicUpperBounds(1, 5, 15, 30, 60, 120, 300, 600, 1800)
-            .register(registry);
-    reconcileMaxSeconds =
-        Gauge.builder()
-            .name("vmi_eviction_reconcile_duration_max_seconds")
-            .help("The longest VMI reconcile since the controller started.")
-            .register(registry);
-    registerScrapeTimeGauges(registry);
+            "vmi_eviction_live_migration_duration_seconds",
+            "From the creation of a successful live migration to the VMI leaving the node.",
+            new double[] {1, 5, 15, 30, 60, 120, 300, 600, 1800});
+    registerScrapeTimeGauges();
     // Every label value's series from the start: increase() over a series that appears with its
     // first count would miss that count (the alerts on forced deletions and errors read them).
     // Families with no series at all are not written either.
     Stream.of(Outcome.values()).forEach(o -> duration.initLabelValues(o.label));
-    Stream.of(EvictionResult.values()).forEach(r -> evictions.initLabelValues(r.label));
-    Stream.of(MigrationResult.values()).forEach(r -> migrations.initLabelValues(r.label));
+    Stream.of(EvictionResult.values()).forEach(r -> evictions.initLabelValues(label(r)));
+    Stream.of(MigrationResult.values()).forEach(r -> migrations.initLabelValues(label(r)));
     Stream.concat(
             Stream.of(GuestAccessException.Reason.values()).map(Enum::name),
-            Stream.of(EventReasons.RECONCILE_ERROR, EventReasons.GUEST_NODE_CONFLICTS))
+            Stream.of(VmiEvents.RECONCILE_ERROR, VmiEvents.GUEST_NODE_CONFLICTS))
         .forEach(reconcileErrors::initLabelValues);
-  }
-
-  private Counter counter(String name, String help, String... labelNames) {
-    return Counter.builder().name(name).help(help).labelNames(labelNames).register(registry);
-  }
-
-  /** Classic buckets only: the text formats we serve carry no native histogram. */
-  private static Histogram.Builder histogram(String name, String help) {
-    return Histogram.builder().name(name).help(help).classicOnly();
   }
 
   /**
    * Read at scrape time: the alert on evacuations nearing their deadline needs the share gone now,
-   * not at the last reconcile; the phases are summed over sources.
+   * not at the last reconcile.
    */
-  private void registerScrapeTimeGauges(PrometheusRegistry registry) {
-    GaugeWithCallback.builder()
-        .name("vmi_eviction_evacuation_deadline_used_ratio")
-        .help(
+  private void registerScrapeTimeGauges() {
+    gauge("vmi_eviction_evacuations_in_progress", "VMIs being evacuated right now.")
+        .callback(
+            c -> c.call(sources.values().stream().mapToInt(s -> s.inProgress().getAsInt()).sum()))
+        .register(registry);
+    gauge(
+            "vmi_eviction_evacuation_deadline_used_ratio",
             "Of the evacuations in progress, the largest share of the time from drain start to"
                 + " deadline already gone (0 when none; 1 at the deadline).")
         .callback(
@@ -169,9 +143,8 @@ public final class EvictionMetrics {
                         .max()
                         .orElse(0)))
         .register(registry);
-    GaugeWithCallback.builder()
-        .name("vmi_eviction_evacuations_by_phase")
-        .help(
+    gauge(
+            "vmi_eviction_evacuations_by_phase",
             "Evacuations in progress by the phase the controller recorded on their VMI (Held,"
                 + " Paused, Migrating, Draining).")
         .labelNames("phase")
@@ -188,6 +161,34 @@ public final class EvictionMetrics {
                 c.call(all.stream().filter(phase::equals).count(), phase.name());
               }
             })
+        .register(registry);
+    gauge(
+            "vmi_eviction_reconcile_duration_max_seconds",
+            "The longest VMI reconcile since the controller started.")
+        .callback(c -> c.call(reconcileMaxNanos.get() / 1e9))
+        .register(registry);
+  }
+
+  private static String label(Enum<?> value) {
+    return value.name().toLowerCase(Locale.ROOT);
+  }
+
+  private static GaugeWithCallback.Builder gauge(String name, String help) {
+    return GaugeWithCallback.builder().name(name).help(help);
+  }
+
+  private Counter counter(String name, String help, String... labelNames) {
+    return Counter.builder().name(name).help(help).labelNames(labelNames).register(registry);
+  }
+
+  /** Classic buckets only: the text formats we serve carry no native histogram. */
+  private Histogram histogram(String name, String help, double[] bounds, String... labelNames) {
+    return Histogram.builder()
+        .name(name)
+        .help(help)
+        .labelNames(labelNames)
+        .classicOnly()
+        .classicUpperBounds(bounds)
         .register(registry);
   }
 
@@ -210,17 +211,17 @@ public final class EvictionMetrics {
   }
 
   public void migrationEnded(MigrationResult result) {
-    migrations.labelValues(result.label).inc();
+    migrations.labelValues(label(result)).inc();
   }
 
   public void migrationSucceeded(Duration took) {
-    migrations.labelValues(MigrationResult.SUCCEEDED.label).inc();
+    migrations.labelValues(label(MigrationResult.SUCCEEDED)).inc();
     migrationSeconds.observe(Math.max(0, took.toMillis()) / 1000.0);
   }
 
   public void evictions(EvictionResult result, int count) {
     if (count > 0) {
-      evictions.labelValues(result.label).inc(count);
+      evictions.labelValues(label(result)).inc(count);
     }
   }
 
@@ -237,10 +238,7 @@ public final class EvictionMetrics {
   }
 
   public void reconciled(Duration d) {
-    long nanos = d.toNanos();
-    reconcileSeconds.observe(nanos / 1e9);
-    if (reconcileMaxNanos.accumulateAndGet(nanos, Math::max) == nanos) {
-      reconcileMaxSeconds.set(nanos / 1e9);
-    }
+    reconcileSeconds.observe(d.toNanos() / 1e9);
+    reconcileMaxNanos.accumulateAndGet(d.toNanos(), Math::max);
   }
 }

@@ -12,8 +12,7 @@ import dev.capk.vmieviction.drain.PodRef;
 import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.eviction.Evacuator.UncordonDecision;
-import dev.capk.vmieviction.kube.ApiStatus;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClient;
@@ -190,7 +189,7 @@ public class Guest {
       case REFUSED ->
           throw client.error(
               GuestAccessException.Reason.GuestAPIRefused,
-              what + " " + name + " refused: " + ApiStatus.describeRefusal(written.answer()));
+              what + " " + name + " refused: " + RawApi.describeRefusal(written.answer()));
       default ->
           throw new ApiException(
               409, "guest node " + name + " changed since it was read (" + what + ")");
@@ -322,7 +321,7 @@ public class Guest {
 
           @Override
           public String describe(Exception e) {
-            return "cluster " + cluster() + ": " + ApiStatus.describeWithoutServerText(e);
+            return "cluster " + cluster() + ": " + RawApi.describeWithoutServerText(e);
           }
         };
     V1ObjectReference ref =
@@ -536,7 +535,7 @@ public class Guest {
                       new Node(
                           n.getMetadata().getName(),
                           n.getSpec() == null ? null : n.getSpec().getProviderID(),
-                          Metadata.label(n, CapkLabels.NODE_ROLE_CONTROL_PLANE) != null,
+                          LenientJson.label(n, CapkLabels.NODE_ROLE_CONTROL_PLANE) != null,
                           GuestNodeMatch.NodeReadiness.of(n),
                           UncordonDecision.markOf(n) != null))
               .toList());

@@ -78,7 +78,7 @@ public class GuestClusters implements AutoCloseable {
    * an evacuation did to a node (drained, uncordoned) is written at every occurrence, never capped.
    */
   public static EventSeriesRecorder nodeEvents(int lanes) {
-    Set<String> outcomes = Set.of(EventReasons.DRAIN_SUCCEEDED, EventReasons.UNCORDONED);
+    Set<String> outcomes = Set.of(VmiEvents.DRAIN_SUCCEEDED, VmiEvents.UNCORDONED);
     String source = "capk-vmi-eviction-controller";
     return new EventSeriesRecorder(
         null, source, outcomes, Clock.systemUTC(), "guest-node-events", lanes);

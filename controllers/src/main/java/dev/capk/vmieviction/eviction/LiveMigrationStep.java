@@ -10,12 +10,12 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceStatus;
 import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.StepOutcome;
-import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationAttempt;
 import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
+import dev.capk.vmieviction.eviction.VmiEvents.Told;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiException;
@@ -72,7 +72,6 @@ final class LiveMigrationStep {
     this.kubevirt = kubevirt;
   }
 
-  /** Ours (label-selected), in every namespace. */
   private List<VirtualMachineInstanceMigration> ours() throws ApiException {
     ListOptions options = new ListOptions();
     options.setLabelSelector(EvictionAnnotations.MIGRATION_OWNED_LABEL);
@@ -107,7 +106,6 @@ final class LiveMigrationStep {
     return true;
   }
 
-  /** Already gone counts as deleted. */
   private void delete(String namespace, String name) throws ApiException {
     KubernetesApiResponse<VirtualMachineInstanceMigration> r =
         InfraVmis.call(() -> migrations.delete(namespace, name));
@@ -129,7 +127,6 @@ final class LiveMigrationStep {
       Readout<MigrationLimits> limits) {}
 
   /**
-   * @param clusterPolicy the Cluster's live-migration annotation, raw
    * @throws ApiException when the infra API could not be read or written: retry
    */
   StepOutcome step(
@@ -149,9 +146,9 @@ final class LiveMigrationStep {
             vmi.getMetadata().getUid() + "/" + startText,
             (shown, flag) -> Told.POLICY_INVALID.to(c.events, vmi, key, shown, flag.value));
     boolean fellBack =
-        startText.equals(Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
+        startText.equals(LenientJson.annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
     Optional<MigrationAttempt> attempt =
-        MigrationAttempt.parse(Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT))
+        MigrationAttempt.parse(LenientJson.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT))
             .filter(a -> a.drainStart().equals(startText));
     if (attempt.isEmpty() && (fellBack || policy == LiveMigrationPolicy.NEVER)) {
       return new StepOutcome.Proceed(vmi); // the cheap path: no request
@@ -183,32 +180,26 @@ final class LiveMigrationStep {
     Duration look = Duration.between(c.clock.instant(), m.cutoff());
     look = look.compareTo(c.settings.retryInterval()) < 0 ? look : c.settings.retryInterval();
     look = look.compareTo(Duration.ofMillis(100)) < 0 ? Duration.ofMillis(100) : look;
-    if (next instanceof MigrationDecision.Drain) {
-      return new StepOutcome.Proceed(vmi);
-    }
     if (m.limits() instanceof Readout.Unreadable<MigrationLimits> u
         && (next instanceof MigrationDecision.Start
             || next instanceof MigrationDecision.WaitForSlot)) {
       return limitsUnreadable(m, u.what(), look);
     }
-    if (next instanceof MigrationDecision.Succeeded) {
+    return switch (next) {
+      case MigrationDecision.Drain _ -> new StepOutcome.Proceed(vmi);
       // KubeVirt clears evacuationNodeName next (virt-handler's migration ACK): the VMI then
       // leaves this step through callOff, which tells MigrationSucceeded.
-      return stop(c.settings.retryInterval());
-    }
-    if (next instanceof MigrationDecision.Follow) {
-      return stop(look);
-    }
-    if (next instanceof MigrationDecision.WaitForSlot w) {
-      return waitForSlot(key, w, look);
-    }
-    if (next instanceof MigrationDecision.Start first) {
-      if (first.afterFailure()) {
-        failed(key, vmi, number, "trying again (attempt " + first.number() + ")");
+      case MigrationDecision.Succeeded _ -> stop(c.settings.retryInterval());
+      case MigrationDecision.Follow _ -> stop(look);
+      case MigrationDecision.WaitForSlot w -> waitForSlot(key, w, look);
+      case MigrationDecision.Start first -> {
+        if (first.afterFailure()) {
+          failed(key, vmi, number, "trying again (attempt " + first.number() + ")");
+        }
+        yield start(m, look);
       }
-      return start(m, look);
-    }
-    return fallBack(m, (MigrationDecision.FallBack) next, deadline);
+      case MigrationDecision.FallBack b -> fallBack(m, b, deadline);
+    };
   }
 
   private static StepOutcome stop(Duration retry) {
@@ -277,7 +268,7 @@ final class LiveMigrationStep {
    * attempt annotation removed; @return the VMI as that left it
    */
   VirtualMachineInstance succeeded(String key, VirtualMachineInstance vmi) throws ApiException {
-    String raw = Metadata.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT);
+    String raw = LenientJson.annotation(vmi, EvictionAnnotations.MIGRATION_ATTEMPT);
     if (raw == null) {
       return vmi;
     }
@@ -313,7 +304,7 @@ final class LiveMigrationStep {
     long fromNode =
         running.stream()
             .filter(g -> m.infraNode() != null)
-            .filter(g -> m.infraNode().equals(Metadata.annotation(g, source)))
+            .filter(g -> m.infraNode().equals(LenientJson.annotation(g, source)))
             .count();
     VirtualMachineInstanceStatus status = m.vmi().getStatus();
     return MigrationDecision.decide(

@@ -2,6 +2,7 @@ package dev.capk.vmieviction.eviction;
 
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
+import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.capi.Cluster;
 import dev.capk.vmieviction.api.capi.ClusterApi;
@@ -9,14 +10,21 @@ import dev.capk.vmieviction.api.capi.Machine;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
-import dev.capk.vmieviction.eviction.EventReasons.Told;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.eviction.VmiEvents.Told;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
+import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.GuestAccessException;
+import dev.capk.vmieviction.workload.GuestClusterRef;
+import dev.capk.vmieviction.workload.ManagementApis;
+import dev.capk.vmieviction.workload.TenantMapping;
 import io.kubernetes.client.common.KubernetesObject;
+import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -26,13 +34,17 @@ import java.util.Optional;
 import org.slf4j.event.Level;
 
 /**
- * Reads Cluster API's contract for a VMI's machine ({@link ManagementObjects}), decides what it
- * means for this step ({@link MachineContract}) and says so in events: a deadline moved earlier, a
- * contract that could not be read and a Cluster being deleted are told once per evacuation of a
- * VMI, a paused Cluster on every step (as a series). Within a run the contract's deadline only
- * moves earlier, even when the Machine's timeout is raised or the grace time removed mid-drain.
+ * Reads Cluster API's contract for a VMI's machine (its Cluster, its KubevirtMachine, named by the
+ * VMI's {@code capk.cluster.x-k8s.io/kubevirt-machine-name} label, and the Machine owning that:
+ * from the informer caches when they hold them, else with one GET each, in the namespace the {@link
+ * TenantMapping} lets the VMI reach, so that a VMI label never leads to another tenant's objects),
+ * decides what it means for this step ({@link MachineContract}) and says so in events: a deadline
+ * moved earlier, a contract that could not be read and a Cluster being deleted are told once per
+ * evacuation of a VMI, a paused Cluster on every step (as a series). Within a run the contract's
+ * deadline only moves earlier, even when the Machine's timeout is raised or the grace time removed
+ * mid-drain.
  */
-final class MachineContractCheck {
+public class MachineContractCheck {
 
   /**
    * What to do, by when, which setting said so; the Cluster's limit and live-migration annotations,
@@ -45,13 +57,17 @@ final class MachineContractCheck {
       Optional<String> evacuationLimit,
       Optional<String> liveMigration) {}
 
-  private record Earliest(Instant at, String origin) {
-    Earliest earlier(Earliest other) {
-      return other.at.isBefore(at) ? other : this;
-    }
-  }
+  private record Earliest(Instant at, String origin) {}
 
-  private final ManagementObjects objects;
+  public record Cached(
+      CachedObjects<Cluster> clusters,
+      CachedObjects<KubevirtMachine> kubevirtMachines,
+      CachedObjects<Machine> machines) {}
+
+  private final TenantMapping namespaces;
+  private final Source<Cluster> clusters;
+  private final Source<KubevirtMachine> kubevirtMachines;
+  private final Source<Machine> machines;
 
   /**
    * The earliest deadline a contract set per evacuation ({@code uid/start}): a later evacuation of
@@ -63,11 +79,18 @@ final class MachineContractCheck {
   /** What is told once per evacuation of a VMI, by {@code uid/start/entry}. */
   private final WaitLog told = new WaitLog();
 
-  private final StepContext c;
-
-  MachineContractCheck(StepContext c, ManagementObjects objects) {
-    this.c = c;
-    this.objects = objects;
+  public MachineContractCheck(
+      ApiClient infra, String clusterApiVersion, TenantMapping namespaces, Cached cached) {
+    this.namespaces = namespaces;
+    this.clusters =
+        new Source<>(
+            "Cluster", cached.clusters(), ManagementApis.clusters(infra, clusterApiVersion));
+    this.kubevirtMachines =
+        new Source<>(
+            "KubevirtMachine", cached.kubevirtMachines(), ManagementApis.kubevirtMachines(infra));
+    this.machines =
+        new Source<>(
+            "Machine", cached.machines(), ManagementApis.machines(infra, clusterApiVersion));
   }
 
   /**
@@ -75,18 +98,21 @@ final class MachineContractCheck {
    *     time: the returned one is never later
    * @throws GuestAccessException when the objects could not be read: retry, apply nothing
    */
-  Applied apply(String key, VirtualMachineInstance vmi, Instant start, Deadline deadline)
+  Applied apply(
+      StepContext c, String key, VirtualMachineInstance vmi, Instant start, Deadline deadline)
       throws GuestAccessException {
-    MachineContract.Facts facts = objects.read(vmi);
+    MachineContract.Facts facts = read(vmi);
     MachineContract contract = MachineContract.decide(facts, start, c.settings.drainTimeout());
     String evacuation = vmi.getMetadata().getUid() + "/" + start;
     if (!contract.unavailable().isEmpty()) {
       String what = String.join("; ", contract.unavailable());
-      once(evacuation, Told.CONTRACT_UNAVAILABLE, vmi, key, what);
+      once(c, evacuation, Told.CONTRACT_UNAVAILABLE, vmi, key, what);
     }
     if (contract.deadline().isPresent()) {
       Earliest set = new Earliest(contract.deadline().get(), contract.deadlineOrigin());
-      earliest.asMap().merge(evacuation, set, Earliest::earlier);
+      earliest
+          .asMap()
+          .merge(evacuation, set, (was, now) -> now.at().isBefore(was.at()) ? now : was);
     }
     Earliest earlier = earliest.getIfPresent(evacuation);
     Optional<String> origin = Optional.empty();
@@ -94,7 +120,7 @@ final class MachineContractCheck {
       deadline = Deadline.at(earlier.at(), c.clock);
       origin = Optional.of(earlier.origin());
       String shortened = DrainStartTime.format(earlier.at());
-      once(evacuation, Told.SHORTENED, vmi, key, shortened, earlier.origin());
+      once(c, evacuation, Told.SHORTENED, vmi, key, shortened, earlier.origin());
     }
     String at = DrainStartTime.format(deadline.at());
     Optional<OffsetDateTime> deleting =
@@ -103,14 +129,13 @@ final class MachineContractCheck {
       // Nothing changes for a Cluster being deleted (its workloads keep their budgets until the
       // VM is gone, the deadline bounds the wait): the admin learns why the tenant's VMIs go.
       String since = DrainStartTime.format(deleting.get().toInstant());
-      once(evacuation, Told.DELETING, vmi, key, facts.cluster(), since, at);
+      once(c, evacuation, Told.DELETING, vmi, key, facts.cluster(), since, at);
     }
-    // A paused Cluster on every step (as a series), a Machine excluded from draining once.
     if (contract.step() == MachineContract.Step.HOLD_PAUSED) {
       Told.PAUSED.to(c.events, Level.INFO, vmi, key, facts.cluster(), at);
     } else if (contract.step() == MachineContract.Step.SKIP_DRAIN) {
       String machine = facts.machine().map(MachineContract::name).orElse("");
-      once(evacuation, Told.DRAIN_EXCLUDED, vmi, key, machine);
+      once(c, evacuation, Told.DRAIN_EXCLUDED, vmi, key, machine);
     }
     return new Applied(
         contract.step(),
@@ -120,8 +145,78 @@ final class MachineContractCheck {
         facts.clusterAnnotation(ClusterApi.LIVE_MIGRATION_ANNOTATION));
   }
 
-  /** Tells {@code entry} once per evacuation of a VMI. */
-  private void once(String evacuation, Told entry, VirtualMachineInstance vmi, Object... args) {
+  /**
+   * What can be read now: an object that does not exist or may not be read (404, 403) is absent,
+   * its reason in the facts. That is an answer; a transient failure ({@code InfraAPIError}) or a
+   * VMI that may not reach its Cluster ({@code MissingClusterLabel}, {@code
+   * ClusterNamespaceRefused}) is thrown, to be retried.
+   */
+  MachineContract.Facts read(VirtualMachineInstance vmi) throws GuestAccessException {
+    GuestClusterRef ref = namespaces.clusterOf(vmi);
+    String ns = ref.namespace();
+    List<String> unavailable = new ArrayList<>();
+    Optional<Cluster> cluster = clusters.get(ns, ref.name(), unavailable);
+    String kvmName = LenientJson.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAME);
+    Optional<KubevirtMachine> kvm = Optional.empty();
+    if (kvmName == null || kvmName.isBlank()) {
+      unavailable.add("the VMI has no label " + CapkLabels.KUBEVIRT_MACHINE_NAME);
+    } else {
+      kvm = kubevirtMachines.get(ns, kvmName, unavailable);
+    }
+    // The Cluster API Machine among the owners (CAPI sets it on its infra machines).
+    Optional<String> owner =
+        kvm.map(KubevirtMachine::getMetadata).map(V1ObjectMeta::getOwnerReferences).stream()
+            .flatMap(List::stream)
+            .filter(o -> ClusterApi.MACHINE_KIND.equals(o.getKind()))
+            .filter(o -> String.valueOf(o.getApiVersion()).startsWith(ClusterApi.GROUP + "/"))
+            .map(o -> o.getName())
+            .findFirst();
+    if (kvm.isPresent() && owner.isEmpty()) {
+      unavailable.add("KubevirtMachine " + ns + "/" + kvmName + " has no owner Machine");
+    }
+    Optional<Machine> machine = Optional.empty();
+    if (owner.isPresent()) {
+      machine = machines.get(ns, owner.get(), unavailable);
+    }
+    return new MachineContract.Facts(ref.toString(), cluster, kvm, machine, unavailable);
+  }
+
+  /** One kind: its informer cache, else one GET. */
+  private record Source<T extends KubernetesObject>(
+      String kind, CachedObjects<T> cache, GenericKubernetesApi<T, ?> api) {
+
+    /** The cached object, else one GET; a 404 or 403 is named in {@code unavailable}. */
+    Optional<T> get(String ns, String name, List<String> unavailable) throws GuestAccessException {
+      Optional<T> hit = cache.find(ns, name);
+      if (hit.isPresent()) {
+        return hit;
+      }
+      String what = kind + " " + ns + "/" + name;
+      KubernetesApiResponse<T> r;
+      try {
+        r = api.get(ns, name);
+      } catch (IllegalStateException e) { // GenericKubernetesApi's way of saying "I/O failure"
+        throw new GuestAccessException(
+            GuestAccessException.Reason.InfraAPIError, "reading " + what + " failed: no response");
+      }
+      int code = r.getHttpStatusCode();
+      if (code >= 200 && code < 300 && r.getObject() != null) {
+        return Optional.of(r.getObject());
+      }
+      if (code == 404 || code == 403) {
+        unavailable.add(
+            code == 404
+                ? what + " not found"
+                : "not allowed to read " + what + " (the controller's RBAC)");
+        return Optional.empty();
+      }
+      throw new GuestAccessException(
+          GuestAccessException.Reason.InfraAPIError, "reading " + what + " failed: HTTP " + code);
+    }
+  }
+
+  private void once(
+      StepContext c, String evacuation, Told entry, VirtualMachineInstance vmi, Object... args) {
     if (told.changed(evacuation + "/" + entry, true)) {
       entry.to(c.events, vmi, args);
     }
@@ -174,7 +269,7 @@ final class MachineContractCheck {
 
       /** A Cluster annotation (the evacuation limit, the live-migration policy), raw. */
       Optional<String> clusterAnnotation(String key) {
-        return clusterObject.map(c -> Metadata.annotation(c, key));
+        return clusterObject.map(c -> LenientJson.annotation(c, key));
       }
     }
 
@@ -183,7 +278,7 @@ final class MachineContractCheck {
       Step step =
           facts.clusterObject().filter(MachineContract::paused).isPresent()
               ? Step.HOLD_PAUSED
-              : facts.machine().filter(m -> Metadata.annotation(m, EXCLUDED) != null).isPresent()
+              : facts.machine().filter(m -> LenientJson.annotation(m, EXCLUDED) != null).isPresent()
                   ? Step.SKIP_DRAIN
                   : Step.DRAIN;
       Instant global = start.plus(drainTimeout);
@@ -205,7 +300,7 @@ final class MachineContractCheck {
       }
       Optional<KubevirtMachine> k = facts.kubevirtMachine();
       Optional<String> raw =
-          k.map(kvm -> Metadata.annotation(kvm, EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
+          k.map(kvm -> LenientJson.annotation(kvm, EvictionAnnotations.CAPK_DELETION_GRACE_TIME));
       if (raw.isPresent()) {
         String name = "KubevirtMachine " + name(k.get());
         String annotation = " annotation " + EvictionAnnotations.CAPK_DELETION_GRACE_TIME;
@@ -248,10 +343,9 @@ final class MachineContractCheck {
       return Optional.empty();
     }
 
-    /** {@code spec.paused} or Cluster API's paused annotation. */
     static boolean paused(Cluster c) {
       return (c.getSpec() != null && Boolean.TRUE.equals(c.getSpec().getPaused()))
-          || Metadata.annotation(c, ClusterApi.PAUSED_ANNOTATION) != null;
+          || LenientJson.annotation(c, ClusterApi.PAUSED_ANNOTATION) != null;
     }
 
     static String name(KubernetesObject o) {

@@ -9,12 +9,12 @@ import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.StepOutcome;
-import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.Guest.MarkedNodes;
+import dev.capk.vmieviction.eviction.VmiEvents.Told;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
@@ -33,9 +33,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The admit step: whether the evacuation of a marked VMI may start draining its guest node now, so
- * that an infra node drain does not take a tenant's control plane (or too many of its workers) down
- * at once:
+ * The admit step: whether a marked VMI's guest node may be drained now, so that an infra node drain
+ * does not take a tenant's control plane (or too many of its workers) down at once:
  *
  * <ul>
  *   <li>control plane: at most one control-plane VMI of a tenant Cluster at a time; the next one
@@ -47,11 +46,8 @@ import org.slf4j.LoggerFactory;
  *       override that says what it risks.
  * </ul>
  *
- * <p>{@link #decide} decides on the tenant Cluster's other VMIs (infra informer cache), its
- * control-plane guest nodes (one bounded node list, skipped for a worker VMI: a worker with no
- * limit in force costs no guest call and no write) and the Cluster's limit annotation. An admission
- * is recorded on the VMI (annotation {@code capk.cluster.x-k8s.io/evacuation-admitted}) so a
- * restarted controller counts it.
+ * <p>A worker with no limit in force costs no guest call and no write. An admission is recorded on
+ * the VMI ({@code capk.cluster.x-k8s.io/evacuation-admitted}) so a restarted controller counts it.
  */
 public final class TenantAdmission {
 
@@ -74,7 +70,6 @@ public final class TenantAdmission {
   private final Cache<String, Role> learntRoles =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterAccess(1, TimeUnit.HOURS).build();
 
-  /** The holds and invalid limits told, per evacuation. */
   private final WaitLog waits = new WaitLog();
 
   private final StepContext c;
@@ -98,12 +93,12 @@ public final class TenantAdmission {
     String startText = DrainStartTime.format(start);
     String uid = vmi.getMetadata().getUid();
     String name = vmi.getMetadata().getName();
-    String clusterName = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
+    String clusterName = LenientJson.label(vmi, CapkLabels.CLUSTER_NAME);
     if (clusterName == null) {
       return new StepOutcome.Proceed(vmi); // no tenant known: the guest connection says so
     }
     String cluster = vmi.getMetadata().getNamespace() + "/" + clusterName;
-    if (startText.equals(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
+    if (startText.equals(LenientJson.annotation(vmi, EvictionAnnotations.EVACUATION_ADMITTED))
         || startText.equals(admittedHere.getIfPresent(uid))) {
       c.admission(key, cluster, true); // also after a restart: its end wakes the held ones
       return new StepOutcome.Proceed(vmi); // once admitted, always admitted
@@ -161,7 +156,7 @@ public final class TenantAdmission {
     }
   }
 
-  /** Decides under the Cluster's lock, and carries the decision out. */
+  /** Under the Cluster's lock. */
   private StepOutcome admit(String key, VirtualMachineInstance vmi, String cluster, Request r)
       throws ApiException {
     Decision d = decide(r);
@@ -193,7 +188,7 @@ public final class TenantAdmission {
           c.events,
           vmi,
           key,
-          cp ? EventReasons.QUORUM_GUARD_OVERRIDDEN : EventReasons.DISRUPTION_LIMIT_OVERRIDDEN,
+          cp ? VmiEvents.QUORUM_GUARD_OVERRIDDEN : VmiEvents.DISRUPTION_LIMIT_OVERRIDDEN,
           cluster,
           role,
           d.waitsFor(),
@@ -241,7 +236,7 @@ public final class TenantAdmission {
 
   /** From the VMI's role label, else as learnt from its guest node before. */
   private Optional<Role> knownRole(VirtualMachineInstance vmi) {
-    String label = Metadata.label(vmi, CapkLabels.ROLE);
+    String label = LenientJson.label(vmi, CapkLabels.ROLE);
     if (label != null) {
       return Optional.of(
           CapkLabels.ROLE_CONTROL_PLANE.equals(label) ? Role.CONTROL_PLANE : Role.WORKER);
@@ -260,11 +255,11 @@ public final class TenantAdmission {
     String name = p.getMetadata().getName();
     boolean marked =
         p.getMetadata().getDeletionTimestamp() == null && Eligibility.evacuationRequested(p);
-    String start = Metadata.annotation(p, EvictionAnnotations.DRAIN_START_TIME);
+    String start = LenientJson.annotation(p, EvictionAnnotations.DRAIN_START_TIME);
     String admittedByUs = admittedHere.getIfPresent(p.getMetadata().getUid());
     boolean admitted =
         (start != null
-                && start.equals(Metadata.annotation(p, EvictionAnnotations.EVACUATION_ADMITTED)))
+                && start.equals(LenientJson.annotation(p, EvictionAnnotations.EVACUATION_ADMITTED)))
             // Our own admission the cache does not show yet; a called-off one no longer counts.
             || (marked && admittedByUs != null && (start == null || start.equals(admittedByUs)));
     return new Peer(
@@ -285,22 +280,16 @@ public final class TenantAdmission {
   }
 
   /**
-   * Another VMI of the same tenant Cluster, as the infra cache shows it.
-   *
-   * @param marked KubeVirt asks for its evacuation (and it is not being deleted)
-   * @param start its recorded drain start, if any yet
-   * @param admitted its current evacuation was admitted and the VMI is not gone
+   * Another VMI of the same tenant Cluster, as the infra cache shows it; {@code marked}: KubeVirt
+   * asks for its evacuation and it is not being deleted.
    */
   public record Peer(
       String name, Role role, boolean marked, Optional<Instant> start, boolean admitted) {}
 
   /**
-   * @param start this VMI's recorded drain start
-   * @param peers the Cluster's other VMIs
    * @param guestNodes the guest's nodes, read for a control-plane VMI (or one of unknown role); one
    *     still marked by our cordon is not back from its evacuation (uncordoned once the recreated
    *     VMI runs and the node is Ready)
-   * @param limit the worker limit of this Cluster
    * @param deadline this VMI's deadline; the hold ends at {@code deadline - reserve}
    */
   public record Request(

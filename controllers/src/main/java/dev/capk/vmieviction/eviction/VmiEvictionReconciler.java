@@ -7,7 +7,7 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.eviction.ClusterDefaults.Readout;
-import dev.capk.vmieviction.eviction.EventReasons.Told;
+import dev.capk.vmieviction.eviction.VmiEvents.Told;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
@@ -68,7 +68,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       InfraVmis vmis,
       ClusterDefaults clusterDefaults,
       GuestClusters guests,
-      ManagementObjects managementObjects,
+      MachineContractCheck contracts,
       GenericKubernetesApi<VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationList>
           migrations,
       VmiEvents events,
@@ -84,7 +84,7 @@ public final class VmiEvictionReconciler implements Reconciler {
     this.evacuator =
         new Evacuator(
             c,
-            new MachineContractCheck(c, managementObjects),
+            contracts,
             new TenantAdmission(c),
             new LiveMigrationStep(c, migrations, clusterDefaults),
             sightings);

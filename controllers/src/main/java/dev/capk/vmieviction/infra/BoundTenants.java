@@ -30,7 +30,6 @@ public final class BoundTenants implements TenantMapping {
     this.bound = Set.copyOf(bound);
   }
 
-  /** The KubevirtClusters or their Secrets changed. */
   public void rebind(Set<GuestClusterRef> clusters) {
     this.bound = Set.copyOf(clusters);
   }

@@ -109,7 +109,6 @@ public record InfraBindings(
     return Optional.of(new SecretRef(ns, ref.getName()));
   }
 
-  /** The Secrets to watch. */
   public static Set<SecretRef> referencedSecrets(Collection<KubevirtCluster> kubevirtClusters) {
     Set<SecretRef> out = new LinkedHashSet<>();
     kubevirtClusters.forEach(k -> secretOf(k).ifPresent(out::add));
@@ -274,12 +273,7 @@ public record InfraBindings(
    */
   static String connectionKey(String kubeconfig) {
     try {
-      Object root =
-          new org.yaml.snakeyaml.Yaml(
-                  new org.yaml.snakeyaml.constructor.SafeConstructor(
-                      new org.yaml.snakeyaml.LoaderOptions()))
-              .load(kubeconfig);
-      if (root instanceof Map<?, ?> config) {
+      if (GuestClients.yaml(kubeconfig) instanceof Map<?, ?> config) {
         Map<?, ?> context = named(config.get("contexts"), config.get("current-context"), "context");
         if (context != null) {
           Map<?, ?> cluster = named(config.get("clusters"), context.get("cluster"), "cluster");

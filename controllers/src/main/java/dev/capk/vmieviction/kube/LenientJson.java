@@ -3,7 +3,7 @@ package dev.capk.vmieviction.kube;
 import com.google.gson.ExclusionStrategy;
 import com.google.gson.FieldAttributes;
 import com.google.gson.Gson;
-import com.google.gson.JsonElement;
+import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.JSON;
 import io.kubernetes.client.openapi.models.V1NodeStatus;
@@ -14,12 +14,15 @@ import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeFormatterBuilder;
 import java.time.temporal.ChronoField;
+import java.util.Map;
 
 /**
- * The client's generated models reject any field they do not know: one field a newer API server
- * adds to Node would make every read fail. {@link #GSON} is the client's Gson setup without the
- * strict validators, installed once per process into the client, with the dynamic API's adapter
- * (without it, dynamic objects read afterwards in the process would come back empty).
+ * Reads objects in every shape the API allows. The client's generated models reject any field they
+ * do not know: one field a newer API server adds to Node would make every read fail. {@link #GSON}
+ * is the client's Gson setup without the strict validators, installed once per process into the
+ * client, with the dynamic API's adapter (without it, dynamic objects read afterwards in the
+ * process would come back empty). An object may lack its metadata, labels or annotations: {@link
+ * #label} and {@link #annotation} are then null.
  */
 public final class LenientJson {
   private LenientJson() {}
@@ -61,15 +64,9 @@ public final class LenientJson {
           .registerTypeAdapterFactory(new DynamicKubernetesTypeAdaptorFactory())
           .create();
 
-  private static volatile boolean installed;
-
   /** Makes the client's own typed calls read leniently too. */
-  public static synchronized void install() {
-    if (installed) {
-      return;
-    }
+  public static void install() {
     JSON.setGson(GSON);
-    installed = true;
   }
 
   /** {@code json} as {@code type}; an unreadable answer becomes an ApiException that says so. */
@@ -85,7 +82,14 @@ public final class LenientJson {
     }
   }
 
-  public static <T> T parse(JsonElement json, Class<T> type) {
-    return GSON.fromJson(json, type);
+  public static String label(KubernetesObject o, String key) {
+    Map<String, String> labels = o.getMetadata() == null ? null : o.getMetadata().getLabels();
+    return labels == null ? null : labels.get(key);
+  }
+
+  public static String annotation(KubernetesObject o, String key) {
+    V1ObjectMeta meta = o.getMetadata();
+    Map<String, String> annotations = meta == null ? null : meta.getAnnotations();
+    return annotations == null ? null : annotations.get(key);
   }
 }

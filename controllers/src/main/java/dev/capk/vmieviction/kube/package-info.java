@@ -1,9 +1,9 @@
 /**
  * What the official Kubernetes client lacks, in one place for the drain engine, the controllers and
- * the guest clients: reading answers leniently ({@link dev.capk.vmieviction.kube.LenientJson}),
- * sending requests the client builds but cannot send as we need them, bounded by a deadline ({@link
- * dev.capk.vmieviction.kube.RawApi}), and describing an API failure ({@link
- * dev.capk.vmieviction.kube.ApiStatus}).
+ * the guest clients: reading answers and objects in every shape the API allows ({@link
+ * dev.capk.vmieviction.kube.LenientJson}), and calling the API and saying what its answer means
+ * ({@link dev.capk.vmieviction.kube.RawApi}: requests the client builds but cannot send as we need
+ * them, bounded by a deadline; the one table of answers; describing an API failure).
  *
  * <p>May import only {@code time}.
  */

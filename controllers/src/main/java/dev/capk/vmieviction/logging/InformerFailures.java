@@ -24,19 +24,17 @@ import org.slf4j.event.Level;
 
 /**
  * The failures of one informer's list and watch. The client's reflector lists again a second after
- * any failure, for ever (a kind whose CRD is not installed: a request and a log line a second).
- * Here failures back off the next list (1 s, doubling up to {@link #MAX_RETRY}), are logged at the
- * 1st, 2nd, 4th, 8th... with a count, and at once when the reason changes (the backoff restarts: a
- * CRD just installed is seen soon); a watch opened again ends them, logged once. A list refused
- * (403: RBAC lacks the verb) waits the refusal pause, if given, and is logged once at INFO each
- * time: granting the verb later is seen within the pause. Use: {@code
- * factory.sharedIndexInformerFor(failures.guard(lw), type, resync, failures.handler())}.
+ * any failure, for ever (a CRD not installed: a request and a log line a second). Here failures
+ * back off the next list (1 s, doubling up to {@link #MAX_RETRY}), are logged at the 1st, 2nd, 4th,
+ * 8th... with a count, and at once when the reason changes (the backoff restarts: a CRD just
+ * installed is seen soon); a watch opened again ends them. A list refused (403) waits the refusal
+ * pause, if given, logged at INFO. Use: {@code factory.sharedIndexInformerFor(failures.lists(api,
+ * ...), type, resync, failures.handler())}.
  */
 public final class InformerFailures {
 
   private static final Logger log = LoggerFactory.getLogger(InformerFailures.class);
 
-  /** The client's own pause after a failure. */
   static final Duration FIRST_RETRY = Duration.ofSeconds(1);
 
   /** Objects per list page: a few megabytes of JSON at a time. */
@@ -74,41 +72,19 @@ public final class InformerFailures {
     this.clock = clock;
   }
 
-  /** {@code inner}, listing only once the backoff allows; a watch opened ends the failures. */
-  public <T extends KubernetesObject, L extends KubernetesListObject> ListerWatcher<T, L> guard(
-      ListerWatcher<T, L> inner) {
-    return new ListerWatcher<>() {
-      @Override
-      public L list(CallGeneratorParams params) throws ApiException {
-        if (!mayList()) {
-          throw new NotYet();
-        }
-        return inner.list(params);
-      }
-
-      @Override
-      public Watchable<T> watch(CallGeneratorParams params) throws ApiException {
-        Watchable<T> w = inner.watch(params);
-        opened().ifPresent(InformerFailures::log);
-        return w;
-      }
-    };
-  }
-
   /**
    * Lists (page by page) and watches {@code api} in one namespace ("" for all), only what {@code
-   * selectors} select, each object trimmed as it arrives: the client's informers on a {@code
-   * GenericKubernetesApi} take no selector. The requested resourceVersion is dropped: with "0" the
-   * API server answers from its cache in one piece, ignoring the page size, and a consistent list
-   * is never older than what was asked for.
+   * selectors} select (the client's informers on a {@code GenericKubernetesApi} take none), each
+   * object trimmed as it arrives; lists only once the backoff allows, and a watch opened ends the
+   * failures. The list drops the requested resourceVersion: with "0" the API server answers from
+   * its cache in one piece, ignoring the page size.
    */
   @SuppressWarnings("unchecked")
-  public static <T extends KubernetesObject, L extends KubernetesListObject>
-      ListerWatcher<T, L> lists(
-          GenericKubernetesApi<T, L> api,
-          String namespace,
-          ListOptions selectors,
-          UnaryOperator<T> trim) {
+  public <T extends KubernetesObject, L extends KubernetesListObject> ListerWatcher<T, L> lists(
+      GenericKubernetesApi<T, L> api,
+      String namespace,
+      ListOptions selectors,
+      UnaryOperator<T> trim) {
     Function<CallGeneratorParams, ListOptions> options =
         params -> {
           ListOptions o = new ListOptions();
@@ -122,6 +98,9 @@ public final class InformerFailures {
     return new ListerWatcher<>() {
       @Override
       public L list(CallGeneratorParams params) throws ApiException {
+        if (!mayList()) {
+          throw new NotYet();
+        }
         L all = null;
         String continueToken = null;
         do {
@@ -149,12 +128,13 @@ public final class InformerFailures {
       @Override
       public Watchable<T> watch(CallGeneratorParams params) throws ApiException {
         ListOptions o = options.apply(params);
-        return namespace.isEmpty() ? api.watch(o) : api.watch(namespace, o);
+        Watchable<T> w = namespace.isEmpty() ? api.watch(o) : api.watch(namespace, o);
+        opened().ifPresent(InformerFailures::log);
+        return w;
       }
     };
   }
 
-  /** The informer's exception handler. */
   public <T> BiConsumer<Class<T>, Throwable> handler() {
     return (type, e) -> failed(e).ifPresent(InformerFailures::log);
   }
@@ -163,7 +143,7 @@ public final class InformerFailures {
     return sameReason == 0 || nanoTime.getAsLong() - nextListAt >= 0;
   }
 
-  /** Counts a failure; the line to log for it, if any. */
+  /** The line to log for a failure, if any. */
   synchronized Optional<Told> failed(Throwable e) {
     if (e instanceof NotYet) {
       return Optional.empty();
@@ -199,7 +179,6 @@ public final class InformerFailures {
                 .formatted(count, informer, described, pause)));
   }
 
-  /** A watch opened: the failures, if any, are over. */
   synchronized Optional<Told> opened() {
     if (sameReason == 0) {
       return Optional.empty();
@@ -217,13 +196,13 @@ public final class InformerFailures {
     return Optional.of(told);
   }
 
-  /** The pause after the {@code n}th failure in a row: 1 s, 2 s, 4 s... up to the maximum. */
+  /** After the {@code n}th failure in a row: 1 s, 2 s, 4 s... */
   static Duration backoff(int n) {
     Duration d = FIRST_RETRY.multipliedBy(1L << Math.min(n - 1, 16));
     return d.compareTo(MAX_RETRY) > 0 ? MAX_RETRY : d;
   }
 
-  /** The HTTP status (a 404 named), or the kind of failure; never server text or a URL. */
+  /** Never server text or a URL. */
   static String describe(Throwable t) {
     if (t instanceof ApiException a) {
       if (a.getCode() == 404) {

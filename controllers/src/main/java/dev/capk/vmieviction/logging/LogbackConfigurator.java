@@ -16,16 +16,14 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.Marker;
 
 /**
- * How every process of the jar logs (found by logback through {@code META-INF/services}): one line
- * per happening to stderr; our loggers at {@code LOG_LEVEL} (default INFO), the client's at WARN
- * but leader election's at INFO, the rest at WARN. In code: parsing a {@code logback.xml} costs a
- * CLI command a tenth of a second of start-up. Hands over to logback's own search when {@code
- * logback.configurationFile} is given or a {@code logback-test.xml} is on the class path (tests). A
- * CLI process (its {@code main} set {@link #PROPERTY}) sets its levels with {@link
- * #setCliVerbosity}.
+ * How every process of the jar logs (found through {@code META-INF/services}): one line per
+ * happening to stderr; ours at {@code LOG_LEVEL} (default INFO), leader election's at INFO, the
+ * rest at WARN. In code: parsing a {@code logback.xml} costs a CLI command a tenth of a second.
+ * Hands over to logback's own search for {@code logback.configurationFile} or a {@code
+ * logback-test.xml} (tests).
  */
 public final class LogbackConfigurator extends ContextAwareBase implements Configurator {
-  /** The system property a CLI process's main sets (to {@code cli}) before any logger exists. */
+  /** A CLI process's main sets it (to {@code cli}) before any logger exists. */
   public static final String PROPERTY = "vmieviction.logging";
 
   static final String PATTERN =
@@ -35,10 +33,6 @@ public final class LogbackConfigurator extends ContextAwareBase implements Confi
   private static final String CLIENT = "io.kubernetes.client";
   private static final String LEADER_ELECTION = "io.kubernetes.client.extended.leaderelection";
 
-  public static boolean isCliProcess() {
-    return "cli".equals(System.getProperty(PROPERTY));
-  }
-
   @Override
   public ExecutionStatus configure(LoggerContext context) {
     if (System.getProperty("logback.configurationFile") != null
@@ -46,7 +40,6 @@ public final class LogbackConfigurator extends ContextAwareBase implements Confi
       return ExecutionStatus.INVOKE_NEXT_IF_ANY;
     }
     context.getStatusManager().add(new NopStatusListener());
-    // The client's informers log an ERROR with a stack trace when they are stopped: dropped.
     InformerStopInterrupts filter = new InformerStopInterrupts();
     filter.setContext(context);
     filter.start();
@@ -69,12 +62,12 @@ public final class LogbackConfigurator extends ContextAwareBase implements Confi
   }
 
   /**
-   * A CLI process's log levels for kubectl's {@code -v}: 0 none (the output is the report), 1 and 2
-   * INFO, 3 and above DEBUG. Does nothing when the command runs embedded (a test's JVM, another
-   * program calling {@code NodeCli.run}): its host's logging is left alone.
+   * kubectl's {@code -v}: 0 none (the output is the report), 1 and 2 INFO, 3 and above DEBUG. Does
+   * nothing when the command runs embedded (a test's JVM): its host's logging is left alone.
    */
   public static void setCliVerbosity(int v) {
-    if (!isCliProcess() || !(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
+    if (!"cli".equals(System.getProperty(PROPERTY))
+        || !(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
       return;
     }
     Level level = v <= 0 ? Level.OFF : v <= 2 ? Level.INFO : Level.DEBUG;
@@ -85,9 +78,8 @@ public final class LogbackConfigurator extends ContextAwareBase implements Confi
   }
 
   /**
-   * Drops the ERROR lines with a stack trace that the client's informers write when stopped: they
-   * log each interrupt of their threads as an error, and an interrupt reaches them only when the
-   * informer is stopped, so this hides nothing that went wrong.
+   * Drops the ERROR lines with a stack trace the client's informers write for an interrupt of their
+   * threads, which comes only when they are stopped.
    */
   static final class InformerStopInterrupts extends TurboFilter {
     @Override

@@ -113,7 +113,6 @@ public class MaintenanceCluster {
     }
   }
 
-  /** Applies a JSON merge patch to the status subresource. */
   public void patchStatus(String name, String mergePatch) throws ApiException {
     Call call =
         custom

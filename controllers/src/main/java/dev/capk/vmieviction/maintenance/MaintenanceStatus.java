@@ -25,7 +25,6 @@ import java.util.stream.Collectors;
 public final class MaintenanceStatus {
   private MaintenanceStatus() {}
 
-  /** What the status shows at one moment. */
   public record Snapshot(
       int evictionPods, int totalPods, List<String> pendingPods, int percent, String lastError) {}
 

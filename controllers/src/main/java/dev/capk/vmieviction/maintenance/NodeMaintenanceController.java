@@ -12,7 +12,6 @@ import dev.capk.vmieviction.drain.SteppedDrains;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.kube.LenientJson;
-import dev.capk.vmieviction.kube.Metadata;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
@@ -32,7 +31,6 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeList;
-import io.kubernetes.client.openapi.models.V1PodList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Clock;
@@ -85,7 +83,8 @@ public final class NodeMaintenanceController
         public void onUpdate(V1Node o, V1Node n) {
           String mark = NodeMaintenanceApi.NODE_STATE_ANNOTATION;
           if (!Objects.equals(o.getSpec(), n.getSpec())
-              || !Objects.equals(Metadata.annotation(o, mark), Metadata.annotation(n, mark))) {
+              || !Objects.equals(
+                  LenientJson.annotation(o, mark), LenientJson.annotation(n, mark))) {
             enqueueFor(n);
           }
         }
@@ -170,8 +169,8 @@ public final class NodeMaintenanceController
       SharedInformerFactory factory, GenericKubernetesApi<T, ?> api, Class<T> type, long resync) {
     String kind = type == V1Node.class ? "Node" : type.getSimpleName();
     InformerFailures failures = new InformerFailures("kind=" + kind + " namespace=all", null);
-    var lists = InformerFailures.lists(api, "", new ListOptions(), UnaryOperator.identity());
-    return factory.sharedIndexInformerFor(failures.guard(lists), type, resync, failures.handler());
+    var lists = failures.lists(api, "", new ListOptions(), UnaryOperator.identity());
+    return factory.sharedIndexInformerFor(lists, type, resync, failures.handler());
   }
 
   @Override
@@ -229,13 +228,8 @@ public final class NodeMaintenanceController
             node,
             (key, n) -> queue.addAfter(new Request(name), settings.progressInterval()),
             () ->
-                new RawApi(requestClient)
-                    .get(
-                        new CoreV1Api(requestClient)
-                            .listPodForAllNamespaces()
-                            .fieldSelector("spec.nodeName=" + node)
-                            .buildCall(null),
-                        V1PodList.class));
+                SteppedDrains.listPods(
+                    new RawApi(requestClient), node, "", DrainOptions.DEFAULT_CHUNK_SIZE));
     return drains.step(
         requestClient, node, on.pods(), options, on.drain().memory(), BudgetWatch.NONE);
   }

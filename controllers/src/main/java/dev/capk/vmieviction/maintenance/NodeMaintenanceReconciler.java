@@ -12,8 +12,7 @@ import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
-import dev.capk.vmieviction.kube.ApiStatus;
-import dev.capk.vmieviction.kube.RequestRefused;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.maintenance.MaintenanceStatus.Patch;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
@@ -103,10 +102,10 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       return Admission.accepted(nm) ? maintain(nm) : DONE;
     } catch (ApiException e) {
       // A refusal, or a node that changed at every look: asking again at once will not help.
-      boolean named = e instanceof RequestRefused;
-      String msg = named ? e.getMessage() : "API request failed: " + ApiStatus.describe(e);
-      ApiStatus.Answer answer = named ? ApiStatus.Answer.REFUSED : ApiStatus.answer(e, false);
-      if (answer == ApiStatus.Answer.REFUSED || answer == ApiStatus.Answer.CONFLICT) {
+      boolean named = e instanceof Refused;
+      String msg = named ? e.getMessage() : "API request failed: " + RawApi.describe(e);
+      RawApi.Meaning answer = named ? RawApi.Meaning.REFUSED : RawApi.meaning(e, false);
+      if (answer == RawApi.Meaning.REFUSED || answer == RawApi.Meaning.CONFLICT) {
         events.onMaintenance(nm, true, MaintenanceEvents.REQUEST_REFUSED, msg);
       }
       return failure(nm, msg);
@@ -187,7 +186,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     events.onMaintenance(nm, warning, reason, message);
   }
 
-  // Maintenance: taint, cordon, drain in short steps.
   private Result maintain(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
     String phase = nm.phase();
@@ -268,7 +266,8 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     Cordoner.Written<T> w =
         Cordoner.write(read, plan, patch, MAX_WRITES, cluster::patchNode, cluster::readNode);
     return switch (w.result()) {
-      case REFUSED -> throw new RequestRefused(what + " " + name, w.answer());
+      case REFUSED ->
+          throw new Refused(what + " " + name + " refused: " + RawApi.describe(w.answer()));
       case CHANGED ->
           throw new ApiException(
               409, "node %s changed at every look, %d times in a row".formatted(name, MAX_WRITES));
@@ -408,6 +407,15 @@ public final class NodeMaintenanceReconciler implements Reconciler {
 
   private Result backoff(String name) {
     return new Result(true, failures.when(name));
+  }
+
+  /**
+   * A request the API server refused, named (which, on which node, why): asking again won't help.
+   */
+  private static final class Refused extends ApiException {
+    Refused(String message) {
+      super(message);
+    }
   }
 
   /**

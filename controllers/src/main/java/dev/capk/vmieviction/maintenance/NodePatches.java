@@ -4,7 +4,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.annotations.SerializedName;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.drain.Cordoner;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1Taint;
 import java.util.ArrayList;
@@ -57,7 +57,7 @@ public final class NodePatches {
 
     /** The mark on {@code node}, if any (a malformed annotation reads as none). */
     public static Optional<Mark> of(V1Node node) {
-      return parse(Metadata.annotation(node, NodeMaintenanceApi.NODE_STATE_ANNOTATION));
+      return parse(LenientJson.annotation(node, NodeMaintenanceApi.NODE_STATE_ANNOTATION));
     }
   }
 
@@ -86,7 +86,6 @@ public final class NodePatches {
   /** Leaving maintenance: the patch, what it removes, whether it uncordons. */
   public record Leaving(String patch, List<Taint> taintsRemoved, boolean uncordons) {
 
-    /** For the UncordonNode event. */
     String describe(String name) {
       return "Maintenance "
           + name

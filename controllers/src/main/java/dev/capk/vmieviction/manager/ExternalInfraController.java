@@ -8,7 +8,7 @@ import dev.capk.vmieviction.infra.BoundTenants;
 import dev.capk.vmieviction.infra.InfraBindings;
 import dev.capk.vmieviction.infra.InfraBindings.Target;
 import dev.capk.vmieviction.infra.InfraEventReasons;
-import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
 import dev.capk.vmieviction.runtime.TwoLaneWorkQueue;
@@ -36,14 +36,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * External infra ({@code --infra-clusters=external}): keeps one {@link InfraPipeline} running per
- * (infra connection, infra namespace) that {@link InfraBindings} derives from the management
- * cluster's KubevirtClusters and the infra Secrets they name, started and stopped within a second
- * of a watch event, only while this replica leads. One worker reconciles the bindings after each
- * change (a burst of events costs one pass) and every {@link #RESYNC_EVERY}. A KubevirtCluster that
- * cannot be bound, or whose infra cluster does not answer, gets a Warning Event and a log line
- * (again at most every {@link #REPORT_AGAIN}), never its Secret's content. Readiness is the
- * management caches' only (started by the manager): an infra cluster that is down makes no replica
- * unready.
+ * (infra connection, infra namespace) that {@link InfraBindings} derives from the KubevirtClusters
+ * and the infra Secrets they name, only while this replica leads. One worker reconciles the
+ * bindings after each change (a burst of events costs one pass) and every {@link #RESYNC_EVERY}. A
+ * KubevirtCluster that cannot be bound, or whose infra cluster does not answer, gets a Warning
+ * Event and a log line (again at most every {@link #REPORT_AGAIN}), never its Secret's content.
+ * Readiness is the management caches': an infra cluster that is down makes no replica unready.
  */
 final class ExternalInfraController implements ManagedController {
 
@@ -51,7 +49,7 @@ final class ExternalInfraController implements ManagedController {
 
   static final String NAME = "vmi-eviction-external-infra";
 
-  /** Bindings are computed again this often anyway (retries after unreadable Secrets). */
+  /** Also retries unreadable Secrets. */
   static final Duration RESYNC_EVERY = Duration.ofSeconds(10);
 
   static final Duration DEBOUNCE = Duration.ofMillis(200);
@@ -88,8 +86,7 @@ final class ExternalInfraController implements ManagedController {
 
   ExternalInfraController(InfraPipeline.Shared shared) {
     this.shared = shared;
-    // Events in the management cluster: on KubevirtMachines (evacuation outcomes) and on
-    // KubevirtClusters (infra Secret and connection problems).
+    // On KubevirtMachines (evacuation outcomes) and KubevirtClusters (infra problems).
     this.managementEvents =
         InfraConnection.events(
             shared.home().requestClient, VmiEvents.MIRRORED, "management-events", 2);
@@ -157,7 +154,6 @@ final class ExternalInfraController implements ManagedController {
     log.info("infra pipeline stopped infra=\"{}\"", r.name());
   }
 
-  /** One pass: KubevirtClusters and Secrets to bindings, then pipelines started and stopped. */
   private synchronized void resync() {
     if (stopped) {
       return;
@@ -173,7 +169,7 @@ final class ExternalInfraController implements ManagedController {
     reportProblems(problems);
   }
 
-  /** One connection per distinct kubeconfig; one that cannot be opened is left out. */
+  /** One connection per distinct kubeconfig, unless it cannot be opened. */
   private void openConnections(InfraBindings bindings, List<InfraBindings.Problem> problems) {
     for (InfraBindings.Connection c : bindings.connections().values()) {
       if (connections.containsKey(c.id())) {
@@ -200,10 +196,7 @@ final class ExternalInfraController implements ManagedController {
     }
   }
 
-  /**
-   * Pipelines: stop what is no longer bound (or whose connection could not be opened), start what
-   * is new, rebind the others; then close the connections no pipeline uses.
-   */
+  /** Stops what is no longer bound or has no connection, starts what is new, rebinds the rest. */
   private void syncPipelines(InfraBindings bindings) {
     for (Target t : Set.copyOf(pipelines.keySet())) {
       if (!bindings.targets().containsKey(t) || !connections.containsKey(t.connectionId())) {
@@ -276,7 +269,6 @@ final class ExternalInfraController implements ManagedController {
     r.kubevirtClusters().set(bound.kubevirtClusters());
   }
 
-  /** Problems: said once per change, again after REPORT_AGAIN while they last. */
   private void reportProblems(List<InfraBindings.Problem> problems) {
     Set<String> current = new HashSet<>();
     for (InfraBindings.Problem p : problems) {
@@ -325,7 +317,7 @@ final class ExternalInfraController implements ManagedController {
   /** How a list/watch failed, never quoting the server or the exception's message. */
   static String describe(Throwable e, String serverUrl) {
     if (e instanceof ApiException a && a.getCode() != 0) {
-      return ApiStatus.describeWithoutServerText(a);
+      return RawApi.describeWithoutServerText(a);
     }
     Throwable cause = e;
     // GenericKubernetesApi wraps an I/O failure in an IllegalStateException.
@@ -333,10 +325,10 @@ final class ExternalInfraController implements ManagedController {
         && cause.getCause() != null) {
       cause = cause.getCause();
     }
-    return "no answer: " + ApiStatus.describeWithoutServerText(cause, serverUrl);
+    return "no answer: " + RawApi.describeWithoutServerText(cause, serverUrl);
   }
 
-  /** Logs and events the problem, unless it was told within REPORT_AGAIN; returns its key. */
+  /** Logs and events the problem unless told within REPORT_AGAIN; returns its key. */
   private String report(V1ObjectReference kvc, String reason, String message) {
     String key = kvc.getNamespace() + "/" + kvc.getName() + "/" + reason;
     if (message.equals(reported.get(key))) {

@@ -1,29 +1,39 @@
 package dev.capk.vmieviction.manager;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
+import io.prometheus.client.Collector;
+import io.prometheus.client.CollectorRegistry;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
 import io.prometheus.metrics.expositionformats.OpenMetricsTextFormatWriter;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The manager's HTTP endpoints on the JDK's built-in server: /metrics in the Prometheus text format
- * (OpenMetrics text when the scraper accepts it), and /healthz and /readyz probes, each bound to a
- * controller-runtime style address ({@code :8080}, {@code 127.0.0.1:8080}, {@code 0}: disabled).
+ * /metrics (Prometheus text, OpenMetrics when accepted), with the manager's own gauges, and the
+ * /healthz and /readyz probes on the JDK's server, each at a controller-runtime style address
+ * ({@code :8080}, {@code 0}: disabled).
  */
 public final class HttpEndpoints implements AutoCloseable {
 
@@ -39,8 +49,24 @@ public final class HttpEndpoints implements AutoCloseable {
     return server.getAddress();
   }
 
-  /** /metrics from the registry; null when {@code bind} is disabled. */
-  public static HttpEndpoints metrics(String bind, PrometheusRegistry registry) throws IOException {
+  /**
+   * Registers the manager's gauges, read at scrape time, and the client framework's metrics; serves
+   * them with the rest of {@code registry}. Null when {@code bind} is disabled.
+   */
+  public static HttpEndpoints metrics(
+      String bind, PrometheusRegistry registry, BooleanSupplier ready, IntSupplier queueDepth)
+      throws IOException {
+    GaugeWithCallback.builder()
+        .name("vmi_eviction_controller_ready")
+        .help("1 when every informer cache has synced (what /readyz reports), else 0.")
+        .callback(c -> c.call(ready.getAsBoolean() ? 1 : 0))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("vmi_eviction_workqueue_depth")
+        .help("VMIs waiting in the work queue for a worker (not those waiting out a delay).")
+        .callback(c -> c.call(queueDepth.getAsInt()))
+        .register(registry);
+    registry.register(HttpEndpoints::clientFramework);
     HttpHandler metrics =
         ex -> {
           if (!"GET".equals(ex.getRequestMethod()) && !"HEAD".equals(ex.getRequestMethod())) {
@@ -58,7 +84,28 @@ public final class HttpEndpoints implements AutoCloseable {
     return serve(bind, "metrics", Map.of("/metrics", metrics));
   }
 
-  /** /healthz: the process serves requests; /readyz: the caches synced. Null when disabled. */
+  /** The client's {@code DefaultController} counts in simpleclient's default registry. */
+  static MetricSnapshots clientFramework() {
+    MetricSnapshots.Builder all = MetricSnapshots.builder();
+    for (var f : Collections.list(CollectorRegistry.defaultRegistry.metricFamilySamples())) {
+      boolean gauge = f.type == Collector.Type.GAUGE;
+      var gauges = GaugeSnapshot.builder().name(f.name).help(f.help);
+      var counters = CounterSnapshot.builder().name(f.name).help(f.help);
+      for (var s : f.samples) {
+        Labels labels = Labels.of(s.labelNames, s.labelValues);
+        if (gauge) {
+          gauges.dataPoint(GaugeDataPointSnapshot.builder().labels(labels).value(s.value).build());
+        } else if (s.name.equals(f.name + "_total")) { // not a counter's _created
+          counters.dataPoint(
+              CounterDataPointSnapshot.builder().labels(labels).value(s.value).build());
+        }
+      }
+      all.metricSnapshot(gauge ? gauges.build() : counters.build());
+    }
+    return all.build();
+  }
+
+  /** /healthz: the process serves; /readyz: the caches synced. Null when disabled. */
   public static HttpEndpoints probes(String bind, BooleanSupplier ready) throws IOException {
     return serve(
         bind,
@@ -80,12 +127,9 @@ public final class HttpEndpoints implements AutoCloseable {
     }
     HttpServer s = HttpServer.create(parse(bind), 16);
     handlers.forEach(s::createContext);
+    String thread = "http-" + what.replace(' ', '-');
     s.setExecutor(
-        Executors.newSingleThreadExecutor(
-            new ThreadFactoryBuilder()
-                .setNameFormat("http-" + what.replace(' ', '-'))
-                .setDaemon(true)
-                .build()));
+        Executors.newSingleThreadExecutor(Thread.ofPlatform().name(thread).daemon().factory()));
     s.start();
     log.info("serving {} address={}", what, s.getAddress());
     return new HttpEndpoints(s);
@@ -114,7 +158,7 @@ public final class HttpEndpoints implements AutoCloseable {
     return address == null || address.isBlank() || address.equals("0");
   }
 
-  /** The socket address of a bind address ({@code [HOST]:PORT}); port 0 asks for any free one. */
+  /** {@code [HOST]:PORT}; port 0 asks for any free one. */
   static InetSocketAddress parse(String address) {
     try {
       int colon = address.lastIndexOf(':');
@@ -129,7 +173,6 @@ public final class HttpEndpoints implements AutoCloseable {
     }
   }
 
-  /** For flag validation: what is wrong with a bind address, if anything. */
   static Optional<String> problem(String flag, String address) {
     try {
       if (!disabled(address)) {

@@ -16,23 +16,17 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.Set;
 
 /**
  * One cluster as the process reaches it: the cluster of --kubeconfig ({@link #local}), or an
- * external infra cluster through one kubeconfig already checked by {@code
- * GuestClients.kubeconfigViolations} ({@link #open}). A watch client (no read timeout: a watch
- * waits as long as nothing happens), a request client (each request bounded in time), and the
- * writers of the Events on its VMIs (threads of its own, so a slow API server delays only its own
- * events). Shared by every pipeline reaching it.
+ * external infra cluster through a kubeconfig already checked ({@link #open}). A watch client (no
+ * read timeout), a request client (each request bounded in time), and the writers of the Events on
+ * its VMIs (threads of its own: a slow API server delays only its own events).
  */
 final class InfraConnection implements AutoCloseable {
 
-  static final Duration REQUEST_READ_TIMEOUT = Duration.ofSeconds(15);
-  static final Duration REQUEST_CONNECT_TIMEOUT = Duration.ofSeconds(5);
-
-  /** How logs and events name it (never by its kubeconfig's content). */
+  /** Never its kubeconfig's content. */
   final String name;
 
   final ApiClient watchClient;
@@ -45,12 +39,11 @@ final class InfraConnection implements AutoCloseable {
     this.watchClient = watchClient;
     watchClient.setReadTimeout(0);
     this.requestClient = requestClient;
-    requestClient.setReadTimeout((int) REQUEST_READ_TIMEOUT.toMillis());
-    requestClient.setConnectTimeout((int) REQUEST_CONNECT_TIMEOUT.toMillis());
+    requestClient.setReadTimeout(15_000);
+    requestClient.setConnectTimeout(5_000);
     this.vmiEvents = events(requestClient, VmiEvents.OUTCOMES, writers, lanes);
   }
 
-  /** The cluster of --kubeconfig: the infra cluster in local mode, the management cluster else. */
   static InfraConnection local(Path kubeconfig) throws IOException {
     return new InfraConnection(
         "the cluster of --kubeconfig", client(kubeconfig), client(kubeconfig), "vmi-events", 4);
@@ -71,11 +64,7 @@ final class InfraConnection implements AutoCloseable {
             : ClientBuilder.standard().build());
   }
 
-  /**
-   * An external infra cluster, named by the Secrets that lead to it.
-   *
-   * @throws IllegalArgumentException the kubeconfig cannot make a client (message without content)
-   */
+  /** An external infra cluster; IllegalArgumentException: no client (quoting no content). */
   static InfraConnection open(InfraBindings.Connection connection) {
     return new InfraConnection(
         connection.displayName(), client(connection), client(connection), "infra-vmi-events", 2);
@@ -92,7 +81,6 @@ final class InfraConnection implements AutoCloseable {
     }
   }
 
-  /** Our own series recorder, not client-java's legacy broadcaster: see EventSeriesRecorder. */
   static EventSeriesRecorder events(
       ApiClient requests, Set<String> outcomes, String writers, int lanes) {
     return new EventSeriesRecorder(

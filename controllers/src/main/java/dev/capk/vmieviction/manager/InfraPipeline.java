@@ -5,19 +5,17 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
-import dev.capk.vmieviction.eviction.ApiManagementObjects;
 import dev.capk.vmieviction.eviction.ClusterDefaults;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.GuestClusters;
 import dev.capk.vmieviction.eviction.InfraVmis;
+import dev.capk.vmieviction.eviction.MachineContractCheck;
 import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler;
 import dev.capk.vmieviction.runtime.ManagedController;
 import dev.capk.vmieviction.runtime.TwoLaneWorkQueue;
-import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClients;
-import dev.capk.vmieviction.workload.GuestClusterRef;
 import dev.capk.vmieviction.workload.TenantMapping;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.ControllerWatch;
@@ -29,16 +27,14 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
-import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 
 /**
  * The eviction pipeline of the VMIs one infra connection shows in some namespaces: VMI informers, a
- * two-lane work queue, {@code --workers} workers and a reconciler whose VMI reads and writes, VMI
- * events, KubeVirt defaults and live migrations go to that infra cluster, while the Cluster API
- * objects and kubeconfig Secrets come from the cluster of --kubeconfig, through a {@link
- * TenantMapping}. Local mode runs one, on the cluster of --kubeconfig; external mode one per (infra
- * connection, namespace), so an infra cluster that is down or slow holds only its own pipelines.
+ * two-lane work queue, {@code --workers} workers and a reconciler whose VMI calls go to that infra
+ * cluster, while the Cluster API objects and kubeconfig Secrets come from the cluster of
+ * --kubeconfig. Local mode runs one, on that cluster; external mode one per (infra connection,
+ * namespace), so an infra cluster that is down or slow holds only its own pipelines.
  */
 final class InfraPipeline implements ManagedController {
 
@@ -55,7 +51,6 @@ final class InfraPipeline implements ManagedController {
       EvictionSettings settings) {}
 
   private final String name;
-  private final TenantMapping tenants;
   private final ManagementInformers.Kind<VirtualMachineInstance> vmis;
   private final TwoLaneWorkQueue<Request> queue;
   private final GuestClusters guests;
@@ -67,7 +62,7 @@ final class InfraPipeline implements ManagedController {
    * @param id "" for the one pipeline of local mode, else what tells this one's queue and workers
    *     apart (the infra namespace)
    * @param namespaces where its VMIs are watched; empty means all
-   * @param tenants which tenant a VMI seen here belongs to, and which VMIs are not ours at all
+   * @param tenants which tenant a VMI seen here belongs to, if any
    * @param events what the VMI events (written on the VMI) also go to
    * @param listFailed told of each failed VMI list or watch; null: logged with a count
    */
@@ -82,7 +77,6 @@ final class InfraPipeline implements ManagedController {
     ManagerOptions options = shared.options();
     String suffix = id.isEmpty() ? "" : "-" + id;
     this.name = CONTROLLER_NAME + suffix;
-    this.tenants = tenants;
     this.vmis =
         ManagementInformers.vmis(
             connection.watchClient, namespaces, options.vmiLabelSelector, RESYNC, listFailed);
@@ -107,7 +101,7 @@ final class InfraPipeline implements ManagedController {
                 InfraVmis.api(connection.requestClient)),
             new ClusterDefaults(connection.requestClient, Duration.ofMinutes(1), Clock.systemUTC()),
             guests,
-            new ApiManagementObjects(
+            new MachineContractCheck(
                 shared.home().requestClient,
                 options.clusterApiVersion,
                 tenants,
@@ -135,8 +129,8 @@ final class InfraPipeline implements ManagedController {
     // drain starts then, not when a worker gets to the VMI.
     vmis.addEventHandler(
         reconciler.markSightings().before(watch.getResourceEventHandler()), RESYNC);
-    // Per-item exponential backoff for unexpected reconcile failures (the framework's default
-    // limiter); the reconciler's own requeues use addAfter with delays capped at the deadline.
+    // Unexpected reconcile failures back off per item (the framework's limiter); the
+    // reconciler's own requeues use addAfter, capped at the deadline.
     this.workers =
         ControllerBuilder.defaultBuilder(vmis.factories().get(0))
             .withName(name)
@@ -146,7 +140,8 @@ final class InfraPipeline implements ManagedController {
             .withReadyFunc(vmis::hasSynced)
             .withReadyTimeout(Duration.ofMinutes(5))
             .build();
-    this.unsubscribe = shared.management().onKubeconfigChanged(this::tenantChanged);
+    // A tenant's kubeconfig Secret changed: its VMIs take their next step now, with a new client.
+    this.unsubscribe = shared.management().onKubeconfigChanged(tenant -> wake(tenant.name()));
   }
 
   @Override
@@ -169,34 +164,15 @@ final class InfraPipeline implements ManagedController {
     return workers;
   }
 
-  /** A tenant's kubeconfig Secret changed: its VMIs take their next step now, with a new client. */
-  private void tenantChanged(GuestClusterRef tenant) {
-    wake(tenant.name(), v -> tenant.equals(tenantOf(v)));
-  }
-
-  /** The VMIs labelled with this Cluster name look again (it was bound or unbound here). */
+  /** The VMIs labelled with this Cluster name, in any namespace, look again. */
   void wake(String cluster) {
-    wake(cluster, v -> true);
-  }
-
-  private void wake(String cluster, Predicate<VirtualMachineInstance> which) {
-    named(cluster).stream()
-        .filter(which)
+    named(cluster)
         .forEach(
             v -> queue.add(new Request(v.getMetadata().getNamespace(), v.getMetadata().getName())));
   }
 
-  /** The cached VMIs labelled with tenant Cluster name {@code cluster}, in any namespace. */
   private List<VirtualMachineInstance> named(String cluster) {
     return vmis.byIndex(ManagementInformers.CLUSTER_INDEX, cluster);
-  }
-
-  private GuestClusterRef tenantOf(VirtualMachineInstance vmi) {
-    try {
-      return tenants.clusterOf(vmi);
-    } catch (GuestAccessException e) {
-      return null;
-    }
   }
 
   @Override

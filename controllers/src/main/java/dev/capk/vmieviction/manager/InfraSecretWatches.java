@@ -2,7 +2,7 @@ package dev.capk.vmieviction.manager;
 
 import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
 import dev.capk.vmieviction.infra.InfraBindings.Unreadable;
-import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
@@ -24,10 +24,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Watches exactly the infra Secrets that KubevirtClusters name, each with a watch of its own (field
- * selector {@code metadata.name}, in its namespace): never a watch on every Secret. A rotated,
- * added or removed Secret is announced to {@code changed} as soon as its watch delivers it; the
- * caller reads it from here. Watches start and stop as the references change ({@link #retain}).
+ * Watches exactly the infra Secrets that KubevirtClusters name, each by name in its namespace,
+ * never every Secret, and tells {@code changed} of each change; the caller reads them from here.
  */
 final class InfraSecretWatches implements AutoCloseable {
 
@@ -40,7 +38,7 @@ final class InfraSecretWatches implements AutoCloseable {
   private final Map<SecretRef, ManagementInformers.Kind<V1Secret>> watches =
       new ConcurrentHashMap<>();
 
-  /** Each watched Secret's data as last read: kept while a read fails. */
+  /** Kept while a read fails. */
   private final Map<SecretRef, Map<String, byte[]>> lastRead = new ConcurrentHashMap<>();
 
   InfraSecretWatches(ApiClient watchClient, ApiClient requestClient, Runnable changed) {
@@ -50,7 +48,6 @@ final class InfraSecretWatches implements AutoCloseable {
     this.changed = changed;
   }
 
-  /** Watches exactly {@code wanted}: starts the new ones, stops the others. */
   synchronized void retain(Set<SecretRef> wanted) {
     for (SecretRef ref : Set.copyOf(watches.keySet())) {
       if (!wanted.contains(ref)) {
@@ -106,7 +103,7 @@ final class InfraSecretWatches implements AutoCloseable {
           String why =
               e.getCode() == 403
                   ? "not allowed (HTTP 403: the controller's RBAC)"
-                  : ApiStatus.describeWithoutServerText(e);
+                  : RawApi.describeWithoutServerText(e);
           Map<String, byte[]> last = lastRead.get(ref);
           if (last == null) {
             throw new Unreadable(why);

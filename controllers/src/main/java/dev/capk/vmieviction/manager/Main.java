@@ -9,13 +9,11 @@ import picocli.CommandLine;
 import sun.misc.Signal;
 
 /**
- * Entry point of the runnable jar. {@code drain}, {@code cordon} and {@code uncordon} run the node
- * CLI (kubectl's flags and output); {@code status} lists the evacuations in progress; anything else
- * starts the controller manager with controller-runtime style flags.
+ * Entry point of the jar: {@code drain}, {@code cordon}, {@code uncordon} (kubectl's flags and
+ * output) and {@code status} commands; anything else starts the controller manager.
  */
 public final class Main {
 
-  /** The kubectl-compatible node commands of the drain CLI (and the kubectl plugin). */
   private static final Set<String> NODE_COMMANDS = Set.of("drain", "cordon", "uncordon");
 
   private Main() {}
@@ -79,7 +77,7 @@ public final class Main {
     }
   }
 
-  /** A manager running, for callers that stop it (tests); IllegalArgumentException: bad flags. */
+  /** For tests; IllegalArgumentException: bad flags. */
   public static Manager start(String... args) throws java.io.IOException {
     return new Manager(parse(args)).start();
   }

@@ -10,15 +10,14 @@ import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.api.capk.KubevirtClusterList;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.eviction.ApiManagementObjects;
 import dev.capk.vmieviction.eviction.InfraVmis;
+import dev.capk.vmieviction.eviction.MachineContractCheck;
 import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import dev.capk.vmieviction.workload.ManagementApis;
 import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
-import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.informer.SharedIndexInformer;
 import io.kubernetes.client.informer.SharedInformerFactory;
@@ -44,33 +43,26 @@ import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
 /**
- * Shared informers on the Cluster API objects behind VMIs (Clusters, Machines, KubevirtMachines;
- * with external infra, KubevirtClusters too), one informer per watched namespace (or one for all).
- * Every evacuation step reads these objects; from here a read costs no request. The VMIs' informers
- * are built here too ({@link #vmis}), one per pipeline.
+ * Informers on the Cluster API objects behind VMIs (Clusters, Machines, KubevirtMachines; with
+ * external infra, KubevirtClusters too) and on the tenant kubeconfig Secrets (only those Cluster
+ * API labels, never every Secret), one per watched namespace (or one for all), each object trimmed
+ * to what its readers use; and each pipeline's VMI informers ({@link #vmis}).
  *
  * <p>Only an optimisation, so not part of readiness (except KubevirtClusters, which cannot be read
- * otherwise): a cache that has not synced or lacks the object answers empty and the reader GETs. A
- * deployment whose RBAC lacks list/watch on these kinds must still evacuate. A list refused with
- * 403 is tried again only every {@link #REFUSED_LIST_PAUSE}; other failures (a CRD not installed)
- * back off and are logged with a count ({@link InformerFailures}).
- *
- * <p>Tenant kubeconfig Secrets are cached too, only those Cluster API labels ({@value
- * #KUBECONFIG_SECRET_SELECTOR}), never a watch on every Secret; each keeps its identity, version
- * and kubeconfig only. Each cached object keeps only the metadata its readers use.
+ * otherwise): a cache that has not synced or lacks the object answers empty and the reader GETs, so
+ * RBAC without list/watch on these kinds still evacuates. A list refused with 403 is tried again
+ * every {@link #REFUSED_LIST_PAUSE}; other failures back off ({@link InformerFailures}).
  */
 public final class ManagementInformers {
 
-  /** All namespaces. */
-  public static final String ALL = "";
+  public static final String ALL = ""; // all namespaces
 
   /** The VMI informers' index of VMIs by the name of their tenant Cluster (label). */
   static final String CLUSTER_INDEX = "capk-cluster";
 
-  /** How long after a refused list (403) the next one is sent. */
   static final Duration REFUSED_LIST_PAUSE = Duration.ofMinutes(5);
 
-  /** The annotations ApiManagementObjects reads. */
+  /** The annotations MachineContractCheck reads. */
   static final List<String> KEPT_ANNOTATIONS =
       List.of(
           ClusterApi.PAUSED_ANNOTATION,
@@ -78,12 +70,6 @@ public final class ManagementInformers {
           ClusterApi.LIVE_MIGRATION_ANNOTATION,
           ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION,
           EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
-
-  /**
-   * Cluster API labels the kubeconfig Secrets it writes with their Cluster's name. RBAC cannot
-   * restrict list/watch by label: the selector keeps other Secrets out of the watch and the memory.
-   */
-  static final String KUBECONFIG_SECRET_SELECTOR = CapkLabels.CLUSTER_NAME;
 
   private final Kind<Cluster> clusters = Kind.management(Cluster.class, "Cluster");
   private final Kind<Machine> machines = Kind.management(Machine.class, "Machine");
@@ -93,7 +79,8 @@ public final class ManagementInformers {
       new Kind<>(
           V1Secret.class,
           "Secret",
-          new ListOptions().labelSelector(KUBECONFIG_SECRET_SELECTOR),
+          // Cluster API labels the kubeconfig Secrets it writes; RBAC cannot select by label.
+          new ListOptions().labelSelector(CapkLabels.CLUSTER_NAME),
           ManagementInformers::trimSecret,
           Duration.ZERO,
           true,
@@ -104,9 +91,7 @@ public final class ManagementInformers {
       Kind.management(KubevirtCluster.class, "KubevirtCluster");
   private final Set<Consumer<GuestClusterRef>> kubeconfigListeners = ConcurrentHashMap.newKeySet();
 
-  /**
-   * {@code watchClient}: without read timeout (watches are long); {@code namespaces}: none, all.
-   */
+  /** {@code watchClient}: without read timeout; {@code namespaces}: none, all. */
   public ManagementInformers(
       ApiClient watchClient,
       String clusterApiVersion,
@@ -134,8 +119,8 @@ public final class ManagementInformers {
   }
 
   /**
-   * VMIs selected on the server by label, indexed by tenant Cluster name ({@link #CLUSTER_INDEX}),
-   * each trimmed before it is kept ({@link #trimVmi}): an infra cluster may hold ten thousand.
+   * VMIs selected by label on the server, indexed by tenant Cluster name, trimmed ({@link
+   * #trimVmi}): an infra cluster may hold ten thousand.
    *
    * @param listFailed told of each failed list or watch; null: backed off and logged with a count
    */
@@ -179,14 +164,13 @@ public final class ManagementInformers {
     return clusters;
   }
 
-  /** Tenant kubeconfig Secrets (those Cluster API labels), as the guest clients read them. */
   public CachedObjects<V1Secret> kubeconfigSecrets() {
     return kubeconfigSecrets;
   }
 
   /**
    * Until the returned stop runs, tells {@code changed} the tenant whose kubeconfig Secret changed,
-   * appeared or went (never the Secret): its guest client is stale, its evacuations may go on now.
+   * appeared or went (never the Secret itself).
    */
   public Runnable onKubeconfigChanged(Consumer<GuestClusterRef> changed) {
     kubeconfigListeners.add(changed);
@@ -215,11 +199,10 @@ public final class ManagementInformers {
   }
 
   /** The three caches, as the reader of a VMI's Cluster API objects takes them. */
-  public ApiManagementObjects.Cached all() {
-    return new ApiManagementObjects.Cached(clusters, kubevirtMachines, machines);
+  public MachineContractCheck.Cached all() {
+    return new MachineContractCheck.Cached(clusters, kubevirtMachines, machines);
   }
 
-  /** Every cache listed once and is watching: reads they can answer cost no request. */
   public boolean hasSynced() {
     return kinds().allMatch(Kind::hasSynced);
   }
@@ -259,7 +242,7 @@ public final class ManagementInformers {
       List<SharedInformerFactory> factories)
       implements CachedObjects<T> {
 
-    /** A management kind: every object, trimmed, not resynced, a refused list paced. */
+    /** Every object, trimmed, not resynced, a refused list paced. */
     static <T extends KubernetesObject> Kind<T> management(Class<T> type, String kind) {
       return new Kind<>(
           type,
@@ -281,11 +264,11 @@ public final class ManagementInformers {
             new InformerFailures(
                 "kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns),
                 paced ? REFUSED_LIST_PAUSE : null);
-        ListerWatcher<T, L> lists = InformerFailures.lists(api, ns, selectors, trim);
         SharedInformerFactory factory = new SharedInformerFactory(client);
+        // Told to listFailed, failures are neither counted nor backed off: lists go out at once.
         SharedIndexInformer<T> informer =
             factory.sharedIndexInformerFor(
-                listFailed != null ? lists : failures.guard(lists),
+                failures.lists(api, ns, selectors, trim),
                 type,
                 resync.toMillis(),
                 listFailed != null ? (t, e) -> listFailed.accept(e) : failures.handler());
@@ -353,7 +336,7 @@ public final class ManagementInformers {
     };
   }
 
-  /** Keeps only the metadata the readers use: managedFields and labels would cost the most. */
+  /** Keeps only the metadata the readers use. */
   static <T extends KubernetesObject> T trim(T object) {
     V1ObjectMeta m = object.getMetadata();
     if (m != null) {
@@ -365,7 +348,6 @@ public final class ManagementInformers {
     return object;
   }
 
-  /** The VMI labels the controller reads. */
   private static final List<String> KEPT_VMI_LABELS =
       List.of(
           CapkLabels.CLUSTER_NAME,
@@ -373,7 +355,6 @@ public final class ManagementInformers {
           CapkLabels.KUBEVIRT_MACHINE_NAMESPACE,
           CapkLabels.ROLE);
 
-  /** The VMI annotations the controller reads. */
   private static final List<String> KEPT_VMI_ANNOTATIONS =
       List.of(
           EvictionAnnotations.DRAIN_START_TIME,
@@ -384,11 +365,10 @@ public final class ManagementInformers {
           EvictionAnnotations.MIGRATION_FALLBACK);
 
   /**
-   * The VMI cache keeps only the metadata the controller reads: identity (name, namespace, uid),
-   * the resourceVersion its patches are guarded by, deletionTimestamp, and the labels and
-   * annotations above (the model keeps only the spec and status fields it reads). Everything else,
-   * managedFields first, would cost several kilobytes per VMI. Code that needs more must read the
-   * VMI from the API. Label values are interned: thousands of VMIs name a handful of clusters.
+   * Keeps the VMI metadata the controller reads (identity, deletionTimestamp, the labels and
+   * annotations above): the rest, managedFields first, would cost kilobytes per VMI; code that
+   * needs more reads the VMI from the API. Label values are interned: thousands of VMIs name a
+   * handful of clusters.
    */
   static VirtualMachineInstance trimVmi(VirtualMachineInstance vmi) {
     V1ObjectMeta m = vmi.getMetadata();
@@ -406,7 +386,6 @@ public final class ManagementInformers {
     return vmi;
   }
 
-  /** Name, namespace, uid and the resourceVersion that patches are guarded by. */
   private static V1ObjectMeta identity(V1ObjectMeta m) {
     return new V1ObjectMeta()
         .name(m.getName())
@@ -431,10 +410,7 @@ public final class ManagementInformers {
     return kept;
   }
 
-  /**
-   * Keeps of a kubeconfig Secret what the guest clients read: its identity, its version and the
-   * kubeconfig itself; other keys (CAPI may add some) and all other metadata are dropped.
-   */
+  /** Keeps a kubeconfig Secret's identity and kubeconfig (CAPI may add other keys). */
   static V1Secret trimSecret(V1Secret secret) {
     V1ObjectMeta m = secret.getMetadata();
     if (m != null) {

@@ -1,15 +1,14 @@
 package dev.capk.vmieviction.manager;
 
 import com.google.common.collect.Lists;
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.GuestClusters;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
@@ -38,17 +37,16 @@ import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.IntSupplier;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Starts the process from its flags: the management caches and guest clients every pipeline shares,
- * and the controllers, run by one {@link ControllerRuntime} under one leader election (in local
- * mode the one {@link InfraPipeline} on the cluster of --kubeconfig, and the NodeMaintenance
- * controller if enabled; in external mode the {@link ExternalInfraController}); metrics and probes.
+ * Starts the process from its flags: what every pipeline shares, and the controllers under one
+ * {@link ControllerRuntime} and leader election (the {@link InfraPipeline} on the cluster of
+ * --kubeconfig and the NodeMaintenance controller if enabled, or the {@link
+ * ExternalInfraController}); metrics and probes.
  */
 public final class Manager implements AutoCloseable {
 
@@ -80,8 +78,7 @@ public final class Manager implements AutoCloseable {
             options.clusterApiVersion,
             options.namespaces,
             options.externalInfra());
-    // Outside the runtime: not part of readiness (they may never sync: RBAC without list/watch on
-    // them), and reads they cannot answer go to the API.
+    // Outside the runtime: not part of readiness (RBAC without list/watch: they never sync).
     management.start();
     closeables.add(management::stop);
     // Written off the workers' threads: a step does not wait for them.
@@ -136,8 +133,6 @@ public final class Manager implements AutoCloseable {
   private void run(
       List<ManagedController> controllers, ApiClient requestClient, PrometheusRegistry registry)
       throws IOException {
-    IntSupplier queueLength =
-        () -> controllers.stream().mapToInt(ManagedController::queueLength).sum();
     LeaderElector elector = null;
     if (options.leaderElect) {
       String namespace = leaderElectionNamespace();
@@ -147,9 +142,8 @@ public final class Manager implements AutoCloseable {
           new LeaderElector(
               new LeaderElectionConfig(
                   lock, options.leaseDuration, options.renewDeadline, options.retryPeriod));
-      // Where the client falls short: LeaderElector never releases its lease, so a standby would
-      // wait a whole lease duration after a clean shutdown. Release it, as controller-runtime's
-      // LeaderElectionReleaseOnCancel does (after the runtime closed the elector).
+      // LeaderElector never releases its lease: a standby would wait a lease duration after a
+      // clean shutdown. Released as controller-runtime's LeaderElectionReleaseOnCancel does.
       closeables.add(() -> releaseLease(lock, identity));
       log.info(
           "leader election enabled lease={}/{} identity={}",
@@ -161,8 +155,12 @@ public final class Manager implements AutoCloseable {
     runtime =
         new ControllerRuntime(controllers, elector, options.drainAttemptTimeout.plusSeconds(15));
     closeables.add(runtime);
-    ManagerMetrics.register(registry, runtime::ready, queueLength);
-    metricsEndpoint = HttpEndpoints.metrics(options.metricsBindAddress, registry);
+    metricsEndpoint =
+        HttpEndpoints.metrics(
+            options.metricsBindAddress,
+            registry,
+            runtime::ready,
+            () -> controllers.stream().mapToInt(ManagedController::queueLength).sum());
     probesEndpoint = HttpEndpoints.probes(options.healthProbeBindAddress, runtime::ready);
     Stream.of(metricsEndpoint, probesEndpoint).filter(Objects::nonNull).forEach(closeables::add);
     runtime.start();
@@ -191,16 +189,14 @@ public final class Manager implements AutoCloseable {
     return settings;
   }
 
-  /**
-   * The flag's version, else the one discovery finds (a server that cannot say stops the start).
-   */
+  /** The flag's version, else the one discovery finds (else the start fails). */
   private String clusterApiVersion(ApiClient client) throws IOException {
     try {
       return ManagementApis.clusterApiVersion(client, options.clusterApiVersion, 6);
     } catch (ApiException e) {
       throw new IOException(
           "cannot discover which versions of cluster.x-k8s.io the API server serves: "
-              + ApiStatus.describe(e),
+              + RawApi.describe(e),
           e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -208,7 +204,7 @@ public final class Manager implements AutoCloseable {
     }
   }
 
-  /** The tenants' guest clients, and the janitor that drops the ones left unused. */
+  /** The guest clients, and the janitor that drops unused ones. */
   private GuestClients guestClients(
       ApiClient requestClient, ManagementInformers management, PrometheusRegistry registry) {
     GuestClients guestClients =
@@ -226,10 +222,7 @@ public final class Manager implements AutoCloseable {
     closeables.add(guestClients);
     ScheduledExecutorService janitor =
         Executors.newSingleThreadScheduledExecutor(
-            new ThreadFactoryBuilder()
-                .setNameFormat("guest-client-janitor")
-                .setDaemon(true)
-                .build());
+            Thread.ofPlatform().name("guest-client-janitor").daemon().factory());
     janitor.scheduleWithFixedDelay(guestClients::cleanUp, 1, 1, TimeUnit.MINUTES);
     closeables.add(janitor::shutdownNow);
     return guestClients;
@@ -256,7 +249,7 @@ public final class Manager implements AutoCloseable {
     return identity;
   }
 
-  /** The management caches have synced (never, without RBAC list/watch); not part of ready. */
+  /** Not part of ready: never, without RBAC list/watch. */
   public boolean managementCachesSynced() {
     ManagementInformers m = management;
     return m != null && m.hasSynced();

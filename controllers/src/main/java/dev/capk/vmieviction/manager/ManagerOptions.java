@@ -307,7 +307,7 @@ public final class ManagerOptions {
           "Also taint nodes in maintenance kubevirt.io/drain:NoSchedule, as older KubeVirt releases expect.")
   boolean nodeMaintenanceKubevirtDrainTaint;
 
-  /** Checks values picocli cannot; returns the problems, empty when all is well. */
+  /** The problems picocli cannot see. */
   List<String> validate() {
     List<String> problems = new ArrayList<>();
     BiConsumer<Boolean, String> require =
@@ -385,20 +385,15 @@ public final class ManagerOptions {
         d.compareTo(Duration.ZERO) > 0, flag + " must be positive, got " + GoDuration.format(d));
   }
 
-  /** --infra-clusters=external: the VMIs run in the infra clusters KubevirtClusters name. */
   boolean externalInfra() {
     return INFRA_EXTERNAL.equals(infraClusters);
   }
 
-  /** Which namespaces a VMI's Cluster may be read from. */
   TenantMapping clusterNamespacePolicy() {
     return TenantMapping.local(allowCrossNamespaceClusters, crossNamespaceClusters);
   }
 
-  /**
-   * Parses Go-style durations ({@code 10m}, {@code 1h30m}, {@code 500ms}) and ISO-8601 ({@code
-   * PT10M}).
-   */
+  /** Go-style ({@code 1h30m}, {@code 500ms}) or ISO-8601 ({@code PT10M}). */
   public static final class DurationConverter implements ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {
@@ -414,7 +409,7 @@ public final class ManagerOptions {
     }
   }
 
-  /** The version the jar's manifest carries ({@code Implementation-Version}, set by the build). */
+  /** The manifest's {@code Implementation-Version}. */
   static final class JarVersion implements picocli.CommandLine.IVersionProvider {
     @Override
     public String[] getVersion() {

@@ -19,19 +19,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs every controller of the process as controller-runtime's manager does, on the official
- * client's pieces: all workers in one {@link ControllerManager}, under one {@link
- * LeaderElectingController} when leader election is on. Informers start at once (a standby's caches
- * are warm; {@link #ready()} means all synced); workers reconcile only under the lease. What the
- * client lacks: informers started outside the lease; a shutdown that waits (bounded) for reconciles
- * in flight, so no drain pass runs after a successor took over; and a lost lease that stops the
- * process ({@link #awaitTermination()}) to be restarted, as controller-runtime does.
+ * Runs every controller of the process as controller-runtime's manager does: all workers in one
+ * {@link ControllerManager}, under one {@link LeaderElectingController} when leader election is on.
+ * What the client lacks: informers started outside the lease (a standby's caches are warm); a
+ * shutdown that waits (bounded) for reconciles in flight, so no drain pass runs after a successor
+ * took over; and a lost lease that stops the process ({@link #awaitTermination()}).
  */
 public final class ControllerRuntime implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(ControllerRuntime.class);
 
-  /** How often a wait for the caches looks whether they have synced. */
   private static final Duration SYNC_CHECK = Duration.ofMillis(20);
 
   private final List<ManagedController> controllers;
@@ -43,7 +40,7 @@ public final class ControllerRuntime implements AutoCloseable {
   private volatile boolean leaseLost;
   private Controller root;
 
-  /** As below, giving the heap back after the first sync ({@link #giveHeapBack()}). */
+  /** Gives the heap back after the first sync. */
   public ControllerRuntime(
       List<ManagedController> controllers, LeaderElector elector, Duration shutdownGrace) {
     this(controllers, elector, shutdownGrace, ControllerRuntime::giveHeapBack);
@@ -80,12 +77,11 @@ public final class ControllerRuntime implements AutoCloseable {
     }
   }
 
-  /** Starts informers and, on a thread of its own, the workers (once leading); returns at once. */
+  /** Starts informers and, on a thread of its own, the workers once leading. */
   public synchronized ControllerRuntime start() {
     if (root != null || closing.get()) {
       return this;
     }
-    // The informers run outside the manager: a standby's caches are warm too.
     Controller workers =
         new ControllerManager(
             new SharedInformerFactory(new ApiClient().setReadTimeout(0)),
@@ -93,11 +89,8 @@ public final class ControllerRuntime implements AutoCloseable {
     root = elector == null ? workers : new LeaderElectingController(elector, workers);
     controllers.forEach(ManagedController::start);
     factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
-    Thread runner = new Thread(this::run, "controllers");
-    runner.start();
-    Thread synced = new Thread(this::awaitFirstSync, "after-first-sync");
-    synced.setDaemon(true);
-    synced.start();
+    Thread.ofPlatform().name("controllers").start(this::run);
+    Thread.ofPlatform().name("after-first-sync").daemon().start(this::awaitFirstSync);
     log.info(
         "controllers started names={} leaderElection={}",
         controllers.stream().map(ManagedController::name).toList(),
@@ -142,7 +135,7 @@ public final class ControllerRuntime implements AutoCloseable {
     return controllers.stream().flatMap(c -> c.informerFactories().stream()).distinct().toList();
   }
 
-  /** Every controller's informers have synced (a standby's too): what /readyz reports. */
+  /** What /readyz reports. */
   public boolean ready() {
     return controllers.stream().allMatch(ManagedController::hasSynced);
   }
@@ -153,7 +146,7 @@ public final class ControllerRuntime implements AutoCloseable {
     return leaseLost;
   }
 
-  /** Stops the workers, waits for reconciles in flight, gives the lease up, closes controllers. */
+  /** Stops the workers, waits for reconciles in flight, gives the lease up. */
   @Override
   public void close() {
     if (!closing.compareAndSet(false, true)) {
@@ -199,7 +192,7 @@ public final class ControllerRuntime implements AutoCloseable {
     }
   }
 
-  /** One controller's workers, as the ControllerManager runs them; stopping lets it cancel. */
+  /** One controller's workers, as the ControllerManager runs them. */
   private static final class Workers implements Controller {
     private final ManagedController controller;
     private final AtomicBoolean stopping = new AtomicBoolean();

@@ -5,22 +5,21 @@ import io.kubernetes.client.informer.SharedInformerFactory;
 import java.util.List;
 
 /**
- * One controller as {@link ControllerRuntime} runs it: informers that fill its caches (started at
- * once, also on a standby replica) and workers built with the client's {@code ControllerBuilder}
- * (run only while this replica leads).
+ * One controller as {@link ControllerRuntime} runs it: informers (started at once, also on a
+ * standby) and workers built with the client's {@code ControllerBuilder} (run while leading).
  */
 public interface ManagedController extends AutoCloseable {
 
   String name();
 
-  /** Every factory holding this controller's informers; the runtime starts and stops them. */
+  /** The runtime starts and stops them. */
   default List<SharedInformerFactory> informerFactories() {
     return List.of();
   }
 
   boolean hasSynced();
 
-  /** The workers (a {@code DefaultController}: the runtime waits for its reconciles), leading. */
+  /** A {@code DefaultController}: the runtime waits for its reconciles. */
   Controller workers();
 
   /** Once, before the informers start: starts what else the controller owns. */
@@ -33,7 +32,7 @@ public interface ManagedController extends AutoCloseable {
   @Override
   default void close() {}
 
-  /** VMIs waiting in its work queue for a worker (the manager's queue depth gauge). */
+  /** For the queue depth gauge. */
   default int queueLength() {
     return 0;
   }

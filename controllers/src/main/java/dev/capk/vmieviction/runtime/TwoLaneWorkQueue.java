@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.runtime;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.kubernetes.client.extended.workqueue.RateLimitingQueue;
 import io.kubernetes.client.extended.workqueue.ratelimiter.DefaultControllerRateLimiter;
 import io.kubernetes.client.extended.workqueue.ratelimiter.RateLimiter;
@@ -40,10 +39,7 @@ public final class TwoLaneWorkQueue<T> implements RateLimitingQueue<T> {
   public TwoLaneWorkQueue(String name) {
     this.timer =
         Executors.newSingleThreadScheduledExecutor(
-            new ThreadFactoryBuilder()
-                .setNameFormat(name.replace("%", "%%") + "-delays")
-                .setDaemon(true)
-                .build());
+            Thread.ofPlatform().name(name + "-delays").daemon().factory());
   }
 
   @Override
@@ -81,7 +77,7 @@ public final class TwoLaneWorkQueue<T> implements RateLimitingQueue<T> {
     return first.size() + rest.size();
   }
 
-  /** The next item, the first lane first; blocks while there is none; null once shut down. */
+  /** Blocks while there is none; null once shut down. */
   @Override
   public synchronized T get() throws InterruptedException {
     while (first.isEmpty() && rest.isEmpty() && !shuttingDown) {

@@ -7,8 +7,8 @@ import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvacuationPhase;
 import dev.capk.vmieviction.api.EvictionAnnotations;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.eviction.EventReasons;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.eviction.VmiEvents;
+import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.openapi.models.CoreV1Event;
@@ -85,10 +85,10 @@ public final class EvacuationStatuses {
   private static final Set<String> DRAIN_BLOCKERS =
       Stream.concat(
               Stream.of(
-                  EventReasons.DRAIN_BLOCKED,
-                  EventReasons.DRAIN_REFUSED,
-                  EventReasons.RECONCILE_ERROR,
-                  EventReasons.INFRA_API_ERROR),
+                  VmiEvents.DRAIN_BLOCKED,
+                  VmiEvents.DRAIN_REFUSED,
+                  VmiEvents.RECONCILE_ERROR,
+                  VmiEvents.INFRA_API_ERROR),
               Stream.of(GuestAccessException.Reason.values()).map(Enum::name))
           .collect(Collectors.toUnmodifiableSet());
 
@@ -117,13 +117,13 @@ public final class EvacuationStatuses {
     return vmi.getMetadata() != null
         && (!infraNode(vmi).isEmpty() // marked
             || vmi.getMetadata().getDeletionTimestamp() != null // deleted after a drain start
-                && Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME) != null);
+                && LenientJson.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME) != null);
   }
 
   private static EvacuationStatus of(
       VirtualMachineInstance vmi, List<VmiEvent> ownEvents, Instant now, Duration drainTimeout) {
     Optional<Instant> start =
-        rfc3339(Metadata.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME));
+        rfc3339(LenientJson.annotation(vmi, EvictionAnnotations.DRAIN_START_TIME));
     // Events carry whole seconds: one of this evacuation may read just before a sub-second start.
     List<VmiEvent> current =
         ownEvents.stream()
@@ -137,22 +137,21 @@ public final class EvacuationStatuses {
     Optional<VmiEvent> blocker =
         switch (phase) {
           case Pending, WaitingForRecreate -> Optional.empty();
-          case Held -> latest(current, Set.of(EventReasons.EVACUATION_HELD));
-          case Paused -> latest(current, Set.of(EventReasons.CLUSTER_PAUSED));
+          case Held -> latest(current, Set.of(VmiEvents.EVACUATION_HELD));
+          case Paused -> latest(current, Set.of(VmiEvents.CLUSTER_PAUSED));
           case Migrating ->
-              latest(
-                  current, Set.of(EventReasons.MIGRATION_STARTED, EventReasons.MIGRATION_FAILED));
+              latest(current, Set.of(VmiEvents.MIGRATION_STARTED, VmiEvents.MIGRATION_FAILED));
           case Draining -> latest(current, DRAIN_BLOCKERS);
           case DeadlinePassed ->
-              latest(current, Set.of(EventReasons.DEADLINE_PASSED))
+              latest(current, Set.of(VmiEvents.DEADLINE_PASSED))
                   .or(() -> latest(current, DRAIN_BLOCKERS));
         };
     return new EvacuationStatus(
         vmi.getMetadata().getNamespace(),
         vmi.getMetadata().getName(),
         vmi.getMetadata().getUid(),
-        nullToEmpty(Metadata.label(vmi, CapkLabels.CLUSTER_NAME)),
-        nullToEmpty(Metadata.label(vmi, CapkLabels.ROLE)),
+        nullToEmpty(LenientJson.label(vmi, CapkLabels.CLUSTER_NAME)),
+        nullToEmpty(LenientJson.label(vmi, CapkLabels.ROLE)),
         current.stream()
             .map(EvacuationStatuses::guestNode)
             .flatMap(Optional::stream)
@@ -179,7 +178,8 @@ public final class EvacuationStatuses {
     if (!left.get().isPositive()) {
       return EvacuationPhase.DeadlinePassed;
     }
-    return EvacuationPhase.recorded(Metadata.annotation(vmi, EvictionAnnotations.EVACUATION_PHASE))
+    return EvacuationPhase.recorded(
+            LenientJson.annotation(vmi, EvictionAnnotations.EVACUATION_PHASE))
         .orElse(EvacuationPhase.Draining);
   }
 
@@ -191,7 +191,7 @@ public final class EvacuationStatuses {
             Stream.of(
                 new DeadlineEstimate(
                     start.plus(timeout), "--drain-timeout " + GoDuration.format(timeout))),
-            rfc3339(Metadata.annotation(vmi, grace))
+            rfc3339(LenientJson.annotation(vmi, grace))
                 .map(at -> new DeadlineEstimate(at, "annotation " + grace))
                 .stream(),
             current.stream().map(EvacuationStatuses::shortenedDeadline).flatMap(Optional::stream))
@@ -208,14 +208,14 @@ public final class EvacuationStatuses {
   /** Per reason, the message pattern whose first group is the guest node's name. */
   private static final Map<String, Pattern> GUEST_NODE =
       Map.of(
-          EventReasons.CORDONED, Pattern.compile("^Cordoned guest node (\\S+) in cluster "),
-          EventReasons.DRAIN_BLOCKED, Pattern.compile("^Guest node (\\S+) not drained yet"),
-          EventReasons.DRAIN_REFUSED, Pattern.compile("^Drain of guest node (\\S+) refused"),
-          EventReasons.DRAIN_SUCCEEDED, Pattern.compile("^Guest node (\\S+) drained"));
+          VmiEvents.CORDONED, Pattern.compile("^Cordoned guest node (\\S+) in cluster "),
+          VmiEvents.DRAIN_BLOCKED, Pattern.compile("^Guest node (\\S+) not drained yet"),
+          VmiEvents.DRAIN_REFUSED, Pattern.compile("^Drain of guest node (\\S+) refused"),
+          VmiEvents.DRAIN_SUCCEEDED, Pattern.compile("^Guest node (\\S+) drained"));
 
   private static final Map<String, Pattern> SHORTENED =
       Map.of(
-          EventReasons.DRAIN_DEADLINE_SHORTENED,
+          VmiEvents.DRAIN_DEADLINE_SHORTENED,
           Pattern.compile("^Deadline moved earlier to (\\S+) by (.+?) \\(shorter than"));
 
   private static Optional<String> guestNode(VmiEvent e) {

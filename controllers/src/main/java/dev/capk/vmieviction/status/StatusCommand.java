@@ -6,8 +6,8 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.drain.cli.ConnectionOptions;
 import dev.capk.vmieviction.drain.cli.NodeCli;
 import dev.capk.vmieviction.eviction.InfraVmis;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.LenientJson;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.status.EvacuationStatuses.EvacuationStatus;
 import dev.capk.vmieviction.status.EvacuationStatuses.VmiEvent;
 import dev.capk.vmieviction.time.GoDuration;
@@ -128,7 +128,7 @@ public final class StatusCommand implements Callable<Integer> {
               eventOptions,
               "Events");
     } catch (ApiException e) {
-      throw new IllegalStateException(ApiStatus.describe(e));
+      throw new IllegalStateException(RawApi.describe(e));
     }
     Instant now = Instant.now();
     List<EvacuationStatus> statuses =

@@ -38,7 +38,6 @@ public final class Deadline {
     return new Deadline(MONOTONIC.instant().plus(t), MONOTONIC);
   }
 
-  /** The instant {@code at}, read on {@code clock}. */
   public static Deadline at(Instant at, Clock clock) {
     return new Deadline(at, clock);
   }
@@ -55,12 +54,10 @@ public final class Deadline {
     return at;
   }
 
-  /** True at and after the deadline. */
   public boolean passed() {
     return at != null && !clock.instant().isBefore(at);
   }
 
-  /** Time left, never negative. */
   public Duration remaining() {
     if (at == null) {
       return FOREVER;

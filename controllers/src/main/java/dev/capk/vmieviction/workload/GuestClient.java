@@ -1,7 +1,6 @@
 package dev.capk.vmieviction.workload;
 
 import com.google.common.base.Throwables;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.workload.GuestAccessException.Reason;
@@ -37,15 +36,9 @@ public record GuestClient(
     Deadline deadline)
     implements AutoCloseable {
 
-  /** A request built by the official client's API classes ({@code buildCall(null)}). */
-  @FunctionalInterface
-  public interface Request {
-    okhttp3.Call build() throws ApiException;
-  }
-
   /**
    * This client, for one reconcile of a VMI: every request sent through {@link #call(String,
-   * Request, Type)} also ends within {@code timeLeft} from now (the VMI's deadline), so a slow
+   * Callable, Type)} also ends within {@code timeLeft} from now (the VMI's deadline), so a slow
    * guest cannot push the VMI's deletion back. Shares connections, breaker, retry and throttle.
    */
   public GuestClient until(Duration timeLeft) {
@@ -84,8 +77,7 @@ public record GuestClient(
       return op.call();
     } catch (ApiException e) {
       if (e.getCode() == 401 || e.getCode() == 403) {
-        throw error(
-            Reason.GuestAPIForbidden, what + " denied (" + ApiStatus.describeRefusal(e) + ")");
+        throw error(Reason.GuestAPIForbidden, what + " denied (" + RawApi.describeRefusal(e) + ")");
       }
       if (!isCertificateRejected(e) && !isTransient(e)) {
         throw e;
@@ -102,9 +94,10 @@ public record GuestClient(
    * Sends one request as {@link #call(String, Callable)}, each attempt bounded by the call timeout
    * cut to what is left before this client's deadline.
    *
+   * @param request built by the official client's API classes ({@code buildCall(null)})
    * @param returnType the answer's model type, or null to ignore the answer
    */
-  public <T> T call(String what, Request request, Type returnType)
+  public <T> T call(String what, Callable<okhttp3.Call> request, Type returnType)
       throws ApiException, GuestAccessException {
     if (deadline.passed()) {
       throw error(Reason.GuestAPIUnavailable, "no time left before the VMI's deadline for " + what);
@@ -112,7 +105,7 @@ public record GuestClient(
     return call(
         what,
         () -> {
-          okhttp3.Call call = request.build();
+          okhttp3.Call call = request.call();
           RawApi.bound(call, deadline);
           return apiClient.<T>execute(call, returnType).getData();
         });
@@ -134,7 +127,7 @@ public record GuestClient(
    * checks), else the API server is unavailable.
    */
   private GuestAccessException failed(String what, Exception e) {
-    String described = ApiStatus.describeWithoutServerText(e, apiClient.getBasePath());
+    String described = RawApi.describeWithoutServerText(e, apiClient.getBasePath());
     if (isCertificateRejected(e)) {
       return error(
           Reason.GuestAPICertificateRejected,
@@ -147,14 +140,13 @@ public record GuestClient(
     return error(Reason.GuestAPIUnavailable, what + " failed: " + described);
   }
 
-  /** A failure of this guest cluster, named in the message. */
   public GuestAccessException error(Reason reason, String text) {
     return new GuestAccessException(reason, "guest cluster " + cluster + ": " + text);
   }
 
   /**
    * Transient, so retried and counted against the breaker: no answer at all, or an answer that
-   * {@link ApiStatus#answer} calls transient (429, 5xx). A rejected certificate will be presented
+   * {@link RawApi#meaning} calls transient (429, 5xx). A rejected certificate will be presented
    * again.
    */
   static boolean isTransient(Throwable t) {
@@ -163,7 +155,7 @@ public record GuestClient(
     }
     for (Throwable c : Throwables.getCausalChain(t)) {
       if (c instanceof ApiException e) {
-        return ApiStatus.answer(e, false) == ApiStatus.Answer.TRANSIENT;
+        return RawApi.meaning(e, false) == RawApi.Meaning.TRANSIENT;
       }
       if (c instanceof IOException) {
         return true;
@@ -201,7 +193,6 @@ public record GuestClient(
     /** How soon a step refused for lack of a free slot looks again. */
     static final Duration BUSY_RETRY = Duration.ofMillis(250);
 
-    /** The limits of one guest cluster. */
     public record Limits(double qps, int burst, int maxInFlight) {
       public Limits {
         if (!(qps > 0) || burst < 1 || maxInFlight < 1) {

@@ -6,8 +6,8 @@ import com.google.common.cache.RemovalNotification;
 import dev.capk.vmieviction.api.capi.Cluster;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capi.ClusterList;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.CipherOrder;
+import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.workload.GuestAccessException.Reason;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -272,7 +272,7 @@ public final class GuestClients implements AutoCloseable {
           ? new GuestAccessException(notFound, what + " not found")
           : new GuestAccessException(
               Reason.InfraAPIError,
-              "reading " + what + " failed: " + ApiStatus.describeWithoutServerText(e));
+              "reading " + what + " failed: " + RawApi.describeWithoutServerText(e));
     } catch (Exception e) { // GenericKubernetesApi's IllegalStateException: an I/O failure
       throw new GuestAccessException(
           Reason.InfraAPIError, "reading " + what + " failed: no response");
@@ -351,11 +351,7 @@ public final class GuestClients implements AutoCloseable {
   public static List<String> kubeconfigViolations(String kubeconfigYaml, boolean allowInsecureTls) {
     Object root;
     try {
-      LoaderOptions options = new LoaderOptions();
-      options.setMaxAliasesForCollections(10);
-      options.setAllowDuplicateKeys(false);
-      options.setCodePointLimit(1024 * 1024);
-      root = new Yaml(new SafeConstructor(options)).load(kubeconfigYaml);
+      root = yaml(kubeconfigYaml);
     } catch (RuntimeException e) {
       return List.of("not valid YAML"); // the parser's message can quote the input
     }
@@ -392,6 +388,15 @@ public final class GuestClients implements AutoCloseable {
       }
     }
     return problems;
+  }
+
+  /** Untrusted YAML, read safely: few aliases, no duplicate keys, at most 1 MiB, plain types. */
+  public static Object yaml(String text) {
+    LoaderOptions options = new LoaderOptions();
+    options.setMaxAliasesForCollections(10);
+    options.setAllowDuplicateKeys(false);
+    options.setCodePointLimit(1024 * 1024);
+    return new Yaml(new SafeConstructor(options)).load(text);
   }
 
   /**

@@ -2,7 +2,7 @@ package dev.capk.vmieviction.workload;
 
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
-import dev.capk.vmieviction.kube.Metadata;
+import dev.capk.vmieviction.kube.LenientJson;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,14 +55,14 @@ public interface TenantMapping {
       allowed.computeIfAbsent(from, k -> new TreeSet<>()).add(to);
     }
     return vmi -> {
-      String name = Metadata.label(vmi, CapkLabels.CLUSTER_NAME);
+      String name = LenientJson.label(vmi, CapkLabels.CLUSTER_NAME);
       if (name == null || name.isBlank()) {
         throw new GuestAccessException(
             GuestAccessException.Reason.MissingClusterLabel,
             "VMI has no label " + CapkLabels.CLUSTER_NAME + ": its guest cluster is unknown");
       }
       String own = vmi.getMetadata().getNamespace();
-      String named = Metadata.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAMESPACE);
+      String named = LenientJson.label(vmi, CapkLabels.KUBEVIRT_MACHINE_NAMESPACE);
       if (named == null || named.isBlank() || named.equals(own)) {
         return new GuestClusterRef(own, name);
       }

@@ -65,7 +65,7 @@ class CordonerTest {
         "{\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"taints\":[]}}"
       })
   void cordonOfANodeWithoutAnnotationsAddsTheMapWhileItIsStillAbsent(String json) {
-    V1Node decoded = LenientJson.parse(JsonParser.parseString(json), V1Node.class);
+    V1Node decoded = LenientJson.GSON.fromJson(JsonParser.parseString(json), V1Node.class);
     assertEquals(
         "[{\"op\":\"test\",\"path\":\"/spec/unschedulable\",\"value\":null},"
             + "{\"op\":\"test\",\"path\":\"/metadata/annotations\",\"value\":null},"
@@ -156,7 +156,7 @@ class CordonerTest {
         "{\"metadata\":{\"name\":\"n\"}}"
       })
   void addingTaintsToANodeWithoutAnyAddsTheListWhileItIsStillAbsent(String json) {
-    V1Node decoded = LenientJson.parse(JsonParser.parseString(json), V1Node.class);
+    V1Node decoded = LenientJson.GSON.fromJson(JsonParser.parseString(json), V1Node.class);
     JsonArray add = new JsonArray();
     add.add(JsonParser.parseString("{\"key\":\"a\",\"effect\":\"NoSchedule\"}"));
     assertEquals(
@@ -169,7 +169,7 @@ class CordonerTest {
   @Test
   void taintsAreRemovedByIndexHighestFirstEachWhileItIsTheOneReadAndAddedAtTheEnd() {
     V1Node decoded =
-        LenientJson.parse(
+        LenientJson.GSON.fromJson(
             JsonParser.parseString(
                 "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"taints\":["
                     + "{\"key\":\"a\",\"effect\":\"NoSchedule\",\"unknown\":1},"

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.drain.SteppedDrains.EvictionOutcome;
-import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -154,25 +154,24 @@ class EvictionOutcomeTest {
 
   @Test
   void apiStatusIsParsedLenientlyAndDescribedWithoutHeaders() {
-    ApiStatus s = ApiStatus.parse(404, "<html>not json</html>");
+    RawApi.Status s = RawApi.Status.parse("<html>not json</html>");
     assertEquals("<html>not json</html>", s.message());
-    ApiStatus t =
-        ApiStatus.parse(
-            403,
+    RawApi.Status t =
+        RawApi.Status.parse(
             status(403, "Forbidden", "no", "{\"reason\":\"X\",\"message\":\"m\",\"field\":\"f\"}"));
     assertEquals("Forbidden", t.reason());
-    assertEquals(List.of(new ApiStatus.Cause("X", "m", "f")), t.causes());
+    assertEquals(List.of(new RawApi.Status.Cause("X", "m")), t.causes());
     assertTrue(t.hasCause("X"));
     assertEquals(
         "HTTP 403 Forbidden: no",
-        ApiStatus.describe(
+        RawApi.describe(
             new io.kubernetes.client.openapi.ApiException(
                 "",
                 403,
                 Map.of("Authorization", List.of("Bearer secret-token")),
                 status(403, "Forbidden", "no", ""))));
     assertTrue(
-        ApiStatus.describe(
+        RawApi.describe(
                 new io.kubernetes.client.openapi.ApiException(
                     new java.net.ConnectException("Connection refused")))
             .startsWith("cannot reach the API server: Connection refused"));

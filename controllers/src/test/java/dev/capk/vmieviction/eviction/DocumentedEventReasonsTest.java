@@ -20,13 +20,13 @@ class DocumentedEventReasonsTest {
   @Test
   void everyVmiEventReasonTheCodeEmitsIsDocumentedAndNoOther() throws Exception {
     Set<String> emitted = new TreeSet<>();
-    for (Field f : EventReasons.class.getFields()) {
+    for (Field f : VmiEvents.class.getFields()) {
       if (Modifier.isStatic(f.getModifiers()) && f.getType() == String.class) {
         emitted.add((String) f.get(null));
       }
     }
     // The reasons only the catalog uses are in its entries.
-    Arrays.stream(EventReasons.Told.values())
+    Arrays.stream(VmiEvents.Told.values())
         .filter(t -> t.reason != null)
         .forEach(t -> emitted.add(t.reason));
     // A guest access failure is evented with its reason's name.

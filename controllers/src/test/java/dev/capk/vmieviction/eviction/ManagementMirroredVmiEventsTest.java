@@ -79,20 +79,20 @@ class ManagementMirroredVmiEventsTest {
             List::of,
             "infra Secret tenant-a/infra");
 
-    events.record(vmi(), false, EventReasons.DRAIN_STARTED, "started");
-    events.record(vmi(), false, EventReasons.CORDONED, "cordoned");
-    events.record(vmi(), true, EventReasons.DRAIN_BLOCKED, "blocked");
-    events.record(vmi(), false, EventReasons.VMI_DELETED, "deleted");
+    events.record(vmi(), false, VmiEvents.DRAIN_STARTED, "started");
+    events.record(vmi(), false, VmiEvents.CORDONED, "cordoned");
+    events.record(vmi(), true, VmiEvents.DRAIN_BLOCKED, "blocked");
+    events.record(vmi(), false, VmiEvents.VMI_DELETED, "deleted");
 
     assertEquals(
         List.of(
-            EventReasons.DRAIN_STARTED,
-            EventReasons.CORDONED,
-            EventReasons.DRAIN_BLOCKED,
-            EventReasons.VMI_DELETED),
+            VmiEvents.DRAIN_STARTED,
+            VmiEvents.CORDONED,
+            VmiEvents.DRAIN_BLOCKED,
+            VmiEvents.VMI_DELETED),
         onVmi.reasons);
     assertEquals(
-        List.of(EventReasons.DRAIN_STARTED, EventReasons.VMI_DELETED),
+        List.of(VmiEvents.DRAIN_STARTED, VmiEvents.VMI_DELETED),
         management.events.stream().map(CoreV1Event::getReason).toList());
     CoreV1Event deleted = management.events.get(1);
     assertEquals("KubevirtMachine", deleted.getInvolvedObject().getKind());
@@ -120,11 +120,11 @@ class ManagementMirroredVmiEventsTest {
             () -> List.of(kvc),
             "infra Secret tenant-a/infra");
 
-    events.record(vmi(), true, EventReasons.INFRA_CLUSTER_MISMATCH, "not bound");
-    events.record(vmi(), false, EventReasons.DRAIN_STARTED, "cannot happen, and maps nowhere");
+    events.record(vmi(), true, VmiEvents.INFRA_CLUSTER_MISMATCH, "not bound");
+    events.record(vmi(), false, VmiEvents.DRAIN_STARTED, "cannot happen, and maps nowhere");
 
     assertEquals(1, management.events.size());
     assertEquals("KubevirtCluster", management.events.get(0).getInvolvedObject().getKind());
-    assertEquals(EventReasons.INFRA_CLUSTER_MISMATCH, management.events.get(0).getReason());
+    assertEquals(VmiEvents.INFRA_CLUSTER_MISMATCH, management.events.get(0).getReason());
   }
 }

@@ -16,14 +16,15 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigrationList;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.Evacuator.EvacuationDeadline;
-import dev.capk.vmieviction.eviction.EventReasons.Told;
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.Guest.DrainPass;
 import dev.capk.vmieviction.eviction.Guest.MarkedNodes;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract;
+import dev.capk.vmieviction.eviction.VmiEvents.Told;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.Samples;
+import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.GuestAccessException;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.extended.controller.reconciler.Request;
@@ -86,7 +87,6 @@ class VmiEvictionReconcilerTest {
   /** VMIs the reconciler asked to look at now (namespace/name), in order. */
   List<String> woken;
 
-  ManagementObjects managementObjects;
   GuestClusters connector;
 
   @BeforeEach
@@ -100,14 +100,6 @@ class VmiEvictionReconcilerTest {
     kubevirtCr = NO_KUBEVIRT_CR;
     facts = facts(false, false, null, null);
     woken = new ArrayList<>();
-    managementObjects =
-        vmi -> {
-          factReads++;
-          if (factsFailure != null) {
-            throw factsFailure;
-          }
-          return facts;
-        };
     connector =
         new GuestClusters(null, null, null, key -> {}, RETRY) {
           @Override
@@ -200,6 +192,25 @@ class VmiEvictionReconcilerTest {
     clock.now = clock.now.plus(ClusterDefaults.FIRST_RETRY);
   }
 
+  /** A fresh contract check (as a restarted controller has) that reads {@link #facts}. */
+  MachineContractCheck contracts() {
+    return new MachineContractCheck(
+        new ApiClient(), "v1beta1", null, new MachineContractCheck.Cached(none(), none(), none())) {
+      @Override
+      MachineContract.Facts read(VirtualMachineInstance vmi) throws GuestAccessException {
+        factReads++;
+        if (factsFailure != null) {
+          throw factsFailure;
+        }
+        return facts;
+      }
+    };
+  }
+
+  static <T> CachedObjects<T> none() {
+    return (ns, name) -> Optional.empty();
+  }
+
   /** A reconciler whose metrics are in a fresh {@link #registry}. */
   VmiEvictionReconciler reconciler(EvictionSettings settings) {
     registry = new PrometheusRegistry();
@@ -207,7 +218,7 @@ class VmiEvictionReconcilerTest {
         vmis.infra,
         clusterDefaults(),
         connector,
-        managementObjects,
+        contracts(),
         NO_MIGRATIONS,
         events,
         new EvictionMetrics(registry),
@@ -247,9 +258,9 @@ class VmiEvictionReconcilerTest {
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
     // One event tells both the drain and the deletion: a straight evacuation's writes stay few.
     assertEquals(
-        List.of(EventReasons.DRAIN_STARTED, EventReasons.CORDONED, EventReasons.DRAIN_SUCCEEDED),
+        List.of(VmiEvents.DRAIN_STARTED, VmiEvents.CORDONED, VmiEvents.DRAIN_SUCCEEDED),
         events.reasons());
-    String drained = events.message("Normal", EventReasons.DRAIN_SUCCEEDED);
+    String drained = events.message("Normal", VmiEvents.DRAIN_SUCCEEDED);
     assertTrue(
         drained.endsWith("; VMI deleted so that KubeVirt recreates it on another node"), drained);
   }
@@ -345,7 +356,7 @@ class VmiEvictionReconcilerTest {
 
     assertEquals(new Result(true, RETRY), r);
     assertFalse(
-        events.reasons().contains(EventReasons.DRAIN_BLOCKED),
+        events.reasons().contains(VmiEvents.DRAIN_BLOCKED),
         "a pod taking its time to terminate right after its eviction is no warning");
   }
 
@@ -377,7 +388,7 @@ class VmiEvictionReconcilerTest {
     assertFalse(r.isRequeue());
     assertEquals(List.of(), connects, "no guest access once the deadline passed");
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
-    assertTrue(events.has("Warning", EventReasons.DEADLINE_PASSED));
+    assertTrue(events.has("Warning", VmiEvents.DEADLINE_PASSED));
   }
 
   @Test
@@ -390,7 +401,7 @@ class VmiEvictionReconcilerTest {
     assertEquals(new Result(true, RETRY), first);
     assertTrue(vmis.deletedUids.isEmpty());
     assertFalse(
-        events.has("Warning", EventReasons.DRAIN_BLOCKED),
+        events.has("Warning", VmiEvents.DRAIN_BLOCKED),
         "a budget refusing for a moment is a drain's normal course, as with kubectl");
 
     // Near the deadline the requeue is cut to it, and the refusal is worth a warning now.
@@ -399,7 +410,7 @@ class VmiEvictionReconcilerTest {
     Result second = reconcile("vm-1");
     assertRequeueWithin(second, Duration.ofSeconds(5).plus(EvacuationDeadline.DEADLINE_MARGIN));
     assertTrue(vmis.deletedUids.isEmpty(), "not deleted before the deadline");
-    assertTrue(events.has("Warning", EventReasons.DRAIN_BLOCKED));
+    assertTrue(events.has("Warning", VmiEvents.DRAIN_BLOCKED));
 
     clock.now = T0.plus(TIMEOUT);
     int connectsBefore = connects.size();
@@ -407,7 +418,7 @@ class VmiEvictionReconcilerTest {
     assertFalse(third.isRequeue());
     assertEquals(connectsBefore, connects.size());
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
-    String warning = events.message("Warning", EventReasons.DEADLINE_PASSED);
+    String warning = events.message("Warning", VmiEvents.DEADLINE_PASSED);
     assertTrue(warning.contains("guest-ns/db-pdb"), warning);
   }
 
@@ -429,7 +440,7 @@ class VmiEvictionReconcilerTest {
     clock.now = T0.plus(TIMEOUT).plusMillis(1);
     assertFalse(reconcile("vm-1").isRequeue());
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
-    assertTrue(events.message("Warning", EventReasons.DEADLINE_PASSED).contains("not found"));
+    assertTrue(events.message("Warning", VmiEvents.DEADLINE_PASSED).contains("not found"));
   }
 
   @Test
@@ -470,7 +481,7 @@ class VmiEvictionReconcilerTest {
     assertFalse(
         vmis.annotations.containsKey(EvictionAnnotations.DRAIN_START_TIME),
         "a valid start time is never rewritten");
-    assertFalse(events.has("Normal", EventReasons.DRAIN_STARTED));
+    assertFalse(events.has("Normal", VmiEvents.DRAIN_STARTED));
     // Started by a controller that recorded no phase: recorded once, alone.
     assertEquals(1, vmis.patches);
     assertEquals("Draining", vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE));
@@ -657,7 +668,7 @@ class VmiEvictionReconcilerTest {
             Optional.empty(),
             Map.of()));
     reconcile("vm-1");
-    assertTrue(events.message("Warning", EventReasons.DRAIN_BLOCKED).contains("(2 pod(s) left)"));
+    assertTrue(events.message("Warning", VmiEvents.DRAIN_BLOCKED).contains("(2 pod(s) left)"));
 
     guest.drainFailure =
         new GuestAccessException(
@@ -667,7 +678,7 @@ class VmiEvictionReconcilerTest {
     clock.now = T0.plus(TIMEOUT);
     reconcile("vm-1");
 
-    String passed = events.message("Warning", EventReasons.DEADLINE_PASSED);
+    String passed = events.message("Warning", VmiEvents.DEADLINE_PASSED);
     assertTrue(passed.contains("2 pod(s) left") && passed.contains("guest API timed out"), passed);
   }
 
@@ -700,7 +711,7 @@ class VmiEvictionReconcilerTest {
             + " 2025-03-01T12:00:00Z); deleting the VMI anyway. Still blocking: 2 pod(s) left:"
             + " shop/cache-0 (terminating behind finalizer example.com/keep); shop/web-0"
             + " (eviction refused by PodDisruptionBudget shop/web-pdb)",
-        events.message("Warning", EventReasons.DEADLINE_PASSED));
+        events.message("Warning", VmiEvents.DEADLINE_PASSED));
   }
 
   @Test
@@ -729,7 +740,7 @@ class VmiEvictionReconcilerTest {
     clock.now = T0.plus(TIMEOUT);
     reconcile("vm-1");
 
-    String passed = events.message("Warning", EventReasons.DEADLINE_PASSED);
+    String passed = events.message("Warning", VmiEvents.DEADLINE_PASSED);
     assertTrue(
         passed.endsWith(
             "Still blocking: 1 pod(s) left: shop/cache-0 (terminating behind finalizer"
@@ -776,8 +787,8 @@ class VmiEvictionReconcilerTest {
         vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME),
         "the start is the mark's first sighting, at second precision");
     assertTrue(
-        events.message("Normal", EventReasons.DRAIN_STARTED).endsWith("2025-03-01T12:10:00Z"),
-        events.message("Normal", EventReasons.DRAIN_STARTED));
+        events.message("Normal", VmiEvents.DRAIN_STARTED).endsWith("2025-03-01T12:10:00Z"),
+        events.message("Normal", VmiEvents.DRAIN_STARTED));
   }
 
   @Test
@@ -914,7 +925,7 @@ class VmiEvictionReconcilerTest {
         vmis.annotations.get(EvictionAnnotations.DRAIN_START_TIME),
         "nothing written on a VMI that may not be ours");
     assertEquals(List.of(), connects, "no guest touched");
-    String told = events.message("Warning", EventReasons.KUBEVIRT_CONFIG_UNREADABLE);
+    String told = events.message("Warning", VmiEvents.KUBEVIRT_CONFIG_UNREADABLE);
     assertTrue(told.contains("HTTP 429") && told.contains("KubeVirt CR"), told);
 
     kubevirtCrReadAgainAs(kubevirtCr("External"));
@@ -947,7 +958,7 @@ class VmiEvictionReconcilerTest {
             vmis.infra,
             clusterDefaults(),
             connector,
-            managementObjects,
+            contracts(),
             migrations(created),
             events,
             new EvictionMetrics(new PrometheusRegistry()),
@@ -970,7 +981,7 @@ class VmiEvictionReconcilerTest {
 
     assertEquals(List.of(), created, "no migration started on KubeVirt's defaults");
     assertEquals(List.of(), vmis.deletedUids);
-    String told = events.message("Warning", EventReasons.KUBEVIRT_CONFIG_UNREADABLE);
+    String told = events.message("Warning", VmiEvents.KUBEVIRT_CONFIG_UNREADABLE);
     assertTrue(told.contains("migration limits") && told.contains("HTTP 429"), told);
 
     clock.now = T0.plus(TIMEOUT).minus(reserve);
@@ -991,7 +1002,7 @@ class VmiEvictionReconcilerTest {
 
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
     assertEquals(0, clusterDefaultReads, "the KubeVirt CR is not read for it");
-    assertFalse(events.has("Warning", EventReasons.KUBEVIRT_CONFIG_UNREADABLE));
+    assertFalse(events.has("Warning", VmiEvents.KUBEVIRT_CONFIG_UNREADABLE));
   }
 
   @Test
@@ -1004,7 +1015,7 @@ class VmiEvictionReconcilerTest {
     assertEquals(
         1,
         events.list.stream()
-            .filter(e -> EventReasons.KUBEVIRT_CONFIG_UNREADABLE.equals(e.reason()))
+            .filter(e -> VmiEvents.KUBEVIRT_CONFIG_UNREADABLE.equals(e.reason()))
             .count(),
         "only the VMI marked for evacuation is told");
 
@@ -1051,7 +1062,7 @@ class VmiEvictionReconcilerTest {
     Result r = reconcile("vm-1");
 
     assertEquals(new Result(true, RETRY), r);
-    assertTrue(events.has("Warning", EventReasons.DRAIN_REFUSED));
+    assertTrue(events.has("Warning", VmiEvents.DRAIN_REFUSED));
   }
 
   @Test
@@ -1064,7 +1075,7 @@ class VmiEvictionReconcilerTest {
     assertFalse(reconcile("vm-1").isRequeue());
 
     assertEquals(List.of("uncordon vm-1"), guest.calls);
-    assertTrue(events.has("Normal", EventReasons.UNCORDONED));
+    assertTrue(events.has("Normal", VmiEvents.UNCORDONED));
   }
 
   @Test
@@ -1242,7 +1253,7 @@ class VmiEvictionReconcilerTest {
     Result r = reconcile("vm-1");
     assertEquals(new Result(true, RETRY), r);
     assertEquals(List.of(), connects, "no guest access while the Cluster is paused");
-    assertTrue(events.has("Warning", EventReasons.CLUSTER_PAUSED));
+    assertTrue(events.has("Warning", VmiEvents.CLUSTER_PAUSED));
     assertTrue(vmis.deletedUids.isEmpty());
     assertEquals("Paused", vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE));
 
@@ -1250,7 +1261,7 @@ class VmiEvictionReconcilerTest {
     assertFalse(reconcile("vm-1").isRequeue());
     assertEquals(List.of(), connects);
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
-    String warning = events.message("Warning", EventReasons.DEADLINE_PASSED);
+    String warning = events.message("Warning", VmiEvents.DEADLINE_PASSED);
     assertTrue(warning.contains("paused"), warning);
   }
 
@@ -1279,12 +1290,12 @@ class VmiEvictionReconcilerTest {
     assertEquals(
         List.of(Optional.of(Duration.ofMinutes(2))), connectBounds.stream().distinct().toList());
     assertRequeueWithin(first, RETRY);
-    assertTrue(events.has("Normal", EventReasons.DRAIN_DEADLINE_SHORTENED));
+    assertTrue(events.has("Normal", VmiEvents.DRAIN_DEADLINE_SHORTENED));
 
     clock.now = T0.plus(Duration.ofMinutes(2));
     assertFalse(reconcile("vm-1").isRequeue());
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
-    String warning = events.message("Warning", EventReasons.DEADLINE_PASSED);
+    String warning = events.message("Warning", VmiEvents.DEADLINE_PASSED);
     assertTrue(warning.contains("Machine tenant-a/machine-1"), warning);
   }
 
@@ -1343,7 +1354,7 @@ class VmiEvictionReconcilerTest {
     clock.now = Instant.parse("2025-03-01T12:03:00Z");
     assertFalse(reconcile("vm-1").isRequeue());
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
-    String warning = events.message("Warning", EventReasons.DEADLINE_PASSED);
+    String warning = events.message("Warning", VmiEvents.DEADLINE_PASSED);
     assertTrue(warning.contains("KubevirtMachine tenant-a/vm-1"), warning);
   }
 
@@ -1364,7 +1375,7 @@ class VmiEvictionReconcilerTest {
     assertFalse(reconcile("vm-1").isRequeue());
 
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids, "drained, then deleted");
-    assertTrue(events.has("Normal", EventReasons.DRAIN_SUCCEEDED));
+    assertTrue(events.has("Normal", VmiEvents.DRAIN_SUCCEEDED));
     assertEquals(
         1,
         events.reasons().stream().filter(Told.DELETING.reason::equals).count(),
@@ -1406,7 +1417,7 @@ class VmiEvictionReconcilerTest {
             .message("Warning", Told.CONTRACT_UNAVAILABLE.reason)
             .contains("Machine tenant-a/machine-1 not found"));
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
-    assertTrue(events.has("Normal", EventReasons.DRAIN_SUCCEEDED));
+    assertTrue(events.has("Normal", VmiEvents.DRAIN_SUCCEEDED));
   }
 
   @Test
@@ -1454,9 +1465,9 @@ class VmiEvictionReconcilerTest {
     assertRequeueWithin(held, RETRY);
     assertEquals(List.of(), guest.calls, "neither cordoned nor drained while held");
     assertTrue(vmis.deletedUids.isEmpty());
-    String message = events.message("Normal", EventReasons.EVACUATION_HELD);
+    String message = events.message("Normal", VmiEvents.EVACUATION_HELD);
     assertTrue(message.contains("vm-1 still being evacuated"), message);
-    assertFalse(events.has("Warning", EventReasons.QUORUM_GUARD_OVERRIDDEN));
+    assertFalse(events.has("Warning", VmiEvents.QUORUM_GUARD_OVERRIDDEN));
     assertEquals("Held", vmis.annotations.get(EvictionAnnotations.EVACUATION_PHASE));
     assertEquals(1.0, phaseGauge("Held"));
 
@@ -1481,7 +1492,7 @@ class VmiEvictionReconcilerTest {
     clock.now = T0.plus(TIMEOUT).minus(EvictionSettings.DEFAULT_DRAIN_RESERVE);
     assertFalse(reconcile("vm-2").isRequeue());
 
-    String warning = events.message("Warning", EventReasons.QUORUM_GUARD_OVERRIDDEN);
+    String warning = events.message("Warning", VmiEvents.QUORUM_GUARD_OVERRIDDEN);
     assertTrue(warning.contains("vm-1 still being evacuated"), warning);
     assertEquals(List.of("cordon vm-2 for uid-vm-2", "drain vm-2"), guest.calls);
     assertEquals(List.of("uid-vm-2"), vmis.deletedUids);
@@ -1501,8 +1512,8 @@ class VmiEvictionReconcilerTest {
 
     assertEquals(List.of("cordon vm-1 for uid-vm-1", "drain vm-1"), guest.calls);
     assertEquals(List.of("uid-vm-1"), vmis.deletedUids);
-    assertFalse(events.has("Normal", EventReasons.EVACUATION_HELD));
-    assertFalse(events.has("Warning", EventReasons.QUORUM_GUARD_OVERRIDDEN));
+    assertFalse(events.has("Normal", VmiEvents.EVACUATION_HELD));
+    assertFalse(events.has("Warning", VmiEvents.QUORUM_GUARD_OVERRIDDEN));
   }
 
   @Test
@@ -1511,7 +1522,7 @@ class VmiEvictionReconcilerTest {
     controlPlane(evacuating("vm-2"), null);
     guest.node = Optional.of(node("vm-2", null, false, "True"));
     assertTrue(reconcile("vm-2").isRequeue());
-    assertTrue(events.has("Normal", EventReasons.EVACUATION_HELD));
+    assertTrue(events.has("Normal", VmiEvents.EVACUATION_HELD));
     assertEquals(List.of(), woken);
 
     // vm-1 was deleted and recreated (a new UID, no evacuation); it runs, and its guest node,
@@ -1545,8 +1556,8 @@ class VmiEvictionReconcilerTest {
     worker(evacuating("vm-2"));
     assertTrue(reconcile("vm-2").isRequeue());
     assertTrue(
-        events.message("Normal", EventReasons.EVACUATION_HELD).contains("limit 1"),
-        events.message("Normal", EventReasons.EVACUATION_HELD));
+        events.message("Normal", VmiEvents.EVACUATION_HELD).contains("limit 1"),
+        events.message("Normal", VmiEvents.EVACUATION_HELD));
     assertEquals(List.of(), woken);
 
     vmis.byName.remove("vm-1"); // deleted: the slot is free

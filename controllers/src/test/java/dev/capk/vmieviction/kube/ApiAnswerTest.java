@@ -23,8 +23,7 @@ class ApiAnswerTest {
   }
 
   /** The body of a JSON Patch whose test failed, or whose path is missing (the same answer). */
-  static final String PATCH_NOT_APPLIED =
-      status(422, "Invalid", ApiStatus.PATCH_NOT_APPLIED_MESSAGE);
+  static final String PATCH_NOT_APPLIED = status(422, "Invalid", RawApi.PATCH_NOT_APPLIED_MESSAGE);
 
   /** A ValidatingAdmissionPolicy's denial with the default reason (Invalid). */
   static final String POLICY_DENIAL =
@@ -37,22 +36,21 @@ class ApiAnswerTest {
   @Test
   void conflictIsARace() {
     assertEquals(
-        ApiStatus.Answer.CONFLICT,
-        ApiStatus.answer(409, status(409, "Conflict", "the object has been modified"), true));
+        RawApi.Meaning.CONFLICT,
+        RawApi.meaning(409, status(409, "Conflict", "the object has been modified"), true));
   }
 
   @Test
   void aPatchThatDidNotApplyIsToBeCheckedAgainstTheObjectAsItIsNow() {
-    assertEquals(
-        ApiStatus.Answer.PATCH_NOT_APPLIED, ApiStatus.answer(422, PATCH_NOT_APPLIED, true));
+    assertEquals(RawApi.Meaning.PATCH_NOT_APPLIED, RawApi.meaning(422, PATCH_NOT_APPLIED, true));
   }
 
   @Test
   void anAdmissionDenialOrValidationErrorIsARefusalNotARace() {
-    assertEquals(ApiStatus.Answer.REFUSED, ApiStatus.answer(422, POLICY_DENIAL, true));
+    assertEquals(RawApi.Meaning.REFUSED, RawApi.meaning(422, POLICY_DENIAL, true));
     assertEquals(
-        ApiStatus.Answer.REFUSED,
-        ApiStatus.answer(
+        RawApi.Meaning.REFUSED,
+        RawApi.meaning(
             422,
             "{\"message\":\"Node \\\"n\\\" is invalid\",\"reason\":\"Invalid\","
                 + "\"details\":{\"causes\":[{\"reason\":\"FieldValueInvalid\"}]},\"code\":422}",
@@ -62,31 +60,30 @@ class ApiAnswerTest {
   @Test
   void badRequestsUnauthorizedAndForbiddenAreRefusals() {
     for (int code : new int[] {400, 401, 403, 405, 413, 415}) {
-      assertEquals(ApiStatus.Answer.REFUSED, ApiStatus.answer(code, "", true), "HTTP " + code);
+      assertEquals(RawApi.Meaning.REFUSED, RawApi.meaning(code, "", true), "HTTP " + code);
     }
   }
 
   @Test
   void notFoundIsAnAnswerWhereAbsenceIsOneAndARefusalWhereTheObjectMustExist() {
-    assertEquals(ApiStatus.Answer.GONE, ApiStatus.answer(404, status(404, "NotFound", "x"), false));
-    assertEquals(
-        ApiStatus.Answer.REFUSED, ApiStatus.answer(404, status(404, "NotFound", "x"), true));
+    assertEquals(RawApi.Meaning.GONE, RawApi.meaning(404, status(404, "NotFound", "x"), false));
+    assertEquals(RawApi.Meaning.REFUSED, RawApi.meaning(404, status(404, "NotFound", "x"), true));
   }
 
   @Test
   void noAnswerTooManyRequestsAndServerErrorsSayNothingAboutTheObject() {
     for (int code : new int[] {0, 408, 429, 500, 502, 503, 504}) {
-      assertEquals(ApiStatus.Answer.TRANSIENT, ApiStatus.answer(code, "", false), "HTTP " + code);
+      assertEquals(RawApi.Meaning.TRANSIENT, RawApi.meaning(code, "", false), "HTTP " + code);
     }
     assertEquals(
-        ApiStatus.Answer.TRANSIENT,
-        ApiStatus.answer(new ApiException(new IOException("reset")), false));
+        RawApi.Meaning.TRANSIENT,
+        RawApi.meaning(new ApiException(new IOException("reset")), false));
   }
 
   @Test
   void aRefusalIsDescribedWithTheServersReasonAndWithoutAnythingShapedLikeACredential() {
     ApiException denial = new ApiException("x", 422, Map.of(), POLICY_DENIAL);
-    String described = ApiStatus.describeRefusal(denial);
+    String described = RawApi.describeRefusal(denial);
     assertTrue(described.startsWith("HTTP 422 Invalid: "), described);
     assertTrue(described.contains("ValidatingAdmissionPolicy 'no-cordon'"), described);
 
@@ -94,7 +91,7 @@ class ApiAnswerTest {
     ApiException echoing =
         new ApiException(
             "x", 403, Map.of(), status(403, "Forbidden", "you sent Bearer " + token + " here"));
-    String safe = ApiStatus.describeRefusal(echoing);
+    String safe = RawApi.describeRefusal(echoing);
     assertFalse(safe.contains(token), safe);
     assertFalse(safe.contains(token.substring(0, 30)), safe);
     assertTrue(safe.contains("[redacted]"), safe);

@@ -5,12 +5,18 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.kubernetes.client.common.KubernetesListObject;
-import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.informer.ListerWatcher;
+import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1ListMeta;
+import io.kubernetes.client.openapi.models.V1Secret;
+import io.kubernetes.client.openapi.models.V1SecretList;
+import io.kubernetes.client.openapi.models.V1Status;
 import io.kubernetes.client.util.CallGeneratorParams;
 import io.kubernetes.client.util.Watchable;
+import io.kubernetes.client.util.generic.GenericKubernetesApi;
+import io.kubernetes.client.util.generic.KubernetesApiResponse;
+import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -20,6 +26,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 import org.slf4j.event.Level;
 
@@ -125,13 +132,13 @@ class InformerFailuresTest {
   void aWatchOpenedEndsTheFailuresOnceWithTheirCountAndTheNextFailureIsToldAfresh()
       throws ApiException {
     failForSeconds(8);
-    ListerWatcher<KubernetesObject, KubernetesListObject> guarded = failures.guard(opening());
+    ListerWatcher<V1Secret, V1SecretList> guarded = lists(new AtomicInteger(), 200);
     nanos.addAndGet(InformerFailures.MAX_RETRY.toNanos());
     assertTrue(failures.mayList());
     CallGeneratorParams params = new CallGeneratorParams(false, "0", null);
     guarded.list(params);
     guarded.watch(params);
-    assertTrue(failures.opened().isEmpty(), "the guard's watch ended the failures already");
+    assertTrue(failures.opened().isEmpty(), "the watch opened ended the failures already");
 
     Optional<InformerFailures.Told> next = failures.failed(NOT_FOUND);
     assertTrue(next.isPresent());
@@ -158,20 +165,7 @@ class InformerFailuresTest {
   @Test
   void whileBackingOffTheGuardSendsNoListAndItsRefusalIsNeitherCountedNorTold() {
     AtomicInteger lists = new AtomicInteger();
-    ListerWatcher<KubernetesObject, KubernetesListObject> guarded =
-        failures.guard(
-            new ListerWatcher<>() {
-              @Override
-              public KubernetesListObject list(CallGeneratorParams p) throws ApiException {
-                lists.incrementAndGet();
-                throw NOT_FOUND;
-              }
-
-              @Override
-              public Watchable<KubernetesObject> watch(CallGeneratorParams p) {
-                throw new AssertionError("no watch without a list");
-              }
-            });
+    ListerWatcher<V1Secret, V1SecretList> guarded = lists(lists, 404);
     CallGeneratorParams params = new CallGeneratorParams(false, "0", null);
     ApiException first = assertThrows(ApiException.class, () -> guarded.list(params));
     assertTrue(failures.failed(first).isPresent());
@@ -187,18 +181,27 @@ class InformerFailuresTest {
         "the refusal without a request was not counted");
   }
 
-  /** Lists nothing and opens a watch that never delivers. */
-  static ListerWatcher<KubernetesObject, KubernetesListObject> opening() {
-    return new ListerWatcher<>() {
-      @Override
-      public KubernetesListObject list(CallGeneratorParams p) {
-        return null;
-      }
+  /**
+   * The failures' lists of an API server whose lists answer {@code code} (200: an empty list),
+   * counted in {@code lists}, and whose watches open and never deliver.
+   */
+  ListerWatcher<V1Secret, V1SecretList> lists(AtomicInteger lists, int code) {
+    var api =
+        new GenericKubernetesApi<>(
+            V1Secret.class, V1SecretList.class, "", "v1", "secrets", new ApiClient()) {
+          @Override
+          public KubernetesApiResponse<V1SecretList> list(ListOptions o) {
+            lists.incrementAndGet();
+            return code == 200
+                ? new KubernetesApiResponse<>(new V1SecretList().metadata(new V1ListMeta()))
+                : new KubernetesApiResponse<>(new V1Status().code(code), code);
+          }
 
-      @Override
-      public Watchable<KubernetesObject> watch(CallGeneratorParams p) {
-        return null;
-      }
-    };
+          @Override
+          public Watchable<V1Secret> watch(ListOptions o) {
+            return null;
+          }
+        };
+    return failures.lists(api, "", new ListOptions(), UnaryOperator.identity());
   }
 }

@@ -52,7 +52,7 @@ class NodePatchesTest {
 
   /** The node as the controller decodes it. */
   static V1Node view(JsonObject node) {
-    return LenientJson.parse(node, V1Node.class);
+    return LenientJson.GSON.fromJson(node, V1Node.class);
   }
 
   /** The patch applied as the API server applies it. */

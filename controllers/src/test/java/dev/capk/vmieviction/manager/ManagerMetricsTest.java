@@ -2,6 +2,7 @@ package dev.capk.vmieviction.manager;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.kube.Samples;
@@ -17,11 +18,11 @@ import org.junit.jupiter.api.Test;
 class ManagerMetricsTest {
 
   @Test
-  void readinessAndQueueDepthAreReadAtScrapeTime() {
+  void readinessAndQueueDepthAreReadAtScrapeTime() throws Exception {
     PrometheusRegistry registry = new PrometheusRegistry();
     AtomicBoolean ready = new AtomicBoolean(false);
     AtomicInteger depth = new AtomicInteger(0);
-    ManagerMetrics.register(registry, ready::get, depth::get);
+    assertNull(HttpEndpoints.metrics("0", registry, ready::get, depth::get), "not served");
 
     assertEquals(0.0, Samples.value(registry, "vmi_eviction_controller_ready"));
     assertEquals(0.0, Samples.value(registry, "vmi_eviction_workqueue_depth"));
@@ -44,8 +45,8 @@ class ManagerMetricsTest {
             .register();
     framework.labels("vmi").inc();
     PrometheusRegistry registry = new PrometheusRegistry();
-    ManagerMetrics.register(registry, () -> true, () -> 2);
-    try (HttpEndpoints endpoints = HttpEndpoints.metrics("127.0.0.1:0", registry)) {
+    try (HttpEndpoints endpoints =
+        HttpEndpoints.metrics("127.0.0.1:0", registry, () -> true, () -> 2)) {
       URI uri = URI.create("http://127.0.0.1:" + endpoints.address().getPort() + "/metrics");
       HttpClient http = HttpClient.newHttpClient();
       HttpResponse<String> text =

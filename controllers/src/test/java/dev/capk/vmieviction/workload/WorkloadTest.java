@@ -206,10 +206,10 @@ class WorkloadTest {
     @Test
     void descriptionsNeverIncludeResponseBodies() {
       ApiException e = new ApiException("m", 500, Map.of(), "{\"token\":\"s3cr3t\"}");
-      assertEquals("HTTP 500", dev.capk.vmieviction.kube.ApiStatus.describeWithoutServerText(e));
+      assertEquals("HTTP 500", dev.capk.vmieviction.kube.RawApi.describeWithoutServerText(e));
       assertEquals(
           "IOException",
-          dev.capk.vmieviction.kube.ApiStatus.describeWithoutServerText(
+          dev.capk.vmieviction.kube.RawApi.describeWithoutServerText(
               new ApiException(new IOException("https://user:pw@host"))));
     }
   }

@@ -6,7 +6,7 @@ import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DryRun;
 import dev.capk.vmieviction.drain.NodeDrainer;
 import dev.capk.vmieviction.drain.PodFilters;
-import dev.capk.vmieviction.kube.ApiStatus;
+import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import java.io.PrintStream;
@@ -201,7 +201,7 @@ public final class DrainCommand extends NodeCommand {
     } catch (DrainRefusedException e) {
       error = aggregate(e.groups().stream().map(DrainCommand::kubectlRefusal).toList());
     } catch (ApiException e) {
-      error = ApiStatus.describe(e);
+      error = RawApi.describe(e);
     } catch (RuntimeException e) {
       error = NodeCli.message(e);
     }

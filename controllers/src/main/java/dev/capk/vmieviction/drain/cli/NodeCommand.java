@@ -3,7 +3,6 @@ package dev.capk.vmieviction.drain.cli;
 import dev.capk.vmieviction.drain.Cordoner;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DryRun;
-import dev.capk.vmieviction.kube.ApiStatus;
 import dev.capk.vmieviction.kube.RawApi;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
@@ -141,10 +140,10 @@ class NodeCommand implements Callable<Integer> {
    * an answer, what happened to the request.
    */
   private String resolveError(ApiException e) {
-    ApiStatus status = ApiStatus.of(e);
+    RawApi.Status status = RawApi.Status.of(e);
     if (e.getCode() == 0 || status.message().isEmpty()) {
       String subject = names.size() == 1 ? "node \"" + names.get(0) + "\"" : "nodes";
-      return "error: unable to " + name + " " + subject + ": " + ApiStatus.describe(e);
+      return "error: unable to " + name + " " + subject + ": " + RawApi.describe(e);
     }
     String lookup =
         names.isEmpty()
@@ -180,8 +179,8 @@ class NodeCommand implements Callable<Integer> {
 
   /** The server's own message (a StatusError's text), else what happened to the request. */
   private static String serverMessage(ApiException e) {
-    String message = e.getCode() == 0 ? "" : ApiStatus.of(e).message();
-    return message.isEmpty() ? ApiStatus.describe(e) : message;
+    String message = e.getCode() == 0 ? "" : RawApi.Status.of(e).message();
+    return message.isEmpty() ? RawApi.describe(e) : message;
   }
 
   /** kubectl's dry-run values. @throws IllegalArgumentException with kubectl's message otherwise */

@@ -399,7 +399,7 @@ class RefusalsAndShapesIT {
   }
 
   private static io.kubernetes.client.openapi.models.V1Node decoded(JsonObject node) {
-    return dev.capk.vmieviction.kube.LenientJson.parse(
+    return dev.capk.vmieviction.kube.LenientJson.GSON.fromJson(
         node, io.kubernetes.client.openapi.models.V1Node.class);
   }
 
