@@ -7,7 +7,6 @@ import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import com.google.common.hash.Hashing;
 import com.google.common.util.concurrent.MoreExecutors;
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.google.gson.JsonObject;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.CoreV1Event;
@@ -169,7 +168,7 @@ public final class EventSeriesRecorder implements AutoCloseable {
               30,
               TimeUnit.SECONDS,
               new ArrayBlockingQueue<>(10_000),
-              new ThreadFactoryBuilder().setNameFormat(name + "-" + i).setDaemon(true).build());
+              Thread.ofPlatform().name(name + "-" + i).daemon().factory());
       lane.allowCoreThreadTimeOut(true);
       lanes.add(lane);
     }

@@ -20,7 +20,6 @@ import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
-import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -72,9 +71,6 @@ final class Evacuator {
   private final MachineContractCheck contracts;
   private final LiveMigrationStep migration;
   private final MarkSightings sightings;
-
-  /** What each evacuation's drain waits for, as last told. */
-  private final WaitLog waits = new WaitLog();
 
   /** The evacuation, top to bottom; {@code doing} names a step's infra writes when they fail. */
   private final List<Step> steps;
@@ -341,7 +337,7 @@ final class Evacuator {
     String wait = r.uid() + "/" + DrainStartTime.format(r.start) + "/drain";
     if (pass.refused()) {
       List<String> refused = pass.refusals();
-      Level level = waits.changed(wait, refused) ? Level.WARN : Level.DEBUG;
+      Level level = c.changed(wait, refused) ? Level.WARN : Level.DEBUG;
       String joined = String.join("; ", refused);
       Told.REFUSED.to(
           c.events, level, r.vmi, r.key, r.guest.cluster(), r.nodeName(), refused, joined);
@@ -371,8 +367,7 @@ final class Evacuator {
             .orElse(c.settings.retryInterval());
     int terminating = pass.step().terminating().size();
     String deadline = DrainStartTime.format(r.deadline.at());
-    log.atLevel(
-            waits.level(wait, List.of(r.nodeName(), pass.pending(), terminating, pass.blockers())))
+    log.atLevel(c.level(wait, List.of(r.nodeName(), pass.pending(), terminating, pass.blockers())))
         .log(
             "guest node not drained yet vmi={} cluster={} node={} pending={} terminating={} blockers=\"{}\" next={} deadline={}",
             r.key,
@@ -509,7 +504,7 @@ final class Evacuator {
     r.e.failure = message;
     Result retry = requeue(r, REFUSALS.contains(reason) ? refusalBackoff(r.key) : c.backoff(r.key));
     // Retried with backoff while it lasts: the same failure is told once, every change of it too.
-    Level level = waits.changed(r.uid() + "/failure", reason + message) ? Level.WARN : Level.DEBUG;
+    Level level = c.changed(r.uid() + "/failure", reason + message) ? Level.WARN : Level.DEBUG;
     Duration after = retry.getRequeueAfter();
     String deadline = DrainStartTime.format(r.deadline.at());
     Told.STEP_FAILED.to(c.events, level, r.vmi, r.key, reason, message, after, deadline);
@@ -603,13 +598,13 @@ final class Evacuator {
         }
         case GuestAPIRefused -> {
           // Asking again will not help until the tenant lifts it: say what refused, back off.
-          Level level = waits.level(uid, e.getMessage());
+          Level level = c.level(uid, e.getMessage());
           Told.UNCORDON_REFUSED.to(c.events, level, vmi, key, e.reason().name(), e.getMessage());
           return new Result(true, refusalBackoff(key));
         }
         default -> {
           // Retried with backoff while the guest cluster cannot be used: told once per cause.
-          log.atLevel(waits.level(uid, e.reason() + ": " + e.getMessage()))
+          log.atLevel(c.level(uid, e.reason() + ": " + e.getMessage()))
               .log(
                   "uncordon check postponed vmi={} reason={} detail=\"{}\"",
                   key,
@@ -623,7 +618,7 @@ final class Evacuator {
         log.debug("uncordon check: node changed since read, reading again vmi={}", key);
         return new Result(true, CONFLICT_RETRY);
       }
-      log.atLevel(waits.level(uid, "HTTP " + e.getCode()))
+      log.atLevel(c.level(uid, "HTTP " + e.getCode()))
           .log("uncordon check postponed vmi={} code={}", key, e.getCode());
       return new Result(true, refusalBackoff(key));
     }
@@ -644,7 +639,7 @@ final class Evacuator {
     String nodeName = node.getMetadata().getName();
     if (decision == UncordonDecision.WAIT) {
       // Looked at again every retry interval until the node is Ready: told once per node.
-      log.atLevel(waits.level(uid, nodeName))
+      log.atLevel(c.level(uid, nodeName))
           .log("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
       return new Result(true, c.settings.retryInterval());
     }
@@ -670,7 +665,7 @@ final class Evacuator {
 
   /** Nothing (more) of ours on this VMI's node: no need to look again. */
   private Result noMark(String key, String uid) {
-    waits.forget(uid);
+    c.forget(uid);
     c.guests.unmarked.put(uid, true);
     c.succeeded(key);
     return DONE;

@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.eviction;
 
-import dev.capk.vmieviction.logging.WaitLog;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
@@ -110,7 +109,7 @@ public record EvictionSettings(
    *
    * @param raw the annotation's value, empty when the Cluster has none
    * @param told where an invalid value is remembered, so that it is told once per {@code
-   *     evacuation} ({@code uid/drain start}) and value
+   *     evacuation} ({@code uid/drain start}), annotation and value
    * @param invalid tells an invalid value (cut to a length fit for logs and events) and the flag's
    *     value used instead
    */
@@ -118,13 +117,15 @@ public record EvictionSettings(
       Optional<String> raw,
       Function<String, Optional<T>> parse,
       T flag,
-      WaitLog told,
+      StepContext told,
       String evacuation,
       BiConsumer<String, T> invalid) {
     Optional<T> parsed = raw.flatMap(parse);
     if (parsed.isEmpty()
         && raw.isPresent()
-        && told.changed(evacuation + "/override/" + raw.get(), true)) {
+        // The flag's type names the annotation: one invalid value in both is told for each.
+        && told.changed(
+            evacuation + "/" + flag.getClass().getSimpleName() + "/" + raw.get(), true)) {
       invalid.accept(VmiEvictionReconciler.shorten(raw.get()), flag);
     }
     return parsed.orElse(flag);

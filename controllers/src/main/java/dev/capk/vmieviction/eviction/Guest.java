@@ -18,7 +18,6 @@ import dev.capk.vmieviction.workload.GuestAccessException;
 import dev.capk.vmieviction.workload.GuestClient;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiException;
-import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeCondition;
 import io.kubernetes.client.openapi.models.V1NodeList;
@@ -291,39 +290,11 @@ public class Guest {
    * short timeouts, written off the step's thread: an event is not worth slowing an evacuation.
    */
   public void nodeEvent(V1Node node, boolean warning, String reason, String message) {
-    EventStore plain = EventStore.of(client.core());
     EventStore store =
-        new EventStore() {
-          @Override
-          public void create(CoreV1Event event) throws Exception {
-            client.guarded(
-                "recording event",
-                () -> {
-                  plain.create(event);
-                  return null;
-                });
-          }
-
-          @Override
-          public void mergePatch(String namespace, String name, String patch) throws Exception {
-            client.guarded(
-                "recording event",
-                () -> {
-                  plain.mergePatch(namespace, name, patch);
-                  return null;
-                });
-          }
-
-          @Override
-          public CoreV1Event read(String namespace, String name) throws Exception {
-            return client.guarded("reading event", () -> plain.read(namespace, name));
-          }
-
-          @Override
-          public String describe(Exception e) {
-            return "cluster " + cluster() + ": " + RawApi.describeWithoutServerText(e);
-          }
-        };
+        EventStore.of(
+            client.core(),
+            call -> () -> client.guarded("recording event", call),
+            e -> "cluster " + cluster() + ": " + RawApi.describeWithoutServerText(e));
     V1ObjectReference ref =
         new V1ObjectReference()
             .kind("Node")

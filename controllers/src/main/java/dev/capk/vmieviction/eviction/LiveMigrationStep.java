@@ -16,7 +16,6 @@ import dev.capk.vmieviction.eviction.MigrationDecision.MigrationLimits;
 import dev.capk.vmieviction.eviction.VmiEvents.Told;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import dev.capk.vmieviction.kube.LenientJson;
-import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
@@ -56,9 +55,6 @@ final class LiveMigrationStep {
 
   /** What the VMIs waiting for a free migration slot wait for: woken when a migration ends. */
   private static final String SLOT = "a live migration slot";
-
-  /** KubeVirt's unreadable limits and invalid policies already told, per evacuation. */
-  private final WaitLog told = new WaitLog();
 
   private final StepContext c;
 
@@ -142,7 +138,7 @@ final class LiveMigrationStep {
             clusterPolicy,
             LiveMigrationPolicy::parse,
             c.settings.liveMigration(),
-            told,
+            c,
             vmi.getMetadata().getUid() + "/" + startText,
             (shown, flag) -> Told.POLICY_INVALID.to(c.events, vmi, key, shown, flag.value));
     boolean fellBack =
@@ -332,7 +328,8 @@ final class LiveMigrationStep {
    * guest drain follows, which needs no limits.
    */
   private StepOutcome limitsUnreadable(Migrating m, String what, Duration look) {
-    boolean first = told.changed(m.vmi().getMetadata().getUid() + "/" + m.startText(), true);
+    boolean first =
+        c.changed(m.vmi().getMetadata().getUid() + "/" + m.startText() + "/limits", true);
     Told.LIMITS_UNREADABLE.to(
         c.events,
         first ? Level.WARN : Level.DEBUG,

@@ -12,7 +12,6 @@ import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
 import dev.capk.vmieviction.eviction.VmiEvents.Told;
 import dev.capk.vmieviction.kube.LenientJson;
-import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.CachedObjects;
@@ -75,9 +74,6 @@ public class MachineContractCheck {
    */
   private final Cache<String, Earliest> earliest =
       CacheBuilder.newBuilder().maximumSize(100_000).build();
-
-  /** What is told once per evacuation of a VMI, by {@code uid/start/entry}. */
-  private final WaitLog told = new WaitLog();
 
   public MachineContractCheck(
       ApiClient infra, String clusterApiVersion, TenantMapping namespaces, Cached cached) {
@@ -217,7 +213,7 @@ public class MachineContractCheck {
 
   private void once(
       StepContext c, String evacuation, Told entry, VirtualMachineInstance vmi, Object... args) {
-    if (told.changed(evacuation + "/" + entry, true)) {
+    if (c.changed(evacuation + "/" + entry, true)) {
       entry.to(c.events, vmi, args);
     }
   }

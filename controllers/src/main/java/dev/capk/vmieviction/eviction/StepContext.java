@@ -1,5 +1,7 @@
 package dev.capk.vmieviction.eviction;
 
+import com.google.common.cache.Cache;
+import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.EvacuationPhase;
 import io.kubernetes.client.extended.workqueue.ratelimiter.ItemExponentialFailureRateLimiter;
 import java.time.Clock;
@@ -12,6 +14,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
+import org.slf4j.event.Level;
 
 /**
  * What the steps of one reconciler's evacuations share, and what this process remembers about the
@@ -98,6 +101,14 @@ final class StepContext {
 
   /** The tenant Cluster of each VMI held or admitted: its end may free what holds the others. */
   private final Map<String, String> clusterOf = new ConcurrentHashMap<>();
+
+  /**
+   * What each lasting wait or failure of the steps was last told with, by a key of its own ({@code
+   * uid/start/what}): a step looks again at every retry, and tells only a change. A wait unseen for
+   * an hour is told afresh.
+   */
+  private final Cache<String, Object> told =
+      CacheBuilder.newBuilder().maximumSize(100_000).expireAfterAccess(Duration.ofHours(1)).build();
 
   StepContext(
       InfraVmis vmis,
@@ -204,5 +215,23 @@ final class StepContext {
     if (cluster != null) {
       waitOver(cluster, key);
     }
+  }
+
+  /**
+   * Whether what {@code wait} waits for changed since it was last told (or never was); {@code
+   * waitsFor} holds only what matters to a reader, never a time that moves at each retry.
+   */
+  boolean changed(String wait, Object waitsFor) {
+    return !Objects.equals(told.asMap().put(wait, waitsFor), waitsFor);
+  }
+
+  /** A wait's log level: INFO when {@link #changed}, DEBUG when the same again. */
+  Level level(String wait, Object waitsFor) {
+    return changed(wait, waitsFor) ? Level.INFO : Level.DEBUG;
+  }
+
+  /** The wait is over: the next one under its key is told afresh. */
+  void forget(String wait) {
+    told.invalidate(wait);
   }
 }

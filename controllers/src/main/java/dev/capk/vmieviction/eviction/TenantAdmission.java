@@ -15,7 +15,6 @@ import dev.capk.vmieviction.eviction.Guest.MarkedNodes;
 import dev.capk.vmieviction.eviction.VmiEvents.Told;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
 import dev.capk.vmieviction.kube.LenientJson;
-import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -69,8 +68,6 @@ public final class TenantAdmission {
   /** VMI roles learnt from their guest nodes, by UID (a role does not change). */
   private final Cache<String, Role> learntRoles =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterAccess(1, TimeUnit.HOURS).build();
-
-  private final WaitLog waits = new WaitLog();
 
   private final StepContext c;
 
@@ -167,7 +164,7 @@ public final class TenantAdmission {
       String wait = vmi.getMetadata().getUid() + "/" + DrainStartTime.format(r.start()) + "/held";
       Told.HELD.to(
           c.events,
-          waits.level(wait, d.waitsFor()),
+          c.level(wait, d.waitsFor()),
           vmi,
           key,
           cluster,
@@ -227,7 +224,7 @@ public final class TenantAdmission {
         raw,
         EvacuationLimit::parse,
         c.settings.maxConcurrentEvacuationsPerCluster(),
-        waits,
+        c,
         vmi.getMetadata().getUid() + "/" + VmiEvents.evacuation(vmi),
         (shown, flag) ->
             Told.LIMIT_INVALID.to(

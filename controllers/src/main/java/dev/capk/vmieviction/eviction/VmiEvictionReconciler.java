@@ -1,7 +1,5 @@
 package dev.capk.vmieviction.eviction;
 
-import com.google.common.cache.Cache;
-import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.kubevirt.EvictionStrategy;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceMigration;
@@ -50,10 +48,6 @@ public final class VmiEvictionReconciler implements Reconciler {
   private final StepContext c;
   private final Function<VirtualMachineInstance, Optional<String>> refusal;
   private final MarkSightings sightings;
-
-  /** VMI UIDs told that the fallback strategy leaves them to KubeVirt: once per VMI. */
-  private final Cache<String, Boolean> toldFallback =
-      CacheBuilder.newBuilder().maximumSize(100_000).build();
 
   /**
    * @param migrations the infra cluster's API where the live migrations of {@code
@@ -171,7 +165,9 @@ public final class VmiEvictionReconciler implements Reconciler {
     };
   }
 
-  /** Tells why a marked VMI is left to KubeVirt: its strategy is unknown, or the fallback. */
+  /**
+   * Tells why a marked VMI is left to KubeVirt: its strategy is unknown, or the fallback (once).
+   */
   private void leftToKubeVirt(
       String key, VirtualMachineInstance vmi, String strategy, boolean fromFallback) {
     if (!Eligibility.evacuationRequested(vmi)) {
@@ -182,7 +178,7 @@ public final class VmiEvictionReconciler implements Reconciler {
       Told.STRATEGY_UNKNOWN.to(c.events, vmi, key, shorten(strategy), known);
     }
     String uid = vmi.getMetadata().getUid();
-    if (fromFallback && uid != null && toldFallback.asMap().putIfAbsent(uid, true) == null) {
+    if (fromFallback && uid != null && c.changed(uid + "/leftToKubeVirt", true)) {
       String infraNode = Eligibility.evacuationNodeName(vmi);
       Told.LEFT_TO_KUBEVIRT.to(c.events, vmi, key, strategy, infraNode);
     }

@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.maintenance;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceList;
@@ -63,10 +62,7 @@ public final class NodeMaintenanceController
   private final RateLimitingQueue<Request> queue =
       new DefaultRateLimitingQueue<>(
           Executors.newSingleThreadExecutor(
-              new ThreadFactoryBuilder()
-                  .setNameFormat("node-maintenance-queue")
-                  .setDaemon(true)
-                  .build()));
+              Thread.ofPlatform().name("node-maintenance-queue").daemon().factory()));
   private final Controller workers;
   private final ApiClient requestClient;
   private final SteppedDrains drains;

@@ -13,7 +13,6 @@ import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.kube.RawApi;
-import dev.capk.vmieviction.logging.WaitLog;
 import dev.capk.vmieviction.maintenance.MaintenanceStatus.Patch;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
@@ -53,9 +52,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   private final NodeMaintenanceSettings settings;
   private final Clock clock;
   private final ItemExponentialFailureRateLimiter<String> failures;
-
-  /** The drain refusals told, by NodeMaintenance UID. */
-  private final WaitLog waits = new WaitLog();
 
   /** {@code cache}: the NodeMaintenance by name from the informer, or null. */
   public NodeMaintenanceReconciler(
@@ -278,7 +274,6 @@ public final class NodeMaintenanceReconciler implements Reconciler {
   /** The drain's next step; empty when the drain was refused (told: back off). */
   private Optional<DrainStep> drainStep(NodeMaintenance nm) throws ApiException {
     String name = nm.getMetadata().getName();
-    String uid = nm.getMetadata().getUid();
     String node = nm.nodeName();
     try {
       DrainOptions options =
@@ -291,8 +286,10 @@ public final class NodeMaintenanceReconciler implements Reconciler {
               });
       return Optional.of(drains.step(name, node, options));
     } catch (DrainRefusedException refused) {
-      // Retried with backoff: logged once per refusal, the status and events keep it.
-      log.atLevel(waits.changed(uid, refused.getMessage()) ? Level.WARN : Level.DEBUG)
+      // Retried with backoff: logged once per refusal (the status's last error), events keep it.
+      NodeMaintenanceStatus st = nm.getStatus();
+      boolean told = st != null && refused.getMessage().equals(st.getLastError());
+      log.atLevel(told ? Level.DEBUG : Level.WARN)
           .log(
               "drain refused nodeMaintenance={} node={} error=\"{}\"",
               name,

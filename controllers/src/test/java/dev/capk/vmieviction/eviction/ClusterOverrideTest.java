@@ -3,7 +3,7 @@ package dev.capk.vmieviction.eviction;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
-import dev.capk.vmieviction.logging.WaitLog;
+import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 
 class ClusterOverrideTest {
 
-  final WaitLog seen = new WaitLog();
+  final StepContext seen = StepContextTest.context();
   final EvacuationLimit flag = EvacuationLimit.parse("3").orElseThrow();
   final List<String> told = new ArrayList<>();
 
@@ -41,6 +41,21 @@ class ClusterOverrideTest {
     resolve(Optional.of("lots"), "uid/t1"); // another value
     resolve(Optional.of("many"), "uid/t2"); // another evacuation
     assertEquals(List.of("many->" + flag, "lots->" + flag, "many->" + flag), told);
+  }
+
+  @Test
+  void theSameInvalidValueInTwoAnnotationsIsToldForEach() {
+    resolve(Optional.of("many"), "uid/t1");
+    LiveMigrationPolicy policy =
+        EvictionSettings.clusterOverride(
+            Optional.of("many"),
+            LiveMigrationPolicy::parse,
+            LiveMigrationPolicy.NEVER,
+            seen,
+            "uid/t1",
+            (s, used) -> told.add(s + "->" + used.value));
+    assertEquals(LiveMigrationPolicy.NEVER, policy);
+    assertEquals(List.of("many->" + flag, "many->never"), told);
   }
 
   @Test

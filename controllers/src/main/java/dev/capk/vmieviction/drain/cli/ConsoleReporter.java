@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.drain.cli;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.drain.NodeDrainer.DrainOutput;
 import java.io.PrintStream;
 import java.util.Collection;
@@ -44,7 +43,7 @@ final class ConsoleReporter implements DrainOutput, AutoCloseable {
     this.redraw =
         terminal
             ? Executors.newSingleThreadScheduledExecutor(
-                new ThreadFactoryBuilder().setNameFormat("progress-line").setDaemon(true).build())
+                Thread.ofPlatform().name("progress-line").daemon().factory())
             : null;
     if (redraw != null) {
       redraw.scheduleWithFixedDelay(this::draw, 0, REDRAW_MILLIS, TimeUnit.MILLISECONDS);

@@ -1,6 +1,5 @@
 package dev.capk.vmieviction.drain.cli;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DryRun;
@@ -169,7 +168,7 @@ public final class DrainCommand extends NodeCommand {
     ExecutorService pool =
         Executors.newFixedThreadPool(
             Math.min(MAX_PARALLEL_NODES, Math.max(1, nodes.size())),
-            new ThreadFactoryBuilder().setNameFormat("drain-node-%d").setDaemon(true).build());
+            Thread.ofPlatform().name("drain-node-", 0).daemon().factory());
     try (ConsoleReporter reporter = new ConsoleReporter(out, err, terminal, nodes.size())) {
       List<CompletableFuture<String>> drains =
           nodes.stream()
