@@ -19,9 +19,9 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CustomObjectsApi;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Stream;
 import okhttp3.Call;
 
 /**
@@ -80,28 +80,22 @@ public class MaintenanceCluster {
         return false;
       }
       V1ObjectMeta meta = read.get().getMetadata();
-      List<String> finalizers =
-          new ArrayList<>(meta.getFinalizers() == null ? List.of() : meta.getFinalizers());
-      boolean has = finalizers.contains(FINALIZER);
+      List<String> had = meta.getFinalizers() == null ? List.of() : meta.getFinalizers();
+      boolean has = had.contains(FINALIZER);
       if (add ? has || meta.getDeletionTimestamp() != null : !has) {
         return add && meta.getDeletionTimestamp() == null;
       }
-      if (add) {
-        finalizers.add(FINALIZER);
-      } else {
-        finalizers.remove(FINALIZER);
-      }
+      List<String> finalizers =
+          add
+              ? Stream.concat(had.stream(), Stream.of(FINALIZER)).toList()
+              : had.stream().filter(f -> !f.equals(FINALIZER)).toList();
       JsonObject m = new JsonObject();
       m.addProperty("resourceVersion", meta.getResourceVersion());
       m.add("finalizers", LenientJson.GSON.toJsonTree(finalizers.isEmpty() ? null : finalizers));
-      Answer a =
-          api.execute(
-              RawApi.asMergePatch(
-                  api.client(),
-                  custom
-                      .patchClusterCustomObject(
-                          GROUP, VERSION, PLURAL, name, new V1Patch("{\"metadata\":" + m + "}"))
-                      .buildCall(null)));
+      var patch = new V1Patch("{\"metadata\":" + m + "}");
+      Call call =
+          custom.patchClusterCustomObject(GROUP, VERSION, PLURAL, name, patch).buildCall(null);
+      Answer a = api.execute(RawApi.asMergePatch(api.client(), call));
       if (a.code() == 409 && attempt < MAX_CONFLICTS) {
         continue;
       }

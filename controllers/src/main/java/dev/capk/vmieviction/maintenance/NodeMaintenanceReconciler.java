@@ -4,6 +4,7 @@ import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_FAIL
 import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_RUNNING;
 import static dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi.PHASE_SUCCEEDED;
 import static dev.capk.vmieviction.drain.Cordoner.MAX_WRITES;
+import static dev.capk.vmieviction.maintenance.MaintenanceEvents.UNCORDON_NODE;
 
 import com.google.common.base.Strings;
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
@@ -14,6 +15,7 @@ import dev.capk.vmieviction.drain.DrainRefusedException;
 import dev.capk.vmieviction.drain.DrainStep;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.maintenance.MaintenanceStatus.Patch;
+import dev.capk.vmieviction.maintenance.NodePatches.Leaving;
 import io.kubernetes.client.extended.controller.reconciler.Reconciler;
 import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
@@ -116,7 +118,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     String name = nm.getMetadata().getName();
     String node = nm.nodeName();
     if (node == null || node.isBlank()) {
-      refuse(nm, MaintenanceEvents.NODE_NOT_FOUND, "invalid nodeName: spec.nodeName is empty");
+      fail(nm, MaintenanceEvents.NODE_NOT_FOUND, "invalid nodeName: spec.nodeName is empty");
       return false;
     }
     // The API server's list: the cache may not show a maintenance accepted a moment ago.
@@ -133,22 +135,20 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     if (cluster.readNode(node).isEmpty()) {
       String fix = "delete this NodeMaintenance and create one for an existing node";
       String message = "invalid nodeName, no node with name %s found; nothing was changed: %s";
-      refuse(nm, MaintenanceEvents.NODE_NOT_FOUND, message.formatted(node, fix));
+      fail(nm, MaintenanceEvents.NODE_NOT_FOUND, message.formatted(node, fix));
       return false;
     }
     Optional<NodeMaintenance> first = Admission.precedence(live.get(), all);
     if (first.isPresent()) {
-      var owner = first.get().getMetadata();
+      String owner = first.get().getMetadata().getName();
       String created =
-          Optional.ofNullable(owner.getCreationTimestamp())
+          Optional.ofNullable(first.get().getMetadata().getCreationTimestamp())
               .map(t -> " (created " + MaintenanceStatus.rfc3339(t.toInstant()) + ")")
               .orElse("");
-      String message = "invalid nodeName, a NodeMaintenance for node %s already exists: %s%s;";
-      message = message.formatted(node, owner.getName(), created);
-      refuse(
-          nm,
-          MaintenanceEvents.DUPLICATE_MAINTENANCE,
-          message + " this one changed nothing: delete it");
+      String message =
+          "invalid nodeName, a NodeMaintenance for node %s already exists: %s%s; this one changed"
+              + " nothing: delete it";
+      fail(nm, MaintenanceEvents.DUPLICATE_MAINTENANCE, message.formatted(node, owner, created));
       return false;
     }
     if (!cluster.changeFinalizer(name, true)) {
@@ -165,8 +165,10 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return true;
   }
 
-  private void refuse(NodeMaintenance nm, String reason, String message) throws ApiException {
-    status(nm.getMetadata().getName(), new Patch().phase(PHASE_FAILED).lastError(message));
+  /** Failed: said in the status (no pod pending) and in a warning. */
+  private void fail(NodeMaintenance nm, String reason, String message) throws ApiException {
+    Patch failed = new Patch().phase(PHASE_FAILED).lastError(message).pendingPods(List.of());
+    status(nm.getMetadata().getName(), failed);
     tell(nm, true, reason, message);
   }
 
@@ -196,11 +198,10 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     if (!enter(nm, found.get())) {
       return nodeGone(nm);
     }
-    Optional<DrainStep> stepped = drainStep(nm);
-    if (stepped.isEmpty()) {
+    DrainStep step = drainStep(nm).orElse(null);
+    if (step == null) {
       return backoff(name);
     }
-    DrainStep step = stepped.get();
     NodeMaintenanceStatus status = nm.getStatus();
     MaintenanceStatus.Snapshot s = MaintenanceStatus.after(status, step);
     // Steps come often (each pod that leaves wakes one): write only what changed. A later look
@@ -216,7 +217,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       return new Result(true, nextStep(step));
     }
     // Drained: nothing more to watch. A resync (or a node event) looks again with a fresh drain.
-    drains.end(nm.getMetadata().getName());
+    drains.end(name);
     if (!PHASE_SUCCEEDED.equals(phase)) {
       String message =
           "Node maintenance was succeeded: node %s is cordoned and drained"
@@ -343,8 +344,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     boolean already =
         st != null && PHASE_FAILED.equals(st.getPhase()) && message.equals(st.getLastError());
     if (!already) {
-      status(name, new Patch().phase(PHASE_FAILED).lastError(message).pendingPods(List.of()));
-      tell(nm, true, MaintenanceEvents.FAILED_MAINTENANCE, message);
+      fail(nm, MaintenanceEvents.FAILED_MAINTENANCE, message);
     }
     return gone(name); // the node informer brings us back if the node appears again
   }
@@ -357,22 +357,17 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     if (!Admission.accepted(nm)) {
       return DONE;
     }
-    String node = nm.nodeName();
-    Optional<V1Node> found = cluster.readNode(node);
-    var w =
-        found.isEmpty()
-            ? null
-            : writeNode(
-                found.get(),
-                n -> NodePatches.leave(n, nm.getMetadata().getUid()),
-                NodePatches.Leaving::patch,
-                "restoring node");
-    if (w != null && w.change() != null) {
-      events.onNode(found.get(), false, MaintenanceEvents.UNCORDON_NODE, w.change().describe(name));
+    Optional<V1Node> found = cluster.readNode(nm.nodeName());
+    if (found.isPresent()) {
+      String uid = nm.getMetadata().getUid();
+      var w =
+          writeNode(found.get(), n -> NodePatches.leave(n, uid), Leaving::patch, "restoring node");
+      Optional.ofNullable(w.change())
+          .ifPresent(c -> events.onNode(found.get(), false, UNCORDON_NODE, c.describe(name)));
     }
     failures.forget(name);
     if (cluster.changeFinalizer(name, false)) {
-      String message = "Removed a node maintenance of node " + node;
+      String message = "Removed a node maintenance of node " + nm.nodeName();
       tell(nm, false, MaintenanceEvents.REMOVED_MAINTENANCE, message);
     }
     return DONE;
@@ -406,9 +401,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     return new Result(true, failures.when(name));
   }
 
-  /**
-   * A request the API server refused, named (which, on which node, why): asking again won't help.
-   */
+  /** A request the API server refused, named (which, on which node, why). */
   private static final class Refused extends ApiException {
     Refused(String message) {
       super(message);
@@ -420,11 +413,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
    */
   public interface DrainSteps {
 
-    /**
-     * Sends the evictions that are due and returns at once; pods leaving wake {@code name} again.
-     *
-     * @throws DrainRefusedException if some pod may not be deleted with these options
-     */
+    /** Sends the evictions that are due and returns at once; pods leaving wake {@code name}. */
     DrainStep step(String name, String node, DrainOptions options)
         throws ApiException, DrainRefusedException;
 

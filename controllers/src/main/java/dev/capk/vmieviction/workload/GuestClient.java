@@ -36,11 +36,7 @@ public record GuestClient(
     Deadline deadline)
     implements AutoCloseable {
 
-  /**
-   * This client, for one reconcile of a VMI: every request sent through {@link #call(String,
-   * Callable, Type)} also ends within {@code timeLeft} from now (the VMI's deadline), so a slow
-   * guest cannot push the VMI's deletion back. Shares connections, breaker, retry and throttle.
-   */
+  /** This client, its requests also ending within {@code timeLeft} (the VMI's deadline). */
   public GuestClient until(Duration timeLeft) {
     Deadline d = Deadline.after(timeLeft);
     return new GuestClient(cluster, apiClient, secretVersion, circuitBreaker, retry, throttle, d);
@@ -50,19 +46,12 @@ public record GuestClient(
     return new CoreV1Api(apiClient);
   }
 
-  /**
-   * Runs one guest API call with retry and circuit breaker. A non-transient API answer (404, 409,
-   * 422) comes back as the {@link ApiException}; 401/403 and exhausted transient failures become a
-   * {@link GuestAccessException} with a specific reason.
-   */
+  /** One guest API call with retry inside the circuit breaker, failures as {@link #mapped}. */
   public <T> T call(String what, Callable<T> call) throws ApiException, GuestAccessException {
     return mapped(what, Retry.decorateCallable(retry, () -> guarded(what, call)));
   }
 
-  /**
-   * Runs a long guest operation (a drain step, which calls the guest API itself and handles its own
-   * retries and timeouts) inside the circuit breaker, its failures classified as {@link #call}'s.
-   */
+  /** A drain step (it retries and times out on its own) inside the circuit breaker. */
   public <T> T guardedStep(String what, Callable<T> op) throws ApiException, GuestAccessException {
     return mapped(what, () -> guarded(what, op));
   }
@@ -91,11 +80,8 @@ public record GuestClient(
   }
 
   /**
-   * Sends one request as {@link #call(String, Callable)}, each attempt bounded by the call timeout
-   * cut to what is left before this client's deadline.
-   *
-   * @param request built by the official client's API classes ({@code buildCall(null)})
-   * @param returnType the answer's model type, or null to ignore the answer
+   * Sends one request ({@code buildCall(null)}) as {@link #call(String, Callable)}, each attempt
+   * ending by this client's deadline; {@code returnType} null: the answer is ignored.
    */
   public <T> T call(String what, Callable<okhttp3.Call> request, Type returnType)
       throws ApiException, GuestAccessException {
@@ -122,10 +108,7 @@ public record GuestClient(
     }
   }
 
-  /**
-   * A guest call that got no API answer: a rejected certificate (refused, never retried without
-   * checks), else the API server is unavailable.
-   */
+  /** A guest call that got no API answer: a rejected certificate, else the API is unavailable. */
   private GuestAccessException failed(String what, Exception e) {
     String described = RawApi.describeWithoutServerText(e, apiClient.getBasePath());
     if (isCertificateRejected(e)) {
@@ -145,9 +128,8 @@ public record GuestClient(
   }
 
   /**
-   * Transient, so retried and counted against the breaker: no answer at all, or an answer that
-   * {@link RawApi#meaning} calls transient (429, 5xx). A rejected certificate will be presented
-   * again.
+   * Retried and counted against the breaker: no answer, or a transient one (429, 5xx). Not a
+   * rejected certificate: it will be presented again.
    */
   static boolean isTransient(Throwable t) {
     if (isCertificateRejected(t)) {

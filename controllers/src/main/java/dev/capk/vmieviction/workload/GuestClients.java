@@ -111,9 +111,7 @@ public final class GuestClients implements AutoCloseable {
                   return;
                 }
                 log.warn("guest circuit opened cluster={} openFor={}", ref, CIRCUIT_OPEN_FOR);
-                if (opened != null) {
-                  opened.inc();
-                }
+                opened.inc();
               });
     }
 
@@ -127,7 +125,7 @@ public final class GuestClients implements AutoCloseable {
 
   /**
    * @param cachedClusters, cachedSecrets looked in first; what they lack is read with a GET
-   * @param registry where the circuit and cache metrics go; null: nowhere
+   * @param registry where the circuit and cache metrics go; null: nowhere (a registry of its own)
    */
   public GuestClients(
       ApiClient infra,
@@ -146,10 +144,7 @@ public final class GuestClients implements AutoCloseable {
             .expireAfterAccess(settings.idleTtl())
             .removalListener(GuestClients::dropped)
             .build();
-    if (registry == null) {
-      opened = null;
-      return;
-    }
+    registry = registry == null ? new PrometheusRegistry() : registry;
     opened =
         Counter.builder()
             .name("vmi_eviction_guest_circuit_opened_total")
@@ -212,17 +207,26 @@ public final class GuestClients implements AutoCloseable {
     GuestClient cached = cache.getIfPresent(ref);
     // The cache costs no request, so it is asked every time: a rotated Secret is used at the first
     // call after the watch delivered it, not a RECHECK later.
-    V1Secret fromCache =
-        cachedSecrets
-            .find(ref.namespace(), ClusterApi.kubeconfigSecretName(ref.name()))
-            .orElse(null);
+    String secretName = ClusterApi.kubeconfigSecretName(ref.name());
+    V1Secret fromCache = cachedSecrets.find(ref.namespace(), secretName).orElse(null);
     if (cached != null
         && tenant.checkedRecently()
         && (fromCache == null || cached.secretVersion().equals(versionOf(fromCache)))) {
       return cached;
     }
-    requireCluster(ref);
-    V1Secret secret = fromCache != null ? fromCache : readSecret(ref);
+    if (cachedClusters.find(ref.namespace(), ref.name()).isEmpty()) {
+      read(
+          "Cluster " + ref,
+          Reason.ClusterNotFound,
+          () -> clusters.get(ref.namespace(), ref.name()).throwsApiException());
+    }
+    V1Secret secret =
+        fromCache != null
+            ? fromCache
+            : read(
+                "kubeconfig Secret " + ref.namespace() + "/" + secretName,
+                Reason.KubeconfigSecretNotFound,
+                () -> infraCore.readNamespacedSecret(secretName, ref.namespace()).execute());
     String version = versionOf(secret);
     synchronized (tenant) { // several workers may miss at once: one builds the client
       cached = cache.getIfPresent(ref);
@@ -243,23 +247,6 @@ public final class GuestClients implements AutoCloseable {
   /** Drops clients idle for longer than the idle time (the cache also does it on access). */
   public void cleanUp() {
     cache.cleanUp();
-  }
-
-  private void requireCluster(GuestClusterRef ref) throws GuestAccessException {
-    if (cachedClusters.find(ref.namespace(), ref.name()).isEmpty()) {
-      read(
-          "Cluster " + ref,
-          Reason.ClusterNotFound,
-          () -> clusters.get(ref.namespace(), ref.name()).throwsApiException());
-    }
-  }
-
-  private V1Secret readSecret(GuestClusterRef ref) throws GuestAccessException {
-    String name = ClusterApi.kubeconfigSecretName(ref.name());
-    return read(
-        "kubeconfig Secret " + ref.namespace() + "/" + name,
-        Reason.KubeconfigSecretNotFound,
-        () -> infraCore.readNamespacedSecret(name, ref.namespace()).execute());
   }
 
   /** One infra read: a 404 is {@code notFound}, any other failure an InfraAPIError. */

@@ -37,7 +37,7 @@ public final class ManagementApis {
     }
     for (int attempt = 1; ; attempt++) {
       try {
-        return preferred(served(new ApisApi(client).getAPIVersions().execute()));
+        return preferred(new ApisApi(client).getAPIVersions().execute());
       } catch (ApiException e) {
         if (attempt >= attempts) {
           throw e;
@@ -47,16 +47,14 @@ public final class ManagementApis {
     }
   }
 
-  /** The versions of cluster.x-k8s.io a discovery answer lists, none if it lists no such group. */
-  static List<String> served(V1APIGroupList groups) {
-    return groups.getGroups().stream()
-        .filter(g -> ClusterApi.GROUP.equals(g.getName()))
-        .flatMap(g -> g.getVersions().stream())
-        .map(V1GroupVersionForDiscovery::getVersion)
-        .toList();
-  }
-
-  static String preferred(List<String> served) {
+  /** The version of cluster.x-k8s.io to read, given a discovery answer. */
+  static String preferred(V1APIGroupList groups) {
+    List<String> served =
+        groups.getGroups().stream()
+            .filter(g -> ClusterApi.GROUP.equals(g.getName()))
+            .flatMap(g -> g.getVersions().stream())
+            .map(V1GroupVersionForDiscovery::getVersion)
+            .toList();
     return served.contains(ClusterApi.V1BETA2) || !served.contains(ClusterApi.V1BETA1)
         ? ClusterApi.V1BETA2
         : ClusterApi.V1BETA1;
