@@ -1,7 +1,6 @@
 package dev.capk.vmieviction.maintenance;
 
 import dev.capk.vmieviction.api.maintenance.NodeMaintenance;
-import dev.capk.vmieviction.events.EventSeriesRecorder;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import java.util.Set;
@@ -35,7 +34,7 @@ public interface MaintenanceEvents {
   /** A request was refused (admission, RBAC, validation), or the node kept changing. */
   String REQUEST_REFUSED = "RequestRefused";
 
-  /** The steps of a maintenance: each happens once; none may be lost to a cap or a delay. */
+  /** The steps of a maintenance (the recorder's outcomes): none may be lost to a cap or delay. */
   Set<String> OUTCOMES =
       Set.of(
           BEGIN_MAINTENANCE,
@@ -46,11 +45,6 @@ public interface MaintenanceEvents {
           REMOVED_MAINTENANCE);
 
   void record(V1ObjectReference ref, boolean warning, String reason, String message);
-
-  /** Into {@code recorder}, which must treat {@link #OUTCOMES} as its outcome reasons. */
-  static MaintenanceEvents of(EventSeriesRecorder recorder) {
-    return (ref, warning, reason, message) -> recorder.record(ref, "", warning, reason, message);
-  }
 
   default void onMaintenance(NodeMaintenance nm, boolean warning, String reason, String message) {
     var m = nm.getMetadata();

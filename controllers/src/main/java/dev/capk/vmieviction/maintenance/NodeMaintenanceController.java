@@ -125,19 +125,20 @@ public final class NodeMaintenanceController
     // Decisions read nodes live: the cache keeps no status (most of a Node's size).
     nodes.setTransform(n -> n instanceof V1Node node ? node.status(null) : n);
     LenientJson.install(); // no field a newer API server adds to Node may fail the watch
+    var recorder =
+        new EventSeriesRecorder(
+            EventStore.of(new CoreV1Api(requestClient)),
+            "node-maintenance-controller",
+            MaintenanceEvents.OUTCOMES,
+            Clock.systemUTC(),
+            null,
+            0);
     NodeMaintenanceReconciler reconciler =
         new NodeMaintenanceReconciler(
             new Lister<>(maintenances.getIndexer())::get,
             new MaintenanceCluster(requestClient),
             this,
-            MaintenanceEvents.of(
-                new EventSeriesRecorder(
-                    EventStore.of(new CoreV1Api(requestClient)),
-                    "node-maintenance-controller",
-                    MaintenanceEvents.OUTCOMES,
-                    Clock.systemUTC(),
-                    null,
-                    0)),
+            (ref, warning, reason, message) -> recorder.record(ref, "", warning, reason, message),
             settings,
             Clock.systemUTC());
     nodes.addEventHandler(nodeEvents);

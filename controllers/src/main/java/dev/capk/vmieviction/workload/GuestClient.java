@@ -31,7 +31,6 @@ public record GuestClient(
     ApiClient apiClient,
     String secretVersion,
     CircuitBreaker circuitBreaker,
-    Retry retry,
     Throttle throttle,
     Deadline deadline)
     implements AutoCloseable {
@@ -39,7 +38,7 @@ public record GuestClient(
   /** This client, its requests also ending within {@code timeLeft} (the VMI's deadline). */
   public GuestClient until(Duration timeLeft) {
     Deadline d = Deadline.after(timeLeft);
-    return new GuestClient(cluster, apiClient, secretVersion, circuitBreaker, retry, throttle, d);
+    return new GuestClient(cluster, apiClient, secretVersion, circuitBreaker, throttle, d);
   }
 
   public CoreV1Api core() {
@@ -48,7 +47,7 @@ public record GuestClient(
 
   /** One guest API call with retry inside the circuit breaker, failures as {@link #mapped}. */
   public <T> T call(String what, Callable<T> call) throws ApiException, GuestAccessException {
-    return mapped(what, Retry.decorateCallable(retry, () -> guarded(what, call)));
+    return mapped(what, Retry.decorateCallable(GuestClients.RETRY, () -> guarded(what, call)));
   }
 
   /** A drain step (it retries and times out on its own) inside the circuit breaker. */

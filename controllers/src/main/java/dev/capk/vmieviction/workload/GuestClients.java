@@ -90,16 +90,14 @@ public final class GuestClients implements AutoCloseable {
    */
   static final Duration RECHECK = Duration.ofSeconds(3);
 
-  /** What a cluster keeps across its clients: its breaker, retry and throttle. */
+  /** What a cluster keeps across its clients: its breaker and throttle. */
   private final class Tenant {
     final GuestClient.Throttle throttle = new GuestClient.Throttle(settings.limits());
     final CircuitBreaker breaker;
-    final Retry retry;
     volatile Long checkedAt; // System.nanoTime(); null: never
 
     Tenant(GuestClusterRef ref) {
       breaker = CircuitBreaker.of(ref.toString(), BREAKER);
-      retry = Retry.of(ref.toString(), RETRY);
       // One line per state change: when a tenant's API server was given up on, and tried again.
       breaker
           .getEventPublisher()
@@ -190,12 +188,15 @@ public final class GuestClients implements AutoCloseable {
           .recordException(GuestClient::isTransient)
           .build();
 
-  static final RetryConfig RETRY =
-      RetryConfig.custom()
-          .maxAttempts(RETRY_ATTEMPTS)
-          .intervalFunction(IntervalFunction.ofExponentialBackoff(RETRY_WAIT.toMillis(), 2.0))
-          .retryOnException(GuestClient::isTransient)
-          .build();
+  /** Keeps no state between calls: one serves every cluster. */
+  static final Retry RETRY =
+      Retry.of(
+          "guest-api",
+          RetryConfig.custom()
+              .maxAttempts(RETRY_ATTEMPTS)
+              .intervalFunction(IntervalFunction.ofExponentialBackoff(RETRY_WAIT.toMillis(), 2.0))
+              .retryOnException(GuestClient::isTransient)
+              .build());
 
   /**
    * The client for a guest cluster, whose Cluster exists and kubeconfig Secret is usable.
@@ -305,14 +306,11 @@ public final class GuestClients implements AutoCloseable {
           "kubeconfig in Secret %s unusable (%s)"
               .formatted(secretName, e.getClass().getSimpleName()));
     }
-    client.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
-    client.setWriteTimeout((int) READ_TIMEOUT.toMillis());
-    // Last, so that it is not lost: each setter above rebuilds the HTTP client. With no CA data,
-    // client-java verifies against the JVM's default trust store (never trust-all) and checks the
-    // host name; only insecure-skip-tls-verify turns both off, which the policy above refuses.
-    client.setHttpClient(client.getHttpClient().newBuilder().callTimeout(CALL_TIMEOUT).build());
-    return new GuestClient(
-        ref, client, version, tenant.breaker, tenant.retry, tenant.throttle, Deadline.NONE);
+    // With no CA data, client-java verifies against the JVM's default trust store (never
+    // trust-all) and checks the host name; only insecure-skip-tls-verify turns both off.
+    var http = client.getHttpClient().newBuilder().connectTimeout(CONNECT_TIMEOUT);
+    client.setHttpClient(http.writeTimeout(READ_TIMEOUT).callTimeout(CALL_TIMEOUT).build());
+    return new GuestClient(ref, client, version, tenant.breaker, tenant.throttle, Deadline.NONE);
   }
 
   private static final Set<String> FORBIDDEN_CLUSTER_KEYS = Set.of("certificate-authority");
@@ -349,8 +347,11 @@ public final class GuestClients implements AutoCloseable {
     List<Map<?, ?>> clusters = bodies(map.get("clusters"), "cluster");
     forbidden(clusters, "cluster", FORBIDDEN_CLUSTER_KEYS, problems);
     forbidden(bodies(map.get("users"), "user"), "user", FORBIDDEN_USER_KEYS, problems);
-    for (Map<?, ?> cluster : allowInsecureTls ? List.<Map<?, ?>>of() : clusters) {
-      for (String key : TLS_RELAXING_CLUSTER_KEYS) {
+    if (clusters.isEmpty()) {
+      problems.add("no clusters");
+    }
+    for (Map<?, ?> cluster : clusters) {
+      for (String key : allowInsecureTls ? List.<String>of() : TLS_RELAXING_CLUSTER_KEYS) {
         Object value = cluster.get(key);
         // insecure-skip-tls-verify: false, or an empty value, changes nothing.
         if (value != null
@@ -364,11 +365,6 @@ public final class GuestClients implements AutoCloseable {
                   + " (unless the controller runs with --allow-insecure-guest-tls)");
         }
       }
-    }
-    if (clusters.isEmpty()) {
-      problems.add("no clusters");
-    }
-    for (Map<?, ?> cluster : clusters) {
       // Without a scheme client-java falls back to plain http and would send credentials in clear.
       if (!(cluster.get("server") instanceof String s) || !s.startsWith("https://")) {
         problems.add("cluster server is not an https:// URL");

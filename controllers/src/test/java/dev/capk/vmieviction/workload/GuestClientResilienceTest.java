@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.capk.vmieviction.kube.Samples;
 import dev.capk.vmieviction.time.Deadline;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.retry.Retry;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -38,7 +37,6 @@ class GuestClientResilienceTest {
         new ApiClient(),
         "uid/1",
         CircuitBreaker.of("ns/c", GuestClients.BREAKER),
-        Retry.of("ns/c", GuestClients.RETRY),
         new GuestClient.Throttle(LIMITS),
         Deadline.NONE);
   }
