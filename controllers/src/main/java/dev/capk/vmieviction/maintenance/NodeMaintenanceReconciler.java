@@ -340,10 +340,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
             + nm.nodeName()
             + " not found: it was deleted during maintenance; delete this"
             + " NodeMaintenance (maintenance resumes if the node comes back)";
-    NodeMaintenanceStatus st = nm.getStatus();
-    boolean already =
-        st != null && PHASE_FAILED.equals(st.getPhase()) && message.equals(st.getLastError());
-    if (!already) {
+    if (!PHASE_FAILED.equals(nm.phase()) || !message.equals(nm.getStatus().getLastError())) {
       fail(nm, MaintenanceEvents.FAILED_MAINTENANCE, message);
     }
     return gone(name); // the node informer brings us back if the node appears again

@@ -105,17 +105,14 @@ public final class NodePatches {
   public static Optional<Entering> enter(
       V1Node node, List<Taint> wanted, String owner, String ownerUid) {
     Optional<Mark> previous = Mark.of(node);
-    Set<Taint> added = new LinkedHashSet<>();
-    previous.ifPresent(m -> added.addAll(m.addedTaints()));
+    Set<Taint> added = new LinkedHashSet<>(previous.map(Mark::addedTaints).orElse(List.of()));
+    List<Taint> addedNow =
+        wanted.stream().filter(t -> taints(node).stream().noneMatch(t::sameAs)).toList();
     JsonArray newTaints = new JsonArray();
-    List<Taint> addedNow = new ArrayList<>();
-    for (Taint t : wanted) {
-      if (taints(node).stream().noneMatch(t::sameAs)) {
-        newTaints.add(t.toJson());
-        addedNow.add(t);
-        added.removeIf(t::sameAs);
-        added.add(t);
-      }
+    for (Taint t : addedNow) {
+      newTaints.add(t.toJson());
+      added.removeIf(t::sameAs);
+      added.add(t);
     }
     boolean unschedulable = Cordoner.unschedulable(node);
     // Once recorded, "cordoned before us" is kept even if someone uncordons it meanwhile.

@@ -57,8 +57,7 @@ public record GuestClient(
 
   /**
    * A guest call's failure as the reconciler sees it: 401/403, a rejected certificate and transient
-   * failures become a {@link GuestAccessException}; any other API answer (404, 409, 422) is
-   * rethrown.
+   * failures as a {@link GuestAccessException}; other API answers (404, 409, 422) as thrown.
    */
   private <T> T mapped(String what, Callable<T> op) throws ApiException, GuestAccessException {
     try {
@@ -220,9 +219,7 @@ public record GuestClient(
       return Optional.empty();
     }
 
-    /**
-     * The step is over, after {@code requests} requests in all (the one paid on entry included).
-     */
+    /** The step is over, after {@code requests} requests (the one paid on entry included). */
     public synchronized void leave(int requests) {
       inFlight = Math.max(0, inFlight - 1);
       refill();
