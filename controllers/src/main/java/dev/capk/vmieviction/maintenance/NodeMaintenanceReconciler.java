@@ -124,13 +124,12 @@ public final class NodeMaintenanceReconciler implements Reconciler {
     // The API server's list: the cache may not show a maintenance accepted a moment ago.
     List<NodeMaintenance> all = cluster.listMaintenances();
     String uid = nm.getMetadata().getUid();
-    Optional<NodeMaintenance> live =
-        all.stream().filter(o -> uid.equals(o.getMetadata().getUid())).findFirst();
-    if (live.isEmpty() || live.get().getMetadata().getDeletionTimestamp() != null) {
-      return false;
-    }
-    if (Admission.accepted(live.get()) || Admission.inert(live.get())) {
-      return Admission.accepted(live.get());
+    NodeMaintenance live =
+        all.stream().filter(o -> uid.equals(o.getMetadata().getUid())).findFirst().orElse(null);
+    if (live == null || Admission.accepted(live) || Admission.inert(live)) {
+      return live != null
+          && Admission.accepted(live)
+          && live.getMetadata().getDeletionTimestamp() == null;
     }
     if (cluster.readNode(node).isEmpty()) {
       String fix = "delete this NodeMaintenance and create one for an existing node";
@@ -138,7 +137,7 @@ public final class NodeMaintenanceReconciler implements Reconciler {
       fail(nm, MaintenanceEvents.NODE_NOT_FOUND, message.formatted(node, fix));
       return false;
     }
-    Optional<NodeMaintenance> first = Admission.precedence(live.get(), all);
+    Optional<NodeMaintenance> first = Admission.precedence(live, all);
     if (first.isPresent()) {
       String owner = first.get().getMetadata().getName();
       String created =

@@ -94,7 +94,7 @@ public final class GuestClients implements AutoCloseable {
   private final class Tenant {
     final GuestClient.Throttle throttle = new GuestClient.Throttle(settings.limits());
     final CircuitBreaker breaker;
-    volatile Long checkedAt; // System.nanoTime(); null: never
+    volatile long checkedAt = System.nanoTime() - RECHECK.toNanos(); // never
 
     Tenant(GuestClusterRef ref) {
       breaker = CircuitBreaker.of(ref.toString(), BREAKER);
@@ -111,11 +111,6 @@ public final class GuestClients implements AutoCloseable {
                 log.warn("guest circuit opened cluster={} openFor={}", ref, CIRCUIT_OPEN_FOR);
                 opened.inc();
               });
-    }
-
-    boolean checkedRecently() {
-      Long at = checkedAt;
-      return at != null && System.nanoTime() - at < RECHECK.toNanos();
     }
   }
 
@@ -211,7 +206,7 @@ public final class GuestClients implements AutoCloseable {
     String secretName = ClusterApi.kubeconfigSecretName(ref.name());
     V1Secret fromCache = cachedSecrets.find(ref.namespace(), secretName).orElse(null);
     if (cached != null
-        && tenant.checkedRecently()
+        && System.nanoTime() - tenant.checkedAt < RECHECK.toNanos()
         && (fromCache == null || cached.secretVersion().equals(versionOf(fromCache)))) {
       return cached;
     }
