@@ -20,21 +20,22 @@ import java.util.Set;
 public final class BoundTenants implements TenantMapping {
 
   private final String where;
-  private volatile Set<GuestClusterRef> bound;
+  private volatile InfraBindings.Bound bound;
 
   /**
    * @param where how messages name the infra connection and namespace (never the kubeconfig)
    */
-  public BoundTenants(String where, Set<GuestClusterRef> bound) {
+  public BoundTenants(String where, InfraBindings.Bound bound) {
     this.where = where;
-    this.bound = Set.copyOf(bound);
+    this.bound = bound;
   }
 
-  public void rebind(Set<GuestClusterRef> clusters) {
-    this.bound = Set.copyOf(clusters);
+  public void rebind(InfraBindings.Bound bound) {
+    this.bound = bound;
   }
 
-  public Set<GuestClusterRef> bound() {
+  /** The Clusters bound, and the KubevirtClusters that bind them (where problems are told). */
+  public InfraBindings.Bound bound() {
     return bound;
   }
 
@@ -43,7 +44,7 @@ public final class BoundTenants implements TenantMapping {
     Map<String, String> labels = vmi.getMetadata() == null ? null : vmi.getMetadata().getLabels();
     String name = labels == null ? null : labels.get(CapkLabels.CLUSTER_NAME);
     String namespace = labels == null ? null : labels.get(CapkLabels.KUBEVIRT_MACHINE_NAMESPACE);
-    Set<GuestClusterRef> now = bound;
+    Set<GuestClusterRef> now = bound.clusters();
     if (name == null || name.isBlank()) {
       throw new GuestAccessException(
           GuestAccessException.Reason.InfraClusterMismatch,

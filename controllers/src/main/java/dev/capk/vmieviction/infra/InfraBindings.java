@@ -86,8 +86,20 @@ public record InfraBindings(
     }
   }
 
-  /** A KubevirtCluster that is not bound now; {@code reason} is an event reason. */
-  public record Problem(V1ObjectReference kubevirtCluster, String reason, String message) {}
+  /** A KubevirtCluster that is not bound now; {@code reason} is its Warning Event's reason. */
+  public record Problem(V1ObjectReference kubevirtCluster, String reason, String message) {
+    /**
+     * The Secret named by {@code spec.infraClusterSecretRef} is missing, has no {@code kubeconfig}
+     * key, or holds a kubeconfig the policy refuses; the message says which, never its content.
+     */
+    public static final String INFRA_SECRET_INVALID = "InfraSecretInvalid";
+
+    /** The infra cluster's API server does not answer the VMI watch (list/watch failing). */
+    public static final String INFRA_CLUSTER_UNREACHABLE = "InfraClusterUnreachable";
+
+    /** The KubevirtCluster has no owner reference to a Cluster API Cluster yet: not used. */
+    public static final String CLUSTER_OWNER_MISSING = "ClusterOwnerMissing";
+  }
 
   public InfraBindings {
     connections = Map.copyOf(connections);
@@ -189,7 +201,7 @@ public record InfraBindings(
           problems,
           new Problem(
               ref,
-              InfraEventReasons.CLUSTER_OWNER_MISSING,
+              Problem.CLUSTER_OWNER_MISSING,
               "KubevirtCluster "
                   + kvcName
                   + " has no owner reference to a Cluster ("
@@ -234,7 +246,7 @@ public record InfraBindings(
   }
 
   private static Problem invalid(V1ObjectReference ref, String message) {
-    return new Problem(ref, InfraEventReasons.INFRA_SECRET_INVALID, message);
+    return new Problem(ref, Problem.INFRA_SECRET_INVALID, message);
   }
 
   private static Binding refuse(List<Problem> problems, Problem problem) {
