@@ -6,6 +6,7 @@ import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.infra.BoundTenants;
 import dev.capk.vmieviction.infra.InfraBindings;
+import dev.capk.vmieviction.infra.InfraBindings.Problem;
 import dev.capk.vmieviction.infra.InfraBindings.Target;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
@@ -140,10 +141,7 @@ final class ExternalInfraController implements ManagedController {
   @Override
   public synchronized void stopping() {
     stopped = true;
-    pipelines.values().forEach(ExternalInfraController::stop);
-    pipelines.clear();
-    connections.values().forEach(InfraConnection::close);
-    connections.clear();
+    syncPipelines(new InfraBindings(Map.of(), Map.of(), List.of()));
     secrets.close();
   }
 
@@ -151,11 +149,6 @@ final class ExternalInfraController implements ManagedController {
   public void close() {
     stopping();
     managementEvents.close();
-  }
-
-  private static void stop(Running r) {
-    r.runtime().close();
-    log.info("infra pipeline stopped infra=\"{}\"", r.name());
   }
 
   private synchronized void resync() {
@@ -167,7 +160,7 @@ final class ExternalInfraController implements ManagedController {
     // A Secret never read is a problem of its KubevirtClusters only; the next pass reads again.
     InfraBindings bindings =
         InfraBindings.of(all, secrets::data, shared.options().allowInsecureGuestTls);
-    List<InfraBindings.Problem> problems = new ArrayList<>(bindings.problems());
+    List<Problem> problems = new ArrayList<>(bindings.problems());
     openConnections(bindings, problems);
     syncPipelines(bindings);
     unreachable(problems);
@@ -175,7 +168,7 @@ final class ExternalInfraController implements ManagedController {
   }
 
   /** One connection per distinct kubeconfig, unless it cannot be opened. */
-  private void openConnections(InfraBindings bindings, List<InfraBindings.Problem> problems) {
+  private void openConnections(InfraBindings bindings, List<Problem> problems) {
     for (InfraBindings.Connection c : bindings.connections().values()) {
       if (connections.containsKey(c.id())) {
         continue;
@@ -193,11 +186,7 @@ final class ExternalInfraController implements ManagedController {
         bindings.targets().entrySet().stream()
             .filter(t -> t.getKey().connectionId().equals(c.id()))
             .flatMap(t -> t.getValue().kubevirtClusters().stream())
-            .forEach(
-                k ->
-                    problems.add(
-                        new InfraBindings.Problem(
-                            k, InfraBindings.Problem.INFRA_SECRET_INVALID, why)));
+            .forEach(k -> problems.add(new Problem(k, Problem.INFRA_SECRET_INVALID, why)));
       }
     }
   }
@@ -206,7 +195,9 @@ final class ExternalInfraController implements ManagedController {
   private void syncPipelines(InfraBindings bindings) {
     for (Target t : Set.copyOf(pipelines.keySet())) {
       if (!bindings.targets().containsKey(t) || !connections.containsKey(t.connectionId())) {
-        stop(pipelines.remove(t));
+        Running r = pipelines.remove(t);
+        r.runtime().close();
+        log.info("infra pipeline stopped infra=\"{}\"", r.name());
       }
     }
     for (var e : bindings.targets().entrySet()) {
@@ -283,7 +274,7 @@ final class ExternalInfraController implements ManagedController {
    * 429): the infra cluster counts as unreachable only after UNREACHABLE_AFTER within
    * UNREACHABLE_WITHIN.
    */
-  private void unreachable(List<InfraBindings.Problem> problems) {
+  private void unreachable(List<Problem> problems) {
     long now = System.nanoTime();
     for (Running r : pipelines.values()) {
       String why;
@@ -301,17 +292,15 @@ final class ExternalInfraController implements ManagedController {
               + why
               + "): their evacuations wait until the infra API server answers";
       for (V1ObjectReference kvc : r.tenants().bound().kubevirtClusters()) {
-        problems.add(
-            new InfraBindings.Problem(
-                kvc, InfraBindings.Problem.INFRA_CLUSTER_UNREACHABLE, message));
+        problems.add(new Problem(kvc, Problem.INFRA_CLUSTER_UNREACHABLE, message));
       }
     }
   }
 
   /** Logs and events each problem not told with the same message within REPORT_AGAIN. */
-  private void reportProblems(List<InfraBindings.Problem> problems) {
+  private void reportProblems(List<Problem> problems) {
     Set<String> current = new HashSet<>();
-    for (InfraBindings.Problem p : problems) {
+    for (Problem p : problems) {
       V1ObjectReference kvc = p.kubevirtCluster();
       String key = kvc.getNamespace() + "/" + kvc.getName() + "/" + p.reason();
       current.add(key);

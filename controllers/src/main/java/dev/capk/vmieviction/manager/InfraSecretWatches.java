@@ -123,9 +123,7 @@ final class InfraSecretWatches implements AutoCloseable {
   }
 
   @Override
-  public synchronized void close() {
-    watches.values().forEach(w -> w.factories().forEach(f -> f.stopAllRegisteredInformers(true)));
-    watches.clear();
-    lastRead.clear();
+  public void close() {
+    retain(Set.of());
   }
 }
