@@ -11,8 +11,6 @@ import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SecretList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -66,16 +64,11 @@ final class InfraSecretWatches implements AutoCloseable {
 
   private ManagementInformers.Kind<V1Secret> start(SecretRef ref) {
     var secret =
-        new ManagementInformers.Kind<V1Secret>(
+        ManagementInformers.Kind.<V1Secret>of(
             V1Secret.class,
             "Secret/" + ref.name(),
             new ListOptions().fieldSelector("metadata.name=" + ref.name()),
-            UnaryOperator.identity(),
-            Duration.ZERO,
-            false,
-            null,
-            new HashMap<>(),
-            new ArrayList<>());
+            UnaryOperator.identity());
     secret.addEach(watchClient, List.of(ref.namespace()), api);
     secret.onChange(s -> changed.run());
     secret.factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
