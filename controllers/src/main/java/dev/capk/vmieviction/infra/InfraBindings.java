@@ -291,12 +291,12 @@ public record InfraBindings(
           Map<?, ?> cluster = named(config.get("clusters"), context.get("cluster"), "cluster");
           Map<?, ?> user = named(config.get("users"), context.get("user"), "user");
           if (cluster != null && user != null) {
-            return sha256("cluster\n" + stringKeys(cluster) + "\nuser\n" + stringKeys(user));
+            return sha256("cluster\n" + new TreeMap<>(cluster) + "\nuser\n" + new TreeMap<>(user));
           }
         }
       }
     } catch (RuntimeException e) {
-      // Checked by GuestClients.kubeconfigViolations before: cannot happen.
+      // Not YAML (checked before: cannot happen), or keys that are not all strings.
     }
     return sha256(kubeconfig);
   }
@@ -314,12 +314,6 @@ public record InfraBindings(
       }
     }
     return null;
-  }
-
-  private static Map<String, String> stringKeys(Map<?, ?> body) {
-    Map<String, String> out = new TreeMap<>();
-    body.forEach((k, v) -> out.put(String.valueOf(k), String.valueOf(v)));
-    return out;
   }
 
   private static String sha256(String text) {
