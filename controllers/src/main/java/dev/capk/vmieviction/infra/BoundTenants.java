@@ -48,13 +48,8 @@ public final class BoundTenants implements TenantMapping {
     if (name == null || name.isBlank()) {
       throw new GuestAccessException(
           GuestAccessException.Reason.InfraClusterMismatch,
-          "VMI has no label "
-              + CapkLabels.CLUSTER_NAME
-              + ": it cannot be matched to a Cluster bound to "
-              + where
-              + " ("
-              + describe(now)
-              + "); left alone");
+          "VMI has no label %s: it cannot be matched to a Cluster bound to %s (%s); left alone"
+              .formatted(CapkLabels.CLUSTER_NAME, where, describe(now)));
     }
     boolean anyNamespace = namespace == null || namespace.isBlank();
     List<GuestClusterRef> matches =
@@ -65,20 +60,15 @@ public final class BoundTenants implements TenantMapping {
     if (matches.size() == 1) {
       return matches.get(0);
     }
-    String named = (anyNamespace ? "" : namespace + "/") + name;
+    String why =
+        matches.isEmpty()
+            ? "which no KubevirtCluster binds to"
+            : "which is ambiguous (no label %s) among the Clusters bound to"
+                .formatted(CapkLabels.KUBEVIRT_MACHINE_NAMESPACE);
     throw new GuestAccessException(
         GuestAccessException.Reason.InfraClusterMismatch,
-        "VMI labels name Cluster "
-            + named
-            + (matches.isEmpty()
-                ? ", which no KubevirtCluster binds to "
-                : ", which is ambiguous (no label "
-                    + CapkLabels.KUBEVIRT_MACHINE_NAMESPACE
-                    + ") among the Clusters bound to ")
-            + where
-            + " ("
-            + describe(now)
-            + "); never drained nor deleted by this controller");
+        "VMI labels name Cluster %s%s, %s %s (%s); never drained nor deleted by this controller"
+            .formatted(anyNamespace ? "" : namespace + "/", name, why, where, describe(now)));
   }
 
   @Override

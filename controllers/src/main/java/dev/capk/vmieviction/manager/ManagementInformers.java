@@ -71,10 +71,9 @@ public final class ManagementInformers {
           ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION,
           EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
 
-  private final Kind<Cluster> clusters = Kind.management(Cluster.class, "Cluster");
-  private final Kind<Machine> machines = Kind.management(Machine.class, "Machine");
-  private final Kind<KubevirtMachine> kubevirtMachines =
-      Kind.management(KubevirtMachine.class, "KubevirtMachine");
+  private final Kind<Cluster> clusters = Kind.management(Cluster.class);
+  private final Kind<Machine> machines = Kind.management(Machine.class);
+  private final Kind<KubevirtMachine> kubevirtMachines = Kind.management(KubevirtMachine.class);
   private final Kind<V1Secret> kubeconfigSecrets =
       Kind.of(
           V1Secret.class,
@@ -82,8 +81,7 @@ public final class ManagementInformers {
           // Cluster API labels the kubeconfig Secrets it writes; RBAC cannot select by label.
           new ListOptions().labelSelector(CapkLabels.CLUSTER_NAME),
           ManagementInformers::trimSecret);
-  private final Kind<KubevirtCluster> kubevirtClusters =
-      Kind.management(KubevirtCluster.class, "KubevirtCluster");
+  private final Kind<KubevirtCluster> kubevirtClusters = Kind.management(KubevirtCluster.class);
   private final Set<Consumer<GuestClusterRef>> kubeconfigListeners = ConcurrentHashMap.newKeySet();
 
   /** {@code watchClient}: without read timeout; {@code namespaces}: none, all. */
@@ -231,8 +229,8 @@ public final class ManagementInformers {
     }
 
     /** Every object, trimmed. */
-    static <T extends KubernetesObject> Kind<T> management(Class<T> type, String kind) {
-      return of(type, kind, new ListOptions(), ManagementInformers::trim);
+    static <T extends KubernetesObject> Kind<T> management(Class<T> type) {
+      return of(type, type.getSimpleName(), new ListOptions(), ManagementInformers::trim);
     }
 
     /** Not resynced, a refused list paced, failures counted and backed off. */
