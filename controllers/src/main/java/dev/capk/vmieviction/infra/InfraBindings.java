@@ -202,11 +202,9 @@ public record InfraBindings(
           new Problem(
               ref,
               Problem.CLUSTER_OWNER_MISSING,
-              "KubevirtCluster "
-                  + kvcName
-                  + " has no owner reference to a Cluster ("
-                  + ClusterApi.GROUP
-                  + "): its infra cluster is not used until Cluster API sets it"));
+              ("KubevirtCluster %s has no owner reference to a Cluster (%s): its infra cluster"
+                      + " is not used until Cluster API sets it")
+                  .formatted(kvcName, ClusterApi.GROUP)));
     }
     String what = "infra Secret " + secret.get() + " of KubevirtCluster " + kvcName;
     Optional<Map<String, byte[]>> data;

@@ -286,11 +286,9 @@ final class ExternalInfraController implements ManagedController {
         why = r.failures().getLast().why();
       }
       String message =
-          "The VMIs of "
-              + r.name()
-              + " cannot be listed or watched ("
-              + why
-              + "): their evacuations wait until the infra API server answers";
+          ("The VMIs of %s cannot be listed or watched (%s): their evacuations wait until the"
+                  + " infra API server answers")
+              .formatted(r.name(), why);
       for (V1ObjectReference kvc : r.tenants().bound().kubevirtClusters()) {
         problems.add(new Problem(kvc, Problem.INFRA_CLUSTER_UNREACHABLE, message));
       }

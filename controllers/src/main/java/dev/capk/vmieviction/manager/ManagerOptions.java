@@ -313,8 +313,8 @@ public final class ManagerOptions {
     positive(require, "--guest-client-idle-timeout", guestClientIdleTimeout);
     require.accept(
         EvacuationLimit.parse(maxConcurrentEvacuationsPerCluster).isPresent(),
-        "--max-concurrent-evacuations-per-cluster must be a count (0 = unlimited) or a"
-            + " percentage from 1% to 100%, got \""
+        "--max-concurrent-evacuations-per-cluster must be a count (0 = unlimited) or a percentage"
+            + " from 1% to 100%, got \""
             + maxConcurrentEvacuationsPerCluster
             + "\"");
     require.accept(
@@ -343,9 +343,7 @@ public final class ManagerOptions {
                 EvictionStrategy.EXTERNAL)
             .contains(defaultEvictionStrategy),
         "--default-eviction-strategy must be one of None, LiveMigrate, LiveMigrateIfPossible,"
-            + " External; got \""
-            + defaultEvictionStrategy
-            + "\"");
+            + " External; got \"%s\"".formatted(defaultEvictionStrategy));
     require.accept(
         renewDeadline.compareTo(leaseDuration) < 0,
         "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration");
