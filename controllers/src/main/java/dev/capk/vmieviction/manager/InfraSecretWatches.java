@@ -54,12 +54,7 @@ final class InfraSecretWatches implements AutoCloseable {
         log.info("infra secret watch stopped secret={}", ref);
       }
     }
-    for (SecretRef ref : wanted) {
-      if (!watches.containsKey(ref)) {
-        watches.put(ref, start(ref));
-        log.info("infra secret watch started secret={}", ref);
-      }
-    }
+    wanted.forEach(ref -> watches.computeIfAbsent(ref, this::start));
   }
 
   private ManagementInformers.Kind<V1Secret> start(SecretRef ref) {
@@ -72,6 +67,7 @@ final class InfraSecretWatches implements AutoCloseable {
     secret.addEach(watchClient, List.of(ref.namespace()), api);
     secret.onChange(s -> changed.run());
     secret.factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
+    log.info("infra secret watch started secret={}", ref);
     return secret;
   }
 
