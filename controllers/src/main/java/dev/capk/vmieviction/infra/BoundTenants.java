@@ -20,21 +20,22 @@ import java.util.Set;
 public final class BoundTenants implements TenantMapping {
 
   private final String where;
-  private volatile Set<GuestClusterRef> bound;
+  private volatile InfraBindings.Bound bound;
 
   /**
    * @param where how messages name the infra connection and namespace (never the kubeconfig)
    */
-  public BoundTenants(String where, Set<GuestClusterRef> bound) {
+  public BoundTenants(String where, InfraBindings.Bound bound) {
     this.where = where;
-    this.bound = Set.copyOf(bound);
+    this.bound = bound;
   }
 
-  public void rebind(Set<GuestClusterRef> clusters) {
-    this.bound = Set.copyOf(clusters);
+  public void rebind(InfraBindings.Bound bound) {
+    this.bound = bound;
   }
 
-  public Set<GuestClusterRef> bound() {
+  /** The Clusters bound, and the KubevirtClusters that bind them (where problems are told). */
+  public InfraBindings.Bound bound() {
     return bound;
   }
 
@@ -43,17 +44,12 @@ public final class BoundTenants implements TenantMapping {
     Map<String, String> labels = vmi.getMetadata() == null ? null : vmi.getMetadata().getLabels();
     String name = labels == null ? null : labels.get(CapkLabels.CLUSTER_NAME);
     String namespace = labels == null ? null : labels.get(CapkLabels.KUBEVIRT_MACHINE_NAMESPACE);
-    Set<GuestClusterRef> now = bound;
+    Set<GuestClusterRef> now = bound.clusters();
     if (name == null || name.isBlank()) {
       throw new GuestAccessException(
           GuestAccessException.Reason.InfraClusterMismatch,
-          "VMI has no label "
-              + CapkLabels.CLUSTER_NAME
-              + ": it cannot be matched to a Cluster bound to "
-              + where
-              + " ("
-              + describe(now)
-              + "); left alone");
+          "VMI has no label %s: it cannot be matched to a Cluster bound to %s (%s); left alone"
+              .formatted(CapkLabels.CLUSTER_NAME, where, describe(now)));
     }
     boolean anyNamespace = namespace == null || namespace.isBlank();
     List<GuestClusterRef> matches =
@@ -64,20 +60,15 @@ public final class BoundTenants implements TenantMapping {
     if (matches.size() == 1) {
       return matches.get(0);
     }
-    String named = (anyNamespace ? "" : namespace + "/") + name;
+    String why =
+        matches.isEmpty()
+            ? "which no KubevirtCluster binds to"
+            : "which is ambiguous (no label %s) among the Clusters bound to"
+                .formatted(CapkLabels.KUBEVIRT_MACHINE_NAMESPACE);
     throw new GuestAccessException(
         GuestAccessException.Reason.InfraClusterMismatch,
-        "VMI labels name Cluster "
-            + named
-            + (matches.isEmpty()
-                ? ", which no KubevirtCluster binds to "
-                : ", which is ambiguous (no label "
-                    + CapkLabels.KUBEVIRT_MACHINE_NAMESPACE
-                    + ") among the Clusters bound to ")
-            + where
-            + " ("
-            + describe(now)
-            + "); never drained nor deleted by this controller");
+        "VMI labels name Cluster %s%s, %s %s (%s); never drained nor deleted by this controller"
+            .formatted(anyNamespace ? "" : namespace + "/", name, why, where, describe(now)));
   }
 
   @Override

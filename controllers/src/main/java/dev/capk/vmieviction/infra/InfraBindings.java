@@ -86,8 +86,20 @@ public record InfraBindings(
     }
   }
 
-  /** A KubevirtCluster that is not bound now; {@code reason} is an event reason. */
-  public record Problem(V1ObjectReference kubevirtCluster, String reason, String message) {}
+  /** A KubevirtCluster that is not bound now; {@code reason} is its Warning Event's reason. */
+  public record Problem(V1ObjectReference kubevirtCluster, String reason, String message) {
+    /**
+     * The Secret named by {@code spec.infraClusterSecretRef} is missing, has no {@code kubeconfig}
+     * key, or holds a kubeconfig the policy refuses; the message says which, never its content.
+     */
+    public static final String INFRA_SECRET_INVALID = "InfraSecretInvalid";
+
+    /** The infra cluster's API server does not answer the VMI watch (list/watch failing). */
+    public static final String INFRA_CLUSTER_UNREACHABLE = "InfraClusterUnreachable";
+
+    /** The KubevirtCluster has no owner reference to a Cluster API Cluster yet: not used. */
+    public static final String CLUSTER_OWNER_MISSING = "ClusterOwnerMissing";
+  }
 
   public InfraBindings {
     connections = Map.copyOf(connections);
@@ -189,12 +201,10 @@ public record InfraBindings(
           problems,
           new Problem(
               ref,
-              InfraEventReasons.CLUSTER_OWNER_MISSING,
-              "KubevirtCluster "
-                  + kvcName
-                  + " has no owner reference to a Cluster ("
-                  + ClusterApi.GROUP
-                  + "): its infra cluster is not used until Cluster API sets it"));
+              Problem.CLUSTER_OWNER_MISSING,
+              ("KubevirtCluster %s has no owner reference to a Cluster (%s): its infra cluster"
+                      + " is not used until Cluster API sets it")
+                  .formatted(kvcName, ClusterApi.GROUP)));
     }
     String what = "infra Secret " + secret.get() + " of KubevirtCluster " + kvcName;
     Optional<Map<String, byte[]>> data;
@@ -234,7 +244,7 @@ public record InfraBindings(
   }
 
   private static Problem invalid(V1ObjectReference ref, String message) {
-    return new Problem(ref, InfraEventReasons.INFRA_SECRET_INVALID, message);
+    return new Problem(ref, Problem.INFRA_SECRET_INVALID, message);
   }
 
   private static Binding refuse(List<Problem> problems, Problem problem) {
@@ -279,12 +289,12 @@ public record InfraBindings(
           Map<?, ?> cluster = named(config.get("clusters"), context.get("cluster"), "cluster");
           Map<?, ?> user = named(config.get("users"), context.get("user"), "user");
           if (cluster != null && user != null) {
-            return sha256("cluster\n" + stringKeys(cluster) + "\nuser\n" + stringKeys(user));
+            return sha256("cluster\n" + new TreeMap<>(cluster) + "\nuser\n" + new TreeMap<>(user));
           }
         }
       }
     } catch (RuntimeException e) {
-      // Checked by GuestClients.kubeconfigViolations before: cannot happen.
+      // Not YAML (checked before: cannot happen), or keys that are not all strings.
     }
     return sha256(kubeconfig);
   }
@@ -302,12 +312,6 @@ public record InfraBindings(
       }
     }
     return null;
-  }
-
-  private static Map<String, String> stringKeys(Map<?, ?> body) {
-    Map<String, String> out = new TreeMap<>();
-    body.forEach((k, v) -> out.put(String.valueOf(k), String.valueOf(v)));
-    return out;
   }
 
   private static String sha256(String text) {

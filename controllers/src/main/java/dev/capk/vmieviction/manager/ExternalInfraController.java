@@ -6,8 +6,8 @@ import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.infra.BoundTenants;
 import dev.capk.vmieviction.infra.InfraBindings;
+import dev.capk.vmieviction.infra.InfraBindings.Problem;
 import dev.capk.vmieviction.infra.InfraBindings.Target;
-import dev.capk.vmieviction.infra.InfraEventReasons;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
@@ -29,7 +29,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,10 +78,12 @@ final class ExternalInfraController implements ManagedController {
   private record Running(
       String name,
       BoundTenants tenants,
-      AtomicReference<List<V1ObjectReference>> kubevirtClusters,
       InfraPipeline pipeline,
       ControllerRuntime runtime,
-      Deque<Long> failures) {}
+      Deque<Failure> failures) {}
+
+  /** A failed list or watch of a pipeline's VMIs, described without the server's text. */
+  private record Failure(long nanoTime, String why) {}
 
   ExternalInfraController(InfraPipeline.Shared shared) {
     this.shared = shared;
@@ -90,10 +91,10 @@ final class ExternalInfraController implements ManagedController {
     this.managementEvents =
         InfraConnection.events(
             shared.home().requestClient, VmiEvents.MIRRORED, "management-events", 2);
-    Runnable changed = () -> queue.addAfter(BINDINGS, DEBOUNCE);
-    shared.management().onKubevirtClusterChanged(changed);
+    shared.management().onKubevirtClusterChanged(this::changed);
     this.secrets =
-        new InfraSecretWatches(shared.home().watchClient, shared.home().requestClient, changed);
+        new InfraSecretWatches(
+            shared.home().watchClient, shared.home().requestClient, this::changed);
     queue.add(BINDINGS);
     this.workers =
         ControllerBuilder.defaultBuilder(shared.management().factories().get(0))
@@ -110,6 +111,10 @@ final class ExternalInfraController implements ManagedController {
                 })
             .withWorkerCount(1)
             .build();
+  }
+
+  private void changed() {
+    queue.addAfter(BINDINGS, DEBOUNCE);
   }
 
   @Override
@@ -136,10 +141,7 @@ final class ExternalInfraController implements ManagedController {
   @Override
   public synchronized void stopping() {
     stopped = true;
-    pipelines.values().forEach(ExternalInfraController::stop);
-    pipelines.clear();
-    connections.values().forEach(InfraConnection::close);
-    connections.clear();
+    syncPipelines(new InfraBindings(Map.of(), Map.of(), List.of()));
     secrets.close();
   }
 
@@ -147,11 +149,6 @@ final class ExternalInfraController implements ManagedController {
   public void close() {
     stopping();
     managementEvents.close();
-  }
-
-  private static void stop(Running r) {
-    r.runtime().close();
-    log.info("infra pipeline stopped infra=\"{}\"", r.name());
   }
 
   private synchronized void resync() {
@@ -163,14 +160,15 @@ final class ExternalInfraController implements ManagedController {
     // A Secret never read is a problem of its KubevirtClusters only; the next pass reads again.
     InfraBindings bindings =
         InfraBindings.of(all, secrets::data, shared.options().allowInsecureGuestTls);
-    List<InfraBindings.Problem> problems = new ArrayList<>(bindings.problems());
+    List<Problem> problems = new ArrayList<>(bindings.problems());
     openConnections(bindings, problems);
     syncPipelines(bindings);
+    unreachable(problems);
     reportProblems(problems);
   }
 
   /** One connection per distinct kubeconfig, unless it cannot be opened. */
-  private void openConnections(InfraBindings bindings, List<InfraBindings.Problem> problems) {
+  private void openConnections(InfraBindings bindings, List<Problem> problems) {
     for (InfraBindings.Connection c : bindings.connections().values()) {
       if (connections.containsKey(c.id())) {
         continue;
@@ -188,10 +186,7 @@ final class ExternalInfraController implements ManagedController {
         bindings.targets().entrySet().stream()
             .filter(t -> t.getKey().connectionId().equals(c.id()))
             .flatMap(t -> t.getValue().kubevirtClusters().stream())
-            .forEach(
-                k ->
-                    problems.add(
-                        new InfraBindings.Problem(k, InfraEventReasons.INFRA_SECRET_INVALID, why)));
+            .forEach(k -> problems.add(new Problem(k, Problem.INFRA_SECRET_INVALID, why)));
       }
     }
   }
@@ -200,23 +195,20 @@ final class ExternalInfraController implements ManagedController {
   private void syncPipelines(InfraBindings bindings) {
     for (Target t : Set.copyOf(pipelines.keySet())) {
       if (!bindings.targets().containsKey(t) || !connections.containsKey(t.connectionId())) {
-        stop(pipelines.remove(t));
+        Running r = pipelines.remove(t);
+        r.runtime().close();
+        log.info("infra pipeline stopped infra=\"{}\"", r.name());
       }
     }
-    bindings
-        .targets()
-        .forEach(
-            (t, bound) -> {
-              if (!connections.containsKey(t.connectionId())) {
-                return;
-              }
-              Running running = pipelines.get(t);
-              if (running == null) {
-                start(t, connections.get(t.connectionId()), bound);
-              } else {
-                rebind(running, bound);
-              }
-            });
+    for (var e : bindings.targets().entrySet()) {
+      Running running = pipelines.get(e.getKey());
+      InfraConnection connection = connections.get(e.getKey().connectionId());
+      if (running != null) {
+        rebind(running, e.getValue());
+      } else if (connection != null) {
+        start(e.getKey(), connection, e.getValue());
+      }
+    }
     for (String id : Set.copyOf(connections.keySet())) {
       boolean used = pipelines.keySet().stream().anyMatch(t -> t.connectionId().equals(id));
       if (!used) {
@@ -230,9 +222,9 @@ final class ExternalInfraController implements ManagedController {
   /** No lease of its own: it runs under this controller's. */
   private void start(Target t, InfraConnection connection, InfraBindings.Bound bound) {
     String name = connection.name + " namespace " + t.namespace();
-    BoundTenants tenants = new BoundTenants(name, bound.clusters());
-    AtomicReference<List<V1ObjectReference>> kubevirtClusters =
-        new AtomicReference<>(bound.kubevirtClusters());
+    BoundTenants tenants = new BoundTenants(name, bound);
+    Deque<Failure> failures = new ArrayDeque<>();
+    String server = connection.watchClient.getBasePath();
     InfraPipeline pipeline =
         new InfraPipeline(
             t.namespace(),
@@ -240,8 +232,18 @@ final class ExternalInfraController implements ManagedController {
             List.of(t.namespace()),
             tenants,
             onVmi ->
-                VmiEvents.mirrored(onVmi, managementEvents, tenants, kubevirtClusters::get, name),
-            e -> unreachable(t, e, connection.watchClient.getBasePath()),
+                VmiEvents.mirrored(
+                    onVmi,
+                    managementEvents,
+                    tenants,
+                    () -> tenants.bound().kubevirtClusters(),
+                    name),
+            e -> {
+              synchronized (failures) {
+                failures.addLast(new Failure(System.nanoTime(), describe(e, server)));
+              }
+              changed();
+            },
             shared);
     ControllerRuntime runtime =
         new ControllerRuntime(
@@ -249,69 +251,70 @@ final class ExternalInfraController implements ManagedController {
             null,
             Duration.ofSeconds(30),
             () -> log.info("infra pipeline synced infra=\"{}\"", name));
-    pipelines.put(
-        t, new Running(name, tenants, kubevirtClusters, pipeline, runtime, new ArrayDeque<>()));
+    pipelines.put(t, new Running(name, tenants, pipeline, runtime, failures));
     runtime.start();
-    log.info("infra pipeline started infra=\"{}\" clusters={}", name, tenants.bound());
+    log.info("infra pipeline started infra=\"{}\" clusters={}", name, bound.clusters());
   }
 
   private static void rebind(Running r, InfraBindings.Bound bound) {
-    Set<GuestClusterRef> before = r.tenants().bound();
+    Set<GuestClusterRef> before = r.tenants().bound().clusters();
+    r.tenants().rebind(bound);
     if (!bound.clusters().equals(before)) {
       log.info("infra pipeline rebound infra=\"{}\" clusters={}", r.name(), bound.clusters());
-      r.tenants().rebind(bound.clusters());
       // The VMIs of Clusters bound or unbound look again: some are ours now, others no longer.
       Stream.concat(before.stream(), bound.clusters().stream())
           .map(GuestClusterRef::name)
           .distinct()
           .forEach(r.pipeline()::wake);
     }
-    r.kubevirtClusters().set(bound.kubevirtClusters());
-  }
-
-  private void reportProblems(List<InfraBindings.Problem> problems) {
-    Set<String> current = new HashSet<>();
-    for (InfraBindings.Problem p : problems) {
-      current.add(report(p.kubevirtCluster(), p.reason(), p.message()));
-    }
-    reported
-        .keySet()
-        .removeIf(
-            k ->
-                !current.contains(k)
-                    && !k.endsWith("/" + InfraEventReasons.INFRA_CLUSTER_UNREACHABLE));
   }
 
   /**
-   * A pipeline's VMI informer failed to list or watch. One failure is a blip (a watch cut, a 429):
-   * the infra cluster counts as unreachable only after UNREACHABLE_AFTER within UNREACHABLE_WITHIN.
+   * The pipelines whose VMI informer failed to list or watch. One failure is a blip (a watch cut, a
+   * 429): the infra cluster counts as unreachable only after UNREACHABLE_AFTER within
+   * UNREACHABLE_WITHIN.
    */
-  private void unreachable(Target target, Throwable e, String serverUrl) {
-    Running p = pipelines.get(target);
-    if (p == null) {
-      return;
-    }
+  private void unreachable(List<Problem> problems) {
     long now = System.nanoTime();
-    Deque<Long> recent = p.failures();
-    synchronized (recent) {
-      recent.addLast(now);
-      while (!recent.isEmpty() && now - recent.peekFirst() > UNREACHABLE_WITHIN.toNanos()) {
-        recent.removeFirst();
+    for (Running r : pipelines.values()) {
+      String why;
+      synchronized (r.failures()) {
+        r.failures().removeIf(f -> now - f.nanoTime() > UNREACHABLE_WITHIN.toNanos());
+        if (r.failures().size() < UNREACHABLE_AFTER) {
+          continue;
+        }
+        why = r.failures().getLast().why();
       }
-      if (recent.size() < UNREACHABLE_AFTER) {
-        return;
+      String message =
+          ("The VMIs of %s cannot be listed or watched (%s): their evacuations wait until the"
+                  + " infra API server answers")
+              .formatted(r.name(), why);
+      for (V1ObjectReference kvc : r.tenants().bound().kubevirtClusters()) {
+        problems.add(new Problem(kvc, Problem.INFRA_CLUSTER_UNREACHABLE, message));
       }
     }
-    String why = describe(e, serverUrl);
-    String message =
-        "The VMIs of "
-            + p.name()
-            + " cannot be listed or watched ("
-            + why
-            + "): their evacuations wait until the infra API server answers";
-    for (V1ObjectReference kvc : p.kubevirtClusters().get()) {
-      report(kvc, InfraEventReasons.INFRA_CLUSTER_UNREACHABLE, message);
+  }
+
+  /** Logs and events each problem not told with the same message within REPORT_AGAIN. */
+  private void reportProblems(List<Problem> problems) {
+    Set<String> current = new HashSet<>();
+    for (Problem p : problems) {
+      V1ObjectReference kvc = p.kubevirtCluster();
+      String key = kvc.getNamespace() + "/" + kvc.getName() + "/" + p.reason();
+      current.add(key);
+      if (p.message().equals(reported.get(key))) {
+        continue; // not put again: it expires REPORT_AGAIN after it was told
+      }
+      reported.put(key, p.message());
+      log.warn(
+          "kubevirtcluster problem kubevirtCluster={}/{} reason={} detail=\"{}\"",
+          kvc.getNamespace(),
+          kvc.getName(),
+          p.reason(),
+          p.message());
+      managementEvents.record(kvc, "", true, p.reason(), p.message());
     }
+    reported.keySet().retainAll(current);
   }
 
   /** How a list/watch failed, never quoting the server or the exception's message. */
@@ -326,22 +329,5 @@ final class ExternalInfraController implements ManagedController {
       cause = cause.getCause();
     }
     return "no answer: " + RawApi.describeWithoutServerText(cause, serverUrl);
-  }
-
-  /** Logs and events the problem unless told within REPORT_AGAIN; returns its key. */
-  private String report(V1ObjectReference kvc, String reason, String message) {
-    String key = kvc.getNamespace() + "/" + kvc.getName() + "/" + reason;
-    if (message.equals(reported.get(key))) {
-      return key;
-    }
-    reported.put(key, message);
-    log.warn(
-        "kubevirtcluster problem kubevirtCluster={}/{} reason={} detail=\"{}\"",
-        kvc.getNamespace(),
-        kvc.getName(),
-        reason,
-        message);
-    managementEvents.record(kvc, "", true, reason, message);
-    return key;
   }
 }

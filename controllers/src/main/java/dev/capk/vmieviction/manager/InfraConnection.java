@@ -7,13 +7,9 @@ import dev.capk.vmieviction.infra.InfraBindings;
 import dev.capk.vmieviction.kube.CipherOrder;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
-import io.kubernetes.client.util.ClientBuilder;
-import io.kubernetes.client.util.KubeConfig;
+import io.kubernetes.client.util.Config;
 import java.io.IOException;
-import java.io.Reader;
 import java.io.StringReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Set;
@@ -51,17 +47,12 @@ final class InfraConnection implements AutoCloseable {
 
   /** --kubeconfig, else in-cluster, else $KUBECONFIG / ~/.kube/config. */
   private static ApiClient client(Path kubeconfig) throws IOException {
-    if (kubeconfig != null) {
-      try (Reader r = Files.newBufferedReader(kubeconfig, StandardCharsets.UTF_8)) {
-        KubeConfig kc = KubeConfig.loadKubeConfig(r);
-        kc.setFile(kubeconfig.toAbsolutePath().toFile());
-        return CipherOrder.preferChaCha20(ClientBuilder.kubeconfig(kc).build());
-      }
-    }
     return CipherOrder.preferChaCha20(
-        System.getenv("KUBERNETES_SERVICE_HOST") != null
-            ? ClientBuilder.cluster().build()
-            : ClientBuilder.standard().build());
+        kubeconfig != null
+            ? Config.fromConfig(kubeconfig.toAbsolutePath().toString())
+            : System.getenv("KUBERNETES_SERVICE_HOST") != null
+                ? Config.fromCluster()
+                : Config.defaultClient());
   }
 
   /** An external infra cluster; IllegalArgumentException: no client (quoting no content). */
@@ -72,8 +63,8 @@ final class InfraConnection implements AutoCloseable {
 
   private static ApiClient client(InfraBindings.Connection connection) {
     try {
-      KubeConfig kc = KubeConfig.loadKubeConfig(new StringReader(connection.kubeconfig()));
-      return CipherOrder.preferChaCha20(ClientBuilder.kubeconfig(kc).build());
+      return CipherOrder.preferChaCha20(
+          Config.fromConfig(new StringReader(connection.kubeconfig())));
     } catch (Exception e) {
       // The parser's and builder's messages may quote the content: name the failure kind only.
       throw new IllegalArgumentException(

@@ -11,8 +11,6 @@ import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SecretList;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,29 +54,20 @@ final class InfraSecretWatches implements AutoCloseable {
         log.info("infra secret watch stopped secret={}", ref);
       }
     }
-    for (SecretRef ref : wanted) {
-      if (!watches.containsKey(ref)) {
-        watches.put(ref, start(ref));
-        log.info("infra secret watch started secret={}", ref);
-      }
-    }
+    wanted.forEach(ref -> watches.computeIfAbsent(ref, this::start));
   }
 
   private ManagementInformers.Kind<V1Secret> start(SecretRef ref) {
     var secret =
-        new ManagementInformers.Kind<V1Secret>(
+        ManagementInformers.Kind.<V1Secret>of(
             V1Secret.class,
             "Secret/" + ref.name(),
             new ListOptions().fieldSelector("metadata.name=" + ref.name()),
-            UnaryOperator.identity(),
-            Duration.ZERO,
-            false,
-            null,
-            new HashMap<>(),
-            new ArrayList<>());
+            UnaryOperator.identity());
     secret.addEach(watchClient, List.of(ref.namespace()), api);
     secret.onChange(s -> changed.run());
     secret.factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
+    log.info("infra secret watch started secret={}", ref);
     return secret;
   }
 
@@ -123,9 +112,7 @@ final class InfraSecretWatches implements AutoCloseable {
   }
 
   @Override
-  public synchronized void close() {
-    watches.values().forEach(w -> w.factories().forEach(f -> f.stopAllRegisteredInformers(true)));
-    watches.clear();
-    lastRead.clear();
+  public void close() {
+    retain(Set.of());
   }
 }

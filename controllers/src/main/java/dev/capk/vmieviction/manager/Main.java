@@ -86,7 +86,7 @@ public final class Main {
   private static ManagerOptions parse(String... args) {
     ManagerOptions options = new ManagerOptions();
     try {
-      if (CommandLine.printHelpIfRequested(new CommandLine(options).parseArgs(args))) {
+      if (CommandLine.printHelpIfRequested(ManagerOptions.commandLine(options).parseArgs(args))) {
         return null;
       }
     } catch (CommandLine.ParameterException e) {

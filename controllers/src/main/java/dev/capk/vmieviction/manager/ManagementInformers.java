@@ -71,24 +71,17 @@ public final class ManagementInformers {
           ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION,
           EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
 
-  private final Kind<Cluster> clusters = Kind.management(Cluster.class, "Cluster");
-  private final Kind<Machine> machines = Kind.management(Machine.class, "Machine");
-  private final Kind<KubevirtMachine> kubevirtMachines =
-      Kind.management(KubevirtMachine.class, "KubevirtMachine");
+  private final Kind<Cluster> clusters = Kind.management(Cluster.class);
+  private final Kind<Machine> machines = Kind.management(Machine.class);
+  private final Kind<KubevirtMachine> kubevirtMachines = Kind.management(KubevirtMachine.class);
   private final Kind<V1Secret> kubeconfigSecrets =
-      new Kind<>(
+      Kind.of(
           V1Secret.class,
           "Secret",
           // Cluster API labels the kubeconfig Secrets it writes; RBAC cannot select by label.
           new ListOptions().labelSelector(CapkLabels.CLUSTER_NAME),
-          ManagementInformers::trimSecret,
-          Duration.ZERO,
-          true,
-          null,
-          new LinkedHashMap<>(),
-          new ArrayList<>());
-  private final Kind<KubevirtCluster> kubevirtClusters =
-      Kind.management(KubevirtCluster.class, "KubevirtCluster");
+          ManagementInformers::trimSecret);
+  private final Kind<KubevirtCluster> kubevirtClusters = Kind.management(KubevirtCluster.class);
   private final Set<Consumer<GuestClusterRef>> kubeconfigListeners = ConcurrentHashMap.newKeySet();
 
   /** {@code watchClient}: without read timeout; {@code namespaces}: none, all. */
@@ -131,17 +124,12 @@ public final class ManagementInformers {
       Duration resync,
       Consumer<Throwable> listFailed) {
     Kind<VirtualMachineInstance> vmis =
-        new Kind<>(
+        Kind.of(
             VirtualMachineInstance.class,
             "VirtualMachineInstance",
             new ListOptions().labelSelector(labelSelector),
-            ManagementInformers::trimVmi,
-            resync,
-            false,
-            listFailed,
-            new LinkedHashMap<>(),
-            new ArrayList<>());
-    vmis.addEach(watchClient, namespaces, InfraVmis.api(watchClient));
+            ManagementInformers::trimVmi);
+    vmis.addEach(watchClient, namespaces, InfraVmis.api(watchClient), resync, null, listFailed);
     vmis.informers()
         .values()
         .forEach(i -> i.addIndexers(Map.of(CLUSTER_INDEX, ManagementInformers::clusterName)));
@@ -225,45 +213,50 @@ public final class ManagementInformers {
 
   /**
    * One kind's informers by watched namespace ({@link #ALL} for all), filled by {@link #addEach}.
-   *
-   * @param paced a refused list waits {@link #REFUSED_LIST_PAUSE}, else it is an error as any
-   * @param listFailed told of each failed list or watch (the informer tries again a second later);
-   *     null: counted and backed off ({@link InformerFailures})
    */
   public record Kind<T extends KubernetesObject>(
       Class<T> type,
       String kind,
       ListOptions selectors,
       UnaryOperator<T> trim,
-      Duration resync,
-      boolean paced,
-      Consumer<Throwable> listFailed,
       Map<String, SharedIndexInformer<T>> informers,
       List<SharedInformerFactory> factories)
       implements CachedObjects<T> {
 
-    /** Every object, trimmed, not resynced, a refused list paced. */
-    static <T extends KubernetesObject> Kind<T> management(Class<T> type, String kind) {
-      return new Kind<>(
-          type,
-          kind,
-          new ListOptions(),
-          ManagementInformers::trim,
-          Duration.ZERO,
-          true,
-          null,
-          new LinkedHashMap<>(),
-          new ArrayList<>());
+    static <T extends KubernetesObject> Kind<T> of(
+        Class<T> type, String kind, ListOptions selectors, UnaryOperator<T> trim) {
+      return new Kind<>(type, kind, selectors, trim, new LinkedHashMap<>(), new ArrayList<>());
     }
 
-    /** One informer per namespace ({@code namespaces} empty: all), each in a factory of its own. */
+    /** Every object, trimmed. */
+    static <T extends KubernetesObject> Kind<T> management(Class<T> type) {
+      return of(type, type.getSimpleName(), new ListOptions(), ManagementInformers::trim);
+    }
+
+    /** Not resynced, a refused list paced, failures counted and backed off. */
     <L extends KubernetesListObject> void addEach(
         ApiClient client, List<String> namespaces, GenericKubernetesApi<T, L> api) {
+      addEach(client, namespaces, api, Duration.ZERO, REFUSED_LIST_PAUSE, null);
+    }
+
+    /**
+     * One informer per namespace ({@code namespaces} empty: all), each in a factory of its own.
+     *
+     * @param refusedPause how long a refused list waits; null: it is a failure as any
+     * @param listFailed told of each failed list or watch (the informer tries again a second
+     *     later); null: counted and backed off ({@link InformerFailures})
+     */
+    <L extends KubernetesListObject> void addEach(
+        ApiClient client,
+        List<String> namespaces,
+        GenericKubernetesApi<T, L> api,
+        Duration resync,
+        Duration refusedPause,
+        Consumer<Throwable> listFailed) {
       for (String ns : namespaces.isEmpty() ? List.of(ALL) : namespaces) {
         InformerFailures failures =
             new InformerFailures(
-                "kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns),
-                paced ? REFUSED_LIST_PAUSE : null);
+                "kind=" + kind + " namespace=" + (ns.isEmpty() ? "all" : ns), refusedPause);
         SharedInformerFactory factory = new SharedInformerFactory(client);
         // Told to listFailed, failures are neither counted nor backed off: lists go out at once.
         SharedIndexInformer<T> informer =

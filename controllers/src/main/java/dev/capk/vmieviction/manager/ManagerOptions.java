@@ -9,12 +9,11 @@ import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.TenantMapping;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BiConsumer;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
 
 /** The manager's flags, named as in controller-runtime managers where one exists. */
@@ -82,7 +81,6 @@ public final class ManagerOptions {
       names = "--leader-election-lease-duration",
       paramLabel = "DURATION",
       defaultValue = "15s",
-      converter = DurationConverter.class,
       description = "Lease duration (default: ${DEFAULT-VALUE}).")
   Duration leaseDuration;
 
@@ -90,7 +88,6 @@ public final class ManagerOptions {
       names = "--leader-election-renew-deadline",
       paramLabel = "DURATION",
       defaultValue = "10s",
-      converter = DurationConverter.class,
       description = "Renew deadline (default: ${DEFAULT-VALUE}).")
   Duration renewDeadline;
 
@@ -98,7 +95,6 @@ public final class ManagerOptions {
       names = "--leader-election-retry-period",
       paramLabel = "DURATION",
       defaultValue = "2s",
-      converter = DurationConverter.class,
       description = "Retry period (default: ${DEFAULT-VALUE}).")
   Duration retryPeriod;
 
@@ -120,7 +116,6 @@ public final class ManagerOptions {
       names = "--drain-timeout",
       paramLabel = "DURATION",
       defaultValue = "10m",
-      converter = DurationConverter.class,
       description = "Global deadline from drain start to VMI deletion (default: ${DEFAULT-VALUE}).")
   Duration drainTimeout;
 
@@ -128,7 +123,6 @@ public final class ManagerOptions {
       names = "--drain-retry-interval",
       paramLabel = "DURATION",
       defaultValue = "20s",
-      converter = DurationConverter.class,
       description =
           "Longest wait before a refused guest pod eviction is tried again (the first retry comes"
               + " after 5s, then 10s, ... up to this), and between two looks at a drain that only"
@@ -140,7 +134,6 @@ public final class ManagerOptions {
       names = "--drain-attempt-timeout",
       paramLabel = "DURATION",
       defaultValue = "20s",
-      converter = DurationConverter.class,
       description =
           "Longest a guest pod eviction request may take (cut to what is left before the"
               + " deadline) (default: ${DEFAULT-VALUE}).")
@@ -161,7 +154,6 @@ public final class ManagerOptions {
       names = "--drain-reserve",
       paramLabel = "DURATION",
       defaultValue = "3m",
-      converter = DurationConverter.class,
       description =
           "A VMI held by the quorum guard or the per-cluster limit goes ahead no later than its"
               + " deadline minus this (default: ${DEFAULT-VALUE}).")
@@ -258,7 +250,6 @@ public final class ManagerOptions {
       names = "--guest-client-idle-timeout",
       paramLabel = "DURATION",
       defaultValue = "15m",
-      converter = DurationConverter.class,
       description = "Drop a guest cluster client unused this long (default: ${DEFAULT-VALUE}).")
   Duration guestClientIdleTimeout;
 
@@ -322,8 +313,8 @@ public final class ManagerOptions {
     positive(require, "--guest-client-idle-timeout", guestClientIdleTimeout);
     require.accept(
         EvacuationLimit.parse(maxConcurrentEvacuationsPerCluster).isPresent(),
-        "--max-concurrent-evacuations-per-cluster must be a count (0 = unlimited) or a"
-            + " percentage from 1% to 100%, got \""
+        "--max-concurrent-evacuations-per-cluster must be a count (0 = unlimited) or a percentage"
+            + " from 1% to 100%, got \""
             + maxConcurrentEvacuationsPerCluster
             + "\"");
     require.accept(
@@ -352,9 +343,7 @@ public final class ManagerOptions {
                 EvictionStrategy.EXTERNAL)
             .contains(defaultEvictionStrategy),
         "--default-eviction-strategy must be one of None, LiveMigrate, LiveMigrateIfPossible,"
-            + " External; got \""
-            + defaultEvictionStrategy
-            + "\"");
+            + " External; got \"%s\"".formatted(defaultEvictionStrategy));
     require.accept(
         renewDeadline.compareTo(leaseDuration) < 0,
         "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration");
@@ -385,6 +374,11 @@ public final class ManagerOptions {
         d.compareTo(Duration.ZERO) > 0, flag + " must be positive, got " + GoDuration.format(d));
   }
 
+  /** Durations in Go's syntax ({@code 1h30m}, {@code 500ms}) or ISO-8601's ({@code PT10M}). */
+  static CommandLine commandLine(ManagerOptions options) {
+    return new CommandLine(options).registerConverter(Duration.class, GoDuration::parseOrIso);
+  }
+
   boolean externalInfra() {
     return INFRA_EXTERNAL.equals(infraClusters);
   }
@@ -393,24 +387,8 @@ public final class ManagerOptions {
     return TenantMapping.local(allowCrossNamespaceClusters, crossNamespaceClusters);
   }
 
-  /** Go-style ({@code 1h30m}, {@code 500ms}) or ISO-8601 ({@code PT10M}). */
-  public static final class DurationConverter implements ITypeConverter<Duration> {
-    @Override
-    public Duration convert(String value) {
-      String v = value == null ? "" : value.strip();
-      if (v.startsWith("P") || v.startsWith("p")) {
-        try {
-          return Duration.parse(v);
-        } catch (DateTimeParseException e) {
-          throw new IllegalArgumentException("invalid duration \"" + value + "\"");
-        }
-      }
-      return GoDuration.parse(v);
-    }
-  }
-
   /** The manifest's {@code Implementation-Version}. */
-  static final class JarVersion implements picocli.CommandLine.IVersionProvider {
+  static final class JarVersion implements CommandLine.IVersionProvider {
     @Override
     public String[] getVersion() {
       String v = ManagerOptions.class.getPackage().getImplementationVersion();

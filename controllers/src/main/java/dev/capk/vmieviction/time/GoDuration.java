@@ -48,6 +48,12 @@ public final class GoDuration {
     return Duration.ofNanos(nanos.longValueExact());
   }
 
+  /** {@link #parse}, or ISO-8601's syntax ({@code PT10M}) as the manager's flags also take. */
+  public static Duration parseOrIso(String text) {
+    String s = text == null ? "" : text.strip();
+    return s.startsWith("P") || s.startsWith("p") ? Duration.parse(s) : parse(text);
+  }
+
   private static long unitNanos(String unit) {
     return switch (unit) {
       case "ns" -> 1L;

@@ -37,6 +37,10 @@ class BoundTenantsTest {
       String namespace,
       Optional<GuestClusterRef> maps) {}
 
+  static InfraBindings.Bound bound(Set<GuestClusterRef> clusters) {
+    return new InfraBindings.Bound(clusters, List.of());
+  }
+
   static final GuestClusterRef A = new GuestClusterRef("tenant-a", "web");
   static final GuestClusterRef B = new GuestClusterRef("tenant-b", "web");
   static final GuestClusterRef C = new GuestClusterRef("tenant-c", "db");
@@ -58,7 +62,7 @@ class BoundTenantsTest {
             new Row(Set.of(A), null, "tenant-a", Optional.empty()),
             new Row(Set.of(A, B), "web", null, Optional.empty()));
     for (Row row : rows) {
-      BoundTenants tenants = new BoundTenants("infra Secret x/y namespace vms", row.bound());
+      BoundTenants tenants = new BoundTenants("infra Secret x/y namespace vms", bound(row.bound()));
       VirtualMachineInstance v = vmi(row.cluster(), row.namespace());
       String what = row.toString();
       assertEquals(row.maps().isEmpty(), tenants.refusal(v).isPresent(), what);
@@ -82,12 +86,12 @@ class BoundTenantsTest {
 
   @Test
   void rebindingChangesTheAnswerAtOnce() {
-    BoundTenants tenants = new BoundTenants("here", Set.of(A));
+    BoundTenants tenants = new BoundTenants("here", bound(Set.of(A)));
     VirtualMachineInstance v = vmi("db", "tenant-c");
     assertTrue(tenants.refusal(v).isPresent());
-    tenants.rebind(Set.of(A, C));
+    tenants.rebind(bound(Set.of(A, C)));
     assertEquals(Optional.empty(), tenants.refusal(v));
-    tenants.rebind(Set.of());
+    tenants.rebind(bound(Set.of()));
     assertTrue(tenants.refusal(v).isPresent());
   }
 }

@@ -15,7 +15,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
-import picocli.CommandLine;
 
 /**
  * No container engine runs here, so config/manager/Dockerfile is checked as text: it builds the jar
@@ -175,7 +174,7 @@ class ImageDefinitionTest {
       assertFalse(c.containsKey("command"), "no command: the image's ENTRYPOINT runs: " + c);
       List<String> args = (List<String>) c.get("args");
       ManagerOptions options = new ManagerOptions();
-      new CommandLine(options).parseArgs(args.toArray(String[]::new));
+      ManagerOptions.commandLine(options).parseArgs(args.toArray(String[]::new));
       assertEquals(List.of(), options.validate(), String.join(" ", args));
     }
   }

@@ -15,7 +15,7 @@ class ManagerFlagsTest {
 
   static ManagerOptions parse(String... args) {
     ManagerOptions o = new ManagerOptions();
-    new CommandLine(o).parseArgs(args);
+    ManagerOptions.commandLine(o).parseArgs(args);
     return o;
   }
 
@@ -100,7 +100,7 @@ class ManagerFlagsTest {
     assertEquals(Duration.ofMinutes(90), GoDuration.parse("1h30m"));
     assertEquals(Duration.ofMillis(500), GoDuration.parse("500ms"));
     assertEquals(Duration.ofMillis(1500), GoDuration.parse("1.5s"));
-    assertEquals(Duration.ofMinutes(10), new ManagerOptions.DurationConverter().convert("PT10M"));
+    assertEquals(Duration.ofMinutes(10), parse("--drain-timeout=PT10M").drainTimeout);
     assertThrows(IllegalArgumentException.class, () -> GoDuration.parse("10"));
     assertThrows(IllegalArgumentException.class, () -> GoDuration.parse("10x"));
     assertThrows(IllegalArgumentException.class, () -> GoDuration.parse("m10"));
