@@ -79,7 +79,6 @@ public final class InformerFailures {
    * failures. The list drops the requested resourceVersion: with "0" the API server answers from
    * its cache in one piece, ignoring the page size.
    */
-  @SuppressWarnings("unchecked")
   public <T extends KubernetesObject, L extends KubernetesListObject> ListerWatcher<T, L> lists(
       GenericKubernetesApi<T, L> api,
       String namespace,
@@ -101,28 +100,9 @@ public final class InformerFailures {
         if (!mayList()) {
           throw new NotYet();
         }
-        L all = null;
-        String continueToken = null;
-        do {
-          ListOptions o = options.apply(params);
-          o.setResourceVersion(null);
-          o.setLimit(LIST_PAGE_SIZE);
-          o.setContinue(continueToken);
-          var r = namespace.isEmpty() ? api.list(o) : api.list(namespace, o);
-          if (r.getHttpStatusCode() == 0) {
-            throw new ApiException(0, "no HTTP response to a list");
-          }
-          L page = r.throwsApiException().getObject();
-          List<T> items = page.getItems() == null ? List.of() : (List<T>) page.getItems();
-          items.forEach(trim::apply);
-          if (all == null) {
-            all = page; // its resourceVersion is the whole list's
-          } else {
-            ((List<T>) all.getItems()).addAll(items);
-          }
-          continueToken = page.getMetadata() == null ? null : page.getMetadata().getContinue();
-        } while (continueToken != null && !continueToken.isEmpty());
-        return all;
+        ListOptions o = options.apply(params);
+        o.setResourceVersion(null);
+        return listAll(api, namespace, o, trim);
       }
 
       @Override
@@ -133,6 +113,38 @@ public final class InformerFailures {
         return w;
       }
     };
+  }
+
+  /**
+   * Every object {@code options} select in {@code namespace} ("" or null: all namespaces), page by
+   * page, each trimmed as its page arrives: the first page, whose resourceVersion is the whole
+   * list's, holding them all.
+   */
+  @SuppressWarnings("unchecked")
+  public static <T extends KubernetesObject, L extends KubernetesListObject> L listAll(
+      GenericKubernetesApi<T, L> api, String namespace, ListOptions options, UnaryOperator<T> trim)
+      throws ApiException {
+    L all = null;
+    String token = null;
+    do {
+      options.setLimit(LIST_PAGE_SIZE);
+      options.setContinue(token);
+      boolean everywhere = namespace == null || namespace.isEmpty();
+      var r = everywhere ? api.list(options) : api.list(namespace, options);
+      if (r.getHttpStatusCode() == 0) {
+        throw new ApiException(0, "no HTTP response to a list");
+      }
+      L page = r.throwsApiException().getObject();
+      List<T> items = page.getItems() == null ? List.of() : (List<T>) page.getItems();
+      items.forEach(trim::apply);
+      if (all == null) {
+        all = page;
+      } else {
+        ((List<T>) all.getItems()).addAll(items);
+      }
+      token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+    } while (token != null && !token.isEmpty());
+    return all;
   }
 
   public <T> BiConsumer<Class<T>, Throwable> handler() {

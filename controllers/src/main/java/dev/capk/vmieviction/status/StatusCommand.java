@@ -8,11 +8,10 @@ import dev.capk.vmieviction.drain.cli.NodeCli;
 import dev.capk.vmieviction.eviction.InfraVmis;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
+import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.status.EvacuationStatuses.EvacuationStatus;
 import dev.capk.vmieviction.status.EvacuationStatuses.VmiEvent;
 import dev.capk.vmieviction.time.GoDuration;
-import io.kubernetes.client.common.KubernetesListObject;
-import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.CoreV1Event;
@@ -22,7 +21,6 @@ import io.kubernetes.client.util.generic.options.ListOptions;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -42,8 +40,6 @@ import picocli.CommandLine.Option;
         "List the VMI evacuations in progress on the infra cluster: guest cluster and node, phase,"
             + " time left to the deadline, and what blocks each.")
 public final class StatusCommand implements Callable<Integer> {
-
-  private static final int PAGE = 500;
 
   @Mixin ConnectionOptions connection = new ConnectionOptions();
 
@@ -119,14 +115,16 @@ public final class StatusCommand implements Callable<Integer> {
     List<VirtualMachineInstance> vmis;
     List<CoreV1Event> events;
     try {
-      vmis = listAll(InfraVmis.api(client), namespace, vmiOptions, "VMIs");
+      vmis =
+          InformerFailures.listAll(InfraVmis.api(client), namespace, vmiOptions, v -> v).getItems();
       events =
-          listAll(
-              new GenericKubernetesApi<>(
-                  CoreV1Event.class, CoreV1EventList.class, "", "v1", "events", client),
-              namespace,
-              eventOptions,
-              "Events");
+          InformerFailures.listAll(
+                  new GenericKubernetesApi<>(
+                      CoreV1Event.class, CoreV1EventList.class, "", "v1", "events", client),
+                  namespace,
+                  eventOptions,
+                  e -> e)
+              .getItems();
     } catch (ApiException e) {
       throw new IllegalStateException(RawApi.describe(e));
     }
@@ -147,28 +145,5 @@ public final class StatusCommand implements Callable<Integer> {
       StatusOutput.lines(statuses, "wide".equals(output)).forEach(out::println);
     }
     return 0;
-  }
-
-  /** Every object {@code options} select, in pages. */
-  @SuppressWarnings("unchecked")
-  private static <T extends KubernetesObject, L extends KubernetesListObject> List<T> listAll(
-      GenericKubernetesApi<T, L> api, String namespace, ListOptions options, String what)
-      throws ApiException {
-    List<T> all = new ArrayList<>();
-    String token = null;
-    do {
-      options.setLimit(PAGE);
-      options.setContinue(token);
-      var r = namespace == null ? api.list(options) : api.list(namespace, options);
-      if (r.getHttpStatusCode() == 0) {
-        throw new ApiException(0, "no HTTP response listing " + what);
-      }
-      L page = r.throwsApiException().getObject();
-      if (page.getItems() != null) {
-        all.addAll((List<T>) page.getItems());
-      }
-      token = page.getMetadata() == null ? null : page.getMetadata().getContinue();
-    } while (token != null && !token.isEmpty());
-    return all;
   }
 }

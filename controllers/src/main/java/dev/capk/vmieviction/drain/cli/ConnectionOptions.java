@@ -203,16 +203,12 @@ public final class ConnectionOptions {
         if (entry.get("context") instanceof Map<?, ?> old) {
           ctx.putAll((Map<String, Object>) old);
         }
-        if (given(cluster)) {
-          ctx.put("cluster", cluster);
-        }
-        if (given(user)) {
-          ctx.put("user", user);
-        }
+        ctx.put("cluster", given(cluster) ? cluster : ctx.get("cluster"));
+        ctx.put("user", given(user) ? user : ctx.get("user"));
         ((Map<String, Object>) entry).put("context", ctx);
-        config.setContext(name);
       }
     }
+    config.setContext(name);
   }
 
   private static boolean given(String value) {
