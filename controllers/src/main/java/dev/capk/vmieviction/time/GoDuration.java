@@ -51,7 +51,14 @@ public final class GoDuration {
   /** {@link #parse}, or ISO-8601's syntax ({@code PT10M}) as the manager's flags also take. */
   public static Duration parseOrIso(String text) {
     String s = text == null ? "" : text.strip();
-    return s.startsWith("P") || s.startsWith("p") ? Duration.parse(s) : parse(text);
+    if (!s.startsWith("P") && !s.startsWith("p")) {
+      return parse(text);
+    }
+    try {
+      return Duration.parse(s);
+    } catch (java.time.format.DateTimeParseException e) {
+      throw new IllegalArgumentException("invalid duration \"" + text + "\": not an ISO-8601 one");
+    }
   }
 
   private static long unitNanos(String unit) {

@@ -46,4 +46,13 @@ class GoDurationTest {
     assertEquals("250ms", GoDuration.format(Duration.ofMillis(250)));
     assertEquals("1.5s", GoDuration.format(Duration.ofMillis(1500)));
   }
+
+  @Test
+  void isoDurationsAreTakenAndAMalformedOneIsNamedAsADuration() {
+    assertEquals(Duration.ofMinutes(10), GoDuration.parseOrIso("PT10M"));
+    assertEquals(Duration.ofSeconds(90), GoDuration.parseOrIso("1m30s"));
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> GoDuration.parseOrIso("PT10X"));
+    assertEquals("invalid duration \"PT10X\": not an ISO-8601 one", e.getMessage());
+  }
 }
