@@ -123,6 +123,7 @@ final class LiveMigrationStep {
       Readout<MigrationLimits> limits) {}
 
   /**
+   * @param policy the Cluster's live-migration policy in force, as the Cluster API read found it
    * @throws ApiException when the infra API could not be read or written: retry
    */
   StepOutcome step(
@@ -130,17 +131,9 @@ final class LiveMigrationStep {
       VirtualMachineInstance vmi,
       Instant start,
       Deadline deadline,
-      Optional<String> clusterPolicy)
+      LiveMigrationPolicy policy)
       throws ApiException {
     String startText = DrainStartTime.format(start);
-    LiveMigrationPolicy policy =
-        EvictionSettings.clusterOverride(
-            clusterPolicy,
-            LiveMigrationPolicy::parse,
-            c.settings.liveMigration(),
-            c,
-            vmi.getMetadata().getUid() + "/" + startText,
-            (shown, flag) -> Told.POLICY_INVALID.to(c.events, vmi, key, shown, flag.value));
     boolean fellBack =
         startText.equals(LenientJson.annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
     Optional<MigrationAttempt> attempt =
@@ -182,7 +175,6 @@ final class LiveMigrationStep {
       return limitsUnreadable(m, u.what(), look);
     }
     return switch (next) {
-      case MigrationDecision.Drain _ -> new StepOutcome.Proceed(vmi);
       // KubeVirt clears evacuationNodeName next (virt-handler's migration ACK): the VMI then
       // leaves this step through callOff, which tells MigrationSucceeded.
       case MigrationDecision.Succeeded _ -> stop(c.settings.retryInterval());

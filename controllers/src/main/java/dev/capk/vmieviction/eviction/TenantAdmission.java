@@ -76,7 +76,7 @@ public final class TenantAdmission {
   }
 
   /**
-   * @param clusterLimit the Cluster's limit annotation, raw, as the Cluster API read found it
+   * @param limit the Cluster's limit in force, as the Cluster API read found it
    * @throws GuestAccessException when the guest's nodes could not be listed: retry
    * @throws ApiException when the admission could not be recorded: retry
    */
@@ -85,7 +85,7 @@ public final class TenantAdmission {
       VirtualMachineInstance vmi,
       Instant start,
       Deadline deadline,
-      Optional<String> clusterLimit)
+      EvacuationLimit limit)
       throws GuestAccessException, ApiException {
     String startText = DrainStartTime.format(start);
     String uid = vmi.getMetadata().getUid();
@@ -100,7 +100,6 @@ public final class TenantAdmission {
       c.admission(key, cluster, true); // also after a restart: its end wakes the held ones
       return new StepOutcome.Proceed(vmi); // once admitted, always admitted
     }
-    EvacuationLimit limit = limit(key, vmi, clusterLimit);
     Optional<Role> known = knownRole(vmi);
     MarkedNodes nodes = null;
     if (known.isEmpty() || known.get() == Role.CONTROL_PLANE) {
@@ -216,19 +215,6 @@ public final class TenantAdmission {
 
   private static StepOutcome held(String waitsFor, Duration retry) {
     return new StepOutcome.Wait(EvacuationPhase.Held, "held: " + waitsFor, retry);
-  }
-
-  /** The Cluster's annotation when it is a limit, else the flag's (told once per evacuation). */
-  private EvacuationLimit limit(String key, VirtualMachineInstance vmi, Optional<String> raw) {
-    return EvictionSettings.clusterOverride(
-        raw,
-        EvacuationLimit::parse,
-        c.settings.maxConcurrentEvacuationsPerCluster(),
-        c,
-        vmi.getMetadata().getUid() + "/" + VmiEvents.evacuation(vmi),
-        (shown, flag) ->
-            Told.LIMIT_INVALID.to(
-                c.events, vmi, key, shown, flag, flag.unlimited() ? " (unlimited)" : ""));
   }
 
   /** From the VMI's role label, else as learnt from its guest node before. */

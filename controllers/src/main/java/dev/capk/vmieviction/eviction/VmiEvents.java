@@ -244,7 +244,7 @@ public interface VmiEvents {
             + " waitedFor=\"%5$s\" deadline=%6$s",
         "Held for %7$s until the deadline %6$s minus --drain-reserve %8$s, still waiting for:"
             + " %5$s. Going ahead anyway: %9$s"),
-    /** Arguments: vmi, value, the flag's limit used, and " (unlimited)" when it is. */
+    /** Arguments: vmi, value, the flag's limit used (with " (unlimited)" when it is). */
     LIMIT_INVALID(
         "EvacuationLimitInvalid",
         true,
@@ -252,7 +252,7 @@ public interface VmiEvents {
         "Cluster annotation "
             + ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION
             + " value \"%2$s\" is not a count or a percentage (e.g. 2 or 25%%): using"
-            + " --max-concurrent-evacuations-per-cluster %3$s%4$s"),
+            + " --max-concurrent-evacuations-per-cluster %3$s"),
     POLICY_INVALID(
         "LiveMigrationPolicyInvalid",
         true,
