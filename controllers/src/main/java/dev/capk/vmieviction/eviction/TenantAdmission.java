@@ -179,22 +179,9 @@ public final class TenantAdmission {
       return held(d.waitsFor(), untilEnd.compareTo(retry) < 0 ? untilEnd : retry);
     }
     if (d.override()) {
-      boolean cp = r.role() == Role.CONTROL_PLANE;
-      Told.OVERRIDDEN.to(
-          c.events,
-          vmi,
-          key,
-          cp ? VmiEvents.QUORUM_GUARD_OVERRIDDEN : VmiEvents.DISRUPTION_LIMIT_OVERRIDDEN,
-          cluster,
-          role,
-          d.waitsFor(),
-          deadline,
-          cp ? "the quorum guard" : "the per-cluster limit",
-          GoDuration.format(r.reserve()),
-          cp
-              ? "the tenant's control plane may lose quorum: another control-plane member is down"
-                  + " or being evacuated"
-              : "more worker VMIs of the Cluster than its limit are drained at once");
+      Told told = r.role() == Role.CONTROL_PLANE ? Told.QUORUM_OVERRIDDEN : Told.LIMIT_OVERRIDDEN;
+      String reserve = GoDuration.format(r.reserve());
+      told.to(c.events, vmi, key, cluster, role, d.waitsFor(), deadline, reserve);
     } else {
       log.info("evacuation admitted vmi={} cluster={} role={}", key, cluster, role);
     }

@@ -213,16 +213,21 @@ public interface VmiEvents {
         "evacuation held",
         "The %3$s guest node is not drained yet, waiting for: %4$s; goes ahead anyway at %5$s"
             + " (deadline %6$s minus --drain-reserve)"),
-    /**
-     * Arguments: vmi, the reason, cluster, role, what it waited for, deadline, what held it, the
-     * reserve, what going ahead risks.
-     */
-    OVERRIDDEN(
-        null,
+    /** Arguments: vmi, cluster, role, what it waited for, deadline, the reserve. */
+    QUORUM_OVERRIDDEN(
+        QUORUM_GUARD_OVERRIDDEN,
         true,
         "tenant safety overridden at deadline minus reserve",
-        "Held for %7$s until the deadline %6$s minus --drain-reserve %8$s, still waiting for:"
-            + " %5$s. Going ahead anyway: %9$s"),
+        "Held for the quorum guard until the deadline %5$s minus --drain-reserve %6$s, still"
+            + " waiting for: %4$s. Going ahead anyway: the tenant's control plane may lose quorum:"
+            + " another control-plane member is down or being evacuated"),
+    LIMIT_OVERRIDDEN(
+        DISRUPTION_LIMIT_OVERRIDDEN,
+        true,
+        "tenant safety overridden at deadline minus reserve",
+        "Held for the per-cluster limit until the deadline %5$s minus --drain-reserve %6$s, still"
+            + " waiting for: %4$s. Going ahead anyway: more worker VMIs of the Cluster than its"
+            + " limit are drained at once"),
     /** Arguments: vmi, value, the flag's limit used (with " (unlimited)" when it is). */
     LIMIT_INVALID(
         "EvacuationLimitInvalid",
