@@ -123,7 +123,6 @@ final class LiveMigrationStep {
       Readout<MigrationLimits> limits) {}
 
   /**
-   * @param policy the Cluster's live-migration policy in force, as the Cluster API read found it
    * @throws ApiException when the infra API could not be read or written: retry
    */
   StepOutcome step(

@@ -148,14 +148,8 @@ public class MachineContractCheck {
     Optional<LiveMigrationPolicy> policy = rawPolicy.flatMap(LiveMigrationPolicy::parse);
     LiveMigrationPolicy flagPolicy = c.settings.liveMigration();
     if (rawPolicy.isPresent() && policy.isEmpty()) {
-      once(
-          c,
-          evacuation + "/" + rawPolicy.get(),
-          Told.POLICY_INVALID,
-          vmi,
-          key,
-          cut(rawPolicy),
-          flagPolicy.value);
+      String told = evacuation + "/" + rawPolicy.get();
+      once(c, told, Told.POLICY_INVALID, vmi, key, cut(rawPolicy), flagPolicy.value);
     }
     return new Applied(
         contract.step(), deadline, origin, limit.orElse(flagLimit), policy.orElse(flagPolicy));
@@ -272,10 +266,8 @@ public class MachineContractCheck {
     }
 
     /**
-     * What the reader found of the VMI's Cluster ({@code cluster} names it), its KubevirtMachine
-     * and the Machine owning that; an object absent when it could not be read (not found, not
-     * allowed), the reason in {@code unavailable}. A transient failure is never a Facts: it is
-     * retried.
+     * What {@link #read} found of the VMI's Cluster ({@code cluster} names it), its KubevirtMachine
+     * and the Machine owning that.
      */
     public record Facts(
         String cluster,
