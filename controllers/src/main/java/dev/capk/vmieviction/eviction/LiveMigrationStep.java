@@ -217,15 +217,9 @@ final class LiveMigrationStep {
       if (!create(m, name)) {
         return stop(look); // created before (a restart, a replica): told then
       }
-      Told.MIGRATING.to(
-          c.events,
-          recorded,
-          m.key(),
-          name,
-          s.number(),
-          m.infraNode(),
-          c.settings.migrationAttempts(),
-          DrainStartTime.format(m.cutoff()));
+      String cutoff = DrainStartTime.format(m.cutoff());
+      int of = c.settings.migrationAttempts();
+      Told.MIGRATING.to(c.events, recorded, m.key(), name, s.number(), m.infraNode(), of, cutoff);
       return stop(look);
     }
   }
@@ -319,15 +313,10 @@ final class LiveMigrationStep {
    * guest drain follows, which needs no limits.
    */
   private StepOutcome limitsUnreadable(Migrating m, String what, Duration look) {
-    boolean first =
-        c.changed(m.vmi().getMetadata().getUid() + "/" + m.startText() + "/limits", true);
-    Told.LIMITS_UNREADABLE.to(
-        c.events,
-        first ? Level.WARN : Level.DEBUG,
-        m.vmi(),
-        m.key(),
-        what,
-        DrainStartTime.format(m.cutoff()));
+    String told = m.vmi().getMetadata().getUid() + "/" + m.startText() + "/limits";
+    Level level = c.changed(told, true) ? Level.WARN : Level.DEBUG;
+    String cutoff = DrainStartTime.format(m.cutoff());
+    Told.LIMITS_UNREADABLE.to(c.events, level, m.vmi(), m.key(), what, cutoff);
     return stop(look);
   }
 

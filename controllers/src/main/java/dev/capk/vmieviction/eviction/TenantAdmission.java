@@ -30,6 +30,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * The admit step: whether a marked VMI's guest node may be drained now, so that an infra node drain
@@ -161,16 +162,9 @@ public final class TenantAdmission {
     if (!d.admit() && !d.override()) {
       // Looked at again at every retry: told at INFO once per change of what it waits for.
       String wait = vmi.getMetadata().getUid() + "/" + DrainStartTime.format(r.start()) + "/held";
-      Told.HELD.to(
-          c.events,
-          c.level(wait, d.waitsFor()),
-          vmi,
-          key,
-          cluster,
-          role,
-          d.waitsFor(),
-          DrainStartTime.format(d.goAheadAt()),
-          deadline);
+      Level level = c.level(wait, d.waitsFor());
+      String goAhead = DrainStartTime.format(d.goAheadAt());
+      Told.HELD.to(c.events, level, vmi, key, cluster, role, d.waitsFor(), goAhead, deadline);
       // Woken at once when what it waits for ends (StepContext#waitFor), else it looks again after
       // the retry interval, and at deadline minus reserve at the latest.
       c.admission(key, cluster, false);
