@@ -12,9 +12,6 @@ import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -36,23 +33,8 @@ class ClusterOverrideTest {
   final Map<String, String> annotations = new HashMap<>();
   final List<String> told = new ArrayList<>();
   final StepContext c =
-      new StepContext(
-          null,
-          null,
-          (vmi, warning, reason, message) -> told.add(reason + ": " + message),
-          new EvictionMetrics(new PrometheusRegistry()),
-          new EvictionSettings(
-              Duration.ofMinutes(10),
-              Duration.ofSeconds(20),
-              Duration.ofSeconds(20),
-              "None",
-              Duration.ofMinutes(1),
-              flag,
-              EvictionSettings.DEFAULT_DRAIN_RESERVE,
-              LiveMigrationPolicy.NEVER,
-              EvictionSettings.DEFAULT_MIGRATION_ATTEMPTS),
-          Clock.systemUTC(),
-          key -> {});
+      StepContextTest.context(
+          (vmi, warning, reason, message) -> told.add(reason + ": " + message), flag);
   // From the informer caches only: the KubevirtMachine has no owner Machine, nothing is fetched.
   final MachineContractCheck check =
       new MachineContractCheck(
