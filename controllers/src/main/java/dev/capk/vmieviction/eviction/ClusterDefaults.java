@@ -154,8 +154,7 @@ public final class ClusterDefaults {
 
   /**
    * What a read of a setting came to: the server's answer (which may itself say "not set"), or no
-   * answer at all. A failed read (429, 5xx, timeout, reset, 403) is never an answer: taking it for
-   * "not set" would apply a default the server may not hold.
+   * answer at all, never taken for "not set" (that would apply a default the server may not hold).
    */
   public sealed interface Readout<T> {
 

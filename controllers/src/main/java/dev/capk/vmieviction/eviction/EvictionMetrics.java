@@ -8,11 +8,13 @@ import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
@@ -127,54 +129,50 @@ public final class EvictionMetrics {
    * not at the last reconcile.
    */
   private void registerScrapeTimeGauges() {
-    gauge("vmi_eviction_evacuations_in_progress", "VMIs being evacuated right now.")
-        .callback(
-            c -> c.call(sources.values().stream().mapToInt(s -> s.inProgress().getAsInt()).sum()))
-        .register(registry);
     gauge(
-            "vmi_eviction_evacuation_deadline_used_ratio",
-            "Of the evacuations in progress, the largest share of the time from drain start to"
-                + " deadline already gone (0 when none; 1 at the deadline).")
-        .callback(
-            c ->
-                c.call(
-                    sources.values().stream()
-                        .mapToDouble(s -> s.deadlineUsed().getAsDouble())
-                        .max()
-                        .orElse(0)))
-        .register(registry);
+        "vmi_eviction_evacuations_in_progress",
+        "VMIs being evacuated right now.",
+        c -> c.call(sources.values().stream().mapToInt(s -> s.inProgress().getAsInt()).sum()));
     gauge(
-            "vmi_eviction_evacuations_by_phase",
-            "Evacuations in progress by the phase the controller recorded on their VMI (Held,"
-                + " Paused, Migrating, Draining).")
-        .labelNames("phase")
-        .callback(
-            c -> {
-              List<EvacuationPhase> all =
-                  sources.values().stream().flatMap(s -> s.phases().get().stream()).toList();
-              for (EvacuationPhase phase :
-                  List.of(
-                      EvacuationPhase.Held,
-                      EvacuationPhase.Paused,
-                      EvacuationPhase.Migrating,
-                      EvacuationPhase.Draining)) {
-                c.call(all.stream().filter(phase::equals).count(), phase.name());
-              }
-            })
-        .register(registry);
+        "vmi_eviction_evacuation_deadline_used_ratio",
+        "Of the evacuations in progress, the largest share of the time from drain start to"
+            + " deadline already gone (0 when none; 1 at the deadline).",
+        c ->
+            c.call(
+                sources.values().stream()
+                    .mapToDouble(s -> s.deadlineUsed().getAsDouble())
+                    .max()
+                    .orElse(0)));
     gauge(
-            "vmi_eviction_reconcile_duration_max_seconds",
-            "The longest VMI reconcile since the controller started.")
-        .callback(c -> c.call(reconcileMaxNanos.get() / 1e9))
-        .register(registry);
+        "vmi_eviction_evacuations_by_phase",
+        "Evacuations in progress by the phase the controller recorded on their VMI (Held,"
+            + " Paused, Migrating, Draining).",
+        c -> {
+          Map<EvacuationPhase, Long> n = new EnumMap<>(EvacuationPhase.class);
+          sources.values().forEach(s -> s.phases().get().forEach(p -> n.merge(p, 1L, Long::sum)));
+          for (String p : List.of("Held", "Paused", "Migrating", "Draining")) {
+            c.call(n.getOrDefault(EvacuationPhase.valueOf(p), 0L), p);
+          }
+        },
+        "phase");
+    gauge(
+        "vmi_eviction_reconcile_duration_max_seconds",
+        "The longest VMI reconcile since the controller started.",
+        c -> c.call(reconcileMaxNanos.get() / 1e9));
   }
 
   private static String label(Enum<?> value) {
     return value.name().toLowerCase(Locale.ROOT);
   }
 
-  private static GaugeWithCallback.Builder gauge(String name, String help) {
-    return GaugeWithCallback.builder().name(name).help(help);
+  private void gauge(
+      String name, String help, Consumer<GaugeWithCallback.Callback> callback, String... labels) {
+    GaugeWithCallback.builder()
+        .name(name)
+        .help(help)
+        .labelNames(labels)
+        .callback(callback)
+        .register(registry);
   }
 
   private Counter counter(String name, String help, String... labelNames) {

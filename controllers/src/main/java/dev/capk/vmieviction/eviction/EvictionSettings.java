@@ -4,8 +4,6 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.function.BiConsumer;
-import java.util.function.Function;
 
 /**
  * The reconciler's knobs, from the flags ({@code ManagerOptions} checks them).
@@ -101,33 +99,5 @@ public record EvictionSettings(
       String v = raw == null ? null : raw.trim().toLowerCase(Locale.ROOT);
       return Arrays.stream(values()).filter(p -> p.value.equals(v)).findFirst();
     }
-  }
-
-  /**
-   * A Cluster annotation that overrides a flag for the Cluster's VMIs (the evacuation limit, the
-   * live-migration policy): its value when valid, else the flag's.
-   *
-   * @param raw the annotation's value, empty when the Cluster has none
-   * @param told where an invalid value is remembered, so that it is told once per {@code
-   *     evacuation} ({@code uid/drain start}), annotation and value
-   * @param invalid tells an invalid value (cut to a length fit for logs and events) and the flag's
-   *     value used instead
-   */
-  static <T> T clusterOverride(
-      Optional<String> raw,
-      Function<String, Optional<T>> parse,
-      T flag,
-      StepContext told,
-      String evacuation,
-      BiConsumer<String, T> invalid) {
-    Optional<T> parsed = raw.flatMap(parse);
-    if (parsed.isEmpty()
-        && raw.isPresent()
-        // The flag's type names the annotation: one invalid value in both is told for each.
-        && told.changed(
-            evacuation + "/" + flag.getClass().getSimpleName() + "/" + raw.get(), true)) {
-      invalid.accept(VmiEvictionReconciler.shorten(raw.get()), flag);
-    }
-    return parsed.orElse(flag);
   }
 }

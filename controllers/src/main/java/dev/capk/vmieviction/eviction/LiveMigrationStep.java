@@ -130,17 +130,9 @@ final class LiveMigrationStep {
       VirtualMachineInstance vmi,
       Instant start,
       Deadline deadline,
-      Optional<String> clusterPolicy)
+      LiveMigrationPolicy policy)
       throws ApiException {
     String startText = DrainStartTime.format(start);
-    LiveMigrationPolicy policy =
-        EvictionSettings.clusterOverride(
-            clusterPolicy,
-            LiveMigrationPolicy::parse,
-            c.settings.liveMigration(),
-            c,
-            vmi.getMetadata().getUid() + "/" + startText,
-            (shown, flag) -> Told.POLICY_INVALID.to(c.events, vmi, key, shown, flag.value));
     boolean fellBack =
         startText.equals(LenientJson.annotation(vmi, EvictionAnnotations.MIGRATION_FALLBACK));
     Optional<MigrationAttempt> attempt =
@@ -182,7 +174,6 @@ final class LiveMigrationStep {
       return limitsUnreadable(m, u.what(), look);
     }
     return switch (next) {
-      case MigrationDecision.Drain _ -> new StepOutcome.Proceed(vmi);
       // KubeVirt clears evacuationNodeName next (virt-handler's migration ACK): the VMI then
       // leaves this step through callOff, which tells MigrationSucceeded.
       case MigrationDecision.Succeeded _ -> stop(c.settings.retryInterval());
@@ -226,15 +217,9 @@ final class LiveMigrationStep {
       if (!create(m, name)) {
         return stop(look); // created before (a restart, a replica): told then
       }
-      Told.MIGRATING.to(
-          c.events,
-          recorded,
-          m.key(),
-          name,
-          s.number(),
-          m.infraNode(),
-          c.settings.migrationAttempts(),
-          DrainStartTime.format(m.cutoff()));
+      String cutoff = DrainStartTime.format(m.cutoff());
+      int of = c.settings.migrationAttempts();
+      Told.MIGRATING.to(c.events, recorded, m.key(), name, s.number(), m.infraNode(), of, cutoff);
       return stop(look);
     }
   }
@@ -328,15 +313,10 @@ final class LiveMigrationStep {
    * guest drain follows, which needs no limits.
    */
   private StepOutcome limitsUnreadable(Migrating m, String what, Duration look) {
-    boolean first =
-        c.changed(m.vmi().getMetadata().getUid() + "/" + m.startText() + "/limits", true);
-    Told.LIMITS_UNREADABLE.to(
-        c.events,
-        first ? Level.WARN : Level.DEBUG,
-        m.vmi(),
-        m.key(),
-        what,
-        DrainStartTime.format(m.cutoff()));
+    String told = m.vmi().getMetadata().getUid() + "/" + m.startText() + "/limits";
+    Level level = c.changed(told, true) ? Level.WARN : Level.DEBUG;
+    String cutoff = DrainStartTime.format(m.cutoff());
+    Told.LIMITS_UNREADABLE.to(c.events, level, m.vmi(), m.key(), what, cutoff);
     return stop(look);
   }
 

@@ -10,6 +10,8 @@ import dev.capk.vmieviction.api.capi.Machine;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.Evacuator.DrainStartTime;
+import dev.capk.vmieviction.eviction.EvictionSettings.EvacuationLimit;
+import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
 import dev.capk.vmieviction.eviction.VmiEvents.Told;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.time.Deadline;
@@ -46,15 +48,15 @@ import org.slf4j.event.Level;
 public class MachineContractCheck {
 
   /**
-   * What to do, by when, which setting said so; the Cluster's limit and live-migration annotations,
-   * raw, for the admit and migrate steps.
+   * What to do, by when, which setting said so; the evacuation limit and live-migration policy in
+   * force (the Cluster's annotation when valid, else the flag's) for the admit and migrate steps.
    */
   record Applied(
       MachineContract.Step step,
       Deadline deadline,
       Optional<String> origin,
-      Optional<String> evacuationLimit,
-      Optional<String> liveMigration) {}
+      EvacuationLimit evacuationLimit,
+      LiveMigrationPolicy liveMigration) {}
 
   private record Earliest(Instant at, String origin) {}
 
@@ -133,12 +135,28 @@ public class MachineContractCheck {
       String machine = facts.machine().map(MachineContract::name).orElse("");
       once(c, evacuation, Told.DRAIN_EXCLUDED, vmi, key, machine);
     }
+    // An invalid annotation is told once per evacuation, annotation and value; the flag applies.
+    Optional<String> rawLimit =
+        facts.clusterAnnotation(ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION);
+    Optional<EvacuationLimit> limit = rawLimit.flatMap(EvacuationLimit::parse);
+    EvacuationLimit flagLimit = c.settings.maxConcurrentEvacuationsPerCluster();
+    if (rawLimit.isPresent() && limit.isEmpty()) {
+      String used = flagLimit + (flagLimit.unlimited() ? " (unlimited)" : "");
+      once(c, evacuation + "/" + rawLimit.get(), Told.LIMIT_INVALID, vmi, key, cut(rawLimit), used);
+    }
+    Optional<String> rawPolicy = facts.clusterAnnotation(ClusterApi.LIVE_MIGRATION_ANNOTATION);
+    Optional<LiveMigrationPolicy> policy = rawPolicy.flatMap(LiveMigrationPolicy::parse);
+    LiveMigrationPolicy flagPolicy = c.settings.liveMigration();
+    if (rawPolicy.isPresent() && policy.isEmpty()) {
+      String told = evacuation + "/" + rawPolicy.get();
+      once(c, told, Told.POLICY_INVALID, vmi, key, cut(rawPolicy), flagPolicy.value);
+    }
     return new Applied(
-        contract.step(),
-        deadline,
-        origin,
-        facts.clusterAnnotation(ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION),
-        facts.clusterAnnotation(ClusterApi.LIVE_MIGRATION_ANNOTATION));
+        contract.step(), deadline, origin, limit.orElse(flagLimit), policy.orElse(flagPolicy));
+  }
+
+  private static String cut(Optional<String> raw) {
+    return VmiEvictionReconciler.shorten(raw.get());
   }
 
   /**
@@ -248,10 +266,8 @@ public class MachineContractCheck {
     }
 
     /**
-     * What the reader found of the VMI's Cluster ({@code cluster} names it), its KubevirtMachine
-     * and the Machine owning that; an object absent when it could not be read (not found, not
-     * allowed), the reason in {@code unavailable}. A transient failure is never a Facts: it is
-     * retried.
+     * What {@link #read} found of the VMI's Cluster ({@code cluster} names it), its KubevirtMachine
+     * and the Machine owning that.
      */
     public record Facts(
         String cluster,

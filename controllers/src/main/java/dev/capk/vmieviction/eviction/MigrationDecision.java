@@ -37,10 +37,7 @@ final class MigrationDecision {
       int runningFromNode,
       MigrationLimits limits) {}
 
-  sealed interface Step permits Drain, FallBack, Start, Follow, WaitForSlot, Succeeded {}
-
-  /** Go on to the guest drain: live migration is not wanted. */
-  record Drain() implements Step {}
+  sealed interface Step permits FallBack, Start, Follow, WaitForSlot, Succeeded {}
 
   /**
    * Record the fallback and go on to the guest drain; {@code cancel}: delete the attempt's
@@ -63,10 +60,7 @@ final class MigrationDecision {
 
   static Step decide(Facts f) {
     boolean tooLate = !f.now().isBefore(f.cutoff());
-    if (f.attempt() == 0) {
-      if (f.policy() == LiveMigrationPolicy.NEVER) {
-        return new Drain();
-      }
+    if (f.attempt() == 0) { // with the policy never, the step goes on to the drain first
       if (!f.liveMigratable()) {
         return new FallBack(
             "the VMI is not live-migratable (condition LiveMigratable)", false, false);

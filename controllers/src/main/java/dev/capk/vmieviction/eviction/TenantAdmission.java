@@ -30,6 +30,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * The admit step: whether a marked VMI's guest node may be drained now, so that an infra node drain
@@ -76,7 +77,7 @@ public final class TenantAdmission {
   }
 
   /**
-   * @param clusterLimit the Cluster's limit annotation, raw, as the Cluster API read found it
+   * @param limit the Cluster's limit in force, as the Cluster API read found it
    * @throws GuestAccessException when the guest's nodes could not be listed: retry
    * @throws ApiException when the admission could not be recorded: retry
    */
@@ -85,7 +86,7 @@ public final class TenantAdmission {
       VirtualMachineInstance vmi,
       Instant start,
       Deadline deadline,
-      Optional<String> clusterLimit)
+      EvacuationLimit limit)
       throws GuestAccessException, ApiException {
     String startText = DrainStartTime.format(start);
     String uid = vmi.getMetadata().getUid();
@@ -100,7 +101,6 @@ public final class TenantAdmission {
       c.admission(key, cluster, true); // also after a restart: its end wakes the held ones
       return new StepOutcome.Proceed(vmi); // once admitted, always admitted
     }
-    EvacuationLimit limit = limit(key, vmi, clusterLimit);
     Optional<Role> known = knownRole(vmi);
     MarkedNodes nodes = null;
     if (known.isEmpty() || known.get() == Role.CONTROL_PLANE) {
@@ -162,16 +162,9 @@ public final class TenantAdmission {
     if (!d.admit() && !d.override()) {
       // Looked at again at every retry: told at INFO once per change of what it waits for.
       String wait = vmi.getMetadata().getUid() + "/" + DrainStartTime.format(r.start()) + "/held";
-      Told.HELD.to(
-          c.events,
-          c.level(wait, d.waitsFor()),
-          vmi,
-          key,
-          cluster,
-          role,
-          d.waitsFor(),
-          DrainStartTime.format(d.goAheadAt()),
-          deadline);
+      Level level = c.level(wait, d.waitsFor());
+      String goAhead = DrainStartTime.format(d.goAheadAt());
+      Told.HELD.to(c.events, level, vmi, key, cluster, role, d.waitsFor(), goAhead, deadline);
       // Woken at once when what it waits for ends (StepContext#waitFor), else it looks again after
       // the retry interval, and at deadline minus reserve at the latest.
       c.admission(key, cluster, false);
@@ -180,22 +173,9 @@ public final class TenantAdmission {
       return held(d.waitsFor(), untilEnd.compareTo(retry) < 0 ? untilEnd : retry);
     }
     if (d.override()) {
-      boolean cp = r.role() == Role.CONTROL_PLANE;
-      Told.OVERRIDDEN.to(
-          c.events,
-          vmi,
-          key,
-          cp ? VmiEvents.QUORUM_GUARD_OVERRIDDEN : VmiEvents.DISRUPTION_LIMIT_OVERRIDDEN,
-          cluster,
-          role,
-          d.waitsFor(),
-          deadline,
-          cp ? "the quorum guard" : "the per-cluster limit",
-          GoDuration.format(r.reserve()),
-          cp
-              ? "the tenant's control plane may lose quorum: another control-plane member is down"
-                  + " or being evacuated"
-              : "more worker VMIs of the Cluster than its limit are drained at once");
+      Told told = r.role() == Role.CONTROL_PLANE ? Told.QUORUM_OVERRIDDEN : Told.LIMIT_OVERRIDDEN;
+      String reserve = GoDuration.format(r.reserve());
+      told.to(c.events, vmi, key, cluster, role, d.waitsFor(), deadline, reserve);
     } else {
       log.info("evacuation admitted vmi={} cluster={} role={}", key, cluster, role);
     }
@@ -216,19 +196,6 @@ public final class TenantAdmission {
 
   private static StepOutcome held(String waitsFor, Duration retry) {
     return new StepOutcome.Wait(EvacuationPhase.Held, "held: " + waitsFor, retry);
-  }
-
-  /** The Cluster's annotation when it is a limit, else the flag's (told once per evacuation). */
-  private EvacuationLimit limit(String key, VirtualMachineInstance vmi, Optional<String> raw) {
-    return EvictionSettings.clusterOverride(
-        raw,
-        EvacuationLimit::parse,
-        c.settings.maxConcurrentEvacuationsPerCluster(),
-        c,
-        vmi.getMetadata().getUid() + "/" + VmiEvents.evacuation(vmi),
-        (shown, flag) ->
-            Told.LIMIT_INVALID.to(
-                c.events, vmi, key, shown, flag, flag.unlimited() ? " (unlimited)" : ""));
   }
 
   /** From the VMI's role label, else as learnt from its guest node before. */

@@ -3,7 +3,6 @@ package dev.capk.vmieviction.eviction;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.capk.vmieviction.eviction.EvictionSettings.LiveMigrationPolicy;
-import dev.capk.vmieviction.eviction.MigrationDecision.Drain;
 import dev.capk.vmieviction.eviction.MigrationDecision.Facts;
 import dev.capk.vmieviction.eviction.MigrationDecision.FallBack;
 import dev.capk.vmieviction.eviction.MigrationDecision.Follow;
@@ -61,8 +60,6 @@ class MigrationDecisionTest {
 
   static Stream<Arguments> table() {
     return Stream.of(
-        // policy never, nothing started: today's drain, silently
-        Arguments.of("never", facts(NEVER, true, 0, ABSENT, EARLY, 0, 0), Drain.class, false),
         Arguments.of(
             "not migratable", facts(PREFER, false, 0, ABSENT, EARLY, 0, 0), FallBack.class, false),
         Arguments.of(

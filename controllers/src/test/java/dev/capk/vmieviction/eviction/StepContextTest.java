@@ -16,6 +16,11 @@ class StepContextTest {
 
   /** A context for the told memory only: no infra, guests or events. */
   static StepContext context() {
+    return context(null, EvacuationLimit.UNLIMITED);
+  }
+
+  /** With {@code events} and the flag {@code limit}; the live-migration flag is never. */
+  static StepContext context(VmiEvents events, EvacuationLimit limit) {
     EvictionSettings settings =
         new EvictionSettings(
             Duration.ofMinutes(10),
@@ -23,14 +28,14 @@ class StepContextTest {
             Duration.ofSeconds(20),
             "None",
             Duration.ofMinutes(1),
-            EvacuationLimit.UNLIMITED,
+            limit,
             EvictionSettings.DEFAULT_DRAIN_RESERVE,
             LiveMigrationPolicy.NEVER,
             EvictionSettings.DEFAULT_MIGRATION_ATTEMPTS);
     return new StepContext(
         null,
         null,
-        null,
+        events,
         new EvictionMetrics(new PrometheusRegistry()),
         settings,
         Clock.systemUTC(),
