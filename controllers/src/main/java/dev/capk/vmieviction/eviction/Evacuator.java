@@ -225,7 +225,7 @@ final class Evacuator {
     String shown = d.raw() == null ? null : VmiEvictionReconciler.shorten(d.raw());
     if (d.kind().restores()) {
       String was = shown == null ? "" : " (to \"" + shown + "\")";
-      Told.START_RESTORED.to(c.events, r.vmi, r.key, d.kind().phrase, start, deadline, was);
+      Told.START_RESTORED.to(c.events, r.vmi, d.kind().phrase, r.key, start, deadline, was);
     }
     if (d.kind() == DrainStartTime.Kind.MALFORMED) {
       Told.START_INVALID.to(c.events, r.vmi, r.key, shown, start);
@@ -339,7 +339,8 @@ final class Evacuator {
       List<String> refused = pass.refusals();
       Level level = c.changed(wait, refused) ? Level.WARN : Level.DEBUG;
       String joined = String.join("; ", refused);
-      Told.REFUSED.to(c.events, level, r.vmi, r.key, r.guest.cluster(), r.nodeName(), joined);
+      Told.REFUSED.to(
+          c.events, level, r.vmi, r.key, r.guest.cluster(), r.nodeName(), refused, joined);
       return new StepOutcome.Wait(
           EvacuationPhase.Draining,
           pass.pending() + " pod(s) left: " + pass.blockers(),
@@ -469,7 +470,7 @@ final class Evacuator {
     }
     if (infra && cause instanceof ApiException e) {
       c.metrics.reconcileError(VmiEvents.INFRA_API_ERROR);
-      Told.INFRA_FAILED.to(c.events, r.vmi, r.key, doing, RawApi.describe(e));
+      Told.INFRA_FAILED.to(c.events, r.vmi, r.key, doing, code, RawApi.describe(e));
       return requeue(r, c.backoff(r.key));
     }
     if (cause instanceof GuestAccessException e) {
@@ -504,8 +505,9 @@ final class Evacuator {
     Result retry = requeue(r, REFUSALS.contains(reason) ? refusalBackoff(r.key) : c.backoff(r.key));
     // Retried with backoff while it lasts: the same failure is told once, every change of it too.
     Level level = c.changed(r.uid() + "/failure", reason + message) ? Level.WARN : Level.DEBUG;
+    Duration after = retry.getRequeueAfter();
     String deadline = DrainStartTime.format(r.deadline.at());
-    Told.STEP_FAILED.to(c.events, level, r.vmi, r.key, reason, message, deadline);
+    Told.STEP_FAILED.to(c.events, level, r.vmi, r.key, reason, message, after, deadline);
     return retry;
   }
 

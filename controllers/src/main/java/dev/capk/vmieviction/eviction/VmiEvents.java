@@ -132,31 +132,30 @@ public interface VmiEvents {
 
   /**
    * The catalog of what an evacuation both logs and events: each entry's reason, whether its event
-   * is a Warning, what happened (the log line's start) and its event message, formatted ({@link
-   * String#format}, by position) from the arguments, the VMI's key first; the log line is {@code
-   * <what> vmi=<key> reason=<reason>: <message>}. Without a reason of its own, the event's reason
-   * is the second argument.
+   * is a Warning, its log line and its event message, both formatted ({@link String#format}, by
+   * position) from the same arguments, so that one call says both. Without a reason of its own, the
+   * event's reason is the second argument.
    */
   enum Told {
     STARTED(
         DRAIN_STARTED,
         false,
-        "evacuation started",
+        "evacuation started vmi=%s infraNode=%s start=%s deadline=%s",
         "Infra node %2$s is being drained: draining the guest node, then deleting this VMI;"
             + " deadline %4$s"),
-    /** Arguments: vmi, how it was changed, start, deadline, and its value as {@code (to "...")}. */
+    /** Arguments: how it was changed, vmi, start, deadline, and its value as {@code (to "...")}. */
     START_RESTORED(
         "DrainStartTimeRestored",
         true,
-        "drain start annotation restored mid-drain",
+        "drain start annotation %s mid-drain, restored vmi=%s start=%s deadline=%s",
         "Annotation "
             + EvictionAnnotations.DRAIN_START_TIME
-            + " %2$s%5$s during the drain; restored to the earliest start %3$s: the deadline %4$s"
+            + " %1$s%5$s during the drain; restored to the earliest start %3$s: the deadline %4$s"
             + " never moves later"),
     START_INVALID(
         "DrainStartTimeInvalid",
         true,
-        "drain start annotation malformed, replaced",
+        "drain start annotation malformed, replaced vmi=%s value=\"%s\" start=%s",
         "Annotation "
             + EvictionAnnotations.DRAIN_START_TIME
             + " value \"%2$s\" is not an RFC 3339 time in the past; drain start reset to %3$s"),
@@ -164,33 +163,49 @@ public interface VmiEvents {
     NODE_NOT_FOUND(
         "GuestNodeNotFound",
         false,
-        "guest node not found",
+        "guest node not found vmi=%s cluster=%s",
         "No guest node named %3$s or with providerID %4$s in cluster %2$s: nothing to drain"),
     NODE_CORDONED(
-        CORDONED, false, "guest node cordoned", "Cordoned guest node %3$s in cluster %2$s"),
-    REFUSED(DRAIN_REFUSED, true, "drain refused", "Drain of guest node %3$s refused: %4$s"),
+        CORDONED,
+        false,
+        "guest node cordoned vmi=%s cluster=%s node=%s",
+        "Cordoned guest node %3$s in cluster %2$s"),
+    /** Arguments: vmi, cluster, node, the refusals as a list, then joined. */
+    REFUSED(
+        DRAIN_REFUSED,
+        true,
+        "drain refused vmi=%s cluster=%s node=%s refusals=%s",
+        "Drain of guest node %3$s refused: %5$s"),
     /** Arguments: vmi, node, the drain's summary, then what became of the VMI. */
-    DRAINED(DRAIN_SUCCEEDED, false, "guest node drained", "Guest node %2$s drained: %3$s%4$s"),
+    DRAINED(
+        DRAIN_SUCCEEDED,
+        false,
+        "guest node drained vmi=%s node=%s summary=\"%s\"%s",
+        "Guest node %2$s drained: %3$s%4$s"),
     /** Arguments: vmi, the outcome, why. */
-    DELETED(VMI_DELETED, false, "vmi deleted", "Deleted (%2$s) %3$s"),
+    DELETED(VMI_DELETED, false, "vmi deleted vmi=%s outcome=%s", "Deleted (%2$s) %3$s"),
     DEADLINE(
         DEADLINE_PASSED,
         true,
-        "drain deadline passed, deleting",
+        "drain deadline passed, deleting vmi=%s deadline=%s origin=\"%s\" blockers=\"%s\"",
         "Guest node not drained by %2$s (%3$s); deleting the VMI anyway. Still blocking: %4$s"),
-    INFRA_FAILED(INFRA_API_ERROR, true, "infra API call failed", "%2$s failed: %3$s"),
+    INFRA_FAILED(
+        INFRA_API_ERROR,
+        true,
+        "infra API call failed vmi=%s step=\"%s\" code=%s error=\"%s\"",
+        "%2$s failed: %4$s"),
     /** Arguments: vmi, strategy (shortened), the known strategies. */
     STRATEGY_UNKNOWN(
         "EvictionStrategyUnknown",
         true,
-        "unknown eviction strategy, not evacuating",
+        "unknown eviction strategy, not evacuating vmi=%s strategy=\"%s\"",
         "Eviction strategy \"%2$s\" is not one of %3$s: not evacuating this VMI, it is left to"
             + " KubeVirt"),
     /** Arguments: vmi, fallback strategy, infra node. */
     LEFT_TO_KUBEVIRT(
         "EvacuationLeftToKubeVirt",
         false,
-        "evacuation left to KubeVirt, no eviction strategy set",
+        "evacuation left to KubeVirt, no eviction strategy set vmi=%s fallback=%s",
         "Infra node %3$s is being drained, but neither this VMI nor the KubeVirt CR sets an"
             + " evictionStrategy, so the controller's fallback (--default-eviction-strategy=%2$s)"
             + " applies and KubeVirt handles this VMI itself. To have its guest node drained first,"
@@ -199,32 +214,39 @@ public interface VmiEvents {
     CONFIG_UNREADABLE(
         KUBEVIRT_CONFIG_UNREADABLE,
         true,
-        "eviction strategy unknown, evacuation waits",
+        "eviction strategy unknown, evacuation waits vmi=%s unreadable=\"%s\"",
         "This VMI sets no evictionStrategy, so the KubeVirt CR's"
             + " spec.configuration.evictionStrategy decides whether the controller evacuates it,"
             + " and the KubeVirt CR could not be read (%2$s). Neither evacuated nor left to"
             + " KubeVirt until it is read; trying again with backoff."),
-    /** Arguments: vmi, the reason (the event's), the failure, deadline. */
-    STEP_FAILED(null, true, "evacuation step failed", "%3$s; retrying, VMI deleted anyway at %4$s"),
-    CLUSTER_MISMATCH(INFRA_CLUSTER_MISMATCH, true, "vmi refused, left alone", "%2$s"),
+    /** Arguments: vmi, the reason (the event's), the failure, retry in, deadline. */
+    STEP_FAILED(
+        null,
+        true,
+        "evacuation step failed vmi=%s reason=%s detail=\"%s\" retryIn=%s deadline=%s",
+        "%3$s; retrying, VMI deleted anyway at %5$s"),
+    CLUSTER_MISMATCH(
+        INFRA_CLUSTER_MISMATCH, true, "vmi refused, left alone vmi=%s reason=\"%s\"", "%2$s"),
     HELD(
         EVACUATION_HELD,
         false,
-        "evacuation held",
+        "evacuation held vmi=%s cluster=%s role=%s waitsFor=\"%s\" goAheadAt=%s",
         "The %3$s guest node is not drained yet, waiting for: %4$s; goes ahead anyway at %5$s"
             + " (deadline %6$s minus --drain-reserve)"),
     /** Arguments: vmi, cluster, role, what it waited for, deadline, the reserve. */
     QUORUM_OVERRIDDEN(
         QUORUM_GUARD_OVERRIDDEN,
         true,
-        "tenant safety overridden at deadline minus reserve",
+        "tenant safety overridden at deadline minus reserve vmi=%1$s cluster=%2$s role=%3$s"
+            + " waitedFor=\"%4$s\" deadline=%5$s",
         "Held for the quorum guard until the deadline %5$s minus --drain-reserve %6$s, still"
             + " waiting for: %4$s. Going ahead anyway: the tenant's control plane may lose quorum:"
             + " another control-plane member is down or being evacuated"),
     LIMIT_OVERRIDDEN(
         DISRUPTION_LIMIT_OVERRIDDEN,
         true,
-        "tenant safety overridden at deadline minus reserve",
+        "tenant safety overridden at deadline minus reserve vmi=%1$s cluster=%2$s role=%3$s"
+            + " waitedFor=\"%4$s\" deadline=%5$s",
         "Held for the per-cluster limit until the deadline %5$s minus --drain-reserve %6$s, still"
             + " waiting for: %4$s. Going ahead anyway: more worker VMIs of the Cluster than its"
             + " limit are drained at once"),
@@ -232,7 +254,7 @@ public interface VmiEvents {
     LIMIT_INVALID(
         "EvacuationLimitInvalid",
         true,
-        "cluster evacuation limit invalid",
+        "cluster evacuation limit invalid vmi=%s value=\"%s\" used=%s",
         "Cluster annotation "
             + ClusterApi.MAX_CONCURRENT_EVACUATIONS_ANNOTATION
             + " value \"%2$s\" is not a count or a percentage (e.g. 2 or 25%%): using"
@@ -240,89 +262,91 @@ public interface VmiEvents {
     POLICY_INVALID(
         "LiveMigrationPolicyInvalid",
         true,
-        "live-migration annotation invalid",
+        "live-migration annotation invalid vmi=%s value=\"%s\"",
         "Cluster annotation "
             + ClusterApi.LIVE_MIGRATION_ANNOTATION
             + " value \"%2$s\" is neither never nor prefer; using --live-migration=%3$s"),
     MIGRATING(
         MIGRATION_STARTED,
         false,
-        "live migration started",
+        "live migration started vmi=%s migration=%s attempt=%s infraNode=%s",
         "Live-migrating off infra node %4$s (VirtualMachineInstanceMigration %2$s, attempt %3$s of"
             + " %5$s); the guest drain follows if it is not done by %6$s"),
     MIGRATED(
         "MigrationSucceeded",
         false,
-        "live migration succeeded",
+        "live migration succeeded vmi=%s node=%s",
         "Live-migrated to infra node %2$s: no guest drain, the VMI keeps running"),
     ATTEMPT_FAILED(
         MIGRATION_FAILED,
         true,
-        "live migration failed",
+        "live migration failed vmi=%s attempt=%s then=\"%s\"",
         "Live migration attempt %2$s failed or vanished; %3$s"),
     FALLBACK(
         "FallingBackToDrain",
         true,
-        "falling back to the guest drain",
+        "falling back to the guest drain vmi=%s why=\"%s\"",
         "Not live-migrated: %2$s%3$s. Draining the guest node, then deleting the VMI; deadline %4$s"),
     LIMITS_UNREADABLE(
         KUBEVIRT_CONFIG_UNREADABLE,
         true,
-        "live migration waits for KubeVirt's limits",
+        "live migration waits for KubeVirt's limits vmi=%s unreadable=\"%s\"",
         "KubeVirt's migration limits (the KubeVirt CR's spec.configuration.migrations) could not"
             + " be read (%2$s): no live migration is started until they are; the guest drain"
             + " follows at %3$s if they stay unreadable"),
     CONTRACT_UNAVAILABLE(
         "MachineContractUnavailable",
         true,
-        "cluster api contract not fully known",
+        "cluster api contract not fully known vmi=%s missing=\"%s\"",
         "Cluster API's settings for this machine could not all be read (%2$s): what is missing"
             + " does not apply, the controller's own settings do"),
     SHORTENED(
         DRAIN_DEADLINE_SHORTENED,
         false,
-        "deadline moved earlier by cluster api",
+        "deadline moved earlier by cluster api vmi=%s deadline=%s origin=\"%s\"",
         "Deadline moved earlier to %2$s by %3$s (shorter than --drain-timeout; it never moves"
             + " later)"),
     PAUSED(
         CLUSTER_PAUSED,
         true,
-        "cluster paused, guest left untouched",
+        "cluster paused, guest left untouched vmi=%s cluster=%s deadline=%s",
         "Cluster %2$s is paused (spec.paused or annotation "
             + ClusterApi.PAUSED_ANNOTATION
             + "): its guest node is not cordoned or drained; VMI deleted anyway at %3$s"),
     DRAIN_EXCLUDED(
         "NodeDrainExcluded",
         false,
-        "machine excluded from draining, deleting without drain",
+        "machine excluded from draining, deleting without drain vmi=%s machine=%s",
         "Machine %2$s has annotation "
             + ClusterApi.EXCLUDE_NODE_DRAINING_ANNOTATION
             + ": its guest node is not drained, the VMI is deleted now"),
     DELETING(
         "ClusterDeleting",
         false,
-        "cluster being deleted, evacuation proceeds",
+        "cluster being deleted, evacuation proceeds vmi=%s cluster=%s deletionTimestamp=%s"
+            + " deadline=%s",
         "Cluster %2$s is being deleted (since %3$s): the evacuation proceeds as usual, its guest"
             + " node drained first; VMI deleted at the latest at %4$s"),
     NODE_UNCORDONED(
         UNCORDONED,
         false,
-        "guest node uncordoned",
+        "guest node uncordoned vmi=%s cluster=%s node=%s",
         "Uncordoned guest node %3$s in cluster %2$s: the VMI runs again"),
     /** Arguments: vmi, the reason, what refused. */
-    UNCORDON_REFUSED(null, true, "uncordon refused", "%3$s; retrying with backoff");
+    UNCORDON_REFUSED(
+        null, true, "uncordon refused vmi=%1$s detail=\"%3$s\"", "%3$s; retrying with backoff");
 
     private static final Logger log = LoggerFactory.getLogger(Evacuator.class);
 
     final String reason;
     final boolean warning;
-    final String what;
+    final String line;
     final String message;
 
-    Told(String reason, boolean warning, String what, String message) {
+    Told(String reason, boolean warning, String line, String message) {
       this.reason = reason;
       this.warning = warning;
-      this.what = what;
+      this.line = line;
       this.message = message;
     }
 
@@ -333,10 +357,11 @@ public interface VmiEvents {
 
     /** As above, with the log line at {@code level}: a wait told once per change. */
     void to(VmiEvents events, Level level, VirtualMachineInstance vmi, Object... args) {
+      if (log.isEnabledForLevel(level)) {
+        log.atLevel(level).log(String.format(line, args));
+      }
       String told = reason != null ? reason : (String) args[1];
-      String text = String.format(message, args);
-      log.atLevel(level).log("{} vmi={} reason={}: {}", what, args[0], told, text);
-      events.record(vmi, warning, told, text);
+      events.record(vmi, warning, told, String.format(message, args));
     }
   }
 }
