@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.common.base.Ticker;
+import com.google.common.util.concurrent.MoreExecutors;
 import dev.capk.vmieviction.events.EventSeriesRecorder.Decision;
 import dev.capk.vmieviction.events.EventSeriesRecorder.Series;
 import dev.capk.vmieviction.events.EventSeriesRecorder.Write;
@@ -33,7 +34,7 @@ class EventSeriesDecisionsTest {
           "test",
           Set.of(),
           Clock.systemUTC(),
-          List.of(),
+          List.of(MoreExecutors.newDirectExecutorService()),
           new Ticker() {
             @Override
             public long read() {
@@ -160,14 +161,6 @@ class EventSeriesDecisionsTest {
     assertEquals(update(3), book.occurred(s, false)); // not taken either
     assertEquals(
         update(4), book.occurred(s, false), "still due: the last write is older than the interval");
-  }
-
-  @Test
-  void aSeriesWhoseObjectVanishedIsCreatedAgainWithItsCount() {
-    Series s = series("evacuation-1", "DrainBlocked");
-    book.written(s, 1);
-    book.vanished(s);
-    assertEquals(create(2), book.occurred(s, false));
   }
 
   @Test
