@@ -2,13 +2,14 @@ package dev.capk.vmieviction.events;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
+import static java.util.concurrent.TimeUnit.SECONDS;
 
 import com.google.common.base.Ticker;
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import com.google.common.hash.Hashing;
 import com.google.common.util.concurrent.MoreExecutors;
-import com.google.gson.JsonObject;
+import com.google.gson.Gson;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1EventSource;
@@ -26,9 +27,9 @@ import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,7 +64,7 @@ public final class EventSeriesRecorder implements AutoCloseable {
   static final Duration FORGET_AFTER = Duration.ofMinutes(70);
 
   /** The API server refuses event messages longer than this. */
-  public static final int MAX_MESSAGE = 1024;
+  static final int MAX_MESSAGE = 1024;
 
   /** One series: an event of {@code reason} and {@code type} about one object in one scope. */
   record Series(String objectName, String objectUid, String scope, String type, String reason) {
@@ -88,7 +89,6 @@ public final class EventSeriesRecorder implements AutoCloseable {
   record Decision(Write write, int count) {}
 
   private static final class SeriesState {
-    boolean outcome;
     int occurred;
     int written; // 0: no object known to exist
     long writtenAtNanos;
@@ -133,7 +133,7 @@ public final class EventSeriesRecorder implements AutoCloseable {
     this.scopes =
         CacheBuilder.newBuilder()
             .maximumSize(50_000)
-            .expireAfterAccess(FORGET_AFTER.toNanos(), TimeUnit.NANOSECONDS)
+            .expireAfterAccess(FORGET_AFTER)
             .ticker(ticker)
             .build();
     this.ticker = ticker;
@@ -144,59 +144,55 @@ public final class EventSeriesRecorder implements AutoCloseable {
     this.lanes = lanes;
   }
 
-  private EventSeriesRecorder(EventSeriesRecorder same, EventStore store) {
-    this.scopes = same.scopes;
-    this.ticker = same.ticker;
-    this.store = store;
-    this.component = same.component;
-    this.outcomeReasons = same.outcomeReasons;
-    this.clock = same.clock;
-    this.lanes = same.lanes;
-  }
-
-  /** The same series and lanes, written through another store (another cluster). */
-  public EventSeriesRecorder to(EventStore other) {
-    return new EventSeriesRecorder(this, other);
-  }
-
   /** One thread per lane, virtual: an idle lane holds no platform thread. */
   private static List<ExecutorService> lanes(String name, int count) {
     if (count == 0) {
       return List.of(MoreExecutors.newDirectExecutorService());
     }
-    return IntStream.range(0, count)
-        .<ExecutorService>mapToObj(
-            i ->
-                new ThreadPoolExecutor(
-                    1,
-                    1,
-                    0,
-                    TimeUnit.SECONDS,
-                    new ArrayBlockingQueue<>(10_000),
-                    Thread.ofVirtual().name(name + "-" + i).factory()))
+    ThreadFactory threads = Thread.ofVirtual().name(name + "-", 0).factory();
+    return Stream.<ExecutorService>generate(
+            () ->
+                new ThreadPoolExecutor(1, 1, 0, SECONDS, new ArrayBlockingQueue<>(10_000), threads))
+        .limit(count)
         .toList();
   }
 
   /** One occurrence; {@code scope} separates series of the same object, e.g. one evacuation. */
   public void record(
       V1ObjectReference involved, String scope, boolean warning, String reason, String message) {
+    record(store, involved, scope, warning, reason, message);
+  }
+
+  /** The same, written through {@code store} (another cluster's). */
+  public void record(
+      EventStore store,
+      V1ObjectReference involved,
+      String scope,
+      boolean warning,
+      String reason,
+      String message) {
     // After every earlier write of the same object.
     String key = involved.getNamespace() + "/" + involved.getName() + "/" + involved.getUid();
     try {
       lanes
           .get(Math.floorMod(key.hashCode(), lanes.size()))
-          .execute(() -> recordNow(involved, scope, warning, reason, message));
+          .execute(() -> recordNow(store, involved, scope, warning, reason, message));
     } catch (RejectedExecutionException e) {
       log.info("event not recorded, its lane is full or closed object={}", key);
     }
   }
 
   private void recordNow(
-      V1ObjectReference involved, String scope, boolean warning, String reason, String message) {
+      EventStore store,
+      V1ObjectReference involved,
+      String scope,
+      boolean warning,
+      String reason,
+      String message) {
     String type = warning ? "Warning" : "Normal";
     Series series =
         new Series(involved.getName(), String.valueOf(involved.getUid()), scope, type, reason);
-    Decision decision = occurred(series, outcomeReasons.contains(reason));
+    Decision decision = occurred(series);
     String namespace =
         involved.getNamespace() == null || involved.getNamespace().isEmpty()
             ? "default" // cluster-scoped objects (Nodes): where the kubelet's events go
@@ -207,12 +203,15 @@ public final class EventSeriesRecorder implements AutoCloseable {
             .involvedObject(involved)
             .type(type)
             .reason(reason)
-            .message(truncate(message))
+            .message(
+                message.length() <= MAX_MESSAGE
+                    ? message
+                    : message.substring(0, MAX_MESSAGE - 3) + "...")
             .source(new V1EventSource().component(component))
             .reportingComponent(component);
     try {
       switch (decision.write()) {
-        case CREATE, UPDATE -> written(series, write(event, decision));
+        case CREATE, UPDATE -> written(series, write(store, event, decision));
         case CAPPED ->
             log.debug(
                 "event not recorded, series cap reached object={}/{} reason={}",
@@ -233,7 +232,7 @@ public final class EventSeriesRecorder implements AutoCloseable {
   }
 
   /** Creates or updates the series' object; returns the count the API now holds. */
-  private int write(CoreV1Event event, Decision decision) throws Exception {
+  private int write(EventStore store, CoreV1Event event, Decision decision) throws Exception {
     String namespace = event.getMetadata().getNamespace();
     String name = event.getMetadata().getName();
     OffsetDateTime now = clock.instant().truncatedTo(ChronoUnit.SECONDS).atOffset(ZoneOffset.UTC);
@@ -265,7 +264,8 @@ public final class EventSeriesRecorder implements AutoCloseable {
   }
 
   /** What an occurrence does to the API (no I/O). */
-  Decision occurred(Series series, boolean outcome) {
+  Decision occurred(Series series) {
+    boolean outcome = outcomeReasons.contains(series.reason());
     synchronized (scopes) {
       Scope scope = scope(series);
       SeriesState state = scope.series.get(series);
@@ -277,7 +277,6 @@ public final class EventSeriesRecorder implements AutoCloseable {
           scope.capped++;
         }
         state = new SeriesState();
-        state.outcome = outcome;
         scope.series.put(series, state);
       }
       state.occurred++;
@@ -299,7 +298,7 @@ public final class EventSeriesRecorder implements AutoCloseable {
       Scope scope = scope(series);
       SeriesState state = scope.series.computeIfAbsent(series, s -> new SeriesState());
       long now = ticker.read();
-      if (state.written > 0 && !state.outcome) {
+      if (state.written > 0 && !outcomeReasons.contains(series.reason())) {
         // A repeat went out: the scope's slot for the interval is used (an object's events are
         // written one at a time, so two series do not race for it).
         scope.repeatDueAtNanos = now + UPDATE_INTERVAL.toNanos();
@@ -318,17 +317,10 @@ public final class EventSeriesRecorder implements AutoCloseable {
 
   /** Exactly the fields an update changes, JSON-escaped by Gson. */
   static String updatePatch(String message, int count, OffsetDateTime now) {
-    JsonObject patch = new JsonObject();
-    patch.addProperty("count", count);
-    patch.addProperty("message", message);
-    patch.addProperty("lastTimestamp", now.toInstant().toString());
-    return patch.toString();
-  }
-
-  public static String truncate(String message) {
-    return message.length() <= MAX_MESSAGE
-        ? message
-        : message.substring(0, MAX_MESSAGE - 3) + "...";
+    return new Gson()
+        .toJson(
+            Map.of(
+                "count", count, "message", message, "lastTimestamp", now.toInstant().toString()));
   }
 
   /** Writes what is waiting, for at most two seconds, then stops the lanes. */
@@ -336,7 +328,7 @@ public final class EventSeriesRecorder implements AutoCloseable {
   public void close() {
     lanes.forEach(ExecutorService::shutdown);
     // Guava waits half the time given, then stops the lane and waits the other half.
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(4);
+    long until = System.nanoTime() + SECONDS.toNanos(4);
     lanes.forEach(
         l -> MoreExecutors.shutdownAndAwaitTermination(l, until - System.nanoTime(), NANOSECONDS));
   }

@@ -109,6 +109,14 @@ class EventSeriesRecorderTest {
   }
 
   @Test
+  void eventMessagesAreCutToTheApiLimit() {
+    recorder.record(vmi, "start-1", true, "DrainBlocked", "x".repeat(5000));
+    String message = store.byReason("DrainBlocked").getMessage();
+    assertEquals(EventSeriesRecorder.MAX_MESSAGE, message.length());
+    assertTrue(message.endsWith("..."), message);
+  }
+
+  @Test
   void updatesAreJsonWithTheMessageEscaped() {
     JsonObject patch =
         JsonParser.parseString(
