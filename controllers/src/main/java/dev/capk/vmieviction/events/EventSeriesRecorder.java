@@ -60,9 +60,6 @@ public final class EventSeriesRecorder implements AutoCloseable {
   /** Repeats in a scope (all its series together) update the API at most this often. */
   public static final Duration UPDATE_INTERVAL = Duration.ofMinutes(1);
 
-  /** Longer than the API server's default event TTL (1 h): the object is gone by then anyway. */
-  static final Duration FORGET_AFTER = Duration.ofMinutes(70);
-
   /** The API server refuses event messages longer than this. */
   static final int MAX_MESSAGE = 1024;
 
@@ -133,7 +130,8 @@ public final class EventSeriesRecorder implements AutoCloseable {
     this.scopes =
         CacheBuilder.newBuilder()
             .maximumSize(50_000)
-            .expireAfterAccess(FORGET_AFTER)
+            // Longer than the API server's default event TTL (1 h): the object is gone by then.
+            .expireAfterAccess(Duration.ofMinutes(70))
             .ticker(ticker)
             .build();
     this.ticker = ticker;
@@ -171,28 +169,9 @@ public final class EventSeriesRecorder implements AutoCloseable {
       boolean warning,
       String reason,
       String message) {
-    // After every earlier write of the same object.
-    String key = involved.getNamespace() + "/" + involved.getName() + "/" + involved.getUid();
-    try {
-      lanes
-          .get(Math.floorMod(key.hashCode(), lanes.size()))
-          .execute(() -> recordNow(store, involved, scope, warning, reason, message));
-    } catch (RejectedExecutionException e) {
-      log.info("event not recorded, its lane is full or closed object={}", key);
-    }
-  }
-
-  private void recordNow(
-      EventStore store,
-      V1ObjectReference involved,
-      String scope,
-      boolean warning,
-      String reason,
-      String message) {
     String type = warning ? "Warning" : "Normal";
     Series series =
         new Series(involved.getName(), String.valueOf(involved.getUid()), scope, type, reason);
-    Decision decision = occurred(series);
     String namespace =
         involved.getNamespace() == null || involved.getNamespace().isEmpty()
             ? "default" // cluster-scoped objects (Nodes): where the kubelet's events go
@@ -209,24 +188,35 @@ public final class EventSeriesRecorder implements AutoCloseable {
                     : message.substring(0, MAX_MESSAGE - 3) + "...")
             .source(new V1EventSource().component(component))
             .reportingComponent(component);
+    // After every earlier write of the same object.
+    String object = namespace + "/" + involved.getName();
     try {
+      lanes
+          .get(Math.floorMod((object + "/" + involved.getUid()).hashCode(), lanes.size()))
+          .execute(() -> recordNow(store, series, event, object));
+    } catch (RejectedExecutionException e) {
+      log.info("event not recorded, its lane is full or closed object={}", object);
+    }
+  }
+
+  private void recordNow(EventStore store, Series series, CoreV1Event event, String object) {
+    try {
+      Decision decision = occurred(series);
       switch (decision.write()) {
         case CREATE, UPDATE -> written(series, write(store, event, decision));
         case CAPPED ->
             log.debug(
-                "event not recorded, series cap reached object={}/{} reason={}",
-                namespace,
-                involved.getName(),
-                reason);
+                "event not recorded, series cap reached object={} reason={}",
+                object,
+                series.reason());
         case FOLD -> {} // counted, written with the next update
       }
     } catch (Exception e) {
       log.info(
-          "event not recorded object={}/{} kind={} reason={} error=\"{}\"",
-          namespace,
-          involved.getName(),
-          involved.getKind(),
-          reason,
+          "event not recorded object={} kind={} reason={} error=\"{}\"",
+          object,
+          event.getInvolvedObject().getKind(),
+          series.reason(),
           store.describe(e));
     }
   }
@@ -276,8 +266,7 @@ public final class EventSeriesRecorder implements AutoCloseable {
           }
           scope.capped++;
         }
-        state = new SeriesState();
-        scope.series.put(series, state);
+        scope.series.put(series, state = new SeriesState());
       }
       state.occurred++;
       if (state.written == 0) {
