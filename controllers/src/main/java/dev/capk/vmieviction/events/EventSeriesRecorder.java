@@ -1,33 +1,35 @@
 package dev.capk.vmieviction.events;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
+import static java.util.concurrent.TimeUnit.SECONDS;
 
 import com.google.common.base.Ticker;
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import com.google.common.hash.Hashing;
 import com.google.common.util.concurrent.MoreExecutors;
-import com.google.gson.JsonObject;
+import com.google.gson.Gson;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.openapi.models.V1EventSource;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,11 +44,11 @@ import org.slf4j.LoggerFactory;
  * finds its series again.
  *
  * <p>Given lanes, writes off the caller's thread, as client-go's broadcaster does (under load the
- * round trips cost a step more than its real work): one lane per object key keeps an object's
- * events in order; a full lane drops the event, logged. Not client-java's {@code
- * LegacyEventBroadcaster}: its spam filter drops an object's events beyond 25 (outcomes too), it
- * creates a combined event twice (a 409 logged as ERROR), and its update patch embeds the message
- * unescaped.
+ * round trips cost a step more than its real work): an object's events all go to one lane, in order
+ * (so no two writes of a series race); a full lane drops the event, logged. Not client-java's
+ * {@code LegacyEventBroadcaster}: its spam filter drops an object's events beyond 25 (outcomes
+ * too), it creates a combined event twice (a 409 logged as ERROR), and its update patch embeds the
+ * message unescaped.
  */
 public final class EventSeriesRecorder implements AutoCloseable {
 
@@ -58,19 +60,17 @@ public final class EventSeriesRecorder implements AutoCloseable {
   /** Repeats in a scope (all its series together) update the API at most this often. */
   public static final Duration UPDATE_INTERVAL = Duration.ofMinutes(1);
 
-  /** Longer than the API server's default event TTL (1 h): the object is gone by then anyway. */
-  static final Duration FORGET_AFTER = Duration.ofMinutes(70);
-
   /** The API server refuses event messages longer than this. */
-  public static final int MAX_MESSAGE = 1024;
+  static final int MAX_MESSAGE = 1024;
 
   /** One series: an event of {@code reason} and {@code type} about one object in one scope. */
   record Series(String objectName, String objectUid, String scope, String type, String reason) {
 
-    /** A valid, stable Event name: the object's name, a dot, a digest of the key. */
+    /** A valid, stable Event name: the object's name, a dot, the key's SHA-256 (8 bytes, hex). */
     String eventName() {
       String prefix = objectName.length() > 200 ? objectName.substring(0, 200) : objectName;
-      return prefix + "." + digest(objectUid + "\n" + scope + "\n" + type + "\n" + reason);
+      String key = objectUid + "\n" + scope + "\n" + type + "\n" + reason;
+      return prefix + "." + Hashing.sha256().hashString(key, UTF_8).toString().substring(0, 16);
     }
   }
 
@@ -86,7 +86,6 @@ public final class EventSeriesRecorder implements AutoCloseable {
   record Decision(Write write, int count) {}
 
   private static final class SeriesState {
-    boolean outcome;
     int occurred;
     int written; // 0: no object known to exist
     long writtenAtNanos;
@@ -95,8 +94,7 @@ public final class EventSeriesRecorder implements AutoCloseable {
   private static final class Scope {
     final Map<Series, SeriesState> series = new HashMap<>();
     int capped; // non-outcome series admitted
-    long repeatWrittenAtNanos; // the last update of a repeat of any non-outcome series
-    boolean repeatWritten;
+    long repeatDueAtNanos = Long.MIN_VALUE; // when a repeat of any non-outcome series may update
   }
 
   private final Cache<String, Scope> scopes; // guarded by itself
@@ -105,7 +103,7 @@ public final class EventSeriesRecorder implements AutoCloseable {
   private final String component;
   private final Set<String> outcomeReasons;
   private final Clock clock;
-  private final List<ThreadPoolExecutor> lanes;
+  private final List<ExecutorService> lanes;
 
   /**
    * @param outcomeReasons never capped nor delayed
@@ -127,12 +125,13 @@ public final class EventSeriesRecorder implements AutoCloseable {
       String component,
       Set<String> outcomeReasons,
       Clock clock,
-      List<ThreadPoolExecutor> lanes,
+      List<ExecutorService> lanes,
       Ticker ticker) {
     this.scopes =
         CacheBuilder.newBuilder()
             .maximumSize(50_000)
-            .expireAfterAccess(FORGET_AFTER.toNanos(), TimeUnit.NANOSECONDS)
+            // Longer than the API server's default event TTL (1 h): the object is gone by then.
+            .expireAfterAccess(Duration.ofMinutes(70))
             .ticker(ticker)
             .build();
     this.ticker = ticker;
@@ -143,62 +142,36 @@ public final class EventSeriesRecorder implements AutoCloseable {
     this.lanes = lanes;
   }
 
-  private EventSeriesRecorder(EventSeriesRecorder same, EventStore store) {
-    this.scopes = same.scopes;
-    this.ticker = same.ticker;
-    this.store = store;
-    this.component = same.component;
-    this.outcomeReasons = same.outcomeReasons;
-    this.clock = same.clock;
-    this.lanes = same.lanes;
-  }
-
-  /** The same series and lanes, written through another store (another cluster). */
-  public EventSeriesRecorder to(EventStore other) {
-    return new EventSeriesRecorder(this, other);
-  }
-
-  private static List<ThreadPoolExecutor> lanes(String name, int count) {
-    List<ThreadPoolExecutor> lanes = new ArrayList<>();
-    for (int i = 0; i < count; i++) {
-      ThreadPoolExecutor lane =
-          new ThreadPoolExecutor(
-              1,
-              1,
-              30,
-              TimeUnit.SECONDS,
-              new ArrayBlockingQueue<>(10_000),
-              Thread.ofPlatform().name(name + "-" + i).daemon().factory());
-      lane.allowCoreThreadTimeOut(true);
-      lanes.add(lane);
+  /** One thread per lane, virtual: an idle lane holds no platform thread. */
+  private static List<ExecutorService> lanes(String name, int count) {
+    if (count == 0) {
+      return List.of(MoreExecutors.newDirectExecutorService());
     }
-    return List.copyOf(lanes);
+    ThreadFactory threads = Thread.ofVirtual().name(name + "-", 0).factory();
+    return Stream.<ExecutorService>generate(
+            () ->
+                new ThreadPoolExecutor(1, 1, 0, SECONDS, new ArrayBlockingQueue<>(10_000), threads))
+        .limit(count)
+        .toList();
   }
 
   /** One occurrence; {@code scope} separates series of the same object, e.g. one evacuation. */
   public void record(
       V1ObjectReference involved, String scope, boolean warning, String reason, String message) {
-    if (lanes.isEmpty()) {
-      recordNow(involved, scope, warning, reason, message);
-      return;
-    }
-    // After every earlier write of the same object.
-    String key = involved.getNamespace() + "/" + involved.getName() + "/" + involved.getUid();
-    try {
-      lanes
-          .get(Math.floorMod(key.hashCode(), lanes.size()))
-          .execute(() -> recordNow(involved, scope, warning, reason, message));
-    } catch (RejectedExecutionException e) {
-      log.info("event not recorded, too many waiting to be written object={}", key);
-    }
+    record(store, involved, scope, warning, reason, message);
   }
 
-  private void recordNow(
-      V1ObjectReference involved, String scope, boolean warning, String reason, String message) {
+  /** The same, written through {@code store} (another cluster's). */
+  public void record(
+      EventStore store,
+      V1ObjectReference involved,
+      String scope,
+      boolean warning,
+      String reason,
+      String message) {
     String type = warning ? "Warning" : "Normal";
     Series series =
         new Series(involved.getName(), String.valueOf(involved.getUid()), scope, type, reason);
-    Decision decision = occurred(series, outcomeReasons.contains(reason));
     String namespace =
         involved.getNamespace() == null || involved.getNamespace().isEmpty()
             ? "default" // cluster-scoped objects (Nodes): where the kubelet's events go
@@ -209,69 +182,80 @@ public final class EventSeriesRecorder implements AutoCloseable {
             .involvedObject(involved)
             .type(type)
             .reason(reason)
-            .message(truncate(message))
+            .message(
+                message.length() <= MAX_MESSAGE
+                    ? message
+                    : message.substring(0, MAX_MESSAGE - 3) + "...")
             .source(new V1EventSource().component(component))
             .reportingComponent(component);
+    // After every earlier write of the same object.
+    String object = namespace + "/" + involved.getName();
     try {
+      lanes
+          .get(Math.floorMod((object + "/" + involved.getUid()).hashCode(), lanes.size()))
+          .execute(() -> recordNow(store, series, event, object));
+    } catch (RejectedExecutionException e) {
+      log.info("event not recorded, its lane is full or closed object={}", object);
+    }
+  }
+
+  private void recordNow(EventStore store, Series series, CoreV1Event event, String object) {
+    try {
+      Decision decision = occurred(series);
       switch (decision.write()) {
-        case CREATE -> create(series, event, decision.count());
-        case UPDATE -> update(series, event, decision.count());
+        case CREATE, UPDATE -> written(series, write(store, event, decision));
         case CAPPED ->
             log.debug(
-                "event not recorded, series cap reached object={}/{} reason={}",
-                namespace,
-                involved.getName(),
-                reason);
+                "event not recorded, series cap reached object={} reason={}",
+                object,
+                series.reason());
         case FOLD -> {} // counted, written with the next update
       }
     } catch (Exception e) {
       log.info(
-          "event not recorded object={}/{} kind={} reason={} error=\"{}\"",
-          namespace,
-          involved.getName(),
-          involved.getKind(),
-          reason,
+          "event not recorded object={} kind={} reason={} error=\"{}\"",
+          object,
+          event.getInvolvedObject().getKind(),
+          series.reason(),
           store.describe(e));
     }
   }
 
-  private void create(Series series, CoreV1Event event, int count) throws Exception {
-    OffsetDateTime now = now();
+  /** Creates or updates the series' object; returns the count the API now holds. */
+  private int write(EventStore store, CoreV1Event event, Decision decision) throws Exception {
+    String namespace = event.getMetadata().getNamespace();
+    String name = event.getMetadata().getName();
+    OffsetDateTime now = clock.instant().truncatedTo(ChronoUnit.SECONDS).atOffset(ZoneOffset.UTC);
+    int count = decision.count();
+    if (decision.write() == Write.UPDATE) {
+      try {
+        store.mergePatch(namespace, name, updatePatch(event.getMessage(), count, now));
+        return count;
+      } catch (ApiException e) {
+        if (e.getCode() != 404) {
+          throw e;
+        }
+        // Expired (the API server keeps events for an hour) or deleted: create it again.
+      }
+    }
     try {
       store.create(event.firstTimestamp(now).lastTimestamp(now).count(count));
-      written(series, count);
+      return count;
     } catch (ApiException e) {
       if (e.getCode() != 409) {
         throw e;
       }
       // Written by an earlier run of the controller (names are stable): add to its count.
-      String namespace = event.getMetadata().getNamespace();
-      CoreV1Event existing = store.read(namespace, series.eventName());
+      CoreV1Event existing = store.read(namespace, name);
       int total = (existing.getCount() == null ? 1 : existing.getCount()) + count;
-      store.mergePatch(namespace, series.eventName(), updatePatch(event.getMessage(), total, now));
-      written(series, total);
-    }
-  }
-
-  private void update(Series series, CoreV1Event event, int count) throws Exception {
-    try {
-      store.mergePatch(
-          event.getMetadata().getNamespace(),
-          series.eventName(),
-          updatePatch(event.getMessage(), count, now()));
-      written(series, count);
-    } catch (ApiException e) {
-      if (e.getCode() != 404) {
-        throw e;
-      }
-      // Expired (the API server keeps events for an hour) or deleted: start the object again.
-      vanished(series);
-      create(series, event, count);
+      store.mergePatch(namespace, name, updatePatch(event.getMessage(), total, now));
+      return total;
     }
   }
 
   /** What an occurrence does to the API (no I/O). */
-  Decision occurred(Series series, boolean outcome) {
+  Decision occurred(Series series) {
+    boolean outcome = outcomeReasons.contains(series.reason());
     synchronized (scopes) {
       Scope scope = scope(series);
       SeriesState state = scope.series.get(series);
@@ -282,9 +266,7 @@ public final class EventSeriesRecorder implements AutoCloseable {
           }
           scope.capped++;
         }
-        state = new SeriesState();
-        state.outcome = outcome;
-        scope.series.put(series, state);
+        scope.series.put(series, state = new SeriesState());
       }
       state.occurred++;
       if (state.written == 0) {
@@ -294,8 +276,7 @@ public final class EventSeriesRecorder implements AutoCloseable {
       boolean due =
           outcome
               || now - state.writtenAtNanos >= UPDATE_INTERVAL.toNanos()
-                  && (!scope.repeatWritten
-                      || now - scope.repeatWrittenAtNanos >= UPDATE_INTERVAL.toNanos());
+                  && now >= scope.repeatDueAtNanos;
       return new Decision(due ? Write.UPDATE : Write.FOLD, state.occurred);
     }
   }
@@ -306,25 +287,14 @@ public final class EventSeriesRecorder implements AutoCloseable {
       Scope scope = scope(series);
       SeriesState state = scope.series.computeIfAbsent(series, s -> new SeriesState());
       long now = ticker.read();
-      if (state.written > 0 && !state.outcome) {
+      if (state.written > 0 && !outcomeReasons.contains(series.reason())) {
         // A repeat went out: the scope's slot for the interval is used (an object's events are
         // written one at a time, so two series do not race for it).
-        scope.repeatWritten = true;
-        scope.repeatWrittenAtNanos = now;
+        scope.repeatDueAtNanos = now + UPDATE_INTERVAL.toNanos();
       }
       state.occurred = Math.max(state.occurred, count);
       state.written = count;
       state.writtenAtNanos = now;
-    }
-  }
-
-  /** The series' object is gone (expired or deleted): the next occurrence creates it again. */
-  void vanished(Series series) {
-    synchronized (scopes) {
-      SeriesState state = scope(series).series.get(series);
-      if (state != null) {
-        state.written = 0;
-      }
     }
   }
 
@@ -336,35 +306,18 @@ public final class EventSeriesRecorder implements AutoCloseable {
 
   /** Exactly the fields an update changes, JSON-escaped by Gson. */
   static String updatePatch(String message, int count, OffsetDateTime now) {
-    JsonObject patch = new JsonObject();
-    patch.addProperty("count", count);
-    patch.addProperty("message", message);
-    patch.addProperty("lastTimestamp", now.toInstant().toString());
-    return patch.toString();
-  }
-
-  private OffsetDateTime now() {
-    return OffsetDateTime.ofInstant(
-        clock.instant().truncatedTo(ChronoUnit.SECONDS), ZoneOffset.UTC);
-  }
-
-  public static String truncate(String message) {
-    return message.length() <= MAX_MESSAGE
-        ? message
-        : message.substring(0, MAX_MESSAGE - 3) + "...";
-  }
-
-  /** The first 8 bytes of the key's SHA-256, in hex. */
-  static String digest(String key) {
-    return Hashing.sha256().hashString(key, StandardCharsets.UTF_8).toString().substring(0, 16);
+    return new Gson()
+        .toJson(
+            Map.of(
+                "count", count, "message", message, "lastTimestamp", now.toInstant().toString()));
   }
 
   /** Writes what is waiting, for at most two seconds, then stops the lanes. */
   @Override
   public void close() {
-    lanes.forEach(ThreadPoolExecutor::shutdown);
+    lanes.forEach(ExecutorService::shutdown);
     // Guava waits half the time given, then stops the lane and waits the other half.
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(4);
+    long until = System.nanoTime() + SECONDS.toNanos(4);
     lanes.forEach(
         l -> MoreExecutors.shutdownAndAwaitTermination(l, until - System.nanoTime(), NANOSECONDS));
   }

@@ -48,16 +48,11 @@ public interface EventStore {
 
       @Override
       public void mergePatch(String namespace, String name, String patch) throws Exception {
-        V1Patch body = new V1Patch(patch);
+        PatchUtils.PatchCallFunc call =
+            () -> core.patchNamespacedEvent(name, namespace, new V1Patch(patch)).buildCall(null);
         String type = V1Patch.PATCH_FORMAT_JSON_MERGE_PATCH;
         guard
-            .apply(
-                () ->
-                    PatchUtils.patch(
-                        CoreV1Event.class,
-                        () -> core.patchNamespacedEvent(name, namespace, body).buildCall(null),
-                        type,
-                        core.getApiClient()))
+            .apply(() -> PatchUtils.patch(CoreV1Event.class, call, type, core.getApiClient()))
             .call();
       }
 

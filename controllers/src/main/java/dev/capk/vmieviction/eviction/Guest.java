@@ -301,7 +301,7 @@ public class Guest {
             .apiVersion("v1")
             .name(node.getMetadata().getName())
             .uid(node.getMetadata().getUid());
-    guests.nodeEventSeries.to(store).record(ref, "", warning, reason, message);
+    guests.nodeEventSeries.record(store, ref, "", warning, reason, message);
   }
 
   /**

@@ -74,8 +74,9 @@ public class GuestClusters implements AutoCloseable {
   static final Duration NODE_LIST_WAIT = Duration.ofSeconds(10);
 
   /**
-   * The guest nodes' Event series, written on threads of their own (to a cluster: {@code to}); what
-   * an evacuation did to a node (drained, uncordoned) is written at every occurrence, never capped.
+   * The guest nodes' Event series, written on threads of their own (to a cluster: through its
+   * store); what an evacuation did to a node (drained, uncordoned) is written at every occurrence,
+   * never capped.
    */
   public static EventSeriesRecorder nodeEvents(int lanes) {
     Set<String> outcomes = Set.of(VmiEvents.DRAIN_SUCCEEDED, VmiEvents.UNCORDONED);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.common.base.Ticker;
+import com.google.common.util.concurrent.MoreExecutors;
 import dev.capk.vmieviction.events.EventSeriesRecorder.Decision;
 import dev.capk.vmieviction.events.EventSeriesRecorder.Series;
 import dev.capk.vmieviction.events.EventSeriesRecorder.Write;
@@ -31,9 +32,9 @@ class EventSeriesDecisionsTest {
       new EventSeriesRecorder(
           null,
           "test",
-          Set.of(),
+          Set.of("DrainSucceeded", "VMIDeleted"),
           Clock.systemUTC(),
-          List.of(),
+          List.of(MoreExecutors.newDirectExecutorService()),
           new Ticker() {
             @Override
             public long read() {
@@ -57,19 +58,20 @@ class EventSeriesDecisionsTest {
     return new Decision(Write.CAPPED, 0);
   }
 
-  /** An occurrence: after {@code afterSeconds}, {@code reason} in {@code scope}; outcome or not. */
-  record Occurrence(int afterSeconds, String scope, String reason, boolean outcome) {}
+  /** An occurrence: after {@code afterSeconds}, {@code reason} in {@code scope}. */
+  record Occurrence(int afterSeconds, String scope, String reason) {}
 
   static Occurrence at(int afterSeconds, String reason) {
-    return new Occurrence(afterSeconds, "evacuation-1", reason, false);
+    return new Occurrence(afterSeconds, "evacuation-1", reason);
   }
 
+  /** An occurrence of an outcome reason (the book's: DrainSucceeded, VMIDeleted). */
   static Occurrence outcome(int afterSeconds, String reason) {
-    return new Occurrence(afterSeconds, "evacuation-1", reason, true);
+    return at(afterSeconds, reason);
   }
 
   static Occurrence in(String scope, String reason) {
-    return new Occurrence(0, scope, reason, false);
+    return new Occurrence(0, scope, reason);
   }
 
   /** The cap's series S1..S10 of evacuation-1 first (each created), then {@code then}. */
@@ -140,7 +142,7 @@ class EventSeriesDecisionsTest {
     for (Occurrence o : occurrences) {
       nanos.addAndGet(Duration.ofSeconds(o.afterSeconds()).toNanos());
       Series s = series(o.scope(), o.reason());
-      Decision d = book.occurred(s, o.outcome());
+      Decision d = book.occurred(s);
       got.add(d);
       // The API took every write.
       if (d.write() == Write.CREATE || d.write() == Write.UPDATE) {
@@ -153,30 +155,22 @@ class EventSeriesDecisionsTest {
   @Test
   void aWriteThatFailedIsRetriedByTheNextOccurrenceWithEverythingCounted() {
     Series s = series("evacuation-1", "DrainBlocked");
-    assertEquals(create(1), book.occurred(s, false)); // the API did not take it
-    assertEquals(create(2), book.occurred(s, false));
+    assertEquals(create(1), book.occurred(s)); // the API did not take it
+    assertEquals(create(2), book.occurred(s));
     book.written(s, 2);
     nanos.addAndGet(INTERVAL.toNanos());
-    assertEquals(update(3), book.occurred(s, false)); // not taken either
+    assertEquals(update(3), book.occurred(s)); // not taken either
     assertEquals(
-        update(4), book.occurred(s, false), "still due: the last write is older than the interval");
-  }
-
-  @Test
-  void aSeriesWhoseObjectVanishedIsCreatedAgainWithItsCount() {
-    Series s = series("evacuation-1", "DrainBlocked");
-    book.written(s, 1);
-    book.vanished(s);
-    assertEquals(create(2), book.occurred(s, false));
+        update(4), book.occurred(s), "still due: the last write is older than the interval");
   }
 
   @Test
   void aSeriesFoundFromAnEarlierRunContinuesItsCount() {
     Series s = series("evacuation-1", "DrainBlocked");
-    assertEquals(create(1), book.occurred(s, false));
+    assertEquals(create(1), book.occurred(s));
     book.written(s, 7); // the object existed with 6
     nanos.addAndGet(INTERVAL.toNanos());
-    assertEquals(update(8), book.occurred(s, false));
+    assertEquals(update(8), book.occurred(s));
   }
 
   @Test

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.common.base.Ticker;
+import com.google.common.util.concurrent.MoreExecutors;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.kubernetes.client.openapi.ApiException;
@@ -47,7 +48,7 @@ class EventSeriesRecorderTest {
         "test",
         Set.of("DrainSucceeded", "VMIDeleted"),
         Clock.fixed(Instant.parse("2025-01-01T12:00:00Z"), ZoneOffset.UTC),
-        java.util.List.of(),
+        java.util.List.of(MoreExecutors.newDirectExecutorService()),
         ticker);
   }
 
@@ -105,6 +106,14 @@ class EventSeriesRecorderTest {
     store.failing = false;
     recorder.record(vmi, "start-1", false, "VMIDeleted", "deleted");
     assertEquals(2, store.byReason("VMIDeleted").getCount());
+  }
+
+  @Test
+  void eventMessagesAreCutToTheApiLimit() {
+    recorder.record(vmi, "start-1", true, "DrainBlocked", "x".repeat(5000));
+    String message = store.byReason("DrainBlocked").getMessage();
+    assertEquals(EventSeriesRecorder.MAX_MESSAGE, message.length());
+    assertTrue(message.endsWith("..."), message);
   }
 
   @Test

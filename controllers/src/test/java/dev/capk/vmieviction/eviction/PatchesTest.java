@@ -3,7 +3,6 @@ package dev.capk.vmieviction.eviction;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.Guest.DrainPass;
 import java.util.List;
 import java.util.Map;
@@ -62,12 +61,5 @@ class PatchesTest {
         DrainPassTest.pass(
                 false, 0, 2, Map.of(), List.of(), List.of(), "s", 0, Optional.empty(), Map.of())
             .blockers());
-  }
-
-  @Test
-  void eventMessagesAreCutToTheApiLimit() {
-    String longMessage = "x".repeat(5000);
-    assertEquals(
-        EventSeriesRecorder.MAX_MESSAGE, EventSeriesRecorder.truncate(longMessage).length());
   }
 }
