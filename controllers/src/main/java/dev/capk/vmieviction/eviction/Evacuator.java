@@ -34,7 +34,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.time.temporal.ChronoUnit;
 import java.util.EnumSet;
@@ -307,21 +306,12 @@ final class Evacuator {
       Told.NODE_NOT_FOUND.to(c.events, r.vmi, r.key, guest.cluster(), vmiName, providerId);
       return new StepOutcome.Delete(Outcome.NODE_MISSING);
     }
-    V1Node read = found.get();
-    r.node = read;
-    if (read.getSpec() != null && Boolean.TRUE.equals(read.getSpec().getUnschedulable())) {
+    r.node = found.get();
+    if (Cordoner.unschedulable(r.node)) {
       return new StepOutcome.Proceed(r.vmi);
     }
-    try {
-      V1Node cordoned = guest.cordonAndMark(read, r.uid());
-      r.node = cordoned != null ? cordoned : read;
-    } catch (GuestAccessException e) {
-      if (e.reason() == GuestAccessException.Reason.GuestAPIRefused) {
-        // The tenant's admins look at their node: the refusal is told there too.
-        guest.nodeEvent(read, true, e.reason().name(), e.getMessage());
-      }
-      throw e;
-    }
+    V1Node cordoned = guest.cordonAndMark(r.node, r.uid()); // a refusal: told on the node too
+    r.node = cordoned != null ? cordoned : r.node;
     Told.NODE_CORDONED.to(c.events, r.vmi, r.key, guest.cluster(), r.nodeName());
     String infraNode = Eligibility.evacuationNodeName(r.vmi);
     String why = "Cordoned: infra VMI " + r.key + " is being evacuated from node " + infraNode;
@@ -511,17 +501,22 @@ final class Evacuator {
 
   private Result guestFailed(Run r, String reason, String message) {
     Duration after = REFUSALS.contains(reason) ? refusalBackoff(r.key) : c.backoff(r.key);
+    boolean refused = reason.equals(GuestAccessException.Reason.GuestAPIRefused.name());
     if (r.e == null) {
       // The uncordon check, retried with backoff while the guest cannot be used: told once per
       // cause; a refusal, which asking again will not lift, is named in a Warning.
       Level level = c.level(r.uid(), reason + ": " + message);
-      if (reason.equals(GuestAccessException.Reason.GuestAPIRefused.name())) {
+      if (refused) {
         Told.UNCORDON_REFUSED.to(c.events, level, r.vmi, r.key, reason, message);
       } else {
         log.atLevel(level)
             .log("uncordon check postponed vmi={} reason={} detail=\"{}\"", r.key, reason, message);
       }
       return new Result(true, after);
+    }
+    if (refused && r.node != null) {
+      // Only a node patch is refused: the tenant's admins look at their node, told there too.
+      r.guest.nodeEvent(r.node, true, reason, message);
     }
     c.metrics.reconcileError(reason);
     r.e.failure = message;
@@ -666,7 +661,7 @@ final class Evacuator {
     private DrainStartTime() {}
 
     public static String format(Instant instant) {
-      return DateTimeFormatter.ISO_INSTANT.format(instant.truncatedTo(ChronoUnit.SECONDS));
+      return instant.truncatedTo(ChronoUnit.SECONDS).toString(); // ISO_INSTANT
     }
 
     /**
@@ -683,8 +678,7 @@ final class Evacuator {
         return Optional.empty();
       }
       try {
-        return Optional.of(
-            OffsetDateTime.parse(raw.trim(), DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant());
+        return Optional.of(OffsetDateTime.parse(raw.trim()).toInstant()); // ISO_OFFSET_DATE_TIME
       } catch (DateTimeParseException e) {
         return Optional.empty();
       }
