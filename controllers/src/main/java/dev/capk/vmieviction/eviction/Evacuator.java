@@ -42,6 +42,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
@@ -500,7 +501,10 @@ final class Evacuator {
   }
 
   private Result guestFailed(Run r, String reason, String message) {
-    Duration after = REFUSALS.contains(reason) ? refusalBackoff(r.key) : c.backoff(r.key);
+    Duration after = c.backoff(r.key);
+    if (REFUSALS.contains(reason) && after.compareTo(c.settings.retryInterval()) > 0) {
+      after = c.settings.retryInterval(); // asked again once per interval: the tenant may lift it
+    }
     boolean refused = reason.equals(GuestAccessException.Reason.GuestAPIRefused.name());
     if (r.e == null) {
       // The uncordon check, retried with backoff while the guest cannot be used: told once per
@@ -529,17 +533,9 @@ final class Evacuator {
     return retry;
   }
 
-  /** A refusal is asked again once per retry interval at most: the tenant may lift it. */
-  private Duration refusalBackoff(String key) {
-    Duration backoff = c.backoff(key);
-    return backoff.compareTo(c.settings.retryInterval()) < 0 ? backoff : c.settings.retryInterval();
-  }
-
   /**
-   * Records the phase the evacuation is in on the VMI, when it changed (one patch per change): what
-   * {@code status} reads. A failed write never holds the evacuation: its next step writes again.
-   *
-   * @return the VMI as the write left it
+   * Records the evacuation's phase on the VMI (what {@code status} reads) when it changed; a failed
+   * write never holds the evacuation, its next step writes again. Returns the VMI as it left it.
    */
   private VirtualMachineInstance inPhase(Run r, EvacuationPhase phase) {
     r.e.phase = phase;
@@ -574,12 +570,9 @@ final class Evacuator {
       // A live migration of ours moved the VMI (KubeVirt cleared the mark): say so, once.
       r.vmi = migration.succeeded(key, vmi);
       Map<String, String> clear = new HashMap<>();
-      for (String k :
-          List.of(EvictionAnnotations.DRAIN_START_TIME, EvictionAnnotations.EVACUATION_PHASE)) {
-        if (LenientJson.annotation(r.vmi, k) != null) {
-          clear.put(k, null);
-        }
-      }
+      Stream.of(EvictionAnnotations.DRAIN_START_TIME, EvictionAnnotations.EVACUATION_PHASE)
+          .filter(k -> LenientJson.annotation(r.vmi, k) != null)
+          .forEach(k -> clear.put(k, null));
       if (!clear.isEmpty()) {
         doing = "clearing the drain start";
         c.vmis.annotate(r.vmi, clear);

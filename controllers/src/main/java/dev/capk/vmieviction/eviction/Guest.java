@@ -19,8 +19,8 @@ import dev.capk.vmieviction.workload.GuestClient;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
-import io.kubernetes.client.openapi.models.V1NodeCondition;
 import io.kubernetes.client.openapi.models.V1NodeList;
+import io.kubernetes.client.openapi.models.V1NodeStatus;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Duration;
@@ -340,16 +340,13 @@ public class Guest {
       UNREACHABLE;
 
       public static NodeReadiness of(V1Node node) {
-        List<V1NodeCondition> conditions =
-            node.getStatus() == null ? null : node.getStatus().getConditions();
         String ready =
-            conditions == null
-                ? null
-                : conditions.stream()
-                    .filter(c -> "Ready".equals(c.getType()))
-                    .map(c -> String.valueOf(c.getStatus()))
-                    .findFirst()
-                    .orElse(null);
+            Optional.ofNullable(node.getStatus()).map(V1NodeStatus::getConditions).stream()
+                .flatMap(List::stream)
+                .filter(c -> "Ready".equals(c.getType()))
+                .map(c -> String.valueOf(c.getStatus()))
+                .findFirst()
+                .orElse(null);
         return "True".equals(ready) ? READY : "False".equals(ready) ? NOT_READY : UNREACHABLE;
       }
     }
