@@ -21,7 +21,6 @@ import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch;
 import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.VmiEvents.Told;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
-import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
@@ -80,7 +79,6 @@ final class Evacuator {
   private final StepContext c;
   private final MachineContractCheck contracts;
   private final LiveMigrationStep migration;
-  private final MarkSightings sightings;
 
   /** The evacuation, top to bottom; {@code doing} names a step's infra writes when they fail. */
   private final List<Step> steps;
@@ -89,12 +87,10 @@ final class Evacuator {
       StepContext c,
       MachineContractCheck contracts,
       TenantAdmission admission,
-      LiveMigrationStep migration,
-      MarkSightings sightings) {
+      LiveMigrationStep migration) {
     this.c = c;
     this.contracts = contracts;
     this.migration = migration;
-    this.sightings = sightings;
     this.steps =
         List.of(
             new Step("recording the drain start", this::start),
@@ -213,7 +209,7 @@ final class Evacuator {
             LenientJson.annotation(r.vmi, EvictionAnnotations.DRAIN_START_TIME),
             Optional.ofNullable(e.start),
             // The drain starts when the mark was seen, however long this VMI waited for a worker.
-            sightings.firstSeen(r.uid()),
+            c.firstSeen(r.uid()),
             c.clock.instant());
     r.start = d.start();
     String capkGrace = LenientJson.annotation(r.vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
