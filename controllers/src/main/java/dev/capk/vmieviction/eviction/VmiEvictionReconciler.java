@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.stream.Stream;
 import org.slf4j.event.Level;
 
 /**
@@ -156,8 +157,8 @@ public final class VmiEvictionReconciler implements Reconciler {
       c.waitOver(KUBEVIRT_CR, key).forEach(c::succeeded);
       clusterDefault = ((Readout.Answer<Optional<String>>) read).value();
     }
-    String strategy =
-        Eligibility.effectiveStrategy(vmiStrategy, clusterDefault, c.settings.fallbackStrategy());
+    Optional<String> set = Eligibility.effectiveStrategy(vmiStrategy, clusterDefault);
+    String strategy = set.orElse(c.settings.fallbackStrategy());
     return switch (Eligibility.of(vmi, strategy)) {
       case EVACUATE -> evacuator.evacuate(key, vmi);
       case NOT_EVACUATING -> {
@@ -167,8 +168,7 @@ public final class VmiEvictionReconciler implements Reconciler {
         yield evacuator.callOff(key, vmi);
       }
       case NOT_EXTERNAL -> {
-        leftToKubeVirt(
-            key, vmi, strategy, Eligibility.isFallbackStrategy(vmiStrategy, clusterDefault));
+        leftToKubeVirt(key, vmi, strategy, set.isEmpty());
         // The earliest start is kept: flipping the strategy away and back buys no later deadline.
         yield forget(key, true);
       }
@@ -245,19 +245,15 @@ public final class VmiEvictionReconciler implements Reconciler {
 
     /**
      * The strategy KubeVirt applies: the VMI's own when set, else the cluster-wide default from the
-     * KubeVirt CR when it could be read and is set, else the operator-given fallback.
+     * KubeVirt CR when it could be read and is set; empty when neither says, so the operator-given
+     * fallback decides.
      */
-    public static String effectiveStrategy(
-        String vmiStrategy, Optional<String> clusterDefault, String fallback) {
-      if (!isBlank(vmiStrategy)) {
-        return vmiStrategy.trim();
-      }
-      return clusterDefault.filter(s -> !isBlank(s)).map(String::trim).orElse(fallback);
-    }
-
-    /** True when neither the VMI nor the KubeVirt CR says, so the operator's fallback decides. */
-    public static boolean isFallbackStrategy(String vmiStrategy, Optional<String> clusterDefault) {
-      return isBlank(vmiStrategy) && clusterDefault.filter(s -> !isBlank(s)).isEmpty();
+    public static Optional<String> effectiveStrategy(
+        String vmiStrategy, Optional<String> clusterDefault) {
+      return Stream.concat(Stream.ofNullable(vmiStrategy), clusterDefault.stream())
+          .filter(s -> !isBlank(s))
+          .map(String::trim)
+          .findFirst();
     }
 
     /** The strategies KubeVirt accepts, case-sensitive as KubeVirt compares them. */
