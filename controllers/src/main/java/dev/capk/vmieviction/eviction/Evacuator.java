@@ -3,6 +3,10 @@ package dev.capk.vmieviction.eviction;
 import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.CONFLICT_RETRY;
 import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.DONE;
 import static dev.capk.vmieviction.eviction.VmiEvictionReconciler.MAX_CLOCK_SKEW;
+import static dev.capk.vmieviction.workload.GuestAccessException.Reason.ClusterNamespaceRefused;
+import static dev.capk.vmieviction.workload.GuestAccessException.Reason.ClusterNotFound;
+import static dev.capk.vmieviction.workload.GuestAccessException.Reason.KubeconfigSecretNotFound;
+import static dev.capk.vmieviction.workload.GuestAccessException.Reason.MissingClusterLabel;
 
 import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.EvacuationPhase;
@@ -17,7 +21,6 @@ import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch;
 import dev.capk.vmieviction.eviction.Guest.GuestNodeMatch.NodeReadiness;
 import dev.capk.vmieviction.eviction.VmiEvents.Told;
 import dev.capk.vmieviction.eviction.VmiEvictionReconciler.Eligibility;
-import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
@@ -30,14 +33,15 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.time.temporal.ChronoUnit;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
@@ -64,13 +68,17 @@ final class Evacuator {
   private static final Set<String> REFUSALS =
       Set.of(GuestAccessException.Reason.GuestAPIRefused.name(), VmiEvents.GUEST_NODE_CONFLICTS);
 
+  /** No guest cluster to go to: nothing of ours can be there, no uncordon check to make. */
+  private static final Set<GuestAccessException.Reason> NO_GUEST =
+      EnumSet.of(
+          MissingClusterLabel, ClusterNamespaceRefused, ClusterNotFound, KubeconfigSecretNotFound);
+
   /** Why the VMI is deleted, said once per evacuation by its last event. */
   private static final String DELETED_SO_THAT = "so that KubeVirt recreates it on another node";
 
   private final StepContext c;
   private final MachineContractCheck contracts;
   private final LiveMigrationStep migration;
-  private final MarkSightings sightings;
 
   /** The evacuation, top to bottom; {@code doing} names a step's infra writes when they fail. */
   private final List<Step> steps;
@@ -79,12 +87,10 @@ final class Evacuator {
       StepContext c,
       MachineContractCheck contracts,
       TenantAdmission admission,
-      LiveMigrationStep migration,
-      MarkSightings sightings) {
+      LiveMigrationStep migration) {
     this.c = c;
     this.contracts = contracts;
     this.migration = migration;
-    this.sightings = sightings;
     this.steps =
         List.of(
             new Step("recording the drain start", this::start),
@@ -203,7 +209,7 @@ final class Evacuator {
             LenientJson.annotation(r.vmi, EvictionAnnotations.DRAIN_START_TIME),
             Optional.ofNullable(e.start),
             // The drain starts when the mark was seen, however long this VMI waited for a worker.
-            sightings.firstSeen(r.uid()),
+            c.firstSeen(r.uid()),
             c.clock.instant());
     r.start = d.start();
     String capkGrace = LenientJson.annotation(r.vmi, EvictionAnnotations.CAPK_DELETION_GRACE_TIME);
@@ -297,21 +303,12 @@ final class Evacuator {
       Told.NODE_NOT_FOUND.to(c.events, r.vmi, r.key, guest.cluster(), vmiName, providerId);
       return new StepOutcome.Delete(Outcome.NODE_MISSING);
     }
-    V1Node read = found.get();
-    r.node = read;
-    if (read.getSpec() != null && Boolean.TRUE.equals(read.getSpec().getUnschedulable())) {
+    r.node = found.get();
+    if (Cordoner.unschedulable(r.node)) {
       return new StepOutcome.Proceed(r.vmi);
     }
-    try {
-      V1Node cordoned = guest.cordonAndMark(read, r.uid());
-      r.node = cordoned != null ? cordoned : read;
-    } catch (GuestAccessException e) {
-      if (e.reason() == GuestAccessException.Reason.GuestAPIRefused) {
-        // The tenant's admins look at their node: the refusal is told there too.
-        guest.nodeEvent(read, true, e.reason().name(), e.getMessage());
-      }
-      throw e;
-    }
+    V1Node cordoned = guest.cordonAndMark(r.node, r.uid()); // a refusal: told on the node too
+    r.node = cordoned != null ? cordoned : r.node;
     Told.NODE_CORDONED.to(c.events, r.vmi, r.key, guest.cluster(), r.nodeName());
     String infraNode = Eligibility.evacuationNodeName(r.vmi);
     String why = "Cordoned: infra VMI " + r.key + " is being evacuated from node " + infraNode;
@@ -500,28 +497,41 @@ final class Evacuator {
   }
 
   private Result guestFailed(Run r, String reason, String message) {
+    Duration after = c.backoff(r.key);
+    if (REFUSALS.contains(reason) && after.compareTo(c.settings.retryInterval()) > 0) {
+      after = c.settings.retryInterval(); // asked again once per interval: the tenant may lift it
+    }
+    boolean refused = reason.equals(GuestAccessException.Reason.GuestAPIRefused.name());
+    if (r.e == null) {
+      // The uncordon check, retried with backoff while the guest cannot be used: told once per
+      // cause; a refusal, which asking again will not lift, is named in a Warning.
+      Level level = c.level(r.uid(), reason + ": " + message);
+      if (refused) {
+        Told.UNCORDON_REFUSED.to(c.events, level, r.vmi, r.key, reason, message);
+      } else {
+        log.atLevel(level)
+            .log("uncordon check postponed vmi={} reason={} detail=\"{}\"", r.key, reason, message);
+      }
+      return new Result(true, after);
+    }
+    if (refused && r.node != null) {
+      // Only a node patch is refused: the tenant's admins look at their node, told there too.
+      r.guest.nodeEvent(r.node, true, reason, message);
+    }
     c.metrics.reconcileError(reason);
     r.e.failure = message;
-    Result retry = requeue(r, REFUSALS.contains(reason) ? refusalBackoff(r.key) : c.backoff(r.key));
+    Result retry = requeue(r, after);
     // Retried with backoff while it lasts: the same failure is told once, every change of it too.
     Level level = c.changed(r.uid() + "/failure", reason + message) ? Level.WARN : Level.DEBUG;
-    Duration after = retry.getRequeueAfter();
+    after = retry.getRequeueAfter();
     String deadline = DrainStartTime.format(r.deadline.at());
     Told.STEP_FAILED.to(c.events, level, r.vmi, r.key, reason, message, after, deadline);
     return retry;
   }
 
-  /** A refusal is asked again once per retry interval at most: the tenant may lift it. */
-  private Duration refusalBackoff(String key) {
-    Duration backoff = c.backoff(key);
-    return backoff.compareTo(c.settings.retryInterval()) < 0 ? backoff : c.settings.retryInterval();
-  }
-
   /**
-   * Records the phase the evacuation is in on the VMI, when it changed (one patch per change): what
-   * {@code status} reads. A failed write never holds the evacuation: its next step writes again.
-   *
-   * @return the VMI as the write left it
+   * Records the evacuation's phase on the VMI (what {@code status} reads) when it changed; a failed
+   * write never holds the evacuation, its next step writes again. Returns the VMI as it left it.
    */
   private VirtualMachineInstance inPhase(Run r, EvacuationPhase phase) {
     r.e.phase = phase;
@@ -545,7 +555,7 @@ final class Evacuator {
 
   /**
    * Not being evacuated: if KubeVirt cleared the mark, a later evacuation must get a fresh start
-   * and deadline; then the uncordon check.
+   * and deadline; then, once the recreated VMI runs, the uncordon check ({@link #uncordon}).
    */
   Result callOff(String key, VirtualMachineInstance vmi) {
     // The backoff is kept: a write refused again and again backs off.
@@ -556,111 +566,75 @@ final class Evacuator {
       // A live migration of ours moved the VMI (KubeVirt cleared the mark): say so, once.
       r.vmi = migration.succeeded(key, vmi);
       Map<String, String> clear = new HashMap<>();
-      for (String k :
-          List.of(EvictionAnnotations.DRAIN_START_TIME, EvictionAnnotations.EVACUATION_PHASE)) {
-        if (LenientJson.annotation(r.vmi, k) != null) {
-          clear.put(k, null);
-        }
-      }
+      Stream.of(EvictionAnnotations.DRAIN_START_TIME, EvictionAnnotations.EVACUATION_PHASE)
+          .filter(k -> LenientJson.annotation(r.vmi, k) != null)
+          .forEach(k -> clear.put(k, null));
       if (!clear.isEmpty()) {
         doing = "clearing the drain start";
         c.vmis.annotate(r.vmi, clear);
         log.info("evacuation called off, drain start cleared vmi={}", key);
       }
-    } catch (ApiException e) {
+      r.vmi = vmi;
+      if (vmi.getStatus() == null
+          || !VirtualMachineInstanceStatus.PHASE_RUNNING.equals(vmi.getStatus().getPhase())
+          || c.guests.unmarked.getIfPresent(r.uid()) != null) {
+        return DONE; // not running (an update will come when it does), or known to carry no mark
+      }
+      doing = "the uncordon check";
+      try {
+        r.guest = c.guests.connect(vmi, Optional.empty());
+      } catch (GuestAccessException e) {
+        if (!NO_GUEST.contains(e.reason())) {
+          throw e;
+        }
+        // No guest cluster to go to: nothing of ours can be there. Not an error for this VMI.
+        c.guests.unmarked.put(r.uid(), true);
+        return DONE;
+      }
+      return uncordon(r);
+    } catch (GuestAccessException | ApiException e) {
       return failed(r, doing, e);
     }
-    return uncordon(key, vmi);
   }
 
   /**
-   * Once the recreated VMI runs and its guest node is Ready, uncordons the node this controller
-   * cordoned (and only such a node: the mark says whose cordon it is; {@link UncordonDecision}).
+   * Finds the VMI's guest node and uncordons it where {@link UncordonDecision} says so: only a node
+   * this controller cordoned (the mark says whose cordon it is), once the VMI runs again and the
+   * node is Ready.
    */
-  private Result uncordon(String key, VirtualMachineInstance vmi) {
-    String uid = vmi.getMetadata().getUid();
-    if (vmi.getStatus() == null
-        || !VirtualMachineInstanceStatus.PHASE_RUNNING.equals(vmi.getStatus().getPhase())
-        || c.guests.unmarked.getIfPresent(uid) != null) {
-      return DONE; // not running (an update will come when it does), or known to carry no mark
-    }
-    try {
-      return uncordonIfOurs(key, vmi, c.guests.connect(vmi, Optional.empty()));
-    } catch (GuestAccessException e) {
-      switch (e.reason()) {
-        case MissingClusterLabel,
-            ClusterNamespaceRefused,
-            ClusterNotFound,
-            KubeconfigSecretNotFound -> {
-          // No guest cluster to go to: nothing of ours can be there. Not an error for this VMI.
-          c.guests.unmarked.put(uid, true);
-          return DONE;
-        }
-        case GuestAPIRefused -> {
-          // Asking again will not help until the tenant lifts it: say what refused, back off.
-          Level level = c.level(uid, e.getMessage());
-          Told.UNCORDON_REFUSED.to(c.events, level, vmi, key, e.reason().name(), e.getMessage());
-          return new Result(true, refusalBackoff(key));
-        }
-        default -> {
-          // Retried with backoff while the guest cluster cannot be used: told once per cause.
-          log.atLevel(c.level(uid, e.reason() + ": " + e.getMessage()))
-              .log(
-                  "uncordon check postponed vmi={} reason={} detail=\"{}\"",
-                  key,
-                  e.reason(),
-                  e.getMessage());
-          return new Result(true, c.backoff(key));
-        }
-      }
-    } catch (ApiException e) {
-      if (e.getCode() == 409 && c.conflicted(key) <= MAX_QUICK_CONFLICTS) {
-        log.debug("uncordon check: node changed since read, reading again vmi={}", key);
-        return new Result(true, CONFLICT_RETRY);
-      }
-      log.atLevel(c.level(uid, "HTTP " + e.getCode()))
-          .log("uncordon check postponed vmi={} code={}", key, e.getCode());
-      return new Result(true, refusalBackoff(key));
-    }
-  }
-
-  /** Finds the VMI's guest node and, where {@link UncordonDecision} says so, uncordons it. */
-  private Result uncordonIfOurs(String key, VirtualMachineInstance vmi, Guest guest)
-      throws GuestAccessException, ApiException {
-    String uid = vmi.getMetadata().getUid();
+  private Result uncordon(Run r) throws GuestAccessException, ApiException {
     // From the cluster's node watch: the checks of all its Running VMIs cost its one list.
-    Optional<V1Node> found = guest.findNode(vmi.getMetadata().getName());
+    Optional<V1Node> found = r.guest.findNode(r.vmi.getMetadata().getName());
     UncordonDecision decision =
-        found.map(n -> UncordonDecision.of(n, vmi)).orElse(UncordonDecision.NOT_OURS);
+        found.map(n -> UncordonDecision.of(n, r.vmi)).orElse(UncordonDecision.NOT_OURS);
     if (decision == UncordonDecision.NOT_OURS) {
-      return noMark(key, uid);
+      return noMark(r.key, r.uid());
     }
-    V1Node node = found.get();
-    String nodeName = node.getMetadata().getName();
+    r.node = found.get();
     if (decision == UncordonDecision.WAIT) {
       // Looked at again every retry interval until the node is Ready: told once per node.
-      log.atLevel(c.level(uid, nodeName))
-          .log("guest node not ready for uncordon yet vmi={} node={}", key, nodeName);
+      log.atLevel(c.level(r.uid(), r.nodeName()))
+          .log("guest node not ready for uncordon yet vmi={} node={}", r.key, r.nodeName());
       return new Result(true, c.settings.retryInterval());
     }
-    guest.unmark(node); // uncordons only a node cordoned as read: REMOVE_MARK removes the mark
+    r.guest.unmark(r.node); // uncordons only a node cordoned as read: REMOVE_MARK removes the mark
     if (decision == UncordonDecision.UNCORDON) {
-      Told.NODE_UNCORDONED.to(c.events, vmi, key, guest.cluster(), nodeName);
-      guest.nodeEvent(
-          node, false, VmiEvents.UNCORDONED, "Uncordoned: infra VMI " + key + " runs again");
+      Told.NODE_UNCORDONED.to(c.events, r.vmi, r.key, r.guest.cluster(), r.nodeName());
+      String why = "Uncordoned: infra VMI " + r.key + " runs again";
+      r.guest.nodeEvent(r.node, false, VmiEvents.UNCORDONED, why);
     } else {
       log.info(
           "guest node already schedulable, mark removed vmi={} cluster={} node={}",
-          key,
-          guest.cluster(),
-          nodeName);
+          r.key,
+          r.guest.cluster(),
+          r.nodeName());
     }
     // The node is back: a VMI of the same Cluster held by the quorum guard may go now.
-    String cluster = LenientJson.label(vmi, CapkLabels.CLUSTER_NAME);
+    String cluster = LenientJson.label(r.vmi, CapkLabels.CLUSTER_NAME);
     if (cluster != null) {
-      c.waitOver(vmi.getMetadata().getNamespace() + "/" + cluster, null);
+      c.waitOver(r.vmi.getMetadata().getNamespace() + "/" + cluster, null);
     }
-    return noMark(key, uid);
+    return noMark(r.key, r.uid());
   }
 
   /** Nothing (more) of ours on this VMI's node: no need to look again. */
@@ -676,7 +650,7 @@ final class Evacuator {
     private DrainStartTime() {}
 
     public static String format(Instant instant) {
-      return DateTimeFormatter.ISO_INSTANT.format(instant.truncatedTo(ChronoUnit.SECONDS));
+      return instant.truncatedTo(ChronoUnit.SECONDS).toString(); // ISO_INSTANT
     }
 
     /**
@@ -693,8 +667,7 @@ final class Evacuator {
         return Optional.empty();
       }
       try {
-        return Optional.of(
-            OffsetDateTime.parse(raw.trim(), DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant());
+        return Optional.of(OffsetDateTime.parse(raw.trim()).toInstant()); // ISO_OFFSET_DATE_TIME
       } catch (DateTimeParseException e) {
         return Optional.empty();
       }

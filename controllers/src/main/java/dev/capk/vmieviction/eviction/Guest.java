@@ -19,8 +19,8 @@ import dev.capk.vmieviction.workload.GuestClient;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1Node;
-import io.kubernetes.client.openapi.models.V1NodeCondition;
 import io.kubernetes.client.openapi.models.V1NodeList;
+import io.kubernetes.client.openapi.models.V1NodeStatus;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
 import io.kubernetes.client.openapi.models.V1PodList;
 import java.time.Duration;
@@ -33,6 +33,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -319,17 +320,13 @@ public class Guest {
 
     /** The Node named like the VMI; else the Node whose providerID names the VMI; else none. */
     public static Optional<V1Node> choose(String vmiName, Collection<V1Node> nodes) {
+      String providerId = providerIdFor(vmiName);
+      Predicate<V1Node> provided =
+          n -> n.getSpec() != null && providerId.equals(n.getSpec().getProviderID());
       return nodes.stream()
           .filter(n -> n.getMetadata() != null && vmiName.equals(n.getMetadata().getName()))
           .findFirst()
-          .or(
-              () ->
-                  nodes.stream()
-                      .filter(
-                          n ->
-                              n.getSpec() != null
-                                  && providerIdFor(vmiName).equals(n.getSpec().getProviderID()))
-                      .findFirst());
+          .or(() -> nodes.stream().filter(provided).findFirst());
     }
 
     /** A Node's Ready condition, reduced to what the drain decisions need. */
@@ -340,16 +337,13 @@ public class Guest {
       UNREACHABLE;
 
       public static NodeReadiness of(V1Node node) {
-        List<V1NodeCondition> conditions =
-            node.getStatus() == null ? null : node.getStatus().getConditions();
         String ready =
-            conditions == null
-                ? null
-                : conditions.stream()
-                    .filter(c -> "Ready".equals(c.getType()))
-                    .map(c -> String.valueOf(c.getStatus()))
-                    .findFirst()
-                    .orElse(null);
+            Optional.ofNullable(node.getStatus()).map(V1NodeStatus::getConditions).stream()
+                .flatMap(List::stream)
+                .filter(c -> "Ready".equals(c.getType()))
+                .map(c -> String.valueOf(c.getStatus()))
+                .findFirst()
+                .orElse(null);
         return "True".equals(ready) ? READY : "False".equals(ready) ? NOT_READY : UNREACHABLE;
       }
     }

@@ -3,6 +3,7 @@ package dev.capk.vmieviction.eviction;
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
 import dev.capk.vmieviction.api.EvacuationPhase;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import io.kubernetes.client.extended.workqueue.ratelimiter.ItemExponentialFailureRateLimiter;
 import java.time.Clock;
 import java.time.Duration;
@@ -110,6 +111,14 @@ final class StepContext {
   private final Cache<String, Object> told =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterAccess(Duration.ofHours(1)).build();
 
+  /**
+   * When this process first saw each VMI's evacuation mark, by UID, as the informer delivered it:
+   * the drain start an evacuation records. A worker may reach the VMI much later (every worker
+   * busy, or its key held by a slow uncordon check), and the deadline must still count from the
+   * mark. After a restart, the first list shows the marks again.
+   */
+  private final Map<String, Instant> firstSeen = new ConcurrentHashMap<>();
+
   StepContext(
       InfraVmis vmis,
       GuestClusters guests,
@@ -140,6 +149,25 @@ final class StepContext {
 
   private Stream<Evacuation> underWay() {
     return evacuations.values().stream().filter(e -> e.deadline != null);
+  }
+
+  /** What the informer shows of a VMI now (added, updated or resynced). */
+  void seen(VirtualMachineInstance vmi) {
+    if (VmiEvictionReconciler.Eligibility.evacuationRequested(vmi)) {
+      firstSeen.putIfAbsent(vmi.getMetadata().getUid(), clock.instant());
+    } else {
+      gone(vmi);
+    }
+  }
+
+  /** The VMI is gone (or no longer selected). */
+  void gone(VirtualMachineInstance vmi) {
+    firstSeen.remove(vmi.getMetadata().getUid());
+  }
+
+  /** When the current mark of the VMI with this UID was first seen; empty if it was not. */
+  Optional<Instant> firstSeen(String uid) {
+    return uid == null ? Optional.empty() : Optional.ofNullable(firstSeen.get(uid));
   }
 
   /** The next delay after one more failure of this VMI's step. */

@@ -14,13 +14,11 @@ import io.kubernetes.client.informer.ResourceEventHandler;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.stream.Stream;
 import org.slf4j.event.Level;
 
 /**
@@ -45,9 +43,8 @@ public final class VmiEvictionReconciler implements Reconciler {
 
   private final ClusterDefaults clusterDefaults;
   private final Evacuator evacuator;
-  private final StepContext c;
+  final StepContext c;
   private final Function<VirtualMachineInstance, Optional<String>> refusal;
-  private final MarkSightings sightings;
 
   /**
    * @param migrations the infra cluster's API where the live migrations of {@code
@@ -73,20 +70,40 @@ public final class VmiEvictionReconciler implements Reconciler {
       Function<VirtualMachineInstance, Optional<String>> refusal) {
     this.refusal = refusal;
     this.clusterDefaults = clusterDefaults;
-    this.sightings = new MarkSightings(clock);
     this.c = new StepContext(vmis, guests, events, metrics, settings, clock, wake);
     this.evacuator =
         new Evacuator(
             c,
             contracts,
             new TenantAdmission(c),
-            new LiveMigrationStep(c, migrations, clusterDefaults),
-            sightings);
+            new LiveMigrationStep(c, migrations, clusterDefaults));
   }
 
-  /** Where the VMI informer's events must pass before the work queue ({@link MarkSightings}). */
-  public MarkSightings markSightings() {
-    return sightings;
+  /**
+   * {@code next} (feeding the work queue), after recording when each VMI's evacuation mark was
+   * first seen ({@link StepContext#seen}): a drain starts then, not when a worker gets to the VMI.
+   */
+  public ResourceEventHandler<VirtualMachineInstance> markSightings(
+      ResourceEventHandler<VirtualMachineInstance> next) {
+    return new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(VirtualMachineInstance vmi) {
+        c.seen(vmi);
+        next.onAdd(vmi);
+      }
+
+      @Override
+      public void onUpdate(VirtualMachineInstance old, VirtualMachineInstance vmi) {
+        c.seen(vmi);
+        next.onUpdate(old, vmi);
+      }
+
+      @Override
+      public void onDelete(VirtualMachineInstance vmi, boolean finalStateUnknown) {
+        c.gone(vmi);
+        next.onDelete(vmi, finalStateUnknown);
+      }
+    };
   }
 
   /** This reconciler's evacuations no longer count in the shared gauges (its pipeline stopped). */
@@ -140,8 +157,8 @@ public final class VmiEvictionReconciler implements Reconciler {
       c.waitOver(KUBEVIRT_CR, key).forEach(c::succeeded);
       clusterDefault = ((Readout.Answer<Optional<String>>) read).value();
     }
-    String strategy =
-        Eligibility.effectiveStrategy(vmiStrategy, clusterDefault, c.settings.fallbackStrategy());
+    Optional<String> set = Eligibility.effectiveStrategy(vmiStrategy, clusterDefault);
+    String strategy = set.orElse(c.settings.fallbackStrategy());
     return switch (Eligibility.of(vmi, strategy)) {
       case EVACUATE -> evacuator.evacuate(key, vmi);
       case NOT_EVACUATING -> {
@@ -151,8 +168,7 @@ public final class VmiEvictionReconciler implements Reconciler {
         yield evacuator.callOff(key, vmi);
       }
       case NOT_EXTERNAL -> {
-        leftToKubeVirt(
-            key, vmi, strategy, Eligibility.isFallbackStrategy(vmiStrategy, clusterDefault));
+        leftToKubeVirt(key, vmi, strategy, set.isEmpty());
         // The earliest start is kept: flipping the strategy away and back buys no later deadline.
         yield forget(key, true);
       }
@@ -229,19 +245,15 @@ public final class VmiEvictionReconciler implements Reconciler {
 
     /**
      * The strategy KubeVirt applies: the VMI's own when set, else the cluster-wide default from the
-     * KubeVirt CR when it could be read and is set, else the operator-given fallback.
+     * KubeVirt CR when it could be read and is set; empty when neither says, so the operator-given
+     * fallback decides.
      */
-    public static String effectiveStrategy(
-        String vmiStrategy, Optional<String> clusterDefault, String fallback) {
-      if (!isBlank(vmiStrategy)) {
-        return vmiStrategy.trim();
-      }
-      return clusterDefault.filter(s -> !isBlank(s)).map(String::trim).orElse(fallback);
-    }
-
-    /** True when neither the VMI nor the KubeVirt CR says, so the operator's fallback decides. */
-    public static boolean isFallbackStrategy(String vmiStrategy, Optional<String> clusterDefault) {
-      return isBlank(vmiStrategy) && clusterDefault.filter(s -> !isBlank(s)).isEmpty();
+    public static Optional<String> effectiveStrategy(
+        String vmiStrategy, Optional<String> clusterDefault) {
+      return Stream.concat(Stream.ofNullable(vmiStrategy), clusterDefault.stream())
+          .filter(s -> !isBlank(s))
+          .map(String::trim)
+          .findFirst();
     }
 
     /** The strategies KubeVirt accepts, case-sensitive as KubeVirt compares them. */
@@ -254,65 +266,6 @@ public final class VmiEvictionReconciler implements Reconciler {
 
     static boolean isBlank(String s) {
       return s == null || s.isBlank();
-    }
-  }
-
-  /**
-   * When this process first saw each VMI's evacuation mark, by UID, as the informer delivered it:
-   * the drain start an evacuation records. A worker may reach the VMI much later (every worker
-   * busy, or its key held by a slow uncordon check), and the deadline must still count from the
-   * mark. After a restart, the first list shows the marks again.
-   */
-  public static final class MarkSightings {
-
-    private final Clock clock;
-    private final Map<String, Instant> firstSeen = new ConcurrentHashMap<>();
-
-    public MarkSightings(Clock clock) {
-      this.clock = clock;
-    }
-
-    /** What the informer shows of a VMI now (added, updated or resynced). */
-    void seen(VirtualMachineInstance vmi) {
-      if (Eligibility.evacuationRequested(vmi)) {
-        firstSeen.putIfAbsent(vmi.getMetadata().getUid(), clock.instant());
-      } else {
-        gone(vmi);
-      }
-    }
-
-    /** The VMI is gone (or no longer selected). */
-    void gone(VirtualMachineInstance vmi) {
-      firstSeen.remove(vmi.getMetadata().getUid());
-    }
-
-    /** When the current mark of the VMI with this UID was first seen; empty if it was not. */
-    Optional<Instant> firstSeen(String uid) {
-      return uid == null ? Optional.empty() : Optional.ofNullable(firstSeen.get(uid));
-    }
-
-    /** {@code next} (feeding the work queue), after recording what each event shows. */
-    public ResourceEventHandler<VirtualMachineInstance> before(
-        ResourceEventHandler<VirtualMachineInstance> next) {
-      return new ResourceEventHandler<>() {
-        @Override
-        public void onAdd(VirtualMachineInstance vmi) {
-          seen(vmi);
-          next.onAdd(vmi);
-        }
-
-        @Override
-        public void onUpdate(VirtualMachineInstance old, VirtualMachineInstance vmi) {
-          seen(vmi);
-          next.onUpdate(old, vmi);
-        }
-
-        @Override
-        public void onDelete(VirtualMachineInstance vmi, boolean finalStateUnknown) {
-          gone(vmi);
-          next.onDelete(vmi, finalStateUnknown);
-        }
-      };
     }
   }
 }

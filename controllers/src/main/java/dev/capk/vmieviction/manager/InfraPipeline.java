@@ -127,8 +127,7 @@ final class InfraPipeline implements ManagedController {
     // Not ControllerBuilder.watch(): that sees one factory's informer, and there is one factory per
     // namespace. Each event records when a VMI's mark was first seen before it reaches the queue: a
     // drain starts then, not when a worker gets to the VMI.
-    vmis.addEventHandler(
-        reconciler.markSightings().before(watch.getResourceEventHandler()), RESYNC);
+    vmis.addEventHandler(reconciler.markSightings(watch.getResourceEventHandler()), RESYNC);
     // Unexpected reconcile failures back off per item (the framework's limiter); the
     // reconciler's own requeues use addAfter, capped at the deadline.
     this.workers =

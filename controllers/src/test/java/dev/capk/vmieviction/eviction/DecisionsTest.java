@@ -110,31 +110,34 @@ class DecisionsTest {
     void vmisOwnStrategyWinsOverClusterDefaultAndFallback() {
       assertEquals(
           "External",
-          Eligibility.effectiveStrategy("External", Optional.of("LiveMigrate"), "None"));
+          Eligibility.effectiveStrategy("External", Optional.of("LiveMigrate")).orElse("None"));
       assertEquals(
-          "None", Eligibility.effectiveStrategy("None", Optional.of("External"), "External"));
+          "None",
+          Eligibility.effectiveStrategy("None", Optional.of("External")).orElse("External"));
     }
 
     @Test
     void unsetStrategyTakesTheKubeVirtClusterDefault() {
       assertEquals(
-          "External", Eligibility.effectiveStrategy(null, Optional.of("External"), "None"));
+          "External", Eligibility.effectiveStrategy(null, Optional.of("External")).orElse("None"));
       assertEquals(
-          "External", Eligibility.effectiveStrategy("  ", Optional.of(" External "), "None"));
+          "External",
+          Eligibility.effectiveStrategy("  ", Optional.of(" External ")).orElse("None"));
     }
 
     @Test
     void theFallbackDecidesOnlyWhenNeitherTheVmiNorTheClusterSays() {
-      assertTrue(Eligibility.isFallbackStrategy(null, Optional.empty()));
-      assertTrue(Eligibility.isFallbackStrategy(" ", Optional.of("")));
-      assertFalse(Eligibility.isFallbackStrategy("None", Optional.empty()));
-      assertFalse(Eligibility.isFallbackStrategy(null, Optional.of("LiveMigrate")));
+      assertTrue(Eligibility.effectiveStrategy(null, Optional.empty()).isEmpty());
+      assertTrue(Eligibility.effectiveStrategy(" ", Optional.of("")).isEmpty());
+      assertFalse(Eligibility.effectiveStrategy("None", Optional.empty()).isEmpty());
+      assertFalse(Eligibility.effectiveStrategy(null, Optional.of("LiveMigrate")).isEmpty());
     }
 
     @Test
     void unreadableOrUnsetClusterDefaultFallsBackToTheFlag() {
-      assertEquals("External", Eligibility.effectiveStrategy(null, Optional.empty(), "External"));
-      assertEquals("None", Eligibility.effectiveStrategy(null, Optional.of(""), "None"));
+      assertEquals(
+          "External", Eligibility.effectiveStrategy(null, Optional.empty()).orElse("External"));
+      assertEquals("None", Eligibility.effectiveStrategy(null, Optional.of("")).orElse("None"));
     }
 
     @Test

@@ -22,7 +22,6 @@ import dev.capk.vmieviction.eviction.Guest.DrainPass;
 import dev.capk.vmieviction.eviction.Guest.MarkedNodes;
 import dev.capk.vmieviction.eviction.MachineContractCheck.MachineContract;
 import dev.capk.vmieviction.eviction.VmiEvents.Told;
-import dev.capk.vmieviction.eviction.VmiEvictionReconciler.MarkSightings;
 import dev.capk.vmieviction.kube.Samples;
 import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.GuestAccessException;
@@ -754,25 +753,23 @@ class VmiEvictionReconcilerTest {
     VirtualMachineInstance marked = evacuating("vm-1");
     List<String> queued = new ArrayList<>();
     var handler =
-        reconciler
-            .markSightings()
-            .before(
-                new io.kubernetes.client.informer.ResourceEventHandler<>() {
-                  @Override
-                  public void onAdd(VirtualMachineInstance vmi) {
-                    queued.add("add " + vmi.getMetadata().getName());
-                  }
+        reconciler.markSightings(
+            new io.kubernetes.client.informer.ResourceEventHandler<>() {
+              @Override
+              public void onAdd(VirtualMachineInstance vmi) {
+                queued.add("add " + vmi.getMetadata().getName());
+              }
 
-                  @Override
-                  public void onUpdate(VirtualMachineInstance old, VirtualMachineInstance vmi) {
-                    queued.add("update " + vmi.getMetadata().getName());
-                  }
+              @Override
+              public void onUpdate(VirtualMachineInstance old, VirtualMachineInstance vmi) {
+                queued.add("update " + vmi.getMetadata().getName());
+              }
 
-                  @Override
-                  public void onDelete(VirtualMachineInstance vmi, boolean unknown) {
-                    queued.add("delete " + vmi.getMetadata().getName());
-                  }
-                });
+              @Override
+              public void onDelete(VirtualMachineInstance vmi, boolean unknown) {
+                queued.add("delete " + vmi.getMetadata().getName());
+              }
+            });
     clock.now = T0.plusMillis(200);
     handler.onUpdate(marked, marked);
     // A slow step of another kind held the VMI: the worker comes 12 s after the mark was seen.
@@ -794,7 +791,7 @@ class VmiEvictionReconcilerTest {
   @Test
   void aMarkClearedAndSetAgainStartsFromItsNewSighting() {
     VirtualMachineInstance marked = evacuating("vm-1");
-    MarkSightings sightings = reconciler.markSightings();
+    StepContext sightings = reconciler.c;
     sightings.seen(marked);
     VirtualMachineInstance cleared = vmi("vm-1", "External", null);
     clock.now = T0.plusSeconds(30);
