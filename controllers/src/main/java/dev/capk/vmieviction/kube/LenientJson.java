@@ -74,11 +74,9 @@ public final class LenientJson {
     try {
       return GSON.fromJson(json, type);
     } catch (RuntimeException e) {
+      String what = type.getSimpleName();
       throw new ApiException(
-          "cannot parse the API server's answer as "
-              + type.getSimpleName()
-              + ": "
-              + e.getMessage());
+          "cannot parse the API server's answer as " + what + ": " + e.getMessage());
     }
   }
 

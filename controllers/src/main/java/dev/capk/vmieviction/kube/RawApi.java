@@ -53,22 +53,11 @@ public final class RawApi {
   }
 
   /** The metav1.Status an API error carries; absent fields are empty. */
-  public record Status(String reason, String message, List<Cause> causes) {
-    public record Cause(String reason, String message) {
-      public Cause {
-        reason = Objects.toString(reason, "");
-        message = Objects.toString(message, "");
-      }
-    }
-
+  public record Status(String reason, String message, List<V1StatusCause> causes) {
     public Status {
       reason = Objects.toString(reason, "");
       message = Objects.toString(message, "");
       causes = List.copyOf(causes);
-    }
-
-    public static Status of(ApiException e) {
-      return parse(e.getResponseBody());
     }
 
     public static Status parse(String body) {
@@ -85,16 +74,11 @@ public final class RawApi {
         return new Status("", "", List.of());
       }
       List<V1StatusCause> causes = s.getDetails() == null ? null : s.getDetails().getCauses();
-      return new Status(
-          s.getReason(),
-          s.getMessage(),
-          causes == null
-              ? List.of()
-              : causes.stream().map(c -> new Cause(c.getReason(), c.getMessage())).toList());
+      return new Status(s.getReason(), s.getMessage(), causes == null ? List.of() : causes);
     }
 
     public boolean hasCause(String causeReason) {
-      return causes.stream().anyMatch(c -> causeReason.equals(c.reason()));
+      return causes.stream().anyMatch(c -> causeReason.equals(c.getReason()));
     }
   }
 
@@ -240,7 +224,7 @@ public final class RawApi {
       String what = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
       return "cannot reach the API server: " + what;
     }
-    Status s = Status.of(e);
+    Status s = Status.parse(e.getResponseBody());
     String text =
         !s.message().isEmpty()
             ? s.message()
@@ -254,23 +238,21 @@ public final class RawApi {
    * (which may hold a URL with credentials).
    */
   public static String describeWithoutServerText(Throwable t) {
-    if (t instanceof ApiException e) {
-      if (e.getCode() != 0) {
-        return "HTTP " + e.getCode();
-      }
-      return e.getCause() == null ? "no response" : e.getCause().getClass().getSimpleName();
-    }
-    return t.getClass().getSimpleName();
+    return describeWithoutServerText(t, null);
   }
 
   /**
-   * As {@link #describeWithoutServerText(Throwable)}, naming the unreachable server's host and port
-   * ({@code ConnectException from 10.0.0.5:6443}), never the URL's user info, path or query.
+   * As {@link #describeWithoutServerText(Throwable)}; no answer and {@code serverUrl} not null:
+   * naming the server's host and port ({@code ConnectException from 10.0.0.5:6443}), never the
+   * URL's user info, path or query.
    */
   public static String describeWithoutServerText(Throwable t, String serverUrl) {
-    String described = describeWithoutServerText(t);
-    boolean answered = t instanceof ApiException e && e.getCode() != 0;
-    return answered ? described : described + " from " + endpoint(serverUrl);
+    if (t instanceof ApiException e && e.getCode() != 0) {
+      return "HTTP " + e.getCode();
+    }
+    Throwable kind = t instanceof ApiException ? t.getCause() : t;
+    String described = kind == null ? "no response" : kind.getClass().getSimpleName();
+    return serverUrl == null ? described : described + " from " + endpoint(serverUrl);
   }
 
   /** {@code host:port} of an API server URL (the scheme's port when it names none). */
@@ -301,7 +283,7 @@ public final class RawApi {
     if (e.getCode() == 0) {
       return describeWithoutServerText(e);
     }
-    Status s = Status.of(e);
+    Status s = Status.parse(e.getResponseBody());
     String text =
         CREDENTIAL_LIKE
             .matcher(s.message().replaceAll("\\p{Cntrl}", " ").strip())
