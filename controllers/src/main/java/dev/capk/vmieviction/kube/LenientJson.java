@@ -14,7 +14,6 @@ import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeFormatterBuilder;
 import java.time.temporal.ChronoField;
-import java.util.Map;
 
 /**
  * Reads objects in every shape the API allows. The client's generated models reject any field they
@@ -81,13 +80,12 @@ public final class LenientJson {
   }
 
   public static String label(KubernetesObject o, String key) {
-    Map<String, String> labels = o.getMetadata() == null ? null : o.getMetadata().getLabels();
-    return labels == null ? null : labels.get(key);
+    V1ObjectMeta m = o.getMetadata();
+    return m == null || m.getLabels() == null ? null : m.getLabels().get(key);
   }
 
   public static String annotation(KubernetesObject o, String key) {
-    V1ObjectMeta meta = o.getMetadata();
-    Map<String, String> annotations = meta == null ? null : meta.getAnnotations();
-    return annotations == null ? null : annotations.get(key);
+    V1ObjectMeta m = o.getMetadata();
+    return m == null || m.getAnnotations() == null ? null : m.getAnnotations().get(key);
   }
 }

@@ -40,10 +40,10 @@ public final class RawApi {
 
     /** This answer, if it is a success; else its Status message as an ApiException. */
     public Answer orThrow() throws ApiException {
-      if (ok()) {
-        return this;
+      if (!ok()) {
+        throw toException();
       }
-      throw toException();
+      return this;
     }
 
     public ApiException toException() {
@@ -57,7 +57,7 @@ public final class RawApi {
     public Status {
       reason = Objects.toString(reason, "");
       message = Objects.toString(message, "");
-      causes = List.copyOf(causes);
+      causes = causes == null ? List.of() : List.copyOf(causes);
     }
 
     public static Status parse(String body) {
@@ -70,11 +70,9 @@ public final class RawApi {
         return new Status(
             "", text.length() > 200 ? text.substring(0, 200) + "..." : text, List.of());
       }
-      if (s == null) {
-        return new Status("", "", List.of());
-      }
+      s = s == null ? new V1Status() : s;
       List<V1StatusCause> causes = s.getDetails() == null ? null : s.getDetails().getCauses();
-      return new Status(s.getReason(), s.getMessage(), causes == null ? List.of() : causes);
+      return new Status(s.getReason(), s.getMessage(), causes);
     }
 
     public boolean hasCause(String causeReason) {
@@ -115,10 +113,8 @@ public final class RawApi {
 
   /** {@code mustExist}: the object must be there (a patch of a node we read): 404 is a refusal. */
   public static Meaning meaning(int code, String body, boolean mustExist) {
-    if (code == 0 || code == 408 || code == 429 || code >= 500) {
-      return Meaning.TRANSIENT;
-    }
     return switch (code) {
+      case 0, 408, 429 -> Meaning.TRANSIENT;
       case 409 -> Meaning.CONFLICT;
       case 404 -> mustExist ? Meaning.REFUSED : Meaning.GONE;
       // Validation errors and admission denials have details or their own message.
@@ -128,7 +124,7 @@ public final class RawApi {
             ? Meaning.PATCH_NOT_APPLIED
             : Meaning.REFUSED;
       }
-      default -> Meaning.REFUSED;
+      default -> code >= 500 ? Meaning.TRANSIENT : Meaning.REFUSED;
     };
   }
 

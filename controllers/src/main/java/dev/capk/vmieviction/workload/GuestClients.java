@@ -118,7 +118,7 @@ public final class GuestClients implements AutoCloseable {
 
   /**
    * @param cachedClusters, cachedSecrets looked in first; what they lack is read with a GET
-   * @param registry where the circuit and cache metrics go; null: nowhere (a registry of its own)
+   * @param registry where the circuit and cache metrics go
    */
   public GuestClients(
       ApiClient infra,
@@ -137,7 +137,6 @@ public final class GuestClients implements AutoCloseable {
             .expireAfterAccess(settings.idleTtl())
             .removalListener(GuestClients::dropped)
             .build();
-    registry = registry == null ? new PrometheusRegistry() : registry;
     opened =
         Counter.builder()
             .name("vmi_eviction_guest_circuit_opened_total")
