@@ -30,7 +30,7 @@ import okhttp3.ResponseBody;
  * one table of what an answer means; the {@code describe} methods name a failure without leaking
  * what a server echoed.
  */
-public final class RawApi {
+public record RawApi(ApiClient client, Deadline deadline) {
 
   /** An HTTP answer; the body may be empty. */
   public record Answer(int code, String body, Map<String, List<String>> headers) {
@@ -132,25 +132,13 @@ public final class RawApi {
     return meaning(e.getCode(), e.getResponseBody(), mustExist);
   }
 
-  private final ApiClient client;
-  private final Deadline deadline;
-
   public RawApi(ApiClient client) {
     this(client, Deadline.NONE);
-  }
-
-  private RawApi(ApiClient client, Deadline deadline) {
-    this.client = client;
-    this.deadline = deadline;
   }
 
   /** The same client, with every request ending by {@code deadline}. */
   public RawApi until(Deadline deadline) {
     return new RawApi(client, deadline);
-  }
-
-  public ApiClient client() {
-    return client;
   }
 
   /**
