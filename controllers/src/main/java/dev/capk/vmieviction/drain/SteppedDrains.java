@@ -604,8 +604,8 @@ public final class SteppedDrains implements AutoCloseable {
     /** Budget names from a 429's causes ("The disruption budget web-pdb needs 2 healthy..."). */
     static Set<String> budgetNames(RawApi.Status status) {
       return status.causes().stream()
-          .filter(c -> DISRUPTION_BUDGET_CAUSE.equals(c.reason()))
-          .map(c -> BUDGET_NAME.matcher(c.message()))
+          .filter(c -> DISRUPTION_BUDGET_CAUSE.equals(c.getReason()))
+          .map(c -> BUDGET_NAME.matcher(String.valueOf(c.getMessage())))
           .filter(Matcher::find)
           .map(m -> m.group(1))
           .collect(Collectors.toCollection(LinkedHashSet::new));

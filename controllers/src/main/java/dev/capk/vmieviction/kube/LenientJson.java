@@ -14,7 +14,6 @@ import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeFormatterBuilder;
 import java.time.temporal.ChronoField;
-import java.util.Map;
 
 /**
  * Reads objects in every shape the API allows. The client's generated models reject any field they
@@ -74,22 +73,19 @@ public final class LenientJson {
     try {
       return GSON.fromJson(json, type);
     } catch (RuntimeException e) {
+      String what = type.getSimpleName();
       throw new ApiException(
-          "cannot parse the API server's answer as "
-              + type.getSimpleName()
-              + ": "
-              + e.getMessage());
+          "cannot parse the API server's answer as " + what + ": " + e.getMessage());
     }
   }
 
   public static String label(KubernetesObject o, String key) {
-    Map<String, String> labels = o.getMetadata() == null ? null : o.getMetadata().getLabels();
-    return labels == null ? null : labels.get(key);
+    V1ObjectMeta m = o.getMetadata();
+    return m == null || m.getLabels() == null ? null : m.getLabels().get(key);
   }
 
   public static String annotation(KubernetesObject o, String key) {
-    V1ObjectMeta meta = o.getMetadata();
-    Map<String, String> annotations = meta == null ? null : meta.getAnnotations();
-    return annotations == null ? null : annotations.get(key);
+    V1ObjectMeta m = o.getMetadata();
+    return m == null || m.getAnnotations() == null ? null : m.getAnnotations().get(key);
   }
 }

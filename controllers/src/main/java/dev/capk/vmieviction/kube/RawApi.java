@@ -30,7 +30,7 @@ import okhttp3.ResponseBody;
  * one table of what an answer means; the {@code describe} methods name a failure without leaking
  * what a server echoed.
  */
-public final class RawApi {
+public record RawApi(ApiClient client, Deadline deadline) {
 
   /** An HTTP answer; the body may be empty. */
   public record Answer(int code, String body, Map<String, List<String>> headers) {
@@ -40,10 +40,10 @@ public final class RawApi {
 
     /** This answer, if it is a success; else its Status message as an ApiException. */
     public Answer orThrow() throws ApiException {
-      if (ok()) {
-        return this;
+      if (!ok()) {
+        throw toException();
       }
-      throw toException();
+      return this;
     }
 
     public ApiException toException() {
@@ -53,22 +53,11 @@ public final class RawApi {
   }
 
   /** The metav1.Status an API error carries; absent fields are empty. */
-  public record Status(String reason, String message, List<Cause> causes) {
-    public record Cause(String reason, String message) {
-      public Cause {
-        reason = Objects.toString(reason, "");
-        message = Objects.toString(message, "");
-      }
-    }
-
+  public record Status(String reason, String message, List<V1StatusCause> causes) {
     public Status {
       reason = Objects.toString(reason, "");
       message = Objects.toString(message, "");
-      causes = List.copyOf(causes);
-    }
-
-    public static Status of(ApiException e) {
-      return parse(e.getResponseBody());
+      causes = causes == null ? List.of() : List.copyOf(causes);
     }
 
     public static Status parse(String body) {
@@ -81,20 +70,13 @@ public final class RawApi {
         return new Status(
             "", text.length() > 200 ? text.substring(0, 200) + "..." : text, List.of());
       }
-      if (s == null) {
-        return new Status("", "", List.of());
-      }
+      s = s == null ? new V1Status() : s;
       List<V1StatusCause> causes = s.getDetails() == null ? null : s.getDetails().getCauses();
-      return new Status(
-          s.getReason(),
-          s.getMessage(),
-          causes == null
-              ? List.of()
-              : causes.stream().map(c -> new Cause(c.getReason(), c.getMessage())).toList());
+      return new Status(s.getReason(), s.getMessage(), causes);
     }
 
     public boolean hasCause(String causeReason) {
-      return causes.stream().anyMatch(c -> causeReason.equals(c.reason()));
+      return causes.stream().anyMatch(c -> causeReason.equals(c.getReason()));
     }
   }
 
@@ -131,10 +113,8 @@ public final class RawApi {
 
   /** {@code mustExist}: the object must be there (a patch of a node we read): 404 is a refusal. */
   public static Meaning meaning(int code, String body, boolean mustExist) {
-    if (code == 0 || code == 408 || code == 429 || code >= 500) {
-      return Meaning.TRANSIENT;
-    }
     return switch (code) {
+      case 0, 408, 429 -> Meaning.TRANSIENT;
       case 409 -> Meaning.CONFLICT;
       case 404 -> mustExist ? Meaning.REFUSED : Meaning.GONE;
       // Validation errors and admission denials have details or their own message.
@@ -144,7 +124,7 @@ public final class RawApi {
             ? Meaning.PATCH_NOT_APPLIED
             : Meaning.REFUSED;
       }
-      default -> Meaning.REFUSED;
+      default -> code >= 500 ? Meaning.TRANSIENT : Meaning.REFUSED;
     };
   }
 
@@ -152,25 +132,13 @@ public final class RawApi {
     return meaning(e.getCode(), e.getResponseBody(), mustExist);
   }
 
-  private final ApiClient client;
-  private final Deadline deadline;
-
   public RawApi(ApiClient client) {
     this(client, Deadline.NONE);
-  }
-
-  private RawApi(ApiClient client, Deadline deadline) {
-    this.client = client;
-    this.deadline = deadline;
   }
 
   /** The same client, with every request ending by {@code deadline}. */
   public RawApi until(Deadline deadline) {
     return new RawApi(client, deadline);
-  }
-
-  public ApiClient client() {
-    return client;
   }
 
   /**
@@ -240,7 +208,7 @@ public final class RawApi {
       String what = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
       return "cannot reach the API server: " + what;
     }
-    Status s = Status.of(e);
+    Status s = Status.parse(e.getResponseBody());
     String text =
         !s.message().isEmpty()
             ? s.message()
@@ -254,23 +222,21 @@ public final class RawApi {
    * (which may hold a URL with credentials).
    */
   public static String describeWithoutServerText(Throwable t) {
-    if (t instanceof ApiException e) {
-      if (e.getCode() != 0) {
-        return "HTTP " + e.getCode();
-      }
-      return e.getCause() == null ? "no response" : e.getCause().getClass().getSimpleName();
-    }
-    return t.getClass().getSimpleName();
+    return describeWithoutServerText(t, null);
   }
 
   /**
-   * As {@link #describeWithoutServerText(Throwable)}, naming the unreachable server's host and port
-   * ({@code ConnectException from 10.0.0.5:6443}), never the URL's user info, path or query.
+   * As {@link #describeWithoutServerText(Throwable)}; no answer and {@code serverUrl} not null:
+   * naming the server's host and port ({@code ConnectException from 10.0.0.5:6443}), never the
+   * URL's user info, path or query.
    */
   public static String describeWithoutServerText(Throwable t, String serverUrl) {
-    String described = describeWithoutServerText(t);
-    boolean answered = t instanceof ApiException e && e.getCode() != 0;
-    return answered ? described : described + " from " + endpoint(serverUrl);
+    if (t instanceof ApiException e && e.getCode() != 0) {
+      return "HTTP " + e.getCode();
+    }
+    Throwable kind = t instanceof ApiException ? t.getCause() : t;
+    String described = kind == null ? "no response" : kind.getClass().getSimpleName();
+    return serverUrl == null ? described : described + " from " + endpoint(serverUrl);
   }
 
   /** {@code host:port} of an API server URL (the scheme's port when it names none). */
@@ -301,7 +267,7 @@ public final class RawApi {
     if (e.getCode() == 0) {
       return describeWithoutServerText(e);
     }
-    Status s = Status.of(e);
+    Status s = Status.parse(e.getResponseBody());
     String text =
         CREDENTIAL_LIKE
             .matcher(s.message().replaceAll("\\p{Cntrl}", " ").strip())

@@ -112,11 +112,9 @@ public record GuestClient(
     if (isCertificateRejected(e)) {
       return error(
           Reason.GuestAPICertificateRejected,
-          what
-              + " refused: the API server's TLS certificate does not match"
-              + " the kubeconfig's certificate-authority-data or server ("
-              + described
-              + ")");
+          ("%s refused: the API server's TLS certificate does not match the kubeconfig's"
+                  + " certificate-authority-data or server (%s)")
+              .formatted(what, described));
     }
     return error(Reason.GuestAPIUnavailable, what + " failed: " + described);
   }

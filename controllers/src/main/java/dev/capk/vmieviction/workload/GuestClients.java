@@ -118,7 +118,7 @@ public final class GuestClients implements AutoCloseable {
 
   /**
    * @param cachedClusters, cachedSecrets looked in first; what they lack is read with a GET
-   * @param registry where the circuit and cache metrics go; null: nowhere (a registry of its own)
+   * @param registry where the circuit and cache metrics go
    */
   public GuestClients(
       ApiClient infra,
@@ -137,7 +137,6 @@ public final class GuestClients implements AutoCloseable {
             .expireAfterAccess(settings.idleTtl())
             .removalListener(GuestClients::dropped)
             .build();
-    registry = registry == null ? new PrometheusRegistry() : registry;
     opened =
         Counter.builder()
             .name("vmi_eviction_guest_circuit_opened_total")
@@ -337,9 +336,8 @@ public final class GuestClients implements AutoCloseable {
       return List.of("not a kubeconfig (top level is not a mapping)");
     }
     List<String> problems = new ArrayList<>();
-    List<Map<?, ?>> clusters = bodies(map.get("clusters"), "cluster");
-    forbidden(clusters, "cluster", FORBIDDEN_CLUSTER_KEYS, problems);
-    forbidden(bodies(map.get("users"), "user"), "user", FORBIDDEN_USER_KEYS, problems);
+    List<Map<?, ?>> clusters = bodies(map, "cluster", FORBIDDEN_CLUSTER_KEYS, problems);
+    bodies(map, "user", FORBIDDEN_USER_KEYS, problems);
     if (clusters.isEmpty()) {
       problems.add("no clusters");
     }
@@ -352,10 +350,9 @@ public final class GuestClients implements AutoCloseable {
                 ? !Boolean.FALSE.equals(value)
                 : !String.valueOf(value).isBlank())) {
           problems.add(
-              "cluster uses '"
-                  + key
-                  + "', which relaxes TLS and is not allowed in a guest kubeconfig"
-                  + " (unless the controller runs with --allow-insecure-guest-tls)");
+              ("cluster uses '%s', which relaxes TLS and is not allowed in a guest kubeconfig"
+                      + " (unless the controller runs with --allow-insecure-guest-tls)")
+                  .formatted(key));
         }
       }
       // Without a scheme client-java falls back to plain http and would send credentials in clear.
@@ -376,29 +373,26 @@ public final class GuestClients implements AutoCloseable {
   }
 
   /**
-   * The {@code kind} mappings of a named list ({@code clusters[].cluster}, {@code users[].user}).
+   * The {@code kind} mappings of a named list ({@code clusters[].cluster}, {@code users[].user}),
+   * each key of {@code forbidden} they use added to {@code problems}.
    */
-  private static List<Map<?, ?>> bodies(Object entries, String kind) {
+  private static List<Map<?, ?>> bodies(
+      Map<?, ?> kubeconfig, String kind, Set<String> forbidden, List<String> problems) {
     List<Map<?, ?>> out = new ArrayList<>();
-    if (entries instanceof List<?> list) {
+    if (kubeconfig.get(kind + "s") instanceof List<?> list) {
       for (Object entry : list) {
         if (entry instanceof Map<?, ?> named && named.get(kind) instanceof Map<?, ?> body) {
           out.add(body);
+          for (Object key : body.keySet()) {
+            if (forbidden.contains(String.valueOf(key))) {
+              problems.add(
+                  kind + " uses '" + key + "', which is not allowed in a guest kubeconfig");
+            }
+          }
         }
       }
     }
     return out;
-  }
-
-  private static void forbidden(
-      List<Map<?, ?>> bodies, String kind, Set<String> forbidden, List<String> out) {
-    for (Map<?, ?> fields : bodies) {
-      for (Object key : fields.keySet()) {
-        if (forbidden.contains(String.valueOf(key))) {
-          out.add(kind + " uses '" + key + "', which is not allowed in a guest kubeconfig");
-        }
-      }
-    }
   }
 
   /** The circuit breaker of a guest cluster: one per cluster, kept across its clients. */

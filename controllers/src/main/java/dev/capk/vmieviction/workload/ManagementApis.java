@@ -60,26 +60,14 @@ public final class ManagementApis {
         : ClusterApi.V1BETA1;
   }
 
-  public static GenericKubernetesApi<Cluster, ClusterList> clusters(
-      ApiClient client, String clusterApiVersion) {
+  public static GenericKubernetesApi<Cluster, ClusterList> clusters(ApiClient client, String v) {
     return new GenericKubernetesApi<>(
-        Cluster.class,
-        ClusterList.class,
-        ClusterApi.GROUP,
-        clusterApiVersion,
-        ClusterApi.CLUSTER_PLURAL,
-        client);
+        Cluster.class, ClusterList.class, ClusterApi.GROUP, v, ClusterApi.CLUSTER_PLURAL, client);
   }
 
-  public static GenericKubernetesApi<Machine, MachineList> machines(
-      ApiClient client, String clusterApiVersion) {
+  public static GenericKubernetesApi<Machine, MachineList> machines(ApiClient client, String v) {
     return new GenericKubernetesApi<>(
-        Machine.class,
-        MachineList.class,
-        ClusterApi.GROUP,
-        clusterApiVersion,
-        ClusterApi.MACHINE_PLURAL,
-        client);
+        Machine.class, MachineList.class, ClusterApi.GROUP, v, ClusterApi.MACHINE_PLURAL, client);
   }
 
   public static GenericKubernetesApi<KubevirtMachine, KubevirtMachineList> kubevirtMachines(

@@ -4,11 +4,11 @@ import dev.capk.vmieviction.api.CapkLabels;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.kube.LenientJson;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Which tenant Cluster a VMI belongs to, and so whose kubeconfig Secret, Machines and
@@ -45,14 +45,12 @@ public interface TenantMapping {
   static TenantMapping local(boolean allowAny, List<String> pairs) {
     Map<String, Set<String>> allowed = new HashMap<>();
     for (String pair : pairs) {
-      int eq = pair.indexOf('=');
-      String from = eq < 0 ? "" : pair.substring(0, eq).trim();
-      String to = eq < 0 ? "" : pair.substring(eq + 1).trim();
-      if (from.isEmpty() || to.isEmpty() || to.contains("=")) {
+      String[] fromTo = pair.split("=", -1);
+      if (fromTo.length != 2 || fromTo[0].isBlank() || fromTo[1].isBlank()) {
         throw new IllegalArgumentException(
             "expected VMI_NAMESPACE=CLUSTER_NAMESPACE, got \"" + pair + "\"");
       }
-      allowed.computeIfAbsent(from, k -> new TreeSet<>()).add(to);
+      allowed.computeIfAbsent(fromTo[0].trim(), k -> new HashSet<>()).add(fromTo[1].trim());
     }
     return vmi -> {
       String name = LenientJson.label(vmi, CapkLabels.CLUSTER_NAME);

@@ -160,7 +160,13 @@ class EvictionOutcomeTest {
         RawApi.Status.parse(
             status(403, "Forbidden", "no", "{\"reason\":\"X\",\"message\":\"m\",\"field\":\"f\"}"));
     assertEquals("Forbidden", t.reason());
-    assertEquals(List.of(new RawApi.Status.Cause("X", "m")), t.causes());
+    assertEquals(
+        List.of(
+            new io.kubernetes.client.openapi.models.V1StatusCause()
+                .reason("X")
+                .message("m")
+                .field("f")),
+        t.causes());
     assertTrue(t.hasCause("X"));
     assertEquals(
         "HTTP 403 Forbidden: no",

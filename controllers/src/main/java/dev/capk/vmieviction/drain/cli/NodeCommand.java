@@ -140,7 +140,7 @@ class NodeCommand implements Callable<Integer> {
    * an answer, what happened to the request.
    */
   private String resolveError(ApiException e) {
-    RawApi.Status status = RawApi.Status.of(e);
+    RawApi.Status status = RawApi.Status.parse(e.getResponseBody());
     if (e.getCode() == 0 || status.message().isEmpty()) {
       String subject = names.size() == 1 ? "node \"" + names.get(0) + "\"" : "nodes";
       return "error: unable to " + name + " " + subject + ": " + RawApi.describe(e);
@@ -179,7 +179,7 @@ class NodeCommand implements Callable<Integer> {
 
   /** The server's own message (a StatusError's text), else what happened to the request. */
   private static String serverMessage(ApiException e) {
-    String message = e.getCode() == 0 ? "" : RawApi.Status.of(e).message();
+    String message = e.getCode() == 0 ? "" : RawApi.Status.parse(e.getResponseBody()).message();
     return message.isEmpty() ? RawApi.describe(e) : message;
   }
 
