@@ -127,6 +127,8 @@ public final class StatusCommand implements Callable<Integer> {
               .getItems();
     } catch (ApiException e) {
       throw new IllegalStateException(RawApi.describe(e));
+    } finally {
+      ConnectionOptions.close(client);
     }
     Instant now = Instant.now();
     List<EvacuationStatus> statuses =

@@ -109,6 +109,15 @@ public final class ConnectionOptions {
     return client;
   }
 
+  /**
+   * Closes the client's kept-alive connections, as a command ends: the JVM's exit waits up to 0.3 s
+   * for threads blocked in native code (HotSpot's VM_Exit), and OkHttp's HTTP/2 reader thread
+   * blocks reading an open connection; closed, it ends at once.
+   */
+  public static void close(ApiClient client) {
+    client.getHttpClient().connectionPool().evictAll();
+  }
+
   private ApiClient find(Map<String, String> env) {
     if (kubeconfig != null) {
       return fromFile(kubeconfig);

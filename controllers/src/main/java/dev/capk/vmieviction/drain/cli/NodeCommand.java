@@ -88,9 +88,9 @@ class NodeCommand implements Callable<Integer> {
     DryRun strategy = parseDryRun(dryRun);
     check(strategy);
     ApiClient client = connection.connect(System.getenv());
-    cordoner = new Cordoner(new RawApi(client));
-    List<String> nodes = names.stream().distinct().toList();
     try {
+      cordoner = new Cordoner(new RawApi(client));
+      List<String> nodes = names.stream().distinct().toList();
       if (names.isEmpty()) {
         nodes = nodesMatching(client, selector);
       }
@@ -100,11 +100,13 @@ class NodeCommand implements Callable<Integer> {
           return 1;
         }
       }
+      return run(client, nodes, strategy);
     } catch (ApiException e) {
       err.println(resolveError(e));
       return 1;
+    } finally {
+      ConnectionOptions.close(client);
     }
-    return run(client, nodes, strategy);
   }
 
   /** The nodes matching a label selector (checked by the server), by name, page by page. */
