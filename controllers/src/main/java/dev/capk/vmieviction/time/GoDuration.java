@@ -2,6 +2,7 @@ package dev.capk.vmieviction.time;
 
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -56,7 +57,7 @@ public final class GoDuration {
     }
     try {
       return Duration.parse(s);
-    } catch (java.time.format.DateTimeParseException e) {
+    } catch (DateTimeParseException e) {
       throw new IllegalArgumentException("invalid duration \"" + text + "\": not an ISO-8601 one");
     }
   }
