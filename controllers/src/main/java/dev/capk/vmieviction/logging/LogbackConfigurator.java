@@ -58,6 +58,11 @@ public final class LogbackConfigurator extends ContextAwareBase implements Confi
     Logger root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
     root.setLevel(Level.WARN);
     root.addAppender(stderr);
+    if ("cli".equals(System.getProperty(PROPERTY))) {
+      // A CLI command is silent until its -v is parsed (setCliVerbosity): its warm-up thread runs
+      // client code before then.
+      cliLevel(context, Level.OFF);
+    }
     return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
   }
 
@@ -70,7 +75,10 @@ public final class LogbackConfigurator extends ContextAwareBase implements Confi
         || !(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
       return;
     }
-    Level level = v <= 0 ? Level.OFF : v <= 2 ? Level.INFO : Level.DEBUG;
+    cliLevel(context, v <= 0 ? Level.OFF : v <= 2 ? Level.INFO : Level.DEBUG);
+  }
+
+  private static void cliLevel(LoggerContext context, Level level) {
     for (String name :
         new String[] {org.slf4j.Logger.ROOT_LOGGER_NAME, OURS, CLIENT, LEADER_ELECTION}) {
       context.getLogger(name).setLevel(level);

@@ -69,7 +69,8 @@ class LogbackConfiguratorTest {
   }
 
   @Test
-  void everyProcessGetsTheControllersLevelsAndOneStderrAppenderOnTheRoot() {
+  void theControllerGetsItsLevelsAndOneStderrAppenderOnTheRoot() {
+    System.clearProperty(LogbackConfigurator.PROPERTY);
     LoggerContext context = new LoggerContext();
 
     new LogbackConfigurator().configure(context);
@@ -82,5 +83,25 @@ class LogbackConfiguratorTest {
     assertEquals(Level.WARN, root.getLevel());
     assertTrue(root.getAppender("STDERR") != null, "the STDERR appender");
     assertEquals(1, context.getTurboFilterList().size(), "the informer-stop filter");
+  }
+
+  @Test
+  void aCliProcessIsSilentUntilItsVerbosityIsParsed() {
+    LoggerContext context = new LoggerContext();
+
+    new LogbackConfigurator().configure(context);
+
+    for (String name :
+        new String[] {
+          Logger.ROOT_LOGGER_NAME,
+          "dev.capk.vmieviction",
+          "io.kubernetes.client",
+          "io.kubernetes.client.extended.leaderelection"
+        }) {
+      assertEquals(Level.OFF, context.getLogger(name).getLevel(), name);
+    }
+    assertTrue(
+        context.getLogger(Logger.ROOT_LOGGER_NAME).getAppender("STDERR") != null,
+        "-v then has somewhere to write");
   }
 }

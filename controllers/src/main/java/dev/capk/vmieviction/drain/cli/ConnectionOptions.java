@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.drain.cli;
 
+import dev.capk.vmieviction.kube.ClientCertificates;
 import dev.capk.vmieviction.logging.LogbackConfigurator;
 import dev.capk.vmieviction.time.GoDuration;
 import io.kubernetes.client.openapi.ApiClient;
@@ -190,7 +191,9 @@ public final class ConnectionOptions {
       throw bad.apply(": the current context's cluster has no server");
     }
     try {
-      return ClientBuilder.kubeconfig(config).setReadTimeout(READ_TIMEOUT).build();
+      ClientBuilder builder = ClientBuilder.kubeconfig(config).setReadTimeout(READ_TIMEOUT);
+      ClientCertificates.of(config).ifPresent(builder::setAuthentication);
+      return builder.build();
     } catch (IOException | RuntimeException e) {
       throw bad.apply(": cannot set up credentials or TLS (" + e.getClass().getSimpleName() + ")");
     }

@@ -30,10 +30,13 @@ public final class NodeCli {
 
   /** Runs {@code drain|cordon|uncordon ARGS} writing to the given streams. */
   public static int run(PrintStream out, PrintStream err, boolean terminal, String... args) {
-    CommandLine root = new CommandLine(new NodeCli());
     // Only the command asked for is built (picocli reads each command's annotations when added,
     // a cost at every start); all three for anything else (the usage lists them).
     String only = args.length > 0 && COMMANDS.contains(args[0]) ? args[0] : null;
+    if (only != null) {
+      ClientWarmUp.start(only.equals("drain"));
+    }
+    CommandLine root = new CommandLine(new NodeCli());
     if (only == null || only.equals("drain")) {
       root.addSubcommand("drain", new DrainCommand(out, err, terminal));
     }

@@ -1,0 +1,49 @@
+package dev.capk.vmieviction.drain.cli;
+
+import dev.capk.vmieviction.kube.LenientJson;
+import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.JSON;
+import io.kubernetes.client.openapi.models.V1Node;
+import io.kubernetes.client.openapi.models.V1PodList;
+import java.security.GeneralSecurityException;
+import java.security.KeyPairGenerator;
+import java.security.spec.ECGenParameterSpec;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one-time work of a command's first requests, done on a second thread while the command's own
+ * thread parses flags and reads the kubeconfig. A CLI call is mostly this work, run once in a fresh
+ * JVM: the client's JSON adapters and OkHttp with the platform's trust store (an ApiClient), the
+ * key shares a JDK client offers in its TLS 1.3 hello (an X25519 and a P-256 key; the first P-256
+ * key builds a table of the curve's points), and the readers of a Node and, for a drain, of a pod
+ * list. The command's thread finds each of them ready, or waits for the class being made. Only the
+ * readers are kept (by the Gson instances the command uses); a failure here is left for the
+ * command's own call to meet and report.
+ */
+final class ClientWarmUp {
+  private ClientWarmUp() {}
+
+  /** Starts it; {@code pods}: the command lists pods (drain), so their reader is made too. */
+  static void start(boolean pods) {
+    // Logging first, on this thread: SLF4J replays (and says so on stderr) calls made by a second
+    // thread while it starts.
+    LoggerFactory.getILoggerFactory();
+    Thread.ofPlatform().daemon().name("cli-warm-up").start(() -> run(pods));
+  }
+
+  private static void run(boolean pods) {
+    try {
+      new ApiClient();
+      KeyPairGenerator ec = KeyPairGenerator.getInstance("EC");
+      ec.initialize(new ECGenParameterSpec("secp256r1"));
+      ec.generateKeyPair();
+      KeyPairGenerator.getInstance("X25519").generateKeyPair();
+      LenientJson.GSON.getAdapter(V1Node.class);
+      if (pods) {
+        JSON.getGson().getAdapter(V1PodList.class);
+      }
+    } catch (GeneralSecurityException | RuntimeException e) {
+      // The command's own call does the same work and reports what fails.
+    }
+  }
+}
