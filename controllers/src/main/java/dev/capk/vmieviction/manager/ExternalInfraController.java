@@ -268,8 +268,10 @@ final class ExternalInfraController implements ManagedController {
   private void syncPipelines(InfraBindings bindings) {
     for (Target t : Set.copyOf(pipelines.keySet())) {
       if (!bindings.targets().containsKey(t) || !connections.containsKey(t.connectionId())) {
-        Running r = pipelines.remove(t);
+        Running r = pipelines.get(t);
         r.runtime().close();
+        // Removed once its reconciles ended: until then its infra cluster's Lease is kept.
+        pipelines.remove(t);
         log.info("infra pipeline stopped infra=\"{}\"", r.name());
       }
     }

@@ -28,6 +28,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -149,7 +150,11 @@ public final class ShardLeases implements AutoCloseable {
   public void want(Set<String> keys) {
     if (!keys.equals(wanted)) {
       wanted = Set.copyOf(keys);
-      ticker.execute(this::tickSafely);
+      try {
+        ticker.execute(this::tickSafely);
+      } catch (RejectedExecutionException closed) {
+        // closing: nothing more is acquired
+      }
     }
   }
 
@@ -177,10 +182,6 @@ public final class ShardLeases implements AutoCloseable {
   /** Whether this replica is the one that reports {@code item} (a problem concerning no shard). */
   public boolean reports(String item) {
     return ShardPlan.first(item, members()).equals(settings.identity());
-  }
-
-  public String identity() {
-    return settings.identity();
   }
 
   private void tickSafely() {
