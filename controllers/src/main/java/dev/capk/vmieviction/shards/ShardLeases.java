@@ -98,7 +98,9 @@ public final class ShardLeases implements AutoCloseable {
   /** Shards to give back once the caller stopped running them: not held meanwhile. */
   private final Set<String> releasing = ConcurrentHashMap.newKeySet();
 
-  private volatile Set<String> wanted = Set.of();
+  /** Null until the caller first said which shards exist: no membership before. */
+  private volatile Set<String> wanted;
+
   private volatile Set<String> members = Set.of();
   private final AtomicReference<Set<String>> heldBefore = new AtomicReference<>(Set.of());
   private boolean closed;
@@ -146,7 +148,11 @@ public final class ShardLeases implements AutoCloseable {
     return this;
   }
 
-  /** The shard keys that exist now (DNS labels); the next pass shares them out. */
+  /**
+   * The shard keys that exist now (DNS labels); the next pass shares them out. A replica becomes a
+   * member only once told: one whose caller never gets that far (its caches never sync) is given no
+   * shard.
+   */
   public void want(Set<String> keys) {
     if (!keys.equals(wanted)) {
       wanted = Set.copyOf(keys);
@@ -195,7 +201,8 @@ public final class ShardLeases implements AutoCloseable {
   }
 
   private synchronized void tick() {
-    if (closed) {
+    Set<String> shards = wanted;
+    if (closed || shards == null) {
       return;
     }
     long now = System.nanoTime();
@@ -230,7 +237,7 @@ public final class ShardLeases implements AutoCloseable {
     seen.keySet().retainAll(list.getItems().stream().map(l -> l.getMetadata().getName()).toList());
     renewMembership(mine, deadline);
     members = Set.copyOf(live);
-    apply(ShardPlan.decide(settings.identity(), live, wanted, views), shardLeases, deadline);
+    apply(ShardPlan.decide(settings.identity(), live, shards, views), shardLeases, deadline);
   }
 
   private void apply(Plan plan, Map<String, V1Lease> shardLeases, Deadline deadline) {

@@ -191,6 +191,17 @@ class ShardLeasesIT {
     assertEquals(2, members().size(), "its membership Lease deleted");
   }
 
+  @Test
+  void aReplicaNeverToldWhichInfraClustersExistIsNoMemberAndIsGivenNone() throws Exception {
+    // As a replica whose management caches never sync: its controller never gets to say.
+    Replica mute = start("replica-mute", management.serverUrl(), LEASE, false);
+    start("replica-b", management.serverUrl());
+    start("replica-c", management.serverUrl());
+    awaitShared(replicas.subList(1, 3));
+    assertEquals(Set.of(), mute.held());
+    assertEquals(2, members().size(), "no membership Lease for the mute replica");
+  }
+
   // ---------------------------------------------------------------------------------------------
 
   Replica start(String identity, String server) throws Exception {
@@ -198,6 +209,10 @@ class ShardLeasesIT {
   }
 
   Replica start(String identity, String server, Duration lease) throws Exception {
+    return start(identity, server, lease, true);
+  }
+
+  Replica start(String identity, String server, Duration lease, boolean told) throws Exception {
     String kubeconfig = management.adminKubeconfigYaml().replace(management.serverUrl(), server);
     ApiClient client = Config.fromConfig(new StringReader(kubeconfig));
     client.setReadTimeout(10_000);
@@ -212,7 +227,9 @@ class ShardLeasesIT {
     Replica r = new Replica(identity, client, settings);
     replicas.add(r);
     r.leases.start();
-    r.leases.want(KEYS);
+    if (told) {
+      r.leases.want(KEYS);
+    }
     return r;
   }
 
