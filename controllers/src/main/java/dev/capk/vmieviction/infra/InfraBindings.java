@@ -53,9 +53,15 @@ public record InfraBindings(
    * secrets} that hold it name the connection in logs and events.
    *
    * @param allowsInsecureTls the kubeconfig relaxes TLS (accepted only with the operator's flag)
+   * @param infraCluster the infra cluster's key ({@link #infraClusterKey}): connections with other
+   *     credentials to the same cluster share it
    */
   public record Connection(
-      String id, String kubeconfig, boolean allowsInsecureTls, Set<SecretRef> secrets) {
+      String id,
+      String kubeconfig,
+      boolean allowsInsecureTls,
+      Set<SecretRef> secrets,
+      String infraCluster) {
     /** By the Secrets that lead to it, never by content. */
     public String displayName() {
       SecretRef first = secrets.iterator().next();
@@ -154,7 +160,8 @@ public record InfraBindings(
                       b.kubeconfig(),
                       allowInsecureTls
                           && !GuestClients.kubeconfigViolations(b.kubeconfig(), false).isEmpty(),
-                      new LinkedHashSet<>()))
+                      new LinkedHashSet<>(),
+                      infraClusterKey(b.kubeconfig())))
           .secrets()
           .add(b.secret());
       Bound bound =
@@ -282,6 +289,27 @@ public record InfraBindings(
    * current context cannot be followed is identified by its whole content.
    */
   static String connectionKey(String kubeconfig) {
+    Map<?, ?>[] parts = clusterAndUser(kubeconfig);
+    return parts == null
+        ? sha256(kubeconfig)
+        : sha256("cluster\n" + new TreeMap<>(parts[0]) + "\nuser\n" + new TreeMap<>(parts[1]));
+  }
+
+  /**
+   * The key of the infra cluster a kubeconfig reaches, the same on every replica and a DNS label
+   * (it names a Lease): 16 hex digits of a SHA-256 of the current context's cluster entry (server,
+   * CA, TLS fields) alone, so kubeconfigs with other credentials for the same cluster share it; of
+   * the connection's key when the current context cannot be followed.
+   */
+  public static String infraClusterKey(String kubeconfig) {
+    Map<?, ?>[] parts = clusterAndUser(kubeconfig);
+    String digest =
+        parts == null ? connectionKey(kubeconfig) : sha256("cluster\n" + new TreeMap<>(parts[0]));
+    return digest.substring(0, 16);
+  }
+
+  /** The current context's cluster and user bodies; null when they cannot be followed. */
+  private static Map<?, ?>[] clusterAndUser(String kubeconfig) {
     try {
       if (GuestClients.yaml(kubeconfig) instanceof Map<?, ?> config) {
         Map<?, ?> context = named(config.get("contexts"), config.get("current-context"), "context");
@@ -289,14 +317,14 @@ public record InfraBindings(
           Map<?, ?> cluster = named(config.get("clusters"), context.get("cluster"), "cluster");
           Map<?, ?> user = named(config.get("users"), context.get("user"), "user");
           if (cluster != null && user != null) {
-            return sha256("cluster\n" + new TreeMap<>(cluster) + "\nuser\n" + new TreeMap<>(user));
+            return new Map<?, ?>[] {cluster, user};
           }
         }
       }
     } catch (RuntimeException e) {
       // Not YAML (checked before: cannot happen), or keys that are not all strings.
     }
-    return sha256(kubeconfig);
+    return null;
   }
 
   /** The {@code kind} body of the entry {@code name} of a kubeconfig's list. */

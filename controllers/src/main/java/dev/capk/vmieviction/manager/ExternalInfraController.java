@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.manager;
 
 import com.google.common.cache.CacheBuilder;
+import com.google.common.collect.Maps;
 import dev.capk.vmieviction.api.capk.KubevirtCluster;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.VmiEvents;
@@ -12,6 +13,7 @@ import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
 import dev.capk.vmieviction.runtime.TwoLaneWorkQueue;
+import dev.capk.vmieviction.shards.ShardLeases;
 import dev.capk.vmieviction.workload.GuestClusterRef;
 import io.kubernetes.client.extended.controller.Controller;
 import io.kubernetes.client.extended.controller.builder.ControllerBuilder;
@@ -19,6 +21,7 @@ import io.kubernetes.client.extended.controller.reconciler.Request;
 import io.kubernetes.client.extended.controller.reconciler.Result;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.models.V1ObjectReference;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -29,6 +32,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,11 +40,12 @@ import org.slf4j.LoggerFactory;
 /**
  * External infra ({@code --infra-clusters=external}): keeps one {@link InfraPipeline} running per
  * (infra connection, infra namespace) that {@link InfraBindings} derives from the KubevirtClusters
- * and the infra Secrets they name, only while this replica leads. One worker reconciles the
- * bindings after each change (a burst of events costs one pass) and every {@link #RESYNC_EVERY}. A
- * KubevirtCluster that cannot be bound, or whose infra cluster does not answer, gets a Warning
- * Event and a log line (again at most every {@link #REPORT_AGAIN}), never its Secret's content.
- * Readiness is the management caches': an infra cluster that is down makes no replica unready.
+ * and the infra Secrets they name: while this replica leads, or with {@link Sharding} for the infra
+ * clusters whose Lease it holds ({@link ShardLeases}). One worker reconciles the bindings after
+ * each change (a burst of events costs one pass) and every {@link #RESYNC_EVERY}. A KubevirtCluster
+ * that cannot be bound, or whose infra cluster does not answer, gets a Warning Event and a log line
+ * (again at most every {@link #REPORT_AGAIN}), never its Secret's content. Readiness is the
+ * management caches': an infra cluster that is down makes no replica unready.
  */
 final class ExternalInfraController implements ManagedController {
 
@@ -74,8 +79,19 @@ final class ExternalInfraController implements ManagedController {
 
   private boolean stopped;
 
+  /** Null: every infra cluster is run (under the one leader's lease, if any). */
+  private final ShardLeases shards;
+
+  /**
+   * --shard-infra-clusters: one Lease per infra cluster, and the owned-shards gauge.
+   *
+   * @param registry null: no gauge
+   */
+  record Sharding(ShardLeases.Settings settings, PrometheusRegistry registry) {}
+
   /** A pipeline running for one target, in a runtime of its own, what is bound there, failures. */
   private record Running(
+      String shard,
       String name,
       BoundTenants tenants,
       InfraPipeline pipeline,
@@ -85,8 +101,22 @@ final class ExternalInfraController implements ManagedController {
   /** A failed list or watch of a pipeline's VMIs, described without the server's text. */
   private record Failure(long nanoTime, String why) {}
 
-  ExternalInfraController(InfraPipeline.Shared shared) {
+  /**
+   * @param sharding null: not sharded
+   */
+  ExternalInfraController(InfraPipeline.Shared shared, Sharding sharding) {
     this.shared = shared;
+    this.shards =
+        sharding == null
+            ? null
+            : new ShardLeases(
+                shared.home().requestClient,
+                sharding.settings(),
+                () -> queue.add(BINDINGS), // a shard lost stops at once: no debounce
+                this::runs);
+    if (shards != null && sharding.registry() != null) {
+      shards.metrics(sharding.registry());
+    }
     // On KubevirtMachines (evacuation outcomes) and KubevirtClusters (infra problems).
     this.managementEvents =
         InfraConnection.events(
@@ -123,6 +153,18 @@ final class ExternalInfraController implements ManagedController {
   }
 
   @Override
+  public void start() {
+    if (shards != null) {
+      shards.start();
+    }
+  }
+
+  /** Whether a pipeline of this infra cluster still runs: its Lease is given back only once not. */
+  private boolean runs(String infraCluster) {
+    return pipelines.values().stream().anyMatch(r -> r.shard().equals(infraCluster));
+  }
+
+  @Override
   public boolean hasSynced() {
     return shared.management().hasSynced();
   }
@@ -145,9 +187,13 @@ final class ExternalInfraController implements ManagedController {
     secrets.close();
   }
 
+  /** After the pipelines stopped: the shards' Leases are given back at once. */
   @Override
   public void close() {
     stopping();
+    if (shards != null) {
+      shards.close();
+    }
     managementEvents.close();
   }
 
@@ -159,12 +205,39 @@ final class ExternalInfraController implements ManagedController {
     secrets.retain(InfraBindings.referencedSecrets(all));
     // A Secret never read is a problem of its KubevirtClusters only; the next pass reads again.
     InfraBindings bindings =
-        InfraBindings.of(all, secrets::data, shared.options().allowInsecureGuestTls);
+        ours(InfraBindings.of(all, secrets::data, shared.options().allowInsecureGuestTls));
     List<Problem> problems = new ArrayList<>(bindings.problems());
     openConnections(bindings, problems);
     syncPipelines(bindings);
     unreachable(problems);
     reportProblems(problems);
+  }
+
+  /**
+   * Sharded: the targets of the infra clusters whose Lease this replica holds, and the problems of
+   * binding that this replica reports (one replica per KubevirtCluster); all of them otherwise.
+   */
+  private InfraBindings ours(InfraBindings all) {
+    if (shards == null) {
+      return all;
+    }
+    Map<String, InfraBindings.Connection> connections = all.connections();
+    shards.want(
+        connections.values().stream()
+            .map(InfraBindings.Connection::infraCluster)
+            .collect(Collectors.toSet()));
+    Map<Target, InfraBindings.Bound> targets = new HashMap<>(all.targets());
+    targets.keySet().removeIf(t -> !shards.holds(connections.get(t.connectionId()).infraCluster()));
+    Set<String> used =
+        targets.keySet().stream().map(Target::connectionId).collect(Collectors.toSet());
+    List<Problem> problems =
+        all.problems().stream()
+            .filter(
+                p ->
+                    shards.reports(
+                        p.kubevirtCluster().getNamespace() + "/" + p.kubevirtCluster().getName()))
+            .toList();
+    return new InfraBindings(Maps.filterKeys(connections, used::contains), targets, problems);
   }
 
   /** One connection per distinct kubeconfig, unless it cannot be opened. */
@@ -195,8 +268,10 @@ final class ExternalInfraController implements ManagedController {
   private void syncPipelines(InfraBindings bindings) {
     for (Target t : Set.copyOf(pipelines.keySet())) {
       if (!bindings.targets().containsKey(t) || !connections.containsKey(t.connectionId())) {
-        Running r = pipelines.remove(t);
+        Running r = pipelines.get(t);
         r.runtime().close();
+        // Removed once its reconciles ended: until then its infra cluster's Lease is kept.
+        pipelines.remove(t);
         log.info("infra pipeline stopped infra=\"{}\"", r.name());
       }
     }
@@ -206,7 +281,8 @@ final class ExternalInfraController implements ManagedController {
       if (running != null) {
         rebind(running, e.getValue());
       } else if (connection != null) {
-        start(e.getKey(), connection, e.getValue());
+        String shard = bindings.connections().get(e.getKey().connectionId()).infraCluster();
+        start(e.getKey(), connection, shard, e.getValue());
       }
     }
     for (String id : Set.copyOf(connections.keySet())) {
@@ -220,7 +296,8 @@ final class ExternalInfraController implements ManagedController {
   }
 
   /** No lease of its own: it runs under this controller's. */
-  private void start(Target t, InfraConnection connection, InfraBindings.Bound bound) {
+  private void start(
+      Target t, InfraConnection connection, String shard, InfraBindings.Bound bound) {
     String name = connection.name + " namespace " + t.namespace();
     BoundTenants tenants = new BoundTenants(name, bound);
     Deque<Failure> failures = new ArrayDeque<>();
@@ -251,9 +328,13 @@ final class ExternalInfraController implements ManagedController {
             null,
             Duration.ofSeconds(30),
             () -> log.info("infra pipeline synced infra=\"{}\"", name));
-    pipelines.put(t, new Running(name, tenants, pipeline, runtime, failures));
+    pipelines.put(t, new Running(shard, name, tenants, pipeline, runtime, failures));
     runtime.start();
-    log.info("infra pipeline started infra=\"{}\" clusters={}", name, bound.clusters());
+    log.info(
+        "infra pipeline started infra=\"{}\" infraCluster={} clusters={}",
+        name,
+        shard,
+        bound.clusters());
   }
 
   private static void rebind(Running r, InfraBindings.Bound bound) {

@@ -13,6 +13,7 @@ import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceSettings;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
+import dev.capk.vmieviction.shards.ShardLeases;
 import dev.capk.vmieviction.time.GoDuration;
 import dev.capk.vmieviction.workload.GuestClient;
 import dev.capk.vmieviction.workload.GuestClients;
@@ -96,7 +97,7 @@ public final class Manager implements AutoCloseable {
     List<ManagedController> controllers = new ArrayList<>();
     controllers.add(
         options.externalInfra()
-            ? new ExternalInfraController(shared)
+            ? new ExternalInfraController(shared, shards(registry))
             : new InfraPipeline(
                 "",
                 home,
@@ -130,11 +131,33 @@ public final class Manager implements AutoCloseable {
     return this;
   }
 
+  /**
+   * With --shard-infra-clusters: the Leases that share infra clusters out, the leader election
+   * flags' namespace, name and durations; null without.
+   */
+  private ExternalInfraController.Sharding shards(PrometheusRegistry registry) {
+    if (!options.shardInfraClusters) {
+      return null;
+    }
+    identity = newIdentity();
+    return new ExternalInfraController.Sharding(
+        new ShardLeases.Settings(
+            leaderElectionNamespace(),
+            options.leaderElectionId,
+            identity,
+            options.leaseDuration,
+            options.renewDeadline,
+            options.retryPeriod),
+        registry);
+  }
+
   private void run(
       List<ManagedController> controllers, ApiClient requestClient, PrometheusRegistry registry)
       throws IOException {
     LeaderElector elector = null;
-    if (options.leaderElect) {
+    if (options.leaderElect && options.shardInfraClusters) {
+      log.info("--leader-elect has no effect with --shard-infra-clusters: no replica leads");
+    } else if (options.leaderElect) {
       String namespace = leaderElectionNamespace();
       identity = newIdentity();
       LeaseLock lock = new LeaseLock(namespace, options.leaderElectionId, identity, requestClient);
@@ -244,7 +267,7 @@ public final class Manager implements AutoCloseable {
     return probesEndpoint == null ? null : probesEndpoint.address();
   }
 
-  /** This replica's leader election identity (null without --leader-elect). */
+  /** This replica's leader election or shard identity (null without either). */
   public String identity() {
     return identity;
   }

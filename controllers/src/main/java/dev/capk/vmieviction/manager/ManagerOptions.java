@@ -65,6 +65,18 @@ public final class ManagerOptions {
   boolean leaderElect;
 
   @Option(
+      names = "--shard-infra-clusters",
+      description =
+          "With --infra-clusters=external: instead of one leader, every replica runs and serves"
+              + " the infra clusters it holds, one Lease per infra cluster"
+              + " (<--leader-election-id>-shard-<key>, in the leader-election namespace), shared"
+              + " out evenly across the live replicas (each renews a Lease"
+              + " <--leader-election-id>-member-<digest>); a replica that stops renewing loses its"
+              + " infra clusters to the others after the lease duration. The"
+              + " --leader-election-* durations apply to each Lease; --leader-elect is not needed.")
+  boolean shardInfraClusters;
+
+  @Option(
       names = "--leader-election-namespace",
       paramLabel = "NS",
       description = "Namespace of the Lease; default: the pod's namespace, else kube-system.")
@@ -327,6 +339,17 @@ public final class ManagerOptions {
         !(externalInfra() && enableNodeMaintenance),
         "--enable-node-maintenance serves the Nodes of the --kubeconfig cluster, which with"
             + " --infra-clusters=external is the management cluster: not supported together");
+    require.accept(
+        !shardInfraClusters || externalInfra(),
+        "--shard-infra-clusters shares out infra clusters: it needs --infra-clusters=external");
+    require.accept(
+        !shardInfraClusters
+            || (leaderElectionId.length() <= 63
+                && leaderElectionId.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?")),
+        "with --shard-infra-clusters, --leader-election-id names Leases and labels them: at most 63"
+            + " lower-case letters, digits and '-', got \""
+            + leaderElectionId
+            + "\"");
     require.accept(
         List.of("", ClusterApi.V1BETA2, ClusterApi.V1BETA1).contains(clusterApiVersion),
         "--cluster-api-version must be v1beta2 or v1beta1, got \"" + clusterApiVersion + "\"");

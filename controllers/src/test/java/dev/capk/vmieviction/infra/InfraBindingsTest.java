@@ -145,6 +145,15 @@ class InfraBindingsTest {
   }
 
   @Test
+  void theInfraClusterKeyIsAShortDnsLabelSharedByOtherCredentialsForTheSameServerOnly() {
+    String key = InfraBindings.infraClusterKey(KUBECONFIG_1);
+    assertTrue(key.matches("[0-9a-f]{16}"), key);
+    assertEquals(key, InfraBindings.infraClusterKey(KUBECONFIG_1.replace("token-1", "token-3")));
+    assertFalse(key.equals(InfraBindings.infraClusterKey(KUBECONFIG_2)));
+    assertFalse(key.contains("token"), "a digest, not the content");
+  }
+
+  @Test
   void differentKubeconfigsAreDifferentConnectionsAndARotatedOneANewId() {
     SecretRef ref = new SecretRef("a", "s");
     List<KubevirtCluster> kvcs = List.of(kvc("a", "one", "one", null, "s"));

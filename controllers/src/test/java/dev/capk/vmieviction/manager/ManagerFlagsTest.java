@@ -95,6 +95,31 @@ class ManagerFlagsTest {
   }
 
   @Test
+  void shardInfraClustersIsOffByDefaultAndOnlyForExternalInfraWithALeaseNamePrefixThatFitsALabel() {
+    assertEquals(false, parse().shardInfraClusters);
+    assertEquals(
+        List.of(), parse("--infra-clusters", "external", "--shard-infra-clusters").validate());
+    assertEquals(
+        List.of(
+            "--shard-infra-clusters shares out infra clusters: it needs --infra-clusters=external"),
+        parse("--shard-infra-clusters").validate());
+    List<String> problems =
+        parse(
+                "--infra-clusters",
+                "external",
+                "--shard-infra-clusters",
+                "--leader-election-id",
+                "Capk_Controller")
+            .validate();
+    assertEquals(1, problems.size(), problems.toString());
+    assertTrue(problems.get(0).contains("\"Capk_Controller\""), problems.get(0));
+    assertEquals(
+        List.of(),
+        parse("--leader-election-id", "Capk_Controller").validate(),
+        "without sharding the id is only a Lease name, as before");
+  }
+
+  @Test
   void goDurationsParseAndFormat() {
     assertEquals(Duration.ofMinutes(10), GoDuration.parse("10m"));
     assertEquals(Duration.ofMinutes(90), GoDuration.parse("1h30m"));

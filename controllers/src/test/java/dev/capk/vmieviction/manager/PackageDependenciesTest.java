@@ -30,6 +30,7 @@ class PackageDependenciesTest {
           Map.entry("events", Set.of("kube")),
           Map.entry("workload", Set.of("api", "kube", "time")),
           Map.entry("infra", Set.of("api", "workload")),
+          Map.entry("shards", Set.of("kube", "time")),
           Map.entry(
               "eviction", Set.of("api", "drain", "events", "kube", "logging", "time", "workload")),
           Map.entry(

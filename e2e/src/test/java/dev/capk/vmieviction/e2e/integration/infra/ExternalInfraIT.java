@@ -11,14 +11,20 @@ import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Crds;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
+import dev.capk.vmieviction.infra.InfraBindings;
 import dev.capk.vmieviction.manager.Main;
 import dev.capk.vmieviction.manager.Manager;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.apis.CoordinationV1Api;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.apis.CustomObjectsApi;
 import io.kubernetes.client.openapi.models.CoreV1Event;
 import io.kubernetes.client.util.PatchUtils;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,6 +32,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -66,6 +73,7 @@ class ExternalInfraIT {
   static LocalCluster guest;
 
   Manager manager;
+  Manager other; // a second replica, for sharding
   final List<String> namespaces = new ArrayList<>();
   ListAppender<ILoggingEvent> logs;
 
@@ -82,8 +90,10 @@ class ExternalInfraIT {
 
   @AfterEach
   void stop() {
-    if (manager != null) {
-      manager.close();
+    for (Manager m : new Manager[] {manager, other}) {
+      if (m != null) {
+        m.close();
+      }
     }
     if (logs != null) {
       ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(logs);
@@ -244,6 +254,102 @@ class ExternalInfraIT {
     assertTrue(manager.ready(), "an infra cluster that is down makes no replica unready");
   }
 
+  @Test
+  void twoShardedReplicasServeOneInfraClusterEachAndTheOneLeftServesBothAfterTheOtherStops()
+      throws Exception {
+    Tenant one = tenant("shard-one", infra1, true);
+    Tenant two = tenant("shard-two", infra2, true);
+    String leaseNs = unique("leases");
+    namespace(management, leaseNs);
+    String id = unique("capk-vmi-eviction");
+    String[] sharded = {
+      "--shard-infra-clusters",
+      "--leader-election-namespace",
+      leaseNs,
+      "--leader-election-id",
+      id,
+      "--leader-election-lease-duration",
+      "3s",
+      "--leader-election-renew-deadline",
+      "2s",
+      "--leader-election-retry-period",
+      "300ms",
+      "--metrics-bind-address",
+      "127.0.0.1:0"
+    };
+    start(sharded);
+    Manager first = manager;
+    start(sharded);
+    other = manager;
+    manager = first;
+    String key1 = InfraBindings.infraClusterKey(infra1.adminKubeconfigYaml());
+    String key2 = InfraBindings.infraClusterKey(infra2.adminKubeconfigYaml());
+    Set<String> identities = Set.of(manager.identity(), other.identity());
+    Await.until(
+        "each infra cluster's Lease held, by a different replica",
+        WAIT,
+        () -> {
+          String h1 = holder(leaseNs, id, key1);
+          String h2 = holder(leaseNs, id, key2);
+          return identities.contains(h1) && identities.contains(h2) && !h1.equals(h2);
+        });
+    Manager holderOf2 = holder(leaseNs, id, key2).equals(manager.identity()) ? manager : other;
+    Manager holderOf1 = holderOf2 == manager ? other : manager;
+    String gauge = "vmi_eviction_infra_cluster_owned{infra_cluster=\"%s\"} 1";
+    Await.until(
+        "each replica's gauge names its infra cluster only",
+        WAIT,
+        () ->
+            metrics(holderOf1).contains(gauge.formatted(key1))
+                && !metrics(holderOf1).contains(gauge.formatted(key2))
+                && metrics(holderOf2).contains(gauge.formatted(key2)));
+
+    String vm1 = unique("vm-shard-one");
+    guest.kwokNodes().createNamed(vm1, Map.of());
+    String uid1 = vmi(infra1, one.infraNamespace(), vm1, "tenant", one.namespace());
+    evacuate(infra1, one.infraNamespace(), vm1);
+    Await.until(
+        "VMI in infra 1 evacuated", WAIT, () -> deleted(infra1, one.infraNamespace(), vm1, uid1));
+
+    // The holder of infra 2 stops: the replica left serves infra 2 too.
+    holderOf2.close();
+    String vm2 = unique("vm-shard-two");
+    guest.kwokNodes().createNamed(vm2, Map.of());
+    String uid2 = vmi(infra2, two.infraNamespace(), vm2, "tenant", two.namespace());
+    evacuate(infra2, two.infraNamespace(), vm2);
+    Await.until(
+        "VMI in infra 2 evacuated by the replica left",
+        WAIT,
+        () -> deleted(infra2, two.infraNamespace(), vm2, uid2));
+    assertEquals(holderOf1.identity(), holder(leaseNs, id, key2));
+    assertTrue(unschedulable(vm2));
+  }
+
+  static String holder(String ns, String id, String key) throws ApiException {
+    try {
+      return new CoordinationV1Api(management.client())
+          .readNamespacedLease(id + "-shard-" + key, ns)
+          .execute()
+          .getSpec()
+          .getHolderIdentity();
+    } catch (ApiException e) {
+      if (e.getCode() == 404) {
+        return null;
+      }
+      throw e;
+    }
+  }
+
+  static String metrics(Manager m) throws Exception {
+    return HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + m.metricsAddress().getPort() + "/metrics"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString())
+        .body();
+  }
+
   // ---------------------------------------------------------------------------------------------
 
   /** A tenant in the management cluster, and the infra namespace its VMIs run in. */
@@ -340,13 +446,14 @@ class ExternalInfraIT {
                 "external",
                 "--kubeconfig",
                 management.kubeconfig().toString(),
-                "--metrics-bind-address",
-                "0",
                 "--health-probe-bind-address",
                 "0",
                 "--default-eviction-strategy",
                 "External"));
     namespaces.forEach(ns -> args.addAll(List.of("--namespace", ns)));
+    if (!List.of(more).contains("--metrics-bind-address")) {
+      args.addAll(List.of("--metrics-bind-address", "0"));
+    }
     args.addAll(List.of(more));
     manager = Main.start(args.toArray(String[]::new));
     Await.until("controller ready", WAIT, manager::ready);
