@@ -16,7 +16,7 @@ import java.util.stream.Stream;
 
 /** CLI start-up: cordon and a no-op drain, kubectl against our CLI as a kubectl plugin. */
 final class StartupBench extends Bench {
-  /** The launcher before the class-data archive: what hack/plugin/kubectl-fastdrain ran. */
+  /** The launcher before its start-up caches: what hack/plugin/kubectl-fastdrain first ran. */
   private static final String PLAIN_LAUNCHER =
       """
       #!/bin/sh
@@ -45,7 +45,7 @@ final class StartupBench extends Bench {
               "## CLI start-up: cordon and a no-op drain\n\n"
                   + "One kwok node without pods, uncordoned before every run. kubectl against ours as a plugin "
                   + "(launcher and jar on PATH): *before* the launcher as it was (`java -jar`, %s), *after* "
-                  + "`hack/plugin/kubectl-fastdrain` (a class-data archive its first run records beside the jar, "
+                  + "`hack/plugin/kubectl-fastdrain` (an ahead-of-time cache its first run makes beside the jar, "
                   + "C1 only, serial GC), also run directly. Drain flags `%s`. %d runs each after an untimed "
                   + "warm-up, the order rotating; CPU: user + system of the process tree.\n\n",
               beforeJar == null ? "this tree's jar" : "the jar `" + beforeJar + "`",
@@ -69,15 +69,15 @@ final class StartupBench extends Bench {
                     concat(List.of(after.resolve("kubectl-fastdrain").toString()), args),
                     after,
                     true));
-        // The first run through the new launcher records the archive: timed on its own.
+        // The first run through the new launcher makes the cache: timed on its own.
         for (Path old : archives(after)) {
           Files.delete(old);
         }
         kubectl(cluster, "uncordon " + node);
         Sample first = time(tools.get(2), Duration.ofMinutes(2));
-        progress("startup: %s, first run (records the archive): %.2f s", op, first.wall());
+        progress("startup: %s, first run (makes the cache): %.2f s", op, first.wall());
         if (archives(after).isEmpty()) {
-          throw new IllegalStateException("the launcher's first run left no archive in " + after);
+          throw new IllegalStateException("the launcher's first run left no cache in " + after);
         }
         Map<String, List<Sample>> samples =
             rounds(
@@ -88,7 +88,7 @@ final class StartupBench extends Bench {
                 (t, seq) -> kubectl(cluster, "uncordon " + node),
                 (t, seq) -> {},
                 Duration.ofMinutes(2));
-        samples.put(tools.get(2).name() + ": first run (records the archive)", List.of(first));
+        samples.put(tools.get(2).name() + ": first run (makes the cache)", List.of(first));
         double kubectlMedian = Stats.over(samples.get(tools.get(0).name()), Sample::wall).median();
         samples.forEach(
             (name, taken) -> {
@@ -124,10 +124,10 @@ final class StartupBench extends Bench {
     return dir;
   }
 
-  /** The class-data archives in {@code dir}. */
+  /** The ahead-of-time caches in {@code dir}. */
   private static List<Path> archives(Path dir) throws Exception {
     try (Stream<Path> files = Files.list(dir)) {
-      return files.filter(p -> p.toString().endsWith(".jsa")).toList();
+      return files.filter(p -> p.toString().endsWith(".aot")).toList();
     }
   }
 }

@@ -173,7 +173,7 @@ class KubectlPluginIT {
   }
 
   @Test
-  void theFirstRunRecordsAClassDataArchiveBesideTheJarAndLaterRunsMapIt(@TempDir Path dir)
+  void theFirstRunMakesAnAheadOfTimeCacheBesideTheJarAndLaterRunsMapIt(@TempDir Path dir)
       throws Exception {
     Files.copy(RepoPaths.root().resolve("hack/plugin").resolve(LAUNCHER), dir.resolve(LAUNCHER));
     Files.copy(ControllerProcess.jar(), dir.resolve("vmi-eviction-controller.jar"));
@@ -184,9 +184,9 @@ class KubectlPluginIT {
     Run first = kubectl(dir, Map.of(), "fastdrain", "cordon", node, "--kubeconfig", kubeconfig);
     assertEquals(0, first.code, first.err);
     assertEquals(List.of("node/" + node + " cordoned"), first.out.lines().toList());
-    assertEquals("", first.err, "recording the archive writes nothing on stderr");
+    assertEquals("", first.err, "making the cache writes nothing on stderr");
     List<Path> archives = archives(dir);
-    assertEquals(1, archives.size(), "one archive beside the jar: " + archives);
+    assertEquals(1, archives.size(), "one cache beside the jar: " + archives);
     try (var files = Files.list(dir)) {
       assertEquals(
           List.of(), files.filter(f -> f.toString().endsWith(".tmp")).toList(), "no temp file");
@@ -195,7 +195,7 @@ class KubectlPluginIT {
     Run second = kubectl(dir, Map.of(), "fastdrain", "uncordon", node, "--kubeconfig", kubeconfig);
     assertEquals(0, second.code, second.err);
     assertEquals(List.of("node/" + node + " uncordoned"), second.out.lines().toList());
-    assertEquals("", second.err, "using the archive writes nothing on stderr");
+    assertEquals("", second.err, "using the cache writes nothing on stderr");
 
     Run debug =
         kubectl(
@@ -208,10 +208,9 @@ class KubectlPluginIT {
             kubeconfig);
     assertEquals(0, debug.code, debug.err);
     assertEquals(1, debug.err.lines().count(), debug.err);
-    assertTrue(
-        debug.err.contains(" -XX:SharedArchiveFile=" + archives.get(0) + " -jar "), debug.err);
-    assertTrue(sharedFromArchive(dir, Map.of(), node), "the jar's classes come from the archive");
-    assertEquals(archives, archives(dir), "the archive is kept, not recorded again");
+    assertTrue(debug.err.contains(" -XX:AOTCache=" + archives.get(0) + " -jar "), debug.err);
+    assertTrue(sharedFromArchive(dir, Map.of(), node), "the jar's classes come from the cache");
+    assertEquals(archives, archives(dir), "the cache is kept, not made again");
   }
 
   @Test
@@ -278,7 +277,7 @@ class KubectlPluginIT {
     }
     try (var files = Files.list(dir)) {
       return files
-          .filter(f -> f.getFileName().toString().matches("vmi-eviction-controller-.*\\.jsa"))
+          .filter(f -> f.getFileName().toString().matches("vmi-eviction-controller-.*\\.aot"))
           .sorted()
           .toList();
     }
@@ -286,7 +285,7 @@ class KubectlPluginIT {
 
   /**
    * A test-only run with the JVM's class-loading log written to a file (JDK_JAVA_OPTIONS): true if
-   * the jar's main class came from the dynamic archive ("shared objects file (top)").
+   * the jar's main class came from the ahead-of-time cache ("shared objects file").
    */
   private static boolean sharedFromArchive(Path dir, Map<String, String> env, String node)
       throws Exception {
@@ -308,7 +307,7 @@ class KubectlPluginIT {
           .anyMatch(
               l ->
                   l.contains(" dev.capk.vmieviction.manager.Main ")
-                      && l.contains("source: shared objects file (top)"));
+                      && l.contains("source: shared objects file"));
     } finally {
       Files.deleteIfExists(log);
     }
