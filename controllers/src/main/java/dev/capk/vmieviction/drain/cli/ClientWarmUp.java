@@ -36,6 +36,7 @@ final class ClientWarmUp {
     // thread while it starts.
     LoggerFactory.getILoggerFactory();
     Thread.ofPlatform().daemon().name("cli-warm-up").start(() -> run(pods));
+    Thread.ofPlatform().daemon().name("cli-warm-up-tls").start(ClientWarmUp::keyShares);
   }
 
   private static void run(boolean pods) {
@@ -44,16 +45,23 @@ final class ClientWarmUp {
       // too).
       BigDecimal.valueOf(1);
       new ApiClient();
-      KeyPairGenerator ec = KeyPairGenerator.getInstance("EC");
-      ec.initialize(new ECGenParameterSpec("secp256r1"));
-      ec.generateKeyPair();
-      KeyPairGenerator.getInstance("X25519").generateKeyPair();
       LenientJson.parse(SMALL_NODE, V1Node.class);
       if (pods) {
         JSON.getGson().getAdapter(V1PodList.class);
       }
-    } catch (ApiException | GeneralSecurityException | RuntimeException e) {
+    } catch (ApiException | RuntimeException e) {
       // The command's own call does the same work and reports what fails.
+    }
+  }
+
+  private static void keyShares() {
+    try {
+      KeyPairGenerator ec = KeyPairGenerator.getInstance("EC");
+      ec.initialize(new ECGenParameterSpec("secp256r1"));
+      ec.generateKeyPair();
+      KeyPairGenerator.getInstance("X25519").generateKeyPair();
+    } catch (GeneralSecurityException | RuntimeException e) {
+      // The handshake does the same work and reports what fails.
     }
   }
 }

@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.function.Function;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import picocli.CommandLine;
+import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
@@ -29,6 +30,7 @@ import picocli.CommandLine.Option;
  * commands here, and the jar's {@code status} command), and the API client they choose. Only the
  * flags that mean something here exist; any other global flag of kubectl is refused by name.
  */
+@Command(addMethodSubcommands = false)
 public final class ConnectionOptions {
   @Option(
       names = "--kubeconfig",

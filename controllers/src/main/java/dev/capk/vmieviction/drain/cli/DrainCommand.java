@@ -26,6 +26,7 @@ import picocli.CommandLine.Option;
  */
 @Command(
     name = "drain",
+    addMethodSubcommands = false,
     sortOptions = false,
     usageHelpAutoWidth = true,
     description = {

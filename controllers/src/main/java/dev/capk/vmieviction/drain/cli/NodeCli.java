@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
  */
 @Command(
     name = NodeCli.NAME,
+    addMethodSubcommands = false,
     description = "Drain, cordon and uncordon nodes: kubectl's flags and output, a faster drain.")
 public final class NodeCli {
   /** How the command is invoked as a kubectl plugin; used in "see --help" hints. */

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -24,6 +25,9 @@ import picocli.CommandLine.Parameters;
  * never neither), the connection flags, {@code --dry-run}, and every node resolved before any
  * change, as kubectl does. Errors are kubectl's lines; exit 1.
  */
+// No method is a subcommand: picocli then skips reading every method's annotations, a cost at
+// every start (so on each command class here, and the mixin).
+@Command(addMethodSubcommands = false)
 class NodeCommand implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(NodeCommand.class);
 
