@@ -37,6 +37,12 @@ public final class DrainCommand extends NodeCommand {
   /** Nodes drained at once; each drain bounds its own evictions in flight. */
   static final int MAX_PARALLEL_NODES = 16;
 
+  /** Evictions and their watch share one HTTP/2 connection. */
+  @Override
+  boolean concurrent() {
+    return true;
+  }
+
   @Option(
       names = "--force",
       arity = "0..1",

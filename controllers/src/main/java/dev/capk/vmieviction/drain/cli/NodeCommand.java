@@ -80,6 +80,11 @@ class NodeCommand implements Callable<Integer> {
     return 0;
   }
 
+  /** Whether the command sends requests at once (a drain's evictions), else one after another. */
+  boolean concurrent() {
+    return false;
+  }
+
   /** Bad flags and kubeconfig problems are thrown: {@link NodeCli#execute} prints their line. */
   @Override
   public final Integer call() {
@@ -91,7 +96,7 @@ class NodeCommand implements Callable<Integer> {
     }
     DryRun strategy = parseDryRun(dryRun);
     check(strategy);
-    ApiClient client = connection.connect(System.getenv());
+    ApiClient client = connection.connect(System.getenv(), !concurrent());
     try {
       cordoner = new Cordoner(new RawApi(client));
       List<String> nodes = names.stream().distinct().toList();
