@@ -104,24 +104,19 @@ class ClientCertificatesTest {
   @ParameterizedTest
   @ValueSource(strings = {"", "    token: abc\n"})
   void aKubeconfigWithoutACertificateAndKeyIsLeftToTheClient(String user) throws Exception {
-    String yaml =
-        """
-        apiVersion: v1
-        kind: Config
-        clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
-        contexts: [{name: x, context: {cluster: c, user: u}}]
-        current-context: x
-        users:
-        - name: u
-          user:
-        """
-            + user;
-    KubeConfig config = KubeConfig.loadKubeConfig(new StringReader(yaml));
+    KubeConfig config = KubeConfig.loadKubeConfig(new StringReader(kubeconfig(user)));
     assertEquals(Optional.empty(), ClientCertificates.of(config));
   }
 
   private static String kubeconfig(String key, String cert) throws Exception {
     Base64.Encoder b64 = Base64.getEncoder();
+    return kubeconfig(
+        "    client-certificate-data: %s\n    client-key-data: %s\n"
+            .formatted(b64.encodeToString(fixture(cert)), b64.encodeToString(fixture(key))));
+  }
+
+  /** A kubeconfig whose one user has these fields (indented under {@code user:}). */
+  private static String kubeconfig(String user) {
     return """
         apiVersion: v1
         kind: Config
@@ -131,10 +126,8 @@ class ClientCertificatesTest {
         users:
         - name: u
           user:
-            client-certificate-data: %s
-            client-key-data: %s
         """
-        .formatted(b64.encodeToString(fixture(cert)), b64.encodeToString(fixture(key)));
+        + user;
   }
 
   private static boolean signs(PrivateKey key, X509Certificate cert, String algorithm)
