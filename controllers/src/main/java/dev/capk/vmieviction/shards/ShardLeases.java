@@ -230,8 +230,13 @@ public final class ShardLeases implements AutoCloseable {
           forget(l, deadline);
         }
       } else if (SHARD.equals(label(l, ROLE_LABEL)) && label(l, SHARD_LABEL) != null) {
-        shardLeases.put(label(l, SHARD_LABEL), l);
-        views.put(label(l, SHARD_LABEL), new Lease(holder, expired));
+        String key = label(l, SHARD_LABEL);
+        if (!shards.contains(key) && (holder == null || holder.isEmpty()) && expired(l, now, 2)) {
+          forget(l, deadline); // an infra cluster gone: its Lease free and untouched for a while
+          continue;
+        }
+        shardLeases.put(key, l);
+        views.put(key, new Lease(holder, expired));
       }
     }
     seen.keySet().retainAll(list.getItems().stream().map(l -> l.getMetadata().getName()).toList());
@@ -358,7 +363,10 @@ public final class ShardLeases implements AutoCloseable {
     }
   }
 
-  /** A member gone for two lease durations: its Lease deleted, if unchanged since listed. */
+  /**
+   * A member gone, or a shard no longer wanted and free, for two lease durations: its Lease
+   * deleted, if unchanged since listed (a replica that wants the shard again creates it anew).
+   */
   private void forget(V1Lease l, Deadline deadline) {
     V1ObjectMeta meta = l.getMetadata();
     try {
@@ -373,9 +381,9 @@ public final class ShardLeases implements AutoCloseable {
                                   .resourceVersion(meta.getResourceVersion())))
                   .buildCall(null))
           .orThrow();
-      log.info("membership lease of a departed replica deleted lease={}", meta.getName());
+      log.info("lease of a departed replica or infra cluster deleted lease={}", meta.getName());
     } catch (ApiException e) {
-      log.debug("membership lease not deleted lease={} code={}", meta.getName(), e.getCode());
+      log.debug("lease not deleted lease={} code={}", meta.getName(), e.getCode());
     }
   }
 

@@ -202,6 +202,21 @@ class ShardLeasesIT {
     assertEquals(2, members().size(), "no membership Lease for the mute replica");
   }
 
+  @Test
+  void theLeaseOfAnInfraClusterNoLongerWantedIsGivenBackThenDeleted() throws Exception {
+    Replica only = start("replica-a", management.serverUrl());
+    Await.until("one replica holds all six", WAIT, () -> only.held().equals(KEYS));
+    String gone = KEYS.iterator().next();
+    Set<String> left = new TreeSet<>(KEYS);
+    left.remove(gone);
+
+    only.leases.want(left);
+    Await.until(
+        "the gone infra cluster's Lease deleted", WAIT, () -> !leaseHolders().containsKey(gone));
+    assertEquals(left, only.held());
+    assertEquals(left, leaseHolders().keySet(), "the other Leases kept");
+  }
+
   // ---------------------------------------------------------------------------------------------
 
   Replica start(String identity, String server) throws Exception {
