@@ -3,7 +3,9 @@
  * the guest clients: reading answers and objects in every shape the API allows ({@link
  * dev.capk.vmieviction.kube.LenientJson}), and calling the API and saying what its answer means
  * ({@link dev.capk.vmieviction.kube.RawApi}: requests the client builds but cannot send as we need
- * them, bounded by a deadline; the one table of answers; describing an API failure).
+ * them, bounded by a deadline; the one table of answers; describing an API failure); a kubeconfig's
+ * client certificate read with the JDK alone ({@link
+ * dev.capk.vmieviction.kube.ClientCertificates}).
  *
  * <p>May import only {@code time}.
  */
