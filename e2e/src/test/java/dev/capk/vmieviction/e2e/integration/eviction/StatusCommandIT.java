@@ -106,8 +106,11 @@ class StatusCommandIT {
     evacuate(world.infra(), NS, second, INFRA_NODE);
     awaitEvent(world.infra(), NS, second, "EvacuationHeld");
 
-    Files.copy(
-        RepoPaths.root().resolve("hack/plugin").resolve(LAUNCHER), pluginDir.resolve(LAUNCHER));
+    // As `make package` leaves them: both launchers beside the jar.
+    for (String launcher : List.of(LAUNCHER, "kubectl-fastdrain")) {
+      Files.copy(
+          RepoPaths.root().resolve("hack/plugin").resolve(launcher), pluginDir.resolve(launcher));
+    }
     Files.copy(ControllerProcess.jar(), pluginDir.resolve("vmi-eviction-controller.jar"));
   }
 
@@ -195,7 +198,25 @@ class StatusCommandIT {
   }
 
   @Test
-  void kubectlVmiEvictionStatusRunsTheSameCommand() throws Exception {
+  void kubectlVmiEvictionStatusRunsTheSameCommandAndItsSecondRunMapsTheCacheTheFirstMade()
+      throws Exception {
+    Run made = kubectlVmiEvictionStatus();
+    assertEquals(0, made.code(), made.err());
+    assertEquals("", made.err(), "making the start-up cache writes nothing on stderr");
+    assertPhasesAndBlockers(made.out());
+    try (var files = Files.list(pluginDir)) {
+      assertEquals(
+          1,
+          files.filter(f -> f.toString().endsWith(".aot")).count(),
+          "the cache kubectl-fastdrain makes, beside the jar");
+    }
+    Run mapped = kubectlVmiEvictionStatus();
+    assertEquals(0, mapped.code(), mapped.err());
+    assertEquals("", mapped.err());
+    assertPhasesAndBlockers(mapped.out());
+  }
+
+  private static Run kubectlVmiEvictionStatus() throws Exception {
     List<String> command = new ArrayList<>();
     command.add(world.infra().binaries().kubectl().toString());
     command.addAll(
@@ -211,6 +232,7 @@ class StatusCommandIT {
             + File.pathSeparator
             + env.getOrDefault("PATH", ""));
     env.remove("VMI_EVICTION_JAR");
+    env.remove("FASTDRAIN_JAR");
     env.remove("JAVA");
     env.put("KUBECONFIG", world.infra().kubeconfig().toString());
     Process p = pb.start();
@@ -220,8 +242,7 @@ class StatusCommandIT {
       p.destroyForcibly().waitFor();
       throw new IllegalStateException("kubectl vmi-eviction status did not finish");
     }
-    assertEquals(0, p.exitValue(), err.join());
-    assertPhasesAndBlockers(out.join());
+    return new Run(p.exitValue(), out.join(), err.join());
   }
 
   private static void assertPhasesAndBlockers(String json) {
