@@ -105,7 +105,8 @@ public final class StatusCommand implements Callable<Integer> {
     if (timeout.isNegative() || timeout.isZero()) {
       throw new IllegalArgumentException("--drain-timeout must be positive");
     }
-    ApiClient client = connection.connect(System.getenv());
+    // Its two lists go one after the other.
+    ApiClient client = connection.connect(System.getenv(), true);
     LenientJson.install();
     String namespace = connection.namespace();
     ListOptions vmiOptions = new ListOptions();

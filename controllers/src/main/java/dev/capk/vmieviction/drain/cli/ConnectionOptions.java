@@ -101,16 +101,10 @@ public final class ConnectionOptions {
   /**
    * A client found as kubectl finds one: --kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster;
    * this process logs as -v says from here on. A kubeconfig problem is an IllegalArgumentException
-   * whose message names the file and the problem, never the file's content.
-   */
-  public ApiClient connect(Map<String, String> env) {
-    return connect(env, false);
-  }
-
-  /**
-   * {@link #connect(Map)}; {@code oneAtATime}: the command sends its requests one after another, so
-   * HTTP/1.1 on one kept-alive connection: HTTP/2's start (its preface and settings, a reader
-   * thread) costs a fresh process about 40 ms and brings such a command nothing.
+   * whose message names the file and the problem, never the file's content. {@code oneAtATime}: the
+   * command sends its requests one after another, so HTTP/1.1 on one kept-alive connection:
+   * HTTP/2's start (its preface and settings, a reader thread) costs a fresh process about 40 ms
+   * and brings such a command nothing.
    */
   public ApiClient connect(Map<String, String> env, boolean oneAtATime) {
     LogbackConfigurator.setCliVerbosity(verbosity);
