@@ -7,6 +7,7 @@ import dev.capk.vmieviction.api.capi.Cluster;
 import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capi.ClusterList;
 import dev.capk.vmieviction.kube.CipherOrder;
+import dev.capk.vmieviction.kube.ClientCertificates;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.workload.GuestAccessException.Reason;
@@ -288,9 +289,10 @@ public final class GuestClients implements AutoCloseable {
     ApiClient client;
     try {
       KubeConfig kc = KubeConfig.loadKubeConfig(new StringReader(yaml));
-      client =
-          CipherOrder.preferChaCha20(
-              ClientBuilder.kubeconfig(kc).setReadTimeout(READ_TIMEOUT).build());
+      ClientBuilder builder = ClientBuilder.kubeconfig(kc).setReadTimeout(READ_TIMEOUT);
+      // The client's own key reader would register BouncyCastle in this process first.
+      ClientCertificates.of(kc).ifPresent(builder::setAuthentication);
+      client = CipherOrder.preferChaCha20(builder.build());
     } catch (Exception e) {
       // The parser's and builder's messages may quote the content: name the failure kind only.
       throw new GuestAccessException(
