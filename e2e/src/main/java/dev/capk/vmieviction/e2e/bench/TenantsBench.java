@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
 import java.util.stream.IntStream;
 
 /** Benchmark 11 (issue 31): N tenant Clusters of one VMI each, all marked at once. */
@@ -101,11 +102,15 @@ final class TenantsBench extends Bench {
         spare(api, true);
       }
       long t0 = System.nanoTime();
-      parallel(n, 16, k -> tenant(infraApi, guests.get(k % guestCount), k, pods));
+      // Tenants 2j and 2j+1 (no budget, budget) share guest cluster j mod G: each serves both.
+      IntFunction<LocalCluster> guestOf = k -> guests.get(k / 2 % guestCount);
+      parallel(n, 16, k -> tenant(infraApi, guestOf.apply(k), k, pods));
       progress("tenants: %d tenants created in %.0f s", n, secondsSince(t0));
       for (LocalCluster g : guests) {
         RawKube api = new RawKube(g);
-        int here = (int) IntStream.range(0, n).filter(k -> guests.get(k % guestCount) == g).count();
+        int here = (int) IntStream.range(0, n).filter(k -> guestOf.apply(k) == g).count();
+        long budgets =
+            IntStream.range(0, n).filter(k -> k % 2 == 1 && guestOf.apply(k) == g).count();
         String running = "/api/v1/namespaces/" + NS + "/pods?fieldSelector=status.phase%3DRunning";
         Await.until(
             here * pods + " pods running in " + g.name(),
@@ -113,15 +118,15 @@ final class TenantsBench extends Bench {
             () -> api.items(running).size() == here * pods);
         // The spare takes the replacements, which lets a budget of maxUnavailable 1 allow the next.
         spare(api, false);
-        String budgets = "/apis/policy/v1/namespaces/" + NS + "/poddisruptionbudgets";
+        String pdbs = "/apis/policy/v1/namespaces/" + NS + "/poddisruptionbudgets";
         Await.until(
             "every budget in " + g.name() + " allows one disruption",
             Duration.ofMinutes(5),
             () ->
-                api.items(budgets).stream()
+                api.items(pdbs).stream()
                         .filter(b -> "1".equals(RawKube.str(b, "status", "disruptionsAllowed")))
                         .count()
-                    == here / 2);
+                    == budgets);
       }
       return measure(n, infra, infraApi, guests, clusters);
     } finally {
@@ -167,12 +172,13 @@ final class TenantsBench extends Bench {
     String machine =
         infra.post(
             capi + "/machines",
-            "{\"metadata\":{\"name\":\"%s\",%s},\"spec\":{\"clusterName\":\"%s\"}}"
+            "{\"apiVersion\":\"cluster.x-k8s.io/v1beta1\",\"kind\":\"Machine\",\"metadata\":{\"name\":\"%s\",%s},\"spec\":{\"clusterName\":\"%s\"}}"
                 .formatted(vmi, labels, ns));
     infra.post(
         "/apis/infrastructure.cluster.x-k8s.io/v1alpha1/namespaces/" + ns + "/kubevirtmachines",
         """
-        {"metadata":{"name":"%1$s",%2$s,"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta1",
+        {"apiVersion":"infrastructure.cluster.x-k8s.io/v1alpha1","kind":"KubevirtMachine",
+         "metadata":{"name":"%1$s",%2$s,"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta1",
          "kind":"Machine","name":"%1$s","uid":"%3$s"}]}}"""
             .formatted(vmi, labels, RawKube.str(machine, "metadata", "uid")));
     String ip = "10.244." + (k / 250 % 250) + "." + (k % 250 + 2);
