@@ -69,7 +69,7 @@ demo: binaries
 ## bench: speed, scale and cost against peers measured in the same run (never part of test); report: target/bench/report.md
 ##        BENCH_OPTS picks sections and another controller build, e.g. the head-of-line section against an older jar:
 ##        make bench BENCH_OPTS="-Dbench.only=headofline -Dcapk.bench.controllerJar=/path/to/vmi-eviction-controller.jar"
-##        (sections: drain, startup, evacuation, scale, selector, headofline, migration, cost, external; the report names the jar and its commit)
+##        (sections: drain, startup, evacuation, scale, selector, headofline, migration, cost, external, tenants; the report names the jar and its commit)
 ##        -Dcapk.bench.extraJvmFlags="..." adds JVM flags after the Deployment's (a profiler agent, another setting);
 ##        -Dcapk.bench.controllerJavaHome=/path/to/jdk runs the controller on another JDK
 ##        cost beside CAPK's original Go controller (a binary built outside this repository):

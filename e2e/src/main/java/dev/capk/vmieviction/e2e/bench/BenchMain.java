@@ -29,9 +29,10 @@ public final class BenchMain {
           "headofline", HeadOfLineBench::new,
           "migration", MigrationBench::new,
           "cost", CostBench::new,
-          "external", ExternalInfraBench::new);
+          "external", ExternalInfraBench::new,
+          "tenants", TenantsBench::new);
   private static final String ALL =
-      "drain,startup,evacuation,scale,selector,headofline,migration,cost,external";
+      "drain,startup,evacuation,scale,selector,headofline,migration,cost,external,tenants";
 
   private BenchMain() {}
 
