@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.kube;
 
+import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
 import io.kubernetes.client.util.credentials.Authentication;
 import java.io.ByteArrayInputStream;
@@ -47,6 +48,16 @@ public final class ClientCertificates {
       return Optional.empty();
     }
     return privateKey(key).map(k -> client -> client.setKeyManagers(keyManagers(cert, k)));
+  }
+
+  /**
+   * The client's builder for this kubeconfig, with the client certificate read here when it is in a
+   * shape read here: what every client of a kubeconfig in this project is built from.
+   */
+  public static ClientBuilder builder(KubeConfig config) throws IOException {
+    ClientBuilder builder = ClientBuilder.kubeconfig(config);
+    of(config).ifPresent(builder::setAuthentication);
+    return builder;
   }
 
   /** The PEM private key, if it is one of the three shapes; empty for any other. */

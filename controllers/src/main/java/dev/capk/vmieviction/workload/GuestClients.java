@@ -20,7 +20,6 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Secret;
-import io.kubernetes.client.util.ClientBuilder;
 import io.kubernetes.client.util.KubeConfig;
 import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.prometheus.metrics.core.metrics.Counter;
@@ -289,10 +288,9 @@ public final class GuestClients implements AutoCloseable {
     ApiClient client;
     try {
       KubeConfig kc = KubeConfig.loadKubeConfig(new StringReader(yaml));
-      ClientBuilder builder = ClientBuilder.kubeconfig(kc).setReadTimeout(READ_TIMEOUT);
-      // The client's own key reader would register BouncyCastle in this process first.
-      ClientCertificates.of(kc).ifPresent(builder::setAuthentication);
-      client = CipherOrder.preferChaCha20(builder.build());
+      client =
+          CipherOrder.preferChaCha20(
+              ClientCertificates.builder(kc).setReadTimeout(READ_TIMEOUT).build());
     } catch (Exception e) {
       // The parser's and builder's messages may quote the content: name the failure kind only.
       throw new GuestAccessException(

@@ -113,15 +113,12 @@ public final class ConnectionOptions {
     if (oneAtATime) {
       http.protocols(List.of(Protocol.HTTP_1_1));
     }
-    if (requestTimeout != null && !requestTimeout.isZero()) {
-      // As kubectl's --request-timeout: a bound on each whole request. The drain's watch builds its
-      // own HTTP client without a call timeout, so a long wait for pods is not cut short.
+    if (requestTimeout != null) {
+      // As kubectl's --request-timeout: a bound on each whole request (zero: none). The drain's
+      // watch builds its own HTTP client without a call timeout, so a long wait is not cut short.
       http.callTimeout(requestTimeout);
     }
-    if (oneAtATime || (requestTimeout != null && !requestTimeout.isZero())) {
-      client.setHttpClient(http.build());
-    }
-    return client;
+    return client.setHttpClient(http.build());
   }
 
   /**
@@ -205,9 +202,7 @@ public final class ConnectionOptions {
       throw bad.apply(": the current context's cluster has no server");
     }
     try {
-      ClientBuilder builder = ClientBuilder.kubeconfig(config).setReadTimeout(READ_TIMEOUT);
-      ClientCertificates.of(config).ifPresent(builder::setAuthentication);
-      return builder.build();
+      return ClientCertificates.builder(config).setReadTimeout(READ_TIMEOUT).build();
     } catch (IOException | RuntimeException e) {
       throw bad.apply(": cannot set up credentials or TLS (" + e.getClass().getSimpleName() + ")");
     }
