@@ -8,6 +8,7 @@ import dev.capk.vmieviction.api.capi.ClusterApi;
 import dev.capk.vmieviction.api.capi.ClusterList;
 import dev.capk.vmieviction.kube.CipherOrder;
 import dev.capk.vmieviction.kube.ClientCertificates;
+import dev.capk.vmieviction.kube.ConnectionThreads;
 import dev.capk.vmieviction.kube.RawApi;
 import dev.capk.vmieviction.time.Deadline;
 import dev.capk.vmieviction.workload.GuestAccessException.Reason;
@@ -300,7 +301,10 @@ public final class GuestClients implements AutoCloseable {
     }
     // With no CA data, client-java verifies against the JVM's default trust store (never
     // trust-all) and checks the host name; only insecure-skip-tls-verify turns both off.
-    var http = client.getHttpClient().newBuilder().connectTimeout(CONNECT_TIMEOUT);
+    // One connection per tenant identity: its reader on a virtual thread, not a platform one.
+    var http =
+        ConnectionThreads.virtual(client.getHttpClient().newBuilder())
+            .connectTimeout(CONNECT_TIMEOUT);
     client.setHttpClient(http.writeTimeout(READ_TIMEOUT).callTimeout(CALL_TIMEOUT).build());
     return new GuestClient(ref, client, version, tenant.breaker, tenant.throttle, Deadline.NONE);
   }
