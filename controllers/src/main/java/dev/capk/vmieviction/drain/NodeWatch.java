@@ -11,10 +11,8 @@ import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodDisruptionBudget;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -28,8 +26,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The nodes of one cluster, kept by one list and one watch, so the evacuation steps read their node
- * without a GET each. A node's image and volume lists and managed fields are dropped (tens of kB).
+ * One node of a cluster, kept by a list and a watch selected by its name, so the steps of its
+ * evacuation read it without a GET each. Only that node: what this costs does not grow with the
+ * size of the tenant's cluster (a watch of every node did: each tenant's client kept all the nodes
+ * its credentials could see). A node's image and volume lists and managed fields are dropped (tens
+ * of kB).
  *
  * <p>An answer only while the watch is up ({@link #current}); while the server is not reached, the
  * callers read the node themselves, and that read names the outage. A node this process patched is
@@ -55,19 +56,24 @@ public final class NodeWatch extends WatchLoop<V1Node> {
   private volatile boolean ended;
   private volatile long usedNanos = System.nanoTime();
 
-  private NodeWatch(RawApi api, String name) {
-    super(api, V1Node.class, null, "node-watch-" + name);
+  /** The node watched. */
+  private final String nodeName;
+
+  private NodeWatch(RawApi api, String nodeName, String threadName) {
+    super(api, V1Node.class, null, "node-watch-" + threadName);
+    this.nodeName = nodeName;
   }
 
-  public static NodeWatch start(ApiClient client, String name) {
-    NodeWatch w = new NodeWatch(new RawApi(client), name);
+  /** Watches the node named {@code nodeName}; {@code cluster} names the thread. */
+  public static NodeWatch start(ApiClient client, String cluster, String nodeName) {
+    NodeWatch w = new NodeWatch(new RawApi(client), nodeName, cluster + "/" + nodeName);
     w.startThread();
     return w;
   }
 
   /** Not started: fed by hand through {@link #seen}, for tests. */
-  static NodeWatch unstarted(V1NodeList seed) {
-    NodeWatch w = new NodeWatch(null, "unstarted");
+  static NodeWatch unstarted(String nodeName, V1NodeList seed) {
+    NodeWatch w = new NodeWatch(null, nodeName, "unstarted");
     w.replace(seed);
     return w;
   }
@@ -121,12 +127,6 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     return Optional.ofNullable(cached);
   }
 
-  public synchronized List<V1Node> nodes() {
-    List<V1Node> all = new ArrayList<>(nodes.size());
-    nodes.keySet().forEach(name -> node(name).ifPresent(all::add));
-    return all;
-  }
-
   /** Our write over {@code before} gave {@code after}: served until the watch catches up. */
   public synchronized void wrote(V1Node before, V1Node after) {
     if (after == null || after.getMetadata() == null || before.getMetadata() == null) {
@@ -156,7 +156,10 @@ public final class NodeWatch extends WatchLoop<V1Node> {
 
   @Override
   Call list() throws ApiException {
-    return new CoreV1Api(api.client()).listNode().buildCall(null);
+    return new CoreV1Api(api.client())
+        .listNode()
+        .fieldSelector("metadata.name=" + nodeName)
+        .buildCall(null);
   }
 
   @Override

@@ -297,7 +297,7 @@ final class Evacuator {
   private StepOutcome cordon(Run r) throws GuestAccessException, ApiException {
     String vmiName = r.vmi.getMetadata().getName();
     Guest guest = r.guest;
-    Optional<V1Node> found = guest.findNode(vmiName);
+    Optional<V1Node> found = guest.findNode(vmiName, true);
     if (found.isEmpty()) {
       String providerId = GuestNodeMatch.providerIdFor(vmiName);
       Told.NODE_NOT_FOUND.to(c.events, r.vmi, r.key, guest.cluster(), vmiName, providerId);
@@ -603,8 +603,8 @@ final class Evacuator {
    * node is Ready.
    */
   private Result uncordon(Run r) throws GuestAccessException, ApiException {
-    // From the cluster's node watch: the checks of all its Running VMIs cost its one list.
-    Optional<V1Node> found = r.guest.findNode(r.vmi.getMetadata().getName());
+    // The evacuation's node watch while it runs, else one GET: a check starts no watch.
+    Optional<V1Node> found = r.guest.findNode(r.vmi.getMetadata().getName(), false);
     UncordonDecision decision =
         found.map(n -> UncordonDecision.of(n, r.vmi)).orElse(UncordonDecision.NOT_OURS);
     if (decision == UncordonDecision.NOT_OURS) {
@@ -612,7 +612,9 @@ final class Evacuator {
     }
     r.node = found.get();
     if (decision == UncordonDecision.WAIT) {
-      // Looked at again every retry interval until the node is Ready: told once per node.
+      // Looked at again every retry interval until the node is Ready (from its watch from now
+      // on): told once per node.
+      r.guest.watchNode(r.nodeName());
       log.atLevel(c.level(r.uid(), r.nodeName()))
           .log("guest node not ready for uncordon yet vmi={} node={}", r.key, r.nodeName());
       return new Result(true, c.settings.retryInterval());

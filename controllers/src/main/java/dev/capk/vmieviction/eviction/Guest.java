@@ -33,7 +33,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
-import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -88,25 +87,42 @@ public class Guest {
   }
 
   /**
-   * The guest Node running in the VMI ({@link GuestNodeMatch}): from the cluster's node watch while
-   * it reaches the server, else read.
+   * The guest Node running in the VMI ({@link GuestNodeMatch}): the Node named like the VMI from
+   * its watch while that reaches the server, else read; else the Node whose providerID names the
+   * VMI, from a list. {@code watch}: start the named node's watch if none runs (an evacuation's
+   * steps); without it a running watch still serves, else one GET (a check of a Running VMI).
    */
-  public Optional<V1Node> findNode(String vmiName) throws GuestAccessException, ApiException {
-    Optional<NodeWatch> watch = guests.nodeWatch(client);
-    if (watch.isPresent()) {
-      Optional<V1Node> cached = GuestNodeMatch.choose(vmiName, watch.get().nodes());
-      if (cached.isEmpty() || !watch.get().refusedSince(cached.get().getMetadata().getName())) {
-        return cached;
+  public Optional<V1Node> findNode(String vmiName, boolean watch)
+      throws GuestAccessException, ApiException {
+    // The node found by providerID before, if any, is watched under its own name.
+    String name = guests.nodeNameOf(client.apiClient(), vmiName);
+    Optional<NodeWatch> watching =
+        watch
+            ? guests.nodeWatch(client, name)
+            : guests.startedNodeWatch(client.apiClient(), name).filter(NodeWatch::current);
+    Optional<V1Node> named;
+    if (watching.isPresent()) {
+      named = watching.get().node(name);
+      if (named.isPresent() && watching.get().refusedSince(name)) {
+        // Our last patch of it was refused as made over an old version: the watch may be behind.
+        named = readNode(name);
       }
-      // Our last patch of it was refused as made over an old version: the watch may be behind.
-      return readNode(cached.get().getMetadata().getName());
+    } else {
+      named = readNode(name);
     }
-    Optional<V1Node> named = readNode(vmiName);
-    if (named.isPresent()) {
+    if (named.isPresent() && GuestNodeMatch.runsIn(vmiName, named.get())) {
       return named;
     }
     // Not named like the VMI: look for the providerID the KubeVirt cloud provider sets.
-    return GuestNodeMatch.choose(vmiName, listNodes().getItems());
+    Optional<V1Node> provided = GuestNodeMatch.choose(vmiName, listNodes().getItems());
+    guests.nodeNamed(
+        client.apiClient(), vmiName, provided.map(n -> n.getMetadata().getName()).orElse(null));
+    return provided;
+  }
+
+  /** Starts the watch of the node named {@code nodeName} if none runs; does not wait for it. */
+  public void watchNode(String nodeName) {
+    guests.watchOf(client, nodeName);
   }
 
   private Optional<V1Node> readNode(String name) throws GuestAccessException, ApiException {
@@ -125,10 +141,9 @@ public class Guest {
     }
   }
 
-  /** The nodes and our cordon marks, from the cluster's node watch (else a list of its own). */
+  /** Every node of the cluster and our cordon marks, from one list (no cache keeps them all). */
   public MarkedNodes markedNodes() throws GuestAccessException, ApiException {
-    Optional<NodeWatch> watch = guests.nodeWatch(client);
-    return MarkedNodes.of(watch.isPresent() ? watch.get().nodes() : listNodes().getItems());
+    return MarkedNodes.of(listNodes().getItems());
   }
 
   private V1NodeList listNodes() throws GuestAccessException, ApiException {
@@ -176,7 +191,7 @@ public class Guest {
             1,
             (n, patch) -> sendPatch(n, patch, what),
             this::readNode);
-    Optional<NodeWatch> watch = guests.startedNodeWatch(client.apiClient());
+    Optional<NodeWatch> watch = guests.startedNodeWatch(client.apiClient(), name);
     if (written.reread()) {
       // Made over a version no longer current: the watch may be behind; the next step reads.
       watch.ifPresent(w -> w.refused(name));
@@ -320,13 +335,20 @@ public class Guest {
 
     /** The Node named like the VMI; else the Node whose providerID names the VMI; else none. */
     public static Optional<V1Node> choose(String vmiName, Collection<V1Node> nodes) {
-      String providerId = providerIdFor(vmiName);
-      Predicate<V1Node> provided =
-          n -> n.getSpec() != null && providerId.equals(n.getSpec().getProviderID());
       return nodes.stream()
           .filter(n -> n.getMetadata() != null && vmiName.equals(n.getMetadata().getName()))
           .findFirst()
-          .or(() -> nodes.stream().filter(provided).findFirst());
+          .or(() -> nodes.stream().filter(n -> provides(vmiName, n)).findFirst());
+    }
+
+    /** Is {@code node} the VMI's: named like it, or its providerID naming it? */
+    static boolean runsIn(String vmiName, V1Node node) {
+      return vmiName.equals(node.getMetadata().getName()) || provides(vmiName, node);
+    }
+
+    private static boolean provides(String vmiName, V1Node node) {
+      return node.getSpec() != null
+          && providerIdFor(vmiName).equals(node.getSpec().getProviderID());
     }
 
     /** A Node's Ready condition, reduced to what the drain decisions need. */

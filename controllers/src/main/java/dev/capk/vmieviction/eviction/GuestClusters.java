@@ -34,12 +34,13 @@ import org.slf4j.LoggerFactory;
  * tenant mapping allows), and keeps what each cluster's evacuations share.
  *
  * <p>Per VMI being evacuated, the drain of its guest node ({@link SteppedDrains}), whose pod watch
- * wakes the VMI's next step when pods leave. Per guest cluster client: one {@link NodeWatch}, read
- * instead of a GET each (it ends when unused for {@link NodeWatch#IDLE}); and, from the first
- * refusal by a PodDisruptionBudget to the end of the cluster's last drain, one {@link BudgetWatch},
- * whose budgets allowing again wake the drains they refused (kept while drains run: under a budget
- * that allows one disruption at a time each new watch would list every budget again). Not final:
- * the reconciler's tests fake {@link #connect}.
+ * wakes the VMI's next step when pods leave. Per guest node being evacuated (or waiting to be
+ * uncordoned): one {@link NodeWatch} of that node alone, read instead of a GET each (it ends when
+ * unused for {@link NodeWatch#IDLE}). Per guest cluster client, from the first refusal by a
+ * PodDisruptionBudget to the end of the cluster's last drain, one {@link BudgetWatch}, whose
+ * budgets allowing again wake the drains they refused (kept while drains run: under a budget that
+ * allows one disruption at a time each new watch would list every budget again). Not final: the
+ * reconciler's tests fake {@link #connect}.
  */
 public class GuestClusters implements AutoCloseable {
 
@@ -64,7 +65,17 @@ public class GuestClusters implements AutoCloseable {
   final Cache<String, Boolean> unmarked =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterWrite(6, TimeUnit.HOURS).build();
 
-  private final Map<ApiClient, NodeWatch> nodeWatches = new IdentityHashMap<>();
+  /** A guest node, by the client that reads it (a client is equal only to itself). */
+  private record NodeKey(ApiClient client, String node) {}
+
+  private final Map<NodeKey, NodeWatch> nodeWatches = new HashMap<>();
+
+  /**
+   * Per VMI (by client and VMI name), the name of its guest node where that is not the VMI's name
+   * (found by providerID); forgotten when the node is gone, or unused for an hour.
+   */
+  private final Cache<NodeKey, String> providedNodes =
+      CacheBuilder.newBuilder().maximumSize(100_000).expireAfterAccess(1, TimeUnit.HOURS).build();
 
   private final GuestClients clients;
   private final TenantMapping tenants;
@@ -171,19 +182,12 @@ public class GuestClusters implements AutoCloseable {
   }
 
   /**
-   * The node watch of the guest cluster, started if none runs, once it has listed (within {@link
-   * #NODE_LIST_WAIT}, cut to the deadline) and while it reaches the server; else empty, and the
-   * caller reads the node itself, which names the trouble.
+   * The watch of the guest node {@code node}, started if none runs, once it has listed (within
+   * {@link #NODE_LIST_WAIT}, cut to the deadline) and while it reaches the server; else empty, and
+   * the caller reads the node itself, which names the trouble.
    */
-  Optional<NodeWatch> nodeWatch(GuestClient client) {
-    NodeWatch watch;
-    synchronized (this) {
-      // Watches over for good (idle, refused, or of a client replaced since) are forgotten.
-      nodeWatches.values().removeIf(NodeWatch::over);
-      watch =
-          nodeWatches.computeIfAbsent(
-              client.apiClient(), c -> NodeWatch.start(c, client.cluster().toString()));
-    }
+  Optional<NodeWatch> nodeWatch(GuestClient client, String node) {
+    NodeWatch watch = watchOf(client, node);
     try {
       Duration maxWait = client.deadline().cap(NODE_LIST_WAIT);
       return watch.awaitListed(maxWait) ? Optional.of(watch) : Optional.empty();
@@ -193,8 +197,36 @@ public class GuestClusters implements AutoCloseable {
     }
   }
 
-  synchronized Optional<NodeWatch> startedNodeWatch(ApiClient client) {
-    return Optional.ofNullable(nodeWatches.get(client));
+  /**
+   * The name of the VMI's guest node: the VMI's name, unless a node whose providerID names the VMI
+   * was found under another name ({@link #nodeNamed}).
+   */
+  String nodeNameOf(ApiClient client, String vmiName) {
+    String provided = providedNodes.getIfPresent(new NodeKey(client, vmiName));
+    return provided != null ? provided : vmiName;
+  }
+
+  /** The VMI's guest node found by providerID is {@code node} (null: none found). */
+  void nodeNamed(ApiClient client, String vmiName, String node) {
+    NodeKey key = new NodeKey(client, vmiName);
+    if (node == null || node.equals(vmiName)) {
+      providedNodes.invalidate(key);
+    } else {
+      providedNodes.put(key, node);
+    }
+  }
+
+  /** The watch of the guest node {@code node}, started if none runs; not waited for. */
+  synchronized NodeWatch watchOf(GuestClient client, String node) {
+    // Watches over for good (idle, refused, or of a client replaced since) are forgotten.
+    nodeWatches.values().removeIf(NodeWatch::over);
+    return nodeWatches.computeIfAbsent(
+        new NodeKey(client.apiClient(), node),
+        k -> NodeWatch.start(k.client(), client.cluster().toString(), node));
+  }
+
+  synchronized Optional<NodeWatch> startedNodeWatch(ApiClient client, String node) {
+    return Optional.ofNullable(nodeWatches.get(new NodeKey(client, node)));
   }
 
   /** True once after its pods or budgets woke the VMI: its next step may finish the drain. */

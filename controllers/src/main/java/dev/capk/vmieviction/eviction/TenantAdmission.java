@@ -101,24 +101,32 @@ public final class TenantAdmission {
       c.admission(key, cluster, true); // also after a restart: its end wakes the held ones
       return new StepOutcome.Proceed(vmi); // once admitted, always admitted
     }
-    Optional<Role> known = knownRole(vmi);
     MarkedNodes nodes = null;
-    if (known.isEmpty() || known.get() == Role.CONTROL_PLANE) {
-      // One bounded list of the guest's nodes: roles and readiness at once. Outside the lock and
-      // through the tenant's throttle, as every guest request: a stalled tenant API server must
-      // hold no more workers than its share.
+    Role role = knownRole(vmi).orElse(null);
+    // A worker under a limit counts its peers by role: one of unknown role is told by its node.
+    boolean peersUnknown =
+        !limit.unlimited()
+            && c.vmis.ofCluster(vmi.getMetadata().getNamespace(), clusterName).stream()
+                .anyMatch(p -> !name.equals(p.getMetadata().getName()) && knownRole(p).isEmpty());
+    if (role != Role.WORKER || peersUnknown) {
+      // The role from the VMI's own guest node (its watch, which the cordon reads next), and for
+      // a control-plane VMI (or peers of unknown role) one bounded list of the guest's nodes:
+      // roles and readiness at once. Outside the lock and through the tenant's throttle, as every
+      // guest request: a stalled tenant API server must hold no more workers than its share.
       Guest guest = c.guests.connect(vmi, Optional.of(deadline.remaining()));
       Optional<Duration> wait = guest.tryEnterStep(false);
       if (wait.isPresent()) {
         return held("a free slot for requests to the guest cluster", wait.get());
       }
       try {
-        nodes = guest.markedNodes();
+        if (role == null) {
+          role = roleFromNodes(name, MarkedNodes.of(guest.findNode(name, true).stream().toList()));
+        }
+        nodes = role == Role.CONTROL_PLANE || peersUnknown ? guest.markedNodes() : null;
       } finally {
         guest.leaveStep();
       }
     }
-    Role role = known.orElse(roleFromNodes(name, nodes));
     learntRoles.put(uid, role);
     if (role == Role.WORKER && limit.unlimited()) {
       c.admission(key, cluster, true);

@@ -24,13 +24,12 @@ class NodeWatchTest {
   @Test
   void ourPatchIsServedUntilTheWatchHasPassedTheVersionItWasMadeOver() {
     V1Node read = node("n1", "10", false);
-    NodeWatch w = NodeWatch.unstarted(list("9", read));
+    NodeWatch w = NodeWatch.unstarted("n1", list("9", read));
     assertEquals("10", w.node("n1").orElseThrow().getMetadata().getResourceVersion());
 
     w.wrote(read, node("n1", "12", true));
     assertEquals("12", w.node("n1").orElseThrow().getMetadata().getResourceVersion(), "our write");
-    assertEquals(1, w.nodes().size());
-    assertTrue(w.nodes().get(0).getSpec().getUnschedulable(), "the list serves our write too");
+    assertTrue(w.node("n1").orElseThrow().getSpec().getUnschedulable(), "as our write left it");
 
     w.seen("MODIFIED", node("n1", "13", true));
     assertEquals("13", w.node("n1").orElseThrow().getMetadata().getResourceVersion(), "caught up");
@@ -38,7 +37,7 @@ class NodeWatchTest {
 
   @Test
   void aRefusedPatchIsReportedOnceSoThatTheNextStepReadsTheNodeFromTheApi() {
-    NodeWatch w = NodeWatch.unstarted(list("1", node("a", "1", false)));
+    NodeWatch w = NodeWatch.unstarted("a", list("1", node("a", "1", false)));
     assertFalse(w.refusedSince("a"));
     w.refused("a");
     assertTrue(w.refusedSince("a"));
@@ -47,7 +46,7 @@ class NodeWatchTest {
 
   @Test
   void aWatchTheGuestIdentityMayNotMakeIsNotCurrentAndNotReplacedAtOnce() {
-    NodeWatch w = NodeWatch.unstarted(list("1", node("a", "1", false)));
+    NodeWatch w = NodeWatch.unstarted("a", list("1", node("a", "1", false)));
     assertTrue(w.current());
     assertTrue(w.giveUp(new ApiException(403, "forbidden"), 1), "a 403 ends the loop");
     assertFalse(w.current(), "steps read their nodes themselves");
@@ -56,18 +55,18 @@ class NodeWatchTest {
 
   @Test
   void aFailingWatchKeepsTrying() {
-    NodeWatch w = NodeWatch.unstarted(list("1"));
+    NodeWatch w = NodeWatch.unstarted("a", list("1"));
     assertFalse(w.giveUp(new ApiException(503, "unavailable"), 3));
     assertFalse(w.over());
   }
 
   @Test
-  void aDeletedNodeIsGoneAndANewOneAppears() {
-    NodeWatch w = NodeWatch.unstarted(list("1", node("a", "1", false)));
-    w.seen("ADDED", node("b", "2", false));
+  void aDeletedNodeIsGoneAndOneCreatedAgainUnderItsNameAppears() {
+    NodeWatch w = NodeWatch.unstarted("a", list("1", node("a", "1", false)));
     w.seen("DELETED", node("a", "3", false));
     assertTrue(w.node("a").isEmpty());
-    assertEquals("b", w.node("b").orElseThrow().getMetadata().getName());
+    w.seen("ADDED", node("a", "4", false));
+    assertEquals("4", w.node("a").orElseThrow().getMetadata().getResourceVersion());
   }
 
   @Test
@@ -75,7 +74,7 @@ class NodeWatchTest {
     V1Node big = node("a", "1", false);
     big.getMetadata().setManagedFields(List.of(new V1ManagedFieldsEntry().manager("kubelet")));
     big.setStatus(new V1NodeStatus().images(List.of(new V1ContainerImage().names(List.of("x")))));
-    NodeWatch w = NodeWatch.unstarted(list("1", big));
+    NodeWatch w = NodeWatch.unstarted("a", list("1", big));
     V1Node kept = w.node("a").orElseThrow();
     assertNull(kept.getMetadata().getManagedFields());
     assertNull(kept.getStatus().getImages());
@@ -83,7 +82,7 @@ class NodeWatchTest {
 
   @Test
   void aWatchThatHasNotListedYetIsNoAnswerAndAStepWaitsForItOnlyBriefly() throws Exception {
-    NodeWatch w = NodeWatch.start(new ApiClient().setBasePath("https://127.0.0.1:1"), "x");
+    NodeWatch w = NodeWatch.start(new ApiClient().setBasePath("https://127.0.0.1:1"), "c", "x");
     try {
       assertFalse(w.awaitListed(Duration.ofSeconds(5)), "not listed: the step reads itself");
       assertFalse(w.current());

@@ -274,8 +274,9 @@ class VmiEvictionReconcilerTest {
     assertTrue(reconcile("vm-1").isRequeue());
     assertFalse(reconcile("vm-1").isRequeue());
 
-    // Each step finds its node in the cluster's node watch: GuestNodeWatchIT counts no GET.
-    assertEquals(2, guest.nodeReads);
+    // The admission tells the role by the node (no role label), then each step finds it in the
+    // node's watch: GuestNodeWatchIT counts one list and no GET per evacuation.
+    assertEquals(3, guest.nodeReads);
     assertEquals(
         List.of("cordon vm-1 for uid-vm-1", "drain vm-1", "drain vm-1"),
         guest.calls,
@@ -1092,8 +1093,7 @@ class VmiEvictionReconcilerTest {
     }
 
     assertEquals(List.of("uncordon node-of-vm-7"), guest.calls);
-    // Each check reads its node from the cluster's node watch: GuestNodeWatchIT counts one list
-    // and no GET for all the checks of a cluster.
+    // Each check reads its node once (GuestNodeWatchIT counts one GET per check, no watch).
   }
 
   @Test
@@ -1132,7 +1132,8 @@ class VmiEvictionReconcilerTest {
     reconcile("vm-1");
 
     assertEquals(List.of("cordon vm-1 for uid-vm-1", "drain vm-1", "uncordon vm-1"), guest.calls);
-    assertEquals(2, guest.nodeReads, "the node read to cordon it and to uncordon it");
+    assertEquals(
+        3, guest.nodeReads, "the node read to tell its role, to cordon it and to uncordon it");
   }
 
   @Test
@@ -1181,6 +1182,7 @@ class VmiEvictionReconcilerTest {
 
     assertEquals(new Result(true, RETRY), reconcile("vm-1"));
     assertEquals(List.of(), guest.calls);
+    assertEquals(List.of("vm-1"), guest.watched, "looked at again from the node's watch");
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1664,8 +1666,15 @@ class VmiEvictionReconcilerTest {
     int nodeReads;
     boolean nodeListForbidden;
 
+    final List<String> watched = new ArrayList<>();
+
     @Override
-    public Optional<V1Node> findNode(String vmiName) {
+    public void watchNode(String nodeName) {
+      watched.add(nodeName);
+    }
+
+    @Override
+    public Optional<V1Node> findNode(String vmiName, boolean watch) {
       nodeReads++;
       return node.flatMap(n -> Guest.GuestNodeMatch.choose(vmiName, List.of(n)));
     }
