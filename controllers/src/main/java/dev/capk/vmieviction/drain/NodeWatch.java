@@ -11,8 +11,10 @@ import io.kubernetes.client.openapi.models.V1NodeList;
 import io.kubernetes.client.openapi.models.V1Pod;
 import io.kubernetes.client.openapi.models.V1PodDisruptionBudget;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -26,11 +28,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One node of a cluster, kept by a list and a watch selected by its name, so the steps of its
- * evacuation read it without a GET each. Only that node: what this costs does not grow with the
- * size of the tenant's cluster (a watch of every node did: each tenant's client kept all the nodes
- * its credentials could see). A node's image and volume lists and managed fields are dropped (tens
- * of kB).
+ * One node of a cluster, kept by a watch selected by its name (its state streamed as the watch's
+ * first events, else listed), so the steps of its evacuation read it without a GET each. Only that
+ * node: what this costs does not grow with the size of the tenant's cluster (a watch of every node
+ * did: each tenant's client kept all the nodes its credentials could see). A node's image and
+ * volume lists and managed fields are dropped (tens of kB).
  *
  * <p>An answer only while the watch is up ({@link #current}); while the server is not reached, the
  * callers read the node themselves, and that read names the outage. A node this process patched is
@@ -169,6 +171,25 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     return list.getMetadata().getResourceVersion();
   }
 
+  /** The node comes as the watch's first event: no list request of its own. */
+  @Override
+  boolean streamsState() {
+    return true;
+  }
+
+  @Override
+  synchronized void stateStarts() {
+    // Not current until the state ended: steps read the node themselves meanwhile.
+    listed = false;
+    nodes.clear();
+  }
+
+  @Override
+  synchronized void stateComplete() {
+    listed = true;
+    notifyAll();
+  }
+
   private synchronized void replace(V1NodeList list) {
     nodes.clear();
     list.getItems().forEach(n -> nodes.put(n.getMetadata().getName(), trimmed(n)));
@@ -222,36 +243,107 @@ public final class NodeWatch extends WatchLoop<V1Node> {
   }
 
   /**
-   * One watch on a cluster's PodDisruptionBudgets: {@code onAllowing} gets a budget's {@code
-   * namespace/name} whenever its current status allows a disruption, so a refused pod is tried
-   * again as soon as its budget can allow it, not when its retry timer says (the timer stays the
-   * fallback; a 403 ends the watch). Started without a resourceVersion, it first reports every
-   * budget as it is. It also lets a step send no more evictions than a budget allows: the rest
-   * would only be refused (429). The eviction API stays the judge.
+   * The PodDisruptionBudgets of one cluster that refused its drains, each kept by a list and a
+   * watch selected by its name ({@link #follow}): only those, so what this holds does not grow with
+   * the budgets of the tenant's cluster. {@code onAllowing} gets a budget's {@code namespace/name}
+   * whenever its current status allows a disruption, so a refused pod is tried again as soon as its
+   * budget can allow it, not when its retry timer says (the timer stays the fallback; a 403 ends a
+   * budget's watch). A budget's first list reports it as it is. It also lets a step send no more
+   * evictions than a budget allows: the rest would only be refused (429). The eviction API stays
+   * the judge, and a budget not followed (none refused yet) limits nothing here.
    */
-  public static final class BudgetWatch extends WatchLoop<V1PodDisruptionBudget> {
+  public static final class BudgetWatch implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BudgetWatch.class);
 
     /** Knows no budget: every due pod is sent its eviction, as kubectl does. */
     public static final BudgetWatch NONE = new BudgetWatch(null, "none", budget -> {});
 
+    private final ApiClient client;
+    private final String name;
     private final Consumer<String> onAllowing;
 
     private final Map<String, Seen> budgets = new ConcurrentHashMap<>();
 
+    /** Guarded by this: the watch of each budget followed, by {@code namespace/name}. */
+    private final Map<String, Followed> followed = new HashMap<>();
+
+    private volatile boolean closed;
+
     /** A budget as last seen, and how many disruptions it allows that no step took since. */
     private record Seen(V1PodDisruptionBudget budget, AtomicInteger left) {}
 
-    private BudgetWatch(RawApi api, String name, Consumer<String> onAllowing) {
-      super(api, V1PodDisruptionBudget.class, null, "budget-watch-" + name);
+    private BudgetWatch(ApiClient client, String name, Consumer<String> onAllowing) {
+      this.client = client;
+      this.name = name;
       this.onAllowing = onAllowing;
     }
 
-    /** {@code onAllowing} runs on the watch's thread. */
+    /**
+     * Follows no budget yet ({@link #follow}); {@code onAllowing} runs on a budget's watch thread.
+     */
     public static BudgetWatch start(ApiClient client, String name, Consumer<String> onAllowing) {
-      BudgetWatch w = new BudgetWatch(new RawApi(client), name, onAllowing);
-      w.startThread();
-      return w;
+      return new BudgetWatch(client, name, onAllowing);
+    }
+
+    /** Watches each of {@code keys} ({@code namespace/name}) not watched yet. */
+    public synchronized void follow(Collection<String> keys) {
+      if (client == null || closed) {
+        return;
+      }
+      for (String key : keys) {
+        int slash = key.indexOf('/');
+        if (slash > 0 && !followed.containsKey(key)) {
+          Followed f =
+              new Followed(
+                  new RawApi(client), key.substring(0, slash), key.substring(slash + 1), name);
+          followed.put(key, f);
+          f.startThread();
+        }
+      }
+    }
+
+    /** The watch of one budget, whose events are this cluster's. */
+    private final class Followed extends WatchLoop<V1PodDisruptionBudget> {
+      private final String namespace;
+      private final String budget;
+
+      Followed(RawApi api, String namespace, String budget, String name) {
+        super(api, V1PodDisruptionBudget.class, null, "budget-watch-" + name + "/" + budget);
+        this.namespace = namespace;
+        this.budget = budget;
+      }
+
+      @Override
+      Call list() throws ApiException {
+        return new PolicyV1Api(api.client())
+            .listNamespacedPodDisruptionBudget(namespace)
+            .fieldSelector("metadata.name=" + budget)
+            .buildCall(null);
+      }
+
+      @Override
+      String relist() {
+        return null;
+      }
+
+      @Override
+      void seen(String type, V1PodDisruptionBudget object) {
+        BudgetWatch.this.seen(type, object);
+      }
+
+      @Override
+      boolean giveUp(Exception failure, int failures) {
+        if (failure instanceof ApiException ae && ae.getCode() == 403) {
+          // The guest identity may not watch budgets: refused pods wait for the retry timer.
+          LOG.info(
+              "budget watch refused (HTTP 403), refused evictions are retried on a timer budget={}",
+              namespace + "/" + budget);
+          return true;
+        }
+        LOG.debug(
+            "budget watch failed, retrying failures={} reason={}", failures, describe(failure));
+        return false;
+      }
     }
 
     /** Allowed a disruption when last seen, not yet taken by a step since. */
@@ -291,19 +383,6 @@ public final class NodeWatch extends WatchLoop<V1Node> {
           : Math.clamp(seen.left().getAndUpdate(l -> Math.max(0, l - wanted)), 0, wanted);
     }
 
-    @Override
-    Call list() throws ApiException {
-      return new PolicyV1Api(api.client())
-          .listPodDisruptionBudgetForAllNamespaces()
-          .buildCall(null);
-    }
-
-    @Override
-    String relist() {
-      return null;
-    }
-
-    @Override
     void seen(String type, V1PodDisruptionBudget budget) {
       String key = budget.getMetadata().getNamespace() + "/" + budget.getMetadata().getName();
       if ("DELETED".equals(type)) {
@@ -321,14 +400,14 @@ public final class NodeWatch extends WatchLoop<V1Node> {
     }
 
     @Override
-    boolean giveUp(Exception failure, int failures) {
-      if (failure instanceof ApiException ae && ae.getCode() == 403) {
-        // The guest identity may not watch budgets: refused pods wait for the retry timer.
-        LOG.info("budget watch refused (HTTP 403), refused evictions are retried on a timer");
-        return true;
+    public void close() {
+      List<Followed> all;
+      synchronized (this) {
+        closed = true;
+        all = List.copyOf(followed.values());
+        followed.clear();
       }
-      LOG.debug("budget watch failed, retrying failures={} reason={}", failures, describe(failure));
-      return false;
+      all.forEach(Followed::close);
     }
 
     /** As the eviction check: none while the status is older than the spec. */

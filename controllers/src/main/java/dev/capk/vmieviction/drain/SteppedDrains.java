@@ -720,6 +720,33 @@ public final class SteppedDrains implements AutoCloseable {
     /** {@code failures} in a row since a watch was accepted: true ends the loop. */
     abstract boolean giveUp(Exception failure, int failures);
 
+    /**
+     * True: with no resourceVersion to resume from, the state comes as the watch's first events (a
+     * streaming list: {@code sendInitialEvents}, Kubernetes 1.27 and later with the WatchList
+     * feature, on by default in current releases), one request instead of a list and a watch;
+     * {@link #stateStarts} and {@link #stateComplete} frame it. A server that refuses it, or does
+     * not end the state within {@link #INITIAL_EVENTS_SECONDS}, is listed instead ({@link #relist})
+     * from then on.
+     */
+    boolean streamsState() {
+      return false;
+    }
+
+    /** A streamed state begins: what is kept is no longer current until {@link #stateComplete}. */
+    void stateStarts() {}
+
+    /** Every object of the streamed state was {@link #seen}. */
+    void stateComplete() {}
+
+    /** A streaming list's state ends within this, or the server does not stream it. */
+    static final int INITIAL_EVENTS_SECONDS = 5;
+
+    /** The server refused or ignored a streaming list: {@link #relist} instead. */
+    private boolean streamRefused;
+
+    /** The watch under way streams the state, which has not ended yet. */
+    private boolean streaming;
+
     /** Asked before each watch request: false ends the loop. */
     boolean wanted() {
       return true;
@@ -745,14 +772,31 @@ public final class SteppedDrains implements AutoCloseable {
       int failures = 0;
       while (!closed && wanted()) {
         try {
-          if (resourceVersion == null) {
+          streaming = resourceVersion == null && streamsState() && !streamRefused;
+          if (streaming) {
+            stateStarts();
+          } else if (resourceVersion == null) {
             resourceVersion = relist();
           }
           watchOnce();
+          if (streaming) {
+            // The watch ended without the state's end: the server ignored the request.
+            streamRefused = true;
+            resourceVersion = null;
+            continue;
+          }
           failures = 0;
         } catch (ApiException | RuntimeException e) {
           if (closed) {
             return;
+          }
+          if (streaming
+              && e instanceof ApiException ae
+              && (ae.getCode() == 400 || ae.getCode() == 422)) {
+            // The WatchList feature is off there: list instead, at once.
+            streamRefused = true;
+            resourceVersion = null;
+            continue;
           }
           if (e instanceof ApiException ae && ae.getCode() == 410 && resourceVersion != null) {
             resourceVersion = null;
@@ -780,8 +824,14 @@ public final class SteppedDrains implements AutoCloseable {
           list.url()
               .newBuilder()
               .addQueryParameter("watch", "true")
-              .addQueryParameter("allowWatchBookmarks", "true")
-              .addQueryParameter("timeoutSeconds", String.valueOf(WATCH_SECONDS));
+              .addQueryParameter("allowWatchBookmarks", "true");
+      if (streaming) {
+        url.addQueryParameter("sendInitialEvents", "true")
+            .addQueryParameter("resourceVersionMatch", "NotOlderThan")
+            .addQueryParameter("timeoutSeconds", String.valueOf(INITIAL_EVENTS_SECONDS));
+      } else {
+        url.addQueryParameter("timeoutSeconds", String.valueOf(WATCH_SECONDS));
+      }
       if (resourceVersion != null) {
         url.addQueryParameter("resourceVersion", resourceVersion);
       }
@@ -819,8 +869,16 @@ public final class SteppedDrains implements AutoCloseable {
       }
       if (!"BOOKMARK".equals(event.type)) {
         seen(event.type, object);
+      } else if (streaming
+          && object.getMetadata().getAnnotations() != null
+          && "true".equals(object.getMetadata().getAnnotations().get(INITIAL_EVENTS_END))) {
+        streaming = false;
+        stateComplete();
       }
     }
+
+    /** The annotation of the bookmark that ends a streamed state. */
+    private static final String INITIAL_EVENTS_END = "k8s.io/initial-events-end";
 
     /** For a log line: the API's status, or the failure's kind (no server text). */
     static String describe(Exception failure) {

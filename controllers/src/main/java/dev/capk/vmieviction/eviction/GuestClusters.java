@@ -37,10 +37,10 @@ import org.slf4j.LoggerFactory;
  * wakes the VMI's next step when pods leave. Per guest node being evacuated (or waiting to be
  * uncordoned): one {@link NodeWatch} of that node alone, read instead of a GET each (it ends when
  * unused for {@link NodeWatch#IDLE}). Per guest cluster client, from the first refusal by a
- * PodDisruptionBudget to the end of the cluster's last drain, one {@link BudgetWatch}, whose
- * budgets allowing again wake the drains they refused (kept while drains run: under a budget that
- * allows one disruption at a time each new watch would list every budget again). Not final: the
- * reconciler's tests fake {@link #connect}.
+ * PodDisruptionBudget to the end of the cluster's last drain, one {@link BudgetWatch} of the
+ * budgets that refused its drains (one watch each), whose budgets allowing again wake the drains
+ * they refused (kept while drains run: under a budget that allows one disruption at a time each new
+ * watch would list the budget again). Not final: the reconciler's tests fake {@link #connect}.
  */
 public class GuestClusters implements AutoCloseable {
 
@@ -146,6 +146,7 @@ public class GuestClusters implements AutoCloseable {
     BudgetWatch watch =
         budgetWatches.computeIfAbsent(
             client, c -> BudgetWatch.start(c, vmiKey, budget -> budgetAllows(c, budget)));
+    watch.follow(budgets);
     if (budgets.stream().anyMatch(watch::allows)) {
       wakeUp(vmiKey);
     }

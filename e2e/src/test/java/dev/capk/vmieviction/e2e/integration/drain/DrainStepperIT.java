@@ -224,6 +224,7 @@ class DrainStepperIT {
     // The controller's drains watch the budgets that refuse them; the watch's copy is what says
     // the budget is worth a read.
     try (BudgetWatch budgets = BudgetWatch.start(DRAIN.cluster().client(), name, b -> {})) {
+      budgets.follow(List.of(ns + "/web-budget"));
       Await.until(
           "the budget watch sees the record",
           Duration.ofSeconds(30),
