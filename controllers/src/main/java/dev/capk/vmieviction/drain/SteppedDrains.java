@@ -790,13 +790,14 @@ public final class SteppedDrains implements AutoCloseable {
           if (closed) {
             return;
           }
-          if (streaming
-              && e instanceof ApiException ae
-              && (ae.getCode() == 400 || ae.getCode() == 422)) {
-            // The WatchList feature is off there: list instead, at once.
-            streamRefused = true;
+          if (streaming) {
+            // A state cut short is no state: the next try starts it again.
             resourceVersion = null;
-            continue;
+            if (e instanceof ApiException ae && (ae.getCode() == 400 || ae.getCode() == 422)) {
+              // The WatchList feature is off there: list instead, at once.
+              streamRefused = true;
+              continue;
+            }
           }
           if (e instanceof ApiException ae && ae.getCode() == 410 && resourceVersion != null) {
             resourceVersion = null;
