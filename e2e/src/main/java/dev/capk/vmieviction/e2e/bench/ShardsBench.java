@@ -425,7 +425,8 @@ final class ShardsBench extends Bench {
       int withPrecondition,
       int twice,
       int others,
-      int minAvailable) {}
+      int minAvailable,
+      int requests) {}
 
   private Outcome outcome(Site s) throws Exception {
     InvariantRecorder r = recorders.get(s.name());
@@ -469,8 +470,9 @@ final class ShardsBench extends Bench {
                 .filter(d -> s.uids().get(d.name()).equals(d.preconditionUid()))
                 .count(),
         (int) perVmi.values().stream().filter(c -> c > 1).count(),
-        deletes.size() - ours.size(),
-        r.minAvailable(s.tenant(), s.world().prefix(), "web"));
+        (int) deletes.stream().filter(d -> !s.user().equals(d.user())).count(),
+        r.minAvailable(s.tenant(), s.world().prefix(), "web"),
+        (int) deletes.stream().filter(d -> s.user().equals(d.user())).count());
   }
 
   /** The VMI delete requests on {@code s}'s tenant namespace since the drains began. */
@@ -507,9 +509,7 @@ final class ShardsBench extends Bench {
     }
   }
 
-  /**
-   * Seconds from {@code a} to {@code b} (RFC 3339 or Instant strings); NaN if either is unknown.
-   */
+  /** Seconds from RFC 3339 time {@code a} to {@code b}; NaN if {@code a} is unreadable. */
   private static double between(String a, Instant b) {
     try {
       return AuditLog.epoch(b) - AuditLog.epoch(OffsetDateTime.parse(a).toInstant());
@@ -564,7 +564,7 @@ final class ShardsBench extends Bench {
   private void write(LocalCluster management, int guests, String loadStart, String loadEnd)
       throws Exception {
     List<List<String>> rows = new ArrayList<>();
-    int[] sum = new int[9];
+    int[] sum = new int[10];
     for (Site s : sites) {
       Outcome o = outcome(s);
       Drain d = drains.get(s.name());
@@ -577,7 +577,8 @@ final class ShardsBench extends Bench {
         o.withPrecondition(),
         o.twice(),
         o.others(),
-        o.minAvailable() >= MIN_AVAILABLE ? 0 : 1
+        o.minAvailable() >= MIN_AVAILABLE ? 0 : 1,
+        o.requests()
       };
       IntStream.range(0, v.length).forEach(k -> sum[k] += v[k]);
       rows.add(
@@ -590,7 +591,7 @@ final class ShardsBench extends Bench {
               o.completed(),
               o.oneStart(),
               inFlightAtKill.containsKey(s.name()) ? o.resumed() : "–",
-              o.deletes() + " / " + o.withPrecondition(),
+              o.requests() + " / " + o.deletes() + " / " + o.withPrecondition(),
               o.twice(),
               o.others(),
               o.minAvailable(),
@@ -620,7 +621,8 @@ final class ShardsBench extends Bench {
             + Report.table(
                 "infra cluster|holder before → after|VMIs drained|evacuations completed"
                     + "|one drain start ever|resumed after the kill with the start from before it"
-                    + "|VMI deletes that succeeded / with the original UID as precondition"
+                    + "|VMI delete requests of its identity / succeeded / with the original UID"
+                    + " as precondition"
                     + "|VMIs deleted more than once|deletes by anyone else"
                     + "|fewest guest pods available (budget: 5)|kubectl drain exit, time",
                 rows));
@@ -635,7 +637,9 @@ final class ShardsBench extends Bench {
         sum[1] == sum[0] && sum[0] > 0);
     report.verdict(
         what + "VMIs deleted more than once",
-        sum[6] + " (successful deletes " + sum[4] + ", with UID precondition " + sum[5] + ")",
+        Report.f(
+            "%d (delete requests %d, succeeded %d, with the original UID as precondition %d)",
+            sum[6], sum[9], sum[4], sum[5]),
         "none, each with its UID",
         sum[6] == 0 && sum[4] == sum[0] && sum[5] == sum[4]);
     report.verdict(what + "budgets broken", sum[8] + " of " + sites.size(), "none", sum[8] == 0);
