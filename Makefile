@@ -70,6 +70,8 @@ demo: binaries
 ##        BENCH_OPTS picks sections and another controller build, e.g. the head-of-line section against an older jar:
 ##        make bench BENCH_OPTS="-Dbench.only=headofline -Dcapk.bench.controllerJar=/path/to/vmi-eviction-controller.jar"
 ##        (sections: drain, startup, evacuation, scale, selector, headofline, migration, cost, external, tenants; the report names the jar and its commit)
+##        on request only, never in a default run: shards (3 replicas share 6 infra clusters, one SIGKILLed mid-drain):
+##        make bench BENCH_OPTS="-Dbench.only=shards"
 ##        -Dcapk.bench.extraJvmFlags="..." adds JVM flags after the Deployment's (a profiler agent, another setting);
 ##        -Dcapk.bench.controllerJavaHome=/path/to/jdk runs the controller on another JDK
 ##        cost beside CAPK's original Go controller (a binary built outside this repository):

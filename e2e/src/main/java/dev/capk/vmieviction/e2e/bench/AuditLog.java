@@ -133,6 +133,52 @@ public final class AuditLog {
         e.get("requestURI").getAsString());
   }
 
+  /**
+   * A VMI delete request, logged at level Request: by whom, with what answer, and the UID its
+   * DeleteOptions' precondition named (null: none).
+   */
+  record VmiDelete(
+      String namespace,
+      String name,
+      String user,
+      int code,
+      String preconditionUid,
+      Instant received) {
+    boolean succeeded() {
+      return code >= 200 && code < 300;
+    }
+  }
+
+  /** Every VMI delete request of the log (the policy must log them at level Request). */
+  static List<VmiDelete> vmiDeletes(Path log) {
+    if (!Files.exists(log)) {
+      return List.of();
+    }
+    try (Stream<String> lines = Files.lines(log)) {
+      return lines
+          .map(l -> JsonParser.parseString(l).getAsJsonObject())
+          .filter(
+              e ->
+                  "delete".equals(e.get("verb").getAsString())
+                      && "virtualmachineinstances".equals(RawKube.str(e, "objectRef", "resource"))
+                      && RawKube.str(e, "objectRef", "subresource") == null)
+          .map(
+              e -> {
+                String code = RawKube.str(e, "responseStatus", "code");
+                return new VmiDelete(
+                    RawKube.str(e, "objectRef", "namespace"),
+                    RawKube.str(e, "objectRef", "name"),
+                    RawKube.str(e, "user", "username"),
+                    code == null ? 0 : Integer.parseInt(code),
+                    RawKube.str(e, "requestObject", "preconditions", "uid"),
+                    Instant.parse(e.get("requestReceivedTimestamp").getAsString()));
+              })
+          .toList();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   /** The controller's requests received in [from, to), by "verb resource[/sub]", WATCH excluded. */
   public static Map<String, Integer> count(Path log, Instant from, Instant to) {
     Map<String, Integer> out = new TreeMap<>();

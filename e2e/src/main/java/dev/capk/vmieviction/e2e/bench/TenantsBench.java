@@ -6,7 +6,6 @@ import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -263,7 +262,7 @@ final class TenantsBench extends Bench {
               - evacuations.size(),
           peak.get(),
           atMark,
-          status(c.pid(), "VmHWM:"),
+          ControllerProcess.procStatus(c.pid(), "VmHWM:"),
           cpu / n,
           events(infraCalls, false) / n,
           events(infraCalls, true) / n,
@@ -302,20 +301,7 @@ final class TenantsBench extends Bench {
   }
 
   private static int threads(long pid) {
-    return (int) status(pid, "Threads:");
-  }
-
-  /** A number of /proc/PID/status ({@code Threads:}, {@code VmHWM:} in KiB); -1 if unknown. */
-  private static long status(long pid, String key) {
-    try {
-      return Files.readAllLines(Path.of("/proc/" + pid + "/status")).stream()
-          .filter(l -> l.startsWith(key))
-          .findFirst()
-          .map(l -> Long.parseLong(l.replaceAll("[^0-9]", "")))
-          .orElse(-1L);
-    } catch (java.io.IOException e) {
-      return -1;
-    }
+    return (int) ControllerProcess.procStatus(pid, "Threads:");
   }
 
   private void write(int guests, int pods, String load) {

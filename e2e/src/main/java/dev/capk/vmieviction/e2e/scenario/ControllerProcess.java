@@ -359,9 +359,17 @@ public final class ControllerProcess implements AutoCloseable {
 
   /** VmRSS of a process in KiB, from /proc/PID/status; -1 if unknown. */
   public static long rssKb(long pid) {
+    return procStatus(pid, "VmRSS:");
+  }
+
+  /**
+   * A number of /proc/PID/status ({@code Threads:}; {@code VmRSS:} or {@code VmHWM:}, the peak RSS,
+   * in KiB); -1 if unknown.
+   */
+  public static long procStatus(long pid, String key) {
     try {
       return Files.readAllLines(Path.of("/proc/" + pid + "/status")).stream()
-          .filter(l -> l.startsWith("VmRSS:"))
+          .filter(l -> l.startsWith(key))
           .findFirst()
           .map(l -> Long.parseLong(l.replaceAll("[^0-9]", "")))
           .orElse(-1L);

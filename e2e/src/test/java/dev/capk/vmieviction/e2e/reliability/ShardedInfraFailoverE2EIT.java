@@ -8,15 +8,14 @@ import dev.capk.vmieviction.e2e.harness.Await;
 import dev.capk.vmieviction.e2e.harness.Closing;
 import dev.capk.vmieviction.e2e.harness.Kubectl;
 import dev.capk.vmieviction.e2e.harness.LocalClusterExtension;
-import dev.capk.vmieviction.e2e.harness.ProcessLogs;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
 import dev.capk.vmieviction.e2e.scenario.ControllerServiceAccount;
 import dev.capk.vmieviction.e2e.scenario.EvacuationWorld;
 import dev.capk.vmieviction.e2e.scenario.ExternalInfraWorld;
 import dev.capk.vmieviction.e2e.scenario.InfraCredentials;
 import dev.capk.vmieviction.e2e.scenario.InvariantRecorder;
+import dev.capk.vmieviction.e2e.scenario.ShardLeaseView;
 import dev.capk.vmieviction.e2e.scenario.TenantCluster;
-import dev.capk.vmieviction.infra.InfraBindings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.OffsetDateTime;
@@ -27,8 +26,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -112,8 +109,8 @@ class ShardedInfraFailoverE2EIT {
     for (String name : List.of("shard-1", "shard-2")) {
       replicas.add(ControllerProcess.start(name, management.cluster().dir(), flags));
     }
-    String lease1 = ID + "-shard-" + InfraBindings.infraClusterKey(credentials1);
-    String lease2 = ID + "-shard-" + InfraBindings.infraClusterKey(credentials2);
+    String lease1 = ShardLeaseView.name(ID, credentials1);
+    String lease2 = ShardLeaseView.name(ID, credentials2);
     Set<String> identities = Set.of(identity(replicas.get(0)), identity(replicas.get(1)));
     Await.until(
         "each infra cluster held by a different replica",
@@ -143,7 +140,7 @@ class ShardedInfraFailoverE2EIT {
           Duration.ofSeconds(60),
           () -> uids1.keySet().stream().anyMatch(v -> !drainStart(site1, tenantC, v).isBlank()));
       doomed.kill();
-      String lastRenewal = lease(lease1, ".spec.renewTime");
+      String lastRenewal = ShardLeaseView.read(management.cluster(), lease1).renewTime();
       assertEquals(doomedIdentity, holder(lease1), "nobody took infra cluster 1 at once");
 
       Await.until(
@@ -153,7 +150,8 @@ class ShardedInfraFailoverE2EIT {
       Duration gap =
           Duration.between(
               OffsetDateTime.parse(lastRenewal),
-              OffsetDateTime.parse(lease(lease1, ".spec.acquireTime")));
+              OffsetDateTime.parse(
+                  ShardLeaseView.read(management.cluster(), lease1).acquireTime()));
       System.out.printf(
           "sharded failover: infra cluster 1 taken %d ms after the killed replica's last renewal"
               + " (lease %ds, retry period 1s)%n",
@@ -213,33 +211,11 @@ class ShardedInfraFailoverE2EIT {
         tenant, vmi, ".metadata.annotations.capk\\.cluster\\.x-k8s\\.io/vmi-drain-start-time");
   }
 
-  private static String lease(String name, String jsonPath) {
-    return management
-        .cluster()
-        .kubectl()
-        .run(
-            null,
-            Duration.ofSeconds(10),
-            "-n",
-            ControllerServiceAccount.NAMESPACE,
-            "get",
-            "lease",
-            name,
-            "-o",
-            "jsonpath={" + jsonPath + "}")
-        .stdout()
-        .strip();
-  }
-
   private static String holder(String lease) {
-    return lease(lease, ".spec.holderIdentity");
+    return ShardLeaseView.read(management.cluster(), lease).holder();
   }
 
-  /** The identity a replica logs when its shard Leases start. */
   private static String identity(ControllerProcess p) {
-    Matcher m =
-        Pattern.compile("shard leases started .*identity=(\\S+)")
-            .matcher(ProcessLogs.tail(p.log(), 500));
-    return m.find() ? m.group(1) : "";
+    return ShardLeaseView.identity(p);
   }
 }
