@@ -233,17 +233,7 @@ final class ShardsBench extends Bench {
    */
   private void startReplicas(LocalCluster management, int count) throws Exception {
     Path kubeconfig = ControllerServiceAccount.install(management);
-    List<String> flags =
-        List.of(
-            "--kubeconfig=" + kubeconfig,
-            "--infra-clusters=external",
-            "--shard-infra-clusters",
-            "--drain-timeout=5m",
-            "--leader-election-namespace=" + ControllerServiceAccount.NAMESPACE,
-            "--leader-election-id=" + ID,
-            "--leader-election-lease-duration=" + LEASE.toSeconds() + "s",
-            "--leader-election-renew-deadline=4s",
-            "--leader-election-retry-period=1s");
+    List<String> flags = ShardLeaseView.replicaFlags(kubeconfig, ID, LEASE);
     for (int r = 1; r <= count; r++) {
       ControllerProcess p = ControllerJar.start("shards-" + r, work, flags, Duration.ofMinutes(2));
       Await.until(

@@ -6,6 +6,9 @@ import dev.capk.vmieviction.infra.InfraBindings;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoordinationV1Api;
 import io.kubernetes.client.openapi.models.V1LeaseSpec;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -28,6 +31,24 @@ public final class ShardLeaseView {
    * The Lease of the infra cluster reached with {@code infraKubeconfig}, for election id {@code
    * id}.
    */
+  /**
+   * A sharded replica's flags, as the controller's ServiceAccount ({@code kubeconfig}), with the
+   * tests' short leader-election durations: {@code lease}, a renew deadline of 4 s, retries every
+   * second.
+   */
+  public static List<String> replicaFlags(Path kubeconfig, String id, Duration lease) {
+    return List.of(
+        "--kubeconfig=" + kubeconfig,
+        "--infra-clusters=external",
+        "--shard-infra-clusters",
+        "--drain-timeout=5m",
+        "--leader-election-namespace=" + ControllerServiceAccount.NAMESPACE,
+        "--leader-election-id=" + id,
+        "--leader-election-lease-duration=" + lease.toSeconds() + "s",
+        "--leader-election-renew-deadline=4s",
+        "--leader-election-retry-period=1s");
+  }
+
   public static String name(String id, String infraKubeconfig) {
     return id + "-shard-" + InfraBindings.infraClusterKey(infraKubeconfig);
   }

@@ -95,17 +95,7 @@ class ShardedInfraFailoverE2EIT {
     for (String v : List.of("sh2-d-0", "sh2-d-1")) uids2.put(v, site2.vmiUid(tenantD, v));
 
     Path kubeconfig = ControllerServiceAccount.install(management.cluster());
-    List<String> flags =
-        List.of(
-            "--kubeconfig=" + kubeconfig,
-            "--infra-clusters=external",
-            "--shard-infra-clusters",
-            "--drain-timeout=5m",
-            "--leader-election-namespace=" + ControllerServiceAccount.NAMESPACE,
-            "--leader-election-id=" + ID,
-            "--leader-election-lease-duration=" + LEASE_DURATION.toSeconds() + "s",
-            "--leader-election-renew-deadline=4s",
-            "--leader-election-retry-period=1s");
+    List<String> flags = ShardLeaseView.replicaFlags(kubeconfig, ID, LEASE_DURATION);
     for (String name : List.of("shard-1", "shard-2")) {
       replicas.add(ControllerProcess.start(name, management.cluster().dir(), flags));
     }
