@@ -243,14 +243,15 @@ public final class NodeWatch extends WatchLoop<V1Node> {
   }
 
   /**
-   * The PodDisruptionBudgets of one cluster that refused its drains, each kept by a list and a
-   * watch selected by its name ({@link #follow}): only those, so what this holds does not grow with
-   * the budgets of the tenant's cluster. {@code onAllowing} gets a budget's {@code namespace/name}
-   * whenever its current status allows a disruption, so a refused pod is tried again as soon as its
-   * budget can allow it, not when its retry timer says (the timer stays the fallback; a 403 ends a
-   * budget's watch). A budget's first list reports it as it is. It also lets a step send no more
-   * evictions than a budget allows: the rest would only be refused (429). The eviction API stays
-   * the judge, and a budget not followed (none refused yet) limits nothing here.
+   * The PodDisruptionBudgets of one cluster that refused its drains, each kept by a watch selected
+   * by its name ({@link #follow}): only those, so what this holds does not grow with the budgets of
+   * the tenant's cluster. {@code onAllowing} gets a budget's {@code namespace/name} whenever its
+   * current status allows a disruption, so a refused pod is tried again as soon as its budget can
+   * allow it, not when its retry timer says (the timer stays the fallback; a 403 ends a budget's
+   * watch). Started without a resourceVersion, a budget's watch first reports it as it is (no list
+   * request). It also lets a step send no more evictions than a budget allows: the rest would only
+   * be refused (429). The eviction API stays the judge, and a budget not followed (none refused
+   * yet) limits nothing here.
    */
   public static final class BudgetWatch implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BudgetWatch.class);
@@ -293,9 +294,7 @@ public final class NodeWatch extends WatchLoop<V1Node> {
       for (String key : keys) {
         int slash = key.indexOf('/');
         if (slash > 0 && !followed.containsKey(key)) {
-          Followed f =
-              new Followed(
-                  new RawApi(client), key.substring(0, slash), key.substring(slash + 1), name);
+          Followed f = new Followed(key.substring(0, slash), key.substring(slash + 1));
           followed.put(key, f);
           f.startThread();
         }
@@ -307,8 +306,12 @@ public final class NodeWatch extends WatchLoop<V1Node> {
       private final String namespace;
       private final String budget;
 
-      Followed(RawApi api, String namespace, String budget, String name) {
-        super(api, V1PodDisruptionBudget.class, null, "budget-watch-" + name + "/" + budget);
+      Followed(String namespace, String budget) {
+        super(
+            new RawApi(client),
+            V1PodDisruptionBudget.class,
+            null,
+            "budget-watch-" + name + "/" + budget);
         this.namespace = namespace;
         this.budget = budget;
       }

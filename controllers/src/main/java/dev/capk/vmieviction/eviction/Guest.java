@@ -343,12 +343,20 @@ public class Guest {
 
     /** Is {@code node} the VMI's: named like it, or its providerID naming it? */
     static boolean runsIn(String vmiName, V1Node node) {
-      return vmiName.equals(node.getMetadata().getName()) || provides(vmiName, node);
+      return runsIn(vmiName, node.getMetadata().getName(), providerIdOf(node));
+    }
+
+    /** Is the node named {@code nodeName} with {@code providerId} the VMI's? */
+    static boolean runsIn(String vmiName, String nodeName, String providerId) {
+      return vmiName.equals(nodeName) || providerIdFor(vmiName).equals(providerId);
     }
 
     private static boolean provides(String vmiName, V1Node node) {
-      return node.getSpec() != null
-          && providerIdFor(vmiName).equals(node.getSpec().getProviderID());
+      return providerIdFor(vmiName).equals(providerIdOf(node));
+    }
+
+    private static String providerIdOf(V1Node node) {
+      return node.getSpec() == null ? null : node.getSpec().getProviderID();
     }
 
     /** A Node's Ready condition, reduced to what the drain decisions need. */
@@ -509,7 +517,7 @@ public class Guest {
 
       /** Is this the guest node of VMI {@code vmiName} (by name, or by providerID)? */
       public boolean runsIn(String vmiName) {
-        return name.equals(vmiName) || GuestNodeMatch.providerIdFor(vmiName).equals(providerId);
+        return GuestNodeMatch.runsIn(vmiName, name, providerId);
       }
     }
 
@@ -521,7 +529,7 @@ public class Guest {
                   n ->
                       new Node(
                           n.getMetadata().getName(),
-                          n.getSpec() == null ? null : n.getSpec().getProviderID(),
+                          GuestNodeMatch.providerIdOf(n),
                           LenientJson.label(n, CapkLabels.NODE_ROLE_CONTROL_PLANE) != null,
                           GuestNodeMatch.NodeReadiness.of(n),
                           UncordonDecision.markOf(n) != null))

@@ -219,11 +219,17 @@ public class GuestClusters implements AutoCloseable {
 
   /** The watch of the guest node {@code node}, started if none runs; not waited for. */
   synchronized NodeWatch watchOf(GuestClient client, String node) {
-    // Watches over for good (idle, refused, or of a client replaced since) are forgotten.
+    NodeKey key = new NodeKey(client.apiClient(), node);
+    NodeWatch running = nodeWatches.get(key);
+    if (running != null && !running.over()) {
+      return running; // every step asks: no scan of the other nodes' watches here
+    }
+    // Watches over for good (idle, refused, or of a client replaced since) are forgotten when a
+    // new one starts.
     nodeWatches.values().removeIf(NodeWatch::over);
-    return nodeWatches.computeIfAbsent(
-        new NodeKey(client.apiClient(), node),
-        k -> NodeWatch.start(k.client(), client.cluster().toString(), node));
+    NodeWatch started = NodeWatch.start(key.client(), client.cluster().toString(), node);
+    nodeWatches.put(key, started);
+    return started;
   }
 
   synchronized Optional<NodeWatch> startedNodeWatch(ApiClient client, String node) {
