@@ -17,7 +17,7 @@ COMMON_POOL := -Djava.util.concurrent.ForkJoinPool.common.parallelism=8
 # Maven 3.8's own Guava would warn on every run that JDK 25 will remove sun.misc.Unsafe's memory access.
 export MAVEN_OPTS ?= --sun-misc-unsafe-memory-access=allow
 
-.PHONY: test unit fmt binaries promtool package demo soak e2e bench cds-classlist capk-overrides clean
+.PHONY: test unit fmt binaries promtool package demo soak e2e bench aot-recording capk-overrides clean
 
 ## binaries: build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok
 binaries:
@@ -56,7 +56,7 @@ fmt:
 
 ## unit: the fast tier alone (no control plane)
 unit:
-	$(MVN) test -pl api,controllers -am
+	$(MVN) test -pl api,controllers,training -am
 
 ## demo: an infra node drain that drains tenant nodes first, on local clusters, narrated
 demo: binaries
@@ -83,11 +83,11 @@ bench: binaries
 	  -Dlogback.configurationFile="$(CURDIR)/e2e/src/main/resources/demo-logback.xml" \
 	  -cp "e2e/target/classes:$$(cat e2e/target/classpath.txt)" dev.capk.vmieviction.e2e.bench.BenchMain
 
-## cds-classlist: record controllers/src/main/cds/classes.lst (the classes of a start-up and an evacuation under a
-##               budget, from the cost benchmark's last controller process), which the build's and the image's
-##               class-data-sharing archive is made of; again when classes are renamed or moved
-cds-classlist: binaries
-	bash hack/cds-classlist.sh
+## aot-recording: record training/src/main/resources/evacuation.jsonl, the evacuation the controller's ahead-of-time
+##                cache is trained on (a controller through a recording proxy, real clusters, 2 VMIs under a budget);
+##                again when the controller's requests change (TrainingRunIT says so)
+aot-recording: binaries
+	$(MAKE) bench BENCH_OPTS="-Dbench.only=aot-recording"
 
 ## package: the controller's runnable jar (controllers/target/vmi-eviction-controller.jar) and, next to it,
 ##          the kubectl plugin launchers kubectl-fastdrain (`kubectl fastdrain drain|cordon|uncordon ...`)

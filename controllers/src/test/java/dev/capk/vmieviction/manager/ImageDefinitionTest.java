@@ -178,4 +178,42 @@ class ImageDefinitionTest {
       assertEquals(List.of(), options.validate(), String.join(" ", args));
     }
   }
+
+  @Test
+  void theAheadOfTimeCacheIsTrainedWithTheDeploymentsJvmFlagsWhereTheyLookForIt()
+      throws IOException {
+    List<String> runtime = runtimeStage(instructions(dockerfile()));
+    List<String> training =
+        runtime.stream().filter(i -> i.startsWith("RUN ") && i.contains("training.jar")).toList();
+    assertEquals(1, training.size(), "one training run in the runtime stage");
+    String run = training.get(0);
+    List<String> flags =
+        List.of(run.substring(run.indexOf(" -- ") + 4, run.indexOf("&&")).trim().split("\\s+"));
+    java.util.regex.Matcher cache =
+        Pattern.compile("--cache=(\\S+)").matcher(run.substring(0, run.indexOf(" -- ")));
+    assertTrue(cache.find(), run);
+    for (Path manifest :
+        List.of(
+            REPO.resolve("config/manager/manager.yaml"),
+            REPO.resolve("config/capk-sidecar/manager_container_patch.yaml"))) {
+      Map<String, Object> c =
+          container(manifest, manifest.toString().contains("sidecar") ? null : "manager");
+      String options =
+          ((List<?>) c.get("env"))
+              .stream()
+                  .map(e -> (Map<?, ?>) e)
+                  .filter(e -> "JAVA_TOOL_OPTIONS".equals(e.get("name")))
+                  .map(e -> String.valueOf(e.get("value")))
+                  .findFirst()
+                  .orElseThrow();
+      List<String> deployed = List.of(options.trim().split("\\s+"));
+      assertTrue(deployed.contains("-XX:AOTCache=" + cache.group(1)), manifest + ": " + options);
+      assertEquals(
+          deployed.stream()
+              .filter(f -> !f.startsWith("-XX:AOTCache=") && !f.startsWith("-Djava.io.tmpdir="))
+              .toList(),
+          flags,
+          manifest + ": the training run's JVM flags are the Deployment's");
+    }
+  }
 }

@@ -31,12 +31,13 @@ public final class BenchMain {
           Map.entry("cost", CostBench::new),
           Map.entry("external", ExternalInfraBench::new),
           Map.entry("tenants", TenantsBench::new),
-          Map.entry("shards", ShardsBench::new));
+          Map.entry("shards", ShardsBench::new),
+          Map.entry("aot-recording", AotRecording::new));
   private static final String ALL =
       "drain,startup,evacuation,scale,selector,headofline,migration,cost,external,tenants";
 
   /** Sections run only when named in bench.only: not part of a default run. */
-  private static final String ON_REQUEST = "shards";
+  private static final String ON_REQUEST = "shards,aot-recording";
 
   private BenchMain() {}
 

@@ -23,10 +23,12 @@ import org.yaml.snakeyaml.Yaml;
  * -Dcapk.bench.controllerJar} (the report names it and its work tree's commit), on the JVM exactly
  * as config/manager/manager.yaml runs it: the container's environment and {@code
  * JAVA_TOOL_OPTIONS}, plus {@code -XX:MaxRAM} = its memory limit (on this machine the JVM would
- * size itself from the whole machine), the image's class-data archive replaced by the one the build
- * put next to the jar, then {@code -Dcapk.bench.extraJvmFlags}; on the JDK of {@code
- * -Dcapk.bench.controllerJavaHome} if given. The Go peer: CAPK's original manager, a binary built
- * outside this repository named by {@code -Dcapk.bench.goController}.
+ * size itself from the whole machine), the image's ahead-of-time cache replaced by one trained next
+ * to the jar as the image trains its own ({@link #aotCache}), then {@code
+ * -Dcapk.bench.extraJvmFlags}; on the JDK of {@code -Dcapk.bench.controllerJavaHome} if given
+ * (before JDK 25, which has no such cache: the class-data archive its build put next to the jar, if
+ * any). The Go peer: CAPK's original manager, a binary built outside this repository named by
+ * {@code -Dcapk.bench.goController}.
  */
 final class ControllerJar {
   static final String PROPERTY = "capk.bench.controllerJar";
@@ -78,7 +80,14 @@ final class ControllerJar {
       List<String> flags,
       Duration timeout)
       throws IOException {
-    List<String> command = Bench.concat(List.of(javaCommand()), jvm);
+    List<String> command = new ArrayList<>(List.of(javaCommand()));
+    for (String flag : jvm) {
+      if (flag.startsWith(AOT_CACHE)) {
+        command.addAll(archiveFlags(jvm));
+      } else {
+        command.add(flag);
+      }
+    }
     command.addAll(List.of("-jar", path().toString()));
     return ControllerProcess.launch(
         fresh(logDir, "controller-" + name),
@@ -165,6 +174,85 @@ final class ControllerJar {
     return String.join(" ", parts);
   }
 
+  private static final String AOT_CACHE = "-XX:AOTCache=";
+
+  /**
+   * What takes the place of the Deployment's {@code -XX:AOTCache}: the cache next to the jar on JDK
+   * 25 and later, else (or with {@code -Dcapk.bench.aotCache=off}, to measure a build from before
+   * the cache) that build's class-data archive next to it if it has one.
+   */
+  private static List<String> archiveFlags(List<String> jvm) throws IOException {
+    if (javaFeature() >= 25 && !"off".equals(System.getProperty("capk.bench.aotCache"))) {
+      return List.of(AOT_CACHE + aotCache(jvm));
+    }
+    Path jsa = sibling(".jsa");
+    return Files.isRegularFile(jsa) ? List.of("-XX:SharedArchiveFile=" + jsa) : List.of();
+  }
+
+  /**
+   * The jar's ahead-of-time cache ({@code .aot} next to it), trained as the image trains its own
+   * (config/manager/Dockerfile: training/'s replay of the recorded evacuation, with the JVM flags
+   * {@code jvm} but the cache's) when it is missing or older than the jar or the training jar.
+   */
+  static synchronized Path aotCache(List<String> jvm) throws IOException {
+    Path cache = sibling(".aot");
+    Path training = RepoPaths.root().resolve("training/target/vmi-eviction-training.jar");
+    if (!Files.isRegularFile(training)) {
+      throw new IllegalStateException(
+          training + " is missing: build it (mvn -pl training package)");
+    }
+    if (Files.isRegularFile(cache)
+        && Files.getLastModifiedTime(cache).compareTo(Files.getLastModifiedTime(path())) > 0
+        && Files.getLastModifiedTime(cache).compareTo(Files.getLastModifiedTime(training)) > 0) {
+      return cache;
+    }
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                javaCommand(),
+                "-jar",
+                training.toString(),
+                "--jar=" + path(),
+                "--cache=" + cache,
+                "--"));
+    jvm.stream().filter(f -> !f.startsWith(AOT_CACHE)).forEach(command::add);
+    Path log = Files.createTempFile("aot-training", ".log");
+    try {
+      Process p =
+          new ProcessBuilder(command)
+              .redirectErrorStream(true)
+              .redirectOutput(log.toFile())
+              .start();
+      if (!p.waitFor(5, TimeUnit.MINUTES) || p.exitValue() != 0) {
+        p.destroyForcibly();
+        throw new IllegalStateException(
+            "the ahead-of-time cache's training failed: " + Files.readString(log));
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException(e);
+    }
+    Bench.progress(
+        "%s",
+        Files.readAllLines(log).stream()
+            .filter(l -> l.startsWith("training:"))
+            .findFirst()
+            .orElse("training done"));
+    return cache;
+  }
+
+  private static Path sibling(String extension) {
+    return path().resolveSibling(path().getFileName().toString().replace(".jar", extension));
+  }
+
+  /** The feature release of the controller's JDK, from its {@code release} file. */
+  static int javaFeature() throws IOException {
+    Path release = Path.of(javaCommand()).getParent().getParent().resolve("release");
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("JAVA_VERSION=\"(\\d+)").matcher(Files.readString(release));
+    return m.find() ? Integer.parseInt(m.group(1)) : Runtime.version().feature();
+  }
+
   static String javaCommand() {
     String home = System.getProperty(JAVA_HOME_PROPERTY, System.getProperty("java.home"));
     return Path.of(home, "bin", "java").toString();
@@ -172,8 +260,8 @@ final class ControllerJar {
 
   /**
    * Fills {@link #ENV} and {@link #JVM} from the Deployment's container: -XX:MaxRAM from its memory
-   * limit, its JAVA_TOOL_OPTIONS (the archive the build put next to the jar in place of the
-   * image's), then the extra flags.
+   * limit, its JAVA_TOOL_OPTIONS (the image's cache replaced by the one next to the jar, trained at
+   * start: {@link #aotCache}), then the extra flags.
    */
   static {
     Object yaml;
@@ -200,11 +288,9 @@ final class ControllerJar {
         ENV.put(name, String.valueOf(value));
       }
     }
-    Path archive = path().resolveSibling(path().getFileName().toString().replace(".jar", ".jsa"));
     for (String flag : options.trim().split("\\s+")) {
       if (!flag.isEmpty()) {
-        boolean cds = flag.startsWith("-XX:SharedArchiveFile=");
-        JVM.add(cds ? "-XX:SharedArchiveFile=" + archive : flag);
+        JVM.add(flag.startsWith(AOT_CACHE) ? AOT_CACHE + sibling(".aot") : flag);
       }
     }
   }

@@ -126,6 +126,11 @@ final class DrainWorld {
     clusters.forEach(LocalCluster::close);
   }
 
+  /** The tenants, each with its guest cluster and kubeconfig Secret. */
+  java.util.Set<TenantCluster> tenants() {
+    return vms.keySet();
+  }
+
   List<String> vmNames() {
     return vms.values().stream().flatMap(List::stream).toList();
   }
