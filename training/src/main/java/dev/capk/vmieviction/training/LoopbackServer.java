@@ -81,6 +81,11 @@ public final class LoopbackServer implements AutoCloseable {
     server.start();
   }
 
+  /** The server's certificate (PEM), which is its own authority. */
+  public String certificatePem() {
+    return certificatePem;
+  }
+
   public String url() {
     return "https://127.0.0.1:" + connector.getLocalPort();
   }

@@ -35,6 +35,7 @@ final class ReplayHandler extends Handler.Abstract {
           + "\"message\":\"not in the recording\",\"reason\":\"NotFound\",\"code\":404}";
 
   private final Recording recording;
+  private final Duration late;
   private final Duration shift;
   private final Function<String, String> kubeconfigs;
   private final Map<String, List<Recording.Exchange>> answers = new HashMap<>();
@@ -49,7 +50,12 @@ final class ReplayHandler extends Handler.Abstract {
    * @param kubeconfigs the kubeconfig to put into a kubeconfig Secret ("namespace/name")
    */
   ReplayHandler(Recording recording, Function<String, String> kubeconfigs) {
+    this(recording, kubeconfigs, LATE);
+  }
+
+  ReplayHandler(Recording recording, Function<String, String> kubeconfigs, Duration late) {
     this.recording = recording;
+    this.late = late;
     this.kubeconfigs = kubeconfigs;
     List<String> texts = new ArrayList<>();
     recording.exchanges.forEach(e -> texts.add(e.body()));
@@ -117,7 +123,7 @@ final class ReplayHandler extends Handler.Abstract {
   private static void hold(Response response, Recording.Exchange e) {
     response.setStatus(e.status());
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, e.contentType());
-    response.write(false, null, Callback.NOOP);
+    response.write(false, java.nio.ByteBuffer.allocate(0), Callback.NOOP);
   }
 
   private void stream(Response response, Callback callback, Recording.Exchange e, String target)
@@ -140,10 +146,10 @@ final class ReplayHandler extends Handler.Abstract {
     // Recorded open to its end: stays open (the callback left pending) until one side ends it.
   }
 
-  /** Waits until line {@code l}'s trigger has come, or its recorded time plus {@link #LATE}. */
+  /** Waits until line {@code l}'s trigger has come, or its recorded time plus {@link #late}. */
   private void awaitTrigger(String target, Recording.Line l, long started) {
     long recordedAt = started + Duration.ofMillis(l.atMs()).toNanos();
-    long latest = recordedAt + (l.afterKey() == null ? 0 : LATE.toNanos());
+    long latest = recordedAt + (l.afterKey() == null ? 0 : late.toNanos());
     String trigger = target + " " + l.afterKey();
     synchronized (seen) {
       for (long now = System.nanoTime(); now < latest; now = System.nanoTime()) {
@@ -177,7 +183,7 @@ final class ReplayHandler extends Handler.Abstract {
 
   /** Waits until every recorded write has been made again, or {@code timeout}; true if so. */
   boolean awaitWrites(Duration timeout) throws InterruptedException {
-    long end = System.nanoTime() + timeout.toNanos();
+    long end = System.nanoTime() + Math.max(0, timeout.toNanos());
     synchronized (seen) {
       while (!writesMissing().isEmpty()) {
         long left = end - System.nanoTime();

@@ -119,19 +119,26 @@ public final class TrainingRun {
               .redirectOutput(log.toFile())
               .start();
       try {
-        boolean replayed = replay.awaitWrites(o.timeout());
+        boolean replayed = awaitWrites(replay, controller, o.timeout());
         scrape(health, "/readyz");
         scrape(metrics, "/metrics");
         if (!replayed) {
           throw new TrainingFailed(
-              "the controller did not make the recorded writes within "
-                  + o.timeout().toSeconds()
-                  + " s: "
+              (controller.isAlive()
+                      ? "the controller did not make the recorded writes within "
+                          + o.timeout().toSeconds()
+                          + " s"
+                      : "the controller exited ("
+                          + controller.exitValue()
+                          + ") before making the recorded writes")
+                  + ": missing "
                   + replay.writesMissing()
                   + "; requests not in the recording: "
                   + replay.notRecorded()
-                  + "; its log: "
-                  + log);
+                  + "; the end of its log ("
+                  + log
+                  + "):\n"
+                  + tail(log));
         }
         // The steps after the last write (its Events, the next reconcile) are trained too.
         Thread.sleep(1000);
@@ -145,7 +152,11 @@ public final class TrainingRun {
     }
     if (!Files.isRegularFile(o.cache()) || Files.size(o.cache()) == 0) {
       throw new TrainingFailed(
-          "no cache written at " + o.cache() + "; the controller's log: " + log);
+          "no cache written at " + o.cache() + "; the end of the controller's log:\n" + tail(log));
+    }
+    // Trained: nothing of the run is left behind (an image build would keep it in its layer).
+    try (var files = Files.walk(work)) {
+      files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
     }
     return String.format(
         "training: %s (%d MiB) from a replayed evacuation: %d requests, %d of them not in the"
@@ -155,6 +166,31 @@ public final class TrainingRun {
         replay.requests(),
         replay.notRecorded().size(),
         (System.nanoTime() - started) / 1e9);
+  }
+
+  /** Until the writes are made again, the time is up or the controller has exited. */
+  private static boolean awaitWrites(ReplayHandler replay, Process controller, Duration timeout)
+      throws InterruptedException {
+    long end = System.nanoTime() + timeout.toNanos();
+    while (controller.isAlive()) {
+      long left = end - System.nanoTime();
+      if (replay.awaitWrites(Duration.ofNanos(Math.min(left, Duration.ofSeconds(1).toNanos())))) {
+        return true;
+      }
+      if (left <= 0) {
+        return false;
+      }
+    }
+    return replay.writesMissing().isEmpty();
+  }
+
+  /** The last lines of the controller's log (it holds no secret: the controller logs none). */
+  private static String tail(Path log) throws IOException {
+    if (!Files.isRegularFile(log)) {
+      return "(no log)";
+    }
+    List<String> lines = Files.readAllLines(log);
+    return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
   }
 
   private static Recording load(Path file) throws IOException, TrainingFailed {
