@@ -38,6 +38,11 @@ class ReplayHandlerTest {
     return new Recording(new Recording.Header(Instant.now(), List.of()), exchanges, lines);
   }
 
+  /** The replay of a recording of these answers and no watch. */
+  private static ReplayHandler replayOf(Recording.Exchange... answers) {
+    return new ReplayHandler(recording(List.of(answers), Map.of()), secret -> "");
+  }
+
   /** A client that trusts {@code server} and speaks HTTP/2 to it. */
   private static HttpClient client(LoopbackServer server) throws Exception {
     KeyStore trust = KeyStore.getInstance("PKCS12");
@@ -64,13 +69,8 @@ class ReplayHandlerTest {
   @Test
   void theNthRequestOfAKeyGetsTheNthAnswerAndTheLastPastThem() throws Exception {
     ReplayHandler replay =
-        new ReplayHandler(
-            recording(
-                List.of(
-                    answer(1, "infra", "GET /a", "{\"n\":1}"),
-                    answer(2, "infra", "GET /a", "{\"n\":2}")),
-                Map.of()),
-            secret -> "");
+        replayOf(
+            answer(1, "infra", "GET /a", "{\"n\":1}"), answer(2, "infra", "GET /a", "{\"n\":2}"));
     try (LoopbackServer server = new LoopbackServer(replay);
         HttpClient client = client(server)) {
       List<String> bodies = new java.util.ArrayList<>();
@@ -136,14 +136,10 @@ class ReplayHandlerTest {
   @Test
   void theReplayIsCompleteOnceEveryRecordedWriteButEventsIsMadeAgain() throws Exception {
     ReplayHandler replay =
-        new ReplayHandler(
-            recording(
-                List.of(
-                    answer(1, "infra", "DELETE /v", "{}"),
-                    answer(2, "infra", "POST /api/v1/namespaces/a/events", "{}"),
-                    answer(3, "infra", "GET /v", "{}")),
-                Map.of()),
-            secret -> "");
+        replayOf(
+            answer(1, "infra", "DELETE /v", "{}"),
+            answer(2, "infra", "POST /api/v1/namespaces/a/events", "{}"),
+            answer(3, "infra", "GET /v", "{}"));
     try (LoopbackServer server = new LoopbackServer(replay);
         HttpClient client = client(server)) {
       assertEquals(List.of("infra DELETE /v: 0/1"), replay.writesMissing());

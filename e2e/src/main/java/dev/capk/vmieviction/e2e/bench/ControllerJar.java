@@ -201,11 +201,6 @@ final class ControllerJar {
       throw new IllegalStateException(
           training + " is missing: build it (mvn -pl training package)");
     }
-    if (Files.isRegularFile(cache)
-        && Files.getLastModifiedTime(cache).compareTo(Files.getLastModifiedTime(path())) > 0
-        && Files.getLastModifiedTime(cache).compareTo(Files.getLastModifiedTime(training)) > 0) {
-      return cache;
-    }
     List<String> command =
         new ArrayList<>(
             List.of(
@@ -216,6 +211,16 @@ final class ControllerJar {
                 "--cache=" + cache,
                 "--"));
     jvm.stream().filter(f -> !f.startsWith(AOT_CACHE)).forEach(command::add);
+    // The command it was trained with: other JVM flags (-Dcapk.bench.extraJvmFlags) train anew.
+    Path trainedBy = sibling(".aot.command");
+    String line = String.join(" ", command);
+    if (Files.isRegularFile(cache)
+        && Files.isRegularFile(trainedBy)
+        && Files.readString(trainedBy).equals(line)
+        && Files.getLastModifiedTime(cache).compareTo(Files.getLastModifiedTime(path())) > 0
+        && Files.getLastModifiedTime(cache).compareTo(Files.getLastModifiedTime(training)) > 0) {
+      return cache;
+    }
     Path log = Files.createTempFile("aot-training", ".log");
     try {
       Process p =
@@ -232,12 +237,14 @@ final class ControllerJar {
       Thread.currentThread().interrupt();
       throw new IOException(e);
     }
+    Files.writeString(trainedBy, line);
     Bench.progress(
         "%s",
         Files.readAllLines(log).stream()
             .filter(l -> l.startsWith("training:"))
             .findFirst()
             .orElse("training done"));
+    Files.delete(log);
     return cache;
   }
 
