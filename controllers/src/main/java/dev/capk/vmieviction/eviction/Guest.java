@@ -113,8 +113,10 @@ public class Guest {
     if (named.isPresent() && GuestNodeMatch.runsIn(vmiName, named.get())) {
       return named;
     }
-    // Not named like the VMI: look for the providerID the KubeVirt cloud provider sets.
-    Optional<V1Node> provided = GuestNodeMatch.choose(vmiName, listNodes().getItems());
+    // Not named like the VMI: look for the providerID the KubeVirt cloud provider sets (a check's
+    // list shared with the other checks of the cluster, an evacuation's its own).
+    V1NodeList nodes = watch ? listNodes() : guests.checkList(client.apiClient(), this::listNodes);
+    Optional<V1Node> provided = GuestNodeMatch.choose(vmiName, nodes.getItems());
     guests.nodeNamed(
         client.apiClient(), vmiName, provided.map(n -> n.getMetadata().getName()).orElse(null));
     return provided;

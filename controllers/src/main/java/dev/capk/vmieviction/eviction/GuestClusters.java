@@ -13,6 +13,8 @@ import dev.capk.vmieviction.workload.GuestClient;
 import dev.capk.vmieviction.workload.GuestClients;
 import dev.capk.vmieviction.workload.TenantMapping;
 import io.kubernetes.client.openapi.ApiClient;
+import io.kubernetes.client.openapi.ApiException;
+import io.kubernetes.client.openapi.models.V1NodeList;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Collections;
@@ -76,6 +78,16 @@ public class GuestClusters implements AutoCloseable {
    */
   private final Cache<NodeKey, String> providedNodes =
       CacheBuilder.newBuilder().maximumSize(100_000).expireAfterAccess(1, TimeUnit.HOURS).build();
+
+  /**
+   * Per guest client, the node list in which the uncordon checks of Running VMIs look for a
+   * providerID, shared for 10 s: a restart checks every Running VMI at once, and each whose node is
+   * not named like it would otherwise list every node of its cluster (VMIs × nodes decoded). A node
+   * that joined since the list cannot carry a mark of ours for a VMI Running now: marking it takes
+   * an evacuation, a deletion and a new VMI. The evacuations' own lookups list afresh.
+   */
+  private final Cache<ApiClient, V1NodeList> checkLists =
+      CacheBuilder.newBuilder().weakKeys().expireAfterWrite(10, TimeUnit.SECONDS).build();
 
   private final GuestClients clients;
   private final TenantMapping tenants;
@@ -205,6 +217,29 @@ public class GuestClusters implements AutoCloseable {
   String nodeNameOf(ApiClient client, String vmiName) {
     String provided = providedNodes.getIfPresent(new NodeKey(client, vmiName));
     return provided != null ? provided : vmiName;
+  }
+
+  /** The node list for the uncordon checks of {@code client}'s cluster: one list at a time. */
+  V1NodeList checkList(ApiClient client, NodeLister list)
+      throws GuestAccessException, ApiException {
+    try {
+      return checkLists.get(client, list::list);
+    } catch (java.util.concurrent.ExecutionException
+        | com.google.common.util.concurrent.UncheckedExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof GuestAccessException g) {
+        throw g;
+      }
+      if (cause instanceof ApiException a) {
+        throw a;
+      }
+      throw new IllegalStateException(cause);
+    }
+  }
+
+  /** A node list request. */
+  interface NodeLister {
+    V1NodeList list() throws GuestAccessException, ApiException;
   }
 
   /** The VMI's guest node found by providerID is {@code node} (null: none found). */

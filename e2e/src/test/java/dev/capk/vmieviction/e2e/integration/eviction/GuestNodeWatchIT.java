@@ -135,6 +135,52 @@ class GuestNodeWatchIT {
   }
 
   @Test
+  void atStartTheChecksOfVmisWhoseNodesHaveOtherNamesShareOneNodeList() throws Exception {
+    String ns = tenant("node-watch-provided");
+    List<String> vms = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      String vm = unique("vm-nw-p" + i);
+      vms.add(vm);
+      // Named otherwise, found by the providerID the KubeVirt cloud provider sets.
+      String node = world.guest().kwokNodes().createNamed("other-" + vm, Map.of());
+      world
+          .guest()
+          .kubectl()
+          .runOrFail(
+              null,
+              "patch",
+              "node",
+              node,
+              "--type=merge",
+              "-p",
+              "{\"spec\":{\"providerID\":\"kubevirt://" + vm + "\"}}");
+      vmi(world.infra(), ns, vm, "tenant", "External");
+      running(world.infra(), ns, vm, "infra-node-nw-7");
+    }
+    String marked = "other-" + vms.get(5);
+    EvictionFixture.cordon(world.guest(), marked, true);
+    world
+        .guest()
+        .kubectl()
+        .runOrFail(
+            null,
+            "annotate",
+            "node",
+            marked,
+            EvictionAnnotations.CORDONED_BY + "=uid-before-the-restart");
+    Instant from = Instant.now();
+    world.startController(ns);
+
+    awaitEvent(world.infra(), ns, vms.get(5), "GuestNodeUncordoned");
+    assertFalse(unschedulable(node(world.guest(), marked)), "uncordoned");
+    Map<String, Integer> calls = nodeRequests(from);
+    // Each check asks for the node of its VMI's name (none), then looks in one shared list.
+    assertEquals(8, calls.getOrDefault("get", 0), "one GET per check: " + calls);
+    assertEquals(1, calls.getOrDefault("list", 0), "one node list for the 8 checks: " + calls);
+    assertEquals(1, calls.getOrDefault("patch", 0), "the one uncordon: " + calls);
+  }
+
+  @Test
   void anAdminsCordonMadeWhileTheWatchRunsIsHonouredNeitherMarkedOursNorUndone() throws Exception {
     String ns = tenant("node-watch-admin");
     String first = unique("vm-nw-first");
