@@ -111,23 +111,7 @@ class GuestNodeWatchIT {
       running(world.infra(), ns, vm, "infra-node-nw-6");
     }
     // One node still carries our mark from an evacuation before a restart (of the VMI's old UID).
-    String marked = vms.get(3);
-    EvictionFixture.cordon(world.guest(), marked, true);
-    world
-        .guest()
-        .kubectl()
-        .runOrFail(
-            null,
-            "annotate",
-            "node",
-            marked,
-            EvictionAnnotations.CORDONED_BY + "=uid-before-the-restart");
-    Instant from = Instant.now();
-    world.startController(ns);
-
-    awaitEvent(world.infra(), ns, marked, "GuestNodeUncordoned");
-    assertFalse(unschedulable(node(world.guest(), marked)), "uncordoned");
-    Map<String, Integer> calls = nodeRequests(from);
+    Map<String, Integer> calls = uncordonedAfterARestart(ns, vms.get(3), vms.get(3));
     // A check costs one GET and starts no watch: a restart reads no tenant's every node.
     assertEquals(0, calls.getOrDefault("list", 0), "no node list: " + calls);
     assertEquals(8, calls.getOrDefault("get", 0), "one GET per check: " + calls);
@@ -157,23 +141,7 @@ class GuestNodeWatchIT {
       vmi(world.infra(), ns, vm, "tenant", "External");
       running(world.infra(), ns, vm, "infra-node-nw-7");
     }
-    String marked = "other-" + vms.get(5);
-    EvictionFixture.cordon(world.guest(), marked, true);
-    world
-        .guest()
-        .kubectl()
-        .runOrFail(
-            null,
-            "annotate",
-            "node",
-            marked,
-            EvictionAnnotations.CORDONED_BY + "=uid-before-the-restart");
-    Instant from = Instant.now();
-    world.startController(ns);
-
-    awaitEvent(world.infra(), ns, vms.get(5), "GuestNodeUncordoned");
-    assertFalse(unschedulable(node(world.guest(), marked)), "uncordoned");
-    Map<String, Integer> calls = nodeRequests(from);
+    Map<String, Integer> calls = uncordonedAfterARestart(ns, vms.get(5), "other-" + vms.get(5));
     // Each check asks for the node of its VMI's name (none), then looks in one shared list.
     assertEquals(8, calls.getOrDefault("get", 0), "one GET per check: " + calls);
     assertEquals(1, calls.getOrDefault("list", 0), "one node list for the 8 checks: " + calls);
@@ -273,6 +241,29 @@ class GuestNodeWatchIT {
   }
 
   /** The controller's requests on nodes received since {@code from}, by verb (WATCH apart). */
+  /**
+   * Marks {@code node} cordoned by us for a UID from before a restart, starts the controller, and
+   * awaits the uncordon of VMI {@code vm}'s node: the guest node requests from the start on.
+   */
+  private static Map<String, Integer> uncordonedAfterARestart(String ns, String vm, String node)
+      throws Exception {
+    EvictionFixture.cordon(world.guest(), node, true);
+    world
+        .guest()
+        .kubectl()
+        .runOrFail(
+            null,
+            "annotate",
+            "node",
+            node,
+            EvictionAnnotations.CORDONED_BY + "=uid-before-the-restart");
+    Instant from = Instant.now();
+    world.startController(ns);
+    awaitEvent(world.infra(), ns, vm, "GuestNodeUncordoned");
+    assertFalse(unschedulable(node(world.guest(), node)), "uncordoned");
+    return nodeRequests(from);
+  }
+
   private static Map<String, Integer> nodeRequests(Instant from) {
     Map<String, Integer> byVerb = new TreeMap<>();
     AuditLog.count(AuditLog.logOf(AUDIT, "guest-nodewatch"), from, Instant.now().plusSeconds(1))
