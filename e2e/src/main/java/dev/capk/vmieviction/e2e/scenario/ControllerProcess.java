@@ -156,20 +156,51 @@ public final class ControllerProcess implements AutoCloseable {
       throw new IllegalStateException(name + " is already running (PID " + process.pid() + ")");
     }
     starts++;
-    List<String> full = new ArrayList<>(command);
-    if (healthFlag == null) {
-      healthPort = portOf(HEALTH_FLAG);
-      metricsPort = portOf(METRICS_FLAG);
-    } else {
-      healthPort = FreePorts.next();
-      metricsPort = FreePorts.next();
-      full.add(healthFlag + "=127.0.0.1:" + healthPort);
-      full.add(metricsFlag + "=127.0.0.1:" + metricsPort);
+    for (int attempt = 1; ; attempt++) {
+      List<String> full = new ArrayList<>(command);
+      if (healthFlag == null) {
+        healthPort = portOf(HEALTH_FLAG);
+        metricsPort = portOf(METRICS_FLAG);
+      } else {
+        healthPort = FreePorts.next();
+        metricsPort = FreePorts.next();
+        full.add(healthFlag + "=127.0.0.1:" + healthPort);
+        full.add(metricsFlag + "=127.0.0.1:" + metricsPort);
+      }
+      full.addAll(flags);
+      Path log = logDir.resolve(name + ".log");
+      long logBefore = log.toFile().length();
+      startNanos = System.nanoTime();
+      process = ManagedProcess.start(name, full, log, env);
+      try {
+        awaitReady();
+        return;
+      } catch (NotReady e) {
+        // A port chosen here was taken by another process before the controller bound it (FreePorts
+        // checks, then lets go): choose others, a few times. Any other failure is the test's.
+        if (healthFlag == null || attempt == PORT_ATTEMPTS || !boundTaken(log, logBefore)) {
+          throw e;
+        }
+      }
     }
-    full.addAll(flags);
-    startNanos = System.nanoTime();
-    process = ManagedProcess.start(name, full, logDir.resolve(name + ".log"), env);
-    awaitReady();
+  }
+
+  private static final int PORT_ATTEMPTS = 3;
+
+  /** Whether this start's part of the log (from byte {@code from}) says a port was taken. */
+  private static boolean boundTaken(Path log, long from) {
+    try {
+      byte[] all = java.nio.file.Files.readAllBytes(log);
+      String tail =
+          new String(
+              all,
+              (int) Math.min(from, all.length),
+              (int) (all.length - Math.min(from, all.length)),
+              java.nio.charset.StandardCharsets.UTF_8);
+      return tail.contains("java.net.BindException: Address already in use");
+    } catch (java.io.IOException e) {
+      return false;
+    }
   }
 
   /** Polls /readyz every 10 ms, tracking the peak RSS; gives up as {@link NotReady} says. */
