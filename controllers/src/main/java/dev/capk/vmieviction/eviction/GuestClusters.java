@@ -2,6 +2,7 @@ package dev.capk.vmieviction.eviction;
 
 import com.google.common.cache.Cache;
 import com.google.common.cache.CacheBuilder;
+import com.google.common.util.concurrent.UncheckedExecutionException;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.drain.DrainOptions;
 import dev.capk.vmieviction.drain.NodeWatch;
@@ -24,7 +25,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
@@ -220,12 +223,11 @@ public class GuestClusters implements AutoCloseable {
   }
 
   /** The node list for the uncordon checks of {@code client}'s cluster: one list at a time. */
-  V1NodeList checkList(ApiClient client, NodeLister list)
+  V1NodeList checkList(ApiClient client, Callable<V1NodeList> list)
       throws GuestAccessException, ApiException {
     try {
-      return checkLists.get(client, list::list);
-    } catch (java.util.concurrent.ExecutionException
-        | com.google.common.util.concurrent.UncheckedExecutionException e) {
+      return checkLists.get(client, list);
+    } catch (ExecutionException | UncheckedExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof GuestAccessException g) {
         throw g;
@@ -235,11 +237,6 @@ public class GuestClusters implements AutoCloseable {
       }
       throw new IllegalStateException(cause);
     }
-  }
-
-  /** A node list request. */
-  interface NodeLister {
-    V1NodeList list() throws GuestAccessException, ApiException;
   }
 
   /** The VMI's guest node found by providerID is {@code node} (null: none found). */

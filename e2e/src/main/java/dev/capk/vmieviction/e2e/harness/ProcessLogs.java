@@ -22,8 +22,17 @@ public final class ProcessLogs {
   }
 
   public static boolean contains(Path log, String text) {
+    return contains(log, 0, text);
+  }
+
+  /**
+   * Whether the log from byte {@code from} on (what a process appended since) holds {@code text}.
+   */
+  public static boolean contains(Path log, long from, String text) {
     try {
-      return new String(Files.readAllBytes(log), StandardCharsets.UTF_8).contains(text);
+      byte[] all = Files.readAllBytes(log);
+      int start = (int) Math.min(from, all.length);
+      return new String(all, start, all.length - start, StandardCharsets.UTF_8).contains(text);
     } catch (IOException e) {
       return false;
     }

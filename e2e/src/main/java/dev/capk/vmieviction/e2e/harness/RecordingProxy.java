@@ -74,7 +74,7 @@ public final class RecordingProxy implements AutoCloseable {
     out.close();
   }
 
-  /** Counts a request of {@code target}; returns the trigger of what follows it: its key. */
+  /** Counts a request of {@code target}: the trigger of the watch lines that follow it. */
   private void received(String target, String key) {
     synchronized (counts) {
       counts.computeIfAbsent(target, t -> new HashMap<>()).merge(key, 1, Integer::sum);

@@ -178,7 +178,10 @@ public final class ControllerProcess implements AutoCloseable {
       } catch (NotReady e) {
         // A port chosen here was taken by another process before the controller bound it (FreePorts
         // checks, then lets go): choose others, a few times. Any other failure is the test's.
-        if (healthFlag == null || attempt == PORT_ATTEMPTS || !boundTaken(log, logBefore)) {
+        if (healthFlag == null
+            || attempt == PORT_ATTEMPTS
+            || !ProcessLogs.contains(
+                log, logBefore, "java.net.BindException: Address already in use")) {
           throw e;
         }
       }
@@ -186,22 +189,6 @@ public final class ControllerProcess implements AutoCloseable {
   }
 
   private static final int PORT_ATTEMPTS = 3;
-
-  /** Whether this start's part of the log (from byte {@code from}) says a port was taken. */
-  private static boolean boundTaken(Path log, long from) {
-    try {
-      byte[] all = java.nio.file.Files.readAllBytes(log);
-      String tail =
-          new String(
-              all,
-              (int) Math.min(from, all.length),
-              (int) (all.length - Math.min(from, all.length)),
-              java.nio.charset.StandardCharsets.UTF_8);
-      return tail.contains("java.net.BindException: Address already in use");
-    } catch (java.io.IOException e) {
-      return false;
-    }
-  }
 
   /** Polls /readyz every 10 ms, tracking the peak RSS; gives up as {@link NotReady} says. */
   private void awaitReady() {
