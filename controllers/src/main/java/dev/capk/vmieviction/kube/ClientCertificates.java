@@ -6,7 +6,10 @@ import io.kubernetes.client.util.credentials.Authentication;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.Reader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
 import java.security.KeyStore;
@@ -58,6 +61,19 @@ public final class ClientCertificates {
     ClientBuilder builder = ClientBuilder.kubeconfig(config);
     of(config).ifPresent(builder::setAuthentication);
     return builder;
+  }
+
+  /**
+   * {@link #builder(KubeConfig)} of a kubeconfig file, its relative file references read beside it
+   * (as the client's {@code Config.fromConfig} does, which would read the key with BouncyCastle).
+   */
+  public static ClientBuilder builder(Path file) throws IOException {
+    KubeConfig config;
+    try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      config = KubeConfig.loadKubeConfig(reader);
+    }
+    config.setFile(file.toAbsolutePath().toFile());
+    return builder(config);
   }
 
   /** The PEM private key, if it is one of the three shapes; empty for any other. */

@@ -5,9 +5,11 @@ import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.eviction.VmiEvents;
 import dev.capk.vmieviction.infra.InfraBindings;
 import dev.capk.vmieviction.kube.CipherOrder;
+import dev.capk.vmieviction.kube.ClientCertificates;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.util.Config;
+import io.kubernetes.client.util.KubeConfig;
 import java.io.IOException;
 import java.io.StringReader;
 import java.nio.file.Path;
@@ -49,7 +51,7 @@ final class InfraConnection implements AutoCloseable {
   private static ApiClient client(Path kubeconfig) throws IOException {
     return CipherOrder.preferChaCha20(
         kubeconfig != null
-            ? Config.fromConfig(kubeconfig.toAbsolutePath().toString())
+            ? ClientCertificates.builder(kubeconfig).build()
             : System.getenv("KUBERNETES_SERVICE_HOST") != null
                 ? Config.fromCluster()
                 : Config.defaultClient());
@@ -64,7 +66,9 @@ final class InfraConnection implements AutoCloseable {
   private static ApiClient client(InfraBindings.Connection connection) {
     try {
       return CipherOrder.preferChaCha20(
-          Config.fromConfig(new StringReader(connection.kubeconfig())));
+          ClientCertificates.builder(
+                  KubeConfig.loadKubeConfig(new StringReader(connection.kubeconfig())))
+              .build());
     } catch (Exception e) {
       // The parser's and builder's messages may quote the content: name the failure kind only.
       throw new IllegalArgumentException(
