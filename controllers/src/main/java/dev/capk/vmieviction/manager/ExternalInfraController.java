@@ -306,7 +306,16 @@ final class ExternalInfraController implements ManagedController {
         new InfraPipeline(
             t.namespace(),
             connection,
-            List.of(t.namespace()),
+            InfraPipeline.vmis(
+                connection,
+                List.of(t.namespace()),
+                shared.options(),
+                e -> {
+                  synchronized (failures) {
+                    failures.addLast(new Failure(System.nanoTime(), describe(e, server)));
+                  }
+                  changed();
+                }),
             tenants,
             onVmi ->
                 VmiEvents.mirrored(
@@ -315,12 +324,6 @@ final class ExternalInfraController implements ManagedController {
                     tenants,
                     () -> tenants.bound().kubevirtClusters(),
                     name),
-            e -> {
-              synchronized (failures) {
-                failures.addLast(new Failure(System.nanoTime(), describe(e, server)));
-              }
-              changed();
-            },
             shared);
     ControllerRuntime runtime =
         new ControllerRuntime(

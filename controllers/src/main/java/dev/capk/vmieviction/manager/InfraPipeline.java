@@ -61,25 +61,21 @@ final class InfraPipeline implements ManagedController {
   /**
    * @param id "" for the one pipeline of local mode, else what tells this one's queue and workers
    *     apart (the infra namespace)
-   * @param namespaces where its VMIs are watched; empty means all
+   * @param vmis its VMI informers ({@link #vmis}), started already or not
    * @param tenants which tenant a VMI seen here belongs to, if any
    * @param events what the VMI events (written on the VMI) also go to
-   * @param listFailed told of each failed VMI list or watch; null: logged with a count
    */
   InfraPipeline(
       String id,
       InfraConnection connection,
-      List<String> namespaces,
+      ManagementInformers.Kind<VirtualMachineInstance> vmis,
       TenantMapping tenants,
       UnaryOperator<VmiEvents> events,
-      Consumer<Throwable> listFailed,
       Shared shared) {
     ManagerOptions options = shared.options();
     String suffix = id.isEmpty() ? "" : "-" + id;
     this.name = CONTROLLER_NAME + suffix;
-    this.vmis =
-        ManagementInformers.vmis(
-            connection.watchClient, namespaces, options.vmiLabelSelector, RESYNC, listFailed);
+    this.vmis = vmis;
     // Two lanes: a VMI whose guest node's pods left goes ahead of retries of blocked drains.
     this.queue = new TwoLaneWorkQueue<>("vmi-workqueue" + suffix);
     // Pods leaving a guest node being drained wake that VMI's next step at once.
@@ -141,6 +137,20 @@ final class InfraPipeline implements ManagedController {
             .build();
     // A tenant's kubeconfig Secret changed: its VMIs take their next step now, with a new client.
     this.unsubscribe = shared.management().onKubeconfigChanged(tenant -> wake(tenant.name()));
+  }
+
+  /**
+   * The VMI informers of a pipeline on {@code connection}: in {@code namespaces} (empty: all), by
+   * --vmi-label-selector; {@code listFailed} is told of each failed list or watch (null: logged
+   * with a count).
+   */
+  static ManagementInformers.Kind<VirtualMachineInstance> vmis(
+      InfraConnection connection,
+      List<String> namespaces,
+      ManagerOptions options,
+      Consumer<Throwable> listFailed) {
+    return ManagementInformers.vmis(
+        connection.watchClient, namespaces, options.vmiLabelSelector, RESYNC, listFailed);
   }
 
   @Override

@@ -1,6 +1,7 @@
 package dev.capk.vmieviction.manager;
 
 import com.google.common.collect.Lists;
+import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.eviction.EvictionMetrics;
 import dev.capk.vmieviction.eviction.EvictionSettings;
@@ -22,6 +23,7 @@ import io.kubernetes.client.extended.leaderelection.LeaderElectionConfig;
 import io.kubernetes.client.extended.leaderelection.LeaderElectionRecord;
 import io.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
+import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.util.Namespaces;
@@ -70,6 +72,15 @@ public final class Manager implements AutoCloseable {
     LenientJson.install();
     InfraConnection home = InfraConnection.local(options.kubeconfig);
     closeables.add(home);
+    // Local mode: the VMIs' first list, most of a start among thousands of VMIs, runs from here on,
+    // beside the discovery and the rest of the set-up; the runtime finds it started.
+    ManagementInformers.Kind<VirtualMachineInstance> localVmis = null;
+    if (!options.externalInfra()) {
+      localVmis = InfraPipeline.vmis(home, options.namespaces, options, null);
+      localVmis.factories().forEach(SharedInformerFactory::startAllRegisteredInformers);
+      List<SharedInformerFactory> started = localVmis.factories();
+      closeables.add(() -> started.forEach(f -> f.stopAllRegisteredInformers(true)));
+    }
     options.clusterApiVersion = clusterApiVersion(home.requestClient);
     // Own registry: several managers can live in one JVM (tests).
     PrometheusRegistry registry = new PrometheusRegistry();
@@ -101,10 +112,9 @@ public final class Manager implements AutoCloseable {
             : new InfraPipeline(
                 "",
                 home,
-                options.namespaces,
+                localVmis,
                 options.clusterNamespacePolicy(),
                 UnaryOperator.identity(),
-                null,
                 shared));
     if (options.enableNodeMaintenance) {
       controllers.add(
