@@ -4,6 +4,7 @@ import com.google.gson.JsonObject;
 import dev.capk.vmieviction.api.kubevirt.KubeVirtApi;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstanceList;
+import dev.capk.vmieviction.kube.WatchListApi;
 import io.kubernetes.client.common.KubernetesType;
 import io.kubernetes.client.custom.V1Patch;
 import io.kubernetes.client.openapi.ApiClient;
@@ -32,9 +33,9 @@ import java.util.function.Supplier;
 public final class InfraVmis {
 
   /** The VMI API of the infra cluster {@code client} reaches. */
-  public static GenericKubernetesApi<VirtualMachineInstance, VirtualMachineInstanceList> api(
+  public static WatchListApi<VirtualMachineInstance, VirtualMachineInstanceList> api(
       ApiClient client) {
-    return new GenericKubernetesApi<>(
+    return new WatchListApi<>(
         VirtualMachineInstance.class,
         VirtualMachineInstanceList.class,
         KubeVirtApi.GROUP,

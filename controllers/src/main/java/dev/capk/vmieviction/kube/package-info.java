@@ -5,7 +5,8 @@
  * ({@link dev.capk.vmieviction.kube.RawApi}: requests the client builds but cannot send as we need
  * them, bounded by a deadline; the one table of answers; describing an API failure); a kubeconfig's
  * client certificate read with the JDK alone ({@link
- * dev.capk.vmieviction.kube.ClientCertificates}).
+ * dev.capk.vmieviction.kube.ClientCertificates}); a resource's collection read as a streaming list
+ * ({@link dev.capk.vmieviction.kube.WatchListApi}).
  *
  * <p>May import only {@code time}.
  */

@@ -1,5 +1,6 @@
 package dev.capk.vmieviction.logging;
 
+import dev.capk.vmieviction.kube.WatchListApi;
 import io.kubernetes.client.common.KubernetesListObject;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.informer.ListerWatcher;
@@ -37,6 +38,12 @@ public final class InformerFailures {
 
   static final Duration FIRST_RETRY = Duration.ofSeconds(1);
 
+  /**
+   * How long a streaming list may take before it counts as not streamed: a server before 1.27 sends
+   * the state without its end, and waits out this bound.
+   */
+  static final Duration STREAMED_LIST_BOUND = Duration.ofSeconds(30);
+
   /** Objects per list page: a few megabytes of JSON at a time. */
   static final int LIST_PAGE_SIZE = 500;
 
@@ -73,17 +80,15 @@ public final class InformerFailures {
   }
 
   /**
-   * Lists (page by page) and watches {@code api} in one namespace ("" for all), only what {@code
-   * selectors} select (the client's informers on a {@code GenericKubernetesApi} take none), each
-   * object trimmed as it arrives; lists only once the backoff allows, and a watch opened ends the
-   * failures. The list drops the requested resourceVersion: with "0" the API server answers from
-   * its cache in one piece, ignoring the page size.
+   * Lists and watches {@code api} in one namespace ("" for all), only what {@code selectors} select
+   * (the client's informers on a {@code GenericKubernetesApi} take none), each object trimmed as it
+   * arrives; lists only once the backoff allows, and a watch opened ends the failures. A list is a
+   * streaming list ({@link WatchListApi#streamedList}), or pages of a consistent list where the
+   * server does not stream: the list drops the requested resourceVersion, since with "0" the API
+   * server answers from its cache in one piece, ignoring the page size.
    */
   public <T extends KubernetesObject, L extends KubernetesListObject> ListerWatcher<T, L> lists(
-      GenericKubernetesApi<T, L> api,
-      String namespace,
-      ListOptions selectors,
-      UnaryOperator<T> trim) {
+      WatchListApi<T, L> api, String namespace, ListOptions selectors, UnaryOperator<T> trim) {
     Function<CallGeneratorParams, ListOptions> options =
         params -> {
           ListOptions o = new ListOptions();
@@ -95,6 +100,9 @@ public final class InformerFailures {
           return o;
         };
     return new ListerWatcher<>() {
+      /** The server refused or ignored a streaming list: pages from then on. */
+      private volatile boolean streamRefused;
+
       @Override
       public L list(CallGeneratorParams params) throws ApiException {
         if (!mayList()) {
@@ -102,6 +110,16 @@ public final class InformerFailures {
         }
         ListOptions o = options.apply(params);
         o.setResourceVersion(null);
+        if (!streamRefused) {
+          Optional<L> streamed =
+              api.streamedList(
+                  namespace, o.getLabelSelector(), o.getFieldSelector(), trim, STREAMED_LIST_BOUND);
+          if (streamed.isPresent()) {
+            return streamed.get();
+          }
+          streamRefused = true;
+          log.info("{} lists in pages: the API server does not stream lists (WatchList)", informer);
+        }
         return listAll(api, namespace, o, trim);
       }
 

@@ -12,6 +12,7 @@ import dev.capk.vmieviction.events.EventSeriesRecorder;
 import dev.capk.vmieviction.events.EventStore;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
+import dev.capk.vmieviction.kube.WatchListApi;
 import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.runtime.ControllerRuntime;
 import dev.capk.vmieviction.runtime.ManagedController;
@@ -30,7 +31,6 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Node;
 import io.kubernetes.client.openapi.models.V1NodeList;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Clock;
 import java.time.Duration;
@@ -103,7 +103,7 @@ public final class NodeMaintenanceController
     this.maintenances =
         informer(
             factory,
-            new GenericKubernetesApi<>(
+            new WatchListApi<>(
                 NodeMaintenance.class,
                 NodeMaintenanceList.class,
                 NodeMaintenanceApi.GROUP,
@@ -118,8 +118,7 @@ public final class NodeMaintenanceController
     this.nodes =
         informer(
             factory,
-            new GenericKubernetesApi<>(
-                V1Node.class, V1NodeList.class, "", "v1", "nodes", watchClient),
+            new WatchListApi<>(V1Node.class, V1NodeList.class, "", "v1", "nodes", watchClient),
             V1Node.class,
             0);
     // Decisions read nodes live: the cache keeps no status (most of a Node's size).
@@ -163,7 +162,7 @@ public final class NodeMaintenanceController
 
   /** An informer on every object of {@code api}, its failed lists backed off and counted. */
   private static <T extends KubernetesObject> SharedIndexInformer<T> informer(
-      SharedInformerFactory factory, GenericKubernetesApi<T, ?> api, Class<T> type, long resync) {
+      SharedInformerFactory factory, WatchListApi<T, ?> api, Class<T> type, long resync) {
     String kind = type == V1Node.class ? "Node" : type.getSimpleName();
     InformerFailures failures = new InformerFailures("kind=" + kind + " namespace=all", null);
     var lists = failures.lists(api, "", new ListOptions(), UnaryOperator.identity());

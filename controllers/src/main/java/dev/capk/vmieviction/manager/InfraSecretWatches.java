@@ -3,13 +3,13 @@ package dev.capk.vmieviction.manager;
 import dev.capk.vmieviction.infra.InfraBindings.SecretRef;
 import dev.capk.vmieviction.infra.InfraBindings.Unreadable;
 import dev.capk.vmieviction.kube.RawApi;
+import dev.capk.vmieviction.kube.WatchListApi;
 import io.kubernetes.client.informer.SharedInformerFactory;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.CoreV1Api;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SecretList;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.util.HashMap;
 import java.util.List;
@@ -31,7 +31,7 @@ final class InfraSecretWatches implements AutoCloseable {
 
   private final ApiClient watchClient;
   private final CoreV1Api requests;
-  private final GenericKubernetesApi<V1Secret, V1SecretList> api;
+  private final WatchListApi<V1Secret, V1SecretList> api;
   private final Runnable changed;
   private final Map<SecretRef, ManagementInformers.Kind<V1Secret>> watches =
       new ConcurrentHashMap<>();

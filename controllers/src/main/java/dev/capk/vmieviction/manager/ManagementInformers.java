@@ -12,6 +12,7 @@ import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.kubevirt.VirtualMachineInstance;
 import dev.capk.vmieviction.eviction.InfraVmis;
 import dev.capk.vmieviction.eviction.MachineContractCheck;
+import dev.capk.vmieviction.kube.WatchListApi;
 import dev.capk.vmieviction.logging.InformerFailures;
 import dev.capk.vmieviction.workload.CachedObjects;
 import dev.capk.vmieviction.workload.GuestClusterRef;
@@ -26,7 +27,6 @@ import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
 import io.kubernetes.client.openapi.models.V1Secret;
 import io.kubernetes.client.openapi.models.V1SecretList;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -100,7 +100,7 @@ public final class ManagementInformers {
       kubevirtClusters.addEach(
           watchClient,
           namespaces,
-          new GenericKubernetesApi<>(
+          new WatchListApi<>(
               KubevirtCluster.class,
               KubevirtClusterList.class,
               CapkApi.GROUP,
@@ -143,9 +143,8 @@ public final class ManagementInformers {
     return cluster == null ? List.of() : List.of(cluster);
   }
 
-  static GenericKubernetesApi<V1Secret, V1SecretList> secrets(ApiClient client) {
-    return new GenericKubernetesApi<>(
-        V1Secret.class, V1SecretList.class, "", "v1", "secrets", client);
+  static WatchListApi<V1Secret, V1SecretList> secrets(ApiClient client) {
+    return new WatchListApi<>(V1Secret.class, V1SecretList.class, "", "v1", "secrets", client);
   }
 
   public CachedObjects<Cluster> clusters() {
@@ -235,7 +234,7 @@ public final class ManagementInformers {
 
     /** Not resynced, a refused list paced, failures counted and backed off. */
     <L extends KubernetesListObject> void addEach(
-        ApiClient client, List<String> namespaces, GenericKubernetesApi<T, L> api) {
+        ApiClient client, List<String> namespaces, WatchListApi<T, L> api) {
       addEach(client, namespaces, api, Duration.ZERO, REFUSED_LIST_PAUSE, null);
     }
 
@@ -249,7 +248,7 @@ public final class ManagementInformers {
     <L extends KubernetesListObject> void addEach(
         ApiClient client,
         List<String> namespaces,
-        GenericKubernetesApi<T, L> api,
+        WatchListApi<T, L> api,
         Duration resync,
         Duration refusedPause,
         Consumer<Throwable> listFailed) {

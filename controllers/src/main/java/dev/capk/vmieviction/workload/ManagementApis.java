@@ -8,12 +8,12 @@ import dev.capk.vmieviction.api.capi.MachineList;
 import dev.capk.vmieviction.api.capk.CapkApi;
 import dev.capk.vmieviction.api.capk.KubevirtMachine;
 import dev.capk.vmieviction.api.capk.KubevirtMachineList;
+import dev.capk.vmieviction.kube.WatchListApi;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.apis.ApisApi;
 import io.kubernetes.client.openapi.models.V1APIGroupList;
 import io.kubernetes.client.openapi.models.V1GroupVersionForDiscovery;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.util.List;
 
 /**
@@ -60,19 +60,19 @@ public final class ManagementApis {
         : ClusterApi.V1BETA1;
   }
 
-  public static GenericKubernetesApi<Cluster, ClusterList> clusters(ApiClient client, String v) {
-    return new GenericKubernetesApi<>(
+  public static WatchListApi<Cluster, ClusterList> clusters(ApiClient client, String v) {
+    return new WatchListApi<>(
         Cluster.class, ClusterList.class, ClusterApi.GROUP, v, ClusterApi.CLUSTER_PLURAL, client);
   }
 
-  public static GenericKubernetesApi<Machine, MachineList> machines(ApiClient client, String v) {
-    return new GenericKubernetesApi<>(
+  public static WatchListApi<Machine, MachineList> machines(ApiClient client, String v) {
+    return new WatchListApi<>(
         Machine.class, MachineList.class, ClusterApi.GROUP, v, ClusterApi.MACHINE_PLURAL, client);
   }
 
-  public static GenericKubernetesApi<KubevirtMachine, KubevirtMachineList> kubevirtMachines(
+  public static WatchListApi<KubevirtMachine, KubevirtMachineList> kubevirtMachines(
       ApiClient client) {
-    return new GenericKubernetesApi<>(
+    return new WatchListApi<>(
         KubevirtMachine.class,
         KubevirtMachineList.class,
         CapkApi.GROUP,

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.capk.vmieviction.kube.WatchListApi;
 import io.kubernetes.client.informer.ListerWatcher;
 import io.kubernetes.client.openapi.ApiClient;
 import io.kubernetes.client.openapi.ApiException;
@@ -14,7 +15,6 @@ import io.kubernetes.client.openapi.models.V1SecretList;
 import io.kubernetes.client.openapi.models.V1Status;
 import io.kubernetes.client.util.CallGeneratorParams;
 import io.kubernetes.client.util.Watchable;
-import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import io.kubernetes.client.util.generic.KubernetesApiResponse;
 import io.kubernetes.client.util.generic.options.ListOptions;
 import java.time.Clock;
@@ -186,22 +186,84 @@ class InformerFailuresTest {
    * counted in {@code lists}, and whose watches open and never deliver.
    */
   ListerWatcher<V1Secret, V1SecretList> lists(AtomicInteger lists, int code) {
-    var api =
-        new GenericKubernetesApi<>(
-            V1Secret.class, V1SecretList.class, "", "v1", "secrets", new ApiClient()) {
-          @Override
-          public KubernetesApiResponse<V1SecretList> list(ListOptions o) {
-            lists.incrementAndGet();
-            return code == 200
-                ? new KubernetesApiResponse<>(new V1SecretList().metadata(new V1ListMeta()))
-                : new KubernetesApiResponse<>(new V1Status().code(code), code);
-          }
+    return failures.lists(
+        api(lists, code, new AtomicInteger(), Optional.empty()),
+        "",
+        new ListOptions(),
+        UnaryOperator.identity());
+  }
 
-          @Override
-          public Watchable<V1Secret> watch(ListOptions o) {
-            return null;
-          }
-        };
-    return failures.lists(api, "", new ListOptions(), UnaryOperator.identity());
+  @Test
+  void aStreamedListIsTheListAndNoPageIsAskedFor() throws Exception {
+    AtomicInteger pages = new AtomicInteger();
+    AtomicInteger streams = new AtomicInteger();
+    V1SecretList state = new V1SecretList().metadata(new V1ListMeta().resourceVersion("42"));
+    var lw =
+        failures.lists(
+            api(pages, 200, streams, Optional.of(state)),
+            "",
+            new ListOptions(),
+            UnaryOperator.identity());
+
+    assertEquals(
+        "42",
+        lw.list(new CallGeneratorParams(false, null, null)).getMetadata().getResourceVersion());
+    lw.list(new CallGeneratorParams(false, null, null));
+
+    assertEquals(2, streams.get(), "each list streams");
+    assertEquals(0, pages.get(), "no page asked for");
+  }
+
+  @Test
+  void aServerThatDoesNotStreamIsListedInPagesFromThenOnWithoutAskingAgain() throws Exception {
+    AtomicInteger pages = new AtomicInteger();
+    AtomicInteger streams = new AtomicInteger();
+    var lw =
+        failures.lists(
+            api(pages, 200, streams, Optional.empty()),
+            "",
+            new ListOptions(),
+            UnaryOperator.identity());
+
+    lw.list(new CallGeneratorParams(false, null, null));
+    lw.list(new CallGeneratorParams(false, null, null));
+
+    assertEquals(1, streams.get(), "asked to stream once");
+    assertEquals(2, pages.get(), "then pages, each list");
+  }
+
+  /**
+   * An API server whose paged lists answer {@code code} (200: an empty list), counted in {@code
+   * pages}, whose streaming lists answer {@code streamed} (empty: it does not stream), counted in
+   * {@code streams}, and whose watches open and never deliver.
+   */
+  static WatchListApi<V1Secret, V1SecretList> api(
+      AtomicInteger pages, int code, AtomicInteger streams, Optional<V1SecretList> streamed) {
+    return new WatchListApi<>(
+        V1Secret.class, V1SecretList.class, "", "v1", "secrets", new ApiClient()) {
+      @Override
+      public KubernetesApiResponse<V1SecretList> list(ListOptions o) {
+        pages.incrementAndGet();
+        return code == 200
+            ? new KubernetesApiResponse<>(new V1SecretList().metadata(new V1ListMeta()))
+            : new KubernetesApiResponse<>(new V1Status().code(code), code);
+      }
+
+      @Override
+      public Optional<V1SecretList> streamedList(
+          String namespace,
+          String labels,
+          String fields,
+          UnaryOperator<V1Secret> trim,
+          Duration bound) {
+        streams.incrementAndGet();
+        return streamed;
+      }
+
+      @Override
+      public Watchable<V1Secret> watch(ListOptions o) {
+        return null;
+      }
+    };
   }
 }

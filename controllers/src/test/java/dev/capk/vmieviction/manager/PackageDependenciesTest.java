@@ -23,7 +23,7 @@ class PackageDependenciesTest {
       Map.ofEntries(
           Map.entry("time", Set.of()),
           Map.entry("runtime", Set.of()),
-          Map.entry("logging", Set.of()),
+          Map.entry("logging", Set.of("kube", "time")),
           Map.entry("kube", Set.of("time")),
           Map.entry("drain", Set.of("kube", "time")),
           Map.entry("drain.cli", Set.of("drain", "kube", "logging", "time")),

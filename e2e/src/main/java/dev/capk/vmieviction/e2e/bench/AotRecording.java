@@ -57,8 +57,13 @@ final class AotRecording extends Bench {
       progress(
           "aot-recording: %d VMIs, %d pods per guest node, budget; controller through the proxy",
           vmis, pods);
+      // Without the cache: training one would replay the recording this one replaces, which fails
+      // once the controller's requests changed.
+      List<String> jvm =
+          ControllerJar.JVM.stream().filter(f -> !f.startsWith(ControllerJar.AOT_CACHE)).toList();
       try (ControllerProcess p =
-          ControllerJar.start("aot-recording", work, flags, Duration.ofMinutes(2))) {
+          ControllerJar.start(
+              "aot-recording", work, ControllerJar.ENV, jvm, flags, Duration.ofMinutes(2))) {
         DrainWorld.Drained d = world.drain(p.pid(), false, null);
         progress("aot-recording: %s", d);
       }

@@ -174,7 +174,7 @@ final class ControllerJar {
     return String.join(" ", parts);
   }
 
-  private static final String AOT_CACHE = "-XX:AOTCache=";
+  static final String AOT_CACHE = "-XX:AOTCache=";
 
   /**
    * What takes the place of the Deployment's {@code -XX:AOTCache}: the cache next to the jar on JDK

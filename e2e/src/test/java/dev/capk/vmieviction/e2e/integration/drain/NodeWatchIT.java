@@ -32,7 +32,7 @@ class NodeWatchIT {
   @RegisterExtension
   static final LocalClusterExtension listing =
       LocalClusterExtension.shared(
-          "node-watch-no-watchlist", b -> b.apiServerFlag("--feature-gates=WatchList=false"));
+          "no-watchlist", b -> b.apiServerFlag("--feature-gates=WatchList=false"));
 
   @Test
   void onAServerThatStreamsListsTheWatchKnowsItsNodeAndFollowsIt() throws Exception {

@@ -34,19 +34,28 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The controller's VMI informers against a real API server: the first list comes in pages of a
- * consistent list, the selector is applied by the server, and the cache keeps only the metadata the
- * controller reads, whether a VMI arrives by the list or by the watch.
+ * The controller's VMI informers against real API servers: the first list is a streaming list (the
+ * state as a watch's first events) where the server streams, pages of a consistent list where its
+ * WatchList feature is off; the selector is applied by the server, and the cache keeps only the
+ * metadata the controller reads, whether a VMI arrives by the list or by the watch.
  */
 class VmiInformersIT {
   @RegisterExtension
   static final LocalClusterExtension infra = LocalClusterExtension.shared("vmi-informers", b -> b);
 
+  /** Shared with NodeWatchIT by name. */
+  @RegisterExtension
+  static final LocalClusterExtension listing =
+      LocalClusterExtension.shared(
+          "no-watchlist", b -> b.apiServerFlag("--feature-gates=WatchList=false"));
+
   private static final String SELECTOR = "cluster.x-k8s.io/cluster-name";
 
-  /** More than two pages of 500: the informer must follow two continue tokens. */
+  /** More than two pages of 500: a paged list must follow two continue tokens. */
   private static final int MANY = 1_100;
 
   private final List<HttpUrl> requests = new CopyOnWriteArrayList<>();
@@ -55,6 +64,7 @@ class VmiInformersIT {
   @BeforeAll
   static void crds() {
     Crds.installTestCrds(infra.cluster());
+    Crds.installTestCrds(listing.cluster());
     LenientJson.install();
   }
 
@@ -66,16 +76,35 @@ class VmiInformersIT {
   }
 
   @Test
-  void theFirstListIsReadInPagesOf500WithoutResourceVersionZeroAndCachesEveryMatchingVmi()
+  void theFirstListIsOneStreamingListThatCachesEveryMatchingVmi() throws Exception {
+    String ns = namespace(infra, "streamed");
+    createVmis(infra, ns, MANY);
+    create(infra, ns, vmi("not-capk", Map.of("app", "other"), Map.of()));
+
+    start(infra, ns);
+
+    assertEquals(List.of(), lists(), "no list request");
+    HttpUrl first = requests.get(0);
+    assertEquals("true", first.queryParameter("watch"), first.toString());
+    assertEquals("true", first.queryParameter("sendInitialEvents"), first.toString());
+    assertEquals("NotOlderThan", first.queryParameter("resourceVersionMatch"), first.toString());
+    assertNull(first.queryParameter("resourceVersion"), first.toString());
+    assertEquals(SELECTOR, first.queryParameter("labelSelector"), first.toString());
+    assertAllCached(ns);
+  }
+
+  @Test
+  void whereTheServerDoesNotStreamTheFirstListIsReadInPagesOf500WithoutResourceVersionZero()
       throws Exception {
-    String ns = namespace("paged");
-    createVmis(ns, MANY);
-    create(ns, vmi("not-capk", Map.of("app", "other"), Map.of()));
+    String ns = namespace(listing, "paged");
+    createVmis(listing, ns, MANY);
+    create(listing, ns, vmi("not-capk", Map.of("app", "other"), Map.of()));
 
-    start(ns);
+    start(listing, ns);
 
-    List<HttpUrl> lists =
-        requests.stream().filter(u -> !"true".equals(u.queryParameter("watch"))).toList();
+    assertEquals(
+        "true", requests.get(0).queryParameter("sendInitialEvents"), "asked to stream first");
+    List<HttpUrl> lists = lists();
     assertEquals(3, lists.size(), "1,100 VMIs in pages of 500: " + lists);
     assertNull(lists.get(0).queryParameter("continue"));
     assertNotNull(lists.get(1).queryParameter("continue"));
@@ -86,17 +115,16 @@ class VmiInformersIT {
       assertNull(list.queryParameter("resourceVersion"), list.toString());
       assertEquals(SELECTOR, list.queryParameter("labelSelector"), list.toString());
     }
-    for (int i = 0; i < MANY; i++) {
-      assertNotNull(informers.find(ns, "vmi-" + i).orElse(null), "vmi-" + i + " cached");
-    }
-    assertNull(
-        informers.find(ns, "not-capk").orElse(null), "the label selector is applied by the server");
+    assertAllCached(ns);
   }
 
-  @Test
-  void aListedVmiIsCachedWithOnlyTheMetadataTheControllerReads() throws Exception {
-    String ns = namespace("trim-list");
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void aListedVmiIsCachedWithOnlyTheMetadataTheControllerReads(boolean streamed) throws Exception {
+    LocalClusterExtension cluster = streamed ? infra : listing;
+    String ns = namespace(cluster, "trim-list");
     create(
+        cluster,
         ns,
         vmi(
             "a",
@@ -106,8 +134,9 @@ class VmiInformersIT {
                 "capk.cluster.x-k8s.io/evacuation-phase", "Held",
                 "kubevirt.io/latest-observed-api-version", "v1")));
 
-    start(ns);
+    start(cluster, ns);
 
+    assertEquals(streamed, lists().isEmpty(), "streamed: no list request; else a list");
     VirtualMachineInstance cached = informers.find(ns, "a").orElse(null);
     assertNotNull(cached);
     assertOnlyWhatTheControllerReads(
@@ -122,9 +151,9 @@ class VmiInformersIT {
 
   @Test
   void aVmiChangedAfterTheListIsTrimmedTheSameWay() throws Exception {
-    String ns = namespace("trim-watch");
-    create(ns, vmi("a", capkLabels(ns), Map.of()));
-    start(ns);
+    String ns = namespace(infra, "trim-watch");
+    create(infra, ns, vmi("a", capkLabels(ns), Map.of()));
+    start(infra, ns);
     String before = informers.find(ns, "a").orElseThrow().getMetadata().getResourceVersion();
 
     InfraVmis.api(infra.cluster().client())
@@ -151,15 +180,27 @@ class VmiInformersIT {
   }
 
   @Test
-  void aNamespaceWithoutVmisSyncsToAnEmptyCache() throws Exception {
-    String ns = namespace("empty");
+  void aNamespaceWithoutVmisSyncsToAnEmptyCacheFromOneStreamingList() throws Exception {
+    String ns = namespace(infra, "empty");
 
-    start(ns);
+    start(infra, ns);
 
     assertTrue(informers.hasSynced());
     assertNull(informers.find(ns, "vmi-0").orElse(null));
-    assertEquals(
-        1, requests.stream().filter(u -> !"true".equals(u.queryParameter("watch"))).count());
+    assertEquals(List.of(), lists());
+  }
+
+  /** The requests that were not watches: list pages. */
+  private List<HttpUrl> lists() {
+    return requests.stream().filter(u -> !"true".equals(u.queryParameter("watch"))).toList();
+  }
+
+  private void assertAllCached(String ns) {
+    for (int i = 0; i < MANY; i++) {
+      assertNotNull(informers.find(ns, "vmi-" + i).orElse(null), "vmi-" + i + " cached");
+    }
+    assertNull(
+        informers.find(ns, "not-capk").orElse(null), "the label selector is applied by the server");
   }
 
   private static void assertOnlyWhatTheControllerReads(
@@ -190,8 +231,8 @@ class VmiInformersIT {
   }
 
   /** Informers on {@code ns} through a client that records each request the informer makes. */
-  private void start(String ns) {
-    ApiClient watchClient = infra.cluster().informerClient();
+  private void start(LocalClusterExtension cluster, String ns) {
+    ApiClient watchClient = cluster.cluster().informerClient();
     watchClient.setHttpClient(
         watchClient
             .getHttpClient()
@@ -207,9 +248,9 @@ class VmiInformersIT {
     Await.until("VMI informer synced", Duration.ofSeconds(60), informers::hasSynced);
   }
 
-  private static String namespace(String prefix) throws Exception {
+  private static String namespace(LocalClusterExtension cluster, String prefix) throws Exception {
     String name = prefix + "-" + Long.toString(System.nanoTime(), 36);
-    new CoreV1Api(infra.cluster().client())
+    new CoreV1Api(cluster.cluster().client())
         .createNamespace(new V1Namespace().metadata(new V1ObjectMeta().name(name)))
         .execute();
     return name;
@@ -262,15 +303,17 @@ class VmiInformersIT {
         Map.of("evictionStrategy", "External", "domain", Map.of("devices", Map.of())));
   }
 
-  private static void create(String ns, Map<String, Object> body) throws Exception {
-    new CustomObjectsApi(infra.cluster().client())
+  private static void create(LocalClusterExtension cluster, String ns, Map<String, Object> body)
+      throws Exception {
+    new CustomObjectsApi(cluster.cluster().client())
         .createNamespacedCustomObject(
             KubeVirtApi.GROUP, KubeVirtApi.VERSION, ns, KubeVirtApi.VMI_PLURAL, body)
         .execute();
   }
 
   /** {@code count} labelled VMIs, created concurrently: a few seconds instead of a minute. */
-  private static void createVmis(String ns, int count) throws Exception {
+  private static void createVmis(LocalClusterExtension cluster, String ns, int count)
+      throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(8);
     try {
       List<Future<?>> created = new ArrayList<>();
@@ -279,7 +322,7 @@ class VmiInformersIT {
         created.add(
             pool.submit(
                 () -> {
-                  create(ns, vmi(name, capkLabels(ns), Map.of()));
+                  create(cluster, ns, vmi(name, capkLabels(ns), Map.of()));
                   return null;
                 }));
       }
