@@ -30,7 +30,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@code pkcs8 -topk8 -nocrypt}, {@code genpkey}, {@code rsa -traditional}, {@code req -x509}):
  * each key is proved by signing with it and verifying with its certificate's public key.
  */
-class ClientCertificatesTest {
+public class ClientCertificatesTest {
 
   @ParameterizedTest
   @CsvSource({
@@ -116,7 +116,7 @@ class ClientCertificatesTest {
   }
 
   /** A kubeconfig whose one user has these fields (indented under {@code user:}). */
-  private static String kubeconfig(String user) {
+  public static String kubeconfig(String user) {
     return """
         apiVersion: v1
         kind: Config
@@ -157,7 +157,8 @@ class ClientCertificatesTest {
     }
   }
 
-  private static byte[] fixture(String name) throws Exception {
+  /** A file of {@code client-certificates/}. */
+  public static byte[] fixture(String name) throws Exception {
     try (InputStream in =
         ClientCertificatesTest.class.getResourceAsStream("/client-certificates/" + name)) {
       return in.readAllBytes();

@@ -3,7 +3,7 @@ package dev.capk.vmieviction.manager;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.io.InputStream;
+import dev.capk.vmieviction.kube.ClientCertificatesTest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -72,35 +72,18 @@ class InfraConnectionTest {
 
   /** A kubeconfig naming its certificate and key as files beside it, relative to it. */
   private static Path kubeconfigBeside(Path dir, String key, String cert) throws Exception {
-    Files.write(dir.resolve("client.key"), fixture(key));
-    Files.write(dir.resolve("client.crt"), fixture(cert));
+    Files.write(dir.resolve("client.key"), ClientCertificatesTest.fixture(key));
+    Files.write(dir.resolve("client.crt"), ClientCertificatesTest.fixture(cert));
     Path kubeconfig = dir.resolve("kubeconfig");
     Files.writeString(
         kubeconfig,
-        """
-        apiVersion: v1
-        kind: Config
-        clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
-        contexts: [{name: x, context: {cluster: c, user: u}}]
-        current-context: x
-        users:
-        - name: u
-          user:
-            client-certificate: client.crt
-            client-key: client.key
-        """);
+        ClientCertificatesTest.kubeconfig(
+            "    client-certificate: client.crt\n    client-key: client.key\n"));
     return kubeconfig;
   }
 
   private static String lastLine(String out) {
     String[] lines = out.strip().split("\n");
     return lines[lines.length - 1];
-  }
-
-  private static byte[] fixture(String name) throws Exception {
-    try (InputStream in =
-        InfraConnectionTest.class.getResourceAsStream("/client-certificates/" + name)) {
-      return in.readAllBytes();
-    }
   }
 }

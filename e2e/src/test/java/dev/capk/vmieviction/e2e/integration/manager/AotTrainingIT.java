@@ -31,7 +31,7 @@ class AotTrainingIT {
   private static final List<String> DEPLOYMENT_JVM =
       List.of(
           "-XX:+UseSerialGC",
-          "-XX:MaxRAMPercentage=75",
+          "-XX:MaxRAMPercentage=45",
           "-XX:MinHeapFreeRatio=10",
           "-XX:MaxHeapFreeRatio=20",
           "-XX:TieredStopAtLevel=1",
