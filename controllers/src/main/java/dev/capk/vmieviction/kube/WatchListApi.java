@@ -11,7 +11,9 @@ import io.kubernetes.client.util.generic.GenericKubernetesApi;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -69,7 +71,9 @@ public class WatchListApi<T extends KubernetesObject, L extends KubernetesListOb
   public Optional<L> streamedList(
       String namespace, String labels, String fields, UnaryOperator<T> trim, Duration bound)
       throws ApiException {
-    List<T> items = new ArrayList<>();
+    // By namespace and name: the state's events are ADDED, but a change seen before its end is
+    // folded in as a watch would, not kept twice.
+    Map<String, T> items = new LinkedHashMap<>();
     try (Watch<T> watch =
         Watch.createWatch(
             client,
@@ -87,10 +91,17 @@ public class WatchListApi<T extends KubernetesObject, L extends KubernetesListOb
         if (event.object == null || event.object.getMetadata() == null) {
           continue;
         }
-        if (!"BOOKMARK".equals(event.type)) {
-          items.add(trim.apply(event.object));
-        } else if (ends(event.object)) {
-          return Optional.of(list(event.object.getMetadata().getResourceVersion(), items));
+        String key =
+            event.object.getMetadata().getNamespace() + "/" + event.object.getMetadata().getName();
+        switch (event.type == null ? "" : event.type) {
+          case "BOOKMARK" -> {
+            if (ends(event.object)) {
+              return Optional.of(
+                  list(event.object.getMetadata().getResourceVersion(), items.values()));
+            }
+          }
+          case "DELETED" -> items.remove(key);
+          default -> items.put(key, trim.apply(event.object));
         }
       }
     } catch (ApiException e) {
@@ -147,7 +158,7 @@ public class WatchListApi<T extends KubernetesObject, L extends KubernetesListOb
 
   /** A list of {@code items} at {@code resourceVersion}, of the type a list request answers. */
   @SuppressWarnings("unchecked")
-  private L list(String resourceVersion, List<T> items) {
+  private L list(String resourceVersion, Collection<T> items) {
     L list =
         LenientJson.GSON.fromJson(
             "{\"metadata\":{\"resourceVersion\":"
