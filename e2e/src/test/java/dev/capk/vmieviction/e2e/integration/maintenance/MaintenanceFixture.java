@@ -91,7 +91,14 @@ final class MaintenanceFixture {
                 PREFIX,
                 // kustomize takes components by relative path only
                 dir.toAbsolutePath().relativize(component)));
-    c.kubectl().runOrFail(null, "apply", "-k", dir.toString());
+    try {
+      c.kubectl().runOrFail(null, "apply", "-k", dir.toString());
+    } finally {
+      // Applied (or not): the kustomization is left nowhere.
+      try (var files = Files.walk(dir)) {
+        files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+      }
+    }
     AuthenticationV1TokenRequest issued =
         new CoreV1Api(c.client())
             .createNamespacedServiceAccountToken(
