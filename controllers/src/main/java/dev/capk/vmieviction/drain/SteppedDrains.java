@@ -7,6 +7,7 @@ import dev.capk.vmieviction.drain.PodFilters.DrainPlan;
 import dev.capk.vmieviction.drain.SteppedDrains.EvictionOutcome.Kind;
 import dev.capk.vmieviction.kube.LenientJson;
 import dev.capk.vmieviction.kube.RawApi;
+import dev.capk.vmieviction.kube.WatchListApi;
 import dev.capk.vmieviction.time.Deadline;
 import io.kubernetes.client.common.KubernetesObject;
 import io.kubernetes.client.openapi.ApiClient;
@@ -793,7 +794,7 @@ public final class SteppedDrains implements AutoCloseable {
           if (streaming) {
             // A state cut short is no state: the next try starts it again.
             resourceVersion = null;
-            if (e instanceof ApiException ae && (ae.getCode() == 400 || ae.getCode() == 422)) {
+            if (e instanceof ApiException ae && WatchListApi.refusesStreaming(ae)) {
               // The WatchList feature is off there: list instead, at once.
               streamRefused = true;
               continue;
@@ -870,16 +871,11 @@ public final class SteppedDrains implements AutoCloseable {
       }
       if (!"BOOKMARK".equals(event.type)) {
         seen(event.type, object);
-      } else if (streaming
-          && object.getMetadata().getAnnotations() != null
-          && "true".equals(object.getMetadata().getAnnotations().get(INITIAL_EVENTS_END))) {
+      } else if (streaming && WatchListApi.endsState(object)) {
         streaming = false;
         stateComplete();
       }
     }
-
-    /** The annotation of the bookmark that ends a streamed state. */
-    private static final String INITIAL_EVENTS_END = "k8s.io/initial-events-end";
 
     /** For a log line: the API's status, or the failure's kind (no server text). */
     static String describe(Exception failure) {

@@ -95,7 +95,7 @@ public class WatchListApi<T extends KubernetesObject, L extends KubernetesListOb
             event.object.getMetadata().getNamespace() + "/" + event.object.getMetadata().getName();
         switch (event.type == null ? "" : event.type) {
           case "BOOKMARK" -> {
-            if (ends(event.object)) {
+            if (endsState(event.object)) {
               return Optional.of(
                   list(event.object.getMetadata().getResourceVersion(), items.values()));
             }
@@ -105,7 +105,7 @@ public class WatchListApi<T extends KubernetesObject, L extends KubernetesListOb
         }
       }
     } catch (ApiException e) {
-      if (e.getCode() == 400 || e.getCode() == 422) {
+      if (refusesStreaming(e)) {
         return Optional.empty();
       }
       throw e;
@@ -151,9 +151,16 @@ public class WatchListApi<T extends KubernetesObject, L extends KubernetesListOb
         null);
   }
 
-  private static boolean ends(KubernetesObject bookmark) {
-    Map<String, String> annotations = bookmark.getMetadata().getAnnotations();
+  /** The bookmark that ends a streamed state: annotated {@code k8s.io/initial-events-end}. */
+  public static boolean endsState(KubernetesObject bookmark) {
+    Map<String, String> annotations =
+        bookmark.getMetadata() == null ? null : bookmark.getMetadata().getAnnotations();
     return annotations != null && "true".equals(annotations.get(INITIAL_EVENTS_END));
+  }
+
+  /** The server refused a streaming list's request: its WatchList feature is off (400 or 422). */
+  public static boolean refusesStreaming(ApiException e) {
+    return e.getCode() == 400 || e.getCode() == 422;
   }
 
   /** A list of {@code items} at {@code resourceVersion}, of the type a list request answers. */
