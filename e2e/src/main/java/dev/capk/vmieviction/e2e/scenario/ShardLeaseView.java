@@ -28,10 +28,6 @@ public final class ShardLeaseView {
   public record Lease(String holder, String renewTime, String acquireTime) {}
 
   /**
-   * The Lease of the infra cluster reached with {@code infraKubeconfig}, for election id {@code
-   * id}.
-   */
-  /**
    * A sharded replica's flags, as the controller's ServiceAccount ({@code kubeconfig}), with the
    * tests' short leader-election durations: {@code lease}, a renew deadline of 4 s, retries every
    * second.
@@ -49,6 +45,10 @@ public final class ShardLeaseView {
         "--leader-election-retry-period=1s");
   }
 
+  /**
+   * The Lease of the infra cluster reached with {@code infraKubeconfig}, for election id {@code
+   * id}.
+   */
   public static String name(String id, String infraKubeconfig) {
     return id + "-shard-" + InfraBindings.infraClusterKey(infraKubeconfig);
   }

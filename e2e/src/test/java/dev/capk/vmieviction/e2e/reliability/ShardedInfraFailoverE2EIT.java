@@ -101,6 +101,12 @@ class ShardedInfraFailoverE2EIT {
     }
     String lease1 = ShardLeaseView.name(ID, credentials1);
     String lease2 = ShardLeaseView.name(ID, credentials2);
+    // A replica logs its identity once started; read before that, it would be blank, and a
+    // blank holder (a Lease not yet created) would then count as held.
+    Await.until(
+        "both replicas to log their identity",
+        Duration.ofSeconds(60),
+        () -> replicas.stream().noneMatch(r -> identity(r).isBlank()));
     Set<String> identities = Set.of(identity(replicas.get(0)), identity(replicas.get(1)));
     Await.until(
         "each infra cluster held by a different replica",
