@@ -27,6 +27,9 @@ public final class LocalCluster implements KubeCluster {
   private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
   private static final int START_ATTEMPTS = 3;
 
+  /** The controller-manager creates the default ServiceAccount within a few seconds of starting. */
+  private static final Duration SERVICE_ACCOUNT_WAIT = Duration.ofSeconds(45);
+
   private final String name;
   private final boolean controllerManager;
   private final boolean scheduler;
@@ -141,8 +144,7 @@ public final class LocalCluster implements KubeCluster {
       startKwok();
     }
     if (manager != null) {
-      awaitHealthy(manager, this::launchControllerManager);
-      awaitDefaultServiceAccount();
+      awaitDefaultServiceAccount(awaitHealthy(manager, this::launchControllerManager));
     }
     if (sched != null) {
       awaitHealthy(sched, this::launchScheduler);
@@ -283,24 +285,50 @@ public final class LocalCluster implements KubeCluster {
     return new Launched(launch(component, command), "https://127.0.0.1:" + port + "/healthz");
   }
 
-  /** Pods need the "default" ServiceAccount, which the controller-manager creates. */
-  private void awaitDefaultServiceAccount() {
+  /**
+   * Pods need the "default" ServiceAccount, which the controller-manager creates. Twice in a few
+   * hundred starts a healthy controller-manager created none within 90 s (its log was lost then):
+   * after {@link #SERVICE_ACCOUNT_WAIT} its last lines are printed and it is started once more.
+   */
+  private void awaitDefaultServiceAccount(Launched manager) {
+    try {
+      awaitDefaultServiceAccount(SERVICE_ACCOUNT_WAIT);
+      return;
+    } catch (AssertionError e) {
+      System.out.printf(
+          "harness: cluster %s: no default ServiceAccount after %d s, kube-controller-manager"
+              + " started again; its last lines:%n%s%n",
+          name,
+          SERVICE_ACCOUNT_WAIT.toSeconds(),
+          ProcessLogs.tail(files.log("kube-controller-manager"), 40));
+    }
+    manager.process().stop(Duration.ofSeconds(5));
+    processes.remove(manager.process());
+    awaitHealthy(launchControllerManager(), this::launchControllerManager);
+    awaitDefaultServiceAccount(START_TIMEOUT);
+  }
+
+  private void awaitDefaultServiceAccount(Duration timeout) {
     Await.until(
         "the default ServiceAccount in cluster " + name,
-        START_TIMEOUT,
+        timeout,
         () -> {
           new CoreV1Api(client()).readNamespacedServiceAccount("default", "default").execute();
           return true;
         });
   }
 
-  /** Waits until {@code first} is healthy, launching it again on new ports after a collision. */
-  private void awaitHealthy(Launched first, java.util.function.Supplier<Launched> relaunch) {
+  /**
+   * Waits until {@code first} is healthy, launching it again on new ports after a collision;
+   * returns the launch that is healthy.
+   */
+  private Launched awaitHealthy(Launched first, java.util.function.Supplier<Launched> relaunch) {
     Launched component = first;
     for (int attempt = 1; !startComponent(component.process(), component.healthUrl(), attempt); ) {
       attempt++;
       component = relaunch.get();
     }
+    return component;
   }
 
   private void startKwok() {
