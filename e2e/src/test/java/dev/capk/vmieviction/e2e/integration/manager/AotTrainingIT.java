@@ -6,13 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.capk.vmieviction.e2e.harness.RepoPaths;
 import dev.capk.vmieviction.e2e.scenario.ControllerProcess;
+import java.io.DataInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -70,6 +74,30 @@ class AotTrainingIT {
     Path broken = Files.writeString(dir.resolve("broken.aot"), "not a cache");
     Run refuses = run(withCache(broken), dir.resolve("refuses.out"));
     assertNotEquals(0, refuses.code, refuses.output);
+  }
+
+  /**
+   * The cache leaves out class files older than Java 6 ("Old class has been linked" in -Xlog:aot):
+   * the build rewrites picocli's (controllers/src/build/RewriteOldClassFiles.java), which every
+   * start would otherwise load and verify from the jar.
+   */
+  @Test
+  void everyClassFileOfTheJarIsNewEnoughForTheCache() throws IOException {
+    List<String> old = new ArrayList<>();
+    try (ZipFile jar = new ZipFile(ControllerProcess.jar().toFile())) {
+      for (ZipEntry e : Collections.list(jar.entries())) {
+        if (e.getName().endsWith(".class")) {
+          try (DataInputStream in = new DataInputStream(jar.getInputStream(e))) {
+            in.readInt(); // magic
+            in.readUnsignedShort(); // minor version
+            if (in.readUnsignedShort() < 50) {
+              old.add(e.getName());
+            }
+          }
+        }
+      }
+    }
+    assertEquals(List.of(), old, old.size() + " class files older than major version 50");
   }
 
   private static List<String> withCache(Path cache) {
