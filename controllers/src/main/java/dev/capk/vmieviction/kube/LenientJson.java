@@ -8,12 +8,15 @@ import io.kubernetes.client.openapi.ApiException;
 import io.kubernetes.client.openapi.JSON;
 import io.kubernetes.client.openapi.models.V1NodeStatus;
 import io.kubernetes.client.openapi.models.V1ObjectMeta;
+import io.kubernetes.client.openapi.models.V1PodSpec;
+import io.kubernetes.client.openapi.models.V1PodStatus;
 import io.kubernetes.client.util.generic.dynamic.DynamicKubernetesTypeAdaptorFactory;
 import java.time.LocalDate;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeFormatterBuilder;
 import java.time.temporal.ChronoField;
+import java.util.Set;
 
 /**
  * Reads objects in every shape the API allows. The client's generated models reject any field they
@@ -26,6 +29,12 @@ import java.time.temporal.ChronoField;
 public final class LenientJson {
   private LenientJson() {}
 
+  private static final Set<String> UNREAD_POD_SPEC =
+      Set.of("containers", "initContainers", "ephemeralContainers");
+
+  private static final Set<String> UNREAD_POD_STATUS =
+      Set.of("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses");
+
   /** RFC 3339 with microseconds, as the API server writes timestamps. */
   private static final DateTimeFormatter RFC3339_MICRO =
       new DateTimeFormatterBuilder()
@@ -37,14 +46,22 @@ public final class LenientJson {
           .appendLiteral("Z")
           .toFormatter();
 
-  /** Never read, skipped: {@code metadata.managedFields} (a third of a pod) and node images. */
+  /**
+   * Never read, skipped: {@code metadata.managedFields} (a third of a pod), node images, and a
+   * pod's containers and their statuses (most of the rest of a pod: a drain reads a pod's owners,
+   * labels, volumes, phase and deletion, never its containers). Nothing the controller decodes is
+   * written back whole (patches only), so a skipped field is never erased on the server.
+   */
   private static final ExclusionStrategy UNREAD =
       new ExclusionStrategy() {
         @Override
         public boolean shouldSkipField(FieldAttributes f) {
-          return (f.getDeclaringClass() == V1ObjectMeta.class
-                  && f.getName().equals("managedFields"))
-              || (f.getDeclaringClass() == V1NodeStatus.class && f.getName().equals("images"));
+          Class<?> c = f.getDeclaringClass();
+          String name = f.getName();
+          return (c == V1ObjectMeta.class && name.equals("managedFields"))
+              || (c == V1NodeStatus.class && name.equals("images"))
+              || (c == V1PodSpec.class && UNREAD_POD_SPEC.contains(name))
+              || (c == V1PodStatus.class && UNREAD_POD_STATUS.contains(name));
         }
 
         @Override

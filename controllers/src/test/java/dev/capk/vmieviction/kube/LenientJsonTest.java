@@ -33,21 +33,32 @@ class LenientJsonTest {
   }
 
   @Test
-  void managedFieldsAndNodeImagesAreSkippedWhileEverythingElseIsRead() throws Exception {
+  void managedFieldsNodeImagesAndContainersAreSkippedWhileEverythingElseIsRead() throws Exception {
     V1Pod pod =
         LenientJson.parse(
             "{\"metadata\":{\"name\":\"p\",\"labels\":{\"app\":\"web\"},"
                 + "\"managedFields\":[{\"manager\":\"kube-controller-manager\","
                 + "\"fieldsV1\":{\"f:metadata\":{\"f:labels\":{}}}}],"
                 + "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\"}]},"
-                + "\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Running\"}}",
+                + "\"spec\":{\"nodeName\":\"n1\","
+                + "\"containers\":[{\"name\":\"web\",\"image\":\"nginx\"}],"
+                + "\"initContainers\":[{\"name\":\"init\",\"image\":\"busybox\"}],"
+                + "\"volumes\":[{\"name\":\"scratch\",\"emptyDir\":{}}]},"
+                + "\"status\":{\"phase\":\"Running\","
+                + "\"containerStatuses\":[{\"name\":\"web\",\"ready\":true}],"
+                + "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
             V1Pod.class);
     // Left as the model starts it (null or empty): not read.
     assertTrue(isEmpty(pod.getMetadata().getManagedFields()));
+    assertTrue(isEmpty(pod.getSpec().getContainers()));
+    assertTrue(isEmpty(pod.getSpec().getInitContainers()));
+    assertTrue(isEmpty(pod.getStatus().getContainerStatuses()));
     assertEquals("web", pod.getMetadata().getLabels().get("app"));
     assertEquals("rs", pod.getMetadata().getOwnerReferences().get(0).getName());
     assertEquals("n1", pod.getSpec().getNodeName());
+    assertNotNull(pod.getSpec().getVolumes().get(0).getEmptyDir(), "what the drain filters read");
     assertEquals("Running", pod.getStatus().getPhase());
+    assertEquals("Ready", pod.getStatus().getConditions().get(0).getType());
 
     V1Node node =
         LenientJson.parse(
