@@ -49,8 +49,8 @@ public final class LenientJson {
   /**
    * Never read, skipped: {@code metadata.managedFields} (a third of a pod), node images, and a
    * pod's containers and their statuses (most of the rest of a pod: a drain reads a pod's owners,
-   * labels, volumes, phase and deletion, never its containers). Nothing the controller decodes is
-   * written back whole (patches only), so a skipped field is never erased on the server.
+   * labels, volumes, phase, conditions and deletion, never its containers). Nothing the controller
+   * decodes is written back whole (patches only), so a skipped field is never erased on the server.
    */
   private static final ExclusionStrategy UNREAD =
       new ExclusionStrategy() {
