@@ -4,8 +4,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.stream.Stream;
 
 /** The on-disk layout of one local cluster: PKI, etcd data, kubeconfig, one log per component. */
 record ClusterFiles(Path dir) {
@@ -44,7 +42,7 @@ record ClusterFiles(Path dir) {
   /** Creates a fresh, empty layout (a previous run's data under the same name is removed). */
   static ClusterFiles fresh(Path dir) {
     try {
-      deleteRecursively(dir);
+      Directories.deleteRecursively(dir);
       Files.createDirectories(dir.resolve("pki"));
       Files.createDirectories(dir.resolve("logs"));
       return new ClusterFiles(dir);
@@ -56,17 +54,9 @@ record ClusterFiles(Path dir) {
   /** Empties etcd's data directory, for a fresh start after a failed one. */
   void resetEtcdData() {
     try {
-      deleteRecursively(etcdData());
+      Directories.deleteRecursively(etcdData());
     } catch (IOException e) {
       throw new UncheckedIOException("cannot remove " + etcdData(), e);
-    }
-  }
-
-  private static void deleteRecursively(Path dir) throws IOException {
-    if (Files.exists(dir)) {
-      try (Stream<Path> walk = Files.walk(dir)) {
-        walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
     }
   }
 }

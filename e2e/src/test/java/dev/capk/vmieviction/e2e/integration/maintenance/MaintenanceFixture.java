@@ -2,6 +2,7 @@ package dev.capk.vmieviction.e2e.integration.maintenance;
 
 import dev.capk.vmieviction.api.maintenance.NodeMaintenanceApi;
 import dev.capk.vmieviction.e2e.harness.Await;
+import dev.capk.vmieviction.e2e.harness.Directories;
 import dev.capk.vmieviction.e2e.harness.LocalCluster;
 import dev.capk.vmieviction.e2e.harness.RepoPaths;
 import dev.capk.vmieviction.maintenance.NodeMaintenanceController;
@@ -95,9 +96,7 @@ final class MaintenanceFixture {
       c.kubectl().runOrFail(null, "apply", "-k", dir.toString());
     } finally {
       // Applied (or not): the kustomization is left nowhere.
-      try (var files = Files.walk(dir)) {
-        files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-      }
+      Directories.deleteRecursively(dir);
     }
     AuthenticationV1TokenRequest issued =
         new CoreV1Api(c.client())
